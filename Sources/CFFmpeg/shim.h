@@ -1,0 +1,8 @@
+// libavformat, libavcodec, libswscale and libavutil; function-like macros go through CShims.
+#include <libavformat/avformat.h>
+#include <libavcodec/avcodec.h>
+#include <libswscale/swscale.h>
+#include <libavutil/avutil.h>
+#include <libavutil/display.h>
+#include <libavutil/imgutils.h>
+#include <libavutil/error.h>

@@ -1,0 +1,103 @@
+// CShims: fixed-arity C wrappers for the parts of libvips and libav that Swift
+// cannot import: variadic functions (libvips' NULL-terminated option lists) and
+// function-like macros (libav's AVERROR, AVERROR_EOF; GLib's g_signal_connect).
+// Every function has the prefix `shim_` and a comment naming what it wraps.
+#ifndef CSHIMS_H
+#define CSHIMS_H
+
+#include <stdint.h>
+#include <stddef.h>
+#include <vips/vips.h>
+#include <libavutil/error.h>
+
+// ---- libvips ---------------------------------------------------------------
+
+/// vips_thumbnail(filename, out, width, "height", height, "size", VIPS_SIZE_DOWN,
+/// "fail_on", fail_on, NULL): shrink-on-load thumbnail that never upscales and
+/// applies EXIF orientation.
+int shim_vips_thumbnail(const char *filename, VipsImage **out, int width, int height,
+                        VipsFailOn fail_on);
+
+/// vips_image_new_from_file(filename, "access", VIPS_ACCESS_SEQUENTIAL, NULL):
+/// reads the header only; pixels are decoded later, if ever.
+VipsImage *shim_vips_image_header(const char *filename);
+
+/// vips_jpegsave_buffer(in, buf, len, "Q", quality, "strip", TRUE,
+/// "optimize_coding", TRUE, NULL). Free *buf with g_free.
+int shim_vips_jpegsave_buffer(VipsImage *in, void **buf, size_t *len, int quality);
+
+/// vips_pngsave_buffer(in, buf, len, "strip", TRUE, NULL). Free *buf with g_free.
+int shim_vips_pngsave_buffer(VipsImage *in, void **buf, size_t *len);
+
+/// vips_flatten(in, out, "background", [r, g, b], NULL): composites alpha over a colour.
+int shim_vips_flatten(VipsImage *in, VipsImage **out, double r, double g, double b);
+
+/// vips_colourspace(in, out, VIPS_INTERPRETATION_sRGB, NULL).
+int shim_vips_to_srgb(VipsImage *in, VipsImage **out);
+
+/// vips_cast(in, out, VIPS_FORMAT_UCHAR, "shift", TRUE, NULL): 16-bit to 8-bit.
+int shim_vips_cast_uchar(VipsImage *in, VipsImage **out);
+
+/// vips_rot(in, out, angle, NULL).
+int shim_vips_rot(VipsImage *in, VipsImage **out, VipsAngle angle);
+
+/// vips_resize(in, out, scale, NULL).
+int shim_vips_resize(VipsImage *in, VipsImage **out, double scale);
+
+/// vips_embed(in, out, x, y, width, height, "extend", VIPS_EXTEND_BACKGROUND,
+/// "background", [r, g, b], NULL): places an image on a larger canvas.
+int shim_vips_embed(VipsImage *in, VipsImage **out, int x, int y, int width, int height,
+                    double r, double g, double b);
+
+/// vips_arrayjoin(in, out, n, "across", across, "shim", spacing,
+/// "background", [r, g, b], NULL): a grid of images.
+int shim_vips_arrayjoin(VipsImage **in, VipsImage **out, int n, int across, int spacing,
+                        double r, double g, double b);
+
+/// vips_text(out, text, "width", width, "dpi", dpi, "font", font, NULL): renders
+/// (Pango-markup) text as a one-band mask.
+int shim_vips_text(VipsImage **out, const char *text, int width, int dpi, const char *font);
+
+/// vips_join(a, b, out, direction, "expand", TRUE, "background", [v], NULL).
+int shim_vips_join(VipsImage *a, VipsImage *b, VipsImage **out, VipsDirection direction,
+                   double background);
+
+/// vips_bandjoin + vips_linear (both varargs): turns a one-band
+/// mask into an ink-coloured RGB image on white: out = 255 - mask * (255 - ink) / 255.
+int shim_vips_ink_on_white(VipsImage *mask, VipsImage **out, double r, double g, double b);
+
+/// g_signal_connect_data(image, "eval", ...): kills the evaluation of `image` once
+/// g_get_monotonic_time() passes `deadline_us`, so one file cannot stall a worker.
+void shim_vips_set_deadline(VipsImage *image, int64_t deadline_us);
+
+/// VIPS_INIT-equivalent set-up for a long-running pipeline process: vips_init,
+/// operation cache off, libvips' own thread count, the ImageMagick loader
+/// blocked (it would open almost anything, e.g. an AVI as a 903-page image), and
+/// libvips' GLib warnings kept off our stderr (failures come back as errors).
+int shim_vips_setup(const char *argv0, int concurrency);
+
+// ---- libav -----------------------------------------------------------------
+
+/// AVERROR(EAGAIN): the "send more input / read more output" status.
+int shim_averror_eagain(void);
+
+/// AVERROR_EOF.
+int shim_averror_eof(void);
+
+/// AVERROR(ETIMEDOUT)-style check: the value an interrupted call returns (AVERROR_EXIT).
+int shim_averror_exit(void);
+
+/// av_log_set_level(AV_LOG_QUIET): libav must not write to our stderr.
+void shim_av_quiet(void);
+
+// ---- Linux system calls ---------------------------------------------------
+
+/// copy_file_range(in, NULL, out, NULL, length, 0): an in-kernel copy (or reflink);
+/// glibc declares it only under _GNU_SOURCE, which Swift's Glibc module lacks.
+long shim_copy_file_range(int in_fd, int out_fd, size_t length);
+
+/// renameat2(AT_FDCWD, from, AT_FDCWD, to, RENAME_NOREPLACE): a rename that fails
+/// with EEXIST instead of replacing the destination.
+int shim_rename_noreplace(const char *from, const char *to);
+
+#endif

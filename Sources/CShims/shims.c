@@ -1,0 +1,149 @@
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <stdio.h>
+#include <unistd.h>
+#include "CShims.h"
+
+#include <libavutil/log.h>
+#include <glib-object.h>
+
+int shim_vips_thumbnail(const char *filename, VipsImage **out, int width, int height,
+                        VipsFailOn fail_on) {
+    return vips_thumbnail(filename, out, width, "height", height, "size", VIPS_SIZE_DOWN,
+                          "fail_on", fail_on, NULL);
+}
+
+VipsImage *shim_vips_image_header(const char *filename) {
+    return vips_image_new_from_file(filename, "access", VIPS_ACCESS_SEQUENTIAL, NULL);
+}
+
+int shim_vips_jpegsave_buffer(VipsImage *in, void **buf, size_t *len, int quality) {
+    return vips_jpegsave_buffer(in, buf, len, "Q", quality, "strip", TRUE,
+                                "optimize_coding", TRUE, NULL);
+}
+
+int shim_vips_pngsave_buffer(VipsImage *in, void **buf, size_t *len) {
+    return vips_pngsave_buffer(in, buf, len, "strip", TRUE, NULL);
+}
+
+static VipsArrayDouble *rgb(double r, double g, double b) {
+    double v[3] = {r, g, b};
+    return vips_array_double_new(v, 3);
+}
+
+int shim_vips_flatten(VipsImage *in, VipsImage **out, double r, double g, double b) {
+    VipsArrayDouble *bg = rgb(r, g, b);
+    int result = vips_flatten(in, out, "background", bg, NULL);
+    vips_area_unref(VIPS_AREA(bg));
+    return result;
+}
+
+int shim_vips_to_srgb(VipsImage *in, VipsImage **out) {
+    return vips_colourspace(in, out, VIPS_INTERPRETATION_sRGB, NULL);
+}
+
+int shim_vips_cast_uchar(VipsImage *in, VipsImage **out) {
+    return vips_cast(in, out, VIPS_FORMAT_UCHAR, "shift", TRUE, NULL);
+}
+
+int shim_vips_rot(VipsImage *in, VipsImage **out, VipsAngle angle) {
+    return vips_rot(in, out, angle, NULL);
+}
+
+int shim_vips_resize(VipsImage *in, VipsImage **out, double scale) {
+    return vips_resize(in, out, scale, NULL);
+}
+
+int shim_vips_embed(VipsImage *in, VipsImage **out, int x, int y, int width, int height,
+                    double r, double g, double b) {
+    VipsArrayDouble *bg = rgb(r, g, b);
+    int result = vips_embed(in, out, x, y, width, height, "extend", VIPS_EXTEND_BACKGROUND,
+                            "background", bg, NULL);
+    vips_area_unref(VIPS_AREA(bg));
+    return result;
+}
+
+int shim_vips_arrayjoin(VipsImage **in, VipsImage **out, int n, int across, int spacing,
+                        double r, double g, double b) {
+    VipsArrayDouble *bg = rgb(r, g, b);
+    int result = vips_arrayjoin(in, out, n, "across", across, "shim", spacing,
+                                "background", bg, NULL);
+    vips_area_unref(VIPS_AREA(bg));
+    return result;
+}
+
+int shim_vips_text(VipsImage **out, const char *text, int width, int dpi, const char *font) {
+    return vips_text(out, text, "width", width, "dpi", dpi, "font", font, NULL);
+}
+
+int shim_vips_join(VipsImage *a, VipsImage *b, VipsImage **out, VipsDirection direction,
+                   double background) {
+    double v[1] = {background};
+    VipsArrayDouble *bg = vips_array_double_new(v, 1);
+    int result = vips_join(a, b, out, direction, "expand", TRUE, "background", bg, NULL);
+    vips_area_unref(VIPS_AREA(bg));
+    return result;
+}
+
+int shim_vips_ink_on_white(VipsImage *mask, VipsImage **out, double r, double g, double b) {
+    // out = 255 - mask/255 * (255 - ink), per band.
+    double a[3] = {-(255 - r) / 255.0, -(255 - g) / 255.0, -(255 - b) / 255.0};
+    double c[3] = {255, 255, 255};
+    VipsImage *bands[3] = {mask, mask, mask};
+    VipsImage *joined = NULL;
+    if (vips_bandjoin(bands, &joined, 3, NULL)) return -1;
+    VipsImage *lin = NULL;
+    int result = vips_linear(joined, &lin, a, c, 3, "uchar", TRUE, NULL);
+    g_object_unref(joined);
+    if (result) return -1;
+    VipsImage *srgb = NULL;
+    result = vips_copy(lin, &srgb, "interpretation", VIPS_INTERPRETATION_sRGB, NULL);
+    g_object_unref(lin);
+    if (result) return -1;
+    *out = srgb;
+    return 0;
+}
+
+static void on_eval(VipsImage *image, VipsProgress *progress, gpointer user) {
+    (void)progress;
+    gint64 deadline = *(gint64 *)user;
+    if (g_get_monotonic_time() > deadline) vips_image_set_kill(image, TRUE);
+}
+
+static void free_deadline(gpointer data, GClosure *closure) {
+    (void)closure;
+    g_free(data);
+}
+
+void shim_vips_set_deadline(VipsImage *image, int64_t deadline_us) {
+    gint64 *deadline = g_new(gint64, 1);
+    *deadline = deadline_us;
+    vips_image_set_progress(image, TRUE);
+    g_signal_connect_data(image, "eval", G_CALLBACK(on_eval), deadline, free_deadline, 0);
+}
+
+static void drop_log(const gchar *domain, GLogLevelFlags level, const gchar *message, gpointer user) {
+    (void)domain; (void)level; (void)message; (void)user;
+}
+
+int shim_vips_setup(const char *argv0, int concurrency) {
+    if (vips_init(argv0)) return -1;
+    g_log_set_handler("VIPS", G_LOG_LEVEL_WARNING | G_LOG_LEVEL_MESSAGE | G_LOG_LEVEL_INFO, drop_log, NULL);
+    vips_cache_set_max(0);
+    if (concurrency > 0) vips_concurrency_set(concurrency);
+    vips_operation_block_set("VipsForeignLoadMagick", TRUE);
+    return 0;
+}
+
+int shim_averror_eagain(void) { return AVERROR(EAGAIN); }
+int shim_averror_eof(void) { return AVERROR_EOF; }
+int shim_averror_exit(void) { return AVERROR_EXIT; }
+void shim_av_quiet(void) { av_log_set_level(AV_LOG_QUIET); }
+
+long shim_copy_file_range(int in_fd, int out_fd, size_t length) {
+    return (long)copy_file_range(in_fd, NULL, out_fd, NULL, length, 0);
+}
+
+int shim_rename_noreplace(const char *from, const char *to) {
+    return renameat2(AT_FDCWD, from, AT_FDCWD, to, RENAME_NOREPLACE);
+}

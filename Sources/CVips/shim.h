@@ -1,0 +1,2 @@
+// libvips' public API, imported whole; varargs calls go through CShims.
+#include <vips/vips.h>

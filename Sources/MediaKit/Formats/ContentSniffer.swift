@@ -1,0 +1,235 @@
+/// What the content of a file says it is, reconciled with the name it came with.
+public struct SniffedContent: Sendable, Hashable {
+    /// The format recognised from the bytes; `.text` or `.binary` when no magic matched.
+    public let format: MediaFormat
+    /// The extension the copy gets: from the content, then the source name, then a default.
+    public let fileExtension: String
+    public let mimeType: String
+    /// True when magic bytes identified the format (false for text and unknown data).
+    public let recognised: Bool
+    /// The source name's own extension, lower-cased, if it had one.
+    public let declaredExtension: String?
+    /// Set when the name claims a media format (e.g. `.jpg`) that the content is not,
+    /// and the content itself is unrecognisable: such a file is most likely damaged.
+    public let contradictedFormat: MediaFormat?
+
+    public var kind: ContentKind { format.kind }
+}
+
+/// Identifies a file's format from its first bytes (magic numbers, ISO-BMFF
+/// brands, RIFF and EBML doc types), never from its name alone.
+///
+/// Only a prefix is needed (``ContentSniffer/prefixLength`` bytes), so the copy
+/// can be named before any of it is written.
+public enum ContentSniffer {
+    /// How many leading bytes the sniffer looks at.
+    public static let prefixLength = 4096
+
+    /// Identifies `prefix` (the first bytes of a file; fewer if the file is shorter),
+    /// using `fileName`'s extension only where the content allows it.
+    public static func sniff(_ prefix: some Collection<UInt8>, fileName: String?) -> SniffedContent {
+        let bytes = Array(prefix.prefix(prefixLength))
+        let declared = fileName.flatMap(Self.fileExtension(of:))
+        if let format = recognise(bytes) {
+            return SniffedContent(
+                format: format, fileExtension: format.fileExtension(keeping: declared),
+                mimeType: format.mimeType, recognised: true, declaredExtension: declared,
+                contradictedFormat: nil)
+        }
+        let claimed = declared.flatMap { ext in mediaFormatsByExtension[ext] }
+        if !bytes.isEmpty, looksLikeText(bytes) {
+            if let declared, claimed == nil {
+                let mime = TextMIMETypes.byExtension[declared] ?? "text/plain"
+                return SniffedContent(
+                    format: .text, fileExtension: declared, mimeType: mime, recognised: false,
+                    declaredExtension: declared, contradictedFormat: nil)
+            }
+            return SniffedContent(
+                format: .text, fileExtension: "txt", mimeType: "text/plain", recognised: false,
+                declaredExtension: declared, contradictedFormat: claimed)
+        }
+        if let declared, claimed == nil {
+            return SniffedContent(
+                format: .binary, fileExtension: declared, mimeType: "application/octet-stream",
+                recognised: false, declaredExtension: declared, contradictedFormat: nil)
+        }
+        return SniffedContent(
+            format: .binary, fileExtension: "bin", mimeType: "application/octet-stream",
+            recognised: false, declaredExtension: declared, contradictedFormat: claimed)
+    }
+
+    /// The last dot-component of a file name, lower-cased; nil for none, a
+    /// leading-dot name (`.profile`) or an implausible one (spaces, > 10 chars).
+    public static func fileExtension(of fileName: String) -> String? {
+        guard let dot = fileName.lastIndex(of: "."), dot != fileName.startIndex else { return nil }
+        let ext = fileName[fileName.index(after: dot)...]
+        guard !ext.isEmpty, ext.count <= 10,
+            ext.unicodeScalars.allSatisfy({ $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0)) })
+        else { return nil }
+        return ext.lowercased()
+    }
+
+    // MARK: - Magic numbers
+
+    static func recognise(_ b: [UInt8]) -> MediaFormat? {
+        func at(_ offset: Int, _ magic: [UInt8]) -> Bool {
+            b.count >= offset + magic.count && b[offset..<(offset + magic.count)].elementsEqual(magic)
+        }
+        func at(_ offset: Int, _ ascii: String) -> Bool { at(offset, Array(ascii.utf8)) }
+
+        if at(0, [0xFF, 0xD8, 0xFF]) { return .jpeg }
+        if at(0, [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]) { return .png }
+        if at(0, "GIF87a") || at(0, "GIF89a") { return .gif }
+        if at(4, "ftyp") { return isoBaseMediaFormat(b) }
+        if at(0, "RIFF"), b.count >= 12 {
+            if at(8, "WEBP") { return .webp }
+            if at(8, "WAVE") { return .wav }
+            if at(8, "AVI ") { return .avi }
+        }
+        if at(0, [0x1A, 0x45, 0xDF, 0xA3]) {
+            return contains(b, Array("webm".utf8)) ? .webm : .mkv
+        }
+        if at(0, "II*\u{0}") || at(0, "MM\u{0}*") { return .tiff }
+        if at(0, [0xFF, 0x0A]) || at(0, [0, 0, 0, 0x0C, 0x4A, 0x58, 0x4C, 0x20, 0x0D, 0x0A, 0x87, 0x0A]) { return .jxl }
+        if at(0, [0, 0, 0, 0x0C, 0x6A, 0x50, 0x20, 0x20, 0x0D, 0x0A, 0x87, 0x0A]) || at(0, [0xFF, 0x4F, 0xFF, 0x51]) { return .jpeg2000 }
+        if at(0, "BM"), b.count >= 18, [12, 40, 52, 56, 64, 108, 124].contains(Int(b[14]) | Int(b[15]) << 8), b[16] == 0, b[17] == 0 { return .bmp }
+        // PDF readers accept the header anywhere in the first KB (after junk), but a
+        // text file that merely mentions "%PDF-" is still text.
+        if at(0, "%PDF-") || (contains(b.prefix(1024), Array("%PDF-".utf8)) && !looksLikeText(b)) { return .pdf }
+        if at(0, "fLaC") { return .flac }
+        if at(0, "OggS") { return contains(b, Array("theora".utf8)) || contains(b, [0x80, 0x74, 0x68]) ? .oggVideo : .ogg }
+        if at(0, "ID3") { return .mp3 }
+        if at(0, "FORM"), at(8, "AIFF") || at(8, "AIFC") { return .aiff }
+        if at(0, "#!AMR") { return .amr }
+        if at(0, "FLV"), b.count > 3, b[3] == 1 { return .flv }
+        if at(0, [0x30, 0x26, 0xB2, 0x75, 0x8E, 0x66, 0xCF, 0x11]) { return .asf }
+        if at(0, [0, 0, 1, 0xBA]) { return .mpegPS }
+        if b.count >= 377, b[0] == 0x47, b[188] == 0x47, b[376] == 0x47 { return .mpegTS }
+        if at(4, "moov") || at(4, "mdat") || at(4, "wide") || at(4, "pnot") { return .mov }
+        if at(0, "PK\u{03}\u{04}") || at(0, "PK\u{05}\u{06}") { return zipFormat(b) }
+        if at(0, [0x1F, 0x8B]) { return .gzip }
+        if at(0, "BZh"), b.count > 3, (0x31...0x39).contains(b[3]) { return .bzip2 }
+        if at(0, [0xFD, 0x37, 0x7A, 0x58, 0x5A, 0x00]) { return .xz }
+        if at(0, [0x28, 0xB5, 0x2F, 0xFD]) { return .zstd }
+        if at(0, [0x37, 0x7A, 0xBC, 0xAF, 0x27, 0x1C]) { return .sevenZip }
+        if at(0, "Rar!\u{1A}\u{07}") { return .rar }
+        if at(257, "ustar") { return .tar }
+        if at(0, "SQLite format 3\u{0}") { return .sqlite }
+        if at(0, [0x7F, 0x45, 0x4C, 0x46]) { return .elf }
+        if at(0, [0xD0, 0xCF, 0x11, 0xE0, 0xA1, 0xB1, 0x1A, 0xE1]) { return .oleCompound }
+        if at(0, "{\\rtf") { return .rtf }
+        if at(0, "8BPS") { return .psd }
+        if at(0, [0, 0, 1, 0]), b.count > 5, b[4] > 0, b[5] == 0 { return .ico }
+        // MPEG audio frame sync: 11 set bits, then layer III (MP3) or layer 0 (ADTS AAC).
+        if b.count >= 4, b[0] == 0xFF, b[1] & 0xE0 == 0xE0 {
+            if b[1] & 0x06 == 0x02, b[2] & 0xF0 != 0xF0 { return .mp3 }
+            if b[1] & 0xF6 == 0xF0 { return .aac }
+        }
+        if looksLikeText(b), isSVG(b) { return .svg }
+        return nil
+    }
+
+    /// ISO base media (MP4, QuickTime, HEIF, AVIF, 3GP): decided by the ftyp brands.
+    static func isoBaseMediaFormat(_ b: [UInt8]) -> MediaFormat {
+        func brand(_ offset: Int) -> String? {
+            guard b.count >= offset + 4 else { return nil }
+            return String(decoding: b[offset..<(offset + 4)], as: UTF8.self)
+        }
+        let boxSize = b.count >= 4 ? Int(b[0]) << 24 | Int(b[1]) << 16 | Int(b[2]) << 8 | Int(b[3]) : 0
+        let major = brand(8) ?? ""
+        var brands = [major]
+        var offset = 16
+        while offset + 4 <= min(boxSize, b.count, 256) {
+            if let compatible = brand(offset) { brands.append(compatible) }
+            offset += 4
+        }
+        let heicBrands: Set = ["heic", "heix", "heim", "heis", "hevc", "hevx"]
+        let avifBrands: Set = ["avif", "avis"]
+        if heicBrands.contains(major) { return .heic }
+        if avifBrands.contains(major) { return .avif }
+        if major == "mif1" || major == "msf1" {
+            if brands.contains(where: avifBrands.contains) { return .avif }
+            if brands.contains(where: heicBrands.contains) { return .heic }
+            return .heif
+        }
+        if major == "qt  " { return .mov }
+        if ["M4A ", "M4B ", "M4P "].contains(major) { return .m4a }
+        if ["M4V ", "M4VH", "M4VP"].contains(major) { return .m4v }
+        if major.hasPrefix("3gp") || major.hasPrefix("3g2") || major.hasPrefix("3ge") { return .threeGP }
+        return .mp4
+    }
+
+    /// ZIP, or a ZIP-based format announced by a stored `mimetype` first entry (EPUB, OpenDocument).
+    static func zipFormat(_ b: [UInt8]) -> MediaFormat {
+        guard b.count >= 30 else { return .zip }
+        let nameLength = Int(b[26]) | Int(b[27]) << 8
+        let extraLength = Int(b[28]) | Int(b[29]) << 8
+        guard nameLength == 8, b.count >= 38,
+            String(decoding: b[30..<38], as: UTF8.self) == "mimetype"
+        else { return .zip }
+        // The mimetype entry is stored uncompressed: its size is the compressed size field.
+        let size = Int(b[18]) | Int(b[19]) << 8 | Int(b[20]) << 16 | Int(b[21]) << 24
+        let start = 38 + extraLength
+        guard size > 0, size < 128, start + size <= b.count else { return .zip }
+        let mime = String(decoding: b[start..<(start + size)], as: UTF8.self)
+        if mime.hasPrefix("application/epub+zip") { return .epub }
+        if mime.hasPrefix("application/vnd.oasis.opendocument.") {
+            let sub = mime.dropFirst("application/vnd.oasis.opendocument.".count)
+            let ext = sub.hasPrefix("text") ? "odt" : sub.hasPrefix("spreadsheet") ? "ods" : sub.hasPrefix("presentation") ? "odp" : "zip"
+            return MediaFormat(id: "opendocument", name: "OpenDocument", kind: .document, mimeType: mime, extensions: [ext, "zip"])
+        }
+        return .zip
+    }
+
+    /// UTF-8 (or UTF-16 with a byte-order mark) with no NUL bytes and few control characters.
+    static func looksLikeText(_ b: [UInt8]) -> Bool {
+        if b.count >= 2, (b[0] == 0xFF && b[1] == 0xFE) || (b[0] == 0xFE && b[1] == 0xFF) { return true }
+        if b.contains(0) { return false }
+        var controls = 0
+        for byte in b where byte < 0x20 && byte != 0x09 && byte != 0x0A && byte != 0x0D && byte != 0x0C && byte != 0x1B {
+            controls += 1
+        }
+        if controls * 100 > b.count { return false }
+        // Valid UTF-8, allowing a multi-byte sequence cut at the end of the prefix.
+        var iterator = b.makeIterator()
+        var decoder = UTF8()
+        var decoded = 0
+        while true {
+            switch decoder.decode(&iterator) {
+            case .scalarValue(let scalar): decoded += scalar.utf8.count
+            case .emptyInput: return true
+            case .error: return b.count - decoded <= 3 && b.count == ContentSniffer.prefixLength
+            }
+        }
+    }
+
+    static func isSVG(_ b: [UInt8]) -> Bool {
+        let head = String(decoding: b.prefix(1024), as: UTF8.self).drop { $0.isWhitespace || $0 == "\u{FEFF}" }
+        return (head.hasPrefix("<?xml") || head.hasPrefix("<svg") || head.hasPrefix("<!DOCTYPE svg")) && head.contains("<svg")
+    }
+
+    static func contains(_ haystack: some Collection<UInt8>, _ needle: [UInt8]) -> Bool {
+        let h = Array(haystack)
+        guard h.count >= needle.count, let first = needle.first else { return false }
+        var i = 0
+        while i <= h.count - needle.count {
+            if h[i] == first, h[i..<(i + needle.count)].elementsEqual(needle) { return true }
+            i += 1
+        }
+        return false
+    }
+
+    /// Extensions that name an image, video or audio format: a file carrying one of
+    /// these whose content matches no format at all is treated as damaged.
+    static let mediaFormatsByExtension: [String: MediaFormat] = {
+        let formats: [MediaFormat] = [
+            .jpeg, .png, .gif, .webp, .heic, .avif, .tiff, .bmp, .jxl, .mp4, .mov, .m4v, .threeGP, .webm,
+            .mkv, .avi, .mp3, .m4a, .wav, .flac, .ogg, .pdf,
+        ]
+        var table: [String: MediaFormat] = [:]
+        for format in formats.reversed() {
+            for ext in format.extensions where ext != "mp4" || format == .mp4 { table[ext] = format }
+        }
+        return table
+    }()
+}

@@ -1,0 +1,37 @@
+import CShims
+import CVips
+
+/// What an image file's header says, read without decoding pixels
+/// (`vips_image_new_from_file` with sequential access is lazy).
+public struct ImageHeader: Sendable, Hashable {
+    /// Size as stored in the file.
+    public let storedWidth: Int
+    public let storedHeight: Int
+    /// EXIF orientation (1–8), 1 when absent.
+    public let orientation: Int
+    /// Pages or animation frames (1 for a still image).
+    public let pages: Int
+    /// The libvips loader that claimed the file, e.g. `VipsForeignLoadJpegFile`.
+    public let loader: String
+
+    /// Size as displayed, after EXIF orientation: orientations 5–8 swap the sides.
+    public var width: Int { orientation >= 5 ? storedHeight : storedWidth }
+    public var height: Int { orientation >= 5 ? storedWidth : storedHeight }
+    public var pixelCount: Int { storedWidth * storedHeight }
+
+    /// Reads the header of the image at `path`.
+    public static func read(path: String) throws(VipsError) -> ImageHeader {
+        try Vips.start()
+        guard let loaderName = vips_foreign_find_load(path) else { throw VipsError("vips_foreign_find_load", about: path) }
+        let loader = String(cString: loaderName)
+        guard let pointer = shim_vips_image_header(path) else { throw VipsError("vips_image_new_from_file", about: path) }
+        let image = VipsImageHandle(pointer)
+        let orientation = image.integer("orientation").flatMap { (1...8).contains($0) ? $0 : nil } ?? 1
+        // Animated images report the height of one frame in `page-height`.
+        let pages = max(1, image.integer("n-pages") ?? 1)
+        let pageHeight = image.integer("page-height").flatMap { $0 > 0 ? $0 : nil } ?? image.height
+        return ImageHeader(
+            storedWidth: image.width, storedHeight: pages > 1 ? pageHeight : image.height,
+            orientation: orientation, pages: pages, loader: loader)
+    }
+}

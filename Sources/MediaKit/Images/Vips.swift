@@ -1,0 +1,135 @@
+import CShims
+import CVips
+import Foundation
+
+/// An error reported by libvips, with the text of `vips_error_buffer()` at the
+/// point of failure (the buffer is cleared so the next failure starts clean).
+public struct VipsError: Error, Sendable, CustomStringConvertible {
+    /// The libvips call that failed, e.g. `vips_thumbnail`.
+    public let operation: String
+    public let message: String
+
+    /// Takes the message from libvips' error buffer. The buffer is process-wide, so
+    /// with several workers it can hold another file's failure too: when `path` is
+    /// given, lines naming some other file are left out.
+    init(_ operation: String, about path: String? = nil) {
+        self.operation = operation
+        let text = vips_error_buffer().map { String(cString: $0) } ?? ""
+        vips_error_clear()
+        self.message = Self.tidy(text, about: path)
+    }
+
+    public var description: String { message.isEmpty ? "\(operation) failed" : message }
+
+    /// libvips prefixes lines with the operation ("VipsForeignLoadJpegFile: ...") and
+    /// repeats itself; keep distinct lines, joined.
+    static func tidy(_ text: String, about path: String? = nil) -> String {
+        var seen = Set<String>()
+        let lines = text.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }
+            .filter { !$0.isEmpty && seen.insert($0).inserted }
+            .filter { line in
+                guard let path, !line.contains(path) else { return true }
+                return !line.contains(" /") && !line.hasPrefix("/")
+            }
+        return lines.joined(separator: "; ")
+    }
+}
+
+/// Process-wide libvips set-up (`vips_init`), done once before any other call.
+public enum Vips {
+    private static let setUp: Bool = {
+        let ok = shim_vips_setup(CommandLine.arguments.first ?? "share", 1) == 0
+        return ok
+    }()
+
+    /// Starts libvips if it is not started yet. Each thumbnail worker uses one
+    /// libvips thread: the pipeline's own worker count decides parallelism, so
+    /// two cores are not oversubscribed.
+    public static func start() throws(VipsError) {
+        guard setUp else { throw VipsError("vips_init") }
+    }
+
+    /// Releases libvips' per-thread buffers; call when a thread that used libvips stops.
+    public static func threadShutdown() { vips_thread_shutdown() }
+
+    /// The libvips version, e.g. "8.14.1".
+    public static var version: String { String(cString: vips_version_string()) }
+}
+
+/// Owns one `VipsImage*` and unrefs it (`g_object_unref`) when released.
+///
+/// Images are immutable once built, so a handle may cross threads; libvips'
+/// reference counting is thread-safe.
+public final class VipsImageHandle: @unchecked Sendable {
+    let pointer: UnsafeMutablePointer<VipsImage>
+
+    init(_ pointer: UnsafeMutablePointer<VipsImage>) { self.pointer = pointer }
+    deinit { g_object_unref(pointer) }
+
+    /// Wraps the output of a libvips call that returns an image through an out-parameter.
+    static func make(_ operation: String, about path: String? = nil, _ call: (UnsafeMutablePointer<UnsafeMutablePointer<VipsImage>?>) -> Int32) throws(VipsError) -> VipsImageHandle {
+        var out: UnsafeMutablePointer<VipsImage>?
+        guard call(&out) == 0, let out else { throw VipsError(operation, about: path) }
+        return VipsImageHandle(out)
+    }
+
+    public var width: Int { Int(vips_image_get_width(pointer)) }
+    public var height: Int { Int(vips_image_get_height(pointer)) }
+    public var bands: Int { Int(vips_image_get_bands(pointer)) }
+    public var hasAlpha: Bool { vips_image_hasalpha(pointer) != 0 }
+
+    /// An integer metadata field (e.g. `orientation`, `n-pages`), if present.
+    public func integer(_ field: String) -> Int? {
+        guard vips_image_get_typeof(pointer, field) != 0 else { return nil }
+        var value: Int32 = 0
+        guard vips_image_get_int(pointer, field, &value) == 0 else {
+            vips_error_clear()
+            return nil
+        }
+        return Int(value)
+    }
+
+    /// Rotates by a multiple of 90 degrees clockwise (`vips_rot`).
+    public func rotated(clockwise degrees: Int) throws(VipsError) -> VipsImageHandle {
+        let angle: VipsAngle
+        switch ((degrees % 360) + 360) % 360 {
+        case 90: angle = VIPS_ANGLE_D90
+        case 180: angle = VIPS_ANGLE_D180
+        case 270: angle = VIPS_ANGLE_D270
+        default: return self
+        }
+        return try Self.make("vips_rot") { shim_vips_rot(pointer, $0, angle) }
+    }
+
+    /// Encodes as JPEG (`vips_jpegsave_buffer`), first making the image something a
+    /// JPEG can hold: alpha flattened over white, 16-bit cast to 8-bit, sRGB.
+    public func jpegData(quality: Int, about path: String? = nil) throws(VipsError) -> [UInt8] {
+        var image = self
+        if image.hasAlpha {
+            image = try Self.make("vips_flatten") { shim_vips_flatten(image.pointer, $0, 255, 255, 255) }
+        }
+        let interpretation = vips_image_get_interpretation(image.pointer)
+        if interpretation != VIPS_INTERPRETATION_sRGB && interpretation != VIPS_INTERPRETATION_B_W {
+            image = try Self.make("vips_colourspace") { shim_vips_to_srgb(image.pointer, $0) }
+        }
+        if vips_image_get_format(image.pointer) != VIPS_FORMAT_UCHAR {
+            image = try Self.make("vips_cast") { shim_vips_cast_uchar(image.pointer, $0) }
+        }
+        var buffer: UnsafeMutableRawPointer?
+        var length = 0
+        guard shim_vips_jpegsave_buffer(image.pointer, &buffer, &length, Int32(quality)) == 0, let buffer else {
+            throw VipsError("vips_jpegsave_buffer", about: path)
+        }
+        defer { g_free(buffer) }
+        return Array(UnsafeRawBufferPointer(start: buffer, count: length))
+    }
+
+    /// Wraps packed 8-bit RGB pixels (`vips_image_new_from_memory_copy`).
+    public static func fromRGB(_ pixels: UnsafeRawBufferPointer, width: Int, height: Int) throws(VipsError) -> VipsImageHandle {
+        guard let image = vips_image_new_from_memory_copy(pixels.baseAddress, pixels.count, Int32(width), Int32(height), 3, VIPS_FORMAT_UCHAR) else {
+            throw VipsError("vips_image_new_from_memory_copy")
+        }
+        vips_image_set_int(image, "interpretation", Int32(VIPS_INTERPRETATION_sRGB.rawValue))
+        return VipsImageHandle(image)
+    }
+}

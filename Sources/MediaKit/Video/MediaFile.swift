@@ -1,0 +1,174 @@
+import CFFmpeg
+import CShims
+import Glibc
+
+/// A video stream's facts, as displayed.
+public struct VideoStreamInfo: Sendable, Hashable {
+    public let index: Int
+    /// The decoder's short name, e.g. `h264`, `hevc`, `vp9`.
+    public let codec: String
+    /// Coded picture size.
+    public let storedWidth: Int
+    public let storedHeight: Int
+    /// Clockwise rotation to apply for display (0, 90, 180, 270), from the display matrix.
+    public let rotation: Int
+    /// Sample (pixel) aspect ratio; 1 for square pixels.
+    public let sampleAspect: Double
+
+    /// Display size: square pixels, then rotation.
+    public var width: Int { rotation % 180 == 0 ? squareWidth : storedHeight }
+    public var height: Int { rotation % 180 == 0 ? storedHeight : squareWidth }
+    var squareWidth: Int { max(1, Int((Double(storedWidth) * sampleAspect).rounded())) }
+}
+
+/// What opening a media file found.
+public struct MediaProbe: Sendable, Hashable {
+    /// The demuxer's name, e.g. `mov,mp4,m4a,3gp,3g2,mj2`.
+    public let container: String
+    /// Duration in milliseconds, `round(seconds * 1000)`; nil when nothing tells it.
+    public let durationMilliseconds: Double?
+    /// The first decodable video stream that is not cover art.
+    public let video: VideoStreamInfo?
+    public let hasAudio: Bool
+    public let streamCount: Int
+}
+
+/// One opened media file (owns an `AVFormatContext`, closed with
+/// `avformat_close_input`). Probing and poster extraction share the one open.
+///
+/// Every blocking read is bounded by the time limit given at open, through
+/// `AVFormatContext.interrupt_callback`. Use from one thread at a time.
+public final class MediaFile {
+    var context: UnsafeMutablePointer<AVFormatContext>?
+    private let deadline: Deadline
+    public let path: String
+
+    /// Opens `path` and reads its stream information.
+    public init(path: String, timeLimit: Double? = nil) throws(AVError) {
+        LibAV.start()
+        self.path = path
+        self.deadline = Deadline(seconds: timeLimit)
+        guard let context = avformat_alloc_context() else { throw AVError("avformat_alloc_context", message: "out of memory") }
+        context.pointee.interrupt_callback.callback = { opaque in
+            guard let opaque else { return 0 }
+            return Unmanaged<Deadline>.fromOpaque(opaque).takeUnretainedValue().hasPassed ? 1 : 0
+        }
+        context.pointee.interrupt_callback.opaque = Unmanaged.passUnretained(deadline).toOpaque()
+        var opened: UnsafeMutablePointer<AVFormatContext>? = context
+        let status = avformat_open_input(&opened, path, nil, nil)
+        guard status >= 0, let opened else {
+            // avformat_open_input frees the context on failure.
+            throw AVError("avformat_open_input", code: status)
+        }
+        self.context = opened
+        let info = avformat_find_stream_info(opened, nil)
+        guard info >= 0 else { throw AVError("avformat_find_stream_info", code: info) }
+    }
+
+    deinit { avformat_close_input(&context) }
+
+    var formatContext: UnsafeMutablePointer<AVFormatContext> { context! }
+
+    func stream(_ index: Int) -> UnsafeMutablePointer<AVStream> { formatContext.pointee.streams[index]! }
+
+    /// Extends the time budget by `seconds` from now (for a second phase of work).
+    public func restartClock(seconds: Double?) { deadline.reset(seconds: seconds) }
+
+    /// Reads duration, streams and rotation. Falls back, when the header has no
+    /// duration, to the streams' durations and then to the last packet's timestamp.
+    public func probe() throws(AVError) -> MediaProbe {
+        let ctx = formatContext.pointee
+        var video: VideoStreamInfo?
+        var hasAudio = false
+        for i in 0..<Int(ctx.nb_streams) {
+            let st = stream(i).pointee
+            guard let par = st.codecpar?.pointee else { continue }
+            if par.codec_type == AVMEDIA_TYPE_AUDIO { hasAudio = true }
+            guard video == nil, par.codec_type == AVMEDIA_TYPE_VIDEO,
+                st.disposition & AV_DISPOSITION_ATTACHED_PIC == 0,
+                par.width > 0, par.height > 0, avcodec_find_decoder(par.codec_id) != nil
+            else { continue }
+            let sar = par.sample_aspect_ratio
+            video = VideoStreamInfo(
+                index: i, codec: String(cString: avcodec_get_name(par.codec_id)),
+                storedWidth: Int(par.width), storedHeight: Int(par.height),
+                rotation: Self.rotation(of: stream(i)),
+                sampleAspect: sar.num > 0 && sar.den > 0 ? av_q2d(sar) : 1)
+        }
+        let container = ctx.iformat.map { String(cString: $0.pointee.name) } ?? "unknown"
+        return MediaProbe(
+            container: container, durationMilliseconds: try durationSeconds().map { ($0 * 1000).rounded() },
+            video: video, hasAudio: hasAudio, streamCount: Int(ctx.nb_streams))
+    }
+
+    private func durationSeconds() throws(AVError) -> Double? {
+        let ctx = formatContext.pointee
+        if ctx.duration != Int64.min, ctx.duration > 0 { return Double(ctx.duration) / Double(AV_TIME_BASE) }
+        var longest: Double?
+        for i in 0..<Int(ctx.nb_streams) {
+            let st = stream(i).pointee
+            if st.duration != Int64.min, st.duration > 0 {
+                longest = max(longest ?? 0, Double(st.duration) * av_q2d(st.time_base))
+            }
+        }
+        if let longest { return longest }
+        return try lastTimestampSeconds()
+    }
+
+    /// Reads every packet (no decoding) for the largest end timestamp; used only for
+    /// headerless or truncated files. Rewinds afterwards.
+    private func lastTimestampSeconds() throws(AVError) -> Double? {
+        guard let packet = av_packet_alloc() else { return nil }
+        var packetPointer: UnsafeMutablePointer<AVPacket>? = packet
+        defer { av_packet_free(&packetPointer) }
+        var end: Double?
+        while true {
+            let status = av_read_frame(formatContext, packet)
+            if status < 0 {
+                if deadline.hasPassed { throw AVError("av_read_frame", code: shim_averror_exit()) }
+                break
+            }
+            let st = stream(Int(packet.pointee.stream_index)).pointee
+            let ts = packet.pointee.pts != Int64.min ? packet.pointee.pts : packet.pointee.dts
+            if ts != Int64.min {
+                let start = st.start_time != Int64.min ? st.start_time : 0
+                let seconds = Double(ts - start + max(0, packet.pointee.duration)) * av_q2d(st.time_base)
+                end = max(end ?? 0, seconds)
+            }
+            av_packet_unref(packet)
+        }
+        av_seek_frame(formatContext, -1, 0, AVSEEK_FLAG_BACKWARD)
+        return end
+    }
+
+    /// Clockwise degrees to rotate for display, from the display-matrix side data
+    /// (`av_display_rotation_get` gives counter-clockwise degrees).
+    static func rotation(of stream: UnsafeMutablePointer<AVStream>) -> Int {
+        var size: Int = 0
+        guard let data = av_stream_get_side_data(stream, AV_PKT_DATA_DISPLAYMATRIX, &size), size >= 36 else { return 0 }
+        let degrees = data.withMemoryRebound(to: Int32.self, capacity: 9) { av_display_rotation_get($0) }
+        guard degrees.isFinite else { return 0 }
+        let clockwise = Int((-degrees / 90).rounded()) * 90
+        return ((clockwise % 360) + 360) % 360
+    }
+}
+
+/// A monotonic-clock deadline read by libav's interrupt callback.
+final class Deadline: @unchecked Sendable {
+    private var limit: Double?
+
+    init(seconds: Double?) { reset(seconds: seconds) }
+
+    func reset(seconds: Double?) { limit = seconds.map { Self.now() + $0 } }
+
+    var hasPassed: Bool {
+        guard let limit else { return false }
+        return Self.now() > limit
+    }
+
+    static func now() -> Double {
+        var ts = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &ts)
+        return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
+    }
+}

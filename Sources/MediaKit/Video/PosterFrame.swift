@@ -1,0 +1,200 @@
+import CFFmpeg
+import CShims
+
+/// Extracts a video's poster frame the way Apple's image generator does with its
+/// default tolerance: the keyframe nearest to the requested time (1 s by
+/// default, clamped into the video), found through the demuxer's index, seeked
+/// to and decoded alone — never the whole group of pictures before it. A
+/// near-black keyframe (a fade-in) is passed over for a later one.
+public enum PosterFrame {
+    /// Mean luma (0–255) below which a frame counts as black.
+    static let blackThreshold = 24.0
+    /// How many keyframes are tried before settling for a dark one.
+    static let maximumAttempts = 5
+
+    /// Decodes the poster of `video` in `file` and returns it as a thumbnail.
+    public static func thumbnail(
+        of file: MediaFile, video: VideoStreamInfo, durationMilliseconds: Double?,
+        at seconds: Double = 1, spec: ThumbnailSpec
+    ) throws -> Thumbnail {
+        let stream = file.stream(video.index)
+        let decoder = try KeyframeDecoder(stream: stream)
+        let timeBase = av_q2d(stream.pointee.time_base)
+        let start = stream.pointee.start_time != Int64.min ? stream.pointee.start_time : 0
+        var target = seconds
+        if let duration = durationMilliseconds, duration > 0 { target = min(seconds, duration / 1000 / 2 > seconds ? seconds : duration / 1000 * 0.5) }
+        let targetTimestamp = start + Int64(target / timeBase)
+
+        let keyframes = Self.indexedKeyframes(of: stream)
+        var candidates: [Int64]
+        if let nearest = keyframes.min(by: { abs($0 - targetTimestamp) < abs($1 - targetTimestamp) }) {
+            candidates = Array(keyframes.drop { $0 < nearest }.prefix(maximumAttempts))
+        } else {
+            // No index (some WebM, MPEG-TS): seek backwards from the target, then step on.
+            let step = Int64(1 / timeBase)
+            candidates = (0..<maximumAttempts).map { targetTimestamp + Int64($0) * step }
+        }
+
+        var darkest: (frame: RGBPicture, luma: Double)?
+        for timestamp in candidates {
+            guard let picture = try decoder.decodeKeyframe(in: file, at: timestamp, targetSize: spec.size, sampleAspect: video.sampleAspect) else { continue }
+            let luma = picture.meanLuma
+            if luma >= blackThreshold {
+                return try encode(picture, rotation: video.rotation, spec: spec)
+            }
+            if darkest == nil || luma > darkest!.luma { darkest = (picture, luma) }
+        }
+        guard let darkest else { throw AVError("avcodec_receive_frame", message: "no decodable video frame") }
+        return try encode(darkest.frame, rotation: video.rotation, spec: spec)
+    }
+
+    private static func encode(_ picture: RGBPicture, rotation: Int, spec: ThumbnailSpec) throws -> Thumbnail {
+        let image = try picture.pixels.withUnsafeBytes { buffer in
+            try VipsImageHandle.fromRGB(buffer, width: picture.width, height: picture.height)
+        }
+        return try Thumbnailer.thumbnail(of: image, rotation: rotation, spec: spec)
+    }
+
+    /// Keyframe timestamps from the demuxer's index (MP4 and MOV have one from the
+    /// moov; Matroska once its cues are read), in order.
+    static func indexedKeyframes(of stream: UnsafeMutablePointer<AVStream>) -> [Int64] {
+        let count = avformat_index_get_entries_count(stream)
+        var keyframes: [Int64] = []
+        keyframes.reserveCapacity(Int(count) / 8)
+        for i in 0..<count {
+            guard let entry = avformat_index_get_entry(stream, i) else { continue }
+            if entry.pointee.flags & AVINDEX_KEYFRAME != 0 { keyframes.append(entry.pointee.timestamp) }
+        }
+        return keyframes.sorted()
+    }
+}
+
+/// Packed RGB24 pixels of a decoded frame, already scaled to thumbnail size.
+struct RGBPicture {
+    let pixels: [UInt8]
+    let width: Int
+    let height: Int
+
+    /// Mean Rec. 601 luma over a sample grid of pixels.
+    var meanLuma: Double {
+        let count = width * height
+        guard count > 0 else { return 0 }
+        let stride = max(1, count / 4096)
+        var sum = 0.0
+        var samples = 0
+        var i = 0
+        while i < count {
+            let p = i * 3
+            sum += 0.299 * Double(pixels[p]) + 0.587 * Double(pixels[p + 1]) + 0.114 * Double(pixels[p + 2])
+            samples += 1
+            i += stride
+        }
+        return sum / Double(samples)
+    }
+}
+
+/// A decoder that only decodes keyframes (`skip_frame = AVDISCARD_NONKEY`), one
+/// thread, since only one frame is wanted and two items decode in parallel.
+final class KeyframeDecoder {
+    private var codec: UnsafeMutablePointer<AVCodecContext>?
+    private var frame: UnsafeMutablePointer<AVFrame>?
+    private var packet: UnsafeMutablePointer<AVPacket>?
+    private let streamIndex: Int32
+    /// Packets read after a seek before giving up on finding a frame.
+    static let packetBudget = 600
+
+    init(stream: UnsafeMutablePointer<AVStream>) throws(AVError) {
+        streamIndex = stream.pointee.index
+        guard let parameters = stream.pointee.codecpar,
+            let decoder = avcodec_find_decoder(parameters.pointee.codec_id)
+        else { throw AVError("avcodec_find_decoder", message: "no decoder for this video codec") }
+        codec = avcodec_alloc_context3(decoder)
+        frame = av_frame_alloc()
+        packet = av_packet_alloc()
+        guard let codec, frame != nil, packet != nil else { throw AVError("avcodec_alloc_context3", message: "out of memory") }
+        var status = avcodec_parameters_to_context(codec, parameters)
+        guard status >= 0 else { throw AVError("avcodec_parameters_to_context", code: status) }
+        codec.pointee.thread_count = 1
+        codec.pointee.skip_frame = AVDISCARD_NONKEY
+        status = avcodec_open2(codec, decoder, nil)
+        guard status >= 0 else { throw AVError("avcodec_open2", code: status) }
+    }
+
+    deinit {
+        avcodec_free_context(&codec)
+        av_frame_free(&frame)
+        av_packet_free(&packet)
+    }
+
+    /// Seeks to the keyframe at or before `timestamp` and decodes the first frame
+    /// there, scaled to fit `targetSize`. Nil at end of stream.
+    func decodeKeyframe(in file: MediaFile, at timestamp: Int64, targetSize: Int, sampleAspect: Double) throws(AVError) -> RGBPicture? {
+        guard let codec, let frame, let packet else { return nil }
+        let seek = av_seek_frame(file.formatContext, streamIndex, timestamp, AVSEEK_FLAG_BACKWARD)
+        if seek < 0 {
+            // Unseekable input: decode from where we are.
+            if seek == shim_averror_exit() { throw AVError("av_seek_frame", code: seek) }
+        }
+        avcodec_flush_buffers(codec)
+        var packetsRead = 0
+        var flushing = false
+        while packetsRead < Self.packetBudget {
+            let received = avcodec_receive_frame(codec, frame)
+            if received == 0 {
+                defer { av_frame_unref(frame) }
+                return try scale(frame, targetSize: targetSize, sampleAspect: sampleAspect)
+            }
+            if received == shim_averror_eof() { return nil }
+            if received != shim_averror_eagain() { throw AVError("avcodec_receive_frame", code: received) }
+            if flushing { return nil }
+            let read = av_read_frame(file.formatContext, packet)
+            if read < 0 {
+                if read == shim_averror_exit() { throw AVError("av_read_frame", code: read) }
+                avcodec_send_packet(codec, nil)
+                flushing = true
+                continue
+            }
+            defer { av_packet_unref(packet) }
+            guard packet.pointee.stream_index == streamIndex else { continue }
+            packetsRead += 1
+            let sent = avcodec_send_packet(codec, packet)
+            if sent < 0, sent != shim_averror_eagain() {
+                // A damaged packet: try the next one.
+                continue
+            }
+        }
+        return nil
+    }
+
+    /// Converts a decoded frame to RGB24 at thumbnail size in one `sws_scale`.
+    private func scale(_ frame: UnsafeMutablePointer<AVFrame>, targetSize: Int, sampleAspect: Double) throws(AVError) -> RGBPicture {
+        let sourceWidth = Int(frame.pointee.width)
+        let sourceHeight = Int(frame.pointee.height)
+        guard sourceWidth > 0, sourceHeight > 0 else { throw AVError("avcodec_receive_frame", message: "empty frame") }
+        let displayWidth = Double(sourceWidth) * sampleAspect
+        let scale = min(1, Double(targetSize) / max(displayWidth, Double(sourceHeight)))
+        let width = max(1, Int((displayWidth * scale).rounded()))
+        let height = max(1, Int((Double(sourceHeight) * scale).rounded()))
+        guard let sws = sws_getContext(
+            Int32(sourceWidth), Int32(sourceHeight), AVPixelFormat(rawValue: frame.pointee.format),
+            Int32(width), Int32(height), AV_PIX_FMT_RGB24, Int32(SWS_AREA), nil, nil, nil)
+        else { throw AVError("sws_getContext", message: "cannot convert this pixel format") }
+        defer { sws_freeContext(sws) }
+        var pixels = [UInt8](repeating: 0, count: width * height * 3)
+        let lines = pixels.withUnsafeMutableBufferPointer { buffer -> Int32 in
+            var destination: [UnsafeMutablePointer<UInt8>?] = [buffer.baseAddress, nil, nil, nil]
+            var strides: [Int32] = [Int32(width * 3), 0, 0, 0]
+            return withUnsafePointer(to: frame.pointee.data) { data in
+                withUnsafePointer(to: frame.pointee.linesize) { linesize in
+                    data.withMemoryRebound(to: UnsafePointer<UInt8>?.self, capacity: 8) { planes in
+                        linesize.withMemoryRebound(to: Int32.self, capacity: 8) { sizes in
+                            sws_scale(sws, planes, sizes, 0, Int32(sourceHeight), &destination, &strides)
+                        }
+                    }
+                }
+            }
+        }
+        guard lines > 0 else { throw AVError("sws_scale", message: "conversion failed") }
+        return RGBPicture(pixels: pixels, width: width, height: height)
+    }
+}

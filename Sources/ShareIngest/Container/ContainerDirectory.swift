@@ -1,0 +1,90 @@
+import Foundation
+import Glibc
+
+/// The shared container: where copies, thumbnails and manifests live.
+///
+/// Layout (documented in the README; host apps may rely on it):
+/// ```
+/// <root>/<UUID>.<ext>                  copied items
+/// <root>/thumbnails/<UUID>.jpg         thumbnails
+/// <root>/manifests/<key>.json          one manifest per share key
+/// <root>/manifests/consumed/<key>.json manifests already delivered (kept until gc)
+/// <root>/.share-ingest/                the journal and other private state
+/// ```
+/// Files are created with mode 0644 and folders 0755, less the umask; temporary
+/// files are dot-files ending in `.partial`, unique per host and process.
+public struct ContainerDirectory: Sendable, Hashable {
+    /// The absolute path of the container.
+    public let root: String
+
+    /// Opens (creating if needed) the container at `path`.
+    public init(_ path: String) throws(ShareIngestError) {
+        let absolute = path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
+        let standardized = URL(fileURLWithPath: absolute).standardizedFileURL.path
+        self.root = standardized
+        do {
+            for directory in [root, thumbnailsDirectory, manifestsDirectory, consumedDirectory, stateDirectory] {
+                try FileSystem.makeDirectory(directory)
+            }
+        } catch {
+            throw .containerUnusable(path: root, reason: error.description)
+        }
+        guard access(root, W_OK) == 0 else {
+            throw .containerUnusable(path: root, reason: "not writable (\(String(cString: strerror(errno))))")
+        }
+    }
+
+    /// The container used when none is given: `$SHARE_CONTAINER`, else
+    /// `$XDG_DATA_HOME/share-ingest/container` (`~/.local/share/…`).
+    public static var defaultPath: String {
+        let environment = ProcessInfo.processInfo.environment
+        if let explicit = environment["SHARE_CONTAINER"], !explicit.isEmpty { return explicit }
+        let data = environment["XDG_DATA_HOME"].flatMap { $0.isEmpty ? nil : $0 }
+            ?? (NSHomeDirectory() + "/.local/share")
+        return data + "/share-ingest/container"
+    }
+
+    public var thumbnailsDirectory: String { root + "/thumbnails" }
+    public var manifestsDirectory: String { root + "/manifests" }
+    public var consumedDirectory: String { root + "/manifests/consumed" }
+    public var stateDirectory: String { root + "/.share-ingest" }
+
+    public func mediaPath(id: UUID, fileExtension: String) -> String { "\(root)/\(id.uuidString).\(fileExtension)" }
+    public func thumbnailPath(id: UUID) -> String { "\(thumbnailsDirectory)/\(id.uuidString).jpg" }
+    public func manifestPath(key: ShareKey) -> String { "\(manifestsDirectory)/\(key.rawValue).json" }
+    public func consumedManifestPath(key: ShareKey) -> String { "\(consumedDirectory)/\(key.rawValue).json" }
+
+    /// The resolved (`realpath`) form of `path` if it is a regular file inside this
+    /// container and not a symbolic link; otherwise why not.
+    public func checkedFile(_ path: String) -> Result<String, ContainerPathError> {
+        var st = stat()
+        guard lstat(path, &st) == 0 else { return .failure(.missing(path)) }
+        if st.st_mode & S_IFMT == S_IFLNK { return .failure(.symbolicLink(path)) }
+        guard let resolved = realpath(path, nil) else { return .failure(.missing(path)) }
+        defer { free(resolved) }
+        let real = String(cString: resolved)
+        let rootReal = realpath(root, nil).map { p in defer { free(p) }; return String(cString: p) } ?? root
+        guard real.hasPrefix(rootReal + "/") else { return .failure(.outsideContainer(path)) }
+        guard st.st_mode & S_IFMT == S_IFREG else { return .failure(.notRegularFile(path)) }
+        return .success(real)
+    }
+}
+
+/// Why a manifest entry's path was refused.
+public enum ContainerPathError: Error, Sendable, Equatable, CustomStringConvertible {
+    case missing(String)
+    case symbolicLink(String)
+    case outsideContainer(String)
+    case notRegularFile(String)
+    case notAFileURL(String)
+
+    public var description: String {
+        switch self {
+        case .missing(let p): "\(p): file does not exist"
+        case .symbolicLink(let p): "\(p): is a symbolic link; refused"
+        case .outsideContainer(let p): "\(p): is outside the container; refused"
+        case .notRegularFile(let p): "\(p): is not a regular file; refused"
+        case .notAFileURL(let p): "\(p): is not a file:// URL"
+        }
+    }
+}

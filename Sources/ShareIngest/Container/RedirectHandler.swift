@@ -1,0 +1,89 @@
+import Foundation
+
+/// A share as the host app receives it after the redirect.
+public struct ReceivedShare: Sendable {
+    public let key: ShareKey
+    public let kind: RedirectKind
+    public let schema: ManifestSchema
+    /// Entries, each file path checked: inside the container, a regular file, no symbolic link.
+    public let entries: [SharedMediaFile]
+    /// The manifest exactly as stored.
+    public let manifestJSON: Data
+}
+
+/// Why a redirect could not be honoured.
+public enum RedirectError: Error, Sendable, CustomStringConvertible {
+    case badURL(RedirectURLError)
+    case unknownKey(ShareKey)
+    case alreadyConsumed(ShareKey)
+    case manifestTooLarge(String, Int)
+    case manifestNotAFile(String)
+    case badManifest(String, ManifestError)
+    case badEntry(index: Int, ContainerPathError)
+    case io(SystemError)
+
+    public var description: String {
+        switch self {
+        case .badURL(let e): e.description
+        case .unknownKey(let key): "no manifest for key \(key)"
+        case .alreadyConsumed(let key): "the share with key \(key) was already consumed"
+        case .manifestTooLarge(let path, let size): "\(path): manifest is \(size) bytes; refusing more than \(ManifestStore.maximumSize)"
+        case .manifestNotAFile(let path): "\(path): manifest is not a regular file"
+        case .badManifest(let path, let e): "\(path): \(e)"
+        case .badEntry(let index, let e): "manifest entry \(index): \(e)"
+        case .io(let e): e.description
+        }
+    }
+}
+
+/// The host side: parses a redirect URL, loads its manifest (both schemas, both
+/// path spellings) and checks every entry before anyone opens a file.
+public struct RedirectHandler: Sendable {
+    public let container: ContainerDirectory
+
+    public init(container: ContainerDirectory) { self.container = container }
+
+    /// Opens the share a redirect URL names; with `consume`, takes it so it is
+    /// delivered once.
+    public func open(_ redirect: String, consume: Bool = false) throws(RedirectError) -> ReceivedShare {
+        let parsed: (url: RedirectURL?, key: ShareKey, scheme: String)
+        do { parsed = try RedirectURL.parse(redirect) } catch { throw .badURL(error) }
+        return try open(key: parsed.key, expectedKind: parsed.url?.kind, consume: consume)
+    }
+
+    /// Opens the share stored under `key`.
+    public func open(key: ShareKey, expectedKind: RedirectKind? = nil, consume: Bool = false) throws(RedirectError) -> ReceivedShare {
+        let store = ManifestStore(container: container)
+        // Validate before consuming, so a bad manifest is not taken.
+        let data = try store.read(key)
+        let share = try validate(data, key: key)
+        if consume { _ = try store.consume(key) }
+        return share
+    }
+
+    func validate(_ data: Data, key: ShareKey) throws(RedirectError) -> ReceivedShare {
+        let path = container.manifestPath(key: key)
+        let decoded: (entries: [SharedMediaFile], schema: ManifestSchema)
+        do { decoded = try ManifestCoder.decode(data) } catch { throw .badManifest(path, error) }
+        var entries: [SharedMediaFile] = []
+        for (index, var entry) in decoded.entries.enumerated() {
+            if entry.type != .text && entry.type != .url {
+                entry.path = try checked(entry.path, index: index)
+                if let thumbnail = entry.thumbnail { entry.thumbnail = try checked(thumbnail, index: index) }
+            }
+            entries.append(entry)
+        }
+        return ReceivedShare(key: key, kind: RedirectKind(types: entries.map(\.type)), schema: decoded.schema, entries: entries, manifestJSON: data)
+    }
+
+    /// Returns the entry's URL re-spelled canonically (percent-encoded) after checking the file.
+    private func checked(_ urlString: String, index: Int) throws(RedirectError) -> String {
+        guard let path = ManifestCoder.filePath(fromURLString: urlString) else {
+            throw .badEntry(index: index, .notAFileURL(urlString))
+        }
+        switch container.checkedFile(path) {
+        case .success(let real): return URL(fileURLWithPath: real).absoluteString
+        case .failure(let error): throw .badEntry(index: index, error)
+        }
+    }
+}

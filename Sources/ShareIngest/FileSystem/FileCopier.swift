@@ -1,0 +1,126 @@
+import CShims
+import Glibc
+
+/// Identity and version of a source file: if any of these change between two
+/// looks, the file changed under us.
+struct FileVersion: Sendable, Hashable {
+    let device: UInt64
+    let inode: UInt64
+    let size: Int64
+    let modifiedSeconds: Int
+    let modifiedNanoseconds: Int
+
+    init(_ st: stat) {
+        device = UInt64(st.st_dev)
+        inode = UInt64(st.st_ino)
+        size = Int64(st.st_size)
+        modifiedSeconds = st.st_mtim.tv_sec
+        modifiedNanoseconds = st.st_mtim.tv_nsec
+    }
+}
+
+/// Why a copy failed.
+enum CopyError: Error {
+    case system(SystemError)
+    case notRegularFile(String)
+    case changed(String)
+}
+
+/// Copies source files into the container: `copy_file_range` (the kernel copies,
+/// or reflinks where the file system can), falling back to read/write; fsync;
+/// rename into place. The source is checked before and after, so a file that
+/// changes or vanishes during the copy is reported, never half-delivered.
+enum FileCopier {
+    static let chunk = 1 << 30
+
+    /// Opens a source for reading without following a final symbolic link and
+    /// without blocking on a FIFO that took a file's place.
+    static func openSource(_ path: SourcePath) throws(CopyError) -> (FileDescriptor, FileVersion) {
+        let fd: FileDescriptor
+        do {
+            fd = try path.open(O_RDONLY | O_NOFOLLOW | O_NONBLOCK)
+        } catch {
+            if error.code == ELOOP { throw .notRegularFile("is a symbolic link") }
+            throw .system(error)
+        }
+        let st: stat
+        do { st = try fd.status(path: path.display) } catch { throw .system(error) }
+        guard st.st_mode & S_IFMT == S_IFREG else { throw .notRegularFile(FileTypeName.of(st.st_mode)) }
+        // Back to blocking reads now that it is known to be a regular file.
+        _ = fcntl(fd.raw, F_SETFL, fcntl(fd.raw, F_GETFL) & ~O_NONBLOCK)
+        return (fd, FileVersion(st))
+    }
+
+    /// Copies `source` (whose version was seen as `expected`) to `destination`,
+    /// which must not exist. Returns the number of bytes copied.
+    static func copy(from source: SourcePath, expected: FileVersion?, to destination: String, sync: Bool) throws(CopyError) -> Int64 {
+        let (input, before) = try openSource(source)
+        if let expected, expected != before { throw .changed("changed after it was inspected") }
+        let temporary = FileSystem.temporaryName(for: destination)
+        do {
+            let output = try FileDescriptor.open(temporary, O_WRONLY | O_CREAT | O_EXCL, mode: 0o644)
+            let copied = try transfer(from: input, to: output, size: before.size, path: source.display)
+            let after: stat
+            do { after = try input.status(path: source.display) } catch { throw CopyError.system(error) }
+            guard FileVersion(after) == before, copied == before.size else {
+                throw CopyError.changed("changed while being copied (size \(before.size) → \(Int64(after.st_size)) bytes)")
+            }
+            if sync { try output.sync(path: destination) }
+            try output.close(path: destination)
+            try FileSystem.renameNoReplace(temporary, destination)
+            return copied
+        } catch let error as CopyError {
+            FileSystem.remove(temporary)
+            throw error
+        } catch let error as SystemError {
+            FileSystem.remove(temporary)
+            throw .system(error)
+        } catch {
+            FileSystem.remove(temporary)
+            throw .system(SystemError("copy", path: destination, code: EIO))
+        }
+    }
+
+    private static func transfer(from input: FileDescriptor, to output: FileDescriptor, size: Int64, path: String) throws(SystemError) -> Int64 {
+        var total: Int64 = 0
+        var useCopyRange = true
+        while true {
+            if useCopyRange {
+                let n = retryingInterrupts { shim_copy_file_range(input.raw, output.raw, chunk) }
+                if n > 0 { total += Int64(n); continue }
+                if n == 0 { return total }
+                // Cross-device on old kernels, or a file system without support.
+                if [EXDEV, EINVAL, ENOSYS, EOPNOTSUPP, EBADF].contains(errno) && total == 0 {
+                    useCopyRange = false
+                    continue
+                }
+                throw SystemError(errno == ENOSPC || errno == EDQUOT || errno == EFBIG ? "write" : "copy_file_range", path: path)
+            }
+            var buffer = [UInt8](repeating: 0, count: 1 << 20)
+            let n = buffer.withUnsafeMutableBytes { raw in retryingInterrupts { read(input.raw, raw.baseAddress, raw.count) } }
+            if n < 0 { throw SystemError("read", path: path) }
+            if n == 0 { return total }
+            var writeError: SystemError?
+            buffer.withUnsafeBytes { raw in
+                do throws(SystemError) { try output.writeAll(UnsafeRawBufferPointer(rebasing: raw[0..<n]), path: path) } catch { writeError = error }
+            }
+            if let writeError { throw writeError }
+            total += Int64(n)
+        }
+    }
+}
+
+/// Human names of file types, for reports ("is a FIFO").
+enum FileTypeName {
+    static func of(_ mode: mode_t) -> String {
+        switch mode & S_IFMT {
+        case S_IFDIR: "is a directory"
+        case S_IFIFO: "is a FIFO (named pipe)"
+        case S_IFSOCK: "is a socket"
+        case S_IFCHR: "is a character device"
+        case S_IFBLK: "is a block device"
+        case S_IFLNK: "is a symbolic link"
+        default: "is not a regular file"
+        }
+    }
+}

@@ -1,0 +1,72 @@
+import Glibc
+
+/// A source path as raw bytes: file names on Linux need not be UTF-8, and a
+/// lossy String would name a different (or no) file.
+public struct SourcePath: Sendable, Hashable, CustomStringConvertible {
+    public let bytes: [UInt8]
+
+    public init(bytes: [UInt8]) { self.bytes = bytes }
+    public init(_ string: String) { self.bytes = Array(string.utf8) }
+
+    /// This path with one more component.
+    func appending(_ component: [UInt8]) -> SourcePath {
+        var joined = bytes
+        if joined.last != UInt8(ascii: "/") { joined.append(UInt8(ascii: "/")) }
+        joined.append(contentsOf: component)
+        return SourcePath(bytes: joined)
+    }
+
+    /// The last component's bytes.
+    var lastComponent: [UInt8] {
+        guard let slash = bytes.lastIndex(of: UInt8(ascii: "/")) else { return bytes }
+        return Array(bytes[(slash + 1)...])
+    }
+
+    /// For messages and manifests: invalid UTF-8 shown as U+FFFD, control characters escaped.
+    public var display: String { Self.displayName(bytes) }
+    public var description: String { display }
+
+    static func displayName(_ bytes: [UInt8]) -> String {
+        let text = String(decoding: bytes, as: UTF8.self)
+        guard text.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) else { return text }
+        var escaped = ""
+        for scalar in text.unicodeScalars {
+            if scalar.value < 0x20 || scalar.value == 0x7F {
+                escaped += scalar == "\n" ? "\\n" : scalar == "\t" ? "\\t" : "\\x" + String(scalar.value, radix: 16)
+            } else {
+                escaped.unicodeScalars.append(scalar)
+            }
+        }
+        return escaped
+    }
+
+    func withCString<T>(_ body: (UnsafePointer<CChar>) throws -> T) rethrows -> T {
+        try (bytes.map { CChar(bitPattern: $0) } + [0]).withUnsafeBufferPointer { try body($0.baseAddress!) }
+    }
+
+    func open(_ flags: Int32) throws(SystemError) -> FileDescriptor {
+        let fd = withCString { path in retryingInterrupts { Glibc.open(path, flags | O_CLOEXEC) } }
+        guard fd >= 0 else { throw SystemError("open", path: display) }
+        return FileDescriptor(fd)
+    }
+
+    func linkStatus() -> stat? {
+        var st = stat()
+        return withCString { lstat($0, &st) } == 0 ? st : nil
+    }
+
+    /// The canonical absolute path (`realpath`), nil if it cannot be resolved.
+    func resolved() -> SourcePath? {
+        withCString { path in
+            guard let real = realpath(path, nil) else { return nil }
+            defer { free(real) }
+            return SourcePath(bytes: Array(UnsafeBufferPointer(start: UnsafeRawPointer(real).assumingMemoryBound(to: UInt8.self), count: strlen(real))))
+        }
+    }
+
+    /// True if `self` is `root` or inside it (both resolved).
+    func isInside(_ root: SourcePath) -> Bool {
+        bytes == root.bytes || (bytes.count > root.bytes.count && bytes.starts(with: root.bytes) && bytes[root.bytes.count] == UInt8(ascii: "/"))
+            || (root.bytes == [UInt8(ascii: "/")])
+    }
+}

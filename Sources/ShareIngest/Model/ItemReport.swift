@@ -1,0 +1,110 @@
+import Foundation
+
+/// The outcome of one input item.
+public enum ItemStatus: String, Sendable, Codable {
+    /// Delivered: it is in the manifest.
+    case ingested
+    /// It could not be delivered; `error` says why.
+    case failed
+    /// Deliberately left out (a FIFO, a symbolic link out of the drop, …); `error` says why.
+    case skipped
+}
+
+/// What happened to one item, as the report and the events tell it.
+public struct ItemReport: Sendable, Hashable {
+    /// Position in the batch (input order).
+    public let index: Int
+    /// The source path (or `text:`/`url:` and the first characters).
+    public let source: String
+    public let status: ItemStatus
+    /// Why it failed or was skipped.
+    public let failure: ItemFailure?
+    /// Things that went wrong without costing the item (e.g. a video without a poster).
+    public let warnings: [String]
+    /// The manifest entry, when ingested.
+    public let entry: SharedMediaFile?
+    /// The item's UUID in the container, when one was assigned.
+    public let id: UUID?
+    /// Seconds spent in each stage.
+    public let stageSeconds: [StageName: Double]
+}
+
+/// Why an item was not delivered: which stage, what kind of problem, and the
+/// specific message (naming the file and what the library said).
+public struct ItemFailure: Error, Sendable, Hashable, CustomStringConvertible {
+    /// The kinds of failure a caller can match on.
+    public enum Reason: String, Sendable, Codable {
+        case unreadable, empty, notRegularFile, symbolicLink, tooDeep, contentMismatch
+        case tooManyPixels, undecodable, timeLimit, changedWhileCopying, diskFull, io
+        case notAURL, unsupportedBySchema, cancelled
+    }
+
+    public let stage: StageName
+    public let reason: Reason
+    public let message: String
+
+    public init(_ stage: StageName, _ reason: Reason, _ message: String) {
+        self.stage = stage
+        self.reason = reason
+        self.message = message
+    }
+
+    public var description: String { message }
+}
+
+/// Everything about one finished batch.
+public struct BatchReport: Sendable {
+    public let batchID: UUID
+    public let key: ShareKey
+    /// The redirect URL, when a manifest was written (at least one item delivered).
+    public let redirectURL: RedirectURL?
+    /// The manifest file, when written.
+    public let manifestPath: String?
+    public let schema: ManifestSchema
+    public let pipeline: String
+    public let items: [ItemReport]
+    /// Seconds of work per stage, summed over items, and the batch's wall time.
+    public let stageSeconds: [StageName: Double]
+    public let wallSeconds: Double
+
+    public var entries: [SharedMediaFile] { items.compactMap(\.entry) }
+    public var ingestedCount: Int { items.count { $0.status == .ingested } }
+    public var failedCount: Int { items.count { $0.status == .failed } }
+    public var skippedCount: Int { items.count { $0.status == .skipped } }
+    /// True when every item was delivered.
+    public var isComplete: Bool { ingestedCount == items.count }
+
+    /// The JSON report document (`--report FILE`): every input with its status.
+    public func json() -> Data {
+        func opt(_ s: String?) -> String { s.map(JSONText.string) ?? "null" }
+        var lines: [String] = []
+        lines.append("{")
+        lines.append("  \"batch\": \(JSONText.string(batchID.uuidString)),")
+        lines.append("  \"key\": \(JSONText.string(key.rawValue)),")
+        lines.append("  \"redirectURL\": \(opt(redirectURL?.description)),")
+        lines.append("  \"manifest\": \(opt(manifestPath)),")
+        lines.append("  \"schema\": \(JSONText.string(schema.rawValue)),")
+        lines.append("  \"pipeline\": \(JSONText.string(pipeline)),")
+        lines.append("  \"counts\": {\"items\": \(items.count), \"ingested\": \(ingestedCount), \"failed\": \(failedCount), \"skipped\": \(skippedCount)},")
+        let timings = StageName.allCases.compactMap { stage in stageSeconds[stage].map { "\"\(stage.rawValue)\": \(String(format: "%.4f", $0))" } }
+        lines.append("  \"stageSeconds\": {\(timings.joined(separator: ", "))},")
+        lines.append("  \"wallSeconds\": \(String(format: "%.4f", wallSeconds)),")
+        lines.append("  \"items\": [")
+        for (i, item) in items.enumerated() {
+            var fields = [
+                "\"source\": \(JSONText.string(item.source))",
+                "\"status\": \(JSONText.string(item.status.rawValue))",
+                "\"error\": \(opt(item.failure?.message))",
+                "\"stage\": \(opt(item.failure?.stage.rawValue))",
+                "\"reason\": \(opt(item.failure?.reason.rawValue))",
+                "\"path\": \(opt(item.entry?.path))",
+                "\"type\": \(opt(item.entry?.type.rawValue))",
+            ]
+            fields.append("\"warnings\": [\(item.warnings.map(JSONText.string).joined(separator: ", "))]")
+            lines.append("    {" + fields.joined(separator: ", ") + "}" + (i + 1 < items.count ? "," : ""))
+        }
+        lines.append("  ]")
+        lines.append("}")
+        return Data((lines.joined(separator: "\n") + "\n").utf8)
+    }
+}

@@ -1,0 +1,214 @@
+import Foundation
+
+/// The JSON layout of a manifest.
+public enum ManifestSchema: String, Sendable, Codable, CaseIterable {
+    /// Seed 004 and older plugins: `{path, thumbnail, duration, type: 0|1|2}`; text and
+    /// URLs as a plain array of strings.
+    case legacy
+    /// Newer plugins plus our fields: `type` as a string, `mimeType`, `message`,
+    /// `fileName`, `size`, `width`, `height`; text and URLs as entries too.
+    case v2
+}
+
+/// How `file://` paths are spelled in a manifest. Plugins disagree; hosts must read both.
+public enum PathSpelling: String, Sendable, Codable, CaseIterable {
+    /// `URL.absoluteString`: `file:///c/My%20Photo.jpg` (valid URLs; the default).
+    case percentEncoded
+    /// `"file://" + path` with nothing escaped, as some plugins write (not a valid URL).
+    case unencoded
+}
+
+/// Encodes and decodes manifests in both schemas.
+public enum ManifestCoder {
+    /// A manifest's JSON: an array of entries, or of strings for a legacy text-only share.
+    public static func encode(_ entries: [SharedMediaFile], schema: ManifestSchema) -> Data {
+        var json = "["
+        let legacyTextOnly = schema == .legacy && !entries.isEmpty && entries.allSatisfy { $0.type.legacyValue == nil }
+        for (i, entry) in entries.enumerated() {
+            json += i == 0 ? "\n  " : ",\n  "
+            if legacyTextOnly {
+                json += JSONText.string(entry.path)
+                continue
+            }
+            var fields: [(String, String)] = [
+                ("path", JSONText.string(entry.path)),
+                ("thumbnail", entry.thumbnail.map(JSONText.string) ?? "null"),
+                ("duration", entry.duration.map(JSONText.number) ?? "null"),
+            ]
+            switch schema {
+            case .legacy:
+                fields.append(("type", String(entry.type.legacyValue ?? 2)))
+            case .v2:
+                fields.append(("type", JSONText.string(entry.type.rawValue)))
+                fields.append(("mimeType", entry.mimeType.map(JSONText.string) ?? "null"))
+                fields.append(("message", entry.message.map(JSONText.string) ?? "null"))
+                fields.append(("fileName", entry.fileName.map(JSONText.string) ?? "null"))
+                fields.append(("size", entry.size.map { String($0) } ?? "null"))
+                fields.append(("width", entry.width.map { String($0) } ?? "null"))
+                fields.append(("height", entry.height.map { String($0) } ?? "null"))
+            }
+            json += "{" + fields.map { "\"\($0.0)\": \($0.1)" }.joined(separator: ", ") + "}"
+        }
+        json += entries.isEmpty ? "]\n" : "\n]\n"
+        return Data(json.utf8)
+    }
+
+    /// Decodes a manifest in either schema (detected per entry), with either path spelling.
+    public static func decode(_ data: Data) throws(ManifestError) -> (entries: [SharedMediaFile], schema: ManifestSchema) {
+        let root: Any
+        do {
+            root = try JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed])
+        } catch {
+            throw .malformedJSON(String(describing: (error as NSError).userInfo[NSDebugDescriptionErrorKey] ?? error.localizedDescription))
+        }
+        guard let array = root as? [Any] else { throw .wrongType(field: "(top level)", expected: "an array of entries") }
+        var entries: [SharedMediaFile] = []
+        var schema = ManifestSchema.v2
+        for (index, element) in array.enumerated() {
+            if let text = element as? String {
+                schema = .legacy
+                entries.append(SharedMediaFile(path: text, type: Self.looksLikeURL(text) ? .url : .text))
+                continue
+            }
+            guard let object = element as? [String: Any] else {
+                throw .wrongType(field: "[\(index)]", expected: "an object or a string")
+            }
+            let (entry, entrySchema) = try decodeEntry(object, index: index)
+            if entrySchema == .legacy { schema = .legacy }
+            entries.append(entry)
+        }
+        return (entries, schema)
+    }
+
+    private static func decodeEntry(_ object: [String: Any], index: Int) throws(ManifestError) -> (SharedMediaFile, ManifestSchema) {
+        func field<T>(_ name: String, as type: T.Type, expected: String) throws(ManifestError) -> T? {
+            guard let value = object[name], !(value is NSNull) else { return nil }
+            guard let typed = value as? T else { throw .wrongType(field: "[\(index)].\(name)", expected: expected) }
+            return typed
+        }
+        func number(_ name: String) throws(ManifestError) -> NSNumber? {
+            guard let value = try field(name, as: NSNumber.self, expected: "a number") else { return nil }
+            // JSONSerialization turns true/false into NSNumber too.
+            if JSONValue.isBoolean(value) { throw .wrongType(field: "[\(index)].\(name)", expected: "a number") }
+            return value
+        }
+        guard let path = try field("path", as: String.self, expected: "a string") else {
+            throw .missingField("[\(index)].path")
+        }
+        let type: SharedMediaType
+        let schema: ManifestSchema
+        if let raw = object["type"] as? String {
+            guard let parsed = SharedMediaType(rawValue: raw) else {
+                throw .wrongType(field: "[\(index)].type", expected: "one of image, video, file, text, url")
+            }
+            type = parsed
+            schema = .v2
+        } else if let raw = try number("type") {
+            guard raw.doubleValue == raw.doubleValue.rounded(), let parsed = SharedMediaType(legacyValue: raw.intValue) else {
+                throw .wrongType(field: "[\(index)].type", expected: "0 (image), 1 (video) or 2 (file)")
+            }
+            type = parsed
+            schema = .legacy
+        } else {
+            throw .missingField("[\(index)].type")
+        }
+        let entry = SharedMediaFile(
+            path: path,
+            thumbnail: try field("thumbnail", as: String.self, expected: "a string or null"),
+            duration: try number("duration")?.doubleValue,
+            type: type,
+            mimeType: try field("mimeType", as: String.self, expected: "a string or null"),
+            message: try field("message", as: String.self, expected: "a string or null"),
+            fileName: try field("fileName", as: String.self, expected: "a string or null"),
+            size: try number("size")?.int64Value,
+            width: try number("width")?.intValue,
+            height: try number("height")?.intValue)
+        return (entry, schema)
+    }
+
+    static func looksLikeURL(_ text: String) -> Bool {
+        guard let url = URL(string: text), let scheme = url.scheme, !scheme.isEmpty, !text.contains(where: \.isWhitespace) else { return false }
+        return url.host != nil || scheme == "mailto" || scheme == "tel"
+    }
+
+    /// A `file://` URL for an absolute path, in the given spelling.
+    public static func fileURLString(_ path: String, spelling: PathSpelling) -> String {
+        switch spelling {
+        case .percentEncoded: URL(fileURLWithPath: path).absoluteString
+        case .unencoded: "file://" + path
+        }
+    }
+
+    /// The absolute path a `file://` string names, whichever way it is spelled; nil
+    /// for anything that is not a local file URL.
+    public static func filePath(fromURLString string: String) -> String? {
+        guard string.hasPrefix("file://") else { return nil }
+        let rest = string.dropFirst("file://".count)
+        // `file://localhost/x` and `file:///x` are both local.
+        let pathPart: Substring
+        if rest.hasPrefix("/") {
+            pathPart = rest
+        } else if rest.hasPrefix("localhost/") {
+            pathPart = rest.dropFirst("localhost".count)
+        } else {
+            return nil
+        }
+        let raw = String(pathPart)
+        guard let decoded = raw.removingPercentEncoding, decoded != raw else { return raw }
+        // Both spellings are in use and a raw name may itself contain "%": prefer the
+        // decoded path unless only the raw one exists.
+        let files = FileManager.default
+        if !files.fileExists(atPath: decoded), files.fileExists(atPath: raw) { return raw }
+        return decoded
+    }
+}
+
+/// Why a manifest could not be read.
+public enum ManifestError: Error, Sendable, Equatable, CustomStringConvertible {
+    case malformedJSON(String)
+    case wrongType(field: String, expected: String)
+    case missingField(String)
+
+    public var description: String {
+        switch self {
+        case .malformedJSON(let detail): "malformed JSON: \(detail)"
+        case .wrongType(let field, let expected): "field \(field) must be \(expected)"
+        case .missingField(let field): "field \(field) is missing"
+        }
+    }
+}
+
+/// Minimal JSON text building with stable field order (JSONEncoder sorts or shuffles keys).
+enum JSONText {
+    static func string(_ value: String) -> String {
+        var out = "\""
+        for scalar in value.unicodeScalars {
+            switch scalar {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case "\n": out += "\\n"
+            case "\r": out += "\\r"
+            case "\t": out += "\\t"
+            case _ where scalar.value < 0x20 || scalar.value == 0x2028 || scalar.value == 0x2029:
+                out += String(format: "\\u%04x", scalar.value)
+            default: out.unicodeScalars.append(scalar)
+            }
+        }
+        return out + "\""
+    }
+
+    /// Numbers as JSON writes them: integers without a fraction, else shortest form.
+    static func number(_ value: Double) -> String {
+        guard value.isFinite else { return "null" }
+        if value == value.rounded(), abs(value) < 1e15 { return String(format: "%.1f", value) }
+        return String(value)
+    }
+}
+
+/// JSONSerialization gives booleans as NSNumber too; this tells them apart.
+enum JSONValue {
+    static func isBoolean(_ value: Any) -> Bool {
+        guard let number = value as? NSNumber else { return false }
+        return String(cString: number.objCType) == "c"
+    }
+}

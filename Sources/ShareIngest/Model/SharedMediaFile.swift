@@ -1,0 +1,72 @@
+import Foundation
+
+/// What kind of shared item a manifest entry is.
+public enum SharedMediaType: String, Sendable, Codable, CaseIterable {
+    case image, video, file, text, url
+
+    /// The legacy (seed) integer: 0 image, 1 video, 2 file. Text and URLs have none:
+    /// the legacy format stores them as plain strings.
+    public var legacyValue: Int? {
+        switch self {
+        case .image: 0
+        case .video: 1
+        case .file: 2
+        case .text, .url: nil
+        }
+    }
+
+    init?(legacyValue: Int) {
+        switch legacyValue {
+        case 0: self = .image
+        case 1: self = .video
+        case 2: self = .file
+        default: return nil
+        }
+    }
+
+    /// True for images and videos: a batch holding any is redirected as `media`.
+    public var isMedia: Bool { self == .image || self == .video }
+}
+
+/// One entry of a share manifest: the `SharedMediaFile` that host apps read.
+///
+/// For files, `path` is a `file://` URL into the container; for text and URL
+/// items it holds the text or the URL itself.
+public struct SharedMediaFile: Sendable, Hashable {
+    public var path: String
+    /// A `file://` URL of the JPEG thumbnail, if one was made.
+    public var thumbnail: String?
+    /// Duration in milliseconds (videos and audio).
+    public var duration: Double?
+    public var type: SharedMediaType
+    public var mimeType: String?
+    /// Text that came with the share.
+    public var message: String?
+    /// The original file name.
+    public var fileName: String?
+    /// Size in bytes of the copy.
+    public var size: Int64?
+    /// Display size, after EXIF orientation or video rotation.
+    public var width: Int?
+    public var height: Int?
+
+    public init(
+        path: String, thumbnail: String? = nil, duration: Double? = nil, type: SharedMediaType,
+        mimeType: String? = nil, message: String? = nil, fileName: String? = nil, size: Int64? = nil,
+        width: Int? = nil, height: Int? = nil
+    ) {
+        self.path = path
+        self.thumbnail = thumbnail
+        self.duration = duration
+        self.type = type
+        self.mimeType = mimeType
+        self.message = message
+        self.fileName = fileName
+        self.size = size
+        self.width = width
+        self.height = height
+    }
+
+    /// The container file this entry points at, for file-like entries.
+    public var fileURL: URL? { type == .text || type == .url ? nil : URL(string: path) }
+}

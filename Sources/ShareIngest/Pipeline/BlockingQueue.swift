@@ -1,0 +1,65 @@
+import Foundation
+
+/// A bounded FIFO between stages: `push` waits while it is full (backpressure,
+/// so memory stays flat whatever the batch size) and `pop` waits while it is
+/// empty, until the queue is closed and drained.
+final class BlockingQueue<Element>: @unchecked Sendable {
+    private let condition = NSCondition()
+    private var items: [Element] = []
+    private var head = 0
+    private var closed = false
+    let capacity: Int
+
+    init(capacity: Int) { self.capacity = max(1, capacity) }
+
+    func push(_ element: Element) {
+        condition.lock()
+        while items.count - head >= capacity && !closed { condition.wait() }
+        items.append(element)
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    /// The next element, or nil once closed and empty.
+    func pop() -> Element? {
+        condition.lock()
+        defer { condition.unlock() }
+        while head == items.count && !closed { condition.wait() }
+        guard head < items.count else { return nil }
+        let element = items[head]
+        head += 1
+        if head > 64 && head * 2 > items.count {
+            items.removeFirst(head)
+            head = 0
+        }
+        condition.broadcast()
+        return element
+    }
+
+    func close() {
+        condition.lock()
+        closed = true
+        condition.broadcast()
+        condition.unlock()
+    }
+}
+
+/// Threads of our own for blocking native work (libvips, libav, copies, fsync),
+/// so Swift's cooperative pool (one thread per core) is never blocked.
+enum WorkerThreads {
+    /// Starts `count` threads running `body(workerIndex)`; `join` waits for all of them.
+    static func start(name: String, count: Int, _ body: @escaping @Sendable (Int) -> Void) -> (@Sendable () -> Void) {
+        let group = DispatchGroup()
+        for index in 0..<count {
+            group.enter()
+            let thread = Thread {
+                body(index)
+                group.leave()
+            }
+            thread.name = "\(name)-\(index)"
+            thread.stackSize = 8 << 20
+            thread.start()
+        }
+        return { group.wait() }
+    }
+}

@@ -1,0 +1,76 @@
+import Foundation
+import MediaKit
+
+/// Where an item's bytes come from.
+enum ItemSource: Sendable {
+    case file(SourcePath, name: String)
+    case data(Data, name: String)
+    case text(String)
+    case url(String)
+
+    /// How the report names the source.
+    var label: String {
+        switch self {
+        case .file(let path, _): path.display
+        case .data(_, let name): "data:\(name)"
+        case .text(let text): "text:" + String(text.prefix(60))
+        case .url(let url): "url:" + String(url.prefix(200))
+        }
+    }
+
+    var fileName: String? {
+        switch self {
+        case .file(_, let name), .data(_, let name): name
+        case .text, .url: nil
+        }
+    }
+}
+
+/// One item's state as it moves through the stages. Exactly one stage worker
+/// holds it at a time (it is handed over through the queues), so it needs no lock.
+final class ItemWork: @unchecked Sendable {
+    let index: Int
+    let source: ItemSource
+    /// Assigned before the copy, so the copy is named once.
+    var id = UUID()
+
+    // Sniff
+    var sniffed: SniffedContent?
+    var sourceVersion: FileVersion?
+    // Copy
+    var copyPath: String?
+    var size: Int64?
+    // Probe
+    var type: SharedMediaType = .file
+    var mimeType: String?
+    var width: Int?
+    var height: Int?
+    var durationMilliseconds: Double?
+    var imageHeader: ImageHeader?
+    /// The open media file, kept from probe to thumbnail so a video is opened once.
+    var media: MediaFile?
+    var video: VideoStreamInfo?
+    // Thumbnail
+    var thumbnailPath: String?
+
+    var warnings: [String] = []
+    var failure: ItemFailure?
+    var stageSeconds: [StageName: Double] = [:]
+
+    init(index: Int, source: ItemSource) {
+        self.index = index
+        self.source = source
+        if case .url = source { type = .url }
+        if case .text = source { type = .text }
+    }
+
+    /// Files of the container this item owns so far (to remove if it fails).
+    var ownedFiles: [String] { [copyPath, thumbnailPath].compactMap { $0 } }
+
+    var isFileLike: Bool {
+        switch source {
+        case .file, .data: true
+        case .text, .url: false
+        }
+    }
+}

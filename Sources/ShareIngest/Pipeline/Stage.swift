@@ -1,0 +1,40 @@
+import Foundation
+
+/// One stage of the pipeline: does its one job on one item. A stage knows its
+/// settings, nothing about queues, threads or journals; it reports failure by
+/// throwing ``ItemFailure`` and records its results on the item.
+protocol ItemStage: Sendable {
+    var name: StageName { get }
+    /// Processes `item`. Items a stage has nothing to do for pass through untouched.
+    func process(_ item: ItemWork, in batch: BatchContext) throws(ItemFailure)
+}
+
+/// What every stage of one batch shares: read-only after the batch starts.
+struct BatchContext: Sendable {
+    let batchID: UUID
+    let container: ContainerDirectory
+    let pipeline: PipelineDefinition
+    /// Text that came with the share, put on every entry (v2 `message`).
+    let message: String?
+    let cancellation: CancellationFlag
+}
+
+/// A flag set once (on SIGINT/SIGTERM or by the caller) and read by every worker.
+public final class CancellationFlag: @unchecked Sendable {
+    private let lock = NSLock()
+    private var cancelled = false
+
+    public init() {}
+
+    public func cancel() {
+        lock.lock()
+        cancelled = true
+        lock.unlock()
+    }
+
+    public var isCancelled: Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        return cancelled
+    }
+}

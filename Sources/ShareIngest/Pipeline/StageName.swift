@@ -1,0 +1,17 @@
+/// The stages of a pipeline, in the only order they can run.
+public enum StageName: String, Sendable, Codable, CaseIterable, Comparable {
+    /// Reads the first KB of a source: format, extension, MIME type.
+    case sniff
+    /// Copies the source into the container under `<UUID>.<ext>`.
+    case copy
+    /// Opens the media: confirms the type, reads dimensions and duration.
+    case probe
+    /// Makes the JPEG thumbnail (images, video posters, PDF first pages).
+    case thumbnail
+    /// Fan-in: writes the batch's manifest once every item has finished.
+    case manifest
+
+    public static func < (a: StageName, b: StageName) -> Bool {
+        allCases.firstIndex(of: a)! < allCases.firstIndex(of: b)!
+    }
+}

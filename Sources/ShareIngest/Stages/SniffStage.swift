@@ -1,0 +1,82 @@
+import Foundation
+import Glibc
+import MediaKit
+
+/// Sniff: reads the first bytes of a source (never the whole file) and decides
+/// format, extension and MIME type from the content, so the copy is named once.
+struct SniffStage: ItemStage {
+    let settings: PipelineDefinition.SniffSettings
+    var name: StageName { .sniff }
+
+    func process(_ item: ItemWork, in batch: BatchContext) throws(ItemFailure) {
+        switch item.source {
+        case .text(let text):
+            item.mimeType = "text/plain"
+            if text.isEmpty { throw ItemFailure(.sniff, .empty, "text item is empty") }
+        case .url(let text):
+            item.mimeType = "text/uri-list"
+            guard ManifestCoder.looksLikeURL(text) else {
+                throw ItemFailure(.sniff, .notAURL, "\(JSONText.string(String(text.prefix(200)))) is not a URL (expected scheme://host…)")
+            }
+        case .data(let data, let name):
+            guard !data.isEmpty else { throw ItemFailure(.sniff, .empty, "\(name): is empty (0 bytes)") }
+            item.size = Int64(data.count)
+            try identify(item, prefix: data.prefix(ContentSniffer.prefixLength), name: name, label: name)
+        case .file(let path, let name):
+            let prefix: [UInt8]
+            do {
+                let (fd, version) = try FileCopier.openSource(path)
+                item.sourceVersion = version
+                item.size = version.size
+                prefix = try readPrefix(fd, path: path)
+            } catch {
+                throw Self.failure(error, path: path.display, stage: .sniff)
+            }
+            guard !prefix.isEmpty else { throw ItemFailure(.sniff, .empty, "\(path.display): is empty (0 bytes)") }
+            try identify(item, prefix: prefix, name: name, label: path.display)
+        }
+    }
+
+    private func identify(_ item: ItemWork, prefix: some Collection<UInt8>, name: String, label: String) throws(ItemFailure) {
+        let sniffed = ContentSniffer.sniff(prefix, fileName: name)
+        if settings.rejectContradictions, let claimed = sniffed.contradictedFormat {
+            let head = prefix.prefix(8).map { String(format: "%02X", $0) }.joined(separator: " ")
+            throw ItemFailure(.sniff, .contentMismatch, "\(label): named .\(sniffed.declaredExtension ?? "") but the content is not \(claimed.name) (nor any known format; first bytes \(head))")
+        }
+        item.sniffed = sniffed
+        item.mimeType = sniffed.mimeType
+        switch sniffed.kind {
+        case .image: item.type = .image
+        case .video: item.type = .video
+        default: item.type = .file
+        }
+        if let declared = sniffed.declaredExtension, sniffed.recognised, declared != sniffed.fileExtension {
+            item.warnings.append("named .\(declared) but the content is \(sniffed.format.name): stored as .\(sniffed.fileExtension)")
+        }
+    }
+
+    private func readPrefix(_ fd: FileDescriptor, path: SourcePath) throws(CopyError) -> [UInt8] {
+        var buffer = [UInt8](repeating: 0, count: ContentSniffer.prefixLength)
+        var filled = 0
+        while filled < buffer.count {
+            let n = buffer.withUnsafeMutableBytes { raw in
+                retryingInterrupts { pread(fd.raw, raw.baseAddress! + filled, raw.count - filled, off_t(filled)) }
+            }
+            if n < 0 { throw .system(SystemError("read", path: path.display)) }
+            if n == 0 { break }
+            filled += n
+        }
+        return Array(buffer.prefix(filled))
+    }
+
+    /// Maps a copy-layer error to the item failure a user reads.
+    static func failure(_ error: CopyError, path: String, stage: StageName) -> ItemFailure {
+        switch error {
+        case .notRegularFile(let what): ItemFailure(stage, what.contains("symbolic") ? .symbolicLink : .notRegularFile, "\(path) \(what); not read")
+        case .changed(let what): ItemFailure(stage, .changedWhileCopying, "\(path): \(what); not delivered")
+        case .system(let e) where e.isDiskFull: ItemFailure(stage, .diskFull, "\(path): container disk full (\(e.message)) while writing \(e.path)")
+        case .system(let e) where e.code == ENOENT: ItemFailure(stage, .unreadable, "\(path): vanished before it could be read")
+        case .system(let e): ItemFailure(stage, e.call == "read" || e.call == "open" ? .unreadable : .io, "\(path): \(e.call) failed: \(e.message)")
+        }
+    }
+}

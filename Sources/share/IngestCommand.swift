@@ -1,0 +1,81 @@
+import Foundation
+import ShareIngest
+
+/// `share ingest`: one batch from files, folders, text and links.
+enum IngestCommand {
+    static let usage = """
+        usage: share ingest [--container DIR] [--pipeline NAME|FILE] [--key KEY] [--scheme SCHEME]
+                            [--report FILE] [--message TEXT] [--text STRING]... [--url URL]...
+                            [--json | --quiet] PATH...
+        """
+
+    static func run(_ arguments: ArraySlice<String>) -> ExitStatus {
+        let parsed: Arguments
+        do {
+            parsed = try Arguments(
+                arguments, options: ["container", "pipeline", "key", "scheme", "report", "text", "url", "message"],
+                flags: ["json", "quiet", "help"])
+        } catch {
+            return Command.usageFailure(error.description, usage: usage)
+        }
+        if parsed.flag("help") {
+            Terminal.shared.out(usage)
+            return .success
+        }
+        var pipeline: PipelineDefinition
+        var key: ShareKey?
+        let container: ContainerDirectory
+        do {
+            pipeline = try PipelineDefinition.load(parsed.value("pipeline") ?? "default")
+            if let scheme = parsed.value("scheme") {
+                try RedirectURL.validate(scheme: scheme)
+                pipeline.manifest.scheme = scheme
+            }
+            key = try parsed.value("key").map { try ShareKey($0) }
+            container = try ContainerDirectory(parsed.value("container") ?? ContainerDirectory.defaultPath)
+        } catch {
+            return Command.failure("\(error)")
+        }
+        let inputs = parsed.positionals.map(ShareInput.path) + parsed.all("text").map(ShareInput.text) + parsed.all("url").map(ShareInput.url)
+        let mode: ProgressPrinter.Mode = parsed.flag("json") ? .json : parsed.flag("quiet") ? .quiet : .human
+        let printer = ProgressPrinter(mode: mode)
+        let cancellation = CancellationFlag()
+        Signals.cancel(cancellation) { _ in Terminal.shared.err("share: interrupted; finishing items in flight, no manifest will be written") }
+
+        let report: BatchReport
+        do {
+            report = try ShareIngestor(container: container, pipeline: pipeline)
+                .ingest(inputs, key: key, message: parsed.value("message"), events: printer.handle, cancellation: cancellation)
+        } catch {
+            return Command.failure("\(error)")
+        }
+        if let reportPath = parsed.value("report") {
+            do {
+                try report.json().write(to: URL(fileURLWithPath: reportPath))
+            } catch {
+                Terminal.shared.err("share: cannot write the report to \(reportPath): \(error.localizedDescription)")
+            }
+        }
+        if mode != .json { summarize(report, container: container, quiet: mode == .quiet) }
+        if cancellation.isCancelled { return .success }
+        return report.isComplete ? .success : .partial
+    }
+
+    private static func summarize(_ report: BatchReport, container: ContainerDirectory, quiet: Bool) {
+        let terminal = Terminal.shared
+        if !quiet {
+            var counts = "\(report.ingestedCount) of \(report.items.count) items ingested"
+            if report.failedCount > 0 { counts += ", \(report.failedCount) failed" }
+            if report.skippedCount > 0 { counts += ", \(report.skippedCount) skipped" }
+            terminal.err("share: \(counts) in \(String(format: "%.2f", report.wallSeconds)) s")
+            terminal.err("share: container:  \(container.root)")
+            if let manifest = report.manifestPath {
+                terminal.err("share: manifest:   \(manifest)")
+                terminal.err("share: thumbnails: \(container.thumbnailsDirectory)")
+            } else {
+                terminal.err("share: no manifest written: no item could be delivered")
+            }
+        }
+        if let redirect = report.redirectURL { terminal.out(redirect.description) }
+    }
+}

@@ -1,0 +1,37 @@
+import Foundation
+import ShareIngest
+
+/// `share open`: the host side of a redirect. Prints the checked manifest.
+enum OpenCommand {
+    static let usage = "usage: share open URL [--container DIR] [--consume]"
+
+    static func run(_ arguments: ArraySlice<String>) -> ExitStatus {
+        let parsed: Arguments
+        do {
+            parsed = try Arguments(arguments, options: ["container"], flags: ["consume", "help"])
+        } catch {
+            return Command.usageFailure(error.description, usage: usage)
+        }
+        if parsed.flag("help") {
+            Terminal.shared.out(usage)
+            return .success
+        }
+        guard parsed.positionals.count == 1, let url = parsed.positionals.first else {
+            return Command.usageFailure("expected exactly one redirect URL", usage: usage)
+        }
+        let container: ContainerDirectory
+        do {
+            container = try ContainerDirectory(parsed.value("container") ?? ContainerDirectory.defaultPath)
+        } catch {
+            return Command.failure("\(error)")
+        }
+        do {
+            let share = try RedirectHandler(container: container).open(url, consume: parsed.flag("consume"))
+            FileHandle.standardOutput.write(share.manifestJSON)
+            return .success
+        } catch {
+            Terminal.shared.err("share: \(error)")
+            return .partial
+        }
+    }
+}

@@ -1,0 +1,22 @@
+import Dispatch
+import Glibc
+import ShareIngest
+
+/// SIGINT and SIGTERM ask the batch to stop: no new items are taken, items in
+/// flight finish or roll back, and the program exits cleanly.
+enum Signals {
+    nonisolated(unsafe) private static var sources: [DispatchSourceSignal] = []
+
+    static func cancel(_ flag: CancellationFlag, onSignal: @escaping @Sendable (Int32) -> Void = { _ in }) {
+        for number in [SIGINT, SIGTERM] {
+            signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+            source.setEventHandler {
+                flag.cancel()
+                onSignal(number)
+            }
+            source.resume()
+            sources.append(source)
+        }
+    }
+}

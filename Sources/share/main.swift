@@ -1,0 +1,44 @@
+import Foundation
+import ShareIngest
+
+/// Shared helpers of the commands.
+enum Command {
+    static let usage = """
+        share: ingest shared photos, videos, files, text and links into a container and
+        write the SharedMediaFile manifest a host app reads after its redirect URL.
+
+        usage: share <command> [options]
+
+        commands:
+          ingest PATH...     copy, sniff, thumbnail and probe items; write the manifest;
+                             print the redirect URL as the last line of stdout
+          open URL           check and print the manifest a redirect URL names (--consume: take it)
+          help               this text
+
+        Run `share <command> --help` for a command's options.
+        """
+
+    static func usageFailure(_ message: String, usage: String) -> ExitStatus {
+        Terminal.shared.err("share: \(message)")
+        Terminal.shared.err(usage)
+        return .unusable
+    }
+
+    static func failure(_ message: String) -> ExitStatus {
+        Terminal.shared.err("share: \(message)")
+        return .unusable
+    }
+}
+
+let arguments = CommandLine.arguments.dropFirst()
+let status: ExitStatus
+switch arguments.first {
+case "ingest": status = IngestCommand.run(arguments.dropFirst())
+case "open": status = OpenCommand.run(arguments.dropFirst())
+case "help", "--help", "-h", nil:
+    Terminal.shared.out(Command.usage)
+    status = arguments.first == nil ? .unusable : .success
+default:
+    status = Command.usageFailure("unknown command \"\(arguments.first!)\"", usage: Command.usage)
+}
+status.exit()
