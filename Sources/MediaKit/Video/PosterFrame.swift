@@ -21,12 +21,14 @@ public enum PosterFrame {
         let decoder = try KeyframeDecoder(stream: stream)
         let timeBase = av_q2d(stream.pointee.time_base)
         let start = stream.pointee.start_time != Int64.min ? stream.pointee.start_time : 0
-        var target = seconds
-        if let duration = durationMilliseconds, duration > 0 { target = min(seconds, duration / 1000 / 2 > seconds ? seconds : duration / 1000 * 0.5) }
+        // Clamped into the video: a 0.4 s clip asks for 0.4 s and gets its first keyframe.
+        let duration = (durationMilliseconds ?? 0) / 1000
+        let target = duration > 0 ? min(seconds, duration) : seconds
         let targetTimestamp = start + Int64(target / timeBase)
 
         let keyframes = Self.indexedKeyframes(of: stream)
         var candidates: [Int64]
+        let indexed = !keyframes.isEmpty
         if let nearest = keyframes.min(by: { abs($0 - targetTimestamp) < abs($1 - targetTimestamp) }) {
             candidates = Array(keyframes.drop { $0 < nearest }.prefix(maximumAttempts))
         } else {
@@ -37,7 +39,9 @@ public enum PosterFrame {
 
         var darkest: (frame: RGBPicture, luma: Double)?
         for timestamp in candidates {
-            guard let picture = try decoder.decodeKeyframe(in: file, at: timestamp, targetSize: spec.size, sampleAspect: video.sampleAspect) else { continue }
+            guard let picture = try decoder.decodeKeyframe(
+                in: file, at: timestamp, notBefore: indexed ? timestamp : nil, targetSize: spec.size, sampleAspect: video.sampleAspect)
+            else { continue }
             let luma = picture.meanLuma
             if luma >= blackThreshold {
                 return try encode(picture, rotation: video.rotation, spec: spec)
@@ -127,8 +131,10 @@ final class KeyframeDecoder {
     }
 
     /// Seeks to the keyframe at or before `timestamp` and decodes the first frame
-    /// there, scaled to fit `targetSize`. Nil at end of stream.
-    func decodeKeyframe(in file: MediaFile, at timestamp: Int64, targetSize: Int, sampleAspect: Double) throws(AVError) -> RGBPicture? {
+    /// there (or, with `notBefore`, the first keyframe from that time on: index
+    /// times are decoding times, and some demuxers land one keyframe early),
+    /// scaled to fit `targetSize`. Nil at end of stream.
+    func decodeKeyframe(in file: MediaFile, at timestamp: Int64, notBefore: Int64?, targetSize: Int, sampleAspect: Double) throws(AVError) -> RGBPicture? {
         guard let codec, let frame, let packet else { return nil }
         let seek = av_seek_frame(file.formatContext, streamIndex, timestamp, AVSEEK_FLAG_BACKWARD)
         if seek < 0 {
@@ -142,6 +148,8 @@ final class KeyframeDecoder {
             let received = avcodec_receive_frame(codec, frame)
             if received == 0 {
                 defer { av_frame_unref(frame) }
+                let shown = frame.pointee.best_effort_timestamp
+                if let notBefore, shown != Int64.min, shown < notBefore { continue }
                 return try scale(frame, targetSize: targetSize, sampleAspect: sampleAspect)
             }
             if received == shim_averror_eof() { return nil }

@@ -10,6 +10,7 @@ import Glibc
 /// <root>/manifests/<key>.json          one manifest per share key
 /// <root>/manifests/consumed/<key>.json manifests already delivered (kept until gc)
 /// <root>/.share-ingest/                the journal and other private state
+/// <root>/.share-ingest/reports/<key>.json  each batch's report (every item, its outcome)
 /// ```
 /// Files are created with mode 0644 and folders 0755, less the umask; temporary
 /// files are dot-files ending in `.partial`, unique per host and process.
@@ -23,7 +24,7 @@ public struct ContainerDirectory: Sendable, Hashable {
         let standardized = URL(fileURLWithPath: absolute).standardizedFileURL.path
         self.root = standardized
         do {
-            for directory in [root, thumbnailsDirectory, manifestsDirectory, consumedDirectory, stateDirectory] {
+            for directory in [root, thumbnailsDirectory, manifestsDirectory, consumedDirectory, stateDirectory, reportsDirectory] {
                 try FileSystem.makeDirectory(directory)
             }
         } catch {
@@ -48,6 +49,8 @@ public struct ContainerDirectory: Sendable, Hashable {
     public var manifestsDirectory: String { root + "/manifests" }
     public var consumedDirectory: String { root + "/manifests/consumed" }
     public var stateDirectory: String { root + "/.share-ingest" }
+    public var reportsDirectory: String { root + "/.share-ingest/reports" }
+    public func reportPath(key: ShareKey) -> String { "\(reportsDirectory)/\(key.rawValue).json" }
 
     public func mediaPath(id: UUID, fileExtension: String) -> String { "\(root)/\(id.uuidString).\(fileExtension)" }
     public func thumbnailPath(id: UUID) -> String { "\(thumbnailsDirectory)/\(id.uuidString).jpg" }

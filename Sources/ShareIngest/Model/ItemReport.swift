@@ -99,6 +99,13 @@ public struct BatchReport: Sendable {
                 "\"reason\": \(opt(item.failure?.reason.rawValue))",
                 "\"path\": \(opt(item.entry?.path))",
                 "\"type\": \(opt(item.entry?.type.rawValue))",
+                "\"thumbnail\": \(opt(item.entry?.thumbnail))",
+                "\"mimeType\": \(opt(item.entry?.mimeType))",
+                "\"fileName\": \(opt(item.entry?.fileName))",
+                "\"size\": \(item.entry?.size.map { String($0) } ?? "null")",
+                "\"width\": \(item.entry?.width.map { String($0) } ?? "null")",
+                "\"height\": \(item.entry?.height.map { String($0) } ?? "null")",
+                "\"duration\": \(item.entry?.duration.map(JSONText.number) ?? "null")",
             ]
             fields.append("\"warnings\": [\(item.warnings.map(JSONText.string).joined(separator: ", "))]")
             lines.append("    {" + fields.joined(separator: ", ") + "}" + (i + 1 < items.count ? "," : ""))

@@ -188,6 +188,9 @@ final class BatchRunner: @unchecked Sendable {
         let batch = BatchReport(
             batchID: batchID, key: key, redirectURL: redirect, manifestPath: manifestPath, schema: pipeline.manifest.schema,
             pipeline: pipeline.name, items: reports, stageSeconds: totals, wallSeconds: MonotonicClock.now() - started)
+        // The report is kept beside the manifest for `share report` and `share status`;
+        // losing it costs no item, so a failure to write it is not the batch's failure.
+        try? AtomicFile.create(container.reportPath(key: key), bytes: batch.json(), syncDirectory: false)
         events?(.batchFinished(batch))
         return batch
     }

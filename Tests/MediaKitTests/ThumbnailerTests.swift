@@ -1,0 +1,78 @@
+import Foundation
+import MediaKit
+import TestSupport
+import Testing
+
+@Suite struct ThumbnailerTests {
+    /// Thumbnails `name`, saves it, and returns its path (kept alive by `directory`).
+    static func thumbnail(_ name: String, in directory: TemporaryDirectory, spec: ThumbnailSpec = ThumbnailSpec()) throws -> (Thumbnail, String) {
+        let thumbnail = try Thumbnailer.thumbnail(path: Fixtures.media(name), spec: spec)
+        let path = try directory.add(name + ".thumb.jpg", bytes: thumbnail.jpeg)
+        return (thumbnail, path)
+    }
+
+    @Test(arguments: [
+        ("photo.jpg", 360, 270), ("portrait-exif6.jpg", 270, 360), ("exif3.jpg", 360, 270), ("exif8.jpg", 270, 360),
+        ("screenshot.png", 360, 240), ("alpha.png", 256, 256), ("animated.gif", 200, 100), ("image.webp", 360, 270),
+        ("image.heic", 360, 270), ("image.avif", 360, 270), ("image.tiff", 128, 96), ("image.jxl", 360, 270),
+        ("gray.jpg", 360, 270), ("cmyk.jpg", 320, 240), ("png16.png", 128, 128), ("progressive.jpg", 360, 270),
+        ("tiny-1x1.png", 1, 1), ("wide-2000x10.png", 360, 2), ("document.pdf", 278, 360),
+    ])
+    func thumbnailFitsAndIsNeverUpscaled(name: String, width: Int, height: Int) throws {
+        let directory = TemporaryDirectory()
+        let (thumbnail, path) = try Self.thumbnail(name, in: directory)
+        #expect(thumbnail.width == width)
+        #expect(thumbnail.height == height)
+        let onDisk = try ImageInspector.size(path)
+        #expect(onDisk.width == width && onDisk.height == height)
+        #expect(Array(thumbnail.jpeg.prefix(3)) == [0xFF, 0xD8, 0xFF])
+    }
+
+    /// Every synthetic photo has a red marker at its displayed top-left corner.
+    @Test(arguments: ["photo.jpg", "portrait-exif6.jpg", "exif3.jpg", "exif8.jpg"])
+    func exifOrientationIsApplied(name: String) throws {
+        let directory = TemporaryDirectory()
+        let (_, path) = try Self.thumbnail(name, in: directory)
+        #expect(ImageInspector.isRed(try ImageInspector.pixel(path, x: 3, y: 3)))
+    }
+
+    @Test func cmykBecomesThreeBandSRGB() throws {
+        let directory = TemporaryDirectory()
+        let (_, path) = try Self.thumbnail("cmyk.jpg", in: directory)
+        #expect(try ImageInspector.pixel(path, x: 10, y: 10).count == 3)
+    }
+
+    @Test func transparencyIsFlattenedOverWhite() throws {
+        let directory = TemporaryDirectory()
+        let (_, path) = try Self.thumbnail("alpha.png", in: directory)
+        let corner = try ImageInspector.pixel(path, x: 0, y: 0)
+        #expect(corner.count == 3)
+    }
+
+    @Test func sizeAndQualityComeFromTheSpec() throws {
+        let directory = TemporaryDirectory()
+        let (small, _) = try Self.thumbnail("photo.jpg", in: directory, spec: ThumbnailSpec(size: 100, quality: 40))
+        #expect(small.width == 100 && small.height == 75)
+    }
+
+    @Test func truncatedJPEGFailsWhenTruncationIsAnError() {
+        #expect(throws: VipsError.self) {
+            try Thumbnailer.thumbnail(path: Fixtures.media("truncated.jpg"), spec: ThumbnailSpec(damageTolerance: .truncated))
+        }
+    }
+
+    @Test func truncatedJPEGGivesAPartialThumbnailWhenTolerated() throws {
+        let thumbnail = try Thumbnailer.thumbnail(path: Fixtures.media("truncated.jpg"), spec: ThumbnailSpec(damageTolerance: .none))
+        #expect(thumbnail.width == 360)
+    }
+
+    @Test func headerGivesDisplayDimensions() throws {
+        let header = try ImageHeader.read(path: Fixtures.media("portrait-exif6.jpg"))
+        #expect(header.orientation == 6)
+        #expect(header.storedWidth == 640 && header.storedHeight == 480)
+        #expect(header.width == 480 && header.height == 640)
+        let gif = try ImageHeader.read(path: Fixtures.media("animated.gif"))
+        #expect(gif.pages == 4)
+        #expect(gif.height == 100)
+    }
+}

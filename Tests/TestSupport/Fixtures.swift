@@ -1,0 +1,112 @@
+import Foundation
+
+/// Paths to the committed test media and the built `share` binary.
+public enum Fixtures {
+    /// The package root, found from this file's path.
+    public static let packageRoot: URL = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
+    /// `testdata/media/<name>`.
+    public static func media(_ name: String) -> String { packageRoot.appendingPathComponent("testdata/media/\(name)").path }
+
+    /// `testdata/sample-drop`.
+    public static var sampleDrop: String { packageRoot.appendingPathComponent("testdata/sample-drop").path }
+
+    /// What `testdata/make-testdata.sh` measured for `name` (`testdata/media/expected.json`).
+    public static func expected(_ name: String) -> ExpectedMedia? { expectedMedia[name] }
+
+    private static let expectedMedia: [String: ExpectedMedia] = {
+        let url = packageRoot.appendingPathComponent("testdata/media/expected.json")
+        guard let data = try? Data(contentsOf: url) else { return [:] }
+        let decoder = JSONDecoder()
+        decoder.keyDecodingStrategy = .convertFromSnakeCase
+        return (try? decoder.decode([String: ExpectedMedia].self, from: data)) ?? [:]
+    }()
+
+    /// The built `share` executable beside the test bundle.
+    public static var shareBinary: String {
+        let candidates = [
+            Bundle.main.bundleURL.appendingPathComponent("share").path,
+            packageRoot.appendingPathComponent(".build/debug/share").path,
+        ]
+        return candidates.first { FileManager.default.isExecutableFile(atPath: $0) } ?? candidates[1]
+    }
+}
+
+/// A temporary folder removed when the value is released.
+public final class TemporaryDirectory: @unchecked Sendable {
+    public let path: String
+
+    public init(_ label: String = "share-ingest-test") {
+        let template = NSTemporaryDirectory() + "/\(label)-XXXXXX"
+        var bytes = Array(template.utf8CString)
+        let created = bytes.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }
+        precondition(created != nil, "mkdtemp failed")
+        path = String(cString: bytes)
+    }
+
+    deinit { try? FileManager.default.removeItem(atPath: path) }
+
+    /// `<path>/<name>`.
+    public func file(_ name: String) -> String { path + "/" + name }
+
+    /// Creates `<path>/<relative>` (and folders), copying `source` or writing `bytes`.
+    @discardableResult
+    public func add(_ relative: String, copying source: String? = nil, bytes: [UInt8]? = nil) throws -> String {
+        let destination = file(relative)
+        try FileManager.default.createDirectory(atPath: (destination as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+        if let source {
+            try FileManager.default.copyItem(atPath: source, toPath: destination)
+        } else {
+            try Data(bytes ?? []).write(to: URL(fileURLWithPath: destination))
+        }
+        return destination
+    }
+}
+
+/// The measured facts of one test file.
+public struct ExpectedMedia: Decodable, Sendable {
+    public let kind: String?
+    public let mime: String?
+    public let displayWidth: Int?
+    public let displayHeight: Int?
+    public let durationMs: Double?
+}
+
+/// Inspects images with the `vips` command-line tool (tests may use the CLI tools
+/// to look at what the pipeline made; the pipeline itself never does).
+public enum ImageInspector {
+    /// The mean of all bands of all pixels (`vips avg`).
+    public static func mean(_ path: String) throws -> Double {
+        let output = try run(["avg", path])
+        return Double(output.trimmingCharacters(in: .whitespacesAndNewlines)) ?? .nan
+    }
+
+    /// The pixel at (x, y) (`vips getpoint`).
+    public static func pixel(_ path: String, x: Int, y: Int) throws -> [Double] {
+        try run(["getpoint", path, String(x), String(y)]).split(whereSeparator: \.isWhitespace).compactMap { Double($0) }
+    }
+
+    /// Width, height and bands (`vipsheader`).
+    public static func size(_ path: String) throws -> (width: Int, height: Int) {
+        let w = try run(["-f", "width", path], tool: "vipsheader")
+        let h = try run(["-f", "height", path], tool: "vipsheader")
+        return (Int(w.trimmingCharacters(in: .whitespacesAndNewlines)) ?? -1, Int(h.trimmingCharacters(in: .whitespacesAndNewlines)) ?? -1)
+    }
+
+    /// True if the pixel is clearly red (the orientation marker at the top-left of every fixture).
+    public static func isRed(_ rgb: [Double]) -> Bool { rgb.count >= 3 && rgb[0] > 150 && rgb[1] < 100 && rgb[2] < 100 }
+
+    static func run(_ arguments: [String], tool: String = "vips") throws -> String {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/\(tool)")
+        process.arguments = arguments
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let data = pipe.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return String(decoding: data, as: UTF8.self)
+    }
+}
