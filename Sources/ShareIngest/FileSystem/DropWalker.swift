@@ -2,7 +2,8 @@ import Glibc
 
 /// One entry found in a dropped folder: a file to ingest, or something left out and why.
 enum DropEntry {
-    case file(SourcePath, name: String)
+    /// A regular file (`path` is what to read: for a symbolic link, its target).
+    case file(SourcePath, shownAs: SourcePath, name: String)
     case skipped(SourcePath, ItemFailure)
 }
 
@@ -54,7 +55,7 @@ struct DropWalker: Sequence, IteratorProtocol {
             }
             switch st.st_mode & S_IFMT {
             case S_IFREG:
-                ready.append(.file(path, name: SourcePath.displayName(name)))
+                ready.append(.file(path, shownAs: path, name: SourcePath.displayName(name)))
             case S_IFDIR:
                 if depth + 1 >= Self.maximumDepth {
                     ready.append(.skipped(path, ItemFailure(.copy, .tooDeep, "\(path.display): folder nested deeper than \(Self.maximumDepth) levels, not walked")))
@@ -81,6 +82,6 @@ struct DropWalker: Sequence, IteratorProtocol {
         guard let st = target.linkStatus(), st.st_mode & S_IFMT == S_IFREG else {
             return .skipped(path, ItemFailure(.copy, .symbolicLink, "\(path.display) is a symbolic link to something that is not a regular file; not followed"))
         }
-        return .file(target, name: SourcePath.displayName(name))
+        return .file(target, shownAs: path, name: SourcePath.displayName(name))
     }
 }

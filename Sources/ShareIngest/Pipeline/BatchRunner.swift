@@ -111,14 +111,13 @@ final class BatchRunner: @unchecked Sendable {
                     for entry in DropWalker(root: source) {
                         if cancellation.isCancelled { break outer }
                         switch entry {
-                        case .file(let file, let name): emit(.file(file, name: name))
-                        case .skipped(let file, let failure): emit(.file(file, name: SourcePath.displayName(file.lastComponent)), failure: failure)
+                        case .file(let file, let shownAs, let name): emit(.file(SourceFile(file, shownAs: shownAs, name: name)))
+                        case .skipped(let file, let failure): emit(.file(SourceFile(file, name: SourcePath.displayName(file.lastComponent))), failure: failure)
                         }
                     }
                 } else {
                     // A file named on the command line: the user chose it, so a symbolic link is followed.
-                    let resolved = source.resolved() ?? source
-                    emit(.file(resolved, name: SourcePath.displayName(source.lastComponent)))
+                    emit(.file(SourceFile(source.resolved() ?? source, shownAs: source, name: SourcePath.displayName(source.lastComponent))))
                 }
             }
             if cancellation.isCancelled { break }

@@ -1,9 +1,23 @@
 import Foundation
 import MediaKit
 
+/// A source file: the path read (a symbolic link already resolved), and the
+/// path and name the user knows it by.
+struct SourceFile: Sendable {
+    let path: SourcePath
+    let shownAs: SourcePath
+    let name: String
+
+    init(_ path: SourcePath, shownAs: SourcePath? = nil, name: String) {
+        self.path = path
+        self.shownAs = shownAs ?? path
+        self.name = name
+    }
+}
+
 /// Where an item's bytes come from.
 enum ItemSource: Sendable {
-    case file(SourcePath, name: String)
+    case file(SourceFile)
     case data(Data, name: String)
     case text(String)
     case url(String)
@@ -11,7 +25,7 @@ enum ItemSource: Sendable {
     /// How the report names the source.
     var label: String {
         switch self {
-        case .file(let path, _): path.display
+        case .file(let file): file.shownAs.display
         case .data(_, let name): "data:\(name)"
         case .text(let text): "text:" + String(text.prefix(60))
         case .url(let url): "url:" + String(url.prefix(200))
@@ -20,7 +34,8 @@ enum ItemSource: Sendable {
 
     var fileName: String? {
         switch self {
-        case .file(_, let name), .data(_, let name): name
+        case .file(let file): file.name
+        case .data(_, let name): name
         case .text, .url: nil
         }
     }

@@ -10,11 +10,11 @@ struct CopyStage: ItemStage {
         guard let sniffed = item.sniffed else { return }  // text and URLs have nothing to copy
         let destination = batch.container.mediaPath(id: item.id, fileExtension: sniffed.fileExtension)
         switch item.source {
-        case .file(let path, _):
+        case .file(let file):
             do {
-                item.size = try FileCopier.copy(from: path, expected: item.sourceVersion, to: destination, sync: settings.fsync)
+                item.size = try FileCopier.copy(from: file.path, expected: item.sourceVersion, to: destination, sync: settings.fsync)
             } catch {
-                throw SniffStage.failure(error, path: path.display, stage: .copy)
+                throw SniffStage.failure(error, path: file.shownAs.display, stage: .copy)
             }
         case .data(let data, let name):
             do {

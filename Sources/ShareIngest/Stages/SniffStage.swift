@@ -22,18 +22,19 @@ struct SniffStage: ItemStage {
             guard !data.isEmpty else { throw ItemFailure(.sniff, .empty, "\(name): is empty (0 bytes)") }
             item.size = Int64(data.count)
             try identify(item, prefix: data.prefix(ContentSniffer.prefixLength), name: name, label: name)
-        case .file(let path, let name):
+        case .file(let file):
             let prefix: [UInt8]
+            let label = file.shownAs.display
             do {
-                let (fd, version) = try FileCopier.openSource(path)
+                let (fd, version) = try FileCopier.openSource(file.path)
                 item.sourceVersion = version
                 item.size = version.size
-                prefix = try readPrefix(fd, path: path)
+                prefix = try readPrefix(fd, path: file.path)
             } catch {
-                throw Self.failure(error, path: path.display, stage: .sniff)
+                throw Self.failure(error, path: label, stage: .sniff)
             }
-            guard !prefix.isEmpty else { throw ItemFailure(.sniff, .empty, "\(path.display): is empty (0 bytes)") }
-            try identify(item, prefix: prefix, name: name, label: path.display)
+            guard !prefix.isEmpty else { throw ItemFailure(.sniff, .empty, "\(label): is empty (0 bytes)") }
+            try identify(item, prefix: prefix, name: file.name, label: label)
         }
     }
 

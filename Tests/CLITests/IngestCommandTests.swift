@@ -1,0 +1,103 @@
+import Foundation
+import TestSupport
+import Testing
+
+/// The built `share` binary, run like a user runs it.
+@Suite struct IngestCommandTests {
+    @Test func ingestPrintsTheRedirectURLLastAndExitsZero() throws {
+        let container = TemporaryDirectory()
+        let result = try ShareProcess.run(["ingest", "--container", container.path, Fixtures.media("photo.jpg"), "--text", "hello"])
+        #expect(result.status == 0, "\(result.stderr)")
+        let url = try #require(result.lastLine)
+        #expect(url.hasPrefix("ShareMedia://dataUrl=ShareKey-"))
+        #expect(url.hasSuffix("#media"))
+        #expect(result.stderr.contains("2 of 2 items ingested"))
+        #expect(result.stderr.contains("manifest:"))
+    }
+
+    @Test func partialBatchExitsOneAndReportsEveryInput() throws {
+        let container = TemporaryDirectory()
+        let reportFile = container.file("report.json")
+        let result = try ShareProcess.run([
+            "ingest", "--container", container.path + "/c", "--report", reportFile,
+            Fixtures.media("photo.jpg"), Fixtures.media("truncated.jpg"), Fixtures.media("empty.jpg"),
+        ])
+        #expect(result.status == 1)
+        #expect(result.stderr.contains("truncated.jpg: cannot decode JPEG image"))
+        #expect(result.stderr.contains("empty.jpg: is empty"))
+        #expect(result.lastLine?.hasSuffix("#media") == true)
+        let report = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: reportFile))) as! [String: Any]
+        let items = report["items"] as! [[String: Any]]
+        #expect(items.map { $0["status"] as? String } == ["ingested", "failed", "failed"])
+        #expect((items[0]["path"] as? String)?.hasPrefix("file://") == true)
+        #expect(items[1]["error"] as? String != nil)
+        #expect((report["counts"] as? [String: Int])?["ingested"] == 1)
+    }
+
+    @Test(arguments: [
+        (["ingest", "--bogus", "x"], "unknown option --bogus"),
+        (["ingest", "--pipeline", "fancy", "x"], "no built-in pipeline"),
+        (["ingest", "--key", "../x", "x"], "starts with a dot"),
+        (["ingest", "--scheme", "1bad", "x"], "not a valid URL scheme"),
+        (["ingest", "/does/not/exist"], "/does/not/exist"),
+        (["ingest"], "nothing to ingest"),
+        (["frobnicate"], "unknown command"),
+    ])
+    func nothingCanBeDoneExitsTwo(arguments: [String], message: String) throws {
+        let container = TemporaryDirectory()
+        let result = try ShareProcess.run(arguments, environment: ["SHARE_CONTAINER": container.path])
+        #expect(result.status == 2)
+        #expect(result.stderr.contains(message), "\(result.stderr)")
+        #expect(result.stdout.isEmpty)
+    }
+
+    @Test func containerThatIsAFileExitsTwo() throws {
+        let temporary = TemporaryDirectory()
+        let file = try temporary.add("not-a-dir", bytes: [1])
+        let result = try ShareProcess.run(["ingest", "--container", file, Fixtures.media("photo.jpg")])
+        #expect(result.status == 2)
+        #expect(result.stderr.contains("not usable"))
+    }
+
+    @Test func jsonModeEmitsOneEventPerLine() throws {
+        let container = TemporaryDirectory()
+        let result = try ShareProcess.run(["ingest", "--json", "--container", container.path, Fixtures.media("photo.jpg"), Fixtures.media("empty.jpg")])
+        let events = result.stdout.split(separator: "\n").map { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+        #expect(events.allSatisfy { $0 != nil })
+        #expect(events.first??["event"] as? String == "batchStarted")
+        #expect(events.last??["event"] as? String == "batchFinished")
+        #expect((events.last??["redirectURL"] as? String)?.hasPrefix("ShareMedia://") == true)
+        #expect(events.filter { $0?["event"] as? String == "item" }.count == 2)
+    }
+
+    @Test func customSchemeAndKey() throws {
+        let container = TemporaryDirectory()
+        let result = try ShareProcess.run(["ingest", "--container", container.path, "--scheme", "MyApp", "--key", "Drop-1", "--text", "hi"])
+        #expect(result.lastLine == "MyApp://dataUrl=Drop-1#text")
+    }
+}
+
+@Suite struct OpenCommandTests {
+    @Test func openPrintsTheManifestAndConsumeTakesItOnce() throws {
+        let container = TemporaryDirectory()
+        let ingest = try ShareProcess.run(["ingest", "--container", container.path, Fixtures.media("clip-h264.mp4")])
+        let url = try #require(ingest.lastLine)
+        let open = try ShareProcess.run(["open", url, "--container", container.path])
+        #expect(open.status == 0)
+        let entries = try JSONSerialization.jsonObject(with: Data(open.stdout.utf8)) as? [[String: Any]]
+        #expect(entries?.first?["type"] as? String == "video")
+        #expect(try ShareProcess.run(["open", url, "--container", container.path, "--consume"]).status == 0)
+        let again = try ShareProcess.run(["open", url, "--container", container.path, "--consume"])
+        #expect(again.status == 1)
+        #expect(again.stderr.contains("no manifest") || again.stderr.contains("already consumed"))
+    }
+
+    @Test(arguments: ["ShareMedia://dataUrl=../../etc#media", "garbage", "ShareMedia://dataUrl=Unknown#media"])
+    func badURLsGetAClearErrorAndNonZeroStatus(url: String) throws {
+        let container = TemporaryDirectory()
+        let result = try ShareProcess.run(["open", url, "--container", container.path])
+        #expect(result.status != 0)
+        #expect(result.stderr.hasPrefix("share: "))
+        #expect(result.stdout.isEmpty)
+    }
+}

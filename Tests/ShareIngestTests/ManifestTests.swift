@@ -1,0 +1,98 @@
+import Foundation
+import ShareIngest
+import TestSupport
+import Testing
+
+@Suite struct ManifestTests {
+    static let entry = SharedMediaFile(
+        path: "file:///c/8F2C.jpg", thumbnail: "file:///c/thumbnails/8F2C.jpg", duration: nil, type: .image,
+        mimeType: "image/jpeg", message: nil, fileName: "My Photo.jpg", size: 1234, width: 480, height: 640)
+
+    @Test func v2EncodingHasEveryFieldInOrder() {
+        let json = String(decoding: ManifestCoder.encode([Self.entry], schema: .v2), as: UTF8.self)
+        #expect(json == """
+            [
+              {"path": "file:///c/8F2C.jpg", "thumbnail": "file:///c/thumbnails/8F2C.jpg", "duration": null, "type": "image", "mimeType": "image/jpeg", "message": null, "fileName": "My Photo.jpg", "size": 1234, "width": 480, "height": 640}
+            ]
+
+            """)
+    }
+
+    @Test func legacyEncodingIsTheSeedFormat() {
+        var video = Self.entry
+        video.type = .video
+        video.duration = 10000
+        let json = String(decoding: ManifestCoder.encode([video], schema: .legacy), as: UTF8.self)
+        #expect(json.contains(#"{"path": "file:///c/8F2C.jpg", "thumbnail": "file:///c/thumbnails/8F2C.jpg", "duration": 10000.0, "type": 1}"#))
+    }
+
+    @Test func legacyTextOnlyIsAnArrayOfStrings() {
+        let json = ManifestCoder.encode([SharedMediaFile(path: "hi \"there\"", type: .text)], schema: .legacy)
+        #expect(String(decoding: json, as: UTF8.self) == "[\n  \"hi \\\"there\\\"\"\n]\n")
+    }
+
+    @Test func bothSchemasRoundTrip() throws {
+        for schema in ManifestSchema.allCases {
+            let decoded = try ManifestCoder.decode(ManifestCoder.encode([Self.entry], schema: schema))
+            #expect(decoded.schema == schema)
+            #expect(decoded.entries[0].path == Self.entry.path)
+            #expect(decoded.entries[0].type == .image)
+        }
+    }
+
+    @Test(arguments: [
+        ("{}", "(top level)"), ("[1]", "[0]"), (#"[{"type": "image"}]"#, "[0].path"), (#"[{"path": 3, "type": 0}]"#, "[0].path"),
+        (#"[{"path": "x", "type": 7}]"#, "[0].type"), (#"[{"path": "x", "type": "movie"}]"#, "[0].type"),
+        (#"[{"path": "x", "type": 0, "duration": "long"}]"#, "[0].duration"), (#"[{"path": "x", "type": 0, "width": true}]"#, "[0].width"),
+    ])
+    func wrongShapesAreNamed(json: String, field: String) {
+        do {
+            _ = try ManifestCoder.decode(Data(json.utf8))
+            Issue.record("accepted \(json)")
+        } catch {
+            #expect(error.description.contains(field), "\(error)")
+        }
+    }
+
+    @Test func malformedJSONIsReported() {
+        #expect(throws: ManifestError.self) { try ManifestCoder.decode(Data("[{".utf8)) }
+    }
+
+    @Test func bothPathSpellingsAreRead() {
+        let path = "/tmp/My Photo 100%.jpg"
+        #expect(ManifestCoder.fileURLString(path, spelling: .percentEncoded) == "file:///tmp/My%20Photo%20100%25.jpg")
+        #expect(ManifestCoder.fileURLString(path, spelling: .unencoded) == "file:///tmp/My Photo 100%.jpg")
+        #expect(ManifestCoder.filePath(fromURLString: "file:///tmp/My%20Photo%20100%25.jpg") == path)
+        #expect(ManifestCoder.filePath(fromURLString: "file:///tmp/My Photo.jpg") == "/tmp/My Photo.jpg")
+        #expect(ManifestCoder.filePath(fromURLString: "https://x/y") == nil)
+    }
+}
+
+@Suite struct RedirectURLTests {
+    @Test func formatsLikeTheSeed() throws {
+        let url = RedirectURL(key: try ShareKey("ShareKey"), kind: .media)
+        #expect(url.description == "ShareMedia://dataUrl=ShareKey#media")
+    }
+
+    @Test func parsesSchemeKeyAndKind() throws {
+        let parsed = try RedirectURL.parse("MyApp://dataUrl=ShareKey-1#file")
+        #expect(parsed.url?.kind == .file)
+        #expect(parsed.key.rawValue == "ShareKey-1")
+        #expect(parsed.scheme == "MyApp")
+    }
+
+    @Test(arguments: [
+        "ShareMedia://dataUrl=../etc#media", "ShareMedia://dataUrl=a/b#media", "ShareMedia://dataUrl=#media",
+        "ShareMedia://dataUrl=.hidden#media", "ShareMedia://dataUrl=a%2Fb#media", "ShareMedia://key=a#media",
+        "ShareMedia://dataUrl=a#video", "1abc://dataUrl=a#media", "no-scheme", "ShareMedia://dataUrl=a b#text",
+    ])
+    func refusesUnsafeOrMalformed(url: String) {
+        #expect(throws: RedirectURLError.self) { try RedirectURL.parse(url) }
+    }
+
+    @Test func kindFollowsTheContents() {
+        #expect(RedirectKind(types: [.file, .image]) == .media)
+        #expect(RedirectKind(types: [.file, .text]) == .file)
+        #expect(RedirectKind(types: [.url, .text]) == .text)
+    }
+}

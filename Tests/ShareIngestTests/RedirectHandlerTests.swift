@@ -1,0 +1,88 @@
+import Foundation
+import ShareIngest
+import TestSupport
+import Testing
+
+@Suite struct RedirectHandlerTests {
+    static func share(in container: TemporaryDirectory) throws -> (ContainerDirectory, BatchReport) {
+        let directory = try ContainerDirectory(container.path)
+        let report = try ShareIngestor(container: directory).ingest([.path(Fixtures.media("photo.jpg")), .path(Fixtures.media("clip-h264.mp4"))])
+        return (directory, report)
+    }
+
+    @Test func opensTheShareARedirectNames() throws {
+        let temporary = TemporaryDirectory()
+        let (container, report) = try Self.share(in: temporary)
+        let share = try RedirectHandler(container: container).open(try #require(report.redirectURL).description)
+        #expect(share.entries.count == 2)
+        #expect(share.kind == .media)
+        #expect(share.schema == .v2)
+    }
+
+    @Test func consumeDeliversOnce() throws {
+        let temporary = TemporaryDirectory()
+        let (container, report) = try Self.share(in: temporary)
+        let url = try #require(report.redirectURL).description
+        let handler = RedirectHandler(container: container)
+        _ = try handler.open(url, consume: true)
+        do {
+            _ = try handler.open(url, consume: true)
+            Issue.record("consumed twice")
+        } catch {
+            #expect(error.description.contains("already consumed") || error.description.contains("no manifest"))
+        }
+    }
+
+    @Test func unknownKeyIsAnError() throws {
+        let temporary = TemporaryDirectory()
+        let container = try ContainerDirectory(temporary.path)
+        #expect(throws: RedirectError.self) { try RedirectHandler(container: container).open("ShareMedia://dataUrl=Nope#media") }
+    }
+
+    /// Writes a hand-made manifest under `key` and opens it.
+    static func open(_ json: String, key: String, in temporary: TemporaryDirectory) throws -> ReceivedShare {
+        let container = try ContainerDirectory(temporary.path)
+        try Data(json.utf8).write(to: URL(fileURLWithPath: container.manifestPath(key: try ShareKey(key))))
+        return try RedirectHandler(container: container).open("ShareMedia://dataUrl=\(key)#media")
+    }
+
+    @Test func pathOutsideTheContainerIsRefused() throws {
+        let temporary = TemporaryDirectory()
+        #expect(throws: RedirectError.self) {
+            try Self.open(#"[{"path": "file:///etc/passwd", "thumbnail": null, "duration": null, "type": 2}]"#, key: "evil", in: temporary)
+        }
+        #expect(throws: RedirectError.self) {
+            try Self.open(#"[{"path": "file://\#(temporary.path)/../../etc/passwd", "type": "file"}]"#, key: "dots", in: temporary)
+        }
+    }
+
+    @Test func symbolicLinkInTheContainerIsRefused() throws {
+        let temporary = TemporaryDirectory()
+        _ = try ContainerDirectory(temporary.path)
+        try FileManager.default.createSymbolicLink(atPath: temporary.file("link.jpg"), withDestinationPath: "/etc/passwd")
+        do {
+            _ = try Self.open(#"[{"path": "file://\#(temporary.path)/link.jpg", "type": 0}]"#, key: "link", in: temporary)
+            Issue.record("accepted a symbolic link")
+        } catch {
+            #expect("\(error)".contains("symbolic link"))
+        }
+    }
+
+    @Test func unencodedPathsWithSpacesAreRead() throws {
+        let temporary = TemporaryDirectory()
+        _ = try ContainerDirectory(temporary.path)
+        try temporary.add("My Photo.jpg", copying: Fixtures.media("photo.jpg"))
+        let share = try Self.open(#"[{"path": "file://\#(temporary.path)/My Photo.jpg", "thumbnail": null, "duration": null, "type": 0}]"#, key: "plugin", in: temporary)
+        #expect(share.entries[0].path.hasSuffix("My%20Photo.jpg"))
+        #expect(share.schema == .legacy)
+    }
+
+    @Test func badManifestIsRefusedAndNotConsumed() throws {
+        let temporary = TemporaryDirectory()
+        let container = try ContainerDirectory(temporary.path)
+        let key = try ShareKey("broken")
+        try Data("[{\"path\": 1}]".utf8).write(to: URL(fileURLWithPath: container.manifestPath(key: key)))
+        #expect(throws: RedirectError.self) { try RedirectHandler(container: container).open(key: key, consume: true) }
+        #expect(FileManager.default.fileExists(atPath: container.manifestPath(key: key)))
+    }
+}

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Installs the Debian packages share-ingest needs to build, test and run its
+# demo, if any is missing. Idempotent; needs root (or sudo) only to install.
+set -euo pipefail
+
+packages=(
+  # build: C libraries and pkg-config
+  pkg-config libvips-dev libavformat-dev libavcodec-dev libswscale-dev libavutil-dev libsqlite3-dev libpq-dev
+  # tests: inspect images (vipsheader, vips avg) and make media on the fly
+  libvips-tools ffmpeg
+  # tests of the distributed mode: a throwaway PostgreSQL server
+  postgresql
+  # benchmarks: peak memory
+  time
+)
+
+missing=()
+for package in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$package")
+  fi
+done
+
+if ((${#missing[@]})); then
+  echo "setup: installing ${missing[*]}" >&2
+  sudo=""
+  if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+if ! command -v swift >/dev/null; then
+  echo "setup: swift is not on PATH; install the Swift 6 toolchain first" >&2
+  exit 1
+fi
