@@ -1,4 +1,5 @@
 import Foundation
+import Glibc
 
 /// The library's entry point: ingests what a person shares into a container
 /// and writes the manifest a host app reads after the redirect.
@@ -8,6 +9,9 @@ import Foundation
 /// let report = try ShareIngestor(container: container).ingest([.path("/drops/holiday"), .text("Look!")])
 /// print(report.redirectURL!)   // ShareMedia://dataUrl=ShareKey-…#media
 /// ```
+///
+/// Every batch is journaled in the container: an interrupted one (a signal, a
+/// crash, a power cut) is finished by ``resume(_:events:cancellation:)``.
 public struct ShareIngestor: Sendable {
     public var container: ContainerDirectory
     public var pipeline: PipelineDefinition
@@ -24,14 +28,78 @@ public struct ShareIngestor: Sendable {
     ///   - key: the manifest key; default: the pipeline's, else unique per batch.
     ///   - message: text that came with the share (v2 `message` of every entry).
     ///   - events: progress and per-item outcomes, called from worker threads.
+    ///   - cancellation: when set, items in flight finish their current stage and the
+    ///     batch stops, resumable; the report says `interrupted`.
     public func ingest(
         _ inputs: [ShareInput], key: ShareKey? = nil, message: String? = nil,
         events: IngestEventSink? = nil, cancellation: CancellationFlag = CancellationFlag()
     ) throws(ShareIngestError) -> BatchReport {
+        try BatchRunner.checkInputs(inputs)
+        let journal = try BatchJournal(container: container)
+        Recovery.sweep(container)
         let batchID = UUID()
         let key = key ?? pipeline.manifest.key ?? ShareKey.unique(id: batchID)
-        let runner = BatchRunner(pipeline: pipeline, container: container, events: events, cancellation: cancellation)
-        return try runner.run(inputs, key: key, message: message, batchID: batchID)
+        try checkKeyIsFree(key, journal: journal)
+        var batch = BatchRecord(
+            id: batchID, key: key, state: .running, pipelineJSON: pipeline.encodedJSON(), message: message,
+            createdAt: Date())
+        guard let lock = BatchLock(batch: batchID, container: container) else {
+            throw .containerUnusable(path: container.root, reason: "cannot lock batch \(batchID)")
+        }
+        defer { withExtendedLifetime(lock) {} }
+        let items = BatchPlanner.items(for: inputs)
+        do {
+            try journal.create(BatchRecord(id: batchID, key: key, state: .claimed, pipelineJSON: batch.pipelineJSON, message: message, createdAt: batch.createdAt))
+            try journal.plan(items, batch: &batch)
+        } catch {
+            throw .containerUnusable(path: container.root, reason: "journal: \(error)")
+        }
+        CrashPoint.hit("after-plan")
+        let runner = BatchRunner(pipeline: pipeline, container: container, journal: journal, events: events, cancellation: cancellation)
+        return try runner.run(&batch, items: items, message: message)
+    }
+
+    /// Finishes an interrupted batch (by id or key), redoing only unfinished stages,
+    /// with the pipeline it started with.
+    public func resume(_ idOrKey: String, events: IngestEventSink? = nil, cancellation: CancellationFlag = CancellationFlag()) throws(ShareIngestError) -> BatchReport {
+        let journal = try BatchJournal(container: container)
+        guard let batch = try journal.batch(idOrKey) else { throw .unknownBatch(idOrKey) }
+        return try Self.resume(batch, journal: journal, events: events, cancellation: cancellation)
+    }
+
+    /// Finishes every unfinished batch of the container that no other process is
+    /// working on; returns their reports.
+    public func resumeUnfinished(events: IngestEventSink? = nil, cancellation: CancellationFlag = CancellationFlag()) throws(ShareIngestError) -> [BatchReport] {
+        let journal = try BatchJournal(container: container)
+        Recovery.sweep(container)
+        var reports: [BatchReport] = []
+        for batch in try journal.batches(in: [.running, .manifesting]).reversed() where !cancellation.isCancelled {
+            if let report = try? Self.resume(batch, journal: journal, events: events, cancellation: cancellation) { reports.append(report) }
+        }
+        return reports
+    }
+
+    static func resume(_ record: BatchRecord, journal: BatchJournal, events: IngestEventSink?, cancellation: CancellationFlag, dispose: ((BatchRecord, [ItemWork]) -> Void)? = nil) throws(ShareIngestError) -> BatchReport {
+        guard record.state == .running || record.state == .manifesting else { throw .batchNotResumable(record.id, record.state) }
+        guard let lock = BatchLock(batch: record.id, container: journal.container) else { throw .batchBusy(record.id) }
+        defer { withExtendedLifetime(lock) {} }
+        Recovery.sweep(journal.container)
+        // Re-read under the lock: another process may have finished it meanwhile.
+        guard var batch = try journal.batch(record.id.uuidString), batch.state == .running || batch.state == .manifesting else {
+            throw .batchNotResumable(record.id, .done)
+        }
+        let pipeline: PipelineDefinition
+        do { pipeline = try PipelineDefinition.decode(Data(batch.pipelineJSON.utf8), file: "pipeline of batch \(batch.id)") } catch { throw .pipeline(error) }
+        let items: [ItemWork]
+        do { items = try journal.items(of: batch.id) } catch { throw .containerUnusable(path: journal.container.root, reason: "journal: \(error)") }
+        let runner = BatchRunner(pipeline: pipeline, container: journal.container, journal: journal, events: events, cancellation: cancellation)
+        return try runner.run(&batch, items: items, message: batch.message, dispose: dispose)
+    }
+
+    private func checkKeyIsFree(_ key: ShareKey, journal: BatchJournal) throws(ShareIngestError) {
+        let store = ManifestStore(container: container)
+        if store.exists(key) { throw .manifestExists(key: key, path: container.manifestPath(key: key)) }
+        if let other = try journal.batch(key.rawValue) { throw .keyTaken(key: key, batch: other.id) }
     }
 
     /// The same, for async callers: the batch runs on its own threads and the
@@ -52,5 +120,18 @@ public struct ShareIngestor: Sendable {
             thread.start()
         }
         return try result.get()
+    }
+}
+
+extension BatchRunner {
+    /// Bad command-line paths are refused before anything starts.
+    static func checkInputs(_ inputs: [ShareInput]) throws(ShareIngestError) {
+        guard !inputs.isEmpty else { throw .noInputs }
+        for case .path(let path) in inputs {
+            var st = stat()
+            guard stat(path, &st) == 0 else {
+                throw .inputMissing(path: path, reason: String(cString: strerror(errno)))
+            }
+        }
     }
 }

@@ -7,13 +7,14 @@ enum IngestCommand {
         usage: share ingest [--container DIR] [--pipeline NAME|FILE] [--key KEY] [--scheme SCHEME]
                             [--report FILE] [--message TEXT] [--text STRING]... [--url URL]...
                             [--json | --quiet] PATH...
+               share ingest --resume BATCH [--container DIR] [--json | --quiet]
         """
 
     static func run(_ arguments: ArraySlice<String>) -> ExitStatus {
         let parsed: Arguments
         do {
             parsed = try Arguments(
-                arguments, options: ["container", "pipeline", "key", "scheme", "report", "text", "url", "message"],
+                arguments, options: ["container", "pipeline", "key", "scheme", "report", "text", "url", "message", "resume"],
                 flags: ["json", "quiet", "help"])
         } catch {
             return Command.usageFailure(error.description, usage: usage)
@@ -40,14 +41,23 @@ enum IngestCommand {
         let mode: ProgressPrinter.Mode = parsed.flag("json") ? .json : parsed.flag("quiet") ? .quiet : .human
         let printer = ProgressPrinter(mode: mode)
         let cancellation = CancellationFlag()
-        Signals.cancel(cancellation) { _ in Terminal.shared.err("share: interrupted; finishing items in flight, no manifest will be written") }
+        Signals.cancel(cancellation) { _ in Terminal.shared.err("share: interrupted; items in flight finish their stage") }
 
         let report: BatchReport
         do {
-            report = try ShareIngestor(container: container, pipeline: pipeline)
-                .ingest(inputs, key: key, message: parsed.value("message"), events: printer.handle, cancellation: cancellation)
+            let ingestor = ShareIngestor(container: container, pipeline: pipeline)
+            if let batch = parsed.value("resume") {
+                guard inputs.isEmpty else { return Command.usageFailure("--resume takes no PATH, --text or --url", usage: usage) }
+                report = try ingestor.resume(batch, events: printer.handle, cancellation: cancellation)
+            } else {
+                report = try ingestor.ingest(inputs, key: key, message: parsed.value("message"), events: printer.handle, cancellation: cancellation)
+            }
         } catch {
             return Command.failure("\(error)")
+        }
+        if report.interrupted {
+            Terminal.shared.err("share: interrupted; nothing is lost: finish with  share ingest --resume \(report.batchID.uuidString) --container \(container.root)")
+            return .success
         }
         if let reportPath = parsed.value("report") {
             do {
@@ -57,7 +67,6 @@ enum IngestCommand {
             }
         }
         if mode != .json { summarize(report, container: container, quiet: mode == .quiet) }
-        if cancellation.isCancelled { return .success }
         return report.isComplete ? .success : .partial
     }
 

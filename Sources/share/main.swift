@@ -13,6 +13,8 @@ enum Command {
           ingest PATH...     copy, sniff, thumbnail and probe items; write the manifest;
                              print the redirect URL as the last line of stdout
           open URL           check and print the manifest a redirect URL names (--consume: take it)
+          watch INBOX        ingest every folder dropped into INBOX: one batch and manifest per drop
+          status             list the container's batches: state, counts, keys, redirect URLs
           help               this text
 
         Run `share <command> --help` for a command's options.
@@ -35,6 +37,8 @@ let status: ExitStatus
 switch arguments.first {
 case "ingest": status = IngestCommand.run(arguments.dropFirst())
 case "open": status = OpenCommand.run(arguments.dropFirst())
+case "watch": status = WatchCommand.run(arguments.dropFirst())
+case "status": status = StatusCommand.run(arguments.dropFirst())
 case "help", "--help", "-h", nil:
     Terminal.shared.out(Command.usage)
     status = arguments.first == nil ? .unusable : .success

@@ -14,6 +14,18 @@ public struct SniffedContent: Sendable, Hashable {
     public let contradictedFormat: MediaFormat?
 
     public var kind: ContentKind { format.kind }
+
+    public init(
+        format: MediaFormat, fileExtension: String, mimeType: String, recognised: Bool, declaredExtension: String?,
+        contradictedFormat: MediaFormat?
+    ) {
+        self.format = format
+        self.fileExtension = fileExtension
+        self.mimeType = mimeType
+        self.recognised = recognised
+        self.declaredExtension = declaredExtension
+        self.contradictedFormat = contradictedFormat
+    }
 }
 
 /// Identifies a file's format from its first bytes (magic numbers, ISO-BMFF

@@ -100,6 +100,20 @@ extension MediaFormat {
     public static let binary = MediaFormat(id: "binary", name: "binary data", kind: .data, mimeType: "application/octet-stream", extensions: ["bin"])
 }
 
+extension MediaFormat {
+    /// Every format the sniffer can name, for looking one up by ``id``.
+    public static let all: [MediaFormat] = [
+        .jpeg, .png, .gif, .webp, .heic, .heif, .avif, .tiff, .bmp, .jxl, .jpeg2000, .ico, .psd, .svg,
+        .mp4, .mov, .m4v, .threeGP, .webm, .mkv, .avi, .mpegTS, .mpegPS, .flv, .asf,
+        .mp3, .m4a, .aac, .wav, .ogg, .oggVideo, .flac, .aiff, .amr,
+        .pdf, .epub, .zip, .gzip, .bzip2, .xz, .zstd, .sevenZip, .rar, .tar, .sqlite, .elf, .oleCompound, .rtf,
+        .text, .binary,
+    ]
+
+    /// The format with this ``id``, if it is one of ``all``.
+    public static func known(id: String) -> MediaFormat? { all.first { $0.id == id } }
+}
+
 /// MIME types for well-known text extensions (text files carry no magic bytes).
 enum TextMIMETypes {
     static let byExtension: [String: String] = [

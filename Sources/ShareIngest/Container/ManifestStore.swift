@@ -19,7 +19,9 @@ public struct ManifestStore: Sendable {
     /// already be durable (the runner fsyncs them and their folders first).
     func write(_ entries: [SharedMediaFile], schema: ManifestSchema, key: ShareKey) throws(SystemError) -> String {
         let path = container.manifestPath(key: key)
-        try AtomicFile.create(path, bytes: ManifestCoder.encode(entries, schema: schema), syncDirectory: true)
+        try AtomicFile.create(path, bytes: ManifestCoder.encode(entries, schema: schema), syncDirectory: true) {
+            CrashPoint.hit("manifest-temporary-written")
+        }
         return path
     }
 

@@ -6,7 +6,8 @@ import Glibc
 /// fsync of the directory so the rename survives a crash.
 enum AtomicFile {
     /// Creates `path` with `bytes`; fails if `path` exists.
-    static func create(_ path: String, bytes: some ContiguousBytes, syncDirectory: Bool) throws(SystemError) {
+    /// `beforeRename` runs once the temporary file is complete (a test hook).
+    static func create(_ path: String, bytes: some ContiguousBytes, syncDirectory: Bool, beforeRename: () -> Void = {}) throws(SystemError) {
         let temporary = FileSystem.temporaryName(for: path)
         do throws(SystemError) {
             let fd = try FileDescriptor.open(temporary, O_WRONLY | O_CREAT | O_EXCL, mode: 0o644)
@@ -17,6 +18,7 @@ enum AtomicFile {
             if let writeError { throw writeError }
             try fd.sync(path: path)
             try fd.close(path: path)
+            beforeRename()
             try FileSystem.renameNoReplace(temporary, path)
         } catch {
             FileSystem.remove(temporary)

@@ -10,6 +10,14 @@ struct FileVersion: Sendable, Hashable {
     let modifiedSeconds: Int
     let modifiedNanoseconds: Int
 
+    init(device: UInt64, inode: UInt64, size: Int64, modifiedSeconds: Int, modifiedNanoseconds: Int) {
+        self.device = device
+        self.inode = inode
+        self.size = size
+        self.modifiedSeconds = modifiedSeconds
+        self.modifiedNanoseconds = modifiedNanoseconds
+    }
+
     init(_ st: stat) {
         device = UInt64(st.st_dev)
         inode = UInt64(st.st_ino)

@@ -66,6 +66,9 @@ public struct BatchReport: Sendable {
     /// Seconds of work per stage, summed over items, and the batch's wall time.
     public let stageSeconds: [StageName: Double]
     public let wallSeconds: Double
+    /// True when the batch was interrupted (a signal, a cancellation) before all its
+    /// items finished: no manifest yet; `share ingest --resume` finishes it.
+    public var interrupted = false
 
     public var entries: [SharedMediaFile] { items.compactMap(\.entry) }
     public var ingestedCount: Int { items.count { $0.status == .ingested } }
@@ -85,6 +88,7 @@ public struct BatchReport: Sendable {
         lines.append("  \"manifest\": \(opt(manifestPath)),")
         lines.append("  \"schema\": \(JSONText.string(schema.rawValue)),")
         lines.append("  \"pipeline\": \(JSONText.string(pipeline)),")
+        lines.append("  \"interrupted\": \(interrupted),")
         lines.append("  \"counts\": {\"items\": \(items.count), \"ingested\": \(ingestedCount), \"failed\": \(failedCount), \"skipped\": \(skippedCount)},")
         let timings = StageName.allCases.compactMap { stage in stageSeconds[stage].map { "\"\(stage.rawValue)\": \(String(format: "%.4f", $0))" } }
         lines.append("  \"stageSeconds\": {\(timings.joined(separator: ", "))},")

@@ -1,3 +1,5 @@
+import Foundation
+
 /// Why a whole batch could not be run (as opposed to one item failing).
 public enum ShareIngestError: Error, Sendable, CustomStringConvertible {
     /// The container cannot be created or written.
@@ -11,6 +13,14 @@ public enum ShareIngestError: Error, Sendable, CustomStringConvertible {
     /// The pipeline definition is invalid.
     case pipeline(PipelineError)
     case badScheme(String)
+    /// The key belongs to an earlier batch (its manifest may have been consumed).
+    case keyTaken(key: ShareKey, batch: UUID)
+    /// No batch has this id or key.
+    case unknownBatch(String)
+    /// The batch is not interrupted: there is nothing to resume.
+    case batchNotResumable(UUID, BatchState)
+    /// Another process is working on this batch.
+    case batchBusy(UUID)
 
     public var description: String {
         switch self {
@@ -21,6 +31,10 @@ public enum ShareIngestError: Error, Sendable, CustomStringConvertible {
         case .inputMissing(let path, let reason): "\(path): \(reason)"
         case .pipeline(let error): error.description
         case .badScheme(let scheme): "\(JSONText.string(scheme)) is not a valid URL scheme (a letter, then letters, digits, + - .)"
+        case .keyTaken(let key, let batch): "the key \(key) was already used by batch \(batch); choose another --key"
+        case .unknownBatch(let id): "no batch with id or key \(id) in this container (see share status)"
+        case .batchNotResumable(let id, let state): "batch \(id) is \(state.rawValue); only interrupted batches can be resumed"
+        case .batchBusy(let id): "batch \(id) is being worked on by another process"
         }
     }
 }

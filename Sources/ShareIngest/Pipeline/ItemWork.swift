@@ -46,8 +46,10 @@ enum ItemSource: Sendable {
 final class ItemWork: @unchecked Sendable {
     let index: Int
     let source: ItemSource
-    /// Assigned before the copy, so the copy is named once.
-    var id = UUID()
+    /// Assigned (and journaled) before the copy, so the copy is named once.
+    let id: UUID
+    /// The last stage this item finished; a resumed batch starts it after that.
+    var completed: StageName?
 
     // Sniff
     var sniffed: SniffedContent?
@@ -72,15 +74,23 @@ final class ItemWork: @unchecked Sendable {
     var failure: ItemFailure?
     var stageSeconds: [StageName: Double] = [:]
 
-    init(index: Int, source: ItemSource) {
+    init(index: Int, source: ItemSource, id: UUID = UUID()) {
         self.index = index
         self.source = source
+        self.id = id
         if case .url = source { type = .url }
         if case .text = source { type = .text }
     }
 
-    /// Files of the container this item owns so far (to remove if it fails).
-    var ownedFiles: [String] { [copyPath, thumbnailPath].compactMap { $0 } }
+    /// Every file of the container this item may own (to remove if it fails): the
+    /// ones recorded, and the ones its UUID names, which a run that died before
+    /// journaling them may have left.
+    func ownedFiles(in container: ContainerDirectory) -> Set<String> {
+        var files = Set([copyPath, thumbnailPath].compactMap { $0 })
+        if let ext = sniffed?.fileExtension { files.insert(container.mediaPath(id: id, fileExtension: ext)) }
+        if isFileLike { files.insert(container.thumbnailPath(id: id)) }
+        return files
+    }
 
     var isFileLike: Bool {
         switch source {

@@ -117,6 +117,35 @@ extension PipelineDefinition {
     }
 }
 
+extension PipelineDefinition {
+    /// The definition as a pipeline document (every setting spelled out), so it can
+    /// be stored with a batch and read back identically.
+    public func encodedJSON() -> String {
+        var stages: [[String: Any]] = [
+            ["stage": "sniff", "workers": sniff.workers, "rejectContradictions": sniff.rejectContradictions],
+            ["stage": "copy", "workers": copy.workers, "fsync": copy.fsync],
+        ]
+        if let probe {
+            stages.append(["stage": "probe", "workers": probe.workers, "pixelLimit": probe.pixelLimit, "timeLimit": probe.timeLimit])
+        }
+        if let thumbnail {
+            stages.append([
+                "stage": "thumbnail", "workers": thumbnail.workers, "size": thumbnail.size, "format": "jpeg", "quality": thumbnail.quality,
+                "for": ThumbnailKind.allCases.filter(thumbnail.kinds.contains).map(\.rawValue),
+                "damageTolerance": thumbnail.damageTolerance.rawValue, "timeLimit": thumbnail.timeLimit, "posterTime": thumbnail.posterTime,
+            ])
+        }
+        var manifestStage: [String: Any] = [
+            "stage": "manifest", "schema": manifest.schema.rawValue, "scheme": manifest.scheme, "pathSpelling": manifest.pathSpelling.rawValue,
+        ]
+        if let key = manifest.key { manifestStage["key"] = key.rawValue }
+        stages.append(manifestStage)
+        let document: [String: Any] = ["name": name, "description": description, "stages": stages]
+        let data = try! JSONSerialization.data(withJSONObject: document, options: [.sortedKeys, .withoutEscapingSlashes])
+        return String(decoding: data, as: UTF8.self)
+    }
+}
+
 /// Reads a pipeline document field by field, so every error names its field.
 private struct FieldReader {
     let file: String

@@ -29,14 +29,17 @@ struct ManifestStage {
         return ItemFailure(.manifest, .unsupportedBySchema, "\(item.source.label): the legacy manifest cannot hold text next to files; use the v2 schema (pipeline \"default\")")
     }
 
+    /// The redirect URL for a batch with these entries.
+    func redirect(for entries: [SharedMediaFile], key: ShareKey) -> RedirectURL {
+        RedirectURL(scheme: settings.scheme, key: key, kind: RedirectKind(types: entries.map(\.type)))
+    }
+
     /// Makes the batch's files durable, then writes the manifest.
-    func write(_ entries: [SharedMediaFile], key: ShareKey, container: ContainerDirectory) throws(SystemError) -> (path: String, redirect: RedirectURL) {
+    func write(_ entries: [SharedMediaFile], key: ShareKey, container: ContainerDirectory) throws(SystemError) -> String {
         if entries.contains(where: { $0.fileURL != nil }) {
             try FileSystem.syncDirectory(container.root)
             try FileSystem.syncDirectory(container.thumbnailsDirectory)
         }
-        let path = try ManifestStore(container: container).write(entries, schema: settings.schema, key: key)
-        let redirect = RedirectURL(scheme: settings.scheme, key: key, kind: RedirectKind(types: entries.map(\.type)))
-        return (path, redirect)
+        return try ManifestStore(container: container).write(entries, schema: settings.schema, key: key)
     }
 }

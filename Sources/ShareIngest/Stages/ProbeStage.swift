@@ -7,8 +7,8 @@ import MediaKit
 /// display dimensions and duration. A video stays open for the thumbnail stage.
 struct ProbeStage: ItemStage {
     let settings: PipelineDefinition.ProbeSettings
-    /// Whether the thumbnail stage will want the open video.
-    let keepVideoOpen: Bool
+    /// Whether the thumbnail stage will want the open file (videos, libav-read images).
+    let keepMediaOpen: Bool
     var name: StageName { .probe }
 
     /// Formats libvips reads fully here: failing to read one means the file is damaged.
@@ -73,7 +73,7 @@ struct ProbeStage: ItemStage {
             item.type = .image
             item.width = video.width
             item.height = video.height
-            item.media = media
+            if keepMediaOpen { item.media = media }
             item.video = video
         } catch let error as ItemFailure {
             throw error
@@ -99,7 +99,7 @@ struct ProbeStage: ItemStage {
             item.width = video.width
             item.height = video.height
             item.video = video
-            if keepVideoOpen { item.media = media }
+            if keepMediaOpen { item.media = media }
         } else if probe.hasAudio {
             item.type = .file
             if format.kind == .video { item.mimeType = Self.audioMIMEType(for: format) }

@@ -28,7 +28,15 @@ struct ThumbnailStage: ItemStage {
                 throw ItemFailure(.thumbnail, Self.isTimeout(error) ? .timeLimit : .undecodable, "\(label): cannot decode \(sniffed.format.name) image: \(error)")
             }
         case .video where settings.kinds.contains(.video):
-            guard let media = item.media, let video = item.video else { return }
+            // A resumed batch starts here without the probe's open file: open it again.
+            if item.media == nil {
+                item.media = try? MediaFile(path: path, timeLimit: settings.timeLimit)
+                item.video = try? item.media?.probe().video
+            }
+            guard let media = item.media, let video = item.video else {
+                item.warnings.append("no poster frame: the video could not be reopened")
+                return
+            }
             do {
                 media.restartClock(seconds: settings.timeLimit)
                 thumbnail = try PosterFrame.thumbnail(
@@ -49,6 +57,9 @@ struct ThumbnailStage: ItemStage {
             return
         }
         let destination = batch.container.thumbnailPath(id: item.id)
+        // A thumbnail left by a run that died before journaling it is this item's
+        // own (named by its UUID): replace it.
+        FileSystem.remove(destination)
         do {
             try AtomicFile.create(destination, bytes: thumbnail.jpeg, syncDirectory: false)
         } catch {

@@ -1,0 +1,300 @@
+import Foundation
+import Glibc
+import MediaKit
+
+/// Where a batch is in its life.
+public enum BatchState: String, Sendable, Codable, CaseIterable {
+    /// A dropped folder was claimed; it is being moved in and planned.
+    case claimed
+    /// Items are planned (each has its UUID) and being processed.
+    case running
+    /// Every item finished; the manifest is being written.
+    case manifesting
+    /// The manifest is written (or nothing could be delivered).
+    case done
+    /// The drop vanished before it was planned; nothing was taken.
+    case abandoned
+    /// A consumed share whose files `share gc` removed.
+    case collected
+}
+
+/// One batch as the journal keeps it.
+public struct BatchRecord: Sendable {
+    public let id: UUID
+    public let key: ShareKey
+    public internal(set) var state: BatchState
+    /// The pipeline, as canonical JSON, so a resumed batch runs with the same settings.
+    let pipelineJSON: String
+    public let message: String?
+    /// For dropped folders: the drop's name in the inbox, its tree signature, and
+    /// where its files are read from once claimed.
+    public internal(set) var dropName: String?
+    var dropSignature: String?
+    public internal(set) var dropPath: String?
+    public let createdAt: Date
+    public internal(set) var finishedAt: Date?
+    public internal(set) var redirectURL: String?
+    public internal(set) var manifestPath: String?
+    public internal(set) var itemCount = 0
+    public internal(set) var ingestedCount = 0
+    public internal(set) var failedCount = 0
+    public internal(set) var skippedCount = 0
+}
+
+/// The durable state of batches and items: SQLite in WAL mode at
+/// `<container>/.share-ingest/journal.sqlite`.
+///
+/// Ordering that makes a crash at any instruction safe:
+/// 1. a batch's items, each with its UUID, are committed (fsynced) before any copy
+///    starts, so every `<UUID>.<ext>` in the container belongs to a journaled item
+///    and a re-run reuses the UUID instead of copying twice;
+/// 2. each stage's result is recorded after the stage's files are in place (a lost
+///    record only means the stage is redone; a copy that already reached its final
+///    name is recognised and kept);
+/// 3. the manifest is written (atomically, after fsyncing the copies), then the
+///    batch is marked done (fsynced); a batch found `manifesting` with its manifest
+///    present is simply marked done.
+public final class BatchJournal: @unchecked Sendable {
+    let database: SQLiteDatabase
+    public let container: ContainerDirectory
+    static let schemaVersion = 1
+
+    /// Opens (creating and migrating) the journal of `container`.
+    public init(container: ContainerDirectory) throws(ShareIngestError) {
+        self.container = container
+        do {
+            database = try SQLiteDatabase(path: container.stateDirectory + "/journal.sqlite")
+            try migrate()
+        } catch {
+            throw .containerUnusable(path: container.root, reason: "journal: \(error)")
+        }
+    }
+
+    private func migrate() throws(SQLiteError) {
+        let version = try database.query("PRAGMA user_version").first?.int("user_version") ?? 0
+        guard version < Self.schemaVersion else { return }
+        try database.execute("""
+            BEGIN IMMEDIATE;
+            CREATE TABLE IF NOT EXISTS batches (
+                id TEXT PRIMARY KEY, key TEXT NOT NULL UNIQUE, state TEXT NOT NULL, pipeline TEXT NOT NULL,
+                message TEXT, drop_name TEXT, drop_signature TEXT, drop_path TEXT,
+                created_at REAL NOT NULL, finished_at REAL, redirect_url TEXT, manifest_path TEXT,
+                item_count INTEGER DEFAULT 0, ingested INTEGER DEFAULT 0, failed INTEGER DEFAULT 0, skipped INTEGER DEFAULT 0);
+            CREATE INDEX IF NOT EXISTS batches_state ON batches(state);
+            CREATE INDEX IF NOT EXISTS batches_drop ON batches(drop_name);
+            CREATE TABLE IF NOT EXISTS items (
+                batch_id TEXT NOT NULL REFERENCES batches(id) ON DELETE CASCADE, idx INTEGER NOT NULL,
+                kind TEXT NOT NULL, source BLOB, shown_as BLOB, name TEXT, text TEXT,
+                uuid TEXT NOT NULL, completed TEXT, format TEXT, ext TEXT, mime TEXT, type TEXT,
+                size INTEGER, device INTEGER, inode INTEGER, mtime_s INTEGER, mtime_ns INTEGER,
+                copy_path TEXT, thumbnail_path TEXT, width INTEGER, height INTEGER, duration REAL,
+                warnings TEXT, failed_stage TEXT, reason TEXT, error TEXT, attempts INTEGER DEFAULT 0,
+                PRIMARY KEY (batch_id, idx));
+            PRAGMA user_version = \(Self.schemaVersion);
+            COMMIT;
+            """)
+    }
+
+    // MARK: - Batches
+
+    /// Records a new batch (durably).
+    func create(_ record: BatchRecord) throws {
+        try database.transaction(durable: true) { try insert(record) }
+    }
+
+    /// Claims a dropped folder for a new batch, unless a batch already has it:
+    /// one that is not finished, or a finished one of the same content (a kept
+    /// drop). Serialized across processes by SQLite's write lock.
+    func claim(_ record: BatchRecord) throws -> Bool {
+        try database.transaction(durable: true) {
+            let existing = try database.query(
+                "SELECT id FROM batches WHERE drop_name = ? AND (state NOT IN ('done', 'abandoned', 'collected') OR drop_signature = ?)",
+                [.init(record.dropName), .init(record.dropSignature)])
+            guard existing.isEmpty else { return false }
+            try insert(record)
+            return true
+        }
+    }
+
+    private func insert(_ r: BatchRecord) throws {
+        try database.query(
+            "INSERT INTO batches (id, key, state, pipeline, message, drop_name, drop_signature, drop_path, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [.text(r.id.uuidString), .text(r.key.rawValue), .text(r.state.rawValue), .text(r.pipelineJSON), .init(r.message),
+             .init(r.dropName), .init(r.dropSignature), .init(r.dropPath), .real(r.createdAt.timeIntervalSince1970)])
+    }
+
+    func update(_ r: BatchRecord, durable: Bool = true) throws {
+        try database.transaction(durable: durable) {
+            try database.query(
+                """
+                UPDATE batches SET state = ?, drop_path = ?, finished_at = ?, redirect_url = ?, manifest_path = ?,
+                item_count = ?, ingested = ?, failed = ?, skipped = ? WHERE id = ?
+                """,
+                [.text(r.state.rawValue), .init(r.dropPath), .init(r.finishedAt?.timeIntervalSince1970), .init(r.redirectURL),
+                 .init(r.manifestPath), .init(r.itemCount), .init(r.ingestedCount), .init(r.failedCount), .init(r.skippedCount),
+                 .text(r.id.uuidString)])
+        }
+    }
+
+    func delete(_ id: UUID) throws {
+        try database.transaction(durable: true) { try database.query("DELETE FROM batches WHERE id = ?", [.text(id.uuidString)]) }
+    }
+
+    /// Every batch, newest first (optionally only those in `states`).
+    public func batches(in states: Set<BatchState>? = nil) throws(ShareIngestError) -> [BatchRecord] {
+        do {
+            return try database.query("SELECT * FROM batches ORDER BY created_at DESC").compactMap(Self.batch)
+                .filter { states?.contains($0.state) ?? true }
+        } catch {
+            throw .containerUnusable(path: container.root, reason: "journal: \(error)")
+        }
+    }
+
+    /// The batch with this id, or this key.
+    public func batch(_ idOrKey: String) throws(ShareIngestError) -> BatchRecord? {
+        try batches().first { $0.id.uuidString == idOrKey.uppercased() || $0.key.rawValue == idOrKey }
+    }
+
+    /// Queue depth by state, for `share status`.
+    public func counts() throws(ShareIngestError) -> [BatchState: Int] {
+        Dictionary(grouping: try batches(), by: \.state).mapValues(\.count)
+    }
+
+    static func batch(_ row: SQLiteRow) -> BatchRecord? {
+        guard let id = row.text("id").flatMap(UUID.init(uuidString:)), let key = row.text("key").flatMap({ try? ShareKey($0) }),
+            let state = row.text("state").flatMap(BatchState.init(rawValue:)), let pipeline = row.text("pipeline")
+        else { return nil }
+        var record = BatchRecord(
+            id: id, key: key, state: state, pipelineJSON: pipeline, message: row.text("message"), dropName: row.text("drop_name"),
+            dropSignature: row.text("drop_signature"), dropPath: row.text("drop_path"),
+            createdAt: Date(timeIntervalSince1970: row.real("created_at") ?? 0))
+        record.finishedAt = row.real("finished_at").map(Date.init(timeIntervalSince1970:))
+        record.redirectURL = row.text("redirect_url")
+        record.manifestPath = row.text("manifest_path")
+        record.itemCount = row.int("item_count") ?? 0
+        record.ingestedCount = row.int("ingested") ?? 0
+        record.failedCount = row.int("failed") ?? 0
+        record.skippedCount = row.int("skipped") ?? 0
+        return record
+    }
+
+    // MARK: - Items
+
+    /// Records every item of a batch, each with its UUID, and marks the batch
+    /// running: one durable transaction, before any copy starts.
+    func plan(_ items: [ItemWork], batch: inout BatchRecord) throws {
+        batch.state = .running
+        batch.itemCount = items.count
+        let record = batch
+        try database.transaction(durable: true) {
+            for item in items { try insert(item, batch: record.id) }
+            try database.query("UPDATE batches SET state = ?, item_count = ? WHERE id = ?",
+                               [.text(record.state.rawValue), .init(record.itemCount), .text(record.id.uuidString)])
+        }
+    }
+
+    private func insert(_ item: ItemWork, batch: UUID) throws {
+        var kind = "file", source: [UInt8]? = nil, shownAs: [UInt8]? = nil, name: String? = nil, text: String? = nil
+        switch item.source {
+        case .file(let file): (source, shownAs, name) = (file.path.bytes, file.shownAs.bytes, file.name)
+        case .data(_, let dataName): (kind, name) = ("data", dataName)
+        case .text(let value): (kind, text) = ("text", value)
+        case .url(let value): (kind, text) = ("url", value)
+        }
+        try database.query(
+            "INSERT INTO items (batch_id, idx, kind, source, shown_as, name, text, uuid) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            [.text(batch.uuidString), .init(item.index), .text(kind), source.map { .blob($0) } ?? .null,
+             shownAs.map { .blob($0) } ?? .null, .init(name), .init(text), .text(item.id.uuidString)])
+        if item.failure != nil || item.completed != nil { try save(item, batch: batch) }
+    }
+
+    /// Records an item's progress after a stage (or its failure).
+    func save(_ item: ItemWork, batch: UUID) throws {
+        let warnings = String(decoding: try JSONSerialization.data(withJSONObject: item.warnings), as: UTF8.self)
+        try database.query(
+            """
+            UPDATE items SET completed = ?, format = ?, ext = ?, mime = ?, type = ?, size = ?, device = ?, inode = ?,
+            mtime_s = ?, mtime_ns = ?, copy_path = ?, thumbnail_path = ?, width = ?, height = ?, duration = ?, warnings = ?,
+            failed_stage = ?, reason = ?, error = ?, attempts = attempts + ? WHERE batch_id = ? AND idx = ?
+            """,
+            [.init(item.completed?.rawValue), .init(item.sniffed?.format.id), .init(item.sniffed?.fileExtension), .init(item.mimeType),
+             .text(item.type.rawValue), .init(item.size), item.sourceVersion.map { .integer(Int64(bitPattern: $0.device)) } ?? .null,
+             item.sourceVersion.map { .integer(Int64(bitPattern: $0.inode)) } ?? .null, .init(item.sourceVersion?.modifiedSeconds),
+             .init(item.sourceVersion?.modifiedNanoseconds), .init(item.copyPath), .init(item.thumbnailPath), .init(item.width),
+             .init(item.height), .init(item.durationMilliseconds), .text(warnings), .init(item.failure?.stage.rawValue),
+             .init(item.failure?.reason.rawValue), .init(item.failure?.message), .integer(item.failure == nil ? 0 : 1),
+             .text(batch.uuidString), .init(item.index)])
+    }
+
+    /// The items of a batch as they were last recorded, in order.
+    func items(of batch: UUID) throws -> [ItemWork] {
+        try database.query("SELECT * FROM items WHERE batch_id = ? ORDER BY idx", [.text(batch.uuidString)]).compactMap(Self.item)
+    }
+
+    static func item(_ row: SQLiteRow) -> ItemWork? {
+        guard let index = row.int("idx"), let kind = row.text("kind"), let id = row.text("uuid").flatMap(UUID.init(uuidString:)) else { return nil }
+        let source: ItemSource
+        switch kind {
+        case "file":
+            guard let path = row.blob("source") else { return nil }
+            let shown = row.blob("shown_as").map(SourcePath.init(bytes:))
+            source = .file(SourceFile(SourcePath(bytes: path), shownAs: shown, name: row.text("name") ?? ""))
+        case "data": source = .data(Data(), name: row.text("name") ?? "data")
+        case "text": source = .text(row.text("text") ?? "")
+        default: source = .url(row.text("text") ?? "")
+        }
+        let item = ItemWork(index: index, source: source, id: id)
+        item.completed = row.text("completed").flatMap(StageName.init(rawValue:))
+        if let ext = row.text("ext"), let formatID = row.text("format") {
+            let format = MediaFormat.known(id: formatID) ?? .binary
+            item.sniffed = SniffedContent(
+                format: format, fileExtension: ext, mimeType: row.text("mime") ?? format.mimeType, recognised: format != .binary && format != .text,
+                declaredExtension: nil, contradictedFormat: nil)
+        }
+        item.mimeType = row.text("mime")
+        item.type = row.text("type").flatMap(SharedMediaType.init(rawValue:)) ?? item.type
+        item.size = row.integer("size")
+        if let device = row.integer("device"), let inode = row.integer("inode"), let size = row.integer("size"),
+            let seconds = row.int("mtime_s"), let nanoseconds = row.int("mtime_ns") {
+            item.sourceVersion = FileVersion(device: UInt64(bitPattern: device), inode: UInt64(bitPattern: inode), size: size,
+                                             modifiedSeconds: seconds, modifiedNanoseconds: nanoseconds)
+        }
+        item.copyPath = row.text("copy_path")
+        item.thumbnailPath = row.text("thumbnail_path")
+        item.width = row.int("width")
+        item.height = row.int("height")
+        item.durationMilliseconds = row.real("duration")
+        if let warnings = row.text("warnings"), let list = try? JSONSerialization.jsonObject(with: Data(warnings.utf8)) as? [String] {
+            item.warnings = list
+        }
+        if let stage = row.text("failed_stage").flatMap(StageName.init(rawValue:)), let reason = row.text("reason").flatMap(ItemFailure.Reason.init(rawValue:)) {
+            item.failure = ItemFailure(stage, reason, row.text("error") ?? "")
+        }
+        return item
+    }
+}
+
+/// An exclusive lock on one batch (`flock` on `<state>/locks/<batch>.lock`),
+/// held while a process works on it and released by the kernel if it dies.
+final class BatchLock {
+    private let fd: Int32
+
+    /// Takes the lock, or returns nil if another process holds it.
+    init?(batch: UUID, container: ContainerDirectory) {
+        let directory = container.stateDirectory + "/locks"
+        try? FileSystem.makeDirectory(directory)
+        let path = "\(directory)/\(batch.uuidString).lock"
+        let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { return nil }
+        guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
+            close(fd)
+            return nil
+        }
+        self.fd = fd
+    }
+
+    deinit {
+        flock(fd, LOCK_UN)
+        close(fd)
+    }
+}

@@ -1,0 +1,41 @@
+import Foundation
+import Glibc
+
+/// Clean-up after a crash: removes temporary files (`.partial`) that a dead
+/// process on this host left in the container. Files of live processes, and of
+/// other hosts sharing the container, are left alone.
+enum Recovery {
+    static func sweep(_ container: ContainerDirectory) {
+        for directory in [container.root, container.thumbnailsDirectory, container.manifestsDirectory, container.reportsDirectory] {
+            guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory) else { continue }
+            for name in names where name.hasPrefix(".") && name.hasSuffix(".partial") {
+                if let owner = owner(of: name), owner.host == FileSystem.hostTag, !isAlive(owner.pid) {
+                    unlink(directory + "/" + name)
+                }
+            }
+        }
+    }
+
+    /// `.<name>.<host>-<pid>-<random>.partial` → host and pid.
+    static func owner(of name: String) -> (host: String, pid: pid_t)? {
+        let stem = name.dropLast(".partial".count)
+        guard let lastDot = stem.lastIndex(of: ".") else { return nil }
+        let tag = stem[stem.index(after: lastDot)...].split(separator: "-")
+        guard tag.count == 3, let pid = pid_t(tag[1]) else { return nil }
+        return (String(tag[0]), pid)
+    }
+
+    static func isAlive(_ pid: pid_t) -> Bool {
+        kill(pid, 0) == 0 || errno == EPERM
+    }
+}
+
+/// Named points where a test can make the process die (`SHARE_CRASH_POINT=<name>`
+/// raises SIGKILL there), to prove that a crash at that instruction loses nothing.
+enum CrashPoint {
+    private static let armed = ProcessInfo.processInfo.environment["SHARE_CRASH_POINT"]
+
+    static func hit(_ name: String) {
+        if armed == name { raise(SIGKILL) }
+    }
+}

@@ -1,0 +1,168 @@
+import CSQLite
+import Foundation
+
+/// An error from SQLite: the call, the result code and `sqlite3_errmsg`.
+public struct SQLiteError: Error, Sendable, CustomStringConvertible {
+    public let code: Int32
+    public let message: String
+    public var description: String { "SQLite error \(code): \(message)" }
+}
+
+/// `SQLITE_TRANSIENT` is a macro (a cast of -1): SQLite copies bound values.
+private let transient = unsafeBitCast(OpaquePointer(bitPattern: -1), to: sqlite3_destructor_type.self)
+
+/// One SQLite connection (owns a `sqlite3*`, closed with `sqlite3_close_v2`),
+/// used by many threads one at a time: every call takes the connection's lock.
+final class SQLiteDatabase: @unchecked Sendable {
+    private var handle: OpaquePointer?
+    private let lock = NSRecursiveLock()
+
+    /// Opens (creating) the database at `path` in WAL mode, waiting up to
+    /// `busyTimeout` ms for other processes' locks.
+    init(path: String, busyTimeout: Int32 = 30_000) throws(SQLiteError) {
+        let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX
+        let status = sqlite3_open_v2(path, &handle, flags, nil)
+        guard status == SQLITE_OK else {
+            let message = handle.map { String(cString: sqlite3_errmsg($0)) } ?? "cannot open"
+            sqlite3_close_v2(handle)
+            throw SQLiteError(code: status, message: "\(path): \(message)")
+        }
+        sqlite3_busy_timeout(handle, busyTimeout)
+        try execute("PRAGMA journal_mode=WAL")
+        try execute("PRAGMA foreign_keys=ON")
+        try setDurable(false)
+    }
+
+    deinit { sqlite3_close_v2(handle) }
+
+    /// `synchronous=FULL` (each commit fsynced: used for the commits a crash must
+    /// never lose) or `NORMAL` (WAL: a process crash loses nothing; a power loss
+    /// may lose the last progress records, which are then redone).
+    func setDurable(_ durable: Bool) throws(SQLiteError) {
+        try execute(durable ? "PRAGMA synchronous=FULL" : "PRAGMA synchronous=NORMAL")
+    }
+
+    func execute(_ sql: String) throws(SQLiteError) {
+        lock.lock()
+        defer { lock.unlock() }
+        var error: UnsafeMutablePointer<CChar>?
+        let status = sqlite3_exec(handle, sql, nil, nil, &error)
+        if status != SQLITE_OK {
+            let message = error.map { String(cString: $0) } ?? "unknown"
+            sqlite3_free(error)
+            throw SQLiteError(code: status, message: message)
+        }
+    }
+
+    /// Runs `body` in a transaction (`BEGIN IMMEDIATE`: the write lock is taken at
+    /// once, so two processes' claims are serialized), committing on success.
+    func transaction<T>(durable: Bool = false, _ body: () throws -> T) throws -> T {
+        lock.lock()
+        defer { lock.unlock() }
+        if durable { try setDurable(true) }
+        defer { if durable { try? setDurable(false) } }
+        try execute("BEGIN IMMEDIATE")
+        do {
+            let result = try body()
+            try execute("COMMIT")
+            return result
+        } catch {
+            try? execute("ROLLBACK")
+            throw error
+        }
+    }
+
+    /// Runs a statement with bound values; returns the rows.
+    @discardableResult
+    func query(_ sql: String, _ values: [SQLiteValue] = []) throws(SQLiteError) -> [SQLiteRow] {
+        lock.lock()
+        defer { lock.unlock() }
+        var statement: OpaquePointer?
+        guard sqlite3_prepare_v2(handle, sql, -1, &statement, nil) == SQLITE_OK else { throw lastError() }
+        defer { sqlite3_finalize(statement) }
+        for (offset, value) in values.enumerated() {
+            let index = Int32(offset + 1)
+            let status: Int32
+            switch value {
+            case .null: status = sqlite3_bind_null(statement, index)
+            case .integer(let v): status = sqlite3_bind_int64(statement, index, v)
+            case .real(let v): status = sqlite3_bind_double(statement, index, v)
+            case .text(let v): status = sqlite3_bind_text(statement, index, v, -1, transient)
+            case .blob(let v): status = v.withUnsafeBytes { sqlite3_bind_blob(statement, index, $0.baseAddress, Int32($0.count), transient) }
+            }
+            guard status == SQLITE_OK else { throw lastError() }
+        }
+        var rows: [SQLiteRow] = []
+        while true {
+            let status = sqlite3_step(statement)
+            if status == SQLITE_DONE { break }
+            guard status == SQLITE_ROW else { throw lastError() }
+            var columns: [String: SQLiteValue] = [:]
+            for column in 0..<sqlite3_column_count(statement) {
+                let name = String(cString: sqlite3_column_name(statement, column))
+                switch sqlite3_column_type(statement, column) {
+                case SQLITE_INTEGER: columns[name] = .integer(sqlite3_column_int64(statement, column))
+                case SQLITE_FLOAT: columns[name] = .real(sqlite3_column_double(statement, column))
+                case SQLITE_TEXT: columns[name] = .text(String(cString: sqlite3_column_text(statement, column)))
+                case SQLITE_BLOB:
+                    let count = Int(sqlite3_column_bytes(statement, column))
+                    let bytes = sqlite3_column_blob(statement, column).map { Array(UnsafeRawBufferPointer(start: $0, count: count)) } ?? []
+                    columns[name] = .blob(bytes)
+                default: columns[name] = .null
+                }
+            }
+            rows.append(SQLiteRow(columns: columns))
+        }
+        return rows
+    }
+
+    private func lastError() -> SQLiteError {
+        SQLiteError(code: sqlite3_errcode(handle), message: String(cString: sqlite3_errmsg(handle)))
+    }
+}
+
+/// A value bound to or read from a statement.
+enum SQLiteValue: Sendable {
+    case null
+    case integer(Int64)
+    case real(Double)
+    case text(String)
+    case blob([UInt8])
+
+    init(_ value: String?) { self = value.map { .text($0) } ?? .null }
+    init(_ value: Int?) { self = value.map { .integer(Int64($0)) } ?? .null }
+    init(_ value: Int64?) { self = value.map { .integer($0) } ?? .null }
+    init(_ value: Double?) { self = value.map { .real($0) } ?? .null }
+}
+
+/// One result row, by column name.
+struct SQLiteRow {
+    let columns: [String: SQLiteValue]
+
+    func text(_ name: String) -> String? {
+        if case .text(let v) = columns[name] { return v }
+        return nil
+    }
+    func integer(_ name: String) -> Int64? {
+        switch columns[name] {
+        case .integer(let v): v
+        case .real(let v): Int64(v)
+        default: nil
+        }
+    }
+    func int(_ name: String) -> Int? { integer(name).map(Int.init) }
+    func real(_ name: String) -> Double? {
+        switch columns[name] {
+        case .real(let v): v
+        case .integer(let v): Double(v)
+        default: nil
+        }
+    }
+    func blob(_ name: String) -> [UInt8]? {
+        switch columns[name] {
+        case .blob(let v): v
+        case .text(let v): Array(v.utf8)
+        default: nil
+        }
+    }
+}

@@ -1,0 +1,206 @@
+import Foundation
+import Glibc
+
+/// What happens to a drop once its batch is done.
+public enum DropDisposition: String, Sendable, CaseIterable {
+    /// Moved to `INBOX/.done/<batch>/` (or `.failed/<batch>/` if nothing was delivered).
+    case move
+    /// Removed.
+    case delete
+    /// Left where it is; the journal remembers its content so it is not taken again.
+    case keep
+}
+
+/// An inbox that people and programs drop folders (or single files) into: each
+/// top-level entry is one drop, ingested as one batch with its own manifest,
+/// exactly once, even across crashes and with several watchers.
+///
+/// A drop is taken when it is complete: it holds a `.ready` marker, or its tree
+/// (names, sizes, mtimes) has not changed for `settle` seconds. inotify wakes the
+/// watcher at once; a rescan every second catches what inotify cannot see
+/// (changes deep inside a drop, network file systems).
+///
+/// Claiming: the journal records the batch (serialized across processes by
+/// SQLite's write lock), then the drop is renamed into `INBOX/.processing/<batch>/`
+/// (unless kept), so a late writer can never add to a batch in progress.
+public final class Inbox: @unchecked Sendable {
+    public let path: String
+    public let ingestor: ShareIngestor
+    public let settle: Double
+    public let disposition: DropDisposition
+    let journal: BatchJournal
+    private var seen: [String: (signature: DropSignature, since: Double)] = [:]
+
+    public init(path: String, ingestor: ShareIngestor, settle: Double = 3, disposition: DropDisposition = .move) throws(ShareIngestError) {
+        var st = stat()
+        guard stat(path, &st) == 0, st.st_mode & S_IFMT == S_IFDIR else {
+            throw .inputMissing(path: path, reason: "not a folder")
+        }
+        self.path = URL(fileURLWithPath: path).standardizedFileURL.path
+        self.ingestor = ingestor
+        self.settle = settle
+        self.disposition = disposition
+        self.journal = try BatchJournal(container: ingestor.container)
+        for folder in [".processing", ".done", ".failed"] {
+            try? FileSystem.makeDirectory(self.path + "/" + folder)
+        }
+    }
+
+    /// Watches until cancelled; with `once`, processes the drops present at the
+    /// start (waiting for each to settle) and returns. Unfinished batches from an
+    /// earlier run are finished first.
+    public func run(once: Bool, events: IngestEventSink?, cancellation: CancellationFlag, finished: (BatchReport) -> Void) throws(ShareIngestError) {
+        for batch in try journal.batches(in: [.claimed, .running, .manifesting]).reversed() where !cancellation.isCancelled {
+            if let report = try? resume(batch, events: events, cancellation: cancellation) { finished(report) }
+        }
+        let watcher = DirectoryWatcher(path)
+        var waitingFor = once ? Set(drops()) : []
+        let started = MonotonicClock.now()
+        while !cancellation.isCancelled {
+            for name in drops() where !cancellation.isCancelled {
+                guard isSettled(name) else { continue }
+                waitingFor.remove(name)
+                if let report = try take(name, events: events, cancellation: cancellation) { finished(report) }
+            }
+            if once {
+                // Drops that never settle (still being written) are left for the next run.
+                let patience = max(settle * 4, 10)
+                waitingFor = waitingFor.filter { drops().contains($0) }
+                if waitingFor.isEmpty || MonotonicClock.now() - started > patience { return }
+            }
+            watcher.wait(seconds: 1)
+        }
+    }
+
+    /// The inbox's top-level entries that are drops (hidden names are not).
+    func drops() -> [String] {
+        ((try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []).filter { !$0.hasPrefix(".") }.sorted()
+    }
+
+    private func isSettled(_ name: String) -> Bool {
+        guard let signature = DropSignature.read(path + "/" + name) else {
+            seen[name] = nil
+            return false
+        }
+        if signature.ready { return true }
+        let now = MonotonicClock.now()
+        if let previous = seen[name], previous.signature == signature {
+            return now - previous.since >= settle
+        }
+        seen[name] = (signature, now)
+        return settle <= 0
+    }
+
+    /// Claims and ingests one drop. Nil when another watcher has it.
+    private func take(_ name: String, events: IngestEventSink?, cancellation: CancellationFlag) throws(ShareIngestError) -> BatchReport? {
+        guard let signature = DropSignature.read(path + "/" + name) else { return nil }
+        let batchID = UUID()
+        let pipeline = ingestor.pipeline
+        let key = pipeline.manifest.key ?? ShareKey.unique(id: batchID)
+        let record = BatchRecord(
+            id: batchID, key: key, state: .claimed, pipelineJSON: pipeline.encodedJSON(), message: nil,
+            dropName: name, dropSignature: signature.text, dropPath: nil, createdAt: Date())
+        do {
+            guard try journal.claim(record) else { return nil }
+        } catch {
+            throw .containerUnusable(path: ingestor.container.root, reason: "journal: \(error)")
+        }
+        seen[name] = nil
+        return try resume(record, events: events, cancellation: cancellation)
+    }
+
+    /// Brings a batch of this inbox to done: moves a claimed drop in, plans it, runs it.
+    private func resume(_ record: BatchRecord, events: IngestEventSink?, cancellation: CancellationFlag) throws(ShareIngestError) -> BatchReport? {
+        var batch = record
+        if batch.state == .claimed {
+            guard let lock = BatchLock(batch: batch.id, container: ingestor.container) else { return nil }
+            defer { withExtendedLifetime(lock) {} }
+            guard let name = batch.dropName, let dropPath = moveIn(batch, name: name) else {
+                batch.state = .abandoned
+                try? journal.update(batch)
+                return nil
+            }
+            batch.dropPath = dropPath
+            let items = BatchPlanner.items(for: [.path(dropPath)], shownRoot: (dropPath, path + "/" + name))
+            do {
+                try journal.update(batch)
+                try journal.plan(items, batch: &batch)
+            } catch {
+                throw .containerUnusable(path: ingestor.container.root, reason: "journal: \(error)")
+            }
+        }
+        do {
+            return try ShareIngestor.resume(batch, journal: journal, events: events, cancellation: cancellation) { [self] batch, items in
+                dispose(batch, items: items)
+            }
+        } catch {
+            // Another watcher took it between our claim and here: it is theirs.
+            if case .batchBusy = error { return nil }
+            if case .batchNotResumable = error { return nil }
+            throw error
+        }
+    }
+
+    /// Where the drop's files are read from once claimed: renamed into
+    /// `.processing/<batch>/<name>` (or left in place when kept). Nil if it vanished.
+    private func moveIn(_ batch: BatchRecord, name: String) -> String? {
+        let original = path + "/" + name
+        if disposition == .keep { return access(original, F_OK) == 0 ? original : nil }
+        let holder = "\(path)/.processing/\(batch.id.uuidString)"
+        let claimed = holder + "/" + name
+        if access(claimed, F_OK) == 0 { return claimed }
+        try? FileSystem.makeDirectory(holder)
+        guard rename(original, claimed) == 0 else {
+            rmdir(holder)
+            return nil
+        }
+        try? FileSystem.syncDirectory(path)
+        return claimed
+    }
+
+    /// After the manifest: the drop goes to `.done/<batch>/` (or `.failed/<batch>/`
+    /// with its report when nothing was delivered), or is deleted, or stays.
+    private func dispose(_ batch: BatchRecord, items: [ItemWork]) {
+        guard disposition != .keep, let dropPath = batch.dropPath, dropPath.contains("/.processing/") else { return }
+        let holder = dropPath.parentPath
+        let nothingDelivered = batch.manifestPath == nil
+        if disposition == .delete && !nothingDelivered {
+            try? FileManager.default.removeItem(atPath: holder)
+            return
+        }
+        let target = "\(path)/\(nothingDelivered ? ".failed" : ".done")/\(batch.id.uuidString)"
+        if rename(holder, target) == 0, nothingDelivered {
+            // The report beside the failed drop says why.
+            let report = ingestor.container.reportPath(key: batch.key)
+            try? FileManager.default.copyItem(atPath: report, toPath: target + "/report.json")
+        }
+        try? FileSystem.syncDirectory(path)
+    }
+}
+
+/// Wakes on changes to a folder's entries (inotify), or after a timeout.
+final class DirectoryWatcher {
+    private let fd: Int32
+
+    init(_ path: String) {
+        fd = inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))
+        if fd >= 0 {
+            let mask = UInt32(IN_CREATE | IN_MOVED_TO | IN_CLOSE_WRITE | IN_DELETE | IN_MOVED_FROM | IN_ATTRIB | IN_MODIFY)
+            inotify_add_watch(fd, path, mask)
+        }
+    }
+
+    deinit { if fd >= 0 { close(fd) } }
+
+    /// Waits until something changes in the folder or `seconds` pass; drains the events.
+    func wait(seconds: Double) {
+        guard fd >= 0 else {
+            usleep(useconds_t(seconds * 1_000_000))
+            return
+        }
+        var descriptor = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+        _ = poll(&descriptor, 1, Int32(seconds * 1000))
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while read(fd, &buffer, buffer.count) > 0 {}
+    }
+}

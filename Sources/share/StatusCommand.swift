@@ -1,0 +1,51 @@
+import Foundation
+import ShareIngest
+
+/// `share status`: the container's batches, their state, counts, keys and URLs.
+enum StatusCommand {
+    static let usage = "usage: share status [--container DIR] [--json]"
+
+    static func run(_ arguments: ArraySlice<String>) -> ExitStatus {
+        let parsed: Arguments
+        do {
+            parsed = try Arguments(arguments, options: ["container"], flags: ["json", "help"])
+        } catch {
+            return Command.usageFailure(error.description, usage: usage)
+        }
+        if parsed.flag("help") {
+            Terminal.shared.out(usage)
+            return .success
+        }
+        let batches: [BatchRecord]
+        do {
+            let container = try ContainerDirectory(parsed.value("container") ?? ContainerDirectory.defaultPath)
+            batches = try BatchJournal(container: container).batches()
+        } catch {
+            return Command.failure("\(error)")
+        }
+        let formatter = ISO8601DateFormatter()
+        if parsed.flag("json") {
+            for batch in batches {
+                Terminal.shared.out(JSONLine.object([
+                    "batch": batch.id.uuidString, "key": batch.key.rawValue, "state": batch.state.rawValue,
+                    "created": formatter.string(from: batch.createdAt), "finished": batch.finishedAt.map(formatter.string(from:)),
+                    "items": batch.itemCount, "ingested": batch.ingestedCount, "failed": batch.failedCount, "skipped": batch.skippedCount,
+                    "redirectURL": batch.redirectURL, "manifest": batch.manifestPath, "drop": batch.dropName,
+                ]))
+            }
+            return .success
+        }
+        if batches.isEmpty {
+            Terminal.shared.out("no batches")
+            return .success
+        }
+        for batch in batches {
+            let counts = "\(batch.ingestedCount)/\(batch.itemCount) ingested" + (batch.failedCount > 0 ? ", \(batch.failedCount) failed" : "")
+                + (batch.skippedCount > 0 ? ", \(batch.skippedCount) skipped" : "")
+            let drop = batch.dropName.map { " drop=\($0)" } ?? ""
+            Terminal.shared.out("\(batch.id.uuidString)  \(batch.state.rawValue.padding(toLength: 11, withPad: " ", startingAt: 0)) \(formatter.string(from: batch.createdAt))  \(counts)\(drop)")
+            Terminal.shared.out("    \(batch.redirectURL ?? "key \(batch.key)")")
+        }
+        return .success
+    }
+}

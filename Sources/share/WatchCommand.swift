@@ -1,0 +1,64 @@
+import Foundation
+import ShareIngest
+
+/// `share watch`: ingests every drop of an inbox, one batch and one manifest each.
+enum WatchCommand {
+    static let usage = """
+        usage: share watch INBOX [--container DIR] [--pipeline NAME|FILE] [--settle SECONDS]
+                                 [--on-success move|delete|keep] [--once] [--json | --quiet]
+        """
+
+    static func run(_ arguments: ArraySlice<String>) -> ExitStatus {
+        let parsed: Arguments
+        do {
+            parsed = try Arguments(arguments, options: ["container", "pipeline", "settle", "on-success"], flags: ["once", "json", "quiet", "help"])
+        } catch {
+            return Command.usageFailure(error.description, usage: usage)
+        }
+        if parsed.flag("help") {
+            Terminal.shared.out(usage)
+            return .success
+        }
+        guard parsed.positionals.count == 1, let inboxPath = parsed.positionals.first else {
+            return Command.usageFailure("expected exactly one INBOX folder", usage: usage)
+        }
+        let inbox: Inbox
+        do {
+            let settle = try parsed.number("settle", in: 0...86_400) ?? 3
+            guard let disposition = DropDisposition(rawValue: parsed.value("on-success") ?? "move") else {
+                throw UsageError("--on-success must be move, delete or keep")
+            }
+            let pipeline = try PipelineDefinition.load(parsed.value("pipeline") ?? "default")
+            let container = try ContainerDirectory(parsed.value("container") ?? ContainerDirectory.defaultPath)
+            inbox = try Inbox(path: inboxPath, ingestor: ShareIngestor(container: container, pipeline: pipeline), settle: settle, disposition: disposition)
+        } catch let error as UsageError {
+            return Command.usageFailure(error.description, usage: usage)
+        } catch {
+            return Command.failure("\(error)")
+        }
+        let mode: ProgressPrinter.Mode = parsed.flag("json") ? .json : parsed.flag("quiet") ? .quiet : .human
+        let printer = ProgressPrinter(mode: mode)
+        let cancellation = CancellationFlag()
+        Signals.cancel(cancellation) { _ in
+            Terminal.shared.err("share: stopping: no new drops; items in flight finish their stage")
+        }
+        if mode == .human {
+            Terminal.shared.err("share: watching \(inbox.path) (container \(inbox.ingestor.container.root)); Ctrl-C to stop")
+        }
+        do {
+            try inbox.run(once: parsed.flag("once"), events: printer.handle, cancellation: cancellation) { report in
+                let reportPath = inbox.ingestor.container.reportPath(key: report.key)
+                switch mode {
+                case .json: break  // the batchFinished event carries it all
+                case .human, .quiet:
+                    let url = report.redirectURL?.description ?? "-"
+                    let state = report.interrupted ? " interrupted" : ""
+                    Terminal.shared.out("\(url) ingested=\(report.ingestedCount) failed=\(report.failedCount) skipped=\(report.skippedCount)\(state) report=\(reportPath)")
+                }
+            }
+        } catch {
+            return Command.failure("\(error)")
+        }
+        return .success
+    }
+}
