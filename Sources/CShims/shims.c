@@ -147,3 +147,27 @@ long shim_copy_file_range(int in_fd, int out_fd, size_t length) {
 int shim_rename_noreplace(const char *from, const char *to) {
     return renameat2(AT_FDCWD, from, AT_FDCWD, to, RENAME_NOREPLACE);
 }
+
+int shim_vips_ink_on_background(VipsImage *mask, VipsImage **out, double ink_r, double ink_g,
+                                double ink_b, double bg_r, double bg_g, double bg_b) {
+    double a[3] = {(ink_r - bg_r) / 255.0, (ink_g - bg_g) / 255.0, (ink_b - bg_b) / 255.0};
+    double c[3] = {bg_r, bg_g, bg_b};
+    VipsImage *bands[3] = {mask, mask, mask};
+    VipsImage *joined = NULL;
+    if (vips_bandjoin(bands, &joined, 3, NULL)) return -1;
+    VipsImage *lin = NULL;
+    int result = vips_linear(joined, &lin, a, c, 3, "uchar", TRUE, NULL);
+    g_object_unref(joined);
+    if (result) return -1;
+    VipsImage *srgb = NULL;
+    result = vips_copy(lin, &srgb, "interpretation", VIPS_INTERPRETATION_sRGB, NULL);
+    g_object_unref(lin);
+    if (result) return -1;
+    *out = srgb;
+    return 0;
+}
+
+int shim_vips_text_aligned(VipsImage **out, const char *text, int width, int dpi, const char *font,
+                           VipsAlign align) {
+    return vips_text(out, text, "width", width, "dpi", dpi, "font", font, "align", align, NULL);
+}

@@ -5,13 +5,13 @@ import ShareIngest
 enum WatchCommand {
     static let usage = """
         usage: share watch INBOX [--container DIR] [--pipeline NAME|FILE] [--settle SECONDS]
-                                 [--on-success move|delete|keep] [--once] [--json | --quiet]
+                                 [--on-success move|delete|keep] [--report-dir DIR] [--once] [--json | --quiet]
         """
 
     static func run(_ arguments: ArraySlice<String>) -> ExitStatus {
         let parsed: Arguments
         do {
-            parsed = try Arguments(arguments, options: ["container", "pipeline", "settle", "on-success"], flags: ["once", "json", "quiet", "help"])
+            parsed = try Arguments(arguments, options: ["container", "pipeline", "settle", "on-success", "report-dir"], flags: ["once", "json", "quiet", "help"])
         } catch {
             return Command.usageFailure(error.description, usage: usage)
         }
@@ -46,8 +46,13 @@ enum WatchCommand {
             Terminal.shared.err("share: watching \(inbox.path) (container \(inbox.ingestor.container.root)); Ctrl-C to stop")
         }
         do {
+            let reportDirectory = parsed.value("report-dir")
+            if let reportDirectory { try FileManager.default.createDirectory(atPath: reportDirectory, withIntermediateDirectories: true) }
             try inbox.run(once: parsed.flag("once"), events: printer.handle, cancellation: cancellation) { report in
                 let reportPath = inbox.ingestor.container.reportPath(key: report.key)
+                if let reportDirectory, !report.interrupted {
+                    writePictures(of: report, container: inbox.ingestor.container, to: reportDirectory)
+                }
                 switch mode {
                 case .json: break  // the batchFinished event carries it all
                 case .human, .quiet:
@@ -60,5 +65,17 @@ enum WatchCommand {
             return Command.failure("\(error)")
         }
         return .success
+    }
+
+    /// `--report-dir`: the batch's HTML page and contact sheet, `<key>.html` and `<key>.jpg`.
+    private static func writePictures(of report: BatchReport, container: ContainerDirectory, to directory: String) {
+        let base = "\(directory)/\(report.key.rawValue)"
+        do {
+            try Data(ReportPage(report, container: container).html.utf8).write(to: URL(fileURLWithPath: base + ".html"))
+            let sheet = try report.contactSheet(in: container)
+            try Data(sheet.jpeg).write(to: URL(fileURLWithPath: base + ".jpg"))
+        } catch {
+            Terminal.shared.err("share: cannot write the report pictures of \(report.key) to \(directory): \(error)")
+        }
     }
 }

@@ -15,6 +15,7 @@ enum Command {
           open URL           check and print the manifest a redirect URL names (--consume: take it)
           watch INBOX        ingest every folder dropped into INBOX: one batch and manifest per drop
           status             list the container's batches: state, counts, keys, redirect URLs
+          report URL|KEY     a batch as an HTML page and/or a JPEG contact sheet, for people to look at
           help               this text
 
         Run `share <command> --help` for a command's options.
@@ -39,6 +40,7 @@ case "ingest": status = IngestCommand.run(arguments.dropFirst())
 case "open": status = OpenCommand.run(arguments.dropFirst())
 case "watch": status = WatchCommand.run(arguments.dropFirst())
 case "status": status = StatusCommand.run(arguments.dropFirst())
+case "report": status = ReportCommand.run(arguments.dropFirst())
 case "help", "--help", "-h", nil:
     Terminal.shared.out(Command.usage)
     status = arguments.first == nil ? .unusable : .success

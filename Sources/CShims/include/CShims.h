@@ -100,4 +100,18 @@ long shim_copy_file_range(int in_fd, int out_fd, size_t length);
 /// with EEXIST instead of replacing the destination.
 int shim_rename_noreplace(const char *from, const char *to);
 
+// ---- libvips (contact sheets) -----------------------------------------------
+
+/// vips_bandjoin + vips_linear (both varargs), like shim_vips_ink_on_white but over
+/// any background: turns a one-band text mask into an sRGB image where 0 is the
+/// background colour and 255 the ink: out = bg + mask * (ink - bg) / 255.
+int shim_vips_ink_on_background(VipsImage *mask, VipsImage **out, double ink_r, double ink_g,
+                                double ink_b, double bg_r, double bg_g, double bg_b);
+
+/// vips_text(out, text, "width", width, "dpi", dpi, "font", font, "align", align, NULL):
+/// like shim_vips_text, with the lines of a multi-line text aligned to each other
+/// (VIPS_ALIGN_CENTRE for captions).
+int shim_vips_text_aligned(VipsImage **out, const char *text, int width, int dpi, const char *font,
+                           VipsAlign align);
+
 #endif

@@ -183,8 +183,15 @@ final class BatchRunner: @unchecked Sendable {
                 }
             }
             CrashPoint.hit("after-manifest")
+            // Kept beside the manifest for `share report` and `share status` (and
+            // beside a failed drop); losing it costs no item, so a failure to
+            // write it is not the batch's failure.
+            let reportPath = container.reportPath(key: batch.key)
+            unlink(reportPath)
+            let stored = makeReport(batch, items: items, message: message, started: started, manifestSeconds: MonotonicClock.now() - manifestStart, interrupted: false)
+            try? AtomicFile.create(reportPath, bytes: stored.json(), syncDirectory: false)
             dispose?(batch, items)
-            let reports = items.map { report(for: $0, message: message) }
+            let reports = stored.items
             batch.state = .done
             batch.finishedAt = Date()
             batch.itemCount = items.count
@@ -196,11 +203,6 @@ final class BatchRunner: @unchecked Sendable {
             events?(.itemFinished(ItemReport(index: -1, source: "journal", status: .failed, failure: ItemFailure(.manifest, .io, "journal: \(error)"), warnings: [], entry: nil, id: nil, stageSeconds: [:])))
         }
         let result = makeReport(batch, items: items, message: message, started: started, manifestSeconds: MonotonicClock.now() - manifestStart, interrupted: false)
-        // Kept beside the manifest for `share report` and `share status`; losing it
-        // costs no item, so a failure to write it is not the batch's failure.
-        let reportPath = container.reportPath(key: batch.key)
-        unlink(reportPath)
-        try? AtomicFile.create(reportPath, bytes: result.json(), syncDirectory: false)
         events?(.batchFinished(result))
         return result
     }

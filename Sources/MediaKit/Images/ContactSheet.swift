@@ -1,0 +1,313 @@
+import CShims
+import CVips
+import Glibc
+
+/// One cell of a contact sheet: a picture and a short caption under it.
+public struct ContactSheetTile: Sendable, Hashable {
+    /// What fills the square above the caption.
+    public enum Picture: Sendable, Hashable {
+        /// An image file (a thumbnail), fitted into the cell and never upscaled.
+        /// A file that cannot be read becomes a `placeholder` saying so.
+        case thumbnail(path: String)
+        /// A light square with a short label (e.g. `PDF`, `TXT`) for items without a picture.
+        case placeholder(String)
+        /// A grey square with a white label (e.g. "failed"), for items that were not delivered.
+        case failed(String)
+    }
+
+    /// The picture above the caption.
+    public var picture: Picture
+    /// Plain text (not markup), one or two lines separated by `\n`; each line is
+    /// shortened in the middle to fit the cell, and a third line is cut off.
+    public var caption: String
+
+    /// A tile showing `picture` above `caption`.
+    public init(picture: Picture, caption: String) {
+        self.picture = picture
+        self.caption = caption
+    }
+}
+
+/// The geometry of a contact sheet. Every tile is `cellSize` wide and
+/// `cellSize + captionHeight` tall; tiles are `spacing` apart, with a `spacing`
+/// margin around the grid, and the title strip (when there is a title) on top:
+///
+///     width  = columns × cellSize + (columns + 1) × spacing
+///     height = titleHeight + rows × (cellSize + captionHeight) + (rows + 1) × spacing
+public struct ContactSheetLayout: Sendable, Hashable {
+    /// Width and height of the square that holds each picture, in pixels.
+    public var cellSize: Int
+    /// Height of the caption strip under each picture (two lines of text).
+    public var captionHeight: Int
+    /// Gap between tiles and around the grid.
+    public var spacing: Int
+    /// Height of the strip above the grid that holds the title, when there is one.
+    public var titleHeight: Int
+    /// Tiles per row; nil picks the smallest square-ish grid, at most `maximumColumns` wide.
+    public var columns: Int?
+    /// The widest grid chosen automatically.
+    public var maximumColumns: Int
+    /// Tiles beyond this many are left out, so memory stays bounded: every tile is
+    /// held decoded (`cellSize × (cellSize + captionHeight) × 3` bytes, about
+    /// 140 kB at the defaults) until the sheet is encoded; with libvips' and
+    /// Pango's own buffers, 400 tiles peak at about 200 MB.
+    public var maximumTiles: Int
+    /// JPEG quality, 1–100.
+    public var quality: Int
+
+    /// The defaults: 200 px cells, up to 10 columns and 400 tiles.
+    public init(
+        cellSize: Int = 200, captionHeight: Int = 36, spacing: Int = 6, titleHeight: Int = 30,
+        columns: Int? = nil, maximumColumns: Int = 10, maximumTiles: Int = 400, quality: Int = 85
+    ) {
+        self.cellSize = cellSize
+        self.captionHeight = captionHeight
+        self.spacing = spacing
+        self.titleHeight = titleHeight
+        self.columns = columns
+        self.maximumColumns = maximumColumns
+        self.maximumTiles = maximumTiles
+        self.quality = quality
+    }
+
+    /// Tiles per row for `tileCount` tiles: the given `columns`, else the ceiling of
+    /// the square root (4 tiles → 2 × 2, 7 → 3 × 3), capped at `maximumColumns`.
+    public func columns(for tileCount: Int) -> Int {
+        let count = max(1, tileCount)
+        if let columns { return max(1, min(columns, count)) }
+        var side = 1
+        while side * side < count { side += 1 }
+        return max(1, min(side, maximumColumns))
+    }
+
+    /// Rows for `tileCount` tiles.
+    public func rows(for tileCount: Int) -> Int {
+        let columns = columns(for: tileCount)
+        return (max(1, tileCount) + columns - 1) / columns
+    }
+
+    /// The picture area of a cell: the cell less a small inner padding.
+    var pictureBox: Int { max(1, cellSize - 2 * padding) }
+    var padding: Int { max(2, cellSize / 25) }
+}
+
+/// A grid of thumbnails with captions, encoded as one JPEG: for terminals, chat
+/// and CI artifacts. Built with libvips: each tile is a picture (`vips_thumbnail`,
+/// fitted with `vips_embed`) over a caption (`vips_text`), joined with
+/// `vips_join`; the tiles are laid out with `vips_arrayjoin`.
+public struct ContactSheet: Sendable {
+    /// The JPEG bytes.
+    public let jpeg: [UInt8]
+    /// Width of the sheet in pixels.
+    public let width: Int
+    /// Height of the sheet in pixels.
+    public let height: Int
+    /// Tiles drawn (at most the layout's `maximumTiles`).
+    public let tileCount: Int
+    /// Tiles left out because of `maximumTiles`.
+    public let omittedCount: Int
+    /// Tiles per row.
+    public let columns: Int
+    /// Rows of tiles.
+    public let rows: Int
+
+    /// Renders `tiles` (the first `layout.maximumTiles` of them) under an optional
+    /// one-line `title`. A tile whose thumbnail cannot be read is drawn as a
+    /// placeholder rather than failing the sheet. An empty list gives one
+    /// placeholder tile reading "no items" (and a `tileCount` of 0).
+    public static func render(_ tiles: [ContactSheetTile], title: String? = nil, layout: ContactSheetLayout = ContactSheetLayout()) throws(VipsError) -> ContactSheet {
+        try Vips.start()
+        let shown = Array(tiles.prefix(max(1, layout.maximumTiles)))
+        let drawn = shown.isEmpty ? [ContactSheetTile(picture: .placeholder("—"), caption: "no items")] : shown
+        let renderer = TileRenderer(layout: layout)
+        var images: [VipsImageHandle] = []
+        images.reserveCapacity(drawn.count)
+        for tile in drawn { images.append(try renderer.tile(tile)) }
+
+        let columns = layout.columns(for: drawn.count)
+        let grid = try VipsImageHandle.arrayJoined(images, across: columns, spacing: layout.spacing, background: TileRenderer.sheetBackground)
+        images.removeAll()
+        let gridWidth = grid.width + 2 * layout.spacing
+        var sheet = try grid.embedded(
+            x: layout.spacing, y: layout.spacing, width: gridWidth, height: grid.height + 2 * layout.spacing,
+            background: TileRenderer.sheetBackground)
+        if let title {
+            let strip = try renderer.textStrip(title, width: gridWidth, height: layout.titleHeight, background: TileRenderer.sheetBackground, centred: false)
+            sheet = try strip.stacked(above: sheet)
+        }
+        let jpeg = try sheet.jpegData(quality: layout.quality)
+        return ContactSheet(
+            jpeg: jpeg, width: sheet.width, height: sheet.height, tileCount: shown.count,
+            omittedCount: tiles.count - shown.count, columns: columns, rows: layout.rows(for: drawn.count))
+    }
+}
+
+/// Draws single tiles; every tile comes out as 3-band sRGB uchar of the same
+/// size, held in memory so no thumbnail file stays open while the grid is built.
+private struct TileRenderer {
+    typealias RGB = (r: Double, g: Double, b: Double)
+    static let sheetBackground: RGB = (226, 226, 226)
+    static let tileBackground: RGB = (255, 255, 255)
+    static let placeholderBackground: RGB = (240, 240, 240)
+    static let failedBackground: RGB = (150, 150, 150)
+    static let captionInk: RGB = (34, 34, 34)
+    static let placeholderInk: RGB = (110, 110, 110)
+    static let failedInk: RGB = (255, 255, 255)
+    static let captionFont = "DejaVu Sans 9"
+    static let labelFont = "DejaVu Sans Bold 16"
+    static let dpi: Int32 = 96
+
+    let layout: ContactSheetLayout
+
+    func tile(_ tile: ContactSheetTile) throws(VipsError) -> VipsImageHandle {
+        let cell = layout.cellSize
+        let picture: VipsImageHandle
+        switch tile.picture {
+        case .thumbnail(let path):
+            if let fitted = try? fitted(path) {
+                picture = try fitted.embedded(
+                    x: (cell - fitted.width) / 2, y: (cell - fitted.height) / 2, width: cell, height: cell,
+                    background: Self.tileBackground)
+            } else {
+                picture = try labelled("no thumbnail", background: Self.placeholderBackground, ink: Self.placeholderInk)
+            }
+        case .placeholder(let label):
+            picture = try labelled(label, background: Self.placeholderBackground, ink: Self.placeholderInk)
+        case .failed(let label):
+            picture = try labelled(label, background: Self.failedBackground, ink: Self.failedInk)
+        }
+        let caption = try textStrip(tile.caption, width: cell, height: layout.captionHeight, background: Self.tileBackground, centred: true)
+        let joined = try picture.stacked(above: caption)
+        return try joined.inMemory()
+    }
+
+    /// The thumbnail at `path`, shrunk (never enlarged) into the picture box.
+    private func fitted(_ path: String) throws(VipsError) -> VipsImageHandle {
+        let box = Int32(layout.pictureBox)
+        let image = try VipsImageHandle.make("vips_thumbnail", about: path) {
+            shim_vips_thumbnail(path, $0, box, box, VIPS_FAIL_ON_ERROR)
+        }
+        return try image.srgb8()
+    }
+
+    /// A cell-sized square of `background` with `label` centred on it.
+    private func labelled(_ label: String, background: RGB, ink: RGB) throws(VipsError) -> VipsImageHandle {
+        let cell = layout.cellSize
+        let text = try rendered(Self.ellipsized(label, limit: Self.characters(fitting: layout.pictureBox) / 2), font: Self.labelFont, align: VIPS_ALIGN_CENTRE, ink: ink, background: background)
+        return try text.embedded(
+            x: (cell - text.width) / 2, y: (cell - text.height) / 2, width: cell, height: cell,
+            background: background)
+    }
+
+    /// `text` (plain, up to two lines) on a `width` × `height` strip of `background`,
+    /// centred or left-aligned; lines are shortened to fit, never wrapped, and
+    /// whatever still does not fit is cut off.
+    func textStrip(_ text: String, width: Int, height: Int, background: RGB, centred: Bool) throws(VipsError) -> VipsImageHandle {
+        let limit = Self.characters(fitting: width - 2 * layout.padding)
+        let lines = text.split(separator: "\n", omittingEmptySubsequences: false).prefix(2).map { Self.ellipsized(String($0), limit: limit) }
+        let joined = lines.joined(separator: "\n")
+        guard !joined.allSatisfy(\.isWhitespace) else {
+            return try VipsImageHandle.filled(width: width, height: height, colour: background)
+        }
+        let rendered = try rendered(joined, font: Self.captionFont, align: centred ? VIPS_ALIGN_CENTRE : VIPS_ALIGN_LOW, ink: Self.captionInk, background: background)
+        let x = centred ? (width - rendered.width) / 2 : 2 * layout.padding
+        let y = (height - rendered.height) / 2
+        return try rendered.embedded(x: x, y: y, width: width, height: height, background: background)
+    }
+
+    /// Renders plain text with `vips_text`, which takes Pango markup: the text is
+    /// escaped first (`g_markup_escape_text`), so a file named `<b>` is drawn as is.
+    /// The layout is wide enough that Pango never wraps a line; callers shorten
+    /// lines and cut off the rest.
+    private func rendered(_ text: String, font: String, align: VipsAlign, ink: RGB, background: RGB) throws(VipsError) -> VipsImageHandle {
+        let markup = Self.markupEscaped(text)
+        let mask = try VipsImageHandle.make("vips_text") { shim_vips_text_aligned($0, markup, 4096, Self.dpi, font, align) }
+        return try VipsImageHandle.make("vips_linear") {
+            shim_vips_ink_on_background(mask.pointer, $0, ink.r, ink.g, ink.b, background.r, background.g, background.b)
+        }
+    }
+
+    private static func markupEscaped(_ text: String) -> String {
+        // Control characters other than the line break are not allowed in Pango markup, even escaped.
+        let printable = String(String.UnicodeScalarView(text.unicodeScalars.map { ($0.value < 0x20 && $0 != "\n") || $0.value == 0x7F ? "\u{FFFD}" : $0 }))
+        guard let escaped = g_markup_escape_text(printable, -1) else { return "" }
+        defer { g_free(escaped) }
+        return String(cString: escaped)
+    }
+
+    /// How many caption characters fit in `width` pixels (DejaVu Sans at 12 px
+    /// averages about 7 px a character; the bold label font is twice as wide).
+    static func characters(fitting width: Int) -> Int { max(4, width / 7) }
+
+    /// Shortens `text` to `limit` characters by replacing its middle with "…", so
+    /// the start of a name and its extension stay visible.
+    static func ellipsized(_ text: String, limit: Int) -> String {
+        guard text.count > limit, limit > 3 else { return text }
+        let tail = (limit - 1) / 3
+        let head = limit - 1 - tail
+        return String(text.prefix(head)) + "…" + String(text.suffix(tail))
+    }
+}
+
+extension VipsImageHandle {
+    /// Three-band sRGB uchar, the common form of all tiles: alpha flattened over
+    /// white, greyscale and other colour spaces converted, 16-bit cast down.
+    fileprivate func srgb8() throws(VipsError) -> VipsImageHandle {
+        var image = self
+        if image.hasAlpha {
+            image = try Self.make("vips_flatten") { shim_vips_flatten(image.pointer, $0, 255, 255, 255) }
+        }
+        if vips_image_get_interpretation(image.pointer) != VIPS_INTERPRETATION_sRGB || image.bands != 3 {
+            image = try Self.make("vips_colourspace") { shim_vips_to_srgb(image.pointer, $0) }
+        }
+        if vips_image_get_format(image.pointer) != VIPS_FORMAT_UCHAR {
+            image = try Self.make("vips_cast") { shim_vips_cast_uchar(image.pointer, $0) }
+        }
+        return image
+    }
+
+    /// Places the image at (`x`, `y`) on a `width` × `height` canvas of `background`
+    /// (`vips_embed`); parts outside the canvas are cut off.
+    fileprivate func embedded(x: Int, y: Int, width: Int, height: Int, background: TileRenderer.RGB) throws(VipsError) -> VipsImageHandle {
+        try Self.make("vips_embed") {
+            shim_vips_embed(pointer, $0, Int32(x), Int32(y), Int32(width), Int32(height), background.r, background.g, background.b)
+        }
+    }
+
+    /// This image with `other` under it (`vips_join`, top to bottom).
+    fileprivate func stacked(above other: VipsImageHandle) throws(VipsError) -> VipsImageHandle {
+        try Self.make("vips_join") { shim_vips_join(pointer, other.pointer, $0, VIPS_DIRECTION_VERTICAL, 255) }
+    }
+
+    /// The pixels computed now and held in memory (`vips_image_copy_memory`), so the
+    /// files and operations the image came from are released.
+    fileprivate func inMemory() throws(VipsError) -> VipsImageHandle {
+        guard let copy = vips_image_copy_memory(pointer) else { throw VipsError("vips_image_copy_memory") }
+        return VipsImageHandle(copy)
+    }
+
+    /// A `width` × `height` sRGB image of one colour.
+    fileprivate static func filled(width: Int, height: Int, colour: TileRenderer.RGB) throws(VipsError) -> VipsImageHandle {
+        var pixels = [UInt8](repeating: 0, count: width * height * 3)
+        for i in stride(from: 0, to: pixels.count, by: 3) {
+            pixels[i] = UInt8(colour.r)
+            pixels[i + 1] = UInt8(colour.g)
+            pixels[i + 2] = UInt8(colour.b)
+        }
+        let image = pixels.withUnsafeBytes { buffer in Result { () throws(VipsError) in try fromRGB(buffer, width: width, height: height) } }
+        return try image.get()
+    }
+
+    /// `images` in a grid `across` wide, `spacing` apart, gaps filled with
+    /// `background` (`vips_arrayjoin`).
+    fileprivate static func arrayJoined(_ images: [VipsImageHandle], across: Int, spacing: Int, background: TileRenderer.RGB) throws(VipsError) -> VipsImageHandle {
+        var pointers: [UnsafeMutablePointer<VipsImage>?] = images.map(\.pointer)
+        let joined = try pointers.withUnsafeMutableBufferPointer { buffer throws(VipsError) in
+            try make("vips_arrayjoin") {
+                shim_vips_arrayjoin(buffer.baseAddress, $0, Int32(buffer.count), Int32(across), Int32(spacing), background.r, background.g, background.b)
+            }
+        }
+        withExtendedLifetime(images) {}
+        return joined
+    }
+}

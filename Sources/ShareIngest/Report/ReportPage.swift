@@ -1,0 +1,270 @@
+import Foundation
+
+/// A batch as one self-contained HTML page: totals and stage timings, the items
+/// that were not delivered with their reasons, and a grid of every item with its
+/// thumbnail, name, type, extension, size, dimensions and duration.
+///
+/// The page opens from disk, a web server or a CI artifact store alike:
+/// thumbnails are embedded as `data:` URIs, the CSS is inline, there is no
+/// JavaScript, and a Content-Security-Policy forbids loading anything else. All
+/// text from the report is escaped (file names are hostile input).
+public struct ReportPage: Sendable {
+    /// The HTML document (UTF-8).
+    public let html: String
+    /// How many thumbnails were embedded.
+    public let embeddedThumbnailCount: Int
+    /// Items whose manifest entry names a thumbnail that could not be embedded
+    /// (deleted, outside the container, not a JPEG), by name.
+    public let missingThumbnails: [String]
+
+    /// Thumbnails larger than this are not embedded (the pipeline's are ~20–60 kB).
+    static let maximumThumbnailBytes = 4 << 20
+
+    /// Renders `report`, reading thumbnails from `container`.
+    public init(_ report: BatchReport, container: ContainerDirectory) {
+        var writer = PageWriter(report: report, container: container)
+        html = writer.document()
+        embeddedThumbnailCount = writer.embedded
+        missingThumbnails = writer.missing
+    }
+}
+
+/// Builds the page; counts what it embedded on the way.
+private struct PageWriter {
+    let report: BatchReport
+    let container: ContainerDirectory
+    let items: [ReportedItem]
+    var embedded = 0
+    var missing: [String] = []
+    private var out = ""
+
+    init(report: BatchReport, container: ContainerDirectory) {
+        self.report = report
+        self.container = container
+        self.items = report.items.map { ReportedItem($0, container: container) }
+    }
+
+    /// `text`, escaped.
+    private func e(_ text: String) -> String { HTMLText.escaped(text) }
+
+    mutating func document() -> String {
+        let key = e(report.key.rawValue)
+        out += """
+            <!DOCTYPE html>
+            <html lang="en">
+            <head>
+            <meta charset="utf-8">
+            <meta name="viewport" content="width=device-width, initial-scale=1">
+            <meta http-equiv="Content-Security-Policy" content="default-src 'none'; img-src data:; style-src 'unsafe-inline'">
+            <meta name="referrer" content="no-referrer">
+            <title>Share batch \(key)</title>
+            <style>\(Self.styleSheet)</style>
+            </head>
+            <body>
+
+            """
+        header()
+        problems()
+        grid()
+        out += "</body>\n</html>\n"
+        return out
+    }
+
+    private mutating func header() {
+        out += "<header>\n<h1>Share batch <code>\(e(report.key.rawValue))</code></h1>\n"
+        var meta: [String] = [
+            "pipeline <b>\(e(report.pipeline))</b>",
+            "manifest \(e(report.schema.rawValue)): \(e(manifestState))",
+        ]
+        if let redirect = report.redirectURL { meta.append("redirect <code>\(e(redirect.description))</code>") }
+        meta.append("batch <code>\(e(report.batchID.uuidString))</code>")
+        out += "<p class=\"meta\">" + meta.joined(separator: " · ") + "</p>\n"
+
+        out += "<dl class=\"totals\">\n"
+        let totals: [(String, String, String)] = [
+            ("items", "Items", "\(report.items.count)"),
+            ("ingested", "Ingested", "\(report.ingestedCount)"),
+            ("failed", "Failed", "\(report.failedCount)"),
+            ("skipped", "Skipped", "\(report.skippedCount)"),
+            ("wall", "Wall time", ReadableUnits.seconds(report.wallSeconds)),
+        ]
+        let bytes = report.entries.compactMap(\.size).reduce(0, +)
+        for (cssClass, label, value) in totals + [("bytes", "Delivered", ReadableUnits.bytes(bytes))] {
+            let flagged = (cssClass == "failed" || cssClass == "skipped") && value != "0" ? " flagged" : ""
+            out += "<div class=\"\(cssClass)\(flagged)\"><dt>\(label)</dt><dd>\(e(value))</dd></div>\n"
+        }
+        out += "</dl>\n"
+
+        let stages = StageName.allCases.compactMap { stage in report.stageSeconds[stage].map { (stage, $0) } }
+        if !stages.isEmpty {
+            let longest = max(stages.map(\.1).max() ?? 0, 1e-9)
+            out += "<table class=\"stages\">\n<caption>Time per stage, summed over items (stages overlap, so the sum can exceed the wall time)</caption>\n"
+            for (stage, seconds) in stages {
+                let percent = String(format: "%.1f", seconds / longest * 100)
+                out += "<tr><th scope=\"row\">\(e(stage.rawValue))</th><td class=\"seconds\">\(e(ReadableUnits.seconds(seconds)))</td>"
+                out += "<td class=\"bar\"><span style=\"width: \(percent)%\"></span></td></tr>\n"
+            }
+            out += "</table>\n"
+        }
+        out += "</header>\n"
+    }
+
+    private var manifestState: String {
+        guard report.manifestPath != nil else { return "none written (nothing was delivered)" }
+        let files = FileManager.default
+        if files.fileExists(atPath: container.manifestPath(key: report.key)) { return "waiting for the host app" }
+        if files.fileExists(atPath: container.consumedManifestPath(key: report.key)) { return "delivered to the host app" }
+        return "no longer in the container"
+    }
+
+    private mutating func problems() {
+        let undelivered = items.filter { $0.item.status != .ingested }
+        guard !undelivered.isEmpty else { return }
+        out += "<section class=\"problems\">\n<h2>Not delivered (\(undelivered.count))</h2>\n<ul>\n"
+        for reported in undelivered {
+            let failure = reported.item.failure
+            out += "<li class=\"\(reported.item.status.rawValue)\"><span class=\"status\">\(reported.item.status.rawValue)</span> "
+            out += "<b class=\"name\">\(e(reported.name))</b>"
+            if let summary = reported.reasonSummary { out += " <span class=\"why\">\(e(summary))</span>" }
+            if let failure { out += "<br><span class=\"message\">\(e(failure.message))</span>" }
+            out += "</li>\n"
+        }
+        out += "</ul>\n</section>\n"
+    }
+
+    private mutating func grid() {
+        out += "<main>\n<h2>Items</h2>\n<ol class=\"grid\">\n"
+        for reported in items { card(reported) }
+        out += "</ol>\n</main>\n"
+    }
+
+    private mutating func card(_ reported: ReportedItem) {
+        let item = reported.item
+        out += "<li class=\"item \(item.status.rawValue)\" id=\"item-\(item.index)\">\n"
+        picture(reported)
+        out += "<div class=\"body\">\n"
+        out += "<h3 class=\"name\">\(e(reported.name))</h3>\n"
+        if item.status != .ingested { out += "<span class=\"status\">\(item.status.rawValue)</span>\n" }
+
+        var facts: [(String, String)] = []
+        if let entry = item.entry {
+            facts.append(("Type", entry.type.rawValue))
+            if let mimeType = entry.mimeType { facts.append(("Format", mimeType)) }
+            if let ext = reported.fileExtension {
+                facts.append(("Extension", "." + ext + (reported.originalExtension.map { " (named .\($0))" } ?? "")))
+            }
+        }
+        if let size = reported.size { facts.append(("Size", size)) }
+        if let dimensions = reported.dimensions { facts.append(("Dimensions", dimensions)) }
+        if let duration = reported.duration { facts.append(("Duration", duration)) }
+        if !facts.isEmpty {
+            out += "<dl class=\"facts\">" + facts.map { "<dt>\($0.0)</dt><dd>\(e($0.1))</dd>" }.joined() + "</dl>\n"
+        }
+        if let excerpt = reported.excerpt(limit: 280) {
+            out += "<p class=\"excerpt\">\(e(excerpt))</p>\n"
+        }
+        if let failure = item.failure {
+            out += "<p class=\"reason\"><b>\(e(failure.reason.rawValue))</b> at \(e(failure.stage.rawValue)): \(e(failure.message))</p>\n"
+        }
+        if !item.warnings.isEmpty {
+            out += "<ul class=\"warnings\">" + item.warnings.map { "<li>\(e($0))</li>" }.joined() + "</ul>\n"
+        }
+        if item.source != reported.name, reported.excerpt(limit: 1) == nil {
+            out += "<p class=\"source\">\(e(item.source))</p>\n"
+        }
+        out += "</div>\n</li>\n"
+    }
+
+    private mutating func picture(_ reported: ReportedItem) {
+        if let dataURI = thumbnailDataURI(reported) {
+            out += "<figure class=\"picture\"><img src=\"\(dataURI)\" alt=\"\(e(reported.name))\" decoding=\"async\"></figure>\n"
+        } else {
+            let label = reported.item.status == .ingested ? reported.placeholderLabel : reported.item.status.rawValue
+            out += "<figure class=\"picture none\"><span>\(e(label))</span></figure>\n"
+        }
+    }
+
+    /// The entry's thumbnail as a `data:image/jpeg;base64,…` URI, or nil (noted in
+    /// `missing` when the entry names one).
+    private mutating func thumbnailDataURI(_ reported: ReportedItem) -> String? {
+        guard reported.item.entry?.thumbnail != nil else { return nil }
+        guard let path = reported.thumbnailPath,
+            let attributes = try? FileManager.default.attributesOfItem(atPath: path),
+            let size = attributes[.size] as? Int, size <= ReportPage.maximumThumbnailBytes,
+            let data = FileManager.default.contents(atPath: path),
+            data.starts(with: [0xFF, 0xD8, 0xFF])
+        else {
+            missing.append(reported.name)
+            return nil
+        }
+        embedded += 1
+        return "data:image/jpeg;base64," + data.base64EncodedString()
+    }
+
+    /// Light and dark colours; the grid fills the width with cards at least 13rem
+    /// wide (five or more on a desktop); a phone gets two columns, and the facts
+    /// lose their labels there (the values read on their own: `image/jpeg`, `640 × 480`).
+    static let styleSheet = """
+
+        :root { color-scheme: light dark; --bg: #f5f5f3; --card: #fff; --ink: #1d1d1f; --muted: #66666b; --line: #deded9;
+          --bad: #c62828; --skip: #9a6700; --ok: #1a7f37; --thumb: #ebebe8; --bar: #5b7fbf; }
+        @media (prefers-color-scheme: dark) { :root { --bg: #161618; --card: #222226; --ink: #ececec; --muted: #a0a0a8;
+          --line: #38383e; --bad: #ff7b72; --skip: #d4a72c; --ok: #56d364; --thumb: #2c2c30; --bar: #7fa2e0; } }
+        * { box-sizing: border-box; }
+        body { margin: 0; padding: 1rem; background: var(--bg); color: var(--ink);
+          font: 15px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, "DejaVu Sans", sans-serif; }
+        header, section, main { max-width: 90rem; margin: 0 auto 1.25rem; }
+        h1 { font-size: 1.35rem; margin: 0 0 .25rem; overflow-wrap: anywhere; }
+        h2 { font-size: 1.05rem; margin: 0 0 .5rem; }
+        code { font: .85em/1.3 ui-monospace, "DejaVu Sans Mono", monospace; overflow-wrap: anywhere; }
+        .meta { color: var(--muted); font-size: .88rem; margin: 0 0 .9rem; }
+        .totals { display: grid; grid-template-columns: repeat(auto-fit, minmax(7.5rem, 1fr)); gap: .5rem; margin: 0 0 .9rem; }
+        .totals div { background: var(--card); border: 1px solid var(--line); border-radius: .5rem; padding: .45rem .7rem; }
+        .totals dt { color: var(--muted); font-size: .78rem; }
+        .totals dd { margin: 0; font-size: 1.3rem; font-weight: 600; }
+        .totals .ingested dd { color: var(--ok); }
+        .totals .failed.flagged dd { color: var(--bad); }
+        .totals .skipped.flagged dd { color: var(--skip); }
+        .stages { border-collapse: collapse; width: 100%; max-width: 36rem; font-size: .88rem; }
+        .stages caption { text-align: left; color: var(--muted); font-size: .78rem; padding-bottom: .25rem; }
+        .stages th { text-align: left; font-weight: 500; padding: .1rem .75rem .1rem 0; width: 6rem; }
+        .stages .seconds { text-align: right; padding-right: .75rem; white-space: nowrap; width: 5.5rem; font-variant-numeric: tabular-nums; }
+        .stages .bar span { display: block; height: .6rem; min-width: 2px; border-radius: .3rem; background: var(--bar); }
+        .problems ul { list-style: none; margin: 0; padding: 0; display: grid; gap: .4rem; }
+        .problems li { background: var(--card); border: 1px solid var(--line); border-left: 4px solid var(--bad);
+          border-radius: .4rem; padding: .45rem .7rem; overflow-wrap: anywhere; font-size: .9rem; }
+        .problems li.skipped { border-left-color: var(--skip); }
+        .problems .why { color: var(--muted); }
+        .problems .message { font-size: .82rem; }
+        .status { display: inline-block; font-size: .68rem; font-weight: 700; text-transform: uppercase; letter-spacing: .05em;
+          padding: .05rem .4rem; border-radius: .25rem; color: #fff; background: var(--bad); vertical-align: .1em; }
+        .skipped .status { background: var(--skip); }
+        .grid { list-style: none; margin: 0; padding: 0; display: grid; gap: .75rem;
+          grid-template-columns: repeat(auto-fill, minmax(min(100%, 13rem), 1fr)); }
+        .item { background: var(--card); border: 1px solid var(--line); border-radius: .5rem; overflow: hidden; }
+        .item.failed { border-color: var(--bad); }
+        .item.skipped { border-color: var(--skip); }
+        .picture { margin: 0; aspect-ratio: 1 / 1; background: var(--thumb); display: flex; align-items: center; justify-content: center; }
+        .picture img { display: block; width: 100%; height: 100%; object-fit: contain; }
+        .picture span { font-size: 1.5rem; font-weight: 700; color: var(--muted); letter-spacing: .04em; }
+        .failed .picture, .skipped .picture { background: #9a9a9a; }
+        .failed .picture span, .skipped .picture span { color: #fff; }
+        .body { padding: .55rem .7rem .7rem; }
+        .item .name { font-size: .95rem; font-weight: 600; margin: 0 0 .3rem; overflow-wrap: anywhere; }
+        .facts { display: grid; grid-template-columns: max-content minmax(0, 1fr); gap: .05rem .6rem; margin: 0; font-size: .82rem; }
+        .facts dt { color: var(--muted); }
+        .facts dd { margin: 0; overflow-wrap: anywhere; }
+        .reason { color: var(--bad); font-size: .82rem; margin: .4rem 0 0; overflow-wrap: anywhere; }
+        .skipped .reason { color: var(--skip); }
+        .excerpt { font-size: .82rem; margin: .4rem 0 0; white-space: pre-wrap; overflow-wrap: anywhere; }
+        .warnings { font-size: .78rem; color: var(--skip); margin: .4rem 0 0; padding-left: 1.1rem; overflow-wrap: anywhere; }
+        .source { font-size: .72rem; color: var(--muted); margin: .4rem 0 0; overflow-wrap: anywhere; }
+        @media (max-width: 34rem) {
+          body { padding: .6rem; }
+          .grid { gap: .5rem; grid-template-columns: repeat(2, minmax(0, 1fr)); }
+          .facts { grid-template-columns: minmax(0, 1fr); }
+          .facts dt { display: none; }
+        }
+
+        """
+}

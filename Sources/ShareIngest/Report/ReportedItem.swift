@@ -1,0 +1,80 @@
+import Foundation
+
+/// What a report shows about one item, worked out once for the HTML page and
+/// the contact sheet: its name, type, extension, measurements and thumbnail.
+struct ReportedItem {
+    let item: ItemReport
+    /// The original file name; "Shared text" or "Shared link" for those; the source
+    /// label for anything else without a name.
+    let name: String
+    /// The extension of the copy in the container (chosen from the content), without a dot.
+    let fileExtension: String?
+    /// The extension the original name had, when it differs from `fileExtension`.
+    let originalExtension: String?
+    /// The thumbnail file, if the entry has one that is a regular file inside the container.
+    let thumbnailPath: String?
+
+    init(_ item: ItemReport, container: ContainerDirectory) {
+        self.item = item
+        let entry = item.entry
+        switch entry?.type {
+        case .text: name = "Shared text"
+        case .url: name = "Shared link"
+        default: name = entry?.fileName ?? (item.source.hasPrefix("/") ? (item.source as NSString).lastPathComponent : item.source)
+        }
+        let copyExtension = entry?.fileURL.map(\.pathExtension).flatMap { $0.isEmpty ? nil : $0.lowercased() }
+        fileExtension = copyExtension
+        let named = (name as NSString).pathExtension.lowercased()
+        originalExtension = entry?.fileURL != nil && !named.isEmpty && named != copyExtension && !Self.sameFormat(named, copyExtension) ? named : nil
+        if let thumbnail = entry?.thumbnail, let path = ManifestCoder.filePath(fromURLString: thumbnail),
+            case .success(let checked) = container.checkedFile(path)
+        {
+            thumbnailPath = checked
+        } else {
+            thumbnailPath = nil
+        }
+    }
+
+    /// `jpeg` and `jpg` (and the like) name the same format; a rename between them is not worth showing.
+    private static func sameFormat(_ a: String, _ b: String?) -> Bool {
+        let aliases: [Set<String>] = [["jpg", "jpeg", "jpe"], ["tif", "tiff"], ["htm", "html"], ["mpg", "mpeg"]]
+        guard let b else { return false }
+        return aliases.contains { $0.contains(a) && $0.contains(b) }
+    }
+
+    var type: SharedMediaType? { item.entry?.type }
+
+    /// `image`, `video`, … for delivered items; `failed` or `skipped` otherwise.
+    var kind: String { item.entry?.type.rawValue ?? item.status.rawValue }
+
+    var size: String? { item.entry?.size.map(ReadableUnits.bytes) }
+
+    var dimensions: String? {
+        guard let width = item.entry?.width, let height = item.entry?.height else { return nil }
+        return ReadableUnits.dimensions(width: width, height: height)
+    }
+
+    var duration: String? { item.entry?.duration.map { ReadableUnits.duration(milliseconds: $0) } }
+
+    /// A short label for a tile without a picture: the extension (`PDF`, `TXT`) or the type.
+    var placeholderLabel: String {
+        if let fileExtension { return fileExtension.uppercased() }
+        switch item.entry?.type {
+        case .url: return "LINK"
+        case .text: return "TEXT"
+        default: return kind.uppercased()
+        }
+    }
+
+    /// The shared text or link itself (at most `limit` characters), for text and URL items.
+    func excerpt(limit: Int) -> String? {
+        guard let entry = item.entry, entry.type == .text || entry.type == .url else { return nil }
+        return entry.path.count > limit ? String(entry.path.prefix(limit)) + "…" : entry.path
+    }
+
+    /// The failure in a few words: `empty (sniff)`.
+    var reasonSummary: String? {
+        guard let failure = item.failure else { return nil }
+        return "\(failure.reason.rawValue) (\(failure.stage.rawValue))"
+    }
+}

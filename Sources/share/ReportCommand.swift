@@ -1,0 +1,92 @@
+import Foundation
+import ShareIngest
+
+/// `share report`: a batch as an HTML page and/or a contact sheet JPEG, from the
+/// report the batch left in the container.
+enum ReportCommand {
+    static let usage = "usage: share report URL|KEY [--container DIR] [--html FILE] [--contact-sheet FILE.jpg]"
+
+    static func run(_ arguments: ArraySlice<String>) -> ExitStatus {
+        let parsed: Arguments
+        do {
+            parsed = try Arguments(arguments, options: ["container", "html", "contact-sheet"], flags: ["help"])
+        } catch {
+            return Command.usageFailure(error.description, usage: usage)
+        }
+        if parsed.flag("help") {
+            Terminal.shared.out(usage)
+            return .success
+        }
+        guard parsed.positionals.count == 1, let batch = parsed.positionals.first else {
+            return Command.usageFailure("expected exactly one redirect URL or key", usage: usage)
+        }
+        let htmlPath = parsed.value("html")
+        let sheetPath = parsed.value("contact-sheet")
+        guard htmlPath != nil || sheetPath != nil else {
+            return Command.usageFailure("nothing to write: give --html FILE, --contact-sheet FILE.jpg or both", usage: usage)
+        }
+        if let sheetPath, !["jpg", "jpeg"].contains((sheetPath as NSString).pathExtension.lowercased()) {
+            return Command.usageFailure("--contact-sheet writes a JPEG; name the file .jpg or .jpeg, not \(sheetPath)", usage: usage)
+        }
+        let container: ContainerDirectory
+        let report: BatchReport
+        do {
+            container = try ContainerDirectory(parsed.value("container") ?? ContainerDirectory.defaultPath)
+        } catch {
+            return Command.failure("\(error)")
+        }
+        do {
+            report = try BatchReport.stored(batch, in: container)
+        } catch {
+            if error.isUsageMistake { return Command.usageFailure(error.description, usage: usage) }
+            Terminal.shared.err("share: \(error)")
+            return .partial
+        }
+
+        var status = ExitStatus.success
+        if let htmlPath {
+            let page = ReportPage(report, container: container)
+            if write(Data(page.html.utf8), to: htmlPath) {
+                Terminal.shared.err("share: page: \(report.items.count) items, \(page.embeddedThumbnailCount) thumbnails embedded")
+                for name in page.missingThumbnails { Terminal.shared.err("share: warning: \(name): thumbnail missing from the container") }
+                Terminal.shared.out(htmlPath)
+            } else {
+                status = .unusable
+            }
+        }
+        if let sheetPath {
+            do {
+                let sheet = try report.contactSheet(in: container)
+                if write(Data(sheet.jpeg), to: sheetPath) {
+                    var line = "share: contact sheet: \(sheet.tileCount) tiles, \(sheet.columns)×\(sheet.rows) grid, \(sheet.width)×\(sheet.height) px"
+                    if sheet.omittedCount > 0 { line += "; \(sheet.omittedCount) more items not shown (at most \(sheet.tileCount) tiles)" }
+                    Terminal.shared.err(line)
+                    Terminal.shared.out(sheetPath)
+                } else {
+                    status = .unusable
+                }
+            } catch {
+                Terminal.shared.err("share: cannot draw the contact sheet: \(error)")
+                status = .unusable
+            }
+        }
+        return status
+    }
+
+    /// Replaces `path` atomically; reports a failure on stderr.
+    private static func write(_ data: Data, to path: String) -> Bool {
+        let folder = (path as NSString).deletingLastPathComponent
+        var isFolder: ObjCBool = false
+        if !folder.isEmpty, !FileManager.default.fileExists(atPath: folder, isDirectory: &isFolder) || !isFolder.boolValue {
+            Terminal.shared.err("share: cannot write \(path): \(folder) is not a folder")
+            return false
+        }
+        do {
+            try data.write(to: URL(fileURLWithPath: path), options: .atomic)
+            return true
+        } catch {
+            Terminal.shared.err("share: cannot write \(path): \(error.localizedDescription)")
+            return false
+        }
+    }
+}

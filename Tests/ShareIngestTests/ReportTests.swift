@@ -1,0 +1,234 @@
+import Foundation
+import MediaKit
+import Testing
+
+@testable import ShareIngest
+
+/// `share report`'s library side: the stored batch report read back, the HTML
+/// page and the contact sheet, for a real batch of photos (one rotated by EXIF),
+/// a video, a PDF, an empty file that fails and a copy of a photo with a hostile name.
+@Suite struct ReportTests {
+    /// A file name that breaks any page that does not escape it (a name cannot hold "/").
+    static let hostileName = #"<script>alert(1)&'"x".jpg"#
+
+    /// One ingested batch in its own temporary container; removed by `with`.
+    struct Batch {
+        let container: ContainerDirectory
+        let ingested: BatchReport
+        let scratch: URL
+
+        /// Ingests the batch, runs `body`, removes everything.
+        static func with(_ body: (Batch) throws -> Void) throws {
+            let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("report-tests-\(UUID().uuidString)")
+            defer { try? FileManager.default.removeItem(at: scratch) }
+            let drop = scratch.appendingPathComponent("drop")
+            try FileManager.default.createDirectory(at: drop, withIntermediateDirectories: true)
+            let hostile = drop.appendingPathComponent(hostileName)
+            try FileManager.default.copyItem(at: media("photo.jpg"), to: hostile)
+
+            let container = try ContainerDirectory(scratch.appendingPathComponent("container").path)
+            let inputs = ["photo.jpg", "portrait-exif6.jpg", "clip-h264.mp4", "document.pdf", "empty.jpg"].map { ShareInput.path(media($0).path) }
+                + [.path(hostile.path)]
+            let report = try ShareIngestor(container: container).ingest(inputs)
+            try body(Batch(container: container, ingested: report, scratch: scratch))
+        }
+
+        /// The report as `share report` reads it: from the container, by redirect URL.
+        func stored() throws -> BatchReport {
+            let redirect = try #require(ingested.redirectURL)
+            return try BatchReport.stored(redirect.description, in: container)
+        }
+    }
+
+    /// A fixture in testdata/media, found from this file's path.
+    static func media(_ name: String) -> URL {
+        URL(fileURLWithPath: #filePath)
+            .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("testdata/media/\(name)")
+    }
+
+    /// The grid card of the item whose (escaped) name is `name`.
+    static func card(named name: String, in html: String) -> String? {
+        html.components(separatedBy: "<li class=\"item ").dropFirst()
+            .first { $0.contains("<h3 class=\"name\">\(HTMLText.escaped(name))</h3>") }
+    }
+
+    /// Decodes JPEG bytes completely (`vips_thumbnail` at a size larger than any
+    /// thumbnail) and returns the decoded size.
+    static func decodeJPEG(_ bytes: [UInt8], scratch: URL) throws -> (width: Int, height: Int) {
+        #expect(bytes.starts(with: [0xFF, 0xD8, 0xFF]), "not a JPEG")
+        let file = scratch.appendingPathComponent("decoded-\(UUID().uuidString).jpg")
+        try Data(bytes).write(to: file)
+        let decoded = try Thumbnailer.thumbnail(path: file.path, spec: ThumbnailSpec(size: 10_000, damageTolerance: .error))
+        return (decoded.width, decoded.height)
+    }
+
+    @Test func storedReportReadsBackWhatTheBatchWrote() throws {
+        try Batch.with { batch in
+            let stored = try batch.stored()
+            let ingested = batch.ingested
+            #expect(stored.batchID == ingested.batchID)
+            #expect(stored.key == ingested.key)
+            #expect(stored.redirectURL == ingested.redirectURL)
+            #expect(stored.pipeline == ingested.pipeline)
+            #expect(stored.items.count == 6)
+            #expect((stored.ingestedCount, stored.failedCount, stored.skippedCount) == (5, 1, 0))
+            for (read, written) in zip(stored.items, ingested.items) {
+                #expect(read.source == written.source)
+                #expect(read.status == written.status)
+                #expect(read.failure == written.failure)
+                #expect(read.entry == written.entry)
+                #expect(read.warnings == written.warnings)
+            }
+            #expect(Set(stored.stageSeconds.keys) == Set(ingested.stageSeconds.keys))
+            // A bare key finds the same report.
+            #expect(try BatchReport.stored(ingested.key.rawValue, in: batch.container).batchID == ingested.batchID)
+        }
+    }
+
+    @Test func unknownKeysAndBadURLsAreClearErrors() throws {
+        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("report-tests-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        let container = try ContainerDirectory(scratch.path)
+
+        let unknown = #expect(throws: StoredReportError.self) { try BatchReport.stored("ShareKey-missing", in: container) }
+        guard case .unknownKey(let key, _)? = unknown else { Issue.record("expected unknownKey, got \(String(describing: unknown))"); return }
+        #expect(key.rawValue == "ShareKey-missing")
+        #expect(unknown?.isUsageMistake == false)
+        #expect(unknown?.description.contains("ShareKey-missing") == true)
+
+        for typo in ["../etc/passwd", "ShareMedia://dataUrl=", "ShareMedia://somewhere"] {
+            let error = #expect(throws: StoredReportError.self) { try BatchReport.stored(typo, in: container) }
+            #expect(error?.isUsageMistake == true, "\(typo)")
+        }
+
+        try Data("{\"batch\": 1}".utf8).write(to: URL(fileURLWithPath: container.reportPath(key: ShareKey("ShareKey-bad"))))
+        let malformed = #expect(throws: StoredReportError.self) { try BatchReport.stored("ShareKey-bad", in: container) }
+        #expect(malformed?.description.contains("batch") == true)
+    }
+
+    @Test func pageEmbedsEveryThumbnailAsAJPEGTheRightWayUp() throws {
+        try Batch.with { batch in
+            let report = try batch.stored()
+            let page = ReportPage(report, container: batch.container)
+            let withThumbnails = report.entries.filter { $0.thumbnail != nil }
+            #expect(withThumbnails.count == 5)  // photo, portrait, clip, PDF page, hostile copy
+            #expect(page.embeddedThumbnailCount == withThumbnails.count)
+            #expect(page.missingThumbnails.isEmpty)
+
+            // Self-contained: every src is a data: URI, nothing is linked or scripted.
+            let sources = page.html.components(separatedBy: "src=\"").dropFirst()
+            #expect(sources.count == withThumbnails.count)
+            for source in sources {
+                let uri = String(source.prefix { $0 != "\"" })
+                let prefix = "data:image/jpeg;base64,"
+                #expect(uri.hasPrefix(prefix))
+                let bytes = try #require(Data(base64Encoded: String(uri.dropFirst(prefix.count))))
+                let size = try Self.decodeJPEG(Array(bytes), scratch: batch.scratch)
+                #expect(size.width > 0 && size.height > 0)
+            }
+            let lowercased = page.html.lowercased()
+            let forbidden = ["<script", "<link", "<iframe", "href=", "url(", "@import", "http://", "https://", "file://"].filter { lowercased.contains($0) }
+            #expect(forbidden.isEmpty, "the page contains \(forbidden)")
+            let hasPolicy = page.html.contains("Content-Security-Policy")
+            #expect(hasPolicy)
+
+            // EXIF orientation 6: the copy is displayed portrait, and so is its thumbnail.
+            let portrait = try #require(Self.card(named: "portrait-exif6.jpg", in: page.html))
+            #expect(portrait.contains("480 × 640"))
+            let uri = try #require(portrait.components(separatedBy: "base64,").dropFirst().first?.prefix { $0 != "\"" })
+            let size = try Self.decodeJPEG(Array(try #require(Data(base64Encoded: String(uri)))), scratch: batch.scratch)
+            #expect(size.height > size.width)
+
+            let video = try #require(Self.card(named: "clip-h264.mp4", in: page.html))
+            for fact in ["video", "video/mp4", ".mp4", "320 × 240", "2.0 s", "30.9 kB"] {
+                #expect(video.contains("<dd>\(fact)</dd>"), "video card lacks \(fact)")
+            }
+        }
+    }
+
+    @Test func hostileNamesAreShownAsText() throws {
+        try Batch.with { batch in
+            // Booleans first, so a failure does not print the whole page with its thumbnails.
+            let html = ReportPage(try batch.stored(), container: batch.container).html
+            let rawName = html.contains(Self.hostileName), scriptTag = html.contains("<script"), halfEscaped = html.contains("alert(1)&'")
+            #expect(!rawName && !scriptTag && !halfEscaped)
+            let escaped = "&lt;script&gt;alert(1)&amp;&#39;&quot;x&quot;.jpg"
+            let escapedHeading = html.contains("<h3 class=\"name\">\(escaped)</h3>"), escapedAlt = html.contains("alt=\"\(escaped)\"")
+            #expect(escapedHeading && escapedAlt)
+            let card = try #require(Self.card(named: Self.hostileName, in: html))
+            #expect(card.contains("src=\"data:image/jpeg;base64,"))
+        }
+    }
+
+    @Test(arguments: [
+        ("plain name.jpg", "plain name.jpg"),
+        ("<script>x</script>", "&lt;script&gt;x&lt;/script&gt;"),
+        (#"a & b "c" 'd'"#, "a &amp; b &quot;c&quot; &#39;d&#39;"),
+        ("&amp;", "&amp;amp;"),
+        ("bell\u{07}tab\t", "bell\u{FFFD}tab\t"),
+        ("café ünïcode 📷", "café ünïcode 📷"),
+    ])
+    func htmlEscaping(_ text: String, _ expected: String) {
+        #expect(HTMLText.escaped(text) == expected)
+    }
+
+    @Test func failedItemShowsItsReason() throws {
+        try Batch.with { batch in
+            let report = try batch.stored()
+            let failed = try #require(report.items.first { $0.source.hasSuffix("/empty.jpg") })
+            let failure = try #require(failed.failure)
+            #expect(failed.status == .failed)
+            #expect(failure.reason == .empty)
+
+            let page = ReportPage(report, container: batch.container)
+            let card = try #require(Self.card(named: "empty.jpg", in: page.html))
+            #expect(card.hasPrefix("failed\""))
+            #expect(card.contains("<b>empty</b> at \(failure.stage.rawValue)"))
+            #expect(card.contains(HTMLText.escaped(failure.message)))
+            // And in the list of items that were not delivered, above the grid.
+            let afterProblems = try #require(page.html.components(separatedBy: "<section class=\"problems\">").dropFirst().first)
+            let problems = afterProblems.components(separatedBy: "</section>")[0]
+            #expect(problems.contains("<b class=\"name\">empty.jpg</b>"))
+            #expect(problems.contains(HTMLText.escaped(failure.message)))
+            #expect(page.html.contains("<dt>Failed</dt><dd>1</dd>"))
+        }
+    }
+
+    @Test func contactSheetHasATileForEveryItem() throws {
+        try Batch.with { batch in
+            let report = try batch.stored()
+            // (layout, expected columns, rows, tiles)
+            let cases: [(ContactSheetLayout, Int, Int, Int)] = [
+                (ContactSheetLayout(columns: 4), 4, 2, 6),
+                (ContactSheetLayout(), 3, 2, 6),  // automatic: the smallest square-ish grid
+                (ContactSheetLayout(cellSize: 120, maximumTiles: 4), 2, 2, 4),
+            ]
+            for (layout, columns, rows, tiles) in cases {
+                let sheet = try report.contactSheet(in: batch.container, layout: layout)
+                #expect(sheet.tileCount == tiles)
+                #expect(sheet.omittedCount == 6 - tiles)
+                #expect((sheet.columns, sheet.rows) == (columns, rows))
+                // The grid math: cells plus gaps, a margin of one gap, the title on top.
+                let width = columns * layout.cellSize + (columns + 1) * layout.spacing
+                let height = layout.titleHeight + rows * (layout.cellSize + layout.captionHeight) + (rows + 1) * layout.spacing
+                #expect((sheet.width, sheet.height) == (width, height))
+                let decoded = try Self.decodeJPEG(sheet.jpeg, scratch: batch.scratch)
+                #expect((decoded.width, decoded.height) == (width, height))
+            }
+        }
+    }
+
+    @Test(arguments: [
+        (Int64(0), "0 B"), (693, "693 B"), (999, "999 B"), (1500, "1.50 kB"), (35_611, "35.6 kB"),
+        (999_949, "999.9 kB"), (1_500_000, "1.50 MB"), (4_200_000_000, "4.20 GB"),
+    ])
+    func byteCounts(_ count: Int64, _ expected: String) {
+        #expect(ReadableUnits.bytes(count) == expected)
+    }
+
+    @Test(arguments: [(400.0, "0.4 s"), (2000, "2.0 s"), (59_940, "59.9 s"), (65_000, "1:05"), (3_723_000, "1:02:03")])
+    func durations(_ milliseconds: Double, _ expected: String) {
+        #expect(ReadableUnits.duration(milliseconds: milliseconds) == expected)
+    }
+}
