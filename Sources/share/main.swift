@@ -16,6 +16,7 @@ enum Command {
           watch INBOX        ingest every folder dropped into INBOX: one batch and manifest per drop
           status             list the container's batches: state, counts, keys, redirect URLs
           report URL|KEY     a batch as an HTML page and/or a JPEG contact sheet, for people to look at
+          gc                 remove the files of consumed shares older than a retention period
           help               this text
 
         Run `share <command> --help` for a command's options.
@@ -41,6 +42,7 @@ case "open": status = OpenCommand.run(arguments.dropFirst())
 case "watch": status = WatchCommand.run(arguments.dropFirst())
 case "status": status = StatusCommand.run(arguments.dropFirst())
 case "report": status = ReportCommand.run(arguments.dropFirst())
+case "gc": status = GCCommand.run(arguments.dropFirst())
 case "help", "--help", "-h", nil:
     Terminal.shared.out(Command.usage)
     status = arguments.first == nil ? .unusable : .success

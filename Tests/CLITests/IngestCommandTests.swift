@@ -101,3 +101,30 @@ import Testing
         #expect(result.stdout.isEmpty)
     }
 }
+
+@Suite struct StatusAndGCTests {
+    @Test func statusListsBatchesAndGCRemovesOnlyConsumedShares() throws {
+        let container = TemporaryDirectory()
+        let kept = try ShareProcess.run(["ingest", "--container", container.path, "--key", "Kept", Fixtures.media("photo.jpg")])
+        let taken = try ShareProcess.run(["ingest", "--container", container.path, "--key", "Taken", Fixtures.media("clip-h264.mp4")])
+        #expect(kept.status == 0 && taken.status == 0)
+        let status = try ShareProcess.run(["status", "--container", container.path])
+        #expect(status.stdout.contains("ShareMedia://dataUrl=Kept#media"))
+        #expect(status.stdout.contains("ShareMedia://dataUrl=Taken#media"))
+        #expect(status.stdout.contains("done"))
+        #expect(try ShareProcess.run(["open", "ShareMedia://dataUrl=Taken#media", "--container", container.path, "--consume"]).status == 0)
+
+        // Not old enough yet: nothing goes.
+        let young = try ShareProcess.run(["gc", "--container", container.path])
+        #expect(young.stdout.isEmpty)
+        let gc = try ShareProcess.run(["gc", "--container", container.path, "--older-than", "0"])
+        #expect(gc.status == 0)
+        let removed = gc.stdout.split(separator: "\n")
+        #expect(removed.count == 4)  // copy, thumbnail, consumed manifest, report
+        #expect(removed.allSatisfy { !$0.contains("Kept") })
+        let open = try ShareProcess.run(["open", "ShareMedia://dataUrl=Kept#media", "--container", container.path])
+        #expect(open.status == 0)
+        let json = try ShareProcess.run(["status", "--json", "--container", container.path])
+        #expect(json.stdout.contains(#""state":"collected""#))
+    }
+}

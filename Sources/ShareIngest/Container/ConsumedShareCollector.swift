@@ -1,0 +1,66 @@
+import Foundation
+import Glibc
+
+/// What `share gc` removed (or would remove, in a dry run).
+public struct CollectionReport: Sendable {
+    /// The keys of the shares collected.
+    public var keys: [ShareKey] = []
+    /// Files removed: copies, thumbnails, the consumed manifest and the batch report.
+    public var files: [String] = []
+    public var bytes: Int64 = 0
+}
+
+/// Removes the files of shares whose manifest was consumed (`share open --consume`)
+/// longer ago than a retention period: the copies and thumbnails it names (only
+/// inside the container), the consumed manifest and the batch report. The
+/// journal keeps the batch, marked `collected`.
+public struct ConsumedShareCollector: Sendable {
+    public let container: ContainerDirectory
+
+    public init(container: ContainerDirectory) { self.container = container }
+
+    /// Collects shares consumed more than `retention` seconds before `now`.
+    public func collect(retention: TimeInterval, now: Date = Date(), dryRun: Bool = false) throws(ShareIngestError) -> CollectionReport {
+        let journal = try BatchJournal(container: container)
+        var report = CollectionReport()
+        for var batch in try journal.batches(in: [.done]) {
+            let consumed = container.consumedManifestPath(key: batch.key)
+            var st = stat()
+            guard lstat(consumed, &st) == 0, st.st_mode & S_IFMT == S_IFREG else { continue }
+            let consumedAt = Date(timeIntervalSince1970: Double(st.st_mtim.tv_sec))
+            guard now.timeIntervalSince(consumedAt) >= retention else { continue }
+            var files: [String] = []
+            if let data = FileManager.default.contents(atPath: consumed), let manifest = try? ManifestCoder.decode(data) {
+                for entry in manifest.entries where entry.type != .text && entry.type != .url {
+                    for url in [entry.path, entry.thumbnail].compactMap({ $0 }) {
+                        guard let path = ManifestCoder.filePath(fromURLString: url), case .success(let real) = container.checkedFile(path) else { continue }
+                        files.append(real)
+                    }
+                }
+            }
+            files.append(consumed)
+            let stored = container.reportPath(key: batch.key)
+            if access(stored, F_OK) == 0 { files.append(stored) }
+            for file in files {
+                var fileStatus = stat()
+                if lstat(file, &fileStatus) == 0 { report.bytes += Int64(fileStatus.st_size) }
+                if !dryRun { unlink(file) }
+            }
+            report.files += files
+            report.keys.append(batch.key)
+            if !dryRun {
+                batch.state = .collected
+                do { try journal.update(batch) } catch { throw .containerUnusable(path: container.root, reason: "journal: \(error)") }
+            }
+        }
+        return report
+    }
+
+    /// Parses a retention like `7d`, `12h`, `30m`, `45s` or `0`.
+    public static func parseRetention(_ text: String) -> TimeInterval? {
+        let units: [Character: Double] = ["s": 1, "m": 60, "h": 3600, "d": 86_400]
+        if let unit = text.last, let factor = units[unit], let value = Double(text.dropLast()), value >= 0 { return value * factor }
+        if let value = Double(text), value >= 0 { return value }
+        return nil
+    }
+}

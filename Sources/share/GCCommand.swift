@@ -1,0 +1,33 @@
+import Foundation
+import ShareIngest
+
+/// `share gc`: removes the files of consumed shares older than a retention period.
+enum GCCommand {
+    static let usage = "usage: share gc [--container DIR] [--older-than 7d|12h|30m|0] [--dry-run]"
+
+    static func run(_ arguments: ArraySlice<String>) -> ExitStatus {
+        let parsed: Arguments
+        do {
+            parsed = try Arguments(arguments, options: ["container", "older-than"], flags: ["dry-run", "help"])
+        } catch {
+            return Command.usageFailure(error.description, usage: usage)
+        }
+        if parsed.flag("help") {
+            Terminal.shared.out(usage)
+            return .success
+        }
+        guard let retention = ConsumedShareCollector.parseRetention(parsed.value("older-than") ?? "7d") else {
+            return Command.usageFailure("--older-than must look like 7d, 12h, 30m, 45s or 0", usage: usage)
+        }
+        do {
+            let container = try ContainerDirectory(parsed.value("container") ?? ContainerDirectory.defaultPath)
+            let dryRun = parsed.flag("dry-run")
+            let report = try ConsumedShareCollector(container: container).collect(retention: retention, dryRun: dryRun)
+            for file in report.files { Terminal.shared.out((dryRun ? "would remove " : "removed ") + file) }
+            Terminal.shared.err("share: \(dryRun ? "would collect" : "collected") \(report.keys.count) consumed shares, \(report.files.count) files, \(String(format: "%.1f", Double(report.bytes) / 1e6)) MB")
+            return .success
+        } catch {
+            return Command.failure("\(error)")
+        }
+    }
+}
