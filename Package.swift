@@ -20,6 +20,9 @@ let package = Package(
         .systemLibrary(
             name: "CSQLite", pkgConfig: "sqlite3",
             providers: [.apt(["libsqlite3-dev"])]),
+        .systemLibrary(
+            name: "CPostgres", pkgConfig: "libpq",
+            providers: [.apt(["libpq-dev"])]),
         // Fixed-arity wrappers for varargs functions and function-like macros.
         .target(name: "CShims", dependencies: ["CVips", "CFFmpeg"]),
 
@@ -27,7 +30,7 @@ let package = Package(
         .target(name: "MediaKit", dependencies: ["CVips", "CFFmpeg", "CShims"]),
         // The pipeline: model, stages, runner, container, journal. No C in sight
         // except the SQLite journal's own binding.
-        .target(name: "ShareIngest", dependencies: ["MediaKit", "CShims", "CSQLite"]),
+        .target(name: "ShareIngest", dependencies: ["MediaKit", "CShims", "CSQLite", "CPostgres"]),
         // The CLI: arguments and terminal output only.
         .executableTarget(name: "share", dependencies: ["ShareIngest"]),
 

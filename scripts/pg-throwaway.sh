@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# A throwaway PostgreSQL cluster for tests: `start DIR [PORT]` prints a
+# connection URL; `stop DIR` stops it. The server refuses to run as root, so it
+# runs as the `postgres` user (from Debian's postgresql package), listening on
+# loopback and on a Unix socket inside DIR.
+set -euo pipefail
+command=${1:?start|stop}
+dir=${2:?folder}
+port=${3:-55432}
+bin=$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -n 1)
+as_postgres() { if [ "$(id -u)" -eq 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi; }
+
+case "$command" in
+start)
+  mkdir -p "$dir"
+  [ "$(id -u)" -eq 0 ] && chown postgres "$dir"
+  if [ ! -f "$dir/data/PG_VERSION" ]; then
+    as_postgres "$bin/initdb" -D "$dir/data" -U postgres -A trust --no-sync >"$dir/initdb.log" 2>&1
+  fi
+  as_postgres "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 30 \
+    -o "-c listen_addresses=127.0.0.1 -p $port -k $dir -c fsync=off -c max_connections=100" start >/dev/null
+  echo "postgresql://postgres@127.0.0.1:$port/postgres"
+  ;;
+stop)
+  as_postgres "$bin/pg_ctl" -D "$dir/data" -m fast -w stop >/dev/null 2>&1 || true
+  ;;
+*) echo "usage: $0 start|stop DIR [PORT]" >&2; exit 2 ;;
+esac
