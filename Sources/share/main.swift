@@ -34,6 +34,10 @@ enum Command {
     }
 }
 
+// Over RLIMIT_FSIZE a write must fail with EFBIG (reported per item, temporaries
+// removed), not kill the process with SIGXFSZ and leave a half-written file.
+signal(SIGXFSZ, SIG_IGN)
+
 let arguments = CommandLine.arguments.dropFirst()
 let status: ExitStatus
 switch arguments.first {

@@ -67,7 +67,7 @@ enum FileCopier {
         let temporary = FileSystem.temporaryName(for: destination)
         do {
             let output = try FileDescriptor.open(temporary, O_WRONLY | O_CREAT | O_EXCL, mode: 0o644)
-            let copied = try transfer(from: input, to: output, size: before.size, path: source.display)
+            let copied = try transfer(from: input, to: output, source: source.display, destination: destination)
             let after: stat
             do { after = try input.status(path: source.display) } catch { throw CopyError.system(error) }
             guard FileVersion(after) == before, copied == before.size else {
@@ -89,7 +89,8 @@ enum FileCopier {
         }
     }
 
-    private static func transfer(from input: FileDescriptor, to output: FileDescriptor, size: Int64, path: String) throws(SystemError) -> Int64 {
+    /// Read errors name the source; write errors (disk full) name the destination.
+    private static func transfer(from input: FileDescriptor, to output: FileDescriptor, source: String, destination: String) throws(SystemError) -> Int64 {
         var total: Int64 = 0
         var useCopyRange = true
         while true {
@@ -102,15 +103,17 @@ enum FileCopier {
                     useCopyRange = false
                     continue
                 }
-                throw SystemError(errno == ENOSPC || errno == EDQUOT || errno == EFBIG ? "write" : "copy_file_range", path: path)
+                let code = errno
+                if code == ENOSPC || code == EDQUOT || code == EFBIG { throw SystemError("write", path: destination, code: code) }
+                throw SystemError("copy_file_range", path: source, code: code)
             }
             var buffer = [UInt8](repeating: 0, count: 1 << 20)
             let n = buffer.withUnsafeMutableBytes { raw in retryingInterrupts { read(input.raw, raw.baseAddress, raw.count) } }
-            if n < 0 { throw SystemError("read", path: path) }
+            if n < 0 { throw SystemError("read", path: source) }
             if n == 0 { return total }
             var writeError: SystemError?
             buffer.withUnsafeBytes { raw in
-                do throws(SystemError) { try output.writeAll(UnsafeRawBufferPointer(rebasing: raw[0..<n]), path: path) } catch { writeError = error }
+                do throws(SystemError) { try output.writeAll(UnsafeRawBufferPointer(rebasing: raw[0..<n]), path: destination) } catch { writeError = error }
             }
             if let writeError { throw writeError }
             total += Int64(n)

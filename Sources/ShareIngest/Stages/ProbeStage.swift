@@ -45,7 +45,7 @@ struct ProbeStage: ItemStage {
         do {
             header = try ImageHeader.read(path: path)
         } catch {
-            if Self.strictImageFormats.contains(format.id) {
+            if Self.strictImageFormats.contains(format.id) || Self.isDamage(error) {
                 throw ItemFailure(.probe, .undecodable, "\(label): not a readable \(format.name) image: \(error)")
             }
             item.type = .file
@@ -60,6 +60,13 @@ struct ProbeStage: ItemStage {
         item.imageHeader = header
         item.width = header.width
         item.height = header.height
+    }
+
+    /// libheif tells damage ("Invalid input": a truncated or corrupt file) from what
+    /// libvips 8.14 merely cannot read ("Unsupported feature", sequences): a damaged
+    /// HEIC/AVIF is a failure, not a file to deliver.
+    static func isDamage(_ error: VipsError) -> Bool {
+        error.message.contains("heif: Invalid input")
     }
 
     private func probeStillWithLibAV(_ item: ItemWork, path: String, format: MediaFormat, label: String) throws(ItemFailure) {

@@ -1,0 +1,22 @@
+// libFuzzer target: ContentSniffer.sniff on arbitrary prefixes and names (scripts/fuzz.sh).
+// The first byte (mod 4) picks a file name, so the name-dependent paths are reached too.
+
+let names: [String?] = [nil, "photo.jpg", "clip.mp4", "notes.txt"]
+
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
+    let bytes = UnsafeBufferPointer(start: data, count: size)
+    guard let first = bytes.first else {
+        _ = ContentSniffer.sniff([UInt8](), fileName: "empty.jpg")
+        return 0
+    }
+    let name = names[Int(first) % names.count]
+    let sniffed = ContentSniffer.sniff(bytes.dropFirst(), fileName: name)
+    precondition(!sniffed.fileExtension.isEmpty && !sniffed.fileExtension.contains("/"))
+    // The tail of the data used as a file name: extensions are short, plain and lower-case.
+    let tail = String(decoding: bytes.suffix(24), as: UTF8.self)
+    if let ext = ContentSniffer.fileExtension(of: tail) {
+        precondition(ext.count <= 10 && ext == ext.lowercased() && !ext.contains("."))
+    }
+    return 0
+}
