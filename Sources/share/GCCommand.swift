@@ -20,7 +20,7 @@ enum GCCommand {
             return Command.usageFailure("--older-than must look like 7d, 12h, 30m, 45s or 0", usage: usage)
         }
         do {
-            let container = try ContainerDirectory(parsed.value("container") ?? ContainerDirectory.defaultPath)
+            let container = try Command.container(parsed)
             let dryRun = parsed.flag("dry-run")
             let report = try ConsumedShareCollector(container: container).collect(retention: retention, dryRun: dryRun)
             for file in report.files { Terminal.shared.out((dryRun ? "would remove " : "removed ") + file) }

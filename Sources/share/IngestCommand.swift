@@ -33,7 +33,7 @@ enum IngestCommand {
                 pipeline.manifest.scheme = scheme
             }
             key = try parsed.value("key").map { try ShareKey($0) }
-            container = try ContainerDirectory(parsed.value("container") ?? ContainerDirectory.defaultPath)
+            container = try Command.container(parsed)
         } catch {
             return Command.failure("\(error)")
         }

@@ -21,7 +21,7 @@ enum OpenCommand {
         }
         let container: ContainerDirectory
         do {
-            container = try ContainerDirectory(parsed.value("container") ?? ContainerDirectory.defaultPath)
+            container = try Command.container(parsed)
         } catch {
             return Command.failure("\(error)")
         }

@@ -31,7 +31,7 @@ enum ReportCommand {
         let container: ContainerDirectory
         let report: BatchReport
         do {
-            container = try ContainerDirectory(parsed.value("container") ?? ContainerDirectory.defaultPath)
+            container = try Command.container(parsed)
         } catch {
             return Command.failure("\(error)")
         }

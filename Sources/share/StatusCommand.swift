@@ -18,7 +18,7 @@ enum StatusCommand {
         }
         let batches: [BatchRecord]
         do {
-            let container = try ContainerDirectory(parsed.value("container") ?? ContainerDirectory.defaultPath)
+            let container = try Command.container(parsed)
             batches = try BatchJournal(container: container).batches()
         } catch {
             return Command.failure("\(error)")

@@ -29,7 +29,7 @@ enum WatchCommand {
                 throw UsageError("--on-success must be move, delete or keep")
             }
             let pipeline = try PipelineDefinition.load(parsed.value("pipeline") ?? "default")
-            let container = try ContainerDirectory(parsed.value("container") ?? ContainerDirectory.defaultPath)
+            let container = try Command.container(parsed)
             inbox = try Inbox(path: inboxPath, ingestor: ShareIngestor(container: container, pipeline: pipeline), settle: settle, disposition: disposition)
         } catch let error as UsageError {
             return Command.usageFailure(error.description, usage: usage)

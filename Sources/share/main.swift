@@ -28,6 +28,13 @@ enum Command {
         return .unusable
     }
 
+    /// The container of `--container` (default: `$SHARE_CONTAINER`, else
+    /// `~/.local/share/share-ingest/container`), with its state in `$SHARE_STATE_DIR` if set.
+    static func container(_ parsed: Arguments) throws(ShareIngestError) -> ContainerDirectory {
+        let state = ProcessInfo.processInfo.environment["SHARE_STATE_DIR"].flatMap { $0.isEmpty ? nil : $0 }
+        return try ContainerDirectory(parsed.value("container") ?? ContainerDirectory.defaultPath, stateDirectory: state)
+    }
+
     static func failure(_ message: String) -> ExitStatus {
         Terminal.shared.err("share: \(message)")
         return .unusable

@@ -24,8 +24,13 @@ import Testing
         return drop
     }
 
+    /// The journal is kept off the container's disk here, so that a test can fill
+    /// that disk to the byte for the copy, the thumbnail or the manifest.
     static func ingest(_ inputs: [ShareInput], pipeline: PipelineDefinition = .standard, container: String, events: IngestEventSink? = nil) throws -> BatchReport {
-        try ShareIngestor(container: try ContainerDirectory(container), pipeline: pipeline).ingest(inputs, events: events)
+        let state = TemporaryDirectory("state")
+        return try withExtendedLifetime(state) {
+            try ShareIngestor(container: try ContainerDirectory(container, stateDirectory: state.path), pipeline: pipeline).ingest(inputs, events: events)
+        }
     }
 
     /// Items by the last component of their source.
@@ -550,7 +555,7 @@ import Testing
         do {
             guard let disk = Tmpfs(kilobytes: 512) else { return }
             let container = disk.path + "/container"
-            _ = try ContainerDirectory(container)
+            _ = try ContainerDirectory(container, stateDirectory: TemporaryDirectory("state").path)
             try disk.fill(leaving: Self.pages(photoSize))
             let report = try Self.ingest([.path(photo), .text("sent with the photo")], pipeline: sequential, container: container)
             let items = Self.byName(report)
@@ -562,7 +567,7 @@ import Testing
         do {
             guard let disk = Tmpfs(kilobytes: 512) else { return }
             let container = disk.path + "/container"
-            _ = try ContainerDirectory(container)
+            _ = try ContainerDirectory(container, stateDirectory: TemporaryDirectory("state").path)
             try disk.fill(leaving: Self.pages(photoSize) + Self.pages(thumbnailSize))
             let report = try Self.ingest([.path(photo)], pipeline: sequential, container: container)
             let items = Self.byName(report)
@@ -576,10 +581,12 @@ import Testing
         let container = TemporaryDirectory()
         let scratch = TemporaryDirectory()
         let reportFile = scratch.file("report.json")
-        // 20 KB per file: the 35 KB photo cannot be copied, the 1×1 PNG and its thumbnail can.
+        // 400 KB per file (room for the journal): a 600 KB file cannot be copied, the
+        // 1×1 PNG and its thumbnail can.
+        let big = try scratch.add("photo.jpg", bytes: Array(try Self.bytes("photo.jpg")) + [UInt8](repeating: 0, count: 600_000))
         let result = try Self.tool("/usr/bin/prlimit", [
-            "--fsize=20000", Fixtures.shareBinary, "ingest", "--container", container.path, "--report", reportFile,
-            Fixtures.media("photo.jpg"), Fixtures.media("tiny-1x1.png"),
+            "--fsize=400000", "env", "SHARE_STATE_DIR=\(scratch.path)/state", Fixtures.shareBinary, "ingest", "--container", container.path, "--report", reportFile,
+            big, Fixtures.media("tiny-1x1.png"),
         ])
         #expect(result.status == 1, "\(result.output)")  // not killed by SIGXFSZ (that is status 153 through a shell, or a signal)
         #expect(result.output.contains("photo.jpg: container disk full (File too large)"), "\(result.output)")

@@ -17,14 +17,20 @@ import Glibc
 public struct ContainerDirectory: Sendable, Hashable {
     /// The absolute path of the container.
     public let root: String
+    /// The journal, the batch reports and the locks: `<root>/.share-ingest` unless
+    /// placed elsewhere (e.g. on another disk, so a full container disk cannot stop
+    /// the journal from recording what failed).
+    public let stateDirectory: String
 
-    /// Opens (creating if needed) the container at `path`.
-    public init(_ path: String) throws(ShareIngestError) {
+    /// Opens (creating if needed) the container at `path`, with its state in
+    /// `stateDirectory` (default: inside the container; the CLI reads `SHARE_STATE_DIR`).
+    public init(_ path: String, stateDirectory: String? = nil) throws(ShareIngestError) {
         let absolute = path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
         let standardized = URL(fileURLWithPath: absolute).standardizedFileURL.path
         self.root = standardized
+        self.stateDirectory = stateDirectory.map { URL(fileURLWithPath: $0).standardizedFileURL.path } ?? standardized + "/.share-ingest"
         do {
-            for directory in [root, thumbnailsDirectory, manifestsDirectory, consumedDirectory, stateDirectory, reportsDirectory] {
+            for directory in [root, thumbnailsDirectory, manifestsDirectory, consumedDirectory, self.stateDirectory, reportsDirectory] {
                 try FileSystem.makeDirectory(directory)
             }
         } catch {
@@ -48,8 +54,7 @@ public struct ContainerDirectory: Sendable, Hashable {
     public var thumbnailsDirectory: String { root + "/thumbnails" }
     public var manifestsDirectory: String { root + "/manifests" }
     public var consumedDirectory: String { root + "/manifests/consumed" }
-    public var stateDirectory: String { root + "/.share-ingest" }
-    public var reportsDirectory: String { root + "/.share-ingest/reports" }
+    public var reportsDirectory: String { stateDirectory + "/reports" }
     public func reportPath(key: ShareKey) -> String { "\(reportsDirectory)/\(key.rawValue).json" }
 
     public func mediaPath(id: UUID, fileExtension: String) -> String { "\(root)/\(id.uuidString).\(fileExtension)" }

@@ -37,6 +37,9 @@ public struct ItemFailure: Error, Sendable, Hashable, CustomStringConvertible {
         case unreadable, empty, notRegularFile, symbolicLink, tooDeep, contentMismatch
         case tooManyPixels, undecodable, timeLimit, changedWhileCopying, diskFull, io
         case notAURL, unsupportedBySchema, cancelled
+        /// A distributed job failed (its worker died, or an error that is not the
+        /// file's fault) more often than the batch's `maxAttempts`.
+        case attemptsExhausted
     }
 
     public let stage: StageName

@@ -25,12 +25,7 @@ final class BatchRunner: @unchecked Sendable {
         self.journal = journal
         self.events = events
         self.cancellation = cancellation
-        var stages: [any ItemStage] = [SniffStage(settings: pipeline.sniff), CopyStage(settings: pipeline.copy)]
-        if let probe = pipeline.probe {
-            stages.append(ProbeStage(settings: probe, keepMediaOpen: pipeline.thumbnail != nil))
-        }
-        if let thumbnail = pipeline.thumbnail { stages.append(ThumbnailStage(settings: thumbnail)) }
-        self.stages = stages
+        self.stages = pipeline.makeItemStages()
         self.manifestStage = ManifestStage(settings: pipeline.manifest)
     }
 
@@ -85,7 +80,7 @@ final class BatchRunner: @unchecked Sendable {
         while let item = finished.pop() {
             if item.failure != nil {
                 // Files first, then the record: a crash in between redoes the item.
-                removeFiles(of: item)
+                item.removeFiles(in: container)
                 record(item, batch: context.batchID)
             }
             item.media = nil
@@ -128,12 +123,21 @@ final class BatchRunner: @unchecked Sendable {
     }
 
     private func record(_ item: ItemWork, batch: UUID) {
-        do {
-            try journal.save(item, batch: batch)
-        } catch {
-            // The journal is the batch's memory; if it cannot be written, stop taking work.
-            item.warnings.append("journal: \(error)")
-            cancellation.cancel()
+        // A full disk can be momentary (a failed copy is still being removed): try
+        // again briefly before giving up.
+        for attempt in 0..<5 {
+            do {
+                try journal.save(item, batch: batch)
+                return
+            } catch {
+                if attempt == 4 {
+                    // The journal is the batch's memory; if it cannot be written, stop
+                    // taking work: the batch is interrupted, and resumable once it can.
+                    item.warnings.append("journal: \(error)")
+                    cancellation.cancel()
+                }
+                usleep(100_000)
+            }
         }
     }
 
@@ -146,42 +150,12 @@ final class BatchRunner: @unchecked Sendable {
             return makeReport(batch, items: items, message: message, started: started, manifestSeconds: 0, interrupted: true)
         }
         let manifestStart = MonotonicClock.now()
-        let hasFiles = items.contains { $0.failure == nil && $0.isFileLike }
-        for item in items where item.failure == nil {
-            if let failure = manifestStage.unsupportedBySchema(item, batchHasFiles: hasFiles) {
-                item.failure = failure
-                record(item, batch: batch.id)
-            }
-        }
-        var delivered = items.filter { $0.failure == nil }
         do {
             batch.state = .manifesting
             try journal.update(batch)
-            CrashPoint.hit("before-manifest")
-            if !delivered.isEmpty {
-                let path = container.manifestPath(key: batch.key)
-                let entries = delivered.map { manifestStage.entry(for: $0, message: message) }
-                let redirect = manifestStage.redirect(for: entries, key: batch.key)
-                // A manifest already in place was written by the run that crashed
-                // before marking the batch done: it is this batch's, complete.
-                if access(path, F_OK) != 0 {
-                    do {
-                        _ = try manifestStage.write(entries, key: batch.key, container: container)
-                    } catch {
-                        let reason: ItemFailure.Reason = error.isDiskFull ? .diskFull : .io
-                        for item in delivered {
-                            item.failure = ItemFailure(.manifest, reason, "\(item.source.label): the manifest could not be written: \(error)")
-                            removeFiles(of: item)
-                            record(item, batch: batch.id)
-                        }
-                        delivered = []
-                    }
-                }
-                if !delivered.isEmpty {
-                    batch.manifestPath = path
-                    batch.redirectURL = redirect.description
-                }
-            }
+            let delivery = manifestStage.deliver(items, key: batch.key, container: container, message: message) { record($0, batch: batch.id) }
+            batch.manifestPath = delivery.manifestPath
+            batch.redirectURL = delivery.redirect?.description
             CrashPoint.hit("after-manifest")
             // Kept beside the manifest for `share report` and `share status` (and
             // beside a failed drop); losing it costs no item, so a failure to
@@ -200,7 +174,8 @@ final class BatchRunner: @unchecked Sendable {
             batch.skippedCount = reports.count { $0.status == .skipped }
             try journal.update(batch)
         } catch {
-            events?(.itemFinished(ItemReport(index: -1, source: "journal", status: .failed, failure: ItemFailure(.manifest, .io, "journal: \(error)"), warnings: [], entry: nil, id: nil, stageSeconds: [:])))
+            // The journal could not record the end: whatever was written stands (a
+            // manifest is complete), and the next start marks the batch done.
         }
         let result = makeReport(batch, items: items, message: message, started: started, manifestSeconds: MonotonicClock.now() - manifestStart, interrupted: false)
         events?(.batchFinished(result))
@@ -218,22 +193,7 @@ final class BatchRunner: @unchecked Sendable {
     }
 
     func report(for item: ItemWork, message: String?) -> ItemReport {
-        let status: ItemStatus
-        switch item.failure?.reason {
-        case nil: status = isFinished(item) ? .ingested : .failed
-        case .notRegularFile, .symbolicLink, .tooDeep, .unsupportedBySchema: status = .skipped
-        default: status = .failed
-        }
-        return ItemReport(
-            index: item.index, source: item.source.label, status: status, failure: item.failure, warnings: item.warnings,
-            entry: status == .ingested ? manifestStage.entry(for: item, message: message) : nil,
-            id: item.copyPath != nil ? item.id : nil, stageSeconds: item.stageSeconds)
-    }
-
-    private func removeFiles(of item: ItemWork) {
-        for path in item.ownedFiles(in: container) { FileSystem.remove(path) }
-        item.copyPath = nil
-        item.thumbnailPath = nil
+        manifestStage.report(for: item, finished: isFinished(item), message: message)
     }
 }
 

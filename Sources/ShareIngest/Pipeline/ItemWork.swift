@@ -92,6 +92,13 @@ final class ItemWork: @unchecked Sendable {
         return files
     }
 
+    /// Removes every file this item may own (a failed item leaves nothing behind).
+    func removeFiles(in container: ContainerDirectory) {
+        for path in ownedFiles(in: container) { FileSystem.remove(path) }
+        copyPath = nil
+        thumbnailPath = nil
+    }
+
     var isFileLike: Bool {
         switch source {
         case .file, .data: true

@@ -9,6 +9,17 @@ protocol ItemStage: Sendable {
     func process(_ item: ItemWork, in batch: BatchContext) throws(ItemFailure)
 }
 
+extension PipelineDefinition {
+    /// The item stages this pipeline runs, in order, built from its settings: the
+    /// one place stages are made, for the local runner and for remote workers alike.
+    func makeItemStages() -> [any ItemStage] {
+        var stages: [any ItemStage] = [SniffStage(settings: sniff), CopyStage(settings: copy)]
+        if let probe { stages.append(ProbeStage(settings: probe, keepMediaOpen: thumbnail != nil)) }
+        if let thumbnail { stages.append(ThumbnailStage(settings: thumbnail)) }
+        return stages
+    }
+}
+
 /// What every stage of one batch shares: read-only after the batch starts.
 struct BatchContext: Sendable {
     let batchID: UUID

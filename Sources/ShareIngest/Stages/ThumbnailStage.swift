@@ -14,6 +14,12 @@ struct ThumbnailStage: ItemStage {
         defer { item.media = nil }  // closes the video opened by the probe
         guard let path = item.copyPath, let sniffed = item.sniffed else { return }
         let label = item.source.label
+        // A resumed batch, or a remote worker, starts here without the probe's open
+        // file: open it again for what needs libav (videos, libav-read images).
+        if item.media == nil, item.type == .video || (item.type == .image && ProbeStage.libavImageFormats.contains(sniffed.format.id)) {
+            item.media = try? MediaFile(path: path, timeLimit: settings.timeLimit)
+            item.video = try? item.media?.probe().video
+        }
         let thumbnail: Thumbnail
         switch item.type {
         case .image where settings.kinds.contains(.image):
@@ -28,11 +34,6 @@ struct ThumbnailStage: ItemStage {
                 throw ItemFailure(.thumbnail, Self.isTimeout(error) ? .timeLimit : .undecodable, "\(label): cannot decode \(sniffed.format.name) image: \(error)")
             }
         case .video where settings.kinds.contains(.video):
-            // A resumed batch starts here without the probe's open file: open it again.
-            if item.media == nil {
-                item.media = try? MediaFile(path: path, timeLimit: settings.timeLimit)
-                item.video = try? item.media?.probe().video
-            }
             guard let media = item.media, let video = item.video else {
                 item.warnings.append("no poster frame: the video could not be reopened")
                 return

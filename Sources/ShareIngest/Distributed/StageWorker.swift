@@ -1,0 +1,173 @@
+import Foundation
+import Glibc
+import MediaKit
+
+/// A long-running worker that claims stage jobs from PostgreSQL and runs them
+/// with the same stage code as the local pipeline (`share worker`). Each of its
+/// threads has its own connection and works on one job at a time; a heartbeat
+/// renews the lease while the stage runs. A lost connection (the server
+/// restarted) is re-established and the work goes on.
+public final class StageWorker: @unchecked Sendable {
+    public struct Settings: Sendable {
+        /// The stages this worker serves (e.g. only `thumbnail` on a big machine).
+        public var stages: [StageName] = StageName.allCases
+        public var concurrency = 2
+        /// Seconds a claimed job stays ours without a renewal.
+        public var lease: Double = 30
+        public var name = "\(FileSystem.hostTag)-\(getpid())"
+
+        public init() {}
+    }
+
+    public let url: String
+    public let settings: Settings
+    let events: IngestEventSink?
+
+    public init(url: String, settings: Settings, events: IngestEventSink? = nil) {
+        self.url = url
+        self.settings = settings
+        self.events = events
+    }
+
+    /// Creates or upgrades the schema.
+    public static func migrate(url: String) throws {
+        try JobQueue(url: url).migrate()
+    }
+
+    /// Works until `cancellation` is set (jobs in flight finish first).
+    public func run(cancellation: CancellationFlag) throws {
+        try Self.migrate(url: url)
+        try? Vips.start()
+        let join = WorkerThreads.start(name: "worker", count: settings.concurrency) { [self] index in
+            loop(thread: index, cancellation: cancellation)
+            Vips.threadShutdown()
+        }
+        join()
+    }
+
+    private func loop(thread: Int, cancellation: CancellationFlag) {
+        let worker = "\(settings.name)/\(thread)"
+        var queue: JobQueue?
+        var listening = false
+        var pipelines: [UUID: (PipelineDefinition, [StageName: any ItemStage], ContainerDirectory, String?)] = [:]
+        while !cancellation.isCancelled {
+            do {
+                if queue == nil || queue?.connection.isConnected == false {
+                    queue = try JobQueue(url: url)
+                    listening = false
+                }
+                guard let queue else { continue }
+                if !listening {
+                    try queue.connection.query("LISTEN share_jobs")
+                    listening = true
+                }
+                for job in try queue.expired() {
+                    try queue.retryOrGiveUp(job, error: "lease expired: its worker died or stalled", item: job.index >= 0 ? try queue.item(job.batchID, index: job.index) : nil)
+                }
+                guard let job = try queue.claim(stages: settings.stages, worker: worker, lease: settings.lease) else {
+                    _ = queue.connection.waitForNotification(seconds: 1)
+                    continue
+                }
+                if pipelines[job.batchID] == nil, let stored = try queue.batch(job.batchID) {
+                    let pipeline = try PipelineDefinition.decode(Data(stored.record.pipelineJSON.utf8), file: "pipeline of batch \(job.batchID)")
+                    let stages = Dictionary(uniqueKeysWithValues: pipeline.makeItemStages().map { ($0.name, $0) })
+                    pipelines[job.batchID] = (pipeline, stages, try ContainerDirectory(stored.container), stored.record.message)
+                }
+                guard let (pipeline, stages, container, message) = pipelines[job.batchID] else { continue }
+                let heartbeat = Heartbeat(url: url, job: job, worker: worker, lease: settings.lease)
+                defer { heartbeat.stop() }
+                if job.stage == .manifest {
+                    try deliver(job, queue: queue, pipeline: pipeline, container: container, message: message, worker: worker)
+                } else if let stage = stages[job.stage], let item = try queue.item(job.batchID, index: job.index) {
+                    try run(stage, job: job, item: item, queue: queue, pipeline: pipeline, container: container, message: message, worker: worker, cancellation: cancellation)
+                }
+            } catch is LeaseLost {
+                continue
+            } catch let error as PostgresError where error.connectionLost {
+                // The server went away: reconnect (the claimed job's lease will lapse and it is retried).
+                queue = nil
+                usleep(500_000)
+            } catch {
+                usleep(200_000)
+            }
+        }
+    }
+
+    private func run(
+        _ stage: any ItemStage, job: Job, item: ItemWork, queue: JobQueue, pipeline: PipelineDefinition, container: ContainerDirectory,
+        message: String?, worker: String, cancellation: CancellationFlag
+    ) throws {
+        CrashPoint.hit("\(job.stage.rawValue):\(item.source.fileName ?? "")")
+        let context = BatchContext(batchID: job.batchID, container: container, pipeline: pipeline, message: message, cancellation: cancellation)
+        do throws(ItemFailure) {
+            try stage.process(item, in: context)
+            item.completed = stage.name
+        } catch {
+            item.failure = error
+            item.removeFiles(in: container)
+        }
+        item.media = nil
+        let stages = pipeline.itemStages
+        let next = stages.firstIndex(of: stage.name).flatMap { $0 + 1 < stages.count ? stages[$0 + 1] : nil }
+        try queue.complete(job, item: item, next: next, worker: worker)
+        events?(.stageFinished(stage.name, index: item.index, bytes: stage.name == .copy ? item.size ?? 0 : 0))
+    }
+
+    /// The manifest job: every item finished; write the manifest once, mark the batch done.
+    private func deliver(_ job: Job, queue: JobQueue, pipeline: PipelineDefinition, container: ContainerDirectory, message: String?, worker: String) throws {
+        guard let stored = try queue.batch(job.batchID), stored.record.state == .running else {
+            _ = try? queue.finishBatch(job, record: BatchRecord(id: job.batchID, key: ShareKey.unique(), state: .done, pipelineJSON: "", message: nil, createdAt: Date()), worker: worker)
+            return
+        }
+        var batch = stored.record
+        let items = try queue.items(job.batchID)
+        let delivery = ManifestStage(settings: pipeline.manifest).deliver(items, key: batch.key, container: container, message: message)
+        batch.manifestPath = delivery.manifestPath
+        batch.redirectURL = delivery.redirect?.description
+        batch.itemCount = items.count
+        batch.ingestedCount = delivery.reports.count { $0.status == .ingested }
+        batch.failedCount = delivery.reports.count { $0.status == .failed }
+        batch.skippedCount = delivery.reports.count { $0.status == .skipped }
+        let report = BatchReport(
+            batchID: batch.id, key: batch.key, redirectURL: delivery.redirect, manifestPath: delivery.manifestPath, schema: pipeline.manifest.schema,
+            pipeline: pipeline.name, items: delivery.reports, stageSeconds: [:], wallSeconds: 0)
+        let reportPath = container.reportPath(key: batch.key)
+        unlink(reportPath)
+        try? AtomicFile.create(reportPath, bytes: report.json(), syncDirectory: false)
+        if try queue.finishBatch(job, record: batch, worker: worker) { events?(.batchFinished(report)) }
+    }
+}
+
+/// Renews a job's lease every third of its length, on its own connection, until stopped.
+final class Heartbeat: @unchecked Sendable {
+    private let stopped = CancellationFlag()
+    private let done = DispatchSemaphore(value: 0)
+
+    init(url: String, job: Job, worker: String, lease: Double) {
+        let stopped = self.stopped
+        let done = self.done
+        let thread = Thread {
+            defer { done.signal() }
+            var connection: JobQueue?
+            var waited = 0.0
+            while !stopped.isCancelled {
+                usleep(100_000)
+                waited += 0.1
+                guard waited >= lease / 3 else { continue }
+                waited = 0
+                do {
+                    if connection == nil { connection = try JobQueue(url: url) }
+                    _ = try connection?.renew(job, worker: worker, lease: lease)
+                } catch {
+                    connection = nil
+                }
+            }
+        }
+        thread.start()
+    }
+
+    func stop() {
+        stopped.cancel()
+        done.wait()
+    }
+}
