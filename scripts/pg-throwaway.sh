@@ -10,6 +10,12 @@ port=${3:-55432}
 bin=$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -n 1)
 as_postgres() { if [ "$(id -u)" -eq 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi; }
 
+# The server outlives this script: it must not inherit any descriptor beyond
+# stdin/stdout/stderr (a caller waiting on one would wait for the server).
+for fd in $(ls /proc/$$/fd); do
+  if [ "$fd" -gt 2 ]; then eval "exec $fd>&-" 2>/dev/null || true; fi
+done
+
 case "$command" in
 start)
   mkdir -p "$dir"
@@ -18,7 +24,7 @@ start)
     as_postgres "$bin/initdb" -D "$dir/data" -U postgres -A trust --no-sync >"$dir/initdb.log" 2>&1
   fi
   as_postgres "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 30 \
-    -o "-c listen_addresses=127.0.0.1 -p $port -k $dir -c fsync=off -c max_connections=100" start >/dev/null
+    -o "-c listen_addresses=127.0.0.1 -p $port -k $dir -c fsync=off -c max_connections=100" start </dev/null >/dev/null 2>&1
   echo "postgresql://postgres@127.0.0.1:$port/postgres"
   ;;
 stop)

@@ -8,14 +8,15 @@ enum IngestCommand {
                             [--report FILE] [--message TEXT] [--text STRING]... [--url URL]...
                             [--json | --quiet] PATH...
                share ingest --resume BATCH [--container DIR] [--json | --quiet]
+               share ingest --db URL [--no-wait] [--max-attempts N] [options] PATH...   (enqueue for share worker)
         """
 
     static func run(_ arguments: ArraySlice<String>) -> ExitStatus {
         let parsed: Arguments
         do {
             parsed = try Arguments(
-                arguments, options: ["container", "pipeline", "key", "scheme", "report", "text", "url", "message", "resume"],
-                flags: ["json", "quiet", "help"])
+                arguments, options: ["container", "pipeline", "key", "scheme", "report", "text", "url", "message", "resume", "db", "max-attempts"],
+                flags: ["json", "quiet", "help", "no-wait"])
         } catch {
             return Command.usageFailure(error.description, usage: usage)
         }
@@ -43,6 +44,9 @@ enum IngestCommand {
         let cancellation = CancellationFlag()
         Signals.cancel(cancellation) { _ in Terminal.shared.err("share: interrupted; items in flight finish their stage") }
 
+        if let url = parsed.value("db") {
+            return enqueue(inputs, url: url, parsed: parsed, container: container, pipeline: pipeline, key: key, cancellation: cancellation)
+        }
         let report: BatchReport
         do {
             let ingestor = ShareIngestor(container: container, pipeline: pipeline)
@@ -68,6 +72,35 @@ enum IngestCommand {
         }
         if mode != .json { summarize(report, container: container, quiet: mode == .quiet) }
         return report.isComplete ? .success : .partial
+    }
+
+    /// `--db`: enqueue for the workers; unless `--no-wait`, wait for the manifest.
+    private static func enqueue(
+        _ inputs: [ShareInput], url: String, parsed: Arguments, container: ContainerDirectory, pipeline: PipelineDefinition,
+        key: ShareKey?, cancellation: CancellationFlag
+    ) -> ExitStatus {
+        var ingestor = DistributedIngestor(url: url, container: container, pipeline: pipeline)
+        do {
+            if let attempts = try parsed.number("max-attempts", in: 1...100) { ingestor.maxAttempts = Int(attempts) }
+            let batch = try ingestor.enqueue(inputs, key: key, message: parsed.value("message"))
+            Terminal.shared.err("share: enqueued batch \(batch.id.uuidString) (\(batch.itemCount) items, key \(batch.key))")
+            if parsed.flag("no-wait") {
+                Terminal.shared.out(batch.id.uuidString)
+                return .success
+            }
+            guard let done = try ingestor.wait(for: batch.id, cancellation: cancellation) else {
+                Terminal.shared.err("share: stopped waiting; the workers go on (see share status --db)")
+                return .success
+            }
+            Terminal.shared.err("share: \(done.ingestedCount) of \(done.itemCount) items ingested" + (done.failedCount > 0 ? ", \(done.failedCount) failed" : "") + (done.skippedCount > 0 ? ", \(done.skippedCount) skipped" : ""))
+            if let manifest = done.manifestPath { Terminal.shared.err("share: manifest:   \(manifest)") }
+            if let redirect = done.redirectURL { Terminal.shared.out(redirect) }
+            return done.ingestedCount == done.itemCount ? .success : .partial
+        } catch let error as UsageError {
+            return Command.usageFailure(error.description, usage: usage)
+        } catch {
+            return Command.failure("\(error)")
+        }
     }
 
     private static func summarize(_ report: BatchReport, container: ContainerDirectory, quiet: Bool) {

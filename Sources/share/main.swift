@@ -17,6 +17,8 @@ enum Command {
           status             list the container's batches: state, counts, keys, redirect URLs
           report URL|KEY     a batch as an HTML page and/or a JPEG contact sheet, for people to look at
           gc                 remove the files of consumed shares older than a retention period
+          worker --db URL    claim and run stage jobs from PostgreSQL (distributed mode)
+          db migrate         create or upgrade the PostgreSQL schema
           help               this text
 
         Run `share <command> --help` for a command's options.
@@ -54,6 +56,8 @@ case "watch": status = WatchCommand.run(arguments.dropFirst())
 case "status": status = StatusCommand.run(arguments.dropFirst())
 case "report": status = ReportCommand.run(arguments.dropFirst())
 case "gc": status = GCCommand.run(arguments.dropFirst())
+case "worker": status = WorkerCommand.run(arguments.dropFirst())
+case "db": status = WorkerCommand.database(arguments.dropFirst())
 case "help", "--help", "-h", nil:
     Terminal.shared.out(Command.usage)
     status = arguments.first == nil ? .unusable : .success

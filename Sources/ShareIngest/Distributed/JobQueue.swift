@@ -58,6 +58,7 @@ final class JobQueue {
                         finished_at timestamptz, UNIQUE (batch_id, idx, stage))
                     """)
                 try connection.query("CREATE INDEX share_jobs_queued ON share_jobs (stage, not_before) WHERE state = 'queued'")
+                try connection.query("CREATE INDEX share_jobs_running ON share_jobs (lease_until) WHERE state = 'running'")
                 try connection.query("INSERT INTO share_schema (version) VALUES (1)")
             }
         }

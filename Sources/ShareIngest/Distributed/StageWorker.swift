@@ -50,6 +50,7 @@ public final class StageWorker: @unchecked Sendable {
         var queue: JobQueue?
         var listening = false
         var pipelines: [UUID: (PipelineDefinition, [StageName: any ItemStage], ContainerDirectory, String?)] = [:]
+        var lastReap = 0.0
         while !cancellation.isCancelled {
             do {
                 if queue == nil || queue?.connection.isConnected == false {
@@ -61,8 +62,12 @@ public final class StageWorker: @unchecked Sendable {
                     try queue.connection.query("LISTEN share_jobs")
                     listening = true
                 }
-                for job in try queue.expired() {
-                    try queue.retryOrGiveUp(job, error: "lease expired: its worker died or stalled", item: job.index >= 0 ? try queue.item(job.batchID, index: job.index) : nil)
+                // Jobs of dead workers: looked for every couple of seconds, by every thread.
+                if MonotonicClock.now() - lastReap > 2 {
+                    lastReap = MonotonicClock.now()
+                    for job in try queue.expired() {
+                        try queue.retryOrGiveUp(job, error: "lease expired: its worker died or stalled", item: job.index >= 0 ? try queue.item(job.batchID, index: job.index) : nil)
+                    }
                 }
                 guard let job = try queue.claim(stages: settings.stages, worker: worker, lease: settings.lease) else {
                     _ = queue.connection.waitForNotification(seconds: 1)
@@ -140,21 +145,16 @@ public final class StageWorker: @unchecked Sendable {
 
 /// Renews a job's lease every third of its length, on its own connection, until stopped.
 final class Heartbeat: @unchecked Sendable {
-    private let stopped = CancellationFlag()
+    private let wake = DispatchSemaphore(value: 0)
     private let done = DispatchSemaphore(value: 0)
+    private let stopped = CancellationFlag()
 
     init(url: String, job: Job, worker: String, lease: Double) {
-        let stopped = self.stopped
-        let done = self.done
+        let (wake, done, stopped) = (self.wake, self.done, self.stopped)
         let thread = Thread {
             defer { done.signal() }
             var connection: JobQueue?
-            var waited = 0.0
-            while !stopped.isCancelled {
-                usleep(100_000)
-                waited += 0.1
-                guard waited >= lease / 3 else { continue }
-                waited = 0
+            while wake.wait(timeout: .now() + lease / 3) == .timedOut, !stopped.isCancelled {
                 do {
                     if connection == nil { connection = try JobQueue(url: url) }
                     _ = try connection?.renew(job, worker: worker, lease: lease)
@@ -168,6 +168,7 @@ final class Heartbeat: @unchecked Sendable {
 
     func stop() {
         stopped.cancel()
+        wake.signal()
         done.wait()
     }
 }

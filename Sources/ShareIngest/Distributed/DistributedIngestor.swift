@@ -1,0 +1,84 @@
+import Foundation
+
+/// The client side of the distributed mode: enqueues batches in PostgreSQL for
+/// `share worker` processes (on any machine that sees the container) and waits
+/// for their manifests.
+public struct DistributedIngestor: Sendable {
+    public let url: String
+    public var container: ContainerDirectory
+    public var pipeline: PipelineDefinition
+    /// Attempts per job before its item fails (a poison file never blocks the queue).
+    public var maxAttempts = 3
+
+    public init(url: String, container: ContainerDirectory, pipeline: PipelineDefinition = .standard) {
+        self.url = url
+        self.container = container
+        self.pipeline = pipeline
+    }
+
+    /// A batch as the database has it.
+    public struct Batch: Sendable {
+        public let id: UUID
+        public let key: ShareKey
+        public let state: BatchState
+        public let redirectURL: String?
+        public let manifestPath: String?
+        public let itemCount: Int
+        public let ingestedCount: Int
+        public let failedCount: Int
+        public let skippedCount: Int
+    }
+
+    /// Plans the batch here (walks the folders, assigns UUIDs) and enqueues it.
+    public func enqueue(_ inputs: [ShareInput], key: ShareKey? = nil, message: String? = nil) throws -> Batch {
+        try BatchRunner.checkInputs(inputs)
+        let queue = try JobQueue(url: url)
+        try queue.migrate()
+        let id = UUID()
+        let key = key ?? pipeline.manifest.key ?? ShareKey.unique(id: id)
+        if ManifestStore(container: container).exists(key) { throw ShareIngestError.manifestExists(key: key, path: container.manifestPath(key: key)) }
+        let items = BatchPlanner.items(for: inputs)
+        let record = BatchRecord(id: id, key: key, state: .running, pipelineJSON: pipeline.encodedJSON(), message: message, createdAt: Date())
+        try queue.enqueue(record, container: container, items: items, firstStage: .sniff, maxAttempts: maxAttempts)
+        return Batch(id: id, key: key, state: .running, redirectURL: nil, manifestPath: nil, itemCount: items.count, ingestedCount: 0, failedCount: 0, skippedCount: 0)
+    }
+
+    /// Waits until the batch is done (woken by NOTIFY, polling every second).
+    public func wait(for id: UUID, timeout: Double = .infinity, cancellation: CancellationFlag = CancellationFlag()) throws -> Batch? {
+        let deadline = Date().addingTimeInterval(timeout)
+        var queue = try JobQueue(url: url)
+        try queue.connection.query("LISTEN share_batches")
+        while Date() < deadline && !cancellation.isCancelled {
+            do {
+                if let batch = try queue.batch(id).map(Self.batch), batch.state == .done { return batch }
+                _ = queue.connection.waitForNotification(seconds: 1)
+            } catch let error as PostgresError where error.connectionLost {
+                usleep(500_000)
+                if let fresh = try? JobQueue(url: url) {
+                    queue = fresh
+                    try? queue.connection.query("LISTEN share_batches")
+                }
+            }
+        }
+        return nil
+    }
+
+    /// Every batch, newest first, and the queue depth: jobs per stage and state,
+    /// and jobs done per worker.
+    public static func status(url: String) throws -> (batches: [Batch], stages: [(stage: String, state: String, count: Int)], workers: [(worker: String, done: Int)]) {
+        let queue = try JobQueue(url: url)
+        try queue.migrate()
+        let depth = try queue.depth()
+        return (
+            try queue.batches().map(batch),
+            depth.stages.map { ($0["stage"] ?? "", $0["state"] ?? "", Int($0["n"] ?? "0") ?? 0) },
+            depth.workers.map { ($0["worker"] ?? "", Int($0["n"] ?? "0") ?? 0) })
+    }
+
+    static func batch(_ stored: JobQueue.StoredBatch) -> Batch {
+        let r = stored.record
+        return Batch(
+            id: r.id, key: r.key, state: r.state, redirectURL: r.redirectURL, manifestPath: r.manifestPath, itemCount: r.itemCount,
+            ingestedCount: r.ingestedCount, failedCount: r.failedCount, skippedCount: r.skippedCount)
+    }
+}

@@ -1,0 +1,66 @@
+import Foundation
+import ShareIngest
+
+/// `share worker` and `share db migrate`: the distributed mode's workers.
+enum WorkerCommand {
+    static let usage = """
+        usage: share worker --db URL [--stages sniff,copy,probe,thumbnail,manifest] [--concurrency N] [--lease SECONDS]
+               share db migrate --db URL
+        """
+
+    static func run(_ arguments: ArraySlice<String>) -> ExitStatus {
+        let parsed: Arguments
+        do {
+            parsed = try Arguments(arguments, options: ["db", "stages", "concurrency", "lease", "name"], flags: ["quiet", "help"])
+        } catch {
+            return Command.usageFailure(error.description, usage: usage)
+        }
+        if parsed.flag("help") {
+            Terminal.shared.out(usage)
+            return .success
+        }
+        guard let url = parsed.value("db") else { return Command.usageFailure("--db URL is required", usage: usage) }
+        var settings = StageWorker.Settings()
+        do {
+            if let list = parsed.value("stages") {
+                settings.stages = try list.split(separator: ",").map { name in
+                    guard let stage = StageName(rawValue: String(name)) else {
+                        throw UsageError("unknown stage \"\(name)\" in --stages; allowed: \(StageName.allCases.map(\.rawValue).joined(separator: ", "))")
+                    }
+                    return stage
+                }
+            }
+            settings.concurrency = Int(try parsed.number("concurrency", in: 1...64) ?? 2)
+            settings.lease = try parsed.number("lease", in: 1...3600) ?? 30
+            if let name = parsed.value("name") { settings.name = name }
+        } catch {
+            return Command.usageFailure("\(error)", usage: usage)
+        }
+        let cancellation = CancellationFlag()
+        Signals.cancel(cancellation) { _ in Terminal.shared.err("share: worker stopping after the jobs in flight") }
+        if !parsed.flag("quiet") {
+            Terminal.shared.err("share: worker \(settings.name) serving \(settings.stages.map(\.rawValue).joined(separator: ",")) with \(settings.concurrency) threads")
+        }
+        do {
+            try StageWorker(url: url, settings: settings).run(cancellation: cancellation)
+        } catch {
+            return Command.failure("\(error)")
+        }
+        return .success
+    }
+
+    static func database(_ arguments: ArraySlice<String>) -> ExitStatus {
+        guard arguments.first == "migrate" else { return Command.usageFailure("expected: share db migrate --db URL", usage: usage) }
+        do {
+            let parsed = try Arguments(arguments.dropFirst(), options: ["db"], flags: [])
+            guard let url = parsed.value("db") else { return Command.usageFailure("--db URL is required", usage: usage) }
+            try StageWorker.migrate(url: url)
+            Terminal.shared.err("share: schema is up to date")
+            return .success
+        } catch let error as UsageError {
+            return Command.usageFailure(error.description, usage: usage)
+        } catch {
+            return Command.failure("\(error)")
+        }
+    }
+}

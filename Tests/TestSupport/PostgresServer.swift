@@ -1,0 +1,53 @@
+import Foundation
+
+/// A throwaway PostgreSQL cluster for one test (`scripts/pg-throwaway.sh`):
+/// initdb into a temporary folder, served on a loopback port; stopped and
+/// removed when released.
+public final class PostgresServer: @unchecked Sendable {
+    public let directory: TemporaryDirectory
+    public let port: Int
+    public private(set) var url = ""
+
+    /// Starts a new cluster, or throws (with the script's output) if it cannot.
+    public init() throws {
+        directory = TemporaryDirectory("postgres")
+        port = 40_000 + Int.random(in: 0..<20_000)
+        try start()
+    }
+
+    deinit { stop() }
+
+    public func start() throws {
+        let result = try Self.script(["start", directory.path, String(port)])
+        guard result.status == 0 else { throw ServerError(output: result.output) }
+        url = result.output.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    public func stop() { _ = try? Self.script(["stop", directory.path]) }
+
+    struct ServerError: Error, CustomStringConvertible {
+        let output: String
+        var description: String { "cannot start PostgreSQL: \(output)" }
+    }
+
+    /// Runs the script with its output in a file: the server it starts outlives it
+    /// and would keep a pipe open forever.
+    static func script(_ arguments: [String]) throws -> (status: Int32, output: String) {
+        let log = TemporaryDirectory("pg-script")
+        let outputPath = log.file("output")
+        FileManager.default.createFile(atPath: outputPath, contents: nil)
+        let output = try FileHandle(forWritingTo: URL(fileURLWithPath: outputPath))
+        defer { try? output.close() }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/bash")
+        process.arguments = [Fixtures.packageRoot.appendingPathComponent("scripts/pg-throwaway.sh").path] + arguments
+        process.standardOutput = output
+        process.standardError = output
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        let deadline = Date().addingTimeInterval(120)
+        while process.isRunning && Date() < deadline { usleep(20_000) }
+        let text = (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? ""
+        return (process.isRunning ? -1 : process.terminationStatus, text)
+    }
+}
