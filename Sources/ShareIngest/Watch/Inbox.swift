@@ -94,12 +94,12 @@ public final class Inbox: @unchecked Sendable {
     /// Claims and ingests one drop. Nil when another watcher has it.
     private func take(_ name: String, events: IngestEventSink?, cancellation: CancellationFlag) throws(ShareIngestError) -> BatchReport? {
         guard let signature = DropSignature.read(path + "/" + name) else { return nil }
-        let batchID = UUID()
+        let batchID = ingestor.identifiers.next()
         let pipeline = ingestor.pipeline
         let key = pipeline.manifest.key ?? ShareKey.unique(id: batchID)
         let record = BatchRecord(
             id: batchID, key: key, state: .claimed, pipelineJSON: pipeline.encodedJSON(), message: nil,
-            dropName: name, dropSignature: signature.text, dropPath: nil, createdAt: Date())
+            dropName: name, dropSignature: signature.text, dropPath: nil, createdAt: ingestor.now())
         do {
             guard try journal.claim(record) else { return nil }
         } catch {
@@ -121,7 +121,7 @@ public final class Inbox: @unchecked Sendable {
                 return nil
             }
             batch.dropPath = dropPath
-            let items = BatchPlanner.items(for: [.path(dropPath)], shownRoot: (dropPath, path + "/" + name))
+            let items = BatchPlanner.items(for: [.path(dropPath)], shownRoot: (dropPath, path + "/" + name), identifiers: ingestor.identifiers)
             do {
                 try journal.update(batch)
                 try journal.plan(items, batch: &batch)
@@ -130,7 +130,7 @@ public final class Inbox: @unchecked Sendable {
             }
         }
         do {
-            return try ShareIngestor.resume(batch, journal: journal, events: events, cancellation: cancellation) { [self] batch, items in
+            return try ShareIngestor.resume(batch, journal: journal, events: events, cancellation: cancellation, now: ingestor.now) { [self] batch, items in
                 dispose(batch, items: items)
             }
         } catch {
