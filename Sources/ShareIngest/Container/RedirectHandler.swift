@@ -1,7 +1,7 @@
 import Foundation
 
 /// A share as the host app receives it after the redirect.
-public struct ReceivedShare: Sendable {
+public struct ReceivedShare: Sendable, Hashable {
     public let key: ShareKey
     public let kind: RedirectKind
     public let schema: ManifestSchema
@@ -12,7 +12,7 @@ public struct ReceivedShare: Sendable {
 }
 
 /// Why a redirect could not be honoured.
-public enum RedirectError: Error, Sendable, CustomStringConvertible {
+public enum RedirectError: Error, Sendable, Equatable, CustomStringConvertible {
     case badURL(RedirectURLError)
     case unknownKey(ShareKey)
     case alreadyConsumed(ShareKey)

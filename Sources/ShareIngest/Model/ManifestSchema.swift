@@ -19,7 +19,7 @@ public enum PathSpelling: String, Sendable, Codable, CaseIterable {
 }
 
 /// Encodes and decodes manifests in both schemas.
-public enum ManifestCoder {
+public enum ManifestCoder: Sendable {
     /// A manifest's JSON: an array of entries, or of strings for a legacy text-only share.
     public static func encode(_ entries: [SharedMediaFile], schema: ManifestSchema) -> Data {
         var json = "["

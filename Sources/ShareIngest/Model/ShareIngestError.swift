@@ -1,7 +1,7 @@
 import Foundation
 
 /// Why a whole batch could not be run (as opposed to one item failing).
-public enum ShareIngestError: Error, Sendable, CustomStringConvertible {
+public enum ShareIngestError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The container cannot be created or written.
     case containerUnusable(path: String, reason: String)
     /// A manifest already exists under this key and has not been consumed.
