@@ -5,12 +5,15 @@ import Glibc
 /// and durably; consumed by moving to `manifests/consumed/` so a share is
 /// delivered exactly once.
 public struct ManifestStore: Sendable {
+    /// The container whose `manifests/` this is.
     public let container: ContainerDirectory
     /// Manifests larger than this are refused when read (a host reads them whole).
     public static let maximumSize = 16 << 20
 
+    /// The manifests of `container`.
     public init(container: ContainerDirectory) { self.container = container }
 
+    /// True when an unconsumed manifest exists for `key`.
     public func exists(_ key: ShareKey) -> Bool {
         access(container.manifestPath(key: key), F_OK) == 0
     }

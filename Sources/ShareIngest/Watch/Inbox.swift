@@ -24,13 +24,18 @@ public enum DropDisposition: String, Sendable, CaseIterable {
 /// SQLite's write lock), then the drop is renamed into `INBOX/.processing/<batch>/`
 /// (unless kept), so a late writer can never add to a batch in progress.
 public final class Inbox: @unchecked Sendable {
+    /// The inbox folder (absolute).
     public let path: String
+    /// Ingests each drop: its container, pipeline, identifiers and clock.
     public let ingestor: ShareIngestor
+    /// Seconds a drop without a `.ready` marker must stay unchanged before it is taken.
     public let settle: Double
+    /// What happens to a drop once its batch is done.
     public let disposition: DropDisposition
     let journal: BatchJournal
     private var seen: [String: (signature: DropSignature, since: Double)] = [:]
 
+    /// Watches the folder `path` (which must exist); drops are ingested by `ingestor`.
     public init(path: String, ingestor: ShareIngestor, settle: Double = 3, disposition: DropDisposition = .move) throws(ShareIngestError) {
         var st = stat()
         guard stat(path, &st) == 0, st.st_mode & S_IFMT == S_IFDIR else {
