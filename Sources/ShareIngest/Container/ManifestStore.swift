@@ -28,9 +28,14 @@ public struct ManifestStore: Sendable {
         return path
     }
 
-    /// The manifest's bytes, unconsumed.
+    /// The manifest's bytes, unconsumed. Throws ``RedirectError/alreadyConsumed(_:)``
+    /// for a share that was delivered, ``RedirectError/unknownKey(_:)`` for one that never was.
     public func read(_ key: ShareKey) throws(RedirectError) -> Data {
-        try readLimited(container.manifestPath(key: key), key: key)
+        let path = container.manifestPath(key: key)
+        if access(path, F_OK) != 0, access(container.consumedManifestPath(key: key), F_OK) == 0 {
+            throw .alreadyConsumed(key)
+        }
+        return try readLimited(path, key: key)
     }
 
     /// Takes the manifest for `key`: moves it to `consumed/` (durably) and returns
