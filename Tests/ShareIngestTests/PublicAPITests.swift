@@ -58,6 +58,26 @@ import Testing
             Issue.record("public declarations without a /// comment:\n\(undocumented.sorted().joined(separator: "\n"))")
         }
     }
+
+    /// The README's examples are the example package's files, which `scripts/test.sh`
+    /// compiles and runs: each ```swift block after `<!-- readme-example: PATH -->`
+    /// must be PATH's content.
+    @Test func readmeExamplesAreTheExamplePackagesCode() throws {
+        let readme = try String(contentsOf: Fixtures.packageRoot.appendingPathComponent("README.md"), encoding: .utf8)
+        let marker = "<!-- readme-example: "
+        let blocks = readme.components(separatedBy: marker).dropFirst()
+        #expect(!blocks.isEmpty, "README.md has no readme-example blocks")
+        for block in blocks {
+            guard let end = block.range(of: " -->\n```swift\n"), let close = block.range(of: "\n```\n", range: end.upperBound..<block.endIndex) else {
+                Issue.record("a readme-example marker is not followed by a ```swift block")
+                continue
+            }
+            let path = String(block[..<end.lowerBound])
+            let code = String(block[end.upperBound..<close.lowerBound]) + "\n"
+            let file = try String(contentsOf: Fixtures.packageRoot.appendingPathComponent(path), encoding: .utf8)
+            #expect(code == file, "README.md's example differs from \(path); copy the file into the README")
+        }
+    }
 }
 
 /// Dumps and normalises a module's public API with the toolchain's `swift-api-digester`.

@@ -3,7 +3,7 @@ import ShareIngest
 
 /// One row of the app's "Received" screen.
 public struct DisplayItem: Equatable, Sendable {
-    /// How the row is drawn.
+    /// The kinds of row, each drawn its own way.
     public enum Kind: String, Equatable, Sendable {
         case photo, video, document, text, link
     }
