@@ -1,11 +1,28 @@
 #!/usr/bin/env bash
 # Runs every test: the package's Swift tests (on the real libvips and libav,
-# including the end-to-end tests of the built `share` binary).
+# including the end-to-end tests of the built `share` binary), then the example
+# host-app package (Examples/HostAppTests), which uses the library as an app's
+# test suite would. Exits non-zero if either fails.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-bash scripts/setup.sh
-swift build --build-tests 2>&1 | grep -vE "warning: (prohibited flag|'main': Source files)" | tail -n 3
 # Passing tests are summarised; failures, issues and the closing line are kept.
-swift test --skip-build 2>&1 | awk '!/^(◇|↳)/ && !(/^✔ (Test|Suite) / && !/^✔ Test run with/)'
-exit "${PIPESTATUS[0]}"
+summarise() { awk '!/^(◇|↳)/ && !(/^✔ (Test|Suite) / && !/^✔ Test run with/)'; }
+build_noise='warning: (prohibited flag|'"'"'main'"'"': Source files)'
+
+bash scripts/setup.sh
+swift build --build-tests 2>&1 | grep -vE "$build_noise" | tail -n 3
+main=0
+swift test --skip-build 2>&1 | summarise || main=$?
+
+# The example package builds share-ingest again in its own .build (slow the first time).
+# Its lines are prefixed, so the main suite's closing "Test run with N tests" line
+# stays the only unprefixed one.
+example=0
+echo "Examples/HostAppTests: building"
+{ swift build --build-tests --package-path Examples/HostAppTests 2>&1 | grep -vE "$build_noise" | tail -n 3 \
+    && swift test --skip-build --package-path Examples/HostAppTests 2>&1 | summarise; } \
+  | sed -u 's/^/HostAppTests: /' || example=$?
+
+if [ "$main" -ne 0 ]; then exit "$main"; fi
+exit "$example"

@@ -13,12 +13,32 @@ import Glibc
 /// Every batch is journaled in the container: an interrupted one (a signal, a
 /// crash, a power cut) is finished by ``resume(_:events:cancellation:)``.
 public struct ShareIngestor: Sendable {
+    /// The container batches are written into.
     public var container: ContainerDirectory
+    /// The pipeline new batches run with (a resumed batch keeps the one it started with).
     public var pipeline: PipelineDefinition
+    /// Where batch and item UUIDs come from; ``IdentifierSource/random`` unless a
+    /// test needs reproducible names.
+    public var identifiers: IdentifierSource
+    /// The clock for the timestamps the journal records (`createdAt`, `finishedAt`).
+    public var now: @Sendable () -> Date
 
-    public init(container: ContainerDirectory, pipeline: PipelineDefinition = .standard) {
+    /// An ingestor for `container`.
+    ///
+    /// - Parameters:
+    ///   - pipeline: the `default` pipeline unless given (``PipelineDefinition/load(_:)``
+    ///     by name, or built in code).
+    ///   - identifiers: ``IdentifierSource/sequential(startingAt:)`` or
+    ///     ``IdentifierSource/seeded(_:)`` make manifests reproducible.
+    ///   - now: the clock for recorded timestamps.
+    public init(
+        container: ContainerDirectory, pipeline: PipelineDefinition = .standard,
+        identifiers: IdentifierSource = .random, now: @escaping @Sendable () -> Date = { Date() }
+    ) {
         self.container = container
         self.pipeline = pipeline
+        self.identifiers = identifiers
+        self.now = now
     }
 
     /// Runs one batch, blocking the calling thread (work happens on the pipeline's
@@ -35,19 +55,23 @@ public struct ShareIngestor: Sendable {
         events: IngestEventSink? = nil, cancellation: CancellationFlag = CancellationFlag()
     ) throws(ShareIngestError) -> BatchReport {
         try BatchRunner.checkInputs(inputs)
+        // A pipeline built in code is checked like a file: the batch stores it as
+        // JSON, and resuming must be able to read it back.
+        let pipelineJSON = pipeline.encodedJSON()
+        do { _ = try PipelineDefinition.decode(Data(pipelineJSON.utf8), file: "pipeline \(pipeline.name)") } catch { throw .pipeline(error) }
         let journal = try BatchJournal(container: container)
         Recovery.sweep(container)
-        let batchID = UUID()
+        let batchID = identifiers.next()
         let key = key ?? pipeline.manifest.key ?? ShareKey.unique(id: batchID)
         try checkKeyIsFree(key, journal: journal)
         var batch = BatchRecord(
-            id: batchID, key: key, state: .running, pipelineJSON: pipeline.encodedJSON(), message: message,
-            createdAt: Date())
+            id: batchID, key: key, state: .running, pipelineJSON: pipelineJSON, message: message,
+            createdAt: now())
         guard let lock = BatchLock(batch: batchID, container: container) else {
             throw .containerUnusable(path: container.root, reason: "cannot lock batch \(batchID)")
         }
         defer { withExtendedLifetime(lock) {} }
-        let items = BatchPlanner.items(for: inputs)
+        let items = BatchPlanner.items(for: inputs, identifiers: identifiers)
         do {
             try journal.create(BatchRecord(id: batchID, key: key, state: .claimed, pipelineJSON: batch.pipelineJSON, message: message, createdAt: batch.createdAt))
             try journal.plan(items, batch: &batch)
@@ -56,6 +80,7 @@ public struct ShareIngestor: Sendable {
         }
         CrashPoint.hit("after-plan")
         let runner = BatchRunner(pipeline: pipeline, container: container, journal: journal, events: events, cancellation: cancellation)
+        runner.now = now
         return try runner.run(&batch, items: items, message: message)
     }
 
@@ -64,7 +89,7 @@ public struct ShareIngestor: Sendable {
     public func resume(_ idOrKey: String, events: IngestEventSink? = nil, cancellation: CancellationFlag = CancellationFlag()) throws(ShareIngestError) -> BatchReport {
         let journal = try BatchJournal(container: container)
         guard let batch = try journal.batch(idOrKey) else { throw .unknownBatch(idOrKey) }
-        return try Self.resume(batch, journal: journal, events: events, cancellation: cancellation)
+        return try Self.resume(batch, journal: journal, events: events, cancellation: cancellation, now: now)
     }
 
     /// Finishes every unfinished batch of the container that no other process is
@@ -74,12 +99,15 @@ public struct ShareIngestor: Sendable {
         Recovery.sweep(container)
         var reports: [BatchReport] = []
         for batch in try journal.batches(in: [.running, .manifesting]).reversed() where !cancellation.isCancelled {
-            if let report = try? Self.resume(batch, journal: journal, events: events, cancellation: cancellation) { reports.append(report) }
+            if let report = try? Self.resume(batch, journal: journal, events: events, cancellation: cancellation, now: now) { reports.append(report) }
         }
         return reports
     }
 
-    static func resume(_ record: BatchRecord, journal: BatchJournal, events: IngestEventSink?, cancellation: CancellationFlag, dispose: ((BatchRecord, [ItemWork]) -> Void)? = nil) throws(ShareIngestError) -> BatchReport {
+    static func resume(
+        _ record: BatchRecord, journal: BatchJournal, events: IngestEventSink?, cancellation: CancellationFlag,
+        now: @escaping @Sendable () -> Date, dispose: ((BatchRecord, [ItemWork]) -> Void)? = nil
+    ) throws(ShareIngestError) -> BatchReport {
         guard record.state == .running || record.state == .manifesting else { throw .batchNotResumable(record.id, record.state) }
         guard let lock = BatchLock(batch: record.id, container: journal.container) else { throw .batchBusy(record.id) }
         defer { withExtendedLifetime(lock) {} }
@@ -93,6 +121,7 @@ public struct ShareIngestor: Sendable {
         let items: [ItemWork]
         do { items = try journal.items(of: batch.id) } catch { throw .containerUnusable(path: journal.container.root, reason: "journal: \(error)") }
         let runner = BatchRunner(pipeline: pipeline, container: journal.container, journal: journal, events: events, cancellation: cancellation)
+        runner.now = now
         return try runner.run(&batch, items: items, message: batch.message, dispose: dispose)
     }
 
@@ -108,10 +137,26 @@ public struct ShareIngestor: Sendable {
         _ inputs: [ShareInput], key: ShareKey? = nil, message: String? = nil,
         events: IngestEventSink? = nil, cancellation: CancellationFlag = CancellationFlag()
     ) async throws(ShareIngestError) -> BatchReport {
-        let result: Result<BatchReport, ShareIngestError> = await withCheckedContinuation { continuation in
+        try await Self.onOwnThread { () throws(ShareIngestError) in
+            try self.ingest(inputs, key: key, message: message, events: events, cancellation: cancellation)
+        }
+    }
+
+    /// ``resume(_:events:cancellation:)`` for async callers: the batch runs on its
+    /// own threads and the cooperative pool is not blocked.
+    public func resume(_ idOrKey: String, events: IngestEventSink? = nil, cancellation: CancellationFlag = CancellationFlag()) async throws(ShareIngestError) -> BatchReport {
+        try await Self.onOwnThread { () throws(ShareIngestError) in
+            try self.resume(idOrKey, events: events, cancellation: cancellation)
+        }
+    }
+
+    /// Runs blocking pipeline work on a thread of its own (with room for libvips'
+    /// and libav's stacks), so no thread of Swift's cooperative pool waits on it.
+    private static func onOwnThread<T: Sendable>(_ work: @escaping @Sendable () throws(ShareIngestError) -> T) async throws(ShareIngestError) -> T {
+        let result: Result<T, ShareIngestError> = await withCheckedContinuation { continuation in
             let thread = Thread {
                 do throws(ShareIngestError) {
-                    continuation.resume(returning: .success(try self.ingest(inputs, key: key, message: message, events: events, cancellation: cancellation)))
+                    continuation.resume(returning: .success(try work()))
                 } catch {
                     continuation.resume(returning: .failure(error))
                 }

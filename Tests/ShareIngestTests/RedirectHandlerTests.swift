@@ -25,11 +25,8 @@ import Testing
         let url = try #require(report.redirectURL).description
         let handler = RedirectHandler(container: container)
         _ = try handler.open(url, consume: true)
-        do {
-            _ = try handler.open(url, consume: true)
-            Issue.record("consumed twice")
-        } catch {
-            #expect(error.description.contains("already consumed") || error.description.contains("no manifest"))
+        #expect(throws: RedirectError.alreadyConsumed(report.key)) {
+            try handler.open(url, consume: true)
         }
     }
 

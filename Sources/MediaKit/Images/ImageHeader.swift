@@ -22,6 +22,10 @@ public struct ImageHeader: Sendable, Hashable {
     /// Reads the header of the image at `path`.
     public static func read(path: String) throws(VipsError) -> ImageHeader {
         try Vips.start()
+        return try Vips.withExactErrors { () throws(VipsError) in try readHeader(path: path) }
+    }
+
+    private static func readHeader(path: String) throws(VipsError) -> ImageHeader {
         guard let loaderName = vips_foreign_find_load(path) else { throw VipsError("vips_foreign_find_load", about: path) }
         let loader = String(cString: loaderName)
         guard let pointer = shim_vips_image_header(path) else { throw VipsError("vips_image_new_from_file", about: path) }

@@ -28,6 +28,10 @@ public enum Thumbnailer {
     /// Thumbnails the image (or first PDF page) at `path`.
     public static func thumbnail(path: String, spec: ThumbnailSpec) throws(VipsError) -> Thumbnail {
         try Vips.start()
+        return try Vips.withExactErrors { () throws(VipsError) in try makeThumbnail(path: path, spec: spec) }
+    }
+
+    private static func makeThumbnail(path: String, spec: ThumbnailSpec) throws(VipsError) -> Thumbnail {
         let image = try VipsImageHandle.make("vips_thumbnail", about: path) {
             shim_vips_thumbnail(path, $0, Int32(spec.size), Int32(spec.size), spec.damageTolerance.vipsFailOn)
         }

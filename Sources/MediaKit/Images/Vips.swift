@@ -14,8 +14,10 @@ public struct VipsError: Error, Sendable, CustomStringConvertible {
     /// given, lines naming some other file are left out.
     init(_ operation: String, about path: String? = nil) {
         self.operation = operation
+        Vips.errorLock.lock()
         let text = vips_error_buffer().map { String(cString: $0) } ?? ""
         vips_error_clear()
+        Vips.errorLock.unlock()
         self.message = Self.tidy(text, about: path)
     }
 
@@ -47,6 +49,24 @@ public enum Vips {
     /// two cores are not oversubscribed.
     public static func start() throws(VipsError) {
         guard setUp else { throw VipsError("vips_init") }
+    }
+
+    /// Held while reading or clearing the error buffer, and during a retry.
+    static let errorLock = NSRecursiveLock()
+
+    /// Runs `body`; if it fails, runs it once more alone, with libvips' error buffer
+    /// cleared, so the error carries this operation's message. The buffer is
+    /// process-wide: with several workers, another thread's failure can clear or
+    /// pollute it. Failures are rare, so the second run costs little.
+    static func withExactErrors<T>(_ body: () throws(VipsError) -> T) throws(VipsError) -> T {
+        do {
+            return try body()
+        } catch {
+            errorLock.lock()
+            defer { errorLock.unlock() }
+            vips_error_clear()
+            return try body()
+        }
     }
 
     /// Releases libvips' per-thread buffers; call when a thread that used libvips stops.

@@ -7,6 +7,7 @@ public struct CollectionReport: Sendable {
     public var keys: [ShareKey] = []
     /// Files removed: copies, thumbnails, the consumed manifest and the batch report.
     public var files: [String] = []
+    /// Bytes freed.
     public var bytes: Int64 = 0
 }
 
@@ -15,8 +16,10 @@ public struct CollectionReport: Sendable {
 /// inside the container), the consumed manifest and the batch report. The
 /// journal keeps the batch, marked `collected`.
 public struct ConsumedShareCollector: Sendable {
+    /// The container whose consumed shares are collected.
     public let container: ContainerDirectory
 
+    /// A collector for `container`.
     public init(container: ContainerDirectory) { self.container = container }
 
     /// Collects shares consumed more than `retention` seconds before `now`.

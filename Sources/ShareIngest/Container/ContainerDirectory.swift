@@ -51,15 +51,24 @@ public struct ContainerDirectory: Sendable, Hashable {
         return data + "/share-ingest/container"
     }
 
+    /// `<root>/thumbnails`.
     public var thumbnailsDirectory: String { root + "/thumbnails" }
+    /// `<root>/manifests`.
     public var manifestsDirectory: String { root + "/manifests" }
+    /// `<root>/manifests/consumed`: manifests already delivered.
     public var consumedDirectory: String { root + "/manifests/consumed" }
+    /// `<state>/reports`: each batch's stored report.
     public var reportsDirectory: String { stateDirectory + "/reports" }
+    /// `<state>/reports/<key>.json`: a batch's stored report.
     public func reportPath(key: ShareKey) -> String { "\(reportsDirectory)/\(key.rawValue).json" }
 
+    /// `<root>/<UUID>.<ext>`: an item's copy.
     public func mediaPath(id: UUID, fileExtension: String) -> String { "\(root)/\(id.uuidString).\(fileExtension)" }
+    /// `<root>/thumbnails/<UUID>.jpg`: an item's thumbnail.
     public func thumbnailPath(id: UUID) -> String { "\(thumbnailsDirectory)/\(id.uuidString).jpg" }
+    /// `<root>/manifests/<key>.json`: the manifest a host reads.
     public func manifestPath(key: ShareKey) -> String { "\(manifestsDirectory)/\(key.rawValue).json" }
+    /// `<root>/manifests/consumed/<key>.json`: where a consumed manifest goes.
     public func consumedManifestPath(key: ShareKey) -> String { "\(consumedDirectory)/\(key.rawValue).json" }
 
     /// The resolved (`realpath`) form of `path` if it is a regular file inside this
@@ -80,12 +89,18 @@ public struct ContainerDirectory: Sendable, Hashable {
 
 /// Why a manifest entry's path was refused.
 public enum ContainerPathError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The file does not exist.
     case missing(String)
+    /// The path is a symbolic link (never followed).
     case symbolicLink(String)
+    /// The file resolves to a place outside the container.
     case outsideContainer(String)
+    /// The path is a folder, FIFO, device or socket.
     case notRegularFile(String)
+    /// The entry's path is not a local `file://` URL.
     case notAFileURL(String)
 
+    /// The path and why it was refused.
     public var description: String {
         switch self {
         case .missing(let p): "\(p): file does not exist"

@@ -5,12 +5,15 @@ import Glibc
 /// and durably; consumed by moving to `manifests/consumed/` so a share is
 /// delivered exactly once.
 public struct ManifestStore: Sendable {
+    /// The container whose `manifests/` this is.
     public let container: ContainerDirectory
     /// Manifests larger than this are refused when read (a host reads them whole).
     public static let maximumSize = 16 << 20
 
+    /// The manifests of `container`.
     public init(container: ContainerDirectory) { self.container = container }
 
+    /// True when an unconsumed manifest exists for `key`.
     public func exists(_ key: ShareKey) -> Bool {
         access(container.manifestPath(key: key), F_OK) == 0
     }
@@ -25,9 +28,14 @@ public struct ManifestStore: Sendable {
         return path
     }
 
-    /// The manifest's bytes, unconsumed.
+    /// The manifest's bytes, unconsumed. Throws ``RedirectError/alreadyConsumed(_:)``
+    /// for a share that was delivered, ``RedirectError/unknownKey(_:)`` for one that never was.
     public func read(_ key: ShareKey) throws(RedirectError) -> Data {
-        try readLimited(container.manifestPath(key: key), key: key)
+        let path = container.manifestPath(key: key)
+        if access(path, F_OK) != 0, access(container.consumedManifestPath(key: key), F_OK) == 0 {
+            throw .alreadyConsumed(key)
+        }
+        return try readLimited(path, key: key)
     }
 
     /// Takes the manifest for `key`: moves it to `consumed/` (durably) and returns

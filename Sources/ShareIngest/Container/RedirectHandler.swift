@@ -1,9 +1,12 @@
 import Foundation
 
 /// A share as the host app receives it after the redirect.
-public struct ReceivedShare: Sendable {
+public struct ReceivedShare: Sendable, Hashable {
+    /// The manifest key the redirect named.
     public let key: ShareKey
+    /// What the share holds, from its entries (not from the URL's fragment).
     public let kind: RedirectKind
+    /// The schema the manifest was written in.
     public let schema: ManifestSchema
     /// Entries, each file path checked: inside the container, a regular file, no symbolic link.
     public let entries: [SharedMediaFile]
@@ -12,16 +15,25 @@ public struct ReceivedShare: Sendable {
 }
 
 /// Why a redirect could not be honoured.
-public enum RedirectError: Error, Sendable, CustomStringConvertible {
+public enum RedirectError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The redirect URL is malformed.
     case badURL(RedirectURLError)
+    /// No manifest has this key.
     case unknownKey(ShareKey)
+    /// The share was delivered before: a share is consumed once.
     case alreadyConsumed(ShareKey)
+    /// The manifest is larger than ``ManifestStore/maximumSize`` (path, size).
     case manifestTooLarge(String, Int)
+    /// The manifest path is not a regular file (a symbolic link, a folder).
     case manifestNotAFile(String)
+    /// The manifest is not valid JSON in either schema (path, why).
     case badManifest(String, ManifestError)
+    /// An entry names a file that is missing, outside the container, a symbolic link or not a regular file.
     case badEntry(index: Int, ContainerPathError)
+    /// Reading or moving the manifest failed.
     case io(SystemError)
 
+    /// A sentence for people: the key or path and what is wrong.
     public var description: String {
         switch self {
         case .badURL(let e): e.description
@@ -39,8 +51,10 @@ public enum RedirectError: Error, Sendable, CustomStringConvertible {
 /// The host side: parses a redirect URL, loads its manifest (both schemas, both
 /// path spellings) and checks every entry before anyone opens a file.
 public struct RedirectHandler: Sendable {
+    /// The container shares are read from.
     public let container: ContainerDirectory
 
+    /// A handler for shares in `container`.
     public init(container: ContainerDirectory) { self.container = container }
 
     /// Opens the share a redirect URL names; with `consume`, takes it so it is

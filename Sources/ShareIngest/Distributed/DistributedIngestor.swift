@@ -4,12 +4,16 @@ import Foundation
 /// `share worker` processes (on any machine that sees the container) and waits
 /// for their manifests.
 public struct DistributedIngestor: Sendable {
+    /// The database (a libpq URI).
     public let url: String
+    /// The shared container.
     public var container: ContainerDirectory
+    /// The pipeline stored with each batch and used by the workers.
     public var pipeline: PipelineDefinition
     /// Attempts per job before its item fails (a poison file never blocks the queue).
     public var maxAttempts = 3
 
+    /// A client of the database at `url` (a libpq URI), for batches into `container` (which every worker must see at the same path).
     public init(url: String, container: ContainerDirectory, pipeline: PipelineDefinition = .standard) {
         self.url = url
         self.container = container
@@ -18,14 +22,23 @@ public struct DistributedIngestor: Sendable {
 
     /// A batch as the database has it.
     public struct Batch: Sendable {
+        /// The batch id.
         public let id: UUID
+        /// The manifest key.
         public let key: ShareKey
+        /// `running` until the manifest job finishes, then `done`.
         public let state: BatchState
+        /// The redirect URL, once done (nil if nothing could be delivered).
         public let redirectURL: String?
+        /// The manifest file, once done.
         public let manifestPath: String?
+        /// Items planned.
         public let itemCount: Int
+        /// Items delivered.
         public let ingestedCount: Int
+        /// Items that failed.
         public let failedCount: Int
+        /// Items skipped.
         public let skippedCount: Int
     }
 

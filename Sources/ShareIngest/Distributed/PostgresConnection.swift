@@ -4,9 +4,11 @@ import Glibc
 
 /// An error from PostgreSQL or libpq (`PQerrorMessage`, `PQresultErrorMessage`).
 public struct PostgresError: Error, Sendable, CustomStringConvertible {
+    /// What the server or libpq said.
     public let message: String
     /// True when the connection itself is gone (server restarted, network): reconnect and retry.
     public let connectionLost: Bool
+    /// The message, prefixed with "PostgreSQL".
     public var description: String { "PostgreSQL: \(message)" }
 }
 

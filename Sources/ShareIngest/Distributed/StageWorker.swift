@@ -8,21 +8,28 @@ import MediaKit
 /// renews the lease while the stage runs. A lost connection (the server
 /// restarted) is re-established and the work goes on.
 public final class StageWorker: @unchecked Sendable {
+    /// What a worker serves and how.
     public struct Settings: Sendable {
         /// The stages this worker serves (e.g. only `thumbnail` on a big machine).
         public var stages: [StageName] = StageName.allCases
+        /// Threads, each with its own connection, working on one job at a time.
         public var concurrency = 2
         /// Seconds a claimed job stays ours without a renewal.
         public var lease: Double = 30
+        /// The name jobs and `share status --db` show (default: host and process id).
         public var name = "\(FileSystem.hostTag)-\(getpid())"
 
+        /// The defaults: every stage, 2 threads, a 30 s lease.
         public init() {}
     }
 
+    /// The database (a libpq URI).
     public let url: String
+    /// What this worker serves.
     public let settings: Settings
     let events: IngestEventSink?
 
+    /// A worker on the database at `url`; `events` receives each finished stage and batch.
     public init(url: String, settings: Settings, events: IngestEventSink? = nil) {
         self.url = url
         self.settings = settings

@@ -3,9 +3,12 @@ import Glibc
 /// A source path as raw bytes: file names on Linux need not be UTF-8, and a
 /// lossy String would name a different (or no) file.
 public struct SourcePath: Sendable, Hashable, CustomStringConvertible {
+    /// The path's bytes, exactly as the file system has them.
     public let bytes: [UInt8]
 
+    /// A path from its raw bytes.
     public init(bytes: [UInt8]) { self.bytes = bytes }
+    /// A path from a string (its UTF-8 bytes).
     public init(_ string: String) { self.bytes = Array(string.utf8) }
 
     /// This path with one more component.
@@ -24,6 +27,7 @@ public struct SourcePath: Sendable, Hashable, CustomStringConvertible {
 
     /// For messages and manifests: invalid UTF-8 shown as U+FFFD, control characters escaped.
     public var display: String { Self.displayName(bytes) }
+    /// The path for messages: ``display``.
     public var description: String { display }
 
     static func displayName(_ bytes: [UInt8]) -> String {

@@ -4,18 +4,25 @@ import Glibc
 /// A failed system call: which call, on which path, and `errno` (named by its C
 /// constant in `description`, e.g. `ENOSPC`).
 public struct SystemError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// The system call that failed, e.g. `open`, `fsync`, `rename`.
     public let call: String
+    /// The path it was called on.
     public let path: String
+    /// `errno` as the call left it.
     public let code: Int32
 
+    /// Records a failed `call` on `path`; `code` defaults to the current `errno`.
     public init(_ call: String, path: String, code: Int32 = errno) {
         self.call = call
         self.path = path
         self.code = code
     }
 
+    /// True for `ENOSPC`, `EDQUOT` and `EFBIG`: the disk or quota is full, not the file broken.
     public var isDiskFull: Bool { code == ENOSPC || code == EDQUOT || code == EFBIG }
+    /// `strerror(code)`.
     public var message: String { String(cString: strerror(code)) }
+    /// `<call> <path>: <strerror>`.
     public var description: String { "\(call) \(path): \(message)" }
 }
 

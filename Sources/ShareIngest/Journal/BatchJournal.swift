@@ -20,24 +20,37 @@ public enum BatchState: String, Sendable, Codable, CaseIterable {
 
 /// One batch as the journal keeps it.
 public struct BatchRecord: Sendable {
+    /// The batch's UUID.
     public let id: UUID
+    /// The manifest key the batch writes.
     public let key: ShareKey
+    /// Where the batch is in its life.
     public internal(set) var state: BatchState
     /// The pipeline, as canonical JSON, so a resumed batch runs with the same settings.
     let pipelineJSON: String
+    /// Text that came with the share (v2 `message` of every entry).
     public let message: String?
     /// For dropped folders: the drop's name in the inbox, its tree signature, and
     /// where its files are read from once claimed.
     public internal(set) var dropName: String?
     var dropSignature: String?
+    /// Where a claimed drop's files are read from (`INBOX/.processing/<batch>/`).
     public internal(set) var dropPath: String?
+    /// When the batch was created, by the ingestor's clock.
     public let createdAt: Date
+    /// When the batch was marked done, by the ingestor's clock; nil while unfinished.
     public internal(set) var finishedAt: Date?
+    /// The redirect URL, once the manifest is written.
     public internal(set) var redirectURL: String?
+    /// The manifest file, once written.
     public internal(set) var manifestPath: String?
+    /// Items in the batch (counted when it is done).
     public internal(set) var itemCount = 0
+    /// Items delivered (counted when the batch is done).
     public internal(set) var ingestedCount = 0
+    /// Items that failed (counted when the batch is done).
     public internal(set) var failedCount = 0
+    /// Items skipped (counted when the batch is done).
     public internal(set) var skippedCount = 0
 }
 
@@ -56,6 +69,7 @@ public struct BatchRecord: Sendable {
 ///    present is simply marked done.
 public final class BatchJournal: @unchecked Sendable {
     let database: SQLiteDatabase
+    /// The container whose journal this is.
     public let container: ContainerDirectory
     static let schemaVersion = 1
 

@@ -3,8 +3,11 @@ import Foundation
 
 /// An error from SQLite: the call, the result code and `sqlite3_errmsg`.
 public struct SQLiteError: Error, Sendable, CustomStringConvertible {
+    /// The SQLite result code (`SQLITE_BUSY`, `SQLITE_CORRUPT`, …).
     public let code: Int32
+    /// `sqlite3_errmsg` and the statement or call it came from.
     public let message: String
+    /// `SQLite error <code>: <message>`.
     public var description: String { "SQLite error \(code): \(message)" }
 }
 

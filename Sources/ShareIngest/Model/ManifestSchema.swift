@@ -19,7 +19,7 @@ public enum PathSpelling: String, Sendable, Codable, CaseIterable {
 }
 
 /// Encodes and decodes manifests in both schemas.
-public enum ManifestCoder {
+public enum ManifestCoder: Sendable {
     /// A manifest's JSON: an array of entries, or of strings for a legacy text-only share.
     public static func encode(_ entries: [SharedMediaFile], schema: ManifestSchema) -> Data {
         var json = "["
@@ -165,10 +165,14 @@ public enum ManifestCoder {
 
 /// Why a manifest could not be read.
 public enum ManifestError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// Not JSON; the parser's explanation.
     case malformedJSON(String)
+    /// A field (e.g. `[2].type`) has the wrong type or value; what it must be.
     case wrongType(field: String, expected: String)
+    /// A required field (e.g. `[0].path`) is missing.
     case missingField(String)
 
+    /// A sentence naming the field and the problem.
     public var description: String {
         switch self {
         case .malformedJSON(let detail): "malformed JSON: \(detail)"

@@ -5,6 +5,7 @@ import Foundation
 /// Allowed: 1–128 characters from `A–Z a–z 0–9 . _ -`, not starting with a dot
 /// (so never `.`, `..` or a hidden name).
 public struct ShareKey: Sendable, Hashable, CustomStringConvertible, Codable {
+    /// The key as written in file names and redirect URLs.
     public let rawValue: String
 
     /// Validates `rawValue`; throws ``ShareKeyError`` with the reason.
@@ -28,16 +29,22 @@ public struct ShareKey: Sendable, Hashable, CustomStringConvertible, Codable {
         try! ShareKey("\(prefix)-\(id.uuidString)")
     }
 
+    /// The ``rawValue``.
     public var description: String { rawValue }
 }
 
 /// Why a string is not a usable key.
 public enum ShareKeyError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The key is empty.
     case empty
+    /// The key is longer than 128 bytes (its length).
     case tooLong(Int)
+    /// The key starts with a dot.
     case leadingDot(String)
+    /// The key holds a character outside `A-Z a-z 0-9 . _ -` (the key, the character).
     case forbiddenCharacter(String, Unicode.Scalar)
 
+    /// A sentence for people: the key and what is wrong with it.
     public var description: String {
         switch self {
         case .empty: "the key is empty"
@@ -74,18 +81,24 @@ public enum RedirectKind: String, Sendable, Codable, CaseIterable {
 
 /// The URL that opens the host app: `<scheme>://dataUrl=<key>#<kind>`.
 public struct RedirectURL: Sendable, Hashable, CustomStringConvertible {
+    /// `ShareMedia`: the scheme the share-extension plugins use.
     public static let defaultScheme = "ShareMedia"
 
+    /// The URL scheme the host app registered, e.g. `ShareMedia`.
     public let scheme: String
+    /// The manifest key.
     public let key: ShareKey
+    /// What the share holds: `media`, `file` or `text`.
     public let kind: RedirectKind
 
+    /// A redirect URL for `key`; the scheme is not validated here (see ``validate(scheme:)``).
     public init(scheme: String = RedirectURL.defaultScheme, key: ShareKey, kind: RedirectKind) {
         self.scheme = scheme
         self.key = key
         self.kind = kind
     }
 
+    /// `<scheme>://dataUrl=<key>#<kind>`.
     public var description: String { "\(scheme)://dataUrl=\(key.rawValue)#\(kind.rawValue)" }
 
     /// Checks a URL scheme as RFC 3986 defines it: a letter, then letters, digits, `+ - .`.
@@ -130,10 +143,14 @@ public struct RedirectURL: Sendable, Hashable, CustomStringConvertible {
 
 /// Why a redirect URL was refused.
 public enum RedirectURLError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// Not of the form `<scheme>://dataUrl=<key>#<kind>` (the URL, what is wrong).
     case malformed(String, String)
+    /// The scheme is not valid (RFC 3986).
     case badScheme(String)
+    /// The key is not a valid ``ShareKey``.
     case badKey(ShareKeyError)
 
+    /// A sentence for people: the URL and what is wrong with it.
     public var description: String {
         switch self {
         case .malformed(let url, let why): "not a share redirect URL: \(JSONText.string(url)): \(why)"

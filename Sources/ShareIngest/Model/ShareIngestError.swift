@@ -1,7 +1,7 @@
 import Foundation
 
 /// Why a whole batch could not be run (as opposed to one item failing).
-public enum ShareIngestError: Error, Sendable, CustomStringConvertible {
+public enum ShareIngestError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The container cannot be created or written.
     case containerUnusable(path: String, reason: String)
     /// A manifest already exists under this key and has not been consumed.
@@ -12,6 +12,7 @@ public enum ShareIngestError: Error, Sendable, CustomStringConvertible {
     case inputMissing(path: String, reason: String)
     /// The pipeline definition is invalid.
     case pipeline(PipelineError)
+    /// The redirect scheme is not a valid URL scheme.
     case badScheme(String)
     /// The key belongs to an earlier batch (its manifest may have been consumed).
     case keyTaken(key: ShareKey, batch: UUID)
@@ -22,6 +23,7 @@ public enum ShareIngestError: Error, Sendable, CustomStringConvertible {
     /// Another process is working on this batch.
     case batchBusy(UUID)
 
+    /// A sentence for people, naming what to change.
     public var description: String {
         switch self {
         case .containerUnusable(let path, let reason): "container \(path) is not usable: \(reason)"

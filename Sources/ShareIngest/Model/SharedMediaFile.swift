@@ -2,7 +2,16 @@ import Foundation
 
 /// What kind of shared item a manifest entry is.
 public enum SharedMediaType: String, Sendable, Codable, CaseIterable {
-    case image, video, file, text, url
+    /// A photo or other still (or animated) image; legacy `0`.
+    case image
+    /// A video; legacy `1`.
+    case video
+    /// Any other file (PDF, audio, archive, …); legacy `2`.
+    case file
+    /// Shared text: the entry's `path` is the text.
+    case text
+    /// A shared link: the entry's `path` is the URL.
+    case url
 
     /// The legacy (seed) integer: 0 image, 1 video, 2 file. Text and URLs have none:
     /// the legacy format stores them as plain strings.
@@ -33,12 +42,15 @@ public enum SharedMediaType: String, Sendable, Codable, CaseIterable {
 /// For files, `path` is a `file://` URL into the container; for text and URL
 /// items it holds the text or the URL itself.
 public struct SharedMediaFile: Sendable, Hashable {
+    /// A `file://` URL into the container; for text and URL entries, the text or link itself.
     public var path: String
     /// A `file://` URL of the JPEG thumbnail, if one was made.
     public var thumbnail: String?
     /// Duration in milliseconds (videos and audio).
     public var duration: Double?
+    /// What the entry is.
     public var type: SharedMediaType
+    /// The MIME type from the content (v2 only).
     public var mimeType: String?
     /// Text that came with the share.
     public var message: String?
@@ -48,8 +60,10 @@ public struct SharedMediaFile: Sendable, Hashable {
     public var size: Int64?
     /// Display size, after EXIF orientation or video rotation.
     public var width: Int?
+    /// Display height (see ``width``).
     public var height: Int?
 
+    /// An entry; everything but `path` and `type` is optional.
     public init(
         path: String, thumbnail: String? = nil, duration: Double? = nil, type: SharedMediaType,
         mimeType: String? = nil, message: String? = nil, fileName: String? = nil, size: Int64? = nil,

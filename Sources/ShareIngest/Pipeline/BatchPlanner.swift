@@ -5,13 +5,15 @@ import Glibc
 /// (DropWalker), entries that cannot be items are kept as skipped items so the
 /// report lists them. Every item gets its UUID here, before anything is copied.
 enum BatchPlanner {
-    /// - Parameter shownRoot: reports name the files under this path instead of the
-    ///   actual root (a claimed drop is read from `.processing/<batch>/` but is known
-    ///   to people by its place in the inbox).
-    static func items(for inputs: [ShareInput], shownRoot: (actual: String, shown: String)? = nil) -> [ItemWork] {
+    /// - Parameters:
+    ///   - shownRoot: reports name the files under this path instead of the
+    ///     actual root (a claimed drop is read from `.processing/<batch>/` but is known
+    ///     to people by its place in the inbox).
+    ///   - identifiers: one id is drawn per item, in input order.
+    static func items(for inputs: [ShareInput], shownRoot: (actual: String, shown: String)? = nil, identifiers: IdentifierSource = .random) -> [ItemWork] {
         var items: [ItemWork] = []
         func add(_ source: ItemSource, failure: ItemFailure? = nil) {
-            let item = ItemWork(index: items.count, source: source)
+            let item = ItemWork(index: items.count, source: source, id: identifiers.next())
             item.failure = failure
             items.append(item)
         }

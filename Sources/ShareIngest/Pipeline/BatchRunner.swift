@@ -18,6 +18,8 @@ final class BatchRunner: @unchecked Sendable {
     let cancellation: CancellationFlag
     let stages: [any ItemStage]
     let manifestStage: ManifestStage
+    /// The clock for recorded timestamps (`finishedAt`); tests inject a fixed one.
+    var now: @Sendable () -> Date = { Date() }
 
     init(pipeline: PipelineDefinition, container: ContainerDirectory, journal: BatchJournal, events: IngestEventSink?, cancellation: CancellationFlag) {
         self.pipeline = pipeline
@@ -167,7 +169,7 @@ final class BatchRunner: @unchecked Sendable {
             dispose?(batch, items)
             let reports = stored.items
             batch.state = .done
-            batch.finishedAt = Date()
+            batch.finishedAt = now()
             batch.itemCount = items.count
             batch.ingestedCount = reports.count { $0.status == .ingested }
             batch.failedCount = reports.count { $0.status == .failed }

@@ -4,22 +4,55 @@ import MediaKit
 /// A pipeline: which stages run, with how many workers and which settings, and
 /// how the manifest is written. Decoded from `pipelines/*.json` and validated;
 /// two definitions are built in (`default` and `share-extension`).
+///
+/// Every setting is a `var`, so a pipeline can also be built or adjusted in code:
+/// ```swift
+/// var pipeline = PipelineDefinition.standard          // or try .load("share-extension")
+/// pipeline.thumbnail?.size = 200                      // nil: this pipeline makes no thumbnails
+/// pipeline.manifest.schema = .legacy
+/// pipeline.probe = nil                                // drop a stage
+/// pipeline.thumbnail = .init()                        // add one with the documented defaults
+/// let ingestor = ShareIngestor(container: container, pipeline: pipeline)
+/// ```
+/// A definition built in code is validated like a file when a batch starts (an
+/// out-of-range setting throws ``ShareIngestError/pipeline(_:)``).
 public struct PipelineDefinition: Sendable, Hashable {
+    /// The name reports and the journal show (`default`, `share-extension`, a file's `name`).
     public var name: String
+    /// What the pipeline is for, in one sentence.
     public var description: String
+    /// The `sniff` stage (required).
     public var sniff: SniffSettings
+    /// The `copy` stage (required).
     public var copy: CopySettings
     /// Nil when the pipeline has no probe stage (types then come from the content alone).
     public var probe: ProbeSettings?
     /// Nil when the pipeline makes no thumbnails.
     public var thumbnail: ThumbnailSettings?
+    /// The `manifest` stage (required, last).
     public var manifest: ManifestSettings
+
+    /// A pipeline from its stages' settings; every argument has the documented
+    /// default, so `PipelineDefinition(name: "mine")` has every stage of `default`.
+    public init(
+        name: String, description: String = "", sniff: SniffSettings = .init(), copy: CopySettings = .init(),
+        probe: ProbeSettings? = .init(), thumbnail: ThumbnailSettings? = .init(), manifest: ManifestSettings = .init()
+    ) {
+        self.name = name
+        self.description = description
+        self.sniff = sniff
+        self.copy = copy
+        self.probe = probe
+        self.thumbnail = thumbnail
+        self.manifest = manifest
+    }
 
     /// The stages in order, as item stages run them (manifest excluded: it is the fan-in).
     public var itemStages: [StageName] {
         [.sniff, .copy] + (probe != nil ? [.probe] : []) + (thumbnail != nil ? [.thumbnail] : [])
     }
 
+    /// How many worker threads `stage` runs on (0 for a stage the pipeline lacks).
     public func workers(for stage: StageName) -> Int {
         switch stage {
         case .sniff: sniff.workers
@@ -30,59 +63,100 @@ public struct PipelineDefinition: Sendable, Hashable {
         }
     }
 
+    /// Settings of the `sniff` stage (content type and extension from the first 4 KB).
     public struct SniffSettings: Sendable, Hashable {
+        /// Worker threads (1...64).
         public var workers = 1
         /// Fail a file whose name claims a media format its unrecognisable content is not.
         public var rejectContradictions = true
+
+        /// The defaults: one worker, contradictions rejected.
+        public init() {}
     }
 
+    /// Settings of the `copy` stage.
     public struct CopySettings: Sendable, Hashable {
+        /// Worker threads (1...64).
         public var workers = 2
         /// fsync every copy before the manifest names it.
         public var fsync = true
+
+        /// The defaults: two workers, fsync on.
+        public init() {}
     }
 
+    /// Settings of the `probe` stage (confirms the type, reads dimensions and duration).
     public struct ProbeSettings: Sendable, Hashable {
+        /// Worker threads (1...64).
         public var workers = 2
         /// Images and videos with more pixels than this (per frame) are refused before decoding.
         public var pixelLimit = 100_000_000
         /// Seconds one file may take to open and probe.
         public var timeLimit: Double = 30
+
+        /// The defaults: two workers, 100 MP, 30 s.
+        public init() {}
     }
 
+    /// Settings of the `thumbnail` stage (JPEG thumbnails and video posters).
     public struct ThumbnailSettings: Sendable, Hashable {
+        /// Worker threads (1...64).
         public var workers = 2
+        /// The longest side in pixels (16...4096); smaller images are not upscaled.
         public var size = 360
+        /// JPEG quality (1...100).
         public var quality = 80
         /// Which kinds get thumbnails: images, videos, documents (PDF first pages).
         public var kinds: Set<ThumbnailKind> = [.image, .video, .document]
+        /// What a truncated or damaged image gives: see the README's pipeline table.
         public var damageTolerance: DamageTolerance = .truncated
+        /// Seconds one thumbnail may take.
         public var timeLimit: Double = 30
         /// The poster is the keyframe nearest to this many seconds into a video.
         public var posterTime: Double = 1
 
+        /// The defaults of the `default` pipeline: 360 px, quality 80, images, videos and documents.
+        public init() {}
+
         var spec: ThumbnailSpec { ThumbnailSpec(size: size, quality: quality, damageTolerance: damageTolerance, timeLimit: timeLimit) }
     }
 
+    /// What a thumbnail stage makes thumbnails for.
     public enum ThumbnailKind: String, Sendable, Hashable, CaseIterable {
-        case image, video, document
+        /// Still and animated images (the first frame).
+        case image
+        /// Videos: a poster from a keyframe.
+        case video
+        /// Documents libvips renders: the first page of a PDF.
+        case document
     }
 
+    /// Settings of the `manifest` stage: what the host app will read.
     public struct ManifestSettings: Sendable, Hashable {
+        /// The JSON layout written.
         public var schema: ManifestSchema = .v2
+        /// The redirect URL's scheme.
         public var scheme = RedirectURL.defaultScheme
         /// A fixed key; nil gives every batch its own (`ShareKey-<UUID>`).
         public var key: ShareKey?
+        /// How `file://` paths are spelled.
         public var pathSpelling: PathSpelling = .percentEncoded
+
+        /// The defaults: v2, `ShareMedia`, a key per batch, percent-encoded paths.
+        public init() {}
     }
 }
 
 /// Why a pipeline definition was refused: the file, the field, what is wrong and what is allowed.
 public struct PipelineError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// The pipeline file (or `built-in pipeline <name>`, `pipeline <name>` for one built in code).
     public let file: String
+    /// The field, e.g. `stages[2].quality`.
     public let field: String
+    /// What is wrong and what is allowed.
     public let problem: String
 
+    /// `<file>: <field>: <problem>`.
     public var description: String { "\(file): \(field): \(problem)" }
 }
 

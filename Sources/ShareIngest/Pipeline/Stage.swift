@@ -35,14 +35,17 @@ public final class CancellationFlag: @unchecked Sendable {
     private let lock = NSLock()
     private var cancelled = false
 
+    /// A flag not yet set.
     public init() {}
 
+    /// Sets the flag: workers finish their current stage and the batch stops, resumable. Thread-safe.
     public func cancel() {
         lock.lock()
         cancelled = true
         lock.unlock()
     }
 
+    /// True once ``cancel()`` was called.
     public var isCancelled: Bool {
         lock.lock()
         defer { lock.unlock() }

@@ -11,6 +11,7 @@ public enum StageName: String, Sendable, Codable, CaseIterable, Comparable {
     /// Fan-in: writes the batch's manifest once every item has finished.
     case manifest
 
+    /// Pipeline order: `sniff < copy < probe < thumbnail < manifest`.
     public static func < (a: StageName, b: StageName) -> Bool {
         allCases.firstIndex(of: a)! < allCases.firstIndex(of: b)!
     }

@@ -24,13 +24,18 @@ public enum DropDisposition: String, Sendable, CaseIterable {
 /// SQLite's write lock), then the drop is renamed into `INBOX/.processing/<batch>/`
 /// (unless kept), so a late writer can never add to a batch in progress.
 public final class Inbox: @unchecked Sendable {
+    /// The inbox folder (absolute).
     public let path: String
+    /// Ingests each drop: its container, pipeline, identifiers and clock.
     public let ingestor: ShareIngestor
+    /// Seconds a drop without a `.ready` marker must stay unchanged before it is taken.
     public let settle: Double
+    /// What happens to a drop once its batch is done.
     public let disposition: DropDisposition
     let journal: BatchJournal
     private var seen: [String: (signature: DropSignature, since: Double)] = [:]
 
+    /// Watches the folder `path` (which must exist); drops are ingested by `ingestor`.
     public init(path: String, ingestor: ShareIngestor, settle: Double = 3, disposition: DropDisposition = .move) throws(ShareIngestError) {
         var st = stat()
         guard stat(path, &st) == 0, st.st_mode & S_IFMT == S_IFDIR else {
@@ -94,12 +99,12 @@ public final class Inbox: @unchecked Sendable {
     /// Claims and ingests one drop. Nil when another watcher has it.
     private func take(_ name: String, events: IngestEventSink?, cancellation: CancellationFlag) throws(ShareIngestError) -> BatchReport? {
         guard let signature = DropSignature.read(path + "/" + name) else { return nil }
-        let batchID = UUID()
+        let batchID = ingestor.identifiers.next()
         let pipeline = ingestor.pipeline
         let key = pipeline.manifest.key ?? ShareKey.unique(id: batchID)
         let record = BatchRecord(
             id: batchID, key: key, state: .claimed, pipelineJSON: pipeline.encodedJSON(), message: nil,
-            dropName: name, dropSignature: signature.text, dropPath: nil, createdAt: Date())
+            dropName: name, dropSignature: signature.text, dropPath: nil, createdAt: ingestor.now())
         do {
             guard try journal.claim(record) else { return nil }
         } catch {
@@ -121,7 +126,7 @@ public final class Inbox: @unchecked Sendable {
                 return nil
             }
             batch.dropPath = dropPath
-            let items = BatchPlanner.items(for: [.path(dropPath)], shownRoot: (dropPath, path + "/" + name))
+            let items = BatchPlanner.items(for: [.path(dropPath)], shownRoot: (dropPath, path + "/" + name), identifiers: ingestor.identifiers)
             do {
                 try journal.update(batch)
                 try journal.plan(items, batch: &batch)
@@ -130,7 +135,7 @@ public final class Inbox: @unchecked Sendable {
             }
         }
         do {
-            return try ShareIngestor.resume(batch, journal: journal, events: events, cancellation: cancellation) { [self] batch, items in
+            return try ShareIngestor.resume(batch, journal: journal, events: events, cancellation: cancellation, now: ingestor.now) { [self] batch, items in
                 dispose(batch, items: items)
             }
         } catch {
