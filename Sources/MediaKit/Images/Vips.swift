@@ -54,19 +54,29 @@ public enum Vips {
     /// Held while reading or clearing the error buffer, and during a retry.
     static let errorLock = NSRecursiveLock()
 
-    /// Runs `body`; if it fails, runs it once more alone, with libvips' error buffer
-    /// cleared, so the error carries this operation's message. The buffer is
-    /// process-wide: with several workers, another thread's failure can clear or
-    /// pollute it. Failures are rare, so the second run costs little.
+    /// Shared by ordinary image work, taken alone by a retry (see ``withExactErrors(_:)``).
+    private static let exclusive = ReadWriteLock()
+
+    /// Runs `body`; if it fails, runs it once more with no other libvips work in
+    /// flight and the error buffer cleared, so the error carries this operation's
+    /// message. The buffer is process-wide: with several workers, another thread's
+    /// failure can clear it or add its own lines. Failures are rare, so the second
+    /// run costs little.
     static func withExactErrors<T>(_ body: () throws(VipsError) -> T) throws(VipsError) -> T {
+        exclusive.lockShared()
         do {
-            return try body()
+            let result = try body()
+            exclusive.unlock()
+            return result
         } catch {
-            errorLock.lock()
-            defer { errorLock.unlock() }
-            vips_error_clear()
-            return try body()
+            exclusive.unlock()
         }
+        exclusive.lockExclusive()
+        defer { exclusive.unlock() }
+        errorLock.lock()
+        vips_error_clear()
+        errorLock.unlock()
+        return try body()
     }
 
     /// Releases libvips' per-thread buffers; call when a thread that used libvips stops.
@@ -152,4 +162,23 @@ public final class VipsImageHandle: @unchecked Sendable {
         vips_image_set_int(image, "interpretation", Int32(VIPS_INTERPRETATION_sRGB.rawValue))
         return VipsImageHandle(image)
     }
+}
+
+/// A pthread read-write lock: many readers, or one writer.
+final class ReadWriteLock: @unchecked Sendable {
+    private let lock: UnsafeMutablePointer<pthread_rwlock_t>
+
+    init() {
+        lock = .allocate(capacity: 1)
+        pthread_rwlock_init(lock, nil)
+    }
+
+    deinit {
+        pthread_rwlock_destroy(lock)
+        lock.deallocate()
+    }
+
+    func lockShared() { pthread_rwlock_rdlock(lock) }
+    func lockExclusive() { pthread_rwlock_wrlock(lock) }
+    func unlock() { pthread_rwlock_unlock(lock) }
 }

@@ -144,6 +144,7 @@ final class KeyframeDecoder {
         avcodec_flush_buffers(codec)
         var packetsRead = 0
         var flushing = false
+        var atEnd = false
         while packetsRead < Self.packetBudget {
             let received = avcodec_receive_frame(codec, frame)
             if received == 0 {
@@ -152,7 +153,14 @@ final class KeyframeDecoder {
                 if let notBefore, shown != Int64.min, shown < notBefore { continue }
                 return try scale(frame, targetSize: targetSize, sampleAspect: sampleAspect)
             }
-            if received == shim_averror_eof() { return nil }
+            if received == shim_averror_eof() {
+                // Drained after a keyframe that was not the one wanted: start the
+                // decoder again and read on.
+                guard flushing, !atEnd else { return nil }
+                avcodec_flush_buffers(codec)
+                flushing = false
+                continue
+            }
             if received != shim_averror_eagain() { throw AVError("avcodec_receive_frame", code: received) }
             if flushing { return nil }
             let read = av_read_frame(file.formatContext, packet)
@@ -160,6 +168,7 @@ final class KeyframeDecoder {
                 if read == shim_averror_exit() { throw AVError("av_read_frame", code: read) }
                 avcodec_send_packet(codec, nil)
                 flushing = true
+                atEnd = true
                 continue
             }
             defer { av_packet_unref(packet) }
@@ -169,6 +178,13 @@ final class KeyframeDecoder {
             if sent < 0, sent != shim_averror_eagain() {
                 // A damaged packet: try the next one.
                 continue
+            }
+            if packet.pointee.flags & AV_PKT_FLAG_KEY != 0 {
+                // A decoder that reorders (B-frames) holds the keyframe back until
+                // more packets arrive, and with non-key frames skipped those are the
+                // next keyframes, all decoded in full. Draining now releases it.
+                avcodec_send_packet(codec, nil)
+                flushing = true
             }
         }
         return nil

@@ -1,0 +1,151 @@
+#!/usr/bin/env bash
+# Runs the benchmark: `share ingest` (A, "ours") against the tools a user would
+# pick instead (B, "theirs"), side by side in the same run, alternating
+# A B A B ... over ROUNDS rounds, and prints medians, ratios ours/theirs, peak
+# RSS and ours' per-stage timings. See BENCHMARKS.md.
+#
+# Environment:
+#   SHARE_BIN=/path/to/share  use this binary (default: `swift build -c release`
+#                             in the package, then .build/release/share)
+#   ROUNDS=5                  timed rounds per scenario
+#   WARMUP=1                  untimed warm-up runs of each side before timing (0: none)
+#   SCENARIOS="photos videos mixed scale"
+#   CORPUS=bench/corpus       made by bench/make-corpus.sh
+#   RESULTS=bench/results/<UTC timestamp>   where logs, reports and the summary go
+#   BENCH_WORK=$RESULTS/work  where each run's fresh output folder is made (and
+#                             removed after the run, untimed)
+#
+# The page cache cannot be dropped here (no privilege to rely on, and other work
+# shares the machine), so both sides are warmed equally instead: one untimed run
+# of each before the timed rounds, so both read the corpus from the page cache.
+set -euo pipefail
+
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+ROOT="$(dirname "$HERE")"
+ROUNDS="${ROUNDS:-5}"
+WARMUP="${WARMUP:-1}"
+SCENARIOS="${SCENARIOS:-photos videos mixed scale}"
+CORPUS="${CORPUS:-$HERE/corpus}"
+STAMP="$(date -u +%Y%m%dT%H%M%SZ)"
+RESULTS="${RESULTS:-$HERE/results/$STAMP}"
+WORK="${BENCH_WORK:-$RESULTS/work}"
+export LC_ALL=C.UTF-8
+
+say() { printf 'bench: %s\n' "$*" >&2; }
+die() { printf 'bench: %s\n' "$*" >&2; exit 1; }
+
+[[ -x /usr/bin/time ]] || die "/usr/bin/time is missing: apt-get install -y time"
+for tool in vipsthumbnail vipsheader ffmpeg ffprobe file python3 xargs find sync; do
+  command -v "$tool" >/dev/null || die "missing tool: $tool (see BENCHMARKS.md, 'Setup')"
+done
+for set in $SCENARIOS; do
+  [[ "$set" == scale ]] && set="scale100 scale1000"
+  for set in $set; do [[ -d "$CORPUS/$set" ]] || die "corpus set $CORPUS/$set is missing: run bash bench/make-corpus.sh first"; done
+done
+
+if [[ -z "${SHARE_BIN:-}" ]]; then
+  say "building: swift build -c release (in $ROOT)"
+  (cd "$ROOT" && swift build -c release --product share) >&2
+  SHARE_BIN="$ROOT/.build/release/share"
+fi
+[[ -x "$SHARE_BIN" ]] || die "SHARE_BIN=$SHARE_BIN is not an executable"
+SHARE_BIN="$(cd "$(dirname "$SHARE_BIN")" && pwd)/$(basename "$SHARE_BIN")"
+
+mkdir -p "$RESULTS/logs" "$RESULTS/reports" "$WORK"
+RUNS="$RESULTS/runs.tsv"
+printf 'scenario\tside\tround\twall_s\trss_kib\tcpu_s\texit\titems\tthumbnails\n' >"$RUNS"
+
+# --- machine description ----------------------------------------------------
+{
+  echo "date_utc: $STAMP"
+  echo "nproc: $(nproc)"
+  echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')"
+  echo "mem_total: $(awk '/MemTotal/ {printf "%.1f GiB", $2/1048576}' /proc/meminfo)"
+  echo "kernel: $(uname -srm)"
+  echo "disk: $(df -hT "$WORK" | awk 'NR==2 {print $1, $2, $3 " total,", $5 " free"}')"
+  echo "loadavg_at_start: $(cut -d' ' -f1-3 /proc/loadavg)"
+  echo "libvips: $(vips --version 2>/dev/null)"
+  echo "ffmpeg: $(ffmpeg -version | head -1 | cut -d' ' -f3)"
+  echo "file: $(file --version | head -1)"
+  echo "share: $SHARE_BIN ($(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo '?')$(git -C "$ROOT" diff --quiet HEAD -- Sources Package.swift 2>/dev/null || echo '+uncommitted'))"
+  echo "rounds: $ROUNDS, warmup: $WARMUP"
+} >"$RESULTS/machine.txt"
+cat "$RESULTS/machine.txt" >&2
+
+# --- one run ----------------------------------------------------------------
+# run_one SCENARIO SIDE ROUND KIND DROP
+#   KIND: ours | photos | videos | mixed (the baseline script bench/baselines/KIND.sh)
+#   ROUND 0 is the untimed warm-up (logged, not counted).
+run_one() {
+  local scenario="$1" side="$2" round="$3" kind="$4" drop="$5"
+  local tag="$scenario-$side-r$round" out="$WORK/$scenario-$side-r$round"
+  local log="$RESULTS/logs/$tag" rc=0 t0 t1 wall rss cpu items=0 thumbs=0
+  rm -rf "$out"
+  mkdir -p "$out"
+  local cmd
+  if [[ "$kind" == ours ]]; then
+    cmd=("$SHARE_BIN" ingest --container "$out/container" --report "$out/report.json" --quiet "$drop/")
+  else
+    cmd=(bash "$HERE/baselines/$kind.sh" "$drop" "$out/out")
+  fi
+  printf '%q ' "${cmd[@]}" >"$log.cmd"; echo >>"$log.cmd"
+  t0=$(date +%s%N)
+  /usr/bin/time -f '%e %M %U %S' -o "$log.time" -- "${cmd[@]}" >"$log.out" 2>"$log.err" || rc=$?
+  t1=$(date +%s%N)
+  wall=$(awk -v a="$t0" -v b="$t1" 'BEGIN {printf "%.3f", (b - a) / 1e9}')
+  rss=$(tail -1 "$log.time" | awk '{print $2}')
+  cpu=$(tail -1 "$log.time" | awk '{printf "%.2f", $3 + $4}')
+  # What each side delivered: items and thumbnails.
+  if [[ "$kind" == ours ]]; then
+    if [[ -f "$out/report.json" ]]; then
+      cp "$out/report.json" "$RESULTS/reports/$tag.json"
+      read -r items thumbs < <(python3 - "$out/report.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+items = [i for i in r.get("items", []) if i.get("status") == "ingested"]
+thumbs = sum(1 for i in items if i.get("thumbnail") or (i.get("entry") or {}).get("thumbnail"))
+print(len(items), thumbs)
+PY
+      )
+    fi
+  else
+    if [[ -d "$out/out/media" ]]; then
+      items=$(find "$out/out/media" -type f | wc -l)
+    else
+      items=$(find "$out/out" -maxdepth 1 -type f ! -name '*_thumb.jpg' ! -name '*.MP4.jpg' ! -name '*.duration' | wc -l)
+    fi
+    thumbs=$(find "$out/out" -type f -size +0 \( -path '*/thumbs/*' -o -name '*_thumb.jpg' -o -name '*.MP4.jpg' \) | wc -l)
+  fi
+  printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$scenario" "$side" "$round" "$wall" "$rss" "$cpu" "$rc" "$items" "$thumbs" >>"$RUNS"
+  say "$(printf '%-7s %-7s %-7s %7.2f s  cpu %6.2f s  %6d MiB  exit %d  items %s thumbs %s' "$scenario" "$side" \
+    "$([[ $round == 0 ]] && echo warmup || echo "r$round")" "$wall" "$cpu" $((rss / 1024)) "$rc" "$items" "$thumbs")"
+  rm -rf "$out"
+}
+
+# scenario NAME A_SIDE A_KIND A_DROP B_SIDE B_KIND B_DROP
+scenario() {
+  local name="$1" a_side="$2" a_kind="$3" a_drop="$4" b_side="$5" b_kind="$6" b_drop="$7" r
+  say "scenario $name: $a_side vs $b_side, $ROUNDS rounds, A B A B"
+  if [[ "$WARMUP" != 0 ]]; then
+    run_one "$name" "$a_side" 0 "$a_kind" "$a_drop"
+    run_one "$name" "$b_side" 0 "$b_kind" "$b_drop"
+  fi
+  for ((r = 1; r <= ROUNDS; r++)); do
+    run_one "$name" "$a_side" "$r" "$a_kind" "$a_drop"
+    run_one "$name" "$b_side" "$r" "$b_kind" "$b_drop"
+  done
+}
+
+for s in $SCENARIOS; do
+  case "$s" in
+    photos) scenario photos ours ours "$CORPUS/photos" theirs photos "$CORPUS/photos" ;;
+    videos) scenario videos ours ours "$CORPUS/videos" theirs videos "$CORPUS/videos" ;;
+    mixed) scenario mixed ours ours "$CORPUS/mixed" theirs mixed "$CORPUS/mixed" ;;
+    scale) scenario scale n100 ours "$CORPUS/scale100" n1000 ours "$CORPUS/scale1000" ;;
+    *) die "unknown scenario '$s' (photos videos mixed scale)" ;;
+  esac
+done
+rmdir "$WORK" 2>/dev/null || true
+
+python3 "$HERE/summarize.py" "$RESULTS" | tee "$RESULTS/summary.md"
+say "logs, reports and summary in $RESULTS"

@@ -1,0 +1,150 @@
+#!/usr/bin/env python3
+"""Summarises a bench/run.sh results folder: medians, ratios, peak RSS, targets
+and ours' per-stage timings, as Markdown on stdout.
+
+Usage: python3 bench/summarize.py bench/results/<timestamp>
+"""
+import csv
+import glob
+import json
+import os
+import statistics
+import sys
+
+# Targets from issue 5 (ratio of wall times ours/theirs, same run).
+RATIO_TARGETS = {"photos": 0.9, "videos": 0.3, "mixed": 0.5}
+SCALE_TIME_TARGET = 11.0
+SCALE_RSS_TARGET = 1.2
+SCALE_RSS_MIB_TARGET = 150.0
+STAGES = ["sniff", "copy", "probe", "thumbnail", "manifest"]
+
+
+def median(xs):
+    return statistics.median(xs) if xs else float("nan")
+
+
+def load_runs(folder):
+    with open(os.path.join(folder, "runs.tsv")) as f:
+        rows = list(csv.DictReader(f, delimiter="\t"))
+    for r in rows:
+        r["round"] = int(r["round"])
+        r["wall_s"] = float(r["wall_s"])
+        r["rss_kib"] = int(r["rss_kib"] or 0)
+        r["cpu_s"] = float(r.get("cpu_s") or 0)
+        r["exit"] = int(r["exit"])
+    return [r for r in rows if r["round"] > 0]  # round 0 is the warm-up
+
+
+def side(rows, scenario, name):
+    return [r for r in rows if r["scenario"] == scenario and r["side"] == name]
+
+
+def fmt_s(x):
+    return f"{x:.2f}"
+
+
+def mib(kib):
+    return kib / 1024.0
+
+
+def verdict(ok):
+    return "met" if ok else "MISSED"
+
+
+def main():
+    folder = sys.argv[1]
+    rows = load_runs(folder)
+    scenarios = []
+    for r in rows:
+        if r["scenario"] not in scenarios:
+            scenarios.append(r["scenario"])
+    out = []
+    p = out.append
+    machine = os.path.join(folder, "machine.txt")
+    if os.path.exists(machine):
+        p("```")
+        p(open(machine).read().rstrip())
+        p("```")
+        p("")
+
+    p("| scenario | rounds | median ours (s) | median theirs (s) | ours/theirs | target | CPU s ours / theirs (median) | peak RSS ours (MiB) | peak RSS theirs (MiB) | delivered ours: items/thumbs | theirs: items/thumbs |")
+    p("|---|---|---|---|---|---|---|---|---|---|---|")
+    targets = []
+    for s in scenarios:
+        if s == "scale":
+            continue
+        a, b = side(rows, s, "ours"), side(rows, s, "theirs")
+        ma, mb = median([r["wall_s"] for r in a]), median([r["wall_s"] for r in b])
+        ratio = ma / mb if mb else float("nan")
+        ra, rb = max((r["rss_kib"] for r in a), default=0), max((r["rss_kib"] for r in b), default=0)
+        t = RATIO_TARGETS.get(s)
+        tgt = f"≤ {t} ({verdict(ratio <= t)})" if t else ""
+        if t:
+            targets.append((f"{s}: ours/theirs ≤ {t}", f"{ratio:.2f}", ratio <= t))
+        da = f"{a[-1]['items']}/{a[-1]['thumbnails']}" if a else ""
+        db = f"{b[-1]['items']}/{b[-1]['thumbnails']}" if b else ""
+        bad = [r for r in a if r["exit"] not in (0, 1)] + [r for r in b if r["exit"] != 0]
+        note = " (nonzero exit in some runs)" if bad else ""
+        ca, cb = median([r["cpu_s"] for r in a]), median([r["cpu_s"] for r in b])
+        p(f"| {s}{note} | {len(a)} | {fmt_s(ma)} | {fmt_s(mb)} | **{ratio:.2f}** | {tgt} | {ca:.2f} / {cb:.2f} | {mib(ra):.0f} | {mib(rb):.0f} | {da} | {db} |")
+    p("")
+
+    if "scale" in scenarios:
+        a, b = side(rows, "scale", "n100"), side(rows, "scale", "n1000")
+        ma, mb = median([r["wall_s"] for r in a]), median([r["wall_s"] for r in b])
+        ra, rb = median([r["rss_kib"] for r in a]), median([r["rss_kib"] for r in b])
+        pa, pb = max((r["rss_kib"] for r in a), default=0), max((r["rss_kib"] for r in b), default=0)
+        tr = mb / ma if ma else float("nan")
+        rr = rb / ra if ra else float("nan")
+        p("| scale | rounds | median time (s) | median CPU (s) | median peak RSS (MiB) | max peak RSS (MiB) | delivered items/thumbs |")
+        p("|---|---|---|---|---|---|---|")
+        p(f"| 100 files | {len(a)} | {fmt_s(ma)} | {median([r['cpu_s'] for r in a]):.2f} | {mib(ra):.1f} | {mib(pa):.1f} | {a[-1]['items']}/{a[-1]['thumbnails'] if a else ''} |")
+        p(f"| 1000 files | {len(b)} | {fmt_s(mb)} | {median([r['cpu_s'] for r in b]):.2f} | {mib(rb):.1f} | {mib(pb):.1f} | {b[-1]['items']}/{b[-1]['thumbnails'] if b else ''} |")
+        p("")
+        p(f"- time 1000 / time 100 = **{tr:.2f}** (target ≤ {SCALE_TIME_TARGET}: {verdict(tr <= SCALE_TIME_TARGET)})")
+        p(f"- peak RSS 1000 / peak RSS 100 = **{rr:.2f}** (target ≤ {SCALE_RSS_TARGET}: {verdict(rr <= SCALE_RSS_TARGET)})")
+        p(f"- peak RSS for 1000 files = **{mib(pb):.1f} MiB** (target ≤ {SCALE_RSS_MIB_TARGET:.0f} MiB: {verdict(mib(pb) <= SCALE_RSS_MIB_TARGET)})")
+        p("")
+        targets.append((f"scale: time1000/time100 ≤ {SCALE_TIME_TARGET}", f"{tr:.2f}", tr <= SCALE_TIME_TARGET))
+        targets.append((f"scale: rss1000/rss100 ≤ {SCALE_RSS_TARGET}", f"{rr:.2f}", rr <= SCALE_RSS_TARGET))
+        targets.append((f"scale: peak RSS 1000 files ≤ {SCALE_RSS_MIB_TARGET:.0f} MiB", f"{mib(pb):.1f}", mib(pb) <= SCALE_RSS_MIB_TARGET))
+
+    # Per-stage timings of ours, from --report (seconds summed over items; the
+    # stages overlap across worker threads, so they add up to more than the wall).
+    reports = sorted(glob.glob(os.path.join(folder, "reports", "*.json")))
+    by_group = {}
+    for path in reports:
+        name = os.path.basename(path)[:-5]  # scenario-side-rN
+        scen, sd, rnd = name.rsplit("-", 2)
+        if rnd == "r0":
+            continue
+        try:
+            rep = json.load(open(path))
+        except (OSError, ValueError):
+            continue
+        key = scen if scen != "scale" else f"scale {sd[1:]}"
+        g = by_group.setdefault(key, {st: [] for st in STAGES + ["wall"]})
+        ss = rep.get("stageSeconds", {})
+        for st in STAGES:
+            g[st].append(float(ss.get(st, 0.0)))
+        g["wall"].append(float(rep.get("wallSeconds", 0.0)))
+    if by_group:
+        p("Per-stage seconds of ours (`--report` stageSeconds, summed over items, median over rounds; "
+          "stages run in parallel worker threads, so the sum exceeds the wall time):")
+        p("")
+        p("| scenario | " + " | ".join(STAGES) + " | wallSeconds (report) |")
+        p("|---|" + "---|" * (len(STAGES) + 1))
+        for key, g in by_group.items():
+            p(f"| {key} | " + " | ".join(f"{median(g[st]):.3f}" for st in STAGES) + f" | {median(g['wall']):.3f} |")
+        p("")
+
+    if targets:
+        p("Targets (issue 5):")
+        p("")
+        for what, value, ok in targets:
+            p(f"- {what}: {value} — {verdict(ok)}")
+    print("\n".join(out))
+
+
+if __name__ == "__main__":
+    main()
