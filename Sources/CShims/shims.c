@@ -22,10 +22,6 @@ int shim_vips_jpegsave_buffer(VipsImage *in, void **buf, size_t *len, int qualit
                                 "optimize_coding", TRUE, NULL);
 }
 
-int shim_vips_pngsave_buffer(VipsImage *in, void **buf, size_t *len) {
-    return vips_pngsave_buffer(in, buf, len, "strip", TRUE, NULL);
-}
-
 static VipsArrayDouble *rgb(double r, double g, double b) {
     double v[3] = {r, g, b};
     return vips_array_double_new(v, 3);
@@ -72,10 +68,6 @@ int shim_vips_arrayjoin(VipsImage **in, VipsImage **out, int n, int across, int 
     return result;
 }
 
-int shim_vips_text(VipsImage **out, const char *text, int width, int dpi, const char *font) {
-    return vips_text(out, text, "width", width, "dpi", dpi, "font", font, NULL);
-}
-
 int shim_vips_join(VipsImage *a, VipsImage *b, VipsImage **out, VipsDirection direction,
                    double background) {
     double v[1] = {background};
@@ -83,25 +75,6 @@ int shim_vips_join(VipsImage *a, VipsImage *b, VipsImage **out, VipsDirection di
     int result = vips_join(a, b, out, direction, "expand", TRUE, "background", bg, NULL);
     vips_area_unref(VIPS_AREA(bg));
     return result;
-}
-
-int shim_vips_ink_on_white(VipsImage *mask, VipsImage **out, double r, double g, double b) {
-    // out = 255 - mask/255 * (255 - ink), per band.
-    double a[3] = {-(255 - r) / 255.0, -(255 - g) / 255.0, -(255 - b) / 255.0};
-    double c[3] = {255, 255, 255};
-    VipsImage *bands[3] = {mask, mask, mask};
-    VipsImage *joined = NULL;
-    if (vips_bandjoin(bands, &joined, 3, NULL)) return -1;
-    VipsImage *lin = NULL;
-    int result = vips_linear(joined, &lin, a, c, 3, "uchar", TRUE, NULL);
-    g_object_unref(joined);
-    if (result) return -1;
-    VipsImage *srgb = NULL;
-    result = vips_copy(lin, &srgb, "interpretation", VIPS_INTERPRETATION_sRGB, NULL);
-    g_object_unref(lin);
-    if (result) return -1;
-    *out = srgb;
-    return 0;
 }
 
 static void on_eval(VipsImage *image, VipsProgress *progress, gpointer user) {

@@ -26,9 +26,6 @@ VipsImage *shim_vips_image_header(const char *filename);
 /// "optimize_coding", TRUE, NULL). Free *buf with g_free.
 int shim_vips_jpegsave_buffer(VipsImage *in, void **buf, size_t *len, int quality);
 
-/// vips_pngsave_buffer(in, buf, len, "strip", TRUE, NULL). Free *buf with g_free.
-int shim_vips_pngsave_buffer(VipsImage *in, void **buf, size_t *len);
-
 /// vips_flatten(in, out, "background", [r, g, b], NULL): composites alpha over a colour.
 int shim_vips_flatten(VipsImage *in, VipsImage **out, double r, double g, double b);
 
@@ -54,17 +51,9 @@ int shim_vips_embed(VipsImage *in, VipsImage **out, int x, int y, int width, int
 int shim_vips_arrayjoin(VipsImage **in, VipsImage **out, int n, int across, int spacing,
                         double r, double g, double b);
 
-/// vips_text(out, text, "width", width, "dpi", dpi, "font", font, NULL): renders
-/// (Pango-markup) text as a one-band mask.
-int shim_vips_text(VipsImage **out, const char *text, int width, int dpi, const char *font);
-
 /// vips_join(a, b, out, direction, "expand", TRUE, "background", [v], NULL).
 int shim_vips_join(VipsImage *a, VipsImage *b, VipsImage **out, VipsDirection direction,
                    double background);
-
-/// vips_bandjoin + vips_linear (both varargs): turns a one-band
-/// mask into an ink-coloured RGB image on white: out = 255 - mask * (255 - ink) / 255.
-int shim_vips_ink_on_white(VipsImage *mask, VipsImage **out, double r, double g, double b);
 
 /// g_signal_connect_data(image, "eval", ...): kills the evaluation of `image` once
 /// g_get_monotonic_time() passes `deadline_us`, so one file cannot stall a worker.
@@ -102,14 +91,14 @@ int shim_rename_noreplace(const char *from, const char *to);
 
 // ---- libvips (contact sheets) -----------------------------------------------
 
-/// vips_bandjoin + vips_linear (both varargs), like shim_vips_ink_on_white but over
+/// vips_bandjoin + vips_linear (both varargs), over
 /// any background: turns a one-band text mask into an sRGB image where 0 is the
 /// background colour and 255 the ink: out = bg + mask * (ink - bg) / 255.
 int shim_vips_ink_on_background(VipsImage *mask, VipsImage **out, double ink_r, double ink_g,
                                 double ink_b, double bg_r, double bg_g, double bg_b);
 
 /// vips_text(out, text, "width", width, "dpi", dpi, "font", font, "align", align, NULL):
-/// like shim_vips_text, with the lines of a multi-line text aligned to each other
+/// renders (Pango-markup) text as a one-band mask, its lines aligned to each other
 /// (VIPS_ALIGN_CENTRE for captions).
 int shim_vips_text_aligned(VipsImage **out, const char *text, int width, int dpi, const char *font,
                            VipsAlign align);

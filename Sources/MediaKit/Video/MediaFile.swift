@@ -61,8 +61,28 @@ public final class MediaFile {
             throw AVError("avformat_open_input", code: status)
         }
         self.context = opened
+        // MP4/MOV headers (the moov) already give every stream's codec, size and
+        // duration; avformat_find_stream_info would decode a frame of each just to
+        // learn the pixel format, which the poster's own decode finds anyway.
+        guard !Self.headerIsComplete(opened) else { return }
         let info = avformat_find_stream_info(opened, nil)
         guard info >= 0 else { throw AVError("avformat_find_stream_info", code: info) }
+    }
+
+    /// True for an ISO-BMFF file whose header describes every stream fully.
+    static func headerIsComplete(_ context: UnsafeMutablePointer<AVFormatContext>) -> Bool {
+        guard let name = context.pointee.iformat?.pointee.name, String(cString: name).hasPrefix("mov,mp4"),
+            context.pointee.nb_streams > 0, context.pointee.duration != Int64.min
+        else { return false }
+        for i in 0..<Int(context.pointee.nb_streams) {
+            guard let parameters = context.pointee.streams[i]?.pointee.codecpar?.pointee, parameters.codec_id != AV_CODEC_ID_NONE else { return false }
+            switch parameters.codec_type {
+            case AVMEDIA_TYPE_VIDEO: if parameters.width <= 0 || parameters.height <= 0 { return false }
+            case AVMEDIA_TYPE_AUDIO: if parameters.sample_rate <= 0 { return false }
+            default: continue
+            }
+        }
+        return true
     }
 
     deinit { avformat_close_input(&context) }
