@@ -73,8 +73,7 @@ public struct ShareIngestor: Sendable {
         defer { withExtendedLifetime(lock) {} }
         let items = BatchPlanner.items(for: inputs, identifiers: identifiers)
         do {
-            try journal.create(BatchRecord(id: batchID, key: key, state: .claimed, pipelineJSON: batch.pipelineJSON, message: message, createdAt: batch.createdAt))
-            try journal.plan(items, batch: &batch)
+            try journal.plan(items, batch: &batch, creating: true)
         } catch {
             throw .containerUnusable(path: container.root, reason: "journal: \(error)")
         }

@@ -133,6 +133,9 @@ public final class StageWorker: @unchecked Sendable {
         }
         var batch = stored.record
         let items = try queue.items(job.batchID)
+        // Every item has finished: temporary files named after one of them were
+        // left by a worker that died mid-write, on whichever machine.
+        Recovery.removeTemporaries(of: items.map(\.id), in: container)
         let delivery = ManifestStage(settings: pipeline.manifest).deliver(items, key: batch.key, container: container, message: message)
         batch.manifestPath = delivery.manifestPath
         batch.redirectURL = delivery.redirect?.description

@@ -111,11 +111,6 @@ public final class BatchJournal: @unchecked Sendable {
 
     // MARK: - Batches
 
-    /// Records a new batch (durably).
-    func create(_ record: BatchRecord) throws {
-        try database.transaction(durable: true) { try insert(record) }
-    }
-
     /// Claims a dropped folder for a new batch, unless a batch already has it:
     /// one that is not finished, or a finished one of the same content (a kept
     /// drop). Serialized across processes by SQLite's write lock.
@@ -195,12 +190,15 @@ public final class BatchJournal: @unchecked Sendable {
     // MARK: - Items
 
     /// Records every item of a batch, each with its UUID, and marks the batch
-    /// running: one durable transaction, before any copy starts.
-    func plan(_ items: [ItemWork], batch: inout BatchRecord) throws {
+    /// running: one durable transaction, before any copy starts. With `creating`,
+    /// the batch itself is recorded in the same transaction (so a crash never
+    /// leaves a batch without its items).
+    func plan(_ items: [ItemWork], batch: inout BatchRecord, creating: Bool = false) throws {
         batch.state = .running
         batch.itemCount = items.count
         let record = batch
         try database.transaction(durable: true) {
+            if creating { try insert(record) }
             for item in items { try insert(item, batch: record.id) }
             try database.query("UPDATE batches SET state = ?, item_count = ? WHERE id = ?",
                                [.text(record.state.rawValue), .init(record.itemCount), .text(record.id.uuidString)])

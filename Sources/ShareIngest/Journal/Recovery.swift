@@ -16,6 +16,19 @@ enum Recovery {
         }
     }
 
+    /// Removes the temporary files of these items (`.<UUID>.<ext>.….partial` and
+    /// thumbnails' `.<UUID>.jpg.….partial`), whoever left them: for items that have
+    /// all finished, nobody is writing them any more.
+    static func removeTemporaries(of ids: [UUID], in container: ContainerDirectory) {
+        let prefixes = Set(ids.map { "." + $0.uuidString + "." })
+        for directory in [container.root, container.thumbnailsDirectory] {
+            guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory) else { continue }
+            for name in names where name.hasSuffix(".partial") && name.count > 38 {
+                if prefixes.contains(String(name.prefix(38))) { unlink(directory + "/" + name) }
+            }
+        }
+    }
+
     /// `.<name>.<host>-<pid>-<random>.partial` → host and pid.
     static func owner(of name: String) -> (host: String, pid: pid_t)? {
         let stem = name.dropLast(".partial".count)
