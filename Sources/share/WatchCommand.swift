@@ -5,13 +5,13 @@ import ShareIngest
 enum WatchCommand {
     static let usage = """
         usage: share watch INBOX [--container DIR] [--pipeline NAME|FILE] [--settle SECONDS]
-                                 [--on-success move|delete|keep] [--report-dir DIR] [--once] [--json | --quiet]
+                                 [--on-success move|delete|keep] [--report-dir DIR] [--db URL] [--once] [--json | --quiet]
         """
 
     static func run(_ arguments: ArraySlice<String>) -> ExitStatus {
         let parsed: Arguments
         do {
-            parsed = try Arguments(arguments, options: ["container", "pipeline", "settle", "on-success", "report-dir"], flags: ["once", "json", "quiet", "help"])
+            parsed = try Arguments(arguments, options: ["container", "pipeline", "settle", "on-success", "report-dir", "db"], flags: ["once", "json", "quiet", "help"])
         } catch {
             return Command.usageFailure(error.description, usage: usage)
         }
@@ -31,6 +31,7 @@ enum WatchCommand {
             let pipeline = try PipelineDefinition.load(parsed.value("pipeline") ?? "default")
             let container = try Command.container(parsed)
             inbox = try Inbox(path: inboxPath, ingestor: ShareIngestor(container: container, pipeline: pipeline), settle: settle, disposition: disposition)
+            if let url = parsed.value("db") { inbox.distributed = DistributedIngestor(url: url, container: container, pipeline: pipeline) }
         } catch let error as UsageError {
             return Command.usageFailure(error.description, usage: usage)
         } catch {

@@ -137,6 +137,29 @@ import Testing
         #expect(stored.contains("attemptsExhausted"))
     }
 
+    @Test func watchEnqueuesEachDropForTheWorkers() throws {
+        let server = try PostgresServer()
+        let work = TemporaryDirectory("dist-watch")
+        let inbox = work.path + "/inbox"
+        for i in 0..<3 {
+            try FileManager.default.createDirectory(atPath: "\(inbox)/drop-\(i)", withIntermediateDirectories: true)
+            try FileManager.default.copyItem(atPath: Fixtures.media("photo.jpg"), toPath: "\(inbox)/drop-\(i)/photo.jpg")
+            try Data("note \(i)".utf8).write(to: URL(fileURLWithPath: "\(inbox)/drop-\(i)/note.txt"))
+            FileManager.default.createFile(atPath: "\(inbox)/drop-\(i)/.ready", contents: nil)
+        }
+        let workers = Workers(url: server.url)
+        try workers.start("a")
+        try workers.start("b")
+        defer { workers.stopAll() }
+        let watch = try ShareProcess.run(["watch", inbox, "--db", server.url, "--container", work.path + "/container", "--once"])
+        #expect(watch.status == 0, "\(watch.stderr)")
+        let lines = watch.stdout.split(separator: "\n")
+        #expect(lines.count == 3)
+        #expect(lines.allSatisfy { $0.hasPrefix("ShareMedia://") && $0.contains("ingested=2 failed=0") })
+        #expect(try FileManager.default.contentsOfDirectory(atPath: inbox + "/.done").count == 3)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: work.path + "/container/manifests").filter { $0.hasSuffix(".json") }.count == 3)
+    }
+
     @Test func workersReconnectWhenTheDatabaseRestarts() throws {
         let server = try PostgresServer()
         let drop = try CrashSafetyTests.makeDrop(count: 200)

@@ -42,12 +42,12 @@ public struct DistributedIngestor: Sendable {
         public let skippedCount: Int
     }
 
-    /// Plans the batch here (walks the folders, assigns UUIDs) and enqueues it.
-    public func enqueue(_ inputs: [ShareInput], key: ShareKey? = nil, message: String? = nil) throws -> Batch {
+    /// Plans the batch here (walks the folders, assigns UUIDs) and enqueues it
+    /// (as batch `id` when given: a watched drop keeps its journal's id).
+    public func enqueue(_ inputs: [ShareInput], key: ShareKey? = nil, message: String? = nil, id: UUID? = nil) throws -> Batch {
         try BatchRunner.checkInputs(inputs)
-        let queue = try JobQueue(url: url)
-        try queue.migrate()
-        let id = UUID()
+        let queue = try Self.queue(url)
+        let id = id ?? UUID()
         let key = key ?? pipeline.manifest.key ?? ShareKey.unique(id: id)
         if ManifestStore(container: container).exists(key) { throw ShareIngestError.manifestExists(key: key, path: container.manifestPath(key: key)) }
         let items = BatchPlanner.items(for: inputs)
@@ -56,10 +56,23 @@ public struct DistributedIngestor: Sendable {
         return Batch(id: id, key: key, state: .running, redirectURL: nil, manifestPath: nil, itemCount: items.count, ingestedCount: 0, failedCount: 0, skippedCount: 0)
     }
 
+    /// The batch as the database has it now, if it was enqueued.
+    public func batch(_ id: UUID) throws -> Batch? {
+        try Self.queue(url).batch(id).map(Self.batch)
+    }
+
+    /// A connection to a database whose schema is up to date (a fresh server may
+    /// be reached by this client before any worker migrated it).
+    static func queue(_ url: String) throws -> JobQueue {
+        let queue = try JobQueue(url: url)
+        try queue.migrate()
+        return queue
+    }
+
     /// Waits until the batch is done (woken by NOTIFY, polling every second).
     public func wait(for id: UUID, timeout: Double = .infinity, cancellation: CancellationFlag = CancellationFlag()) throws -> Batch? {
         let deadline = Date().addingTimeInterval(timeout)
-        var queue = try JobQueue(url: url)
+        var queue = try Self.queue(url)
         try queue.connection.query("LISTEN share_batches")
         while Date() < deadline && !cancellation.isCancelled {
             do {
@@ -79,8 +92,7 @@ public struct DistributedIngestor: Sendable {
     /// Every batch, newest first, and the queue depth: jobs per stage and state,
     /// and jobs done per worker.
     public static func status(url: String) throws -> (batches: [Batch], stages: [(stage: String, state: String, count: Int)], workers: [(worker: String, done: Int)]) {
-        let queue = try JobQueue(url: url)
-        try queue.migrate()
+        let queue = try Self.queue(url)
         let depth = try queue.depth()
         return (
             try queue.batches().map(batch),

@@ -32,6 +32,8 @@ public final class Inbox: @unchecked Sendable {
     public let settle: Double
     /// What happens to a drop once its batch is done.
     public let disposition: DropDisposition
+    /// When set, drops are enqueued for `share worker` processes instead of run here.
+    public var distributed: DistributedIngestor?
     let journal: BatchJournal
     private var seen: [String: (signature: DropSignature, since: Double)] = [:]
 
@@ -117,6 +119,7 @@ public final class Inbox: @unchecked Sendable {
     /// Brings a batch of this inbox to done: moves a claimed drop in, plans it, runs it.
     private func resume(_ record: BatchRecord, events: IngestEventSink?, cancellation: CancellationFlag) throws(ShareIngestError) -> BatchReport? {
         var batch = record
+        if let distributed { return try enqueue(batch, distributed: distributed, cancellation: cancellation) }
         if batch.state == .claimed {
             guard let lock = BatchLock(batch: batch.id, container: ingestor.container) else { return nil }
             defer { withExtendedLifetime(lock) {} }
@@ -143,6 +146,48 @@ public final class Inbox: @unchecked Sendable {
             if case .batchBusy = error { return nil }
             if case .batchNotResumable = error { return nil }
             throw error
+        }
+    }
+
+    /// The distributed path: moves the drop in, enqueues it (once: a batch already
+    /// in the database after a restart is only waited for), waits for its manifest,
+    /// then disposes of the drop and records the batch done here too.
+    private func enqueue(_ record: BatchRecord, distributed: DistributedIngestor, cancellation: CancellationFlag) throws(ShareIngestError) -> BatchReport? {
+        var batch = record
+        guard let lock = BatchLock(batch: batch.id, container: ingestor.container) else { return nil }
+        defer { withExtendedLifetime(lock) {} }
+        do {
+            if try distributed.batch(batch.id) == nil {
+                guard let name = batch.dropName, let dropPath = batch.dropPath ?? moveIn(batch, name: name) else {
+                    batch.state = .abandoned
+                    try? journal.update(batch)
+                    return nil
+                }
+                batch.dropPath = dropPath
+                _ = try distributed.enqueue([.path(dropPath)], key: batch.key, message: batch.message, id: batch.id)
+                batch.state = .running
+                try journal.update(batch)
+            }
+            guard let done = try distributed.wait(for: batch.id, cancellation: cancellation) else { return nil }
+            batch.manifestPath = done.manifestPath
+            batch.redirectURL = done.redirectURL
+            dispose(batch, items: [])
+            batch.state = .done
+            batch.finishedAt = ingestor.now()
+            batch.itemCount = done.itemCount
+            batch.ingestedCount = done.ingestedCount
+            batch.failedCount = done.failedCount
+            batch.skippedCount = done.skippedCount
+            try journal.update(batch)
+            let stored = try? BatchReport.stored(key: batch.key, in: ingestor.container)
+            return stored ?? BatchReport(
+                batchID: batch.id, key: batch.key, redirectURL: done.redirectURL.flatMap { try? RedirectURL.parse($0).url },
+                manifestPath: done.manifestPath, schema: ingestor.pipeline.manifest.schema, pipeline: ingestor.pipeline.name, items: [],
+                stageSeconds: [:], wallSeconds: 0)
+        } catch let error as ShareIngestError {
+            throw error
+        } catch {
+            throw .containerUnusable(path: ingestor.container.root, reason: "\(error)")
         }
     }
 
