@@ -71,7 +71,7 @@ public final class BatchJournal: @unchecked Sendable {
     let database: SQLiteDatabase
     /// The container whose journal this is.
     public let container: ContainerDirectory
-    static let schemaVersion = 1
+    static let schemaVersion = 2
 
     /// Opens (creating and migrating) the journal of `container`.
     public init(container: ContainerDirectory) throws(ShareIngestError) {
@@ -96,13 +96,10 @@ public final class BatchJournal: @unchecked Sendable {
                 item_count INTEGER DEFAULT 0, ingested INTEGER DEFAULT 0, failed INTEGER DEFAULT 0, skipped INTEGER DEFAULT 0);
             CREATE INDEX IF NOT EXISTS batches_state ON batches(state);
             CREATE INDEX IF NOT EXISTS batches_drop ON batches(drop_name);
+            \(version == 1 ? "DROP TABLE items; UPDATE batches SET state = 'abandoned' WHERE state IN ('claimed', 'running', 'manifesting');" : "")
             CREATE TABLE IF NOT EXISTS items (
                 batch_id TEXT NOT NULL REFERENCES batches(id) ON DELETE CASCADE, idx INTEGER NOT NULL,
-                kind TEXT NOT NULL, source BLOB, shown_as BLOB, name TEXT, text TEXT,
-                uuid TEXT NOT NULL, completed TEXT, format TEXT, ext TEXT, mime TEXT, type TEXT,
-                size INTEGER, device INTEGER, inode INTEGER, mtime_s INTEGER, mtime_ns INTEGER,
-                copy_path TEXT, thumbnail_path TEXT, width INTEGER, height INTEGER, duration REAL,
-                warnings TEXT, failed_stage TEXT, reason TEXT, error TEXT, attempts INTEGER DEFAULT 0,
+                uuid TEXT NOT NULL, completed TEXT, reason TEXT, snapshot TEXT NOT NULL,
                 PRIMARY KEY (batch_id, idx));
             PRAGMA user_version = \(Self.schemaVersion);
             COMMIT;
@@ -206,83 +203,24 @@ public final class BatchJournal: @unchecked Sendable {
     }
 
     private func insert(_ item: ItemWork, batch: UUID) throws {
-        var kind = "file", source: [UInt8]? = nil, shownAs: [UInt8]? = nil, name: String? = nil, text: String? = nil
-        switch item.source {
-        case .file(let file): (source, shownAs, name) = (file.path.bytes, file.shownAs.bytes, file.name)
-        case .data(_, let dataName): (kind, name) = ("data", dataName)
-        case .text(let value): (kind, text) = ("text", value)
-        case .url(let value): (kind, text) = ("url", value)
-        }
         try database.query(
-            "INSERT INTO items (batch_id, idx, kind, source, shown_as, name, text, uuid) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-            [.text(batch.uuidString), .init(item.index), .text(kind), source.map { .blob($0) } ?? .null,
-             shownAs.map { .blob($0) } ?? .null, .init(name), .init(text), .text(item.id.uuidString)])
-        if item.failure != nil || item.completed != nil { try save(item, batch: batch) }
+            "INSERT INTO items (batch_id, idx, uuid, completed, reason, snapshot) VALUES (?, ?, ?, ?, ?, ?)",
+            [.text(batch.uuidString), .init(item.index), .text(item.id.uuidString), .init(item.completed?.rawValue),
+             .init(item.failure?.reason.rawValue), .text(ItemSnapshot(item).json)])
     }
 
     /// Records an item's progress after a stage (or its failure).
     func save(_ item: ItemWork, batch: UUID) throws {
-        let warnings = String(decoding: try JSONSerialization.data(withJSONObject: item.warnings), as: UTF8.self)
         try database.query(
-            """
-            UPDATE items SET completed = ?, format = ?, ext = ?, mime = ?, type = ?, size = ?, device = ?, inode = ?,
-            mtime_s = ?, mtime_ns = ?, copy_path = ?, thumbnail_path = ?, width = ?, height = ?, duration = ?, warnings = ?,
-            failed_stage = ?, reason = ?, error = ?, attempts = attempts + ? WHERE batch_id = ? AND idx = ?
-            """,
-            [.init(item.completed?.rawValue), .init(item.sniffed?.format.id), .init(item.sniffed?.fileExtension), .init(item.mimeType),
-             .text(item.type.rawValue), .init(item.size), item.sourceVersion.map { .integer(Int64(bitPattern: $0.device)) } ?? .null,
-             item.sourceVersion.map { .integer(Int64(bitPattern: $0.inode)) } ?? .null, .init(item.sourceVersion?.modifiedSeconds),
-             .init(item.sourceVersion?.modifiedNanoseconds), .init(item.copyPath), .init(item.thumbnailPath), .init(item.width),
-             .init(item.height), .init(item.durationMilliseconds), .text(warnings), .init(item.failure?.stage.rawValue),
-             .init(item.failure?.reason.rawValue), .init(item.failure?.message), .integer(item.failure == nil ? 0 : 1),
+            "UPDATE items SET completed = ?, reason = ?, snapshot = ? WHERE batch_id = ? AND idx = ?",
+            [.init(item.completed?.rawValue), .init(item.failure?.reason.rawValue), .text(ItemSnapshot(item).json),
              .text(batch.uuidString), .init(item.index)])
     }
 
     /// The items of a batch as they were last recorded, in order.
     func items(of batch: UUID) throws -> [ItemWork] {
-        try database.query("SELECT * FROM items WHERE batch_id = ? ORDER BY idx", [.text(batch.uuidString)]).compactMap(Self.item)
-    }
-
-    static func item(_ row: SQLiteRow) -> ItemWork? {
-        guard let index = row.int("idx"), let kind = row.text("kind"), let id = row.text("uuid").flatMap(UUID.init(uuidString:)) else { return nil }
-        let source: ItemSource
-        switch kind {
-        case "file":
-            guard let path = row.blob("source") else { return nil }
-            let shown = row.blob("shown_as").map(SourcePath.init(bytes:))
-            source = .file(SourceFile(SourcePath(bytes: path), shownAs: shown, name: row.text("name") ?? ""))
-        case "data": source = .data(Data(), name: row.text("name") ?? "data")
-        case "text": source = .text(row.text("text") ?? "")
-        default: source = .url(row.text("text") ?? "")
-        }
-        let item = ItemWork(index: index, source: source, id: id)
-        item.completed = row.text("completed").flatMap(StageName.init(rawValue:))
-        if let ext = row.text("ext"), let formatID = row.text("format") {
-            let format = MediaFormat.known(id: formatID) ?? .binary
-            item.sniffed = SniffedContent(
-                format: format, fileExtension: ext, mimeType: row.text("mime") ?? format.mimeType, recognised: format != .binary && format != .text,
-                declaredExtension: nil, contradictedFormat: nil)
-        }
-        item.mimeType = row.text("mime")
-        item.type = row.text("type").flatMap(SharedMediaType.init(rawValue:)) ?? item.type
-        item.size = row.integer("size")
-        if let device = row.integer("device"), let inode = row.integer("inode"), let size = row.integer("size"),
-            let seconds = row.int("mtime_s"), let nanoseconds = row.int("mtime_ns") {
-            item.sourceVersion = FileVersion(device: UInt64(bitPattern: device), inode: UInt64(bitPattern: inode), size: size,
-                                             modifiedSeconds: seconds, modifiedNanoseconds: nanoseconds)
-        }
-        item.copyPath = row.text("copy_path")
-        item.thumbnailPath = row.text("thumbnail_path")
-        item.width = row.int("width")
-        item.height = row.int("height")
-        item.durationMilliseconds = row.real("duration")
-        if let warnings = row.text("warnings"), let list = try? JSONSerialization.jsonObject(with: Data(warnings.utf8)) as? [String] {
-            item.warnings = list
-        }
-        if let stage = row.text("failed_stage").flatMap(StageName.init(rawValue:)), let reason = row.text("reason").flatMap(ItemFailure.Reason.init(rawValue:)) {
-            item.failure = ItemFailure(stage, reason, row.text("error") ?? "")
-        }
-        return item
+        try database.query("SELECT snapshot FROM items WHERE batch_id = ? ORDER BY idx", [.text(batch.uuidString)])
+            .compactMap { $0.text("snapshot").flatMap(ItemSnapshot.decode) }
     }
 }
 

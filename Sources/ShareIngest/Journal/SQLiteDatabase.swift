@@ -161,11 +161,4 @@ struct SQLiteRow {
         default: nil
         }
     }
-    func blob(_ name: String) -> [UInt8]? {
-        switch columns[name] {
-        case .blob(let v): v
-        case .text(let v): Array(v.utf8)
-        default: nil
-        }
-    }
 }

@@ -1,8 +1,9 @@
 import Foundation
 import MediaKit
 
-/// An item's state as the distributed queue stores it (JSON in PostgreSQL), so
-/// any worker on any machine can take the item's next stage.
+/// An item's state as it is stored: JSON in the SQLite journal and in
+/// PostgreSQL, so a resumed batch (or any worker on any machine) can take the
+/// item's next stage. The one mapping between ``ItemWork`` and its record.
 struct ItemSnapshot: Codable {
     var index: Int
     var kind: String
