@@ -30,6 +30,7 @@ import Testing
         let items = report["items"] as! [[String: Any]]
         #expect(items.map { $0["status"] as? String } == ["ingested", "failed", "failed"])
         #expect((items[0]["path"] as? String)?.hasPrefix("file://") == true)
+        #expect(Set(((items[0]["stageSeconds"] as? [String: Double]) ?? [:]).keys) == ["sniff", "copy", "probe", "thumbnail"])
         #expect(items[1]["error"] as? String != nil)
         #expect((report["counts"] as? [String: Int])?["ingested"] == 1)
     }

@@ -45,3 +45,17 @@ extension PosterFrameTests {
         #expect(thumbnail.height == expected.displayHeight)
     }
 }
+
+extension PosterFrameTests {
+    /// libav's own frame-size limit: a frame larger than the limit is never allocated.
+    @Test func framesOverThePixelLimitAreNotDecoded() throws {
+        let file = try MediaFile(path: Fixtures.media("clip-h264.mp4"), timeLimit: 10)
+        let probe = try file.probe()
+        let video = try #require(probe.video)
+        #expect(throws: (any Error).self) {
+            try PosterFrame.thumbnail(of: file, video: video, durationMilliseconds: probe.durationMilliseconds, spec: ThumbnailSpec(), pixelLimit: 320 * 240 - 1)
+        }
+        let allowed = try PosterFrame.thumbnail(of: file, video: video, durationMilliseconds: probe.durationMilliseconds, spec: ThumbnailSpec(), pixelLimit: 320 * 240)
+        #expect(allowed.width == 320)
+    }
+}

@@ -13,12 +13,14 @@ public enum PosterFrame {
     static let maximumAttempts = 5
 
     /// Decodes the poster of `video` in `file` and returns it as a thumbnail.
+    /// `pixelLimit` bounds every decoded frame (libav's `max_pixels`), so a stream
+    /// whose frames grow past what its header said cannot allocate a bomb.
     public static func thumbnail(
         of file: MediaFile, video: VideoStreamInfo, durationMilliseconds: Double?,
-        at seconds: Double = 1, spec: ThumbnailSpec
+        at seconds: Double = 1, spec: ThumbnailSpec, pixelLimit: Int? = nil
     ) throws -> Thumbnail {
         let stream = file.stream(video.index)
-        let decoder = try KeyframeDecoder(stream: stream)
+        let decoder = try KeyframeDecoder(stream: stream, pixelLimit: pixelLimit)
         let timeBase = av_q2d(stream.pointee.time_base)
         let start = stream.pointee.start_time != Int64.min ? stream.pointee.start_time : 0
         // Clamped into the video: a 0.4 s clip asks for 0.4 s and gets its first keyframe.
@@ -107,7 +109,7 @@ final class KeyframeDecoder {
     /// Packets read after a seek before giving up on finding a frame.
     static let packetBudget = 600
 
-    init(stream: UnsafeMutablePointer<AVStream>) throws(AVError) {
+    init(stream: UnsafeMutablePointer<AVStream>, pixelLimit: Int?) throws(AVError) {
         streamIndex = stream.pointee.index
         guard let parameters = stream.pointee.codecpar,
             let decoder = avcodec_find_decoder(parameters.pointee.codec_id)
@@ -120,6 +122,7 @@ final class KeyframeDecoder {
         guard status >= 0 else { throw AVError("avcodec_parameters_to_context", code: status) }
         codec.pointee.thread_count = 1
         codec.pointee.skip_frame = AVDISCARD_NONKEY
+        if let pixelLimit { codec.pointee.max_pixels = Int64(pixelLimit) }
         status = avcodec_open2(codec, decoder, nil)
         guard status >= 0 else { throw AVError("avcodec_open2", code: status) }
     }

@@ -158,6 +158,8 @@ public struct BatchReport: Sendable {
                 "\"duration\": \(item.entry?.duration.map(JSONText.number) ?? "null")",
             ]
             fields.append("\"warnings\": [\(item.warnings.map(JSONText.string).joined(separator: ", "))]")
+            let seconds = StageName.allCases.compactMap { stage in item.stageSeconds[stage].map { "\"\(stage.rawValue)\": \(String(format: "%.4f", $0))" } }
+            fields.append("\"stageSeconds\": {\(seconds.joined(separator: ", "))}")
             lines.append("    {" + fields.joined(separator: ", ") + "}" + (i + 1 < items.count ? "," : ""))
         }
         lines.append("  ]")

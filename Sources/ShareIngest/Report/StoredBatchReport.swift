@@ -157,6 +157,7 @@ private struct StoredReportDocument: Decodable {
         let height: Int?
         let duration: Double?
         let warnings: [String]?
+        let stageSeconds: [String: Double]?
 
         func itemReport(index: Int) -> ItemReport {
             var failure: ItemFailure?
@@ -174,7 +175,10 @@ private struct StoredReportDocument: Decodable {
             let id = entry?.fileURL.flatMap { UUID(uuidString: $0.deletingPathExtension().lastPathComponent) }
             return ItemReport(
                 index: index, source: source, status: status, failure: failure, warnings: warnings ?? [],
-                entry: entry, id: id, stageSeconds: [:])
+                entry: entry, id: id,
+                stageSeconds: Dictionary(uniqueKeysWithValues: (stageSeconds ?? [:]).compactMap { name, seconds in
+                    StageName(rawValue: name).map { ($0, seconds) }
+                }))
         }
     }
 }

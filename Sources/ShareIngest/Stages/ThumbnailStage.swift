@@ -26,7 +26,7 @@ struct ThumbnailStage: ItemStage {
             do {
                 if let media = item.media, let video = item.video {
                     media.restartClock(seconds: settings.timeLimit)
-                    thumbnail = try PosterFrame.thumbnail(of: media, video: video, durationMilliseconds: nil, at: 0, spec: settings.spec)
+                    thumbnail = try PosterFrame.thumbnail(of: media, video: video, durationMilliseconds: nil, at: 0, spec: settings.spec, pixelLimit: batch.pipeline.probe?.pixelLimit)
                 } else {
                     thumbnail = try Thumbnailer.thumbnail(path: path, spec: settings.spec)
                 }
@@ -42,7 +42,7 @@ struct ThumbnailStage: ItemStage {
                 media.restartClock(seconds: settings.timeLimit)
                 thumbnail = try PosterFrame.thumbnail(
                     of: media, video: video, durationMilliseconds: item.durationMilliseconds,
-                    at: settings.posterTime, spec: settings.spec)
+                    at: settings.posterTime, spec: settings.spec, pixelLimit: batch.pipeline.probe?.pixelLimit)
             } catch {
                 item.warnings.append("no poster frame: \(error)")
                 return
