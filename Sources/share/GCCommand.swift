@@ -7,14 +7,9 @@ enum GCCommand {
 
     static func run(_ arguments: ArraySlice<String>) -> ExitStatus {
         let parsed: Arguments
-        do {
-            parsed = try Arguments(arguments, options: ["container", "older-than"], flags: ["dry-run", "help"])
-        } catch {
-            return Command.usageFailure(error.description, usage: usage)
-        }
-        if parsed.flag("help") {
-            Terminal.shared.out(usage)
-            return .success
+        switch Command.parse(arguments, options: ["container", "older-than"], flags: ["dry-run"], usage: usage) {
+        case .success(let arguments): parsed = arguments
+        case .failure(let exit): return exit.status
         }
         guard let retention = ConsumedShareCollector.parseRetention(parsed.value("older-than") ?? "7d") else {
             return Command.usageFailure("--older-than must look like 7d, 12h, 30m, 45s or 0", usage: usage)

@@ -13,16 +13,12 @@ enum IngestCommand {
 
     static func run(_ arguments: ArraySlice<String>) -> ExitStatus {
         let parsed: Arguments
-        do {
-            parsed = try Arguments(
-                arguments, options: ["container", "pipeline", "key", "scheme", "report", "text", "url", "message", "resume", "db", "max-attempts"],
-                flags: ["json", "quiet", "help", "no-wait"])
-        } catch {
-            return Command.usageFailure(error.description, usage: usage)
-        }
-        if parsed.flag("help") {
-            Terminal.shared.out(usage)
-            return .success
+        switch Command.parse(
+            arguments, options: ["container", "pipeline", "key", "scheme", "report", "text", "url", "message", "resume", "db", "max-attempts"],
+            flags: ["json", "quiet", "no-wait"], usage: usage)
+        {
+        case .success(let arguments): parsed = arguments
+        case .failure(let exit): return exit.status
         }
         var pipeline: PipelineDefinition
         var key: ShareKey?

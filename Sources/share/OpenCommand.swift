@@ -7,14 +7,9 @@ enum OpenCommand {
 
     static func run(_ arguments: ArraySlice<String>) -> ExitStatus {
         let parsed: Arguments
-        do {
-            parsed = try Arguments(arguments, options: ["container"], flags: ["consume", "help"])
-        } catch {
-            return Command.usageFailure(error.description, usage: usage)
-        }
-        if parsed.flag("help") {
-            Terminal.shared.out(usage)
-            return .success
+        switch Command.parse(arguments, options: ["container"], flags: ["consume"], usage: usage) {
+        case .success(let arguments): parsed = arguments
+        case .failure(let exit): return exit.status
         }
         guard parsed.positionals.count == 1, let url = parsed.positionals.first else {
             return Command.usageFailure("expected exactly one redirect URL", usage: usage)

@@ -8,14 +8,9 @@ enum ReportCommand {
 
     static func run(_ arguments: ArraySlice<String>) -> ExitStatus {
         let parsed: Arguments
-        do {
-            parsed = try Arguments(arguments, options: ["container", "html", "contact-sheet"], flags: ["help"])
-        } catch {
-            return Command.usageFailure(error.description, usage: usage)
-        }
-        if parsed.flag("help") {
-            Terminal.shared.out(usage)
-            return .success
+        switch Command.parse(arguments, options: ["container", "html", "contact-sheet"], flags: [], usage: usage) {
+        case .success(let arguments): parsed = arguments
+        case .failure(let exit): return exit.status
         }
         guard parsed.positionals.count == 1, let batch = parsed.positionals.first else {
             return Command.usageFailure("expected exactly one redirect URL or key", usage: usage)

@@ -7,14 +7,9 @@ enum StatusCommand {
 
     static func run(_ arguments: ArraySlice<String>) -> ExitStatus {
         let parsed: Arguments
-        do {
-            parsed = try Arguments(arguments, options: ["container", "db"], flags: ["json", "help"])
-        } catch {
-            return Command.usageFailure(error.description, usage: usage)
-        }
-        if parsed.flag("help") {
-            Terminal.shared.out(usage)
-            return .success
+        switch Command.parse(arguments, options: ["container", "db"], flags: ["json"], usage: usage) {
+        case .success(let arguments): parsed = arguments
+        case .failure(let exit): return exit.status
         }
         if let url = parsed.value("db") { return distributed(url: url, json: parsed.flag("json")) }
         let batches: [BatchRecord]

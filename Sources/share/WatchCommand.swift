@@ -10,14 +10,9 @@ enum WatchCommand {
 
     static func run(_ arguments: ArraySlice<String>) -> ExitStatus {
         let parsed: Arguments
-        do {
-            parsed = try Arguments(arguments, options: ["container", "pipeline", "settle", "on-success", "report-dir", "db"], flags: ["once", "json", "quiet", "help"])
-        } catch {
-            return Command.usageFailure(error.description, usage: usage)
-        }
-        if parsed.flag("help") {
-            Terminal.shared.out(usage)
-            return .success
+        switch Command.parse(arguments, options: ["container", "pipeline", "settle", "on-success", "report-dir", "db"], flags: ["once", "json", "quiet"], usage: usage) {
+        case .success(let arguments): parsed = arguments
+        case .failure(let exit): return exit.status
         }
         guard parsed.positionals.count == 1, let inboxPath = parsed.positionals.first else {
             return Command.usageFailure("expected exactly one INBOX folder", usage: usage)

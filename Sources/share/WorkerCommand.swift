@@ -10,14 +10,9 @@ enum WorkerCommand {
 
     static func run(_ arguments: ArraySlice<String>) -> ExitStatus {
         let parsed: Arguments
-        do {
-            parsed = try Arguments(arguments, options: ["db", "stages", "concurrency", "lease", "name"], flags: ["quiet", "help"])
-        } catch {
-            return Command.usageFailure(error.description, usage: usage)
-        }
-        if parsed.flag("help") {
-            Terminal.shared.out(usage)
-            return .success
+        switch Command.parse(arguments, options: ["db", "stages", "concurrency", "lease", "name"], flags: ["quiet"], usage: usage) {
+        case .success(let arguments): parsed = arguments
+        case .failure(let exit): return exit.status
         }
         guard let url = parsed.value("db") else { return Command.usageFailure("--db URL is required", usage: usage) }
         var settings = StageWorker.Settings()

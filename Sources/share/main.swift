@@ -24,6 +24,25 @@ enum Command {
         Run `share <command> --help` for a command's options.
         """
 
+    /// Why a command stops before it starts: `--help` was asked for (success) or
+    /// the arguments are wrong (usage error, already reported).
+    struct EarlyExit: Error { let status: ExitStatus }
+
+    /// Parses a command's arguments (`--help` is always allowed): the arguments, or
+    /// the exit to take after printing the usage.
+    static func parse(_ arguments: ArraySlice<String>, options: Set<String>, flags: Set<String>, usage: String) -> Result<Arguments, EarlyExit> {
+        do {
+            let parsed = try Arguments(arguments, options: options, flags: flags.union(["help"]))
+            if parsed.flag("help") {
+                Terminal.shared.out(usage)
+                return .failure(EarlyExit(status: .success))
+            }
+            return .success(parsed)
+        } catch {
+            return .failure(EarlyExit(status: usageFailure(error.description, usage: usage)))
+        }
+    }
+
     static func usageFailure(_ message: String, usage: String) -> ExitStatus {
         Terminal.shared.err("share: \(message)")
         Terminal.shared.err(usage)
