@@ -85,10 +85,36 @@ public struct ShareIngestor: Sendable {
 
     /// Finishes an interrupted batch (by id or key), redoing only unfinished stages,
     /// with the pipeline it started with.
+    ///
+    /// Idempotent, so a script can retry until it succeeds: resuming a batch that
+    /// is already done changes nothing and returns its report (the stored one, as
+    /// `share report` shows it), with the same redirect URL.
     public func resume(_ idOrKey: String, events: IngestEventSink? = nil, cancellation: CancellationFlag = CancellationFlag()) throws(ShareIngestError) -> BatchReport {
         let journal = try BatchJournal(container: container)
         guard let batch = try journal.batch(idOrKey) else { throw .unknownBatch(idOrKey) }
-        return try Self.resume(batch, journal: journal, events: events, cancellation: cancellation, now: now)
+        if batch.state == .done { return try Self.finishedReport(of: batch, journal: journal) }
+        do {
+            return try Self.resume(batch, journal: journal, events: events, cancellation: cancellation, now: now)
+        } catch .batchNotResumable(let id, .done) {
+            // Another process finished it while we waited for its lock.
+            guard let finished = try journal.batch(id.uuidString) else { throw .unknownBatch(idOrKey) }
+            return try Self.finishedReport(of: finished, journal: journal)
+        }
+    }
+
+    /// The report of a batch that is done: the one stored beside its manifest, or,
+    /// if that was lost, one rebuilt from the journal's final record of each item.
+    static func finishedReport(of batch: BatchRecord, journal: BatchJournal) throws(ShareIngestError) -> BatchReport {
+        if let stored = try? BatchReport.stored(key: batch.key, in: journal.container), stored.batchID == batch.id { return stored }
+        let pipeline: PipelineDefinition
+        do { pipeline = try PipelineDefinition.decode(Data(batch.pipelineJSON.utf8), file: "pipeline of batch \(batch.id)") } catch { throw .pipeline(error) }
+        let items: [ItemWork]
+        do { items = try journal.items(of: batch.id) } catch { throw .containerUnusable(path: journal.container.root, reason: "journal: \(error)") }
+        let manifest = ManifestStage(settings: pipeline.manifest)
+        return BatchReport(
+            batchID: batch.id, key: batch.key, redirectURL: batch.redirectURL.flatMap { try? RedirectURL.parse($0).url },
+            manifestPath: batch.manifestPath, schema: pipeline.manifest.schema, pipeline: pipeline.name,
+            items: items.map { manifest.report(for: $0, finished: true, message: batch.message) }, stageSeconds: [:], wallSeconds: 0)
     }
 
     /// Finishes every unfinished batch of the container that no other process is

@@ -64,45 +64,107 @@ import Testing
         return process
     }
 
+    /// What a running batch has visibly done so far: copies in the container,
+    /// thumbnails, whether the journal and the manifest exist.
+    struct Progress {
+        let copies: Int
+        let thumbnails: Int
+        let journal: Bool
+        let manifest: Bool
+
+        init(container: String) {
+            func names(_ path: String) -> [String] {
+                ((try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []).filter { !$0.hasPrefix(".") }
+            }
+            copies = names(container).filter { $0 != "thumbnails" && $0 != "manifests" }.count
+            thumbnails = names(container + "/thumbnails").count
+            journal = FileManager.default.fileExists(atPath: container + "/.share-ingest/journal.sqlite")
+            manifest = !names(container + "/manifests").filter { $0.hasSuffix(".json") }.isEmpty
+        }
+    }
+
+    /// Polls `condition` until it holds or `process` exits (generous deadline: a
+    /// slow machine only makes this wait longer). True if it held while the process ran.
+    static func wait(for process: Process, timeout: Double = 120, until condition: () -> Bool) -> Bool {
+        let deadline = Date().addingTimeInterval(timeout)
+        while process.isRunning && Date() < deadline {
+            if condition() { return process.isRunning }
+            usleep(500)
+        }
+        return false
+    }
+
+    /// Each kill is aimed at observed progress, not at a moment: at start-up (as
+    /// soon as the process exists), during planning (the journal exists, the batch
+    /// is not recorded yet), after k more copies, after k more thumbnails, and once
+    /// the manifest exists. The stages are throttled (`SHARE_TEST_THROTTLE_MS`) so
+    /// each of those states lasts long enough to be seen on any machine.
     @Test func sigkillAtManyMomentsLosesAndDuplicatesNothing() throws {
         let count = 300
         let drop = try Self.makeDrop(count: count)
+        let media = (0..<count).count { $0 % 10 == 0 || $0 % 50 == 5 }
         let work = TemporaryDirectory("crash")
         let container = work.path + "/container"
+        let throttle = ["SHARE_TEST_THROTTLE_MS": "2"]
         var generator = SeededGenerator(seed: 42)
-        var kills = 0
+        var kills: [String: Int] = [:]
         var journaled = false
         var finished = false
+        var runs = 0
         func arguments() -> [String] {
             journaled
                 ? ["ingest", "--quiet", "--container", container, "--resume", "CrashTest"]
                 : ["ingest", "--quiet", "--container", container, "--key", "CrashTest", drop.path]
         }
-        while kills < 20 && !finished {
-            let process = try Self.start(arguments())
-            // Kill somewhere in the next 40–400 ms: start-up, planning, copies,
-            // thumbnails and the manifest all get hit over the run.
-            let deadline = Date().addingTimeInterval(Double.random(in: 0.04...0.4, using: &generator))
-            while process.isRunning && Date() < deadline { usleep(2000) }
-            if process.isRunning {
+        while !finished {
+            runs += 1
+            #expect(runs < 200, "the batch never finished")
+            if runs >= 200 { break }
+            let before = Progress(container: container)
+            // The phase this run's kill is aimed at, and when to fire.
+            let phase: String
+            let condition: () -> Bool
+            if kills["start-up", default: 0] == 0 {
+                (phase, condition) = ("start-up", { true })
+            } else if !journaled && kills["planning", default: 0] == 0 {
+                (phase, condition) = ("planning", { Progress(container: container).journal })
+            } else if before.copies < count && (before.thumbnails >= media || runs % 2 == 0) {
+                let target = min(count, before.copies + Int.random(in: 2...8, using: &generator))
+                (phase, condition) = ("copies", { Progress(container: container).copies >= target })
+            } else if before.thumbnails < media {
+                let target = before.thumbnails + 1
+                (phase, condition) = ("thumbnails", { Progress(container: container).thumbnails >= target })
+            } else if kills["manifest", default: 0] == 0 && !before.manifest {
+                (phase, condition) = ("manifest", { Progress(container: container).manifest })
+            } else {
+                (phase, condition) = ("none", { false })
+            }
+            // Between the manifest's rename and the batch's end there are only a few
+            // ms of work: a longer pause there keeps that state visible.
+            let process = try Self.start(arguments(), environment: phase == "manifest" ? ["SHARE_TEST_THROTTLE_MS": "50"] : throttle)
+            if Self.wait(for: process, until: condition) {
                 kill(process.processIdentifier, SIGKILL)
                 process.waitUntilExit()
-                kills += 1
+                #expect(process.terminationReason == .uncaughtSignal)
+                kills[phase, default: 0] += 1
             } else {
                 process.waitUntilExit()
-                finished = process.terminationStatus == 0
+                finished = process.terminationReason == .exit && process.terminationStatus == 0
             }
             // A run killed before it journaled the batch left nothing to resume.
             if !journaled { journaled = try ShareProcess.run(["status", "--json", "--container", container]).stdout.contains("CrashTest") }
         }
-        if !finished {
-            let last = try ShareProcess.run(arguments())
-            finished = last.status == 0
-            #expect(finished, "\(last.stderr)")
+        let total = kills.values.reduce(0, +)
+        #expect(total >= 20, "only \(total) kills landed: \(kills)")
+        for phase in ["start-up", "planning", "copies", "thumbnails", "manifest"] {
+            #expect(kills[phase, default: 0] > 0, "no kill landed in \(phase): \(kills)")
         }
-        #expect(kills >= 20, "only \(kills) kills landed")
         #expect(finished)
         try Self.verify(container: container, drop: drop, count: count)
+        // Retrying a finished batch is harmless: same URL, exit 0.
+        let again = try ShareProcess.run(["ingest", "--container", container, "--resume", "CrashTest"])
+        #expect(again.status == 0, "\(again.stderr)")
+        #expect(again.lastLine?.hasPrefix("ShareMedia://dataUrl=CrashTest#") == true, "\(again.stdout)")
     }
 
     @Test(arguments: ["after-plan", "before-manifest", "manifest-temporary-written", "after-manifest"])
@@ -132,21 +194,22 @@ import Testing
         let process = Process()
         process.executableURL = URL(fileURLWithPath: Fixtures.shareBinary)
         process.arguments = ["ingest", "--quiet", "--container", container, "--key", "Term", drop.path]
+        process.environment = ProcessInfo.processInfo.environment.merging(["SHARE_TEST_THROTTLE_MS": "2"]) { $1 }
         let errors = Pipe()
         process.standardError = errors
         process.standardOutput = FileHandle.nullDevice
         try process.run()
-        usleep(300_000)
+        // Mid-batch, whatever the machine's speed: some copies made, most not.
+        #expect(Self.wait(for: process) { Progress(container: container).copies >= 20 })
         kill(process.processIdentifier, SIGTERM)
         let stderr = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         process.waitUntilExit()
-        #expect(process.terminationStatus == 0)
-        if stderr.contains("interrupted") {
-            #expect(stderr.contains("share ingest --resume"))
-            #expect(!FileManager.default.fileExists(atPath: container + "/manifests/Term.json"))
-            let resumed = try ShareProcess.run(["ingest", "--quiet", "--container", container, "--resume", "Term"])
-            #expect(resumed.status == 0)
-        }
+        #expect(process.terminationReason == .exit && process.terminationStatus == 0, "\(stderr)")
+        #expect(stderr.contains("interrupted"), "\(stderr)")
+        #expect(stderr.contains("share ingest --resume"))
+        #expect(!FileManager.default.fileExists(atPath: container + "/manifests/Term.json"))
+        let resumed = try ShareProcess.run(["ingest", "--quiet", "--container", container, "--resume", "Term"])
+        #expect(resumed.status == 0, "\(resumed.stderr)")
         try Self.verify(container: container, drop: drop, count: count)
     }
 }

@@ -70,6 +70,18 @@ import Testing
         return (try? String(contentsOfFile: ingest.1, encoding: .utf8)) ?? ""
     }
 
+    /// Slows each stage down a little, so "mid-batch" lasts long enough to be seen.
+    static let throttle = ["SHARE_TEST_THROTTLE_MS": "2"]
+
+    /// Waits until a batch is visibly under way (20 copies in the container, no
+    /// manifest yet) while `ingest` still waits for it. Generous deadline.
+    static func waitForMidBatch(_ ingest: Process, container: String) -> Bool {
+        CrashSafetyTests.wait(for: ingest) {
+            let progress = CrashSafetyTests.Progress(container: container)
+            return progress.copies >= 20 && !progress.manifest
+        }
+    }
+
     static func workerCounts(_ url: String) throws -> [String: Int] {
         let status = try ShareProcess.run(["status", "--db", url, "--json"])
         let lines = status.stdout.split(separator: "\n")
@@ -100,11 +112,11 @@ import Testing
         let drop = try CrashSafetyTests.makeDrop(count: 200)
         let work = TemporaryDirectory("dist-kill")
         let container = work.path + "/container"
-        let workers = Workers(url: server.url)
+        let workers = Workers(url: server.url, environment: Self.throttle)
         try workers.start("victim")
         try workers.start("survivor")
         let ingest = try Self.startIngest(["--db", server.url, "--container", container, drop.path])
-        usleep(1_500_000)
+        #expect(Self.waitForMidBatch(ingest.0, container: container))
         workers.kill("victim")
         workers.processes["victim"] = nil
         let output = try Self.finish(ingest, workers: workers)
@@ -165,13 +177,12 @@ import Testing
         let drop = try CrashSafetyTests.makeDrop(count: 200)
         let work = TemporaryDirectory("dist-restart")
         let container = work.path + "/container"
-        let workers = Workers(url: server.url)
+        let workers = Workers(url: server.url, environment: Self.throttle)
         try workers.start("a")
         try workers.start("b")
         let ingest = try Self.startIngest(["--db", server.url, "--container", container, drop.path])
-        usleep(1_500_000)
+        #expect(Self.waitForMidBatch(ingest.0, container: container))
         server.stop()
-        usleep(1_000_000)
         try server.start()
         let output = try Self.finish(ingest, workers: workers)
         #expect(output.hasPrefix("ShareMedia://"), "\(output)")

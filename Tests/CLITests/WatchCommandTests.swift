@@ -69,23 +69,33 @@ import Testing
         let work = TemporaryDirectory("watch")
         let inbox = work.path + "/inbox"
         try FileManager.default.createDirectory(atPath: inbox, withIntermediateDirectories: true)
-        let watcher = try Watcher([inbox, "--container", work.path + "/container", "--settle", "2", "--json"])
-        // A slow writer: five files, one every 0.6 s.
+        let settle = 3.0
+        let watcher = try Watcher([inbox, "--container", work.path + "/container", "--settle", String(settle), "--json"])
+        // A slow writer: a file every 0.3 s, well inside the settle time, until the
+        // complete drop below has been delivered (and at least five files).
         let slow = inbox + "/slow"
         try FileManager.default.createDirectory(atPath: slow, withIntermediateDirectories: true)
         var lastWrite = Date()
-        for i in 0..<5 {
-            try FileManager.default.copyItem(atPath: Fixtures.media("photo.jpg"), toPath: "\(slow)/photo-\(i).jpg")
+        var written = 0
+        let giveUp = Date().addingTimeInterval(120)
+        while written < 5 || (watcher.finished.isEmpty && Date() < giveUp) {
+            try FileManager.default.copyItem(atPath: Fixtures.media("photo.jpg"), toPath: "\(slow)/photo-\(written).jpg")
             lastWrite = Date()
-            if i == 1 {
+            written += 1
+            if written == 2 {
                 // Meanwhile a complete drop, marked ready.
                 try FileManager.default.createDirectory(atPath: inbox + "/quick", withIntermediateDirectories: true)
                 try FileManager.default.copyItem(atPath: Fixtures.media("clip-h264.mp4"), toPath: inbox + "/quick/clip.mp4")
                 FileManager.default.createFile(atPath: inbox + "/quick/.ready", contents: nil)
             }
-            usleep(600_000)
+            usleep(300_000)
         }
-        #expect(watcher.waitFor(batches: 2, timeout: 30))
+        // The complete drop is out; the slow one is still being written to.
+        #expect(!watcher.finished.isEmpty, "the ready drop was not taken while another was being written")
+        try FileManager.default.copyItem(atPath: Fixtures.media("photo.jpg"), toPath: "\(slow)/photo-\(written).jpg")
+        lastWrite = Date()
+        written += 1
+        #expect(watcher.waitFor(batches: 2, timeout: 120))
         #expect(watcher.stop() == 0)
         let events = watcher.finished
         #expect(events.count == 2)
@@ -94,8 +104,8 @@ import Testing
         #expect(events[0].1["ingested"] as? Int == 1)
         #expect(events[0].0 < lastWrite)
         // The slow one only after it settled, and with every file.
-        #expect(events[1].1["ingested"] as? Int == 5)
-        #expect(events[1].0.timeIntervalSince(lastWrite) >= 1.9)
+        #expect(events[1].1["ingested"] as? Int == written)
+        #expect(events[1].0.timeIntervalSince(lastWrite) >= settle - 0.1)
         #expect(FileManager.default.fileExists(atPath: inbox + "/.done"))
         #expect(try FileManager.default.contentsOfDirectory(atPath: inbox).filter { !$0.hasPrefix(".") }.isEmpty)
     }
@@ -112,11 +122,16 @@ import Testing
             FileManager.default.createFile(atPath: drop + "/.ready", contents: nil)
         }
         let arguments = ["watch", inbox, "--container", container, "--once", "--quiet"]
-        let first = Thread { _ = try? ShareProcess.run(arguments) }
-        first.start()
+        let firstDone = DispatchSemaphore(value: 0)
+        let firstStatus = LockedStatus()
+        Thread {
+            firstStatus.value = (try? ShareProcess.run(arguments))?.status
+            firstDone.signal()
+        }.start()
         let second = try ShareProcess.run(arguments)
-        #expect(second.status == 0)
-        while first.isExecuting || !first.isFinished { usleep(20_000) }
+        #expect(second.status == 0, "\(second.stderr)")
+        firstDone.wait()
+        #expect(firstStatus.value == 0)
         let entries = try Self.manifestEntries(container)
         let names = entries.compactMap { $0["fileName"] as? String }
         #expect(names.count == 24, "\(names.count) entries")
@@ -159,5 +174,15 @@ import Testing
         let report = inbox + "/.failed/" + failed[0] + "/report.json"
         #expect(FileManager.default.fileExists(atPath: report))
         #expect((try? String(contentsOfFile: report, encoding: .utf8))?.contains("not JPEG") == true)
+    }
+}
+
+/// An exit status set by one thread and read by another.
+final class LockedStatus: @unchecked Sendable {
+    private let lock = NSLock()
+    private var status: Int32?
+    var value: Int32? {
+        get { lock.lock(); defer { lock.unlock() }; return status }
+        set { lock.lock(); status = newValue; lock.unlock() }
     }
 }

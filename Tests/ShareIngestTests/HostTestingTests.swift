@@ -158,8 +158,17 @@ import Testing
         #expect(finished.batchID == interrupted.batchID)
         #expect(finished.isComplete)
         #expect(finished.entries.first?.path == "file://\(container.root)/00000000-0000-0000-0000-000000000002.jpg")
-        await #expect(throws: ShareIngestError.batchNotResumable(interrupted.batchID, .done)) {
-            try await ingestor.resume(interrupted.batchID.uuidString)
-        }
+        // Resuming a finished batch is a harmless retry: the same report, nothing redone.
+        let again = try await ingestor.resume(interrupted.batchID.uuidString)
+        #expect(again.batchID == finished.batchID)
+        #expect(again.redirectURL == finished.redirectURL)
+        #expect(again.entries == finished.entries)
+        #expect(!again.interrupted)
+        // Even when the stored report was lost: rebuilt from the journal.
+        try FileManager.default.removeItem(atPath: container.directory.reportPath(key: finished.key))
+        let rebuilt = try await ingestor.resume(finished.key.rawValue)
+        #expect(rebuilt.redirectURL == finished.redirectURL)
+        #expect(rebuilt.entries == finished.entries)
+        #expect(rebuilt.items.map(\.status) == [.ingested])
     }
 }

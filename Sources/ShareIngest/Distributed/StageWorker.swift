@@ -119,6 +119,7 @@ public final class StageWorker: @unchecked Sendable {
             item.removeFiles(in: container)
         }
         item.media = nil
+        TestThrottle.pause()
         let stages = pipeline.itemStages
         let next = stages.firstIndex(of: stage.name).flatMap { $0 + 1 < stages.count ? stages[$0 + 1] : nil }
         try queue.complete(job, item: item, next: next, worker: worker)

@@ -52,3 +52,16 @@ enum CrashPoint {
         if armed == name { raise(SIGKILL) }
     }
 }
+
+/// A test-only brake (`SHARE_TEST_THROTTLE_MS=<ms>`): a pause after each planned
+/// item, after each stage of each item and around the batch's end, so a test can
+/// aim a real signal at observed progress (k copies on disk, the manifest) on a
+/// machine of any speed. Unset, it costs one branch.
+enum TestThrottle {
+    private static let microseconds: useconds_t? = ProcessInfo.processInfo.environment["SHARE_TEST_THROTTLE_MS"]
+        .flatMap(Double.init).map { useconds_t(max(0, $0) * 1000) }
+
+    static func pause() {
+        if let microseconds { usleep(microseconds) }
+    }
+}

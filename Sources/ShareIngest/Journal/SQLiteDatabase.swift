@@ -31,7 +31,18 @@ final class SQLiteDatabase: @unchecked Sendable {
             throw SQLiteError(code: status, message: "\(path): \(message)")
         }
         sqlite3_busy_timeout(handle, busyTimeout)
-        try execute("PRAGMA journal_mode=WAL")
+        // Switching a new database to WAL needs an exclusive lock, and SQLite
+        // reports SQLITE_BUSY for it at once, without calling the busy handler:
+        // two processes creating the same journal would fail. Retry instead.
+        let deadline = MonotonicClock.now() + Double(busyTimeout) / 1000
+        while true {
+            do {
+                try execute("PRAGMA journal_mode=WAL")
+                break
+            } catch where (error.code & 0xFF == SQLITE_BUSY || error.code & 0xFF == SQLITE_LOCKED) && MonotonicClock.now() < deadline {
+                usleep(5_000)
+            }
+        }
         try execute("PRAGMA foreign_keys=ON")
         try setDurable(false)
     }

@@ -16,6 +16,7 @@ enum BatchPlanner {
             let item = ItemWork(index: items.count, source: source, id: identifiers.next())
             item.failure = failure
             items.append(item)
+            TestThrottle.pause()
         }
         for input in inputs {
             switch input {

@@ -114,6 +114,7 @@ final class BatchRunner: @unchecked Sendable {
                 item.failure = error
             }
             item.stageSeconds[stage.name] = MonotonicClock.now() - start
+            TestThrottle.pause()
             events?(.stageFinished(stage.name, index: item.index, bytes: stage.name == .copy ? item.size ?? 0 : 0))
             if item.failure != nil {
                 item.media = nil
@@ -159,6 +160,7 @@ final class BatchRunner: @unchecked Sendable {
             batch.manifestPath = delivery.manifestPath
             batch.redirectURL = delivery.redirect?.description
             CrashPoint.hit("after-manifest")
+            TestThrottle.pause()
             // Kept beside the manifest for `share report` and `share status` (and
             // beside a failed drop); losing it costs no item, so a failure to
             // write it is not the batch's failure.
@@ -175,6 +177,7 @@ final class BatchRunner: @unchecked Sendable {
             batch.failedCount = reports.count { $0.status == .failed }
             batch.skippedCount = reports.count { $0.status == .skipped }
             try journal.update(batch)
+            TestThrottle.pause()
         } catch {
             // The journal could not record the end: whatever was written stands (a
             // manifest is complete), and the next start marks the batch done.
