@@ -6,6 +6,11 @@ import PackageDescription
 let package = Package(
     name: "share-ingest",
     products: [
+        // What a host app links to read shares: no C library, no Linux-only API.
+        .library(name: "ShareManifest", targets: ["ShareManifest"]),
+        // What a file is from its bytes, and the decode contract (pure Swift).
+        .library(name: "MediaFormats", targets: ["MediaFormats"]),
+        // The pipeline, for tools and for host apps' tests.
         .library(name: "ShareIngest", targets: ["ShareIngest"]),
         .executable(name: "share", targets: ["share"]),
     ],
@@ -23,20 +28,34 @@ let package = Package(
         .systemLibrary(
             name: "CPostgres", pkgConfig: "libpq",
             providers: [.apt(["libpq-dev"])]),
-        // Fixed-arity wrappers for varargs functions and function-like macros.
+        // Fixed-arity wrappers for varargs functions, function-like macros and
+        // Linux calls glibc hides from Swift.
         .target(name: "CShims", dependencies: ["CVips", "CFFmpeg"]),
 
-        // Swift over the C libraries: images, video, content sniffing.
-        .target(name: "MediaKit", dependencies: ["CVips", "CFFmpeg", "CShims"]),
-        // The pipeline: model, stages, runner, container, journal. No C in sight
-        // except the SQLite journal's own binding.
-        .target(name: "ShareIngest", dependencies: ["MediaKit", "CShims", "CSQLite", "CPostgres"]),
+        // Pure Swift, no C: the manifest a host app reads (model, both schemas,
+        // redirect URL, container layout, RedirectHandler).
+        .target(name: "ShareManifest"),
+        // Pure Swift, no C: formats from magic bytes, thumbnail settings, and the
+        // decode contract (request, facts, typed errors) every decoder implements.
+        .target(name: "MediaFormats"),
+        // Decoding with libvips and libav, behind MediaFormats' MediaDecoder.
+        .target(name: "MediaKit", dependencies: ["MediaFormats", "CVips", "CFFmpeg", "CShims"]),
+        // The pipeline: stages, runner, journal, watch, distributed workers.
+        .target(name: "ShareIngest", dependencies: ["ShareManifest", "MediaFormats", "MediaKit", "CShims", "CSQLite", "CPostgres"]),
         // The CLI: arguments and terminal output only.
-        .executableTarget(name: "share", dependencies: ["ShareIngest"]),
+        .executableTarget(name: "share", dependencies: ["ShareIngest", "ShareManifest", "MediaFormats"]),
 
-        .target(name: "TestSupport", dependencies: ["ShareIngest"], path: "Tests/TestSupport"),
-        .testTarget(name: "MediaKitTests", dependencies: ["MediaKit", "TestSupport"]),
-        .testTarget(name: "ShareIngestTests", dependencies: ["ShareIngest", "TestSupport"]),
+        // Fuzz targets over the pure modules (and the pipeline loader): ordinary
+        // executables that replay their corpus; scripts/fuzz.sh builds them with libFuzzer.
+        .target(name: "FuzzReplay", path: "Fuzz/FuzzReplay"),
+        .executableTarget(name: "FuzzRedirectURL", dependencies: ["FuzzReplay", "ShareManifest"], path: "Fuzz/FuzzRedirectURL"),
+        .executableTarget(name: "FuzzManifest", dependencies: ["FuzzReplay", "ShareManifest"], path: "Fuzz/FuzzManifest"),
+        .executableTarget(name: "FuzzSniffer", dependencies: ["FuzzReplay", "MediaFormats"], path: "Fuzz/FuzzSniffer"),
+        .executableTarget(name: "FuzzPipeline", dependencies: ["FuzzReplay", "ShareIngest"], path: "Fuzz/FuzzPipeline"),
+
+        .target(name: "TestSupport", dependencies: ["ShareIngest", "ShareManifest"], path: "Tests/TestSupport"),
+        .testTarget(name: "MediaKitTests", dependencies: ["MediaKit", "MediaFormats", "TestSupport"]),
+        .testTarget(name: "ShareIngestTests", dependencies: ["ShareIngest", "ShareManifest", "MediaFormats", "TestSupport"]),
         .testTarget(name: "CLITests", dependencies: ["TestSupport"]),
     ],
     swiftLanguageModes: [.v6]

@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
-# Builds the libFuzzer targets in Fuzz/Targets and runs each for a bounded time
+# Builds the fuzz targets (Fuzz/Fuzz*) with libFuzzer and runs each for a bounded time
 # (default 60 s) on its seed corpus in Fuzz/corpus/<target>/. Not part of the
 # default test run.
 #
 #   scripts/fuzz.sh [seconds] [target...]     targets: redirect manifest pipeline sniffer
 #
-# The targets are compiled straight from the product's pure-Swift sources (listed
-# below) with `swiftc -sanitize=fuzzer,address`, so no C library is linked.
+# The targets are the package's ordinary executable targets (Fuzz/Fuzz*): built
+# here by SwiftPM with libFuzzer and AddressSanitizer, and -DFUZZING, which drops
+# their replay `main` so libFuzzer's drives LLVMFuzzerTestOneInput. (An ordinary
+# build replays the seed corpus; the test suite runs that.) Their own scratch
+# folder keeps the instrumented objects apart from .build/debug.
 # New inputs found are written to .build/fuzz/corpus/<target>/ (the committed seed
 # corpus is never modified); a crash leaves crash-* in .build/fuzz/ and exits non-zero.
 set -euo pipefail
@@ -18,33 +21,25 @@ targets=("$@")
 
 out=.build/fuzz
 mkdir -p "$out"
-flags=(-parse-as-library -sanitize=fuzzer,address -O -g -swift-version 6)
+scratch=.build/fuzz-build
+flags=(-c release --scratch-path "$scratch" --sanitize fuzzer --sanitize address -Xswiftc -DFUZZING -Xswiftc -g)
 
-model=(Sources/ShareIngest/Model/RedirectURL.swift Sources/ShareIngest/Model/ManifestSchema.swift
-       Sources/ShareIngest/Model/SharedMediaFile.swift)
-sniffer=(Sources/MediaKit/Formats/ContentSniffer.swift Sources/MediaKit/Formats/MediaFormat.swift)
-pipeline=(Sources/ShareIngest/Pipeline/PipelineDefinition.swift Sources/ShareIngest/Pipeline/StageName.swift
-          Sources/ShareIngest/Pipeline/BuiltinPipelines.swift)
-
-build() {
-    local name=$1; shift
-    echo "fuzz: building $name"
-    swiftc "${flags[@]}" "$@" -o "$out/$name-fuzz"
+product() {
+    case $1 in
+    redirect) echo FuzzRedirectURL ;;
+    manifest) echo FuzzManifest ;;
+    sniffer) echo FuzzSniffer ;;
+    pipeline) echo FuzzPipeline ;;
+    *) echo "fuzz: unknown target $1 (redirect, manifest, pipeline, sniffer)" >&2; exit 2 ;;
+    esac
 }
 
+bin=$(swift build "${flags[@]}" --show-bin-path)
 for target in "${targets[@]}"; do
-    case $target in
-    redirect) build redirect "${model[@]}" Fuzz/Targets/RedirectURLFuzz.swift ;;
-    manifest) build manifest "${model[@]}" Fuzz/Targets/ManifestDecoderFuzz.swift ;;
-    sniffer) build sniffer "${sniffer[@]}" Fuzz/Targets/ContentSnifferFuzz.swift ;;
-    pipeline)
-        # PipelineDefinition imports MediaKit: a MediaKit module of its pure files only.
-        swiftc -wmo -parse-as-library -sanitize=fuzzer,address -O -g -swift-version 6 -module-name MediaKit \
-            -emit-module -emit-module-path "$out/MediaKit.swiftmodule" -c \
-            Sources/MediaKit/Images/ThumbnailSpec.swift "${sniffer[@]}" -o "$out/MediaKit.o"
-        build pipeline -I "$out" "$out/MediaKit.o" "${model[@]}" "${pipeline[@]}" Fuzz/Targets/PipelineLoaderFuzz.swift ;;
-    *) echo "fuzz: unknown target $target (redirect, manifest, pipeline, sniffer)" >&2; exit 2 ;;
-    esac
+    name=$(product "$target")
+    echo "fuzz: building $name"
+    swift build "${flags[@]}" --product "$name" 2>&1 | grep -vE "warning: (prohibited flag|'main': Source files)" | tail -n 1
+    cp "$bin/$name" "$out/$target-fuzz"
 done
 
 status=0

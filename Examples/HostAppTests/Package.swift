@@ -12,12 +12,17 @@ let package = Package(
         .package(path: "../.."),
     ],
     targets: [
+        // The app reads shares: only the C-free ShareManifest.
         .target(
             name: "HostApp",
-            dependencies: [.product(name: "ShareIngest", package: shareIngestPackage)]),
+            dependencies: [.product(name: "ShareManifest", package: shareIngestPackage)]),
+        // Its tests make real shares with the pipeline.
         .testTarget(
             name: "HostAppTests",
-            dependencies: ["HostApp", .product(name: "ShareIngest", package: shareIngestPackage)],
+            dependencies: [
+                "HostApp", .product(name: "ShareIngest", package: shareIngestPackage),
+                .product(name: "ShareManifest", package: shareIngestPackage),
+            ],
             exclude: ["Goldens"]),
     ],
     swiftLanguageModes: [.v6]

@@ -1,5 +1,8 @@
 import Foundation
 import Glibc
+import MediaFormats
+import MediaKit
+import ShareManifest
 
 /// The library's entry point: ingests what a person shares into a container
 /// and writes the manifest a host app reads after the redirect.
@@ -22,6 +25,9 @@ public struct ShareIngestor: Sendable {
     public var identifiers: IdentifierSource
     /// The clock for the timestamps the journal records (`createdAt`, `finishedAt`).
     public var now: @Sendable () -> Date
+    /// What decodes the shared media (the untrusted bytes): ``InProcessDecoder``
+    /// unless the caller chooses otherwise.
+    public var decoder: any MediaDecoder
 
     /// An ingestor for `container`.
     ///
@@ -33,12 +39,14 @@ public struct ShareIngestor: Sendable {
     ///   - now: the clock for recorded timestamps.
     public init(
         container: ContainerDirectory, pipeline: PipelineDefinition = .standard,
-        identifiers: IdentifierSource = .random, now: @escaping @Sendable () -> Date = { Date() }
+        identifiers: IdentifierSource = .random, now: @escaping @Sendable () -> Date = { Date() },
+        decoder: any MediaDecoder = InProcessDecoder()
     ) {
         self.container = container
         self.pipeline = pipeline
         self.identifiers = identifiers
         self.now = now
+        self.decoder = decoder
     }
 
     /// Runs one batch, blocking the calling thread (work happens on the pipeline's
@@ -78,7 +86,7 @@ public struct ShareIngestor: Sendable {
             throw .containerUnusable(path: container.root, reason: "journal: \(error)")
         }
         CrashPoint.hit("after-plan")
-        let runner = BatchRunner(pipeline: pipeline, container: container, journal: journal, events: events, cancellation: cancellation)
+        let runner = BatchRunner(pipeline: pipeline, container: container, journal: journal, decoder: decoder, events: events, cancellation: cancellation)
         runner.now = now
         return try runner.run(&batch, items: items, message: message)
     }
@@ -94,7 +102,7 @@ public struct ShareIngestor: Sendable {
         guard let batch = try journal.batch(idOrKey) else { throw .unknownBatch(idOrKey) }
         if batch.state == .done { return try Self.finishedReport(of: batch, journal: journal) }
         do {
-            return try Self.resume(batch, journal: journal, events: events, cancellation: cancellation, now: now)
+            return try Self.resume(batch, journal: journal, decoder: decoder, events: events, cancellation: cancellation, now: now)
         } catch .batchNotResumable(let id, .done) {
             // Another process finished it while we waited for its lock.
             guard let finished = try journal.batch(id.uuidString) else { throw .unknownBatch(idOrKey) }
@@ -124,13 +132,13 @@ public struct ShareIngestor: Sendable {
         Recovery.sweep(container)
         var reports: [BatchReport] = []
         for batch in try journal.batches(in: [.running, .manifesting]).reversed() where !cancellation.isCancelled {
-            if let report = try? Self.resume(batch, journal: journal, events: events, cancellation: cancellation, now: now) { reports.append(report) }
+            if let report = try? Self.resume(batch, journal: journal, decoder: decoder, events: events, cancellation: cancellation, now: now) { reports.append(report) }
         }
         return reports
     }
 
     static func resume(
-        _ record: BatchRecord, journal: BatchJournal, events: IngestEventSink?, cancellation: CancellationFlag,
+        _ record: BatchRecord, journal: BatchJournal, decoder: any MediaDecoder, events: IngestEventSink?, cancellation: CancellationFlag,
         now: @escaping @Sendable () -> Date, dispose: ((BatchRecord, [ItemWork]) -> Void)? = nil
     ) throws(ShareIngestError) -> BatchReport {
         guard record.state == .running || record.state == .manifesting else { throw .batchNotResumable(record.id, record.state) }
@@ -145,7 +153,7 @@ public struct ShareIngestor: Sendable {
         do { pipeline = try PipelineDefinition.decode(Data(batch.pipelineJSON.utf8), file: "pipeline of batch \(batch.id)") } catch { throw .pipeline(error) }
         let items: [ItemWork]
         do { items = try journal.items(of: batch.id) } catch { throw .containerUnusable(path: journal.container.root, reason: "journal: \(error)") }
-        let runner = BatchRunner(pipeline: pipeline, container: journal.container, journal: journal, events: events, cancellation: cancellation)
+        let runner = BatchRunner(pipeline: pipeline, container: journal.container, journal: journal, decoder: decoder, events: events, cancellation: cancellation)
         runner.now = now
         return try runner.run(&batch, items: items, message: batch.message, dispose: dispose)
     }

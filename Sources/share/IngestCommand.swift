@@ -1,5 +1,6 @@
 import Foundation
 import ShareIngest
+import ShareManifest
 
 /// `share ingest`: one batch from files, folders, text and links.
 enum IngestCommand {

@@ -1,5 +1,6 @@
 import Foundation
 import ShareIngest
+import ShareManifest
 
 /// `share open`: the host side of a redirect. Prints the checked manifest.
 enum OpenCommand {

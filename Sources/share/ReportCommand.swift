@@ -1,5 +1,6 @@
 import Foundation
 import ShareIngest
+import ShareManifest
 
 /// `share report`: a batch as an HTML page and/or a contact sheet JPEG, from the
 /// report the batch left in the container.

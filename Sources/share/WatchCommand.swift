@@ -1,5 +1,6 @@
 import Foundation
 import ShareIngest
+import ShareManifest
 
 /// `share watch`: ingests every drop of an inbox, one batch and one manifest each.
 enum WatchCommand {

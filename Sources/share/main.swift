@@ -1,5 +1,6 @@
 import Foundation
 import ShareIngest
+import ShareManifest
 
 /// Shared helpers of the commands.
 enum Command {
@@ -51,7 +52,7 @@ enum Command {
 
     /// The container of `--container` (default: `$SHARE_CONTAINER`, else
     /// `~/.local/share/share-ingest/container`), with its state in `$SHARE_STATE_DIR` if set.
-    static func container(_ parsed: Arguments) throws(ShareIngestError) -> ContainerDirectory {
+    static func container(_ parsed: Arguments) throws(ContainerError) -> ContainerDirectory {
         let state = ProcessInfo.processInfo.environment["SHARE_STATE_DIR"].flatMap { $0.isEmpty ? nil : $0 }
         return try ContainerDirectory(parsed.value("container") ?? ContainerDirectory.defaultPath, stateDirectory: state)
     }

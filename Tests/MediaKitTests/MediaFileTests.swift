@@ -2,6 +2,7 @@ import Foundation
 import MediaKit
 import TestSupport
 import Testing
+import MediaFormats
 
 @Suite struct MediaFileTests {
     @Test(arguments: [

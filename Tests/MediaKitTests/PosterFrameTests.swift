@@ -2,6 +2,7 @@ import Foundation
 import MediaKit
 import TestSupport
 import Testing
+import MediaFormats
 
 @Suite struct PosterFrameTests {
     static func poster(_ name: String, at seconds: Double = 1) throws -> Thumbnail {

@@ -2,6 +2,7 @@ import Foundation
 import MediaKit
 import TestSupport
 import Testing
+import MediaFormats
 
 @Suite struct ThumbnailerTests {
     /// Thumbnails `name`, saves it, and returns its path (kept alive by `directory`).

@@ -3,6 +3,8 @@ import Glibc
 import ShareIngest
 import TestSupport
 import Testing
+import ShareManifest
+import MediaFormats
 
 /// The host side is pointed at whatever URL and manifest an attacker can write:
 /// it refuses anything that is not a small, well-typed manifest naming regular

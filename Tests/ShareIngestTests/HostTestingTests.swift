@@ -2,6 +2,8 @@ import Foundation
 import ShareIngest
 import TestSupport
 import Testing
+import ShareManifest
+import MediaFormats
 
 /// The knobs host-app tests use: reproducible identifiers and clock, temporary
 /// containers, plugin flavors, pipelines built in code, async entry points.

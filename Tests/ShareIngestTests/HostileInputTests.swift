@@ -4,6 +4,8 @@ import MediaKit
 import ShareIngest
 import TestSupport
 import Testing
+import ShareManifest
+import MediaFormats
 
 /// A hostile corpus, generated at run time from the committed media (cut,
 /// corrupted, header-patched) and with the vips/ffmpeg command-line tools:

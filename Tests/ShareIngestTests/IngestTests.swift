@@ -2,6 +2,8 @@ import Foundation
 import ShareIngest
 import TestSupport
 import Testing
+import ShareManifest
+import MediaFormats
 
 /// End-to-end batches through the library on the real libraries.
 @Suite struct IngestTests {

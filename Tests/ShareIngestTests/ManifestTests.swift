@@ -2,6 +2,8 @@ import Foundation
 import ShareIngest
 import TestSupport
 import Testing
+import ShareManifest
+import MediaFormats
 
 @Suite struct ManifestTests {
     static let entry = SharedMediaFile(

@@ -2,6 +2,7 @@ import Foundation
 import ShareIngest
 import TestSupport
 import Testing
+import MediaFormats
 
 @Suite struct PipelineDefinitionTests {
     @Test(arguments: PipelineDefinition.builtinNames)

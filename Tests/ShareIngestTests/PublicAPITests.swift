@@ -2,8 +2,9 @@ import Foundation
 import TestSupport
 import Testing
 
-/// The library's public surface is a decision, not an accident: `api/ShareIngest.api.txt`
-/// lists it, and this test fails when the built module differs from the list.
+/// The libraries' public surface is a decision, not an accident: `api/<Module>.api.txt`
+/// lists each library product's, and this test fails when a built module differs
+/// from its list.
 ///
 /// The list is made from the compiled module by the toolchain's
 /// `swift-api-digester -dump-sdk`, then normalised: one declaration per line with
@@ -12,21 +13,27 @@ import Testing
 /// conforms to; module prefixes dropped; sorted. (The digester does not keep the
 /// labels of enum case payloads, so `case E.x (String, Int)` lists only the types.) After a deliberate change, run
 /// `scripts/api-check.sh --record` (or `RECORD_API=1 swift test --filter PublicAPITests`),
-/// review the diff of `api/ShareIngest.api.txt` and commit it with the change.
+/// review the diff of `api/` and commit it with the change.
 /// Recording always fails the test, so it cannot be left on.
 @Suite struct PublicAPITests {
-    static let listPath = Fixtures.packageRoot.appendingPathComponent("api/ShareIngest.api.txt").path
+    /// The library products a host app or tool can link.
+    static let modules = ["ShareManifest", "MediaFormats", "ShareIngest"]
 
-    @Test func publicSurfaceMatchesTheCheckedInList() throws {
-        let actual = try PublicSurface.dump(module: "ShareIngest")
+    static func listPath(_ module: String) -> String {
+        Fixtures.packageRoot.appendingPathComponent("api/\(module).api.txt").path
+    }
+
+    @Test(arguments: modules) func publicSurfaceMatchesTheCheckedInList(module: String) throws {
+        let listPath = Self.listPath(module)
+        let actual = try PublicSurface.dump(module: module)
         if ProcessInfo.processInfo.environment["RECORD_API"] == "1" {
-            try FileManager.default.createDirectory(atPath: (Self.listPath as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
-            try Data(actual.utf8).write(to: URL(fileURLWithPath: Self.listPath))
-            Issue.record("recorded \(Self.listPath); review `git diff api/`, unset RECORD_API and run again")
+            try FileManager.default.createDirectory(atPath: (listPath as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+            try Data(actual.utf8).write(to: URL(fileURLWithPath: listPath))
+            Issue.record("recorded \(listPath); review `git diff api/`, unset RECORD_API and run again")
             return
         }
-        guard let expected = try? String(contentsOfFile: Self.listPath, encoding: .utf8) else {
-            Issue.record("no API list at \(Self.listPath); run scripts/api-check.sh --record")
+        guard let expected = try? String(contentsOfFile: listPath, encoding: .utf8) else {
+            Issue.record("no API list at \(listPath); run scripts/api-check.sh --record")
             return
         }
         let expectedLines = Set(expected.split(separator: "\n").map(String.init))
@@ -36,8 +43,8 @@ import Testing
         #expect(
             removed.isEmpty && added.isEmpty,
             """
-            The public API of ShareIngest changed. If that is intended, run scripts/api-check.sh --record \
-            and commit api/ShareIngest.api.txt with the change.
+            The public API of \(module) changed. If that is intended, run scripts/api-check.sh --record \
+            and commit api/\(module).api.txt with the change.
             removed:
             \(removed.map { "  - " + $0 }.joined(separator: "\n"))
             added:
@@ -45,8 +52,8 @@ import Testing
             """)
     }
 
-    @Test func everyPublicDeclarationIsDocumented() throws {
-        let sources = Fixtures.packageRoot.appendingPathComponent("Sources/ShareIngest")
+    @Test(arguments: modules) func everyPublicDeclarationIsDocumented(module: String) throws {
+        let sources = Fixtures.packageRoot.appendingPathComponent("Sources/\(module)")
         var undocumented: [String] = []
         let files = FileManager.default.enumerator(at: sources, includingPropertiesForKeys: nil)?.compactMap { $0 as? URL } ?? []
         for file in files where file.pathExtension == "swift" {
@@ -171,7 +178,7 @@ enum PublicSurface {
 
     private static func shorten(_ text: String, module: String) -> String {
         var result = text
-        for prefix in ["\(module).", "Swift.", "FoundationEssentials.", "Foundation.", "MediaKit.", "_Concurrency."] {
+        for prefix in ["\(module).", "Swift.", "FoundationEssentials.", "Foundation.", "ShareManifest.", "MediaFormats.", "MediaKit.", "_Concurrency."] {
             result = result.replacingOccurrences(of: prefix, with: "")
         }
         return result
@@ -322,5 +329,58 @@ enum DocumentationCheck {
             return previous.hasPrefix("///")
         }
         return false
+    }
+}
+
+/// The products' shape: what a host app links must not drag in a C library.
+@Suite struct PackageShapeTests {
+    /// `swift package describe`: every target with its kind and dependencies, every product.
+    static func describe() throws -> (targets: [String: (type: String, dependencies: [String])], products: [String: [String]]) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        // Its own scratch folder: the running `swift test` holds .build's lock.
+        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("describe-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: scratch) }
+        process.arguments = ["swift", "package", "--package-path", Fixtures.packageRoot.path, "--scratch-path", scratch, "describe", "--type", "json"]
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        let root = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+        var targets: [String: (String, [String])] = [:]
+        for target in root["targets"] as? [[String: Any]] ?? [] {
+            targets[target["name"] as? String ?? ""] = (target["module_type"] as? String ?? "", target["target_dependencies"] as? [String] ?? [])
+        }
+        var products: [String: [String]] = [:]
+        for product in root["products"] as? [[String: Any]] ?? [] { products[product["name"] as? String ?? ""] = product["targets"] as? [String] ?? [] }
+        return (targets, products)
+    }
+
+    @Test(arguments: ["ShareManifest", "MediaFormats"]) func productDependsOnNoCTarget(product: String) throws {
+        let package = try Self.describe()
+        var closure: Set<String> = []
+        var pending = try #require(package.products[product])
+        while let name = pending.popLast() {
+            if closure.insert(name).inserted { pending += package.targets[name]?.dependencies ?? [] }
+        }
+        let cTargets = closure.filter { package.targets[$0]?.type != "SwiftTarget" }
+        #expect(!closure.isEmpty)
+        #expect(cTargets.isEmpty, "\(product) depends on C targets: \(cTargets.sorted())")
+    }
+
+    /// ShareManifest is for host apps on any platform: no Linux-only module.
+    @Test func shareManifestImportsNothingLinuxOnlyUnconditionally() throws {
+        let sources = Fixtures.packageRoot.appendingPathComponent("Sources/ShareManifest")
+        let files = FileManager.default.enumerator(at: sources, includingPropertiesForKeys: nil)?.compactMap { $0 as? URL } ?? []
+        #expect(!files.isEmpty)
+        for file in files where file.pathExtension == "swift" {
+            let lines = try String(contentsOf: file, encoding: .utf8).split(separator: "\n", omittingEmptySubsequences: false)
+            for (index, line) in lines.enumerated() where line.hasPrefix("import Glibc") || line.hasPrefix("import CShims") {
+                let previous = index > 0 ? lines[index - 1] : ""
+                #expect(previous.hasPrefix("#if canImport(") || previous.hasPrefix("#elseif canImport("), "\(file.lastPathComponent):\(index + 1) imports \(line) unconditionally")
+            }
+        }
     }
 }

@@ -2,6 +2,8 @@ import Foundation
 import ShareIngest
 import TestSupport
 import Testing
+import ShareManifest
+import MediaFormats
 
 @Suite struct RedirectHandlerTests {
     static func share(in container: TemporaryDirectory) throws -> (ContainerDirectory, BatchReport) {

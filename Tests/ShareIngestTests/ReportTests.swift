@@ -3,6 +3,8 @@ import MediaKit
 import Testing
 
 @testable import ShareIngest
+import ShareManifest
+import MediaFormats
 
 /// `share report`'s library side: the stored batch report read back, the HTML
 /// page and the contact sheet, for a real batch of photos (one rotated by EXIF),

@@ -24,10 +24,13 @@ public enum Fixtures {
     }()
 
     /// The built `share` executable beside the test bundle.
-    public static var shareBinary: String {
+    public static var shareBinary: String { builtExecutable("share") }
+
+    /// An executable product of this package, from the build the tests run in.
+    public static func builtExecutable(_ name: String) -> String {
         let candidates = [
-            Bundle.main.bundleURL.appendingPathComponent("share").path,
-            packageRoot.appendingPathComponent(".build/debug/share").path,
+            Bundle.main.bundleURL.appendingPathComponent(name).path,
+            packageRoot.appendingPathComponent(".build/debug/\(name)").path,
         ]
         return candidates.first { FileManager.default.isExecutableFile(atPath: $0) } ?? candidates[1]
     }

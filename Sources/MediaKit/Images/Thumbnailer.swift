@@ -1,6 +1,7 @@
 import CShims
 import CVips
 import Glibc
+import MediaFormats
 
 extension DamageTolerance {
     var vipsFailOn: VipsFailOn {
@@ -10,14 +11,6 @@ extension DamageTolerance {
         case .error: VIPS_FAIL_ON_ERROR
         }
     }
-}
-
-/// An encoded thumbnail and its size.
-public struct Thumbnail: Sendable {
-    /// JPEG bytes.
-    public let jpeg: [UInt8]
-    public let width: Int
-    public let height: Int
 }
 
 /// Makes image thumbnails with libvips' shrink-on-load path (`vips_thumbnail` on
@@ -35,11 +28,18 @@ public enum Thumbnailer {
         let image = try VipsImageHandle.make("vips_thumbnail", about: path) {
             shim_vips_thumbnail(path, $0, Int32(spec.size), Int32(spec.size), spec.damageTolerance.vipsFailOn)
         }
+        var deadline: Int64?
         if let limit = spec.timeLimit {
-            shim_vips_set_deadline(image.pointer, Int64(g_get_monotonic_time()) + Int64(limit * 1_000_000))
+            deadline = Int64(g_get_monotonic_time()) + Int64(limit * 1_000_000)
+            shim_vips_set_deadline(image.pointer, deadline!)
         }
-        let jpeg = try image.jpegData(quality: spec.quality, about: path)
-        return Thumbnail(jpeg: jpeg, width: image.width, height: image.height)
+        do {
+            let jpeg = try image.jpegData(quality: spec.quality, about: path)
+            return Thumbnail(jpeg: jpeg, width: image.width, height: image.height)
+        } catch {
+            if let deadline, Int64(g_get_monotonic_time()) > deadline { throw error.killed() }
+            throw error
+        }
     }
 
     /// Scales an already decoded picture (a video frame) to fit `spec.size`, then

@@ -7,19 +7,40 @@ import Foundation
 public struct VipsError: Error, Sendable, CustomStringConvertible {
     /// The libvips call that failed, e.g. `vips_thumbnail`.
     public let operation: String
+    /// What libvips said (its error buffer, tidied).
     public let message: String
+    /// True when the operation was stopped because its time budget ran out
+    /// (`vips_image_set_kill` from the deadline's eval handler).
+    public let wasKilled: Bool
 
     /// Takes the message from libvips' error buffer. The buffer is process-wide, so
     /// with several workers it can hold another file's failure too: when `path` is
     /// given, lines naming some other file are left out.
-    init(_ operation: String, about path: String? = nil) {
+    init(_ operation: String, about path: String? = nil, killed: Bool = false) {
         self.operation = operation
         Vips.errorLock.lock()
         let text = vips_error_buffer().map { String(cString: $0) } ?? ""
         vips_error_clear()
         Vips.errorLock.unlock()
         self.message = Self.tidy(text, about: path)
+        self.wasKilled = killed
     }
+
+    /// The same failure, marked as stopped by its deadline.
+    func killed() -> VipsError {
+        VipsError(operation: operation, message: message.isEmpty ? "time limit exceeded (killed)" : message, wasKilled: true)
+    }
+
+    private init(operation: String, message: String, wasKilled: Bool) {
+        self.operation = operation
+        self.message = message
+        self.wasKilled = wasKilled
+    }
+
+    /// libheif's word for a damaged file ("Invalid input": truncated or corrupt),
+    /// as opposed to a variant libvips 8.14 merely cannot read ("Unsupported
+    /// feature", sequences).
+    var isHEIFDamage: Bool { message.contains("heif: Invalid input") }
 
     public var description: String { message.isEmpty ? "\(operation) failed" : message }
 
@@ -37,18 +58,31 @@ public struct VipsError: Error, Sendable, CustomStringConvertible {
     }
 }
 
-/// Process-wide libvips set-up (`vips_init`), done once before any other call.
+/// Process-wide libvips set-up (`vips_init`), done once before any other call,
+/// and per-thread clean-up: a thread that used libvips releases its buffers
+/// (`vips_thread_shutdown`) when it ends, through a thread-specific key's
+/// destructor, so callers need not know which of their threads touched libvips.
 public enum Vips {
     private static let setUp: Bool = {
         let ok = shim_vips_setup(CommandLine.arguments.first ?? "share", 1) == 0
         return ok
     }()
 
-    /// Starts libvips if it is not started yet. Each thumbnail worker uses one
-    /// libvips thread: the pipeline's own worker count decides parallelism, so
-    /// two cores are not oversubscribed.
+    /// The key whose destructor runs `vips_thread_shutdown` on a thread's exit.
+    nonisolated(unsafe) private static var threadKey = pthread_key_t()
+    private static let threadKeyCreated: Bool = {
+        pthread_key_create(&threadKey) { _ in vips_thread_shutdown() } == 0
+    }()
+
+    /// Starts libvips if it is not started yet, and registers the calling thread
+    /// for clean-up at its exit. Each caller thread uses one libvips thread: the
+    /// pipeline's own worker count decides parallelism, so two cores are not
+    /// oversubscribed.
     public static func start() throws(VipsError) {
         guard setUp else { throw VipsError("vips_init") }
+        if threadKeyCreated, pthread_getspecific(threadKey) == nil {
+            pthread_setspecific(threadKey, UnsafeRawPointer(bitPattern: 1))
+        }
     }
 
     /// Held while reading or clearing the error buffer, and during a retry.
@@ -61,7 +95,8 @@ public enum Vips {
     /// flight and the error buffer cleared, so the error carries this operation's
     /// message. The buffer is process-wide: with several workers, another thread's
     /// failure can clear it or add its own lines. Failures are rare, so the second
-    /// run costs little.
+    /// run costs little, except for one stopped by its time budget: that is never
+    /// run again (it would take as long again, holding every other worker).
     static func withExactErrors<T>(_ body: () throws(VipsError) -> T) throws(VipsError) -> T {
         exclusive.lockShared()
         do {
@@ -70,6 +105,7 @@ public enum Vips {
             return result
         } catch {
             exclusive.unlock()
+            if error.wasKilled { throw error }
         }
         exclusive.lockExclusive()
         defer { exclusive.unlock() }
@@ -78,9 +114,6 @@ public enum Vips {
         errorLock.unlock()
         return try body()
     }
-
-    /// Releases libvips' per-thread buffers; call when a thread that used libvips stops.
-    public static func threadShutdown() { vips_thread_shutdown() }
 
     /// The libvips version, e.g. "8.14.1".
     public static var version: String { String(cString: vips_version_string()) }

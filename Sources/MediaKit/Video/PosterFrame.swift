@@ -1,5 +1,6 @@
 import CFFmpeg
 import CShims
+import MediaFormats
 
 /// Extracts a video's poster frame the way Apple's image generator does with its
 /// default tolerance: the keyframe nearest to the requested time (1 s by
@@ -15,9 +16,26 @@ public enum PosterFrame {
     /// Decodes the poster of `video` in `file` and returns it as a thumbnail.
     /// `pixelLimit` bounds every decoded frame (libav's `max_pixels`), so a stream
     /// whose frames grow past what its header said cannot allocate a bomb.
+    /// Failures are typed here: `timeLimit` when the read was interrupted by the
+    /// file's deadline, `damaged` otherwise; the message is libav's or libvips'.
     public static func thumbnail(
         of file: MediaFile, video: VideoStreamInfo, durationMilliseconds: Double?,
         at seconds: Double = 1, spec: ThumbnailSpec, pixelLimit: Int? = nil
+    ) throws(MediaError) -> Thumbnail {
+        do {
+            return try poster(of: file, video: video, durationMilliseconds: durationMilliseconds, at: seconds, spec: spec, pixelLimit: pixelLimit)
+        } catch let error as AVError {
+            throw MediaError(error.isTimeout ? .timeLimit : .damaged, error.description)
+        } catch let error as VipsError {
+            throw MediaError(error.wasKilled ? .timeLimit : .damaged, error.description)
+        } catch {
+            throw MediaError(.damaged, "\(error)")
+        }
+    }
+
+    private static func poster(
+        of file: MediaFile, video: VideoStreamInfo, durationMilliseconds: Double?,
+        at seconds: Double, spec: ThumbnailSpec, pixelLimit: Int?
     ) throws -> Thumbnail {
         let stream = file.stream(video.index)
         let decoder = try KeyframeDecoder(stream: stream, pixelLimit: pixelLimit)

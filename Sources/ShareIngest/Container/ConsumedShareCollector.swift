@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import ShareManifest
 
 /// What `share gc` removed (or would remove, in a dry run).
 public struct CollectionReport: Sendable {

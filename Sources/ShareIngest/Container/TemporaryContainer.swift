@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import ShareManifest
 
 /// A fresh, empty container in a new temporary folder, removed (with everything
 /// in it) when the object is released or ``remove()`` is called: for tests.
@@ -32,7 +33,7 @@ public final class TemporaryContainer: @unchecked Sendable {
             directory = try ContainerDirectory(path)
         } catch {
             try? FileManager.default.removeItem(atPath: path)
-            throw error
+            throw .containerUnusable(path: error.path, reason: error.reason)
         }
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+import ShareManifest
 
 /// The client side of the distributed mode: enqueues batches in PostgreSQL for
 /// `share worker` processes (on any machine that sees the container) and waits

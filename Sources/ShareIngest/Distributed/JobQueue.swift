@@ -1,4 +1,5 @@
 import Foundation
+import ShareManifest
 
 /// One unit of distributed work: a stage of one item (or a batch's manifest).
 struct Job: Sendable {

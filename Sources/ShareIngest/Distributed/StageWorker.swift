@@ -1,6 +1,8 @@
 import Foundation
 import Glibc
+import MediaFormats
 import MediaKit
+import ShareManifest
 
 /// A long-running worker that claims stage jobs from PostgreSQL and runs them
 /// with the same stage code as the local pipeline (`share worker`). Each of its
@@ -28,12 +30,15 @@ public final class StageWorker: @unchecked Sendable {
     /// What this worker serves.
     public let settings: Settings
     let events: IngestEventSink?
+    /// What decodes the media of the jobs this worker takes.
+    let decoder: any MediaDecoder
 
     /// A worker on the database at `url`; `events` receives each finished stage and batch.
-    public init(url: String, settings: Settings, events: IngestEventSink? = nil) {
+    public init(url: String, settings: Settings, events: IngestEventSink? = nil, decoder: any MediaDecoder = InProcessDecoder()) {
         self.url = url
         self.settings = settings
         self.events = events
+        self.decoder = decoder
     }
 
     /// Creates or upgrades the schema.
@@ -44,10 +49,9 @@ public final class StageWorker: @unchecked Sendable {
     /// Works until `cancellation` is set (jobs in flight finish first).
     public func run(cancellation: CancellationFlag) throws {
         try Self.migrate(url: url)
-        try? Vips.start()
+        decoder.prepare()
         let join = WorkerThreads.start(name: "worker", count: settings.concurrency) { [self] index in
             loop(thread: index, cancellation: cancellation)
-            Vips.threadShutdown()
         }
         join()
     }
@@ -110,7 +114,7 @@ public final class StageWorker: @unchecked Sendable {
         message: String?, worker: String, cancellation: CancellationFlag
     ) throws {
         CrashPoint.hit("\(job.stage.rawValue):\(item.source.fileName ?? "")")
-        let context = BatchContext(batchID: job.batchID, container: container, pipeline: pipeline, message: message, cancellation: cancellation)
+        let context = BatchContext(batchID: job.batchID, container: container, pipeline: pipeline, decoder: decoder, message: message, cancellation: cancellation)
         do throws(ItemFailure) {
             try stage.process(item, in: context)
             item.completed = stage.name
@@ -118,7 +122,7 @@ public final class StageWorker: @unchecked Sendable {
             item.failure = error
             item.removeFiles(in: container)
         }
-        item.media = nil
+        item.pendingThumbnail = nil
         TestThrottle.pause()
         let stages = pipeline.itemStages
         let next = stages.firstIndex(of: stage.name).flatMap { $0 + 1 < stages.count ? stages[$0 + 1] : nil }

@@ -1,4 +1,5 @@
 import Glibc
+import ShareManifest
 
 /// One entry found in a dropped folder: a file to ingest, or something left out and why.
 enum DropEntry {
@@ -65,7 +66,7 @@ struct DropWalker: Sequence, IteratorProtocol {
             case S_IFLNK:
                 ready.append(symbolicLink(path, name: name))
             default:
-                ready.append(.skipped(path, ItemFailure(.copy, .notRegularFile, "\(path.display) \(FileTypeName.of(st.st_mode)); not read")))
+                ready.append(.skipped(path, ItemFailure(.copy, .notRegularFile, "\(path.display) \(FileType(mode: st.st_mode).phrase); not read")))
             }
         }
         // Depth-first, in name order: push in reverse so the first is popped first.

@@ -1,5 +1,6 @@
 import CShims
 import Glibc
+import ShareManifest
 
 /// Identity and version of a source file: if any of these change between two
 /// looks, the file changed under us.
@@ -18,19 +19,20 @@ struct FileVersion: Sendable, Hashable {
         self.modifiedNanoseconds = modifiedNanoseconds
     }
 
-    init(_ st: stat) {
-        device = UInt64(st.st_dev)
-        inode = UInt64(st.st_ino)
-        size = Int64(st.st_size)
-        modifiedSeconds = st.st_mtim.tv_sec
-        modifiedNanoseconds = st.st_mtim.tv_nsec
+    init(_ status: FileStatus) {
+        device = status.device
+        inode = status.inode
+        size = status.size
+        modifiedSeconds = status.modifiedSeconds
+        modifiedNanoseconds = status.modifiedNanoseconds
     }
 }
 
 /// Why a copy failed.
 enum CopyError: Error {
     case system(SystemError)
-    case notRegularFile(String)
+    /// The source is a FIFO, a socket, a device, a directory or a symbolic link.
+    case notRegularFile(FileType)
     case changed(String)
 }
 
@@ -48,15 +50,15 @@ enum FileCopier {
         do {
             fd = try path.open(O_RDONLY | O_NOFOLLOW | O_NONBLOCK)
         } catch {
-            if error.code == ELOOP { throw .notRegularFile("is a symbolic link") }
+            if error.code == ELOOP { throw .notRegularFile(.symbolicLink) }
             throw .system(error)
         }
-        let st: stat
-        do { st = try fd.status(path: path.display) } catch { throw .system(error) }
-        guard st.st_mode & S_IFMT == S_IFREG else { throw .notRegularFile(FileTypeName.of(st.st_mode)) }
+        let status: FileStatus
+        do { status = try fd.status(path: path.display) } catch { throw .system(error) }
+        guard status.type == .regular else { throw .notRegularFile(status.type) }
         // Back to blocking reads now that it is known to be a regular file.
         _ = fcntl(fd.raw, F_SETFL, fcntl(fd.raw, F_GETFL) & ~O_NONBLOCK)
-        return (fd, FileVersion(st))
+        return (fd, FileVersion(status))
     }
 
     /// Copies `source` (whose version was seen as `expected`) to `destination`,
@@ -68,10 +70,10 @@ enum FileCopier {
         do {
             let output = try FileDescriptor.open(temporary, O_WRONLY | O_CREAT | O_EXCL, mode: 0o644)
             let copied = try transfer(from: input, to: output, source: source.display, destination: destination)
-            let after: stat
+            let after: FileStatus
             do { after = try input.status(path: source.display) } catch { throw CopyError.system(error) }
             guard FileVersion(after) == before, copied == before.size else {
-                throw CopyError.changed("changed while being copied (size \(before.size) → \(Int64(after.st_size)) bytes)")
+                throw CopyError.changed("changed while being copied (size \(before.size) → \(after.size) bytes)")
             }
             if sync { try output.sync(path: destination) }
             try output.close(path: destination)
@@ -117,21 +119,6 @@ enum FileCopier {
             }
             if let writeError { throw writeError }
             total += Int64(n)
-        }
-    }
-}
-
-/// Human names of file types, for reports ("is a FIFO").
-enum FileTypeName {
-    static func of(_ mode: mode_t) -> String {
-        switch mode & S_IFMT {
-        case S_IFDIR: "is a directory"
-        case S_IFIFO: "is a FIFO (named pipe)"
-        case S_IFSOCK: "is a socket"
-        case S_IFCHR: "is a character device"
-        case S_IFBLK: "is a block device"
-        case S_IFLNK: "is a symbolic link"
-        default: "is not a regular file"
         }
     }
 }

@@ -1,4 +1,5 @@
 import Glibc
+import ShareManifest
 
 /// A source path as raw bytes: file names on Linux need not be UTF-8, and a
 /// lossy String would name a different (or no) file.

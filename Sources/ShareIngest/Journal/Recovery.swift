@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import ShareManifest
 
 /// Clean-up after a crash: removes temporary files (`.partial`) that a dead
 /// process on this host left in the container. Files of live processes, and of

@@ -1,4 +1,5 @@
 import Foundation
+import ShareManifest
 
 /// Where a batch's UUIDs come from: the batch id (and with it the default key
 /// `ShareKey-<batch UUID>`) and every item's id, which names its copy and thumbnail.

@@ -1,4 +1,5 @@
 import Foundation
+import ShareManifest
 
 /// The outcome of one input item.
 public enum ItemStatus: String, Sendable, Codable {
@@ -53,6 +54,10 @@ public struct ItemFailure: Error, Sendable, Hashable, CustomStringConvertible {
         case undecodable
         /// Probing or thumbnailing took longer than the stage's `timeLimit`.
         case timeLimit
+        /// Decoding needed more memory than a decoder helper may use.
+        case memoryLimit
+        /// The decoder crashed on this file (the message names the signal); the batch went on.
+        case decoderCrashed
         /// The source changed while it was being copied.
         case changedWhileCopying
         /// The container's disk or quota is full.

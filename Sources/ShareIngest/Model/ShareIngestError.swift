@@ -1,4 +1,5 @@
 import Foundation
+import ShareManifest
 
 /// Why a whole batch could not be run (as opposed to one item failing).
 public enum ShareIngestError: Error, Sendable, Equatable, CustomStringConvertible {

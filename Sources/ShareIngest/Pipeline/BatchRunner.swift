@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
-import MediaKit
+import MediaFormats
+import ShareManifest
 
 /// Runs one planned batch through the pipeline's stages.
 ///
@@ -16,13 +17,18 @@ final class BatchRunner: @unchecked Sendable {
     let journal: BatchJournal
     let events: IngestEventSink?
     let cancellation: CancellationFlag
+    let decoder: any MediaDecoder
     let stages: [any ItemStage]
     let manifestStage: ManifestStage
     /// The clock for recorded timestamps (`finishedAt`); tests inject a fixed one.
     var now: @Sendable () -> Date = { Date() }
 
-    init(pipeline: PipelineDefinition, container: ContainerDirectory, journal: BatchJournal, events: IngestEventSink?, cancellation: CancellationFlag) {
+    init(
+        pipeline: PipelineDefinition, container: ContainerDirectory, journal: BatchJournal, decoder: any MediaDecoder, events: IngestEventSink?,
+        cancellation: CancellationFlag
+    ) {
         self.pipeline = pipeline
+        self.decoder = decoder
         self.container = container
         self.journal = journal
         self.events = events
@@ -41,10 +47,8 @@ final class BatchRunner: @unchecked Sendable {
     /// watched drop is moved away there).
     func run(_ batch: inout BatchRecord, items: [ItemWork], message: String?, dispose: ((BatchRecord, [ItemWork]) -> Void)? = nil) throws(ShareIngestError) -> BatchReport {
         let started = MonotonicClock.now()
-        if pipeline.probe != nil || pipeline.thumbnail != nil {
-            do { try Vips.start() } catch { throw .containerUnusable(path: container.root, reason: "libvips failed to start: \(error)") }
-        }
-        let context = BatchContext(batchID: batch.id, container: container, pipeline: pipeline, message: message, cancellation: cancellation)
+        if pipeline.probe != nil || pipeline.thumbnail != nil { decoder.prepare() }
+        let context = BatchContext(batchID: batch.id, container: container, pipeline: pipeline, decoder: decoder, message: message, cancellation: cancellation)
         events?(.batchStarted(batchID: batch.id, key: batch.key))
 
         var collected: [ItemWork] = []
@@ -74,7 +78,6 @@ final class BatchRunner: @unchecked Sendable {
             let remaining = RemainingWorkers(pipeline.workers(for: stage.name))
             joins.append(WorkerThreads.start(name: stage.name.rawValue, count: pipeline.workers(for: stage.name)) { [self] _ in
                 work(stage, from: queues[position], to: next, finished: finished, context: context)
-                if stage.name == .probe || stage.name == .thumbnail { Vips.threadShutdown() }
                 if remaining.leave() { next.close() }
             })
         }
@@ -85,7 +88,7 @@ final class BatchRunner: @unchecked Sendable {
                 item.removeFiles(in: container)
                 record(item, batch: context.batchID)
             }
-            item.media = nil
+            item.pendingThumbnail = nil
             if isFinished(item) { events?(.itemFinished(report(for: item, message: context.message))) }
             collected.append(item)
         }
@@ -101,7 +104,7 @@ final class BatchRunner: @unchecked Sendable {
             }
             if cancellation.isCancelled {
                 // Parked: it stays at the last stage it finished and is resumed later.
-                item.media = nil
+                item.pendingThumbnail = nil
                 finished.push(item)
                 continue
             }
@@ -117,7 +120,7 @@ final class BatchRunner: @unchecked Sendable {
             TestThrottle.pause()
             events?(.stageFinished(stage.name, index: item.index, bytes: stage.name == .copy ? item.size ?? 0 : 0))
             if item.failure != nil {
-                item.media = nil
+                item.pendingThumbnail = nil
                 finished.push(item)
             } else {
                 output.push(item)

@@ -1,4 +1,5 @@
 import Foundation
+import ShareManifest
 
 /// What the pipeline tells its caller while it works. The library only emits
 /// events; the caller (the CLI, a test) decides how to show them.

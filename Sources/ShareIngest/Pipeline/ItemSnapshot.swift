@@ -1,5 +1,7 @@
 import Foundation
 import MediaKit
+import MediaFormats
+import ShareManifest
 
 /// An item's state as it is stored: JSON in the SQLite journal and in
 /// PostgreSQL, so a resumed batch (or any worker on any machine) can take the

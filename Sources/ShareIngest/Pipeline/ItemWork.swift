@@ -1,5 +1,6 @@
 import Foundation
-import MediaKit
+import MediaFormats
+import ShareManifest
 
 /// A source file: the path read (a symbolic link already resolved), and the
 /// path and name the user knows it by.
@@ -63,10 +64,9 @@ final class ItemWork: @unchecked Sendable {
     var width: Int?
     var height: Int?
     var durationMilliseconds: Double?
-    var imageHeader: ImageHeader?
-    /// The open media file, kept from probe to thumbnail so a video is opened once.
-    var media: MediaFile?
-    var video: VideoStreamInfo?
+    /// The thumbnail the probe's decoding pass made, for the thumbnail stage to
+    /// write (in memory only: a resumed item's thumbnail is made again).
+    var pendingThumbnail: ThumbnailOutcome?
     // Thumbnail
     var thumbnailPath: String?
 

@@ -1,5 +1,6 @@
 import Foundation
-import MediaKit
+import MediaFormats
+import ShareManifest
 
 /// A pipeline: which stages run, with how many workers and which settings, and
 /// how the manifest is written. Decoded from `pipelines/*.json` and validated;
@@ -118,7 +119,9 @@ public struct PipelineDefinition: Sendable, Hashable {
         /// The defaults of the `default` pipeline: 360 px, quality 80, images, videos and documents.
         public init() {}
 
-        var spec: ThumbnailSpec { ThumbnailSpec(size: size, quality: quality, damageTolerance: damageTolerance, timeLimit: timeLimit) }
+        var spec: ThumbnailSpec {
+            ThumbnailSpec(size: size, quality: quality, damageTolerance: damageTolerance, timeLimit: timeLimit, posterTime: posterTime)
+        }
     }
 
     /// What a thumbnail stage makes thumbnails for.

@@ -1,4 +1,6 @@
 import Foundation
+import MediaFormats
+import ShareManifest
 
 /// One stage of the pipeline: does its one job on one item. A stage knows its
 /// settings, nothing about queues, threads or journals; it reports failure by
@@ -14,7 +16,7 @@ extension PipelineDefinition {
     /// one place stages are made, for the local runner and for remote workers alike.
     func makeItemStages() -> [any ItemStage] {
         var stages: [any ItemStage] = [SniffStage(settings: sniff), CopyStage(settings: copy)]
-        if let probe { stages.append(ProbeStage(settings: probe, keepMediaOpen: thumbnail != nil)) }
+        if let probe { stages.append(ProbeStage(settings: probe, thumbnail: thumbnail)) }
         if let thumbnail { stages.append(ThumbnailStage(settings: thumbnail)) }
         return stages
     }
@@ -25,6 +27,8 @@ struct BatchContext: Sendable {
     let batchID: UUID
     let container: ContainerDirectory
     let pipeline: PipelineDefinition
+    /// Decodes the untrusted media (in this process, or in sandboxed helpers).
+    let decoder: any MediaDecoder
     /// Text that came with the share, put on every entry (v2 `message`).
     let message: String?
     let cancellation: CancellationFlag

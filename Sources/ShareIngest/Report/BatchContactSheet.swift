@@ -1,5 +1,6 @@
 import Foundation
 import MediaKit
+import ShareManifest
 
 extension BatchReport {
     /// One JPEG of every item's thumbnail in a grid, captioned with its name and

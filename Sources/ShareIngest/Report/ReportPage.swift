@@ -1,4 +1,5 @@
 import Foundation
+import ShareManifest
 
 /// A batch as one self-contained HTML page: totals and stage timings, the items
 /// that were not delivered with their reasons, and a grid of every item with its

@@ -1,4 +1,5 @@
 import Foundation
+import ShareManifest
 
 /// What a report shows about one item, worked out once for the HTML page and
 /// the contact sheet: its name, type, extension, measurements and thumbnail.

@@ -1,4 +1,5 @@
 import Foundation
+import ShareManifest
 
 /// Why a batch's stored report could not be found or read.
 public enum StoredReportError: Error, Sendable, CustomStringConvertible {

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import ShareManifest
 
 /// Manifest: the fan-in. Runs once, after every item of the batch has finished:
 /// makes the copies' folders durable, then writes the manifest atomically (so
@@ -99,6 +100,8 @@ struct ManifestStage {
             try FileSystem.syncDirectory(container.root)
             try FileSystem.syncDirectory(container.thumbnailsDirectory)
         }
-        return try ManifestStore(container: container).write(entries, schema: settings.schema, key: key)
+        return try ManifestStore(container: container).write(ManifestCoder.encode(entries, schema: settings.schema), key: key) {
+            CrashPoint.hit("manifest-temporary-written")
+        }
     }
 }

@@ -1,6 +1,8 @@
 import Foundation
 import Glibc
 import MediaKit
+import MediaFormats
+import ShareManifest
 
 /// Sniff: reads the first bytes of a source (never the whole file) and decides
 /// format, extension and MIME type from the content, so the copy is named once.
@@ -73,7 +75,7 @@ struct SniffStage: ItemStage {
     /// Maps a copy-layer error to the item failure a user reads.
     static func failure(_ error: CopyError, path: String, stage: StageName) -> ItemFailure {
         switch error {
-        case .notRegularFile(let what): ItemFailure(stage, what.contains("symbolic") ? .symbolicLink : .notRegularFile, "\(path) \(what); not read")
+        case .notRegularFile(let type): ItemFailure(stage, type == .symbolicLink ? .symbolicLink : .notRegularFile, "\(path) \(type.phrase); not read")
         case .changed(let what): ItemFailure(stage, .changedWhileCopying, "\(path): \(what); not delivered")
         case .system(let e) where e.isDiskFull: ItemFailure(stage, .diskFull, "\(path): container disk full (\(e.message)) while writing \(e.path)")
         case .system(let e) where e.code == ENOENT: ItemFailure(stage, .unreadable, "\(path): vanished before it could be read")

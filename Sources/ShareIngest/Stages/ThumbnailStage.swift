@@ -1,60 +1,43 @@
 import Foundation
-import MediaKit
+import MediaFormats
+import ShareManifest
 
-/// Thumbnail: a JPEG whose longest side is the pipeline's size, made from the
-/// copy (already in the page cache). Images through libvips' shrink-on-load;
-/// videos from the poster keyframe of the file the probe opened; PDFs from
-/// their first page. An image that cannot be decoded fails; a video or PDF
-/// without a thumbnail is still delivered, with a warning.
+/// Thumbnail: writes a JPEG whose longest side is the pipeline's size into
+/// `thumbnails/<UUID>.jpg`. The probe usually made it in its pass over the file;
+/// without that (a resumed batch, a remote worker, a pipeline without a probe)
+/// the decoder makes it here. An image whose thumbnail cannot be made fails; a
+/// video or document without one is still delivered, with a warning.
 struct ThumbnailStage: ItemStage {
     let settings: PipelineDefinition.ThumbnailSettings
     var name: StageName { .thumbnail }
 
     func process(_ item: ItemWork, in batch: BatchContext) throws(ItemFailure) {
-        defer { item.media = nil }  // closes the video opened by the probe
-        guard let path = item.copyPath, let sniffed = item.sniffed else { return }
-        let label = item.source.label
-        // A resumed batch, or a remote worker, starts here without the probe's open
-        // file: open it again for what needs libav (videos, libav-read images).
-        if item.media == nil, item.type == .video || (item.type == .image && ProbeStage.libavImageFormats.contains(sniffed.format.id)) {
-            item.media = try? MediaFile(path: path, timeLimit: settings.timeLimit)
-            item.video = try? item.media?.probe().video
+        let carried = item.pendingThumbnail
+        item.pendingThumbnail = nil
+        guard let path = item.copyPath, let sniffed = item.sniffed, let spec = settings.spec(for: sniffed.format, type: item.type) else { return }
+        let outcome: ThumbnailOutcome
+        if let carried {
+            outcome = carried
+        } else {
+            let probe = batch.pipeline.probe ?? .init()
+            let request = DecodeRequest(
+                path: path, label: item.source.label, format: sniffed.format, pixelLimit: probe.pixelLimit, timeLimit: probe.timeLimit, thumbnail: spec)
+            do {
+                outcome = try batch.decoder.decode(request).thumbnail ?? .failed(MediaError(.damaged, "\(item.source.label): no picture to make a thumbnail of"))
+            } catch {
+                outcome = .failed(error)
+            }
         }
         let thumbnail: Thumbnail
-        switch item.type {
-        case .image where settings.kinds.contains(.image):
-            do {
-                if let media = item.media, let video = item.video {
-                    media.restartClock(seconds: settings.timeLimit)
-                    thumbnail = try PosterFrame.thumbnail(of: media, video: video, durationMilliseconds: nil, at: 0, spec: settings.spec, pixelLimit: batch.pipeline.probe?.pixelLimit)
-                } else {
-                    thumbnail = try Thumbnailer.thumbnail(path: path, spec: settings.spec)
-                }
-            } catch {
-                throw ItemFailure(.thumbnail, Self.isTimeout(error) ? .timeLimit : .undecodable, "\(label): cannot decode \(sniffed.format.name) image: \(error)")
+        switch outcome {
+        case .made(let made):
+            thumbnail = made
+        case .failed(let error):
+            switch item.type {
+            case .image: throw ItemFailure(.thumbnail, error)
+            case .video: item.warnings.append("no poster frame: \(error)")
+            default: item.warnings.append("no thumbnail of the first page: \(error)")
             }
-        case .video where settings.kinds.contains(.video):
-            guard let media = item.media, let video = item.video else {
-                item.warnings.append("no poster frame: the video could not be reopened")
-                return
-            }
-            do {
-                media.restartClock(seconds: settings.timeLimit)
-                thumbnail = try PosterFrame.thumbnail(
-                    of: media, video: video, durationMilliseconds: item.durationMilliseconds,
-                    at: settings.posterTime, spec: settings.spec, pixelLimit: batch.pipeline.probe?.pixelLimit)
-            } catch {
-                item.warnings.append("no poster frame: \(error)")
-                return
-            }
-        case .file where settings.kinds.contains(.document) && sniffed.format == .pdf:
-            do {
-                thumbnail = try Thumbnailer.thumbnail(path: path, spec: settings.spec)
-            } catch {
-                item.warnings.append("no thumbnail of the first page: \(error)")
-                return
-            }
-        default:
             return
         }
         let destination = batch.container.thumbnailPath(id: item.id)
@@ -64,14 +47,40 @@ struct ThumbnailStage: ItemStage {
         do {
             try AtomicFile.create(destination, bytes: thumbnail.jpeg, syncDirectory: false)
         } catch {
-            throw ItemFailure(.thumbnail, error.isDiskFull ? .diskFull : .io, "\(label): cannot write thumbnail: \(error)")
+            throw ItemFailure(.thumbnail, error.isDiskFull ? .diskFull : .io, "\(item.source.label): cannot write thumbnail: \(error)")
         }
         item.thumbnailPath = destination
     }
+}
 
-    static func isTimeout(_ error: Error) -> Bool {
-        if let error = error as? AVError { return error.isTimeout }
-        if let error = error as? VipsError { return error.message.contains("killed") }
-        return false
+extension PipelineDefinition.ThumbnailSettings {
+    /// The thumbnail an item of this format and type gets, if this stage makes one
+    /// for its kind: images, video posters, the first page of a document.
+    func spec(for format: MediaFormat, type: SharedMediaType) -> ThumbnailSpec? {
+        let kind: PipelineDefinition.ThumbnailKind
+        switch type {
+        case .image: kind = .image
+        case .video: kind = .video
+        case .file where format.isRenderableDocument: kind = .document
+        default: return nil
+        }
+        return kinds.contains(kind) ? spec : nil
+    }
+}
+
+extension ItemFailure {
+    /// A decoding failure at `stage`, its reason from the decoder's typed kind.
+    init(_ stage: StageName, _ error: MediaError) {
+        let reason: Reason
+        switch error.kind {
+        case .damaged, .unsupported: reason = .undecodable
+        case .contentMismatch: reason = .contentMismatch
+        case .tooManyPixels: reason = .tooManyPixels
+        case .timeLimit: reason = .timeLimit
+        case .memoryLimit: reason = .memoryLimit
+        case .decoderCrashed: reason = .decoderCrashed
+        case .unreadable: reason = .unreadable
+        }
+        self.init(stage, reason, error.message)
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import ShareManifest
 
 /// What happens to a drop once its batch is done.
 public enum DropDisposition: String, Sendable, CaseIterable {
@@ -138,7 +139,7 @@ public final class Inbox: @unchecked Sendable {
             }
         }
         do {
-            return try ShareIngestor.resume(batch, journal: journal, events: events, cancellation: cancellation, now: ingestor.now) { [self] batch, items in
+            return try ShareIngestor.resume(batch, journal: journal, decoder: ingestor.decoder, events: events, cancellation: cancellation, now: ingestor.now) { [self] batch, items in
                 dispose(batch, items: items)
             }
         } catch {

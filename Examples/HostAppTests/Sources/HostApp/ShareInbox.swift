@@ -1,5 +1,5 @@
 import Foundation
-import ShareIngest
+import ShareManifest
 
 /// One row of the app's "Received" screen.
 public struct DisplayItem: Equatable, Sendable {

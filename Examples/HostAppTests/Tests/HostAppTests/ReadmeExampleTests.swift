@@ -1,6 +1,7 @@
 import Foundation
 import HostApp
 import ShareIngest
+import ShareManifest
 import Testing
 
 @Test func theAppShowsWhatWasSharedOnce() throws {

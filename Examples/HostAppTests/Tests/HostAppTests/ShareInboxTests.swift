@@ -1,6 +1,7 @@
 import Foundation
 import HostApp
 import ShareIngest
+import ShareManifest
 import Testing
 
 /// The host app's redirect handling, tested on real shares: made by the same

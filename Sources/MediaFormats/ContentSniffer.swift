@@ -4,6 +4,7 @@ public struct SniffedContent: Sendable, Hashable {
     public let format: MediaFormat
     /// The extension the copy gets: from the content, then the source name, then a default.
     public let fileExtension: String
+    /// The MIME type of the content (for text, from the name's extension).
     public let mimeType: String
     /// True when magic bytes identified the format (false for text and unknown data).
     public let recognised: Bool
@@ -13,8 +14,10 @@ public struct SniffedContent: Sendable, Hashable {
     /// and the content itself is unrecognisable: such a file is most likely damaged.
     public let contradictedFormat: MediaFormat?
 
+    /// The format's kind.
     public var kind: ContentKind { format.kind }
 
+    /// The result of a sniff (the sniffer makes these; tests and snapshots rebuild them).
     public init(
         format: MediaFormat, fileExtension: String, mimeType: String, recognised: Bool, declaredExtension: String?,
         contradictedFormat: MediaFormat?

@@ -126,7 +126,7 @@ public enum ManifestCoder: Sendable {
         return (entry, schema)
     }
 
-    static func looksLikeURL(_ text: String) -> Bool {
+    package static func looksLikeURL(_ text: String) -> Bool {
         guard let url = URL(string: text), let scheme = url.scheme, !scheme.isEmpty, !text.contains(where: \.isWhitespace) else { return false }
         return url.host != nil || scheme == "mailto" || scheme == "tel"
     }
@@ -183,8 +183,8 @@ public enum ManifestError: Error, Sendable, Equatable, CustomStringConvertible {
 }
 
 /// Minimal JSON text building with stable field order (JSONEncoder sorts or shuffles keys).
-enum JSONText {
-    static func string(_ value: String) -> String {
+package enum JSONText {
+    package static func string(_ value: String) -> String {
         var out = "\""
         for scalar in value.unicodeScalars {
             switch scalar {
@@ -202,7 +202,7 @@ enum JSONText {
     }
 
     /// Numbers as JSON writes them: integers without a fraction, else shortest form.
-    static func number(_ value: Double) -> String {
+    package static func number(_ value: Double) -> String {
         guard value.isFinite else { return "null" }
         if value == value.rounded(), abs(value) < 1e15 { return String(format: "%.1f", value) }
         return String(value)
@@ -210,8 +210,8 @@ enum JSONText {
 }
 
 /// JSONSerialization gives booleans as NSNumber too; this tells them apart.
-enum JSONValue {
-    static func isBoolean(_ value: Any) -> Bool {
+package enum JSONValue {
+    package static func isBoolean(_ value: Any) -> Bool {
         guard let number = value as? NSNumber else { return false }
         return String(cString: number.objCType) == "c"
     }

@@ -60,21 +60,6 @@ public enum PluginFlavor: String, Sendable, Hashable, CaseIterable {
     }
 }
 
-extension PipelineDefinition {
-    /// This pipeline writing its manifest as `flavor` does: the same stages and
-    /// settings, the flavor's schema and path spelling (legacy flavors cannot carry
-    /// text beside files: such text items are reported as skipped).
-    ///
-    /// Only the manifest's dialect changes. For the whole behaviour of the seed
-    /// extension (thumbnails for videos only) start from `try .load("share-extension")`.
-    public func simulating(_ flavor: PluginFlavor) -> PipelineDefinition {
-        var pipeline = self
-        pipeline.manifest.schema = flavor.schema
-        pipeline.manifest.pathSpelling = flavor.pathSpelling
-        return pipeline
-    }
-}
-
 extension ManifestStore {
     /// Writes a manifest for `key` exactly as `flavor` writes it, for host-app tests:
     /// a share as a plugin would leave it, or a hand-made one (an entry outside the
@@ -84,8 +69,6 @@ extension ManifestStore {
     /// - Returns: the manifest's path.
     @discardableResult
     public func write(_ entries: [SharedMediaFile], as flavor: PluginFlavor, key: ShareKey) throws(SystemError) -> String {
-        let path = container.manifestPath(key: key)
-        try AtomicFile.create(path, bytes: flavor.encode(entries), syncDirectory: true)
-        return path
+        try write(flavor.encode(entries), key: key)
     }
 }

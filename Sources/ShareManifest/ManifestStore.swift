@@ -1,5 +1,4 @@
 import Foundation
-import Glibc
 
 /// Manifests in the container: `manifests/<key>.json`, written once, atomically
 /// and durably; consumed by moving to `manifests/consumed/` so a share is
@@ -15,16 +14,15 @@ public struct ManifestStore: Sendable {
 
     /// True when an unconsumed manifest exists for `key`.
     public func exists(_ key: ShareKey) -> Bool {
-        access(container.manifestPath(key: key), F_OK) == 0
+        FileSystem.exists(container.manifestPath(key: key))
     }
 
-    /// Writes the manifest for `key`; fails if one exists. The copies it names must
-    /// already be durable (the runner fsyncs them and their folders first).
-    func write(_ entries: [SharedMediaFile], schema: ManifestSchema, key: ShareKey) throws(SystemError) -> String {
+    /// Writes the manifest for `key` atomically and durably; fails if one exists.
+    /// The copies it names must already be durable (the pipeline fsyncs them and
+    /// their folders first). `beforeRename` is a test hook.
+    package func write(_ manifest: Data, key: ShareKey, beforeRename: () -> Void = {}) throws(SystemError) -> String {
         let path = container.manifestPath(key: key)
-        try AtomicFile.create(path, bytes: ManifestCoder.encode(entries, schema: schema), syncDirectory: true) {
-            CrashPoint.hit("manifest-temporary-written")
-        }
+        try AtomicFile.create(path, bytes: manifest, syncDirectory: true, beforeRename: beforeRename)
         return path
     }
 
@@ -32,7 +30,7 @@ public struct ManifestStore: Sendable {
     /// for a share that was delivered, ``RedirectError/unknownKey(_:)`` for one that never was.
     public func read(_ key: ShareKey) throws(RedirectError) -> Data {
         let path = container.manifestPath(key: key)
-        if access(path, F_OK) != 0, access(container.consumedManifestPath(key: key), F_OK) == 0 {
+        if !FileSystem.exists(path), FileSystem.exists(container.consumedManifestPath(key: key)) {
             throw .alreadyConsumed(key)
         }
         return try readLimited(path, key: key)
@@ -43,11 +41,11 @@ public struct ManifestStore: Sendable {
     public func consume(_ key: ShareKey) throws(RedirectError) -> Data {
         let from = container.manifestPath(key: key)
         let to = container.consumedManifestPath(key: key)
-        if rename(from, to) != 0 {
-            if errno == ENOENT {
-                throw access(to, F_OK) == 0 ? .alreadyConsumed(key) : .unknownKey(key)
-            }
-            throw .io(SystemError("rename", path: from))
+        do {
+            try FileSystem.rename(from, to)
+        } catch {
+            if error.isMissing { throw FileSystem.exists(to) ? .alreadyConsumed(key) : .unknownKey(key) }
+            throw .io(error)
         }
         do {
             try FileSystem.syncDirectory(container.manifestsDirectory)
@@ -57,10 +55,9 @@ public struct ManifestStore: Sendable {
     }
 
     private func readLimited(_ path: String, key: ShareKey) throws(RedirectError) -> Data {
-        var st = stat()
-        guard lstat(path, &st) == 0 else { throw .unknownKey(key) }
-        guard st.st_mode & S_IFMT == S_IFREG else { throw .manifestNotAFile(path) }
-        guard st.st_size <= Self.maximumSize else { throw .manifestTooLarge(path, Int(st.st_size)) }
+        guard let status = try? FileStatus.ofLink(path) else { throw .unknownKey(key) }
+        guard status.type == .regular else { throw .manifestNotAFile(path) }
+        guard status.size <= Self.maximumSize else { throw .manifestTooLarge(path, Int(status.size)) }
         guard let data = FileManager.default.contents(atPath: path) else { throw .io(SystemError("open", path: path)) }
         return data
     }

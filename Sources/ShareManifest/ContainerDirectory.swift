@@ -1,5 +1,4 @@
 import Foundation
-import Glibc
 
 /// The shared container: where copies, thumbnails and manifests live.
 ///
@@ -24,7 +23,7 @@ public struct ContainerDirectory: Sendable, Hashable {
 
     /// Opens (creating if needed) the container at `path`, with its state in
     /// `stateDirectory` (default: inside the container; the CLI reads `SHARE_STATE_DIR`).
-    public init(_ path: String, stateDirectory: String? = nil) throws(ShareIngestError) {
+    public init(_ path: String, stateDirectory: String? = nil) throws(ContainerError) {
         let absolute = path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
         let standardized = URL(fileURLWithPath: absolute).standardizedFileURL.path
         self.root = standardized
@@ -34,10 +33,10 @@ public struct ContainerDirectory: Sendable, Hashable {
                 try FileSystem.makeDirectory(directory)
             }
         } catch {
-            throw .containerUnusable(path: root, reason: error.description)
+            throw ContainerError(path: root, reason: error.description)
         }
-        guard access(root, W_OK) == 0 else {
-            throw .containerUnusable(path: root, reason: "not writable (\(String(cString: strerror(errno))))")
+        guard FileSystem.isWritable(root) else {
+            throw ContainerError(path: root, reason: "not writable (\(SystemError.message(for: errno)))")
         }
     }
 
@@ -74,17 +73,31 @@ public struct ContainerDirectory: Sendable, Hashable {
     /// The resolved (`realpath`) form of `path` if it is a regular file inside this
     /// container and not a symbolic link; otherwise why not.
     public func checkedFile(_ path: String) -> Result<String, ContainerPathError> {
-        var st = stat()
-        guard lstat(path, &st) == 0 else { return .failure(.missing(path)) }
-        if st.st_mode & S_IFMT == S_IFLNK { return .failure(.symbolicLink(path)) }
-        guard let resolved = realpath(path, nil) else { return .failure(.missing(path)) }
-        defer { free(resolved) }
-        let real = String(cString: resolved)
-        let rootReal = realpath(root, nil).map { p in defer { free(p) }; return String(cString: p) } ?? root
+        guard let status = try? FileStatus.ofLink(path) else { return .failure(.missing(path)) }
+        if status.type == .symbolicLink { return .failure(.symbolicLink(path)) }
+        guard let real = FileSystem.resolved(path) else { return .failure(.missing(path)) }
+        let rootReal = FileSystem.resolved(root) ?? root
         guard real.hasPrefix(rootReal + "/") else { return .failure(.outsideContainer(path)) }
-        guard st.st_mode & S_IFMT == S_IFREG else { return .failure(.notRegularFile(path)) }
+        guard status.type == .regular else { return .failure(.notRegularFile(path)) }
         return .success(real)
     }
+}
+
+/// Why a container could not be opened or created: its path and the reason.
+public struct ContainerError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// The container's root.
+    public let path: String
+    /// What is wrong (the failed call, "not writable", …).
+    public let reason: String
+
+    /// A container at `path` that cannot be used, and why.
+    public init(path: String, reason: String) {
+        self.path = path
+        self.reason = reason
+    }
+
+    /// `container <path> is not usable: <reason>`.
+    public var description: String { "container \(path) is not usable: \(reason)" }
 }
 
 /// Why a manifest entry's path was refused.

@@ -1,14 +1,16 @@
-// libFuzzer target: ContentSniffer.sniff on arbitrary prefixes and names (scripts/fuzz.sh).
+// Fuzz target: ContentSniffer.sniff on arbitrary prefixes and names (scripts/fuzz.sh).
 // The first byte (mod 4) picks a file name, so the name-dependent paths are reached too.
+import Foundation
+import FuzzReplay
+import MediaFormats
 
 let names: [String?] = [nil, "photo.jpg", "clip.mp4", "notes.txt"]
 
-@_cdecl("LLVMFuzzerTestOneInput")
-public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
-    let bytes = UnsafeBufferPointer(start: data, count: size)
+func check(_ data: Data) {
+    let bytes = [UInt8](data)
     guard let first = bytes.first else {
         _ = ContentSniffer.sniff([UInt8](), fileName: "empty.jpg")
-        return 0
+        return
     }
     let name = names[Int(first) % names.count]
     let sniffed = ContentSniffer.sniff(bytes.dropFirst(), fileName: name)
@@ -18,5 +20,14 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
     if let ext = ContentSniffer.fileExtension(of: tail) {
         precondition(ext.count <= 10 && ext == ext.lowercased() && !ext.contains("."))
     }
+}
+
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
+    check(Data(UnsafeBufferPointer(start: data, count: size)))
     return 0
 }
+
+#if !FUZZING
+@main struct Replay { static func main() { FuzzReplay.run(check) } }
+#endif

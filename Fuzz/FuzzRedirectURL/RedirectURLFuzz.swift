@@ -1,9 +1,10 @@
-// libFuzzer target: RedirectURL.parse on arbitrary text (scripts/fuzz.sh).
+// Fuzz target: RedirectURL.parse on arbitrary text (scripts/fuzz.sh).
 import Foundation
+import FuzzReplay
+import ShareManifest
 
-@_cdecl("LLVMFuzzerTestOneInput")
-public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
-    let text = String(decoding: UnsafeBufferPointer(start: data, count: size), as: UTF8.self)
+func check(_ data: Data) {
+    let text = String(decoding: data, as: UTF8.self)
     if let parsed = try? RedirectURL.parse(text) {
         // A parsed key is always one safe path component.
         let key = parsed.key.rawValue
@@ -14,5 +15,14 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
             precondition(again.url == url)
         }
     }
+}
+
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
+    check(Data(UnsafeBufferPointer(start: data, count: size)))
     return 0
 }
+
+#if !FUZZING
+@main struct Replay { static func main() { FuzzReplay.run(check) } }
+#endif

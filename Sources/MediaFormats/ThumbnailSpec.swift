@@ -1,8 +1,5 @@
-// Pure Swift (no C imports): the pipeline loader and its fuzz target use these
-// without linking libvips.
-
 /// How much damage a loader tolerates (libvips' `fail_on`).
-public enum DamageTolerance: String, Sendable, Codable, CaseIterable {
+public enum DamageTolerance: String, Sendable, Codable, Hashable, CaseIterable {
     /// Partial images of truncated files are thumbnailed.
     case none
     /// A truncated file is an error.
@@ -12,19 +9,24 @@ public enum DamageTolerance: String, Sendable, Codable, CaseIterable {
 }
 
 /// A thumbnail's settings, as a pipeline sets them.
-public struct ThumbnailSpec: Sendable, Hashable {
+public struct ThumbnailSpec: Sendable, Codable, Hashable {
     /// The longest side of the thumbnail, in pixels.
     public var size: Int
     /// JPEG quality, 1–100.
     public var quality: Int
+    /// What a truncated or damaged image gives (a partial thumbnail or a failure).
     public var damageTolerance: DamageTolerance
-    /// Decoding is abandoned after this many seconds (`vips_image_set_kill`).
+    /// Decoding is abandoned after this many seconds.
     public var timeLimit: Double?
+    /// A video's poster is the keyframe nearest to this many seconds (clamped into the video).
+    public var posterTime: Double
 
-    public init(size: Int = 360, quality: Int = 80, damageTolerance: DamageTolerance = .truncated, timeLimit: Double? = 30) {
+    /// A spec with the `default` pipeline's values unless given.
+    public init(size: Int = 360, quality: Int = 80, damageTolerance: DamageTolerance = .truncated, timeLimit: Double? = 30, posterTime: Double = 1) {
         self.size = size
         self.quality = quality
         self.damageTolerance = damageTolerance
         self.timeLimit = timeLimit
+        self.posterTime = posterTime
     }
 }
