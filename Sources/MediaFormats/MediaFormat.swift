@@ -49,8 +49,10 @@ public struct MediaFormat: Sendable, Codable, Hashable, CustomStringConvertible 
         self.extensions = extensions
     }
 
-    /// A document whose first page can be rendered as a picture (PDF).
-    public var isRenderableDocument: Bool { id == "pdf" }
+    /// A file that is not a photo but whose first page or picture can be rendered
+    /// as a thumbnail: PDF, and SVG drawings, Photoshop documents and icons (those
+    /// three only by a sandboxed decoder; see MediaKit's `InProcessDecoder`).
+    public var isRenderableDocument: Bool { ["pdf", "svg", "psd", "ico"].contains(id) }
 
     /// True for what a decoder opens: images, video, audio and renderable documents.
     public var isDecodable: Bool { kind == .image || kind == .video || kind == .audio || isRenderableDocument }

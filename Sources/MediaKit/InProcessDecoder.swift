@@ -1,3 +1,4 @@
+import Glibc
 import MediaFormats
 
 /// Decodes media in this process with libvips and libav: the decoder each
@@ -6,30 +7,62 @@ import MediaFormats
 /// MediaKit needs to know which library read what.
 ///
 /// The bytes are untrusted: a bug in a decoding library can take this process
-/// down. The pipeline runs it in sandboxed helper processes by default.
+/// down. The `share` CLI runs it in sandboxed helper processes by default
+/// (DecoderIsolation's `ProcessIsolatedDecoder`), each of which uses one of these.
+///
+/// Every decode reads from an open descriptor: ``decode(_:)`` opens the
+/// request's path read-only and calls ``decode(_:descriptor:)``, which is what a
+/// helper process calls with the descriptor its parent passed it.
 public struct InProcessDecoder: MediaDecoder {
-    /// A decoder that runs libvips and libav on the calling thread.
-    public init() {}
+    /// Whether the loaders only a sandbox may run (SVG through librsvg, and
+    /// ImageMagick for ICO and PSD) are used; otherwise those formats get no thumbnail.
+    public let allowsSandboxOnlyLoaders: Bool
+
+    /// A decoder that runs libvips and libav on the calling thread. Only a
+    /// sandboxed helper process sets `allowsSandboxOnlyLoaders` (it unblocks the
+    /// loaders process-wide, in ``prepare()``).
+    public init(allowsSandboxOnlyLoaders: Bool = false) {
+        self.allowsSandboxOnlyLoaders = allowsSandboxOnlyLoaders
+    }
 
     /// Initialises libvips and libav (once per process; libvips requires its
     /// initialisation to happen before other threads use GLib).
     public func prepare() {
         try? Vips.start()
+        if allowsSandboxOnlyLoaders { try? Vips.allowSandboxOnlyLoaders(true) }
         LibAV.start()
     }
 
-    /// Facts first (header only; the pixel limit is checked before any pixel is
-    /// decoded), then the thumbnail when asked for, from the same open file.
+    /// Opens the request's path read-only and decodes it (``decode(_:descriptor:)``).
     public func decode(_ request: DecodeRequest) throws(MediaError) -> DecodedMedia {
-        switch DecoderRoute(request.format) {
+        let file: OpenedFile
+        do {
+            file = try OpenedFile(path: request.path)
+        } catch {
+            throw MediaError(.unreadable, "\(request.label): cannot open the copy: \(String(cString: strerror(error.code)))")
+        }
+        return try withExtendedLifetime(file) { () throws(MediaError) in try decode(request, descriptor: file.descriptor) }
+    }
+
+    /// Decodes the file behind `descriptor` (open, readable, seekable; read from
+    /// its start and left open): facts first (header only; the pixel limit is
+    /// checked before any pixel is decoded), then the thumbnail when asked for.
+    /// `request.path` is used only as a name.
+    public func decode(_ request: DecodeRequest, descriptor: Int32) throws(MediaError) -> DecodedMedia {
+        var route = DecoderRoute(request.format)
+        if route == .none, let sandboxOnly = DecoderRoute.sandboxOnly(request.format) {
+            guard allowsSandboxOnlyLoaders else { return DecoderRoute.refusedOutsideSandbox(request) }
+            route = sandboxOnly
+        }
+        switch route {
         case .vipsImage(let loader, let strict):
-            return try VipsImageDecoding(request: request, loader: loader, strict: strict).decode()
+            return try VipsImageDecoding(request: request, input: .descriptor(descriptor), loader: loader, strict: strict).decode()
         case .libavStill:
-            return try AVMediaDecoding(request: request).decodeStill()
+            return try AVMediaDecoding(request: request, descriptor: descriptor).decodeStill()
         case .libavMedia:
-            return try AVMediaDecoding(request: request).decodeMedia()
-        case .vipsDocument:
-            return VipsImageDecoding(request: request, loader: "VipsForeignLoadPdf", strict: false).decodeDocument()
+            return try AVMediaDecoding(request: request, descriptor: descriptor).decodeMedia()
+        case .vipsDocument(let loader):
+            return VipsImageDecoding(request: request, input: .descriptor(descriptor), loader: loader, strict: false).decodeDocument()
         case .none:
             return DecodedMedia(facts: MediaFacts(kind: .unreadable))
         }
@@ -47,8 +80,9 @@ enum DecoderRoute: Equatable {
     case libavStill
     /// Video and audio: libavformat and libavcodec.
     case libavMedia
-    /// A document libvips renders (PDF through poppler): facts never fail it.
-    case vipsDocument
+    /// A document or drawing libvips renders through this loader (PDF through
+    /// poppler): facts never fail it.
+    case vipsDocument(loader: String)
     /// Nothing here decodes it.
     case none
 
@@ -63,7 +97,7 @@ enum DecoderRoute: Equatable {
         case "jxl": self = .vipsImage(loader: "VipsForeignLoadJxl", strict: false)
         case "jp2": self = .vipsImage(loader: "VipsForeignLoadJp2k", strict: false)
         case "bmp": self = .libavStill
-        case "pdf": self = .vipsDocument
+        case "pdf": self = .vipsDocument(loader: "VipsForeignLoadPdf")
         default:
             switch format.kind {
             case .video, .audio: self = .libavMedia
@@ -74,18 +108,51 @@ enum DecoderRoute: Equatable {
     }
 }
 
+// MARK: - Formats only a sandboxed helper decodes
+
+extension DecoderRoute {
+    /// Formats that only loaders libvips marks untrusted read (librsvg,
+    /// ImageMagick): decoded only where ``InProcessDecoder/allowsSandboxOnlyLoaders``
+    /// is set, i.e. in a sandboxed helper, and only when the table above has no
+    /// route for the format. The sniffer's format picks the loader; libvips'
+    /// choice must agree, so ImageMagick never decides what a file is.
+    static func sandboxOnly(_ format: MediaFormat) -> DecoderRoute? {
+        switch format.id {
+        case "svg": .vipsDocument(loader: "VipsForeignLoadSvg")
+        case "psd", "ico": .vipsDocument(loader: "VipsForeignLoadMagick")
+        default: nil
+        }
+    }
+
+    /// Loader class names (prefixes) that only the sandbox may run.
+    static let sandboxOnlyLoaders = ["VipsForeignLoadSvg", "VipsForeignLoadMagick"]
+
+    /// ImageMagick has no source loader in libvips 8.14: it reads the file from memory.
+    static func readsFromMemory(loader: String) -> Bool { loader.hasPrefix("VipsForeignLoadMagick") }
+
+    /// What an unsandboxed decoder says of a sandbox-only format: a file, with no thumbnail and the reason.
+    static func refusedOutsideSandbox(_ request: DecodeRequest) -> DecodedMedia {
+        let reason = MediaError(
+            .unsupported,
+            "\(request.label): \(request.format.name) thumbnails are made only in sandboxed decoder helpers (share --isolation process); this decoder runs in-process")
+        return DecodedMedia(facts: MediaFacts(kind: .document), thumbnail: request.thumbnail.map { _ in .failed(reason) })
+    }
+}
+
 /// An image through libvips: header, loader check, pixel limit, then
 /// `vips_thumbnail`'s shrink-on-load.
 struct VipsImageDecoding {
     let request: DecodeRequest
-    /// The loader class the format must be read by ("" accepts libvips' choice).
+    let input: ImageInput
+    /// The loader class the format must be read by ("" accepts libvips' choice,
+    /// except a sandbox-only loader).
     let loader: String
     let strict: Bool
 
     func decode() throws(MediaError) -> DecodedMedia {
         let header: ImageHeader
         do {
-            header = try ImageHeader.read(path: request.path)
+            header = try ImageHeader.read(input)
         } catch {
             if strict || error.isHEIFDamage {
                 throw MediaError(.damaged, "\(request.label): not a readable \(request.format.name) image: \(error)")
@@ -94,7 +161,7 @@ struct VipsImageDecoding {
             let warning = "delivered as a file: libvips \(Vips.version) cannot read this \(request.format.name) image (\(error))"
             return DecodedMedia(facts: MediaFacts(kind: .unreadable, warnings: [warning]))
         }
-        if !loader.isEmpty, !header.loader.hasPrefix(loader) {
+        if !loader.isEmpty ? !header.loader.hasPrefix(loader) : DecoderRoute.sandboxOnlyLoaders.contains(where: header.loader.hasPrefix) {
             throw MediaError(.contentMismatch, "\(request.label): looks like \(request.format.name) but libvips would read it with \(header.loader); refused")
         }
         try PixelLimit(request.pixelLimit).check(header.storedWidth, header.storedHeight, label: request.label)
@@ -102,14 +169,31 @@ struct VipsImageDecoding {
         return DecodedMedia(facts: facts, thumbnail: request.thumbnail.map(thumbnail))
     }
 
-    /// A document's first page: a thumbnail when it renders; a document either way.
+    /// A document's first page (or a drawing, an icon): a thumbnail when it
+    /// renders with the route's loader; a document either way.
     func decodeDocument() -> DecodedMedia {
-        DecodedMedia(facts: MediaFacts(kind: .document), thumbnail: request.thumbnail.map(thumbnail))
+        DecodedMedia(facts: MediaFacts(kind: .document), thumbnail: request.thumbnail.map(documentThumbnail))
+    }
+
+    private func documentThumbnail(_ spec: ThumbnailSpec) -> ThumbnailOutcome {
+        var input = input
+        do {
+            if DecoderRoute.readsFromMemory(loader: loader), case .descriptor(let descriptor) = input {
+                input = try ImageInput.read(descriptor: descriptor)
+            }
+            let chosen = try input.loader()
+            guard chosen.hasPrefix(loader) else {
+                return .failed(MediaError(.contentMismatch, "\(request.label): looks like \(request.format.name) but libvips would read it with \(chosen); not rendered"))
+            }
+        } catch {
+            return .failed(MediaError(.damaged, "\(request.label): cannot read \(request.format.name): \(error)"))
+        }
+        return VipsImageDecoding(request: request, input: input, loader: loader, strict: strict).thumbnail(spec)
     }
 
     private func thumbnail(_ spec: ThumbnailSpec) -> ThumbnailOutcome {
         do {
-            return .made(try Thumbnailer.thumbnail(path: request.path, spec: spec))
+            return .made(try Thumbnailer.thumbnail(input, spec: spec))
         } catch {
             let kind: MediaError.Kind = error.wasKilled ? .timeLimit : .damaged
             return .failed(MediaError(kind, "\(request.label): cannot decode \(request.format.name) image: \(error)"))
@@ -120,6 +204,7 @@ struct VipsImageDecoding {
 /// Video, audio and libav-read stills: one open `MediaFile` for the facts and the poster.
 struct AVMediaDecoding {
     let request: DecodeRequest
+    let descriptor: Int32
 
     /// Video or audio: a video stream makes it a video; audio alone makes it audio.
     func decodeMedia() throws(MediaError) -> DecodedMedia {
@@ -157,10 +242,11 @@ struct AVMediaDecoding {
 
     private func open(what: String = "file") throws(MediaError) -> (MediaFile, MediaProbe) {
         do {
-            let media = try MediaFile(path: request.path, timeLimit: request.timeLimit)
+            let media = try MediaFile(descriptor: descriptor, name: request.path, timeLimit: request.timeLimit)
             return (media, try media.probe())
         } catch {
-            throw MediaError(error.isTimeout ? .timeLimit : .damaged, "\(request.label): not a readable \(request.format.name) \(what): \(error)")
+            let kind: MediaError.Kind = error.isTimeout ? .timeLimit : error.isOutOfMemory ? .memoryLimit : .damaged
+            throw MediaError(kind, "\(request.label): not a readable \(request.format.name) \(what): \(error)")
         }
     }
 

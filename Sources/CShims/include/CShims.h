@@ -103,4 +103,9 @@ int shim_vips_ink_on_background(VipsImage *mask, VipsImage **out, double ink_r, 
 int shim_vips_text_aligned(VipsImage **out, const char *text, int width, int dpi, const char *font,
                            VipsAlign align);
 
+// ---- Decoding from a descriptor (one header and one .c file per concern) -----
+
+#include "shim_avio_descriptor.h"
+#include "shim_vips_source.h"
+
 #endif

@@ -21,14 +21,21 @@ public struct ImageHeader: Sendable, Hashable {
 
     /// Reads the header of the image at `path`.
     public static func read(path: String) throws(VipsError) -> ImageHeader {
-        try Vips.start()
-        return try Vips.withExactErrors { () throws(VipsError) in try readHeader(path: path) }
+        let file = try OpenedFile.forVips(path)
+        return try withExtendedLifetime(file) { () throws(VipsError) in try read(.descriptor(file.descriptor)) }
     }
 
-    private static func readHeader(path: String) throws(VipsError) -> ImageHeader {
-        guard let loaderName = vips_foreign_find_load(path) else { throw VipsError("vips_foreign_find_load", about: path) }
-        let loader = String(cString: loaderName)
-        guard let pointer = shim_vips_image_header(path) else { throw VipsError("vips_image_new_from_file", about: path) }
+    /// Reads the header of the image `input` holds.
+    public static func read(_ input: ImageInput) throws(VipsError) -> ImageHeader {
+        try Vips.start()
+        return try Vips.withExactErrors { () throws(VipsError) in
+            try input.withVips { (vips) throws(VipsError) in try readHeader(vips) }
+        }
+    }
+
+    private static func readHeader(_ input: VipsInputPointer) throws(VipsError) -> ImageHeader {
+        guard let loader = input.loaderName() else { throw VipsError("vips_foreign_find_load_source") }
+        guard let pointer = input.header() else { throw VipsError("vips_image_new_from_source") }
         let image = VipsImageHandle(pointer)
         let orientation = image.integer("orientation").flatMap { (1...8).contains($0) ? $0 : nil } ?? 1
         // Animated images report the height of one frame in `page-height`.

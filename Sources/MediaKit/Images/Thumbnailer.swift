@@ -20,13 +20,21 @@ extension DamageTolerance {
 public enum Thumbnailer {
     /// Thumbnails the image (or first PDF page) at `path`.
     public static func thumbnail(path: String, spec: ThumbnailSpec) throws(VipsError) -> Thumbnail {
-        try Vips.start()
-        return try Vips.withExactErrors { () throws(VipsError) in try makeThumbnail(path: path, spec: spec) }
+        let file = try OpenedFile.forVips(path)
+        return try withExtendedLifetime(file) { () throws(VipsError) in try thumbnail(.descriptor(file.descriptor), spec: spec) }
     }
 
-    private static func makeThumbnail(path: String, spec: ThumbnailSpec) throws(VipsError) -> Thumbnail {
-        let image = try VipsImageHandle.make("vips_thumbnail", about: path) {
-            shim_vips_thumbnail(path, $0, Int32(spec.size), Int32(spec.size), spec.damageTolerance.vipsFailOn)
+    /// Thumbnails the image (or first page) `input` holds.
+    public static func thumbnail(_ input: ImageInput, spec: ThumbnailSpec) throws(VipsError) -> Thumbnail {
+        try Vips.start()
+        return try Vips.withExactErrors { () throws(VipsError) in
+            try input.withVips { (vips) throws(VipsError) in try makeThumbnail(vips, spec: spec) }
+        }
+    }
+
+    private static func makeThumbnail(_ input: VipsInputPointer, spec: ThumbnailSpec) throws(VipsError) -> Thumbnail {
+        let image = try VipsImageHandle.make("vips_thumbnail_source") {
+            input.thumbnail($0, size: spec.size, failOn: spec.damageTolerance.vipsFailOn)
         }
         var deadline: Int64?
         if let limit = spec.timeLimit {
@@ -34,7 +42,7 @@ public enum Thumbnailer {
             shim_vips_set_deadline(image.pointer, deadline!)
         }
         do {
-            let jpeg = try image.jpegData(quality: spec.quality, about: path)
+            let jpeg = try image.jpegData(quality: spec.quality)
             return Thumbnail(jpeg: jpeg, width: image.width, height: image.height)
         } catch {
             if let deadline, Int64(g_get_monotonic_time()) > deadline { throw error.killed() }

@@ -31,6 +31,11 @@ public struct VipsError: Error, Sendable, CustomStringConvertible {
         VipsError(operation: operation, message: message.isEmpty ? "time limit exceeded (killed)" : message, wasKilled: true)
     }
 
+    /// A failure described by `message` (not from libvips' error buffer).
+    init(_ operation: String, message: String) {
+        self.init(operation: operation, message: message, wasKilled: false)
+    }
+
     private init(operation: String, message: String, wasKilled: Bool) {
         self.operation = operation
         self.message = message
@@ -65,6 +70,7 @@ public struct VipsError: Error, Sendable, CustomStringConvertible {
 public enum Vips {
     private static let setUp: Bool = {
         let ok = shim_vips_setup(CommandLine.arguments.first ?? "share", 1) == 0
+        if ok { shim_vips_block_sandbox_only_loaders(1) }
         return ok
     }()
 
@@ -113,6 +119,14 @@ public enum Vips {
         vips_error_clear()
         errorLock.unlock()
         return try body()
+    }
+
+    /// Unblocks (or blocks again) the loaders libvips marks untrusted that only a
+    /// sandboxed decoder helper may use: ImageMagick and SVG (librsvg). They are
+    /// blocked from the start in every process. Process-wide.
+    public static func allowSandboxOnlyLoaders(_ allowed: Bool) throws(VipsError) {
+        try start()
+        shim_vips_block_sandbox_only_loaders(allowed ? 0 : 1)
     }
 
     /// The libvips version, e.g. "8.14.1".

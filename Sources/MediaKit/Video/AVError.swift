@@ -1,5 +1,6 @@
 import CFFmpeg
 import CShims
+import Glibc
 
 /// An error reported by libav, formatted with `av_strerror` at the point of failure.
 public struct AVError: Error, Sendable, CustomStringConvertible {
@@ -25,6 +26,10 @@ public struct AVError: Error, Sendable, CustomStringConvertible {
 
     /// True when the call was interrupted by the time budget (AVERROR_EXIT).
     public var isTimeout: Bool { code == shim_averror_exit() }
+
+    /// True when libav could not allocate memory (AVERROR(ENOMEM)): in a helper,
+    /// its address-space limit.
+    public var isOutOfMemory: Bool { code == -ENOMEM }
 
     public var description: String { isTimeout ? "time limit exceeded in \(operation)" : "\(message) (\(operation))" }
 }

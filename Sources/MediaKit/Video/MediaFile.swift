@@ -40,24 +40,47 @@ public struct MediaProbe: Sendable, Hashable {
 /// `AVFormatContext.interrupt_callback`. Use from one thread at a time.
 public final class MediaFile {
     var context: UnsafeMutablePointer<AVFormatContext>?
+    /// The custom I/O over the descriptor (freed after the context is closed).
+    private var io: UnsafeMutablePointer<AVIOContext>?
+    /// The file this opened by path, kept open as long as the context reads it.
+    private let file: OpenedFile?
     private let deadline: Deadline
+    /// The path (or name) given at open; libav uses its extension only as a hint when probing.
     public let path: String
 
     /// Opens `path` and reads its stream information.
-    public init(path: String, timeLimit: Double? = nil) throws(AVError) {
+    public convenience init(path: String, timeLimit: Double? = nil) throws(AVError) {
+        let file = try OpenedFile.forAV(path)
+        try self.init(descriptor: file.descriptor, name: path, timeLimit: timeLimit, keeping: file)
+    }
+
+    /// Reads the file behind `descriptor` (open, read from its start when seekable;
+    /// not closed here, and it must stay open while this object lives) and its
+    /// stream information. `name` is only a hint for probing and messages:
+    /// nothing is opened by name, and a file that refers to other files (a
+    /// playlist, an external reference) cannot make libav open them.
+    public convenience init(descriptor: Int32, name: String, timeLimit: Double? = nil) throws(AVError) {
+        try self.init(descriptor: descriptor, name: name, timeLimit: timeLimit, keeping: nil)
+    }
+
+    private init(descriptor: Int32, name: String, timeLimit: Double?, keeping file: OpenedFile?) throws(AVError) {
         LibAV.start()
-        self.path = path
+        self.path = name
+        self.file = file
         self.deadline = Deadline(seconds: timeLimit)
-        guard let context = avformat_alloc_context() else { throw AVError("avformat_alloc_context", message: "out of memory") }
-        context.pointee.interrupt_callback.callback = { opaque in
-            guard let opaque else { return 0 }
-            return Unmanaged<Deadline>.fromOpaque(opaque).takeUnretainedValue().hasPassed ? 1 : 0
+        let opaque = Unmanaged.passUnretained(deadline).toOpaque()
+        guard let io = shim_avio_open_descriptor(descriptor, Self.interrupted, opaque) else {
+            throw AVError("avio_alloc_context", message: "out of memory")
         }
-        context.pointee.interrupt_callback.opaque = Unmanaged.passUnretained(deadline).toOpaque()
+        self.io = io
+        guard let context = avformat_alloc_context() else { throw AVError("avformat_alloc_context", message: "out of memory") }
+        context.pointee.interrupt_callback.callback = Self.interrupted
+        context.pointee.interrupt_callback.opaque = opaque
+        shim_avformat_use_descriptor_io(context, io)
         var opened: UnsafeMutablePointer<AVFormatContext>? = context
-        let status = avformat_open_input(&opened, path, nil, nil)
+        let status = avformat_open_input(&opened, name, nil, nil)
         guard status >= 0, let opened else {
-            // avformat_open_input frees the context on failure.
+            // avformat_open_input frees the context on failure (not the custom I/O: deinit does).
             throw AVError("avformat_open_input", code: status)
         }
         self.context = opened
@@ -67,6 +90,12 @@ public final class MediaFile {
         guard !Self.headerIsComplete(opened) else { return }
         let info = avformat_find_stream_info(opened, nil)
         guard info >= 0 else { throw AVError("avformat_find_stream_info", code: info) }
+    }
+
+    /// libav's interrupt callback (and the descriptor reader's): true once the deadline has passed.
+    private static let interrupted: @convention(c) (UnsafeMutableRawPointer?) -> Int32 = { opaque in
+        guard let opaque else { return 0 }
+        return Unmanaged<Deadline>.fromOpaque(opaque).takeUnretainedValue().hasPassed ? 1 : 0
     }
 
     /// True for an ISO-BMFF file whose header describes every stream fully.
@@ -85,7 +114,10 @@ public final class MediaFile {
         return true
     }
 
-    deinit { avformat_close_input(&context) }
+    deinit {
+        avformat_close_input(&context)
+        shim_avio_close_descriptor(&io)
+    }
 
     var formatContext: UnsafeMutablePointer<AVFormatContext> { context! }
 

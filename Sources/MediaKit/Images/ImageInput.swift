@@ -1,0 +1,98 @@
+import CShims
+import CVips
+import Glibc
+
+/// Where libvips reads an image from: an open file descriptor (through a
+/// `VipsSource`, which is how every loader routed here reads, in this process or
+/// in a sandboxed helper that was handed the descriptor), or bytes in memory
+/// (for ImageMagick, which has no source loader in libvips 8.14).
+public enum ImageInput: Sendable {
+    /// An open, seekable, readable descriptor; it is read from its start and
+    /// never closed here.
+    case descriptor(Int32)
+    /// The whole file, in memory.
+    case memory([UInt8])
+
+    /// The largest file ``read(descriptor:limit:)`` loads into memory by default.
+    public static let memoryLimit = 256 << 20
+
+    /// The whole file behind `descriptor` (from its start) as ``memory(_:)``,
+    /// for loaders that cannot read a source; at most `limit` bytes.
+    public static func read(descriptor: Int32, limit: Int = memoryLimit) throws(VipsError) -> ImageInput {
+        var st = stat()
+        guard fstat(descriptor, &st) == 0 else { throw VipsError("fstat", message: String(cString: strerror(errno))) }
+        guard st.st_size <= limit else {
+            throw VipsError("read", message: "the file is \(st.st_size) bytes, over the \(limit >> 20) MiB this loader may read into memory")
+        }
+        var bytes = [UInt8](repeating: 0, count: Int(st.st_size))
+        var done = 0
+        while done < bytes.count {
+            let count = bytes.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress! + done, $0.count - done, off_t(done)) }
+            if count < 0, errno == EINTR { continue }
+            guard count > 0 else {
+                throw VipsError("read", message: count == 0 ? "the file is shorter than its size" : String(cString: strerror(errno)))
+            }
+            done += count
+        }
+        return .memory(bytes)
+    }
+
+    /// The loader libvips would choose for this input (its class name).
+    func loader() throws(VipsError) -> String {
+        try Vips.start()
+        return try withVips { (vips) throws(VipsError) -> String in
+            guard let name = vips.loaderName() else { throw VipsError("vips_foreign_find_load_source") }
+            return name
+        }
+    }
+
+    /// Runs `body` with a fresh `VipsSource` over the descriptor (rewound to the
+    /// start), or with the bytes' address; whatever libvips builds from them must
+    /// be finished inside `body` (a lazily loaded image reads its input later).
+    func withVips<T>(_ body: (VipsInputPointer) throws(VipsError) -> T) throws(VipsError) -> T {
+        switch self {
+        case .descriptor(let descriptor):
+            lseek(descriptor, 0, SEEK_SET)
+            guard let source = vips_source_new_from_descriptor(descriptor) else { throw VipsError("vips_source_new_from_descriptor") }
+            defer { g_object_unref(source) }
+            return try body(.source(source))
+        case .memory(let bytes):
+            let result: Result<T, VipsError> = bytes.withUnsafeBytes { buffer in
+                do throws(VipsError) { return .success(try body(.memory(buffer))) } catch { return .failure(error) }
+            }
+            return try result.get()
+        }
+    }
+}
+
+/// What a libvips call reads from, valid only inside ``ImageInput/withVips(_:)``.
+enum VipsInputPointer {
+    case source(UnsafeMutablePointer<VipsSource>)
+    case memory(UnsafeRawBufferPointer)
+
+    /// The loader libvips would choose (`vips_foreign_find_load_source` / `_buffer`).
+    func loaderName() -> String? {
+        let name: UnsafePointer<CChar>?
+        switch self {
+        case .source(let source): name = vips_foreign_find_load_source(source)
+        case .memory(let buffer): name = vips_foreign_find_load_buffer(buffer.baseAddress, buffer.count)
+        }
+        return name.map { String(cString: $0) }
+    }
+
+    /// The header, lazily (sequential access: no pixel is decoded).
+    func header() -> UnsafeMutablePointer<VipsImage>? {
+        switch self {
+        case .source(let source): shim_vips_image_header_source(source)
+        case .memory(let buffer): shim_vips_image_header_buffer(buffer.baseAddress, buffer.count)
+        }
+    }
+
+    /// `vips_thumbnail_source` / `vips_thumbnail_buffer`.
+    func thumbnail(_ out: UnsafeMutablePointer<UnsafeMutablePointer<VipsImage>?>, size: Int, failOn: VipsFailOn) -> Int32 {
+        switch self {
+        case .source(let source): shim_vips_thumbnail_source(source, out, Int32(size), Int32(size), failOn)
+        case .memory(let buffer): shim_vips_thumbnail_buffer(buffer.baseAddress, buffer.count, out, Int32(size), Int32(size), failOn)
+        }
+    }
+}
