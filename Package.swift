@@ -12,6 +12,8 @@ let package = Package(
         .library(name: "MediaFormats", targets: ["MediaFormats"]),
         // The pipeline, for tools and for host apps' tests.
         .library(name: "ShareIngest", targets: ["ShareIngest"]),
+        // Decoding in sandboxed helper processes (a `share` binary started again).
+        .library(name: "DecoderIsolation", targets: ["DecoderIsolation"]),
         .executable(name: "share", targets: ["share"]),
     ],
     targets: [
@@ -40,10 +42,13 @@ let package = Package(
         .target(name: "MediaFormats"),
         // Decoding with libvips and libav, behind MediaFormats' MediaDecoder.
         .target(name: "MediaKit", dependencies: ["MediaFormats", "CVips", "CFFmpeg", "CShims"]),
+        // A MediaDecoder that decodes in a pool of sandboxed helper processes, and
+        // the helper's side (`share decode-helper`).
+        .target(name: "DecoderIsolation", dependencies: ["MediaFormats", "MediaKit", "CShims"]),
         // The pipeline: stages, runner, journal, watch, distributed workers.
         .target(name: "ShareIngest", dependencies: ["ShareManifest", "MediaFormats", "MediaKit", "CShims", "CSQLite", "CPostgres"]),
         // The CLI: arguments and terminal output only.
-        .executableTarget(name: "share", dependencies: ["ShareIngest", "ShareManifest", "MediaFormats"]),
+        .executableTarget(name: "share", dependencies: ["ShareIngest", "ShareManifest", "MediaFormats", "DecoderIsolation"]),
 
         // Fuzz targets over the pure modules (and the pipeline loader): ordinary
         // executables that replay their corpus; scripts/fuzz.sh builds them with libFuzzer.
@@ -57,6 +62,7 @@ let package = Package(
         .testTarget(name: "MediaKitTests", dependencies: ["MediaKit", "MediaFormats", "TestSupport"]),
         .testTarget(name: "ShareIngestTests", dependencies: ["ShareIngest", "ShareManifest", "MediaFormats", "TestSupport"]),
         .testTarget(name: "CLITests", dependencies: ["TestSupport"]),
+        .testTarget(name: "DecoderIsolationTests", dependencies: ["DecoderIsolation", "MediaFormats", "ShareIngest", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

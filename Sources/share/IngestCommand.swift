@@ -1,4 +1,5 @@
 import Foundation
+import MediaFormats
 import ShareIngest
 import ShareManifest
 
@@ -7,15 +8,15 @@ enum IngestCommand {
     static let usage = """
         usage: share ingest [--container DIR] [--pipeline NAME|FILE] [--key KEY] [--scheme SCHEME]
                             [--report FILE] [--message TEXT] [--text STRING]... [--url URL]...
-                            [--json | --quiet] PATH...
-               share ingest --resume BATCH [--container DIR] [--json | --quiet]
+                            [--isolation process|none] [--json | --quiet] PATH...
+               share ingest --resume BATCH [--container DIR] [--isolation process|none] [--json | --quiet]
                share ingest --db URL [--no-wait] [--max-attempts N] [options] PATH...   (enqueue for share worker)
         """
 
     static func run(_ arguments: ArraySlice<String>) -> ExitStatus {
         let parsed: Arguments
         switch Command.parse(
-            arguments, options: ["container", "pipeline", "key", "scheme", "report", "text", "url", "message", "resume", "db", "max-attempts"],
+            arguments, options: ["container", "pipeline", "key", "scheme", "report", "text", "url", "message", "resume", "db", "max-attempts", "isolation"],
             flags: ["json", "quiet", "no-wait"], usage: usage)
         {
         case .success(let arguments): parsed = arguments
@@ -24,6 +25,12 @@ enum IngestCommand {
         var pipeline: PipelineDefinition
         var key: ShareKey?
         let container: ContainerDirectory
+        let decoder: any MediaDecoder
+        do {
+            decoder = try DecoderOption.decoder(parsed)
+        } catch {
+            return Command.usageFailure(error.description, usage: usage)
+        }
         do {
             pipeline = try PipelineDefinition.load(parsed.value("pipeline") ?? "default")
             if let scheme = parsed.value("scheme") {
@@ -46,7 +53,7 @@ enum IngestCommand {
         }
         let report: BatchReport
         do {
-            let ingestor = ShareIngestor(container: container, pipeline: pipeline)
+            let ingestor = ShareIngestor(container: container, pipeline: pipeline, decoder: decoder)
             if let batch = parsed.value("resume") {
                 guard inputs.isEmpty else { return Command.usageFailure("--resume takes no PATH, --text or --url", usage: usage) }
                 report = try ingestor.resume(batch, events: printer.handle, cancellation: cancellation)

@@ -6,12 +6,13 @@ import ShareManifest
 enum WatchCommand {
     static let usage = """
         usage: share watch INBOX [--container DIR] [--pipeline NAME|FILE] [--settle SECONDS]
-                                 [--on-success move|delete|keep] [--report-dir DIR] [--db URL] [--once] [--json | --quiet]
+                                 [--on-success move|delete|keep] [--report-dir DIR] [--db URL] [--once]
+                                 [--isolation process|none] [--json | --quiet]
         """
 
     static func run(_ arguments: ArraySlice<String>) -> ExitStatus {
         let parsed: Arguments
-        switch Command.parse(arguments, options: ["container", "pipeline", "settle", "on-success", "report-dir", "db"], flags: ["once", "json", "quiet"], usage: usage) {
+        switch Command.parse(arguments, options: ["container", "pipeline", "settle", "on-success", "report-dir", "db", "isolation"], flags: ["once", "json", "quiet"], usage: usage) {
         case .success(let arguments): parsed = arguments
         case .failure(let exit): return exit.status
         }
@@ -26,7 +27,8 @@ enum WatchCommand {
             }
             let pipeline = try PipelineDefinition.load(parsed.value("pipeline") ?? "default")
             let container = try Command.container(parsed)
-            inbox = try Inbox(path: inboxPath, ingestor: ShareIngestor(container: container, pipeline: pipeline), settle: settle, disposition: disposition)
+            let decoder = try DecoderOption.decoder(parsed)
+            inbox = try Inbox(path: inboxPath, ingestor: ShareIngestor(container: container, pipeline: pipeline, decoder: decoder), settle: settle, disposition: disposition)
             if let url = parsed.value("db") { inbox.distributed = DistributedIngestor(url: url, container: container, pipeline: pipeline) }
         } catch let error as UsageError {
             return Command.usageFailure(error.description, usage: usage)

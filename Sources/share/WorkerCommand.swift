@@ -1,22 +1,26 @@
 import Foundation
+import MediaFormats
 import ShareIngest
 
 /// `share worker` and `share db migrate`: the distributed mode's workers.
 enum WorkerCommand {
     static let usage = """
         usage: share worker --db URL [--stages sniff,copy,probe,thumbnail,manifest] [--concurrency N] [--lease SECONDS]
+                            [--isolation process|none]
                share db migrate --db URL
         """
 
     static func run(_ arguments: ArraySlice<String>) -> ExitStatus {
         let parsed: Arguments
-        switch Command.parse(arguments, options: ["db", "stages", "concurrency", "lease", "name"], flags: ["quiet"], usage: usage) {
+        switch Command.parse(arguments, options: ["db", "stages", "concurrency", "lease", "name", "isolation"], flags: ["quiet"], usage: usage) {
         case .success(let arguments): parsed = arguments
         case .failure(let exit): return exit.status
         }
         guard let url = parsed.value("db") else { return Command.usageFailure("--db URL is required", usage: usage) }
         var settings = StageWorker.Settings()
+        let decoder: any MediaDecoder
         do {
+            decoder = try DecoderOption.decoder(parsed)
             if let list = parsed.value("stages") {
                 settings.stages = try list.split(separator: ",").map { name in
                     guard let stage = StageName(rawValue: String(name)) else {
@@ -37,7 +41,7 @@ enum WorkerCommand {
             Terminal.shared.err("share: worker \(settings.name) serving \(settings.stages.map(\.rawValue).joined(separator: ",")) with \(settings.concurrency) threads")
         }
         do {
-            try StageWorker(url: url, settings: settings).run(cancellation: cancellation)
+            try StageWorker(url: url, settings: settings, decoder: decoder).run(cancellation: cancellation)
         } catch {
             return Command.failure("\(error)")
         }

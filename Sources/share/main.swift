@@ -1,3 +1,4 @@
+import DecoderIsolation
 import Foundation
 import ShareIngest
 import ShareManifest
@@ -61,6 +62,12 @@ enum Command {
         Terminal.shared.err("share: \(message)")
         return .unusable
     }
+}
+
+// A decoder helper (started by this binary's ProcessIsolatedDecoder) runs
+// nothing else of the CLI.
+if CommandLine.arguments.dropFirst().first == DecoderHelper.command {
+    exit(DecoderHelper.main(Array(CommandLine.arguments.dropFirst(2))))
 }
 
 // Over RLIMIT_FSIZE a write must fail with EFBIG (reported per item, temporaries

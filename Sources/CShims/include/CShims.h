@@ -108,4 +108,11 @@ int shim_vips_text_aligned(VipsImage **out, const char *text, int width, int dpi
 #include "shim_avio_descriptor.h"
 #include "shim_vips_source.h"
 
+// ---- Sandboxed decoder helpers ------------------------------------------------
+
+#include "shim_fd_passing.h"
+#include "shim_spawn.h"
+#include "shim_sandbox.h"
+#include "shim_crash.h"
+
 #endif

@@ -1,0 +1,18 @@
+// Starting a decoder helper: posix_spawn with the file actions glibc declares
+// only under _GNU_SOURCE (posix_spawn_file_actions_addclosefrom_np).
+#ifndef SHIM_SPAWN_H
+#define SHIM_SPAWN_H
+
+#include <sys/types.h>
+
+/// posix_spawn(path, argv, envp) with: `socket` as descriptor 3, /dev/null as
+/// 0, 1 and 2 (also 2 when `keep_stderr` is 0), every other descriptor closed
+/// (addclosefrom_np(4), so no open file of the parent leaks into the helper),
+/// the signal mask cleared and every signal's action reset to its default
+/// (SIGXCPU must terminate, whatever the parent ignores), and a process group of
+/// its own (a Ctrl-C meant for the parent does not kill the helpers). Stores
+/// the pid; returns 0 or an errno value.
+int shim_spawn_helper(const char *path, char *const argv[], char *const envp[], int socket, int keep_stderr,
+                      pid_t *pid);
+
+#endif

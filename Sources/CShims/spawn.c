@@ -1,0 +1,38 @@
+// Starting a decoder helper (see shim_spawn.h).
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include "shim_spawn.h"
+
+int shim_spawn_helper(const char *path, char *const argv[], char *const envp[], int socket, int keep_stderr,
+                      pid_t *pid) {
+    posix_spawn_file_actions_t actions;
+    posix_spawnattr_t attributes;
+    int status = posix_spawn_file_actions_init(&actions);
+    if (status) return status;
+    status = posix_spawnattr_init(&attributes);
+    if (status) {
+        posix_spawn_file_actions_destroy(&actions);
+        return status;
+    }
+    sigset_t none, all;
+    sigemptyset(&none);
+    sigfillset(&all);
+    if (!status) status = posix_spawn_file_actions_adddup2(&actions, socket, 3);
+    if (!status) status = posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+    if (!status) status = posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
+    if (!status && !keep_stderr) status = posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
+    if (!status) status = posix_spawn_file_actions_addclosefrom_np(&actions, 4);
+    if (!status) status = posix_spawnattr_setsigmask(&attributes, &none);
+    if (!status) status = posix_spawnattr_setsigdefault(&attributes, &all);
+    if (!status) status = posix_spawnattr_setpgroup(&attributes, 0);
+    if (!status)
+        status = posix_spawnattr_setflags(&attributes,
+                                          POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETPGROUP);
+    if (!status) status = posix_spawn(pid, path, &actions, &attributes, argv, envp);
+    posix_spawn_file_actions_destroy(&actions);
+    posix_spawnattr_destroy(&attributes);
+    return status;
+}

@@ -1,0 +1,141 @@
+import Foundation
+import Glibc
+import MediaFormats
+
+/// The parent's helpers: idle ones waiting for a request, busy ones decoding.
+/// A caller takes an idle helper (or a new one is started: one per concurrent
+/// caller, i.e. per decoding worker), gives it back after a clean answer, and
+/// discards it (killed and reaped) after anything else.
+final class HelperPool: @unchecked Sendable {
+    private let configuration: ProcessIsolatedDecoder.Configuration
+    private let lock = NSLock()
+    private var idle: [HelperProcess] = []
+    private var busy: [pid_t: HelperProcess] = [:]
+    private var started = 0
+    /// Set when a helper could not sandbox itself: the system cannot, and every
+    /// later item fails at once with this message instead of starting helpers in vain.
+    private var sandboxFailure: String?
+
+    init(configuration: ProcessIsolatedDecoder.Configuration) {
+        self.configuration = configuration
+    }
+
+    deinit { shutdown() }
+
+    /// Starts helpers until `count` are alive (idle or busy); they load their
+    /// libraries and sandbox themselves while the parent goes on.
+    func prestart(_ count: Int) {
+        while true {
+            lock.lock()
+            let alive = idle.count + busy.count
+            lock.unlock()
+            guard alive < count, let helper = try? start() else { return }
+            lock.lock()
+            idle.append(helper)
+            lock.unlock()
+        }
+    }
+
+    /// An idle, ready helper, started if none is idle. Throws when a helper cannot
+    /// be started or is not ready in time (`label` names the item for the message).
+    func checkout(for label: String) throws(MediaError) -> HelperProcess {
+        for _ in 0..<3 {
+            lock.lock()
+            let failure = sandboxFailure
+            var helper = idle.popLast()
+            lock.unlock()
+            if let failure { throw Self.sandboxError(failure, label: label) }
+            if helper == nil {
+                do throws(SpawnError) {
+                    helper = try start()
+                } catch {
+                    throw MediaError(.decoderCrashed, "\(label): \(error)")
+                }
+            }
+            guard let helper else { continue }
+            lock.lock()
+            busy[helper.pid] = helper
+            lock.unlock()
+            let ready: HelperReady
+            do throws(HelperFailure) {
+                ready = try helper.awaitReady(deadline: Monotonic.now() + configuration.startupTimeLimit)
+            } catch {
+                // Died or hung while starting (or killed from outside while idle).
+                discard(helper)
+                continue
+            }
+            if let failure = ready.failure {
+                discard(helper)
+                lock.lock()
+                sandboxFailure = failure
+                lock.unlock()
+                throw Self.sandboxError(failure, label: label)
+            }
+            if helper.isIdleAndAlive { return helper }
+            discard(helper)
+        }
+        throw MediaError(.decoderCrashed, "\(label): no decoder helper could be started (each died or hung while starting)")
+    }
+
+    private static func sandboxError(_ failure: String, label: String) -> MediaError {
+        MediaError(
+            .decoderCrashed,
+            "\(label): the decoder helper could not sandbox itself (\(failure)); decode in-process with --isolation none if this system cannot sandbox")
+    }
+
+    /// Returns a helper that answered cleanly.
+    func checkin(_ helper: HelperProcess) {
+        lock.lock()
+        busy[helper.pid] = nil
+        idle.append(helper)
+        lock.unlock()
+    }
+
+    /// Stops and forgets a helper that died, hung or misbehaved.
+    func discard(_ helper: HelperProcess) {
+        helper.stop()
+        lock.lock()
+        busy[helper.pid] = nil
+        idle.removeAll { $0 === helper }
+        lock.unlock()
+    }
+
+    /// The pids of the helpers alive now, idle or busy.
+    var processIDs: [pid_t] {
+        lock.lock()
+        defer { lock.unlock() }
+        return (idle.map(\.pid) + busy.keys).sorted()
+    }
+
+    /// Helpers started since the pool was made (respawns included).
+    var startedCount: Int {
+        lock.lock()
+        defer { lock.unlock() }
+        return started
+    }
+
+    /// Stops every idle helper (busy ones are stopped when their caller discards
+    /// or returns them after shutdown: returned ones are stopped by release).
+    func shutdown() {
+        lock.lock()
+        let stopping = idle
+        idle.removeAll()
+        lock.unlock()
+        for helper in stopping { helper.stop() }
+    }
+
+    private func start() throws(SpawnError) -> HelperProcess {
+        var environment = ProcessInfo.processInfo.environment
+        // A crash in a helper is an item's outcome, not something to symbolicate.
+        environment["SWIFT_BACKTRACE"] = "enable=no"
+        environment.merge(configuration.environment) { $1 }
+        let helper = try HelperProcess.start(
+            executable: configuration.helperExecutable,
+            arguments: configuration.helperArguments + ["--memory-limit", String(configuration.memoryLimit)], environment: environment,
+            keepStandardError: environment[ProcessIsolatedDecoder.Configuration.standardErrorVariable] == "inherit")
+        lock.lock()
+        started += 1
+        lock.unlock()
+        return helper
+    }
+}

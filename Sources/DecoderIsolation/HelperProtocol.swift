@@ -1,0 +1,245 @@
+import CShims
+import Foundation
+import Glibc
+import MediaFormats
+
+/// What travels between the parent and a decoder helper over their Unix stream
+/// socket, one message at a time:
+///
+///     message  = length (UInt32, little-endian, of what follows) · type (UInt8) · body
+///     ready    (helper → parent, once)  body: JSON ``HelperReady``
+///     decode   (parent → helper)        body: JSON ``DecodeRequest``; the file's
+///                                       read-only descriptor rides along (SCM_RIGHTS)
+///     accepted (helper → parent)        empty: the request was received and decoding
+///                                       starts (a helper that dies before this never
+///                                       had the item: it is not the item's fault)
+///     result   (helper → parent)        body: UInt32 JSON length · JSON ``WireResult``
+///                                       · the thumbnail's JPEG bytes (the rest)
+///
+/// The JPEG bytes travel raw, not as a JSON array of numbers. Sizes are bounded
+/// on both sides: a peer announcing more is broken (or hostile) and is dropped.
+enum HelperMessage {
+    /// Message types.
+    enum Kind: UInt8 {
+        case ready = 1
+        case decode = 2
+        case result = 3
+        case accepted = 4
+    }
+
+    /// The largest request (a `DecodeRequest` is a few hundred bytes).
+    static let maximumRequest = 1 << 20
+    /// The largest result: the facts and a thumbnail (a 360 px JPEG is ~30 KB;
+    /// this leaves room for any size a pipeline may ask for).
+    static let maximumResult = 64 << 20
+    /// The largest JSON part of a result.
+    static let maximumResultJSON = 1 << 20
+
+    /// A whole message: length, type, body.
+    static func frame(_ kind: Kind, _ body: [UInt8]) -> [UInt8] {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(5 + body.count)
+        withUnsafeBytes(of: UInt32(body.count + 1).littleEndian) { bytes.append(contentsOf: $0) }
+        bytes.append(kind.rawValue)
+        bytes.append(contentsOf: body)
+        return bytes
+    }
+
+    /// The body of a result message.
+    static func resultBody(_ result: WireResult, jpeg: [UInt8]) throws -> [UInt8] {
+        let json = try JSONEncoder().encode(result)
+        var body: [UInt8] = []
+        body.reserveCapacity(4 + json.count + jpeg.count)
+        withUnsafeBytes(of: UInt32(json.count).littleEndian) { body.append(contentsOf: $0) }
+        body.append(contentsOf: json)
+        body.append(contentsOf: jpeg)
+        return body
+    }
+
+    /// Splits a result body into its JSON and JPEG parts.
+    static func parseResult(_ body: ArraySlice<UInt8>) throws(ProtocolError) -> (WireResult, ArraySlice<UInt8>) {
+        guard body.count >= 4 else { throw ProtocolError("a result shorter than its header") }
+        let length = Int(UInt32(littleEndian: body.prefix(4).withUnsafeBytes { $0.loadUnaligned(as: UInt32.self) }))
+        guard length <= maximumResultJSON, length <= body.count - 4 else { throw ProtocolError("a result whose JSON part is \(length) bytes") }
+        let json = body.dropFirst(4).prefix(length)
+        do {
+            return (try JSONDecoder().decode(WireResult.self, from: Data(json)), body.dropFirst(4 + length))
+        } catch {
+            throw ProtocolError("an unreadable result: \(error)")
+        }
+    }
+
+    /// The length and type of a message, from its first 5 bytes.
+    static func header(_ bytes: [UInt8]) -> (length: Int, kind: UInt8) {
+        let length = Int(UInt32(bytes[0]) | UInt32(bytes[1]) << 8 | UInt32(bytes[2]) << 16 | UInt32(bytes[3]) << 24)
+        return (length - 1, bytes[4])
+    }
+}
+
+/// A helper's first message: it is ready (libraries loaded, sandbox in place), or why not.
+struct HelperReady: Codable, Sendable {
+    /// Its process id.
+    var pid: Int32
+    /// What the sandbox holds, as the helper itself checked it.
+    var sandbox: SandboxStatus
+    /// Why the helper cannot decode (its sandbox could not be set up); nil when ready.
+    var failure: String?
+}
+
+/// A decode's answer, without the JPEG bytes (they follow the JSON).
+struct WireResult: Codable, Sendable {
+    /// The facts, when decoding succeeded.
+    var facts: MediaFacts?
+    /// The thumbnail's width and height, when one was made (its bytes follow).
+    var thumbnailWidth: Int?
+    var thumbnailHeight: Int?
+    /// Why no thumbnail was made, when one was asked for.
+    var thumbnailFailure: MediaError?
+    /// Why decoding failed.
+    var failure: MediaError?
+
+    /// The answer for `outcome`, and the JPEG bytes to send after it.
+    init(_ outcome: Result<DecodedMedia, MediaError>) {
+        switch outcome {
+        case .success(let decoded):
+            facts = decoded.facts
+            switch decoded.thumbnail {
+            case .made(let thumbnail):
+                thumbnailWidth = thumbnail.width
+                thumbnailHeight = thumbnail.height
+            case .failed(let error): thumbnailFailure = error
+            case nil: break
+            }
+        case .failure(let error):
+            failure = error
+        }
+    }
+
+    /// The decoded media (with `jpeg` as the thumbnail's bytes), or the failure.
+    func outcome(jpeg: ArraySlice<UInt8>) throws(ProtocolError) -> Result<DecodedMedia, MediaError> {
+        if let failure { return .failure(failure) }
+        guard let facts else { throw ProtocolError("a result with neither facts nor a failure") }
+        var thumbnail: ThumbnailOutcome?
+        if let width = thumbnailWidth, let height = thumbnailHeight {
+            guard !jpeg.isEmpty else { throw ProtocolError("a thumbnail without bytes") }
+            thumbnail = .made(Thumbnail(jpeg: Array(jpeg), width: width, height: height))
+        } else if let thumbnailFailure {
+            thumbnail = .failed(thumbnailFailure)
+        }
+        return .success(DecodedMedia(facts: facts, thumbnail: thumbnail))
+    }
+
+    /// The thumbnail's bytes of `outcome`, if one was made.
+    static func jpeg(of outcome: Result<DecodedMedia, MediaError>) -> [UInt8] {
+        if case .success(let decoded) = outcome, case .made(let thumbnail) = decoded.thumbnail { return thumbnail.jpeg }
+        return []
+    }
+}
+
+/// A peer that broke the protocol (or died mid-message).
+struct ProtocolError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// Blocking reads and writes of whole messages on a socket, for both ends.
+struct MessageSocket {
+    let descriptor: Int32
+
+    /// Sends `bytes` whole, the first chunk carrying `attaching` (when >= 0).
+    func send(_ bytes: [UInt8], attaching descriptorToPass: Int32 = -1) -> Bool {
+        var sent = 0
+        var passing = descriptorToPass
+        while sent < bytes.count {
+            let count = bytes.withUnsafeBytes { buffer in
+                shim_send_with_fd(descriptor, buffer.baseAddress! + sent, buffer.count - sent, passing)
+            }
+            guard count > 0 else { return false }
+            sent += count
+            passing = -1
+        }
+        return true
+    }
+
+    /// Why a read stopped.
+    enum ReadFailure: Error {
+        /// The peer closed its end (it exited or died).
+        case closed
+        /// The deadline passed first.
+        case timedOut
+        /// The peer sent something the protocol does not allow.
+        case malformed(ProtocolError)
+        /// The read itself failed.
+        case failed(Int32)
+    }
+
+    /// Reads one message: its type, body and the descriptor that came with it
+    /// (-1 if none; the caller owns it). `deadline` (monotonic seconds) bounds the
+    /// wait; nil waits as long as it takes.
+    func receive(maximum: Int, deadline: Double? = nil) throws(ReadFailure) -> (kind: UInt8, body: [UInt8], descriptor: Int32) {
+        var header = [UInt8](repeating: 0, count: 5)
+        var received: Int32 = -1
+        do throws(ReadFailure) {
+            try read(into: &header, count: 5, deadline: deadline, descriptor: &received)
+        } catch {
+            if received >= 0 { close(received) }
+            throw error
+        }
+        let (length, kind) = HelperMessage.header(header)
+        guard length >= 0, length <= maximum else {
+            if received >= 0 { close(received) }
+            throw .malformed(ProtocolError("a message of \(length) bytes (at most \(maximum) expected)"))
+        }
+        var body = [UInt8](repeating: 0, count: length)
+        var ignored: Int32 = -1
+        do throws(ReadFailure) {
+            try read(into: &body, count: length, deadline: deadline, descriptor: &ignored)
+        } catch {
+            if received >= 0 { close(received) }
+            throw error
+        }
+        if ignored >= 0 { close(ignored) }
+        return (kind, body, received)
+    }
+
+    /// Fills `buffer[0..<count]`; a descriptor arriving with the bytes is stored in `descriptor`.
+    private func read(into buffer: inout [UInt8], count: Int, deadline: Double?, descriptor received: inout Int32) throws(ReadFailure) {
+        var done = 0
+        while done < count {
+            if let deadline {
+                let remaining = deadline - Monotonic.now()
+                guard remaining > 0 else { throw .timedOut }
+                var poller = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+                let ready = poll(&poller, 1, Int32(min(remaining * 1000 + 1, Double(Int32.max))))
+                if ready < 0 {
+                    if errno == EINTR { continue }
+                    throw .failed(errno)
+                }
+                if ready == 0 { continue }
+            }
+            var passed: Int32 = -1
+            let got = buffer.withUnsafeMutableBytes { bytes in
+                shim_recv_with_fd(descriptor, bytes.baseAddress! + done, count - done, &passed)
+            }
+            if passed >= 0 {
+                if received < 0 { received = passed } else { close(passed) }
+            }
+            if got == 0 { throw .closed }
+            if got < 0 {
+                if errno == EINTR { continue }
+                if errno == ECONNRESET { throw .closed }
+                throw .failed(errno)
+            }
+            done += got
+        }
+    }
+}
+
+/// The monotonic clock, in seconds.
+enum Monotonic {
+    static func now() -> Double {
+        var ts = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &ts)
+        return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
+    }
+}

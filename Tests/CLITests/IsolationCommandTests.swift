@@ -1,0 +1,252 @@
+import Foundation
+import Glibc
+import TestSupport
+import Testing
+
+/// `share ingest` decodes in sandboxed helper processes by default
+/// (`--isolation process`): what a user sees when a file crashes the decoder,
+/// exhausts its memory, loops, or when a helper is killed from outside, and
+/// which formats only the sandbox decodes.
+@Suite struct IsolationCommandTests {
+    // MARK: - Helpers
+
+    /// Runs a tool (vips, ffmpeg) to make test media.
+    static func make(_ tool: String, _ arguments: [String]) throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: tool)
+        process.arguments = arguments
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        process.waitUntilExit()
+        try #require(process.terminationStatus == 0, "\(tool) \(arguments)")
+    }
+
+    /// The report's items by the last component of their source.
+    static func items(_ reportPath: String) throws -> [String: [String: Any]] {
+        let report = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: reportPath))) as? [String: Any])
+        var items: [String: [String: Any]] = [:]
+        for item in report["items"] as? [[String: Any]] ?? [] {
+            items[((item["source"] as? String ?? "") as NSString).lastPathComponent] = item
+        }
+        return items
+    }
+
+    /// A pipeline like the default one with 1-second time limits (facts and thumbnail).
+    static func quickPipeline(in directory: TemporaryDirectory) throws -> String {
+        try directory.add("quick.json", bytes: Array("""
+            {"name": "quick", "stages": [
+              {"stage": "sniff"}, {"stage": "copy", "workers": 2}, {"stage": "probe", "workers": 2, "timeLimit": 1},
+              {"stage": "thumbnail", "workers": 2, "timeLimit": 1, "for": ["image", "video", "document"]}, {"stage": "manifest"}]}
+            """.utf8))
+    }
+
+    // MARK: - Failures of one item
+
+    /// SIGSEGV, abort(), an endless loop and a 10 GB allocation in the decoder
+    /// each fail their own item with the reason a user can act on; every other
+    /// item of the batch is delivered, and a video whose poster crashes the
+    /// decoder is still delivered, without a poster.
+    @Test func eachDecoderFaultFailsOnlyItsItem() throws {
+        let drop = TemporaryDirectory("faults")
+        for name in ["segv", "abort", "loop", "alloc", "good-1", "good-2", "good-3"] {
+            try drop.add("\(name).jpg", copying: Fixtures.media("photo.jpg"))
+        }
+        try drop.add("clip.mp4", copying: Fixtures.media("clip-h264.mp4"))
+        try drop.add("poster-crash.mp4", copying: Fixtures.media("clip-h264.mp4"))
+        let work = TemporaryDirectory("faults-work")
+        let reportPath = work.file("report.json")
+        let result = try ShareProcess.run(
+            ["ingest", "--container", work.file("container"), "--pipeline", try Self.quickPipeline(in: work), "--report", reportPath, drop.path],
+            environment: ["SHARE_TEST_HELPER_FAULT": "segv:segv.jpg,abort:abort.jpg,loop:loop.jpg,alloc:alloc.jpg,segv-thumbnail:poster-crash.mp4"])
+        #expect(result.status == 1, "\(result.stderr)")
+        let items = try Self.items(reportPath)
+        let expected: [(String, String, String)] = [
+            ("segv.jpg", "decoderCrashed", "SIGSEGV"), ("abort.jpg", "decoderCrashed", "SIGABRT"), ("loop.jpg", "timeLimit", "decoder helper was stopped"),
+            ("alloc.jpg", "memoryLimit", "MiB of address space"),
+        ]
+        for (name, reason, text) in expected {
+            #expect(items[name]?["status"] as? String == "failed", "\(name): \(items[name] ?? [:])")
+            #expect(items[name]?["reason"] as? String == reason, "\(name): \(items[name] ?? [:])")
+            let message = items[name]?["error"] as? String ?? ""
+            #expect(message.contains(text) && message.contains(name), "\(name): \(message)")
+        }
+        for name in ["good-1.jpg", "good-2.jpg", "good-3.jpg", "clip.mp4"] {
+            #expect(items[name]?["status"] as? String == "ingested", "\(name): \(items[name] ?? [:])")
+            #expect(items[name]?["thumbnail"] as? String != nil, "\(name)")
+            #expect((items[name]?["warnings"] as? [String])?.isEmpty == true, "\(name): \(items[name] ?? [:])")
+        }
+        let posterCrash = items["poster-crash.mp4"] ?? [:]
+        #expect(posterCrash["status"] as? String == "ingested", "\(posterCrash)")
+        #expect(posterCrash["type"] as? String == "video")
+        #expect(posterCrash["thumbnail"] is NSNull)
+        #expect((posterCrash["warnings"] as? [String])?.contains { $0.contains("no poster frame") && $0.contains("SIGSEGV") } == true, "\(posterCrash)")
+        #expect(result.stderr.contains("5 of 9 items ingested, 4 failed"), "\(result.stderr)")
+    }
+
+    // MARK: - A helper killed from outside
+
+    /// The children of `parent` running the helper mode.
+    static func helpers(of parent: pid_t) -> [pid_t] {
+        let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
+        return entries.compactMap { Int32($0) }.filter { pid in
+            guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+                let fields = stat.split(separator: ")").last?.split(separator: " "), fields.count > 2, Int32(fields[1]) == parent
+            else { return false }
+            let command = (try? String(contentsOfFile: "/proc/\(pid)/cmdline", encoding: .utf8)) ?? ""
+            return command.contains("decode-helper")
+        }
+    }
+
+    /// True while `pid` holds an open descriptor of a file in `container`: the
+    /// request it was handed, i.e. it is decoding an item. (Reading another
+    /// process's descriptors needs root or CAP_SYS_PTRACE: helpers are not dumpable.)
+    static func isDecoding(_ pid: pid_t, in container: String) -> Bool {
+        let directory = "/proc/\(pid)/fd"
+        for fd in (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? [] {
+            if let target = try? FileManager.default.destinationOfSymbolicLink(atPath: "\(directory)/\(fd)"),
+                target.hasPrefix(container + "/"), !target.contains("/.share-ingest/")
+            {
+                return true
+            }
+        }
+        return false
+    }
+
+    /// SIGKILL on a helper while it decodes an item of a 40-photo batch costs no
+    /// item: that photo is decoded again in a fresh helper (and says so), the
+    /// rest never notice, and the batch exits 0.
+    @Test(.enabled(if: geteuid() == 0, "reads a helper's /proc/PID/fd, which needs root"))
+    func killingAHelperMidBatchCostsNoItem() throws {
+        let drop = TemporaryDirectory("forty")
+        let scratch = TemporaryDirectory("forty-scratch")
+        // 1920×1440 photos: long enough to decode that a helper is caught at it.
+        let large = scratch.file("large.jpg")
+        try Self.make("/usr/bin/vips", ["resize", Fixtures.media("photo.jpg"), large + "[Q=90]", "3"])
+        let photo = try Data(contentsOf: URL(fileURLWithPath: large))
+        for index in 0..<40 {
+            try drop.add(String(format: "IMG_%04d.JPG", index), bytes: Array(photo) + Array("unique \(index)".utf8))
+        }
+        let work = TemporaryDirectory("forty-work")
+        // As /proc spells it (the temporary folder's path may hold "//").
+        let container = try #require(realpath(work.path, nil).map { String(cString: $0) }) + "/container"
+        let reportPath = work.file("report.json")
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: Fixtures.shareBinary)
+        process.arguments = ["ingest", "--quiet", "--container", container, "--report", reportPath, drop.path]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+
+        // Wait (on what /proc shows) until a helper holds one of the copies, then kill it.
+        var killed: pid_t?
+        let deadline = Date().addingTimeInterval(120)
+        while killed == nil, process.isRunning, Date() < deadline {
+            for helper in Self.helpers(of: process.processIdentifier) where Self.isDecoding(helper, in: container) {
+                if kill(helper, SIGKILL) == 0 { killed = helper }
+                break
+            }
+            usleep(200)
+        }
+        process.waitUntilExit()
+        let victim = try #require(killed, "no helper was seen decoding")
+        #expect(process.terminationStatus == 0)
+        let items = try Self.items(reportPath)
+        #expect(items.count == 40)
+        #expect(items.values.allSatisfy { $0["status"] as? String == "ingested" && $0["thumbnail"] as? String != nil })
+        let retried = items.filter { ($0.value["warnings"] as? [String] ?? []).contains { $0.contains("read again in a fresh helper") } }
+        #expect(retried.count == 1, "items decoded again: \(retried.keys.sorted())")
+        #expect((retried.first?.value["warnings"] as? [String])?.first?.contains("SIGKILL") == true)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: container + "/thumbnails").count == 40)
+        #expect(kill(victim, 0) != 0)
+    }
+
+    // MARK: - Small and odd videos
+
+    /// Small and odd-size videos in the codecs people share (their frames are
+    /// converted at their own size, which once overflowed the RGB buffer), with
+    /// ordinary photos: every item is delivered with a thumbnail, and nothing aborts.
+    @Test func smallOddVideosAndPhotosAllGetThumbnails() throws {
+        let drop = TemporaryDirectory("odd-videos")
+        let videos: [(name: String, size: String, arguments: [String])] = [
+            ("h264-268x156.mp4", "268x156", ["-c:v", "libx264", "-pix_fmt", "yuv420p"]),
+            ("h264-264x150.mp4", "264x150", ["-c:v", "libx264", "-pix_fmt", "yuv420p"]),
+            ("h264-2x2.mp4", "2x2", ["-c:v", "libx264", "-pix_fmt", "yuv420p"]),
+            ("flv1-268x156.flv", "268x156", ["-c:v", "flv1"]),
+            ("vp8-6x4.webm", "6x4", ["-c:v", "libvpx"]),
+            ("mjpeg-268x156.avi", "268x156", ["-c:v", "mjpeg", "-pix_fmt", "yuvj420p"]),
+        ]
+        for video in videos {
+            try Self.make(
+                "/usr/bin/ffmpeg",
+                ["-v", "error", "-y", "-f", "lavfi", "-i", "testsrc=s=\(video.size):d=1.5:r=10"] + video.arguments + [drop.file(video.name)])
+        }
+        for name in ["photo.jpg", "portrait-exif6.jpg", "screenshot.png"] {
+            try drop.add(name, copying: Fixtures.media(name))
+        }
+        let work = TemporaryDirectory("odd-work")
+        let reportPath = work.file("report.json")
+        let result = try ShareProcess.run(["ingest", "--container", work.file("container"), "--report", reportPath, drop.path])
+        #expect(result.status == 0, "\(result.stderr)")
+        let items = try Self.items(reportPath)
+        #expect(items.count == videos.count + 3)
+        for (name, item) in items {
+            #expect(item["status"] as? String == "ingested", "\(name): \(item)")
+            #expect(item["thumbnail"] as? String != nil, "\(name): \(item)")
+        }
+        for video in videos {
+            #expect(items[video.name]?["type"] as? String == "video", "\(video.name)")
+        }
+    }
+
+    // MARK: - Formats only the sandbox decodes
+
+    /// SVG (librsvg), ICO and PSD (ImageMagick) get thumbnails in the sandboxed
+    /// helpers; with `--isolation none` those loaders stay blocked, the files are
+    /// delivered without a thumbnail, and the warning says why.
+    @Test func sandboxOnlyFormatsGetThumbnailsOnlyFromHelpers() throws {
+        let drop = TemporaryDirectory("sandbox-formats")
+        let scratch = TemporaryDirectory("sandbox-formats-scratch")
+        let small = scratch.file("small.png")
+        try Self.make("/usr/bin/vips", ["thumbnail", Fixtures.media("photo.jpg"), small, "64"])
+        try Self.make("/usr/bin/vips", ["magicksave", small, drop.file("icon.ico"), "--format", "ICO"])
+        try Self.make("/usr/bin/vips", ["magicksave", small, drop.file("layers.psd"), "--format", "PSD"])
+        try drop.add("drawing.svg", bytes: Array("""
+            <?xml version="1.0"?>
+            <svg xmlns="http://www.w3.org/2000/svg" width="400" height="200"><rect width="400" height="200" fill="#c00"/>\
+            <text x="20" y="120" font-size="60" fill="white">Hello</text></svg>
+            """.utf8))
+        try drop.add("photo.jpg", copying: Fixtures.media("photo.jpg"))
+        let formats = ["icon.ico", "layers.psd", "drawing.svg"]
+
+        for isolation in ["process", "none"] {
+            let work = TemporaryDirectory("sandbox-formats-\(isolation)")
+            let reportPath = work.file("report.json")
+            let result = try ShareProcess.run(["ingest", "--isolation", isolation, "--container", work.file("container"), "--report", reportPath, drop.path])
+            #expect(result.status == 0, "\(isolation): \(result.stderr)")
+            let items = try Self.items(reportPath)
+            #expect(items["photo.jpg"]?["thumbnail"] as? String != nil)
+            for name in formats {
+                let item = items[name] ?? [:]
+                #expect(item["status"] as? String == "ingested", "\(isolation) \(name): \(item)")
+                #expect(item["type"] as? String == "file", "\(isolation) \(name): \(item)")
+                let warnings = item["warnings"] as? [String] ?? []
+                if isolation == "process" {
+                    let thumbnail = try #require(item["thumbnail"] as? String, "\(name): \(item)")
+                    let size = try ImageInspector.size(try #require(URL(string: thumbnail)).path)
+                    #expect(max(size.width, size.height) <= 360 && min(size.width, size.height) > 0, "\(name): \(size)")
+                    #expect(warnings.isEmpty, "\(name): \(warnings)")
+                } else {
+                    #expect(item["thumbnail"] is NSNull, "\(name): \(item)")
+                    #expect(warnings.contains { $0.contains("only in sandboxed decoder helpers") }, "\(name): \(warnings)")
+                }
+            }
+        }
+    }
+
+    @Test func isolationMustBeProcessOrNone() throws {
+        let result = try ShareProcess.run(["ingest", "--isolation", "sandbox", Fixtures.media("photo.jpg")])
+        #expect(result.status == 2)
+        #expect(result.stderr.contains("--isolation must be process or none"), "\(result.stderr)")
+    }
+}

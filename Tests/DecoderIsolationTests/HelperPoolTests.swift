@@ -1,0 +1,99 @@
+import DecoderIsolation
+import Foundation
+import Glibc
+import MediaFormats
+import TestSupport
+import Testing
+
+/// The pool's promises, through the library API: helpers are reused, replaced
+/// when they die, and a timed-out decode is never run again.
+@Suite struct HelperPoolTests {
+    static func decoder(prestarted: Int = 1, fault: String? = nil) -> ProcessIsolatedDecoder {
+        var configuration = ProcessIsolatedDecoder.Configuration(helperExecutable: Fixtures.shareBinary)
+        configuration.prestartedHelpers = prestarted
+        if let fault { configuration.environment["SHARE_TEST_HELPER_FAULT"] = fault }
+        return ProcessIsolatedDecoder(configuration)
+    }
+
+    static func photo(_ label: String = "photo.jpg", timeLimit: Double = 30) -> DecodeRequest {
+        DecodeRequest(path: Fixtures.media("photo.jpg"), label: label, format: .jpeg, timeLimit: timeLimit, thumbnail: ThumbnailSpec(timeLimit: timeLimit))
+    }
+
+    /// True while `pid` exists (a helper is reaped by the pool once it is gone).
+    static func exists(_ pid: Int32) -> Bool { kill(pid, 0) == 0 }
+
+    @Test func oneHelperServesManyItems() throws {
+        let decoder = Self.decoder()
+        defer { decoder.shutdown() }
+        decoder.prepare()
+        for index in 0..<5 {
+            let decoded = try decoder.decode(Self.photo("photo-\(index).jpg"))
+            #expect(decoded.facts.kind == .image && decoded.facts.width == 640)
+            #expect(decoded.facts.warnings.isEmpty)
+        }
+        #expect(decoder.startedHelperCount == 1)
+        #expect(decoder.helperProcessIDs.count == 1)
+    }
+
+    /// An idle helper killed from outside is replaced; the next item costs nothing.
+    @Test func helperKilledWhileIdleIsReplacedAtNoCost() throws {
+        let decoder = Self.decoder()
+        defer { decoder.shutdown() }
+        decoder.prepare()
+        _ = try decoder.decode(Self.photo())
+        let first = try #require(decoder.helperProcessIDs.first)
+        // Killed while idle, just before the next request is sent (or while it is).
+        #expect(kill(first, SIGKILL) == 0)
+        let decoded = try decoder.decode(Self.photo("after-the-kill.jpg"))
+        guard case .made = decoded.thumbnail else {
+            Issue.record("no thumbnail after the kill: \(String(describing: decoded.thumbnail))")
+            return
+        }
+        #expect(decoded.facts.warnings.isEmpty)
+        #expect(!decoder.helperProcessIDs.contains(first))
+        #expect(!Self.exists(first))
+        #expect(decoder.startedHelperCount == 2)
+    }
+
+    /// A decode that overruns its time is stopped by the parent (the helper is
+    /// killed) and reported as timeLimit, and it is not run again: exactly one
+    /// helper was used for it. The next item gets a fresh helper.
+    @Test func timedOutDecodeIsStoppedAndNeverRunAgain() throws {
+        let decoder = Self.decoder(fault: "loop:endless.jpg")
+        defer { decoder.shutdown() }
+        decoder.prepare()
+        let started = Date()
+        do {
+            _ = try decoder.decode(Self.photo("endless.jpg", timeLimit: 0.5))
+            Issue.record("an endless decode returned")
+        } catch {
+            #expect(error.kind == .timeLimit, "\(error)")
+            #expect(error.message.contains("endless.jpg"), "\(error)")
+        }
+        #expect(Date().timeIntervalSince(started) < 60)
+        #expect(decoder.startedHelperCount == 1, "the timed-out decode ran in \(decoder.startedHelperCount) helpers")
+        #expect(decoder.helperProcessIDs.isEmpty)
+        let decoded = try decoder.decode(Self.photo("next.jpg"))
+        #expect(decoded.facts.width == 640)
+        #expect(decoder.startedHelperCount == 2)
+    }
+
+    /// A file that crashes the decoder is tried in a second, fresh helper and
+    /// then fails alone, naming the signal.
+    @Test func crashingFileFailsAloneAfterOneRetry() throws {
+        let decoder = Self.decoder(fault: "segv:poison.jpg")
+        defer { decoder.shutdown() }
+        decoder.prepare()
+        do {
+            _ = try decoder.decode(DecodeRequest(path: Fixtures.media("photo.jpg"), label: "drop/poison.jpg", format: .jpeg))
+            Issue.record("a crashing decode returned")
+        } catch {
+            #expect(error.kind == .decoderCrashed)
+            #expect(error.message.contains("SIGSEGV"), "\(error)")
+            #expect(error.message.contains("drop/poison.jpg"), "\(error)")
+        }
+        #expect(decoder.startedHelperCount == 2)
+        let decoded = try decoder.decode(Self.photo("healthy.jpg"))
+        #expect(decoded.facts.width == 640)
+    }
+}
