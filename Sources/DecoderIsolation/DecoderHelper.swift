@@ -98,8 +98,8 @@ public enum DecoderHelper {
     }
 
     private static func decode(_ request: DecodeRequest, descriptor: Int32, with decoder: InProcessDecoder) -> Result<DecodedMedia, MediaError> {
-        TestFault.planned(for: request)?.trigger()
         shim_set_cpu_budget(ProcessIsolatedDecoder.budget(for: request))
+        TestFault.planned(for: request)?.trigger()
         do {
             return .success(try decoder.decode(request, descriptor: descriptor))
         } catch {
