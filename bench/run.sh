@@ -10,6 +10,13 @@
 #   ROUNDS=5                  timed rounds per scenario
 #   WARMUP=1                  untimed warm-up runs of each side before timing (0: none)
 #   SCENARIOS="photos videos mixed scale"
+#   OURS_VARIANTS="ours=ARGS ..."   several configurations of ours, run side by side
+#                             in every round (A1 A2 … B), e.g. to price an option:
+#                             OURS_VARIANTS="ours=--isolation=process ours-none=--isolation=none"
+#                             (each NAME=ARGS: a side name starting with "ours",
+#                             then extra `share ingest` arguments, comma-separated,
+#                             the first of which may be @/path/to/another/share;
+#                             default "ours=": one side, no extra arguments)
 #   CORPUS=bench/corpus       made by bench/make-corpus.sh
 #   RESULTS=bench/results/<UTC timestamp>   where logs, reports and the summary go
 #   BENCH_WORK=$RESULTS/work  where each run's fresh output folder is made (and
@@ -73,18 +80,24 @@ printf 'scenario\tside\tround\twall_s\trss_kib\tcpu_s\texit\titems\tthumbnails\n
 cat "$RESULTS/machine.txt" >&2
 
 # --- one run ----------------------------------------------------------------
-# run_one SCENARIO SIDE ROUND KIND DROP
+# run_one SCENARIO SIDE ROUND KIND DROP [EXTRA]
 #   KIND: ours | photos | videos | mixed (the baseline script bench/baselines/KIND.sh)
+#   EXTRA: ours' extra arguments, comma-separated
 #   ROUND 0 is the untimed warm-up (logged, not counted).
 run_one() {
-  local scenario="$1" side="$2" round="$3" kind="$4" drop="$5"
+  local scenario="$1" side="$2" round="$3" kind="$4" drop="$5" extra="${6:-}"
   local tag="$scenario-$side-r$round" out="$WORK/$scenario-$side-r$round"
   local log="$RESULTS/logs/$tag" rc=0 t0 t1 wall rss cpu items=0 thumbs=0
   rm -rf "$out"
   mkdir -p "$out"
   local cmd
   if [[ "$kind" == ours ]]; then
-    cmd=("$SHARE_BIN" ingest --container "$out/container" --report "$out/report.json" --quiet "$drop/")
+    local bin="$SHARE_BIN" extra_args=()
+    if [[ -n "$extra" ]]; then IFS=, read -r -a extra_args <<<"$extra"; fi
+    if [[ "${extra_args[0]:-}" == @* ]]; then bin="${extra_args[0]#@}"; extra_args=("${extra_args[@]:1}"); fi
+    cmd=("$bin" ingest --container "$out/container" --report "$out/report.json" --quiet)
+    if ((${#extra_args[@]})); then cmd+=("${extra_args[@]}"); fi
+    cmd+=("$drop/")
   else
     cmd=(bash "$HERE/baselines/$kind.sh" "$drop" "$out/out")
   fi
@@ -123,15 +136,18 @@ PY
 }
 
 # scenario NAME A_SIDE A_KIND A_DROP B_SIDE B_KIND B_DROP
+#   With A_KIND ours and OURS_VARIANTS set, A is each variant in turn (A1 A2 … B).
 scenario() {
-  local name="$1" a_side="$2" a_kind="$3" a_drop="$4" b_side="$5" b_kind="$6" b_drop="$7" r
-  say "scenario $name: $a_side vs $b_side, $ROUNDS rounds, A B A B"
+  local name="$1" a_side="$2" a_kind="$3" a_drop="$4" b_side="$5" b_kind="$6" b_drop="$7" r variant
+  local variants=("$a_side=")
+  if [[ "$a_kind" == ours && -n "${OURS_VARIANTS:-}" ]]; then read -r -a variants <<<"$OURS_VARIANTS"; fi
+  say "scenario $name: ${variants[*]%%=*} vs $b_side, $ROUNDS rounds, A B A B"
   if [[ "$WARMUP" != 0 ]]; then
-    run_one "$name" "$a_side" 0 "$a_kind" "$a_drop"
+    for variant in "${variants[@]}"; do run_one "$name" "${variant%%=*}" 0 "$a_kind" "$a_drop" "${variant#*=}"; done
     run_one "$name" "$b_side" 0 "$b_kind" "$b_drop"
   fi
   for ((r = 1; r <= ROUNDS; r++)); do
-    run_one "$name" "$a_side" "$r" "$a_kind" "$a_drop"
+    for variant in "${variants[@]}"; do run_one "$name" "${variant%%=*}" "$r" "$a_kind" "$a_drop" "${variant#*=}"; done
     run_one "$name" "$b_side" "$r" "$b_kind" "$b_drop"
   done
 }

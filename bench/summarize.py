@@ -89,6 +89,28 @@ def main():
         p(f"| {s}{note} | {len(a)} | {fmt_s(ma)} | {fmt_s(mb)} | **{ratio:.2f}** | {tgt} | {ca:.2f} / {cb:.2f} | {mib(ra):.0f} | {mib(rb):.0f} | {da} | {db} |")
     p("")
 
+    # Variants of ours run side by side (OURS_VARIANTS): each one's ratio to
+    # theirs, and each ratio relative to the first variant's.
+    variants = []
+    for r in rows:
+        if r["side"].startswith("ours") and r["side"] not in variants and r["scenario"] != "scale":
+            variants.append(r["side"])
+    if len(variants) > 1:
+        p("Variants of ours, side by side in the same rounds (median wall s; ratio to theirs; ratio relative to " + variants[-1] + "):")
+        p("")
+        p("| scenario | " + " | ".join(variants) + " | theirs | " + " | ".join(f"{v}/theirs" for v in variants) + " | " + " | ".join(f"{v} vs {variants[-1]}" for v in variants[:-1]) + " |")
+        p("|---|" + "---|" * (3 * len(variants)))
+        for s in scenarios:
+            if s == "scale":
+                continue
+            mb = median([r["wall_s"] for r in side(rows, s, "theirs")])
+            ms = [median([r["wall_s"] for r in side(rows, s, v)]) for v in variants]
+            ratios = [m / mb if mb else float("nan") for m in ms]
+            rel = [(x / ratios[-1] - 1) * 100 if ratios[-1] else float("nan") for x in ratios[:-1]]
+            cpu = [median([r["cpu_s"] for r in side(rows, s, v)]) for v in variants]
+            p(f"| {s} | " + " | ".join(f"{m:.2f} ({c:.2f} CPU)" for m, c in zip(ms, cpu)) + f" | {mb:.2f} | " + " | ".join(f"**{x:.3f}**" for x in ratios) + " | " + " | ".join(f"{x:+.1f} %" for x in rel) + " |")
+        p("")
+
     if "scale" in scenarios:
         a, b = side(rows, "scale", "n100"), side(rows, "scale", "n1000")
         ma, mb = median([r["wall_s"] for r in a]), median([r["wall_s"] for r in b])
@@ -114,15 +136,16 @@ def main():
     reports = sorted(glob.glob(os.path.join(folder, "reports", "*.json")))
     by_group = {}
     for path in reports:
-        name = os.path.basename(path)[:-5]  # scenario-side-rN
-        scen, sd, rnd = name.rsplit("-", 2)
+        name = os.path.basename(path)[:-5]  # scenario-side-rN (a side may contain "-")
+        parts = name.split("-")
+        scen, sd, rnd = parts[0], "-".join(parts[1:-1]), parts[-1]
         if rnd == "r0":
             continue
         try:
             rep = json.load(open(path))
         except (OSError, ValueError):
             continue
-        key = scen if scen != "scale" else f"scale {sd[1:]}"
+        key = f"scale {sd[1:]}" if scen == "scale" else scen if sd == "ours" else f"{scen} ({sd})"
         g = by_group.setdefault(key, {st: [] for st in STAGES + ["wall"]})
         ss = rep.get("stageSeconds", {})
         for st in STAGES:
