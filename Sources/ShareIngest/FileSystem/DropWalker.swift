@@ -40,7 +40,11 @@ struct DropWalker: Sequence, IteratorProtocol {
         }
         var names: [[UInt8]] = []
         while let entry = readdir(stream) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in Array(raw.prefix { $0 != 0 }) }
+            // Only the name and its NUL are there: copying the whole 256-byte
+            // `d_name` (as `entry.pointee.d_name` does) reads past short entries
+            // and past the end of glibc's directory buffer.
+            let cName = (UnsafeRawPointer(entry) + MemoryLayout<dirent>.offset(of: \dirent.d_name)!).assumingMemoryBound(to: CChar.self)
+            let name = Array(UnsafeRawBufferPointer(start: cName, count: strlen(cName)))
             if name.first == UInt8(ascii: ".") { continue }  // hidden, "." and ".."
             names.append(name)
         }

@@ -24,7 +24,9 @@ struct DropSignature: Equatable {
                 guard let stream = opendir(directory) else { continue }
                 var names: [String] = []
                 while let entry = readdir(stream) {
-                    let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self) }
+                    // Only the name and its NUL are there: never copy the whole 256-byte `d_name`.
+                    let cName = (UnsafeRawPointer(entry) + MemoryLayout<dirent>.offset(of: \dirent.d_name)!).assumingMemoryBound(to: CChar.self)
+                    let name = String(decoding: UnsafeRawBufferPointer(start: cName, count: strlen(cName)), as: UTF8.self)
                     if name != "." && name != ".." { names.append(name) }
                 }
                 closedir(stream)
