@@ -47,11 +47,87 @@ fi
 work="$(mktemp -d "${TMPDIR:-/tmp}/share-memcheck-XXXXXX")"
 keep="${MEMCHECK_KEEP:-}"
 cleanup() {
-    local status=$?
+    local status=$? pid
+    if [[ "$status" != 0 ]]; then
+        # Stopped early (a generator failed, or Ctrl-C): stop our valgrind runs
+        # still going (those without a status yet), by their process ids.
+        for pid in "$work"/logs/*.pid; do
+            if [[ -e "$pid" && ! -e "${pid%.pid}.status" ]]; then kill -KILL "$(cat "$pid")" 2>/dev/null || true; fi
+        done
+        wait || true
+    fi
     if [[ -z "$keep" && "$status" == 0 ]]; then rm -rf "$work"; else echo "memcheck: kept $work"; fi
 }
 trap cleanup EXIT
+trap 'exit 130' INT TERM
 mkdir -p "$work/videos" "$work/images" "$work/many" "$work/inbox/long-names" "$work/logs" "$work/reports" "$work/containers"
+
+# --- valgrind ----------------------------------------------------------------
+
+valgrind_args=(
+    --tool=memcheck
+    --error-exitcode=99
+    --leak-check=no
+    --num-callers=40
+    --suppressions="$root/scripts/memcheck.supp"
+    # dav1d's hand-written assembly (AVIF, through libheif) needs these to
+    # run correctly under valgrind.
+    --vex-guest-max-insns=20 --vex-guest-chase=no
+)
+# shellcheck disable=SC2206
+valgrind_args+=(${MEMCHECK_VALGRIND_ARGS:-})
+
+# memcheck NAME COMMAND ARGS... : runs `share COMMAND ARGS...` under valgrind.
+memcheck() {
+    local name=$1 command=$2
+    shift 2
+    local begun=$SECONDS status=0
+    VIPS_NOVECTOR=1 valgrind "${valgrind_args[@]}" --log-file="$work/logs/$name.valgrind" \
+        "$share" "$command" "${share_extra_args[@]}" --pipeline "$work/pipeline.json" --container "$work/containers/$name" --quiet "$@" \
+        >"$work/logs/$name.out" 2>"$work/logs/$name.err" &
+    echo "$!" >"$work/logs/$name.pid"
+    wait "$!" || status=$?
+    echo "$status" >"$work/logs/$name.status"
+    echo "memcheck: $name: done in $((SECONDS - begun)) s (exit $status)"
+}
+
+# shellcheck disable=SC2206
+batches=(${MEMCHECK_BATCHES:-many videos-1 videos-2 fixtures images watch})
+for batch in "${batches[@]}"; do
+    [[ "$batch" =~ ^(many|videos-1|videos-2|fixtures|images|watch)$ ]] || { echo "memcheck: no batch named $batch" >&2; exit 2; }
+done
+run_batch() {
+    case "$1" in
+        many) memcheck many ingest --report "$work/reports/many.json" "$work/many" ;;
+        videos-1) memcheck videos-1 ingest --report "$work/reports/videos-1.json" "${video_files[@]:0:half}" ;;
+        videos-2) memcheck videos-2 ingest --report "$work/reports/videos-2.json" "${video_files[@]:half}" ;;
+        fixtures) memcheck fixtures ingest --report "$work/reports/fixtures.json" testdata/media/* testdata/sample-drop ;;
+        images) memcheck images ingest --report "$work/reports/images.json" "$work"/images/* ;;
+        watch) memcheck watch watch --once --settle 0 --on-success keep "$work/inbox" ;;
+    esac
+}
+# The default pipeline with time limits raised: valgrind runs code 20–50 times
+# slower, and a decode cut short by its time limit is a decode not checked.
+jq '.name = "memcheck" | .stages |= map(if has("timeLimit") then .timeLimit = 900 else . end)' pipelines/default.json >"$work/pipeline.json"
+
+# A folder of 3,000 entries: text files (names of varied length, so entries fall
+# at every offset of glibc's readdir buffer) and a few images.
+for i in $(seq 1 2990); do
+    printf 'note %d\n' "$i" >"$work/many/note-$i-$(printf '%*s' $((i % 97)) '' | tr ' ' x).txt"
+done
+for name in photo.jpg alpha.png png16.png gray.jpg exif8.jpg progressive.jpg cmyk.jpg tiny-1x1.png wide-2000x10.png image.webp; do
+    cp "testdata/media/$name" "$work/many/"
+done
+many_count=$(find "$work/many" -mindepth 1 -maxdepth 1 | wc -l)
+
+# The 3,000-entry folder takes longest under valgrind: it starts first, while
+# the rest is generated.
+start_batch() {  # at most $jobs valgrind processes at once
+    while (($(jobs -rp | wc -l) >= jobs)); do wait -n || true; done
+    run_batch "$1" &
+}
+echo "memcheck: running batches ${batches[*]} under valgrind, $jobs at a time"
+if [[ " ${batches[*]} " == *" many "* ]]; then start_batch many; fi
 
 # --- Generated media -------------------------------------------------------
 
@@ -131,79 +207,21 @@ vips colourspace "$work/images/src-17x9.png" "$work/images/cmyk-17x9.jpg" cmyk
 rm "$work/images/src-268x156.png" "$work/images/src-17x9.png"
 vipsheader "$work/images/cmyk-17x9.jpg" | grep -q ', cmyk,' || { echo "memcheck: vips made no CMYK JPEG" >&2; exit 2; }
 
-# A folder of 3,000 entries: text files (names of varied length, so entries fall
-# at every offset of glibc's readdir buffer) and a few images.
-for i in $(seq 1 2990); do
-    printf 'note %d\n' "$i" >"$work/many/note-$i-$(printf '%*s' $((i % 97)) '' | tr ' ' x).txt"
-done
-for name in tiny-1x1.png rgb48-17x9.png cmyk-17x9.jpg grey-alpha-17x9.png; do cp "$work/images/$name" "$work/many/"; done
-for name in photo.jpg alpha.png png16.png gray.jpg exif8.jpg progressive.jpg; do cp "testdata/media/$name" "$work/many/"; done
-many_count=$(find "$work/many" -mindepth 1 -maxdepth 1 | wc -l)
-
 # An inbox for `share watch`: one drop of 400 files with 200-byte names (100 KB
 # of directory entries, several buffers' worth).
 for i in $(seq 1 400); do
     printf 'watched %d\n' "$i" >"$work/inbox/long-names/$(printf '%03d' "$i")-$(printf '%*s' 192 '' | tr ' ' y).txt"
 done
 
-# The default pipeline with time limits raised: valgrind runs code 20–50 times
-# slower, and a decode cut short by its time limit is a decode not checked.
-jq '.name = "memcheck" | .stages |= map(if has("timeLimit") then .timeLimit = 900 else . end)' pipelines/default.json >"$work/pipeline.json"
-
 echo "memcheck: generated $(ls "$work/videos" | wc -l) videos, $(ls "$work/images" | wc -l) images, a folder of $many_count entries ($((SECONDS - started)) s)"
 if ((${#skipped[@]})); then
     for combination in "${skipped[@]}"; do echo "memcheck: skipped $combination"; done
 fi
 
-# --- valgrind ----------------------------------------------------------------
-
-valgrind_args=(
-    --tool=memcheck
-    --error-exitcode=99
-    --leak-check=no
-    --num-callers=40
-    --suppressions="$root/scripts/memcheck.supp"
-    # dav1d's hand-written assembly (AVIF, through libheif) needs these to
-    # run correctly under valgrind.
-    --vex-guest-max-insns=20 --vex-guest-chase=no
-)
-# shellcheck disable=SC2206
-valgrind_args+=(${MEMCHECK_VALGRIND_ARGS:-})
-
-# memcheck NAME COMMAND ARGS... : runs `share COMMAND ARGS...` under valgrind.
-memcheck() {
-    local name=$1 command=$2
-    shift 2
-    local begun=$SECONDS status=0
-    VIPS_NOVECTOR=1 valgrind "${valgrind_args[@]}" --log-file="$work/logs/$name.valgrind" \
-        "$share" "$command" "${share_extra_args[@]}" --pipeline "$work/pipeline.json" --container "$work/containers/$name" --quiet "$@" \
-        >"$work/logs/$name.out" 2>"$work/logs/$name.err" || status=$?
-    echo "$status" >"$work/logs/$name.status"
-    echo "memcheck: $name: done in $((SECONDS - begun)) s (exit $status)"
-}
-
-# Longest first; at most $jobs valgrind processes at once.
 video_files=("$work"/videos/*)
 half=$(((${#video_files[@]} + 1) / 2))
-# shellcheck disable=SC2206
-batches=(${MEMCHECK_BATCHES:-many videos-1 videos-2 fixtures images watch})
 for batch in "${batches[@]}"; do
-    [[ "$batch" =~ ^(many|videos-1|videos-2|fixtures|images|watch)$ ]] || { echo "memcheck: no batch named $batch" >&2; exit 2; }
-done
-run_batch() {
-    case "$1" in
-        many) memcheck many ingest --report "$work/reports/many.json" "$work/many" ;;
-        videos-1) memcheck videos-1 ingest --report "$work/reports/videos-1.json" "${video_files[@]:0:half}" ;;
-        videos-2) memcheck videos-2 ingest --report "$work/reports/videos-2.json" "${video_files[@]:half}" ;;
-        fixtures) memcheck fixtures ingest --report "$work/reports/fixtures.json" testdata/media/* testdata/sample-drop ;;
-        images) memcheck images ingest --report "$work/reports/images.json" "$work"/images/* ;;
-        watch) memcheck watch watch --once --settle 0 --on-success keep "$work/inbox" ;;
-    esac
-}
-echo "memcheck: running ${#batches[@]} batches under valgrind, $jobs at a time"
-for batch in "${batches[@]}"; do
-    while (($(jobs -rp | wc -l) >= jobs)); do wait -n || true; done
-    run_batch "$batch" &
+    if [[ "$batch" != many ]]; then start_batch "$batch"; fi
 done
 wait
 
