@@ -15,11 +15,10 @@ struct DirectoryEntries: Sequence {
         defer { closedir(stream) }
         var names: [[UInt8]] = []
         while let entry = readdir(stream) {
-            let name = withUnsafePointer(to: &entry.pointee.d_name) { tuple in
-                tuple.withMemoryRebound(to: UInt8.self, capacity: MemoryLayout.size(ofValue: tuple.pointee)) { bytes in
-                    Array(UnsafeBufferPointer(start: bytes, count: strlen(UnsafeRawPointer(bytes).assumingMemoryBound(to: CChar.self))))
-                }
-            }
+            // The name's address, without loading the entry (`pointee` would copy
+            // the whole struct, 256-byte `d_name` included).
+            let cName = (UnsafeRawPointer(entry) + MemoryLayout<dirent>.offset(of: \dirent.d_name)!).assumingMemoryBound(to: CChar.self)
+            let name = Array(UnsafeRawBufferPointer(start: cName, count: strlen(cName)))
             if name == [UInt8(ascii: ".")] || name == [UInt8(ascii: "."), UInt8(ascii: ".")] { continue }
             names.append(name)
         }
