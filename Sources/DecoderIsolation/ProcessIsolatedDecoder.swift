@@ -92,6 +92,10 @@ public final class ProcessIsolatedDecoder: MediaDecoder, @unchecked Sendable {
         self.init(Configuration(helperExecutable: helperExecutable))
     }
 
+    /// True: a crash in a decoding library ends a helper, never the caller
+    /// (the pipeline needs no poison-item bookkeeping of its own).
+    public var containsCrashes: Bool { true }
+
     /// Starts the helpers ahead of the first item (``Configuration/prestartedHelpers``),
     /// without waiting for them: they load and sandbox themselves meanwhile.
     public func prepare() {

@@ -25,6 +25,9 @@ public struct InProcessDecoder: MediaDecoder {
         self.allowsSandboxOnlyLoaders = allowsSandboxOnlyLoaders
     }
 
+    /// False: a crash in libvips or libav here is a crash of the calling process.
+    public var containsCrashes: Bool { false }
+
     /// Initialises libvips and libav (once per process; libvips requires its
     /// initialisation to happen before other threads use GLib).
     public func prepare() {

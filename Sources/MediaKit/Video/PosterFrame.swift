@@ -68,11 +68,28 @@ public enum PosterFrame {
             }
             if darkest == nil || luma > darkest!.luma { darkest = (picture, luma) }
         }
+        if darkest == nil {
+            // Every candidate lay past the last keyframe: a target near the end
+            // of a clip shorter than the poster time, or an index that is not one
+            // of keyframes (MPEG-PS indexes the timestamps its seeks read, and
+            // seeks by decoding time, so even the start time lands after the
+            // first keyframe). The first keyframe of the file is the last resort:
+            // seeking a second before the start reaches it.
+            let beforeStart = start - Int64(1 / timeBase)
+            if let picture = try decoder.decodeKeyframe(
+                in: file, at: beforeStart, notBefore: nil, targetSize: spec.size, sampleAspect: video.sampleAspect)
+            {
+                darkest = (picture, picture.meanLuma)
+            }
+        }
         guard let darkest else { throw AVError("avcodec_receive_frame", message: "no decodable video frame") }
         return try encode(darkest.frame, rotation: video.rotation, spec: spec)
     }
 
     private static func encode(_ picture: RGBPicture, rotation: Int, spec: ThumbnailSpec) throws -> Thumbnail {
+        // The poster is made with libvips: a library caller may reach here first,
+        // and libvips must not be used before (or while another thread is in) vips_init.
+        try Vips.start()
         let image = try picture.pixels.withUnsafeBytes { buffer in
             try VipsImageHandle.fromRGB(buffer, width: picture.width, height: picture.height)
         }
@@ -126,6 +143,8 @@ final class KeyframeDecoder {
     private let streamIndex: Int32
     /// Packets read after a seek before giving up on finding a frame.
     static let packetBudget = 600
+    /// Line alignment of the RGB destination of `sws_scale` (see `scale`).
+    static let destinationAlignment: Int32 = 64
 
     init(stream: UnsafeMutablePointer<AVStream>, pixelLimit: Int?) throws(AVError) {
         streamIndex = stream.pointee.index
@@ -225,21 +244,41 @@ final class KeyframeDecoder {
             Int32(width), Int32(height), AV_PIX_FMT_RGB24, Int32(SWS_AREA), nil, nil, nil)
         else { throw AVError("sws_getContext", message: "cannot convert this pixel format") }
         defer { sws_freeContext(sws) }
-        var pixels = [UInt8](repeating: 0, count: width * height * 3)
-        let lines = pixels.withUnsafeMutableBufferPointer { buffer -> Int32 in
-            var destination: [UnsafeMutablePointer<UInt8>?] = [buffer.baseAddress, nil, nil, nil]
-            var strides: [Int32] = [Int32(width * 3), 0, 0, 0]
-            return withUnsafePointer(to: frame.pointee.data) { data in
-                withUnsafePointer(to: frame.pointee.linesize) { linesize in
-                    data.withMemoryRebound(to: UnsafePointer<UInt8>?.self, capacity: 8) { planes in
-                        linesize.withMemoryRebound(to: Int32.self, capacity: 8) { sizes in
-                            sws_scale(sws, planes, sizes, 0, Int32(sourceHeight), &destination, &strides)
-                        }
+        // libswscale's SIMD converters (the x86 YUV→RGB ones, used when a frame is
+        // converted at its own size) store whole vectors: they round each line up
+        // to 8 pixels when the stride leaves room, and write past the last visible
+        // byte of the last line. An exact `width × height × 3` array was overrun
+        // (valgrind: 8-byte writes ending past the block; glibc: "corrupted top
+        // size"). `av_image_alloc` with align 64 allocates what libswscale
+        // expects: lines of the width rounded up to 8 pixels, strides and planes
+        // aligned to 64 bytes, and 64 spare bytes after the last line. Only the
+        // visible bytes are handed on.
+        var planes: [UnsafeMutablePointer<UInt8>?] = [nil, nil, nil, nil]
+        var strides: [Int32] = [0, 0, 0, 0]
+        let allocated = av_image_alloc(&planes, &strides, Int32(width), Int32(height), AV_PIX_FMT_RGB24, Self.destinationAlignment)
+        guard allocated >= 0, let destination = planes[0] else { throw AVError("av_image_alloc", code: allocated) }
+        defer { av_free(destination) }
+        // Zeroed, so that lines sws_scale did not write are black, never uninitialised bytes.
+        destination.initialize(repeating: 0, count: Int(allocated))
+        let stride = Int(strides[0])
+        precondition(stride >= width * 3, "av_image_alloc gave a line shorter than the image")
+        let lines = withUnsafePointer(to: frame.pointee.data) { data in
+            withUnsafePointer(to: frame.pointee.linesize) { linesize in
+                data.withMemoryRebound(to: UnsafePointer<UInt8>?.self, capacity: 8) { sourcePlanes in
+                    linesize.withMemoryRebound(to: Int32.self, capacity: 8) { sizes in
+                        sws_scale(sws, sourcePlanes, sizes, 0, Int32(sourceHeight), planes, strides)
                     }
                 }
             }
         }
         guard lines > 0 else { throw AVError("sws_scale", message: "conversion failed") }
+        let rowBytes = width * 3
+        let pixels = [UInt8](unsafeUninitializedCapacity: rowBytes * height) { buffer, count in
+            for row in 0..<height {
+                (buffer.baseAddress! + row * rowBytes).initialize(from: destination + row * stride, count: rowBytes)
+            }
+            count = rowBytes * height
+        }
         return RGBPicture(pixels: pixels, width: width, height: height)
     }
 }
