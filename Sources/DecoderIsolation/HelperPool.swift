@@ -12,9 +12,11 @@ final class HelperPool: @unchecked Sendable {
     private var idle: [HelperProcess] = []
     private var busy: [pid_t: HelperProcess] = [:]
     private var started = 0
-    /// Set when a helper could not sandbox itself: the system cannot, and every
-    /// later item fails at once with this message instead of starting helpers in vain.
-    private var sandboxFailure: String?
+    /// Set when a helper could not sandbox itself (the system cannot), or when
+    /// helpers kept failing to start (the executable is not `share`, or cannot
+    /// run): every later item fails at once with this error instead of starting
+    /// helpers in vain.
+    private var startFailure: MediaError?
 
     init(configuration: ProcessIsolatedDecoder.Configuration) {
         self.configuration = configuration
@@ -41,15 +43,19 @@ final class HelperPool: @unchecked Sendable {
     func checkout(for label: String) throws(MediaError) -> HelperProcess {
         for _ in 0..<3 {
             lock.lock()
-            let failure = sandboxFailure
+            let failure = startFailure
             var helper = idle.popLast()
             lock.unlock()
-            if let failure { throw Self.sandboxError(failure, label: label) }
+            if let failure { throw MediaError(failure.kind, "\(label): \(failure.message)") }
             if helper == nil {
                 do throws(SpawnError) {
                     helper = try start()
                 } catch {
-                    throw MediaError(.decoderCrashed, "\(label): \(error)")
+                    let failure = MediaError(.decoderCrashed, "\(error)")
+                    // A missing or unrunnable executable stays so; a fork refused for
+                    // lack of memory or processes may not.
+                    guard [ENOENT, EACCES, ENOEXEC, ENOTDIR].contains(error.code) else { throw MediaError(.decoderCrashed, "\(label): \(error)") }
+                    throw remember(failure, label: label)
                 }
             }
             guard let helper else { continue }
@@ -66,21 +72,26 @@ final class HelperPool: @unchecked Sendable {
             }
             if let failure = ready.failure {
                 discard(helper)
-                lock.lock()
-                sandboxFailure = failure
-                lock.unlock()
-                throw Self.sandboxError(failure, label: label)
+                throw remember(
+                    MediaError(
+                        .decoderCrashed,
+                        "the decoder helper could not sandbox itself (\(failure)); decode in-process with --isolation none if this system cannot sandbox"),
+                    label: label)
             }
             if helper.isIdleAndAlive { return helper }
             discard(helper)
         }
-        throw MediaError(.decoderCrashed, "\(label): no decoder helper could be started (each died or hung while starting)")
+        throw remember(
+            MediaError(.decoderCrashed, "no decoder helper could be started from \(configuration.helperExecutable) (each died or hung while starting)"),
+            label: label)
     }
 
-    private static func sandboxError(_ failure: String, label: String) -> MediaError {
-        MediaError(
-            .decoderCrashed,
-            "\(label): the decoder helper could not sandbox itself (\(failure)); decode in-process with --isolation none if this system cannot sandbox")
+    /// Records a failure every later checkout repeats; returns it for `label`'s item.
+    private func remember(_ failure: MediaError, label: String) -> MediaError {
+        lock.lock()
+        startFailure = failure
+        lock.unlock()
+        return MediaError(failure.kind, "\(label): \(failure.message)")
     }
 
     /// Returns a helper that answered cleanly.
