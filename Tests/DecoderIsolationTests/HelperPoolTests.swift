@@ -96,4 +96,23 @@ import Testing
         let decoded = try decoder.decode(Self.photo("healthy.jpg"))
         #expect(decoded.facts.width == 640)
     }
+
+    /// A helper executable that is not `share` fails the item with a reason that
+    /// names it, and later items at once, without starting helpers for each.
+    @Test func executableThatCannotRunHelpersFailsFast() throws {
+        var configuration = ProcessIsolatedDecoder.Configuration(helperExecutable: "/bin/false")
+        configuration.prestartedHelpers = 0
+        let decoder = ProcessIsolatedDecoder(configuration)
+        defer { decoder.shutdown() }
+        for index in 0..<2 {
+            do {
+                _ = try decoder.decode(Self.photo("photo-\(index).jpg"))
+                Issue.record("decoded without a helper")
+            } catch {
+                #expect(error.kind == .decoderCrashed)
+                #expect(error.message.contains("photo-\(index).jpg") && error.message.contains("/bin/false"), "\(error)")
+            }
+        }
+        #expect(decoder.startedHelperCount == 3, "helpers started: \(decoder.startedHelperCount)")
+    }
 }
