@@ -53,23 +53,18 @@ extension BatchReport {
     /// The report stored under `key` in `container`.
     public static func stored(key: ShareKey, in container: ContainerDirectory) throws(StoredReportError) -> BatchReport {
         let path = container.reportPath(key: key)
-        let attributes: [FileAttributeKey: Any]
-        do {
-            attributes = try FileManager.default.attributesOfItem(atPath: path)
-        } catch {
-            throw .unknownKey(key, path: path)
+        let status: FileStatus
+        do { status = try FileStatus.of(path) } catch { throw .unknownKey(key, path: path) }
+        guard status.type == .regular else { throw .unreadable(path: path, reason: "not a regular file") }
+        guard status.size <= maximumStoredSize else {
+            throw .unreadable(path: path, reason: "\(status.size) bytes; refusing more than \(maximumStoredSize)")
         }
-        guard attributes[.type] as? FileAttributeType == .typeRegular else {
-            throw .unreadable(path: path, reason: "not a regular file")
-        }
-        if let size = attributes[.size] as? Int, size > maximumStoredSize {
-            throw .unreadable(path: path, reason: "\(size) bytes; refusing more than \(maximumStoredSize)")
-        }
-        guard let data = FileManager.default.contents(atPath: path) else {
-            throw .unreadable(path: path, reason: String(cString: strerror(errno)))
+        let data: [UInt8]
+        do { data = try FileDescriptor.open(path, O_RDONLY).read(count: Int(status.size), at: 0, path: path) } catch {
+            throw .unreadable(path: path, reason: error.message)
         }
         do {
-            return try decode(storedJSON: data)
+            return try decode(storedJSON: Data(data))
         } catch {
             throw .malformed(path: path, detail: error.description)
         }
