@@ -86,8 +86,8 @@ extension MediaFormat {
     public static let jxl = MediaFormat(id: "jxl", name: "JPEG XL", kind: .image, mimeType: "image/jxl", extensions: ["jxl"])
     /// JPEG 2000 (image, `image/jp2`).
     public static let jpeg2000 = MediaFormat(id: "jp2", name: "JPEG 2000", kind: .image, mimeType: "image/jp2", extensions: ["jp2", "j2k", "jpx"])
-    /// ICO (data, `image/vnd.microsoft.icon`).
-    public static let ico = MediaFormat(id: "ico", name: "ICO", kind: .data, mimeType: "image/vnd.microsoft.icon", extensions: ["ico", "cur"])
+    /// ICO (image, `image/vnd.microsoft.icon`): the largest of its icons is the picture.
+    public static let ico = MediaFormat(id: "ico", name: "ICO", kind: .image, mimeType: "image/vnd.microsoft.icon", extensions: ["ico", "cur"])
     /// Photoshop (data, `image/vnd.adobe.photoshop`).
     public static let psd = MediaFormat(id: "psd", name: "Photoshop", kind: .data, mimeType: "image/vnd.adobe.photoshop", extensions: ["psd"])
     /// SVG (text, `image/svg+xml`).
@@ -167,6 +167,12 @@ extension MediaFormat {
     /// RTF (document, `application/rtf`).
     public static let rtf = MediaFormat(id: "rtf", name: "RTF", kind: .document, mimeType: "application/rtf", extensions: ["rtf"])
 
+    // Text: formats with a recognisable start, delivered as files
+    /// HTML (text, `text/html`): a web page, often a failed download saved under an image name.
+    public static let html = MediaFormat(id: "html", name: "HTML", kind: .text, mimeType: "text/html", extensions: ["html", "htm", "xhtml"])
+    /// XML (text, `application/xml`) other than SVG and XHTML.
+    public static let xml = MediaFormat(id: "xml", name: "XML", kind: .text, mimeType: "application/xml", extensions: ["xml", "plist", "rss", "atom", "gpx", "kml", "xsd", "xsl", "xslt", "opml"])
+
     // Text and unknown binary data
     /// text (text, `text/plain`).
     public static let text = MediaFormat(id: "text", name: "text", kind: .text, mimeType: "text/plain", extensions: ["txt", "text", "md", "markdown", "csv", "tsv", "json", "xml", "html", "htm", "log", "ini", "yaml", "yml", "toml", "swift", "c", "h", "py", "js", "ts", "css", "sh", "vcf", "ics", "srt", "vtt", "eml", "conf", "rst", "tex"])
@@ -181,7 +187,7 @@ extension MediaFormat {
         .mp4, .mov, .m4v, .threeGP, .webm, .mkv, .avi, .mpegTS, .mpegPS, .flv, .asf,
         .mp3, .m4a, .aac, .wav, .ogg, .oggVideo, .flac, .aiff, .amr,
         .pdf, .epub, .zip, .gzip, .bzip2, .xz, .zstd, .sevenZip, .rar, .tar, .sqlite, .elf, .oleCompound, .rtf,
-        .text, .binary,
+        .html, .xml, .text, .binary,
     ]
 
     /// The format with this ``id``, if it is one of ``all``.

@@ -9,6 +9,9 @@ public enum Fixtures {
     /// `testdata/media/<name>`.
     public static func media(_ name: String) -> String { packageRoot.appendingPathComponent("testdata/media/\(name)").path }
 
+    /// `testdata/fidelity/<name>`: one file per class of issue 13 (see testdata/README.md).
+    public static func fidelity(_ name: String) -> String { packageRoot.appendingPathComponent("testdata/fidelity/\(name)").path }
+
     /// `testdata/sample-drop`.
     public static var sampleDrop: String { packageRoot.appendingPathComponent("testdata/sample-drop").path }
 

@@ -29,7 +29,8 @@ struct CopyStage: ItemStage {
                 throw SniffStage.failure(error, path: file.shownAs.display, stage: .copy)
             }
         case .data(let data, let name):
-            guard !data.isEmpty else {
+            // A resumed batch has lost its in-memory data (only an empty item's is known).
+            guard !data.isEmpty || item.size == 0 else {
                 throw ItemFailure(.copy, .unreadable, "\(name): in-memory data does not survive an interrupted batch; share it again")
             }
             do {

@@ -21,27 +21,33 @@ struct SniffStage: ItemStage {
                 throw ItemFailure(.sniff, .notAURL, "\(JSONText.string(String(text.prefix(200)))) is not a URL (expected scheme://host…)")
             }
         case .data(let data, let name):
-            guard !data.isEmpty else { throw ItemFailure(.sniff, .empty, "\(name): is empty (0 bytes)") }
             item.size = Int64(data.count)
-            try identify(item, prefix: data.prefix(ContentSniffer.prefixLength), name: name, label: name)
+            let prefix = Array(data.prefix(ContentSniffer.prefixLength))
+            let continuation = ContentSniffer.continuationOffset(prefix).map { offset in
+                offset < data.count ? Array(data.dropFirst(offset).prefix(ContentSniffer.prefixLength)) : []
+            }
+            try identify(item, prefix: prefix, continuation: continuation, name: name, label: name)
         case .file(let file):
             let prefix: [UInt8]
+            var continuation: [UInt8]?
             let label = file.shownAs.display
             do {
                 let (fd, version) = try FileCopier.openSource(file.path)
                 item.sourceVersion = version
                 item.size = version.size
                 prefix = try readPrefix(fd, path: file.path)
+                if let offset = ContentSniffer.continuationOffset(prefix) {
+                    continuation = try readPrefix(fd, path: file.path, at: offset)
+                }
             } catch {
                 throw Self.failure(error, path: label, stage: .sniff)
             }
-            guard !prefix.isEmpty else { throw ItemFailure(.sniff, .empty, "\(label): is empty (0 bytes)") }
-            try identify(item, prefix: prefix, name: file.name, label: label)
+            try identify(item, prefix: prefix, continuation: continuation, name: file.name, label: label)
         }
     }
 
-    private func identify(_ item: ItemWork, prefix: some Collection<UInt8>, name: String, label: String) throws(ItemFailure) {
-        let sniffed = ContentSniffer.sniff(prefix, fileName: name)
+    private func identify(_ item: ItemWork, prefix: [UInt8], continuation: [UInt8]?, name: String, label: String) throws(ItemFailure) {
+        let sniffed = ContentSniffer.sniff(prefix, fileName: name, continuation: continuation)
         if settings.rejectContradictions, let claimed = sniffed.contradictedFormat {
             let head = prefix.prefix(8).map { String(format: "%02X", $0) }.joined(separator: " ")
             throw ItemFailure(.sniff, .contentMismatch, "\(label): named .\(sniffed.declaredExtension ?? "") but the content is not \(claimed.name) (nor any known format; first bytes \(head))")
@@ -53,17 +59,21 @@ struct SniffStage: ItemStage {
         case .video: item.type = .video
         default: item.type = .file
         }
-        if let declared = sniffed.declaredExtension, sniffed.recognised, declared != sniffed.fileExtension {
+        if prefix.isEmpty {
+            // Someone may share an empty file on purpose: it is delivered, as a file.
+            item.warnings.append("is empty (0 bytes): delivered as a file")
+        } else if let declared = sniffed.declaredExtension, sniffed.recognised || sniffed.kind == .text, declared != sniffed.fileExtension {
             item.warnings.append("named .\(declared) but the content is \(sniffed.format.name): stored as .\(sniffed.fileExtension)")
         }
     }
 
-    private func readPrefix(_ fd: FileDescriptor, path: SourcePath) throws(CopyError) -> [UInt8] {
+    /// Up to ``ContentSniffer/prefixLength`` bytes from `offset`.
+    private func readPrefix(_ fd: FileDescriptor, path: SourcePath, at offset: Int = 0) throws(CopyError) -> [UInt8] {
         var buffer = [UInt8](repeating: 0, count: ContentSniffer.prefixLength)
         var filled = 0
         while filled < buffer.count {
             let n = buffer.withUnsafeMutableBytes { raw in
-                retryingInterrupts { pread(fd.raw, raw.baseAddress! + filled, raw.count - filled, off_t(filled)) }
+                retryingInterrupts { pread(fd.raw, raw.baseAddress! + filled, raw.count - filled, off_t(offset + filled)) }
             }
             if n < 0 { throw .system(SystemError("read", path: path.display)) }
             if n == 0 { break }
