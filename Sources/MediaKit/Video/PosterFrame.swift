@@ -68,6 +68,20 @@ public enum PosterFrame {
             }
             if darkest == nil || luma > darkest!.luma { darkest = (picture, luma) }
         }
+        if darkest == nil {
+            // Every candidate lay past the last keyframe: a target near the end
+            // of a clip shorter than the poster time, or an index that is not one
+            // of keyframes (MPEG-PS indexes the timestamps its seeks read, and
+            // seeks by decoding time, so even the start time lands after the
+            // first keyframe). The first keyframe of the file is the last resort:
+            // seeking a second before the start reaches it.
+            let beforeStart = start - Int64(1 / timeBase)
+            if let picture = try decoder.decodeKeyframe(
+                in: file, at: beforeStart, notBefore: nil, targetSize: spec.size, sampleAspect: video.sampleAspect)
+            {
+                darkest = (picture, picture.meanLuma)
+            }
+        }
         guard let darkest else { throw AVError("avcodec_receive_frame", message: "no decodable video frame") }
         return try encode(darkest.frame, rotation: video.rotation, spec: spec)
     }
