@@ -87,6 +87,9 @@ public enum PosterFrame {
     }
 
     private static func encode(_ picture: RGBPicture, rotation: Int, spec: ThumbnailSpec) throws -> Thumbnail {
+        // The poster is made with libvips: a library caller may reach here first,
+        // and libvips must not be used before (or while another thread is in) vips_init.
+        try Vips.start()
         let image = try picture.pixels.withUnsafeBytes { buffer in
             try VipsImageHandle.fromRGB(buffer, width: picture.width, height: picture.height)
         }
