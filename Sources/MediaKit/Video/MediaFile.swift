@@ -87,6 +87,22 @@ public final class MediaFile {
 
     deinit { avformat_close_input(&context) }
 
+    /// True until something reads packets or seeks: the next packet read is then
+    /// the file's first (what `avformat_find_stream_info` read is buffered and
+    /// returned again), so a walk from the start needs no seek — seeking to the
+    /// start is not exact everywhere (MPEG-PS/TS land after their first keyframe;
+    /// FLV without an index consumes it).
+    var atStart = true
+
+    /// True when the demuxer's index lists every keyframe from the moment the file
+    /// is open: MP4/MOV (the `moov`'s sample tables) and AVI (`idx1`). Matroska
+    /// reads its cues only when asked to seek, and MPEG-PS/TS have none.
+    var hasCompleteIndex: Bool {
+        guard let name = formatContext.pointee.iformat?.pointee.name else { return false }
+        let demuxer = String(cString: name)
+        return demuxer.hasPrefix("mov,mp4") || demuxer == "avi"
+    }
+
     var formatContext: UnsafeMutablePointer<AVFormatContext> { context! }
 
     func stream(_ index: Int) -> UnsafeMutablePointer<AVStream> { formatContext.pointee.streams[index]! }
@@ -135,9 +151,36 @@ public final class MediaFile {
         return try lastTimestampSeconds()
     }
 
-    /// Reads every packet (no decoding) for the largest end timestamp; used only for
-    /// headerless or truncated files. Rewinds afterwards.
+    /// The largest end timestamp of any packet; only for files whose header gives
+    /// no duration (Matroska/WebM recorded live, headerless or cut streams).
+    /// Like libavformat's own estimate for MPEG, it reads from the end: the last
+    /// 1 MB, a window grown eightfold up to 64 MB while it holds no timestamp. A
+    /// file no larger than the window, or whose demuxer cannot seek by bytes, is
+    /// read whole. Rewinds afterwards.
     private func lastTimestampSeconds() throws(AVError) -> Double? {
+        let wasAtStart = atStart
+        atStart = false
+        let context = formatContext
+        let size = context.pointee.pb.map { avio_size($0) } ?? -1
+        let byteSeekable = (context.pointee.iformat.pointee.flags & AVFMT_NO_BYTE_SEEK) == 0
+        var window: Int64 = 1 << 20
+        var end: Double?
+        while byteSeekable, size > window, end == nil, window <= 64 << 20 {
+            guard av_seek_frame(context, -1, size - window, AVSEEK_FLAG_BYTE) >= 0 else { break }
+            end = try readToEnd()
+            window *= 8
+        }
+        if end == nil {
+            if !wasAtStart || size > 1 << 20 { av_seek_frame(context, -1, 0, AVSEEK_FLAG_BACKWARD) }
+            end = try readToEnd()
+        }
+        av_seek_frame(context, -1, 0, AVSEEK_FLAG_BACKWARD)
+        return end
+    }
+
+    /// Reads packets (no decoding) to the end of the file: the largest end
+    /// timestamp seen, in seconds from each stream's start.
+    private func readToEnd() throws(AVError) -> Double? {
         guard let packet = av_packet_alloc() else { return nil }
         var packetPointer: UnsafeMutablePointer<AVPacket>? = packet
         defer { av_packet_free(&packetPointer) }
@@ -157,7 +200,6 @@ public final class MediaFile {
             }
             av_packet_unref(packet)
         }
-        av_seek_frame(formatContext, -1, 0, AVSEEK_FLAG_BACKWARD)
         return end
     }
 
