@@ -82,7 +82,9 @@ final class KeyframeDecoder {
 
     /// A decoder for `stream`; frames larger than `pixelLimit` pixels are refused
     /// by libavcodec (`max_pixels`); decoded frames are scaled to fit `targetSize`.
-    init(stream: UnsafeMutablePointer<AVStream>, pixelLimit: Int?, targetSize: Int, sampleAspect: Double = 1) throws(AVError) {
+    /// `strict`: any error in the data fails the frame (`AV_EF_EXPLODE`), so a
+    /// truncated still image is an error rather than a partial picture.
+    init(stream: UnsafeMutablePointer<AVStream>, pixelLimit: Int?, targetSize: Int, sampleAspect: Double = 1, strict: Bool = false) throws(AVError) {
         streamIndex = stream.pointee.index
         self.targetSize = targetSize
         self.sampleAspect = sampleAspect
@@ -98,6 +100,7 @@ final class KeyframeDecoder {
         codec.pointee.thread_count = 1
         codec.pointee.skip_frame = AVDISCARD_NONKEY
         if let pixelLimit { codec.pointee.max_pixels = Int64(pixelLimit) }
+        if strict { codec.pointee.err_recognition |= AV_EF_EXPLODE }
         status = avcodec_open2(codec, decoder, nil)
         guard status >= 0 else { throw AVError("avcodec_open2", code: status) }
     }
@@ -123,7 +126,9 @@ final class KeyframeDecoder {
     /// Reads on to the next key packet of the stream (shown at `notBefore` or
     /// later, when given: index times are decoding times, and some demuxers land
     /// one keyframe early). Nil at the end of the file or of the packet budget.
-    func nextKeyPacket(in file: MediaFile, notBefore: Int64? = nil) throws(AVError) -> KeyPacket? {
+    /// `anyPacket`: the stream is a still picture (image demuxers such as ICO do
+    /// not flag their packets as key): its first packet is taken.
+    func nextKeyPacket(in file: MediaFile, notBefore: Int64? = nil, anyPacket: Bool = false) throws(AVError) -> KeyPacket? {
         guard let packet else { return nil }
         file.atStart = false
         var packetsRead = 0
@@ -136,7 +141,7 @@ final class KeyframeDecoder {
             defer { av_packet_unref(packet) }
             guard packet.pointee.stream_index == streamIndex else { continue }
             packetsRead += 1
-            guard packet.pointee.flags & AV_PKT_FLAG_KEY != 0 else { continue }
+            guard anyPacket || packet.pointee.flags & AV_PKT_FLAG_KEY != 0 else { continue }
             let key = KeyPacket(copying: packet)
             if let key, let notBefore, key.time != Int64.min, key.time < notBefore { continue }
             return key

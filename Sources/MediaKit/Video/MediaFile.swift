@@ -31,6 +31,11 @@ public struct MediaProbe: Sendable, Hashable {
     public let video: VideoStreamInfo?
     public let hasAudio: Bool
     public let streamCount: Int
+    /// Every decodable picture stream that is not cover art (an ICO file has one per icon).
+    public let pictures: [VideoStreamInfo]
+    /// The first decodable attached picture (an audio file's cover art: ID3 APIC,
+    /// MP4 `covr`, FLAC PICTURE, Vorbis METADATA_BLOCK_PICTURE).
+    public let coverArt: VideoStreamInfo?
 }
 
 /// One opened media file (owns an `AVFormatContext`, closed with
@@ -111,30 +116,36 @@ public final class MediaFile {
     public func restartClock(seconds: Double?) { deadline.reset(seconds: seconds) }
 
     /// Reads duration, streams and rotation. Falls back, when the header has no
-    /// duration, to the streams' durations and then to the last packet's timestamp.
-    public func probe() throws(AVError) -> MediaProbe {
+    /// duration, to the streams' durations and then to the last packet's timestamp
+    /// (unless `duration` is false: a still image has none, and reading to its end
+    /// would leave an unseekable image demuxer there).
+    public func probe(duration: Bool = true) throws(AVError) -> MediaProbe {
         let ctx = formatContext.pointee
-        var video: VideoStreamInfo?
+        var pictures: [VideoStreamInfo] = []
+        var coverArt: VideoStreamInfo?
         var hasAudio = false
         for i in 0..<Int(ctx.nb_streams) {
             let st = stream(i).pointee
             guard let par = st.codecpar?.pointee else { continue }
             if par.codec_type == AVMEDIA_TYPE_AUDIO { hasAudio = true }
-            guard video == nil, par.codec_type == AVMEDIA_TYPE_VIDEO,
-                st.disposition & AV_DISPOSITION_ATTACHED_PIC == 0,
-                par.width > 0, par.height > 0, avcodec_find_decoder(par.codec_id) != nil
+            guard par.codec_type == AVMEDIA_TYPE_VIDEO, par.width > 0, par.height > 0, avcodec_find_decoder(par.codec_id) != nil
             else { continue }
             let sar = par.sample_aspect_ratio
-            video = VideoStreamInfo(
+            let info = VideoStreamInfo(
                 index: i, codec: String(cString: avcodec_get_name(par.codec_id)),
                 storedWidth: Int(par.width), storedHeight: Int(par.height),
                 rotation: Self.rotation(of: stream(i)),
                 sampleAspect: sar.num > 0 && sar.den > 0 ? av_q2d(sar) : 1)
+            if st.disposition & AV_DISPOSITION_ATTACHED_PIC != 0 {
+                if coverArt == nil { coverArt = info }
+            } else {
+                pictures.append(info)
+            }
         }
         let container = ctx.iformat.map { String(cString: $0.pointee.name) } ?? "unknown"
         return MediaProbe(
-            container: container, durationMilliseconds: try durationSeconds().map { ($0 * 1000).rounded() },
-            video: video, hasAudio: hasAudio, streamCount: Int(ctx.nb_streams))
+            container: container, durationMilliseconds: duration ? try durationSeconds().map { ($0 * 1000).rounded() } : nil,
+            video: pictures.first, hasAudio: hasAudio, streamCount: Int(ctx.nb_streams), pictures: pictures, coverArt: coverArt)
     }
 
     private func durationSeconds() throws(AVError) -> Double? {

@@ -141,14 +141,14 @@ public enum PosterFrame {
         try decoder.seek(in: file, to: start - Int64(1 / timeBase))
     }
 
-    static func encode(_ picture: RGBPicture, rotation: Int, spec: ThumbnailSpec) throws -> Thumbnail {
+    static func encode(_ picture: RGBPicture, rotation: Int, mirrored: Bool = false, spec: ThumbnailSpec) throws -> Thumbnail {
         // The poster is made with libvips: a library caller may reach here first,
         // and libvips must not be used before (or while another thread is in) vips_init.
         try Vips.start()
         let image = try picture.pixels.withUnsafeBytes { buffer in
             try VipsImageHandle.fromRGB(buffer, width: picture.width, height: picture.height)
         }
-        return try Thumbnailer.thumbnail(of: image, rotation: rotation, spec: spec)
+        return try Thumbnailer.thumbnail(of: image, rotation: rotation, mirrored: mirrored, spec: spec)
     }
 
     /// Keyframe timestamps from the demuxer's index, in order.
