@@ -5,13 +5,13 @@ enum BuiltinPipelines {
         "default": #"""
 {
   "name": "default",
-  "description": "share-ingest's improved behaviour: content-sniffed types and extensions, thumbnails for images, videos and PDFs, v2 manifest, a key per batch.",
+  "description": "share-ingest's improved behaviour: content-sniffed types and extensions, thumbnails for images, videos, PDFs and audio covers, v2 manifest, a key per batch.",
   "stages": [
     { "stage": "sniff", "workers": 1 },
     { "stage": "copy", "workers": 2, "fsync": true },
     { "stage": "probe", "workers": 2, "pixelLimit": 100000000, "timeLimit": 30 },
     { "stage": "thumbnail", "workers": 2, "size": 360, "format": "jpeg", "quality": 80,
-      "for": ["image", "video", "document"], "damageTolerance": "truncated", "timeLimit": 30, "posterTime": 1.0 },
+      "for": ["image", "video", "document", "audio"], "damageTolerance": "truncated", "timeLimit": 30, "posterTime": 1.0 },
     { "stage": "manifest", "schema": "v2", "scheme": "ShareMedia", "pathSpelling": "percentEncoded" }
   ]
 }
