@@ -238,7 +238,30 @@ struct AVMediaDecoding {
             throw MediaError(.damaged, "\(request.label): \(request.format.name) file has no decodable video or audio stream")
         }
         let mime = request.format.kind == .video ? Self.audioMIMEType(for: request.format) : nil
-        return DecodedMedia(facts: MediaFacts(kind: .audio, durationMilliseconds: probe.durationMilliseconds, mimeType: mime))
+        // Cover art (an attached picture) is the thumbnail; no cover, no thumbnail.
+        let thumbnail = request.thumbnail.flatMap { spec in probe.coverArt.map { cover(of: media, picture: $0, spec: spec) } }
+        return DecodedMedia(facts: MediaFacts(kind: .audio, durationMilliseconds: probe.durationMilliseconds, mimeType: mime), thumbnail: thumbnail)
+    }
+
+    /// An audio file's cover art: libavformat exposes ID3 APIC, MP4 `covr`, FLAC
+    /// PICTURE and Vorbis METADATA_BLOCK_PICTURE as a stream whose one packet
+    /// (`attached_pic`) is the picture; decoded like a still (its EXIF orientation
+    /// applied), within the pixel limit.
+    private func cover(of media: MediaFile, picture: VideoStreamInfo, spec: ThumbnailSpec) -> ThumbnailOutcome {
+        do {
+            try PixelLimit(request.pixelLimit).check(picture.storedWidth, picture.storedHeight, label: request.label)
+            let stream = media.stream(picture.index)
+            let decoder = try KeyframeDecoder(
+                stream: stream, pixelLimit: request.pixelLimit, targetSize: spec.size, sampleAspect: picture.sampleAspect,
+                strict: spec.damageTolerance != .none)
+            guard let key = withUnsafeMutablePointer(to: &stream.pointee.attached_pic, { KeyPacket(copying: $0) }), key.packet.pointee.size > 0,
+                let decoded = try decoder.decode(key)
+            else { throw MediaError(.damaged, "the cover art does not decode") }
+            return .made(try PosterFrame.encode(decoded, rotation: decoded.rotation, mirrored: decoded.mirrored, spec: spec))
+        } catch {
+            let typed = MediaError(typing: error)
+            return .failed(MediaError(typed.kind, "\(request.label): cannot decode the cover art (\(picture.codec)): \(typed.message)"))
+        }
     }
 
     /// A still image read by libav: its largest picture (an ICO holds one per
