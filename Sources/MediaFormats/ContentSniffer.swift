@@ -144,6 +144,11 @@ public enum ContentSniffer {
         if at(0, "FLV"), b.count > 3, b[3] == 1 { return .flv }
         if at(0, [0x30, 0x26, 0xB2, 0x75, 0x8E, 0x66, 0xCF, 0x11]) { return .asf }
         if at(0, [0, 0, 1, 0xBA]) { return .mpegPS }
+        // An MPEG-1/2 video sequence header: horizontal and vertical size (12 bits
+        // each, not 0), aspect ratio and frame rate codes (4 bits each, 1–14 and 1–8).
+        if at(0, [0, 0, 1, 0xB3]), b.count >= 8, Int(b[4]) << 4 | Int(b[5]) >> 4 > 0, (Int(b[5]) & 0x0F) << 8 | Int(b[6]) > 0,
+            (1...14).contains(b[7] >> 4), (1...8).contains(b[7] & 0x0F)
+        { return .mpegVideo }
         if isTransportStream(b, packetSize: 188, syncOffset: 0) || isTransportStream(b, packetSize: 192, syncOffset: 4) { return .mpegTS }
         if isQuickTimeWithoutFtyp(b) { return .mov }
         if at(0, "PK\u{03}\u{04}") || at(0, "PK\u{05}\u{06}") { return zipFormat(b) }

@@ -112,6 +112,9 @@ extension MediaFormat {
     public static let mpegTS = MediaFormat(id: "mpegts", name: "MPEG-TS", kind: .video, mimeType: "video/mp2t", extensions: ["ts", "mts", "m2ts"])
     /// MPEG-PS (video, `video/mpeg`).
     public static let mpegPS = MediaFormat(id: "mpegps", name: "MPEG-PS", kind: .video, mimeType: "video/mpeg", extensions: ["mpg", "mpeg", "vob"])
+    /// MPEG-1/2 video elementary stream (video, `video/mpeg`): raw video, no
+    /// container, often saved as `.mpg` by cameras and old tools.
+    public static let mpegVideo = MediaFormat(id: "mpegvideo", name: "MPEG video", kind: .video, mimeType: "video/mpeg", extensions: ["mpg", "mpeg", "m1v", "m2v", "mpv"])
     /// FLV (video, `video/x-flv`).
     public static let flv = MediaFormat(id: "flv", name: "FLV", kind: .video, mimeType: "video/x-flv", extensions: ["flv"])
     /// ASF (video, `video/x-ms-asf`).
@@ -184,7 +187,7 @@ extension MediaFormat {
     /// Every format the sniffer can name, for looking one up by ``id``.
     public static let all: [MediaFormat] = [
         .jpeg, .png, .gif, .webp, .heic, .heif, .avif, .tiff, .bmp, .jxl, .jpeg2000, .ico, .psd, .svg,
-        .mp4, .mov, .m4v, .threeGP, .webm, .mkv, .avi, .mpegTS, .mpegPS, .flv, .asf,
+        .mp4, .mov, .m4v, .threeGP, .webm, .mkv, .avi, .mpegTS, .mpegPS, .mpegVideo, .flv, .asf,
         .mp3, .m4a, .aac, .wav, .ogg, .oggVideo, .flac, .aiff, .amr,
         .pdf, .epub, .zip, .gzip, .bzip2, .xz, .zstd, .sevenZip, .rar, .tar, .sqlite, .elf, .oleCompound, .rtf,
         .html, .xml, .text, .binary,

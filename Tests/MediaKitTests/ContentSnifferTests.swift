@@ -175,3 +175,12 @@ extension ContentSnifferTests {
         #expect(ContentSniffer.sniff([UInt8](), fileName: "blob").fileExtension == "bin")
     }
 }
+
+extension ContentSnifferTests {
+    @Test func mpegVideoSequenceHeaderNeedsPlausibleFields() {
+        // 640×360, aspect code 3, frame rate code 4 (29.97).
+        let header: [UInt8] = [0, 0, 1, 0xB3, 0x28, 0x01, 0x68, 0x34, 0xFF, 0xFF, 0xE0, 0x18]
+        #expect(ContentSniffer.sniff(header, fileName: "clip.mpg").format == .mpegVideo)
+        #expect(ContentSniffer.sniff([0, 0, 1, 0xB3, 0, 0, 0, 0x34], fileName: "x.bin").format == .binary)
+    }
+}

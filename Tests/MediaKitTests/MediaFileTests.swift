@@ -65,3 +65,26 @@ extension MediaFileTests {
         #expect(poster.width == 320 && poster.height == 240)
     }
 }
+
+extension MediaFileTests {
+    /// A raw MPEG-2 video elementary stream saved as `.mpg` (no container, no
+    /// timestamps): sniffed as MPEG video, its duration counted from the start.
+    @Test func rawMPEGVideoNamedMpgIsAVideoWithADuration() throws {
+        let directory = TemporaryDirectory("raw-mpeg")
+        let path = directory.file("clip.mpg")
+        let ffmpeg = Process()
+        ffmpeg.executableURL = URL(fileURLWithPath: "/usr/bin/ffmpeg")
+        ffmpeg.arguments = ["-v", "error", "-nostdin", "-f", "lavfi", "-i", "testsrc2=s=320x240:r=25:d=3", "-c:v", "mpeg2video", "-f", "mpeg2video", path]
+        try ffmpeg.run()
+        ffmpeg.waitUntilExit()
+        try #require(ffmpeg.terminationStatus == 0)
+        let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)).prefix(ContentSniffer.prefixLength))
+        #expect(ContentSniffer.sniff(bytes, fileName: "clip.mpg").format == .mpegVideo)
+        let file = try MediaFile(path: path, timeLimit: 10)
+        let probe = try file.probe()
+        #expect(abs((probe.durationMilliseconds ?? 0) - 3000) <= 60, "\(String(describing: probe.durationMilliseconds))")
+        let video = try #require(probe.video)
+        let poster = try PosterFrame.thumbnail(of: file, video: video, durationMilliseconds: probe.durationMilliseconds, spec: ThumbnailSpec())
+        #expect(poster.width == 320 && poster.height == 240)
+    }
+}

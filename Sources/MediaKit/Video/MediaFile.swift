@@ -173,7 +173,11 @@ public final class MediaFile {
         atStart = false
         let context = formatContext
         let size = context.pointee.pb.map { avio_size($0) } ?? -1
-        let byteSeekable = (context.pointee.iformat.pointee.flags & AVFMT_NO_BYTE_SEEK) == 0
+        // Raw streams (an MPEG video elementary stream) have no timestamps of their
+        // own: the parser counts frames from where reading starts, so only a read
+        // from the start gives the end.
+        let flags = context.pointee.iformat.pointee.flags
+        let byteSeekable = flags & AVFMT_NO_BYTE_SEEK == 0 && flags & AVFMT_NOTIMESTAMPS == 0
         var window: Int64 = 1 << 20
         var end: Double?
         while byteSeekable, size > window, end == nil, window <= 64 << 20 {
