@@ -57,7 +57,8 @@ import MediaFormats
 
     static func expectCleanContainer(_ report: BatchReport, _ container: String, sourceLocation: SourceLocation = #_sourceLocation) {
         let files = FileManager.default
-        let copies = Set((try? files.contentsOfDirectory(atPath: container)) ?? []).subtracting([".share-ingest", "thumbnails", "manifests"])
+        // Hidden entries are the container's own (journal, the spool of in-memory inputs).
+        let copies = Set((try? files.contentsOfDirectory(atPath: container)) ?? []).subtracting(["thumbnails", "manifests"]).filter { !$0.hasPrefix(".") }
         let thumbnails = Set((try? files.contentsOfDirectory(atPath: container + "/thumbnails")) ?? [])
         let all = (files.enumerator(atPath: container)?.allObjects as? [String]) ?? []
         let entries = report.entries

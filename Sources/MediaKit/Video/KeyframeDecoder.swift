@@ -202,6 +202,8 @@ final class KeyframeDecoder {
         let allocated = av_image_alloc(&planes, &strides, Int32(width), Int32(height), hasAlpha ? AV_PIX_FMT_RGBA : AV_PIX_FMT_RGB24, Self.destinationAlignment)
         guard allocated >= 0, let destination = planes[0] else { throw AVError("av_image_alloc", code: allocated) }
         defer { av_free(destination) }
+        // Zeroed, so that lines sws_scale did not write are black, never uninitialised bytes.
+        destination.initialize(repeating: 0, count: Int(allocated))
         let stride = Int(strides[0])
         precondition(stride >= width * channels, "av_image_alloc gave a line shorter than the image")
         let lines = withUnsafePointer(to: frame.pointee.data) { data in

@@ -20,25 +20,21 @@ struct SniffStage: ItemStage {
             guard ManifestCoder.looksLikeURL(text) else {
                 throw ItemFailure(.sniff, .notAURL, "\(JSONText.string(String(text.prefix(200)))) is not a URL (expected scheme://host…)")
             }
-        case .data(let data, let name):
-            item.size = Int64(data.count)
-            let prefix = Array(data.prefix(ContentSniffer.prefixLength))
-            let continuation = ContentSniffer.continuationOffset(prefix).map { offset in
-                offset < data.count ? Array(data.dropFirst(offset).prefix(ContentSniffer.prefixLength)) : []
-            }
-            try identify(item, prefix: prefix, continuation: continuation, name: name, label: name)
         case .file(let file):
             let prefix: [UInt8]
             var continuation: [UInt8]?
             let label = file.shownAs.display
-            do {
+            do throws(CopyError) {
                 let (fd, version) = try FileCopier.openSource(file.path)
                 item.sourceVersion = version
                 item.size = version.size
-                prefix = try readPrefix(fd, path: file.path)
-                if let offset = ContentSniffer.continuationOffset(prefix) {
-                    continuation = try readPrefix(fd, path: file.path, at: offset)
-                }
+                do {
+                    prefix = try fd.read(count: ContentSniffer.prefixLength, at: 0, path: file.shownAs.display)
+                    // An ID3v2 tag longer than the prefix (cover art): what follows it decides.
+                    if let offset = ContentSniffer.continuationOffset(prefix) {
+                        continuation = try fd.read(count: ContentSniffer.prefixLength, at: Int64(offset), path: file.shownAs.display)
+                    }
+                } catch { throw CopyError.system(error) }
             } catch {
                 throw Self.failure(error, path: label, stage: .sniff)
             }
@@ -65,21 +61,6 @@ struct SniffStage: ItemStage {
         } else if let declared = sniffed.declaredExtension, sniffed.recognised || sniffed.kind == .text, declared != sniffed.fileExtension {
             item.warnings.append("named .\(declared) but the content is \(sniffed.format.name): stored as .\(sniffed.fileExtension)")
         }
-    }
-
-    /// Up to ``ContentSniffer/prefixLength`` bytes from `offset`.
-    private func readPrefix(_ fd: FileDescriptor, path: SourcePath, at offset: Int = 0) throws(CopyError) -> [UInt8] {
-        var buffer = [UInt8](repeating: 0, count: ContentSniffer.prefixLength)
-        var filled = 0
-        while filled < buffer.count {
-            let n = buffer.withUnsafeMutableBytes { raw in
-                retryingInterrupts { pread(fd.raw, raw.baseAddress! + filled, raw.count - filled, off_t(offset + filled)) }
-            }
-            if n < 0 { throw .system(SystemError("read", path: path.display)) }
-            if n == 0 { break }
-            filled += n
-        }
-        return Array(buffer.prefix(filled))
     }
 
     /// Maps a copy-layer error to the item failure a user reads.
