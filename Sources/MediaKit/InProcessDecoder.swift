@@ -274,6 +274,11 @@ struct AVMediaDecoding {
     /// declined, and a failure is one more `unsupported`.
     func decodeStill(primary: Bool) throws(MediaError) -> DecodedMedia {
         let failure: MediaError.Kind = primary ? .damaged : .unsupported
+        // libavformat learns a JPEG's size only by decoding it: the frame header's
+        // claim is checked first.
+        if request.format == .jpeg, let size = JPEGFrameSize.read(path: request.path) {
+            try PixelLimit(request.pixelLimit).check(size.width, size.height, label: request.label)
+        }
         let media: MediaFile
         let probe: MediaProbe
         do {
@@ -317,7 +322,7 @@ struct AVMediaDecoding {
 
     private func open(what: String = "file") throws(MediaError) -> (MediaFile, MediaProbe) {
         do {
-            let media = try MediaFile(path: request.path, timeLimit: request.timeLimit)
+            let media = try MediaFile(path: request.path, timeLimit: request.timeLimit, pixelLimit: request.pixelLimit)
             return (media, try media.probe(duration: what != "image"))
         } catch {
             throw MediaError(error.isTimeout ? .timeLimit : .damaged, "\(request.label): not a readable \(request.format.name) \(what): \(error)")

@@ -42,16 +42,13 @@ import Testing
         #expect(decoded.thumbnail == nil)
     }
 
-    /// A cover whose header claims more pixels than the limit is not decoded; the
-    /// audio is still read.
-    @Test func aCoverOverThePixelLimitIsRefusedButTheAudioIsNot() throws {
+    /// A cover larger than the pixel limit is never decoded (libav's `max_pixels`
+    /// bounds even the probe's look at it: its size stays unknown, so it is not
+    /// offered as a cover); the audio is still read.
+    @Test func aCoverOverThePixelLimitIsNotDecodedButTheAudioIsRead() throws {
         let decoded = try Self.decode(Fixtures.fidelity("cover-covr.m4a"), .m4a, pixelLimit: 100 * 100)
         #expect(decoded.facts.kind == .audio && decoded.facts.durationMilliseconds != nil)
-        guard case .failed(let error)? = decoded.thumbnail else {
-            Issue.record("a cover over the limit was decoded")
-            return
-        }
-        #expect(error.kind == .tooManyPixels)
+        if case .made? = decoded.thumbnail { Issue.record("a cover over the limit was decoded") }
     }
 
     /// ID3v2 then ADTS: the sniffer reads past the tag (longer than its prefix

@@ -135,3 +135,39 @@ import Testing
         #expect(warning.contains("samples out of range") && warning.contains("libtiff: tiled"), "\(warning)")
     }
 }
+
+extension DecoderChainTests {
+    /// Bombs stay refused by every decoder of a chain: a float TIFF (libtiff) and
+    /// 12-bit JPEGs (libavcodec) whose headers claim 40000×40000 or 12000×12000
+    /// fail with `tooManyPixels` before any pixel is decoded.
+    @Test func headersClaimingTooManyPixelsAreRefusedByTheFallbackDecoders() throws {
+        let directory = TemporaryDirectory("chain-bombs")
+        // TIFF: rewrite the ImageWidth (256) and ImageLength (257) entries of the first IFD.
+        var tiff = [UInt8](try Data(contentsOf: URL(fileURLWithPath: Fixtures.fidelity("tiff-float16.tif"))))
+        let le32 = { (at: Int) in Int(tiff[at]) | Int(tiff[at + 1]) << 8 | Int(tiff[at + 2]) << 16 | Int(tiff[at + 3]) << 24 }
+        let ifd = le32(4)
+        let entries = Int(tiff[ifd]) | Int(tiff[ifd + 1]) << 8
+        for n in 0..<entries {
+            let entry = ifd + 2 + 12 * n
+            let tag = Int(tiff[entry]) | Int(tiff[entry + 1]) << 8
+            if tag == 256 || tag == 257 { tiff.replaceSubrange((entry + 8)..<(entry + 12), with: [0x40, 0x9C, 0, 0]) }  // 40000
+        }
+        let bombTIFF = try directory.add("bomb.tif", bytes: tiff)
+        #expect(throws: MediaError.self) { try Self.decode(bombTIFF, .tiff) }
+        do { _ = try Self.decode(bombTIFF, .tiff) } catch { #expect(error.kind == .tooManyPixels, "\(error)") }
+
+        // JPEG: the SOF1 marker's height and width.
+        for size: [UInt8] in [[0x9C, 0x40], [0x2E, 0xE0]] {
+            var jpeg = [UInt8](try Data(contentsOf: URL(fileURLWithPath: Fixtures.fidelity("jpeg-12bit.jpg"))))
+            let sof = try #require((0..<(jpeg.count - 1)).first { jpeg[$0] == 0xFF && jpeg[$0 + 1] == 0xC1 })
+            jpeg.replaceSubrange((sof + 5)..<(sof + 9), with: size + size)
+            let bombJPEG = try directory.add("bomb-\(size[0]).jpg", bytes: jpeg)
+            do {
+                _ = try Self.decode(bombJPEG, .jpeg)
+                Issue.record("a \(size) JPEG was decoded")
+            } catch {
+                #expect(error.kind == .tooManyPixels, "\(error)")
+            }
+        }
+    }
+}

@@ -48,8 +48,10 @@ public final class MediaFile {
     private let deadline: Deadline
     public let path: String
 
-    /// Opens `path` and reads its stream information.
-    public init(path: String, timeLimit: Double? = nil) throws(AVError) {
+    /// Opens `path` and reads its stream information. `pixelLimit` bounds the
+    /// frames `avformat_find_stream_info` decodes to learn what the header does
+    /// not say (libav's `max_pixels`), so opening a file cannot allocate a bomb.
+    public init(path: String, timeLimit: Double? = nil, pixelLimit: Int? = nil) throws(AVError) {
         LibAV.start()
         self.path = path
         self.deadline = Deadline(seconds: timeLimit)
@@ -70,7 +72,16 @@ public final class MediaFile {
         // duration; avformat_find_stream_info would decode a frame of each just to
         // learn the pixel format, which the poster's own decode finds anyway.
         guard !Self.headerIsComplete(opened) else { return }
-        let info = avformat_find_stream_info(opened, nil)
+        let info: Int32
+        if let pixelLimit {
+            let count = Int(opened.pointee.nb_streams)
+            var options = [OpaquePointer?](repeating: nil, count: max(1, count))
+            for i in 0..<count { av_dict_set(&options[i], "max_pixels", String(pixelLimit), 0) }
+            info = options.withUnsafeMutableBufferPointer { avformat_find_stream_info(opened, $0.baseAddress) }
+            for i in 0..<count { av_dict_free(&options[i]) }
+        } else {
+            info = avformat_find_stream_info(opened, nil)
+        }
         guard info >= 0 else { throw AVError("avformat_find_stream_info", code: info) }
     }
 
