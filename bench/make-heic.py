@@ -609,7 +609,7 @@ def main():
     i = sub.add_parser("iphone")
     i.add_argument("--out", required=True)
     i.add_argument("--count", type=int, default=16)
-    i.add_argument("--crf", type=int, default=24)
+    i.add_argument("--crf", type=int, default=26)
     i.add_argument("--preset", default="medium")
     i.add_argument("--threads", type=int, default=1)
     i.add_argument("--force", action="store_true")
