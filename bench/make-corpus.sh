@@ -11,7 +11,7 @@
 #               files and wrongly named files (JPEG as .png, MP4 as .jpg)
 #   iphone/     16 iPhone-like 12 MP HEICs (4032x3024 grid of 8x6 HEVC tiles of
 #               512x512, last column/row cropped; hvcC, ispe, colr, pixi; irot,
-#               EXIF-6-without-irot, clap and thmb variants), ~2 MB each, written
+#               EXIF-6-without-irot, clap and thmb variants), ~2.6 MB each, written
 #               by bench/make-heic.py (x265 all-intra tiles + our ISOBMFF writer)
 #   scale100/   100 small files (90 JPEGs 640x480 ~30-50 KB + 10 text files)
 #   scale1000/  1000 small files (900 JPEGs + 100 text files)

@@ -36,7 +36,8 @@ Two uses:
       The benchmark set: 12 MP (4032x3024) iPhone-like grid HEICs, 8x6 tiles of
       512x512 (the last column and row cropped by the grid's output size),
       photographic content made with libvips (Perlin colour fields, Worley
-      texture, fine detail, sensor-like grain), 1-3 MB each, with a red marker
+      texture, fine detail, sensor-like grain), ~2.6 MB each (x265 CRF 26,
+      preset medium; ~25 s per file on two cores), with a red marker
       at the displayed top-left. Variants cycle through: plain; portrait with
       irot 3 + EXIF 6 (modern iPhone); portrait with EXIF 6 and no irot
       (iPhone 7); clap crop; landscape with thmb 320; portrait irot 1.
