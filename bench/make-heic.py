@@ -29,7 +29,7 @@ Two uses:
                              only (modern iPhone: irot 3 *and* EXIF 6)
         --thumb N            add a `thmb` item whose long side is N pixels
         --crf N --preset P   encoder quality/speed (default 28, medium)
-        --threads N          x265 pools / aom threads (default 1)
+        --threads N          x265 thread pool size (default 1; libaom always 1)
         --make/--model       EXIF Make/Model (default Apple / iPhone 7)
 
   make-heic.py iphone --out DIR --count 16 [--threads 2]
