@@ -129,7 +129,8 @@ public enum ContentSniffer {
         if at(0, [0x1A, 0x45, 0xDF, 0xA3]) {
             return contains(b, Array("webm".utf8)) ? .webm : .mkv
         }
-        if at(0, "II*\u{0}") || at(0, "MM\u{0}*") { return .tiff }
+        // TIFF, and BigTIFF (version 43, 8-byte offsets; libvips reads both).
+        if at(0, "II*\u{0}") || at(0, "MM\u{0}*") || at(0, [0x49, 0x49, 0x2B, 0, 8, 0, 0, 0]) || at(0, [0x4D, 0x4D, 0, 0x2B, 0, 8, 0, 0]) { return .tiff }
         if at(0, [0xFF, 0x0A]) || at(0, [0, 0, 0, 0x0C, 0x4A, 0x58, 0x4C, 0x20, 0x0D, 0x0A, 0x87, 0x0A]) { return .jxl }
         if at(0, [0, 0, 0, 0x0C, 0x6A, 0x50, 0x20, 0x20, 0x0D, 0x0A, 0x87, 0x0A]) || at(0, [0xFF, 0x4F, 0xFF, 0x51]) { return .jpeg2000 }
         if at(0, "BM"), b.count >= 18, [12, 40, 52, 56, 64, 108, 124].contains(Int(b[14]) | Int(b[15]) << 8), b[16] == 0, b[17] == 0 { return .bmp }
@@ -138,7 +139,14 @@ public enum ContentSniffer {
         if at(0, "%PDF-") || (contains(b.prefix(1024), Array("%PDF-".utf8)) && !looksLikeText(b)) { return .pdf }
         if at(0, "fLaC") { return .flac }
         if at(0, "OggS") { return contains(b, Array("theora".utf8)) || contains(b, [0x80, 0x74, 0x68]) ? .oggVideo : .ogg }
-        if at(0, "ID3") { return audioAfterID3(b, continuation: continuation) ?? .mp3 }
+        if at(0, "ID3") {
+            if let audio = audioAfterID3(b, continuation: continuation) { return audio }
+            // Another audio format behind the tag (Musepack, Monkey's Audio, WavPack,
+            // TTA) is not MP3: unrecognised, it keeps its own name. Anything else is
+            // taken for MP3, as most tagged files are (libav finds the first frame).
+            if otherAudioAfterID3(b, continuation: continuation) { return nil }
+            return .mp3
+        }
         if at(0, "FORM"), at(8, "AIFF") || at(8, "AIFC") { return .aiff }
         if at(0, "#!AMR") { return .amr }
         if at(0, "FLV"), b.count > 3, b[3] == 1 { return .flv }
@@ -165,6 +173,7 @@ public enum ContentSniffer {
         if at(0, "{\\rtf") { return .rtf }
         if at(0, "8BPS") { return .psd }
         if at(0, [0, 0, 1, 0]), b.count > 5, b[4] > 0, b[5] == 0 { return .ico }
+        if isNetpbm(b) { return .netpbm }
         // MPEG audio frame sync: 11 set bits, then layer III (MP3) or layer 0 (ADTS AAC).
         if b.count >= 4, b[0] == 0xFF, b[1] & 0xE0 == 0xE0 {
             if b[1] & 0x06 == 0x02, b[2] & 0xF0 != 0xF0 { return .mp3 }
@@ -212,6 +221,33 @@ public enum ContentSniffer {
         if t[1] & 0xF6 == 0xF0 { return .aac }
         if t[1] & 0x06 != 0, t[2] & 0xF0 != 0xF0 { return .mp3 }
         return nil
+    }
+
+    /// True when the bytes after an ID3v2 tag start another audio format's magic.
+    static func otherAudioAfterID3(_ b: [UInt8], continuation: [UInt8]?) -> Bool {
+        guard let end = id3TagLength(b) else { return false }
+        let tail = end + 4 <= b.count ? Array(b[end...].prefix(4)) : Array((continuation ?? []).prefix(4))
+        return ["MPCK", "MP+", "MAC ", "wvpk", "TTA1", "OggS", "RIFF"].contains { tail.starts(with: Array($0.utf8)) }
+    }
+
+    /// Netpbm (PBM, PGM, PPM: `P1`–`P6`, then whitespace and a width): what
+    /// libvips' ppmload reads. The ASCII kinds are text, so this comes first.
+    static func isNetpbm(_ b: [UInt8]) -> Bool {
+        guard b.count >= 4, b[0] == 0x50, (0x31...0x36).contains(b[1]) else { return false }
+        var i = 2
+        let whitespace: Set<UInt8> = [0x20, 0x09, 0x0A, 0x0D]
+        guard whitespace.contains(b[i]) else { return false }
+        // Whitespace and `#` comments, then the width's first digit.
+        while i < b.count {
+            if whitespace.contains(b[i]) {
+                i += 1
+            } else if b[i] == 0x23 {
+                while i < b.count, b[i] != 0x0A { i += 1 }
+            } else {
+                return (0x31...0x39).contains(b[i])
+            }
+        }
+        return false
     }
 
     // MARK: - Containers recognised by their structure

@@ -79,13 +79,15 @@ extension MediaFormat {
     /// AVIF (image, `image/avif`).
     public static let avif = MediaFormat(id: "avif", name: "AVIF", kind: .image, mimeType: "image/avif", extensions: ["avif"])
     /// TIFF (image, `image/tiff`).
-    public static let tiff = MediaFormat(id: "tiff", name: "TIFF", kind: .image, mimeType: "image/tiff", extensions: ["tiff", "tif", "dng"])
+    public static let tiff = MediaFormat(id: "tiff", name: "TIFF", kind: .image, mimeType: "image/tiff", extensions: ["tiff", "tif", "dng", "btf", "tf8"])
     /// BMP (image, `image/bmp`).
     public static let bmp = MediaFormat(id: "bmp", name: "BMP", kind: .image, mimeType: "image/bmp", extensions: ["bmp", "dib"])
     /// JPEG XL (image, `image/jxl`).
     public static let jxl = MediaFormat(id: "jxl", name: "JPEG XL", kind: .image, mimeType: "image/jxl", extensions: ["jxl"])
     /// JPEG 2000 (image, `image/jp2`).
     public static let jpeg2000 = MediaFormat(id: "jp2", name: "JPEG 2000", kind: .image, mimeType: "image/jp2", extensions: ["jp2", "j2k", "jpx"])
+    /// Netpbm (image, `image/x-portable-anymap`): PBM, PGM and PPM.
+    public static let netpbm = MediaFormat(id: "netpbm", name: "Netpbm", kind: .image, mimeType: "image/x-portable-anymap", extensions: ["ppm", "pgm", "pbm", "pnm"])
     /// ICO (image, `image/vnd.microsoft.icon`): the largest of its icons is the picture.
     public static let ico = MediaFormat(id: "ico", name: "ICO", kind: .image, mimeType: "image/vnd.microsoft.icon", extensions: ["ico", "cur"])
     /// Photoshop (data, `image/vnd.adobe.photoshop`).
@@ -186,7 +188,7 @@ extension MediaFormat {
 extension MediaFormat {
     /// Every format the sniffer can name, for looking one up by ``id``.
     public static let all: [MediaFormat] = [
-        .jpeg, .png, .gif, .webp, .heic, .heif, .avif, .tiff, .bmp, .jxl, .jpeg2000, .ico, .psd, .svg,
+        .jpeg, .png, .gif, .webp, .heic, .heif, .avif, .tiff, .bmp, .jxl, .jpeg2000, .netpbm, .ico, .psd, .svg,
         .mp4, .mov, .m4v, .threeGP, .webm, .mkv, .avi, .mpegTS, .mpegPS, .mpegVideo, .flv, .asf,
         .mp3, .m4a, .aac, .wav, .ogg, .oggVideo, .flac, .aiff, .amr,
         .pdf, .epub, .zip, .gzip, .bzip2, .xz, .zstd, .sevenZip, .rar, .tar, .sqlite, .elf, .oleCompound, .rtf,

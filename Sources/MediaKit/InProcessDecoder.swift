@@ -120,6 +120,7 @@ struct VipsImageStep: DecoderStep {
         "heic": ("VipsForeignLoadHeif", false), "heif": ("VipsForeignLoadHeif", false), "avif": ("VipsForeignLoadHeif", false),
         "jxl": ("VipsForeignLoadJxl", false),
         "jp2": ("VipsForeignLoadJp2k", false),
+        "netpbm": ("VipsForeignLoadPpm", true),
     ]
 
     /// What libvips (libjpeg, libtiff) says about variants it cannot read, as

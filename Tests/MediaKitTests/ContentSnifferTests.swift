@@ -184,3 +184,26 @@ extension ContentSnifferTests {
         #expect(ContentSniffer.sniff([0, 0, 1, 0xB3, 0, 0, 0, 0x34], fileName: "x.bin").format == .binary)
     }
 }
+
+/// Classes the trial of testdata/fidelity/TRIAL.md found beside issue 13's list.
+extension ContentSnifferTests {
+    @Test func bigTIFFIsTIFF() throws {
+        let sniffed = try Self.sniffFidelity("tiff-bigtiff.tif")
+        #expect(sniffed.format == .tiff && sniffed.fileExtension == "tif")
+        #expect(ContentSniffer.sniff([0x4D, 0x4D, 0, 0x2B, 0, 8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 16], fileName: "scan.btf").fileExtension == "btf")
+    }
+
+    @Test func netpbmIsAnImageEvenInItsTextForms() {
+        #expect(ContentSniffer.sniff(Array("P6\n64 48\n255\n".utf8) + [0, 0, 0], fileName: "a.ppm").format == .netpbm)
+        #expect(ContentSniffer.sniff(Array("P3\n# made by hand\n2 1\n255\n255 0 0  0 0 255\n".utf8), fileName: "a.ppm").format == .netpbm)
+        #expect(ContentSniffer.sniff(Array("P5 is the fifth point\n".utf8), fileName: "notes.txt").format == .text)
+    }
+
+    @Test func anotherAudioFormatAfterAnID3TagIsNotMP3() {
+        let tag = Array("ID3".utf8) + [3, 0, 0, 0, 0, 0, 16] + Array(repeating: 0x41, count: 16)
+        let musepack = ContentSniffer.sniff(tag + Array("MPCK".utf8) + [0, 0, 0, 0], fileName: "song.mpc")
+        #expect(musepack.format != .mp3 && musepack.fileExtension == "mpc")
+        // Unknown bytes after the tag: most such files are MP3s with junk before the first frame.
+        #expect(ContentSniffer.sniff(tag + [0x12, 0x34, 0x56, 0x78], fileName: "song.mp3").format == .mp3)
+    }
+}
