@@ -155,6 +155,14 @@ extension DecoderChainTests {
         let bombTIFF = try directory.add("bomb.tif", bytes: tiff)
         #expect(throws: MediaError.self) { try Self.decode(bombTIFF, .tiff) }
         do { _ = try Self.decode(bombTIFF, .tiff) } catch { #expect(error.kind == .tooManyPixels, "\(error)") }
+        // 2³² − 1 on each side: the product overflows 64 bits, and is still refused.
+        for n in 0..<entries {
+            let entry = ifd + 2 + 12 * n
+            let tag = Int(tiff[entry]) | Int(tiff[entry + 1]) << 8
+            if tag == 256 || tag == 257 { tiff.replaceSubrange((entry + 8)..<(entry + 12), with: [0xFF, 0xFF, 0xFF, 0xFF]) }
+        }
+        let hugeTIFF = try directory.add("huge.tif", bytes: tiff)
+        #expect(throws: MediaError.self) { try Self.decode(hugeTIFF, .tiff) }
 
         // JPEG: the SOF1 marker's height and width.
         for size: [UInt8] in [[0x9C, 0x40], [0x2E, 0xE0]] {
