@@ -3,22 +3,11 @@ import MediaKit
 
 /// Tiny samples the helper decodes before it locks itself down, so the code
 /// the sandbox-only loaders need later is loaded while files may still be
-/// opened freely: ImageMagick's start-up and its ICO and PSD coders (modules it
-/// loads on first use), librsvg with fontconfig and Pango (for SVG text).
+/// opened freely: ImageMagick's start-up (libvips has it load every coder module)
+/// for PSD, and librsvg with fontconfig and Pango (for SVG text).
 enum Warmup {
     /// An 8×8 SVG with a red square and one letter of text.
     static let svg = Array(#"<svg xmlns="http://www.w3.org/2000/svg" width="8" height="8"><rect width="8" height="8" fill="red"/><text x="0" y="7" font-size="6">a</text></svg>"#.utf8)
-
-    /// A 1×1 32-bit ICO: directory, one entry, a BITMAPINFOHEADER (height doubled
-    /// for the AND mask), one BGRA pixel, one mask row.
-    static let ico: [UInt8] = [
-        0, 0, 1, 0, 1, 0,  // ICONDIR: reserved, type 1 (icon), 1 image
-        1, 1, 0, 0, 1, 0, 32, 0, 48, 0, 0, 0, 22, 0, 0, 0,  // entry: 1×1, 32 bpp, 48 bytes at 22
-        40, 0, 0, 0, 1, 0, 0, 0, 2, 0, 0, 0, 1, 0, 32, 0, 0, 0, 0, 0, 8, 0, 0, 0,  // BITMAPINFOHEADER …
-        0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,  // … resolution and palette fields
-        0, 0, 255, 255,  // the pixel (BGRA): red
-        0, 0, 0, 0,  // the AND mask row
-    ]
 
     /// A 1×1 8-bit RGB Photoshop file, uncompressed.
     static let psd: [UInt8] = [
@@ -34,7 +23,7 @@ enum Warmup {
     /// means its loader will be loaded on first real use).
     static func run() {
         let spec = ThumbnailSpec(size: 8, timeLimit: 10)
-        for sample in [svg, ico, psd] {
+        for sample in [svg, psd] {
             _ = try? Thumbnailer.thumbnail(.memory(sample), spec: spec)
         }
     }
