@@ -17,18 +17,24 @@ public enum DecoderHelper {
     public static let command = "decode-helper"
 
     /// Runs the helper with the arguments after ``command`` and returns its exit
-    /// status: `--memory-limit BYTES` (address space; 0 for none), or
-    /// `--self-check WRITE_PATH READ_PATH` (test-only: sandbox, then try what it
-    /// must not do; see the tests).
+    /// status: `--memory-limit BYTES` (address space; 0 for none),
+    /// `--sandbox-only-loaders` (this helper may run librsvg and ImageMagick, for
+    /// SVG and PSD: it loads them before locking down; other helpers keep them
+    /// blocked and start faster), and `--self-check WRITE_PATH READ_PATH`
+    /// (test-only: sandbox, then try what it must not do; see the tests).
     public static func main(_ arguments: [String]) -> Int32 {
         var memoryLimit: UInt64 = 0
         var selfCheck: (write: String, read: String)?
+        var sandboxOnlyLoaders = false
         var index = 0
         while index < arguments.count {
             switch arguments[index] {
             case "--memory-limit" where index + 1 < arguments.count:
                 memoryLimit = UInt64(arguments[index + 1]) ?? 0
                 index += 2
+            case "--sandbox-only-loaders":
+                sandboxOnlyLoaders = true
+                index += 1
             case "--self-check" where index + 2 < arguments.count:
                 selfCheck = (arguments[index + 1], arguments[index + 2])
                 index += 3
@@ -40,9 +46,9 @@ public enum DecoderHelper {
         // Nothing of the parent's but the socket (descriptor 3) and stdio.
         shim_close_descriptors_from(selfCheck == nil ? 4 : 3)
         shim_install_crash_handler(HelperExit.memoryLimitStatus)
-        let decoder = InProcessDecoder(allowsSandboxOnlyLoaders: true)
+        let decoder = InProcessDecoder(allowsSandboxOnlyLoaders: sandboxOnlyLoaders)
         decoder.prepare()
-        Warmup.run()
+        if sandboxOnlyLoaders { Warmup.run() }
 
         let socket = MessageSocket(descriptor: 3)
         let status: SandboxStatus

@@ -5,7 +5,9 @@ import MediaFormats
 /// The parent's helpers: idle ones waiting for a request, busy ones decoding.
 /// A caller takes an idle helper (or a new one is started: one per concurrent
 /// caller, i.e. per decoding worker), gives it back after a clean answer, and
-/// discards it (killed and reaped) after anything else.
+/// discards it (killed and reaped) after anything else. Helpers keep librsvg and
+/// ImageMagick blocked (and start faster) unless started for a format that needs
+/// them; such a helper serves every format.
 final class HelperPool: @unchecked Sendable {
     private let configuration: ProcessIsolatedDecoder.Configuration
     private let lock = NSLock()
@@ -31,25 +33,26 @@ final class HelperPool: @unchecked Sendable {
             lock.lock()
             let alive = idle.count + busy.count
             lock.unlock()
-            guard alive < count, let helper = try? start() else { return }
+            guard alive < count, let helper = try? start(sandboxOnlyLoaders: false) else { return }
             lock.lock()
             idle.append(helper)
             lock.unlock()
         }
     }
 
-    /// An idle, ready helper, started if none is idle. Throws when a helper cannot
+    /// An idle, ready helper (one with the sandbox-only loaders when
+    /// `sandboxOnlyLoaders`), started if none is idle. Throws when a helper cannot
     /// be started or is not ready in time (`label` names the item for the message).
-    func checkout(for label: String) throws(MediaError) -> HelperProcess {
+    func checkout(for label: String, sandboxOnlyLoaders: Bool) throws(MediaError) -> HelperProcess {
         for _ in 0..<3 {
             lock.lock()
             let failure = startFailure
-            var helper = idle.popLast()
+            var helper = idle.lastIndex { !sandboxOnlyLoaders || $0.allowsSandboxOnlyLoaders }.map { idle.remove(at: $0) }
             lock.unlock()
             if let failure { throw MediaError(failure.kind, "\(label): \(failure.message)") }
             if helper == nil {
                 do throws(SpawnError) {
-                    helper = try start()
+                    helper = try start(sandboxOnlyLoaders: sandboxOnlyLoaders)
                 } catch {
                     let failure = MediaError(.decoderCrashed, "\(error)")
                     // A missing or unrunnable executable stays so; a fork refused for
@@ -135,7 +138,7 @@ final class HelperPool: @unchecked Sendable {
         for helper in stopping { helper.stop() }
     }
 
-    private func start() throws(SpawnError) -> HelperProcess {
+    private func start(sandboxOnlyLoaders: Bool) throws(SpawnError) -> HelperProcess {
         var environment = ProcessInfo.processInfo.environment
         // A crash in a helper is an item's outcome, not something to symbolicate.
         environment["SWIFT_BACKTRACE"] = "enable=no"
@@ -143,7 +146,8 @@ final class HelperPool: @unchecked Sendable {
         let helper = try HelperProcess.start(
             executable: configuration.helperExecutable,
             arguments: configuration.helperArguments + ["--memory-limit", String(configuration.memoryLimit)], environment: environment,
-            keepStandardError: environment[ProcessIsolatedDecoder.Configuration.standardErrorVariable] == "inherit")
+            keepStandardError: environment[ProcessIsolatedDecoder.Configuration.standardErrorVariable] == "inherit",
+            allowsSandboxOnlyLoaders: sandboxOnlyLoaders)
         lock.lock()
         started += 1
         lock.unlock()

@@ -8,14 +8,17 @@ import MediaFormats
 final class HelperProcess: @unchecked Sendable {
     /// Its process id.
     let pid: pid_t
+    /// Whether it was started with the loaders only a sandbox may run (SVG, PSD).
+    let allowsSandboxOnlyLoaders: Bool
     private let socket: MessageSocket
     /// Its ready message, once read.
     private(set) var ready: HelperReady?
     /// How it ended, once reaped.
     private(set) var exit: HelperExit?
 
-    private init(pid: pid_t, socket: Int32) {
+    private init(pid: pid_t, socket: Int32, allowsSandboxOnlyLoaders: Bool) {
         self.pid = pid
+        self.allowsSandboxOnlyLoaders = allowsSandboxOnlyLoaders
         self.socket = MessageSocket(descriptor: socket)
     }
 
@@ -27,12 +30,14 @@ final class HelperProcess: @unchecked Sendable {
     /// Starts `executable arguments…` with one end of a new socket pair as its
     /// descriptor 3 (see `shim_spawn_helper`), and `environment`; its standard
     /// error is this process's when `keepStandardError`, else /dev/null.
-    static func start(executable: String, arguments: [String], environment: [String: String], keepStandardError: Bool) throws(SpawnError) -> HelperProcess {
+    static func start(
+        executable: String, arguments: [String], environment: [String: String], keepStandardError: Bool, allowsSandboxOnlyLoaders: Bool
+    ) throws(SpawnError) -> HelperProcess {
         var ends: [Int32] = [-1, -1]
         guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &ends) == 0 else {
             throw SpawnError(executable: executable, code: errno)
         }
-        let argv = ([executable] + arguments).map { strdup($0) } + [nil]
+        let argv = ([executable] + arguments + (allowsSandboxOnlyLoaders ? ["--sandbox-only-loaders"] : [])).map { strdup($0) } + [nil]
         let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
         defer {
             argv.forEach { free($0) }
@@ -45,7 +50,7 @@ final class HelperProcess: @unchecked Sendable {
             close(ends[0])
             throw SpawnError(executable: executable, code: status)
         }
-        return HelperProcess(pid: pid, socket: ends[0])
+        return HelperProcess(pid: pid, socket: ends[0], allowsSandboxOnlyLoaders: allowsSandboxOnlyLoaders)
     }
 
     /// Waits (until `deadline`, monotonic seconds) for the helper's ready message.

@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import MediaFormats
+import MediaKit
 
 /// Decodes media in a small pool of sandboxed helper processes, so that a bug
 /// in a decoding library (libvips, libav, libheif, poppler, librsvg,
@@ -111,6 +112,7 @@ public final class ProcessIsolatedDecoder: MediaDecoder, @unchecked Sendable {
         }
         defer { close(descriptor) }
         var request = request
+        let sandboxOnlyLoaders = InProcessDecoder.needsSandboxOnlyLoaders(request.format)
         var crashes: [HelperExit] = []
         var undelivered = 0
         // Set once a helper died making the thumbnail too: the facts are then asked
@@ -118,7 +120,7 @@ public final class ProcessIsolatedDecoder: MediaDecoder, @unchecked Sendable {
         var thumbnailFailure: MediaError?
         while true {
             let limit = Self.budget(for: request)
-            let helper = try pool.checkout(for: request.label)
+            let helper = try pool.checkout(for: request.label, sandboxOnlyLoaders: sandboxOnlyLoaders)
             let outcome: Result<DecodedMedia, MediaError>
             do throws(HelperFailure) {
                 outcome = try helper.decode(request, descriptor: descriptor, deadline: Monotonic.now() + limit + configuration.gracePeriod)

@@ -25,6 +25,12 @@ public struct InProcessDecoder: MediaDecoder {
         self.allowsSandboxOnlyLoaders = allowsSandboxOnlyLoaders
     }
 
+    /// True for the formats only the loaders a sandbox may run decode (SVG, PSD):
+    /// a helper pool starts helpers that load them only for these.
+    public static func needsSandboxOnlyLoaders(_ format: MediaFormat) -> Bool {
+        SandboxOnlyStep.loaders[format.id] != nil
+    }
+
     /// False: a crash in libvips or libav here is a crash of the calling process.
     public var containsCrashes: Bool { false }
 

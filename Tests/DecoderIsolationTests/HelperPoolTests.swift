@@ -115,4 +115,27 @@ import Testing
         }
         #expect(decoder.startedHelperCount == 3, "helpers started: \(decoder.startedHelperCount)")
     }
+
+    /// Helpers keep librsvg and ImageMagick blocked (and start faster); an SVG is
+    /// decoded by a helper started with them, which then serves other items too.
+    @Test func svgGoesToAHelperWithItsLoaders() throws {
+        let decoder = Self.decoder()
+        defer { decoder.shutdown() }
+        decoder.prepare()
+        _ = try decoder.decode(Self.photo())
+        #expect(decoder.startedHelperCount == 1)
+        let scratch = TemporaryDirectory("svg")
+        let svg = try scratch.add(
+            "drawing.svg", bytes: Array(#"<svg xmlns="http://www.w3.org/2000/svg" width="200" height="100"><rect width="200" height="100" fill="red"/></svg>"#.utf8))
+        let decoded = try decoder.decode(DecodeRequest(path: svg, label: "drawing.svg", format: .svg, thumbnail: ThumbnailSpec()))
+        guard case .made(let thumbnail) = decoded.thumbnail else {
+            Issue.record("no SVG thumbnail: \(String(describing: decoded.thumbnail))")
+            return
+        }
+        #expect(thumbnail.width == 200 && thumbnail.height == 100)
+        #expect(decoder.startedHelperCount == 2)
+        for index in 0..<3 { _ = try decoder.decode(Self.photo("after-\(index).jpg")) }
+        _ = try decoder.decode(DecodeRequest(path: svg, label: "again.svg", format: .svg, thumbnail: ThumbnailSpec()))
+        #expect(decoder.startedHelperCount == 2)
+    }
 }
