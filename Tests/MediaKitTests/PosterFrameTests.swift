@@ -60,3 +60,56 @@ extension PosterFrameTests {
         #expect(allowed.width == 320)
     }
 }
+
+/// Tiny and odd-size videos, made with ffmpeg at test time: libswscale's SIMD
+/// converters write whole vectors, and a frame converted at its own size used
+/// to overrun an RGB buffer of exactly `width × height × 3` bytes (a heap
+/// corruption that aborted the process: "malloc(): corrupted top size").
+extension PosterFrameTests {
+    struct SmallVideo: CustomStringConvertible, Sendable {
+        let codec: String
+        let width: Int
+        let height: Int
+        let fileExtension: String
+        var extraArguments: [String] = []
+        var description: String { "\(codec) \(width)×\(height)" }
+    }
+
+    static let smallVideos: [SmallVideo] = [
+        SmallVideo(codec: "libx264", width: 268, height: 156, fileExtension: "mp4", extraArguments: ["-pix_fmt", "yuv420p"]),
+        SmallVideo(codec: "libx264", width: 264, height: 150, fileExtension: "mp4", extraArguments: ["-pix_fmt", "yuv420p"]),
+        SmallVideo(codec: "libx264", width: 2, height: 2, fileExtension: "mp4", extraArguments: ["-pix_fmt", "yuv420p"]),
+        SmallVideo(codec: "libx264", width: 17, height: 9, fileExtension: "mp4", extraArguments: ["-pix_fmt", "yuv444p"]),
+        SmallVideo(codec: "libvpx", width: 6, height: 4, fileExtension: "webm"),
+        SmallVideo(codec: "libvpx", width: 1, height: 1, fileExtension: "webm"),
+        SmallVideo(codec: "mjpeg", width: 268, height: 156, fileExtension: "avi"),
+        SmallVideo(codec: "flv", width: 268, height: 156, fileExtension: "flv"),
+        SmallVideo(codec: "mpeg4", width: 359, height: 641, fileExtension: "mp4"),
+    ]
+
+    @Test(arguments: smallVideos)
+    func smallAndOddSizeVideosGetAPosterOfTheirSize(video: SmallVideo) throws {
+        let directory = TemporaryDirectory("poster-small")
+        let path = directory.file("v.\(video.fileExtension)")
+        let ffmpeg = Process()
+        ffmpeg.executableURL = URL(fileURLWithPath: "/usr/bin/ffmpeg")
+        ffmpeg.arguments = ["-v", "error", "-nostdin", "-y", "-f", "lavfi", "-i", "testsrc=s=\(video.width)x\(video.height):d=1:r=10",
+            "-c:v", video.codec] + video.extraArguments + [path]
+        ffmpeg.standardOutput = FileHandle.nullDevice
+        ffmpeg.standardError = FileHandle.nullDevice
+        try ffmpeg.run()
+        ffmpeg.waitUntilExit()
+        try #require(ffmpeg.terminationStatus == 0, "ffmpeg could not make \(video)")
+
+        let file = try MediaFile(path: path, timeLimit: 10)
+        let probe = try file.probe()
+        let stream = try #require(probe.video)
+        let spec = ThumbnailSpec()
+        let thumbnail = try PosterFrame.thumbnail(of: file, video: stream, durationMilliseconds: probe.durationMilliseconds, spec: spec)
+        // Shrunk to fit the spec's longest side, never enlarged.
+        let scale = min(1, Double(spec.size) / Double(max(video.width, video.height)))
+        #expect(thumbnail.width == max(1, Int((Double(video.width) * scale).rounded())))
+        #expect(thumbnail.height == max(1, Int((Double(video.height) * scale).rounded())))
+        #expect(!thumbnail.jpeg.isEmpty)
+    }
+}

@@ -126,6 +126,8 @@ final class KeyframeDecoder {
     private let streamIndex: Int32
     /// Packets read after a seek before giving up on finding a frame.
     static let packetBudget = 600
+    /// Line alignment of the RGB destination of `sws_scale` (see `scale`).
+    static let destinationAlignment: Int32 = 64
 
     init(stream: UnsafeMutablePointer<AVStream>, pixelLimit: Int?) throws(AVError) {
         streamIndex = stream.pointee.index
@@ -225,21 +227,39 @@ final class KeyframeDecoder {
             Int32(width), Int32(height), AV_PIX_FMT_RGB24, Int32(SWS_AREA), nil, nil, nil)
         else { throw AVError("sws_getContext", message: "cannot convert this pixel format") }
         defer { sws_freeContext(sws) }
-        var pixels = [UInt8](repeating: 0, count: width * height * 3)
-        let lines = pixels.withUnsafeMutableBufferPointer { buffer -> Int32 in
-            var destination: [UnsafeMutablePointer<UInt8>?] = [buffer.baseAddress, nil, nil, nil]
-            var strides: [Int32] = [Int32(width * 3), 0, 0, 0]
-            return withUnsafePointer(to: frame.pointee.data) { data in
-                withUnsafePointer(to: frame.pointee.linesize) { linesize in
-                    data.withMemoryRebound(to: UnsafePointer<UInt8>?.self, capacity: 8) { planes in
-                        linesize.withMemoryRebound(to: Int32.self, capacity: 8) { sizes in
-                            sws_scale(sws, planes, sizes, 0, Int32(sourceHeight), &destination, &strides)
-                        }
+        // libswscale's SIMD converters (the x86 YUV→RGB ones, used when a frame is
+        // converted at its own size) store whole vectors: they round each line up
+        // to 8 pixels when the stride leaves room, and write past the last visible
+        // byte of the last line. An exact `width × height × 3` array was overrun
+        // (valgrind: 8-byte writes ending past the block; glibc: "corrupted top
+        // size"). `av_image_alloc` with align 64 allocates what libswscale
+        // expects: lines of the width rounded up to 8 pixels, strides and planes
+        // aligned to 64 bytes, and 64 spare bytes after the last line. Only the
+        // visible bytes are handed on.
+        var planes: [UnsafeMutablePointer<UInt8>?] = [nil, nil, nil, nil]
+        var strides: [Int32] = [0, 0, 0, 0]
+        let allocated = av_image_alloc(&planes, &strides, Int32(width), Int32(height), AV_PIX_FMT_RGB24, Self.destinationAlignment)
+        guard allocated >= 0, let destination = planes[0] else { throw AVError("av_image_alloc", code: allocated) }
+        defer { av_free(destination) }
+        let stride = Int(strides[0])
+        precondition(stride >= width * 3, "av_image_alloc gave a line shorter than the image")
+        let lines = withUnsafePointer(to: frame.pointee.data) { data in
+            withUnsafePointer(to: frame.pointee.linesize) { linesize in
+                data.withMemoryRebound(to: UnsafePointer<UInt8>?.self, capacity: 8) { sourcePlanes in
+                    linesize.withMemoryRebound(to: Int32.self, capacity: 8) { sizes in
+                        sws_scale(sws, sourcePlanes, sizes, 0, Int32(sourceHeight), planes, strides)
                     }
                 }
             }
         }
         guard lines > 0 else { throw AVError("sws_scale", message: "conversion failed") }
+        let rowBytes = width * 3
+        let pixels = [UInt8](unsafeUninitializedCapacity: rowBytes * height) { buffer, count in
+            for row in 0..<height {
+                (buffer.baseAddress! + row * rowBytes).initialize(from: destination + row * stride, count: rowBytes)
+            }
+            count = rowBytes * height
+        }
         return RGBPicture(pixels: pixels, width: width, height: height)
     }
 }
