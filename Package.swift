@@ -23,6 +23,9 @@ let package = Package(
             name: "CFFmpeg", pkgConfig: "libavformat",
             providers: [.apt(["libavformat-dev", "libavcodec-dev", "libswscale-dev", "libavutil-dev"])]),
         .systemLibrary(
+            name: "CHeif", pkgConfig: "libheif",
+            providers: [.apt(["libheif-dev"])]),
+        .systemLibrary(
             name: "CSQLite", pkgConfig: "sqlite3",
             providers: [.apt(["libsqlite3-dev"])]),
         .systemLibrary(
@@ -38,8 +41,8 @@ let package = Package(
         // Pure Swift, no C: formats from magic bytes, thumbnail settings, and the
         // decode contract (request, facts, typed errors) every decoder implements.
         .target(name: "MediaFormats"),
-        // Decoding with libvips and libav, behind MediaFormats' MediaDecoder.
-        .target(name: "MediaKit", dependencies: ["MediaFormats", "CVips", "CFFmpeg", "CShims"]),
+        // Decoding with libvips, libav and libheif, behind MediaFormats' MediaDecoder.
+        .target(name: "MediaKit", dependencies: ["MediaFormats", "CVips", "CFFmpeg", "CHeif", "CShims"]),
         // The pipeline: stages, runner, journal, watch, distributed workers.
         .target(name: "ShareIngest", dependencies: ["ShareManifest", "MediaFormats", "MediaKit", "CShims", "CSQLite", "CPostgres"]),
         // The CLI: arguments and terminal output only.

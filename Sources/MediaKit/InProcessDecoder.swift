@@ -1,6 +1,6 @@
 import MediaFormats
 
-/// Decodes media in this process with libvips and libav: the decoder each
+/// Decodes media in this process with libvips, libav and libheif: the decoder each
 /// sniffed format is routed to is chosen here (``DecoderRoute``), libraries'
 /// failures become typed ``MediaError`` kinds here, and nothing outside
 /// MediaKit needs to know which library read what.
@@ -16,6 +16,7 @@ public struct InProcessDecoder: MediaDecoder {
     public func prepare() {
         try? Vips.start()
         LibAV.start()
+        LibheifDecoder.start()
     }
 
     /// Facts first (header only; the pixel limit is checked before any pixel is
@@ -24,6 +25,8 @@ public struct InProcessDecoder: MediaDecoder {
         switch DecoderRoute(request.format) {
         case .vipsImage(let loader, let strict):
             return try VipsImageDecoding(request: request, loader: loader, strict: strict).decode()
+        case .heif:
+            return try HEIFDecoding(request: request).decode()
         case .libavStill:
             return try AVMediaDecoding(request: request).decodeStill()
         case .libavMedia:
@@ -43,6 +46,9 @@ enum DecoderRoute: Equatable {
     /// reads every file of the format, so a failure means damage, not a variant
     /// libvips lacks.
     case vipsImage(loader: String, strict: Bool)
+    /// HEIC, HEIF and AVIF stills and sequences: our item parser, then libavcodec
+    /// (HEVC tiles), libheif, or libavformat (sequences); see ``HEIFDecoding``.
+    case heif
     /// A still image libvips here has no loader for: libav decodes its one frame.
     case libavStill
     /// Video and audio: libavformat and libavcodec.
@@ -59,7 +65,7 @@ enum DecoderRoute: Equatable {
         case "gif": self = .vipsImage(loader: "VipsForeignLoadNsgif", strict: true)
         case "webp": self = .vipsImage(loader: "VipsForeignLoadWebp", strict: true)
         case "tiff": self = .vipsImage(loader: "VipsForeignLoadTiff", strict: true)
-        case "heic", "heif", "avif": self = .vipsImage(loader: "VipsForeignLoadHeif", strict: false)
+        case "heic", "heif", "avif", "heics", "heifs", "avifs": self = .heif
         case "jxl": self = .vipsImage(loader: "VipsForeignLoadJxl", strict: false)
         case "jp2": self = .vipsImage(loader: "VipsForeignLoadJp2k", strict: false)
         case "bmp": self = .libavStill

@@ -31,7 +31,8 @@ public struct VipsError: Error, Sendable, CustomStringConvertible {
         VipsError(operation: operation, message: message.isEmpty ? "time limit exceeded (killed)" : message, wasKilled: true)
     }
 
-    private init(operation: String, message: String, wasKilled: Bool) {
+    /// A failure found outside libvips' error buffer (a bad parameter, a failed check).
+    init(operation: String, message: String, wasKilled: Bool = false) {
         self.operation = operation
         self.message = message
         self.wasKilled = wasKilled
