@@ -54,6 +54,7 @@ let package = Package(
         .executableTarget(name: "FuzzRedirectURL", dependencies: ["FuzzReplay", "ShareManifest"], path: "Fuzz/FuzzRedirectURL"),
         .executableTarget(name: "FuzzManifest", dependencies: ["FuzzReplay", "ShareManifest"], path: "Fuzz/FuzzManifest"),
         .executableTarget(name: "FuzzSniffer", dependencies: ["FuzzReplay", "MediaFormats"], path: "Fuzz/FuzzSniffer"),
+        .executableTarget(name: "FuzzHEIF", dependencies: ["FuzzReplay", "MediaFormats"], path: "Fuzz/FuzzHEIF"),
         .executableTarget(name: "FuzzPipeline", dependencies: ["FuzzReplay", "ShareIngest"], path: "Fuzz/FuzzPipeline"),
 
         .target(name: "TestSupport", dependencies: ["ShareIngest", "ShareManifest"], path: "Tests/TestSupport"),

@@ -199,7 +199,12 @@ struct PixelLimit {
     init(_ pixels: Int) { self.pixels = pixels }
 
     func check(_ width: Int, _ height: Int, label: String) throws(MediaError) {
-        guard width * height > pixels else { return }
+        // Sizes come from untrusted headers (a HEIF ispe is 2 × 32 bits): no overflow.
+        let (product, overflow) = width.multipliedReportingOverflow(by: height)
+        guard overflow || product > pixels else { return }
+        guard !overflow else {
+            throw MediaError(.tooManyPixels, "\(label): \(width)×\(height) is over the limit of \(Self.megapixels(pixels)) MP; not decoded")
+        }
         throw MediaError(
             .tooManyPixels,
             "\(label): \(width)×\(height) is \(Self.megapixels(width * height)) MP, over the limit of \(Self.megapixels(pixels)) MP; not decoded")

@@ -82,8 +82,15 @@ package struct HEIFCleanAperture: Sendable, Hashable {
     let horizontalN: Int64, horizontalD: Int64, verticalN: Int64, verticalD: Int64
 
     /// The crop of an image `width`×`height`, rounded as libheif 1.15 rounds it:
-    /// first and last column and row, inclusive, clamped into the image; nil when empty.
+    /// first and last column and row, inclusive, clamped into the image; nil when
+    /// empty, or when the values are too large to compute with exactly (no real
+    /// file has a denominator over 2^16 or an aperture over 2^24 pixels).
     package func crop(width: Int, height: Int) -> (left: Int, top: Int, right: Int, bottom: Int)? {
+        let limit: Int64 = 1 << 24
+        guard width > 0, height > 0, width <= limit, height <= limit,
+            [widthD, heightD, horizontalD, verticalD].allSatisfy({ $0 > 0 && $0 <= 1 << 16 }),
+            [widthN, heightN, horizontalN, verticalN].allSatisfy({ abs($0) <= limit * (1 << 16) })
+        else { return nil }
         // left = horizOff + (width - 1)/2 - (clapWidth - 1)/2, rounded down; top rounded to nearest.
         func origin(_ offN: Int64, _ offD: Int64, _ size: Int, _ apN: Int64, _ apD: Int64, roundDown: Bool) -> Int64 {
             // offN/offD + (size-1)/2 - (apN/apD - 1)/2 over the common denominator 2*offD*apD.
@@ -439,9 +446,10 @@ extension HEIFFile {
         }
     }
 
-    /// The size `item` is displayed at after its transforms, from its `ispe`.
+    /// The size `item` is displayed at after its transforms, from its `ispe`; nil
+    /// when it has none, an empty one, or its crop leaves nothing.
     package func displayedSize(of item: HEIFItem) -> (width: Int, height: Int)? {
-        guard var (width, height) = spatialExtents(of: item) else { return nil }
+        guard var (width, height) = spatialExtents(of: item), width > 0, height > 0 else { return nil }
         for transform in transforms(of: item) {
             switch transform {
             case .rotate(let turns):

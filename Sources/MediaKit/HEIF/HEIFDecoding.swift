@@ -218,7 +218,8 @@ struct HEIFDecoding {
         var decoded = 0
         for id in grid.tiles {
             guard let tile = file.items[id], let size = file.spatialExtents(of: tile) else { continue }
-            decoded += size.width * size.height
+            let (tilePixels, overflow) = size.width.multipliedReportingOverflow(by: size.height)
+            decoded = overflow ? Int.max : decoded.addingReportingOverflow(tilePixels).overflow ? Int.max : decoded + tilePixels
             if decoded > request.pixelLimit {
                 throw MediaError(
                     .tooManyPixels,
