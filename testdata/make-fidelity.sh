@@ -496,6 +496,27 @@ tiff("tiff-float64.tif", w, h, px, 64, 3, 1)
 tiff("tiff-float16.tif", w, h, px, 16, 3, 1)
 tiff("tiff-planar-2pages.tif", w, h, px, 16, 1, 2, pages=2)
 
+# BigTIFF (magic 43, 8-byte offsets): 8-bit RGB, one strip. libtiff, and so
+# libvips, reads it; a sniffer that knows only magic 42 does not.
+def bigtiff(path, w, h, px):
+    data_off = 16
+    ents = [(256, 4, [w]), (257, 4, [h]), (258, 3, [8, 8, 8]), (259, 3, [1]), (262, 3, [2]),
+            (273, 16, [data_off]), (277, 3, [3]), (278, 4, [h]), (279, 16, [len(px)]), (284, 3, [1])]
+    ifd_off = data_off + len(px) + (len(px) % 2)
+    blob_base = ifd_off + 8 + 20 * len(ents) + 8
+    ifd, blobs = bytearray(), bytearray()
+    for tag, typ, v in ents:
+        raw = b"".join(struct.pack({3: "<H", 4: "<I", 16: "<Q"}[typ], x) for x in v)
+        if len(raw) <= 8:
+            ifd += struct.pack("<HHQ", tag, typ, len(v)) + raw.ljust(8, b"\0")
+        else:
+            ifd += struct.pack("<HHQQ", tag, typ, len(v), blob_base + len(blobs)); blobs += raw
+    out = b"II" + struct.pack("<HHHQ", 43, 8, 0, ifd_off) + px + b"\0" * (len(px) % 2)
+    out += struct.pack("<Q", len(ents)) + ifd + struct.pack("<Q", 0) + blobs
+    open(path, "wb").write(out)
+
+bigtiff("tiff-bigtiff.tif", w, h, px)
+
 # --- text formats under image names, and an empty .jpg ---------------------
 open("html-named.jpg", "w", newline="\n").write(
     "<!DOCTYPE html>\n<html lang=\"en\">\n<head><meta charset=\"utf-8\"><title>403 Forbidden</title></head>\n"

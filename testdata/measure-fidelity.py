@@ -60,6 +60,7 @@ C = {
     "ico-largest-third.ico": dict(issue=13, cls="ICO with 32, 16, 128 (PNG) and 48 px entries; the largest is the third", type="image", ext="ico", mime="image/vnd.microsoft.icon"),
     "tiff-float64.tif": dict(issue=13, cls="TIFF RGB 64-bit IEEE float per sample (valid; tiff2vips: samples out of range)", type="image", ext="tiff", mime="image/tiff"),
     "tiff-float16.tif": dict(issue=13, cls="TIFF RGB 16-bit IEEE float (half) per sample (valid; tiff2vips: unsupported tiff image type)", type="image", ext="tiff", mime="image/tiff"),
+    "tiff-bigtiff.tif": dict(issue=13, cls="BigTIFF (magic 43, 8-byte offsets), 8-bit RGB: libvips reads it (found in the trial: sniffed as unknown)", type="image", ext="tiff", mime="image/tiff"),
     "tiff-planar-2pages.tif": dict(issue=13, cls="TIFF 16-bit RGB, planar (PlanarConfiguration 2), 2 pages: control, libvips reads it", type="image", ext="tiff", mime="image/tiff"),
     "html-named.jpg": dict(issue=13, cls="HTML error page saved as .jpg", type="file", ext="html", mime="text/html"),
     "xml-named.jpg": dict(issue=13, cls="XML error document saved as .jpg", type="file", ext="xml", mime="application/xml"),
