@@ -12,11 +12,12 @@
 # | alpha.heic        | 320x240 with an alpha plane (right half 50 %)   | libheif                |
 # | ten-bit.heic      | 320x240, 10-bit (from a 16-bit PNG)             | libheif                |
 # | odd-size.heic     | 333x251 (libheif's encoder adds a `clap`)       | libavcodec             |
+# | exif-thumb-480.jpg | JPEG 1200x900 stored, EXIF 6 (900x1200 shown), with a 480x360 EXIF thumbnail | the EXIF thumbnail |
 #
 # Every picture has a red square (220,24,24) at the displayed top-left and a blue
-# one (24,48,220) at the bottom-right. `thumb-480.heic`'s thumbnail item is a
-# different picture (its marker is green, 24,200,60) so a test can tell which
-# one made the thumbnail.
+# one (24,48,220) at the bottom-right. The embedded thumbnails of
+# `thumb-480.heic` and `exif-thumb-480.jpg` are a different picture (their
+# marker is green, 24,200,60) so a test can tell which one made the thumbnail.
 #
 # Needs ffmpeg 5.1 (libx265), vips 8.14, heif-enc (libheif-examples 1.15),
 # python3; bench/make-heic.py writes the grids.
@@ -28,11 +29,11 @@ OUT="$HERE/heif"
 WORK="$(mktemp -d)"
 trap 'rm -rf "$WORK"' EXIT
 export LC_ALL=C.UTF-8 TZ=UTC VIPS_CONCURRENCY=1
-for tool in ffmpeg vips heif-enc python3; do
+for tool in ffmpeg vips heif-enc exiftool python3; do
   command -v "$tool" >/dev/null || { echo "missing tool: $tool (bash scripts/setup.sh)" >&2; exit 1; }
 done
 mkdir -p "$OUT"
-find "$OUT" -maxdepth 1 -type f -name '*.heic' -delete
+find "$OUT" -maxdepth 1 -type f \( -name '*.heic' -o -name '*.jpg' \) -delete
 
 FF=(ffmpeg -nostdin -v error -y)
 HEIC=(python3 "$ROOT/bench/make-heic.py" encode --threads 1)
@@ -63,5 +64,15 @@ heif-enc -q 60 -o "$OUT/alpha.heic" "$WORK/alpha.png" >/dev/null
 heif-enc -q 60 -b 10 -o "$OUT/ten-bit.heic" "$WORK/320-16.png" >/dev/null
 picture 333 251 "$WORK/odd.png"
 heif-enc -q 60 -o "$OUT/odd-size.heic" "$WORK/odd.png" >/dev/null
+
+# A JPEG whose EXIF thumbnail is large enough to be the thumbnail; EXIF 6, so
+# both are stored turned a quarter anticlockwise of how they are shown.
+picture 900 1200 "$WORK/portrait.png"
+picture 360 480 "$WORK/portrait-green.png" 0x18C83C
+vips rot "$WORK/portrait.png" "$WORK/stored.png" d270
+vips rot "$WORK/portrait-green.png" "$WORK/stored-green.png" d270
+"${FF[@]}" -i "$WORK/stored.png" -q:v 6 -pix_fmt yuvj420p "$OUT/exif-thumb-480.jpg"
+"${FF[@]}" -i "$WORK/stored-green.png" -q:v 8 -pix_fmt yuvj420p "$WORK/thumb.jpg"
+exiftool -q -overwrite_original -n -Orientation=6 "-ThumbnailImage<=$WORK/thumb.jpg" "$OUT/exif-thumb-480.jpg"
 
 ls -l "$OUT"

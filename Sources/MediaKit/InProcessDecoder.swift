@@ -105,7 +105,16 @@ struct VipsImageDecoding {
         }
         try PixelLimit(request.pixelLimit).check(header.storedWidth, header.storedHeight, label: request.label)
         let facts = MediaFacts(kind: .image, width: header.width, height: header.height, frameCount: header.pages > 1 ? header.pages : nil)
-        return DecodedMedia(facts: facts, thumbnail: request.thumbnail.map(thumbnail))
+        return DecodedMedia(facts: facts, thumbnail: request.thumbnail.map { spec in
+            // A JPEG's EXIF thumbnail, when it is at least as large as the one wanted.
+            if request.format.id == "jpeg", let embedded = EmbeddedJPEGThumbnail.thumbnail(
+                path: request.path, storedWidth: header.storedWidth, storedHeight: header.storedHeight,
+                orientation: header.orientation, spec: spec)
+            {
+                return .made(embedded)
+            }
+            return thumbnail(spec)
+        })
     }
 
     /// A document's first page: a thumbnail when it renders; a document either way.

@@ -188,4 +188,24 @@ import Testing
         let corrupt = try directory.add("corrupt.heic", bytes: Array(bytes.prefix(24)) + [UInt8](repeating: 0x41, count: 4000))
         #expect(throws: MediaError.self) { try HEIFDecoding(request: Self.request(corrupt)).decode() }
     }
+
+    /// A JPEG's EXIF thumbnail makes the thumbnail when it is at least as large
+    /// (green marker), turned by the photo's EXIF Orientation; asked for more,
+    /// the photo itself is decoded (red marker).
+    @Test func jpegEXIFThumbnailIsUsedWhenLargeEnough() throws {
+        let path = Self.heif("exif-thumb-480.jpg")
+        func decode(size: Int) throws -> (MediaFacts, Thumbnail) {
+            let media = try InProcessDecoder().decode(Self.request(path, size: size))
+            guard case .made(let thumbnail) = try #require(media.thumbnail) else { throw CancellationError() }
+            return (media.facts, thumbnail)
+        }
+        let (facts, small) = try decode(size: 360)
+        #expect(facts.width == 900 && facts.height == 1200)
+        #expect(small.width == 270 && small.height == 360)
+        #expect(Self.isGreen(Self.pixel(try Self.pixels(small), small, 0.03, 0.03)))
+        #expect(Self.isBlue(Self.pixel(try Self.pixels(small), small, 0.97, 0.97)))
+        let (_, large) = try decode(size: 600)
+        #expect(large.width == 450 && large.height == 600)
+        #expect(Self.isRed(Self.pixel(try Self.pixels(large), large, 0.03, 0.03)))
+    }
 }
