@@ -129,6 +129,20 @@ import Testing
         #expect(difference.allSatisfy { $0 < 3.0 }, "MAD per channel \(difference)")
     }
 
+    /// The same at smaller thumbnails, where tiles are shrunk by 2, 4 and 8 as they
+    /// are decoded (2000 px wide, 512 px tiles).
+    @Test(arguments: [240, 120, 60])
+    func libavcodecMatchesLibheifAtReducedScale(size: Int) throws {
+        let path = Self.heif("grid-2048-exif6.heic")
+        let ours = try Self.decode(path, paths: .primaryItem, size: size)
+        let reference = try Self.decode(path, paths: .libheif, size: size)
+        #expect(ours.route == .libavcodec)
+        try #require(ours.thumbnail.width == reference.thumbnail.width && ours.thumbnail.height == reference.thumbnail.height)
+        #expect(ours.thumbnail.width == size && abs(ours.thumbnail.height - size * 1488 / 2000) <= 1)
+        let difference = Self.meanAbsoluteDifference(try Self.pixels(ours.thumbnail), try Self.pixels(reference.thumbnail))
+        #expect(difference.allSatisfy { $0 < 3.0 }, "MAD per channel \(difference)")
+    }
+
     /// An embedded `thmb` at least as large as the thumbnail makes it (its marker
     /// is green); one smaller than the thumbnail is passed over.
     @Test func embeddedThumbnailIsUsedWhenLargeEnough() throws {

@@ -49,12 +49,16 @@ enum HEIFThumbnail {
     }
 
     /// The power-of-two reduction to decode at: the largest that keeps the displayed
-    /// picture's long side at least `spec.size` (as JPEG shrink-on-load does), that
-    /// divides `tileWidth` and `tileHeight` exactly (so tiles meet without seams),
-    /// and at most 16.
+    /// picture's long side at least twice `size`, that divides `tileWidth` and
+    /// `tileHeight` exactly (so tiles meet without seams), and at most 16. Twice,
+    /// not once (JPEG shrink-on-load stops at once): libvips' own resize of a full
+    /// picture box-shrinks to about twice the size and leaves the rest to lanczos3,
+    /// and on real iPhone photos (4032×3024, k = 4 rather than 8) that halves the
+    /// difference from libheif's thumbnail (mean absolute difference per channel
+    /// 5.7 → 3.7 on the worst of four; 1.1 → 0.9 on the fixtures).
     static func reduction(displayedLongSide: Int, size: Int, tileWidth: Int, tileHeight: Int) -> Int {
         var k = 1
-        while k < 16, displayedLongSide / (k * 2) >= size, tileWidth % (k * 2) == 0, tileHeight % (k * 2) == 0 { k *= 2 }
+        while k < 16, displayedLongSide / (k * 2) >= 2 * size, tileWidth % (k * 2) == 0, tileHeight % (k * 2) == 0 { k *= 2 }
         return k
     }
 }
