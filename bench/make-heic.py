@@ -487,7 +487,7 @@ def _encode(a, work):
         # thumbnail of the coded (uncropped) picture, same rotation/mirror
         tv = os.path.join(work, "thumb.v")
         source = ppm
-        if a.thumb_from:
+        if getattr(a, "thumb_from", None):
             # a different picture for the thumbnail item (tests tell which one was shown)
             assert not transforms, "--thumb-from only without irot/imir/clap"
             source = os.path.join(work, "thumb-src.ppm")
