@@ -6,11 +6,12 @@
 #   make bench-quick  corpus, then one round of each scenario, no warm-up
 #   make check-report HTML report + contact sheet for testdata/sample-drop, screenshotted with headless Chromium (.build/check-report/)
 #   make fuzz         the libFuzzer targets, 60 s each (scripts/fuzz.sh)
+#   make memcheck     `share` under valgrind on small, odd-size and committed media (scripts/memcheck.sh; part of make test)
 # Variables: ROUNDS, SCENARIOS, SHARE_BIN (a prebuilt share; skips the build).
 
 SWIFT ?= swift
 
-.PHONY: all build test corpus bench bench-quick clean-bench check-report fuzz
+.PHONY: all build test corpus bench bench-quick clean-bench check-report fuzz memcheck
 
 all: build
 
@@ -37,3 +38,6 @@ check-report:
 
 fuzz:
 	bash scripts/fuzz.sh
+
+memcheck:
+	bash scripts/memcheck.sh

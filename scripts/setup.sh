@@ -14,6 +14,9 @@ packages=(
   postgresql
   # benchmarks: peak memory
   time
+  # the memory check (scripts/memcheck.sh): valgrind, and jq to read reports;
+  # its media are made with ffmpeg (libx264, libvpx, libtheora built in) and vips
+  valgrind jq
 )
 
 missing=()

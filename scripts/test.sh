@@ -2,7 +2,8 @@
 # Runs every test: the package's Swift tests (on the real libvips and libav,
 # including the end-to-end tests of the built `share` binary), then the example
 # host-app package (Examples/HostAppTests), which uses the library as an app's
-# test suite would. Exits non-zero if either fails.
+# test suite would, then the memory check (scripts/memcheck.sh: `share` under
+# valgrind on small, odd-size and committed media). Exits non-zero if any fails.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -24,5 +25,10 @@ echo "Examples/HostAppTests: building"
     && swift test --skip-build --package-path Examples/HostAppTests 2>&1 | summarise; } \
   | sed -u 's/^/HostAppTests: /' || example=$?
 
+# The debug `share` built above, with debug info, under valgrind (a few minutes).
+memcheck=0
+bash scripts/memcheck.sh || memcheck=$?
+
 if [ "$main" -ne 0 ]; then exit "$main"; fi
-exit "$example"
+if [ "$example" -ne 0 ]; then exit "$example"; fi
+exit "$memcheck"

@@ -11,6 +11,9 @@ public struct InProcessDecoder: MediaDecoder {
     /// A decoder that runs libvips and libav on the calling thread.
     public init() {}
 
+    /// False: a crash in libvips or libav here is a crash of the calling process.
+    public var containsCrashes: Bool { false }
+
     /// Initialises libvips and libav (once per process; libvips requires its
     /// initialisation to happen before other threads use GLib).
     public func prepare() {

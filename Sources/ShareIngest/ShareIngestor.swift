@@ -62,33 +62,26 @@ public struct ShareIngestor: Sendable {
         _ inputs: [ShareInput], key: ShareKey? = nil, message: String? = nil,
         events: IngestEventSink? = nil, cancellation: CancellationFlag = CancellationFlag()
     ) throws(ShareIngestError) -> BatchReport {
-        try BatchRunner.checkInputs(inputs)
-        // A pipeline built in code is checked like a file: the batch stores it as
-        // JSON, and resuming must be able to read it back.
-        let pipelineJSON = pipeline.encodedJSON()
-        do { _ = try PipelineDefinition.decode(Data(pipelineJSON.utf8), file: "pipeline \(pipeline.name)") } catch { throw .pipeline(error) }
+        try BatchPlan.check(inputs)
         let journal = try BatchJournal(container: container)
         Recovery.sweep(container)
-        let batchID = identifiers.next()
-        let key = key ?? pipeline.manifest.key ?? ShareKey.unique(id: batchID)
-        try checkKeyIsFree(key, journal: journal)
-        var batch = BatchRecord(
-            id: batchID, key: key, state: .running, pipelineJSON: pipelineJSON, message: message,
-            createdAt: now())
-        guard let lock = BatchLock(batch: batchID, container: container) else {
-            throw .containerUnusable(path: container.root, reason: "cannot lock batch \(batchID)")
+        let plan = try BatchPlan(
+            pipeline: pipeline, key: key, message: message, container: container, store: journal, identifiers: identifiers, now: now())
+        var batch = plan.record
+        guard let lock = BatchLock(batch: batch.id, container: container) else {
+            throw .containerUnusable(path: container.root, reason: "cannot lock batch \(batch.id)")
         }
         defer { withExtendedLifetime(lock) {} }
-        let items = BatchPlanner.items(for: inputs, identifiers: identifiers)
+        let items = try BatchPlan.items(for: inputs, batch: batch.id, container: container, identifiers: identifiers)
         do {
             try journal.plan(items, batch: &batch, creating: true)
         } catch {
             throw .containerUnusable(path: container.root, reason: "journal: \(error)")
         }
         CrashPoint.hit("after-plan")
-        let runner = BatchRunner(pipeline: pipeline, container: container, journal: journal, decoder: decoder, events: events, cancellation: cancellation)
-        runner.now = now
-        return try runner.run(&batch, items: items, message: message)
+        let runner = BatchRunner(
+            pipeline: pipeline, container: container, journal: journal, decoder: decoder, events: events, cancellation: cancellation, now: now)
+        return try runner.run(&batch, items: items)
     }
 
     /// Finishes an interrupted batch (by id or key), redoing only unfinished stages,
@@ -100,14 +93,23 @@ public struct ShareIngestor: Sendable {
     public func resume(_ idOrKey: String, events: IngestEventSink? = nil, cancellation: CancellationFlag = CancellationFlag()) throws(ShareIngestError) -> BatchReport {
         let journal = try BatchJournal(container: container)
         guard let batch = try journal.batch(idOrKey) else { throw .unknownBatch(idOrKey) }
-        if batch.state == .done { return try Self.finishedReport(of: batch, journal: journal) }
+        if batch.state == .done { return try Self.replay(Self.finishedReport(of: batch, journal: journal), to: events) }
         do {
             return try Self.resume(batch, journal: journal, decoder: decoder, events: events, cancellation: cancellation, now: now)
         } catch .batchNotResumable(let id, .done) {
             // Another process finished it while we waited for its lock.
             guard let finished = try journal.batch(id.uuidString) else { throw .unknownBatch(idOrKey) }
-            return try Self.finishedReport(of: finished, journal: journal)
+            return Self.replay(try Self.finishedReport(of: finished, journal: journal), to: events)
         }
+    }
+
+    /// Tells `events` what a finished batch's run told it: each item, then the batch.
+    private static func replay(_ report: BatchReport, to events: IngestEventSink?) -> BatchReport {
+        guard let events else { return report }
+        events(.batchStarted(batchID: report.batchID, key: report.key))
+        for item in report.items { events(.itemFinished(item)) }
+        events(.batchFinished(report))
+        return report
     }
 
     /// The report of a batch that is done: the one stored beside its manifest, or,
@@ -153,15 +155,9 @@ public struct ShareIngestor: Sendable {
         do { pipeline = try PipelineDefinition.decode(Data(batch.pipelineJSON.utf8), file: "pipeline of batch \(batch.id)") } catch { throw .pipeline(error) }
         let items: [ItemWork]
         do { items = try journal.items(of: batch.id) } catch { throw .containerUnusable(path: journal.container.root, reason: "journal: \(error)") }
-        let runner = BatchRunner(pipeline: pipeline, container: journal.container, journal: journal, decoder: decoder, events: events, cancellation: cancellation)
-        runner.now = now
-        return try runner.run(&batch, items: items, message: batch.message, dispose: dispose)
-    }
-
-    private func checkKeyIsFree(_ key: ShareKey, journal: BatchJournal) throws(ShareIngestError) {
-        let store = ManifestStore(container: container)
-        if store.exists(key) { throw .manifestExists(key: key, path: container.manifestPath(key: key)) }
-        if let other = try journal.batch(key.rawValue) { throw .keyTaken(key: key, batch: other.id) }
+        let runner = BatchRunner(
+            pipeline: pipeline, container: journal.container, journal: journal, decoder: decoder, events: events, cancellation: cancellation, now: now)
+        return try runner.run(&batch, items: items, dispose: dispose)
     }
 
     /// The same, for async callers: the batch runs on its own threads and the
@@ -198,18 +194,5 @@ public struct ShareIngestor: Sendable {
             thread.start()
         }
         return try result.get()
-    }
-}
-
-extension BatchRunner {
-    /// Bad command-line paths are refused before anything starts.
-    static func checkInputs(_ inputs: [ShareInput]) throws(ShareIngestError) {
-        guard !inputs.isEmpty else { throw .noInputs }
-        for case .path(let path) in inputs {
-            var st = stat()
-            guard stat(path, &st) == 0 else {
-                throw .inputMissing(path: path, reason: String(cString: strerror(errno)))
-            }
-        }
     }
 }

@@ -61,6 +61,11 @@ public struct ContainerDirectory: Sendable, Hashable {
     /// `<state>/reports/<key>.json`: a batch's stored report.
     public func reportPath(key: ShareKey) -> String { "\(reportsDirectory)/\(key.rawValue).json" }
 
+    /// `<root>/.spool`: in-memory inputs written down when their batch is planned,
+    /// so a resumed batch or a worker on another machine can read them; removed
+    /// when the batch finishes.
+    package var spoolDirectory: String { root + "/.spool" }
+
     /// `<root>/<UUID>.<ext>`: an item's copy.
     public func mediaPath(id: UUID, fileExtension: String) -> String { "\(root)/\(id.uuidString).\(fileExtension)" }
     /// `<root>/thumbnails/<UUID>.jpg`: an item's thumbnail.

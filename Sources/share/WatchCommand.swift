@@ -26,8 +26,10 @@ enum WatchCommand {
             }
             let pipeline = try PipelineDefinition.load(parsed.value("pipeline") ?? "default")
             let container = try Command.container(parsed)
-            inbox = try Inbox(path: inboxPath, ingestor: ShareIngestor(container: container, pipeline: pipeline), settle: settle, disposition: disposition)
-            if let url = parsed.value("db") { inbox.distributed = DistributedIngestor(url: url, container: container, pipeline: pipeline) }
+            let distributed = parsed.value("db").map { DistributedIngestor(url: $0, container: container, pipeline: pipeline) }
+            inbox = try Inbox(
+                path: inboxPath, ingestor: ShareIngestor(container: container, pipeline: pipeline), settle: settle, disposition: disposition,
+                distributed: distributed)
         } catch let error as UsageError {
             return Command.usageFailure(error.description, usage: usage)
         } catch {

@@ -186,6 +186,34 @@ import Testing
         try Self.verify(container: container, drop: drop, count: count)
     }
 
+    /// A file whose decoding kills the whole process (here a SIGKILL raised while
+    /// probing it, as a crash in a decoding library would) fails alone after a
+    /// few deaths; retrying `--resume` as a script would never loops forever, and
+    /// every other item is delivered.
+    @Test func aFileThatKillsTheProcessFailsAloneAndResumeNeverLoops() throws {
+        let drop = TemporaryDirectory("poison")
+        let photo = try Data(contentsOf: URL(fileURLWithPath: Fixtures.media("photo.jpg")))
+        for i in 0..<8 { try drop.add("photo-\(i).jpg", bytes: Array(photo) + Array("unique \(i)".utf8)) }
+        try drop.add("poison.jpg", bytes: Array(photo) + Array("poison".utf8))
+        let work = TemporaryDirectory("poison-work")
+        let container = work.path + "/container"
+        let crash = ["SHARE_CRASH_POINT": "probe:poison.jpg"]
+        var run = try ShareProcess.run(["ingest", "--quiet", "--container", container, "--key", "Poison", drop.path], environment: crash)
+        var deaths = 0
+        while run.status != 0 && run.status != 1 && deaths < 10 {
+            deaths += 1
+            run = try ShareProcess.run(["ingest", "--quiet", "--container", container, "--resume", "Poison"], environment: crash)
+        }
+        #expect(deaths >= 3 && deaths <= 5, "died \(deaths) times")
+        #expect(run.status == 1, "\(run.stderr)")
+        #expect(run.stderr.contains("poison.jpg: the process died 3 times while decoding this file alone"), "\(run.stderr)")
+        let report = try ShareProcess.run(["ingest", "--json", "--container", container, "--resume", "Poison"])
+        #expect(report.stdout.contains("\"crashedRepeatedly\""), "\(report.stdout)")
+        let manifest = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: container + "/manifests/Poison.json"))) as! [[String: Any]]
+        #expect(Set(manifest.compactMap { $0["fileName"] as? String }) == Set((0..<8).map { "photo-\($0).jpg" }))
+        #expect(manifest.allSatisfy { $0["thumbnail"] is String })
+    }
+
     @Test func sigtermStopsCleanlyAndResumeFinishes() throws {
         let count = 200
         let drop = try Self.makeDrop(count: count)

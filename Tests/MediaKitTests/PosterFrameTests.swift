@@ -85,6 +85,8 @@ extension PosterFrameTests {
         SmallVideo(codec: "mjpeg", width: 268, height: 156, fileExtension: "avi"),
         SmallVideo(codec: "flv", width: 268, height: 156, fileExtension: "flv"),
         SmallVideo(codec: "mpeg4", width: 359, height: 641, fileExtension: "mp4"),
+        // A 1 s MPEG-PS clip: its target lies past the last keyframe, and its index holds non-key timestamps.
+        SmallVideo(codec: "mpeg2video", width: 268, height: 156, fileExtension: "mpg"),
     ]
 
     @Test(arguments: smallVideos)

@@ -127,8 +127,10 @@ enum PublicSurface {
     private static func collect(_ node: [String: Any], module: String, into declarations: inout [[String: Any]]) {
         for child in node["children"] as? [[String: Any]] ?? [] {
             let kind = child["kind"] as? String ?? ""
+            // `package` declarations are in the module file too, marked internal:
+            // they are not part of the public surface.
             guard ["TypeDecl", "Function", "Constructor", "Var", "TypeAlias", "Subscript"].contains(kind),
-                child["moduleName"] as? String == module, child["mangledName"] != nil
+                child["moduleName"] as? String == module, child["mangledName"] != nil, child["isInternal"] as? Bool != true
             else { continue }
             if child["implicit"] as? Bool != true { declarations.append(child) }
             if kind == "TypeDecl" { collect(child, module: module, into: &declarations) }

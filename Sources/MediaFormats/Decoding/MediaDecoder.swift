@@ -15,6 +15,11 @@ public protocol MediaDecoder: Sendable {
     /// Idempotent. A failure here surfaces as each item's decoding error.
     func prepare()
 
+    /// True when a crash inside a decoding library cannot take the caller's
+    /// process down (the decoder runs in helper processes). When false, the
+    /// pipeline itself watches for files that kill the process (poison items).
+    var containsCrashes: Bool { get }
+
     /// Decodes the file `request` names. Throws only when the file is not usable
     /// media of the requested kind (damaged, over a limit, not what it claims to
     /// be); a thumbnail that could not be made is reported in the result.

@@ -68,11 +68,28 @@ public enum PosterFrame {
             }
             if darkest == nil || luma > darkest!.luma { darkest = (picture, luma) }
         }
+        if darkest == nil {
+            // Every candidate lay past the last keyframe: a target near the end
+            // of a clip shorter than the poster time, or an index that is not one
+            // of keyframes (MPEG-PS indexes the timestamps its seeks read, and
+            // seeks by decoding time, so even the start time lands after the
+            // first keyframe). The first keyframe of the file is the last resort:
+            // seeking a second before the start reaches it.
+            let beforeStart = start - Int64(1 / timeBase)
+            if let picture = try decoder.decodeKeyframe(
+                in: file, at: beforeStart, notBefore: nil, targetSize: spec.size, sampleAspect: video.sampleAspect)
+            {
+                darkest = (picture, picture.meanLuma)
+            }
+        }
         guard let darkest else { throw AVError("avcodec_receive_frame", message: "no decodable video frame") }
         return try encode(darkest.frame, rotation: video.rotation, spec: spec)
     }
 
     private static func encode(_ picture: RGBPicture, rotation: Int, spec: ThumbnailSpec) throws -> Thumbnail {
+        // The poster is made with libvips: a library caller may reach here first,
+        // and libvips must not be used before (or while another thread is in) vips_init.
+        try Vips.start()
         let image = try picture.pixels.withUnsafeBytes { buffer in
             try VipsImageHandle.fromRGB(buffer, width: picture.width, height: picture.height)
         }
@@ -241,6 +258,8 @@ final class KeyframeDecoder {
         let allocated = av_image_alloc(&planes, &strides, Int32(width), Int32(height), AV_PIX_FMT_RGB24, Self.destinationAlignment)
         guard allocated >= 0, let destination = planes[0] else { throw AVError("av_image_alloc", code: allocated) }
         defer { av_free(destination) }
+        // Zeroed, so that lines sws_scale did not write are black, never uninitialised bytes.
+        destination.initialize(repeating: 0, count: Int(allocated))
         let stride = Int(strides[0])
         precondition(stride >= width * 3, "av_image_alloc gave a line shorter than the image")
         let lines = withUnsafePointer(to: frame.pointee.data) { data in

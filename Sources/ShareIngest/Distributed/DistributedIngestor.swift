@@ -13,12 +13,21 @@ public struct DistributedIngestor: Sendable {
     public var pipeline: PipelineDefinition
     /// Attempts per job before its item fails (a poison file never blocks the queue).
     public var maxAttempts = 3
+    /// Where batch and item UUIDs come from (as for ``ShareIngestor/identifiers``).
+    public var identifiers: IdentifierSource
+    /// The clock for the batch's recorded `createdAt`.
+    public var now: @Sendable () -> Date
 
     /// A client of the database at `url` (a libpq URI), for batches into `container` (which every worker must see at the same path).
-    public init(url: String, container: ContainerDirectory, pipeline: PipelineDefinition = .standard) {
+    public init(
+        url: String, container: ContainerDirectory, pipeline: PipelineDefinition = .standard, identifiers: IdentifierSource = .random,
+        now: @escaping @Sendable () -> Date = { Date() }
+    ) {
         self.url = url
         self.container = container
         self.pipeline = pipeline
+        self.identifiers = identifiers
+        self.now = now
     }
 
     /// A batch as the database has it.
@@ -43,18 +52,21 @@ public struct DistributedIngestor: Sendable {
         public let skippedCount: Int
     }
 
-    /// Plans the batch here (walks the folders, assigns UUIDs) and enqueues it
-    /// (as batch `id` when given: a watched drop keeps its journal's id).
+    /// Plans the batch here (``BatchPlan``, as a local batch is: walks the
+    /// folders, assigns UUIDs, spools in-memory inputs into the shared container)
+    /// and enqueues it (as batch `id` when given: a watched drop keeps its
+    /// journal's id).
     public func enqueue(_ inputs: [ShareInput], key: ShareKey? = nil, message: String? = nil, id: UUID? = nil) throws -> Batch {
-        try BatchRunner.checkInputs(inputs)
+        try BatchPlan.check(inputs)
         let queue = try Self.queue(url)
-        let id = id ?? UUID()
-        let key = key ?? pipeline.manifest.key ?? ShareKey.unique(id: id)
-        if ManifestStore(container: container).exists(key) { throw ShareIngestError.manifestExists(key: key, path: container.manifestPath(key: key)) }
-        let items = BatchPlanner.items(for: inputs)
-        let record = BatchRecord(id: id, key: key, state: .running, pipelineJSON: pipeline.encodedJSON(), message: message, createdAt: Date())
-        try queue.enqueue(record, container: container, items: items, firstStage: .sniff, maxAttempts: maxAttempts)
-        return Batch(id: id, key: key, state: .running, redirectURL: nil, manifestPath: nil, itemCount: items.count, ingestedCount: 0, failedCount: 0, skippedCount: 0)
+        queue.maxAttempts = maxAttempts
+        let plan = try BatchPlan(
+            pipeline: pipeline, key: key, message: message, container: container, store: queue, identifiers: identifiers, now: now(), id: id)
+        let items = try BatchPlan.items(for: inputs, batch: plan.record.id, container: container, identifiers: identifiers)
+        try queue.create(plan.record, items: items, container: container)
+        return Batch(
+            id: plan.record.id, key: plan.record.key, state: .running, redirectURL: nil, manifestPath: nil, itemCount: items.count,
+            ingestedCount: 0, failedCount: 0, skippedCount: 0)
     }
 
     /// The batch as the database has it now, if it was enqueued.

@@ -25,7 +25,9 @@ struct Job: Sendable {
 /// - `NOTIFY share_jobs` wakes idle workers; they also poll every second.
 final class JobQueue {
     let connection: PostgresConnection
-    static let schemaVersion = 1
+    static let schemaVersion = 2
+    /// Attempts per job for the batches this queue creates.
+    var maxAttempts = 3
 
     init(url: String) throws(PostgresError) {
         connection = try PostgresConnection(url: url)
@@ -62,17 +64,33 @@ final class JobQueue {
                 try connection.query("CREATE INDEX share_jobs_running ON share_jobs (lease_until) WHERE state = 'running'")
                 try connection.query("INSERT INTO share_schema (version) VALUES (1)")
             }
+            if version < 2 {
+                // The batch row of the journal's row model (BatchStore): times as
+                // epoch seconds, the drop's columns.
+                try connection.query("""
+                    ALTER TABLE share_batches ALTER COLUMN created_at DROP DEFAULT,
+                        ALTER COLUMN created_at TYPE double precision USING extract(epoch FROM created_at),
+                        ALTER COLUMN finished_at TYPE double precision USING extract(epoch FROM finished_at),
+                        ADD COLUMN drop_name text, ADD COLUMN drop_signature text, ADD COLUMN drop_path text
+                    """)
+                try connection.query("INSERT INTO share_schema (version) VALUES (2)")
+            }
         }
     }
 
     // MARK: - Enqueue
 
-    /// Records a batch and its items and queues each unfinished item's first stage.
-    func enqueue(_ batch: BatchRecord, container: ContainerDirectory, items: [ItemWork], firstStage: StageName, maxAttempts: Int) throws {
+    /// Records a batch (its row, with the container every worker writes into) and
+    /// its items, and queues each unfinished item's first stage.
+    func create(_ batch: BatchRecord, items: [ItemWork], container: ContainerDirectory) throws {
+        var batch = batch
+        batch.state = .running
+        batch.itemCount = items.count
+        let columns = Array(batch.columns) + [("container", StoreValue.text(container.root))]
         try connection.transaction {
             try connection.query(
-                "INSERT INTO share_batches (id, key, container, pipeline, message, state, item_count) VALUES ($1, $2, $3, $4, $5, 'running', $6)",
-                [batch.id.uuidString, batch.key.rawValue, container.root, batch.pipelineJSON, batch.message, String(items.count)])
+                "INSERT INTO share_batches (\(columns.map(\.0).joined(separator: ", "))) VALUES (\((1...columns.count).map { "$\($0)" }.joined(separator: ", ")))",
+                columns.map(\.1.text))
             for item in items {
                 let finished = item.failure != nil
                 try connection.query(
@@ -81,7 +99,7 @@ final class JobQueue {
                 if !finished {
                     try connection.query(
                         "INSERT INTO share_jobs (batch_id, idx, stage, max_attempts) VALUES ($1, $2, $3, $4)",
-                        [batch.id.uuidString, String(item.index), firstStage.rawValue, String(maxAttempts)])
+                        [batch.id.uuidString, String(item.index), StageName.sniff.rawValue, String(maxAttempts)])
                 }
             }
             if items.allSatisfy({ $0.failure != nil }) { try enqueueManifest(batch.id, maxAttempts: maxAttempts) }
@@ -188,6 +206,7 @@ final class JobQueue {
 
     // MARK: - Batches and items
 
+    /// A batch row and the container its workers write into.
     struct StoredBatch {
         let record: BatchRecord
         let container: String
@@ -202,16 +221,7 @@ final class JobQueue {
     }
 
     static func storedBatch(_ row: [String: String]) -> StoredBatch? {
-        guard let id = row["id"].flatMap(UUID.init(uuidString:)), let key = row["key"].flatMap({ try? ShareKey($0) }),
-            let state = row["state"].flatMap(BatchState.init(rawValue:)), let pipeline = row["pipeline"], let container = row["container"]
-        else { return nil }
-        var record = BatchRecord(id: id, key: key, state: state, pipelineJSON: pipeline, message: row["message"], createdAt: Date())
-        record.redirectURL = row["redirect_url"]
-        record.manifestPath = row["manifest_path"]
-        record.itemCount = Int(row["item_count"] ?? "0") ?? 0
-        record.ingestedCount = Int(row["ingested"] ?? "0") ?? 0
-        record.failedCount = Int(row["failed"] ?? "0") ?? 0
-        record.skippedCount = Int(row["skipped"] ?? "0") ?? 0
+        guard let record = BatchRecord(row: PostgresRow(values: row)), let container = row["container"] else { return nil }
         return StoredBatch(record: record, container: container)
     }
 
@@ -235,12 +245,10 @@ final class JobQueue {
                 [String(job.id), worker])
             guard !owned.isEmpty else { throw LeaseLost() }
             guard state == "running" else { return false }
+            let columns = record.columns.filter { BatchRecord.mutableColumns.contains($0.key) }
             try connection.query(
-                """
-                UPDATE share_batches SET state = 'done', finished_at = now(), redirect_url = $2, manifest_path = $3,
-                    ingested = $4, failed = $5, skipped = $6 WHERE id = $1
-                """,
-                [job.batchID.uuidString, record.redirectURL, record.manifestPath, String(record.ingestedCount), String(record.failedCount), String(record.skippedCount)])
+                "UPDATE share_batches SET \(columns.enumerated().map { "\($1.key) = $\($0 + 2)" }.joined(separator: ", ")) WHERE id = $1",
+                [job.batchID.uuidString] + columns.map(\.value.text))
             try connection.query("NOTIFY share_batches")
             return true
         }
@@ -256,3 +264,19 @@ final class JobQueue {
 /// The job's lease expired and another worker took it; our results are dropped
 /// (stages are idempotent: the other run writes the same files).
 struct LeaseLost: Error {}
+
+extension JobQueue: BatchStore {
+    func batch(id: UUID) throws -> BatchRecord? { try batch(id)?.record }
+
+    func batch(key: ShareKey) throws -> BatchRecord? {
+        try connection.query("SELECT * FROM share_batches WHERE key = $1", [key.rawValue]).first.flatMap(Self.storedBatch)?.record
+    }
+
+    func items(of batch: UUID) throws -> [ItemWork] { try items(batch) }
+}
+
+/// A PostgreSQL result row (text format), read by column name.
+struct PostgresRow: StoreRow {
+    let values: [String: String]
+    func text(_ column: String) -> String? { values[column] }
+}

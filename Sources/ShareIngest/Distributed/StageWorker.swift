@@ -93,7 +93,7 @@ public final class StageWorker: @unchecked Sendable {
                 let heartbeat = Heartbeat(url: url, job: job, worker: worker, lease: settings.lease)
                 defer { heartbeat.stop() }
                 if job.stage == .manifest {
-                    try deliver(job, queue: queue, pipeline: pipeline, container: container, message: message, worker: worker)
+                    try deliver(job, queue: queue, pipeline: pipeline, container: container, worker: worker)
                 } else if let stage = stages[job.stage], let item = try queue.item(job.batchID, index: job.index) {
                     try run(stage, job: job, item: item, queue: queue, pipeline: pipeline, container: container, message: message, worker: worker, cancellation: cancellation)
                 }
@@ -113,48 +113,27 @@ public final class StageWorker: @unchecked Sendable {
         _ stage: any ItemStage, job: Job, item: ItemWork, queue: JobQueue, pipeline: PipelineDefinition, container: ContainerDirectory,
         message: String?, worker: String, cancellation: CancellationFlag
     ) throws {
-        CrashPoint.hit("\(job.stage.rawValue):\(item.source.fileName ?? "")")
         let context = BatchContext(batchID: job.batchID, container: container, pipeline: pipeline, decoder: decoder, message: message, cancellation: cancellation)
-        do throws(ItemFailure) {
-            try stage.process(item, in: context)
-            item.completed = stage.name
-        } catch {
-            item.failure = error
-            item.removeFiles(in: container)
-        }
+        _ = ItemExecution.run(stage, on: item, in: context, events: events)
         item.pendingThumbnail = nil
-        TestThrottle.pause()
         let stages = pipeline.itemStages
         let next = stages.firstIndex(of: stage.name).flatMap { $0 + 1 < stages.count ? stages[$0 + 1] : nil }
         try queue.complete(job, item: item, next: next, worker: worker)
-        events?(.stageFinished(stage.name, index: item.index, bytes: stage.name == .copy ? item.size ?? 0 : 0))
     }
 
-    /// The manifest job: every item finished; write the manifest once, mark the batch done.
-    private func deliver(_ job: Job, queue: JobQueue, pipeline: PipelineDefinition, container: ContainerDirectory, message: String?, worker: String) throws {
-        guard let stored = try queue.batch(job.batchID), stored.record.state == .running else {
-            _ = try? queue.finishBatch(job, record: BatchRecord(id: job.batchID, key: ShareKey.unique(), state: .done, pipelineJSON: "", message: nil, createdAt: Date()), worker: worker)
+    /// The manifest job: every item finished; the fan-in (``BatchCompletion``, as
+    /// locally), then the batch is marked done with the manifest job, once.
+    private func deliver(_ job: Job, queue: JobQueue, pipeline: PipelineDefinition, container: ContainerDirectory, worker: String) throws {
+        guard let stored = try queue.batch(job.batchID) else { return }
+        guard stored.record.state == .running else {
+            // Done already (a retried manifest job): only the job is completed.
+            _ = try queue.finishBatch(job, record: stored.record, worker: worker)
             return
         }
-        var batch = stored.record
         let items = try queue.items(job.batchID)
-        // Every item has finished: temporary files named after one of them were
-        // left by a worker that died mid-write, on whichever machine.
-        Recovery.removeTemporaries(of: items.map(\.id), in: container)
-        let delivery = ManifestStage(settings: pipeline.manifest).deliver(items, key: batch.key, container: container, message: message)
-        batch.manifestPath = delivery.manifestPath
-        batch.redirectURL = delivery.redirect?.description
-        batch.itemCount = items.count
-        batch.ingestedCount = delivery.reports.count { $0.status == .ingested }
-        batch.failedCount = delivery.reports.count { $0.status == .failed }
-        batch.skippedCount = delivery.reports.count { $0.status == .skipped }
-        let report = BatchReport(
-            batchID: batch.id, key: batch.key, redirectURL: delivery.redirect, manifestPath: delivery.manifestPath, schema: pipeline.manifest.schema,
-            pipeline: pipeline.name, items: delivery.reports, stageSeconds: [:], wallSeconds: 0)
-        let reportPath = container.reportPath(key: batch.key)
-        unlink(reportPath)
-        try? AtomicFile.create(reportPath, bytes: report.json(), syncDirectory: false)
-        if try queue.finishBatch(job, record: batch, worker: worker) { events?(.batchFinished(report)) }
+        let (record, report) = BatchCompletion.finish(
+            stored.record, items: items, pipeline: pipeline, container: container, started: nil, now: Date()) { _ in }
+        if try queue.finishBatch(job, record: record, worker: worker) { events?(.batchFinished(report)) }
     }
 }
 

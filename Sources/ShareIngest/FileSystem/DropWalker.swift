@@ -35,38 +35,34 @@ struct DropWalker: Sequence, IteratorProtocol {
     }
 
     private mutating func list(_ directory: SourcePath, depth: Int) {
-        guard let stream = directory.withCString({ opendir($0) }) else {
-            ready.append(.skipped(directory, ItemFailure(.copy, .unreadable, "\(directory.display): cannot list folder: \(String(cString: strerror(errno)))")))
+        let listing: DirectoryEntries
+        do { listing = try DirectoryEntries(directory) } catch {
+            ready.append(.skipped(directory, ItemFailure(.copy, .unreadable, "\(directory.display): cannot list folder: \(error.message)")))
             return
         }
-        var names: [[UInt8]] = []
-        while let entry = readdir(stream) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in Array(raw.prefix { $0 != 0 }) }
-            if name.first == UInt8(ascii: ".") { continue }  // hidden, "." and ".."
-            names.append(name)
-        }
-        closedir(stream)
+        // Hidden names (a leading dot) are not part of a drop.
+        var names = listing.names.filter { $0.first != UInt8(ascii: ".") }
         names.sort { $0.lexicographicallyPrecedes($1) }
         var subdirectories: [SourcePath] = []
         for name in names {
             let path = directory.appending(name)
-            guard let st = path.linkStatus() else {
+            guard let status = try? path.linkStatus() else {
                 ready.append(.skipped(path, ItemFailure(.copy, .unreadable, "\(path.display): vanished before it could be read")))
                 continue
             }
-            switch st.st_mode & S_IFMT {
-            case S_IFREG:
+            switch status.type {
+            case .regular:
                 ready.append(.file(path, shownAs: path, name: SourcePath.displayName(name)))
-            case S_IFDIR:
+            case .directory:
                 if depth + 1 >= Self.maximumDepth {
                     ready.append(.skipped(path, ItemFailure(.copy, .tooDeep, "\(path.display): folder nested deeper than \(Self.maximumDepth) levels, not walked")))
                 } else {
                     subdirectories.append(path)
                 }
-            case S_IFLNK:
+            case .symbolicLink:
                 ready.append(symbolicLink(path, name: name))
             default:
-                ready.append(.skipped(path, ItemFailure(.copy, .notRegularFile, "\(path.display) \(FileType(mode: st.st_mode).phrase); not read")))
+                ready.append(.skipped(path, ItemFailure(.copy, .notRegularFile, "\(path.display) \(status.type.phrase); not read")))
             }
         }
         // Depth-first, in name order: push in reverse so the first is popped first.
@@ -80,7 +76,7 @@ struct DropWalker: Sequence, IteratorProtocol {
         guard let resolvedRoot, target.isInside(resolvedRoot) else {
             return .skipped(path, ItemFailure(.copy, .symbolicLink, "\(path.display) is a symbolic link pointing outside the drop; not followed"))
         }
-        guard let st = target.linkStatus(), st.st_mode & S_IFMT == S_IFREG else {
+        guard (try? target.linkStatus())?.type == .regular else {
             return .skipped(path, ItemFailure(.copy, .symbolicLink, "\(path.display) is a symbolic link to something that is not a regular file; not followed"))
         }
         return .file(target, shownAs: path, name: SourcePath.displayName(name))

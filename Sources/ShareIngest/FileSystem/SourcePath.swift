@@ -55,9 +55,18 @@ public struct SourcePath: Sendable, Hashable, CustomStringConvertible {
         return FileDescriptor(fd)
     }
 
-    func linkStatus() -> stat? {
+    /// `stat`: follows a final symbolic link.
+    func status() throws(SystemError) -> FileStatus {
         var st = stat()
-        return withCString { lstat($0, &st) } == 0 ? st : nil
+        guard withCString({ stat($0, &st) }) == 0 else { throw SystemError("stat", path: display) }
+        return FileStatus(st)
+    }
+
+    /// `lstat`: a symbolic link is reported as one.
+    func linkStatus() throws(SystemError) -> FileStatus {
+        var st = stat()
+        guard withCString({ lstat($0, &st) }) == 0 else { throw SystemError("lstat", path: display) }
+        return FileStatus(st)
     }
 
     /// The canonical absolute path (`realpath`), nil if it cannot be resolved.

@@ -1,6 +1,5 @@
 import Foundation
 import Glibc
-import MediaKit
 import ShareManifest
 
 /// Where a batch is in its life.
@@ -116,30 +115,26 @@ public final class BatchJournal: @unchecked Sendable {
         try database.transaction(durable: true) {
             let existing = try database.query(
                 "SELECT id FROM batches WHERE drop_name = ? AND (state NOT IN ('done', 'abandoned', 'collected') OR drop_signature = ?)",
-                [.init(record.dropName), .init(record.dropSignature)])
+                [StoreValue(record.dropName), StoreValue(record.dropSignature)])
             guard existing.isEmpty else { return false }
             try insert(record)
             return true
         }
     }
 
-    private func insert(_ r: BatchRecord) throws {
+    private func insert(_ record: BatchRecord) throws {
+        let columns = record.columns
         try database.query(
-            "INSERT INTO batches (id, key, state, pipeline, message, drop_name, drop_signature, drop_path, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            [.text(r.id.uuidString), .text(r.key.rawValue), .text(r.state.rawValue), .text(r.pipelineJSON), .init(r.message),
-             .init(r.dropName), .init(r.dropSignature), .init(r.dropPath), .real(r.createdAt.timeIntervalSince1970)])
+            "INSERT INTO batches (\(columns.map(\.key).joined(separator: ", "))) VALUES (\(columns.map { _ in "?" }.joined(separator: ", ")))",
+            columns.map(\.value))
     }
 
-    func update(_ r: BatchRecord, durable: Bool = true) throws {
+    func update(_ record: BatchRecord, durable: Bool = true) throws {
+        let columns = record.columns.filter { BatchRecord.mutableColumns.contains($0.key) }
         try database.transaction(durable: durable) {
             try database.query(
-                """
-                UPDATE batches SET state = ?, drop_path = ?, finished_at = ?, redirect_url = ?, manifest_path = ?,
-                item_count = ?, ingested = ?, failed = ?, skipped = ? WHERE id = ?
-                """,
-                [.text(r.state.rawValue), .init(r.dropPath), .init(r.finishedAt?.timeIntervalSince1970), .init(r.redirectURL),
-                 .init(r.manifestPath), .init(r.itemCount), .init(r.ingestedCount), .init(r.failedCount), .init(r.skippedCount),
-                 .text(r.id.uuidString)])
+                "UPDATE batches SET \(columns.map { "\($0.key) = ?" }.joined(separator: ", ")) WHERE id = ?",
+                columns.map(\.value) + [.text(record.id.uuidString)])
         }
     }
 
@@ -150,7 +145,7 @@ public final class BatchJournal: @unchecked Sendable {
     /// Every batch, newest first (optionally only those in `states`).
     public func batches(in states: Set<BatchState>? = nil) throws(ShareIngestError) -> [BatchRecord] {
         do {
-            return try database.query("SELECT * FROM batches ORDER BY created_at DESC").compactMap(Self.batch)
+            return try database.query("SELECT * FROM batches ORDER BY created_at DESC").compactMap { BatchRecord(row: $0) }
                 .filter { states?.contains($0.state) ?? true }
         } catch {
             throw .containerUnusable(path: container.root, reason: "journal: \(error)")
@@ -159,30 +154,17 @@ public final class BatchJournal: @unchecked Sendable {
 
     /// The batch with this id, or this key.
     public func batch(_ idOrKey: String) throws(ShareIngestError) -> BatchRecord? {
-        try batches().first { $0.id.uuidString == idOrKey.uppercased() || $0.key.rawValue == idOrKey }
+        do {
+            let rows = try database.query("SELECT * FROM batches WHERE id = ? OR key = ?", [.text(idOrKey.uppercased()), .text(idOrKey)])
+            return rows.lazy.compactMap { BatchRecord(row: $0) }.first
+        } catch {
+            throw .containerUnusable(path: container.root, reason: "journal: \(error)")
+        }
     }
 
     /// Queue depth by state, for `share status`.
     public func counts() throws(ShareIngestError) -> [BatchState: Int] {
         Dictionary(grouping: try batches(), by: \.state).mapValues(\.count)
-    }
-
-    static func batch(_ row: SQLiteRow) -> BatchRecord? {
-        guard let id = row.text("id").flatMap(UUID.init(uuidString:)), let key = row.text("key").flatMap({ try? ShareKey($0) }),
-            let state = row.text("state").flatMap(BatchState.init(rawValue:)), let pipeline = row.text("pipeline")
-        else { return nil }
-        var record = BatchRecord(
-            id: id, key: key, state: state, pipelineJSON: pipeline, message: row.text("message"), dropName: row.text("drop_name"),
-            dropSignature: row.text("drop_signature"), dropPath: row.text("drop_path"),
-            createdAt: Date(timeIntervalSince1970: row.real("created_at") ?? 0))
-        record.finishedAt = row.real("finished_at").map(Date.init(timeIntervalSince1970:))
-        record.redirectURL = row.text("redirect_url")
-        record.manifestPath = row.text("manifest_path")
-        record.itemCount = row.int("item_count") ?? 0
-        record.ingestedCount = row.int("ingested") ?? 0
-        record.failedCount = row.int("failed") ?? 0
-        record.skippedCount = row.int("skipped") ?? 0
-        return record
     }
 
     // MARK: - Items
@@ -199,29 +181,43 @@ public final class BatchJournal: @unchecked Sendable {
             if creating { try insert(record) }
             for item in items { try insert(item, batch: record.id) }
             try database.query("UPDATE batches SET state = ?, item_count = ? WHERE id = ?",
-                               [.text(record.state.rawValue), .init(record.itemCount), .text(record.id.uuidString)])
+                               [.text(record.state.rawValue), StoreValue(record.itemCount), .text(record.id.uuidString)])
         }
     }
 
     private func insert(_ item: ItemWork, batch: UUID) throws {
         try database.query(
             "INSERT INTO items (batch_id, idx, uuid, completed, reason, snapshot) VALUES (?, ?, ?, ?, ?, ?)",
-            [.text(batch.uuidString), .init(item.index), .text(item.id.uuidString), .init(item.completed?.rawValue),
-             .init(item.failure?.reason.rawValue), .text(ItemSnapshot(item).json)])
+            [.text(batch.uuidString), StoreValue(item.index), .text(item.id.uuidString), StoreValue(item.completed?.rawValue),
+             StoreValue(item.failure?.reason.rawValue), .text(ItemSnapshot(item).json)])
     }
 
     /// Records an item's progress after a stage (or its failure).
     func save(_ item: ItemWork, batch: UUID) throws {
         try database.query(
             "UPDATE items SET completed = ?, reason = ?, snapshot = ? WHERE batch_id = ? AND idx = ?",
-            [.init(item.completed?.rawValue), .init(item.failure?.reason.rawValue), .text(ItemSnapshot(item).json),
-             .text(batch.uuidString), .init(item.index)])
+            [StoreValue(item.completed?.rawValue), StoreValue(item.failure?.reason.rawValue), .text(ItemSnapshot(item).json),
+             .text(batch.uuidString), StoreValue(item.index)])
     }
 
     /// The items of a batch as they were last recorded, in order.
     func items(of batch: UUID) throws -> [ItemWork] {
         try database.query("SELECT snapshot FROM items WHERE batch_id = ? ORDER BY idx", [.text(batch.uuidString)])
             .compactMap { $0.text("snapshot").flatMap(ItemSnapshot.decode) }
+    }
+}
+
+extension BatchJournal: BatchStore {
+    func batch(id: UUID) throws -> BatchRecord? { try batch(id.uuidString) }
+
+    func batch(key: ShareKey) throws -> BatchRecord? {
+        try database.query("SELECT * FROM batches WHERE key = ?", [.text(key.rawValue)]).lazy.compactMap { BatchRecord(row: $0) }.first
+    }
+
+    func create(_ batch: BatchRecord, items: [ItemWork], container: ContainerDirectory) throws {
+        precondition(container.root == self.container.root, "a journal records the batches of its own container")
+        var batch = batch
+        try plan(items, batch: &batch, creating: true)
     }
 }
 

@@ -88,7 +88,7 @@ final class SQLiteDatabase: @unchecked Sendable {
 
     /// Runs a statement with bound values; returns the rows.
     @discardableResult
-    func query(_ sql: String, _ values: [SQLiteValue] = []) throws(SQLiteError) -> [SQLiteRow] {
+    func query(_ sql: String, _ values: [StoreValue] = []) throws(SQLiteError) -> [SQLiteRow] {
         lock.lock()
         defer { lock.unlock() }
         var statement: OpaquePointer?
@@ -102,7 +102,6 @@ final class SQLiteDatabase: @unchecked Sendable {
             case .integer(let v): status = sqlite3_bind_int64(statement, index, v)
             case .real(let v): status = sqlite3_bind_double(statement, index, v)
             case .text(let v): status = sqlite3_bind_text(statement, index, v, -1, transient)
-            case .blob(let v): status = v.withUnsafeBytes { sqlite3_bind_blob(statement, index, $0.baseAddress, Int32($0.count), transient) }
             }
             guard status == SQLITE_OK else { throw lastError() }
         }
@@ -111,17 +110,13 @@ final class SQLiteDatabase: @unchecked Sendable {
             let status = sqlite3_step(statement)
             if status == SQLITE_DONE { break }
             guard status == SQLITE_ROW else { throw lastError() }
-            var columns: [String: SQLiteValue] = [:]
+            var columns: [String: StoreValue] = [:]
             for column in 0..<sqlite3_column_count(statement) {
                 let name = String(cString: sqlite3_column_name(statement, column))
                 switch sqlite3_column_type(statement, column) {
                 case SQLITE_INTEGER: columns[name] = .integer(sqlite3_column_int64(statement, column))
                 case SQLITE_FLOAT: columns[name] = .real(sqlite3_column_double(statement, column))
                 case SQLITE_TEXT: columns[name] = .text(String(cString: sqlite3_column_text(statement, column)))
-                case SQLITE_BLOB:
-                    let count = Int(sqlite3_column_bytes(statement, column))
-                    let bytes = sqlite3_column_blob(statement, column).map { Array(UnsafeRawBufferPointer(start: $0, count: count)) } ?? []
-                    columns[name] = .blob(bytes)
                 default: columns[name] = .null
                 }
             }
@@ -135,41 +130,9 @@ final class SQLiteDatabase: @unchecked Sendable {
     }
 }
 
-/// A value bound to or read from a statement.
-enum SQLiteValue: Sendable {
-    case null
-    case integer(Int64)
-    case real(Double)
-    case text(String)
-    case blob([UInt8])
-
-    init(_ value: String?) { self = value.map { .text($0) } ?? .null }
-    init(_ value: Int?) { self = value.map { .integer(Int64($0)) } ?? .null }
-    init(_ value: Int64?) { self = value.map { .integer($0) } ?? .null }
-    init(_ value: Double?) { self = value.map { .real($0) } ?? .null }
-}
-
 /// One result row, by column name.
-struct SQLiteRow {
-    let columns: [String: SQLiteValue]
+struct SQLiteRow: StoreRow {
+    let columns: [String: StoreValue]
 
-    func text(_ name: String) -> String? {
-        if case .text(let v) = columns[name] { return v }
-        return nil
-    }
-    func integer(_ name: String) -> Int64? {
-        switch columns[name] {
-        case .integer(let v): v
-        case .real(let v): Int64(v)
-        default: nil
-        }
-    }
-    func int(_ name: String) -> Int? { integer(name).map(Int.init) }
-    func real(_ name: String) -> Double? {
-        switch columns[name] {
-        case .real(let v): v
-        case .integer(let v): Double(v)
-        default: nil
-        }
-    }
+    func text(_ name: String) -> String? { columns[name]?.text }
 }

@@ -23,6 +23,8 @@ public enum ShareIngestError: Error, Sendable, Equatable, CustomStringConvertibl
     case batchNotResumable(UUID, BatchState)
     /// Another process is working on this batch.
     case batchBusy(UUID)
+    /// The store of batches (the SQLite journal or PostgreSQL) failed; what it said.
+    case storeUnavailable(String)
 
     /// A sentence for people, naming what to change.
     public var description: String {
@@ -38,6 +40,7 @@ public enum ShareIngestError: Error, Sendable, Equatable, CustomStringConvertibl
         case .unknownBatch(let id): "no batch with id or key \(id) in this container (see share status)"
         case .batchNotResumable(let id, let state): "batch \(id) is \(state.rawValue); only interrupted batches can be resumed"
         case .batchBusy(let id): "batch \(id) is being worked on by another process"
+        case .storeUnavailable(let reason): "the batch store is not usable: \(reason)"
         }
     }
 }

@@ -2,16 +2,17 @@ import Foundation
 import Glibc
 import MediaFormats
 import ShareManifest
+import Synchronization
 
-/// Runs one planned batch through the pipeline's stages.
+/// Runs one planned batch through the pipeline's stages, in this process.
 ///
 /// Each item stage has its own worker threads (the pipeline's `workers`), fed
 /// by a bounded queue from the stage before it; a feeder thread puts the
 /// batch's unfinished items into the first queue and the calling thread
-/// collects finished ones. Every stage's result is journaled, so an interrupted
-/// batch resumes where it stopped. The manifest is written once, after the last
-/// item, and only then.
-final class BatchRunner: @unchecked Sendable {
+/// collects finished ones. Each stage runs through ``ItemExecution`` and its
+/// result is journaled, so an interrupted batch resumes where it stopped. The
+/// fan-in (``BatchCompletion``) runs once, after the last item, and only then.
+final class BatchRunner: Sendable {
     let pipeline: PipelineDefinition
     let container: ContainerDirectory
     let journal: BatchJournal
@@ -19,22 +20,25 @@ final class BatchRunner: @unchecked Sendable {
     let cancellation: CancellationFlag
     let decoder: any MediaDecoder
     let stages: [any ItemStage]
-    let manifestStage: ManifestStage
     /// The clock for recorded timestamps (`finishedAt`); tests inject a fixed one.
-    var now: @Sendable () -> Date = { Date() }
+    let now: @Sendable () -> Date
+
+    /// How many times the process may die while decoding one item alone before
+    /// that item fails as poison (`crashedRepeatedly`).
+    static let poisonStrikes = 3
 
     init(
         pipeline: PipelineDefinition, container: ContainerDirectory, journal: BatchJournal, decoder: any MediaDecoder, events: IngestEventSink?,
-        cancellation: CancellationFlag
+        cancellation: CancellationFlag, now: @escaping @Sendable () -> Date
     ) {
         self.pipeline = pipeline
-        self.decoder = decoder
         self.container = container
         self.journal = journal
+        self.decoder = decoder
         self.events = events
         self.cancellation = cancellation
         self.stages = pipeline.makeItemStages()
-        self.manifestStage = ManifestStage(settings: pipeline.manifest)
+        self.now = now
     }
 
     /// The last item stage: an item that completed it is ready for the manifest.
@@ -42,23 +46,22 @@ final class BatchRunner: @unchecked Sendable {
 
     func isFinished(_ item: ItemWork) -> Bool { item.failure != nil || item.completed == lastStage }
 
-    /// Processes the batch's unfinished items, then writes the manifest. `dispose`
+    /// Processes the batch's unfinished items, then finishes the batch. `dispose`
     /// runs after the manifest is written and before the batch is marked done (a
     /// watched drop is moved away there).
-    func run(_ batch: inout BatchRecord, items: [ItemWork], message: String?, dispose: ((BatchRecord, [ItemWork]) -> Void)? = nil) throws(ShareIngestError) -> BatchReport {
+    func run(_ batch: inout BatchRecord, items: [ItemWork], dispose: ((BatchRecord, [ItemWork]) -> Void)? = nil) throws(ShareIngestError) -> BatchReport {
         let started = MonotonicClock.now()
         if pipeline.probe != nil || pipeline.thumbnail != nil { decoder.prepare() }
-        let context = BatchContext(batchID: batch.id, container: container, pipeline: pipeline, decoder: decoder, message: message, cancellation: cancellation)
+        let context = BatchContext(batchID: batch.id, container: container, pipeline: pipeline, decoder: decoder, message: batch.message, cancellation: cancellation)
         events?(.batchStarted(batchID: batch.id, key: batch.key))
-
-        var collected: [ItemWork] = []
-        if batch.state == .running {
-            collected = process(items, context: context)
-        } else {
-            collected = items
-        }
+        if batch.state == .running { recoverSuspects(items, context: context) }
+        var collected = batch.state == .running ? process(items, context: context) : items
         collected.sort { $0.index < $1.index }
-        return finish(&batch, items: collected, message: message, started: started, dispose: dispose)
+        guard collected.allSatisfy(isFinished) else {
+            // Interrupted: nothing is rolled back; the journal knows where each item is.
+            return interruptedReport(batch, items: collected, started: started)
+        }
+        return finish(&batch, items: collected, started: started, dispose: dispose)
     }
 
     // MARK: - Threads
@@ -83,12 +86,6 @@ final class BatchRunner: @unchecked Sendable {
         }
         var collected: [ItemWork] = []
         while let item = finished.pop() {
-            if item.failure != nil {
-                // Files first, then the record: a crash in between redoes the item.
-                item.removeFiles(in: container)
-                record(item, batch: context.batchID)
-            }
-            item.pendingThumbnail = nil
             if isFinished(item) { events?(.itemFinished(report(for: item, message: context.message))) }
             collected.append(item)
         }
@@ -108,24 +105,57 @@ final class BatchRunner: @unchecked Sendable {
                 finished.push(item)
                 continue
             }
-            let start = MonotonicClock.now()
-            do throws(ItemFailure) {
-                try stage.process(item, in: context)
-                item.completed = stage.name
+            markDecoding(stage, item: item, batch: context.batchID)
+            let succeeded = ItemExecution.run(stage, on: item, in: context, events: events)
+            record(item, batch: context.batchID)
+            if succeeded { output.push(item) } else { finished.push(item) }
+        }
+    }
+
+    // MARK: - Poison items
+
+    /// Journals that `stage` is about to decode `item` in this process, so a
+    /// process that dies meanwhile is noticed when the batch resumes. Nothing
+    /// is recorded when the decoder contains crashes (sandboxed helpers).
+    private func markDecoding(_ stage: any ItemStage, item: ItemWork, batch: UUID) {
+        guard !decoder.containsCrashes, stage.name == .probe || stage.name == .thumbnail, item.sniffed?.format.isDecodable == true else { return }
+        item.decodingInFlight = true
+        record(item, batch: batch)
+    }
+
+    /// Before the workers start: the items that were being decoded when the
+    /// process died last time. A death is blamed on an item only when it was the
+    /// only one being decoded (a kill from outside, or another file's crash, is
+    /// not its fault); so suspects are first run again one at a time, alone, and
+    /// an item that takes the process down alone ``poisonStrikes`` times fails
+    /// with `crashedRepeatedly` instead of being tried again: `--resume` and
+    /// `share watch` never crash-loop on it.
+    private func recoverSuspects(_ items: [ItemWork], context: BatchContext) {
+        let suspects = items.filter { $0.decodingInFlight && !isFinished($0) }
+        guard !suspects.isEmpty else { return }
+        if suspects.count == 1 { suspects[0].crashStrikes += 1 }
+        for item in suspects where !cancellation.isCancelled {
+            item.decodingInFlight = false
+            if item.crashStrikes >= Self.poisonStrikes {
+                item.failure = ItemFailure(
+                    nextStage(of: item), .crashedRepeatedly,
+                    "\(item.source.label): the process died \(item.crashStrikes) times while decoding this file alone; not tried again")
+                item.removeFiles(in: container)
                 record(item, batch: context.batchID)
-            } catch {
-                item.failure = error
+                continue
             }
-            item.stageSeconds[stage.name] = MonotonicClock.now() - start
-            TestThrottle.pause()
-            events?(.stageFinished(stage.name, index: item.index, bytes: stage.name == .copy ? item.size ?? 0 : 0))
-            if item.failure != nil {
-                item.pendingThumbnail = nil
-                finished.push(item)
-            } else {
-                output.push(item)
+            record(item, batch: context.batchID)
+            for stage in stages where !isFinished(item) && !cancellation.isCancelled && (item.completed.map { $0 < stage.name } ?? true) {
+                markDecoding(stage, item: item, batch: context.batchID)
+                _ = ItemExecution.run(stage, on: item, in: context, events: events)
+                record(item, batch: context.batchID)
             }
         }
+    }
+
+    /// The stage an unfinished item would run next.
+    private func nextStage(of item: ItemWork) -> StageName {
+        stages.map(\.name).first { stage in item.completed.map { $0 < stage } ?? true } ?? lastStage
     }
 
     private func record(_ item: ItemWork, batch: UUID) {
@@ -149,74 +179,51 @@ final class BatchRunner: @unchecked Sendable {
 
     // MARK: - Fan-in
 
-    private func finish(_ batch: inout BatchRecord, items: [ItemWork], message: String?, started: Double, dispose: ((BatchRecord, [ItemWork]) -> Void)?) -> BatchReport {
-        let unfinished = items.filter { !isFinished($0) }
-        if !unfinished.isEmpty {
-            // Interrupted: nothing is rolled back; the journal knows where each item is.
-            return makeReport(batch, items: items, message: message, started: started, manifestSeconds: 0, interrupted: true)
-        }
-        let manifestStart = MonotonicClock.now()
+    private func finish(_ batch: inout BatchRecord, items: [ItemWork], started: Double, dispose: ((BatchRecord, [ItemWork]) -> Void)?) -> BatchReport {
+        batch.state = .manifesting
+        try? journal.update(batch)
+        let (done, report) = BatchCompletion.finish(
+            batch, items: items, pipeline: pipeline, container: container, started: started, now: now()
+        ) { record($0, batch: batch.id) }
+        dispose?(done, items)
+        batch = done
         do {
-            batch.state = .manifesting
-            try journal.update(batch)
-            let delivery = manifestStage.deliver(items, key: batch.key, container: container, message: message) { record($0, batch: batch.id) }
-            batch.manifestPath = delivery.manifestPath
-            batch.redirectURL = delivery.redirect?.description
-            CrashPoint.hit("after-manifest")
-            TestThrottle.pause()
-            // Kept beside the manifest for `share report` and `share status` (and
-            // beside a failed drop); losing it costs no item, so a failure to
-            // write it is not the batch's failure.
-            let reportPath = container.reportPath(key: batch.key)
-            unlink(reportPath)
-            let stored = makeReport(batch, items: items, message: message, started: started, manifestSeconds: MonotonicClock.now() - manifestStart, interrupted: false)
-            try? AtomicFile.create(reportPath, bytes: stored.json(), syncDirectory: false)
-            dispose?(batch, items)
-            let reports = stored.items
-            batch.state = .done
-            batch.finishedAt = now()
-            batch.itemCount = items.count
-            batch.ingestedCount = reports.count { $0.status == .ingested }
-            batch.failedCount = reports.count { $0.status == .failed }
-            batch.skippedCount = reports.count { $0.status == .skipped }
             try journal.update(batch)
             TestThrottle.pause()
         } catch {
             // The journal could not record the end: whatever was written stands (a
             // manifest is complete), and the next start marks the batch done.
         }
-        let result = makeReport(batch, items: items, message: message, started: started, manifestSeconds: MonotonicClock.now() - manifestStart, interrupted: false)
-        events?(.batchFinished(result))
-        return result
+        events?(.batchFinished(report))
+        return report
     }
 
-    private func makeReport(_ batch: BatchRecord, items: [ItemWork], message: String?, started: Double, manifestSeconds: Double, interrupted: Bool) -> BatchReport {
+    private func interruptedReport(_ batch: BatchRecord, items: [ItemWork], started: Double) -> BatchReport {
         var totals: [StageName: Double] = [:]
         for item in items { totals.merge(item.stageSeconds, uniquingKeysWith: +) }
-        if !interrupted { totals[.manifest] = manifestSeconds }
-        return BatchReport(
-            batchID: batch.id, key: batch.key, redirectURL: batch.redirectURL.flatMap { try? RedirectURL.parse($0).url }, manifestPath: batch.manifestPath,
-            schema: pipeline.manifest.schema, pipeline: pipeline.name, items: items.map { report(for: $0, message: message) },
-            stageSeconds: totals, wallSeconds: MonotonicClock.now() - started, interrupted: interrupted)
+        var interrupted = BatchReport(
+            batchID: batch.id, key: batch.key, redirectURL: nil, manifestPath: nil, schema: pipeline.manifest.schema, pipeline: pipeline.name,
+            items: items.map { report(for: $0, message: batch.message) }, stageSeconds: totals, wallSeconds: MonotonicClock.now() - started)
+        interrupted.interrupted = true
+        return interrupted
     }
 
     func report(for item: ItemWork, message: String?) -> ItemReport {
-        manifestStage.report(for: item, finished: isFinished(item), message: message)
+        ManifestStage(settings: pipeline.manifest).report(for: item, finished: isFinished(item), message: message)
     }
 }
 
 /// Counts down stage workers; the last one to leave closes the next queue.
-final class RemainingWorkers: @unchecked Sendable {
-    private let lock = NSLock()
-    private var count: Int
+final class RemainingWorkers: Sendable {
+    private let count: Mutex<Int>
 
-    init(_ count: Int) { self.count = count }
+    init(_ count: Int) { self.count = Mutex(count) }
 
     /// True for the last worker.
     func leave() -> Bool {
-        lock.lock()
-        defer { lock.unlock() }
-        count -= 1
-        return count == 0
+        count.withLock { count in
+            count -= 1
+            return count == 0
+        }
     }
 }

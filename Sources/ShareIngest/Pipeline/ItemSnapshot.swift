@@ -1,5 +1,4 @@
 import Foundation
-import MediaKit
 import MediaFormats
 import ShareManifest
 
@@ -8,44 +7,72 @@ import ShareManifest
 /// item's next stage. The one mapping between ``ItemWork`` and its record.
 struct ItemSnapshot: Codable {
     var index: Int
-    var kind: String
-    var source: Data?
-    var shownAs: Data?
-    var name: String?
-    var text: String?
     var id: UUID
+    var source: Source
     var completed: StageName?
-    var format: String?
-    var fileExtension: String?
-    var mimeType: String?
+    var sniffed: Sniffed?
     var type: SharedMediaType
+    var mimeType: String?
     var size: Int64?
-    var version: [Int64]?
+    var version: Version?
     var copyPath: String?
     var thumbnailPath: String?
     var width: Int?
     var height: Int?
     var duration: Double?
     var warnings: [String]
-    var failure: [String]?
+    var failure: Failure?
+    /// Seconds per stage, so a report made on another machine has them.
+    var stageSeconds: [String: Double]?
+    /// Being decoded in-process (see ``ItemWork/decodingInFlight``).
+    var decoding: Bool?
+    /// Deaths while decoded alone (see ``ItemWork/crashStrikes``).
+    var strikes: Int?
+
+    /// Where the item's bytes come from: a file (path bytes; a spooled in-memory
+    /// input is a file too), a text or a link.
+    struct Source: Codable {
+        var kind: String
+        var path: Data?
+        var shownAs: Data?
+        var name: String?
+        var text: String?
+    }
+
+    struct Sniffed: Codable {
+        var format: String
+        var fileExtension: String
+    }
+
+    struct Version: Codable {
+        var device: UInt64
+        var inode: UInt64
+        var size: Int64
+        var modifiedSeconds: Int
+        var modifiedNanoseconds: Int
+    }
+
+    struct Failure: Codable {
+        var stage: StageName
+        var reason: ItemFailure.Reason
+        var message: String
+    }
 
     init(_ item: ItemWork) {
         index = item.index
         id = item.id
         switch item.source {
-        case .file(let file): (kind, source, shownAs, name) = ("file", Data(file.path.bytes), Data(file.shownAs.bytes), file.name)
-        case .data(_, let dataName): (kind, name) = ("data", dataName)
-        case .text(let value): (kind, text) = ("text", value)
-        case .url(let value): (kind, text) = ("url", value)
+        case .file(let file): source = Source(kind: "file", path: Data(file.path.bytes), shownAs: Data(file.shownAs.bytes), name: file.name)
+        case .text(let value): source = Source(kind: "text", text: value)
+        case .url(let value): source = Source(kind: "url", text: value)
         }
         completed = item.completed
-        format = item.sniffed?.format.id
-        fileExtension = item.sniffed?.fileExtension
-        mimeType = item.mimeType
+        sniffed = item.sniffed.map { Sniffed(format: $0.format.id, fileExtension: $0.fileExtension) }
         type = item.type
+        mimeType = item.mimeType
         size = item.size
         version = item.sourceVersion.map {
-            [Int64(bitPattern: $0.device), Int64(bitPattern: $0.inode), $0.size, Int64($0.modifiedSeconds), Int64($0.modifiedNanoseconds)]
+            Version(device: $0.device, inode: $0.inode, size: $0.size, modifiedSeconds: $0.modifiedSeconds, modifiedNanoseconds: $0.modifiedNanoseconds)
         }
         copyPath = item.copyPath
         thumbnailPath = item.thumbnailPath
@@ -53,32 +80,34 @@ struct ItemSnapshot: Codable {
         height = item.height
         duration = item.durationMilliseconds
         warnings = item.warnings
-        failure = item.failure.map { [$0.stage.rawValue, $0.reason.rawValue, $0.message] }
+        failure = item.failure.map { Failure(stage: $0.stage, reason: $0.reason, message: $0.message) }
+        stageSeconds = item.stageSeconds.isEmpty ? nil : Dictionary(uniqueKeysWithValues: item.stageSeconds.map { ($0.key.rawValue, $0.value) })
+        decoding = item.decodingInFlight ? true : nil
+        strikes = item.crashStrikes > 0 ? item.crashStrikes : nil
     }
 
     var item: ItemWork {
         let itemSource: ItemSource
-        switch kind {
+        switch source.kind {
         case "file":
-            itemSource = .file(SourceFile(SourcePath(bytes: Array(source ?? Data())), shownAs: shownAs.map { SourcePath(bytes: Array($0)) }, name: name ?? ""))
-        case "data": itemSource = .data(Data(), name: name ?? "data")
-        case "text": itemSource = .text(text ?? "")
-        default: itemSource = .url(text ?? "")
+            let path = SourcePath(bytes: Array(source.path ?? Data()))
+            itemSource = .file(SourceFile(path, shownAs: source.shownAs.map { SourcePath(bytes: Array($0)) }, name: source.name ?? ""))
+        case "text": itemSource = .text(source.text ?? "")
+        default: itemSource = .url(source.text ?? "")
         }
         let item = ItemWork(index: index, source: itemSource, id: id)
         item.completed = completed
-        if let format, let fileExtension {
-            let known = MediaFormat.known(id: format) ?? .binary
+        if let sniffed {
+            let known = MediaFormat.known(id: sniffed.format) ?? .binary
             item.sniffed = SniffedContent(
-                format: known, fileExtension: fileExtension, mimeType: mimeType ?? known.mimeType,
+                format: known, fileExtension: sniffed.fileExtension, mimeType: mimeType ?? known.mimeType,
                 recognised: known != .binary && known != .text, declaredExtension: nil, contradictedFormat: nil)
         }
         item.mimeType = mimeType
         item.type = type
         item.size = size
-        if let v = version, v.count == 5 {
-            item.sourceVersion = FileVersion(
-                device: UInt64(bitPattern: v[0]), inode: UInt64(bitPattern: v[1]), size: v[2], modifiedSeconds: Int(v[3]), modifiedNanoseconds: Int(v[4]))
+        item.sourceVersion = version.map {
+            FileVersion(device: $0.device, inode: $0.inode, size: $0.size, modifiedSeconds: $0.modifiedSeconds, modifiedNanoseconds: $0.modifiedNanoseconds)
         }
         item.copyPath = copyPath
         item.thumbnailPath = thumbnailPath
@@ -86,9 +115,10 @@ struct ItemSnapshot: Codable {
         item.height = height
         item.durationMilliseconds = duration
         item.warnings = warnings
-        if let failure, failure.count == 3, let stage = StageName(rawValue: failure[0]), let reason = ItemFailure.Reason(rawValue: failure[1]) {
-            item.failure = ItemFailure(stage, reason, failure[2])
-        }
+        item.failure = failure.map { ItemFailure($0.stage, $0.reason, $0.message) }
+        for (name, seconds) in stageSeconds ?? [:] { if let stage = StageName(rawValue: name) { item.stageSeconds[stage] = seconds } }
+        item.decodingInFlight = decoding ?? false
+        item.crashStrikes = strikes ?? 0
         return item
     }
 

@@ -16,10 +16,10 @@ struct SourceFile: Sendable {
     }
 }
 
-/// Where an item's bytes come from.
+/// Where an item's bytes come from. In-memory inputs are spooled to a file when
+/// the batch is planned (``BatchPlan``): from then on they are files like any other.
 enum ItemSource: Sendable {
     case file(SourceFile)
-    case data(Data, name: String)
     case text(String)
     case url(String)
 
@@ -27,7 +27,6 @@ enum ItemSource: Sendable {
     var label: String {
         switch self {
         case .file(let file): file.shownAs.display
-        case .data(_, let name): "data:\(name)"
         case .text(let text): "text:" + String(text.prefix(60))
         case .url(let url): "url:" + String(url.prefix(200))
         }
@@ -36,7 +35,6 @@ enum ItemSource: Sendable {
     var fileName: String? {
         switch self {
         case .file(let file): file.name
-        case .data(_, let name): name
         case .text, .url: nil
         }
     }
@@ -73,6 +71,12 @@ final class ItemWork: @unchecked Sendable {
     var warnings: [String] = []
     var failure: ItemFailure?
     var stageSeconds: [StageName: Double] = [:]
+    /// Set (and journaled) while a stage decodes this item in-process, cleared
+    /// when it ends: found set when a batch resumes, it means the process died
+    /// while decoding it.
+    var decodingInFlight = false
+    /// Deaths of the process while this item was the only one being decoded.
+    var crashStrikes = 0
 
     init(index: Int, source: ItemSource, id: UUID = UUID()) {
         self.index = index
@@ -101,7 +105,7 @@ final class ItemWork: @unchecked Sendable {
 
     var isFileLike: Bool {
         switch source {
-        case .file, .data: true
+        case .file: true
         case .text, .url: false
         }
     }

@@ -397,3 +397,12 @@ private struct FieldReader {
         return string
     }
 }
+
+extension PipelineDefinition {
+    /// Checks every setting against its allowed values (a definition built in
+    /// code is held to the same rules as a file: a batch stores it as JSON, and a
+    /// resumed batch must read it back).
+    public func validate() throws(PipelineError) {
+        _ = try PipelineDefinition.decode(Data(encodedJSON().utf8), file: "pipeline \(name)")
+    }
+}

@@ -1,5 +1,4 @@
 import Foundation
-import Glibc
 import ShareManifest
 
 /// Copy: puts the item into the container as `<UUID>.<ext>` (never over an
@@ -13,32 +12,18 @@ struct CopyStage: ItemStage {
         let destination = batch.container.mediaPath(id: item.id, fileExtension: sniffed.fileExtension)
         // A copy that reached its final name before a crash is complete (it was
         // fsynced before the rename): keep it if it is still the source's size.
-        var existing = stat()
-        if lstat(destination, &existing) == 0 {
-            if existing.st_mode & S_IFMT == S_IFREG, Int64(existing.st_size) == item.size {
+        if let existing = try? FileStatus.ofLink(destination) {
+            if existing.type == .regular, existing.size == item.size {
                 item.copyPath = destination
                 return
             }
             FileSystem.remove(destination)
         }
-        switch item.source {
-        case .file(let file):
-            do {
-                item.size = try FileCopier.copy(from: file.path, expected: item.sourceVersion, to: destination, sync: settings.fsync)
-            } catch {
-                throw SniffStage.failure(error, path: file.shownAs.display, stage: .copy)
-            }
-        case .data(let data, let name):
-            guard !data.isEmpty else {
-                throw ItemFailure(.copy, .unreadable, "\(name): in-memory data does not survive an interrupted batch; share it again")
-            }
-            do {
-                try AtomicFile.create(destination, bytes: data, syncDirectory: false)
-            } catch {
-                throw SniffStage.failure(.system(error), path: name, stage: .copy)
-            }
-        case .text, .url:
-            return
+        guard case .file(let file) = item.source else { return }
+        do {
+            item.size = try FileCopier.copy(from: file.path, expected: item.sourceVersion, to: destination, sync: settings.fsync)
+        } catch {
+            throw SniffStage.failure(error, path: file.shownAs.display, stage: .copy)
         }
         item.copyPath = destination
     }

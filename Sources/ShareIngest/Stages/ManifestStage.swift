@@ -16,7 +16,7 @@ struct ManifestStage {
             return SharedMediaFile(path: text, type: .text, mimeType: item.mimeType, message: message)
         case .url(let link):
             return SharedMediaFile(path: link, type: .url, mimeType: item.mimeType, message: message)
-        case .file, .data:
+        case .file:
             return SharedMediaFile(
                 path: url(item.copyPath ?? ""), thumbnail: item.thumbnailPath.map(url),
                 duration: item.durationMilliseconds, type: item.type, mimeType: item.mimeType, message: message,

@@ -20,18 +20,14 @@ struct SniffStage: ItemStage {
             guard ManifestCoder.looksLikeURL(text) else {
                 throw ItemFailure(.sniff, .notAURL, "\(JSONText.string(String(text.prefix(200)))) is not a URL (expected scheme://host…)")
             }
-        case .data(let data, let name):
-            guard !data.isEmpty else { throw ItemFailure(.sniff, .empty, "\(name): is empty (0 bytes)") }
-            item.size = Int64(data.count)
-            try identify(item, prefix: data.prefix(ContentSniffer.prefixLength), name: name, label: name)
         case .file(let file):
             let prefix: [UInt8]
             let label = file.shownAs.display
-            do {
+            do throws(CopyError) {
                 let (fd, version) = try FileCopier.openSource(file.path)
                 item.sourceVersion = version
                 item.size = version.size
-                prefix = try readPrefix(fd, path: file.path)
+                do { prefix = try fd.read(count: ContentSniffer.prefixLength, at: 0, path: file.shownAs.display) } catch { throw CopyError.system(error) }
             } catch {
                 throw Self.failure(error, path: label, stage: .sniff)
             }
@@ -56,20 +52,6 @@ struct SniffStage: ItemStage {
         if let declared = sniffed.declaredExtension, sniffed.recognised, declared != sniffed.fileExtension {
             item.warnings.append("named .\(declared) but the content is \(sniffed.format.name): stored as .\(sniffed.fileExtension)")
         }
-    }
-
-    private func readPrefix(_ fd: FileDescriptor, path: SourcePath) throws(CopyError) -> [UInt8] {
-        var buffer = [UInt8](repeating: 0, count: ContentSniffer.prefixLength)
-        var filled = 0
-        while filled < buffer.count {
-            let n = buffer.withUnsafeMutableBytes { raw in
-                retryingInterrupts { pread(fd.raw, raw.baseAddress! + filled, raw.count - filled, off_t(filled)) }
-            }
-            if n < 0 { throw .system(SystemError("read", path: path.display)) }
-            if n == 0 { break }
-            filled += n
-        }
-        return Array(buffer.prefix(filled))
     }
 
     /// Maps a copy-layer error to the item failure a user reads.

@@ -1,4 +1,4 @@
-import Glibc
+import ShareManifest
 
 /// What a drop looks like right now: a hash of its tree (names, types, sizes,
 /// mtimes), whether it carries a `.ready` marker, and how many files it has. Two
@@ -15,30 +15,21 @@ struct DropSignature: Equatable {
         var hasher = FNV1a()
         var files = 0
         var ready = false
-        var st = stat()
-        guard lstat(path, &st) == 0 else { return nil }
-        hasher.add(st)
-        if st.st_mode & S_IFMT == S_IFDIR {
-            var pending = [path]
-            while let directory = pending.popLast() {
-                guard let stream = opendir(directory) else { continue }
-                var names: [String] = []
-                while let entry = readdir(stream) {
-                    let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self) }
-                    if name != "." && name != ".." { names.append(name) }
-                }
-                closedir(stream)
-                for name in names.sorted() {
-                    let child = directory + "/" + name
-                    if directory == path && name == ".ready" { ready = true }
-                    guard lstat(child, &st) == 0 else { continue }
-                    hasher.add(child)
-                    hasher.add(st)
-                    if st.st_mode & S_IFMT == S_IFDIR { pending.append(child) } else { files += 1 }
-                }
+        let root = SourcePath(path)
+        guard let status = try? root.linkStatus() else { return nil }
+        hasher.add(status)
+        guard status.type == .directory else { return DropSignature(hash: hasher.value, ready: false, files: 1) }
+        var pending = [root]
+        while let directory = pending.popLast() {
+            guard let names = try? DirectoryEntries(directory) else { continue }
+            for name in names.names.sorted(by: { $0.lexicographicallyPrecedes($1) }) {
+                let child = directory.appending(name)
+                if directory == root && name == Array(".ready".utf8) { ready = true }
+                guard let status = try? child.linkStatus() else { continue }
+                hasher.add(child.bytes)
+                hasher.add(status)
+                if status.type == .directory { pending.append(child) } else { files += 1 }
             }
-        } else {
-            files = 1
         }
         return DropSignature(hash: hasher.value, ready: ready, files: files)
     }
@@ -57,8 +48,8 @@ struct FNV1a {
 
     mutating func add(_ text: String) { add(text.utf8) }
 
-    mutating func add(_ st: stat) {
-        for number in [UInt64(st.st_mode), UInt64(bitPattern: Int64(st.st_size)), UInt64(bitPattern: Int64(st.st_mtim.tv_sec)), UInt64(bitPattern: Int64(st.st_mtim.tv_nsec))] {
+    mutating func add(_ status: FileStatus) {
+        for number in [UInt64(status.mode), UInt64(bitPattern: status.size), UInt64(bitPattern: Int64(status.modifiedSeconds)), UInt64(bitPattern: Int64(status.modifiedNanoseconds))] {
             withUnsafeBytes(of: number) { add($0) }
         }
     }

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import Synchronization
 import ShareManifest
 
 /// What happens to a drop once its batch is done.
@@ -24,7 +25,7 @@ public enum DropDisposition: String, Sendable, CaseIterable {
 /// Claiming: the journal records the batch (serialized across processes by
 /// SQLite's write lock), then the drop is renamed into `INBOX/.processing/<batch>/`
 /// (unless kept), so a late writer can never add to a batch in progress.
-public final class Inbox: @unchecked Sendable {
+public final class Inbox: Sendable {
     /// The inbox folder (absolute).
     public let path: String
     /// Ingests each drop: its container, pipeline, identifiers and clock.
@@ -34,20 +35,25 @@ public final class Inbox: @unchecked Sendable {
     /// What happens to a drop once its batch is done.
     public let disposition: DropDisposition
     /// When set, drops are enqueued for `share worker` processes instead of run here.
-    public var distributed: DistributedIngestor?
+    public let distributed: DistributedIngestor?
     let journal: BatchJournal
-    private var seen: [String: (signature: DropSignature, since: Double)] = [:]
+    /// Each drop's last signature and since when it has been unchanged (settling).
+    private let seen = Mutex<[String: (signature: DropSignature, since: Double)]>([:])
 
     /// Watches the folder `path` (which must exist); drops are ingested by `ingestor`.
-    public init(path: String, ingestor: ShareIngestor, settle: Double = 3, disposition: DropDisposition = .move) throws(ShareIngestError) {
-        var st = stat()
-        guard stat(path, &st) == 0, st.st_mode & S_IFMT == S_IFDIR else {
+    /// - Parameter distributed: when given, drops are enqueued for `share worker`
+    ///   processes (PostgreSQL) instead of being run here.
+    public init(
+        path: String, ingestor: ShareIngestor, settle: Double = 3, disposition: DropDisposition = .move, distributed: DistributedIngestor? = nil
+    ) throws(ShareIngestError) {
+        guard (try? FileStatus.of(path))?.type == .directory else {
             throw .inputMissing(path: path, reason: "not a folder")
         }
         self.path = URL(fileURLWithPath: path).standardizedFileURL.path
         self.ingestor = ingestor
         self.settle = settle
         self.disposition = disposition
+        self.distributed = distributed
         self.journal = try BatchJournal(container: ingestor.container)
         for folder in [".processing", ".done", ".failed"] {
             try? FileSystem.makeDirectory(self.path + "/" + folder)
@@ -86,61 +92,67 @@ public final class Inbox: @unchecked Sendable {
     }
 
     private func isSettled(_ name: String) -> Bool {
-        guard let signature = DropSignature.read(path + "/" + name) else {
-            seen[name] = nil
-            return false
-        }
-        if signature.ready { return true }
+        let signature = DropSignature.read(path + "/" + name)
         let now = MonotonicClock.now()
-        if let previous = seen[name], previous.signature == signature {
-            return now - previous.since >= settle
+        return seen.withLock { seen in
+            guard let signature else {
+                seen[name] = nil
+                return false
+            }
+            if signature.ready { return true }
+            if let previous = seen[name], previous.signature == signature {
+                return now - previous.since >= settle
+            }
+            seen[name] = (signature, now)
+            return settle <= 0
         }
-        seen[name] = (signature, now)
-        return settle <= 0
     }
 
     /// Claims and ingests one drop. Nil when another watcher has it.
     private func take(_ name: String, events: IngestEventSink?, cancellation: CancellationFlag) throws(ShareIngestError) -> BatchReport? {
         guard let signature = DropSignature.read(path + "/" + name) else { return nil }
-        let batchID = ingestor.identifiers.next()
-        let pipeline = ingestor.pipeline
-        let key = pipeline.manifest.key ?? ShareKey.unique(id: batchID)
-        let record = BatchRecord(
-            id: batchID, key: key, state: .claimed, pipelineJSON: pipeline.encodedJSON(), message: nil,
-            dropName: name, dropSignature: signature.text, dropPath: nil, createdAt: ingestor.now())
+        var record = try BatchPlan(
+            pipeline: ingestor.pipeline, key: nil, message: nil, container: ingestor.container, store: journal,
+            identifiers: ingestor.identifiers, now: ingestor.now()
+        ).record
+        record.state = .claimed
+        record.dropName = name
+        record.dropSignature = signature.text
         do {
             guard try journal.claim(record) else { return nil }
         } catch {
             throw .containerUnusable(path: ingestor.container.root, reason: "journal: \(error)")
         }
-        seen[name] = nil
+        seen.withLock { $0[name] = nil }
         return try resume(record, events: events, cancellation: cancellation)
     }
 
-    /// Brings a batch of this inbox to done: moves a claimed drop in, plans it, runs it.
+    /// Brings a batch of this inbox to done, in this process or through the workers.
     private func resume(_ record: BatchRecord, events: IngestEventSink?, cancellation: CancellationFlag) throws(ShareIngestError) -> BatchReport? {
-        var batch = record
-        if let distributed { return try enqueue(batch, distributed: distributed, cancellation: cancellation) }
-        if batch.state == .claimed {
-            guard let lock = BatchLock(batch: batch.id, container: ingestor.container) else { return nil }
+        if let distributed {
+            guard let lock = BatchLock(batch: record.id, container: ingestor.container) else { return nil }
             defer { withExtendedLifetime(lock) {} }
-            guard let name = batch.dropName, let dropPath = moveIn(batch, name: name) else {
-                batch.state = .abandoned
-                try? journal.update(batch)
-                return nil
-            }
-            batch.dropPath = dropPath
-            let items = BatchPlanner.items(for: [.path(dropPath)], shownRoot: (dropPath, path + "/" + name), identifiers: ingestor.identifiers)
+            return try enqueue(record, distributed: distributed, cancellation: cancellation)
+        }
+        var batch = record
+        if batch.state == .claimed {
+            // Held while the drop is moved in and planned; released before the run,
+            // which takes the batch's lock itself.
+            guard let lock = BatchLock(batch: batch.id, container: ingestor.container) else { return nil }
+            guard let dropPath = moveIn(&batch) else { return nil }
+            let items = try BatchPlan.items(
+                for: [.path(dropPath)], batch: batch.id, container: ingestor.container, identifiers: ingestor.identifiers,
+                shownRoot: (dropPath, path + "/" + (batch.dropName ?? "")))
             do {
-                try journal.update(batch)
                 try journal.plan(items, batch: &batch)
             } catch {
                 throw .containerUnusable(path: ingestor.container.root, reason: "journal: \(error)")
             }
+            withExtendedLifetime(lock) {}
         }
         do {
-            return try ShareIngestor.resume(batch, journal: journal, decoder: ingestor.decoder, events: events, cancellation: cancellation, now: ingestor.now) { [self] batch, items in
-                dispose(batch, items: items)
+            return try ShareIngestor.resume(batch, journal: journal, decoder: ingestor.decoder, events: events, cancellation: cancellation, now: ingestor.now) { [self] batch, _ in
+                dispose(batch)
             }
         } catch {
             // Another watcher took it between our claim and here: it is theirs.
@@ -150,21 +162,14 @@ public final class Inbox: @unchecked Sendable {
         }
     }
 
-    /// The distributed path: moves the drop in, enqueues it (once: a batch already
-    /// in the database after a restart is only waited for), waits for its manifest,
-    /// then disposes of the drop and records the batch done here too.
+    /// The distributed path: the drop is moved in and enqueued once (a batch
+    /// already in the database after a restart is only waited for), then its
+    /// manifest is waited for, the drop disposed of and the batch recorded done here too.
     private func enqueue(_ record: BatchRecord, distributed: DistributedIngestor, cancellation: CancellationFlag) throws(ShareIngestError) -> BatchReport? {
         var batch = record
-        guard let lock = BatchLock(batch: batch.id, container: ingestor.container) else { return nil }
-        defer { withExtendedLifetime(lock) {} }
         do {
             if try distributed.batch(batch.id) == nil {
-                guard let name = batch.dropName, let dropPath = batch.dropPath ?? moveIn(batch, name: name) else {
-                    batch.state = .abandoned
-                    try? journal.update(batch)
-                    return nil
-                }
-                batch.dropPath = dropPath
+                guard let dropPath = batch.dropPath ?? moveIn(&batch) else { return nil }
                 _ = try distributed.enqueue([.path(dropPath)], key: batch.key, message: batch.message, id: batch.id)
                 batch.state = .running
                 try journal.update(batch)
@@ -172,7 +177,7 @@ public final class Inbox: @unchecked Sendable {
             guard let done = try distributed.wait(for: batch.id, cancellation: cancellation) else { return nil }
             batch.manifestPath = done.manifestPath
             batch.redirectURL = done.redirectURL
-            dispose(batch, items: [])
+            dispose(batch)
             batch.state = .done
             batch.finishedAt = ingestor.now()
             batch.itemCount = done.itemCount
@@ -180,28 +185,36 @@ public final class Inbox: @unchecked Sendable {
             batch.failedCount = done.failedCount
             batch.skippedCount = done.skippedCount
             try journal.update(batch)
-            let stored = try? BatchReport.stored(key: batch.key, in: ingestor.container)
-            return stored ?? BatchReport(
-                batchID: batch.id, key: batch.key, redirectURL: done.redirectURL.flatMap { try? RedirectURL.parse($0).url },
-                manifestPath: done.manifestPath, schema: ingestor.pipeline.manifest.schema, pipeline: ingestor.pipeline.name, items: [],
-                stageSeconds: [:], wallSeconds: 0)
+            return try ShareIngestor.finishedReport(of: batch, journal: journal)
         } catch let error as ShareIngestError {
             throw error
         } catch {
-            throw .containerUnusable(path: ingestor.container.root, reason: "\(error)")
+            throw .storeUnavailable("\(error)")
         }
     }
 
-    /// Where the drop's files are read from once claimed: renamed into
-    /// `.processing/<batch>/<name>` (or left in place when kept). Nil if it vanished.
-    private func moveIn(_ batch: BatchRecord, name: String) -> String? {
+    /// Moves a claimed drop in: renamed into `.processing/<batch>/<name>` (or left
+    /// in place when kept), and recorded. Nil (the batch recorded `abandoned`)
+    /// when the drop vanished.
+    private func moveIn(_ batch: inout BatchRecord) -> String? {
+        guard let name = batch.dropName, let dropPath = claimedPath(of: batch, name: name) else {
+            batch.state = .abandoned
+            try? journal.update(batch)
+            return nil
+        }
+        batch.dropPath = dropPath
+        try? journal.update(batch)
+        return dropPath
+    }
+
+    private func claimedPath(of batch: BatchRecord, name: String) -> String? {
         let original = path + "/" + name
-        if disposition == .keep { return access(original, F_OK) == 0 ? original : nil }
+        if disposition == .keep { return FileSystem.exists(original) ? original : nil }
         let holder = "\(path)/.processing/\(batch.id.uuidString)"
         let claimed = holder + "/" + name
-        if access(claimed, F_OK) == 0 { return claimed }
+        if FileSystem.exists(claimed) { return claimed }
         try? FileSystem.makeDirectory(holder)
-        guard rename(original, claimed) == 0 else {
+        do { try FileSystem.rename(original, claimed) } catch {
             rmdir(holder)
             return nil
         }
@@ -211,7 +224,7 @@ public final class Inbox: @unchecked Sendable {
 
     /// After the manifest: the drop goes to `.done/<batch>/` (or `.failed/<batch>/`
     /// with its report when nothing was delivered), or is deleted, or stays.
-    private func dispose(_ batch: BatchRecord, items: [ItemWork]) {
+    private func dispose(_ batch: BatchRecord) {
         guard disposition != .keep, let dropPath = batch.dropPath, dropPath.contains("/.processing/") else { return }
         let holder = dropPath.parentPath
         let nothingDelivered = batch.manifestPath == nil
@@ -220,7 +233,7 @@ public final class Inbox: @unchecked Sendable {
             return
         }
         let target = "\(path)/\(nothingDelivered ? ".failed" : ".done")/\(batch.id.uuidString)"
-        if rename(holder, target) == 0, nothingDelivered {
+        if (try? FileSystem.rename(holder, target)) != nil, nothingDelivered {
             // The report beside the failed drop says why.
             let report = ingestor.container.reportPath(key: batch.key)
             try? FileManager.default.copyItem(atPath: report, toPath: target + "/report.json")

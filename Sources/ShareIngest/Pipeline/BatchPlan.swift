@@ -1,0 +1,123 @@
+import Foundation
+import Glibc
+import ShareManifest
+
+/// What is decided before the first byte is copied, the same for a local batch,
+/// a watched drop and a distributed one: the pipeline checked, the batch's id
+/// and key (free in the store and in the container), then each item with its
+/// UUID, in input order.
+///
+/// Identifiers are drawn batch first, then one per item in input order (folders
+/// walked depth-first in name order), so a reproducible ``IdentifierSource``
+/// gives the same names in every mode.
+struct BatchPlan {
+    /// The batch as it will be recorded.
+    var record: BatchRecord
+
+    /// Checks `pipeline` and chooses the key: `key`, else the pipeline's, else
+    /// `ShareKey-<batch UUID>`; a key whose manifest exists or that another batch
+    /// used is refused.
+    init(
+        pipeline: PipelineDefinition, key: ShareKey?, message: String?, container: ContainerDirectory, store: any BatchStore,
+        identifiers: IdentifierSource, now: Date, id: UUID? = nil
+    ) throws(ShareIngestError) {
+        do { try pipeline.validate() } catch { throw .pipeline(error) }
+        let id = id ?? identifiers.next()
+        let key = key ?? pipeline.manifest.key ?? ShareKey.unique(id: id)
+        if ManifestStore(container: container).exists(key) { throw .manifestExists(key: key, path: container.manifestPath(key: key)) }
+        let other: BatchRecord?
+        do { other = try store.batch(key: key) } catch { throw .storeUnavailable("\(error)") }
+        if let other, other.id != id { throw .keyTaken(key: key, batch: other.id) }
+        record = BatchRecord(id: id, key: key, state: .running, pipelineJSON: pipeline.encodedJSON(), message: message, createdAt: now)
+    }
+
+    /// Refuses what cannot be a batch before anything starts: no inputs, or a
+    /// path argument that does not exist.
+    static func check(_ inputs: [ShareInput]) throws(ShareIngestError) {
+        guard !inputs.isEmpty else { throw .noInputs }
+        for case .path(let path) in inputs {
+            do { _ = try path.status() } catch { throw .inputMissing(path: path.display, reason: error.message) }
+        }
+    }
+
+    /// The items of `inputs`, in order: folders are walked (``DropWalker``);
+    /// entries that cannot be items are kept as skipped items so the report lists
+    /// them; in-memory inputs are written to the container's spool (durably) so
+    /// that they survive an interruption and reach remote workers.
+    ///
+    /// - Parameter shownRoot: reports name the files under this path instead of
+    ///   the actual root (a claimed drop is read from `.processing/<batch>/` but is
+    ///   known to people by its place in the inbox).
+    static func items(
+        for inputs: [ShareInput], batch: UUID, container: ContainerDirectory, identifiers: IdentifierSource,
+        shownRoot: (actual: String, shown: String)? = nil
+    ) throws(ShareIngestError) -> [ItemWork] {
+        var items: [ItemWork] = []
+        func add(_ source: ItemSource, failure: ItemFailure? = nil) {
+            let item = ItemWork(index: items.count, source: source, id: identifiers.next())
+            item.failure = failure
+            items.append(item)
+            TestThrottle.pause()
+        }
+        func shown(_ path: SourcePath) -> SourcePath {
+            guard let shownRoot, path.bytes.starts(with: Array(shownRoot.actual.utf8)) else { return path }
+            return SourcePath(bytes: Array(shownRoot.shown.utf8) + path.bytes.dropFirst(shownRoot.actual.utf8.count))
+        }
+        for input in inputs {
+            switch input {
+            case .text(let text): add(.text(text))
+            case .url(let url): add(.url(url))
+            case .data(let data, let name):
+                let id = identifiers.next()
+                let spooled: String
+                do { spooled = try Spool.write(data, batch: batch, item: id, container: container) } catch {
+                    throw .containerUnusable(path: container.root, reason: "cannot spool the in-memory input \(name): \(error)")
+                }
+                let item = ItemWork(index: items.count, source: .file(SourceFile(SourcePath(spooled), shownAs: SourcePath("data:" + name), name: name)), id: id)
+                items.append(item)
+            case .path(let source):
+                if (try? source.status())?.type == .directory {
+                    for entry in DropWalker(root: source) {
+                        switch entry {
+                        case .file(let file, let shownAs, let name): add(.file(SourceFile(file, shownAs: shown(shownAs), name: name)))
+                        case .skipped(let file, let failure):
+                            let label = shown(file)
+                            let message = failure.message.replacingOccurrences(of: file.display, with: label.display)
+                            add(.file(SourceFile(file, shownAs: label, name: SourcePath.displayName(file.lastComponent))),
+                                failure: ItemFailure(failure.stage, failure.reason, message))
+                        }
+                    }
+                } else {
+                    // A file named by the user: a symbolic link is followed.
+                    add(.file(SourceFile(source.resolved() ?? source, shownAs: source, name: SourcePath.displayName(source.lastComponent))))
+                }
+            }
+        }
+        return items
+    }
+}
+
+/// In-memory inputs on disk: `<container>/.spool/<batch>/<item UUID>`, written
+/// durably at planning and removed when the batch finishes.
+enum Spool {
+    static func directory(of batch: UUID, in container: ContainerDirectory) -> String {
+        "\(container.spoolDirectory)/\(batch.uuidString)"
+    }
+
+    /// Writes `data` for one item; returns its path.
+    static func write(_ data: Data, batch: UUID, item: UUID, container: ContainerDirectory) throws(SystemError) -> String {
+        let folder = directory(of: batch, in: container)
+        let fresh = !FileSystem.exists(folder)
+        try FileSystem.makeDirectory(folder)
+        if fresh { try FileSystem.syncDirectory(container.spoolDirectory) }
+        let path = "\(folder)/\(item.uuidString)"
+        if FileSystem.exists(path) { FileSystem.remove(path) }  // left by a plan that never committed
+        try AtomicFile.create(path, bytes: data, syncDirectory: true)
+        return path
+    }
+
+    /// Removes a finished batch's spool (nothing is read from it any more).
+    static func remove(batch: UUID, in container: ContainerDirectory) {
+        try? FileManager.default.removeItem(atPath: directory(of: batch, in: container))
+    }
+}

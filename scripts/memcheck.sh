@@ -1,0 +1,288 @@
+#!/usr/bin/env bash
+# The memory check: runs `share ingest` (a debug build, with debug info) under
+# valgrind memcheck on
+#   - small and odd-size media generated here: videos at 1×1 … 359×641 in eight
+#     codecs, and 1×1, 1×5000, 16-bit, CMYK and grey+alpha images;
+#   - every committed fixture in testdata/media and testdata/sample-drop;
+#   - a folder of 3,000 entries (text files and a few images);
+# and `share watch --once` on an inbox whose drop has long names (the watcher's
+# own folder walk, Watch/DropSignature.swift).
+#
+# Fails (exit 1, printing valgrind's report) on any error valgrind reports that
+# scripts/memcheck.supp does not suppress: invalid reads and writes, use of
+# uninitialised values, invalid or mismatched frees, overlapping copies. Also
+# fails if `share` crashes, or if a generated file is not delivered with a
+# thumbnail (then its decoder was not exercised). Prints the elapsed time.
+#
+# usage: scripts/memcheck.sh
+# env:   SHARE=path/to/share         use this binary instead of building .build/debug/share
+#        MEMCHECK_JOBS=1|2           valgrind processes at once (default 2, never more)
+#        MEMCHECK_VALGRIND_ARGS=...  extra valgrind arguments (e.g. --track-origins=yes)
+#        MEMCHECK_KEEP=1             keep the temporary folder (it is kept anyway on failure)
+#        MEMCHECK_BATCHES="videos-1 …" run only these batches (for debugging; a partial check)
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+started=$SECONDS
+
+# Extra arguments for every `share ingest` / `share watch` run, in one place.
+# When decoding moves into sandboxed helper processes (issue 12), valgrind must
+# still see the decoders in the process it runs: add `--isolation none` here.
+share_extra_args=()
+
+jobs="${MEMCHECK_JOBS:-2}"
+if ! [[ "$jobs" =~ ^[12]$ ]]; then jobs=2; fi
+
+for tool in valgrind ffmpeg vips jq; do
+    command -v "$tool" >/dev/null || { echo "memcheck: $tool is missing (scripts/setup.sh installs it)" >&2; exit 2; }
+done
+
+share="${SHARE:-}"
+if [[ -z "$share" ]]; then
+    # Reuses .build: after `swift build --build-tests` this is only a check.
+    swift build --product share 2>&1 | grep -vE 'warning: (prohibited flag|'"'"'main'"'"': Source files)' | tail -n 1
+    share="$root/.build/debug/share"
+fi
+
+work="$(mktemp -d "${TMPDIR:-/tmp}/share-memcheck-XXXXXX")"
+keep="${MEMCHECK_KEEP:-}"
+cleanup() {
+    local status=$? pid
+    if [[ "$status" != 0 ]]; then
+        # Stopped early (a generator failed, or Ctrl-C): stop our valgrind runs
+        # still going (those without a status yet), by their process ids.
+        for pid in "$work"/logs/*.pid; do
+            if [[ -e "$pid" && ! -e "${pid%.pid}.status" ]]; then kill -KILL "$(cat "$pid")" 2>/dev/null || true; fi
+        done
+        wait || true
+    fi
+    if [[ -z "$keep" && "$status" == 0 ]]; then rm -rf "$work"; else echo "memcheck: kept $work"; fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+mkdir -p "$work/videos" "$work/images" "$work/many" "$work/inbox/long-names" "$work/logs" "$work/reports" "$work/containers"
+
+# --- valgrind ----------------------------------------------------------------
+
+valgrind_args=(
+    --tool=memcheck
+    --error-exitcode=99
+    --leak-check=no
+    --num-callers=40
+    --suppressions="$root/scripts/memcheck.supp"
+    # dav1d's hand-written assembly (AVIF, through libheif) needs these to
+    # run correctly under valgrind.
+    --vex-guest-max-insns=20 --vex-guest-chase=no
+)
+# shellcheck disable=SC2206
+valgrind_args+=(${MEMCHECK_VALGRIND_ARGS:-})
+
+# memcheck NAME COMMAND ARGS... : runs `share COMMAND ARGS...` under valgrind.
+memcheck() {
+    local name=$1 command=$2
+    shift 2
+    local begun=$SECONDS status=0
+    VIPS_NOVECTOR=1 valgrind "${valgrind_args[@]}" --log-file="$work/logs/$name.valgrind" \
+        "$share" "$command" "${share_extra_args[@]}" --pipeline "$work/pipeline.json" --container "$work/containers/$name" --quiet "$@" \
+        >"$work/logs/$name.out" 2>"$work/logs/$name.err" &
+    echo "$!" >"$work/logs/$name.pid"
+    wait "$!" || status=$?
+    echo "$status" >"$work/logs/$name.status"
+    echo "memcheck: $name: done in $((SECONDS - begun)) s (exit $status)"
+}
+
+# shellcheck disable=SC2206
+batches=(${MEMCHECK_BATCHES:-many videos-1 videos-2 fixtures images watch})
+for batch in "${batches[@]}"; do
+    [[ "$batch" =~ ^(many|videos-1|videos-2|fixtures|images|watch)$ ]] || { echo "memcheck: no batch named $batch" >&2; exit 2; }
+done
+run_batch() {
+    case "$1" in
+        many) memcheck many ingest --report "$work/reports/many.json" "$work/many" ;;
+        videos-1) memcheck videos-1 ingest --report "$work/reports/videos-1.json" "${video_files[@]:0:half}" ;;
+        videos-2) memcheck videos-2 ingest --report "$work/reports/videos-2.json" "${video_files[@]:half}" ;;
+        fixtures) memcheck fixtures ingest --report "$work/reports/fixtures.json" testdata/media/* testdata/sample-drop ;;
+        images) memcheck images ingest --report "$work/reports/images.json" "$work"/images/* ;;
+        watch) memcheck watch watch --once --settle 0 --on-success keep "$work/inbox" ;;
+    esac
+}
+# The default pipeline with time limits raised: valgrind runs code 20–50 times
+# slower, and a decode cut short by its time limit is a decode not checked.
+jq '.name = "memcheck" | .stages |= map(if has("timeLimit") then .timeLimit = 900 else . end)' pipelines/default.json >"$work/pipeline.json"
+
+# A folder of 3,000 entries: text files (names of varied length, so entries fall
+# at every offset of glibc's readdir buffer) and a few images.
+for i in $(seq 1 2990); do
+    printf 'note %d\n' "$i" >"$work/many/note-$i-$(printf '%*s' $((i % 97)) '' | tr ' ' x).txt"
+done
+for name in photo.jpg alpha.png png16.png gray.jpg exif8.jpg progressive.jpg cmyk.jpg tiny-1x1.png wide-2000x10.png image.webp; do
+    cp "testdata/media/$name" "$work/many/"
+done
+many_count=$(find "$work/many" -mindepth 1 -maxdepth 1 | wc -l)
+
+# The 3,000-entry folder takes longest under valgrind: it starts first, while
+# the rest is generated.
+start_batch() {  # at most $jobs valgrind processes at once
+    while (($(jobs -rp | wc -l) >= jobs)); do wait -n || true; done
+    run_batch "$1" &
+}
+echo "memcheck: running batches ${batches[*]} under valgrind, $jobs at a time"
+if [[ " ${batches[*]} " == *" many "* ]]; then start_batch many; fi
+
+# --- Generated media -------------------------------------------------------
+
+ffmpeg_make() {  # ffmpeg_make OUTPUT SIZE ARGS... : a 1 s test pattern, keyframes every 5 frames
+    local output=$1 size=$2
+    shift 2
+    ffmpeg -v error -nostdin -y -f lavfi -i "testsrc=s=$size:d=1:r=10" -g 5 "$@" "$output" 2>"$work/ffmpeg.err"
+}
+
+skipped=()
+sizes=(1x1 2x2 6x4 17x9 268x156 359x641)
+# name, encoder, container, pixel format (4:2:0, what cameras and phones make)
+codecs=("h264 libx264 mp4 yuv420p" "mpeg4 mpeg4 mp4 yuv420p" "flv1 flv flv yuv420p" "h263p h263p avi yuv420p"
+    "mjpeg mjpeg avi yuvj420p" "vp8 libvpx webm yuv420p" "mpeg2 mpeg2video mpg yuv420p" "theora libtheora ogv yuv420p")
+for entry in "${codecs[@]}"; do
+    read -r name encoder extension format <<<"$entry"
+    for size in "${sizes[@]}"; do
+        output="$work/videos/$name-$size.$extension"
+        if ffmpeg_make "$output" "$size" -c:v "$encoder" -pix_fmt "$format"; then continue; fi
+        rm -f "$output"
+        reason=$(head -n 1 "$work/ffmpeg.err" | sed 's/^\[[^]]*\] //')
+        if [[ "$name" == h264 ]]; then
+            # x264 refuses odd sizes in 4:2:0; 4:4:4 (High 4:4:4) takes them.
+            output="$work/videos/$name-444-$size.$extension"
+            if ffmpeg_make "$output" "$size" -c:v "$encoder" -pix_fmt yuv444p; then
+                echo "memcheck: $name $size: $encoder refuses 4:2:0 ($reason); made in 4:4:4 instead"
+                continue
+            fi
+            rm -f "$output"
+        fi
+        skipped+=("$name $size: $encoder refuses it ($reason)")
+    done
+done
+# Plain H.263 only allows five picture sizes (128×96, 176×144, 352×288, 704×576,
+# 1408×1152), none of the odd ones above: those are made with H.263+ (h263p),
+# and one plain H.263 clip at QCIF stands for the phones' 3GP.
+ffmpeg_make "$work/videos/h263-176x144.3gp" 176x144 -c:v h263
+echo "memcheck: H.263: the odd sizes use H.263+ (h263p); plain H.263 only at 176x144 (its fixed sizes)"
+
+# Made, but libav's own decoder refuses them (ffmpeg cannot read them back: libav's
+# Theora decoder rejects libtheora's picture offset in frames under 16×16): no
+# poster is expected of these; their probe still runs under valgrind.
+: >"$work/no-poster-expected"
+for video in "$work"/videos/*; do
+    if ! ffmpeg -v error -nostdin -i "$video" -f null - >/dev/null 2>"$work/ffmpeg.err"; then
+        echo "$video: ingested  no thumbnail" >>"$work/no-poster-expected"
+        echo "memcheck: libav cannot decode $(basename "$video") ($(head -n 1 "$work/ffmpeg.err" | sed 's/^\[[^]]*\] //')): no poster expected"
+    fi
+done
+
+# Images: 1×1, one-pixel-wide strips, 16-bit PNG and TIFF at odd sizes, CMYK
+# JPEG, grey+alpha PNG (8 and 16 bits).
+image() {  # image OUTPUT SIZE ARGS...
+    local output=$1 size=$2
+    shift 2
+    ffmpeg -v error -nostdin -y -f lavfi -i "testsrc=s=$size" -frames:v 1 "$@" "$output"
+}
+image "$work/images/tiny-1x1.png" 1x1
+image "$work/images/tiny-1x1.jpg" 1x1
+image "$work/images/tall-1x5000.png" 1x5000
+image "$work/images/tall-1x5000.jpg" 1x5000
+image "$work/images/wide-5000x1.png" 5000x1
+image "$work/images/rgb48-17x9.png" 17x9 -pix_fmt rgb48be
+image "$work/images/rgba64-359x641.png" 359x641 -pix_fmt rgba64be
+image "$work/images/gray16-6x4.png" 6x4 -pix_fmt gray16be
+image "$work/images/rgb48-17x9.tif" 17x9 -pix_fmt rgb48le
+image "$work/images/rgba64-359x641.tif" 359x641 -pix_fmt rgba64le
+image "$work/images/gray16-1x1.tif" 1x1 -pix_fmt gray16le
+alpha_ramp="format=rgba,geq=r='r(X,Y)':g='g(X,Y)':b='b(X,Y)':a='255*X/W'"  # transparent at the left
+image "$work/images/grey-alpha-17x9.png" 17x9 -vf "$alpha_ramp" -pix_fmt ya8
+image "$work/images/grey-alpha-359x641.png" 359x641 -vf "$alpha_ramp" -pix_fmt ya8
+image "$work/images/grey-alpha16-9x17.png" 9x17 -vf "$alpha_ramp" -pix_fmt ya16be
+image "$work/images/src-268x156.png" 268x156
+vips colourspace "$work/images/src-268x156.png" "$work/images/cmyk-268x156.jpg" cmyk
+image "$work/images/src-17x9.png" 17x9
+vips colourspace "$work/images/src-17x9.png" "$work/images/cmyk-17x9.jpg" cmyk
+rm "$work/images/src-268x156.png" "$work/images/src-17x9.png"
+vipsheader "$work/images/cmyk-17x9.jpg" | grep -q ', cmyk,' || { echo "memcheck: vips made no CMYK JPEG" >&2; exit 2; }
+
+# An inbox for `share watch`: one drop of 400 files with 200-byte names (100 KB
+# of directory entries, several buffers' worth).
+for i in $(seq 1 400); do
+    printf 'watched %d\n' "$i" >"$work/inbox/long-names/$(printf '%03d' "$i")-$(printf '%*s' 192 '' | tr ' ' y).txt"
+done
+
+echo "memcheck: generated $(ls "$work/videos" | wc -l) videos, $(ls "$work/images" | wc -l) images, a folder of $many_count entries ($((SECONDS - started)) s)"
+if ((${#skipped[@]})); then
+    for combination in "${skipped[@]}"; do echo "memcheck: skipped $combination"; done
+fi
+
+video_files=("$work"/videos/*)
+half=$(((${#video_files[@]} + 1) / 2))
+for batch in "${batches[@]}"; do
+    if [[ "$batch" != many ]]; then start_batch "$batch"; fi
+done
+wait
+
+# --- Verdict -------------------------------------------------------------------
+
+failed=0
+fail() { echo "memcheck: FAIL: $*"; failed=1; }
+# valgrind 3.19 cannot read the DWARF 5 that Swift emits: drop its complaints.
+valgrind_report() { grep -vE '^### unhandled dwarf2|get_Form_(szB|contents)|Serious error when reading debug info|When reading debug info from' "$1" | sed -n '1,400p'; }
+
+for batch in "${batches[@]}"; do
+    status=$(cat "$work/logs/$batch.status")
+    log="$work/logs/$batch.valgrind"
+    summary=$(grep -E '== ERROR SUMMARY:' "$log" | tail -n 1 | sed 's/^==[0-9]*== //' || true)
+    if [[ -z "$summary" ]]; then
+        fail "$batch: valgrind gave no error summary (exit $status): valgrind or share died"
+        valgrind_report "$log"; sed -n '1,40p' "$work/logs/$batch.err"
+    elif [[ "$status" == 99 ]] || ! grep -q 'ERROR SUMMARY: 0 errors' <<<"$summary"; then
+        fail "$batch: $summary"
+        valgrind_report "$log"
+    elif [[ "$status" != 0 && "$status" != 1 ]]; then
+        # 0: all delivered; 1: some items failed (the fixtures hold damaged files
+        # on purpose). Anything else is a crash or an unusable run.
+        fail "$batch: share exited $status"
+        valgrind_report "$log"; sed -n '1,40p' "$work/logs/$batch.err"
+    else
+        echo "memcheck: $batch: $summary"
+    fi
+done
+
+# Generated media must be delivered with a thumbnail, or their decoders were not
+# exercised; the 3,000-entry folder and the watched drop must be delivered whole.
+undelivered() {  # items of a report that are not ingested with a thumbnail
+    jq -r '.items[] | select(.status != "ingested" or .thumbnail == null) | "\(.source): \(.status) \(.reason // "") \(.error // "no thumbnail")"' "$1"
+}
+for batch in "${batches[@]}"; do
+    report="$work/reports/$batch.json"
+    if [[ "$batch" != watch && ! -s "$report" ]]; then fail "$batch: no report"; continue; fi
+    case "$batch" in
+        videos-* | images)
+            missing=$(undelivered "$report" | grep -vxF -f "$work/no-poster-expected" -e '' || true)
+            if [[ -n "$missing" ]]; then fail "$batch: not delivered with a thumbnail:"; echo "$missing"; fi
+            ;;
+        many)
+            delivered=$(jq '.counts.ingested' "$report")
+            [[ "$delivered" == "$many_count" ]] || fail "many: $delivered of $many_count entries delivered"
+            ;;
+        fixtures)
+            echo "memcheck: fixtures: $(jq -r '.counts | "\(.items) items, \(.ingested) ingested, \(.failed) failed, \(.skipped) skipped"' "$report")"
+            timed_out=$(jq -r '.items[] | select(.reason == "timeLimit") | .source' "$report")
+            [[ -z "$timed_out" ]] || fail "fixtures: cut short by the time limit under valgrind: $timed_out"
+            ;;
+        watch)
+            grep -q 'ingested=400 ' "$work/logs/watch.out" || fail "watch: the drop was not delivered whole: $(cat "$work/logs/watch.out")"
+            ;;
+    esac
+done
+
+echo "memcheck: elapsed $((SECONDS - started)) s"
+if ((failed)); then
+    keep=1
+    exit 1
+fi
+echo "memcheck: clean"
