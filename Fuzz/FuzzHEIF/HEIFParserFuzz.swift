@@ -1,5 +1,5 @@
-// Fuzz target: the HEIF item parser (HEIFFile) and the EXIF reader on arbitrary
-// bytes (scripts/fuzz.sh). Everything a decoder asks of a parsed file is asked
+// Fuzz target: the HEIF item parser (HEIFFile), the EXIF reader and the header
+// size reader (HeaderDimensions) on arbitrary bytes (scripts/fuzz.sh). Everything a decoder asks of a parsed file is asked
 // here too: item data, grids, transforms, displayed sizes, crops, EXIF.
 import Foundation
 import FuzzReplay
@@ -10,6 +10,9 @@ func check(_ data: Data) {
     _ = EXIF.jpeg(bytes)
     _ = EXIF.jpegSize(bytes[...])
     _ = EXIF.orientation(tiff: bytes)
+    for format in [MediaFormat.png, .gif, .jpeg, .webp, .bmp, .heic, .mp4] {
+        if let size = HeaderDimensions.size(of: bytes, format: format) { precondition(size.width > 0 && size.height > 0) }
+    }
     guard let file = try? HEIFFile.parse(bytes) else { return }
     _ = file.isSequence
     for item in file.items.values.sorted(by: { $0.id < $1.id }) {

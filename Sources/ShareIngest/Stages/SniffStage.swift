@@ -44,6 +44,8 @@ struct SniffStage: ItemStage {
         }
         item.sniffed = sniffed
         item.mimeType = sniffed.mimeType
+        let announced = HeaderDimensions.size(of: Array(prefix), format: sniffed.format)
+        item.decodeCost = DecodeCost.estimate(format: sniffed.format, size: item.size ?? 0, pixels: announced.map { $0.width * $0.height })
         switch sniffed.kind {
         case .image: item.type = .image
         case .video: item.type = .video
