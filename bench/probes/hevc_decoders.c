@@ -5,7 +5,12 @@
  *   heif-rgb   heif_decode_image(primary, RGB interleaved): what libvips'
  *              heifload asks for (libde265 + grid assembly + YCbCr->RGB)
  *   heif-yuv   heif_decode_image(primary, undefined colourspace/chroma):
- *              libde265 + grid assembly, no colour conversion
+ *              libde265 + grid assembly, no colour conversion. libheif 1.15
+ *              decodes grid tiles on up to 4 threads of its own by default
+ *              (heif_context_set_max_decoding_threads), so heif-* may use
+ *              both cores
+ *   heif-yuv1  the same with heif_context_set_max_decoding_threads(ctx, 0):
+ *              tiles decoded one after the other in the calling thread
  *   av-1t      libavcodec hevc, thread_count 1, the tiles sent back to back
  *              (one decoder, one packet per tile item, receive after each)
  *   av-2f      libavcodec hevc, frame threading with 2 threads, all tiles
@@ -174,8 +179,9 @@ static int av_decode(int threads, int type, const uint8_t *refY, int refStride, 
   return got;
 }
 
-static struct heif_image *heif_decode(const char *path, enum heif_colorspace cs, enum heif_chroma ch) {
+static struct heif_image *heif_decode(const char *path, enum heif_colorspace cs, enum heif_chroma ch, int threads) {
   struct heif_context *ctx = heif_context_alloc();
+  if (threads >= 0) heif_context_set_max_decoding_threads(ctx, threads);
   struct heif_error e = heif_context_read_from_file(ctx, path, NULL);
   if (e.code) { fprintf(stderr, "libheif: %s\n", e.message); exit(1); }
   struct heif_image_handle *h; heif_context_get_primary_image_handle(ctx, &h);
@@ -212,22 +218,23 @@ int main(int argc, char **argv) {
          argv[1], cols, rows, tile_w, tile_h, out_w, out_h, ntiles, bytes, heif_get_version(), av_version_info());
 
   /* correctness: libavcodec tiles vs libheif's YCbCr picture */
-  struct heif_image *ref = heif_decode(argv[1], heif_colorspace_undefined, heif_chroma_undefined);
+  struct heif_image *ref = heif_decode(argv[1], heif_colorspace_undefined, heif_chroma_undefined, -1);
   int stride; const uint8_t *Y = heif_image_get_plane_readonly(ref, heif_channel_Y, &stride);
   long mm1 = 0, mm2 = 0;
   int g1 = av_decode(1, 0, Y, stride, &mm1), g2 = av_decode(2, FF_THREAD_FRAME, Y, stride, &mm2);
   printf("check: av-1t %d frames, %ld luma samples differ from libheif; av-2f %d frames, %ld differ\n", g1, mm1, g2, mm2);
   heif_image_release(ref);
 
-  const char *names[] = {"heif-rgb", "heif-yuv", "av-1t", "av-2f", "av-2s"};
-  enum { M = 5 };
+  const char *names[] = {"heif-rgb", "heif-yuv", "av-1t", "av-2f", "av-2s", "heif-yuv1"};
+  enum { M = 6 };
   double *cpu[M], *wall[M];
   for (int m = 0; m < M; m++) { cpu[m] = calloc(runs, sizeof(double)); wall[m] = calloc(runs, sizeof(double)); }
   for (int r = 0; r < runs; r++) {
     for (int m = 0; m < M; m++) {
       double c0 = now(CLOCK_PROCESS_CPUTIME_ID), w0 = now(CLOCK_MONOTONIC);
-      if (m == 0) heif_image_release(heif_decode(argv[1], heif_colorspace_RGB, heif_chroma_interleaved_RGB));
-      if (m == 1) heif_image_release(heif_decode(argv[1], heif_colorspace_undefined, heif_chroma_undefined));
+      if (m == 0) heif_image_release(heif_decode(argv[1], heif_colorspace_RGB, heif_chroma_interleaved_RGB, -1));
+      if (m == 1) heif_image_release(heif_decode(argv[1], heif_colorspace_undefined, heif_chroma_undefined, -1));
+      if (m == 5) heif_image_release(heif_decode(argv[1], heif_colorspace_undefined, heif_chroma_undefined, 0));
       if (m == 2) av_decode(1, 0, NULL, 0, NULL);
       if (m == 3) av_decode(2, FF_THREAD_FRAME, NULL, 0, NULL);
       if (m == 4) av_decode(2, FF_THREAD_SLICE, NULL, 0, NULL);
