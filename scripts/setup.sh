@@ -12,8 +12,8 @@ packages=(
   libheif-examples libimage-exiftool-perl
   # tests of the distributed mode: a throwaway PostgreSQL server
   postgresql
-  # benchmarks: peak memory
-  time
+  # benchmarks: peak memory; the photos floor (djpeg)
+  time libjpeg-turbo-progs
   # the memory check (scripts/memcheck.sh): valgrind, and jq to read reports;
   # its media are made with ffmpeg (libx264, libvpx, libtheora built in) and vips
   valgrind jq
