@@ -1,4 +1,6 @@
 import Foundation
+import Glibc
+import ShareManifest
 import MediaFormats
 import TestSupport
 import Testing
@@ -75,6 +77,16 @@ import Testing
         let prefix = box("ftyp", Array("isom\0\0\0\0isom".utf8)) + box("moov", box("trak", tkhd)) + [UInt8](repeating: 0, count: 64)
         let size = HeaderDimensions.size(of: prefix, format: .mp4)
         #expect(size?.width == 3840 && size?.height == 2160, "\(String(describing: size))")
+    }
+
+    /// An MP4 whose `moov` follows the media data (as phones write them): found
+    /// by walking the top-level boxes, its track size read.
+    @Test func videoTrackSizeFromAMovieAtTheEnd() throws {
+        let path = Fixtures.media("clip-h264.mp4")
+        let fd = try FileDescriptor.open(path, O_RDONLY)
+        let moov = try #require(SniffStage.movieHeader(fd, path: path))
+        let size = HeaderDimensions.size(of: moov, format: .mp4)
+        #expect(size?.width == 320 && size?.height == 240, "\(String(describing: size))")
     }
 
     /// A 12 MP HEIC costs more than a 12 MP JPEG, a 4K video more than a small

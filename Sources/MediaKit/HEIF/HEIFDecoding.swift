@@ -43,8 +43,9 @@ struct HEIFDecoding {
     static let decoderThreads = 2
     /// libheif's grid tile threads.
     static let libheifThreads = 2
-    /// Files larger than this are not read into memory (a HEIC photo is 1–5 MB).
-    static let maximumFileSize = 512 << 20
+    /// Files larger than this are not read into memory (a HEIC photo is 1–5 MB;
+    /// a 100 MP one at high quality well under 100 MB).
+    static let maximumFileSize = 256 << 20
 
     func decode() throws(MediaError) -> DecodedMedia {
         try decodeWithRoute().media

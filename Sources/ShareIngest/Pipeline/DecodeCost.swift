@@ -43,8 +43,8 @@ struct DecodeCost: Sendable, Hashable, Comparable {
         default:
             switch format.kind {
             case .video:
-                // One keyframe (a few reference frames held), at the announced size or,
-                // without one, as if 1080p.
+                // One keyframe (a few reference frames held), at the track's size
+                // (read from the `moov`, wherever it is) or, unknown, as if 1080p.
                 let mp = megapixels ?? 2.1
                 return DecodeCost(milliseconds: 20 * mp + 30, bytes: Int(mp * 1_500_000 * 6) + (16 << 20))
             case .audio:

@@ -23,8 +23,10 @@ struct SniffStage: ItemStage {
         case .file(let file):
             let prefix: [UInt8]
             let label = file.shownAs.display
+            let source: FileDescriptor
             do throws(CopyError) {
                 let (fd, version) = try FileCopier.openSource(file.path)
+                source = fd
                 item.sourceVersion = version
                 item.size = version.size
                 do { prefix = try fd.read(count: ContentSniffer.prefixLength, at: 0, path: file.shownAs.display) } catch { throw CopyError.system(error) }
@@ -33,7 +35,31 @@ struct SniffStage: ItemStage {
             }
             guard !prefix.isEmpty else { throw ItemFailure(.sniff, .empty, "\(label): is empty (0 bytes)") }
             try identify(item, prefix: prefix, name: file.name, label: label)
+            if let format = item.sniffed?.format {
+                var announced = HeaderDimensions.size(of: prefix, format: format)
+                if announced == nil, format.kind == .video, Array(prefix.dropFirst(4).prefix(4)) == Array("ftyp".utf8) {
+                    // A phone video's `moov` (with the track sizes) is at its end.
+                    announced = Self.movieHeader(source, path: label).flatMap { HeaderDimensions.size(of: $0, format: format) }
+                }
+                item.decodeCost = DecodeCost.estimate(format: format, size: item.size ?? 0, pixels: announced.map { $0.width * $0.height })
+            }
         }
+    }
+
+    /// The first bytes of an ISO base media file's `moov` box, wherever it is:
+    /// the top-level boxes are walked by their headers (a few small reads).
+    static func movieHeader(_ fd: FileDescriptor, path: String) -> [UInt8]? {
+        var offset: Int64 = 0
+        for _ in 0..<16 {
+            guard let header = try? fd.read(count: 16, at: offset, path: path), header.count >= 8 else { return nil }
+            var size = Int64(header[0]) << 24 | Int64(header[1]) << 16 | Int64(header[2]) << 8 | Int64(header[3])
+            let type = String(decoding: header[4..<8], as: UTF8.self)
+            if size == 1, header.count == 16 { size = header[8..<16].reduce(Int64(0)) { $0 << 8 | Int64($1) } }
+            if type == "moov" { return try? fd.read(count: ContentSniffer.prefixLength, at: offset, path: path) }
+            guard size >= 8, size < Int64.max / 2 else { return nil }
+            offset += size
+        }
+        return nil
     }
 
     private func identify(_ item: ItemWork, prefix: some Collection<UInt8>, name: String, label: String) throws(ItemFailure) {
@@ -44,8 +70,6 @@ struct SniffStage: ItemStage {
         }
         item.sniffed = sniffed
         item.mimeType = sniffed.mimeType
-        let announced = HeaderDimensions.size(of: Array(prefix), format: sniffed.format)
-        item.decodeCost = DecodeCost.estimate(format: sniffed.format, size: item.size ?? 0, pixels: announced.map { $0.width * $0.height })
         switch sniffed.kind {
         case .image: item.type = .image
         case .video: item.type = .video
