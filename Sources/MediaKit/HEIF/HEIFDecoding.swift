@@ -38,8 +38,8 @@ struct HEIFDecoding {
         case sequence
     }
 
-    /// libavcodec threads per decode: frame threading over the tiles, so a photo
-    /// decoded alone (the last one of a batch) uses both cores.
+    /// libavcodec threads per grid decode: frame threading over the tiles, so a
+    /// photo decoded alone (the last one of a batch) uses both cores.
     static let decoderThreads = 2
     /// libheif's grid tile threads.
     static let libheifThreads = 2
@@ -148,7 +148,10 @@ struct HEIFDecoding {
             let reduction = HEIFThumbnail.reduction(
                 displayedLongSide: max(displayed.width, displayed.height), size: spec.size,
                 tileWidth: single ? 1 << 20 : layout.tileWidth, tileHeight: single ? 1 << 20 : layout.tileHeight)
-            let decoder = HEVCItemDecoder(file: file, bytes: bytes, threads: Self.decoderThreads, pixelLimit: request.pixelLimit, deadline: deadline)
+            // Frame threads only help a grid: one picture is one frame (and a second
+            // thread would hold a second full-size frame).
+            let decoder = HEVCItemDecoder(
+                file: file, bytes: bytes, threads: single ? 1 : Self.decoderThreads, pixelLimit: request.pixelLimit, deadline: deadline)
             let picture = try decoder.decode(layout, reduction: reduction)
             try Vips.start()
             return .success(try Vips.withExactErrors { () throws(VipsError) -> Thumbnail in
