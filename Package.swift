@@ -44,7 +44,12 @@ let package = Package(
         // Decoding with libvips, libav and libheif, behind MediaFormats' MediaDecoder.
         .target(name: "MediaKit", dependencies: ["MediaFormats", "CVips", "CFFmpeg", "CHeif", "CShims"]),
         // The pipeline: stages, runner, journal, watch, distributed workers.
-        .target(name: "ShareIngest", dependencies: ["ShareManifest", "MediaFormats", "MediaKit", "CShims", "CSQLite", "CPostgres"]),
+        .target(
+            name: "ShareIngest", dependencies: ["ShareManifest", "MediaFormats", "MediaKit", "CShims", "CSQLite", "CPostgres"],
+            plugins: ["EmbedPipelines"]),
+        // pipelines/*.json compiled into ShareIngest (the built-in pipelines).
+        .plugin(name: "EmbedPipelines", capability: .buildTool(), dependencies: ["EmbedPipelinesTool"]),
+        .executableTarget(name: "EmbedPipelinesTool"),
         // The CLI: arguments and terminal output only.
         .executableTarget(name: "share", dependencies: ["ShareIngest", "ShareManifest", "MediaFormats"]),
 

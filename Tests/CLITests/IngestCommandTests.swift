@@ -129,3 +129,29 @@ import Testing
         #expect(json.stdout.contains(#""state":"collected""#))
     }
 }
+
+/// Linux file names are bytes: a path argument that is not UTF-8 names its file exactly.
+@Suite struct RawPathArgumentTests {
+    @Test func aPathArgumentThatIsNotUTF8IsIngested() throws {
+        let work = TemporaryDirectory("latin1")
+        // `caf\351.jpg`: "café" in Latin-1, invalid as UTF-8. Made and passed by a
+        // shell, since Foundation can only pass valid strings.
+        let script = #"cp "$1" "$(printf "$2/caf\351.jpg")" && exec "$0" ingest --container "$2/c" --report "$2/r.json" "$(printf "$2/caf\351.jpg")""#
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/sh")
+        process.arguments = ["-c", script, Fixtures.shareBinary, Fixtures.media("photo.jpg"), work.path]
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = output
+        try process.run()
+        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0, "\(text)")
+        let report = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: work.path + "/r.json"))) as? [String: Any]
+        let item = try #require((report?["items"] as? [[String: Any]])?.first)
+        #expect(item["status"] as? String == "ingested")
+        #expect(item["type"] as? String == "image")
+        // Shown with U+FFFD where the name is not UTF-8.
+        #expect(item["fileName"] as? String == "caf\u{FFFD}.jpg")
+    }
+}

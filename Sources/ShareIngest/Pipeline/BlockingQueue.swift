@@ -4,6 +4,8 @@ import Foundation
 /// so memory stays flat whatever the batch size) and `pop` waits while it is
 /// empty, until the queue is closed and drained. With a `priority`, `pop` takes
 /// the waiting element of highest priority (the first of equals), not the oldest.
+/// (`@unchecked`: its state is only touched under `condition`, a lock with the
+/// wait/broadcast that Mutex lacks.)
 final class BlockingQueue<Element>: @unchecked Sendable {
     private let condition = NSCondition()
     private var items: [Element] = []

@@ -41,7 +41,8 @@ enum ItemSource: Sendable {
 }
 
 /// One item's state as it moves through the stages. Exactly one stage worker
-/// holds it at a time (it is handed over through the queues), so it needs no lock.
+/// holds it at a time (it is handed over through the queues, whose locks order
+/// the accesses), so it needs no lock of its own: hence `@unchecked Sendable`.
 final class ItemWork: @unchecked Sendable {
     let index: Int
     let source: ItemSource
