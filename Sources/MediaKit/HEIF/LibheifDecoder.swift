@@ -28,8 +28,9 @@ final class LibheifDecoder {
         }
     }
 
-    /// libheif registers its decoder plugins in `heif_init`; two threads doing that
-    /// lazily at once (from their first `heif_context_alloc`) corrupt the registry.
+    /// `heif_init` (libheif ≥ 1.13 asks for it before any other call; it runs the
+    /// decoder plugins' own set-up, libde265's among them), once per process,
+    /// under Swift's once-only initialisation of a static.
     private static let initialised: Bool = heif_init(nil).code == heif_error_Ok
 
     /// Initialises libheif once per process; idempotent.
