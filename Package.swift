@@ -26,6 +26,9 @@ let package = Package(
             name: "CHeif", pkgConfig: "libheif",
             providers: [.apt(["libheif-dev"])]),
         .systemLibrary(
+            name: "CTIFF", pkgConfig: "libtiff-4",
+            providers: [.apt(["libtiff-dev"])]),
+        .systemLibrary(
             name: "CSQLite", pkgConfig: "sqlite3",
             providers: [.apt(["libsqlite3-dev"])]),
         .systemLibrary(
@@ -33,7 +36,7 @@ let package = Package(
             providers: [.apt(["libpq-dev"])]),
         // Fixed-arity wrappers for varargs functions, function-like macros and
         // Linux calls glibc hides from Swift.
-        .target(name: "CShims", dependencies: ["CVips", "CFFmpeg"]),
+        .target(name: "CShims", dependencies: ["CVips", "CFFmpeg", "CTIFF"]),
 
         // Pure Swift, no C: the manifest a host app reads (model, both schemas,
         // redirect URL, container layout, RedirectHandler).
@@ -41,8 +44,8 @@ let package = Package(
         // Pure Swift, no C: formats from magic bytes, thumbnail settings, and the
         // decode contract (request, facts, typed errors) every decoder implements.
         .target(name: "MediaFormats"),
-        // Decoding with libvips, libav and libheif, behind MediaFormats' MediaDecoder.
-        .target(name: "MediaKit", dependencies: ["MediaFormats", "CVips", "CFFmpeg", "CHeif", "CShims"]),
+        // Decoding with libvips, libav, libheif and libtiff, behind MediaFormats' MediaDecoder.
+        .target(name: "MediaKit", dependencies: ["MediaFormats", "CVips", "CFFmpeg", "CHeif", "CTIFF", "CShims"]),
         // The pipeline: stages, runner, journal, watch, distributed workers.
         .target(
             name: "ShareIngest", dependencies: ["ShareManifest", "MediaFormats", "MediaKit", "CShims", "CSQLite", "CPostgres"],

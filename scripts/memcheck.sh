@@ -3,10 +3,9 @@
 # valgrind memcheck on
 #   - small and odd-size media generated here: videos at 1×1 … 359×641 in eight
 #     codecs, and 1×1, 1×5000, 16-bit, CMYK and grey+alpha images;
-#   - every committed fixture in testdata/media and testdata/sample-drop;
-#   - the HEIF fixtures (testdata/heif, and the HEIF/AVIF ones of
-#     testdata/fidelity): libavcodec tiles shrunk by libswscale into a canvas,
-#     libheif's planes, embedded thumbnails, sequences;
+#   - every committed fixture in testdata/media, testdata/fidelity and testdata/sample-drop;
+#   - the HEIF fixtures of testdata/heif: libavcodec tiles shrunk by libswscale
+#     into a canvas, libheif's planes, embedded thumbnails;
 #   - a folder of 3,000 entries (text files and a few images);
 # and `share watch --once` on an inbox whose drop has long names (the watcher's
 # own folder walk, Watch/DropSignature.swift).
@@ -104,8 +103,8 @@ run_batch() {
         many) memcheck many ingest --report "$work/reports/many.json" "$work/many" ;;
         videos-1) memcheck videos-1 ingest --report "$work/reports/videos-1.json" "${video_files[@]:0:half}" ;;
         videos-2) memcheck videos-2 ingest --report "$work/reports/videos-2.json" "${video_files[@]:half}" ;;
-        fixtures) memcheck fixtures ingest --report "$work/reports/fixtures.json" testdata/media/* testdata/sample-drop ;;
-        heif) memcheck heif ingest --report "$work/reports/heif.json" testdata/heif/* testdata/fidelity/*.{heic,avif,avifs,heics} ;;
+        fixtures) memcheck fixtures ingest --report "$work/reports/fixtures.json" testdata/media/* testdata/fidelity/* testdata/sample-drop ;;
+        heif) memcheck heif ingest --report "$work/reports/heif.json" testdata/heif/* ;;
         images) memcheck images ingest --report "$work/reports/images.json" "$work"/images/* ;;
         watch) memcheck watch watch --once --settle 0 --on-success keep "$work/inbox" ;;
     esac

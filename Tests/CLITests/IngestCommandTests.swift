@@ -24,15 +24,16 @@ import Testing
         ])
         #expect(result.status == 1)
         #expect(result.stderr.contains("truncated.jpg: cannot decode JPEG image"))
-        #expect(result.stderr.contains("empty.jpg: is empty"))
+        #expect(result.stderr.contains("empty.jpg: is empty (0 bytes): delivered as a file"))
         #expect(result.lastLine?.hasSuffix("#media") == true)
         let report = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: reportFile))) as! [String: Any]
         let items = report["items"] as! [[String: Any]]
-        #expect(items.map { $0["status"] as? String } == ["ingested", "failed", "failed"])
+        #expect(items.map { $0["status"] as? String } == ["ingested", "failed", "ingested"])
         #expect((items[0]["path"] as? String)?.hasPrefix("file://") == true)
         #expect(Set(((items[0]["stageSeconds"] as? [String: Double]) ?? [:]).keys) == ["sniff", "copy", "probe", "thumbnail"])
         #expect(items[1]["error"] as? String != nil)
-        #expect((report["counts"] as? [String: Int])?["ingested"] == 1)
+        #expect((report["counts"] as? [String: Int])?["ingested"] == 2)
+        #expect((items[2]["path"] as? String)?.hasSuffix(".jpg") == true)
     }
 
     @Test(arguments: [

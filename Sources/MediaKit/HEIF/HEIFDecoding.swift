@@ -82,8 +82,9 @@ struct HEIFDecoding {
         case .success(let (thumbnail, route)):
             return (DecodedMedia(facts: facts, thumbnail: .made(thumbnail)), route)
         case .failure(let error) where error.kind == .unsupported:
-            let warning = "delivered as a file: no decoder here reads this \(request.format.name) image (\(error.message))"
-            return (DecodedMedia(facts: MediaFacts(kind: .unreadable, warnings: [warning])), nil)
+            // A variant no decoder here reads: the decoder chain delivers the file
+            // as a file, with this reason.
+            throw MediaError(.unsupported, error.message)
         case .failure(let error):
             return (DecodedMedia(facts: facts, thumbnail: .failed(MediaError(error.kind, "\(request.label): cannot decode \(request.format.name) image: \(error.message)"))), nil)
         }
@@ -197,8 +198,7 @@ struct HEIFDecoding {
             size = try LibheifDecoder.size(of: bytes)
         } catch {
             if error.kind == .unsupported {
-                let warning = "delivered as a file: no decoder here reads this \(request.format.name) image (\(parseError); libheif: \(error))"
-                return (DecodedMedia(facts: MediaFacts(kind: .unreadable, warnings: [warning])), nil)
+                throw MediaError(.unsupported, "\(parseError); libheif: \(error)")
             }
             throw MediaError(.damaged, "\(request.label): not a readable \(request.format.name) image: \(parseError); libheif: \(error)")
         }

@@ -69,6 +69,9 @@ final class ItemWork: @unchecked Sendable {
     /// The thumbnail the probe's decoding pass made, for the thumbnail stage to
     /// write (in memory only: a resumed item's thumbnail is made again).
     var pendingThumbnail: ThumbnailOutcome?
+    /// True when the probe asked the decoder for a thumbnail (none came back for
+    /// audio without cover art: the thumbnail stage need not decode it again).
+    var probeDecodedThumbnail = false
     // Thumbnail
     var thumbnailPath: String?
 

@@ -107,8 +107,9 @@ public struct PipelineDefinition: Sendable, Hashable {
         public var size = 360
         /// JPEG quality (1...100).
         public var quality = 80
-        /// Which kinds get thumbnails: images, videos, documents (PDF first pages).
-        public var kinds: Set<ThumbnailKind> = [.image, .video, .document]
+        /// Which kinds get thumbnails: images, videos, documents (PDF first pages),
+        /// audio (its cover art).
+        public var kinds: Set<ThumbnailKind> = [.image, .video, .document, .audio]
         /// What a truncated or damaged image gives: see the README's pipeline table.
         public var damageTolerance: DamageTolerance = .truncated
         /// Seconds one thumbnail may take.
@@ -116,7 +117,7 @@ public struct PipelineDefinition: Sendable, Hashable {
         /// The poster is the keyframe nearest to this many seconds into a video.
         public var posterTime: Double = 1
 
-        /// The defaults of the `default` pipeline: 360 px, quality 80, images, videos and documents.
+        /// The defaults of the `default` pipeline: 360 px, quality 80, images, videos, documents and audio covers.
         public init() {}
 
         var spec: ThumbnailSpec {
@@ -132,6 +133,9 @@ public struct PipelineDefinition: Sendable, Hashable {
         case video
         /// Documents libvips renders: the first page of a PDF.
         case document
+        /// Audio with cover art (ID3 APIC, MP4 `covr`, FLAC or Vorbis pictures):
+        /// the cover. The item stays a `file` with its duration.
+        case audio
     }
 
     /// Settings of the `manifest` stage: what the host app will read.
