@@ -84,11 +84,11 @@ extension MediaFormat {
     /// HEIF image sequence (image, `image/heif-sequence`): `msf1` with no codec brand.
     public static let heifSequence = MediaFormat(
         id: "heifs", name: "HEIF sequence", kind: .image, mimeType: "image/heif-sequence", extensions: ["heifs", "heics", "heif", "heic"])
-    /// AVIF image sequence (image, `image/avif-sequence`): the `avis` brand, an
-    /// animated AVIF (the type the AVIF specification's first edition gave it;
-    /// readers that know only `image/avif` still recognise the `.avifs` name).
+    /// AVIF image sequence (image, `image/avif`: the registered type covers
+    /// animations; there is no `image/avif-sequence`): the `avis` brand, an
+    /// animated AVIF, its `.avifs` name kept.
     public static let avifSequence = MediaFormat(
-        id: "avifs", name: "AVIF sequence", kind: .image, mimeType: "image/avif-sequence", extensions: ["avifs", "avif"])
+        id: "avifs", name: "AVIF sequence", kind: .image, mimeType: "image/avif", extensions: ["avifs", "avif"])
     /// TIFF (image, `image/tiff`).
     public static let tiff = MediaFormat(id: "tiff", name: "TIFF", kind: .image, mimeType: "image/tiff", extensions: ["tiff", "tif", "dng", "btf", "tf8"])
     /// BMP (image, `image/bmp`).

@@ -97,7 +97,7 @@ extension ContentSnifferTests {
     /// Image sequences are images of their own format: their extension is kept,
     /// and stills are not taken for sequences (nor the other way round).
     @Test(arguments: [
-        ("avis", ["avis", "avif", "msf1", "iso8", "mif1", "miaf"], "anim.avifs", "avifs", "avifs", "image/avif-sequence"),
+        ("avis", ["avis", "avif", "msf1", "iso8", "mif1", "miaf"], "anim.avifs", "avifs", "avifs", "image/avif"),
         ("msf1", ["msf1", "iso8", "hevc"], "burst.heics", "heics", "heics", "image/heic-sequence"),
         ("msf1", ["msf1", "iso8"], "burst.heifs", "heifs", "heifs", "image/heif-sequence"),
         ("hevc", ["msf1", "hevc"], "live", "heics", "heics", "image/heic-sequence"),
