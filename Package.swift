@@ -25,6 +25,9 @@ let package = Package(
             name: "CFFmpeg", pkgConfig: "libavformat",
             providers: [.apt(["libavformat-dev", "libavcodec-dev", "libswscale-dev", "libavutil-dev"])]),
         .systemLibrary(
+            name: "CHeif", pkgConfig: "libheif",
+            providers: [.apt(["libheif-dev"])]),
+        .systemLibrary(
             name: "CTIFF", pkgConfig: "libtiff-4",
             providers: [.apt(["libtiff-dev"])]),
         .systemLibrary(
@@ -43,8 +46,8 @@ let package = Package(
         // Pure Swift, no C: formats from magic bytes, thumbnail settings, and the
         // decode contract (request, facts, typed errors) every decoder implements.
         .target(name: "MediaFormats"),
-        // Decoding with libvips and libav, behind MediaFormats' MediaDecoder.
-        .target(name: "MediaKit", dependencies: ["MediaFormats", "CVips", "CFFmpeg", "CTIFF", "CShims"]),
+        // Decoding with libvips, libav, libheif and libtiff, behind MediaFormats' MediaDecoder.
+        .target(name: "MediaKit", dependencies: ["MediaFormats", "CVips", "CFFmpeg", "CHeif", "CTIFF", "CShims"]),
         // A MediaDecoder that decodes in a pool of sandboxed helper processes, and
         // the helper's side (`share decode-helper`).
         .target(name: "DecoderIsolation", dependencies: ["MediaFormats", "MediaKit", "CShims"]),
@@ -64,6 +67,7 @@ let package = Package(
         .executableTarget(name: "FuzzRedirectURL", dependencies: ["FuzzReplay", "ShareManifest"], path: "Fuzz/FuzzRedirectURL"),
         .executableTarget(name: "FuzzManifest", dependencies: ["FuzzReplay", "ShareManifest"], path: "Fuzz/FuzzManifest"),
         .executableTarget(name: "FuzzSniffer", dependencies: ["FuzzReplay", "MediaFormats"], path: "Fuzz/FuzzSniffer"),
+        .executableTarget(name: "FuzzHEIF", dependencies: ["FuzzReplay", "MediaFormats"], path: "Fuzz/FuzzHEIF"),
         .executableTarget(name: "FuzzPipeline", dependencies: ["FuzzReplay", "ShareIngest"], path: "Fuzz/FuzzPipeline"),
 
         .target(name: "TestSupport", dependencies: ["ShareIngest", "ShareManifest"], path: "Tests/TestSupport"),

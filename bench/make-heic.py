@@ -28,6 +28,8 @@ Two uses:
         --exif-only-tag      with --irot: write EXIF Orientation as metadata
                              only (modern iPhone: irot 3 *and* EXIF 6)
         --thumb N            add a `thmb` item whose long side is N pixels
+        --thumb-from IMG     ... made from IMG instead (no transforms; tests
+                             tell the embedded thumbnail from the picture)
         --crf N --preset P   encoder quality/speed (default 28, medium)
         --threads N          x265 thread pool size (default 1; libaom always 1)
         --make/--model       EXIF Make/Model (default Apple / iPhone 7)
@@ -484,7 +486,13 @@ def _encode(a, work):
     if a.thumb:
         # thumbnail of the coded (uncropped) picture, same rotation/mirror
         tv = os.path.join(work, "thumb.v")
-        vips("thumbnail", ppm, tv, a.thumb, "--height", a.thumb, "--size", "both")
+        source = ppm
+        if getattr(a, "thumb_from", None):
+            # a different picture for the thumbnail item (tests tell which one was shown)
+            assert not transforms, "--thumb-from only without irot/imir/clap"
+            source = os.path.join(work, "thumb-src.ppm")
+            to_ppm(a.thumb_from, source)
+        vips("thumbnail", source, tv, a.thumb, "--height", a.thumb, "--size", "both")
         tw, th = size_of(tv)
         tw, th = tw - tw % 2, th - th % 2
         vips("crop", tv, tv + ".c.v", 0, 0, tw, th)
@@ -602,6 +610,7 @@ def main():
     e.add_argument("--exif-orientation", type=int, choices=range(1, 9))
     e.add_argument("--exif-only-tag", action="store_true")
     e.add_argument("--thumb", type=int)
+    e.add_argument("--thumb-from", help="encode the thmb item from this picture instead")
     e.add_argument("--crf", type=int, default=28)
     e.add_argument("--preset", default="medium")
     e.add_argument("--threads", type=int, default=1)

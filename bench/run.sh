@@ -9,7 +9,7 @@
 #                             in the package, then .build/release/share)
 #   ROUNDS=5                  timed rounds per scenario
 #   WARMUP=1                  untimed warm-up runs of each side before timing (0: none)
-#   SCENARIOS="photos videos mixed scale"
+#   SCENARIOS="photos videos mixed iphone scale"
 #   OURS_VARIANTS="ours=ARGS ..."   several configurations of ours, run side by side
 #                             in every round (A1 A2 … B), e.g. to price an option:
 #                             OURS_VARIANTS="ours=--isolation=process ours-none=--isolation=none"
@@ -17,6 +17,12 @@
 #                             then extra `share ingest` arguments, comma-separated,
 #                             the first of which may be @/path/to/another/share;
 #                             default "ours=": one side, no extra arguments)
+#   BEFORE_BIN=/path/to/share another build of share, run as a third side ("before")
+#                             in every round of the non-scale scenarios, so a
+#                             change is measured before and after in one run
+#   FLOOR=1                   with photos: also time the floor (djpeg -scale 1/8 of
+#                             every photo, CPU summed and divided by 2 cores, plus
+#                             cp + sync of the files), ROUNDS times
 #   CORPUS=bench/corpus       made by bench/make-corpus.sh
 #   RESULTS=bench/results/<UTC timestamp>   where logs, reports and the summary go
 #   BENCH_WORK=$RESULTS/work  where each run's fresh output folder is made (and
@@ -31,7 +37,8 @@ HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 ROOT="$(dirname "$HERE")"
 ROUNDS="${ROUNDS:-5}"
 WARMUP="${WARMUP:-1}"
-SCENARIOS="${SCENARIOS:-photos videos mixed scale}"
+SCENARIOS="${SCENARIOS:-photos videos mixed iphone scale}"
+FLOOR="${FLOOR:-1}"
 CORPUS="${CORPUS:-$HERE/corpus}"
 STAMP="$(date -u +%Y%m%dT%H%M%SZ)"
 RESULTS="${RESULTS:-$HERE/results/$STAMP}"
@@ -57,6 +64,10 @@ if [[ -z "${SHARE_BIN:-}" ]]; then
 fi
 [[ -x "$SHARE_BIN" ]] || die "SHARE_BIN=$SHARE_BIN is not an executable"
 SHARE_BIN="$(cd "$(dirname "$SHARE_BIN")" && pwd)/$(basename "$SHARE_BIN")"
+if [[ -n "${BEFORE_BIN:-}" ]]; then
+  [[ -x "$BEFORE_BIN" ]] || die "BEFORE_BIN=$BEFORE_BIN is not an executable"
+  BEFORE_BIN="$(cd "$(dirname "$BEFORE_BIN")" && pwd)/$(basename "$BEFORE_BIN")"
+fi
 
 mkdir -p "$RESULTS/logs" "$RESULTS/reports" "$WORK"
 RUNS="$RESULTS/runs.tsv"
@@ -75,13 +86,14 @@ printf 'scenario\tside\tround\twall_s\trss_kib\tcpu_s\texit\titems\tthumbnails\n
   echo "ffmpeg: $(ffmpeg -version | head -1 | cut -d' ' -f3)"
   echo "file: $(file --version | head -1)"
   echo "share: $SHARE_BIN ($(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo '?')$(git -C "$ROOT" diff --quiet HEAD -- Sources Package.swift 2>/dev/null || echo '+uncommitted'))"
+  [[ -n "${BEFORE_BIN:-}" ]] && echo "before: $BEFORE_BIN"
   echo "rounds: $ROUNDS, warmup: $WARMUP"
 } >"$RESULTS/machine.txt"
 cat "$RESULTS/machine.txt" >&2
 
 # --- one run ----------------------------------------------------------------
 # run_one SCENARIO SIDE ROUND KIND DROP [EXTRA]
-#   KIND: ours | photos | videos | mixed (the baseline script bench/baselines/KIND.sh)
+#   KIND: ours | before | photos | videos | mixed | iphone (the baseline script bench/baselines/KIND.sh)
 #   EXTRA: ours' extra arguments, comma-separated
 #   ROUND 0 is the untimed warm-up (logged, not counted).
 run_one() {
@@ -98,6 +110,8 @@ run_one() {
     cmd=("$bin" ingest --container "$out/container" --report "$out/report.json" --quiet)
     if ((${#extra_args[@]})); then cmd+=("${extra_args[@]}"); fi
     cmd+=("$drop/")
+  elif [[ "$kind" == before ]]; then
+    cmd=("$BEFORE_BIN" ingest --container "$out/container" --report "$out/report.json" --quiet "$drop/")
   else
     cmd=(bash "$HERE/baselines/$kind.sh" "$drop" "$out/out")
   fi
@@ -109,7 +123,7 @@ run_one() {
   rss=$(tail -1 "$log.time" | awk '{print $2}')
   cpu=$(tail -1 "$log.time" | awk '{printf "%.2f", $3 + $4}')
   # What each side delivered: items and thumbnails.
-  if [[ "$kind" == ours ]]; then
+  if [[ "$kind" == ours || "$kind" == before ]]; then
     if [[ -f "$out/report.json" ]]; then
       cp "$out/report.json" "$RESULTS/reports/$tag.json"
       read -r items thumbs < <(python3 - "$out/report.json" <<'PY'
@@ -142,23 +156,55 @@ scenario() {
   local variants=("$a_side=")
   if [[ "$a_kind" == ours && -n "${OURS_VARIANTS:-}" ]]; then read -r -a variants <<<"$OURS_VARIANTS"; fi
   say "scenario $name: ${variants[*]%%=*} vs $b_side, $ROUNDS rounds, A B A B"
+  local c=""
+  [[ -n "${BEFORE_BIN:-}" && "$name" != scale ]] && c=before
   if [[ "$WARMUP" != 0 ]]; then
     for variant in "${variants[@]}"; do run_one "$name" "${variant%%=*}" 0 "$a_kind" "$a_drop" "${variant#*=}"; done
     run_one "$name" "$b_side" 0 "$b_kind" "$b_drop"
+    [[ -n "$c" ]] && run_one "$name" before 0 before "$a_drop"
   fi
   for ((r = 1; r <= ROUNDS; r++)); do
     for variant in "${variants[@]}"; do run_one "$name" "${variant%%=*}" "$r" "$a_kind" "$a_drop" "${variant#*=}"; done
     run_one "$name" "$b_side" "$r" "$b_kind" "$b_drop"
+    [[ -n "$c" ]] && run_one "$name" before "$r" before "$a_drop"
+  done
+  return 0
+}
+
+# The photos floor (issue 16): what any tool must spend at least. libjpeg's
+# entropy decoding at 1/8 DCT scale (djpeg -scale 1/8, the shrink-on-load both
+# sides use), its CPU summed over every photo and divided by the 2 cores, plus
+# copying the files (cp + sync, wall). Written to floor.tsv.
+photos_floor() {
+  local drop="$1" r cpu copy out
+  command -v djpeg >/dev/null || { say "no djpeg (apt-get install libjpeg-turbo-progs): photos floor skipped"; return 0; }
+  printf 'round\tdjpeg_cpu_s\tcopy_s\tfloor_s\n' >"$RESULTS/floor.tsv"
+  for ((r = 1; r <= ROUNDS; r++)); do
+    /usr/bin/time -f '%U %S' -o "$RESULTS/logs/floor-r$r.time" -- \
+      sh -c 'for f in "$@"; do djpeg -scale 1/8 -outfile /dev/null "$f"; done' sh "$drop"/* 2>/dev/null
+    cpu=$(tail -1 "$RESULTS/logs/floor-r$r.time" | awk '{printf "%.3f", $1 + $2}')
+    out="$WORK/floor-r$r"
+    rm -rf "$out"; mkdir -p "$out"
+    local t0 t1
+    t0=$(date +%s%N); cp -- "$drop"/* "$out/"; sync; t1=$(date +%s%N)
+    copy=$(awk -v a="$t0" -v b="$t1" 'BEGIN {printf "%.3f", (b - a) / 1e9}')
+    rm -rf "$out"
+    printf '%s\t%s\t%s\t%s\n' "$r" "$cpu" "$copy" "$(awk -v c="$cpu" -v k="$copy" 'BEGIN {printf "%.3f", c / 2 + k}')" >>"$RESULTS/floor.tsv"
+    say "$(printf 'floor   r%-6s djpeg cpu %6.2f s  copy %5.2f s' "$r" "$cpu" "$copy")"
   done
 }
 
 for s in $SCENARIOS; do
   case "$s" in
-    photos) scenario photos ours ours "$CORPUS/photos" theirs photos "$CORPUS/photos" ;;
+    photos)
+      scenario photos ours ours "$CORPUS/photos" theirs photos "$CORPUS/photos"
+      [[ "$FLOOR" != 0 ]] && photos_floor "$CORPUS/photos"
+      ;;
     videos) scenario videos ours ours "$CORPUS/videos" theirs videos "$CORPUS/videos" ;;
     mixed) scenario mixed ours ours "$CORPUS/mixed" theirs mixed "$CORPUS/mixed" ;;
+    iphone) scenario iphone ours ours "$CORPUS/iphone" theirs iphone "$CORPUS/iphone" ;;
     scale) scenario scale n100 ours "$CORPUS/scale100" n1000 ours "$CORPUS/scale1000" ;;
-    *) die "unknown scenario '$s' (photos videos mixed scale)" ;;
+    *) die "unknown scenario '$s' (photos videos mixed iphone scale)" ;;
   esac
 done
 rmdir "$WORK" 2>/dev/null || true

@@ -11,8 +11,8 @@ import os
 import statistics
 import sys
 
-# Targets from issue 5 (ratio of wall times ours/theirs, same run).
-RATIO_TARGETS = {"photos": 0.9, "videos": 0.3, "mixed": 0.5}
+# Targets from issues 5 and 16 (ratio of wall times ours/theirs, same run).
+RATIO_TARGETS = {"photos": 0.9, "videos": 0.3, "mixed": 0.45, "iphone": 0.6}
 SCALE_TIME_TARGET = 11.0
 SCALE_RSS_TARGET = 1.2
 SCALE_RSS_MIB_TARGET = 150.0
@@ -111,6 +111,34 @@ def main():
             p(f"| {s} | " + " | ".join(f"{m:.2f} ({c:.2f} CPU)" for m, c in zip(ms, cpu)) + f" | {mb:.2f} | " + " | ".join(f"**{x:.3f}**" for x in ratios) + " | " + " | ".join(f"{x:+.1f} %" for x in rel) + " |")
         p("")
 
+    # BEFORE_BIN: the other build, run in the same rounds.
+    before = [s for s in scenarios if side(rows, s, "before")]
+    if before:
+        p("Before and after in the same rounds (BEFORE_BIN is \"before\", SHARE_BIN is \"ours\"):")
+        p("")
+        p("| scenario | median before (s) | median ours (s) | median theirs (s) | before/theirs | ours/theirs | CPU s before / ours | peak RSS before / ours (MiB) | delivered before |")
+        p("|---|---|---|---|---|---|---|---|---|")
+        for s in before:
+            a, b, c = side(rows, s, "ours"), side(rows, s, "theirs"), side(rows, s, "before")
+            ma, mb, mc = (median([r["wall_s"] for r in x]) for x in (a, b, c))
+            ca, cc = median([r["cpu_s"] for r in a]), median([r["cpu_s"] for r in c])
+            ra, rc = max((r["rss_kib"] for r in a), default=0), max((r["rss_kib"] for r in c), default=0)
+            dc = f"{c[-1]['items']}/{c[-1]['thumbnails']}" if c else ""
+            p(f"| {s} | {fmt_s(mc)} | {fmt_s(ma)} | {fmt_s(mb)} | {mc / mb:.2f} | **{ma / mb:.2f}** | {cc:.2f} / {ca:.2f} | {mib(rc):.0f} / {mib(ra):.0f} | {dc} |")
+        p("")
+
+    floor_path = os.path.join(folder, "floor.tsv")
+    if os.path.exists(floor_path) and side(rows, "photos", "ours"):
+        with open(floor_path) as f:
+            fl = list(csv.DictReader(f, delimiter="\t"))
+        floor = median([float(r["floor_s"]) for r in fl])
+        ma = median([r["wall_s"] for r in side(rows, "photos", "ours")])
+        mb = median([r["wall_s"] for r in side(rows, "photos", "theirs")])
+        p(f"Photos floor (djpeg -scale 1/8 CPU over 2 cores + cp + sync, median of {len(fl)}): "
+          f"**{floor:.2f} s** = {median([float(r['djpeg_cpu_s']) for r in fl]):.2f} CPU-s / 2 + "
+          f"{median([float(r['copy_s']) for r in fl]):.2f} s copy; ours/floor = **{ma / floor:.2f}**, theirs/floor = {mb / floor:.2f}")
+        p("")
+
     if "scale" in scenarios:
         a, b = side(rows, "scale", "n100"), side(rows, "scale", "n1000")
         ma, mb = median([r["wall_s"] for r in a]), median([r["wall_s"] for r in b])
@@ -162,7 +190,7 @@ def main():
         p("")
 
     if targets:
-        p("Targets (issue 5):")
+        p("Targets (issues 5 and 16):")
         p("")
         for what, value, ok in targets:
             p(f"- {what}: {value} — {verdict(ok)}")

@@ -3,7 +3,7 @@
 # (default 60 s) on its seed corpus in Fuzz/corpus/<target>/. Not part of the
 # default test run.
 #
-#   scripts/fuzz.sh [seconds] [target...]     targets: redirect manifest pipeline sniffer
+#   scripts/fuzz.sh [seconds] [target...]     targets: redirect manifest pipeline sniffer heif
 #
 # The targets are the package's ordinary executable targets (Fuzz/Fuzz*): built
 # here by SwiftPM with libFuzzer and AddressSanitizer, and -DFUZZING, which drops
@@ -17,7 +17,7 @@ cd "$(dirname "$0")/.."
 seconds=${1:-60}
 shift || true
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(redirect manifest pipeline sniffer)
+[ ${#targets[@]} -gt 0 ] || targets=(redirect manifest pipeline sniffer heif)
 
 out=.build/fuzz
 mkdir -p "$out"
@@ -29,8 +29,9 @@ product() {
     redirect) echo FuzzRedirectURL ;;
     manifest) echo FuzzManifest ;;
     sniffer) echo FuzzSniffer ;;
+    heif) echo FuzzHEIF ;;
     pipeline) echo FuzzPipeline ;;
-    *) echo "fuzz: unknown target $1 (redirect, manifest, pipeline, sniffer)" >&2; exit 2 ;;
+    *) echo "fuzz: unknown target $1 (redirect, manifest, pipeline, sniffer, heif)" >&2; exit 2 ;;
     esac
 }
 

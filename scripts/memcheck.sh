@@ -4,6 +4,8 @@
 #   - small and odd-size media generated here: videos at 1×1 … 359×641 in eight
 #     codecs, and 1×1, 1×5000, 16-bit, CMYK and grey+alpha images;
 #   - every committed fixture in testdata/media, testdata/fidelity and testdata/sample-drop;
+#   - the HEIF fixtures of testdata/heif: libavcodec tiles shrunk by libswscale
+#     into a canvas, libheif's planes, embedded thumbnails;
 #   - a folder of 3,000 entries (text files and a few images);
 # and `share watch --once` on an inbox whose drop has long names (the watcher's
 # own folder walk, Watch/DropSignature.swift).
@@ -103,9 +105,9 @@ memcheck() {
 }
 
 # shellcheck disable=SC2206
-batches=(${MEMCHECK_BATCHES:-many videos-1 videos-2 fixtures images watch})
+batches=(${MEMCHECK_BATCHES:-many videos-1 videos-2 fixtures heif images watch})
 for batch in "${batches[@]}"; do
-    [[ "$batch" =~ ^(many|videos-1|videos-2|fixtures|images|watch)$ ]] || { echo "memcheck: no batch named $batch" >&2; exit 2; }
+    [[ "$batch" =~ ^(many|videos-1|videos-2|fixtures|heif|images|watch)$ ]] || { echo "memcheck: no batch named $batch" >&2; exit 2; }
 done
 run_batch() {
     case "$1" in
@@ -113,6 +115,7 @@ run_batch() {
         videos-1) memcheck videos-1 ingest --report "$work/reports/videos-1.json" "${video_files[@]:0:half}" ;;
         videos-2) memcheck videos-2 ingest --report "$work/reports/videos-2.json" "${video_files[@]:half}" ;;
         fixtures) memcheck fixtures ingest --report "$work/reports/fixtures.json" testdata/media/* testdata/fidelity/* testdata/sample-drop ;;
+        heif) memcheck heif ingest --report "$work/reports/heif.json" testdata/heif/* ;;
         images) memcheck images ingest --report "$work/reports/images.json" "$work"/images/* ;;
         watch) memcheck watch watch --once --settle 0 --on-success keep "$work/inbox" ;;
     esac
@@ -272,7 +275,7 @@ for batch in "${batches[@]}"; do
     report="$work/reports/$batch.json"
     if [[ "$batch" != watch && ! -s "$report" ]]; then fail "$batch: no report"; continue; fi
     case "$batch" in
-        videos-* | images)
+        videos-* | images | heif)
             missing=$(undelivered "$report" | grep -vxF -f "$work/no-poster-expected" -e '' || true)
             if [[ -n "$missing" ]]; then fail "$batch: not delivered with a thumbnail:"; echo "$missing"; fi
             ;;

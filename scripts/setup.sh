@@ -5,17 +5,15 @@ set -euo pipefail
 
 packages=(
   # build: C libraries and pkg-config
-  pkg-config libvips-dev libavformat-dev libavcodec-dev libswscale-dev libavutil-dev libtiff-dev libsqlite3-dev libpq-dev
+  pkg-config libvips-dev libavformat-dev libavcodec-dev libswscale-dev libavutil-dev libheif-dev libtiff-dev libsqlite3-dev libpq-dev
   # tests: inspect images (vipsheader, vips avg) and make media on the fly
   libvips-tools ffmpeg
   # fixtures (testdata/make-*.sh, bench/make-heic.py): HEIF inspection and EXIF
   libheif-examples libimage-exiftool-perl
-  # bench/probes/hevc_decoders.c: libheif's C API (libde265 decodes through it)
-  libheif-dev
   # tests of the distributed mode: a throwaway PostgreSQL server
   postgresql
-  # benchmarks: peak memory
-  time
+  # benchmarks: peak memory; the photos floor (djpeg)
+  time libjpeg-turbo-progs
   # the memory check (scripts/memcheck.sh): valgrind, and jq to read reports;
   # its media are made with ffmpeg (libx264, libvpx, libtheora built in) and vips
   valgrind jq

@@ -54,7 +54,7 @@ C = {
     "grid.heic": dict(issue=16, cls="HEIC grid, 3x2 tiles of 256x256, output 720x480 (last column/row cropped)", type="image", ext="heic", mime=HEIC),
     "grid-irot-exif6.heic": dict(issue=16, cls="HEIC grid with irot 3 and EXIF Orientation 6 (modern iPhone portrait: apply irot only)", type="image", ext="heic", mime=HEIC),
     "grid-clap.heic": dict(issue=16, cls="HEIC grid with clap", type="image", ext="heic", mime=HEIC),
-    "sequence.avifs": dict(issue=13, cls="AVIF image sequence (ftyp avis, pict track, 5 frames; also a primary still item)", type="image", ext="avifs", mime="image/avif-sequence", animated=True),
+    "sequence.avifs": dict(issue=13, cls="AVIF image sequence (ftyp avis, pict track, 5 frames; also a primary still item)", type="image", ext="avifs", mime="image/avif", animated=True),
     "sequence-msf1.heics": dict(issue=13, cls="HEIF image sequence (ftyp msf1, pict track, 5 HEVC frames, no meta box)", type="image", ext="heics", mime="image/heic-sequence", animated=True),
     "jpeg-12bit.jpg": dict(issue=13, cls="12-bit JPEG (SOF1, extended sequential, 4:4:4)", type="image", ext="jpg", mime="image/jpeg"),
     "ico-largest-third.ico": dict(issue=13, cls="ICO with 32, 16, 128 (PNG) and 48 px entries; the largest is the third", type="image", ext="ico", mime="image/vnd.microsoft.icon"),

@@ -56,6 +56,20 @@ int shim_vips_resize(VipsImage *in, VipsImage **out, double scale) {
     return vips_resize(in, out, scale, NULL);
 }
 
+int shim_vips_extract_area(VipsImage *in, VipsImage **out, int left, int top, int width, int height) {
+    return vips_extract_area(in, out, left, top, width, height, NULL);
+}
+
+int shim_vips_flip(VipsImage *in, VipsImage **out, VipsDirection direction) {
+    return vips_flip(in, out, direction, NULL);
+}
+
+int shim_vips_thumbnail_buffer(const void *buf, size_t len, VipsImage **out, int width, int height,
+                               VipsFailOn fail_on) {
+    return vips_thumbnail_buffer((void *)buf, len, out, width, "height", height, "size", VIPS_SIZE_DOWN,
+                                 "no_rotate", TRUE, "fail_on", fail_on, NULL);
+}
+
 int shim_vips_embed(VipsImage *in, VipsImage **out, int x, int y, int width, int height,
                     double r, double g, double b) {
     VipsArrayDouble *bg = rgb(r, g, b);

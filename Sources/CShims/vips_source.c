@@ -21,7 +21,7 @@ VipsImage *shim_vips_image_header_source(VipsSource *source) {
     return vips_image_new_from_source(source, "", "access", VIPS_ACCESS_SEQUENTIAL, NULL);
 }
 
-int shim_vips_thumbnail_buffer(const void *buf, size_t len, VipsImage **out, int width, int height,
+int shim_vips_thumbnail_from_memory(const void *buf, size_t len, VipsImage **out, int width, int height,
                                VipsFailOn fail_on) {
     char option[64];
     fail_on_option(fail_on, option, sizeof option);

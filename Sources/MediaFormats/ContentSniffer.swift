@@ -323,13 +323,24 @@ public enum ContentSniffer {
             if let compatible = brand(offset) { brands.append(compatible) }
             offset += 4
         }
-        let heicBrands: Set = ["heic", "heix", "heim", "heis", "hevc", "hevx"]
-        let avifBrands: Set = ["avif", "avis"]
+        // Image brands, then image sequence brands (a `moov` track of pictures:
+        // `msf1` structure, `hevc`/`hevx` HEVC, `avis` AV1).
+        let heicBrands: Set = ["heic", "heix", "heim", "heis"]
+        let heicSequenceBrands: Set = ["hevc", "hevx", "hevm", "hevs"]
         if heicBrands.contains(major) { return .heic }
-        if avifBrands.contains(major) { return .avif }
-        if major == "mif1" || major == "msf1" {
-            if brands.contains(where: avifBrands.contains) { return .avif }
+        if heicSequenceBrands.contains(major) { return .heicSequence }
+        if major == "avif" { return .avif }
+        if major == "avis" { return .avifSequence }
+        if major == "msf1" {
+            if brands.contains("avis") { return .avifSequence }
+            if brands.contains(where: { heicSequenceBrands.contains($0) || heicBrands.contains($0) }) { return .heicSequence }
+            return .heifSequence
+        }
+        if major == "mif1" {
+            if brands.contains("avif") { return .avif }
             if brands.contains(where: heicBrands.contains) { return .heic }
+            if brands.contains("avis") { return .avifSequence }
+            if brands.contains(where: heicSequenceBrands.contains) { return .heicSequence }
             return .heif
         }
         if major == "qt  " { return .mov }
@@ -403,7 +414,7 @@ public enum ContentSniffer {
     /// these whose content matches no format at all is treated as damaged.
     static let mediaFormatsByExtension: [String: MediaFormat] = {
         let formats: [MediaFormat] = [
-            .jpeg, .png, .gif, .webp, .heic, .avif, .tiff, .bmp, .jxl, .mp4, .mov, .m4v, .threeGP, .webm,
+            .jpeg, .png, .gif, .webp, .heic, .avif, .heicSequence, .avifSequence, .tiff, .bmp, .jxl, .mp4, .mov, .m4v, .threeGP, .webm,
             .mkv, .avi, .mp3, .m4a, .wav, .flac, .ogg, .pdf,
         ]
         var table: [String: MediaFormat] = [:]

@@ -80,6 +80,17 @@ extension MediaFormat {
     public static let heif = MediaFormat(id: "heif", name: "HEIF", kind: .image, mimeType: "image/heif", extensions: ["heif", "heic", "hif"])
     /// AVIF (image, `image/avif`).
     public static let avif = MediaFormat(id: "avif", name: "AVIF", kind: .image, mimeType: "image/avif", extensions: ["avif"])
+    /// HEIC image sequence (image, `image/heic-sequence`): `msf1`/`hevc` brands, a track of HEVC pictures.
+    public static let heicSequence = MediaFormat(
+        id: "heics", name: "HEIC sequence", kind: .image, mimeType: "image/heic-sequence", extensions: ["heics", "heifs", "heic", "heif"])
+    /// HEIF image sequence (image, `image/heif-sequence`): `msf1` with no codec brand.
+    public static let heifSequence = MediaFormat(
+        id: "heifs", name: "HEIF sequence", kind: .image, mimeType: "image/heif-sequence", extensions: ["heifs", "heics", "heif", "heic"])
+    /// AVIF image sequence (image, `image/avif`: the registered type covers
+    /// animations; there is no `image/avif-sequence`): the `avis` brand, an
+    /// animated AVIF, its `.avifs` name kept.
+    public static let avifSequence = MediaFormat(
+        id: "avifs", name: "AVIF sequence", kind: .image, mimeType: "image/avif", extensions: ["avifs", "avif"])
     /// TIFF (image, `image/tiff`).
     public static let tiff = MediaFormat(id: "tiff", name: "TIFF", kind: .image, mimeType: "image/tiff", extensions: ["tiff", "tif", "dng", "btf", "tf8"])
     /// BMP (image, `image/bmp`).
@@ -190,7 +201,7 @@ extension MediaFormat {
 extension MediaFormat {
     /// Every format the sniffer can name, for looking one up by ``id``.
     public static let all: [MediaFormat] = [
-        .jpeg, .png, .gif, .webp, .heic, .heif, .avif, .tiff, .bmp, .jxl, .jpeg2000, .netpbm, .ico, .psd, .svg,
+        .jpeg, .png, .gif, .webp, .heic, .heif, .avif, .heicSequence, .heifSequence, .avifSequence, .tiff, .bmp, .jxl, .jpeg2000, .netpbm, .ico, .psd, .svg,
         .mp4, .mov, .m4v, .threeGP, .webm, .mkv, .avi, .mpegTS, .mpegPS, .mpegVideo, .flv, .asf,
         .mp3, .m4a, .aac, .wav, .ogg, .oggVideo, .flac, .aiff, .amr,
         .pdf, .epub, .zip, .gzip, .bzip2, .xz, .zstd, .sevenZip, .rar, .tar, .sqlite, .elf, .oleCompound, .rtf,

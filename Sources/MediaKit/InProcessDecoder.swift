@@ -1,7 +1,7 @@
 import Glibc
 import MediaFormats
 
-/// Decodes media in this process with libvips and libav: the decoder each
+/// Decodes media in this process with libvips, libav and libheif: the decoder each
 /// sniffed format is routed to is chosen here (``DecoderRoute``), libraries'
 /// failures become typed ``MediaError`` kinds here, and nothing outside
 /// MediaKit needs to know which library read what.
@@ -40,6 +40,7 @@ public struct InProcessDecoder: MediaDecoder {
         try? Vips.start()
         if allowsSandboxOnlyLoaders { try? Vips.allowSandboxOnlyLoaders(true) }
         LibAV.start()
+        LibheifDecoder.start()
     }
 
     /// Opens the request's path read-only and decodes it (``decode(_:descriptor:)``).
@@ -83,9 +84,9 @@ protocol DecoderStep: Sendable {
 /// its variant, it is delivered as a plain file with a warning saying why.
 struct DecoderRoute {
     /// Every decoder, in the order they are tried; a format's chain is the steps
-    /// that read it. Adding a decoder is one line here, at its place in the order
-    /// (the HEIF branch adds its libheif step after libvips).
+    /// that read it. Adding a decoder is one line here, at its place in the order.
     static let registry: [any DecoderStep] = [
+        HEIFStep(),  // HEIC, HEIF, AVIF and their sequences: libavcodec, libheif, libavformat (HEIF/)
         VipsImageStep(),  // the images libvips has a loader for
         AVStillStep(),  // BMP and ICO; JPEG libvips cannot read (12-bit, lossless)
         TIFFStep(),  // TIFF layouts tiff2vips rejects (float samples, ...)
@@ -154,7 +155,6 @@ struct VipsImageStep: DecoderStep {
         "gif": ("VipsForeignLoadNsgif", true),
         "webp": ("VipsForeignLoadWebp", true),
         "tiff": ("VipsForeignLoadTiff", true),
-        "heic": ("VipsForeignLoadHeif", false), "heif": ("VipsForeignLoadHeif", false), "avif": ("VipsForeignLoadHeif", false),
         "jxl": ("VipsForeignLoadJxl", false),
         "jp2": ("VipsForeignLoadJp2k", false),
         "netpbm": ("VipsForeignLoadPpm", true),
@@ -189,6 +189,19 @@ struct VipsDocumentStep: DecoderStep {
     func reads(_ format: MediaFormat) -> Bool { format.id == "pdf" }
     func decode(_ request: DecodeRequest, descriptor: Int32) throws(MediaError) -> DecodedMedia {
         VipsImageDecoding(request: request, input: .descriptor(descriptor), loader: "VipsForeignLoadPdf", strict: false).decodeDocument()
+    }
+}
+
+/// HEIC, HEIF and AVIF, stills and sequences (see ``HEIFDecoding``): our item
+/// parser for the facts; libavcodec for 8-bit HEVC pictures and grids, libheif's
+/// C API for the rest, libavformat for sequences. libvips' heifload is not in
+/// the chain: it reads through the same libheif, without EXIF orientation for
+/// HEIF and refusing some AVIF crops and rotations.
+struct HEIFStep: DecoderStep {
+    var library: String { "libavcodec/libheif" }
+    func reads(_ format: MediaFormat) -> Bool { ["heic", "heif", "avif", "heics", "heifs", "avifs"].contains(format.id) }
+    func decode(_ request: DecodeRequest, descriptor: Int32) throws(MediaError) -> DecodedMedia {
+        try HEIFDecoding(request: request, descriptor: descriptor).decode()
     }
 }
 
@@ -266,22 +279,44 @@ struct VipsImageDecoding {
     let strict: Bool
 
     func decode() throws(MediaError) -> DecodedMedia {
-        let header: ImageHeader
-        do {
-            header = try ImageHeader.read(input)
-        } catch {
+        func failure(_ error: VipsError) -> MediaError {
             if (strict && !VipsImageStep.namesVariant(error)) || error.isHEIFDamage {
-                throw MediaError(.damaged, "\(request.label): not a readable \(request.format.name) image: \(error)")
+                return MediaError(.damaged, "\(request.label): not a readable \(request.format.name) image: \(error)")
             }
             // A variant libvips here cannot read: the next decoder may.
-            throw MediaError(.unsupported, "\(error)")
+            return MediaError(.unsupported, "\(error)")
         }
-        if !loader.isEmpty ? !header.loader.hasPrefix(loader) : SandboxOnlyStep.sandboxOnlyLoaders.contains(where: header.loader.hasPrefix) {
-            throw MediaError(.contentMismatch, "\(request.label): looks like \(request.format.name) but libvips would read it with \(header.loader); refused")
+        // The loader is checked before it is built (building one parses the file):
+        // a fallback loader never reads what the sniffer did not recognise.
+        let chosen: String
+        do { chosen = try input.loader() } catch { throw failure(error) }
+        if !loader.isEmpty, !chosen.hasPrefix(loader) {
+            // Where libvips reads every valid file of the format, its own loader
+            // declining one whose magic bytes matched means the file is damaged.
+            if strict {
+                throw MediaError(
+                    .damaged, "\(request.label): not a readable \(request.format.name) image: libvips' \(request.format.name) loader does not recognise it (only \(chosen) would try; refused)")
+            }
+            throw MediaError(.contentMismatch, "\(request.label): looks like \(request.format.name) but libvips would read it with \(chosen); refused")
         }
+        // Where any loader is accepted, still never one only a sandbox may run.
+        if loader.isEmpty, SandboxOnlyStep.sandboxOnlyLoaders.contains(where: chosen.hasPrefix) {
+            throw MediaError(.contentMismatch, "\(request.label): looks like \(request.format.name) but libvips would read it with \(chosen); refused")
+        }
+        let header: ImageHeader
+        do { header = try ImageHeader.read(input, loader: chosen) } catch { throw failure(error) }
         try PixelLimit(request.pixelLimit).check(header.storedWidth, header.storedHeight, label: request.label)
         let facts = MediaFacts(kind: .image, width: header.width, height: header.height, frameCount: header.pages > 1 ? header.pages : nil)
-        return DecodedMedia(facts: facts, thumbnail: request.thumbnail.map(thumbnail))
+        return DecodedMedia(facts: facts, thumbnail: request.thumbnail.map { spec in
+            // A JPEG's EXIF thumbnail, when it is at least as large as the one wanted.
+            if request.format.id == "jpeg", case .descriptor(let descriptor) = input, let embedded = EmbeddedJPEGThumbnail.thumbnail(
+                descriptor: descriptor, storedWidth: header.storedWidth, storedHeight: header.storedHeight,
+                orientation: header.orientation, spec: spec)
+            {
+                return .made(embedded)
+            }
+            return thumbnail(spec)
+        })
     }
 
     /// A document's first page (or a drawing, an icon): a thumbnail when it

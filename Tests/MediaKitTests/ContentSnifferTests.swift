@@ -86,6 +86,34 @@ import MediaFormats
     }
 }
 
+extension ContentSnifferTests {
+    static func ftyp(_ major: String, _ compatible: [String]) -> [UInt8] {
+        let payload = Array(major.utf8) + [0, 0, 0, 0] + compatible.flatMap { Array($0.utf8) }
+        let size = UInt32(8 + payload.count)
+        return [UInt8(size >> 24), UInt8(size >> 16 & 0xFF), UInt8(size >> 8 & 0xFF), UInt8(size & 0xFF)] + Array("ftyp".utf8) + payload
+            + Array(repeating: 0, count: 64)
+    }
+
+    /// Image sequences are images of their own format: their extension is kept,
+    /// and stills are not taken for sequences (nor the other way round).
+    @Test(arguments: [
+        ("avis", ["avis", "avif", "msf1", "iso8", "mif1", "miaf"], "anim.avifs", "avifs", "avifs", "image/avif"),
+        ("msf1", ["msf1", "iso8", "hevc"], "burst.heics", "heics", "heics", "image/heic-sequence"),
+        ("msf1", ["msf1", "iso8"], "burst.heifs", "heifs", "heifs", "image/heif-sequence"),
+        ("hevc", ["msf1", "hevc"], "live", "heics", "heics", "image/heic-sequence"),
+        ("heic", ["mif1", "heic"], "IMG_0001.HEIC", "heic", "heic", "image/heic"),
+        ("mif1", ["mif1", "heic"], "photo.heif", "heic", "heif", "image/heic"),
+        ("avif", ["avif", "mif1", "miaf"], "x.avif", "avif", "avif", "image/avif"),
+        ("mif1", ["mif1", "avif"], "named.avifs", "avif", "avif", "image/avif"),
+    ])
+    func heifBrands(major: String, compatible: [String], name: String, format: String, ext: String, mime: String) {
+        let sniffed = ContentSniffer.sniff(Self.ftyp(major, compatible), fileName: name)
+        #expect(sniffed.format.id == format)
+        #expect(sniffed.fileExtension == ext)
+        #expect(sniffed.mimeType == mime)
+    }
+}
+
 /// Issue 13: text under image names, QuickTime without `ftyp`, AVCHD transport
 /// streams, AAC after an ID3v2 tag, empty files.
 extension ContentSnifferTests {

@@ -10,14 +10,9 @@ import Testing
 /// size, duration within 2 % or 50 ms, an upright thumbnail that is not black,
 /// the warnings), against what `testdata/make-fidelity.sh` measured.
 @Suite struct FidelityTests {
-    /// HEIF/AVIF classes (issue 13 items 1, 2 and the image sequences) are the
-    /// HEIF branch's, and checked by its tests.
-    static let heifClasses: Set = [
-        "heic-exif6-noirot.heic", "heic-irot.heic", "heic-imir.heic", "avif-clap.avif", "avif-irot.avif", "grid.heic",
-        "grid-irot-exif6.heic", "grid-clap.heic", "sequence.avifs", "sequence-msf1.heics",
-    ]
-
-    static let names = Fixtures.fidelityNames.filter { !heifClasses.contains($0) }
+    /// Every class, the HEIF/AVIF ones (issue 13 items 1, 2 and the image
+    /// sequences) included.
+    static let names = Fixtures.fidelityNames
 
     /// One batch of every fixture, shared by the tests of this suite.
     final class Batch: Sendable {

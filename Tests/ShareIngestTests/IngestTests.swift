@@ -191,3 +191,31 @@ import MediaFormats
         if let problem = Golden.check(normalised, named: "sample-drop.v2.json", suite: "ShareIngestTests") { Issue.record(Comment(rawValue: problem)) }
     }
 }
+
+/// Phone photos through the whole pipeline (issue 13 items 1–3, issue 16): what
+/// the manifest says and what the thumbnail shows.
+extension IngestTests {
+    @Test func heifStillsAndSequencesAreUprightImagesOfTheirDisplayedSize() throws {
+        let container = TemporaryDirectory()
+        let fidelity = Fixtures.packageRoot.appendingPathComponent("testdata/fidelity").path
+        let names = ["heic-exif6-noirot.heic", "grid-irot-exif6.heic", "grid-clap.heic", "avif-clap.avif", "sequence.avifs", "sequence-msf1.heics"]
+        let report = try Self.ingest(names.map { .path(fidelity + "/" + $0) }, in: container)
+        #expect(report.items.allSatisfy { $0.status == .ingested })
+        let byName = Dictionary(uniqueKeysWithValues: report.entries.map { ($0.fileName!, $0) })
+        let expected: [String: (width: Int, height: Int, ext: String)] = [
+            "heic-exif6-noirot.heic": (480, 640, "heic"), "grid-irot-exif6.heic": (480, 720, "heic"), "grid-clap.heic": (696, 464, "heic"),
+            "avif-clap.avif": (720, 480, "avif"), "sequence.avifs": (360, 240, "avifs"), "sequence-msf1.heics": (360, 240, "heics"),
+        ]
+        for (name, want) in expected {
+            let entry = try #require(byName[name])
+            #expect(entry.type == .image, "\(name)")
+            #expect(entry.width == want.width && entry.height == want.height, "\(name): \(String(describing: entry.width))×\(String(describing: entry.height))")
+            #expect(entry.path.hasSuffix("." + want.ext), "\(name): \(entry.path)")
+            let thumbnail = try #require(entry.thumbnail.flatMap { ManifestCoder.filePath(fromURLString: $0) })
+            let size = try ImageInspector.size(thumbnail)
+            #expect((size.width > size.height) == (want.width > want.height), "\(name): thumbnail \(size)")
+            #expect(ImageInspector.isRed(try ImageInspector.pixel(thumbnail, x: size.width * 3 / 100, y: size.height * 3 / 100)), "\(name): not upright")
+        }
+        #expect(byName["sequence-msf1.heics"]?.mimeType == "image/heic-sequence")
+    }
+}

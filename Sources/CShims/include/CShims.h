@@ -45,6 +45,18 @@ int shim_vips_flip_horizontal(VipsImage *in, VipsImage **out);
 /// vips_resize(in, out, scale, NULL).
 int shim_vips_resize(VipsImage *in, VipsImage **out, double scale);
 
+/// vips_extract_area(in, out, left, top, width, height, NULL): a crop.
+int shim_vips_extract_area(VipsImage *in, VipsImage **out, int left, int top, int width, int height);
+
+/// vips_flip(in, out, direction, NULL): a mirror.
+int shim_vips_flip(VipsImage *in, VipsImage **out, VipsDirection direction);
+
+/// vips_thumbnail_buffer(buf, len, out, width, "height", height, "size", VIPS_SIZE_DOWN,
+/// "no_rotate", TRUE, "fail_on", fail_on, NULL): a thumbnail of an in-memory image
+/// (an embedded EXIF thumbnail), its orientation left to the caller.
+int shim_vips_thumbnail_buffer(const void *buf, size_t len, VipsImage **out, int width, int height,
+                               VipsFailOn fail_on);
+
 /// vips_embed(in, out, x, y, width, height, "extend", VIPS_EXTEND_BACKGROUND,
 /// "background", [r, g, b], NULL): places an image on a larger canvas.
 int shim_vips_embed(VipsImage *in, VipsImage **out, int x, int y, int width, int height,

@@ -20,8 +20,8 @@ VipsImage *shim_vips_image_header_source(VipsSource *source);
 /// vips_thumbnail_buffer(buf, len, out, width, "height", height, "size",
 /// VIPS_SIZE_DOWN, "fail_on", fail_on, "option_string", "fail_on=…", NULL), for loaders without a source
 /// variant (ImageMagick in libvips 8.14). `buf` must outlive `*out`.
-int shim_vips_thumbnail_buffer(const void *buf, size_t len, VipsImage **out, int width, int height,
-                               VipsFailOn fail_on);
+int shim_vips_thumbnail_from_memory(const void *buf, size_t len, VipsImage **out, int width, int height,
+                                    VipsFailOn fail_on);
 
 /// vips_image_new_from_buffer(buf, len, "", "access", VIPS_ACCESS_SEQUENTIAL,
 /// NULL): the header only. `buf` must outlive the image.

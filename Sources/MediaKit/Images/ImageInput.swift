@@ -37,8 +37,9 @@ public enum ImageInput: Sendable {
         return .memory(bytes)
     }
 
-    /// The loader libvips would choose for this input (its class name).
-    func loader() throws(VipsError) -> String {
+    /// The loader libvips would choose for this input (its class name; each
+    /// loader's sniff of the first bytes, nothing is built yet).
+    public func loader() throws(VipsError) -> String {
         try Vips.start()
         return try withVips { (vips) throws(VipsError) -> String in
             guard let name = vips.loaderName() else { throw VipsError("vips_foreign_find_load_source") }
@@ -92,7 +93,7 @@ enum VipsInputPointer {
     func thumbnail(_ out: UnsafeMutablePointer<UnsafeMutablePointer<VipsImage>?>, size: Int, failOn: VipsFailOn) -> Int32 {
         switch self {
         case .source(let source): shim_vips_thumbnail_source(source, out, Int32(size), Int32(size), failOn)
-        case .memory(let buffer): shim_vips_thumbnail_buffer(buffer.baseAddress, buffer.count, out, Int32(size), Int32(size), failOn)
+        case .memory(let buffer): shim_vips_thumbnail_from_memory(buffer.baseAddress, buffer.count, out, Int32(size), Int32(size), failOn)
         }
     }
 }

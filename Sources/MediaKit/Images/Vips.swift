@@ -36,7 +36,8 @@ public struct VipsError: Error, Sendable, CustomStringConvertible {
         self.init(operation: operation, message: message, wasKilled: false)
     }
 
-    private init(operation: String, message: String, wasKilled: Bool) {
+    /// A failure found outside libvips' error buffer (a bad parameter, a failed check).
+    init(operation: String, message: String, wasKilled: Bool = false) {
         self.operation = operation
         self.message = message
         self.wasKilled = wasKilled

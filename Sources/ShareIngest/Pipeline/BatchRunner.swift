@@ -66,8 +66,23 @@ final class BatchRunner: Sendable {
 
     // MARK: - Threads
 
+    /// Bytes of decoder memory that may be in use at once (``DecodeBudget``):
+    /// a 4K video poster and a 12 MP HEIC fit together, two 100 MP images do not.
+    static let decodeMemoryBudget = 192 << 20
+    /// How many items may wait in front of the copy and probe stages: enough for
+    /// the costliest of a drop to be picked first, few enough to keep memory flat.
+    static let scheduledQueueCapacity = 32
+
     private func process(_ items: [ItemWork], context: BatchContext) -> [ItemWork] {
-        let queues = stages.map { BlockingQueue<ItemWork>(capacity: 2 * pipeline.workers(for: $0.name)) }
+        // The copy and probe stages take the costliest waiting item first
+        // (``DecodeCost``), so slow decodes start early instead of ending the batch
+        // with one core idle; the other queues stay first in, first out.
+        let queues = stages.map { stage in
+            stage.name == .copy || stage.name == .probe
+                ? BlockingQueue<ItemWork>(capacity: max(2 * pipeline.workers(for: stage.name), Self.scheduledQueueCapacity)) { Self.cost(of: $0).milliseconds }
+                : BlockingQueue<ItemWork>(capacity: 2 * pipeline.workers(for: stage.name))
+        }
+        let budget = DecodeBudget(limit: Self.decodeMemoryBudget)
         let finished = BlockingQueue<ItemWork>(capacity: 64)
         var joins: [@Sendable () -> Void] = []
         joins.append(WorkerThreads.start(name: "feed", count: 1) { [self] _ in
@@ -80,7 +95,7 @@ final class BatchRunner: Sendable {
             let next = position + 1 < queues.count ? queues[position + 1] : finished
             let remaining = RemainingWorkers(pipeline.workers(for: stage.name))
             joins.append(WorkerThreads.start(name: stage.name.rawValue, count: pipeline.workers(for: stage.name)) { [self] _ in
-                work(stage, from: queues[position], to: next, finished: finished, context: context)
+                work(stage, from: queues[position], to: next, finished: finished, context: context, budget: budget)
                 if remaining.leave() { next.close() }
             })
         }
@@ -93,7 +108,10 @@ final class BatchRunner: Sendable {
         return collected
     }
 
-    private func work(_ stage: any ItemStage, from input: BlockingQueue<ItemWork>, to output: BlockingQueue<ItemWork>, finished: BlockingQueue<ItemWork>, context: BatchContext) {
+    private func work(
+        _ stage: any ItemStage, from input: BlockingQueue<ItemWork>, to output: BlockingQueue<ItemWork>, finished: BlockingQueue<ItemWork>,
+        context: BatchContext, budget: DecodeBudget
+    ) {
         while let item = input.pop() {
             if let done = item.completed, done >= stage.name {
                 output.push(item)
@@ -106,10 +124,25 @@ final class BatchRunner: Sendable {
                 continue
             }
             markDecoding(stage, item: item, batch: context.batchID)
+            // Decoder memory is bounded by the budget (the probe decodes, and so
+            // does the thumbnail stage when the probe made no thumbnail).
+            let decodes = item.sniffed?.format.isDecodable == true
+                && (stage.name == .probe || (stage.name == .thumbnail && item.pendingThumbnail == nil))
+            let bytes = decodes ? Self.cost(of: item).bytes : 0
+            if decodes { budget.acquire(bytes) }
             let succeeded = ItemExecution.run(stage, on: item, in: context, events: events)
+            if decodes { budget.release(bytes) }
             record(item, batch: context.batchID)
             if succeeded { output.push(item) } else { finished.push(item) }
         }
+    }
+
+    /// The item's decode cost: estimated at its sniff, or (resumed, or not sniffed
+    /// yet) from what is known.
+    static func cost(of item: ItemWork) -> DecodeCost {
+        if let cost = item.decodeCost { return cost }
+        guard let format = item.sniffed?.format else { return .zero }
+        return DecodeCost.estimate(format: format, size: item.size ?? 0, pixels: nil)
     }
 
     // MARK: - Poison items

@@ -2,7 +2,8 @@ import Foundation
 
 /// A bounded FIFO between stages: `push` waits while it is full (backpressure,
 /// so memory stays flat whatever the batch size) and `pop` waits while it is
-/// empty, until the queue is closed and drained.
+/// empty, until the queue is closed and drained. With a `priority`, `pop` takes
+/// the waiting element of highest priority (the first of equals), not the oldest.
 /// (`@unchecked`: its state is only touched under `condition`, a lock with the
 /// wait/broadcast that Mutex lacks.)
 final class BlockingQueue<Element>: @unchecked Sendable {
@@ -11,8 +12,12 @@ final class BlockingQueue<Element>: @unchecked Sendable {
     private var head = 0
     private var closed = false
     let capacity: Int
+    private let priority: (@Sendable (Element) -> Double)?
 
-    init(capacity: Int) { self.capacity = max(1, capacity) }
+    init(capacity: Int, priority: (@Sendable (Element) -> Double)? = nil) {
+        self.capacity = max(1, capacity)
+        self.priority = priority
+    }
 
     func push(_ element: Element) {
         condition.lock()
@@ -28,6 +33,20 @@ final class BlockingQueue<Element>: @unchecked Sendable {
         defer { condition.unlock() }
         while head == items.count && !closed { condition.wait() }
         guard head < items.count else { return nil }
+        if let priority, items.count - head > 1 {
+            // Bring the first element of highest priority to the head (the queue
+            // is short: a stage's capacity).
+            var best = head
+            var bestValue = priority(items[head])
+            for i in (head + 1)..<items.count {
+                let value = priority(items[i])
+                if value > bestValue { (best, bestValue) = (i, value) }
+            }
+            if best != head {
+                let chosen = items.remove(at: best)
+                items.insert(chosen, at: head)
+            }
+        }
         let element = items[head]
         head += 1
         if head > 64 && head * 2 > items.count {

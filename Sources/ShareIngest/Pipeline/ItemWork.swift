@@ -54,6 +54,9 @@ final class ItemWork: @unchecked Sendable {
     // Sniff
     var sniffed: SniffedContent?
     var sourceVersion: FileVersion?
+    /// What decoding it is expected to cost (from the sniffed header; in memory
+    /// only: a resumed item is estimated again from its format and size).
+    var decodeCost: DecodeCost?
     // Copy
     var copyPath: String?
     var size: Int64?

@@ -24,8 +24,10 @@ struct SniffStage: ItemStage {
             let prefix: [UInt8]
             var continuation: [UInt8]?
             let label = file.shownAs.display
+            let source: FileDescriptor
             do throws(CopyError) {
                 let (fd, version) = try FileCopier.openSource(file.path)
+                source = fd
                 item.sourceVersion = version
                 item.size = version.size
                 do {
@@ -39,7 +41,31 @@ struct SniffStage: ItemStage {
                 throw Self.failure(error, path: label, stage: .sniff)
             }
             try identify(item, prefix: prefix, continuation: continuation, name: file.name, label: label)
+            if let format = item.sniffed?.format {
+                var announced = HeaderDimensions.size(of: prefix, format: format)
+                if announced == nil, format.kind == .video, Array(prefix.dropFirst(4).prefix(4)) == Array("ftyp".utf8) {
+                    // A phone video's `moov` (with the track sizes) is at its end.
+                    announced = Self.movieHeader(source, path: label).flatMap { HeaderDimensions.size(of: $0, format: format) }
+                }
+                item.decodeCost = DecodeCost.estimate(format: format, size: item.size ?? 0, pixels: announced.map { $0.width * $0.height })
+            }
         }
+    }
+
+    /// The first bytes of an ISO base media file's `moov` box, wherever it is:
+    /// the top-level boxes are walked by their headers (a few small reads).
+    static func movieHeader(_ fd: FileDescriptor, path: String) -> [UInt8]? {
+        var offset: Int64 = 0
+        for _ in 0..<16 {
+            guard let header = try? fd.read(count: 16, at: offset, path: path), header.count >= 8 else { return nil }
+            var size = Int64(header[0]) << 24 | Int64(header[1]) << 16 | Int64(header[2]) << 8 | Int64(header[3])
+            let type = String(decoding: header[4..<8], as: UTF8.self)
+            if size == 1, header.count == 16 { size = header[8..<16].reduce(Int64(0)) { $0 << 8 | Int64($1) } }
+            if type == "moov" { return try? fd.read(count: ContentSniffer.prefixLength, at: offset, path: path) }
+            guard size >= 8, size < Int64.max / 2 else { return nil }
+            offset += size
+        }
+        return nil
     }
 
     private func identify(_ item: ItemWork, prefix: [UInt8], continuation: [UInt8]?, name: String, label: String) throws(ItemFailure) {

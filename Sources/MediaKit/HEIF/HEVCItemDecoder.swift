@@ -1,0 +1,327 @@
+import CFFmpeg
+import CShims
+import MediaFormats
+
+/// Decodes an HEVC-coded HEIF item — one coded picture, or a grid of coded tiles —
+/// with libavcodec's HEVC decoder, straight to a reduced RGB picture: each tile
+/// is converted and shrunk (`sws_scale`, area averaging) into its place on a
+/// canvas 1/`reduction` of the full size as soon as it is decoded, so the full
+/// 12 MP picture is never built. The tiles are independent intra pictures; they
+/// go to the decoder back to back and, with frame threading, decode in parallel.
+///
+/// Takes 8-bit pictures whose tiles share one `hvcC`; everything else (10-bit,
+/// alpha, odd grids) is left to libheif, see ``HEIFDecoding``.
+struct HEVCItemDecoder {
+    let file: HEIFFile
+    let bytes: [UInt8]
+    /// Decoder threads (frame threading); 1 decodes on the calling thread only.
+    let threads: Int
+    /// Frames larger than this many pixels are refused by the decoder itself.
+    let pixelLimit: Int
+    let deadline: Deadline
+
+    /// Why this path does not take an item (it goes to libheif instead).
+    struct NotTaken: Error, CustomStringConvertible {
+        let description: String
+        init(_ description: String) { self.description = description }
+    }
+
+    /// The layout of what is decoded: tiles (one for a plain picture) of one size
+    /// and configuration, on a canvas cropped to the output size.
+    struct Layout {
+        let tiles: [HEIFItem]
+        let columns: Int
+        let tileWidth: Int
+        let tileHeight: Int
+        let outputWidth: Int
+        let outputHeight: Int
+        let configuration: HEVCConfiguration
+        let colour: HEIFColour?
+    }
+
+    /// What `item` is made of, if this decoder takes it: a `hvc1` item, or a `grid`
+    /// of `hvc1` tiles of equal size and one shared 8-bit configuration that cover
+    /// the output size.
+    static func layout(of item: HEIFItem, in file: HEIFFile, bytes: [UInt8]) throws(NotTaken) -> Layout {
+        func tileFacts(_ tile: HEIFItem) throws(NotTaken) -> (HEVCConfiguration, Int, Int) {
+            guard tile.type == "hvc1" else { throw NotTaken("item type \(tile.type)") }
+            guard let configuration = file.hevcConfiguration(of: tile) else { throw NotTaken("no hvcC") }
+            guard let (width, height) = file.spatialExtents(of: tile), width > 0, height > 0 else { throw NotTaken("no ispe") }
+            guard configuration.bitDepthLuma == 8, configuration.bitDepthChroma == 8 else {
+                throw NotTaken("\(configuration.bitDepthLuma)-bit")
+            }
+            for property in file.properties(of: tile) {
+                if case .pixelInformation(let bits) = property, bits.contains(where: { $0 != 8 }) { throw NotTaken("pixi \(bits)") }
+            }
+            return (configuration, width, height)
+        }
+        // An alpha plane (auxl with the alpha URN) needs libheif's compositing.
+        for auxiliary in file.items(referring: item.id, type: "auxl") {
+            for case .auxiliaryType(let urn) in file.properties(of: auxiliary)
+            where urn == "urn:mpeg:mpegB:cicp:systems:auxiliary:alpha" || urn == "urn:mpeg:hevc:2015:auxid:1" {
+                throw NotTaken("alpha")
+            }
+        }
+        // Essential properties this decoder does not know must not be ignored.
+        for association in item.associations where association.essential {
+            switch file.properties[association.index] {
+            case .hevcConfiguration, .spatialExtents, .rotation, .mirror, .cleanAperture, .colour, .pixelInformation: continue
+            case .other("lsel"): continue
+            default: throw NotTaken("an essential property this decoder does not apply")
+            }
+        }
+        let colour = file.colour(of: item)
+        if case .nclx(_, _, let matrix, _) = colour, Self.swsMatrix(matrix) == nil { throw NotTaken("matrix coefficients \(matrix)") }
+
+        if item.type == "hvc1" {
+            let (configuration, width, height) = try tileFacts(item)
+            return Layout(
+                tiles: [item], columns: 1, tileWidth: width, tileHeight: height, outputWidth: width, outputHeight: height,
+                configuration: configuration, colour: colour)
+        }
+        guard item.type == "grid" else { throw NotTaken("item type \(item.type)") }
+        let grid: HEIFGrid
+        do { grid = try file.grid(item, in: bytes) } catch { throw NotTaken("\(error)") }
+        var tiles: [HEIFItem] = []
+        var first: (HEVCConfiguration, Int, Int)?
+        for id in grid.tiles {
+            guard let tile = file.items[id] else { throw NotTaken("a missing tile") }
+            let facts = try tileFacts(tile)
+            if let first {
+                guard facts.0.record == first.0.record, facts.1 == first.1, facts.2 == first.2 else { throw NotTaken("tiles differ") }
+            } else {
+                first = facts
+            }
+            guard file.transforms(of: tile).isEmpty else { throw NotTaken("transformed tiles") }
+            tiles.append(tile)
+        }
+        guard let (configuration, tileWidth, tileHeight) = first,
+            tileWidth * grid.columns >= grid.outputWidth, tileHeight * grid.rows >= grid.outputHeight,
+            tileWidth * (grid.columns - 1) < grid.outputWidth, tileHeight * (grid.rows - 1) < grid.outputHeight
+        else { throw NotTaken("tiles do not cover the grid") }
+        return Layout(
+            tiles: tiles, columns: grid.columns, tileWidth: tileWidth, tileHeight: tileHeight, outputWidth: grid.outputWidth,
+            outputHeight: grid.outputHeight, configuration: configuration, colour: colour)
+    }
+
+    /// A decoded picture at reduced size: packed RGB24, `width`×`height`.
+    struct Picture {
+        var pixels: [UInt8]
+        let width: Int
+        let height: Int
+    }
+
+    /// Decodes `layout` at 1/`reduction` of its size. Throws `MediaError` for a
+    /// damaged stream or the time limit.
+    func decode(_ layout: Layout, reduction: Int) throws(MediaError) -> Picture {
+        let scaledTileWidth = (layout.tileWidth + reduction - 1) / reduction
+        let scaledTileHeight = (layout.tileHeight + reduction - 1) / reduction
+        let width = max(1, (layout.outputWidth + reduction - 1) / reduction)
+        let height = max(1, (layout.outputHeight + reduction - 1) / reduction)
+        var canvas = Picture(pixels: [UInt8](repeating: 0, count: width * height * 3), width: width, height: height)
+        let session = try Session(configuration: layout.configuration, threads: threads, maxPixels: pixelLimit)
+        var converter: TileConverter?
+        var received = 0
+
+        func place(_ frame: UnsafeMutablePointer<AVFrame>) throws(MediaError) {
+            let index = frame.pointee.pts >= 0 && frame.pointee.pts < layout.tiles.count ? Int(frame.pointee.pts) : received
+            received += 1
+            guard Int(frame.pointee.width) == layout.tileWidth, Int(frame.pointee.height) == layout.tileHeight else {
+                throw MediaError(.damaged, "tile \(index) decoded as \(frame.pointee.width)×\(frame.pointee.height), not \(layout.tileWidth)×\(layout.tileHeight)")
+            }
+            if converter == nil {
+                converter = try TileConverter(
+                    frame: frame, width: scaledTileWidth, height: scaledTileHeight, colour: layout.colour)
+            }
+            guard let converter else { return }
+            let x = (index % layout.columns) * scaledTileWidth, y = (index / layout.columns) * scaledTileHeight
+            try converter.convert(frame, into: &canvas, x: x, y: y)
+        }
+
+        for (index, tile) in layout.tiles.enumerated() {
+            if deadline.hasPassed { throw MediaError(.timeLimit, "time limit exceeded decoding tile \(index) of \(layout.tiles.count)") }
+            let data: [UInt8]
+            do { data = try file.data(of: tile, in: bytes, limit: 64 << 20) } catch { throw MediaError(.damaged, "\(error)") }
+            try session.send(data, index: index, receive: place)
+        }
+        try session.finish(receive: place)
+        guard received == layout.tiles.count else {
+            throw MediaError(.damaged, "\(received) of \(layout.tiles.count) HEVC tiles decoded")
+        }
+        return canvas
+    }
+
+    /// libswscale's colour matrix for an ISO/IEC 23091-2 `matrix_coefficients`
+    /// value, nil for what it has none for (identity/GBR, chroma-derived, ICtCp).
+    static func swsMatrix(_ matrix: Int) -> Int32? {
+        switch matrix {
+        case 1: SWS_CS_ITU709
+        case 2, 5, 6: SWS_CS_ITU601  // 2 is unspecified: libheif takes BT.601 too
+        case 4: SWS_CS_FCC
+        case 7: SWS_CS_SMPTE240M
+        case 9, 10: SWS_CS_BT2020
+        default: nil
+        }
+    }
+}
+
+/// One libavcodec HEVC decoder, fed length-prefixed tiles of one configuration.
+private final class Session {
+    private var codec: UnsafeMutablePointer<AVCodecContext>?
+    private var frame: UnsafeMutablePointer<AVFrame>?
+    private var packet: UnsafeMutablePointer<AVPacket>?
+
+    init(configuration: HEVCConfiguration, threads: Int, maxPixels: Int) throws(MediaError) {
+        LibAV.start()
+        guard let decoder = avcodec_find_decoder(AV_CODEC_ID_HEVC) else { throw MediaError(.unsupported, "libavcodec has no HEVC decoder") }
+        codec = avcodec_alloc_context3(decoder)
+        frame = av_frame_alloc()
+        packet = av_packet_alloc()
+        guard let codec, frame != nil, packet != nil else { throw MediaError(.memoryLimit, "out of memory") }
+        // The hvcC record as extradata: the decoder reads its parameter sets and the
+        // NAL length size from it. Padded, as libavcodec reads past the end.
+        let record = configuration.record
+        guard let extradata = av_mallocz(record.count + Int(AV_INPUT_BUFFER_PADDING_SIZE)) else { throw MediaError(.memoryLimit, "out of memory") }
+        record.withUnsafeBytes { extradata.copyMemory(from: $0.baseAddress!, byteCount: record.count) }
+        codec.pointee.extradata = extradata.assumingMemoryBound(to: UInt8.self)
+        codec.pointee.extradata_size = Int32(record.count)
+        codec.pointee.thread_count = Int32(max(1, threads))
+        codec.pointee.thread_type = threads > 1 ? FF_THREAD_FRAME : 0
+        codec.pointee.max_pixels = Int64(maxPixels)
+        let status = avcodec_open2(codec, decoder, nil)
+        guard status >= 0 else { throw MediaError(.damaged, "HEVC configuration (hvcC): \(AVError("avcodec_open2", code: status))") }
+    }
+
+    deinit {
+        avcodec_free_context(&codec)
+        av_frame_free(&frame)
+        av_packet_free(&packet)
+    }
+
+    /// Sends one tile's coded bytes, tagged with its index, and hands every frame
+    /// that comes out to `receive`.
+    func send(_ data: [UInt8], index: Int, receive: (UnsafeMutablePointer<AVFrame>) throws(MediaError) -> Void) throws(MediaError) {
+        guard let codec, let packet else { return }
+        guard av_new_packet(packet, Int32(data.count)) >= 0 else { throw MediaError(.memoryLimit, "out of memory") }
+        defer { av_packet_unref(packet) }
+        data.withUnsafeBytes { packet.pointee.data.update(from: $0.bindMemory(to: UInt8.self).baseAddress!, count: data.count) }
+        packet.pointee.pts = Int64(index)
+        packet.pointee.dts = Int64(index)
+        packet.pointee.flags |= AV_PKT_FLAG_KEY
+        while true {
+            let sent = avcodec_send_packet(codec, packet)
+            if sent == shim_averror_eagain() {
+                // The decoder's queue is full: take frames out, then send again.
+                try drain(receive: receive, untilEmpty: false)
+                continue
+            }
+            guard sent >= 0 else { throw MediaError(.damaged, "HEVC tile \(index): \(AVError("avcodec_send_packet", code: sent))") }
+            break
+        }
+        try drain(receive: receive, untilEmpty: false)
+    }
+
+    /// Flushes the decoder and hands out the frames it still holds.
+    func finish(receive: (UnsafeMutablePointer<AVFrame>) throws(MediaError) -> Void) throws(MediaError) {
+        guard let codec else { return }
+        avcodec_send_packet(codec, nil)
+        try drain(receive: receive, untilEmpty: true)
+    }
+
+    private func drain(receive: (UnsafeMutablePointer<AVFrame>) throws(MediaError) -> Void, untilEmpty: Bool) throws(MediaError) {
+        guard let codec, let frame else { return }
+        while true {
+            let status = avcodec_receive_frame(codec, frame)
+            if status == shim_averror_eagain() || status == shim_averror_eof() { return }
+            guard status >= 0 else { throw MediaError(.damaged, "HEVC: \(AVError("avcodec_receive_frame", code: status))") }
+            defer { av_frame_unref(frame) }
+            if frame.pointee.decode_error_flags != 0 || frame.pointee.flags & AV_FRAME_FLAG_CORRUPT != 0 {
+                throw MediaError(.damaged, "HEVC: a tile decoded with errors")
+            }
+            try receive(frame)
+        }
+    }
+}
+
+/// Converts decoded tiles (any 8-bit YUV layout libavcodec gives) to RGB24 at the
+/// reduced tile size, with the file's colour matrix and range, and copies them
+/// into the canvas. libswscale writes whole SIMD vectors, so it writes into an
+/// `av_image_alloc` buffer (aligned, padded lines) and rows are copied from there.
+private final class TileConverter {
+    private let context: OpaquePointer
+    private var buffer: [UnsafeMutablePointer<UInt8>?] = [nil, nil, nil, nil]
+    private var lineSizes: [Int32] = [0, 0, 0, 0]
+    let width: Int
+    let height: Int
+    private let sourceFormat: Int32
+    private let sourceWidth: Int32
+    private let sourceHeight: Int32
+
+    init(frame: UnsafeMutablePointer<AVFrame>, width: Int, height: Int, colour: HEIFColour?) throws(MediaError) {
+        self.width = width
+        self.height = height
+        sourceFormat = frame.pointee.format
+        sourceWidth = frame.pointee.width
+        sourceHeight = frame.pointee.height
+        // The "J" (full-range) formats are the same planes; the range is set below.
+        var format = AVPixelFormat(rawValue: sourceFormat)
+        switch format {
+        case AV_PIX_FMT_YUVJ420P: format = AV_PIX_FMT_YUV420P
+        case AV_PIX_FMT_YUVJ422P: format = AV_PIX_FMT_YUV422P
+        case AV_PIX_FMT_YUVJ444P: format = AV_PIX_FMT_YUV444P
+        default: break
+        }
+        guard let context = sws_getContext(
+            sourceWidth, sourceHeight, format, Int32(width), Int32(height), AV_PIX_FMT_RGB24,
+            Int32(SWS_AREA), nil, nil, nil)
+        else { throw MediaError(.unsupported, "libswscale cannot convert this HEVC pixel format") }
+        self.context = context
+        // The matrix and range: the item's nclx colour box when it has one (libheif
+        // does the same), else the stream's VUI, which libavcodec puts on the frame.
+        var matrix: Int32 = SWS_CS_ITU601
+        var fullRange: Int32 = 0
+        if case .nclx(_, _, let nclxMatrix, let full) = colour {
+            matrix = HEVCItemDecoder.swsMatrix(nclxMatrix) ?? SWS_CS_ITU601
+            fullRange = full ? 1 : 0
+        } else {
+            matrix = HEVCItemDecoder.swsMatrix(Int(frame.pointee.colorspace.rawValue)) ?? SWS_CS_ITU601
+            fullRange = frame.pointee.color_range == AVCOL_RANGE_JPEG ? 1 : 0
+        }
+        sws_setColorspaceDetails(context, sws_getCoefficients(matrix), fullRange, sws_getCoefficients(SWS_CS_DEFAULT), 1, 0, 1 << 16, 1 << 16)
+        let allocated = av_image_alloc(&buffer, &lineSizes, Int32(width), Int32(height), AV_PIX_FMT_RGB24, 64)
+        guard allocated >= 0 else {
+            sws_freeContext(context)
+            throw MediaError(.memoryLimit, "out of memory")
+        }
+    }
+
+    deinit {
+        av_freep(&buffer[0])
+        sws_freeContext(context)
+    }
+
+    /// Converts `frame` and copies it to (`x`, `y`) of `canvas`, clipped to the canvas.
+    func convert(_ frame: UnsafeMutablePointer<AVFrame>, into canvas: inout HEVCItemDecoder.Picture, x: Int, y: Int) throws(MediaError) {
+        guard frame.pointee.format == sourceFormat, frame.pointee.width == sourceWidth, frame.pointee.height == sourceHeight else {
+            throw MediaError(.damaged, "HEVC tiles of different formats")
+        }
+        let lines = withUnsafePointer(to: frame.pointee.data) { data in
+            withUnsafePointer(to: frame.pointee.linesize) { linesize in
+                data.withMemoryRebound(to: UnsafePointer<UInt8>?.self, capacity: 8) { planes in
+                    linesize.withMemoryRebound(to: Int32.self, capacity: 8) { sizes in
+                        sws_scale(context, planes, sizes, 0, sourceHeight, &buffer, &lineSizes)
+                    }
+                }
+            }
+        }
+        guard lines > 0, let source = buffer[0] else { throw MediaError(.damaged, "sws_scale failed") }
+        let columns = min(width, canvas.width - x), rows = min(height, canvas.height - y)
+        guard columns > 0, rows > 0 else { return }
+        let stride = Int(lineSizes[0]), canvasStride = canvas.width * 3
+        canvas.pixels.withUnsafeMutableBytes { out in
+            for row in 0..<rows {
+                (out.baseAddress! + (y + row) * canvasStride + x * 3).copyMemory(from: source + row * stride, byteCount: columns * 3)
+            }
+        }
+    }
+}
