@@ -164,13 +164,14 @@ public final class Inbox: Sendable {
 
     /// The distributed path: the drop is moved in and enqueued once (a batch
     /// already in the database after a restart is only waited for), then its
-    /// manifest is waited for, the drop disposed of and the batch recorded done here too.
+    /// manifest is waited for, the drop disposed of and the batch recorded done
+    /// (or failed: the drop goes to `.failed/`) here too.
     private func enqueue(_ record: BatchRecord, distributed: DistributedIngestor, cancellation: CancellationFlag) throws(ShareIngestError) -> BatchReport? {
         var batch = record
         do {
-            if try distributed.batch(batch.id) == nil {
+            if try distributed.batch(batch.id, cancellation: cancellation) == nil {
                 guard let dropPath = batch.dropPath ?? moveIn(&batch) else { return nil }
-                _ = try distributed.enqueue([.path(dropPath)], key: batch.key, message: batch.message, id: batch.id)
+                _ = try distributed.enqueue([.path(dropPath)], key: batch.key, message: batch.message, id: batch.id, cancellation: cancellation)
                 batch.state = .running
                 try journal.update(batch)
             }
@@ -178,14 +179,14 @@ public final class Inbox: Sendable {
             batch.manifestPath = done.manifestPath
             batch.redirectURL = done.redirectURL
             dispose(batch)
-            batch.state = .done
+            batch.state = done.state
             batch.finishedAt = ingestor.now()
             batch.itemCount = done.itemCount
             batch.ingestedCount = done.ingestedCount
             batch.failedCount = done.failedCount
             batch.skippedCount = done.skippedCount
             try journal.update(batch)
-            return try ShareIngestor.finishedReport(of: batch, journal: journal)
+            return try distributed.report(of: done, cancellation: cancellation)
         } catch let error as ShareIngestError {
             throw error
         } catch {
