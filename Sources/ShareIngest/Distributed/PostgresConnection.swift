@@ -99,6 +99,7 @@ final class PostgresConnection {
 
     private func connect() throws(PostgresError) {
         close()
+        prepared = [:]
         let pairs = Self.defaults + [("application_name", application), ("dbname", url)]
         let keywords = pairs.map { strdup($0.0) }
         let values = pairs.map { strdup($0.1) }
@@ -178,15 +179,33 @@ final class PostgresConnection {
 
     var isConnected: Bool { connection != nil && PQstatus(connection) == CONNECTION_OK }
 
-    /// Runs one statement with `$1…` parameters (text format); returns rows by column name.
+    /// Statements prepared on this session (text → name): a statement is parsed
+    /// and planned by the server once per connection, not at every execution.
+    private var prepared: [String: String] = [:]
+
+    /// Runs one statement with `$1…` parameters (text format); returns rows by
+    /// column name. A statement with parameters is prepared on first use (one
+    /// round trip, once per connection) and executed by name afterwards.
     @discardableResult
     func query(_ sql: String, _ parameters: [String?] = []) throws(PostgresError) -> [[String: String]] {
         guard isConnected else { throw PostgresError(message: "not connected", connectionLost: true) }
+        var name = prepared[sql]
+        if name == nil && !parameters.isEmpty {
+            let fresh = "share\(prepared.count)"
+            guard PQsendPrepare(connection, fresh, sql, Int32(parameters.count), nil) == 1 else { throw failure(nil) }
+            _ = try results()
+            prepared[sql] = fresh
+            name = fresh
+        }
         let cStrings = parameters.map { $0.map { strdup($0) } ?? nil }
         defer { cStrings.forEach { free($0) } }
         let values = cStrings.map { UnsafePointer<CChar>($0) }
         let sent = values.withUnsafeBufferPointer { buffer in
-            PQsendQueryParams(connection, sql, Int32(parameters.count), nil, buffer.baseAddress, nil, nil, 0)
+            if let name {
+                PQsendQueryPrepared(connection, name, Int32(parameters.count), buffer.baseAddress, nil, nil, 0)
+            } else {
+                PQsendQueryParams(connection, sql, 0, nil, nil, nil, nil, 0)
+            }
         }
         guard sent == 1 else { throw failure(nil) }
         return try results()
