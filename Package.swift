@@ -23,6 +23,9 @@ let package = Package(
             name: "CFFmpeg", pkgConfig: "libavformat",
             providers: [.apt(["libavformat-dev", "libavcodec-dev", "libswscale-dev", "libavutil-dev"])]),
         .systemLibrary(
+            name: "CTIFF", pkgConfig: "libtiff-4",
+            providers: [.apt(["libtiff-dev"])]),
+        .systemLibrary(
             name: "CSQLite", pkgConfig: "sqlite3",
             providers: [.apt(["libsqlite3-dev"])]),
         .systemLibrary(
@@ -30,7 +33,7 @@ let package = Package(
             providers: [.apt(["libpq-dev"])]),
         // Fixed-arity wrappers for varargs functions, function-like macros and
         // Linux calls glibc hides from Swift.
-        .target(name: "CShims", dependencies: ["CVips", "CFFmpeg"]),
+        .target(name: "CShims", dependencies: ["CVips", "CFFmpeg", "CTIFF"]),
 
         // Pure Swift, no C: the manifest a host app reads (model, both schemas,
         // redirect URL, container layout, RedirectHandler).
@@ -39,9 +42,14 @@ let package = Package(
         // decode contract (request, facts, typed errors) every decoder implements.
         .target(name: "MediaFormats"),
         // Decoding with libvips and libav, behind MediaFormats' MediaDecoder.
-        .target(name: "MediaKit", dependencies: ["MediaFormats", "CVips", "CFFmpeg", "CShims"]),
+        .target(name: "MediaKit", dependencies: ["MediaFormats", "CVips", "CFFmpeg", "CTIFF", "CShims"]),
         // The pipeline: stages, runner, journal, watch, distributed workers.
-        .target(name: "ShareIngest", dependencies: ["ShareManifest", "MediaFormats", "MediaKit", "CShims", "CSQLite", "CPostgres"]),
+        .target(
+            name: "ShareIngest", dependencies: ["ShareManifest", "MediaFormats", "MediaKit", "CShims", "CSQLite", "CPostgres"],
+            plugins: ["EmbedPipelines"]),
+        // pipelines/*.json compiled into ShareIngest (the built-in pipelines).
+        .plugin(name: "EmbedPipelines", capability: .buildTool(), dependencies: ["EmbedPipelinesTool"]),
+        .executableTarget(name: "EmbedPipelinesTool"),
         // The CLI: arguments and terminal output only.
         .executableTarget(name: "share", dependencies: ["ShareIngest", "ShareManifest", "MediaFormats"]),
 

@@ -9,6 +9,10 @@
 #               an animated GIF, a 4K HEVC 3 s clip, a VP9 WebM, an H.264 clip,
 #               an MP3, a PDF, zip and tar.gz archives, text files, extensionless
 #               files and wrongly named files (JPEG as .png, MP4 as .jpg)
+#   iphone/     16 iPhone-like 12 MP HEICs (4032x3024 grid of 8x6 HEVC tiles of
+#               512x512, last column/row cropped; hvcC, ispe, colr, pixi; irot,
+#               EXIF-6-without-irot, clap and thmb variants), ~2.6 MB each, written
+#               by bench/make-heic.py (x265 all-intra tiles + our ISOBMFF writer)
 #   scale100/   100 small files (90 JPEGs 640x480 ~30-50 KB + 10 text files)
 #   scale1000/  1000 small files (900 JPEGs + 100 text files)
 #
@@ -20,7 +24,7 @@
 # Idempotent: each set is built in a temporary folder and renamed into place
 # when complete; a set that already exists is skipped. `FORCE=1` rebuilds all.
 #
-# Usage: bash bench/make-corpus.sh [photos|videos|mixed|scale ...]   (default: all)
+# Usage: bash bench/make-corpus.sh [photos|videos|mixed|iphone|scale ...]   (default: all)
 set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -276,6 +280,14 @@ PY
   publish mixed
 }
 
+make_iphone() {
+  want iphone || return 0
+  # x265 with pools=2 and frame-threads=1 is deterministic (intra-only, one
+  # picture per tile); ~20 s per file on two cores.
+  python3 "$HERE/make-heic.py" iphone --out "$SCRATCH/iphone" --count 16 --threads 2
+  publish iphone
+}
+
 make_scale() {
   local need=0 frames="$SCRATCH/frames"
   [[ ! -d "$CORPUS/scale100" || ! -d "$CORPUS/scale1000" || "${FORCE:-0}" == 1 ]] && need=1
@@ -299,16 +311,18 @@ make_scale() {
 }
 
 sets=("$@")
-[[ ${#sets[@]} -eq 0 ]] && sets=(photos videos mixed scale)
+[[ ${#sets[@]} -eq 0 ]] && sets=(photos videos mixed iphone scale)
 for set in "${sets[@]}"; do
   case "$set" in
     photos) make_photos ;;
     videos) make_videos ;;
     mixed) make_mixed ;;
+    iphone) make_iphone ;;
     scale) make_scale ;;
-    *) echo "make-corpus: unknown set '$set' (photos, videos, mixed, scale)" >&2; exit 2 ;;
+    *) echo "make-corpus: unknown set '$set' (photos, videos, mixed, iphone, scale)" >&2; exit 2 ;;
   esac
 done
 
-(cd "$CORPUS" && find photos videos mixed scale100 scale1000 -type f 2>/dev/null | LC_ALL=C sort | xargs -d '\n' sha256sum >SHA256SUMS)
+# (only the sets that exist: building one set alone must not fail here)
+(cd "$CORPUS" && for d in photos videos mixed iphone scale100 scale1000; do if [[ -d $d ]]; then find "$d" -type f; fi; done | LC_ALL=C sort | xargs -r -d '\n' sha256sum >SHA256SUMS)
 log "corpus ready in $CORPUS ($(du -sh --exclude=.scratch\* "$CORPUS" | cut -f1)); checksums in $CORPUS/SHA256SUMS"

@@ -3,7 +3,7 @@
 # valgrind memcheck on
 #   - small and odd-size media generated here: videos at 1×1 … 359×641 in eight
 #     codecs, and 1×1, 1×5000, 16-bit, CMYK and grey+alpha images;
-#   - every committed fixture in testdata/media and testdata/sample-drop;
+#   - every committed fixture in testdata/media, testdata/fidelity and testdata/sample-drop;
 #   - a folder of 3,000 entries (text files and a few images);
 # and `share watch --once` on an inbox whose drop has long names (the watcher's
 # own folder walk, Watch/DropSignature.swift).
@@ -101,7 +101,7 @@ run_batch() {
         many) memcheck many ingest --report "$work/reports/many.json" "$work/many" ;;
         videos-1) memcheck videos-1 ingest --report "$work/reports/videos-1.json" "${video_files[@]:0:half}" ;;
         videos-2) memcheck videos-2 ingest --report "$work/reports/videos-2.json" "${video_files[@]:half}" ;;
-        fixtures) memcheck fixtures ingest --report "$work/reports/fixtures.json" testdata/media/* testdata/sample-drop ;;
+        fixtures) memcheck fixtures ingest --report "$work/reports/fixtures.json" testdata/media/* testdata/fidelity/* testdata/sample-drop ;;
         images) memcheck images ingest --report "$work/reports/images.json" "$work"/images/* ;;
         watch) memcheck watch watch --once --settle 0 --on-success keep "$work/inbox" ;;
     esac

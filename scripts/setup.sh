@@ -5,9 +5,13 @@ set -euo pipefail
 
 packages=(
   # build: C libraries and pkg-config
-  pkg-config libvips-dev libavformat-dev libavcodec-dev libswscale-dev libavutil-dev libsqlite3-dev libpq-dev
+  pkg-config libvips-dev libavformat-dev libavcodec-dev libswscale-dev libavutil-dev libtiff-dev libsqlite3-dev libpq-dev
   # tests: inspect images (vipsheader, vips avg) and make media on the fly
   libvips-tools ffmpeg
+  # fixtures (testdata/make-*.sh, bench/make-heic.py): HEIF inspection and EXIF
+  libheif-examples libimage-exiftool-perl
+  # bench/probes/hevc_decoders.c: libheif's C API (libde265 decodes through it)
+  libheif-dev
   # tests of the distributed mode: a throwaway PostgreSQL server
   postgresql
   # benchmarks: peak memory

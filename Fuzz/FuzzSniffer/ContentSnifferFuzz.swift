@@ -15,6 +15,14 @@ func check(_ data: Data) {
     let name = names[Int(first) % names.count]
     let sniffed = ContentSniffer.sniff(bytes.dropFirst(), fileName: name)
     precondition(!sniffed.fileExtension.isEmpty && !sniffed.fileExtension.contains("/"))
+    // A second read past a long ID3v2 tag: the continuation is what the data holds there
+    // (the prefix is at most `prefixLength` bytes; the rest of the data stands for the file).
+    let file = Array(bytes.dropFirst())
+    if let offset = ContentSniffer.continuationOffset(file) {
+        precondition(offset >= ContentSniffer.prefixLength - 4)
+        let continuation = offset < file.count ? Array(file[offset...].prefix(ContentSniffer.prefixLength)) : []
+        _ = ContentSniffer.sniff(file.prefix(ContentSniffer.prefixLength), fileName: name, continuation: continuation)
+    }
     // The tail of the data used as a file name: extensions are short, plain and lower-case.
     let tail = String(decoding: bytes.suffix(24), as: UTF8.self)
     if let ext = ContentSniffer.fileExtension(of: tail) {

@@ -1,6 +1,8 @@
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdarg.h>
+#include <stdlib.h>
 #include <unistd.h>
 #include "CShims.h"
 
@@ -44,6 +46,10 @@ int shim_vips_cast_uchar(VipsImage *in, VipsImage **out) {
 
 int shim_vips_rot(VipsImage *in, VipsImage **out, VipsAngle angle) {
     return vips_rot(in, out, angle, NULL);
+}
+
+int shim_vips_flip_horizontal(VipsImage *in, VipsImage **out) {
+    return vips_flip(in, out, VIPS_DIRECTION_HORIZONTAL, NULL);
 }
 
 int shim_vips_resize(VipsImage *in, VipsImage **out, double scale) {
@@ -143,4 +149,46 @@ int shim_vips_ink_on_background(VipsImage *mask, VipsImage **out, double ink_r, 
 int shim_vips_text_aligned(VipsImage **out, const char *text, int width, int dpi, const char *font,
                            VipsAlign align) {
     return vips_text(out, text, "width", width, "dpi", dpi, "font", font, "align", align, NULL);
+}
+
+static int tiff_error(TIFF *tiff, void *user, const char *module, const char *format, va_list ap) {
+    (void)tiff;
+    shim_tiff *handle = user;
+    if (handle->error[0] == 0) {
+        int n = module ? snprintf(handle->error, sizeof handle->error, "%s: ", module) : 0;
+        if (n < 0 || (size_t)n >= sizeof handle->error) n = 0;
+        vsnprintf(handle->error + n, sizeof handle->error - (size_t)n, format, ap);
+    }
+    return 1;  // handled: the process-wide handler is not called
+}
+
+static int tiff_warning(TIFF *tiff, void *user, const char *module, const char *format, va_list ap) {
+    (void)tiff; (void)user; (void)module; (void)format; (void)ap;
+    return 1;
+}
+
+shim_tiff *shim_tiff_open(const char *path) {
+    shim_tiff *handle = calloc(1, sizeof *handle);
+    if (!handle) return NULL;
+    TIFFOpenOptions *options = TIFFOpenOptionsAlloc();
+    if (!options) { free(handle); return NULL; }
+    TIFFOpenOptionsSetErrorHandlerExtR(options, tiff_error, handle);
+    TIFFOpenOptionsSetWarningHandlerExtR(options, tiff_warning, handle);
+    handle->tiff = TIFFOpenExt(path, "r", options);
+    TIFFOpenOptionsFree(options);
+    return handle;
+}
+
+void shim_tiff_close(shim_tiff *handle) {
+    if (!handle) return;
+    if (handle->tiff) TIFFClose(handle->tiff);
+    free(handle);
+}
+
+int shim_tiff_get_u16(TIFF *tiff, uint32_t tag, uint16_t *value) {
+    return TIFFGetFieldDefaulted(tiff, tag, value);
+}
+
+int shim_tiff_get_u32(TIFF *tiff, uint32_t tag, uint32_t *value) {
+    return TIFFGetField(tiff, tag, value);
 }

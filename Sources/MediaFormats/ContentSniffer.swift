@@ -42,26 +42,40 @@ public enum ContentSniffer {
 
     /// Identifies `prefix` (the first bytes of a file; fewer if the file is shorter),
     /// using `fileName`'s extension only where the content allows it.
-    public static func sniff(_ prefix: some Collection<UInt8>, fileName: String?) -> SniffedContent {
+    ///
+    /// `continuation` is what the file holds at ``continuationOffset(_:)``, when
+    /// that offset lies past the prefix (the audio after a long ID3v2 tag); without
+    /// it such a file is taken for MP3, as most are.
+    public static func sniff(_ prefix: some Collection<UInt8>, fileName: String?, continuation: [UInt8]? = nil) -> SniffedContent {
         let bytes = Array(prefix.prefix(prefixLength))
         let declared = fileName.flatMap(Self.fileExtension(of:))
-        if let format = recognise(bytes) {
+        let claimed = declared.flatMap { ext in mediaFormatsByExtension[ext] }
+        if bytes.isEmpty {
+            // An empty file has no content to contradict its name: it keeps the name's extension.
             return SniffedContent(
-                format: format, fileExtension: format.fileExtension(keeping: declared),
+                format: .binary, fileExtension: declared ?? "bin", mimeType: "application/octet-stream",
+                recognised: false, declaredExtension: declared, contradictedFormat: nil)
+        }
+        if let format = recognise(bytes, continuation: continuation) {
+            // Text formats (HTML, XML, SVG) keep a name that claims no media format
+            // (a page saved as `.php` stays `.php`); under an image name they get their own.
+            let ext = format.kind == .text && claimed == nil && declared != nil ? declared! : format.fileExtension(keeping: declared)
+            return SniffedContent(
+                format: format, fileExtension: ext,
                 mimeType: format.mimeType, recognised: true, declaredExtension: declared,
                 contradictedFormat: nil)
         }
-        let claimed = declared.flatMap { ext in mediaFormatsByExtension[ext] }
-        if !bytes.isEmpty, looksLikeText(bytes) {
+        if looksLikeText(bytes) {
             if let declared, claimed == nil {
                 let mime = TextMIMETypes.byExtension[declared] ?? "text/plain"
                 return SniffedContent(
                     format: .text, fileExtension: declared, mimeType: mime, recognised: false,
                     declaredExtension: declared, contradictedFormat: nil)
             }
+            // Text under a media name (a note saved as `.png`): it is text, stored as `.txt`.
             return SniffedContent(
                 format: .text, fileExtension: "txt", mimeType: "text/plain", recognised: false,
-                declaredExtension: declared, contradictedFormat: claimed)
+                declaredExtension: declared, contradictedFormat: nil)
         }
         if let declared, claimed == nil {
             return SniffedContent(
@@ -71,6 +85,17 @@ public enum ContentSniffer {
         return SniffedContent(
             format: .binary, fileExtension: "bin", mimeType: "application/octet-stream",
             recognised: false, declaredExtension: declared, contradictedFormat: claimed)
+    }
+
+    /// The file offset whose bytes decide the format when the prefix cannot: the
+    /// end of an ID3v2 tag that runs past the prefix (cover art makes tags of
+    /// hundreds of KB), where the MP3, AAC or FLAC data starts. Nil when the
+    /// prefix is enough. Read ``prefixLength`` bytes there and pass them to
+    /// ``sniff(_:fileName:continuation:)``.
+    public static func continuationOffset(_ prefix: some Collection<UInt8>) -> Int? {
+        let bytes = Array(prefix.prefix(prefixLength))
+        guard let end = id3TagLength(bytes), end + 4 > bytes.count, bytes.count == prefixLength else { return nil }
+        return end
     }
 
     /// The last dot-component of a file name, lower-cased; nil for none, a
@@ -86,7 +111,7 @@ public enum ContentSniffer {
 
     // MARK: - Magic numbers
 
-    static func recognise(_ b: [UInt8]) -> MediaFormat? {
+    static func recognise(_ b: [UInt8], continuation: [UInt8]? = nil) -> MediaFormat? {
         func at(_ offset: Int, _ magic: [UInt8]) -> Bool {
             b.count >= offset + magic.count && b[offset..<(offset + magic.count)].elementsEqual(magic)
         }
@@ -104,7 +129,8 @@ public enum ContentSniffer {
         if at(0, [0x1A, 0x45, 0xDF, 0xA3]) {
             return contains(b, Array("webm".utf8)) ? .webm : .mkv
         }
-        if at(0, "II*\u{0}") || at(0, "MM\u{0}*") { return .tiff }
+        // TIFF, and BigTIFF (version 43, 8-byte offsets; libvips reads both).
+        if at(0, "II*\u{0}") || at(0, "MM\u{0}*") || at(0, [0x49, 0x49, 0x2B, 0, 8, 0, 0, 0]) || at(0, [0x4D, 0x4D, 0, 0x2B, 0, 8, 0, 0]) { return .tiff }
         if at(0, [0xFF, 0x0A]) || at(0, [0, 0, 0, 0x0C, 0x4A, 0x58, 0x4C, 0x20, 0x0D, 0x0A, 0x87, 0x0A]) { return .jxl }
         if at(0, [0, 0, 0, 0x0C, 0x6A, 0x50, 0x20, 0x20, 0x0D, 0x0A, 0x87, 0x0A]) || at(0, [0xFF, 0x4F, 0xFF, 0x51]) { return .jpeg2000 }
         if at(0, "BM"), b.count >= 18, [12, 40, 52, 56, 64, 108, 124].contains(Int(b[14]) | Int(b[15]) << 8), b[16] == 0, b[17] == 0 { return .bmp }
@@ -113,14 +139,26 @@ public enum ContentSniffer {
         if at(0, "%PDF-") || (contains(b.prefix(1024), Array("%PDF-".utf8)) && !looksLikeText(b)) { return .pdf }
         if at(0, "fLaC") { return .flac }
         if at(0, "OggS") { return contains(b, Array("theora".utf8)) || contains(b, [0x80, 0x74, 0x68]) ? .oggVideo : .ogg }
-        if at(0, "ID3") { return .mp3 }
+        if at(0, "ID3") {
+            if let audio = audioAfterID3(b, continuation: continuation) { return audio }
+            // Another audio format behind the tag (Musepack, Monkey's Audio, WavPack,
+            // TTA) is not MP3: unrecognised, it keeps its own name. Anything else is
+            // taken for MP3, as most tagged files are (libav finds the first frame).
+            if otherAudioAfterID3(b, continuation: continuation) { return nil }
+            return .mp3
+        }
         if at(0, "FORM"), at(8, "AIFF") || at(8, "AIFC") { return .aiff }
         if at(0, "#!AMR") { return .amr }
         if at(0, "FLV"), b.count > 3, b[3] == 1 { return .flv }
         if at(0, [0x30, 0x26, 0xB2, 0x75, 0x8E, 0x66, 0xCF, 0x11]) { return .asf }
         if at(0, [0, 0, 1, 0xBA]) { return .mpegPS }
-        if b.count >= 377, b[0] == 0x47, b[188] == 0x47, b[376] == 0x47 { return .mpegTS }
-        if at(4, "moov") || at(4, "mdat") || at(4, "wide") || at(4, "pnot") { return .mov }
+        // An MPEG-1/2 video sequence header: horizontal and vertical size (12 bits
+        // each, not 0), aspect ratio and frame rate codes (4 bits each, 1–14 and 1–8).
+        if at(0, [0, 0, 1, 0xB3]), b.count >= 8, Int(b[4]) << 4 | Int(b[5]) >> 4 > 0, (Int(b[5]) & 0x0F) << 8 | Int(b[6]) > 0,
+            (1...14).contains(b[7] >> 4), (1...8).contains(b[7] & 0x0F)
+        { return .mpegVideo }
+        if isTransportStream(b, packetSize: 188, syncOffset: 0) || isTransportStream(b, packetSize: 192, syncOffset: 4) { return .mpegTS }
+        if isQuickTimeWithoutFtyp(b) { return .mov }
         if at(0, "PK\u{03}\u{04}") || at(0, "PK\u{05}\u{06}") { return zipFormat(b) }
         if at(0, [0x1F, 0x8B]) { return .gzip }
         if at(0, "BZh"), b.count > 3, (0x31...0x39).contains(b[3]) { return .bzip2 }
@@ -135,13 +173,140 @@ public enum ContentSniffer {
         if at(0, "{\\rtf") { return .rtf }
         if at(0, "8BPS") { return .psd }
         if at(0, [0, 0, 1, 0]), b.count > 5, b[4] > 0, b[5] == 0 { return .ico }
+        if isNetpbm(b) { return .netpbm }
         // MPEG audio frame sync: 11 set bits, then layer III (MP3) or layer 0 (ADTS AAC).
         if b.count >= 4, b[0] == 0xFF, b[1] & 0xE0 == 0xE0 {
             if b[1] & 0x06 == 0x02, b[2] & 0xF0 != 0xF0 { return .mp3 }
             if b[1] & 0xF6 == 0xF0 { return .aac }
         }
-        if looksLikeText(b), isSVG(b) { return .svg }
+        if looksLikeText(b) {
+            if isSVG(b) { return .svg }
+            if isHTML(b) { return .html }
+            if isXML(b) { return .xml }
+        }
         return nil
+    }
+
+    // MARK: - Audio after an ID3v2 tag
+
+    /// The length of the ID3v2 tag at the start (10-byte header, syncsafe size,
+    /// optional 10-byte footer); nil when `b` does not start with a valid one.
+    static func id3TagLength(_ b: [UInt8]) -> Int? {
+        guard b.count >= 10, b[0] == 0x49, b[1] == 0x44, b[2] == 0x33, b[3] != 0xFF, b[4] != 0xFF,
+            b[6] < 0x80, b[7] < 0x80, b[8] < 0x80, b[9] < 0x80
+        else { return nil }
+        let size = Int(b[6]) << 21 | Int(b[7]) << 14 | Int(b[8]) << 7 | Int(b[9])
+        return 10 + size + (b[5] & 0x10 != 0 ? 10 : 0)
+    }
+
+    /// What follows an ID3v2 tag: ADTS AAC (sync 0xFFF, layer 0: 0xFFF1/0xFFF9),
+    /// MPEG audio frames (layer I–III), or FLAC. Nil when it cannot be seen (the tag
+    /// runs past the prefix and no continuation was read) or is none of them.
+    static func audioAfterID3(_ b: [UInt8], continuation: [UInt8]?) -> MediaFormat? {
+        guard let end = id3TagLength(b) else { return nil }
+        var tail: ArraySlice<UInt8>
+        if end + 4 <= b.count {
+            tail = b[end...]
+        } else if let continuation {
+            tail = continuation[...]
+        } else {
+            return nil
+        }
+        // Some taggers pad past the size they declare.
+        tail = tail.drop { $0 == 0 }
+        guard tail.count >= 4 else { return nil }
+        let t = Array(tail.prefix(4))
+        if t == Array("fLaC".utf8) { return .flac }
+        guard t[0] == 0xFF, t[1] & 0xE0 == 0xE0 else { return nil }
+        if t[1] & 0xF6 == 0xF0 { return .aac }
+        if t[1] & 0x06 != 0, t[2] & 0xF0 != 0xF0 { return .mp3 }
+        return nil
+    }
+
+    /// True when the bytes after an ID3v2 tag start another audio format's magic.
+    static func otherAudioAfterID3(_ b: [UInt8], continuation: [UInt8]?) -> Bool {
+        guard let end = id3TagLength(b) else { return false }
+        let tail = end + 4 <= b.count ? Array(b[end...].prefix(4)) : Array((continuation ?? []).prefix(4))
+        return ["MPCK", "MP+", "MAC ", "wvpk", "TTA1", "OggS", "RIFF"].contains { tail.starts(with: Array($0.utf8)) }
+    }
+
+    /// Netpbm (PBM, PGM, PPM: `P1`–`P6`, then whitespace and a width): what
+    /// libvips' ppmload reads. The ASCII kinds are text, so this comes first.
+    static func isNetpbm(_ b: [UInt8]) -> Bool {
+        guard b.count >= 4, b[0] == 0x50, (0x31...0x36).contains(b[1]) else { return false }
+        var i = 2
+        let whitespace: Set<UInt8> = [0x20, 0x09, 0x0A, 0x0D]
+        guard whitespace.contains(b[i]) else { return false }
+        // Whitespace and `#` comments, then the width's first digit.
+        while i < b.count {
+            if whitespace.contains(b[i]) {
+                i += 1
+            } else if b[i] == 0x23 {
+                while i < b.count, b[i] != 0x0A { i += 1 }
+            } else {
+                return (0x31...0x39).contains(b[i])
+            }
+        }
+        return false
+    }
+
+    // MARK: - Containers recognised by their structure
+
+    /// MPEG transport stream: a sync byte 0x47 every `packetSize` bytes (188, or
+    /// 192 for AVCHD/Blu-ray `.mts`/`.m2ts`, whose packets start with a 4-byte
+    /// timestamp), in at least three and every packet of the prefix, up to 16.
+    static func isTransportStream(_ b: [UInt8], packetSize: Int, syncOffset: Int) -> Bool {
+        let packets = min(16, (b.count - syncOffset + packetSize - 1) / packetSize)
+        guard packets >= 3 else { return false }
+        for i in 0..<packets where b[syncOffset + i * packetSize] != 0x47 { return false }
+        return true
+    }
+
+    /// A QuickTime movie without `ftyp` (files written before ISO base media):
+    /// a chain of classic top-level atoms (`free`, `skip`, `wide`, `pnot`, `PICT`,
+    /// `junk`, `uuid`) with plausible sizes, reaching `moov` or `mdat`.
+    static func isQuickTimeWithoutFtyp(_ b: [UInt8]) -> Bool {
+        let fillers: Set<String> = ["free", "skip", "wide", "pnot", "PICT", "junk", "uuid"]
+        var offset = 0
+        while offset + 8 <= b.count {
+            let size = Int(b[offset]) << 24 | Int(b[offset + 1]) << 16 | Int(b[offset + 2]) << 8 | Int(b[offset + 3])
+            let type = String(decoding: b[(offset + 4)..<(offset + 8)], as: UTF8.self)
+            if type == "moov" || type == "mdat" { return size == 0 || size == 1 || size >= 8 }
+            // Filler atoms are small; text read as a size is over 150 MB.
+            guard fillers.contains(type), size >= 8, size <= 1 << 24 else { return false }
+            offset += size
+        }
+        // The chain runs past the prefix with every atom plausible.
+        return offset > 0 && offset + 8 > b.count
+    }
+
+    // MARK: - Text formats
+
+    /// The text after a byte-order mark and leading whitespace, lower-cased (first 1 KB).
+    static func textHead(_ b: [UInt8]) -> String {
+        String(decoding: b.prefix(1024), as: UTF8.self).drop { $0.isWhitespace || $0 == "\u{FEFF}" }.lowercased()
+    }
+
+    /// HTML, as browsers sniff it: the document starts with one of the tags of the
+    /// WHATWG MIME-sniffing list (`<!doctype html`, `<html`, `<head`, `<body`,
+    /// `<script`, `<div`, `<p`, ...) followed by a space or `>`; or XHTML.
+    static func isHTML(_ b: [UInt8]) -> Bool {
+        let head = textHead(b)
+        let tags = ["<!doctype html", "<html", "<head", "<script", "<iframe", "<h1", "<div", "<font", "<table", "<a", "<style", "<title", "<b", "<body", "<br", "<p", "<!--"]
+        for tag in tags where head.hasPrefix(tag) {
+            let after = head.dropFirst(tag.count).first
+            if tag == "<!--" { return head.contains("<html") || head.contains("<!doctype html") }
+            if after == nil || after == ">" || after == " " || after == "\n" || after == "\t" || after == "\r" || after == "/" { return true }
+        }
+        // XHTML: an XML declaration, then an HTML document.
+        return head.hasPrefix("<?xml") && (head.contains("<!doctype html") || head.contains("<html"))
+    }
+
+    /// XML (not SVG, not XHTML: those are tested first): an XML declaration, or a
+    /// property list.
+    static func isXML(_ b: [UInt8]) -> Bool {
+        let head = textHead(b)
+        return head.hasPrefix("<?xml ") || head.hasPrefix("<?xml\t") || head.hasPrefix("<?xml\n") || head.hasPrefix("<!doctype plist")
     }
 
     /// ISO base media (MP4, QuickTime, HEIF, AVIF, 3GP): decided by the ftyp brands.

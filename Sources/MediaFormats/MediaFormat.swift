@@ -79,15 +79,17 @@ extension MediaFormat {
     /// AVIF (image, `image/avif`).
     public static let avif = MediaFormat(id: "avif", name: "AVIF", kind: .image, mimeType: "image/avif", extensions: ["avif"])
     /// TIFF (image, `image/tiff`).
-    public static let tiff = MediaFormat(id: "tiff", name: "TIFF", kind: .image, mimeType: "image/tiff", extensions: ["tiff", "tif", "dng"])
+    public static let tiff = MediaFormat(id: "tiff", name: "TIFF", kind: .image, mimeType: "image/tiff", extensions: ["tiff", "tif", "dng", "btf", "tf8"])
     /// BMP (image, `image/bmp`).
     public static let bmp = MediaFormat(id: "bmp", name: "BMP", kind: .image, mimeType: "image/bmp", extensions: ["bmp", "dib"])
     /// JPEG XL (image, `image/jxl`).
     public static let jxl = MediaFormat(id: "jxl", name: "JPEG XL", kind: .image, mimeType: "image/jxl", extensions: ["jxl"])
     /// JPEG 2000 (image, `image/jp2`).
     public static let jpeg2000 = MediaFormat(id: "jp2", name: "JPEG 2000", kind: .image, mimeType: "image/jp2", extensions: ["jp2", "j2k", "jpx"])
-    /// ICO (data, `image/vnd.microsoft.icon`).
-    public static let ico = MediaFormat(id: "ico", name: "ICO", kind: .data, mimeType: "image/vnd.microsoft.icon", extensions: ["ico", "cur"])
+    /// Netpbm (image, `image/x-portable-anymap`): PBM, PGM and PPM.
+    public static let netpbm = MediaFormat(id: "netpbm", name: "Netpbm", kind: .image, mimeType: "image/x-portable-anymap", extensions: ["ppm", "pgm", "pbm", "pnm"])
+    /// ICO (image, `image/vnd.microsoft.icon`): the largest of its icons is the picture.
+    public static let ico = MediaFormat(id: "ico", name: "ICO", kind: .image, mimeType: "image/vnd.microsoft.icon", extensions: ["ico", "cur"])
     /// Photoshop (data, `image/vnd.adobe.photoshop`).
     public static let psd = MediaFormat(id: "psd", name: "Photoshop", kind: .data, mimeType: "image/vnd.adobe.photoshop", extensions: ["psd"])
     /// SVG (text, `image/svg+xml`).
@@ -112,6 +114,9 @@ extension MediaFormat {
     public static let mpegTS = MediaFormat(id: "mpegts", name: "MPEG-TS", kind: .video, mimeType: "video/mp2t", extensions: ["ts", "mts", "m2ts"])
     /// MPEG-PS (video, `video/mpeg`).
     public static let mpegPS = MediaFormat(id: "mpegps", name: "MPEG-PS", kind: .video, mimeType: "video/mpeg", extensions: ["mpg", "mpeg", "vob"])
+    /// MPEG-1/2 video elementary stream (video, `video/mpeg`): raw video, no
+    /// container, often saved as `.mpg` by cameras and old tools.
+    public static let mpegVideo = MediaFormat(id: "mpegvideo", name: "MPEG video", kind: .video, mimeType: "video/mpeg", extensions: ["mpg", "mpeg", "m1v", "m2v", "mpv"])
     /// FLV (video, `video/x-flv`).
     public static let flv = MediaFormat(id: "flv", name: "FLV", kind: .video, mimeType: "video/x-flv", extensions: ["flv"])
     /// ASF (video, `video/x-ms-asf`).
@@ -167,6 +172,12 @@ extension MediaFormat {
     /// RTF (document, `application/rtf`).
     public static let rtf = MediaFormat(id: "rtf", name: "RTF", kind: .document, mimeType: "application/rtf", extensions: ["rtf"])
 
+    // Text: formats with a recognisable start, delivered as files
+    /// HTML (text, `text/html`): a web page, often a failed download saved under an image name.
+    public static let html = MediaFormat(id: "html", name: "HTML", kind: .text, mimeType: "text/html", extensions: ["html", "htm", "xhtml"])
+    /// XML (text, `application/xml`) other than SVG and XHTML.
+    public static let xml = MediaFormat(id: "xml", name: "XML", kind: .text, mimeType: "application/xml", extensions: ["xml", "plist", "rss", "atom", "gpx", "kml", "xsd", "xsl", "xslt", "opml"])
+
     // Text and unknown binary data
     /// text (text, `text/plain`).
     public static let text = MediaFormat(id: "text", name: "text", kind: .text, mimeType: "text/plain", extensions: ["txt", "text", "md", "markdown", "csv", "tsv", "json", "xml", "html", "htm", "log", "ini", "yaml", "yml", "toml", "swift", "c", "h", "py", "js", "ts", "css", "sh", "vcf", "ics", "srt", "vtt", "eml", "conf", "rst", "tex"])
@@ -177,11 +188,11 @@ extension MediaFormat {
 extension MediaFormat {
     /// Every format the sniffer can name, for looking one up by ``id``.
     public static let all: [MediaFormat] = [
-        .jpeg, .png, .gif, .webp, .heic, .heif, .avif, .tiff, .bmp, .jxl, .jpeg2000, .ico, .psd, .svg,
-        .mp4, .mov, .m4v, .threeGP, .webm, .mkv, .avi, .mpegTS, .mpegPS, .flv, .asf,
+        .jpeg, .png, .gif, .webp, .heic, .heif, .avif, .tiff, .bmp, .jxl, .jpeg2000, .netpbm, .ico, .psd, .svg,
+        .mp4, .mov, .m4v, .threeGP, .webm, .mkv, .avi, .mpegTS, .mpegPS, .mpegVideo, .flv, .asf,
         .mp3, .m4a, .aac, .wav, .ogg, .oggVideo, .flac, .aiff, .amr,
         .pdf, .epub, .zip, .gzip, .bzip2, .xz, .zstd, .sevenZip, .rar, .tar, .sqlite, .elf, .oleCompound, .rtf,
-        .text, .binary,
+        .html, .xml, .text, .binary,
     ]
 
     /// The format with this ``id``, if it is one of ``all``.

@@ -22,58 +22,162 @@ public struct InProcessDecoder: MediaDecoder {
     }
 
     /// Facts first (header only; the pixel limit is checked before any pixel is
-    /// decoded), then the thumbnail when asked for, from the same open file.
+    /// decoded), then the thumbnail when asked for, from the same open file; each
+    /// format's decoders tried in turn (``DecoderRoute``).
     public func decode(_ request: DecodeRequest) throws(MediaError) -> DecodedMedia {
-        switch DecoderRoute(request.format) {
-        case .vipsImage(let loader, let strict):
-            return try VipsImageDecoding(request: request, loader: loader, strict: strict).decode()
-        case .libavStill:
-            return try AVMediaDecoding(request: request).decodeStill()
-        case .libavMedia:
-            return try AVMediaDecoding(request: request).decodeMedia()
-        case .vipsDocument:
-            return VipsImageDecoding(request: request, loader: "VipsForeignLoadPdf", strict: false).decodeDocument()
-        case .none:
-            return DecodedMedia(facts: MediaFacts(kind: .unreadable))
-        }
+        try DecoderRoute(request.format).decode(request)
     }
 }
 
-/// Which library reads a format, decided from the sniffed content alone: a
-/// fallback loader never decides what a file is.
-enum DecoderRoute: Equatable {
-    /// libvips, through this loader class (its name prefix); `strict` when libvips
-    /// reads every file of the format, so a failure means damage, not a variant
-    /// libvips lacks.
-    case vipsImage(loader: String, strict: Bool)
-    /// A still image libvips here has no loader for: libav decodes its one frame.
-    case libavStill
-    /// Video and audio: libavformat and libavcodec.
-    case libavMedia
-    /// A document libvips renders (PDF through poppler): facts never fail it.
-    case vipsDocument
-    /// Nothing here decodes it.
-    case none
+/// One library's way of reading some formats: a link in a format's chain of decoders.
+protocol DecoderStep: Sendable {
+    /// The library, named in messages ("libvips", "libavcodec", "libtiff").
+    var library: String { get }
+    /// True for the formats this step reads, or tries to.
+    func reads(_ format: MediaFormat) -> Bool
+    /// Decodes the file. Throws ``MediaError/Kind/unsupported`` when this library
+    /// cannot read this variant of the format: the next step of the chain is tried.
+    /// Any other error is final (damaged, over a limit, not what it claims to be).
+    /// A thumbnail that failed as `unsupported` also hands over to the next step.
+    func decode(_ request: DecodeRequest) throws(MediaError) -> DecodedMedia
+}
+
+/// Which libraries read a format, in the order they are tried, decided from the
+/// sniffed content alone (a fallback loader never decides what a file is). A file
+/// is refused only when a decoder finds it damaged; when no decoder here can read
+/// its variant, it is delivered as a plain file with a warning saying why.
+struct DecoderRoute {
+    /// Every decoder, in the order they are tried; a format's chain is the steps
+    /// that read it. Adding a decoder is one line here, at its place in the order
+    /// (the HEIF branch adds its libheif step after libvips).
+    static let registry: [any DecoderStep] = [
+        VipsImageStep(),  // the images libvips has a loader for
+        AVStillStep(),  // BMP and ICO; JPEG libvips cannot read (12-bit, lossless)
+        TIFFStep(),  // TIFF layouts tiff2vips rejects (float samples, ...)
+        AVMediaStep(),  // video and audio
+        VipsDocumentStep(),  // PDF
+    ]
+
+    /// The steps that read the format, in order.
+    let chain: [any DecoderStep]
+    let format: MediaFormat
 
     init(_ format: MediaFormat) {
-        switch format.id {
-        case "jpeg": self = .vipsImage(loader: "VipsForeignLoadJpeg", strict: true)
-        case "png": self = .vipsImage(loader: "VipsForeignLoadPng", strict: true)
-        case "gif": self = .vipsImage(loader: "VipsForeignLoadNsgif", strict: true)
-        case "webp": self = .vipsImage(loader: "VipsForeignLoadWebp", strict: true)
-        case "tiff": self = .vipsImage(loader: "VipsForeignLoadTiff", strict: true)
-        case "heic", "heif", "avif": self = .vipsImage(loader: "VipsForeignLoadHeif", strict: false)
-        case "jxl": self = .vipsImage(loader: "VipsForeignLoadJxl", strict: false)
-        case "jp2": self = .vipsImage(loader: "VipsForeignLoadJp2k", strict: false)
-        case "bmp": self = .libavStill
-        case "pdf": self = .vipsDocument
-        default:
-            switch format.kind {
-            case .video, .audio: self = .libavMedia
-            case .image: self = .vipsImage(loader: "", strict: false)
-            default: self = .none
+        self.format = format
+        chain = Self.registry.filter { $0.reads(format) }
+    }
+
+    /// The libraries of the chain, in order (for tests and messages).
+    var libraries: [String] { chain.map(\.library) }
+
+    /// Tries each step until one reads the file.
+    func decode(_ request: DecodeRequest) throws(MediaError) -> DecodedMedia {
+        var declined: [(library: String, error: MediaError)] = []
+        var withoutThumbnail: DecodedMedia?
+        for step in chain {
+            do {
+                let decoded = try step.decode(request)
+                if case .failed(let error)? = decoded.thumbnail, error.kind == .unsupported {
+                    // Facts, but no picture: a later decoder may make the thumbnail.
+                    withoutThumbnail = withoutThumbnail ?? decoded
+                    declined.append((step.library, error))
+                    continue
+                }
+                return decoded
+            } catch where error.kind == .unsupported {
+                declined.append((step.library, error))
             }
         }
+        if var decoded = withoutThumbnail {
+            decoded.thumbnail = .failed(MediaError(.damaged, "\(request.label): no decoder here makes a picture of this \(request.format.name) image (\(Self.reasons(declined)))"))
+            return decoded
+        }
+        guard !chain.isEmpty else { return DecodedMedia(facts: MediaFacts(kind: .unreadable)) }
+        // A variant no library here reads: the file is still delivered.
+        let warning = "delivered as a file: no decoder here reads this \(request.format.name) \(format.kind == .image ? "image" : "file") (\(Self.reasons(declined)))"
+        return DecodedMedia(facts: MediaFacts(kind: .unreadable, warnings: [warning]))
+    }
+
+    static func reasons(_ declined: [(library: String, error: MediaError)]) -> String {
+        declined.map { "\($0.library): \($0.error.message)" }.joined(separator: "; ")
+    }
+}
+
+/// Images through libvips: header, loader check, pixel limit, then
+/// `vips_thumbnail`'s shrink-on-load.
+struct VipsImageStep: DecoderStep {
+    var library: String { "libvips \(Vips.version)" }
+
+    /// The libvips loader class (its name prefix) each format must be read by, and
+    /// whether libvips reads every file of the format (`strict`: a failure means
+    /// damage, unless libvips names a variant it lacks).
+    static let loaders: [String: (loader: String, strict: Bool)] = [
+        "jpeg": ("VipsForeignLoadJpeg", true),
+        "png": ("VipsForeignLoadPng", true),
+        "gif": ("VipsForeignLoadNsgif", true),
+        "webp": ("VipsForeignLoadWebp", true),
+        "tiff": ("VipsForeignLoadTiff", true),
+        "heic": ("VipsForeignLoadHeif", false), "heif": ("VipsForeignLoadHeif", false), "avif": ("VipsForeignLoadHeif", false),
+        "jxl": ("VipsForeignLoadJxl", false),
+        "jp2": ("VipsForeignLoadJp2k", false),
+        "netpbm": ("VipsForeignLoadPpm", true),
+    ]
+
+    /// What libvips (libjpeg, libtiff) says about variants it cannot read, as
+    /// opposed to damage: such a file goes to the next decoder.
+    static let variantMessages = [
+        "Unsupported JPEG data precision", "Unsupported JPEG process",
+        "samples out of range", "unsupported tiff image type", "unsupported sample format", "unsupported bits per sample",
+    ]
+
+    func reads(_ format: MediaFormat) -> Bool { Self.loaders[format.id] != nil }
+
+    func decode(_ request: DecodeRequest) throws(MediaError) -> DecodedMedia {
+        guard let (loader, strict) = Self.loaders[request.format.id] else {
+            throw MediaError(.unsupported, "no libvips loader for \(request.format.name)")
+        }
+        return try VipsImageDecoding(request: request, loader: loader, strict: strict).decode()
+    }
+
+    /// True when `error` names a variant libvips lacks rather than damage.
+    static func namesVariant(_ error: VipsError) -> Bool {
+        variantMessages.contains { error.message.localizedCaseInsensitiveContains($0) }
+    }
+}
+
+/// A document libvips renders (PDF through poppler): facts never fail it.
+struct VipsDocumentStep: DecoderStep {
+    var library: String { "libvips \(Vips.version)" }
+    func reads(_ format: MediaFormat) -> Bool { format.isRenderableDocument }
+    func decode(_ request: DecodeRequest) throws(MediaError) -> DecodedMedia {
+        VipsImageDecoding(request: request, loader: "VipsForeignLoadPdf", strict: false).decodeDocument()
+    }
+}
+
+/// Video and audio: libavformat and libavcodec.
+struct AVMediaStep: DecoderStep {
+    var library: String { "libavcodec" }
+    func reads(_ format: MediaFormat) -> Bool { format.kind == .video || format.kind == .audio }
+    func decode(_ request: DecodeRequest) throws(MediaError) -> DecodedMedia {
+        try AVMediaDecoding(request: request).decodeMedia()
+    }
+}
+
+/// Still images through libavformat/libavcodec: the formats libvips here has no
+/// loader for (BMP, which it reads only through ImageMagick; ICO), and JPEG
+/// variants libjpeg-turbo cannot read (12-bit, lossless), which libavcodec's
+/// mjpeg decoder can.
+struct AVStillStep: DecoderStep {
+    var library: String { "libavcodec" }
+    /// Formats libav reads first: every file of them, so a failure is damage.
+    static let primary: Set = ["bmp", "ico"]
+    /// Formats libav reads after libvips declined them: a failure is one more "cannot".
+    static let fallback: Set = ["jpeg"]
+
+    func reads(_ format: MediaFormat) -> Bool { Self.primary.contains(format.id) || Self.fallback.contains(format.id) }
+
+    func decode(_ request: DecodeRequest) throws(MediaError) -> DecodedMedia {
+        try AVMediaDecoding(request: request).decodeStill(primary: Self.primary.contains(request.format.id))
     }
 }
 
@@ -90,12 +194,11 @@ struct VipsImageDecoding {
         do {
             header = try ImageHeader.read(path: request.path)
         } catch {
-            if strict || error.isHEIFDamage {
+            if (strict && !VipsImageStep.namesVariant(error)) || error.isHEIFDamage {
                 throw MediaError(.damaged, "\(request.label): not a readable \(request.format.name) image: \(error)")
             }
-            // A variant libvips here cannot read: the file is still delivered.
-            let warning = "delivered as a file: libvips \(Vips.version) cannot read this \(request.format.name) image (\(error))"
-            return DecodedMedia(facts: MediaFacts(kind: .unreadable, warnings: [warning]))
+            // A variant libvips here cannot read: the next decoder may.
+            throw MediaError(.unsupported, "\(error)")
         }
         if !loader.isEmpty, !header.loader.hasPrefix(loader) {
             throw MediaError(.contentMismatch, "\(request.label): looks like \(request.format.name) but libvips would read it with \(header.loader); refused")
@@ -114,7 +217,7 @@ struct VipsImageDecoding {
         do {
             return .made(try Thumbnailer.thumbnail(path: request.path, spec: spec))
         } catch {
-            let kind: MediaError.Kind = error.wasKilled ? .timeLimit : .damaged
+            let kind: MediaError.Kind = error.wasKilled ? .timeLimit : VipsImageStep.namesVariant(error) ? .unsupported : .damaged
             return .failed(MediaError(kind, "\(request.label): cannot decode \(request.format.name) image: \(error)"))
         }
     }
@@ -139,29 +242,89 @@ struct AVMediaDecoding {
             throw MediaError(.damaged, "\(request.label): \(request.format.name) file has no decodable video or audio stream")
         }
         let mime = request.format.kind == .video ? Self.audioMIMEType(for: request.format) : nil
-        return DecodedMedia(facts: MediaFacts(kind: .audio, durationMilliseconds: probe.durationMilliseconds, mimeType: mime))
+        // Cover art (an attached picture) is the thumbnail; no cover, no thumbnail.
+        let thumbnail = request.thumbnail.flatMap { spec in probe.coverArt.map { cover(of: media, picture: $0, spec: spec) } }
+        return DecodedMedia(facts: MediaFacts(kind: .audio, durationMilliseconds: probe.durationMilliseconds, mimeType: mime), thumbnail: thumbnail)
     }
 
-    /// A still image libvips cannot read (BMP): its single frame, decoded by libav.
-    func decodeStill() throws(MediaError) -> DecodedMedia {
-        let (media, probe) = try open(what: "image")
-        guard let video = probe.video else {
-            throw MediaError(.damaged, "\(request.label): not a readable \(request.format.name) image")
+    /// An audio file's cover art: libavformat exposes ID3 APIC, MP4 `covr`, FLAC
+    /// PICTURE and Vorbis METADATA_BLOCK_PICTURE as a stream whose one packet
+    /// (`attached_pic`) is the picture; decoded like a still (its EXIF orientation
+    /// applied), within the pixel limit.
+    private func cover(of media: MediaFile, picture: VideoStreamInfo, spec: ThumbnailSpec) -> ThumbnailOutcome {
+        do {
+            try PixelLimit(request.pixelLimit).check(picture.storedWidth, picture.storedHeight, label: request.label)
+            let stream = media.stream(picture.index)
+            let decoder = try KeyframeDecoder(
+                stream: stream, pixelLimit: request.pixelLimit, targetSize: spec.size, sampleAspect: picture.sampleAspect,
+                strict: spec.damageTolerance != .none)
+            guard let key = withUnsafeMutablePointer(to: &stream.pointee.attached_pic, { KeyPacket(copying: $0) }), key.packet.pointee.size > 0,
+                let decoded = try decoder.decode(key)
+            else { throw MediaError(.damaged, "the cover art does not decode") }
+            return .made(try PosterFrame.encode(decoded, rotation: decoded.rotation, mirrored: decoded.mirrored, spec: spec))
+        } catch {
+            let typed = MediaError(typing: error)
+            return .failed(MediaError(typed.kind, "\(request.label): cannot decode the cover art (\(picture.codec)): \(typed.message)"))
         }
-        try PixelLimit(request.pixelLimit).check(video.storedWidth, video.storedHeight, label: request.label)
+    }
+
+    /// A still image read by libav: its largest picture (an ICO holds one per
+    /// size; the first is often the smallest), its one frame decoded, which also
+    /// gives a JPEG's EXIF orientation. `primary`: libav reads every file of the
+    /// format, so a failure is damage; otherwise libav was asked after libvips
+    /// declined, and a failure is one more `unsupported`.
+    func decodeStill(primary: Bool) throws(MediaError) -> DecodedMedia {
+        let failure: MediaError.Kind = primary ? .damaged : .unsupported
+        // libavformat learns a JPEG's size only by decoding it: the frame header's
+        // claim is checked first.
+        if request.format == .jpeg, let size = JPEGFrameSize.read(path: request.path) {
+            try PixelLimit(request.pixelLimit).check(size.width, size.height, label: request.label)
+        }
+        let media: MediaFile
+        let probe: MediaProbe
+        do {
+            (media, probe) = try open(what: "image")
+        } catch {
+            throw MediaError(error.kind == .damaged ? failure : error.kind, error.message)
+        }
+        guard let picture = probe.pictures.max(by: { $0.storedWidth * $0.storedHeight < $1.storedWidth * $1.storedHeight }) else {
+            throw MediaError(failure, "\(request.label): not a readable \(request.format.name) image")
+        }
+        try PixelLimit(request.pixelLimit).check(picture.storedWidth, picture.storedHeight, label: request.label)
+        // Once libav has found the picture, a failure to decode it is damage (a
+        // truncated file fails, as libvips' fail_on makes it, unless the pipeline
+        // accepts partial images).
+        let decoded: RGBPicture
+        do {
+            let strict = (request.thumbnail?.damageTolerance ?? .truncated) != .none
+            let decoder = try KeyframeDecoder(
+                stream: media.stream(picture.index), pixelLimit: request.pixelLimit, targetSize: request.thumbnail?.size ?? 64,
+                sampleAspect: picture.sampleAspect, strict: strict)
+            guard let key = try decoder.nextKeyPacket(in: media, anyPacket: true) else {
+                throw MediaError(failure, "\(request.label): no \(request.format.name) picture data")
+            }
+            guard let frame = try decoder.decode(key) else { throw AVError("avcodec_send_packet", message: "the picture does not decode") }
+            decoded = frame
+        } catch {
+            let typed = MediaError(typing: error)
+            throw MediaError(typed.kind, "\(request.label): cannot decode \(request.format.name) image: \(typed.message)")
+        }
+        let sideways = decoded.rotation % 180 != 0
+        let facts = MediaFacts(kind: .image, width: sideways ? picture.height : picture.width, height: sideways ? picture.width : picture.height)
         let thumbnail = request.thumbnail.map { spec -> ThumbnailOutcome in
-            switch poster(of: media, video: video, duration: nil, at: 0, spec: spec) {
-            case .made(let made): .made(made)
-            case .failed(let error): .failed(MediaError(error.kind, "\(request.label): cannot decode \(request.format.name) image: \(error)"))
+            do {
+                return .made(try PosterFrame.encode(decoded, rotation: decoded.rotation, mirrored: decoded.mirrored, spec: spec))
+            } catch {
+                return .failed(MediaError(typing: error))
             }
         }
-        return DecodedMedia(facts: MediaFacts(kind: .image, width: video.width, height: video.height), thumbnail: thumbnail)
+        return DecodedMedia(facts: facts, thumbnail: thumbnail)
     }
 
     private func open(what: String = "file") throws(MediaError) -> (MediaFile, MediaProbe) {
         do {
-            let media = try MediaFile(path: request.path, timeLimit: request.timeLimit)
-            return (media, try media.probe())
+            let media = try MediaFile(path: request.path, timeLimit: request.timeLimit, pixelLimit: request.pixelLimit)
+            return (media, try media.probe(duration: what != "image"))
         } catch {
             throw MediaError(error.isTimeout ? .timeLimit : .damaged, "\(request.label): not a readable \(request.format.name) \(what): \(error)")
         }
@@ -196,7 +359,12 @@ struct PixelLimit {
     init(_ pixels: Int) { self.pixels = pixels }
 
     func check(_ width: Int, _ height: Int, label: String) throws(MediaError) {
-        guard width * height > pixels else { return }
+        // Sizes come from untrusted headers (a HEIF ispe is 2 × 32 bits): no overflow.
+        let (product, overflow) = width.multipliedReportingOverflow(by: height)
+        guard overflow || product > pixels else { return }
+        guard !overflow else {
+            throw MediaError(.tooManyPixels, "\(label): \(width)×\(height) is over the limit of \(Self.megapixels(pixels)) MP; not decoded")
+        }
         throw MediaError(
             .tooManyPixels,
             "\(label): \(width)×\(height) is \(Self.megapixels(width * height)) MP, over the limit of \(Self.megapixels(pixels)) MP; not decoded")

@@ -167,7 +167,7 @@ public struct ShareIngestor: Sendable {
         _ inputs: [ShareInput], key: ShareKey? = nil, message: String? = nil,
         events: IngestEventSink? = nil, cancellation: CancellationFlag = CancellationFlag()
     ) async throws(ShareIngestError) -> BatchReport {
-        try await Self.onOwnThread { () throws(ShareIngestError) in
+        try await Self.onOwnThread(cancelling: cancellation) { () throws(ShareIngestError) in
             try self.ingest(inputs, key: key, message: message, events: events, cancellation: cancellation)
         }
     }
@@ -175,24 +175,32 @@ public struct ShareIngestor: Sendable {
     /// ``resume(_:events:cancellation:)`` for async callers: the batch runs on its
     /// own threads and the cooperative pool is not blocked.
     public func resume(_ idOrKey: String, events: IngestEventSink? = nil, cancellation: CancellationFlag = CancellationFlag()) async throws(ShareIngestError) -> BatchReport {
-        try await Self.onOwnThread { () throws(ShareIngestError) in
+        try await Self.onOwnThread(cancelling: cancellation) { () throws(ShareIngestError) in
             try self.resume(idOrKey, events: events, cancellation: cancellation)
         }
     }
 
     /// Runs blocking pipeline work on a thread of its own (with room for libvips'
     /// and libav's stacks), so no thread of Swift's cooperative pool waits on it.
-    private static func onOwnThread<T: Sendable>(_ work: @escaping @Sendable () throws(ShareIngestError) -> T) async throws(ShareIngestError) -> T {
-        let result: Result<T, ShareIngestError> = await withCheckedContinuation { continuation in
-            let thread = Thread {
-                do throws(ShareIngestError) {
-                    continuation.resume(returning: .success(try work()))
-                } catch {
-                    continuation.resume(returning: .failure(error))
+    /// Cancelling the calling Task sets `cancellation`: items in flight finish
+    /// their stage and the batch stops, resumable (its report says `interrupted`).
+    private static func onOwnThread<T: Sendable>(
+        cancelling cancellation: CancellationFlag, _ work: @escaping @Sendable () throws(ShareIngestError) -> T
+    ) async throws(ShareIngestError) -> T {
+        let result: Result<T, ShareIngestError> = await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                let thread = Thread {
+                    do throws(ShareIngestError) {
+                        continuation.resume(returning: .success(try work()))
+                    } catch {
+                        continuation.resume(returning: .failure(error))
+                    }
                 }
+                thread.stackSize = 8 << 20
+                thread.start()
             }
-            thread.stackSize = 8 << 20
-            thread.start()
+        } onCancel: {
+            cancellation.cancel()
         }
         return try result.get()
     }

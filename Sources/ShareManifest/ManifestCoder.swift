@@ -201,7 +201,9 @@ package enum JSONText {
         return out + "\""
     }
 
-    /// Numbers as JSON writes them: integers without a fraction, else shortest form.
+    /// A Double as the manifests have always spelled it: a whole number with one
+    /// decimal (`2000.0`, as Foundation's JSONSerialization writes a Double), else
+    /// the shortest form that reads back exactly; `null` for NaN and infinities.
     package static func number(_ value: Double) -> String {
         guard value.isFinite else { return "null" }
         if value == value.rounded(), abs(value) < 1e15 { return String(format: "%.1f", value) }

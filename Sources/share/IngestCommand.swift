@@ -36,7 +36,7 @@ enum IngestCommand {
         } catch {
             return Command.failure("\(error)")
         }
-        let inputs = parsed.positionals.map(ShareInput.path) + parsed.all("text").map(ShareInput.text) + parsed.all("url").map(ShareInput.url)
+        let inputs = parsed.positionalPaths.map(ShareInput.path) + parsed.all("text").map(ShareInput.text) + parsed.all("url").map(ShareInput.url)
         let mode: ProgressPrinter.Mode = parsed.flag("json") ? .json : parsed.flag("quiet") ? .quiet : .human
         let printer = ProgressPrinter(mode: mode)
         let cancellation = CancellationFlag()

@@ -1,21 +1,26 @@
 import Foundation
 import ShareIngest
+import Synchronization
 
 /// Shows a batch's events: a live line on a terminal (items per stage, bytes,
 /// items/s, ETA), plain lines otherwise, JSON lines with `--json`, nothing but
 /// errors with `--quiet`.
-final class ProgressPrinter: @unchecked Sendable {
+final class ProgressPrinter: Sendable {
     enum Mode { case human, json, quiet }
+
+    /// What the progress line counts, updated from the pipeline's threads.
+    private struct Counts {
+        var stages: [StageName: Int] = [:]
+        var bytes: Int64 = 0
+        var finished = 0
+        var seen = 0
+        var lastDraw = Date.distantPast
+    }
 
     private let mode: Mode
     private let terminal = Terminal.shared
-    private let lock = NSLock()
-    private var counts: [StageName: Int] = [:]
-    private var bytes: Int64 = 0
-    private var finished = 0
-    private var seen = 0
+    private let counts = Mutex(Counts())
     private let start = Date()
-    private var lastDraw = Date.distantPast
 
     init(mode: Mode) { self.mode = mode }
 
@@ -24,18 +29,21 @@ final class ProgressPrinter: @unchecked Sendable {
         case .batchStarted(let id, let key):
             if mode == .json { terminal.out(JSONLine.object(["event": "batchStarted", "batch": id.uuidString, "key": key.rawValue])) }
         case .stageFinished(let stage, let index, let copied):
-            lock.lock()
-            counts[stage, default: 0] += 1
-            bytes += copied
-            seen = max(seen, index + 1)
-            let line = shouldDraw() ? statusLine() : nil
-            lock.unlock()
+            let line = counts.withLock { counts -> String? in
+                counts.stages[stage, default: 0] += 1
+                counts.bytes += copied
+                counts.seen = max(counts.seen, index + 1)
+                let now = Date()
+                guard now.timeIntervalSince(counts.lastDraw) > 0.1 else { return nil }
+                counts.lastDraw = now
+                return statusLine(counts)
+            }
             if let line, mode == .human { terminal.status(line) }
         case .itemFinished(let item):
-            lock.lock()
-            finished += 1
-            seen = max(seen, item.index + 1)
-            lock.unlock()
+            counts.withLock { counts in
+                counts.finished += 1
+                counts.seen = max(counts.seen, item.index + 1)
+            }
             report(item)
         case .batchFinished(let batch):
             if mode == .human { terminal.clearStatus() }
@@ -59,20 +67,13 @@ final class ProgressPrinter: @unchecked Sendable {
         }
     }
 
-    private func shouldDraw() -> Bool {
-        let now = Date()
-        guard now.timeIntervalSince(lastDraw) > 0.1 else { return false }
-        lastDraw = now
-        return true
-    }
-
-    private func statusLine() -> String {
+    private func statusLine(_ counts: Counts) -> String {
         let elapsed = max(0.001, Date().timeIntervalSince(start))
-        let rate = Double(finished) / elapsed
-        let stages = StageName.allCases.compactMap { stage in counts[stage].map { "\(stage.rawValue) \($0)" } }.joined(separator: " · ")
-        let remaining = max(0, seen - finished)
+        let rate = Double(counts.finished) / elapsed
+        let stages = StageName.allCases.compactMap { stage in counts.stages[stage].map { "\(stage.rawValue) \($0)" } }.joined(separator: " · ")
+        let remaining = max(0, counts.seen - counts.finished)
         let eta = rate > 0 ? String(format: " · ETA %.0fs", Double(remaining) / rate) : ""
-        return String(format: "%d/%d done · %@ · %.1f MB · %.1f items/s%@", finished, seen, stages, Double(bytes) / 1e6, rate, eta)
+        return String(format: "%d/%d done · %@ · %.1f MB · %.1f items/s%@", counts.finished, counts.seen, stages, Double(counts.bytes) / 1e6, rate, eta)
     }
 }
 

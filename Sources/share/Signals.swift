@@ -3,7 +3,9 @@ import Glibc
 import ShareIngest
 
 /// SIGINT and SIGTERM ask the batch to stop: no new items are taken, items in
-/// flight finish or roll back, and the program exits cleanly.
+/// flight finish their current stage (nothing is rolled back: the journal
+/// knows where each item is, and `--resume` goes on from there), and the
+/// program exits cleanly.
 enum Signals {
     nonisolated(unsafe) private static var sources: [DispatchSourceSignal] = []
 

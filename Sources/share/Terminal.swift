@@ -1,42 +1,37 @@
 import Foundation
 import Glibc
+import Synchronization
 
 /// Writes to stdout and stderr, unbuffered and thread-safe.
-final class Terminal: @unchecked Sendable {
+final class Terminal: Sendable {
     static let shared = Terminal()
-    private let lock = NSLock()
     let stderrIsTerminal = isatty(STDERR_FILENO) == 1
-    private var statusLineShown = false
+    /// Whether a progress line is on screen (it is cleared before other output).
+    private let statusLineShown = Mutex(false)
 
-    func out(_ line: String) { write(STDOUT_FILENO, line + "\n") }
+    func out(_ line: String) { statusLineShown.withLock { _ in raw(STDOUT_FILENO, line + "\n") } }
 
     /// A line on stderr; clears a progress line first.
     func err(_ line: String) {
-        lock.lock()
-        defer { lock.unlock() }
-        if statusLineShown {
-            raw(STDERR_FILENO, "\r\u{1B}[2K")
-            statusLineShown = false
+        statusLineShown.withLock { shown in
+            if shown {
+                raw(STDERR_FILENO, "\r\u{1B}[2K")
+                shown = false
+            }
+            raw(STDERR_FILENO, line + "\n")
         }
-        raw(STDERR_FILENO, line + "\n")
     }
 
     /// Redraws the progress line in place (terminals only).
     func status(_ line: String) {
         guard stderrIsTerminal else { return }
-        lock.lock()
-        defer { lock.unlock() }
-        raw(STDERR_FILENO, "\r\u{1B}[2K" + line)
-        statusLineShown = true
+        statusLineShown.withLock { shown in
+            raw(STDERR_FILENO, "\r\u{1B}[2K" + line)
+            shown = true
+        }
     }
 
     func clearStatus() { status("") }
-
-    private func write(_ fd: Int32, _ text: String) {
-        lock.lock()
-        defer { lock.unlock() }
-        raw(fd, text)
-    }
 
     private func raw(_ fd: Int32, _ text: String) {
         var bytes = Array(text.utf8)[...]

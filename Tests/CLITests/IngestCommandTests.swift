@@ -24,15 +24,16 @@ import Testing
         ])
         #expect(result.status == 1)
         #expect(result.stderr.contains("truncated.jpg: cannot decode JPEG image"))
-        #expect(result.stderr.contains("empty.jpg: is empty"))
+        #expect(result.stderr.contains("empty.jpg: is empty (0 bytes): delivered as a file"))
         #expect(result.lastLine?.hasSuffix("#media") == true)
         let report = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: reportFile))) as! [String: Any]
         let items = report["items"] as! [[String: Any]]
-        #expect(items.map { $0["status"] as? String } == ["ingested", "failed", "failed"])
+        #expect(items.map { $0["status"] as? String } == ["ingested", "failed", "ingested"])
         #expect((items[0]["path"] as? String)?.hasPrefix("file://") == true)
         #expect(Set(((items[0]["stageSeconds"] as? [String: Double]) ?? [:]).keys) == ["sniff", "copy", "probe", "thumbnail"])
         #expect(items[1]["error"] as? String != nil)
-        #expect((report["counts"] as? [String: Int])?["ingested"] == 1)
+        #expect((report["counts"] as? [String: Int])?["ingested"] == 2)
+        #expect((items[2]["path"] as? String)?.hasSuffix(".jpg") == true)
     }
 
     @Test(arguments: [
@@ -127,5 +128,31 @@ import Testing
         #expect(open.status == 0)
         let json = try ShareProcess.run(["status", "--json", "--container", container.path])
         #expect(json.stdout.contains(#""state":"collected""#))
+    }
+}
+
+/// Linux file names are bytes: a path argument that is not UTF-8 names its file exactly.
+@Suite struct RawPathArgumentTests {
+    @Test func aPathArgumentThatIsNotUTF8IsIngested() throws {
+        let work = TemporaryDirectory("latin1")
+        // `caf\351.jpg`: "café" in Latin-1, invalid as UTF-8. Made and passed by a
+        // shell, since Foundation can only pass valid strings.
+        let script = #"cp "$1" "$(printf "$2/caf\351.jpg")" && exec "$0" ingest --container "$2/c" --report "$2/r.json" "$(printf "$2/caf\351.jpg")""#
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/sh")
+        process.arguments = ["-c", script, Fixtures.shareBinary, Fixtures.media("photo.jpg"), work.path]
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = output
+        try process.run()
+        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0, "\(text)")
+        let report = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: work.path + "/r.json"))) as? [String: Any]
+        let item = try #require((report?["items"] as? [[String: Any]])?.first)
+        #expect(item["status"] as? String == "ingested")
+        #expect(item["type"] as? String == "image")
+        // Shown with U+FFFD where the name is not UTF-8.
+        #expect(item["fileName"] as? String == "caf\u{FFFD}.jpg")
     }
 }

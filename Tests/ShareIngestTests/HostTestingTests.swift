@@ -173,4 +173,40 @@ import MediaFormats
         #expect(rebuilt.entries == finished.entries)
         #expect(rebuilt.items.map(\.status) == [.ingested])
     }
+
+    /// Cancelling the Task that awaits an ingest stops the batch like SIGINT does:
+    /// items in flight finish their stage, the report says interrupted, and the
+    /// batch can be resumed.
+    @Test func cancellingTheAwaitingTaskInterruptsTheBatch() async throws {
+        let container = try TemporaryContainer()
+        let drop = TemporaryDirectory("cancel")
+        for i in 0..<400 { try drop.add("note-\(i).txt", bytes: Array("note \(i)\n".utf8)) }
+        let ingestor = ShareIngestor(container: container.directory)
+        let started = DispatchSemaphore(value: 0)
+        let released = DispatchSemaphore(value: 0)
+        let task = Task {
+            try await ingestor.ingest([.path(drop.path)], events: { event in
+                // The first copy's worker waits here until the Task was cancelled,
+                // so the batch is certainly under way when it is.
+                if case .stageFinished(.copy, 0, _) = event {
+                    started.signal()
+                    released.wait()
+                }
+            })
+        }
+        await withCheckedContinuation { continuation in
+            DispatchQueue.global().async {
+                started.wait()
+                continuation.resume()
+            }
+        }
+        task.cancel()
+        released.signal()
+        let report = try await task.value
+        #expect(report.interrupted)
+        #expect(report.redirectURL == nil)
+        #expect(report.items.count == 400)
+        let finished = try await ingestor.resume(report.batchID.uuidString)
+        #expect(finished.isComplete && finished.items.count == 400)
+    }
 }

@@ -57,7 +57,8 @@ import MediaFormats
 
     static func expectCleanContainer(_ report: BatchReport, _ container: String, sourceLocation: SourceLocation = #_sourceLocation) {
         let files = FileManager.default
-        let copies = Set((try? files.contentsOfDirectory(atPath: container)) ?? []).subtracting([".share-ingest", "thumbnails", "manifests"])
+        // Hidden entries are the container's own (journal, the spool of in-memory inputs).
+        let copies = Set((try? files.contentsOfDirectory(atPath: container)) ?? []).subtracting(["thumbnails", "manifests"]).filter { !$0.hasPrefix(".") }
         let thumbnails = Set((try? files.contentsOfDirectory(atPath: container + "/thumbnails")) ?? [])
         let all = (files.enumerator(atPath: container)?.allObjects as? [String]) ?? []
         let entries = report.entries
@@ -165,8 +166,12 @@ import MediaFormats
         }
         #expect(items["cut10-clip-vp9.webm.webm"]?.warnings.contains { $0.contains("no poster frame") } == true)
 
-        Self.expectFailure(items, "zero.jpg", .empty, stage: .sniff, containing: "empty (0 bytes)")
-        Self.expectFailure(items, "zero.mp4", .empty, stage: .sniff)
+        // Zero-byte files are what was shared (issue 13): files of size 0, named as they were.
+        for (name, ext) in [("zero.jpg", "jpg"), ("zero.mp4", "mp4")] {
+            Self.expectIngested(items, name, type: .file, fileExtension: ext)
+            #expect(items[name]?.entry?.size == 0 && items[name]?.entry?.thumbnail == nil && items[name]?.entry?.mimeType == "application/octet-stream")
+            #expect(items[name]?.warnings == ["is empty (0 bytes): delivered as a file"])
+        }
         for ext in ["jpg", "png", "heic", "mp4", "mov", "webm", "gif"] {
             Self.expectFailure(items, "random.\(ext)", .contentMismatch, stage: .sniff, containing: "named .\(ext) but the content is not")
         }
@@ -175,6 +180,34 @@ import MediaFormats
         Self.expectIngested(items, "video-named.jpg", type: .video, fileExtension: "mp4")
         #expect(items["video-named.jpg"]?.entry?.duration == 2000)
         Self.expectOrdinaryPhotosAndCleanContainer(report, container.path)
+    }
+
+    /// Issue 13: a zero-byte file is delivered (type `file`, size 0, a warning) in
+    /// the manifest and the report, from a path or from memory; empty text is not.
+    @Test func zeroByteFilesAreDeliveredButEmptyTextIsRefused() throws {
+        let drop = TemporaryDirectory("zero")
+        let file = try drop.add("empty note.png", bytes: [])
+        let container = TemporaryDirectory()
+        let report = try Self.ingest([.path(file), .data(Data(), name: "blank.mov"), .text(""), .text("hello")], container: container.path)
+        let items = report.items
+        #expect(items.map(\.status) == [.ingested, .ingested, .failed, .ingested])
+        #expect(items[2].failure?.reason == .empty && items[2].failure?.stage == .sniff)
+        for (item, ext) in zip(items[0...1], ["png", "mov"]) {
+            let entry = try #require(item.entry)
+            #expect(entry.type == .file && entry.size == 0 && entry.thumbnail == nil && entry.duration == nil)
+            let copy = try #require(entry.fileURL)
+            #expect(copy.pathExtension == ext)
+            #expect(try FileManager.default.attributesOfItem(atPath: copy.path)[.size] as? Int == 0)
+            #expect(item.warnings == ["is empty (0 bytes): delivered as a file"])
+        }
+        // The manifest on disk says the same.
+        let manifest = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: try #require(report.manifestPath)))) as? [[String: Any]]
+        let first = try #require(manifest?.first)
+        #expect(first["type"] as? String == "file" && first["size"] as? Int == 0 && first["fileName"] as? String == "empty note.png")
+        // The report page shows it delivered, with its warning.
+        let page = ReportPage(report, container: try ContainerDirectory(container.path))
+        #expect(page.html.contains("is empty (0 bytes): delivered as a file"))
+        Self.expectCleanContainer(report, container.path)
     }
 
     // MARK: - Decompression bombs

@@ -25,15 +25,17 @@ import MediaFormats
         let container = TemporaryDirectory()
         let report = try Self.ingest([.path(Fixtures.packageRoot.appendingPathComponent("testdata/media").path)], in: container)
         let failed = Dictionary(uniqueKeysWithValues: report.items.filter { $0.status == .failed }.map { (($0.source as NSString).lastPathComponent, $0.failure!) })
-        #expect(Set(failed.keys) == ["empty.jpg", "random.jpg", "truncated.jpg", "truncated.mp4"])
-        #expect(failed["empty.jpg"]?.reason == .empty)
+        #expect(Set(failed.keys) == ["random.jpg", "truncated.jpg", "truncated.mp4"])
         #expect(failed["random.jpg"]?.reason == .contentMismatch)
         #expect(failed["truncated.jpg"]?.message.contains("Premature end") == true)
         #expect(failed["truncated.mp4"]?.reason == .undecodable)
 
         let entries = try #require(report.redirectURL.map { _ in report.entries })
         let byName = Dictionary(uniqueKeysWithValues: entries.map { ($0.fileName!, $0) })
-        #expect(byName.count == report.items.count - 4)
+        #expect(byName.count == report.items.count - 3)
+        // A zero-byte file is what was shared: delivered as a file of size 0, with a warning.
+        #expect(byName["empty.jpg"]?.type == .file && byName["empty.jpg"]?.size == 0)
+        #expect(report.items.first { $0.source.hasSuffix("/empty.jpg") }?.warnings == ["is empty (0 bytes): delivered as a file"])
         for (name, entry) in byName {
             guard let expected = Fixtures.expected(name), let kind = expected.kind else { continue }
             switch kind {
@@ -158,7 +160,7 @@ import MediaFormats
 
     @Test func aBatchWhereEverythingFailsWritesNoManifest() throws {
         let container = TemporaryDirectory()
-        let report = try Self.ingest([.path(Fixtures.media("empty.jpg")), .path(Fixtures.media("random.jpg"))], in: container)
+        let report = try Self.ingest([.path(Fixtures.media("truncated.jpg")), .path(Fixtures.media("random.jpg"))], in: container)
         #expect(report.manifestPath == nil)
         #expect(report.redirectURL == nil)
         #expect(report.failedCount == 2)

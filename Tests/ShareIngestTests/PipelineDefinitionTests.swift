@@ -20,6 +20,8 @@ import MediaFormats
         let legacy = try PipelineDefinition.load("share-extension")
         #expect(legacy.manifest.schema == .legacy)
         #expect(legacy.thumbnail?.kinds == [.video])
+        // Audio cover art is on in `default` (issue 13), off in the reference extension.
+        #expect(pipeline.thumbnail?.kinds == [.image, .video, .document, .audio])
     }
 
     @Test(arguments: [
@@ -32,6 +34,7 @@ import MediaFormats
         (#"{"name": "x", "stages": [{"stage": "sniff"}, {"stage": "copy"}, {"stage": "manifest", "key": "../up"}]}"#, "stages[2].key", "dot"),
         (#"{"name": "x", "stages": [{"stage": "sniff"}, {"stage": "copy", "fsync": "yes"}, {"stage": "manifest"}]}"#, "stages[1].fsync", "true, false"),
         (#"{"name": "x", "color": "red", "stages": []}"#, "color", "unknown field"),
+        (#"{"name": "x", "stages": [{"stage": "sniff"}, {"stage": "copy"}, {"stage": "thumbnail", "for": ["sound"]}, {"stage": "manifest"}]}"#, "stages[2].for", "image, video, document, audio"),
         ("not json", "(document)", "not valid JSON"),
     ])
     func errorsNameFileFieldAndWhatIsAllowed(json: String, field: String, fragment: String) {

@@ -8,7 +8,7 @@ import MediaFormats
 
 /// `share report`'s library side: the stored batch report read back, the HTML
 /// page and the contact sheet, for a real batch of photos (one rotated by EXIF),
-/// a video, a PDF, an empty file that fails and a copy of a photo with a hostile name.
+/// a video, a PDF, random bytes named .jpg that fail and a copy of a photo with a hostile name.
 @Suite struct ReportTests {
     /// A file name that breaks any page that does not escape it (a name cannot hold "/").
     static let hostileName = #"<script>alert(1)&'"x".jpg"#
@@ -29,7 +29,7 @@ import MediaFormats
             try FileManager.default.copyItem(at: media("photo.jpg"), to: hostile)
 
             let container = try ContainerDirectory(scratch.appendingPathComponent("container").path)
-            let inputs = ["photo.jpg", "portrait-exif6.jpg", "clip-h264.mp4", "document.pdf", "empty.jpg"].map { ShareInput.path(media($0).path) }
+            let inputs = ["photo.jpg", "portrait-exif6.jpg", "clip-h264.mp4", "document.pdf", "random.jpg"].map { ShareInput.path(media($0).path) }
                 + [.path(hostile.path)]
             let report = try ShareIngestor(container: container).ingest(inputs)
             try body(Batch(container: container, ingested: report, scratch: scratch))
@@ -178,20 +178,20 @@ import MediaFormats
     @Test func failedItemShowsItsReason() throws {
         try Batch.with { batch in
             let report = try batch.stored()
-            let failed = try #require(report.items.first { $0.source.hasSuffix("/empty.jpg") })
+            let failed = try #require(report.items.first { $0.source.hasSuffix("/random.jpg") })
             let failure = try #require(failed.failure)
             #expect(failed.status == .failed)
-            #expect(failure.reason == .empty)
+            #expect(failure.reason == .contentMismatch)
 
             let page = ReportPage(report, container: batch.container)
-            let card = try #require(Self.card(named: "empty.jpg", in: page.html))
+            let card = try #require(Self.card(named: "random.jpg", in: page.html))
             #expect(card.hasPrefix("failed\""))
-            #expect(card.contains("<b>empty</b> at \(failure.stage.rawValue)"))
+            #expect(card.contains("<b>contentMismatch</b> at \(failure.stage.rawValue)"))
             #expect(card.contains(HTMLText.escaped(failure.message)))
             // And in the list of items that were not delivered, above the grid.
             let afterProblems = try #require(page.html.components(separatedBy: "<section class=\"problems\">").dropFirst().first)
             let problems = afterProblems.components(separatedBy: "</section>")[0]
-            #expect(problems.contains("<b class=\"name\">empty.jpg</b>"))
+            #expect(problems.contains("<b class=\"name\">random.jpg</b>"))
             #expect(problems.contains(HTMLText.escaped(failure.message)))
             #expect(page.html.contains("<dt>Failed</dt><dd>1</dd>"))
         }

@@ -9,6 +9,9 @@ public enum Fixtures {
     /// `testdata/media/<name>`.
     public static func media(_ name: String) -> String { packageRoot.appendingPathComponent("testdata/media/\(name)").path }
 
+    /// `testdata/fidelity/<name>`: one file per class of issue 13 (see testdata/README.md).
+    public static func fidelity(_ name: String) -> String { packageRoot.appendingPathComponent("testdata/fidelity/\(name)").path }
+
     /// `testdata/sample-drop`.
     public static var sampleDrop: String { packageRoot.appendingPathComponent("testdata/sample-drop").path }
 
@@ -21,6 +24,21 @@ public enum Fixtures {
         let decoder = JSONDecoder()
         decoder.keyDecodingStrategy = .convertFromSnakeCase
         return (try? decoder.decode([String: ExpectedMedia].self, from: data)) ?? [:]
+    }()
+
+    /// What `testdata/make-fidelity.sh` measured for `name` (`testdata/fidelity/expected.json`),
+    /// and what a user should get for it.
+    public static func fidelityExpected(_ name: String) -> FidelityExpectation? { fidelityExpectations[name] }
+
+    /// Every fixture of `testdata/fidelity`, by name.
+    public static var fidelityNames: [String] { fidelityExpectations.keys.sorted() }
+
+    private static let fidelityExpectations: [String: FidelityExpectation] = {
+        let url = packageRoot.appendingPathComponent("testdata/fidelity/expected.json")
+        guard let data = try? Data(contentsOf: url) else { return [:] }
+        let decoder = JSONDecoder()
+        decoder.keyDecodingStrategy = .convertFromSnakeCase
+        return (try? decoder.decode([String: FidelityExpectation].self, from: data)) ?? [:]
     }()
 
     /// The built `share` executable beside the test bundle.
@@ -111,5 +129,31 @@ public enum ImageInspector {
         let data = pipe.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
         return String(decoding: data, as: UTF8.self)
+    }
+}
+
+/// What a user should get for one fidelity fixture (see testdata/README.md).
+public struct FidelityExpectation: Decodable, Sendable {
+    /// `image`, `video` or `file`.
+    public let type: String
+    /// The extension to deliver.
+    public let `extension`: String
+    public let mime: String
+    public let displayWidth: Int?
+    public let displayHeight: Int?
+    public let durationMs: Double?
+    /// Whether a thumbnail is expected.
+    public let thumbnail: Bool?
+    /// Mean luma (0–255) of the displayed picture, poster or cover.
+    public let meanLuma: Double?
+    /// The first keyframe that is not black (ms from the start): the poster to take.
+    public let firstBrightKeyframeMs: Double?
+    public let keyframesMs: [Double]?
+    public let cover: Cover?
+
+    /// An audio file's attached picture.
+    public struct Cover: Decodable, Sendable {
+        public let width: Int
+        public let height: Int
     }
 }

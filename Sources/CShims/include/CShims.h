@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <vips/vips.h>
 #include <libavutil/error.h>
+#include <tiffio.h>
 
 // ---- libvips ---------------------------------------------------------------
 
@@ -37,6 +38,9 @@ int shim_vips_cast_uchar(VipsImage *in, VipsImage **out);
 
 /// vips_rot(in, out, angle, NULL).
 int shim_vips_rot(VipsImage *in, VipsImage **out, VipsAngle angle);
+
+/// vips_flip(in, out, VIPS_DIRECTION_HORIZONTAL, NULL): mirrors left to right.
+int shim_vips_flip_horizontal(VipsImage *in, VipsImage **out);
 
 /// vips_resize(in, out, scale, NULL).
 int shim_vips_resize(VipsImage *in, VipsImage **out, double scale);
@@ -102,5 +106,29 @@ int shim_vips_ink_on_background(VipsImage *mask, VipsImage **out, double ink_r, 
 /// (VIPS_ALIGN_CENTRE for captions).
 int shim_vips_text_aligned(VipsImage **out, const char *text, int width, int dpi, const char *font,
                            VipsAlign align);
+
+// ---- libtiff ----------------------------------------------------------------
+
+/// A TIFF opened with its own error handler (TIFFOpenOptionsSetErrorHandlerExtR,
+/// libtiff 4.5): libtiff's messages for this file go into `error`, never to
+/// stderr and never through the process-wide handlers libvips installs.
+typedef struct shim_tiff {
+    TIFF *tiff;
+    char error[512];
+} shim_tiff;
+
+/// TIFFOpenExt(path, "r", options with the handler above). NULL when out of
+/// memory; otherwise check `->tiff` (NULL when libtiff refused the file, with
+/// the reason in `->error`). Release with shim_tiff_close.
+shim_tiff *shim_tiff_open(const char *path);
+
+/// TIFFClose and free.
+void shim_tiff_close(shim_tiff *handle);
+
+/// TIFFGetFieldDefaulted(tiff, tag, &value) for a uint16 tag; 1 when it has a value.
+int shim_tiff_get_u16(TIFF *tiff, uint32_t tag, uint16_t *value);
+
+/// TIFFGetField(tiff, tag, &value) for a uint32 tag (ImageWidth, ImageLength); 1 when present.
+int shim_tiff_get_u32(TIFF *tiff, uint32_t tag, uint32_t *value);
 
 #endif

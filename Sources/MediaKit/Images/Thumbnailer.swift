@@ -43,8 +43,9 @@ public enum Thumbnailer {
     }
 
     /// Scales an already decoded picture (a video frame) to fit `spec.size`, then
-    /// rotates it clockwise and encodes it.
-    public static func thumbnail(of image: VipsImageHandle, rotation: Int, spec: ThumbnailSpec) throws(VipsError) -> Thumbnail {
+    /// rotates it clockwise, mirrors it left to right when asked (EXIF orientations
+    /// 2, 4, 5 and 7), and encodes it.
+    public static func thumbnail(of image: VipsImageHandle, rotation: Int, mirrored: Bool = false, spec: ThumbnailSpec) throws(VipsError) -> Thumbnail {
         var image = image
         let longest = max(image.width, image.height)
         if longest > spec.size {
@@ -52,6 +53,9 @@ public enum Thumbnailer {
             image = try VipsImageHandle.make("vips_resize") { shim_vips_resize(image.pointer, $0, scale) }
         }
         image = try image.rotated(clockwise: rotation)
+        if mirrored {
+            image = try VipsImageHandle.make("vips_flip") { shim_vips_flip_horizontal(image.pointer, $0) }
+        }
         let jpeg = try image.jpegData(quality: spec.quality)
         return Thumbnail(jpeg: jpeg, width: image.width, height: image.height)
     }

@@ -31,6 +31,11 @@ public struct MediaProbe: Sendable, Hashable {
     public let video: VideoStreamInfo?
     public let hasAudio: Bool
     public let streamCount: Int
+    /// Every decodable picture stream that is not cover art (an ICO file has one per icon).
+    public let pictures: [VideoStreamInfo]
+    /// The first decodable attached picture (an audio file's cover art: ID3 APIC,
+    /// MP4 `covr`, FLAC PICTURE, Vorbis METADATA_BLOCK_PICTURE).
+    public let coverArt: VideoStreamInfo?
 }
 
 /// One opened media file (owns an `AVFormatContext`, closed with
@@ -43,8 +48,10 @@ public final class MediaFile {
     private let deadline: Deadline
     public let path: String
 
-    /// Opens `path` and reads its stream information.
-    public init(path: String, timeLimit: Double? = nil) throws(AVError) {
+    /// Opens `path` and reads its stream information. `pixelLimit` bounds the
+    /// frames `avformat_find_stream_info` decodes to learn what the header does
+    /// not say (libav's `max_pixels`), so opening a file cannot allocate a bomb.
+    public init(path: String, timeLimit: Double? = nil, pixelLimit: Int? = nil) throws(AVError) {
         LibAV.start()
         self.path = path
         self.deadline = Deadline(seconds: timeLimit)
@@ -65,7 +72,16 @@ public final class MediaFile {
         // duration; avformat_find_stream_info would decode a frame of each just to
         // learn the pixel format, which the poster's own decode finds anyway.
         guard !Self.headerIsComplete(opened) else { return }
-        let info = avformat_find_stream_info(opened, nil)
+        let info: Int32
+        if let pixelLimit {
+            let count = Int(opened.pointee.nb_streams)
+            var options = [OpaquePointer?](repeating: nil, count: max(1, count))
+            for i in 0..<count { av_dict_set(&options[i], "max_pixels", String(pixelLimit), 0) }
+            info = options.withUnsafeMutableBufferPointer { avformat_find_stream_info(opened, $0.baseAddress) }
+            for i in 0..<count { av_dict_free(&options[i]) }
+        } else {
+            info = avformat_find_stream_info(opened, nil)
+        }
         guard info >= 0 else { throw AVError("avformat_find_stream_info", code: info) }
     }
 
@@ -87,6 +103,22 @@ public final class MediaFile {
 
     deinit { avformat_close_input(&context) }
 
+    /// True until something reads packets or seeks: the next packet read is then
+    /// the file's first (what `avformat_find_stream_info` read is buffered and
+    /// returned again), so a walk from the start needs no seek — seeking to the
+    /// start is not exact everywhere (MPEG-PS/TS land after their first keyframe;
+    /// FLV without an index consumes it).
+    var atStart = true
+
+    /// True when the demuxer's index lists every keyframe from the moment the file
+    /// is open: MP4/MOV (the `moov`'s sample tables) and AVI (`idx1`). Matroska
+    /// reads its cues only when asked to seek, and MPEG-PS/TS have none.
+    var hasCompleteIndex: Bool {
+        guard let name = formatContext.pointee.iformat?.pointee.name else { return false }
+        let demuxer = String(cString: name)
+        return demuxer.hasPrefix("mov,mp4") || demuxer == "avi"
+    }
+
     var formatContext: UnsafeMutablePointer<AVFormatContext> { context! }
 
     func stream(_ index: Int) -> UnsafeMutablePointer<AVStream> { formatContext.pointee.streams[index]! }
@@ -95,30 +127,36 @@ public final class MediaFile {
     public func restartClock(seconds: Double?) { deadline.reset(seconds: seconds) }
 
     /// Reads duration, streams and rotation. Falls back, when the header has no
-    /// duration, to the streams' durations and then to the last packet's timestamp.
-    public func probe() throws(AVError) -> MediaProbe {
+    /// duration, to the streams' durations and then to the last packet's timestamp
+    /// (unless `duration` is false: a still image has none, and reading to its end
+    /// would leave an unseekable image demuxer there).
+    public func probe(duration: Bool = true) throws(AVError) -> MediaProbe {
         let ctx = formatContext.pointee
-        var video: VideoStreamInfo?
+        var pictures: [VideoStreamInfo] = []
+        var coverArt: VideoStreamInfo?
         var hasAudio = false
         for i in 0..<Int(ctx.nb_streams) {
             let st = stream(i).pointee
             guard let par = st.codecpar?.pointee else { continue }
             if par.codec_type == AVMEDIA_TYPE_AUDIO { hasAudio = true }
-            guard video == nil, par.codec_type == AVMEDIA_TYPE_VIDEO,
-                st.disposition & AV_DISPOSITION_ATTACHED_PIC == 0,
-                par.width > 0, par.height > 0, avcodec_find_decoder(par.codec_id) != nil
+            guard par.codec_type == AVMEDIA_TYPE_VIDEO, par.width > 0, par.height > 0, avcodec_find_decoder(par.codec_id) != nil
             else { continue }
             let sar = par.sample_aspect_ratio
-            video = VideoStreamInfo(
+            let info = VideoStreamInfo(
                 index: i, codec: String(cString: avcodec_get_name(par.codec_id)),
                 storedWidth: Int(par.width), storedHeight: Int(par.height),
                 rotation: Self.rotation(of: stream(i)),
                 sampleAspect: sar.num > 0 && sar.den > 0 ? av_q2d(sar) : 1)
+            if st.disposition & AV_DISPOSITION_ATTACHED_PIC != 0 {
+                if coverArt == nil { coverArt = info }
+            } else {
+                pictures.append(info)
+            }
         }
         let container = ctx.iformat.map { String(cString: $0.pointee.name) } ?? "unknown"
         return MediaProbe(
-            container: container, durationMilliseconds: try durationSeconds().map { ($0 * 1000).rounded() },
-            video: video, hasAudio: hasAudio, streamCount: Int(ctx.nb_streams))
+            container: container, durationMilliseconds: duration ? try durationSeconds().map { ($0 * 1000).rounded() } : nil,
+            video: pictures.first, hasAudio: hasAudio, streamCount: Int(ctx.nb_streams), pictures: pictures, coverArt: coverArt)
     }
 
     private func durationSeconds() throws(AVError) -> Double? {
@@ -135,9 +173,40 @@ public final class MediaFile {
         return try lastTimestampSeconds()
     }
 
-    /// Reads every packet (no decoding) for the largest end timestamp; used only for
-    /// headerless or truncated files. Rewinds afterwards.
+    /// The largest end timestamp of any packet; only for files whose header gives
+    /// no duration (Matroska/WebM recorded live, headerless or cut streams).
+    /// Like libavformat's own estimate for MPEG, it reads from the end: the last
+    /// 1 MB, a window grown eightfold up to 64 MB while it holds no timestamp. A
+    /// file no larger than the window, or whose demuxer cannot seek by bytes, is
+    /// read whole. Rewinds afterwards.
     private func lastTimestampSeconds() throws(AVError) -> Double? {
+        let wasAtStart = atStart
+        atStart = false
+        let context = formatContext
+        let size = context.pointee.pb.map { avio_size($0) } ?? -1
+        // Raw streams (an MPEG video elementary stream) have no timestamps of their
+        // own: the parser counts frames from where reading starts, so only a read
+        // from the start gives the end.
+        let flags = context.pointee.iformat.pointee.flags
+        let byteSeekable = flags & AVFMT_NO_BYTE_SEEK == 0 && flags & AVFMT_NOTIMESTAMPS == 0
+        var window: Int64 = 1 << 20
+        var end: Double?
+        while byteSeekable, size > window, end == nil, window <= 64 << 20 {
+            guard av_seek_frame(context, -1, size - window, AVSEEK_FLAG_BYTE) >= 0 else { break }
+            end = try readToEnd()
+            window *= 8
+        }
+        if end == nil {
+            if !wasAtStart || size > 1 << 20 { av_seek_frame(context, -1, 0, AVSEEK_FLAG_BACKWARD) }
+            end = try readToEnd()
+        }
+        av_seek_frame(context, -1, 0, AVSEEK_FLAG_BACKWARD)
+        return end
+    }
+
+    /// Reads packets (no decoding) to the end of the file: the largest end
+    /// timestamp seen, in seconds from each stream's start.
+    private func readToEnd() throws(AVError) -> Double? {
         guard let packet = av_packet_alloc() else { return nil }
         var packetPointer: UnsafeMutablePointer<AVPacket>? = packet
         defer { av_packet_free(&packetPointer) }
@@ -157,7 +226,6 @@ public final class MediaFile {
             }
             av_packet_unref(packet)
         }
-        av_seek_frame(formatContext, -1, 0, AVSEEK_FLAG_BACKWARD)
         return end
     }
 

@@ -29,9 +29,8 @@ public struct ConsumedShareCollector: Sendable {
         var report = CollectionReport()
         for var batch in try journal.batches(in: [.done]) {
             let consumed = container.consumedManifestPath(key: batch.key)
-            var st = stat()
-            guard lstat(consumed, &st) == 0, st.st_mode & S_IFMT == S_IFREG else { continue }
-            let consumedAt = Date(timeIntervalSince1970: Double(st.st_mtim.tv_sec))
+            guard let status = try? FileStatus.ofLink(consumed), status.type == .regular else { continue }
+            let consumedAt = Date(timeIntervalSince1970: Double(status.modifiedSeconds))
             guard now.timeIntervalSince(consumedAt) >= retention else { continue }
             var files: [String] = []
             if let data = FileManager.default.contents(atPath: consumed), let manifest = try? ManifestCoder.decode(data) {
@@ -44,11 +43,10 @@ public struct ConsumedShareCollector: Sendable {
             }
             files.append(consumed)
             let stored = container.reportPath(key: batch.key)
-            if access(stored, F_OK) == 0 { files.append(stored) }
+            if FileSystem.exists(stored) { files.append(stored) }
             for file in files {
-                var fileStatus = stat()
-                if lstat(file, &fileStatus) == 0 { report.bytes += Int64(fileStatus.st_size) }
-                if !dryRun { unlink(file) }
+                report.bytes += (try? FileStatus.ofLink(file))?.size ?? 0
+                if !dryRun { FileSystem.remove(file) }
             }
             report.files += files
             report.keys.append(batch.key)

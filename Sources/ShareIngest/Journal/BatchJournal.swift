@@ -70,7 +70,7 @@ public struct BatchRecord: Sendable {
 /// 3. the manifest is written (atomically, after fsyncing the copies), then the
 ///    batch is marked done (fsynced); a batch found `manifesting` with its manifest
 ///    present is simply marked done.
-public final class BatchJournal: @unchecked Sendable {
+public final class BatchJournal: Sendable {
     let database: SQLiteDatabase
     /// The container whose journal this is.
     public let container: ContainerDirectory
@@ -227,24 +227,13 @@ extension BatchJournal: BatchStore {
 /// An exclusive lock on one batch (`flock` on `<state>/locks/<batch>.lock`),
 /// held while a process works on it and released by the kernel if it dies.
 final class BatchLock {
-    private let fd: Int32
+    private let lock: FileLock
 
     /// Takes the lock, or returns nil if another process holds it.
     init?(batch: UUID, container: ContainerDirectory) {
         let directory = container.stateDirectory + "/locks"
         try? FileSystem.makeDirectory(directory)
-        let path = "\(directory)/\(batch.uuidString).lock"
-        let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
-        guard fd >= 0 else { return nil }
-        guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
-            close(fd)
-            return nil
-        }
-        self.fd = fd
-    }
-
-    deinit {
-        flock(fd, LOCK_UN)
-        close(fd)
+        guard let lock = FileLock("\(directory)/\(batch.uuidString).lock") else { return nil }
+        self.lock = lock
     }
 }

@@ -10,8 +10,8 @@ enum Recovery {
         for directory in [container.root, container.thumbnailsDirectory, container.manifestsDirectory, container.reportsDirectory] {
             guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory) else { continue }
             for name in names where name.hasPrefix(".") && name.hasSuffix(".partial") {
-                if let owner = owner(of: name), owner.host == FileSystem.hostTag, !isAlive(owner.pid) {
-                    unlink(directory + "/" + name)
+                if let owner = owner(of: name), owner.host == FileSystem.hostTag, !FileSystem.processExists(owner.pid) {
+                    FileSystem.remove(directory + "/" + name)
                 }
             }
         }
@@ -25,7 +25,7 @@ enum Recovery {
         for directory in [container.root, container.thumbnailsDirectory] {
             guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory) else { continue }
             for name in names where name.hasSuffix(".partial") && name.count > 38 {
-                if prefixes.contains(String(name.prefix(38))) { unlink(directory + "/" + name) }
+                if prefixes.contains(String(name.prefix(38))) { FileSystem.remove(directory + "/" + name) }
             }
         }
     }
@@ -37,10 +37,6 @@ enum Recovery {
         let tag = stem[stem.index(after: lastDot)...].split(separator: "-")
         guard tag.count == 3, let pid = pid_t(tag[1]) else { return nil }
         return (String(tag[0]), pid)
-    }
-
-    static func isAlive(_ pid: pid_t) -> Bool {
-        kill(pid, 0) == 0 || errno == EPERM
     }
 }
 

@@ -18,6 +18,8 @@ private let transient = unsafeBitCast(OpaquePointer(bitPattern: -1), to: sqlite3
 /// used by many threads one at a time: every call takes the connection's lock.
 final class SQLiteDatabase: @unchecked Sendable {
     private var handle: OpaquePointer?
+    /// Recursive: a transaction holds it across the statements it runs, which
+    /// take it too (Mutex is not reentrant).
     private let lock = NSRecursiveLock()
 
     /// Opens (creating) the database at `path` in WAL mode, waiting up to

@@ -1,5 +1,6 @@
 import Foundation
 import ShareManifest
+import Synchronization
 
 /// Where a batch's UUIDs come from: the batch id (and with it the default key
 /// `ShareKey-<batch UUID>`) and every item's id, which names its copy and thumbnail.
@@ -50,18 +51,13 @@ public struct IdentifierSource: Sendable {
 }
 
 /// A counter that hands out consecutive values across threads.
-private final class LockedCounter: @unchecked Sendable {
-    private let lock = NSLock()
-    private var value: UInt64
+private final class LockedCounter: Sendable {
+    private let value: Atomic<UInt64>
 
-    init(_ first: UInt64) { value = first }
+    init(_ first: UInt64) { value = Atomic(first) }
 
     func next(advancingBy step: UInt64 = 1) -> UInt64 {
-        lock.lock()
-        defer { lock.unlock() }
-        let current = value
-        value &+= step
-        return current
+        value.wrappingAdd(step, ordering: .relaxed).oldValue
     }
 }
 

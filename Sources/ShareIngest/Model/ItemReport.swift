@@ -131,47 +131,11 @@ public struct BatchReport: Sendable {
     /// True when every item was delivered.
     public var isComplete: Bool { ingestedCount == items.count }
 
-    /// The JSON report document (`--report FILE`): every input with its status.
+    /// The JSON report document (`--report FILE`, and the report stored beside
+    /// each manifest): every input with its status (``BatchReportDocument``).
     public func json() -> Data {
-        func opt(_ s: String?) -> String { s.map(JSONText.string) ?? "null" }
-        var lines: [String] = []
-        lines.append("{")
-        lines.append("  \"batch\": \(JSONText.string(batchID.uuidString)),")
-        lines.append("  \"key\": \(JSONText.string(key.rawValue)),")
-        lines.append("  \"redirectURL\": \(opt(redirectURL?.description)),")
-        lines.append("  \"manifest\": \(opt(manifestPath)),")
-        lines.append("  \"schema\": \(JSONText.string(schema.rawValue)),")
-        lines.append("  \"pipeline\": \(JSONText.string(pipeline)),")
-        lines.append("  \"interrupted\": \(interrupted),")
-        lines.append("  \"counts\": {\"items\": \(items.count), \"ingested\": \(ingestedCount), \"failed\": \(failedCount), \"skipped\": \(skippedCount)},")
-        let timings = StageName.allCases.compactMap { stage in stageSeconds[stage].map { "\"\(stage.rawValue)\": \(String(format: "%.4f", $0))" } }
-        lines.append("  \"stageSeconds\": {\(timings.joined(separator: ", "))},")
-        lines.append("  \"wallSeconds\": \(String(format: "%.4f", wallSeconds)),")
-        lines.append("  \"items\": [")
-        for (i, item) in items.enumerated() {
-            var fields = [
-                "\"source\": \(JSONText.string(item.source))",
-                "\"status\": \(JSONText.string(item.status.rawValue))",
-                "\"error\": \(opt(item.failure?.message))",
-                "\"stage\": \(opt(item.failure?.stage.rawValue))",
-                "\"reason\": \(opt(item.failure?.reason.rawValue))",
-                "\"path\": \(opt(item.entry?.path))",
-                "\"type\": \(opt(item.entry?.type.rawValue))",
-                "\"thumbnail\": \(opt(item.entry?.thumbnail))",
-                "\"mimeType\": \(opt(item.entry?.mimeType))",
-                "\"fileName\": \(opt(item.entry?.fileName))",
-                "\"size\": \(item.entry?.size.map { String($0) } ?? "null")",
-                "\"width\": \(item.entry?.width.map { String($0) } ?? "null")",
-                "\"height\": \(item.entry?.height.map { String($0) } ?? "null")",
-                "\"duration\": \(item.entry?.duration.map(JSONText.number) ?? "null")",
-            ]
-            fields.append("\"warnings\": [\(item.warnings.map(JSONText.string).joined(separator: ", "))]")
-            let seconds = StageName.allCases.compactMap { stage in item.stageSeconds[stage].map { "\"\(stage.rawValue)\": \(String(format: "%.4f", $0))" } }
-            fields.append("\"stageSeconds\": {\(seconds.joined(separator: ", "))}")
-            lines.append("    {" + fields.joined(separator: ", ") + "}" + (i + 1 < items.count ? "," : ""))
-        }
-        lines.append("  ]")
-        lines.append("}")
-        return Data((lines.joined(separator: "\n") + "\n").utf8)
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        return (try? encoder.encode(BatchReportDocument(self))) ?? Data()
     }
 }

@@ -3,6 +3,8 @@ import Foundation
 /// A bounded FIFO between stages: `push` waits while it is full (backpressure,
 /// so memory stays flat whatever the batch size) and `pop` waits while it is
 /// empty, until the queue is closed and drained.
+/// (`@unchecked`: its state is only touched under `condition`, a lock with the
+/// wait/broadcast that Mutex lacks.)
 final class BlockingQueue<Element>: @unchecked Sendable {
     private let condition = NSCondition()
     private var items: [Element] = []

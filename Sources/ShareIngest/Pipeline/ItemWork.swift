@@ -41,7 +41,8 @@ enum ItemSource: Sendable {
 }
 
 /// One item's state as it moves through the stages. Exactly one stage worker
-/// holds it at a time (it is handed over through the queues), so it needs no lock.
+/// holds it at a time (it is handed over through the queues, whose locks order
+/// the accesses), so it needs no lock of its own: hence `@unchecked Sendable`.
 final class ItemWork: @unchecked Sendable {
     let index: Int
     let source: ItemSource
@@ -65,6 +66,9 @@ final class ItemWork: @unchecked Sendable {
     /// The thumbnail the probe's decoding pass made, for the thumbnail stage to
     /// write (in memory only: a resumed item's thumbnail is made again).
     var pendingThumbnail: ThumbnailOutcome?
+    /// True when the probe asked the decoder for a thumbnail (none came back for
+    /// audio without cover art: the thumbnail stage need not decode it again).
+    var probeDecodedThumbnail = false
     // Thumbnail
     var thumbnailPath: String?
 

@@ -107,8 +107,9 @@ public struct PipelineDefinition: Sendable, Hashable {
         public var size = 360
         /// JPEG quality (1...100).
         public var quality = 80
-        /// Which kinds get thumbnails: images, videos, documents (PDF first pages).
-        public var kinds: Set<ThumbnailKind> = [.image, .video, .document]
+        /// Which kinds get thumbnails: images, videos, documents (PDF first pages),
+        /// audio (its cover art).
+        public var kinds: Set<ThumbnailKind> = [.image, .video, .document, .audio]
         /// What a truncated or damaged image gives: see the README's pipeline table.
         public var damageTolerance: DamageTolerance = .truncated
         /// Seconds one thumbnail may take.
@@ -116,7 +117,7 @@ public struct PipelineDefinition: Sendable, Hashable {
         /// The poster is the keyframe nearest to this many seconds into a video.
         public var posterTime: Double = 1
 
-        /// The defaults of the `default` pipeline: 360 px, quality 80, images, videos and documents.
+        /// The defaults of the `default` pipeline: 360 px, quality 80, images, videos, documents and audio covers.
         public init() {}
 
         var spec: ThumbnailSpec {
@@ -132,6 +133,9 @@ public struct PipelineDefinition: Sendable, Hashable {
         case video
         /// Documents libvips renders: the first page of a PDF.
         case document
+        /// Audio with cover art (ID3 APIC, MP4 `covr`, FLAC or Vorbis pictures):
+        /// the cover. The item stays a `file` with its duration.
+        case audio
     }
 
     /// Settings of the `manifest` stage: what the host app will read.
@@ -165,7 +169,7 @@ public struct PipelineError: Error, Sendable, Hashable, CustomStringConvertible 
 
 extension PipelineDefinition {
     /// The pipelines compiled into the program, by name.
-    public static let builtinNames = ["default", "share-extension"]
+    public static let builtinNames = BuiltinPipelines.json.keys.sorted()
 
     /// A built-in pipeline by name, or a pipeline file by path (anything with a `/`
     /// or ending in `.json`).
@@ -187,222 +191,17 @@ extension PipelineDefinition {
     /// The `default` pipeline.
     public static var standard: PipelineDefinition { try! load("default") }
 
-    /// Decodes and validates a pipeline document.
+    /// Decodes and validates a pipeline document (see ``PipelineDocument``).
     public static func decode(_ data: Data, file: String) throws(PipelineError) -> PipelineDefinition {
-        var reader = FieldReader(file: file)
-        return try reader.pipeline(data)
+        try PipelineDocument(file: file).decode(data)
     }
-}
 
-extension PipelineDefinition {
     /// The definition as a pipeline document (every setting spelled out), so it can
     /// be stored with a batch and read back identically.
-    public func encodedJSON() -> String {
-        var stages: [[String: Any]] = [
-            ["stage": "sniff", "workers": sniff.workers, "rejectContradictions": sniff.rejectContradictions],
-            ["stage": "copy", "workers": copy.workers, "fsync": copy.fsync],
-        ]
-        if let probe {
-            stages.append(["stage": "probe", "workers": probe.workers, "pixelLimit": probe.pixelLimit, "timeLimit": probe.timeLimit])
-        }
-        if let thumbnail {
-            stages.append([
-                "stage": "thumbnail", "workers": thumbnail.workers, "size": thumbnail.size, "format": "jpeg", "quality": thumbnail.quality,
-                "for": ThumbnailKind.allCases.filter(thumbnail.kinds.contains).map(\.rawValue),
-                "damageTolerance": thumbnail.damageTolerance.rawValue, "timeLimit": thumbnail.timeLimit, "posterTime": thumbnail.posterTime,
-            ])
-        }
-        var manifestStage: [String: Any] = [
-            "stage": "manifest", "schema": manifest.schema.rawValue, "scheme": manifest.scheme, "pathSpelling": manifest.pathSpelling.rawValue,
-        ]
-        if let key = manifest.key { manifestStage["key"] = key.rawValue }
-        stages.append(manifestStage)
-        let document: [String: Any] = ["name": name, "description": description, "stages": stages]
-        let data = try! JSONSerialization.data(withJSONObject: document, options: [.sortedKeys, .withoutEscapingSlashes])
-        return String(decoding: data, as: UTF8.self)
-    }
-}
+    public func encodedJSON() -> String { PipelineDocument.encode(self) }
 
-/// Reads a pipeline document field by field, so every error names its field.
-private struct FieldReader {
-    let file: String
-
-    func fail(_ field: String, _ problem: String) -> PipelineError {
-        PipelineError(file: file, field: field, problem: problem)
-    }
-
-    mutating func pipeline(_ data: Data) throws(PipelineError) -> PipelineDefinition {
-        let root: Any
-        do {
-            root = try JSONSerialization.jsonObject(with: data)
-        } catch {
-            let detail = (error as NSError).userInfo[NSDebugDescriptionErrorKey] as? String ?? "\(error)"
-            throw fail("(document)", "not valid JSON: \(detail)")
-        }
-        guard let object = root as? [String: Any] else { throw fail("(document)", "must be a JSON object") }
-        try allowOnly(object, ["name", "description", "stages"], at: "")
-        guard let name = object["name"] as? String, !name.isEmpty else { throw fail("name", "must be a non-empty string") }
-        let description = try optionalString(object, "description", at: "") ?? ""
-        guard let stages = object["stages"] as? [Any], !stages.isEmpty else {
-            throw fail("stages", "must be a non-empty array of stage objects")
-        }
-        var definition = PipelineDefinition(
-            name: name, description: description, sniff: .init(), copy: .init(), probe: nil, thumbnail: nil, manifest: .init())
-        var seen: [StageName] = []
-        for (index, element) in stages.enumerated() {
-            let at = "stages[\(index)]"
-            guard let stage = element as? [String: Any] else { throw fail(at, "must be an object with a \"stage\" field") }
-            guard let stageName = stage["stage"] as? String else { throw fail("\(at).stage", "is missing; allowed: \(allStages)") }
-            guard let kind = StageName(rawValue: stageName) else {
-                throw fail("\(at).stage", "unknown stage \"\(stageName)\"; allowed: \(allStages)")
-            }
-            if seen.contains(kind) { throw fail("\(at).stage", "stage \"\(stageName)\" appears twice") }
-            if let last = seen.last, kind < last {
-                throw fail("\(at).stage", "\"\(stageName)\" cannot come after \"\(last.rawValue)\"; the order is \(allStages)")
-            }
-            seen.append(kind)
-            switch kind {
-            case .sniff:
-                try allowOnly(stage, ["stage", "workers", "rejectContradictions"], at: at)
-                definition.sniff.workers = try integer(stage, "workers", at: at, in: 1...64) ?? 1
-                definition.sniff.rejectContradictions = try boolean(stage, "rejectContradictions", at: at) ?? true
-            case .copy:
-                try allowOnly(stage, ["stage", "workers", "fsync"], at: at)
-                definition.copy.workers = try integer(stage, "workers", at: at, in: 1...64) ?? 2
-                definition.copy.fsync = try boolean(stage, "fsync", at: at) ?? true
-            case .probe:
-                try allowOnly(stage, ["stage", "workers", "pixelLimit", "timeLimit"], at: at)
-                var probe = PipelineDefinition.ProbeSettings()
-                probe.workers = try integer(stage, "workers", at: at, in: 1...64) ?? probe.workers
-                probe.pixelLimit = try integer(stage, "pixelLimit", at: at, in: 1...1_000_000_000_000) ?? probe.pixelLimit
-                probe.timeLimit = try number(stage, "timeLimit", at: at, in: 0.001...86_400) ?? probe.timeLimit
-                definition.probe = probe
-            case .thumbnail:
-                try allowOnly(stage, ["stage", "workers", "size", "format", "quality", "for", "damageTolerance", "timeLimit", "posterTime"], at: at)
-                var thumbnail = PipelineDefinition.ThumbnailSettings()
-                thumbnail.workers = try integer(stage, "workers", at: at, in: 1...64) ?? thumbnail.workers
-                thumbnail.size = try integer(stage, "size", at: at, in: 16...4096) ?? thumbnail.size
-                thumbnail.quality = try integer(stage, "quality", at: at, in: 1...100) ?? thumbnail.quality
-                if let format = stage["format"] {
-                    guard let format = format as? String, format == "jpeg" else {
-                        throw fail("\(at).format", "\(show(format)) is not supported; allowed: \"jpeg\"")
-                    }
-                }
-                if let kinds = stage["for"] {
-                    guard let list = kinds as? [String], !list.isEmpty else {
-                        throw fail("\(at).for", "must be a non-empty array; allowed values: image, video, document")
-                    }
-                    var set = Set<PipelineDefinition.ThumbnailKind>()
-                    for value in list {
-                        guard let kind = PipelineDefinition.ThumbnailKind(rawValue: value) else {
-                            throw fail("\(at).for", "unknown kind \"\(value)\"; allowed values: image, video, document")
-                        }
-                        set.insert(kind)
-                    }
-                    thumbnail.kinds = set
-                }
-                if let tolerance = stage["damageTolerance"] {
-                    guard let raw = tolerance as? String, let parsed = DamageTolerance(rawValue: raw) else {
-                        throw fail("\(at).damageTolerance", "\(show(tolerance)) is not allowed; allowed: none, truncated, error")
-                    }
-                    thumbnail.damageTolerance = parsed
-                }
-                thumbnail.timeLimit = try number(stage, "timeLimit", at: at, in: 0.001...86_400) ?? thumbnail.timeLimit
-                thumbnail.posterTime = try number(stage, "posterTime", at: at, in: 0...86_400) ?? thumbnail.posterTime
-                definition.thumbnail = thumbnail
-            case .manifest:
-                try allowOnly(stage, ["stage", "schema", "scheme", "key", "pathSpelling"], at: at)
-                if let schema = stage["schema"] {
-                    guard let raw = schema as? String, let parsed = ManifestSchema(rawValue: raw) else {
-                        throw fail("\(at).schema", "\(show(schema)) is not allowed; allowed: legacy, v2")
-                    }
-                    definition.manifest.schema = parsed
-                }
-                if let scheme = try optionalString(stage, "scheme", at: at) {
-                    do { try RedirectURL.validate(scheme: scheme) } catch {
-                        throw fail("\(at).scheme", "\"\(scheme)\" is not a URL scheme (a letter, then letters, digits, + - .)")
-                    }
-                    definition.manifest.scheme = scheme
-                }
-                if let key = try optionalString(stage, "key", at: at) {
-                    do { definition.manifest.key = try ShareKey(key) } catch { throw fail("\(at).key", error.description) }
-                }
-                if let spelling = stage["pathSpelling"] {
-                    guard let raw = spelling as? String, let parsed = PathSpelling(rawValue: raw) else {
-                        throw fail("\(at).pathSpelling", "\(show(spelling)) is not allowed; allowed: percentEncoded, unencoded")
-                    }
-                    definition.manifest.pathSpelling = parsed
-                }
-            }
-        }
-        for required in [StageName.sniff, .copy, .manifest] where !seen.contains(required) {
-            throw fail("stages", "the \"\(required.rawValue)\" stage is required")
-        }
-        return definition
-    }
-
-    private var allStages: String { StageName.allCases.map(\.rawValue).joined(separator: ", ") }
-
-    private func show(_ value: Any) -> String {
-        if let s = value as? String { return "\"\(s)\"" }
-        if value is NSNull { return "null" }
-        return "\(value)"
-    }
-
-    private func allowOnly(_ object: [String: Any], _ allowed: [String], at: String) throws(PipelineError) {
-        for key in object.keys.sorted() where !allowed.contains(key) {
-            let prefix = at.isEmpty ? "" : "\(at)."
-            throw fail("\(prefix)\(key)", "unknown field; allowed here: \(allowed.joined(separator: ", "))")
-        }
-    }
-
-    private func isBool(_ value: Any) -> Bool {
-        guard let number = value as? NSNumber else { return false }
-        return JSONValue.isBoolean(number)
-    }
-
-    private func integer(_ object: [String: Any], _ key: String, at: String, in range: ClosedRange<Int>) throws(PipelineError) -> Int? {
-        guard let value = object[key] else { return nil }
-        guard let number = value as? NSNumber, !isBool(value), number.doubleValue == number.doubleValue.rounded(),
-            abs(number.doubleValue) < 1e15
-        else { throw fail("\(at).\(key)", "\(show(value)) is not an integer; allowed: \(range.lowerBound)...\(range.upperBound)") }
-        guard range.contains(number.intValue) else {
-            throw fail("\(at).\(key)", "\(number.intValue) is out of range; allowed: \(range.lowerBound)...\(range.upperBound)")
-        }
-        return number.intValue
-    }
-
-    private func number(_ object: [String: Any], _ key: String, at: String, in range: ClosedRange<Double>) throws(PipelineError) -> Double? {
-        guard let value = object[key] else { return nil }
-        guard let number = value as? NSNumber, !isBool(value) else {
-            throw fail("\(at).\(key)", "\(show(value)) is not a number; allowed: \(range.lowerBound)...\(range.upperBound)")
-        }
-        guard range.contains(number.doubleValue) else {
-            throw fail("\(at).\(key)", "\(number.doubleValue) is out of range; allowed: \(range.lowerBound)...\(range.upperBound)")
-        }
-        return number.doubleValue
-    }
-
-    private func boolean(_ object: [String: Any], _ key: String, at: String) throws(PipelineError) -> Bool? {
-        guard let value = object[key] else { return nil }
-        guard isBool(value), let number = value as? NSNumber else { throw fail("\(at).\(key)", "\(show(value)) is not allowed; allowed: true, false") }
-        return number.boolValue
-    }
-
-    private func optionalString(_ object: [String: Any], _ key: String, at: String) throws(PipelineError) -> String? {
-        guard let value = object[key], !(value is NSNull) else { return nil }
-        guard let string = value as? String else {
-            throw fail(at.isEmpty ? key : "\(at).\(key)", "\(show(value)) is not a string")
-        }
-        return string
-    }
-}
-
-extension PipelineDefinition {
-    /// Checks every setting against its allowed values (a definition built in
-    /// code is held to the same rules as a file: a batch stores it as JSON, and a
-    /// resumed batch must read it back).
-    public func validate() throws(PipelineError) {
-        _ = try PipelineDefinition.decode(Data(encodedJSON().utf8), file: "pipeline \(name)")
-    }
+    /// Checks every setting against what the document allows, for a definition
+    /// built in code (a batch stores it as JSON, and a resumed batch must read it
+    /// back): the same rules as a file, naming the same fields.
+    public func validate() throws(PipelineError) { try PipelineDocument(file: "pipeline \(name)").check(self) }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import MediaFormats
 import ShareManifest
+import Synchronization
 
 /// One stage of the pipeline: does its one job on one item. A stage knows its
 /// settings, nothing about queues, threads or journals; it reports failure by
@@ -35,24 +36,15 @@ struct BatchContext: Sendable {
 }
 
 /// A flag set once (on SIGINT/SIGTERM or by the caller) and read by every worker.
-public final class CancellationFlag: @unchecked Sendable {
-    private let lock = NSLock()
-    private var cancelled = false
+public final class CancellationFlag: Sendable {
+    private let cancelled = Atomic(false)
 
     /// A flag not yet set.
     public init() {}
 
     /// Sets the flag: workers finish their current stage and the batch stops, resumable. Thread-safe.
-    public func cancel() {
-        lock.lock()
-        cancelled = true
-        lock.unlock()
-    }
+    public func cancel() { cancelled.store(true, ordering: .releasing) }
 
     /// True once ``cancel()`` was called.
-    public var isCancelled: Bool {
-        lock.lock()
-        defer { lock.unlock() }
-        return cancelled
-    }
+    public var isCancelled: Bool { cancelled.load(ordering: .acquiring) }
 }

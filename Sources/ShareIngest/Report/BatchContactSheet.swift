@@ -24,7 +24,8 @@ extension BatchReport {
             let why = item.failure.map { "\(item.status.rawValue): \($0.reason.rawValue)" } ?? item.status.rawValue
             return ContactSheetTile(picture: .failed(item.status.rawValue), caption: reported.name + "\n" + why)
         }
-        let measurement = [reported.type == .video ? reported.duration : nil, reported.dimensions, reported.size]
+        // Videos and audio files show their duration (audio: duration and size).
+        let measurement = [reported.duration, reported.dimensions, reported.size]
             .compactMap { $0 }.prefix(2).joined(separator: " · ")
         let caption = reported.name + "\n" + (reported.excerpt(limit: 60) ?? (measurement.isEmpty ? reported.kind : measurement))
         if let thumbnail = reported.thumbnailPath {

@@ -53,55 +53,35 @@ extension BatchReport {
     /// The report stored under `key` in `container`.
     public static func stored(key: ShareKey, in container: ContainerDirectory) throws(StoredReportError) -> BatchReport {
         let path = container.reportPath(key: key)
-        let attributes: [FileAttributeKey: Any]
-        do {
-            attributes = try FileManager.default.attributesOfItem(atPath: path)
-        } catch {
-            throw .unknownKey(key, path: path)
+        let status: FileStatus
+        do { status = try FileStatus.of(path) } catch { throw .unknownKey(key, path: path) }
+        guard status.type == .regular else { throw .unreadable(path: path, reason: "not a regular file") }
+        guard status.size <= maximumStoredSize else {
+            throw .unreadable(path: path, reason: "\(status.size) bytes; refusing more than \(maximumStoredSize)")
         }
-        guard attributes[.type] as? FileAttributeType == .typeRegular else {
-            throw .unreadable(path: path, reason: "not a regular file")
-        }
-        if let size = attributes[.size] as? Int, size > maximumStoredSize {
-            throw .unreadable(path: path, reason: "\(size) bytes; refusing more than \(maximumStoredSize)")
-        }
-        guard let data = FileManager.default.contents(atPath: path) else {
-            throw .unreadable(path: path, reason: String(cString: strerror(errno)))
+        let data: [UInt8]
+        do { data = try FileDescriptor.open(path, O_RDONLY).read(count: Int(status.size), at: 0, path: path) } catch {
+            throw .unreadable(path: path, reason: error.message)
         }
         do {
-            return try decode(storedJSON: data)
+            return try decode(storedJSON: Data(data))
         } catch {
             throw .malformed(path: path, detail: error.description)
         }
     }
 
-    /// Reads the document ``json()`` writes. Fields missing from older reports
-    /// (`thumbnail`, `fileName`, …) read as null; per-item stage timings are not
-    /// stored, so they come back empty.
+    /// Reads the document ``json()`` writes (``BatchReportDocument``). Fields an
+    /// older report lacks read as absent.
     public static func decode(storedJSON data: Data) throws(StoredReportDecodingError) -> BatchReport {
-        let stored: StoredReportDocument
+        let document: BatchReportDocument
         do {
-            stored = try JSONDecoder().decode(StoredReportDocument.self, from: data)
+            document = try JSONDecoder().decode(BatchReportDocument.self, from: data)
         } catch let error as DecodingError {
             throw StoredReportDecodingError(error)
         } catch {
             throw StoredReportDecodingError(detail: "\(error)")
         }
-        guard let batchID = UUID(uuidString: stored.batch) else {
-            throw StoredReportDecodingError(detail: "field batch must be a UUID, not \(JSONText.string(stored.batch))")
-        }
-        let key: ShareKey
-        do { key = try ShareKey(stored.key) } catch { throw StoredReportDecodingError(detail: "field key: \(error)") }
-        let redirect = stored.redirectURL.flatMap { try? RedirectURL.parse($0).url }
-        var stageSeconds: [StageName: Double] = [:]
-        for (name, seconds) in stored.stageSeconds ?? [:] {
-            // A stage this version does not know is left out rather than refusing the report.
-            if let stage = StageName(rawValue: name) { stageSeconds[stage] = seconds }
-        }
-        let items = stored.items.enumerated().map { index, item in item.itemReport(index: index) }
-        return BatchReport(
-            batchID: batchID, key: key, redirectURL: redirect, manifestPath: stored.manifest, schema: stored.schema,
-            pipeline: stored.pipeline, items: items, stageSeconds: stageSeconds, wallSeconds: stored.wallSeconds)
+        return try document.report()
     }
 }
 
@@ -130,56 +110,101 @@ public struct StoredReportDecodingError: Error, Sendable, CustomStringConvertibl
     }
 }
 
-/// The report file's layout, as `BatchReport.json()` writes it.
-private struct StoredReportDocument: Decodable {
-    let batch: String
-    let key: String
-    let redirectURL: String?
-    let manifest: String?
-    let schema: ManifestSchema
-    let pipeline: String
-    let stageSeconds: [String: Double]?
-    let wallSeconds: Double
-    let items: [Item]
+/// The batch report document: the one layout `BatchReport.json()` writes and
+/// `BatchReport.stored` reads (keys sorted; fields without a value are left out).
+struct BatchReportDocument: Codable {
+    var batch: String
+    var key: String
+    var redirectURL: String?
+    var manifest: String?
+    var schema: ManifestSchema
+    var pipeline: String
+    var interrupted: Bool?
+    var counts: Counts?
+    var stageSeconds: [String: Double]?
+    var wallSeconds: Double
+    var items: [Item]
 
-    struct Item: Decodable {
-        let source: String
-        let status: ItemStatus
-        let error: String?
-        let stage: StageName?
-        let reason: ItemFailure.Reason?
-        let path: String?
-        let type: SharedMediaType?
-        let thumbnail: String?
-        let mimeType: String?
-        let fileName: String?
-        let size: Int64?
-        let width: Int?
-        let height: Int?
-        let duration: Double?
-        let warnings: [String]?
-        let stageSeconds: [String: Double]?
+    struct Counts: Codable {
+        var items: Int
+        var ingested: Int
+        var failed: Int
+        var skipped: Int
+    }
 
-        func itemReport(index: Int) -> ItemReport {
-            var failure: ItemFailure?
-            if status != .ingested {
-                // Reports always name the stage and reason of a failure; an edited one
-                // without them still shows its message.
-                failure = ItemFailure(stage ?? .sniff, reason ?? .io, error ?? "(no message recorded)")
-            }
-            let entry = path.map {
+    /// One input: its outcome and, when ingested, its manifest entry's fields.
+    struct Item: Codable {
+        var source: String
+        var status: ItemStatus
+        var error: String?
+        var stage: StageName?
+        var reason: ItemFailure.Reason?
+        var path: String?
+        var type: SharedMediaType?
+        var thumbnail: String?
+        var mimeType: String?
+        var fileName: String?
+        var size: Int64?
+        var width: Int?
+        var height: Int?
+        var duration: Double?
+        var warnings: [String]?
+        var stageSeconds: [String: Double]?
+    }
+
+    init(_ report: BatchReport) {
+        func seconds(_ timings: [StageName: Double]) -> [String: Double] {
+            Dictionary(uniqueKeysWithValues: timings.map { ($0.key.rawValue, ($0.value * 10_000).rounded() / 10_000) })
+        }
+        batch = report.batchID.uuidString
+        key = report.key.rawValue
+        redirectURL = report.redirectURL?.description
+        manifest = report.manifestPath
+        schema = report.schema
+        pipeline = report.pipeline
+        interrupted = report.interrupted
+        counts = Counts(items: report.items.count, ingested: report.ingestedCount, failed: report.failedCount, skipped: report.skippedCount)
+        stageSeconds = seconds(report.stageSeconds)
+        wallSeconds = (report.wallSeconds * 10_000).rounded() / 10_000
+        items = report.items.map { item in
+            let entry = item.entry
+            return Item(
+                source: item.source, status: item.status, error: item.failure?.message, stage: item.failure?.stage, reason: item.failure?.reason,
+                path: entry?.path, type: entry?.type, thumbnail: entry?.thumbnail, mimeType: entry?.mimeType, fileName: entry?.fileName,
+                size: entry?.size, width: entry?.width, height: entry?.height, duration: entry?.duration, warnings: item.warnings,
+                stageSeconds: seconds(item.stageSeconds))
+        }
+    }
+
+    func report() throws(StoredReportDecodingError) -> BatchReport {
+        guard let batchID = UUID(uuidString: batch) else {
+            throw StoredReportDecodingError(detail: "field batch must be a UUID, not \(JSONText.string(batch))")
+        }
+        let key: ShareKey
+        do { key = try ShareKey(self.key) } catch { throw StoredReportDecodingError(detail: "field key: \(error)") }
+        func timings(_ seconds: [String: Double]?) -> [StageName: Double] {
+            // A stage this version does not know is left out rather than refusing the report.
+            Dictionary(uniqueKeysWithValues: (seconds ?? [:]).compactMap { name, value in StageName(rawValue: name).map { ($0, value) } })
+        }
+        let reports = items.enumerated().map { index, item in
+            // Reports always name the stage and reason of a failure; an edited one
+            // without them still shows its message.
+            let failure = item.status == .ingested ? nil : ItemFailure(item.stage ?? .sniff, item.reason ?? .io, item.error ?? "(no message recorded)")
+            let entry = item.path.map {
                 SharedMediaFile(
-                    path: $0, thumbnail: thumbnail, duration: duration, type: type ?? .file, mimeType: mimeType,
-                    fileName: fileName, size: size, width: width, height: height)
+                    path: $0, thumbnail: item.thumbnail, duration: item.duration, type: item.type ?? .file, mimeType: item.mimeType,
+                    fileName: item.fileName, size: item.size, width: item.width, height: item.height)
             }
             // Copies are named <UUID>.<ext> in the container.
             let id = entry?.fileURL.flatMap { UUID(uuidString: $0.deletingPathExtension().lastPathComponent) }
             return ItemReport(
-                index: index, source: source, status: status, failure: failure, warnings: warnings ?? [],
-                entry: entry, id: id,
-                stageSeconds: Dictionary(uniqueKeysWithValues: (stageSeconds ?? [:]).compactMap { name, seconds in
-                    StageName(rawValue: name).map { ($0, seconds) }
-                }))
+                index: index, source: item.source, status: item.status, failure: failure, warnings: item.warnings ?? [], entry: entry, id: id,
+                stageSeconds: timings(item.stageSeconds))
         }
+        var report = BatchReport(
+            batchID: batchID, key: key, redirectURL: redirectURL.flatMap { try? RedirectURL.parse($0).url }, manifestPath: manifest,
+            schema: schema, pipeline: pipeline, items: reports, stageSeconds: timings(stageSeconds), wallSeconds: wallSeconds)
+        report.interrupted = interrupted ?? false
+        return report
     }
 }

@@ -56,7 +56,7 @@ struct ManifestStage {
             let entries = delivered.map { entry(for: $0, message: message) }
             let path = container.manifestPath(key: key)
             do {
-                if access(path, F_OK) != 0 {
+                if !FileSystem.exists(path) {
                     CrashPoint.hit("before-manifest")
                     _ = try write(entries, key: key, container: container)
                 }

@@ -26,6 +26,7 @@ struct ProbeStage: ItemStage {
         }
         item.apply(decoded.facts)
         item.pendingThumbnail = decoded.thumbnail
+        item.probeDecodedThumbnail = request.thumbnail != nil
     }
 }
 

@@ -22,22 +22,28 @@ struct SniffStage: ItemStage {
             }
         case .file(let file):
             let prefix: [UInt8]
+            var continuation: [UInt8]?
             let label = file.shownAs.display
             do throws(CopyError) {
                 let (fd, version) = try FileCopier.openSource(file.path)
                 item.sourceVersion = version
                 item.size = version.size
-                do { prefix = try fd.read(count: ContentSniffer.prefixLength, at: 0, path: file.shownAs.display) } catch { throw CopyError.system(error) }
+                do {
+                    prefix = try fd.read(count: ContentSniffer.prefixLength, at: 0, path: file.shownAs.display)
+                    // An ID3v2 tag longer than the prefix (cover art): what follows it decides.
+                    if let offset = ContentSniffer.continuationOffset(prefix) {
+                        continuation = try fd.read(count: ContentSniffer.prefixLength, at: Int64(offset), path: file.shownAs.display)
+                    }
+                } catch { throw CopyError.system(error) }
             } catch {
                 throw Self.failure(error, path: label, stage: .sniff)
             }
-            guard !prefix.isEmpty else { throw ItemFailure(.sniff, .empty, "\(label): is empty (0 bytes)") }
-            try identify(item, prefix: prefix, name: file.name, label: label)
+            try identify(item, prefix: prefix, continuation: continuation, name: file.name, label: label)
         }
     }
 
-    private func identify(_ item: ItemWork, prefix: some Collection<UInt8>, name: String, label: String) throws(ItemFailure) {
-        let sniffed = ContentSniffer.sniff(prefix, fileName: name)
+    private func identify(_ item: ItemWork, prefix: [UInt8], continuation: [UInt8]?, name: String, label: String) throws(ItemFailure) {
+        let sniffed = ContentSniffer.sniff(prefix, fileName: name, continuation: continuation)
         if settings.rejectContradictions, let claimed = sniffed.contradictedFormat {
             let head = prefix.prefix(8).map { String(format: "%02X", $0) }.joined(separator: " ")
             throw ItemFailure(.sniff, .contentMismatch, "\(label): named .\(sniffed.declaredExtension ?? "") but the content is not \(claimed.name) (nor any known format; first bytes \(head))")
@@ -49,7 +55,10 @@ struct SniffStage: ItemStage {
         case .video: item.type = .video
         default: item.type = .file
         }
-        if let declared = sniffed.declaredExtension, sniffed.recognised, declared != sniffed.fileExtension {
+        if prefix.isEmpty {
+            // Someone may share an empty file on purpose: it is delivered, as a file.
+            item.warnings.append("is empty (0 bytes): delivered as a file")
+        } else if let declared = sniffed.declaredExtension, sniffed.recognised || sniffed.kind == .text, declared != sniffed.fileExtension {
             item.warnings.append("named .\(declared) but the content is \(sniffed.format.name): stored as .\(sniffed.fileExtension)")
         }
     }

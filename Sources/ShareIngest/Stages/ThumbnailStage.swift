@@ -6,37 +6,41 @@ import ShareManifest
 /// `thumbnails/<UUID>.jpg`. The probe usually made it in its pass over the file;
 /// without that (a resumed batch, a remote worker, a pipeline without a probe)
 /// the decoder makes it here. An image whose thumbnail cannot be made fails; a
-/// video or document without one is still delivered, with a warning.
+/// video, document or audio file without one is still delivered, with a warning
+/// (audio without cover art simply has none).
 struct ThumbnailStage: ItemStage {
     let settings: PipelineDefinition.ThumbnailSettings
     var name: StageName { .thumbnail }
 
     func process(_ item: ItemWork, in batch: BatchContext) throws(ItemFailure) {
         let carried = item.pendingThumbnail
+        let decided = item.probeDecodedThumbnail
         item.pendingThumbnail = nil
+        item.probeDecodedThumbnail = false
         guard let path = item.copyPath, let sniffed = item.sniffed, let spec = settings.spec(for: sniffed.format, type: item.type) else { return }
-        let outcome: ThumbnailOutcome
-        if let carried {
-            outcome = carried
-        } else {
+        let isAudio = item.type == .file && !sniffed.format.isRenderableDocument
+        var outcome = carried
+        if outcome == nil, !decided {
             let probe = batch.pipeline.probe ?? .init()
             let request = DecodeRequest(
                 path: path, label: item.source.label, format: sniffed.format, pixelLimit: probe.pixelLimit, timeLimit: probe.timeLimit, thumbnail: spec)
             do {
-                outcome = try batch.decoder.decode(request).thumbnail ?? .failed(MediaError(.damaged, "\(item.source.label): no picture to make a thumbnail of"))
+                outcome = try batch.decoder.decode(request).thumbnail
             } catch {
                 outcome = .failed(error)
             }
         }
+        // Audio without cover art has nothing to show; anything else should have had a picture.
+        if outcome == nil, isAudio { return }
         let thumbnail: Thumbnail
-        switch outcome {
+        switch outcome ?? .failed(MediaError(.damaged, "\(item.source.label): no picture to make a thumbnail of")) {
         case .made(let made):
             thumbnail = made
         case .failed(let error):
             switch item.type {
             case .image: throw ItemFailure(.thumbnail, error)
             case .video: item.warnings.append("no poster frame: \(error)")
-            default: item.warnings.append("no thumbnail of the first page: \(error)")
+            default: item.warnings.append(isAudio ? "no cover thumbnail: \(error)" : "no thumbnail of the first page: \(error)")
             }
             return
         }
@@ -55,13 +59,16 @@ struct ThumbnailStage: ItemStage {
 
 extension PipelineDefinition.ThumbnailSettings {
     /// The thumbnail an item of this format and type gets, if this stage makes one
-    /// for its kind: images, video posters, the first page of a document.
+    /// for its kind: images, video posters, the first page of a document, the
+    /// cover of audio (a `file` in an audio format, or in a video container
+    /// that turned out to hold only sound).
     func spec(for format: MediaFormat, type: SharedMediaType) -> ThumbnailSpec? {
         let kind: PipelineDefinition.ThumbnailKind
         switch type {
         case .image: kind = .image
         case .video: kind = .video
         case .file where format.isRenderableDocument: kind = .document
+        case .file where format.kind == .audio || format.kind == .video: kind = .audio
         default: return nil
         }
         return kinds.contains(kind) ? spec : nil

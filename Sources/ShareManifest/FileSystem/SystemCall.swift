@@ -250,6 +250,22 @@ package enum FileSystem {
     /// Removes a file; a missing one is not an error.
     package static func remove(_ path: String) { unlink(path) }
 
+    /// Removes an empty folder; a missing or non-empty one is left as it is.
+    package static func removeEmptyDirectory(_ path: String) { rmdir(path) }
+
+    /// Creates a new folder from a `mkdtemp` template ending in `XXXXXX`; returns its path.
+    package static func makeTemporaryDirectory(_ template: String) throws(SystemError) -> String {
+        var bytes = Array(template.utf8CString)
+        guard let created = bytes.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else {
+            throw SystemError("mkdtemp", path: template)
+        }
+        return String(cString: created)
+    }
+
+    /// True while a process with this id exists (`kill(pid, 0)`; EPERM: it exists,
+    /// owned by someone else).
+    package static func processExists(_ pid: pid_t) -> Bool { kill(pid, 0) == 0 || errno == EPERM }
+
     /// The canonical absolute path (`realpath`), nil if it cannot be resolved.
     package static func resolved(_ path: String) -> String? {
         guard let real = realpath(path, nil) else { return nil }

@@ -1,0 +1,262 @@
+import CFFmpeg
+import CShims
+
+/// Packed RGB24 pixels of a decoded frame, already scaled to thumbnail size
+/// (alpha flattened over white), and how the frame asks to be displayed.
+struct RGBPicture {
+    let pixels: [UInt8]
+    let width: Int
+    let height: Int
+    /// Clockwise degrees to rotate for display, from the frame's own display
+    /// matrix (a JPEG's EXIF orientation, as libavcodec's mjpeg decoder exports
+    /// it); 0 when the frame has none.
+    var rotation = 0
+    /// Mirrored left to right after the rotation (EXIF orientations 2, 4, 5, 7).
+    var mirrored = false
+
+    /// Mean Rec. 601 luma over a sample grid of pixels.
+    var meanLuma: Double {
+        let count = width * height
+        guard count > 0 else { return 0 }
+        let stride = max(1, count / 4096)
+        var sum = 0.0
+        var samples = 0
+        var i = 0
+        while i < count {
+            let p = i * 3
+            sum += 0.299 * Double(pixels[p]) + 0.587 * Double(pixels[p + 1]) + 0.114 * Double(pixels[p + 2])
+            samples += 1
+            i += stride
+        }
+        return sum / Double(samples)
+    }
+}
+
+/// A copy of one key packet of the stream (its own reference to the data), and
+/// when it is shown.
+final class KeyPacket {
+    let packet: UnsafeMutablePointer<AVPacket>
+    /// Presentation time in the stream's time base (the decoding time when the
+    /// packet has none).
+    let time: Int64
+
+    init?(copying source: UnsafeMutablePointer<AVPacket>) {
+        guard let copy = av_packet_alloc() else { return nil }
+        guard av_packet_ref(copy, source) >= 0 else {
+            var freeing: UnsafeMutablePointer<AVPacket>? = copy
+            av_packet_free(&freeing)
+            return nil
+        }
+        packet = copy
+        time = source.pointee.pts != Int64.min ? source.pointee.pts : source.pointee.dts
+    }
+
+    deinit {
+        var freeing: UnsafeMutablePointer<AVPacket>? = packet
+        av_packet_free(&freeing)
+    }
+}
+
+/// Reads one stream's key packets and decodes each alone, with a decoder that
+/// skips everything else (`skip_frame = AVDISCARD_NONKEY`) on one thread: only
+/// single frames are wanted, and two items decode in parallel.
+///
+/// Reading and decoding are separate so that a caller can walk a stream without
+/// an index forward, key packet by key packet, and decode only the ones it
+/// chooses, never seeking back to a keyframe it has passed.
+final class KeyframeDecoder {
+    private var codec: UnsafeMutablePointer<AVCodecContext>?
+    private var frame: UnsafeMutablePointer<AVFrame>?
+    private var packet: UnsafeMutablePointer<AVPacket>?
+    private let streamIndex: Int32
+    private let targetSize: Int
+    private let sampleAspect: Double
+    /// Packets of the stream read while looking for the next key packet before
+    /// giving up (a group of pictures of 8 s at 120 fps fits).
+    static let packetBudget = 1000
+    /// Line alignment of the RGB destination of `sws_scale` (see `scale`).
+    static let destinationAlignment: Int32 = 64
+    /// Seeks made, and the times of the key packets decoded, for tests of the search.
+    private(set) var seeks = 0
+    private(set) var decodedTimes: [Int64] = []
+
+    /// A decoder for `stream`; frames larger than `pixelLimit` pixels are refused
+    /// by libavcodec (`max_pixels`); decoded frames are scaled to fit `targetSize`.
+    /// `strict`: any error in the data fails the frame (`AV_EF_EXPLODE`), so a
+    /// truncated still image is an error rather than a partial picture.
+    init(stream: UnsafeMutablePointer<AVStream>, pixelLimit: Int?, targetSize: Int, sampleAspect: Double = 1, strict: Bool = false) throws(AVError) {
+        streamIndex = stream.pointee.index
+        self.targetSize = targetSize
+        self.sampleAspect = sampleAspect
+        guard let parameters = stream.pointee.codecpar,
+            let decoder = avcodec_find_decoder(parameters.pointee.codec_id)
+        else { throw AVError("avcodec_find_decoder", message: "no decoder for this video codec") }
+        codec = avcodec_alloc_context3(decoder)
+        frame = av_frame_alloc()
+        packet = av_packet_alloc()
+        guard let codec, frame != nil, packet != nil else { throw AVError("avcodec_alloc_context3", message: "out of memory") }
+        var status = avcodec_parameters_to_context(codec, parameters)
+        guard status >= 0 else { throw AVError("avcodec_parameters_to_context", code: status) }
+        codec.pointee.thread_count = 1
+        codec.pointee.skip_frame = AVDISCARD_NONKEY
+        if let pixelLimit { codec.pointee.max_pixels = Int64(pixelLimit) }
+        if strict { codec.pointee.err_recognition |= AV_EF_EXPLODE }
+        status = avcodec_open2(codec, decoder, nil)
+        guard status >= 0 else { throw AVError("avcodec_open2", code: status) }
+    }
+
+    deinit {
+        avcodec_free_context(&codec)
+        av_frame_free(&frame)
+        av_packet_free(&packet)
+    }
+
+    /// Seeks to the keyframe at or before `timestamp` (what the demuxer can: MP4
+    /// and Matroska with cues land on one; MPEG-PS/TS search by timestamp and land
+    /// near it). False when the demuxer cannot seek: reading goes on from where it is.
+    @discardableResult
+    func seek(in file: MediaFile, to timestamp: Int64) throws(AVError) -> Bool {
+        seeks += 1
+        file.atStart = false
+        let status = av_seek_frame(file.formatContext, streamIndex, timestamp, AVSEEK_FLAG_BACKWARD)
+        if status == shim_averror_exit() { throw AVError("av_seek_frame", code: status) }
+        return status >= 0
+    }
+
+    /// Reads on to the next key packet of the stream (shown at `notBefore` or
+    /// later, when given: index times are decoding times, and some demuxers land
+    /// one keyframe early). Nil at the end of the file or of the packet budget.
+    /// `anyPacket`: the stream is a still picture (image demuxers such as ICO do
+    /// not flag their packets as key): its first packet is taken.
+    func nextKeyPacket(in file: MediaFile, notBefore: Int64? = nil, anyPacket: Bool = false) throws(AVError) -> KeyPacket? {
+        guard let packet else { return nil }
+        file.atStart = false
+        var packetsRead = 0
+        while packetsRead < Self.packetBudget {
+            let read = av_read_frame(file.formatContext, packet)
+            if read < 0 {
+                if read == shim_averror_exit() { throw AVError("av_read_frame", code: read) }
+                return nil
+            }
+            defer { av_packet_unref(packet) }
+            guard packet.pointee.stream_index == streamIndex else { continue }
+            packetsRead += 1
+            guard anyPacket || packet.pointee.flags & AV_PKT_FLAG_KEY != 0 else { continue }
+            let key = KeyPacket(copying: packet)
+            if let key, let notBefore, key.time != Int64.min, key.time < notBefore { continue }
+            return key
+        }
+        return nil
+    }
+
+    /// Decodes `key` alone (the decoder is flushed first and drained after it, so a
+    /// decoder that reorders frames gives it up at once), scaled to fit the target
+    /// size. Nil when the packet gives no frame (damaged, or needs what came before).
+    func decode(_ key: KeyPacket) throws(AVError) -> RGBPicture? {
+        guard let codec, let frame else { return nil }
+        decodedTimes.append(key.time)
+        avcodec_flush_buffers(codec)
+        let sent = avcodec_send_packet(codec, key.packet)
+        if sent < 0 { return nil }
+        avcodec_send_packet(codec, nil)
+        while true {
+            let received = avcodec_receive_frame(codec, frame)
+            if received == 0 {
+                defer { av_frame_unref(frame) }
+                return try scale(frame)
+            }
+            if received == shim_averror_eof() || received == shim_averror_eagain() { return nil }
+            throw AVError("avcodec_receive_frame", code: received)
+        }
+    }
+
+    /// Converts a decoded frame to RGB24 at thumbnail size in one `sws_scale`
+    /// (through RGBA, flattened over white, when the frame has alpha).
+    private func scale(_ frame: UnsafeMutablePointer<AVFrame>) throws(AVError) -> RGBPicture {
+        let sourceWidth = Int(frame.pointee.width)
+        let sourceHeight = Int(frame.pointee.height)
+        guard sourceWidth > 0, sourceHeight > 0 else { throw AVError("avcodec_receive_frame", message: "empty frame") }
+        let sourceFormat = AVPixelFormat(rawValue: frame.pointee.format)
+        let hasAlpha = av_pix_fmt_desc_get(sourceFormat).map { $0.pointee.flags & UInt64(AV_PIX_FMT_FLAG_ALPHA) != 0 } ?? false
+        let channels = hasAlpha ? 4 : 3
+        let displayWidth = Double(sourceWidth) * sampleAspect
+        let scale = min(1, Double(targetSize) / max(displayWidth, Double(sourceHeight)))
+        let width = max(1, Int((displayWidth * scale).rounded()))
+        let height = max(1, Int((Double(sourceHeight) * scale).rounded()))
+        guard let sws = sws_getContext(
+            Int32(sourceWidth), Int32(sourceHeight), sourceFormat,
+            Int32(width), Int32(height), hasAlpha ? AV_PIX_FMT_RGBA : AV_PIX_FMT_RGB24, Int32(SWS_AREA), nil, nil, nil)
+        else { throw AVError("sws_getContext", message: "cannot convert this pixel format") }
+        defer { sws_freeContext(sws) }
+        // libswscale's SIMD converters (the x86 YUV→RGB ones, used when a frame is
+        // converted at its own size) store whole vectors: they round each line up
+        // to 8 pixels when the stride leaves room, and write past the last visible
+        // byte of the last line. An exact `width × height × 3` array was overrun
+        // (valgrind: 8-byte writes ending past the block; glibc: "corrupted top
+        // size"). `av_image_alloc` with align 64 allocates what libswscale
+        // expects: lines of the width rounded up to 8 pixels, strides and planes
+        // aligned to 64 bytes, and 64 spare bytes after the last line. Only the
+        // visible bytes are handed on.
+        var planes: [UnsafeMutablePointer<UInt8>?] = [nil, nil, nil, nil]
+        var strides: [Int32] = [0, 0, 0, 0]
+        let allocated = av_image_alloc(&planes, &strides, Int32(width), Int32(height), hasAlpha ? AV_PIX_FMT_RGBA : AV_PIX_FMT_RGB24, Self.destinationAlignment)
+        guard allocated >= 0, let destination = planes[0] else { throw AVError("av_image_alloc", code: allocated) }
+        defer { av_free(destination) }
+        // Zeroed, so that lines sws_scale did not write are black, never uninitialised bytes.
+        destination.initialize(repeating: 0, count: Int(allocated))
+        let stride = Int(strides[0])
+        precondition(stride >= width * channels, "av_image_alloc gave a line shorter than the image")
+        let lines = withUnsafePointer(to: frame.pointee.data) { data in
+            withUnsafePointer(to: frame.pointee.linesize) { linesize in
+                data.withMemoryRebound(to: UnsafePointer<UInt8>?.self, capacity: 8) { sourcePlanes in
+                    linesize.withMemoryRebound(to: Int32.self, capacity: 8) { sizes in
+                        sws_scale(sws, sourcePlanes, sizes, 0, Int32(sourceHeight), planes, strides)
+                    }
+                }
+            }
+        }
+        guard lines > 0 else { throw AVError("sws_scale", message: "conversion failed") }
+        let rowBytes = width * 3
+        let pixels = [UInt8](unsafeUninitializedCapacity: rowBytes * height) { buffer, count in
+            for row in 0..<height {
+                let source = destination + row * stride
+                let target = buffer.baseAddress! + row * rowBytes
+                if hasAlpha {
+                    // Over white, as libvips flattens images with alpha.
+                    for x in 0..<width {
+                        let alpha = Int(source[x * 4 + 3])
+                        for c in 0..<3 {
+                            (target + x * 3 + c).initialize(to: UInt8((Int(source[x * 4 + c]) * alpha + 255 * (255 - alpha) + 127) / 255))
+                        }
+                    }
+                } else {
+                    target.initialize(from: source, count: rowBytes)
+                }
+            }
+            count = rowBytes * height
+        }
+        let orientation = Self.orientation(of: frame)
+        return RGBPicture(pixels: pixels, width: width, height: height, rotation: orientation.rotation, mirrored: orientation.mirrored)
+    }
+
+    /// The frame's display matrix (libavcodec's mjpeg decoder turns EXIF
+    /// orientation into one) as a clockwise rotation and a left–right mirror applied
+    /// after it. A mirrored matrix has a negative determinant; negating its first
+    /// column (which is how `av_display_matrix_flip` mirrors) leaves the rotation.
+    static func orientation(of frame: UnsafeMutablePointer<AVFrame>) -> (rotation: Int, mirrored: Bool) {
+        guard let side = av_frame_get_side_data(frame, AV_FRAME_DATA_DISPLAYMATRIX), side.pointee.size >= 36, let data = side.pointee.data else { return (0, false) }
+        var matrix = [Int32](repeating: 0, count: 9)
+        for i in 0..<9 { matrix[i] = UnsafeRawPointer(data).loadUnaligned(fromByteOffset: i * 4, as: Int32.self) }
+        let determinant = Int64(matrix[0]) * Int64(matrix[4]) - Int64(matrix[1]) * Int64(matrix[3])
+        let mirrored = determinant < 0
+        if mirrored {
+            matrix[0] = -matrix[0]
+            matrix[3] = -matrix[3]
+            matrix[6] = -matrix[6]
+        }
+        let degrees = matrix.withUnsafeBufferPointer { av_display_rotation_get($0.baseAddress!) }
+        guard degrees.isFinite else { return (0, mirrored) }
+        let clockwise = Int((-degrees / 90).rounded()) * 90
+        return (((clockwise % 360) + 360) % 360, mirrored)
+    }
+}
