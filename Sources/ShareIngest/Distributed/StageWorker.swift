@@ -100,11 +100,7 @@ public final class StageWorker: Sendable {
         url: String, settings: Settings, events: IngestEventSink? = nil, log: (@Sendable (Event) -> Void)? = nil,
         decoder: any MediaDecoder = InProcessDecoder()
     ) {
-        self.url = url
-        self.settings = settings
-        self.events = events
-        self.log = log
-        self.decoder = decoder
+        (self.url, self.settings, self.events, self.log, self.decoder) = (url, settings, events, log, decoder)
     }
 
     /// Creates or upgrades the schema (`share db migrate`; needs a role that may create tables).
@@ -185,9 +181,8 @@ final class WorkerRun: Sendable {
     private let prepared = Mutex<[UUID: PreparedBatch]>([:])
     /// Stages finished and item failures since the last heartbeat.
     private let counters = Mutex<(done: Int, failures: Int)>((0, 0))
-    /// Executors write a byte here when they take a job, so the coordinator refills.
-    private let wakeRead: Int32
-    private let wakeWrite: Int32
+    /// Executors signal it when they take a job, so the coordinator refills.
+    private let wake = WakePipe()
 
     /// Seconds between checks for jobs of gone workers.
     static let reapInterval = 1.0
@@ -199,18 +194,6 @@ final class WorkerRun: Sendable {
         self.id = id
         self.interruption = interruption
         handoff = BlockingQueue(capacity: 2 * worker.settings.concurrency + 1)
-        var fds: [Int32] = [-1, -1]
-        _ = pipe(&fds)
-        for fd in fds {
-            _ = fcntl(fd, F_SETFL, O_NONBLOCK)
-            _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
-        }
-        (wakeRead, wakeWrite) = (fds[0], fds[1])
-    }
-
-    deinit {
-        close(wakeRead)
-        close(wakeWrite)
     }
 
     var settings: StageWorker.Settings { worker.settings }
@@ -285,9 +268,8 @@ final class WorkerRun: Sendable {
                     if jobs.count == room && refused.isEmpty { continue }
                 }
                 let untilHeartbeat = max(0.01, nextHeartbeat - MonotonicClock.now())
-                _ = try queue.connection.waitForNotification(seconds: min(1, untilHeartbeat), wake: wakeRead)
-                var sink = [UInt8](repeating: 0, count: 64)
-                while read(wakeRead, &sink, sink.count) > 0 {}
+                _ = try queue.connection.waitForNotification(seconds: min(1, untilHeartbeat), wake: wake.readEnd)
+                wake.drain()
             } catch let error as PostgresError where error.connectionLost {
                 if error.interrupted || cancellation.isCancelled { break }
                 if lostSince == nil {
@@ -428,8 +410,7 @@ final class WorkerRun: Sendable {
         var queue: JobQueue?
         while let job = handoff.pop() {
             busy.add(1, ordering: .relaxed)
-            var byte: UInt8 = 1
-            _ = write(wakeWrite, &byte, 1)
+            wake.signal()
             work(job, queue: &queue)
             // Done with it whatever happened: if the row is still recorded as ours
             // (an answer lost with the connection), the next heartbeat hands it back.
