@@ -244,6 +244,9 @@ import Testing
         #expect(reasons.first?["batch"] == batch && reasons.first?["reason"]?.contains("cannot write the container") == true, "\(reasons)")
         let human = try ShareProcess.run(["status", "--db", server.url]).stdout
         #expect(human.contains("not working on batch \(batch): cannot write the container"), "\(human)")
+        // It never claimed one of the batch's jobs.
+        let touched = try server.sql("SELECT count(*) FROM share_jobs WHERE attempts > 0 OR worker_id IS NOT NULL OR last_error IS NOT NULL")
+        #expect(touched.trimmingCharacters(in: .whitespacesAndNewlines) == "0", "\(touched)")
 
         // Waiting for the batch: told within seconds that no live worker can work on it.
         let waiting = try ShareProcess.run(["ingest", "--resume", batch, "--db", server.url, "--timeout", "15"])

@@ -114,22 +114,33 @@ final class JobQueue {
     }
 
     /// Claims up to `limit` ready jobs of `stages` (oldest first, skipping rows
-    /// other workers are claiming and the batches in `excluding`), leased to
-    /// `worker` for `lease` seconds. One statement.
-    func claim(stages: [StageName], worker: Int, lease: Double, limit: Int, excluding: Set<UUID>) throws -> [Job] {
-        try connection.query(
+    /// other workers are claiming), leased to `worker` for `lease` seconds, only
+    /// of the batches in `batches` (those this worker checked it can work on);
+    /// in the same statement, the running batches it has not checked yet (not in
+    /// `batches` nor in `blocked`), to check before its next claim. So a worker
+    /// never claims a job of a batch whose files it cannot see or write.
+    func claim(stages: [StageName], worker: Int, lease: Double, limit: Int, batches: Set<UUID>, blocked: Set<UUID>) throws -> (jobs: [Job], unchecked: [UUID]) {
+        let rows = try connection.query(
             """
             WITH picked AS (
                 SELECT id FROM share_jobs
-                WHERE state = 'queued' AND not_before <= now() AND stage = ANY($1::text[]) AND NOT (batch_id = ANY($4::uuid[]))
-                ORDER BY id LIMIT $5 FOR UPDATE SKIP LOCKED)
-            UPDATE share_jobs j SET state = 'running', attempts = j.attempts + 1, worker_id = $2,
-                lease_until = now() + make_interval(secs => $3::double precision)
-            FROM picked WHERE j.id = picked.id
-            RETURNING \(Self.jobColumns)
+                WHERE state = 'queued' AND not_before <= now() AND stage = ANY($1::text[]) AND batch_id = ANY($4::uuid[])
+                ORDER BY id LIMIT $5 FOR UPDATE SKIP LOCKED),
+            claimed AS (
+                UPDATE share_jobs j SET state = 'running', attempts = j.attempts + 1, worker_id = $2,
+                    lease_until = now() + make_interval(secs => $3::double precision)
+                FROM picked WHERE j.id = picked.id
+                RETURNING \(Self.jobColumns))
+            SELECT claimed.*, NULL::uuid AS unchecked FROM claimed
+            UNION ALL
+            (SELECT NULL, NULL, NULL, NULL, NULL, NULL, NULL, b.id FROM share_batches b
+             WHERE b.state = 'running' AND NOT (b.id = ANY($4::uuid[])) AND NOT (b.id = ANY($6::uuid[])) ORDER BY b.created_at LIMIT 20)
             """,
-            [Self.array(stages.map(\.rawValue)), String(worker), String(lease), Self.array(excluding.map(\.uuidString)), String(limit)]
-        ).compactMap(Self.job).sorted { $0.id < $1.id }
+            [
+                Self.array(stages.map(\.rawValue)), String(worker), String(lease), Self.array(batches.map(\.uuidString)), String(limit),
+                Self.array(blocked.map(\.uuidString)),
+            ])
+        return (rows.compactMap(Self.job).sorted { $0.id < $1.id }, rows.compactMap { $0["unchecked"].flatMap(UUID.init(uuidString:)) })
     }
 
     static func array(_ values: [String]) -> String { "{" + values.joined(separator: ",") + "}" }

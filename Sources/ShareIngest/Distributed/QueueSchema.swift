@@ -134,6 +134,7 @@ enum QueueSchema {
         CREATE INDEX share_jobs_running ON share_jobs (worker_id) WHERE state = 'running';
         CREATE INDEX share_jobs_errors ON share_jobs (error_at) WHERE error_at IS NOT NULL;
         CREATE INDEX share_batches_finished ON share_batches (finished_at) WHERE state IN ('done', 'failed');
+        CREATE INDEX share_batches_running ON share_batches (created_at) WHERE state = 'running';
         CREATE TABLE share_workers (
             id serial PRIMARY KEY, name text NOT NULL, host text NOT NULL, pid integer NOT NULL, stages text NOT NULL,
             concurrency integer NOT NULL, started_at timestamptz NOT NULL DEFAULT now(), locked_at timestamptz NOT NULL DEFAULT now(),

@@ -253,19 +253,16 @@ final class WorkerRun: Sendable {
                 let waiting = handoff.count
                 let room = 2 * settings.concurrency - waiting - busy.load(ordering: .relaxed)
                 if waiting < settings.concurrency && room > 0 {
-                    let jobs = try queue.claim(stages: settings.stages, worker: id, lease: settings.lease, limit: room, excluding: Set(blocked.keys))
-                    held.withLock { $0.formUnion(jobs.map(\.id)) }
-                    var refused: [Int64] = []
-                    for job in jobs {
-                        if try prepare(job.batchID, queue: queue, blocked: &blocked) != nil {
-                            refused.append(job.id)
-                        } else {
-                            handoff.push(job)
-                        }
+                    let usable = prepared.withLock { prepared in
+                        Set(prepared.filter { now - $0.value.checked < Self.recheckInterval }.keys)
                     }
-                    try queue.release(refused, worker: id)
-                    held.withLock { $0.subtract(refused) }
-                    if jobs.count == room && refused.isEmpty { continue }
+                    let (jobs, unchecked) = try queue.claim(
+                        stages: settings.stages, worker: id, lease: settings.lease, limit: room, batches: usable, blocked: Set(blocked.keys))
+                    held.withLock { $0.formUnion(jobs.map(\.id)) }
+                    for job in jobs { handoff.push(job) }
+                    var checked = false
+                    for batch in unchecked where try check(batch, queue: queue, blocked: &blocked) { checked = true }
+                    if jobs.count == room || checked { continue }
                 }
                 let untilHeartbeat = max(0.01, nextHeartbeat - MonotonicClock.now())
                 _ = try queue.connection.waitForNotification(seconds: min(1, untilHeartbeat), wake: wake.readEnd)
@@ -286,12 +283,10 @@ final class WorkerRun: Sendable {
         return queue
     }
 
-    /// Checks a batch this worker has not prepared yet (or not for a while):
-    /// nil when its jobs can run here, else why not (recorded, logged once).
-    private func prepare(_ batch: UUID, queue: JobQueue, blocked: inout [UUID: (reason: String, since: Double)]) throws -> String? {
-        if let known = prepared.withLock({ $0[batch] }), MonotonicClock.now() - known.checked < Self.recheckInterval { return nil }
-        if let entry = blocked[batch] { return entry.reason }
-        guard let stored = try queue.batch(batch) else { return "batch \(batch) is not in the database" }
+    /// Checks a batch this worker has not checked yet (or not for a while): true
+    /// when its jobs can run here; else why not is recorded and logged (once).
+    private func check(_ batch: UUID, queue: JobQueue, blocked: inout [UUID: (reason: String, since: Double)]) throws -> Bool {
+        guard let stored = try queue.batch(batch) else { return false }
         var reason = WorkerVisibility.problem(with: stored)
         var ready: PreparedBatch?
         if reason == nil {
@@ -307,13 +302,13 @@ final class WorkerRun: Sendable {
             if !knownBlocked(batch, reason) {
                 worker.emit(.blocked, "not taking the jobs of batch \(batch.uuidString): \(reason)", ["batch": batch.uuidString, "error": reason])
             }
-            return reason
+            return false
         }
         if forgetBlocked(batch) {
             try queue.unblock(worker: id, batch: batch)
             worker.emit(.unblocked, "batch \(batch.uuidString) is usable here again; taking its jobs", ["batch": batch.uuidString])
         }
-        return nil
+        return true
     }
 
     /// Batches already reported as blocked, with the reason reported (logged once per reason).
