@@ -37,14 +37,18 @@ public final class Inbox: Sendable {
     /// When set, drops are enqueued for `share worker` processes instead of run here.
     public let distributed: DistributedIngestor?
     let journal: BatchJournal
+    let notices: (@Sendable (UUID, DistributedIngestor.WaitNotice) -> Void)?
     /// Each drop's last signature and since when it has been unchanged (settling).
     private let seen = Mutex<[String: (signature: DropSignature, since: Double)]>([:])
 
     /// Watches the folder `path` (which must exist); drops are ingested by `ingestor`.
     /// - Parameter distributed: when given, drops are enqueued for `share worker`
     ///   processes (PostgreSQL) instead of being run here.
+    /// - Parameter notices: with `distributed`, hears while a batch is waited for
+    ///   that no live worker can take it (and when workers come back).
     public init(
-        path: String, ingestor: ShareIngestor, settle: Double = 3, disposition: DropDisposition = .move, distributed: DistributedIngestor? = nil
+        path: String, ingestor: ShareIngestor, settle: Double = 3, disposition: DropDisposition = .move, distributed: DistributedIngestor? = nil,
+        notices: (@Sendable (UUID, DistributedIngestor.WaitNotice) -> Void)? = nil
     ) throws(ShareIngestError) {
         guard (try? FileStatus.of(path))?.type == .directory else {
             throw .inputMissing(path: path, reason: "not a folder")
@@ -54,6 +58,7 @@ public final class Inbox: Sendable {
         self.settle = settle
         self.disposition = disposition
         self.distributed = distributed
+        self.notices = notices
         self.journal = try BatchJournal(container: ingestor.container)
         for folder in [".processing", ".done", ".failed"] {
             try? FileSystem.makeDirectory(self.path + "/" + folder)
@@ -175,7 +180,9 @@ public final class Inbox: Sendable {
                 batch.state = .running
                 try journal.update(batch)
             }
-            guard let done = try distributed.wait(for: batch.id, cancellation: cancellation) else { return nil }
+            let id = batch.id
+            let notices = notices.map { sink in { @Sendable (notice: DistributedIngestor.WaitNotice) in sink(id, notice) } }
+            guard let done = try distributed.wait(for: id, cancellation: cancellation, notices: notices) else { return nil }
             batch.manifestPath = done.manifestPath
             batch.redirectURL = done.redirectURL
             dispose(batch)
