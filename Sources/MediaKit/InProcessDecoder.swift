@@ -190,19 +190,28 @@ struct VipsImageDecoding {
     let strict: Bool
 
     func decode() throws(MediaError) -> DecodedMedia {
-        let header: ImageHeader
-        do {
-            header = try ImageHeader.read(path: request.path)
-        } catch {
+        func failure(_ error: VipsError) -> MediaError {
             if (strict && !VipsImageStep.namesVariant(error)) || error.isHEIFDamage {
-                throw MediaError(.damaged, "\(request.label): not a readable \(request.format.name) image: \(error)")
+                return MediaError(.damaged, "\(request.label): not a readable \(request.format.name) image: \(error)")
             }
             // A variant libvips here cannot read: the next decoder may.
-            throw MediaError(.unsupported, "\(error)")
+            return MediaError(.unsupported, "\(error)")
         }
-        if !loader.isEmpty, !header.loader.hasPrefix(loader) {
-            throw MediaError(.contentMismatch, "\(request.label): looks like \(request.format.name) but libvips would read it with \(header.loader); refused")
+        // The loader is checked before it is built (building one parses the file):
+        // a fallback loader never reads what the sniffer did not recognise.
+        let chosen: String
+        do { chosen = try ImageHeader.loader(of: request.path) } catch { throw failure(error) }
+        if !loader.isEmpty, !chosen.hasPrefix(loader) {
+            // Where libvips reads every valid file of the format, its own loader
+            // declining one whose magic bytes matched means the file is damaged.
+            if strict {
+                throw MediaError(
+                    .damaged, "\(request.label): not a readable \(request.format.name) image: libvips' \(request.format.name) loader does not recognise it (only \(chosen) would try; refused)")
+            }
+            throw MediaError(.contentMismatch, "\(request.label): looks like \(request.format.name) but libvips would read it with \(chosen); refused")
         }
+        let header: ImageHeader
+        do { header = try ImageHeader.read(path: request.path, loader: chosen) } catch { throw failure(error) }
         try PixelLimit(request.pixelLimit).check(header.storedWidth, header.storedHeight, label: request.label)
         let facts = MediaFacts(kind: .image, width: header.width, height: header.height, frameCount: header.pages > 1 ? header.pages : nil)
         return DecodedMedia(facts: facts, thumbnail: request.thumbnail.map(thumbnail))

@@ -68,12 +68,26 @@ import MediaFormats
     }
 
     @Test func headerGivesDisplayDimensions() throws {
-        let header = try ImageHeader.read(path: Fixtures.media("portrait-exif6.jpg"))
+        let header = try ImageHeader.read(path: Fixtures.media("portrait-exif6.jpg"), loader: ImageHeader.loader(of: Fixtures.media("portrait-exif6.jpg")))
         #expect(header.orientation == 6)
         #expect(header.storedWidth == 640 && header.storedHeight == 480)
         #expect(header.width == 480 && header.height == 640)
-        let gif = try ImageHeader.read(path: Fixtures.media("animated.gif"))
+        let gif = try ImageHeader.read(path: Fixtures.media("animated.gif"), loader: ImageHeader.loader(of: Fixtures.media("animated.gif")))
         #expect(gif.pages == 4)
         #expect(gif.height == 100)
+    }
+
+    /// A file sent to libvips as a JPEG that libvips would read with another
+    /// loader (here ImageMagick's, for XML) is refused before that loader is built.
+    @Test func aFallbackLoaderNeverReadsAFileSentAsAnotherFormat() throws {
+        let path = Fixtures.packageRoot.appendingPathComponent("testdata/fidelity/xml-named.jpg").path
+        #expect(try ImageHeader.loader(of: path).hasPrefix("VipsForeignLoadMagick"))
+        do {
+            _ = try InProcessDecoder().decode(DecodeRequest(path: path, label: "xml-named.jpg", format: .jpeg))
+            Issue.record("decoded")
+        } catch {
+            #expect(error.kind == .damaged)
+            #expect(error.message.contains("only VipsForeignLoadMagickFile would try; refused"), "\(error)")
+        }
     }
 }

@@ -19,15 +19,24 @@ public struct ImageHeader: Sendable, Hashable {
     public var height: Int { orientation >= 5 ? storedWidth : storedHeight }
     public var pixelCount: Int { storedWidth * storedHeight }
 
-    /// Reads the header of the image at `path`.
-    public static func read(path: String) throws(VipsError) -> ImageHeader {
+    /// The libvips loader that would read `path` (`vips_foreign_find_load`: each
+    /// loader's sniff of the first bytes; nothing is loaded yet). Check it before
+    /// ``read(path:loader:)``: building a loader parses the file.
+    public static func loader(of path: String) throws(VipsError) -> String {
         try Vips.start()
-        return try Vips.withExactErrors { () throws(VipsError) in try readHeader(path: path) }
+        return try Vips.withExactErrors { () throws(VipsError) in
+            guard let name = vips_foreign_find_load(path) else { throw VipsError("vips_foreign_find_load", about: path) }
+            return String(cString: name)
+        }
     }
 
-    private static func readHeader(path: String) throws(VipsError) -> ImageHeader {
-        guard let loaderName = vips_foreign_find_load(path) else { throw VipsError("vips_foreign_find_load", about: path) }
-        let loader = String(cString: loaderName)
+    /// Reads the header of the image at `path` with the loader ``loader(of:)`` named.
+    public static func read(path: String, loader: String) throws(VipsError) -> ImageHeader {
+        try Vips.start()
+        return try Vips.withExactErrors { () throws(VipsError) in try readHeader(path: path, loader: loader) }
+    }
+
+    private static func readHeader(path: String, loader: String) throws(VipsError) -> ImageHeader {
         guard let pointer = shim_vips_image_header(path) else { throw VipsError("vips_image_new_from_file", about: path) }
         let image = VipsImageHandle(pointer)
         let orientation = image.integer("orientation").flatMap { (1...8).contains($0) ? $0 : nil } ?? 1
