@@ -29,7 +29,7 @@ enum WatchCommand {
             let distributed = parsed.value("db").map { DistributedIngestor(url: $0, container: container, pipeline: pipeline) }
             inbox = try Inbox(
                 path: inboxPath, ingestor: ShareIngestor(container: container, pipeline: pipeline), settle: settle, disposition: disposition,
-                distributed: distributed)
+                distributed: distributed, notices: { batch, notice in Terminal.shared.err("share: batch \(batch.uuidString): \(notice)") })
         } catch let error as UsageError {
             return Command.usageFailure(error.description, usage: usage)
         } catch {
