@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # A throwaway PostgreSQL cluster for tests: `start DIR [PORT]` prints a
-# connection URL; `stop DIR` stops it. The server refuses to run as root, so it
+# connection URL; `stop DIR` stops it; `sql PORT DATABASE SQL` runs SQL there as
+# the superuser (psql, stopping at the first error) and prints the result. The server refuses to run as root, so it
 # runs as the `postgres` user (from Debian's postgresql package), listening on
 # loopback and on a Unix socket inside DIR.
 set -euo pipefail
@@ -30,5 +31,9 @@ start)
 stop)
   as_postgres "$bin/pg_ctl" -D "$dir/data" -m fast -w stop >/dev/null 2>&1 || true
   ;;
-*) echo "usage: $0 start|stop DIR [PORT]" >&2; exit 2 ;;
+sql)
+  # Here DIR is the port and PORT the database.
+  "$bin/psql" -X -q -t -A -v ON_ERROR_STOP=1 "postgresql://postgres@127.0.0.1:$dir/$port" -c "${4:?SQL}"
+  ;;
+*) echo "usage: $0 start|stop DIR [PORT] | sql PORT DATABASE SQL" >&2; exit 2 ;;
 esac

@@ -93,18 +93,18 @@ public struct ShareIngestor: Sendable {
     public func resume(_ idOrKey: String, events: IngestEventSink? = nil, cancellation: CancellationFlag = CancellationFlag()) throws(ShareIngestError) -> BatchReport {
         let journal = try BatchJournal(container: container)
         guard let batch = try journal.batch(idOrKey) else { throw .unknownBatch(idOrKey) }
-        if batch.state == .done { return try Self.replay(Self.finishedReport(of: batch, journal: journal), to: events) }
+        if batch.state == .done { return try Self.replay(Self.finishedReport(of: batch, store: journal, container: journal.container), to: events) }
         do {
             return try Self.resume(batch, journal: journal, decoder: decoder, events: events, cancellation: cancellation, now: now)
         } catch .batchNotResumable(let id, .done) {
             // Another process finished it while we waited for its lock.
             guard let finished = try journal.batch(id.uuidString) else { throw .unknownBatch(idOrKey) }
-            return Self.replay(try Self.finishedReport(of: finished, journal: journal), to: events)
+            return Self.replay(try Self.finishedReport(of: finished, store: journal, container: journal.container), to: events)
         }
     }
 
     /// Tells `events` what a finished batch's run told it: each item, then the batch.
-    private static func replay(_ report: BatchReport, to events: IngestEventSink?) -> BatchReport {
+    static func replay(_ report: BatchReport, to events: IngestEventSink?) -> BatchReport {
         guard let events else { return report }
         events(.batchStarted(batchID: report.batchID, key: report.key))
         for item in report.items { events(.itemFinished(item)) }
@@ -112,14 +112,15 @@ public struct ShareIngestor: Sendable {
         return report
     }
 
-    /// The report of a batch that is done: the one stored beside its manifest, or,
-    /// if that was lost, one rebuilt from the journal's final record of each item.
-    static func finishedReport(of batch: BatchRecord, journal: BatchJournal) throws(ShareIngestError) -> BatchReport {
-        if let stored = try? BatchReport.stored(key: batch.key, in: journal.container), stored.batchID == batch.id { return stored }
+    /// The report of a batch that is done (or failed): the one stored beside its
+    /// manifest, or, if there is none, one rebuilt from the store's final record
+    /// of each item. The same for local and distributed batches.
+    static func finishedReport(of batch: BatchRecord, store: any BatchStore, container: ContainerDirectory) throws(ShareIngestError) -> BatchReport {
+        if let stored = try? BatchReport.stored(key: batch.key, in: container), stored.batchID == batch.id { return stored }
         let pipeline: PipelineDefinition
         do { pipeline = try PipelineDefinition.decode(Data(batch.pipelineJSON.utf8), file: "pipeline of batch \(batch.id)") } catch { throw .pipeline(error) }
         let items: [ItemWork]
-        do { items = try journal.items(of: batch.id) } catch { throw .containerUnusable(path: journal.container.root, reason: "journal: \(error)") }
+        do { items = try store.items(of: batch.id) } catch { throw .storeUnavailable("\(error)") }
         let manifest = ManifestStage(settings: pipeline.manifest)
         return BatchReport(
             batchID: batch.id, key: batch.key, redirectURL: batch.redirectURL.flatMap { try? RedirectURL.parse($0).url },

@@ -10,6 +10,9 @@ enum ExitStatus: Int32 {
     /// Nothing could be done: bad arguments, bad pipeline, unusable container,
     /// missing input, a key already taken.
     case unusable = 2
+    /// `--db`: the batch did not end while we waited (`--timeout`, or a signal);
+    /// it goes on with the workers, and `share ingest --resume` waits again.
+    case notFinished = 3
 
     func exit() -> Never { Glibc.exit(rawValue) }
 }

@@ -45,32 +45,95 @@ enum StatusCommand {
         return .success
     }
 
-    /// `--db`: batches in PostgreSQL, queue depth per stage, work done per worker.
+    /// `--db`: batches with their live progress, workers live and gone, the
+    /// queue per stage, recent failures with their reasons.
     private static func distributed(url: String, json: Bool) -> ExitStatus {
+        let cancellation = CancellationFlag()
+        Signals.cancel(cancellation)
+        let status: DistributedStatus
         do {
-            let status = try DistributedIngestor.status(url: url)
-            if json {
-                for batch in status.batches {
-                    Terminal.shared.out(JSONLine.object([
-                        "batch": batch.id.uuidString, "key": batch.key.rawValue, "state": batch.state.rawValue, "items": batch.itemCount,
-                        "ingested": batch.ingestedCount, "failed": batch.failedCount, "skipped": batch.skippedCount,
-                        "redirectURL": batch.redirectURL, "manifest": batch.manifestPath,
-                    ]))
-                }
-                Terminal.shared.out(JSONLine.object([
-                    "queue": Dictionary(status.stages.map { ("\($0.stage).\($0.state)", $0.count) }, uniquingKeysWith: +),
-                    "workers": Dictionary(status.workers.map { ($0.worker, $0.done) }, uniquingKeysWith: +),
-                ]))
-                return .success
-            }
-            for batch in status.batches {
-                Terminal.shared.out("\(batch.id.uuidString)  \(batch.state.rawValue.padding(toLength: 9, withPad: " ", startingAt: 0)) \(batch.ingestedCount)/\(batch.itemCount) ingested  \(batch.redirectURL ?? "key \(batch.key)")")
-            }
-            Terminal.shared.out("queue: " + status.stages.map { "\($0.stage) \($0.state) \($0.count)" }.joined(separator: ", "))
-            Terminal.shared.out("workers: " + status.workers.map { "\($0.worker) \($0.done)" }.joined(separator: ", "))
-            return .success
+            status = try DistributedIngestor.status(url: url, cancellation: cancellation)
         } catch {
             return Command.failure("\(error)")
         }
+        let formatter = ISO8601DateFormatter()
+        func counts(_ stages: [StageName: DistributedStatus.StageCount]) -> [String: [String: Int]] {
+            Dictionary(uniqueKeysWithValues: stages.map { ($0.key.rawValue, ["queued": $0.value.queued, "running": $0.value.running]) })
+        }
+        if json {
+            for progress in status.batches {
+                let batch = progress.batch
+                Terminal.shared.out(JSONLine.object([
+                    "type": "batch", "batch": batch.id.uuidString, "key": batch.key.rawValue, "state": batch.state.rawValue,
+                    "items": batch.itemCount, "finished": batch.finishedCount, "ingested": batch.ingestedCount, "failed": batch.failedCount,
+                    "skipped": batch.skippedCount, "redirectURL": batch.redirectURL, "manifest": batch.manifestPath, "failure": batch.failure,
+                    "created": formatter.string(from: batch.createdAt), "finishedAt": batch.finishedAt.map(formatter.string(from:)),
+                    "stages": counts(progress.stages), "manifestJob": progress.manifest, "retried": progress.retried,
+                    "stageSeconds": Dictionary(uniqueKeysWithValues: progress.stageSeconds.map { ($0.key.rawValue, $0.value) }),
+                ]))
+            }
+            for worker in status.workers {
+                Terminal.shared.out(JSONLine.object([
+                    "type": "worker", "name": worker.name, "host": worker.host, "pid": worker.pid, "live": worker.live, "stopped": worker.stopped,
+                    "stages": worker.stages, "concurrency": worker.concurrency, "started": formatter.string(from: worker.startedAt),
+                    "lastSeen": formatter.string(from: worker.lastSeen), "stagesDone": worker.stagesDone, "failures": worker.failures,
+                    "holding": worker.holding, "blocked": worker.blocked.map { ["batch": $0.batch.uuidString, "reason": $0.reason] },
+                ]))
+            }
+            for failure in status.failures {
+                Terminal.shared.out(JSONLine.object([
+                    "type": "failure", "time": formatter.string(from: failure.time), "batch": failure.batch.uuidString, "item": failure.index,
+                    "source": failure.source, "stage": failure.stage, "error": failure.error,
+                ]))
+            }
+            Terminal.shared.out(JSONLine.object([
+                "type": "summary", "queue": counts(status.queue), "liveWorkers": status.workers.count { $0.live }, "goneWorkers": status.goneWorkers,
+            ]))
+            return .success
+        }
+        let out = Terminal.shared.out
+        if status.batches.isEmpty { out("no batches") }
+        for progress in status.batches {
+            let batch = progress.batch
+            var line = "\(batch.id.uuidString)  \(batch.state.rawValue.padding(toLength: 8, withPad: " ", startingAt: 0)) "
+            if batch.state == .running {
+                line += "\(batch.finishedCount)/\(batch.itemCount) items finished"
+            } else {
+                line += "\(batch.ingestedCount)/\(batch.itemCount) ingested" + (batch.failedCount > 0 ? ", \(batch.failedCount) failed" : "")
+                    + (batch.skippedCount > 0 ? ", \(batch.skippedCount) skipped" : "")
+            }
+            out(line + "  \(batch.redirectURL ?? "key \(batch.key)")")
+            if batch.state == .running {
+                let stages = StageName.allCases.compactMap { stage -> String? in
+                    guard let count = progress.stages[stage], count.queued + count.running > 0 else { return nil }
+                    return "\(stage.rawValue) \(count.queued) queued \(count.running) running"
+                }
+                out("    stages: " + (stages.isEmpty ? "none pending" : stages.joined(separator: " · ")) + " · manifest \(progress.manifest)")
+            }
+            if let failure = batch.failure { out("    failed: \(failure); share ingest --resume \(batch.id.uuidString) --db URL retries it") }
+            if !progress.stageSeconds.isEmpty {
+                let times = StageName.allCases.compactMap { stage in progress.stageSeconds[stage].map { "\(stage.rawValue) \(String(format: "%.2f", $0)) s" } }
+                out("    stage time (summed over items): " + times.joined(separator: ", ") + (progress.retried > 0 ? " · \(progress.retried) jobs retried" : ""))
+            }
+        }
+        let live = status.workers.filter(\.live)
+        out("workers: \(live.count) live, \(status.goneWorkers) gone")
+        for worker in status.workers {
+            let state = worker.live ? "live" : worker.stopped ? "stopped" : "gone"
+            let seen = Int(Date().timeIntervalSince(worker.lastSeen))
+            out("  \(worker.name)  \(state)  \(worker.host) pid \(worker.pid)  \(worker.stages.joined(separator: ","))  \(worker.stagesDone) stages done, \(worker.failures) failures, holding \(worker.holding)  last seen \(seen) s ago")
+            for block in worker.blocked { out("    not working on batch \(block.batch.uuidString): \(block.reason)") }
+        }
+        let queue = StageName.allCases.compactMap { stage -> String? in
+            guard let count = status.queue[stage] else { return nil }
+            return "\(stage.rawValue) \(count.queued) queued \(count.running) running"
+        }
+        out("queue: " + (queue.isEmpty ? "empty" : queue.joined(separator: " · ")))
+        if !status.failures.isEmpty { out("recent failures:") }
+        for failure in status.failures {
+            let what = failure.index.map { "item \($0)" + (failure.source.map { " (\($0))" } ?? "") } ?? "manifest"
+            out("  \(formatter.string(from: failure.time))  batch \(failure.batch.uuidString) \(what) \(failure.stage): \(failure.error)")
+        }
+        return .success
     }
 }

@@ -30,8 +30,8 @@ enum WatchCommand {
             let decoder = try DecoderOption.decoder(parsed)
             let distributed = parsed.value("db").map { DistributedIngestor(url: $0, container: container, pipeline: pipeline) }
             inbox = try Inbox(
-                path: inboxPath, ingestor: ShareIngestor(container: container, pipeline: pipeline, decoder: decoder), settle: settle,
-                disposition: disposition, distributed: distributed)
+                path: inboxPath, ingestor: ShareIngestor(container: container, pipeline: pipeline, decoder: decoder), settle: settle, disposition: disposition,
+                distributed: distributed, notices: { batch, notice in Terminal.shared.err("share: batch \(batch.uuidString): \(notice)") })
         } catch let error as UsageError {
             return Command.usageFailure(error.description, usage: usage)
         } catch {

@@ -6,13 +6,13 @@ import ShareIngest
 enum WorkerCommand {
     static let usage = """
         usage: share worker --db URL [--stages sniff,copy,probe,thumbnail,manifest] [--concurrency N] [--lease SECONDS]
-                            [--isolation process|none]
+                            [--name NAME] [--isolation process|none] [--json | --quiet]
                share db migrate --db URL
         """
 
     static func run(_ arguments: ArraySlice<String>) -> ExitStatus {
         let parsed: Arguments
-        switch Command.parse(arguments, options: ["db", "stages", "concurrency", "lease", "name", "isolation"], flags: ["quiet"], usage: usage) {
+        switch Command.parse(arguments, options: ["db", "stages", "concurrency", "lease", "name", "isolation"], flags: ["quiet", "json"], usage: usage) {
         case .success(let arguments): parsed = arguments
         case .failure(let exit): return exit.status
         }
@@ -36,14 +36,24 @@ enum WorkerCommand {
             return Command.usageFailure("\(error)", usage: usage)
         }
         let cancellation = CancellationFlag()
-        Signals.cancel(cancellation) { _ in Terminal.shared.err("share: worker stopping after the jobs in flight") }
-        if !parsed.flag("quiet") {
-            Terminal.shared.err("share: worker \(settings.name) serving \(settings.stages.map(\.rawValue).joined(separator: ",")) with \(settings.concurrency) threads")
+        Signals.cancel(cancellation) { _ in Terminal.shared.err("share: worker stopping: jobs in flight finish their stage") }
+        let json = parsed.flag("json")
+        let quiet = parsed.flag("quiet")
+        let log: @Sendable (StageWorker.Event) -> Void = { event in
+            if json {
+                var fields: [String: Any?] = event.fields
+                fields["event"] = event.kind.rawValue
+                fields["message"] = event.message
+                fields["time"] = ISO8601DateFormatter().string(from: Date())
+                Terminal.shared.out(JSONLine.object(fields))
+            } else if !quiet || ![.started, .stopped, .batchDone, .unblocked].contains(event.kind) {
+                Terminal.shared.err("share: worker: \(event.message)")
+            }
         }
         do {
-            try StageWorker(url: url, settings: settings, decoder: decoder).run(cancellation: cancellation)
+            try StageWorker(url: url, settings: settings, log: log, decoder: decoder).run(cancellation: cancellation)
         } catch {
-            return Command.failure("\(error)")
+            return Command.failure(cancellation.isCancelled ? "worker interrupted before it started: \(error)" : "cannot start the worker: \(error)")
         }
         return .success
     }
@@ -53,7 +63,9 @@ enum WorkerCommand {
         do {
             let parsed = try Arguments(arguments.dropFirst(), options: ["db"], flags: [])
             guard let url = parsed.value("db") else { return Command.usageFailure("--db URL is required", usage: usage) }
-            try StageWorker.migrate(url: url)
+            let cancellation = CancellationFlag()
+            Signals.cancel(cancellation)
+            try StageWorker.migrate(url: url, cancellation: cancellation)
             Terminal.shared.err("share: schema is up to date")
             return .success
         } catch let error as UsageError {

@@ -25,6 +25,18 @@ public final class PostgresServer: @unchecked Sendable {
 
     public func stop() { _ = try? Self.script(["stop", directory.path]) }
 
+    /// The URL of `database` on this server as `role` (trust authentication: no password).
+    public func url(role: String, database: String) -> String { "postgresql://\(role)@127.0.0.1:\(port)/\(database)" }
+
+    /// Runs `sql` (several statements allowed) as the superuser in `database`;
+    /// returns psql's output, or throws with it.
+    @discardableResult
+    public func sql(_ sql: String, database: String = "postgres") throws -> String {
+        let result = try Self.script(["sql", String(port), database, sql])
+        guard result.status == 0 else { throw ServerError(output: result.output) }
+        return result.output
+    }
+
     struct ServerError: Error, CustomStringConvertible {
         let output: String
         var description: String { "cannot start PostgreSQL: \(output)" }
@@ -35,7 +47,7 @@ public final class PostgresServer: @unchecked Sendable {
     static func script(_ arguments: [String]) throws -> (status: Int32, output: String) {
         let log = TemporaryDirectory("pg-script")
         let outputPath = log.file("output")
-        FileManager.default.createFile(atPath: outputPath, contents: nil)
+        _ = FileManager.default.createFile(atPath: outputPath, contents: nil)
         let output = try FileHandle(forWritingTo: URL(fileURLWithPath: outputPath))
         defer { try? output.close() }
         let process = Process()

@@ -1,3 +1,4 @@
+import Foundation
 import Glibc
 import ShareManifest
 
@@ -67,6 +68,14 @@ public struct SourcePath: Sendable, Hashable, CustomStringConvertible {
         var st = stat()
         guard withCString({ lstat($0, &st) }) == 0 else { throw SystemError("lstat", path: display) }
         return FileStatus(st)
+    }
+
+    /// The path made absolute against the current directory (not resolved:
+    /// symbolic links and `..` stay as they are).
+    var absolute: SourcePath {
+        guard bytes.first != UInt8(ascii: "/") else { return self }
+        let directory = FileManager.default.currentDirectoryPath
+        return SourcePath(directory).appending(bytes.starts(with: Array("./".utf8)) ? Array(bytes.dropFirst(2)) : bytes)
     }
 
     /// The canonical absolute path (`realpath`), nil if it cannot be resolved.

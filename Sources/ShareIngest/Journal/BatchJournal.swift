@@ -16,6 +16,9 @@ public enum BatchState: String, Sendable, Codable, CaseIterable {
     case abandoned
     /// A consumed share whose files `share gc` removed.
     case collected
+    /// Distributed mode: the manifest job had all its attempts and gave up (the
+    /// reason is recorded with the batch); `share ingest --resume` retries it.
+    case failed
 }
 
 /// One batch as the journal keeps it.

@@ -40,6 +40,16 @@ struct BatchPlan {
         }
     }
 
+    /// The absolute form of every path input (made absolute against the current
+    /// directory where the batch is planned: workers on other machines, and a
+    /// resume from another directory, read the same files).
+    static func absolute(_ inputs: [ShareInput]) -> [ShareInput] {
+        inputs.map { input in
+            guard case .path(let path) = input else { return input }
+            return .path(path.absolute)
+        }
+    }
+
     /// The items of `inputs`, in order: folders are walked (``DropWalker``);
     /// entries that cannot be items are kept as skipped items so the report lists
     /// them; in-memory inputs are written to the container's spool (durably) so
@@ -59,11 +69,19 @@ struct BatchPlan {
             items.append(item)
             TestThrottle.pause()
         }
+        // Relative paths are read through their absolute form, and shown as given.
+        var shownRoots = shownRoot.map { [(actual: Array($0.actual.utf8), shown: Array($0.shown.utf8))] } ?? []
         func shown(_ path: SourcePath) -> SourcePath {
-            guard let shownRoot, path.bytes.starts(with: Array(shownRoot.actual.utf8)) else { return path }
-            return SourcePath(bytes: Array(shownRoot.shown.utf8) + path.bytes.dropFirst(shownRoot.actual.utf8.count))
+            guard let root = shownRoots.first(where: { path.bytes.starts(with: $0.actual) }) else { return path }
+            return SourcePath(bytes: root.shown + path.bytes.dropFirst(root.actual.count))
         }
-        for input in inputs {
+        for given in inputs {
+            var input = given
+            if case .path(let path) = given, path.bytes.first != UInt8(ascii: "/") {
+                let absolute = path.absolute
+                shownRoots.append((absolute.bytes, path.bytes))
+                input = .path(absolute)
+            }
             switch input {
             case .text(let text): add(.text(text))
             case .url(let url): add(.url(url))
@@ -89,7 +107,7 @@ struct BatchPlan {
                     }
                 } else {
                     // A file named by the user: a symbolic link is followed.
-                    add(.file(SourceFile(source.resolved() ?? source, shownAs: source, name: SourcePath.displayName(source.lastComponent))))
+                    add(.file(SourceFile(source.resolved() ?? source, shownAs: shown(source), name: SourcePath.displayName(source.lastComponent))))
                 }
             }
         }

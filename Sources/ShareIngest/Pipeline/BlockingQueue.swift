@@ -63,6 +63,25 @@ final class BlockingQueue<Element>: @unchecked Sendable {
         condition.broadcast()
         condition.unlock()
     }
+
+    /// Elements waiting now.
+    var count: Int {
+        condition.lock()
+        defer { condition.unlock() }
+        return items.count - head
+    }
+
+    /// Closes the queue and takes the elements nobody popped.
+    func drain() -> [Element] {
+        condition.lock()
+        defer { condition.unlock() }
+        closed = true
+        let rest = Array(items[head...])
+        items = []
+        head = 0
+        condition.broadcast()
+        return rest
+    }
 }
 
 /// Threads of our own for blocking native work (libvips, libav, copies, fsync),

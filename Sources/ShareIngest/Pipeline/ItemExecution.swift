@@ -50,6 +50,9 @@ enum BatchCompletion {
         // Every item has finished: temporary files named after one of them were
         // left by a writer that died mid-write, on whichever machine.
         Recovery.removeTemporaries(of: items.map(\.id), in: container)
+        // A failed item leaves nothing behind, also when it was given up on by a
+        // worker that could not remove its files (it had died).
+        for item in items where item.failure != nil { item.removeFiles(in: container) }
         let manifest = ManifestStage(settings: pipeline.manifest)
         let delivery = manifest.deliver(items, key: batch.key, container: container, message: batch.message, changed: changed)
         CrashPoint.hit("after-manifest")

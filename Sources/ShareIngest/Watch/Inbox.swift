@@ -37,14 +37,18 @@ public final class Inbox: Sendable {
     /// When set, drops are enqueued for `share worker` processes instead of run here.
     public let distributed: DistributedIngestor?
     let journal: BatchJournal
+    let notices: (@Sendable (UUID, DistributedIngestor.WaitNotice) -> Void)?
     /// Each drop's last signature and since when it has been unchanged (settling).
     private let seen = Mutex<[String: (signature: DropSignature, since: Double)]>([:])
 
     /// Watches the folder `path` (which must exist); drops are ingested by `ingestor`.
     /// - Parameter distributed: when given, drops are enqueued for `share worker`
     ///   processes (PostgreSQL) instead of being run here.
+    /// - Parameter notices: with `distributed`, hears while a batch is waited for
+    ///   that no live worker can take it (and when workers come back).
     public init(
-        path: String, ingestor: ShareIngestor, settle: Double = 3, disposition: DropDisposition = .move, distributed: DistributedIngestor? = nil
+        path: String, ingestor: ShareIngestor, settle: Double = 3, disposition: DropDisposition = .move, distributed: DistributedIngestor? = nil,
+        notices: (@Sendable (UUID, DistributedIngestor.WaitNotice) -> Void)? = nil
     ) throws(ShareIngestError) {
         guard (try? FileStatus.of(path))?.type == .directory else {
             throw .inputMissing(path: path, reason: "not a folder")
@@ -54,6 +58,7 @@ public final class Inbox: Sendable {
         self.settle = settle
         self.disposition = disposition
         self.distributed = distributed
+        self.notices = notices
         self.journal = try BatchJournal(container: ingestor.container)
         for folder in [".processing", ".done", ".failed"] {
             try? FileSystem.makeDirectory(self.path + "/" + folder)
@@ -164,28 +169,31 @@ public final class Inbox: Sendable {
 
     /// The distributed path: the drop is moved in and enqueued once (a batch
     /// already in the database after a restart is only waited for), then its
-    /// manifest is waited for, the drop disposed of and the batch recorded done here too.
+    /// manifest is waited for, the drop disposed of and the batch recorded done
+    /// (or failed: the drop goes to `.failed/`) here too.
     private func enqueue(_ record: BatchRecord, distributed: DistributedIngestor, cancellation: CancellationFlag) throws(ShareIngestError) -> BatchReport? {
         var batch = record
         do {
-            if try distributed.batch(batch.id) == nil {
+            if try distributed.batch(batch.id, cancellation: cancellation) == nil {
                 guard let dropPath = batch.dropPath ?? moveIn(&batch) else { return nil }
-                _ = try distributed.enqueue([.path(dropPath)], key: batch.key, message: batch.message, id: batch.id)
+                _ = try distributed.enqueue([.path(dropPath)], key: batch.key, message: batch.message, id: batch.id, cancellation: cancellation)
                 batch.state = .running
                 try journal.update(batch)
             }
-            guard let done = try distributed.wait(for: batch.id, cancellation: cancellation) else { return nil }
+            let id = batch.id
+            let notices = notices.map { sink in { @Sendable (notice: DistributedIngestor.WaitNotice) in sink(id, notice) } }
+            guard let done = try distributed.wait(for: id, cancellation: cancellation, notices: notices) else { return nil }
             batch.manifestPath = done.manifestPath
             batch.redirectURL = done.redirectURL
             dispose(batch)
-            batch.state = .done
+            batch.state = done.state
             batch.finishedAt = ingestor.now()
             batch.itemCount = done.itemCount
             batch.ingestedCount = done.ingestedCount
             batch.failedCount = done.failedCount
             batch.skippedCount = done.skippedCount
             try journal.update(batch)
-            return try ShareIngestor.finishedReport(of: batch, journal: journal)
+            return try distributed.report(of: done, cancellation: cancellation)
         } catch let error as ShareIngestError {
             throw error
         } catch {
