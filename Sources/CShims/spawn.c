@@ -4,6 +4,8 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/prctl.h>
+#include <unistd.h>
 #include "shim_spawn.h"
 
 int shim_spawn_helper(const char *path, char *const argv[], char *const envp[], int socket, int keep_stderr,
@@ -35,4 +37,21 @@ int shim_spawn_helper(const char *path, char *const argv[], char *const envp[], 
     posix_spawn_file_actions_destroy(&actions);
     posix_spawnattr_destroy(&attributes);
     return status;
+}
+
+pid_t shim_fork_helper(int socket) {
+    pid_t template = getpid();
+    pid_t pid = fork();
+    if (pid == 0) {
+        if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0 || getppid() != template) _exit(1);
+        if (socket != 3) {
+            if (dup2(socket, 3) != 3) _exit(1);
+            close(socket);
+        }
+        return 0;
+    }
+    int saved = errno;
+    close(socket);
+    errno = saved;
+    return pid;
 }

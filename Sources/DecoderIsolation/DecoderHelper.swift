@@ -20,12 +20,14 @@ public enum DecoderHelper {
     /// status: `--memory-limit BYTES` (address space; 0 for none),
     /// `--sandbox-only-loaders` (this helper may run librsvg and ImageMagick, for
     /// SVG and PSD: it loads them before locking down; other helpers keep them
-    /// blocked and start faster), and `--self-check WRITE_PATH READ_PATH`
-    /// (test-only: sandbox, then try what it must not do; see the tests).
+    /// blocked and start faster), `--template` (a ``HelperTemplate``: set up the
+    /// libraries, then fork helpers on request), and `--self-check WRITE_PATH
+    /// READ_PATH` (test-only: sandbox, then try what it must not do; see the tests).
     public static func main(_ arguments: [String]) -> Int32 {
         var memoryLimit: UInt64 = 0
         var selfCheck: (write: String, read: String)?
         var sandboxOnlyLoaders = false
+        var template = false
         var index = 0
         while index < arguments.count {
             switch arguments[index] {
@@ -34,6 +36,9 @@ public enum DecoderHelper {
                 index += 2
             case "--sandbox-only-loaders":
                 sandboxOnlyLoaders = true
+                index += 1
+            case "--template":
+                template = true
                 index += 1
             case "--self-check" where index + 2 < arguments.count:
                 selfCheck = (arguments[index + 1], arguments[index + 2])
@@ -49,6 +54,10 @@ public enum DecoderHelper {
         let decoder = InProcessDecoder(allowsSandboxOnlyLoaders: sandboxOnlyLoaders)
         decoder.prepare()
         if sandboxOnlyLoaders { Warmup.run() }
+        if template, !sandboxOnlyLoaders, selfCheck == nil {
+            // Returns only in a forked child, whose descriptor 3 is its own socket.
+            if case .finished(let status) = HelperTemplateLoop.serve(MessageSocket(descriptor: 3)) { return status }
+        }
 
         let socket = MessageSocket(descriptor: 3)
         let status: SandboxStatus

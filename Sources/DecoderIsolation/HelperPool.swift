@@ -8,12 +8,22 @@ import MediaFormats
 /// discards it (killed and reaped) after anything else. Helpers keep librsvg and
 /// ImageMagick blocked (and start faster) unless started for a format that needs
 /// them; such a helper serves every format.
+///
+/// New helpers are forked from a ``HelperTemplate`` (started with the first
+/// helper); those with the sandbox-only loaders, and all of them if the
+/// template cannot be started or has gone, are started on their own.
 final class HelperPool: @unchecked Sendable {
     private let configuration: ProcessIsolatedDecoder.Configuration
     private let lock = NSLock()
     private var idle: [HelperProcess] = []
-    private var busy: [pid_t: HelperProcess] = [:]
+    private var busy: [ObjectIdentifier: HelperProcess] = [:]
     private var started = 0
+    private var template: TemplateState = .notStarted
+    private enum TemplateState {
+        case notStarted
+        case running(HelperTemplate)
+        case unavailable
+    }
     /// Set when a helper could not sandbox itself (the system cannot), or when
     /// helpers kept failing to start (the executable is not `share`, or cannot
     /// run): every later item fails at once with this error instead of starting
@@ -63,7 +73,7 @@ final class HelperPool: @unchecked Sendable {
             }
             guard let helper else { continue }
             lock.lock()
-            busy[helper.pid] = helper
+            busy[ObjectIdentifier(helper)] = helper
             lock.unlock()
             let ready: HelperReady
             do throws(HelperFailure) {
@@ -100,7 +110,7 @@ final class HelperPool: @unchecked Sendable {
     /// Returns a helper that answered cleanly.
     func checkin(_ helper: HelperProcess) {
         lock.lock()
-        busy[helper.pid] = nil
+        busy[ObjectIdentifier(helper)] = nil
         idle.append(helper)
         lock.unlock()
     }
@@ -109,7 +119,7 @@ final class HelperPool: @unchecked Sendable {
     func discard(_ helper: HelperProcess) {
         helper.stop()
         lock.lock()
-        busy[helper.pid] = nil
+        busy[ObjectIdentifier(helper)] = nil
         idle.removeAll { $0 === helper }
         lock.unlock()
     }
@@ -118,7 +128,7 @@ final class HelperPool: @unchecked Sendable {
     var processIDs: [pid_t] {
         lock.lock()
         defer { lock.unlock() }
-        return (idle.map(\.pid) + busy.keys).sorted()
+        return (idle + busy.values).map(\.pid).filter { $0 > 0 }.sorted()
     }
 
     /// Helpers started since the pool was made (respawns included).
@@ -134,8 +144,43 @@ final class HelperPool: @unchecked Sendable {
         lock.lock()
         let stopping = idle
         idle.removeAll()
+        // The template goes too when no helper it forked is still decoding (they
+        // die with it); a later helper starts a new one.
+        var template: HelperTemplate?
+        if busy.isEmpty, case .running(let running) = self.template {
+            template = running
+            self.template = .notStarted
+        }
         lock.unlock()
         for helper in stopping { helper.stop() }
+        template?.stop()
+    }
+
+    /// The running template, started on first use; nil when it cannot be.
+    private func liveTemplate(environment: [String: String]) -> HelperTemplate? {
+        lock.lock()
+        defer { lock.unlock() }
+        switch template {
+        case .running(let running): return running
+        case .unavailable: return nil
+        case .notStarted:
+            guard
+                let started = try? HelperTemplate.start(
+                    executable: configuration.helperExecutable, arguments: helperArguments, environment: environment,
+                    keepStandardError: keepsStandardError(environment))
+            else {
+                template = .unavailable
+                return nil
+            }
+            template = .running(started)
+            return started
+        }
+    }
+
+    private var helperArguments: [String] { configuration.helperArguments + ["--memory-limit", String(configuration.memoryLimit)] }
+
+    private func keepsStandardError(_ environment: [String: String]) -> Bool {
+        environment[ProcessIsolatedDecoder.Configuration.standardErrorVariable] == "inherit"
     }
 
     private func start(sandboxOnlyLoaders: Bool) throws(SpawnError) -> HelperProcess {
@@ -143,14 +188,30 @@ final class HelperPool: @unchecked Sendable {
         // A crash in a helper is an item's outcome, not something to symbolicate.
         environment["SWIFT_BACKTRACE"] = "enable=no"
         environment.merge(configuration.environment) { $1 }
-        let helper = try HelperProcess.start(
-            executable: configuration.helperExecutable,
-            arguments: configuration.helperArguments + ["--memory-limit", String(configuration.memoryLimit)], environment: environment,
-            keepStandardError: environment[ProcessIsolatedDecoder.Configuration.standardErrorVariable] == "inherit",
-            allowsSandboxOnlyLoaders: sandboxOnlyLoaders)
+        var forked: HelperProcess?
+        if !sandboxOnlyLoaders, let template = liveTemplate(environment: environment) {
+            forked = HelperProcess.fork(from: template)
+            if forked == nil { forget(template) }
+        }
+        let helper: HelperProcess
+        if let forked {
+            helper = forked
+        } else {
+            helper = try HelperProcess.start(
+                executable: configuration.helperExecutable, arguments: helperArguments, environment: environment,
+                keepStandardError: keepsStandardError(environment), allowsSandboxOnlyLoaders: sandboxOnlyLoaders)
+        }
         lock.lock()
         started += 1
         lock.unlock()
         return helper
+    }
+
+    /// Stops using a template that is gone: later helpers are started on their own.
+    private func forget(_ gone: HelperTemplate) {
+        lock.lock()
+        if case .running(let running) = template, running === gone { template = .unavailable }
+        lock.unlock()
+        gone.stop()
     }
 }

@@ -2,23 +2,30 @@ import CShims
 import Foundation
 import Glibc
 import MediaFormats
+import Synchronization
 
 /// One running decoder helper, seen from the parent: its pid and the parent's
 /// end of their socket. Used by one thread at a time (the pool hands it out).
 final class HelperProcess: @unchecked Sendable {
-    /// Its process id.
-    let pid: pid_t
+    /// Its process id; 0 until its ready message says it, for a helper forked
+    /// from a ``HelperTemplate`` (read from any thread).
+    var pid: pid_t { knownPID.load(ordering: .acquiring) }
+    private let knownPID: Atomic<pid_t>
     /// Whether it was started with the loaders only a sandbox may run (SVG, PSD).
     let allowsSandboxOnlyLoaders: Bool
+    /// The template it was forked from, which reaps it; nil when it was started
+    /// on its own (a child of this process).
+    private let template: HelperTemplate?
     private let socket: MessageSocket
     /// Its ready message, once read.
     private(set) var ready: HelperReady?
     /// How it ended, once reaped.
     private(set) var exit: HelperExit?
 
-    private init(pid: pid_t, socket: Int32, allowsSandboxOnlyLoaders: Bool) {
-        self.pid = pid
+    private init(pid: pid_t, socket: Int32, allowsSandboxOnlyLoaders: Bool, template: HelperTemplate?) {
+        self.knownPID = Atomic(pid)
         self.allowsSandboxOnlyLoaders = allowsSandboxOnlyLoaders
+        self.template = template
         self.socket = MessageSocket(descriptor: socket)
     }
 
@@ -33,11 +40,33 @@ final class HelperProcess: @unchecked Sendable {
     static func start(
         executable: String, arguments: [String], environment: [String: String], keepStandardError: Bool, allowsSandboxOnlyLoaders: Bool
     ) throws(SpawnError) -> HelperProcess {
+        let (pid, socket) = try spawn(
+            executable: executable, arguments: arguments + (allowsSandboxOnlyLoaders ? ["--sandbox-only-loaders"] : []), environment: environment,
+            keepStandardError: keepStandardError)
+        return HelperProcess(pid: pid, socket: socket, allowsSandboxOnlyLoaders: allowsSandboxOnlyLoaders, template: nil)
+    }
+
+    /// Asks `template` to fork a helper; nil when the template is gone.
+    static func fork(from template: HelperTemplate) -> HelperProcess? {
+        var ends: [Int32] = [-1, -1]
+        guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &ends) == 0 else { return nil }
+        let sent = template.spawn(helperSocket: ends[1])
+        close(ends[1])
+        guard sent else {
+            close(ends[0])
+            return nil
+        }
+        return HelperProcess(pid: 0, socket: ends[0], allowsSandboxOnlyLoaders: false, template: template)
+    }
+
+    /// Starts `executable arguments…` with one end of a new socket pair as its
+    /// descriptor 3; returns its pid and the other end.
+    static func spawn(executable: String, arguments: [String], environment: [String: String], keepStandardError: Bool) throws(SpawnError) -> (pid_t, Int32) {
         var ends: [Int32] = [-1, -1]
         guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &ends) == 0 else {
             throw SpawnError(executable: executable, code: errno)
         }
-        let argv = ([executable] + arguments + (allowsSandboxOnlyLoaders ? ["--sandbox-only-loaders"] : [])).map { strdup($0) } + [nil]
+        let argv = ([executable] + arguments).map { strdup($0) } + [nil]
         let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
         defer {
             argv.forEach { free($0) }
@@ -50,7 +79,7 @@ final class HelperProcess: @unchecked Sendable {
             close(ends[0])
             throw SpawnError(executable: executable, code: status)
         }
-        return HelperProcess(pid: pid, socket: ends[0], allowsSandboxOnlyLoaders: allowsSandboxOnlyLoaders)
+        return (pid, ends[0])
     }
 
     /// Waits (until `deadline`, monotonic seconds) for the helper's ready message.
@@ -66,6 +95,7 @@ final class HelperProcess: @unchecked Sendable {
         guard message.kind == HelperMessage.Kind.ready.rawValue,
             let ready = try? JSONDecoder().decode(HelperReady.self, from: Data(message.body))
         else { throw .malformed(ProtocolError("the first message was not a ready message")) }
+        if template != nil { knownPID.store(ready.pid, ordering: .releasing) }
         self.ready = ready
         return ready
     }
@@ -129,17 +159,20 @@ final class HelperProcess: @unchecked Sendable {
     /// Kills the helper (SIGKILL) and reaps it; its exit, which is the real cause
     /// when it was already dying (a signal does not replace an exit in progress).
     @discardableResult
-    func stop() -> HelperExit {
-        if let exit { return exit }
-        kill(pid, SIGKILL)
-        return reap()
-    }
+    func stop() -> HelperExit { reap() }
 
     /// Reaps the helper after its socket closed: it is dead or dying; SIGKILL ends
-    /// one that closed its socket and lived on.
+    /// one that closed its socket and lived on. A forked helper is reaped by its
+    /// template; one that never said its pid (its fork failed, or it died before
+    /// it was ready) cannot be, and one whose template is gone died with it.
     @discardableResult
     private func reap() -> HelperExit {
         if let exit { return exit }
+        if let template {
+            let ended = pid > 0 ? template.reap(pid) ?? .signaled(SIGKILL) : .signaled(SIGKILL)
+            exit = ended
+            return ended
+        }
         kill(pid, SIGKILL)
         var status: Int32 = 0
         var result: pid_t

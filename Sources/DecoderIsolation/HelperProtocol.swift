@@ -16,6 +16,15 @@ import MediaFormats
 ///     result   (helper → parent)        body: UInt32 JSON length · JSON ``WireResult``
 ///                                       · the thumbnail's JPEG bytes (the rest)
 ///
+/// and between the parent and a helper template (see ``HelperTemplate``):
+///
+///     spawn    (parent → template)      empty; the new helper's end of its socket
+///                                       rides along; no answer (the helper's own
+///                                       ready message, with its pid, is the answer)
+///     reap     (parent → template)      body: Int32 pid (little-endian): kill and reap it
+///     reaped   (template → parent)      body: Int32 `waitpid` status, or empty when
+///                                       that pid was not the template's child
+///
 /// The JPEG bytes travel raw, not as a JSON array of numbers. Sizes are bounded
 /// on both sides: a peer announcing more is broken (or hostile) and is dropped.
 enum HelperMessage {
@@ -25,6 +34,9 @@ enum HelperMessage {
         case decode = 2
         case result = 3
         case accepted = 4
+        case spawn = 5
+        case reap = 6
+        case reaped = 7
     }
 
     /// The largest request (a `DecodeRequest` is a few hundred bytes).

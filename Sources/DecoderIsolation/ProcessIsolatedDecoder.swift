@@ -10,7 +10,8 @@ import MediaKit
 ///
 /// A helper is the `share` executable started again in its hidden helper mode
 /// (`share decode-helper`, which calls ``DecoderHelper/main(_:)``), never a fork
-/// of this threaded process. It loads the libraries, locks itself down (see
+/// of this threaded process: one helper template (started the same way) sets up
+/// the libraries once and forks the helpers, see `HelperTemplate`. It loads the libraries, locks itself down (see
 /// the README: no-new-privs, seccomp-bpf, Landlock, resource limits), and then
 /// decodes one request at a time: the parent opens the file read-only and
 /// passes the descriptor with the request over a Unix socket; the helper sends

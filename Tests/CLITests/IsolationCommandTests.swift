@@ -86,16 +86,33 @@ import Testing
 
     // MARK: - A helper killed from outside
 
-    /// The children of `parent` running the helper mode.
+    /// The decoder helpers of `parent`: its children running the helper mode, and
+    /// the children of its helper template.
     static func helpers(of parent: pid_t) -> [pid_t] {
+        let children = decodeHelperChildren(of: parent)
+        // Helpers forked from the template are its children; the template (whose
+        // command line they share) decodes nothing itself.
+        return children.flatMap { child in
+            isTemplate(child) ? decodeHelperChildren(of: child) : [child]
+        }
+    }
+
+    private static func decodeHelperChildren(of parent: pid_t) -> [pid_t] {
         let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
         return entries.compactMap { Int32($0) }.filter { pid in
             guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
                 let fields = stat.split(separator: ")").last?.split(separator: " "), fields.count > 2, Int32(fields[1]) == parent
             else { return false }
-            let command = (try? String(contentsOfFile: "/proc/\(pid)/cmdline", encoding: .utf8)) ?? ""
-            return command.contains("decode-helper")
+            return commandLine(of: pid).contains("decode-helper")
         }
+    }
+
+    private static func isTemplate(_ pid: pid_t) -> Bool {
+        commandLine(of: pid).split(separator: "\0").contains("--template")
+    }
+
+    private static func commandLine(of pid: pid_t) -> String {
+        (try? String(contentsOfFile: "/proc/\(pid)/cmdline", encoding: .utf8)) ?? ""
     }
 
     /// True while `pid` holds an open descriptor of a file in `container`: the

@@ -2,6 +2,7 @@ import DecoderIsolation
 import Foundation
 import Glibc
 import MediaFormats
+import Synchronization
 import TestSupport
 import Testing
 
@@ -33,6 +34,83 @@ import Testing
         }
         #expect(decoder.startedHelperCount == 1)
         #expect(decoder.helperProcessIDs.count == 1)
+    }
+
+    /// The parent process of `pid` (from /proc), or nil once it is gone.
+    static func parent(of pid: Int32) -> Int32? {
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+            let fields = stat.split(separator: ")").last?.split(separator: " "), fields.count > 2
+        else { return nil }
+        return Int32(fields[1])
+    }
+
+    /// True once `pid` has exited (gone, or a zombie its new parent has not reaped yet).
+    static func hasExited(_ pid: Int32) -> Bool {
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+            let state = stat.split(separator: ")").last?.split(separator: " ").first
+        else { return true }
+        return state == "Z" || state == "X"
+    }
+
+    /// Waits (up to a minute) until `condition` holds.
+    static func eventually(_ condition: () -> Bool) -> Bool {
+        let deadline = Date().addingTimeInterval(60)
+        while !condition() {
+            if Date() > deadline { return false }
+            usleep(1_000)
+        }
+        return true
+    }
+
+    /// Helpers are forked from one template process that set the libraries up
+    /// once (a child of this process, `decode-helper --template`), not started
+    /// one by one; each still sandboxes itself.
+    @Test func helpersAreForkedFromOneTemplate() throws {
+        let decoder = Self.decoder(prestarted: 2)
+        defer { decoder.shutdown() }
+        decoder.prepare()
+        let results = Mutex<[Int]>([])
+        DispatchQueue.concurrentPerform(iterations: 4) { index in
+            let width = (try? decoder.decode(Self.photo("photo-\(index).jpg")))?.facts.width ?? 0
+            results.withLock { $0.append(width) }
+        }
+        #expect(results.withLock { $0 } == [640, 640, 640, 640])
+        let helpers = decoder.helperProcessIDs
+        #expect(!helpers.isEmpty)
+        let templates = Set(helpers.compactMap { Self.parent(of: $0) })
+        #expect(templates.count == 1, "helpers \(helpers) have parents \(templates)")
+        let template = try #require(templates.first)
+        let command = (try? String(contentsOfFile: "/proc/\(template)/cmdline", encoding: .utf8)) ?? ""
+        #expect(command.split(separator: "\0").contains("--template"), "\(command)")
+        #expect(Self.parent(of: template) == getpid())
+        for helper in helpers {
+            let status = (try? String(contentsOfFile: "/proc/\(helper)/status", encoding: .utf8)) ?? ""
+            #expect(status.contains("NoNewPrivs:\t1"), "helper \(helper)")
+            #expect(status.contains("Seccomp:\t2"), "helper \(helper)")
+        }
+    }
+
+    /// When the template is killed, its helpers die with it (nothing is left
+    /// behind), and the next item costs nothing: its helper is started on its own.
+    @Test func killingTheTemplateCostsNoItem() throws {
+        let decoder = Self.decoder()
+        defer { decoder.shutdown() }
+        decoder.prepare()
+        _ = try decoder.decode(Self.photo())
+        let helper = try #require(decoder.helperProcessIDs.first)
+        let template = try #require(Self.parent(of: helper))
+        #expect(template != getpid())
+        #expect(kill(template, SIGKILL) == 0)
+        #expect(Self.eventually { Self.hasExited(helper) }, "the helper outlived its template")
+        let decoded = try decoder.decode(Self.photo("after-the-template.jpg"))
+        guard case .made = decoded.thumbnail else {
+            Issue.record("no thumbnail after the template was killed: \(String(describing: decoded.thumbnail))")
+            return
+        }
+        #expect(decoded.facts.warnings.isEmpty)
+        let replacement = try #require(decoder.helperProcessIDs.first)
+        #expect(Self.parent(of: replacement) == getpid())
+        #expect(decoder.startedHelperCount == 2)
     }
 
     /// An idle helper killed from outside is replaced; the next item costs nothing.

@@ -15,4 +15,13 @@
 int shim_spawn_helper(const char *path, char *const argv[], char *const envp[], int socket, int keep_stderr,
                       pid_t *pid);
 
+/// In a helper template (a single-threaded process that has loaded and set up
+/// the decoding libraries, see HelperTemplate.swift): forks a helper that
+/// starts with what the template has done. In the child, which returns 0:
+/// `socket` becomes descriptor 3 (replacing the template's own socket there),
+/// and the child is killed if the template dies (PR_SET_PDEATHSIG), so no
+/// helper outlives the process that would reap it. In the template: closes
+/// `socket` and returns the child's pid, or -1 with errno set.
+pid_t shim_fork_helper(int socket);
+
 #endif

@@ -1,0 +1,147 @@
+import CShims
+import Glibc
+import Synchronization
+
+/// A helper template: one `share decode-helper --template` process that loads
+/// the decoding libraries and sets them up (`InProcessDecoder.prepare()`) once,
+/// then forks the decoder helpers the parent asks for. Each child goes on as if
+/// it had been started on its own: it enters its ``Sandbox``, says it is ready
+/// and serves requests.
+///
+/// Why: a helper started on its own costs about 60 ms of CPU before it can
+/// decode (the dynamic loader maps and relocates some 180 libraries, then
+/// libvips loads its modules); a command that starts two helpers paid that
+/// twice. A fork of the template costs a few milliseconds and shares the
+/// template's pages until they are written.
+///
+/// The template never sees untrusted bytes: it holds no input, only its socket
+/// to the parent. It is single-threaded (nothing in `prepare()` starts a thread;
+/// decoding would, which is why the template never decodes), so a fork of it is
+/// safe, unlike a fork of the threaded parent. Its children are its own, so it
+/// also reaps them for the parent (``reap(_:)``); a child dies with the template
+/// (`PR_SET_PDEATHSIG`), and the template exits when the parent closes its socket.
+/// Helpers that may run the sandbox-only loaders (SVG, PSD) are still started on
+/// their own: they load more before they lock themselves down.
+final class HelperTemplate: Sendable {
+    /// The template's process id (a child of this process).
+    let pid: pid_t
+    /// The parent's end of the template's socket; nil once the template is gone.
+    private let control: Mutex<MessageSocket?>
+
+    private init(pid: pid_t, socket: Int32) {
+        self.pid = pid
+        self.control = Mutex(MessageSocket(descriptor: socket))
+    }
+
+    deinit { stop() }
+
+    /// Starts `executable arguments… --template` (the helper arguments, as for a
+    /// helper started on its own). Returns at once: the template loads its
+    /// libraries while the parent goes on, and takes requests when it is done.
+    static func start(executable: String, arguments: [String], environment: [String: String], keepStandardError: Bool) throws(SpawnError) -> HelperTemplate {
+        let (pid, socket) = try HelperProcess.spawn(
+            executable: executable, arguments: arguments + ["--template"], environment: environment, keepStandardError: keepStandardError)
+        return HelperTemplate(pid: pid, socket: socket)
+    }
+
+    /// Asks the template to fork a helper whose socket is `helperSocket` (sent,
+    /// not kept: the caller closes its copy). False when the template is gone.
+    /// The helper's ready message on the other end says its pid; when the fork
+    /// fails, that end closes without one.
+    func spawn(helperSocket: Int32) -> Bool {
+        control.withLock { control in
+            guard let socket = control else { return false }
+            if socket.send(HelperMessage.frame(.spawn, []), attaching: helperSocket) { return true }
+            Self.close(&control)
+            return false
+        }
+    }
+
+    /// Kills (SIGKILL) and reaps the template's child `pid`: how it ended, or nil
+    /// when the template is gone (its children died with it) or `pid` was not its
+    /// child. Only the template signals its children, so a pid is never signalled
+    /// after it was reaped and could name another process.
+    func reap(_ pid: pid_t) -> HelperExit? {
+        control.withLock { control in
+            guard let socket = control else { return nil }
+            var body: [UInt8] = []
+            withUnsafeBytes(of: Int32(pid).littleEndian) { body.append(contentsOf: $0) }
+            guard socket.send(HelperMessage.frame(.reap, body)),
+                let answer = try? socket.receive(maximum: 8), answer.kind == HelperMessage.Kind.reaped.rawValue
+            else {
+                Self.close(&control)
+                return nil
+            }
+            if answer.descriptor >= 0 { Glibc.close(answer.descriptor) }
+            return Self.int32(answer.body).map { HelperExit(waitStatus: $0) }
+        }
+    }
+
+    /// Closes the socket (the template exits, and its children with it) and reaps the template.
+    func stop() {
+        let wasOpen = control.withLock { control in
+            defer { Self.close(&control) }
+            return control != nil
+        }
+        guard wasOpen else { return }
+        kill(pid, SIGKILL)
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+    }
+
+    private static func close(_ control: inout MessageSocket?) {
+        if let socket = control { Glibc.close(socket.descriptor) }
+        control = nil
+    }
+
+    fileprivate static func int32(_ bytes: [UInt8]) -> Int32? {
+        guard bytes.count == 4 else { return nil }
+        return Int32(littleEndian: bytes.withUnsafeBytes { $0.loadUnaligned(as: Int32.self) })
+    }
+}
+
+/// The template's side: what `share decode-helper --template` runs once its
+/// libraries are set up.
+enum HelperTemplateLoop {
+    /// How ``serve(_:)`` returned.
+    enum Outcome {
+        /// In a forked child: descriptor 3 is now the helper's socket; go on as a helper.
+        case helper
+        /// In the template, when the parent closed the socket (0) or broke the protocol (1).
+        case finished(Int32)
+    }
+
+    /// Answers the parent's requests on `control` (descriptor 3) one at a time.
+    static func serve(_ control: MessageSocket) -> Outcome {
+        while true {
+            let message: (kind: UInt8, body: [UInt8], descriptor: Int32)
+            do {
+                message = try control.receive(maximum: 64)
+            } catch .closed {
+                return .finished(0)
+            } catch {
+                return .finished(1)
+            }
+            switch HelperMessage.Kind(rawValue: message.kind) {
+            case .spawn where message.descriptor >= 0:
+                // The child gets the descriptor as 3; a failed fork closes it, which
+                // the parent sees as a helper that ended before it was ready.
+                if shim_fork_helper(message.descriptor) == 0 { return .helper }
+            case .reap:
+                if message.descriptor >= 0 { close(message.descriptor) }
+                var answer: [UInt8] = []
+                if let pid = HelperTemplate.int32(message.body), pid > 0 {
+                    kill(pid, SIGKILL)
+                    var status: Int32 = 0
+                    var result: pid_t
+                    repeat { result = waitpid(pid, &status, 0) } while result < 0 && errno == EINTR
+                    if result == pid { withUnsafeBytes(of: status.littleEndian) { answer.append(contentsOf: $0) } }
+                }
+                guard control.send(HelperMessage.frame(.reaped, answer)) else { return .finished(1) }
+            default:
+                if message.descriptor >= 0 { close(message.descriptor) }
+                return .finished(1)
+            }
+        }
+    }
+}
