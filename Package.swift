@@ -38,7 +38,7 @@ let package = Package(
             providers: [.apt(["libpq-dev"])]),
         // Fixed-arity wrappers for varargs functions, function-like macros and
         // Linux calls glibc hides from Swift.
-        .target(name: "CShims", dependencies: ["CVips", "CFFmpeg", "CTIFF"]),
+        .target(name: "CShims", dependencies: ["CVips", "CFFmpeg", "CTIFF"], linkerSettings: [.linkedLibrary("gmodule-2.0")]),
 
         // Pure Swift, no C: the manifest a host app reads (model, both schemas,
         // redirect URL, container layout, RedirectHandler).

@@ -7,7 +7,9 @@
 #include "CShims.h"
 
 #include <libavutil/log.h>
+#include <dlfcn.h>
 #include <glib-object.h>
+#include <gmodule.h>
 
 int shim_vips_thumbnail(const char *filename, VipsImage **out, int width, int height,
                         VipsFailOn fail_on) {
@@ -119,7 +121,8 @@ static void drop_log(const gchar *domain, GLogLevelFlags level, const gchar *mes
     (void)domain; (void)level; (void)message; (void)user;
 }
 
-int shim_vips_setup(const char *argv0, int concurrency) {
+int shim_vips_setup(const char *argv0, int concurrency, int load_modules) {
+    if (!load_modules && setenv("VIPSHOME", "/nonexistent/share-ingest: modules are loaded on demand", 1)) return -1;
     if (vips_init(argv0)) return -1;
     g_log_set_handler("VIPS", G_LOG_LEVEL_WARNING | G_LOG_LEVEL_MESSAGE | G_LOG_LEVEL_INFO, drop_log, NULL);
     vips_cache_set_max(0);
@@ -226,4 +229,15 @@ int shim_tiff_get_u16(TIFF *tiff, uint32_t tag, uint16_t *value) {
 
 int shim_tiff_get_u32(TIFF *tiff, uint32_t tag, uint32_t *value) {
     return TIFFGetField(tiff, tag, value);
+}
+
+int shim_vips_load_module(const char *name) {
+    Dl_info library;
+    if (!dladdr((void *)vips_init, &library) || !library.dli_fname) return -1;
+    char *directory = g_path_get_dirname(library.dli_fname);
+    char *path = g_strdup_printf("%s/vips-modules-%d.%d/vips-%s.so", directory, vips_version(0), vips_version(1), name);
+    g_free(directory);
+    GModule *module = g_module_open(path, G_MODULE_BIND_LAZY);
+    g_free(path);
+    return module ? 0 : -1;
 }

@@ -52,6 +52,9 @@ public enum DecoderHelper {
         shim_close_descriptors_from(selfCheck == nil ? 4 : 3)
         shim_install_crash_handler(HelperExit.memoryLimitStatus)
         let decoder = InProcessDecoder(allowsSandboxOnlyLoaders: sandboxOnlyLoaders)
+        // A template's start is on the way to every command's first thumbnail: its
+        // helpers load libvips' modules (poppler for a PDF, ...) when they need one.
+        if template { try? Vips.startWithModulesOnDemand() }
         decoder.prepare()
         if sandboxOnlyLoaders { Warmup.run() }
         if template, !sandboxOnlyLoaders, selfCheck == nil {

@@ -289,7 +289,7 @@ struct VipsImageDecoding {
         // The loader is checked before it is built (building one parses the file):
         // a fallback loader never reads what the sniffer did not recognise.
         let chosen: String
-        do { chosen = try input.loader() } catch { throw failure(error) }
+        do { chosen = try chosenLoader(input) } catch { throw failure(error) }
         if !loader.isEmpty, !chosen.hasPrefix(loader) {
             // Where libvips reads every valid file of the format, its own loader
             // declining one whose magic bytes matched means the file is damaged.
@@ -319,6 +319,13 @@ struct VipsImageDecoding {
         })
     }
 
+    /// The loader libvips would choose for `input`, once the module that provides
+    /// the route's loader is loaded (see ``Vips/loadModule(providing:)``).
+    private func chosenLoader(_ input: ImageInput) throws(VipsError) -> String {
+        Vips.loadModule(providing: loader)
+        return try input.loader()
+    }
+
     /// A document's first page (or a drawing, an icon): a thumbnail when it
     /// renders with the route's loader; a document either way.
     func decodeDocument() -> DecodedMedia {
@@ -331,7 +338,7 @@ struct VipsImageDecoding {
             if SandboxOnlyStep.readsFromMemory(loader: loader), case .descriptor(let descriptor) = input {
                 input = try ImageInput.read(descriptor: descriptor)
             }
-            let chosen = try input.loader()
+            let chosen = try chosenLoader(input)
             guard chosen.hasPrefix(loader) else {
                 return .failed(MediaError(.contentMismatch, "\(request.label): looks like \(request.format.name) but libvips would read it with \(chosen); not rendered"))
             }

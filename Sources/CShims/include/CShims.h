@@ -79,7 +79,18 @@ void shim_vips_set_deadline(VipsImage *image, int64_t deadline_us);
 /// operation cache off, libvips' own thread count, the ImageMagick loader
 /// blocked (it would open almost anything, e.g. an AVI as a 903-page image), and
 /// libvips' GLib warnings kept off our stderr (failures come back as errors).
-int shim_vips_setup(const char *argv0, int concurrency);
+/// With `load_modules` 0, vips_init loads none of libvips' modules (poppler,
+/// libjxl, ImageMagick, ...: each `vips-modules-X.Y/vips-NAME.so` it would load
+/// from its libdir; it looks for them under $VIPSHOME/lib when VIPSHOME is set,
+/// so this sets VIPSHOME to a place that has none: call it before any thread
+/// starts); shim_vips_load_module then loads one when it is first needed.
+int shim_vips_setup(const char *argv0, int concurrency, int load_modules);
+
+/// Loads libvips' module `name` ("poppler", "jxl", "magick", ...) from libvips'
+/// own module directory, next to the libvips library in use; its loaders are
+/// registered as it loads. Loading a loaded module again does nothing. Returns
+/// 0, or -1 when it cannot be loaded.
+int shim_vips_load_module(const char *name);
 
 // ---- libav -----------------------------------------------------------------
 

@@ -1,6 +1,7 @@
 import CShims
 import CVips
 import Foundation
+import Synchronization
 
 /// An error reported by libvips, with the text of `vips_error_buffer()` at the
 /// point of failure (the buffer is cleared so the next failure starts clean).
@@ -70,10 +71,43 @@ public struct VipsError: Error, Sendable, CustomStringConvertible {
 /// destructor, so callers need not know which of their threads touched libvips.
 public enum Vips {
     private static let setUp: Bool = {
-        let ok = shim_vips_setup(CommandLine.arguments.first ?? "share", 1) == 0
+        let onDemand = modulesOnDemand.load(ordering: .acquiring)
+        let ok = shim_vips_setup(CommandLine.arguments.first ?? "share", 1, onDemand ? 0 : 1) == 0
         if ok { shim_vips_block_sandbox_only_loaders(1) }
         return ok
     }()
+
+    /// Set by ``startWithModulesOnDemand()`` before libvips starts.
+    private static let modulesOnDemand = Atomic(false)
+
+    /// The libvips module (`vips-NAME.so`) that provides each loader class (by prefix).
+    static let moduleLoaders = [
+        "VipsForeignLoadPdf": "poppler", "VipsForeignLoadJxl": "jxl", "VipsForeignLoadMagick": "magick",
+        "VipsForeignLoadHeif": "heif", "VipsForeignLoadOpenslide": "openslide",
+    ]
+    private static let loadedModules = Mutex<Set<String>>([])
+
+    /// Starts libvips without loading its modules (poppler, libjxl, ImageMagick,
+    /// libheif, OpenSlide); each is loaded when a loader it provides is first
+    /// needed (``loadModule(providing:)``). Loading them all takes ~15 ms of a
+    /// process's start: this is for the decoder helper template, whose start is
+    /// on the way to the first thumbnail of every command. Call it first, while
+    /// the process has a single thread (it sets an environment variable).
+    public static func startWithModulesOnDemand() throws(VipsError) {
+        modulesOnDemand.store(true, ordering: .releasing)
+        try start()
+    }
+
+    /// Loads the module that provides `loader` (a loader class name or prefix)
+    /// unless it is loaded: what libvips' own start does for every module, unless
+    /// it started with ``startWithModulesOnDemand()``.
+    static func loadModule(providing loader: String) {
+        guard let module = moduleLoaders.first(where: { loader.hasPrefix($0.key) })?.value else { return }
+        loadedModules.withLock { loaded in
+            guard !loaded.contains(module) else { return }
+            if shim_vips_load_module(module) == 0 { loaded.insert(module) }
+        }
+    }
 
     /// The key whose destructor runs `vips_thread_shutdown` on a thread's exit.
     nonisolated(unsafe) private static var threadKey = pthread_key_t()
