@@ -90,6 +90,28 @@ import Testing
         }
     }
 
+    /// The template starts libvips without its modules; a forked helper loads the
+    /// one it needs when it first meets its format: a PDF's first page (poppler)
+    /// and a JPEG XL (libjxl) get thumbnails, in the same helper, after a JPEG.
+    @Test func helpersLoadLibvipsModulesWhenTheyNeedThem() throws {
+        let decoder = Self.decoder()
+        defer { decoder.shutdown() }
+        decoder.prepare()
+        _ = try decoder.decode(Self.photo())
+        let helper = try #require(decoder.helperProcessIDs.first)
+        for (name, format) in [("document.pdf", MediaFormat.pdf), ("image.jxl", .jxl)] {
+            let request = DecodeRequest(path: Fixtures.media(name), label: name, format: format, timeLimit: 30, thumbnail: ThumbnailSpec(timeLimit: 30))
+            let decoded = try decoder.decode(request)
+            guard case .made(let thumbnail) = decoded.thumbnail else {
+                Issue.record("\(name): no thumbnail: \(String(describing: decoded.thumbnail))")
+                continue
+            }
+            #expect(max(thumbnail.width, thumbnail.height) == 360, "\(name): \(thumbnail.width)×\(thumbnail.height)")
+        }
+        #expect(decoder.helperProcessIDs == [helper], "the helper was replaced")
+        #expect(Self.parent(of: helper) != getpid(), "the helper was not forked from the template")
+    }
+
     /// When the template is killed, its helpers die with it (nothing is left
     /// behind), and the next item costs nothing: its helper is started on its own.
     @Test func killingTheTemplateCostsNoItem() throws {
