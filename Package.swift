@@ -72,7 +72,7 @@ let package = Package(
 
         .target(name: "TestSupport", dependencies: ["ShareIngest", "ShareManifest"], path: "Tests/TestSupport"),
         .testTarget(name: "MediaKitTests", dependencies: ["MediaKit", "MediaFormats", "TestSupport"]),
-        .testTarget(name: "ShareIngestTests", dependencies: ["ShareIngest", "ShareManifest", "MediaFormats", "TestSupport"]),
+        .testTarget(name: "ShareIngestTests", dependencies: ["ShareIngest", "ShareManifest", "MediaFormats", "TestSupport"], exclude: ["Goldens"]),
         .testTarget(name: "CLITests", dependencies: ["TestSupport"]),
         .testTarget(name: "DecoderIsolationTests", dependencies: ["DecoderIsolation", "MediaFormats", "ShareIngest", "TestSupport"]),
     ],

@@ -65,7 +65,7 @@ struct Arguments {
 
 /// The process's arguments as bytes (`argv`), by their index in `CommandLine.arguments`.
 enum RawArguments {
-    nonisolated(unsafe) private static let all: [[UInt8]] = (0..<Int(CommandLine.argc)).map { index in
+    private static let all: [[UInt8]] = (0..<Int(CommandLine.argc)).map { index in
         guard let argument = CommandLine.unsafeArgv[index] else { return [] }
         return Array(UnsafeRawBufferPointer(start: argument, count: strlen(argument)))
     }

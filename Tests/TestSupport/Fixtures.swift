@@ -63,7 +63,7 @@ public final class TemporaryDirectory: @unchecked Sendable {
         var bytes = Array(template.utf8CString)
         let created = bytes.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }
         precondition(created != nil, "mkdtemp failed")
-        path = String(cString: bytes)
+        path = bytes.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
     }
 
     deinit { try? FileManager.default.removeItem(atPath: path) }

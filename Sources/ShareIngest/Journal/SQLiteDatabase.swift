@@ -72,6 +72,7 @@ final class SQLiteDatabase: @unchecked Sendable {
 
     /// Runs `body` in a transaction (`BEGIN IMMEDIATE`: the write lock is taken at
     /// once, so two processes' claims are serialized), committing on success.
+    @discardableResult
     func transaction<T>(durable: Bool = false, _ body: () throws -> T) throws -> T {
         lock.lock()
         defer { lock.unlock() }
