@@ -70,6 +70,9 @@ if CommandLine.arguments.dropFirst().first == DecoderHelper.command {
     exit(DecoderHelper.main(Array(CommandLine.arguments.dropFirst(2))))
 }
 
+// SIGINT and SIGTERM: blocked in every thread from here, taken by one (Signals).
+Signals.start()
+
 // Over RLIMIT_FSIZE a write must fail with EFBIG (reported per item, temporaries
 // removed), not kill the process with SIGXFSZ and leave a half-written file.
 signal(SIGXFSZ, SIG_IGN)
