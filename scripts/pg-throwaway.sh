@@ -22,10 +22,15 @@ start)
   mkdir -p "$dir"
   [ "$(id -u)" -eq 0 ] && chown postgres "$dir"
   if [ ! -f "$dir/data/PG_VERSION" ]; then
-    as_postgres "$bin/initdb" -D "$dir/data" -U postgres -A trust --no-sync >"$dir/initdb.log" 2>&1
+    if ! as_postgres "$bin/initdb" -D "$dir/data" -U postgres -A trust --no-sync >"$dir/initdb.log" 2>&1; then
+      tail -n 20 "$dir/initdb.log"; exit 1
+    fi
   fi
-  as_postgres "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 30 \
-    -o "-c listen_addresses=127.0.0.1 -p $port -k $dir -c fsync=off -c max_connections=100" start </dev/null >/dev/null 2>&1
+  # On failure, say why (the server's log: e.g. "Address already in use").
+  if ! as_postgres "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 \
+    -o "-c listen_addresses=127.0.0.1 -p $port -k $dir -c fsync=off -c max_connections=100" start </dev/null >/dev/null 2>&1; then
+    tail -n 20 "$dir/server.log" 2>/dev/null; exit 1
+  fi
   echo "postgresql://postgres@127.0.0.1:$port/postgres"
   ;;
 stop)

@@ -9,13 +9,20 @@ import Testing
     /// Worker processes, each restartable; each one's stderr (its log) in a file.
     final class Workers {
         let url: String
+        /// The latest process of each worker name.
         var processes: [String: Process] = [:]
+        /// Every process started, restarted ones included: none outlives the test.
+        private var started: [Process] = []
         let environment: [String: String]
         let logs = TemporaryDirectory("worker-logs")
 
         init(url: String, environment: [String: String] = [:]) {
             self.url = url
             self.environment = environment
+        }
+
+        deinit {
+            for process in started where process.isRunning { Glibc.kill(process.processIdentifier, SIGKILL) }
         }
 
         /// Starts worker `name`; `user` runs it as another user (setpriv), `arguments` are added.
@@ -40,6 +47,7 @@ import Testing
             process.standardInput = FileHandle.nullDevice
             try process.run()
             processes[name] = process
+            started.append(process)
         }
 
         /// What worker `name` logged so far (all its runs).
@@ -57,8 +65,19 @@ import Testing
             for (name, process) in processes where !process.isRunning { try start(name, lease: lease) }
         }
 
-        func stopAll() {
-            for name in processes.keys { kill(name, signal: SIGTERM) }
+        /// SIGTERM to every worker still running (any started, not only the
+        /// latest of each name); each must finish its stage and exit within a
+        /// minute (a worker once went on serving after SIGTERM), else it is killed
+        /// and the test fails.
+        func stopAll(sourceLocation: SourceLocation = #_sourceLocation) {
+            let running = started.filter(\.isRunning)
+            for process in running { Glibc.kill(process.processIdentifier, SIGTERM) }
+            let deadline = Date().addingTimeInterval(60)
+            while running.contains(where: \.isRunning) && Date() < deadline { usleep(10_000) }
+            let stuck = running.filter(\.isRunning)
+            guard !stuck.isEmpty else { return }
+            Issue.record("workers \(stuck.map(\.processIdentifier)) did not stop within 60 s of SIGTERM", sourceLocation: sourceLocation)
+            for process in stuck { Glibc.kill(process.processIdentifier, SIGKILL) }
         }
     }
 

@@ -5,21 +5,37 @@ import Foundation
 /// removed when released.
 public final class PostgresServer: @unchecked Sendable {
     public let directory: TemporaryDirectory
-    public let port: Int
+    public private(set) var port: Int
     public private(set) var url = ""
 
     /// Starts a new cluster, or throws (with the script's output) if it cannot.
+    /// The port is random, below Linux's ephemeral range (32768–60999), where no
+    /// client connection of another test can hold it; if another server of a
+    /// test running at the same time took it first, another port is tried.
     public init() throws {
         directory = TemporaryDirectory("postgres")
-        port = 40_000 + Int.random(in: 0..<20_000)
-        try start()
+        port = Self.randomPort()
+        var attempts = 1
+        while true {
+            do throws(ServerError) {
+                try start()
+                return
+            } catch {
+                guard attempts < 5, error.output.contains("Address already in use") else { throw error }
+                attempts += 1
+                port = Self.randomPort()
+            }
+        }
     }
+
+    private static func randomPort() -> Int { 20_000 + Int.random(in: 0..<12_000) }
 
     deinit { stop() }
 
-    public func start() throws {
-        let result = try Self.script(["start", directory.path, String(port)])
-        guard result.status == 0 else { throw ServerError(output: result.output) }
+    public func start() throws(ServerError) {
+        let result: (status: Int32, output: String)
+        do { result = try Self.script(["start", directory.path, String(port)]) } catch { throw ServerError(action: "start", output: "\(error)") }
+        guard result.status == 0 else { throw ServerError(action: "start", output: result.output) }
         url = result.output.trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
@@ -33,13 +49,14 @@ public final class PostgresServer: @unchecked Sendable {
     @discardableResult
     public func sql(_ sql: String, database: String = "postgres") throws -> String {
         let result = try Self.script(["sql", String(port), database, sql])
-        guard result.status == 0 else { throw ServerError(output: result.output) }
+        guard result.status == 0 else { throw ServerError(action: "run SQL on", output: result.output) }
         return result.output
     }
 
-    struct ServerError: Error, CustomStringConvertible {
+    public struct ServerError: Error, CustomStringConvertible {
+        let action: String
         let output: String
-        var description: String { "cannot start PostgreSQL: \(output)" }
+        public var description: String { "cannot \(action) PostgreSQL: \(output)" }
     }
 
     /// Runs the script with its output in a file: the server it starts outlives it
