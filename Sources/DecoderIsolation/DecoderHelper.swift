@@ -52,12 +52,14 @@ public enum DecoderHelper {
         shim_close_descriptors_from(selfCheck == nil ? 4 : 3)
         shim_install_crash_handler(HelperExit.memoryLimitStatus)
         let decoder = InProcessDecoder(allowsSandboxOnlyLoaders: sandboxOnlyLoaders)
+        // (A helper with the sandbox-only loaders, or a self-check, is never a template.)
+        let isTemplate = template && !sandboxOnlyLoaders && selfCheck == nil
         // A template's start is on the way to every command's first thumbnail: its
         // helpers load libvips' modules (poppler for a PDF, ...) when they need one.
-        if template { try? Vips.startWithModulesOnDemand() }
+        if isTemplate { try? Vips.startWithModulesOnDemand() }
         decoder.prepare()
         if sandboxOnlyLoaders { Warmup.run() }
-        if template, !sandboxOnlyLoaders, selfCheck == nil {
+        if isTemplate {
             // Returns only in a forked child, whose descriptor 3 is its own socket.
             if case .finished(let status) = HelperTemplateLoop.serve(MessageSocket(descriptor: 3)) { return status }
         }

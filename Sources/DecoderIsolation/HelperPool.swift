@@ -188,13 +188,8 @@ final class HelperPool: @unchecked Sendable {
         // A crash in a helper is an item's outcome, not something to symbolicate.
         environment["SWIFT_BACKTRACE"] = "enable=no"
         environment.merge(configuration.environment) { $1 }
-        var forked: HelperProcess?
-        if !sandboxOnlyLoaders, let template = liveTemplate(environment: environment) {
-            forked = HelperProcess.fork(from: template)
-            if forked == nil { forget(template) }
-        }
         let helper: HelperProcess
-        if let forked {
+        if !sandboxOnlyLoaders, let forked = fork(environment: environment) {
             helper = forked
         } else {
             helper = try HelperProcess.start(
@@ -207,11 +202,15 @@ final class HelperPool: @unchecked Sendable {
         return helper
     }
 
-    /// Stops using a template that is gone: later helpers are started on their own.
-    private func forget(_ gone: HelperTemplate) {
+    /// A helper forked from the template (started if need be); nil when there is
+    /// none. A template that is gone is forgotten: later helpers are started on their own.
+    private func fork(environment: [String: String]) -> HelperProcess? {
+        guard let template = liveTemplate(environment: environment) else { return nil }
+        if let helper = HelperProcess.fork(from: template) { return helper }
         lock.lock()
-        if case .running(let running) = template, running === gone { template = .unavailable }
+        if case .running(let running) = self.template, running === template { self.template = .unavailable }
         lock.unlock()
-        gone.stop()
+        template.stop()
+        return nil
     }
 }

@@ -34,6 +34,13 @@ final class HelperProcess: @unchecked Sendable {
         close(socket.descriptor)
     }
 
+    /// A connected pair of Unix stream sockets (close-on-exec): the parent's end
+    /// and the helper's; nil (errno set) when there is none.
+    private static func socketPair() -> [Int32]? {
+        var ends: [Int32] = [-1, -1]
+        return socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &ends) == 0 ? ends : nil
+    }
+
     /// Starts `executable arguments…` with one end of a new socket pair as its
     /// descriptor 3 (see `shim_spawn_helper`), and `environment`; its standard
     /// error is this process's when `keepStandardError`, else /dev/null.
@@ -48,8 +55,7 @@ final class HelperProcess: @unchecked Sendable {
 
     /// Asks `template` to fork a helper; nil when the template is gone.
     static func fork(from template: HelperTemplate) -> HelperProcess? {
-        var ends: [Int32] = [-1, -1]
-        guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &ends) == 0 else { return nil }
+        guard let ends = socketPair() else { return nil }
         let sent = template.spawn(helperSocket: ends[1])
         close(ends[1])
         guard sent else {
@@ -62,10 +68,7 @@ final class HelperProcess: @unchecked Sendable {
     /// Starts `executable arguments…` with one end of a new socket pair as its
     /// descriptor 3; returns its pid and the other end.
     static func spawn(executable: String, arguments: [String], environment: [String: String], keepStandardError: Bool) throws(SpawnError) -> (pid_t, Int32) {
-        var ends: [Int32] = [-1, -1]
-        guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &ends) == 0 else {
-            throw SpawnError(executable: executable, code: errno)
-        }
+        guard let ends = socketPair() else { throw SpawnError(executable: executable, code: errno) }
         let argv = ([executable] + arguments).map { strdup($0) } + [nil]
         let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
         defer {
