@@ -17,6 +17,16 @@ int shim_vips_thumbnail_source(VipsSource *source, VipsImage **out, int width, i
                                  "option_string", option, NULL);
 }
 
+int shim_vips_jpeg_thumbnail_source(VipsSource *source, VipsImage **out, int size, int shrink, VipsFailOn fail_on) {
+    VipsImage *scaled = NULL;
+    if (vips_jpegload_source(source, &scaled, "shrink", shrink, "fail_on", fail_on, "access", VIPS_ACCESS_SEQUENTIAL,
+                             NULL))
+        return -1;
+    int result = vips_thumbnail_image(scaled, out, size, "height", size, "size", VIPS_SIZE_DOWN, NULL);
+    g_object_unref(scaled);
+    return result;
+}
+
 VipsImage *shim_vips_image_header_source(VipsSource *source) {
     return vips_image_new_from_source(source, "", "access", VIPS_ACCESS_SEQUENTIAL, NULL);
 }

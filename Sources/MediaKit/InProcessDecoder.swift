@@ -315,7 +315,7 @@ struct VipsImageDecoding {
             {
                 return .made(embedded)
             }
-            return thumbnail(spec)
+            return thumbnail(spec, header: header)
         })
     }
 
@@ -348,9 +348,9 @@ struct VipsImageDecoding {
         return VipsImageDecoding(request: request, input: input, loader: loader, strict: strict).thumbnail(spec)
     }
 
-    private func thumbnail(_ spec: ThumbnailSpec) -> ThumbnailOutcome {
+    private func thumbnail(_ spec: ThumbnailSpec, header: ImageHeader? = nil) -> ThumbnailOutcome {
         do {
-            return .made(try Thumbnailer.thumbnail(input, spec: spec))
+            return .made(try Thumbnailer.thumbnail(input, header: header, spec: spec))
         } catch {
             let kind: MediaError.Kind = error.wasKilled ? .timeLimit : VipsImageStep.namesVariant(error) ? .unsupported : .damaged
             return .failed(MediaError(kind, "\(request.label): cannot decode \(request.format.name) image: \(error)"))

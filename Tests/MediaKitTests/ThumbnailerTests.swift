@@ -1,5 +1,5 @@
 import Foundation
-import MediaKit
+@testable import MediaKit
 import TestSupport
 import Testing
 import MediaFormats
@@ -35,6 +35,55 @@ import MediaFormats
         let directory = TemporaryDirectory()
         let (_, path) = try Self.thumbnail(name, in: directory)
         #expect(ImageInspector.isRed(try ImageInspector.pixel(path, x: 3, y: 3)))
+    }
+
+    /// libjpeg decodes at the smallest DCT scale whose picture still covers the
+    /// thumbnail; smaller pictures and other formats keep libvips' own choice.
+    @Test(arguments: [
+        (4032, 3024, 360, 8), (3024, 4032, 360, 8), (2880, 2000, 360, 8), (2879, 2000, 360, 4), (1920, 1080, 360, 4),
+        (1000, 750, 360, 2), (719, 540, 360, nil), (4032, 3024, 1080, 2), (640, 480, 60, 8),
+        (8, 5000, 360, 8), (7, 5000, 360, 4), (1, 5000, 360, nil), (5000, 3, 360, 2),
+    ] as [(Int, Int, Int, Int?)])
+    func jpegScaleIsTheSmallestThatCoversTheThumbnail(width: Int, height: Int, size: Int, shrink: Int?) {
+        let header = ImageHeader(storedWidth: width, storedHeight: height, orientation: 1, pages: 1, loader: "VipsForeignLoadJpegSource")
+        #expect(JPEGScale.shrink(for: header, size: size) == shrink)
+        let png = ImageHeader(storedWidth: width, storedHeight: height, orientation: 1, pages: 1, loader: "VipsForeignLoadPngSource")
+        #expect(JPEGScale.shrink(for: png, size: size) == nil)
+    }
+
+    /// A 12 MP photo, decoded at 1/8, gives the thumbnail of its fully decoded
+    /// picture: the same size, upright (EXIF orientation 6), colour managed (CMYK),
+    /// and within a mean absolute difference of 3 (of 255) of it. The photos are
+    /// the fixtures scaled up to 4032 px with grain added.
+    @Test(arguments: [("portrait-exif6.jpg", 270, 360), ("cmyk.jpg", 360, 270)])
+    func twelveMegapixelJPEGAtOneEighthMatchesTheFullDecode(name: String, width: Int, height: Int) throws {
+        let directory = TemporaryDirectory()
+        let source = Fixtures.media(name)
+        let sourceSize = try ImageInspector.size(source)
+        let scale = 4032 / Double(max(sourceSize.width, sourceSize.height))
+        let scaled = directory.file("scaled.v"), grain = directory.file("grain.v"), grainy = directory.file("grainy.v")
+        try ImageInspector.vips(["resize", source, scaled, String(scale)])
+        let scaledSize = try ImageInspector.size(scaled)
+        try ImageInspector.vips(["gaussnoise", grain, String(scaledSize.width), String(scaledSize.height), "--sigma", "24", "--mean", "0"])
+        try ImageInspector.vips(["add", scaled, grain, grainy])
+        let photo = directory.file("photo.jpg")
+        try ImageInspector.vips(["cast", grainy, photo + "[Q=92]", "uchar"])
+
+        let header = try ImageHeader.read(path: photo, loader: ImageHeader.loader(of: photo))
+        #expect(max(header.storedWidth, header.storedHeight) == 4032)
+        #expect(JPEGScale.shrink(for: header, size: 360) == 8)
+        let thumbnail = try Thumbnailer.thumbnail(path: photo, spec: ThumbnailSpec(quality: 95))
+        #expect(thumbnail.width == width && thumbnail.height == height)
+        let ours = try directory.add("ours.jpg", bytes: thumbnail.jpeg)
+        #expect(ImageInspector.isRed(try ImageInspector.pixel(ours, x: 3, y: 3)))
+
+        let decoded = directory.file("decoded.v"), reference = directory.file("reference.v")
+        try ImageInspector.vips(["copy", photo, decoded])
+        try ImageInspector.vips(["thumbnail", decoded, reference, "360", "--size", "down"])
+        let referenceSize = try ImageInspector.size(reference)
+        try #require(referenceSize.width == width && referenceSize.height == height)
+        let difference = try ImageInspector.meanAbsoluteDifference(ours, reference)
+        #expect(difference < 3, "mean absolute difference \(difference)")
     }
 
     @Test func cmykBecomesThreeBandSRGB() throws {

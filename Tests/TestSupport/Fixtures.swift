@@ -118,6 +118,33 @@ public enum ImageInspector {
     /// True if the pixel is clearly red (the orientation marker at the top-left of every fixture).
     public static func isRed(_ rgb: [Double]) -> Bool { rgb.count >= 3 && rgb[0] > 150 && rgb[1] < 100 && rgb[2] < 100 }
 
+    /// Runs `vips` with `arguments` to make an image; throws when it fails.
+    public static func vips(_ arguments: [String]) throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/vips")
+        process.arguments = arguments
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else { throw InspectorError(command: "vips " + arguments.joined(separator: " ")) }
+    }
+
+    /// The mean absolute difference of two images of one size, over every band of
+    /// every pixel (0–255 for 8-bit images).
+    public static func meanAbsoluteDifference(_ a: String, _ b: String) throws -> Double {
+        let directory = TemporaryDirectory()
+        let difference = directory.file("difference.v"), absolute = directory.file("absolute.v")
+        try vips(["subtract", a, b, difference])
+        try vips(["abs", difference, absolute])
+        return try mean(absolute)
+    }
+
+    /// A `vips` command that failed.
+    public struct InspectorError: Error, CustomStringConvertible {
+        public let command: String
+        public var description: String { "failed: \(command)" }
+    }
+
     static func run(_ arguments: [String], tool: String = "vips") throws -> String {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/\(tool)")

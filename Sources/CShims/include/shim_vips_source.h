@@ -13,6 +13,13 @@
 /// string carries fail_on to the loader, which 8.14 does not do by itself).
 int shim_vips_thumbnail_source(VipsSource *source, VipsImage **out, int width, int height, VipsFailOn fail_on);
 
+/// vips_jpegload_source(source, &scaled, "shrink", shrink, "fail_on", fail_on,
+/// "access", VIPS_ACCESS_SEQUENTIAL, NULL), then vips_thumbnail_image(scaled, out,
+/// size, "height", size, "size", VIPS_SIZE_DOWN, NULL): a JPEG decoded by libjpeg
+/// at 1/shrink of its size (DCT scaling), then fitted to size x size as
+/// shim_vips_thumbnail_source would (EXIF orientation, colour management).
+int shim_vips_jpeg_thumbnail_source(VipsSource *source, VipsImage **out, int size, int shrink, VipsFailOn fail_on);
+
 /// vips_image_new_from_source(source, "", "access", VIPS_ACCESS_SEQUENTIAL, NULL):
 /// the header only.
 VipsImage *shim_vips_image_header_source(VipsSource *source);

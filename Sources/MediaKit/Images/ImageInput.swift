@@ -89,11 +89,14 @@ enum VipsInputPointer {
         }
     }
 
-    /// `vips_thumbnail_source` / `vips_thumbnail_buffer`.
-    func thumbnail(_ out: UnsafeMutablePointer<UnsafeMutablePointer<VipsImage>?>, size: Int, failOn: VipsFailOn) -> Int32 {
+    /// `vips_thumbnail_source` / `vips_thumbnail_buffer`; with `jpegShrink`, a
+    /// JPEG source decoded at 1/`jpegShrink` of its size (see ``JPEGScale``).
+    func thumbnail(_ out: UnsafeMutablePointer<UnsafeMutablePointer<VipsImage>?>, size: Int, jpegShrink: Int?, failOn: VipsFailOn) -> Int32 {
         switch self {
-        case .source(let source): shim_vips_thumbnail_source(source, out, Int32(size), Int32(size), failOn)
-        case .memory(let buffer): shim_vips_thumbnail_from_memory(buffer.baseAddress, buffer.count, out, Int32(size), Int32(size), failOn)
+        case .source(let source):
+            if let jpegShrink { return shim_vips_jpeg_thumbnail_source(source, out, Int32(size), Int32(jpegShrink), failOn) }
+            return shim_vips_thumbnail_source(source, out, Int32(size), Int32(size), failOn)
+        case .memory(let buffer): return shim_vips_thumbnail_from_memory(buffer.baseAddress, buffer.count, out, Int32(size), Int32(size), failOn)
         }
     }
 }
