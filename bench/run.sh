@@ -150,11 +150,13 @@ PY
 }
 
 # scenario NAME A_SIDE A_KIND A_DROP B_SIDE B_KIND B_DROP
-#   With A_KIND ours and OURS_VARIANTS set, A is each variant in turn (A1 A2 … B).
+#   With A_KIND ours and OURS_VARIANTS set, A is each variant in turn (A1 A2 … B),
+#   except in scale.
 scenario() {
   local name="$1" a_side="$2" a_kind="$3" a_drop="$4" b_side="$5" b_kind="$6" b_drop="$7" r variant
   local variants=("$a_side=")
-  if [[ "$a_kind" == ours && -n "${OURS_VARIANTS:-}" ]]; then read -r -a variants <<<"$OURS_VARIANTS"; fi
+  # (scale compares ours with ours on ten times the files: no variants there)
+  if [[ "$a_kind" == ours && "$name" != scale && -n "${OURS_VARIANTS:-}" ]]; then read -r -a variants <<<"$OURS_VARIANTS"; fi
   say "scenario $name: ${variants[*]%%=*} vs $b_side, $ROUNDS rounds, A B A B"
   local c=""
   [[ -n "${BEFORE_BIN:-}" && "$name" != scale ]] && c=before
