@@ -44,6 +44,7 @@ pid_t shim_fork_helper(int socket) {
     pid_t pid = fork();
     if (pid == 0) {
         if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0 || getppid() != template) _exit(1);
+        prctl(PR_SET_NAME, "share-decoder", 0, 0, 0);
         if (socket != 3) {
             if (dup2(socket, 3) != 3) _exit(1);
             close(socket);
@@ -54,4 +55,33 @@ pid_t shim_fork_helper(int socket) {
     close(socket);
     errno = saved;
     return pid;
+}
+
+pid_t shim_fork_template(int socket, int other) {
+    pid_t parent = getpid();
+    pid_t pid = fork();
+    if (pid != 0) {
+        int saved = errno;
+        close(socket);
+        errno = saved;
+        return pid;
+    }
+    if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0 || getppid() != parent) _exit(1);
+    prctl(PR_SET_NAME, "share-template", 0, 0, 0);
+    close(other);
+    if (socket != 3) {
+        if (dup2(socket, 3) != 3) _exit(1);
+        close(socket);
+    }
+    int null = open("/dev/null", O_RDWR);
+    if (null < 0 || dup2(null, 0) != 0 || dup2(null, 1) != 1) _exit(1);
+    if (null > 2) close(null);
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
+    for (int number = 1; number < NSIG; number++) {
+        if (number != SIGKILL && number != SIGSTOP) signal(number, SIG_DFL);
+    }
+    setpgid(0, 0);
+    return 0;
 }

@@ -5,8 +5,9 @@ import MediaFormats
 import MediaKit
 
 /// The helper side: what `share decode-helper` runs. A helper is the `share`
-/// binary started again by ``ProcessIsolatedDecoder`` (never a fork of the
-/// threaded parent), talking to it over the Unix socket on descriptor 3.
+/// binary started again by ``ProcessIsolatedDecoder``, or a fork of a
+/// ``HelperTemplate`` (never of the threaded parent), talking to the parent over
+/// the Unix socket on descriptor 3.
 ///
 /// It loads the decoding libraries and their modules, enters the ``Sandbox``,
 /// says it is ready, then decodes one request at a time, each from the

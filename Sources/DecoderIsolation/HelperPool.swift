@@ -165,9 +165,10 @@ final class HelperPool: @unchecked Sendable {
         case .unavailable: return nil
         case .notStarted:
             guard
-                let started = try? HelperTemplate.start(
-                    executable: configuration.helperExecutable, arguments: helperArguments, environment: environment,
-                    keepStandardError: keepsStandardError(environment))
+                let started = claimEarlyTemplate(environment: environment)
+                    ?? (try? HelperTemplate.start(
+                        executable: configuration.helperExecutable, arguments: helperArguments, environment: environment,
+                        keepStandardError: keepsStandardError(environment)))
             else {
                 template = .unavailable
                 return nil
@@ -175,6 +176,16 @@ final class HelperPool: @unchecked Sendable {
             template = .running(started)
             return started
         }
+    }
+
+    /// The template this process forked at its start, if it has one and the
+    /// helpers are this executable's own `decode-helper` (what it would have started).
+    private func claimEarlyTemplate(environment: [String: String]) -> HelperTemplate? {
+        guard configuration.helperArguments.first == DecoderHelper.command,
+            configuration.helperExecutable == ProcessIsolatedDecoder.Configuration.thisExecutable.helperExecutable
+        else { return nil }
+        return HelperTemplate.claimEarly(
+            arguments: Array(helperArguments.dropFirst()), environment: environment, keepStandardError: keepsStandardError(environment))
     }
 
     private var helperArguments: [String] { configuration.helperArguments + ["--memory-limit", String(configuration.memoryLimit)] }

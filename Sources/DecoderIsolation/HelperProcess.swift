@@ -36,7 +36,7 @@ final class HelperProcess: @unchecked Sendable {
 
     /// A connected pair of Unix stream sockets (close-on-exec): the parent's end
     /// and the helper's; nil (errno set) when there is none.
-    private static func socketPair() -> [Int32]? {
+    static func socketPair() -> [Int32]? {
         var ends: [Int32] = [-1, -1]
         return socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &ends) == 0 ? ends : nil
     }

@@ -37,6 +37,8 @@ enum HelperMessage {
         case spawn = 5
         case reap = 6
         case reaped = 7
+        /// To a template forked at the parent's start: how to go on (``EarlyTemplate``).
+        case configure = 8
     }
 
     /// The largest request (a `DecodeRequest` is a few hundred bytes).

@@ -1,4 +1,5 @@
 import CShims
+import Foundation
 import Glibc
 import Synchronization
 
@@ -22,9 +23,17 @@ import Synchronization
 /// (`PR_SET_PDEATHSIG`), and the template exits when the parent closes its socket.
 /// Helpers that may run the sandbox-only loaders (SVG, PSD) are still started on
 /// their own: they load more before they lock themselves down.
-final class HelperTemplate: Sendable {
+///
+/// The `share` commands that decode go further (``forkEarly()``): at their start,
+/// while they have one thread, they fork themselves into the template, so not
+/// even the template pays the dynamic loader (`share --help` alone costs about
+/// 55 ms of CPU, 60 % of it symbol lookups).
+public final class HelperTemplate: Sendable {
     /// The template's process id (a child of this process).
     let pid: pid_t
+
+    /// A template forked at this process's start (``forkEarly()``) that no pool has claimed yet.
+    private static let early = Mutex<(pid: pid_t, socket: Int32)?>(nil)
     /// The parent's end of the template's socket; nil once the template is gone.
     private let control: Mutex<MessageSocket?>
 
@@ -42,6 +51,47 @@ final class HelperTemplate: Sendable {
         let (pid, socket) = try HelperProcess.spawn(
             executable: executable, arguments: arguments + ["--template"], environment: environment, keepStandardError: keepStandardError)
         return HelperTemplate(pid: pid, socket: socket)
+    }
+
+    /// Forks this process into a helper template for the first pool that needs
+    /// one (``claimEarly(arguments:environment:keepStandardError:)``), as the
+    /// `share` commands that decode do at their start. The child has this
+    /// process's libraries loaded and relocated: it waits to be told the
+    /// arguments and environment a started template would have had, then goes on
+    /// as one (``EarlyTemplate``). Does nothing unless this process has one
+    /// thread (a fork of a threaded process may inherit a lock another thread held).
+    public static func forkEarly() {
+        guard threads() == 1, let ends = HelperProcess.socketPair() else { return }
+        let pid = shim_fork_template(ends[1], ends[0])
+        if pid == 0 { exit(EarlyTemplate.run(MessageSocket(descriptor: 3))) }
+        guard pid > 0 else {
+            Glibc.close(ends[0])
+            return
+        }
+        early.withLock { $0 = (pid, ends[0]) }
+    }
+
+    /// This process's threads (`Threads:` in /proc/self/status), nil if unknown.
+    private static func threads() -> Int? {
+        guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return nil }
+        let line = status.split(separator: "\n").first { $0.hasPrefix("Threads:") }
+        return line.flatMap { Int($0.dropFirst("Threads:".count).trimmingCharacters(in: .whitespaces)) }
+    }
+
+    /// The template ``forkEarly()`` made, told to go on as `share decode-helper
+    /// arguments… --template` with `environment` would; nil when there is none, or
+    /// it has gone. Claimed once.
+    static func claimEarly(arguments: [String], environment: [String: String], keepStandardError: Bool) -> HelperTemplate? {
+        guard let (pid, socket) = early.withLock({ early in defer { early = nil }; return early }) else { return nil }
+        let template = HelperTemplate(pid: pid, socket: socket)
+        let configuration = EarlyTemplate.Configuration(arguments: arguments + ["--template"], environment: environment, keepStandardError: keepStandardError)
+        guard let body = try? JSONEncoder().encode(configuration),
+            template.control.withLock({ $0?.send(HelperMessage.frame(.configure, Array(body))) }) == true
+        else {
+            template.stop()
+            return nil
+        }
+        return template
     }
 
     /// Asks the template to fork a helper whose socket is `helperSocket` (sent,
@@ -143,5 +193,45 @@ enum HelperTemplateLoop {
                 return .finished(1)
             }
         }
+    }
+}
+
+/// The child of ``HelperTemplate/forkEarly()``: it waits for the parent's
+/// ``Configuration``, takes its environment (replacing the one inherited), sends
+/// its standard error to /dev/null unless told to keep it, and goes on as
+/// `share decode-helper arguments…` (``DecoderHelper/main(_:)``) would. Exits 0
+/// when the parent closes the socket first: it never needed a decoder.
+enum EarlyTemplate {
+    /// What a started template would have been given.
+    struct Configuration: Codable {
+        /// `share decode-helper`'s arguments, `--template` included.
+        let arguments: [String]
+        let environment: [String: String]
+        let keepStandardError: Bool
+    }
+
+    static func run(_ control: MessageSocket) -> Int32 {
+        let message: (kind: UInt8, body: [UInt8], descriptor: Int32)
+        do {
+            message = try control.receive(maximum: HelperMessage.maximumRequest)
+        } catch .closed {
+            return 0
+        } catch {
+            return 1
+        }
+        if message.descriptor >= 0 { Glibc.close(message.descriptor) }
+        guard message.kind == HelperMessage.Kind.configure.rawValue,
+            let configuration = try? JSONDecoder().decode(Configuration.self, from: Data(message.body))
+        else { return 1 }
+        clearenv()
+        for (name, value) in configuration.environment { setenv(name, value, 1) }
+        if !configuration.keepStandardError {
+            let null = open("/dev/null", O_WRONLY)
+            if null >= 0 {
+                dup2(null, 2)
+                if null != 2 { Glibc.close(null) }
+            }
+        }
+        return DecoderHelper.main(configuration.arguments)
     }
 }

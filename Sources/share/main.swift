@@ -70,6 +70,11 @@ if CommandLine.arguments.dropFirst().first == DecoderHelper.command {
     exit(DecoderHelper.main(Array(CommandLine.arguments.dropFirst(2))))
 }
 
+// A command that decodes in sandboxed helpers forks their template now, while
+// this process has one thread and its libraries are loaded and relocated: the
+// template starts without paying the dynamic loader again (HelperTemplate).
+if DecoderOption.decodesInHelpers(CommandLine.arguments.dropFirst()) { HelperTemplate.forkEarly() }
+
 // SIGINT and SIGTERM: blocked in every thread from here, taken by one (Signals).
 Signals.start()
 

@@ -74,7 +74,8 @@ import Testing
         for name in ["good-1.jpg", "good-2.jpg", "good-3.jpg", "clip.mp4"] {
             #expect(items[name]?["status"] as? String == "ingested", "\(name): \(items[name] ?? [:])")
             #expect(items[name]?["thumbnail"] as? String != nil, "\(name)")
-            #expect((items[name]?["warnings"] as? [String] ?? []).isEmpty, "\(name): \(items[name] ?? [:])")
+            let warnings = items[name]?["warnings"] as? [String] ?? []
+            #expect(warnings.isEmpty, "\(name): \(items[name] ?? [:])")
         }
         let posterCrash = items["poster-crash.mp4"] ?? [:]
         #expect(posterCrash["status"] as? String == "ingested", "\(posterCrash)")
@@ -103,12 +104,19 @@ import Testing
             guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
                 let fields = stat.split(separator: ")").last?.split(separator: " "), fields.count > 2, Int32(fields[1]) == parent
             else { return false }
-            return commandLine(of: pid).contains("decode-helper")
+            return commandLine(of: pid).contains("decode-helper") || ["share-template", "share-decoder"].contains(name(of: pid))
         }
     }
 
-    private static func isTemplate(_ pid: pid_t) -> Bool {
-        commandLine(of: pid).split(separator: "\0").contains("--template")
+    /// A template started as `decode-helper --template`, or forked from `share` at
+    /// its start (then named `share-template`; its helpers `share-decoder`).
+    static func isTemplate(_ pid: pid_t) -> Bool {
+        commandLine(of: pid).split(separator: "\0").contains("--template") || name(of: pid) == "share-template"
+    }
+
+    /// The process's name (`/proc/PID/comm`).
+    static func name(of pid: pid_t) -> String {
+        ((try? String(contentsOfFile: "/proc/\(pid)/comm", encoding: .utf8)) ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
     private static func commandLine(of pid: pid_t) -> String {
@@ -176,6 +184,72 @@ import Testing
         #expect((retried.first?.value["warnings"] as? [String])?.first?.contains("SIGKILL") == true)
         #expect(try FileManager.default.contentsOfDirectory(atPath: container + "/thumbnails").count == 40)
         #expect(kill(victim, 0) != 0)
+    }
+
+    // MARK: - The helper template
+
+    /// A field of /proc/PID/stat after the command name (3 is the state, 4 the
+    /// parent, 5 the process group).
+    static func statField(_ pid: pid_t, _ number: Int) -> Int32? {
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+            let fields = stat.split(separator: ")").last?.split(separator: " "), fields.count > number - 3
+        else { return nil }
+        return Int32(fields[number - 3])
+    }
+
+    static func children(of parent: pid_t) -> [pid_t] {
+        ((try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []).compactMap { Int32($0) }.filter { statField($0, 4) == parent }
+    }
+
+    /// `share ingest` forks its helper template from itself at its start (the
+    /// template does not run the dynamic loader again): a child named
+    /// `share-template`, in a process group of its own (a Ctrl-C meant for share
+    /// does not reach it), holding nothing of share's but its socket and
+    /// /dev/null; its helpers are named `share-decoder` and sandboxed. With
+    /// `--isolation none` there is no template.
+    @Test(.enabled(if: geteuid() == 0, "reads the template's /proc/PID/fd, which needs root"))
+    func ingestForksItsHelperTemplateAtStart() throws {
+        let drop = TemporaryDirectory("template-drop")
+        for index in 0..<6 { try drop.add("IMG_\(index).JPG", bytes: Array(try Data(contentsOf: URL(fileURLWithPath: Fixtures.media("photo.jpg")))) + [UInt8(index)]) }
+        for isolation in ["process", "none"] {
+            let work = TemporaryDirectory("template-work")
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: Fixtures.shareBinary)
+            process.arguments = ["ingest", "--quiet", "--isolation", isolation, "--container", work.file("container"), drop.path]
+            // Slow enough that the helpers are seen at work.
+            process.environment = ProcessInfo.processInfo.environment.merging(["SHARE_TEST_THROTTLE_MS": "100"]) { $1 }
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            let share = process.processIdentifier
+            var templates: Set<pid_t> = [], decoders: Set<pid_t> = []
+            var sandboxed = true, ownGroup = true, descriptors: Set<String> = []
+            while process.isRunning {
+                for child in Self.children(of: share) where Self.name(of: child) == "share-template" {
+                    templates.insert(child)
+                    ownGroup = ownGroup && Self.statField(child, 5) == child
+                    if let open = try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(child)/fd"), !open.isEmpty { descriptors = Set(open) }
+                    for helper in Self.children(of: child) where Self.name(of: helper) == "share-decoder" {
+                        let status = (try? String(contentsOfFile: "/proc/\(helper)/status", encoding: .utf8)) ?? ""
+                        // (a helper seen before it has locked itself down is not counted)
+                        guard status.contains("Seccomp:\t2") else { continue }
+                        decoders.insert(helper)
+                        sandboxed = sandboxed && status.contains("NoNewPrivs:\t1")
+                    }
+                }
+                usleep(5_000)
+            }
+            #expect(process.terminationStatus == 0, "--isolation \(isolation)")
+            #expect(try FileManager.default.contentsOfDirectory(atPath: work.file("container/thumbnails")).count == 6)
+            if isolation == "none" {
+                #expect(templates.isEmpty, "a template with --isolation none: \(templates)")
+                continue
+            }
+            #expect(templates.count == 1, "templates seen: \(templates)")
+            #expect(!decoders.isEmpty && sandboxed, "helpers seen: \(decoders)")
+            #expect(ownGroup)
+            #expect(descriptors.isSubset(of: ["0", "1", "2", "3"]) && descriptors.contains("3"), "the template's descriptors: \(descriptors.sorted())")
+        }
     }
 
     // MARK: - Small and odd videos

@@ -17,11 +17,24 @@ int shim_spawn_helper(const char *path, char *const argv[], char *const envp[], 
 
 /// In a helper template (a single-threaded process that has loaded and set up
 /// the decoding libraries, see HelperTemplate.swift): forks a helper that
-/// starts with what the template has done. In the child, which returns 0:
-/// `socket` becomes descriptor 3 (replacing the template's own socket there),
-/// and the child is killed if the template dies (PR_SET_PDEATHSIG), so no
-/// helper outlives the process that would reap it. In the template: closes
-/// `socket` and returns the child's pid, or -1 with errno set.
+/// starts with what the template has done. In the child, which returns 0 and
+/// is named `share-decoder` (PR_SET_NAME): `socket` becomes descriptor 3
+/// (replacing the template's own socket there), and the child is killed if the
+/// template dies (PR_SET_PDEATHSIG), so no helper outlives the process that
+/// would reap it. In the template: closes `socket` and returns the child's pid,
+/// or -1 with errno set.
 pid_t shim_fork_helper(int socket);
+
+/// Forks this process, which must have one thread, into a helper template
+/// (HelperTemplate.forkEarly): the child, which returns 0, is what
+/// shim_spawn_helper would have started, without the exec: named
+/// `share-template`, killed when this process dies, `socket` as descriptor 3,
+/// `other` (this process's end) closed, /dev/null as 0 and 1 (2 stays until the
+/// template is told whether to keep it), the signal mask cleared and every
+/// action reset to its default (which also drops the Swift runtime's crash
+/// reporter, as SWIFT_BACKTRACE=enable=no does for a started helper), a process
+/// group of its own. Here: closes `socket` and returns the child's pid, or -1
+/// with errno set.
+pid_t shim_fork_template(int socket, int other);
 
 #endif
