@@ -28,7 +28,7 @@ import Synchronization
 /// while they have one thread, they fork themselves into the template, so not
 /// even the template pays the dynamic loader (`share --help` alone costs about
 /// 55 ms of CPU, 60 % of it symbol lookups).
-public final class HelperTemplate: Sendable {
+final class HelperTemplate: Sendable {
     /// The template's process id (a child of this process).
     let pid: pid_t
 
@@ -60,7 +60,7 @@ public final class HelperTemplate: Sendable {
     /// arguments and environment a started template would have had, then goes on
     /// as one (``EarlyTemplate``). Does nothing unless this process has one
     /// thread (a fork of a threaded process may inherit a lock another thread held).
-    public static func forkEarly() {
+    static func forkEarly() {
         guard threads() == 1, let ends = HelperProcess.socketPair() else { return }
         let pid = shim_fork_template(ends[1], ends[0])
         if pid == 0 { exit(EarlyTemplate.run(MessageSocket(descriptor: 3))) }

@@ -79,6 +79,17 @@ public final class ProcessIsolatedDecoder: MediaDecoder, @unchecked Sendable {
         }
     }
 
+    /// Forks this process into the helper template that a later
+    /// `ProcessIsolatedDecoder` of ``Configuration/thisExecutable`` takes instead
+    /// of starting `decode-helper --template`: the template then skips the
+    /// dynamic loader's work (about 55 ms of CPU for `share`). Call it first
+    /// thing in `main`, in an executable that also runs ``DecoderHelper``, and
+    /// only where the command will decode; it does nothing once the process has
+    /// a second thread. An unused template exits with this process.
+    public static func forkHelperTemplate() {
+        HelperTemplate.forkEarly()
+    }
+
     /// The configuration helpers are started with.
     public let configuration: Configuration
     private let pool: HelperPool

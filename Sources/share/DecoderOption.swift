@@ -11,7 +11,7 @@ enum DecoderOption {
     /// decodes in sandboxed helpers: `ingest` (not a `--db` client, which only
     /// enqueues), `watch` or `worker`, without `--isolation none` or `--help`.
     /// Such a command forks its helper template at its start
-    /// (`HelperTemplate.forkEarly`); a guess that turns out wrong costs a fork.
+    /// (`ProcessIsolatedDecoder.forkHelperTemplate`); a guess that turns out wrong costs a fork.
     static func decodesInHelpers(_ arguments: ArraySlice<String>) -> Bool {
         guard let command = arguments.first, ["ingest", "watch", "worker"].contains(command) else { return false }
         let options = Array(arguments.dropFirst())

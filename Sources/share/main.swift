@@ -73,7 +73,7 @@ if CommandLine.arguments.dropFirst().first == DecoderHelper.command {
 // A command that decodes in sandboxed helpers forks their template now, while
 // this process has one thread and its libraries are loaded and relocated: the
 // template starts without paying the dynamic loader again (HelperTemplate).
-if DecoderOption.decodesInHelpers(CommandLine.arguments.dropFirst()) { HelperTemplate.forkEarly() }
+if DecoderOption.decodesInHelpers(CommandLine.arguments.dropFirst()) { ProcessIsolatedDecoder.forkHelperTemplate() }
 
 // SIGINT and SIGTERM: blocked in every thread from here, taken by one (Signals).
 Signals.start()
