@@ -59,9 +59,13 @@ final class HelperTemplate: Sendable {
     /// process's libraries loaded and relocated: it waits to be told the
     /// arguments and environment a started template would have had, then goes on
     /// as one (``EarlyTemplate``). Does nothing unless this process has one
-    /// thread (a fork of a threaded process may inherit a lock another thread held).
+    /// thread (a fork of a threaded process may inherit a lock another thread held),
+    /// nor under valgrind: valgrind follows every fork (its helpers then die in
+    /// their sandbox before they are ready), while a started template is followed
+    /// only with `--trace-children=yes`, as the README describes.
     static func forkEarly() {
-        guard threads() == 1, let ends = HelperProcess.socketPair() else { return }
+        let underValgrind = ProcessInfo.processInfo.environment["LD_PRELOAD"]?.contains("vgpreload") == true
+        guard !underValgrind, threads() == 1, let ends = HelperProcess.socketPair() else { return }
         let pid = shim_fork_template(ends[1], ends[0])
         if pid == 0 { exit(EarlyTemplate.run(MessageSocket(descriptor: 3))) }
         guard pid > 0 else {
