@@ -120,13 +120,7 @@ public enum ImageInspector {
 
     /// Runs `vips` with `arguments` to make an image; throws when it fails.
     public static func vips(_ arguments: [String]) throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/vips")
-        process.arguments = arguments
-        process.standardOutput = FileHandle.nullDevice
-        try process.run()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else { throw InspectorError(command: "vips " + arguments.joined(separator: " ")) }
+        _ = try run(arguments, checked: true)
     }
 
     /// The mean absolute difference of two images of one size, over every band of
@@ -145,7 +139,8 @@ public enum ImageInspector {
         public var description: String { "failed: \(command)" }
     }
 
-    static func run(_ arguments: [String], tool: String = "vips") throws -> String {
+    /// `tool`'s standard output; with `checked`, throws when it fails.
+    static func run(_ arguments: [String], tool: String = "vips", checked: Bool = false) throws -> String {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/\(tool)")
         process.arguments = arguments
@@ -155,6 +150,7 @@ public enum ImageInspector {
         try process.run()
         let data = pipe.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
+        guard !checked || process.terminationStatus == 0 else { throw InspectorError(command: ([tool] + arguments).joined(separator: " ")) }
         return String(decoding: data, as: UTF8.self)
     }
 }
