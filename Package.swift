@@ -36,30 +36,36 @@ let package = Package(
         .systemLibrary(
             name: "CPostgres", pkgConfig: "libpq",
             providers: [.apt(["libpq-dev"])]),
-        // Fixed-arity wrappers for varargs functions, function-like macros and
-        // Linux calls glibc hides from Swift.
+        // Fixed-arity wrappers for libvips' varargs functions and libav's
+        // function-like macros.
         .target(name: "CShims", dependencies: ["CVips", "CFFmpeg", "CTIFF"], linkerSettings: [.linkedLibrary("gmodule-2.0")]),
+        // Linux calls glibc hides from Swift (copy_file_range, renameat2,
+        // SCM_RIGHTS, seccomp and Landlock, spawning helpers).
+        .target(name: "CSystem"),
+        // The system-call funnel every target uses: EINTR retried, typed errors
+        // naming call, path and errno, descriptors owned by types.
+        .target(name: "SystemCalls", dependencies: ["CSystem"]),
 
         // Pure Swift, no C: the manifest a host app reads (model, both schemas,
         // redirect URL, container layout, RedirectHandler).
-        .target(name: "ShareManifest"),
+        .target(name: "ShareManifest", dependencies: ["SystemCalls"]),
         // Pure Swift, no C: formats from magic bytes, thumbnail settings, and the
         // decode contract (request, facts, typed errors) every decoder implements.
         .target(name: "MediaFormats"),
         // Decoding with libvips, libav, libheif and libtiff, behind MediaFormats' MediaDecoder.
-        .target(name: "MediaKit", dependencies: ["MediaFormats", "CVips", "CFFmpeg", "CHeif", "CTIFF", "CShims"]),
+        .target(name: "MediaKit", dependencies: ["MediaFormats", "SystemCalls", "CVips", "CFFmpeg", "CHeif", "CTIFF", "CShims"]),
         // A MediaDecoder that decodes in a pool of sandboxed helper processes, and
         // the helper's side (`share decode-helper`).
-        .target(name: "DecoderIsolation", dependencies: ["MediaFormats", "MediaKit", "CShims"]),
+        .target(name: "DecoderIsolation", dependencies: ["MediaFormats", "MediaKit", "SystemCalls", "CShims", "CSystem"]),
         // The pipeline: stages, runner, journal, watch, distributed workers.
         .target(
-            name: "ShareIngest", dependencies: ["ShareManifest", "MediaFormats", "MediaKit", "CShims", "CSQLite", "CPostgres"],
+            name: "ShareIngest", dependencies: ["ShareManifest", "MediaFormats", "MediaKit", "SystemCalls", "CShims", "CSQLite", "CPostgres"],
             plugins: ["EmbedPipelines"]),
         // pipelines/*.json compiled into ShareIngest (the built-in pipelines).
         .plugin(name: "EmbedPipelines", capability: .buildTool(), dependencies: ["EmbedPipelinesTool"]),
         .executableTarget(name: "EmbedPipelinesTool"),
         // The CLI: arguments and terminal output only.
-        .executableTarget(name: "share", dependencies: ["ShareIngest", "ShareManifest", "MediaFormats", "DecoderIsolation"]),
+        .executableTarget(name: "share", dependencies: ["ShareIngest", "ShareManifest", "MediaFormats", "DecoderIsolation", "SystemCalls"]),
 
         // Fuzz targets over the pure modules (and the pipeline loader): ordinary
         // executables that replay their corpus; scripts/fuzz.sh builds them with libFuzzer.

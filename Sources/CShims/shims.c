@@ -136,14 +136,6 @@ int shim_averror_eof(void) { return AVERROR_EOF; }
 int shim_averror_exit(void) { return AVERROR_EXIT; }
 void shim_av_quiet(void) { av_log_set_level(AV_LOG_QUIET); }
 
-long shim_copy_file_range(int in_fd, int out_fd, size_t length) {
-    return (long)copy_file_range(in_fd, NULL, out_fd, NULL, length, 0);
-}
-
-int shim_rename_noreplace(const char *from, const char *to) {
-    return renameat2(AT_FDCWD, from, AT_FDCWD, to, RENAME_NOREPLACE);
-}
-
 int shim_vips_ink_on_background(VipsImage *mask, VipsImage **out, double ink_r, double ink_g,
                                 double ink_b, double bg_r, double bg_g, double bg_b) {
     double a[3] = {(ink_r - bg_r) / 255.0, (ink_g - bg_g) / 255.0, (ink_b - bg_b) / 255.0};

@@ -1,4 +1,5 @@
 import CShims
+import CSystem
 import Foundation
 import Glibc
 

@@ -1,4 +1,5 @@
 import Foundation
+import SystemCalls
 
 /// The shared container: where copies, thumbnails and manifests live.
 ///
@@ -24,7 +25,7 @@ public struct ContainerDirectory: Sendable, Hashable {
     /// Opens (creating if needed) the container at `path`, with its state in
     /// `stateDirectory` (default: inside the container; the CLI reads `SHARE_STATE_DIR`).
     public init(_ path: String, stateDirectory: String? = nil) throws(ContainerError) {
-        let absolute = path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
+        let absolute = path.hasPrefix("/") ? path : String(decoding: FileSystem.currentDirectory(), as: UTF8.self) + "/" + path
         let standardized = URL(fileURLWithPath: absolute).standardizedFileURL.path
         self.root = standardized
         self.stateDirectory = stateDirectory.map { URL(fileURLWithPath: $0).standardizedFileURL.path } ?? standardized + "/.share-ingest"

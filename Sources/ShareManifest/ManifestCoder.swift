@@ -1,4 +1,5 @@
 import Foundation
+import SystemCalls
 
 /// The JSON layout of a manifest.
 public enum ManifestSchema: String, Sendable, Codable, CaseIterable {
@@ -157,8 +158,7 @@ public enum ManifestCoder: Sendable {
         guard let decoded = raw.removingPercentEncoding, decoded != raw else { return raw }
         // Both spellings are in use and a raw name may itself contain "%": prefer the
         // decoded path unless only the raw one exists.
-        let files = FileManager.default
-        if !files.fileExists(atPath: decoded), files.fileExists(atPath: raw) { return raw }
+        if !FileSystem.exists(decoded), FileSystem.exists(raw) { return raw }
         return decoded
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import SystemCalls
 
 /// Manifests in the container: `manifests/<key>.json`, written once, atomically
 /// and durably; consumed by moving to `manifests/consumed/` so a share is
@@ -58,7 +59,8 @@ public struct ManifestStore: Sendable {
         guard let status = try? FileStatus.ofLink(path) else { throw .unknownKey(key) }
         guard status.type == .regular else { throw .manifestNotAFile(path) }
         guard status.size <= Self.maximumSize else { throw .manifestTooLarge(path, Int(status.size)) }
-        guard let data = FileManager.default.contents(atPath: path) else { throw .io(SystemError("open", path: path)) }
+        let data: Data
+        do { data = Data(try FileSystem.readWholeFile(path)) } catch { throw .io(error) }
         return data
     }
 }

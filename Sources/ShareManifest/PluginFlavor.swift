@@ -1,4 +1,5 @@
 import Foundation
+import SystemCalls
 
 /// The manifest dialects that share-extension plugins write, so a host app can be
 /// tested against each: a ``ManifestSchema`` and a ``PathSpelling``.

@@ -1,4 +1,5 @@
 import Foundation
+import SystemCalls
 
 /// A share as the host app receives it after the redirect.
 public struct ReceivedShare: Sendable, Hashable {

@@ -1,4 +1,4 @@
-import Glibc
+import SystemCalls
 
 /// The exit statuses of `share`, as documented in the README.
 enum ExitStatus: Int32 {
@@ -14,5 +14,5 @@ enum ExitStatus: Int32 {
     /// it goes on with the workers, and `share ingest --resume` waits again.
     case notFinished = 3
 
-    func exit() -> Never { Glibc.exit(rawValue) }
+    func exit() -> Never { Processes.exit(rawValue) }
 }

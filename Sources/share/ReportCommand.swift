@@ -1,6 +1,7 @@
 import Foundation
 import ShareIngest
 import ShareManifest
+import SystemCalls
 
 /// `share report`: a batch as an HTML page and/or a contact sheet JPEG, from the
 /// report the batch left in the container.
@@ -72,8 +73,7 @@ enum ReportCommand {
     /// Replaces `path` atomically; reports a failure on stderr.
     private static func write(_ data: Data, to path: String) -> Bool {
         let folder = (path as NSString).deletingLastPathComponent
-        var isFolder: ObjCBool = false
-        if !folder.isEmpty, !FileManager.default.fileExists(atPath: folder, isDirectory: &isFolder) || !isFolder.boolValue {
+        if !folder.isEmpty, (try? FileStatus.of(folder))?.type != .directory {
             Terminal.shared.err("share: cannot write \(path): \(folder) is not a folder")
             return false
         }

@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import ShareIngest
 import Synchronization
+import SystemCalls
 
 /// SIGINT and SIGTERM ask the batch to stop: no new items are taken, items in
 /// flight finish their current stage (nothing is rolled back: the journal
@@ -17,19 +18,12 @@ enum Signals {
     /// What a signal does once a command asked for it (``cancel(_:onSignal:)``).
     private static let handler = Mutex<(@Sendable (Int32) -> Void)?>(nil)
 
-    private static var termination: sigset_t {
-        var set = sigset_t()
-        sigemptyset(&set)
-        sigaddset(&set, SIGINT)
-        sigaddset(&set, SIGTERM)
-        return set
-    }
+    private static let termination = SignalSet([SIGINT, SIGTERM])
 
     /// Blocks SIGINT and SIGTERM and starts the thread that waits for them. Call
     /// it first in `main`, while the process has one thread.
     static func start() {
-        var set = termination
-        pthread_sigmask(SIG_BLOCK, &set, nil)
+        termination.block()
         let waiter = Thread { waitForSignals() }
         waiter.name = "share-signals"
         waiter.start()
@@ -47,18 +41,14 @@ enum Signals {
     }
 
     private static func waitForSignals() {
-        var set = termination
         while true {
-            var number: Int32 = 0
-            guard sigwait(&set, &number) == 0 else { continue }
+            let number = termination.wait()
             if let handle = handler.withLock({ $0 }) {
                 handle(number)
                 continue
             }
             // No command asked for it: its default action, ending the process.
-            signal(number, SIG_DFL)
-            pthread_sigmask(SIG_UNBLOCK, &set, nil)
-            raise(number)
+            termination.raiseWithDefaultAction(number)
         }
     }
 }

@@ -1,6 +1,6 @@
 import Foundation
-import Glibc
 import Synchronization
+import SystemCalls
 
 /// Writes to stdout and stderr, unbuffered and thread-safe.
 final class Terminal: Sendable {
@@ -34,12 +34,6 @@ final class Terminal: Sendable {
     func clearStatus() { status("") }
 
     private func raw(_ fd: Int32, _ text: String) {
-        var bytes = Array(text.utf8)[...]
-        while !bytes.isEmpty {
-            let n = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
-            if n < 0 && errno == EINTR { continue }
-            if n <= 0 { return }
-            bytes = bytes.dropFirst(n)
-        }
+        StandardStream.write(Array(text.utf8), to: fd)
     }
 }

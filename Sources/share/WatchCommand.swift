@@ -1,6 +1,7 @@
 import Foundation
 import ShareIngest
 import ShareManifest
+import SystemCalls
 
 /// `share watch`: ingests every drop of an inbox, one batch and one manifest each.
 enum WatchCommand {
@@ -48,7 +49,7 @@ enum WatchCommand {
         }
         do {
             let reportDirectory = parsed.value("report-dir")
-            if let reportDirectory { try FileManager.default.createDirectory(atPath: reportDirectory, withIntermediateDirectories: true) }
+            if let reportDirectory { try FileSystem.makeDirectory(reportDirectory) }
             try inbox.run(once: parsed.flag("once"), events: printer.handle, cancellation: cancellation) { report in
                 let reportPath = inbox.ingestor.container.reportPath(key: report.key)
                 if let reportDirectory, !report.interrupted {

@@ -2,6 +2,7 @@ import DecoderIsolation
 import Foundation
 import ShareIngest
 import ShareManifest
+import SystemCalls
 
 /// Shared helpers of the commands.
 enum Command {
@@ -80,7 +81,7 @@ Signals.start()
 
 // Over RLIMIT_FSIZE a write must fail with EFBIG (reported per item, temporaries
 // removed), not kill the process with SIGXFSZ and leave a half-written file.
-signal(SIGXFSZ, SIG_IGN)
+SignalSet.ignore(SIGXFSZ)
 
 let arguments = CommandLine.arguments.dropFirst()
 let status: ExitStatus

@@ -17,7 +17,7 @@ import Testing
 /// Recording always fails the test, so it cannot be left on.
 @Suite struct PublicAPITests {
     /// The library products a host app or tool can link.
-    static let modules = ["ShareManifest", "MediaFormats", "ShareIngest", "DecoderIsolation"]
+    static let modules = ["SystemCalls", "ShareManifest", "MediaFormats", "ShareIngest", "DecoderIsolation"]
 
     static func listPath(_ module: String) -> String {
         Fixtures.packageRoot.appendingPathComponent("api/\(module).api.txt").path
@@ -360,28 +360,52 @@ enum DocumentationCheck {
         return (targets, products)
     }
 
-    @Test(arguments: ["ShareManifest", "MediaFormats"]) func productDependsOnNoCTarget(product: String) throws {
-        let package = try Self.describe()
+    /// The targets `product` is built from, its dependencies included.
+    static func closure(of product: String, in package: (targets: [String: (type: String, dependencies: [String])], products: [String: [String]])) throws -> Set<String> {
         var closure: Set<String> = []
         var pending = try #require(package.products[product])
         while let name = pending.popLast() {
             if closure.insert(name).inserted { pending += package.targets[name]?.dependencies ?? [] }
         }
-        let cTargets = closure.filter { package.targets[$0]?.type != "SwiftTarget" }
-        #expect(!closure.isEmpty)
-        #expect(cTargets.isEmpty, "\(product) depends on C targets: \(cTargets.sorted())")
+        return closure
     }
 
-    /// ShareManifest is for host apps on any platform: no Linux-only module.
-    @Test func shareManifestImportsNothingLinuxOnlyUnconditionally() throws {
-        let sources = Fixtures.packageRoot.appendingPathComponent("Sources/ShareManifest")
+    /// What a host app links uses no C library, and no C of ours but the
+    /// system-call funnel's (CSystem), which is empty outside Linux.
+    @Test(arguments: ["ShareManifest", "MediaFormats"]) func productDependsOnNoCLibrary(product: String) throws {
+        let package = try Self.describe()
+        let closure = try Self.closure(of: product, in: package)
+        let cTargets = closure.filter { package.targets[$0]?.type != "SwiftTarget" && $0 != "CSystem" }
+        #expect(!closure.isEmpty)
+        #expect(cTargets.isEmpty, "\(product) depends on C targets: \(cTargets.sorted())")
+        if closure.contains("CSystem") {
+            let sources = Fixtures.packageRoot.appendingPathComponent("Sources/CSystem")
+            let files = FileManager.default.enumerator(at: sources, includingPropertiesForKeys: nil)?.compactMap { $0 as? URL } ?? []
+            for file in files where file.pathExtension == "c" {
+                let text = try String(contentsOf: file, encoding: .utf8)
+                #expect(text.contains("#ifdef __linux__"), "\(file.lastPathComponent) is not limited to Linux")
+            }
+        }
+    }
+
+    /// ShareManifest and the funnel it uses are for host apps on any platform: no
+    /// Linux-only module imported unconditionally.
+    @Test(arguments: ["ShareManifest", "SystemCalls"]) func importsNothingLinuxOnlyUnconditionally(module: String) throws {
+        let sources = Fixtures.packageRoot.appendingPathComponent("Sources/\(module)")
         let files = FileManager.default.enumerator(at: sources, includingPropertiesForKeys: nil)?.compactMap { $0 as? URL } ?? []
         #expect(!files.isEmpty)
         for file in files where file.pathExtension == "swift" {
             let lines = try String(contentsOf: file, encoding: .utf8).split(separator: "\n", omittingEmptySubsequences: false)
-            for (index, line) in lines.enumerated() where line.hasPrefix("import Glibc") || line.hasPrefix("import CShims") {
-                let previous = index > 0 ? lines[index - 1] : ""
-                #expect(previous.hasPrefix("#if canImport(") || previous.hasPrefix("#elseif canImport("), "\(file.lastPathComponent):\(index + 1) imports \(line) unconditionally")
+            // The conditions of the `#if` blocks around each line.
+            var conditions: [String] = []
+            for (index, line) in lines.enumerated() {
+                if line.hasPrefix("#if ") { conditions.append(String(line)) }
+                if line.hasPrefix("#elseif ") { conditions[conditions.count - 1] = String(line) }
+                if line.hasPrefix("#endif") { conditions.removeLast() }
+                guard line.hasPrefix("import Glibc") || line.hasPrefix("import CShims") || line.hasPrefix("import CSystem") else { continue }
+                #expect(
+                    conditions.contains { $0.contains("canImport(") || $0.contains("os(Linux)") },
+                    "\(file.lastPathComponent):\(index + 1) imports \(line) unconditionally")
             }
         }
     }

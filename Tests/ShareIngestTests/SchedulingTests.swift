@@ -1,7 +1,8 @@
 import Foundation
 import Glibc
-import ShareManifest
 import MediaFormats
+import ShareManifest
+import SystemCalls
 import TestSupport
 import Testing
 

@@ -106,16 +106,6 @@ int shim_averror_exit(void);
 /// av_log_set_level(AV_LOG_QUIET): libav must not write to our stderr.
 void shim_av_quiet(void);
 
-// ---- Linux system calls ---------------------------------------------------
-
-/// copy_file_range(in, NULL, out, NULL, length, 0): an in-kernel copy (or reflink);
-/// glibc declares it only under _GNU_SOURCE, which Swift's Glibc module lacks.
-long shim_copy_file_range(int in_fd, int out_fd, size_t length);
-
-/// renameat2(AT_FDCWD, from, AT_FDCWD, to, RENAME_NOREPLACE): a rename that fails
-/// with EEXIST instead of replacing the destination.
-int shim_rename_noreplace(const char *from, const char *to);
-
 // ---- libvips (contact sheets) -----------------------------------------------
 
 /// vips_bandjoin + vips_linear (both varargs), over
@@ -165,10 +155,8 @@ int shim_tiff_get_u32(TIFF *tiff, uint32_t tag, uint32_t *value);
 #include "shim_vips_source.h"
 
 // ---- Sandboxed decoder helpers ------------------------------------------------
+// (descriptor passing, spawning and the sandbox are Linux calls: CSystem)
 
-#include "shim_fd_passing.h"
-#include "shim_spawn.h"
-#include "shim_sandbox.h"
 #include "shim_crash.h"
 
 #endif

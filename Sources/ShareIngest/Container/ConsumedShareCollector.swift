@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import ShareManifest
+import SystemCalls
 
 /// What `share gc` removed (or would remove, in a dry run).
 public struct CollectionReport: Sendable {
@@ -33,7 +34,7 @@ public struct ConsumedShareCollector: Sendable {
             let consumedAt = Date(timeIntervalSince1970: Double(status.modifiedSeconds))
             guard now.timeIntervalSince(consumedAt) >= retention else { continue }
             var files: [String] = []
-            if let data = FileManager.default.contents(atPath: consumed), let manifest = try? ManifestCoder.decode(data) {
+            if let data = try? Data(FileSystem.readWholeFile(consumed)), let manifest = try? ManifestCoder.decode(data) {
                 for entry in manifest.entries where entry.type != .text && entry.type != .url {
                     for url in [entry.path, entry.thumbnail].compactMap({ $0 }) {
                         guard let path = ManifestCoder.filePath(fromURLString: url), case .success(let real) = container.checkedFile(path) else { continue }

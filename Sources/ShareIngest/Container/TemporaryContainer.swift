@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import ShareManifest
 import Synchronization
+import SystemCalls
 
 /// A fresh, empty container in a new temporary folder, removed (with everything
 /// in it) when the object is released or ``remove()`` is called: for tests.
@@ -30,7 +31,7 @@ public final class TemporaryContainer: Sendable {
         do {
             directory = try ContainerDirectory(path)
         } catch {
-            try? FileManager.default.removeItem(atPath: path)
+            FileSystem.removeTree(path)
             throw .containerUnusable(path: error.path, reason: error.reason)
         }
     }
@@ -42,7 +43,7 @@ public final class TemporaryContainer: Sendable {
             defer { removed = true }
             return !removed
         }) else { return }
-        try? FileManager.default.removeItem(atPath: directory.root)
+        FileSystem.removeTree(directory.root)
     }
 
     deinit { remove() }

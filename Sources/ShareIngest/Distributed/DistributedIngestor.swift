@@ -1,5 +1,6 @@
 import Foundation
 import ShareManifest
+import SystemCalls
 
 /// The client side of the distributed mode: enqueues batches in PostgreSQL for
 /// `share worker` processes (on any machine that sees the container and the
@@ -203,7 +204,7 @@ public struct DistributedIngestor: Sendable {
             } catch let error as PostgresError where error.connectionLost && !error.interrupted {
                 queue = nil
                 let end = MonotonicClock.now() + 0.5
-                while MonotonicClock.now() < end && !cancellation.isCancelled { usleep(20_000) }
+                while MonotonicClock.now() < end && !cancellation.isCancelled { MonotonicClock.sleep(0.02) }
             }
         }
         return nil

@@ -3,6 +3,7 @@ import Foundation
 import Glibc
 import ShareManifest
 import Synchronization
+import SystemCalls
 
 /// An error from PostgreSQL or libpq (`PQerrorMessage`, `PQresultErrorMessage`).
 public struct PostgresError: Error, Sendable, CustomStringConvertible {
@@ -124,9 +125,9 @@ final class PostgresConnection {
                 close()
                 throw PostgresError(message: message, connectionLost: true)
             case PGRES_POLLING_READING:
-                try waitForSocket(Int16(POLLIN), deadline: deadline, what: "no answer from \(endpoint) within \(Int(timeout)) s while connecting (connect_timeout; set ?connect_timeout=N in the URL to change it)")
+                try waitForSocket(.readable, deadline: deadline, what: "no answer from \(endpoint) within \(Int(timeout)) s while connecting (connect_timeout; set ?connect_timeout=N in the URL to change it)")
             default:
-                try waitForSocket(Int16(POLLOUT), deadline: deadline, what: "could not reach \(endpoint) within \(Int(timeout)) s (connect_timeout; set ?connect_timeout=N in the URL to change it)")
+                try waitForSocket(.writable, deadline: deadline, what: "could not reach \(endpoint) within \(Int(timeout)) s (connect_timeout; set ?connect_timeout=N in the URL to change it)")
             }
             state = PQconnectPoll(connection)
         }
@@ -156,14 +157,15 @@ final class PostgresConnection {
 
     /// Waits until the socket is ready for `events`, in slices of 100 ms, giving
     /// up at `deadline` (the connection is then dropped) or when cancelled.
-    private func waitForSocket(_ events: Int16, deadline: Double, what: String) throws(PostgresError) {
+    private func waitForSocket(_ readiness: Polling.Readiness, deadline: Double, what: String) throws(PostgresError) {
         while true {
             let socket = PQsocket(connection)
             guard socket >= 0 else { throw lost("the connection has no socket") }
-            var descriptor = pollfd(fd: socket, events: events, revents: 0)
-            let ready = poll(&descriptor, 1, 100)
-            if ready > 0 { return }
-            if ready < 0 && errno != EINTR { throw lost("poll: \(String(cString: strerror(errno)))") }
+            do {
+                if try Polling.wait(for: readiness, [socket], milliseconds: 100)[0] { return }
+            } catch {
+                throw lost("poll: \(error.message)")
+            }
             if interruption?.isDue == true {
                 close()
                 throw PostgresError(message: "interrupted while waiting for the server", connectionLost: true, interrupted: true)
@@ -227,14 +229,14 @@ final class PostgresConnection {
             let flushed = PQflush(connection)
             if flushed == 0 { break }
             if flushed < 0 { throw failure(nil) }
-            try waitForSocket(Int16(POLLOUT | POLLIN), deadline: deadline, what: silence)
+            try waitForSocket(.readableOrWritable, deadline: deadline, what: silence)
             guard PQconsumeInput(connection) == 1 else { throw failure(nil) }
         }
         var rows: [[String: String]] = []
         var error: PostgresError?
         while true {
             while PQisBusy(connection) == 1 {
-                try waitForSocket(Int16(POLLIN), deadline: deadline, what: silence)
+                try waitForSocket(.readable, deadline: deadline, what: silence)
                 guard PQconsumeInput(connection) == 1 else { throw failure(nil) }
             }
             guard let result = PQgetResult(connection) else { break }
@@ -290,14 +292,13 @@ final class PostgresConnection {
         guard isConnected else { throw PostgresError(message: "not connected", connectionLost: true) }
         let deadline = MonotonicClock.now() + seconds
         while MonotonicClock.now() < deadline && interruption?.flag.isCancelled != true {
-            var descriptors = [pollfd(fd: PQsocket(connection), events: Int16(POLLIN), revents: 0), pollfd(fd: wake, events: Int16(POLLIN), revents: 0)]
-            let ready = poll(&descriptors, wake >= 0 ? 2 : 1, Int32(min(100, max(1, (deadline - MonotonicClock.now()) * 1000))))
-            if ready <= 0 { continue }
-            if descriptors[0].revents != 0 {
+            let milliseconds = Int32(min(100, max(1, (deadline - MonotonicClock.now()) * 1000)))
+            guard let ready = try? Polling.wait([PQsocket(connection), wake], milliseconds: milliseconds) else { continue }
+            if ready[0] {
                 guard PQconsumeInput(connection) == 1 else { throw failure(nil) }
                 if drainNotifications() { return true }
             }
-            if wake >= 0 && descriptors[1].revents != 0 { return false }
+            if ready[1] { return false }
         }
         return false
     }

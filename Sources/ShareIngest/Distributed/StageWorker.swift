@@ -4,6 +4,7 @@ import MediaFormats
 import MediaKit
 import ShareManifest
 import Synchronization
+import SystemCalls
 
 /// A long-running worker that claims jobs from PostgreSQL and runs them with the
 /// same stage code as the local pipeline (``ItemExecution``, ``BatchCompletion``)
@@ -37,7 +38,7 @@ public final class StageWorker: Sendable {
         /// Seconds a claimed job stays ours without a heartbeat (renewed every third of it).
         public var lease: Double = 30
         /// The name the log, the jobs and `share status --db` show (default: host and process id).
-        public var name = "\(FileSystem.hostTag)-\(getpid())"
+        public var name = "\(FileSystem.hostTag)-\(Processes.current)"
 
         /// The defaults: every stage, 2 threads, a 30 s lease.
         public init() {}
@@ -382,7 +383,7 @@ final class WorkerRun: Sendable {
     /// Sleeps up to `seconds`, waking early when cancelled.
     private func pause(_ seconds: Double) {
         let end = MonotonicClock.now() + seconds
-        while MonotonicClock.now() < end && !cancellation.isCancelled { usleep(20_000) }
+        while MonotonicClock.now() < end && !cancellation.isCancelled { MonotonicClock.sleep(0.02) }
     }
 
     /// After the loop: counters flushed, unstarted jobs handed back, the worker

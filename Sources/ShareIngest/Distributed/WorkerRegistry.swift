@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import ShareManifest
+import SystemCalls
 
 /// Workers in `share_workers`. A worker is live exactly while its session holds
 /// its advisory lock (`pg_advisory_lock(727275, id)`): the server releases it
@@ -12,7 +13,7 @@ extension JobQueue {
     func register(name: String, stages: [StageName], concurrency: Int) throws -> Int {
         let row = try connection.query(
             "INSERT INTO share_workers (name, host, pid, stages, concurrency) VALUES ($1, $2, $3, $4, $5) RETURNING id",
-            [name, FileSystem.hostTag, String(getpid()), stages.map(\.rawValue).joined(separator: ","), String(concurrency)])
+            [name, FileSystem.hostTag, String(Processes.current), stages.map(\.rawValue).joined(separator: ","), String(concurrency)])
         guard let id = row.first?["id"].flatMap(Int.init) else { throw PostgresError(message: "could not register the worker", connectionLost: false) }
         guard try relock(worker: id) else { throw PostgresError(message: "worker id \(id) is locked by another session", connectionLost: false) }
         return id

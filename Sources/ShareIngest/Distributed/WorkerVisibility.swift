@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import ShareManifest
+import SystemCalls
 
 /// Whether this machine sees a distributed batch's files as its planner did.
 ///

@@ -1,5 +1,6 @@
 import Glibc
 import ShareManifest
+import SystemCalls
 
 /// One entry found in a dropped folder: a file to ingest, or something left out and why.
 enum DropEntry {
@@ -36,7 +37,7 @@ struct DropWalker: Sequence, IteratorProtocol {
 
     private mutating func list(_ directory: SourcePath, depth: Int) {
         let listing: DirectoryEntries
-        do { listing = try DirectoryEntries(directory) } catch {
+        do { listing = try directory.entries() } catch {
             ready.append(.skipped(directory, ItemFailure(.copy, .unreadable, "\(directory.display): cannot list folder: \(error.message)")))
             return
         }

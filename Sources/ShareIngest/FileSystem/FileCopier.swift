@@ -1,6 +1,6 @@
-import CShims
 import Glibc
 import ShareManifest
+import SystemCalls
 
 /// Identity and version of a source file: if any of these change between two
 /// looks, the file changed under us.
@@ -57,7 +57,7 @@ enum FileCopier {
         do { status = try fd.status(path: path.display) } catch { throw .system(error) }
         guard status.type == .regular else { throw .notRegularFile(status.type) }
         // Back to blocking reads now that it is known to be a regular file.
-        _ = fcntl(fd.raw, F_SETFL, fcntl(fd.raw, F_GETFL) & ~O_NONBLOCK)
+        fd.setBlocking(true)
         return (fd, FileVersion(status))
     }
 
@@ -97,21 +97,27 @@ enum FileCopier {
         var useCopyRange = true
         while true {
             if useCopyRange {
-                let n = retryingInterrupts { shim_copy_file_range(input.raw, output.raw, chunk) }
-                if n > 0 { total += Int64(n); continue }
-                if n == 0 { return total }
-                // Cross-device on old kernels, or a file system without support.
-                if [EXDEV, EINVAL, ENOSYS, EOPNOTSUPP, EBADF].contains(errno) && total == 0 {
-                    useCopyRange = false
+                do {
+                    let n = try input.copyRange(to: output, count: chunk, path: source)
+                    if n == 0 { return total }
+                    total += Int64(n)
                     continue
+                } catch {
+                    // Cross-device on old kernels, or a file system without support.
+                    if [EXDEV, EINVAL, ENOSYS, EOPNOTSUPP, EBADF].contains(error.code) && total == 0 {
+                        useCopyRange = false
+                        continue
+                    }
+                    if error.isDiskFull { throw SystemError("write", path: destination, code: error.code) }
+                    throw error
                 }
-                let code = errno
-                if code == ENOSPC || code == EDQUOT || code == EFBIG { throw SystemError("write", path: destination, code: code) }
-                throw SystemError("copy_file_range", path: source, code: code)
             }
             var buffer = [UInt8](repeating: 0, count: 1 << 20)
-            let n = buffer.withUnsafeMutableBytes { raw in retryingInterrupts { read(input.raw, raw.baseAddress, raw.count) } }
-            if n < 0 { throw SystemError("read", path: source) }
+            var readError: SystemError?
+            let n = buffer.withUnsafeMutableBytes { raw in
+                do throws(SystemError) { return try input.readAvailable(into: raw, path: source) } catch { readError = error; return 0 }
+            }
+            if let readError { throw readError }
             if n == 0 { return total }
             var writeError: SystemError?
             buffer.withUnsafeBytes { raw in

@@ -1,6 +1,5 @@
-import Foundation
-import Glibc
 import ShareManifest
+import SystemCalls
 
 /// A source path as raw bytes: file names on Linux need not be UTF-8, and a
 /// lossy String would name a different (or no) file.
@@ -46,45 +45,35 @@ public struct SourcePath: Sendable, Hashable, CustomStringConvertible {
         return escaped
     }
 
-    func withCString<T>(_ body: (UnsafePointer<CChar>) throws -> T) rethrows -> T {
-        try (bytes.map { CChar(bitPattern: $0) } + [0]).withUnsafeBufferPointer { try body($0.baseAddress!) }
-    }
-
     func open(_ flags: Int32) throws(SystemError) -> FileDescriptor {
-        let fd = withCString { path in retryingInterrupts { Glibc.open(path, flags | O_CLOEXEC) } }
-        guard fd >= 0 else { throw SystemError("open", path: display) }
-        return FileDescriptor(fd)
+        try FileDescriptor.open(pathBytes: bytes, flags, display: display)
     }
 
     /// `stat`: follows a final symbolic link.
     func status() throws(SystemError) -> FileStatus {
-        var st = stat()
-        guard withCString({ stat($0, &st) }) == 0 else { throw SystemError("stat", path: display) }
-        return FileStatus(st)
+        try FileStatus.of(pathBytes: bytes, display: display)
     }
 
     /// `lstat`: a symbolic link is reported as one.
     func linkStatus() throws(SystemError) -> FileStatus {
-        var st = stat()
-        guard withCString({ lstat($0, &st) }) == 0 else { throw SystemError("lstat", path: display) }
-        return FileStatus(st)
+        try FileStatus.ofLink(pathBytes: bytes, display: display)
     }
 
     /// The path made absolute against the current directory (not resolved:
     /// symbolic links and `..` stay as they are).
     var absolute: SourcePath {
         guard bytes.first != UInt8(ascii: "/") else { return self }
-        let directory = FileManager.default.currentDirectoryPath
-        return SourcePath(directory).appending(bytes.starts(with: Array("./".utf8)) ? Array(bytes.dropFirst(2)) : bytes)
+        return SourcePath(bytes: FileSystem.currentDirectory()).appending(bytes.starts(with: Array("./".utf8)) ? Array(bytes.dropFirst(2)) : bytes)
     }
 
     /// The canonical absolute path (`realpath`), nil if it cannot be resolved.
     func resolved() -> SourcePath? {
-        withCString { path in
-            guard let real = realpath(path, nil) else { return nil }
-            defer { free(real) }
-            return SourcePath(bytes: Array(UnsafeBufferPointer(start: UnsafeRawPointer(real).assumingMemoryBound(to: UInt8.self), count: strlen(real))))
-        }
+        FileSystem.resolved(pathBytes: bytes).map(SourcePath.init(bytes:))
+    }
+
+    /// The folder's entries (``DirectoryEntries``).
+    func entries() throws(SystemError) -> DirectoryEntries {
+        try DirectoryEntries(pathBytes: bytes, display: display)
     }
 
     /// True if `self` is `root` or inside it (both resolved).

@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import ShareManifest
+import SystemCalls
 
 /// Where a batch is in its life.
 public enum BatchState: String, Sendable, Codable, CaseIterable {

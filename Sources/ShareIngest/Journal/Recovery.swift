@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import ShareManifest
+import SystemCalls
 
 /// Clean-up after a crash: removes temporary files (`.partial`) that a dead
 /// process on this host left in the container. Files of live processes, and of
@@ -8,7 +9,7 @@ import ShareManifest
 enum Recovery {
     static func sweep(_ container: ContainerDirectory) {
         for directory in [container.root, container.thumbnailsDirectory, container.manifestsDirectory, container.reportsDirectory] {
-            guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory) else { continue }
+            guard let names = Optional(FileSystem.names(in: directory)) else { continue }
             for name in names where name.hasPrefix(".") && name.hasSuffix(".partial") {
                 if let owner = owner(of: name), owner.host == FileSystem.hostTag, !FileSystem.processExists(owner.pid) {
                     FileSystem.remove(directory + "/" + name)
@@ -23,7 +24,7 @@ enum Recovery {
     static func removeTemporaries(of ids: [UUID], in container: ContainerDirectory) {
         let prefixes = Set(ids.map { "." + $0.uuidString + "." })
         for directory in [container.root, container.thumbnailsDirectory] {
-            guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory) else { continue }
+            guard let names = Optional(FileSystem.names(in: directory)) else { continue }
             for name in names where name.hasSuffix(".partial") && name.count > 38 {
                 if prefixes.contains(String(name.prefix(38))) { FileSystem.remove(directory + "/" + name) }
             }
@@ -46,7 +47,7 @@ enum CrashPoint {
     private static let armed = ProcessInfo.processInfo.environment["SHARE_CRASH_POINT"]
 
     static func hit(_ name: String) {
-        if armed == name { raise(SIGKILL) }
+        if armed == name { Processes.raiseInSelf(SIGKILL) }
     }
 }
 
@@ -55,10 +56,10 @@ enum CrashPoint {
 /// aim a real signal at observed progress (k copies on disk, the manifest) on a
 /// machine of any speed. Unset, it costs one branch.
 enum TestThrottle {
-    private static let microseconds: useconds_t? = ProcessInfo.processInfo.environment["SHARE_TEST_THROTTLE_MS"]
-        .flatMap(Double.init).map { useconds_t(max(0, $0) * 1000) }
+    private static let seconds: Double? = ProcessInfo.processInfo.environment["SHARE_TEST_THROTTLE_MS"]
+        .flatMap(Double.init).map { max(0, $0) / 1000 }
 
     static func pause() {
-        if let microseconds { usleep(microseconds) }
+        if let seconds { MonotonicClock.sleep(seconds) }
     }
 }

@@ -1,5 +1,6 @@
 import CSQLite
 import Foundation
+import SystemCalls
 
 /// An error from SQLite: the call, the result code and `sqlite3_errmsg`.
 public struct SQLiteError: Error, Sendable, CustomStringConvertible {
@@ -42,7 +43,7 @@ final class SQLiteDatabase: @unchecked Sendable {
                 try execute("PRAGMA journal_mode=WAL")
                 break
             } catch where (error.code & 0xFF == SQLITE_BUSY || error.code & 0xFF == SQLITE_LOCKED) && MonotonicClock.now() < deadline {
-                usleep(5_000)
+                MonotonicClock.sleep(0.005)
             }
         }
         try execute("PRAGMA foreign_keys=ON")

@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import ShareManifest
+import SystemCalls
 
 /// What is decided before the first byte is copied, the same for a local batch,
 /// a watched drop and a distributed one: the pipeline checked, the batch's id
@@ -136,6 +137,6 @@ enum Spool {
 
     /// Removes a finished batch's spool (nothing is read from it any more).
     static func remove(batch: UUID, in container: ContainerDirectory) {
-        try? FileManager.default.removeItem(atPath: directory(of: batch, in: container))
+        FileSystem.removeTree(directory(of: batch, in: container))
     }
 }

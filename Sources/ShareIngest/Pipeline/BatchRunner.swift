@@ -3,6 +3,7 @@ import Glibc
 import MediaFormats
 import ShareManifest
 import Synchronization
+import SystemCalls
 
 /// Runs one planned batch through the pipeline's stages, in this process.
 ///
@@ -205,7 +206,7 @@ final class BatchRunner: Sendable {
                     item.warnings.append("journal: \(error)")
                     cancellation.cancel()
                 }
-                usleep(100_000)
+                MonotonicClock.sleep(0.1)
             }
         }
     }

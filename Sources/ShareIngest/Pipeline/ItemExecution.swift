@@ -1,5 +1,6 @@
 import Foundation
 import ShareManifest
+import SystemCalls
 
 /// Runs one stage on one item: the one place where a stage's outcome becomes
 /// the item's state, for the local runner (``BatchRunner``) and for remote

@@ -1,6 +1,7 @@
 import Foundation
 import MediaFormats
 import ShareManifest
+import SystemCalls
 
 /// A source file: the path read (a symbolic link already resolved), and the
 /// path and name the user knows it by.

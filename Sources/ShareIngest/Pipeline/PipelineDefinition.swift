@@ -1,6 +1,7 @@
 import Foundation
 import MediaFormats
 import ShareManifest
+import SystemCalls
 
 /// A pipeline: which stages run, with how many workers and which settings, and
 /// how the manifest is written. Decoded from `pipelines/*.json` and validated;
@@ -175,7 +176,7 @@ extension PipelineDefinition {
     /// or ending in `.json`).
     public static func load(_ nameOrPath: String) throws(PipelineError) -> PipelineDefinition {
         if nameOrPath.contains("/") || nameOrPath.hasSuffix(".json") {
-            guard let data = FileManager.default.contents(atPath: nameOrPath) else {
+            guard let data = try? Data(FileSystem.readWholeFile(nameOrPath)) else {
                 throw PipelineError(file: nameOrPath, field: "(file)", problem: "cannot be read (missing or not a file)")
             }
             return try decode(data, file: nameOrPath)

@@ -1,5 +1,6 @@
 import Foundation
 import ShareManifest
+import SystemCalls
 
 /// A batch as one self-contained HTML page: totals and stage timings, the items
 /// that were not delivered with their reasons, and a grid of every item with its
@@ -112,9 +113,8 @@ private struct PageWriter {
 
     private var manifestState: String {
         guard report.manifestPath != nil else { return "none written (nothing was delivered)" }
-        let files = FileManager.default
-        if files.fileExists(atPath: container.manifestPath(key: report.key)) { return "waiting for the host app" }
-        if files.fileExists(atPath: container.consumedManifestPath(key: report.key)) { return "delivered to the host app" }
+        if FileSystem.exists(container.manifestPath(key: report.key)) { return "waiting for the host app" }
+        if FileSystem.exists(container.consumedManifestPath(key: report.key)) { return "delivered to the host app" }
         return "no longer in the container"
     }
 
@@ -190,9 +190,8 @@ private struct PageWriter {
     private mutating func thumbnailDataURI(_ reported: ReportedItem) -> String? {
         guard reported.item.entry?.thumbnail != nil else { return nil }
         guard let path = reported.thumbnailPath,
-            let attributes = try? FileManager.default.attributesOfItem(atPath: path),
-            let size = attributes[.size] as? Int, size <= ReportPage.maximumThumbnailBytes,
-            let data = FileManager.default.contents(atPath: path),
+            let status = try? FileStatus.of(path), status.size <= ReportPage.maximumThumbnailBytes,
+            let data = try? Data(FileSystem.readWholeFile(path)),
             data.starts(with: [0xFF, 0xD8, 0xFF])
         else {
             missing.append(reported.name)

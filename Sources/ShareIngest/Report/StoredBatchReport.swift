@@ -1,5 +1,6 @@
 import Foundation
 import ShareManifest
+import SystemCalls
 
 /// Why a batch's stored report could not be found or read.
 public enum StoredReportError: Error, Sendable, CustomStringConvertible {

@@ -1,5 +1,6 @@
 import Foundation
 import ShareManifest
+import SystemCalls
 
 /// Copy: puts the item into the container as `<UUID>.<ext>` (never over an
 /// existing file), via a unique temporary name, fsync and rename.

@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import ShareManifest
+import SystemCalls
 
 /// Manifest: the fan-in. Runs once, after every item of the batch has finished:
 /// makes the copies' folders durable, then writes the manifest atomically (so

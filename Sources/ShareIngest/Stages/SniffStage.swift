@@ -1,8 +1,9 @@
 import Foundation
 import Glibc
-import MediaKit
 import MediaFormats
+import MediaKit
 import ShareManifest
+import SystemCalls
 
 /// Sniff: reads the first bytes of a source (never the whole file) and decides
 /// format, extension and MIME type from the content, so the copy is named once.

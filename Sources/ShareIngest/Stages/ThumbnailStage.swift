@@ -1,6 +1,7 @@
 import Foundation
 import MediaFormats
 import ShareManifest
+import SystemCalls
 
 /// Thumbnail: writes a JPEG whose longest side is the pipeline's size into
 /// `thumbnails/<UUID>.jpg`. The probe usually made it in its pass over the file;

@@ -1,4 +1,5 @@
 import ShareManifest
+import SystemCalls
 
 /// What a drop looks like right now: a hash of its tree (names, types, sizes,
 /// mtimes), whether it carries a `.ready` marker, and how many files it has. Two
@@ -21,7 +22,7 @@ struct DropSignature: Equatable {
         guard status.type == .directory else { return DropSignature(hash: hasher.value, ready: false, files: 1) }
         var pending = [root]
         while let directory = pending.popLast() {
-            guard let names = try? DirectoryEntries(directory) else { continue }
+            guard let names = try? directory.entries() else { continue }
             for name in names.names.sorted(by: { $0.lexicographicallyPrecedes($1) }) {
                 let child = directory.appending(name)
                 if directory == root && name == Array(".ready".utf8) { ready = true }

@@ -1,7 +1,8 @@
 import Foundation
 import Glibc
-import Synchronization
 import ShareManifest
+import Synchronization
+import SystemCalls
 
 /// What happens to a drop once its batch is done.
 public enum DropDisposition: String, Sendable, CaseIterable {
@@ -93,7 +94,7 @@ public final class Inbox: Sendable {
 
     /// The inbox's top-level entries that are drops (hidden names are not).
     func drops() -> [String] {
-        ((try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []).filter { !$0.hasPrefix(".") }.sorted()
+        FileSystem.names(in: path).filter { !$0.hasPrefix(".") }
     }
 
     private func isSettled(_ name: String) -> Bool {
@@ -237,14 +238,14 @@ public final class Inbox: Sendable {
         let holder = dropPath.parentPath
         let nothingDelivered = batch.manifestPath == nil
         if disposition == .delete && !nothingDelivered {
-            try? FileManager.default.removeItem(atPath: holder)
+            FileSystem.removeTree(holder)
             return
         }
         let target = "\(path)/\(nothingDelivered ? ".failed" : ".done")/\(batch.id.uuidString)"
         if (try? FileSystem.rename(holder, target)) != nil, nothingDelivered {
             // The report beside the failed drop says why.
             let report = ingestor.container.reportPath(key: batch.key)
-            try? FileManager.default.copyItem(atPath: report, toPath: target + "/report.json")
+            _ = FileSystem.copySmallFile(report, to: target + "/report.json")
         }
         try? FileSystem.syncDirectory(path)
     }

@@ -1,4 +1,5 @@
 // The decoder helper's sandbox (see shim_sandbox.h).
+#ifdef __linux__  // Linux calls only: on other systems this file is empty
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -249,3 +250,4 @@ int shim_set_cpu_budget(double seconds) {
 }
 
 int shim_close_descriptors_from(int lowest) { return (int)syscall(SYS_close_range, (unsigned)lowest, ~0U, 0); }
+#endif

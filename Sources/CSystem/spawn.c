@@ -1,4 +1,5 @@
 // Starting a decoder helper (see shim_spawn.h).
+#ifdef __linux__  // Linux calls only: on other systems this file is empty
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -85,3 +86,4 @@ pid_t shim_fork_template(int socket, int other) {
     setpgid(0, 0);
     return 0;
 }
+#endif

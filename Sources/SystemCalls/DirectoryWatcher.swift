@@ -1,11 +1,11 @@
+#if os(Linux)
 import Glibc
-import ShareManifest
 
 /// Wakes on changes to a folder's entries (inotify), or after a timeout.
-final class DirectoryWatcher {
+package final class DirectoryWatcher {
     private let fd: Int32
 
-    init(_ path: String) {
+    package init(_ path: String) {
         fd = inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))
         if fd >= 0 {
             let mask = UInt32(IN_CREATE | IN_MOVED_TO | IN_CLOSE_WRITE | IN_DELETE | IN_MOVED_FROM | IN_ATTRIB | IN_MODIFY)
@@ -16,9 +16,9 @@ final class DirectoryWatcher {
     deinit { if fd >= 0 { close(fd) } }
 
     /// Waits until something changes in the folder or `seconds` pass; drains the events.
-    func wait(seconds: Double) {
+    package func wait(seconds: Double) {
         guard fd >= 0 else {
-            usleep(useconds_t(seconds * 1_000_000))
+            MonotonicClock.sleep(seconds)
             return
         }
         var descriptor = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
@@ -27,3 +27,4 @@ final class DirectoryWatcher {
         while retryingInterrupts({ read(fd, &buffer, buffer.count) }) > 0 {}
     }
 }
+#endif

@@ -1,14 +1,14 @@
+#if os(Linux)
 import Glibc
-import ShareManifest
 
 /// An exclusive advisory lock on a file (`flock`), held while the object lives
 /// and released by the kernel if the process dies. Locks belong to the open
 /// file: a second lock of the same file, even in this process, is refused.
-final class FileLock {
+package final class FileLock {
     private let descriptor: FileDescriptor
 
     /// Takes the lock on `path` (created if missing), or returns nil if someone holds it.
-    init?(_ path: String) {
+    package init?(_ path: String) {
         guard let descriptor = try? FileDescriptor.open(path, O_RDWR | O_CREAT, mode: 0o644) else { return nil }
         guard retryingInterrupts({ flock(descriptor.raw, LOCK_EX | LOCK_NB) }) == 0 else { return nil }
         self.descriptor = descriptor
@@ -16,3 +16,4 @@ final class FileLock {
 
     deinit { flock(descriptor.raw, LOCK_UN) }
 }
+#endif

@@ -1,14 +1,14 @@
+#if os(Linux)
 import Glibc
-import ShareManifest
 
 /// A self-pipe: threads ``signal()`` it to wake one that polls ``readEnd``
 /// (a worker's coordinator, sleeping on its database socket and this).
-final class WakePipe: Sendable {
+package final class WakePipe: Sendable {
     /// The end to poll for readability (-1 if the pipe could not be made).
-    let readEnd: Int32
+    package let readEnd: Int32
     private let writeEnd: Int32
 
-    init() {
+    package init() {
         var fds: [Int32] = [-1, -1]
         if pipe(&fds) == 0 {
             for fd in fds {
@@ -25,16 +25,17 @@ final class WakePipe: Sendable {
     }
 
     /// Wakes the poller (never blocks: a full pipe is awake already).
-    func signal() {
+    package func signal() {
         guard writeEnd >= 0 else { return }
         var byte: UInt8 = 1
         _ = retryingInterrupts { write(writeEnd, &byte, 1) }
     }
 
     /// Consumes the wake-ups so far.
-    func drain() {
+    package func drain() {
         guard readEnd >= 0 else { return }
         var sink = [UInt8](repeating: 0, count: 64)
         while retryingInterrupts({ read(readEnd, &sink, sink.count) }) > 0 {}
     }
 }
+#endif

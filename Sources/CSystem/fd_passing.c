@@ -1,4 +1,5 @@
 // SCM_RIGHTS descriptor passing for the decoder helpers (see shim_fd_passing.h).
+#ifdef __linux__  // Linux calls only: on other systems this file is empty
 #define _GNU_SOURCE
 #include <errno.h>
 #include <string.h>
@@ -70,3 +71,4 @@ ssize_t shim_recv_with_fd(int socket, void *bytes, size_t length, int *fd) {
     }
     return received;
 }
+#endif

@@ -1,17 +1,23 @@
+#if canImport(Glibc)
 import Glibc
-import ShareManifest
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// The names in a folder, as raw bytes (`opendir`/`readdir`), without `.` and
 /// `..`. Each name is copied by its length (`strlen(d_name)`): `readdir`'s
 /// entry holds only the name and its NUL, so reading the whole 256-byte
 /// `d_name` array reads past short entries, and past glibc's buffer for an
 /// entry at its end.
-struct DirectoryEntries: Sequence {
-    let names: [[UInt8]]
+package struct DirectoryEntries: Sequence {
+    package let names: [[UInt8]]
 
-    /// Lists `path` (all entries, hidden ones included).
-    init(_ path: SourcePath) throws(SystemError) {
-        guard let stream = path.withCString({ opendir($0) }) else { throw SystemError("opendir", path: path.display) }
+    /// Lists the folder at `pathBytes` (all entries, hidden ones included);
+    /// `display` names it in the error.
+    package init(pathBytes: [UInt8], display: String) throws(SystemError) {
+        guard let stream = withCPath(pathBytes, { opendir($0) }) else { throw SystemError("opendir", path: display) }
         defer { closedir(stream) }
         var names: [[UInt8]] = []
         while let entry = readdir(stream) {
@@ -25,5 +31,5 @@ struct DirectoryEntries: Sequence {
         self.names = names
     }
 
-    func makeIterator() -> IndexingIterator<[[UInt8]]> { names.makeIterator() }
+    package func makeIterator() -> IndexingIterator<[[UInt8]]> { names.makeIterator() }
 }

@@ -1,0 +1,26 @@
+// CSystem: the Linux calls Swift's Glibc module does not import (declared only
+// under _GNU_SOURCE, or function-like macros such as CMSG_*), as fixed-arity C
+// functions with the prefix `shim_`. Only SystemCalls (the package's system-call
+// funnel) and DecoderIsolation's helper start-up call them.
+#ifndef CSYSTEM_H
+#define CSYSTEM_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+#ifdef __linux__  // Linux calls only: on other systems (a host app's) nothing is declared
+
+/// copy_file_range(in, NULL, out, NULL, length, 0): an in-kernel copy (or reflink);
+/// glibc declares it only under _GNU_SOURCE, which Swift's Glibc module lacks.
+long shim_copy_file_range(int in_fd, int out_fd, size_t length);
+
+/// renameat2(AT_FDCWD, from, AT_FDCWD, to, RENAME_NOREPLACE): a rename that fails
+/// with EEXIST instead of replacing the destination.
+int shim_rename_noreplace(const char *from, const char *to);
+
+#include "shim_fd_passing.h"
+#include "shim_spawn.h"
+#include "shim_sandbox.h"
+
+#endif  // __linux__
+#endif

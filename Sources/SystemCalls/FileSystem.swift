@@ -1,0 +1,165 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// File-system facts and operations the package needs, in one place.
+package enum FileSystem {
+    /// fsyncs a directory, making renames and creations inside it durable.
+    package static func syncDirectory(_ path: String) throws(SystemError) {
+        let fd = try FileDescriptor.open(path, O_RDONLY | O_DIRECTORY)
+        try fd.sync(path: path)
+    }
+
+    /// Creates `path` (and parents) with mode 0755 less the umask, if missing.
+    package static func makeDirectory(_ path: String) throws(SystemError) {
+        if let existing = try? FileStatus.of(path) {
+            guard existing.type == .directory else { throw SystemError("mkdir", path: path, code: ENOTDIR) }
+            return
+        }
+        let parent = path.parentPath
+        if !parent.isEmpty, parent != path { try makeDirectory(parent) }
+        guard mkdir(path, 0o755) == 0 || errno == EEXIST else { throw SystemError("mkdir", path: path) }
+    }
+
+    /// True if `path` exists (without following a final symbolic link).
+    package static func exists(_ path: String) -> Bool { (try? FileStatus.ofLink(path)) != nil }
+
+    /// True if this process may write into the directory `path`.
+    package static func isWritable(_ path: String) -> Bool { access(path, W_OK) == 0 }
+
+    /// A temporary name beside `path`, unique across processes and machines sharing
+    /// the directory: `.<name>.<host>-<pid>-<random>.partial`.
+    package static func temporaryName(for path: String) -> String {
+        "\(path.parentPath)/.\(path.lastPathComponentOfPath).\(hostTag)-\(getpid())-\(UInt32.random(in: 0...UInt32.max)).partial"
+    }
+
+    /// This host's name, reduced to letters and digits (it names temporary files).
+    package static let hostTag: String = {
+        var buffer = [CChar](repeating: 0, count: 256)
+        gethostname(&buffer, buffer.count)
+        let name = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        return String(name.map { $0.isLetter || $0.isNumber ? $0 : "_" }.prefix(32))
+    }()
+
+    /// Gives `from` the name `to` without ever replacing an existing file: a hard
+    /// link (which fails with EEXIST) and the removal of the old name. Portable
+    /// POSIX, atomic for readers of `to`. On a file system without hard links a
+    /// rename after a check is the fallback (a race there can only replace a file
+    /// of the same UUID name, i.e. the same item's).
+    package static func renameNoReplace(_ from: String, _ to: String) throws(SystemError) {
+        if link(from, to) == 0 {
+            unlink(from)
+            return
+        }
+        let code = errno
+        guard code == EPERM || code == ENOTSUP || code == EOPNOTSUPP || code == ENOSYS else { throw SystemError("link", path: to, code: code) }
+        guard !exists(to) else { throw SystemError("rename", path: to, code: EEXIST) }
+        try renameOrThrow(from, to)
+    }
+
+    /// Renames, replacing nothing but what `to` may already be (`rename`).
+    package static func rename(_ from: String, _ to: String) throws(SystemError) {
+        guard renameFile(from, to) == 0 else { throw SystemError("rename", path: from) }
+    }
+
+    /// Renames within the no-replace fallback (the method above shadows the C call).
+    private static func renameOrThrow(_ from: String, _ to: String) throws(SystemError) { try rename(from, to) }
+
+    /// Removes a file; a missing one is not an error.
+    package static func remove(_ path: String) { unlink(path) }
+
+    /// Removes an empty folder; a missing or non-empty one is left as it is.
+    package static func removeEmptyDirectory(_ path: String) { rmdir(path) }
+
+    /// Creates a new folder from a `mkdtemp` template ending in `XXXXXX`; returns its path.
+    package static func makeTemporaryDirectory(_ template: String) throws(SystemError) -> String {
+        var bytes = Array(template.utf8CString)
+        guard let created = bytes.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else {
+            throw SystemError("mkdtemp", path: template)
+        }
+        return String(cString: created)
+    }
+
+    /// True while a process with this id exists (see ``Processes/exists(_:)``).
+    package static func processExists(_ pid: pid_t) -> Bool { Processes.exists(pid) }
+
+    /// The canonical absolute path (`realpath`), nil if it cannot be resolved.
+    package static func resolved(_ path: String) -> String? {
+        resolved(pathBytes: Array(path.utf8)).map { String(decoding: $0, as: UTF8.self) }
+    }
+
+    /// The canonical absolute path of a path given as raw bytes, as raw bytes.
+    package static func resolved(pathBytes: [UInt8]) -> [UInt8]? {
+        withCPath(pathBytes) { path in
+            guard let real = realpath(path, nil) else { return nil }
+            defer { free(real) }
+            return Array(UnsafeBufferPointer(start: UnsafeRawPointer(real).assumingMemoryBound(to: UInt8.self), count: strlen(real)))
+        }
+    }
+
+    /// The current directory's path as raw bytes (`getcwd`).
+    package static func currentDirectory() -> [UInt8] {
+        guard let cwd = getcwd(nil, 0) else { return Array("/".utf8) }
+        defer { free(cwd) }
+        return Array(UnsafeBufferPointer(start: UnsafeRawPointer(cwd).assumingMemoryBound(to: UInt8.self), count: strlen(cwd)))
+    }
+
+    /// The names in a folder (hidden ones included, without `.` and `..`),
+    /// sorted; an unreadable or missing folder has none.
+    package static func names(in path: String) -> [String] {
+        guard let entries = try? DirectoryEntries(pathBytes: Array(path.utf8), display: path) else { return [] }
+        return entries.map { String(decoding: $0, as: UTF8.self) }.sorted()
+    }
+
+    /// Removes `path` and, if it is a folder, everything in it (without
+    /// following symbolic links); a missing path is not an error.
+    package static func removeTree(_ path: String) {
+        guard let status = try? FileStatus.ofLink(path) else { return }
+        if status.type == .directory {
+            for name in names(in: path) { removeTree(path + "/" + name) }
+            rmdir(path)
+        } else {
+            unlink(path)
+        }
+    }
+
+    /// Copies a small file's bytes to a new file (`AtomicFile`); false if it cannot.
+    package static func copySmallFile(_ from: String, to: String) -> Bool {
+        guard let bytes = try? readWholeFile(from) else { return false }
+        return (try? AtomicFile.create(to, bytes: bytes, syncDirectory: false)) != nil
+    }
+
+    /// The whole content of a (small) file.
+    package static func readWholeFile(_ path: String) throws(SystemError) -> [UInt8] {
+        let fd = try FileDescriptor.open(path, O_RDONLY)
+        var content: [UInt8] = []
+        var offset: Int64 = 0
+        while true {
+            let chunk = try fd.read(count: 1 << 16, at: offset, path: path)
+            content += chunk
+            if chunk.count < 1 << 16 { return content }
+            offset += Int64(chunk.count)
+        }
+    }
+}
+
+private func renameFile(_ from: String, _ to: String) -> Int32 { rename(from, to) }
+
+extension String {
+    /// The last `/`-separated component of a path string.
+    package var lastPathComponentOfPath: String {
+        guard let slash = lastIndex(of: "/") else { return self }
+        return String(self[index(after: slash)...])
+    }
+
+    /// The path string without its last component ("/" for a top-level entry).
+    package var parentPath: String {
+        guard let slash = lastIndex(of: "/") else { return "" }
+        if slash == startIndex { return "/" }
+        return String(self[..<slash])
+    }
+}

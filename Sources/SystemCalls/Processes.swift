@@ -1,0 +1,31 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Processes: this one's id, signals, and reaping children.
+package enum Processes {
+    /// This process's id (`getpid`).
+    package static var current: pid_t { getpid() }
+
+    /// True while a process with this id exists (`kill(pid, 0)`; EPERM: it
+    /// exists, owned by someone else).
+    package static func exists(_ pid: pid_t) -> Bool { kill(pid, 0) == 0 || errno == EPERM }
+
+    /// Sends `signal` to `pid` (`kill`); false if it could not be sent.
+    @discardableResult
+    package static func send(_ signal: Int32, to pid: pid_t) -> Bool { kill(pid, signal) == 0 }
+
+    /// Waits for the child `pid` to end (`waitpid`, retried on EINTR); its wait
+    /// status, or nil if it is not a child of ours (any more).
+    package static func waitForExit(of pid: pid_t) -> Int32? {
+        var status: Int32 = 0
+        return retryingInterrupts { waitpid(pid, &status, 0) } == pid ? status : nil
+    }
+
+    /// Raises `signal` in this process (`raise`): a test's named crash point.
+    package static func raiseInSelf(_ signal: Int32) { raise(signal) }
+}
