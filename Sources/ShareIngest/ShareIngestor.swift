@@ -74,14 +74,15 @@ public struct ShareIngestor: Sendable {
         defer { withExtendedLifetime(lock) {} }
         let items = try BatchPlan.items(for: inputs, batch: batch.id, container: container, identifiers: identifiers)
         do {
-            try journal.plan(items, batch: &batch, creating: true)
+            try journal.create(batch, items: items, plan: BatchPlan.Details(container: container, pipeline: pipeline))
         } catch {
             throw .containerUnusable(path: container.root, reason: "journal: \(error)")
         }
+        batch.state = .running
+        batch.itemCount = items.count
         CrashPoint.hit("after-plan")
-        let runner = BatchRunner(
-            pipeline: pipeline, container: container, journal: journal, decoder: decoder, events: events, cancellation: cancellation, now: now)
-        return try runner.run(&batch, items: items)
+        let runner = try BatchRunner(batch, container: container, journal: journal, decoder: decoder, events: events, cancellation: cancellation, now: now)
+        return try runner.run(&batch)
     }
 
     /// Finishes an interrupted batch (by id or key), redoing only unfinished stages,
@@ -117,15 +118,18 @@ public struct ShareIngestor: Sendable {
     /// of each item. The same for local and distributed batches.
     static func finishedReport(of batch: BatchRecord, store: any BatchStore, container: ContainerDirectory) throws(ShareIngestError) -> BatchReport {
         if let stored = try? BatchReport.stored(key: batch.key, in: container), stored.batchID == batch.id { return stored }
-        let pipeline: PipelineDefinition
-        do { pipeline = try PipelineDefinition.decode(Data(batch.pipelineJSON.utf8), file: "pipeline of batch \(batch.id)") } catch { throw .pipeline(error) }
-        let items: [ItemWork]
-        do { items = try store.items(of: batch.id) } catch { throw .storeUnavailable("\(error)") }
+        let pipeline = try batch.pipeline()
         let manifest = ManifestStage(settings: pipeline.manifest)
+        var items: [ItemReport] = []
+        do {
+            try store.forEachItem(of: batch.id) { items.append(manifest.report(for: $0, finished: true, message: batch.message)) }
+        } catch {
+            throw .storeUnavailable("\(error)")
+        }
         return BatchReport(
             batchID: batch.id, key: batch.key, redirectURL: batch.redirectURL.flatMap { try? RedirectURL.parse($0).url },
             manifestPath: batch.manifestPath, schema: pipeline.manifest.schema, pipeline: pipeline.name,
-            items: items.map { manifest.report(for: $0, finished: true, message: batch.message) }, stageSeconds: [:], wallSeconds: 0)
+            items: items, stageSeconds: [:], wallSeconds: 0)
     }
 
     /// Finishes every unfinished batch of the container that no other process is
@@ -142,7 +146,7 @@ public struct ShareIngestor: Sendable {
 
     static func resume(
         _ record: BatchRecord, journal: BatchJournal, decoder: any MediaDecoder, events: IngestEventSink?, cancellation: CancellationFlag,
-        now: @escaping @Sendable () -> Date, dispose: ((BatchRecord, [ItemWork]) -> Void)? = nil
+        now: @escaping @Sendable () -> Date, dispose: ((BatchRecord) -> Void)? = nil
     ) throws(ShareIngestError) -> BatchReport {
         guard record.state == .running || record.state == .manifesting else { throw .batchNotResumable(record.id, record.state) }
         guard let lock = BatchLock(batch: record.id, container: journal.container) else { throw .batchBusy(record.id) }
@@ -152,13 +156,9 @@ public struct ShareIngestor: Sendable {
         guard var batch = try journal.batch(record.id.uuidString), batch.state == .running || batch.state == .manifesting else {
             throw .batchNotResumable(record.id, .done)
         }
-        let pipeline: PipelineDefinition
-        do { pipeline = try PipelineDefinition.decode(Data(batch.pipelineJSON.utf8), file: "pipeline of batch \(batch.id)") } catch { throw .pipeline(error) }
-        let items: [ItemWork]
-        do { items = try journal.items(of: batch.id) } catch { throw .containerUnusable(path: journal.container.root, reason: "journal: \(error)") }
-        let runner = BatchRunner(
-            pipeline: pipeline, container: journal.container, journal: journal, decoder: decoder, events: events, cancellation: cancellation, now: now)
-        return try runner.run(&batch, items: items, dispose: dispose)
+        let runner = try BatchRunner(
+            batch, container: journal.container, journal: journal, decoder: decoder, events: events, cancellation: cancellation, now: now)
+        return try runner.run(&batch, dispose: dispose)
     }
 
     /// The same, for async callers: the batch runs on its own threads and the

@@ -23,36 +23,46 @@ public enum PathSpelling: String, Sendable, Codable, CaseIterable {
 public enum ManifestCoder: Sendable {
     /// A manifest's JSON: an array of entries, or of strings for a legacy text-only share.
     public static func encode(_ entries: [SharedMediaFile], schema: ManifestSchema) -> Data {
+        let textOnly = isTextOnly(entries.map(\.type), schema: schema)
         var json = "["
-        let legacyTextOnly = schema == .legacy && !entries.isEmpty && entries.allSatisfy { $0.type.legacyValue == nil }
         for (i, entry) in entries.enumerated() {
-            json += i == 0 ? "\n  " : ",\n  "
-            if legacyTextOnly {
-                json += JSONText.string(entry.path)
-                continue
-            }
-            var fields: [(String, String)] = [
-                ("path", JSONText.string(entry.path)),
-                ("thumbnail", entry.thumbnail.map(JSONText.string) ?? "null"),
-                ("duration", entry.duration.map(JSONText.number) ?? "null"),
-            ]
-            switch schema {
-            case .legacy:
-                fields.append(("type", String(entry.type.legacyValue ?? 2)))
-            case .v2:
-                fields.append(("type", JSONText.string(entry.type.rawValue)))
-                fields.append(("mimeType", entry.mimeType.map(JSONText.string) ?? "null"))
-                fields.append(("message", entry.message.map(JSONText.string) ?? "null"))
-                fields.append(("fileName", entry.fileName.map(JSONText.string) ?? "null"))
-                fields.append(("size", entry.size.map { String($0) } ?? "null"))
-                fields.append(("width", entry.width.map { String($0) } ?? "null"))
-                fields.append(("height", entry.height.map { String($0) } ?? "null"))
-            }
-            json += "{" + fields.map { "\"\($0.0)\": \($0.1)" }.joined(separator: ", ") + "}"
+            json += (i == 0 ? "\n  " : ",\n  ") + encodeEntry(entry, schema: schema, textOnly: textOnly)
         }
-        json += entries.isEmpty ? "]\n" : "\n]\n"
+        json += closing(empty: entries.isEmpty)
         return Data(json.utf8)
     }
+
+    /// True when a manifest of entries of these types is a legacy array of
+    /// strings (text and links only).
+    package static func isTextOnly(_ types: some Collection<SharedMediaType>, schema: ManifestSchema) -> Bool {
+        schema == .legacy && !types.isEmpty && types.allSatisfy { $0.legacyValue == nil }
+    }
+
+    /// One element of the array: an entry object, or (legacy, `textOnly`) its text.
+    package static func encodeEntry(_ entry: SharedMediaFile, schema: ManifestSchema, textOnly: Bool) -> String {
+        if textOnly { return JSONText.string(entry.path) }
+        var fields: [(String, String)] = [
+            ("path", JSONText.string(entry.path)),
+            ("thumbnail", entry.thumbnail.map(JSONText.string) ?? "null"),
+            ("duration", entry.duration.map(JSONText.number) ?? "null"),
+        ]
+        switch schema {
+        case .legacy:
+            fields.append(("type", String(entry.type.legacyValue ?? 2)))
+        case .v2:
+            fields.append(("type", JSONText.string(entry.type.rawValue)))
+            fields.append(("mimeType", entry.mimeType.map(JSONText.string) ?? "null"))
+            fields.append(("message", entry.message.map(JSONText.string) ?? "null"))
+            fields.append(("fileName", entry.fileName.map(JSONText.string) ?? "null"))
+            fields.append(("size", entry.size.map { String($0) } ?? "null"))
+            fields.append(("width", entry.width.map { String($0) } ?? "null"))
+            fields.append(("height", entry.height.map { String($0) } ?? "null"))
+        }
+        return "{" + fields.map { "\"\($0.0)\": \($0.1)" }.joined(separator: ", ") + "}"
+    }
+
+    /// The end of the array.
+    package static func closing(empty: Bool) -> String { empty ? "]\n" : "\n]\n" }
 
     /// Decodes a manifest in either schema (detected per entry), with either path spelling.
     public static func decode(_ data: Data) throws(ManifestError) -> (entries: [SharedMediaFile], schema: ManifestSchema) {

@@ -27,6 +27,12 @@ public struct ManifestStore: Sendable {
         return path
     }
 
+    /// Starts writing the manifest for `key` entry by entry (a batch of any
+    /// size in bounded memory); it appears, complete, at ``ManifestWriter/commit(beforeRename:)``.
+    package func writer(key: ShareKey, schema: ManifestSchema, textOnly: Bool) throws(SystemError) -> ManifestWriter {
+        try ManifestWriter(path: container.manifestPath(key: key), schema: schema, textOnly: textOnly)
+    }
+
     /// The manifest's bytes, unconsumed. Throws ``RedirectError/alreadyConsumed(_:)``
     /// for a share that was delivered, ``RedirectError/unknownKey(_:)`` for one that never was.
     public func read(_ key: ShareKey) throws(RedirectError) -> Data {
@@ -62,5 +68,39 @@ public struct ManifestStore: Sendable {
         let data: Data
         do { data = Data(try FileSystem.readWholeFile(path)) } catch { throw .io(error) }
         return data
+    }
+}
+
+/// A manifest written entry by entry, byte for byte what ``ManifestCoder/encode(_:schema:)``
+/// writes for the same entries, and as durable: it appears under its name only
+/// when complete (``AtomicFileWriter``), after the copies it names were made durable.
+package final class ManifestWriter {
+    private let file: AtomicFileWriter
+    private let schema: ManifestSchema
+    private let textOnly: Bool
+    /// Entries written so far.
+    package private(set) var count = 0
+
+    init(path: String, schema: ManifestSchema, textOnly: Bool) throws(SystemError) {
+        file = try AtomicFileWriter(path)
+        self.schema = schema
+        self.textOnly = textOnly
+        try file.append("[")
+    }
+
+    /// The manifest's path once committed.
+    package var path: String { file.path }
+
+    /// Appends one entry.
+    package func append(_ entry: SharedMediaFile) throws(SystemError) {
+        try file.append((count == 0 ? "\n  " : ",\n  ") + ManifestCoder.encodeEntry(entry, schema: schema, textOnly: textOnly))
+        count += 1
+    }
+
+    /// Ends the array, makes the file durable and gives it its name (failing if a
+    /// manifest of that key exists); `beforeRename` is a test hook.
+    package func commit(beforeRename: () -> Void = {}) throws(SystemError) {
+        try file.append(ManifestCoder.closing(empty: count == 0))
+        try file.commit(syncDirectory: true, beforeRename: beforeRename)
     }
 }

@@ -25,9 +25,19 @@ public struct ShareKey: Sendable, Hashable, CustomStringConvertible, Codable {
 
     /// A fresh key for one batch: `ShareKey-<UUID>`, so a second share is never
     /// mistaken for the first.
-    public static func unique(prefix: String = "ShareKey", id: UUID = UUID()) -> ShareKey {
-        try! ShareKey("\(prefix)-\(id.uuidString)")
+    public static func unique(id: UUID = UUID()) -> ShareKey {
+        // "ShareKey-" and a UUID's letters, digits and dashes: always a valid key.
+        ShareKey(checked: "ShareKey-\(id.uuidString)")
     }
+
+    /// A fresh key with a prefix of the caller's: `<prefix>-<UUID>`. Throws
+    /// ``ShareKeyError`` when the prefix makes it invalid (a character outside
+    /// `A–Z a–z 0–9 . _ -`, a leading dot, more than 91 characters).
+    public static func unique(prefix: String, id: UUID = UUID()) throws(ShareKeyError) -> ShareKey {
+        try ShareKey("\(prefix)-\(id.uuidString)")
+    }
+
+    private init(checked rawValue: String) { self.rawValue = rawValue }
 
     /// The ``rawValue``.
     public var description: String { rawValue }

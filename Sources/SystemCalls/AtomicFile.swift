@@ -14,19 +14,76 @@ package enum AtomicFile {
     /// Creates `path` with `bytes`; fails if `path` exists.
     /// `beforeRename` runs once the temporary file is complete (a test hook).
     package static func create(_ path: String, bytes: some ContiguousBytes, syncDirectory: Bool, beforeRename: () -> Void = {}) throws(SystemError) {
-        let temporary = FileSystem.temporaryName(for: path)
-        do throws(SystemError) {
-            let fd = try FileDescriptor.open(temporary, O_WRONLY | O_CREAT | O_EXCL, mode: 0o644)
-            var writeError: SystemError?
-            bytes.withUnsafeBytes { buffer in
-                do throws(SystemError) { try fd.writeAll(buffer, path: path) } catch { writeError = error }
-            }
-            if let writeError { throw writeError }
-            try fd.sync(path: path)
-            try fd.close(path: path)
+        let writer = try AtomicFileWriter(path)
+        var failure: SystemError?
+        bytes.withUnsafeBytes { buffer in
+            do throws(SystemError) { try writer.append(buffer) } catch { failure = error }
+        }
+        if let failure { throw failure }
+        try writer.commit(syncDirectory: syncDirectory, beforeRename: beforeRename)
+    }
+}
+
+/// A file written piece by piece (a manifest or report of any size, in bounded
+/// memory) that appears under its name only when complete, as ``AtomicFile``
+/// does: written under a unique temporary name, fsynced, renamed without ever
+/// replacing, the folder fsynced when asked. Dropped without ``commit(syncDirectory:beforeRename:)``,
+/// the temporary file is removed.
+package final class AtomicFileWriter {
+    /// The name it gets when committed.
+    package let path: String
+    private let temporary: String
+    private var descriptor: FileDescriptor?
+    private var buffer: [UInt8] = []
+    private static let bufferSize = 1 << 16
+
+    /// Starts writing what will be `path`.
+    package init(_ path: String) throws(SystemError) {
+        self.path = path
+        temporary = FileSystem.temporaryName(for: path)
+        descriptor = try FileDescriptor.open(temporary, O_WRONLY | O_CREAT | O_EXCL, mode: 0o644)
+        buffer.reserveCapacity(Self.bufferSize)
+    }
+
+    deinit {
+        if descriptor != nil { FileSystem.remove(temporary) }
+    }
+
+    /// Appends bytes (buffered).
+    package func append(_ bytes: UnsafeRawBufferPointer) throws(SystemError) {
+        buffer.append(contentsOf: bytes)
+        if buffer.count >= Self.bufferSize { try flush() }
+    }
+
+    /// Appends a string's UTF-8 bytes (buffered).
+    package func append(_ text: String) throws(SystemError) {
+        buffer.append(contentsOf: text.utf8)
+        if buffer.count >= Self.bufferSize { try flush() }
+    }
+
+    private func flush() throws(SystemError) {
+        guard let descriptor, !buffer.isEmpty else { return }
+        var failure: SystemError?
+        buffer.withUnsafeBytes { raw in
+            do throws(SystemError) { try descriptor.writeAll(raw, path: path) } catch { failure = error }
+        }
+        if let failure { throw failure }
+        buffer.removeAll(keepingCapacity: true)
+    }
+
+    /// Makes the file durable and gives it its name (failing if the name is
+    /// taken); `beforeRename` runs once the temporary file is complete (a test hook).
+    package func commit(syncDirectory: Bool, beforeRename: () -> Void = {}) throws(SystemError) {
+        guard let descriptor else { throw SystemError("write", path: path, code: EBADF) }
+        do {
+            try flush()
+            try descriptor.sync(path: path)
+            try descriptor.close(path: path)
+            self.descriptor = nil
             beforeRename()
             try FileSystem.renameNoReplace(temporary, path)
         } catch {
+            self.descriptor = nil
             FileSystem.remove(temporary)
             throw error
         }

@@ -17,18 +17,25 @@ package struct DirectoryEntries: Sequence {
     /// Lists the folder at `pathBytes` (all entries, hidden ones included);
     /// `display` names it in the error.
     package init(pathBytes: [UInt8], display: String) throws(SystemError) {
+        var names: [[UInt8]] = []
+        try Self.forEach(pathBytes: pathBytes, display: display) { names.append(Array($0)) }
+        self.names = names
+    }
+
+    /// Calls `body` with each name in the folder, one at a time, holding none:
+    /// a folder of a million files is read in constant memory. The buffer is
+    /// valid only during the call.
+    package static func forEach(pathBytes: [UInt8], display: String, _ body: (UnsafeRawBufferPointer) -> Void) throws(SystemError) {
         guard let stream = withCPath(pathBytes, { opendir($0) }) else { throw SystemError("opendir", path: display) }
         defer { closedir(stream) }
-        var names: [[UInt8]] = []
         while let entry = readdir(stream) {
             // The name's address, without loading the entry (`pointee` would copy
             // the whole struct, 256-byte `d_name` included).
             let cName = (UnsafeRawPointer(entry) + MemoryLayout<dirent>.offset(of: \dirent.d_name)!).assumingMemoryBound(to: CChar.self)
-            let name = Array(UnsafeRawBufferPointer(start: cName, count: strlen(cName)))
-            if name == [UInt8(ascii: ".")] || name == [UInt8(ascii: "."), UInt8(ascii: ".")] { continue }
-            names.append(name)
+            let name = UnsafeRawBufferPointer(start: cName, count: strlen(cName))
+            if name.elementsEqual([UInt8(ascii: ".")]) || name.elementsEqual([UInt8(ascii: "."), UInt8(ascii: ".")]) { continue }
+            body(name)
         }
-        self.names = names
     }
 
     package func makeIterator() -> IndexingIterator<[[UInt8]]> { names.makeIterator() }

@@ -115,6 +115,17 @@ package enum FileSystem {
         return entries.map { String(decoding: $0, as: UTF8.self) }.sorted()
     }
 
+    /// The names in a folder that end with `suffix` (hidden ones included),
+    /// sorted: the folder is read in constant memory, whatever else it holds.
+    package static func names(in path: String, endingWith suffix: String) -> [String] {
+        let tail = Array(suffix.utf8)
+        var found: [String] = []
+        try? DirectoryEntries.forEach(pathBytes: Array(path.utf8), display: path) { name in
+            if name.count >= tail.count, name.suffix(tail.count).elementsEqual(tail) { found.append(String(decoding: name, as: UTF8.self)) }
+        }
+        return found.sorted()
+    }
+
     /// Removes `path` and, if it is a folder, everything in it (without
     /// following symbolic links); a missing path is not an error.
     package static func removeTree(_ path: String) {

@@ -37,11 +37,12 @@ import Testing
         // Not migrated yet: every command says what to do, and does nothing.
         let refused = try ShareProcess.run(["status", "--db", server.url])
         #expect(refused.status != 0)
-        #expect(refused.stderr.contains("schema is at version 2; this share needs 3: run  share db migrate"), "\(refused.stderr)")
+        #expect(refused.stderr.contains("schema is at version 2; this share needs 4: run  share db migrate"), "\(refused.stderr)")
 
         let migrate = try ShareProcess.run(["db", "migrate", "--db", server.url])
         #expect(migrate.status == 0, "\(migrate.stderr)")
-        #expect(try server.sql("SELECT max(version) FROM share_schema").trimmingCharacters(in: .whitespacesAndNewlines) == "3")
+        #expect(try server.sql("SELECT max(version) FROM share_schema").trimmingCharacters(in: .whitespacesAndNewlines) == "4")
+        #expect(try server.sql("SELECT count(*) FROM share_migrations").trimmingCharacters(in: .whitespacesAndNewlines) == "4")
 
         // Migrated: the finished batch as it was; the other still running, with
         // the items whose thumbnails were made finished and the rest to do.

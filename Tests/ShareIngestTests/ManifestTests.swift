@@ -92,6 +92,17 @@ import MediaFormats
         #expect(throws: RedirectURLError.self) { try RedirectURL.parse(url) }
     }
 
+    /// A host app's own prefix: a valid one makes a key of it; a bad one is an
+    /// error the app can show, never a crash.
+    @Test func uniqueKeysWithAPrefixAreCheckedNotForced() throws {
+        let id = UUID()
+        #expect(try ShareKey.unique(prefix: "Photos_2", id: id).rawValue == "Photos_2-\(id.uuidString)")
+        #expect(ShareKey.unique(id: id).rawValue == "ShareKey-\(id.uuidString)")
+        #expect(throws: ShareKeyError.forbiddenCharacter("my share-\(id.uuidString)", " ")) { try ShareKey.unique(prefix: "my share", id: id) }
+        #expect(throws: ShareKeyError.leadingDot(".x-\(id.uuidString)")) { try ShareKey.unique(prefix: ".x", id: id) }
+        #expect(throws: ShareKeyError.self) { try ShareKey.unique(prefix: String(repeating: "k", count: 100), id: id) }
+    }
+
     @Test func kindFollowsTheContents() {
         #expect(RedirectKind(types: [.file, .image]) == .media)
         #expect(RedirectKind(types: [.file, .text]) == .file)

@@ -77,26 +77,36 @@ public struct DistributedIngestor: Sendable {
     }
 
     /// Plans the batch here (``BatchPlan``, as a local batch is: walks the
-    /// folders with their absolute paths, assigns UUIDs, spools in-memory inputs
-    /// into the shared container), writes its visibility token into the
-    /// container, and enqueues it in one statement (as batch `id` when given: a
-    /// watched drop keeps its journal's id).
+    /// folders with their absolute paths, assigns UUIDs and labels, spools
+    /// in-memory inputs into the shared container), writes its visibility token
+    /// into the container, and enqueues it in one statement (as batch `id` when
+    /// given: a watched drop keeps its journal's id).
     public func enqueue(
         _ inputs: [ShareInput], key: ShareKey? = nil, message: String? = nil, id: UUID? = nil, cancellation: CancellationFlag = CancellationFlag()
+    ) throws -> Batch {
+        try enqueue(inputs, key: key, message: message, id: id, shownRoot: nil, cancellation: cancellation)
+    }
+
+    /// ``enqueue(_:key:message:id:cancellation:)``, with reports naming the
+    /// files under `shownRoot.shown` instead of `shownRoot.actual` (a watched
+    /// drop by its place in the inbox).
+    func enqueue(
+        _ inputs: [ShareInput], key: ShareKey?, message: String?, id: UUID?, shownRoot: (actual: String, shown: String)?,
+        cancellation: CancellationFlag
     ) throws -> Batch {
         try BatchPlan.check(inputs)
         let queue = try Self.connect(url, role: "ingest", cancellation: cancellation)
         let plan = try BatchPlan(
             pipeline: pipeline, key: key, message: message, container: container, store: queue, identifiers: identifiers, now: now(), id: id)
-        let items = try BatchPlan.items(for: inputs, batch: plan.record.id, container: container, identifiers: identifiers)
+        let items = try BatchPlan.items(for: inputs, batch: plan.record.id, container: container, identifiers: identifiers, shownRoot: shownRoot)
         let roots = BatchPlan.absolute(inputs).compactMap { input -> String? in
             guard case .path(let path) = input else { return nil }
             return String(validating: path.bytes, as: UTF8.self)
         }
-        queue.planning = JobQueue.Planning(
-            firstStage: pipeline.itemStages.first, token: try WorkerVisibility.writeToken(container: container, batch: plan.record.id), roots: roots,
-            maxAttempts: maxAttempts)
-        try queue.create(plan.record, items: items, container: container)
+        let details = BatchPlan.Details(
+            container: container, pipeline: pipeline, maxAttempts: maxAttempts,
+            token: try WorkerVisibility.writeToken(container: container, batch: plan.record.id), roots: roots)
+        try queue.create(plan.record, items: items, plan: details)
         guard let stored = try queue.batch(plan.record.id) else { throw ShareIngestError.unknownBatch(plan.record.id.uuidString) }
         return Self.batch(stored)
     }

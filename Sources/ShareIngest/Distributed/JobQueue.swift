@@ -1,5 +1,6 @@
 import Foundation
 import ShareManifest
+import SystemCalls
 
 /// One claimed unit of distributed work: the next stage of one item (its row
 /// moves through the stages), or a batch's manifest.
@@ -10,97 +11,91 @@ struct Job: Sendable {
     let index: Int
     /// The stage to run now.
     var stage: StageName
-    /// Attempts at this stage, this one included.
+    /// Times this job was claimed at this stage, this one included.
     var attempts: Int
     let maxAttempts: Int
-    /// The item as last saved (``ItemSnapshot`` JSON); nil for the manifest job.
+    /// The item as last recorded (``ItemState`` JSON); nil for the manifest job.
     let snapshot: String?
 
     var isManifest: Bool { index < 0 }
+
+    /// The item as last recorded; an unreadable record is an item that fails with why.
+    var item: ItemState { ItemState.decode(snapshot ?? "", index: index, id: nil) }
+
+    /// What a record of this job must match, held by `worker`.
+    func lease(worker: Int) -> Lease { Lease(job: id, worker: worker, stage: stage) }
 }
 
-/// The jobs of many batches in PostgreSQL, shared by workers on many machines.
-/// Every operation on a job is one statement, so one round trip:
+/// The jobs of many batches in PostgreSQL, shared by workers on many machines:
+/// the distributed mode's ``BatchStore``. Every operation on a job is one
+/// statement, so one round trip:
 ///
-/// - enqueue: the batch row and every item's row in one statement;
-/// - claim: up to N ready jobs (`FOR UPDATE SKIP LOCKED` in a CTE, then
-///   `UPDATE … RETURNING` with the items' snapshots);
-/// - complete: the item's new snapshot and next stage (kept by the same worker
-///   when it serves that stage, so the item's stages need no new claim); when
-///   the item is finished, the batch's `remaining` counter is decremented in the
-///   same statement, and the one completion that brings it to 0 queues the
-///   manifest job. No lock is held across round trips: the batch row is locked
-///   only for the instant of the decrement.
+/// - create: the batch row, every item's row and the manifest job in one statement;
+/// - claim: up to N ready jobs, costliest first (`FOR UPDATE SKIP LOCKED` in a
+///   CTE, then `UPDATE … RETURNING` with the items' records);
+/// - record: the item's new state and where it goes next (kept by the same
+///   worker when it serves that stage, so the item's stages need no new claim);
+///   when the item is finished, the batch's `remaining` counter is decremented
+///   in the same statement, and the one record that brings it to 0 queues the
+///   manifest job. No lock is held across round trips.
 /// - renew: one statement per worker (not per job) extends all its leases.
 final class JobQueue {
-    let connection: PostgresConnection
+    /// The connection; made again when it was lost (``reconnect()``).
+    private(set) var connection: PostgresConnection
+    private let url: String
+    private let role: String
+    private let interruption: Interruption?
+    /// Seconds a job kept by its worker stays leased without a heartbeat.
+    var leaseSeconds: Double = 30
+    /// True for a connection that holds no lock (an executor's): a statement
+    /// after a lost connection (a server restart) connects again first, so a
+    /// record kept while the server was away is made once it is back.
+    var reconnects = false
 
     /// Connects as `share-<role>@<host>`; waits end on `interruption`.
     init(url: String, role: String, interruption: Interruption? = nil) throws(PostgresError) {
+        self.url = url
+        self.role = role
+        self.interruption = interruption
         connection = try PostgresConnection(url: url, role: role, interruption: interruption)
     }
 
-    // MARK: - Enqueue
-
-    /// What a batch's rows hold beyond the journal's row model; set before ``create(_:items:container:)``.
-    struct Planning {
-        /// The stage each item starts at (nil: the pipeline has no item stage).
-        var firstStage: StageName? = .sniff
-        /// The token written into the container at planning (see ``WorkerVisibility``).
-        var token: String?
-        /// The absolute inputs given at planning, which every worker must see.
-        var roots: [String] = []
-        /// Attempts per job before its item (or the batch, for the manifest job) fails.
-        var maxAttempts = 3
+    /// A new connection in place of one that was lost (a server restart): the
+    /// next statement then runs on it. Not for a connection holding locks.
+    func reconnect() throws(PostgresError) {
+        connection = try PostgresConnection(url: url, role: role, interruption: interruption)
     }
 
-    /// The distributed extras of the next batch ``create(_:items:container:)`` records.
-    var planning = Planning()
-
-    /// Records a planned batch and its items in one statement: the batch row
-    /// (with the container every worker writes into, and ``planning``), one row
-    /// per item at the pipeline's first stage (or finished, for an item that
-    /// failed at planning), and the manifest job, waiting for the last item
-    /// (queued at once if none is left).
-    func create(_ batch: BatchRecord, items: [ItemWork], container: ContainerDirectory) throws {
-        var batch = batch
-        batch.state = .running
-        batch.itemCount = items.count
-        let firstStage = planning.firstStage
-        let remaining = firstStage == nil ? 0 : items.count { $0.failure == nil }
-        let extra: [(String, String?)] = [
-            ("container", container.root), ("token", planning.token), ("roots", Self.json(planning.roots)),
-            ("remaining", String(remaining)), ("max_attempts", String(planning.maxAttempts)),
-        ]
-        let columns = batch.columns.map { ($0.key, $0.value.text) } + extra
-        let rows = items.map { item in
-            let finished = item.failure != nil || firstStage == nil
-            return #"{"idx":\#(item.index),"stage":"\#((firstStage ?? .manifest).rawValue)","state":"\#(finished ? "done" : "queued")","snapshot":\#(ItemSnapshot(item).json)}"#
-        }
-        let n = columns.count
-        try connection.query(
-            """
-            WITH batch AS (
-                INSERT INTO share_batches (\(columns.map(\.0).joined(separator: ", ")))
-                VALUES (\((1...n).map { "$\($0)" }.joined(separator: ", "))) RETURNING id),
-            items AS (
-                INSERT INTO share_jobs (batch_id, idx, stage, state, max_attempts, snapshot, finished_at)
-                SELECT batch.id, (e->>'idx')::integer, e->>'stage', e->>'state', $\(n + 2)::integer, e->'snapshot',
-                    CASE WHEN e->>'state' = 'done' THEN now() END
-                FROM batch, jsonb_array_elements($\(n + 1)::jsonb) e),
-            manifest AS (
-                INSERT INTO share_jobs (batch_id, idx, stage, state, max_attempts)
-                SELECT batch.id, -1, 'manifest', CASE WHEN $\(n + 3)::integer = 0 THEN 'queued' ELSE 'waiting' END, $\(n + 2)::integer FROM batch)
-            SELECT pg_notify('share_jobs', '')
-            """,
-            columns.map(\.1) + ["[" + rows.joined(separator: ",") + "]", String(planning.maxAttempts), String(remaining)])
+    /// Runs one statement (see ``reconnects``).
+    @discardableResult
+    private func query(_ sql: String, _ parameters: [String?] = []) throws(PostgresError) -> [[String: String]] {
+        if reconnects && !connection.isConnected { try reconnect() }
+        return try connection.query(sql, parameters)
     }
 
-    static func json(_ value: Any) -> String {
-        String(decoding: try! JSONSerialization.data(withJSONObject: value, options: [.withoutEscapingSlashes]), as: UTF8.self)
+    // MARK: - Rows as JSON
+
+    /// One item's row at planning, or its new state at a record, as the JSON
+    /// parameter a statement unpacks (`jsonb_array_elements`).
+    private struct Row: Encodable {
+        let idx: Int
+        let stage: StageName
+        let state: String
+        let priority: Double
+        let snapshot: ItemState
     }
 
-    // MARK: - Claim, complete, retry
+    static func json(_ value: some Encodable) -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.withoutEscapingSlashes]
+        // Rows are plain values: encoding cannot fail.
+        return String(decoding: try! encoder.encode(value), as: UTF8.self)
+    }
+
+    /// The expected decode cost of `item`'s next stage, which orders claims.
+    static func priority(of item: ItemState) -> Double { ItemExecution.cost(of: item).milliseconds }
+
+    // MARK: - Claim
 
     private static let jobColumns = "j.id, j.batch_id, j.idx, j.stage, j.attempts, j.max_attempts, j.snapshot"
 
@@ -113,118 +108,44 @@ final class JobQueue {
             maxAttempts: Int(row["max_attempts"] ?? "3") ?? 3, snapshot: row["snapshot"])
     }
 
-    /// Claims up to `limit` ready jobs of `stages` (oldest first, skipping rows
-    /// other workers are claiming), leased to `worker` for `lease` seconds, only
+    /// Claims up to `limit` ready jobs of `stages` (the costliest first, then the
+    /// oldest, skipping rows other workers are claiming), leased to `worker`, only
     /// of the batches in `batches` (those this worker checked it can work on);
     /// in the same statement, the running batches it has not checked yet (not in
     /// `batches` nor in `blocked`), to check before its next claim. So a worker
     /// never claims a job of a batch whose files it cannot see or write.
-    func claim(stages: [StageName], worker: Int, lease: Double, limit: Int, batches: Set<UUID>, blocked: Set<UUID>) throws -> (jobs: [Job], unchecked: [UUID]) {
-        let rows = try connection.query(
+    func claim(stages: [StageName], worker: Int, limit: Int, batches: Set<UUID>, blocked: Set<UUID>) throws -> (jobs: [Job], unchecked: [UUID]) {
+        let rows = try query(
             """
             WITH picked AS (
                 SELECT id FROM share_jobs
                 WHERE state = 'queued' AND not_before <= now() AND stage = ANY($1::text[]) AND batch_id = ANY($4::uuid[])
-                ORDER BY id LIMIT $5 FOR UPDATE SKIP LOCKED),
+                ORDER BY priority DESC, id LIMIT $5 FOR UPDATE SKIP LOCKED),
             claimed AS (
                 UPDATE share_jobs j SET state = 'running', attempts = j.attempts + 1, worker_id = $2,
                     lease_until = now() + make_interval(secs => $3::double precision)
                 FROM picked WHERE j.id = picked.id
-                RETURNING \(Self.jobColumns))
+                RETURNING \(Self.jobColumns), j.priority)
             SELECT claimed.*, NULL::uuid AS unchecked FROM claimed
             UNION ALL
-            (SELECT NULL, NULL, NULL, NULL, NULL, NULL, NULL, b.id FROM share_batches b
+            (SELECT NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, b.id FROM share_batches b
              WHERE b.state = 'running' AND NOT (b.id = ANY($4::uuid[])) AND NOT (b.id = ANY($6::uuid[])) ORDER BY b.created_at LIMIT 20)
             """,
             [
-                Self.array(stages.map(\.rawValue)), String(worker), String(lease), Self.array(batches.map(\.uuidString)), String(limit),
+                Self.array(stages.map(\.rawValue)), String(worker), String(leaseSeconds), Self.array(batches.map(\.uuidString)), String(limit),
                 Self.array(blocked.map(\.uuidString)),
             ])
-        return (rows.compactMap(Self.job).sorted { $0.id < $1.id }, rows.compactMap { $0["unchecked"].flatMap(UUID.init(uuidString:)) })
+        let jobs = rows.compactMap { row in Self.job(row).map { (job: $0, priority: Double(row["priority"] ?? "0") ?? 0) } }
+        return (jobs.sorted { ($0.priority, -$0.job.id) > ($1.priority, -$1.job.id) }.map(\.job), rows.compactMap { $0["unchecked"].flatMap(UUID.init(uuidString:)) })
     }
 
     static func array(_ values: [String]) -> String { "{" + values.joined(separator: ",") + "}" }
 
-    /// What became of a completion.
-    struct Completion {
-        /// False when the job was no longer ours (released, taken over): nothing changed.
-        let owned: Bool
-        /// True when this completion finished the batch's last item and queued its manifest job.
-        let queuedManifest: Bool
-    }
-
-    /// What a completion does with the item's row.
-    enum Next {
-        /// The worker goes on with `stage` itself (it serves it): the row stays leased to it.
-        case keep(StageName)
-        /// `stage` is for whichever worker claims it.
-        case queue(StageName)
-        /// The item is finished (delivered to the manifest stage, or failed for a reason of its own).
-        case finished
-        /// The item failed for a reason that is not its own, after its last attempt.
-        case gaveUp(String)
-    }
-
-    /// Saves a finished stage in one statement: the item's snapshot and what comes
-    /// next; a finished item decrements its batch's `remaining`, and the
-    /// completion that brings it to 0 queues the manifest job. Only changes the
-    /// row if it is still `worker`'s, at `job.stage` (so a completion re-sent after
-    /// a lost connection never applies twice).
-    func complete(_ job: Job, snapshot: String?, next: Next, worker: Int, lease: Double) throws -> Completion {
-        let (stage, state, error): (StageName, String, String?) =
-            switch next {
-            case .keep(let stage): (stage, "running", nil)
-            case .queue(let stage): (stage, "queued", nil)
-            case .finished: (job.stage, "done", nil)
-            case .gaveUp(let error): (job.stage, "failed", error)
-            }
-        let row = try connection.query(
-            """
-            WITH job AS (
-                UPDATE share_jobs SET snapshot = coalesce($3::jsonb, snapshot), stage = $4, state = $5::text,
-                    attempts = CASE WHEN $5::text = 'running' THEN 1 WHEN $5::text = 'queued' THEN 0 ELSE attempts END,
-                    worker_id = CASE WHEN $5::text = 'queued' THEN NULL ELSE worker_id END,
-                    lease_until = CASE WHEN $5::text = 'running' THEN now() + make_interval(secs => $6::double precision) END,
-                    not_before = now(), finished_at = CASE WHEN $5::text IN ('done', 'failed') THEN now() END,
-                    last_error = coalesce($7, last_error), error_at = CASE WHEN $7 IS NULL THEN error_at ELSE now() END
-                WHERE id = $1 AND worker_id = $2 AND state = 'running' AND stage = $8
-                RETURNING batch_id, state),
-            batch AS (
-                UPDATE share_batches b SET remaining = b.remaining - 1 FROM job
-                WHERE b.id = job.batch_id AND job.state IN ('done', 'failed') RETURNING b.id, b.remaining),
-            manifest AS (
-                UPDATE share_jobs m SET state = 'queued', not_before = now() FROM batch
-                WHERE m.batch_id = batch.id AND batch.remaining <= 0 AND m.idx = -1 AND m.state = 'waiting' RETURNING m.id)
-            SELECT (SELECT count(*) FROM job) AS owned, (SELECT count(*) FROM manifest) AS manifest,
-                CASE WHEN $5::text = 'queued' OR EXISTS (SELECT 1 FROM manifest) THEN pg_notify('share_jobs', '') END AS notified
-            """,
-            [String(job.id), String(worker), snapshot, stage.rawValue, state, String(lease), error, job.stage.rawValue]
-        ).first
-        return Completion(owned: row?["owned"] == "1", queuedManifest: row?["manifest"] == "1")
-    }
-
-    /// Backoff before attempt `attempts + 1`: 0.5 s, doubling, at most 30 s.
-    static func backoff(after attempts: Int) -> Double { min(30, 0.5 * pow(2, Double(max(0, attempts - 1)))) }
-
-    /// A job of `worker` that failed for a reason that is not its item's: queued
-    /// again after a backoff, unless it has had all its attempts (then false, and
-    /// nothing changed: the caller gives up on it).
-    func retry(_ job: Job, worker: Int, error: String) throws -> Bool {
-        !(try connection.query(
-            """
-            UPDATE share_jobs SET state = 'queued', worker_id = NULL, lease_until = NULL, last_error = $3, error_at = now(),
-                not_before = now() + make_interval(secs => $4::double precision)
-            WHERE id = $1 AND worker_id = $2 AND state = 'running' AND attempts < max_attempts
-            RETURNING id, pg_notify('share_jobs', '')
-            """,
-            [String(job.id), String(worker), error, String(Self.backoff(after: job.attempts))])).isEmpty
-    }
-
     /// Hands claimed jobs that were never started back (a batch this worker
-    /// cannot work on, or a stop): queued at once, the attempt not counted.
+    /// cannot work on, or a stop): queued at once, the claim not counted.
     func release(_ jobs: [Int64], worker: Int) throws {
         guard !jobs.isEmpty else { return }
-        try connection.query(
+        try query(
             """
             UPDATE share_jobs SET state = 'queued', attempts = greatest(0, attempts - 1), worker_id = NULL, lease_until = NULL, not_before = now()
             WHERE id = ANY($1::bigint[]) AND worker_id = $2 AND state = 'running'
@@ -239,12 +160,10 @@ final class JobQueue {
     /// is free) or stopped renewing its lease.
     struct Orphan {
         let job: Job
-        /// The worker that held it, for a give-up guarded like a completion.
+        /// The worker that held it: a record of its fate is guarded by its lease.
         let worker: Int
         /// Why it was taken from its worker, for the log and the item's last error.
         let reason: String
-        /// True when it was queued again; false when it has had all its attempts.
-        let requeued: Bool
     }
 
     /// The advisory locks held now: the ids of the live workers (of this database).
@@ -258,45 +177,49 @@ final class JobQueue {
     /// lock again before its jobs count as orphaned.
     static let restartGrace = 15
 
-    /// Finds the running jobs whose worker is gone or whose lease expired, and
-    /// queues again (after a backoff) those with attempts left; one statement.
-    /// Returns all of them: those without attempts left are for the caller to
-    /// give up on.
-    func reapOrphans() throws -> [Orphan] {
-        try connection.query(
+    /// The running jobs whose worker is gone or whose lease expired (at most
+    /// 200 at a time). What becomes of each is the lifecycle's to decide, and
+    /// recorded guarded by the old holder's lease, so of two workers reaping at
+    /// once only one record applies.
+    func orphans() throws -> [Orphan] {
+        try query(
             """
-            WITH live AS (\(Self.liveWorkers)),
-            orphan AS (
-                SELECT j.id, j.worker_id,
-                    CASE WHEN j.worker_id IS NULL OR j.worker_id NOT IN (SELECT id FROM live)
-                        THEN 'worker ' || coalesce(w.name, '#' || j.worker_id) || ' is gone (its database session ended)'
-                        ELSE 'worker ' || coalesce(w.name, '#' || j.worker_id) || ' stopped renewing its lease (stalled or cut off)' END AS reason
-                FROM share_jobs j LEFT JOIN share_workers w ON w.id = j.worker_id
-                WHERE j.state = 'running' AND (
-                    (j.worker_id IS NULL OR j.worker_id NOT IN (SELECT id FROM live))
-                        AND (w.locked_at IS NULL OR w.locked_at >= pg_postmaster_start_time() OR now() > pg_postmaster_start_time() + make_interval(secs => \(Self.restartGrace)))
-                    OR j.lease_until < now() AND now() > pg_postmaster_start_time() + make_interval(secs => \(Self.restartGrace)))
-                ORDER BY j.id LIMIT 200
-                FOR UPDATE OF j SKIP LOCKED),
-            requeued AS (
-                UPDATE share_jobs j SET state = 'queued', worker_id = NULL, lease_until = NULL, last_error = orphan.reason, error_at = now(),
-                    not_before = now() + make_interval(secs => least(30, 0.5 * 2 ^ greatest(0, j.attempts - 1))::double precision)
-                FROM orphan WHERE j.id = orphan.id AND j.attempts < j.max_attempts RETURNING j.id)
-            SELECT \(Self.jobColumns), o.worker_id AS orphan_worker, o.reason, (j.id IN (SELECT id FROM requeued)) AS requeued,
-                CASE WHEN EXISTS (SELECT 1 FROM requeued) THEN pg_notify('share_jobs', '') END AS notified
-            FROM orphan o JOIN share_jobs j ON j.id = o.id
+            WITH live AS (\(Self.liveWorkers))
+            SELECT \(Self.jobColumns), j.worker_id AS orphan_worker,
+                CASE WHEN j.worker_id IS NULL OR j.worker_id NOT IN (SELECT id FROM live)
+                    THEN 'worker ' || coalesce(w.name, '#' || j.worker_id) || ' is gone (its database session ended)'
+                    ELSE 'worker ' || coalesce(w.name, '#' || j.worker_id) || ' stopped renewing its lease (stalled or cut off)' END AS reason
+            FROM share_jobs j LEFT JOIN share_workers w ON w.id = j.worker_id
+            WHERE j.state = 'running' AND (
+                (j.worker_id IS NULL OR j.worker_id NOT IN (SELECT id FROM live))
+                    AND (w.locked_at IS NULL OR w.locked_at >= pg_postmaster_start_time() OR now() > pg_postmaster_start_time() + make_interval(secs => \(Self.restartGrace)))
+                OR j.lease_until < now() AND now() > pg_postmaster_start_time() + make_interval(secs => \(Self.restartGrace)))
+            ORDER BY j.id LIMIT 200
             """
         ).compactMap { row in
             guard let job = Self.job(row), let worker = row["orphan_worker"].flatMap(Int.init) else { return nil }
-            return Orphan(job: job, worker: worker, reason: row["reason"] ?? "", requeued: row["requeued"] == "t")
+            return Orphan(job: job, worker: worker, reason: row["reason"] ?? "")
         }
+    }
+
+    /// A manifest job that was lost (its worker died, an error that is not the
+    /// batch's): queued again `after` seconds. Guarded by `lease`.
+    func retryManifest(_ job: Job, lease: Lease, error: String, after: Double) throws {
+        try query(
+            """
+            UPDATE share_jobs SET state = 'queued', worker_id = NULL, lease_until = NULL, last_error = $3, error_at = now(),
+                not_before = now() + make_interval(secs => $4::double precision)
+            WHERE id = $1 AND worker_id = $2 AND state = 'running'
+            RETURNING id, pg_notify('share_jobs', '')
+            """,
+            [String(job.id), String(lease.worker), error, String(after)])
     }
 
     /// Batches left `running` although none of their items is unfinished (a lost
     /// decrement cannot happen in one statement, but a batch must never wait
     /// forever): their counter is set right and their manifest job queued.
     func repairCounters() throws {
-        try connection.query(
+        try query(
             """
             WITH stuck AS (
                 UPDATE share_batches b SET remaining = 0
@@ -310,7 +233,7 @@ final class JobQueue {
             """)
     }
 
-    // MARK: - Batches and items
+    // MARK: - Batches
 
     /// A batch row with what only the distributed mode records.
     struct StoredBatch {
@@ -323,41 +246,166 @@ final class JobQueue {
         let roots: [String]
         /// Items not finished yet.
         let remaining: Int
+        /// Attempts an item (or the manifest job) may lose before it fails.
+        let maxAttempts: Int
         /// Why the batch failed (state `failed`).
         let failure: String?
     }
 
     func batch(_ id: UUID) throws -> StoredBatch? {
-        try connection.query("SELECT * FROM share_batches WHERE id = $1", [id.uuidString]).first.flatMap(Self.storedBatch)
+        try query("SELECT * FROM share_batches WHERE id = $1", [id.uuidString]).first.flatMap(Self.storedBatch)
     }
 
     /// The batch with this id or key.
     func batch(idOrKey: String) throws -> StoredBatch? {
-        try connection.query("SELECT * FROM share_batches WHERE id::text = lower($1) OR key = $1", [idOrKey]).first.flatMap(Self.storedBatch)
+        try query("SELECT * FROM share_batches WHERE id::text = lower($1) OR key = $1", [idOrKey]).first.flatMap(Self.storedBatch)
     }
 
     static func storedBatch(_ row: [String: String]) -> StoredBatch? {
         guard let record = BatchRecord(row: PostgresRow(values: row)), let container = row["container"] else { return nil }
-        let roots = row["roots"].flatMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String] } ?? []
+        let roots = row["roots"].flatMap { try? JSONDecoder().decode([String].self, from: Data($0.utf8)) } ?? []
         return StoredBatch(
             record: record, container: container, token: row["token"], roots: roots, remaining: Int(row["remaining"] ?? "0") ?? 0,
-            failure: row["failure"])
+            maxAttempts: Int(row["max_attempts"] ?? "3") ?? 3, failure: row["failure"])
     }
 
-    func items(_ batch: UUID) throws -> [ItemWork] {
-        try connection.query("SELECT snapshot FROM share_jobs WHERE batch_id = $1 AND idx >= 0 ORDER BY idx", [batch.uuidString])
-            .compactMap { $0["snapshot"].flatMap(ItemSnapshot.decode) }
+    /// The manifest job gave up: the batch ends `failed`, with `reason`; one
+    /// statement, guarded by the job's lease.
+    func failBatch(_ job: Job, lease: Lease, reason: String) throws {
+        try query(
+            """
+            WITH job AS (
+                UPDATE share_jobs SET state = 'failed', finished_at = now(), lease_until = NULL, last_error = $3, error_at = now()
+                WHERE id = $1 AND worker_id = $2 AND state = 'running' RETURNING batch_id)
+            UPDATE share_batches b SET state = 'failed', failure = $3, finished_at = extract(epoch FROM now())
+            FROM job WHERE b.id = job.batch_id AND b.state = 'running'
+            RETURNING b.id, pg_notify('share_batches', b.id::text)
+            """,
+            [String(job.id), String(lease.worker), reason])
+    }
+}
+
+extension JobQueue: BatchStore {
+    func batch(id: UUID) throws -> BatchRecord? { try batch(id)?.record }
+
+    func batch(key: ShareKey) throws -> BatchRecord? {
+        try query("SELECT * FROM share_batches WHERE key = $1", [key.rawValue]).first.flatMap(Self.storedBatch)?.record
+    }
+
+    /// One statement: the batch row (with the container every worker writes
+    /// into, its token, roots and attempts), one row per item at its first stage
+    /// (or finished, for one that failed while the drop was walked), and the
+    /// manifest job, waiting for the last item (queued at once if none is left).
+    func create(_ batch: BatchRecord, items: [ItemState], plan: BatchPlan.Details) throws {
+        var record = batch
+        record.state = .running
+        record.itemCount = items.count
+        let rows = items.map { item in
+            let next = plan.lifecycle.start(item, stopping: false)
+            return Row(
+                idx: item.index, stage: next.stage ?? plan.lifecycle.lastStage ?? .manifest, state: next == .finished ? "done" : "queued",
+                priority: Self.priority(of: item), snapshot: item)
+        }
+        let remaining = rows.count { $0.state != "done" }
+        let extra: [(String, String?)] = [
+            ("container", plan.container.root), ("token", plan.token), ("roots", Self.json(plan.roots)),
+            ("remaining", String(remaining)), ("max_attempts", String(plan.lifecycle.maxAttempts)),
+        ]
+        let columns = record.columns.map { ($0.key, $0.value.text) } + extra
+        let n = columns.count
+        try query(
+            """
+            WITH batch AS (
+                INSERT INTO share_batches (\(columns.map(\.0).joined(separator: ", ")))
+                VALUES (\((1...n).map { "$\($0)" }.joined(separator: ", "))) RETURNING id),
+            items AS (
+                INSERT INTO share_jobs (batch_id, idx, stage, state, max_attempts, priority, snapshot, finished_at)
+                SELECT batch.id, (e->>'idx')::integer, e->>'stage', e->>'state', $\(n + 2)::integer, (e->>'priority')::double precision,
+                    e->'snapshot', CASE WHEN e->>'state' = 'done' THEN now() END
+                FROM batch, jsonb_array_elements($\(n + 1)::jsonb) e),
+            manifest AS (
+                INSERT INTO share_jobs (batch_id, idx, stage, state, max_attempts)
+                SELECT batch.id, -1, 'manifest', CASE WHEN $\(n + 3)::integer = 0 THEN 'queued' ELSE 'waiting' END, $\(n + 2)::integer FROM batch)
+            SELECT pg_notify('share_jobs', '')
+            """,
+            columns.map(\.1) + [Self.json(rows), String(plan.lifecycle.maxAttempts), String(remaining)])
+    }
+
+    /// Records an item in one statement, guarded by `lease` (without one, the
+    /// record changes nothing: only a job's holder records its item). Where the
+    /// row goes follows `next`: kept leased to its holder (it serves the next
+    /// stage), queued for any worker (now, or after a retry's backoff), or
+    /// finished: then the batch's `remaining` is decremented, and the record that
+    /// brings it to 0 queues the manifest job. A record re-sent after a lost
+    /// connection never applies twice (the row is no longer at the lease's stage).
+    func record(_ item: ItemState, next: NextStep, batch: UUID, lease: Lease?) throws -> Bool {
+        guard let lease else { return false }
+        let stage: StageName
+        let state: String
+        var delay = 0.0
+        var error: String?
+        switch next {
+        case .run(let following) where lease.keeps:
+            (stage, state) = (following, "running")
+        case .run(let following), .park(let following):
+            (stage, state) = (following, "queued")
+        case .retry(let following, let after, let reason):
+            (stage, state, delay, error) = (following, "queued", after, reason)
+        case .finished:
+            // An item given up on (its attempts lost) is a failed job; one that
+            // failed for a reason of its own, or was delivered, is done.
+            let gaveUp = item.failure.map { [.attemptsExhausted, .crashedRepeatedly].contains($0.reason) } ?? false
+            (stage, state) = (lease.stage, gaveUp ? "failed" : "done")
+            if gaveUp { error = item.failure?.message }
+        }
+        let row = try query(
+            """
+            WITH job AS (
+                UPDATE share_jobs SET snapshot = $3::jsonb, stage = $4, state = $5::text, priority = $9::double precision,
+                    attempts = CASE WHEN $4 = $8 THEN attempts WHEN $5::text = 'running' THEN 1 ELSE 0 END,
+                    worker_id = CASE WHEN $5::text = 'queued' THEN NULL ELSE worker_id END,
+                    lease_until = CASE WHEN $5::text = 'running' THEN now() + make_interval(secs => $6::double precision) END,
+                    not_before = now() + make_interval(secs => $10::double precision),
+                    finished_at = CASE WHEN $5::text IN ('done', 'failed') THEN now() END,
+                    last_error = coalesce($7, last_error), error_at = CASE WHEN $7 IS NULL THEN error_at ELSE now() END
+                WHERE id = $1 AND worker_id = $2 AND state = 'running' AND stage = $8
+                RETURNING batch_id, state),
+            batch AS (
+                UPDATE share_batches b SET remaining = b.remaining - 1 FROM job
+                WHERE b.id = job.batch_id AND job.state IN ('done', 'failed') RETURNING b.id, b.remaining),
+            manifest AS (
+                UPDATE share_jobs m SET state = 'queued', not_before = now() FROM batch
+                WHERE m.batch_id = batch.id AND batch.remaining <= 0 AND m.idx = -1 AND m.state = 'waiting' RETURNING m.id)
+            SELECT (SELECT count(*) FROM job) AS owned,
+                CASE WHEN $5::text = 'queued' OR EXISTS (SELECT 1 FROM manifest) THEN pg_notify('share_jobs', '') END AS notified
+            """,
+            [
+                String(lease.job), String(lease.worker), Self.json(item), stage.rawValue, state, String(leaseSeconds), error, lease.stage.rawValue,
+                String(Self.priority(of: item)), String(delay),
+            ]
+        ).first
+        return row?["owned"] == "1"
+    }
+
+    func items(of batch: UUID, after index: Int, limit: Int) throws -> [ItemState] {
+        try query(
+            "SELECT idx, snapshot FROM share_jobs WHERE batch_id = $1 AND idx > $2 ORDER BY idx LIMIT $3",
+            [batch.uuidString, String(max(index, -1)), String(limit)]
+        ).map { row in
+            ItemState.decode(row["snapshot"] ?? "", index: row["idx"].flatMap(Int.init) ?? -1, id: nil)
+        }
     }
 
     /// The manifest job's end, in one statement: the batch marked done (its
     /// manifest, counts and the items the manifest stage changed) and the job
-    /// completed. Throws ``LeaseLost`` if the job was no longer ours; false if the
+    /// completed. False if the job was no longer the lease's holder's, or the
     /// batch was not running (done already: only the job is completed).
-    func finishBatch(_ job: Job, record: BatchRecord, changed: [ItemWork], worker: Int) throws -> Bool {
-        let columns = record.columns.filter { BatchRecord.mutableColumns.contains($0.key) }
-        let changes = "[" + changed.map { #"{"idx":\#($0.index),"snapshot":\#(ItemSnapshot($0).json)}"# }.joined(separator: ",") + "]"
+    func finish(_ batch: BatchRecord, changed: [ItemState], lease: Lease?) throws -> Bool {
+        guard let lease else { return false }
+        let columns = batch.columns.filter { BatchRecord.mutableColumns.contains($0.key) }
+        let changes = changed.map { Row(idx: $0.index, stage: .manifest, state: "done", priority: 0, snapshot: $0) }
         let n = columns.count
-        let row = try connection.query(
+        let row = try query(
             """
             WITH job AS (
                 UPDATE share_jobs SET state = 'done', finished_at = now(), lease_until = NULL
@@ -371,39 +419,9 @@ final class JobQueue {
             SELECT (SELECT count(*) FROM job) AS owned, (SELECT count(*) FROM batch) AS finished,
                 pg_notify('share_batches', coalesce((SELECT batch_id::text FROM job), '')) AS notified
             """,
-            [String(job.id), String(worker), job.batchID.uuidString] + columns.map(\.value.text) + [changes])
-        guard row.first?["owned"] == "1" else { throw LeaseLost() }
-        return row.first?["finished"] == "1"
+            [String(lease.job), String(lease.worker), batch.id.uuidString] + columns.map(\.value.text) + [Self.json(changes)])
+        return row.first?["owned"] == "1" && row.first?["finished"] == "1"
     }
-
-    /// The manifest job gave up: the batch ends `failed`, with `reason`; one
-    /// statement, guarded like a completion (`worker` held the job).
-    func failBatch(_ job: Job, worker: Int, reason: String) throws {
-        try connection.query(
-            """
-            WITH job AS (
-                UPDATE share_jobs SET state = 'failed', finished_at = now(), lease_until = NULL, last_error = $3, error_at = now()
-                WHERE id = $1 AND worker_id = $2 AND state = 'running' RETURNING batch_id)
-            UPDATE share_batches b SET state = 'failed', failure = $3, finished_at = extract(epoch FROM now())
-            FROM job WHERE b.id = job.batch_id AND b.state = 'running'
-            RETURNING b.id, pg_notify('share_batches', b.id::text)
-            """,
-            [String(job.id), String(worker), reason])
-    }
-}
-
-/// The job was no longer ours (released to another worker); our results are
-/// dropped (stages are idempotent: the other run writes the same files).
-struct LeaseLost: Error {}
-
-extension JobQueue: BatchStore {
-    func batch(id: UUID) throws -> BatchRecord? { try batch(id)?.record }
-
-    func batch(key: ShareKey) throws -> BatchRecord? {
-        try connection.query("SELECT * FROM share_batches WHERE key = $1", [key.rawValue]).first.flatMap(Self.storedBatch)?.record
-    }
-
-    func items(of batch: UUID) throws -> [ItemWork] { try items(batch) }
 }
 
 /// A PostgreSQL result row (text format), read by column name.

@@ -1,26 +1,39 @@
 import Foundation
 
-/// The PostgreSQL schema of the distributed mode, versioned in `share_schema`.
+/// The PostgreSQL schema of the distributed mode, changed by named migrations
+/// recorded in `share_migrations` (the same kind as the journal's); one this
+/// share does not know means a newer share changed it, and is refused.
 ///
 /// Only ``migrate(_:)`` (`share db migrate`, run by a role that may create
 /// tables) changes it; every other command only reads the version
 /// (``check(_:)``), so workers and clients can run as a role with nothing but
 /// SELECT, INSERT, UPDATE and DELETE on the tables.
 ///
-/// Version 3, the current one:
+/// The current schema:
 /// - `share_batches`: one row per batch (the journal's row model,
 ///   ``BatchRecord/columns``) with the container every worker writes into, the
 ///   visibility token, the drop roots, `remaining` (items not yet finished: the
 ///   fan-in counter) and, for a failed batch, why.
 /// - `share_jobs`: one row per item, which moves through the stages (`stage` is
-///   the next one to run, `snapshot` the item's ``ItemSnapshot``), plus one
-///   manifest row (`idx = -1`) per batch, `waiting` until `remaining` reaches 0.
+///   the next one to run, `snapshot` the item's ``ItemState``, `priority` its
+///   expected decode cost: the costliest is claimed first), plus one manifest
+///   row (`idx = -1`) per batch, `waiting` until `remaining` reaches 0.
 /// - `share_workers`: registered workers; a worker holds the session-level
 ///   advisory lock (``workerLockSpace``, its id) while it lives.
 /// - `share_worker_blocks`: batches a worker refuses (it cannot see or write
 ///   their container), with the reason.
 enum QueueSchema {
-    static let version = 3
+    /// The migrations, in order, recorded by name in `share_migrations`.
+    static let migrations = SchemaMigrations(
+        store: "the database",
+        migrations: [
+            Migration(name: "1-batches-items-jobs", sql: version1),
+            Migration(name: "2-batch-row-model", sql: version2),
+            Migration(name: "3-item-rows-and-workers", sql: version3),
+            Migration(name: "4-costliest-first-claims", sql: version4),
+        ])
+    /// The schema's version: how many migrations this share has.
+    static var version: Int { migrations.migrations.count }
     /// The first key of every worker's advisory lock (`pg_advisory_lock(727275, id)`).
     static let workerLockSpace = 727_275
     /// The lock that serializes concurrent migrations.
@@ -31,37 +44,47 @@ enum QueueSchema {
         try connection.transaction {
             try connection.query("SELECT pg_advisory_xact_lock(\(migrationLock))")
             try connection.query("CREATE TABLE IF NOT EXISTS share_schema (version integer NOT NULL)")
-            let version = Int(try connection.query("SELECT max(version) AS v FROM share_schema").first?["v"] ?? "0") ?? 0
-            guard version <= Self.version else {
-                throw PostgresError(message: "the schema is at version \(version), newer than this share understands (\(Self.version)); upgrade share", connectionLost: false)
+            let applied = try applied(connection)
+            try connection.query("CREATE TABLE IF NOT EXISTS share_migrations (name text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())")
+            // A database migrated before names: its migrations are recorded by name now.
+            for name in applied.sorted() { try connection.query("INSERT INTO share_migrations (name) VALUES ($1) ON CONFLICT DO NOTHING", [name]) }
+            for migration in try migrations.pending(applied: applied) {
+                try connection.execute(migration.sql)
+                try connection.query("INSERT INTO share_migrations (name) VALUES ($1)", [migration.name])
             }
-            if version < 1 { try connection.execute(Self.version1) }
-            if version < 2 { try connection.execute(Self.version2) }
-            if version < 3 { try connection.execute(Self.version3) }
-            if version < Self.version { try connection.query("INSERT INTO share_schema (version) VALUES (\(Self.version))") }
+            // Shares from before named migrations read only this number: one
+            // older than the schema sees it is newer and refuses to run.
+            try connection.query("DELETE FROM share_schema")
+            try connection.query("INSERT INTO share_schema (version) VALUES (\(version))")
         }
     }
 
-    /// Why a command cannot use the database as it is.
-    struct Mismatch: Error, CustomStringConvertible {
-        let description: String
+    /// The migrations applied: recorded by name, or, in a database migrated
+    /// before names (only `share_schema`), the first `version` of them.
+    static func applied(_ connection: PostgresConnection) throws -> Set<String> {
+        let named = try connection.query("SELECT to_regclass('share_migrations') IS NOT NULL AS named").first?["named"] == "t"
+        if named { return Set(try connection.query("SELECT name FROM share_migrations").compactMap { $0["name"] }) }
+        let legacy = Int(try connection.query("SELECT max(version) AS v FROM share_schema").first?["v"] ?? "0") ?? 0
+        guard legacy <= version else {
+            throw SchemaMismatch(description: "the database's share-ingest schema is at version \(legacy), newer than this share understands (\(version)): upgrade share")
+        }
+        return Set(migrations.migrations.prefix(legacy).map(\.name))
     }
 
     /// Checks, read-only, that the schema is the one this version uses.
     static func check(_ connection: PostgresConnection) throws {
-        let rows: [[String: String]]
+        let applied: Set<String>
         do {
-            rows = try connection.query("SELECT max(version) AS v FROM share_schema")
-        } catch {
-            guard error.sqlState == "42P01" else { throw error }
-            throw Mismatch(description: "the database has no share-ingest schema yet: run  share db migrate --db URL  (as a role that may create tables)")
+            applied = try Self.applied(connection)
+        } catch let error as PostgresError where error.sqlState == "42P01" {
+            throw SchemaMismatch(description: "the database has no share-ingest schema yet: run  share db migrate --db URL  (as a role that may create tables)")
         }
-        let version = Int(rows.first?["v"] ?? "0") ?? 0
-        if version < Self.version {
-            throw Mismatch(description: "the database's share-ingest schema is at version \(version); this share needs \(Self.version): run  share db migrate --db URL  (as the owner role)")
-        }
-        if version > Self.version {
-            throw Mismatch(description: "the database's share-ingest schema is at version \(version), newer than this share understands (\(Self.version)): upgrade share")
+        let pending = try migrations.pending(applied: applied)
+        if !pending.isEmpty {
+            throw SchemaMismatch(
+                description:
+                    "the database's share-ingest schema is at version \(version - pending.count); this share needs \(version): run  share db migrate --db URL  (as the owner role)"
+            )
         }
     }
 
@@ -144,5 +167,13 @@ enum QueueSchema {
             worker_id integer NOT NULL REFERENCES share_workers(id) ON DELETE CASCADE,
             batch_id uuid NOT NULL REFERENCES share_batches(id) ON DELETE CASCADE,
             reason text NOT NULL, since timestamptz NOT NULL DEFAULT now(), PRIMARY KEY (worker_id, batch_id))
+        """
+
+    // Claims take the costliest ready job first (its expected decode cost,
+    // recorded with each completion), as the local runner's queues do.
+    private static let version4 = """
+        ALTER TABLE share_jobs ADD COLUMN priority double precision NOT NULL DEFAULT 0;
+        DROP INDEX share_jobs_ready;
+        CREATE INDEX share_jobs_ready ON share_jobs (priority DESC, id) WHERE state = 'queued';
         """
 }

@@ -199,7 +199,7 @@ extension JobQueue {
             guard let batch = row["batch_id"].flatMap(UUID.init(uuidString:)), let index = row["idx"].flatMap(Int.init) else { return nil }
             return DistributedStatus.Failure(
                 time: Date(timeIntervalSince1970: Double(row["at"] ?? "") ?? 0), batch: batch, index: index >= 0 ? index : nil,
-                source: row["snapshot"].flatMap(ItemSnapshot.decode)?.source.label, stage: row["stage"] ?? "", error: row["error"] ?? "")
+                source: row["snapshot"].map { ItemState.decode($0, index: index, id: nil).label }, stage: row["stage"] ?? "", error: row["error"] ?? "")
         }
     }
 

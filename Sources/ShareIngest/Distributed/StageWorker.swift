@@ -7,18 +7,21 @@ import Synchronization
 import SystemCalls
 
 /// A long-running worker that claims jobs from PostgreSQL and runs them with the
-/// same stage code as the local pipeline (``ItemExecution``, ``BatchCompletion``)
-/// (`share worker`).
+/// same execution core as the local pipeline (``ItemExecution``, which applies
+/// ``ItemLifecycle``, and ``BatchCompletion``) (`share worker`): only the
+/// transport differs, claims and leases instead of threads and queues.
 ///
 /// - One coordinator thread, on one connection, registers the worker and holds
 ///   its advisory lock (its jobs are released the moment its session ends),
 ///   renews the leases of all its jobs in one statement (the heartbeat), takes
-///   back the jobs of workers that are gone, and claims work in batches into a
-///   local queue, sleeping on `LISTEN share_jobs` when there is none.
+///   back the jobs of workers that are gone (the lifecycle decides: retried, or
+///   given up on), and claims work, costliest first, into a local queue,
+///   sleeping on `LISTEN share_jobs` when there is none.
 /// - `concurrency` executor threads, each with its own connection, run the jobs:
-///   after each stage, one statement saves the item and, when this worker also
-///   serves the item's next stage, keeps it (no new claim); otherwise the stage
-///   is queued for whichever worker serves it.
+///   after each stage, one statement records the item and, when this worker
+///   also serves the item's next stage, keeps it (no new claim); otherwise the
+///   stage is queued for whichever worker serves it. The executors share one
+///   decoder-memory budget, as the local runner's workers do.
 /// - Before taking any job of a batch, the worker checks that it sees the
 ///   batch's container (its visibility token), can write it, and sees its inputs
 ///   (``WorkerVisibility``); if not, it hands the jobs back, says why once (log,
@@ -110,7 +113,7 @@ public final class StageWorker: Sendable {
         do {
             try QueueSchema.migrate(queue.connection)
         } catch let error as PostgresError where error.sqlState == "42501" {
-            throw QueueSchema.Mismatch(
+            throw SchemaMismatch(
                 description: "PostgreSQL: \(error.message): this role may not change the schema; run share db migrate as the owner role (README: least privilege)")
         }
     }
@@ -120,6 +123,7 @@ public final class StageWorker: Sendable {
     public func run(cancellation: CancellationFlag) throws {
         // The coordinator stops waiting at once; executors' saves get a grace.
         let queue = try JobQueue(url: url, role: "worker", interruption: Interruption(cancellation))
+        queue.leaseSeconds = settings.lease
         let interruption = Interruption(cancellation, grace: Self.stopGrace)
         try QueueSchema.check(queue.connection)
         decoder.prepare()
@@ -142,29 +146,13 @@ public final class StageWorker: Sendable {
 
 /// What a worker knows about a batch it works on: read once, checked visible.
 final class PreparedBatch: Sendable {
-    let id: UUID
-    let pipeline: PipelineDefinition
-    let stages: [StageName: any ItemStage]
-    let order: [StageName]
-    let container: ContainerDirectory
-    let message: String?
+    let context: BatchContext
     /// When its visibility was last checked (monotonic seconds).
     let checked: Double
 
-    init(_ stored: JobQueue.StoredBatch) throws {
-        id = stored.record.id
-        pipeline = try PipelineDefinition.decode(Data(stored.record.pipelineJSON.utf8), file: "pipeline of batch \(stored.record.id)")
-        let made = pipeline.makeItemStages()
-        stages = Dictionary(uniqueKeysWithValues: made.map { ($0.name, $0) })
-        order = made.map(\.name)
-        container = try ContainerDirectory(stored.container)
-        message = stored.record.message
+    init(_ stored: JobQueue.StoredBatch, decoder: any MediaDecoder) throws {
+        context = try BatchContext(stored.record, container: try ContainerDirectory(stored.container), maxAttempts: stored.maxAttempts, decoder: decoder)
         checked = MonotonicClock.now()
-    }
-
-    /// The item stage after `stage`, nil after the last.
-    func next(after stage: StageName) -> StageName? {
-        order.firstIndex(of: stage).flatMap { $0 + 1 < order.count ? order[$0 + 1] : nil }
     }
 }
 
@@ -184,6 +172,8 @@ final class WorkerRun: Sendable {
     private let counters = Mutex<(done: Int, failures: Int)>((0, 0))
     /// Executors signal it when they take a job, so the coordinator refills.
     private let wake = WakePipe()
+    /// The execution core the executors share (with one decoder-memory budget).
+    let execution: ItemExecution
 
     /// Seconds between checks for jobs of gone workers.
     static let reapInterval = 1.0
@@ -195,6 +185,11 @@ final class WorkerRun: Sendable {
         self.id = id
         self.interruption = interruption
         handoff = BlockingQueue(capacity: 2 * worker.settings.concurrency + 1)
+        // A record whose connection was lost is kept and made again once the
+        // server is back (the connection ends its waits when a stop is due).
+        execution = ItemExecution(
+            events: worker.events, cancellation: interruption.flag,
+            retries: .init(patience: .infinity) { error in (error as? PostgresError).map { $0.connectionLost && !$0.interrupted } ?? false })
     }
 
     var settings: StageWorker.Settings { worker.settings }
@@ -258,7 +253,7 @@ final class WorkerRun: Sendable {
                         Set(prepared.filter { now - $0.value.checked < Self.recheckInterval }.keys)
                     }
                     let (jobs, unchecked) = try queue.claim(
-                        stages: settings.stages, worker: id, lease: settings.lease, limit: room, batches: usable, blocked: Set(blocked.keys))
+                        stages: settings.stages, worker: id, limit: room, batches: usable, blocked: Set(blocked.keys))
                     held.withLock { $0.formUnion(jobs.map(\.id)) }
                     for job in jobs { handoff.push(job) }
                     var checked = false
@@ -291,7 +286,7 @@ final class WorkerRun: Sendable {
         var reason = WorkerVisibility.problem(with: stored)
         var ready: PreparedBatch?
         if reason == nil {
-            do { ready = try PreparedBatch(stored) } catch { reason = "cannot use batch \(batch): \(error)" }
+            do { ready = try PreparedBatch(stored, decoder: worker.decoder) } catch { reason = "cannot use batch \(batch): \(error)" }
         }
         prepared.withLock { prepared in
             if prepared.count > 512 { prepared.removeAll() }
@@ -326,47 +321,59 @@ final class WorkerRun: Sendable {
         reportedBlocks.withLock { $0.removeValue(forKey: batch) != nil }
     }
 
-    /// Takes back the jobs of workers that are gone (or stopped renewing): one
-    /// log line per job queued again; those out of attempts are given up on.
+    /// Takes back the jobs of workers that are gone (or stopped renewing): each
+    /// item's attempt is lost, and the lifecycle decides whether it is queued
+    /// again (after a backoff) or given up on; one log line for each.
     private func reap(_ queue: JobQueue) throws {
-        for orphan in try queue.reapOrphans() {
+        for orphan in try queue.orphans() {
             let job = orphan.job
-            let item = job.snapshot.flatMap(ItemSnapshot.decode)
-            let what = job.isManifest ? "the manifest of batch \(job.batchID.uuidString)" : "batch \(job.batchID.uuidString) item \(job.index)\(item.map { " (\($0.source.label))" } ?? "") at \(job.stage.rawValue)"
-            var fields = ["batch": job.batchID.uuidString, "stage": job.stage.rawValue, "attempt": String(job.attempts), "maxAttempts": String(job.maxAttempts), "error": orphan.reason]
-            if !job.isManifest { fields["item"] = String(job.index) }
-            if orphan.requeued {
-                worker.emit(.retry, "retry: \(what): attempt \(job.attempts) of \(job.maxAttempts) lost: \(orphan.reason); queued again in \(Self.seconds(JobQueue.backoff(after: job.attempts)))", fields)
-            } else {
-                try giveUp(job, item: item, error: orphan.reason, holder: orphan.worker, queue: queue)
+            let lease = job.lease(worker: orphan.worker)
+            if job.isManifest {
+                try loseManifest(job, lease: lease, error: orphan.reason, queue: queue)
+                continue
             }
+            var item = job.item
+            let next = ItemLifecycle(stages: [], maxAttempts: job.maxAttempts).advance(
+                &item, after: .lost(at: job.stage, reason: orphan.reason, blamed: true, crashedDecoding: item.decodingInFlight), stopping: false)
+            item.decodingInFlight = false
+            guard try queue.record(item, next: next, batch: job.batchID, lease: lease) else { continue }
+            logLoss(job, item: item, next: next, error: orphan.reason)
         }
+    }
+
+    /// One log line for an attempt lost: queued again, or given up on.
+    private func logLoss(_ job: Job, item: ItemState, next: NextStep, error: String) {
+        var fields = ["batch": job.batchID.uuidString, "stage": job.stage.rawValue, "item": String(job.index), "attempt": String(item.lostAttempts), "error": error]
+        if case .retry(_, let after, _) = next {
+            fields["maxAttempts"] = String(job.maxAttempts)
+            worker.emit(
+                .retry, "retry: batch \(job.batchID.uuidString) item \(job.index) (\(item.label)) at \(job.stage.rawValue): attempt \(item.lostAttempts) of \(job.maxAttempts) lost: \(error); queued again in \(Self.seconds(after))",
+                fields)
+        } else {
+            counters.withLock { $0.failures += 1 }
+            worker.emit(.gaveUp, "gave up: batch \(job.batchID.uuidString) item \(job.index) (\(item.label)) at \(job.stage.rawValue) after \(item.lostAttempts) attempts: \(error)", fields)
+        }
+    }
+
+    /// The manifest job's attempt was lost: the lifecycle decides whether it is
+    /// queued again or the batch fails.
+    private func loseManifest(_ job: Job, lease: Lease, error: String, queue: JobQueue) throws {
+        let fields = ["batch": job.batchID.uuidString, "stage": job.stage.rawValue, "attempt": String(job.attempts), "maxAttempts": String(job.maxAttempts), "error": error]
+        let next = ItemLifecycle(stages: [], maxAttempts: job.maxAttempts).afterLosingFanIn(attempt: job.attempts, reason: error)
+        if case .retry(_, let after, _) = next {
+            try queue.retryManifest(job, lease: lease, error: error, after: after)
+            worker.emit(
+                .retry, "retry: the manifest of batch \(job.batchID.uuidString): attempt \(job.attempts) of \(job.maxAttempts) lost: \(error); queued again in \(Self.seconds(after))",
+                fields)
+            return
+        }
+        let reason = "the manifest job gave up after \(job.attempts) attempts: \(error)"
+        try queue.failBatch(job, lease: lease, reason: reason)
+        storeReport(of: job.batchID, queue: queue)
+        worker.emit(.batchFailed, "batch \(job.batchID.uuidString) failed: \(reason); share ingest --resume \(job.batchID.uuidString) --db URL retries it", fields)
     }
 
     static func seconds(_ value: Double) -> String { String(format: "%.1f s", value) }
-
-    /// A job that had all its attempts: its item fails with `error` (or, for the
-    /// manifest job, the batch fails), guarded by the worker that held it.
-    func giveUp(_ job: Job, item: ItemWork?, error: String, holder: Int, queue: JobQueue) throws {
-        var fields = ["batch": job.batchID.uuidString, "stage": job.stage.rawValue, "attempt": String(job.attempts), "error": error]
-        if job.isManifest {
-            let reason = "the manifest job gave up after \(job.attempts) attempts: \(error)"
-            try queue.failBatch(job, worker: holder, reason: reason)
-            storeReport(of: job.batchID, queue: queue)
-            worker.emit(.batchFailed, "batch \(job.batchID.uuidString) failed: \(reason); share ingest --resume \(job.batchID.uuidString) --db URL retries it", fields)
-            return
-        }
-        fields["item"] = String(job.index)
-        var snapshot: String?
-        if let item {
-            item.failure = ItemFailure(job.stage, .attemptsExhausted, "\(item.source.label): gave up after \(job.attempts) attempts at \(job.stage.rawValue): \(error)")
-            item.pendingThumbnail = nil
-            snapshot = ItemSnapshot(item).json
-        }
-        _ = try queue.complete(job, snapshot: snapshot, next: .gaveUp(error), worker: holder, lease: settings.lease)
-        counters.withLock { $0.failures += 1 }
-        worker.emit(.gaveUp, "gave up: batch \(job.batchID.uuidString) item \(job.index)\(item.map { " (\($0.source.label))" } ?? "") at \(job.stage.rawValue) after \(job.attempts) attempts: \(error)", fields)
-    }
 
     /// A failed batch's report (rebuilt from its items), stored beside where its
     /// manifest would be, for `share report`, if this worker can write there.
@@ -417,82 +424,98 @@ final class WorkerRun: Sendable {
     }
 
     private func work(_ claimed: Job, queue: inout JobQueue?) {
+        guard let store = connected(&queue) else { return }
         guard let batch = prepared.withLock({ $0[claimed.batchID] }) else {
-            _ = perform(claimed, queue: &queue) { try $0.release([claimed.id], worker: self.id) }
+            try? store.release([claimed.id], worker: id)
             return
         }
         if claimed.isManifest {
-            deliver(claimed, batch: batch, queue: &queue)
-            return
-        }
-        guard let item = claimed.snapshot.flatMap(ItemSnapshot.decode) else {
-            fail(claimed, item: nil, error: "the item's saved state cannot be read", queue: &queue)
+            deliver(claimed, batch: batch.context, store: store)
             return
         }
         var job = claimed
+        var item = ItemWork(job.item)
         while true {
-            guard let stage = batch.stages[job.stage] else {
-                fail(job, item: item, error: "stage \(job.stage.rawValue) is not in the batch's pipeline", queue: &queue)
-                return
-            }
-            let context = BatchContext(
-                batchID: job.batchID, container: batch.container, pipeline: batch.pipeline, decoder: worker.decoder, message: batch.message,
-                cancellation: CancellationFlag())
-            _ = ItemExecution.run(stage, on: item, in: context, events: worker.events)
-            let following = batch.next(after: job.stage)
-            let next: JobQueue.Next
-            if item.failure != nil || following == nil {
-                next = .finished
-            } else if let following, settings.stages.contains(following), !cancellation.isCancelled {
-                next = .keep(following)
-            } else {
-                next = .queue(following!)
-            }
-            if case .keep = next {} else { item.pendingThumbnail = nil }
-            let snapshot = ItemSnapshot(item).json
-            let completion = perform(job, item: item, queue: &queue, saving: true) { [settings, id] queue in
-                try queue.complete(job, snapshot: snapshot, next: next, worker: id, lease: settings.lease)
+            let step = execution.run(job.stage, on: &item, in: batch.context, store: store, lease: job.lease(worker: id)) { [settings] stage in
+                settings.stages.contains(stage)
             }
             counters.withLock { counters in
                 counters.done += 1
-                if item.failure != nil { counters.failures += 1 }
+                if item.failure != nil && step.next == .finished { counters.failures += 1 }
             }
-            if let failure = item.failure {
+            switch step.recorded {
+            case .saved: break
+            case .refused: return  // no longer ours: another worker took it up
+            case .failed(let error):
+                lose(job, item: item.state, error: error, store: store)
+                return
+            }
+            if let failure = item.failure, step.next == .finished {
                 worker.emit(
-                    .failed, "failed: batch \(job.batchID.uuidString) item \(job.index) (\(item.source.label)) at \(failure.stage.rawValue): \(failure.reason.rawValue): \(failure.message)",
+                    .failed, "failed: batch \(job.batchID.uuidString) item \(job.index) (\(item.label)) at \(failure.stage.rawValue): \(failure.reason.rawValue): \(failure.message)",
                     ["batch": job.batchID.uuidString, "item": String(job.index), "stage": failure.stage.rawValue, "reason": failure.reason.rawValue, "error": failure.message])
             }
-            guard let completion, completion.owned, case .keep(let following) = next else { return }
+            guard case .run(let following) = step.next, settings.stages.contains(following) else { return }
             job.stage = following
             job.attempts = 1
         }
     }
 
-    /// The manifest job: every item finished; the fan-in (``BatchCompletion``, as
-    /// locally), then the batch is marked done with the job, in one statement.
-    private func deliver(_ job: Job, batch: PreparedBatch, queue: inout JobQueue?) {
-        let outcome: (record: BatchRecord, report: BatchReport, changed: [ItemWork])?? = perform(job, queue: &queue) { queue in
-            guard let stored = try queue.batch(job.batchID) else { return nil }
+    /// This executor's connection, made again when it was lost; nil when it
+    /// cannot be made (the job's lease lapses and another worker retries it).
+    private func connected(_ queue: inout JobQueue?) -> JobQueue? {
+        do {
+            if let existing = queue {
+                if !existing.connection.isConnected { try existing.reconnect() }
+            } else {
+                let fresh = try JobQueue(url: worker.url, role: "worker", interruption: interruption)
+                fresh.leaseSeconds = settings.lease
+                fresh.reconnects = true
+                queue = fresh
+            }
+            return queue
+        } catch {
+            return nil
+        }
+    }
+
+    /// A job whose record failed for a reason that is not its item's (a bad
+    /// statement, an error here): the attempt is lost, and the lifecycle decides
+    /// whether it is queued again or given up on.
+    private func lose(_ job: Job, item: ItemState, error: String, store: JobQueue) {
+        var item = item
+        let next = ItemLifecycle(stages: [], maxAttempts: job.maxAttempts).advance(
+            &item, after: .lost(at: job.stage, reason: error, blamed: true, crashedDecoding: false), stopping: false)
+        guard (try? store.record(item, next: next, batch: job.batchID, lease: job.lease(worker: id))) == true else { return }
+        logLoss(job, item: item, next: next, error: error)
+    }
+
+    /// The manifest job: every item finished; the fan-in (``BatchCompletion``,
+    /// as locally), and the batch recorded done with the job, in one statement.
+    private func deliver(_ job: Job, batch: BatchContext, store: JobQueue) {
+        let lease = job.lease(worker: id)
+        let outcome: BatchCompletion.Outcome?
+        do {
+            guard let stored = try store.batch(job.batchID) else { return }
             guard stored.record.state == .running else {
                 // Done already (a retried manifest job): only the job is completed.
-                _ = try queue.finishBatch(job, record: stored.record, changed: [], worker: self.id)
-                return nil
+                _ = try store.finish(stored.record, changed: [], lease: lease)
+                return
             }
-            let items = try queue.items(job.batchID)
             CrashPoint.hit("manifest-job")
-            var changed: [ItemWork] = []
-            // The batch's wall time, from its creation (the planner's clock).
-            let started = MonotonicClock.now() - max(0, Date().timeIntervalSince(stored.record.createdAt))
-            let (record, report) = BatchCompletion.finish(
-                stored.record, items: items, pipeline: batch.pipeline, container: batch.container, started: started, now: Date()
-            ) { changed.append($0) }
-            return (record, report, changed)
+            // The batch's wall time, from its creation, on the wall clock (the
+            // planner's and this machine's).
+            outcome = try BatchCompletion.finish(
+                stored.record, context: batch, store: store, lease: lease, wallSeconds: max(0, Date().timeIntervalSince(stored.record.createdAt)),
+                now: Date())
+        } catch let failure as BatchCompletion.NotRecorded {
+            try? loseManifest(job, lease: lease, error: "\(failure.error)", queue: store)
+            return
+        } catch {
+            try? loseManifest(job, lease: lease, error: "\(error)", queue: store)
+            return
         }
-        guard let outcome, let outcome else { return }
-        let finished = perform(job, queue: &queue, saving: true) { queue in
-            try queue.finishBatch(job, record: outcome.record, changed: outcome.changed, worker: self.id)
-        }
-        guard finished == true else { return }
+        guard let outcome else { return }
         WorkerVisibility.removeToken(container: batch.container.root, batch: job.batchID)
         prepared.withLock { $0[job.batchID] = nil }
         counters.withLock { $0.done += 1 }
@@ -502,59 +525,5 @@ final class WorkerRun: Sendable {
             "batch \(job.batchID.uuidString) done: \(record.ingestedCount) of \(record.itemCount) ingested\(record.failedCount > 0 ? ", \(record.failedCount) failed" : "") \(record.redirectURL ?? "(no manifest: nothing could be delivered)")",
             ["batch": job.batchID.uuidString, "ingested": String(record.ingestedCount), "failed": String(record.failedCount), "redirectURL": record.redirectURL ?? ""])
         worker.events?(.batchFinished(outcome.report))
-    }
-
-    /// A job that failed here for a reason that is not its item's: queued again
-    /// (one log line), or given up on after its last attempt.
-    private func fail(_ job: Job, item: ItemWork?, error: String, queue: inout JobQueue?) {
-        _ = perform(job, queue: &queue, retrying: false) { queue in
-            if try queue.retry(job, worker: self.id, error: error) {
-                var fields = ["batch": job.batchID.uuidString, "stage": job.stage.rawValue, "attempt": String(job.attempts), "maxAttempts": String(job.maxAttempts), "error": error]
-                if !job.isManifest { fields["item"] = String(job.index) }
-                self.worker.emit(
-                    .retry,
-                    "retry: batch \(job.batchID.uuidString) \(job.isManifest ? "manifest" : "item \(job.index)") at \(job.stage.rawValue): attempt \(job.attempts) of \(job.maxAttempts) failed: \(error); queued again in \(Self.seconds(JobQueue.backoff(after: job.attempts)))",
-                    fields)
-            } else {
-                try self.giveUp(job, item: item, error: error, holder: self.id, queue: queue)
-            }
-        }
-    }
-
-    /// Runs `body` on this executor's connection (made when missing). When the
-    /// connection is lost and `saving` (a finished stage's result is in hand),
-    /// the result is kept: the worker reconnects and tries again until it is
-    /// saved, the job is no longer ours, or the worker must stop. Other errors
-    /// queue the job again (``fail(_:item:error:queue:)``) unless `retrying` is
-    /// false. Nil when it did not happen.
-    private func perform<T>(
-        _ job: Job, item: ItemWork? = nil, queue: inout JobQueue?, saving: Bool = false, retrying: Bool = true, _ body: (JobQueue) throws -> T
-    ) -> T? {
-        var lost: String?
-        while true {
-            do {
-                if queue == nil { queue = try JobQueue(url: worker.url, role: "worker", interruption: interruption) }
-                let result = try body(queue!)
-                if let lost {
-                    worker.emit(.reconnected, "saved batch \(job.batchID.uuidString) item \(job.index) \(job.stage.rawValue), kept while the database was away (\(lost))", ["batch": job.batchID.uuidString, "item": String(job.index), "stage": job.stage.rawValue])
-                }
-                return result
-            } catch is LeaseLost {
-                return nil
-            } catch let error as PostgresError where error.connectionLost {
-                queue = nil
-                if error.interrupted || interruption.isDue || !saving { return nil }
-                if lost == nil {
-                    lost = error.message
-                    worker.emit(.disconnected, "cannot save batch \(job.batchID.uuidString) item \(job.index) \(job.stage.rawValue): \(error.message); keeping the result and retrying", ["batch": job.batchID.uuidString, "item": String(job.index), "stage": job.stage.rawValue, "error": error.message])
-                }
-                pause(0.25)
-            } catch {
-                // An error of the statement itself: the job is queued again (or,
-                // if that fails too, its lease lapses and another worker retries it).
-                if retrying { fail(job, item: item ?? job.snapshot.flatMap(ItemSnapshot.decode), error: "\(error)", queue: &queue) }
-                return nil
-            }
-        }
     }
 }

@@ -71,43 +71,94 @@ public struct BatchRecord: Sendable {
 /// 3. the manifest is written (atomically, after fsyncing the copies), then the
 ///    batch is marked done (fsynced); a batch found `manifesting` with its manifest
 ///    present is simply marked done.
+///
+/// The schema changes by named migrations (``migrations(path:)``), recorded in
+/// the journal; one made by a newer share is refused.
 public final class BatchJournal: Sendable {
     let database: SQLiteDatabase
     /// The container whose journal this is.
     public let container: ContainerDirectory
-    static let schemaVersion = 2
 
-    /// Opens (creating and migrating) the journal of `container`.
+    /// Opens (creating and migrating) the journal of `container`. A journal
+    /// changed by a newer share is refused.
     public init(container: ContainerDirectory) throws(ShareIngestError) {
         self.container = container
+        let path = container.stateDirectory + "/journal.sqlite"
         do {
-            database = try SQLiteDatabase(path: container.stateDirectory + "/journal.sqlite")
-            try migrate()
+            database = try SQLiteDatabase(path: path)
+            try Self.migrate(database, path: path)
+        } catch let error as SchemaMismatch {
+            throw .containerUnusable(path: container.root, reason: error.description)
         } catch {
             throw .containerUnusable(path: container.root, reason: "journal: \(error)")
         }
     }
 
-    private func migrate() throws(SQLiteError) {
-        let version = try database.query("PRAGMA user_version").first?.int("user_version") ?? 0
-        guard version < Self.schemaVersion else { return }
-        try database.execute("""
-            BEGIN IMMEDIATE;
-            CREATE TABLE IF NOT EXISTS batches (
-                id TEXT PRIMARY KEY, key TEXT NOT NULL UNIQUE, state TEXT NOT NULL, pipeline TEXT NOT NULL,
-                message TEXT, drop_name TEXT, drop_signature TEXT, drop_path TEXT,
-                created_at REAL NOT NULL, finished_at REAL, redirect_url TEXT, manifest_path TEXT,
-                item_count INTEGER DEFAULT 0, ingested INTEGER DEFAULT 0, failed INTEGER DEFAULT 0, skipped INTEGER DEFAULT 0);
-            CREATE INDEX IF NOT EXISTS batches_state ON batches(state);
-            CREATE INDEX IF NOT EXISTS batches_drop ON batches(drop_name);
-            \(version == 1 ? "DROP TABLE items; UPDATE batches SET state = 'abandoned' WHERE state IN ('claimed', 'running', 'manifesting');" : "")
-            CREATE TABLE IF NOT EXISTS items (
-                batch_id TEXT NOT NULL REFERENCES batches(id) ON DELETE CASCADE, idx INTEGER NOT NULL,
-                uuid TEXT NOT NULL, completed TEXT, reason TEXT, snapshot TEXT NOT NULL,
-                PRIMARY KEY (batch_id, idx));
-            PRAGMA user_version = \(Self.schemaVersion);
-            COMMIT;
-            """)
+    // MARK: - Schema
+
+    /// The journal's migrations, in order, recorded by name in `migrations`.
+    static func migrations(path: String) -> SchemaMigrations {
+        SchemaMigrations(
+            store: "the journal \(path)",
+            migrations: [
+                Migration(
+                    name: "1-batches-and-items",
+                    sql: """
+                        CREATE TABLE IF NOT EXISTS batches (
+                            id TEXT PRIMARY KEY, key TEXT NOT NULL UNIQUE, state TEXT NOT NULL, pipeline TEXT NOT NULL,
+                            message TEXT, drop_name TEXT, drop_signature TEXT, drop_path TEXT,
+                            created_at REAL NOT NULL, finished_at REAL, redirect_url TEXT, manifest_path TEXT,
+                            item_count INTEGER DEFAULT 0, ingested INTEGER DEFAULT 0, failed INTEGER DEFAULT 0, skipped INTEGER DEFAULT 0);
+                        CREATE INDEX IF NOT EXISTS batches_state ON batches(state);
+                        CREATE INDEX IF NOT EXISTS batches_drop ON batches(drop_name);
+                        CREATE TABLE IF NOT EXISTS items (
+                            batch_id TEXT NOT NULL REFERENCES batches(id) ON DELETE CASCADE, idx INTEGER NOT NULL,
+                            uuid TEXT NOT NULL, completed TEXT, reason TEXT, snapshot TEXT NOT NULL,
+                            PRIMARY KEY (batch_id, idx));
+                        """),
+                // The stage each item waits for (NULL once finished), so a resumed
+                // batch reads only its unfinished items. Items recorded before it
+                // are marked as possibly unfinished ('?'): their record decides.
+                Migration(
+                    name: "2-item-next-stage",
+                    sql: """
+                        ALTER TABLE items ADD COLUMN next TEXT;
+                        UPDATE items SET next = '?' WHERE reason IS NULL
+                            AND batch_id IN (SELECT id FROM batches WHERE state IN ('claimed', 'running', 'manifesting'));
+                        CREATE INDEX IF NOT EXISTS items_unfinished ON items(batch_id, idx) WHERE next IS NOT NULL;
+                        """),
+            ])
+    }
+
+    /// Brings the schema up to date in one transaction; journals made before
+    /// migrations had names (`user_version` 1 or 2) are taken over.
+    private static func migrate(_ database: SQLiteDatabase, path: String) throws {
+        try database.transaction(durable: true) {
+            try database.execute("CREATE TABLE IF NOT EXISTS migrations (name TEXT PRIMARY KEY, applied_at REAL NOT NULL)")
+            var applied = Set(try database.query("SELECT name FROM migrations").compactMap { $0.text("name") })
+            let legacy = try database.query("PRAGMA user_version").first?.int("user_version") ?? 0
+            if applied.isEmpty && legacy > 0 {
+                // Version 1 kept items in a form no later version reads: they are
+                // dropped and unfinished batches abandoned (as version 2 did).
+                if legacy == 1 {
+                    try database.execute("DROP TABLE items; UPDATE batches SET state = 'abandoned' WHERE state IN ('claimed', 'running', 'manifesting')")
+                } else {
+                    applied.insert("1-batches-and-items")
+                    try record("1-batches-and-items", in: database)
+                }
+            }
+            let all = migrations(path: path)
+            for migration in try all.pending(applied: applied) {
+                try database.execute(migration.sql)
+                try record(migration.name, in: database)
+            }
+            // Older versions of share read only this number.
+            try database.execute("PRAGMA user_version = \(max(legacy, all.migrations.count))")
+        }
+    }
+
+    private static func record(_ name: String, in database: SQLiteDatabase) throws {
+        try database.query("INSERT INTO migrations (name, applied_at) VALUES (?, ?)", [.text(name), StoreValue(Date())])
     }
 
     // MARK: - Batches
@@ -134,12 +185,14 @@ public final class BatchJournal: Sendable {
     }
 
     func update(_ record: BatchRecord, durable: Bool = true) throws {
+        try database.transaction(durable: durable) { try updateRow(record) }
+    }
+
+    private func updateRow(_ record: BatchRecord) throws {
         let columns = record.columns.filter { BatchRecord.mutableColumns.contains($0.key) }
-        try database.transaction(durable: durable) {
-            try database.query(
-                "UPDATE batches SET \(columns.map { "\($0.key) = ?" }.joined(separator: ", ")) WHERE id = ?",
-                columns.map(\.value) + [.text(record.id.uuidString)])
-        }
+        try database.query(
+            "UPDATE batches SET \(columns.map { "\($0.key) = ?" }.joined(separator: ", ")) WHERE id = ?",
+            columns.map(\.value) + [.text(record.id.uuidString)])
     }
 
     func delete(_ id: UUID) throws {
@@ -173,41 +226,33 @@ public final class BatchJournal: Sendable {
 
     // MARK: - Items
 
-    /// Records every item of a batch, each with its UUID, and marks the batch
-    /// running: one durable transaction, before any copy starts. With `creating`,
-    /// the batch itself is recorded in the same transaction (so a crash never
-    /// leaves a batch without its items).
-    func plan(_ items: [ItemWork], batch: inout BatchRecord, creating: Bool = false) throws {
-        batch.state = .running
-        batch.itemCount = items.count
-        let record = batch
-        try database.transaction(durable: true) {
-            if creating { try insert(record) }
-            for item in items { try insert(item, batch: record.id) }
-            try database.query("UPDATE batches SET state = ?, item_count = ? WHERE id = ?",
-                               [.text(record.state.rawValue), StoreValue(record.itemCount), .text(record.id.uuidString)])
-        }
-    }
-
-    private func insert(_ item: ItemWork, batch: UUID) throws {
+    private func insert(_ item: ItemState, next: NextStep, batch: UUID) throws {
         try database.query(
-            "INSERT INTO items (batch_id, idx, uuid, completed, reason, snapshot) VALUES (?, ?, ?, ?, ?, ?)",
+            "INSERT INTO items (batch_id, idx, uuid, completed, reason, next, snapshot) VALUES (?, ?, ?, ?, ?, ?, ?)",
             [.text(batch.uuidString), StoreValue(item.index), .text(item.id.uuidString), StoreValue(item.completed?.rawValue),
-             StoreValue(item.failure?.reason.rawValue), .text(ItemSnapshot(item).json)])
+             StoreValue(item.failure?.reason.rawValue), StoreValue(next.stage?.rawValue), .text(item.encoded())])
     }
 
-    /// Records an item's progress after a stage (or its failure).
-    func save(_ item: ItemWork, batch: UUID) throws {
+    /// The items of a batch as they were last recorded, in order (every one:
+    /// for reports of small batches and tests; runners read by cursor).
+    func items(of batch: UUID) throws -> [ItemState] {
+        var all: [ItemState] = []
+        try forEachItem(of: batch) { all.append($0) }
+        return all
+    }
+
+    /// Up to `limit` items after `index` that were not finished when last
+    /// recorded (what a resumed batch still has to do), in order.
+    func unfinishedItems(of batch: UUID, after index: Int, limit: Int) throws -> [ItemState] {
         try database.query(
-            "UPDATE items SET completed = ?, reason = ?, snapshot = ? WHERE batch_id = ? AND idx = ?",
-            [StoreValue(item.completed?.rawValue), StoreValue(item.failure?.reason.rawValue), .text(ItemSnapshot(item).json),
-             .text(batch.uuidString), StoreValue(item.index)])
+            "SELECT idx, uuid, snapshot FROM items WHERE batch_id = ? AND next IS NOT NULL AND idx > ? ORDER BY idx LIMIT ?",
+            [.text(batch.uuidString), StoreValue(index), StoreValue(limit)]
+        ).map(Self.item)
     }
 
-    /// The items of a batch as they were last recorded, in order.
-    func items(of batch: UUID) throws -> [ItemWork] {
-        try database.query("SELECT snapshot FROM items WHERE batch_id = ? ORDER BY idx", [.text(batch.uuidString)])
-            .compactMap { $0.text("snapshot").flatMap(ItemSnapshot.decode) }
+    private static func item(_ row: SQLiteRow) -> ItemState {
+        let index = row.int("idx") ?? -1
+        return ItemState.decode(row.text("snapshot") ?? "", index: index, id: row.text("uuid").flatMap(UUID.init(uuidString:)))
     }
 }
 
@@ -218,10 +263,45 @@ extension BatchJournal: BatchStore {
         try database.query("SELECT * FROM batches WHERE key = ?", [.text(key.rawValue)]).lazy.compactMap { BatchRecord(row: $0) }.first
     }
 
-    func create(_ batch: BatchRecord, items: [ItemWork], container: ContainerDirectory) throws {
-        precondition(container.root == self.container.root, "a journal records the batches of its own container")
-        var batch = batch
-        try plan(items, batch: &batch, creating: true)
+    /// One durable transaction: the batch row (inserted, or, for a claimed drop,
+    /// updated), every item with its UUID, and the batch marked running.
+    func create(_ batch: BatchRecord, items: [ItemState], plan: BatchPlan.Details) throws {
+        precondition(plan.container.root == container.root, "a journal records the batches of its own container")
+        var record = batch
+        record.state = .running
+        record.itemCount = items.count
+        try database.transaction(durable: true) {
+            if try database.query("SELECT id FROM batches WHERE id = ?", [.text(record.id.uuidString)]).isEmpty {
+                try insert(record)
+            } else {
+                try updateRow(record)
+                try database.query("DELETE FROM items WHERE batch_id = ?", [.text(record.id.uuidString)])
+            }
+            for item in items { try insert(item, next: plan.lifecycle.start(item, stopping: false), batch: record.id) }
+        }
+    }
+
+    func record(_ item: ItemState, next: NextStep, batch: UUID, lease: Lease?) throws -> Bool {
+        try database.query(
+            "UPDATE items SET completed = ?, reason = ?, next = ?, snapshot = ? WHERE batch_id = ? AND idx = ?",
+            [StoreValue(item.completed?.rawValue), StoreValue(item.failure?.reason.rawValue), StoreValue(next.stage?.rawValue),
+             .text(item.encoded()), .text(batch.uuidString), StoreValue(item.index)])
+        return true
+    }
+
+    func items(of batch: UUID, after index: Int, limit: Int) throws -> [ItemState] {
+        try database.query(
+            "SELECT idx, uuid, snapshot FROM items WHERE batch_id = ? AND idx > ? ORDER BY idx LIMIT ?",
+            [.text(batch.uuidString), StoreValue(index), StoreValue(limit)]
+        ).map(Self.item)
+    }
+
+    func finish(_ batch: BatchRecord, changed: [ItemState], lease: Lease?) throws -> Bool {
+        try database.transaction(durable: true) {
+            for item in changed { try record(item, next: .finished, batch: batch.id, lease: nil) }
+            try updateRow(batch)
+        }
+        return true
     }
 }
 

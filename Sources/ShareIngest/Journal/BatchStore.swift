@@ -1,25 +1,74 @@
 import Foundation
 import ShareManifest
 
-/// Where batches and their items are kept: the embedded SQLite journal
-/// (``BatchJournal``) or the distributed mode's PostgreSQL queue (`JobQueue`).
+/// Where batches and their items are kept, read and recorded: the embedded
+/// SQLite journal (``BatchJournal``) or the distributed mode's PostgreSQL queue
+/// (`JobQueue`). The runners, the fan-in and planning use only this protocol.
 ///
-/// Both keep the same rows: a batch is mapped to and from its row in one place
-/// (``BatchRecord/columns`` and ``BatchRecord/init(row:)``), an item is its
-/// ``ItemSnapshot`` JSON. Planning (``BatchPlan``) and reading go through this
-/// protocol; recording a finished stage is each store's own (a journal update
-/// here, a leased job's completion there).
+/// Both stores keep the same rows: a batch is mapped to and from its row in one
+/// place (``BatchRecord/columns`` and ``BatchRecord/init(row:)``), an item is
+/// its ``ItemState`` JSON.
 protocol BatchStore: AnyObject {
     /// The batch with this id, if recorded.
     func batch(id: UUID) throws -> BatchRecord?
     /// The batch that used `key`, if any: a key belongs to one batch, ever.
     func batch(key: ShareKey) throws -> BatchRecord?
-    /// Records a planned batch and its items (each with its UUID) in one durable
-    /// transaction, before any copy starts. `container` is where its items go
-    /// (the journal's own; for PostgreSQL, the one every worker writes into).
-    func create(_ batch: BatchRecord, items: [ItemWork], container: ContainerDirectory) throws
-    /// The batch's items as last recorded, in order.
-    func items(of batch: UUID) throws -> [ItemWork]
+
+    /// Records a planned batch and its items (each with its UUID and label), in
+    /// one durable transaction, before any copy starts. Each item starts as
+    /// ``ItemLifecycle/start(_:stopping:)`` says (at the first stage, or finished
+    /// when it failed while the drop was walked).
+    func create(_ batch: BatchRecord, items: [ItemState], plan: BatchPlan.Details) throws
+
+    /// Records an item's state after a stage and where it goes next. `lease`
+    /// guards a distributed job (the record changes nothing unless the job is
+    /// still held by that worker, at that stage); the journal's batch lock is
+    /// its lease. False when the record was not the holder's any more.
+    @discardableResult
+    func record(_ item: ItemState, next: NextStep, batch: UUID, lease: Lease?) throws -> Bool
+
+    /// Up to `limit` items of a batch with an index above `index`, in order, as
+    /// last recorded: a cursor, so no caller holds a whole large batch. An item
+    /// whose record cannot be read comes back failed (``ItemState/unreadable(index:id:error:)``).
+    func items(of batch: UUID, after index: Int, limit: Int) throws -> [ItemState]
+
+    /// Records the fan-in's end: the batch as the manifest left it (done, its
+    /// counts, its manifest and URL) and the items whose state the manifest
+    /// stage changed, in one transaction. False when it was not this caller's
+    /// to end (a distributed manifest job no longer held, or a batch that is
+    /// not running any more).
+    @discardableResult
+    func finish(_ batch: BatchRecord, changed: [ItemState], lease: Lease?) throws -> Bool
+}
+
+extension BatchStore {
+    /// Every item of a batch, by ``items(of:after:limit:)`` in pages.
+    func forEachItem(of batch: UUID, pageSize: Int = 1000, _ body: (ItemState) throws -> Void) throws {
+        var last = -1
+        while true {
+            let page = try items(of: batch, after: last, limit: pageSize)
+            for item in page { try body(item) }
+            guard page.count == pageSize, let end = page.last?.index else { return }
+            last = end
+        }
+    }
+}
+
+/// A distributed job held by a worker: what a record of its item must match to
+/// change anything (``BatchStore/record(_:next:batch:lease:)``).
+struct Lease: Sendable, Hashable {
+    /// The job's row.
+    let job: Int64
+    /// The worker holding it.
+    let worker: Int
+    /// The stage it holds the item at.
+    let stage: StageName
+    /// True when the holder goes on with the item's next stage itself (it
+    /// serves it): the job stays leased to it instead of being queued.
+    var keeps = false
+
+    /// The same job, kept by its holder for the item's next stage.
+    var kept: Lease { Lease(job: job, worker: worker, stage: stage, keeps: true) }
 }
 
 /// A value bound to, or read from, a row of either store.
@@ -68,6 +117,11 @@ extension BatchRecord {
         ]
     }
 
+    /// The pipeline the batch started with (a resumed batch keeps it).
+    func pipeline() throws(ShareIngestError) -> PipelineDefinition {
+        do { return try PipelineDefinition.decode(Data(pipelineJSON.utf8), file: "pipeline of batch \(id)") } catch { throw .pipeline(error) }
+    }
+
     /// The columns an update may change (the rest are fixed when a batch is created).
     static let mutableColumns: Set<String> = [
         "state", "drop_path", "finished_at", "redirect_url", "manifest_path", "item_count", "ingested", "failed", "skipped",
@@ -88,5 +142,39 @@ extension BatchRecord {
         ingestedCount = row.int("ingested") ?? 0
         failedCount = row.int("failed") ?? 0
         skippedCount = row.int("skipped") ?? 0
+    }
+}
+
+// MARK: - Migrations
+
+/// One named change to a store's schema: applied once, in order, and recorded
+/// in the store under its name (as GRDB's `DatabaseMigrator` does).
+struct Migration: Sendable {
+    let name: String
+    let sql: String
+}
+
+/// Why a store cannot be used with this version of share.
+struct SchemaMismatch: Error, Sendable, CustomStringConvertible {
+    let description: String
+}
+
+/// The migrations of one store, in order: which are still to apply, and a
+/// refusal when the store has one this version does not know (it was
+/// written by a newer share).
+struct SchemaMigrations: Sendable {
+    /// What the store is called in messages ("the journal at …", "the database").
+    let store: String
+    let migrations: [Migration]
+
+    /// The migrations not in `applied`, in order; throws when `applied` names
+    /// one this version does not have.
+    func pending(applied: Set<String>) throws(SchemaMismatch) -> [Migration] {
+        let known = Set(migrations.map(\.name))
+        if let newer = applied.subtracting(known).sorted().first {
+            throw SchemaMismatch(
+                description: "\(store) was changed by a newer share (its migration \(newer) is unknown to this one, which knows \(migrations.count)): upgrade share")
+        }
+        return migrations.filter { !applied.contains($0.name) }
     }
 }

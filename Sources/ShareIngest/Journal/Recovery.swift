@@ -9,8 +9,7 @@ import SystemCalls
 enum Recovery {
     static func sweep(_ container: ContainerDirectory) {
         for directory in [container.root, container.thumbnailsDirectory, container.manifestsDirectory, container.reportsDirectory] {
-            guard let names = Optional(FileSystem.names(in: directory)) else { continue }
-            for name in names where name.hasPrefix(".") && name.hasSuffix(".partial") {
+            for name in FileSystem.names(in: directory, endingWith: ".partial") where name.hasPrefix(".") {
                 if let owner = owner(of: name), owner.host == FileSystem.hostTag, !FileSystem.processExists(owner.pid) {
                     FileSystem.remove(directory + "/" + name)
                 }
@@ -18,17 +17,19 @@ enum Recovery {
         }
     }
 
-    /// Removes the temporary files of these items (`.<UUID>.<ext>.….partial` and
-    /// thumbnails' `.<UUID>.jpg.….partial`), whoever left them: for items that have
-    /// all finished, nobody is writing them any more.
-    static func removeTemporaries(of ids: [UUID], in container: ContainerDirectory) {
-        let prefixes = Set(ids.map { "." + $0.uuidString + "." })
+    /// The temporary files of copies and thumbnails (`.<UUID>.<ext>.….partial`,
+    /// `.<UUID>.jpg.….partial`) in the container, by the UUID of the item they
+    /// belong to: once the items of a batch have all finished, nobody writes its
+    /// temporaries any more, and the fan-in removes them, whoever left them.
+    static func temporaries(in container: ContainerDirectory) -> [UUID: [String]] {
+        var found: [UUID: [String]] = [:]
         for directory in [container.root, container.thumbnailsDirectory] {
-            guard let names = Optional(FileSystem.names(in: directory)) else { continue }
-            for name in names where name.hasSuffix(".partial") && name.count > 38 {
-                if prefixes.contains(String(name.prefix(38))) { FileSystem.remove(directory + "/" + name) }
+            for name in FileSystem.names(in: directory, endingWith: ".partial") where name.count > 38 && name.hasPrefix(".") {
+                guard let id = UUID(uuidString: String(name.dropFirst().prefix(36))) else { continue }
+                found[id, default: []].append(directory + "/" + name)
             }
         }
+        return found
     }
 
     /// `.<name>.<host>-<pid>-<random>.partial` → host and pid.

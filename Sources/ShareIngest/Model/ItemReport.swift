@@ -76,6 +76,9 @@ public struct ItemFailure: Error, Sendable, Hashable, CustomStringConvertible {
         /// A distributed job failed (its worker died, or an error that is not the
         /// file's fault) more often than the batch's `maxAttempts`.
         case attemptsExhausted
+        /// The item's recorded state (in the journal or the queue) cannot be read
+        /// (a damaged or foreign record): it is reported failed, never dropped.
+        case unreadableState
     }
 
     /// The stage that failed (`copy` for entries skipped while walking a drop).

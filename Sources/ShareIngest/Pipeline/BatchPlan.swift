@@ -15,6 +15,25 @@ struct BatchPlan {
     /// The batch as it will be recorded.
     var record: BatchRecord
 
+    /// What a store records with a planned batch besides its row and items.
+    struct Details: Sendable {
+        /// Where its items go: the journal's own container, or the one every worker writes into.
+        var container: ContainerDirectory
+        /// Where each item starts (its first stage) and how many attempts it may lose.
+        var lifecycle: ItemLifecycle
+        /// Distributed: the token written into the container (``WorkerVisibility``).
+        var token: String?
+        /// Distributed: the absolute inputs, which every worker must see.
+        var roots: [String] = []
+
+        init(container: ContainerDirectory, pipeline: PipelineDefinition, maxAttempts: Int = 3, token: String? = nil, roots: [String] = []) {
+            self.container = container
+            self.lifecycle = ItemLifecycle(stages: pipeline.itemStages, maxAttempts: maxAttempts)
+            self.token = token
+            self.roots = roots
+        }
+    }
+
     /// Checks `pipeline` and chooses the key: `key`, else the pipeline's, else
     /// `ShareKey-<batch UUID>`; a key whose manifest exists or that another batch
     /// used is refused.
@@ -62,12 +81,10 @@ struct BatchPlan {
     static func items(
         for inputs: [ShareInput], batch: UUID, container: ContainerDirectory, identifiers: IdentifierSource,
         shownRoot: (actual: String, shown: String)? = nil
-    ) throws(ShareIngestError) -> [ItemWork] {
-        var items: [ItemWork] = []
-        func add(_ source: ItemSource, failure: ItemFailure? = nil) {
-            let item = ItemWork(index: items.count, source: source, id: identifiers.next())
-            item.failure = failure
-            items.append(item)
+    ) throws(ShareIngestError) -> [ItemState] {
+        var items: [ItemState] = []
+        func add(_ source: ItemSource, label: String, id: UUID? = nil, failure: ItemFailure? = nil) {
+            items.append(ItemState(index: items.count, id: id ?? identifiers.next(), source: source, label: label, failure: failure))
             TestThrottle.pause()
         }
         // Relative paths are read through their absolute form, and shown as given.
@@ -84,31 +101,30 @@ struct BatchPlan {
                 input = .path(absolute)
             }
             switch input {
-            case .text(let text): add(.text(text))
-            case .url(let url): add(.url(url))
+            case .text(let text): add(.text(text), label: ItemState.label(ofText: text))
+            case .url(let url): add(.url(url), label: ItemState.label(ofURL: url))
             case .data(let data, let name):
                 let id = identifiers.next()
                 let spooled: String
                 do { spooled = try Spool.write(data, batch: batch, item: id, container: container) } catch {
                     throw .containerUnusable(path: container.root, reason: "cannot spool the in-memory input \(name): \(error)")
                 }
-                let item = ItemWork(index: items.count, source: .file(SourceFile(SourcePath(spooled), shownAs: SourcePath("data:" + name), name: name)), id: id)
-                items.append(item)
+                add(.file(SourceFile(path: SourcePath(spooled), name: name)), label: "data:" + name, id: id)
             case .path(let source):
                 if (try? source.status())?.type == .directory {
                     for entry in DropWalker(root: source) {
                         switch entry {
-                        case .file(let file, let shownAs, let name): add(.file(SourceFile(file, shownAs: shown(shownAs), name: name)))
+                        case .file(let file, let shownAs, let name): add(.file(SourceFile(path: file, name: name)), label: shown(shownAs).display)
                         case .skipped(let file, let failure):
-                            let label = shown(file)
-                            let message = failure.message.replacingOccurrences(of: file.display, with: label.display)
-                            add(.file(SourceFile(file, shownAs: label, name: SourcePath.displayName(file.lastComponent))),
+                            let label = shown(file).display
+                            let message = failure.message.replacingOccurrences(of: file.display, with: label)
+                            add(.file(SourceFile(path: file, name: SourcePath.displayName(file.lastComponent))), label: label,
                                 failure: ItemFailure(failure.stage, failure.reason, message))
                         }
                     }
                 } else {
                     // A file named by the user: a symbolic link is followed.
-                    add(.file(SourceFile(source.resolved() ?? source, shownAs: shown(source), name: SourcePath.displayName(source.lastComponent))))
+                    add(.file(SourceFile(path: source.resolved() ?? source, name: SourcePath.displayName(source.lastComponent))), label: shown(source).display)
                 }
             }
         }

@@ -1,85 +1,161 @@
 import Foundation
+import MediaFormats
 import ShareManifest
 import SystemCalls
 
-/// Runs one stage on one item: the one place where a stage's outcome becomes
-/// the item's state, for the local runner (``BatchRunner``) and for remote
-/// workers (``StageWorker``) alike. Recording the new state is the caller's:
-/// a journal update locally, a leased job's completion in PostgreSQL.
-enum ItemExecution {
-    /// Runs `stage` on `item`; true when the item may go on to its next stage.
-    /// A failed item has its container files removed here, before its failure is
-    /// recorded (a crash in between only redoes the item).
-    static func run(_ stage: any ItemStage, on item: ItemWork, in context: BatchContext, events: IngestEventSink?) -> Bool {
+/// Runs one stage of one item and records what follows: the one execution
+/// core of every mode. The local runner (``BatchRunner``: threads and bounded
+/// queues) and the distributed worker (``StageWorker``: claims and leases)
+/// differ only in how items reach it and where the next stage runs; what a
+/// stage's outcome means (``ItemLifecycle``), the decoder-memory budget, the
+/// poison-item marker, the retries of a failing record, cancellation and the
+/// events are all here.
+final class ItemExecution: Sendable {
+    /// Bytes of decoder memory that may be in use at once (``DecodeBudget``):
+    /// a 4K video poster and a 12 MP HEIC fit together, two 100 MP images do not.
+    static let decodeMemoryBudget = 192 << 20
+
+    let budget: DecodeBudget
+    let events: IngestEventSink?
+    let cancellation: CancellationFlag
+    let retries: RecordRetries
+
+    /// Which failed records are tried again, and for how long.
+    struct RecordRetries: Sendable {
+        /// Seconds a record that keeps failing is tried again: briefly for the
+        /// journal (a momentarily full disk), without a limit for a worker (a
+        /// database that restarts; its connection ends the wait on a stop).
+        let patience: Double
+        /// True for an error worth trying again (a lost connection, not a bad statement).
+        let isTransient: @Sendable (any Error) -> Bool
+    }
+
+    init(events: IngestEventSink?, cancellation: CancellationFlag, retries: RecordRetries, decodeMemoryBudget: Int = ItemExecution.decodeMemoryBudget) {
+        self.budget = DecodeBudget(limit: decodeMemoryBudget)
+        self.events = events
+        self.cancellation = cancellation
+        self.retries = retries
+    }
+
+    /// What became of a record.
+    enum Recorded: Equatable {
+        /// It is in the store.
+        case saved
+        /// The store refused it: the distributed job is no longer the caller's.
+        case refused
+        /// It could not be made; what the store said.
+        case failed(String)
+    }
+
+    /// What running a stage left: the item's next step, and its record.
+    struct Step {
+        let next: NextStep
+        let recorded: Recorded
+    }
+
+    /// Runs `stage` on `item` in `batch` (unless a stop was asked: then the item
+    /// is parked before it), decides the next step (``ItemLifecycle``) and
+    /// records both in `store`. `lease` is the distributed job the record must
+    /// match (nil locally); `serves` tells whether the caller goes on with a
+    /// stage itself (a worker that serves it keeps the job).
+    func run(
+        _ stage: StageName, on item: inout ItemWork, in batch: BatchContext, store: any BatchStore, lease: Lease? = nil,
+        serves: (StageName) -> Bool = { _ in true }
+    ) -> Step {
+        guard let implementation = batch.stages[stage] else {
+            let next = batch.lifecycle.advance(
+                &item.state, after: .failed(ItemFailure(stage, .io, "\(item.label): stage \(stage.rawValue) is not in the batch's pipeline")),
+                stopping: false)
+            return Step(next: next, recorded: record(item.state, next: next, batch: batch, store: store, lease: lease))
+        }
+        if cancellation.isCancelled {
+            // Parked before it started: it waits at this stage (a worker's job
+            // goes back to the queue, for another worker).
+            return Step(next: .park(stage), recorded: record(item.state, next: .park(stage), batch: batch, store: store, lease: lease))
+        }
+        let decodes = implementation.decodes(item)
+        markDecoding(decodes, stage: stage, item: &item, batch: batch, store: store, lease: lease)
+        let bytes = decodes ? item.carried.decodeCost?.bytes ?? Self.cost(of: item.state).bytes : 0
+        if decodes { budget.acquire(bytes) }
+        let outcome = Self.perform(implementation, on: &item, in: batch)
+        if decodes { budget.release(bytes) }
+        let next = batch.lifecycle.advance(&item.state, after: outcome, stopping: cancellation.isCancelled)
+        if case .run = next {} else { item.carried.thumbnail = nil }
+        events?(.stageFinished(stage, index: item.index, bytes: stage == .copy ? item.size ?? 0 : 0))
+        var held = lease
+        if case .run(let following) = next, serves(following) { held = lease?.kept }
+        let recorded = record(item.state, next: next, batch: batch, store: store, lease: held)
+        if next == .finished, recorded == .saved { finished(item.state, in: batch) }
+        return Step(next: next, recorded: recorded)
+    }
+
+    /// Tells the events that `item` left the pipeline.
+    func finished(_ item: ItemState, in batch: BatchContext) {
+        events?(.itemFinished(ManifestStage(settings: batch.pipeline.manifest).report(for: item, finished: true, message: batch.message)))
+    }
+
+    /// The stage's own work: its outcome, its time, and a failed item's files removed
+    /// (before its failure is recorded: a crash in between only redoes the item).
+    static func perform(_ stage: any ItemStage, on item: inout ItemWork, in batch: BatchContext) -> StageOutcome {
         CrashPoint.hit("\(stage.name.rawValue):\(item.source.fileName ?? "")")
         let start = MonotonicClock.now()
+        var outcome = StageOutcome.completed(stage.name)
         do throws(ItemFailure) {
-            try stage.process(item, in: context)
-            item.completed = stage.name
+            try stage.process(&item, in: batch)
         } catch {
-            item.failure = error
+            outcome = .failed(error)
         }
         item.stageSeconds[stage.name] = MonotonicClock.now() - start
         item.decodingInFlight = false
         TestThrottle.pause()
-        if item.failure != nil {
-            item.pendingThumbnail = nil
-            item.removeFiles(in: context.container)
+        if case .failed = outcome {
+            item.carried.thumbnail = nil
+            item.state.removeFiles(in: batch.container)
         }
-        events?(.stageFinished(stage.name, index: item.index, bytes: stage.name == .copy ? item.size ?? 0 : 0))
-        return item.failure == nil
+        return outcome
     }
-}
 
-/// The fan-in, shared by both modes: once every item of a batch has finished,
-/// removes what dead writers left, writes the manifest (once: a run that died
-/// after writing it finds it complete), counts the outcomes, stores the batch
-/// report and removes the spooled in-memory inputs. The caller records the
-/// returned batch as done (journal or queue).
-enum BatchCompletion {
-    /// - Parameters:
-    ///   - started: the monotonic time the batch (or this run of it) started, for
-    ///     its wall time; nil when unknown (a remote worker).
-    ///   - changed: items whose state the manifest stage changed (text the legacy
-    ///     schema cannot hold, a manifest that could not be written), to record.
-    static func finish(
-        _ batch: BatchRecord, items: [ItemWork], pipeline: PipelineDefinition, container: ContainerDirectory, started: Double?,
-        now: Date, changed: (ItemWork) -> Void
-    ) -> (record: BatchRecord, report: BatchReport) {
-        var batch = batch
-        let manifestStart = MonotonicClock.now()
-        // Every item has finished: temporary files named after one of them were
-        // left by a writer that died mid-write, on whichever machine.
-        Recovery.removeTemporaries(of: items.map(\.id), in: container)
-        // A failed item leaves nothing behind, also when it was given up on by a
-        // worker that could not remove its files (it had died).
-        for item in items where item.failure != nil { item.removeFiles(in: container) }
-        let manifest = ManifestStage(settings: pipeline.manifest)
-        let delivery = manifest.deliver(items, key: batch.key, container: container, message: batch.message, changed: changed)
-        CrashPoint.hit("after-manifest")
-        TestThrottle.pause()
-        batch.manifestPath = delivery.manifestPath
-        batch.redirectURL = delivery.redirect?.description
-        batch.state = .done
-        batch.finishedAt = now
-        batch.itemCount = items.count
-        batch.ingestedCount = delivery.reports.count { $0.status == .ingested }
-        batch.failedCount = delivery.reports.count { $0.status == .failed }
-        batch.skippedCount = delivery.reports.count { $0.status == .skipped }
-        var totals: [StageName: Double] = [:]
-        for item in items { totals.merge(item.stageSeconds, uniquingKeysWith: +) }
-        totals[.manifest] = MonotonicClock.now() - manifestStart
-        let report = BatchReport(
-            batchID: batch.id, key: batch.key, redirectURL: delivery.redirect, manifestPath: delivery.manifestPath,
-            schema: pipeline.manifest.schema, pipeline: pipeline.name, items: delivery.reports, stageSeconds: totals,
-            wallSeconds: started.map { MonotonicClock.now() - $0 } ?? totals.values.reduce(0, +))
-        // Kept beside the manifest for `share report` and `share status` (and beside
-        // a failed drop); losing it costs no item, so failing to write it is not
-        // the batch's failure.
-        let reportPath = container.reportPath(key: batch.key)
-        FileSystem.remove(reportPath)
-        try? AtomicFile.create(reportPath, bytes: report.json(), syncDirectory: false)
-        Spool.remove(batch: batch.id, in: container)
-        return (batch, report)
+    /// The item's decode cost: estimated at its sniff, or (resumed, or taken up
+    /// by another worker) from what is recorded.
+    static func cost(of item: ItemState) -> DecodeCost {
+        guard let format = item.sniffed?.format else { return .zero }
+        return DecodeCost.estimate(format: format, size: item.size ?? 0, pixels: nil)
+    }
+
+    // MARK: - Poison items
+
+    /// Records that a stage is about to decode `item` in this process, so that
+    /// a process that dies meanwhile is noticed (a resumed batch, or the worker
+    /// that takes the job up, blames the item). Nothing is recorded when the
+    /// decoder contains crashes (sandboxed helpers).
+    private func markDecoding(
+        _ decodes: Bool, stage: StageName, item: inout ItemWork, batch: BatchContext, store: any BatchStore, lease: Lease?
+    ) {
+        guard decodes, !batch.decoder.containsCrashes else { return }
+        item.decodingInFlight = true
+        _ = record(item.state, next: .run(stage), batch: batch, store: store, lease: lease?.kept)
+    }
+
+    // MARK: - Recording
+
+    /// Records `item` and its next step, trying a transient failure again for
+    /// ``RecordRetries/patience`` seconds. One that still fails asks this run
+    /// to stop: the store is the batch's memory, and nothing more should be
+    /// taken without it (the batch is resumable once it can be written again).
+    func record(_ item: ItemState, next: NextStep, batch: BatchContext, store: any BatchStore, lease: Lease?) -> Recorded {
+        let deadline = MonotonicClock.now() + retries.patience
+        var pause = 0.05
+        while true {
+            do {
+                return try store.record(item, next: next, batch: batch.batchID, lease: lease) ? .saved : .refused
+            } catch {
+                guard retries.isTransient(error), MonotonicClock.now() < deadline else {
+                    if retries.isTransient(error) { cancellation.cancel() }
+                    return .failed("\(error)")
+                }
+                MonotonicClock.sleep(pause)
+                pause = min(1, pause * 2)
+            }
+        }
     }
 }

@@ -8,7 +8,7 @@ struct CopyStage: ItemStage {
     let settings: PipelineDefinition.CopySettings
     var name: StageName { .copy }
 
-    func process(_ item: ItemWork, in batch: BatchContext) throws(ItemFailure) {
+    func process(_ item: inout ItemWork, in batch: BatchContext) throws(ItemFailure) {
         guard let sniffed = item.sniffed else { return }  // text and URLs have nothing to copy
         let destination = batch.container.mediaPath(id: item.id, fileExtension: sniffed.fileExtension)
         // A copy that reached its final name before a crash is complete (it was
@@ -24,7 +24,7 @@ struct CopyStage: ItemStage {
         do {
             item.size = try FileCopier.copy(from: file.path, expected: item.sourceVersion, to: destination, sync: settings.fsync)
         } catch {
-            throw SniffStage.failure(error, path: file.shownAs.display, stage: .copy)
+            throw SniffStage.failure(error, path: item.label, stage: .copy)
         }
         item.copyPath = destination
     }

@@ -13,10 +13,12 @@ struct ProbeStage: ItemStage {
     let thumbnail: PipelineDefinition.ThumbnailSettings?
     var name: StageName { .probe }
 
-    func process(_ item: ItemWork, in batch: BatchContext) throws(ItemFailure) {
+    func decodes(_ item: ItemWork) -> Bool { item.sniffed?.format.isDecodable == true }
+
+    func process(_ item: inout ItemWork, in batch: BatchContext) throws(ItemFailure) {
         guard let sniffed = item.sniffed, let path = item.copyPath, sniffed.format.isDecodable else { return }
         let request = DecodeRequest(
-            path: path, label: item.source.label, format: sniffed.format, pixelLimit: settings.pixelLimit, timeLimit: settings.timeLimit,
+            path: path, label: item.label, format: sniffed.format, pixelLimit: settings.pixelLimit, timeLimit: settings.timeLimit,
             thumbnail: thumbnail?.spec(for: sniffed.format, type: item.type))
         let decoded: DecodedMedia
         do {
@@ -24,15 +26,15 @@ struct ProbeStage: ItemStage {
         } catch {
             throw ItemFailure(.probe, error)
         }
-        item.apply(decoded.facts)
-        item.pendingThumbnail = decoded.thumbnail
-        item.probeDecodedThumbnail = request.thumbnail != nil
+        item.state.apply(decoded.facts)
+        item.carried.thumbnail = decoded.thumbnail
+        item.carried.probeDecodedThumbnail = request.thumbnail != nil
     }
 }
 
-extension ItemWork {
+extension ItemState {
     /// Records what decoding found: the type people see, displayed size, duration.
-    func apply(_ facts: MediaFacts) {
+    mutating func apply(_ facts: MediaFacts) {
         switch facts.kind {
         case .image: type = .image
         case .video: type = .video

@@ -11,7 +11,7 @@ struct SniffStage: ItemStage {
     let settings: PipelineDefinition.SniffSettings
     var name: StageName { .sniff }
 
-    func process(_ item: ItemWork, in batch: BatchContext) throws(ItemFailure) {
+    func process(_ item: inout ItemWork, in batch: BatchContext) throws(ItemFailure) {
         switch item.source {
         case .text(let text):
             item.mimeType = "text/plain"
@@ -24,7 +24,7 @@ struct SniffStage: ItemStage {
         case .file(let file):
             let prefix: [UInt8]
             var continuation: [UInt8]?
-            let label = file.shownAs.display
+            let label = item.label
             let source: FileDescriptor
             do throws(CopyError) {
                 let (fd, version) = try FileCopier.openSource(file.path)
@@ -32,23 +32,23 @@ struct SniffStage: ItemStage {
                 item.sourceVersion = version
                 item.size = version.size
                 do {
-                    prefix = try fd.read(count: ContentSniffer.prefixLength, at: 0, path: file.shownAs.display)
+                    prefix = try fd.read(count: ContentSniffer.prefixLength, at: 0, path: item.label)
                     // An ID3v2 tag longer than the prefix (cover art): what follows it decides.
                     if let offset = ContentSniffer.continuationOffset(prefix) {
-                        continuation = try fd.read(count: ContentSniffer.prefixLength, at: Int64(offset), path: file.shownAs.display)
+                        continuation = try fd.read(count: ContentSniffer.prefixLength, at: Int64(offset), path: item.label)
                     }
                 } catch { throw CopyError.system(error) }
             } catch {
                 throw Self.failure(error, path: label, stage: .sniff)
             }
-            try identify(item, prefix: prefix, continuation: continuation, name: file.name, label: label)
+            try identify(&item, prefix: prefix, continuation: continuation, name: file.name, label: label)
             if let format = item.sniffed?.format {
                 var announced = HeaderDimensions.size(of: prefix, format: format)
                 if announced == nil, format.kind == .video, Array(prefix.dropFirst(4).prefix(4)) == Array("ftyp".utf8) {
                     // A phone video's `moov` (with the track sizes) is at its end.
                     announced = Self.movieHeader(source, path: label).flatMap { HeaderDimensions.size(of: $0, format: format) }
                 }
-                item.decodeCost = DecodeCost.estimate(format: format, size: item.size ?? 0, pixels: announced.map { $0.width * $0.height })
+                item.carried.decodeCost = DecodeCost.estimate(format: format, size: item.size ?? 0, pixels: announced.map { $0.width * $0.height })
             }
         }
     }
@@ -69,7 +69,7 @@ struct SniffStage: ItemStage {
         return nil
     }
 
-    private func identify(_ item: ItemWork, prefix: [UInt8], continuation: [UInt8]?, name: String, label: String) throws(ItemFailure) {
+    private func identify(_ item: inout ItemWork, prefix: [UInt8], continuation: [UInt8]?, name: String, label: String) throws(ItemFailure) {
         let sniffed = ContentSniffer.sniff(prefix, fileName: name, continuation: continuation)
         if settings.rejectContradictions, let claimed = sniffed.contradictedFormat {
             let head = prefix.prefix(8).map { String(format: "%02X", $0) }.joined(separator: " ")

@@ -13,18 +13,22 @@ struct ThumbnailStage: ItemStage {
     let settings: PipelineDefinition.ThumbnailSettings
     var name: StageName { .thumbnail }
 
-    func process(_ item: ItemWork, in batch: BatchContext) throws(ItemFailure) {
-        let carried = item.pendingThumbnail
-        let decided = item.probeDecodedThumbnail
-        item.pendingThumbnail = nil
-        item.probeDecodedThumbnail = false
+    /// It decodes when the probe made no thumbnail in its pass (a resumed item,
+    /// a worker that did not probe it, a pipeline without a probe).
+    func decodes(_ item: ItemWork) -> Bool { item.sniffed?.format.isDecodable == true && item.carried.thumbnail == nil }
+
+    func process(_ item: inout ItemWork, in batch: BatchContext) throws(ItemFailure) {
+        let carried = item.carried.thumbnail
+        let decided = item.carried.probeDecodedThumbnail
+        item.carried.thumbnail = nil
+        item.carried.probeDecodedThumbnail = false
         guard let path = item.copyPath, let sniffed = item.sniffed, let spec = settings.spec(for: sniffed.format, type: item.type) else { return }
         let isAudio = item.type == .file && !sniffed.format.isRenderableDocument
         var outcome = carried
         if outcome == nil, !decided {
             let probe = batch.pipeline.probe ?? .init()
             let request = DecodeRequest(
-                path: path, label: item.source.label, format: sniffed.format, pixelLimit: probe.pixelLimit, timeLimit: probe.timeLimit, thumbnail: spec)
+                path: path, label: item.label, format: sniffed.format, pixelLimit: probe.pixelLimit, timeLimit: probe.timeLimit, thumbnail: spec)
             do {
                 outcome = try batch.decoder.decode(request).thumbnail
             } catch {
@@ -34,7 +38,7 @@ struct ThumbnailStage: ItemStage {
         // Audio without cover art has nothing to show; anything else should have had a picture.
         if outcome == nil, isAudio { return }
         let thumbnail: Thumbnail
-        switch outcome ?? .failed(MediaError(.damaged, "\(item.source.label): no picture to make a thumbnail of")) {
+        switch outcome ?? .failed(MediaError(.damaged, "\(item.label): no picture to make a thumbnail of")) {
         case .made(let made):
             thumbnail = made
         case .failed(let error):
@@ -52,7 +56,7 @@ struct ThumbnailStage: ItemStage {
         do {
             try AtomicFile.create(destination, bytes: thumbnail.jpeg, syncDirectory: false)
         } catch {
-            throw ItemFailure(.thumbnail, error.isDiskFull ? .diskFull : .io, "\(item.source.label): cannot write thumbnail: \(error)")
+            throw ItemFailure(.thumbnail, error.isDiskFull ? .diskFull : .io, "\(item.label): cannot write thumbnail: \(error)")
         }
         item.thumbnailPath = destination
     }

@@ -150,14 +150,16 @@ public final class Inbox: Sendable {
                 for: [.path(dropPath)], batch: batch.id, container: ingestor.container, identifiers: ingestor.identifiers,
                 shownRoot: (dropPath, path + "/" + (batch.dropName ?? "")))
             do {
-                try journal.plan(items, batch: &batch)
+                try journal.create(batch, items: items, plan: BatchPlan.Details(container: ingestor.container, pipeline: try batch.pipeline()))
             } catch {
                 throw .containerUnusable(path: ingestor.container.root, reason: "journal: \(error)")
             }
+            batch.state = .running
+            batch.itemCount = items.count
             withExtendedLifetime(lock) {}
         }
         do {
-            return try ShareIngestor.resume(batch, journal: journal, decoder: ingestor.decoder, events: events, cancellation: cancellation, now: ingestor.now) { [self] batch, _ in
+            return try ShareIngestor.resume(batch, journal: journal, decoder: ingestor.decoder, events: events, cancellation: cancellation, now: ingestor.now) { [self] batch in
                 dispose(batch)
             }
         } catch {
@@ -177,7 +179,11 @@ public final class Inbox: Sendable {
         do {
             if try distributed.batch(batch.id, cancellation: cancellation) == nil {
                 guard let dropPath = batch.dropPath ?? moveIn(&batch) else { return nil }
-                _ = try distributed.enqueue([.path(dropPath)], key: batch.key, message: batch.message, id: batch.id, cancellation: cancellation)
+                // Reports name the drop's files by their place in the inbox, not
+                // where the workers read them (`.processing/<batch>/`).
+                _ = try distributed.enqueue(
+                    [.path(dropPath)], key: batch.key, message: batch.message, id: batch.id, shownRoot: (dropPath, path + "/" + (batch.dropName ?? "")),
+                    cancellation: cancellation)
                 batch.state = .running
                 try journal.update(batch)
             }

@@ -1,0 +1,159 @@
+import Foundation
+import ShareManifest
+import SystemCalls
+
+/// The fan-in, the same in every mode: once every item of a batch has
+/// finished, it reads them from the store in order (a page at a time), removes
+/// what dead writers left, writes the manifest entry by entry (once: a run that
+/// died after writing it finds it complete), counts the outcomes, stores the
+/// batch report and records the batch done in the store.
+enum BatchCompletion {
+    /// What the fan-in produced.
+    struct Outcome {
+        let record: BatchRecord
+        let report: BatchReport
+    }
+
+    /// The manifest is written but the store could not record the batch done:
+    /// what was written stands (the next run finds the manifest complete and
+    /// only records the end).
+    struct NotRecorded: Error {
+        let outcome: Outcome
+        let error: any Error
+    }
+
+    /// Items of a batch read per page.
+    static let pageSize = 1000
+
+    /// Finishes `batch`. `wallSeconds`: how long the batch took (nil: the stage
+    /// times' sum). `beforeRecording` runs once the manifest and the report are
+    /// written, before the batch is recorded done (a watched drop is moved away
+    /// there). Nil when the batch was not this caller's to finish (a manifest
+    /// job no longer held, a batch another process finished).
+    static func finish(
+        _ batch: BatchRecord, context: BatchContext, store: any BatchStore, lease: Lease?, wallSeconds: Double?, now: Date,
+        beforeRecording: (BatchRecord) -> Void = { _ in }
+    ) throws -> Outcome? {
+        let manifestStart = MonotonicClock.now()
+        let container = context.container
+        let stage = ManifestStage(settings: context.pipeline.manifest)
+        let temporaries = Recovery.temporaries(in: container)
+        let manifestPath = container.manifestPath(key: batch.key)
+        let alreadyWritten = FileSystem.exists(manifestPath)
+
+        // A legacy manifest holds either entries or strings: which, and whether
+        // text items can be carried at all, depends on the whole batch.
+        var hasFiles = false
+        var textOnly = false
+        if stage.needsWholeBatch {
+            var deliversAny = false
+            try store.forEachItem(of: batch.id, pageSize: pageSize) { item in
+                guard item.failure == nil else { return }
+                deliversAny = true
+                if item.isFileLike { hasFiles = true }
+            }
+            // Without files, only text and links are delivered: an array of strings.
+            textOnly = deliversAny && !hasFiles
+        }
+
+        var writer: ManifestWriter?
+        var writeError: SystemError?
+        var copiesSynced = false
+        var changed: [ItemState] = []
+        var reports: [ItemReport] = []
+        var types: Set<SharedMediaType> = []
+        var delivered = 0
+        var totals: [StageName: Double] = [:]
+        try store.forEachItem(of: batch.id, pageSize: pageSize) { stored in
+            var item = stored
+            // Temporary files named after it were left by a writer that died
+            // mid-write, on whichever machine; a failed item leaves nothing behind,
+            // also when its worker died before it could remove its files.
+            for path in temporaries[item.id] ?? [] { FileSystem.remove(path) }
+            if item.failure != nil { item.removeFiles(in: container) }
+            if item.failure == nil, let failure = stage.unsupportedBySchema(item, batchHasFiles: hasFiles) {
+                item.failure = failure
+                changed.append(item)
+            }
+            totals.merge(item.stageSeconds, uniquingKeysWith: +)
+            if item.failure == nil {
+                let entry = stage.entry(for: item, message: context.message)
+                types.insert(entry.type)
+                delivered += 1
+                if !alreadyWritten, writeError == nil {
+                    do throws(SystemError) {
+                        // Every copy is in place (all items finished): one fsync of
+                        // their folders makes them durable before a manifest names them.
+                        if entry.fileURL != nil, !copiesSynced {
+                            try stage.syncCopies(in: container)
+                            copiesSynced = true
+                        }
+                        if writer == nil {
+                            CrashPoint.hit("before-manifest")
+                            writer = try ManifestStore(container: container).writer(key: batch.key, schema: context.pipeline.manifest.schema, textOnly: textOnly)
+                        }
+                        try writer?.append(entry)
+                    } catch {
+                        writeError = error
+                    }
+                }
+            }
+            reports.append(stage.report(for: item, finished: true, message: context.message))
+        }
+        if let writer, writeError == nil {
+            do throws(SystemError) {
+                try writer.commit { CrashPoint.hit("manifest-temporary-written") }
+            } catch {
+                writeError = error
+            }
+        }
+        if let writeError {
+            // The manifest could not be written: nothing is delivered, and the
+            // items that would have been say why.
+            let reason: ItemFailure.Reason = writeError.isDiskFull ? .diskFull : .io
+            delivered = 0
+            types = []
+            for (position, report) in reports.enumerated() where report.status == .ingested {
+                guard var item = try store.items(of: batch.id, after: report.index - 1, limit: 1).first else { continue }
+                item.failure = ItemFailure(.manifest, reason, "\(item.label): the manifest could not be written: \(writeError)")
+                item.removeFiles(in: container)
+                changed.append(item)
+                reports[position] = stage.report(for: item, finished: true, message: context.message)
+            }
+        }
+        CrashPoint.hit("after-manifest")
+        TestThrottle.pause()
+
+        var record = batch
+        record.manifestPath = delivered > 0 ? manifestPath : nil
+        let redirect = delivered > 0 ? stage.redirect(for: types, key: batch.key) : nil
+        record.redirectURL = redirect?.description
+        record.state = .done
+        record.finishedAt = now
+        record.itemCount = reports.count
+        record.ingestedCount = reports.count { $0.status == .ingested }
+        record.failedCount = reports.count { $0.status == .failed }
+        record.skippedCount = reports.count { $0.status == .skipped }
+        totals[.manifest] = MonotonicClock.now() - manifestStart
+        let report = BatchReport(
+            batchID: batch.id, key: batch.key, redirectURL: redirect, manifestPath: record.manifestPath,
+            schema: context.pipeline.manifest.schema, pipeline: context.pipeline.name, items: reports, stageSeconds: totals,
+            wallSeconds: wallSeconds ?? totals.values.reduce(0, +))
+        // Kept beside the manifest for `share report` and `share status` (and beside
+        // a failed drop); losing it costs no item, so failing to write it is not
+        // the batch's failure.
+        let reportPath = container.reportPath(key: batch.key)
+        FileSystem.remove(reportPath)
+        try? AtomicFile.create(reportPath, bytes: report.json(), syncDirectory: false)
+        // Every item is copied: nothing reads the spooled in-memory inputs any more.
+        Spool.remove(batch: batch.id, in: container)
+        beforeRecording(record)
+        let outcome = Outcome(record: record, report: report)
+        do {
+            guard try store.finish(record, changed: changed, lease: lease) else { return nil }
+        } catch {
+            throw NotRecorded(outcome: outcome, error: error)
+        }
+        return outcome
+    }
+}
