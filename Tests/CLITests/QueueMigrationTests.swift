@@ -88,4 +88,22 @@ import Testing
         #expect(resume.status == 0, "\(resume.stderr)")
         #expect(resume.stdout.split(separator: "\n").last.map(String.init) == ended["redirectURL"] as? String, "\(resume.stdout)")
     }
+
+    /// A database that a newer share migrated further is refused by every
+    /// command, with what to do, rather than used half-understood; so is one
+    /// whose legacy version number says so (a share from before named migrations).
+    @Test func aDatabaseMigratedByANewerShareIsRefused() throws {
+        let server = try PostgresServer()
+        #expect(try ShareProcess.run(["db", "migrate", "--db", server.url]).status == 0)
+        _ = try server.sql("INSERT INTO share_migrations (name) VALUES ('99-from-the-future')")
+        for arguments in [["status", "--db", server.url], ["db", "migrate", "--db", server.url], ["worker", "--db", server.url]] {
+            let refused = try ShareProcess.run(arguments)
+            #expect(refused.status == 2, "\(arguments): \(refused.stderr)")
+            #expect(refused.stderr.contains("its migration 99-from-the-future is unknown to this one") && refused.stderr.contains("upgrade share"), "\(refused.stderr)")
+        }
+        _ = try server.sql("DELETE FROM share_migrations WHERE name = '99-from-the-future'; DROP TABLE share_migrations; UPDATE share_schema SET version = 9")
+        let legacy = try ShareProcess.run(["status", "--db", server.url])
+        #expect(legacy.status == 2)
+        #expect(legacy.stderr.contains("schema is at version 9, newer than this share understands (4): upgrade share"), "\(legacy.stderr)")
+    }
 }

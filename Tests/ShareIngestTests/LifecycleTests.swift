@@ -1,0 +1,167 @@
+import Foundation
+import ShareManifest
+import TestSupport
+import Testing
+
+@testable import ShareIngest
+
+/// The one item lifecycle (``ItemLifecycle``): every next step decided from an
+/// outcome, the same for the local runner and the workers; and what the stores
+/// do with an item they cannot read or a schema they do not know.
+@Suite struct LifecycleTests {
+    static let stages: [StageName] = [.sniff, .copy, .probe, .thumbnail]
+
+    static func item(completed: StageName? = nil, lost: Int = 0) -> ItemState {
+        var item = ItemState(index: 0, id: UUID(), source: .text("hello"), label: "text:hello")
+        item.completed = completed
+        item.lostAttempts = lost
+        return item
+    }
+
+    @Test func aCompletedStageLeadsToTheNextAndTheLastOneFinishes() {
+        let lifecycle = ItemLifecycle(stages: Self.stages)
+        var item = Self.item()
+        #expect(lifecycle.start(item, stopping: false) == .run(.sniff))
+        #expect(lifecycle.advance(&item, after: .completed(.sniff), stopping: false) == .run(.copy))
+        #expect(item.completed == .sniff)
+        #expect(lifecycle.advance(&item, after: .completed(.copy), stopping: false) == .run(.probe))
+        #expect(lifecycle.advance(&item, after: .completed(.probe), stopping: false) == .run(.thumbnail))
+        #expect(lifecycle.advance(&item, after: .completed(.thumbnail), stopping: false) == .finished)
+        #expect(lifecycle.isFinished(item))
+    }
+
+    @Test func aPipelineWithoutAStageSkipsIt() {
+        let lifecycle = ItemLifecycle(stages: [.sniff, .copy, .thumbnail])
+        var item = Self.item(completed: .sniff)
+        #expect(lifecycle.advance(&item, after: .completed(.copy), stopping: false) == .run(.thumbnail))
+    }
+
+    @Test func aStopParksTheItemBeforeItsNextStage() {
+        let lifecycle = ItemLifecycle(stages: Self.stages)
+        var item = Self.item()
+        #expect(lifecycle.advance(&item, after: .completed(.copy), stopping: true) == .park(.probe))
+        #expect(lifecycle.start(item, stopping: true) == .park(.probe))
+        #expect(!lifecycle.isFinished(item))
+    }
+
+    @Test func anItemsOwnFailureIsFinal() {
+        let lifecycle = ItemLifecycle(stages: Self.stages)
+        var item = Self.item(completed: .copy)
+        let failure = ItemFailure(.probe, .undecodable, "text:hello: broken")
+        #expect(lifecycle.advance(&item, after: .failed(failure), stopping: false) == .finished)
+        #expect(item.failure == failure)
+        #expect(lifecycle.start(item, stopping: false) == .finished)
+    }
+
+    /// A lost attempt (its worker died) is retried after a growing backoff; the
+    /// last allowed one gives up with `attemptsExhausted`; a completed stage
+    /// starts the count again.
+    @Test func lostAttemptsAreRetriedWithBackoffThenGivenUp() {
+        let lifecycle = ItemLifecycle(stages: Self.stages, maxAttempts: 3)
+        var item = Self.item(completed: .copy)
+        let lost = StageOutcome.lost(at: .probe, reason: "worker a is gone", blamed: true, crashedDecoding: false)
+        #expect(lifecycle.advance(&item, after: lost, stopping: false) == .retry(.probe, after: 0.5, reason: "worker a is gone"))
+        #expect(lifecycle.advance(&item, after: lost, stopping: false) == .retry(.probe, after: 1, reason: "worker a is gone"))
+        #expect(lifecycle.advance(&item, after: lost, stopping: false) == .finished)
+        #expect(item.failure?.reason == .attemptsExhausted)
+        #expect(item.failure?.stage == .probe)
+        #expect(item.failure?.message == "text:hello: gave up after 3 attempts at probe: worker a is gone")
+
+        var recovered = Self.item(completed: .copy, lost: 2)
+        #expect(lifecycle.advance(&recovered, after: .completed(.probe), stopping: false) == .run(.thumbnail))
+        #expect(recovered.lostAttempts == 0)
+    }
+
+    /// A process death while decoding the item alone is its fault (poison); one
+    /// while others were decoding too is not counted, and the item runs again.
+    @Test func deathsWhileDecodingAloneMakeAPoisonItem() {
+        let lifecycle = ItemLifecycle(stages: Self.stages, maxAttempts: 3)
+        var item = Self.item(completed: .copy, lost: 2)
+        let notAlone = StageOutcome.lost(at: .probe, reason: "died", blamed: false, crashedDecoding: true)
+        #expect(lifecycle.advance(&item, after: notAlone, stopping: false) == .retry(.probe, after: 0, reason: "died"))
+        #expect(item.lostAttempts == 2)
+        let alone = StageOutcome.lost(at: .probe, reason: "died", blamed: true, crashedDecoding: true)
+        #expect(lifecycle.advance(&item, after: alone, stopping: false) == .finished)
+        #expect(item.failure?.reason == .crashedRepeatedly)
+        #expect(item.failure?.message == "text:hello: the process died 3 times while decoding this file alone; not tried again")
+    }
+
+    @Test func aLostFanInIsRetriedUntilItsLastAttempt() {
+        let lifecycle = ItemLifecycle(stages: Self.stages, maxAttempts: 2)
+        #expect(lifecycle.afterLosingFanIn(attempt: 1, reason: "gone") == .retry(.manifest, after: 0.5, reason: "gone"))
+        #expect(lifecycle.afterLosingFanIn(attempt: 2, reason: "gone") == .finished)
+    }
+
+    /// The recorded form keeps every field, and reads what versions before
+    /// labels and lost attempts recorded.
+    @Test func theRecordedStateRoundTripsAndOlderRecordsStillRead() throws {
+        var item = ItemState(index: 3, id: UUID(), source: .file(SourceFile(path: SourcePath(bytes: [0x2F, 0x61, 0xFF]), name: "a")), label: "/inbox/a")
+        item.completed = .copy
+        item.size = 12
+        item.warnings = ["named .png but the content is JPEG: stored as .jpg"]
+        item.stageSeconds = [.sniff: 0.25]
+        item.lostAttempts = 1
+        let decoded = ItemState.decode(item.encoded(), index: 3, id: item.id)
+        #expect(decoded.encoded() == item.encoded())
+        #expect(decoded.label == "/inbox/a")
+        if case .file(let file) = decoded.source { #expect(file.path.bytes == [0x2F, 0x61, 0xFF]) } else { Issue.record("not a file: \(decoded.source)") }
+
+        let older = #"{"index":1,"id":"\#(UUID().uuidString)","source":{"kind":"file","path":"L3Byb2Nlc3NpbmcvYQ==","shownAs":"L2luYm94L2E=","name":"a"},"type":"file","warnings":[],"strikes":2}"#
+        let read = ItemState.decode(older, index: 1, id: nil)
+        #expect(read.failure == nil)
+        #expect(read.label == "/inbox/a")
+        #expect(read.lostAttempts == 2)
+    }
+
+    /// An item whose record cannot be read fails, with why, instead of vanishing
+    /// from its batch; the rest of the batch is delivered.
+    @Test func anUnreadableItemRecordFailsItsItemLoudly() throws {
+        let container = try TemporaryContainer()
+        let stopped = CancellationFlag()
+        stopped.cancel()
+        let ingestor = ShareIngestor(container: container.directory)
+        let interrupted = try ingestor.ingest([.text("first"), .text("second"), .url("https://example.org")], cancellation: stopped)
+        #expect(interrupted.interrupted)
+        let journal = try BatchJournal(container: container.directory)
+        try journal.database.query("UPDATE items SET snapshot = '{\"index\": \"garbled' WHERE idx = 1")
+
+        let report = try ShareIngestor(container: container.directory).resume(interrupted.batchID.uuidString)
+        #expect(report.items.count == 3)
+        #expect(report.items[0].status == .ingested && report.items[2].status == .ingested)
+        let failed = report.items[1]
+        #expect(failed.status == .failed)
+        #expect(failed.failure?.reason == .unreadableState)
+        #expect(failed.failure?.message.hasPrefix("item 1: its recorded state cannot be read") == true, "\(failed.failure?.message ?? "")")
+        #expect(report.entries.map(\.path) == ["first", "https://example.org"])
+    }
+
+    /// A journal that a newer share changed is refused with a clear error, not
+    /// used half-understood.
+    @Test func aJournalFromANewerShareIsRefused() throws {
+        let container = try TemporaryContainer()
+        let journal = try BatchJournal(container: container.directory)
+        try journal.database.query("INSERT INTO migrations (name, applied_at) VALUES ('99-from-the-future', 0)")
+        #expect {
+            _ = try BatchJournal(container: container.directory)
+        } throws: { error in
+            "\(error)".contains("was changed by a newer share (its migration 99-from-the-future is unknown to this one") && "\(error)".contains("upgrade share")
+        }
+        let status = try ShareProcess.run(["status", "--container", container.directory.root])
+        #expect(status.status == 2)
+        #expect(status.stderr.contains("99-from-the-future"), "\(status.stderr)")
+    }
+
+    /// A journal from before migrations had names (`user_version` 2) is taken
+    /// over: its batches stay, its migrations are recorded by name.
+    @Test func aJournalFromBeforeNamedMigrationsIsTakenOver() throws {
+        let container = try TemporaryContainer()
+        let done = try ShareIngestor(container: container.directory).ingest([.text("kept")])
+        let journal = try BatchJournal(container: container.directory)
+        try journal.database.execute(
+            "DROP TABLE migrations; DROP INDEX items_unfinished; ALTER TABLE items DROP COLUMN next; PRAGMA user_version = 2")
+        let reopened = try BatchJournal(container: container.directory)
+        #expect(try reopened.batch(done.batchID.uuidString)?.state == .done)
+        let names = try reopened.database.query("SELECT name FROM migrations ORDER BY name").compactMap { $0.text("name") }
+        #expect(names == ["1-batches-and-items", "2-item-next-stage"])
+    }
+}
