@@ -409,4 +409,41 @@ enum DocumentationCheck {
             }
         }
     }
+
+    /// The README's design tree names every target under `Sources/` and every
+    /// folder of `ShareIngest`, and nothing that does not exist: the map a new
+    /// reader opens first stays true.
+    @Test func theReadmeDesignTreeMatchesThePackage() throws {
+        let readme = try String(contentsOf: Fixtures.packageRoot.appendingPathComponent("README.md"), encoding: .utf8)
+        let design = try #require(readme.components(separatedBy: "## Design\n").dropFirst().first)
+        let tree = try #require(design.components(separatedBy: "```").dropFirst().first)
+        // Lines "  Name" (targets, possibly several per line) and "    Folder/" (ShareIngest's folders).
+        var targets: Set<String> = []
+        var folders: Set<String> = []
+        for line in tree.split(separator: "\n") {
+            guard line.hasPrefix("  "), !line.hasPrefix("      ") else { continue }
+            let names = line.trimmingCharacters(in: .whitespaces).components(separatedBy: "  ").first ?? ""
+            if line.hasPrefix("    ") {
+                if names.hasSuffix("/") { folders.insert(String(names.dropLast())) }
+            } else {
+                for name in names.split(separator: ",") { targets.insert(name.trimmingCharacters(in: .whitespaces)) }
+            }
+        }
+        targets.remove("")
+        let package = try Self.describe()
+        let sources = Fixtures.packageRoot.appendingPathComponent("Sources").path
+        let inSources = Set(try FileManager.default.contentsOfDirectory(atPath: sources)).intersection(package.targets.keys)
+        #expect(targets == inSources, "README lists \(targets.subtracting(inSources).sorted()), misses \(inSources.subtracting(targets).sorted())")
+        let shareIngest = sources + "/ShareIngest"
+        let actual = Set(try FileManager.default.contentsOfDirectory(atPath: shareIngest).filter { name in
+            var isFolder: ObjCBool = false
+            return FileManager.default.fileExists(atPath: shareIngest + "/" + name, isDirectory: &isFolder) && isFolder.boolValue
+        })
+        #expect(folders == actual, "README lists \(folders.subtracting(actual).sorted()), misses \(actual.subtracting(folders).sorted())")
+        // The library products the README counts.
+        let manifest = try String(contentsOf: Fixtures.packageRoot.appendingPathComponent("Package.swift"), encoding: .utf8)
+        let libraries = manifest.components(separatedBy: ".library(name:").count - 1
+        let spelled = ["One", "Two", "Three", "Four", "Five", "Six"]
+        #expect(libraries <= spelled.count && readme.contains("\(spelled[libraries - 1]) library products:"), "\(libraries) library products")
+    }
 }
