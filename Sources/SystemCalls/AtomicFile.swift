@@ -55,6 +55,12 @@ package final class AtomicFileWriter {
         if buffer.count >= Self.bufferSize { try flush() }
     }
 
+    /// Appends bytes (buffered).
+    package func append(_ bytes: [UInt8]) throws(SystemError) {
+        buffer.append(contentsOf: bytes)
+        if buffer.count >= Self.bufferSize { try flush() }
+    }
+
     /// Appends a string's UTF-8 bytes (buffered).
     package func append(_ text: String) throws(SystemError) {
         buffer.append(contentsOf: text.utf8)

@@ -69,7 +69,7 @@ enum IngestCommand {
             Terminal.shared.err("share: interrupted; nothing is lost: finish with  share ingest --resume \(report.batchID.uuidString) --container \(container.root)")
             return .success
         }
-        if let reportPath = parsed.value("report") { write(report, to: reportPath) }
+        if let reportPath = parsed.value("report") { write(report, to: reportPath, container: container) }
         if mode != .json { summarize(report, container: container, quiet: mode == .quiet) }
         return report.isComplete ? .success : .partial
     }
@@ -129,7 +129,7 @@ enum IngestCommand {
             Terminal.shared.clearStatus()
             return Command.failure("\(error)")
         }
-        if let reportPath = parsed.value("report") { write(report, to: reportPath) }
+        if let reportPath = parsed.value("report") { write(report, to: reportPath, container: container) }
         if ended.state == .failed {
             Terminal.shared.err("share: batch \(batch.id.uuidString) failed: \(ended.failure ?? "no reason recorded"); \(again) retries it")
             return .partial
@@ -141,11 +141,11 @@ enum IngestCommand {
         return report.isComplete ? .success : .partial
     }
 
-    private static func write(_ report: BatchReport, to path: String) {
+    private static func write(_ report: BatchReport, to path: String, container: ContainerDirectory) {
         do {
-            try report.json().write(to: URL(fileURLWithPath: path))
+            try report.write(to: path, container: container)
         } catch {
-            Terminal.shared.err("share: cannot write the report to \(path): \(error.localizedDescription)")
+            Terminal.shared.err("share: cannot write the report to \(path): \(error)")
         }
     }
 

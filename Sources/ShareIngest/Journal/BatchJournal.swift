@@ -250,6 +250,22 @@ public final class BatchJournal: Sendable {
         ).map(Self.item)
     }
 
+    /// How a batch's items stand, from the recorded columns alone (no item is
+    /// decoded): an unfinished item counts as failed, as an interrupted report
+    /// shows it.
+    func counts(of batch: UUID) throws -> BatchReport.Counts {
+        let skipped = ItemFailure.skipping.sorted { $0.rawValue < $1.rawValue }.map { "'\($0.rawValue)'" }.joined(separator: ", ")
+        let row = try database.query(
+            """
+            SELECT count(*) AS items, count(*) FILTER (WHERE reason IS NULL AND next IS NULL) AS ingested,
+                count(*) FILTER (WHERE reason IN (\(skipped))) AS skipped
+            FROM items WHERE batch_id = ?
+            """, [.text(batch.uuidString)]
+        ).first
+        let items = row?.int("items") ?? 0, ingested = row?.int("ingested") ?? 0, skippedCount = row?.int("skipped") ?? 0
+        return BatchReport.Counts(items: items, ingested: ingested, failed: items - ingested - skippedCount, skipped: skippedCount)
+    }
+
     private static func item(_ row: SQLiteRow) -> ItemState {
         let index = row.int("idx") ?? -1
         return ItemState.decode(row.text("snapshot") ?? "", index: index, id: row.text("uuid").flatMap(UUID.init(uuidString:)))

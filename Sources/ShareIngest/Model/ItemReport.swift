@@ -1,5 +1,6 @@
 import Foundation
 import ShareManifest
+import Synchronization
 
 /// The outcome of one input item.
 public enum ItemStatus: String, Sendable, Codable {
@@ -81,6 +82,9 @@ public struct ItemFailure: Error, Sendable, Hashable, CustomStringConvertible {
         case unreadableState
     }
 
+    /// The reasons that leave an item out deliberately (status `skipped`, not `failed`).
+    static let skipping: Set<Reason> = [.notRegularFile, .symbolicLink, .tooDeep, .unsupportedBySchema]
+
     /// The stage that failed (`copy` for entries skipped while walking a drop).
     public let stage: StageName
     /// What kind of problem: match on this in tests.
@@ -113,8 +117,12 @@ public struct BatchReport: Sendable {
     public let schema: ManifestSchema
     /// The pipeline's name.
     public let pipeline: String
-    /// One report per input item, in input order (folders expanded).
-    public let items: [ItemReport]
+    /// One report per input item, in input order (folders expanded). Read from
+    /// the batch's stored report (or its store) the first time an element is
+    /// read, so a report of a million items costs nothing until then.
+    public let items: ItemReports
+    /// How many items were delivered, failed and were skipped.
+    public let counts: Counts
     /// Seconds of work per stage, summed over items, and the batch's wall time.
     public let stageSeconds: [StageName: Double]
     /// Wall-clock seconds the batch took (a measurement: differs between runs).
@@ -123,22 +131,128 @@ public struct BatchReport: Sendable {
     /// items finished: no manifest yet; `share ingest --resume` finishes it.
     public var interrupted = false
 
+    /// Items by outcome.
+    public struct Counts: Sendable, Hashable, Codable {
+        /// Every item of the batch.
+        public var items: Int
+        /// Delivered: in the manifest.
+        public var ingested: Int
+        /// Not delivered, with a reason.
+        public var failed: Int
+        /// Deliberately left out (a FIFO, a symbolic link out of the drop, …).
+        public var skipped: Int
+
+        /// Counts of `items` reports.
+        public init(_ items: some Collection<ItemReport>) {
+            self.items = items.count
+            ingested = items.count { $0.status == .ingested }
+            failed = items.count { $0.status == .failed }
+            skipped = items.count { $0.status == .skipped }
+        }
+
+        init(items: Int, ingested: Int, failed: Int, skipped: Int) {
+            (self.items, self.ingested, self.failed, self.skipped) = (items, ingested, failed, skipped)
+        }
+
+        /// Counts one more item.
+        mutating func add(_ status: ItemStatus) {
+            items += 1
+            switch status {
+            case .ingested: ingested += 1
+            case .failed: failed += 1
+            case .skipped: skipped += 1
+            }
+        }
+    }
+
+    init(
+        batchID: UUID, key: ShareKey, redirectURL: RedirectURL?, manifestPath: String?, schema: ManifestSchema, pipeline: String,
+        items: ItemReports, counts: Counts, stageSeconds: [StageName: Double], wallSeconds: Double
+    ) {
+        self.batchID = batchID
+        self.key = key
+        self.redirectURL = redirectURL
+        self.manifestPath = manifestPath
+        self.schema = schema
+        self.pipeline = pipeline
+        self.items = items
+        self.counts = counts
+        self.stageSeconds = stageSeconds
+        self.wallSeconds = wallSeconds
+    }
+
+    /// A report of items held in memory.
+    init(
+        batchID: UUID, key: ShareKey, redirectURL: RedirectURL?, manifestPath: String?, schema: ManifestSchema, pipeline: String,
+        items: [ItemReport], stageSeconds: [StageName: Double], wallSeconds: Double
+    ) {
+        self.init(
+            batchID: batchID, key: key, redirectURL: redirectURL, manifestPath: manifestPath, schema: schema, pipeline: pipeline,
+            items: ItemReports(items), counts: Counts(items), stageSeconds: stageSeconds, wallSeconds: wallSeconds)
+    }
+
     /// The manifest's entries: the ingested items', in input order.
     public var entries: [SharedMediaFile] { items.compactMap(\.entry) }
     /// How many items were delivered.
-    public var ingestedCount: Int { items.count { $0.status == .ingested } }
+    public var ingestedCount: Int { counts.ingested }
     /// How many items failed.
-    public var failedCount: Int { items.count { $0.status == .failed } }
+    public var failedCount: Int { counts.failed }
     /// How many items were skipped.
-    public var skippedCount: Int { items.count { $0.status == .skipped } }
+    public var skippedCount: Int { counts.skipped }
     /// True when every item was delivered.
-    public var isComplete: Bool { ingestedCount == items.count }
+    public var isComplete: Bool { counts.ingested == counts.items }
 
     /// The JSON report document (`--report FILE`, and the report stored beside
     /// each manifest): every input with its status (``BatchReportDocument``).
+    /// Held in memory: ``write(to:)`` writes one of any size.
     public func json() -> Data {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-        return (try? encoder.encode(BatchReportDocument(self))) ?? Data()
+        BatchReportDocument.header(of: self).joined(items: items.map { BatchReportDocument.encode(BatchReportDocument.Item($0)) })
     }
+}
+
+/// The item reports of a batch: a collection read in full the first time one
+/// of its elements is read (its count is known before). Built in memory, or
+/// from where a batch's items are kept (its stored report, its store).
+public struct ItemReports: RandomAccessCollection, Sendable {
+    private let storage: Storage
+    /// How many items there are.
+    public let count: Int
+
+    private final class Storage: Sendable {
+        private let loaded: Mutex<[ItemReport]?>
+        private let load: @Sendable () -> [ItemReport]
+
+        init(_ items: [ItemReport]?, load: @escaping @Sendable () -> [ItemReport]) {
+            loaded = Mutex(items)
+            self.load = load
+        }
+
+        var items: [ItemReport] {
+            loaded.withLock { loaded in
+                if let loaded { return loaded }
+                let items = load()
+                loaded = items
+                return items
+            }
+        }
+    }
+
+    /// Reports held in memory.
+    public init(_ items: [ItemReport]) {
+        storage = Storage(items, load: { items })
+        count = items.count
+    }
+
+    /// `count` reports that `load` reads when first needed.
+    init(count: Int, load: @escaping @Sendable () -> [ItemReport]) {
+        storage = Storage(nil, load: load)
+        self.count = count
+    }
+
+    /// 0.
+    public var startIndex: Int { 0 }
+    /// ``count``.
+    public var endIndex: Int { count }
+    /// The report of the item at `position` (input order).
+    public subscript(position: Int) -> ItemReport { storage.items[position] }
 }

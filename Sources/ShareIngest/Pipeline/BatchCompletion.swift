@@ -60,10 +60,19 @@ enum BatchCompletion {
         var writeError: SystemError?
         var copiesSynced = false
         var changed: [ItemState] = []
-        var reports: [ItemReport] = []
         var types: Set<SharedMediaType> = []
-        var delivered = 0
         var totals: [StageName: Double] = [:]
+        // The stored report is written as the items are read (in bounded memory);
+        // if it cannot be, the report is still returned (rebuilt from the store
+        // when read), and losing it costs no item.
+        let reportPath = container.reportPath(key: batch.key)
+        var reportWriter = try? StoredReportWriter(path: reportPath)
+        var counts = BatchReport.Counts(items: 0, ingested: 0, failed: 0, skipped: 0)
+        func report(_ item: ItemState) {
+            let itemReport = stage.report(for: item, finished: true, message: context.message)
+            counts.add(itemReport.status)
+            do throws(SystemError) { try reportWriter?.append(itemReport) } catch { reportWriter = nil }
+        }
         try store.forEachItem(of: batch.id, pageSize: pageSize) { stored in
             var item = stored
             // Temporary files named after it were left by a writer that died
@@ -79,7 +88,6 @@ enum BatchCompletion {
             if item.failure == nil {
                 let entry = stage.entry(for: item, message: context.message)
                 types.insert(entry.type)
-                delivered += 1
                 if !alreadyWritten, writeError == nil {
                     do throws(SystemError) {
                         // Every copy is in place (all items finished): one fsync of
@@ -98,7 +106,7 @@ enum BatchCompletion {
                     }
                 }
             }
-            reports.append(stage.report(for: item, finished: true, message: context.message))
+            report(item)
         }
         if let writer, writeError == nil {
             do throws(SystemError) {
@@ -109,42 +117,53 @@ enum BatchCompletion {
         }
         if let writeError {
             // The manifest could not be written: nothing is delivered, and the
-            // items that would have been say why.
+            // items that would have been say why (their reports are written again).
             let reason: ItemFailure.Reason = writeError.isDiskFull ? .diskFull : .io
-            delivered = 0
             types = []
-            for (position, report) in reports.enumerated() where report.status == .ingested {
-                guard var item = try store.items(of: batch.id, after: report.index - 1, limit: 1).first else { continue }
-                item.failure = ItemFailure(.manifest, reason, "\(item.label): the manifest could not be written: \(writeError)")
-                item.removeFiles(in: container)
-                changed.append(item)
-                reports[position] = stage.report(for: item, finished: true, message: context.message)
+            counts = BatchReport.Counts(items: 0, ingested: 0, failed: 0, skipped: 0)
+            reportWriter = try? StoredReportWriter(path: reportPath)
+            let unsupported = Dictionary(changed.map { ($0.index, $0) }, uniquingKeysWith: { first, _ in first })
+            try store.forEachItem(of: batch.id, pageSize: pageSize) { stored in
+                var item = unsupported[stored.index] ?? stored
+                if item.failure == nil {
+                    item.failure = ItemFailure(.manifest, reason, "\(item.label): the manifest could not be written: \(writeError)")
+                    item.removeFiles(in: container)
+                    changed.append(item)
+                }
+                report(item)
             }
         }
         CrashPoint.hit("after-manifest")
         TestThrottle.pause()
 
         var record = batch
-        record.manifestPath = delivered > 0 ? manifestPath : nil
-        let redirect = delivered > 0 ? stage.redirect(for: types, key: batch.key) : nil
+        let delivered = counts.ingested > 0
+        record.manifestPath = delivered ? manifestPath : nil
+        let redirect = delivered ? stage.redirect(for: types, key: batch.key) : nil
         record.redirectURL = redirect?.description
         record.state = .done
         record.finishedAt = now
-        record.itemCount = reports.count
-        record.ingestedCount = reports.count { $0.status == .ingested }
-        record.failedCount = reports.count { $0.status == .failed }
-        record.skippedCount = reports.count { $0.status == .skipped }
+        record.itemCount = counts.items
+        record.ingestedCount = counts.ingested
+        record.failedCount = counts.failed
+        record.skippedCount = counts.skipped
         totals[.manifest] = MonotonicClock.now() - manifestStart
+        let batchID = batch.id
+        let key = batch.key
+        let message = context.message
+        let pipeline = context.pipeline
         let report = BatchReport(
             batchID: batch.id, key: batch.key, redirectURL: redirect, manifestPath: record.manifestPath,
-            schema: context.pipeline.manifest.schema, pipeline: context.pipeline.name, items: reports, stageSeconds: totals,
-            wallSeconds: wallSeconds ?? totals.values.reduce(0, +))
+            schema: context.pipeline.manifest.schema, pipeline: context.pipeline.name,
+            items: ItemReports(count: counts.items) {
+                (try? BatchReport.stored(key: key, in: container)).flatMap { $0.batchID == batchID ? Array($0.items) : nil }
+                    ?? ItemReports.rebuilt(batch: batchID, container: container, pipeline: pipeline, message: message)
+            },
+            counts: counts, stageSeconds: totals, wallSeconds: wallSeconds ?? totals.values.reduce(0, +))
         // Kept beside the manifest for `share report` and `share status` (and beside
         // a failed drop); losing it costs no item, so failing to write it is not
         // the batch's failure.
-        let reportPath = container.reportPath(key: batch.key)
-        FileSystem.remove(reportPath)
-        try? AtomicFile.create(reportPath, bytes: report.json(), syncDirectory: false)
+        try? reportWriter?.commit(report)
         // Every item is copied: nothing reads the spooled in-memory inputs any more.
         Spool.remove(batch: batch.id, in: container)
         beforeRecording(record)
@@ -155,5 +174,18 @@ enum BatchCompletion {
             throw NotRecorded(outcome: outcome, error: error)
         }
         return outcome
+    }
+}
+
+extension ItemReports {
+    /// The reports of a batch's items, rebuilt from the container's journal
+    /// (when its stored report is gone): empty when the journal does not have it.
+    static func rebuilt(batch: UUID, container: ContainerDirectory, pipeline: PipelineDefinition, message: String?) -> [ItemReport] {
+        guard let journal = try? BatchJournal(container: container) else { return [] }
+        let lifecycle = ItemLifecycle(stages: pipeline.itemStages)
+        let stage = ManifestStage(settings: pipeline.manifest)
+        var reports: [ItemReport] = []
+        try? journal.forEachItem(of: batch) { reports.append(stage.report(for: $0, finished: lifecycle.isFinished($0), message: message)) }
+        return reports
     }
 }

@@ -222,21 +222,16 @@ final class BatchRunner: Sendable {
         return outcome.report
     }
 
+    /// The report of a batch that stopped before all its items finished: its
+    /// counts from the journal, its items read from it when needed.
     private func interruptedReport(_ batch: BatchRecord, started: Double) throws(ShareIngestError) -> BatchReport {
-        var totals: [StageName: Double] = [:]
-        var items: [ItemReport] = []
-        let stage = ManifestStage(settings: context.pipeline.manifest)
-        do {
-            try store.forEachItem(of: batch.id) { item in
-                totals.merge(item.stageSeconds, uniquingKeysWith: +)
-                items.append(stage.report(for: item, finished: lifecycle.isFinished(item), message: batch.message))
-            }
-        } catch {
-            throw .containerUnusable(path: context.container.root, reason: "journal: \(error)")
-        }
+        let counts: BatchReport.Counts
+        do { counts = try store.counts(of: batch.id) } catch { throw .containerUnusable(path: context.container.root, reason: "journal: \(error)") }
+        let (container, pipeline, message) = (context.container, context.pipeline, batch.message)
         var interrupted = BatchReport(
-            batchID: batch.id, key: batch.key, redirectURL: nil, manifestPath: nil, schema: context.pipeline.manifest.schema,
-            pipeline: context.pipeline.name, items: items, stageSeconds: totals, wallSeconds: MonotonicClock.now() - started)
+            batchID: batch.id, key: batch.key, redirectURL: nil, manifestPath: nil, schema: pipeline.manifest.schema, pipeline: pipeline.name,
+            items: ItemReports(count: counts.items) { ItemReports.rebuilt(batch: batch.id, container: container, pipeline: pipeline, message: message) },
+            counts: counts, stageSeconds: [:], wallSeconds: MonotonicClock.now() - started)
         interrupted.interrupted = true
         return interrupted
     }

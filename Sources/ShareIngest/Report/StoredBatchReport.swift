@@ -36,8 +36,9 @@ public enum StoredReportError: Error, Sendable, CustomStringConvertible {
 }
 
 extension BatchReport {
-    /// The largest report file read; a batch of 100,000 items stays well below it.
-    static let maximumStoredSize = 256 << 20
+    /// The largest report file whose items are read (a million items' report
+    /// is about 400 MB); its header is always read.
+    static let maximumStoredSize = 1 << 30
 
     /// The report a batch left in `container` (`.share-ingest/reports/<key>.json`),
     /// found by redirect URL (`ShareMedia://dataUrl=<key>#media`) or by bare key.
@@ -51,21 +52,41 @@ extension BatchReport {
         return try stored(key: key, in: container)
     }
 
-    /// The report stored under `key` in `container`.
+    /// The report stored under `key` in `container`. Only its header (the
+    /// batch's fields and counts) is read now; its items when first needed.
     public static func stored(key: ShareKey, in container: ContainerDirectory) throws(StoredReportError) -> BatchReport {
         let path = container.reportPath(key: key)
         let status: FileStatus
         do { status = try FileStatus.of(path) } catch { throw .unknownKey(key, path: path) }
         guard status.type == .regular else { throw .unreadable(path: path, reason: "not a regular file") }
-        guard status.size <= maximumStoredSize else {
-            throw .unreadable(path: path, reason: "\(status.size) bytes; refusing more than \(maximumStoredSize)")
+        let header: [UInt8]?
+        do { header = try BatchReportDocument.headerBytes(of: path) } catch { throw .unreadable(path: path, reason: error.message) }
+        if let header, let document = try? JSONDecoder().decode(BatchReportDocument.self, from: Data(header)), let counts = document.counts {
+            do {
+                return try document.report(items: ItemReports(count: counts.items) { (try? readItems(path, size: status.size)) ?? [] })
+            } catch {
+                throw .malformed(path: path, detail: error.description)
+            }
+        }
+        // A report whose items are not last (written before they were streamed):
+        // read whole.
+        return try BatchReport(documentAt: path, size: status.size)
+    }
+
+    /// The items of the report at `path`.
+    private static func readItems(_ path: String, size: Int64) throws(StoredReportError) -> [ItemReport] {
+        Array(try BatchReport(documentAt: path, size: size).items)
+    }
+
+    /// The whole report at `path`, read and decoded at once.
+    private init(documentAt path: String, size: Int64) throws(StoredReportError) {
+        guard size <= Self.maximumStoredSize else {
+            throw .unreadable(path: path, reason: "\(size) bytes; refusing more than \(Self.maximumStoredSize)")
         }
         let data: [UInt8]
-        do { data = try FileDescriptor.open(path, O_RDONLY).read(count: Int(status.size), at: 0, path: path) } catch {
-            throw .unreadable(path: path, reason: error.message)
-        }
+        do { data = try FileSystem.readWholeFile(path) } catch { throw .unreadable(path: path, reason: error.message) }
         do {
-            return try decode(storedJSON: Data(data))
+            self = try Self.decode(storedJSON: Data(data))
         } catch {
             throw .malformed(path: path, detail: error.description)
         }
@@ -83,6 +104,76 @@ extension BatchReport {
             throw StoredReportDecodingError(detail: "\(error)")
         }
         return try document.report()
+    }
+
+    /// Writes the report document to `path` (replacing it), in bounded memory
+    /// when the batch's stored report in `container` holds its items: that file
+    /// is copied; otherwise the items are encoded one by one.
+    public func write(to path: String, container: ContainerDirectory) throws(SystemError) {
+        let stored = container.reportPath(key: key)
+        let temporary = path + ".partial-\(UUID().uuidString)"
+        let writer = try AtomicFileWriter(temporary)
+        if let header = try? BatchReportDocument.headerBytes(of: stored), let document = try? JSONDecoder().decode(BatchReportDocument.self, from: Data(header)),
+            document.batch == batchID.uuidString
+        {
+            let source = try FileDescriptor.open(stored, O_RDONLY)
+            var offset: Int64 = 0
+            while true {
+                let chunk = try source.read(count: 1 << 16, at: offset, path: stored)
+                try writer.append(chunk)
+                if chunk.count < 1 << 16 { break }
+                offset += Int64(chunk.count)
+            }
+        } else {
+            try writer.append(String(decoding: json(), as: UTF8.self))
+        }
+        try writer.commit(syncDirectory: false)
+        try FileSystem.rename(temporary, path)
+    }
+}
+
+/// Writes a batch's stored report while its items are read, one at a time: the
+/// items go to a temporary file as they come, and at the end the report is the
+/// header (known only then: counts, times, the URL) followed by them, made
+/// durable under its name. A report of any size, in bounded memory.
+final class StoredReportWriter {
+    private let path: String
+    private let items: AtomicFileWriter
+    private let itemsPath: String
+    private var count = 0
+
+    init(path: String) throws(SystemError) {
+        self.path = path
+        itemsPath = FileSystem.temporaryName(for: path + ".items")
+        items = try AtomicFileWriter(itemsPath)
+    }
+
+    /// Appends one item's report.
+    func append(_ item: ItemReport) throws(SystemError) {
+        try items.append((count == 0 ? "" : ",\n") + BatchReportDocument.encode(BatchReportDocument.Item(item)))
+        count += 1
+    }
+
+    /// Writes the report: `report`'s header, then the items appended (it replaces
+    /// an older report of the key).
+    func commit(_ report: BatchReport) throws(SystemError) {
+        try items.commit(syncDirectory: false)
+        defer { FileSystem.remove(itemsPath) }
+        let header = BatchReportDocument.header(of: report)
+        let file = try AtomicFileWriter(path + ".new")
+        try file.append(header.opening)
+        let source = try FileDescriptor.open(itemsPath, O_RDONLY)
+        var offset: Int64 = 0
+        while true {
+            let chunk = try source.read(count: 1 << 16, at: offset, path: itemsPath)
+            try file.append(chunk)
+            if chunk.count < 1 << 16 { break }
+            offset += Int64(chunk.count)
+        }
+        try file.append(header.closing(empty: count == 0))
+        FileSystem.remove(path + ".new")
+        try file.commit(syncDirectory: false)
+        try FileSystem.rename(path + ".new", path)
     }
 }
 
@@ -111,8 +202,10 @@ public struct StoredReportDecodingError: Error, Sendable, CustomStringConvertibl
     }
 }
 
-/// The batch report document: the one layout `BatchReport.json()` writes and
-/// `BatchReport.stored` reads (keys sorted; fields without a value are left out).
+/// The batch report document: the one layout `BatchReport.json()` and the
+/// stored report write and `BatchReport.stored` reads: the batch's fields
+/// first (keys sorted), then `items` (each one's keys sorted); fields without
+/// a value are left out.
 struct BatchReportDocument: Codable {
     var batch: String
     var key: String
@@ -153,31 +246,97 @@ struct BatchReportDocument: Codable {
         var stageSeconds: [String: Double]?
     }
 
-    init(_ report: BatchReport) {
+    /// What comes before and after the items of a report's document.
+    struct Header {
+        /// `{`, the batch's fields, `"items" : [`.
+        let opening: String
+
+        /// `]` and `}` after `count` items.
+        func closing(empty: Bool) -> String { empty ? "\n  ]\n}" : "\n  ]\n}" }
+
+        /// The whole document, with these items (each encoded by ``BatchReportDocument/encode(_:)``).
+        func joined(items: [String]) -> Data { Data((opening + items.joined(separator: ",\n") + closing(empty: items.isEmpty)).utf8) }
+    }
+
+    /// Where the items start: what a reader of the header alone looks for.
+    static let itemsMarker = "\n  \"items\" : ["
+
+    /// The header of `report`'s document.
+    static func header(of report: BatchReport) -> Header {
         func seconds(_ timings: [StageName: Double]) -> [String: Double] {
             Dictionary(uniqueKeysWithValues: timings.map { ($0.key.rawValue, ($0.value * 10_000).rounded() / 10_000) })
         }
-        batch = report.batchID.uuidString
-        key = report.key.rawValue
-        redirectURL = report.redirectURL?.description
-        manifest = report.manifestPath
-        schema = report.schema
-        pipeline = report.pipeline
-        interrupted = report.interrupted
-        counts = Counts(items: report.items.count, ingested: report.ingestedCount, failed: report.failedCount, skipped: report.skippedCount)
-        stageSeconds = seconds(report.stageSeconds)
-        wallSeconds = (report.wallSeconds * 10_000).rounded() / 10_000
-        items = report.items.map { item in
-            let entry = item.entry
-            return Item(
-                source: item.source, status: item.status, error: item.failure?.message, stage: item.failure?.stage, reason: item.failure?.reason,
-                path: entry?.path, type: entry?.type, thumbnail: entry?.thumbnail, mimeType: entry?.mimeType, fileName: entry?.fileName,
-                size: entry?.size, width: entry?.width, height: entry?.height, duration: entry?.duration, warnings: item.warnings,
-                stageSeconds: seconds(item.stageSeconds))
+        let document = BatchReportDocument(
+            batch: report.batchID.uuidString, key: report.key.rawValue, redirectURL: report.redirectURL?.description, manifest: report.manifestPath,
+            schema: report.schema, pipeline: report.pipeline, interrupted: report.interrupted,
+            counts: Counts(items: report.counts.items, ingested: report.counts.ingested, failed: report.counts.failed, skipped: report.counts.skipped),
+            stageSeconds: seconds(report.stageSeconds), wallSeconds: (report.wallSeconds * 10_000).rounded() / 10_000, items: [])
+        var encoded = String(decoding: (try? encoder.encode(HeaderFields(document))) ?? Data("{}".utf8), as: UTF8.self)
+        // `{ … "wallSeconds" : 1.5\n}` → `{ … "wallSeconds" : 1.5,\n  "items" : [\n`
+        if encoded.hasSuffix("\n}") { encoded.removeLast(2) }
+        return Header(opening: encoded + "," + itemsMarker + "\n")
+    }
+
+    /// One item as it stands in the document (indented for its place in `items`).
+    static func encode(_ item: Item) -> String {
+        let text = String(decoding: (try? encoder.encode(item)) ?? Data("{}".utf8), as: UTF8.self)
+        return text.split(separator: "\n", omittingEmptySubsequences: false).map { "    " + $0 }.joined(separator: "\n")
+    }
+
+    private static var encoder: JSONEncoder {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        return encoder
+    }
+
+    /// The document without its items.
+    private struct HeaderFields: Encodable {
+        let document: BatchReportDocument
+        init(_ document: BatchReportDocument) { self.document = document }
+
+        private enum Key: String, CodingKey {
+            case batch, key, redirectURL, manifest, schema, pipeline, interrupted, counts, stageSeconds, wallSeconds
+        }
+
+        func encode(to encoder: any Encoder) throws {
+            var c = encoder.container(keyedBy: Key.self)
+            try c.encode(document.batch, forKey: .batch)
+            try c.encode(document.key, forKey: .key)
+            try c.encodeIfPresent(document.redirectURL, forKey: .redirectURL)
+            try c.encodeIfPresent(document.manifest, forKey: .manifest)
+            try c.encode(document.schema, forKey: .schema)
+            try c.encode(document.pipeline, forKey: .pipeline)
+            try c.encodeIfPresent(document.interrupted, forKey: .interrupted)
+            try c.encodeIfPresent(document.counts, forKey: .counts)
+            try c.encodeIfPresent(document.stageSeconds, forKey: .stageSeconds)
+            try c.encode(document.wallSeconds, forKey: .wallSeconds)
         }
     }
 
-    func report() throws(StoredReportDecodingError) -> BatchReport {
+    /// The bytes of the header of the document at `path`, read up to its items
+    /// and closed as a document of its own; nil when the items are not last (an
+    /// older report, to read whole).
+    static func headerBytes(of path: String) throws(SystemError) -> [UInt8]? {
+        let fd = try FileDescriptor.open(path, O_RDONLY)
+        let marker = Array(itemsMarker.utf8)
+        var read: [UInt8] = []
+        while read.count < 1 << 20 {
+            let chunk = try fd.read(count: 1 << 14, at: Int64(read.count), path: path)
+            read += chunk
+            if let range = read.firstRange(of: marker) {
+                var header = Array(read[..<range.lowerBound])
+                // `…,` before the items: drop the comma and close the object.
+                if header.last == UInt8(ascii: ",") { header.removeLast() }
+                return header + Array("\n}".utf8)
+            }
+            if chunk.isEmpty { return nil }
+        }
+        return nil
+    }
+
+    /// The report this document describes; `items`, when given, stand for its
+    /// own (read later, when needed).
+    func report(items lazy: ItemReports? = nil) throws(StoredReportDecodingError) -> BatchReport {
         guard let batchID = UUID(uuidString: batch) else {
             throw StoredReportDecodingError(detail: "field batch must be a UUID, not \(JSONText.string(batch))")
         }
@@ -202,10 +361,27 @@ struct BatchReportDocument: Codable {
                 index: index, source: item.source, status: item.status, failure: failure, warnings: item.warnings ?? [], entry: entry, id: id,
                 stageSeconds: timings(item.stageSeconds))
         }
+        let all = lazy ?? ItemReports(reports)
+        let counted = counts.map { BatchReport.Counts(items: $0.items, ingested: $0.ingested, failed: $0.failed, skipped: $0.skipped) } ?? BatchReport.Counts(reports)
         var report = BatchReport(
             batchID: batchID, key: key, redirectURL: redirectURL.flatMap { try? RedirectURL.parse($0).url }, manifestPath: manifest,
-            schema: schema, pipeline: pipeline, items: reports, stageSeconds: timings(stageSeconds), wallSeconds: wallSeconds)
+            schema: schema, pipeline: pipeline, items: all, counts: counted, stageSeconds: timings(stageSeconds), wallSeconds: wallSeconds)
         report.interrupted = interrupted ?? false
         return report
+    }
+}
+
+extension BatchReportDocument.Item {
+    /// The item's fields in the document.
+    init(_ item: ItemReport) {
+        func seconds(_ timings: [StageName: Double]) -> [String: Double] {
+            Dictionary(uniqueKeysWithValues: timings.map { ($0.key.rawValue, ($0.value * 10_000).rounded() / 10_000) })
+        }
+        let entry = item.entry
+        self.init(
+            source: item.source, status: item.status, error: item.failure?.message, stage: item.failure?.stage, reason: item.failure?.reason,
+            path: entry?.path, type: entry?.type, thumbnail: entry?.thumbnail, mimeType: entry?.mimeType, fileName: entry?.fileName,
+            size: entry?.size, width: entry?.width, height: entry?.height, duration: entry?.duration, warnings: item.warnings,
+            stageSeconds: seconds(item.stageSeconds))
     }
 }

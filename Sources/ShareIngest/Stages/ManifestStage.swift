@@ -40,7 +40,7 @@ struct ManifestStage {
         let status: ItemStatus
         switch item.failure?.reason {
         case nil: status = finished ? .ingested : .failed
-        case .notRegularFile, .symbolicLink, .tooDeep, .unsupportedBySchema: status = .skipped
+        case let reason? where ItemFailure.skipping.contains(reason): status = .skipped
         default: status = .failed
         }
         return ItemReport(
