@@ -24,7 +24,8 @@ import Testing
         let work = TemporaryDirectory("durable")
         let root = Self.root(work.path + "/container")
         // Decoding in-process: the order that matters is the pipeline's own.
-        let (run, trace) = try SyscallTrace.share(["ingest", "--quiet", "--isolation", "none", "--container", root, "--key", "Durable", drop.path])
+        let (run, trace) = try SyscallTrace.share(
+            ["ingest", "--quiet", "--isolation", "none", "--container", root, "--key", "Durable", drop.path], calls: SyscallTrace.fileCalls + ["write"])
         #expect(run.status == 0, "\(run.stderr)")
         try #require(trace.calls.count > 0)
 
@@ -62,6 +63,53 @@ import Testing
         #expect(problems.isEmpty, "\(problems.joined(separator: "\n"))")
     }
 
+    /// The redirect URLs written to stdout (`expected` of them) while a WAL
+    /// write before them was not synced yet.
+    static func reportedBeforeSynced(_ trace: SyscallTrace, root: String, expected: Int) -> [String] {
+        let wal = root + "/.share-ingest/journal.sqlite-wal"
+        let walWrites = trace.writes(to: wal)
+        let walSyncs = trace.syncs(of: wal)
+        let reports = trace.calls.filter { $0.name == "write" && $0.arguments.hasPrefix("1<") && $0.arguments.contains("ShareMedia://") }
+        var problems = reports.count == expected ? [] : ["\(reports.count) redirect URLs were written to stdout, expected \(expected): \(reports)"]
+        for report in reports {
+            guard let last = walWrites.last(where: { $0.ended < report.started }) else { continue }
+            if !walSyncs.contains(where: { $0.started > last.ended && $0.ended < report.started }) {
+                problems.append("a redirect URL was printed (\(report)) before the journal's write \(last) was synced")
+            }
+        }
+        return problems
+    }
+
+    /// `share watch` keeps its journal open from one drop to the next (no
+    /// closing checkpoint between them, unlike `share ingest`): each drop's
+    /// URL must still be printed only once its batch's end is synced, and each
+    /// manifest is named from a synced temporary file, its folder synced after.
+    @Test func watchPrintsEachDropOnlyOnceItsEndIsDurable() throws {
+        let work = TemporaryDirectory("durable-watch")
+        let photo = try Data(contentsOf: URL(fileURLWithPath: Fixtures.media("photo.jpg")))
+        for drop in 0..<2 {
+            try work.add("inbox/drop-\(drop)/photo.jpg", bytes: Array(photo) + Array("drop \(drop)".utf8))
+            try work.add("inbox/drop-\(drop)/note.txt", bytes: Array("note \(drop)\n".utf8))
+            try work.add("inbox/drop-\(drop)/.ready", bytes: [])
+        }
+        let root = Self.root(work.path + "/container")
+        let (run, trace) = try SyscallTrace.share(
+            ["watch", work.file("inbox"), "--container", root, "--once", "--isolation", "none"], calls: SyscallTrace.fileCalls + ["write"])
+        #expect(run.status == 0, "\(run.stderr)")
+        let problems = Self.reportedBeforeSynced(trace, root: root, expected: 2)
+        #expect(problems.isEmpty, "\(problems.joined(separator: "\n"))")
+        let manifests = trace.calls.compactMap { call -> String? in
+            guard call.succeeded, let to = call.naming?.to, (to as NSString).deletingLastPathComponent == root + "/manifests",
+                !(to as NSString).lastPathComponent.hasPrefix(".") else { return nil }
+            return to
+        }
+        #expect(manifests.count == 2, "\(manifests)")
+        for manifest in manifests {
+            let problems = trace.checkAtomicDurableCreation(of: manifest, folderSyncedAfter: true).problems
+            #expect(problems.isEmpty, "\(problems.joined(separator: "\n"))")
+        }
+    }
+
     /// What is wrong with the journal's order of writes and syncs (empty: nothing).
     ///
     /// SQLite in WAL mode appends each commit to `journal.sqlite-wal`; with
@@ -79,9 +127,13 @@ import Testing
     ///    buys. The per-stage progress commits, such as the sniff's result
     ///    written just before the copy, are `NORMAL` on purpose, redone after a
     ///    power cut: they are not asserted.)
-    /// 2. **The batch's end is durable.** The batch is marked done after the
-    ///    manifest is named: the WAL is written after that naming, and its last
-    ///    write is followed by a sync.
+    /// 2. **The batch's end is durable before it is reported.** The batch is
+    ///    marked done after the manifest is named (the WAL is written after that
+    ///    naming), and when `share` prints the redirect URL no WAL byte is
+    ///    unsynced: a script that sees the URL may rely on the batch being done
+    ///    after a power cut. (`share ingest` closes its journal, a checkpoint
+    ///    that syncs the WAL, before it prints; `share watch` does not, which
+    ///    ``watchPrintsEachDropOnlyOnceItsEndIsDurable()`` checks.)
     /// 3. **Checkpoints never outrun the WAL.** Before any write into
     ///    `journal.sqlite`, every WAL write before it has been synced (else a
     ///    crash mid-checkpoint leaves the database with pages whose WAL copy is
@@ -120,6 +172,7 @@ import Testing
         if !walWrites.contains(where: { $0.started > manifest.ended }) {
             problems.append("nothing was written to the journal after the manifest was named (the batch marked done)")
         }
+        problems += reportedBeforeSynced(trace, root: root, expected: 1)
         if let last = walWrites.last, !synced(after: last, before: Int.max) {
             problems.append("the journal's last write (\(last)) was never synced")
         }
