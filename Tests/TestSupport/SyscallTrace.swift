@@ -22,11 +22,18 @@ public struct SyscallTrace: Sendable {
         public let ended: Int
 
         /// The quoted strings among the arguments (paths), unescaped.
-        public var strings: [String] { SyscallTrace.scan(arguments).strings }
+        public let strings: [String]
         /// The paths of the descriptors among the arguments (`-y`), in order.
-        public var descriptorPaths: [String] { SyscallTrace.scan(arguments).descriptors }
+        public let descriptorPaths: [String]
         /// The path of the descriptor this call returned (`openat`), if any.
-        public var resultPath: String? { SyscallTrace.scan(result).descriptors.first }
+        public let resultPath: String?
+
+        init(thread: Int, name: String, arguments: String, result: String, started: Int, ended: Int) {
+            (self.thread, self.name, self.arguments, self.result, self.started, self.ended) = (thread, name, arguments, result, started, ended)
+            // Scanned once: the questions below filter every call many times.
+            (strings, descriptorPaths) = SyscallTrace.scan(arguments)
+            resultPath = SyscallTrace.scan(result).descriptors.first
+        }
         /// True unless the call returned -1.
         public var succeeded: Bool { !result.hasPrefix("-1") && !result.hasPrefix("?") }
 
