@@ -11,8 +11,9 @@
 # uncommitted changes in the tree are left alone (no git stash, no checkout:
 # only the mutated file is copied aside and put back).
 #
-# usage: scripts/mutation-check.sh [--runs N] [--list] [NAME...]
+# usage: scripts/mutation-check.sh [--runs N] [--logs DIR] [--list] [NAME...]
 #   NAME: a file of scripts/mutations/ without .txt, or a prefix of it (e.g. 04)
+#   --logs DIR: keep each run's whole test output as DIR/<name>.<run>.log
 # A mutation file: `what:`, `file:` and `tests:` (a swift test --filter regex)
 # lines, then one or more hunks, each replacing text found exactly once:
 #   <<<<<<< before
@@ -26,11 +27,13 @@ cd "$(dirname "$0")/.."
 
 runs=3
 list=0
+logs=""
 names=()
 while (($#)); do
   case "$1" in
     --runs) runs=${2:?--runs N}; shift 2 ;;
     --list) list=1; shift ;;
+    --logs) logs=${2:?--logs DIR}; mkdir -p "$logs"; shift 2 ;;
     -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     *) names+=("$1"); shift ;;
   esac
@@ -146,7 +149,10 @@ for m in "${mutations[@]}"; do
   fi
   failed=0
   for ((i = 1; i <= runs; i++)); do
-    if run_tests "$filter"; then
+    result=0
+    run_tests "$filter" || result=$?
+    if [ -n "$logs" ]; then cp "$log.test" "$logs/$name.$i.log"; fi
+    if ((result == 0)); then
       echo "   run $i: passed"
     else
       failed=$((failed + 1))
