@@ -22,6 +22,8 @@
 #   (their replacement)
 #   >>>>>>> after
 # Exit status: 0 if every mutation run was caught, 1 otherwise.
+# (Display pipelines that stop reading early end in `|| true`: with pipefail a
+# SIGPIPE'd grep would otherwise end the script.)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -112,7 +114,7 @@ for m in "${mutations[@]}"; do
   [ -n "${checked[$filter]:-}" ] && continue
   echo "mutation-check: baseline: $filter"
   if ! run_tests "$filter"; then
-    grep -E '^✘' "$log.test" | head -n 10
+    { grep -E '^✘' "$log.test" | head -n 10; } || true
     echo "mutation-check: the tests fail without any mutation: fix them first" >&2
     exit 2
   fi
@@ -141,7 +143,7 @@ for m in "${mutations[@]}"; do
     exit 2
   fi
   if ! build; then
-    grep -E 'error:' "$log" | head -n 5
+    { grep -E 'error:' "$log" | head -n 5; } || true
     restore
     summary+=("no build  $name")
     all_caught=0
@@ -158,7 +160,7 @@ for m in "${mutations[@]}"; do
       failed=$((failed + 1))
       echo "   run $i: failed: $(grep -E '^✘ Test ' "$log.test" | grep -v '^✘ Test run with' | sed -E 's/^✘ Test ([^ (]+).*/\1/' | sort -u | tr '\n' ' ')"
       # The first two issues: the failed expectation, then its message.
-      grep -E 'recorded an issue' -A1 "$log.test" | grep -vE '^--$' | head -n 4 | sed -E 's/^✘ Test .* recorded an issue at //' | cut -c1-240 | sed 's/^/      /'
+      { grep -E 'recorded an issue' -A1 "$log.test" | grep -vE '^--$' | head -n 4 | sed -E 's/^✘ Test .* recorded an issue at //' | cut -c1-240 | sed 's/^/      /'; } || true
     fi
   done
   restore
