@@ -51,7 +51,7 @@ for file in scripts/mutations/*.txt; do
 done
 ((${#mutations[@]})) || { echo "mutation-check: no mutation matches ${names[*]}" >&2; exit 2; }
 
-field() { sed -n "s/^$2: //p" "$1" | head -n 1; }
+field() { sed -n "/^$2: /{s/^$2: //p;q;}" "$1"; }
 
 if ((list)); then
   for m in "${mutations[@]}"; do printf '%-40s %s\n' "$(basename "$m" .txt)" "$(field "$m" what)"; done
