@@ -12,6 +12,8 @@ packages=(
   libheif-examples libimage-exiftool-perl
   # tests of the distributed mode: a throwaway PostgreSQL server
   postgresql
+  # durability tests: the order of fsyncs and renames of the built share (strace -f -y)
+  strace
   # benchmarks: peak memory; the photos floor (djpeg)
   time libjpeg-turbo-progs
   # the memory check (scripts/memcheck.sh): valgrind, and jq to read reports;

@@ -175,11 +175,25 @@ import Testing
         let container = work.path + "/container"
         let crashed = try ShareProcess.run(["ingest", "--quiet", "--container", container, "--key", "Point", drop.path], environment: ["SHARE_CRASH_POINT": point])
         #expect(crashed.status != 0, "the crash point \(point) was not reached")
-        // Never a half-written manifest: either none or the complete one.
+        // What the crash leaves is decided by the point: before the rename, no
+        // manifest at all (its temporary file is the only way one comes to
+        // exist, complete, under its name); after it, the complete manifest.
         let manifest = container + "/manifests/Point.json"
-        if FileManager.default.fileExists(atPath: manifest) {
-            let entries = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: manifest))) as? [Any]
-            #expect(entries?.count == count)
+        func entries(_ path: String) throws -> Int? {
+            (try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: path))) as? [Any])?.count
+        }
+        if point == "after-manifest" {
+            #expect(try entries(manifest) == count, "no complete manifest after it was named")
+        } else {
+            #expect(!FileManager.default.fileExists(atPath: manifest), "a manifest exists at \(point), before its temporary file was renamed")
+        }
+        if point == "manifest-temporary-written" {
+            // The point lies after the temporary file was written in full: it is
+            // there, complete (and the resumed run removes it: verify below).
+            let temporaries = try FileManager.default.contentsOfDirectory(atPath: container + "/manifests")
+                .filter { $0.hasPrefix(".Point.json.") && $0.hasSuffix(".partial") }
+            #expect(temporaries.count == 1, "temporary files: \(temporaries)")
+            if let temporary = temporaries.first { #expect(try entries(container + "/manifests/" + temporary) == count) }
         }
         let resumed = try ShareProcess.run(["ingest", "--quiet", "--container", container, "--resume", "Point"])
         #expect(resumed.status == 0, "\(resumed.stderr)")

@@ -9,12 +9,14 @@ public struct ShareProcess {
     /// The last non-empty line of stdout (where `share ingest` prints the redirect URL).
     public var lastLine: String? { stdout.split(separator: "\n").last.map(String.init) }
 
-    /// Runs `share` with `arguments` and waits for it.
+    /// Runs `share` with `arguments` and waits for it; `under` is a command
+    /// that runs it (e.g. `["/usr/bin/strace", "-f", …]`), the binary's path appended.
     @discardableResult
-    public static func run(_ arguments: [String], environment: [String: String] = [:]) throws -> ShareProcess {
+    public static func run(_ arguments: [String], environment: [String: String] = [:], under wrapper: [String] = []) throws -> ShareProcess {
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: Fixtures.shareBinary)
-        process.arguments = arguments
+        let command = wrapper + [Fixtures.shareBinary] + arguments
+        process.executableURL = URL(fileURLWithPath: command[0])
+        process.arguments = Array(command.dropFirst())
         var env = ProcessInfo.processInfo.environment
         env.merge(environment) { $1 }
         process.environment = env
