@@ -117,10 +117,15 @@ public struct BatchReport: Sendable {
     public let schema: ManifestSchema
     /// The pipeline's name.
     public let pipeline: String
-    /// One report per input item, in input order (folders expanded). Read from
-    /// the batch's stored report (or its store) the first time an element is
-    /// read, so a report of a million items costs nothing until then.
+    /// One report per input item, in input order (folders expanded). Held in
+    /// memory for batches of up to ``itemsHeldInMemory`` items; a larger batch's
+    /// are read from its stored report (or its store) the first time an element
+    /// is read, so a report of a million items costs nothing until then.
     public let items: ItemReports
+
+    /// Batches of up to this many items keep their item reports in memory (they
+    /// outlive the container); larger ones read them back when needed.
+    public static let itemsHeldInMemory = 10_000
     /// How many items were delivered, failed and were skipped.
     public let counts: Counts
     /// Seconds of work per stage, summed over items, and the batch's wall time.
@@ -235,6 +240,21 @@ public struct ItemReports: RandomAccessCollection, Sendable {
                 return items
             }
         }
+
+        /// The loaded reports, `count` of them: a report that could not be read
+        /// back (its batch's stored report was removed) stands as one saying so.
+        func items(count: Int) -> [ItemReport] {
+            let items = self.items
+            guard items.count < count else { return items }
+            let missing = (items.count..<count).map { index in
+                ItemReport(
+                    index: index, source: "item \(index)", status: .failed,
+                    failure: ItemFailure(.manifest, .unreadableState, "item \(index): its report is no longer stored (the batch's stored report and journal are gone)"),
+                    warnings: [], entry: nil, id: nil, stageSeconds: [:])
+            }
+            loaded.withLock { $0 = items + missing }
+            return items + missing
+        }
     }
 
     /// Reports held in memory.
@@ -254,5 +274,5 @@ public struct ItemReports: RandomAccessCollection, Sendable {
     /// ``count``.
     public var endIndex: Int { count }
     /// The report of the item at `position` (input order).
-    public subscript(position: Int) -> ItemReport { storage.items[position] }
+    public subscript(position: Int) -> ItemReport { storage.items(count: count)[position] }
 }

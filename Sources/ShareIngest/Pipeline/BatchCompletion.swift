@@ -68,9 +68,13 @@ enum BatchCompletion {
         let reportPath = container.reportPath(key: batch.key)
         var reportWriter = try? StoredReportWriter(path: reportPath)
         var counts = BatchReport.Counts(items: 0, ingested: 0, failed: 0, skipped: 0)
+        // Small batches' reports are kept (they outlive the container); a large
+        // batch's are read back from the stored report when needed.
+        var held: [ItemReport]? = []
         func report(_ item: ItemState) {
             let itemReport = stage.report(for: item, finished: true, message: context.message)
             counts.add(itemReport.status)
+            if counts.items <= BatchReport.itemsHeldInMemory { held?.append(itemReport) } else { held = nil }
             do throws(SystemError) { try reportWriter?.append(itemReport) } catch { reportWriter = nil }
         }
         try store.forEachItem(of: batch.id, pageSize: pageSize) { stored in
@@ -121,6 +125,7 @@ enum BatchCompletion {
             let reason: ItemFailure.Reason = writeError.isDiskFull ? .diskFull : .io
             types = []
             counts = BatchReport.Counts(items: 0, ingested: 0, failed: 0, skipped: 0)
+            held = []
             reportWriter = try? StoredReportWriter(path: reportPath)
             let unsupported = Dictionary(changed.map { ($0.index, $0) }, uniquingKeysWith: { first, _ in first })
             try store.forEachItem(of: batch.id, pageSize: pageSize) { stored in
@@ -155,10 +160,11 @@ enum BatchCompletion {
         let report = BatchReport(
             batchID: batch.id, key: batch.key, redirectURL: redirect, manifestPath: record.manifestPath,
             schema: context.pipeline.manifest.schema, pipeline: context.pipeline.name,
-            items: ItemReports(count: counts.items) {
-                (try? BatchReport.stored(key: key, in: container)).flatMap { $0.batchID == batchID ? Array($0.items) : nil }
-                    ?? ItemReports.rebuilt(batch: batchID, container: container, pipeline: pipeline, message: message)
-            },
+            items: held.map(ItemReports.init)
+                ?? ItemReports(count: counts.items) {
+                    (try? BatchReport.stored(key: key, in: container)).flatMap { $0.batchID == batchID ? Array($0.items) : nil }
+                        ?? ItemReports.rebuilt(batch: batchID, container: container, pipeline: pipeline, message: message)
+                },
             counts: counts, stageSeconds: totals, wallSeconds: wallSeconds ?? totals.values.reduce(0, +))
         // Kept beside the manifest for `share report` and `share status` (and beside
         // a failed drop); losing it costs no item, so failing to write it is not

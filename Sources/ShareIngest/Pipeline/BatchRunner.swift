@@ -230,7 +230,9 @@ final class BatchRunner: Sendable {
         let (container, pipeline, message) = (context.container, context.pipeline, batch.message)
         var interrupted = BatchReport(
             batchID: batch.id, key: batch.key, redirectURL: nil, manifestPath: nil, schema: pipeline.manifest.schema, pipeline: pipeline.name,
-            items: ItemReports(count: counts.items) { ItemReports.rebuilt(batch: batch.id, container: container, pipeline: pipeline, message: message) },
+            items: counts.items <= BatchReport.itemsHeldInMemory
+                ? ItemReports(ItemReports.rebuilt(batch: batch.id, container: container, pipeline: pipeline, message: message))
+                : ItemReports(count: counts.items) { ItemReports.rebuilt(batch: batch.id, container: container, pipeline: pipeline, message: message) },
             counts: counts, stageSeconds: [:], wallSeconds: MonotonicClock.now() - started)
         interrupted.interrupted = true
         return interrupted

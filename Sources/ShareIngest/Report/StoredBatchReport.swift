@@ -61,15 +61,17 @@ extension BatchReport {
         guard status.type == .regular else { throw .unreadable(path: path, reason: "not a regular file") }
         let header: [UInt8]?
         do { header = try BatchReportDocument.headerBytes(of: path) } catch { throw .unreadable(path: path, reason: error.message) }
-        if let header, let document = try? JSONDecoder().decode(BatchReportDocument.self, from: Data(header)), let counts = document.counts {
+        if let header, let document = try? JSONDecoder().decode(BatchReportDocument.self, from: Data(header)), let counts = document.counts,
+            counts.items > BatchReport.itemsHeldInMemory
+        {
             do {
                 return try document.report(items: ItemReports(count: counts.items) { (try? readItems(path, size: status.size)) ?? [] })
             } catch {
                 throw .malformed(path: path, detail: error.description)
             }
         }
-        // A report whose items are not last (written before they were streamed):
-        // read whole.
+        // A small batch's report (its items are held), or one whose items are not
+        // last (written before they were streamed): read whole.
         return try BatchReport(documentAt: path, size: status.size)
     }
 
@@ -280,7 +282,7 @@ struct BatchReportDocument: Codable {
     /// One item as it stands in the document (indented for its place in `items`).
     static func encode(_ item: Item) -> String {
         let text = String(decoding: (try? encoder.encode(item)) ?? Data("{}".utf8), as: UTF8.self)
-        return text.split(separator: "\n", omittingEmptySubsequences: false).map { "    " + $0 }.joined(separator: "\n")
+        return text.split(separator: "\n", omittingEmptySubsequences: false).map { $0.isEmpty ? "" : "    " + $0 }.joined(separator: "\n")
     }
 
     private static var encoder: JSONEncoder {
