@@ -72,14 +72,8 @@ public struct ShareIngestor: Sendable {
             throw .containerUnusable(path: container.root, reason: "cannot lock batch \(batch.id)")
         }
         defer { withExtendedLifetime(lock) {} }
-        let items = try BatchPlan.items(for: inputs, batch: batch.id, container: container, identifiers: identifiers)
-        do {
-            try journal.create(batch, items: items, plan: BatchPlan.Details(container: container, pipeline: pipeline))
-        } catch {
-            throw .containerUnusable(path: container.root, reason: "journal: \(error)")
-        }
-        batch.state = .running
-        batch.itemCount = items.count
+        batch = try BatchPlan.commit(
+            batch, inputs: inputs, into: journal, plan: BatchPlan.Details(container: container, pipeline: pipeline), identifiers: identifiers)
         CrashPoint.hit("after-plan")
         let runner = try BatchRunner(batch, container: container, journal: journal, decoder: decoder, events: events, cancellation: cancellation, now: now)
         return try runner.run(&batch)
@@ -148,6 +142,9 @@ public struct ShareIngestor: Sendable {
         _ record: BatchRecord, journal: BatchJournal, decoder: any MediaDecoder, events: IngestEventSink?, cancellation: CancellationFlag,
         now: @escaping @Sendable () -> Date, dispose: ((BatchRecord) -> Void)? = nil
     ) throws(ShareIngestError) -> BatchReport {
+        if record.state == .claimed, record.dropName == nil {
+            try abandonPlan(record, journal: journal)
+        }
         guard record.state == .running || record.state == .manifesting else { throw .batchNotResumable(record.id, record.state) }
         guard let lock = BatchLock(batch: record.id, container: journal.container) else { throw .batchBusy(record.id) }
         defer { withExtendedLifetime(lock) {} }
@@ -159,6 +156,20 @@ public struct ShareIngestor: Sendable {
         let runner = try BatchRunner(
             batch, container: journal.container, journal: journal, decoder: decoder, events: events, cancellation: cancellation, now: now)
         return try runner.run(&batch, dispose: dispose)
+    }
+
+    /// A batch of `share ingest` whose planning was cut short (the process died
+    /// before its items were all recorded): nothing was copied, and its inputs
+    /// were known only to that process, so it is recorded abandoned (its spooled
+    /// in-memory inputs removed) and the caller is told to share again.
+    static func abandonPlan(_ record: BatchRecord, journal: BatchJournal) throws(ShareIngestError) -> Never {
+        guard let lock = BatchLock(batch: record.id, container: journal.container) else { throw .batchBusy(record.id) }
+        var abandoned = record
+        abandoned.state = .abandoned
+        do { try journal.update(abandoned) } catch { throw .containerUnusable(path: journal.container.root, reason: "journal: \(error)") }
+        Spool.remove(batch: record.id, in: journal.container)
+        withExtendedLifetime(lock) {}
+        throw .planInterrupted(record.id)
     }
 
     /// The same, for async callers: the batch runs on its own threads and the

@@ -40,3 +40,43 @@ package struct DirectoryEntries: Sequence {
 
     package func makeIterator() -> IndexingIterator<[[UInt8]]> { names.makeIterator() }
 }
+
+/// A folder's names, sorted bytewise, kept in one buffer: a folder of a million
+/// files costs about 20 bytes a name, not an array each.
+package struct SortedNames: RandomAccessCollection, Sendable {
+    private let bytes: [UInt8]
+    /// Where each name starts in `bytes`, in sorted order; a name ends where the
+    /// next one in `bytes` starts (`ends`).
+    private let order: [Int32]
+    private let starts: [Int32]
+
+    /// The names in the folder at `pathBytes` that `keep` accepts, sorted.
+    package init(pathBytes: [UInt8], display: String, keep: (UnsafeRawBufferPointer) -> Bool = { _ in true }) throws(SystemError) {
+        var bytes: [UInt8] = []
+        var starts: [Int32] = []
+        try DirectoryEntries.forEach(pathBytes: pathBytes, display: display) { name in
+            guard keep(name) else { return }
+            starts.append(Int32(bytes.count))
+            bytes.append(contentsOf: name)
+        }
+        starts.append(Int32(bytes.count))
+        let count = starts.count - 1
+        let order = bytes.withUnsafeBufferPointer { buffer in
+            (0..<count).sorted { a, b in
+                buffer[Int(starts[a])..<Int(starts[a + 1])].lexicographicallyPrecedes(buffer[Int(starts[b])..<Int(starts[b + 1])])
+            }.map { Int32($0) }
+        }
+        self.bytes = bytes
+        self.starts = starts
+        self.order = order
+    }
+
+    package var startIndex: Int { 0 }
+    package var endIndex: Int { order.count }
+
+    /// The `position`-th name in sorted order.
+    package subscript(position: Int) -> [UInt8] {
+        let index = Int(order[position])
+        return Array(bytes[Int(starts[index])..<Int(starts[index + 1])])
+    }
+}

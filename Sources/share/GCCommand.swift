@@ -31,9 +31,10 @@ enum GCCommand {
         do {
             let container = try Command.container(parsed)
             let dryRun = parsed.flag("dry-run")
-            let report = try ConsumedShareCollector(container: container).collect(retention: retention, dryRun: dryRun)
-            for file in report.files { Terminal.shared.out((dryRun ? "would remove " : "removed ") + file) }
-            Terminal.shared.err("share: \(dryRun ? "would collect" : "collected") \(report.keys.count) consumed shares, \(report.files.count) files, \(String(format: "%.1f", Double(report.bytes) / 1e6)) MB")
+            let report = try ConsumedShareCollector(container: container).collect(retention: retention, dryRun: dryRun) { file in
+                Terminal.shared.out((dryRun ? "would remove " : "removed ") + file)
+            }
+            Terminal.shared.err("share: \(dryRun ? "would collect" : "collected") \(report.keys.count) consumed shares, \(report.fileCount) files, \(String(format: "%.1f", Double(report.bytes) / 1e6)) MB")
             return .success
         } catch {
             return Command.failure("\(error)")

@@ -89,7 +89,17 @@ import Testing
     /// (empty: nothing). Called once every item has finished.
     static func fanInProblems(_ changes: [Change], items: Int) -> [String] {
         var problems: [String] = []
-        let decrements = changes.filter { $0.table == "batch" }
+        var decrements = changes.filter { $0.table == "batch" }
+        // The end of the plan (the batch goes from claimed to running) sets the
+        // counter once, to the items to finish, in the transaction that adds the
+        // manifest job; from then on only decrements may change it.
+        if let seal = decrements.first, seal.oldRemaining == 0, seal.newRemaining == items,
+            changes.contains(where: { $0.table == "job" && ($0.index ?? 0) < 0 && $0.oldState == nil && $0.tx == seal.tx })
+        {
+            decrements.removeFirst()
+        } else {
+            problems.append("remaining was not set to the \(items) items by the end of the plan, with the manifest job: \(decrements.first.map { "\($0)" } ?? "no change")")
+        }
         let finishes = changes.filter(\.isItemFinish)
         let fires = changes.filter(\.isManifestQueued)
         for change in decrements where change.newRemaining != (change.oldRemaining ?? 0) - 1 {

@@ -7,8 +7,9 @@ import SystemCalls
 public struct CollectionReport: Sendable {
     /// The keys of the shares collected.
     public var keys: [ShareKey] = []
-    /// Files removed: copies, thumbnails, the consumed manifest and the batch report.
-    public var files: [String] = []
+    /// How many files were removed: copies, thumbnails, the consumed manifests
+    /// and the batch reports (each named to the caller as it goes).
+    public var fileCount = 0
     /// Bytes freed.
     public var bytes: Int64 = 0
 }
@@ -24,32 +25,41 @@ public struct ConsumedShareCollector: Sendable {
     /// A collector for `container`.
     public init(container: ContainerDirectory) { self.container = container }
 
-    /// Collects shares consumed more than `retention` seconds before `now`.
-    public func collect(retention: TimeInterval, now: Date = Date(), dryRun: Bool = false) throws(ShareIngestError) -> CollectionReport {
+    /// Collects shares consumed more than `retention` seconds before `now`;
+    /// `removing` hears each file as it is removed (or, with `dryRun`, would be).
+    /// The files of a share are the ones its batch recorded (read from the
+    /// journal a page at a time: a share of a million items in bounded memory),
+    /// each only if it is a regular file inside the container.
+    public func collect(
+        retention: TimeInterval, now: Date = Date(), dryRun: Bool = false, removing: (String) -> Void = { _ in }
+    ) throws(ShareIngestError) -> CollectionReport {
         let journal = try BatchJournal(container: container)
         var report = CollectionReport()
+        func remove(_ file: String) {
+            report.bytes += (try? FileStatus.ofLink(file))?.size ?? 0
+            report.fileCount += 1
+            removing(file)
+            if !dryRun { FileSystem.remove(file) }
+        }
         for var batch in try journal.batches(in: [.done]) {
             let consumed = container.consumedManifestPath(key: batch.key)
             guard let status = try? FileStatus.ofLink(consumed), status.type == .regular else { continue }
             let consumedAt = Date(timeIntervalSince1970: Double(status.modifiedSeconds))
             guard now.timeIntervalSince(consumedAt) >= retention else { continue }
-            var files: [String] = []
-            if let data = try? Data(FileSystem.readWholeFile(consumed)), let manifest = try? ManifestCoder.decode(data) {
-                for entry in manifest.entries where entry.type != .text && entry.type != .url {
-                    for url in [entry.path, entry.thumbnail].compactMap({ $0 }) {
-                        guard let path = ManifestCoder.filePath(fromURLString: url), case .success(let real) = container.checkedFile(path) else { continue }
-                        files.append(real)
+            do {
+                try journal.forEachItem(of: batch.id) { item in
+                    guard item.failure == nil else { return }
+                    for path in [item.copyPath, item.thumbnailPath].compactMap({ $0 }) {
+                        guard case .success(let real) = container.checkedFile(path) else { continue }
+                        remove(real)
                     }
                 }
+            } catch {
+                throw .containerUnusable(path: container.root, reason: "journal: \(error)")
             }
-            files.append(consumed)
+            remove(consumed)
             let stored = container.reportPath(key: batch.key)
-            if FileSystem.exists(stored) { files.append(stored) }
-            for file in files {
-                report.bytes += (try? FileStatus.ofLink(file))?.size ?? 0
-                if !dryRun { FileSystem.remove(file) }
-            }
-            report.files += files
+            if FileSystem.exists(stored) { remove(stored) }
             report.keys.append(batch.key)
             if !dryRun {
                 batch.state = .collected

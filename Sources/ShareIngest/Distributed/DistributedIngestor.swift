@@ -98,7 +98,6 @@ public struct DistributedIngestor: Sendable {
         let queue = try Self.connect(url, role: "ingest", cancellation: cancellation)
         let plan = try BatchPlan(
             pipeline: pipeline, key: key, message: message, container: container, store: queue, identifiers: identifiers, now: now(), id: id)
-        let items = try BatchPlan.items(for: inputs, batch: plan.record.id, container: container, identifiers: identifiers, shownRoot: shownRoot)
         let roots = BatchPlan.absolute(inputs).compactMap { input -> String? in
             guard case .path(let path) = input else { return nil }
             return String(validating: path.bytes, as: UTF8.self)
@@ -106,7 +105,7 @@ public struct DistributedIngestor: Sendable {
         let details = BatchPlan.Details(
             container: container, pipeline: pipeline, maxAttempts: maxAttempts,
             token: try WorkerVisibility.writeToken(container: container, batch: plan.record.id), roots: roots)
-        try queue.create(plan.record, items: items, plan: details)
+        _ = try BatchPlan.commit(plan.record, inputs: inputs, into: queue, plan: details, identifiers: identifiers, shownRoot: shownRoot)
         guard let stored = try queue.batch(plan.record.id) else { throw ShareIngestError.unknownBatch(plan.record.id.uuidString) }
         return Self.batch(stored)
     }
@@ -127,6 +126,17 @@ public struct DistributedIngestor: Sendable {
     public func resume(_ idOrKey: String, cancellation: CancellationFlag = CancellationFlag()) throws -> Batch? {
         let queue = try Self.connect(url, role: "ingest", cancellation: cancellation)
         guard let stored = try queue.batch(idOrKey: idOrKey) else { return nil }
+        if stored.record.state == .claimed {
+            // Its planner stopped before every item was enqueued: no worker took
+            // any of it; it is abandoned, its rows removed.
+            try queue.connection.query(
+                """
+                WITH gone AS (DELETE FROM share_jobs WHERE batch_id = $1)
+                UPDATE share_batches SET state = 'abandoned', finished_at = extract(epoch FROM now()) WHERE id = $1 AND state = 'claimed'
+                """,
+                [stored.record.id.uuidString])
+            throw ShareIngestError.planInterrupted(stored.record.id)
+        }
         if stored.record.state == .failed {
             try queue.connection.query(
                 """

@@ -292,43 +292,61 @@ extension JobQueue: BatchStore {
         try query("SELECT * FROM share_batches WHERE key = $1", [key.rawValue]).first.flatMap(Self.storedBatch)?.record
     }
 
-    /// One statement: the batch row (with the container every worker writes
-    /// into, its token, roots and attempts), one row per item at its first stage
-    /// (or finished, for one that failed while the drop was walked), and the
-    /// manifest job, waiting for the last item (queued at once if none is left).
-    func create(_ batch: BatchRecord, items: [ItemState], plan: BatchPlan.Details) throws {
+    /// The batch row, `claimed` (workers take no job of it yet), with the
+    /// container every worker writes into, its token, roots and attempts; rows
+    /// a plan cut short left are removed.
+    func begin(_ batch: BatchRecord, plan: BatchPlan.Details) throws {
         var record = batch
-        record.state = .running
-        record.itemCount = items.count
+        record.state = .claimed
+        let extra: [(String, String?)] = [
+            ("container", plan.container.root), ("token", plan.token), ("roots", Self.json(plan.roots)),
+            ("remaining", "0"), ("max_attempts", String(plan.lifecycle.maxAttempts)),
+        ]
+        let columns = record.columns.map { ($0.key, $0.value.text) } + extra
+        try query(
+            """
+            WITH gone AS (DELETE FROM share_jobs WHERE batch_id = $1::uuid)
+            INSERT INTO share_batches (\(columns.map(\.0).joined(separator: ", ")))
+            VALUES (\((1...columns.count).map { "$\($0)" }.joined(separator: ", ")))
+            ON CONFLICT (id) DO UPDATE SET state = 'claimed'
+            """,
+            columns.map(\.1))
+    }
+
+    /// One statement: a row per item at its first stage (or finished, for one
+    /// that failed while the drop was walked), a chunk of the plan.
+    func append(_ items: [ItemState], to batch: BatchRecord, plan: BatchPlan.Details) throws {
+        guard !items.isEmpty else { return }
         let rows = items.map { item in
             let next = plan.lifecycle.start(item, stopping: false)
             return Row(
                 idx: item.index, stage: next.stage ?? plan.lifecycle.lastStage ?? .manifest, state: next == .finished ? "done" : "queued",
                 priority: Self.priority(of: item), snapshot: item)
         }
-        let remaining = rows.count { $0.state != "done" }
-        let extra: [(String, String?)] = [
-            ("container", plan.container.root), ("token", plan.token), ("roots", Self.json(plan.roots)),
-            ("remaining", String(remaining)), ("max_attempts", String(plan.lifecycle.maxAttempts)),
-        ]
-        let columns = record.columns.map { ($0.key, $0.value.text) } + extra
-        let n = columns.count
+        try query(
+            """
+            INSERT INTO share_jobs (batch_id, idx, stage, state, max_attempts, priority, snapshot, finished_at)
+            SELECT $1::uuid, (e->>'idx')::integer, e->>'stage', e->>'state', $3::integer, (e->>'priority')::double precision,
+                e->'snapshot', CASE WHEN e->>'state' = 'done' THEN now() END
+            FROM jsonb_array_elements($2::jsonb) e
+            """,
+            [batch.id.uuidString, Self.json(rows), String(plan.lifecycle.maxAttempts)])
+    }
+
+    /// One statement: the batch running, with its count of unfinished items (the
+    /// fan-in counter), and its manifest job, waiting for the last item (queued
+    /// at once if none is left); workers are woken.
+    func seal(_ batch: BatchRecord, plan: BatchPlan.Details, unfinished: Int) throws {
         try query(
             """
             WITH batch AS (
-                INSERT INTO share_batches (\(columns.map(\.0).joined(separator: ", ")))
-                VALUES (\((1...n).map { "$\($0)" }.joined(separator: ", "))) RETURNING id),
-            items AS (
-                INSERT INTO share_jobs (batch_id, idx, stage, state, max_attempts, priority, snapshot, finished_at)
-                SELECT batch.id, (e->>'idx')::integer, e->>'stage', e->>'state', $\(n + 2)::integer, (e->>'priority')::double precision,
-                    e->'snapshot', CASE WHEN e->>'state' = 'done' THEN now() END
-                FROM batch, jsonb_array_elements($\(n + 1)::jsonb) e),
+                UPDATE share_batches SET state = 'running', item_count = $2, remaining = $3 WHERE id = $1::uuid RETURNING id),
             manifest AS (
                 INSERT INTO share_jobs (batch_id, idx, stage, state, max_attempts)
-                SELECT batch.id, -1, 'manifest', CASE WHEN $\(n + 3)::integer = 0 THEN 'queued' ELSE 'waiting' END, $\(n + 2)::integer FROM batch)
+                SELECT batch.id, -1, 'manifest', CASE WHEN $3::integer = 0 THEN 'queued' ELSE 'waiting' END, $4::integer FROM batch)
             SELECT pg_notify('share_jobs', '')
             """,
-            columns.map(\.1) + [Self.json(rows), String(plan.lifecycle.maxAttempts), String(remaining)])
+            [batch.id.uuidString, String(batch.itemCount), String(unfinished), String(plan.lifecycle.maxAttempts)])
     }
 
     /// Records an item in one statement, guarded by `lease` (without one, the

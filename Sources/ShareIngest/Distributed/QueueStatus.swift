@@ -209,7 +209,8 @@ extension JobQueue {
         let row = try connection.query(
             """
             WITH old AS (
-                DELETE FROM share_batches WHERE state IN ('done', 'failed') AND finished_at < extract(epoch FROM now()) - $1::double precision
+                DELETE FROM share_batches WHERE state IN ('done', 'failed', 'abandoned') AND finished_at < extract(epoch FROM now()) - $1::double precision
+                    OR state = 'claimed' AND created_at < extract(epoch FROM now()) - $1::double precision
                 RETURNING id),
             live AS (\(Self.liveWorkers)),
             workers AS (

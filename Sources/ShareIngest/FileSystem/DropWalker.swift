@@ -18,8 +18,12 @@ struct DropWalker: Sequence, IteratorProtocol {
 
     private let root: SourcePath
     private let resolvedRoot: SourcePath?
+    /// Folders still to list, the next one last.
     private var pending: [(path: SourcePath, depth: Int)] = []
-    private var ready: [DropEntry] = []
+    /// The folder being walked: its sorted names (only they are held, however
+    /// many: a flat drop of a million files is walked in bounded memory), the
+    /// next one to look at, and its subfolders, walked after its files.
+    private var current: (directory: SourcePath, depth: Int, names: SortedNames, position: Int, subdirectories: [SourcePath])?
 
     init(root: SourcePath) {
         self.root = root
@@ -28,46 +32,51 @@ struct DropWalker: Sequence, IteratorProtocol {
     }
 
     mutating func next() -> DropEntry? {
-        while ready.isEmpty {
+        while true {
+            if var folder = current {
+                while folder.position < folder.names.count {
+                    let name = folder.names[folder.position]
+                    folder.position += 1
+                    let path = folder.directory.appending(name)
+                    if let entry = entry(path, name: name, depth: folder.depth, subdirectories: &folder.subdirectories) {
+                        current = folder
+                        return entry
+                    }
+                }
+                // Depth-first, in name order: push in reverse so the first is popped first.
+                for subdirectory in folder.subdirectories.reversed() { pending.append((subdirectory, folder.depth + 1)) }
+                current = nil
+            }
             guard let directory = pending.popLast() else { return nil }
-            list(directory.path, depth: directory.depth)
+            do {
+                // Hidden names (a leading dot) are not part of a drop.
+                let names = try SortedNames(pathBytes: directory.path.bytes, display: directory.path.display) { $0.first != UInt8(ascii: ".") }
+                current = (directory.path, directory.depth, names, 0, [])
+            } catch {
+                return .skipped(directory.path, ItemFailure(.copy, .unreadable, "\(directory.path.display): cannot list folder: \(error.message)"))
+            }
         }
-        return ready.removeFirst()
     }
 
-    private mutating func list(_ directory: SourcePath, depth: Int) {
-        let listing: DirectoryEntries
-        do { listing = try directory.entries() } catch {
-            ready.append(.skipped(directory, ItemFailure(.copy, .unreadable, "\(directory.display): cannot list folder: \(error.message)")))
-            return
+    /// What the entry `path` of a folder at `depth` is; nil for a subfolder (added to `subdirectories`).
+    private func entry(_ path: SourcePath, name: [UInt8], depth: Int, subdirectories: inout [SourcePath]) -> DropEntry? {
+        guard let status = try? path.linkStatus() else {
+            return .skipped(path, ItemFailure(.copy, .unreadable, "\(path.display): vanished before it could be read"))
         }
-        // Hidden names (a leading dot) are not part of a drop.
-        var names = listing.names.filter { $0.first != UInt8(ascii: ".") }
-        names.sort { $0.lexicographicallyPrecedes($1) }
-        var subdirectories: [SourcePath] = []
-        for name in names {
-            let path = directory.appending(name)
-            guard let status = try? path.linkStatus() else {
-                ready.append(.skipped(path, ItemFailure(.copy, .unreadable, "\(path.display): vanished before it could be read")))
-                continue
+        switch status.type {
+        case .regular:
+            return .file(path, shownAs: path, name: SourcePath.displayName(name))
+        case .directory:
+            if depth + 1 >= Self.maximumDepth {
+                return .skipped(path, ItemFailure(.copy, .tooDeep, "\(path.display): folder nested deeper than \(Self.maximumDepth) levels, not walked"))
             }
-            switch status.type {
-            case .regular:
-                ready.append(.file(path, shownAs: path, name: SourcePath.displayName(name)))
-            case .directory:
-                if depth + 1 >= Self.maximumDepth {
-                    ready.append(.skipped(path, ItemFailure(.copy, .tooDeep, "\(path.display): folder nested deeper than \(Self.maximumDepth) levels, not walked")))
-                } else {
-                    subdirectories.append(path)
-                }
-            case .symbolicLink:
-                ready.append(symbolicLink(path, name: name))
-            default:
-                ready.append(.skipped(path, ItemFailure(.copy, .notRegularFile, "\(path.display) \(status.type.phrase); not read")))
-            }
+            subdirectories.append(path)
+            return nil
+        case .symbolicLink:
+            return symbolicLink(path, name: name)
+        default:
+            return .skipped(path, ItemFailure(.copy, .notRegularFile, "\(path.display) \(status.type.phrase); not read"))
         }
-        // Depth-first, in name order: push in reverse so the first is popped first.
-        for subdirectory in subdirectories.reversed() { pending.append((subdirectory, depth + 1)) }
     }
 
     private func symbolicLink(_ path: SourcePath, name: [UInt8]) -> DropEntry {

@@ -71,11 +71,6 @@ public struct SourcePath: Sendable, Hashable, CustomStringConvertible {
         FileSystem.resolved(pathBytes: bytes).map(SourcePath.init(bytes:))
     }
 
-    /// The folder's entries (``DirectoryEntries``).
-    func entries() throws(SystemError) -> DirectoryEntries {
-        try DirectoryEntries(pathBytes: bytes, display: display)
-    }
-
     /// True if `self` is `root` or inside it (both resolved).
     func isInside(_ root: SourcePath) -> Bool {
         bytes == root.bytes || (bytes.count > root.bytes.count && bytes.starts(with: root.bytes) && bytes[root.bytes.count] == UInt8(ascii: "/"))

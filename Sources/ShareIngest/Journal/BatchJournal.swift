@@ -279,13 +279,10 @@ extension BatchJournal: BatchStore {
         try database.query("SELECT * FROM batches WHERE key = ?", [.text(key.rawValue)]).lazy.compactMap { BatchRecord(row: $0) }.first
     }
 
-    /// One durable transaction: the batch row (inserted, or, for a claimed drop,
-    /// updated), every item with its UUID, and the batch marked running.
-    func create(_ batch: BatchRecord, items: [ItemState], plan: BatchPlan.Details) throws {
+    func begin(_ batch: BatchRecord, plan: BatchPlan.Details) throws {
         precondition(plan.container.root == container.root, "a journal records the batches of its own container")
         var record = batch
-        record.state = .running
-        record.itemCount = items.count
+        record.state = .claimed
         try database.transaction(durable: true) {
             if try database.query("SELECT id FROM batches WHERE id = ?", [.text(record.id.uuidString)]).isEmpty {
                 try insert(record)
@@ -293,8 +290,19 @@ extension BatchJournal: BatchStore {
                 try updateRow(record)
                 try database.query("DELETE FROM items WHERE batch_id = ?", [.text(record.id.uuidString)])
             }
-            for item in items { try insert(item, next: plan.lifecycle.start(item, stopping: false), batch: record.id) }
         }
+    }
+
+    func append(_ items: [ItemState], to batch: BatchRecord, plan: BatchPlan.Details) throws {
+        guard !items.isEmpty else { return }
+        try database.transaction {
+            for item in items { try insert(item, next: plan.lifecycle.start(item, stopping: false), batch: batch.id) }
+        }
+    }
+
+    /// Durable: it syncs the journal, and with it every item appended before.
+    func seal(_ batch: BatchRecord, plan: BatchPlan.Details, unfinished: Int) throws {
+        try database.transaction(durable: true) { try updateRow(batch) }
     }
 
     func record(_ item: ItemState, next: NextStep, batch: UUID, lease: Lease?) throws -> Bool {

@@ -14,11 +14,17 @@ protocol BatchStore: AnyObject {
     /// The batch that used `key`, if any: a key belongs to one batch, ever.
     func batch(key: ShareKey) throws -> BatchRecord?
 
-    /// Records a planned batch and its items (each with its UUID and label), in
-    /// one durable transaction, before any copy starts. Each item starts as
-    /// ``ItemLifecycle/start(_:stopping:)`` says (at the first stage, or finished
-    /// when it failed while the drop was walked).
-    func create(_ batch: BatchRecord, items: [ItemState], plan: BatchPlan.Details) throws
+    /// Starts recording a planned batch: its row (inserted, or updated for a
+    /// claimed drop), `claimed` until ``seal(_:plan:unfinished:)``, with no item
+    /// (those a plan cut short left are removed).
+    func begin(_ batch: BatchRecord, plan: BatchPlan.Details) throws
+    /// Records some of its items (each with its UUID and label), in order, in
+    /// one transaction. Each starts as ``ItemLifecycle/start(_:stopping:)``
+    /// says (at the first stage, or finished when it failed while the drop was walked).
+    func append(_ items: [ItemState], to batch: BatchRecord, plan: BatchPlan.Details) throws
+    /// Ends the plan: the batch `running` with `batch.itemCount` items, of which
+    /// `unfinished` have stages to run; durable before any copy starts.
+    func seal(_ batch: BatchRecord, plan: BatchPlan.Details, unfinished: Int) throws
 
     /// Records an item's state after a stage and where it goes next. `lease`
     /// guards a distributed job (the record changes nothing unless the job is
@@ -42,6 +48,17 @@ protocol BatchStore: AnyObject {
 }
 
 extension BatchStore {
+    /// Records a planned batch and all its items at once (``begin(_:plan:)``,
+    /// ``append(_:to:plan:)``, ``seal(_:plan:unfinished:)``).
+    func create(_ batch: BatchRecord, items: [ItemState], plan: BatchPlan.Details) throws {
+        try begin(batch, plan: plan)
+        try append(items, to: batch, plan: plan)
+        var sealed = batch
+        sealed.state = .running
+        sealed.itemCount = items.count
+        try seal(sealed, plan: plan, unfinished: items.count { plan.lifecycle.start($0, stopping: false) != .finished })
+    }
+
     /// Every item of a batch, by ``items(of:after:limit:)`` in pages.
     func forEachItem(of batch: UUID, pageSize: Int = 1000, _ body: (ItemState) throws -> Void) throws {
         var last = -1

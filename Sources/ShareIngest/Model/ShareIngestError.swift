@@ -25,6 +25,9 @@ public enum ShareIngestError: Error, Sendable, Equatable, CustomStringConvertibl
     case batchBusy(UUID)
     /// The store of batches (the SQLite journal or PostgreSQL) failed; what it said.
     case storeUnavailable(String)
+    /// The process planning the batch stopped before all its items were
+    /// recorded: nothing was copied; the batch is abandoned.
+    case planInterrupted(UUID)
 
     /// A sentence for people, naming what to change.
     public var description: String {
@@ -41,6 +44,8 @@ public enum ShareIngestError: Error, Sendable, Equatable, CustomStringConvertibl
         case .batchNotResumable(let id, let state): "batch \(id) is \(state.rawValue); only interrupted batches can be resumed"
         case .batchBusy(let id): "batch \(id) is being worked on by another process"
         case .storeUnavailable(let reason): "the batch store is not usable: \(reason)"
+        case .planInterrupted(let id):
+            "batch \(id) was interrupted while it was being planned: nothing was copied, and it is now abandoned; share the files again"
         }
     }
 }

@@ -83,8 +83,65 @@ struct BatchPlan {
         shownRoot: (actual: String, shown: String)? = nil
     ) throws(ShareIngestError) -> [ItemState] {
         var items: [ItemState] = []
+        try walk(inputs, batch: batch, container: container, identifiers: identifiers, shownRoot: shownRoot) { items.append($0) }
+        return items
+    }
+
+    /// Items planned per transaction: a drop of any size is recorded without
+    /// being held in memory.
+    static let chunkSize = 2000
+
+    /// Plans `inputs` into `store` as `record`'s items, a chunk at a time (see
+    /// ``items(for:batch:container:identifiers:shownRoot:)``), then marks the
+    /// batch running: its items are durable before any copy starts. Returns the
+    /// batch as recorded. A plan cut short leaves the batch `claimed`, with no
+    /// copy made: the next run plans it again (a watched drop) or abandons it.
+    static func commit(
+        _ record: BatchRecord, inputs: [ShareInput], into store: any BatchStore, plan: Details, identifiers: IdentifierSource,
+        shownRoot: (actual: String, shown: String)? = nil
+    ) throws(ShareIngestError) -> BatchRecord {
+        var batch = record
+        var chunk: [ItemState] = []
+        var count = 0
+        var unfinished = 0
+        do {
+            try store.begin(batch, plan: plan)
+            var failure: (any Error)?
+            try walk(inputs, batch: batch.id, container: plan.container, identifiers: identifiers, shownRoot: shownRoot) { item in
+                guard failure == nil else { return }
+                chunk.append(item)
+                count += 1
+                if plan.lifecycle.start(item, stopping: false) != .finished { unfinished += 1 }
+                if chunk.count >= chunkSize {
+                    do { try store.append(chunk, to: batch, plan: plan) } catch { failure = error }
+                    chunk.removeAll(keepingCapacity: true)
+                }
+            }
+            if let failure { throw failure }
+            try store.append(chunk, to: batch, plan: plan)
+            batch.state = .running
+            batch.itemCount = count
+            try store.seal(batch, plan: plan, unfinished: unfinished)
+        } catch let error as ShareIngestError {
+            throw error
+        } catch let error as SchemaMismatch {
+            throw .storeUnavailable(error.description)
+        } catch {
+            throw .containerUnusable(path: plan.container.root, reason: "cannot record the plan: \(error)")
+        }
+        return batch
+    }
+
+    /// Walks `inputs` and hands each item to `body`, in order (see
+    /// ``items(for:batch:container:identifiers:shownRoot:)``).
+    static func walk(
+        _ inputs: [ShareInput], batch: UUID, container: ContainerDirectory, identifiers: IdentifierSource,
+        shownRoot: (actual: String, shown: String)? = nil, _ body: (ItemState) -> Void
+    ) throws(ShareIngestError) {
+        var count = 0
         func add(_ source: ItemSource, label: String, id: UUID? = nil, failure: ItemFailure? = nil) {
-            items.append(ItemState(index: items.count, id: id ?? identifiers.next(), source: source, label: label, failure: failure))
+            body(ItemState(index: count, id: id ?? identifiers.next(), source: source, label: label, failure: failure))
+            count += 1
             TestThrottle.pause()
         }
         // Relative paths are read through their absolute form, and shown as given.
@@ -128,7 +185,6 @@ struct BatchPlan {
                 }
             }
         }
-        return items
     }
 }
 

@@ -22,8 +22,8 @@ struct DropSignature: Equatable {
         guard status.type == .directory else { return DropSignature(hash: hasher.value, ready: false, files: 1) }
         var pending = [root]
         while let directory = pending.popLast() {
-            guard let names = try? directory.entries() else { continue }
-            for name in names.names.sorted(by: { $0.lexicographicallyPrecedes($1) }) {
+            guard let names = try? SortedNames(pathBytes: directory.bytes, display: directory.display) else { continue }
+            for name in names {
                 let child = directory.appending(name)
                 if directory == root && name == Array(".ready".utf8) { ready = true }
                 guard let status = try? child.linkStatus() else { continue }

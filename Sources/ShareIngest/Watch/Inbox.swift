@@ -146,16 +146,9 @@ public final class Inbox: Sendable {
             // which takes the batch's lock itself.
             guard let lock = BatchLock(batch: batch.id, container: ingestor.container) else { return nil }
             guard let dropPath = moveIn(&batch) else { return nil }
-            let items = try BatchPlan.items(
-                for: [.path(dropPath)], batch: batch.id, container: ingestor.container, identifiers: ingestor.identifiers,
-                shownRoot: (dropPath, path + "/" + (batch.dropName ?? "")))
-            do {
-                try journal.create(batch, items: items, plan: BatchPlan.Details(container: ingestor.container, pipeline: try batch.pipeline()))
-            } catch {
-                throw .containerUnusable(path: ingestor.container.root, reason: "journal: \(error)")
-            }
-            batch.state = .running
-            batch.itemCount = items.count
+            batch = try BatchPlan.commit(
+                batch, inputs: [.path(dropPath)], into: journal, plan: BatchPlan.Details(container: ingestor.container, pipeline: try batch.pipeline()),
+                identifiers: ingestor.identifiers, shownRoot: (dropPath, path + "/" + (batch.dropName ?? "")))
             withExtendedLifetime(lock) {}
         }
         do {
