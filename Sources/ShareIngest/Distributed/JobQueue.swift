@@ -405,6 +405,10 @@ extension JobQueue: BatchStore {
         return row?["owned"] == "1"
     }
 
+    /// A round trip per record: a worker that keeps an item through its stages
+    /// records it once, when it leaves the worker (or when its decode is marked).
+    var defersKeptSteps: Bool { true }
+
     func items(of batch: UUID, after index: Int, limit: Int) throws -> [ItemState] {
         try query(
             "SELECT idx, snapshot FROM share_jobs WHERE batch_id = $1 AND idx > $2 ORDER BY idx LIMIT $3",

@@ -435,8 +435,11 @@ final class WorkerRun: Sendable {
         }
         var job = claimed
         var item = ItemWork(job.item)
+        // The row's stage, which a record must match: it moves only when a
+        // record is made (steps kept here are recorded with a later one).
+        var lease: Lease? = job.lease(worker: id)
         while true {
-            let step = execution.run(job.stage, on: &item, in: batch.context, store: store, lease: job.lease(worker: id)) { [settings] stage in
+            let step = execution.run(job.stage, on: &item, in: batch.context, store: store, lease: &lease) { [settings] stage in
                 settings.stages.contains(stage)
             }
             counters.withLock { counters in
@@ -444,10 +447,10 @@ final class WorkerRun: Sendable {
                 if item.failure != nil && step.next == .finished { counters.failures += 1 }
             }
             switch step.recorded {
-            case .saved: break
+            case .saved, .deferred: break
             case .refused: return  // no longer ours: another worker took it up
             case .failed(let error):
-                lose(job, item: item.state, error: error, store: store)
+                lose(job, item: item.state, lease: lease, error: error, store: store)
                 return
             }
             if let failure = item.failure, step.next == .finished {
@@ -482,11 +485,11 @@ final class WorkerRun: Sendable {
     /// A job whose record failed for a reason that is not its item's (a bad
     /// statement, an error here): the attempt is lost, and the lifecycle decides
     /// whether it is queued again or given up on.
-    private func lose(_ job: Job, item: ItemState, error: String, store: JobQueue) {
+    private func lose(_ job: Job, item: ItemState, lease: Lease?, error: String, store: JobQueue) {
         var item = item
         let next = ItemLifecycle(stages: [], maxAttempts: job.maxAttempts).advance(
             &item, after: .lost(at: job.stage, reason: error, blamed: true, crashedDecoding: false), stopping: false)
-        guard (try? store.record(item, next: next, batch: job.batchID, lease: job.lease(worker: id))) == true else { return }
+        guard let lease, (try? store.record(item, next: next, batch: job.batchID, lease: lease)) == true else { return }
         logLoss(job, item: item, next: next, error: error)
     }
 

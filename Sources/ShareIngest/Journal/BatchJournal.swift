@@ -305,6 +305,8 @@ extension BatchJournal: BatchStore {
         try database.transaction(durable: true) { try updateRow(batch) }
     }
 
+    var defersKeptSteps: Bool { false }
+
     func record(_ item: ItemState, next: NextStep, batch: UUID, lease: Lease?) throws -> Bool {
         try database.query(
             "UPDATE items SET completed = ?, reason = ?, next = ?, snapshot = ? WHERE batch_id = ? AND idx = ?",

@@ -33,6 +33,12 @@ protocol BatchStore: AnyObject {
     @discardableResult
     func record(_ item: ItemState, next: NextStep, batch: UUID, lease: Lease?) throws -> Bool
 
+    /// True when a step whose holder goes on with the item itself (a kept
+    /// distributed job) need not be recorded: the item's next record carries it.
+    /// For a store whose records are round trips to a server; a journal records
+    /// every step.
+    var defersKeptSteps: Bool { get }
+
     /// Up to `limit` items of a batch with an index above `index`, in order, as
     /// last recorded: a cursor, so no caller holds a whole large batch. An item
     /// whose record cannot be read comes back failed (``ItemState/unreadable(index:id:error:)``).
@@ -84,8 +90,6 @@ struct Lease: Sendable, Hashable {
     /// serves it): the job stays leased to it instead of being queued.
     var keeps = false
 
-    /// The same job, kept by its holder for the item's next stage.
-    var kept: Lease { Lease(job: job, worker: worker, stage: stage, keeps: true) }
 }
 
 /// A value bound to, or read from, a row of either store.

@@ -154,7 +154,7 @@ final class BatchRunner: Sendable {
             for state in page {
                 let next = lifecycle.start(state, stopping: cancellation.isCancelled)
                 if next == .finished {
-                    _ = execution.record(state, next: .finished, batch: context, store: store, lease: nil)
+                    _ = execution.record(state, next: .finished, batch: context, store: store)
                     execution.finished(state, in: context)
                 }
                 body(ItemWork(state), next)
@@ -190,7 +190,7 @@ final class BatchRunner: Sendable {
                 at: stage, reason: "the process died while decoding it", blamed: suspects.count == 1, crashedDecoding: true)
             var next = lifecycle.advance(&item.state, after: outcome, stopping: cancellation.isCancelled)
             if next == .finished { item.state.removeFiles(in: context.container) }
-            _ = execution.record(item.state, next: next, batch: context, store: store, lease: nil)
+            _ = execution.record(item.state, next: next, batch: context, store: store)
             if next == .finished { execution.finished(item.state, in: context) }
             while let stage = next.stage, !cancellation.isCancelled {
                 next = execution.run(stage, on: &item, in: context, store: store).next

@@ -41,6 +41,9 @@ final class ItemExecution: Sendable {
     enum Recorded: Equatable {
         /// It is in the store.
         case saved
+        /// Not made: the step's holder goes on with the item, and a later record
+        /// carries it (``BatchStore/defersKeptSteps``).
+        case deferred
         /// The store refused it: the distributed job is no longer the caller's.
         case refused
         /// It could not be made; what the store said.
@@ -55,26 +58,27 @@ final class ItemExecution: Sendable {
 
     /// Runs `stage` on `item` in `batch` (unless a stop was asked: then the item
     /// is parked before it), decides the next step (``ItemLifecycle``) and
-    /// records both in `store`. `lease` is the distributed job the record must
-    /// match (nil locally); `serves` tells whether the caller goes on with a
-    /// stage itself (a worker that serves it keeps the job).
+    /// records both in `store`. `lease` is the distributed job a record must
+    /// match (nil locally): it follows the row's stage as records are made;
+    /// `serves` tells whether the caller goes on with a stage itself (a worker
+    /// that serves it keeps the job).
     func run(
-        _ stage: StageName, on item: inout ItemWork, in batch: BatchContext, store: any BatchStore, lease: Lease? = nil,
+        _ stage: StageName, on item: inout ItemWork, in batch: BatchContext, store: any BatchStore, lease: inout Lease?,
         serves: (StageName) -> Bool = { _ in true }
     ) -> Step {
         guard let implementation = batch.stages[stage] else {
             let next = batch.lifecycle.advance(
                 &item.state, after: .failed(ItemFailure(stage, .io, "\(item.label): stage \(stage.rawValue) is not in the batch's pipeline")),
                 stopping: false)
-            return Step(next: next, recorded: record(item.state, next: next, batch: batch, store: store, lease: lease))
+            return Step(next: next, recorded: record(item.state, next: next, batch: batch, store: store, lease: &lease))
         }
         if cancellation.isCancelled {
             // Parked before it started: it waits at this stage (a worker's job
             // goes back to the queue, for another worker).
-            return Step(next: .park(stage), recorded: record(item.state, next: .park(stage), batch: batch, store: store, lease: lease))
+            return Step(next: .park(stage), recorded: record(item.state, next: .park(stage), batch: batch, store: store, lease: &lease))
         }
         let decodes = implementation.decodes(item)
-        markDecoding(decodes, stage: stage, item: &item, batch: batch, store: store, lease: lease)
+        markDecoding(decodes, stage: stage, item: &item, batch: batch, store: store, lease: &lease)
         let bytes = decodes ? item.carried.decodeCost?.bytes ?? Self.cost(of: item.state).bytes : 0
         if decodes { budget.acquire(bytes) }
         let outcome = Self.perform(implementation, on: &item, in: batch)
@@ -82,11 +86,29 @@ final class ItemExecution: Sendable {
         let next = batch.lifecycle.advance(&item.state, after: outcome, stopping: cancellation.isCancelled)
         if case .run = next {} else { item.carried.thumbnail = nil }
         events?(.stageFinished(stage, index: item.index, bytes: stage == .copy ? item.size ?? 0 : 0))
-        var held = lease
-        if case .run(let following) = next, serves(following) { held = lease?.kept }
-        let recorded = record(item.state, next: next, batch: batch, store: store, lease: held)
+        var keeps = false
+        if case .run(let following) = next, serves(following) { keeps = true }
+        // A step its holder goes on from itself need not reach a store whose
+        // records are round trips: it is recorded with the next one (stages are
+        // idempotent, so a holder that dies only costs their redoing).
+        let recorded =
+            lease != nil && keeps && store.defersKeptSteps
+            ? .deferred : record(item.state, next: next, batch: batch, store: store, lease: &lease, keeps: keeps)
         if next == .finished, recorded == .saved { finished(item.state, in: batch) }
         return Step(next: next, recorded: recorded)
+    }
+
+    /// ``run(_:on:in:store:lease:serves:)`` without a lease: the local runner's
+    /// (the batch's lock is its lease).
+    func run(_ stage: StageName, on item: inout ItemWork, in batch: BatchContext, store: any BatchStore) -> Step {
+        var none: Lease?
+        return run(stage, on: &item, in: batch, store: store, lease: &none)
+    }
+
+    /// ``record(_:next:batch:store:lease:keeps:)`` without a lease (the local runner's).
+    func record(_ item: ItemState, next: NextStep, batch: BatchContext, store: any BatchStore) -> Recorded {
+        var none: Lease?
+        return record(item, next: next, batch: batch, store: store, lease: &none)
     }
 
     /// Tells the events that `item` left the pipeline.
@@ -129,11 +151,11 @@ final class ItemExecution: Sendable {
     /// that takes the job up, blames the item). Nothing is recorded when the
     /// decoder contains crashes (sandboxed helpers).
     private func markDecoding(
-        _ decodes: Bool, stage: StageName, item: inout ItemWork, batch: BatchContext, store: any BatchStore, lease: Lease?
+        _ decodes: Bool, stage: StageName, item: inout ItemWork, batch: BatchContext, store: any BatchStore, lease: inout Lease?
     ) {
         guard decodes, !batch.decoder.containsCrashes else { return }
         item.decodingInFlight = true
-        _ = record(item.state, next: .run(stage), batch: batch, store: store, lease: lease?.kept)
+        _ = record(item.state, next: .run(stage), batch: batch, store: store, lease: &lease, keeps: true)
     }
 
     // MARK: - Recording
@@ -142,12 +164,19 @@ final class ItemExecution: Sendable {
     /// ``RecordRetries/patience`` seconds. One that still fails asks this run
     /// to stop: the store is the batch's memory, and nothing more should be
     /// taken without it (the batch is resumable once it can be written again).
-    func record(_ item: ItemState, next: NextStep, batch: BatchContext, store: any BatchStore, lease: Lease?) -> Recorded {
+    /// `lease` (a distributed job, nil locally) moves to the item's next stage
+    /// once recorded; `keeps`: its holder goes on with that stage itself.
+    func record(
+        _ item: ItemState, next: NextStep, batch: BatchContext, store: any BatchStore, lease: inout Lease?, keeps: Bool = false
+    ) -> Recorded {
         let deadline = MonotonicClock.now() + retries.patience
         var pause = 0.05
+        let held = lease.map { Lease(job: $0.job, worker: $0.worker, stage: $0.stage, keeps: keeps) }
         while true {
             do {
-                return try store.record(item, next: next, batch: batch.batchID, lease: lease) ? .saved : .refused
+                guard try store.record(item, next: next, batch: batch.batchID, lease: held) else { return .refused }
+                if let current = lease, let stage = next.stage { lease = Lease(job: current.job, worker: current.worker, stage: stage) }
+                return .saved
             } catch {
                 guard retries.isTransient(error), MonotonicClock.now() < deadline else {
                     if retries.isTransient(error) { cancellation.cancel() }

@@ -1,0 +1,153 @@
+#!/usr/bin/env bash
+# Drops of any size (issue 25): one-line files and small JPEGs, locally and
+# through one and two `share worker`s on a throwaway PostgreSQL (loopback,
+# fsync=off), recording for each run the wall time, items/s, the peak RSS of
+# every process (ingest, each worker) and the store's size per item; then a
+# worker's RSS after each of several equal batches in a row.
+#
+#   SHARE_BIN=.build/release/share bash bench/scale.sh
+#   SIZES="1000 10000 100000 1000000" JPEGS=100000 MODES="local 1 2" SOAK="10 20000" bash bench/scale.sh
+#
+# SIZES: drops of one-line files; JPEGS: a drop of that many small JPEGs (0:
+# none); MODES: `local` and/or a number of workers; SOAK: "BATCHES ITEMS" for
+# the worker's memory over consecutive batches ("" to skip). Drops are made
+# once under $SCALE_DIR (default /tmp/share-scale) and kept for later runs.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+share=$(realpath "${SHARE_BIN:-.build/release/share}")
+sizes=${SIZES:-"1000 10000 100000"}
+jpegs=${JPEGS:-0}
+modes=${MODES:-"local 1 2"}
+soak=${SOAK:-""}
+threads=${THREADS:-2}
+root=${SCALE_DIR:-/tmp/share-scale}
+mkdir -p "$root"
+work=$(mktemp -d)
+chmod 755 "$work"
+port=$((40000 + RANDOM % 20000))
+bin=$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -n 1)
+url=""
+pids=()
+cleanup() {
+  for pid in "${pids[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+  [ -n "$url" ] && bash scripts/pg-throwaway.sh stop "$work/pg" >/dev/null 2>&1 || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+# Drops, made once: DIR/note-N.txt ("line N"), or DIR/photo-N.jpg (64x48 JPEGs).
+make_text() {
+  [ -f "$root/text-$1/.complete" ] && return
+  python3 - "$root/text-$1" "$1" <<'EOF'
+import os, sys
+folder, count = sys.argv[1], int(sys.argv[2])
+os.makedirs(folder, exist_ok=True)
+for i in range(1, count + 1):
+    with open(f"{folder}/note-{i}.txt", "w") as f:
+        f.write(f"line {i}\n")
+open(f"{folder}/.complete", "w").close()
+EOF
+}
+make_jpegs() {
+  [ -f "$root/jpeg-$1/.complete" ] && return
+  mkdir -p "$root/jpeg-$1"
+  # One small JPEG per colour, then hard links: the pipeline copies and decodes
+  # each as a file of its own.
+  for c in 0 1 2 3 4 5 6 7; do
+    vips black "$root/jpeg-$1/.seed-$c.v" 64 48 --bands 3 && vips linear "$root/jpeg-$1/.seed-$c.v" "$root/jpeg-$1/.seed-$c.jpg" 1 $((c * 30)) --uchar
+    rm -f "$root/jpeg-$1/.seed-$c.v"
+  done
+  python3 - "$root/jpeg-$1" "$1" <<'EOF'
+import os, shutil, sys
+folder, count = sys.argv[1], int(sys.argv[2])
+for i in range(1, count + 1):
+    # Copies, not links: every item is a file of its own on disk.
+    shutil.copyfile(f"{folder}/.seed-{i % 8}.jpg", f"{folder}/photo-{i}.jpg")
+open(f"{folder}/.complete", "w").close()
+EOF
+}
+
+calc() { awk "BEGIN { printf \"%.${2:-2}f\", $1 }"; }
+hwm() { awk '/VmHWM/ {print $2}' "/proc/$1/status" 2>/dev/null || echo 0; }   # peak RSS, KB
+rss() { awk '/VmRSS/ {print $2}' "/proc/$1/status" 2>/dev/null || echo 0; }
+live() { "$share" status --db "$url" --json | awk -F'"liveWorkers":' '/"summary"/ {split($2, a, /[,}]/); print a[1]}'; }
+start_workers() {
+  local before
+  before=$(live)
+  for w in $(seq "$1"); do "$share" worker --db "$url" --concurrency "$threads" --quiet --name "w$w-$RANDOM" 2>>"$work/workers.log" & pids+=($!); done
+  until [ "$(live)" -ge $((before + $1)) ]; do sleep 0.1; done
+}
+stop_workers() { for pid in "${pids[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done; wait "${pids[@]}" 2>/dev/null || true; pids=(); }
+# Runs `share ingest` under /usr/bin/time; prints "WALL PEAK_KB".
+timed() {
+  /usr/bin/time -f "%e %M" -o "$work/time" "$share" ingest --quiet "$@" >/dev/null 2>"$work/ingest.err" || {
+    status=$?; [ "$status" -eq 1 ] || { cat "$work/ingest.err" >&2; exit 1; }
+  }
+  cat "$work/time"
+}
+
+needs_db=0
+for mode in $modes; do [ "$mode" != local ] && needs_db=1; done
+[ -n "$soak" ] && needs_db=1
+if [ "$needs_db" = 1 ]; then
+  url=$(bash scripts/pg-throwaway.sh start "$work/pg" "$port")
+  "$share" db migrate --db "$url" >/dev/null 2>&1
+fi
+
+echo "machine: $(nproc) cores; $(uptime)"
+echo "share: $share; worker threads: $threads"
+echo
+printf "%-22s %-9s %9s %10s %12s %14s %12s\n" drop mode "wall s" "items/s" "ingest MiB" "workers MiB" "store B/item"
+run() {  # NAME DIR COUNT
+  local name=$1 dir=$2 count=$3
+  for mode in $modes; do
+    local container="$work/c-$name-$mode"
+    if [ "$mode" = local ]; then
+      read -r wall peak < <(timed --container "$container" "$dir")
+      local store
+      store=$(du -cb "$container/.share-ingest/journal.sqlite"* | tail -n 1 | cut -f1)
+      printf "%-22s %-9s %9.2f %10.1f %12.1f %14s %12.0f\n" "$name" local "$wall" "$(calc "$count / $wall" 1)" "$(calc "$peak / 1024" 1)" "-" "$(calc "$store / $count" 0)"
+    else
+      start_workers "$mode"
+      local before
+      before=$("$bin/psql" -X -Atq "$url" -c "SELECT pg_total_relation_size('share_jobs') + pg_total_relation_size('share_batches')")
+      read -r wall peak < <(timed --db "$url" --container "$container" "$dir")
+      local after workers=""
+      after=$("$bin/psql" -X -Atq "$url" -c "SELECT pg_total_relation_size('share_jobs') + pg_total_relation_size('share_batches')")
+      for pid in "${pids[@]}"; do workers="$workers$(calc "$(hwm "$pid") / 1024" 0)/"; done
+      stop_workers
+      printf "%-22s %-9s %9.2f %10.1f %12.1f %14s %12.0f\n" "$name" "$mode w" "$wall" "$(calc "$count / $wall" 1)" "$(calc "$peak / 1024" 1)" "${workers%/}" "$(calc "($after - $before) / $count" 0)"
+    fi
+    rm -rf "$container"
+  done
+}
+for n in $sizes; do
+  make_text "$n"
+  run "$n one-line files" "$root/text-$n" "$n"
+done
+if [ "$jpegs" -gt 0 ]; then
+  make_jpegs "$jpegs"
+  run "$jpegs small JPEGs" "$root/jpeg-$jpegs" "$jpegs"
+fi
+
+if [ -n "$soak" ]; then
+  read -r batches items <<<"$soak"
+  make_text "$items"
+  echo
+  echo "one worker, $batches batches of $items one-line files in a row: its RSS after each (MiB), and items/s"
+  start_workers 1
+  worker=${pids[0]}
+  line="" rates=""
+  for b in $(seq "$batches"); do
+    read -r wall _ < <(timed --db "$url" --container "$work/soak-$b" "$root/text-$items")
+    line="$line $(calc "$(rss "$worker") / 1024" 1)"
+    rates="$rates $(calc "$items / $wall" 0)"
+    rm -rf "$work/soak-$b"
+  done
+  stop_workers
+  echo "RSS:$line"
+  echo "items/s:$rates"
+fi
+echo
+echo "done: $(uptime)"
