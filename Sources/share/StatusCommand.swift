@@ -13,9 +13,15 @@ enum StatusCommand {
         }
         if let url = parsed.value("db") { return distributed(url: url, json: parsed.flag("json")) }
         let batches: [BatchRecord]
+        var finished: [UUID: Int] = [:]
         do {
             let container = try Command.container(parsed)
-            batches = try BatchJournal(container: container).batches()
+            let journal = try BatchJournal(container: container)
+            batches = try journal.batches()
+            // Live progress of the batches under way (read from the journal's index).
+            for batch in batches where batch.state == .running || batch.state == .manifesting {
+                finished[batch.id] = try journal.finishedCount(of: batch)
+            }
         } catch {
             return Command.failure("\(error)")
         }
@@ -25,7 +31,8 @@ enum StatusCommand {
                 Terminal.shared.out(JSONLine.object([
                     "batch": batch.id.uuidString, "key": batch.key.rawValue, "state": batch.state.rawValue,
                     "created": formatter.string(from: batch.createdAt), "finished": batch.finishedAt.map(formatter.string(from:)),
-                    "items": batch.itemCount, "ingested": batch.ingestedCount, "failed": batch.failedCount, "skipped": batch.skippedCount,
+                    "items": batch.itemCount, "finishedItems": finished[batch.id] ?? (batch.state == .done ? batch.itemCount : nil),
+                    "ingested": batch.ingestedCount, "failed": batch.failedCount, "skipped": batch.skippedCount,
                     "redirectURL": batch.redirectURL, "manifest": batch.manifestPath, "drop": batch.dropName,
                 ]))
             }
@@ -36,7 +43,9 @@ enum StatusCommand {
             return .success
         }
         for batch in batches {
-            let counts = "\(batch.ingestedCount)/\(batch.itemCount) ingested" + (batch.failedCount > 0 ? ", \(batch.failedCount) failed" : "")
+            let counts =
+                finished[batch.id].map { "\($0)/\(batch.itemCount) finished" }
+                ?? "\(batch.ingestedCount)/\(batch.itemCount) ingested" + (batch.failedCount > 0 ? ", \(batch.failedCount) failed" : "")
                 + (batch.skippedCount > 0 ? ", \(batch.skippedCount) skipped" : "")
             let drop = batch.dropName.map { " drop=\($0)" } ?? ""
             Terminal.shared.out("\(batch.id.uuidString)  \(batch.state.rawValue.padding(toLength: 11, withPad: " ", startingAt: 0)) \(formatter.string(from: batch.createdAt))  \(counts)\(drop)")

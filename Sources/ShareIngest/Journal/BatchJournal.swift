@@ -250,6 +250,20 @@ public final class BatchJournal: Sendable {
         ).map(Self.item)
     }
 
+    /// How many items of a running batch have finished (delivered, failed or
+    /// skipped) so far: counted on the journal's index of unfinished items,
+    /// without reading any item.
+    public func finishedCount(of batch: BatchRecord) throws(ShareIngestError) -> Int {
+        do {
+            let unfinished = try database.query(
+                "SELECT count(*) AS n FROM items WHERE batch_id = ? AND next IS NOT NULL", [.text(batch.id.uuidString)]
+            ).first?.int("n") ?? 0
+            return max(0, batch.itemCount - unfinished)
+        } catch {
+            throw .containerUnusable(path: container.root, reason: "journal: \(error)")
+        }
+    }
+
     /// How a batch's items stand, from the recorded columns alone (no item is
     /// decoded): an unfinished item counts as failed, as an interrupted report
     /// shows it.
