@@ -102,7 +102,7 @@ public struct ShareIngestor: Sendable {
     static func replay(_ report: BatchReport, to events: IngestEventSink?) -> BatchReport {
         guard let events else { return report }
         events(.batchStarted(batchID: report.batchID, key: report.key))
-        for item in report.items { events(.itemFinished(item)) }
+        report.items.visit { events(.itemFinished($0)) }
         events(.batchFinished(report))
         return report
     }

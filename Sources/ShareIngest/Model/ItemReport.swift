@@ -226,11 +226,15 @@ public struct ItemReports: RandomAccessCollection, Sendable {
     private final class Storage: Sendable {
         private let loaded: Mutex<[ItemReport]?>
         private let load: @Sendable () -> [ItemReport]
+        let visit: (@Sendable ((ItemReport) -> Void) -> Void)?
 
-        init(_ items: [ItemReport]?, load: @escaping @Sendable () -> [ItemReport]) {
+        init(_ items: [ItemReport]?, load: @escaping @Sendable () -> [ItemReport], visit: (@Sendable ((ItemReport) -> Void) -> Void)? = nil) {
             loaded = Mutex(items)
             self.load = load
+            self.visit = visit
         }
+
+        var isLoaded: Bool { loaded.withLock { $0 != nil } }
 
         var items: [ItemReport] {
             loaded.withLock { loaded in
@@ -263,10 +267,21 @@ public struct ItemReports: RandomAccessCollection, Sendable {
         count = items.count
     }
 
-    /// `count` reports that `load` reads when first needed.
-    init(count: Int, load: @escaping @Sendable () -> [ItemReport]) {
-        storage = Storage(nil, load: load)
+    /// `count` reports that `load` reads when first needed; `visit`, when given,
+    /// goes through them one at a time without holding them.
+    init(count: Int, load: @escaping @Sendable () -> [ItemReport], visit: (@Sendable ((ItemReport) -> Void) -> Void)? = nil) {
+        storage = Storage(nil, load: load, visit: visit)
         self.count = count
+    }
+
+    /// Calls `body` with each report in order, holding none when they are read
+    /// from a stored report (a million-item batch's, replayed as events).
+    func visit(_ body: (ItemReport) -> Void) {
+        if let visit = storage.visit, !storage.isLoaded {
+            withoutActuallyEscaping(body) { body in visit { body($0) } }
+        } else {
+            for item in self { body(item) }
+        }
     }
 
     /// 0.

@@ -161,10 +161,13 @@ enum BatchCompletion {
             batchID: batch.id, key: batch.key, redirectURL: redirect, manifestPath: record.manifestPath,
             schema: context.pipeline.manifest.schema, pipeline: context.pipeline.name,
             items: held.map(ItemReports.init)
-                ?? ItemReports(count: counts.items) {
-                    (try? BatchReport.stored(key: key, in: container)).flatMap { $0.batchID == batchID ? Array($0.items) : nil }
-                        ?? ItemReports.rebuilt(batch: batchID, container: container, pipeline: pipeline, message: message)
-                },
+                ?? ItemReports(
+                    count: counts.items,
+                    load: {
+                        (try? BatchReport.stored(key: key, in: container)).flatMap { $0.batchID == batchID ? Array($0.items) : nil }
+                            ?? ItemReports.rebuilt(batch: batchID, container: container, pipeline: pipeline, message: message)
+                    },
+                    visit: { body in try? StoredReportReader.forEachItem(in: reportPath, body) }),
             counts: counts, stageSeconds: totals, wallSeconds: wallSeconds ?? totals.values.reduce(0, +))
         // Kept beside the manifest for `share report` and `share status` (and beside
         // a failed drop); losing it costs no item, so failing to write it is not

@@ -65,7 +65,10 @@ extension BatchReport {
             counts.items > BatchReport.itemsHeldInMemory
         {
             do {
-                return try document.report(items: ItemReports(count: counts.items) { (try? readItems(path, size: status.size)) ?? [] })
+                let items = ItemReports(
+                    count: counts.items, load: { (try? readItems(path, size: status.size)) ?? [] },
+                    visit: { body in try? StoredReportReader.forEachItem(in: path, body) })
+                return try document.report(items: items)
             } catch {
                 throw .malformed(path: path, detail: error.description)
             }
@@ -131,6 +134,53 @@ extension BatchReport {
         }
         try writer.commit(syncDirectory: false)
         try FileSystem.rename(temporary, path)
+    }
+}
+
+/// Reads the items of a stored report one at a time, without holding them: the
+/// report's own layout (``StoredReportWriter``: each item an object indented
+/// by four spaces, its closing brace on a line of its own) is read a line at a
+/// time and each item decoded alone.
+enum StoredReportReader {
+    /// Calls `body` with each item's report, in order.
+    static func forEachItem(in path: String, _ body: (ItemReport) -> Void) throws {
+        let fd = try FileDescriptor.open(path, O_RDONLY)
+        var offset: Int64 = 0
+        var pending: [UInt8] = []
+        var inItems = false
+        var item: [UInt8] = []
+        var index = 0
+        let marker = Array(BatchReportDocument.itemsMarker.dropFirst().utf8)  // without its leading newline
+        let decoder = JSONDecoder()
+        func line(_ text: ArraySlice<UInt8>) throws {
+            guard inItems else {
+                if text.elementsEqual(marker) { inItems = true }
+                return
+            }
+            item += text
+            item.append(UInt8(ascii: "\n"))
+            // "    }" or "    }," closes an item.
+            let closing = Array("    }".utf8)
+            if text.starts(with: closing), text.count <= closing.count + 1 {
+                if item.last == UInt8(ascii: "\n") { item.removeLast() }
+                if item.last == UInt8(ascii: ",") { item.removeLast() }
+                body(try decoder.decode(BatchReportDocument.Item.self, from: Data(item)).report(index: index))
+                index += 1
+                item = []
+            }
+        }
+        while true {
+            let chunk = try fd.read(count: 1 << 16, at: offset, path: path)
+            offset += Int64(chunk.count)
+            pending += chunk
+            var start = pending.startIndex
+            while let newline = pending[start...].firstIndex(of: UInt8(ascii: "\n")) {
+                try line(pending[start..<newline])
+                start = newline + 1
+            }
+            pending.removeSubrange(..<start)
+            if chunk.isEmpty { break }
+        }
     }
 }
 
@@ -348,21 +398,7 @@ struct BatchReportDocument: Codable {
             // A stage this version does not know is left out rather than refusing the report.
             Dictionary(uniqueKeysWithValues: (seconds ?? [:]).compactMap { name, value in StageName(rawValue: name).map { ($0, value) } })
         }
-        let reports = items.enumerated().map { index, item in
-            // Reports always name the stage and reason of a failure; an edited one
-            // without them still shows its message.
-            let failure = item.status == .ingested ? nil : ItemFailure(item.stage ?? .sniff, item.reason ?? .io, item.error ?? "(no message recorded)")
-            let entry = item.path.map {
-                SharedMediaFile(
-                    path: $0, thumbnail: item.thumbnail, duration: item.duration, type: item.type ?? .file, mimeType: item.mimeType,
-                    fileName: item.fileName, size: item.size, width: item.width, height: item.height)
-            }
-            // Copies are named <UUID>.<ext> in the container.
-            let id = entry?.fileURL.flatMap { UUID(uuidString: $0.deletingPathExtension().lastPathComponent) }
-            return ItemReport(
-                index: index, source: item.source, status: item.status, failure: failure, warnings: item.warnings ?? [], entry: entry, id: id,
-                stageSeconds: timings(item.stageSeconds))
-        }
+        let reports = lazy == nil ? items.enumerated().map { index, item in item.report(index: index) } : []
         let all = lazy ?? ItemReports(reports)
         let counted = counts.map { BatchReport.Counts(items: $0.items, ingested: $0.ingested, failed: $0.failed, skipped: $0.skipped) } ?? BatchReport.Counts(reports)
         var report = BatchReport(
@@ -374,6 +410,27 @@ struct BatchReportDocument: Codable {
 }
 
 extension BatchReportDocument.Item {
+    /// The item's report, `index`-th of its batch.
+    func report(index: Int) -> ItemReport {
+        func timings(_ seconds: [String: Double]?) -> [StageName: Double] {
+            // A stage this version does not know is left out rather than refusing the report.
+            Dictionary(uniqueKeysWithValues: (seconds ?? [:]).compactMap { name, value in StageName(rawValue: name).map { ($0, value) } })
+        }
+        // Reports always name the stage and reason of a failure; an edited one
+        // without them still shows its message.
+        let failure = status == .ingested ? nil : ItemFailure(stage ?? .sniff, reason ?? .io, error ?? "(no message recorded)")
+        let entry = path.map {
+            SharedMediaFile(
+                path: $0, thumbnail: thumbnail, duration: duration, type: type ?? .file, mimeType: mimeType,
+                fileName: fileName, size: size, width: width, height: height)
+        }
+        // Copies are named <UUID>.<ext> in the container.
+        let id = entry?.fileURL.flatMap { UUID(uuidString: $0.deletingPathExtension().lastPathComponent) }
+        return ItemReport(
+            index: index, source: source, status: status, failure: failure, warnings: warnings ?? [], entry: entry, id: id,
+            stageSeconds: timings(stageSeconds))
+    }
+
     /// The item's fields in the document.
     init(_ item: ItemReport) {
         func seconds(_ timings: [StageName: Double]) -> [String: Double] {
