@@ -233,4 +233,29 @@ import MediaFormats
     func durations(_ milliseconds: Double, _ expected: String) {
         #expect(ReadableUnits.duration(milliseconds: milliseconds) == expected)
     }
+
+    /// A batch too large for one page (a phone backup) shows its first items
+    /// and problems, its real totals, and says where the rest are listed; the
+    /// contact sheet draws its first tiles and counts the rest.
+    @Test func aHugeBatchsPageAndSheetShowItsFirstItemsAndSaySo() throws {
+        let total = 2 * ReportPage.itemLimit + 500
+        let items = (0..<total).map { index in
+            ItemReport(
+                index: index, source: "/drop/note-\(index).txt", status: index % 2 == 0 ? .ingested : .failed,
+                failure: index % 2 == 0 ? nil : ItemFailure(.sniff, .empty, "/drop/note-\(index).txt is empty"), warnings: [],
+                entry: index % 2 == 0 ? SharedMediaFile(path: "file:///c/\(index).txt", type: .file, size: 10) : nil, id: nil, stageSeconds: [:])
+        }
+        let report = BatchReport(
+            batchID: UUID(), key: try ShareKey("huge"), redirectURL: nil, manifestPath: nil, schema: .v2, pipeline: "default", items: items,
+            stageSeconds: [:], wallSeconds: 1)
+        let container = try ContainerDirectory(FileManager.default.temporaryDirectory.appendingPathComponent("huge-\(UUID().uuidString)").path)
+        let html = ReportPage(report, container: container).html
+        #expect(html.components(separatedBy: "<li class=\"item ").count - 1 == ReportPage.itemLimit)
+        #expect(html.contains("The first \(ReportPage.itemLimit) of \(total) items are shown: the batch's JSON report lists every item."))
+        #expect(html.contains("Not delivered (\(total / 2))"))
+        #expect(html.contains("… and \(total / 2 - ReportPage.itemLimit) more"), "the problems list is cut at the limit too")
+        #expect(html.contains("<dd>\(ReadableUnits.bytes(Int64(10 * (total / 2))))</dd>"), "delivered bytes count every item")
+        let sheet = try report.contactSheet(in: container, layout: ContactSheetLayout(maximumTiles: 12))
+        #expect(sheet.tileCount == 12 && sheet.omittedCount == total - 12)
+    }
 }

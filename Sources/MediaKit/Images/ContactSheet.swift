@@ -115,7 +115,11 @@ public struct ContactSheet: Sendable {
     /// one-line `title`. A tile whose thumbnail cannot be read is drawn as a
     /// placeholder rather than failing the sheet. An empty list gives one
     /// placeholder tile reading "no items" (and a `tileCount` of 0).
-    public static func render(_ tiles: [ContactSheetTile], title: String? = nil, layout: ContactSheetLayout = ContactSheetLayout()) throws(VipsError) -> ContactSheet {
+    /// `total`: how many tiles there were in all, when the caller made only the
+    /// first ones (the rest count as omitted).
+    public static func render(
+        _ tiles: [ContactSheetTile], title: String? = nil, layout: ContactSheetLayout = ContactSheetLayout(), total: Int? = nil
+    ) throws(VipsError) -> ContactSheet {
         try Vips.start()
         let shown = Array(tiles.prefix(max(1, layout.maximumTiles)))
         let drawn = shown.isEmpty ? [ContactSheetTile(picture: .placeholder("—"), caption: "no items")] : shown
@@ -138,7 +142,7 @@ public struct ContactSheet: Sendable {
         let jpeg = try sheet.jpegData(quality: layout.quality)
         return ContactSheet(
             jpeg: jpeg, width: sheet.width, height: sheet.height, tileCount: shown.count,
-            omittedCount: tiles.count - shown.count, columns: columns, rows: layout.rows(for: drawn.count))
+            omittedCount: max(total ?? 0, tiles.count) - shown.count, columns: columns, rows: layout.rows(for: drawn.count))
     }
 }
 

@@ -9,13 +9,17 @@ extension BatchReport {
     /// skipped ones a grey tile. At most `layout.maximumTiles` items are drawn;
     /// the title says when some were left out.
     public func contactSheet(in container: ContainerDirectory, layout: ContactSheetLayout = ContactSheetLayout()) throws(VipsError) -> ContactSheet {
-        let tiles = items.map { Self.tile(for: ReportedItem($0, container: container)) }
-        let shown = min(tiles.count, max(1, layout.maximumTiles))
+        // Only the tiles drawn are made (a million-item batch's items are read
+        // one at a time and the rest left).
+        let limit = max(1, layout.maximumTiles)
+        var tiles: [ContactSheetTile] = []
+        items.visit { item in if tiles.count < limit { tiles.append(Self.tile(for: ReportedItem(item, container: container))) } }
+        let shown = tiles.count
         var title = "\(key.rawValue) · \(ingestedCount) of \(items.count) ingested"
         if failedCount > 0 { title += " · \(failedCount) failed" }
         if skippedCount > 0 { title += " · \(skippedCount) skipped" }
-        if shown < tiles.count { title += " · first \(shown) shown" }
-        return try ContactSheet.render(tiles, title: title, layout: layout)
+        if shown < items.count { title += " · first \(shown) shown" }
+        return try ContactSheet.render(tiles, title: title, layout: layout, total: items.count)
     }
 
     private static func tile(for reported: ReportedItem) -> ContactSheetTile {

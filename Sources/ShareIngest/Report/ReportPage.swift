@@ -4,7 +4,9 @@ import SystemCalls
 
 /// A batch as one self-contained HTML page: totals and stage timings, the items
 /// that were not delivered with their reasons, and a grid of every item with its
-/// thumbnail, name, type, extension, size, dimensions and duration.
+/// thumbnail, name, type, extension, size, dimensions and duration. A batch of
+/// more than ``itemLimit`` items shows its first ones (and its first
+/// ``itemLimit`` problems) and says how many more the JSON report lists.
 ///
 /// The page opens from disk, a web server or a CI artifact store alike:
 /// thumbnails are embedded as `data:` URIs, the CSS is inline, there is no
@@ -21,6 +23,9 @@ public struct ReportPage: Sendable {
 
     /// Thumbnails larger than this are not embedded (the pipeline's are ~20–60 kB).
     static let maximumThumbnailBytes = 4 << 20
+    /// Items shown in the grid, and problems listed, at most: a page of a
+    /// million items would not open.
+    public static let itemLimit = 2000
 
     /// Renders `report`, reading thumbnails from `container`.
     public init(_ report: BatchReport, container: ContainerDirectory) {
@@ -35,7 +40,11 @@ public struct ReportPage: Sendable {
 private struct PageWriter {
     let report: BatchReport
     let container: ContainerDirectory
+    /// The first items (the grid's), and the first not delivered.
     let items: [ReportedItem]
+    let undelivered: [ReportedItem]
+    /// Bytes of everything delivered.
+    let deliveredBytes: Int64
     var embedded = 0
     var missing: [String] = []
     private var out = ""
@@ -43,7 +52,19 @@ private struct PageWriter {
     init(report: BatchReport, container: ContainerDirectory) {
         self.report = report
         self.container = container
-        self.items = report.items.map { ReportedItem($0, container: container) }
+        // One pass over the items (read one at a time for a large batch),
+        // keeping only what the page shows.
+        var items: [ReportedItem] = []
+        var undelivered: [ReportedItem] = []
+        var bytes: Int64 = 0
+        report.items.visit { item in
+            bytes += item.entry?.size ?? 0
+            if items.count < ReportPage.itemLimit { items.append(ReportedItem(item, container: container)) }
+            if item.status != .ingested, undelivered.count < ReportPage.itemLimit { undelivered.append(ReportedItem(item, container: container)) }
+        }
+        self.items = items
+        self.undelivered = undelivered
+        deliveredBytes = bytes
     }
 
     /// `text`, escaped.
@@ -90,8 +111,7 @@ private struct PageWriter {
             ("skipped", "Skipped", "\(report.skippedCount)"),
             ("wall", "Wall time", ReadableUnits.seconds(report.wallSeconds)),
         ]
-        let bytes = report.entries.compactMap(\.size).reduce(0, +)
-        for (cssClass, label, value) in totals + [("bytes", "Delivered", ReadableUnits.bytes(bytes))] {
+        for (cssClass, label, value) in totals + [("bytes", "Delivered", ReadableUnits.bytes(deliveredBytes))] {
             let flagged = (cssClass == "failed" || cssClass == "skipped") && value != "0" ? " flagged" : ""
             out += "<div class=\"\(cssClass)\(flagged)\"><dt>\(label)</dt><dd>\(e(value))</dd></div>\n"
         }
@@ -119,9 +139,9 @@ private struct PageWriter {
     }
 
     private mutating func problems() {
-        let undelivered = items.filter { $0.item.status != .ingested }
         guard !undelivered.isEmpty else { return }
-        out += "<section class=\"problems\">\n<h2>Not delivered (\(undelivered.count))</h2>\n<ul>\n"
+        let total = report.failedCount + report.skippedCount
+        out += "<section class=\"problems\">\n<h2>Not delivered (\(total))</h2>\n<ul>\n"
         for reported in undelivered {
             let failure = reported.item.failure
             out += "<li class=\"\(reported.item.status.rawValue)\"><span class=\"status\">\(reported.item.status.rawValue)</span> "
@@ -130,13 +150,19 @@ private struct PageWriter {
             if let failure { out += "<br><span class=\"message\">\(e(failure.message))</span>" }
             out += "</li>\n"
         }
-        out += "</ul>\n</section>\n"
+        out += "</ul>\n"
+        if total > undelivered.count { out += "<p class=\"more\">… and \(total - undelivered.count) more: the batch's JSON report lists every item.</p>\n" }
+        out += "</section>\n"
     }
 
     private mutating func grid() {
         out += "<main>\n<h2>Items</h2>\n<ol class=\"grid\">\n"
         for reported in items { card(reported) }
-        out += "</ol>\n</main>\n"
+        out += "</ol>\n"
+        if report.items.count > items.count {
+            out += "<p class=\"more\">The first \(items.count) of \(report.items.count) items are shown: the batch's JSON report lists every item.</p>\n"
+        }
+        out += "</main>\n"
     }
 
     private mutating func card(_ reported: ReportedItem) {
