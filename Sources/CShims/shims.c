@@ -134,6 +134,8 @@ int shim_vips_setup(const char *argv0, int concurrency, int load_modules) {
 int shim_averror_eagain(void) { return AVERROR(EAGAIN); }
 int shim_averror_eof(void) { return AVERROR_EOF; }
 int shim_averror_exit(void) { return AVERROR_EXIT; }
+int shim_averror_decoder_not_found(void) { return AVERROR_DECODER_NOT_FOUND; }
+int shim_averror_patchwelcome(void) { return AVERROR_PATCHWELCOME; }
 void shim_av_quiet(void) { av_log_set_level(AV_LOG_QUIET); }
 
 long shim_copy_file_range(int in_fd, int out_fd, size_t length) {

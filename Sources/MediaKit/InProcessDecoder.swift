@@ -160,13 +160,6 @@ struct VipsImageStep: DecoderStep {
         "netpbm": ("VipsForeignLoadPpm", true),
     ]
 
-    /// What libvips (libjpeg, libtiff) says about variants it cannot read, as
-    /// opposed to damage: such a file goes to the next decoder.
-    static let variantMessages = [
-        "Unsupported JPEG data precision", "Unsupported JPEG process",
-        "samples out of range", "unsupported tiff image type", "unsupported sample format", "unsupported bits per sample",
-    ]
-
     func reads(_ format: MediaFormat) -> Bool { Self.loaders[format.id] != nil }
 
     func decode(_ request: DecodeRequest, descriptor: Int32) throws(MediaError) -> DecodedMedia {
@@ -174,11 +167,6 @@ struct VipsImageStep: DecoderStep {
             throw MediaError(.unsupported, "no libvips loader for \(request.format.name)")
         }
         return try VipsImageDecoding(request: request, input: .descriptor(descriptor), loader: loader, strict: strict).decode()
-    }
-
-    /// True when `error` names a variant libvips lacks rather than damage.
-    static func namesVariant(_ error: VipsError) -> Bool {
-        variantMessages.contains { error.message.localizedCaseInsensitiveContains($0) }
     }
 }
 
@@ -280,7 +268,7 @@ struct VipsImageDecoding {
 
     func decode() throws(MediaError) -> DecodedMedia {
         func failure(_ error: VipsError) -> MediaError {
-            if (strict && !VipsImageStep.namesVariant(error)) || error.isHEIFDamage {
+            if (strict && !LibraryMessages.namesVariant(error)) || LibraryMessages.namesDamage(error) {
                 return MediaError(.damaged, "\(request.label): not a readable \(request.format.name) image: \(error)")
             }
             // A variant libvips here cannot read: the next decoder may.
@@ -352,7 +340,11 @@ struct VipsImageDecoding {
         do {
             return .made(try Thumbnailer.thumbnail(input, header: header, spec: spec))
         } catch {
-            let kind: MediaError.Kind = error.wasKilled ? .timeLimit : VipsImageStep.namesVariant(error) ? .unsupported : .damaged
+            // A loader that reads only some variants of its format (`strict` false:
+            // JPEG XL through libjxl 0.7, JPEG 2000) passes a file it cannot
+            // decode on to the next decoder, as a strict one does only for the
+            // variants LibraryMessages names.
+            let kind = LibraryMessages.kind(of: error) ?? (strict ? .damaged : .unsupported)
             return .failed(MediaError(kind, "\(request.label): cannot decode \(request.format.name) image: \(error)"))
         }
     }
@@ -462,7 +454,7 @@ struct AVMediaDecoding {
             let media = try MediaFile(descriptor: descriptor, name: request.path, timeLimit: request.timeLimit, pixelLimit: request.pixelLimit)
             return (media, try media.probe(duration: what != "image"))
         } catch {
-            let kind: MediaError.Kind = error.isTimeout ? .timeLimit : error.isOutOfMemory ? .memoryLimit : .damaged
+            let kind = LibraryMessages.kind(of: error)
             throw MediaError(kind, "\(request.label): not a readable \(request.format.name) \(what): \(error)")
         }
     }

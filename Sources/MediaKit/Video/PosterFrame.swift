@@ -169,8 +169,8 @@ extension MediaError {
     /// stopped it, `damaged` otherwise.
     init(typing error: any Error) {
         switch error {
-        case let error as AVError: self.init(error.isTimeout ? .timeLimit : .damaged, error.description)
-        case let error as VipsError: self.init(error.wasKilled ? .timeLimit : .damaged, error.description)
+        case let error as AVError: self.init(LibraryMessages.kind(of: error), error.description)
+        case let error as VipsError: self.init(LibraryMessages.kind(of: error) ?? .damaged, error.description)
         case let error as MediaError: self = error
         default: self.init(.damaged, "\(error)")
         }
