@@ -87,6 +87,7 @@ struct DecoderRoute {
     /// that read it. Adding a decoder is one line here, at its place in the order.
     static let registry: [any DecoderStep] = [
         HEIFStep(),  // HEIC, HEIF, AVIF and their sequences: libavcodec, libheif, libavformat (HEIF/)
+        RAWStep(),  // camera RAW: the largest embedded preview (RAW/)
         VipsImageStep(),  // the images libvips has a loader for
         AVStillStep(),  // BMP and ICO; JPEG libvips cannot read (12-bit, lossless)
         TIFFStep(),  // TIFF layouts tiff2vips rejects (float samples, ...)
