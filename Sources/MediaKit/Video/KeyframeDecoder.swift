@@ -13,6 +13,8 @@ struct RGBPicture {
     var rotation = 0
     /// Mirrored left to right after the rotation (EXIF orientations 2, 4, 5, 7).
     var mirrored = false
+    /// How the decoded frame described its colour (the pixels are already SDR sRGB).
+    var colour = ColourDescription.standard
 
     /// Mean Rec. 601 luma over a sample grid of pixels.
     var meanLuma: Double {
@@ -71,6 +73,8 @@ final class KeyframeDecoder {
     private let streamIndex: Int32
     private let targetSize: Int
     private let sampleAspect: Double
+    /// What the stream's container says about its colour (frames may say more).
+    private let streamColour: ColourDescription.StreamHints
     /// Packets of the stream read while looking for the next key packet before
     /// giving up (a group of pictures of 8 s at 120 fps fits).
     static let packetBudget = 1000
@@ -88,6 +92,7 @@ final class KeyframeDecoder {
         streamIndex = stream.pointee.index
         self.targetSize = targetSize
         self.sampleAspect = sampleAspect
+        streamColour = ColourDescription.StreamHints(stream)
         guard let parameters = stream.pointee.codecpar,
             let decoder = avcodec_find_decoder(parameters.pointee.codec_id)
         else { throw AVError("avcodec_find_decoder", message: "no decoder for this video codec") }
@@ -171,23 +176,51 @@ final class KeyframeDecoder {
     }
 
     /// Converts a decoded frame to RGB24 at thumbnail size in one `sws_scale`
-    /// (through RGBA, flattened over white, when the frame has alpha).
+    /// (through RGBA, flattened over white, when the frame has alpha), reading
+    /// Y'CbCr with the frame's own matrix and range. A frame that is HDR or
+    /// wider than sRGB (``ColourDescription/needsConversion``) is scaled to
+    /// 16-bit RGB instead and converted to SDR sRGB at that size (``ToneMapper``).
     private func scale(_ frame: UnsafeMutablePointer<AVFrame>) throws(AVError) -> RGBPicture {
         let sourceWidth = Int(frame.pointee.width)
         let sourceHeight = Int(frame.pointee.height)
         guard sourceWidth > 0, sourceHeight > 0 else { throw AVError("avcodec_receive_frame", message: "empty frame") }
-        let sourceFormat = AVPixelFormat(rawValue: frame.pointee.format)
-        let hasAlpha = av_pix_fmt_desc_get(sourceFormat).map { $0.pointee.flags & UInt64(AV_PIX_FMT_FLAG_ALPHA) != 0 } ?? false
+        var sourceFormat = AVPixelFormat(rawValue: frame.pointee.format)
+        guard let pixelDescriptor = av_pix_fmt_desc_get(sourceFormat) else { throw AVError("av_pix_fmt_desc_get", message: "unknown pixel format") }
+        let flags = pixelDescriptor.pointee.flags
+        let hasAlpha = flags & UInt64(AV_PIX_FMT_FLAG_ALPHA) != 0
+        let isRGB = flags & UInt64(AV_PIX_FMT_FLAG_RGB) != 0
+        let colour = ColourDescription(frame: frame, stream: streamColour)
+        let converted = colour.needsConversion && !hasAlpha
+        // Dolby Vision with no compatible base layer (profile 5) codes IPTPQc2,
+        // not Y'CbCr: read as Y'CbCr it is green and purple. Without applying
+        // its reshaping metadata, its intensity plane alone is the picture's
+        // light (PQ): shown in grey.
+        let intensityOnly = colour.dolbyVision?.hasNoCompatibleBase == true && !isRGB && converted
+        if intensityOnly {
+            let depth = Int(pixelDescriptor.pointee.comp.0.depth)
+            sourceFormat = depth <= 8 ? AV_PIX_FMT_GRAY8 : depth <= 10 ? AV_PIX_FMT_GRAY10LE : depth <= 12 ? AV_PIX_FMT_GRAY12LE : AV_PIX_FMT_GRAY16LE
+        }
+        let destinationFormat = hasAlpha ? AV_PIX_FMT_RGBA : converted ? AV_PIX_FMT_RGB48LE : AV_PIX_FMT_RGB24
         let channels = hasAlpha ? 4 : 3
+        let bytesPerSample = converted ? 2 : 1
         let displayWidth = Double(sourceWidth) * sampleAspect
         let scale = min(1, Double(targetSize) / max(displayWidth, Double(sourceHeight)))
         let width = max(1, Int((displayWidth * scale).rounded()))
         let height = max(1, Int((Double(sourceHeight) * scale).rounded()))
         guard let sws = sws_getContext(
             Int32(sourceWidth), Int32(sourceHeight), sourceFormat,
-            Int32(width), Int32(height), hasAlpha ? AV_PIX_FMT_RGBA : AV_PIX_FMT_RGB24, Int32(SWS_AREA), nil, nil, nil)
+            Int32(width), Int32(height), destinationFormat, Int32(SWS_AREA), nil, nil, nil)
         else { throw AVError("sws_getContext", message: "cannot convert this pixel format") }
         defer { sws_freeContext(sws) }
+        if !isRGB {
+            // libswscale assumes BT.601 limited range unless told: the frame's matrix
+            // (or, unstated, BT.2020 for HDR, BT.709 for HD, BT.601 below), its range.
+            let matrix = Self.matrix(frame, colour: colour, height: sourceHeight)
+            let name = av_get_pix_fmt_name(AVPixelFormat(rawValue: frame.pointee.format)).map { String(cString: $0) } ?? ""
+            let fullRange = frame.pointee.color_range == AVCOL_RANGE_JPEG || name.hasPrefix("yuvj")
+            let coefficients = sws_getCoefficients(Int32(matrix))
+            sws_setColorspaceDetails(sws, coefficients, fullRange ? 1 : 0, sws_getCoefficients(Int32(SWS_CS_ITU709)), 1, 0, 1 << 16, 1 << 16)
+        }
         // libswscale's SIMD converters (the x86 YUV→RGB ones, used when a frame is
         // converted at its own size) store whole vectors: they round each line up
         // to 8 pixels when the stride leaves room, and write past the last visible
@@ -199,13 +232,13 @@ final class KeyframeDecoder {
         // visible bytes are handed on.
         var planes: [UnsafeMutablePointer<UInt8>?] = [nil, nil, nil, nil]
         var strides: [Int32] = [0, 0, 0, 0]
-        let allocated = av_image_alloc(&planes, &strides, Int32(width), Int32(height), hasAlpha ? AV_PIX_FMT_RGBA : AV_PIX_FMT_RGB24, Self.destinationAlignment)
+        let allocated = av_image_alloc(&planes, &strides, Int32(width), Int32(height), destinationFormat, Self.destinationAlignment)
         guard allocated >= 0, let destination = planes[0] else { throw AVError("av_image_alloc", code: allocated) }
         defer { av_free(destination) }
         // Zeroed, so that lines sws_scale did not write are black, never uninitialised bytes.
         destination.initialize(repeating: 0, count: Int(allocated))
         let stride = Int(strides[0])
-        precondition(stride >= width * channels, "av_image_alloc gave a line shorter than the image")
+        precondition(stride >= width * channels * bytesPerSample, "av_image_alloc gave a line shorter than the image")
         let lines = withUnsafePointer(to: frame.pointee.data) { data in
             withUnsafePointer(to: frame.pointee.linesize) { linesize in
                 data.withMemoryRebound(to: UnsafePointer<UInt8>?.self, capacity: 8) { sourcePlanes in
@@ -217,26 +250,45 @@ final class KeyframeDecoder {
         }
         guard lines > 0 else { throw AVError("sws_scale", message: "conversion failed") }
         let rowBytes = width * 3
-        let pixels = [UInt8](unsafeUninitializedCapacity: rowBytes * height) { buffer, count in
-            for row in 0..<height {
-                let source = destination + row * stride
-                let target = buffer.baseAddress! + row * rowBytes
-                if hasAlpha {
-                    // Over white, as libvips flattens images with alpha.
-                    for x in 0..<width {
-                        let alpha = Int(source[x * 4 + 3])
-                        for c in 0..<3 {
-                            (target + x * 3 + c).initialize(to: UInt8((Int(source[x * 4 + c]) * alpha + 255 * (255 - alpha) + 127) / 255))
-                        }
-                    }
-                } else {
-                    target.initialize(from: source, count: rowBytes)
-                }
+        let pixels: [UInt8]
+        if converted {
+            pixels = UnsafeRawPointer(destination).withMemoryRebound(to: UInt16.self, capacity: Int(allocated) / 2) { samples in
+                ToneMapper(colour).convert(UnsafeBufferPointer(start: samples, count: Int(allocated) / 2), width: width, height: height, stride: stride / 2)
             }
-            count = rowBytes * height
+        } else {
+            pixels = [UInt8](unsafeUninitializedCapacity: rowBytes * height) { buffer, count in
+                for row in 0..<height {
+                    let source = destination + row * stride
+                    let target = buffer.baseAddress! + row * rowBytes
+                    if hasAlpha {
+                        // Over white, as libvips flattens images with alpha.
+                        for x in 0..<width {
+                            let alpha = Int(source[x * 4 + 3])
+                            for c in 0..<3 {
+                                (target + x * 3 + c).initialize(to: UInt8((Int(source[x * 4 + c]) * alpha + 255 * (255 - alpha) + 127) / 255))
+                            }
+                        }
+                    } else {
+                        target.initialize(from: source, count: rowBytes)
+                    }
+                }
+                count = rowBytes * height
+            }
         }
         let orientation = Self.orientation(of: frame)
-        return RGBPicture(pixels: pixels, width: width, height: height, rotation: orientation.rotation, mirrored: orientation.mirrored)
+        return RGBPicture(
+            pixels: pixels, width: width, height: height, rotation: orientation.rotation, mirrored: orientation.mirrored, colour: colour)
+    }
+
+    /// The Y'CbCr matrix to read `frame` with, as libswscale numbers them (the
+    /// same numbers as H.273's MatrixCoefficients for the ones it has).
+    static func matrix(_ frame: UnsafeMutablePointer<AVFrame>, colour: ColourDescription, height: Int) -> Int {
+        let stated = Int(frame.pointee.colorspace.rawValue)
+        switch stated {
+        case 1, 4, 5, 6, 7, 9: return stated
+        case 10: return 9  // BT.2020 constant luminance: read as non-constant
+        default: return colour.primaries == .bt2020 ? 9 : height >= 720 ? 1 : 5
+        }
     }
 
     /// The frame's display matrix (libavcodec's mjpeg decoder turns EXIF
