@@ -181,7 +181,7 @@ struct HEIFDecoding {
                 } catch {
                     throw MediaError(error.kind, "libheif: \(error)")
                 }
-                let image = try decoder.decode()
+                let image = try decoder.decode(targetSize: spec.size)
                 try Vips.start()
                 return .success(try Vips.withExactErrors { () throws(VipsError) -> Thumbnail in
                     try HEIFThumbnail.finish(image, sourceWidth: image.width, sourceHeight: image.height, transforms: [], exifOrientation: exif, spec: spec)
