@@ -250,46 +250,6 @@ enum CR3 {
     /// The top-level `uuid` box holding `PRVW`.
     static let previewUUID: [UInt8] = [0xEA, 0xF4, 0x2B, 0x5E, 0x1C, 0x98, 0x4B, 0x88, 0xB9, 0xFB, 0xB7, 0xDC, 0x40, 0x6E, 0x4D, 0x16]
 
-    struct Box {
-        let type: String
-        /// The payload (after the header, and after a `uuid` box's 16-byte identifier).
-        let payload: Range<Int>
-        let uuid: [UInt8]?
-    }
-
-    /// The boxes in `range` (at most 4096).
-    static func boxes(_ source: any RandomAccessBytes, in range: Range<Int>) -> [Box] {
-        var boxes: [Box] = []
-        var position = range.lowerBound
-        while position + 8 <= range.upperBound, boxes.count < 4096, let header = source.read(position..<(position + 8)) {
-            var size = Int(header[0]) << 24 | Int(header[1]) << 16 | Int(header[2]) << 8 | Int(header[3])
-            let type = String(decoding: header[4..<8], as: UTF8.self)
-            var start = position + 8
-            if size == 1 {
-                guard let large = source.read(start..<(start + 8)) else { break }
-                var value = 0
-                for byte in large {
-                    guard value >> 55 == 0 else { return boxes }
-                    value = value << 8 | Int(byte)
-                }
-                size = value
-                start += 8
-            } else if size == 0 {
-                size = range.upperBound - position
-            }
-            guard size >= start - position, position + size <= range.upperBound else { break }
-            var uuid: [UInt8]?
-            if type == "uuid" {
-                guard let identifier = source.read(start..<(start + 16)) else { break }
-                uuid = identifier
-                start += 16
-            }
-            boxes.append(Box(type: type, payload: start..<(position + size), uuid: uuid))
-            position += size
-        }
-        return boxes
-    }
-
     /// A JPEG inside a box whose payload starts with a small header of its own
     /// (`THMB`, `PRVW`): from the first SOI marker in its first 64 bytes to the box's end.
     static func embeddedJPEG(_ source: any RandomAccessBytes, in payload: Range<Int>, origin: String) -> RAWPreview? {
@@ -301,13 +261,13 @@ enum CR3 {
     }
 
     static func describe(_ source: any RandomAccessBytes) throws(RAWFormatError) -> RAWDescription {
-        let top = boxes(source, in: 0..<source.count)
+        let top = ISOBox.list(source, in: 0..<source.count)
         guard top.first?.type == "ftyp" else { throw RAWFormatError("no ftyp box") }
         var description = RAWDescription(previews: [], orientation: 1, sizes: [])
         if let moov = top.first(where: { $0.type == "moov" }) {
-            let inner = boxes(source, in: moov.payload)
+            let inner = ISOBox.list(source, in: moov.payload)
             if let canon = inner.first(where: { $0.type == "uuid" && $0.uuid == canonUUID }) {
-                for box in boxes(source, in: canon.payload) {
+                for box in ISOBox.list(source, in: canon.payload) {
                     switch box.type {
                     case "CMT1":
                         guard let tiff = TIFFReader(source, base: box.payload.lowerBound), let (ifd0, _) = tiff.ifd(at: tiff.firstIFD) else { continue }
@@ -330,7 +290,7 @@ enum CR3 {
         for box in top where box.type == "uuid" && box.uuid == previewUUID {
             // Eight bytes, then the PRVW box.
             let inner = box.payload.lowerBound + 8
-            for prvw in boxes(source, in: inner..<box.payload.upperBound) where prvw.type == "PRVW" {
+            for prvw in ISOBox.list(source, in: inner..<box.payload.upperBound) where prvw.type == "PRVW" {
                 if let preview = embeddedJPEG(source, in: prvw.payload, origin: "PRVW") { description.previews.append(preview) }
             }
         }
