@@ -34,6 +34,19 @@ struct RGBPicture {
     }
 }
 
+/// A reference to a decoded frame (`av_frame_clone`), freed with it.
+final class FrameReference {
+    let frame: UnsafeMutablePointer<AVFrame>
+    init?(_ source: UnsafeMutablePointer<AVFrame>) {
+        guard let clone = av_frame_clone(source) else { return nil }
+        frame = clone
+    }
+    deinit {
+        var freeing: UnsafeMutablePointer<AVFrame>? = frame
+        av_frame_free(&freeing)
+    }
+}
+
 /// A copy of one key packet of the stream (its own reference to the data), and
 /// when it is shown.
 final class KeyPacket {
@@ -112,6 +125,7 @@ final class KeyframeDecoder {
 
     deinit {
         avcodec_free_context(&codec)
+        avcodec_free_context(&forwardCodec)
         av_frame_free(&frame)
         av_packet_free(&packet)
     }
@@ -173,6 +187,141 @@ final class KeyframeDecoder {
             if received == shim_averror_eof() || received == shim_averror_eagain() { return nil }
             throw AVError("avcodec_receive_frame", code: received)
         }
+    }
+
+    /// The frames decoded by ``decodeForward(in:target:horizon:threshold:maximumFrames:)``.
+    private(set) var framesDecodedForward = 0
+    private var forwardCodec: UnsafeMutablePointer<AVCodecContext>?
+
+    /// Decodes the stream as a player does, every frame in order, from where the
+    /// file is read next (just after a seek to a keyframe, or its start): for
+    /// when no keyframe decoded alone gives a picture that is not black (a clip
+    /// whose only keyframe is black; an edit list that starts after its only
+    /// keyframe, whose frames before the start the decoder drops; open GOPs that
+    /// show nothing until they recover; fields in separate packets). The poster
+    /// is the first frame shown at or after `target` that is not black, else
+    /// the last one before it that is not; failing both, the brightest. Stops
+    /// past `horizon`, after `maximumFrames` frames, or at the end of the file.
+    /// Luma is read from the frame's own luma plane, so only the chosen frame is
+    /// scaled.
+    func decodeForward(in file: MediaFile, target: Int64, horizon: Int64, threshold: Double, maximumFrames: Int) throws(AVError) -> (picture: RGBPicture, time: Int64, luma: Double)? {
+        guard let packet else { return nil }
+        let codec = try openForwardCodec(file)
+        avcodec_flush_buffers(codec)
+        file.atStart = false
+        var before: (frame: FrameReference, time: Int64, luma: Double)?
+        var brightest: (frame: FrameReference, time: Int64, luma: Double)?
+        var chosen: (frame: FrameReference, time: Int64, luma: Double)?
+        var ended = false
+        var draining = false
+        guard let frame = av_frame_alloc() else { throw AVError("av_frame_alloc", message: "out of memory") }
+        var frameOwner: UnsafeMutablePointer<AVFrame>? = frame
+        defer { av_frame_free(&frameOwner) }
+
+        /// Takes every frame the decoder has; true when the poster is chosen or the search is over.
+        func receive() throws(AVError) -> Bool {
+            while true {
+                let received = avcodec_receive_frame(codec, frame)
+                if received == shim_averror_eagain() { return false }
+                if received == shim_averror_eof() { ended = true; return true }
+                guard received >= 0 else {
+                    if received == shim_averror_exit() { throw AVError("avcodec_receive_frame", code: received) }
+                    return false  // a damaged frame: go on to the next
+                }
+                defer { av_frame_unref(frame) }
+                framesDecodedForward += 1
+                let time = frame.pointee.best_effort_timestamp != Int64.min ? frame.pointee.best_effort_timestamp : frame.pointee.pts
+                let luma: Double
+                if let planeLuma = Self.lumaOfPlane(frame) { luma = planeLuma } else { luma = try scale(frame).meanLuma }
+                guard let reference = FrameReference(frame) else { throw AVError("av_frame_clone", message: "out of memory") }
+                if brightest == nil || luma > brightest!.luma { brightest = (reference, time, luma) }
+                if time == Int64.min || time >= target {
+                    if luma >= threshold { chosen = (reference, time, luma); return true }
+                    if time != Int64.min, time > horizon { return true }
+                } else if luma >= threshold {
+                    before = (reference, time, luma)
+                }
+                if framesDecodedForward >= maximumFrames { return true }
+            }
+        }
+
+        reading: while true {
+            if draining {
+                _ = try receive()
+                break
+            }
+            let read = av_read_frame(file.formatContext, packet)
+            if read < 0 {
+                if read == shim_averror_exit() { throw AVError("av_read_frame", code: read) }
+                avcodec_send_packet(codec, nil)
+                draining = true
+                continue
+            }
+            defer { av_packet_unref(packet) }
+            guard packet.pointee.stream_index == streamIndex else { continue }
+            while true {
+                let sent = avcodec_send_packet(codec, packet)
+                if sent == shim_averror_eagain() {
+                    if try receive() { break reading }
+                    continue
+                }
+                break  // sent, or a packet the decoder refuses: go on
+            }
+            if try receive() { break }
+        }
+        _ = ended
+        guard let pick = chosen ?? before ?? brightest else { return nil }
+        return (try scale(pick.frame.frame), pick.time, pick.luma)
+    }
+
+    private func openForwardCodec(_ file: MediaFile) throws(AVError) -> UnsafeMutablePointer<AVCodecContext> {
+        if let forwardCodec { return forwardCodec }
+        let stream = file.stream(Int(streamIndex))
+        guard let parameters = stream.pointee.codecpar, let decoder = avcodec_find_decoder(parameters.pointee.codec_id),
+            let context = avcodec_alloc_context3(decoder)
+        else { throw AVError("avcodec_alloc_context3", message: "no decoder") }
+        forwardCodec = context
+        var status = avcodec_parameters_to_context(context, parameters)
+        guard status >= 0 else { throw AVError("avcodec_parameters_to_context", code: status) }
+        context.pointee.thread_count = 1
+        context.pointee.max_pixels = codec?.pointee.max_pixels ?? 0
+        context.pointee.pkt_timebase = stream.pointee.time_base
+        status = avcodec_open2(context, decoder, nil)
+        guard status >= 0 else { throw AVError("avcodec_open2", code: status) }
+        return context
+    }
+
+    /// The mean luma (0–255, Rec. 601 scale) of a Y'CbCr frame, from its luma
+    /// plane on a grid of at most 64×64 samples; nil for other layouts.
+    static func lumaOfPlane(_ frame: UnsafeMutablePointer<AVFrame>) -> Double? {
+        guard let descriptor = av_pix_fmt_desc_get(AVPixelFormat(rawValue: frame.pointee.format)),
+            descriptor.pointee.flags & UInt64(AV_PIX_FMT_FLAG_RGB) == 0, descriptor.pointee.flags & UInt64(AV_PIX_FMT_FLAG_PAL) == 0,
+            descriptor.pointee.flags & UInt64(AV_PIX_FMT_FLAG_BE) == 0,
+            descriptor.pointee.comp.0.plane == 0, descriptor.pointee.comp.0.offset == 0, descriptor.pointee.comp.0.shift == 0,
+            let base = frame.pointee.data.0
+        else { return nil }
+        let depth = Int(descriptor.pointee.comp.0.depth), step = Int(descriptor.pointee.comp.0.step)
+        let width = Int(frame.pointee.width), height = Int(frame.pointee.height), stride = Int(frame.pointee.linesize.0)
+        guard width > 0, height > 0, stride > 0, (1...16).contains(depth), step == (depth > 8 ? 2 : 1) else { return nil }
+        let name = av_get_pix_fmt_name(AVPixelFormat(rawValue: frame.pointee.format)).map { String(cString: $0) } ?? ""
+        let full = frame.pointee.color_range == AVCOL_RANGE_JPEG || name.hasPrefix("yuvj") || name.hasPrefix("gray")
+        let unit = Double(1 << (depth - 8 > 0 ? depth - 8 : 0))
+        let xs = max(1, width / 64), ys = max(1, height / 64)
+        var sum = 0.0, count = 0
+        var y = ys / 2
+        while y < height {
+            let row = base + y * stride
+            var x = xs / 2
+            while x < width {
+                let value = depth > 8 ? Double(UnsafeRawPointer(row + x * 2).loadUnaligned(as: UInt16.self)) : Double(row[x])
+                sum += value / unit
+                count += 1
+                x += xs
+            }
+            y += ys
+        }
+        let mean = sum / Double(max(1, count))
+        return full ? mean : min(255, max(0, (mean - 16) * 255 / 219))
     }
 
     /// Converts a decoded frame to RGB24 at thumbnail size in one `sws_scale`
