@@ -361,7 +361,13 @@ struct AVMediaDecoding {
         let (media, probe) = try open()
         if let video = probe.video {
             try PixelLimit(request.pixelLimit).check(video.storedWidth, video.storedHeight, label: request.label)
-            let facts = MediaFacts(kind: .video, width: video.width, height: video.height, durationMilliseconds: probe.durationMilliseconds)
+            var facts = MediaFacts(kind: .video, width: video.width, height: video.height, durationMilliseconds: probe.durationMilliseconds)
+            if let dolbyVision = ColourDescription.StreamHints(media.stream(video.index)).dolbyVision, dolbyVision.hasNoCompatibleBase {
+                // Its samples are IPTPQc2, not Y'CbCr: without Dolby Vision's reshaping
+                // there are no true colours to show (see KeyframeDecoder).
+                facts.warnings.append(
+                    "Dolby Vision profile \(dolbyVision.profile) has no picture without Dolby Vision's own processing: its poster is shown in black and white")
+            }
             let thumbnail = request.thumbnail.map { spec in
                 poster(of: media, video: video, duration: probe.durationMilliseconds, at: spec.posterTime, spec: spec)
             }
