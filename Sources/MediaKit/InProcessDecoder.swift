@@ -88,6 +88,7 @@ struct DecoderRoute {
     static let registry: [any DecoderStep] = [
         HEIFStep(),  // HEIC, HEIF, AVIF and their sequences: libavcodec, libheif, libavformat (HEIF/)
         RAWStep(),  // camera RAW: the largest embedded preview (RAW/)
+        AVStillStep(first: ["jxl"]),  // JPEG XL: libjxl through libavcodec, which reports its colour encoding
         VipsImageStep(),  // the images libvips has a loader for
         AVStillStep(),  // BMP and ICO; JPEG libvips cannot read (12-bit, lossless)
         TIFFStep(),  // TIFF layouts tiff2vips rejects (float samples, ...)
@@ -207,17 +208,32 @@ struct AVMediaStep: DecoderStep {
 /// loader for (BMP, which it reads only through ImageMagick; ICO), and JPEG
 /// variants libjpeg-turbo cannot read (12-bit, lossless), which libavcodec's
 /// mjpeg decoder can.
+///
+/// JPEG XL goes to libavcodec (FFmpeg's libjxl wrapper) before libvips: both
+/// run libjxl 0.7, but libavcodec reports the image's colour encoding on the
+/// frame (PQ, HLG, P3 primaries: converted to SDR sRGB like a video frame),
+/// where libvips 8.14 hands over 16-bit PQ samples with only an ICC profile,
+/// which a thumbnail shows washed out; and libvips refuses what libjxl 0.7
+/// decodes only through its other API (CMYK with layers: "More than 4 channels
+/// not supported"). A JPEG XL libavcodec cannot read goes on to libvips.
 struct AVStillStep: DecoderStep {
     var library: String { "libavcodec" }
     /// Formats libav reads first: every file of them, so a failure is damage.
     static let primary: Set = ["bmp", "ico"]
     /// Formats libav reads after libvips declined them: a failure is one more "cannot".
     static let fallback: Set = ["jpeg"]
+    /// Formats this step reads before libvips without being their only reader:
+    /// a failure passes the file on. Empty for the step after libvips.
+    let first: Set<String>
 
-    func reads(_ format: MediaFormat) -> Bool { Self.primary.contains(format.id) || Self.fallback.contains(format.id) }
+    init(first: Set<String> = []) { self.first = first }
+
+    func reads(_ format: MediaFormat) -> Bool {
+        first.isEmpty ? Self.primary.contains(format.id) || Self.fallback.contains(format.id) : first.contains(format.id)
+    }
 
     func decode(_ request: DecodeRequest, descriptor: Int32) throws(MediaError) -> DecodedMedia {
-        try AVMediaDecoding(request: request, descriptor: descriptor).decodeStill(primary: Self.primary.contains(request.format.id))
+        try AVMediaDecoding(request: request, descriptor: descriptor).decodeStill(primary: first.isEmpty && Self.primary.contains(request.format.id))
     }
 }
 
