@@ -361,7 +361,7 @@ public enum ContentSniffer {
 
     /// The EBML header's DocType (`webm`, `matroska`), if the header is within `b`:
     /// element IDs and sizes are EBML variable-length integers.
-    static func ebmlDocType(_ b: [UInt8]) -> String? {
+    package static func ebmlDocType(_ b: [UInt8]) -> String? {
         /// A variable-length integer at `i`: its value (marker bit removed, unless
         /// `keepMarker`, as element IDs are written) and its length.
         func vint(_ i: Int, keepMarker: Bool) -> (value: Int, length: Int)? {
