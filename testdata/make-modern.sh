@@ -63,6 +63,9 @@ for p in "pq bt2020" "pq-p3 smpte432"; do
     ff -i "$work/$1.png" "${yuv[@]}" -c:v libaom-av1 -crf 20 -cpu-used 6 -still-picture 1 -color_primaries "$2" \
         -color_trc smpte2084 -colorspace bt2020nc -color_range tv -frames:v 1 "${exact[@]}" "$out/hdr/$1.avif"
 done
+# An AVIF whose base is that PQ chart and whose gain map (green and magenta, never
+# to be shown) maps it down: a tmap item in an altr group (make-gainmap.py).
+python3 "$here/make-gainmap.py" "$work/pq.png" "$out/hdr/hdr-base-gain-map.avif"
 ff -i "$work/pq-p3.png" -c:v libjxl -distance 1 -color_primaries smpte432 -color_trc smpte2084 -colorspace rgb \
     -frames:v 1 "${exact[@]}" "$out/hdr/pq-p3-16bit.jxl"
 

@@ -7,7 +7,9 @@ import Testing
 /// Issue 23, item 1: HDR to SDR. An SDR colour chart (`testdata/hdr-chart.py`: the
 /// 24 ColorChecker patches) was encoded as HDR10, HLG, PQ-in-the-VUI-only, AV1 PQ,
 /// Dolby Vision 8.4 and 10.1, PQ AVIF and a 16-bit PQ JPEG XL by real encoders
-/// (`testdata/make-modern.sh`). Each thumbnail's patches must match the chart's.
+/// (`testdata/make-modern.sh`), and as the HDR base of an AVIF with a gain map (a
+/// green and magenta picture that must never be shown). Each thumbnail's patches
+/// must match the chart's.
 ///
 /// The bound: mean CIEDE2000 ≤ 3 over the 24 patches, and no patch over 8. A
 /// ΔE00 of 1 is about a just-noticeable difference side by side; the round
@@ -95,7 +97,7 @@ import Testing
 
     static let fixtures = [
         "hdr/hdr10-pq.mp4", "hdr/hlg.mp4", "hdr/pq-vui-only.mp4", "hdr/av1-pq-mastering.mp4", "hdr/dolby-vision-8.4-hlg.mp4",
-        "hdr/dolby-vision-10.1-av1.mp4", "hdr/pq.avif", "hdr/pq-p3.avif", "hdr/pq-p3-16bit.jxl",
+        "hdr/dolby-vision-10.1-av1.mp4", "hdr/pq.avif", "hdr/pq-p3.avif", "hdr/pq-p3-16bit.jxl", "hdr/hdr-base-gain-map.avif",
     ]
 
     @Test(arguments: fixtures)

@@ -148,6 +148,7 @@ extension TemporaryContainer {
         e("hdr/pq.avif", "image", "avif", "image/avif", size: (640, 360), thumbnail: (360, 203), upright: true),
         e("hdr/pq-p3.avif", "image", "avif", "image/avif", size: (640, 360), thumbnail: (360, 203), upright: true),
         e("hdr/pq-p3-16bit.jxl", "image", "jxl", "image/jxl", size: (640, 360), thumbnail: (360, 203), upright: true),
+        e("hdr/hdr-base-gain-map.avif", "image", "avif", "image/avif", size: (640, 360), thumbnail: (360, 203), upright: true),
         e("hdr/immich-10bit-HDR-P3-nclx.avif", "image", "avif", "image/avif", size: (3681, 5594), thumbnail: (237, 360)),
         // JPEG XL libvips 8.14 refuses (item 3).
         e("jxl/cmyk-layers.jxl", "image", "jxl", "image/jxl", size: (512, 512), thumbnail: (360, 360)),
