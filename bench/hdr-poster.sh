@@ -2,9 +2,12 @@
 # Issue 23's speed target: an HDR 4K poster costs at most 1.3x an SDR 4K poster
 # of the same codec. Makes (once) a 4K HEVC clip in SDR (Main, 8-bit, BT.709)
 # and the same picture in HDR10 (Main 10, PQ, BT.2020, mastering metadata),
-# then ingests a folder of COPIES of each with `share`, alternating, ROUNDS
-# times, and prints the median per-item probe time (facts + poster in one pass,
-# from --report's stageSeconds) and the command's CPU time.
+# then ingests a folder of COPIES of each, and one of a single copy, with
+# `share`, alternating, ROUNDS times, and prints the median per-item probe time
+# (facts + poster in one pass, from --report's stageSeconds: wall time, two
+# workers sharing two cores), the command's CPU time, and the CPU time one
+# more poster costs: (CPU of COPIES - CPU of 1) / (COPIES - 1), which leaves
+# out the command's start and the helpers' own.
 #
 #   SHARE_BIN=.build/release/share [BEFORE_BIN=other/share] ROUNDS=5 bash bench/hdr-poster.sh
 set -euo pipefail
@@ -33,13 +36,14 @@ if [[ ! -f "$corpus/hdr10-hevc-4k.mp4" ]]; then
     -color_primaries bt2020 -color_trc smpte2084 -colorspace bt2020nc -fflags +bitexact "$corpus/hdr10-hevc-4k.mp4"
 fi
 
-sides=(sdr hdr)
+sides=(sdr hdr sdr1 hdr1)
 bins=("$share")
 [[ -n "${BEFORE_BIN:-}" ]] && bins+=("$BEFORE_BIN")
 for side in "${sides[@]}"; do
   mkdir -p "$work/$side"
-  source_file="$corpus/$([[ $side == sdr ]] && echo sdr-hevc-4k.mp4 || echo hdr10-hevc-4k.mp4)"
-  for i in $(seq 1 "$copies"); do ln "$source_file" "$work/$side/clip-$i.mp4"; done
+  source_file="$corpus/$([[ $side == sdr* ]] && echo sdr-hevc-4k.mp4 || echo hdr10-hevc-4k.mp4)"
+  n=$copies; [[ $side == *1 ]] && n=1
+  for i in $(seq 1 "$n"); do ln "$source_file" "$work/$side/clip-$i.mp4"; done
 done
 results="$work/results.tsv"
 for round in $(seq 0 "$rounds"); do
@@ -54,15 +58,18 @@ for round in $(seq 0 "$rounds"); do
     done
   done
 done
-python3 - "$results" "${bins[@]}" <<'EOF'
+python3 - "$results" "$copies" "${bins[@]}" <<'EOF'
 import statistics, sys
 rows = [l.split("\t") for l in open(sys.argv[1]).read().split("\n") if l]
-bins = sys.argv[2:]
+copies = int(sys.argv[2])
+bins = sys.argv[3:]
 for b, name in enumerate(bins):
     med = {}
-    for side in ("sdr", "hdr"):
+    for side in ("sdr", "hdr", "sdr1", "hdr1"):
         sel = [r for r in rows if r[0] == str(b) and r[1] == side]
         med[side] = (statistics.median(float(r[2]) for r in sel), statistics.median(float(r[3]) for r in sel), statistics.median(float(r[4]) for r in sel))
         print(f"{name} {side}: probe+poster per item {med[side][0]*1000:.0f} ms (median of {len(sel)} runs), command wall {med[side][1]:.2f} s, cpu {med[side][2]:.2f} s")
-    print(f"{name} hdr/sdr: per item {med['hdr'][0]/med['sdr'][0]:.2f}, cpu {med['hdr'][2]/med['sdr'][2]:.2f}")
+    marginal = {side: (med[side][2] - med[side + "1"][2]) / (copies - 1) for side in ("sdr", "hdr")}
+    print(f"{name} one more poster: sdr {marginal['sdr']*1000:.0f} ms cpu, hdr {marginal['hdr']*1000:.0f} ms cpu")
+    print(f"{name} hdr/sdr: per item (wall) {med['hdr'][0]/med['sdr'][0]:.2f}, command cpu {med['hdr'][2]/med['sdr'][2]:.2f}, one more poster (cpu) {marginal['hdr']/marginal['sdr']:.2f}")
 EOF
