@@ -3,7 +3,7 @@
 # (default 60 s) on its seed corpus in Fuzz/corpus/<target>/. Not part of the
 # default test run.
 #
-#   scripts/fuzz.sh [seconds] [target...]     targets: redirect manifest pipeline sniffer heif
+#   scripts/fuzz.sh [seconds] [target...]     targets: redirect manifest pipeline sniffer heif raw
 #
 # The targets are the package's ordinary executable targets (Fuzz/Fuzz*): built
 # here by SwiftPM with libFuzzer and AddressSanitizer, and -DFUZZING, which drops
@@ -17,7 +17,7 @@ cd "$(dirname "$0")/.."
 seconds=${1:-60}
 shift || true
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(redirect manifest pipeline sniffer heif)
+[ ${#targets[@]} -gt 0 ] || targets=(redirect manifest pipeline sniffer heif raw)
 
 out=.build/fuzz
 mkdir -p "$out"
@@ -30,8 +30,9 @@ product() {
     manifest) echo FuzzManifest ;;
     sniffer) echo FuzzSniffer ;;
     heif) echo FuzzHEIF ;;
+    raw) echo FuzzRAW ;;
     pipeline) echo FuzzPipeline ;;
-    *) echo "fuzz: unknown target $1 (redirect, manifest, pipeline, sniffer, heif)" >&2; exit 2 ;;
+    *) echo "fuzz: unknown target $1 (redirect, manifest, pipeline, sniffer, heif, raw)" >&2; exit 2 ;;
     esac
 }
 

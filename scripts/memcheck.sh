@@ -7,6 +7,10 @@
 #   - every committed fixture in testdata/media, testdata/fidelity and testdata/sample-drop;
 #   - the HEIF fixtures of testdata/heif: libavcodec tiles shrunk by libswscale
 #     into a canvas, libheif's planes, embedded thumbnails;
+#   - the fixtures of testdata/modern (issue 23): HDR video and stills (16-bit
+#     RGB from libswscale and libheif, tone-mapped), Dolby Vision 5's grey plane,
+#     AV1 under dav1, JPEG XL through libavcodec, RAW previews, fragmented MP4s
+#     read by our box reader, posters decoded forward;
 #   - a folder of 3,000 entries (text files and a few images);
 # and `share watch --once` on an inbox whose drop has long names (the watcher's
 # own folder walk, Watch/DropSignature.swift).
@@ -115,9 +119,9 @@ memcheck() {
 }
 
 # shellcheck disable=SC2206
-batches=(${MEMCHECK_BATCHES:-many videos-1 videos-2 fixtures heif images watch})
+batches=(${MEMCHECK_BATCHES:-many videos-1 videos-2 fixtures heif modern images watch})
 for batch in "${batches[@]}"; do
-    [[ "$batch" =~ ^(many|videos-1|videos-2|fixtures|heif|images|watch)$ ]] || { echo "memcheck: no batch named $batch" >&2; exit 2; }
+    [[ "$batch" =~ ^(many|videos-1|videos-2|fixtures|heif|modern|images|watch)$ ]] || { echo "memcheck: no batch named $batch" >&2; exit 2; }
 done
 run_batch() {
     case "$1" in
@@ -126,6 +130,7 @@ run_batch() {
         videos-2) memcheck videos-2 ingest --report "$work/reports/videos-2.json" "${video_files[@]:half}" ;;
         fixtures) memcheck fixtures ingest --report "$work/reports/fixtures.json" testdata/media/* testdata/fidelity/* testdata/sample-drop ;;
         heif) memcheck heif ingest --report "$work/reports/heif.json" testdata/heif/* ;;
+        modern) memcheck modern ingest --report "$work/reports/modern.json" testdata/modern ;;
         images) memcheck images ingest --report "$work/reports/images.json" "$work"/images/* ;;
         watch) memcheck watch watch --once --settle 0 --on-success keep "$work/inbox" ;;
     esac
@@ -301,10 +306,10 @@ for batch in "${batches[@]}"; do
             delivered=$(jq '.counts.ingested' "$report")
             [[ "$delivered" == "$many_count" ]] || fail "many: $delivered of $many_count entries delivered"
             ;;
-        fixtures)
-            echo "memcheck: fixtures: $(jq -r '.counts | "\(.items) items, \(.ingested) ingested, \(.failed) failed, \(.skipped) skipped"' "$report")"
+        fixtures | modern)
+            echo "memcheck: $batch: $(jq -r '.counts | "\(.items) items, \(.ingested) ingested, \(.failed) failed, \(.skipped) skipped"' "$report")"
             timed_out=$(jq -r '.items[] | select(.reason == "timeLimit") | .source' "$report")
-            [[ -z "$timed_out" ]] || fail "fixtures: cut short by the time limit under valgrind: $timed_out"
+            [[ -z "$timed_out" ]] || fail "$batch: cut short by the time limit under valgrind: $timed_out"
             ;;
         watch)
             grep -q 'ingested=400 ' "$work/logs/watch.out" || fail "watch: the drop was not delivered whole: $(cat "$work/logs/watch.out")"

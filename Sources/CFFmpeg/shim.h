@@ -6,3 +6,6 @@
 #include <libavutil/display.h>
 #include <libavutil/imgutils.h>
 #include <libavutil/error.h>
+#include <libavutil/mastering_display_metadata.h>
+#include <libavutil/dovi_meta.h>
+#include <libavutil/pixdesc.h>

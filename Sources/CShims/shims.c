@@ -134,6 +134,8 @@ int shim_vips_setup(const char *argv0, int concurrency, int load_modules) {
 int shim_averror_eagain(void) { return AVERROR(EAGAIN); }
 int shim_averror_eof(void) { return AVERROR_EOF; }
 int shim_averror_exit(void) { return AVERROR_EXIT; }
+int shim_averror_decoder_not_found(void) { return AVERROR_DECODER_NOT_FOUND; }
+int shim_averror_patchwelcome(void) { return AVERROR_PATCHWELCOME; }
 void shim_av_quiet(void) { av_log_set_level(AV_LOG_QUIET); }
 
 int shim_vips_ink_on_background(VipsImage *mask, VipsImage **out, double ink_r, double ink_g,

@@ -127,8 +127,16 @@ public enum ContentSniffer {
             if at(8, "AVI ") { return .avi }
         }
         if at(0, [0x1A, 0x45, 0xDF, 0xA3]) {
+            // The EBML header's DocType says which: `webm` or `matroska`.
+            if let docType = ebmlDocType(b) { return docType == "webm" ? .webm : .mkv }
             return contains(b, Array("webm".utf8)) ? .webm : .mkv
         }
+        // Camera RAW files, before TIFF: most are TIFF structures with a maker's mark.
+        if at(0, "FUJIFILMCCD-RAW ") { return .raf }
+        if at(0, "IIRO") || at(0, "IIRS") || at(0, "MMOR") { return .orf }
+        if at(0, [0x49, 0x49, 0x55, 0x00]) { return .rw2 }
+        if at(0, "II*\u{0}"), at(8, [0x43, 0x52, 0x02]) { return .cr2 }
+        if at(0, "II*\u{0}") || at(0, "MM\u{0}*"), let raw = TIFFMaker.rawFormat(b) { return raw }
         // TIFF, and BigTIFF (version 43, 8-byte offsets; libvips reads both).
         if at(0, "II*\u{0}") || at(0, "MM\u{0}*") || at(0, [0x49, 0x49, 0x2B, 0, 8, 0, 0, 0]) || at(0, [0x4D, 0x4D, 0, 0x2B, 0, 8, 0, 0]) { return .tiff }
         if at(0, [0xFF, 0x0A]) || at(0, [0, 0, 0, 0x0C, 0x4A, 0x58, 0x4C, 0x20, 0x0D, 0x0A, 0x87, 0x0A]) { return .jxl }
@@ -343,11 +351,42 @@ public enum ContentSniffer {
             if brands.contains(where: heicSequenceBrands.contains) { return .heicSequence }
             return .heif
         }
+        if major == "crx " { return .cr3 }
         if major == "qt  " { return .mov }
         if ["M4A ", "M4B ", "M4P "].contains(major) { return .m4a }
         if ["M4V ", "M4VH", "M4VP"].contains(major) { return .m4v }
         if major.hasPrefix("3gp") || major.hasPrefix("3g2") || major.hasPrefix("3ge") { return .threeGP }
         return .mp4
+    }
+
+    /// The EBML header's DocType (`webm`, `matroska`), if the header is within `b`:
+    /// element IDs and sizes are EBML variable-length integers.
+    package static func ebmlDocType(_ b: [UInt8]) -> String? {
+        /// A variable-length integer at `i`: its value (marker bit removed, unless
+        /// `keepMarker`, as element IDs are written) and its length.
+        func vint(_ i: Int, keepMarker: Bool) -> (value: Int, length: Int)? {
+            guard i < b.count, b[i] != 0 else { return nil }
+            let length = b[i].leadingZeroBitCount + 1
+            guard length <= 8, i + length <= b.count else { return nil }
+            var value = Int(keepMarker ? b[i] : b[i] & (0xFF >> length))
+            for k in 1..<length { value = value << 8 | Int(b[i + k]) }
+            return (value, length)
+        }
+        guard let (id, idLength) = vint(0, keepMarker: true), id == 0x1A45_DFA3,
+            let (size, sizeLength) = vint(idLength, keepMarker: false)
+        else { return nil }
+        var i = idLength + sizeLength
+        let end = min(b.count, i + size)
+        while i < end {
+            guard let (child, childLength) = vint(i, keepMarker: true), let (length, lengthLength) = vint(i + childLength, keepMarker: false) else { return nil }
+            let start = i + childLength + lengthLength
+            guard length >= 0, start + length <= end else { return nil }
+            if child == 0x4282 {
+                return String(decoding: b[start..<(start + length)].prefix { $0 != 0 }, as: UTF8.self).lowercased()
+            }
+            i = start + length
+        }
+        return nil
     }
 
     /// ZIP, or a ZIP-based format announced by a stored `mimetype` first entry (EPUB, OpenDocument).
@@ -415,7 +454,7 @@ public enum ContentSniffer {
     static let mediaFormatsByExtension: [String: MediaFormat] = {
         let formats: [MediaFormat] = [
             .jpeg, .png, .gif, .webp, .heic, .avif, .heicSequence, .avifSequence, .tiff, .bmp, .jxl, .mp4, .mov, .m4v, .threeGP, .webm,
-            .mkv, .avi, .mp3, .m4a, .wav, .flac, .ogg, .pdf,
+            .mkv, .avi, .mp3, .m4a, .wav, .flac, .ogg, .pdf, .dng, .nef, .cr2, .cr3, .arw, .raf, .orf, .rw2,
         ]
         var table: [String: MediaFormat] = [:]
         for format in formats.reversed() {

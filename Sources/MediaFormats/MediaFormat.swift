@@ -54,6 +54,12 @@ public struct MediaFormat: Sendable, Codable, Hashable, CustomStringConvertible 
     /// by a sandboxed decoder; see MediaKit's `InProcessDecoder`).
     public var isRenderableDocument: Bool { ["pdf", "svg", "psd"].contains(id) }
 
+    /// True for camera RAW formats (a thumbnail from an embedded preview).
+    public var isCameraRAW: Bool { Self.cameraRAW.contains(self) }
+
+    /// The camera RAW formats.
+    public static let cameraRAW: [MediaFormat] = [.dng, .nef, .cr2, .cr3, .arw, .raf, .orf, .rw2]
+
     /// True for what a decoder opens: images, video, audio and renderable documents.
     public var isDecodable: Bool { kind == .image || kind == .video || kind == .audio || isRenderableDocument }
 
@@ -107,6 +113,26 @@ extension MediaFormat {
     public static let psd = MediaFormat(id: "psd", name: "Photoshop", kind: .data, mimeType: "image/vnd.adobe.photoshop", extensions: ["psd"])
     /// SVG (text, `image/svg+xml`).
     public static let svg = MediaFormat(id: "svg", name: "SVG", kind: .text, mimeType: "image/svg+xml", extensions: ["svg"])
+
+    // Camera RAW photos (recognised by their maker structures, never by name; MIME
+    // types as freedesktop's shared-mime-info names them). Their thumbnail is the
+    // largest preview the camera embedded.
+    /// Adobe DNG (image, `image/x-adobe-dng`): TIFF with a DNGVersion tag.
+    public static let dng = MediaFormat(id: "dng", name: "DNG", kind: .image, mimeType: "image/x-adobe-dng", extensions: ["dng"])
+    /// Nikon NEF (image, `image/x-nikon-nef`): TIFF, Make NIKON, with SubIFDs.
+    public static let nef = MediaFormat(id: "nef", name: "Nikon NEF", kind: .image, mimeType: "image/x-nikon-nef", extensions: ["nef", "nrw"])
+    /// Canon CR2 (image, `image/x-canon-cr2`): TIFF with `CR` 2 after the header.
+    public static let cr2 = MediaFormat(id: "cr2", name: "Canon CR2", kind: .image, mimeType: "image/x-canon-cr2", extensions: ["cr2"])
+    /// Canon CR3 (image, `image/x-canon-cr3`): ISO base media with the `crx ` brand.
+    public static let cr3 = MediaFormat(id: "cr3", name: "Canon CR3", kind: .image, mimeType: "image/x-canon-cr3", extensions: ["cr3"])
+    /// Sony ARW (image, `image/x-sony-arw`): TIFF, Make SONY, with Sony's SR2 private data.
+    public static let arw = MediaFormat(id: "arw", name: "Sony ARW", kind: .image, mimeType: "image/x-sony-arw", extensions: ["arw", "srf", "sr2"])
+    /// Fujifilm RAF (image, `image/x-fuji-raf`): the `FUJIFILMCCD-RAW` header.
+    public static let raf = MediaFormat(id: "raf", name: "Fujifilm RAF", kind: .image, mimeType: "image/x-fuji-raf", extensions: ["raf"])
+    /// Olympus ORF (image, `image/x-olympus-orf`): TIFF with the `IIRO`/`IIRS`/`MMOR` magic.
+    public static let orf = MediaFormat(id: "orf", name: "Olympus ORF", kind: .image, mimeType: "image/x-olympus-orf", extensions: ["orf"])
+    /// Panasonic RW2 (image, `image/x-panasonic-rw2`): TIFF with the `IIU` magic (Leica RWL too).
+    public static let rw2 = MediaFormat(id: "rw2", name: "Panasonic RW2", kind: .image, mimeType: "image/x-panasonic-rw2", extensions: ["rw2", "rwl"])
 
     // Video containers (the probe decides whether a video stream is really there)
     /// MP4 (video, `video/mp4`).
@@ -202,6 +228,7 @@ extension MediaFormat {
     /// Every format the sniffer can name, for looking one up by ``id``.
     public static let all: [MediaFormat] = [
         .jpeg, .png, .gif, .webp, .heic, .heif, .avif, .heicSequence, .heifSequence, .avifSequence, .tiff, .bmp, .jxl, .jpeg2000, .netpbm, .ico, .psd, .svg,
+        .dng, .nef, .cr2, .cr3, .arw, .raf, .orf, .rw2,
         .mp4, .mov, .m4v, .threeGP, .webm, .mkv, .avi, .mpegTS, .mpegPS, .mpegVideo, .flv, .asf,
         .mp3, .m4a, .aac, .wav, .ogg, .oggVideo, .flac, .aiff, .amr,
         .pdf, .epub, .zip, .gzip, .bzip2, .xz, .zstd, .sevenZip, .rar, .tar, .sqlite, .elf, .oleCompound, .rtf,

@@ -87,6 +87,8 @@ struct DecoderRoute {
     /// that read it. Adding a decoder is one line here, at its place in the order.
     static let registry: [any DecoderStep] = [
         HEIFStep(),  // HEIC, HEIF, AVIF and their sequences: libavcodec, libheif, libavformat (HEIF/)
+        RAWStep(),  // camera RAW: the largest embedded preview (RAW/)
+        AVStillStep(first: ["jxl"]),  // JPEG XL: libjxl through libavcodec, which reports its colour encoding
         VipsImageStep(),  // the images libvips has a loader for
         AVStillStep(),  // BMP and ICO; JPEG libvips cannot read (12-bit, lossless)
         TIFFStep(),  // TIFF layouts tiff2vips rejects (float samples, ...)
@@ -160,13 +162,6 @@ struct VipsImageStep: DecoderStep {
         "netpbm": ("VipsForeignLoadPpm", true),
     ]
 
-    /// What libvips (libjpeg, libtiff) says about variants it cannot read, as
-    /// opposed to damage: such a file goes to the next decoder.
-    static let variantMessages = [
-        "Unsupported JPEG data precision", "Unsupported JPEG process",
-        "samples out of range", "unsupported tiff image type", "unsupported sample format", "unsupported bits per sample",
-    ]
-
     func reads(_ format: MediaFormat) -> Bool { Self.loaders[format.id] != nil }
 
     func decode(_ request: DecodeRequest, descriptor: Int32) throws(MediaError) -> DecodedMedia {
@@ -174,11 +169,6 @@ struct VipsImageStep: DecoderStep {
             throw MediaError(.unsupported, "no libvips loader for \(request.format.name)")
         }
         return try VipsImageDecoding(request: request, input: .descriptor(descriptor), loader: loader, strict: strict).decode()
-    }
-
-    /// True when `error` names a variant libvips lacks rather than damage.
-    static func namesVariant(_ error: VipsError) -> Bool {
-        variantMessages.contains { error.message.localizedCaseInsensitiveContains($0) }
     }
 }
 
@@ -218,17 +208,32 @@ struct AVMediaStep: DecoderStep {
 /// loader for (BMP, which it reads only through ImageMagick; ICO), and JPEG
 /// variants libjpeg-turbo cannot read (12-bit, lossless), which libavcodec's
 /// mjpeg decoder can.
+///
+/// JPEG XL goes to libavcodec (FFmpeg's libjxl wrapper) before libvips: both
+/// run libjxl 0.7, but libavcodec reports the image's colour encoding on the
+/// frame (PQ, HLG, P3 primaries: converted to SDR sRGB like a video frame),
+/// where libvips 8.14 hands over 16-bit PQ samples with only an ICC profile,
+/// which a thumbnail shows washed out; and libvips refuses what libjxl 0.7
+/// decodes only through its other API (CMYK with layers: "More than 4 channels
+/// not supported"). A JPEG XL libavcodec cannot read goes on to libvips.
 struct AVStillStep: DecoderStep {
     var library: String { "libavcodec" }
     /// Formats libav reads first: every file of them, so a failure is damage.
     static let primary: Set = ["bmp", "ico"]
     /// Formats libav reads after libvips declined them: a failure is one more "cannot".
     static let fallback: Set = ["jpeg"]
+    /// Formats this step reads before libvips without being their only reader:
+    /// a failure passes the file on. Empty for the step after libvips.
+    let first: Set<String>
 
-    func reads(_ format: MediaFormat) -> Bool { Self.primary.contains(format.id) || Self.fallback.contains(format.id) }
+    init(first: Set<String> = []) { self.first = first }
+
+    func reads(_ format: MediaFormat) -> Bool {
+        first.isEmpty ? Self.primary.contains(format.id) || Self.fallback.contains(format.id) : first.contains(format.id)
+    }
 
     func decode(_ request: DecodeRequest, descriptor: Int32) throws(MediaError) -> DecodedMedia {
-        try AVMediaDecoding(request: request, descriptor: descriptor).decodeStill(primary: Self.primary.contains(request.format.id))
+        try AVMediaDecoding(request: request, descriptor: descriptor).decodeStill(primary: first.isEmpty && Self.primary.contains(request.format.id))
     }
 }
 
@@ -280,7 +285,7 @@ struct VipsImageDecoding {
 
     func decode() throws(MediaError) -> DecodedMedia {
         func failure(_ error: VipsError) -> MediaError {
-            if (strict && !VipsImageStep.namesVariant(error)) || error.isHEIFDamage {
+            if (strict && !LibraryMessages.namesVariant(error)) || LibraryMessages.namesDamage(error) {
                 return MediaError(.damaged, "\(request.label): not a readable \(request.format.name) image: \(error)")
             }
             // A variant libvips here cannot read: the next decoder may.
@@ -352,7 +357,11 @@ struct VipsImageDecoding {
         do {
             return .made(try Thumbnailer.thumbnail(input, header: header, spec: spec))
         } catch {
-            let kind: MediaError.Kind = error.wasKilled ? .timeLimit : VipsImageStep.namesVariant(error) ? .unsupported : .damaged
+            // A loader that reads only some variants of its format (`strict` false:
+            // JPEG XL through libjxl 0.7, JPEG 2000) passes a file it cannot
+            // decode on to the next decoder, as a strict one does only for the
+            // variants LibraryMessages names.
+            let kind = LibraryMessages.kind(of: error) ?? (strict ? .damaged : .unsupported)
             return .failed(MediaError(kind, "\(request.label): cannot decode \(request.format.name) image: \(error)"))
         }
     }
@@ -368,7 +377,13 @@ struct AVMediaDecoding {
         let (media, probe) = try open()
         if let video = probe.video {
             try PixelLimit(request.pixelLimit).check(video.storedWidth, video.storedHeight, label: request.label)
-            let facts = MediaFacts(kind: .video, width: video.width, height: video.height, durationMilliseconds: probe.durationMilliseconds)
+            var facts = MediaFacts(kind: .video, width: video.width, height: video.height, durationMilliseconds: probe.durationMilliseconds)
+            if let dolbyVision = ColourDescription.StreamHints(media.stream(video.index)).dolbyVision, dolbyVision.hasNoCompatibleBase {
+                // Its samples are IPTPQc2, not Y'CbCr: without Dolby Vision's reshaping
+                // there are no true colours to show (see KeyframeDecoder).
+                facts.warnings.append(
+                    "Dolby Vision profile \(dolbyVision.profile) has no picture without Dolby Vision's own processing: its poster is shown in black and white")
+            }
             let thumbnail = request.thumbnail.map { spec in
                 poster(of: media, video: video, duration: probe.durationMilliseconds, at: spec.posterTime, spec: spec)
             }
@@ -462,7 +477,7 @@ struct AVMediaDecoding {
             let media = try MediaFile(descriptor: descriptor, name: request.path, timeLimit: request.timeLimit, pixelLimit: request.pixelLimit)
             return (media, try media.probe(duration: what != "image"))
         } catch {
-            let kind: MediaError.Kind = error.isTimeout ? .timeLimit : error.isOutOfMemory ? .memoryLimit : .damaged
+            let kind = LibraryMessages.kind(of: error)
             throw MediaError(kind, "\(request.label): not a readable \(request.format.name) \(what): \(error)")
         }
     }

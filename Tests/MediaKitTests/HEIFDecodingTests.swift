@@ -94,7 +94,7 @@ import Testing
         Case(path: heif("grid-2048-exif6.heic"), width: 2000, height: 1488, route: .libavcodec),
         Case(path: heif("thumb-320.heic"), width: 720, height: 480, route: .libavcodec),
         Case(path: heif("odd-size.heic"), width: 332, height: 250, route: .libavcodec),
-        Case(path: heif("ten-bit.heic"), width: 320, height: 240, route: .libheif),
+        Case(path: heif("ten-bit.heic"), width: 320, height: 240, route: .libavcodec),
         Case(path: heif("alpha.heic"), width: 320, height: 240, route: .libheif),
     ]
 

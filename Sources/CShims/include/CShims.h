@@ -103,6 +103,11 @@ int shim_averror_eof(void);
 /// AVERROR(ETIMEDOUT)-style check: the value an interrupted call returns (AVERROR_EXIT).
 int shim_averror_exit(void);
 
+/// AVERROR_DECODER_NOT_FOUND and AVERROR_PATCHWELCOME: a codec or a feature this
+/// libav build lacks (see MediaKit's LibraryMessages).
+int shim_averror_decoder_not_found(void);
+int shim_averror_patchwelcome(void);
+
 /// av_log_set_level(AV_LOG_QUIET): libav must not write to our stderr.
 void shim_av_quiet(void);
 

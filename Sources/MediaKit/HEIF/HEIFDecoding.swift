@@ -181,7 +181,7 @@ struct HEIFDecoding {
                 } catch {
                     throw MediaError(error.kind, "libheif: \(error)")
                 }
-                let image = try decoder.decode()
+                let image = try decoder.decode(targetSize: spec.size)
                 try Vips.start()
                 return .success(try Vips.withExactErrors { () throws(VipsError) -> Thumbnail in
                     try HEIFThumbnail.finish(image, sourceWidth: image.width, sourceHeight: image.height, transforms: [], exifOrientation: exif, spec: spec)
@@ -282,7 +282,7 @@ struct HEIFSequenceDecoding {
             }
             probe = try media.probe()
         } catch {
-            throw MediaError(error.isTimeout ? .timeLimit : .damaged, "\(request.label): not a readable \(request.format.name) sequence: \(error)")
+            throw MediaError(LibraryMessages.kind(of: error), "\(request.label): not a readable \(request.format.name) sequence: \(error)")
         }
         guard let video = probe.video else { throw MediaError(.damaged, "\(request.label): \(request.format.name) sequence has no decodable track") }
         try PixelLimit(request.pixelLimit).check(video.storedWidth, video.storedHeight, label: request.label)

@@ -9,8 +9,12 @@ import MediaFormats
 /// 12 MP picture is never built. The tiles are independent intra pictures; they
 /// go to the decoder back to back and, with frame threading, decode in parallel.
 ///
-/// Takes 8-bit pictures whose tiles share one `hvcC`; everything else (10-bit,
-/// alpha, odd grids) is left to libheif, see ``HEIFDecoding``.
+/// Takes 8-, 10- and 12-bit pictures whose tiles share one `hvcC`; everything
+/// else (alpha, odd grids) is left to libheif, see ``HEIFDecoding``. A picture
+/// deeper than 8 bits, or whose colour is HDR or wider than sRGB, is scaled to
+/// 16-bit RGB and converted to SDR sRGB at the reduced size (``ToneMapper``):
+/// camera HEIFs are 10-bit 4:2:2 PQ or HLG, which libheif 1.15's libde265
+/// decodes to a black picture.
 struct HEVCItemDecoder {
     let file: HEIFFile
     let bytes: [UInt8]
@@ -37,6 +41,9 @@ struct HEVCItemDecoder {
         let outputHeight: Int
         let configuration: HEVCConfiguration
         let colour: HEIFColour?
+
+        /// Bits per sample of the coded pictures.
+        var bitDepth: Int { configuration.bitDepthLuma }
     }
 
     /// What `item` is made of, if this decoder takes it: a `hvc1` item, or a `grid`
@@ -47,11 +54,12 @@ struct HEVCItemDecoder {
             guard tile.type == "hvc1" else { throw NotTaken("item type \(tile.type)") }
             guard let configuration = file.hevcConfiguration(of: tile) else { throw NotTaken("no hvcC") }
             guard let (width, height) = file.spatialExtents(of: tile), width > 0, height > 0 else { throw NotTaken("no ispe") }
-            guard configuration.bitDepthLuma == 8, configuration.bitDepthChroma == 8 else {
-                throw NotTaken("\(configuration.bitDepthLuma)-bit")
+            let depth = configuration.bitDepthLuma
+            guard [8, 10, 12].contains(depth), configuration.bitDepthChroma == depth else {
+                throw NotTaken("\(configuration.bitDepthLuma)-bit luma, \(configuration.bitDepthChroma)-bit chroma")
             }
             for property in file.properties(of: tile) {
-                if case .pixelInformation(let bits) = property, bits.contains(where: { $0 != 8 }) { throw NotTaken("pixi \(bits)") }
+                if case .pixelInformation(let bits) = property, bits.contains(where: { $0 != depth }) { throw NotTaken("pixi \(bits)") }
             }
             return (configuration, width, height)
         }
@@ -118,9 +126,17 @@ struct HEVCItemDecoder {
         let scaledTileHeight = (layout.tileHeight + reduction - 1) / reduction
         let width = max(1, (layout.outputWidth + reduction - 1) / reduction)
         let height = max(1, (layout.outputHeight + reduction - 1) / reduction)
-        var canvas = Picture(pixels: [UInt8](repeating: 0, count: width * height * 3), width: width, height: height)
+        // The item's nclx box, when it has one, says how to read its colour (as
+        // libheif does); else the stream's VUI, which libavcodec puts on the frame.
+        var stated: ColourDescription?
+        if case .nclx(let primaries, let transfer, _, _) = layout.colour {
+            stated = ColourDescription(transferCode: transfer, primariesCode: primaries)
+        }
+        let deep = layout.bitDepth > 8 || stated?.needsConversion == true
+        var canvas = Canvas(width: width, height: height, deep: deep)
         let session = try Session(configuration: layout.configuration, threads: threads, maxPixels: pixelLimit)
         var converter: TileConverter?
+        var colour = stated
         var received = 0
 
         func place(_ frame: UnsafeMutablePointer<AVFrame>) throws(MediaError) {
@@ -131,7 +147,15 @@ struct HEVCItemDecoder {
             }
             if converter == nil {
                 converter = try TileConverter(
-                    frame: frame, width: scaledTileWidth, height: scaledTileHeight, colour: layout.colour)
+                    frame: frame, width: scaledTileWidth, height: scaledTileHeight, colour: layout.colour, deep: deep)
+                // Mastering display and content light level (SEI), and the VUI's
+                // transfer and primaries where the file has no nclx box.
+                var described = ColourDescription(frame: frame, stream: .init())
+                if let stated {
+                    described.transfer = stated.transfer
+                    described.primaries = stated.primaries
+                }
+                colour = described
             }
             guard let converter else { return }
             let x = (index % layout.columns) * scaledTileWidth, y = (index / layout.columns) * scaledTileHeight
@@ -148,7 +172,28 @@ struct HEVCItemDecoder {
         guard received == layout.tiles.count else {
             throw MediaError(.damaged, "\(received) of \(layout.tiles.count) HEVC tiles decoded")
         }
-        return canvas
+        guard deep else { return Picture(pixels: canvas.bytes, width: width, height: height) }
+        let pixels = canvas.words.withUnsafeBufferPointer {
+            ToneMapper(colour ?? .standard).convert($0, width: width, height: height, stride: width * 3)
+        }
+        return Picture(pixels: pixels, width: width, height: height)
+    }
+
+    /// The reduced picture being assembled: RGB24, or 16-bit RGB for a deep one.
+    struct Canvas {
+        let width: Int
+        let height: Int
+        let deep: Bool
+        var bytes: [UInt8]
+        var words: [UInt16]
+
+        init(width: Int, height: Int, deep: Bool) {
+            self.width = width
+            self.height = height
+            self.deep = deep
+            bytes = deep ? [] : [UInt8](repeating: 0, count: width * height * 3)
+            words = deep ? [UInt16](repeating: 0, count: width * height * 3) : []
+        }
     }
 
     /// libswscale's colour matrix for an ISO/IEC 23091-2 `matrix_coefficients`
@@ -257,9 +302,13 @@ private final class TileConverter {
     private let sourceWidth: Int32
     private let sourceHeight: Int32
 
-    init(frame: UnsafeMutablePointer<AVFrame>, width: Int, height: Int, colour: HEIFColour?) throws(MediaError) {
+    /// 16-bit RGB (`AV_PIX_FMT_RGB48LE`) rather than RGB24.
+    let deep: Bool
+
+    init(frame: UnsafeMutablePointer<AVFrame>, width: Int, height: Int, colour: HEIFColour?, deep: Bool) throws(MediaError) {
         self.width = width
         self.height = height
+        self.deep = deep
         sourceFormat = frame.pointee.format
         sourceWidth = frame.pointee.width
         sourceHeight = frame.pointee.height
@@ -272,7 +321,7 @@ private final class TileConverter {
         default: break
         }
         guard let context = sws_getContext(
-            sourceWidth, sourceHeight, format, Int32(width), Int32(height), AV_PIX_FMT_RGB24,
+            sourceWidth, sourceHeight, format, Int32(width), Int32(height), deep ? AV_PIX_FMT_RGB48LE : AV_PIX_FMT_RGB24,
             Int32(SWS_AREA), nil, nil, nil)
         else { throw MediaError(.unsupported, "libswscale cannot convert this HEVC pixel format") }
         self.context = context
@@ -288,7 +337,7 @@ private final class TileConverter {
             fullRange = frame.pointee.color_range == AVCOL_RANGE_JPEG ? 1 : 0
         }
         sws_setColorspaceDetails(context, sws_getCoefficients(matrix), fullRange, sws_getCoefficients(SWS_CS_DEFAULT), 1, 0, 1 << 16, 1 << 16)
-        let allocated = av_image_alloc(&buffer, &lineSizes, Int32(width), Int32(height), AV_PIX_FMT_RGB24, 64)
+        let allocated = av_image_alloc(&buffer, &lineSizes, Int32(width), Int32(height), deep ? AV_PIX_FMT_RGB48LE : AV_PIX_FMT_RGB24, 64)
         guard allocated >= 0 else {
             sws_freeContext(context)
             throw MediaError(.memoryLimit, "out of memory")
@@ -301,7 +350,7 @@ private final class TileConverter {
     }
 
     /// Converts `frame` and copies it to (`x`, `y`) of `canvas`, clipped to the canvas.
-    func convert(_ frame: UnsafeMutablePointer<AVFrame>, into canvas: inout HEVCItemDecoder.Picture, x: Int, y: Int) throws(MediaError) {
+    func convert(_ frame: UnsafeMutablePointer<AVFrame>, into canvas: inout HEVCItemDecoder.Canvas, x: Int, y: Int) throws(MediaError) {
         guard frame.pointee.format == sourceFormat, frame.pointee.width == sourceWidth, frame.pointee.height == sourceHeight else {
             throw MediaError(.damaged, "HEVC tiles of different formats")
         }
@@ -317,11 +366,13 @@ private final class TileConverter {
         guard lines > 0, let source = buffer[0] else { throw MediaError(.damaged, "sws_scale failed") }
         let columns = min(width, canvas.width - x), rows = min(height, canvas.height - y)
         guard columns > 0, rows > 0 else { return }
-        let stride = Int(lineSizes[0]), canvasStride = canvas.width * 3
-        canvas.pixels.withUnsafeMutableBytes { out in
+        let stride = Int(lineSizes[0]), bytesPerPixel = deep ? 6 : 3, canvasStride = canvas.width * bytesPerPixel
+        func copy(_ out: UnsafeMutableRawBufferPointer) {
             for row in 0..<rows {
-                (out.baseAddress! + (y + row) * canvasStride + x * 3).copyMemory(from: source + row * stride, byteCount: columns * 3)
+                (out.baseAddress! + (y + row) * canvasStride + x * bytesPerPixel).copyMemory(
+                    from: source + row * stride, byteCount: columns * bytesPerPixel)
             }
         }
+        if deep { canvas.words.withUnsafeMutableBytes(copy) } else { canvas.bytes.withUnsafeMutableBytes(copy) }
     }
 }

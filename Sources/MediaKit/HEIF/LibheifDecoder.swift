@@ -69,16 +69,24 @@ final class LibheifDecoder {
         return (Int(heif_image_handle_get_width(handle)), Int(heif_image_handle_get_height(handle)))
     }
 
-    /// Decodes the primary image, transforms applied, as 8-bit RGB (RGBA with alpha).
-    func decode() throws(MediaError) -> VipsImageHandle {
+    /// Decodes the primary image, transforms applied, as 8-bit RGB (RGBA with
+    /// alpha). A picture that is HDR or wider than sRGB (its `nclx` colour: PQ,
+    /// HLG, BT.2020, P3) is decoded at its own bit depth, shrunk to fit
+    /// `targetSize` and converted to SDR sRGB there (``ToneMapper``), with its
+    /// content light level and mastering display when the file has them.
+    func decode(targetSize: Int) throws(MediaError) -> VipsImageHandle {
         guard let handle else { throw MediaError(.damaged, "no primary image") }
         let alpha = heif_image_handle_has_alpha_channel(handle) != 0
+        let bits = Int(heif_image_handle_get_luma_bits_per_pixel(handle))
+        let stated = colour
+        let deep = stated?.needsConversion == true && !alpha && bits > 8
         let options = heif_decoding_options_alloc()
         defer { heif_decoding_options_free(options) }
-        options?.pointee.convert_hdr_to_8bit = 1
+        options?.pointee.convert_hdr_to_8bit = deep ? 0 : 1
+        let chroma = deep ? heif_chroma_interleaved_RRGGBB_LE : alpha ? heif_chroma_interleaved_RGBA : heif_chroma_interleaved_RGB
         var image: OpaquePointer?
         do {
-            try Self.check(heif_decode_image(handle, &image, heif_colorspace_RGB, alpha ? heif_chroma_interleaved_RGBA : heif_chroma_interleaved_RGB, options))
+            try Self.check(heif_decode_image(handle, &image, heif_colorspace_RGB, chroma, options))
         } catch {
             throw MediaError(error.kind, "libheif: \(error)")
         }
@@ -86,14 +94,41 @@ final class LibheifDecoder {
         defer { heif_image_release(image) }
         var stride: Int32 = 0
         let width = Int(heif_image_get_width(image, heif_channel_interleaved)), height = Int(heif_image_get_height(image, heif_channel_interleaved))
+        let range = Int(heif_image_get_bits_per_pixel_range(image, heif_channel_interleaved))
         guard width > 0, height > 0, let plane = heif_image_get_plane_readonly(image, heif_channel_interleaved, &stride),
-            heif_image_get_bits_per_pixel_range(image, heif_channel_interleaved) == 8
-        else { throw MediaError(.unsupported, "libheif gave no 8-bit RGB picture") }
+            range == (deep ? bits : 8)
+        else { throw MediaError(.unsupported, "libheif gave no \(deep ? bits : 8)-bit RGB picture") }
         do {
-            return try VipsImageHandle.fromPixels(plane, width: width, height: height, bands: alpha ? 4 : 3, stride: Int(stride))
+            guard var colour = stated, colour.needsConversion, !alpha else {
+                return try VipsImageHandle.fromPixels(plane, width: width, height: height, bands: alpha ? 4 : 3, stride: Int(stride))
+            }
+            if heif_image_has_content_light_level(image) != 0 {
+                var light = heif_content_light_level()
+                heif_image_get_content_light_level(image, &light)
+                if light.max_content_light_level > 0 { colour.maxContentLight = Double(light.max_content_light_level) }
+            }
+            if heif_image_has_mastering_display_colour_volume(image) != 0 {
+                var coded = heif_mastering_display_colour_volume(), decoded = heif_decoded_mastering_display_colour_volume()
+                heif_image_get_mastering_display_colour_volume(image, &coded)
+                if heif_mastering_display_colour_volume_decode(&coded, &decoded).code == heif_error_Ok, decoded.max_display_mastering_luminance > 0 {
+                    colour.masteringPeak = Double(decoded.max_display_mastering_luminance)
+                }
+            }
+            return try ColourConversion.convert(
+                plane, width: width, height: height, stride: Int(stride), bitsPerSample: deep ? bits : 8, colour: colour, targetSize: targetSize)
         } catch {
             throw MediaError(.memoryLimit, "\(error)")
         }
+    }
+
+    /// The colour the primary image's `nclx` box states (nil for an ICC profile or none).
+    var colour: ColourDescription? {
+        guard let handle else { return nil }
+        var profile: UnsafeMutablePointer<heif_color_profile_nclx>?
+        guard heif_image_handle_get_nclx_color_profile(handle, &profile).code == heif_error_Ok, let profile else { return nil }
+        defer { heif_nclx_color_profile_free(profile) }
+        return ColourDescription(
+            transferCode: Int(profile.pointee.transfer_characteristics.rawValue), primariesCode: Int(profile.pointee.color_primaries.rawValue))
     }
 
     private static func check(_ error: heif_error) throws(Failure) {

@@ -44,11 +44,6 @@ public struct VipsError: Error, Sendable, CustomStringConvertible {
         self.wasKilled = wasKilled
     }
 
-    /// libheif's word for a damaged file ("Invalid input": truncated or corrupt),
-    /// as opposed to a variant libvips 8.14 merely cannot read ("Unsupported
-    /// feature", sequences).
-    var isHEIFDamage: Bool { message.contains("heif: Invalid input") }
-
     public var description: String { message.isEmpty ? "\(operation) failed" : message }
 
     /// libvips prefixes lines with the operation ("VipsForeignLoadJpegFile: ...") and

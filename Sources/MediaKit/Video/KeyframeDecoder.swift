@@ -13,6 +13,8 @@ struct RGBPicture {
     var rotation = 0
     /// Mirrored left to right after the rotation (EXIF orientations 2, 4, 5, 7).
     var mirrored = false
+    /// How the decoded frame described its colour (the pixels are already SDR sRGB).
+    var colour = ColourDescription.standard
 
     /// Mean Rec. 601 luma over a sample grid of pixels.
     var meanLuma: Double {
@@ -29,6 +31,19 @@ struct RGBPicture {
             i += stride
         }
         return sum / Double(samples)
+    }
+}
+
+/// A reference to a decoded frame (`av_frame_clone`), freed with it.
+final class FrameReference {
+    let frame: UnsafeMutablePointer<AVFrame>
+    init?(_ source: UnsafeMutablePointer<AVFrame>) {
+        guard let clone = av_frame_clone(source) else { return nil }
+        frame = clone
+    }
+    deinit {
+        var freeing: UnsafeMutablePointer<AVFrame>? = frame
+        av_frame_free(&freeing)
     }
 }
 
@@ -71,6 +86,8 @@ final class KeyframeDecoder {
     private let streamIndex: Int32
     private let targetSize: Int
     private let sampleAspect: Double
+    /// What the stream's container says about its colour (frames may say more).
+    private let streamColour: ColourDescription.StreamHints
     /// Packets of the stream read while looking for the next key packet before
     /// giving up (a group of pictures of 8 s at 120 fps fits).
     static let packetBudget = 1000
@@ -88,6 +105,7 @@ final class KeyframeDecoder {
         streamIndex = stream.pointee.index
         self.targetSize = targetSize
         self.sampleAspect = sampleAspect
+        streamColour = ColourDescription.StreamHints(stream)
         guard let parameters = stream.pointee.codecpar,
             let decoder = avcodec_find_decoder(parameters.pointee.codec_id)
         else { throw AVError("avcodec_find_decoder", message: "no decoder for this video codec") }
@@ -107,6 +125,7 @@ final class KeyframeDecoder {
 
     deinit {
         avcodec_free_context(&codec)
+        avcodec_free_context(&forwardCodec)
         av_frame_free(&frame)
         av_packet_free(&packet)
     }
@@ -170,24 +189,187 @@ final class KeyframeDecoder {
         }
     }
 
+    /// The frames decoded by ``decodeForward(in:target:horizon:threshold:maximumFrames:)``.
+    private(set) var framesDecodedForward = 0
+    private var forwardCodec: UnsafeMutablePointer<AVCodecContext>?
+
+    /// Decodes the stream as a player does, every frame in order, from where the
+    /// file is read next (just after a seek to a keyframe, or its start): for
+    /// when no keyframe decoded alone gives a picture that is not black (a clip
+    /// whose only keyframe is black; an edit list that starts after its only
+    /// keyframe, whose frames before the start the decoder drops; open GOPs that
+    /// show nothing until they recover; fields in separate packets). The poster
+    /// is the first frame shown at or after `target` that is not black, else
+    /// the last one before it that is not; failing both, the brightest. Stops
+    /// past `horizon`, after `maximumFrames` frames, or at the end of the file.
+    /// Luma is read from the frame's own luma plane, so only the chosen frame is
+    /// scaled.
+    func decodeForward(in file: MediaFile, target: Int64, horizon: Int64, threshold: Double, maximumFrames: Int) throws(AVError) -> (picture: RGBPicture, time: Int64, luma: Double)? {
+        guard let packet else { return nil }
+        let codec = try openForwardCodec(file)
+        avcodec_flush_buffers(codec)
+        file.atStart = false
+        var before: (frame: FrameReference, time: Int64, luma: Double)?
+        var brightest: (frame: FrameReference, time: Int64, luma: Double)?
+        var chosen: (frame: FrameReference, time: Int64, luma: Double)?
+        var ended = false
+        var draining = false
+        guard let frame = av_frame_alloc() else { throw AVError("av_frame_alloc", message: "out of memory") }
+        var frameOwner: UnsafeMutablePointer<AVFrame>? = frame
+        defer { av_frame_free(&frameOwner) }
+
+        /// Takes every frame the decoder has; true when the poster is chosen or the search is over.
+        func receive() throws(AVError) -> Bool {
+            while true {
+                let received = avcodec_receive_frame(codec, frame)
+                if received == shim_averror_eagain() { return false }
+                if received == shim_averror_eof() { ended = true; return true }
+                guard received >= 0 else {
+                    if received == shim_averror_exit() { throw AVError("avcodec_receive_frame", code: received) }
+                    return false  // a damaged frame: go on to the next
+                }
+                defer { av_frame_unref(frame) }
+                framesDecodedForward += 1
+                let time = frame.pointee.best_effort_timestamp != Int64.min ? frame.pointee.best_effort_timestamp : frame.pointee.pts
+                let luma: Double
+                if let planeLuma = Self.lumaOfPlane(frame) { luma = planeLuma } else { luma = try scale(frame).meanLuma }
+                guard let reference = FrameReference(frame) else { throw AVError("av_frame_clone", message: "out of memory") }
+                if brightest == nil || luma > brightest!.luma { brightest = (reference, time, luma) }
+                if time == Int64.min || time >= target {
+                    if luma >= threshold { chosen = (reference, time, luma); return true }
+                    if time != Int64.min, time > horizon { return true }
+                } else if luma >= threshold {
+                    before = (reference, time, luma)
+                }
+                if framesDecodedForward >= maximumFrames { return true }
+            }
+        }
+
+        reading: while true {
+            if draining {
+                _ = try receive()
+                break
+            }
+            let read = av_read_frame(file.formatContext, packet)
+            if read < 0 {
+                if read == shim_averror_exit() { throw AVError("av_read_frame", code: read) }
+                avcodec_send_packet(codec, nil)
+                draining = true
+                continue
+            }
+            defer { av_packet_unref(packet) }
+            guard packet.pointee.stream_index == streamIndex else { continue }
+            while true {
+                let sent = avcodec_send_packet(codec, packet)
+                if sent == shim_averror_eagain() {
+                    if try receive() { break reading }
+                    continue
+                }
+                break  // sent, or a packet the decoder refuses: go on
+            }
+            if try receive() { break }
+        }
+        _ = ended
+        guard let pick = chosen ?? before ?? brightest else { return nil }
+        return (try scale(pick.frame.frame), pick.time, pick.luma)
+    }
+
+    private func openForwardCodec(_ file: MediaFile) throws(AVError) -> UnsafeMutablePointer<AVCodecContext> {
+        if let forwardCodec { return forwardCodec }
+        let stream = file.stream(Int(streamIndex))
+        guard let parameters = stream.pointee.codecpar, let decoder = avcodec_find_decoder(parameters.pointee.codec_id),
+            let context = avcodec_alloc_context3(decoder)
+        else { throw AVError("avcodec_alloc_context3", message: "no decoder") }
+        forwardCodec = context
+        var status = avcodec_parameters_to_context(context, parameters)
+        guard status >= 0 else { throw AVError("avcodec_parameters_to_context", code: status) }
+        context.pointee.thread_count = 1
+        context.pointee.max_pixels = codec?.pointee.max_pixels ?? 0
+        context.pointee.pkt_timebase = stream.pointee.time_base
+        status = avcodec_open2(context, decoder, nil)
+        guard status >= 0 else { throw AVError("avcodec_open2", code: status) }
+        return context
+    }
+
+    /// The mean luma (0–255, Rec. 601 scale) of a Y'CbCr frame, from its luma
+    /// plane on a grid of at most 64×64 samples; nil for other layouts.
+    static func lumaOfPlane(_ frame: UnsafeMutablePointer<AVFrame>) -> Double? {
+        guard let descriptor = av_pix_fmt_desc_get(AVPixelFormat(rawValue: frame.pointee.format)),
+            descriptor.pointee.flags & UInt64(AV_PIX_FMT_FLAG_RGB) == 0, descriptor.pointee.flags & UInt64(AV_PIX_FMT_FLAG_PAL) == 0,
+            descriptor.pointee.flags & UInt64(AV_PIX_FMT_FLAG_BE) == 0,
+            descriptor.pointee.comp.0.plane == 0, descriptor.pointee.comp.0.offset == 0, descriptor.pointee.comp.0.shift == 0,
+            let base = frame.pointee.data.0
+        else { return nil }
+        let depth = Int(descriptor.pointee.comp.0.depth), step = Int(descriptor.pointee.comp.0.step)
+        let width = Int(frame.pointee.width), height = Int(frame.pointee.height), stride = Int(frame.pointee.linesize.0)
+        guard width > 0, height > 0, stride > 0, (1...16).contains(depth), step == (depth > 8 ? 2 : 1) else { return nil }
+        let name = av_get_pix_fmt_name(AVPixelFormat(rawValue: frame.pointee.format)).map { String(cString: $0) } ?? ""
+        let full = frame.pointee.color_range == AVCOL_RANGE_JPEG || name.hasPrefix("yuvj") || name.hasPrefix("gray")
+        let unit = Double(1 << (depth - 8 > 0 ? depth - 8 : 0))
+        let xs = max(1, width / 64), ys = max(1, height / 64)
+        var sum = 0.0, count = 0
+        var y = ys / 2
+        while y < height {
+            let row = base + y * stride
+            var x = xs / 2
+            while x < width {
+                let value = depth > 8 ? Double(UnsafeRawPointer(row + x * 2).loadUnaligned(as: UInt16.self)) : Double(row[x])
+                sum += value / unit
+                count += 1
+                x += xs
+            }
+            y += ys
+        }
+        let mean = sum / Double(max(1, count))
+        return full ? mean : min(255, max(0, (mean - 16) * 255 / 219))
+    }
+
     /// Converts a decoded frame to RGB24 at thumbnail size in one `sws_scale`
-    /// (through RGBA, flattened over white, when the frame has alpha).
+    /// (through RGBA, flattened over white, when the frame has alpha), reading
+    /// Y'CbCr with the frame's own matrix and range. A frame that is HDR or
+    /// wider than sRGB (``ColourDescription/needsConversion``) is scaled to
+    /// 16-bit RGB instead and converted to SDR sRGB at that size (``ToneMapper``).
     private func scale(_ frame: UnsafeMutablePointer<AVFrame>) throws(AVError) -> RGBPicture {
         let sourceWidth = Int(frame.pointee.width)
         let sourceHeight = Int(frame.pointee.height)
         guard sourceWidth > 0, sourceHeight > 0 else { throw AVError("avcodec_receive_frame", message: "empty frame") }
-        let sourceFormat = AVPixelFormat(rawValue: frame.pointee.format)
-        let hasAlpha = av_pix_fmt_desc_get(sourceFormat).map { $0.pointee.flags & UInt64(AV_PIX_FMT_FLAG_ALPHA) != 0 } ?? false
+        var sourceFormat = AVPixelFormat(rawValue: frame.pointee.format)
+        guard let pixelDescriptor = av_pix_fmt_desc_get(sourceFormat) else { throw AVError("av_pix_fmt_desc_get", message: "unknown pixel format") }
+        let flags = pixelDescriptor.pointee.flags
+        let hasAlpha = flags & UInt64(AV_PIX_FMT_FLAG_ALPHA) != 0
+        let isRGB = flags & UInt64(AV_PIX_FMT_FLAG_RGB) != 0
+        let colour = ColourDescription(frame: frame, stream: streamColour)
+        let converted = colour.needsConversion && !hasAlpha
+        // Dolby Vision with no compatible base layer (profile 5) codes IPTPQc2,
+        // not Y'CbCr: read as Y'CbCr it is green and purple. Without applying
+        // its reshaping metadata, its intensity plane alone is the picture's
+        // light (PQ): shown in grey.
+        let intensityOnly = colour.dolbyVision?.hasNoCompatibleBase == true && !isRGB && converted
+        if intensityOnly {
+            let depth = Int(pixelDescriptor.pointee.comp.0.depth)
+            sourceFormat = depth <= 8 ? AV_PIX_FMT_GRAY8 : depth <= 10 ? AV_PIX_FMT_GRAY10LE : depth <= 12 ? AV_PIX_FMT_GRAY12LE : AV_PIX_FMT_GRAY16LE
+        }
+        let destinationFormat = hasAlpha ? AV_PIX_FMT_RGBA : converted ? AV_PIX_FMT_RGB48LE : AV_PIX_FMT_RGB24
         let channels = hasAlpha ? 4 : 3
+        let bytesPerSample = converted ? 2 : 1
         let displayWidth = Double(sourceWidth) * sampleAspect
         let scale = min(1, Double(targetSize) / max(displayWidth, Double(sourceHeight)))
         let width = max(1, Int((displayWidth * scale).rounded()))
         let height = max(1, Int((Double(sourceHeight) * scale).rounded()))
         guard let sws = sws_getContext(
             Int32(sourceWidth), Int32(sourceHeight), sourceFormat,
-            Int32(width), Int32(height), hasAlpha ? AV_PIX_FMT_RGBA : AV_PIX_FMT_RGB24, Int32(SWS_AREA), nil, nil, nil)
+            Int32(width), Int32(height), destinationFormat, Int32(SWS_AREA), nil, nil, nil)
         else { throw AVError("sws_getContext", message: "cannot convert this pixel format") }
         defer { sws_freeContext(sws) }
+        if !isRGB {
+            // libswscale assumes BT.601 limited range unless told: the frame's matrix
+            // (or, unstated, BT.2020 for HDR, BT.709 for HD, BT.601 below), its range.
+            let matrix = Self.matrix(frame, colour: colour, height: sourceHeight)
+            let name = av_get_pix_fmt_name(AVPixelFormat(rawValue: frame.pointee.format)).map { String(cString: $0) } ?? ""
+            let fullRange = frame.pointee.color_range == AVCOL_RANGE_JPEG || name.hasPrefix("yuvj")
+            let coefficients = sws_getCoefficients(Int32(matrix))
+            sws_setColorspaceDetails(sws, coefficients, fullRange ? 1 : 0, sws_getCoefficients(Int32(SWS_CS_ITU709)), 1, 0, 1 << 16, 1 << 16)
+        }
         // libswscale's SIMD converters (the x86 YUV→RGB ones, used when a frame is
         // converted at its own size) store whole vectors: they round each line up
         // to 8 pixels when the stride leaves room, and write past the last visible
@@ -199,13 +381,13 @@ final class KeyframeDecoder {
         // visible bytes are handed on.
         var planes: [UnsafeMutablePointer<UInt8>?] = [nil, nil, nil, nil]
         var strides: [Int32] = [0, 0, 0, 0]
-        let allocated = av_image_alloc(&planes, &strides, Int32(width), Int32(height), hasAlpha ? AV_PIX_FMT_RGBA : AV_PIX_FMT_RGB24, Self.destinationAlignment)
+        let allocated = av_image_alloc(&planes, &strides, Int32(width), Int32(height), destinationFormat, Self.destinationAlignment)
         guard allocated >= 0, let destination = planes[0] else { throw AVError("av_image_alloc", code: allocated) }
         defer { av_free(destination) }
         // Zeroed, so that lines sws_scale did not write are black, never uninitialised bytes.
         destination.initialize(repeating: 0, count: Int(allocated))
         let stride = Int(strides[0])
-        precondition(stride >= width * channels, "av_image_alloc gave a line shorter than the image")
+        precondition(stride >= width * channels * bytesPerSample, "av_image_alloc gave a line shorter than the image")
         let lines = withUnsafePointer(to: frame.pointee.data) { data in
             withUnsafePointer(to: frame.pointee.linesize) { linesize in
                 data.withMemoryRebound(to: UnsafePointer<UInt8>?.self, capacity: 8) { sourcePlanes in
@@ -217,26 +399,45 @@ final class KeyframeDecoder {
         }
         guard lines > 0 else { throw AVError("sws_scale", message: "conversion failed") }
         let rowBytes = width * 3
-        let pixels = [UInt8](unsafeUninitializedCapacity: rowBytes * height) { buffer, count in
-            for row in 0..<height {
-                let source = destination + row * stride
-                let target = buffer.baseAddress! + row * rowBytes
-                if hasAlpha {
-                    // Over white, as libvips flattens images with alpha.
-                    for x in 0..<width {
-                        let alpha = Int(source[x * 4 + 3])
-                        for c in 0..<3 {
-                            (target + x * 3 + c).initialize(to: UInt8((Int(source[x * 4 + c]) * alpha + 255 * (255 - alpha) + 127) / 255))
-                        }
-                    }
-                } else {
-                    target.initialize(from: source, count: rowBytes)
-                }
+        let pixels: [UInt8]
+        if converted {
+            pixels = UnsafeRawPointer(destination).withMemoryRebound(to: UInt16.self, capacity: Int(allocated) / 2) { samples in
+                ToneMapper(colour).convert(UnsafeBufferPointer(start: samples, count: Int(allocated) / 2), width: width, height: height, stride: stride / 2)
             }
-            count = rowBytes * height
+        } else {
+            pixels = [UInt8](unsafeUninitializedCapacity: rowBytes * height) { buffer, count in
+                for row in 0..<height {
+                    let source = destination + row * stride
+                    let target = buffer.baseAddress! + row * rowBytes
+                    if hasAlpha {
+                        // Over white, as libvips flattens images with alpha.
+                        for x in 0..<width {
+                            let alpha = Int(source[x * 4 + 3])
+                            for c in 0..<3 {
+                                (target + x * 3 + c).initialize(to: UInt8((Int(source[x * 4 + c]) * alpha + 255 * (255 - alpha) + 127) / 255))
+                            }
+                        }
+                    } else {
+                        target.initialize(from: source, count: rowBytes)
+                    }
+                }
+                count = rowBytes * height
+            }
         }
         let orientation = Self.orientation(of: frame)
-        return RGBPicture(pixels: pixels, width: width, height: height, rotation: orientation.rotation, mirrored: orientation.mirrored)
+        return RGBPicture(
+            pixels: pixels, width: width, height: height, rotation: orientation.rotation, mirrored: orientation.mirrored, colour: colour)
+    }
+
+    /// The Y'CbCr matrix to read `frame` with, as libswscale numbers them (the
+    /// same numbers as H.273's MatrixCoefficients for the ones it has).
+    static func matrix(_ frame: UnsafeMutablePointer<AVFrame>, colour: ColourDescription, height: Int) -> Int {
+        let stated = Int(frame.pointee.colorspace.rawValue)
+        switch stated {
+        case 1, 4, 5, 6, 7, 9: return stated
+        case 10: return 9  // BT.2020 constant luminance: read as non-constant
+        default: return colour.primaries == .bt2020 ? 9 : height >= 720 ? 1 : 5
+        }
     }
 
     /// The frame's display matrix (libavcodec's mjpeg decoder turns EXIF

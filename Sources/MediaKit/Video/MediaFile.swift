@@ -1,6 +1,7 @@
 import CFFmpeg
 import CShims
 import Glibc
+import MediaFormats
 
 /// A video stream's facts, as displayed.
 public struct VideoStreamInfo: Sendable, Hashable {
@@ -49,6 +50,8 @@ public final class MediaFile {
     private var io: UnsafeMutablePointer<AVIOContext>?
     /// The file this opened by path, kept open as long as the context reads it.
     private let file: OpenedFile?
+    /// The descriptor libav reads (our own box reader reads it too: `pread`).
+    private let descriptor: Int32
     private let deadline: Deadline
     /// The path (or name) given at open; libav uses its extension only as a hint when probing.
     public let path: String
@@ -74,6 +77,7 @@ public final class MediaFile {
         LibAV.start()
         self.path = name
         self.file = file
+        self.descriptor = descriptor
         self.deadline = Deadline(seconds: timeLimit)
         let opaque = Unmanaged.passUnretained(deadline).toOpaque()
         guard let io = shim_avio_open_descriptor(descriptor, Self.interrupted, opaque) else {
@@ -91,6 +95,7 @@ public final class MediaFile {
             throw AVError("avformat_open_input", code: status)
         }
         self.context = opened
+        Self.recogniseDolbyVisionAV1(opened)
         // MP4/MOV headers (the moov) already give every stream's codec, size and
         // duration; avformat_find_stream_info would decode a frame of each just to
         // learn the pixel format, which the poster's own decode finds anyway.
@@ -112,6 +117,21 @@ public final class MediaFile {
     private static let interrupted: @convention(c) (UnsafeMutableRawPointer?) -> Int32 = { opaque in
         guard let opaque else { return 0 }
         return Unmanaged<Deadline>.fromOpaque(opaque).takeUnretainedValue().hasPassed ? 1 : 0
+    }
+
+    /// Dolby Vision profile 10 is AV1 under the `dav1` sample entry (with an
+    /// `av1C` and a `dvvC`), which libavformat 5.1 does not map to a codec: its
+    /// frames are AV1, so the stream is decoded as AV1. (`dvh1`/`dvhe` for HEVC
+    /// and `dva1`/`dvav` for H.264 are mapped already.)
+    static func recogniseDolbyVisionAV1(_ context: UnsafeMutablePointer<AVFormatContext>) {
+        let dav1 = UInt32(0x64) | UInt32(0x61) << 8 | UInt32(0x76) << 16 | UInt32(0x31) << 24  // MKTAG('d','a','v','1')
+        for i in 0..<Int(context.pointee.nb_streams) {
+            guard let parameters = context.pointee.streams[i]?.pointee.codecpar,
+                parameters.pointee.codec_id == AV_CODEC_ID_NONE, parameters.pointee.codec_tag == dav1
+            else { continue }
+            parameters.pointee.codec_type = AVMEDIA_TYPE_VIDEO
+            parameters.pointee.codec_id = AV_CODEC_ID_AV1
+        }
     }
 
     /// True for an ISO-BMFF file whose header describes every stream fully.
@@ -193,6 +213,14 @@ public final class MediaFile {
 
     private func durationSeconds() throws(AVError) -> Double? {
         let ctx = formatContext.pointee
+        // A fragmented MP4's duration is its `mehd`'s or its last fragment's end:
+        // libavformat 5.1 takes the "unknown" all-ones durations live encoders
+        // leave in `mvhd`/`mdhd` at face value (39.8 hours at 30000 per second).
+        if let name = ctx.iformat?.pointee.name, String(cString: name).hasPrefix("mov,mp4"),
+            let fragmented = FragmentedDuration.seconds(DescriptorBytes(descriptor))
+        {
+            return fragmented
+        }
         if ctx.duration != Int64.min, ctx.duration > 0 { return Double(ctx.duration) / Double(AV_TIME_BASE) }
         var longest: Double?
         for i in 0..<Int(ctx.nb_streams) {

@@ -24,6 +24,9 @@ public enum PosterFrame {
     static let maximumAttempts = 6
     /// How far past the target (seconds) a keyframe that is not black is looked for.
     static let searchSeconds = 10.0
+    /// Frames decoded at most, in order, when no keyframe alone gives a picture
+    /// that is not black (``KeyframeDecoder/decodeForward(in:target:horizon:threshold:maximumFrames:)``).
+    static let maximumForwardFrames = 300
     /// Targets at most this far into a stream without an index are reached by
     /// reading from the start rather than by a timestamp search.
     static let readFromStartSeconds = 10.0
@@ -122,6 +125,24 @@ public enum PosterFrame {
                 if try offer(key) { return choice()! }
             }
         }
+        if best == nil || best!.luma < blackThreshold {
+            // No keyframe decoded alone gives a picture that is not black (the
+            // only keyframe is black, or before an edit list's start, or an open
+            // GOP shows nothing until it recovers): decode forward from the
+            // keyframe before the target as a player does (the decoder drops what
+            // an edit list cuts), or from the start where there is no index.
+            if file.hasCompleteIndex {
+                if try !decoder.seek(in: file, to: target) { try rewind(file, decoder, start: start, timeBase: timeBase) }
+            } else {
+                try rewind(file, decoder, start: start, timeBase: timeBase)
+            }
+            if let forward = try decoder.decodeForward(
+                in: file, target: target, horizon: horizon, threshold: blackThreshold, maximumFrames: maximumForwardFrames),
+                best == nil || forward.luma > best!.luma
+            {
+                best = (forward.picture, forward.time, forward.luma)
+            }
+        }
         if best == nil {
             // Nothing decoded where it was looked for (a target past the last
             // keyframe, an index of timestamps that are not keyframes): the first
@@ -169,8 +190,8 @@ extension MediaError {
     /// stopped it, `damaged` otherwise.
     init(typing error: any Error) {
         switch error {
-        case let error as AVError: self.init(error.isTimeout ? .timeLimit : .damaged, error.description)
-        case let error as VipsError: self.init(error.wasKilled ? .timeLimit : .damaged, error.description)
+        case let error as AVError: self.init(LibraryMessages.kind(of: error), error.description)
+        case let error as VipsError: self.init(LibraryMessages.kind(of: error) ?? .damaged, error.description)
         case let error as MediaError: self = error
         default: self.init(.damaged, "\(error)")
         }
