@@ -1,11 +1,12 @@
-import Glibc
 import MediaFormats
+import SystemCalls
 
 /// A file read on demand through its descriptor (`pread`, never moving its
 /// position), in 64 KiB pages of which the last few are kept: directories of
 /// a RAW are small reads close to each other, previews one large read.
 final class DescriptorBytes: RandomAccessBytes {
     let descriptor: Int32
+    private let file: FileDescriptor
     let count: Int
     static let pageSize = 64 << 10
     static let cachedPages = 16
@@ -14,8 +15,8 @@ final class DescriptorBytes: RandomAccessBytes {
 
     init(_ descriptor: Int32) {
         self.descriptor = descriptor
-        var info = stat()
-        count = fstat(descriptor, &info) == 0 ? Int(info.st_size) : 0
+        file = FileDescriptor(borrowing: descriptor)
+        count = Int((try? file.status(path: "the file").size) ?? 0)
     }
 
     func read(_ range: Range<Int>) -> [UInt8]? {
@@ -49,12 +50,11 @@ final class DescriptorBytes: RandomAccessBytes {
     private func readDirectly(_ range: Range<Int>) -> [UInt8]? {
         var failed = false
         let bytes = [UInt8](unsafeUninitializedCapacity: range.count) { buffer, filled in
-            filled = 0
-            while filled < range.count {
-                let n = pread(descriptor, buffer.baseAddress! + filled, range.count - filled, off_t(range.lowerBound + filled))
-                if n < 0, errno == EINTR { continue }
-                if n <= 0 { failed = n < 0; break }
-                filled += n
+            do throws(SystemError) {
+                filled = try file.read(into: UnsafeMutableRawBufferPointer(buffer), at: Int64(range.lowerBound), path: "the file")
+            } catch {
+                filled = 0
+                failed = true
             }
         }
         return failed || bytes.count != range.count ? nil : bytes

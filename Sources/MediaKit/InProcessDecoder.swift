@@ -49,7 +49,7 @@ public struct InProcessDecoder: MediaDecoder {
         do {
             file = try OpenedFile(path: request.path)
         } catch {
-            throw MediaError(.unreadable, "\(request.label): cannot open the copy: \(String(cString: strerror(error.code)))")
+            throw MediaError(.unreadable, "\(request.label): cannot open the copy: \(error.description)")
         }
         return try withExtendedLifetime(file) { () throws(MediaError) in try decode(request, descriptor: file.descriptor) }
     }

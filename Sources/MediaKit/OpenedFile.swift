@@ -1,23 +1,20 @@
-import Glibc
+import SystemCalls
 
 /// A file opened read-only by path (`O_RDONLY | O_CLOEXEC`), closed when
 /// released: how the path-taking conveniences and the in-process decoder reach
 /// the one code path that decodes from a descriptor.
 public final class OpenedFile: @unchecked Sendable {
+    private let file: FileDescriptor
     /// The open descriptor.
-    public let descriptor: Int32
+    public var descriptor: Int32 { file.raw }
     /// The path it was opened from.
     public let path: String
 
     /// Opens `path` for reading; a failure carries `strerror`'s text.
     public init(path: String) throws(OpenError) {
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0 else { throw OpenError(path: path, code: errno) }
-        self.descriptor = descriptor
+        do throws(SystemError) { file = try FileDescriptor.openForReading(path) } catch { throw OpenError(path: path, code: error.code) }
         self.path = path
     }
-
-    deinit { close(descriptor) }
 
     /// Why a file could not be opened.
     public struct OpenError: Error, Sendable, CustomStringConvertible {
@@ -26,7 +23,7 @@ public final class OpenedFile: @unchecked Sendable {
         /// The `errno` value.
         public let code: Int32
         /// "`path`: No such file or directory".
-        public var description: String { "\(path): \(String(cString: strerror(code)))" }
+        public var description: String { "\(path): \(SystemError("open", path: path, code: code).message)" }
     }
 }
 

@@ -12,6 +12,13 @@ package final class FileDescriptor {
     private var closed = false
 
     package init(_ raw: Int32) { self.raw = raw }
+
+    /// A descriptor owned by someone else (a library's, one passed to a helper):
+    /// used through the funnel, never closed here.
+    package init(borrowing raw: Int32) {
+        self.raw = raw
+        closed = true
+    }
     deinit { if !closed { _ = closeFile(raw) } }
 
     /// Opens `path` (always close-on-exec); throws with the call and path on failure.
@@ -19,6 +26,11 @@ package final class FileDescriptor {
         let fd = retryingInterrupts { openFile(path, flags | O_CLOEXEC, mode) }
         guard fd >= 0 else { throw SystemError("open", path: path) }
         return FileDescriptor(fd)
+    }
+
+    /// Opens `path` read-only.
+    package static func openForReading(_ path: String) throws(SystemError) -> FileDescriptor {
+        try open(path, O_RDONLY)
     }
 
     /// Opens a path given as raw bytes (file names on Linux need not be UTF-8);
@@ -90,6 +102,25 @@ package final class FileDescriptor {
             guard n > 0 else { throw SystemError("write", path: path) }
             offset += n
         }
+    }
+
+    /// Fills `buffer` from `offset` (`pread`, never moving the position): the
+    /// bytes read, fewer only at the end of the file.
+    package func read(into buffer: UnsafeMutableRawBufferPointer, at offset: Int64, path: String) throws(SystemError) -> Int {
+        var filled = 0
+        while filled < buffer.count {
+            let n = retryingInterrupts { pread(raw, buffer.baseAddress! + filled, buffer.count - filled, off_t(offset) + off_t(filled)) }
+            if n < 0 { throw SystemError("read", path: path) }
+            if n == 0 { break }
+            filled += n
+        }
+        return filled
+    }
+
+    /// Moves the position back to the start (`lseek`), for a library that reads
+    /// from where the descriptor stands.
+    package func rewind(path: String) throws(SystemError) {
+        guard lseek(raw, 0, SEEK_SET) == 0 else { throw SystemError("lseek", path: path) }
     }
 
     /// Reads up to `count` bytes at `offset` (fewer at the end of the file).

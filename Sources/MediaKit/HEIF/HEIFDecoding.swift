@@ -1,3 +1,4 @@
+import SystemCalls
 import Glibc
 import MediaFormats
 
@@ -236,31 +237,23 @@ struct HEIFDecoding {
     }
 
     private func readFile() throws(MediaError) -> [UInt8] {
-        let fd = descriptor.map { dup($0) } ?? open(request.path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { throw MediaError(.unreadable, "\(request.label): cannot open: \(String(cString: strerror(errno)))") }
-        defer { close(fd) }
-        // From the start (a duplicate shares the caller's position).
-        lseek(fd, 0, SEEK_SET)
-        var info = stat()
-        guard fstat(fd, &info) == 0 else { throw MediaError(.unreadable, "\(request.label): cannot stat: \(String(cString: strerror(errno)))") }
-        let size = Int(info.st_size)
+        // Read with pread from the start: the caller's descriptor keeps its position.
+        let file: FileDescriptor
+        let size: Int64
+        do throws(SystemError) {
+            if let descriptor { file = FileDescriptor(borrowing: descriptor) } else { file = try FileDescriptor.openForReading(request.path) }
+            size = try file.status(path: request.label).size
+        } catch {
+            throw MediaError(.unreadable, "\(request.label): cannot open: \(error.message)")
+        }
         guard size <= Self.maximumFileSize else {
             throw MediaError(.tooManyPixels, "\(request.label): a \(size >> 20) MiB \(request.format.name) file is larger than this decoder reads")
         }
-        var failure: Int32 = 0
-        let bytes = [UInt8](unsafeUninitializedCapacity: size) { buffer, count in
-            var done = 0
-            while done < size {
-                let n = read(fd, buffer.baseAddress! + done, size - done)
-                if n < 0, errno == EINTR { continue }
-                if n < 0 { failure = errno; break }
-                if n == 0 { break }
-                done += n
-            }
-            count = done
+        do throws(SystemError) {
+            return try file.read(count: Int(size), at: 0, path: request.label)
+        } catch {
+            throw MediaError(.unreadable, "\(request.label): read failed: \(error.message)")
         }
-        guard failure == 0 else { throw MediaError(.unreadable, "\(request.label): read failed: \(String(cString: strerror(failure)))") }
-        return bytes
     }
 }
 

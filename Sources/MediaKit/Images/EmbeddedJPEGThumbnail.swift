@@ -1,3 +1,4 @@
+import SystemCalls
 import CShims
 import CVips
 import Glibc
@@ -49,18 +50,6 @@ enum EmbeddedJPEGThumbnail {
     }
 
     private static func readHead(_ fd: Int32) -> [UInt8]? {
-        var failed = false
-        let head = [UInt8](unsafeUninitializedCapacity: headLength) { buffer, count in
-            var done = 0
-            while done < headLength {
-                let n = pread(fd, buffer.baseAddress! + done, headLength - done, off_t(done))
-                if n < 0, errno == EINTR { continue }
-                if n < 0 { failed = true }
-                if n <= 0 { break }
-                done += n
-            }
-            count = done
-        }
-        return failed ? nil : head
+        try? FileDescriptor(borrowing: fd).read(count: headLength, at: 0, path: "the file")
     }
 }

@@ -1,4 +1,5 @@
 import CShims
+import SystemCalls
 import CVips
 import Glibc
 
@@ -19,21 +20,15 @@ public enum ImageInput: Sendable {
     /// The whole file behind `descriptor` (from its start) as ``memory(_:)``,
     /// for loaders that cannot read a source; at most `limit` bytes.
     public static func read(descriptor: Int32, limit: Int = memoryLimit) throws(VipsError) -> ImageInput {
-        var st = stat()
-        guard fstat(descriptor, &st) == 0 else { throw VipsError("fstat", message: String(cString: strerror(errno))) }
-        guard st.st_size <= limit else {
-            throw VipsError("read", message: "the file is \(st.st_size) bytes, over the \(limit >> 20) MiB this loader may read into memory")
+        let file = FileDescriptor(borrowing: descriptor)
+        let size: Int64
+        do throws(SystemError) { size = try file.status(path: "the file").size } catch { throw VipsError("fstat", message: error.message) }
+        guard size <= limit else {
+            throw VipsError("read", message: "the file is \(size) bytes, over the \(limit >> 20) MiB this loader may read into memory")
         }
-        var bytes = [UInt8](repeating: 0, count: Int(st.st_size))
-        var done = 0
-        while done < bytes.count {
-            let count = bytes.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress! + done, $0.count - done, off_t(done)) }
-            if count < 0, errno == EINTR { continue }
-            guard count > 0 else {
-                throw VipsError("read", message: count == 0 ? "the file is shorter than its size" : String(cString: strerror(errno)))
-            }
-            done += count
-        }
+        let bytes: [UInt8]
+        do throws(SystemError) { bytes = try file.read(count: Int(size), at: 0, path: "the file") } catch { throw VipsError("read", message: error.message) }
+        guard bytes.count == Int(size) else { throw VipsError("read", message: "the file is shorter than its size") }
         return .memory(bytes)
     }
 
@@ -53,7 +48,7 @@ public enum ImageInput: Sendable {
     func withVips<T>(_ body: (VipsInputPointer) throws(VipsError) -> T) throws(VipsError) -> T {
         switch self {
         case .descriptor(let descriptor):
-            lseek(descriptor, 0, SEEK_SET)
+            try? FileDescriptor(borrowing: descriptor).rewind(path: "the file")
             guard let source = vips_source_new_from_descriptor(descriptor) else { throw VipsError("vips_source_new_from_descriptor") }
             defer { g_object_unref(source) }
             return try body(.source(source))

@@ -1,4 +1,4 @@
-import Glibc
+import SystemCalls
 
 /// The size a JPEG's frame header (SOFn) declares, read from the file's markers
 /// without decoding: what libvips' header gives for the JPEGs it reads, for the
@@ -12,24 +12,15 @@ enum JPEGFrameSize {
     /// Width and height from the first SOFn marker; nil when there is none in
     /// the first ``searchLimit`` bytes, or the file cannot be read.
     static func read(path: String) -> (width: Int, height: Int)? {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return nil }
-        defer { close(fd) }
-        return read(descriptor: fd)
+        guard let file = try? FileDescriptor.openForReading(path) else { return nil }
+        return read(descriptor: file.raw)
     }
 
     /// The same, from an open descriptor (read with `pread` from offset 0: its
     /// position is left alone).
     static func read(descriptor fd: Int32) -> (width: Int, height: Int)? {
-        var bytes = [UInt8](repeating: 0, count: searchLimit)
-        var filled = 0
-        while filled < bytes.count {
-            let n = bytes.withUnsafeMutableBytes { pread(fd, $0.baseAddress! + filled, $0.count - filled, off_t(filled)) }
-            if n < 0, errno == EINTR { continue }
-            if n <= 0 { break }
-            filled += n
-        }
-        return parse(bytes[0..<filled])
+        guard let bytes = try? FileDescriptor(borrowing: fd).read(count: searchLimit, at: 0, path: "the JPEG") else { return nil }
+        return parse(bytes[...])
     }
 
     /// Walks the marker segments from SOI to the first frame header.

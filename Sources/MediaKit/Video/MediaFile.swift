@@ -1,3 +1,4 @@
+import SystemCalls
 import CFFmpeg
 import CShims
 import Glibc
@@ -314,9 +315,5 @@ final class Deadline: @unchecked Sendable {
         return Self.now() > limit
     }
 
-    static func now() -> Double {
-        var ts = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &ts)
-        return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
-    }
+    static func now() -> Double { MonotonicClock.now() }
 }
