@@ -36,6 +36,9 @@ let package = Package(
         .systemLibrary(
             name: "CPostgres", pkgConfig: "libpq",
             providers: [.apt(["libpq-dev"])]),
+        .systemLibrary(
+            name: "CCrypto", pkgConfig: "libcrypto",
+            providers: [.apt(["libssl-dev"])]),
         // Fixed-arity wrappers for libvips' varargs functions and libav's
         // function-like macros.
         .target(name: "CShims", dependencies: ["CVips", "CFFmpeg", "CTIFF"], linkerSettings: [.linkedLibrary("gmodule-2.0")]),
@@ -45,6 +48,8 @@ let package = Package(
         // The system-call funnel every target uses: EINTR retried, typed errors
         // naming call, path and errno, descriptors owned by types.
         .target(name: "SystemCalls", dependencies: ["CSystem"]),
+        // SHA-256 over libcrypto: content identity, computed while copying.
+        .target(name: "ContentHash", dependencies: ["CCrypto"]),
 
         // Pure Swift, no C: the manifest a host app reads (model, both schemas,
         // redirect URL, container layout, RedirectHandler).
@@ -59,7 +64,7 @@ let package = Package(
         .target(name: "DecoderIsolation", dependencies: ["MediaFormats", "MediaKit", "SystemCalls", "CShims", "CSystem"]),
         // The pipeline: stages, runner, journal, watch, distributed workers.
         .target(
-            name: "ShareIngest", dependencies: ["ShareManifest", "MediaFormats", "MediaKit", "SystemCalls", "CShims", "CSQLite", "CPostgres"],
+            name: "ShareIngest", dependencies: ["ShareManifest", "MediaFormats", "MediaKit", "SystemCalls", "ContentHash", "CShims", "CSQLite", "CPostgres"],
             plugins: ["EmbedPipelines"]),
         // pipelines/*.json compiled into ShareIngest (the built-in pipelines).
         .plugin(name: "EmbedPipelines", capability: .buildTool(), dependencies: ["EmbedPipelinesTool"]),
@@ -79,7 +84,7 @@ let package = Package(
 
         .target(name: "TestSupport", dependencies: ["ShareIngest", "ShareManifest"], path: "Tests/TestSupport"),
         .testTarget(name: "MediaKitTests", dependencies: ["MediaKit", "MediaFormats", "TestSupport"]),
-        .testTarget(name: "ShareIngestTests", dependencies: ["ShareIngest", "ShareManifest", "MediaFormats", "TestSupport"], exclude: ["Goldens"]),
+        .testTarget(name: "ShareIngestTests", dependencies: ["ShareIngest", "ShareManifest", "MediaFormats", "ContentHash", "TestSupport"], exclude: ["Goldens"]),
         .testTarget(name: "CLITests", dependencies: ["TestSupport"]),
         .testTarget(name: "DecoderIsolationTests", dependencies: ["DecoderIsolation", "MediaFormats", "ShareIngest", "TestSupport"]),
     ],

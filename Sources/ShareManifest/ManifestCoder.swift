@@ -57,6 +57,9 @@ public enum ManifestCoder: Sendable {
             fields.append(("size", entry.size.map { String($0) } ?? "null"))
             fields.append(("width", entry.width.map { String($0) } ?? "null"))
             fields.append(("height", entry.height.map { String($0) } ?? "null"))
+            // share-ingest's own fields: only when set.
+            if let sha256 = entry.sha256 { fields.append(("sha256", JSONText.string(sha256))) }
+            if let original = entry.duplicateOf { fields.append(("duplicateOf", JSONText.string(original))) }
         }
         return "{" + fields.map { "\"\($0.0)\": \($0.1)" }.joined(separator: ", ") + "}"
     }
@@ -133,7 +136,10 @@ public enum ManifestCoder: Sendable {
             fileName: try field("fileName", as: String.self, expected: "a string or null"),
             size: try number("size")?.int64Value,
             width: try number("width")?.intValue,
-            height: try number("height")?.intValue)
+            height: try number("height")?.intValue
+        ).with(
+            sha256: try field("sha256", as: String.self, expected: "a string or null"),
+            duplicateOf: try field("duplicateOf", as: String.self, expected: "a string or null"))
         return (entry, schema)
     }
 

@@ -63,6 +63,16 @@ public struct SharedMediaFile: Sendable, Hashable {
     /// Display height (see ``width``).
     public var height: Int?
 
+    // share-ingest's own fields (v2 only, and only when set: readers that
+    // ignore unknown keys keep working; the legacy and plugin flavours never
+    // carry them).
+
+    /// The SHA-256 of the copy's bytes (64 hexadecimal digits): its content identity.
+    public var sha256: String?
+    /// Set on an entry whose content was already delivered (earlier in the same
+    /// share, or in one not yet consumed): that entry's `path`.
+    public var duplicateOf: String?
+
     /// An entry; everything but `path` and `type` is optional.
     public init(
         path: String, thumbnail: String? = nil, duration: Double? = nil, type: SharedMediaType,
@@ -79,6 +89,14 @@ public struct SharedMediaFile: Sendable, Hashable {
         self.size = size
         self.width = width
         self.height = height
+    }
+
+    /// The entry with share-ingest's own fields set (v2 manifests carry them).
+    public func with(sha256: String?, duplicateOf: String? = nil) -> SharedMediaFile {
+        var entry = self
+        entry.sha256 = sha256
+        entry.duplicateOf = duplicateOf
+        return entry
     }
 
     /// The container file this entry points at, for file-like entries.

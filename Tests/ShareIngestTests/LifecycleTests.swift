@@ -158,10 +158,13 @@ import Testing
         let done = try ShareIngestor(container: container.directory).ingest([.text("kept")])
         let journal = try BatchJournal(container: container.directory)
         try journal.database.execute(
-            "DROP TABLE migrations; DROP INDEX items_unfinished; ALTER TABLE items DROP COLUMN next; PRAGMA user_version = 2")
+            """
+            DROP TABLE migrations; DROP INDEX items_unfinished; ALTER TABLE items DROP COLUMN next;
+            DROP INDEX items_sha256; ALTER TABLE items DROP COLUMN sha256; PRAGMA user_version = 2
+            """)
         let reopened = try BatchJournal(container: container.directory)
         #expect(try reopened.batch(done.batchID.uuidString)?.state == .done)
         let names = try reopened.database.query("SELECT name FROM migrations ORDER BY name").compactMap { $0.text("name") }
-        #expect(names == ["1-batches-and-items", "2-item-next-stage"])
+        #expect(names == ["1-batches-and-items", "2-item-next-stage", "3-item-content-hash"])
     }
 }

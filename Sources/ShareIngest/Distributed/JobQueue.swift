@@ -380,6 +380,7 @@ extension JobQueue: BatchStore {
             """
             WITH job AS (
                 UPDATE share_jobs SET snapshot = $3::jsonb, stage = $4, state = $5::text, priority = $9::double precision,
+                    sha256 = ($3::jsonb)->>'sha256',
                     attempts = CASE WHEN $4 = $8 THEN attempts WHEN $5::text = 'running' THEN 1 ELSE 0 END,
                     worker_id = CASE WHEN $5::text = 'queued' THEN NULL ELSE worker_id END,
                     lease_until = CASE WHEN $5::text = 'running' THEN now() + make_interval(secs => $6::double precision) END,
@@ -416,6 +417,29 @@ extension JobQueue: BatchStore {
         ).map { row in
             ItemState.decode(row["snapshot"] ?? "", index: row["idx"].flatMap(Int.init) ?? -1, id: nil)
         }
+    }
+
+    func earlierCopies(for batch: UUID) throws -> [Int: [EarlierCopy]] {
+        var found: [Int: [EarlierCopy]] = [:]
+        for row in try query(
+            """
+            SELECT d.idx AS idx, o.idx AS original, o.snapshot AS snapshot, NULL AS key FROM share_jobs d
+                JOIN share_jobs o ON o.sha256 = d.sha256 AND o.batch_id = d.batch_id AND o.idx < d.idx AND NOT (o.snapshot ? 'failure')
+                WHERE d.batch_id = $1::uuid AND d.idx >= 0 AND d.sha256 IS NOT NULL AND NOT (d.snapshot ? 'failure')
+            UNION ALL
+            SELECT d.idx, o.idx, o.snapshot, b.key FROM share_jobs d
+                JOIN share_batches me ON me.id = d.batch_id
+                JOIN share_jobs o ON o.sha256 = d.sha256 AND o.batch_id <> d.batch_id AND NOT (o.snapshot ? 'failure')
+                JOIN share_batches b ON b.id = o.batch_id AND b.state = 'done' AND b.container = me.container
+                WHERE d.batch_id = $1::uuid AND d.idx >= 0 AND d.sha256 IS NOT NULL AND NOT (d.snapshot ? 'failure')
+            """, [batch.uuidString])
+        {
+            guard let index = row["idx"].flatMap(Int.init), let original = row["original"].flatMap(Int.init) else { continue }
+            let item = ItemState.decode(row["snapshot"] ?? "", index: original, id: nil)
+            guard let path = item.copyPath else { continue }
+            found[index, default: []].append(EarlierCopy(index: original, path: path, label: item.label, shareKey: row["key"].flatMap { try? ShareKey($0) }))
+        }
+        return found
     }
 
     /// The manifest job's end, in one statement: the batch marked done (its

@@ -31,6 +31,7 @@ enum QueueSchema {
             Migration(name: "2-batch-row-model", sql: version2),
             Migration(name: "3-item-rows-and-workers", sql: version3),
             Migration(name: "4-costliest-first-claims", sql: version4),
+            Migration(name: "5-content-hash", sql: version5),
         ])
     /// The schema's version: how many migrations this share has.
     static var version: Int { migrations.migrations.count }
@@ -175,5 +176,12 @@ enum QueueSchema {
         ALTER TABLE share_jobs ADD COLUMN priority double precision NOT NULL DEFAULT 0;
         DROP INDEX share_jobs_ready;
         CREATE INDEX share_jobs_ready ON share_jobs (priority DESC, id) WHERE state = 'queued';
+        """
+
+    // Each copy's SHA-256, so the fan-in finds the same content delivered
+    // earlier (in the batch, or in another batch of the container).
+    private static let version5 = """
+        ALTER TABLE share_jobs ADD COLUMN sha256 text;
+        CREATE INDEX share_jobs_sha256 ON share_jobs (sha256) WHERE sha256 IS NOT NULL;
         """
 }

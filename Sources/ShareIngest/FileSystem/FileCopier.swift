@@ -1,3 +1,4 @@
+import ContentHash
 import Glibc
 import ShareManifest
 import SystemCalls
@@ -36,12 +37,21 @@ enum CopyError: Error {
     case changed(String)
 }
 
-/// Copies source files into the container: `copy_file_range` (the kernel copies,
-/// or reflinks where the file system can), falling back to read/write; fsync;
-/// rename into place. The source is checked before and after, so a file that
-/// changes or vanishes during the copy is reported, never half-delivered.
+/// What a copy produced.
+struct Copied: Sendable {
+    /// Bytes copied.
+    let size: Int64
+    /// The SHA-256 of those bytes (hexadecimal): the item's content identity.
+    let sha256: String
+}
+
+/// Copies source files into the container: read, hashed (SHA-256, in the same
+/// pass over the bytes) and written to a unique temporary name; fsync; renamed
+/// into place without replacing. The source is checked before and after, so a
+/// file that changes or vanishes during the copy is reported, never half-delivered.
 enum FileCopier {
-    static let chunk = 1 << 30
+    /// The largest read: a buffer of at most this, or of the file's size if smaller.
+    static let chunk = 1 << 20
 
     /// Opens a source for reading without following a final symbolic link and
     /// without blocking on a FIFO that took a file's place.
@@ -62,17 +72,17 @@ enum FileCopier {
     }
 
     /// Copies `source` (whose version was seen as `expected`) to `destination`,
-    /// which must not exist. Returns the number of bytes copied.
-    static func copy(from source: SourcePath, expected: FileVersion?, to destination: String, sync: Bool) throws(CopyError) -> Int64 {
+    /// which must not exist. Returns its size and hash.
+    static func copy(from source: SourcePath, expected: FileVersion?, to destination: String, sync: Bool) throws(CopyError) -> Copied {
         let (input, before) = try openSource(source)
         if let expected, expected != before { throw .changed("changed after it was inspected") }
         let temporary = FileSystem.temporaryName(for: destination)
         do {
             let output = try FileDescriptor.open(temporary, O_WRONLY | O_CREAT | O_EXCL, mode: 0o644)
-            let copied = try transfer(from: input, to: output, source: source.display, destination: destination)
+            let copied = try transfer(from: input, to: output, size: before.size, source: source.display, destination: destination)
             let after: FileStatus
             do { after = try input.status(path: source.display) } catch { throw CopyError.system(error) }
-            guard FileVersion(after) == before, copied == before.size else {
+            guard FileVersion(after) == before, copied.size == before.size else {
                 throw CopyError.changed("changed while being copied (size \(before.size) → \(after.size) bytes)")
             }
             if sync { try output.sync(path: destination) }
@@ -91,37 +101,47 @@ enum FileCopier {
         }
     }
 
-    /// Read errors name the source; write errors (disk full) name the destination.
-    private static func transfer(from input: FileDescriptor, to output: FileDescriptor, source: String, destination: String) throws(SystemError) -> Int64 {
-        var total: Int64 = 0
-        var useCopyRange = true
+    /// The SHA-256 of a file already in the container (a copy a crash left
+    /// complete under its name).
+    static func hash(of path: String) throws(SystemError) -> String {
+        let input = try FileDescriptor.openForReading(path)
+        let digest = SHA256()
+        let size = try input.status(path: path).size
+        var buffer = [UInt8](repeating: 0, count: Int(min(Int64(chunk), max(size, 1))))
+        var offset: Int64 = 0
         while true {
-            if useCopyRange {
-                do {
-                    let n = try input.copyRange(to: output, count: chunk, path: source)
-                    if n == 0 { return total }
-                    total += Int64(n)
-                    continue
-                } catch {
-                    // Cross-device on old kernels, or a file system without support.
-                    if [EXDEV, EINVAL, ENOSYS, EOPNOTSUPP, EBADF].contains(error.code) && total == 0 {
-                        useCopyRange = false
-                        continue
-                    }
-                    if error.isDiskFull { throw SystemError("write", path: destination, code: error.code) }
-                    throw error
-                }
+            var readError: SystemError?
+            let n = buffer.withUnsafeMutableBytes { raw in
+                do throws(SystemError) { return try input.read(into: raw, at: offset, path: path) } catch { readError = error; return 0 }
             }
-            var buffer = [UInt8](repeating: 0, count: 1 << 20)
+            if let readError { throw readError }
+            if n == 0 { return digest.finish() }
+            buffer.withUnsafeBytes { digest.update(UnsafeRawBufferPointer(rebasing: $0[0..<n])) }
+            offset += Int64(n)
+        }
+    }
+
+    /// Reads, hashes and writes until the end of `input`. Read errors name the
+    /// source; write errors (disk full) name the destination.
+    private static func transfer(
+        from input: FileDescriptor, to output: FileDescriptor, size: Int64, source: String, destination: String
+    ) throws(SystemError) -> Copied {
+        let digest = SHA256()
+        // A one-line file needs no megabyte of buffer; one more byte sees the end.
+        var buffer = [UInt8](repeating: 0, count: Int(min(Int64(chunk), size + 1)))
+        var total: Int64 = 0
+        while true {
             var readError: SystemError?
             let n = buffer.withUnsafeMutableBytes { raw in
                 do throws(SystemError) { return try input.readAvailable(into: raw, path: source) } catch { readError = error; return 0 }
             }
             if let readError { throw readError }
-            if n == 0 { return total }
+            if n == 0 { return Copied(size: total, sha256: digest.finish()) }
             var writeError: SystemError?
             buffer.withUnsafeBytes { raw in
-                do throws(SystemError) { try output.writeAll(UnsafeRawBufferPointer(rebasing: raw[0..<n]), path: destination) } catch { writeError = error }
+                let piece = UnsafeRawBufferPointer(rebasing: raw[0..<n])
+                digest.update(piece)
+                do throws(SystemError) { try output.writeAll(piece, path: destination) } catch { writeError = error }
             }
             if let writeError { throw writeError }
             total += Int64(n)

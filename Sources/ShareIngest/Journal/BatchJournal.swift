@@ -127,6 +127,14 @@ public final class BatchJournal: Sendable {
                             AND batch_id IN (SELECT id FROM batches WHERE state IN ('claimed', 'running', 'manifesting'));
                         CREATE INDEX IF NOT EXISTS items_unfinished ON items(batch_id, idx) WHERE next IS NOT NULL;
                         """),
+                // Each copy's SHA-256, so the fan-in finds the same content
+                // delivered earlier (in the batch, or in a share not yet consumed).
+                Migration(
+                    name: "3-item-content-hash",
+                    sql: """
+                        ALTER TABLE items ADD COLUMN sha256 TEXT;
+                        CREATE INDEX IF NOT EXISTS items_sha256 ON items(sha256) WHERE sha256 IS NOT NULL;
+                        """),
             ])
     }
 
@@ -228,9 +236,9 @@ public final class BatchJournal: Sendable {
 
     private func insert(_ item: ItemState, next: NextStep, batch: UUID) throws {
         try database.query(
-            "INSERT INTO items (batch_id, idx, uuid, completed, reason, next, snapshot) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            "INSERT INTO items (batch_id, idx, uuid, completed, reason, next, sha256, snapshot) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
             [.text(batch.uuidString), StoreValue(item.index), .text(item.id.uuidString), StoreValue(item.completed?.rawValue),
-             StoreValue(item.failure?.reason.rawValue), StoreValue(next.stage?.rawValue), .text(item.encoded())])
+             StoreValue(item.failure?.reason.rawValue), StoreValue(next.stage?.rawValue), StoreValue(item.sha256), .text(item.encoded())])
     }
 
     /// The items of a batch as they were last recorded, in order (every one:
@@ -323,9 +331,9 @@ extension BatchJournal: BatchStore {
 
     func record(_ item: ItemState, next: NextStep, batch: UUID, lease: Lease?) throws -> Bool {
         try database.query(
-            "UPDATE items SET completed = ?, reason = ?, next = ?, snapshot = ? WHERE batch_id = ? AND idx = ?",
+            "UPDATE items SET completed = ?, reason = ?, next = ?, sha256 = ?, snapshot = ? WHERE batch_id = ? AND idx = ?",
             [StoreValue(item.completed?.rawValue), StoreValue(item.failure?.reason.rawValue), StoreValue(next.stage?.rawValue),
-             .text(item.encoded()), .text(batch.uuidString), StoreValue(item.index)])
+             StoreValue(item.sha256), .text(item.encoded()), .text(batch.uuidString), StoreValue(item.index)])
         return true
     }
 
@@ -334,6 +342,28 @@ extension BatchJournal: BatchStore {
             "SELECT idx, uuid, snapshot FROM items WHERE batch_id = ? AND idx > ? ORDER BY idx LIMIT ?",
             [.text(batch.uuidString), StoreValue(index), StoreValue(limit)]
         ).map(Self.item)
+    }
+
+    func earlierCopies(for batch: UUID) throws -> [Int: [EarlierCopy]] {
+        var found: [Int: [EarlierCopy]] = [:]
+        for row in try database.query(
+            """
+            SELECT d.idx AS idx, o.idx AS original, o.snapshot AS snapshot, NULL AS key FROM items d
+                JOIN items o ON o.sha256 = d.sha256 AND o.batch_id = d.batch_id AND o.idx < d.idx AND o.reason IS NULL
+                WHERE d.batch_id = ? AND d.sha256 IS NOT NULL AND d.reason IS NULL
+            UNION ALL
+            SELECT d.idx, o.idx, o.snapshot, b.key FROM items d
+                JOIN items o ON o.sha256 = d.sha256 AND o.batch_id <> d.batch_id AND o.reason IS NULL
+                JOIN batches b ON b.id = o.batch_id AND b.state = 'done'
+                WHERE d.batch_id = ? AND d.sha256 IS NOT NULL AND d.reason IS NULL
+            """, [.text(batch.uuidString), .text(batch.uuidString)])
+        {
+            guard let index = row.int("idx"), let original = row.int("original") else { continue }
+            let item = ItemState.decode(row.text("snapshot") ?? "", index: original, id: nil)
+            guard let path = item.copyPath else { continue }
+            found[index, default: []].append(EarlierCopy(index: original, path: path, label: item.label, shareKey: row.text("key").flatMap { try? ShareKey($0) }))
+        }
+        return found
     }
 
     func finish(_ batch: BatchRecord, changed: [ItemState], lease: Lease?) throws -> Bool {

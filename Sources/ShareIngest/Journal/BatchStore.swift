@@ -44,6 +44,11 @@ protocol BatchStore: AnyObject {
     /// whose record cannot be read comes back failed (``ItemState/unreadable(index:id:error:)``).
     func items(of batch: UUID, after index: Int, limit: Int) throws -> [ItemState]
 
+    /// For each item of `batch` whose content (SHA-256) was delivered before it
+    /// (by an earlier item of the batch, or by another finished batch), those
+    /// earlier copies; the fan-in decides which is still there to be a duplicate of.
+    func earlierCopies(for batch: UUID) throws -> [Int: [EarlierCopy]]
+
     /// Records the fan-in's end: the batch as the manifest left it (done, its
     /// counts, its manifest and URL) and the items whose state the manifest
     /// stage changed, in one transaction. False when it was not this caller's
@@ -75,6 +80,19 @@ extension BatchStore {
             last = end
         }
     }
+}
+
+/// A copy of the same content delivered before an item (``BatchStore/earlierCopies(for:)``).
+struct EarlierCopy: Sendable, Hashable {
+    /// Its item's index in its batch.
+    let index: Int
+    /// The copy in the container.
+    let path: String
+    /// How its item is named in reports.
+    let label: String
+    /// The share it was delivered in, when not the same batch (a duplicate of it
+    /// counts only while that share is not consumed).
+    let shareKey: ShareKey?
 }
 
 /// A distributed job held by a worker: what a record of its item must match to

@@ -77,13 +77,16 @@ public struct ItemFailure: Error, Sendable, Hashable, CustomStringConvertible {
         /// A distributed job failed (its worker died, or an error that is not the
         /// file's fault) more often than the batch's `maxAttempts`.
         case attemptsExhausted
+        /// Its content was already delivered (earlier in the batch, or in a share
+        /// not yet consumed) and the pipeline skips duplicates (status `skipped`).
+        case duplicate
         /// The item's recorded state (in the journal or the queue) cannot be read
         /// (a damaged or foreign record): it is reported failed, never dropped.
         case unreadableState
     }
 
     /// The reasons that leave an item out deliberately (status `skipped`, not `failed`).
-    static let skipping: Set<Reason> = [.notRegularFile, .symbolicLink, .tooDeep, .unsupportedBySchema]
+    static let skipping: Set<Reason> = [.notRegularFile, .symbolicLink, .tooDeep, .unsupportedBySchema, .duplicate]
 
     /// The stage that failed (`copy` for entries skipped while walking a drop).
     public let stage: StageName

@@ -56,6 +56,8 @@ enum BatchCompletion {
             textOnly = deliversAny && !hasFiles
         }
 
+        let duplicates = DuplicateContent(earlier: try store.earlierCopies(for: batch.id), container: container, policy: context.pipeline.manifest.duplicates)
+
         var writer: ManifestWriter?
         var writeError: SystemError?
         var copiesSynced = false
@@ -88,6 +90,7 @@ enum BatchCompletion {
                 item.failure = failure
                 changed.append(item)
             }
+            if item.failure == nil, duplicates.resolve(&item) { changed.append(item) }
             totals.merge(item.stageSeconds, uniquingKeysWith: +)
             if item.failure == nil {
                 let entry = stage.entry(for: item, message: context.message)
@@ -196,5 +199,49 @@ extension ItemReports {
         var reports: [ItemReport] = []
         try? journal.forEachItem(of: batch) { reports.append(stage.report(for: $0, finished: lifecycle.isFinished($0), message: message)) }
         return reports
+    }
+}
+
+/// Content already delivered: an item whose SHA-256 an earlier item of its
+/// batch has, or a copy in a share not yet consumed (then still in the
+/// container), is a duplicate, and the pipeline's policy decides what it becomes.
+struct DuplicateContent {
+    let earlier: [Int: [EarlierCopy]]
+    let container: ContainerDirectory
+    let policy: PipelineDefinition.DuplicatePolicy
+
+    /// The copy `item` duplicates: one in an earlier share first (the first
+    /// delivery of the content), else the earliest in its own batch.
+    func original(of item: ItemState) -> EarlierCopy? {
+        let manifests = ManifestStore(container: container)
+        let candidates = (earlier[item.index] ?? []).filter { copy in
+            guard let key = copy.shareKey else { return true }
+            return manifests.exists(key) && FileSystem.exists(copy.path)
+        }
+        return candidates.min { a, b in
+            if (a.shareKey == nil) != (b.shareKey == nil) { return a.shareKey != nil }
+            return a.index < b.index
+        }
+    }
+
+    /// Applies the policy to `item` if it is a duplicate; true when it changed.
+    /// An empty file is no one's duplicate: all empty files have the same hash.
+    func resolve(_ item: inout ItemState) -> Bool {
+        guard (item.size ?? 0) > 0, let original = original(of: item), original.path != item.copyPath else { return false }
+        let from = original.shareKey.map { "share \($0)" } ?? "this share"
+        switch policy {
+        case .keep:
+            // Reported by its entry's `duplicateOf` (a fact, not something that went wrong).
+            item.duplicateOf = original.path
+        case .link:
+            if let own = item.copyPath, own != original.path { FileSystem.remove(own) }
+            item.copyPath = original.path
+            item.duplicateOf = original.path
+        case .skip:
+            item.failure = ItemFailure(
+                .manifest, .duplicate, "\(item.label): the same content as \(original.label) was already delivered (in \(from)); skipped")
+            item.removeFiles(in: container)
+        }
+        return true
     }
 }

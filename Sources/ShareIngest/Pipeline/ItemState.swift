@@ -50,6 +50,11 @@ struct ItemState: Sendable {
     // Copy
     var copyPath: String?
     var size: Int64?
+    /// The SHA-256 of the copy's bytes (hexadecimal): its content identity.
+    var sha256: String?
+    /// The copy of the same content delivered earlier (in this batch, or in a
+    /// share not yet consumed), when this item is a duplicate: its path.
+    var duplicateOf: String?
     // Probe
     var type: SharedMediaType = .file
     var mimeType: String?
@@ -101,8 +106,10 @@ struct ItemState: Sendable {
     /// Every file of the container this item may own (to remove if it fails): the
     /// ones recorded, and the ones its UUID names, which a run that died before
     /// recording them may have left.
+    /// Only files named by its UUID are its own: a duplicate linked to an
+    /// earlier copy points at that copy, which is never removed with it.
     func ownedFiles(in container: ContainerDirectory) -> Set<String> {
-        var files = Set([copyPath, thumbnailPath].compactMap { $0 })
+        var files = Set([copyPath, thumbnailPath].compactMap { $0 }.filter { $0.lastPathComponentOfPath.hasPrefix(id.uuidString) })
         if let ext = sniffed?.fileExtension { files.insert(container.mediaPath(id: id, fileExtension: ext)) }
         if isFileLike { files.insert(container.thumbnailPath(id: id)) }
         return files
@@ -153,7 +160,7 @@ extension ItemState: Codable {
     // `lostAttempts`) still decode.
     private enum Key: String, CodingKey {
         case index, id, source, label, completed, sniffed, type, mimeType, size, version, copyPath, thumbnailPath, width, height
-        case duration, warnings, failure, stageSeconds, decoding, lostAttempts, strikes
+        case duration, warnings, failure, stageSeconds, decoding, lostAttempts, strikes, sha256, duplicateOf
     }
 
     private struct Source: Codable {
@@ -199,6 +206,8 @@ extension ItemState: Codable {
         try c.encode(type, forKey: .type)
         try c.encodeIfPresent(mimeType, forKey: .mimeType)
         try c.encodeIfPresent(size, forKey: .size)
+        try c.encodeIfPresent(sha256, forKey: .sha256)
+        try c.encodeIfPresent(duplicateOf, forKey: .duplicateOf)
         try c.encodeIfPresent(
             sourceVersion.map {
                 Version(device: $0.device, inode: $0.inode, size: $0.size, modifiedSeconds: $0.modifiedSeconds, modifiedNanoseconds: $0.modifiedNanoseconds)
@@ -248,6 +257,8 @@ extension ItemState: Codable {
                 recognised: known != .binary && known != .text, declaredExtension: nil, contradictedFormat: nil)
         }
         size = try c.decodeIfPresent(Int64.self, forKey: .size)
+        sha256 = try c.decodeIfPresent(String.self, forKey: .sha256)
+        duplicateOf = try c.decodeIfPresent(String.self, forKey: .duplicateOf)
         sourceVersion = try c.decodeIfPresent(Version.self, forKey: .version).map {
             FileVersion(device: $0.device, inode: $0.inode, size: $0.size, modifiedSeconds: $0.modifiedSeconds, modifiedNanoseconds: $0.modifiedNanoseconds)
         }

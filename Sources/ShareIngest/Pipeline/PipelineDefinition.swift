@@ -149,9 +149,23 @@ public struct PipelineDefinition: Sendable, Hashable {
         public var key: ShareKey?
         /// How `file://` paths are spelled.
         public var pathSpelling: PathSpelling = .percentEncoded
+        /// What becomes of an item whose content (SHA-256) was delivered before:
+        /// earlier in the batch, or in a share not yet consumed.
+        public var duplicates: DuplicatePolicy = .keep
 
-        /// The defaults: v2, `ShareMedia`, a key per batch, percent-encoded paths.
+        /// The defaults: v2, `ShareMedia`, a key per batch, percent-encoded paths,
+        /// duplicates kept (and marked).
         public init() {}
+    }
+
+    /// What the fan-in does with an item whose content was already delivered.
+    public enum DuplicatePolicy: String, Sendable, Hashable, CaseIterable {
+        /// Delivered with its own copy, marked (`duplicateOf`, a warning).
+        case keep
+        /// Delivered as a pointer to the earlier copy: its own copy is removed.
+        case link
+        /// Left out (status `skipped`, reason `duplicate`), its copy removed.
+        case skip
     }
 }
 

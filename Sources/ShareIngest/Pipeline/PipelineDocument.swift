@@ -57,6 +57,7 @@ struct PipelineDocument {
             },
             write: { $0.key?.rawValue }, check: { _ in }),
         .choice("pathSpelling", \.pathSpelling),
+        .choice("duplicates", \.duplicates),
     ]
 
     // MARK: - Reading

@@ -294,6 +294,8 @@ struct BatchReportDocument: Codable {
         var width: Int?
         var height: Int?
         var duration: Double?
+        var sha256: String?
+        var duplicateOf: String?
         var warnings: [String]?
         var stageSeconds: [String: Double]?
     }
@@ -422,7 +424,8 @@ extension BatchReportDocument.Item {
         let entry = path.map {
             SharedMediaFile(
                 path: $0, thumbnail: thumbnail, duration: duration, type: type ?? .file, mimeType: mimeType,
-                fileName: fileName, size: size, width: width, height: height)
+                fileName: fileName, size: size, width: width, height: height
+            ).with(sha256: sha256, duplicateOf: duplicateOf)
         }
         // Copies are named <UUID>.<ext> in the container.
         let id = entry?.fileURL.flatMap { UUID(uuidString: $0.deletingPathExtension().lastPathComponent) }
@@ -440,7 +443,8 @@ extension BatchReportDocument.Item {
         self.init(
             source: item.source, status: item.status, error: item.failure?.message, stage: item.failure?.stage, reason: item.failure?.reason,
             path: entry?.path, type: entry?.type, thumbnail: entry?.thumbnail, mimeType: entry?.mimeType, fileName: entry?.fileName,
-            size: entry?.size, width: entry?.width, height: entry?.height, duration: entry?.duration, warnings: item.warnings,
+            size: entry?.size, width: entry?.width, height: entry?.height, duration: entry?.duration, sha256: entry?.sha256,
+            duplicateOf: entry?.duplicateOf, warnings: item.warnings,
             stageSeconds: seconds(item.stageSeconds))
     }
 }

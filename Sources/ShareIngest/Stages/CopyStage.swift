@@ -3,7 +3,9 @@ import ShareManifest
 import SystemCalls
 
 /// Copy: puts the item into the container as `<UUID>.<ext>` (never over an
-/// existing file), via a unique temporary name, fsync and rename.
+/// existing file), via a unique temporary name, fsync and rename, and records
+/// the SHA-256 of its bytes (computed in the same pass): the item's content
+/// identity, which the fan-in uses to find duplicates.
 struct CopyStage: ItemStage {
     let settings: PipelineDefinition.CopySettings
     var name: StageName { .copy }
@@ -16,13 +18,20 @@ struct CopyStage: ItemStage {
         if let existing = try? FileStatus.ofLink(destination) {
             if existing.type == .regular, existing.size == item.size {
                 item.copyPath = destination
+                if item.sha256 == nil {
+                    do { item.sha256 = try FileCopier.hash(of: destination) } catch {
+                        throw ItemFailure(.copy, .io, "\(item.label): cannot read back its copy: \(error)")
+                    }
+                }
                 return
             }
             FileSystem.remove(destination)
         }
         guard case .file(let file) = item.source else { return }
         do {
-            item.size = try FileCopier.copy(from: file.path, expected: item.sourceVersion, to: destination, sync: settings.fsync)
+            let copied = try FileCopier.copy(from: file.path, expected: item.sourceVersion, to: destination, sync: settings.fsync)
+            item.size = copied.size
+            item.sha256 = copied.sha256
         } catch {
             throw SniffStage.failure(error, path: item.label, stage: .copy)
         }

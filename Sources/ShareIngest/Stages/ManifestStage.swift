@@ -20,7 +20,8 @@ struct ManifestStage {
             return SharedMediaFile(
                 path: url(item.copyPath ?? ""), thumbnail: item.thumbnailPath.map(url),
                 duration: item.durationMilliseconds, type: item.type, mimeType: item.mimeType, message: message,
-                fileName: item.source.fileName, size: item.size, width: item.width, height: item.height)
+                fileName: item.source.fileName, size: item.size, width: item.width, height: item.height
+            ).with(sha256: item.sha256, duplicateOf: item.duplicateOf.map(url))
         }
     }
 
