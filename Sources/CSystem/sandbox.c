@@ -110,32 +110,44 @@ int shim_drop_privileges(uid_t uid, gid_t gid, pid_t parent) {
 
 // The policy: an allowlist. Each call below is one the decoders were seen to
 // make once the sandbox was up (scripts/record-helper-syscalls.sh records them
-// over every fixture; the README's table gives each one's reason). Everything
-// else is refused with EPERM: a library probing an optional call carries on,
-// and a taken-over decoder gains nothing (see shim_sandbox.h for why not KILL).
+// over every fixture; the README's table gives each one's reason), or, marked
+// so, one a process needs to survive a signal or a large reallocation.
+// Everything else is refused with EPERM: a library probing an optional call
+// carries on, and a taken-over decoder gains nothing (see shim_sandbox.h for why
+// not KILL).
 static const long allowed_calls[] = {
-    // Memory: glibc's allocator, thread stacks, the decoders' buffers
-    // (mmap and mprotect are below: never executable).
-    SYS_brk, SYS_munmap, SYS_mremap, SYS_madvise,
+    // Memory: glibc's allocator, thread stacks, the decoders' buffers; mremap
+    // (not seen) is realloc of a large block. mmap and mprotect are below:
+    // never executable.
+    SYS_brk, SYS_munmap, SYS_madvise, SYS_mremap,
     // Threads and their locks: libvips', libavcodec's and dav1d's worker
-    // threads (clone is below: threads only).
-    SYS_futex, SYS_set_robust_list, SYS_rseq, SYS_sched_yield, SYS_gettid, SYS_exit,
-    // Reading the input (a descriptor the parent passed) and the libraries' own
-    // files (Landlock: /usr and their configuration, read-only); stat and seek.
-    // MediaKit reads the input through a duplicate of its descriptor (dup);
-    // poppler and fontconfig advise the kernel of their reads (fadvise64).
-    SYS_read, SYS_pread64, SYS_lseek, SYS_close, SYS_dup, SYS_fstat, SYS_newfstatat, SYS_getdents64, SYS_readlink,
-    SYS_fstatfs, SYS_statfs, SYS_access, SYS_faccessat2, SYS_fadvise64,
+    // threads (clone is below: threads only); sched_yield (not seen) is how
+    // thread pools spin politely.
+    SYS_futex, SYS_set_robust_list, SYS_rseq, SYS_gettid, SYS_exit, SYS_sched_yield,
+    // Reading the input (a descriptor the parent passed; MediaKit reads through
+    // a dup of it) and the libraries' own files (Landlock: /usr and their
+    // configuration, read-only): read, seek, stat, list, resolve links;
+    // fontconfig and poppler ask the file system's type (fstatfs) and advise
+    // the kernel of their reads (fadvise64).
+    SYS_read, SYS_pread64, SYS_lseek, SYS_close, SYS_dup, SYS_newfstatat, SYS_getdents64, SYS_fstatfs, SYS_fadvise64,
+#ifdef SYS_access
+    SYS_access, SYS_readlink,
+#else  // (architectures without them: glibc's access() and readlink() are these)
+    SYS_faccessat, SYS_readlinkat,
+#endif
     // Talking to the parent over descriptor 3 (requests in with their file's
-    // descriptor, results out), and stderr (/dev/null unless kept).
+    // descriptor, results out); stderr (/dev/null unless kept: GLib's warnings
+    // with write, glibc's fatal messages with writev).
     SYS_recvmsg, SYS_sendmsg, SYS_write, SYS_writev,
-    // Signals of its own: handlers, masks, the crash handler's stack, returning.
-    SYS_rt_sigaction, SYS_rt_sigprocmask, SYS_rt_sigreturn, SYS_sigaltstack, SYS_restart_syscall,
-    // Time: deadlines, the CPU budget (getrusage), ImageMagick's timers (times), timed waits.
-    SYS_clock_gettime, SYS_clock_nanosleep, SYS_nanosleep, SYS_getrusage, SYS_times,
-    // Who it is (its own ids), randomness for hash tables, the machine's memory
-    // size (sysconf(_SC_PHYS_PAGES): sysinfo), the end.
-    SYS_getpid, SYS_getuid, SYS_geteuid, SYS_getgid, SYS_getegid, SYS_getrandom, SYS_sysinfo, SYS_exit_group,
+    // Signals of its own: handlers and masks (GLib, the crash handler), and
+    // (not seen) returning from a handler and resuming an interrupted call.
+    SYS_rt_sigaction, SYS_rt_sigprocmask, SYS_rt_sigreturn, SYS_restart_syscall,
+    // Time: the CPU budget of each request (getrusage), ImageMagick's timers
+    // (times), clocks the vDSO does not serve, timed waits.
+    SYS_getrusage, SYS_times, SYS_clock_gettime, SYS_clock_nanosleep, SYS_nanosleep,
+    // Its own pid, randomness for hash tables, the machine's memory size
+    // (sysconf(_SC_PHYS_PAGES) is sysinfo), the end.
+    SYS_getpid, SYS_getrandom, SYS_sysinfo, SYS_exit_group,
 };
 
 // The program under construction.
@@ -245,13 +257,11 @@ int shim_sandbox_seccomp(int recording) {
     call_without_bits(&f, SYS_mmap, 2, PROT_EXEC, EPERM);
     call_without_bits(&f, SYS_mprotect, 2, PROT_EXEC, EPERM);
 
-    // open and openat: reading only (Landlock decides where); no write access,
-    // no creating, no truncating, no O_TMPFILE (it needs write access).
+    // openat: reading only (Landlock decides where); no write access, no
+    // creating, no truncating, no O_TMPFILE (it needs write access). (glibc's
+    // open() is openat; the old open call is refused like any other.)
     const uint32_t writing = O_WRONLY | O_RDWR | O_CREAT | O_TRUNC | O_APPEND;
     call_without_bits(&f, SYS_openat, 2, writing, EACCES);
-#ifdef SYS_open
-    call_without_bits(&f, SYS_open, 1, writing, EACCES);
-#endif
     // openat2 and clone3 pass their flags in a structure the filter cannot
     // read: ENOSYS makes glibc use openat and clone, whose flags it can.
     call_answered(&f, SYS_openat2, ENOSYS);
@@ -275,13 +285,11 @@ int shim_sandbox_seccomp(int recording) {
     }
 
     // Signals: to this process only (abort() and raise() use tgkill on it; the
-    // crash handler re-raises). Never the parent, the template or anyone else.
+    // crash handler re-raises). Never the parent, the template, its own process
+    // group (kill(0)) or anyone else; tkill and the sigqueue calls, unused, are refused.
     const uint32_t self_only[] = {self};
     call_with_argument_in(&f, SYS_kill, 0, self_only, 1, EPERM);
     call_with_argument_in(&f, SYS_tgkill, 0, self_only, 1, EPERM);
-    call_with_argument_in(&f, SYS_tkill, 0, self_only, 1, EPERM);
-    call_with_argument_in(&f, SYS_rt_sigqueueinfo, 0, self_only, 1, EPERM);
-    call_with_argument_in(&f, SYS_rt_tgsigqueueinfo, 0, self_only, 1, EPERM);
 
     // Limits and scheduling: of this process only (0 is "the caller"). The CPU
     // budget of each request is set with prlimit64(0, RLIMIT_CPU); libav and
@@ -296,8 +304,8 @@ int shim_sandbox_seccomp(int recording) {
     call_with_argument_in(&f, SYS_fcntl, 1, fcntl_commands, 5, EPERM);
 
     // prctl: naming its threads (GLib's, libav's) and nothing else.
-    const uint32_t prctl_options[] = {PR_SET_NAME, PR_GET_NAME};
-    call_with_argument_in(&f, SYS_prctl, 0, prctl_options, 2, EPERM);
+    const uint32_t prctl_options[] = {PR_SET_NAME};
+    call_with_argument_in(&f, SYS_prctl, 0, prctl_options, 1, EPERM);
 
     // ioctl: none. Libraries ask whether stderr is a terminal (TCGETS); it is
     // not, and ENOTTY is the answer /dev/null itself would give.
