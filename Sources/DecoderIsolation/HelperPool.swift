@@ -47,6 +47,9 @@ final class HelperPool: @unchecked Sendable {
     /// The account helpers switch to (when this process is root) and what every
     /// helper's sandbox must hold; looked up once, on first use.
     private var setUp: Result<(account: HelperAccount?, requirement: SandboxRequirement), MediaError>?
+    /// Held while ``ProcessIsolatedDecoder/Configuration/onWeakerSandbox`` runs; set once it has.
+    private let refusalLock = NSLock()
+    private var refusalReported = false
     /// The last helper checked: its pid, its sandbox and how it fell short.
     private var lastChecked: (pid: pid_t, status: SandboxStatus, shortfalls: [String])?
     /// Guards ``setUp`` alone (it is read while `lock` is held).
@@ -141,11 +144,24 @@ final class HelperPool: @unchecked Sendable {
                 lock.unlock()
                 if !shortfalls.isEmpty {
                     discard(helper)
-                    throw remember(MediaError(.decoderMisbehaved, Self.weakerSandboxMessage(pid: ready.pid, shortfalls: shortfalls)), label: label)
+                    let message = Self.weakerSandboxMessage(pid: ready.pid, shortfalls: shortfalls)
+                    if let handler = configuration.onWeakerSandbox {
+                        // Once, before any item can fail with it (the CLI's handler exits):
+                        // other threads that find it too wait here.
+                        refusalLock.lock()
+                        if !refusalReported {
+                            refusalReported = true
+                            handler(message)
+                        }
+                        refusalLock.unlock()
+                    }
+                    throw remember(MediaError(.decoderMisbehaved, message), label: label)
                 }
             }
             if helper.isIdleAndAlive {
+                lock.lock()
                 helper.batch = batch
+                lock.unlock()
                 return helper
             }
             discard(helper)
@@ -160,7 +176,8 @@ final class HelperPool: @unchecked Sendable {
     private func take(for batch: BatchBinding, sandboxOnlyLoaders: Bool) -> HelperProcess? {
         let usable = { (helper: HelperProcess) in !sandboxOnlyLoaders || helper.allowsSandboxOnlyLoaders }
         if let index = idle.lastIndex(where: { $0.batch == batch && usable($0) }) { return idle.remove(at: index) }
-        if let index = idle.lastIndex(where: { $0.batch == nil && usable($0) }) { return idle.remove(at: index) }
+        // Of the fresh ones, the oldest: the most likely to be ready already.
+        if let index = idle.firstIndex(where: { $0.batch == nil && usable($0) }) { return idle.remove(at: index) }
         return nil
     }
 
@@ -227,10 +244,13 @@ final class HelperPool: @unchecked Sendable {
         label.isEmpty ? message : "\(label): \(message)"
     }
 
-    /// Returns a helper that answered cleanly.
-    func checkin(_ helper: HelperProcess) {
-        helper.idleSince = MonotonicClock.now()
+    /// Returns a helper that answered cleanly; `unbinding` returns it as fresh
+    /// (it was checked out for no batch, only to be checked).
+    func checkin(_ helper: HelperProcess, unbinding: Bool = false) {
+        let now = MonotonicClock.now()
         lock.lock()
+        helper.idleSince = now
+        if unbinding { helper.batch = nil }
         busy[ObjectIdentifier(helper)] = nil
         idle.append(helper)
         lock.unlock()

@@ -22,10 +22,10 @@ final class HelperProcess: @unchecked Sendable {
     /// How it ended, once reaped.
     private(set) var exit: HelperExit?
     /// The batch it was given its first request for, and the only one it may
-    /// ever decode for; nil while it has had none.
+    /// ever decode for; nil while it has had none. (Guarded by the pool's lock.)
     var batch: BatchBinding?
     /// When it was last given back idle (monotonic seconds), to retire the
-    /// longest idle first.
+    /// longest idle first. (Guarded by the pool's lock.)
     var idleSince: Double = 0
 
     private init(pid: pid_t, socket: UnixSocket, allowsSandboxOnlyLoaders: Bool, template: HelperTemplate?) {

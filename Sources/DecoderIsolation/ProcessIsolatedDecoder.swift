@@ -66,6 +66,12 @@ public final class ProcessIsolatedDecoder: MediaDecoder, @unchecked Sendable {
         /// `nogroup`, or the user's own group where there is no `nogroup`).
         public var helperGroup: String
 
+        /// Called once, by the first thread that finds a helper's sandbox weaker
+        /// than this machine allows, with the one message to show (nothing is
+        /// decoded in such a helper either way: without a handler, each item fails
+        /// with that message). The `share` CLI prints it and exits at once.
+        public var onWeakerSandbox: (@Sendable (String) -> Void)?
+
         /// `nobody`.
         public static let defaultHelperUser = "nobody"
         /// `nogroup`.
@@ -93,6 +99,7 @@ public final class ProcessIsolatedDecoder: MediaDecoder, @unchecked Sendable {
             self.environment = environment
             self.helperUser = helperUser
             self.helperGroup = helperGroup
+            self.onWeakerSandbox = nil
         }
 
         /// Helpers from this very executable (`/proc/self/exe`): what the `share`
@@ -162,8 +169,7 @@ public final class ProcessIsolatedDecoder: MediaDecoder, @unchecked Sendable {
             throw error
         }
         // Checked out for no batch: it goes back fresh, to serve the first one.
-        helper.batch = nil
-        defer { pool.checkin(helper) }
+        defer { pool.checkin(helper, unbinding: true) }
         let observed = helper.ready.flatMap(HelperPool.observe) ?? SandboxStatus()
         return report((helper.pid, observed, requirement.shortfalls(of: observed)))
     }

@@ -18,6 +18,8 @@ import MediaFormats
 ///   asked for on its longer side, and of the facts' shape (within two pixels of
 ///   rounding).
 /// - Failures: a message of at most ``maximumText`` bytes; no thumbnail bytes.
+/// - Text (messages and warnings) is shown to people: its control characters
+///   (a terminal's escape sequences among them) become spaces.
 enum ReplyCheck {
     static let maximumSide = 1 << 20
     static let displayStretch = 2
@@ -42,10 +44,11 @@ enum ReplyCheck {
         if let failure = result.failure {
             guard reply.jpeg.isEmpty, result.facts == nil else { throw ReplyViolation("a failure with facts or thumbnail bytes") }
             try checkText(failure.message, "its failure message")
-            return .failure(failure)
+            return .failure(MediaError(failure.kind, printable(failure.message)))
         }
-        guard let facts = result.facts else { throw ReplyViolation("a result with neither facts nor a failure") }
+        guard var facts = result.facts else { throw ReplyViolation("a result with neither facts nor a failure") }
         try check(facts, for: request)
+        facts.warnings = facts.warnings.map(printable)
         var thumbnail: ThumbnailOutcome?
         if let width = result.thumbnailWidth, let height = result.thumbnailHeight {
             guard let spec = request.thumbnail else { throw ReplyViolation("a thumbnail nobody asked for") }
@@ -57,7 +60,7 @@ enum ReplyCheck {
             if let failure = result.thumbnailFailure {
                 guard request.thumbnail != nil else { throw ReplyViolation("a thumbnail failure when none was asked for") }
                 try checkText(failure.message, "its thumbnail failure message")
-                thumbnail = .failed(failure)
+                thumbnail = .failed(MediaError(failure.kind, printable(failure.message)))
             }
         }
         return .success(DecodedMedia(facts: facts, thumbnail: thumbnail))
@@ -105,6 +108,16 @@ enum ReplyCheck {
                 throw ReplyViolation("a \(width)×\(height) thumbnail of a \(mediaWidth)×\(mediaHeight) picture")
             }
         }
+    }
+
+    /// `text` with every control character (C0, DEL, C1) replaced by a space.
+    static func printable(_ text: String) -> String {
+        guard text.unicodeScalars.contains(where: isControl) else { return text }
+        return String(String.UnicodeScalarView(text.unicodeScalars.map { isControl($0) ? " " : $0 }))
+    }
+
+    private static func isControl(_ scalar: Unicode.Scalar) -> Bool {
+        scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value)
     }
 
     private static func checkText(_ text: String, _ what: String) throws(ReplyViolation) {

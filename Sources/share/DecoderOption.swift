@@ -48,9 +48,12 @@ enum DecoderOption {
 
     /// The decoder `--isolation` asks for (default: sandboxed helpers started
     /// from this executable, as `SHARE_HELPER_USER`/`SHARE_HELPER_GROUP` when
-    /// `share` runs as root). A command that decodes in helpers checks the
-    /// first helper's sandbox here, before it takes any input, and stops with
-    /// one error when it is weaker than this machine allows.
+    /// `share` runs as root). A command that decodes in helpers starts its
+    /// first helper now and checks its sandbox on another thread, while the
+    /// command reads its container (the helper is then the first item's): when
+    /// it is weaker than this machine allows, or no helper can start, `share`
+    /// prints one error and exits 2 at once; nothing has been decoded (the
+    /// pool refuses such a helper anyway, whoever meets it first).
     static func decoder(_ parsed: Arguments) throws(UsageError) -> any MediaDecoder {
         let value = parsed.value("isolation") ?? Isolation.process.rawValue
         guard let isolation = Isolation(rawValue: value) else {
@@ -60,19 +63,25 @@ enum DecoderOption {
         var configuration = ProcessIsolatedDecoder.Configuration.thisExecutable
         if let user = ProcessEnvironment.value(userVariable), !user.isEmpty { configuration.helperUser = user }
         if let group = ProcessEnvironment.value(groupVariable), !group.isEmpty { configuration.helperGroup = group }
+        configuration.onWeakerSandbox = { message in stop(message) }
         let decoder = ProcessIsolatedDecoder(configuration)
         if decodesInHelpers(argc: CommandLine.argc, argv: CommandLine.unsafeArgv) {
-            do {
-                let report = try decoder.checkSandbox()
-                if !report.shortfalls.isEmpty {
-                    Terminal.shared.err("share: --isolation process: \(ProcessIsolatedDecoder.weakerSandboxMessage(report))")
-                    ExitStatus.unusable.exit()
+            Thread.detachNewThread {
+                do throws(MediaError) {
+                    _ = try decoder.checkSandbox()
+                } catch {
+                    stop(error.message)
                 }
-            } catch {
-                Terminal.shared.err("share: --isolation process: \(error.message)")
-                ExitStatus.unusable.exit()
             }
         }
         return decoder
+    }
+
+    /// Prints `message` as the command's one error and exits 2 at once (other
+    /// threads may be copying or journaling: exit handlers must not race them,
+    /// and what they leave is what a crash would, which the journal recovers).
+    private static func stop(_ message: String) -> Never {
+        Terminal.shared.err("share: --isolation process: \(message)")
+        Processes.exitImmediately(ExitStatus.unusable.rawValue)
     }
 }

@@ -51,6 +51,18 @@ import Testing
         #expect(Self.refusal(HelperReply(result: failed, jpeg: []), Self.request()) == nil)
     }
 
+    /// Text a helper sends is shown to people: a terminal escape sequence in a
+    /// warning or a failure reaches the terminal as spaces.
+    @Test func controlCharactersInTextBecomeSpaces() throws {
+        let facts = MediaFacts(kind: .image, width: 640, height: 480, warnings: ["clean", "\u{1B}[2Jcleared\u{7}"])
+        let decoded = try ReplyCheck.validate(Self.reply(facts), for: Self.request()).get()
+        #expect(decoded.facts.warnings == ["clean", " [2Jcleared "])
+        var failed = WireResult(.failure(MediaError(.damaged, "x.jpg:\u{1B}]0;title\u{7} broken")))
+        failed.facts = nil
+        let failure = try ReplyCheck.validate(HelperReply(result: failed, jpeg: []), for: Self.request())
+        #expect(failure == .failure(MediaError(.damaged, "x.jpg: ]0;title  broken")))
+    }
+
     /// Rounding at the extremes: a 1×5000 strip's thumbnail is 1×360 (its width
     /// cannot be 0.07 of a pixel); a 5000×1 strip's is 360×1.
     @Test func extremeShapesPassWithinRounding() throws {
