@@ -43,11 +43,14 @@ public enum DecoderHelper {
         return status
     }
 
-    /// The libvips modules every helper loads before its sandbox (PDF through
-    /// poppler, JPEG XL, HEIF/AVIF); `magick` (PSD) only in the helpers with the
-    /// sandbox-only loaders; OpenSlide never (no route uses it). A test checks
-    /// each is mapped in a running helper.
-    static let vipsModules = ["poppler", "jxl", "heif"]
+    /// The libvips modules every helper loads before its sandbox: those whose
+    /// loaders MediaKit's routes name (PDF through poppler, JPEG XL); `magick`
+    /// (PSD) only in the helpers with the sandbox-only loaders. Never `heif`
+    /// (MediaKit reads HEIF and AVIF with libheif's and libavcodec's own APIs)
+    /// nor OpenSlide: no route uses them, and each costs a few milliseconds of
+    /// the template's start. A test checks each is mapped in a running helper;
+    /// scripts/record-helper-syscalls.sh fails if a helper maps code later.
+    static let vipsModules = ["poppler", "jxl"]
 
     /// Character sets libavformat converts MPEG-TS names from (`iconv`, whose
     /// modules glibc would otherwise load on first use): ISO 6937 and ISO 8859
