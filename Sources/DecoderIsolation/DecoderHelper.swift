@@ -36,6 +36,10 @@ public enum DecoderHelper {
             return 2
         }
         prepareLibraries(sandboxOnlyLoaders: settings.sandboxOnlyLoaders)
+        // A template loads the modules when a helper first needs them; a helper
+        // started on its own is asked for the formats that need them, or only
+        // once the template is gone, so it has them from the start.
+        if !settings.isTemplate { loadModules(sandboxOnlyLoaders: settings.sandboxOnlyLoaders) }
         let control = UnixSocket(adopting: 3)
         let status = run(settings, control: MessageSocket(control))
         // The socket is never closed before the exit: a template or helper holds it all its life.
@@ -43,14 +47,17 @@ public enum DecoderHelper {
         return status
     }
 
-    /// The libvips modules every helper loads before its sandbox: those whose
-    /// loaders MediaKit's routes name (PDF through poppler, JPEG XL); `magick`
-    /// (PSD) only in the helpers with the sandbox-only loaders. Never `heif`
-    /// (MediaKit reads HEIF and AVIF with libheif's and libavcodec's own APIs)
-    /// nor OpenSlide: no route uses them, and each costs a few milliseconds of
-    /// the template's start. A test checks each is mapped in a running helper;
-    /// scripts/record-helper-syscalls.sh fails if a helper maps code later.
-    static let vipsModules = ["poppler", "jxl"]
+    /// The libvips modules a helper of kind ``HelperKind/modules`` or above
+    /// loads before its sandbox: those whose loaders MediaKit's routes name
+    /// (``HelperKind/moduleFormats``); `magick` (PSD) only in the helpers with the
+    /// sandbox-only loaders. Never `heif` (MediaKit reads HEIF and AVIF with
+    /// libheif's and libavcodec's own APIs) nor OpenSlide: no route uses them.
+    /// A test checks which are mapped in running helpers.
+    static var vipsModules: [String] { Array(Set(HelperKind.moduleFormats.values)).sorted() }
+
+    /// Whether ``loadModules()`` has run in this process (a template's children
+    /// forked since then have them too).
+    nonisolated(unsafe) static var modulesLoaded = false
 
     /// Character sets libavformat converts MPEG-TS names from (`iconv`, whose
     /// modules glibc would otherwise load on first use): ISO 6937 and ISO 8859
@@ -58,13 +65,13 @@ public enum DecoderHelper {
     /// "KSC_5601", a name glibc does not know.)
     static let charsets = ["ISO6937", "GB2312"] + (2...15).map { "ISO-8859-\($0)" }
 
-    /// Loads and sets up the decoding libraries and every library module a
-    /// helper may need (libvips and its ``vipsModules``, libav, libheif, the
-    /// gconv modules of ``charsets``; with `sandboxOnlyLoaders`, ImageMagick and
-    /// its coders, and librsvg with fontconfig): once the seccomp policy is in
-    /// place no code can be mapped, so nothing may be left to load on demand.
-    /// libvips' vector code (liborc) is switched off: it compiles to anonymous
-    /// writable and executable memory, which the policy refuses. Once per process.
+    /// Loads and sets up the decoding libraries a helper of kind
+    /// ``HelperKind/base`` needs (libvips without its modules, libav, libheif,
+    /// the gconv modules of ``charsets``); ``loadModules(sandboxOnlyLoaders:)``
+    /// adds the rest. Once the seccomp policy is in place no code can be mapped,
+    /// so a helper can load nothing on demand. libvips' vector code (liborc) is
+    /// switched off: it compiles to anonymous writable and executable memory,
+    /// which the policy refuses. Once per process.
     static func prepareLibraries(sandboxOnlyLoaders: Bool) {
         // Nothing of the parent's but the socket (descriptor 3) and stdio.
         shim_close_descriptors_from(4)
@@ -76,13 +83,22 @@ public enum DecoderHelper {
         try? Vips.startWithModulesOnDemand()
         let decoder = InProcessDecoder(allowsSandboxOnlyLoaders: sandboxOnlyLoaders)
         decoder.prepare()
+        let names = charsets.map { UnsafePointer(strdup($0)) }
+        _ = names.withUnsafeBufferPointer { shim_preload_charset_conversions($0.baseAddress, Int32(names.count)) }
+        names.forEach { free(UnsafeMutablePointer(mutating: $0)) }
+    }
+
+    /// Loads libvips' ``vipsModules`` (and `magick`, warmed up with librsvg, for
+    /// the sandbox-only loaders): what a helper of kind ``HelperKind/modules``
+    /// or ``HelperKind/sandboxOnly`` needs beyond ``prepareLibraries(sandboxOnlyLoaders:)``.
+    /// Once per process.
+    static func loadModules(sandboxOnlyLoaders: Bool) {
+        guard !modulesLoaded else { return }
+        modulesLoaded = true
         for module in vipsModules + (sandboxOnlyLoaders ? ["magick"] : []) { shim_vips_load_module(module) }
         // The modules registered loaders of their own since libvips was set up:
         // block (or allow) the sandbox-only ones again, over all of them.
         shim_vips_block_sandbox_only_loaders(sandboxOnlyLoaders ? 0 : 1)
-        let names = charsets.map { UnsafePointer(strdup($0)) }
-        _ = names.withUnsafeBufferPointer { shim_preload_charset_conversions($0.baseAddress, Int32(names.count)) }
-        names.forEach { free(UnsafeMutablePointer(mutating: $0)) }
         if sandboxOnlyLoaders { Warmup.run() }
     }
 
@@ -108,11 +124,11 @@ public enum DecoderHelper {
                 addressSpaceLimit: settings.memoryLimit, account: settings.account, parent: parent,
                 recording: ProcessEnvironment.value(Sandbox.recordingVariable) == "1")
         } catch {
-            let ready = HelperReady(pid: Processes.current, sandbox: SandboxStatus.read(pid: nil) ?? SandboxStatus(), failure: "\(error)")
+            let ready = HelperReady(pid: Processes.current, sandbox: SandboxStatus.read(pid: nil) ?? SandboxStatus(), failure: "\(error)", modules: modulesLoaded)
             _ = socket.send(HelperMessage.frame(.ready, Array((try? JSONEncoder().encode(ready)) ?? Data())))
             return HelperExit.sandboxFailedStatus
         }
-        let ready = HelperReady(pid: Processes.current, sandbox: status, failure: nil)
+        let ready = HelperReady(pid: Processes.current, sandbox: status, failure: nil, modules: modulesLoaded)
         guard let readyJSON = try? JSONEncoder().encode(ready), socket.send(HelperMessage.frame(.ready, Array(readyJSON))) else { return 1 }
         return serve(socket, decoder: InProcessDecoder(allowsSandboxOnlyLoaders: settings.sandboxOnlyLoaders), attack: attack)
     }

@@ -5,9 +5,10 @@ import SystemCalls
 /// The parent's helpers: idle ones waiting for a request, busy ones decoding.
 /// A caller takes an idle helper (or a new one is started: one per concurrent
 /// caller, i.e. per decoding worker), gives it back after a clean answer, and
-/// discards it (killed and reaped) after anything else. Helpers keep librsvg and
-/// ImageMagick blocked (and start faster) unless started for a format that needs
-/// them; such a helper serves every format.
+/// discards it (killed and reaped) after anything else. A helper is of the
+/// ``HelperKind`` its format needs, or above: most load no libvips module, a
+/// PDF or JPEG XL gets one with the modules, an SVG or PSD one started with
+/// librsvg and ImageMagick (which serves every format).
 ///
 /// Helpers never outlive their batch: a helper is bound to the batch of its
 /// first request (``DecodeRequest/batch``) and is never given a request of
@@ -74,22 +75,22 @@ final class HelperPool: @unchecked Sendable {
             lock.lock()
             let alive = idle.count + busy.count
             lock.unlock()
-            guard alive < count, let helper = try? start(sandboxOnlyLoaders: false) else { return }
+            guard alive < count, let helper = try? start(.base) else { return }
             lock.lock()
             idle.append(helper)
             lock.unlock()
         }
     }
 
-    /// An idle, ready and checked helper for `batch` (one with the sandbox-only
-    /// loaders when `sandboxOnlyLoaders`), started if none is idle. Throws when
-    /// a helper cannot be started, is not ready in time, or is sandboxed weaker
-    /// than this machine allows (`label` names the item for the message).
-    func checkout(for label: String, batch: BatchBinding, sandboxOnlyLoaders: Bool) throws(MediaError) -> HelperProcess {
+    /// An idle, ready and checked helper for `batch` that serves `kind`,
+    /// started if none is idle. Throws when a helper cannot be started, is not
+    /// ready in time, or is sandboxed weaker than this machine allows (`label`
+    /// names the item for the message).
+    func checkout(for label: String, batch: BatchBinding, kind: HelperKind) throws(MediaError) -> HelperProcess {
         for _ in 0..<3 {
             lock.lock()
             let failure = startFailure
-            var helper = take(for: batch, sandboxOnlyLoaders: sandboxOnlyLoaders)
+            var helper = take(for: batch, kind: kind)
             // No helper of this batch idle: make room by stopping the longest idle
             // of another batch, if the pool already has a helper per caller.
             var retired: HelperProcess?
@@ -103,7 +104,7 @@ final class HelperPool: @unchecked Sendable {
             if let failure { throw MediaError(failure.kind, Self.prefixed(label, failure.message)) }
             if helper == nil {
                 do throws(StartFailure) {
-                    helper = try start(sandboxOnlyLoaders: sandboxOnlyLoaders)
+                    helper = try start(kind)
                 } catch {
                     // A missing or unrunnable executable stays so, as does a missing
                     // account; a fork refused for lack of memory or processes may not.
@@ -125,6 +126,11 @@ final class HelperPool: @unchecked Sendable {
                     // Died or hung while starting (or killed from outside while idle).
                     discard(helper)
                     continue
+                }
+                if ready.modules {
+                    lock.lock()
+                    helper.kind = max(helper.kind, .modules)
+                    lock.unlock()
                 }
                 if let failure = ready.failure {
                     discard(helper)
@@ -172,9 +178,9 @@ final class HelperPool: @unchecked Sendable {
     }
 
     /// Under the lock: removes and returns an idle helper bound to `batch`,
-    /// else a fresh one (bound to none yet), with the loaders asked for.
-    private func take(for batch: BatchBinding, sandboxOnlyLoaders: Bool) -> HelperProcess? {
-        let usable = { (helper: HelperProcess) in !sandboxOnlyLoaders || helper.allowsSandboxOnlyLoaders }
+    /// else a fresh one (bound to none yet), that serves `kind`.
+    private func take(for batch: BatchBinding, kind: HelperKind) -> HelperProcess? {
+        let usable = { (helper: HelperProcess) in helper.kind.serves(kind) }
         if let index = idle.lastIndex(where: { $0.batch == batch && usable($0) }) { return idle.remove(at: index) }
         // Of the fresh ones, the oldest: the most likely to be ready already.
         if let index = idle.firstIndex(where: { $0.batch == nil && usable($0) }) { return idle.remove(at: index) }
@@ -359,18 +365,18 @@ final class HelperPool: @unchecked Sendable {
         let permanent: Bool
     }
 
-    /// A new helper (not yet ready).
-    private func start(sandboxOnlyLoaders: Bool) throws(StartFailure) -> HelperProcess {
+    /// A new helper of `kind` (not yet ready).
+    private func start(_ kind: HelperKind) throws(StartFailure) -> HelperProcess {
         if case .failure(let failure) = resolvedSetUp() { throw StartFailure(error: failure, permanent: true) }
         let environment = HelperEnvironment.forHelpers(adding: configuration.environment)
         let helper: HelperProcess
-        if !sandboxOnlyLoaders, let forked = fork(environment: environment) {
+        if kind < .sandboxOnly, let forked = fork(environment: environment, kind: kind) {
             helper = forked
         } else {
             do throws(SystemError) {
                 helper = try HelperProcess.start(
                     executable: configuration.helperExecutable, arguments: helperArguments, environment: environment,
-                    keepStandardError: keepsStandardError, allowsSandboxOnlyLoaders: sandboxOnlyLoaders)
+                    keepStandardError: keepsStandardError, sandboxOnlyLoaders: kind == .sandboxOnly)
             } catch {
                 throw StartFailure(
                     error: MediaError(.decoderCrashed, "cannot start the decoder helper \(configuration.helperExecutable): \(error.message)"),
@@ -385,9 +391,9 @@ final class HelperPool: @unchecked Sendable {
 
     /// A helper forked from the template (started if need be); nil when there is
     /// none. A template that is gone is forgotten: later helpers are started on their own.
-    private func fork(environment: [String: String]) -> HelperProcess? {
+    private func fork(environment: [String: String], kind: HelperKind) -> HelperProcess? {
         guard let template = liveTemplate(environment: environment) else { return nil }
-        if let helper = HelperProcess.fork(from: template) { return helper }
+        if let helper = HelperProcess.fork(from: template, kind: kind) { return helper }
         lock.lock()
         if case .running(let running) = self.template, running === template { self.template = .unavailable }
         lock.unlock()

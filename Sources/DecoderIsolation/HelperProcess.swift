@@ -11,8 +11,9 @@ final class HelperProcess: @unchecked Sendable {
     /// from a ``HelperTemplate`` (read from any thread).
     var pid: pid_t { knownPID.load(ordering: .acquiring) }
     private let knownPID: Atomic<pid_t>
-    /// Whether it was started with the loaders only a sandbox may run (SVG, PSD).
-    let allowsSandboxOnlyLoaders: Bool
+    /// What it can decode: what it was started or forked as, raised once its
+    /// ready message says it has libvips' modules. (Guarded by the pool's lock.)
+    var kind: HelperKind
     /// The template it was forked from, which reaps it; nil when it was started
     /// on its own (a child of this process).
     private let template: HelperTemplate?
@@ -28,9 +29,9 @@ final class HelperProcess: @unchecked Sendable {
     /// longest idle first. (Guarded by the pool's lock.)
     var idleSince: Double = 0
 
-    private init(pid: pid_t, socket: UnixSocket, allowsSandboxOnlyLoaders: Bool, template: HelperTemplate?) {
+    private init(pid: pid_t, socket: UnixSocket, kind: HelperKind, template: HelperTemplate?) {
         self.knownPID = Atomic(pid)
-        self.allowsSandboxOnlyLoaders = allowsSandboxOnlyLoaders
+        self.kind = kind
         self.template = template
         self.socket = MessageSocket(socket)
     }
@@ -42,22 +43,24 @@ final class HelperProcess: @unchecked Sendable {
     /// Starts `executable arguments…` with one end of a new socket pair as its
     /// descriptor 3, and `environment` (nothing else of this process's); its
     /// standard error is this process's when `keepStandardError`, else /dev/null.
+    /// It loads libvips' modules, and with `sandboxOnlyLoaders` ImageMagick and librsvg.
     static func start(
-        executable: String, arguments: [String], environment: [String: String], keepStandardError: Bool, allowsSandboxOnlyLoaders: Bool
+        executable: String, arguments: [String], environment: [String: String], keepStandardError: Bool, sandboxOnlyLoaders: Bool
     ) throws(SystemError) -> HelperProcess {
         let (pid, socket) = try spawn(
-            executable: executable, arguments: arguments + (allowsSandboxOnlyLoaders ? ["--sandbox-only-loaders"] : []), environment: environment,
+            executable: executable, arguments: arguments + (sandboxOnlyLoaders ? ["--sandbox-only-loaders"] : []), environment: environment,
             keepStandardError: keepStandardError)
-        return HelperProcess(pid: pid, socket: socket, allowsSandboxOnlyLoaders: allowsSandboxOnlyLoaders, template: nil)
+        return HelperProcess(pid: pid, socket: socket, kind: sandboxOnlyLoaders ? .sandboxOnly : .modules, template: nil)
     }
 
-    /// Asks `template` to fork a helper; nil when the template is gone.
-    static func fork(from template: HelperTemplate) -> HelperProcess? {
+    /// Asks `template` to fork a helper of `kind` (``HelperKind/base`` or
+    /// ``HelperKind/modules``); nil when the template is gone.
+    static func fork(from template: HelperTemplate, kind: HelperKind) -> HelperProcess? {
         guard let (ours, theirs) = try? UnixSocket.pair() else { return nil }
-        let sent = template.spawn(helperSocket: theirs.raw)
+        let sent = template.spawn(helperSocket: theirs.raw, withModules: kind >= .modules)
         theirs.close()
         guard sent else { return nil }
-        return HelperProcess(pid: 0, socket: ours, allowsSandboxOnlyLoaders: false, template: template)
+        return HelperProcess(pid: 0, socket: ours, kind: kind, template: template)
     }
 
     /// Starts `executable arguments…` with one end of a new socket pair as its

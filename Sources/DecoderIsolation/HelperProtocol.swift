@@ -17,9 +17,11 @@ import SystemCalls
 ///
 /// and between the parent and a helper template (see ``HelperTemplate``):
 ///
-///     spawn    (parent → template)      empty; the new helper's end of its socket
-///                                       rides along; no answer (the helper's own
-///                                       ready message, with its pid, is the answer)
+///     spawn    (parent → template)      empty, or one byte 1: load libvips' modules
+///                                       first (``HelperKind/modules``); the new
+///                                       helper's end of its socket rides along; no
+///                                       answer (the helper's own ready message, with
+///                                       its pid, is the answer)
 ///     reap     (parent → template)      body: Int32 pid (little-endian): kill and reap it
 ///     reaped   (template → parent)      body: Int32 `waitpid` status, or empty when
 ///                                       that pid was not the template's child
@@ -97,6 +99,8 @@ struct HelperReady: Codable, Sendable {
     var sandbox: SandboxStatus
     /// Why the helper cannot decode (its sandbox could not be set up); nil when ready.
     var failure: String?
+    /// Whether libvips' modules are loaded (a helper of kind ``HelperKind/modules`` or above).
+    var modules: Bool
 }
 
 /// A decode's answer, without the JPEG bytes (they follow the JSON).

@@ -112,13 +112,13 @@ final class HelperTemplate: Sendable {
     }
 
     /// Asks the template to fork a helper whose socket is `helperSocket` (sent,
-    /// not kept: the caller closes its copy). False when the template is gone.
-    /// The helper's ready message on the other end says its pid; when the fork
-    /// fails, that end closes without one.
-    func spawn(helperSocket: Int32) -> Bool {
+    /// not kept: the caller closes its copy), with libvips' modules loaded when
+    /// `withModules`. False when the template is gone. The helper's ready message
+    /// on the other end says its pid; when the fork fails, that end closes without one.
+    func spawn(helperSocket: Int32, withModules: Bool) -> Bool {
         control.withLock { control in
             guard let socket = control else { return false }
-            if socket.send(HelperMessage.frame(.spawn, []), attaching: helperSocket) { return true }
+            if socket.send(HelperMessage.frame(.spawn, withModules ? [1] : []), attaching: helperSocket) { return true }
             Self.close(&control)
             return false
         }
@@ -190,6 +190,9 @@ enum HelperTemplateLoop {
             }
             switch HelperMessage.Kind(rawValue: message.kind) {
             case .spawn where message.descriptor != nil:
+                // A helper that needs libvips' modules: loaded here once (the
+                // template is not sandboxed), for it and every later child.
+                if message.body == [1] { DecoderHelper.loadModules(sandboxOnlyLoaders: false) }
                 // The child gets the descriptor as 3; a failed fork closes it, which
                 // the parent sees as a helper that ended before it was ready.
                 let template = Processes.current

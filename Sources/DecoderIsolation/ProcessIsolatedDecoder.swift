@@ -163,7 +163,7 @@ public final class ProcessIsolatedDecoder: MediaDecoder, @unchecked Sendable {
         }
         let helper: HelperProcess
         do {
-            helper = try pool.checkout(for: "", batch: BatchBinding(batch: nil), sandboxOnlyLoaders: false)
+            helper = try pool.checkout(for: "", batch: BatchBinding(batch: nil), kind: .base)
         } catch {
             if error.kind == .decoderMisbehaved, let refused = pool.lastObserved, !refused.shortfalls.isEmpty { return report(refused) }
             throw error
@@ -191,7 +191,7 @@ public final class ProcessIsolatedDecoder: MediaDecoder, @unchecked Sendable {
             throw MediaError(.unreadable, "\(request.label): cannot open the copy: \(error.message)")
         }
         var request = request
-        let sandboxOnlyLoaders = InProcessDecoder.needsSandboxOnlyLoaders(request.format)
+        let kind = HelperKind.needed(for: request.format)
         var crashes: [HelperExit] = []
         var undelivered = 0
         // Set once a helper died making the thumbnail too: the facts are then asked
@@ -199,7 +199,7 @@ public final class ProcessIsolatedDecoder: MediaDecoder, @unchecked Sendable {
         var thumbnailFailure: MediaError?
         while true {
             let limit = Self.budget(for: request)
-            let helper = try pool.checkout(for: request.label, batch: BatchBinding(batch: request.batch), sandboxOnlyLoaders: sandboxOnlyLoaders)
+            let helper = try pool.checkout(for: request.label, batch: BatchBinding(batch: request.batch), kind: kind)
             let reply: HelperReply
             do throws(HelperFailure) {
                 reply = try helper.decode(request, descriptor: descriptor, deadline: MonotonicClock.now() + limit + configuration.gracePeriod)

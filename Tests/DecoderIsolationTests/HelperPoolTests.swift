@@ -90,15 +90,16 @@ import Testing
         }
     }
 
-    /// The template starts libvips without its modules; a forked helper loads the
-    /// one it needs when it first meets its format: a PDF's first page (poppler)
-    /// and a JPEG XL (libjxl) get thumbnails, in the same helper, after a JPEG.
-    @Test func helpersLoadLibvipsModulesWhenTheyNeedThem() throws {
+    /// The template starts libvips without its modules and loads them when a
+    /// helper first needs one (no helper can load code once sandboxed): after a
+    /// JPEG, a PDF's first page (poppler) and a JPEG XL (libjxl) get thumbnails
+    /// from one helper forked with the modules, which also serves the JPEGs after them.
+    @Test func helpersWithLibvipsModulesAreForkedWhenAFormatNeedsThem() throws {
         let decoder = Self.decoder()
         defer { decoder.shutdown() }
         decoder.prepare()
         _ = try decoder.decode(Self.photo())
-        let helper = try #require(decoder.helperProcessIDs.first)
+        let first = try #require(decoder.helperProcessIDs.first)
         for (name, format) in [("document.pdf", MediaFormat.pdf), ("image.jxl", .jxl)] {
             let request = DecodeRequest(path: Fixtures.media(name), label: name, format: format, timeLimit: 30, thumbnail: ThumbnailSpec(timeLimit: 30))
             let decoded = try decoder.decode(request)
@@ -108,8 +109,12 @@ import Testing
             }
             #expect(max(thumbnail.width, thumbnail.height) == 360, "\(name): \(thumbnail.width)×\(thumbnail.height)")
         }
-        #expect(decoder.helperProcessIDs == [helper], "the helper was replaced")
-        #expect(Self.parent(of: helper) != getpid(), "the helper was not forked from the template")
+        let withModules = try #require(decoder.helperProcessIDs.first)
+        #expect(decoder.helperProcessIDs == [withModules] && withModules != first, "helpers: \(decoder.helperProcessIDs), first \(first)")
+        #expect(Self.parent(of: withModules) != getpid(), "the helper was not forked from the template")
+        _ = try decoder.decode(Self.photo("after.jpg"))
+        #expect(decoder.helperProcessIDs == [withModules], "the helper with the modules did not serve the JPEG")
+        #expect(decoder.startedHelperCount == 2)
     }
 
     /// When the template is killed, its helpers die with it (nothing is left
