@@ -36,9 +36,9 @@ public enum DecoderHelper {
             return 2
         }
         prepareLibraries(sandboxOnlyLoaders: settings.sandboxOnlyLoaders)
-        // A template loads the modules when a helper first needs them; a helper
-        // started on its own is asked for the formats that need them, or only
-        // once the template is gone, so it has them from the start.
+        // A template loads the modules when a helper first needs them. A helper
+        // started on its own (for SVG and PSD, or once the template is gone) may
+        // be given any format: it has them from the start.
         if !settings.isTemplate { loadModules(sandboxOnlyLoaders: settings.sandboxOnlyLoaders) }
         let control = UnixSocket(adopting: 3)
         let status = run(settings, control: MessageSocket(control))
@@ -55,8 +55,8 @@ public enum DecoderHelper {
     /// A test checks which are mapped in running helpers.
     static var vipsModules: [String] { Array(Set(HelperKind.moduleFormats.values)).sorted() }
 
-    /// Whether ``loadModules()`` has run in this process (a template's children
-    /// forked since then have them too).
+    /// Whether ``loadModules(sandboxOnlyLoaders:)`` has run in this process (a
+    /// template's children forked since then have the modules too).
     nonisolated(unsafe) static var modulesLoaded = false
 
     /// Character sets libavformat converts MPEG-TS names from (`iconv`, whose
@@ -78,8 +78,8 @@ public enum DecoderHelper {
         shim_install_crash_handler(HelperExit.memoryLimitStatus)
         // Read by vips_init (libvips' own switch for liborc).
         ProcessEnvironment.set("VIPS_NOVECTOR", to: "1")
-        // libvips itself loads no module (which it finds only when started from
-        // its own prefix): exactly ``vipsModules`` are loaded, below.
+        // libvips itself loads no module (it would, when started from its own
+        // prefix): ``loadModules(sandboxOnlyLoaders:)`` loads the ones needed.
         try? Vips.startWithModulesOnDemand()
         let decoder = InProcessDecoder(allowsSandboxOnlyLoaders: sandboxOnlyLoaders)
         decoder.prepare()
