@@ -250,10 +250,10 @@ int shim_sandbox_seccomp(int recording) {
         emit(&f, allow());
     }
 
-    // mmap and mprotect: never executable memory. Every library module is
-    // loaded before the filter (the helper template loads them all), so no
-    // code is mapped later; a taken-over decoder cannot map shellcode, nor map
-    // its own input file executable.
+    // mmap and mprotect: never executable memory. Every library module a
+    // helper may need is loaded before the filter (DecoderIsolation's
+    // HelperKind), so no code is mapped later; a taken-over decoder cannot map
+    // shellcode, nor map its own input file executable.
     call_without_bits(&f, SYS_mmap, 2, PROT_EXEC, EPERM);
     call_without_bits(&f, SYS_mprotect, 2, PROT_EXEC, EPERM);
 

@@ -10,7 +10,7 @@ import SystemCalls
 /// ``HelperTemplate`` (never of the threaded parent), talking to the parent over
 /// the Unix socket on descriptor 3.
 ///
-/// It loads the decoding libraries and every module they may need, gives up its
+/// It loads the decoding libraries and every module its kind needs (``HelperKind``), gives up its
 /// privileges and enters the ``Sandbox``, says it is ready (with what its
 /// sandbox holds), then decodes one request at a time, each from the read-only
 /// descriptor that came with it, with `InProcessDecoder` (its sandbox-only

@@ -3,9 +3,9 @@ import Synchronization
 import SystemCalls
 
 /// A helper template: one `share decode-helper --template` process that loads
-/// the decoding libraries and every library module and sets them up
-/// (`InProcessDecoder.prepare()`) once, then forks the decoder helpers the
-/// parent asks for. Each child goes on as if it had been started on its own:
+/// the decoding libraries and sets them up (`InProcessDecoder.prepare()`) once,
+/// then forks the decoder helpers the parent asks for, loading libvips' modules
+/// first when a helper needs them (``HelperKind``). Each child goes on as if it had been started on its own:
 /// it gives up its privileges, enters its ``Sandbox``, says it is ready and
 /// serves requests.
 ///
