@@ -19,6 +19,8 @@ packages=(
   # the memory check (scripts/memcheck.sh): valgrind, and jq to read reports;
   # its media are made with ffmpeg (libx264, libvpx, libtheora built in) and vips
   valgrind jq
+  # recording the decoder helpers' system calls (scripts/record-helper-syscalls.sh)
+  strace
 )
 
 missing=()

@@ -1,13 +1,29 @@
 import Foundation
-import Glibc
 import MediaFormats
+import SystemCalls
 
 /// The parent's helpers: idle ones waiting for a request, busy ones decoding.
 /// A caller takes an idle helper (or a new one is started: one per concurrent
 /// caller, i.e. per decoding worker), gives it back after a clean answer, and
-/// discards it (killed and reaped) after anything else. Helpers keep librsvg and
-/// ImageMagick blocked (and start faster) unless started for a format that needs
-/// them; such a helper serves every format.
+/// discards it (killed and reaped) after anything else. A helper is of the
+/// ``HelperKind`` its format needs, or above: most load no libvips module, a
+/// PDF or JPEG XL gets one with the modules, an SVG or PSD one started with
+/// librsvg and ImageMagick (which serves every format).
+///
+/// Helpers never outlive their batch: a helper is bound to the batch of its
+/// first request (``DecodeRequest/batch``) and is never given a request of
+/// another batch. A caller of another batch gets a fresh helper; when the pool
+/// already has as many helpers as callers, the one idle the longest of another
+/// batch is stopped to make room. ``prepare()`` (called at the start of each
+/// batch) stops every idle helper that has served a batch. So in `share watch`
+/// each drop gets fresh helpers, and in `share worker`, whose jobs of several
+/// batches interleave, a helper taken over by one user's file never sees
+/// another's.
+///
+/// Every helper is checked before its first request: its ready message says
+/// what its sandbox holds, the parent reads the same from /proc/PID/status,
+/// and a helper whose sandbox is weaker than this machine allows
+/// (``SandboxRequirement``) is stopped; no helper is started after that.
 ///
 /// New helpers are forked from a ``HelperTemplate`` (started with the first
 /// helper); those with the sandbox-only loaders, and all of them if the
@@ -24,11 +40,21 @@ final class HelperPool: @unchecked Sendable {
         case running(HelperTemplate)
         case unavailable
     }
-    /// Set when a helper could not sandbox itself (the system cannot), or when
-    /// helpers kept failing to start (the executable is not `share`, or cannot
-    /// run): every later item fails at once with this error instead of starting
-    /// helpers in vain.
+    /// Set when a helper could not sandbox itself or came up weaker than this
+    /// machine allows, or when helpers kept failing to start (the executable is
+    /// not `share`, or cannot run): every later item fails at once with this
+    /// error instead of starting helpers in vain.
     private var startFailure: MediaError?
+    /// The account helpers switch to (when this process is root) and what every
+    /// helper's sandbox must hold; looked up once, on first use.
+    private var setUp: Result<(account: HelperAccount?, requirement: SandboxRequirement), MediaError>?
+    /// Held while ``ProcessIsolatedDecoder/Configuration/onWeakerSandbox`` runs; set once it has.
+    private let refusalLock = NSLock()
+    private var refusalReported = false
+    /// The last helper checked: its pid, its sandbox and how it fell short.
+    private var lastChecked: (pid: pid_t, status: SandboxStatus, shortfalls: [String])?
+    /// Guards ``setUp`` alone (it is read while `lock` is held).
+    private let setUpLock = NSLock()
 
     init(configuration: ProcessIsolatedDecoder.Configuration) {
         self.configuration = configuration
@@ -36,62 +62,114 @@ final class HelperPool: @unchecked Sendable {
 
     deinit { shutdown() }
 
-    /// Starts helpers until `count` are alive (idle or busy); they load their
-    /// libraries and sandbox themselves while the parent goes on.
-    func prestart(_ count: Int) {
+    /// Stops the idle helpers that have served a batch (a new batch starts),
+    /// then starts helpers until `count` are alive (idle or busy); they load
+    /// their libraries and sandbox themselves while the parent goes on.
+    func prepare(_ count: Int) {
+        lock.lock()
+        let retired = idle.filter { $0.batch != nil }
+        idle.removeAll { $0.batch != nil }
+        lock.unlock()
+        for helper in retired { helper.stop() }
         while true {
             lock.lock()
             let alive = idle.count + busy.count
             lock.unlock()
-            guard alive < count, let helper = try? start(sandboxOnlyLoaders: false) else { return }
+            guard alive < count, let helper = try? start(.base) else { return }
             lock.lock()
             idle.append(helper)
             lock.unlock()
         }
     }
 
-    /// An idle, ready helper (one with the sandbox-only loaders when
-    /// `sandboxOnlyLoaders`), started if none is idle. Throws when a helper cannot
-    /// be started or is not ready in time (`label` names the item for the message).
-    func checkout(for label: String, sandboxOnlyLoaders: Bool) throws(MediaError) -> HelperProcess {
+    /// An idle, ready and checked helper for `batch` that serves `kind`,
+    /// started if none is idle. Throws when a helper cannot be started, is not
+    /// ready in time, or is sandboxed weaker than this machine allows (`label`
+    /// names the item for the message).
+    func checkout(for label: String, batch: BatchBinding, kind: HelperKind) throws(MediaError) -> HelperProcess {
         for _ in 0..<3 {
             lock.lock()
             let failure = startFailure
-            var helper = idle.lastIndex { !sandboxOnlyLoaders || $0.allowsSandboxOnlyLoaders }.map { idle.remove(at: $0) }
+            var helper = take(for: batch, kind: kind)
+            // No helper of this batch idle: make room by stopping the longest idle
+            // of another batch, if the pool already has a helper per caller.
+            var retired: HelperProcess?
+            if helper == nil, idle.count + busy.count >= max(configuration.prestartedHelpers, 1),
+                let oldest = idle.indices.filter({ idle[$0].batch != nil }).min(by: { idle[$0].idleSince < idle[$1].idleSince })
+            {
+                retired = idle.remove(at: oldest)
+            }
             lock.unlock()
-            if let failure { throw MediaError(failure.kind, "\(label): \(failure.message)") }
+            retired?.stop()
+            if let failure { throw MediaError(failure.kind, Self.prefixed(label, failure.message)) }
             if helper == nil {
-                do throws(SpawnError) {
-                    helper = try start(sandboxOnlyLoaders: sandboxOnlyLoaders)
+                do throws(StartFailure) {
+                    helper = try start(kind)
                 } catch {
-                    let failure = MediaError(.decoderCrashed, "\(error)")
-                    // A missing or unrunnable executable stays so; a fork refused for
-                    // lack of memory or processes may not.
-                    guard [ENOENT, EACCES, ENOEXEC, ENOTDIR].contains(error.code) else { throw MediaError(.decoderCrashed, "\(label): \(error)") }
-                    throw remember(failure, label: label)
+                    // A missing or unrunnable executable stays so, as does a missing
+                    // account; a fork refused for lack of memory or processes may not.
+                    if error.permanent { throw remember(error.error, label: label) }
+                    throw MediaError(error.error.kind, Self.prefixed(label, error.error.message))
                 }
             }
             guard let helper else { continue }
             lock.lock()
             busy[ObjectIdentifier(helper)] = helper
             lock.unlock()
-            let ready: HelperReady
-            do throws(HelperFailure) {
-                ready = try helper.awaitReady(deadline: Monotonic.now() + configuration.startupTimeLimit)
-            } catch {
-                // Died or hung while starting (or killed from outside while idle).
-                discard(helper)
-                continue
+            // A helper's first checkout waits for its ready message and checks it
+            // (one that fails is stopped at once, so a helper with a ready message passed).
+            if helper.ready == nil {
+                let ready: HelperReady
+                do throws(HelperFailure) {
+                    ready = try helper.awaitReady(deadline: MonotonicClock.now() + configuration.startupTimeLimit)
+                } catch {
+                    // Died or hung while starting (or killed from outside while idle).
+                    discard(helper)
+                    continue
+                }
+                if ready.modules {
+                    lock.lock()
+                    helper.kind = max(helper.kind, .modules)
+                    lock.unlock()
+                }
+                if let failure = ready.failure {
+                    discard(helper)
+                    throw remember(
+                        MediaError(
+                            .decoderCrashed,
+                            "the decoder helper could not sandbox itself (\(failure)); decode in-process with --isolation none if this system cannot sandbox"),
+                        label: label)
+                }
+                guard let observed = Self.observe(ready) else {
+                    discard(helper)
+                    continue
+                }
+                let shortfalls = requirement.shortfalls(of: observed)
+                lock.lock()
+                lastChecked = (ready.pid, observed, shortfalls)
+                lock.unlock()
+                if !shortfalls.isEmpty {
+                    discard(helper)
+                    let message = Self.weakerSandboxMessage(pid: ready.pid, shortfalls: shortfalls)
+                    if let handler = configuration.onWeakerSandbox {
+                        // Once, before any item can fail with it (the CLI's handler exits):
+                        // other threads that find it too wait here.
+                        refusalLock.lock()
+                        if !refusalReported {
+                            refusalReported = true
+                            handler(message)
+                        }
+                        refusalLock.unlock()
+                    }
+                    throw remember(MediaError(.decoderMisbehaved, message), label: label)
+                }
             }
-            if let failure = ready.failure {
-                discard(helper)
-                throw remember(
-                    MediaError(
-                        .decoderCrashed,
-                        "the decoder helper could not sandbox itself (\(failure)); decode in-process with --isolation none if this system cannot sandbox"),
-                    label: label)
+            if helper.isIdleAndAlive {
+                lock.lock()
+                helper.batch = batch
+                lock.unlock()
+                return helper
             }
-            if helper.isIdleAndAlive { return helper }
             discard(helper)
         }
         throw remember(
@@ -99,17 +177,86 @@ final class HelperPool: @unchecked Sendable {
             label: label)
     }
 
+    /// Under the lock: removes and returns an idle helper bound to `batch`,
+    /// else a fresh one (bound to none yet), that serves `kind`.
+    private func take(for batch: BatchBinding, kind: HelperKind) -> HelperProcess? {
+        let usable = { (helper: HelperProcess) in helper.kind.serves(kind) }
+        if let index = idle.lastIndex(where: { $0.batch == batch && usable($0) }) { return idle.remove(at: index) }
+        // Of the fresh ones, the oldest: the most likely to be ready already.
+        if let index = idle.firstIndex(where: { $0.batch == nil && usable($0) }) { return idle.remove(at: index) }
+        return nil
+    }
+
+    /// The last helper checked (for ``ProcessIsolatedDecoder/checkSandbox()``).
+    var lastObserved: (pid: pid_t, status: SandboxStatus, shortfalls: [String])? {
+        lock.lock()
+        defer { lock.unlock() }
+        return lastChecked
+    }
+
+    /// The sandbox a helper's ready message reports, with the fields the kernel
+    /// shows (user, groups, capabilities, no-new-privs, seccomp mode) read by
+    /// the parent itself from /proc/PID/status; nil when the helper is gone.
+    static func observe(_ ready: HelperReady) -> SandboxStatus? {
+        guard ready.pid > 0, var observed = SandboxStatus.read(pid: ready.pid) else { return nil }
+        observed.seccompPolicy = ready.sandbox.seccompPolicy
+        observed.landlockABI = ready.sandbox.landlockABI
+        observed.addressSpaceLimit = ready.sandbox.addressSpaceLimit
+        return observed
+    }
+
+    /// The one error a helper whose sandbox is weaker than the machine allows gives.
+    static func weakerSandboxMessage(pid: Int32, shortfalls: [String]) -> String {
+        "the decoder helper (pid \(pid)) runs in a weaker sandbox than this machine allows: \(shortfalls.joined(separator: "; ")); "
+            + "nothing is decoded in it (`share doctor` shows what this machine supports)"
+    }
+
+    /// What this machine lets a helper have (looked up on first use).
+    var requirement: SandboxRequirement {
+        (try? resolvedSetUp().get().requirement)
+            ?? SandboxRequirement.thisMachine(account: nil, addressSpaceLimit: configuration.memoryLimit)
+    }
+
+    /// The account and requirement, looked up once.
+    private func resolvedSetUp() -> Result<(account: HelperAccount?, requirement: SandboxRequirement), MediaError> {
+        setUpLock.lock()
+        defer { setUpLock.unlock() }
+        if let setUp { return setUp }
+        let result: Result<(account: HelperAccount?, requirement: SandboxRequirement), MediaError>
+        if Credentials.effectiveUserID == 0 {
+            do throws(ConfigurationError) {
+                let account = try HelperAccount.resolve(user: configuration.helperUser, group: configuration.helperGroup)
+                result = .success((account, SandboxRequirement.thisMachine(account: account, addressSpaceLimit: configuration.memoryLimit)))
+            } catch {
+                result = .failure(MediaError(.decoderCrashed, "\(error)"))
+            }
+        } else {
+            result = .success((nil, SandboxRequirement.thisMachine(account: nil, addressSpaceLimit: configuration.memoryLimit)))
+        }
+        setUp = result
+        return result
+    }
+
     /// Records a failure every later checkout repeats; returns it for `label`'s item.
     private func remember(_ failure: MediaError, label: String) -> MediaError {
         lock.lock()
         startFailure = failure
         lock.unlock()
-        return MediaError(failure.kind, "\(label): \(failure.message)")
+        return MediaError(failure.kind, Self.prefixed(label, failure.message))
     }
 
-    /// Returns a helper that answered cleanly.
-    func checkin(_ helper: HelperProcess) {
+    /// `label: message` (the item's name first), or the message alone for no label.
+    private static func prefixed(_ label: String, _ message: String) -> String {
+        label.isEmpty ? message : "\(label): \(message)"
+    }
+
+    /// Returns a helper that answered cleanly; `unbinding` returns it as fresh
+    /// (it was checked out for no batch, only to be checked).
+    func checkin(_ helper: HelperProcess, unbinding: Bool = false) {
+        let now = MonotonicClock.now()
         lock.lock()
+        helper.idleSince = now
+        if unbinding { helper.batch = nil }
         busy[ObjectIdentifier(helper)] = nil
         idle.append(helper)
         lock.unlock()
@@ -129,6 +276,15 @@ final class HelperPool: @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         return (idle + busy.values).map(\.pid).filter { $0 > 0 }.sorted()
+    }
+
+    /// The batch each live helper is bound to (by pid; helpers bound to none are left out).
+    var batches: [pid_t: BatchBinding] {
+        lock.lock()
+        defer { lock.unlock() }
+        var bound: [pid_t: BatchBinding] = [:]
+        for helper in idle + busy.values where helper.pid > 0 { if let batch = helper.batch { bound[helper.pid] = batch } }
+        return bound
     }
 
     /// Helpers started since the pool was made (respawns included).
@@ -168,7 +324,7 @@ final class HelperPool: @unchecked Sendable {
                 let started = claimEarlyTemplate(environment: environment)
                     ?? (try? HelperTemplate.start(
                         executable: configuration.helperExecutable, arguments: helperArguments, environment: environment,
-                        keepStandardError: keepsStandardError(environment)))
+                        keepStandardError: keepsStandardError))
             else {
                 template = .unavailable
                 return nil
@@ -179,33 +335,53 @@ final class HelperPool: @unchecked Sendable {
     }
 
     /// The template this process forked at its start, if it has one and the
-    /// helpers are this executable's own `decode-helper` (what it would have started).
+    /// helpers are this executable's own `decode-helper` (what it would have
+    /// started) with no extra environment (the template set its libraries up
+    /// with the allowed variables alone).
     private func claimEarlyTemplate(environment: [String: String]) -> HelperTemplate? {
-        guard configuration.helperArguments.first == DecoderHelper.command,
+        guard configuration.helperArguments.first == DecoderHelper.command, configuration.environment.isEmpty,
             configuration.helperExecutable == ProcessIsolatedDecoder.Configuration.thisExecutable.helperExecutable
         else { return nil }
-        return HelperTemplate.claimEarly(
-            arguments: Array(helperArguments.dropFirst()), environment: environment, keepStandardError: keepsStandardError(environment))
+        return HelperTemplate.claimEarly(arguments: Array(helperArguments.dropFirst()), environment: environment, keepStandardError: keepsStandardError)
     }
 
-    private var helperArguments: [String] { configuration.helperArguments + ["--memory-limit", String(configuration.memoryLimit)] }
-
-    private func keepsStandardError(_ environment: [String: String]) -> Bool {
-        environment[ProcessIsolatedDecoder.Configuration.standardErrorVariable] == "inherit"
+    /// `decode-helper`, its limit, and, when this process is root, the account
+    /// to switch to (looked up here: a sandboxed helper cannot read the user database).
+    private var helperArguments: [String] {
+        var arguments = configuration.helperArguments + ["--memory-limit", String(configuration.memoryLimit)]
+        if case .success(let setUp) = resolvedSetUp(), let account = setUp.account { arguments += ["--account", "\(account.uid):\(account.gid)"] }
+        return arguments
     }
 
-    private func start(sandboxOnlyLoaders: Bool) throws(SpawnError) -> HelperProcess {
-        var environment = ProcessInfo.processInfo.environment
-        // A crash in a helper is an item's outcome, not something to symbolicate.
-        environment["SWIFT_BACKTRACE"] = "enable=no"
-        environment.merge(configuration.environment) { $1 }
+    private var keepsStandardError: Bool {
+        ProcessEnvironment.value(ProcessIsolatedDecoder.Configuration.standardErrorVariable) == "inherit"
+            || configuration.environment[ProcessIsolatedDecoder.Configuration.standardErrorVariable] == "inherit"
+    }
+
+    /// Why no helper could be started, and whether that will last (no account;
+    /// an executable that cannot run) or may pass (no memory for a fork).
+    private struct StartFailure: Error {
+        let error: MediaError
+        let permanent: Bool
+    }
+
+    /// A new helper of `kind` (not yet ready).
+    private func start(_ kind: HelperKind) throws(StartFailure) -> HelperProcess {
+        if case .failure(let failure) = resolvedSetUp() { throw StartFailure(error: failure, permanent: true) }
+        let environment = HelperEnvironment.forHelpers(adding: configuration.environment)
         let helper: HelperProcess
-        if !sandboxOnlyLoaders, let forked = fork(environment: environment) {
+        if kind < .sandboxOnly, let forked = fork(environment: environment, kind: kind) {
             helper = forked
         } else {
-            helper = try HelperProcess.start(
-                executable: configuration.helperExecutable, arguments: helperArguments, environment: environment,
-                keepStandardError: keepsStandardError(environment), allowsSandboxOnlyLoaders: sandboxOnlyLoaders)
+            do throws(SystemError) {
+                helper = try HelperProcess.start(
+                    executable: configuration.helperExecutable, arguments: helperArguments, environment: environment,
+                    keepStandardError: keepsStandardError, sandboxOnlyLoaders: kind == .sandboxOnly)
+            } catch {
+                throw StartFailure(
+                    error: MediaError(.decoderCrashed, "cannot start the decoder helper \(configuration.helperExecutable): \(error.message)"),
+                    permanent: [ENOENT, EACCES, ENOEXEC, ENOTDIR].contains(error.code))
+            }
         }
         lock.lock()
         started += 1
@@ -215,9 +391,9 @@ final class HelperPool: @unchecked Sendable {
 
     /// A helper forked from the template (started if need be); nil when there is
     /// none. A template that is gone is forgotten: later helpers are started on their own.
-    private func fork(environment: [String: String]) -> HelperProcess? {
+    private func fork(environment: [String: String], kind: HelperKind) -> HelperProcess? {
         guard let template = liveTemplate(environment: environment) else { return nil }
-        if let helper = HelperProcess.fork(from: template) { return helper }
+        if let helper = HelperProcess.fork(from: template, kind: kind) { return helper }
         lock.lock()
         if case .running(let running) = self.template, running === template { self.template = .unavailable }
         lock.unlock()

@@ -1,8 +1,6 @@
-import CShims
-import CSystem
 import Foundation
-import Glibc
 import MediaFormats
+import SystemCalls
 
 /// What travels between the parent and a decoder helper over their Unix stream
 /// socket, one message at a time:
@@ -19,9 +17,11 @@ import MediaFormats
 ///
 /// and between the parent and a helper template (see ``HelperTemplate``):
 ///
-///     spawn    (parent → template)      empty; the new helper's end of its socket
-///                                       rides along; no answer (the helper's own
-///                                       ready message, with its pid, is the answer)
+///     spawn    (parent → template)      empty, or one byte 1: load libvips' modules
+///                                       first (``HelperKind/modules``); the new
+///                                       helper's end of its socket rides along; no
+///                                       answer (the helper's own ready message, with
+///                                       its pid, is the answer)
 ///     reap     (parent → template)      body: Int32 pid (little-endian): kill and reap it
 ///     reaped   (template → parent)      body: Int32 `waitpid` status, or empty when
 ///                                       that pid was not the template's child
@@ -99,6 +99,8 @@ struct HelperReady: Codable, Sendable {
     var sandbox: SandboxStatus
     /// Why the helper cannot decode (its sandbox could not be set up); nil when ready.
     var failure: String?
+    /// Whether libvips' modules are loaded (a helper of kind ``HelperKind/modules`` or above).
+    var modules: Bool
 }
 
 /// A decode's answer, without the JPEG bytes (they follow the JSON).
@@ -130,20 +132,6 @@ struct WireResult: Codable, Sendable {
         }
     }
 
-    /// The decoded media (with `jpeg` as the thumbnail's bytes), or the failure.
-    func outcome(jpeg: ArraySlice<UInt8>) throws(ProtocolError) -> Result<DecodedMedia, MediaError> {
-        if let failure { return .failure(failure) }
-        guard let facts else { throw ProtocolError("a result with neither facts nor a failure") }
-        var thumbnail: ThumbnailOutcome?
-        if let width = thumbnailWidth, let height = thumbnailHeight {
-            guard !jpeg.isEmpty else { throw ProtocolError("a thumbnail without bytes") }
-            thumbnail = .made(Thumbnail(jpeg: Array(jpeg), width: width, height: height))
-        } else if let thumbnailFailure {
-            thumbnail = .failed(thumbnailFailure)
-        }
-        return .success(DecodedMedia(facts: facts, thumbnail: thumbnail))
-    }
-
     /// The thumbnail's bytes of `outcome`, if one was made.
     static func jpeg(of outcome: Result<DecodedMedia, MediaError>) -> [UInt8] {
         if case .success(let decoded) = outcome, case .made(let thumbnail) = decoded.thumbnail { return thumbnail.jpeg }
@@ -157,23 +145,23 @@ struct ProtocolError: Error, CustomStringConvertible {
     init(_ description: String) { self.description = description }
 }
 
+/// One message as read: its type, body and the descriptor that came with it
+/// (owned: closed when released, unless taken).
+struct ReceivedMessage {
+    let kind: UInt8
+    let body: [UInt8]
+    let descriptor: FileDescriptor?
+}
+
 /// Blocking reads and writes of whole messages on a socket, for both ends.
 struct MessageSocket {
-    let descriptor: Int32
+    let socket: UnixSocket
+
+    init(_ socket: UnixSocket) { self.socket = socket }
 
     /// Sends `bytes` whole, the first chunk carrying `attaching` (when >= 0).
     func send(_ bytes: [UInt8], attaching descriptorToPass: Int32 = -1) -> Bool {
-        var sent = 0
-        var passing = descriptorToPass
-        while sent < bytes.count {
-            let count = bytes.withUnsafeBytes { buffer in
-                shim_send_with_fd(descriptor, buffer.baseAddress! + sent, buffer.count - sent, passing)
-            }
-            guard count > 0 else { return false }
-            sent += count
-            passing = -1
-        }
-        return true
+        socket.send(bytes, attaching: descriptorToPass)
     }
 
     /// Why a read stopped.
@@ -188,73 +176,43 @@ struct MessageSocket {
         case failed(Int32)
     }
 
-    /// Reads one message: its type, body and the descriptor that came with it
-    /// (-1 if none; the caller owns it). `deadline` (monotonic seconds) bounds the
-    /// wait; nil waits as long as it takes.
-    func receive(maximum: Int, deadline: Double? = nil) throws(ReadFailure) -> (kind: UInt8, body: [UInt8], descriptor: Int32) {
+    /// Reads one message. `deadline` (monotonic seconds) bounds the wait; nil
+    /// waits as long as it takes.
+    func receive(maximum: Int, deadline: Double? = nil) throws(ReadFailure) -> ReceivedMessage {
         var header = [UInt8](repeating: 0, count: 5)
-        var received: Int32 = -1
-        do throws(ReadFailure) {
-            try read(into: &header, count: 5, deadline: deadline, descriptor: &received)
-        } catch {
-            if received >= 0 { close(received) }
-            throw error
-        }
+        var received: FileDescriptor?
+        try read(into: &header, count: 5, deadline: deadline, descriptor: &received)
         let (length, kind) = HelperMessage.header(header)
         guard length >= 0, length <= maximum else {
-            if received >= 0 { close(received) }
             throw .malformed(ProtocolError("a message of \(length) bytes (at most \(maximum) expected)"))
         }
         var body = [UInt8](repeating: 0, count: length)
-        var ignored: Int32 = -1
-        do throws(ReadFailure) {
-            try read(into: &body, count: length, deadline: deadline, descriptor: &ignored)
-        } catch {
-            if received >= 0 { close(received) }
-            throw error
-        }
-        if ignored >= 0 { close(ignored) }
-        return (kind, body, received)
+        var ignored: FileDescriptor?
+        try read(into: &body, count: length, deadline: deadline, descriptor: &ignored)
+        return ReceivedMessage(kind: kind, body: body, descriptor: received)
     }
 
-    /// Fills `buffer[0..<count]`; a descriptor arriving with the bytes is stored in `descriptor`.
-    private func read(into buffer: inout [UInt8], count: Int, deadline: Double?, descriptor received: inout Int32) throws(ReadFailure) {
+    /// Fills `buffer[0..<count]`; the first descriptor arriving with the bytes is
+    /// stored in `received` (any later one is closed).
+    private func read(into buffer: inout [UInt8], count: Int, deadline: Double?, descriptor passed: inout FileDescriptor?) throws(ReadFailure) {
         var done = 0
         while done < count {
             if let deadline {
-                let remaining = deadline - Monotonic.now()
+                let remaining = deadline - MonotonicClock.now()
                 guard remaining > 0 else { throw .timedOut }
-                var poller = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
-                let ready = poll(&poller, 1, Int32(min(remaining * 1000 + 1, Double(Int32.max))))
-                if ready < 0 {
-                    if errno == EINTR { continue }
-                    throw .failed(errno)
-                }
-                if ready == 0 { continue }
+                if !socket.waitReadable(milliseconds: Int32(min(remaining * 1000 + 1, Double(Int32.max)))) { continue }
             }
-            var passed: Int32 = -1
-            let got = buffer.withUnsafeMutableBytes { bytes in
-                shim_recv_with_fd(descriptor, bytes.baseAddress! + done, count - done, &passed)
+            let received = buffer.withUnsafeMutableBytes { bytes in
+                Result { () throws(SystemError) in try socket.receive(into: UnsafeMutableRawBufferPointer(rebasing: bytes[done..<count])) }
             }
-            if passed >= 0 {
-                if received < 0 { received = passed } else { close(passed) }
+            let got: (count: Int, descriptor: FileDescriptor?)
+            switch received {
+            case .success(let value): got = value
+            case .failure(let error): throw .failed(error.code)
             }
-            if got == 0 { throw .closed }
-            if got < 0 {
-                if errno == EINTR { continue }
-                if errno == ECONNRESET { throw .closed }
-                throw .failed(errno)
-            }
-            done += got
+            if passed == nil { passed = got.descriptor }
+            if got.count == 0 { throw .closed }
+            done += got.count
         }
-    }
-}
-
-/// The monotonic clock, in seconds.
-enum Monotonic {
-    static func now() -> Double {
-        var ts = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &ts)
-        return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
     }
 }

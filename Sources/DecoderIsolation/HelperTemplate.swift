@@ -1,17 +1,16 @@
-import CShims
-import CSystem
 import Foundation
-import Glibc
 import Synchronization
+import SystemCalls
 
 /// A helper template: one `share decode-helper --template` process that loads
 /// the decoding libraries and sets them up (`InProcessDecoder.prepare()`) once,
-/// then forks the decoder helpers the parent asks for. Each child goes on as if
-/// it had been started on its own: it enters its ``Sandbox``, says it is ready
-/// and serves requests.
+/// then forks the decoder helpers the parent asks for, loading libvips' modules
+/// first when a helper needs them (``HelperKind``). Each child goes on as if it had been started on its own:
+/// it gives up its privileges, enters its ``Sandbox``, says it is ready and
+/// serves requests.
 ///
 /// Why: a helper started on its own costs about 60 ms of CPU before it can
-/// decode (the dynamic loader maps and relocates some 180 libraries, then
+/// decode (the dynamic loader maps and relocates some 185 libraries, then
 /// libvips loads its modules); a command that starts two helpers paid that
 /// twice. A fork of the template costs a few milliseconds and shares the
 /// template's pages until they are written.
@@ -25,22 +24,28 @@ import Synchronization
 /// Helpers that may run the sandbox-only loaders (SVG, PSD) are still started on
 /// their own: they load more before they lock themselves down.
 ///
-/// The `share` commands that decode go further (``forkEarly()``): at their start,
-/// while they have one thread, they fork themselves into the template, so not
-/// even the template pays the dynamic loader (`share --help` alone costs about
-/// 55 ms of CPU, 60 % of it symbol lookups).
+/// The `share` commands that decode go further (``forkEarly()``): first thing
+/// in `main`, while they have one thread and before any of their arguments or
+/// environment is copied, they fork themselves into the template, so not even
+/// the template pays the dynamic loader (`share --help` alone costs about 55 ms
+/// of CPU, 60 % of it symbol lookups). The fork keeps only the allowed
+/// environment variables (``HelperEnvironment``) and wipes the original
+/// argument and environment areas, so neither the template nor its helpers
+/// hold the command line (a `--db` URL, a `--message`) or a secret of the
+/// environment; it then sets the libraries up at once, while the parent is
+/// still reading its arguments and opening its journal.
 final class HelperTemplate: Sendable {
     /// The template's process id (a child of this process).
     let pid: pid_t
 
     /// A template forked at this process's start (``forkEarly()``) that no pool has claimed yet.
-    private static let early = Mutex<(pid: pid_t, socket: Int32)?>(nil)
+    private static let early = Mutex<(pid: pid_t, socket: UnixSocket)?>(nil)
     /// The parent's end of the template's socket; nil once the template is gone.
     private let control: Mutex<MessageSocket?>
 
-    private init(pid: pid_t, socket: Int32) {
+    private init(pid: pid_t, socket: UnixSocket) {
         self.pid = pid
-        self.control = Mutex(MessageSocket(descriptor: socket))
+        self.control = Mutex(MessageSocket(socket))
     }
 
     deinit { stop() }
@@ -48,7 +53,7 @@ final class HelperTemplate: Sendable {
     /// Starts `executable arguments… --template` (the helper arguments, as for a
     /// helper started on its own). Returns at once: the template loads its
     /// libraries while the parent goes on, and takes requests when it is done.
-    static func start(executable: String, arguments: [String], environment: [String: String], keepStandardError: Bool) throws(SpawnError) -> HelperTemplate {
+    static func start(executable: String, arguments: [String], environment: [String: String], keepStandardError: Bool) throws(SystemError) -> HelperTemplate {
         let (pid, socket) = try HelperProcess.spawn(
             executable: executable, arguments: arguments + ["--template"], environment: environment, keepStandardError: keepStandardError)
         return HelperTemplate(pid: pid, socket: socket)
@@ -57,29 +62,36 @@ final class HelperTemplate: Sendable {
     /// Forks this process into a helper template for the first pool that needs
     /// one (``claimEarly(arguments:environment:keepStandardError:)``), as the
     /// `share` commands that decode do at their start. The child has this
-    /// process's libraries loaded and relocated: it waits to be told the
-    /// arguments and environment a started template would have had, then goes on
-    /// as one (``EarlyTemplate``). Does nothing unless this process has one
-    /// thread (a fork of a threaded process may inherit a lock another thread held),
-    /// nor under valgrind: valgrind follows every fork (its helpers then die in
-    /// their sandbox before they are ready), while a started template is followed
-    /// only with `--trace-children=yes`, as the README describes.
+    /// process's libraries loaded and relocated, keeps only the allowed
+    /// environment and wipes the command line (see `shim_fork_template`), sets
+    /// the libraries up, and waits to be told the arguments a started template
+    /// would have had (``EarlyTemplate``). Does nothing unless this process has
+    /// one thread (a fork of a threaded process may inherit a lock another
+    /// thread held), nor under valgrind: valgrind follows every fork (its
+    /// helpers then die in their sandbox before they are ready), while a started
+    /// template is followed only with `--trace-children=yes`, as the README describes.
+    ///
+    /// Call it before anything copies the arguments or the environment (Swift's
+    /// `CommandLine.arguments`, Foundation's `ProcessInfo`): what this process
+    /// has copied by then, the template holds too.
     static func forkEarly() {
-        let underValgrind = ProcessInfo.processInfo.environment["LD_PRELOAD"]?.contains("vgpreload") == true
-        guard !underValgrind, threads() == 1, let ends = HelperProcess.socketPair() else { return }
-        let pid = shim_fork_template(ends[1], ends[0])
-        if pid == 0 { exit(EarlyTemplate.run(MessageSocket(descriptor: 3))) }
-        guard pid > 0 else {
-            Glibc.close(ends[0])
-            return
+        let underValgrind = ProcessEnvironment.value("LD_PRELOAD")?.contains("vgpreload") == true
+        guard !underValgrind, threads() == 1, let (ours, theirs) = try? UnixSocket.pair() else { return }
+        let pid = Processes.forkTemplate(childEnd: theirs, parentEnd: ours, keeping: HelperEnvironment.names)
+        if pid == 0 {
+            // (Descriptor 3 stays open until the exit: the template holds it all its life.)
+            let control = UnixSocket(adopting: 3)
+            let status = EarlyTemplate.run(MessageSocket(control))
+            withExtendedLifetime(control) { Processes.exit(status) }
         }
-        early.withLock { $0 = (pid, ends[0]) }
+        guard pid > 0 else { return }
+        early.withLock { $0 = (pid, ours) }
     }
 
     /// This process's threads (`Threads:` in /proc/self/status), nil if unknown.
     private static func threads() -> Int? {
-        guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return nil }
-        let line = status.split(separator: "\n").first { $0.hasPrefix("Threads:") }
+        guard let status = try? FileSystem.readWholeFile("/proc/self/status") else { return nil }
+        let line = String(decoding: status, as: UTF8.self).split(separator: "\n").first { $0.hasPrefix("Threads:") }
         return line.flatMap { Int($0.dropFirst("Threads:".count).trimmingCharacters(in: .whitespaces)) }
     }
 
@@ -100,13 +112,13 @@ final class HelperTemplate: Sendable {
     }
 
     /// Asks the template to fork a helper whose socket is `helperSocket` (sent,
-    /// not kept: the caller closes its copy). False when the template is gone.
-    /// The helper's ready message on the other end says its pid; when the fork
-    /// fails, that end closes without one.
-    func spawn(helperSocket: Int32) -> Bool {
+    /// not kept: the caller closes its copy), with libvips' modules loaded when
+    /// `withModules`. False when the template is gone. The helper's ready message
+    /// on the other end says its pid; when the fork fails, that end closes without one.
+    func spawn(helperSocket: Int32, withModules: Bool) -> Bool {
         control.withLock { control in
             guard let socket = control else { return false }
-            if socket.send(HelperMessage.frame(.spawn, []), attaching: helperSocket) { return true }
+            if socket.send(HelperMessage.frame(.spawn, withModules ? [1] : []), attaching: helperSocket) { return true }
             Self.close(&control)
             return false
         }
@@ -127,7 +139,6 @@ final class HelperTemplate: Sendable {
                 Self.close(&control)
                 return nil
             }
-            if answer.descriptor >= 0 { Glibc.close(answer.descriptor) }
             return Self.int32(answer.body).map { HelperExit(waitStatus: $0) }
         }
     }
@@ -139,13 +150,12 @@ final class HelperTemplate: Sendable {
             return control != nil
         }
         guard wasOpen else { return }
-        kill(pid, SIGKILL)
-        var status: Int32 = 0
-        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+        Processes.send(SIGKILL, to: pid)
+        _ = Processes.waitForExit(of: pid)
     }
 
     private static func close(_ control: inout MessageSocket?) {
-        if let socket = control { Glibc.close(socket.descriptor) }
+        control?.socket.close()
         control = nil
     }
 
@@ -160,8 +170,9 @@ final class HelperTemplate: Sendable {
 enum HelperTemplateLoop {
     /// How ``serve(_:)`` returned.
     enum Outcome {
-        /// In a forked child: descriptor 3 is now the helper's socket; go on as a helper.
-        case helper
+        /// In a forked child: descriptor 3 is now the helper's socket; go on as a
+        /// helper whose parent (the template) is `template`.
+        case helper(template: pid_t)
         /// In the template, when the parent closed the socket (0) or broke the protocol (1).
         case finished(Int32)
     }
@@ -169,7 +180,7 @@ enum HelperTemplateLoop {
     /// Answers the parent's requests on `control` (descriptor 3) one at a time.
     static func serve(_ control: MessageSocket) -> Outcome {
         while true {
-            let message: (kind: UInt8, body: [UInt8], descriptor: Int32)
+            let message: ReceivedMessage
             do {
                 message = try control.receive(maximum: 64)
             } catch .closed {
@@ -178,34 +189,39 @@ enum HelperTemplateLoop {
                 return .finished(1)
             }
             switch HelperMessage.Kind(rawValue: message.kind) {
-            case .spawn where message.descriptor >= 0:
+            case .spawn where message.descriptor != nil:
+                // A helper that needs libvips' modules: loaded here once (the
+                // template is not sandboxed), for it and every later child.
+                if message.body == [1] { DecoderHelper.loadModules(sandboxOnlyLoaders: false) }
                 // The child gets the descriptor as 3; a failed fork closes it, which
                 // the parent sees as a helper that ended before it was ready.
-                if shim_fork_helper(message.descriptor) == 0 { return .helper }
+                let template = Processes.current
+                if Processes.forkHelper(socket: message.descriptor!) == 0 {
+                    // Descriptor 3 is the helper's socket now: the template's object
+                    // for it must not close it.
+                    _ = control.socket.release()
+                    return .helper(template: template)
+                }
             case .reap:
-                if message.descriptor >= 0 { close(message.descriptor) }
                 var answer: [UInt8] = []
                 if let pid = HelperTemplate.int32(message.body), pid > 0 {
-                    kill(pid, SIGKILL)
-                    var status: Int32 = 0
-                    var result: pid_t
-                    repeat { result = waitpid(pid, &status, 0) } while result < 0 && errno == EINTR
-                    if result == pid { withUnsafeBytes(of: status.littleEndian) { answer.append(contentsOf: $0) } }
+                    Processes.send(SIGKILL, to: pid)
+                    if let status = Processes.waitForExit(of: pid) { withUnsafeBytes(of: status.littleEndian) { answer.append(contentsOf: $0) } }
                 }
                 guard control.send(HelperMessage.frame(.reaped, answer)) else { return .finished(1) }
             default:
-                if message.descriptor >= 0 { close(message.descriptor) }
                 return .finished(1)
             }
         }
     }
 }
 
-/// The child of ``HelperTemplate/forkEarly()``: it waits for the parent's
-/// ``Configuration``, takes its environment (replacing the one inherited), sends
-/// its standard error to /dev/null unless told to keep it, and goes on as
-/// `share decode-helper arguments…` (``DecoderHelper/main(_:)``) would. Exits 0
-/// when the parent closes the socket first: it never needed a decoder.
+/// The child of ``HelperTemplate/forkEarly()``: it sets the libraries up at
+/// once (with the allowed environment it kept), then waits for the parent's
+/// ``Configuration``, takes its environment, sends its standard error to
+/// /dev/null unless told to keep it, and goes on as `share decode-helper
+/// arguments…` (``DecoderHelper/main(_:)``) would. Exits 0 when the parent
+/// closes the socket first: it never needed a decoder.
 enum EarlyTemplate {
     /// What a started template would have been given.
     struct Configuration: Codable {
@@ -216,7 +232,8 @@ enum EarlyTemplate {
     }
 
     static func run(_ control: MessageSocket) -> Int32 {
-        let message: (kind: UInt8, body: [UInt8], descriptor: Int32)
+        DecoderHelper.prepareLibraries(sandboxOnlyLoaders: false)
+        let message: ReceivedMessage
         do {
             message = try control.receive(maximum: HelperMessage.maximumRequest)
         } catch .closed {
@@ -224,19 +241,14 @@ enum EarlyTemplate {
         } catch {
             return 1
         }
-        if message.descriptor >= 0 { Glibc.close(message.descriptor) }
         guard message.kind == HelperMessage.Kind.configure.rawValue,
-            let configuration = try? JSONDecoder().decode(Configuration.self, from: Data(message.body))
+            let configuration = try? JSONDecoder().decode(Configuration.self, from: Data(message.body)),
+            let settings = try? HelperSettings(configuration.arguments), settings.isTemplate
         else { return 1 }
-        clearenv()
-        for (name, value) in configuration.environment { setenv(name, value, 1) }
-        if !configuration.keepStandardError {
-            let null = open("/dev/null", O_WRONLY)
-            if null >= 0 {
-                dup2(null, 2)
-                if null != 2 { Glibc.close(null) }
-            }
+        ProcessEnvironment.replace(with: configuration.environment)
+        if !configuration.keepStandardError, let null = try? FileDescriptor.open("/dev/null", O_WRONLY) {
+            try? null.duplicate(onto: 2, path: "/dev/null")
         }
-        return DecoderHelper.main(configuration.arguments)
+        return DecoderHelper.run(settings, control: control)
     }
 }

@@ -1,29 +1,38 @@
 import Foundation
-import Glibc
 import MediaFormats
 import MediaKit
+import SystemCalls
 
 /// Decodes media in a small pool of sandboxed helper processes, so that a bug
 /// in a decoding library (libvips, libav, libheif, poppler, librsvg,
 /// ImageMagick) exploited or triggered by a shared file cannot touch the
 /// process that holds the journal, the container and the user's data.
 ///
-/// A helper is the `share` executable started again in its hidden helper mode
-/// (`share decode-helper`, which calls ``DecoderHelper/main(_:)``), never a fork
-/// of this threaded process: one helper template (started the same way) sets up
-/// the libraries once and forks the helpers, see `HelperTemplate`. It loads the libraries, locks itself down (see
-/// the README: no-new-privs, seccomp-bpf, Landlock, resource limits), and then
+/// A helper is the `share` executable in its hidden helper mode (`share
+/// decode-helper`, which calls ``DecoderHelper/main(_:)``), never a fork of this
+/// threaded process: one helper template sets up the libraries once and forks
+/// the helpers (see `HelperTemplate`; the `share` CLI forks the template from
+/// itself at its start, anyone else starts it as `share decode-helper
+/// --template`). A helper loads the libraries, gives up its privileges and locks
+/// itself down (see the README: an unprivileged user, no capabilities,
+/// no-new-privs, a seccomp-bpf allowlist, Landlock, resource limits), and then
 /// decodes one request at a time: the parent opens the file read-only and
 /// passes the descriptor with the request over a Unix socket; the helper sends
-/// back the facts and the thumbnail's JPEG bytes. This process never decodes.
+/// back the facts and the thumbnail's JPEG bytes, which the parent checks
+/// before using them. This process never decodes.
 ///
 /// There is one helper per concurrent caller (per decoding worker), reused
-/// across items and batches. When a helper crashes, hits its memory or CPU
-/// limit, or overruns the request's time, only its item fails (reasons
-/// `decoderCrashed` naming the signal, `memoryLimit`, `timeLimit`) and a new
-/// helper takes its place. An item whose helper died is decoded once more in a
-/// fresh helper, so a helper killed from outside costs nothing and a file that
-/// crashes the decoder fails alone. A timed-out decode is never run again.
+/// across the items of one batch (``DecodeRequest/batch``) and never for
+/// another batch. When a helper crashes, hits its memory or CPU limit, or
+/// overruns the request's time, only its item fails (reasons `decoderCrashed`
+/// naming the signal, `memoryLimit`, `timeLimit`) and a new helper takes its
+/// place. An item whose helper died is decoded once more in a fresh helper, so
+/// a helper killed from outside costs nothing and a file that crashes the
+/// decoder fails alone. A timed-out decode is never run again. A reply that
+/// fails the parent's checks (facts outside the limits, an unknown MIME type, a
+/// thumbnail that is no JPEG of the size asked for) fails its item as
+/// `decoderMisbehaved`, and its helper is killed; so is a helper whose sandbox
+/// is weaker than this machine allows, and then nothing is decoded at all.
 ///
 /// ```swift
 /// let decoder = ProcessIsolatedDecoder(helperExecutable: "/usr/local/bin/share")
@@ -47,8 +56,26 @@ public final class ProcessIsolatedDecoder: MediaDecoder, @unchecked Sendable {
         /// Seconds added to a request's own limits (facts plus thumbnail) before
         /// the parent stops a helper that has not answered.
         public var gracePeriod: Double
-        /// Extra environment for the helpers (they inherit this process's).
+        /// Extra environment for the helpers. They inherit only a short list of
+        /// this process's variables (see the README's sandbox section), then these.
         public var environment: [String: String]
+        /// The user a helper switches to when this process runs as root (looked up
+        /// by name here; default `nobody`). A helper of an unprivileged process keeps its user.
+        public var helperUser: String
+        /// The group a helper switches to when this process runs as root (default
+        /// `nogroup`, or the user's own group where there is no `nogroup`).
+        public var helperGroup: String
+
+        /// Called once, by the first thread that finds a helper's sandbox weaker
+        /// than this machine allows, with the one message to show (nothing is
+        /// decoded in such a helper either way: without a handler, each item fails
+        /// with that message). The `share` CLI prints it and exits at once.
+        public var onWeakerSandbox: (@Sendable (String) -> Void)?
+
+        /// `nobody`.
+        public static let defaultHelperUser = "nobody"
+        /// `nogroup`.
+        public static let defaultHelperGroup = "nogroup"
 
         /// Helpers write nothing to the terminal (their standard error is /dev/null)
         /// unless this environment variable is `inherit`: for valgrind and debugging.
@@ -60,7 +87,8 @@ public final class ProcessIsolatedDecoder: MediaDecoder, @unchecked Sendable {
         public init(
             helperExecutable: String, helperArguments: [String] = [DecoderHelper.command],
             prestartedHelpers: Int = ProcessInfo.processInfo.activeProcessorCount, memoryLimit: UInt64 = 4 << 30,
-            startupTimeLimit: Double = 30, gracePeriod: Double = 2, environment: [String: String] = [:]
+            startupTimeLimit: Double = 30, gracePeriod: Double = 2, environment: [String: String] = [:],
+            helperUser: String = Configuration.defaultHelperUser, helperGroup: String = Configuration.defaultHelperGroup
         ) {
             self.helperExecutable = helperExecutable
             self.helperArguments = helperArguments
@@ -69,6 +97,9 @@ public final class ProcessIsolatedDecoder: MediaDecoder, @unchecked Sendable {
             self.startupTimeLimit = startupTimeLimit
             self.gracePeriod = gracePeriod
             self.environment = environment
+            self.helperUser = helperUser
+            self.helperGroup = helperGroup
+            self.onWeakerSandbox = nil
         }
 
         /// Helpers from this very executable (`/proc/self/exe`): what the `share`
@@ -109,22 +140,58 @@ public final class ProcessIsolatedDecoder: MediaDecoder, @unchecked Sendable {
     /// (the pipeline needs no poison-item bookkeeping of its own).
     public var containsCrashes: Bool { true }
 
-    /// Starts the helpers ahead of the first item (``Configuration/prestartedHelpers``),
-    /// without waiting for them: they load and sandbox themselves meanwhile.
+    /// Called at the start of each batch: stops the idle helpers that served an
+    /// earlier batch, and starts helpers ahead of the first item
+    /// (``Configuration/prestartedHelpers``), without waiting for them: they load
+    /// and sandbox themselves meanwhile.
     public func prepare() {
-        pool.prestart(configuration.prestartedHelpers)
+        pool.prepare(configuration.prestartedHelpers)
     }
 
-    /// Decodes `request` in a helper. The file is opened here, read-only, and only
-    /// its descriptor is passed on.
-    public func decode(_ request: DecodeRequest) throws(MediaError) -> DecodedMedia {
-        let descriptor = open(request.path, O_RDONLY | O_CLOEXEC | O_NOCTTY)
-        guard descriptor >= 0 else {
-            throw MediaError(.unreadable, "\(request.label): cannot open the copy: \(String(cString: strerror(errno)))")
+    /// Starts a helper (or takes an idle one that has served no batch yet),
+    /// waits until it is ready, and reports what its sandbox holds against what
+    /// this machine allows. A helper whose sandbox is weaker is stopped, and
+    /// then nothing is decoded (each item fails with the report's message); the
+    /// report lists its ``SandboxReport/shortfalls``. Throws when no helper can
+    /// be started at all. A helper that passes stays, for the first item.
+    public func checkSandbox() throws(MediaError) -> SandboxReport {
+        let requirement = pool.requirement
+        func report(_ observed: (pid: pid_t, status: SandboxStatus, shortfalls: [String])) -> SandboxReport {
+            SandboxReport(
+                helperProcessID: observed.pid, helper: observed.status, statusLines: observed.status.statusLines, seccompAvailable: requirement.seccomp,
+                landlockABI: requirement.landlockABI, uid: requirement.uid, gid: requirement.gid, shortfalls: observed.shortfalls)
         }
-        defer { close(descriptor) }
+        let helper: HelperProcess
+        do {
+            helper = try pool.checkout(for: "", batch: BatchBinding(batch: nil), kind: .base)
+        } catch {
+            if error.kind == .decoderMisbehaved, let refused = pool.lastObserved, !refused.shortfalls.isEmpty { return report(refused) }
+            throw error
+        }
+        // Checked out for no batch: it goes back fresh, to serve the first one.
+        defer { pool.checkin(helper, unbinding: true) }
+        let observed = helper.ready.flatMap(HelperPool.observe) ?? SandboxStatus()
+        return report((helper.pid, observed, requirement.shortfalls(of: observed)))
+    }
+
+    /// The error a helper whose sandbox is weaker than this machine allows gives
+    /// (what each item fails with, and what `share` prints before it stops).
+    public static func weakerSandboxMessage(_ report: SandboxReport) -> String {
+        HelperPool.weakerSandboxMessage(pid: report.helperProcessID, shortfalls: report.shortfalls)
+    }
+
+    /// Decodes `request` in a helper of its batch. The file is opened here,
+    /// read-only, and only its descriptor is passed on; the reply is checked
+    /// (``ReplyCheck``) before anything in it is used.
+    public func decode(_ request: DecodeRequest) throws(MediaError) -> DecodedMedia {
+        let descriptor: FileDescriptor
+        do {
+            descriptor = try FileDescriptor.open(request.path, O_RDONLY | O_NOCTTY)
+        } catch {
+            throw MediaError(.unreadable, "\(request.label): cannot open the copy: \(error.message)")
+        }
         var request = request
-        let sandboxOnlyLoaders = InProcessDecoder.needsSandboxOnlyLoaders(request.format)
+        let kind = HelperKind.needed(for: request.format)
         var crashes: [HelperExit] = []
         var undelivered = 0
         // Set once a helper died making the thumbnail too: the facts are then asked
@@ -132,10 +199,10 @@ public final class ProcessIsolatedDecoder: MediaDecoder, @unchecked Sendable {
         var thumbnailFailure: MediaError?
         while true {
             let limit = Self.budget(for: request)
-            let helper = try pool.checkout(for: request.label, sandboxOnlyLoaders: sandboxOnlyLoaders)
-            let outcome: Result<DecodedMedia, MediaError>
+            let helper = try pool.checkout(for: request.label, batch: BatchBinding(batch: request.batch), kind: kind)
+            let reply: HelperReply
             do throws(HelperFailure) {
-                outcome = try helper.decode(request, descriptor: descriptor, deadline: Monotonic.now() + limit + configuration.gracePeriod)
+                reply = try helper.decode(request, descriptor: descriptor, deadline: MonotonicClock.now() + limit + configuration.gracePeriod)
             } catch {
                 pool.discard(helper)
                 switch error {
@@ -163,8 +230,17 @@ public final class ProcessIsolatedDecoder: MediaDecoder, @unchecked Sendable {
                         .timeLimit,
                         "\(request.label): decoding took longer than \(Self.seconds(limit + configuration.gracePeriod)) s; the decoder helper was stopped")
                 case .malformed(let problem):
-                    throw MediaError(.decoderCrashed, "\(request.label): the decoder helper answered with \(problem); it was stopped")
+                    throw MediaError(.decoderMisbehaved, "\(request.label): the decoder helper broke the protocol (\(problem)); it was stopped")
                 }
+            }
+            let outcome: Result<DecodedMedia, MediaError>
+            do throws(ReplyViolation) {
+                outcome = try ReplyCheck.validate(reply, for: request)
+            } catch {
+                let pid = helper.pid
+                pool.discard(helper)
+                throw MediaError(
+                    .decoderMisbehaved, "\(request.label): the decoder helper (pid \(pid)) answered with \(error), which the parent's checks refuse; it was stopped")
             }
             pool.checkin(helper)
             var decoded = try outcome.get()
@@ -184,6 +260,10 @@ public final class ProcessIsolatedDecoder: MediaDecoder, @unchecked Sendable {
     /// How many helpers were started so far, replacements included.
     public var startedHelperCount: Int { pool.startedCount }
 
+    /// The batch each running helper serves, by pid (helpers that have served
+    /// none are left out; a request without a batch is bound to nil).
+    var helperBatches: [Int32: String?] { pool.batches.mapValues(\.batch) }
+
     /// Stops the idle helpers now (they also stop by themselves when this process
     /// exits, or when the decoder is released).
     public func shutdown() { pool.shutdown() }
@@ -202,4 +282,29 @@ public final class ProcessIsolatedDecoder: MediaDecoder, @unchecked Sendable {
     private static func seconds(_ value: Double) -> String {
         value == value.rounded() ? String(Int(value)) : String(format: "%.1f", value)
     }
+}
+
+/// What this machine lets a decoder helper have, and what one actually got
+/// (``ProcessIsolatedDecoder/checkSandbox()``; `share doctor` prints it).
+public struct SandboxReport: Sendable {
+    /// The helper's process id.
+    public let helperProcessID: Int32
+    /// Its sandbox: credentials, capabilities, no-new-privs and seccomp mode as
+    /// its /proc/PID/status shows them, the Landlock ABI, seccomp policy and
+    /// address-space limit as it reported them.
+    public let helper: SandboxStatus
+    /// The lines of its /proc/PID/status that show the sandbox (`Uid:`, `CapEff:`,
+    /// `NoNewPrivs:`, `Seccomp:` …), as the kernel printed them.
+    public let statusLines: [String]
+    /// Whether this machine's kernel can install seccomp filters.
+    public let seccompAvailable: Bool
+    /// The Landlock ABI this machine's kernel offers (0: none).
+    public let landlockABI: Int
+    /// The user id helpers must run as (the unprivileged account when this
+    /// process is root, else this process's own).
+    public let uid: UInt32
+    /// The group id helpers must run as when this process is root; nil when it is not.
+    public let gid: UInt32?
+    /// Each way the helper's sandbox is weaker than this machine allows; empty when it is not.
+    public let shortfalls: [String]
 }

@@ -1,34 +1,37 @@
-import CShims
 import CSystem
 import Foundation
-import Glibc
+import SystemCalls
 
-/// The decoder helper's sandbox, entered once its libraries and their modules
-/// are loaded and before it receives any input:
+/// The decoder helper's sandbox, entered once its libraries and every library
+/// module are loaded and before it receives any input, in this order:
 ///
+/// - no privileges: started as root, it becomes an unprivileged user and group
+///   (`nobody`/`nogroup` unless configured), with no supplementary groups and
+///   empty capability sets, bounding set included; started unprivileged, it
+///   keeps its user and drops any capability;
 /// - resource limits: address space (the memory limit), open files, no file
-///   growth, no core dumps, not dumpable (no ptrace by others);
+///   growth, no core dumps, not dumpable;
 /// - no-new-privs;
 /// - Landlock: no file-system writes at all, and reads only beneath
 ///   ``readablePaths`` (libraries, their data and configuration); TCP bind and
 ///   connect refused; signals and abstract Unix sockets scoped to the helper;
-/// - seccomp-bpf: no sockets, exec, new processes, ptrace, process_vm_*, mounts,
-///   namespaces, kernel modules, BPF, io_uring, keyrings, signals to others, and
-///   no opening files for writing (see `shim_sandbox.h`).
+/// - seccomp-bpf: an allowlist of the calls the decoders make (see
+///   `shim_sandbox.h` and the README's table); everything else fails.
 ///
 /// The input arrives as an open read-only descriptor, which none of this affects.
 ///
-/// What the kernel lacks is skipped (Landlock before Linux 5.13, seccomp where
-/// not built in; valgrind knows neither): the helper then runs with process
-/// separation and its limits, and reports what it has (``SandboxStatus``).
+/// Where the kernel lacks Landlock or seccomp (or under valgrind, which knows
+/// neither) those steps are skipped, and the helper's report (``SandboxStatus``)
+/// says so; the parent then accepts it only if this machine cannot do better
+/// either (``SandboxRequirement``).
 enum Sandbox {
     /// What the decoding libraries may still read once locked down: shared
-    /// libraries and their data (`/usr`: codecs, libvips modules, ImageMagick's
-    /// coders, poppler's data, fonts), font and ImageMagick configuration, the
-    /// dynamic linker's cache, the time zone, this process's own `/proc` entry, the
-    /// CPU count, glibc malloc's overcommit setting, and the null and random
-    /// devices. Nothing of the user's. (liborc also tries to create executable
-    /// scratch files in $HOME or /tmp; refused, it maps anonymous memory instead.)
+    /// libraries and their data (`/usr`: codecs, poppler's data, fonts), font and
+    /// ImageMagick configuration, the dynamic linker's cache, the time zone, this
+    /// process's own `/proc` entry, the CPU count, glibc malloc's overcommit
+    /// setting, and the null and random devices. Nothing of the user's. (liborc
+    /// also tries to create executable scratch files in $HOME or /tmp; refused,
+    /// its code is not run: see the README.)
     static let readablePaths = [
         "/usr", "/etc/fonts", "/etc/ImageMagick-6", "/etc/ImageMagick-7", "/var/cache/fontconfig", "/etc/ld.so.cache",
         "/etc/localtime", "/proc/self", "/proc/sys/vm/overcommit_memory", "/sys/devices/system/cpu", "/dev/null", "/dev/urandom",
@@ -37,17 +40,49 @@ enum Sandbox {
     /// Open files a helper may hold (libraries keep a few; one input at a time).
     static let openFileLimit: UInt64 = 128
 
-    /// Enters the sandbox with `addressSpaceLimit` bytes of address space (0: none).
-    static func enter(addressSpaceLimit: UInt64) throws(SandboxError) -> SandboxStatus {
+    /// The environment variable that puts the seccomp policy in recording mode
+    /// (every refusal allows instead) for scripts/record-helper-syscalls.sh,
+    /// which runs `share` under strace. Set for the parent; it reaches the
+    /// helpers, and the parent then accepts their recording policy (and only then).
+    static let recordingVariable = "SHARE_SANDBOX_RECORD"
+
+    /// Enters the sandbox. `account` holds the user and group ids to switch to
+    /// when started as root (ignored otherwise: the helper keeps its user);
+    /// `parent`, when > 0, is the process whose death must kill this one (see
+    /// `shim_drop_privileges`).
+    static func enter(addressSpaceLimit: UInt64, account: (uid: uid_t, gid: gid_t)?, parent: pid_t, recording: Bool) throws(SandboxError) -> SandboxStatus {
+        let skipped = TestFault.skippedSandboxSteps
+        let root = Credentials.effectiveUserID == 0
+        guard !root || account != nil else { throw SandboxError("dropping privileges (started as root without an account to switch to)", EINVAL) }
+        let uid = root ? account!.uid : Credentials.effectiveUserID
+        let gid = root ? account!.gid : Credentials.effectiveGroupID
+        if !skipped.contains("privileges") {
+            guard shim_drop_privileges(uid, gid, parent) == 0 else { throw SandboxError("dropping privileges", errno) }
+        }
         guard shim_sandbox_limits(addressSpaceLimit, openFileLimit) == 0 else { throw SandboxError("resource limits", errno) }
+        // With a file-size limit of 0, a write to a file (a kept stderr that is
+        // one) fails with EFBIG instead of killing the helper.
+        SignalSet.ignore(SIGXFSZ)
         guard shim_sandbox_no_new_privs() == 0 else { throw SandboxError("no-new-privs", errno) }
-        let abi = withCStrings(readablePaths) { shim_landlock_restrict_to_reading($0, Int32(readablePaths.count)) }
+        let abi = skipped.contains("landlock") ? 0 : withCStrings(readablePaths) { shim_landlock_restrict_to_reading($0, Int32(readablePaths.count)) }
         guard abi >= 0 else { throw SandboxError("Landlock", errno) }
         // A kernel without seccomp (or valgrind, which does not know the call)
-        // answers ENOSYS: the helper runs with what the kernel offers, as without
-        // Landlock, and its ready message says so.
-        guard shim_sandbox_seccomp() == 0 || errno == ENOSYS else { throw SandboxError("seccomp", errno) }
-        return SandboxStatus.current(landlockABI: Int(abi), addressSpaceLimit: addressSpaceLimit)
+        // answers ENOSYS or EINVAL: the helper runs with what the kernel offers,
+        // and its report says so.
+        var policy = SandboxStatus.Policy.allowlist
+        if skipped.contains("seccomp") {
+            policy = .none
+        } else if shim_sandbox_seccomp(recording ? 1 : 0) != 0 {
+            guard errno == ENOSYS || errno == EINVAL else { throw SandboxError("seccomp", errno) }
+            policy = .none
+        } else if recording {
+            policy = .recording
+        }
+        var status = SandboxStatus.read(pid: nil) ?? SandboxStatus()
+        status.seccompPolicy = policy
+        status.landlockABI = Int(abi)
+        status.addressSpaceLimit = addressSpaceLimit
+        return status
     }
 
     private static func withCStrings<T>(_ strings: [String], _ body: (UnsafePointer<UnsafePointer<CChar>?>) -> T) -> T {
@@ -57,26 +92,201 @@ enum Sandbox {
     }
 }
 
-/// What the sandbox of a helper holds, as the helper reads it back.
-struct SandboxStatus: Codable, Sendable, Equatable {
-    /// `NoNewPrivs: 1` in /proc/self/status.
-    var noNewPrivs: Bool
-    /// `Seccomp: 2` (filter mode) in /proc/self/status.
-    var seccompFilter: Bool
-    /// The Landlock ABI the helper restricted itself with (0: none, the kernel has no Landlock).
-    var landlockABI: Int
+/// The unprivileged account a helper started as root switches to.
+struct HelperAccount: Sendable, Equatable, CustomStringConvertible {
+    var userName: String
+    var groupName: String
+    var uid: uid_t
+    var gid: gid_t
+
+    /// Looks `user` and `group` up in the system's databases (here, in the
+    /// parent: a sandboxed helper cannot read them). A missing group named
+    /// `nogroup` falls back to the user's own group (distributions without it
+    /// name it `nobody`). Throws a message naming what is missing.
+    static func resolve(user: String, group: String) throws(ConfigurationError) -> HelperAccount {
+        guard let account = Credentials.user(named: user) else {
+            throw ConfigurationError("the decoder helpers' user \"\(user)\" does not exist on this system; name another one with SHARE_HELPER_USER")
+        }
+        let gid: gid_t
+        if let found = Credentials.group(named: group) {
+            gid = found
+        } else if group == ProcessIsolatedDecoder.Configuration.defaultHelperGroup {
+            gid = account.gid
+        } else {
+            throw ConfigurationError("the decoder helpers' group \"\(group)\" does not exist on this system; name another one with SHARE_HELPER_GROUP")
+        }
+        guard account.uid != 0, gid != 0 else {
+            throw ConfigurationError("the decoder helpers' user and group must not be root (\(user) is uid \(account.uid), \(group) is gid \(gid))")
+        }
+        return HelperAccount(userName: user, groupName: group, uid: account.uid, gid: gid)
+    }
+
+    var description: String { "\(userName) (uid \(uid)), group \(groupName) (gid \(gid))" }
+}
+
+/// A configuration that cannot work (a missing user), with the message people read.
+struct ConfigurationError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// What the sandbox of a process holds: its credentials and kernel
+/// restrictions as /proc/PID/status shows them, plus what only the helper
+/// itself knows (the Landlock ABI it restricted itself with, the seccomp policy
+/// it installed, its address-space limit).
+public struct SandboxStatus: Codable, Sendable, Equatable {
+    /// Which seccomp program the helper installed.
+    public enum Policy: String, Codable, Sendable {
+        /// The allowlist: what is not listed fails.
+        case allowlist
+        /// The allowlist in recording mode: everything is allowed (strace records it).
+        case recording
+        /// None (the kernel has no seccomp, or valgrind).
+        case none
+    }
+
+    /// Real, effective, saved and file-system user ids (`Uid:`).
+    public internal(set) var uids: [UInt32] = []
+    /// The same for groups (`Gid:`).
+    public internal(set) var gids: [UInt32] = []
+    /// Supplementary groups (`Groups:`).
+    public internal(set) var groups: [UInt32] = []
+    /// The inheritable capability set (`CapInh`), as a mask.
+    public internal(set) var capInheritable: UInt64 = 0
+    /// The permitted capability set (`CapPrm`).
+    public internal(set) var capPermitted: UInt64 = 0
+    /// The effective capability set (`CapEff`).
+    public internal(set) var capEffective: UInt64 = 0
+    /// The capability bounding set (`CapBnd`).
+    public internal(set) var capBounding: UInt64 = 0
+    /// The ambient capability set (`CapAmb`).
+    public internal(set) var capAmbient: UInt64 = 0
+    /// `NoNewPrivs: 1`.
+    public internal(set) var noNewPrivs = false
+    /// `Seccomp:` 0 (none), 1 (strict) or 2 (filter).
+    public internal(set) var seccompMode = 0
+    /// The seccomp program (reported by the helper).
+    public internal(set) var seccompPolicy = Policy.none
+    /// The Landlock ABI the helper restricted itself with (0: none).
+    public internal(set) var landlockABI = 0
     /// The address-space limit in bytes (0: none).
+    public internal(set) var addressSpaceLimit: UInt64 = 0
+
+    /// The effective user id.
+    public var uid: UInt32 { uids.count > 1 ? uids[1] : UInt32.max }
+    /// The effective group id.
+    public var gid: UInt32 { gids.count > 1 ? gids[1] : UInt32.max }
+
+    /// The lines of /proc/PID/status this is read from, as the kernel names them.
+    static let statusFields = ["Uid", "Gid", "Groups", "CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb", "NoNewPrivs", "Seccomp"]
+
+    /// The /proc/PID/status lines it was read from, in the kernel's order.
+    var statusLines: [String] = []
+
+    /// Reads /proc/PID/status (`pid` nil: this process's); nil when it cannot
+    /// be read (the process is gone). The helper-only fields stay at their defaults.
+    static func read(pid: pid_t?) -> SandboxStatus? {
+        guard let (lines, ordered) = readStatusFields(pid: pid) else { return nil }
+        var status = SandboxStatus()
+        status.statusLines = ordered
+        func numbers(_ name: String) -> [UInt32] { (lines[name] ?? "").split(whereSeparator: { $0 == " " || $0 == "\t" }).compactMap { UInt32($0) } }
+        func mask(_ name: String) -> UInt64 { UInt64(lines[name] ?? "", radix: 16) ?? UInt64.max }
+        status.uids = numbers("Uid")
+        status.gids = numbers("Gid")
+        status.groups = numbers("Groups")
+        status.capInheritable = mask("CapInh")
+        status.capPermitted = mask("CapPrm")
+        status.capEffective = mask("CapEff")
+        status.capBounding = mask("CapBnd")
+        status.capAmbient = mask("CapAmb")
+        status.noNewPrivs = lines["NoNewPrivs"] == "1"
+        status.seccompMode = Int(lines["Seccomp"] ?? "") ?? 0
+        return status
+    }
+
+    /// The fields of /proc/PID/status named in ``statusFields``: by name (values
+    /// trimmed), and the whole lines in order.
+    static func readStatusFields(pid: pid_t?) -> ([String: String], [String])? {
+        let path = pid.map { "/proc/\($0)/status" } ?? "/proc/self/status"
+        guard let bytes = try? FileSystem.readWholeFile(path) else { return nil }
+        var lines: [String: String] = [:]
+        var ordered: [String] = []
+        for line in String(decoding: bytes, as: UTF8.self).split(separator: "\n") {
+            guard let colon = line.firstIndex(of: ":") else { continue }
+            let name = String(line[..<colon])
+            guard statusFields.contains(name) else { continue }
+            lines[name] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+            ordered.append(String(line))
+        }
+        return (lines, ordered)
+    }
+
+    /// `CapEff` and friends as /proc prints them (16 hex digits).
+    static func hex(_ mask: UInt64) -> String {
+        let digits = String(mask, radix: 16)
+        return String(repeating: "0", count: max(0, 16 - digits.count)) + digits
+    }
+}
+
+/// The sandbox this machine lets a helper have, which every helper's must
+/// match: the parent refuses to decode in a weaker one (``shortfalls(of:)``).
+struct SandboxRequirement: Sendable, Equatable {
+    /// Seccomp filters are available: the helper must run the allowlist (mode 2).
+    var seccomp: Bool
+    /// The Landlock ABI the kernel offers (0: none); the helper must use it.
+    var landlockABI: Int
+    /// The account a helper must run as: the unprivileged one when the parent
+    /// is root, else the parent's own user.
+    var uid: uid_t
+    var gid: gid_t?
+    /// Whether the bounding set must be empty (the parent could empty it:
+    /// it is root, or holds CAP_SETPCAP).
+    var emptyBoundingSet: Bool
+    /// The recording policy is accepted (the parent itself runs with ``Sandbox/recordingVariable``).
+    var recording: Bool
+    /// The address-space limit the helper was asked for.
     var addressSpaceLimit: UInt64
 
-    /// Reads /proc/self/status.
-    static func current(landlockABI: Int, addressSpaceLimit: UInt64) -> SandboxStatus {
-        let status = (try? String(contentsOfFile: "/proc/self/status", encoding: .utf8)) ?? ""
-        func field(_ name: String) -> String? {
-            status.split(separator: "\n").first { $0.hasPrefix(name + ":") }.map { $0.dropFirst(name.count + 1).trimmingCharacters(in: .whitespaces) }
+    /// What this machine allows, for helpers of `account` (nil when this
+    /// process is not root) with `addressSpaceLimit`.
+    static func thisMachine(account: HelperAccount?, addressSpaceLimit: UInt64) -> SandboxRequirement {
+        let root = Credentials.effectiveUserID == 0
+        let setpcap: UInt64 = 1 << 8  // CAP_SETPCAP
+        return SandboxRequirement(
+            seccomp: shim_seccomp_filter_available() == 1, landlockABI: Int(shim_landlock_abi()),
+            uid: account?.uid ?? Credentials.effectiveUserID, gid: account?.gid, emptyBoundingSet: root || Credentials.effectiveCapabilities & setpcap != 0,
+            recording: ProcessEnvironment.value(Sandbox.recordingVariable) == "1", addressSpaceLimit: addressSpaceLimit)
+    }
+
+    /// Each way `status` is weaker than this requirement, as a phrase naming
+    /// what was found and what was expected; empty when it is not weaker.
+    func shortfalls(of status: SandboxStatus) -> [String] {
+        var found: [String] = []
+        if status.uids.count < 4 || !status.uids.allSatisfy({ $0 == uid }) {
+            found.append("user ids \(status.uids.map(String.init).joined(separator: " ")) (expected \(uid))")
         }
-        return SandboxStatus(
-            noNewPrivs: field("NoNewPrivs") == "1", seccompFilter: field("Seccomp") == "2", landlockABI: landlockABI,
-            addressSpaceLimit: addressSpaceLimit)
+        if status.uids.contains(0) && uid != 0 { found.append("it runs as root") }
+        if let gid, status.gids.count < 4 || !status.gids.allSatisfy({ $0 == gid }) {
+            found.append("group ids \(status.gids.map(String.init).joined(separator: " ")) (expected \(gid))")
+        }
+        if gid != nil, !status.groups.isEmpty { found.append("supplementary groups \(status.groups.map(String.init).joined(separator: " ")) (expected none)") }
+        let capabilities = [
+            ("CapEff", status.capEffective), ("CapPrm", status.capPermitted), ("CapInh", status.capInheritable), ("CapAmb", status.capAmbient),
+        ]
+        for (name, mask) in capabilities where mask != 0 { found.append("\(name) \(SandboxStatus.hex(mask)) (expected 0)") }
+        if emptyBoundingSet, status.capBounding != 0 { found.append("CapBnd \(SandboxStatus.hex(status.capBounding)) (expected 0)") }
+        if !status.noNewPrivs { found.append("NoNewPrivs 0 (expected 1)") }
+        if seccomp {
+            let acceptable: [SandboxStatus.Policy] = recording ? [.allowlist, .recording] : [.allowlist]
+            if status.seccompMode != 2 || !acceptable.contains(status.seccompPolicy) {
+                found.append("seccomp mode \(status.seccompMode) with the \(status.seccompPolicy.rawValue) policy (expected 2 with the allowlist)")
+            }
+        }
+        if status.landlockABI < landlockABI { found.append("Landlock ABI \(status.landlockABI) (this machine offers \(landlockABI))") }
+        if status.addressSpaceLimit != addressSpaceLimit {
+            found.append("an address-space limit of \(status.addressSpaceLimit) bytes (expected \(addressSpaceLimit))")
+        }
+        return found
     }
 }
 
@@ -88,5 +298,5 @@ struct SandboxError: Error, CustomStringConvertible {
         self.step = step
         self.code = code
     }
-    var description: String { "\(step): \(String(cString: strerror(code)))" }
+    var description: String { "\(step): \(SystemError.message(for: code))" }
 }

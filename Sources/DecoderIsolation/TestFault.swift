@@ -1,26 +1,55 @@
 import CShims
 import CSystem
 import Foundation
-import Glibc
 import MediaFormats
+import SystemCalls
 
-/// A test-only hook: `SHARE_TEST_HELPER_FAULT=segv:NAME,abort:NAME,loop:NAME,alloc:NAME`
-/// makes a helper misbehave on the item whose file name is NAME, after it is
-/// sandboxed and before it decodes: a write through a null pointer (SIGSEGV),
-/// `abort()`, an endless busy loop, or a 10 GB allocation. It proves that each
-/// fails that one item with the right reason while the batch goes on.
-/// `segv-thumbnail:NAME` crashes only while a thumbnail is asked for (a poster
-/// that kills the decoder). Unset, it costs one dictionary lookup per item.
+/// A test-only hook: `SHARE_TEST_HELPER_FAULT=FAULT:NAME,FAULT:NAME,…` makes a
+/// helper misbehave on the item whose file name is NAME, after it is sandboxed
+/// and before it decodes. Unset, it costs one dictionary lookup per item.
+///
+/// - `segv`, `abort`, `loop`, `alloc`: a write through a null pointer
+///   (SIGSEGV), `abort()`, an endless busy loop, a 10 GB allocation. Each must
+///   fail that one item with the right reason while the batch goes on.
+///   `segv-thumbnail` crashes only while a thumbnail is asked for (a poster that
+///   kills the decoder).
+/// - `stall`: waits until the helper is killed (a test reads /proc meanwhile).
+/// - `attack`: plays a decoder taken over by the file: tries every forbidden
+///   action of `shim_attack_run` on the targets in `SHARE_TEST_ATTACK`
+///   (`socket=PATH;container=PATH;journal=PATH;root=PATH`) and reports each on
+///   standard error (keep it with `SHARE_HELPER_STDERR=inherit`), then decodes.
+/// - `forge-facts`, `forge-duration`, `forge-mime`, `forge-jpeg`,
+///   `forge-size`, `forge-aspect`: decodes, then lies in its reply (a size over
+///   the pixel limit, a negative duration, an unknown MIME type, thumbnail bytes
+///   that are no JPEG, a JPEG larger than asked for, one whose shape does not
+///   match the facts): the parent must catch each.
 enum TestFault: String {
-    case segv, abort, loop, alloc
+    case segv, abort, loop, alloc, stall, attack
     case segvThumbnail = "segv-thumbnail"
+    case forgeFacts = "forge-facts"
+    case forgeDuration = "forge-duration"
+    case forgeMIME = "forge-mime"
+    case forgeJPEG = "forge-jpeg"
+    case forgeSize = "forge-size"
+    case forgeAspect = "forge-aspect"
 
     /// The environment variable.
     static let variable = "SHARE_TEST_HELPER_FAULT"
+    /// The attack's targets.
+    static let attackVariable = "SHARE_TEST_ATTACK"
+    /// Test-only: steps of the sandbox a helper leaves out (`landlock`,
+    /// `seccomp`, `privileges`, comma-separated), to show that the parent then
+    /// refuses the helper (``SandboxRequirement``) and decodes nothing.
+    static let skipVariable = "SHARE_TEST_SANDBOX_SKIP"
+
+    /// The steps ``skipVariable`` names.
+    static var skippedSandboxSteps: Set<String> {
+        Set((ProcessEnvironment.value(skipVariable) ?? "").split(separator: ",").map(String.init))
+    }
 
     /// Faults by file name, from the environment.
     static let planned: [String: TestFault] = {
-        guard let text = ProcessInfo.processInfo.environment[variable], !text.isEmpty else { return [:] }
+        guard let text = ProcessEnvironment.value(variable), !text.isEmpty else { return [:] }
         var faults: [String: TestFault] = [:]
         for entry in text.split(separator: ",") {
             let parts = entry.split(separator: ":", maxSplits: 1)
@@ -36,8 +65,30 @@ enum TestFault: String {
         return fault == .segvThumbnail && request.thumbnail == nil ? nil : fault
     }
 
-    /// Misbehaves. Only `alloc` can return (when the allocation is allowed, i.e. there is no limit).
-    func trigger() {
+    /// What the attack needs to know that the sandbox will hide: the `share`
+    /// process (the parent, or for a helper forked from `template` the
+    /// template's parent, read from /proc before the sandbox is up) and the
+    /// template. Nil unless an attack is planned.
+    static func prepareAttack(template: pid_t) -> AttackTargets? {
+        guard planned.values.contains(.attack) else { return nil }
+        var owner = Processes.parent
+        if template > 0, let stat = try? FileSystem.readWholeFile("/proc/\(template)/stat"),
+            let fields = String(decoding: stat, as: UTF8.self).split(separator: ")").last?.split(separator: " "), fields.count > 1,
+            let parent = Int32(fields[1])
+        {
+            owner = parent
+        }
+        var paths: [String: String] = [:]
+        for pair in (ProcessEnvironment.value(attackVariable) ?? "").split(separator: ";") {
+            let parts = pair.split(separator: "=", maxSplits: 1)
+            if parts.count == 2 { paths[String(parts[0])] = String(parts[1]) }
+        }
+        return AttackTargets(owner: owner, template: template, paths: paths)
+    }
+
+    /// Misbehaves (the forgeries act later, on the reply: ``forgery``). Only
+    /// `alloc` (when there is no limit), `attack` and the forgeries return.
+    func trigger(request: DecodeRequest, descriptor: FileDescriptor, attack: AttackTargets?) {
         switch self {
         case .segv, .segvThumbnail:
             shim_test_crash_segv()
@@ -51,9 +102,96 @@ enum TestFault: String {
             // without a limit it costs no real memory.
             let bytes = UnsafeMutableRawPointer.allocate(byteCount: 10 << 30, alignment: 64)
             bytes.deallocate()
+        case .stall:
+            while true { MonotonicClock.sleep(3600) }
+        case .attack:
+            attack?.run(input: descriptor, inputPath: request.path)
+        case .forgeFacts, .forgeDuration, .forgeMIME, .forgeJPEG, .forgeSize, .forgeAspect:
+            break
+        }
+    }
+
+    /// The lie this fault tells in the reply, if it is a forgery.
+    var forgery: Forgery? {
+        switch self {
+        case .forgeFacts: .facts
+        case .forgeDuration: .duration
+        case .forgeMIME: .mime
+        case .forgeJPEG: .jpeg
+        case .forgeSize: .size
+        case .forgeAspect: .aspect
+        default: nil
+        }
+    }
+
+    /// A lie in a reply.
+    enum Forgery {
+        case facts, duration, mime, jpeg, size, aspect
+
+        /// Rewrites `result` and its thumbnail bytes.
+        func apply(to result: inout WireResult, jpeg: inout [UInt8]) {
+            switch self {
+            case .facts:
+                result.facts?.width = 100_000
+                result.facts?.height = 100_000
+            case .duration:
+                result.facts?.durationMilliseconds = -1
+            case .mime:
+                result.facts?.mimeType = "application/x-share-forged"
+            case .jpeg:
+                // A PNG signature and padding where the JPEG should be.
+                jpeg = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A] + [UInt8](repeating: 0, count: 64)
+            case .size:
+                // A thumbnail ten times the size asked for: the JPEG's frame header and the reply agree.
+                Self.setFrameSize(&jpeg, width: (result.thumbnailWidth ?? 0) * 10, height: (result.thumbnailHeight ?? 0) * 10)
+                result.thumbnailWidth = result.thumbnailWidth.map { $0 * 10 }
+                result.thumbnailHeight = result.thumbnailHeight.map { $0 * 10 }
+            case .aspect:
+                // Width and height swapped: a landscape photo with a portrait thumbnail.
+                Self.setFrameSize(&jpeg, width: result.thumbnailHeight ?? 0, height: result.thumbnailWidth ?? 0)
+                swap(&result.thumbnailWidth, &result.thumbnailHeight)
+            }
+        }
+
+        /// Writes `width` × `height` into the JPEG's first frame header (SOFn).
+        private static func setFrameSize(_ jpeg: inout [UInt8], width: Int, height: Int) {
+            var index = 2
+            while index + 9 < jpeg.count, jpeg[index] == 0xFF {
+                let marker = jpeg[index + 1]
+                let length = Int(jpeg[index + 2]) << 8 | Int(jpeg[index + 3])
+                if (0xC0...0xCF).contains(marker), ![0xC4, 0xC8, 0xCC].contains(marker) {
+                    jpeg[index + 5] = UInt8(height >> 8 & 0xFF)
+                    jpeg[index + 6] = UInt8(height & 0xFF)
+                    jpeg[index + 7] = UInt8(width >> 8 & 0xFF)
+                    jpeg[index + 8] = UInt8(width & 0xFF)
+                    return
+                }
+                index += 2 + length
+            }
         }
     }
 
     /// Opaque to the optimiser, so the loop is not removed.
-    @inline(never) static func step() -> UInt64 { UInt64(getpid() & 1) | 0 }
+    @inline(never) static func step() -> UInt64 { UInt64(Processes.current & 1) | 0 }
+}
+
+/// The targets of the `attack` fault (see ``TestFault/prepareAttack()``).
+struct AttackTargets {
+    let owner: pid_t
+    let template: pid_t
+    let paths: [String: String]
+
+    /// Runs `shim_attack_run` against the input and these targets.
+    func run(input: FileDescriptor, inputPath: String) {
+        let names: [String] = [
+            inputPath, paths["socket"] ?? "/nonexistent", paths["container"] ?? "/nonexistent", paths["journal"] ?? "/nonexistent",
+            paths["root"] ?? "/root/nonexistent",
+        ]
+        let strings = names.map { strdup($0) }
+        defer { strings.forEach { free($0) } }
+        var targets = shim_attack_targets(
+            input: input.raw, input_path: strings[0], owner: owner, template_pid: template, socket_path: strings[1], container: strings[2],
+            journal: strings[3], root_file: strings[4])
+        shim_attack_run(&targets)
+    }
 }

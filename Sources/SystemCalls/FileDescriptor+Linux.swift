@@ -14,3 +14,13 @@ extension FileDescriptor {
     }
 }
 #endif
+
+#if os(Linux)
+extension FileDescriptor {
+    /// Makes descriptor number `target` a copy of this one (`dup2`, retried on
+    /// EINTR), replacing what was there; this one stays open.
+    package func duplicate(onto target: Int32, path: String) throws(SystemError) {
+        guard retryingInterrupts({ dup2(raw, target) }) == target else { throw SystemError("dup2", path: path) }
+    }
+}
+#endif

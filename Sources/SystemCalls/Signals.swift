@@ -65,5 +65,9 @@ package enum StandardStream {
 extension Processes {
     /// Ends this process with `status` (`exit`: atexit handlers run, stdio is flushed).
     package static func exit(_ status: Int32) -> Never { Glibc.exit(status) }
+
+    /// Ends this process with `status` at once (`_exit`: no atexit handler runs,
+    /// so none can race the threads still running; write what must be seen first).
+    package static func exitImmediately(_ status: Int32) -> Never { Glibc._exit(status) }
 }
 #endif

@@ -1,5 +1,7 @@
 import DecoderIsolation
+import Foundation
 import MediaFormats
+import SystemCalls
 
 /// `--isolation process|none`: where `ingest`, `watch` and `worker` decode the
 /// shared media. The CLI only builds the decoder and passes it in.
@@ -7,32 +9,79 @@ enum DecoderOption {
     /// The option's usage line.
     static let usage = "--isolation process|none   decode in sandboxed helper processes (default) or in-process"
 
-    /// Whether `arguments` (the command and its arguments) run a command that
-    /// decodes in sandboxed helpers: `ingest` (not a `--db` client, which only
-    /// enqueues), `watch` or `worker`, without `--isolation none` or `--help`.
-    /// Such a command forks its helper template at its start
-    /// (`ProcessIsolatedDecoder.forkHelperTemplate`); a guess that turns out wrong costs a fork.
-    static func decodesInHelpers(_ arguments: ArraySlice<String>) -> Bool {
-        guard let command = arguments.first, ["ingest", "watch", "worker"].contains(command) else { return false }
-        let options = Array(arguments.dropFirst())
-        func has(_ name: String, value: String? = nil) -> Bool {
-            options.indices.contains { index in
-                if let value {
-                    return options[index] == "--\(name)=\(value)" || (options[index] == "--\(name)" && options.indices.contains(index + 1) && options[index + 1] == value)
-                }
-                return options[index] == "--\(name)" || options[index].hasPrefix("--\(name)=")
-            }
+    /// The unprivileged user and group the helpers of `share` run as when it is
+    /// started as root (default `nobody` and `nogroup`).
+    static let userVariable = "SHARE_HELPER_USER"
+    static let groupVariable = "SHARE_HELPER_GROUP"
+
+    /// Whether this process's command line (`argc` and `argv`, read in place: no
+    /// argument is copied, so a template forked now holds none) runs a command
+    /// that decodes in sandboxed helpers: `ingest` (not a `--db` client, which
+    /// only enqueues), `watch` or `worker`, without `--isolation none` or
+    /// `--help` (and `doctor`, which checks such a helper). Such a command forks its helper template at its start
+    /// (`ProcessIsolatedDecoder.forkHelperTemplate`); a guess that turns out
+    /// wrong costs a fork.
+    static func decodesInHelpers(argc: Int32, argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>) -> Bool {
+        guard argc > 1, let command = argv[1],
+            argument(command, is: "ingest") || argument(command, is: "watch") || argument(command, is: "worker") || argument(command, is: "doctor")
+        else { return false }
+        var index = 2
+        while index < Int(argc), let option = argv[index] {
+            let next = index + 1 < Int(argc) ? argv[index + 1] : nil
+            if argument(option, is: "--help") || argument(option, is: "--isolation=none") { return false }
+            if argument(option, is: "--isolation"), let next, argument(next, is: "none") { return false }
+            if argument(command, is: "ingest"), argument(option, is: "--db") || argument(option, hasPrefix: "--db=") { return false }
+            index += 1
         }
-        if has("help") || has("isolation", value: Isolation.none.rawValue) { return false }
-        return command != "ingest" || !has("db")
+        return true
     }
 
-    /// The decoder `--isolation` asks for (default: sandboxed helpers started from this executable).
+    /// True when the C string `argument` is `text` (compared in place).
+    private static func argument(_ argument: UnsafeMutablePointer<CChar>, is text: StaticString) -> Bool {
+        strlen(argument) == text.utf8CodeUnitCount && memcmp(argument, text.utf8Start, text.utf8CodeUnitCount) == 0
+    }
+
+    /// True when the C string `argument` starts with `text` (compared in place).
+    private static func argument(_ argument: UnsafeMutablePointer<CChar>, hasPrefix text: StaticString) -> Bool {
+        strncmp(argument, UnsafeRawPointer(text.utf8Start).assumingMemoryBound(to: CChar.self), text.utf8CodeUnitCount) == 0
+    }
+
+    /// The decoder `--isolation` asks for (default: sandboxed helpers started
+    /// from this executable, as `SHARE_HELPER_USER`/`SHARE_HELPER_GROUP` when
+    /// `share` runs as root). A command that decodes in helpers starts its
+    /// first helper now and checks its sandbox on another thread, while the
+    /// command reads its container (the helper is then the first item's): when
+    /// it is weaker than this machine allows, or no helper can start, `share`
+    /// prints one error and exits 2 at once; nothing has been decoded (the
+    /// pool refuses such a helper anyway, whoever meets it first).
     static func decoder(_ parsed: Arguments) throws(UsageError) -> any MediaDecoder {
         let value = parsed.value("isolation") ?? Isolation.process.rawValue
         guard let isolation = Isolation(rawValue: value) else {
             throw UsageError("--isolation must be process or none, not \"\(value)\"")
         }
-        return isolation.decoder()
+        guard isolation == .process else { return isolation.decoder() }
+        var configuration = ProcessIsolatedDecoder.Configuration.thisExecutable
+        if let user = ProcessEnvironment.value(userVariable), !user.isEmpty { configuration.helperUser = user }
+        if let group = ProcessEnvironment.value(groupVariable), !group.isEmpty { configuration.helperGroup = group }
+        configuration.onWeakerSandbox = { message in stop(message) }
+        let decoder = ProcessIsolatedDecoder(configuration)
+        if decodesInHelpers(argc: CommandLine.argc, argv: CommandLine.unsafeArgv) {
+            Thread.detachNewThread {
+                do throws(MediaError) {
+                    _ = try decoder.checkSandbox()
+                } catch {
+                    stop(error.message)
+                }
+            }
+        }
+        return decoder
+    }
+
+    /// Prints `message` as the command's one error and exits 2 at once (other
+    /// threads may be copying or journaling: exit handlers must not race them,
+    /// and what they leave is what a crash would, which the journal recovers).
+    private static func stop(_ message: String) -> Never {
+        Terminal.shared.err("share: --isolation process: \(message)")
+        Processes.exitImmediately(ExitStatus.unusable.rawValue)
     }
 }

@@ -22,6 +22,7 @@ enum Command {
           gc                 remove the files of consumed shares older than a retention period
           worker --db URL    claim and run stage jobs from PostgreSQL (distributed mode)
           db migrate         create or upgrade the PostgreSQL schema
+          doctor             what this machine offers the decoder sandbox, and what a helper gets
           help               this text
 
         Run `share <command> --help` for a command's options.
@@ -65,16 +66,18 @@ enum Command {
     }
 }
 
+// A command that decodes in sandboxed helpers forks their template first of
+// all: while this process has one thread and its libraries are loaded and
+// relocated (the template starts without paying the dynamic loader again), and
+// before anything here copies the arguments or the environment (the template
+// wipes both and must find no copy: HelperTemplate.forkEarly).
+if DecoderOption.decodesInHelpers(argc: CommandLine.argc, argv: CommandLine.unsafeArgv) { ProcessIsolatedDecoder.forkHelperTemplate() }
+
 // A decoder helper (started by this binary's ProcessIsolatedDecoder) runs
 // nothing else of the CLI.
 if CommandLine.arguments.dropFirst().first == DecoderHelper.command {
     exit(DecoderHelper.main(Array(CommandLine.arguments.dropFirst(2))))
 }
-
-// A command that decodes in sandboxed helpers forks their template now, while
-// this process has one thread and its libraries are loaded and relocated: the
-// template starts without paying the dynamic loader again (HelperTemplate).
-if DecoderOption.decodesInHelpers(CommandLine.arguments.dropFirst()) { ProcessIsolatedDecoder.forkHelperTemplate() }
 
 // SIGINT and SIGTERM: blocked in every thread from here, taken by one (Signals).
 Signals.start()
@@ -94,6 +97,7 @@ case "report": status = ReportCommand.run(arguments.dropFirst())
 case "gc": status = GCCommand.run(arguments.dropFirst())
 case "worker": status = WorkerCommand.run(arguments.dropFirst())
 case "db": status = WorkerCommand.database(arguments.dropFirst())
+case "doctor": status = DoctorCommand.run(arguments.dropFirst())
 case "help", "--help", "-h", nil:
     Terminal.shared.out(Command.usage)
     status = arguments.first == nil ? .unusable : .success

@@ -335,6 +335,77 @@ import Testing
         }
     }
 
+    // MARK: - The sandbox, checked
+
+    /// What `share doctor --json` says this machine offers.
+    static func machine() throws -> [String: Any] {
+        let result = try ShareProcess.run(["doctor", "--json"])
+        return try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any], "\(result.stdout)\(result.stderr)")
+    }
+
+    /// `share doctor` prints what this machine supports and what a real helper
+    /// gets, read from its /proc/PID/status: as root, the unprivileged user, no
+    /// capability, no-new-privs and the seccomp filter; and it says the helper's
+    /// sandbox is as strong as the machine allows.
+    @Test func doctorShowsTheMachineAndARealHelper() throws {
+        let result = try ShareProcess.run(["doctor"])
+        #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
+        for line in ["This machine", "  seccomp filters:  available", "  user namespaces:  not needed", "  NoNewPrivs:\t1", "  Seccomp:\t2",
+            "  seccomp policy:   allowlist", "The helper's sandbox is as strong as this machine allows."] {
+            #expect(result.stdout.contains(line), "missing \"\(line)\" in:\n\(result.stdout)")
+        }
+        #expect(result.stdout.contains("A decoder helper (pid "), "\(result.stdout)")
+        if geteuid() == 0 {
+            #expect(result.stdout.contains("running as:       root: helpers switch to nobody (uid 65534), group nogroup (gid 65534)"), "\(result.stdout)")
+            #expect(result.stdout.contains("  Uid:\t65534\t65534\t65534\t65534"), "\(result.stdout)")
+            #expect(result.stdout.contains("  CapEff:\t0000000000000000") && result.stdout.contains("  CapBnd:\t0000000000000000"), "\(result.stdout)")
+        }
+    }
+
+    /// A helper that comes up in a weaker sandbox than the machine allows (here a
+    /// test-only switch leaves out Landlock and seccomp): `share ingest` decodes
+    /// nothing, says so in one line naming what is missing, and exits 2 (what it
+    /// may have copied by then is a batch `--resume` finishes); `share doctor`
+    /// shows the same and exits 1.
+    @Test func weakerSandboxStopsTheCommandWithOneError() throws {
+        let machine = try Self.machine()
+        let work = TemporaryDirectory("weaker")
+        let environment = ["SHARE_TEST_SANDBOX_SKIP": "landlock,seccomp"]
+        let result = try ShareProcess.run(["ingest", "--container", work.file("container"), Fixtures.media("photo.jpg")], environment: environment)
+        #expect(result.status == 2, "\(result.stderr)")
+        let lines = result.stderr.split(separator: "\n")
+        #expect(lines.count == 1, "\(result.stderr)")
+        let line = String(lines.first ?? "")
+        #expect(line.hasPrefix("share: --isolation process: the decoder helper (pid "), "\(line)")
+        #expect(line.contains("runs in a weaker sandbox than this machine allows: "), "\(line)")
+        if machine["seccomp"] as? Bool == true { #expect(line.contains("seccomp mode 0 with the none policy (expected 2 with the allowlist)"), "\(line)") }
+        if let abi = machine["landlockABI"] as? Int, abi > 0 { #expect(line.contains("Landlock ABI 0 (this machine offers \(abi))"), "\(line)") }
+        let thumbnails = (try? FileManager.default.contentsOfDirectory(atPath: work.file("container/thumbnails"))) ?? []
+        let manifests = ((try? FileManager.default.contentsOfDirectory(atPath: work.file("container/manifests"))) ?? []).filter { $0.hasSuffix(".json") }
+        #expect(thumbnails.isEmpty && manifests.isEmpty, "something was decoded or delivered: \(thumbnails) \(manifests)")
+
+        let doctor = try ShareProcess.run(["doctor"], environment: environment)
+        #expect(doctor.status == 1, "\(doctor.stdout)")
+        #expect(doctor.stdout.contains("WEAKER than this machine allows: "), "\(doctor.stdout)")
+    }
+
+    /// The parent's checks of every reply never refuse what the real decoders
+    /// make: every fixture (media, HEIF, the fidelity table's classes, the sample
+    /// drop) goes through the helpers, and no item fails as `decoderMisbehaved`.
+    @Test func noFixtureIsRefusedByTheReplyChecks() throws {
+        let work = TemporaryDirectory("all-fixtures")
+        let reportPath = work.file("report.json")
+        let folders = ["media", "heif", "fidelity", "sample-drop"].map { Fixtures.packageRoot.appendingPathComponent("testdata/\($0)").path }
+        let result = try ShareProcess.run(["ingest", "--quiet", "--container", work.file("container"), "--report", reportPath] + folders)
+        #expect(result.status == 0 || result.status == 1, "\(result.stderr)")
+        let report = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: reportPath))) as? [String: Any])
+        let items = report["items"] as? [[String: Any]] ?? []
+        #expect(items.count > 100, "\(items.count) items")
+        let refused = items.filter { $0["reason"] as? String == "decoderMisbehaved" }
+        #expect(refused.isEmpty, "refused: \(refused.map { "\($0["source"] ?? "?"): \($0["error"] ?? "?")" })")
+        #expect(items.filter { $0["thumbnail"] != nil }.count > 80)
+    }
+
     @Test func isolationMustBeProcessOrNone() throws {
         let result = try ShareProcess.run(["ingest", "--isolation", "sandbox", Fixtures.media("photo.jpg")])
         #expect(result.status == 2)

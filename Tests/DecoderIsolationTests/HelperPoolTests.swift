@@ -1,4 +1,4 @@
-import DecoderIsolation
+@testable import DecoderIsolation
 import Foundation
 import Glibc
 import MediaFormats
@@ -90,15 +90,16 @@ import Testing
         }
     }
 
-    /// The template starts libvips without its modules; a forked helper loads the
-    /// one it needs when it first meets its format: a PDF's first page (poppler)
-    /// and a JPEG XL (libjxl) get thumbnails, in the same helper, after a JPEG.
-    @Test func helpersLoadLibvipsModulesWhenTheyNeedThem() throws {
+    /// The template starts libvips without its modules and loads them when a
+    /// helper first needs one (no helper can load code once sandboxed): after a
+    /// JPEG, a PDF's first page (poppler) and a JPEG XL (libjxl) get thumbnails
+    /// from one helper forked with the modules, which also serves the JPEGs after them.
+    @Test func helpersWithLibvipsModulesAreForkedWhenAFormatNeedsThem() throws {
         let decoder = Self.decoder()
         defer { decoder.shutdown() }
         decoder.prepare()
         _ = try decoder.decode(Self.photo())
-        let helper = try #require(decoder.helperProcessIDs.first)
+        let first = try #require(decoder.helperProcessIDs.first)
         for (name, format) in [("document.pdf", MediaFormat.pdf), ("image.jxl", .jxl)] {
             let request = DecodeRequest(path: Fixtures.media(name), label: name, format: format, timeLimit: 30, thumbnail: ThumbnailSpec(timeLimit: 30))
             let decoded = try decoder.decode(request)
@@ -108,8 +109,12 @@ import Testing
             }
             #expect(max(thumbnail.width, thumbnail.height) == 360, "\(name): \(thumbnail.width)×\(thumbnail.height)")
         }
-        #expect(decoder.helperProcessIDs == [helper], "the helper was replaced")
-        #expect(Self.parent(of: helper) != getpid(), "the helper was not forked from the template")
+        let withModules = try #require(decoder.helperProcessIDs.first)
+        #expect(decoder.helperProcessIDs == [withModules] && withModules != first, "helpers: \(decoder.helperProcessIDs), first \(first)")
+        #expect(Self.parent(of: withModules) != getpid(), "the helper was not forked from the template")
+        _ = try decoder.decode(Self.photo("after.jpg"))
+        #expect(decoder.helperProcessIDs == [withModules], "the helper with the modules did not serve the JPEG")
+        #expect(decoder.startedHelperCount == 2)
     }
 
     /// When the template is killed, its helpers die with it (nothing is left
@@ -236,6 +241,87 @@ import Testing
         #expect(decoder.startedHelperCount == 2)
         for index in 0..<3 { _ = try decoder.decode(Self.photo("after-\(index).jpg")) }
         _ = try decoder.decode(DecodeRequest(path: svg, label: "again.svg", format: .svg, thumbnail: ThumbnailSpec()))
+        #expect(decoder.startedHelperCount == 2)
+    }
+}
+
+/// Helpers never outlive their batch, and every reply is checked: what a user
+/// of the library sees when requests of several batches interleave (as in
+/// `share worker`), when a new batch starts (`share watch`), and when a helper
+/// lies in its reply (test faults `forge-*`: a taken-over decoder).
+@Suite struct HelperBatchTests {
+    static func request(_ label: String = "photo.jpg", batch: String?) -> DecodeRequest {
+        DecodeRequest(path: Fixtures.media("photo.jpg"), label: label, format: .jpeg, thumbnail: ThumbnailSpec(), batch: batch)
+    }
+
+    /// Requests of three batches, interleaved on two callers: each helper only
+    /// ever serves the batch of its first request, and a batch's next request
+    /// finds its helper again.
+    @Test func aHelperServesOnlyTheBatchOfItsFirstRequest() throws {
+        let decoder = HelperPoolTests.decoder(prestarted: 2)
+        defer { decoder.shutdown() }
+        decoder.prepare()
+        var served: [Int32: Set<String?>] = [:]
+        for round in 0..<3 {
+            DispatchQueue.concurrentPerform(iterations: 2) { caller in
+                let batch = ["A", "B", "C"][(round + caller) % 3]
+                do {
+                    let decoded = try decoder.decode(Self.request("\(batch)-\(round).jpg", batch: batch))
+                    #expect(decoded.facts.width == 640, "batch \(batch), round \(round)")
+                } catch {
+                    Issue.record("batch \(batch), round \(round): \(error)")
+                }
+            }
+            for (pid, batch) in decoder.helperBatches { served[pid, default: []].insert(batch) }
+        }
+        #expect(!served.isEmpty)
+        for (pid, batches) in served { #expect(batches.count == 1, "helper \(pid) served batches \(batches)") }
+        #expect(Set(served.values.flatMap { $0 }) == ["A", "B", "C"])
+    }
+
+    /// `prepare()` starts a batch: the idle helpers that served earlier batches
+    /// are stopped, and the next batch gets fresh ones.
+    @Test func aNewBatchGetsFreshHelpers() throws {
+        let decoder = HelperPoolTests.decoder(prestarted: 1)
+        defer { decoder.shutdown() }
+        decoder.prepare()
+        _ = try decoder.decode(Self.request(batch: "first"))
+        let first = try #require(decoder.helperBatches.first { $0.value == "first" }?.key)
+        decoder.prepare()
+        #expect(!decoder.helperProcessIDs.contains(first), "the first batch's helper is still there")
+        #expect(HelperPoolTests.eventually { HelperPoolTests.hasExited(first) }, "the first batch's helper is still running")
+        _ = try decoder.decode(Self.request(batch: "second"))
+        let second = try #require(decoder.helperBatches.first { $0.value == "second" }?.key)
+        #expect(second != first)
+    }
+
+    /// A reply that lies fails its item with `decoderMisbehaved`, saying what
+    /// the parent refused; the helper that sent it is stopped, and the next item
+    /// is decoded by a fresh one. Each lie is one test fault.
+    @Test(arguments: [
+        ("forge-facts", "a size of 100000×100000 pixels, over the pixel limit"),
+        ("forge-duration", "a duration of -1.0 ms"),
+        ("forge-mime", "the unknown MIME type \"application/x-share-forged\""),
+        ("forge-jpeg", "thumbnail bytes that are not a JPEG"),
+        ("forge-size", "a 3600×2700 thumbnail where at most 360 pixels were asked for"),
+        ("forge-aspect", "a 270×360 thumbnail of a 640×480 picture"),
+    ])
+    func aLyingReplyFailsItsItemAndStopsItsHelper(fault: String, refusal: String) throws {
+        let decoder = HelperPoolTests.decoder(fault: "\(fault):liar.jpg")
+        defer { decoder.shutdown() }
+        decoder.prepare()
+        do {
+            _ = try decoder.decode(Self.request("drop/liar.jpg", batch: "b"))
+            Issue.record("\(fault): a lying reply was accepted")
+        } catch {
+            #expect(error.kind == .decoderMisbehaved, "\(fault): \(error)")
+            #expect(error.message.hasPrefix("drop/liar.jpg: the decoder helper (pid "), "\(error)")
+            #expect(error.message.contains(refusal), "\(fault): \(error)")
+            #expect(error.message.hasSuffix("which the parent's checks refuse; it was stopped"), "\(error)")
+        }
+        #expect(decoder.helperProcessIDs.isEmpty, "the lying helper is still there")
+        let decoded = try decoder.decode(Self.request("honest.jpg", batch: "b"))
+        #expect(decoded.facts.width == 640 && decoded.facts.mimeType == nil)
         #expect(decoder.startedHelperCount == 2)
     }
 }

@@ -1,7 +1,8 @@
 // CSystem: the Linux calls Swift's Glibc module does not import (declared only
 // under _GNU_SOURCE, or function-like macros such as CMSG_*), as fixed-arity C
 // functions with the prefix `shim_`. Only SystemCalls (the package's system-call
-// funnel) and DecoderIsolation's helper start-up call them.
+// funnel) and DecoderIsolation's helper set-up (the sandbox, made in C between
+// fork and the helper's first input) and its test-only attacker call them.
 #ifndef CSYSTEM_H
 #define CSYSTEM_H
 
@@ -21,6 +22,7 @@ int shim_rename_noreplace(const char *from, const char *to);
 #include "shim_fd_passing.h"
 #include "shim_spawn.h"
 #include "shim_sandbox.h"
+#include "shim_attacker.h"
 
 #endif  // __linux__
 #endif

@@ -27,14 +27,19 @@ pid_t shim_fork_helper(int socket);
 
 /// Forks this process, which must have one thread, into a helper template
 /// (HelperTemplate.forkEarly): the child, which returns 0, is what
-/// shim_spawn_helper would have started, without the exec: named
-/// `share-template`, killed when this process dies, `socket` as descriptor 3,
-/// `other` (this process's end) closed, /dev/null as 0 and 1 (2 stays until the
-/// template is told whether to keep it), the signal mask cleared and every
-/// action reset to its default (which also drops the Swift runtime's crash
-/// reporter, as SWIFT_BACKTRACE=enable=no does for a started helper), a process
-/// group of its own. Here: closes `socket` and returns the child's pid, or -1
-/// with errno set.
-pid_t shim_fork_template(int socket, int other);
+/// shim_spawn_helper would have started, without the exec. First it forgets
+/// the command line: it keeps only the environment variables named in
+/// `environment_names` (`count` of them; copied, through setenv), and
+/// overwrites the original argument and environment areas (what
+/// /proc/PID/cmdline and /proc/PID/environ show, and what its helpers would
+/// inherit) with zeros, its argument area starting with "share-template". Then:
+/// named `share-template`, killed when this process dies, `socket` as
+/// descriptor 3, `other` (this process's end) closed, /dev/null as 0 and 1 (2
+/// stays until the template is told whether to keep it), the signal mask
+/// cleared and every action reset to its default (which also drops the Swift
+/// runtime's crash reporter, as SWIFT_BACKTRACE=enable=no does for a started
+/// helper), a process group of its own. Here: closes `socket` and returns the
+/// child's pid, or -1 with errno set.
+pid_t shim_fork_template(int socket, int other, const char *const *environment_names, int count);
 
 #endif

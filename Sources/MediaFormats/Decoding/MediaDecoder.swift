@@ -40,15 +40,23 @@ public struct DecodeRequest: Sendable, Codable, Hashable {
     public var timeLimit: Double
     /// The thumbnail wanted, if any (its own time limit is in the spec).
     public var thumbnail: ThumbnailSpec?
+    /// The batch the item belongs to (the pipeline gives the batch's UUID). A
+    /// decoder that runs helper processes never lets a helper that decoded for
+    /// one batch decode for another.
+    public var batch: String?
 
     /// A request for `path`'s facts, and its thumbnail when `thumbnail` is given.
-    public init(path: String, label: String, format: MediaFormat, pixelLimit: Int = 100_000_000, timeLimit: Double = 30, thumbnail: ThumbnailSpec? = nil) {
+    public init(
+        path: String, label: String, format: MediaFormat, pixelLimit: Int = 100_000_000, timeLimit: Double = 30, thumbnail: ThumbnailSpec? = nil,
+        batch: String? = nil
+    ) {
         self.path = path
         self.label = label
         self.format = format
         self.pixelLimit = pixelLimit
         self.timeLimit = timeLimit
         self.thumbnail = thumbnail
+        self.batch = batch
     }
 }
 
@@ -157,6 +165,10 @@ public struct MediaError: Error, Sendable, Codable, Hashable, CustomStringConver
         case memoryLimit
         /// The decoder process died (a signal: a crash in a decoding library).
         case decoderCrashed
+        /// The decoder process answered with something the caller's checks refuse
+        /// (facts outside the limits, a thumbnail that is not the JPEG asked for),
+        /// or its sandbox was weaker than required: it was stopped.
+        case decoderMisbehaved
         /// No decoder here reads this variant of the format.
         case unsupported
         /// Reading the file failed (I/O error, vanished).

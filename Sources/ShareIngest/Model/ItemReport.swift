@@ -59,6 +59,9 @@ public struct ItemFailure: Error, Sendable, Hashable, CustomStringConvertible {
         case memoryLimit
         /// The decoder crashed on this file (the message names the signal); the batch went on.
         case decoderCrashed
+        /// The sandboxed decoder answered with something the checks refuse (the
+        /// message says what), or its sandbox was weaker than this machine allows.
+        case decoderMisbehaved
         /// A stage that decodes media was started on this file several times and the
         /// whole process died each time (decoding in-process): not tried again.
         case crashedRepeatedly

@@ -19,7 +19,7 @@ struct ProbeStage: ItemStage {
         guard let sniffed = item.sniffed, let path = item.copyPath, sniffed.format.isDecodable else { return }
         let request = DecodeRequest(
             path: path, label: item.label, format: sniffed.format, pixelLimit: settings.pixelLimit, timeLimit: settings.timeLimit,
-            thumbnail: thumbnail?.spec(for: sniffed.format, type: item.type))
+            thumbnail: thumbnail?.spec(for: sniffed.format, type: item.type), batch: batch.batchID.uuidString)
         let decoded: DecodedMedia
         do {
             decoded = try batch.decoder.decode(request)

@@ -28,7 +28,8 @@ struct ThumbnailStage: ItemStage {
         if outcome == nil, !decided {
             let probe = batch.pipeline.probe ?? .init()
             let request = DecodeRequest(
-                path: path, label: item.label, format: sniffed.format, pixelLimit: probe.pixelLimit, timeLimit: probe.timeLimit, thumbnail: spec)
+                path: path, label: item.label, format: sniffed.format, pixelLimit: probe.pixelLimit, timeLimit: probe.timeLimit, thumbnail: spec,
+                batch: batch.batchID.uuidString)
             do {
                 outcome = try batch.decoder.decode(request).thumbnail
             } catch {
@@ -91,6 +92,7 @@ extension ItemFailure {
         case .timeLimit: reason = .timeLimit
         case .memoryLimit: reason = .memoryLimit
         case .decoderCrashed: reason = .decoderCrashed
+        case .decoderMisbehaved: reason = .decoderMisbehaved
         case .unreadable: reason = .unreadable
         }
         self.init(stage, reason, error.message)

@@ -1,0 +1,36 @@
+import MediaFormats
+import MediaKit
+
+/// What a helper can decode, from least to most code loaded:
+///
+/// - ``base``: every format whose decoders are in the libraries `share` links
+///   (JPEG, PNG, WebP, GIF, TIFF, HEIF and AVIF, video, audio …): most helpers;
+/// - ``modules``: also the formats of libvips' modules, which a template loads
+///   only when the first of them arrives (PDF through poppler, JPEG XL: ~23 ms
+///   of the dynamic loader's time that a drop without them never pays);
+/// - ``sandboxOnly``: also SVG (librsvg) and PSD (ImageMagick), in a helper
+///   started on its own with them (see `InProcessDecoder`).
+///
+/// A helper serves its kind and every kind below it. Nothing is loaded once a
+/// helper is sandboxed (its policy forbids mapping code), so a format must go
+/// to a helper of its kind: a PDF in a ``base`` helper could not be read.
+/// scripts/record-helper-syscalls.sh fails if a helper maps code after its
+/// sandbox is up (a format whose module ``modules(for:)`` does not name).
+enum HelperKind: Int, Comparable, Sendable {
+    case base, modules, sandboxOnly
+
+    /// The libvips modules each format's route needs (MediaKit's `DecoderRoute`:
+    /// `VipsDocumentStep` for PDF, the JPEG XL loader).
+    static let moduleFormats: [String: String] = ["pdf": "poppler", "jxl": "jxl"]
+
+    /// The kind of helper that can decode `format`.
+    static func needed(for format: MediaFormat) -> HelperKind {
+        if InProcessDecoder.needsSandboxOnlyLoaders(format) { return .sandboxOnly }
+        return moduleFormats[format.id] != nil ? .modules : .base
+    }
+
+    /// True when a helper of this kind can decode what needs `kind`.
+    func serves(_ kind: HelperKind) -> Bool { self >= kind }
+
+    static func < (lhs: HelperKind, rhs: HelperKind) -> Bool { lhs.rawValue < rhs.rawValue }
+}

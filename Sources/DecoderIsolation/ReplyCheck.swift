@@ -1,0 +1,175 @@
+import MediaFormats
+
+/// The parent's check of every helper reply before anything in it is used: a
+/// helper is a process a hostile file may have taken over, so its facts, its
+/// MIME type and its thumbnail are claims. A reply that fails a check fails its
+/// item with ``MediaError/Kind/decoderMisbehaved``, and the helper is killed.
+///
+/// - Facts: width and height both given or both absent, each positive and at
+///   most ``maximumSide``, their product within the request's pixel limit (a
+///   displayed size may exceed the stored one by the sample aspect ratio: up to
+///   ``displayStretch`` times); a duration finite and not negative (and at most
+///   ``maximumDuration``); a frame or page count from 1 to ``maximumFrames``; a
+///   MIME type from the known set (``knownMIMETypes``); at most
+///   ``maximumWarnings`` warnings of at most ``maximumText`` bytes each.
+/// - Thumbnail: only when one was asked for; bytes that are a JPEG (start of
+///   image, a frame header before the scan, end of image last) whose frame size,
+///   read here by ``JPEGFrame``, is the size the reply claims, at most the size
+///   asked for on its longer side, and of the facts' shape (within two pixels of
+///   rounding).
+/// - Failures: a message of at most ``maximumText`` bytes; no thumbnail bytes.
+/// - Text (messages and warnings) is shown to people: its control characters
+///   (a terminal's escape sequences among them) become spaces.
+enum ReplyCheck {
+    static let maximumSide = 1 << 20
+    static let displayStretch = 2
+    static let maximumDuration = 1e11  // about three years, in milliseconds
+    static let maximumFrames = 1_000_000
+    static let maximumWarnings = 64
+    static let maximumText = 4096
+
+    /// MIME types a decoder may report: every known format's, and for each
+    /// video container `video/X` its sound-only form `audio/X` (an MP4 or
+    /// WebM that holds only audio).
+    static let knownMIMETypes: Set<String> = {
+        var types = Set(MediaFormat.all.map(\.mimeType))
+        for type in types where type.hasPrefix("video/") { types.insert("audio/" + type.dropFirst("video/".count)) }
+        return types
+    }()
+
+    /// The decoded media (or the decoder's failure) of a reply that passes every
+    /// check; throws the first check it fails, in words.
+    static func validate(_ reply: HelperReply, for request: DecodeRequest) throws(ReplyViolation) -> Result<DecodedMedia, MediaError> {
+        let result = reply.result
+        if let failure = result.failure {
+            guard reply.jpeg.isEmpty, result.facts == nil else { throw ReplyViolation("a failure with facts or thumbnail bytes") }
+            try checkText(failure.message, "its failure message")
+            return .failure(MediaError(failure.kind, printable(failure.message)))
+        }
+        guard var facts = result.facts else { throw ReplyViolation("a result with neither facts nor a failure") }
+        try check(facts, for: request)
+        facts.warnings = facts.warnings.map(printable)
+        var thumbnail: ThumbnailOutcome?
+        if let width = result.thumbnailWidth, let height = result.thumbnailHeight {
+            guard let spec = request.thumbnail else { throw ReplyViolation("a thumbnail nobody asked for") }
+            try checkThumbnail(reply.jpeg, width: width, height: height, spec: spec, facts: facts)
+            thumbnail = .made(Thumbnail(jpeg: Array(reply.jpeg), width: width, height: height))
+        } else {
+            guard result.thumbnailWidth == nil, result.thumbnailHeight == nil else { throw ReplyViolation("a thumbnail with only one side") }
+            guard reply.jpeg.isEmpty else { throw ReplyViolation("thumbnail bytes without a thumbnail") }
+            if let failure = result.thumbnailFailure {
+                guard request.thumbnail != nil else { throw ReplyViolation("a thumbnail failure when none was asked for") }
+                try checkText(failure.message, "its thumbnail failure message")
+                thumbnail = .failed(MediaError(failure.kind, printable(failure.message)))
+            }
+        }
+        return .success(DecodedMedia(facts: facts, thumbnail: thumbnail))
+    }
+
+    private static func check(_ facts: MediaFacts, for request: DecodeRequest) throws(ReplyViolation) {
+        switch (facts.width, facts.height) {
+        case (nil, nil): break
+        case (let width?, let height?):
+            guard (1...maximumSide).contains(width), (1...maximumSide).contains(height) else {
+                throw ReplyViolation("a size of \(width)×\(height) pixels")
+            }
+            let limit = request.pixelLimit.multipliedReportingOverflow(by: displayStretch)
+            guard limit.overflow || width * height <= limit.partialValue else {
+                throw ReplyViolation("a size of \(width)×\(height) pixels, over the pixel limit of \(request.pixelLimit)")
+            }
+        default:
+            throw ReplyViolation("a width without a height, or a height without a width")
+        }
+        if let duration = facts.durationMilliseconds {
+            guard duration.isFinite, duration >= 0, duration <= maximumDuration else { throw ReplyViolation("a duration of \(duration) ms") }
+        }
+        if let frames = facts.frameCount {
+            guard (1...maximumFrames).contains(frames) else { throw ReplyViolation("a frame count of \(frames)") }
+        }
+        if let mime = facts.mimeType {
+            guard knownMIMETypes.contains(mime) else { throw ReplyViolation("the unknown MIME type \"\(mime.prefix(64))\"") }
+        }
+        guard facts.warnings.count <= maximumWarnings else { throw ReplyViolation("\(facts.warnings.count) warnings") }
+        for warning in facts.warnings { try checkText(warning, "a warning") }
+    }
+
+    private static func checkThumbnail(_ jpeg: ArraySlice<UInt8>, width: Int, height: Int, spec: ThumbnailSpec, facts: MediaFacts) throws(ReplyViolation) {
+        guard let frame = JPEGFrame(jpeg) else { throw ReplyViolation("thumbnail bytes that are not a JPEG") }
+        guard frame.width == width, frame.height == height else {
+            throw ReplyViolation("a thumbnail said to be \(width)×\(height) whose JPEG is \(frame.width)×\(frame.height)")
+        }
+        guard width >= 1, height >= 1, max(width, height) <= spec.size else {
+            throw ReplyViolation("a \(width)×\(height) thumbnail where at most \(spec.size) pixels were asked for")
+        }
+        // The same shape as the media: |w·H − h·W| within two pixels of rounding on the longer side.
+        if let mediaWidth = facts.width, let mediaHeight = facts.height {
+            let skew = abs(width * mediaHeight - height * mediaWidth)
+            guard skew <= 2 * max(mediaWidth, mediaHeight) else {
+                throw ReplyViolation("a \(width)×\(height) thumbnail of a \(mediaWidth)×\(mediaHeight) picture")
+            }
+        }
+    }
+
+    /// `text` with every control character (C0, DEL, C1) replaced by a space.
+    static func printable(_ text: String) -> String {
+        guard text.unicodeScalars.contains(where: isControl) else { return text }
+        return String(String.UnicodeScalarView(text.unicodeScalars.map { isControl($0) ? " " : $0 }))
+    }
+
+    private static func isControl(_ scalar: Unicode.Scalar) -> Bool {
+        scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value)
+    }
+
+    private static func checkText(_ text: String, _ what: String) throws(ReplyViolation) {
+        guard text.utf8.count <= maximumText else { throw ReplyViolation("\(what) of \(text.utf8.count) bytes") }
+    }
+}
+
+/// A check a helper's reply failed, in words ("a size of 100000×100000 pixels").
+struct ReplyViolation: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// A JPEG's size, read by the parent itself from its frame header: the bytes
+/// must start with SOI (FF D8), end with EOI (FF D9), and hold a SOFn segment
+/// (a baseline, extended, progressive or lossless frame) before the first scan
+/// (SOS); segments are walked by their lengths, never past the end.
+struct JPEGFrame: Equatable {
+    let width: Int
+    let height: Int
+
+    init?(_ bytes: ArraySlice<UInt8>) {
+        let data = Array(bytes)
+        guard data.count >= 4, data[0] == 0xFF, data[1] == 0xD8, data[data.count - 2] == 0xFF, data[data.count - 1] == 0xD9 else { return nil }
+        var index = 2
+        while index + 4 <= data.count {
+            guard data[index] == 0xFF else { return nil }
+            let marker = data[index + 1]
+            // Fill bytes before a marker, and markers without a length.
+            if marker == 0xFF {
+                index += 1
+                continue
+            }
+            if marker == 0x01 || (0xD0...0xD7).contains(marker) {
+                index += 2
+                continue
+            }
+            guard marker != 0xD9, marker != 0xDA else { return nil }  // an end, or a scan, before any frame header
+            let length = Int(data[index + 2]) << 8 | Int(data[index + 3])
+            guard length >= 2, index + 2 + length <= data.count else { return nil }
+            // SOF0…SOF15, except DHT (C4), JPG (C8) and DAC (CC), which share the range.
+            if (0xC0...0xCF).contains(marker), ![0xC4, 0xC8, 0xCC].contains(marker) {
+                guard length >= 8 else { return nil }
+                let height = Int(data[index + 5]) << 8 | Int(data[index + 6])
+                let width = Int(data[index + 7]) << 8 | Int(data[index + 8])
+                guard width > 0, height > 0 else { return nil }
+                self.width = width
+                self.height = height
+                return
+            }
+            index += 2 + length
+        }
+        return nil
+    }
+}

@@ -1,0 +1,76 @@
+import DecoderIsolation
+import Foundation
+import SystemCalls
+
+/// `share doctor`: what this machine offers the decoder sandbox (seccomp
+/// filters, the Landlock ABI, the unprivileged account helpers switch to when
+/// `share` runs as root), and what a real helper actually gets, read from its
+/// /proc/PID/status. Exits 1 when the helper's sandbox is weaker than the
+/// machine allows (then `--isolation process` refuses to decode).
+enum DoctorCommand {
+    static let usage = """
+        usage: share doctor [--json]
+        Starts one decoder helper as `share ingest` would (as SHARE_HELPER_USER and
+        SHARE_HELPER_GROUP when run as root; default nobody and nogroup) and prints
+        what this machine supports and what the helper's sandbox holds.
+        """
+
+    static func run(_ arguments: ArraySlice<String>) -> ExitStatus {
+        let parsed: Arguments
+        switch Command.parse(arguments, options: [], flags: ["json"], usage: usage) {
+        case .success(let arguments): parsed = arguments
+        case .failure(let exit): return exit.status
+        }
+        var configuration = ProcessIsolatedDecoder.Configuration.thisExecutable
+        configuration.prestartedHelpers = 0
+        if let user = ProcessEnvironment.value(DecoderOption.userVariable), !user.isEmpty { configuration.helperUser = user }
+        if let group = ProcessEnvironment.value(DecoderOption.groupVariable), !group.isEmpty { configuration.helperGroup = group }
+        let decoder = ProcessIsolatedDecoder(configuration)
+        defer { decoder.shutdown() }
+        let root = Credentials.effectiveUserID == 0
+        let report: SandboxReport
+        do {
+            report = try decoder.checkSandbox()
+        } catch {
+            return Command.failure("no decoder helper could be checked: \(error.message)")
+        }
+        let account =
+            root
+            ? "root: helpers switch to \(configuration.helperUser) (uid \(report.uid)), group \(configuration.helperGroup) (gid \(report.gid.map(String.init) ?? "?"))"
+            : "uid \(report.uid), not root: helpers keep this user"
+        if parsed.flag("json") {
+            Terminal.shared.out(JSONLine.object([
+                "seccomp": report.seccompAvailable, "landlockABI": report.landlockABI, "userNamespacesNeeded": false, "runningAs": account,
+                "helper": [
+                    "pid": Int(report.helperProcessID), "uid": Int(report.helper.uid), "gid": Int(report.helper.gid),
+                    "capEffective": hex(report.helper.capEffective), "capBounding": hex(report.helper.capBounding),
+                    "noNewPrivs": report.helper.noNewPrivs, "seccomp": report.helper.seccompMode, "policy": report.helper.seccompPolicy.rawValue,
+                    "landlockABI": report.helper.landlockABI, "addressSpaceLimit": Int(report.helper.addressSpaceLimit),
+                ] as [String: Any],
+                "shortfalls": report.shortfalls,
+            ]))
+        } else {
+            Terminal.shared.out("This machine")
+            Terminal.shared.out("  seccomp filters:  \(report.seccompAvailable ? "available" : "not available")")
+            Terminal.shared.out("  Landlock:         \(report.landlockABI > 0 ? "ABI \(report.landlockABI)" : "not available")")
+            Terminal.shared.out("  user namespaces:  not needed (helpers switch users with setresuid and use none)")
+            Terminal.shared.out("  running as:       \(account)")
+            Terminal.shared.out("A decoder helper (pid \(report.helperProcessID)), from its /proc/\(report.helperProcessID)/status")
+            for line in report.statusLines { Terminal.shared.out("  \(line)") }
+            Terminal.shared.out("  seccomp policy:   \(report.helper.seccompPolicy.rawValue)")
+            Terminal.shared.out("  Landlock:         \(report.helper.landlockABI > 0 ? "ABI \(report.helper.landlockABI)" : "none")")
+            Terminal.shared.out("  address space:    \(report.helper.addressSpaceLimit >> 20) MiB")
+            if report.shortfalls.isEmpty {
+                Terminal.shared.out("The helper's sandbox is as strong as this machine allows.")
+            } else {
+                Terminal.shared.out("WEAKER than this machine allows: \(report.shortfalls.joined(separator: "; "))")
+            }
+        }
+        return report.shortfalls.isEmpty ? .success : .partial
+    }
+
+    private static func hex(_ mask: UInt64) -> String {
+        let digits = String(mask, radix: 16)
+        return String(repeating: "0", count: max(0, 16 - digits.count)) + digits
+    }
+}

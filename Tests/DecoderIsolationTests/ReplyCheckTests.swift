@@ -1,0 +1,145 @@
+@testable import DecoderIsolation
+import Foundation
+import MediaFormats
+import TestSupport
+import Testing
+
+/// The parent's checks of a helper's reply, on replies a taken-over helper
+/// could send, and on the edge cases real decoders produce (which must pass).
+@Suite struct ReplyCheckTests {
+    /// A real 360×270 thumbnail of photo.jpg (640×480), as libvips made it.
+    static let thumbnail: [UInt8] = {
+        let made = try? InProcessThumbnail.make(Fixtures.media("photo.jpg"))
+        return made ?? []
+    }()
+
+    static let spec = ThumbnailSpec()
+
+    static func request(thumbnail: ThumbnailSpec? = spec) -> DecodeRequest {
+        DecodeRequest(path: "/container/x.jpg", label: "x.jpg", format: .jpeg, pixelLimit: 100_000_000, thumbnail: thumbnail)
+    }
+
+    static func reply(_ facts: MediaFacts?, width: Int? = 360, height: Int? = 270, jpeg: [UInt8] = thumbnail) -> HelperReply {
+        var result = WireResult(.failure(MediaError(.damaged, "placeholder")))
+        result.failure = nil
+        result.facts = facts
+        result.thumbnailWidth = width
+        result.thumbnailHeight = height
+        return HelperReply(result: result, jpeg: jpeg[...])
+    }
+
+    static let photo = MediaFacts(kind: .image, width: 640, height: 480)
+
+    /// The refusal of `reply` for `request`, or nil when it passes.
+    static func refusal(_ reply: HelperReply, _ request: DecodeRequest = request()) -> String? {
+        do {
+            _ = try ReplyCheck.validate(reply, for: request)
+            return nil
+        } catch {
+            return error.description
+        }
+    }
+
+    @Test func anHonestReplyPasses() throws {
+        try #require(!Self.thumbnail.isEmpty)
+        #expect(Self.refusal(Self.reply(Self.photo)) == nil)
+        // Sound-only forms of video containers are known MIME types.
+        #expect(Self.refusal(Self.reply(MediaFacts(kind: .audio, durationMilliseconds: 1500, mimeType: "audio/webm"), width: nil, height: nil, jpeg: [])) == nil)
+        // A failure passes as the failure it is.
+        var failed = WireResult(.failure(MediaError(.damaged, "x.jpg: truncated")))
+        failed.facts = nil
+        #expect(Self.refusal(HelperReply(result: failed, jpeg: []), Self.request()) == nil)
+    }
+
+    /// Text a helper sends is shown to people: a terminal escape sequence in a
+    /// warning or a failure reaches the terminal as spaces.
+    @Test func controlCharactersInTextBecomeSpaces() throws {
+        let facts = MediaFacts(kind: .image, width: 640, height: 480, warnings: ["clean", "\u{1B}[2Jcleared\u{7}"])
+        let decoded = try ReplyCheck.validate(Self.reply(facts), for: Self.request()).get()
+        #expect(decoded.facts.warnings == ["clean", " [2Jcleared "])
+        var failed = WireResult(.failure(MediaError(.damaged, "x.jpg:\u{1B}]0;title\u{7} broken")))
+        failed.facts = nil
+        let failure = try ReplyCheck.validate(HelperReply(result: failed, jpeg: []), for: Self.request())
+        #expect(failure == .failure(MediaError(.damaged, "x.jpg: ]0;title  broken")))
+    }
+
+    /// Rounding at the extremes: a 1×5000 strip's thumbnail is 1×360 (its width
+    /// cannot be 0.07 of a pixel); a 5000×1 strip's is 360×1.
+    @Test func extremeShapesPassWithinRounding() throws {
+        let strip = try Self.jpeg(width: 1, height: 360)
+        #expect(Self.refusal(Self.reply(MediaFacts(kind: .image, width: 1, height: 5000), width: 1, height: 360, jpeg: strip)) == nil)
+        let wide = try Self.jpeg(width: 360, height: 1)
+        #expect(Self.refusal(Self.reply(MediaFacts(kind: .image, width: 5000, height: 1), width: 360, height: 1, jpeg: wide)) == nil)
+        // One pixel off on a photo: rounding, accepted.
+        let rounded = try Self.jpeg(width: 360, height: 271)
+        #expect(Self.refusal(Self.reply(Self.photo, width: 360, height: 271, jpeg: rounded)) == nil)
+    }
+
+    @Test(arguments: [
+        ("a size of 0×480 pixels", MediaFacts(kind: .image, width: 0, height: 480)),
+        ("a width without a height", MediaFacts(kind: .image, width: 640)),
+        ("over the pixel limit", MediaFacts(kind: .image, width: 100_000, height: 100_000)),
+        ("a duration of nan ms", MediaFacts(kind: .video, width: 640, height: 480, durationMilliseconds: .nan)),
+        ("a duration of inf ms", MediaFacts(kind: .video, width: 640, height: 480, durationMilliseconds: .infinity)),
+        ("a duration of -5.0 ms", MediaFacts(kind: .video, width: 640, height: 480, durationMilliseconds: -5)),
+        ("a frame count of 0", MediaFacts(kind: .image, width: 640, height: 480, frameCount: 0)),
+        ("the unknown MIME type \"image/x-forged\"", MediaFacts(kind: .image, width: 640, height: 480, mimeType: "image/x-forged")),
+        ("65 warnings", MediaFacts(kind: .image, width: 640, height: 480, warnings: Array(repeating: "w", count: 65))),
+        ("a warning of 5000 bytes", MediaFacts(kind: .image, width: 640, height: 480, warnings: [String(repeating: "w", count: 5000)])),
+    ])
+    func factsOutsideTheLimitsAreRefused(expected: String, facts: MediaFacts) {
+        let refusal = Self.refusal(Self.reply(facts))
+        #expect(refusal?.contains(expected) == true, "\(refusal ?? "accepted")")
+    }
+
+    @Test func thumbnailsThatAreNotWhatWasAskedForAreRefused() throws {
+        // Not asked for.
+        #expect(Self.refusal(Self.reply(Self.photo), Self.request(thumbnail: nil)) == "a thumbnail nobody asked for")
+        // Not a JPEG, or a JPEG cut short.
+        #expect(Self.refusal(Self.reply(Self.photo, jpeg: Array("\u{89}PNG\r\n\u{1A}\n".utf8))) == "thumbnail bytes that are not a JPEG")
+        #expect(Self.refusal(Self.reply(Self.photo, jpeg: Array(Self.thumbnail.dropLast(100)))) == "thumbnail bytes that are not a JPEG")
+        // A size the JPEG does not have.
+        #expect(Self.refusal(Self.reply(Self.photo, width: 300, height: 225)) == "a thumbnail said to be 300×225 whose JPEG is 360×270")
+        // Larger than asked for, or of another shape than the picture.
+        let large = try Self.jpeg(width: 720, height: 540)
+        #expect(Self.refusal(Self.reply(Self.photo, width: 720, height: 540, jpeg: large)) == "a 720×540 thumbnail where at most 360 pixels were asked for")
+        let square = try Self.jpeg(width: 360, height: 360)
+        #expect(Self.refusal(Self.reply(Self.photo, width: 360, height: 360, jpeg: square)) == "a 360×360 thumbnail of a 640×480 picture")
+        // Bytes without a thumbnail.
+        #expect(Self.refusal(Self.reply(Self.photo, width: nil, height: nil)) == "thumbnail bytes without a thumbnail")
+    }
+
+    /// The parent's JPEG reader: the frame size of well-formed files, nil for
+    /// anything that is not a whole JPEG.
+    @Test func jpegFrameReadsTheSizeOrRefuses() throws {
+        let frame = JPEGFrame(Self.thumbnail[...])
+        #expect(frame?.width == 360 && frame?.height == 270, "\(String(describing: frame))")
+        let progressive = try Data(contentsOf: URL(fileURLWithPath: Fixtures.media("progressive.jpg")))
+        #expect(JPEGFrame(Array(progressive)[...]) != nil, "a progressive JPEG (SOF2)")
+        #expect(JPEGFrame([0xFF, 0xD8, 0xFF, 0xD9]) == nil, "no frame header")
+        #expect(JPEGFrame(Array(Self.thumbnail.dropFirst(2))[...]) == nil, "no start of image")
+        // A scan before any frame header.
+        #expect(JPEGFrame([0xFF, 0xD8, 0xFF, 0xDA, 0x00, 0x02, 0xFF, 0xD9]) == nil)
+        // A segment whose length runs past the end.
+        #expect(JPEGFrame([0xFF, 0xD8, 0xFF, 0xE0, 0x7F, 0xFF, 0x00, 0xFF, 0xD9]) == nil)
+        // A frame header claiming 0×0.
+        #expect(JPEGFrame([0xFF, 0xD8, 0xFF, 0xC0, 0x00, 0x0B, 0x08, 0x00, 0x00, 0x00, 0x00, 0x01, 0x01, 0x11, 0x00, 0xFF, 0xD9]) == nil)
+    }
+
+    /// A JPEG of `width` × `height` (libvips, for the shapes the tests need).
+    static func jpeg(width: Int, height: Int) throws -> [UInt8] {
+        let directory = TemporaryDirectory("reply-jpeg")
+        let path = directory.file("made.jpg")
+        try ImageInspector.vips(["black", path, String(width), String(height)])
+        return Array(try Data(contentsOf: URL(fileURLWithPath: path)))
+    }
+}
+
+/// A thumbnail made the way a helper makes one (through the library, in-process).
+enum InProcessThumbnail {
+    static func make(_ path: String) throws -> [UInt8] {
+        let decoded = try Isolation.none.decoder().decode(DecodeRequest(path: path, label: "photo.jpg", format: .jpeg, thumbnail: ThumbnailSpec()))
+        guard case .made(let thumbnail) = decoded.thumbnail else { return [] }
+        return thumbnail.jpeg
+    }
+}
