@@ -390,12 +390,12 @@ import Testing
     }
 
     /// The parent's checks of every reply never refuse what the real decoders
-    /// make: every fixture (media, HEIF, the fidelity table's classes, the sample
+    /// make: every fixture (media, HEIF, modern phone and camera media, the fidelity table's classes, the sample
     /// drop) goes through the helpers, and no item fails as `decoderMisbehaved`.
     @Test func noFixtureIsRefusedByTheReplyChecks() throws {
         let work = TemporaryDirectory("all-fixtures")
         let reportPath = work.file("report.json")
-        let folders = ["media", "heif", "fidelity", "sample-drop"].map { Fixtures.packageRoot.appendingPathComponent("testdata/\($0)").path }
+        let folders = ["media", "heif", "modern", "fidelity", "sample-drop"].map { Fixtures.packageRoot.appendingPathComponent("testdata/\($0)").path }
         let result = try ShareProcess.run(["ingest", "--quiet", "--container", work.file("container"), "--report", reportPath] + folders)
         #expect(result.status == 0 || result.status == 1, "\(result.stderr)")
         let report = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: reportPath))) as? [String: Any])

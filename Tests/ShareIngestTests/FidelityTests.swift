@@ -162,11 +162,12 @@ extension TemporaryContainer {
         e("raw/olympus-em1-exif6.orf", "image", "orf", "image/x-olympus-orf", size: (3456, 4608), thumbnail: (270, 360), upright: true),
         e("raw/panasonic-lx3.rw2", "image", "rw2", "image/x-panasonic-rw2", size: (3648, 2736), thumbnail: (360, 270), upright: true),
         // ExifTool's stubs: real structures whose previews are a few bytes. No usable
-        // preview: a file, with the reason; the smallest usable one is still a thumbnail.
+        // preview (none that decodes, or none of the photo's shape): a file, with the reason.
         e("raw/exiftool-Nikon.nef", "file", "nef", "image/x-nikon-nef", warning: "no embedded preview that can be shown"),
         e("raw/exiftool-CanonRaw.cr2", "file", "cr2", "image/x-canon-cr2", warning: "no embedded preview that can be shown"),
         e("raw/exiftool-CanonRaw.cr3", "file", "cr3", "image/x-canon-cr3", warning: "no embedded preview that can be shown"),
-        e("raw/exiftool-DNG.dng", "image", "dng", "image/x-adobe-dng", size: (3456, 2304), thumbnail: (8, 8)),
+        // Its only preview is an 8×8 placeholder of another shape than its 3456×2304 photo.
+        e("raw/exiftool-DNG.dng", "file", "dng", "image/x-adobe-dng", warning: "no embedded preview that can be shown (none of the photo's 3456×2304 shape"),
         // Containers and posters (item 4).
         e("video/fragmented-no-mehd.mp4", "video", "mp4", "video/mp4", size: (320, 240), duration: 1067, thumbnail: (320, 240)),
         e("video/fragmented-mehd.mp4", "video", "mp4", "video/mp4", size: (320, 240), duration: 1067, thumbnail: (320, 240)),

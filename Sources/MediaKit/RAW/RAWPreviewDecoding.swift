@@ -48,13 +48,22 @@ struct RAWPreviewDecoding {
             throw MediaError(.unsupported, "no embedded preview that can be shown (\(Self.summary(description.previews, refused)))")
         }
         let largest = usable.max { $0.pixels < $1.pixels }!
-        let size = displayedSize(description, largest: largest)
+        let stored = storedSize(description, largest: largest)
+        // Only a preview of the photo's shape shows it: a token thumbnail of
+        // another shape (letterboxed, or a placeholder) would be a false picture.
+        let shaped = usable.filter { Self.sameShape($0.width, $0.height, stored.width, stored.height) }
+        guard !shaped.isEmpty else {
+            throw MediaError(
+                .unsupported,
+                "no embedded preview that can be shown (none of the photo's \(stored.width)×\(stored.height) shape: \(usable.map { "\($0.preview.origin) \($0.width)×\($0.height)" }.joined(separator: ", ")))")
+        }
+        let size = description.orientation >= 5 ? (width: stored.height, height: stored.width) : stored
         let facts = MediaFacts(kind: .image, width: size.width, height: size.height)
         guard let spec = request.thumbnail else { return DecodedMedia(facts: facts) }
         // The chosen preview first, then the others, largest first: a preview
         // that does not decode is passed over.
         var failures: [String] = []
-        for candidate in order(usable, spec: spec) {
+        for candidate in order(shaped, spec: spec) {
             do {
                 return DecodedMedia(facts: facts, thumbnail: .made(try thumbnail(candidate, orientation: description.orientation, spec: spec)))
             } catch {
@@ -118,13 +127,20 @@ struct RAWPreviewDecoding {
         return [first] + bySize.filter { $0.preview != first.preview }
     }
 
-    /// The photo's displayed size: the first size the file states that is at
-    /// least as large as its largest preview (some cameras write a token EXIF
-    /// size), else the preview's; sides swapped for orientations 5–8.
-    func displayedSize(_ description: RAWDescription, largest: Candidate) -> (width: Int, height: Int) {
+    /// The photo's stored size (before its orientation is applied): the first
+    /// size the file states that is at least as large as its largest preview
+    /// (some cameras write a token EXIF size), else the preview's.
+    func storedSize(_ description: RAWDescription, largest: Candidate) -> (width: Int, height: Int) {
         let stated = description.sizes.first { max($0.width, $0.height) * 100 >= largest.longSide * 95 }
-        let (width, height) = stated.map { ($0.width, $0.height) } ?? (largest.width, largest.height)
-        return description.orientation >= 5 ? (height, width) : (width, height)
+        return stated.map { ($0.width, $0.height) } ?? (largest.width, largest.height)
+    }
+
+    /// True when a `width`×`height` picture has the shape of a `photoWidth`×`photoHeight`
+    /// one: within 2 %, or within a pixel of rounding (a small preview).
+    static func sameShape(_ width: Int, _ height: Int, _ photoWidth: Int, _ photoHeight: Int) -> Bool {
+        guard width > 0, height > 0, photoWidth > 0, photoHeight > 0 else { return false }
+        let expected = Double(width) * Double(photoHeight) / Double(photoWidth)
+        return abs(expected - Double(height)) <= max(1.5, 0.02 * Double(height))
     }
 
     /// The preview decoded (a JPEG shrunk on load), fitted, turned upright by
