@@ -76,7 +76,7 @@ if DecoderOption.decodesInHelpers(argc: CommandLine.argc, argv: CommandLine.unsa
 // A decoder helper (started by this binary's ProcessIsolatedDecoder) runs
 // nothing else of the CLI.
 if CommandLine.arguments.dropFirst().first == DecoderHelper.command {
-    exit(DecoderHelper.main(Array(CommandLine.arguments.dropFirst(2))))
+    Processes.exit(DecoderHelper.main(Array(CommandLine.arguments.dropFirst(2))))
 }
 
 // SIGINT and SIGTERM: blocked in every thread from here, taken by one (Signals).
