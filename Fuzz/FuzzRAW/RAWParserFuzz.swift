@@ -17,7 +17,7 @@ func check(_ data: Data) {
         for preview in description.previews {
             for range in preview.ranges { precondition(range.lowerBound >= 0 && range.upperBound <= bytes.count && !range.isEmpty) }
             if case .jpeg = preview.encoding, let range = preview.ranges.first {
-                _ = JPEGSegments.frame(Array(bytes[range.lowerBound..<min(range.upperBound, range.lowerBound + (128 << 10))]))
+                _ = JPEGFrameHeader(bytes[range.lowerBound..<min(range.upperBound, range.lowerBound + (128 << 10))])
             }
         }
         for size in description.sizes { precondition(size.width > 0 && size.height > 0) }

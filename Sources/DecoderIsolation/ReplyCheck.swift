@@ -131,45 +131,16 @@ struct ReplyViolation: Error, CustomStringConvertible {
     init(_ description: String) { self.description = description }
 }
 
-/// A JPEG's size, read by the parent itself from its frame header: the bytes
-/// must start with SOI (FF D8), end with EOI (FF D9), and hold a SOFn segment
-/// (a baseline, extended, progressive or lossless frame) before the first scan
-/// (SOS); segments are walked by their lengths, never past the end.
+/// A JPEG's size, read by the parent itself from its frame header
+/// (``JPEGFrameHeader``): the bytes must start with SOI (FF D8), end with EOI
+/// (FF D9), and hold a SOFn segment before the first scan (SOS); segments are
+/// walked by their lengths, never past the end.
 struct JPEGFrame: Equatable {
     let width: Int
     let height: Int
 
     init?(_ bytes: ArraySlice<UInt8>) {
-        let data = Array(bytes)
-        guard data.count >= 4, data[0] == 0xFF, data[1] == 0xD8, data[data.count - 2] == 0xFF, data[data.count - 1] == 0xD9 else { return nil }
-        var index = 2
-        while index + 4 <= data.count {
-            guard data[index] == 0xFF else { return nil }
-            let marker = data[index + 1]
-            // Fill bytes before a marker, and markers without a length.
-            if marker == 0xFF {
-                index += 1
-                continue
-            }
-            if marker == 0x01 || (0xD0...0xD7).contains(marker) {
-                index += 2
-                continue
-            }
-            guard marker != 0xD9, marker != 0xDA else { return nil }  // an end, or a scan, before any frame header
-            let length = Int(data[index + 2]) << 8 | Int(data[index + 3])
-            guard length >= 2, index + 2 + length <= data.count else { return nil }
-            // SOF0…SOF15, except DHT (C4), JPG (C8) and DAC (CC), which share the range.
-            if (0xC0...0xCF).contains(marker), ![0xC4, 0xC8, 0xCC].contains(marker) {
-                guard length >= 8 else { return nil }
-                let height = Int(data[index + 5]) << 8 | Int(data[index + 6])
-                let width = Int(data[index + 7]) << 8 | Int(data[index + 8])
-                guard width > 0, height > 0 else { return nil }
-                self.width = width
-                self.height = height
-                return
-            }
-            index += 2 + length
-        }
-        return nil
+        guard bytes.count >= 4, bytes[bytes.endIndex - 2] == 0xFF, bytes[bytes.endIndex - 1] == 0xD9, let frame = JPEGFrameHeader(bytes) else { return nil }
+        (width, height) = (frame.width, frame.height)
     }
 }

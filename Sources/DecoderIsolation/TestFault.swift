@@ -155,19 +155,12 @@ enum TestFault: String {
 
         /// Writes `width` × `height` into the JPEG's first frame header (SOFn).
         private static func setFrameSize(_ jpeg: inout [UInt8], width: Int, height: Int) {
-            var index = 2
-            while index + 9 < jpeg.count, jpeg[index] == 0xFF {
-                let marker = jpeg[index + 1]
-                let length = Int(jpeg[index + 2]) << 8 | Int(jpeg[index + 3])
-                if (0xC0...0xCF).contains(marker), ![0xC4, 0xC8, 0xCC].contains(marker) {
-                    jpeg[index + 5] = UInt8(height >> 8 & 0xFF)
-                    jpeg[index + 6] = UInt8(height & 0xFF)
-                    jpeg[index + 7] = UInt8(width >> 8 & 0xFF)
-                    jpeg[index + 8] = UInt8(width & 0xFF)
-                    return
-                }
-                index += 2 + length
-            }
+            guard let frame = JPEGFrameHeader(jpeg[...]) else { return }
+            let index = frame.offset
+            jpeg[index + 5] = UInt8(height >> 8 & 0xFF)
+            jpeg[index + 6] = UInt8(height & 0xFF)
+            jpeg[index + 7] = UInt8(width >> 8 & 0xFF)
+            jpeg[index + 8] = UInt8(width & 0xFF)
         }
     }
 

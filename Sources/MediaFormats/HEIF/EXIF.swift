@@ -51,25 +51,7 @@ package enum EXIF {
 
     /// The pixel size in a JPEG's SOF header (`bytes` is the whole JPEG), or nil.
     package static func jpegSize(_ bytes: ArraySlice<UInt8>) -> (width: Int, height: Int)? {
-        var position = bytes.startIndex
-        guard bytes.count > 4, bytes[position] == 0xFF, bytes[position + 1] == 0xD8 else { return nil }
-        position += 2
-        while position + 9 < bytes.endIndex {
-            guard bytes[position] == 0xFF else { return nil }
-            let marker = bytes[position + 1]
-            if marker == 0xFF { position += 1; continue }
-            let length = Int(bytes[position + 2]) << 8 | Int(bytes[position + 3])
-            guard length >= 2 else { return nil }
-            // SOF0–SOF15, except DHT (C4), JPG (C8) and DAC (CC).
-            if (0xC0...0xCF).contains(marker), ![0xC4, 0xC8, 0xCC].contains(marker) {
-                let height = Int(bytes[position + 5]) << 8 | Int(bytes[position + 6])
-                let width = Int(bytes[position + 7]) << 8 | Int(bytes[position + 8])
-                return width > 0 && height > 0 ? (width, height) : nil
-            }
-            if marker == 0xDA { return nil }
-            position += 2 + length
-        }
-        return nil
+        JPEGFrameHeader(bytes).map { ($0.width, $0.height) }
     }
 }
 

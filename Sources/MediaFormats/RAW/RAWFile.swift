@@ -350,29 +350,4 @@ package enum JPEGSegments {
         }
         return nil
     }
-
-    /// A JPEG's frame header: its size, and whether libjpeg decodes its process
-    /// (baseline, extended or progressive Huffman: SOF0–SOF2; not lossless SOF3,
-    /// which raw data uses, nor arithmetic coding).
-    package static func frame(_ bytes: [UInt8]) -> (width: Int, height: Int, decodable: Bool)? {
-        var position = 0
-        guard bytes.count > 4, bytes[0] == 0xFF, bytes[1] == 0xD8 else { return nil }
-        position = 2
-        while position + 9 < bytes.count {
-            guard bytes[position] == 0xFF else { return nil }
-            let marker = bytes[position + 1]
-            if marker == 0xFF { position += 1; continue }
-            let length = Int(bytes[position + 2]) << 8 | Int(bytes[position + 3])
-            guard length >= 2 else { return nil }
-            if (0xC0...0xCF).contains(marker), ![0xC4, 0xC8, 0xCC].contains(marker) {
-                let height = Int(bytes[position + 5]) << 8 | Int(bytes[position + 6])
-                let width = Int(bytes[position + 7]) << 8 | Int(bytes[position + 8])
-                guard width > 0, height > 0 else { return nil }
-                return (width, height, marker <= 0xC2)
-            }
-            if marker == 0xDA { return nil }
-            position += 2 + length
-        }
-        return nil
-    }
 }

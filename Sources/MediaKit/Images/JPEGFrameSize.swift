@@ -1,3 +1,4 @@
+import MediaFormats
 import SystemCalls
 
 /// The size a JPEG's frame header (SOFn) declares, read from the file's markers
@@ -23,28 +24,8 @@ enum JPEGFrameSize {
         return parse(bytes[...])
     }
 
-    /// Walks the marker segments from SOI to the first frame header.
-    static func parse(_ b: ArraySlice<UInt8>) -> (width: Int, height: Int)? {
-        var i = b.startIndex
-        guard b.count >= 4, b[i] == 0xFF, b[i + 1] == 0xD8 else { return nil }
-        i += 2
-        while i + 4 <= b.endIndex {
-            guard b[i] == 0xFF else { return nil }
-            let marker = b[i + 1]
-            if marker == 0xFF { i += 1; continue }  // fill byte
-            if marker == 0x01 || (0xD0...0xD7).contains(marker) { i += 2; continue }  // no length
-            let length = Int(b[i + 2]) << 8 | Int(b[i + 3])
-            guard length >= 2 else { return nil }
-            // SOF0–SOF15, except DHT (C4), JPG (C8) and DAC (CC).
-            if (0xC0...0xCF).contains(marker), ![0xC4, 0xC8, 0xCC].contains(marker) {
-                guard i + 9 <= b.endIndex else { return nil }
-                let height = Int(b[i + 5]) << 8 | Int(b[i + 6])
-                let width = Int(b[i + 7]) << 8 | Int(b[i + 8])
-                return (width, height)
-            }
-            if marker == 0xDA { return nil }  // scan data before any frame header
-            i += 2 + length
-        }
-        return nil
+    /// The size in the first frame header (see ``JPEGFrameHeader``).
+    static func parse(_ bytes: ArraySlice<UInt8>) -> (width: Int, height: Int)? {
+        JPEGFrameHeader(bytes).map { ($0.width, $0.height) }
     }
 }

@@ -84,12 +84,12 @@ struct RAWPreviewDecoding {
             switch preview.encoding {
             case .jpeg:
                 guard let range = preview.ranges.first, let head = source.read(range.lowerBound..<min(range.upperBound, range.lowerBound + Self.headLength)),
-                    let frame = JPEGSegments.frame(head)
+                    let frame = JPEGFrameHeader(head[...])
                 else {
                     refused.append(MediaError(.damaged, "\(preview.origin): not a JPEG (\(preview.byteCount) bytes)"))
                     continue
                 }
-                guard frame.decodable else {
+                guard frame.isHuffmanDCT else {
                     refused.append(MediaError(.unsupported, "\(preview.origin): a lossless or arithmetic-coded JPEG"))
                     continue
                 }
