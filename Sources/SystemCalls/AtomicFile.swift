@@ -61,6 +61,18 @@ package final class AtomicFileWriter {
         if buffer.count >= Self.bufferSize { try flush() }
     }
 
+    /// Appends the whole content of the file at `source`, 64 KiB at a time.
+    package func append(contentsOf source: String) throws(SystemError) {
+        let input = try FileDescriptor.openForReading(source)
+        var offset: Int64 = 0
+        while true {
+            let chunk = try input.read(count: 1 << 16, at: offset, path: source)
+            try append(chunk)
+            if chunk.count < 1 << 16 { return }
+            offset += Int64(chunk.count)
+        }
+    }
+
     /// Appends a string's UTF-8 bytes (buffered).
     package func append(_ text: String) throws(SystemError) {
         buffer.append(contentsOf: text.utf8)

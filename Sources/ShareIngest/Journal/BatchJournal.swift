@@ -252,8 +252,14 @@ public final class BatchJournal: Sendable {
     /// Up to `limit` items after `index` that were not finished when last
     /// recorded (what a resumed batch still has to do), in order.
     func unfinishedItems(of batch: UUID, after index: Int, limit: Int) throws -> [ItemState] {
+        try page(of: batch, after: index, limit: limit, unfinishedOnly: true)
+    }
+
+    /// A page of a batch's items after `index`, in order (only the unfinished ones:
+    /// on the index of those).
+    private func page(of batch: UUID, after index: Int, limit: Int, unfinishedOnly: Bool) throws -> [ItemState] {
         try database.query(
-            "SELECT idx, uuid, snapshot FROM items WHERE batch_id = ? AND next IS NOT NULL AND idx > ? ORDER BY idx LIMIT ?",
+            "SELECT idx, uuid, snapshot FROM items WHERE batch_id = ? \(unfinishedOnly ? "AND next IS NOT NULL " : "")AND idx > ? ORDER BY idx LIMIT ?",
             [.text(batch.uuidString), StoreValue(index), StoreValue(limit)]
         ).map(Self.item)
     }
@@ -338,10 +344,7 @@ extension BatchJournal: BatchStore {
     }
 
     func items(of batch: UUID, after index: Int, limit: Int) throws -> [ItemState] {
-        try database.query(
-            "SELECT idx, uuid, snapshot FROM items WHERE batch_id = ? AND idx > ? ORDER BY idx LIMIT ?",
-            [.text(batch.uuidString), StoreValue(index), StoreValue(limit)]
-        ).map(Self.item)
+        try page(of: batch, after: index, limit: limit, unfinishedOnly: false)
     }
 
     func earlierCopies(for batch: UUID) throws -> [Int: [EarlierCopy]] {

@@ -121,14 +121,7 @@ extension BatchReport {
         if let header = try? BatchReportDocument.headerBytes(of: stored), let document = try? JSONDecoder().decode(BatchReportDocument.self, from: Data(header)),
             document.batch == batchID.uuidString
         {
-            let source = try FileDescriptor.open(stored, O_RDONLY)
-            var offset: Int64 = 0
-            while true {
-                let chunk = try source.read(count: 1 << 16, at: offset, path: stored)
-                try writer.append(chunk)
-                if chunk.count < 1 << 16 { break }
-                offset += Int64(chunk.count)
-            }
+            try writer.append(contentsOf: stored)
         } else {
             try writer.append(String(decoding: json(), as: UTF8.self))
         }
@@ -214,14 +207,7 @@ final class StoredReportWriter {
         let header = BatchReportDocument.header(of: report)
         let file = try AtomicFileWriter(path + ".new")
         try file.append(header.opening)
-        let source = try FileDescriptor.open(itemsPath, O_RDONLY)
-        var offset: Int64 = 0
-        while true {
-            let chunk = try source.read(count: 1 << 16, at: offset, path: itemsPath)
-            try file.append(chunk)
-            if chunk.count < 1 << 16 { break }
-            offset += Int64(chunk.count)
-        }
+        try file.append(contentsOf: itemsPath)
         try file.append(header.closing(empty: count == 0))
         FileSystem.remove(path + ".new")
         try file.commit(syncDirectory: false)
