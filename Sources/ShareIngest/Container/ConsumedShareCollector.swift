@@ -27,16 +27,19 @@ public struct ConsumedShareCollector: Sendable {
 
     /// Collects shares consumed more than `retention` seconds before `now`;
     /// `removing` hears each file as it is removed (or, with `dryRun`, would be).
-    /// The files of a share are the ones its batch recorded (read from the
-    /// journal a page at a time: a share of a million items in bounded memory),
-    /// each only if it is a regular file inside the container.
+    /// A share's files are the container's copies and thumbnails named by its
+    /// items' UUIDs (read from the journal row by row, the folders once each: a
+    /// share of a million items in bounded memory and seconds), each only a
+    /// regular file; a duplicate linked to an earlier share's copy points at a
+    /// file named by another item, which stays.
     public func collect(
         retention: TimeInterval, now: Date = Date(), dryRun: Bool = false, removing: (String) -> Void = { _ in }
     ) throws(ShareIngestError) -> CollectionReport {
         let journal = try BatchJournal(container: container)
         var report = CollectionReport()
         func remove(_ file: String) {
-            report.bytes += (try? FileStatus.ofLink(file))?.size ?? 0
+            guard let status = try? FileStatus.ofLink(file), status.type == .regular else { return }
+            report.bytes += status.size
             report.fileCount += 1
             removing(file)
             if !dryRun { FileSystem.remove(file) }
@@ -46,16 +49,10 @@ public struct ConsumedShareCollector: Sendable {
             guard let status = try? FileStatus.ofLink(consumed), status.type == .regular else { continue }
             let consumedAt = Date(timeIntervalSince1970: Double(status.modifiedSeconds))
             guard now.timeIntervalSince(consumedAt) >= retention else { continue }
-            do {
-                try journal.forEachItem(of: batch.id) { item in
-                    guard item.failure == nil else { return }
-                    for path in [item.copyPath, item.thumbnailPath].compactMap({ $0 }) {
-                        guard case .success(let real) = container.checkedFile(path) else { continue }
-                        remove(real)
-                    }
-                }
-            } catch {
-                throw .containerUnusable(path: container.root, reason: "journal: \(error)")
+            let ids: Set<UUID>
+            do { ids = try journal.itemIDs(of: batch.id) } catch { throw .containerUnusable(path: container.root, reason: "journal: \(error)") }
+            for folder in [container.root, container.thumbnailsDirectory] {
+                for name in Self.files(in: folder, namedBy: ids) { remove(folder + "/" + name) }
             }
             remove(consumed)
             let stored = container.reportPath(key: batch.key)
@@ -67,6 +64,19 @@ public struct ConsumedShareCollector: Sendable {
             }
         }
         return report
+    }
+
+    /// The names in `folder` of the form `<UUID>.<extension>` (a copy, a
+    /// thumbnail, any file an item owns) whose UUID is one of `ids`, sorted.
+    static func files(in folder: String, namedBy ids: Set<UUID>) -> [String] {
+        var found: [String] = []
+        try? DirectoryEntries.forEach(pathBytes: Array(folder.utf8), display: folder) { name in
+            guard name.count > 37, name[36] == UInt8(ascii: "."),
+                let id = UUID(uuidString: String(decoding: name.prefix(36), as: UTF8.self)), ids.contains(id)
+            else { return }
+            found.append(String(decoding: name, as: UTF8.self))
+        }
+        return found.sorted()
     }
 
     /// Parses a retention like `7d`, `12h`, `30m`, `45s` or `0`.

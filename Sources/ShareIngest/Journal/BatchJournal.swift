@@ -264,6 +264,16 @@ public final class BatchJournal: Sendable {
         ).map(Self.item)
     }
 
+    /// The UUIDs of a batch's items (what names their files in the container),
+    /// read row by row.
+    func itemIDs(of batch: UUID) throws -> Set<UUID> {
+        var ids = Set<UUID>()
+        try database.scan("SELECT uuid FROM items WHERE batch_id = ?", [.text(batch.uuidString)]) { row in
+            if let id = row.text("uuid").flatMap(UUID.init(uuidString:)) { ids.insert(id) }
+        }
+        return ids
+    }
+
     /// How many items of a running batch have finished (delivered, failed or
     /// skipped) so far: counted on the journal's index of unfinished items,
     /// without reading any item.

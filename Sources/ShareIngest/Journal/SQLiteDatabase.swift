@@ -93,6 +93,14 @@ final class SQLiteDatabase: @unchecked Sendable {
     /// Runs a statement with bound values; returns the rows.
     @discardableResult
     func query(_ sql: String, _ values: [StoreValue] = []) throws(SQLiteError) -> [SQLiteRow] {
+        var rows: [SQLiteRow] = []
+        try scan(sql, values) { rows.append($0) }
+        return rows
+    }
+
+    /// Runs a statement with bound values and hands `body` each row as SQLite
+    /// steps to it, holding none: a million rows in constant memory.
+    func scan(_ sql: String, _ values: [StoreValue] = [], _ body: (SQLiteRow) -> Void) throws(SQLiteError) {
         lock.lock()
         defer { lock.unlock() }
         var statement: OpaquePointer?
@@ -109,10 +117,9 @@ final class SQLiteDatabase: @unchecked Sendable {
             }
             guard status == SQLITE_OK else { throw lastError() }
         }
-        var rows: [SQLiteRow] = []
         while true {
             let status = sqlite3_step(statement)
-            if status == SQLITE_DONE { break }
+            if status == SQLITE_DONE { return }
             guard status == SQLITE_ROW else { throw lastError() }
             var columns: [String: StoreValue] = [:]
             for column in 0..<sqlite3_column_count(statement) {
@@ -124,9 +131,8 @@ final class SQLiteDatabase: @unchecked Sendable {
                 default: columns[name] = .null
                 }
             }
-            rows.append(SQLiteRow(columns: columns))
+            body(SQLiteRow(columns: columns))
         }
-        return rows
     }
 
     private func lastError() -> SQLiteError {
