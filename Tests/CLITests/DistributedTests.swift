@@ -197,6 +197,8 @@ import Testing
         let batch = try #require(Self.lines(status, type: "batch").first)
         #expect(batch["state"] as? String == "done" && batch["finished"] as? Int == 200 && batch["retried"] as? Int == 0)
         #expect(((batch["stageSeconds"] as? [String: Double])?["thumbnail"] ?? 0) > 0)
+        // The fan-in's own time is in the batch's totals, summed once when it finished.
+        #expect(((batch["stageSeconds"] as? [String: Double])?["manifest"] ?? 0) > 0, "\(batch)")
         let workerLines = Self.lines(status, type: "worker")
         #expect(Set(workerLines.compactMap { $0["name"] as? String }) == ["a", "b", "c"])
         #expect(workerLines.allSatisfy { ($0["stagesDone"] as? Int ?? 0) > 0 && $0["live"] as? Bool == false && $0["stopped"] as? Bool == true }, "\(workerLines)")

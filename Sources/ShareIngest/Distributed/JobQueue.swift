@@ -448,7 +448,8 @@ extension JobQueue: BatchStore {
     /// batch was not running (done already: only the job is completed).
     func finish(_ batch: BatchRecord, changed: [ItemState], lease: Lease?) throws -> Bool {
         guard let lease else { return false }
-        let columns = batch.columns.filter { BatchRecord.mutableColumns.contains($0.key) }
+        var columns = batch.columns.filter { BatchRecord.mutableColumns.contains($0.key) }.map { ($0.key, $0.value) }
+        columns.append(("stage_seconds", .text(Self.json(Dictionary(uniqueKeysWithValues: batch.stageSeconds.map { ($0.key.rawValue, $0.value) })))))
         let changes = changed.map { Row(idx: $0.index, stage: .manifest, state: "done", priority: 0, snapshot: $0) }
         let n = columns.count
         let row = try query(
@@ -460,12 +461,12 @@ extension JobQueue: BatchStore {
                 UPDATE share_jobs j SET snapshot = c->'snapshot' FROM jsonb_array_elements($\(n + 4)::jsonb) c
                 WHERE j.batch_id = $3::uuid AND j.idx = (c->>'idx')::integer AND EXISTS (SELECT 1 FROM job) RETURNING j.id),
             batch AS (
-                UPDATE share_batches b SET \(columns.enumerated().map { "\($1.key) = $\($0 + 4)" }.joined(separator: ", ")), failure = NULL
+                UPDATE share_batches b SET \(columns.enumerated().map { "\($1.0) = $\($0 + 4)\($1.0 == "stage_seconds" ? "::jsonb" : "")" }.joined(separator: ", ")), failure = NULL
                 FROM job WHERE b.id = job.batch_id AND b.state = 'running' RETURNING b.id)
             SELECT (SELECT count(*) FROM job) AS owned, (SELECT count(*) FROM batch) AS finished,
                 pg_notify('share_batches', coalesce((SELECT batch_id::text FROM job), '')) AS notified
             """,
-            [String(lease.job), String(lease.worker), batch.id.uuidString] + columns.map(\.value.text) + [Self.json(changes)])
+            [String(lease.job), String(lease.worker), batch.id.uuidString] + columns.map(\.1.text) + [Self.json(changes)])
         return row.first?["owned"] == "1" && row.first?["finished"] == "1"
     }
 }

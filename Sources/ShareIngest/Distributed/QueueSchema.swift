@@ -32,6 +32,7 @@ enum QueueSchema {
             Migration(name: "3-item-rows-and-workers", sql: version3),
             Migration(name: "4-costliest-first-claims", sql: version4),
             Migration(name: "5-content-hash", sql: version5),
+            Migration(name: "6-batch-stage-seconds", sql: version6),
         ])
     /// The schema's version: how many migrations this share has.
     static var version: Int { migrations.migrations.count }
@@ -183,5 +184,11 @@ enum QueueSchema {
     private static let version5 = """
         ALTER TABLE share_jobs ADD COLUMN sha256 text;
         CREATE INDEX share_jobs_sha256 ON share_jobs (sha256) WHERE sha256 IS NOT NULL;
+        """
+
+    // A finished batch's seconds per stage, summed once by its fan-in, so
+    // `share status` does not read every item of a large batch again.
+    private static let version6 = """
+        ALTER TABLE share_batches ADD COLUMN stage_seconds jsonb;
         """
 }

@@ -126,11 +126,16 @@ extension JobQueue {
             default: break
             }
         }
+        // Seconds per stage: a finished batch's, summed once by its fan-in; a
+        // running one's, summed over its items now.
         var seconds: [UUID: [StageName: Double]] = [:]
         for row in try connection.query(
             """
-            SELECT j.batch_id, s.key AS stage, sum(s.value::double precision) AS seconds
-            FROM share_jobs j, jsonb_each_text(j.snapshot->'stageSeconds') s
+            SELECT b.id AS batch_id, s.key AS stage, s.value::double precision AS seconds
+            FROM share_batches b, jsonb_each_text(b.stage_seconds) s WHERE b.id = ANY($1::uuid[]) AND b.stage_seconds IS NOT NULL
+            UNION ALL
+            SELECT j.batch_id, s.key, sum(s.value::double precision)
+            FROM share_jobs j JOIN share_batches b ON b.id = j.batch_id AND b.stage_seconds IS NULL, jsonb_each_text(j.snapshot->'stageSeconds') s
             WHERE j.batch_id = ANY($1::uuid[]) GROUP BY j.batch_id, s.key
             """, [ids])
         {

@@ -56,6 +56,8 @@ public struct BatchRecord: Sendable {
     public internal(set) var failedCount = 0
     /// Items skipped (counted when the batch is done).
     public internal(set) var skippedCount = 0
+    /// Seconds spent per stage over all items, summed once by the fan-in.
+    var stageSeconds: [StageName: Double] = [:]
 }
 
 /// The durable state of batches and items: SQLite in WAL mode at

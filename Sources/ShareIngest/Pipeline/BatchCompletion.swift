@@ -156,6 +156,7 @@ enum BatchCompletion {
         record.failedCount = counts.failed
         record.skippedCount = counts.skipped
         totals[.manifest] = MonotonicClock.now() - manifestStart
+        record.stageSeconds = totals
         let batchID = batch.id
         let key = batch.key
         let message = context.message
