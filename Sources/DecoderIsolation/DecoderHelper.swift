@@ -26,7 +26,8 @@ public enum DecoderHelper {
     /// blocked and start faster), `--template` (a ``HelperTemplate``: set up the
     /// libraries, then fork helpers on request), and `--account UID:GID` (the
     /// unprivileged user and group to switch to when started as root; the
-    /// parent looks them up).
+    /// parent looks them up), and `--parent PID` (the process that started it,
+    /// which it dies with).
     public static func main(_ arguments: [String]) -> Int32 {
         let settings: HelperSettings
         do {
@@ -115,6 +116,8 @@ public enum DecoderHelper {
             // In the forked helper, descriptor 3 is its own socket now.
             socket = MessageSocket(UnixSocket(adopting: 3))
         } else {
+            // Started on its own: its parent is the process that said so.
+            parent = settings.parent ?? 0
             socket = control
         }
         let attack = TestFault.prepareAttack(template: parent)
@@ -187,6 +190,9 @@ struct HelperSettings {
     var isTemplate = false
     /// The user and group ids to switch to when started as root.
     var account: (uid: uid_t, gid: gid_t)?
+    /// The process that started a helper on its own (not forked from a
+    /// template): the helper dies with it.
+    var parent: pid_t?
 
     /// Parses `arguments`; throws a message naming the one it does not know.
     init(_ arguments: [String]) throws(ConfigurationError) {
@@ -206,6 +212,10 @@ struct HelperSettings {
                 let ids = arguments[index + 1].split(separator: ":").compactMap { UInt32($0) }
                 guard ids.count == 2 else { throw ConfigurationError("--account takes UID:GID, not \(arguments[index + 1])") }
                 account = (ids[0], ids[1])
+                index += 2
+            case "--parent" where index + 1 < arguments.count:
+                guard let pid = pid_t(arguments[index + 1]), pid > 1 else { throw ConfigurationError("--parent takes a process id, not \(arguments[index + 1])") }
+                parent = pid
                 index += 2
             default:
                 throw ConfigurationError("unexpected argument \(arguments[index])")

@@ -44,12 +44,16 @@ final class HelperProcess: @unchecked Sendable {
     /// descriptor 3, and `environment` (nothing else of this process's); its
     /// standard error is this process's when `keepStandardError`, else /dev/null.
     /// It loads libvips' modules, and with `sandboxOnlyLoaders` ImageMagick and librsvg.
+    /// It is told this process's pid, so that it dies with it: the kernel forgets
+    /// a parent-death signal when the helper changes user, so the helper sets
+    /// its own once it has, and exits if its parent is already gone.
     static func start(
         executable: String, arguments: [String], environment: [String: String], keepStandardError: Bool, sandboxOnlyLoaders: Bool
     ) throws(SystemError) -> HelperProcess {
         let (pid, socket) = try spawn(
-            executable: executable, arguments: arguments + (sandboxOnlyLoaders ? ["--sandbox-only-loaders"] : []), environment: environment,
-            keepStandardError: keepStandardError)
+            executable: executable,
+            arguments: arguments + (sandboxOnlyLoaders ? ["--sandbox-only-loaders"] : []) + ["--parent", String(Processes.current)],
+            environment: environment, keepStandardError: keepStandardError)
         return HelperProcess(pid: pid, socket: socket, kind: sandboxOnlyLoaders ? .sandboxOnly : .modules, template: nil)
     }
 

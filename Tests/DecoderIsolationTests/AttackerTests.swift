@@ -167,9 +167,17 @@ import Testing
         ]
         #expect(!names.isEmpty && Set(names).isSubset(of: allowed), "the helper's environment: \(names)")
         let arguments = String(decoding: ProcessTree.read("/proc/\(helper)/cmdline"), as: UTF8.self).split(separator: "\0").map(String.init)
-        #expect(Array(arguments.dropFirst()) == ["decode-helper", "--memory-limit", "4294967296", "--account", "65534:65534", "--sandbox-only-loaders"], "\(arguments)")
+        #expect(
+            Array(arguments.dropFirst())
+                == ["decode-helper", "--memory-limit", "4294967296", "--account", "65534:65534", "--sandbox-only-loaders", "--parent", "\(process.processIdentifier)"],
+            "\(arguments)")
         try expectSandboxedAsRoot(helper)
         secrets.expectAbsent(from: helper, alsoAbsent: ["SECRET_TOKEN", "PGPASSWORD", "LANG", "--message"])
+        // Killed outright, share takes its helper with it, although the helper
+        // changed user (which makes the kernel forget a parent-death signal) and
+        // is stuck where it never reads its socket.
+        kill(process.processIdentifier, SIGKILL)
+        #expect(HelperPoolTests.eventually { HelperPoolTests.hasExited(helper) }, "the SVG's helper outlived share")
     }
 
     /// The same for `share worker`, whose command line carries a database URL
