@@ -32,6 +32,7 @@ enum QueueSchema {
             Migration(name: "3-item-rows-and-workers", sql: version3),
             Migration(name: "4-costliest-first-claims", sql: version4),
             Migration(name: "5-content-hash", sql: version5),
+            Migration(name: "6-live-photo-keys", sql: version6),
         ])
     /// The schema's version: how many migrations this share has.
     static var version: Int { migrations.migrations.count }
@@ -183,5 +184,15 @@ enum QueueSchema {
     private static let version5 = """
         ALTER TABLE share_jobs ADD COLUMN sha256 text;
         CREATE INDEX share_jobs_sha256 ON share_jobs (sha256) WHERE sha256 IS NOT NULL;
+        """
+
+    // Each still's and movie's Live Photo keys (Apple's content identifier; the
+    // name a Live Photo's halves share), so the fan-in finds the halves of a
+    // batch without reading every item.
+    private static let version6 = """
+        ALTER TABLE share_jobs ADD COLUMN content_identifier text;
+        ALTER TABLE share_jobs ADD COLUMN live_photo_name text;
+        CREATE INDEX share_jobs_content_identifier ON share_jobs (batch_id, content_identifier) WHERE content_identifier IS NOT NULL;
+        CREATE INDEX share_jobs_live_photo_name ON share_jobs (batch_id, live_photo_name) WHERE live_photo_name IS NOT NULL;
         """
 }
