@@ -392,9 +392,12 @@ struct AVMediaDecoding {
                     "Dolby Vision profile \(dolbyVision.profile) has no picture without Dolby Vision's own processing: its poster is shown in black and white")
             }
             // A Live Photo's movie shows its still at its still-image time: that frame is the poster.
-            let stillImageTime = MomentReader.movieFormats.contains(request.format.id) ? MomentReader.stillImageTime(DescriptorBytes(descriptor)) : nil
             let thumbnail = request.thumbnail.map { spec in
-                if let stillImageTime, let frame = exactPoster(of: media, video: video, at: stillImageTime, spec: spec) { return frame }
+                if MomentReader.movieFormats.contains(request.format.id), let stillImageTime = MomentReader.stillImageTime(DescriptorBytes(descriptor)),
+                    let frame = exactPoster(of: media, video: video, at: stillImageTime, spec: spec)
+                {
+                    return frame
+                }
                 return poster(of: media, video: video, duration: probe.durationMilliseconds, at: spec.posterTime, spec: spec)
             }
             return DecodedMedia(facts: facts, thumbnail: thumbnail)

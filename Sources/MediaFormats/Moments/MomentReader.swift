@@ -39,7 +39,7 @@ package enum MomentReader {
 
     /// A movie's still-image time (seconds), read alone: what its poster shows.
     package static func stillImageTime(_ source: any RandomAccessBytes) -> Double? {
-        QuickTimeMoments.read(source)?.stillImageTime
+        QuickTimeMoments.stillImageTime(source)
     }
 
     // MARK: - JPEG

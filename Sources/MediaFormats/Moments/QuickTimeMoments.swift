@@ -36,15 +36,26 @@ enum QuickTimeMoments {
             if let identifier = values[contentIdentifierKey], MomentFacts.isValidIdentifier(identifier) { facts.contentIdentifier = identifier }
             if let date = values[creationDateKey].flatMap(DateText.iso8601) { facts.captureTime = date }
         }
-        if movieTimescale > 0 {
-            for trak in movie where trak.type == "trak" {
-                if let time = stillImageTime(source, trak: trak, movieTimescale: movieTimescale) {
-                    facts.stillImageTime = time
-                    break
-                }
-            }
-        }
+        facts.stillImageTime = stillImageTime(source, movie: movie, movieTimescale: movieTimescale)
         return facts.isEmpty ? nil : facts
+    }
+
+    /// The still-image time alone (what a poster needs): the movie's tracks only.
+    static func stillImageTime(_ source: any RandomAccessBytes) -> Double? {
+        guard let moov = ISOBox.list(source, in: 0..<source.count, limit: 4096).first(where: { $0.type == "moov" }) else { return nil }
+        let movie = ISOBox.list(source, in: moov.payload, limit: 4096)
+        guard let mvhd = movie.first(where: { $0.type == "mvhd" }), let head = source.read(mvhd.payload.lowerBound..<min(mvhd.payload.upperBound, mvhd.payload.lowerBound + 24)),
+            let timescale = BigEndianBytes(bytes: head).u32(head.first == 1 ? 20 : 12)
+        else { return nil }
+        return stillImageTime(source, movie: movie, movieTimescale: timescale)
+    }
+
+    static func stillImageTime(_ source: any RandomAccessBytes, movie: [ISOBox], movieTimescale: Int) -> Double? {
+        guard movieTimescale > 0 else { return nil }
+        for trak in movie where trak.type == "trak" {
+            if let time = stillImageTime(source, trak: trak, movieTimescale: movieTimescale) { return time }
+        }
+        return nil
     }
 
     /// The UTF-8 values of a QuickTime `meta` box's `mdta` keys (`keys` + `ilst`), by key.

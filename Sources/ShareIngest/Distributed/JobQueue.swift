@@ -376,6 +376,7 @@ extension JobQueue: BatchStore {
             (stage, state) = (lease.stage, gaveUp ? "failed" : "done")
             if gaveUp { error = item.failure?.message }
         }
+        let keys = item.livePhotoKeys
         let row = try query(
             """
             WITH job AS (
@@ -400,7 +401,7 @@ extension JobQueue: BatchStore {
             """,
             [
                 String(lease.job), String(lease.worker), Self.json(item), stage.rawValue, state, String(leaseSeconds), error, lease.stage.rawValue,
-                String(Self.priority(of: item)), String(delay), item.livePhotoKeys.identifier, item.livePhotoKeys.name,
+                String(Self.priority(of: item)), String(delay), keys.identifier, keys.name,
             ]
         ).first
         return row?["owned"] == "1"

@@ -246,11 +246,12 @@ public final class BatchJournal: Sendable {
     // MARK: - Items
 
     private func insert(_ item: ItemState, next: NextStep, batch: UUID) throws {
+        let keys = item.livePhotoKeys
         try database.query(
             "INSERT INTO items (batch_id, idx, uuid, completed, reason, next, sha256, content_identifier, live_photo_name, snapshot) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             [.text(batch.uuidString), StoreValue(item.index), .text(item.id.uuidString), StoreValue(item.completed?.rawValue),
              StoreValue(item.failure?.reason.rawValue), StoreValue(next.stage?.rawValue), StoreValue(item.sha256),
-             StoreValue(item.livePhotoKeys.identifier), StoreValue(item.livePhotoKeys.name), .text(item.encoded())])
+             StoreValue(keys.identifier), StoreValue(keys.name), .text(item.encoded())])
     }
 
     /// The items of a batch as they were last recorded, in order (every one:
@@ -342,10 +343,11 @@ extension BatchJournal: BatchStore {
     var defersKeptSteps: Bool { false }
 
     func record(_ item: ItemState, next: NextStep, batch: UUID, lease: Lease?) throws -> Bool {
+        let keys = item.livePhotoKeys
         try database.query(
             "UPDATE items SET completed = ?, reason = ?, next = ?, sha256 = ?, content_identifier = ?, live_photo_name = ?, snapshot = ? WHERE batch_id = ? AND idx = ?",
             [StoreValue(item.completed?.rawValue), StoreValue(item.failure?.reason.rawValue), StoreValue(next.stage?.rawValue),
-             StoreValue(item.sha256), StoreValue(item.livePhotoKeys.identifier), StoreValue(item.livePhotoKeys.name), .text(item.encoded()),
+             StoreValue(item.sha256), StoreValue(keys.identifier), StoreValue(keys.name), .text(item.encoded()),
              .text(batch.uuidString), StoreValue(item.index)])
         return true
     }

@@ -26,7 +26,7 @@ extension PipelineDefinition {
         var stages: [any ItemStage] = [SniffStage(settings: sniff), CopyStage(settings: copy)]
         if let probe { stages.append(ProbeStage(settings: probe, thumbnail: thumbnail, moments: motion != nil && manifest.schema == .v2)) }
         if let thumbnail { stages.append(ThumbnailStage(settings: thumbnail)) }
-        if let motion { stages.append(MotionStage(settings: motion)) }
+        if let motion { stages.append(MotionStage(settings: motion, pipeline: self)) }
         return stages
     }
 }

@@ -20,16 +20,30 @@ import SystemCalls
 /// Manifests that cannot link it (legacy) get none extracted.
 struct MotionStage: ItemStage {
     let settings: PipelineDefinition.MotionSettings
+    /// False when no probe stage read the moment facts: this stage reads them.
+    let momentsRead: Bool
+    /// Only a v2 manifest can link what this stage makes.
+    let linkable: Bool
     var name: StageName { .motion }
 
+    init(settings: PipelineDefinition.MotionSettings, pipeline: PipelineDefinition) {
+        self.settings = settings
+        momentsRead = pipeline.probe != nil
+        linkable = pipeline.manifest.schema == .v2
+    }
+
+    /// It decodes only a photo with a video inside to extract (or, without a
+    /// probe stage, one whose moment facts are still to be read).
     func decodes(_ item: ItemWork) -> Bool {
-        settings.extract && item.motionVideo == nil && (item.moments?.embeddedVideo != nil || item.moments == nil)
+        guard linkable, item.failure == nil, item.motionVideo == nil else { return false }
+        if !momentsRead, item.moments == nil, let format = item.sniffed?.format { return MomentReaderFormats.reads(format) }
+        return settings.extract && item.type == .image && item.moments?.embeddedVideo != nil
     }
 
     func process(_ item: inout ItemWork, in batch: BatchContext) throws(ItemFailure) {
-        guard batch.pipeline.manifest.schema == .v2, item.failure == nil, let copy = item.copyPath, let sniffed = item.sniffed else { return }
+        guard linkable, item.failure == nil, let copy = item.copyPath, let sniffed = item.sniffed else { return }
         // Without a probe stage nothing read the moment facts yet.
-        if batch.pipeline.probe == nil, item.moments == nil, MomentReaderFormats.reads(sniffed.format) {
+        if !momentsRead, item.moments == nil, MomentReaderFormats.reads(sniffed.format) {
             let request = DecodeRequest(path: copy, label: item.label, format: sniffed.format, batch: batch.batchID.uuidString, moments: true)
             item.moments = try? batch.decoder.decode(request).moments
         }
