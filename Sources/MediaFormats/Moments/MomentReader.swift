@@ -171,18 +171,13 @@ package enum MomentReader {
                 }
             }
             facts.declaresMotionPhoto = xmp?.declaresMotionPhoto ?? false
-            if let motion = top.first(where: { $0.type == "mpvd" }) ?? cut.flatMap({ $0.type == "mpvd" ? $0 : nil }) {
-                facts.declaresMotionPhoto = true
-                if var video = mp4(source, at: motion.payload.lowerBound, limit: motion.payload.upperBound, layout: .heifMotionBox) {
-                    if cut?.type == "mpvd" { video.truncated = true }
-                    facts.embeddedVideo = video
-                    return facts
-                }
-            }
+            if let found = motionBox(source, top: top, cut: cut, facts: &facts) { return found }
             if let xmp, let video = fromXMP(xmp, source: source) {
                 facts.embeddedVideo = video
                 return facts
             }
+        } else if let found = motionBox(source, top: top, cut: cut, facts: &facts) {
+            return found
         }
         let trailer = SamsungTrailer(source)
         if trailer?.motionPhoto != nil { facts.declaresMotionPhoto = true }
@@ -200,6 +195,16 @@ package enum MomentReader {
         let walked = cut.map { $0.payload.lowerBound - 8 } ?? top.last?.payload.upperBound ?? 0
         let end = trailer?.start ?? source.count
         if walked < end { facts.embeddedVideo = scanForMP4(source, in: walked..<end) }
+        return facts
+    }
+
+    /// The facts with the video of a top-level `mpvd` box, when it holds one.
+    static func motionBox(_ source: any RandomAccessBytes, top: [ISOBox], cut: ISOBox?, facts: inout MomentFacts) -> MomentFacts? {
+        guard let motion = top.first(where: { $0.type == "mpvd" }) ?? cut.flatMap({ $0.type == "mpvd" ? $0 : nil }) else { return nil }
+        facts.declaresMotionPhoto = true
+        guard var video = mp4(source, at: motion.payload.lowerBound, limit: motion.payload.upperBound, layout: .heifMotionBox) else { return nil }
+        if cut?.type == "mpvd" { video.truncated = true }
+        facts.embeddedVideo = video
         return facts
     }
 

@@ -6,7 +6,7 @@
 // recursion: the scanner walks the bytes once and gives up on anything odd.
 
 /// The motion-photo fields of an XMP packet.
-struct MotionPhotoXMP: Equatable {
+package struct MotionPhotoXMP: Equatable {
     /// `GCamera:MotionPhoto` is 1.
     var motionPhoto = false
     /// `GCamera:MicroVideo` is 1.
@@ -40,7 +40,7 @@ struct MotionPhotoXMP: Equatable {
     static let maximumItems = 16
 
     /// The fields in `xmp` (the packet's bytes); nil when it names none of them.
-    init?(_ xmp: ArraySlice<UInt8>) {
+    package init?(_ xmp: ArraySlice<UInt8>) {
         guard xmp.count <= Self.maximumSize else { return nil }
         var scanner = XMLScanner(xmp)
         var itemDepth: Int?  // the depth of the open Container:Item element

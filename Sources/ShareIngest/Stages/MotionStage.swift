@@ -50,8 +50,9 @@ struct MotionStage: ItemStage {
         guard settings.extract, item.type == .image, item.motionVideo == nil, let embedded = item.moments?.embeddedVideo else { return }
         let what = "its embedded video (\(embedded.length) bytes, \(embedded.layout.words))"
         // The decoder's range is a claim: it must lie inside the copy as it is on disk.
-        guard let status = try? FileStatus.ofLink(copy), status.type == .regular, embedded.offset >= 0, embedded.length >= 8,
-            embedded.offset + embedded.length <= Int(status.size)
+        let (end, overflow) = embedded.offset.addingReportingOverflow(embedded.length)
+        guard let status = try? FileStatus.ofLink(copy), status.type == .regular, embedded.offset >= 0, embedded.length >= 8, !overflow,
+            end <= Int(status.size)
         else {
             item.warnings.append("\(what) lies outside the file; not extracted")
             return
