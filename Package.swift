@@ -80,6 +80,7 @@ let package = Package(
         .executableTarget(name: "FuzzSniffer", dependencies: ["FuzzReplay", "MediaFormats"], path: "Fuzz/FuzzSniffer"),
         .executableTarget(name: "FuzzHEIF", dependencies: ["FuzzReplay", "MediaFormats"], path: "Fuzz/FuzzHEIF"),
         .executableTarget(name: "FuzzRAW", dependencies: ["FuzzReplay", "MediaFormats"], path: "Fuzz/FuzzRAW"),
+        .executableTarget(name: "FuzzMoments", dependencies: ["FuzzReplay", "MediaFormats"], path: "Fuzz/FuzzMoments"),
         .executableTarget(name: "FuzzPipeline", dependencies: ["FuzzReplay", "ShareIngest"], path: "Fuzz/FuzzPipeline"),
 
         .target(name: "TestSupport", dependencies: ["ShareIngest", "ShareManifest"], path: "Tests/TestSupport"),

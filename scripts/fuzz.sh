@@ -3,7 +3,7 @@
 # (default 60 s) on its seed corpus in Fuzz/corpus/<target>/. Not part of the
 # default test run.
 #
-#   scripts/fuzz.sh [seconds] [target...]     targets: redirect manifest pipeline sniffer heif raw
+#   scripts/fuzz.sh [seconds] [target...]     targets: redirect manifest pipeline sniffer heif raw moments
 #
 # The targets are the package's ordinary executable targets (Fuzz/Fuzz*): built
 # here by SwiftPM with libFuzzer and AddressSanitizer, and -DFUZZING, which drops
@@ -17,7 +17,7 @@ cd "$(dirname "$0")/.."
 seconds=${1:-60}
 shift || true
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(redirect manifest pipeline sniffer heif raw)
+[ ${#targets[@]} -gt 0 ] || targets=(redirect manifest pipeline sniffer heif raw moments)
 
 out=.build/fuzz
 mkdir -p "$out"
@@ -31,8 +31,9 @@ product() {
     sniffer) echo FuzzSniffer ;;
     heif) echo FuzzHEIF ;;
     raw) echo FuzzRAW ;;
+    moments) echo FuzzMoments ;;
     pipeline) echo FuzzPipeline ;;
-    *) echo "fuzz: unknown target $1 (redirect, manifest, pipeline, sniffer, heif, raw)" >&2; exit 2 ;;
+    *) echo "fuzz: unknown target $1 (redirect, manifest, pipeline, sniffer, heif, raw, moments)" >&2; exit 2 ;;
     esac
 }
 

@@ -11,6 +11,9 @@
 #     RGB from libswscale and libheif, tone-mapped), Dolby Vision 5's grey plane,
 #     AV1 under dav1, JPEG XL through libavcodec, RAW previews, fragmented MP4s
 #     read by our box reader, posters decoded forward;
+#   - the motion photos and Live Photos of testdata/motion (issue 24): moment
+#     facts read from the descriptor, videos copied out in the kernel and probed,
+#     still-image-time posters decoded forward;
 #   - a folder of 3,000 entries (text files and a few images);
 # and `share watch --once` on an inbox whose drop has long names (the watcher's
 # own folder walk, Watch/DropSignature.swift).
@@ -119,9 +122,9 @@ memcheck() {
 }
 
 # shellcheck disable=SC2206
-batches=(${MEMCHECK_BATCHES:-many videos-1 videos-2 fixtures heif modern images watch})
+batches=(${MEMCHECK_BATCHES:-many videos-1 videos-2 fixtures heif modern motion images watch})
 for batch in "${batches[@]}"; do
-    [[ "$batch" =~ ^(many|videos-1|videos-2|fixtures|heif|modern|images|watch)$ ]] || { echo "memcheck: no batch named $batch" >&2; exit 2; }
+    [[ "$batch" =~ ^(many|videos-1|videos-2|fixtures|heif|modern|motion|images|watch)$ ]] || { echo "memcheck: no batch named $batch" >&2; exit 2; }
 done
 run_batch() {
     case "$1" in
@@ -131,6 +134,7 @@ run_batch() {
         fixtures) memcheck fixtures ingest --report "$work/reports/fixtures.json" testdata/media/* testdata/fidelity/* testdata/sample-drop ;;
         heif) memcheck heif ingest --report "$work/reports/heif.json" testdata/heif/* ;;
         modern) memcheck modern ingest --report "$work/reports/modern.json" testdata/modern ;;
+        motion) memcheck motion ingest --report "$work/reports/motion.json" testdata/motion ;;
         images) memcheck images ingest --report "$work/reports/images.json" "$work"/images/* ;;
         watch) memcheck watch watch --once --settle 0 --on-success keep "$work/inbox" ;;
     esac

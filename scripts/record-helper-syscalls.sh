@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Records the system calls the decoder helpers make once their sandbox is up,
 # over every fixture (testdata/media, heif, modern (HDR, RAW, JPEG XL, modern
-# containers), fidelity: one file per class of the
+# containers), motion (motion photos of every layout, Live Photos: moment facts
+# and still-image-time posters), fidelity: one file per class of the
 # fidelity table, sample-drop), the memory check's generated media (the same
 # videos and images scripts/memcheck.sh makes) and the formats only helpers
 # decode (SVG, PSD), and checks them against the seccomp policy in
@@ -22,7 +23,7 @@
 # usage: scripts/record-helper-syscalls.sh
 # env:   SHARE=path/to/share   the binary (default: swift build, .build/debug/share)
 #        RECORD_KEEP=1         keep the work folder (traces, reports); kept on failure
-#        RECORD_SETS="fixtures heif modern generated sandbox-only"   a subset (for debugging)
+#        RECORD_SETS="fixtures heif modern motion generated sandbox-only"   a subset (for debugging)
 # Output: a table of every call (count, where the policy allows it, how its
 # arguments were checked) on stdout, and the work folder's path.
 set -euo pipefail
@@ -91,12 +92,13 @@ SVG
 cp testdata/media/photo.jpg "$work/sandbox-only/"
 
 # shellcheck disable=SC2206
-sets=(${RECORD_SETS:-fixtures heif modern generated sandbox-only})
+sets=(${RECORD_SETS:-fixtures heif modern motion generated sandbox-only})
 paths_of() {
     case "$1" in
         fixtures) echo testdata/media testdata/fidelity testdata/sample-drop ;;
         heif) echo testdata/heif ;;
         modern) echo testdata/modern ;;
+        motion) echo testdata/motion ;;
         generated) echo "$work/generated" ;;
         sandbox-only) echo "$work/sandbox-only" ;;
         *) echo "record: no set named $1" >&2; exit 2 ;;

@@ -10,6 +10,13 @@ long shim_copy_file_range(int in_fd, int out_fd, size_t length) {
     return (long)copy_file_range(in_fd, NULL, out_fd, NULL, length, 0);
 }
 
+long shim_copy_file_range_from(int in_fd, long long *in_offset, int out_fd, size_t length) {
+    loff_t offset = (loff_t)*in_offset;
+    long n = (long)copy_file_range(in_fd, &offset, out_fd, NULL, length, 0);
+    *in_offset = (long long)offset;
+    return n;
+}
+
 int shim_rename_noreplace(const char *from, const char *to) {
     return renameat2(AT_FDCWD, from, AT_FDCWD, to, RENAME_NOREPLACE);
 }

@@ -114,12 +114,15 @@ struct WireResult: Codable, Sendable {
     var thumbnailFailure: MediaError?
     /// Why decoding failed.
     var failure: MediaError?
+    /// What makes the file part of a moment, when asked for and found.
+    var moments: MomentFacts?
 
     /// The answer for `outcome`, and the JPEG bytes to send after it.
     init(_ outcome: Result<DecodedMedia, MediaError>) {
         switch outcome {
         case .success(let decoded):
             facts = decoded.facts
+            moments = decoded.moments
             switch decoded.thumbnail {
             case .made(let thumbnail):
                 thumbnailWidth = thumbnail.width

@@ -190,6 +190,9 @@ public final class ProcessIsolatedDecoder: MediaDecoder, @unchecked Sendable {
         } catch {
             throw MediaError(.unreadable, "\(request.label): cannot open the copy: \(error.message)")
         }
+        // The parent's own reading of the file's size: an embedded video's byte
+        // range in the reply must lie inside it.
+        let fileSize = (try? descriptor.status(path: request.path)).map { Int($0.size) }
         var request = request
         let kind = HelperKind.needed(for: request.format)
         var crashes: [HelperExit] = []
@@ -235,7 +238,7 @@ public final class ProcessIsolatedDecoder: MediaDecoder, @unchecked Sendable {
             }
             let outcome: Result<DecodedMedia, MediaError>
             do throws(ReplyViolation) {
-                outcome = try ReplyCheck.validate(reply, for: request)
+                outcome = try ReplyCheck.validate(reply, for: request, fileSize: fileSize)
             } catch {
                 let pid = helper.pid
                 pool.discard(helper)

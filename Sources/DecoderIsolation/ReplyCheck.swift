@@ -17,6 +17,12 @@ import MediaFormats
 ///   read here by ``JPEGFrame``, is the size the reply claims, at most the size
 ///   asked for on its longer side, and of the facts' shape (within two pixels of
 ///   rounding).
+/// - Moment facts: only when asked for, and only for an image or a video; an
+///   embedded video only in an image, its byte range inside the file (whose
+///   size the parent reads itself) and at least ``minimumVideo`` bytes long; a
+///   content identifier of 1–100 characters of `A–Z a–z 0–9 -`; capture times
+///   finite and between 1900 and 2200; a still-image time finite, not negative
+///   and within the duration (and a day).
 /// - Failures: a message of at most ``maximumText`` bytes; no thumbnail bytes.
 /// - Text (messages and warnings) is shown to people: its control characters
 ///   (a terminal's escape sequences among them) become spaces.
@@ -27,6 +33,8 @@ enum ReplyCheck {
     static let maximumFrames = 1_000_000
     static let maximumWarnings = 64
     static let maximumText = 4096
+    /// The smallest embedded video: an `ftyp` box and one more box header.
+    static let minimumVideo = 24
 
     /// MIME types a decoder may report: every known format's, and for each
     /// video container `video/X` its sound-only form `audio/X` (an MP4 or
@@ -39,10 +47,12 @@ enum ReplyCheck {
 
     /// The decoded media (or the decoder's failure) of a reply that passes every
     /// check; throws the first check it fails, in words.
-    static func validate(_ reply: HelperReply, for request: DecodeRequest) throws(ReplyViolation) -> Result<DecodedMedia, MediaError> {
+    /// `fileSize`: the size of the file decoded, as the parent reads it (nil: no
+    /// byte range can be accepted).
+    static func validate(_ reply: HelperReply, for request: DecodeRequest, fileSize: Int? = nil) throws(ReplyViolation) -> Result<DecodedMedia, MediaError> {
         let result = reply.result
         if let failure = result.failure {
-            guard reply.jpeg.isEmpty, result.facts == nil else { throw ReplyViolation("a failure with facts or thumbnail bytes") }
+            guard reply.jpeg.isEmpty, result.facts == nil, result.moments == nil else { throw ReplyViolation("a failure with facts or thumbnail bytes") }
             try checkText(failure.message, "its failure message")
             return .failure(MediaError(failure.kind, printable(failure.message)))
         }
@@ -63,7 +73,35 @@ enum ReplyCheck {
                 thumbnail = .failed(MediaError(failure.kind, printable(failure.message)))
             }
         }
-        return .success(DecodedMedia(facts: facts, thumbnail: thumbnail))
+        if let moments = result.moments {
+            guard request.moments else { throw ReplyViolation("moment facts nobody asked for") }
+            try check(moments, facts: facts, fileSize: fileSize)
+        }
+        return .success(DecodedMedia(facts: facts, thumbnail: thumbnail, moments: result.moments))
+    }
+
+    private static func check(_ moments: MomentFacts, facts: MediaFacts, fileSize: Int?) throws(ReplyViolation) {
+        guard facts.kind == .image || facts.kind == .video else { throw ReplyViolation("moment facts of a file that is no image or video") }
+        if let video = moments.embeddedVideo {
+            guard facts.kind == .image else { throw ReplyViolation("an embedded video in a video") }
+            guard let fileSize else { throw ReplyViolation("an embedded video in a file whose size is not known") }
+            let (end, overflow) = video.offset.addingReportingOverflow(video.length)
+            guard video.offset >= 0, video.length >= minimumVideo, !overflow, end <= fileSize else {
+                throw ReplyViolation("an embedded video at bytes \(video.offset) to \(overflow ? "(overflow)" : String(end)) of a file of \(fileSize) bytes")
+            }
+        }
+        if let identifier = moments.contentIdentifier, !MomentFacts.isValidIdentifier(identifier) {
+            throw ReplyViolation("the content identifier \"\(printable(String(identifier.prefix(64))))\"")
+        }
+        if let time = moments.captureTime {
+            for value in [time.local, time.utc].compactMap({ $0 }) where !(value.isFinite && CaptureTime.plausible.contains(value)) {
+                throw ReplyViolation("a capture time of \(value) s")
+            }
+        }
+        if let still = moments.stillImageTime {
+            let limit = (facts.durationMilliseconds ?? 0) / 1000 + 86_400
+            guard facts.kind == .video, still.isFinite, still >= 0, still <= limit else { throw ReplyViolation("a still-image time of \(still) s") }
+        }
     }
 
     private static func check(_ facts: MediaFacts, for request: DecodeRequest) throws(ReplyViolation) {

@@ -22,7 +22,9 @@ import SystemCalls
 ///   `forge-size`, `forge-aspect`: decodes, then lies in its reply (a size over
 ///   the pixel limit, a negative duration, an unknown MIME type, thumbnail bytes
 ///   that are no JPEG, a JPEG larger than asked for, one whose shape does not
-///   match the facts): the parent must catch each.
+///   match the facts): the parent must catch each. `forge-video-range` and
+///   `forge-identifier` lie in the moment facts (an embedded video that runs
+///   past the end of the file, a content identifier with a terminal escape).
 enum TestFault: String {
     case segv, abort, loop, alloc, stall, attack
     case segvThumbnail = "segv-thumbnail"
@@ -32,6 +34,8 @@ enum TestFault: String {
     case forgeJPEG = "forge-jpeg"
     case forgeSize = "forge-size"
     case forgeAspect = "forge-aspect"
+    case forgeVideoRange = "forge-video-range"
+    case forgeIdentifier = "forge-identifier"
 
     /// The environment variable.
     static let variable = "SHARE_TEST_HELPER_FAULT"
@@ -106,7 +110,7 @@ enum TestFault: String {
             while true { MonotonicClock.sleep(3600) }
         case .attack:
             attack?.run(input: descriptor, inputPath: request.path)
-        case .forgeFacts, .forgeDuration, .forgeMIME, .forgeJPEG, .forgeSize, .forgeAspect:
+        case .forgeFacts, .forgeDuration, .forgeMIME, .forgeJPEG, .forgeSize, .forgeAspect, .forgeVideoRange, .forgeIdentifier:
             break
         }
     }
@@ -120,13 +124,15 @@ enum TestFault: String {
         case .forgeJPEG: .jpeg
         case .forgeSize: .size
         case .forgeAspect: .aspect
+        case .forgeVideoRange: .videoRange
+        case .forgeIdentifier: .identifier
         default: nil
         }
     }
 
     /// A lie in a reply.
     enum Forgery {
-        case facts, duration, mime, jpeg, size, aspect
+        case facts, duration, mime, jpeg, size, aspect, videoRange, identifier
 
         /// Rewrites `result` and its thumbnail bytes.
         func apply(to result: inout WireResult, jpeg: inout [UInt8]) {
@@ -146,6 +152,15 @@ enum TestFault: String {
                 Self.setFrameSize(&jpeg, width: (result.thumbnailWidth ?? 0) * 10, height: (result.thumbnailHeight ?? 0) * 10)
                 result.thumbnailWidth = result.thumbnailWidth.map { $0 * 10 }
                 result.thumbnailHeight = result.thumbnailHeight.map { $0 * 10 }
+            case .videoRange:
+                // A video said to run a megabyte past wherever it starts: past the end of a small file.
+                var moments = result.moments ?? MomentFacts()
+                moments.embeddedVideo = EmbeddedVideo(layout: .appended, offset: 0, length: 1 << 30)
+                result.moments = moments
+            case .identifier:
+                var moments = result.moments ?? MomentFacts()
+                moments.contentIdentifier = "\u{1B}]0;owned\u{07}"
+                result.moments = moments
             case .aspect:
                 // Width and height swapped: a landscape photo with a portrait thumbnail.
                 Self.setFrameSize(&jpeg, width: result.thumbnailHeight ?? 0, height: result.thumbnailWidth ?? 0)

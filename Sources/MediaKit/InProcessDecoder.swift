@@ -59,8 +59,15 @@ public struct InProcessDecoder: MediaDecoder {
     /// any pixel is decoded), then the thumbnail when asked for, from the same
     /// file; each format's decoders tried in turn (``DecoderRoute``).
     /// `request.path` is used only as a name.
+    /// With ``DecodeRequest/moments``, the file's ``MomentFacts`` are read too
+    /// (MediaFormats' `MomentReader`: metadata, box headers and trailers, by
+    /// random access), after its facts.
     public func decode(_ request: DecodeRequest, descriptor: Int32) throws(MediaError) -> DecodedMedia {
-        try DecoderRoute(request.format, sandboxOnlyLoaders: allowsSandboxOnlyLoaders).decode(request, descriptor: descriptor)
+        var decoded = try DecoderRoute(request.format, sandboxOnlyLoaders: allowsSandboxOnlyLoaders).decode(request, descriptor: descriptor)
+        if request.moments, decoded.facts.kind == .image || decoded.facts.kind == .video {
+            decoded.moments = MomentReader.read(DescriptorBytes(descriptor), format: request.format)
+        }
+        return decoded
     }
 }
 
@@ -384,8 +391,14 @@ struct AVMediaDecoding {
                 facts.warnings.append(
                     "Dolby Vision profile \(dolbyVision.profile) has no picture without Dolby Vision's own processing: its poster is shown in black and white")
             }
+            // A Live Photo's movie shows its still at its still-image time: that frame is the poster.
             let thumbnail = request.thumbnail.map { spec in
-                poster(of: media, video: video, duration: probe.durationMilliseconds, at: spec.posterTime, spec: spec)
+                if MomentReader.movieFormats.contains(request.format.id), let stillImageTime = MomentReader.stillImageTime(DescriptorBytes(descriptor)),
+                    let frame = exactPoster(of: media, video: video, at: stillImageTime, spec: spec)
+                {
+                    return frame
+                }
+                return poster(of: media, video: video, duration: probe.durationMilliseconds, at: spec.posterTime, spec: spec)
             }
             return DecodedMedia(facts: facts, thumbnail: thumbnail)
         }
@@ -489,6 +502,17 @@ struct AVMediaDecoding {
                 of: media, video: video, durationMilliseconds: duration, at: seconds, spec: spec, pixelLimit: request.pixelLimit))
         } catch {
             return .failed(error)
+        }
+    }
+
+    /// The frame shown at `seconds` (decoded forward from the keyframe before
+    /// it), as the poster; nil when it cannot be had (the usual poster is made).
+    private func exactPoster(of media: MediaFile, video: VideoStreamInfo, at seconds: Double, spec: ThumbnailSpec) -> ThumbnailOutcome? {
+        media.restartClock(seconds: spec.timeLimit)
+        do {
+            return .made(try PosterFrame.exactFrame(of: media, video: video, at: seconds, spec: spec, pixelLimit: request.pixelLimit))
+        } catch {
+            return nil
         }
     }
 

@@ -60,6 +60,22 @@ public enum ManifestCoder: Sendable {
             // share-ingest's own fields: only when set.
             if let sha256 = entry.sha256 { fields.append(("sha256", JSONText.string(sha256))) }
             if let original = entry.duplicateOf { fields.append(("duplicateOf", JSONText.string(original))) }
+            if let video = entry.motionVideo {
+                var nested: [(String, String)] = [("path", JSONText.string(video.path))]
+                nested.append(("thumbnail", video.thumbnail.map(JSONText.string) ?? "null"))
+                nested.append(("duration", video.duration.map(JSONText.number) ?? "null"))
+                nested.append(("mimeType", video.mimeType.map(JSONText.string) ?? "null"))
+                nested.append(("size", video.size.map { String($0) } ?? "null"))
+                nested.append(("width", video.width.map { String($0) } ?? "null"))
+                nested.append(("height", video.height.map { String($0) } ?? "null"))
+                fields.append(("motionVideo", JSONText.object(nested)))
+            }
+            if let live = entry.livePhoto {
+                var nested: [(String, String)] = [("photo", JSONText.string(live.photo)), ("video", JSONText.string(live.video))]
+                if let identifier = live.contentIdentifier { nested.append(("contentIdentifier", JSONText.string(identifier))) }
+                nested.append(("pairedBy", JSONText.string(live.pairedBy.rawValue)))
+                fields.append(("livePhoto", JSONText.object(nested)))
+            }
         }
         return "{" + fields.map { "\"\($0.0)\": \($0.1)" }.joined(separator: ", ") + "}"
     }
@@ -139,8 +155,55 @@ public enum ManifestCoder: Sendable {
             height: try number("height")?.intValue
         ).with(
             sha256: try field("sha256", as: String.self, expected: "a string or null"),
-            duplicateOf: try field("duplicateOf", as: String.self, expected: "a string or null"))
+            duplicateOf: try field("duplicateOf", as: String.self, expected: "a string or null"),
+            motionVideo: try motionVideo(try field("motionVideo", as: [String: Any].self, expected: "an object or null"), at: "[\(index)].motionVideo"),
+            livePhoto: try livePhoto(try field("livePhoto", as: [String: Any].self, expected: "an object or null"), at: "[\(index)].livePhoto"))
         return (entry, schema)
+    }
+
+    /// Reads a nested object's fields with the same checks as an entry's, naming
+    /// the field (`[2].motionVideo.path`).
+    private struct Nested {
+        let object: [String: Any]
+        let at: String
+
+        func field<T>(_ name: String, as type: T.Type, expected: String) throws(ManifestError) -> T? {
+            guard let value = object[name], !(value is NSNull) else { return nil }
+            guard let typed = value as? T else { throw .wrongType(field: "\(at).\(name)", expected: expected) }
+            return typed
+        }
+
+        func number(_ name: String) throws(ManifestError) -> NSNumber? {
+            guard let value = try field(name, as: NSNumber.self, expected: "a number") else { return nil }
+            if JSONValue.isBoolean(value) { throw .wrongType(field: "\(at).\(name)", expected: "a number") }
+            return value
+        }
+
+        func string(_ name: String) throws(ManifestError) -> String {
+            guard let value = try field(name, as: String.self, expected: "a string") else { throw .missingField("\(at).\(name)") }
+            return value
+        }
+    }
+
+    private static func motionVideo(_ object: [String: Any]?, at: String) throws(ManifestError) -> SharedMediaFile.MotionVideo? {
+        guard let object else { return nil }
+        let n = Nested(object: object, at: at)
+        return SharedMediaFile.MotionVideo(
+            path: try n.string("path"), thumbnail: try n.field("thumbnail", as: String.self, expected: "a string or null"),
+            duration: try n.number("duration")?.doubleValue, mimeType: try n.field("mimeType", as: String.self, expected: "a string or null"),
+            size: try n.number("size")?.int64Value, width: try n.number("width")?.intValue, height: try n.number("height")?.intValue)
+    }
+
+    private static func livePhoto(_ object: [String: Any]?, at: String) throws(ManifestError) -> SharedMediaFile.LivePhoto? {
+        guard let object else { return nil }
+        let n = Nested(object: object, at: at)
+        let allowed = SharedMediaFile.LivePhoto.Pairing.allCases.map(\.rawValue).joined(separator: ", ")
+        guard let pairedBy = SharedMediaFile.LivePhoto.Pairing(rawValue: try n.string("pairedBy")) else {
+            throw .wrongType(field: "\(at).pairedBy", expected: "one of \(allowed)")
+        }
+        return SharedMediaFile.LivePhoto(
+            photo: try n.string("photo"), video: try n.string("video"),
+            contentIdentifier: try n.field("contentIdentifier", as: String.self, expected: "a string or null"), pairedBy: pairedBy)
     }
 
     package static func looksLikeURL(_ text: String) -> Bool {
@@ -200,6 +263,11 @@ public enum ManifestError: Error, Sendable, Equatable, CustomStringConvertible {
 
 /// Minimal JSON text building with stable field order (JSONEncoder sorts or shuffles keys).
 package enum JSONText {
+    /// `{"a": 1, "b": "x"}` from fields already encoded, in their order.
+    package static func object(_ fields: [(String, String)]) -> String {
+        "{" + fields.map { "\"\($0.0)\": \($0.1)" }.joined(separator: ", ") + "}"
+    }
+
     package static func string(_ value: String) -> String {
         var out = "\""
         for scalar in value.unicodeScalars {

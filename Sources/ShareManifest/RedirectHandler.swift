@@ -29,7 +29,9 @@ public enum RedirectError: Error, Sendable, Equatable, CustomStringConvertible {
     case manifestNotAFile(String)
     /// The manifest is not valid JSON in either schema (path, why).
     case badManifest(String, ManifestError)
-    /// An entry names a file that is missing, outside the container, a symbolic link or not a regular file.
+    /// An entry names a file (its `path`, `thumbnail`, or a `motionVideo` or
+    /// `livePhoto` path) that is missing, outside the container, a symbolic link
+    /// or not a regular file.
     case badEntry(index: Int, ContainerPathError)
     /// Reading or moving the manifest failed.
     case io(SystemError)
@@ -85,6 +87,17 @@ public struct RedirectHandler: Sendable {
             if entry.type != .text && entry.type != .url {
                 entry.path = try checked(entry.path, index: index)
                 if let thumbnail = entry.thumbnail { entry.thumbnail = try checked(thumbnail, index: index) }
+                // share-ingest's own links name container files too: checked the same way.
+                if var video = entry.motionVideo {
+                    video.path = try checked(video.path, index: index)
+                    if let poster = video.thumbnail { video.thumbnail = try checked(poster, index: index) }
+                    entry.motionVideo = video
+                }
+                if var live = entry.livePhoto {
+                    live.photo = try checked(live.photo, index: index)
+                    live.video = try checked(live.video, index: index)
+                    entry.livePhoto = live
+                }
             }
             entries.append(entry)
         }

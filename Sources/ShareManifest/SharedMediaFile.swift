@@ -72,6 +72,76 @@ public struct SharedMediaFile: Sendable, Hashable {
     /// Set on an entry whose content was already delivered (earlier in the same
     /// share, or in one not yet consumed): that entry's `path`.
     public var duplicateOf: String?
+    /// A motion photo's video (Google or Samsung; JPEG or HEIC), copied out of
+    /// the photo into a file of its own; the photo's `path` is the original,
+    /// byte for byte. Nil for anything else.
+    public var motionVideo: MotionVideo?
+    /// Set on both halves of a Live Photo shared together: the still's and the
+    /// movie's paths (each entry is one of them).
+    public var livePhoto: LivePhoto?
+
+    /// The video inside a motion photo (v2 `motionVideo`).
+    public struct MotionVideo: Sendable, Hashable, Codable {
+        /// A `file://` URL of the video in the container (`<UUID>.mp4`).
+        public var path: String
+        /// A `file://` URL of its poster (JPEG), if one was made.
+        public var thumbnail: String?
+        /// Duration in milliseconds.
+        public var duration: Double?
+        /// `video/mp4` (or `video/quicktime`).
+        public var mimeType: String?
+        /// Size in bytes.
+        public var size: Int64?
+        /// Display size, after rotation.
+        public var width: Int?
+        /// Display height (see ``width``).
+        public var height: Int?
+
+        /// A motion photo's video; everything but `path` is optional.
+        public init(path: String, thumbnail: String? = nil, duration: Double? = nil, mimeType: String? = nil, size: Int64? = nil, width: Int? = nil, height: Int? = nil) {
+            self.path = path
+            self.thumbnail = thumbnail
+            self.duration = duration
+            self.mimeType = mimeType
+            self.size = size
+            self.width = width
+            self.height = height
+        }
+
+        /// The video file in the container.
+        public var fileURL: URL? { URL(string: path) }
+    }
+
+    /// The two halves of a Live Photo (v2 `livePhoto`): the same value on both entries.
+    public struct LivePhoto: Sendable, Hashable, Codable {
+        /// How the halves were found to belong together.
+        public enum Pairing: String, Sendable, Hashable, Codable, CaseIterable {
+            /// Apple's content identifier: the still's maker note (tag 0x0011) and
+            /// the movie's `com.apple.quicktime.content.identifier` are the same.
+            case contentIdentifier
+            /// Without identifiers: the same name in the same folder
+            /// (`IMG_0001.HEIC`, `IMG_0001.MOV` or `IMG_0001_HEVC.MOV`), a movie of
+            /// at most 3.2 s, and capture times within 2 s of each other.
+            case nameAndTime
+        }
+
+        /// The still's `path` (a `file://` URL).
+        public var photo: String
+        /// The movie's `path` (a `file://` URL).
+        public var video: String
+        /// The content identifier both carry, when paired by it.
+        public var contentIdentifier: String?
+        /// How they were paired.
+        public var pairedBy: Pairing
+
+        /// The halves of a Live Photo.
+        public init(photo: String, video: String, contentIdentifier: String? = nil, pairedBy: Pairing) {
+            self.photo = photo
+            self.video = video
+            self.contentIdentifier = contentIdentifier
+            self.pairedBy = pairedBy
+        }
+    }
 
     /// An entry; everything but `path` and `type` is optional.
     public init(
@@ -92,10 +162,12 @@ public struct SharedMediaFile: Sendable, Hashable {
     }
 
     /// The entry with share-ingest's own fields set (v2 manifests carry them).
-    public func with(sha256: String?, duplicateOf: String? = nil) -> SharedMediaFile {
+    public func with(sha256: String?, duplicateOf: String? = nil, motionVideo: MotionVideo? = nil, livePhoto: LivePhoto? = nil) -> SharedMediaFile {
         var entry = self
         entry.sha256 = sha256
         entry.duplicateOf = duplicateOf
+        entry.motionVideo = motionVideo
+        entry.livePhoto = livePhoto
         return entry
     }
 

@@ -12,6 +12,17 @@ extension FileDescriptor {
         guard n >= 0 else { throw SystemError("copy_file_range", path: path) }
         return n
     }
+
+    /// Copies up to `count` bytes from `offset` of this descriptor to `output`'s
+    /// position, inside the kernel (`copy_file_range` with an input offset; this
+    /// descriptor's own position does not move). Returns the bytes copied, 0 at
+    /// the end of the input; throws with the call's `errno`.
+    package func copyRange(to output: FileDescriptor, from offset: Int64, count: Int, path: String) throws(SystemError) -> Int {
+        var position = offset
+        let n = retryingInterrupts { shim_copy_file_range_from(raw, &position, output.raw, count) }
+        guard n >= 0 else { throw SystemError("copy_file_range", path: path) }
+        return n
+    }
 }
 #endif
 

@@ -202,7 +202,7 @@ import Testing
         let workerLines = Self.lines(status, type: "worker")
         #expect(Set(workerLines.compactMap { $0["name"] as? String }) == ["a", "b", "c"])
         #expect(workerLines.allSatisfy { ($0["stagesDone"] as? Int ?? 0) > 0 && $0["live"] as? Bool == false && $0["stopped"] as? Bool == true }, "\(workerLines)")
-        #expect(workerLines.reduce(0) { $0 + ($1["stagesDone"] as? Int ?? 0) } == 200 * 4 + 1)
+        #expect(workerLines.reduce(0) { $0 + ($1["stagesDone"] as? Int ?? 0) } == 200 * 5 + 1)  // sniff, copy, probe, thumbnail, motion; the fan-in
 
         // gc --db: the finished batch, its jobs and the stopped workers go.
         let dry = try ShareProcess.run(["gc", "--db", server.url, "--older-than", "0", "--dry-run"])

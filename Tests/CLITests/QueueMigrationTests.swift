@@ -37,12 +37,12 @@ import Testing
         // Not migrated yet: every command says what to do, and does nothing.
         let refused = try ShareProcess.run(["status", "--db", server.url])
         #expect(refused.status != 0)
-        #expect(refused.stderr.contains("schema is at version 2; this share needs 6: run  share db migrate"), "\(refused.stderr)")
+        #expect(refused.stderr.contains("schema is at version 2; this share needs 7: run  share db migrate"), "\(refused.stderr)")
 
         let migrate = try ShareProcess.run(["db", "migrate", "--db", server.url])
         #expect(migrate.status == 0, "\(migrate.stderr)")
-        #expect(try server.sql("SELECT max(version) FROM share_schema").trimmingCharacters(in: .whitespacesAndNewlines) == "6")
-        #expect(try server.sql("SELECT count(*) FROM share_migrations").trimmingCharacters(in: .whitespacesAndNewlines) == "6")
+        #expect(try server.sql("SELECT max(version) FROM share_schema").trimmingCharacters(in: .whitespacesAndNewlines) == "7")
+        #expect(try server.sql("SELECT count(*) FROM share_migrations").trimmingCharacters(in: .whitespacesAndNewlines) == "7")
 
         // Migrated: the finished batch as it was; the other still running, with
         // the items whose thumbnails were made finished and the rest to do.
@@ -104,6 +104,6 @@ import Testing
         _ = try server.sql("DELETE FROM share_migrations WHERE name = '99-from-the-future'; DROP TABLE share_migrations; UPDATE share_schema SET version = 9")
         let legacy = try ShareProcess.run(["status", "--db", server.url])
         #expect(legacy.status == 2)
-        #expect(legacy.stderr.contains("schema is at version 9, newer than this share understands (6): upgrade share"), "\(legacy.stderr)")
+        #expect(legacy.stderr.contains("schema is at version 9, newer than this share understands (7): upgrade share"), "\(legacy.stderr)")
     }
 }

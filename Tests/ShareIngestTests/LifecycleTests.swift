@@ -160,11 +160,13 @@ import Testing
         try journal.database.execute(
             """
             DROP TABLE migrations; DROP INDEX items_unfinished; ALTER TABLE items DROP COLUMN next;
-            DROP INDEX items_sha256; ALTER TABLE items DROP COLUMN sha256; PRAGMA user_version = 2
+            DROP INDEX items_sha256; ALTER TABLE items DROP COLUMN sha256;
+            DROP INDEX items_content_identifier; DROP INDEX items_live_photo_name;
+            ALTER TABLE items DROP COLUMN content_identifier; ALTER TABLE items DROP COLUMN live_photo_name; PRAGMA user_version = 2
             """)
         let reopened = try BatchJournal(container: container.directory)
         #expect(try reopened.batch(done.batchID.uuidString)?.state == .done)
         let names = try reopened.database.query("SELECT name FROM migrations ORDER BY name").compactMap { $0.text("name") }
-        #expect(names == ["1-batches-and-items", "2-item-next-stage", "3-item-content-hash"])
+        #expect(names == ["1-batches-and-items", "2-item-next-stage", "3-item-content-hash", "4-item-live-photo-keys"])
     }
 }

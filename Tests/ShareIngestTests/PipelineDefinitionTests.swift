@@ -13,13 +13,16 @@ import MediaFormats
 
     @Test func defaultPipelineSettings() throws {
         let pipeline = PipelineDefinition.standard
-        #expect(pipeline.itemStages == [.sniff, .copy, .probe, .thumbnail])
+        #expect(pipeline.itemStages == [.sniff, .copy, .probe, .thumbnail, .motion])
+        // Motion photos' videos extracted, Live Photos paired (issue 24).
+        #expect(pipeline.motion?.extract == true && pipeline.motion?.livePhotos == true)
         #expect(pipeline.thumbnail?.size == 360)
         #expect(pipeline.manifest.schema == .v2)
         #expect(pipeline.manifest.key == nil)
         let legacy = try PipelineDefinition.load("share-extension")
         #expect(legacy.manifest.schema == .legacy)
         #expect(legacy.thumbnail?.kinds == [.video])
+        #expect(legacy.motion == nil)
         // Audio cover art is on in `default` (issue 13), off in the reference extension.
         #expect(pipeline.thumbnail?.kinds == [.image, .video, .document, .audio])
     }
@@ -35,6 +38,8 @@ import MediaFormats
         (#"{"name": "x", "stages": [{"stage": "sniff"}, {"stage": "copy", "fsync": "yes"}, {"stage": "manifest"}]}"#, "stages[1].fsync", "true, false"),
         (#"{"name": "x", "color": "red", "stages": []}"#, "color", "unknown field"),
         (#"{"name": "x", "stages": [{"stage": "sniff"}, {"stage": "copy"}, {"stage": "thumbnail", "for": ["sound"]}, {"stage": "manifest"}]}"#, "stages[2].for", "image, video, document, audio"),
+        (#"{"name": "x", "stages": [{"stage": "sniff"}, {"stage": "copy"}, {"stage": "motion", "livePhotos": 1}, {"stage": "manifest"}]}"#, "stages[2].livePhotos", "true, false"),
+        (#"{"name": "x", "stages": [{"stage": "sniff"}, {"stage": "copy"}, {"stage": "manifest"}, {"stage": "motion"}]}"#, "stages[3].stage", "cannot come after"),
         ("not json", "(document)", "not valid JSON"),
     ])
     func errorsNameFileFieldAndWhatIsAllowed(json: String, field: String, fragment: String) {

@@ -12,6 +12,25 @@ public enum Fixtures {
     /// `testdata/fidelity/<name>`: one file per class of issue 13 (see testdata/README.md).
     public static func fidelity(_ name: String) -> String { packageRoot.appendingPathComponent("testdata/fidelity/\(name)").path }
 
+    /// `testdata/motion/<name>`: motion photos of every layout and Live Photo
+    /// pairs, made by `testdata/make-motion.py`.
+    public static func motion(_ name: String) -> String { packageRoot.appendingPathComponent("testdata/motion/\(name)").path }
+
+    /// Where real phone motion photos are looked for: `$SHARE_MOTION_SAMPLES`,
+    /// else `shared/testdata/motion-photos` beside the checkout (they are public
+    /// files of other projects, kept out of this repository; testdata/README.md
+    /// lists each one's source, licence and SHA-256).
+    public static var realSamplesDirectory: String {
+        ProcessInfo.processInfo.environment["SHARE_MOTION_SAMPLES"]
+            ?? packageRoot.deletingLastPathComponent().appendingPathComponent("shared/testdata/motion-photos").path
+    }
+
+    /// A real motion photo by name, when it is there.
+    public static func realSample(_ name: String) -> String? {
+        let path = realSamplesDirectory + "/" + name
+        return FileManager.default.fileExists(atPath: path) ? path : nil
+    }
+
     /// `testdata/sample-drop`.
     public static var sampleDrop: String { packageRoot.appendingPathComponent("testdata/sample-drop").path }
 

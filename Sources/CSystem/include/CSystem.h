@@ -14,6 +14,9 @@
 /// copy_file_range(in, NULL, out, NULL, length, 0): an in-kernel copy (or reflink);
 /// glibc declares it only under _GNU_SOURCE, which Swift's Glibc module lacks.
 long shim_copy_file_range(int in_fd, int out_fd, size_t length);
+/// copy_file_range(in, &offset, out, NULL, length, 0): the same, reading from
+/// `*in_offset` (advanced by what was copied) without moving `in`'s position.
+long shim_copy_file_range_from(int in_fd, long long *in_offset, int out_fd, size_t length);
 
 /// renameat2(AT_FDCWD, from, AT_FDCWD, to, RENAME_NOREPLACE): a rename that fails
 /// with EEXIST instead of replacing the destination.

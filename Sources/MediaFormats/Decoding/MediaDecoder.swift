@@ -44,11 +44,16 @@ public struct DecodeRequest: Sendable, Codable, Hashable {
     /// decoder that runs helper processes never lets a helper that decoded for
     /// one batch decode for another.
     public var batch: String?
+    /// True to read what makes the file part of a moment as well
+    /// (``DecodedMedia/moments``): a motion photo's embedded video, Apple's
+    /// content identifier, the capture time, a QuickTime still-image time.
+    public var moments: Bool
 
-    /// A request for `path`'s facts, and its thumbnail when `thumbnail` is given.
+    /// A request for `path`'s facts, and its thumbnail when `thumbnail` is given;
+    /// its ``MomentFacts`` too when `moments` is true.
     public init(
         path: String, label: String, format: MediaFormat, pixelLimit: Int = 100_000_000, timeLimit: Double = 30, thumbnail: ThumbnailSpec? = nil,
-        batch: String? = nil
+        batch: String? = nil, moments: Bool = false
     ) {
         self.path = path
         self.label = label
@@ -57,6 +62,7 @@ public struct DecodeRequest: Sendable, Codable, Hashable {
         self.timeLimit = timeLimit
         self.thumbnail = thumbnail
         self.batch = batch
+        self.moments = moments
     }
 }
 
@@ -66,11 +72,15 @@ public struct DecodedMedia: Sendable, Codable, Hashable {
     public var facts: MediaFacts
     /// The thumbnail, when one was asked for: made, or why not.
     public var thumbnail: ThumbnailOutcome?
+    /// What makes the file part of a moment, when ``DecodeRequest/moments`` asked
+    /// for it (nil when the file holds none of it).
+    public var moments: MomentFacts?
 
-    /// Facts and, when asked for, the thumbnail's outcome.
-    public init(facts: MediaFacts, thumbnail: ThumbnailOutcome? = nil) {
+    /// Facts and, when asked for, the thumbnail's outcome and the moment facts.
+    public init(facts: MediaFacts, thumbnail: ThumbnailOutcome? = nil, moments: MomentFacts? = nil) {
         self.facts = facts
         self.thumbnail = thumbnail
+        self.moments = moments
     }
 }
 

@@ -48,6 +48,27 @@ public enum PosterFrame {
         }
     }
 
+    /// The frame shown at `seconds` (a QuickTime still-image time): the stream is
+    /// decoded forward from the keyframe before it to the first frame at or
+    /// after it, as a player shows it.
+    public static func exactFrame(
+        of file: MediaFile, video: VideoStreamInfo, at seconds: Double, spec: ThumbnailSpec, pixelLimit: Int? = nil
+    ) throws(MediaError) -> Thumbnail {
+        do {
+            let stream = file.stream(video.index)
+            let decoder = try KeyframeDecoder(stream: stream, pixelLimit: pixelLimit, targetSize: spec.size, sampleAspect: video.sampleAspect)
+            let timeBase = av_q2d(stream.pointee.time_base)
+            let start = stream.pointee.start_time != Int64.min ? stream.pointee.start_time : 0
+            let target = start + Int64(seconds / timeBase)
+            if try !decoder.seek(in: file, to: target) { try rewind(file, decoder, start: start, timeBase: timeBase) }
+            guard let frame = try decoder.decodeForward(in: file, target: target, horizon: target + Int64(1 / timeBase), threshold: 0, maximumFrames: maximumForwardFrames)
+            else { throw AVError("avcodec_receive_frame", message: "no frame at \(seconds) s") }
+            return try encode(frame.picture, rotation: video.rotation, spec: spec)
+        } catch {
+            throw MediaError(typing: error)
+        }
+    }
+
     /// The keyframe chosen as the poster, and what finding it cost.
     struct Choice {
         let picture: RGBPicture

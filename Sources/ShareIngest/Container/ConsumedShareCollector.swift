@@ -15,7 +15,8 @@ public struct CollectionReport: Sendable {
 }
 
 /// Removes the files of shares whose manifest was consumed (`share open --consume`)
-/// longer ago than a retention period: the copies and thumbnails it names (only
+/// longer ago than a retention period: the copies and thumbnails it names (and
+/// the videos extracted from its motion photos, with their posters; only
 /// inside the container), the consumed manifest and the batch report. The
 /// journal keeps the batch, marked `collected`.
 public struct ConsumedShareCollector: Sendable {
@@ -51,8 +52,10 @@ public struct ConsumedShareCollector: Sendable {
             guard now.timeIntervalSince(consumedAt) >= retention else { continue }
             let ids: Set<UUID>
             do { ids = try journal.itemIDs(of: batch.id) } catch { throw .containerUnusable(path: container.root, reason: "journal: \(error)") }
+            // An item's files, and those of the video extracted from its motion photo.
+            let owners = ids.union(ids.map(ItemState.motionVideoID(of:)))
             for folder in [container.root, container.thumbnailsDirectory] {
-                for name in Self.files(in: folder, namedBy: ids) { remove(folder + "/" + name) }
+                for name in Self.files(in: folder, namedBy: owners) { remove(folder + "/" + name) }
             }
             remove(consumed)
             let stored = container.reportPath(key: batch.key)

@@ -376,11 +376,12 @@ extension JobQueue: BatchStore {
             (stage, state) = (lease.stage, gaveUp ? "failed" : "done")
             if gaveUp { error = item.failure?.message }
         }
+        let keys = item.livePhotoKeys
         let row = try query(
             """
             WITH job AS (
                 UPDATE share_jobs SET snapshot = $3::jsonb, stage = $4, state = $5::text, priority = $9::double precision,
-                    sha256 = ($3::jsonb)->>'sha256',
+                    sha256 = ($3::jsonb)->>'sha256', content_identifier = $11, live_photo_name = $12,
                     attempts = CASE WHEN $4 = $8 THEN attempts WHEN $5::text = 'running' THEN 1 ELSE 0 END,
                     worker_id = CASE WHEN $5::text = 'queued' THEN NULL ELSE worker_id END,
                     lease_until = CASE WHEN $5::text = 'running' THEN now() + make_interval(secs => $6::double precision) END,
@@ -400,7 +401,7 @@ extension JobQueue: BatchStore {
             """,
             [
                 String(lease.job), String(lease.worker), Self.json(item), stage.rawValue, state, String(leaseSeconds), error, lease.stage.rawValue,
-                String(Self.priority(of: item)), String(delay),
+                String(Self.priority(of: item)), String(delay), keys.identifier, keys.name,
             ]
         ).first
         return row?["owned"] == "1"
@@ -440,6 +441,19 @@ extension JobQueue: BatchStore {
             found[index, default: []].append(EarlierCopy(index: original, path: path, label: item.label, shareKey: row["key"].flatMap { try? ShareKey($0) }))
         }
         return found
+    }
+
+    func livePhotoCandidates(for batch: UUID) throws -> [ItemState] {
+        try query(
+            """
+            SELECT d.idx AS idx, d.snapshot AS snapshot FROM share_jobs d WHERE d.batch_id = $1::uuid AND d.idx >= 0 AND NOT (d.snapshot ? 'failure') AND (
+                (d.content_identifier IS NOT NULL AND EXISTS (SELECT 1 FROM share_jobs o WHERE o.batch_id = d.batch_id
+                    AND o.content_identifier = d.content_identifier AND o.idx <> d.idx AND o.idx >= 0 AND NOT (o.snapshot ? 'failure')))
+                OR (d.live_photo_name IS NOT NULL AND EXISTS (SELECT 1 FROM share_jobs o WHERE o.batch_id = d.batch_id
+                    AND o.live_photo_name = d.live_photo_name AND o.idx <> d.idx AND o.idx >= 0 AND NOT (o.snapshot ? 'failure'))))
+            ORDER BY d.idx
+            """, [batch.uuidString]
+        ).map { row in ItemState.decode(row["snapshot"] ?? "", index: row["idx"].flatMap(Int.init) ?? -1, id: nil) }
     }
 
     /// The manifest job's end, in one statement: the batch marked done (its

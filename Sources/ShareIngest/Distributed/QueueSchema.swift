@@ -33,6 +33,7 @@ enum QueueSchema {
             Migration(name: "4-costliest-first-claims", sql: version4),
             Migration(name: "5-content-hash", sql: version5),
             Migration(name: "6-batch-stage-seconds", sql: version6),
+            Migration(name: "7-live-photo-keys", sql: version7),
         ])
     /// The schema's version: how many migrations this share has.
     static var version: Int { migrations.migrations.count }
@@ -190,5 +191,15 @@ enum QueueSchema {
     // `share status` does not read every item of a large batch again.
     private static let version6 = """
         ALTER TABLE share_batches ADD COLUMN stage_seconds jsonb;
+        """
+
+    // Each still's and movie's Live Photo keys (Apple's content identifier; the
+    // name a Live Photo's halves share), so the fan-in finds the halves of a
+    // batch without reading every item.
+    private static let version7 = """
+        ALTER TABLE share_jobs ADD COLUMN content_identifier text;
+        ALTER TABLE share_jobs ADD COLUMN live_photo_name text;
+        CREATE INDEX share_jobs_content_identifier ON share_jobs (batch_id, content_identifier) WHERE content_identifier IS NOT NULL;
+        CREATE INDEX share_jobs_live_photo_name ON share_jobs (batch_id, live_photo_name) WHERE live_photo_name IS NOT NULL;
         """
 }

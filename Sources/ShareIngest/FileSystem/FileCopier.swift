@@ -101,6 +101,52 @@ enum FileCopier {
         }
     }
 
+    /// Copies `range` of `source` (a file in the container: a motion photo's
+    /// copy) to `destination`, which must not exist: inside the kernel
+    /// (`copy_file_range` from an offset, one copy of the bytes and none through
+    /// this process; read and write where the file system refuses it), to a
+    /// unique temporary name, fsynced (`sync`), renamed into place without
+    /// replacing. The bytes are not looked at.
+    static func copyRange(of source: String, _ range: Range<Int>, to destination: String, sync: Bool) throws(SystemError) {
+        let input = try FileDescriptor.openForReading(source)
+        let temporary = FileSystem.temporaryName(for: destination)
+        do throws(SystemError) {
+            let output = try FileDescriptor.open(temporary, O_WRONLY | O_CREAT | O_EXCL, mode: 0o644)
+            var offset = Int64(range.lowerBound)
+            var remaining = range.count
+            var inKernel = true
+            while remaining > 0 {
+                var n = 0
+                if inKernel {
+                    do {
+                        n = try input.copyRange(to: output, from: offset, count: remaining, path: destination)
+                    } catch where [EXDEV, EINVAL, ENOSYS, EOPNOTSUPP].contains(error.code) {
+                        inKernel = false
+                        continue
+                    }
+                } else {
+                    let bytes = try input.read(count: min(chunk, remaining), at: offset, path: source)
+                    var writeError: SystemError?
+                    bytes.withUnsafeBytes { raw in
+                        do throws(SystemError) { try output.writeAll(raw, path: destination) } catch { writeError = error }
+                    }
+                    if let writeError { throw writeError }
+                    n = bytes.count
+                }
+                // The source is shorter than the range said (it changed): refuse.
+                guard n > 0 else { throw SystemError("copy_file_range", path: source, code: EIO) }
+                offset += Int64(n)
+                remaining -= n
+            }
+            if sync { try output.sync(path: destination) }
+            try output.close(path: destination)
+            try FileSystem.renameNoReplace(temporary, destination)
+        } catch {
+            FileSystem.remove(temporary)
+            throw error
+        }
+    }
+
     /// The SHA-256 of a file already in the container (a copy a crash left
     /// complete under its name).
     static func hash(of path: String) throws(SystemError) -> String {

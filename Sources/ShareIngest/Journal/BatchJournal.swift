@@ -137,6 +137,17 @@ public final class BatchJournal: Sendable {
                         ALTER TABLE items ADD COLUMN sha256 TEXT;
                         CREATE INDEX IF NOT EXISTS items_sha256 ON items(sha256) WHERE sha256 IS NOT NULL;
                         """),
+                // Each still's and movie's Live Photo keys (Apple's content
+                // identifier; the name a Live Photo's halves share), so the
+                // fan-in finds the halves without reading every item.
+                Migration(
+                    name: "4-item-live-photo-keys",
+                    sql: """
+                        ALTER TABLE items ADD COLUMN content_identifier TEXT;
+                        ALTER TABLE items ADD COLUMN live_photo_name TEXT;
+                        CREATE INDEX IF NOT EXISTS items_content_identifier ON items(batch_id, content_identifier) WHERE content_identifier IS NOT NULL;
+                        CREATE INDEX IF NOT EXISTS items_live_photo_name ON items(batch_id, live_photo_name) WHERE live_photo_name IS NOT NULL;
+                        """),
             ])
     }
 
@@ -237,10 +248,12 @@ public final class BatchJournal: Sendable {
     // MARK: - Items
 
     private func insert(_ item: ItemState, next: NextStep, batch: UUID) throws {
+        let keys = item.livePhotoKeys
         try database.query(
-            "INSERT INTO items (batch_id, idx, uuid, completed, reason, next, sha256, snapshot) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            "INSERT INTO items (batch_id, idx, uuid, completed, reason, next, sha256, content_identifier, live_photo_name, snapshot) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             [.text(batch.uuidString), StoreValue(item.index), .text(item.id.uuidString), StoreValue(item.completed?.rawValue),
-             StoreValue(item.failure?.reason.rawValue), StoreValue(next.stage?.rawValue), StoreValue(item.sha256), .text(item.encoded())])
+             StoreValue(item.failure?.reason.rawValue), StoreValue(next.stage?.rawValue), StoreValue(item.sha256),
+             StoreValue(keys.identifier), StoreValue(keys.name), .text(item.encoded())])
     }
 
     /// The items of a batch as they were last recorded, in order (every one:
@@ -348,10 +361,12 @@ extension BatchJournal: BatchStore {
     var defersKeptSteps: Bool { false }
 
     func record(_ item: ItemState, next: NextStep, batch: UUID, lease: Lease?) throws -> Bool {
+        let keys = item.livePhotoKeys
         try database.query(
-            "UPDATE items SET completed = ?, reason = ?, next = ?, sha256 = ?, snapshot = ? WHERE batch_id = ? AND idx = ?",
+            "UPDATE items SET completed = ?, reason = ?, next = ?, sha256 = ?, content_identifier = ?, live_photo_name = ?, snapshot = ? WHERE batch_id = ? AND idx = ?",
             [StoreValue(item.completed?.rawValue), StoreValue(item.failure?.reason.rawValue), StoreValue(next.stage?.rawValue),
-             StoreValue(item.sha256), .text(item.encoded()), .text(batch.uuidString), StoreValue(item.index)])
+             StoreValue(item.sha256), StoreValue(keys.identifier), StoreValue(keys.name), .text(item.encoded()),
+             .text(batch.uuidString), StoreValue(item.index)])
         return true
     }
 
@@ -379,6 +394,19 @@ extension BatchJournal: BatchStore {
             found[index, default: []].append(EarlierCopy(index: original, path: path, label: item.label, shareKey: row.text("key").flatMap { try? ShareKey($0) }))
         }
         return found
+    }
+
+    func livePhotoCandidates(for batch: UUID) throws -> [ItemState] {
+        try database.query(
+            """
+            SELECT idx, uuid, snapshot FROM items d WHERE d.batch_id = ?1 AND d.reason IS NULL AND (
+                (d.content_identifier IS NOT NULL AND EXISTS (SELECT 1 FROM items o WHERE o.batch_id = d.batch_id
+                    AND o.content_identifier = d.content_identifier AND o.idx <> d.idx AND o.reason IS NULL))
+                OR (d.live_photo_name IS NOT NULL AND EXISTS (SELECT 1 FROM items o WHERE o.batch_id = d.batch_id
+                    AND o.live_photo_name = d.live_photo_name AND o.idx <> d.idx AND o.reason IS NULL)))
+            ORDER BY idx
+            """, [.text(batch.uuidString)]
+        ).map(Self.item)
     }
 
     func finish(_ batch: BatchRecord, changed: [ItemState], lease: Lease?) throws -> Bool {

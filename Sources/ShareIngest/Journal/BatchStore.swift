@@ -49,6 +49,11 @@ protocol BatchStore: AnyObject {
     /// earlier copies; the fan-in decides which is still there to be a duplicate of.
     func earlierCopies(for batch: UUID) throws -> [Int: [EarlierCopy]]
 
+    /// The items of `batch` (not failed) that may be half of a Live Photo: those
+    /// whose content identifier or Live Photo name (``ItemState/livePhotoKeys``,
+    /// indexed) another such item of the batch shares. The fan-in pairs them.
+    func livePhotoCandidates(for batch: UUID) throws -> [ItemState]
+
     /// Records the fan-in's end: the batch as the manifest left it (done, its
     /// counts, its manifest and URL) and the items whose state the manifest
     /// stage changed, in one transaction. False when it was not this caller's

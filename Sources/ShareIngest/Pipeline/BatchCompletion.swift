@@ -57,6 +57,16 @@ enum BatchCompletion {
         }
 
         let duplicates = DuplicateContent(earlier: try store.earlierCopies(for: batch.id), container: container, policy: context.pipeline.manifest.duplicates)
+        // Live Photo halves, paired as they will be delivered (a duplicate the
+        // pipeline skips pairs with nothing; a linked one by its new path).
+        var livePhotos = LivePhotoPairing(candidates: [], final: { $0 })
+        if let motion = context.pipeline.motion, motion.livePhotos, stage.settings.schema == .v2 {
+            livePhotos = LivePhotoPairing(candidates: try store.livePhotoCandidates(for: batch.id)) { candidate in
+                var final = candidate
+                _ = duplicates.resolve(&final, removingFiles: false)
+                return final.failure == nil ? final : nil
+            }
+        }
 
         var writer: ManifestWriter?
         var writeError: SystemError?
@@ -84,13 +94,19 @@ enum BatchCompletion {
             // Temporary files named after it were left by a writer that died
             // mid-write, on whichever machine; a failed item leaves nothing behind,
             // also when its worker died before it could remove its files.
-            for path in temporaries[item.id] ?? [] { FileSystem.remove(path) }
+            for path in (temporaries[item.id] ?? []) + (temporaries[item.motionVideoID] ?? []) { FileSystem.remove(path) }
             if item.failure != nil { item.removeFiles(in: container) }
+            var itemChanged = false
             if item.failure == nil, let failure = stage.unsupportedBySchema(item, batchHasFiles: hasFiles) {
                 item.failure = failure
-                changed.append(item)
+                itemChanged = true
             }
-            if item.failure == nil, duplicates.resolve(&item) { changed.append(item) }
+            if item.failure == nil, duplicates.resolve(&item) { itemChanged = true }
+            if item.failure == nil, let link = livePhotos.links[item.index], item.livePhoto != link {
+                item.livePhoto = link
+                itemChanged = true
+            }
+            if itemChanged { changed.append(item) }
             totals.merge(item.stageSeconds, uniquingKeysWith: +)
             if item.failure == nil {
                 let entry = stage.entry(for: item, message: context.message)
@@ -227,7 +243,8 @@ struct DuplicateContent {
 
     /// Applies the policy to `item` if it is a duplicate; true when it changed.
     /// An empty file is no one's duplicate: all empty files have the same hash.
-    func resolve(_ item: inout ItemState) -> Bool {
+    /// `removingFiles` false: only work out what the item will become.
+    func resolve(_ item: inout ItemState, removingFiles: Bool = true) -> Bool {
         guard (item.size ?? 0) > 0, let original = original(of: item), original.path != item.copyPath else { return false }
         let from = original.shareKey.map { "share \($0)" } ?? "this share"
         switch policy {
@@ -235,13 +252,13 @@ struct DuplicateContent {
             // Reported by its entry's `duplicateOf` (a fact, not something that went wrong).
             item.duplicateOf = original.path
         case .link:
-            if let own = item.copyPath, own != original.path { FileSystem.remove(own) }
+            if removingFiles, let own = item.copyPath, own != original.path { FileSystem.remove(own) }
             item.copyPath = original.path
             item.duplicateOf = original.path
         case .skip:
             item.failure = ItemFailure(
                 .manifest, .duplicate, "\(item.label): the same content as \(original.label) was already delivered (in \(from)); skipped")
-            item.removeFiles(in: container)
+            if removingFiles { item.removeFiles(in: container) }
         }
         return true
     }

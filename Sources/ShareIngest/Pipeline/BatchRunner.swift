@@ -55,7 +55,7 @@ final class BatchRunner: Sendable {
     /// watched drop is moved away there).
     func run(_ batch: inout BatchRecord, dispose: ((BatchRecord) -> Void)? = nil) throws(ShareIngestError) -> BatchReport {
         let started = MonotonicClock.now()
-        if context.pipeline.probe != nil || context.pipeline.thumbnail != nil { context.decoder.prepare() }
+        if context.pipeline.probe != nil || context.pipeline.thumbnail != nil || context.pipeline.motion != nil { context.decoder.prepare() }
         events?(.batchStarted(batchID: batch.id, key: batch.key))
         var unfinished = 0
         do {

@@ -63,6 +63,14 @@ struct ItemState: Sendable {
     var durationMilliseconds: Double?
     // Thumbnail
     var thumbnailPath: String?
+    // Moments
+    /// What the decoder found that ties the item to a moment (an embedded
+    /// video's byte range, Apple's content identifier, the capture time).
+    var moments: MomentFacts?
+    /// A motion photo's video, copied out of its copy (the motion stage).
+    var motionVideo: MotionVideo?
+    /// The Live Photo this still or movie is half of (the fan-in pairs them).
+    var livePhoto: LivePhotoLink?
 
     /// Things that went wrong without costing the item.
     var warnings: [String] = []
@@ -108,10 +116,16 @@ struct ItemState: Sendable {
     /// recording them may have left.
     /// Only files named by its UUID are its own: a duplicate linked to an
     /// earlier copy points at that copy, which is never removed with it.
+    /// A motion photo's extracted video is its own too (named by
+    /// ``motionVideoID``, with either extension it may have).
     func ownedFiles(in container: ContainerDirectory) -> Set<String> {
         var files = Set([copyPath, thumbnailPath].compactMap { $0 }.filter { $0.lastPathComponentOfPath.hasPrefix(id.uuidString) })
         if let ext = sniffed?.fileExtension { files.insert(container.mediaPath(id: id, fileExtension: ext)) }
         if isFileLike { files.insert(container.thumbnailPath(id: id)) }
+        if moments?.embeddedVideo != nil || motionVideo != nil {
+            for ext in MotionVideo.extensions { files.insert(container.mediaPath(id: motionVideoID, fileExtension: ext)) }
+            files.insert(container.thumbnailPath(id: motionVideoID))
+        }
         return files
     }
 
@@ -120,6 +134,7 @@ struct ItemState: Sendable {
         for path in ownedFiles(in: container) { FileSystem.remove(path) }
         copyPath = nil
         thumbnailPath = nil
+        motionVideo = nil
     }
 }
 
@@ -161,6 +176,7 @@ extension ItemState: Codable {
     private enum Key: String, CodingKey {
         case index, id, source, label, completed, sniffed, type, mimeType, size, version, copyPath, thumbnailPath, width, height
         case duration, warnings, failure, stageSeconds, decoding, lostAttempts, strikes, sha256, duplicateOf
+        case moments, motionVideo, livePhoto
     }
 
     private struct Source: Codable {
@@ -214,6 +230,9 @@ extension ItemState: Codable {
             }, forKey: .version)
         try c.encodeIfPresent(copyPath, forKey: .copyPath)
         try c.encodeIfPresent(thumbnailPath, forKey: .thumbnailPath)
+        try c.encodeIfPresent(moments, forKey: .moments)
+        try c.encodeIfPresent(motionVideo, forKey: .motionVideo)
+        try c.encodeIfPresent(livePhoto, forKey: .livePhoto)
         try c.encodeIfPresent(width, forKey: .width)
         try c.encodeIfPresent(height, forKey: .height)
         try c.encodeIfPresent(durationMilliseconds, forKey: .duration)
@@ -264,6 +283,9 @@ extension ItemState: Codable {
         }
         copyPath = try c.decodeIfPresent(String.self, forKey: .copyPath)
         thumbnailPath = try c.decodeIfPresent(String.self, forKey: .thumbnailPath)
+        moments = try c.decodeIfPresent(MomentFacts.self, forKey: .moments)
+        motionVideo = try c.decodeIfPresent(MotionVideo.self, forKey: .motionVideo)
+        livePhoto = try c.decodeIfPresent(LivePhotoLink.self, forKey: .livePhoto)
         width = try c.decodeIfPresent(Int.self, forKey: .width)
         height = try c.decodeIfPresent(Int.self, forKey: .height)
         durationMilliseconds = try c.decodeIfPresent(Double.self, forKey: .duration)

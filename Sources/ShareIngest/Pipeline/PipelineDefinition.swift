@@ -31,6 +31,8 @@ public struct PipelineDefinition: Sendable, Hashable {
     public var probe: ProbeSettings?
     /// Nil when the pipeline makes no thumbnails.
     public var thumbnail: ThumbnailSettings?
+    /// Nil when the pipeline neither extracts motion photos' videos nor pairs Live Photos.
+    public var motion: MotionSettings?
     /// The `manifest` stage (required, last).
     public var manifest: ManifestSettings
 
@@ -38,7 +40,7 @@ public struct PipelineDefinition: Sendable, Hashable {
     /// default, so `PipelineDefinition(name: "mine")` has every stage of `default`.
     public init(
         name: String, description: String = "", sniff: SniffSettings = .init(), copy: CopySettings = .init(),
-        probe: ProbeSettings? = .init(), thumbnail: ThumbnailSettings? = .init(), manifest: ManifestSettings = .init()
+        probe: ProbeSettings? = .init(), thumbnail: ThumbnailSettings? = .init(), motion: MotionSettings? = .init(), manifest: ManifestSettings = .init()
     ) {
         self.name = name
         self.description = description
@@ -46,12 +48,13 @@ public struct PipelineDefinition: Sendable, Hashable {
         self.copy = copy
         self.probe = probe
         self.thumbnail = thumbnail
+        self.motion = motion
         self.manifest = manifest
     }
 
     /// The stages in order, as item stages run them (manifest excluded: it is the fan-in).
     public var itemStages: [StageName] {
-        [.sniff, .copy] + (probe != nil ? [.probe] : []) + (thumbnail != nil ? [.thumbnail] : [])
+        [.sniff, .copy] + (probe != nil ? [.probe] : []) + (thumbnail != nil ? [.thumbnail] : []) + (motion != nil ? [.motion] : [])
     }
 
     /// How many worker threads `stage` runs on (0 for a stage the pipeline lacks).
@@ -61,6 +64,7 @@ public struct PipelineDefinition: Sendable, Hashable {
         case .copy: copy.workers
         case .probe: probe?.workers ?? 0
         case .thumbnail: thumbnail?.workers ?? 0
+        case .motion: motion?.workers ?? 0
         case .manifest: 1
         }
     }
@@ -124,6 +128,31 @@ public struct PipelineDefinition: Sendable, Hashable {
         var spec: ThumbnailSpec {
             ThumbnailSpec(size: size, quality: quality, damageTolerance: damageTolerance, timeLimit: timeLimit, posterTime: posterTime)
         }
+    }
+
+    /// Settings of the `motion` stage: moments, not just files.
+    public struct MotionSettings: Sendable, Hashable {
+        /// Worker threads (1...64).
+        public var workers = 1
+        /// Copy a motion photo's embedded video (Google, Samsung; JPEG or HEIC)
+        /// out into the container as a file of its own, probed and with a
+        /// poster, linked from the photo's entry (`motionVideo`). The photo's
+        /// copy stays byte for byte the original.
+        public var extract = true
+        /// Pair a Live Photo's still and movie shared in the same batch (by
+        /// Apple's content identifier; else by name, a movie of at most
+        /// ``livePhotoMaximumSeconds`` and capture times within
+        /// ``livePhotoMaximumGap``), linked both ways (`livePhoto`).
+        public var livePhotos = true
+
+        /// The longest movie paired with a still by name and capture time.
+        public static let livePhotoMaximumSeconds = 3.2
+        /// The largest difference between a still's and a movie's capture times
+        /// when they are paired by name.
+        public static let livePhotoMaximumGap = 2.0
+
+        /// The defaults: one worker, motion photos extracted, Live Photos paired.
+        public init() {}
     }
 
     /// What a thumbnail stage makes thumbnails for.

@@ -36,6 +36,11 @@ struct PipelineDocument {
         .number("timeLimit", \.timeLimit, in: 0.001...86_400),
         .number("posterTime", \.posterTime, in: 0...86_400),
     ]
+    static let motion: [Setting<PipelineDefinition.MotionSettings>] = [
+        .integer("workers", \.workers, in: 1...64),
+        .boolean("extract", \.extract),
+        .boolean("livePhotos", \.livePhotos),
+    ]
     static let manifest: [Setting<PipelineDefinition.ManifestSettings>] = [
         .choice("schema", \.schema),
         .custom(
@@ -84,7 +89,7 @@ struct PipelineDocument {
         guard let stages = object["stages"] as? [Any], !stages.isEmpty else {
             throw fail("stages", "must be a non-empty array of stage objects")
         }
-        var definition = PipelineDefinition(name: name, description: object["description"] as? String ?? "", probe: nil, thumbnail: nil)
+        var definition = PipelineDefinition(name: name, description: object["description"] as? String ?? "", probe: nil, thumbnail: nil, motion: nil)
         var seen: [StageName] = []
         for (index, element) in stages.enumerated() {
             let at = "stages[\(index)]"
@@ -103,6 +108,7 @@ struct PipelineDocument {
             case .copy: definition.copy = try read(Self.copy, from: stage, at: at)
             case .probe: definition.probe = try read(Self.probe, from: stage, at: at)
             case .thumbnail: definition.thumbnail = try read(Self.thumbnail, from: stage, at: at)
+            case .motion: definition.motion = try read(Self.motion, from: stage, at: at)
             case .manifest: definition.manifest = try read(Self.manifest, from: stage, at: at)
             }
         }
@@ -166,6 +172,7 @@ struct PipelineDocument {
         var stages = [StageFields(.sniff, sniff, pipeline.sniff), StageFields(.copy, copy, pipeline.copy)]
         if let probe = pipeline.probe { stages.append(StageFields(.probe, Self.probe, probe)) }
         if let thumbnail = pipeline.thumbnail { stages.append(StageFields(.thumbnail, Self.thumbnail, thumbnail)) }
+        if let motion = pipeline.motion { stages.append(StageFields(.motion, Self.motion, motion)) }
         stages.append(StageFields(.manifest, manifest, pipeline.manifest))
         return stages
     }
@@ -199,6 +206,7 @@ extension PipelineDefinition.SniffSettings: DefaultInitializable {}
 extension PipelineDefinition.CopySettings: DefaultInitializable {}
 extension PipelineDefinition.ProbeSettings: DefaultInitializable {}
 extension PipelineDefinition.ThumbnailSettings: DefaultInitializable {}
+extension PipelineDefinition.MotionSettings: DefaultInitializable {}
 extension PipelineDefinition.ManifestSettings: DefaultInitializable {}
 
 /// What is wrong with one setting's value, and what is allowed.

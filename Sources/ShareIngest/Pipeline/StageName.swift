@@ -8,10 +8,13 @@ public enum StageName: String, Sendable, Codable, CaseIterable, Comparable {
     case probe
     /// Makes the JPEG thumbnail (images, video posters, PDF first pages).
     case thumbnail
+    /// Copies a motion photo's embedded video out as an item file of its own
+    /// (probed, with a poster); Live Photo halves are paired by the fan-in.
+    case motion
     /// Fan-in: writes the batch's manifest once every item has finished.
     case manifest
 
-    /// Pipeline order: `sniff < copy < probe < thumbnail < manifest`.
+    /// Pipeline order: `sniff < copy < probe < thumbnail < motion < manifest`.
     public static func < (a: StageName, b: StageName) -> Bool {
         allCases.firstIndex(of: a)! < allCases.firstIndex(of: b)!
     }

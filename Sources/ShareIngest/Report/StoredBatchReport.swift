@@ -282,6 +282,8 @@ struct BatchReportDocument: Codable {
         var duration: Double?
         var sha256: String?
         var duplicateOf: String?
+        var motionVideo: SharedMediaFile.MotionVideo?
+        var livePhoto: SharedMediaFile.LivePhoto?
         var warnings: [String]?
         var stageSeconds: [String: Double]?
     }
@@ -411,7 +413,7 @@ extension BatchReportDocument.Item {
             SharedMediaFile(
                 path: $0, thumbnail: thumbnail, duration: duration, type: type ?? .file, mimeType: mimeType,
                 fileName: fileName, size: size, width: width, height: height
-            ).with(sha256: sha256, duplicateOf: duplicateOf)
+            ).with(sha256: sha256, duplicateOf: duplicateOf, motionVideo: motionVideo, livePhoto: livePhoto)
         }
         // Copies are named <UUID>.<ext> in the container.
         let id = entry?.fileURL.flatMap { UUID(uuidString: $0.deletingPathExtension().lastPathComponent) }
@@ -430,7 +432,7 @@ extension BatchReportDocument.Item {
             source: item.source, status: item.status, error: item.failure?.message, stage: item.failure?.stage, reason: item.failure?.reason,
             path: entry?.path, type: entry?.type, thumbnail: entry?.thumbnail, mimeType: entry?.mimeType, fileName: entry?.fileName,
             size: entry?.size, width: entry?.width, height: entry?.height, duration: entry?.duration, sha256: entry?.sha256,
-            duplicateOf: entry?.duplicateOf, warnings: item.warnings,
+            duplicateOf: entry?.duplicateOf, motionVideo: entry?.motionVideo, livePhoto: entry?.livePhoto, warnings: item.warnings,
             stageSeconds: seconds(item.stageSeconds))
     }
 }

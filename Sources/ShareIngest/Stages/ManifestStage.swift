@@ -21,7 +21,16 @@ struct ManifestStage {
                 path: url(item.copyPath ?? ""), thumbnail: item.thumbnailPath.map(url),
                 duration: item.durationMilliseconds, type: item.type, mimeType: item.mimeType, message: message,
                 fileName: item.source.fileName, size: item.size, width: item.width, height: item.height
-            ).with(sha256: item.sha256, duplicateOf: item.duplicateOf.map(url))
+            ).with(
+                sha256: item.sha256, duplicateOf: item.duplicateOf.map(url),
+                motionVideo: item.motionVideo.map { video in
+                    SharedMediaFile.MotionVideo(
+                        path: url(video.path), thumbnail: video.thumbnailPath.map(url), duration: video.durationMilliseconds, mimeType: video.mimeType,
+                        size: video.size, width: video.width, height: video.height)
+                },
+                livePhoto: item.livePhoto.map {
+                    SharedMediaFile.LivePhoto(photo: url($0.photo), video: url($0.video), contentIdentifier: $0.contentIdentifier, pairedBy: $0.pairedBy)
+                })
         }
     }
 

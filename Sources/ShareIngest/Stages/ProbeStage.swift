@@ -6,11 +6,15 @@ import MediaFormats
 /// alone is a file with a duration) and reads its displayed size and duration.
 /// When the thumbnail stage will want a thumbnail of it, the decoder makes it in
 /// the same pass (the file is opened and parsed once) and the thumbnail stage
-/// writes it.
+/// writes it. When the pipeline has a motion stage, the same pass reads the
+/// file's moment facts (a motion photo's embedded video, Apple's content
+/// identifier, the capture time) for the motion stage and the fan-in.
 struct ProbeStage: ItemStage {
     let settings: PipelineDefinition.ProbeSettings
     /// The thumbnail stage's settings, when the pipeline has one.
     let thumbnail: PipelineDefinition.ThumbnailSettings?
+    /// Whether to read the moment facts too.
+    var moments = false
     var name: StageName { .probe }
 
     func decodes(_ item: ItemWork) -> Bool { item.sniffed?.format.isDecodable == true }
@@ -19,7 +23,8 @@ struct ProbeStage: ItemStage {
         guard let sniffed = item.sniffed, let path = item.copyPath, sniffed.format.isDecodable else { return }
         let request = DecodeRequest(
             path: path, label: item.label, format: sniffed.format, pixelLimit: settings.pixelLimit, timeLimit: settings.timeLimit,
-            thumbnail: thumbnail?.spec(for: sniffed.format, type: item.type), batch: batch.batchID.uuidString)
+            thumbnail: thumbnail?.spec(for: sniffed.format, type: item.type), batch: batch.batchID.uuidString,
+            moments: moments && MomentReaderFormats.reads(sniffed.format))
         let decoded: DecodedMedia
         do {
             decoded = try batch.decoder.decode(request)
@@ -27,6 +32,7 @@ struct ProbeStage: ItemStage {
             throw ItemFailure(.probe, error)
         }
         item.state.apply(decoded.facts)
+        item.moments = decoded.moments
         item.carried.thumbnail = decoded.thumbnail
         item.carried.probeDecodedThumbnail = request.thumbnail != nil
     }

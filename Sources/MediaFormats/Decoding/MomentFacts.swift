@@ -1,0 +1,123 @@
+// What makes a file part of a moment (a motion photo's video, a Live Photo's
+// other half), as the decoder reads it from the untrusted bytes: plain data
+// that crosses the process boundary with the facts, and that the parent checks
+// (ranges within the file, identifiers of a sane length and alphabet, dates
+// within a sane span) before it uses any of it.
+
+/// What a file says about the moment it belongs to (``DecodeRequest/moments``).
+public struct MomentFacts: Sendable, Codable, Hashable {
+    /// The video a motion photo carries inside it, when there is one.
+    public var embeddedVideo: EmbeddedVideo?
+    /// True when the file's metadata says it is a motion photo (Google's XMP
+    /// `MotionPhoto` or `MicroVideo`, a Samsung `MotionPhoto_Data` entry, an
+    /// `mpvd` box), whether or not the video is still there: an editor that
+    /// removed it often leaves the XMP.
+    public var declaresMotionPhoto: Bool
+    /// Apple's content identifier, which a Live Photo's still and video share: the
+    /// still's Apple maker note tag 0x0011, the QuickTime movie's
+    /// `com.apple.quicktime.content.identifier`.
+    public var contentIdentifier: String?
+    /// When the picture or the movie was taken.
+    public var captureTime: CaptureTime?
+    /// A QuickTime movie's `com.apple.quicktime.still-image-time` (timed
+    /// metadata): the moment, in seconds from its start, that the Live Photo's
+    /// still shows. The poster is that frame.
+    public var stillImageTime: Double?
+
+    /// Moment facts; everything is optional.
+    public init(
+        embeddedVideo: EmbeddedVideo? = nil, declaresMotionPhoto: Bool = false, contentIdentifier: String? = nil, captureTime: CaptureTime? = nil,
+        stillImageTime: Double? = nil
+    ) {
+        self.embeddedVideo = embeddedVideo
+        self.declaresMotionPhoto = declaresMotionPhoto
+        self.contentIdentifier = contentIdentifier
+        self.captureTime = captureTime
+        self.stillImageTime = stillImageTime
+    }
+
+    /// True when nothing was found.
+    public var isEmpty: Bool {
+        embeddedVideo == nil && !declaresMotionPhoto && contentIdentifier == nil && captureTime == nil && stillImageTime == nil
+    }
+
+    /// True for a content identifier a decoder may report and the parent
+    /// accepts: 1–100 characters of `A–Z a–z 0–9 -` (Apple writes an upper-case
+    /// UUID).
+    public static func isValidIdentifier(_ text: String) -> Bool {
+        let bytes = Array(text.utf8)
+        return (1...100).contains(bytes.count)
+            && bytes.allSatisfy { (0x30...0x39).contains($0) || (0x41...0x5A).contains($0) || (0x61...0x7A).contains($0) || $0 == 0x2D }
+    }
+}
+
+/// Where a motion photo's video is inside the file: a byte range the parent
+/// copies out without parsing it.
+public struct EmbeddedVideo: Sendable, Codable, Hashable {
+    /// How the video was found.
+    public enum Layout: String, Sendable, Codable, Hashable, CaseIterable {
+        /// Google's motion photo XMP: `Container:Directory` item lengths
+        /// (and paddings), counted from the end of the file.
+        case containerDirectory
+        /// The older Google XMP `GCamera:MicroVideoOffset`: the video's distance
+        /// from the end of the file.
+        case microVideo
+        /// Samsung's trailer (`SEFH` … `SEFT` at the end of the file): its
+        /// `MotionPhoto_Data` entry.
+        case samsungTrailer
+        /// An `mpvd` box in a HEIC/HEIF (Samsung, Android).
+        case heifMotionBox
+        /// No layout said where: an MP4 `ftyp` found after the primary image's
+        /// end (a JPEG's EOI, a HEIF's last box).
+        case appended
+    }
+
+    /// How it was found.
+    public var layout: Layout
+    /// Its first byte's offset in the file (an MP4 `ftyp` box).
+    public var offset: Int
+    /// Its length in bytes: its MP4 boxes, up to the end of the file when cut short.
+    public var length: Int
+    /// True when the file ends inside the video (a box runs past the end, or the
+    /// metadata promised more bytes than the file holds).
+    public var truncated: Bool
+
+    /// A video at `offset`, `length` bytes long.
+    public init(layout: Layout, offset: Int, length: Int, truncated: Bool = false) {
+        self.layout = layout
+        self.offset = offset
+        self.length = length
+        self.truncated = truncated
+    }
+
+    /// The byte range in the file.
+    public var range: Range<Int> { offset..<(offset + length) }
+}
+
+/// When a picture or a movie was taken, as its metadata says: the wall-clock
+/// time (EXIF `DateTimeOriginal`, QuickTime `creationdate`), the instant when
+/// the zone is known (EXIF `OffsetTimeOriginal`, a QuickTime date's offset, an
+/// `mvhd` time in UTC), or both.
+public struct CaptureTime: Sendable, Codable, Hashable {
+    /// The wall-clock time as written, in seconds since 1970-01-01 00:00 of that clock (milliseconds kept).
+    public var local: Double?
+    /// The instant, in seconds since 1970-01-01 00:00 UTC.
+    public var utc: Double?
+
+    /// A capture time; at least one of the two should be given.
+    public init(local: Double? = nil, utc: Double? = nil) {
+        self.local = local
+        self.utc = utc
+    }
+
+    /// Seconds between two capture times when they can be compared (both
+    /// instants, or both wall clocks); nil when they cannot.
+    public func distance(to other: CaptureTime) -> Double? {
+        if let a = utc, let b = other.utc { return abs(a - b) }
+        if let a = local, let b = other.local { return abs(a - b) }
+        return nil
+    }
+
+    /// The span the parent accepts: 1900-01-01 to 2200-01-01.
+    public static let plausible: ClosedRange<Double> = -2_208_988_800...7_258_118_400
+}

@@ -1,0 +1,91 @@
+@testable import DecoderIsolation
+import Foundation
+import MediaFormats
+import TestSupport
+import Testing
+
+/// A helper's moment facts are claims like any other: the parent accepts an
+/// embedded video only inside the file as it measured it, identifiers only of
+/// Apple's alphabet, dates only within a sane span; a lie fails the item as
+/// `decoderMisbehaved` and stops the helper.
+@Suite struct MomentReplyTests {
+    static func request(moments: Bool = true) -> DecodeRequest {
+        DecodeRequest(path: "/container/x.jpg", label: "x.jpg", format: .jpeg, pixelLimit: 100_000_000, moments: moments)
+    }
+
+    static func reply(_ moments: MomentFacts?, kind: MediaFacts.Kind = .image) -> HelperReply {
+        var result = WireResult(.success(DecodedMedia(facts: MediaFacts(kind: kind, width: 640, height: 480, durationMilliseconds: kind == .video ? 2000 : nil))))
+        result.moments = moments
+        return HelperReply(result: result, jpeg: [])
+    }
+
+    static func refusal(_ reply: HelperReply, _ request: DecodeRequest = request(), fileSize: Int? = 10_000) -> String? {
+        do {
+            _ = try ReplyCheck.validate(reply, for: request, fileSize: fileSize)
+            return nil
+        } catch {
+            return error.description
+        }
+    }
+
+    @Test func honestMomentsPass() throws {
+        let moments = MomentFacts(
+            embeddedVideo: EmbeddedVideo(layout: .containerDirectory, offset: 4000, length: 6000), declaresMotionPhoto: true,
+            contentIdentifier: "5A8B1D0E-3C2F-4E61-9B7A-0C4D2E8F1A36", captureTime: CaptureTime(local: 1_714_564_800.25, utc: 1_714_557_600.25))
+        #expect(Self.refusal(Self.reply(moments)) == nil)
+        let decoded = try ReplyCheck.validate(Self.reply(moments), for: Self.request(), fileSize: 10_000).get()
+        #expect(decoded.moments == moments)
+        #expect(Self.refusal(Self.reply(MomentFacts(stillImageTime: 1.6), kind: .video)) == nil)
+    }
+
+    @Test(arguments: [
+        ("an embedded video at bytes 4000 to 10001 of a file of 10000 bytes", MomentFacts(embeddedVideo: EmbeddedVideo(layout: .appended, offset: 4000, length: 6001))),
+        ("an embedded video at bytes -1 to 99 of a file of 10000 bytes", MomentFacts(embeddedVideo: EmbeddedVideo(layout: .appended, offset: -1, length: 100))),
+        ("an embedded video at bytes 100 to 110 of a file of 10000 bytes", MomentFacts(embeddedVideo: EmbeddedVideo(layout: .appended, offset: 100, length: 10))),
+        ("an embedded video at bytes 1 to (overflow)", MomentFacts(embeddedVideo: EmbeddedVideo(layout: .appended, offset: 1, length: Int.max))),
+        ("the content identifier \" ]0;owned \"", MomentFacts(contentIdentifier: "\u{1B}]0;owned\u{7}")),
+        ("the content identifier", MomentFacts(contentIdentifier: String(repeating: "A", count: 101))),
+        ("the content identifier", MomentFacts(contentIdentifier: "")),
+        ("a capture time of", MomentFacts(captureTime: CaptureTime(local: 1e12))),
+        ("a capture time of nan s", MomentFacts(captureTime: CaptureTime(utc: .nan))),
+        ("a still-image time of 1.0 s", MomentFacts(stillImageTime: 1)),  // in a still
+    ])
+    func liesAreRefused(refusal: String, moments: MomentFacts) {
+        let got = Self.refusal(Self.reply(moments))
+        #expect(got?.hasPrefix(refusal) == true, "\(got ?? "accepted")")
+    }
+
+    @Test func momentsNobodyAskedForOrOfAVideoAreRefused() {
+        let video = MomentFacts(embeddedVideo: EmbeddedVideo(layout: .appended, offset: 0, length: 100))
+        #expect(Self.refusal(Self.reply(video), Self.request(moments: false)) == "moment facts nobody asked for")
+        #expect(Self.refusal(Self.reply(video, kind: .video)) == "an embedded video in a video")
+        #expect(Self.refusal(Self.reply(video), fileSize: nil) == "an embedded video in a file whose size is not known")
+        #expect(Self.refusal(Self.reply(MomentFacts(contentIdentifier: "A"), kind: .audio)) == "moment facts of a file that is no image or video")
+    }
+
+    /// A real helper that lies in its moment facts (test faults
+    /// `forge-video-range`, `forge-identifier`) fails its item and is stopped.
+    @Test(arguments: [
+        ("forge-video-range", "an embedded video at bytes 0 to 1073741824 of a file of"),
+        ("forge-identifier", "the content identifier \" ]0;owned \""),
+    ])
+    func aHelperLyingAboutMomentsIsStopped(fault: String, refusal: String) throws {
+        let decoder = HelperPoolTests.decoder(fault: "\(fault):liar.jpg")
+        defer { decoder.shutdown() }
+        decoder.prepare()
+        let request = DecodeRequest(path: Fixtures.motion("google-container.jpg"), label: "drop/liar.jpg", format: .jpeg, batch: "b", moments: true)
+        do {
+            _ = try decoder.decode(request)
+            Issue.record("\(fault): a lying reply was accepted")
+        } catch {
+            #expect(error.kind == .decoderMisbehaved, "\(fault): \(error)")
+            #expect(error.message.contains(refusal), "\(fault): \(error)")
+        }
+        #expect(decoder.helperProcessIDs.isEmpty, "the lying helper is still there")
+        // An honest helper's answer passes, with the real range.
+        var honest = request
+        honest.label = "drop/honest.jpg"
+        let decoded = try decoder.decode(honest)
+        #expect(decoded.moments?.embeddedVideo?.layout == .containerDirectory)
+    }
+}
