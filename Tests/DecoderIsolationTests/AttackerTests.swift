@@ -199,7 +199,8 @@ import Testing
         let drop = TemporaryDirectory("worker-drop")
         try drop.add("photo.jpg", copying: Fixtures.media("photo.jpg"))
         let work = TemporaryDirectory("worker-work")
-        let ingest = try ShareProcess.run(["ingest", "--db", url, "--message", secrets.message, "--container", work.file("container"), "--quiet", drop.path])
+        // (A bounded wait: a worker that died fails the test instead of hanging it.)
+        let ingest = try ShareProcess.run(["ingest", "--db", url, "--timeout", "300", "--message", secrets.message, "--container", work.file("container"), "--quiet", drop.path])
         #expect(ingest.status == 0, "\(ingest.stderr)")
         let helpers = ProcessTree.descendants(of: worker.processIdentifier).filter { ProcessTree.name(of: $0) == "share-decoder" }
         #expect(!helpers.isEmpty, "the worker has no helper")

@@ -199,8 +199,7 @@ import Testing
     /// Pixel JPEG, Samsung JPEG (MicroVideo) and Samsung HEIC, as phones made
     /// them: each photo delivered byte for byte, its video extracted, playable,
     /// linked; the Samsung photo whose video was removed has none.
-    @Test(.enabled(if: Fixtures.realSample("pixel-3a-xl.MP.jpg") != nil, "real samples not found in \(Fixtures.realSamplesDirectory)"))
-    func realMotionPhotosFromThreeMakers() throws {
+    @Test func realMotionPhotosFromThreeMakers() throws {
         let names = ["pixel-3a-xl.MP.jpg", "samsung-s9plus-microvideo.jpg", "samsung-s22-motion.heic", "samsung-s9plus-video-removed.jpg"]
         let drop = TemporaryDirectory("real")
         for name in names { try drop.add(name, copying: try #require(Fixtures.realSample(name))) }

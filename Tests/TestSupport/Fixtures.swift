@@ -16,19 +16,14 @@ public enum Fixtures {
     /// pairs, made by `testdata/make-motion.py`.
     public static func motion(_ name: String) -> String { packageRoot.appendingPathComponent("testdata/motion/\(name)").path }
 
-    /// Where real phone motion photos are looked for: `$SHARE_MOTION_SAMPLES`,
-    /// else `shared/testdata/motion-photos` beside the checkout (they are public
-    /// files of other projects, kept out of this repository; testdata/README.md
-    /// lists each one's source, licence and SHA-256).
-    public static var realSamplesDirectory: String {
-        ProcessInfo.processInfo.environment["SHARE_MOTION_SAMPLES"]
-            ?? packageRoot.deletingLastPathComponent().appendingPathComponent("shared/testdata/motion-photos").path
-    }
-
-    /// A real motion photo by name, when it is there.
+    /// A real phone's motion photo by name: committed in `testdata/motion/real`
+    /// (testdata/README.md gives each one's source, licence and SHA-256), or,
+    /// for the optional ones of that table, in `$SHARE_MOTION_SAMPLES` when it
+    /// is set; nil when it is in neither.
     public static func realSample(_ name: String) -> String? {
-        let path = realSamplesDirectory + "/" + name
-        return FileManager.default.fileExists(atPath: path) ? path : nil
+        var folders = [packageRoot.appendingPathComponent("testdata/motion/real").path]
+        if let more = ProcessInfo.processInfo.environment["SHARE_MOTION_SAMPLES"] { folders.append(more) }
+        return folders.map { $0 + "/" + name }.first { FileManager.default.fileExists(atPath: $0) }
     }
 
     /// `testdata/sample-drop`.
