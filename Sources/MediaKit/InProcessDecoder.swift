@@ -59,8 +59,33 @@ public struct InProcessDecoder: MediaDecoder {
     /// any pixel is decoded), then the thumbnail when asked for, from the same
     /// file; each format's decoders tried in turn (``DecoderRoute``).
     /// `request.path` is used only as a name.
+    ///
+    /// A ``DecodeTask/locationMetadata`` request decodes nothing: it reads the
+    /// file's metadata structures (``LocationScanner``) and answers with where
+    /// it records a location. A request for a compatible copy decodes the
+    /// full-size picture (``CompatibleCopyMaker``).
     public func decode(_ request: DecodeRequest, descriptor: Int32) throws(MediaError) -> DecodedMedia {
-        try DecoderRoute(request.format, sandboxOnlyLoaders: allowsSandboxOnlyLoaders).decode(request, descriptor: descriptor)
+        let route = DecoderRoute(request.format, sandboxOnlyLoaders: allowsSandboxOnlyLoaders)
+        switch request.task {
+        case .locationMetadata:
+            return DecodedMedia(facts: MediaFacts(kind: Self.kind(of: request.format)), location: LocationScanner.scan(DescriptorBytes(descriptor), format: request.format))
+        case .media:
+            if let spec = request.compatibleCopy {
+                return try CompatibleCopyMaker(request: request, spec: spec, descriptor: descriptor).make(route: route)
+            }
+            return try route.decode(request, descriptor: descriptor)
+        }
+    }
+
+    /// What a format's content is before it is opened (a location request's facts).
+    static func kind(of format: MediaFormat) -> MediaFacts.Kind {
+        switch format.kind {
+        case .image: .image
+        case .video: .video
+        case .audio: .audio
+        case .document: .document
+        default: .unreadable
+        }
     }
 }
 
