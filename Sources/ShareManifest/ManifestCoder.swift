@@ -60,6 +60,16 @@ public enum ManifestCoder: Sendable {
             // share-ingest's own fields: only when set.
             if let sha256 = entry.sha256 { fields.append(("sha256", JSONText.string(sha256))) }
             if let original = entry.duplicateOf { fields.append(("duplicateOf", JSONText.string(original))) }
+            if let compatible = entry.compatible {
+                var object: [(String, String)] = [("path", JSONText.string(compatible.path)), ("mimeType", JSONText.string(compatible.mimeType))]
+                if let size = compatible.size { object.append(("size", String(size))) }
+                if let width = compatible.width { object.append(("width", String(width))) }
+                if let height = compatible.height { object.append(("height", String(height))) }
+                fields.append(("compatible", "{" + object.map { "\"\($0.0)\": \($0.1)" }.joined(separator: ", ") + "}"))
+            }
+            if let removed = entry.locationRemoved, !removed.isEmpty {
+                fields.append(("locationRemoved", "[" + removed.map(JSONText.string).joined(separator: ", ") + "]"))
+            }
         }
         return "{" + fields.map { "\"\($0.0)\": \($0.1)" }.joined(separator: ", ") + "}"
     }
@@ -139,8 +149,31 @@ public enum ManifestCoder: Sendable {
             height: try number("height")?.intValue
         ).with(
             sha256: try field("sha256", as: String.self, expected: "a string or null"),
-            duplicateOf: try field("duplicateOf", as: String.self, expected: "a string or null"))
+            duplicateOf: try field("duplicateOf", as: String.self, expected: "a string or null")
+        ).with(
+            compatible: try compatible(object["compatible"], index: index),
+            locationRemoved: try field("locationRemoved", as: [String].self, expected: "an array of strings or null"))
         return (entry, schema)
+    }
+
+    /// A v2 entry's `compatible` object.
+    private static func compatible(_ value: Any?, index: Int) throws(ManifestError) -> SharedMediaFile.Compatible? {
+        guard let value, !(value is NSNull) else { return nil }
+        guard let object = value as? [String: Any] else { throw .wrongType(field: "[\(index)].compatible", expected: "an object or null") }
+        guard let path = object["path"] as? String else { throw .wrongType(field: "[\(index)].compatible.path", expected: "a string") }
+        func number(_ name: String) throws(ManifestError) -> NSNumber? {
+            guard let raw = object[name], !(raw is NSNull) else { return nil }
+            guard let number = raw as? NSNumber, !JSONValue.isBoolean(number) else {
+                throw .wrongType(field: "[\(index)].compatible.\(name)", expected: "a number")
+            }
+            return number
+        }
+        if let mime = object["mimeType"], !(mime is NSNull), !(mime is String) {
+            throw .wrongType(field: "[\(index)].compatible.mimeType", expected: "a string")
+        }
+        return SharedMediaFile.Compatible(
+            path: path, mimeType: object["mimeType"] as? String ?? "image/jpeg", size: try number("size")?.int64Value, width: try number("width")?.intValue,
+            height: try number("height")?.intValue)
     }
 
     package static func looksLikeURL(_ text: String) -> Bool {

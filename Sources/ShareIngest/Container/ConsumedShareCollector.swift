@@ -15,7 +15,7 @@ public struct CollectionReport: Sendable {
 }
 
 /// Removes the files of shares whose manifest was consumed (`share open --consume`)
-/// longer ago than a retention period: the copies and thumbnails it names (only
+/// longer ago than a retention period: the copies, thumbnails and compatible copies it names (only
 /// inside the container), the consumed manifest and the batch report. The
 /// journal keeps the batch, marked `collected`.
 public struct ConsumedShareCollector: Sendable {
@@ -49,7 +49,7 @@ public struct ConsumedShareCollector: Sendable {
             do {
                 try journal.forEachItem(of: batch.id) { item in
                     guard item.failure == nil else { return }
-                    for path in [item.copyPath, item.thumbnailPath].compactMap({ $0 }) {
+                    for path in item.deliveredFiles {
                         guard case .success(let real) = container.checkedFile(path) else { continue }
                         remove(real)
                     }

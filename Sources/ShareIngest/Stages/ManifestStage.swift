@@ -21,7 +21,10 @@ struct ManifestStage {
                 path: url(item.copyPath ?? ""), thumbnail: item.thumbnailPath.map(url),
                 duration: item.durationMilliseconds, type: item.type, mimeType: item.mimeType, message: message,
                 fileName: item.source.fileName, size: item.size, width: item.width, height: item.height
-            ).with(sha256: item.sha256, duplicateOf: item.duplicateOf.map(url))
+            ).with(sha256: item.sha256, duplicateOf: item.duplicateOf.map(url)).with(
+                compatible: item.compatible.map {
+                    SharedMediaFile.Compatible(path: url($0.path), size: $0.size, width: $0.width, height: $0.height)
+                }, locationRemoved: item.locationRemoved)
         }
     }
 
@@ -55,8 +58,8 @@ struct ManifestStage {
         RedirectURL(scheme: settings.scheme, key: key, kind: RedirectKind(types: types))
     }
 
-    /// Makes the batch's copies and thumbnails durable: their folders are
-    /// fsynced before a manifest names them.
+    /// Makes the batch's copies, compatible copies (beside them) and thumbnails
+    /// durable: their folders are fsynced before a manifest names them.
     func syncCopies(in container: ContainerDirectory) throws(SystemError) {
         try FileSystem.syncDirectory(container.root)
         try FileSystem.syncDirectory(container.thumbnailsDirectory)
