@@ -22,7 +22,10 @@ import SystemCalls
 ///   `forge-size`, `forge-aspect`: decodes, then lies in its reply (a size over
 ///   the pixel limit, a negative duration, an unknown MIME type, thumbnail bytes
 ///   that are no JPEG, a JPEG larger than asked for, one whose shape does not
-///   match the facts): the parent must catch each.
+///   match the facts): the parent must catch each. `forge-compatible` claims a
+///   compatible copy twice the photo's size (its JPEG's frame header agreeing),
+///   `forge-location` adds an overwrite before the file's first byte to a
+///   location request's findings.
 enum TestFault: String {
     case segv, abort, loop, alloc, stall, attack
     case segvThumbnail = "segv-thumbnail"
@@ -32,6 +35,8 @@ enum TestFault: String {
     case forgeJPEG = "forge-jpeg"
     case forgeSize = "forge-size"
     case forgeAspect = "forge-aspect"
+    case forgeCompatible = "forge-compatible"
+    case forgeLocation = "forge-location"
 
     /// The environment variable.
     static let variable = "SHARE_TEST_HELPER_FAULT"
@@ -106,7 +111,7 @@ enum TestFault: String {
             while true { MonotonicClock.sleep(3600) }
         case .attack:
             attack?.run(input: descriptor, inputPath: request.path)
-        case .forgeFacts, .forgeDuration, .forgeMIME, .forgeJPEG, .forgeSize, .forgeAspect:
+        case .forgeFacts, .forgeDuration, .forgeMIME, .forgeJPEG, .forgeSize, .forgeAspect, .forgeCompatible, .forgeLocation:
             break
         }
     }
@@ -120,13 +125,15 @@ enum TestFault: String {
         case .forgeJPEG: .jpeg
         case .forgeSize: .size
         case .forgeAspect: .aspect
+        case .forgeCompatible: .compatible
+        case .forgeLocation: .location
         default: nil
         }
     }
 
     /// A lie in a reply.
     enum Forgery {
-        case facts, duration, mime, jpeg, size, aspect
+        case facts, duration, mime, jpeg, size, aspect, compatible, location
 
         /// Rewrites `result` and its thumbnail bytes.
         func apply(to result: inout WireResult, jpeg: inout [UInt8]) {
@@ -150,6 +157,19 @@ enum TestFault: String {
                 // Width and height swapped: a landscape photo with a portrait thumbnail.
                 Self.setFrameSize(&jpeg, width: result.thumbnailHeight ?? 0, height: result.thumbnailWidth ?? 0)
                 swap(&result.thumbnailWidth, &result.thumbnailHeight)
+            case .compatible:
+                // A compatible copy said to be twice the photo's size: the JPEG's frame header and the reply agree.
+                guard let length = result.compatibleLength, length <= jpeg.count, let width = result.compatibleWidth,
+                    let height = result.compatibleHeight
+                else { return }
+                var copy = Array(jpeg[(jpeg.count - length)...])
+                Self.setFrameSize(&copy, width: width * 2, height: height * 2)
+                jpeg = Array(jpeg[..<(jpeg.count - length)]) + copy
+                result.compatibleWidth = width * 2
+                result.compatibleHeight = height * 2
+            case .location:
+                // Zeros before the file's first byte, among the real findings.
+                result.location?.found.append(LocationRecord(name: "EXIF GPS", edits: [MetadataEdit(offset: -4, length: 8, fill: .zeros, step: 0)]))
             }
         }
 
