@@ -12,6 +12,12 @@ public enum Fixtures {
     /// `testdata/fidelity/<name>`: one file per class of issue 13 (see testdata/README.md).
     public static func fidelity(_ name: String) -> String { packageRoot.appendingPathComponent("testdata/fidelity/\(name)").path }
 
+    /// `testdata/<relative>`.
+    public static func testdata(_ relative: String) -> String { packageRoot.appendingPathComponent("testdata/\(relative)").path }
+
+    /// `testdata/privacy/<name>`: location metadata as phones and tools write it (issue 24).
+    public static func privacy(_ name: String) -> String { testdata("privacy/\(name)") }
+
     /// `testdata/sample-drop`.
     public static var sampleDrop: String { packageRoot.appendingPathComponent("testdata/sample-drop").path }
 

@@ -8,21 +8,21 @@
 // up (finding nothing more) on anything it cannot follow. Overwriting a
 // property with spaces leaves the rest of the packet well formed.
 
-enum XMPLocation {
+package enum XMPLocation {
     /// The EXIF schema's namespace.
     static let exifNamespace = "http://ns.adobe.com/exif/1.0/"
 
     /// A GPS property: its local name, the whole property (attribute or
     /// element, tags included) and its value (inside the quotes or the tags).
-    struct Property: Equatable {
-        let name: String
-        let whole: Range<Int>
-        let value: Range<Int>
+    package struct Property: Equatable {
+        package let name: String
+        package let whole: Range<Int>
+        package let value: Range<Int>
     }
 
     /// The GPS properties of the XMP text `bytes`, in order (nested ones are
     /// inside their parent's range and not listed again).
-    static func gpsProperties(_ bytes: [UInt8]) -> [Property] {
+    package static func gpsProperties(_ bytes: [UInt8]) -> [Property] {
         var scanner = Scanner(bytes: bytes)
         return scanner.run()
     }
