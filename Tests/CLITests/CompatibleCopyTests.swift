@@ -110,6 +110,23 @@ import Testing
         let iphoneCopy = try #require((iphone["path"] as? String).flatMap { URL(string: $0)?.path })
         #expect(try MediaTools.metadata(iphoneCopy).value("ProfileDescription") == "Display P3")
 
+        // The manifest's v2 entry links it, as the report says (and a JPEG's has no link).
+        let report = try LocationPrivacyTests.reportItems(work.file("report.json"))
+        let manifestPath = try #require(try LocationPrivacyTests.manifestPath(work.file("c")))
+        let manifest = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: manifestPath))) as? [[String: Any]])
+        #expect(manifest.count == Self.samples.count + 1)
+        for entry in manifest {
+            let name = try #require(entry["fileName"] as? String)
+            let linked = entry["compatible"] as? [String: Any]
+            if name == "photo.jpg" {
+                #expect(linked == nil, "\(linked ?? [:])")
+                continue
+            }
+            let reported = try #require(report[name]?["compatible"] as? [String: Any], "\(name): no compatible copy in the report")
+            #expect(linked?["path"] as? String == reported["path"] as? String && linked?["mimeType"] as? String == "image/jpeg", "\(name): \(linked ?? [:])")
+            #expect(linked?["width"] as? Int == reported["width"] as? Int && linked?["height"] as? Int == reported["height"] as? Int && linked?["size"] as? Int == reported["size"] as? Int)
+        }
+
         // The host side: the entry links it, inside the container; consumed and
         // collected, it goes with the share.
         let url = try #require(run.lastLine)
