@@ -4,8 +4,10 @@
 # containers), motion (motion photos of every layout, Live Photos: moment facts
 # and still-image-time posters), fidelity: one file per class of the
 # fidelity table, sample-drop), the memory check's generated media (the same
-# videos and images scripts/memcheck.sh makes) and the formats only helpers
-# decode (SVG, PSD), and checks them against the seccomp policy in
+# videos and images scripts/memcheck.sh makes), the formats only helpers
+# decode (SVG, PSD), and location privacy and compatible copies (issue 24: the
+# `privacy` set, testdata/privacy and the HEIF, AVIF, JPEG XL and RAW stills,
+# under a pipeline with the `location` and `compatible` stages), and checks them against the seccomp policy in
 # Sources/CSystem/sandbox.c. Run it again after adding a decoder (LibRaw,
 # dav1d, an HDR path): a call the policy does not allow is listed, and the
 # script fails.
@@ -15,7 +17,8 @@
 #      refusal turned into an allow, so each call the decoders would make is
 #      made and recorded (with its arguments);
 #   2. enforcing: the real policy. Every item must come out as in the recording
-#      run (status, type, thumbnail or not), and no helper call may fail with
+#      run (status, type, thumbnail or not, compatible copy or not, location
+#      removed), and no helper call may fail with
 #      the policy's errors where the recording run's succeeded.
 # Calls are counted from the helper's seccomp() on (what the policy governs),
 # in the helper and in every thread it starts.
@@ -23,7 +26,7 @@
 # usage: scripts/record-helper-syscalls.sh
 # env:   SHARE=path/to/share   the binary (default: swift build, .build/debug/share)
 #        RECORD_KEEP=1         keep the work folder (traces, reports); kept on failure
-#        RECORD_SETS="fixtures heif modern motion generated sandbox-only"   a subset (for debugging)
+#        RECORD_SETS="fixtures heif modern motion generated sandbox-only privacy"   a subset (for debugging)
 # Output: a table of every call (count, where the policy allows it, how its
 # arguments were checked) on stdout, and the work folder's path.
 set -euo pipefail
@@ -92,7 +95,7 @@ SVG
 cp testdata/media/photo.jpg "$work/sandbox-only/"
 
 # shellcheck disable=SC2206
-sets=(${RECORD_SETS:-fixtures heif modern motion generated sandbox-only})
+sets=(${RECORD_SETS:-fixtures heif modern motion generated sandbox-only privacy})
 paths_of() {
     case "$1" in
         fixtures) echo testdata/media testdata/fidelity testdata/sample-drop ;;
@@ -101,7 +104,19 @@ paths_of() {
         motion) echo testdata/motion ;;
         generated) echo "$work/generated" ;;
         sandbox-only) echo "$work/sandbox-only" ;;
+        privacy) echo testdata/privacy testdata/heif testdata/fidelity/*.heic testdata/modern/avif testdata/modern/jxl testdata/modern/hdr testdata/modern/raw ;;
         *) echo "record: no set named $1" >&2; exit 2 ;;
+    esac
+}
+# The pipeline of a set (none: the default one).
+cat >"$work/privacy-pipeline.json" <<'JSON'
+{"name": "privacy", "stages": [{"stage": "sniff"}, {"stage": "copy"}, {"stage": "location"}, {"stage": "probe"},
+  {"stage": "thumbnail"}, {"stage": "compatible"}, {"stage": "manifest"}]}
+JSON
+pipeline_of() {
+    case "$1" in
+        privacy) echo --pipeline "$work/privacy-pipeline.json" ;;
+        *) ;;
     esac
 }
 
@@ -115,7 +130,7 @@ for set in "${sets[@]}"; do
         [[ "$mode" == recording ]] && env_args=(SHARE_SANDBOX_RECORD=1)
         echo "record: $set, $mode" >&2
         env "${env_args[@]}" strace -f -qq -s 256 -o "$work/traces/$set-$mode" \
-            "$share" ingest --quiet --container "$work/containers/$set-$mode" --report "$work/reports/$set-$mode.json" $(paths_of "$set") \
+            "$share" ingest --quiet --container "$work/containers/$set-$mode" --report "$work/reports/$set-$mode.json" $(pipeline_of "$set") $(paths_of "$set") \
             >/dev/null 2>"$work/reports/$set-$mode.err" || true
     done
 done
@@ -223,7 +238,8 @@ for s in sets:
             report = json.load(open(f"{work}/reports/{s}-{mode}.json"))
         except (OSError, ValueError):
             return None
-        return {i["source"].split("/")[-1]: (i["status"], i.get("type"), i.get("reason"), bool(i.get("thumbnail"))) for i in report["items"]}
+        return {i["source"].split("/")[-1]: (i["status"], i.get("type"), i.get("reason"), bool(i.get("thumbnail")),
+                bool(i.get("compatible")), tuple(i.get("locationRemoved") or ())) for i in report["items"]}
     recorded, enforced = outcome("recording"), outcome("enforcing")
     if recorded is None or enforced is None:
         problems.append(f"{s}: no report from the {'recording' if recorded is None else 'enforcing'} run (see {work}/reports)")
@@ -231,7 +247,7 @@ for s in sets:
     for name in sorted(recorded):
         if recorded[name] != enforced.get(name):
             problems.append(f"{s}/{name}: recording {recorded[name]}, enforcing {enforced.get(name)}")
-    if not any(status == "ingested" for status, _, _, _ in recorded.values()):
+    if not any(item[0] == "ingested" for item in recorded.values()):
         problems.append(f"{s}: nothing was ingested")
 
 print(f"{'call':24} {'count':>8}  policy")

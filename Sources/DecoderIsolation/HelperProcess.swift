@@ -129,8 +129,13 @@ final class HelperProcess: @unchecked Sendable {
             throw .malformed(ProtocolError("a message of type \(message.kind) instead of a result"))
         }
         do throws(ProtocolError) {
-            let (result, jpeg) = try HelperMessage.parseResult(message.body[...])
-            return HelperReply(result: result, jpeg: jpeg)
+            let (result, bytes) = try HelperMessage.parseResult(message.body[...])
+            // The compatible copy's bytes are the last ones; the thumbnail's come before.
+            let compatible = result.compatibleLength ?? 0
+            guard compatible >= 0, compatible <= bytes.count else {
+                throw ProtocolError("a result whose compatible copy is \(compatible) bytes of \(bytes.count)")
+            }
+            return HelperReply(result: result, jpeg: bytes.dropLast(compatible), compatible: bytes.suffix(compatible))
         } catch {
             throw .malformed(error)
         }
@@ -178,7 +183,10 @@ struct BatchBinding: Equatable, Sendable {
 /// A helper's answer before the parent has checked it (see ``ReplyCheck``).
 struct HelperReply {
     let result: WireResult
+    /// The thumbnail's bytes.
     let jpeg: ArraySlice<UInt8>
+    /// The compatible copy's bytes.
+    var compatible: ArraySlice<UInt8> = []
 }
 
 /// Why a helper gave no answer.

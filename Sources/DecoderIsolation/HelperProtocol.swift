@@ -13,7 +13,9 @@ import SystemCalls
 ///                                       starts (a helper that dies before this never
 ///                                       had the item: it is not the item's fault)
 ///     result   (helper → parent)        body: UInt32 JSON length · JSON ``WireResult``
-///                                       · the thumbnail's JPEG bytes (the rest)
+///                                       · the thumbnail's JPEG bytes · the compatible
+///                                       copy's JPEG bytes (the last
+///                                       ``WireResult/compatibleLength`` bytes)
 ///
 /// and between the parent and a helper template (see ``HelperTemplate``):
 ///
@@ -45,7 +47,9 @@ enum HelperMessage {
     /// The largest request (a `DecodeRequest` is a few hundred bytes).
     static let maximumRequest = 1 << 20
     /// The largest result: the facts and a thumbnail (a 360 px JPEG is ~30 KB;
-    /// this leaves room for any size a pipeline may ask for).
+    /// this leaves room for any size a pipeline may ask for), or a compatible
+    /// copy (a full-resolution JPEG: ~3 MB for 12 MP at quality 90; its spec
+    /// bounds it below this, ``CompatibleCopySpec/maximumBytes``).
     static let maximumResult = 64 << 20
     /// The largest JSON part of a result.
     static let maximumResultJSON = 1 << 20
@@ -116,6 +120,16 @@ struct WireResult: Codable, Sendable {
     var failure: MediaError?
     /// What makes the file part of a moment, when asked for and found.
     var moments: MomentFacts?
+    /// Where the file records a location (a location request's answer).
+    var location: LocationMetadata?
+    /// The compatible copy's size and what it carries, when one was made (its
+    /// bytes are the body's last ``compatibleLength``).
+    var compatibleWidth: Int?
+    var compatibleHeight: Int?
+    var compatibleMetadata: [String]?
+    var compatibleLength: Int?
+    /// Why no compatible copy was made, when one was asked for.
+    var compatibleFailure: MediaError?
 
     /// The answer for `outcome`, and the JPEG bytes to send after it.
     init(_ outcome: Result<DecodedMedia, MediaError>) {
@@ -123,6 +137,7 @@ struct WireResult: Codable, Sendable {
         case .success(let decoded):
             facts = decoded.facts
             moments = decoded.moments
+            location = decoded.location
             switch decoded.thumbnail {
             case .made(let thumbnail):
                 thumbnailWidth = thumbnail.width
@@ -130,15 +145,27 @@ struct WireResult: Codable, Sendable {
             case .failed(let error): thumbnailFailure = error
             case nil: break
             }
+            switch decoded.compatibleCopy {
+            case .made(let copy):
+                compatibleWidth = copy.width
+                compatibleHeight = copy.height
+                compatibleMetadata = copy.metadata
+                compatibleLength = copy.jpeg.count
+            case .failed(let error): compatibleFailure = error
+            case nil: break
+            }
         case .failure(let error):
             failure = error
         }
     }
 
-    /// The thumbnail's bytes of `outcome`, if one was made.
+    /// The JPEG bytes that follow the JSON of `outcome`: the thumbnail's, then the compatible copy's.
     static func jpeg(of outcome: Result<DecodedMedia, MediaError>) -> [UInt8] {
-        if case .success(let decoded) = outcome, case .made(let thumbnail) = decoded.thumbnail { return thumbnail.jpeg }
-        return []
+        guard case .success(let decoded) = outcome else { return [] }
+        var bytes: [UInt8] = []
+        if case .made(let thumbnail) = decoded.thumbnail { bytes += thumbnail.jpeg }
+        if case .made(let copy) = decoded.compatibleCopy { bytes += copy.jpeg }
+        return bytes
     }
 }
 

@@ -271,9 +271,11 @@ public final class ProcessIsolatedDecoder: MediaDecoder, @unchecked Sendable {
     /// exits, or when the decoder is released).
     public func shutdown() { pool.shutdown() }
 
-    /// Seconds a request may take in all: its facts' limit plus its thumbnail's.
+    /// Seconds a request may take in all: its facts' limit plus its thumbnail's
+    /// and its compatible copy's.
     static func budget(for request: DecodeRequest) -> Double {
         request.timeLimit + (request.thumbnail.map { $0.timeLimit ?? request.timeLimit } ?? 0)
+            + (request.compatibleCopy.map { $0.timeLimit ?? request.timeLimit } ?? 0)
     }
 
     /// CPU seconds a helper may burn on one request before SIGXCPU (`RLIMIT_CPU`,

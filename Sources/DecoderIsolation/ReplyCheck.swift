@@ -23,6 +23,19 @@ import MediaFormats
 ///   content identifier of 1–100 characters of `A–Z a–z 0–9 -`; capture times
 ///   finite and between 1900 and 2200; a still-image time finite, not negative
 ///   and within the duration (and a day).
+/// - Compatible copy: only when one was asked for; bytes that are a JPEG
+///   (checked as a thumbnail's) of the size the reply claims, at most the
+///   spec's ``CompatibleCopySpec/maximumBytes``, at most the facts' size (two
+///   pixels of rounding) and of their shape: exactly their size (a HEIF, AVIF
+///   or JPEG XL is copied at full resolution), or for a camera RAW (its
+///   largest preview) their shape within 2 %; at most ``maximumNotes`` notes of
+///   what it carries, of at most ``maximumText`` bytes.
+/// - Location metadata: only for a location request, and then no size, no
+///   thumbnail and no compatible copy; at most ``maximumLocationRecords``
+///   places and ``maximumEdits`` overwrites in all, each a non-empty range of
+///   non-negative offsets in steps 0 to 3, names of at most ``maximumText``
+///   bytes. (Where the ranges lie in the copy is checked by whoever makes the
+///   overwrites, against the file.)
 /// - Failures: a message of at most ``maximumText`` bytes; no thumbnail bytes.
 /// - Text (messages and warnings) is shown to people: its control characters
 ///   (a terminal's escape sequences among them) become spaces.
@@ -35,6 +48,9 @@ enum ReplyCheck {
     static let maximumText = 4096
     /// The smallest embedded video: an `ftyp` box and one more box header.
     static let minimumVideo = 24
+    static let maximumNotes = 16
+    static let maximumLocationRecords = 256
+    static let maximumEdits = 4096
 
     /// MIME types a decoder may report: every known format's, and for each
     /// video container `video/X` its sound-only form `audio/X` (an MP4 or
@@ -52,7 +68,9 @@ enum ReplyCheck {
     static func validate(_ reply: HelperReply, for request: DecodeRequest, fileSize: Int? = nil) throws(ReplyViolation) -> Result<DecodedMedia, MediaError> {
         let result = reply.result
         if let failure = result.failure {
-            guard reply.jpeg.isEmpty, result.facts == nil, result.moments == nil else { throw ReplyViolation("a failure with facts or thumbnail bytes") }
+            guard reply.jpeg.isEmpty, reply.compatible.isEmpty, result.facts == nil, result.moments == nil, result.location == nil else {
+                throw ReplyViolation("a failure with facts, moment facts, location metadata or picture bytes")
+            }
             try checkText(failure.message, "its failure message")
             return .failure(MediaError(failure.kind, printable(failure.message)))
         }
@@ -77,7 +95,9 @@ enum ReplyCheck {
             guard request.moments else { throw ReplyViolation("moment facts nobody asked for") }
             try check(moments, facts: facts, fileSize: fileSize)
         }
-        return .success(DecodedMedia(facts: facts, thumbnail: thumbnail, moments: result.moments))
+        let compatible = try checkCompatibleCopy(reply, for: request, facts: facts)
+        let location = try checkLocation(result, for: request, facts: facts)
+        return .success(DecodedMedia(facts: facts, thumbnail: thumbnail, moments: result.moments, location: location, compatibleCopy: compatible))
     }
 
     private static func check(_ moments: MomentFacts, facts: MediaFacts, fileSize: Int?) throws(ReplyViolation) {
@@ -102,6 +122,69 @@ enum ReplyCheck {
             let limit = (facts.durationMilliseconds ?? 0) / 1000 + 86_400
             guard facts.kind == .video, still.isFinite, still >= 0, still <= limit else { throw ReplyViolation("a still-image time of \(still) s") }
         }
+    }
+
+    private static func checkCompatibleCopy(_ reply: HelperReply, for request: DecodeRequest, facts: MediaFacts) throws(ReplyViolation) -> CompatibleCopyOutcome? {
+        let result = reply.result
+        guard let spec = request.compatibleCopy else {
+            guard result.compatibleWidth == nil, result.compatibleHeight == nil, result.compatibleFailure == nil, result.compatibleMetadata == nil,
+                reply.compatible.isEmpty
+            else { throw ReplyViolation("a compatible copy nobody asked for") }
+            return nil
+        }
+        guard let width = result.compatibleWidth, let height = result.compatibleHeight else {
+            guard result.compatibleWidth == nil, result.compatibleHeight == nil, reply.compatible.isEmpty, result.compatibleMetadata == nil else {
+                throw ReplyViolation("compatible copy bytes or a side without a whole copy")
+            }
+            guard let failure = result.compatibleFailure else { throw ReplyViolation("neither a compatible copy nor why not") }
+            try checkText(failure.message, "its compatible copy failure message")
+            return .failed(MediaError(failure.kind, printable(failure.message)))
+        }
+        guard result.compatibleFailure == nil else { throw ReplyViolation("a compatible copy and a failure to make it") }
+        guard reply.compatible.count <= spec.maximumBytes else {
+            throw ReplyViolation("a compatible copy of \(reply.compatible.count) bytes where at most \(spec.maximumBytes) were allowed")
+        }
+        guard let frame = JPEGFrame(reply.compatible) else { throw ReplyViolation("compatible copy bytes that are not a JPEG") }
+        guard frame.width == width, frame.height == height else {
+            throw ReplyViolation("a compatible copy said to be \(width)×\(height) whose JPEG is \(frame.width)×\(frame.height)")
+        }
+        guard let mediaWidth = facts.width, let mediaHeight = facts.height else { throw ReplyViolation("a compatible copy of a picture without a size") }
+        let notes = result.compatibleMetadata ?? []
+        let copy = CompatibleCopy(jpeg: Array(reply.compatible), width: width, height: height, metadata: notes.map(printable))
+        guard copy.fits(width: mediaWidth, height: mediaHeight, preview: request.format.isCameraRAW) else {
+            throw ReplyViolation(
+                "a \(width)×\(height) compatible copy of a \(mediaWidth)×\(mediaHeight) picture (\(request.format.isCameraRAW ? "another shape" : "not its full size"))")
+        }
+        guard notes.count <= maximumNotes else { throw ReplyViolation("\(notes.count) notes on a compatible copy") }
+        for note in notes { try checkText(note, "a note on the compatible copy") }
+        return .made(copy)
+    }
+
+    private static func checkLocation(_ result: WireResult, for request: DecodeRequest, facts: MediaFacts) throws(ReplyViolation) -> LocationMetadata? {
+        guard request.task == .locationMetadata else {
+            guard result.location == nil else { throw ReplyViolation("location metadata nobody asked for") }
+            return nil
+        }
+        guard var location = result.location else { throw ReplyViolation("a location request answered without its findings") }
+        guard facts.width == nil, facts.height == nil, facts.durationMilliseconds == nil, facts.frameCount == nil, result.thumbnailWidth == nil,
+            result.thumbnailFailure == nil, result.compatibleWidth == nil, result.compatibleFailure == nil, result.moments == nil
+        else { throw ReplyViolation("a location request answered with decoded media") }
+        guard location.found.count <= maximumLocationRecords, location.unremovable.count <= maximumWarnings else {
+            throw ReplyViolation("\(location.found.count) places holding a location")
+        }
+        guard location.found.reduce(0, { $0 + $1.edits.count }) <= maximumEdits else { throw ReplyViolation("more than \(maximumEdits) overwrites") }
+        for record in location.found {
+            try checkText(record.name, "a location record's name")
+            for edit in record.edits {
+                guard edit.offset >= 0, edit.length >= 1, edit.offset <= Int.max - edit.length, (0...3).contains(edit.step) else {
+                    throw ReplyViolation("an overwrite of \(edit.length) bytes at \(edit.offset) in step \(edit.step)")
+                }
+            }
+        }
+        for text in location.unremovable { try checkText(text, "a note on unremovable location metadata") }
+        location.found = location.found.map { LocationRecord(name: printable($0.name), edits: $0.edits) }
+        location.unremovable = location.unremovable.map(printable)
+        return location
     }
 
     private static func check(_ facts: MediaFacts, for request: DecodeRequest) throws(ReplyViolation) {

@@ -25,6 +25,10 @@ import SystemCalls
 ///   match the facts): the parent must catch each. `forge-video-range` and
 ///   `forge-identifier` lie in the moment facts (an embedded video that runs
 ///   past the end of the file, a content identifier with a terminal escape).
+///   `forge-compatible` claims a
+///   compatible copy twice the photo's size (its JPEG's frame header agreeing),
+///   `forge-location` adds an overwrite before the file's first byte to a
+///   location request's findings.
 enum TestFault: String {
     case segv, abort, loop, alloc, stall, attack
     case segvThumbnail = "segv-thumbnail"
@@ -36,6 +40,8 @@ enum TestFault: String {
     case forgeAspect = "forge-aspect"
     case forgeVideoRange = "forge-video-range"
     case forgeIdentifier = "forge-identifier"
+    case forgeCompatible = "forge-compatible"
+    case forgeLocation = "forge-location"
 
     /// The environment variable.
     static let variable = "SHARE_TEST_HELPER_FAULT"
@@ -110,7 +116,7 @@ enum TestFault: String {
             while true { MonotonicClock.sleep(3600) }
         case .attack:
             attack?.run(input: descriptor, inputPath: request.path)
-        case .forgeFacts, .forgeDuration, .forgeMIME, .forgeJPEG, .forgeSize, .forgeAspect, .forgeVideoRange, .forgeIdentifier:
+        case .forgeFacts, .forgeDuration, .forgeMIME, .forgeJPEG, .forgeSize, .forgeAspect, .forgeVideoRange, .forgeIdentifier, .forgeCompatible, .forgeLocation:
             break
         }
     }
@@ -126,13 +132,15 @@ enum TestFault: String {
         case .forgeAspect: .aspect
         case .forgeVideoRange: .videoRange
         case .forgeIdentifier: .identifier
+        case .forgeCompatible: .compatible
+        case .forgeLocation: .location
         default: nil
         }
     }
 
     /// A lie in a reply.
     enum Forgery {
-        case facts, duration, mime, jpeg, size, aspect, videoRange, identifier
+        case facts, duration, mime, jpeg, size, aspect, videoRange, identifier, compatible, location
 
         /// Rewrites `result` and its thumbnail bytes.
         func apply(to result: inout WireResult, jpeg: inout [UInt8]) {
@@ -165,6 +173,19 @@ enum TestFault: String {
                 // Width and height swapped: a landscape photo with a portrait thumbnail.
                 Self.setFrameSize(&jpeg, width: result.thumbnailHeight ?? 0, height: result.thumbnailWidth ?? 0)
                 swap(&result.thumbnailWidth, &result.thumbnailHeight)
+            case .compatible:
+                // A compatible copy said to be twice the photo's size: the JPEG's frame header and the reply agree.
+                guard let length = result.compatibleLength, length <= jpeg.count, let width = result.compatibleWidth,
+                    let height = result.compatibleHeight
+                else { return }
+                var copy = Array(jpeg[(jpeg.count - length)...])
+                Self.setFrameSize(&copy, width: width * 2, height: height * 2)
+                jpeg = Array(jpeg[..<(jpeg.count - length)]) + copy
+                result.compatibleWidth = width * 2
+                result.compatibleHeight = height * 2
+            case .location:
+                // Zeros before the file's first byte, among the real findings.
+                result.location?.found.append(LocationRecord(name: "EXIF GPS", edits: [MetadataEdit(offset: -4, length: 8, fill: .zeros, step: 0)]))
             }
         }
 

@@ -62,12 +62,37 @@ public struct InProcessDecoder: MediaDecoder {
     /// With ``DecodeRequest/moments``, the file's ``MomentFacts`` are read too
     /// (MediaFormats' `MomentReader`: metadata, box headers and trailers, by
     /// random access), after its facts.
+    ///
+    /// A ``DecodeTask/locationMetadata`` request decodes nothing: it reads the
+    /// file's metadata structures (``LocationScanner``) and answers with where
+    /// it records a location. A request for a compatible copy decodes the
+    /// full-size picture (``CompatibleCopyMaker``).
     public func decode(_ request: DecodeRequest, descriptor: Int32) throws(MediaError) -> DecodedMedia {
-        var decoded = try DecoderRoute(request.format, sandboxOnlyLoaders: allowsSandboxOnlyLoaders).decode(request, descriptor: descriptor)
-        if request.moments, decoded.facts.kind == .image || decoded.facts.kind == .video {
-            decoded.moments = MomentReader.read(DescriptorBytes(descriptor), format: request.format)
+        let route = DecoderRoute(request.format, sandboxOnlyLoaders: allowsSandboxOnlyLoaders)
+        switch request.task {
+        case .locationMetadata:
+            return DecodedMedia(facts: MediaFacts(kind: Self.kind(of: request.format)), location: LocationScanner.scan(DescriptorBytes(descriptor), format: request.format))
+        case .media:
+            if let spec = request.compatibleCopy {
+                return try CompatibleCopyMaker(request: request, spec: spec, descriptor: descriptor).make(route: route)
+            }
+            var decoded = try route.decode(request, descriptor: descriptor)
+            if request.moments, decoded.facts.kind == .image || decoded.facts.kind == .video {
+                decoded.moments = MomentReader.read(DescriptorBytes(descriptor), format: request.format)
+            }
+            return decoded
         }
-        return decoded
+    }
+
+    /// What a format's content is before it is opened (a location request's facts).
+    static func kind(of format: MediaFormat) -> MediaFacts.Kind {
+        switch format.kind {
+        case .image: .image
+        case .video: .video
+        case .audio: .audio
+        case .document: .document
+        default: .unreadable
+        }
     }
 }
 

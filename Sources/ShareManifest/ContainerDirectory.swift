@@ -71,6 +71,8 @@ public struct ContainerDirectory: Sendable, Hashable {
     public func mediaPath(id: UUID, fileExtension: String) -> String { "\(root)/\(id.uuidString).\(fileExtension)" }
     /// `<root>/thumbnails/<UUID>.jpg`: an item's thumbnail.
     public func thumbnailPath(id: UUID) -> String { "\(thumbnailsDirectory)/\(id.uuidString).jpg" }
+    /// `<root>/<UUID>.compatible.jpg`: an item's compatible copy (a JPEG of a HEIC, AVIF, JPEG XL or RAW photo), beside it.
+    public func compatiblePath(id: UUID) -> String { "\(root)/\(id.uuidString).compatible.jpg" }
     /// `<root>/manifests/<key>.json`: the manifest a host reads.
     public func manifestPath(key: ShareKey) -> String { "\(manifestsDirectory)/\(key.rawValue).json" }
     /// `<root>/manifests/consumed/<key>.json`: where a consumed manifest goes.

@@ -76,6 +76,16 @@ public enum ManifestCoder: Sendable {
                 nested.append(("pairedBy", JSONText.string(live.pairedBy.rawValue)))
                 fields.append(("livePhoto", JSONText.object(nested)))
             }
+            if let compatible = entry.compatible {
+                var object: [(String, String)] = [("path", JSONText.string(compatible.path)), ("mimeType", JSONText.string(compatible.mimeType))]
+                if let size = compatible.size { object.append(("size", String(size))) }
+                if let width = compatible.width { object.append(("width", String(width))) }
+                if let height = compatible.height { object.append(("height", String(height))) }
+                fields.append(("compatible", JSONText.object(object)))
+            }
+            if let removed = entry.locationRemoved, !removed.isEmpty {
+                fields.append(("locationRemoved", "[" + removed.map(JSONText.string).joined(separator: ", ") + "]"))
+            }
         }
         return "{" + fields.map { "\"\($0.0)\": \($0.1)" }.joined(separator: ", ") + "}"
     }
@@ -157,7 +167,10 @@ public enum ManifestCoder: Sendable {
             sha256: try field("sha256", as: String.self, expected: "a string or null"),
             duplicateOf: try field("duplicateOf", as: String.self, expected: "a string or null"),
             motionVideo: try motionVideo(try field("motionVideo", as: [String: Any].self, expected: "an object or null"), at: "[\(index)].motionVideo"),
-            livePhoto: try livePhoto(try field("livePhoto", as: [String: Any].self, expected: "an object or null"), at: "[\(index)].livePhoto"))
+            livePhoto: try livePhoto(try field("livePhoto", as: [String: Any].self, expected: "an object or null"), at: "[\(index)].livePhoto")
+        ).with(
+            compatible: try compatible(try field("compatible", as: [String: Any].self, expected: "an object or null"), at: "[\(index)].compatible"),
+            locationRemoved: try field("locationRemoved", as: [String].self, expected: "an array of strings or null"))
         return (entry, schema)
     }
 
@@ -204,6 +217,14 @@ public enum ManifestCoder: Sendable {
         return SharedMediaFile.LivePhoto(
             photo: try n.string("photo"), video: try n.string("video"),
             contentIdentifier: try n.field("contentIdentifier", as: String.self, expected: "a string or null"), pairedBy: pairedBy)
+    }
+
+    private static func compatible(_ object: [String: Any]?, at: String) throws(ManifestError) -> SharedMediaFile.Compatible? {
+        guard let object else { return nil }
+        let n = Nested(object: object, at: at)
+        return SharedMediaFile.Compatible(
+            path: try n.string("path"), mimeType: try n.field("mimeType", as: String.self, expected: "a string") ?? "image/jpeg",
+            size: try n.number("size")?.int64Value, width: try n.number("width")?.intValue, height: try n.number("height")?.intValue)
     }
 
     package static func looksLikeURL(_ text: String) -> Bool {

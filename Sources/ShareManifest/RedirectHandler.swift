@@ -9,7 +9,8 @@ public struct ReceivedShare: Sendable, Hashable {
     public let kind: RedirectKind
     /// The schema the manifest was written in.
     public let schema: ManifestSchema
-    /// Entries, each file path checked: inside the container, a regular file, no symbolic link.
+    /// Entries, each file path checked (the entry's, its thumbnail's and its
+    /// compatible copy's): inside the container, a regular file, no symbolic link.
     public let entries: [SharedMediaFile]
     /// The manifest exactly as stored.
     public let manifestJSON: Data
@@ -98,6 +99,7 @@ public struct RedirectHandler: Sendable {
                     live.video = try checked(live.video, index: index)
                     entry.livePhoto = live
                 }
+                if let compatible = entry.compatible { entry.compatible?.path = try checked(compatible.path, index: index) }
             }
             entries.append(entry)
         }

@@ -79,6 +79,16 @@ public struct SharedMediaFile: Sendable, Hashable {
     /// Set on both halves of a Live Photo shared together: the still's and the
     /// movie's paths (each entry is one of them).
     public var livePhoto: LivePhoto?
+    /// A JPEG of this photo for apps that cannot open its format (HEIC/HEIF,
+    /// AVIF, JPEG XL, camera RAW): full resolution, upright, sRGB, with its
+    /// capture metadata; iOS's "Most Compatible". Set when the pipeline's
+    /// `compatible` stage made one.
+    public var compatible: Compatible?
+    /// What location metadata was removed from the copy, in words (`EXIF GPS
+    /// (GPSLatitude, …)`, `XMP exif:GPSLatitude`, `QuickTime ©xyz`): set when the
+    /// pipeline's location privacy removed any. The copy's `sha256` is then the
+    /// stripped bytes'.
+    public var locationRemoved: [String]?
 
     /// The video inside a motion photo (v2 `motionVideo`).
     public struct MotionVideo: Sendable, Hashable, Codable {
@@ -143,6 +153,32 @@ public struct SharedMediaFile: Sendable, Hashable {
         }
     }
 
+    /// A compatible copy of an entry (v2 `compatible`).
+    public struct Compatible: Sendable, Hashable {
+        /// A `file://` URL of the JPEG in the container, spelled like the entry's `path`.
+        public var path: String
+        /// `image/jpeg`.
+        public var mimeType: String
+        /// Size in bytes.
+        public var size: Int64?
+        /// Width in pixels, upright.
+        public var width: Int?
+        /// Height in pixels, upright.
+        public var height: Int?
+
+        /// A compatible copy at `path` (a `file://` URL).
+        public init(path: String, mimeType: String = "image/jpeg", size: Int64? = nil, width: Int? = nil, height: Int? = nil) {
+            self.path = path
+            self.mimeType = mimeType
+            self.size = size
+            self.width = width
+            self.height = height
+        }
+
+        /// The JPEG in the container.
+        public var fileURL: URL? { URL(string: path) }
+    }
+
     /// An entry; everything but `path` and `type` is optional.
     public init(
         path: String, thumbnail: String? = nil, duration: Double? = nil, type: SharedMediaType,
@@ -168,6 +204,14 @@ public struct SharedMediaFile: Sendable, Hashable {
         entry.duplicateOf = duplicateOf
         entry.motionVideo = motionVideo
         entry.livePhoto = livePhoto
+        return entry
+    }
+
+    /// The entry with its compatible copy and what location metadata was removed (v2 manifests carry them).
+    public func with(compatible: Compatible?, locationRemoved: [String]?) -> SharedMediaFile {
+        var entry = self
+        entry.compatible = compatible
+        entry.locationRemoved = locationRemoved
         return entry
     }
 

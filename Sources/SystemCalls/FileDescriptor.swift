@@ -98,7 +98,7 @@ package final class FileDescriptor {
     package func writeAll(_ bytes: UnsafeRawBufferPointer, path: String) throws(SystemError) {
         var offset = 0
         while offset < bytes.count {
-            let n = retryingInterrupts { write(raw, bytes.baseAddress! + offset, bytes.count - offset) }
+            let n = retryingInterrupts { writeFile(raw, bytes.baseAddress! + offset, bytes.count - offset) }
             guard n > 0 else { throw SystemError("write", path: path) }
             offset += n
         }
@@ -115,6 +115,18 @@ package final class FileDescriptor {
             filled += n
         }
         return filled
+    }
+
+    /// Writes all of `bytes` at `offset` (`pwrite`, never moving the position).
+    package func write(_ bytes: [UInt8], at offset: Int64, path: String) throws(SystemError) {
+        var done = 0
+        while done < bytes.count {
+            let n = bytes.withUnsafeBytes { raw in
+                retryingInterrupts { pwrite(self.raw, raw.baseAddress! + done, raw.count - done, off_t(offset) + off_t(done)) }
+            }
+            guard n > 0 else { throw SystemError("pwrite", path: path) }
+            done += n
+        }
     }
 
     /// Moves the position back to the start (`lseek`), for a library that reads
@@ -139,10 +151,11 @@ package final class FileDescriptor {
     }
 }
 
-// `open`, `close` and `read` are shadowed by the methods above inside the class.
+// `open`, `close`, `read` and `write` are shadowed by the methods above inside the class.
 private func openFile(_ path: UnsafePointer<CChar>, _ flags: Int32, _ mode: mode_t) -> Int32 { open(path, flags, mode) }
 private func closeFile(_ fd: Int32) -> Int32 { close(fd) }
 private func readFile(_ fd: Int32, _ buffer: UnsafeMutableRawPointer?, _ count: Int) -> Int { read(fd, buffer, count) }
+private func writeFile(_ fd: Int32, _ buffer: UnsafeRawPointer?, _ count: Int) -> Int { write(fd, buffer, count) }
 
 /// Runs `body` with a NUL-terminated copy of a path's raw bytes.
 package func withCPath<T>(_ bytes: [UInt8], _ body: (UnsafePointer<CChar>) throws -> T) rethrows -> T {

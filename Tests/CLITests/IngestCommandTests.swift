@@ -30,7 +30,7 @@ import Testing
         let items = report["items"] as! [[String: Any]]
         #expect(items.map { $0["status"] as? String } == ["ingested", "failed", "ingested"])
         #expect((items[0]["path"] as? String)?.hasPrefix("file://") == true)
-        #expect(Set(((items[0]["stageSeconds"] as? [String: Double]) ?? [:]).keys) == ["sniff", "copy", "probe", "thumbnail"])
+        #expect(Set(((items[0]["stageSeconds"] as? [String: Double]) ?? [:]).keys) == ["sniff", "copy", "probe", "thumbnail", "motion"])
         #expect(items[1]["error"] as? String != nil)
         #expect((report["counts"] as? [String: Int])?["ingested"] == 2)
         #expect((items[2]["path"] as? String)?.hasSuffix(".jpg") == true)

@@ -305,13 +305,24 @@ import Testing
         ("forge-jpeg", "thumbnail bytes that are not a JPEG"),
         ("forge-size", "a 3600×2700 thumbnail where at most 360 pixels were asked for"),
         ("forge-aspect", "a 270×360 thumbnail of a 640×480 picture"),
+        ("forge-compatible", "a 1280×960 compatible copy of a 640×480 picture (not its full size)"),
+        ("forge-location", "an overwrite of 8 bytes at -4 in step 0"),
     ])
     func aLyingReplyFailsItsItemAndStopsItsHelper(fault: String, refusal: String) throws {
         let decoder = HelperPoolTests.decoder(fault: "\(fault):liar.jpg")
         defer { decoder.shutdown() }
         decoder.prepare()
+        var request = Self.request("drop/liar.jpg", batch: "b")
+        switch fault {
+        case "forge-compatible":
+            // A HEIC's compatible copy, as the compatible stage asks for it.
+            request = DecodeRequest(path: Fixtures.media("image.heic"), label: "drop/liar.jpg", format: .heic, batch: "b", compatibleCopy: CompatibleCopySpec())
+        case "forge-location":
+            request = DecodeRequest(path: Fixtures.privacy("exif-xmp-gps.jpg"), label: "drop/liar.jpg", format: .jpeg, batch: "b", task: .locationMetadata)
+        default: break
+        }
         do {
-            _ = try decoder.decode(Self.request("drop/liar.jpg", batch: "b"))
+            _ = try decoder.decode(request)
             Issue.record("\(fault): a lying reply was accepted")
         } catch {
             #expect(error.kind == .decoderMisbehaved, "\(fault): \(error)")

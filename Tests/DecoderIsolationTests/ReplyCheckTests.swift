@@ -126,6 +126,75 @@ import Testing
         #expect(JPEGFrame([0xFF, 0xD8, 0xFF, 0xC0, 0x00, 0x0B, 0x08, 0x00, 0x00, 0x00, 0x00, 0x01, 0x01, 0x11, 0x00, 0xFF, 0xD9]) == nil)
     }
 
+    // MARK: - Compatible copies and location metadata
+
+    static func compatibleRequest(format: MediaFormat = .heic) -> DecodeRequest {
+        DecodeRequest(path: "/container/x.heic", label: "x.heic", format: format, compatibleCopy: CompatibleCopySpec(maximumBytes: 1 << 20))
+    }
+
+    /// A reply carrying a compatible copy of `jpeg`, said to be `width`×`height`.
+    static func compatibleReply(_ facts: MediaFacts = photo, width: Int, height: Int, jpeg: [UInt8]) -> HelperReply {
+        var reply = Self.reply(facts, width: nil, height: nil, jpeg: [])
+        var result = reply.result
+        result.compatibleWidth = width
+        result.compatibleHeight = height
+        result.compatibleLength = jpeg.count
+        result.compatibleMetadata = ["EXIF: Make, Model, DateTimeOriginal"]
+        reply = HelperReply(result: result, jpeg: [], compatible: jpeg[...])
+        return reply
+    }
+
+    @Test func aCompatibleCopyMustBeAJPEGOfThePhotosFullSize() throws {
+        let full = try Self.jpeg(width: 640, height: 480)
+        let decoded = try ReplyCheck.validate(Self.compatibleReply(width: 640, height: 480, jpeg: full), for: Self.compatibleRequest()).get()
+        guard case .made(let copy)? = decoded.compatibleCopy else { Issue.record("no copy: \(decoded)"); return }
+        #expect(copy.width == 640 && copy.height == 480 && copy.jpeg == full)
+
+        let half = try Self.jpeg(width: 320, height: 240)
+        let refusals: [(String, HelperReply, DecodeRequest)] = [
+            ("not a JPEG", Self.compatibleReply(width: 640, height: 480, jpeg: Array(repeating: 7, count: 100)), Self.compatibleRequest()),
+            ("said to be 640×480 whose JPEG is 320×240", Self.compatibleReply(width: 640, height: 480, jpeg: half), Self.compatibleRequest()),
+            ("not its full size", Self.compatibleReply(width: 320, height: 240, jpeg: half), Self.compatibleRequest()),
+            ("nobody asked for", Self.compatibleReply(width: 640, height: 480, jpeg: full), Self.request(thumbnail: nil)),
+            ("where at most 1000 were allowed", Self.compatibleReply(width: 640, height: 480, jpeg: full), {
+                var request = Self.compatibleRequest()
+                request.compatibleCopy?.maximumBytes = 1000
+                return request
+            }()),
+        ]
+        for (expected, reply, request) in refusals {
+            let refusal = Self.refusal(reply, request)
+            #expect(refusal?.contains(expected) == true, "\(expected): \(refusal ?? "passed")")
+        }
+        // A RAW's copy is its largest preview: smaller, of the photo's shape (within 2 %).
+        let raw = Self.compatibleRequest(format: .nef)
+        let preview = try Self.jpeg(width: 1006, height: 1520)
+        #expect(Self.refusal(Self.compatibleReply(MediaFacts(kind: .image, width: 2014, height: 3040), width: 1006, height: 1520, jpeg: preview), raw) == nil)
+        let square = try Self.jpeg(width: 1000, height: 1000)
+        #expect(Self.refusal(Self.compatibleReply(MediaFacts(kind: .image, width: 2014, height: 3040), width: 1000, height: 1000, jpeg: square), raw)?.contains("another shape") == true)
+    }
+
+    @Test func locationMetadataOnlyAnswersALocationRequest() throws {
+        let request = DecodeRequest(path: "/container/x.jpg", label: "x.jpg", format: .jpeg, task: .locationMetadata)
+        func reply(_ location: LocationMetadata?, facts: MediaFacts = MediaFacts(kind: .image)) -> HelperReply {
+            var result = WireResult(.success(DecodedMedia(facts: facts)))
+            result.location = location
+            return HelperReply(result: result, jpeg: [])
+        }
+        let found = LocationMetadata(found: [LocationRecord(name: "EXIF GPS (GPSLatitude)", edits: [MetadataEdit(offset: 100, length: 24, fill: .zeros, step: 0)])])
+        #expect(try ReplyCheck.validate(reply(found), for: request).get().location == found)
+        #expect(Self.refusal(reply(found), Self.request(thumbnail: nil))?.contains("nobody asked for") == true)
+        #expect(Self.refusal(reply(nil), request)?.contains("without its findings") == true)
+        #expect(Self.refusal(reply(found, facts: Self.photo), request)?.contains("decoded media") == true)
+        for edit in [MetadataEdit(offset: -1, length: 4, fill: .zeros, step: 0), MetadataEdit(offset: 0, length: 0, fill: .zeros, step: 0),
+            MetadataEdit(offset: Int.max, length: 2, fill: .zeros, step: 0), MetadataEdit(offset: 0, length: 2, fill: .zeros, step: 9)] {
+            let bad = LocationMetadata(found: [LocationRecord(name: "x", edits: [edit])])
+            #expect(Self.refusal(reply(bad), request)?.contains("an overwrite of") == true, "\(edit)")
+        }
+        let many = LocationMetadata(found: [LocationRecord(name: "x", edits: Array(repeating: MetadataEdit(offset: 0, length: 1, fill: .zeros, step: 0), count: 5000))])
+        #expect(Self.refusal(reply(many), request)?.contains("overwrites") == true)
+    }
+
     /// A JPEG of `width` × `height` (libvips, for the shapes the tests need).
     static func jpeg(width: Int, height: Int) throws -> [UInt8] {
         let directory = TemporaryDirectory("reply-jpeg")

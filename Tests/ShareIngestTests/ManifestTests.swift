@@ -33,6 +33,28 @@ import MediaFormats
         #expect(String(decoding: json, as: UTF8.self) == "[\n  \"hi \\\"there\\\"\"\n]\n")
     }
 
+    /// Issue 24's fields (`compatible`, `locationRemoved`): in a v2 entry only
+    /// when set, after the others, read back typed; a legacy manifest's bytes
+    /// are those of the same entry without them.
+    @Test func compatibleAndLocationRemovedAreV2FieldsOnlyWhenSet() throws {
+        var entry = Self.entry
+        entry.path = "file:///c/8F2C.heic"
+        entry.mimeType = "image/heic"
+        let plain = entry
+        entry.compatible = SharedMediaFile.Compatible(path: "file:///c/8F2C.compatible.jpg", size: 2_345_678, width: 3024, height: 4032)
+        entry.locationRemoved = ["EXIF GPS (GPSLatitudeRef, GPSLatitude)", "XMP exif:GPSLatitude"]
+        #expect(ManifestCoder.encode([entry], schema: .legacy) == ManifestCoder.encode([plain], schema: .legacy))
+        let json = String(decoding: ManifestCoder.encode([entry], schema: .v2), as: UTF8.self)
+        #expect(json.contains(#""height": 640, "compatible": {"path": "file:///c/8F2C.compatible.jpg", "mimeType": "image/jpeg", "size": 2345678, "width": 3024, "height": 4032}, "locationRemoved": ["EXIF GPS (GPSLatitudeRef, GPSLatitude)", "XMP exif:GPSLatitude"]}"#), "\(json)")
+        let without = String(decoding: ManifestCoder.encode([plain], schema: .v2), as: UTF8.self)
+        #expect(!without.contains("compatible") && !without.contains("locationRemoved"))
+        let decoded = try ManifestCoder.decode(Data(json.utf8))
+        #expect(decoded.schema == .v2 && decoded.entries == [entry], "\(decoded.entries)")
+        // An empty list is not written: nothing was removed.
+        entry.locationRemoved = []
+        #expect(!String(decoding: ManifestCoder.encode([entry], schema: .v2), as: UTF8.self).contains("locationRemoved"))
+    }
+
     @Test func bothSchemasRoundTrip() throws {
         for schema in ManifestSchema.allCases {
             let decoded = try ManifestCoder.decode(ManifestCoder.encode([Self.entry], schema: schema))

@@ -25,6 +25,11 @@ public enum Fixtures {
         if let more = ProcessInfo.processInfo.environment["SHARE_MOTION_SAMPLES"] { folders.append(more) }
         return folders.map { $0 + "/" + name }.first { FileManager.default.fileExists(atPath: $0) }
     }
+    /// `testdata/<relative>`.
+    public static func testdata(_ relative: String) -> String { packageRoot.appendingPathComponent("testdata/\(relative)").path }
+
+    /// `testdata/privacy/<name>`: location metadata as phones and tools write it (issue 24).
+    public static func privacy(_ name: String) -> String { testdata("privacy/\(name)") }
 
     /// `testdata/sample-drop`.
     public static var sampleDrop: String { packageRoot.appendingPathComponent("testdata/sample-drop").path }

@@ -48,12 +48,18 @@ public struct DecodeRequest: Sendable, Codable, Hashable {
     /// (``DecodedMedia/moments``): a motion photo's embedded video, Apple's
     /// content identifier, the capture time, a QuickTime still-image time.
     public var moments: Bool
+    /// What the request is for: the media (facts, and the thumbnail and
+    /// compatible copy when asked for), or only where the file records a location.
+    public var task: DecodeTask
+    /// The full-resolution JPEG wanted, if any (``CompatibleCopySpec``); never
+    /// asked for together with a thumbnail.
+    public var compatibleCopy: CompatibleCopySpec?
 
     /// A request for `path`'s facts, and its thumbnail when `thumbnail` is given;
     /// its ``MomentFacts`` too when `moments` is true.
     public init(
         path: String, label: String, format: MediaFormat, pixelLimit: Int = 100_000_000, timeLimit: Double = 30, thumbnail: ThumbnailSpec? = nil,
-        batch: String? = nil, moments: Bool = false
+        batch: String? = nil, moments: Bool = false, task: DecodeTask = .media, compatibleCopy: CompatibleCopySpec? = nil
     ) {
         self.path = path
         self.label = label
@@ -63,7 +69,39 @@ public struct DecodeRequest: Sendable, Codable, Hashable {
         self.thumbnail = thumbnail
         self.batch = batch
         self.moments = moments
+        self.task = task
+        self.compatibleCopy = compatibleCopy
     }
+
+    private enum CodingKeys: String, CodingKey {
+        case path, label, format, pixelLimit, timeLimit, thumbnail, batch, moments, task, compatibleCopy
+    }
+
+    /// Reads a request; one without `task` (an older sender) is a media request,
+    /// one without `moments` asks for none.
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        path = try c.decode(String.self, forKey: .path)
+        label = try c.decode(String.self, forKey: .label)
+        format = try c.decode(MediaFormat.self, forKey: .format)
+        pixelLimit = try c.decode(Int.self, forKey: .pixelLimit)
+        timeLimit = try c.decode(Double.self, forKey: .timeLimit)
+        thumbnail = try c.decodeIfPresent(ThumbnailSpec.self, forKey: .thumbnail)
+        batch = try c.decodeIfPresent(String.self, forKey: .batch)
+        moments = try c.decodeIfPresent(Bool.self, forKey: .moments) ?? false
+        task = try c.decodeIfPresent(DecodeTask.self, forKey: .task) ?? .media
+        compatibleCopy = try c.decodeIfPresent(CompatibleCopySpec.self, forKey: .compatibleCopy)
+    }
+}
+
+/// What a ``DecodeRequest`` is for.
+public enum DecodeTask: String, Sendable, Codable, Hashable {
+    /// Decode the media: its facts, and the thumbnail and compatible copy when asked for.
+    case media
+    /// Find where the file records a location (``LocationMetadata``), for
+    /// location privacy: only metadata structures are read, no pixel is
+    /// decoded, and the reply's facts are the format's kind alone (no size).
+    case locationMetadata
 }
 
 /// What decoding found out.
@@ -75,12 +113,22 @@ public struct DecodedMedia: Sendable, Codable, Hashable {
     /// What makes the file part of a moment, when ``DecodeRequest/moments`` asked
     /// for it (nil when the file holds none of it).
     public var moments: MomentFacts?
+    /// Where the file records a location, for a ``DecodeTask/locationMetadata`` request.
+    public var location: LocationMetadata?
+    /// The compatible copy, when one was asked for: made, or why not.
+    public var compatibleCopy: CompatibleCopyOutcome?
 
-    /// Facts and, when asked for, the thumbnail's outcome and the moment facts.
-    public init(facts: MediaFacts, thumbnail: ThumbnailOutcome? = nil, moments: MomentFacts? = nil) {
+    /// Facts and, when asked for, the thumbnail's outcome, the moment facts,
+    /// the location metadata found and the compatible copy's outcome.
+    public init(
+        facts: MediaFacts, thumbnail: ThumbnailOutcome? = nil, moments: MomentFacts? = nil, location: LocationMetadata? = nil,
+        compatibleCopy: CompatibleCopyOutcome? = nil
+    ) {
         self.facts = facts
         self.thumbnail = thumbnail
         self.moments = moments
+        self.location = location
+        self.compatibleCopy = compatibleCopy
     }
 }
 
@@ -198,4 +246,155 @@ public struct MediaError: Error, Sendable, Codable, Hashable, CustomStringConver
 
     /// The ``message``.
     public var description: String { message }
+}
+
+// MARK: - Location privacy
+
+/// Where a file records a location, found by the decoder (which alone parses
+/// the untrusted bytes) and removed by its caller: each place as the byte
+/// ranges of the copy to overwrite, never a new layout. Blanking values and
+/// structures in place keeps every other offset in the file valid, so nothing
+/// else (pixels, capture date, orientation, other metadata) changes.
+public struct LocationMetadata: Sendable, Codable, Hashable {
+    /// Each place the file records a location, in file order.
+    public var found: [LocationRecord]
+    /// Location metadata that cannot be removed in place (a compressed XMP
+    /// packet, a structure the parser cannot read), each said in words: a file
+    /// with any is not delivered under location privacy.
+    public var unremovable: [String]
+
+    /// What a scan found.
+    public init(found: [LocationRecord] = [], unremovable: [String] = []) {
+        self.found = found
+        self.unremovable = unremovable
+    }
+
+    /// True when the file records no location at all.
+    public var isEmpty: Bool { found.isEmpty && unremovable.isEmpty }
+}
+
+/// One place a file records a location, and how to remove it.
+public struct LocationRecord: Sendable, Codable, Hashable {
+    /// What it is, for people and reports: `EXIF GPS (GPSLatitude, GPSLongitude, …)`,
+    /// `XMP exif:GPSLatitude`, `QuickTime ©xyz`, `QuickTime com.apple.quicktime.location.ISO6709`, `MP4 loci`.
+    public var name: String
+    /// The overwrites that remove it.
+    public var edits: [MetadataEdit]
+
+    /// A place named `name`, removed by `edits`.
+    public init(name: String, edits: [MetadataEdit]) {
+        self.name = name
+        self.edits = edits
+    }
+}
+
+/// One overwrite of a byte range of the copy, with bytes its caller makes
+/// itself: zeros, spaces, an ISO box turned into `free`, or a PNG chunk's
+/// CRC recomputed. The decoder says where, never what bytes to write, so a
+/// decoder taken over by a hostile file can destroy bytes of the copy it was
+/// given but never put content of its own into it.
+public struct MetadataEdit: Sendable, Codable, Hashable {
+    /// What is written over the range.
+    public enum Fill: String, Sendable, Codable, Hashable, CaseIterable {
+        /// Zero bytes (binary values and structures: a TIFF IFD, a box's payload).
+        case zeros
+        /// ASCII spaces: XML stays well formed where an XMP property was.
+        case spaces
+        /// The range is a whole ISO box with a 32-bit size (which must equal the
+        /// range's length): its type becomes `free` and its payload zeros, so
+        /// readers skip it.
+        case freeBox
+        /// The range is a whole PNG chunk (length, type, data, CRC): its CRC is
+        /// recomputed over its type and data as they now are.
+        case pngCRC
+    }
+
+    /// Where the range starts in the file.
+    public var offset: Int
+    /// Its length in bytes.
+    public var length: Int
+    /// What is written over it.
+    public var fill: Fill
+    /// Edits are made in steps, each durable (fsynced) before the next: values
+    /// first (0), then the tables that point at them (1), then counts and
+    /// pointers (2), then checksums (3). Interrupted anywhere, a file still
+    /// shows the structures that lead to what is left, so scanning it again
+    /// finds and removes the rest.
+    public var step: Int
+
+    /// An overwrite of `length` bytes at `offset`.
+    public init(offset: Int, length: Int, fill: Fill, step: Int) {
+        self.offset = offset
+        self.length = length
+        self.fill = fill
+        self.step = step
+    }
+
+    /// The range in the file.
+    public var range: Range<Int> { offset..<(offset + length) }
+}
+
+// MARK: - Compatible copy
+
+/// A full-resolution JPEG of a photo, for apps that cannot open its format
+/// (HEIC/HEIF, AVIF, JPEG XL, camera RAW): iOS's "Most Compatible". Made by
+/// the decoder from the same pictures as the thumbnail (orientation applied,
+/// HDR and wide gamut converted to SDR sRGB, a RAW from its largest preview),
+/// at their full size, with the capture metadata kept.
+public struct CompatibleCopySpec: Sendable, Codable, Hashable {
+    /// JPEG quality (1–100).
+    public var quality: Int
+    /// Whether its EXIF may carry the source's GPS (false under location privacy).
+    public var keepsLocation: Bool
+    /// Seconds making it may take (nil: the request's own limit).
+    public var timeLimit: Double?
+    /// The largest JPEG that may come back, in bytes.
+    public var maximumBytes: Int
+
+    /// A spec; the defaults: quality 90, no location, 60 s, 48 MiB.
+    public init(quality: Int = 90, keepsLocation: Bool = false, timeLimit: Double? = 60, maximumBytes: Int = 48 << 20) {
+        self.quality = quality
+        self.keepsLocation = keepsLocation
+        self.timeLimit = timeLimit
+        self.maximumBytes = maximumBytes
+    }
+}
+
+/// A compatible copy, or the reason there is none.
+public enum CompatibleCopyOutcome: Sendable, Codable, Hashable {
+    /// The JPEG was made.
+    case made(CompatibleCopy)
+    /// It could not be made (the item is still delivered, with a warning).
+    case failed(MediaError)
+}
+
+/// A compatible copy: JPEG bytes, their size, and what metadata they carry.
+public struct CompatibleCopy: Sendable, Codable, Hashable {
+    /// JPEG bytes.
+    public let jpeg: [UInt8]
+    /// Width in pixels (upright).
+    public let width: Int
+    /// Height in pixels (upright).
+    public let height: Int
+    /// What the JPEG carries over from the source, in words (`EXIF: Make,
+    /// Model, DateTimeOriginal, …`, `ICC profile (548 bytes)`).
+    public let metadata: [String]
+
+    /// A copy of `jpeg` bytes, `width`×`height`.
+    public init(jpeg: [UInt8], width: Int, height: Int, metadata: [String] = []) {
+        self.jpeg = jpeg
+        self.width = width
+        self.height = height
+        self.metadata = metadata
+    }
+
+    /// Whether the copy is what a photo displayed at `width`×`height` should
+    /// get: its full size (within two pixels of rounding), or, from a RAW's
+    /// embedded `preview`, at most that size and of its shape within 2 %.
+    public func fits(width mediaWidth: Int, height mediaHeight: Int, preview: Bool) -> Bool {
+        guard width >= 1, height >= 1, mediaWidth >= 1, mediaHeight >= 1, width <= mediaWidth + 2, height <= mediaHeight + 2 else { return false }
+        guard preview else { return abs(width - mediaWidth) <= 2 && abs(height - mediaHeight) <= 2 }
+        let skew = abs(Double(width) / Double(height) / (Double(mediaWidth) / Double(mediaHeight)) - 1)
+        return skew <= 0.02 || abs(width * mediaHeight - height * mediaWidth) <= 2 * max(mediaWidth, mediaHeight)
+    }
 }

@@ -47,8 +47,8 @@ package struct HEVCConfiguration: Sendable, Hashable {
 package enum HEIFColour: Sendable, Hashable {
     /// Coding-independent code points (ISO/IEC 23091-2).
     case nclx(primaries: Int, transfer: Int, matrix: Int, fullRange: Bool)
-    /// An ICC profile (`prof` or `rICC`); its bytes are not kept.
-    case icc
+    /// An ICC profile (`prof` or `rICC`): where its bytes are in the file.
+    case icc(profile: Range<Int>)
 }
 
 /// A property of the `ipco` box that the decoders use.
@@ -364,7 +364,7 @@ package struct HEIFFile: Sendable {
                 let full = try reader.u8() & 0x80 != 0
                 return .colour(.nclx(primaries: primaries, transfer: transfer, matrix: matrix, fullRange: full))
             }
-            if type == "prof" || type == "rICC" { return .colour(.icc) }
+            if type == "prof" || type == "rICC" { return .colour(.icc(profile: reader.position..<box.payload.upperBound)) }
             return .other("colr")
         case "pixi":
             _ = try reader.fullBoxHeader()
@@ -431,6 +431,12 @@ extension HEIFFile {
             found = colour
         }
         return found
+    }
+
+    /// Where `item`'s ICC profile (`colr` `prof` or `rICC`) is in the file, if it has one.
+    package func iccProfile(of item: HEIFItem) -> Range<Int>? {
+        for case .colour(.icc(let profile)) in properties(of: item) { return profile }
+        return nil
     }
 
     /// `item`'s geometric transforms (`irot`, `imir`, `clap`) in `ipma` order, the

@@ -9,6 +9,8 @@ package struct ISOBox: Sendable, Hashable {
     package let payload: Range<Int>
     /// A `uuid` box's identifier.
     package let uuid: [UInt8]?
+    /// The whole box, header included.
+    package var extent: Range<Int> = 0..<0
 
     /// Most boxes listed in one range.
     static let maximumBoxes = 200_000
@@ -19,7 +21,8 @@ package struct ISOBox: Sendable, Hashable {
         var position = range.lowerBound
         while position + 8 <= range.upperBound, boxes.count < limit, let header = source.read(position..<(position + 8)) {
             var size = Int(header[0]) << 24 | Int(header[1]) << 16 | Int(header[2]) << 8 | Int(header[3])
-            let type = String(decoding: header[4..<8], as: UTF8.self)
+            // Latin-1: QuickTime's user data types start with © (0xA9).
+            let type = String(String.UnicodeScalarView(header[4..<8].map { Unicode.Scalar($0) }))
             var start = position + 8
             if size == 1 {
                 guard let large = source.read(start..<(start + 8)) else { break }
@@ -40,7 +43,7 @@ package struct ISOBox: Sendable, Hashable {
                 uuid = identifier
                 start += 16
             }
-            boxes.append(ISOBox(type: type, payload: start..<(position + size), uuid: uuid))
+            boxes.append(ISOBox(type: type, payload: start..<(position + size), uuid: uuid, extent: position..<(position + size)))
             position += size
         }
         return boxes

@@ -285,7 +285,7 @@ extension VipsImageHandle {
 
     /// The pixels computed now and held in memory (`vips_image_copy_memory`), so the
     /// files and operations the image came from are released.
-    fileprivate func inMemory() throws(VipsError) -> VipsImageHandle {
+    func inMemory() throws(VipsError) -> VipsImageHandle {
         guard let copy = vips_image_copy_memory(pointer) else { throw VipsError("vips_image_copy_memory") }
         return VipsImageHandle(copy)
     }

@@ -176,6 +176,9 @@ struct RAWPreviewDecoding {
                     image = try VipsImageHandle.make("vips_resize") { shim_vips_resize(image.pointer, $0, scale) }
                 }
             }
+            // A preview kept at full size (a compatible copy) is still read
+            // sequentially from its JPEG: turning it needs its pixels in memory.
+            if orientation != 1, max(image.width, image.height) >= candidate.longSide { image = try image.inMemory() }
             image = try image.oriented(exif: orientation)
             return Thumbnail(jpeg: try image.jpegData(quality: spec.quality), width: image.width, height: image.height)
         }

@@ -15,9 +15,9 @@ public struct CollectionReport: Sendable {
 }
 
 /// Removes the files of shares whose manifest was consumed (`share open --consume`)
-/// longer ago than a retention period: the copies and thumbnails it names (and
-/// the videos extracted from its motion photos, with their posters; only
-/// inside the container), the consumed manifest and the batch report. The
+/// longer ago than a retention period: the copies, thumbnails and compatible
+/// copies it names and the videos extracted from its motion photos, with their
+/// posters (only inside the container), the consumed manifest and the batch report. The
 /// journal keeps the batch, marked `collected`.
 public struct ConsumedShareCollector: Sendable {
     /// The container whose consumed shares are collected.

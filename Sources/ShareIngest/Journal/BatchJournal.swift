@@ -376,14 +376,18 @@ extension BatchJournal: BatchStore {
 
     func earlierCopies(for batch: UUID) throws -> [Int: [EarlierCopy]] {
         var found: [Int: [EarlierCopy]] = [:]
+        // Each item's earlier copies are looked up by its hash (items_sha256):
+        // the unary `+` keeps SQLite from reading them by the primary key
+        // instead (batch_id = ? AND idx < ?: every earlier item of the batch for
+        // each item, hours for a batch of a million).
         for row in try database.query(
             """
             SELECT d.idx AS idx, o.idx AS original, o.snapshot AS snapshot, NULL AS key FROM items d
-                JOIN items o ON o.sha256 = d.sha256 AND o.batch_id = d.batch_id AND o.idx < d.idx AND o.reason IS NULL
+                JOIN items o ON o.sha256 = d.sha256 AND +o.batch_id = d.batch_id AND +o.idx < d.idx AND o.reason IS NULL
                 WHERE d.batch_id = ? AND d.sha256 IS NOT NULL AND d.reason IS NULL
             UNION ALL
             SELECT d.idx, o.idx, o.snapshot, b.key FROM items d
-                JOIN items o ON o.sha256 = d.sha256 AND o.batch_id <> d.batch_id AND o.reason IS NULL
+                JOIN items o ON o.sha256 = d.sha256 AND +o.batch_id <> d.batch_id AND o.reason IS NULL
                 JOIN batches b ON b.id = o.batch_id AND b.state = 'done'
                 WHERE d.batch_id = ? AND d.sha256 IS NOT NULL AND d.reason IS NULL
             """, [.text(batch.uuidString), .text(batch.uuidString)])

@@ -86,6 +86,10 @@ public struct ItemFailure: Error, Sendable, Hashable, CustomStringConvertible {
         /// The item's recorded state (in the journal or the queue) cannot be read
         /// (a damaged or foreign record): it is reported failed, never dropped.
         case unreadableState
+        /// Location privacy is on and the file holds location metadata that
+        /// cannot be removed in place (compressed, or in a structure the parser
+        /// cannot read): it is not delivered with it.
+        case locationNotRemovable
     }
 
     /// The reasons that leave an item out deliberately (status `skipped`, not `failed`).

@@ -71,6 +71,11 @@ struct ItemState: Sendable {
     var motionVideo: MotionVideo?
     /// The Live Photo this still or movie is half of (the fan-in pairs them).
     var livePhoto: LivePhotoLink?
+    // Location privacy: what was removed from the copy (nil: the stage did not
+    // run on it, or found nothing).
+    var locationRemoved: [String]?
+    // Compatible copy
+    var compatible: CompatibleCopyRecord?
 
     /// Things that went wrong without costing the item.
     var warnings: [String] = []
@@ -119,9 +124,12 @@ struct ItemState: Sendable {
     /// A motion photo's extracted video is its own too (named by
     /// ``motionVideoID``, with either extension it may have).
     func ownedFiles(in container: ContainerDirectory) -> Set<String> {
-        var files = Set([copyPath, thumbnailPath].compactMap { $0 }.filter { $0.lastPathComponentOfPath.hasPrefix(id.uuidString) })
+        var files = Set(deliveredFiles.filter { $0.lastPathComponentOfPath.hasPrefix(id.uuidString) })
         if let ext = sniffed?.fileExtension { files.insert(container.mediaPath(id: id, fileExtension: ext)) }
-        if isFileLike { files.insert(container.thumbnailPath(id: id)) }
+        if isFileLike {
+            files.insert(container.thumbnailPath(id: id))
+            files.insert(container.compatiblePath(id: id))
+        }
         if moments?.embeddedVideo != nil || motionVideo != nil {
             for ext in MotionVideo.extensions { files.insert(container.mediaPath(id: motionVideoID, fileExtension: ext)) }
             files.insert(container.thumbnailPath(id: motionVideoID))
@@ -129,13 +137,25 @@ struct ItemState: Sendable {
         return files
     }
 
+    /// The container files this item's entry names: its copy, thumbnail and compatible copy.
+    var deliveredFiles: [String] { [copyPath, thumbnailPath, compatible?.path].compactMap { $0 } }
+
     /// Removes every file this item may own (a failed item leaves nothing behind).
     mutating func removeFiles(in container: ContainerDirectory) {
         for path in ownedFiles(in: container) { FileSystem.remove(path) }
         copyPath = nil
         thumbnailPath = nil
         motionVideo = nil
+        compatible = nil
     }
+}
+
+/// An item's compatible copy (``CompatibleStage``): a full-resolution JPEG in the container.
+struct CompatibleCopyRecord: Sendable, Hashable, Codable {
+    let path: String
+    let width: Int
+    let height: Int
+    let size: Int64
 }
 
 /// What a stage hands the next one in memory, never recorded: a resumed item
@@ -148,6 +168,9 @@ struct CarriedResults: Sendable {
     /// True when the probe asked the decoder for a thumbnail (none came back for
     /// audio without cover art: the thumbnail stage need not decode it again).
     var probeDecodedThumbnail = false
+    /// True when the copy stage wrote the copy from the source in this run: it
+    /// holds the source's bytes, which its recorded SHA-256 is the hash of.
+    var copiedFromSource = false
 }
 
 /// An item being worked on: its state and what its stages carry in memory.
@@ -177,6 +200,7 @@ extension ItemState: Codable {
         case index, id, source, label, completed, sniffed, type, mimeType, size, version, copyPath, thumbnailPath, width, height
         case duration, warnings, failure, stageSeconds, decoding, lostAttempts, strikes, sha256, duplicateOf
         case moments, motionVideo, livePhoto
+        case locationRemoved, compatible
     }
 
     private struct Source: Codable {
@@ -233,6 +257,8 @@ extension ItemState: Codable {
         try c.encodeIfPresent(moments, forKey: .moments)
         try c.encodeIfPresent(motionVideo, forKey: .motionVideo)
         try c.encodeIfPresent(livePhoto, forKey: .livePhoto)
+        try c.encodeIfPresent(locationRemoved, forKey: .locationRemoved)
+        try c.encodeIfPresent(compatible, forKey: .compatible)
         try c.encodeIfPresent(width, forKey: .width)
         try c.encodeIfPresent(height, forKey: .height)
         try c.encodeIfPresent(durationMilliseconds, forKey: .duration)
@@ -286,6 +312,8 @@ extension ItemState: Codable {
         moments = try c.decodeIfPresent(MomentFacts.self, forKey: .moments)
         motionVideo = try c.decodeIfPresent(MotionVideo.self, forKey: .motionVideo)
         livePhoto = try c.decodeIfPresent(LivePhotoLink.self, forKey: .livePhoto)
+        locationRemoved = try c.decodeIfPresent([String].self, forKey: .locationRemoved)
+        compatible = try c.decodeIfPresent(CompatibleCopyRecord.self, forKey: .compatible)
         width = try c.decodeIfPresent(Int.self, forKey: .width)
         height = try c.decodeIfPresent(Int.self, forKey: .height)
         durationMilliseconds = try c.decodeIfPresent(Double.self, forKey: .duration)

@@ -14,6 +14,8 @@ import SystemCalls
 /// pipeline.manifest.schema = .legacy
 /// pipeline.probe = nil                                // drop a stage
 /// pipeline.thumbnail = .init()                        // add one with the documented defaults
+/// pipeline.location = .init()                         // location privacy on
+/// pipeline.compatible = .init()                       // JPEG copies of HEIC, AVIF, JPEG XL, RAW
 /// let ingestor = ShareIngestor(container: container, pipeline: pipeline)
 /// ```
 /// A definition built in code is validated like a file when a batch starts (an
@@ -33,6 +35,11 @@ public struct PipelineDefinition: Sendable, Hashable {
     public var thumbnail: ThumbnailSettings?
     /// Nil when the pipeline neither extracts motion photos' videos nor pairs Live Photos.
     public var motion: MotionSettings?
+    /// Location privacy: the copies carry no location. Nil (the default): they
+    /// are copied as they are.
+    public var location: LocationSettings?
+    /// Nil (the default) when the pipeline makes no compatible copies.
+    public var compatible: CompatibleSettings?
     /// The `manifest` stage (required, last).
     public var manifest: ManifestSettings
 
@@ -40,21 +47,25 @@ public struct PipelineDefinition: Sendable, Hashable {
     /// default, so `PipelineDefinition(name: "mine")` has every stage of `default`.
     public init(
         name: String, description: String = "", sniff: SniffSettings = .init(), copy: CopySettings = .init(),
-        probe: ProbeSettings? = .init(), thumbnail: ThumbnailSettings? = .init(), motion: MotionSettings? = .init(), manifest: ManifestSettings = .init()
+        location: LocationSettings? = nil, probe: ProbeSettings? = .init(), thumbnail: ThumbnailSettings? = .init(), motion: MotionSettings? = .init(),
+        compatible: CompatibleSettings? = nil, manifest: ManifestSettings = .init()
     ) {
         self.name = name
         self.description = description
         self.sniff = sniff
         self.copy = copy
+        self.location = location
         self.probe = probe
         self.thumbnail = thumbnail
         self.motion = motion
+        self.compatible = compatible
         self.manifest = manifest
     }
 
     /// The stages in order, as item stages run them (manifest excluded: it is the fan-in).
     public var itemStages: [StageName] {
-        [.sniff, .copy] + (probe != nil ? [.probe] : []) + (thumbnail != nil ? [.thumbnail] : []) + (motion != nil ? [.motion] : [])
+        [.sniff, .copy] + (location != nil ? [.location] : []) + (probe != nil ? [.probe] : []) + (thumbnail != nil ? [.thumbnail] : [])
+            + (motion != nil ? [.motion] : []) + (compatible != nil ? [.compatible] : [])
     }
 
     /// How many worker threads `stage` runs on (0 for a stage the pipeline lacks).
@@ -62,10 +73,70 @@ public struct PipelineDefinition: Sendable, Hashable {
         switch stage {
         case .sniff: sniff.workers
         case .copy: copy.workers
+        case .location: location?.workers ?? 0
         case .probe: probe?.workers ?? 0
         case .thumbnail: thumbnail?.workers ?? 0
         case .motion: motion?.workers ?? 0
+        case .compatible: compatible?.workers ?? 0
         case .manifest: 1
+        }
+    }
+
+    /// Settings of the `location` stage (location privacy): the location
+    /// metadata of each copy (EXIF GPS, XMP `exif:GPS*`, QuickTime `©xyz` and
+    /// `com.apple.quicktime.location.*`, MP4 `loci`) is blanked in place, in
+    /// the copy only; the capture date, the orientation, the pixels and
+    /// everything else stay. A file whose location cannot be removed in place
+    /// fails (reason `locationNotRemovable`).
+    public struct LocationSettings: Sendable, Hashable {
+        /// Worker threads (1...64).
+        public var workers = 2
+        /// Seconds reading one file's metadata may take.
+        public var timeLimit: Double = 30
+
+        /// The defaults: two workers, 30 s.
+        public init() {}
+    }
+
+    /// Settings of the `compatible` stage: a full-resolution JPEG beside each
+    /// photo in a format many apps cannot open (iOS's "Most Compatible"),
+    /// upright, in sRGB (or with the source's ICC profile), with its capture
+    /// metadata (no GPS under location privacy), linked from its entry.
+    public struct CompatibleSettings: Sendable, Hashable {
+        /// Worker threads (1...64).
+        public var workers = 1
+        /// JPEG quality (1...100).
+        public var quality = 90
+        /// Which formats get one.
+        public var formats: Set<CompatibleFormat> = Set(CompatibleFormat.allCases)
+        /// Seconds making one copy may take.
+        public var timeLimit: Double = 120
+
+        /// The defaults: one worker, quality 90, every format, 120 s.
+        public init() {}
+    }
+
+    /// The formats a `compatible` stage makes JPEG copies of.
+    public enum CompatibleFormat: String, Sendable, Hashable, CaseIterable {
+        /// HEIC and HEIF stills.
+        case heif
+        /// AVIF stills.
+        case avif
+        /// JPEG XL.
+        case jxl
+        /// Camera RAW (DNG, NEF, CR2, CR3, ARW, RAF, ORF, RW2): from the largest embedded preview.
+        case raw
+
+        /// The kind `format` belongs to, if any.
+        init?(_ format: MediaFormat) {
+            switch format.id {
+            case "heic", "heif": self = .heif
+            case "avif": self = .avif
+            case "jxl": self = .jxl
+            default:
+                guard format.isCameraRAW else { return nil }
+                self = .raw
+            }
         }
     }
 

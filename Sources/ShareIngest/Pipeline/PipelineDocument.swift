@@ -21,6 +21,10 @@ struct PipelineDocument {
         .integer("workers", \.workers, in: 1...64),
         .boolean("fsync", \.fsync),
     ]
+    static let location: [Setting<PipelineDefinition.LocationSettings>] = [
+        .integer("workers", \.workers, in: 1...64),
+        .number("timeLimit", \.timeLimit, in: 0.001...86_400),
+    ]
     static let probe: [Setting<PipelineDefinition.ProbeSettings>] = [
         .integer("workers", \.workers, in: 1...64),
         .integer("pixelLimit", \.pixelLimit, in: 1...1_000_000_000_000),
@@ -40,6 +44,12 @@ struct PipelineDocument {
         .integer("workers", \.workers, in: 1...64),
         .boolean("extract", \.extract),
         .boolean("livePhotos", \.livePhotos),
+    ]
+    static let compatible: [Setting<PipelineDefinition.CompatibleSettings>] = [
+        .integer("workers", \.workers, in: 1...64),
+        .integer("quality", \.quality, in: 1...100),
+        .choices("for", \.formats),
+        .number("timeLimit", \.timeLimit, in: 0.001...86_400),
     ]
     static let manifest: [Setting<PipelineDefinition.ManifestSettings>] = [
         .choice("schema", \.schema),
@@ -106,6 +116,8 @@ struct PipelineDocument {
             switch kind {
             case .sniff: definition.sniff = try read(Self.sniff, from: stage, at: at)
             case .copy: definition.copy = try read(Self.copy, from: stage, at: at)
+            case .location: definition.location = try read(Self.location, from: stage, at: at)
+            case .compatible: definition.compatible = try read(Self.compatible, from: stage, at: at)
             case .probe: definition.probe = try read(Self.probe, from: stage, at: at)
             case .thumbnail: definition.thumbnail = try read(Self.thumbnail, from: stage, at: at)
             case .motion: definition.motion = try read(Self.motion, from: stage, at: at)
@@ -170,9 +182,11 @@ struct PipelineDocument {
     /// The stages a definition has, in document order.
     private static func stages(of pipeline: PipelineDefinition) -> [StageFields] {
         var stages = [StageFields(.sniff, sniff, pipeline.sniff), StageFields(.copy, copy, pipeline.copy)]
+        if let location = pipeline.location { stages.append(StageFields(.location, Self.location, location)) }
         if let probe = pipeline.probe { stages.append(StageFields(.probe, Self.probe, probe)) }
         if let thumbnail = pipeline.thumbnail { stages.append(StageFields(.thumbnail, Self.thumbnail, thumbnail)) }
         if let motion = pipeline.motion { stages.append(StageFields(.motion, Self.motion, motion)) }
+        if let compatible = pipeline.compatible { stages.append(StageFields(.compatible, Self.compatible, compatible)) }
         stages.append(StageFields(.manifest, manifest, pipeline.manifest))
         return stages
     }
@@ -207,6 +221,8 @@ extension PipelineDefinition.CopySettings: DefaultInitializable {}
 extension PipelineDefinition.ProbeSettings: DefaultInitializable {}
 extension PipelineDefinition.ThumbnailSettings: DefaultInitializable {}
 extension PipelineDefinition.MotionSettings: DefaultInitializable {}
+extension PipelineDefinition.LocationSettings: DefaultInitializable {}
+extension PipelineDefinition.CompatibleSettings: DefaultInitializable {}
 extension PipelineDefinition.ManifestSettings: DefaultInitializable {}
 
 /// What is wrong with one setting's value, and what is allowed.

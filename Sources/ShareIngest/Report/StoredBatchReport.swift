@@ -284,8 +284,19 @@ struct BatchReportDocument: Codable {
         var duplicateOf: String?
         var motionVideo: SharedMediaFile.MotionVideo?
         var livePhoto: SharedMediaFile.LivePhoto?
+        var compatible: Compatible?
+        var locationRemoved: [String]?
         var warnings: [String]?
         var stageSeconds: [String: Double]?
+    }
+
+    /// An item's compatible copy, as its entry has it.
+    struct Compatible: Codable {
+        var path: String
+        var mimeType: String
+        var size: Int64?
+        var width: Int?
+        var height: Int?
     }
 
     /// What comes before and after the items of a report's document.
@@ -413,7 +424,9 @@ extension BatchReportDocument.Item {
             SharedMediaFile(
                 path: $0, thumbnail: thumbnail, duration: duration, type: type ?? .file, mimeType: mimeType,
                 fileName: fileName, size: size, width: width, height: height
-            ).with(sha256: sha256, duplicateOf: duplicateOf, motionVideo: motionVideo, livePhoto: livePhoto)
+            ).with(sha256: sha256, duplicateOf: duplicateOf, motionVideo: motionVideo, livePhoto: livePhoto).with(
+                compatible: compatible.map { SharedMediaFile.Compatible(path: $0.path, mimeType: $0.mimeType, size: $0.size, width: $0.width, height: $0.height) },
+                locationRemoved: locationRemoved)
         }
         // Copies are named <UUID>.<ext> in the container.
         let id = entry?.fileURL.flatMap { UUID(uuidString: $0.deletingPathExtension().lastPathComponent) }
@@ -432,7 +445,9 @@ extension BatchReportDocument.Item {
             source: item.source, status: item.status, error: item.failure?.message, stage: item.failure?.stage, reason: item.failure?.reason,
             path: entry?.path, type: entry?.type, thumbnail: entry?.thumbnail, mimeType: entry?.mimeType, fileName: entry?.fileName,
             size: entry?.size, width: entry?.width, height: entry?.height, duration: entry?.duration, sha256: entry?.sha256,
-            duplicateOf: entry?.duplicateOf, motionVideo: entry?.motionVideo, livePhoto: entry?.livePhoto, warnings: item.warnings,
+            duplicateOf: entry?.duplicateOf, motionVideo: entry?.motionVideo, livePhoto: entry?.livePhoto,
+            compatible: entry?.compatible.map { BatchReportDocument.Compatible(path: $0.path, mimeType: $0.mimeType, size: $0.size, width: $0.width, height: $0.height) },
+            locationRemoved: entry?.locationRemoved, warnings: item.warnings,
             stageSeconds: seconds(item.stageSeconds))
     }
 }

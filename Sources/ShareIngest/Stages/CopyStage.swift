@@ -32,6 +32,7 @@ struct CopyStage: ItemStage {
             let copied = try FileCopier.copy(from: file.path, expected: item.sourceVersion, to: destination, sync: settings.fsync)
             item.size = copied.size
             item.sha256 = copied.sha256
+            item.carried.copiedFromSource = true
         } catch {
             throw SniffStage.failure(error, path: item.label, stage: .copy)
         }

@@ -30,7 +30,11 @@ struct ManifestStage {
                 },
                 livePhoto: item.livePhoto.map {
                     SharedMediaFile.LivePhoto(photo: url($0.photo), video: url($0.video), contentIdentifier: $0.contentIdentifier, pairedBy: $0.pairedBy)
-                })
+                }
+            ).with(
+                compatible: item.compatible.map {
+                    SharedMediaFile.Compatible(path: url($0.path), size: $0.size, width: $0.width, height: $0.height)
+                }, locationRemoved: item.locationRemoved)
         }
     }
 
@@ -64,8 +68,8 @@ struct ManifestStage {
         RedirectURL(scheme: settings.scheme, key: key, kind: RedirectKind(types: types))
     }
 
-    /// Makes the batch's copies and thumbnails durable: their folders are
-    /// fsynced before a manifest names them.
+    /// Makes the batch's copies, compatible copies (beside them) and thumbnails
+    /// durable: their folders are fsynced before a manifest names them.
     func syncCopies(in container: ContainerDirectory) throws(SystemError) {
         try FileSystem.syncDirectory(container.root)
         try FileSystem.syncDirectory(container.thumbnailsDirectory)

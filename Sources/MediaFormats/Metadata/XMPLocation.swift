@@ -1,0 +1,195 @@
+// The location properties of an XMP packet: the EXIF schema's GPS properties
+// (`exif:GPSLatitude`, `exif:GPSLongitude`, `exif:GPSAltitude`, … whatever
+// prefix the packet binds to http://ns.adobe.com/exif/1.0/), as attributes
+// (`exif:GPSLatitude="48,51.5N"`) or as elements (`<exif:GPSLatitude>…</…>`,
+// nested structures included). A small XML scanner, not a parser: it follows
+// tags, attributes, namespace declarations, comments, CDATA and processing
+// instructions well enough to find those properties' byte ranges, and gives
+// up (finding nothing more) on anything it cannot follow. Overwriting a
+// property with spaces leaves the rest of the packet well formed.
+
+package enum XMPLocation {
+    /// The EXIF schema's namespace.
+    static let exifNamespace = "http://ns.adobe.com/exif/1.0/"
+
+    /// A GPS property: its local name, the whole property (attribute or
+    /// element, tags included) and its value (inside the quotes or the tags).
+    package struct Property: Equatable {
+        package let name: String
+        package let whole: Range<Int>
+        package let value: Range<Int>
+    }
+
+    /// The GPS properties of the XMP text `bytes`, in order (nested ones are
+    /// inside their parent's range and not listed again).
+    package static func gpsProperties(_ bytes: [UInt8]) -> [Property] {
+        var scanner = Scanner(bytes: bytes)
+        return scanner.run()
+    }
+
+    /// Whether `bytes` looks like an XMP packet (or a bare RDF document).
+    static func looksLikeXMP(_ bytes: ArraySlice<UInt8>) -> Bool {
+        let head = bytes.prefix(4096)
+        return head.firstRange(of: Array("<x:xmpmeta".utf8)) != nil || head.firstRange(of: Array("<rdf:RDF".utf8)) != nil
+            || head.firstRange(of: Array("<?xpacket".utf8)) != nil
+    }
+
+    /// The records for the GPS properties of the XMP packet that is all of
+    /// `stream`: each property's value first (step 0), then the whole of it (step 1).
+    static func records(in stream: SegmentedBytes, container: String) -> [LocationRecord] {
+        guard stream.count <= maximumPacket, let bytes = stream.read(0..<stream.count) else { return [] }
+        return gpsProperties(bytes).map { property in
+            LocationRecord(
+                name: "\(container) exif:\(property.name)",
+                edits: stream.edits(property.value, .spaces, step: 0) + stream.edits(property.whole, .spaces, step: 1))
+        }
+    }
+
+    /// The largest packet read (extended XMP can reach megabytes; real GPS sits in the first few KB).
+    static let maximumPacket = 16 << 20
+
+    private struct Element {
+        let prefixes: [String: String]
+        /// Set while inside a GPS property element: its start and name.
+        let gpsStart: Int?
+        let gpsName: String?
+        let valueStart: Int
+        let qualifiedName: [UInt8]
+    }
+
+    private struct Scanner {
+        let bytes: [UInt8]
+        var position = 0
+        var stack: [Element] = []
+        var found: [Property] = []
+        static let maximumDepth = 256
+
+        init(bytes: [UInt8]) { self.bytes = bytes }
+
+        var prefixes: [String: String] { stack.last?.prefixes ?? ["xml": "http://www.w3.org/XML/1998/namespace"] }
+        var insideGPS: Bool { stack.contains { $0.gpsStart != nil } }
+
+        mutating func run() -> [Property] {
+            while let open = index(of: UInt8(ascii: "<"), from: position) {
+                position = open
+                if starts(with: "<!--") {
+                    guard let end = find("-->", from: position + 4) else { break }
+                    position = end + 3
+                } else if starts(with: "<![CDATA[") {
+                    guard let end = find("]]>", from: position + 9) else { break }
+                    position = end + 3
+                } else if starts(with: "<?") {
+                    guard let end = find("?>", from: position + 2) else { break }
+                    position = end + 2
+                } else if starts(with: "<!") {
+                    guard let end = index(of: UInt8(ascii: ">"), from: position) else { break }
+                    position = end + 1
+                } else if starts(with: "</") {
+                    guard closeElement() else { break }
+                } else {
+                    guard openElement() else { break }
+                }
+            }
+            return found
+        }
+
+        /// `</name>`: ends the innermost element (a GPS property element is recorded).
+        mutating func closeElement() -> Bool {
+            let start = position
+            guard let end = index(of: UInt8(ascii: ">"), from: position) else { return false }
+            let name = Array(bytes[(start + 2)..<end]).filter { !isSpace($0) }
+            position = end + 1
+            guard let element = stack.popLast(), element.qualifiedName == name else { return false }
+            if let gpsStart = element.gpsStart, let gpsName = element.gpsName, !insideGPS {
+                found.append(Property(name: gpsName, whole: gpsStart..<position, value: element.valueStart..<start))
+            }
+            return true
+        }
+
+        /// `<name attributes>` or `<name attributes/>`.
+        mutating func openElement() -> Bool {
+            let start = position
+            position += 1
+            let nameStart = position
+            while position < bytes.count, !isSpace(bytes[position]), bytes[position] != UInt8(ascii: ">"), bytes[position] != UInt8(ascii: "/") {
+                position += 1
+            }
+            let qualifiedName = Array(bytes[nameStart..<position])
+            guard !qualifiedName.isEmpty else { return false }
+            // Attributes: first collect them all (namespace declarations may follow the names they bind).
+            var attributes: [(name: [UInt8], whole: Range<Int>, value: Range<Int>)] = []
+            var declared = prefixes
+            var selfClosing = false
+            while true {
+                while position < bytes.count, isSpace(bytes[position]) { position += 1 }
+                guard position < bytes.count else { return false }
+                if bytes[position] == UInt8(ascii: ">") {
+                    position += 1
+                    break
+                }
+                if bytes[position] == UInt8(ascii: "/") {
+                    guard position + 1 < bytes.count, bytes[position + 1] == UInt8(ascii: ">") else { return false }
+                    selfClosing = true
+                    position += 2
+                    break
+                }
+                let attributeStart = position
+                while position < bytes.count, !isSpace(bytes[position]), bytes[position] != UInt8(ascii: "=") { position += 1 }
+                let name = Array(bytes[attributeStart..<position])
+                while position < bytes.count, isSpace(bytes[position]) { position += 1 }
+                guard position < bytes.count, bytes[position] == UInt8(ascii: "=") else { return false }
+                position += 1
+                while position < bytes.count, isSpace(bytes[position]) { position += 1 }
+                guard position < bytes.count, bytes[position] == UInt8(ascii: "\"") || bytes[position] == UInt8(ascii: "'") else { return false }
+                let quote = bytes[position]
+                guard let close = index(of: quote, from: position + 1) else { return false }
+                let value = (position + 1)..<close
+                position = close + 1
+                attributes.append((name, attributeStart..<position, value))
+                let text = String(decoding: name, as: UTF8.self)
+                if text.hasPrefix("xmlns:") { declared[String(text.dropFirst(6))] = String(decoding: bytes[value], as: UTF8.self) }
+            }
+            if !insideGPS {
+                for attribute in attributes {
+                    if let local = gpsName(attribute.name, prefixes: declared) {
+                        found.append(Property(name: local, whole: attribute.whole, value: attribute.value))
+                    }
+                }
+            }
+            let gps = insideGPS ? nil : gpsName(qualifiedName, prefixes: declared)
+            if selfClosing {
+                if let gps { found.append(Property(name: gps, whole: start..<position, value: position..<position)) }
+                return true
+            }
+            guard stack.count < Self.maximumDepth else { return false }
+            stack.append(Element(prefixes: declared, gpsStart: gps == nil ? nil : start, gpsName: gps, valueStart: position, qualifiedName: qualifiedName))
+            return true
+        }
+
+        /// The local name of `qualified` when it is a GPS property of the EXIF schema.
+        func gpsName(_ qualified: [UInt8], prefixes: [String: String]) -> String? {
+            guard let colon = qualified.firstIndex(of: UInt8(ascii: ":")) else { return nil }
+            let prefix = String(decoding: qualified[..<colon], as: UTF8.self)
+            let local = String(decoding: qualified[(colon + 1)...], as: UTF8.self)
+            guard prefix != "xmlns", local.hasPrefix("GPS"), prefixes[prefix] == XMPLocation.exifNamespace else { return nil }
+            return local
+        }
+
+        func isSpace(_ byte: UInt8) -> Bool { byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D }
+
+        func index(of byte: UInt8, from start: Int) -> Int? {
+            guard start < bytes.count else { return nil }
+            return bytes[start...].firstIndex(of: byte)
+        }
+
+        func starts(with text: String) -> Bool {
+            let pattern = Array(text.utf8)
+            return position + pattern.count <= bytes.count && bytes[position..<(position + pattern.count)].elementsEqual(pattern)
+        }
+
+        func find(_ text: String, from start: Int) -> Int? {
+            guard start < bytes.count else { return nil }
+            return bytes[start...].firstRange(of: Array(text.utf8))?.lowerBound
+        }
+    }
+}

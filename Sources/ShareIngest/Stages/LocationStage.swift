@@ -1,0 +1,194 @@
+import Foundation
+import MediaFormats
+import ShareManifest
+import SystemCalls
+
+/// Location: location privacy (the pipeline's `location` stage, off by
+/// default). The decoder reads the copy's metadata structures (never here: the
+/// bytes are untrusted) and answers with where the copy records a location and
+/// how to blank it in place (``LocationMetadata``); this stage checks every
+/// overwrite against the copy and makes it (``MetadataBlanker``), in the copy
+/// only, never the source. Pixels, sound, the capture date, the orientation and
+/// every other tag stay: only the location's bytes change, and every offset in
+/// the file stays valid.
+///
+/// The item's `sha256` then is the stripped copy's: the SHA-256 of the bytes
+/// delivered, as everywhere else, so duplicates are found among what the
+/// container holds (a photo shared twice with location privacy is a duplicate
+/// of its first stripped copy; it is never linked to a copy that still carries
+/// the location).
+///
+/// Idempotent: a resumed stage scans the copy again and blanks what is left (the
+/// overwrites are made in steps, each fsynced, so an interrupted run always
+/// leaves what it had not removed findable). A file whose location cannot be
+/// removed in place (compressed XMP, a structure the parser cannot read)
+/// fails with `locationNotRemovable`.
+struct LocationStage: ItemStage {
+    let settings: PipelineDefinition.LocationSettings
+    var name: StageName { .location }
+
+    /// Whether the decoder reads this item's metadata.
+    func applies(_ item: ItemState) -> Bool {
+        guard let format = item.sniffed?.format, item.copyPath != nil else { return false }
+        return LocationScanner.formats.contains(format.id)
+    }
+
+    /// It reads the copy's structures in the decoder (not its pixels): it takes
+    /// its share of the budget (a HEIF is read whole) and counts as decoding.
+    func decodes(_ item: ItemWork) -> Bool { applies(item.state) }
+
+    func process(_ item: inout ItemWork, in batch: BatchContext) throws(ItemFailure) {
+        guard applies(item.state), let path = item.copyPath, let format = item.sniffed?.format else { return }
+        let request = DecodeRequest(
+            path: path, label: item.label, format: format, pixelLimit: (batch.pipeline.probe ?? .init()).pixelLimit, timeLimit: settings.timeLimit,
+            batch: batch.batchID.uuidString, task: .locationMetadata)
+        let found: LocationMetadata
+        do {
+            found = try batch.decoder.decode(request).location ?? LocationMetadata()
+        } catch {
+            throw ItemFailure(.location, error)
+        }
+        guard found.unremovable.isEmpty else {
+            throw ItemFailure(
+                .location, .locationNotRemovable,
+                "\(item.label): location privacy is on, and its location metadata cannot be removed in place (\(found.unremovable.joined(separator: "; "))); not delivered")
+        }
+        do {
+            try MetadataBlanker.apply(found.found.flatMap(\.edits), to: path, sync: batch.pipeline.copy.fsync)
+        } catch {
+            throw error.failure(item.label)
+        }
+        if !found.found.isEmpty {
+            item.locationRemoved = found.found.map(\.name)
+        }
+        // The copy's content changed: its identity is the stripped bytes'. A copy
+        // made from the source in this run was the source's bytes until now; one
+        // this run did not copy (a resumed item) may have been stripped by an
+        // interrupted attempt whose findings are lost: its hash tells.
+        guard !found.found.isEmpty || !item.carried.copiedFromSource else { return }
+        let hash: String
+        do { hash = try FileCopier.hash(of: path) } catch { throw ItemFailure(.location, .io, "\(item.label): cannot read back its copy: \(error)") }
+        if found.found.isEmpty, let recorded = item.sha256, recorded != hash {
+            item.locationRemoved = ["location metadata (removed by an earlier attempt that was interrupted)"]
+        }
+        item.sha256 = hash
+    }
+}
+
+/// Makes a decoder's overwrites (``MetadataEdit``) in a file of the container,
+/// after checking each against it: inside the file, a `free` box where the
+/// box's own size says it ends, a PNG chunk where its length says. Only bytes
+/// made here are written (zeros, spaces, `free`, a CRC computed here over the
+/// chunk as it now is). Steps are made in order, each fsynced (with `sync`)
+/// before the next; repeating them changes nothing.
+enum MetadataBlanker {
+    /// Why the overwrites could not be made.
+    enum Failure: Error {
+        /// An overwrite the checks refuse: the decoder's answer is wrong.
+        case refused(String)
+        case system(SystemError)
+
+        func failure(_ label: String) -> ItemFailure {
+            switch self {
+            case .refused(let why):
+                ItemFailure(.location, .decoderMisbehaved, "\(label): the decoder's location metadata was refused (\(why)); nothing was changed")
+            case .system(let error):
+                ItemFailure(.location, error.isDiskFull ? .diskFull : .io, "\(label): cannot blank its location metadata: \(error)")
+            }
+        }
+    }
+
+    /// Makes `edits` in the file at `path`.
+    static func apply(_ edits: [MetadataEdit], to path: String, sync: Bool) throws(Failure) {
+        guard !edits.isEmpty else { return }
+        let file: FileDescriptor
+        let size: Int
+        do {
+            file = try FileDescriptor.open(path, O_RDWR | O_NOCTTY | O_CLOEXEC | O_NOFOLLOW)
+            let status = try file.status(path: path)
+            guard status.type == .regular else { throw Failure.refused("the copy is not a regular file") }
+            size = Int(status.size)
+        } catch let error as Failure {
+            throw error
+        } catch let error as SystemError {
+            throw .system(error)
+        } catch {
+            throw .refused("\(error)")
+        }
+        let unique = Array(Set(edits)).sorted { ($0.step, $0.offset, $0.length) < ($1.step, $1.offset, $1.length) }
+        // Every overwrite is checked before the first is made.
+        for edit in unique {
+            guard edit.offset >= 0, edit.length >= 1, edit.offset <= size - edit.length, (0...3).contains(edit.step) else {
+                throw .refused("an overwrite of \(edit.length) bytes at \(edit.offset) of a \(size)-byte file")
+            }
+            switch edit.fill {
+            case .freeBox:
+                guard edit.length >= 8, try read(file, edit.offset, 4, path).bigEndian == edit.length else {
+                    throw .refused("no box of \(edit.length) bytes at \(edit.offset)")
+                }
+            case .pngCRC:
+                guard edit.length >= 12, try read(file, edit.offset, 4, path).bigEndian == edit.length - 12 else {
+                    throw .refused("no PNG chunk of \(edit.length) bytes at \(edit.offset)")
+                }
+            case .zeros, .spaces:
+                break
+            }
+        }
+        for step in 0...3 {
+            let now = unique.filter { $0.step == step }
+            guard !now.isEmpty else { continue }
+            for edit in now {
+                switch edit.fill {
+                case .zeros: try write(file, [UInt8](repeating: 0, count: edit.length), at: edit.offset, path)
+                case .spaces: try write(file, [UInt8](repeating: 0x20, count: edit.length), at: edit.offset, path)
+                case .freeBox: try write(file, Array("free".utf8) + [UInt8](repeating: 0, count: edit.length - 8), at: edit.offset + 4, path)
+                case .pngCRC:
+                    let chunk = try read(file, edit.offset + 4, edit.length - 8, path)
+                    let crc = CRC32.checksum(chunk)
+                    try write(file, [UInt8(crc >> 24), UInt8(crc >> 16 & 0xFF), UInt8(crc >> 8 & 0xFF), UInt8(crc & 0xFF)], at: edit.offset + edit.length - 4, path)
+                }
+            }
+            if sync {
+                do { try file.sync(path: path) } catch { throw .system(error) }
+            }
+        }
+    }
+
+    private static func read(_ file: FileDescriptor, _ offset: Int, _ count: Int, _ path: String) throws(Failure) -> [UInt8] {
+        do {
+            let bytes = try file.read(count: count, at: Int64(offset), path: path)
+            guard bytes.count == count else { throw Failure.refused("the copy ends before \(offset + count)") }
+            return bytes
+        } catch let error as Failure {
+            throw error
+        } catch let error as SystemError {
+            throw .system(error)
+        } catch {
+            throw .refused("\(error)")
+        }
+    }
+
+    private static func write(_ file: FileDescriptor, _ bytes: [UInt8], at offset: Int, _ path: String) throws(Failure) {
+        do { try file.write(bytes, at: Int64(offset), path: path) } catch { throw .system(error) }
+    }
+}
+
+extension [UInt8] {
+    /// The first four bytes as a big-endian unsigned integer.
+    fileprivate var bigEndian: Int { count >= 4 ? Int(self[0]) << 24 | Int(self[1]) << 16 | Int(self[2]) << 8 | Int(self[3]) : -1 }
+}
+
+/// CRC-32 (ISO 3309, as PNG and zlib compute it).
+enum CRC32 {
+    private static let table: [UInt32] = (0..<256).map { n in
+        var c = UInt32(n)
+        for _ in 0..<8 { c = c & 1 != 0 ? 0xEDB8_8320 ^ (c >> 1) : c >> 1 }
+        return c
+    }
+
+    static func checksum(_ bytes: [UInt8]) -> UInt32 {
+        var crc: UInt32 = 0xFFFF_FFFF
+        for byte in bytes { crc = table[Int((crc ^ UInt32(byte)) & 0xFF)] ^ (crc >> 8) }
+        return crc ^ 0xFFFF_FFFF
+    }
+}

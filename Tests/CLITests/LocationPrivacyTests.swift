@@ -1,0 +1,255 @@
+import Foundation
+import TestSupport
+import Testing
+
+/// Location privacy (issue 24, the pipeline's `location` stage) as a user sees
+/// it: real phone files (an iPhone 6 JPEG, a Pixel 8 Pro JPEG, an iPhone 7
+/// HEIC) and faithful ones where none can be committed (an iPhone's MOV keys) go
+/// through `share ingest` and `ingest --db` with a real `share worker`, and
+/// exiftool finds no location left in the copies, the same capture date and
+/// orientation as the source, the same decoded pixels and sound; the source is
+/// untouched and the report says what was removed.
+@Suite(.serialized) struct LocationPrivacyTests {
+    /// A fixture and what the report must say was removed from it.
+    struct Sample {
+        let name: String
+        let source: String
+        /// Beginnings of the report's `locationRemoved` entries, each of which must be there.
+        let removed: [String]
+        let video: Bool
+    }
+
+    static let samples: [Sample] = [
+        // Real phone files.
+        Sample(name: "iphone6.jpg", source: Fixtures.privacy("iphone6-gps.jpg"), removed: ["EXIF GPS (GPSLatitudeRef, GPSLatitude"], video: false),
+        Sample(name: "pixel8pro.jpg", source: Fixtures.privacy("exiftool-pixel8pro.jpg"), removed: ["EXIF GPS (GPSVersionID"], video: false),
+        Sample(name: "iphone7.heic", source: Fixtures.privacy("iphone7-gps.heic"), removed: ["EXIF GPS (GPSLatitudeRef"], video: false),
+        // Written by exiftool, ffmpeg and privacy-edit.py as phones and tools write them.
+        Sample(name: "iphone.mov", source: Fixtures.privacy("keys-iso6709.mov"), removed: ["QuickTime com.apple.quicktime.location.ISO6709"], video: true),
+        Sample(name: "exif-xmp.jpg", source: Fixtures.privacy("exif-xmp-gps.jpg"), removed: ["EXIF GPS", "XMP exif:GPSLatitude", "XMP exif:GPSLongitude", "XMP exif:GPSAltitude"], video: false),
+        Sample(name: "portrait.jpg", source: Fixtures.privacy("exif6-gps.jpg"), removed: ["EXIF GPS"], video: false),
+        Sample(name: "photo.png", source: Fixtures.privacy("gps.png"), removed: ["EXIF (PNG eXIf) GPS", "XMP (PNG iTXt) exif:GPSLatitude"], video: false),
+        Sample(name: "photo.webp", source: Fixtures.privacy("gps.webp"), removed: ["EXIF (WebP) GPS", "XMP (WebP) exif:GPSLatitude"], video: false),
+        Sample(name: "photo.avif", source: Fixtures.privacy("gps.avif"), removed: ["EXIF GPS", "XMP exif:GPSLatitude"], video: false),
+        Sample(name: "photo.jxl", source: Fixtures.privacy("gps.jxl"), removed: ["EXIF (JPEG XL) GPS", "XMP (JPEG XL) exif:GPSLatitude"], video: false),
+        Sample(name: "android.mp4", source: Fixtures.privacy("android-xyz.mp4"), removed: ["QuickTime ©xyz"], video: true),
+        Sample(name: "quicktime.mov", source: Fixtures.privacy("quicktime-xyz.mov"), removed: ["QuickTime ©xyz"], video: true),
+        Sample(name: "3gpp.mp4", source: Fixtures.privacy("loci.mp4"), removed: ["MP4 loci"], video: true),
+    ]
+
+    /// A pipeline file: `default`'s stages, with the location stage (and the
+    /// compatible stage) when asked, and the duplicates policy.
+    static func pipeline(in directory: TemporaryDirectory, location: Bool = true, compatible: Bool = false, duplicates: String = "keep") throws -> String {
+        var stages = [#"{"stage": "sniff"}"#, #"{"stage": "copy"}"#]
+        if location { stages.append(#"{"stage": "location"}"#) }
+        stages += [#"{"stage": "probe"}"#, #"{"stage": "thumbnail"}"#]
+        if compatible { stages.append(#"{"stage": "compatible"}"#) }
+        stages.append(#"{"stage": "manifest", "duplicates": "\#(duplicates)"}"#)
+        let path = directory.file("pipeline-\(location)-\(compatible)-\(duplicates).json")
+        try Data(#"{"name": "privacy-test", "stages": [\#(stages.joined(separator: ", "))]}"#.utf8).write(to: URL(fileURLWithPath: path))
+        return path
+    }
+
+    /// A drop of the samples (and of `extra` files: name → source).
+    static func makeDrop(at folder: String, extra: [String: String] = [:]) throws {
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        for sample in samples { try FileManager.default.copyItem(atPath: sample.source, toPath: folder + "/" + sample.name) }
+        for (name, source) in extra { try FileManager.default.copyItem(atPath: source, toPath: folder + "/" + name) }
+    }
+
+    /// The report's items by file name.
+    static func reportItems(_ path: String) throws -> [String: [String: Any]] {
+        let report = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: path))) as? [String: Any])
+        let items = try #require(report["items"] as? [[String: Any]])
+        return Dictionary(uniqueKeysWithValues: items.map { (($0["source"] as? String).map { ($0 as NSString).lastPathComponent } ?? "?", $0) })
+    }
+
+    /// What exiftool says of each sample's copy, against its source: no
+    /// location tag, the same capture date and orientation, the same decoded
+    /// pixels (and frames), the report listing what was removed, `sha256` the copy's.
+    static func verifyCopies(report path: String, sources: [String: String]) throws {
+        let items = try reportItems(path)
+        for sample in samples {
+            let item = try #require(items[sample.name], "\(sample.name) is not in the report")
+            #expect(item["status"] as? String == "ingested", "\(sample.name): \(item)")
+            let copy = try #require((item["path"] as? String).flatMap { URL(string: $0)?.path })
+            let source = try #require(sources[sample.name])
+
+            // Before: the source has a location; after: the copy has none.
+            let (original, stripped) = (try MediaTools.metadata(source), try MediaTools.metadata(copy))
+            #expect(!original.locationTags.isEmpty, "\(sample.name): the source has no location to remove")
+            #expect(stripped.locationTags.isEmpty, "\(sample.name): exiftool still finds \(stripped.locationTags)")
+
+            // Nor are the location's bytes left in it: each GPS or location
+            // value exiftool finds in the source is overwritten where it was,
+            // and no XMP GPS property or ISO 6709 text is anywhere (not in a
+            // box or a segment readers skip).
+            let leftovers = try MediaTools.locationBytes(source)
+            #expect(!leftovers.isEmpty, "\(sample.name): no location bytes found in the source")
+            let copyBytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: copy)))
+            for place in leftovers {
+                if let offset = place.offset {
+                    guard place.bytes.contains(where: { $0 != 0 }) else { continue }
+                    let there = offset + place.bytes.count <= copyBytes.count ? Array(copyBytes[offset..<(offset + place.bytes.count)]) : []
+                    #expect(there != place.bytes, "\(sample.name): the copy still holds \(place)")
+                } else {
+                    #expect(Data(copyBytes).range(of: Data(place.bytes)) == nil, "\(sample.name): the copy still holds \(place)")
+                }
+            }
+
+            // Every other tag exiftool reads stays as it was.
+            let (before, after) = (original.otherTags, stripped.otherTags)
+            let differing = Set(before.keys).union(after.keys).filter { before[$0] != after[$0] }.sorted()
+            #expect(differing.isEmpty, "\(sample.name): \(differing.map { "\($0): \(before[$0] ?? "absent") → \(after[$0] ?? "absent")" })")
+
+            // The capture date and the orientation stay.
+            for tag in sample.video ? ["CreateDate", "CreationDate", "Rotation"] : ["DateTimeOriginal", "OffsetTimeOriginal", "Orientation", "Make", "Model"] {
+                #expect(stripped.value(tag, numeric: true) == original.value(tag, numeric: true), "\(sample.name): \(tag) changed")
+            }
+            if !sample.video { #expect(stripped.value("DateTimeOriginal") != nil, "\(sample.name): no capture date") }
+
+            // The same pictures and sound: only metadata changed.
+            #expect(try MediaTools.decodedDigest(copy, video: sample.video) == (try MediaTools.decodedDigest(source, video: sample.video)), "\(sample.name): decoded content differs")
+            #expect(try FileManager.default.attributesOfItem(atPath: copy)[.size] as? Int == (try FileManager.default.attributesOfItem(atPath: source)[.size] as? Int))
+
+            // The report says what was removed; sha256 is the delivered bytes'.
+            let removed = item["locationRemoved"] as? [String] ?? []
+            for expected in sample.removed {
+                #expect(removed.contains { $0.hasPrefix(expected) }, "\(sample.name): the report says \(removed), not \(expected)")
+            }
+            #expect(item["sha256"] as? String == (try SHA256Digest.hex(of: copy)), "\(sample.name): sha256 is not the copy's")
+            #expect(item["sha256"] as? String != (try SHA256Digest.hex(of: source)))
+        }
+    }
+
+    @Test func phoneFilesLoseTheirLocationAndKeepEverythingElse() throws {
+        let work = TemporaryDirectory("privacy")
+        let drop = work.file("drop")
+        try Self.makeDrop(at: drop, extra: ["compressed-xmp.png": Fixtures.privacy("ztxt-xmp-gps.png")])
+        var before: [String: String] = [:]
+        for name in try FileManager.default.contentsOfDirectory(atPath: drop) { before[name] = try SHA256Digest.hex(of: drop + "/" + name) }
+
+        let run = try ShareProcess.run([
+            "ingest", "--container", work.file("c"), "--pipeline", try Self.pipeline(in: work), "--report", work.file("report.json"), drop,
+        ])
+        // One file's location cannot be removed in place: it alone is not delivered.
+        #expect(run.status == 1, "\(run.stderr)")
+        let sources = Dictionary(uniqueKeysWithValues: Self.samples.map { ($0.name, drop + "/" + $0.name) })
+        try Self.verifyCopies(report: work.file("report.json"), sources: sources)
+
+        let items = try Self.reportItems(work.file("report.json"))
+        let refused = try #require(items["compressed-xmp.png"])
+        #expect(refused["status"] as? String == "failed" && refused["stage"] as? String == "location" && refused["reason"] as? String == "locationNotRemovable", "\(refused)")
+        #expect((refused["error"] as? String)?.contains("compressed") == true, "\(refused)")
+        // Nothing of it is left in the container.
+        let files = try FileManager.default.contentsOfDirectory(atPath: work.file("c")).filter { $0.hasSuffix(".png") }
+        #expect(files.count == 1, "\(files)")
+
+        // The sources are untouched.
+        for (name, digest) in before { #expect(try SHA256Digest.hex(of: drop + "/" + name) == digest, "\(name) changed") }
+
+        // The manifest carries what was removed (v2, only where something was).
+        let manifestPath = try #require(try Self.manifestPath(work.file("c")))
+        let manifest = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: manifestPath))) as? [[String: Any]])
+        #expect(manifest.count == Self.samples.count)
+        #expect(manifest.allSatisfy { ($0["locationRemoved"] as? [String])?.isEmpty == false }, "\(manifest)")
+    }
+
+    @Test func aWorkerRemovesTheSameAsALocalRun() throws {
+        let work = TemporaryDirectory("privacy-modes")
+        let drop = work.file("drop")
+        try Self.makeDrop(at: drop)
+        let pipeline = try Self.pipeline(in: work)
+        let local = try ShareProcess.run(["ingest", "--container", work.file("local"), "--pipeline", pipeline, "--report", work.file("local.json"), drop])
+        #expect(local.status == 0, "\(local.stderr)")
+
+        let server = try PostgresServer()
+        #expect(try ShareProcess.run(["db", "migrate", "--db", server.url]).status == 0)
+        let workers = DistributedTests.Workers(url: server.url)
+        try workers.start("privacy")
+        defer { workers.stopAll() }
+        let remote = try ShareProcess.run([
+            "ingest", "--db", server.url, "--container", work.file("remote"), "--pipeline", pipeline, "--report", work.file("remote.json"), drop,
+        ])
+        #expect(remote.status == 0, "\(remote.stderr) \(workers.log("privacy"))")
+
+        let sources = Dictionary(uniqueKeysWithValues: Self.samples.map { ($0.name, drop + "/" + $0.name) })
+        try Self.verifyCopies(report: work.file("remote.json"), sources: sources)
+        // Item by item, the same outcome, the same removals, the same bytes delivered.
+        let (a, b) = (try Self.reportItems(work.file("local.json")), try Self.reportItems(work.file("remote.json")))
+        #expect(a.count == b.count)
+        for (name, item) in a {
+            for key in ["status", "locationRemoved", "sha256", "size", "width", "height", "duration"] {
+                #expect("\(item[key] ?? "absent")" == "\(b[name]?[key] ?? "absent")", "\(name): \(key) differs between ingest and ingest --db")
+            }
+        }
+    }
+
+    /// `sha256` is the delivered bytes' identity: a photo shared twice with
+    /// location privacy is a duplicate of its first (stripped) copy, and is
+    /// never linked to an earlier copy that still carries its location.
+    @Test func duplicatesAreFoundAmongStrippedCopiesOnly() throws {
+        let work = TemporaryDirectory("privacy-duplicates")
+        let container = work.file("c")
+        let photo = Fixtures.privacy("iphone6-gps.jpg")
+        let sourceDigest = try SHA256Digest.hex(of: photo)
+
+        // Without the option the copy is the source, byte for byte, location included.
+        let plainDrop = work.file("plain")
+        try FileManager.default.createDirectory(atPath: plainDrop, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: photo, toPath: plainDrop + "/IMG_0001.JPG")
+        let plain = try ShareProcess.run(["ingest", "--container", container, "--pipeline", try Self.pipeline(in: work, location: false), "--report", work.file("plain.json"), plainDrop])
+        #expect(plain.status == 0, "\(plain.stderr)")
+        let plainItem = try #require(try Self.reportItems(work.file("plain.json"))["IMG_0001.JPG"])
+        #expect(plainItem["sha256"] as? String == sourceDigest && plainItem["locationRemoved"] == nil)
+        let plainCopy = try #require((plainItem["path"] as? String).flatMap { URL(string: $0)?.path })
+        #expect(!(try MediaTools.locationTags(plainCopy)).isEmpty)
+
+        // The same photo twice with privacy, duplicates linked: the second is the
+        // first stripped copy's duplicate; neither is the unconsumed plain copy's.
+        let privateDrop = work.file("private")
+        try FileManager.default.createDirectory(atPath: privateDrop, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: photo, toPath: privateDrop + "/a.jpg")
+        try FileManager.default.copyItem(atPath: photo, toPath: privateDrop + "/b.jpg")
+        let linked = try ShareProcess.run([
+            "ingest", "--container", container, "--pipeline", try Self.pipeline(in: work, duplicates: "link"), "--report", work.file("private.json"), privateDrop,
+        ])
+        #expect(linked.status == 0, "\(linked.stderr)")
+        let items = try Self.reportItems(work.file("private.json"))
+        let (a, b) = (try #require(items["a.jpg"]), try #require(items["b.jpg"]))
+        #expect(a["duplicateOf"] == nil, "linked to a copy that carries the location: \(a)")
+        #expect(b["duplicateOf"] as? String == a["path"] as? String && b["path"] as? String == a["path"] as? String, "\(b)")
+        #expect(a["sha256"] as? String == b["sha256"] as? String && a["sha256"] as? String != sourceDigest)
+        let copy = try #require((a["path"] as? String).flatMap { URL(string: $0)?.path })
+        #expect(try MediaTools.locationTags(copy).isEmpty)
+    }
+
+    /// Both settings are off by default: the default pipeline delivers each
+    /// file as it came (its location too), makes no compatible copy, and its
+    /// report and manifest have neither `locationRemoved` nor `compatible`.
+    @Test func offByDefaultEachFileArrivesAsItCame() throws {
+        let work = TemporaryDirectory("privacy-off")
+        let drop = work.file("drop")
+        try Self.makeDrop(at: drop)
+        let run = try ShareProcess.run(["ingest", "--container", work.file("c"), "--report", work.file("report.json"), drop])
+        #expect(run.status == 0, "\(run.stderr)")
+        let items = try Self.reportItems(work.file("report.json"))
+        #expect(items.count == Self.samples.count)
+        for sample in Self.samples {
+            let item = try #require(items[sample.name], "\(sample.name) is not in the report")
+            #expect(item["status"] as? String == "ingested" && item["locationRemoved"] == nil && item["compatible"] == nil, "\(sample.name): \(item)")
+            let copy = try #require((item["path"] as? String).flatMap { URL(string: $0)?.path })
+            let source = try SHA256Digest.hex(of: drop + "/" + sample.name)
+            #expect(try SHA256Digest.hex(of: copy) == source && item["sha256"] as? String == source, "\(sample.name): not delivered as it came")
+        }
+        let files = try FileManager.default.contentsOfDirectory(atPath: work.file("c"))
+        #expect(!files.contains { $0.hasSuffix(".compatible.jpg") }, "\(files)")
+        let manifestPath = try #require(try Self.manifestPath(work.file("c")))
+        let text = try String(contentsOfFile: manifestPath, encoding: .utf8)
+        #expect(!text.contains("\"compatible\"") && !text.contains("\"locationRemoved\""), "\(text)")
+    }
+
+    static func manifestPath(_ container: String) throws -> String? {
+        try FileManager.default.contentsOfDirectory(atPath: container + "/manifests").first { $0.hasSuffix(".json") }.map { container + "/manifests/" + $0 }
+    }
+}
