@@ -232,10 +232,11 @@ public enum ManifestCoder: Sendable {
         return url.host != nil || scheme == "mailto" || scheme == "tel"
     }
 
-    /// A `file://` URL for an absolute path, in the given spelling.
+    /// A `file://` URL for an absolute path of a file (never a folder: no
+    /// trailing `/`, and no `stat` to find out), in the given spelling.
     public static func fileURLString(_ path: String, spelling: PathSpelling) -> String {
         switch spelling {
-        case .percentEncoded: URL(fileURLWithPath: path).absoluteString
+        case .percentEncoded: URL(fileURLWithPath: path, isDirectory: false).absoluteString
         case .unencoded: "file://" + path
         }
     }

@@ -258,4 +258,31 @@ import MediaFormats
         let sheet = try report.contactSheet(in: container, layout: ContactSheetLayout(maximumTiles: 12))
         #expect(sheet.tileCount == 12 && sheet.omittedCount == total - 12)
     }
+
+    /// A stored report larger than ``BatchReport/itemsHeldInMemory`` is read by
+    /// its header (batch fields and counts) and its items one at a time: never
+    /// decoded whole (a million-item batch's is half a gigabyte).
+    @Test func aLargeStoredReportIsReadItemByItem() throws {
+        let total = BatchReport.itemsHeldInMemory + 1
+        let items = (0..<total).map { index in
+            ItemReport(
+                index: index, source: "/drop/note-\(index).txt", status: .ingested, failure: nil, warnings: [],
+                entry: SharedMediaFile(path: "file:///c/\(index).txt", type: .file, size: 10), id: nil, stageSeconds: [:])
+        }
+        let key = try ShareKey("large-stored")
+        let report = BatchReport(
+            batchID: UUID(), key: key, redirectURL: nil, manifestPath: nil, schema: .v2, pipeline: "default", items: items, stageSeconds: [:], wallSeconds: 1)
+        let container = try ContainerDirectory(FileManager.default.temporaryDirectory.appendingPathComponent("stored-\(UUID().uuidString)").path)
+        defer { try? FileManager.default.removeItem(atPath: container.root) }
+        try FileManager.default.createDirectory(atPath: (container.reportPath(key: key) as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+        try report.json().write(to: URL(fileURLWithPath: container.reportPath(key: key)))
+
+        let stored = try BatchReport.stored(key: key, in: container)
+        #expect(stored.items.count == total && stored.ingestedCount == total)
+        #expect(!stored.items.areHeld, "the header alone was not readable: the whole report was decoded")
+        var sources: [String] = []
+        stored.items.visit { sources.append($0.source) }
+        #expect(sources.count == total && sources.first == "/drop/note-0.txt" && sources.last == "/drop/note-\(total - 1).txt")
+        #expect(!stored.items.areHeld)
+    }
 }

@@ -284,6 +284,10 @@ public struct ItemReports: RandomAccessCollection, Sendable {
         self.count = count
     }
 
+    /// True once the reports are held in memory (always, for reports given
+    /// whole; for stored ones, once something needed them all).
+    var areHeld: Bool { storage.isLoaded }
+
     /// Calls `body` with each report in order, holding none when they are read
     /// from a stored report (a million-item batch's, replayed as events).
     func visit(_ body: (ItemReport) -> Void) {

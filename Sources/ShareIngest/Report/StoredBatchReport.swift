@@ -367,8 +367,8 @@ struct BatchReportDocument: Codable {
     }
 
     /// The bytes of the header of the document at `path`, read up to its items
-    /// and closed as a document of its own; nil when the items are not last (an
-    /// older report, to read whole).
+    /// and closed as a document of its own with no items; nil when the items
+    /// are not last (an older report, to read whole).
     static func headerBytes(of path: String) throws(SystemError) -> [UInt8]? {
         let fd = try FileDescriptor.open(path, O_RDONLY)
         let marker = Array(itemsMarker.utf8)
@@ -377,10 +377,9 @@ struct BatchReportDocument: Codable {
             let chunk = try fd.read(count: 1 << 14, at: Int64(read.count), path: path)
             read += chunk
             if let range = read.firstRange(of: marker) {
-                var header = Array(read[..<range.lowerBound])
-                // `…,` before the items: drop the comma and close the object.
-                if header.last == UInt8(ascii: ",") { header.removeLast() }
-                return header + Array("\n}".utf8)
+                // `…,` before the items: an empty `items` closes it (the field is
+                // not optional: without it no header would decode).
+                return Array(read[..<range.lowerBound]) + Array("\n  \"items\" : []\n}".utf8)
             }
             if chunk.isEmpty { return nil }
         }
