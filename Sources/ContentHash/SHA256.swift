@@ -24,15 +24,24 @@ package final class SHA256 {
         EVP_DigestUpdate(context, base, bytes.count)
     }
 
-    /// The digest of everything fed, as 64 lower-case hexadecimal digits.
-    package func finish() -> String {
+    /// The digest of everything fed: 32 bytes.
+    package func digest() -> [UInt8] {
         var digest = [UInt8](repeating: 0, count: Int(EVP_MAX_MD_SIZE))
         var length: UInt32 = 0
         EVP_DigestFinal_ex(context, &digest, &length)
-        return digest.prefix(Int(length)).map { byte in
-            let digits = Array("0123456789abcdef".utf8)
-            return String(decoding: [digits[Int(byte >> 4)], digits[Int(byte & 0x0F)]], as: UTF8.self)
-        }.joined()
+        return Array(digest.prefix(Int(length)))
+    }
+
+    /// The digest of everything fed, as 64 lower-case hexadecimal digits.
+    package func finish() -> String {
+        let digits = Array("0123456789abcdef".utf8)
+        var text: [UInt8] = []
+        text.reserveCapacity(64)
+        for byte in digest() {
+            text.append(digits[Int(byte >> 4)])
+            text.append(digits[Int(byte & 0x0F)])
+        }
+        return String(decoding: text, as: UTF8.self)
     }
 
     /// The SHA-256 of `bytes`.

@@ -420,25 +420,42 @@ extension JobQueue: BatchStore {
         }
     }
 
-    func earlierCopies(for batch: UUID) throws -> [Int: [EarlierCopy]] {
-        var found: [Int: [EarlierCopy]] = [:]
+    func earlierCopies(for batch: UUID) throws -> EarlierCopies {
+        var found = EarlierCopies()
+        var originals: [Int: EarlierCopy?] = [:]
+        // The batch's first item of each content that repeats (one grouping of
+        // the batch), joined to the items after it: never a join of every item
+        // with the earlier ones, which a fresh table without statistics may plan
+        // as a scan of the batch per item (past the statement timeout at 10,000).
         for row in try query(
             """
-            SELECT d.idx AS idx, o.idx AS original, o.snapshot AS snapshot, NULL AS key FROM share_jobs d
-                JOIN share_jobs o ON o.sha256 = d.sha256 AND o.batch_id = d.batch_id AND o.idx < d.idx AND NOT (o.snapshot ? 'failure')
-                WHERE d.batch_id = $1::uuid AND d.idx >= 0 AND d.sha256 IS NOT NULL AND NOT (d.snapshot ? 'failure')
-            UNION ALL
-            SELECT d.idx, o.idx, o.snapshot, b.key FROM share_jobs d
-                JOIN share_batches me ON me.id = d.batch_id
-                JOIN share_jobs o ON o.sha256 = d.sha256 AND o.batch_id <> d.batch_id AND NOT (o.snapshot ? 'failure')
-                JOIN share_batches b ON b.id = o.batch_id AND b.state = 'done' AND b.container = me.container
-                WHERE d.batch_id = $1::uuid AND d.idx >= 0 AND d.sha256 IS NOT NULL AND NOT (d.snapshot ? 'failure')
+            WITH firsts AS MATERIALIZED (
+                SELECT sha256, min(idx) AS first FROM share_jobs WHERE batch_id = $1::uuid AND idx >= 0 AND sha256 IS NOT NULL
+                    AND NOT (snapshot ? 'failure') GROUP BY sha256 HAVING count(*) > 1)
+            SELECT d.idx AS idx, f.first AS original, o.snapshot AS snapshot FROM firsts f
+                JOIN share_jobs d ON d.batch_id = $1::uuid AND d.sha256 = f.sha256 AND d.idx > f.first AND NOT (d.snapshot ? 'failure')
+                JOIN share_jobs o ON o.batch_id = $1::uuid AND o.idx = f.first
             """, [batch.uuidString])
         {
             guard let index = row["idx"].flatMap(Int.init), let original = row["original"].flatMap(Int.init) else { continue }
-            let item = ItemState.decode(row["snapshot"] ?? "", index: original, id: nil)
-            guard let path = item.copyPath else { continue }
-            found[index, default: []].append(EarlierCopy(index: original, path: path, label: item.label, shareKey: row["key"].flatMap { try? ShareKey($0) }))
+            found.addInBatch(item: index, original: original, snapshot: { row["snapshot"] }, cache: &originals)
+        }
+        // Other finished batches of the same container: the first copy of each
+        // of the batch's contents in each.
+        for row in try query(
+            """
+            SELECT DISTINCT ON (o.sha256, o.batch_id) o.sha256 AS sha256, o.idx AS original, o.snapshot AS snapshot, b.key AS key
+                FROM share_jobs o
+                JOIN share_batches b ON b.id = o.batch_id AND b.state = 'done'
+                    AND b.container = (SELECT container FROM share_batches WHERE id = $1::uuid)
+                WHERE o.sha256 IN (SELECT sha256 FROM share_jobs WHERE batch_id = $1::uuid AND idx >= 0 AND sha256 IS NOT NULL
+                        AND NOT (snapshot ? 'failure'))
+                    AND o.batch_id <> $1::uuid AND o.idx >= 0 AND NOT (o.snapshot ? 'failure')
+                ORDER BY o.sha256, o.batch_id, o.idx
+            """, [batch.uuidString])
+        {
+            guard let sha256 = row["sha256"], let original = row["original"].flatMap(Int.init) else { continue }
+            found.addInOtherShare(sha256: sha256, original: original, snapshot: row["snapshot"], key: row["key"])
         }
         return found
     }

@@ -374,28 +374,37 @@ extension BatchJournal: BatchStore {
         try page(of: batch, after: index, limit: limit, unfinishedOnly: false)
     }
 
-    func earlierCopies(for batch: UUID) throws -> [Int: [EarlierCopy]] {
-        var found: [Int: [EarlierCopy]] = [:]
-        // Each item's earlier copies are looked up by its hash (items_sha256):
-        // the unary `+` keeps SQLite from reading them by the primary key
-        // instead (batch_id = ? AND idx < ?: every earlier item of the batch for
-        // each item, hours for a batch of a million).
-        for row in try database.query(
+    func earlierCopies(for batch: UUID) throws -> EarlierCopies {
+        var found = EarlierCopies()
+        var originals: [Int: EarlierCopy?] = [:]
+        // The batch's first item of each content that repeats (one grouping of
+        // the batch), joined to the items after it.
+        try database.scan(
             """
-            SELECT d.idx AS idx, o.idx AS original, o.snapshot AS snapshot, NULL AS key FROM items d
-                JOIN items o ON o.sha256 = d.sha256 AND +o.batch_id = d.batch_id AND +o.idx < d.idx AND o.reason IS NULL
-                WHERE d.batch_id = ? AND d.sha256 IS NOT NULL AND d.reason IS NULL
-            UNION ALL
-            SELECT d.idx, o.idx, o.snapshot, b.key FROM items d
-                JOIN items o ON o.sha256 = d.sha256 AND +o.batch_id <> d.batch_id AND o.reason IS NULL
+            WITH firsts AS (SELECT sha256, min(idx) AS first FROM items WHERE batch_id = ?1 AND sha256 IS NOT NULL AND reason IS NULL
+                GROUP BY sha256 HAVING count(*) > 1)
+            SELECT d.idx AS idx, f.first AS original, o.snapshot AS snapshot FROM firsts f
+                JOIN items d ON d.batch_id = ?1 AND d.sha256 = f.sha256 AND d.idx > f.first AND d.reason IS NULL
+                JOIN items o ON o.batch_id = ?1 AND o.idx = f.first
+            """, [.text(batch.uuidString)]
+        ) { row in
+            guard let index = row.int("idx"), let original = row.int("original") else { return }
+            found.addInBatch(item: index, original: original, snapshot: { row.text("snapshot") }, cache: &originals)
+        }
+        // Other finished batches: the first copy of each of the batch's contents
+        // in each (SQLite takes the bare columns from the row of min(idx)); the
+        // unary `+` keeps the lookup on items_sha256.
+        try database.scan(
+            """
+            SELECT o.sha256 AS sha256, min(o.idx) AS original, o.snapshot AS snapshot, b.key AS key
+                FROM (SELECT DISTINCT sha256 FROM items WHERE batch_id = ?1 AND sha256 IS NOT NULL AND reason IS NULL) d
+                JOIN items o ON o.sha256 = d.sha256 AND +o.batch_id <> ?1 AND o.reason IS NULL
                 JOIN batches b ON b.id = o.batch_id AND b.state = 'done'
-                WHERE d.batch_id = ? AND d.sha256 IS NOT NULL AND d.reason IS NULL
-            """, [.text(batch.uuidString), .text(batch.uuidString)])
-        {
-            guard let index = row.int("idx"), let original = row.int("original") else { continue }
-            let item = ItemState.decode(row.text("snapshot") ?? "", index: original, id: nil)
-            guard let path = item.copyPath else { continue }
-            found[index, default: []].append(EarlierCopy(index: original, path: path, label: item.label, shareKey: row.text("key").flatMap { try? ShareKey($0) }))
+                GROUP BY o.sha256, o.batch_id
+            """, [.text(batch.uuidString)]
+        ) { row in
+            guard let sha256 = row.text("sha256"), let original = row.int("original") else { return }
+            found.addInOtherShare(sha256: sha256, original: original, snapshot: row.text("snapshot"), key: row.text("key"))
         }
         return found
     }

@@ -44,10 +44,13 @@ protocol BatchStore: AnyObject {
     /// whose record cannot be read comes back failed (``ItemState/unreadable(index:id:error:)``).
     func items(of batch: UUID, after index: Int, limit: Int) throws -> [ItemState]
 
-    /// For each item of `batch` whose content (SHA-256) was delivered before it
-    /// (by an earlier item of the batch, or by another finished batch), those
-    /// earlier copies; the fan-in decides which is still there to be a duplicate of.
-    func earlierCopies(for batch: UUID) throws -> [Int: [EarlierCopy]]
+    /// Content of `batch` delivered before: for each item whose SHA-256 an
+    /// earlier item of the batch has, that batch's first such item; for each
+    /// SHA-256 of the batch, the first copy of it in each other finished batch.
+    /// The fan-in decides which is still there to be a duplicate of. One entry
+    /// per item or per content and share, never per pair: a drop of a hundred
+    /// thousand copies of a few pictures is not squared.
+    func earlierCopies(for batch: UUID) throws -> EarlierCopies
 
     /// The items of `batch` (not failed) that may be half of a Live Photo: those
     /// whose content identifier or Live Photo name (``ItemState/livePhotoKeys``,
@@ -84,6 +87,31 @@ extension BatchStore {
             guard page.count == pageSize, let end = page.last?.index else { return }
             last = end
         }
+    }
+}
+
+/// Content a batch's items share with what was delivered before them (``BatchStore/earlierCopies(for:)``).
+struct EarlierCopies: Sendable {
+    /// Item index → the first item of its batch with the same content, when that is an earlier one.
+    var inBatch: [Int: EarlierCopy] = [:]
+    /// SHA-256 → the first copy of that content in each other finished batch.
+    var inOtherShares: [String: [EarlierCopy]] = [:]
+
+    /// Each store's rows: `(item, original index, original's snapshot)` for the
+    /// batch, `(sha256, original index, snapshot, share key)` for other shares.
+    /// A snapshot read once per original, however many items copy it.
+    mutating func addInBatch(item: Int, original: Int, snapshot: () -> String?, cache: inout [Int: EarlierCopy?]) {
+        if cache[original] == nil {
+            let state = ItemState.decode(snapshot() ?? "", index: original, id: nil)
+            cache[original] = state.copyPath.map { EarlierCopy(index: original, path: $0, label: state.label, shareKey: nil) }
+        }
+        if let copy = cache[original] ?? nil { inBatch[item] = copy }
+    }
+
+    mutating func addInOtherShare(sha256: String, original: Int, snapshot: String?, key: String?) {
+        let state = ItemState.decode(snapshot ?? "", index: original, id: nil)
+        guard let path = state.copyPath, let key = key.flatMap({ try? ShareKey($0) }) else { return }
+        inOtherShares[sha256, default: []].append(EarlierCopy(index: original, path: path, label: state.label, shareKey: key))
     }
 }
 

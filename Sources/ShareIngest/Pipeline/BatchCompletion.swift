@@ -223,22 +223,21 @@ extension ItemReports {
 /// batch has, or a copy in a share not yet consumed (then still in the
 /// container), is a duplicate, and the pipeline's policy decides what it becomes.
 struct DuplicateContent {
-    let earlier: [Int: [EarlierCopy]]
+    let earlier: EarlierCopies
     let container: ContainerDirectory
     let policy: PipelineDefinition.DuplicatePolicy
 
     /// The copy `item` duplicates: one in an earlier share first (the first
-    /// delivery of the content), else the earliest in its own batch.
+    /// delivery of the content, while that share is unconsumed and its copy is
+    /// there), else the earliest in its own batch.
     func original(of item: ItemState) -> EarlierCopy? {
         let manifests = ManifestStore(container: container)
-        let candidates = (earlier[item.index] ?? []).filter { copy in
-            guard let key = copy.shareKey else { return true }
+        let elsewhere = item.sha256.flatMap { earlier.inOtherShares[$0] } ?? []
+        let delivered = elsewhere.filter { copy in
+            guard let key = copy.shareKey else { return false }
             return manifests.exists(key) && FileSystem.exists(copy.path)
         }
-        return candidates.min { a, b in
-            if (a.shareKey == nil) != (b.shareKey == nil) { return a.shareKey != nil }
-            return a.index < b.index
-        }
+        return delivered.min { $0.index < $1.index } ?? earlier.inBatch[item.index]
     }
 
     /// Applies the policy to `item` if it is a duplicate; true when it changed.

@@ -162,11 +162,7 @@ extension ItemState {
     static func motionVideoID(of id: UUID) -> UUID {
         let digest = SHA256()
         Array("share-ingest motion video \(id.uuidString)".utf8).withUnsafeBytes { digest.update($0) }
-        let hex = Array(digest.finish().utf8)
-        var bytes = (0..<16).map { i -> UInt8 in
-            func nibble(_ c: UInt8) -> UInt8 { c <= 0x39 ? c - 0x30 : (c | 0x20) - 0x61 + 10 }
-            return nibble(hex[2 * i]) << 4 | nibble(hex[2 * i + 1])
-        }
+        var bytes = digest.digest()
         bytes[6] = bytes[6] & 0x0F | 0x50
         bytes[8] = bytes[8] & 0x3F | 0x80
         return UUID(uuid: (
