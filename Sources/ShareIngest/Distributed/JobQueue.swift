@@ -440,18 +440,21 @@ extension JobQueue: BatchStore {
             guard let index = row["idx"].flatMap(Int.init), let original = row["original"].flatMap(Int.init) else { continue }
             found.addInBatch(item: index, original: original, snapshot: { row["snapshot"] }, cache: &originals)
         }
-        // Other finished batches of the same container: the first copy of each
-        // of the batch's contents in each.
+        // Other finished batches of the same container, oldest first: the first
+        // copy of each of the batch's contents in each.
         for row in try query(
             """
-            SELECT DISTINCT ON (o.sha256, o.batch_id) o.sha256 AS sha256, o.idx AS original, o.snapshot AS snapshot, b.key AS key
+            SELECT * FROM (
+                SELECT DISTINCT ON (o.sha256, o.batch_id) o.sha256 AS sha256, o.idx AS original, o.snapshot AS snapshot, b.key AS key,
+                    b.created_at AS created
                 FROM share_jobs o
                 JOIN share_batches b ON b.id = o.batch_id AND b.state = 'done'
                     AND b.container = (SELECT container FROM share_batches WHERE id = $1::uuid)
                 WHERE o.sha256 IN (SELECT sha256 FROM share_jobs WHERE batch_id = $1::uuid AND idx >= 0 AND sha256 IS NOT NULL
                         AND NOT (snapshot ? 'failure'))
                     AND o.batch_id <> $1::uuid AND o.idx >= 0 AND NOT (o.snapshot ? 'failure')
-                ORDER BY o.sha256, o.batch_id, o.idx
+                ORDER BY o.sha256, o.batch_id, o.idx) firsts
+            ORDER BY created, original
             """, [batch.uuidString])
         {
             guard let sha256 = row["sha256"], let original = row["original"].flatMap(Int.init) else { continue }

@@ -391,16 +391,17 @@ extension BatchJournal: BatchStore {
             guard let index = row.int("idx"), let original = row.int("original") else { return }
             found.addInBatch(item: index, original: original, snapshot: { row.text("snapshot") }, cache: &originals)
         }
-        // Other finished batches: the first copy of each of the batch's contents
-        // in each (SQLite takes the bare columns from the row of min(idx)); the
-        // unary `+` keeps the lookup on items_sha256.
+        // Other finished batches, oldest first: the first copy of each of the
+        // batch's contents in each (SQLite takes the bare columns from the row of
+        // min(idx)); the unary `+` keeps the lookup on items_sha256.
         try database.scan(
             """
-            SELECT o.sha256 AS sha256, min(o.idx) AS original, o.snapshot AS snapshot, b.key AS key
+            SELECT o.sha256 AS sha256, min(o.idx) AS original, o.snapshot AS snapshot, b.key AS key, b.created_at AS created
                 FROM (SELECT DISTINCT sha256 FROM items WHERE batch_id = ?1 AND sha256 IS NOT NULL AND reason IS NULL) d
                 JOIN items o ON o.sha256 = d.sha256 AND +o.batch_id <> ?1 AND o.reason IS NULL
                 JOIN batches b ON b.id = o.batch_id AND b.state = 'done'
                 GROUP BY o.sha256, o.batch_id
+                ORDER BY created, original
             """, [.text(batch.uuidString)]
         ) { row in
             guard let sha256 = row.text("sha256"), let original = row.int("original") else { return }

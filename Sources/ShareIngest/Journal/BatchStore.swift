@@ -94,7 +94,8 @@ extension BatchStore {
 struct EarlierCopies: Sendable {
     /// Item index → the first item of its batch with the same content, when that is an earlier one.
     var inBatch: [Int: EarlierCopy] = [:]
-    /// SHA-256 → the first copy of that content in each other finished batch.
+    /// SHA-256 → the first copy of that content in each other finished batch,
+    /// the oldest batch first.
     var inOtherShares: [String: [EarlierCopy]] = [:]
 
     /// Each store's rows: `(item, original index, original's snapshot)` for the

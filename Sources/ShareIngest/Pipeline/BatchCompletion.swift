@@ -233,11 +233,11 @@ struct DuplicateContent {
     func original(of item: ItemState) -> EarlierCopy? {
         let manifests = ManifestStore(container: container)
         let elsewhere = item.sha256.flatMap { earlier.inOtherShares[$0] } ?? []
-        let delivered = elsewhere.filter { copy in
+        let delivered = elsewhere.lazy.filter { copy in
             guard let key = copy.shareKey else { return false }
             return manifests.exists(key) && FileSystem.exists(copy.path)
         }
-        return delivered.min { $0.index < $1.index } ?? earlier.inBatch[item.index]
+        return delivered.first ?? earlier.inBatch[item.index]
     }
 
     /// Applies the policy to `item` if it is a duplicate; true when it changed.

@@ -88,6 +88,19 @@ enum MetadataBlanker {
         case refused(String)
         case system(SystemError)
 
+        /// What `body` returns; what it throws, as a Failure.
+        static func from<T>(_ body: () throws -> T) throws(Failure) -> T {
+            do {
+                return try body()
+            } catch let error as Failure {
+                throw error
+            } catch let error as SystemError {
+                throw .system(error)
+            } catch {
+                throw .refused("\(error)")
+            }
+        }
+
         func failure(_ label: String) -> ItemFailure {
             switch self {
             case .refused(let why):
@@ -101,19 +114,11 @@ enum MetadataBlanker {
     /// Makes `edits` in the file at `path`.
     static func apply(_ edits: [MetadataEdit], to path: String, sync: Bool) throws(Failure) {
         guard !edits.isEmpty else { return }
-        let file: FileDescriptor
-        let size: Int
-        do {
-            file = try FileDescriptor.open(path, O_RDWR | O_NOCTTY | O_CLOEXEC | O_NOFOLLOW)
+        let (file, size) = try Failure.from {
+            let file = try FileDescriptor.open(path, O_RDWR | O_NOCTTY | O_CLOEXEC | O_NOFOLLOW)
             let status = try file.status(path: path)
             guard status.type == .regular else { throw Failure.refused("the copy is not a regular file") }
-            size = Int(status.size)
-        } catch let error as Failure {
-            throw error
-        } catch let error as SystemError {
-            throw .system(error)
-        } catch {
-            throw .refused("\(error)")
+            return (file, Int(status.size))
         }
         let unique = Array(Set(edits)).sorted { ($0.step, $0.offset, $0.length) < ($1.step, $1.offset, $1.length) }
         // Every overwrite is checked before the first is made.
@@ -155,16 +160,10 @@ enum MetadataBlanker {
     }
 
     private static func read(_ file: FileDescriptor, _ offset: Int, _ count: Int, _ path: String) throws(Failure) -> [UInt8] {
-        do {
+        try Failure.from {
             let bytes = try file.read(count: count, at: Int64(offset), path: path)
             guard bytes.count == count else { throw Failure.refused("the copy ends before \(offset + count)") }
             return bytes
-        } catch let error as Failure {
-            throw error
-        } catch let error as SystemError {
-            throw .system(error)
-        } catch {
-            throw .refused("\(error)")
         }
     }
 
