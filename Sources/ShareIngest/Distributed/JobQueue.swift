@@ -93,7 +93,7 @@ final class JobQueue {
     }
 
     /// The expected decode cost of `item`'s next stage, which orders claims.
-    static func priority(of item: ItemState) -> Double { ItemExecution.cost(of: item).milliseconds }
+    static func priority(of item: ItemState) -> Double { StageExecution.cost(of: item).milliseconds }
 
     // MARK: - Claim
 

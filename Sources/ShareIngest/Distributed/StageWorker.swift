@@ -7,7 +7,7 @@ import Synchronization
 import SystemCalls
 
 /// A long-running worker that claims jobs from PostgreSQL and runs them with the
-/// same execution core as the local pipeline (``ItemExecution``, which applies
+/// same execution core as the local pipeline (``StageExecution``, which applies
 /// ``ItemLifecycle``, and ``BatchCompletion``) (`share worker`): only the
 /// transport differs, claims and leases instead of threads and queues.
 ///
@@ -173,7 +173,7 @@ final class WorkerRun: Sendable {
     /// Executors signal it when they take a job, so the coordinator refills.
     private let wake = WakePipe()
     /// The execution core the executors share (with one decoder-memory budget).
-    let execution: ItemExecution
+    let execution: StageExecution
 
     /// Seconds between checks for jobs of gone workers.
     static let reapInterval = 1.0
@@ -187,7 +187,7 @@ final class WorkerRun: Sendable {
         handoff = BlockingQueue(capacity: 2 * worker.settings.concurrency + 1)
         // A record whose connection was lost is kept and made again once the
         // server is back (the connection ends its waits when a stop is due).
-        execution = ItemExecution(
+        execution = StageExecution(
             events: worker.events, cancellation: interruption.flag,
             retries: .init(patience: .infinity) { error in (error as? PostgresError).map { $0.connectionLost && !$0.interrupted } ?? false })
     }
@@ -434,7 +434,7 @@ final class WorkerRun: Sendable {
             return
         }
         var job = claimed
-        var item = ItemWork(job.item)
+        var item = InFlightItem(job.item)
         // The row's stage, which a record must match: it moves only when a
         // record is made (steps kept here are recorded with a later one).
         var lease: Lease? = job.lease(worker: id)

@@ -3,63 +3,6 @@ import Glibc
 import ShareManifest
 import SystemCalls
 
-/// Where a batch is in its life.
-public enum BatchState: String, Sendable, Codable, CaseIterable {
-    /// A dropped folder was claimed; it is being moved in and planned.
-    case claimed
-    /// Items are planned (each has its UUID) and being processed.
-    case running
-    /// Every item finished; the manifest is being written.
-    case manifesting
-    /// The manifest is written (or nothing could be delivered).
-    case done
-    /// The drop vanished before it was planned; nothing was taken.
-    case abandoned
-    /// A consumed share whose files `share gc` removed.
-    case collected
-    /// Distributed mode: the manifest job had all its attempts and gave up (the
-    /// reason is recorded with the batch); `share ingest --resume` retries it.
-    case failed
-}
-
-/// One batch as the journal keeps it.
-public struct BatchRecord: Sendable {
-    /// The batch's UUID.
-    public let id: UUID
-    /// The manifest key the batch writes.
-    public let key: ShareKey
-    /// Where the batch is in its life.
-    public internal(set) var state: BatchState
-    /// The pipeline, as canonical JSON, so a resumed batch runs with the same settings.
-    let pipelineJSON: String
-    /// Text that came with the share (v2 `message` of every entry).
-    public let message: String?
-    /// For dropped folders: the drop's name in the inbox, its tree signature, and
-    /// where its files are read from once claimed.
-    public internal(set) var dropName: String?
-    var dropSignature: String?
-    /// Where a claimed drop's files are read from (`INBOX/.processing/<batch>/`).
-    public internal(set) var dropPath: String?
-    /// When the batch was created, by the ingestor's clock.
-    public let createdAt: Date
-    /// When the batch was marked done, by the ingestor's clock; nil while unfinished.
-    public internal(set) var finishedAt: Date?
-    /// The redirect URL, once the manifest is written.
-    public internal(set) var redirectURL: String?
-    /// The manifest file, once written.
-    public internal(set) var manifestPath: String?
-    /// Items in the batch (counted when it is done).
-    public internal(set) var itemCount = 0
-    /// Items delivered (counted when the batch is done).
-    public internal(set) var ingestedCount = 0
-    /// Items that failed (counted when the batch is done).
-    public internal(set) var failedCount = 0
-    /// Items skipped (counted when the batch is done).
-    public internal(set) var skippedCount = 0
-    /// Seconds spent per stage over all items, summed once by the fan-in.
-    var stageSeconds: [StageName: Double] = [:]
-}
-
 /// The durable state of batches and items: SQLite in WAL mode at
 /// `<container>/.share-ingest/journal.sqlite`.
 ///
@@ -429,19 +372,5 @@ extension BatchJournal: BatchStore {
             try updateRow(batch)
         }
         return true
-    }
-}
-
-/// An exclusive lock on one batch (`flock` on `<state>/locks/<batch>.lock`),
-/// held while a process works on it and released by the kernel if it dies.
-final class BatchLock {
-    private let lock: FileLock
-
-    /// Takes the lock, or returns nil if another process holds it.
-    init?(batch: UUID, container: ContainerDirectory) {
-        let directory = container.stateDirectory + "/locks"
-        try? FileSystem.makeDirectory(directory)
-        guard let lock = FileLock("\(directory)/\(batch.uuidString).lock") else { return nil }
-        self.lock = lock
     }
 }

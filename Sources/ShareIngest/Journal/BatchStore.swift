@@ -178,46 +178,6 @@ extension StoreRow {
     func date(_ column: String) -> Date? { real(column).map(Date.init(timeIntervalSince1970:)) }
 }
 
-extension BatchRecord {
-    /// The batch's row: every column, in the order both stores' tables declare them.
-    var columns: KeyValuePairs<String, StoreValue> {
-        [
-            "id": .text(id.uuidString), "key": .text(key.rawValue), "state": .text(state.rawValue), "pipeline": .text(pipelineJSON),
-            "message": StoreValue(message), "drop_name": StoreValue(dropName), "drop_signature": StoreValue(dropSignature),
-            "drop_path": StoreValue(dropPath), "created_at": StoreValue(createdAt), "finished_at": StoreValue(finishedAt),
-            "redirect_url": StoreValue(redirectURL), "manifest_path": StoreValue(manifestPath), "item_count": StoreValue(itemCount),
-            "ingested": StoreValue(ingestedCount), "failed": StoreValue(failedCount), "skipped": StoreValue(skippedCount),
-        ]
-    }
-
-    /// The pipeline the batch started with (a resumed batch keeps it).
-    func pipeline() throws(ShareIngestError) -> PipelineDefinition {
-        do { return try PipelineDefinition.decode(Data(pipelineJSON.utf8), file: "pipeline of batch \(id)") } catch { throw .pipeline(error) }
-    }
-
-    /// The columns an update may change (the rest are fixed when a batch is created).
-    static let mutableColumns: Set<String> = [
-        "state", "drop_path", "finished_at", "redirect_url", "manifest_path", "item_count", "ingested", "failed", "skipped",
-    ]
-
-    /// A batch from its row; nil if the row is not a batch this version can read.
-    init?(row: some StoreRow) {
-        guard let id = row.text("id").flatMap(UUID.init(uuidString:)), let key = row.text("key").flatMap({ try? ShareKey($0) }),
-            let state = row.text("state").flatMap(BatchState.init(rawValue:)), let pipeline = row.text("pipeline")
-        else { return nil }
-        self.init(
-            id: id, key: key, state: state, pipelineJSON: pipeline, message: row.text("message"), dropName: row.text("drop_name"),
-            dropSignature: row.text("drop_signature"), dropPath: row.text("drop_path"), createdAt: row.date("created_at") ?? Date(timeIntervalSince1970: 0))
-        finishedAt = row.date("finished_at")
-        redirectURL = row.text("redirect_url")
-        manifestPath = row.text("manifest_path")
-        itemCount = row.int("item_count") ?? 0
-        ingestedCount = row.int("ingested") ?? 0
-        failedCount = row.int("failed") ?? 0
-        skippedCount = row.int("skipped") ?? 0
-    }
-}
-
 // MARK: - Migrations
 
 /// One named change to a store's schema: applied once, in order, and recorded

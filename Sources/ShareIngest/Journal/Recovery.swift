@@ -41,26 +41,3 @@ enum Recovery {
         return (String(tag[0]), pid)
     }
 }
-
-/// Named points where a test can make the process die (`SHARE_CRASH_POINT=<name>`
-/// raises SIGKILL there), to prove that a crash at that instruction loses nothing.
-enum CrashPoint {
-    private static let armed = ProcessInfo.processInfo.environment["SHARE_CRASH_POINT"]
-
-    static func hit(_ name: String) {
-        if armed == name { Processes.raiseInSelf(SIGKILL) }
-    }
-}
-
-/// A test-only brake (`SHARE_TEST_THROTTLE_MS=<ms>`): a pause after each planned
-/// item, after each stage of each item and around the batch's end, so a test can
-/// aim a real signal at observed progress (k copies on disk, the manifest) on a
-/// machine of any speed. Unset, it costs one branch.
-enum TestThrottle {
-    private static let seconds: Double? = ProcessInfo.processInfo.environment["SHARE_TEST_THROTTLE_MS"]
-        .flatMap(Double.init).map { max(0, $0) / 1000 }
-
-    static func pause() {
-        if let seconds { MonotonicClock.sleep(seconds) }
-    }
-}

@@ -10,14 +10,14 @@ import SystemCalls
 /// Each item stage has its own worker threads (the pipeline's `workers`), each
 /// fed by a bounded queue; a feeder thread reads the batch's unfinished items
 /// from the store a page at a time and puts each into the queue of its next
-/// stage. A worker runs the stage through ``ItemExecution`` (the execution core
+/// stage. A worker runs the stage through ``StageExecution`` (the execution core
 /// both modes share: outcome, lifecycle, record, events) and hands the item to
 /// the queue of the stage it is to run next; nothing holds finished items. The
 /// fan-in (``BatchCompletion``) runs once, after the last item, and only then.
 final class BatchRunner: Sendable {
     let context: BatchContext
     let store: BatchJournal
-    let execution: ItemExecution
+    let execution: StageExecution
     let events: IngestEventSink?
     let cancellation: CancellationFlag
     /// The clock for recorded timestamps (`finishedAt`); tests inject a fixed one.
@@ -43,7 +43,7 @@ final class BatchRunner: Sendable {
         self.store = journal
         self.events = events
         self.cancellation = cancellation
-        self.execution = ItemExecution(
+        self.execution = StageExecution(
             events: events, cancellation: cancellation, retries: .init(patience: Self.recordPatience, isTransient: { _ in true }))
         self.now = now
     }
@@ -87,10 +87,10 @@ final class BatchRunner: Sendable {
                 // the batch with one core idle; the other queues stay first in, first out.
                 let queue =
                     stage == .copy || stage == .probe
-                    ? BlockingQueue<ItemWork>(capacity: max(2 * workers, Self.scheduledQueueCapacity)) {
-                        ($0.carried.decodeCost ?? ItemExecution.cost(of: $0.state)).milliseconds
+                    ? BlockingQueue<InFlightItem>(capacity: max(2 * workers, Self.scheduledQueueCapacity)) {
+                        ($0.carried.decodeCost ?? StageExecution.cost(of: $0.state)).milliseconds
                     }
-                    : BlockingQueue<ItemWork>(capacity: 2 * workers)
+                    : BlockingQueue<InFlightItem>(capacity: 2 * workers)
                 return (stage, queue)
             })
         // Items only move to later stages: a stage's queue is closed once the
@@ -147,7 +147,7 @@ final class BatchRunner: Sendable {
     /// it starts, to `body`. An item recorded as unfinished that has in fact
     /// finished (an older journal's, or one whose last record was lost) is
     /// recorded finished here.
-    private func feed(_ body: (ItemWork, NextStep) -> Void) throws {
+    private func feed(_ body: (InFlightItem, NextStep) -> Void) throws {
         var last = -1
         while true {
             let page = try store.unfinishedItems(of: context.batchID, after: last, limit: Self.pageSize)
@@ -157,7 +157,7 @@ final class BatchRunner: Sendable {
                     _ = execution.record(state, next: .finished, batch: context, store: store)
                     execution.finished(state, in: context)
                 }
-                body(ItemWork(state), next)
+                body(InFlightItem(state), next)
             }
             guard page.count == Self.pageSize, let end = page.last?.index else { return }
             last = end
@@ -183,7 +183,7 @@ final class BatchRunner: Sendable {
             last = end
         }
         for suspect in suspects where !cancellation.isCancelled {
-            var item = ItemWork(suspect)
+            var item = InFlightItem(suspect)
             item.decodingInFlight = false
             guard let stage = lifecycle.start(item.state, stopping: false).stage else { continue }
             let outcome = StageOutcome.lost(

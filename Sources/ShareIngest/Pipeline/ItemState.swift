@@ -176,7 +176,7 @@ struct CarriedResults: Sendable {
 /// An item being worked on: its state and what its stages carry in memory.
 /// Stages read and write the state's fields directly (`item.copyPath`).
 @dynamicMemberLookup
-struct ItemWork: Sendable {
+struct InFlightItem: Sendable {
     var state: ItemState
     var carried = CarriedResults()
 

@@ -14,7 +14,7 @@ import SystemCalls
 /// recorded. The file is the item's: removed if the item fails, collected by
 /// `share gc` with it. A photo whose copy cannot be made is still delivered,
 /// with a warning.
-struct CompatibleStage: ItemStage {
+struct CompatibleStage: PipelineStage {
     let settings: PipelineDefinition.CompatibleSettings
     var name: StageName { .compatible }
 
@@ -26,9 +26,9 @@ struct CompatibleStage: ItemStage {
         return settings.formats.contains(kind)
     }
 
-    func decodes(_ item: ItemWork) -> Bool { applies(item.state) }
+    func decodes(_ item: InFlightItem) -> Bool { applies(item.state) }
 
-    func process(_ item: inout ItemWork, in batch: BatchContext) throws(ItemFailure) {
+    func process(_ item: inout InFlightItem, in batch: BatchContext) throws(ItemFailure) {
         guard applies(item.state), let path = item.copyPath, let format = item.sniffed?.format else { return }
         let probe = batch.pipeline.probe ?? .init()
         let spec = CompatibleCopySpec(quality: settings.quality, keepsLocation: batch.pipeline.location == nil, timeLimit: settings.timeLimit)

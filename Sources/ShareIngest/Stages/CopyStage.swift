@@ -6,11 +6,11 @@ import SystemCalls
 /// existing file), via a unique temporary name, fsync and rename, and records
 /// the SHA-256 of its bytes (computed in the same pass): the item's content
 /// identity, which the fan-in uses to find duplicates.
-struct CopyStage: ItemStage {
+struct CopyStage: PipelineStage {
     let settings: PipelineDefinition.CopySettings
     var name: StageName { .copy }
 
-    func process(_ item: inout ItemWork, in batch: BatchContext) throws(ItemFailure) {
+    func process(_ item: inout InFlightItem, in batch: BatchContext) throws(ItemFailure) {
         guard let sniffed = item.sniffed else { return }  // text and URLs have nothing to copy
         let destination = batch.container.mediaPath(id: item.id, fileExtension: sniffed.fileExtension)
         // A copy that reached its final name before a crash is complete (it was

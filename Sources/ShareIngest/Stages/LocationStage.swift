@@ -23,7 +23,7 @@ import SystemCalls
 /// leaves what it had not removed findable). A file whose location cannot be
 /// removed in place (compressed XMP, a structure the parser cannot read)
 /// fails with `locationNotRemovable`.
-struct LocationStage: ItemStage {
+struct LocationStage: PipelineStage {
     let settings: PipelineDefinition.LocationSettings
     var name: StageName { .location }
 
@@ -35,9 +35,9 @@ struct LocationStage: ItemStage {
 
     /// It reads the copy's structures in the decoder (not its pixels): it takes
     /// its share of the budget (a HEIF is read whole) and counts as decoding.
-    func decodes(_ item: ItemWork) -> Bool { applies(item.state) }
+    func decodes(_ item: InFlightItem) -> Bool { applies(item.state) }
 
-    func process(_ item: inout ItemWork, in batch: BatchContext) throws(ItemFailure) {
+    func process(_ item: inout InFlightItem, in batch: BatchContext) throws(ItemFailure) {
         guard applies(item.state), let path = item.copyPath, let format = item.sniffed?.format else { return }
         let request = DecodeRequest(
             path: path, label: item.label, format: format, pixelLimit: (batch.pipeline.probe ?? .init()).pixelLimit, timeLimit: settings.timeLimit,

@@ -18,7 +18,7 @@ import SystemCalls
 /// (derived from the item's UUID, so a run that died after the copy finds it
 /// again), removed with it if the item fails, collected with it by `share gc`.
 /// Manifests that cannot link it (legacy) get none extracted.
-struct MotionStage: ItemStage {
+struct MotionStage: PipelineStage {
     let settings: PipelineDefinition.MotionSettings
     /// False when no probe stage read the moment facts: this stage reads them.
     let momentsRead: Bool
@@ -34,13 +34,13 @@ struct MotionStage: ItemStage {
 
     /// It decodes only a photo with a video inside to extract (or, without a
     /// probe stage, one whose moment facts are still to be read).
-    func decodes(_ item: ItemWork) -> Bool {
+    func decodes(_ item: InFlightItem) -> Bool {
         guard linkable, item.failure == nil, item.motionVideo == nil else { return false }
         if !momentsRead, item.moments == nil, let format = item.sniffed?.format { return MomentReaderFormats.reads(format) }
         return settings.extract && item.type == .image && item.moments?.embeddedVideo != nil
     }
 
-    func process(_ item: inout ItemWork, in batch: BatchContext) throws(ItemFailure) {
+    func process(_ item: inout InFlightItem, in batch: BatchContext) throws(ItemFailure) {
         guard linkable, item.failure == nil, let copy = item.copyPath, let sniffed = item.sniffed else { return }
         // Without a probe stage nothing read the moment facts yet.
         if !momentsRead, item.moments == nil, MomentReaderFormats.reads(sniffed.format) {

@@ -9,7 +9,7 @@ import MediaFormats
 /// writes it. When the pipeline has a motion stage, the same pass reads the
 /// file's moment facts (a motion photo's embedded video, Apple's content
 /// identifier, the capture time) for the motion stage and the fan-in.
-struct ProbeStage: ItemStage {
+struct ProbeStage: PipelineStage {
     let settings: PipelineDefinition.ProbeSettings
     /// The thumbnail stage's settings, when the pipeline has one.
     let thumbnail: PipelineDefinition.ThumbnailSettings?
@@ -17,9 +17,9 @@ struct ProbeStage: ItemStage {
     var moments = false
     var name: StageName { .probe }
 
-    func decodes(_ item: ItemWork) -> Bool { item.sniffed?.format.isDecodable == true }
+    func decodes(_ item: InFlightItem) -> Bool { item.sniffed?.format.isDecodable == true }
 
-    func process(_ item: inout ItemWork, in batch: BatchContext) throws(ItemFailure) {
+    func process(_ item: inout InFlightItem, in batch: BatchContext) throws(ItemFailure) {
         guard let sniffed = item.sniffed, let path = item.copyPath, sniffed.format.isDecodable else { return }
         let request = DecodeRequest(
             path: path, label: item.label, format: sniffed.format, pixelLimit: settings.pixelLimit, timeLimit: settings.timeLimit,

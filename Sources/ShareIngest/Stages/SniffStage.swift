@@ -7,11 +7,11 @@ import SystemCalls
 
 /// Sniff: reads the first bytes of a source (never the whole file) and decides
 /// format, extension and MIME type from the content, so the copy is named once.
-struct SniffStage: ItemStage {
+struct SniffStage: PipelineStage {
     let settings: PipelineDefinition.SniffSettings
     var name: StageName { .sniff }
 
-    func process(_ item: inout ItemWork, in batch: BatchContext) throws(ItemFailure) {
+    func process(_ item: inout InFlightItem, in batch: BatchContext) throws(ItemFailure) {
         switch item.source {
         case .text(let text):
             item.mimeType = "text/plain"
@@ -69,7 +69,7 @@ struct SniffStage: ItemStage {
         return nil
     }
 
-    private func identify(_ item: inout ItemWork, prefix: [UInt8], continuation: [UInt8]?, name: String, label: String) throws(ItemFailure) {
+    private func identify(_ item: inout InFlightItem, prefix: [UInt8], continuation: [UInt8]?, name: String, label: String) throws(ItemFailure) {
         let sniffed = ContentSniffer.sniff(prefix, fileName: name, continuation: continuation)
         if settings.rejectContradictions, let claimed = sniffed.contradictedFormat {
             let head = prefix.prefix(8).map { String(format: "%02X", $0) }.joined(separator: " ")

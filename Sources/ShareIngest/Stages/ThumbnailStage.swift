@@ -9,15 +9,15 @@ import SystemCalls
 /// the decoder makes it here. An image whose thumbnail cannot be made fails; a
 /// video, document or audio file without one is still delivered, with a warning
 /// (audio without cover art simply has none).
-struct ThumbnailStage: ItemStage {
+struct ThumbnailStage: PipelineStage {
     let settings: PipelineDefinition.ThumbnailSettings
     var name: StageName { .thumbnail }
 
     /// It decodes when the probe made no thumbnail in its pass (a resumed item,
     /// a worker that did not probe it, a pipeline without a probe).
-    func decodes(_ item: ItemWork) -> Bool { item.sniffed?.format.isDecodable == true && item.carried.thumbnail == nil }
+    func decodes(_ item: InFlightItem) -> Bool { item.sniffed?.format.isDecodable == true && item.carried.thumbnail == nil }
 
-    func process(_ item: inout ItemWork, in batch: BatchContext) throws(ItemFailure) {
+    func process(_ item: inout InFlightItem, in batch: BatchContext) throws(ItemFailure) {
         let carried = item.carried.thumbnail
         let decided = item.carried.probeDecodedThumbnail
         item.carried.thumbnail = nil

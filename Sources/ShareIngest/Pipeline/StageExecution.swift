@@ -10,7 +10,7 @@ import SystemCalls
 /// stage's outcome means (``ItemLifecycle``), the decoder-memory budget, the
 /// poison-item marker, the retries of a failing record, cancellation and the
 /// events are all here.
-final class ItemExecution: Sendable {
+final class StageExecution: Sendable {
     /// Bytes of decoder memory that may be in use at once (``DecodeBudget``):
     /// a 4K video poster and a 12 MP HEIC fit together, two 100 MP images do not.
     static let decodeMemoryBudget = 192 << 20
@@ -30,7 +30,7 @@ final class ItemExecution: Sendable {
         let isTransient: @Sendable (any Error) -> Bool
     }
 
-    init(events: IngestEventSink?, cancellation: CancellationFlag, retries: RecordRetries, decodeMemoryBudget: Int = ItemExecution.decodeMemoryBudget) {
+    init(events: IngestEventSink?, cancellation: CancellationFlag, retries: RecordRetries, decodeMemoryBudget: Int = StageExecution.decodeMemoryBudget) {
         self.budget = DecodeBudget(limit: decodeMemoryBudget)
         self.events = events
         self.cancellation = cancellation
@@ -63,7 +63,7 @@ final class ItemExecution: Sendable {
     /// `serves` tells whether the caller goes on with a stage itself (a worker
     /// that serves it keeps the job).
     func run(
-        _ stage: StageName, on item: inout ItemWork, in batch: BatchContext, store: any BatchStore, lease: inout Lease?,
+        _ stage: StageName, on item: inout InFlightItem, in batch: BatchContext, store: any BatchStore, lease: inout Lease?,
         serves: (StageName) -> Bool = { _ in true }
     ) -> Step {
         guard let implementation = batch.stages[stage] else {
@@ -100,7 +100,7 @@ final class ItemExecution: Sendable {
 
     /// ``run(_:on:in:store:lease:serves:)`` without a lease: the local runner's
     /// (the batch's lock is its lease).
-    func run(_ stage: StageName, on item: inout ItemWork, in batch: BatchContext, store: any BatchStore) -> Step {
+    func run(_ stage: StageName, on item: inout InFlightItem, in batch: BatchContext, store: any BatchStore) -> Step {
         var none: Lease?
         return run(stage, on: &item, in: batch, store: store, lease: &none)
     }
@@ -118,7 +118,7 @@ final class ItemExecution: Sendable {
 
     /// The stage's own work: its outcome, its time, and a failed item's files removed
     /// (before its failure is recorded: a crash in between only redoes the item).
-    static func perform(_ stage: any ItemStage, on item: inout ItemWork, in batch: BatchContext) -> StageOutcome {
+    static func perform(_ stage: any PipelineStage, on item: inout InFlightItem, in batch: BatchContext) -> StageOutcome {
         CrashPoint.hit("\(stage.name.rawValue):\(item.source.fileName ?? "")")
         let start = MonotonicClock.now()
         var outcome = StageOutcome.completed(stage.name)
@@ -151,7 +151,7 @@ final class ItemExecution: Sendable {
     /// that takes the job up, blames the item). Nothing is recorded when the
     /// decoder contains crashes (sandboxed helpers).
     private func markDecoding(
-        _ decodes: Bool, stage: StageName, item: inout ItemWork, batch: BatchContext, store: any BatchStore, lease: inout Lease?
+        _ decodes: Bool, stage: StageName, item: inout InFlightItem, batch: BatchContext, store: any BatchStore, lease: inout Lease?
     ) {
         guard decodes, !batch.decoder.containsCrashes else { return }
         item.decodingInFlight = true

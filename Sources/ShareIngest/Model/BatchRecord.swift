@@ -1,0 +1,99 @@
+import Foundation
+import ShareManifest
+
+/// Where a batch is in its life.
+public enum BatchState: String, Sendable, Codable, CaseIterable {
+    /// A dropped folder was claimed; it is being moved in and planned.
+    case claimed
+    /// Items are planned (each has its UUID) and being processed.
+    case running
+    /// Every item finished; the manifest is being written.
+    case manifesting
+    /// The manifest is written (or nothing could be delivered).
+    case done
+    /// The drop vanished before it was planned; nothing was taken.
+    case abandoned
+    /// A consumed share whose files `share gc` removed.
+    case collected
+    /// Distributed mode: the manifest job had all its attempts and gave up (the
+    /// reason is recorded with the batch); `share ingest --resume` retries it.
+    case failed
+}
+
+/// One batch as the journal keeps it.
+public struct BatchRecord: Sendable {
+    /// The batch's UUID.
+    public let id: UUID
+    /// The manifest key the batch writes.
+    public let key: ShareKey
+    /// Where the batch is in its life.
+    public internal(set) var state: BatchState
+    /// The pipeline, as canonical JSON, so a resumed batch runs with the same settings.
+    let pipelineJSON: String
+    /// Text that came with the share (v2 `message` of every entry).
+    public let message: String?
+    /// For dropped folders: the drop's name in the inbox, its tree signature, and
+    /// where its files are read from once claimed.
+    public internal(set) var dropName: String?
+    var dropSignature: String?
+    /// Where a claimed drop's files are read from (`INBOX/.processing/<batch>/`).
+    public internal(set) var dropPath: String?
+    /// When the batch was created, by the ingestor's clock.
+    public let createdAt: Date
+    /// When the batch was marked done, by the ingestor's clock; nil while unfinished.
+    public internal(set) var finishedAt: Date?
+    /// The redirect URL, once the manifest is written.
+    public internal(set) var redirectURL: String?
+    /// The manifest file, once written.
+    public internal(set) var manifestPath: String?
+    /// Items in the batch (counted when it is done).
+    public internal(set) var itemCount = 0
+    /// Items delivered (counted when the batch is done).
+    public internal(set) var ingestedCount = 0
+    /// Items that failed (counted when the batch is done).
+    public internal(set) var failedCount = 0
+    /// Items skipped (counted when the batch is done).
+    public internal(set) var skippedCount = 0
+    /// Seconds spent per stage over all items, summed once by the fan-in.
+    var stageSeconds: [StageName: Double] = [:]
+}
+
+extension BatchRecord {
+    /// The batch's row: every column, in the order both stores' tables declare them.
+    var columns: KeyValuePairs<String, StoreValue> {
+        [
+            "id": .text(id.uuidString), "key": .text(key.rawValue), "state": .text(state.rawValue), "pipeline": .text(pipelineJSON),
+            "message": StoreValue(message), "drop_name": StoreValue(dropName), "drop_signature": StoreValue(dropSignature),
+            "drop_path": StoreValue(dropPath), "created_at": StoreValue(createdAt), "finished_at": StoreValue(finishedAt),
+            "redirect_url": StoreValue(redirectURL), "manifest_path": StoreValue(manifestPath), "item_count": StoreValue(itemCount),
+            "ingested": StoreValue(ingestedCount), "failed": StoreValue(failedCount), "skipped": StoreValue(skippedCount),
+        ]
+    }
+
+    /// The pipeline the batch started with (a resumed batch keeps it).
+    func pipeline() throws(ShareIngestError) -> PipelineDefinition {
+        do { return try PipelineDefinition.decode(Data(pipelineJSON.utf8), file: "pipeline of batch \(id)") } catch { throw .pipeline(error) }
+    }
+
+    /// The columns an update may change (the rest are fixed when a batch is created).
+    static let mutableColumns: Set<String> = [
+        "state", "drop_path", "finished_at", "redirect_url", "manifest_path", "item_count", "ingested", "failed", "skipped",
+    ]
+
+    /// A batch from its row; nil if the row is not a batch this version can read.
+    init?(row: some StoreRow) {
+        guard let id = row.text("id").flatMap(UUID.init(uuidString:)), let key = row.text("key").flatMap({ try? ShareKey($0) }),
+            let state = row.text("state").flatMap(BatchState.init(rawValue:)), let pipeline = row.text("pipeline")
+        else { return nil }
+        self.init(
+            id: id, key: key, state: state, pipelineJSON: pipeline, message: row.text("message"), dropName: row.text("drop_name"),
+            dropSignature: row.text("drop_signature"), dropPath: row.text("drop_path"), createdAt: row.date("created_at") ?? Date(timeIntervalSince1970: 0))
+        finishedAt = row.date("finished_at")
+        redirectURL = row.text("redirect_url")
+        manifestPath = row.text("manifest_path")
+        itemCount = row.int("item_count") ?? 0
+        ingestedCount = row.int("ingested") ?? 0
+        failedCount = row.int("failed") ?? 0
+        skippedCount = row.int("skipped") ?? 0
+    }
+}

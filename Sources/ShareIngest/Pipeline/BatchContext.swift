@@ -1,0 +1,34 @@
+import Foundation
+import MediaFormats
+import ShareManifest
+
+/// What every stage of one batch shares, read-only while it runs: the same for
+/// a local batch and for the batches a worker takes jobs of.
+struct BatchContext: Sendable {
+    let batchID: UUID
+    let container: ContainerDirectory
+    let pipeline: PipelineDefinition
+    /// The pipeline's item stages, by name.
+    let stages: [StageName: any PipelineStage]
+    /// How its items move between stages.
+    let lifecycle: ItemLifecycle
+    /// Decodes the untrusted media (in this process, or in sandboxed helpers).
+    let decoder: any MediaDecoder
+    /// Text that came with the share, put on every entry (v2 `message`).
+    let message: String?
+
+    init(batchID: UUID, container: ContainerDirectory, pipeline: PipelineDefinition, maxAttempts: Int, decoder: any MediaDecoder, message: String?) {
+        self.batchID = batchID
+        self.container = container
+        self.pipeline = pipeline
+        self.stages = Dictionary(uniqueKeysWithValues: pipeline.makeItemStages().map { ($0.name, $0) })
+        self.lifecycle = ItemLifecycle(stages: pipeline.itemStages, maxAttempts: maxAttempts)
+        self.decoder = decoder
+        self.message = message
+    }
+
+    /// The context of a recorded batch (its pipeline as it started).
+    init(_ record: BatchRecord, container: ContainerDirectory, maxAttempts: Int, decoder: any MediaDecoder) throws(ShareIngestError) {
+        self.init(batchID: record.id, container: container, pipeline: try record.pipeline(), maxAttempts: maxAttempts, decoder: decoder, message: record.message)
+    }
+}
