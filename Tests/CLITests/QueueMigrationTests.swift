@@ -10,6 +10,9 @@ import Testing
 /// Today's share refuses it until `share db migrate` upgrades it in place; then
 /// today's workers finish the batch.
 @Suite struct QueueMigrationTests {
+    /// The migrations this share has (QueueSchema.migrations): the schema version it writes and needs.
+    static let schemaVersion = 8
+
     static let fixture = Fixtures.packageRoot.appendingPathComponent("testdata/distributed/v2-queue").path
     /// The folder the fixture's files lived in when it was made.
     static let madeIn = "/tmp/share-v2-queue"
@@ -37,12 +40,12 @@ import Testing
         // Not migrated yet: every command says what to do, and does nothing.
         let refused = try ShareProcess.run(["status", "--db", server.url])
         #expect(refused.status != 0)
-        #expect(refused.stderr.contains("schema is at version 2; this share needs 7: run  share db migrate"), "\(refused.stderr)")
+        #expect(refused.stderr.contains("schema is at version 2; this share needs \(Self.schemaVersion): run  share db migrate"), "\(refused.stderr)")
 
         let migrate = try ShareProcess.run(["db", "migrate", "--db", server.url])
         #expect(migrate.status == 0, "\(migrate.stderr)")
-        #expect(try server.sql("SELECT max(version) FROM share_schema").trimmingCharacters(in: .whitespacesAndNewlines) == "7")
-        #expect(try server.sql("SELECT count(*) FROM share_migrations").trimmingCharacters(in: .whitespacesAndNewlines) == "7")
+        #expect(try server.sql("SELECT max(version) FROM share_schema").trimmingCharacters(in: .whitespacesAndNewlines) == "\(Self.schemaVersion)")
+        #expect(try server.sql("SELECT count(*) FROM share_migrations").trimmingCharacters(in: .whitespacesAndNewlines) == "\(Self.schemaVersion)")
 
         // Migrated: the finished batch as it was; the other still running, with
         // the items whose thumbnails were made finished and the rest to do.
@@ -101,9 +104,9 @@ import Testing
             #expect(refused.status == 2, "\(arguments): \(refused.stderr)")
             #expect(refused.stderr.contains("its migration 99-from-the-future is unknown to this one") && refused.stderr.contains("upgrade share"), "\(refused.stderr)")
         }
-        _ = try server.sql("DELETE FROM share_migrations WHERE name = '99-from-the-future'; DROP TABLE share_migrations; UPDATE share_schema SET version = 9")
+        _ = try server.sql("DELETE FROM share_migrations WHERE name = '99-from-the-future'; DROP TABLE share_migrations; UPDATE share_schema SET version = \(Self.schemaVersion + 1)")
         let legacy = try ShareProcess.run(["status", "--db", server.url])
         #expect(legacy.status == 2)
-        #expect(legacy.stderr.contains("schema is at version 9, newer than this share understands (7): upgrade share"), "\(legacy.stderr)")
+        #expect(legacy.stderr.contains("schema is at version \(Self.schemaVersion + 1), newer than this share understands (\(Self.schemaVersion)): upgrade share"), "\(legacy.stderr)")
     }
 }

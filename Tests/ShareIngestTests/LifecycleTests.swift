@@ -1,4 +1,5 @@
 import Foundation
+import MediaFormats
 import ShareManifest
 import TestSupport
 import Testing
@@ -111,6 +112,52 @@ import Testing
         #expect(read.failure == nil)
         #expect(read.label == "/inbox/a")
         #expect(read.lostAttempts == 2)
+    }
+
+    /// Every stored property of an item is recorded and read back as it was:
+    /// the fixture sets each one (every key of the record is written), the
+    /// record has a key for each stored property, and the state read back is
+    /// equal to the one recorded. A field left out of the record's keys fails this.
+    @Test func everyRecordedFieldSurvivesARoundTrip() throws {
+        let jpeg = try #require(MediaFormat.known(id: "jpeg"))
+        var item = ItemState(index: 7, id: UUID(), source: .file(SourceFile(path: SourcePath(bytes: [0x2F, 0x61, 0xFF]), name: "a.png")), label: "/inbox/a.png")
+        item.completed = .thumbnail
+        item.sniffed = SniffedContent(
+            format: jpeg, fileExtension: "jpg", mimeType: "image/jpeg", recognised: true, declaredExtension: "png",
+            contradictedFormat: MediaFormat.known(id: "png"))
+        item.sourceVersion = FileVersion(device: 2049, inode: 123_456, size: 4_096, modifiedSeconds: 1_700_000_000, modifiedNanoseconds: 123)
+        item.copyPath = "/container/A.jpg"
+        item.size = 4_096
+        item.sha256 = String(repeating: "ab", count: 32)
+        item.duplicateOf = "/container/B.jpg"
+        item.type = .image
+        item.mimeType = "image/jpeg"
+        item.width = 4032
+        item.height = 3024
+        item.durationMilliseconds = 1500
+        item.thumbnailPath = "/container/thumbnails/A.jpg"
+        item.moments = MomentFacts(
+            embeddedVideo: EmbeddedVideo(layout: .microVideo, offset: 100, length: 2000, truncated: false), declaresMotionPhoto: true,
+            contentIdentifier: "ABC-1", captureTime: CaptureTime(local: 1_700_000_000.5, utc: 1_699_996_400.5), stillImageTime: 1.25)
+        item.motionVideo = MotionVideo(
+            path: "/container/C.mp4", thumbnailPath: "/container/thumbnails/C.jpg", size: 2000, mimeType: "video/mp4", durationMilliseconds: 1200,
+            width: 1920, height: 1080, layout: .microVideo)
+        item.livePhoto = LivePhotoLink(photo: "/container/A.jpg", video: "/container/D.mov", contentIdentifier: "ABC-1", pairedBy: .contentIdentifier)
+        item.locationRemoved = ["EXIF GPS"]
+        item.compatible = CompatibleCopyRecord(path: "/container/A.compatible.jpg", width: 4032, height: 3024, size: 900_000)
+        item.warnings = ["named .png but the content is JPEG: stored as .jpg"]
+        item.failure = ItemFailure(.thumbnail, .undecodable, "/inbox/a.png: damaged")
+        item.stageSeconds = [.sniff: 0.25, .copy: 0.5]
+        item.lostAttempts = 2
+        item.decodingInFlight = true
+
+        let json = item.encoded()
+        let keys = Set(try #require(try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any]).keys)
+        #expect(keys == Set(ItemState.CodingKeys.allCases.map(\.rawValue)), "keys not written: \(Set(ItemState.CodingKeys.allCases.map(\.rawValue)).subtracting(keys).sorted())")
+        #expect(Mirror(reflecting: item).children.count == ItemState.CodingKeys.allCases.count, "a stored property has no key in the record")
+        let decoded = ItemState.decode(json, index: 7, id: item.id)
+        #expect(decoded == item)
+        #expect(decoded.sniffed?.declaredExtension == "png" && decoded.sniffed?.contradictedFormat?.id == "png")
     }
 
     /// An item whose record cannot be read fails, with why, instead of vanishing

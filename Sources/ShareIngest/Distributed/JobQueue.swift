@@ -83,7 +83,17 @@ final class JobQueue {
         let state: String
         let priority: Double
         let snapshot: ItemState
+        /// The item's ``ItemState/indexedColumns``, by name.
+        let columns: [String: String?]
+
+        init(idx: Int, stage: StageName, state: String, priority: Double, snapshot: ItemState) {
+            (self.idx, self.stage, self.state, self.priority, self.snapshot) = (idx, stage, state, priority, snapshot)
+            columns = Dictionary(uniqueKeysWithValues: zip(ItemState.indexedColumns.map(\.name), snapshot.indexedValues))
+        }
     }
+
+    /// The item columns a statement sets from a ``Row`` unpacked as `e`.
+    private static var indexedNames: [String] { ItemState.indexedColumns.map(\.name) }
 
     static func json(_ value: some Encodable) -> String {
         let encoder = JSONEncoder()
@@ -325,9 +335,9 @@ extension JobQueue: BatchStore {
         }
         try query(
             """
-            INSERT INTO share_jobs (batch_id, idx, stage, state, max_attempts, priority, snapshot, finished_at)
+            INSERT INTO share_jobs (batch_id, idx, stage, state, max_attempts, priority, snapshot, finished_at, \(Self.indexedNames.joined(separator: ", ")))
             SELECT $1::uuid, (e->>'idx')::integer, e->>'stage', e->>'state', $3::integer, (e->>'priority')::double precision,
-                e->'snapshot', CASE WHEN e->>'state' = 'done' THEN now() END
+                e->'snapshot', CASE WHEN e->>'state' = 'done' THEN now() END, \(Self.indexedNames.map { "e->'columns'->>'\($0)'" }.joined(separator: ", "))
             FROM jsonb_array_elements($2::jsonb) e
             """,
             [batch.id.uuidString, Self.json(rows), String(plan.lifecycle.maxAttempts)])
@@ -376,12 +386,12 @@ extension JobQueue: BatchStore {
             (stage, state) = (lease.stage, gaveUp ? "failed" : "done")
             if gaveUp { error = item.failure?.message }
         }
-        let keys = item.livePhotoKeys
+        let columns = Self.indexedNames.enumerated().map { "\($1) = $\($0 + 11)" }.joined(separator: ", ")
         let row = try query(
             """
             WITH job AS (
                 UPDATE share_jobs SET snapshot = $3::jsonb, stage = $4, state = $5::text, priority = $9::double precision,
-                    sha256 = ($3::jsonb)->>'sha256', content_identifier = $11, live_photo_name = $12,
+                    \(columns),
                     attempts = CASE WHEN $4 = $8 THEN attempts WHEN $5::text = 'running' THEN 1 ELSE 0 END,
                     worker_id = CASE WHEN $5::text = 'queued' THEN NULL ELSE worker_id END,
                     lease_until = CASE WHEN $5::text = 'running' THEN now() + make_interval(secs => $6::double precision) END,
@@ -401,8 +411,8 @@ extension JobQueue: BatchStore {
             """,
             [
                 String(lease.job), String(lease.worker), Self.json(item), stage.rawValue, state, String(leaseSeconds), error, lease.stage.rawValue,
-                String(Self.priority(of: item)), String(delay), keys.identifier, keys.name,
-            ]
+                String(Self.priority(of: item)), String(delay),
+            ] + item.indexedValues
         ).first
         return row?["owned"] == "1"
     }
@@ -431,9 +441,9 @@ extension JobQueue: BatchStore {
             """
             WITH firsts AS MATERIALIZED (
                 SELECT sha256, min(idx) AS first FROM share_jobs WHERE batch_id = $1::uuid AND idx >= 0 AND sha256 IS NOT NULL
-                    AND NOT (snapshot ? 'failure') GROUP BY sha256 HAVING count(*) > 1)
+                    AND reason IS NULL GROUP BY sha256 HAVING count(*) > 1)
             SELECT d.idx AS idx, f.first AS original, o.snapshot AS snapshot FROM firsts f
-                JOIN share_jobs d ON d.batch_id = $1::uuid AND d.sha256 = f.sha256 AND d.idx > f.first AND NOT (d.snapshot ? 'failure')
+                JOIN share_jobs d ON d.batch_id = $1::uuid AND d.sha256 = f.sha256 AND d.idx > f.first AND d.reason IS NULL
                 JOIN share_jobs o ON o.batch_id = $1::uuid AND o.idx = f.first
             """, [batch.uuidString])
         {
@@ -451,8 +461,8 @@ extension JobQueue: BatchStore {
                 JOIN share_batches b ON b.id = o.batch_id AND b.state = 'done'
                     AND b.container = (SELECT container FROM share_batches WHERE id = $1::uuid)
                 WHERE o.sha256 IN (SELECT sha256 FROM share_jobs WHERE batch_id = $1::uuid AND idx >= 0 AND sha256 IS NOT NULL
-                        AND NOT (snapshot ? 'failure'))
-                    AND o.batch_id <> $1::uuid AND o.idx >= 0 AND NOT (o.snapshot ? 'failure')
+                        AND reason IS NULL)
+                    AND o.batch_id <> $1::uuid AND o.idx >= 0 AND o.reason IS NULL
                 ORDER BY o.sha256, o.batch_id, o.idx) firsts
             ORDER BY created, original
             """, [batch.uuidString])
@@ -466,11 +476,11 @@ extension JobQueue: BatchStore {
     func livePhotoCandidates(for batch: UUID) throws -> [ItemState] {
         try query(
             """
-            SELECT d.idx AS idx, d.snapshot AS snapshot FROM share_jobs d WHERE d.batch_id = $1::uuid AND d.idx >= 0 AND NOT (d.snapshot ? 'failure') AND (
+            SELECT d.idx AS idx, d.snapshot AS snapshot FROM share_jobs d WHERE d.batch_id = $1::uuid AND d.idx >= 0 AND d.reason IS NULL AND (
                 (d.content_identifier IS NOT NULL AND EXISTS (SELECT 1 FROM share_jobs o WHERE o.batch_id = d.batch_id
-                    AND o.content_identifier = d.content_identifier AND o.idx <> d.idx AND o.idx >= 0 AND NOT (o.snapshot ? 'failure')))
+                    AND o.content_identifier = d.content_identifier AND o.idx <> d.idx AND o.idx >= 0 AND o.reason IS NULL))
                 OR (d.live_photo_name IS NOT NULL AND EXISTS (SELECT 1 FROM share_jobs o WHERE o.batch_id = d.batch_id
-                    AND o.live_photo_name = d.live_photo_name AND o.idx <> d.idx AND o.idx >= 0 AND NOT (o.snapshot ? 'failure'))))
+                    AND o.live_photo_name = d.live_photo_name AND o.idx <> d.idx AND o.idx >= 0 AND o.reason IS NULL)))
             ORDER BY d.idx
             """, [batch.uuidString]
         ).map { row in ItemState.decode(row["snapshot"] ?? "", index: row["idx"].flatMap(Int.init) ?? -1, id: nil) }
@@ -492,7 +502,8 @@ extension JobQueue: BatchStore {
                 UPDATE share_jobs SET state = 'done', finished_at = now(), lease_until = NULL
                 WHERE id = $1 AND worker_id = $2 AND state = 'running' RETURNING batch_id),
             items AS (
-                UPDATE share_jobs j SET snapshot = c->'snapshot' FROM jsonb_array_elements($\(n + 4)::jsonb) c
+                UPDATE share_jobs j SET snapshot = c->'snapshot', \(Self.indexedNames.map { "\($0) = c->'columns'->>'\($0)'" }.joined(separator: ", "))
+                FROM jsonb_array_elements($\(n + 4)::jsonb) c
                 WHERE j.batch_id = $3::uuid AND j.idx = (c->>'idx')::integer AND EXISTS (SELECT 1 FROM job) RETURNING j.id),
             batch AS (
                 UPDATE share_batches b SET \(columns.enumerated().map { "\($1.0) = $\($0 + 4)\($1.0 == "stage_seconds" ? "::jsonb" : "")" }.joined(separator: ", ")), failure = NULL

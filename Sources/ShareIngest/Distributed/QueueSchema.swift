@@ -34,6 +34,7 @@ enum QueueSchema {
             Migration(name: "5-content-hash", sql: version5),
             Migration(name: "6-batch-stage-seconds", sql: version6),
             Migration(name: "7-live-photo-keys", sql: version7),
+            Migration(name: "8-item-columns", sql: version8),
         ])
     /// The schema's version: how many migrations this share has.
     static var version: Int { migrations.migrations.count }
@@ -201,5 +202,16 @@ enum QueueSchema {
         ALTER TABLE share_jobs ADD COLUMN live_photo_name text;
         CREATE INDEX share_jobs_content_identifier ON share_jobs (batch_id, content_identifier) WHERE content_identifier IS NOT NULL;
         CREATE INDEX share_jobs_live_photo_name ON share_jobs (batch_id, live_photo_name) WHERE live_photo_name IS NOT NULL;
+        """
+
+    // The item's columns of both stores (ItemState.indexedColumns), so queries
+    // never read a field out of the record: the last stage completed and the
+    // failure reason join the hash and the Live Photo keys. Rows recorded before
+    // take theirs from their record.
+    private static let version8 = """
+        ALTER TABLE share_jobs ADD COLUMN completed text, ADD COLUMN reason text;
+        UPDATE share_jobs SET completed = snapshot->>'\(ItemState.CodingKeys.completed.rawValue)',
+            reason = snapshot->'\(ItemState.CodingKeys.failure.rawValue)'->>'reason' WHERE idx >= 0;
+        CREATE INDEX share_jobs_failures ON share_jobs (finished_at) WHERE reason IS NOT NULL;
         """
 }

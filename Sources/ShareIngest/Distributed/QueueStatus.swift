@@ -135,7 +135,7 @@ extension JobQueue {
             FROM share_batches b, jsonb_each_text(b.stage_seconds) s WHERE b.id = ANY($1::uuid[]) AND b.stage_seconds IS NOT NULL
             UNION ALL
             SELECT j.batch_id, s.key, sum(s.value::double precision)
-            FROM share_jobs j JOIN share_batches b ON b.id = j.batch_id AND b.stage_seconds IS NULL, jsonb_each_text(j.snapshot->'stageSeconds') s
+            FROM share_jobs j JOIN share_batches b ON b.id = j.batch_id AND b.stage_seconds IS NULL, jsonb_each_text(j.snapshot->'\(ItemState.CodingKeys.stageSeconds.rawValue)') s
             WHERE j.batch_id = ANY($1::uuid[]) GROUP BY j.batch_id, s.key
             """, [ids])
         {
@@ -193,18 +193,21 @@ extension JobQueue {
                 (SELECT extract(epoch FROM error_at) AS at, batch_id, idx, stage, last_error AS error, snapshot FROM share_jobs
                  WHERE error_at IS NOT NULL AND ($2::uuid IS NULL OR batch_id = $2::uuid) ORDER BY error_at DESC LIMIT $1)
                 UNION ALL
-                (SELECT extract(epoch FROM finished_at), batch_id, idx, snapshot->'failure'->>'stage',
-                     (snapshot->'failure'->>'reason') || ': ' || (snapshot->'failure'->>'message'), snapshot FROM share_jobs
-                 WHERE snapshot ? 'failure' AND state = 'done' AND finished_at IS NOT NULL AND ($2::uuid IS NULL OR batch_id = $2::uuid)
+                (SELECT extract(epoch FROM finished_at), batch_id, idx, NULL::text, NULL::text, snapshot FROM share_jobs
+                 WHERE reason IS NOT NULL AND state = 'done' AND finished_at IS NOT NULL AND ($2::uuid IS NULL OR batch_id = $2::uuid)
                  ORDER BY finished_at DESC LIMIT $1)
             ) f ORDER BY at DESC LIMIT $1
             """,
             [String(limit), batch?.uuidString])
         return rows.compactMap { row in
             guard let batch = row["batch_id"].flatMap(UUID.init(uuidString:)), let index = row["idx"].flatMap(Int.init) else { return nil }
+            // An item that failed for a reason of its own: its failure is in its record.
+            let item = row["snapshot"].map { ItemState.decode($0, index: index, id: nil) }
+            let failure = row["stage"] == nil ? item?.failure : nil
             return DistributedStatus.Failure(
                 time: Date(timeIntervalSince1970: Double(row["at"] ?? "") ?? 0), batch: batch, index: index >= 0 ? index : nil,
-                source: row["snapshot"].map { ItemState.decode($0, index: index, id: nil).label }, stage: row["stage"] ?? "", error: row["error"] ?? "")
+                source: item?.label, stage: row["stage"] ?? failure?.stage.rawValue ?? "",
+                error: row["error"] ?? failure.map { "\($0.reason.rawValue): \($0.message)" } ?? "")
         }
     }
 

@@ -5,7 +5,7 @@ import SystemCalls
 
 /// Identity and version of a source file: if any of these change between two
 /// looks, the file changed under us.
-struct FileVersion: Sendable, Hashable {
+struct FileVersion: Sendable, Hashable, Codable {
     let device: UInt64
     let inode: UInt64
     let size: Int64

@@ -191,12 +191,11 @@ public final class BatchJournal: Sendable {
     // MARK: - Items
 
     private func insert(_ item: ItemState, next: NextStep, batch: UUID) throws {
-        let keys = item.livePhotoKeys
+        let columns = ["batch_id", "idx", "uuid", "next", "snapshot"] + ItemState.indexedColumns.map(\.name)
         try database.query(
-            "INSERT INTO items (batch_id, idx, uuid, completed, reason, next, sha256, content_identifier, live_photo_name, snapshot) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            [.text(batch.uuidString), StoreValue(item.index), .text(item.id.uuidString), StoreValue(item.completed?.rawValue),
-             StoreValue(item.failure?.reason.rawValue), StoreValue(next.stage?.rawValue), StoreValue(item.sha256),
-             StoreValue(keys.identifier), StoreValue(keys.name), .text(item.encoded())])
+            "INSERT INTO items (\(columns.joined(separator: ", "))) VALUES (\(columns.map { _ in "?" }.joined(separator: ", ")))",
+            [.text(batch.uuidString), StoreValue(item.index), .text(item.id.uuidString), StoreValue(next.stage?.rawValue), .text(item.encoded())]
+                + item.indexedValues.map(StoreValue.init))
     }
 
     /// The items of a batch as they were last recorded, in order (every one:
@@ -304,12 +303,11 @@ extension BatchJournal: BatchStore {
     var defersKeptSteps: Bool { false }
 
     func record(_ item: ItemState, next: NextStep, batch: UUID, lease: Lease?) throws -> Bool {
-        let keys = item.livePhotoKeys
+        let columns = ["next", "snapshot"] + ItemState.indexedColumns.map(\.name)
         try database.query(
-            "UPDATE items SET completed = ?, reason = ?, next = ?, sha256 = ?, content_identifier = ?, live_photo_name = ?, snapshot = ? WHERE batch_id = ? AND idx = ?",
-            [StoreValue(item.completed?.rawValue), StoreValue(item.failure?.reason.rawValue), StoreValue(next.stage?.rawValue),
-             StoreValue(item.sha256), StoreValue(keys.identifier), StoreValue(keys.name), .text(item.encoded()),
-             .text(batch.uuidString), StoreValue(item.index)])
+            "UPDATE items SET \(columns.map { "\($0) = ?" }.joined(separator: ", ")) WHERE batch_id = ? AND idx = ?",
+            [StoreValue(next.stage?.rawValue), .text(item.encoded())] + item.indexedValues.map(StoreValue.init)
+                + [.text(batch.uuidString), StoreValue(item.index)])
         return true
     }
 

@@ -34,7 +34,7 @@ public struct ItemReport: Sendable, Hashable {
 
 /// Why an item was not delivered: which stage, what kind of problem, and the
 /// specific message (naming the file and what the library said).
-public struct ItemFailure: Error, Sendable, Hashable, CustomStringConvertible {
+public struct ItemFailure: Error, Sendable, Hashable, Codable, CustomStringConvertible {
     /// The kinds of failure a caller can match on.
     public enum Reason: String, Sendable, Codable {
         /// The source cannot be opened or read (permissions, a vanished file).

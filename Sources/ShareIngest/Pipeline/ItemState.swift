@@ -26,12 +26,17 @@ enum ItemSource: Sendable, Hashable {
     }
 }
 
-/// One item's state: the value every mode keeps, records and reads back. Its
-/// fields are declared once, here; the journal's and the queue's rows hold its
-/// JSON (``encoded()``), the report derives from it (``ManifestStage``), and a
-/// resumed batch or a worker on another machine takes the item's next stage
-/// from it. What exists only while an item is in memory is ``CarriedResults``.
-struct ItemState: Sendable {
+/// One item's state: the value every mode keeps, records and reads back.
+///
+/// Its persisted form is declared once, here: the stored properties below are
+/// the record (synthesised `Codable`, keyed by ``CodingKeys``), the journal's and
+/// the queue's rows hold its JSON (``encoded()``) and copy the columns they index
+/// from ``indexedColumns``, the report derives from it (``ManifestStage``), and a
+/// resumed batch or a worker on another machine takes the item's next stage from
+/// it. A field left out of ``CodingKeys`` would be lost on every round trip:
+/// `LifecycleTests.everyRecordedFieldSurvivesARoundTrip` sets each one and reads
+/// it back. What exists only while an item is in memory is ``CarriedResults``.
+struct ItemState: Sendable, Hashable, Codable {
     /// Position in the batch (input order).
     let index: Int
     /// Assigned (and recorded) before the copy, so the copy is named once.
@@ -78,18 +83,28 @@ struct ItemState: Sendable {
     var compatible: CompatibleCopyRecord?
 
     /// Things that went wrong without costing the item.
-    var warnings: [String] = []
+    @OmittedWhenDefault var warnings: [String] = []
     /// Why the item was not delivered (final once set).
     var failure: ItemFailure?
     /// Seconds spent in each stage.
-    var stageSeconds: [StageName: Double] = [:]
+    @OmittedWhenDefault var stageSeconds: [StageName: Double] = [:]
     /// Attempts lost at its next stage through no fault of its own (its worker
     /// died, its process died while decoding it alone): see ``ItemLifecycle``.
-    var lostAttempts = 0
+    @OmittedWhenDefault var lostAttempts = 0
     /// Set (and recorded) while a stage decodes this item in-process, cleared
     /// when it ends: found set when a batch resumes, it means the process died
     /// while decoding it.
-    var decodingInFlight = false
+    @OmittedWhenDefault var decodingInFlight = false
+
+    /// The record's keys: one per stored property (a property missing here is
+    /// never recorded). Three keep the names older records used.
+    enum CodingKeys: String, CodingKey, CaseIterable {
+        case index, id, source, label, completed, sniffed, copyPath, size, sha256, duplicateOf, type, mimeType, width, height
+        case thumbnailPath, moments, motionVideo, livePhoto, locationRemoved, compatible, warnings, failure, stageSeconds, lostAttempts
+        case sourceVersion = "version"
+        case durationMilliseconds = "duration"
+        case decodingInFlight = "decoding"
+    }
 
     init(index: Int, id: UUID, source: ItemSource, label: String, failure: ItemFailure? = nil) {
         self.index = index
@@ -192,159 +207,135 @@ struct InFlightItem: Sendable {
 
 // MARK: - Recorded form
 
-extension ItemState: Codable {
-    // The keys of the recorded JSON. PostgreSQL queries read some of them
-    // (`failure`, `stageSeconds`); older records (before `label` and
-    // `lostAttempts`) still decode.
-    private enum Key: String, CodingKey {
-        case index, id, source, label, completed, sniffed, type, mimeType, size, version, copyPath, thumbnailPath, width, height
-        case duration, warnings, failure, stageSeconds, decoding, lostAttempts, strikes, sha256, duplicateOf
-        case moments, motionVideo, livePhoto
-        case locationRemoved, compatible
-    }
+extension ItemState {
+    /// The fields both stores keep in columns of their own beside the record
+    /// (indexed, or read without decoding it): each store's item table has these
+    /// columns, and writes them from this one list. SQL reads an item's fields
+    /// only through these columns.
+    static let indexedColumns: [(name: String, value: @Sendable (ItemState) -> String?)] = [
+        ("completed", { $0.completed?.rawValue }),
+        ("reason", { $0.failure?.reason.rawValue }),
+        ("sha256", { $0.sha256 }),
+        ("content_identifier", { $0.livePhotoKeys.identifier }),
+        ("live_photo_name", { $0.livePhotoKeys.name }),
+    ]
 
-    private struct Source: Codable {
-        var kind: String
-        var path: Data?
-        /// How older records kept the label of a file.
-        var shownAs: Data?
-        var name: String?
-        var text: String?
-    }
-
-    private struct Sniffed: Codable {
-        var format: String
-        var fileExtension: String
-    }
-
-    private struct Version: Codable {
-        var device: UInt64
-        var inode: UInt64
-        var size: Int64
-        var modifiedSeconds: Int
-        var modifiedNanoseconds: Int
-    }
-
-    private struct Failure: Codable {
-        var stage: StageName
-        var reason: ItemFailure.Reason
-        var message: String
-    }
-
-    func encode(to encoder: any Encoder) throws {
-        var c = encoder.container(keyedBy: Key.self)
-        try c.encode(index, forKey: .index)
-        try c.encode(id, forKey: .id)
-        switch source {
-        case .file(let file): try c.encode(Source(kind: "file", path: Data(file.path.bytes), name: file.name), forKey: .source)
-        case .text(let value): try c.encode(Source(kind: "text", text: value), forKey: .source)
-        case .url(let value): try c.encode(Source(kind: "url", text: value), forKey: .source)
-        }
-        try c.encode(label, forKey: .label)
-        try c.encodeIfPresent(completed, forKey: .completed)
-        try c.encodeIfPresent(sniffed.map { Sniffed(format: $0.format.id, fileExtension: $0.fileExtension) }, forKey: .sniffed)
-        try c.encode(type, forKey: .type)
-        try c.encodeIfPresent(mimeType, forKey: .mimeType)
-        try c.encodeIfPresent(size, forKey: .size)
-        try c.encodeIfPresent(sha256, forKey: .sha256)
-        try c.encodeIfPresent(duplicateOf, forKey: .duplicateOf)
-        try c.encodeIfPresent(
-            sourceVersion.map {
-                Version(device: $0.device, inode: $0.inode, size: $0.size, modifiedSeconds: $0.modifiedSeconds, modifiedNanoseconds: $0.modifiedNanoseconds)
-            }, forKey: .version)
-        try c.encodeIfPresent(copyPath, forKey: .copyPath)
-        try c.encodeIfPresent(thumbnailPath, forKey: .thumbnailPath)
-        try c.encodeIfPresent(moments, forKey: .moments)
-        try c.encodeIfPresent(motionVideo, forKey: .motionVideo)
-        try c.encodeIfPresent(livePhoto, forKey: .livePhoto)
-        try c.encodeIfPresent(locationRemoved, forKey: .locationRemoved)
-        try c.encodeIfPresent(compatible, forKey: .compatible)
-        try c.encodeIfPresent(width, forKey: .width)
-        try c.encodeIfPresent(height, forKey: .height)
-        try c.encodeIfPresent(durationMilliseconds, forKey: .duration)
-        try c.encode(warnings, forKey: .warnings)
-        try c.encodeIfPresent(failure.map { Failure(stage: $0.stage, reason: $0.reason, message: $0.message) }, forKey: .failure)
-        if !stageSeconds.isEmpty {
-            try c.encode(Dictionary(uniqueKeysWithValues: stageSeconds.map { ($0.key.rawValue, $0.value) }), forKey: .stageSeconds)
-        }
-        if decodingInFlight { try c.encode(true, forKey: .decoding) }
-        if lostAttempts > 0 { try c.encode(lostAttempts, forKey: .lostAttempts) }
-    }
-
-    init(from decoder: any Decoder) throws {
-        let c = try decoder.container(keyedBy: Key.self)
-        let source = try c.decode(Source.self, forKey: .source)
-        let itemSource: ItemSource
-        var label: String
-        switch source.kind {
-        case "file":
-            let path = SourcePath(bytes: Array(source.path ?? Data()))
-            itemSource = .file(SourceFile(path: path, name: source.name ?? ""))
-            label = SourcePath(bytes: Array(source.shownAs ?? source.path ?? Data())).display
-        case "text":
-            itemSource = .text(source.text ?? "")
-            label = ItemState.label(ofText: source.text ?? "")
-        case "url":
-            itemSource = .url(source.text ?? "")
-            label = ItemState.label(ofURL: source.text ?? "")
-        default:
-            throw DecodingError.dataCorruptedError(forKey: .source, in: c, debugDescription: "unknown source kind \(source.kind)")
-        }
-        label = try c.decodeIfPresent(String.self, forKey: .label) ?? label
-        self.init(index: try c.decode(Int.self, forKey: .index), id: try c.decode(UUID.self, forKey: .id), source: itemSource, label: label)
-        completed = try c.decodeIfPresent(StageName.self, forKey: .completed)
-        type = try c.decode(SharedMediaType.self, forKey: .type)
-        mimeType = try c.decodeIfPresent(String.self, forKey: .mimeType)
-        if let sniffed = try c.decodeIfPresent(Sniffed.self, forKey: .sniffed) {
-            let known = MediaFormat.known(id: sniffed.format) ?? .binary
-            self.sniffed = SniffedContent(
-                format: known, fileExtension: sniffed.fileExtension, mimeType: mimeType ?? known.mimeType,
-                recognised: known != .binary && known != .text, declaredExtension: nil, contradictedFormat: nil)
-        }
-        size = try c.decodeIfPresent(Int64.self, forKey: .size)
-        sha256 = try c.decodeIfPresent(String.self, forKey: .sha256)
-        duplicateOf = try c.decodeIfPresent(String.self, forKey: .duplicateOf)
-        sourceVersion = try c.decodeIfPresent(Version.self, forKey: .version).map {
-            FileVersion(device: $0.device, inode: $0.inode, size: $0.size, modifiedSeconds: $0.modifiedSeconds, modifiedNanoseconds: $0.modifiedNanoseconds)
-        }
-        copyPath = try c.decodeIfPresent(String.self, forKey: .copyPath)
-        thumbnailPath = try c.decodeIfPresent(String.self, forKey: .thumbnailPath)
-        moments = try c.decodeIfPresent(MomentFacts.self, forKey: .moments)
-        motionVideo = try c.decodeIfPresent(MotionVideo.self, forKey: .motionVideo)
-        livePhoto = try c.decodeIfPresent(LivePhotoLink.self, forKey: .livePhoto)
-        locationRemoved = try c.decodeIfPresent([String].self, forKey: .locationRemoved)
-        compatible = try c.decodeIfPresent(CompatibleCopyRecord.self, forKey: .compatible)
-        width = try c.decodeIfPresent(Int.self, forKey: .width)
-        height = try c.decodeIfPresent(Int.self, forKey: .height)
-        durationMilliseconds = try c.decodeIfPresent(Double.self, forKey: .duration)
-        warnings = try c.decodeIfPresent([String].self, forKey: .warnings) ?? []
-        failure = try c.decodeIfPresent(Failure.self, forKey: .failure).map { ItemFailure($0.stage, $0.reason, $0.message) }
-        for (name, seconds) in try c.decodeIfPresent([String: Double].self, forKey: .stageSeconds) ?? [:] {
-            if let stage = StageName(rawValue: name) { stageSeconds[stage] = seconds }
-        }
-        decodingInFlight = try c.decodeIfPresent(Bool.self, forKey: .decoding) ?? false
-        // Older records counted deaths while decoded alone as `strikes`.
-        lostAttempts = try c.decodeIfPresent(Int.self, forKey: .lostAttempts) ?? c.decodeIfPresent(Int.self, forKey: .strikes) ?? 0
-    }
+    /// The values of ``indexedColumns`` for this item, in their order.
+    var indexedValues: [String?] { Self.indexedColumns.map { $0.value(self) } }
 
     /// The recorded JSON.
     func encoded() -> String {
         // Encoding plain values cannot fail.
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        return String(decoding: try! encoder.encode(self), as: UTF8.self)
+        String(decoding: try! Self.encoder.encode(self), as: UTF8.self)
     }
 
+    private static let encoder: JSONEncoder = {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return encoder
+    }()
+
     /// The state recorded as `json`; an unreadable record becomes an item that
-    /// fails with why (``unreadable(index:id:error:)``), never a dropped one.
+    /// fails with why (``unreadable(index:id:error:)``), never a dropped one. A
+    /// record of a version from before labels and lost attempts is read as it was
+    /// meant (``upgradedFromBeforeLabels(_:)``).
     static func decode(_ json: String, index: Int, id: UUID?) -> ItemState {
+        let data = Data(json.utf8)
         do {
-            return try JSONDecoder().decode(ItemState.self, from: Data(json.utf8))
+            return try JSONDecoder().decode(ItemState.self, from: data)
+        } catch DecodingError.keyNotFound(CodingKeys.label, _) {
+            if let upgraded = upgradedFromBeforeLabels(data), let state = try? JSONDecoder().decode(ItemState.self, from: upgraded) { return state }
+            return .unreadable(index: index, id: id, error: "its record has no label and cannot be upgraded")
         } catch {
             return .unreadable(index: index, id: id, error: "\(error)")
         }
     }
 
+    /// A record from before labels and lost attempts, in today's form: its label
+    /// from the source (a file's `shownAs`, else its path; text and links as
+    /// they are labelled now), its `strikes` as lost attempts.
+    static func upgradedFromBeforeLabels(_ data: Data) -> Data? {
+        guard var record = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any], let source = record["source"] as? [String: Any] else {
+            return nil
+        }
+        let text = source["text"] as? String ?? ""
+        switch source["kind"] as? String {
+        case "file":
+            let shown = (source["shownAs"] as? String ?? source["path"] as? String).flatMap { Data(base64Encoded: $0) } ?? Data()
+            record["label"] = SourcePath(bytes: Array(shown)).display
+        case "text": record["label"] = label(ofText: text)
+        case "url": record["label"] = label(ofURL: text)
+        default: return nil
+        }
+        if let strikes = record.removeValue(forKey: "strikes") { record[CodingKeys.lostAttempts.rawValue] = strikes }
+        return try? JSONSerialization.data(withJSONObject: record)
+    }
+
     static func label(ofText text: String) -> String { "text:" + String(text.prefix(60)) }
     static func label(ofURL url: String) -> String { "url:" + String(url.prefix(200)) }
+}
+
+extension ItemSource: Codable {
+    private enum CodingKeys: String, CodingKey { case kind, path, name, text }
+
+    init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        switch try c.decode(String.self, forKey: .kind) {
+        case "file":
+            let path = SourcePath(bytes: Array(try c.decodeIfPresent(Data.self, forKey: .path) ?? Data()))
+            self = .file(SourceFile(path: path, name: try c.decodeIfPresent(String.self, forKey: .name) ?? ""))
+        case "text": self = .text(try c.decodeIfPresent(String.self, forKey: .text) ?? "")
+        case "url": self = .url(try c.decodeIfPresent(String.self, forKey: .text) ?? "")
+        case let kind: throw DecodingError.dataCorruptedError(forKey: .kind, in: c, debugDescription: "unknown source kind \(kind)")
+        }
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        switch self {
+        case .file(let file):
+            try c.encode("file", forKey: .kind)
+            try c.encode(Data(file.path.bytes), forKey: .path)
+            try c.encode(file.name, forKey: .name)
+        case .text(let value):
+            try c.encode("text", forKey: .kind)
+            try c.encode(value, forKey: .text)
+        case .url(let value):
+            try c.encode("url", forKey: .kind)
+            try c.encode(value, forKey: .text)
+        }
+    }
+}
+
+/// A recorded field that the record leaves out while it holds its default (no
+/// warnings, no time, no lost attempt), and that reads as the default when
+/// absent: records stay small, and older ones without it still read.
+@propertyWrapper
+struct OmittedWhenDefault<Value: Codable & Hashable & Sendable & RecordDefault>: Hashable, Sendable {
+    var wrappedValue: Value
+    init(wrappedValue: Value) { self.wrappedValue = wrappedValue }
+}
+
+extension OmittedWhenDefault: Codable {
+    init(from decoder: any Decoder) throws { wrappedValue = try Value(from: decoder) }
+    func encode(to encoder: any Encoder) throws { try wrappedValue.encode(to: encoder) }
+}
+
+/// The value a field holds when nothing was recorded for it.
+protocol RecordDefault { static var recordDefault: Self { get } }
+extension Int: RecordDefault { static var recordDefault: Int { 0 } }
+extension Bool: RecordDefault { static var recordDefault: Bool { false } }
+extension Array: RecordDefault { static var recordDefault: Array { [] } }
+extension Dictionary: RecordDefault { static var recordDefault: Dictionary { [:] } }
+
+extension KeyedDecodingContainer {
+    func decode<Value>(_ type: OmittedWhenDefault<Value>.Type, forKey key: Key) throws -> OmittedWhenDefault<Value> {
+        OmittedWhenDefault(wrappedValue: try decodeIfPresent(Value.self, forKey: key) ?? Value.recordDefault)
+    }
+}
+
+extension KeyedEncodingContainer {
+    mutating func encode<Value>(_ value: OmittedWhenDefault<Value>, forKey key: Key) throws {
+        if value.wrappedValue != Value.recordDefault { try encode(value.wrappedValue, forKey: key) }
+    }
 }

@@ -1,5 +1,5 @@
 /// The stages of a pipeline, in the only order they can run.
-public enum StageName: String, Sendable, Codable, CaseIterable, Comparable {
+public enum StageName: String, Sendable, Codable, CodingKeyRepresentable, CaseIterable, Comparable {
     /// Reads the first KB of a source: format, extension, MIME type.
     case sniff
     /// Copies the source into the container under `<UUID>.<ext>`.
