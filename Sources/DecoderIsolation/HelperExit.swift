@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import MediaFormats
+import SystemCalls
 
 /// How a decoder helper process ended, and what that means for the item it was
 /// decoding: a crash (a signal), its memory limit, its CPU-time limit, or an exit.
@@ -76,10 +77,7 @@ enum HelperExit: Equatable, Sendable, CustomStringConvertible {
     }
 
     /// `strsignal`'s words: "Segmentation fault", "Aborted", …
-    static func meaning(of signal: Int32) -> String {
-        guard let text = strsignal(signal) else { return "signal \(signal)" }
-        return String(cString: text).lowercased()
-    }
+    static func meaning(of signal: Int32) -> String { SignalSet.meaning(of: signal) }
 
     private static func seconds(_ value: Double) -> String {
         value == value.rounded() ? String(Int(value)) : String(format: "%.1f", value)

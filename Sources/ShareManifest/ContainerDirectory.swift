@@ -44,9 +44,8 @@ public struct ContainerDirectory: Sendable, Hashable {
     /// The container used when none is given: `$SHARE_CONTAINER`, else
     /// `$XDG_DATA_HOME/share-ingest/container` (`~/.local/share/…`).
     public static var defaultPath: String {
-        let environment = ProcessInfo.processInfo.environment
-        if let explicit = environment["SHARE_CONTAINER"], !explicit.isEmpty { return explicit }
-        let data = environment["XDG_DATA_HOME"].flatMap { $0.isEmpty ? nil : $0 }
+        if let explicit = ProcessEnvironment.value("SHARE_CONTAINER"), !explicit.isEmpty { return explicit }
+        let data = ProcessEnvironment.value("XDG_DATA_HOME").flatMap { $0.isEmpty ? nil : $0 }
             ?? (NSHomeDirectory() + "/.local/share")
         return data + "/share-ingest/container"
     }

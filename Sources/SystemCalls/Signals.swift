@@ -46,8 +46,19 @@ package struct SignalSet: Sendable {
     package static func ignore(_ number: Int32) { signal(number, SIG_IGN) }
 }
 
+extension SignalSet {
+    /// `strsignal`'s words for `signal`, lower-cased: "segmentation fault", "aborted", …
+    package static func meaning(of signal: Int32) -> String {
+        guard let text = strsignal(signal) else { return "signal \(signal)" }
+        return String(cString: text).lowercased()
+    }
+}
+
 /// Writing to descriptors this process does not own (standard output and error).
 package enum StandardStream {
+    /// True when `fd` is a terminal (`isatty`).
+    package static func isTerminal(_ fd: Int32) -> Bool { isatty(fd) == 1 }
+
     /// Writes all of `bytes` to `fd` (retried on EINTR and after short writes);
     /// false when the stream is gone.
     @discardableResult

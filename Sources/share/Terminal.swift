@@ -5,7 +5,7 @@ import SystemCalls
 /// Writes to stdout and stderr, unbuffered and thread-safe.
 final class Terminal: Sendable {
     static let shared = Terminal()
-    let stderrIsTerminal = isatty(STDERR_FILENO) == 1
+    let stderrIsTerminal = StandardStream.isTerminal(STDERR_FILENO)
     /// Whether a progress line is on screen (it is cleared before other output).
     private let statusLineShown = Mutex(false)
 

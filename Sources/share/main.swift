@@ -56,7 +56,7 @@ enum Command {
     /// The container of `--container` (default: `$SHARE_CONTAINER`, else
     /// `~/.local/share/share-ingest/container`), with its state in `$SHARE_STATE_DIR` if set.
     static func container(_ parsed: Arguments) throws(ContainerError) -> ContainerDirectory {
-        let state = ProcessInfo.processInfo.environment["SHARE_STATE_DIR"].flatMap { $0.isEmpty ? nil : $0 }
+        let state = ProcessEnvironment.value("SHARE_STATE_DIR").flatMap { $0.isEmpty ? nil : $0 }
         return try ContainerDirectory(parsed.value("container") ?? ContainerDirectory.defaultPath, stateDirectory: state)
     }
 

@@ -2,6 +2,7 @@ import CShims
 import CVips
 import Foundation
 import Synchronization
+import SystemCalls
 
 /// An error reported by libvips, with the text of `vips_error_buffer()` at the
 /// point of failure (the buffer is cleared so the next failure starts clean).
@@ -104,11 +105,8 @@ public enum Vips {
         }
     }
 
-    /// The key whose destructor runs `vips_thread_shutdown` on a thread's exit.
-    nonisolated(unsafe) private static var threadKey = pthread_key_t()
-    private static let threadKeyCreated: Bool = {
-        pthread_key_create(&threadKey) { _ in vips_thread_shutdown() } == 0
-    }()
+    /// Runs `vips_thread_shutdown` on a thread's exit.
+    private static let threadExit = ThreadExitAction { _ in vips_thread_shutdown() }
 
     /// Starts libvips if it is not started yet, and registers the calling thread
     /// for clean-up at its exit. Each caller thread uses one libvips thread: the
@@ -116,9 +114,7 @@ public enum Vips {
     /// oversubscribed.
     public static func start() throws(VipsError) {
         guard setUp else { throw VipsError("vips_init") }
-        if threadKeyCreated, pthread_getspecific(threadKey) == nil {
-            pthread_setspecific(threadKey, UnsafeRawPointer(bitPattern: 1))
-        }
+        threadExit.registerCurrentThread()
     }
 
     /// Held while reading or clearing the error buffer, and during a retry.
@@ -239,23 +235,4 @@ public final class VipsImageHandle: @unchecked Sendable {
         vips_image_set_int(image, "interpretation", Int32(VIPS_INTERPRETATION_sRGB.rawValue))
         return VipsImageHandle(image)
     }
-}
-
-/// A pthread read-write lock: many readers, or one writer.
-final class ReadWriteLock: @unchecked Sendable {
-    private let lock: UnsafeMutablePointer<pthread_rwlock_t>
-
-    init() {
-        lock = .allocate(capacity: 1)
-        pthread_rwlock_init(lock, nil)
-    }
-
-    deinit {
-        pthread_rwlock_destroy(lock)
-        lock.deallocate()
-    }
-
-    func lockShared() { pthread_rwlock_rdlock(lock) }
-    func lockExclusive() { pthread_rwlock_wrlock(lock) }
-    func unlock() { pthread_rwlock_unlock(lock) }
 }
