@@ -7,6 +7,7 @@ extension SniffedContent: Codable {
         case format, fileExtension, mimeType, recognised, declaredExtension, contradictedFormat
     }
 
+    /// Reads a recorded sniff.
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         let format = MediaFormat.known(id: try c.decode(String.self, forKey: .format)) ?? .binary
@@ -18,6 +19,7 @@ extension SniffedContent: Codable {
             contradictedFormat: try c.decodeIfPresent(String.self, forKey: .contradictedFormat).flatMap(MediaFormat.known(id:)))
     }
 
+    /// Records the sniff.
     public func encode(to encoder: any Encoder) throws {
         var c = encoder.container(keyedBy: CodingKeys.self)
         try c.encode(format.id, forKey: .format)

@@ -28,6 +28,10 @@ public struct ShareIngestor: Sendable {
     /// What decodes the shared media (the untrusted bytes): ``InProcessDecoder``
     /// unless the caller chooses otherwise.
     public var decoder: any MediaDecoder
+    /// Attempts an item may lose through no fault of its own (its process died
+    /// while decoding it alone; the journal refused its record) before it gives
+    /// up, recorded with each new batch (3 unless set; `share ingest --max-attempts`).
+    public var maxAttempts = ItemLifecycle.defaultMaxAttempts
 
     /// An ingestor for `container`.
     ///
@@ -66,16 +70,19 @@ public struct ShareIngestor: Sendable {
         let journal = try BatchJournal(container: container)
         Recovery.sweep(container)
         let plan = try BatchPlan(
-            pipeline: pipeline, key: key, message: message, container: container, store: journal, identifiers: identifiers, now: now())
+            pipeline: pipeline, key: key, message: message, container: container, store: journal, identifiers: identifiers, now: now(),
+            maxAttempts: maxAttempts)
         var batch = plan.record
         guard let lock = BatchLock(batch: batch.id, container: container) else {
             throw .containerUnusable(path: container.root, reason: "cannot lock batch \(batch.id)")
         }
         defer { withExtendedLifetime(lock) {} }
         batch = try BatchPlan.commit(
-            batch, inputs: inputs, into: journal, plan: BatchPlan.Details(container: container, pipeline: pipeline), identifiers: identifiers)
+            batch, inputs: inputs, into: journal, plan: BatchPlan.Details(container: container, pipeline: pipeline, maxAttempts: batch.maxAttempts),
+            identifiers: identifiers)
         CrashPoint.hit("after-plan")
-        let runner = try BatchRunner(batch, container: container, journal: journal, decoder: decoder, events: events, cancellation: cancellation, now: now)
+        let runner = try BatchRunner(
+            batch, container: container, journal: journal, decoder: decoder, events: events, cancellation: cancellation, now: now, catalog: pipeline.catalog)
         return try runner.run(&batch)
     }
 
@@ -88,13 +95,15 @@ public struct ShareIngestor: Sendable {
     public func resume(_ idOrKey: String, events: IngestEventSink? = nil, cancellation: CancellationFlag = CancellationFlag()) throws(ShareIngestError) -> BatchReport {
         let journal = try BatchJournal(container: container)
         guard let batch = try journal.batch(idOrKey) else { throw .unknownBatch(idOrKey) }
-        if batch.state == .done { return try Self.replay(Self.finishedReport(of: batch, store: journal, container: journal.container), to: events) }
+        if batch.state == .done {
+            return try Self.replay(Self.finishedReport(of: batch, store: journal, container: journal.container, catalog: pipeline.catalog), to: events)
+        }
         do {
-            return try Self.resume(batch, journal: journal, decoder: decoder, events: events, cancellation: cancellation, now: now)
+            return try Self.resume(batch, journal: journal, decoder: decoder, events: events, cancellation: cancellation, now: now, catalog: pipeline.catalog)
         } catch .batchNotResumable(let id, .done) {
             // Another process finished it while we waited for its lock.
             guard let finished = try journal.batch(id.uuidString) else { throw .unknownBatch(idOrKey) }
-            return Self.replay(try Self.finishedReport(of: finished, store: journal, container: journal.container), to: events)
+            return Self.replay(try Self.finishedReport(of: finished, store: journal, container: journal.container, catalog: pipeline.catalog), to: events)
         }
     }
 
@@ -110,9 +119,11 @@ public struct ShareIngestor: Sendable {
     /// The report of a batch that is done (or failed): the one stored beside its
     /// manifest, or, if there is none, one rebuilt from the store's final record
     /// of each item. The same for local and distributed batches.
-    static func finishedReport(of batch: BatchRecord, store: any BatchStore, container: ContainerDirectory) throws(ShareIngestError) -> BatchReport {
+    static func finishedReport(
+        of batch: BatchRecord, store: any ItemStore, container: ContainerDirectory, catalog: StageCatalog = .builtin
+    ) throws(ShareIngestError) -> BatchReport {
         if let stored = try? BatchReport.stored(key: batch.key, in: container), stored.batchID == batch.id { return stored }
-        let pipeline = try batch.pipeline()
+        let pipeline = try batch.pipeline(catalog: catalog)
         let manifest = ManifestStage(settings: pipeline.manifest)
         var items: [ItemReport] = []
         do {
@@ -133,14 +144,18 @@ public struct ShareIngestor: Sendable {
         Recovery.sweep(container)
         var reports: [BatchReport] = []
         for batch in try journal.batches(in: [.running, .manifesting]).reversed() where !cancellation.isCancelled {
-            if let report = try? Self.resume(batch, journal: journal, decoder: decoder, events: events, cancellation: cancellation, now: now) { reports.append(report) }
+            if let report = try? Self.resume(
+                batch, journal: journal, decoder: decoder, events: events, cancellation: cancellation, now: now, catalog: pipeline.catalog)
+            {
+                reports.append(report)
+            }
         }
         return reports
     }
 
     static func resume(
         _ record: BatchRecord, journal: BatchJournal, decoder: any MediaDecoder, events: IngestEventSink?, cancellation: CancellationFlag,
-        now: @escaping @Sendable () -> Date, dispose: ((BatchRecord) -> Void)? = nil
+        now: @escaping @Sendable () -> Date, catalog: StageCatalog, dispose: ((BatchRecord) -> Void)? = nil
     ) throws(ShareIngestError) -> BatchReport {
         if record.state == .claimed, record.dropName == nil {
             try abandonPlan(record, journal: journal)
@@ -154,7 +169,7 @@ public struct ShareIngestor: Sendable {
             throw .batchNotResumable(record.id, .done)
         }
         let runner = try BatchRunner(
-            batch, container: journal.container, journal: journal, decoder: decoder, events: events, cancellation: cancellation, now: now)
+            batch, container: journal.container, journal: journal, decoder: decoder, events: events, cancellation: cancellation, now: now, catalog: catalog)
         return try runner.run(&batch, dispose: dispose)
     }
 

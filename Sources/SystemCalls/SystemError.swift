@@ -31,10 +31,32 @@ public struct SystemError: Error, Sendable, Hashable, CustomStringConvertible {
         self.code = code
     }
 
-    /// True for `ENOSPC`, `EDQUOT` and `EFBIG`: the disk or quota is full, not the file broken.
-    public var isDiskFull: Bool { code == ENOSPC || code == EDQUOT || code == EFBIG }
-    /// True for `ENOENT`: the path does not exist (any more).
-    public var isMissing: Bool { code == ENOENT }
+    /// What kind of failure `errno` says this is: the one place it is classified.
+    public enum Kind: Sendable, Hashable {
+        /// `ENOSPC`, `EDQUOT`, `EFBIG`: the disk or quota is full, not the file broken.
+        case diskFull
+        /// `ENOENT`, `ENOTDIR`: the path does not exist (any more).
+        case notFound
+        /// `EACCES`, `EPERM`, `EROFS`: not allowed (a mode, a read-only file system).
+        case permission
+        /// Anything else: an input/output error the message names.
+        case io
+    }
+
+    /// The kind of failure `code` is.
+    public var kind: Kind {
+        switch code {
+        case ENOSPC, EDQUOT, EFBIG: .diskFull
+        case ENOENT, ENOTDIR: .notFound
+        case EACCES, EPERM, EROFS: .permission
+        default: .io
+        }
+    }
+
+    /// True when the disk or quota is full (``Kind/diskFull``).
+    public var isDiskFull: Bool { kind == .diskFull }
+    /// True when the path does not exist (``Kind/notFound``).
+    public var isMissing: Bool { kind == .notFound }
     /// `strerror(code)`.
     public var message: String { Self.message(for: code) }
     /// `<call> <path>: <strerror>`.

@@ -8,7 +8,7 @@ enum IngestCommand {
     static let usage = """
         usage: share ingest [--container DIR] [--pipeline NAME|FILE] [--key KEY] [--scheme SCHEME]
                             [--report FILE] [--message TEXT] [--text STRING]... [--url URL]...
-                            [--isolation process|none] [--json | --quiet] PATH...
+                            [--max-attempts N] [--isolation process|none] [--json | --quiet] PATH...
                share ingest --resume BATCH [--container DIR] [--isolation process|none] [--json | --quiet]
                share ingest --db URL [--no-wait | --timeout SECONDS] [--max-attempts N] [options] PATH...   (enqueue for share worker)
                share ingest --resume BATCH --db URL [--timeout SECONDS] [--report FILE] [--json | --quiet]
@@ -55,13 +55,16 @@ enum IngestCommand {
         }
         let report: BatchReport
         do {
-            let ingestor = ShareIngestor(container: container, pipeline: pipeline, decoder: decoder)
+            var ingestor = ShareIngestor(container: container, pipeline: pipeline, decoder: decoder)
+            if let attempts = try parsed.number("max-attempts", in: 1...100) { ingestor.maxAttempts = Int(attempts) }
             if let batch = parsed.value("resume") {
                 guard inputs.isEmpty else { return Command.usageFailure("--resume takes no PATH, --text or --url", usage: usage) }
                 report = try ingestor.resume(batch, events: printer.handle, cancellation: cancellation)
             } else {
                 report = try ingestor.ingest(inputs, key: key, message: parsed.value("message"), events: printer.handle, cancellation: cancellation)
             }
+        } catch let error as UsageError {
+            return Command.usageFailure(error.description, usage: usage)
         } catch {
             return Command.failure("\(error)")
         }

@@ -60,10 +60,10 @@ import Testing
     @Test func lostAttemptsAreRetriedWithBackoffThenGivenUp() {
         let lifecycle = ItemLifecycle(stages: Self.stages, maxAttempts: 3)
         var item = Self.item(completed: .copy)
-        let lost = StageOutcome.lost(at: .probe, reason: "worker a is gone", blamed: true, crashedDecoding: false)
+        let lost = StageOutcome.lost(at: .probe, reason: "worker a is gone", .died(alone: true, decoding: false))
         #expect(lifecycle.advance(&item, after: lost, stopping: false) == .retry(.probe, after: 0.5, reason: "worker a is gone"))
         #expect(lifecycle.advance(&item, after: lost, stopping: false) == .retry(.probe, after: 1, reason: "worker a is gone"))
-        #expect(lifecycle.advance(&item, after: lost, stopping: false) == .finished)
+        #expect(lifecycle.advance(&item, after: lost, stopping: false) == .gaveUp(reason: "text:hello: gave up after 3 attempts at probe: worker a is gone"))
         #expect(item.failure?.reason == .attemptsExhausted)
         #expect(item.failure?.stage == .probe)
         #expect(item.failure?.message == "text:hello: gave up after 3 attempts at probe: worker a is gone")
@@ -78,11 +78,13 @@ import Testing
     @Test func deathsWhileDecodingAloneMakeAPoisonItem() {
         let lifecycle = ItemLifecycle(stages: Self.stages, maxAttempts: 3)
         var item = Self.item(completed: .copy, lost: 2)
-        let notAlone = StageOutcome.lost(at: .probe, reason: "died", blamed: false, crashedDecoding: true)
+        let notAlone = StageOutcome.lost(at: .probe, reason: "died", .died(alone: false, decoding: true))
         #expect(lifecycle.advance(&item, after: notAlone, stopping: false) == .retry(.probe, after: 0, reason: "died"))
         #expect(item.lostAttempts == 2)
-        let alone = StageOutcome.lost(at: .probe, reason: "died", blamed: true, crashedDecoding: true)
-        #expect(lifecycle.advance(&item, after: alone, stopping: false) == .finished)
+        #expect(item.suspect, "one of several that died while decoding runs alone next")
+        let alone = StageOutcome.lost(at: .probe, reason: "died", .died(alone: true, decoding: true))
+        #expect(lifecycle.advance(&item, after: alone, stopping: false).isFinished)
+        #expect(!item.suspect)
         #expect(item.failure?.reason == .crashedRepeatedly)
         #expect(item.failure?.message == "text:hello: the process died 3 times while decoding this file alone; not tried again")
     }
@@ -90,7 +92,51 @@ import Testing
     @Test func aLostFanInIsRetriedUntilItsLastAttempt() {
         let lifecycle = ItemLifecycle(stages: Self.stages, maxAttempts: 2)
         #expect(lifecycle.afterLosingFanIn(attempt: 1, reason: "gone") == .retry(.manifest, after: 0.5, reason: "gone"))
-        #expect(lifecycle.afterLosingFanIn(attempt: 2, reason: "gone") == .finished)
+        #expect(lifecycle.afterLosingFanIn(attempt: 2, reason: "gone") == .gaveUp(reason: "gone"))
+    }
+
+    /// The items in flight when their process (or worker) died: blamed only
+    /// when one item can be, in both modes; with several, no attempt is counted
+    /// and the ones that were decoding run alone next.
+    @Test func aDeathIsBlamedOnlyWhenOneItemCanBe() {
+        let lifecycle = ItemLifecycle(stages: Self.stages, maxAttempts: 3)
+        var decoding = Self.item(completed: .copy)
+        decoding.decodingInFlight = true
+        let waiting = Self.item(completed: .sniff)
+        let two = lifecycle.recover(suspects: [decoding, waiting], reason: "died", stopping: false)
+        #expect(two.map(\.item.lostAttempts) == [0, 0])
+        #expect(two.map(\.item.suspect) == [true, true])
+        #expect(two.map(\.next) == [.retry(.probe, after: 0, reason: "died"), .retry(.copy, after: 0, reason: "died")])
+        #expect(two.allSatisfy { !$0.item.decodingInFlight })
+        let one = lifecycle.recover(suspects: [decoding], reason: "died", stopping: false)
+        #expect(one[0].item.lostAttempts == 1 && one[0].next == .retry(.probe, after: 0.5, reason: "died"))
+        // A worker that held a job of another batch too blames neither.
+        let beside = lifecycle.lose(jobs: [waiting], besides: 1, reason: "worker b is gone")
+        #expect(beside[0].item.lostAttempts == 0)
+        #expect(lifecycle.lose(jobs: [waiting], besides: 0, reason: "worker b is gone")[0].item.lostAttempts == 1)
+    }
+
+    /// A record the store cannot take because it is away or full costs the
+    /// item nothing and stops the run; one it refuses costs an attempt.
+    @Test func aFailedRecordCostsWhatTheLifecycleSays() {
+        let lifecycle = ItemLifecycle(stages: Self.stages, maxAttempts: 2)
+        var item = Self.item(completed: .copy)
+        #expect(lifecycle.afterFailedRecord(&item, at: .probe, error: "disk full", transient: true) == .init(next: .park(.probe), stopsRun: true))
+        #expect(item.lostAttempts == 0)
+        #expect(lifecycle.afterFailedRecord(&item, at: .probe, error: "too big", transient: false) == .init(next: .retry(.probe, after: 0.5, reason: "too big"), stopsRun: false))
+        #expect(lifecycle.afterFailedRecord(&item, at: .probe, error: "too big", transient: false).next.isFinished)
+        #expect(item.failure?.reason == .attemptsExhausted)
+    }
+
+    /// Before a stage: a stop parks the item there; a stage the pipeline
+    /// cannot make fails it.
+    @Test func admissionToAStage() {
+        let lifecycle = ItemLifecycle(stages: Self.stages)
+        var item = Self.item(completed: .copy)
+        #expect(lifecycle.admit(&item, to: .probe, available: true, stopping: false) == nil)
+        #expect(lifecycle.admit(&item, to: .probe, available: true, stopping: true) == .park(.probe))
+        #expect(lifecycle.admit(&item, to: .probe, available: false, stopping: false) == .finished)
+        #expect(item.failure?.message == "text:hello: stage probe is not in the batch's pipeline")
     }
 
     /// The recorded form keeps every field, and reads what versions before
@@ -145,11 +191,13 @@ import Testing
         item.livePhoto = LivePhotoLink(photo: "/container/A.jpg", video: "/container/D.mov", contentIdentifier: "ABC-1", pairedBy: .contentIdentifier)
         item.locationRemoved = ["EXIF GPS"]
         item.compatible = CompatibleCopyRecord(path: "/container/A.compatible.jpg", width: 4032, height: 3024, size: 900_000)
+        item.stageRecords = [StageName("checksum"): StageRecord(values: ["sha256": "ab"], files: ["/container/A.sha256"])]
         item.warnings = ["named .png but the content is JPEG: stored as .jpg"]
         item.failure = ItemFailure(.thumbnail, .undecodable, "/inbox/a.png: damaged")
         item.stageSeconds = [.sniff: 0.25, .copy: 0.5]
         item.lostAttempts = 2
         item.decodingInFlight = true
+        item.suspect = true
 
         let json = item.encoded()
         let keys = Set(try #require(try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any]).keys)
@@ -209,11 +257,12 @@ import Testing
             DROP TABLE migrations; DROP INDEX items_unfinished; ALTER TABLE items DROP COLUMN next;
             DROP INDEX items_sha256; ALTER TABLE items DROP COLUMN sha256;
             DROP INDEX items_content_identifier; DROP INDEX items_live_photo_name;
-            ALTER TABLE items DROP COLUMN content_identifier; ALTER TABLE items DROP COLUMN live_photo_name; PRAGMA user_version = 2
+            ALTER TABLE items DROP COLUMN content_identifier; ALTER TABLE items DROP COLUMN live_photo_name;
+            ALTER TABLE items DROP COLUMN suspect; ALTER TABLE batches DROP COLUMN max_attempts; PRAGMA user_version = 2
             """)
         let reopened = try BatchJournal(container: container.directory)
         #expect(try reopened.batch(done.batchID.uuidString)?.state == .done)
         let names = try reopened.database.query("SELECT name FROM migrations ORDER BY name").compactMap { $0.text("name") }
-        #expect(names == ["1-batches-and-items", "2-item-next-stage", "3-item-content-hash", "4-item-live-photo-keys"])
+        #expect(names == ["1-batches-and-items", "2-item-next-stage", "3-item-content-hash", "4-item-live-photo-keys", "5-suspects-and-attempts"])
     }
 }

@@ -410,23 +410,40 @@ enum DocumentationCheck {
         }
     }
 
-    /// The README's design tree names every target under `Sources/` and every
-    /// folder of `ShareIngest`, and nothing that does not exist: the map a new
-    /// reader opens first stays true.
+    /// The README's design tree names every target under `Sources/`, every
+    /// folder of `ShareIngest` and every file in each (its `files:` lines), and
+    /// nothing that does not exist: the map a new reader opens first stays true.
     @Test func theReadmeDesignTreeMatchesThePackage() throws {
         let readme = try String(contentsOf: Fixtures.packageRoot.appendingPathComponent("README.md"), encoding: .utf8)
         let design = try #require(readme.components(separatedBy: "## Design\n").dropFirst().first)
         let tree = try #require(design.components(separatedBy: "```").dropFirst().first)
-        // Lines "  Name" (targets, possibly several per line) and "    Folder/" (ShareIngest's folders).
+        // Lines "  Name" (targets, possibly several per line), "    Folder/" (ShareIngest's
+        // folders) and, in the description column, "files: A, B" (the Swift files of the
+        // folder above, continued on the next lines until a line without a comma at its end).
         var targets: Set<String> = []
         var folders: Set<String> = []
+        var listed: [String: Set<String>] = [:]
+        var folder = ""
+        var continuing = false
         for line in tree.split(separator: "\n") {
+            let text = line.trimmingCharacters(in: .whitespaces)
+            if let files = text.components(separatedBy: "files: ").dropFirst().first ?? (continuing ? text : nil) {
+                let names = files.components(separatedBy: " (").first ?? files
+                for name in names.split(separator: ",") where !name.trimmingCharacters(in: .whitespaces).isEmpty {
+                    listed[folder, default: []].insert(name.trimmingCharacters(in: .whitespaces))
+                }
+                continuing = files.hasSuffix(",")
+            }
             guard line.hasPrefix("  "), !line.hasPrefix("      ") else { continue }
-            let names = line.trimmingCharacters(in: .whitespaces).components(separatedBy: "  ").first ?? ""
+            let names = text.components(separatedBy: "  ").first ?? ""
             if line.hasPrefix("    ") {
-                if names.hasSuffix("/") { folders.insert(String(names.dropLast())) }
+                if names.hasSuffix("/") {
+                    folders.insert(String(names.dropLast()))
+                    folder = String(names.dropLast())
+                }
             } else {
                 for name in names.split(separator: ",") { targets.insert(name.trimmingCharacters(in: .whitespaces)) }
+                folder = ""
             }
         }
         targets.remove("")
@@ -440,6 +457,12 @@ enum DocumentationCheck {
             return FileManager.default.fileExists(atPath: shareIngest + "/" + name, isDirectory: &isFolder) && isFolder.boolValue
         })
         #expect(folders == actual, "README lists \(folders.subtracting(actual).sorted()), misses \(actual.subtracting(folders).sorted())")
+        for folder in actual.union([""]) {
+            let path = folder.isEmpty ? shareIngest : shareIngest + "/" + folder
+            let files = Set(try FileManager.default.contentsOfDirectory(atPath: path).filter { $0.hasSuffix(".swift") }.map { String($0.dropLast(6)) })
+            let names = listed[folder] ?? []
+            #expect(names == files, "README's files of ShareIngest/\(folder): lists \(names.subtracting(files).sorted()), misses \(files.subtracting(names).sorted())")
+        }
         // The library products the README counts.
         let manifest = try String(contentsOf: Fixtures.packageRoot.appendingPathComponent("Package.swift"), encoding: .utf8)
         let libraries = manifest.components(separatedBy: ".library(name:").count - 1

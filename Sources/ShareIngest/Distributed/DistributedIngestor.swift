@@ -97,7 +97,8 @@ public struct DistributedIngestor: Sendable {
         try BatchPlan.check(inputs)
         let queue = try Self.connect(url, role: "ingest", cancellation: cancellation)
         let plan = try BatchPlan(
-            pipeline: pipeline, key: key, message: message, container: container, store: queue, identifiers: identifiers, now: now(), id: id)
+            pipeline: pipeline, key: key, message: message, container: container, store: queue, identifiers: identifiers, now: now(),
+            maxAttempts: maxAttempts, id: id)
         let roots = BatchPlan.absolute(inputs).compactMap { input -> String? in
             guard case .path(let path) = input else { return nil }
             return String(validating: path.bytes, as: UTF8.self)
@@ -251,8 +252,8 @@ public struct DistributedIngestor: Sendable {
         if usable.isEmpty { return .noWorkerCanWork(workers.map { ($0["name"] ?? "", $0["reason"] ?? "") }) }
         let served = Set(usable.flatMap { ($0["stages"] ?? "").split(separator: ",").map(String.init) })
         let pending = try queue.connection.query("SELECT DISTINCT stage FROM share_jobs WHERE batch_id = $1 AND state = 'queued'", [id.uuidString])
-            .compactMap { $0["stage"].flatMap(StageName.init(rawValue:)) }
-        let missing = pending.filter { !served.contains($0.rawValue) }.sorted()
+            .compactMap { $0["stage"].map(StageName.init) }
+        let missing = pending.filter { !served.contains($0.rawValue) }.sorted { $0.rawValue < $1.rawValue }
         return missing.isEmpty ? nil : .stagesNotServed(missing)
     }
 
@@ -266,7 +267,7 @@ public struct DistributedIngestor: Sendable {
         guard let stored = try queue.batch(batch.id) else { throw ShareIngestError.unknownBatch(batch.id.uuidString) }
         let record = stored.record
         let container = try ContainerDirectory(stored.container)
-        return ShareIngestor.replay(try ShareIngestor.finishedReport(of: record, store: queue, container: container), to: events)
+        return ShareIngestor.replay(try ShareIngestor.finishedReport(of: record, store: queue, container: container, catalog: pipeline.catalog), to: events)
     }
 
     /// Every batch worth showing (running, failed and the latest finished ones)

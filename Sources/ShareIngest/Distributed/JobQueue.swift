@@ -10,12 +10,15 @@ struct Job: Sendable {
     /// The item's index; -1 for the manifest job.
     let index: Int
     /// The stage to run now.
-    var stage: StageName
-    /// Times this job was claimed at this stage, this one included.
-    var attempts: Int
+    let stage: StageName
+    /// For the manifest job, the attempts its fan-in has lost (its one counter;
+    /// an item's is its ``ItemState/lostAttempts``).
+    let attempts: Int
     let maxAttempts: Int
     /// The item as last recorded (``ItemState`` JSON); nil for the manifest job.
     let snapshot: String?
+    /// True for an item that must run alone (``ItemState/suspect``).
+    let mustRunAlone: Bool
 
     var isManifest: Bool { index < 0 }
 
@@ -27,7 +30,7 @@ struct Job: Sendable {
 }
 
 /// The jobs of many batches in PostgreSQL, shared by workers on many machines:
-/// the distributed mode's ``BatchStore``. Every operation on a job is one
+/// the distributed mode's ``JobStore``. Every operation on a job is one
 /// statement, so one round trip:
 ///
 /// - create: the batch row, every item's row and the manifest job in one statement;
@@ -103,19 +106,19 @@ final class JobQueue {
     }
 
     /// The expected decode cost of `item`'s next stage, which orders claims.
-    static func priority(of item: ItemState) -> Double { StageExecution.cost(of: item).milliseconds }
+    static func priority(of item: ItemState) -> Double { ItemLifecycle.priority(of: item) }
 
     // MARK: - Claim
 
-    private static let jobColumns = "j.id, j.batch_id, j.idx, j.stage, j.attempts, j.max_attempts, j.snapshot"
+    private static let jobColumns = "j.id, j.batch_id, j.idx, j.stage, j.attempts, j.max_attempts, j.snapshot, j.suspect"
 
     static func job(_ row: [String: String]) -> Job? {
         guard let id = row["id"].flatMap(Int64.init), let batch = row["batch_id"].flatMap(UUID.init(uuidString:)),
-            let index = row["idx"].flatMap(Int.init), let stage = row["stage"].flatMap(StageName.init(rawValue:))
+            let index = row["idx"].flatMap(Int.init), let stage = row["stage"].map(StageName.init)
         else { return nil }
         return Job(
-            id: id, batchID: batch, index: index, stage: stage, attempts: Int(row["attempts"] ?? "1") ?? 1,
-            maxAttempts: Int(row["max_attempts"] ?? "3") ?? 3, snapshot: row["snapshot"])
+            id: id, batchID: batch, index: index, stage: stage, attempts: Int(row["attempts"] ?? "0") ?? 0,
+            maxAttempts: Int(row["max_attempts"] ?? "3") ?? 3, snapshot: row["snapshot"], mustRunAlone: row["suspect"] != nil)
     }
 
     /// Claims up to `limit` ready jobs of `stages` (the costliest first, then the
@@ -124,26 +127,27 @@ final class JobQueue {
     /// in the same statement, the running batches it has not checked yet (not in
     /// `batches` nor in `blocked`), to check before its next claim. So a worker
     /// never claims a job of a batch whose files it cannot see or write.
-    func claim(stages: [StageName], worker: Int, limit: Int, batches: Set<UUID>, blocked: Set<UUID>) throws -> (jobs: [Job], unchecked: [UUID]) {
+    func claim(stages: [StageName], worker: Int, limit: Int, batches: Set<UUID>, blocked: Set<UUID>, alone: Bool = false) throws -> (jobs: [Job], unchecked: [UUID]) {
         let rows = try query(
             """
             WITH picked AS (
                 SELECT id FROM share_jobs
                 WHERE state = 'queued' AND not_before <= now() AND stage = ANY($1::text[]) AND batch_id = ANY($4::uuid[])
+                    AND (suspect IS NOT NULL) = $7::boolean
                 ORDER BY priority DESC, id LIMIT $5 FOR UPDATE SKIP LOCKED),
             claimed AS (
-                UPDATE share_jobs j SET state = 'running', attempts = j.attempts + 1, worker_id = $2,
+                UPDATE share_jobs j SET state = 'running', worker_id = $2,
                     lease_until = now() + make_interval(secs => $3::double precision)
                 FROM picked WHERE j.id = picked.id
                 RETURNING \(Self.jobColumns), j.priority)
             SELECT claimed.*, NULL::uuid AS unchecked FROM claimed
             UNION ALL
-            (SELECT NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, b.id FROM share_batches b
+            (SELECT NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, b.id FROM share_batches b
              WHERE b.state = 'running' AND NOT (b.id = ANY($4::uuid[])) AND NOT (b.id = ANY($6::uuid[])) ORDER BY b.created_at LIMIT 20)
             """,
             [
-                Self.array(stages.map(\.rawValue)), String(worker), String(leaseSeconds), Self.array(batches.map(\.uuidString)), String(limit),
-                Self.array(blocked.map(\.uuidString)),
+                Self.array(stages.map(\.rawValue)), String(worker), String(leaseSeconds), Self.array(batches.map(\.uuidString)), String(alone ? 1 : limit),
+                Self.array(blocked.map(\.uuidString)), alone ? "true" : "false",
             ])
         let jobs = rows.compactMap { row in Self.job(row).map { (job: $0, priority: Double(row["priority"] ?? "0") ?? 0) } }
         return (jobs.sorted { ($0.priority, -$0.job.id) > ($1.priority, -$1.job.id) }.map(\.job), rows.compactMap { $0["unchecked"].flatMap(UUID.init(uuidString:)) })
@@ -157,7 +161,7 @@ final class JobQueue {
         guard !jobs.isEmpty else { return }
         try query(
             """
-            UPDATE share_jobs SET state = 'queued', attempts = greatest(0, attempts - 1), worker_id = NULL, lease_until = NULL, not_before = now()
+            UPDATE share_jobs SET state = 'queued', worker_id = NULL, lease_until = NULL, not_before = now()
             WHERE id = ANY($1::bigint[]) AND worker_id = $2 AND state = 'running'
             RETURNING id, pg_notify('share_jobs', '')
             """,
@@ -212,17 +216,18 @@ final class JobQueue {
         }
     }
 
-    /// A manifest job that was lost (its worker died, an error that is not the
-    /// batch's): queued again `after` seconds. Guarded by `lease`.
-    func retryManifest(_ job: Job, lease: Lease, error: String, after: Double) throws {
+    /// A manifest job that lost its `attempt`-th attempt (its worker died, an
+    /// error that is not the batch's): queued again `after` seconds, with the
+    /// count of attempts it has lost (the fan-in's one counter). Guarded by `lease`.
+    func retryManifest(_ job: Job, lease: Lease, error: String, attempt: Int, after: Double) throws {
         try query(
             """
-            UPDATE share_jobs SET state = 'queued', worker_id = NULL, lease_until = NULL, last_error = $3, error_at = now(),
+            UPDATE share_jobs SET state = 'queued', worker_id = NULL, lease_until = NULL, last_error = $3, error_at = now(), attempts = $5,
                 not_before = now() + make_interval(secs => $4::double precision)
             WHERE id = $1 AND worker_id = $2 AND state = 'running'
             RETURNING id, pg_notify('share_jobs', '')
             """,
-            [String(job.id), String(lease.worker), error, String(after)])
+            [String(job.id), String(lease.worker), error, String(after), String(attempt)])
     }
 
     /// Batches left `running` although none of their items is unfinished (a lost
@@ -295,7 +300,7 @@ final class JobQueue {
     }
 }
 
-extension JobQueue: BatchStore {
+extension JobQueue: JobStore {
     func batch(id: UUID) throws -> BatchRecord? { try batch(id)?.record }
 
     func batch(key: ShareKey) throws -> BatchRecord? {
@@ -310,7 +315,7 @@ extension JobQueue: BatchStore {
         record.state = .claimed
         let extra: [(String, String?)] = [
             ("container", plan.container.root), ("token", plan.token), ("roots", Self.json(plan.roots)),
-            ("remaining", "0"), ("max_attempts", String(plan.lifecycle.maxAttempts)),
+            ("remaining", "0"),
         ]
         let columns = record.columns.map { ($0.key, $0.value.text) } + extra
         try query(
@@ -366,8 +371,7 @@ extension JobQueue: BatchStore {
     /// finished: then the batch's `remaining` is decremented, and the record that
     /// brings it to 0 queues the manifest job. A record re-sent after a lost
     /// connection never applies twice (the row is no longer at the lease's stage).
-    func record(_ item: ItemState, next: NextStep, batch: UUID, lease: Lease?) throws -> Bool {
-        guard let lease else { return false }
+    func record(_ item: ItemState, next: NextStep, batch: UUID, lease: Lease) throws -> Bool {
         let stage: StageName
         let state: String
         var delay = 0.0
@@ -380,11 +384,9 @@ extension JobQueue: BatchStore {
         case .retry(let following, let after, let reason):
             (stage, state, delay, error) = (following, "queued", after, reason)
         case .finished:
-            // An item given up on (its attempts lost) is a failed job; one that
-            // failed for a reason of its own, or was delivered, is done.
-            let gaveUp = item.failure.map { [.attemptsExhausted, .crashedRepeatedly].contains($0.reason) } ?? false
-            (stage, state) = (lease.stage, gaveUp ? "failed" : "done")
-            if gaveUp { error = item.failure?.message }
+            (stage, state) = (lease.stage, "done")
+        case .gaveUp(let reason):
+            (stage, state, error) = (lease.stage, "failed", reason)
         }
         let columns = Self.indexedNames.enumerated().map { "\($1) = $\($0 + 11)" }.joined(separator: ", ")
         let row = try query(
@@ -392,7 +394,6 @@ extension JobQueue: BatchStore {
             WITH job AS (
                 UPDATE share_jobs SET snapshot = $3::jsonb, stage = $4, state = $5::text, priority = $9::double precision,
                     \(columns),
-                    attempts = CASE WHEN $4 = $8 THEN attempts WHEN $5::text = 'running' THEN 1 ELSE 0 END,
                     worker_id = CASE WHEN $5::text = 'queued' THEN NULL ELSE worker_id END,
                     lease_until = CASE WHEN $5::text = 'running' THEN now() + make_interval(secs => $6::double precision) END,
                     not_before = now() + make_interval(secs => $10::double precision),
@@ -416,10 +417,6 @@ extension JobQueue: BatchStore {
         ).first
         return row?["owned"] == "1"
     }
-
-    /// A round trip per record: a worker that keeps an item through its stages
-    /// records it once, when it leaves the worker (or when its decode is marked).
-    var defersKeptSteps: Bool { true }
 
     func items(of batch: UUID, after index: Int, limit: Int) throws -> [ItemState] {
         try query(
@@ -490,8 +487,7 @@ extension JobQueue: BatchStore {
     /// manifest, counts and the items the manifest stage changed) and the job
     /// completed. False if the job was no longer the lease's holder's, or the
     /// batch was not running (done already: only the job is completed).
-    func finish(_ batch: BatchRecord, changed: [ItemState], lease: Lease?) throws -> Bool {
-        guard let lease else { return false }
+    func finish(_ batch: BatchRecord, changed: [ItemState], lease: Lease) throws -> Bool {
         var columns = batch.columns.filter { BatchRecord.mutableColumns.contains($0.key) }.map { ($0.key, $0.value) }
         columns.append(("stage_seconds", .text(Self.json(Dictionary(uniqueKeysWithValues: batch.stageSeconds.map { ($0.key.rawValue, $0.value) })))))
         let changes = changed.map { Row(idx: $0.index, stage: .manifest, state: "done", priority: 0, snapshot: $0) }
@@ -514,6 +510,18 @@ extension JobQueue: BatchStore {
             [String(lease.job), String(lease.worker), batch.id.uuidString] + columns.map(\.1.text) + [Self.json(changes)])
         return row.first?["owned"] == "1" && row.first?["finished"] == "1"
     }
+}
+
+extension JobQueue {
+    func listen() throws { try connection.query("LISTEN share_jobs") }
+
+    func waitForWork(seconds: Double, wake: Int32) throws -> Bool { try connection.waitForNotification(seconds: seconds, wake: wake) }
+
+    var isConnected: Bool { connection.isConnected }
+
+    func interrupt(at interruption: Interruption) { connection.interruption = interruption }
+
+    func close() { connection.close() }
 }
 
 /// A PostgreSQL result row (text format), read by column name.

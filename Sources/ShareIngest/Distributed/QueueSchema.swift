@@ -111,7 +111,7 @@ enum QueueSchema {
         CREATE INDEX share_jobs_running ON share_jobs (lease_until) WHERE state = 'running';
         """
 
-    // The batch row of the journal's row model (BatchStore): times as epoch
+    // The batch row of the journal's row model (ItemStore): times as epoch
     // seconds, the drop's columns.
     private static let version2 = """
         ALTER TABLE share_batches ALTER COLUMN created_at DROP DEFAULT,
@@ -209,7 +209,7 @@ enum QueueSchema {
     // failure reason join the hash and the Live Photo keys. Rows recorded before
     // take theirs from their record.
     private static let version8 = """
-        ALTER TABLE share_jobs ADD COLUMN completed text, ADD COLUMN reason text;
+        ALTER TABLE share_jobs ADD COLUMN completed text, ADD COLUMN reason text, ADD COLUMN suspect text;
         UPDATE share_jobs SET completed = snapshot->>'\(ItemState.CodingKeys.completed.rawValue)',
             reason = snapshot->'\(ItemState.CodingKeys.failure.rawValue)'->>'reason' WHERE idx >= 0;
         CREATE INDEX share_jobs_failures ON share_jobs (finished_at) WHERE reason IS NOT NULL;

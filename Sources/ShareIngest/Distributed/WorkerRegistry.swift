@@ -46,7 +46,7 @@ extension JobQueue {
                 UPDATE share_jobs SET lease_until = now() + make_interval(secs => $2::double precision)
                 WHERE worker_id = $1 AND state = 'running' AND id = ANY($5::bigint[]) RETURNING id),
             lost AS (
-                UPDATE share_jobs SET state = 'queued', attempts = greatest(0, attempts - 1), worker_id = NULL, lease_until = NULL, not_before = now()
+                UPDATE share_jobs SET state = 'queued', worker_id = NULL, lease_until = NULL, not_before = now()
                 WHERE worker_id = $1 AND state = 'running' AND NOT (id = ANY($5::bigint[])) RETURNING id)
             UPDATE share_workers SET last_seen = now(), stages_done = stages_done + $3, failures = failures + $4
             WHERE id = $1

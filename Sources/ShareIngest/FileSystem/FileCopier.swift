@@ -31,7 +31,10 @@ struct FileVersion: Sendable, Hashable, Codable {
 
 /// Why a copy failed.
 enum CopyError: Error {
-    case system(SystemError)
+    /// Reading the source failed (it vanished, a permission, an I/O error).
+    case reading(SystemError)
+    /// Writing into the container failed (a full disk, an I/O error).
+    case writing(SystemError)
     /// The source is a FIFO, a socket, a device, a directory or a symbolic link.
     case notRegularFile(FileType)
     case changed(String)
@@ -61,10 +64,10 @@ enum FileCopier {
             fd = try path.open(O_RDONLY | O_NOFOLLOW | O_NONBLOCK)
         } catch {
             if error.code == ELOOP { throw .notRegularFile(.symbolicLink) }
-            throw .system(error)
+            throw .reading(error)
         }
         let status: FileStatus
-        do { status = try fd.status(path: path.display) } catch { throw .system(error) }
+        do { status = try fd.status(path: path.display) } catch { throw .reading(error) }
         guard status.type == .regular else { throw .notRegularFile(status.type) }
         // Back to blocking reads now that it is known to be a regular file.
         fd.setBlocking(true)
@@ -81,7 +84,7 @@ enum FileCopier {
             let output = try FileDescriptor.open(temporary, O_WRONLY | O_CREAT | O_EXCL, mode: 0o644)
             let copied = try transfer(from: input, to: output, size: before.size, source: source.display, destination: destination)
             let after: FileStatus
-            do { after = try input.status(path: source.display) } catch { throw CopyError.system(error) }
+            do { after = try input.status(path: source.display) } catch { throw CopyError.reading(error) }
             guard FileVersion(after) == before, copied.size == before.size else {
                 throw CopyError.changed("changed while being copied (size \(before.size) → \(after.size) bytes)")
             }
@@ -94,10 +97,11 @@ enum FileCopier {
             throw error
         } catch let error as SystemError {
             FileSystem.remove(temporary)
-            throw .system(error)
+            // Reads name the source; writes, syncs and the rename name the destination.
+            throw error.path == source.display ? .reading(error) : .writing(error)
         } catch {
             FileSystem.remove(temporary)
-            throw .system(SystemError("copy", path: destination, code: EIO))
+            throw .writing(SystemError("copy", path: destination, code: EIO))
         }
     }
 

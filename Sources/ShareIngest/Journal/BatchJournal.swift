@@ -91,6 +91,15 @@ public final class BatchJournal: Sendable {
                         CREATE INDEX IF NOT EXISTS items_content_identifier ON items(batch_id, content_identifier) WHERE content_identifier IS NOT NULL;
                         CREATE INDEX IF NOT EXISTS items_live_photo_name ON items(batch_id, live_photo_name) WHERE live_photo_name IS NOT NULL;
                         """),
+                // Items to run alone (ItemState.suspect), and the attempts a
+                // batch's items may lose (`share ingest --max-attempts`, as the
+                // distributed mode records it).
+                Migration(
+                    name: "5-suspects-and-attempts",
+                    sql: """
+                        ALTER TABLE items ADD COLUMN suspect TEXT;
+                        ALTER TABLE batches ADD COLUMN max_attempts INTEGER;
+                        """),
             ])
     }
 
@@ -267,7 +276,7 @@ public final class BatchJournal: Sendable {
     }
 }
 
-extension BatchJournal: BatchStore {
+extension BatchJournal: JournalStore {
     func batch(id: UUID) throws -> BatchRecord? { try batch(id.uuidString) }
 
     func batch(key: ShareKey) throws -> BatchRecord? {
@@ -300,15 +309,12 @@ extension BatchJournal: BatchStore {
         try database.transaction(durable: true) { try updateRow(batch) }
     }
 
-    var defersKeptSteps: Bool { false }
-
-    func record(_ item: ItemState, next: NextStep, batch: UUID, lease: Lease?) throws -> Bool {
+    func record(_ item: ItemState, next: NextStep, batch: UUID) throws {
         let columns = ["next", "snapshot"] + ItemState.indexedColumns.map(\.name)
         try database.query(
             "UPDATE items SET \(columns.map { "\($0) = ?" }.joined(separator: ", ")) WHERE batch_id = ? AND idx = ?",
             [StoreValue(next.stage?.rawValue), .text(item.encoded())] + item.indexedValues.map(StoreValue.init)
                 + [.text(batch.uuidString), StoreValue(item.index)])
-        return true
     }
 
     func items(of batch: UUID, after index: Int, limit: Int) throws -> [ItemState] {
@@ -364,11 +370,10 @@ extension BatchJournal: BatchStore {
         ).map(Self.item)
     }
 
-    func finish(_ batch: BatchRecord, changed: [ItemState], lease: Lease?) throws -> Bool {
+    func finish(_ batch: BatchRecord, changed: [ItemState]) throws {
         try database.transaction(durable: true) {
-            for item in changed { try record(item, next: .finished, batch: batch.id, lease: nil) }
+            for item in changed { try record(item, next: .finished, batch: batch.id) }
             try updateRow(batch)
         }
-        return true
     }
 }

@@ -1,14 +1,17 @@
 import Foundation
 import ShareManifest
 
-/// Where batches and their items are kept, read and recorded: the embedded
-/// SQLite journal (``BatchJournal``) or the distributed mode's PostgreSQL queue
-/// (`JobQueue`). The runners, the fan-in and planning use only this protocol.
+/// Where batches and their items are kept and read, in every mode: the
+/// embedded SQLite journal (``BatchJournal``, a ``JournalStore``) or the
+/// distributed mode's PostgreSQL queue (`JobQueue`, a ``JobStore``). Planning
+/// and the fan-in use only this protocol; how a step and a batch's end are
+/// recorded differs (a journal's records are its lock holder's, a queue's are
+/// guarded by a job's lease), so those are in the protocols above it.
 ///
 /// Both stores keep the same rows: a batch is mapped to and from its row in one
 /// place (``BatchRecord/columns`` and ``BatchRecord/init(row:)``), an item is
-/// its ``ItemState`` JSON.
-protocol BatchStore: AnyObject {
+/// its ``ItemState`` JSON beside the columns of ``ItemState/indexedColumns``.
+protocol ItemStore: AnyObject {
     /// The batch with this id, if recorded.
     func batch(id: UUID) throws -> BatchRecord?
     /// The batch that used `key`, if any: a key belongs to one batch, ever.
@@ -25,19 +28,6 @@ protocol BatchStore: AnyObject {
     /// Ends the plan: the batch `running` with `batch.itemCount` items, of which
     /// `unfinished` have stages to run; durable before any copy starts.
     func seal(_ batch: BatchRecord, plan: BatchPlan.Details, unfinished: Int) throws
-
-    /// Records an item's state after a stage and where it goes next. `lease`
-    /// guards a distributed job (the record changes nothing unless the job is
-    /// still held by that worker, at that stage); the journal's batch lock is
-    /// its lease. False when the record was not the holder's any more.
-    @discardableResult
-    func record(_ item: ItemState, next: NextStep, batch: UUID, lease: Lease?) throws -> Bool
-
-    /// True when a step whose holder goes on with the item itself (a kept
-    /// distributed job) need not be recorded: the item's next record carries it.
-    /// For a store whose records are round trips to a server; a journal records
-    /// every step.
-    var defersKeptSteps: Bool { get }
 
     /// Up to `limit` items of a batch with an index above `index`, in order, as
     /// last recorded: a cursor, so no caller holds a whole large batch. An item
@@ -56,17 +46,47 @@ protocol BatchStore: AnyObject {
     /// whose content identifier or Live Photo name (``ItemState/livePhotoKeys``,
     /// indexed) another such item of the batch shares. The fan-in pairs them.
     func livePhotoCandidates(for batch: UUID) throws -> [ItemState]
-
-    /// Records the fan-in's end: the batch as the manifest left it (done, its
-    /// counts, its manifest and URL) and the items whose state the manifest
-    /// stage changed, in one transaction. False when it was not this caller's
-    /// to end (a distributed manifest job no longer held, or a batch that is
-    /// not running any more).
-    @discardableResult
-    func finish(_ batch: BatchRecord, changed: [ItemState], lease: Lease?) throws -> Bool
 }
 
-extension BatchStore {
+/// The journal's side of a store: the process holding a batch's lock
+/// (``BatchLock``) records its items' steps and its end, and a resumed batch
+/// reads what is unfinished. What ``BatchRunner`` uses.
+protocol JournalStore: ItemStore, Sendable {
+    /// Records an item's state after a stage and where it goes next.
+    func record(_ item: ItemState, next: NextStep, batch: UUID) throws
+    /// Records the fan-in's end: the batch as the manifest left it (done, its
+    /// counts, its manifest and URL) and the items whose state the manifest
+    /// stage changed, in one durable transaction.
+    func finish(_ batch: BatchRecord, changed: [ItemState]) throws
+    /// Up to `limit` items after `index` that were not finished when last
+    /// recorded (what a resumed batch still has to do), in order.
+    func unfinishedItems(of batch: UUID, after index: Int, limit: Int) throws -> [ItemState]
+    /// Records the batch's row as it is now (its state, counts, manifest).
+    func update(_ batch: BatchRecord, durable: Bool) throws
+    /// How a batch's items stand, from the recorded columns alone.
+    func counts(of batch: UUID) throws -> BatchReport.Counts
+}
+
+/// Records the steps of a batch's items into its journal (the batch's lock is
+/// the holder's lease).
+final class JournalSteps: StepRecorder {
+    let journal: any JournalStore
+    let batch: UUID
+
+    init(_ journal: any JournalStore, batch: UUID) {
+        self.journal = journal
+        self.batch = batch
+    }
+
+    func record(_ item: ItemState, next: NextStep, keeps: Bool) throws -> Bool {
+        try journal.record(item, next: next, batch: batch)
+        return true
+    }
+
+    var roundTrips: Bool { false }
+}
+
+extension ItemStore {
     /// Records a planned batch and all its items at once (``begin(_:plan:)``,
     /// ``append(_:to:plan:)``, ``seal(_:plan:unfinished:)``).
     func create(_ batch: BatchRecord, items: [ItemState], plan: BatchPlan.Details) throws {
@@ -75,7 +95,7 @@ extension BatchStore {
         var sealed = batch
         sealed.state = .running
         sealed.itemCount = items.count
-        try seal(sealed, plan: plan, unfinished: items.count { plan.lifecycle.start($0, stopping: false) != .finished })
+        try seal(sealed, plan: plan, unfinished: items.count { !plan.lifecycle.start($0, stopping: false).isFinished })
     }
 
     /// Every item of a batch, by ``items(of:after:limit:)`` in pages.
@@ -90,7 +110,7 @@ extension BatchStore {
     }
 }
 
-/// Content a batch's items share with what was delivered before them (``BatchStore/earlierCopies(for:)``).
+/// Content a batch's items share with what was delivered before them (``ItemStore/earlierCopies(for:)``).
 struct EarlierCopies: Sendable {
     /// Item index → the first item of its batch with the same content, when that is an earlier one.
     var inBatch: [Int: EarlierCopy] = [:]
@@ -116,7 +136,7 @@ struct EarlierCopies: Sendable {
     }
 }
 
-/// A copy of the same content delivered before an item (``BatchStore/earlierCopies(for:)``).
+/// A copy of the same content delivered before an item (``ItemStore/earlierCopies(for:)``).
 struct EarlierCopy: Sendable, Hashable {
     /// Its item's index in its batch.
     let index: Int
@@ -127,21 +147,6 @@ struct EarlierCopy: Sendable, Hashable {
     /// The share it was delivered in, when not the same batch (a duplicate of it
     /// counts only while that share is not consumed).
     let shareKey: ShareKey?
-}
-
-/// A distributed job held by a worker: what a record of its item must match to
-/// change anything (``BatchStore/record(_:next:batch:lease:)``).
-struct Lease: Sendable, Hashable {
-    /// The job's row.
-    let job: Int64
-    /// The worker holding it.
-    let worker: Int
-    /// The stage it holds the item at.
-    let stage: StageName
-    /// True when the holder goes on with the item's next stage itself (it
-    /// serves it): the job stays leased to it instead of being queued.
-    var keeps = false
-
 }
 
 /// A value bound to, or read from, a row of either store.

@@ -10,6 +10,14 @@ public struct SQLiteError: Error, Sendable, CustomStringConvertible {
     public let message: String
     /// `SQLite error <code>: <message>`.
     public var description: String { "SQLite error \(code): \(message)" }
+
+    /// True unless the journal refused this one record for what it holds
+    /// (`SQLITE_TOOBIG`, `SQLITE_CONSTRAINT`, `SQLITE_MISMATCH`): a full disk, an
+    /// I/O error, a lock or a damaged file is the journal's, not the item's.
+    static func isTransient(_ error: any Error) -> Bool {
+        guard let error = error as? SQLiteError else { return true }
+        return ![SQLITE_TOOBIG, SQLITE_CONSTRAINT, SQLITE_MISMATCH].contains(error.code)
+    }
 }
 
 /// `SQLITE_TRANSIENT` is a macro (a cast of -1): SQLite copies bound values.

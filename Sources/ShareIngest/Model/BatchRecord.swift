@@ -56,6 +56,9 @@ public struct BatchRecord: Sendable {
     public internal(set) var skippedCount = 0
     /// Seconds spent per stage over all items, summed once by the fan-in.
     var stageSeconds: [StageName: Double] = [:]
+    /// Attempts each item (and the fan-in) may lose through no fault of its own
+    /// before it gives up (`share ingest --max-attempts`), in every mode.
+    public internal(set) var maxAttempts = ItemLifecycle.defaultMaxAttempts
 }
 
 extension BatchRecord {
@@ -67,12 +70,14 @@ extension BatchRecord {
             "drop_path": StoreValue(dropPath), "created_at": StoreValue(createdAt), "finished_at": StoreValue(finishedAt),
             "redirect_url": StoreValue(redirectURL), "manifest_path": StoreValue(manifestPath), "item_count": StoreValue(itemCount),
             "ingested": StoreValue(ingestedCount), "failed": StoreValue(failedCount), "skipped": StoreValue(skippedCount),
+            "max_attempts": StoreValue(maxAttempts),
         ]
     }
 
     /// The pipeline the batch started with (a resumed batch keeps it).
-    func pipeline() throws(ShareIngestError) -> PipelineDefinition {
-        do { return try PipelineDefinition.decode(Data(pipelineJSON.utf8), file: "pipeline of batch \(id)") } catch { throw .pipeline(error) }
+    /// `catalog`: the stages the pipeline may name (the caller's own, when it added any).
+    func pipeline(catalog: StageCatalog = .builtin) throws(ShareIngestError) -> PipelineDefinition {
+        do { return try PipelineDefinition.decode(Data(pipelineJSON.utf8), file: "pipeline of batch \(id)", catalog: catalog) } catch { throw .pipeline(error) }
     }
 
     /// The columns an update may change (the rest are fixed when a batch is created).
@@ -95,5 +100,6 @@ extension BatchRecord {
         ingestedCount = row.int("ingested") ?? 0
         failedCount = row.int("failed") ?? 0
         skippedCount = row.int("skipped") ?? 0
+        maxAttempts = row.int("max_attempts") ?? ItemLifecycle.defaultMaxAttempts
     }
 }

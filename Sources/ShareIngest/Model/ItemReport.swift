@@ -1,5 +1,6 @@
 import Foundation
 import ShareManifest
+import SystemCalls
 import Synchronization
 
 /// The outcome of one input item.
@@ -111,6 +112,12 @@ public struct ItemFailure: Error, Sendable, Hashable, Codable, CustomStringConve
 
     /// The ``message``.
     public var description: String { message }
+
+    /// A failure to write into the container, classified once: `diskFull` when
+    /// the disk or quota is full, else `io`.
+    init(_ stage: StageName, writing error: SystemError, _ message: String) {
+        self.init(stage, error.isDiskFull ? .diskFull : .io, message)
+    }
 }
 
 /// Everything about one finished batch.

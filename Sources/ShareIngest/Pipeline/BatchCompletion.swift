@@ -25,14 +25,16 @@ enum BatchCompletion {
     /// Items of a batch read per page.
     static let pageSize = 1000
 
-    /// Finishes `batch`. `wallSeconds`: how long the batch took (nil: the stage
-    /// times' sum). `beforeRecording` runs once the manifest and the report are
-    /// written, before the batch is recorded done (a watched drop is moved away
-    /// there). Nil when the batch was not this caller's to finish (a manifest
+    /// Finishes `batch`, reading its items from `store`. `wallSeconds`: how
+    /// long the batch took (nil: the stage times' sum). `beforeRecording` runs
+    /// once the manifest and the report are written, before the batch is
+    /// recorded done (a watched drop is moved away there); `recordEnd` records
+    /// the end (the batch done and the items the fan-in changed) and says
+    /// whether it was this caller's to record. Nil when it was not (a manifest
     /// job no longer held, a batch another process finished).
     static func finish(
-        _ batch: BatchRecord, context: BatchContext, store: any BatchStore, lease: Lease?, wallSeconds: Double?, now: Date,
-        beforeRecording: (BatchRecord) -> Void = { _ in }
+        _ batch: BatchRecord, context: BatchContext, store: any ItemStore, wallSeconds: Double?, now: Date,
+        beforeRecording: (BatchRecord) -> Void = { _ in }, recordEnd: (BatchRecord, [ItemState]) throws -> Bool
     ) throws -> Outcome? {
         let manifestStart = MonotonicClock.now()
         let container = context.container
@@ -141,7 +143,6 @@ enum BatchCompletion {
         if let writeError {
             // The manifest could not be written: nothing is delivered, and the
             // items that would have been say why (their reports are written again).
-            let reason: ItemFailure.Reason = writeError.isDiskFull ? .diskFull : .io
             types = []
             counts = BatchReport.Counts(items: 0, ingested: 0, failed: 0, skipped: 0)
             held = []
@@ -150,7 +151,7 @@ enum BatchCompletion {
             try store.forEachItem(of: batch.id, pageSize: pageSize) { stored in
                 var item = unsupported[stored.index] ?? stored
                 if item.failure == nil {
-                    item.failure = ItemFailure(.manifest, reason, "\(item.label): the manifest could not be written: \(writeError)")
+                    item.failure = ItemFailure(.manifest, writing: writeError, "\(item.label): the manifest could not be written: \(writeError)")
                     item.removeFiles(in: container)
                     changed.append(item)
                 }
@@ -198,7 +199,7 @@ enum BatchCompletion {
         beforeRecording(record)
         let outcome = Outcome(record: record, report: report)
         do {
-            guard try store.finish(record, changed: changed, lease: lease) else { return nil }
+            guard try recordEnd(record, changed) else { return nil }
         } catch {
             throw NotRecorded(outcome: outcome, error: error)
         }

@@ -27,8 +27,11 @@ struct BatchContext: Sendable {
         self.message = message
     }
 
-    /// The context of a recorded batch (its pipeline as it started).
-    init(_ record: BatchRecord, container: ContainerDirectory, maxAttempts: Int, decoder: any MediaDecoder) throws(ShareIngestError) {
-        self.init(batchID: record.id, container: container, pipeline: try record.pipeline(), maxAttempts: maxAttempts, decoder: decoder, message: record.message)
+    /// The context of a recorded batch (its pipeline as it started, read with
+    /// `catalog`'s stages).
+    init(_ record: BatchRecord, container: ContainerDirectory, decoder: any MediaDecoder, catalog: StageCatalog) throws(ShareIngestError) {
+        self.init(
+            batchID: record.id, container: container, pipeline: try record.pipeline(catalog: catalog), maxAttempts: record.maxAttempts, decoder: decoder,
+            message: record.message)
     }
 }

@@ -26,7 +26,7 @@ struct BatchPlan {
         /// Distributed: the absolute inputs, which every worker must see.
         var roots: [String] = []
 
-        init(container: ContainerDirectory, pipeline: PipelineDefinition, maxAttempts: Int = 3, token: String? = nil, roots: [String] = []) {
+        init(container: ContainerDirectory, pipeline: PipelineDefinition, maxAttempts: Int, token: String? = nil, roots: [String] = []) {
             self.container = container
             self.lifecycle = ItemLifecycle(stages: pipeline.itemStages, maxAttempts: maxAttempts)
             self.token = token
@@ -38,8 +38,8 @@ struct BatchPlan {
     /// `ShareKey-<batch UUID>`; a key whose manifest exists or that another batch
     /// used is refused.
     init(
-        pipeline: PipelineDefinition, key: ShareKey?, message: String?, container: ContainerDirectory, store: any BatchStore,
-        identifiers: IdentifierSource, now: Date, id: UUID? = nil
+        pipeline: PipelineDefinition, key: ShareKey?, message: String?, container: ContainerDirectory, store: any ItemStore,
+        identifiers: IdentifierSource, now: Date, maxAttempts: Int, id: UUID? = nil
     ) throws(ShareIngestError) {
         do { try pipeline.validate() } catch { throw .pipeline(error) }
         let id = id ?? identifiers.next()
@@ -49,6 +49,7 @@ struct BatchPlan {
         do { other = try store.batch(key: key) } catch { throw .storeUnavailable("\(error)") }
         if let other, other.id != id { throw .keyTaken(key: key, batch: other.id) }
         record = BatchRecord(id: id, key: key, state: .running, pipelineJSON: pipeline.encodedJSON(), message: message, createdAt: now)
+        record.maxAttempts = max(1, maxAttempts)
     }
 
     /// Refuses what cannot be a batch before anything starts: no inputs, or a
@@ -97,7 +98,7 @@ struct BatchPlan {
     /// batch as recorded. A plan cut short leaves the batch `claimed`, with no
     /// copy made: the next run plans it again (a watched drop) or abandons it.
     static func commit(
-        _ record: BatchRecord, inputs: [ShareInput], into store: any BatchStore, plan: Details, identifiers: IdentifierSource,
+        _ record: BatchRecord, inputs: [ShareInput], into store: any ItemStore, plan: Details, identifiers: IdentifierSource,
         shownRoot: (actual: String, shown: String)? = nil
     ) throws(ShareIngestError) -> BatchRecord {
         var batch = record

@@ -8,27 +8,26 @@ import SystemCalls
 /// lifecycle.
 ///
 /// Each item stage has its own worker threads (the pipeline's `workers`), each
-/// fed by a bounded queue; a feeder thread reads the batch's unfinished items
-/// from the store a page at a time and puts each into the queue of its next
-/// stage. A worker runs the stage through ``StageExecution`` (the execution core
-/// both modes share: outcome, lifecycle, record, events) and hands the item to
-/// the queue of the stage it is to run next; nothing holds finished items. The
-/// fan-in (``BatchCompletion``) runs once, after the last item, and only then.
+/// fed by a bounded queue that hands out the costliest waiting item first
+/// (``ItemLifecycle/priority(of:estimate:)``, as the distributed claim does); a
+/// feeder thread reads the batch's unfinished items from the journal a page at
+/// a time and puts each into the queue of its next stage. A worker runs the
+/// stage through ``StageExecution`` (the execution core both modes share:
+/// outcome, lifecycle, record, events) and hands the item to the queue of the
+/// stage it is to run next; nothing holds finished items. The fan-in
+/// (``BatchCompletion``) runs once, after the last item, and only then.
 final class BatchRunner: Sendable {
     let context: BatchContext
-    let store: BatchJournal
+    let store: any JournalStore
     let execution: StageExecution
     let events: IngestEventSink?
     let cancellation: CancellationFlag
     /// The clock for recorded timestamps (`finishedAt`); tests inject a fixed one.
     let now: @Sendable () -> Date
 
-    /// How many times the process may die while decoding one item alone before
-    /// that item fails as poison (`crashedRepeatedly`).
-    static let poisonStrikes = 3
-    /// How many items may wait in front of the copy and probe stages: enough for
-    /// the costliest of a drop to be picked first, few enough to keep memory flat.
-    static let scheduledQueueCapacity = 32
+    /// How many items may wait in front of each stage: enough for the costliest
+    /// of a drop to be picked first, few enough to keep memory flat.
+    static let queueCapacity = 32
     /// Items read from the store at a time.
     static let pageSize = 500
     /// Seconds a failing journal record is tried again (a full disk can be
@@ -36,19 +35,22 @@ final class BatchRunner: Sendable {
     static let recordPatience = 0.5
 
     init(
-        _ batch: BatchRecord, container: ContainerDirectory, journal: BatchJournal, decoder: any MediaDecoder, events: IngestEventSink?,
-        cancellation: CancellationFlag, now: @escaping @Sendable () -> Date
+        _ batch: BatchRecord, container: ContainerDirectory, journal: any JournalStore, decoder: any MediaDecoder, events: IngestEventSink?,
+        cancellation: CancellationFlag, now: @escaping @Sendable () -> Date, catalog: StageCatalog
     ) throws(ShareIngestError) {
-        self.context = try BatchContext(batch, container: container, maxAttempts: Self.poisonStrikes, decoder: decoder)
+        self.context = try BatchContext(batch, container: container, decoder: decoder, catalog: catalog)
         self.store = journal
         self.events = events
         self.cancellation = cancellation
         self.execution = StageExecution(
-            events: events, cancellation: cancellation, retries: .init(patience: Self.recordPatience, isTransient: { _ in true }))
+            events: events, cancellation: cancellation, retries: .init(patience: Self.recordPatience, isTransient: SQLiteError.isTransient))
         self.now = now
     }
 
     var lifecycle: ItemLifecycle { context.lifecycle }
+
+    /// Records the steps of this batch's items into the journal.
+    private var steps: JournalSteps { JournalSteps(store, batch: context.batchID) }
 
     /// Processes the batch's unfinished items, then finishes the batch. `dispose`
     /// runs after the manifest is written and before the batch is marked done (a
@@ -60,7 +62,7 @@ final class BatchRunner: Sendable {
         var unfinished = 0
         do {
             if batch.state == .running {
-                try recoverSuspects()
+                try runSuspectsAlone()
                 unfinished = try process()
             }
         } catch {
@@ -81,16 +83,9 @@ final class BatchRunner: Sendable {
         let stages = lifecycle.stages
         let queues = Dictionary(
             uniqueKeysWithValues: stages.map { stage in
-                let workers = context.pipeline.workers(for: stage)
-                // The copy and probe stages take the costliest waiting item first
-                // (``DecodeCost``), so slow decodes start early instead of ending
-                // the batch with one core idle; the other queues stay first in, first out.
-                let queue =
-                    stage == .copy || stage == .probe
-                    ? BlockingQueue<InFlightItem>(capacity: max(2 * workers, Self.scheduledQueueCapacity)) {
-                        ($0.carried.decodeCost ?? StageExecution.cost(of: $0.state)).milliseconds
-                    }
-                    : BlockingQueue<InFlightItem>(capacity: 2 * workers)
+                let queue = BlockingQueue<InFlightItem>(capacity: max(2 * context.pipeline.workers(for: stage), Self.queueCapacity)) {
+                    ItemLifecycle.priority(of: $0.state, estimate: $0.carried.decodeCost)
+                }
                 return (stage, queue)
             })
         // Items only move to later stages: a stage's queue is closed once the
@@ -103,7 +98,7 @@ final class BatchRunner: Sendable {
             WorkerThreads.start(name: "feed", count: 1) { [self] _ in
                 do {
                     try feed { item, next in
-                        if let stage = next.stage, case .run = next { queues[stage]?.push(item) } else { settle(next, unfinished: unfinished) }
+                        if case .run(let stage) = next { queues[stage]?.push(item) } else { settle(next, unfinished: unfinished) }
                     }
                 } catch {
                     feedError.withLock { $0 = error }
@@ -112,23 +107,21 @@ final class BatchRunner: Sendable {
                 producers.done(after: nil)
             })
         for stage in stages {
-            let workers = context.pipeline.workers(for: stage)
             joins.append(
-                WorkerThreads.start(name: stage.rawValue, count: workers) { [self] _ in
+                WorkerThreads.start(name: stage.rawValue, count: context.pipeline.workers(for: stage)) { [self] _ in
                     while var item = queues[stage]?.pop() {
-                        let step = execution.run(stage, on: &item, in: context, store: store)
-                        if case .failed(let error) = step.recorded {
-                            // The journal could not record it: the run stops (resumable).
-                            item.warnings.append("journal: \(error)")
-                            unfinished.increment()
-                            continue
+                        var step = execution.run(stage, on: &item, in: context, steps: steps)
+                        // A lost attempt is taken again here, after its backoff.
+                        while case .retry(let again, let after, _) = step.next, again == stage, step.recorded == .saved {
+                            pause(after)
+                            step = execution.run(stage, on: &item, in: context, steps: steps)
                         }
-                        switch step.next {
-                        case .run(let next): queues[next]?.push(item)
-                        case .retry(let next, let after, _):
-                            MonotonicClock.sleep(after)
+                        // A record the journal cannot take stops the run (resumable).
+                        if case .failed = step.recorded { cancellation.cancel() }
+                        if case .run(let next) = step.next, step.recorded == .saved {
                             queues[next]?.push(item)
-                        case .park, .finished: settle(step.next, unfinished: unfinished)
+                        } else {
+                            settle(step.recorded == .saved ? step.next : .park(stage), unfinished: unfinished)
                         }
                     }
                     producers.done(after: stage)
@@ -140,25 +133,33 @@ final class BatchRunner: Sendable {
     }
 
     private func settle(_ next: NextStep, unfinished: Counter) {
-        if next != .finished { unfinished.increment() }
+        if !next.isFinished { unfinished.increment() }
+    }
+
+    /// Sleeps up to `seconds`, waking early when cancelled.
+    private func pause(_ seconds: Double) {
+        let end = MonotonicClock.now() + seconds
+        while MonotonicClock.now() < end && !cancellation.isCancelled { MonotonicClock.sleep(min(0.05, max(0, end - MonotonicClock.now()))) }
     }
 
     /// Reads the unfinished items a page at a time and hands each, with where
     /// it starts, to `body`. An item recorded as unfinished that has in fact
     /// finished (an older journal's, or one whose last record was lost) is
-    /// recorded finished here.
+    /// recorded finished here. Suspects (``runSuspectsAlone()``) are done by now.
     private func feed(_ body: (InFlightItem, NextStep) -> Void) throws {
+        try forEachUnfinished { state in
+            var state = state
+            let next = lifecycle.start(state, stopping: cancellation.isCancelled)
+            if next.isFinished { _ = execution.record(&state, next: next, in: context, steps: steps) }
+            body(InFlightItem(state), next)
+        }
+    }
+
+    private func forEachUnfinished(_ body: (ItemState) throws -> Void) throws {
         var last = -1
         while true {
             let page = try store.unfinishedItems(of: context.batchID, after: last, limit: Self.pageSize)
-            for state in page {
-                let next = lifecycle.start(state, stopping: cancellation.isCancelled)
-                if next == .finished {
-                    _ = execution.record(state, next: .finished, batch: context, store: store)
-                    execution.finished(state, in: context)
-                }
-                body(InFlightItem(state), next)
-            }
+            for state in page { try body(state) }
             guard page.count == Self.pageSize, let end = page.last?.index else { return }
             last = end
         }
@@ -167,33 +168,36 @@ final class BatchRunner: Sendable {
     // MARK: - Poison items
 
     /// Before the workers start: the items that were being decoded when the
-    /// process died last time. A death is blamed on an item only when it was the
-    /// only one being decoded (a kill from outside, or another file's crash, is
-    /// not its fault); so suspects are first run again one at a time, alone, and
-    /// an item that takes the process down alone ``poisonStrikes`` times fails
-    /// with `crashedRepeatedly` instead of being tried again: `--resume` and
-    /// `share watch` never crash-loop on it.
-    private func recoverSuspects() throws {
-        var suspects: [ItemState] = []
-        var last = -1
-        while true {
-            let page = try store.unfinishedItems(of: context.batchID, after: last, limit: Self.pageSize)
-            suspects += page.filter(\.decodingInFlight)
-            guard page.count == Self.pageSize, let end = page.last?.index else { break }
-            last = end
+    /// process died last time, and those marked to run alone. The lifecycle
+    /// decides what each death costs (``ItemLifecycle/recover(suspects:reason:stopping:)``:
+    /// blamed only on an item that was alone); each is then run to its end
+    /// alone, one at a time, after its backoff, so an item that takes the
+    /// process down alone is blamed, and fails as poison once out of attempts:
+    /// `--resume` and `share watch` never crash-loop on it.
+    private func runSuspectsAlone() throws {
+        var died: [ItemState] = []
+        var alone: [ItemState] = []
+        try forEachUnfinished { item in
+            if item.decodingInFlight { died.append(item) } else if item.suspect { alone.append(item) }
         }
-        for suspect in suspects where !cancellation.isCancelled {
-            var item = InFlightItem(suspect)
-            item.decodingInFlight = false
-            guard let stage = lifecycle.start(item.state, stopping: false).stage else { continue }
-            let outcome = StageOutcome.lost(
-                at: stage, reason: "the process died while decoding it", blamed: suspects.count == 1, crashedDecoding: true)
-            var next = lifecycle.advance(&item.state, after: outcome, stopping: cancellation.isCancelled)
-            if next == .finished { item.state.removeFiles(in: context.container) }
-            _ = execution.record(item.state, next: next, batch: context, store: store)
-            if next == .finished { execution.finished(item.state, in: context) }
+        let recovered = lifecycle.recover(suspects: died, reason: "the process died while decoding it", stopping: cancellation.isCancelled)
+        var suspects: [(item: InFlightItem, next: NextStep)] = alone.map { (InFlightItem($0), lifecycle.start($0, stopping: false)) }
+        for (state, next) in recovered {
+            var state = state
+            if next.isFinished { state.removeFiles(in: context.container) }
+            let step = execution.record(&state, next: next, in: context, steps: steps)
+            if case .failed = step.recorded { cancellation.cancel() }
+            if step.recorded == .saved, !next.isFinished { suspects.append((InFlightItem(state), next)) }
+        }
+        for (suspect, first) in suspects where !cancellation.isCancelled {
+            var item = suspect
+            var next = first
             while let stage = next.stage, !cancellation.isCancelled {
-                next = execution.run(stage, on: &item, in: context, store: store).next
+                if case .retry(_, let after, _) = next { pause(after) }
+                let step = execution.run(stage, on: &item, in: context, steps: steps)
+                if case .failed = step.recorded { cancellation.cancel() }
+                guard step.recorded == .saved else { break }
+                next = step.next
             }
         }
     }
@@ -202,12 +206,16 @@ final class BatchRunner: Sendable {
 
     private func finish(_ batch: inout BatchRecord, started: Double, dispose: ((BatchRecord) -> Void)?) throws(ShareIngestError) -> BatchReport {
         batch.state = .manifesting
-        try? store.update(batch)
+        try? store.update(batch, durable: true)
         let outcome: BatchCompletion.Outcome?
         do {
             outcome = try BatchCompletion.finish(
-                batch, context: context, store: store, lease: nil, wallSeconds: MonotonicClock.now() - started, now: now(),
-                beforeRecording: { dispose?($0) })
+                batch, context: context, store: store, wallSeconds: MonotonicClock.now() - started, now: now(),
+                beforeRecording: { dispose?($0) },
+                recordEnd: { [store] record, changed in
+                    try store.finish(record, changed: changed)
+                    return true
+                })
         } catch let failure as BatchCompletion.NotRecorded {
             // The journal could not record the end: whatever was written stands (a
             // manifest is complete), and the next start records the batch done.
@@ -261,7 +269,8 @@ final class Producers: Sendable {
     /// One producer is done: the feeder (`stage` nil) or one worker of `stage`.
     func done(after stage: StageName?) {
         let closing = remaining.withLock { remaining in
-            stages.filter { later in stage.map { later > $0 } ?? true }.filter { later in
+            let after = stage.flatMap { stages.firstIndex(of: $0) }.map { $0 + 1 } ?? 0
+            return stages[after...].filter { later in
                 remaining[later, default: 0] -= 1
                 return remaining[later] == 0
             }

@@ -81,6 +81,10 @@ struct ItemState: Sendable, Hashable, Codable {
     var locationRemoved: [String]?
     // Compatible copy
     var compatible: CompatibleCopyRecord?
+    /// What stages that are not built in record about the item, by stage
+    /// (their ``StageDefinition`` names it): their values, and the container
+    /// files they made for it.
+    @OmittedWhenDefault var stageRecords: [StageName: StageRecord] = [:]
 
     /// Things that went wrong without costing the item.
     @OmittedWhenDefault var warnings: [String] = []
@@ -95,12 +99,18 @@ struct ItemState: Sendable, Hashable, Codable {
     /// when it ends: found set when a batch resumes, it means the process died
     /// while decoding it.
     @OmittedWhenDefault var decodingInFlight = false
+    /// Set when it was in flight beside other items when their process (or
+    /// worker) died: that death is blamed on none of them, and it runs alone
+    /// next, so that one that is its doing is (see
+    /// ``ItemLifecycle/recover(suspects:besides:reason:stopping:)``).
+    @OmittedWhenDefault var suspect = false
 
     /// The record's keys: one per stored property (a property missing here is
     /// never recorded). Three keep the names older records used.
     enum CodingKeys: String, CodingKey, CaseIterable {
         case index, id, source, label, completed, sniffed, copyPath, size, sha256, duplicateOf, type, mimeType, width, height
-        case thumbnailPath, moments, motionVideo, livePhoto, locationRemoved, compatible, warnings, failure, stageSeconds, lostAttempts
+        case thumbnailPath, moments, motionVideo, livePhoto, locationRemoved, compatible, stageRecords, warnings, failure, stageSeconds, lostAttempts
+        case suspect
         case sourceVersion = "version"
         case durationMilliseconds = "duration"
         case decodingInFlight = "decoding"
@@ -152,8 +162,9 @@ struct ItemState: Sendable, Hashable, Codable {
         return files
     }
 
-    /// The container files this item's entry names: its copy, thumbnail and compatible copy.
-    var deliveredFiles: [String] { [copyPath, thumbnailPath, compatible?.path].compactMap { $0 } }
+    /// The container files this item's entry names (its copy, thumbnail and
+    /// compatible copy) and the ones its stages made for it.
+    var deliveredFiles: [String] { [copyPath, thumbnailPath, compatible?.path].compactMap { $0 } + stageRecords.values.flatMap(\.files) }
 
     /// Removes every file this item may own (a failed item leaves nothing behind).
     mutating func removeFiles(in container: ContainerDirectory) {
@@ -162,7 +173,17 @@ struct ItemState: Sendable, Hashable, Codable {
         thumbnailPath = nil
         motionVideo = nil
         compatible = nil
+        for stage in stageRecords.keys { stageRecords[stage]?.files = [] }
     }
+}
+
+/// What a stage that is not built in records about one item (``ItemState/stageRecords``).
+struct StageRecord: Sendable, Hashable, Codable {
+    /// Its own values, by name.
+    var values: [String: String] = [:]
+    /// Container files it made for the item, named by the item's UUID (`<UUID>.<ext>`):
+    /// removed with the item if it fails, collected by `share gc` with its share.
+    var files: [String] = []
 }
 
 /// An item's compatible copy (``CompatibleStage``): a full-resolution JPEG in the container.
@@ -218,6 +239,7 @@ extension ItemState {
         ("sha256", { $0.sha256 }),
         ("content_identifier", { $0.livePhotoKeys.identifier }),
         ("live_photo_name", { $0.livePhotoKeys.name }),
+        ("suspect", { $0.suspect ? "alone" : nil }),
     ]
 
     /// The values of ``indexedColumns`` for this item, in their order.

@@ -41,7 +41,7 @@ extension ItemState {
 /// else by the same name in the same folder (`IMG_0001.HEIC` with `IMG_0001.MOV`
 /// or `IMG_0001_HEVC.MOV`) together with a movie of at most 3.2 s and capture
 /// times within 2 s. A name alone never pairs; two different identifiers never
-/// pair. Candidates come from the store's index (``BatchStore/livePhotoCandidates(for:)``).
+/// pair. Candidates come from the store's index (``ItemStore/livePhotoCandidates(for:)``).
 struct LivePhotoPairing {
     /// The link of each paired item, by index.
     let links: [Int: LivePhotoLink]

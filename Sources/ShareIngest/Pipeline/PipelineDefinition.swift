@@ -20,28 +20,61 @@ import SystemCalls
 /// ```
 /// A definition built in code is validated like a file when a batch starts (an
 /// out-of-range setting throws ``ShareIngestError/pipeline(_:)``).
+///
+/// Each stage's settings type, document table and place in the order are its
+/// ``StageDefinition``'s (beside the stage, in `Stages/`); a pipeline holds the
+/// settings of the stages it has, and the catalog they come from.
 public struct PipelineDefinition: Sendable, Hashable {
     /// The name reports and the journal show (`default`, `share-extension`, a file's `name`).
     public var name: String
     /// What the pipeline is for, in one sentence.
     public var description: String
+    /// The settings of each stage the pipeline has, by name.
+    private var stageSettings: [StageName: AnyStageSettings] = [:]
+    /// The stages it can have (the built-in ones unless a caller added its own).
+    var catalog: StageCatalog
+
     /// The `sniff` stage (required).
-    public var sniff: SniffSettings
+    public var sniff: SniffSettings {
+        get { settings(SniffSettings.self, of: .sniff) ?? .init() }
+        set { set(newValue, for: .sniff) }
+    }
     /// The `copy` stage (required).
-    public var copy: CopySettings
-    /// Nil when the pipeline has no probe stage (types then come from the content alone).
-    public var probe: ProbeSettings?
-    /// Nil when the pipeline makes no thumbnails.
-    public var thumbnail: ThumbnailSettings?
-    /// Nil when the pipeline neither extracts motion photos' videos nor pairs Live Photos.
-    public var motion: MotionSettings?
+    public var copy: CopySettings {
+        get { settings(CopySettings.self, of: .copy) ?? .init() }
+        set { set(newValue, for: .copy) }
+    }
     /// Location privacy: the copies carry no location. Nil (the default): they
     /// are copied as they are.
-    public var location: LocationSettings?
+    public var location: LocationSettings? {
+        get { settings(LocationSettings.self, of: .location) }
+        set { set(newValue, for: .location) }
+    }
+    /// Nil when the pipeline has no probe stage (types then come from the content alone).
+    public var probe: ProbeSettings? {
+        get { settings(ProbeSettings.self, of: .probe) }
+        set { set(newValue, for: .probe) }
+    }
+    /// Nil when the pipeline makes no thumbnails.
+    public var thumbnail: ThumbnailSettings? {
+        get { settings(ThumbnailSettings.self, of: .thumbnail) }
+        set { set(newValue, for: .thumbnail) }
+    }
+    /// Nil when the pipeline neither extracts motion photos' videos nor pairs Live Photos.
+    public var motion: MotionSettings? {
+        get { settings(MotionSettings.self, of: .motion) }
+        set { set(newValue, for: .motion) }
+    }
     /// Nil (the default) when the pipeline makes no compatible copies.
-    public var compatible: CompatibleSettings?
+    public var compatible: CompatibleSettings? {
+        get { settings(CompatibleSettings.self, of: .compatible) }
+        set { set(newValue, for: .compatible) }
+    }
     /// The `manifest` stage (required, last).
-    public var manifest: ManifestSettings
+    public var manifest: ManifestSettings {
+        get { settings(ManifestSettings.self, of: .manifest) ?? .init() }
+        set { set(newValue, for: .manifest) }
+    }
 
     /// A pipeline from its stages' settings; every argument has the documented
     /// default, so `PipelineDefinition(name: "mine")` has every stage of `default`.
@@ -52,6 +85,7 @@ public struct PipelineDefinition: Sendable, Hashable {
     ) {
         self.name = name
         self.description = description
+        self.catalog = .builtin
         self.sniff = sniff
         self.copy = copy
         self.location = location
@@ -62,210 +96,47 @@ public struct PipelineDefinition: Sendable, Hashable {
         self.manifest = manifest
     }
 
-    /// The stages in order, as item stages run them (manifest excluded: it is the fan-in).
-    public var itemStages: [StageName] {
-        [.sniff, .copy] + (location != nil ? [.location] : []) + (probe != nil ? [.probe] : []) + (thumbnail != nil ? [.thumbnail] : [])
-            + (motion != nil ? [.motion] : []) + (compatible != nil ? [.compatible] : [])
+    /// A pipeline of `catalog`'s stages with no stage yet (the document adds them).
+    init(name: String, description: String, catalog: StageCatalog) {
+        self.name = name
+        self.description = description
+        self.catalog = catalog
     }
+
+    /// The settings of the stage `name`, when the pipeline has it.
+    func settings<Settings: StageSettings>(_ type: Settings.Type, of name: StageName) -> Settings? {
+        stageSettings[name]?.value as? Settings
+    }
+
+    /// Gives the pipeline the stage `name` with `settings`, or (nil) removes it.
+    mutating func set<Settings: StageSettings>(_ settings: Settings?, for name: StageName) {
+        stageSettings[name] = settings.map(AnyStageSettings.init)
+    }
+
+    /// The same, for settings of a type known only to their stage's definition.
+    mutating func setSettings(_ settings: AnyStageSettings?, for name: StageName) {
+        stageSettings[name] = settings
+    }
+
+    /// The settings of every stage the pipeline has, in run order (the fan-in last).
+    var stages: [(definition: StageDefinition, settings: AnyStageSettings)] {
+        catalog.definitions.compactMap { definition in stageSettings[definition.name].map { (definition, $0) } }
+    }
+
+    /// The stages in order, as item stages run them (manifest excluded: it is the fan-in).
+    public var itemStages: [StageName] { stages.filter { $0.definition.make != nil }.map(\.definition.name) }
 
     /// How many worker threads `stage` runs on (0 for a stage the pipeline lacks).
     public func workers(for stage: StageName) -> Int {
-        switch stage {
-        case .sniff: sniff.workers
-        case .copy: copy.workers
-        case .location: location?.workers ?? 0
-        case .probe: probe?.workers ?? 0
-        case .thumbnail: thumbnail?.workers ?? 0
-        case .motion: motion?.workers ?? 0
-        case .compatible: compatible?.workers ?? 0
-        case .manifest: 1
-        }
+        guard let settings = stageSettings[stage], let definition = catalog.definition(stage) else { return 0 }
+        return definition.workers(settings)
     }
 
-    /// Settings of the `location` stage (location privacy): the location
-    /// metadata of each copy (EXIF GPS, XMP `exif:GPS*`, QuickTime `©xyz` and
-    /// `com.apple.quicktime.location.*`, MP4 `loci`) is blanked in place, in
-    /// the copy only; the capture date, the orientation, the pixels and
-    /// everything else stay. A file whose location cannot be removed in place
-    /// fails (reason `locationNotRemovable`).
-    public struct LocationSettings: Sendable, Hashable {
-        /// Worker threads (1...64).
-        public var workers = 2
-        /// Seconds reading one file's metadata may take.
-        public var timeLimit: Double = 30
-
-        /// The defaults: two workers, 30 s.
-        public init() {}
-    }
-
-    /// Settings of the `compatible` stage: a full-resolution JPEG beside each
-    /// photo in a format many apps cannot open (iOS's "Most Compatible"),
-    /// upright, in sRGB (or with the source's ICC profile), with its capture
-    /// metadata (no GPS under location privacy), linked from its entry.
-    public struct CompatibleSettings: Sendable, Hashable {
-        /// Worker threads (1...64).
-        public var workers = 1
-        /// JPEG quality (1...100).
-        public var quality = 90
-        /// Which formats get one.
-        public var formats: Set<CompatibleFormat> = Set(CompatibleFormat.allCases)
-        /// Seconds making one copy may take.
-        public var timeLimit: Double = 120
-
-        /// The defaults: one worker, quality 90, every format, 120 s.
-        public init() {}
-    }
-
-    /// The formats a `compatible` stage makes JPEG copies of.
-    public enum CompatibleFormat: String, Sendable, Hashable, CaseIterable {
-        /// HEIC and HEIF stills.
-        case heif
-        /// AVIF stills.
-        case avif
-        /// JPEG XL.
-        case jxl
-        /// Camera RAW (DNG, NEF, CR2, CR3, ARW, RAF, ORF, RW2): from the largest embedded preview.
-        case raw
-
-        /// The kind `format` belongs to, if any.
-        init?(_ format: MediaFormat) {
-            switch format.id {
-            case "heic", "heif": self = .heif
-            case "avif": self = .avif
-            case "jxl": self = .jxl
-            default:
-                guard format.isCameraRAW else { return nil }
-                self = .raw
-            }
-        }
-    }
-
-    /// Settings of the `sniff` stage (content type and extension from the first 4 KB).
-    public struct SniffSettings: Sendable, Hashable {
-        /// Worker threads (1...64).
-        public var workers = 1
-        /// Fail a file whose name claims a media format its unrecognisable content is not.
-        public var rejectContradictions = true
-
-        /// The defaults: one worker, contradictions rejected.
-        public init() {}
-    }
-
-    /// Settings of the `copy` stage.
-    public struct CopySettings: Sendable, Hashable {
-        /// Worker threads (1...64).
-        public var workers = 2
-        /// fsync every copy before the manifest names it.
-        public var fsync = true
-
-        /// The defaults: two workers, fsync on.
-        public init() {}
-    }
-
-    /// Settings of the `probe` stage (confirms the type, reads dimensions and duration).
-    public struct ProbeSettings: Sendable, Hashable {
-        /// Worker threads (1...64).
-        public var workers = 2
-        /// Images and videos with more pixels than this (per frame) are refused before decoding.
-        public var pixelLimit = 100_000_000
-        /// Seconds one file may take to open and probe.
-        public var timeLimit: Double = 30
-
-        /// The defaults: two workers, 100 MP, 30 s.
-        public init() {}
-    }
-
-    /// Settings of the `thumbnail` stage (JPEG thumbnails and video posters).
-    public struct ThumbnailSettings: Sendable, Hashable {
-        /// Worker threads (1...64).
-        public var workers = 2
-        /// The longest side in pixels (16...4096); smaller images are not upscaled.
-        public var size = 360
-        /// JPEG quality (1...100).
-        public var quality = 80
-        /// Which kinds get thumbnails: images, videos, documents (PDF first pages),
-        /// audio (its cover art).
-        public var kinds: Set<ThumbnailKind> = [.image, .video, .document, .audio]
-        /// What a truncated or damaged image gives: see the README's pipeline table.
-        public var damageTolerance: DamageTolerance = .truncated
-        /// Seconds one thumbnail may take.
-        public var timeLimit: Double = 30
-        /// The poster is the keyframe nearest to this many seconds into a video.
-        public var posterTime: Double = 1
-
-        /// The defaults of the `default` pipeline: 360 px, quality 80, images, videos, documents and audio covers.
-        public init() {}
-
-        var spec: ThumbnailSpec {
-            ThumbnailSpec(size: size, quality: quality, damageTolerance: damageTolerance, timeLimit: timeLimit, posterTime: posterTime)
-        }
-    }
-
-    /// Settings of the `motion` stage: moments, not just files.
-    public struct MotionSettings: Sendable, Hashable {
-        /// Worker threads (1...64).
-        public var workers = 1
-        /// Copy a motion photo's embedded video (Google, Samsung; JPEG or HEIC)
-        /// out into the container as a file of its own, probed and with a
-        /// poster, linked from the photo's entry (`motionVideo`). The photo's
-        /// copy stays byte for byte the original.
-        public var extract = true
-        /// Pair a Live Photo's still and movie shared in the same batch (by
-        /// Apple's content identifier; else by name, a movie of at most
-        /// ``livePhotoMaximumSeconds`` and capture times within
-        /// ``livePhotoMaximumGap``), linked both ways (`livePhoto`).
-        public var livePhotos = true
-
-        /// The longest movie paired with a still by name and capture time.
-        public static let livePhotoMaximumSeconds = 3.2
-        /// The largest difference between a still's and a movie's capture times
-        /// when they are paired by name.
-        public static let livePhotoMaximumGap = 2.0
-
-        /// The defaults: one worker, motion photos extracted, Live Photos paired.
-        public init() {}
-    }
-
-    /// What a thumbnail stage makes thumbnails for.
-    public enum ThumbnailKind: String, Sendable, Hashable, CaseIterable {
-        /// Still and animated images (the first frame).
-        case image
-        /// Videos: a poster from a keyframe.
-        case video
-        /// Documents libvips renders: the first page of a PDF.
-        case document
-        /// Audio with cover art (ID3 APIC, MP4 `covr`, FLAC or Vorbis pictures):
-        /// the cover. The item stays a `file` with its duration.
-        case audio
-    }
-
-    /// Settings of the `manifest` stage: what the host app will read.
-    public struct ManifestSettings: Sendable, Hashable {
-        /// The JSON layout written.
-        public var schema: ManifestSchema = .v2
-        /// The redirect URL's scheme.
-        public var scheme = RedirectURL.defaultScheme
-        /// A fixed key; nil gives every batch its own (`ShareKey-<UUID>`).
-        public var key: ShareKey?
-        /// How `file://` paths are spelled.
-        public var pathSpelling: PathSpelling = .percentEncoded
-        /// What becomes of an item whose content (SHA-256) was delivered before:
-        /// earlier in the batch, or in a share not yet consumed.
-        public var duplicates: DuplicatePolicy = .keep
-
-        /// The defaults: v2, `ShareMedia`, a key per batch, percent-encoded paths,
-        /// duplicates kept (and marked).
-        public init() {}
-    }
-
-    /// What the fan-in does with an item whose content was already delivered.
-    public enum DuplicatePolicy: String, Sendable, Hashable, CaseIterable {
-        /// Delivered with its own copy, marked (`duplicateOf`, a warning).
-        case keep
-        /// Delivered as a pointer to the earlier copy: its own copy is removed.
-        case link
-        /// Left out (status `skipped`, reason `duplicate`), its copy removed.
-        case skip
+    /// The item stages this pipeline runs, in order, built from its settings by
+    /// their definitions: the one place stages are made, for the local runner
+    /// and for remote workers alike.
+    func makeItemStages() -> [any PipelineStage] {
+        stages.compactMap { $0.definition.make?(self) }
     }
 }
 
@@ -308,7 +179,12 @@ extension PipelineDefinition {
 
     /// Decodes and validates a pipeline document (see ``PipelineDocument``).
     public static func decode(_ data: Data, file: String) throws(PipelineError) -> PipelineDefinition {
-        try PipelineDocument(file: file).decode(data)
+        try decode(data, file: file, catalog: .builtin)
+    }
+
+    /// Decodes a pipeline document whose stages come from `catalog`.
+    static func decode(_ data: Data, file: String, catalog: StageCatalog) throws(PipelineError) -> PipelineDefinition {
+        try PipelineDocument(file: file, catalog: catalog).decode(data)
     }
 
     /// The definition as a pipeline document (every setting spelled out), so it can
@@ -318,5 +194,5 @@ extension PipelineDefinition {
     /// Checks every setting against what the document allows, for a definition
     /// built in code (a batch stores it as JSON, and a resumed batch must read it
     /// back): the same rules as a file, naming the same fields.
-    public func validate() throws(PipelineError) { try PipelineDocument(file: "pipeline \(name)").check(self) }
+    public func validate() throws(PipelineError) { try PipelineDocument(file: "pipeline \(name)", catalog: catalog).check(self) }
 }

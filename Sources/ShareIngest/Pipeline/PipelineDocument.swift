@@ -2,78 +2,18 @@ import Foundation
 import MediaFormats
 import ShareManifest
 
-/// The pipeline document (`pipelines/*.json`): each stage's settings are
-/// described once, below (key, allowed values, where the value lives; the
-/// default is the settings struct's own). Reading a document, writing one and
-/// ``PipelineDefinition/validate()`` are all derived from those descriptions,
-/// so a setting cannot be accepted by one and unknown to another.
+/// The pipeline document (`pipelines/*.json`): an object with `name`,
+/// `description` and `stages`, an array of stage objects in run order. Each
+/// stage's settings are described once, in its ``StageDefinition`` (key,
+/// allowed values, where the value lives; the default is the settings type's
+/// own). Reading a document, writing one and ``PipelineDefinition/validate()``
+/// are all derived from those descriptions, so a setting cannot be accepted by
+/// one and unknown to another.
 struct PipelineDocument {
     /// The file (or `built-in pipeline <name>`, `pipeline <name>`), for messages.
     let file: String
-
-    // MARK: - The settings of each stage
-
-    static let sniff: [Setting<PipelineDefinition.SniffSettings>] = [
-        .integer("workers", \.workers, in: 1...64),
-        .boolean("rejectContradictions", \.rejectContradictions),
-    ]
-    static let copy: [Setting<PipelineDefinition.CopySettings>] = [
-        .integer("workers", \.workers, in: 1...64),
-        .boolean("fsync", \.fsync),
-    ]
-    static let location: [Setting<PipelineDefinition.LocationSettings>] = [
-        .integer("workers", \.workers, in: 1...64),
-        .number("timeLimit", \.timeLimit, in: 0.001...86_400),
-    ]
-    static let probe: [Setting<PipelineDefinition.ProbeSettings>] = [
-        .integer("workers", \.workers, in: 1...64),
-        .integer("pixelLimit", \.pixelLimit, in: 1...1_000_000_000_000),
-        .number("timeLimit", \.timeLimit, in: 0.001...86_400),
-    ]
-    static let thumbnail: [Setting<PipelineDefinition.ThumbnailSettings>] = [
-        .integer("workers", \.workers, in: 1...64),
-        .integer("size", \.size, in: 16...4096),
-        .constant("format", "jpeg"),
-        .integer("quality", \.quality, in: 1...100),
-        .choices("for", \.kinds),
-        .choice("damageTolerance", \.damageTolerance),
-        .number("timeLimit", \.timeLimit, in: 0.001...86_400),
-        .number("posterTime", \.posterTime, in: 0...86_400),
-    ]
-    static let motion: [Setting<PipelineDefinition.MotionSettings>] = [
-        .integer("workers", \.workers, in: 1...64),
-        .boolean("extract", \.extract),
-        .boolean("livePhotos", \.livePhotos),
-    ]
-    static let compatible: [Setting<PipelineDefinition.CompatibleSettings>] = [
-        .integer("workers", \.workers, in: 1...64),
-        .integer("quality", \.quality, in: 1...100),
-        .choices("for", \.formats),
-        .number("timeLimit", \.timeLimit, in: 0.001...86_400),
-    ]
-    static let manifest: [Setting<PipelineDefinition.ManifestSettings>] = [
-        .choice("schema", \.schema),
-        .custom(
-            "scheme", read: { value, settings throws(SettingProblem) in
-                guard let scheme = value as? String else { throw SettingProblem("\(show(value)) is not a string") }
-                settings.scheme = scheme
-            },
-            write: { $0.scheme },
-            check: { settings throws(SettingProblem) in
-                do throws(RedirectURLError) { try RedirectURL.validate(scheme: settings.scheme) } catch {
-                    throw SettingProblem("\"\(settings.scheme)\" is not a URL scheme (a letter, then letters, digits, + - .)")
-                }
-            }),
-        .custom(
-            "key", read: { value, settings throws(SettingProblem) in
-                if value is NSNull { return }
-                guard let key = value as? String else { throw SettingProblem("\(show(value)) is not a string") }
-                do throws(ShareKeyError) { settings.key = try ShareKey(key) } catch { throw SettingProblem(error.description) }
-            },
-            write: { $0.key?.rawValue }, check: { _ in }),
-        .choice("pathSpelling", \.pathSpelling),
-        .choice("duplicates", \.duplicates),
-    ]
+    /// The stages a document may name.
+    let catalog: StageCatalog
 
     // MARK: - Reading
 
@@ -99,53 +39,34 @@ struct PipelineDocument {
         guard let stages = object["stages"] as? [Any], !stages.isEmpty else {
             throw fail("stages", "must be a non-empty array of stage objects")
         }
-        var definition = PipelineDefinition(name: name, description: object["description"] as? String ?? "", probe: nil, thumbnail: nil, motion: nil)
+        var pipeline = PipelineDefinition(name: name, description: object["description"] as? String ?? "", catalog: catalog)
         var seen: [StageName] = []
         for (index, element) in stages.enumerated() {
             let at = "stages[\(index)]"
             guard let stage = element as? [String: Any] else { throw fail(at, "must be an object with a \"stage\" field") }
             guard let stageName = stage["stage"] as? String else { throw fail("\(at).stage", "is missing; allowed: \(allStages)") }
-            guard let kind = StageName(rawValue: stageName) else {
+            guard let definition = catalog.definition(named: stageName) else {
                 throw fail("\(at).stage", "unknown stage \"\(stageName)\"; allowed: \(allStages)")
             }
-            if seen.contains(kind) { throw fail("\(at).stage", "stage \"\(stageName)\" appears twice") }
-            if let last = seen.last, kind < last {
+            if seen.contains(definition.name) { throw fail("\(at).stage", "stage \"\(stageName)\" appears twice") }
+            if let last = seen.last, let position = catalog.position(of: definition.name), position < catalog.position(of: last) ?? 0 {
                 throw fail("\(at).stage", "\"\(stageName)\" cannot come after \"\(last.rawValue)\"; the order is \(allStages)")
             }
-            seen.append(kind)
-            switch kind {
-            case .sniff: definition.sniff = try read(Self.sniff, from: stage, at: at)
-            case .copy: definition.copy = try read(Self.copy, from: stage, at: at)
-            case .location: definition.location = try read(Self.location, from: stage, at: at)
-            case .compatible: definition.compatible = try read(Self.compatible, from: stage, at: at)
-            case .probe: definition.probe = try read(Self.probe, from: stage, at: at)
-            case .thumbnail: definition.thumbnail = try read(Self.thumbnail, from: stage, at: at)
-            case .motion: definition.motion = try read(Self.motion, from: stage, at: at)
-            case .manifest: definition.manifest = try read(Self.manifest, from: stage, at: at)
-            }
-        }
-        for required in [StageName.sniff, .copy, .manifest] where !seen.contains(required) {
-            throw fail("stages", "the \"\(required.rawValue)\" stage is required")
-        }
-        return definition
-    }
-
-    private func read<Settings: DefaultInitializable>(_ settings: [Setting<Settings>], from object: [String: Any], at: String) throws(PipelineError) -> Settings {
-        try allowOnly(object, ["stage"] + settings.map(\.key), at: at)
-        var value = Settings()
-        for setting in settings {
-            guard let raw = object[setting.key] else { continue }
-            do {
-                try setting.read(raw, &value)
-                try setting.check(value)
+            seen.append(definition.name)
+            try allowOnly(stage, ["stage"] + definition.keys, at: at)
+            do throws(SettingProblem) {
+                pipeline.setSettings(try definition.read(stage) { "\(at).\($0)" }, for: definition.name)
             } catch {
-                throw fail("\(at).\(setting.key)", error.problem)
+                throw fail("\(at).\(error.field ?? "")", error.problem)
             }
         }
-        return value
+        for required in catalog.definitions where required.required && !seen.contains(required.name) {
+            throw fail("stages", "the \"\(required.name.rawValue)\" stage is required")
+        }
+        return pipeline
     }
 
-    private var allStages: String { StageName.allCases.map(\.rawValue).joined(separator: ", ") }
+    private var allStages: String { catalog.names.map(\.rawValue).joined(separator: ", ") }
 
     private func allowOnly(_ object: [String: Any], _ allowed: [String], at: String) throws(PipelineError) {
         for key in object.keys.sorted() where !allowed.contains(key) {
@@ -162,50 +83,26 @@ struct PipelineDocument {
 
     // MARK: - Checking and writing
 
-    /// One stage of a definition: its written fields, and the check of its settings.
-    private struct StageFields {
-        let name: StageName
-        let fields: [(key: String, value: Any?)]
-        let check: () throws(SettingProblem) -> Void
-
-        init<Settings>(_ name: StageName, _ settings: [Setting<Settings>], _ value: Settings) {
-            self.name = name
-            fields = settings.map { ($0.key, $0.write(value)) }
-            check = { () throws(SettingProblem) in
-                for setting in settings {
-                    do throws(SettingProblem) { try setting.check(value) } catch { throw SettingProblem(error.problem, field: setting.key) }
-                }
-            }
-        }
-    }
-
-    /// The stages a definition has, in document order.
-    private static func stages(of pipeline: PipelineDefinition) -> [StageFields] {
-        var stages = [StageFields(.sniff, sniff, pipeline.sniff), StageFields(.copy, copy, pipeline.copy)]
-        if let location = pipeline.location { stages.append(StageFields(.location, Self.location, location)) }
-        if let probe = pipeline.probe { stages.append(StageFields(.probe, Self.probe, probe)) }
-        if let thumbnail = pipeline.thumbnail { stages.append(StageFields(.thumbnail, Self.thumbnail, thumbnail)) }
-        if let motion = pipeline.motion { stages.append(StageFields(.motion, Self.motion, motion)) }
-        if let compatible = pipeline.compatible { stages.append(StageFields(.compatible, Self.compatible, compatible)) }
-        stages.append(StageFields(.manifest, manifest, pipeline.manifest))
-        return stages
-    }
-
     /// Every setting of `pipeline` within what a document allows; the error names
     /// the field as the document would (`stages[3].size`).
     func check(_ pipeline: PipelineDefinition) throws(PipelineError) {
         guard !pipeline.name.isEmpty else { throw fail("name", "must be a non-empty string") }
-        for (index, stage) in Self.stages(of: pipeline).enumerated() {
-            do throws(SettingProblem) { try stage.check() } catch { throw fail("stages[\(index)].\(error.field ?? "")", error.problem) }
+        for (index, stage) in pipeline.stages.enumerated() {
+            do throws(SettingProblem) { try stage.definition.check(stage.settings) } catch {
+                throw fail("stages[\(index)].\(error.field ?? "")", error.problem)
+            }
+        }
+        for required in catalog.definitions where required.required && !pipeline.stages.contains(where: { $0.definition.name == required.name }) {
+            throw fail("stages", "the \"\(required.name.rawValue)\" stage is required")
         }
     }
 
     /// The document for `pipeline`, every setting spelled out, keys sorted: stored
     /// with each batch and read back identically.
     static func encode(_ pipeline: PipelineDefinition) -> String {
-        let stageObjects: [[String: Any]] = stages(of: pipeline).map { stage in
-            var object: [String: Any] = ["stage": stage.name.rawValue]
-            for field in stage.fields { if let value = field.value { object[field.key] = value } }
+        let stageObjects: [[String: Any]] = pipeline.stages.map { stage in
+            var object: [String: Any] = ["stage": stage.definition.name.rawValue]
+            for field in stage.definition.fields(stage.settings) { if let value = field.value { object[field.key] = value } }
             return object
         }
         let document: [String: Any] = ["name": pipeline.name, "description": pipeline.description, "stages": stageObjects]
@@ -213,17 +110,6 @@ struct PipelineDocument {
         return String(decoding: data, as: UTF8.self)
     }
 }
-
-/// Settings structs a document fills in, starting from their defaults.
-protocol DefaultInitializable { init() }
-extension PipelineDefinition.SniffSettings: DefaultInitializable {}
-extension PipelineDefinition.CopySettings: DefaultInitializable {}
-extension PipelineDefinition.ProbeSettings: DefaultInitializable {}
-extension PipelineDefinition.ThumbnailSettings: DefaultInitializable {}
-extension PipelineDefinition.MotionSettings: DefaultInitializable {}
-extension PipelineDefinition.LocationSettings: DefaultInitializable {}
-extension PipelineDefinition.CompatibleSettings: DefaultInitializable {}
-extension PipelineDefinition.ManifestSettings: DefaultInitializable {}
 
 /// What is wrong with one setting's value, and what is allowed.
 struct SettingProblem: Error {

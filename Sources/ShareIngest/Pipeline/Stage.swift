@@ -18,17 +18,3 @@ protocol PipelineStage: Sendable {
 extension PipelineStage {
     func decodes(_ item: InFlightItem) -> Bool { false }
 }
-
-extension PipelineDefinition {
-    /// The item stages this pipeline runs, in order, built from its settings: the
-    /// one place stages are made, for the local runner and for remote workers alike.
-    func makeItemStages() -> [any PipelineStage] {
-        var stages: [any PipelineStage] = [SniffStage(settings: sniff), CopyStage(settings: copy)]
-        if let location { stages.append(LocationStage(settings: location)) }
-        if let probe { stages.append(ProbeStage(settings: probe, thumbnail: thumbnail, moments: motion != nil && manifest.schema == .v2)) }
-        if let thumbnail { stages.append(ThumbnailStage(settings: thumbnail)) }
-        if let motion { stages.append(MotionStage(settings: motion, pipeline: self)) }
-        if let compatible { stages.append(CompatibleStage(settings: compatible)) }
-        return stages
-    }
-}

@@ -6,10 +6,10 @@ import SystemCalls
 /// Runs one stage of one item and records what follows: the one execution
 /// core of every mode. The local runner (``BatchRunner``: threads and bounded
 /// queues) and the distributed worker (``StageWorker``: claims and leases)
-/// differ only in how items reach it and where the next stage runs; what a
-/// stage's outcome means (``ItemLifecycle``), the decoder-memory budget, the
-/// poison-item marker, the retries of a failing record, cancellation and the
-/// events are all here.
+/// differ only in how items reach it and where the next stage runs. What a
+/// stage's outcome means, and what a failed record costs, is the batch's
+/// ``ItemLifecycle``'s to decide; here are the decoder-memory budget, the
+/// poison-item marker, the record with its retries, cancellation and the events.
 final class StageExecution: Sendable {
     /// Bytes of decoder memory that may be in use at once (``DecodeBudget``):
     /// a 4K video poster and a 12 MP HEIC fit together, two 100 MP images do not.
@@ -20,13 +20,15 @@ final class StageExecution: Sendable {
     let cancellation: CancellationFlag
     let retries: RecordRetries
 
-    /// Which failed records are tried again, and for how long.
+    /// How long a failing record is tried again, and which failures are the
+    /// store's (unreachable, full: worth waiting for) rather than the record's.
     struct RecordRetries: Sendable {
         /// Seconds a record that keeps failing is tried again: briefly for the
         /// journal (a momentarily full disk), without a limit for a worker (a
         /// database that restarts; its connection ends the wait on a stop).
         let patience: Double
-        /// True for an error worth trying again (a lost connection, not a bad statement).
+        /// True for an error of the store, not of this record (a lost
+        /// connection, a full disk; not a value the store refuses).
         let isTransient: @Sendable (any Error) -> Bool
     }
 
@@ -42,11 +44,13 @@ final class StageExecution: Sendable {
         /// It is in the store.
         case saved
         /// Not made: the step's holder goes on with the item, and a later record
-        /// carries it (``BatchStore/defersKeptSteps``).
+        /// carries it (``ItemLifecycle/recordsBeforeGoingOn(_:holderKeeps:roundTrips:)``).
         case deferred
         /// The store refused it: the distributed job is no longer the caller's.
         case refused
-        /// It could not be made; what the store said.
+        /// It could not be made (what the store said): the lifecycle says the
+        /// run stops (the local batch stops, resumable; a worker drops the job,
+        /// whose lease lapses).
         case failed(String)
     }
 
@@ -56,29 +60,20 @@ final class StageExecution: Sendable {
         let recorded: Recorded
     }
 
-    /// Runs `stage` on `item` in `batch` (unless a stop was asked: then the item
-    /// is parked before it), decides the next step (``ItemLifecycle``) and
-    /// records both in `store`. `lease` is the distributed job a record must
-    /// match (nil locally): it follows the row's stage as records are made;
-    /// `serves` tells whether the caller goes on with a stage itself (a worker
-    /// that serves it keeps the job).
+    /// Runs `stage` on `item` in `batch` (unless the lifecycle admits it no
+    /// further: a stop parks it before the stage), decides the next step
+    /// (``ItemLifecycle``) and records both through `steps`. `keeps` tells
+    /// whether the holder goes on with a stage itself (a worker that serves it).
     func run(
-        _ stage: StageName, on item: inout InFlightItem, in batch: BatchContext, store: any BatchStore, lease: inout Lease?,
-        serves: (StageName) -> Bool = { _ in true }
+        _ stage: StageName, on item: inout InFlightItem, in batch: BatchContext, steps: any StepRecorder, keeps: (StageName) -> Bool = { _ in true }
     ) -> Step {
-        guard let implementation = batch.stages[stage] else {
-            let next = batch.lifecycle.advance(
-                &item.state, after: .failed(ItemFailure(stage, .io, "\(item.label): stage \(stage.rawValue) is not in the batch's pipeline")),
-                stopping: false)
-            return Step(next: next, recorded: record(item.state, next: next, batch: batch, store: store, lease: &lease))
+        let implementation = batch.stages[stage]
+        if let instead = batch.lifecycle.admit(&item.state, to: stage, available: implementation != nil, stopping: cancellation.isCancelled) {
+            return record(&item.state, next: instead, in: batch, steps: steps)
         }
-        if cancellation.isCancelled {
-            // Parked before it started: it waits at this stage (a worker's job
-            // goes back to the queue, for another worker).
-            return Step(next: .park(stage), recorded: record(item.state, next: .park(stage), batch: batch, store: store, lease: &lease))
-        }
+        guard let implementation else { return Step(next: .finished, recorded: .failed("no stage \(stage)")) }
         let decodes = implementation.decodes(item)
-        markDecoding(decodes, stage: stage, item: &item, batch: batch, store: store, lease: &lease)
+        markDecoding(decodes, stage: stage, item: &item, batch: batch, steps: steps)
         let bytes = decodes ? item.carried.decodeCost?.bytes ?? Self.cost(of: item.state).bytes : 0
         if decodes { budget.acquire(bytes) }
         let outcome = Self.perform(implementation, on: &item, in: batch)
@@ -86,29 +81,12 @@ final class StageExecution: Sendable {
         let next = batch.lifecycle.advance(&item.state, after: outcome, stopping: cancellation.isCancelled)
         if case .run = next {} else { item.carried.thumbnail = nil }
         events?(.stageFinished(stage, index: item.index, bytes: stage == .copy ? item.size ?? 0 : 0))
-        var keeps = false
-        if case .run(let following) = next, serves(following) { keeps = true }
-        // A step its holder goes on from itself need not reach a store whose
-        // records are round trips: it is recorded with the next one (stages are
-        // idempotent, so a holder that dies only costs their redoing).
-        let recorded =
-            lease != nil && keeps && store.defersKeptSteps
-            ? .deferred : record(item.state, next: next, batch: batch, store: store, lease: &lease, keeps: keeps)
-        if next == .finished, recorded == .saved { finished(item.state, in: batch) }
-        return Step(next: next, recorded: recorded)
-    }
-
-    /// ``run(_:on:in:store:lease:serves:)`` without a lease: the local runner's
-    /// (the batch's lock is its lease).
-    func run(_ stage: StageName, on item: inout InFlightItem, in batch: BatchContext, store: any BatchStore) -> Step {
-        var none: Lease?
-        return run(stage, on: &item, in: batch, store: store, lease: &none)
-    }
-
-    /// ``record(_:next:batch:store:lease:keeps:)`` without a lease (the local runner's).
-    func record(_ item: ItemState, next: NextStep, batch: BatchContext, store: any BatchStore) -> Recorded {
-        var none: Lease?
-        return record(item, next: next, batch: batch, store: store, lease: &none)
+        var holderKeeps = false
+        if case .run(let following) = next, keeps(following) { holderKeeps = true }
+        guard ItemLifecycle.recordsBeforeGoingOn(next, holderKeeps: holderKeeps, roundTrips: steps.roundTrips) else {
+            return Step(next: next, recorded: .deferred)
+        }
+        return record(&item.state, next: next, in: batch, steps: steps, keeps: holderKeeps)
     }
 
     /// Tells the events that `item` left the pipeline.
@@ -148,43 +126,77 @@ final class StageExecution: Sendable {
 
     /// Records that a stage is about to decode `item` in this process, so that
     /// a process that dies meanwhile is noticed (a resumed batch, or the worker
-    /// that takes the job up, blames the item). Nothing is recorded when the
-    /// decoder contains crashes (sandboxed helpers).
-    private func markDecoding(
-        _ decodes: Bool, stage: StageName, item: inout InFlightItem, batch: BatchContext, store: any BatchStore, lease: inout Lease?
-    ) {
+    /// that takes the job up, hands the lifecycle the items that were in
+    /// flight). Nothing is recorded when the decoder contains crashes (sandboxed
+    /// helpers).
+    private func markDecoding(_ decodes: Bool, stage: StageName, item: inout InFlightItem, batch: BatchContext, steps: any StepRecorder) {
         guard decodes, !batch.decoder.containsCrashes else { return }
         item.decodingInFlight = true
-        _ = record(item.state, next: .run(stage), batch: batch, store: store, lease: &lease, keeps: true)
+        _ = try? steps.record(item.state, next: .run(stage), keeps: true)
     }
 
     // MARK: - Recording
 
-    /// Records `item` and its next step, trying a transient failure again for
-    /// ``RecordRetries/patience`` seconds. One that still fails asks this run
-    /// to stop: the store is the batch's memory, and nothing more should be
-    /// taken without it (the batch is resumable once it can be written again).
-    /// `lease` (a distributed job, nil locally) moves to the item's next stage
-    /// once recorded; `keeps`: its holder goes on with that stage itself.
-    func record(
-        _ item: ItemState, next: NextStep, batch: BatchContext, store: any BatchStore, lease: inout Lease?, keeps: Bool = false
-    ) -> Recorded {
+    /// Records `item` and its next step through `steps`, trying a failing
+    /// record again for ``RecordRetries/patience`` seconds. A record that still
+    /// fails goes to the lifecycle (``ItemLifecycle/afterFailedRecord(_:at:error:transient:)``):
+    /// a store that is unreachable or full stops this run (the item waits where
+    /// it was); a record the store refuses costs the item an attempt, and that
+    /// step is recorded instead. Every finished item that is recorded is told to
+    /// the events (`itemFinished`), whichever path finished it.
+    func record(_ item: inout ItemState, next: NextStep, in batch: BatchContext, steps: any StepRecorder, keeps: Bool = false) -> Step {
+        var next = next
+        var refusedOnce = false
+        while true {
+            switch attempt(item, next: next, steps: steps, keeps: keeps) {
+            case .saved:
+                if next.isFinished { finished(item, in: batch) }
+                return Step(next: next, recorded: .saved)
+            case .refused:
+                return Step(next: next, recorded: .refused)
+            case .failed(let error, let transient):
+                let stage = next.stage ?? batch.lifecycle.stage(after: item.completed) ?? .manifest
+                let decision = batch.lifecycle.afterFailedRecord(&item, at: stage, error: error, transient: transient || refusedOnce)
+                if decision.stopsRun { return Step(next: decision.next, recorded: .failed(error)) }
+                // The attempt the refused record cost is recorded once; if the
+                // store refuses that too, the run stops.
+                refusedOnce = true
+                next = decision.next
+            }
+        }
+    }
+
+    private enum Attempt {
+        case saved, refused
+        case failed(String, transient: Bool)
+    }
+
+    private func attempt(_ item: ItemState, next: NextStep, steps: any StepRecorder, keeps: Bool) -> Attempt {
         let deadline = MonotonicClock.now() + retries.patience
         var pause = 0.05
-        let held = lease.map { Lease(job: $0.job, worker: $0.worker, stage: $0.stage, keeps: keeps) }
         while true {
             do {
-                guard try store.record(item, next: next, batch: batch.batchID, lease: held) else { return .refused }
-                if let current = lease, let stage = next.stage { lease = Lease(job: current.job, worker: current.worker, stage: stage) }
-                return .saved
+                return try steps.record(item, next: next, keeps: keeps) ? .saved : .refused
             } catch {
-                guard retries.isTransient(error), MonotonicClock.now() < deadline else {
-                    if retries.isTransient(error) { cancellation.cancel() }
-                    return .failed("\(error)")
+                // A store that is away is waited for, unless a stop is due: then
+                // the item simply waits where it was, as after any stop.
+                let transient = retries.isTransient(error)
+                guard transient, MonotonicClock.now() < deadline, !cancellation.isCancelled else {
+                    return .failed("\(error)", transient: transient || cancellation.isCancelled)
                 }
                 MonotonicClock.sleep(pause)
                 pause = min(1, pause * 2)
             }
         }
     }
+}
+
+/// Where the holder of an item records its steps: the journal (the batch's
+/// lock is its lease) or a distributed job (its lease follows the row's stage).
+protocol StepRecorder: AnyObject {
+    /// Records `item` and its next step; `keeps`: the holder goes on with that
+    /// stage itself. False when it was not the holder's to record any more.
+    func record(_ item: ItemState, next: NextStep, keeps: Bool) throws -> Bool
+    /// True when each record is a round trip to a server.
+    var roundTrips: Bool { get }
 }

@@ -1,25 +1,67 @@
-/// The stages of a pipeline, in the only order they can run.
-public enum StageName: String, Sendable, Codable, CodingKeyRepresentable, CaseIterable, Comparable {
+/// The name of a pipeline stage (`sniff`, `copy`, …, `manifest`): how pipeline
+/// documents, records and reports name it. Which names exist, and in which
+/// order their stages run, is the ``StageCatalog``'s (``StageCatalog/builtin``
+/// for the built-in stages).
+public struct StageName: Hashable, Sendable, Codable, CodingKeyRepresentable, CustomStringConvertible {
+    /// The name as written.
+    public let rawValue: String
+
+    /// The built-in stage of this name, if there is one.
+    public init?(rawValue: String) {
+        guard StageCatalog.builtin.definition(named: rawValue) != nil else { return nil }
+        self.rawValue = rawValue
+    }
+
+    /// Any stage name: a stage's own definition names itself so (a stage that is
+    /// not built in gets its name here too).
+    init(_ rawValue: String) { self.rawValue = rawValue }
+
     /// Reads the first KB of a source: format, extension, MIME type.
-    case sniff
+    public static let sniff = StageName("sniff")
     /// Copies the source into the container under `<UUID>.<ext>`.
-    case copy
+    public static let copy = StageName("copy")
     /// Location privacy: blanks the location metadata in the copy (never the source).
-    case location
+    public static let location = StageName("location")
     /// Opens the media: confirms the type, reads dimensions and duration.
-    case probe
+    public static let probe = StageName("probe")
     /// Makes the JPEG thumbnail (images, video posters, PDF first pages).
-    case thumbnail
+    public static let thumbnail = StageName("thumbnail")
     /// Copies a motion photo's embedded video out as an item file of its own
     /// (probed, with a poster); Live Photo halves are paired by the fan-in.
-    case motion
+    public static let motion = StageName("motion")
     /// Writes a full-resolution JPEG beside a HEIC, AVIF, JPEG XL or RAW photo.
-    case compatible
+    public static let compatible = StageName("compatible")
     /// Fan-in: writes the batch's manifest once every item has finished.
-    case manifest
+    public static let manifest = StageName("manifest")
 
-    /// Pipeline order: `sniff < copy < location < probe < thumbnail < motion < compatible < manifest`.
-    public static func < (a: StageName, b: StageName) -> Bool {
-        allCases.firstIndex(of: a)! < allCases.firstIndex(of: b)!
+    /// The built-in stages, in the order they run: `sniff`, `copy`, `location`,
+    /// `probe`, `thumbnail`, `motion`, `compatible`, `manifest`.
+    public static var allCases: [StageName] { StageCatalog.builtin.names }
+
+    /// The ``rawValue``.
+    public var description: String { rawValue }
+
+    /// Reads a name as recorded (any name: whether a catalog has it is checked where it is used).
+    public init(from decoder: any Decoder) throws {
+        self.init(try decoder.singleValueContainer().decode(String.self))
+    }
+
+    /// Records the name.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(rawValue)
+    }
+
+    /// As a dictionary key (seconds per stage): any name, so a record that
+    /// names a stage this process does not know still reads.
+    public init?<Key: CodingKey>(codingKey: Key) { self.init(codingKey.stringValue) }
+    /// The name as a dictionary key.
+    public var codingKey: any CodingKey { Key(stringValue: rawValue) }
+
+    private struct Key: CodingKey {
+        let stringValue: String
+        init(stringValue: String) { self.stringValue = stringValue }
+        var intValue: Int? { nil }
+        init?(intValue: Int) { nil }
     }
 }

@@ -396,7 +396,7 @@ struct BatchReportDocument: Codable {
         do { key = try ShareKey(self.key) } catch { throw StoredReportDecodingError(detail: "field key: \(error)") }
         func timings(_ seconds: [String: Double]?) -> [StageName: Double] {
             // A stage this version does not know is left out rather than refusing the report.
-            Dictionary(uniqueKeysWithValues: (seconds ?? [:]).compactMap { name, value in StageName(rawValue: name).map { ($0, value) } })
+            Dictionary(uniqueKeysWithValues: (seconds ?? [:]).map { name, value in (StageName(name), value) })
         }
         let reports = lazy == nil ? items.enumerated().map { index, item in item.report(index: index) } : []
         let all = lazy ?? ItemReports(reports)
@@ -414,7 +414,7 @@ extension BatchReportDocument.Item {
     func report(index: Int) -> ItemReport {
         func timings(_ seconds: [String: Double]?) -> [StageName: Double] {
             // A stage this version does not know is left out rather than refusing the report.
-            Dictionary(uniqueKeysWithValues: (seconds ?? [:]).compactMap { name, value in StageName(rawValue: name).map { ($0, value) } })
+            Dictionary(uniqueKeysWithValues: (seconds ?? [:]).map { name, value in (StageName(name), value) })
         }
         // Reports always name the stage and reason of a failure; an edited one
         // without them still shows its message.

@@ -60,8 +60,68 @@ struct CompatibleStage: PipelineStage {
         do {
             try AtomicFile.create(destination, bytes: copy.jpeg, syncDirectory: false)
         } catch {
-            throw ItemFailure(.compatible, error.isDiskFull ? .diskFull : .io, "\(item.label): cannot write its compatible copy: \(error)")
+            throw ItemFailure(.compatible, writing: error, "\(item.label): cannot write its compatible copy: \(error)")
         }
         item.compatible = CompatibleCopyRecord(path: destination, width: copy.width, height: copy.height, size: Int64(copy.jpeg.count))
+    }
+}
+
+extension CompatibleStage {
+    /// The `compatible` stage, declared once: its settings and their document
+    /// table (key, allowed values; the default is the settings type's own), its
+    /// place in the order, what it records, how it is made.
+    static let definition = StageDefinition(
+        .compatible, after: .motion, settings: PipelineDefinition.CompatibleSettings.self,
+        document: [
+            .integer("workers", \.workers, in: 1...64),
+            .integer("quality", \.quality, in: 1...100),
+            .choices("for", \.formats),
+            .number("timeLimit", \.timeLimit, in: 0.001...86_400),
+        ],
+        workers: \.workers, records: [.compatible],
+        make: { settings, _ in CompatibleStage(settings: settings) })
+}
+
+extension PipelineDefinition {
+    /// Settings of the `compatible` stage: a full-resolution JPEG beside each
+    /// photo in a format many apps cannot open (iOS's "Most Compatible"),
+    /// upright, in sRGB (or with the source's ICC profile), with its capture
+    /// metadata (no GPS under location privacy), linked from its entry.
+    public struct CompatibleSettings: StageSettings {
+        /// Worker threads (1...64).
+        public var workers = 1
+        /// JPEG quality (1...100).
+        public var quality = 90
+        /// Which formats get one.
+        public var formats: Set<CompatibleFormat> = Set(CompatibleFormat.allCases)
+        /// Seconds making one copy may take.
+        public var timeLimit: Double = 120
+
+        /// The defaults: one worker, quality 90, every format, 120 s.
+        public init() {}
+    }
+
+    /// The formats a `compatible` stage makes JPEG copies of.
+    public enum CompatibleFormat: String, Sendable, Hashable, CaseIterable {
+        /// HEIC and HEIF stills.
+        case heif
+        /// AVIF stills.
+        case avif
+        /// JPEG XL.
+        case jxl
+        /// Camera RAW (DNG, NEF, CR2, CR3, ARW, RAF, ORF, RW2): from the largest embedded preview.
+        case raw
+
+        /// The kind `format` belongs to, if any.
+        init?(_ format: MediaFormat) {
+            switch format.id {
+            case "heic", "heif": self = .heif
+            case "avif": self = .avif
+            case "jxl": self = .jxl
+            default:
+                guard format.isCameraRAW else { return nil }
+                self = .raw
+            }
+        }
     }
 }

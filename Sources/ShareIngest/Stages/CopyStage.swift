@@ -39,3 +39,30 @@ struct CopyStage: PipelineStage {
         item.copyPath = destination
     }
 }
+
+extension CopyStage {
+    /// The `copy` stage, declared once: its settings and their document
+    /// table (key, allowed values; the default is the settings type's own), its
+    /// place in the order, what it records, how it is made.
+    static let definition = StageDefinition(
+        .copy, after: .sniff, required: true, settings: PipelineDefinition.CopySettings.self,
+        document: [
+            .integer("workers", \.workers, in: 1...64),
+            .boolean("fsync", \.fsync),
+        ],
+        workers: \.workers, records: [.copyPath, .size, .sha256],
+        make: { settings, _ in CopyStage(settings: settings) })
+}
+
+extension PipelineDefinition {
+    /// Settings of the `copy` stage.
+    public struct CopySettings: StageSettings {
+        /// Worker threads (1...64).
+        public var workers = 2
+        /// fsync every copy before the manifest names it.
+        public var fsync = true
+
+        /// The defaults: two workers, fsync on.
+        public init() {}
+    }
+}

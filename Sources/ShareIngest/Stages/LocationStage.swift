@@ -106,7 +106,7 @@ enum MetadataBlanker {
             case .refused(let why):
                 ItemFailure(.location, .decoderMisbehaved, "\(label): the decoder's location metadata was refused (\(why)); nothing was changed")
             case .system(let error):
-                ItemFailure(.location, error.isDiskFull ? .diskFull : .io, "\(label): cannot blank its location metadata: \(error)")
+                ItemFailure(.location, writing: error, "\(label): cannot blank its location metadata: \(error)")
             }
         }
     }
@@ -189,5 +189,37 @@ enum CRC32 {
         var crc: UInt32 = 0xFFFF_FFFF
         for byte in bytes { crc = table[Int((crc ^ UInt32(byte)) & 0xFF)] ^ (crc >> 8) }
         return crc ^ 0xFFFF_FFFF
+    }
+}
+
+extension LocationStage {
+    /// The `location` stage, declared once: its settings and their document
+    /// table (key, allowed values; the default is the settings type's own), its
+    /// place in the order, what it records, how it is made.
+    static let definition = StageDefinition(
+        .location, after: .copy, settings: PipelineDefinition.LocationSettings.self,
+        document: [
+            .integer("workers", \.workers, in: 1...64),
+            .number("timeLimit", \.timeLimit, in: 0.001...86_400),
+        ],
+        workers: \.workers, records: [.locationRemoved, .sha256],
+        make: { settings, _ in LocationStage(settings: settings) })
+}
+
+extension PipelineDefinition {
+    /// Settings of the `location` stage (location privacy): the location
+    /// metadata of each copy (EXIF GPS, XMP `exif:GPS*`, QuickTime `©xyz` and
+    /// `com.apple.quicktime.location.*`, MP4 `loci`) is blanked in place, in
+    /// the copy only; the capture date, the orientation, the pixels and
+    /// everything else stay. A file whose location cannot be removed in place
+    /// fails (reason `locationNotRemovable`).
+    public struct LocationSettings: StageSettings {
+        /// Worker threads (1...64).
+        public var workers = 2
+        /// Seconds reading one file's metadata may take.
+        public var timeLimit: Double = 30
+
+        /// The defaults: two workers, 30 s.
+        public init() {}
     }
 }

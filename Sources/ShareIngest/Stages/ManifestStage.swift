@@ -75,3 +75,67 @@ struct ManifestStage {
         try FileSystem.syncDirectory(container.thumbnailsDirectory)
     }
 }
+
+extension ManifestStage {
+    /// The `manifest` stage, declared once: its settings and their document
+    /// table (key, allowed values; the default is the settings type's own), its
+    /// place in the order, what it records, how it is made.
+    static let definition = StageDefinition(
+        .manifest, after: .compatible, required: true, settings: PipelineDefinition.ManifestSettings.self,
+        document: [
+            .choice("schema", \.schema),
+            .custom(
+                "scheme", read: { value, settings throws(SettingProblem) in
+                    guard let scheme = value as? String else { throw SettingProblem("\(PipelineDocument.show(value)) is not a string") }
+                    settings.scheme = scheme
+                },
+                write: { $0.scheme },
+                check: { settings throws(SettingProblem) in
+                    do throws(RedirectURLError) { try RedirectURL.validate(scheme: settings.scheme) } catch {
+                        throw SettingProblem("\"\(settings.scheme)\" is not a URL scheme (a letter, then letters, digits, + - .)")
+                    }
+                }),
+            .custom(
+                "key", read: { value, settings throws(SettingProblem) in
+                    if value is NSNull { return }
+                    guard let key = value as? String else { throw SettingProblem("\(PipelineDocument.show(value)) is not a string") }
+                    do throws(ShareKeyError) { settings.key = try ShareKey(key) } catch { throw SettingProblem(error.description) }
+                },
+                write: { $0.key?.rawValue }, check: { _ in }),
+            .choice("pathSpelling", \.pathSpelling),
+            .choice("duplicates", \.duplicates),
+        ],
+        workers: nil, records: [.duplicateOf, .livePhoto],
+        make: nil)
+}
+
+extension PipelineDefinition {
+    /// Settings of the `manifest` stage: what the host app will read.
+    public struct ManifestSettings: StageSettings {
+        /// The JSON layout written.
+        public var schema: ManifestSchema = .v2
+        /// The redirect URL's scheme.
+        public var scheme = RedirectURL.defaultScheme
+        /// A fixed key; nil gives every batch its own (`ShareKey-<UUID>`).
+        public var key: ShareKey?
+        /// How `file://` paths are spelled.
+        public var pathSpelling: PathSpelling = .percentEncoded
+        /// What becomes of an item whose content (SHA-256) was delivered before:
+        /// earlier in the batch, or in a share not yet consumed.
+        public var duplicates: DuplicatePolicy = .keep
+
+        /// The defaults: v2, `ShareMedia`, a key per batch, percent-encoded paths,
+        /// duplicates kept (and marked).
+        public init() {}
+    }
+
+    /// What the fan-in does with an item whose content was already delivered.
+    public enum DuplicatePolicy: String, Sendable, Hashable, CaseIterable {
+        /// Delivered with its own copy, marked (`duplicateOf`, a warning).
+        case keep
+        /// Delivered as a pointer to the earlier copy: its own copy is removed.
+        case link
+        /// Left out (status `skipped`, reason `duplicate`), its copy removed.
+        case skip
+    }
+}

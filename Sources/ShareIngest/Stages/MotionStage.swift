@@ -71,7 +71,7 @@ struct MotionStage: PipelineStage {
             do {
                 try FileCopier.copyRange(of: copy, embedded.range, to: destination, sync: batch.pipeline.copy.fsync)
             } catch {
-                throw ItemFailure(.motion, error.isDiskFull ? .diskFull : .io, "\(item.label): cannot copy out \(what): \(error)")
+                throw ItemFailure(.motion, writing: error, "\(item.label): cannot copy out \(what): \(error)")
             }
         }
         let probe = batch.pipeline.probe ?? .init()
@@ -103,7 +103,7 @@ struct MotionStage: PipelineStage {
                 try AtomicFile.create(path, bytes: poster.jpeg, syncDirectory: false)
                 video.thumbnailPath = path
             } catch {
-                throw ItemFailure(.motion, error.isDiskFull ? .diskFull : .io, "\(item.label): cannot write the poster of its embedded video: \(error)")
+                throw ItemFailure(.motion, writing: error, "\(item.label): cannot write the poster of its embedded video: \(error)")
             }
         case .failed(let error):
             item.warnings.append("no poster frame for its embedded video: \(error)")
@@ -181,5 +181,47 @@ extension EmbeddedVideo.Layout {
         case .heifMotionBox: "HEIF mpvd box"
         case .appended: "MP4 after the image"
         }
+    }
+}
+
+extension MotionStage {
+    /// The `motion` stage, declared once: its settings and their document
+    /// table (key, allowed values; the default is the settings type's own), its
+    /// place in the order, what it records, how it is made.
+    static let definition = StageDefinition(
+        .motion, after: .thumbnail, settings: PipelineDefinition.MotionSettings.self,
+        document: [
+            .integer("workers", \.workers, in: 1...64),
+            .boolean("extract", \.extract),
+            .boolean("livePhotos", \.livePhotos),
+        ],
+        workers: \.workers, records: [.moments, .motionVideo],
+        make: { settings, pipeline in MotionStage(settings: settings, pipeline: pipeline) })
+}
+
+extension PipelineDefinition {
+    /// Settings of the `motion` stage: moments, not just files.
+    public struct MotionSettings: StageSettings {
+        /// Worker threads (1...64).
+        public var workers = 1
+        /// Copy a motion photo's embedded video (Google, Samsung; JPEG or HEIC)
+        /// out into the container as a file of its own, probed and with a
+        /// poster, linked from the photo's entry (`motionVideo`). The photo's
+        /// copy stays byte for byte the original.
+        public var extract = true
+        /// Pair a Live Photo's still and movie shared in the same batch (by
+        /// Apple's content identifier; else by name, a movie of at most
+        /// ``livePhotoMaximumSeconds`` and capture times within
+        /// ``livePhotoMaximumGap``), linked both ways (`livePhoto`).
+        public var livePhotos = true
+
+        /// The longest movie paired with a still by name and capture time.
+        public static let livePhotoMaximumSeconds = 3.2
+        /// The largest difference between a still's and a movie's capture times
+        /// when they are paired by name.
+        public static let livePhotoMaximumGap = 2.0
+
+        /// The defaults: one worker, motion photos extracted, Live Photos paired.
+        public init() {}
     }
 }

@@ -53,3 +53,35 @@ extension ItemState {
         warnings += facts.warnings
     }
 }
+
+extension ProbeStage {
+    /// The `probe` stage, declared once: its settings and their document
+    /// table (key, allowed values; the default is the settings type's own), its
+    /// place in the order, what it records, how it is made.
+    static let definition = StageDefinition(
+        .probe, after: .location, settings: PipelineDefinition.ProbeSettings.self,
+        document: [
+            .integer("workers", \.workers, in: 1...64),
+            .integer("pixelLimit", \.pixelLimit, in: 1...1_000_000_000_000),
+            .number("timeLimit", \.timeLimit, in: 0.001...86_400),
+        ],
+        workers: \.workers, records: [.type, .mimeType, .width, .height, .durationMilliseconds, .moments],
+        make: { settings, pipeline in
+                ProbeStage(settings: settings, thumbnail: pipeline.thumbnail, moments: pipeline.motion != nil && pipeline.manifest.schema == .v2)
+            })
+}
+
+extension PipelineDefinition {
+    /// Settings of the `probe` stage (confirms the type, reads dimensions and duration).
+    public struct ProbeSettings: StageSettings {
+        /// Worker threads (1...64).
+        public var workers = 2
+        /// Images and videos with more pixels than this (per frame) are refused before decoding.
+        public var pixelLimit = 100_000_000
+        /// Seconds one file may take to open and probe.
+        public var timeLimit: Double = 30
+
+        /// The defaults: two workers, 100 MP, 30 s.
+        public init() {}
+    }
+}

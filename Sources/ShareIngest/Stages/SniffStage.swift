@@ -37,7 +37,7 @@ struct SniffStage: PipelineStage {
                     if let offset = ContentSniffer.continuationOffset(prefix) {
                         continuation = try fd.read(count: ContentSniffer.prefixLength, at: Int64(offset), path: item.label)
                     }
-                } catch { throw CopyError.system(error) }
+                } catch { throw CopyError.reading(error) }
             } catch {
                 throw Self.failure(error, path: label, stage: .sniff)
             }
@@ -95,9 +95,37 @@ struct SniffStage: PipelineStage {
         switch error {
         case .notRegularFile(let type): ItemFailure(stage, type == .symbolicLink ? .symbolicLink : .notRegularFile, "\(path) \(type.phrase); not read")
         case .changed(let what): ItemFailure(stage, .changedWhileCopying, "\(path): \(what); not delivered")
-        case .system(let e) where e.isDiskFull: ItemFailure(stage, .diskFull, "\(path): container disk full (\(e.message)) while writing \(e.path)")
-        case .system(let e) where e.code == ENOENT: ItemFailure(stage, .unreadable, "\(path): vanished before it could be read")
-        case .system(let e): ItemFailure(stage, e.call == "read" || e.call == "open" ? .unreadable : .io, "\(path): \(e.call) failed: \(e.message)")
+        case .reading(let e) where e.isMissing: ItemFailure(stage, .unreadable, "\(path): vanished before it could be read")
+        case .reading(let e): ItemFailure(stage, .unreadable, "\(path): \(e.call) failed: \(e.message)")
+        case .writing(let e) where e.isDiskFull: ItemFailure(stage, .diskFull, "\(path): container disk full (\(e.message)) while writing \(e.path)")
+        case .writing(let e): ItemFailure(stage, .io, "\(path): \(e.call) failed: \(e.message)")
         }
+    }
+}
+
+extension SniffStage {
+    /// The `sniff` stage, declared once: its settings and their document
+    /// table (key, allowed values; the default is the settings type's own), its
+    /// place in the order, what it records, how it is made.
+    static let definition = StageDefinition(
+        .sniff, after: nil, required: true, settings: PipelineDefinition.SniffSettings.self,
+        document: [
+            .integer("workers", \.workers, in: 1...64),
+            .boolean("rejectContradictions", \.rejectContradictions),
+        ],
+        workers: \.workers, records: [.sniffed, .sourceVersion, .size, .type, .mimeType],
+        make: { settings, _ in SniffStage(settings: settings) })
+}
+
+extension PipelineDefinition {
+    /// Settings of the `sniff` stage (content type and extension from the first 4 KB).
+    public struct SniffSettings: StageSettings {
+        /// Worker threads (1...64).
+        public var workers = 1
+        /// Fail a file whose name claims a media format its unrecognisable content is not.
+        public var rejectContradictions = true
+
+        /// The defaults: one worker, contradictions rejected.
+        public init() {}
     }
 }

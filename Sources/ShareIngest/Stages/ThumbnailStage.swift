@@ -57,7 +57,7 @@ struct ThumbnailStage: PipelineStage {
         do {
             try AtomicFile.create(destination, bytes: thumbnail.jpeg, syncDirectory: false)
         } catch {
-            throw ItemFailure(.thumbnail, error.isDiskFull ? .diskFull : .io, "\(item.label): cannot write thumbnail: \(error)")
+            throw ItemFailure(.thumbnail, writing: error, "\(item.label): cannot write thumbnail: \(error)")
         }
         item.thumbnailPath = destination
     }
@@ -96,5 +96,66 @@ extension ItemFailure {
         case .unreadable: reason = .unreadable
         }
         self.init(stage, reason, error.message)
+    }
+}
+
+extension ThumbnailStage {
+    /// The `thumbnail` stage, declared once: its settings and their document
+    /// table (key, allowed values; the default is the settings type's own), its
+    /// place in the order, what it records, how it is made.
+    static let definition = StageDefinition(
+        .thumbnail, after: .probe, settings: PipelineDefinition.ThumbnailSettings.self,
+        document: [
+            .integer("workers", \.workers, in: 1...64),
+            .integer("size", \.size, in: 16...4096),
+            .constant("format", "jpeg"),
+            .integer("quality", \.quality, in: 1...100),
+            .choices("for", \.kinds),
+            .choice("damageTolerance", \.damageTolerance),
+            .number("timeLimit", \.timeLimit, in: 0.001...86_400),
+            .number("posterTime", \.posterTime, in: 0...86_400),
+        ],
+        workers: \.workers, records: [.thumbnailPath],
+        make: { settings, _ in ThumbnailStage(settings: settings) })
+}
+
+extension PipelineDefinition {
+    /// Settings of the `thumbnail` stage (JPEG thumbnails and video posters).
+    public struct ThumbnailSettings: StageSettings {
+        /// Worker threads (1...64).
+        public var workers = 2
+        /// The longest side in pixels (16...4096); smaller images are not upscaled.
+        public var size = 360
+        /// JPEG quality (1...100).
+        public var quality = 80
+        /// Which kinds get thumbnails: images, videos, documents (PDF first pages),
+        /// audio (its cover art).
+        public var kinds: Set<ThumbnailKind> = [.image, .video, .document, .audio]
+        /// What a truncated or damaged image gives: see the README's pipeline table.
+        public var damageTolerance: DamageTolerance = .truncated
+        /// Seconds one thumbnail may take.
+        public var timeLimit: Double = 30
+        /// The poster is the keyframe nearest to this many seconds into a video.
+        public var posterTime: Double = 1
+
+        /// The defaults of the `default` pipeline: 360 px, quality 80, images, videos, documents and audio covers.
+        public init() {}
+
+        var spec: ThumbnailSpec {
+            ThumbnailSpec(size: size, quality: quality, damageTolerance: damageTolerance, timeLimit: timeLimit, posterTime: posterTime)
+        }
+    }
+
+    /// What a thumbnail stage makes thumbnails for.
+    public enum ThumbnailKind: String, Sendable, Hashable, CaseIterable {
+        /// Still and animated images (the first frame).
+        case image
+        /// Videos: a poster from a keyframe.
+        case video
+        /// Documents libvips renders: the first page of a PDF.
+        case document
+        /// Audio with cover art (ID3 APIC, MP4 `covr`, FLAC or Vorbis pictures):
+        /// the cover. The item stays a `file` with its duration.
+        case audio
     }
 }

@@ -119,7 +119,7 @@ public final class Inbox: Sendable {
         guard let signature = DropSignature.read(path + "/" + name) else { return nil }
         var record = try BatchPlan(
             pipeline: ingestor.pipeline, key: nil, message: nil, container: ingestor.container, store: journal,
-            identifiers: ingestor.identifiers, now: ingestor.now()
+            identifiers: ingestor.identifiers, now: ingestor.now(), maxAttempts: ingestor.maxAttempts
         ).record
         record.state = .claimed
         record.dropName = name
@@ -147,12 +147,16 @@ public final class Inbox: Sendable {
             guard let lock = BatchLock(batch: batch.id, container: ingestor.container) else { return nil }
             guard let dropPath = moveIn(&batch) else { return nil }
             batch = try BatchPlan.commit(
-                batch, inputs: [.path(dropPath)], into: journal, plan: BatchPlan.Details(container: ingestor.container, pipeline: try batch.pipeline()),
+                batch, inputs: [.path(dropPath)], into: journal, plan: BatchPlan.Details(
+                    container: ingestor.container, pipeline: try batch.pipeline(catalog: ingestor.pipeline.catalog), maxAttempts: batch.maxAttempts),
                 identifiers: ingestor.identifiers, shownRoot: (dropPath, path + "/" + (batch.dropName ?? "")))
             withExtendedLifetime(lock) {}
         }
         do {
-            return try ShareIngestor.resume(batch, journal: journal, decoder: ingestor.decoder, events: events, cancellation: cancellation, now: ingestor.now) { [self] batch in
+            return try ShareIngestor.resume(
+                batch, journal: journal, decoder: ingestor.decoder, events: events, cancellation: cancellation, now: ingestor.now,
+                catalog: ingestor.pipeline.catalog
+            ) { [self] batch in
                 dispose(batch)
             }
         } catch {

@@ -1,0 +1,104 @@
+import Foundation
+import ShareManifest
+
+/// The distributed queue's side of a store (`JobQueue`, PostgreSQL): items
+/// are jobs that workers claim and lease, a record is guarded by the job's
+/// lease, and workers register, renew their leases and take back the jobs of
+/// workers that are gone. What the worker (``StageWorker``: coordinator,
+/// reaper, executors) uses.
+protocol JobStore: ItemStore {
+    /// Seconds a claimed job stays its holder's without a heartbeat.
+    var leaseSeconds: Double { get set }
+
+    // MARK: Steps and ends, guarded by a lease
+
+    /// Records an item's state and where it goes next, if `lease` still holds
+    /// its job at that stage (false otherwise: the record changes nothing).
+    func record(_ item: ItemState, next: NextStep, batch: UUID, lease: Lease) throws -> Bool
+    /// Records the fan-in's end with its manifest job, if `lease` still holds
+    /// it and the batch is still running.
+    func finish(_ batch: BatchRecord, changed: [ItemState], lease: Lease) throws -> Bool
+
+    // MARK: Jobs
+
+    /// Claims up to `limit` ready jobs of `stages` of the batches in `batches`;
+    /// `alone`: only a job that must run alone (``ItemState/suspect``), for a
+    /// worker that holds nothing else. Also returns running batches this worker
+    /// has not checked yet.
+    func claim(stages: [StageName], worker: Int, limit: Int, batches: Set<UUID>, blocked: Set<UUID>, alone: Bool) throws -> (jobs: [Job], unchecked: [UUID])
+    /// Hands claimed jobs that were never started back.
+    func release(_ jobs: [Int64], worker: Int) throws
+    /// Running jobs whose worker is gone or stopped renewing its lease.
+    func orphans() throws -> [JobQueue.Orphan]
+    /// Queues a lost manifest job again after `after` seconds, with its lost attempts.
+    func retryManifest(_ job: Job, lease: Lease, error: String, attempt: Int, after: Double) throws
+    /// Ends a batch whose manifest job gave up: failed, with `reason`.
+    func failBatch(_ job: Job, lease: Lease, reason: String) throws
+    /// Queues the manifest job of running batches with no unfinished item left.
+    func repairCounters() throws
+    /// The batch's row with what only the distributed mode records.
+    func batch(_ id: UUID) throws -> JobQueue.StoredBatch?
+
+    // MARK: Workers
+
+    func register(name: String, stages: [StageName], concurrency: Int) throws -> Int
+    func relock(worker: Int) throws -> Bool
+    @discardableResult
+    func heartbeat(worker: Int, held: Set<Int64>, lease: Double, stagesDone: Int, failures: Int) throws -> Int
+    func block(worker: Int, batch: UUID, reason: String) throws
+    func unblock(worker: Int, batch: UUID) throws
+    func unregister(worker: Int, unstarted: [Int64]) throws
+
+    // MARK: The connection
+
+    /// Starts listening for new jobs.
+    func listen() throws
+    /// Waits up to `seconds` for a new job's notification, or for `wake` to be readable.
+    @discardableResult
+    func waitForWork(seconds: Double, wake: Int32) throws -> Bool
+    /// False once the connection was lost.
+    var isConnected: Bool { get }
+    /// Ends waits of this connection at `interruption` from now on.
+    func interrupt(at interruption: Interruption)
+    /// Closes the connection.
+    func close()
+}
+
+/// A distributed job held by a worker: what a record of its item must match to
+/// change anything (``JobStore/record(_:next:batch:lease:)``).
+struct Lease: Sendable, Hashable {
+    /// The job's row.
+    let job: Int64
+    /// The worker holding it.
+    let worker: Int
+    /// The stage it holds the item at.
+    let stage: StageName
+    /// True when the holder goes on with the item's next stage itself (it
+    /// serves it): the job stays leased to it instead of being queued.
+    var keeps = false
+}
+
+/// Records the steps of one claimed job: each record is guarded by its lease,
+/// which follows the row's stage once a record is made (steps kept by the
+/// holder are recorded with a later one).
+final class LeasedSteps: StepRecorder {
+    let store: any JobStore
+    let batch: UUID
+    private(set) var lease: Lease
+
+    init(_ store: any JobStore, batch: UUID, lease: Lease) {
+        self.store = store
+        self.batch = batch
+        self.lease = lease
+    }
+
+    func record(_ item: ItemState, next: NextStep, keeps: Bool) throws -> Bool {
+        var held = lease
+        held.keeps = keeps
+        guard try store.record(item, next: next, batch: batch, lease: held) else { return false }
+        if let stage = next.stage { lease = Lease(job: lease.job, worker: lease.worker, stage: stage) }
+        return true
+    }
+
+    var roundTrips: Bool { true }
+}

@@ -1,0 +1,127 @@
+import Foundation
+import ShareManifest
+import SystemCalls
+
+/// The worker's coordinator, on the connection that registered it (and holds
+/// its advisory lock): it renews the leases of every job the worker holds (the
+/// heartbeat), checks the batches it has not seen (``WorkerBatches``), and
+/// claims work into the executors' queue, costliest first. A job that must run
+/// alone (``ItemState/suspect``) is claimed only when the worker holds nothing,
+/// and then nothing else is claimed until it is done. With no work it sleeps on
+/// `LISTEN share_jobs`, woken by an executor that took or finished a job.
+final class WorkerCoordinator {
+    private let run: WorkerRun
+
+    init(_ run: WorkerRun) { self.run = run }
+
+    private var settings: StageWorker.Settings { run.settings }
+    private var cancellation: CancellationFlag { run.cancellation }
+
+    /// The loop, until cancelled; returns its connection (if still up) for the stop.
+    func coordinate(_ first: JobQueue) -> JobQueue? {
+        var queue: JobQueue? = first
+        var listening = false
+        var lostSince: Double?
+        var nextHeartbeat = 0.0
+        while !cancellation.isCancelled {
+            do {
+                if queue == nil {
+                    let fresh = try JobQueue(url: run.worker.url, role: "worker", interruption: Interruption(cancellation))
+                    if !(try fresh.relock(worker: run.id)) {
+                        throw PostgresError(message: "this worker's registration is gone (share gc --db?) or its lock is held elsewhere; restart the worker", connectionLost: false)
+                    }
+                    queue = fresh
+                    listening = false
+                    if let since = lostSince {
+                        run.worker.emit(.reconnected, "reconnected to the database after \(String(format: "%.1f", MonotonicClock.now() - since)) s")
+                        lostSince = nil
+                    }
+                }
+                guard let queue else { continue }
+                if !listening {
+                    try queue.listen()
+                    listening = true
+                }
+                if MonotonicClock.now() >= nextHeartbeat {
+                    try heartbeat(queue)
+                    nextHeartbeat = MonotonicClock.now() + settings.lease / 3
+                }
+                if try claim(queue) { continue }
+                let untilHeartbeat = max(0.01, nextHeartbeat - MonotonicClock.now())
+                _ = try queue.waitForWork(seconds: min(1, untilHeartbeat), wake: run.wake.readEnd)
+                run.wake.drain()
+            } catch let error as PostgresError where error.connectionLost {
+                if error.interrupted || cancellation.isCancelled { break }
+                if lostSince == nil {
+                    lostSince = MonotonicClock.now()
+                    run.worker.emit(.disconnected, "lost the database connection: \(error.message); reconnecting", ["error": error.message])
+                }
+                queue = nil
+                run.pause(0.25)
+            } catch {
+                run.worker.emit(.retry, "coordinator: \(error); trying again in 1 s", ["error": "\(error)"])
+                run.pause(1)
+            }
+        }
+        return queue
+    }
+
+    /// Renews the leases of the jobs held, and sends the counters.
+    private func heartbeat(_ queue: any JobStore) throws {
+        let (done, failures) = run.counters.withLock { counters in
+            defer { counters = (0, 0) }
+            return counters
+        }
+        do {
+            try queue.heartbeat(worker: run.id, held: run.held.withLock { $0 }, lease: settings.lease, stagesDone: done, failures: failures)
+        } catch {
+            run.counters.withLock { $0 = ($0.done + done, $0.failures + failures) }
+            throw error
+        }
+    }
+
+    /// Claims what the executors have room for; true when it should claim again
+    /// at once (it filled the room, or checked new batches).
+    private func claim(_ queue: any JobStore) throws -> Bool {
+        guard !run.runningAlone.load(ordering: .acquiring) else { return false }
+        let now = MonotonicClock.now()
+        let waiting = run.handoff.count
+        let busy = run.busy.load(ordering: .relaxed)
+        let room = 2 * settings.concurrency - waiting - busy
+        guard waiting < settings.concurrency, room > 0 else { return false }
+        let usable = run.batches.usable(now: now)
+        let refused = run.batches.refused(now: now)
+        // Idle: a job that must run alone goes first, and alone.
+        if waiting == 0, busy == 0, run.held.withLock({ $0.isEmpty }) {
+            let (alone, _) = try queue.claim(stages: settings.stages, worker: run.id, limit: 1, batches: usable, blocked: refused, alone: true)
+            if let job = alone.first {
+                run.runningAlone.store(true, ordering: .releasing)
+                hand([job])
+                return false
+            }
+        }
+        let (jobs, unchecked) = try queue.claim(stages: settings.stages, worker: run.id, limit: room, batches: usable, blocked: refused, alone: false)
+        hand(jobs)
+        var checked = false
+        for batch in unchecked where try run.batches.check(batch, queue: queue) { checked = true }
+        return jobs.count == room || checked
+    }
+
+    private func hand(_ jobs: [Job]) {
+        run.held.withLock { $0.formUnion(jobs.map(\.id)) }
+        for job in jobs { run.handoff.push(job) }
+    }
+
+    /// After the loop: counters flushed, unstarted jobs handed back, the worker
+    /// recorded as stopped; bounded by the stop grace if the server hangs.
+    func stop(_ queue: JobQueue?, unstarted: [Int64]) {
+        let interruption = Interruption(cancellation, grace: 2)
+        guard let queue = queue ?? (try? JobQueue(url: run.worker.url, role: "worker", interruption: interruption)) else { return }
+        queue.interrupt(at: interruption)
+        let (done, failures) = run.counters.withLock { $0 }
+        run.held.withLock { $0.subtract(unstarted) }
+        _ = try? queue.heartbeat(worker: run.id, held: run.held.withLock { $0 }, lease: settings.lease, stagesDone: done, failures: failures)
+        try? queue.unregister(worker: run.id, unstarted: unstarted)
+        queue.close()
+    }
+}

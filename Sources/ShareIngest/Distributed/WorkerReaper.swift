@@ -1,0 +1,66 @@
+import Foundation
+import ShareManifest
+import SystemCalls
+
+/// The worker's reaper, on a connection of its own: it takes back the jobs of
+/// workers that are gone (their session ended) or stopped renewing their
+/// leases, and hands each dead worker's jobs to their batch's lifecycle
+/// together (``ItemLifecycle/lose(jobs:besides:reason:)``: a death is blamed only on a
+/// job that was its worker's only one), and it repairs the fan-in counter of
+/// batches left running with nothing unfinished. Every item it gives up on is
+/// reported (`itemFinished`) and logged, as any other.
+final class WorkerReaper {
+    private let run: WorkerRun
+    private var queue: JobQueue?
+
+    /// Seconds between checks for jobs of gone workers.
+    static let reapInterval = 1.0
+    /// Seconds between repairs of fan-in counters.
+    static let repairInterval = 30.0
+
+    init(_ run: WorkerRun) { self.run = run }
+
+    /// The loop, until cancelled.
+    func reap() {
+        var nextRepair = MonotonicClock.now() + Self.repairInterval
+        while !run.cancellation.isCancelled {
+            if let queue = run.connected(&queue) {
+                do {
+                    try takeBack(queue)
+                    if MonotonicClock.now() >= nextRepair {
+                        try queue.repairCounters()
+                        nextRepair = MonotonicClock.now() + Self.repairInterval
+                    }
+                } catch let error as PostgresError where error.connectionLost {
+                    // The coordinator says so; this connection is made again next time.
+                } catch {
+                    run.worker.emit(.retry, "reaper: \(error); trying again", ["error": "\(error)"])
+                }
+            }
+            run.pause(Self.reapInterval)
+        }
+        queue?.close()
+    }
+
+    /// Takes back the orphaned jobs, each dead worker's together.
+    private func takeBack(_ queue: any JobStore) throws {
+        let orphans = try queue.orphans()
+        for (worker, lost) in Dictionary(grouping: orphans, by: \.worker) {
+            // Every job the dead worker held counts for blame, the manifest job too.
+            let items = lost.filter { !$0.job.isManifest }
+            for orphan in lost where orphan.job.isManifest {
+                guard let rules = try run.batches.rules(of: orphan.job.batchID, queue: queue) else { continue }
+                try run.loseManifest(orphan.job, lease: orphan.job.lease(worker: worker), error: orphan.reason, lifecycle: rules.lifecycle, queue: queue)
+            }
+            for (batch, jobs) in Dictionary(grouping: items, by: \.job.batchID) {
+                guard let rules = try run.batches.rules(of: batch, queue: queue) else { continue }
+                let fates = rules.lifecycle.lose(jobs: jobs.map(\.job.item), besides: lost.count - jobs.count, reason: jobs[0].reason)
+                for (orphan, (item, next)) in zip(jobs, fates) {
+                    guard try queue.record(item, next: next, batch: batch, lease: orphan.job.lease(worker: worker)) else { continue }
+                    if next.isFinished { run.worker.events?(.itemFinished(rules.manifest.report(for: item, finished: true, message: rules.message))) }
+                    run.logLoss(orphan.job, item: item, next: next, error: orphan.reason)
+                }
+            }
+        }
+    }
+}
