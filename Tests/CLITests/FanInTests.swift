@@ -102,8 +102,13 @@ import Testing
         }
         let finishes = changes.filter(\.isItemFinish)
         let fires = changes.filter(\.isManifestQueued)
-        for change in decrements where change.newRemaining != (change.oldRemaining ?? 0) - 1 {
-            problems.append("remaining was changed by other than a decrement of one: \(change)")
+        // A worker records the items leaving it together: each statement decreases
+        // `remaining` by the number of the batch's items it finished.
+        for change in decrements {
+            let finishedHere = finishes.filter { $0.tx == change.tx }.count
+            if change.newRemaining != (change.oldRemaining ?? 0) - finishedHere {
+                problems.append("remaining was changed by other than the \(finishedHere) items finished in its transaction: \(change)")
+            }
         }
         if let first = decrements.first, first.oldRemaining != items {
             problems.append("remaining started at \(first.oldRemaining ?? -1), not at the \(items) items")
@@ -113,7 +118,7 @@ import Testing
             let same = decrements.filter { $0.tx == finish.tx }
             if same.count != 1 {
                 problems.append(
-                    "\(finish): \(same.count) changes of remaining in its transaction, expected one decrement"
+                    "\(finish): \(same.count) changes of remaining in its transaction, expected one decrease"
                         + (same.isEmpty ? " (a lost decrement: only repairCounters, 30 s later, would queue the manifest)" : ""))
             }
         }

@@ -91,8 +91,8 @@ import Testing
 
     @Test func aLostFanInIsRetriedUntilItsLastAttempt() {
         let lifecycle = ItemLifecycle(stages: Self.stages, maxAttempts: 2)
-        #expect(lifecycle.afterLosingFanIn(attempt: 1, reason: "gone") == .retry(.manifest, after: 0.5, reason: "gone"))
-        #expect(lifecycle.afterLosingFanIn(attempt: 2, reason: "gone") == .gaveUp(reason: "gone"))
+        #expect(lifecycle.afterLosingFanIn(lostBefore: 0, reason: "gone") == (.retry(.manifest, after: 0.5, reason: "gone"), 1))
+        #expect(lifecycle.afterLosingFanIn(lostBefore: 1, reason: "gone") == (.gaveUp(reason: "gone"), 2))
     }
 
     /// The items in flight when their process (or worker) died: blamed only

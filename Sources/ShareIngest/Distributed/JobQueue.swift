@@ -364,58 +364,94 @@ extension JobQueue: JobStore {
             [batch.id.uuidString, String(batch.itemCount), String(unfinished), String(plan.lifecycle.maxAttempts)])
     }
 
-    /// Records an item in one statement, guarded by `lease` (without one, the
-    /// record changes nothing: only a job's holder records its item). Where the
-    /// row goes follows `next`: kept leased to its holder (it serves the next
-    /// stage), queued for any worker (now, or after a retry's backoff), or
-    /// finished: then the batch's `remaining` is decremented, and the record that
-    /// brings it to 0 queues the manifest job. A record re-sent after a lost
-    /// connection never applies twice (the row is no longer at the lease's stage).
+    /// Records an item's step, guarded by `lease`: ``record(_:worker:)`` with one step.
     func record(_ item: ItemState, next: NextStep, batch: UUID, lease: Lease) throws -> Bool {
-        let stage: StageName
-        let state: String
-        var delay = 0.0
-        var error: String?
-        switch next {
-        case .run(let following) where lease.keeps:
-            (stage, state) = (following, "running")
-        case .run(let following), .park(let following):
-            (stage, state) = (following, "queued")
-        case .retry(let following, let after, let reason):
-            (stage, state, delay, error) = (following, "queued", after, reason)
-        case .finished:
-            (stage, state) = (lease.stage, "done")
-        case .gaveUp(let reason):
-            (stage, state, error) = (lease.stage, "failed", reason)
+        try record([LeasedStep(item: item, next: next, lease: lease)], worker: lease.worker).contains(lease.job)
+    }
+
+    /// One step of a leased job, as a statement's row.
+    struct LeasedStep: Encodable {
+        let item: ItemState
+        let next: NextStep
+        let lease: Lease
+
+        /// Where the row goes: its next stage and state, the backoff before it
+        /// may be claimed again, and the error it keeps.
+        var row: (stage: StageName, state: String, delay: Double, error: String?) {
+            switch next {
+            case .run(let following) where lease.keeps: (following, "running", 0, nil)
+            case .run(let following), .park(let following): (following, "queued", 0, nil)
+            case .retry(let following, let after, let reason): (following, "queued", after, reason)
+            case .finished: (lease.stage, "done", 0, nil)
+            case .gaveUp(let reason): (lease.stage, "failed", 0, reason)
+            }
         }
-        let columns = Self.indexedNames.enumerated().map { "\($1) = $\($0 + 11)" }.joined(separator: ", ")
+
+        private struct Key: CodingKey {
+            let stringValue: String
+            init(_ name: String) { stringValue = name }
+            init?(stringValue: String) { self.stringValue = stringValue }
+            var intValue: Int? { nil }
+            init?(intValue: Int) { nil }
+        }
+
+        func encode(to encoder: any Encoder) throws {
+            var c = encoder.container(keyedBy: Key.self)
+            let (stage, state, delay, error) = row
+            try c.encode(lease.job, forKey: Key("job"))
+            try c.encode(lease.stage.rawValue, forKey: Key("held"))
+            try c.encode(stage.rawValue, forKey: Key("stage"))
+            try c.encode(state, forKey: Key("state"))
+            try c.encode(item, forKey: Key("snapshot"))
+            try c.encode(JobQueue.priority(of: item), forKey: Key("priority"))
+            try c.encode(delay, forKey: Key("delay"))
+            try c.encodeIfPresent(error, forKey: Key("error"))
+            for (name, value) in zip(JobQueue.indexedNames, item.indexedValues) { try c.encodeIfPresent(value, forKey: Key(name)) }
+        }
+    }
+
+    /// Records the steps of jobs `worker` holds, in one statement: each row
+    /// changes only if its job is still held by `worker` at the stage its lease
+    /// names (a record re-sent after a lost connection never applies twice).
+    /// Where a row goes follows its step: kept leased to its holder (it serves
+    /// the next stage), queued for any worker (now, or after a retry's backoff),
+    /// or finished (done, or failed when given up on): then its batch's
+    /// `remaining` is decreased by the items of that batch this statement
+    /// finished, and the statement that brings it to 0 queues the manifest job.
+    /// Returns the jobs whose rows changed.
+    func record(_ steps: [LeasedStep], worker: Int) throws -> Set<Int64> {
+        guard !steps.isEmpty else { return [] }
+        let columns = Self.indexedNames.map { "\($0) = r.\($0)" }.joined(separator: ", ")
+        let types = Self.indexedNames.map { "\($0) text" }.joined(separator: ", ")
         let row = try query(
             """
-            WITH job AS (
-                UPDATE share_jobs SET snapshot = $3::jsonb, stage = $4, state = $5::text, priority = $9::double precision,
-                    \(columns),
-                    worker_id = CASE WHEN $5::text = 'queued' THEN NULL ELSE worker_id END,
-                    lease_until = CASE WHEN $5::text = 'running' THEN now() + make_interval(secs => $6::double precision) END,
-                    not_before = now() + make_interval(secs => $10::double precision),
-                    finished_at = CASE WHEN $5::text IN ('done', 'failed') THEN now() END,
-                    last_error = coalesce($7, last_error), error_at = CASE WHEN $7 IS NULL THEN error_at ELSE now() END
-                WHERE id = $1 AND worker_id = $2 AND state = 'running' AND stage = $8
-                RETURNING batch_id, state),
+            WITH rows AS (
+                SELECT * FROM jsonb_to_recordset($2::jsonb) AS r(job bigint, held text, stage text, state text, snapshot jsonb,
+                    priority double precision, delay double precision, error text, \(types))),
+            job AS (
+                UPDATE share_jobs j SET snapshot = r.snapshot, stage = r.stage, state = r.state, priority = r.priority, \(columns),
+                    worker_id = CASE WHEN r.state = 'queued' THEN NULL ELSE j.worker_id END,
+                    lease_until = CASE WHEN r.state = 'running' THEN now() + make_interval(secs => $3::double precision) END,
+                    not_before = now() + make_interval(secs => r.delay),
+                    finished_at = CASE WHEN r.state IN ('done', 'failed') THEN now() END,
+                    last_error = coalesce(r.error, j.last_error), error_at = CASE WHEN r.error IS NULL THEN j.error_at ELSE now() END
+                FROM rows r
+                WHERE j.id = r.job AND j.worker_id = $1 AND j.state = 'running' AND j.stage = r.held
+                RETURNING j.id, j.batch_id, j.state),
+            finished AS (SELECT batch_id, count(*) AS n FROM job WHERE state IN ('done', 'failed') GROUP BY batch_id),
             batch AS (
-                UPDATE share_batches b SET remaining = b.remaining - 1 FROM job
-                WHERE b.id = job.batch_id AND job.state IN ('done', 'failed') RETURNING b.id, b.remaining),
+                UPDATE share_batches b SET remaining = b.remaining - f.n FROM finished f
+                WHERE b.id = f.batch_id RETURNING b.id, b.remaining),
             manifest AS (
                 UPDATE share_jobs m SET state = 'queued', not_before = now() FROM batch
                 WHERE m.batch_id = batch.id AND batch.remaining <= 0 AND m.idx = -1 AND m.state = 'waiting' RETURNING m.id)
-            SELECT (SELECT count(*) FROM job) AS owned,
-                CASE WHEN $5::text = 'queued' OR EXISTS (SELECT 1 FROM manifest) THEN pg_notify('share_jobs', '') END AS notified
+            SELECT (SELECT coalesce(string_agg(id::text, ','), '') FROM job) AS owned,
+                CASE WHEN EXISTS (SELECT 1 FROM job WHERE state = 'queued') OR EXISTS (SELECT 1 FROM manifest)
+                    THEN pg_notify('share_jobs', '') END AS notified
             """,
-            [
-                String(lease.job), String(lease.worker), Self.json(item), stage.rawValue, state, String(leaseSeconds), error, lease.stage.rawValue,
-                String(Self.priority(of: item)), String(delay),
-            ] + item.indexedValues
+            [String(worker), Self.json(steps), String(leaseSeconds)]
         ).first
-        return row?["owned"] == "1"
+        return Set((row?["owned"] ?? "").split(separator: ",").compactMap { Int64($0) })
     }
 
     func items(of batch: UUID, after index: Int, limit: Int) throws -> [ItemState] {

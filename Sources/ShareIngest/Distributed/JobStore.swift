@@ -15,6 +15,9 @@ protocol JobStore: ItemStore {
     /// Records an item's state and where it goes next, if `lease` still holds
     /// its job at that stage (false otherwise: the record changes nothing).
     func record(_ item: ItemState, next: NextStep, batch: UUID, lease: Lease) throws -> Bool
+    /// Records the steps of several jobs `worker` holds in one statement;
+    /// returns the jobs whose rows it changed (the others were not held any more).
+    func record(_ steps: [JobQueue.LeasedStep], worker: Int) throws -> Set<Int64>
     /// Records the fan-in's end with its manifest job, if `lease` still holds
     /// it and the batch is still running.
     func finish(_ batch: BatchRecord, changed: [ItemState], lease: Lease) throws -> Bool
@@ -80,24 +83,32 @@ struct Lease: Sendable, Hashable {
 
 /// Records the steps of one claimed job: each record is guarded by its lease,
 /// which follows the row's stage once a record is made (steps kept by the
-/// holder are recorded with a later one).
+/// holder are recorded with a later one). With `leaving`, the step with which
+/// the item leaves its holder is handed to it instead, to be made with other
+/// items' in one statement.
 final class LeasedSteps: StepRecorder {
     let store: any JobStore
     let batch: UUID
     private(set) var lease: Lease
+    private let leaving: ((JobQueue.LeasedStep) -> Void)?
 
-    init(_ store: any JobStore, batch: UUID, lease: Lease) {
+    init(_ store: any JobStore, batch: UUID, lease: Lease, leaving: ((JobQueue.LeasedStep) -> Void)? = nil) {
         self.store = store
         self.batch = batch
         self.lease = lease
+        self.leaving = leaving
     }
 
-    func record(_ item: ItemState, next: NextStep, keeps: Bool) throws -> Bool {
+    func record(_ item: ItemState, next: NextStep, keeps: Bool) throws -> StepRecord {
         var held = lease
         held.keeps = keeps
-        guard try store.record(item, next: next, batch: batch, lease: held) else { return false }
+        if !keeps, let leaving {
+            leaving(JobQueue.LeasedStep(item: item, next: next, lease: held))
+            return .queued
+        }
+        guard try store.record(item, next: next, batch: batch, lease: held) else { return .refused }
         if let stage = next.stage { lease = Lease(job: lease.job, worker: lease.worker, stage: stage) }
-        return true
+        return .saved
     }
 
     var roundTrips: Bool { true }

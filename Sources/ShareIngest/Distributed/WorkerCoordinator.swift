@@ -87,8 +87,10 @@ final class WorkerCoordinator {
         let now = MonotonicClock.now()
         let waiting = run.handoff.count
         let busy = run.busy.load(ordering: .relaxed)
-        let room = 2 * settings.concurrency - waiting - busy
-        guard waiting < settings.concurrency, room > 0 else { return false }
+        let ahead = run.claimAhead
+        let room = ahead - waiting - busy
+        // Refilled once half of what is held ahead is taken.
+        guard waiting <= ahead / 2, room > 0 else { return false }
         let usable = run.batches.usable(now: now)
         let refused = run.batches.refused(now: now)
         // Idle: a job that must run alone goes first, and alone.

@@ -6,12 +6,23 @@ import SystemCalls
 /// jobs from the coordinator's queue and runs each item's stages back to back
 /// while this worker serves them, through the execution core every mode shares
 /// (``StageExecution``: the lifecycle decides each step, a step the executor
-/// goes on from is recorded with the next one). An item leaves the worker
-/// (one record) when it is finished or its next stage is another pool's. A
+/// goes on from is recorded with the next one). An item leaves the worker when
+/// it is finished or its next stage is another pool's; the records of items
+/// leaving are made together, in one statement for up to ``recordsPerStatement``
+/// of them (at once when no claimed job is waiting, or after ``recordDelay``),
+/// so a batch of small items costs a fraction of a transaction per item. A
 /// manifest job runs the batch's fan-in (``BatchCompletion``), as locally.
 final class WorkerExecutor {
     private let run: WorkerRun
     private var queue: JobQueue?
+    /// Items whose last step here waits to be recorded with others.
+    private var leaving: [(step: JobQueue.LeasedStep, job: Job, batch: BatchContext)] = []
+    private var oldestLeaving = 0.0
+
+    /// The most records made in one statement.
+    static let recordsPerStatement = 64
+    /// Seconds a leaving item's record may wait for others.
+    static let recordDelay = 0.05
 
     init(_ run: WorkerRun) { self.run = run }
 
@@ -22,53 +33,104 @@ final class WorkerExecutor {
         while let job = run.handoff.pop() {
             run.busy.add(1, ordering: .relaxed)
             run.wake.signal()
+            let started = MonotonicClock.now()
             work(job)
-            // Done with it whatever happened: if the row is still recorded as ours
-            // (an answer lost with the connection), the next heartbeat hands it back.
-            run.held.withLock { _ = $0.remove(job.id) }
+            run.jobFinished(seconds: MonotonicClock.now() - started)
             run.busy.subtract(1, ordering: .relaxed)
-            if job.mustRunAlone { run.runningAlone.store(false, ordering: .releasing) }
+            if job.mustRunAlone {
+                flushLeaving()
+                run.runningAlone.store(false, ordering: .releasing)
+            }
+            if leaving.count >= Self.recordsPerStatement || run.handoff.count == 0 || MonotonicClock.now() - oldestLeaving > Self.recordDelay {
+                flushLeaving()
+            }
             run.wake.signal()
         }
+        flushLeaving()
         queue?.close()
     }
 
     private func work(_ claimed: Job) {
-        guard let store = run.connected(&queue) else { return }
+        guard let store = run.connected(&queue) else { return forget(claimed) }
         guard let batch = run.batches.context(of: claimed.batchID) else {
             try? store.release([claimed.id], worker: run.id)
-            return
+            return forget(claimed)
         }
         if claimed.isManifest {
             deliver(claimed, batch: batch, store: store)
-            return
+            return forget(claimed)
         }
         var stage = claimed.stage
         var item = InFlightItem(claimed.item)
-        let steps = LeasedSteps(store, batch: claimed.batchID, lease: claimed.lease(worker: run.id))
+        let steps = LeasedSteps(store, batch: claimed.batchID, lease: claimed.lease(worker: run.id)) { [self] step in
+            if leaving.isEmpty { oldestLeaving = MonotonicClock.now() }
+            leaving.append((step, claimed, batch))
+        }
         while true {
             let step = run.execution.run(stage, on: &item, in: batch, steps: steps) { [settings] stage in settings.stages.contains(stage) }
-            run.counters.withLock { counters in
-                counters.done += 1
-                if step.next.isFinished && item.failure != nil { counters.failures += 1 }
-            }
+            run.counters.withLock { $0.done += 1 }
             switch step.recorded {
-            case .saved, .deferred: break
+            case .queued: return  // it leaves: recorded with the others (``flushLeaving()``)
+            case .saved: left(item.state, next: step.next, job: claimed)
+            case .deferred: break
             // No longer ours (another worker took it up), or the store cannot
             // take it: the job's lease lapses and the reaper hands it on.
-            case .refused, .failed: return
+            case .refused, .failed: return forget(claimed)
             }
-            if let failure = item.failure, step.next.isFinished {
+            guard case .run(let following) = step.next, settings.stages.contains(following) else { return forget(claimed) }
+            stage = following
+        }
+    }
+
+    /// The job is no longer this worker's to renew.
+    private func forget(_ job: Job) { run.held.withLock { _ = $0.remove(job.id) } }
+
+    /// What is told once an item's step is saved: its failure, or its give-up.
+    private func left(_ item: ItemState, next: NextStep, job: Job) {
+        guard next.isFinished else { return }
+        if let failure = item.failure {
+            run.counters.withLock { $0.failures += 1 }
+            if case .gaveUp(let reason) = next {
+                run.logLoss(job, item: item, next: next, error: reason)
+            } else {
                 run.worker.emit(
-                    .failed, "failed: batch \(claimed.batchID.uuidString) item \(claimed.index) (\(item.label)) at \(failure.stage.rawValue): \(failure.reason.rawValue): \(failure.message)",
-                    ["batch": claimed.batchID.uuidString, "item": String(claimed.index), "stage": failure.stage.rawValue, "reason": failure.reason.rawValue,
+                    .failed, "failed: batch \(job.batchID.uuidString) item \(job.index) (\(item.label)) at \(failure.stage.rawValue): \(failure.reason.rawValue): \(failure.message)",
+                    ["batch": job.batchID.uuidString, "item": String(job.index), "stage": failure.stage.rawValue, "reason": failure.reason.rawValue,
                      "error": failure.message])
             }
-            if case .gaveUp(let reason) = step.next {
-                run.logLoss(claimed, item: item.state, next: step.next, error: reason)
+        }
+    }
+
+    /// Makes the records of the items leaving this worker, in one statement. A
+    /// lost connection is waited for (each is the holder's to make until its
+    /// lease lapses); a statement the store refuses is made again one record at
+    /// a time, each through the lifecycle (``StageExecution/record(_:next:in:steps:keeps:)``).
+    private func flushLeaving() {
+        guard !leaving.isEmpty else { return }
+        let batch = leaving
+        leaving = []
+        var owned: Set<Int64>?
+        while owned == nil, let store = run.connected(&queue) {
+            do {
+                owned = try store.record(batch.map(\.step), worker: run.id)
+            } catch let error as PostgresError where error.connectionLost && !run.cancellation.isCancelled {
+                run.pause(0.25)
+            } catch {
+                for pending in batch {
+                    var item = pending.step.item
+                    let steps = LeasedSteps(store, batch: pending.job.batchID, lease: pending.step.lease)
+                    let step = run.execution.record(&item, next: pending.step.next, in: pending.batch, steps: steps)
+                    if step.recorded == .saved { left(item, next: step.next, job: pending.job) }
+                    forget(pending.job)
+                }
+                return
             }
-            guard case .run(let following) = step.next, settings.stages.contains(following) else { return }
-            stage = following
+        }
+        for pending in batch {
+            forget(pending.job)
+            guard owned?.contains(pending.job.id) == true else { continue }
+            if pending.step.next.isFinished { run.execution.finished(pending.step.item, in: pending.batch) }
+            left(pending.step.item, next: pending.step.next, job: pending.job)
         }
     }
 

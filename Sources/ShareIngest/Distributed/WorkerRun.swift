@@ -22,6 +22,9 @@ final class WorkerRun: Sendable {
     let runningAlone = Atomic<Bool>(false)
     /// Stages finished and item failures since the last heartbeat.
     let counters = Mutex<(done: Int, failures: Int)>((0, 0))
+    /// Seconds an executor takes per job, averaged over the last ones (how many
+    /// jobs the coordinator claims at a time follows from it).
+    private let jobSeconds = Mutex<Double>(1)
     /// Executors signal it when they take or finish a job, so the coordinator refills.
     let wake = WakePipe()
     /// The batches this worker checked it can work on, and those it cannot.
@@ -33,13 +36,34 @@ final class WorkerRun: Sendable {
         self.worker = worker
         self.id = id
         self.interruption = interruption
-        handoff = BlockingQueue(capacity: 2 * worker.settings.concurrency + 1)
+        handoff = BlockingQueue(capacity: Self.mostClaimed + worker.settings.concurrency)
         batches = WorkerBatches(worker: worker, id: id)
         // A record whose connection was lost is kept and made again once the
         // server is back (the connection ends its waits when a stop is due).
         execution = StageExecution(
             events: worker.events, cancellation: interruption.flag,
             retries: .init(patience: .infinity) { error in (error as? PostgresError)?.connectionLost ?? false })
+    }
+
+    /// The most jobs claimed ahead of the executors.
+    static let mostClaimed = 64
+    /// Seconds of work the jobs claimed ahead may amount to: what another
+    /// worker would wait for them at most, had it nothing to do.
+    static let claimedSeconds = 0.5
+
+    /// An executor finished a job after `seconds`.
+    func jobFinished(seconds: Double) {
+        jobSeconds.withLock { $0 = 0.9 * $0 + 0.1 * seconds }
+    }
+
+    /// How many jobs to hold claimed ahead of the executors: twice their number,
+    /// or, for cheap jobs, as many as they finish in ``claimedSeconds`` (at most
+    /// ``mostClaimed``), so small items cost a fraction of a claim each without
+    /// one worker hoarding what others could do.
+    var claimAhead: Int {
+        let perJob = jobSeconds.withLock { $0 }
+        let affordable = Int(Double(settings.concurrency) * Self.claimedSeconds / max(perJob, 0.0001))
+        return min(Self.mostClaimed, max(2 * settings.concurrency, affordable))
     }
 
     var settings: StageWorker.Settings { worker.settings }
@@ -101,9 +125,8 @@ final class WorkerRun: Sendable {
     /// the batch's): the batch's lifecycle decides whether it is queued again or
     /// the batch fails.
     func loseManifest(_ job: Job, lease: Lease, error: String, lifecycle: ItemLifecycle, queue: any JobStore) throws {
-        let attempt = job.attempts + 1
+        let (next, attempt) = lifecycle.afterLosingFanIn(lostBefore: job.attempts, reason: error)
         let fields = ["batch": job.batchID.uuidString, "stage": job.stage.rawValue, "attempt": String(attempt), "maxAttempts": String(lifecycle.maxAttempts), "error": error]
-        let next = lifecycle.afterLosingFanIn(attempt: attempt, reason: error)
         if case .retry(_, let after, _) = next {
             try queue.retryManifest(job, lease: lease, error: error, attempt: attempt, after: after)
             worker.emit(

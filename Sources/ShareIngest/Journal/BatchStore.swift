@@ -78,9 +78,9 @@ final class JournalSteps: StepRecorder {
         self.batch = batch
     }
 
-    func record(_ item: ItemState, next: NextStep, keeps: Bool) throws -> Bool {
+    func record(_ item: ItemState, next: NextStep, keeps: Bool) throws -> StepRecord {
         try journal.record(item, next: next, batch: batch)
-        return true
+        return .saved
     }
 
     var roundTrips: Bool { false }

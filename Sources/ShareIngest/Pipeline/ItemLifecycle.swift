@@ -182,12 +182,15 @@ struct ItemLifecycle: Sendable {
         return FailedRecord(next: advance(&item, after: .lost(at: stage, reason: error, .recordRefused), stopping: false), stopsRun: false)
     }
 
-    /// The batch's fan-in (its manifest job, distributed) lost its `attempt`-th
-    /// attempt through no fault of the batch (its worker died, a store error):
-    /// it runs again after a backoff while it has attempts left; after the last
-    /// one it gives up, and the batch fails (`share ingest --resume` retries it).
-    func afterLosingFanIn(attempt: Int, reason: String) -> NextStep {
-        attempt < maxAttempts ? .retry(.manifest, after: Self.backoff(after: attempt), reason: reason) : .gaveUp(reason: reason)
+    /// The batch's fan-in (its manifest job, distributed), which had lost
+    /// `lostBefore` attempts, lost one more through no fault of the batch (its
+    /// worker died, a store error): it runs again after a backoff while it has
+    /// attempts left; after the last one it gives up, and the batch fails
+    /// (`share ingest --resume` retries it). Returns the step and the attempts
+    /// now lost, which the store keeps as the fan-in's one counter.
+    func afterLosingFanIn(lostBefore: Int, reason: String) -> (next: NextStep, lost: Int) {
+        let lost = lostBefore + 1
+        return (lost < maxAttempts ? .retry(.manifest, after: Self.backoff(after: lost), reason: reason) : .gaveUp(reason: reason), lost)
     }
 
     /// Whether a step is recorded before its holder goes on: always, except when

@@ -48,6 +48,8 @@ final class StageExecution: Sendable {
         case deferred
         /// The store refused it: the distributed job is no longer the caller's.
         case refused
+        /// Its holder makes it later with others (``StepRecord/queued``).
+        case queued
         /// It could not be made (what the store said): the lifecycle says the
         /// run stops (the local batch stops, resumable; a worker drops the job,
         /// whose lease lapses).
@@ -154,6 +156,8 @@ final class StageExecution: Sendable {
                 return Step(next: next, recorded: .saved)
             case .refused:
                 return Step(next: next, recorded: .refused)
+            case .queued:
+                return Step(next: next, recorded: .queued)
             case .failed(let error, let transient):
                 let stage = next.stage ?? batch.lifecycle.stage(after: item.completed) ?? .manifest
                 let decision = batch.lifecycle.afterFailedRecord(&item, at: stage, error: error, transient: transient || refusedOnce)
@@ -167,7 +171,7 @@ final class StageExecution: Sendable {
     }
 
     private enum Attempt {
-        case saved, refused
+        case saved, refused, queued
         case failed(String, transient: Bool)
     }
 
@@ -176,7 +180,11 @@ final class StageExecution: Sendable {
         var pause = 0.05
         while true {
             do {
-                return try steps.record(item, next: next, keeps: keeps) ? .saved : .refused
+                switch try steps.record(item, next: next, keeps: keeps) {
+                case .saved: return .saved
+                case .refused: return .refused
+                case .queued: return .queued
+                }
             } catch {
                 // A store that is away is waited for, unless a stop is due: then
                 // the item simply waits where it was, as after any stop.
@@ -195,8 +203,19 @@ final class StageExecution: Sendable {
 /// lock is its lease) or a distributed job (its lease follows the row's stage).
 protocol StepRecorder: AnyObject {
     /// Records `item` and its next step; `keeps`: the holder goes on with that
-    /// stage itself. False when it was not the holder's to record any more.
-    func record(_ item: ItemState, next: NextStep, keeps: Bool) throws -> Bool
+    /// stage itself.
+    func record(_ item: ItemState, next: NextStep, keeps: Bool) throws -> StepRecord
     /// True when each record is a round trip to a server.
     var roundTrips: Bool { get }
+}
+
+/// What a recorder did with a step.
+enum StepRecord {
+    /// It is in the store.
+    case saved
+    /// It was not the holder's to record any more (a lease lost).
+    case refused
+    /// The holder makes it later, with other items' steps, in one statement,
+    /// and tells the events once it is saved (a worker's items leaving it).
+    case queued
 }
