@@ -7,7 +7,12 @@ import SystemCalls
 /// shared media. The CLI only builds the decoder and passes it in.
 enum DecoderOption {
     /// The option's usage line.
-    static let usage = "--isolation process|none   decode in sandboxed helper processes (default) or in-process"
+    static let usage = "--isolation process|process-weaker|none   decode in sandboxed helper processes (default), also where no confinement can be had, or in-process"
+
+    /// `--isolation process-weaker`: helpers as for `process`, accepted even on
+    /// a machine that offers them no file-system confinement (no Landlock, no
+    /// namespaces, not root), which `process` refuses.
+    static let weaker = "process-weaker"
 
     /// The unprivileged user and group the helpers of `share` run as when it is
     /// started as root (default `nobody` and `nogroup`).
@@ -56,11 +61,12 @@ enum DecoderOption {
     /// pool refuses such a helper anyway, whoever meets it first).
     static func decoder(_ parsed: Arguments) throws(UsageError) -> any MediaDecoder {
         let value = parsed.value("isolation") ?? Isolation.process.rawValue
-        guard let isolation = Isolation(rawValue: value) else {
-            throw UsageError("--isolation must be process or none, not \"\(value)\"")
+        guard let isolation = value == weaker ? .process : Isolation(rawValue: value) else {
+            throw UsageError("--isolation must be process, process-weaker or none, not \"\(value)\"")
         }
         guard isolation == .process else { return isolation.decoder() }
         var configuration = ProcessIsolatedDecoder.Configuration.thisExecutable
+        configuration.acceptsNoConfinement = value == weaker
         if let user = ProcessEnvironment.value(userVariable), !user.isEmpty { configuration.helperUser = user }
         if let group = ProcessEnvironment.value(groupVariable), !group.isEmpty { configuration.helperGroup = group }
         configuration.onWeakerSandbox = { message in stop(message) }

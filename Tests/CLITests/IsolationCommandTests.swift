@@ -409,6 +409,6 @@ import Testing
     @Test func isolationMustBeProcessOrNone() throws {
         let result = try ShareProcess.run(["ingest", "--isolation", "sandbox", Fixtures.media("photo.jpg")])
         #expect(result.status == 2)
-        #expect(result.stderr.contains("--isolation must be process or none"), "\(result.stderr)")
+        #expect(result.stderr.contains("--isolation must be process, process-weaker or none"), "\(result.stderr)")
     }
 }
