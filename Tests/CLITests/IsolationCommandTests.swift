@@ -350,8 +350,8 @@ import Testing
     @Test func doctorShowsTheMachineAndARealHelper() throws {
         let result = try ShareProcess.run(["doctor"])
         #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
-        for line in ["This machine", "  seccomp filters:  available", "  user namespaces:  not needed", "  NoNewPrivs:\t1", "  Seccomp:\t2",
-            "  seccomp policy:   allowlist", "The helper's sandbox is as strong as this machine allows."] {
+        for line in ["This machine", "  seccomp filters:  available", "  confinement:      Landlock", "  NoNewPrivs:\t1", "  Seccomp:\t2",
+            "  seccomp policy:   allowlist", "  CPU time:         1800 s in all (hard limit)", "The helper has the strongest sandbox: Landlock and the seccomp allowlist."] {
             #expect(result.stdout.contains(line), "missing \"\(line)\" in:\n\(result.stdout)")
         }
         #expect(result.stdout.contains("A decoder helper (pid "), "\(result.stdout)")
