@@ -104,10 +104,11 @@ final class HelperPool: @unchecked Sendable {
                 lock.lock()
             }
             // No helper of this batch idle: make room by stopping the longest idle
-            // of another batch, if the pool already has a helper per caller.
+            // of another batch, if the pool already has a helper per caller (a
+            // privacy request's fresh helper never costs its own batch's helper).
             var retired: HelperProcess?
             if helper == nil, idle.count + busy.count >= max(configuration.prestartedHelpers, 1),
-                let oldest = idle.indices.filter({ idle[$0].batch != nil }).min(by: { idle[$0].idleSince < idle[$1].idleSince })
+                let oldest = idle.indices.filter({ idle[$0].batch != nil && !(fresh && idle[$0].batch == batch) }).min(by: { idle[$0].idleSince < idle[$1].idleSince })
             {
                 retired = idle.remove(at: oldest)
             }

@@ -36,6 +36,30 @@ import Testing
         #expect(decoder.helperProcessIDs.count == 1)
     }
 
+    /// A location scan gets a helper that has decoded nothing else, and that
+    /// helper serves nothing after it: the helper that decoded the batch's
+    /// photo is never given the scans (it is still alive, and idle), and no
+    /// helper that scanned is kept.
+    @Test func privacyRequestsEachGetAHelperThatDecodedNothingElse() throws {
+        let decoder = Self.decoder()
+        defer { decoder.shutdown() }
+        decoder.prepare()
+        var photo = Self.photo()
+        photo.batch = "batch-a"
+        _ = try decoder.decode(photo)
+        let served = decoder.helperProcessIDs
+        try #require(served.count == 1)
+        var scan = DecodeRequest(path: Fixtures.media("photo.jpg"), label: "photo.jpg", format: .jpeg, task: .locationMetadata)
+        scan.batch = "batch-a"
+        for _ in 0..<3 { #expect(try decoder.decode(scan).location != nil) }
+        #expect(decoder.helperProcessIDs.contains(served[0]), "the photo's helper was given a scan (and discarded after it)")
+        #expect(decoder.helperBatches == [served[0]: "batch-a"], "a helper that scanned was kept: \(decoder.helperBatches)")
+        #expect(decoder.startedHelperCount >= 4, "\(decoder.startedHelperCount) helpers for a photo and three scans")
+        // And the photo's helper still serves its batch's next photo.
+        _ = try decoder.decode(photo)
+        #expect(decoder.helperProcessIDs.contains(served[0]))
+    }
+
     /// The parent process of `pid` (from /proc), or nil once it is gone.
     static func parent(of pid: Int32) -> Int32? {
         guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
