@@ -370,7 +370,7 @@ public struct SandboxReport: Sendable {
     /// machine itself lacks. Empty only for the strongest sandbox.
     public var weakerThanStrongest: [String] {
         var found = shortfalls
-        if helper.confinement < .landlock {
+        if confinement < .landlock, confinement > .none {
             found.append(
                 "Landlock is not available (the kernel lacks it or refuses its calls): the helper is confined by \(helper.confinement), "
                     + "not Landlock")
