@@ -35,7 +35,11 @@ enum DecoderOption {
             let next = index + 1 < Int(argc) ? argv[index + 1] : nil
             if argument(option, is: "--help") || argument(option, is: "--isolation=none") { return false }
             if argument(option, is: "--isolation"), let next, argument(next, is: "none") { return false }
-            if argument(command, is: "ingest"), argument(option, is: "--db") || argument(option, hasPrefix: "--db=") { return false }
+            if argument(command, is: "ingest"), argument(option, is: "--db") || argument(option, hasPrefix: "--db=") || argument(option, is: "--db-file")
+                || argument(option, hasPrefix: "--db-file=")
+            {
+                return false
+            }
             index += 1
         }
         return true
