@@ -312,6 +312,7 @@ public enum Confinement: Int, Codable, Sendable, Comparable, CustomStringConvert
     /// Landlock: reads only beneath the libraries' paths, no writes.
     case landlock = 3
 
+    /// The confinement in words (what `share doctor` prints).
     public var description: String {
         switch self {
         case .none: "none"
@@ -321,6 +322,7 @@ public enum Confinement: Int, Codable, Sendable, Comparable, CustomStringConvert
         }
     }
 
+    /// Weaker first.
     public static func < (lhs: Confinement, rhs: Confinement) -> Bool { lhs.rawValue < rhs.rawValue }
 }
 
