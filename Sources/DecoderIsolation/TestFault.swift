@@ -54,8 +54,9 @@ enum TestFault: String {
     /// The attack's targets.
     static let attackVariable = "SHARE_TEST_ATTACK"
     /// Test-only: steps of the sandbox a helper leaves out (`landlock`,
-    /// `seccomp`, `privileges`, comma-separated), to show that the parent then
-    /// refuses the helper (``SandboxRequirement``) and decodes nothing.
+    /// `confinement` (the namespace or empty root without Landlock), `seccomp`,
+    /// `privileges`, `cpu` (the hard CPU limit), comma-separated), to show that
+    /// the parent then refuses the helper (``SandboxRequirement``) and decodes nothing.
     static let skipVariable = "SHARE_TEST_SANDBOX_SKIP"
 
     /// The steps ``skipVariable`` names (none in a release build).

@@ -60,6 +60,32 @@ import Testing
         #expect(decoder.helperProcessIDs.contains(served[0]))
     }
 
+    /// Every helper has a hard CPU limit (its /proc/PID/limits shows soft and
+    /// hard), and a helper that would not have a request's CPU budget left
+    /// under it is retired before that request: with a 3 s limit and requests
+    /// of a 2 s budget, each photo gets a fresh helper.
+    @Test func helpersHaveAHardCPULimitAndAreRetiredBeforeTheyReachIt() throws {
+        var configuration = ProcessIsolatedDecoder.Configuration(helperExecutable: Fixtures.shareBinary)
+        configuration.prestartedHelpers = 1
+        let decoder = ProcessIsolatedDecoder(configuration)
+        defer { decoder.shutdown() }
+        _ = try decoder.decode(Self.photo())
+        let helper = try #require(decoder.helperProcessIDs.first)
+        let limits = (try? String(contentsOfFile: "/proc/\(helper)/limits", encoding: .utf8)) ?? ""
+        let line = limits.split(separator: "\n").first { $0.hasPrefix("Max cpu time") }.map(String.init) ?? ""
+        // "Max cpu time   SOFT   HARD   seconds": the soft limit is the request's budget, the hard one the helper's.
+        let fields = line.split(separator: " ", omittingEmptySubsequences: true)
+        #expect(fields.count == 6 && fields[4] == "1800", "\(line)")
+
+        var tight = ProcessIsolatedDecoder.Configuration(helperExecutable: Fixtures.shareBinary)
+        tight.prestartedHelpers = 1
+        tight.cpuLimit = 3
+        let retiring = ProcessIsolatedDecoder(tight)
+        defer { retiring.shutdown() }
+        for index in 0..<3 { _ = try retiring.decode(Self.photo("photo-\(index).jpg", timeLimit: 0.5)) }
+        #expect(retiring.startedHelperCount >= 3, "\(retiring.startedHelperCount) helpers for three photos under a 3 s CPU limit")
+    }
+
     /// The parent process of `pid` (from /proc), or nil once it is gone.
     static func parent(of pid: Int32) -> Int32? {
         guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
