@@ -44,7 +44,10 @@ enum JPEGSegments {
             let payload = bytes[(position + 2)..<(position + length)]
             position += length
             switch marker {
-            case 0xDB, 0xC4, 0xDD, 0xC0...0xCF where marker != 0xC8 && marker != 0xCC:
+            case 0xDB, 0xC4, 0xDD:
+                out += [0xFF, marker] + segment.dropFirst(2)
+            case 0xC0...0xCF where marker != 0xC8 && marker != 0xCC:
+                // SOF0–SOF15 (0xC4 is DHT, above; 0xC8 JPG and 0xCC DAC are dropped).
                 out += [0xFF, marker] + segment.dropFirst(2)
             case 0xDA:
                 out += [0xFF, marker] + segment.dropFirst(2)
