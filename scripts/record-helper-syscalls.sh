@@ -151,6 +151,11 @@ checked = {}
 for kind, name in re.findall(r"(call_without_bits|call_with_argument_in|call_answered|when_call)\(&f, SYS_(\w+)", seccomp_function):
     checked[name] = kind
 checked["clone"] = "threads only"
+# The argument filters (as in sandbox.c: Chromium's baseline lists).
+madvise_allowed = {"MADV_NORMAL", "MADV_RANDOM", "MADV_SEQUENTIAL", "MADV_WILLNEED", "MADV_DONTNEED", "MADV_FREE", "MADV_DONTDUMP"}
+futex_allowed = {"FUTEX_WAIT", "FUTEX_WAKE", "FUTEX_REQUEUE", "FUTEX_CMP_REQUEUE", "FUTEX_WAKE_OP", "FUTEX_WAIT_BITSET", "FUTEX_WAKE_BITSET",
+                 "FUTEX_LOCK_PI", "FUTEX_UNLOCK_PI", "FUTEX_TRYLOCK_PI"}
+mmap_flags = {"MAP_SHARED", "MAP_PRIVATE", "MAP_ANONYMOUS", "MAP_STACK", "MAP_NORESERVE", "MAP_FIXED", "MAP_DENYWRITE", "MAP_FIXED_NOREPLACE"}
 
 line_re = re.compile(r"^(\d+)\s+(.*)$")
 call_re = re.compile(r"^(\w+)\((.*)\)\s+=\s+(-?\d+|\?|0x[0-9a-f]+)(?:\s+(\w+))?")
@@ -201,13 +206,21 @@ for s in sets:
         helper_pids |= {c[0] for c in calls}
         for pid, name, args, ret, err in calls:
             if mode == "enforcing":
-                if err in ("EPERM", "ENOSYS", "ENOTTY") and name not in ("clone3", "openat2", "ioctl"):
+                if err in ("EPERM", "ENOSYS", "ENOTTY", "EACCES") and name not in ("clone3", "openat2", "ioctl", "openat"):
                     failures[f"{name} {err} ({args[:80]})"] += 1
                 continue
             seen[name] += 1
             if name in ("mmap", "mprotect"):
                 if "PROT_EXEC" in args:
                     notes[name]["PROT_EXEC " + ("file-backed" if name == "mmap" and not re.search(r", -1, ", args) else "anonymous")] += 1
+                if name == "mmap":
+                    parts = [part.strip() for part in args.split(",")]
+                    flags = set(parts[3].split("|")) if len(parts) > 3 else set()
+                    unknown = flags - mmap_flags
+                    if unknown:
+                        notes[name]["flags " + "|".join(sorted(unknown)) + " (trapped)"] += 1
+                    if "MAP_SHARED" in flags and "PROT_WRITE" in parts[2]:
+                        notes[name]["MAP_SHARED with PROT_WRITE (trapped)"] += 1
             elif name == "clone":
                 notes[name]["thread" if "CLONE_THREAD" in args else "NEW PROCESS"] += 1
             elif name in ("kill", "tgkill", "tkill", "prlimit64", "sched_getaffinity", "sched_setaffinity", "setpriority", "getpriority"):
@@ -226,6 +239,15 @@ for s in sets:
                 notes[name][args.split(",")[1].strip()] += 1
             elif name == "prctl":
                 notes[name][args.split(",")[0].strip()] += 1
+            elif name == "madvise":
+                advice = args.split(",")[2].strip()
+                notes[name][advice if advice in madvise_allowed else "advice " + advice + " (trapped)"] += 1
+            elif name == "futex":
+                operation = args.split(",")[1].strip().replace("|FUTEX_PRIVATE_FLAG", "").replace("|FUTEX_CLOCK_REALTIME", "")
+                notes[name][operation if operation in futex_allowed else "operation " + operation + " (trapped)"] += 1
+            elif name == "rt_sigaction":
+                if args.split(",")[0].strip() == "SIGSYS":
+                    notes[name]["SIGSYS (killed)"] += 1
             elif name == "ioctl":
                 notes[name][args.split(",")[1].strip()] += 1
             elif name in ("sched_getscheduler", "sched_getparam", "sched_setscheduler", "sched_setparam", "sched_getattr", "sched_setattr"):
@@ -257,13 +279,13 @@ for name, count in sorted(seen.items(), key=lambda item: -item[1]):
     elif name in checked:
         where = "allowed, arguments checked" if checked[name] != "call_answered" else "answered with its own errno (glibc falls back)"
     else:
-        where = "NOT IN THE POLICY (refused with EPERM)"
+        where = "NOT IN THE POLICY (trapped: the helper is killed)"
         problems.append(f"{name}: made {count} times, not in the policy")
     detail = "; ".join(f"{k} ×{v}" for k, v in sorted(notes[name].items()))
     print(f"{name:24} {count:8}  {where}{'  [' + detail + ']' if detail else ''}")
 for name, counter in notes.items():
     for key in counter:
-        if key.startswith(("PROT_EXEC", "NEW PROCESS", "writing", "pid ")):
+        if key.startswith(("PROT_EXEC", "NEW PROCESS", "pid ")) or key.endswith(("(trapped)", "(killed)")):
             problems.append(f"{name}: {key} (the policy refuses it)")
 for failure, count in failures.items():
     problems.append(f"enforcing run: {failure} ×{count}")

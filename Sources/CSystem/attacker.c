@@ -2,12 +2,20 @@
 // a real, sandboxed helper (TestFault `attack`; see shim_attacker.h). Raw calls,
 // several by number, on purpose: an exploit's payload makes them this way, and
 // glibc has no wrapper for some. Each attempt reports one line on stderr; a
-// success is undone where it can be (a descriptor closed, a child ended).
+// success is undone where it can be (a descriptor closed, a child ended). A
+// forbidden call kills the helper, so the test tries one action per file.
+// Debug and test builds only (SwiftPM defines DEBUG): a release build has no attacker.
 #ifdef __linux__  // Linux calls only: on other systems this file is empty
+#ifdef DEBUG
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <arpa/inet.h>
 #include <linux/bpf.h>
+#include <linux/if_ether.h>
+#include <linux/netlink.h>
+#include <linux/vm_sockets.h>
+#include <netinet/in.h>
 #include <linux/io_uring.h>
 #include <linux/keyctl.h>
 #include <linux/perf_event.h>
@@ -19,6 +27,7 @@
 #include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/personality.h>
+#include <sys/prctl.h>
 #include <sys/ptrace.h>
 #include <sys/resource.h>
 #include <sys/shm.h>
@@ -29,6 +38,7 @@
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <sys/xattr.h>
+#include <time.h>
 #include <unistd.h>
 #include "shim_attacker.h"
 
@@ -40,9 +50,13 @@ static void report(const char *check, long result, int error) {
             result < 0 ? error : 0, result < 0 && name ? name : "none");
 }
 
+// The one action to try (NULL: all), set by shim_attack_run.
+static const char *only_action = NULL;
+
 // Runs `call` (an expression giving a long), reports it; `undo` runs on success.
 #define ATTEMPT(check, call, undo)                  \
     do {                                            \
+        if (only_action && strcmp(only_action, check) != 0) break; \
         errno = 0;                                  \
         long result_ = (long)(call);                \
         int error_ = errno;                         \
@@ -182,6 +196,93 @@ static long map_input_executable(int input) {
     return 0;
 }
 
+// Reads a byte of another process's memory through /proc/PID/mem (at its
+// first mapping, so the address is a real one; the maps file is read first).
+static long read_proc_memory(pid_t pid) {
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/mem", (int)pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return -1;
+    char byte;
+    long got = pread(fd, &byte, 1, 0x400000);
+    int saved = errno;
+    close(fd);
+    errno = saved;
+    return got < 0 ? -1 : 0;
+}
+
+// Sends the parent a result message with a descriptor (the input) attached.
+static long pass_descriptor(int input) {
+    unsigned char frame[5] = {1, 0, 0, 0, 3};
+    struct iovec part = {.iov_base = frame, .iov_len = sizeof frame};
+    union {
+        struct cmsghdr header;
+        char space[CMSG_SPACE(sizeof(int))];
+    } control;
+    memset(&control, 0, sizeof control);
+    struct msghdr message = {.msg_iov = &part, .msg_iovlen = 1, .msg_control = control.space, .msg_controllen = sizeof control.space};
+    struct cmsghdr *header = CMSG_FIRSTHDR(&message);
+    header->cmsg_level = SOL_SOCKET;
+    header->cmsg_type = SCM_RIGHTS;
+    header->cmsg_len = CMSG_LEN(sizeof(int));
+    memcpy(CMSG_DATA(header), &input, sizeof input);
+    return sendmsg(3, &message, MSG_NOSIGNAL);
+}
+
+// A TCP connection to 127.0.0.1:port (the test's PostgreSQL): with a new
+// socket, or, when sockets are refused, through the helper's own.
+static long connect_tcp(int port) {
+    struct sockaddr_in address = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    long result = connect(fd >= 0 ? fd : 3, (struct sockaddr *)&address, sizeof address);
+    int saved = errno;
+    if (fd >= 0) close(fd);
+    errno = saved;
+    return result;
+}
+
+static long write_memory(pid_t owner) {
+    char byte = 0;
+    struct iovec local = {.iov_base = &byte, .iov_len = 1};
+    struct iovec remote = {.iov_base = (void *)0x400000, .iov_len = 1};
+    return syscall(SYS_process_vm_writev, owner, &local, 1, &remote, 1, 0);
+}
+
+static long map_input_shared(int input) {
+    void *p = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, input, 0);
+    if (p == MAP_FAILED) return -1;
+    munmap(p, 4096);
+    return 0;
+}
+
+static long exec_program(void) {
+    char *argv[] = {"true", NULL};
+    char *envp[] = {NULL};
+    return execve("/bin/true", argv, envp);
+}
+
+static long open_by_handle(void) {
+    struct {
+        struct file_handle handle;
+        unsigned char bytes[128];
+    } h;
+    memset(&h, 0, sizeof h);
+    h.handle.handle_bytes = 8;
+    h.handle.handle_type = 1;
+    return syscall(SYS_open_by_handle_at, AT_FDCWD, &h.handle, O_RDONLY);
+}
+
+static long load_module(void) {
+    static const unsigned char image[16] = {0x7f, 'E', 'L', 'F'};
+    return syscall(SYS_init_module, image, sizeof image, "");
+}
+
+static long raise_cpu_limit(void) {
+    struct rlimit unlimited = {.rlim_cur = RLIM_INFINITY, .rlim_max = RLIM_INFINITY};
+    return syscall(SYS_prlimit64, 0, RLIMIT_CPU, &unlimited, NULL);
+}
+
 static long read_parent_memory(pid_t owner) {
     char byte;
     struct iovec local = {.iov_base = &byte, .iov_len = 1};
@@ -189,8 +290,9 @@ static long read_parent_memory(pid_t owner) {
     return syscall(SYS_process_vm_readv, owner, &local, 1, &remote, 1, 0);
 }
 
-void shim_attack_run(const struct shim_attack_targets *t) {
+void shim_attack_run(const struct shim_attack_targets *t, const char *only) {
     char path[4096];
+    only_action = only;
     // Changing a file it can read (its input): modes, owner, extended attributes.
     ATTEMPT("chmod", chmod(t->input_path, 0777), );
     ATTEMPT("fchmod", fchmod(t->input, 0777), );
@@ -217,12 +319,30 @@ void shim_attack_run(const struct shim_attack_targets *t) {
     ATTEMPT("read-parent-environ", read_file(path), );
     snprintf(path, sizeof path, "/proc/%d/cmdline", (int)t->owner);
     ATTEMPT("read-parent-cmdline", read_file(path), );
+    ATTEMPT("read-parent-mem", read_proc_memory(t->owner), );
+    snprintf(path, sizeof path, "/proc/%d/fd", (int)t->owner);
+    ATTEMPT("read-parent-fd", list_folder(path), );
+    ATTEMPT("process_vm_writev-parent", write_memory(t->owner), );
+    ATTEMPT("pidfd_getfd", syscall(SYS_pidfd_getfd, 3, 0, 0), close((int)result));
+    ATTEMPT("pidfd_send_signal", syscall(SYS_pidfd_send_signal, 3, SIGKILL, NULL, 0), );
+    ATTEMPT("pass-descriptor-to-parent", pass_descriptor(t->input), );
+    // Sibling helpers (another helper of the same template or parent: another
+    // item's decoder).
+    ATTEMPT("kill-sibling", kill(t->sibling > 0 ? t->sibling : 1, SIGKILL), );
+    snprintf(path, sizeof path, "/proc/%d/environ", (int)(t->sibling > 0 ? t->sibling : 1));
+    ATTEMPT("read-sibling-environ", read_file(path), );
+    ATTEMPT("read-sibling-mem", read_proc_memory(t->sibling > 0 ? t->sibling : 1), );
     // The network and other processes' sockets.
     ATTEMPT("socket-unix", socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0), close((int)result));
     ATTEMPT("socket-inet", socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), close((int)result));
     int pair[2];
     ATTEMPT("socketpair", socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair), (close(pair[0]), close(pair[1])));
     ATTEMPT("connect-unix-path", connect_to(t->socket_path), );
+    ATTEMPT("socket-inet6", socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0), close((int)result));
+    ATTEMPT("socket-netlink", socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE), close((int)result));
+    ATTEMPT("socket-packet", socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, htons(ETH_P_ALL)), close((int)result));
+    ATTEMPT("socket-vsock", socket(AF_VSOCK, SOCK_STREAM | SOCK_CLOEXEC, 0), close((int)result));
+    ATTEMPT("connect-postgres", connect_tcp(t->port > 0 ? t->port : 5432), );
     // Files: writing anywhere, reading the user's data.
     snprintf(path, sizeof path, "%s/written-by-a-helper", t->container);
     ATTEMPT("open-for-writing", open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0600), close((int)result));
@@ -230,9 +350,13 @@ void shim_attack_run(const struct shim_attack_targets *t) {
     ATTEMPT("read-container", list_folder(t->container), );
     ATTEMPT("read-journal", read_file(t->journal), );
     ATTEMPT("read-root-file", read_file(t->root_file), );
+    ATTEMPT("read-other-batch-copy", read_file(t->other_copy), );
+    ATTEMPT("fallocate", fallocate(t->input, 0, 0, 1 << 20), );
+    ATTEMPT("mmap-input-shared-writable", map_input_shared(t->input), );
     // Running code of its own, or another program.
     ATTEMPT("memfd_create", syscall(SYS_memfd_create, "payload", 0), close((int)result));
     ATTEMPT("execveat", exec_memfd(), );
+    ATTEMPT("execve", exec_program(), );
     ATTEMPT("mmap-exec", map_executable(), );
     ATTEMPT("mprotect-exec", protect_executable(), );
     ATTEMPT("mmap-input-exec", map_input_executable(t->input), );
@@ -242,6 +366,19 @@ void shim_attack_run(const struct shim_attack_targets *t) {
     ATTEMPT("unshare", unshare(CLONE_NEWUSER | CLONE_NEWNS), );
     ATTEMPT("mount", mount("none", "/tmp", "tmpfs", 0, NULL), umount("/tmp"));
     ATTEMPT("keyctl", syscall(SYS_keyctl, KEYCTL_GET_KEYRING_ID, KEY_SPEC_SESSION_KEYRING, 0), );
+    ATTEMPT("add_key", syscall(SYS_add_key, "user", "share-attack", "x", 1, KEY_SPEC_PROCESS_KEYRING), );
+    ATTEMPT("request_key", syscall(SYS_request_key, "user", "share-attack", NULL, 0), );
+    ATTEMPT("setns", syscall(SYS_setns, 3, 0), );
+    ATTEMPT("open_by_handle_at", open_by_handle(), close((int)result));
+    ATTEMPT("chroot", chroot("/usr"), );
+    ATTEMPT("pivot_root", syscall(SYS_pivot_root, "/usr", "/usr"), );
+    ATTEMPT("init_module", load_module(), );
+    ATTEMPT("finit_module", syscall(SYS_finit_module, t->input, "", 0), );
+    ATTEMPT("prctl-set-dumpable", prctl(PR_SET_DUMPABLE, 1, 0, 0, 0), );
+    ATTEMPT("prctl-get-seccomp", prctl(PR_GET_SECCOMP, 0, 0, 0, 0), );
+    ATTEMPT("prctl-set-pdeathsig", prctl(PR_SET_PDEATHSIG, 0, 0, 0, 0), );
+    ATTEMPT("prlimit64-cpu-unlimited", raise_cpu_limit(), );
+    ATTEMPT("sigaction-sigsys", signal(SIGSYS, SIG_IGN) == SIG_ERR ? -1 : 0, );
     ATTEMPT("bpf", bpf_map(), close((int)result));
     ATTEMPT("perf_event_open", perf_event(), close((int)result));
     ATTEMPT("userfaultfd", syscall(SYS_userfaultfd, O_CLOEXEC), close((int)result));
@@ -255,4 +392,5 @@ void shim_attack_run(const struct shim_attack_targets *t) {
     ATTEMPT("fork", fork_process(), );
     dprintf(2, "share-attack {\"check\":\"done\",\"result\":0,\"errno\":0,\"error\":\"none\"}\n");
 }
+#endif  // DEBUG
 #endif

@@ -21,6 +21,7 @@ public enum DecoderHelper {
 
     /// Runs the helper with the arguments after ``command`` and returns its exit
     /// status: `--memory-limit BYTES` (address space; 0 for none),
+    /// `--cpu-limit SECONDS` (CPU time in all, a hard limit; 0 for none),
     /// `--sandbox-only-loaders` (this helper may run librsvg and ImageMagick, for
     /// SVG and PSD: it loads them before locking down; other helpers keep them
     /// blocked and start faster), `--template` (a ``HelperTemplate``: set up the
@@ -124,8 +125,8 @@ public enum DecoderHelper {
         let status: SandboxStatus
         do {
             status = try Sandbox.enter(
-                addressSpaceLimit: settings.memoryLimit, account: settings.account, parent: parent,
-                recording: ProcessEnvironment.value(Sandbox.recordingVariable) == "1")
+                addressSpaceLimit: settings.memoryLimit, cpuLimit: settings.cpuLimit, account: settings.account, parent: parent,
+                recording: Sandbox.recordingRequested, socket: socket.socket.raw)
         } catch {
             let ready = HelperReady(pid: Processes.current, sandbox: SandboxStatus.read(pid: nil) ?? SandboxStatus(), failure: "\(error)", modules: modulesLoaded)
             _ = socket.send(HelperMessage.frame(.ready, Array((try? JSONEncoder().encode(ready)) ?? Data())))
@@ -186,6 +187,8 @@ public enum DecoderHelper {
 /// A helper's arguments (see ``DecoderHelper/main(_:)``).
 struct HelperSettings {
     var memoryLimit: UInt64 = 0
+    /// CPU seconds in all (the hard `RLIMIT_CPU`; 0: none).
+    var cpuLimit: UInt64 = 0
     var sandboxOnlyLoaders = false
     var isTemplate = false
     /// The user and group ids to switch to when started as root.
@@ -201,6 +204,9 @@ struct HelperSettings {
             switch arguments[index] {
             case "--memory-limit" where index + 1 < arguments.count:
                 memoryLimit = UInt64(arguments[index + 1]) ?? 0
+                index += 2
+            case "--cpu-limit" where index + 1 < arguments.count:
+                cpuLimit = UInt64(arguments[index + 1]) ?? 0
                 index += 2
             case "--sandbox-only-loaders":
                 sandboxOnlyLoaders = true

@@ -13,15 +13,25 @@ import SystemCalls
 /// a helper can read anyway).
 enum HelperEnvironment {
     /// Each variable a helper may inherit, with why it is needed.
-    static let allowed: [(name: String, reason: String)] = [
-        ("VIPS_NOVECTOR", "libvips: run its vector kernels as plain C (for valgrind, see scripts/memcheck.sh)"),
-        ("JSIMD_FORCENONE", "libjpeg-turbo: no SIMD code (for valgrind, see scripts/memcheck.sh)"),
-        ("LD_LIBRARY_PATH", "a helper started on its own (exec) must find the same shared libraries as its parent"),
-        (Sandbox.recordingVariable, "the seccomp policy's recording mode (scripts/record-helper-syscalls.sh)"),
-        (TestFault.variable, "test-only faults (TestFault)"),
-        (TestFault.attackVariable, "test-only: the targets of the attacker test (TestFault.attack)"),
-        (TestFault.skipVariable, "test-only: a sandbox step to leave out, to show the parent refuses the helper"),
-    ]
+    /// (The recording switch and the test hooks only in debug builds.)
+    static let allowed: [(name: String, reason: String)] = {
+        var allowed = [
+            ("VIPS_NOVECTOR", "libvips: run its vector kernels as plain C (for valgrind, see scripts/memcheck.sh)"),
+            ("JSIMD_FORCENONE", "libjpeg-turbo: no SIMD code (for valgrind, see scripts/memcheck.sh)"),
+            ("LD_LIBRARY_PATH", "a helper started on its own (exec) must find the same shared libraries as its parent"),
+        ]
+        #if DEBUG
+            allowed += [
+                (Sandbox.recordingVariable, "the seccomp policy's recording mode (scripts/record-helper-syscalls.sh)"),
+                (TestFault.variable, "test-only faults (TestFault)"),
+                (TestFault.attackVariable, "test-only: the targets of the attacker test (TestFault.attack)"),
+                (TestFault.skipVariable, "test-only: a sandbox step to leave out, to show the parent refuses the helper"),
+                (Sandbox.noLandlockVariable, "test-only: the sandbox shim sees a kernel without Landlock"),
+                (Sandbox.noNamespacesVariable, "test-only: no namespace can be made for a helper"),
+            ]
+        #endif
+        return allowed
+    }()
 
     /// The allowed variables' names.
     static var names: [String] { allowed.map(\.name) }

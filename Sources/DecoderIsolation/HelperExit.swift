@@ -33,6 +33,8 @@ enum HelperExit: Equatable, Sendable, CustomStringConvertible {
         switch self {
         case .signaled(SIGXCPU): false
         case .exited(Self.memoryLimitStatus): false
+        // Its seccomp policy killed it: the file's doing, not a passing fault.
+        case .signaled(SIGSYS): false
         default: true
         }
     }
@@ -48,6 +50,10 @@ enum HelperExit: Equatable, Sendable, CustomStringConvertible {
             return MediaError(
                 .memoryLimit,
                 "\(label): decoding needed more memory than the decoder helper's limit of \(memoryLimit >> 20) MiB of address space; the helper was stopped")
+        case .signaled(SIGSYS):
+            return MediaError(
+                .decoderMisbehaved,
+                "\(label): the decoder helper was killed by its seccomp policy (SIGSYS) for a forbidden system call; only this item is affected")
         case .signaled(let signal):
             let times = attempts > 1 ? " in \(attempts) helpers in a row" : ""
             return MediaError(

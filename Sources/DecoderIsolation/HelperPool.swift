@@ -86,16 +86,29 @@ final class HelperPool: @unchecked Sendable {
     /// started if none is idle. Throws when a helper cannot be started, is not
     /// ready in time, or is sandboxed weaker than this machine allows (`label`
     /// names the item for the message).
-    func checkout(for label: String, batch: BatchBinding, kind: HelperKind) throws(MediaError) -> HelperProcess {
+    ///
+    /// `fresh`: a helper that has decoded nothing yet (a privacy request's:
+    /// a helper taken over by an earlier item cannot lie about this one).
+    /// `cpuSeconds`: the request's CPU budget; an idle helper with less than
+    /// that left under its hard CPU limit is retired instead.
+    func checkout(for label: String, batch: BatchBinding, kind: HelperKind, fresh: Bool = false, cpuSeconds: Double = 0) throws(MediaError) -> HelperProcess {
         for _ in 0..<3 {
             lock.lock()
             let failure = startFailure
-            var helper = take(for: batch, kind: kind)
+            var helper = take(for: batch, kind: kind, fresh: fresh)
+            if let worn = helper, !Self.hasRoom(worn, for: cpuSeconds, limit: configuration.cpuLimit) {
+                // It could not finish this request under its hard CPU limit.
+                helper = nil
+                lock.unlock()
+                worn.stop()
+                lock.lock()
+            }
             // No helper of this batch idle: make room by stopping the longest idle
-            // of another batch, if the pool already has a helper per caller.
+            // of another batch, if the pool already has a helper per caller (a
+            // privacy request's fresh helper never costs its own batch's helper).
             var retired: HelperProcess?
             if helper == nil, idle.count + busy.count >= max(configuration.prestartedHelpers, 1),
-                let oldest = idle.indices.filter({ idle[$0].batch != nil }).min(by: { idle[$0].idleSince < idle[$1].idleSince })
+                let oldest = idle.indices.filter({ idle[$0].batch != nil && !(fresh && idle[$0].batch == batch) }).min(by: { idle[$0].idleSince < idle[$1].idleSince })
             {
                 retired = idle.remove(at: oldest)
             }
@@ -179,12 +192,43 @@ final class HelperPool: @unchecked Sendable {
 
     /// Under the lock: removes and returns an idle helper bound to `batch`,
     /// else a fresh one (bound to none yet), that serves `kind`.
-    private func take(for batch: BatchBinding, kind: HelperKind) -> HelperProcess? {
+    private func take(for batch: BatchBinding, kind: HelperKind, fresh: Bool) -> HelperProcess? {
         let usable = { (helper: HelperProcess) in helper.kind.serves(kind) }
-        if let index = idle.lastIndex(where: { $0.batch == batch && usable($0) }) { return idle.remove(at: index) }
+        if !fresh, let index = idle.lastIndex(where: { $0.batch == batch && usable($0) }) { return idle.remove(at: index) }
         // Of the fresh ones, the oldest: the most likely to be ready already.
         if let index = idle.firstIndex(where: { $0.batch == nil && usable($0) }) { return idle.remove(at: index) }
         return nil
+    }
+
+    /// Whether `helper` (idle, and ready if it has said so) has `cpuSeconds`
+    /// left under its hard CPU limit (read from /proc/PID/stat: user and system time).
+    private static func hasRoom(_ helper: HelperProcess, for cpuSeconds: Double, limit: UInt64) -> Bool {
+        guard limit > 0, cpuSeconds > 0, helper.ready != nil, helper.pid > 0 else { return true }
+        guard let used = cpuSecondsUsed(by: helper.pid) else { return true }
+        return used + cpuSeconds + 1 <= Double(limit)
+    }
+
+    /// The CPU seconds (user and system) process `pid` has used: fields 14 and
+    /// 15 of /proc/PID/stat, which any process may read.
+    static func cpuSecondsUsed(by pid: pid_t) -> Double? {
+        guard let stat = try? FileSystem.readWholeFile("/proc/\(pid)/stat"),
+            let fields = String(decoding: stat, as: UTF8.self).split(separator: ")").last?.split(separator: " "), fields.count > 13,
+            let user = Double(fields[11]), let system = Double(fields[12])
+        else { return nil }
+        return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
+    }
+
+    /// Starts helpers until `count` are alive, without waiting for them (a
+    /// fresh helper replacing one that served a privacy request).
+    func replenish(_ count: Int) {
+        lock.lock()
+        let alive = idle.count + busy.count
+        let fresh = idle.contains { $0.batch == nil }
+        lock.unlock()
+        guard alive < count || !fresh, let helper = try? start(.base) else { return }
+        lock.lock()
+        idle.append(helper)
+        lock.unlock()
     }
 
     /// The last helper checked (for ``ProcessIsolatedDecoder/checkSandbox()``).
@@ -202,6 +246,8 @@ final class HelperPool: @unchecked Sendable {
         observed.seccompPolicy = ready.sandbox.seccompPolicy
         observed.landlockABI = ready.sandbox.landlockABI
         observed.addressSpaceLimit = ready.sandbox.addressSpaceLimit
+        observed.confinement = ready.sandbox.confinement
+        observed.cpuLimit = ready.sandbox.cpuLimit
         return observed
     }
 
@@ -214,7 +260,7 @@ final class HelperPool: @unchecked Sendable {
     /// What this machine lets a helper have (looked up on first use).
     var requirement: SandboxRequirement {
         (try? resolvedSetUp().get().requirement)
-            ?? SandboxRequirement.thisMachine(account: nil, addressSpaceLimit: configuration.memoryLimit)
+            ?? machine(account: nil)
     }
 
     /// The account and requirement, looked up once.
@@ -226,15 +272,21 @@ final class HelperPool: @unchecked Sendable {
         if Credentials.effectiveUserID == 0 {
             do throws(ConfigurationError) {
                 let account = try HelperAccount.resolve(user: configuration.helperUser, group: configuration.helperGroup)
-                result = .success((account, SandboxRequirement.thisMachine(account: account, addressSpaceLimit: configuration.memoryLimit)))
+                result = .success((account, machine(account: account)))
             } catch {
                 result = .failure(MediaError(.decoderCrashed, "\(error)"))
             }
         } else {
-            result = .success((nil, SandboxRequirement.thisMachine(account: nil, addressSpaceLimit: configuration.memoryLimit)))
+            result = .success((nil, machine(account: nil)))
         }
         setUp = result
         return result
+    }
+
+    private func machine(account: HelperAccount?) -> SandboxRequirement {
+        SandboxRequirement.thisMachine(
+            account: account, addressSpaceLimit: configuration.memoryLimit, cpuLimit: configuration.cpuLimit,
+            acceptsNoConfinement: configuration.acceptsNoConfinement)
     }
 
     /// Records a failure every later checkout repeats; returns it for `label`'s item.
@@ -348,7 +400,7 @@ final class HelperPool: @unchecked Sendable {
     /// `decode-helper`, its limit, and, when this process is root, the account
     /// to switch to (looked up here: a sandboxed helper cannot read the user database).
     private var helperArguments: [String] {
-        var arguments = configuration.helperArguments + ["--memory-limit", String(configuration.memoryLimit)]
+        var arguments = configuration.helperArguments + ["--memory-limit", String(configuration.memoryLimit), "--cpu-limit", String(configuration.cpuLimit)]
         if case .success(let setUp) = resolvedSetUp(), let account = setUp.account { arguments += ["--account", "\(account.uid):\(account.gid)"] }
         return arguments
     }

@@ -125,6 +125,13 @@ final class HelperProcess: @unchecked Sendable {
         } catch {
             throw failure(error)
         }
+        if message.kind == HelperMessage.Kind.forbiddenCall.rawValue, message.body.count == 4 {
+            // Its seccomp policy trapped a call: it is dying of SIGSYS.
+            let number = Int32(littleEndian: message.body.withUnsafeBytes { $0.loadUnaligned(as: Int32.self) })
+            let pid = self.pid
+            reap()
+            throw .forbiddenCall(number, pid: pid)
+        }
         guard message.kind == HelperMessage.Kind.result.rawValue, message.descriptor == nil else {
             throw .malformed(ProtocolError("a message of type \(message.kind) instead of a result"))
         }
@@ -200,4 +207,7 @@ enum HelperFailure: Error {
     case timedOut
     /// It broke the protocol.
     case malformed(ProtocolError)
+    /// Its seccomp policy trapped system call `number` (the helper reported it,
+    /// and was killed).
+    case forbiddenCall(Int32, pid: pid_t)
 }

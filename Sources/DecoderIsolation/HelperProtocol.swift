@@ -42,6 +42,10 @@ enum HelperMessage {
         case reaped = 7
         /// To a template forked at the parent's start: how to go on (``EarlyTemplate``).
         case configure = 8
+        /// Helper → parent, from its SIGSYS handler: its policy trapped a call
+        /// (body: the call's number, Int32 little-endian); it then dies.
+        /// `SHIM_FORBIDDEN_CALL_MESSAGE` in shim_sandbox.h.
+        case forbiddenCall = 9
     }
 
     /// The largest request (a `DecodeRequest` is a few hundred bytes).

@@ -1,3 +1,4 @@
+import CSystem
 import Foundation
 import MediaFormats
 import MediaKit
@@ -66,6 +67,18 @@ public final class ProcessIsolatedDecoder: MediaDecoder, @unchecked Sendable {
         /// `nogroup`, or the user's own group where there is no `nogroup`).
         public var helperGroup: String
 
+        /// A helper's CPU seconds in all (its hard `RLIMIT_CPU`, which it cannot
+        /// raise): a helper that would not have a request's CPU budget left
+        /// under it is retired before that request, and a fresh one takes it.
+        public var cpuLimit: UInt64
+
+        /// Decode even where this machine offers helpers no file-system
+        /// confinement (no Landlock, no namespaces, not root): they still have
+        /// no privileges, the seccomp allowlist and their limits, but a
+        /// taken-over helper could read whatever its user can. Off by default:
+        /// such a machine refuses to decode in helpers (`--isolation process-weaker`).
+        public var acceptsNoConfinement: Bool
+
         /// Called once, by the first thread that finds a helper's sandbox weaker
         /// than this machine allows, with the one message to show (nothing is
         /// decoded in such a helper either way: without a handler, each item fails
@@ -99,6 +112,8 @@ public final class ProcessIsolatedDecoder: MediaDecoder, @unchecked Sendable {
             self.environment = environment
             self.helperUser = helperUser
             self.helperGroup = helperGroup
+            self.cpuLimit = 1800
+            self.acceptsNoConfinement = false
             self.onWeakerSandbox = nil
         }
 
@@ -126,9 +141,15 @@ public final class ProcessIsolatedDecoder: MediaDecoder, @unchecked Sendable {
     private let pool: HelperPool
 
     /// A decoder whose helpers run `configuration.helperExecutable`.
+    ///
+    /// This process becomes non-dumpable (`PR_SET_DUMPABLE 0`): a helper that
+    /// runs as its user (when it is not root) can then read neither its
+    /// `/proc/PID/environ`, `mem` nor `fd`, nor trace it. (Its template,
+    /// forked before, and helpers started on their own are not affected.)
     public init(_ configuration: Configuration) {
         self.configuration = configuration
         self.pool = HelperPool(configuration: configuration)
+        shim_make_undumpable()
     }
 
     /// A decoder whose helpers run `helperExecutable` (a `share` binary) with the default limits.
@@ -159,7 +180,8 @@ public final class ProcessIsolatedDecoder: MediaDecoder, @unchecked Sendable {
         func report(_ observed: (pid: pid_t, status: SandboxStatus, shortfalls: [String])) -> SandboxReport {
             SandboxReport(
                 helperProcessID: observed.pid, helper: observed.status, statusLines: observed.status.statusLines, seccompAvailable: requirement.seccomp,
-                landlockABI: requirement.landlockABI, uid: requirement.uid, gid: requirement.gid, shortfalls: observed.shortfalls)
+                landlockABI: requirement.landlockABI, confinement: requirement.confinement, uid: requirement.uid, gid: requirement.gid,
+                shortfalls: observed.shortfalls)
         }
         let helper: HelperProcess
         do {
@@ -200,9 +222,16 @@ public final class ProcessIsolatedDecoder: MediaDecoder, @unchecked Sendable {
         // Set once a helper died making the thumbnail too: the facts are then asked
         // for alone, and the thumbnail reported as failed for this reason.
         var thumbnailFailure: MediaError?
+        // A location scan and a compatible copy each get a helper that has seen
+        // no other item (and serves none after): a helper taken over by an
+        // earlier file cannot answer "no location here" for this one, nor put
+        // that file's bytes into this one's copy.
+        let privacy = Self.needsFreshHelper(request)
+        defer { if privacy { pool.replenish(max(configuration.prestartedHelpers, 1)) } }
         while true {
             let limit = Self.budget(for: request)
-            let helper = try pool.checkout(for: request.label, batch: BatchBinding(batch: request.batch), kind: kind)
+            let helper = try pool.checkout(
+                for: request.label, batch: BatchBinding(batch: request.batch), kind: kind, fresh: privacy, cpuSeconds: Self.cpuBudget(for: request))
             let reply: HelperReply
             do throws(HelperFailure) {
                 reply = try helper.decode(request, descriptor: descriptor, deadline: MonotonicClock.now() + limit + configuration.gracePeriod)
@@ -222,7 +251,7 @@ public final class ProcessIsolatedDecoder: MediaDecoder, @unchecked Sendable {
                     // A video or document whose poster kills the decoder is still
                     // delivered without one: its facts are read alone (never after a
                     // CPU-time stop, which is a timed-out decode).
-                    if request.thumbnail != nil, thumbnailFailure == nil, exit != .signaled(SIGXCPU) {
+                    if request.thumbnail != nil, thumbnailFailure == nil, exit != .signaled(SIGXCPU), exit != .signaled(SIGSYS) {
                         thumbnailFailure = failure
                         request.thumbnail = nil
                         continue
@@ -234,6 +263,10 @@ public final class ProcessIsolatedDecoder: MediaDecoder, @unchecked Sendable {
                         "\(request.label): decoding took longer than \(Self.seconds(limit + configuration.gracePeriod)) s; the decoder helper was stopped")
                 case .malformed(let problem):
                     throw MediaError(.decoderMisbehaved, "\(request.label): the decoder helper broke the protocol (\(problem)); it was stopped")
+                case .forbiddenCall(let number, let pid):
+                    throw MediaError(
+                        .decoderMisbehaved,
+                        "\(request.label): the decoder helper (pid \(pid)) made the forbidden system call \(Self.callName(number)), which its sandbox does not allow; it was killed")
                 }
             }
             let outcome: Result<DecodedMedia, MediaError>
@@ -245,7 +278,11 @@ public final class ProcessIsolatedDecoder: MediaDecoder, @unchecked Sendable {
                 throw MediaError(
                     .decoderMisbehaved, "\(request.label): the decoder helper (pid \(pid)) answered with \(error), which the parent's checks refuse; it was stopped")
             }
-            pool.checkin(helper)
+            if privacy {
+                pool.discard(helper)
+            } else {
+                pool.checkin(helper)
+            }
             var decoded = try outcome.get()
             if let thumbnailFailure {
                 decoded.thumbnail = .failed(thumbnailFailure)
@@ -270,6 +307,18 @@ public final class ProcessIsolatedDecoder: MediaDecoder, @unchecked Sendable {
     /// Stops the idle helpers now (they also stop by themselves when this process
     /// exits, or when the decoder is released).
     public func shutdown() { pool.shutdown() }
+
+    /// Whether `request` is a privacy request (a location scan, a compatible
+    /// copy), which a helper that has decoded nothing else must answer.
+    static func needsFreshHelper(_ request: DecodeRequest) -> Bool {
+        request.task == .locationMetadata || request.compatibleCopy != nil
+    }
+
+    /// `add_key (248)`: a system call's name and number on this architecture.
+    static func callName(_ number: Int32) -> String {
+        guard let name = shim_syscall_name(Int(number)) else { return "number \(number)" }
+        return "\(String(cString: name)) (\(number))"
+    }
 
     /// Seconds a request may take in all: its facts' limit plus its thumbnail's
     /// and its compatible copy's.
@@ -305,6 +354,9 @@ public struct SandboxReport: Sendable {
     public let seccompAvailable: Bool
     /// The Landlock ABI this machine's kernel offers (0: none).
     public let landlockABI: Int
+    /// The strongest confinement this machine offers a helper (``Confinement/landlock``
+    /// where the kernel has Landlock; else a namespace, an empty root, or none).
+    public let confinement: Confinement
     /// The user id helpers must run as (the unprivileged account when this
     /// process is root, else this process's own).
     public let uid: UInt32
@@ -312,4 +364,18 @@ public struct SandboxReport: Sendable {
     public let gid: UInt32?
     /// Each way the helper's sandbox is weaker than this machine allows; empty when it is not.
     public let shortfalls: [String]
+
+    /// Each way the helper's sandbox is weaker than the strongest there is
+    /// (Landlock with seccomp): this machine's shortfalls first, then what the
+    /// machine itself lacks. Empty only for the strongest sandbox.
+    public var weakerThanStrongest: [String] {
+        var found = shortfalls
+        if confinement < .landlock, confinement > .none {
+            found.append(
+                "Landlock is not available (the kernel lacks it or refuses its calls): the helper is confined by \(helper.confinement), "
+                    + "not Landlock")
+        }
+        if !seccompAvailable { found.append("seccomp filters are not available: the helper has no system-call allowlist") }
+        return found
+    }
 }

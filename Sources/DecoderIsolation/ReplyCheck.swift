@@ -80,8 +80,9 @@ enum ReplyCheck {
         var thumbnail: ThumbnailOutcome?
         if let width = result.thumbnailWidth, let height = result.thumbnailHeight {
             guard let spec = request.thumbnail else { throw ReplyViolation("a thumbnail nobody asked for") }
-            try checkThumbnail(reply.jpeg, width: width, height: height, spec: spec, facts: facts)
-            thumbnail = .made(Thumbnail(jpeg: Array(reply.jpeg), width: width, height: height))
+            let jpeg = try kept(reply.jpeg, metadata: false, request: request, what: "thumbnail")
+            try checkThumbnail(jpeg[...], width: width, height: height, spec: spec, facts: facts)
+            thumbnail = .made(Thumbnail(jpeg: jpeg, width: width, height: height))
         } else {
             guard result.thumbnailWidth == nil, result.thumbnailHeight == nil else { throw ReplyViolation("a thumbnail with only one side") }
             guard reply.jpeg.isEmpty else { throw ReplyViolation("thumbnail bytes without a thumbnail") }
@@ -95,8 +96,12 @@ enum ReplyCheck {
             guard request.moments else { throw ReplyViolation("moment facts nobody asked for") }
             try check(moments, facts: facts, fileSize: fileSize)
         }
-        let compatible = try checkCompatibleCopy(reply, for: request, facts: facts)
-        let location = try checkLocation(result, for: request, facts: facts)
+        var checked = reply
+        if request.compatibleCopy != nil, !reply.compatible.isEmpty {
+            checked.compatible = try kept(reply.compatible, metadata: true, request: request, what: "compatible copy")[...]
+        }
+        let compatible = try checkCompatibleCopy(checked, for: request, facts: facts)
+        let location = try checkLocation(result, for: request, facts: facts, fileSize: fileSize)
         return .success(DecodedMedia(facts: facts, thumbnail: thumbnail, moments: result.moments, location: location, compatibleCopy: compatible))
     }
 
@@ -160,7 +165,42 @@ enum ReplyCheck {
         return .made(copy)
     }
 
-    private static func checkLocation(_ result: WireResult, for request: DecodeRequest, facts: MediaFacts) throws(ReplyViolation) -> LocationMetadata? {
+    /// The JPEG segments the parent keeps of a helper's picture (``JPEGSegments``).
+    private static func kept(_ jpeg: ArraySlice<UInt8>, metadata: Bool, request: DecodeRequest, what: String) throws(ReplyViolation) -> [UInt8] {
+        guard let kept = JPEGSegments.filtered(jpeg, keepingMetadata: metadata, allowsLocation: request.compatibleCopy?.keepsLocation ?? true) else {
+            throw ReplyViolation("\(what) bytes that are not a JPEG")
+        }
+        return kept
+    }
+
+    /// The location overwrites are bounded: in each step no two of those that
+    /// write their whole range (zeros, spaces) overlap, and they write at most
+    /// the copy's size in all; the others (a `free` box's type, a PNG chunk's
+    /// CRC) lie inside the file and do not overlap each other.
+    private static func checkOverwrites(_ location: LocationMetadata, fileSize: Int?) throws(ReplyViolation) {
+        let edits = Array(Set(location.found.flatMap(\.edits)))
+        guard !edits.isEmpty else { return }
+        guard let fileSize else { throw ReplyViolation("location overwrites in a file whose size is not known") }
+        var total = 0
+        for edit in edits {
+            guard edit.offset <= fileSize - edit.length else {
+                throw ReplyViolation("an overwrite of \(edit.length) bytes at \(edit.offset) of a \(fileSize)-byte file")
+            }
+            if edit.fill == .zeros || edit.fill == .spaces { total += edit.length }
+        }
+        guard total <= fileSize else { throw ReplyViolation("overwrites of \(total) bytes in all in a \(fileSize)-byte file") }
+        let groups = Dictionary(grouping: edits) { "\($0.step)-\($0.fill == .zeros || $0.fill == .spaces)" }
+        for group in groups.values {
+            let sorted = group.sorted { $0.offset < $1.offset }
+            for (earlier, later) in zip(sorted, sorted.dropFirst()) where later.offset < earlier.offset + earlier.length {
+                throw ReplyViolation("overlapping overwrites at \(earlier.offset) (\(earlier.length) bytes) and \(later.offset)")
+            }
+        }
+    }
+
+    private static func checkLocation(_ result: WireResult, for request: DecodeRequest, facts: MediaFacts, fileSize: Int?) throws(ReplyViolation)
+        -> LocationMetadata?
+    {
         guard request.task == .locationMetadata else {
             guard result.location == nil else { throw ReplyViolation("location metadata nobody asked for") }
             return nil
@@ -182,6 +222,7 @@ enum ReplyCheck {
             }
         }
         for text in location.unremovable { try checkText(text, "a note on unremovable location metadata") }
+        try checkOverwrites(location, fileSize: fileSize)
         location.found = location.found.map { LocationRecord(name: printable($0.name), edits: $0.edits) }
         location.unremovable = location.unremovable.map(printable)
         return location

@@ -5,25 +5,30 @@ import SystemCalls
 /// The decoder helper's sandbox, entered once its libraries and every library
 /// module are loaded and before it receives any input, in this order:
 ///
+/// - confinement without Landlock: where the kernel has no Landlock, a new
+///   mount namespace (and user namespace, when not root) whose root holds only
+///   ``readablePaths``, read-only; failing that, for root, chroot into an
+///   empty, removed folder (``Confinement``);
 /// - no privileges: started as root, it becomes an unprivileged user and group
 ///   (`nobody`/`nogroup` unless configured), with no supplementary groups and
 ///   empty capability sets, bounding set included; started unprivileged, it
 ///   keeps its user and drops any capability;
-/// - resource limits: address space (the memory limit), open files, no file
-///   growth, no core dumps, not dumpable;
+/// - resource limits: CPU seconds in all (hard), address space (the memory
+///   limit), open files, no file growth, no core dumps, not dumpable;
 /// - no-new-privs;
 /// - Landlock: no file-system writes at all, and reads only beneath
 ///   ``readablePaths`` (libraries, their data and configuration); TCP bind and
 ///   connect refused; signals and abstract Unix sockets scoped to the helper;
 /// - seccomp-bpf: an allowlist of the calls the decoders make (see
-///   `shim_sandbox.h` and the README's table); everything else fails.
+///   `shim_sandbox.h` and the README's table); anything else kills the helper,
+///   which first tells its parent the call's name.
 ///
 /// The input arrives as an open read-only descriptor, which none of this affects.
 ///
-/// Where the kernel lacks Landlock or seccomp (or under valgrind, which knows
-/// neither) those steps are skipped, and the helper's report (``SandboxStatus``)
-/// says so; the parent then accepts it only if this machine cannot do better
-/// either (``SandboxRequirement``).
+/// Where the kernel lacks seccomp (or under valgrind, which knows neither it
+/// nor Landlock) that step is skipped, and the helper's report
+/// (``SandboxStatus``) says so; the parent then accepts it only if this
+/// machine cannot do better either (``SandboxRequirement``).
 enum Sandbox {
     /// What the decoding libraries may still read once locked down: shared
     /// libraries and their data (`/usr`: codecs, poppler's data, fonts), font and
@@ -40,48 +45,109 @@ enum Sandbox {
     /// Open files a helper may hold (libraries keep a few; one input at a time).
     static let openFileLimit: UInt64 = 128
 
+    /// What a helper confined by a namespace or an empty root can read: the
+    /// same, but no `/proc` (its own entry would bring every other process's).
+    static var namespacePaths: [String] { readablePaths.filter { !$0.hasPrefix("/proc/") } }
+
     /// The environment variable that puts the seccomp policy in recording mode
     /// (every refusal allows instead) for scripts/record-helper-syscalls.sh,
     /// which runs `share` under strace. Set for the parent; it reaches the
-    /// helpers, and the parent then accepts their recording policy (and only then).
+    /// helpers, and the parent then accepts their recording policy (and only
+    /// then). Debug builds only: a release build ignores it.
     static let recordingVariable = "SHARE_SANDBOX_RECORD"
+
+    /// Whether this process was asked for the recording policy (never in a release build).
+    static var recordingRequested: Bool {
+        #if DEBUG
+            ProcessEnvironment.value(recordingVariable) == "1"
+        #else
+            false
+        #endif
+    }
+
+    /// Debug builds only: `SHARE_TEST_NO_LANDLOCK=1` makes the sandbox shim
+    /// see a kernel without Landlock (in the parent and its helpers), and
+    /// `SHARE_TEST_NO_NAMESPACES=1` one where no namespace can be made, so that
+    /// the fallbacks are tested on a machine that has both.
+    static let noLandlockVariable = "SHARE_TEST_NO_LANDLOCK"
+    static let noNamespacesVariable = "SHARE_TEST_NO_NAMESPACES"
+
+    /// Whether namespaces are hidden for a test (never in a release build).
+    static var namespacesHidden: Bool {
+        #if DEBUG
+            ProcessEnvironment.value(noNamespacesVariable) == "1"
+        #else
+            false
+        #endif
+    }
+
+    /// The strongest confinement this machine offers a helper of this process.
+    static func confinementAvailable() -> Confinement {
+        let found = Confinement(rawValue: Int(shim_confinement_available())) ?? .none
+        if found == .namespace, namespacesHidden { return Credentials.effectiveUserID == 0 ? .emptyRoot : .none }
+        return found
+    }
 
     /// Enters the sandbox. `account` holds the user and group ids to switch to
     /// when started as root (ignored otherwise: the helper keeps its user);
     /// `parent`, when > 0, is the process whose death must kill this one (see
-    /// `shim_drop_privileges`).
-    static func enter(addressSpaceLimit: UInt64, account: (uid: uid_t, gid: gid_t)?, parent: pid_t, recording: Bool) throws(SandboxError) -> SandboxStatus {
+    /// `shim_drop_privileges`); `cpuLimit` the CPU seconds it may use in all
+    /// (0: none); `socket` the descriptor a forbidden call is reported on.
+    static func enter(
+        addressSpaceLimit: UInt64, cpuLimit: UInt64, account: (uid: uid_t, gid: gid_t)?, parent: pid_t, recording: Bool, socket: Int32
+    ) throws(SandboxError) -> SandboxStatus {
         let skipped = TestFault.skippedSandboxSteps
         let root = Credentials.effectiveUserID == 0
         guard !root || account != nil else { throw SandboxError("dropping privileges (started as root without an account to switch to)", EINVAL) }
         let uid = root ? account!.uid : Credentials.effectiveUserID
         let gid = root ? account!.gid : Credentials.effectiveGroupID
+        // Where Landlock is missing, the next confinement the machine offers
+        // (while this process may still mount and chroot: before the privileges go).
+        let landlock = !skipped.contains("landlock") && shim_landlock_abi() > 0
+        var confinement = Confinement.none
+        if !landlock, !skipped.contains("confinement") {
+            let paths = namespacePaths
+            if !namespacesHidden, withCStrings(paths, { shim_confine_in_namespace($0, Int32(paths.count)) }) == 0 {
+                confinement = .namespace
+            } else if root, shim_confine_in_empty_folder() == 0 {
+                confinement = .emptyRoot
+            }
+        }
         if !skipped.contains("privileges") {
             guard shim_drop_privileges(uid, gid, parent) == 0 else { throw SandboxError("dropping privileges", errno) }
         }
-        guard shim_sandbox_limits(addressSpaceLimit, openFileLimit) == 0 else { throw SandboxError("resource limits", errno) }
+        guard shim_sandbox_limits(addressSpaceLimit, openFileLimit, skipped.contains("cpu") ? 0 : cpuLimit) == 0 else {
+            throw SandboxError("resource limits", errno)
+        }
         // With a file-size limit of 0, a write to a file (a kept stderr that is
         // one) fails with EFBIG instead of killing the helper.
         SignalSet.ignore(SIGXFSZ)
         guard shim_sandbox_no_new_privs() == 0 else { throw SandboxError("no-new-privs", errno) }
-        let abi = skipped.contains("landlock") ? 0 : withCStrings(readablePaths) { shim_landlock_restrict_to_reading($0, Int32(readablePaths.count)) }
-        guard abi >= 0 else { throw SandboxError("Landlock", errno) }
+        var abi: Int32 = 0
+        if landlock {
+            abi = withCStrings(readablePaths) { shim_landlock_restrict_to_reading($0, Int32(readablePaths.count)) }
+            guard abi >= 0 else { throw SandboxError("Landlock", errno) }
+            if abi > 0 { confinement = .landlock }
+        }
         // A kernel without seccomp (or valgrind, which does not know the call)
         // answers ENOSYS or EINVAL: the helper runs with what the kernel offers,
         // and its report says so.
         var policy = SandboxStatus.Policy.allowlist
         if skipped.contains("seccomp") {
             policy = .none
-        } else if shim_sandbox_seccomp(recording ? 1 : 0) != 0 {
+        } else if shim_sandbox_seccomp(recording ? 1 : 0, socket) != 0 {
             guard errno == ENOSYS || errno == EINVAL else { throw SandboxError("seccomp", errno) }
             policy = .none
         } else if recording {
             policy = .recording
         }
+        // (No /proc in a namespace or an empty root: the parent reads the kernel's fields itself.)
         var status = SandboxStatus.read(pid: nil) ?? SandboxStatus()
         status.seccompPolicy = policy
         status.landlockABI = Int(abi)
+        status.confinement = confinement
         status.addressSpaceLimit = addressSpaceLimit
+        status.cpuLimit = cpuLimit
         return status
     }
 
@@ -144,6 +210,11 @@ public struct SandboxStatus: Codable, Sendable, Equatable {
         /// None (the kernel has no seccomp, or valgrind).
         case none
     }
+
+    /// What confines the helper's view of the file system.
+    public internal(set) var confinement = Confinement.none
+    /// Its CPU seconds in all (the hard `RLIMIT_CPU`; 0: none).
+    public internal(set) var cpuLimit: UInt64 = 0
 
     /// Real, effective, saved and file-system user ids (`Uid:`).
     public internal(set) var uids: [UInt32] = []
@@ -228,6 +299,33 @@ public struct SandboxStatus: Codable, Sendable, Equatable {
     }
 }
 
+/// What confines a helper's view of the file system, weakest first.
+public enum Confinement: Int, Codable, Sendable, Comparable, CustomStringConvertible {
+    /// Nothing: it sees what its user may see.
+    case none = 0
+    /// chroot into an empty, removed folder (root without Landlock or
+    /// namespaces): nothing to read, not even the libraries' configuration.
+    case emptyRoot = 1
+    /// A mount (and user) namespace whose root holds only the libraries'
+    /// paths, read-only.
+    case namespace = 2
+    /// Landlock: reads only beneath the libraries' paths, no writes.
+    case landlock = 3
+
+    /// The confinement in words (what `share doctor` prints).
+    public var description: String {
+        switch self {
+        case .none: "none"
+        case .emptyRoot: "chroot into an empty folder"
+        case .namespace: "a user and mount namespace with a read-only root of its own"
+        case .landlock: "Landlock"
+        }
+    }
+
+    /// Weaker first.
+    public static func < (lhs: Confinement, rhs: Confinement) -> Bool { lhs.rawValue < rhs.rawValue }
+}
+
 /// The sandbox this machine lets a helper have, which every helper's must
 /// match: the parent refuses to decode in a weaker one (``shortfalls(of:)``).
 struct SandboxRequirement: Sendable, Equatable {
@@ -246,17 +344,33 @@ struct SandboxRequirement: Sendable, Equatable {
     var recording: Bool
     /// The address-space limit the helper was asked for.
     var addressSpaceLimit: UInt64
+    /// The strongest confinement this machine offers (the helper must have it).
+    var confinement = Confinement.landlock
+    /// The CPU limit the helper was asked for.
+    var cpuLimit: UInt64 = 0
+    /// Decoding goes on without any confinement (`--isolation process-weaker`):
+    /// only where the machine offers none.
+    var acceptsNoConfinement = false
 
     /// What this machine allows, for helpers of `account` (nil when this
     /// process is not root) with `addressSpaceLimit`.
-    static func thisMachine(account: HelperAccount?, addressSpaceLimit: UInt64) -> SandboxRequirement {
+    static func thisMachine(account: HelperAccount?, addressSpaceLimit: UInt64, cpuLimit: UInt64 = 0, acceptsNoConfinement: Bool = false) -> SandboxRequirement {
         let root = Credentials.effectiveUserID == 0
         let setpcap: UInt64 = 1 << 8  // CAP_SETPCAP
         return SandboxRequirement(
             seccomp: shim_seccomp_filter_available() == 1, landlockABI: Int(shim_landlock_abi()),
             uid: account?.uid ?? Credentials.effectiveUserID, gid: account?.gid, emptyBoundingSet: root || Credentials.effectiveCapabilities & setpcap != 0,
-            recording: ProcessEnvironment.value(Sandbox.recordingVariable) == "1", addressSpaceLimit: addressSpaceLimit)
+            recording: Sandbox.recordingRequested, addressSpaceLimit: addressSpaceLimit, confinement: Sandbox.confinementAvailable(), cpuLimit: cpuLimit,
+            acceptsNoConfinement: acceptsNoConfinement)
     }
+
+    /// Why this machine offers no confinement, and how to go on knowingly.
+    static let noConfinementMessage =
+        "this machine offers a helper no file-system confinement: the kernel has no Landlock (or refuses its calls), "
+        + "no user and mount namespace can be made (unprivileged user namespaces are off, or the container runtime refuses them), "
+        + "and share does not run as root (which could chroot its helpers); a taken-over helper could read every file its user can. "
+        + "Run share as root, allow unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1, user.max_user_namespaces > 0), "
+        + "or accept the weaker sandbox knowingly with --isolation process-weaker"
 
     /// Each way `status` is weaker than this requirement, as a phrase naming
     /// what was found and what was expected; empty when it is not weaker.
@@ -283,6 +397,12 @@ struct SandboxRequirement: Sendable, Equatable {
             }
         }
         if status.landlockABI < landlockABI { found.append("Landlock ABI \(status.landlockABI) (this machine offers \(landlockABI))") }
+        if confinement == .none, !acceptsNoConfinement {
+            found.append(Self.noConfinementMessage)
+        } else if status.confinement < confinement {
+            found.append("confinement: \(status.confinement) (this machine offers \(confinement))")
+        }
+        if status.cpuLimit != cpuLimit { found.append("a CPU limit of \(status.cpuLimit) s (expected \(cpuLimit))") }
         if status.addressSpaceLimit != addressSpaceLimit {
             found.append("an address-space limit of \(status.addressSpaceLimit) bytes (expected \(addressSpaceLimit))")
         }

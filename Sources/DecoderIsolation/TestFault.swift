@@ -6,7 +6,10 @@ import SystemCalls
 
 /// A test-only hook: `SHARE_TEST_HELPER_FAULT=FAULT:NAME,FAULT:NAME,…` makes a
 /// helper misbehave on the item whose file name is NAME, after it is sandboxed
-/// and before it decodes. Unset, it costs one dictionary lookup per item.
+/// and before it decodes. Unset, it costs one dictionary lookup per item. Debug
+/// and test builds only: a release build reads none of these variables
+/// (``planned`` is empty, no sandbox step is skipped, and the attacker's code
+/// is not compiled in).
 ///
 /// - `segv`, `abort`, `loop`, `alloc`: a write through a null pointer
 ///   (SIGSEGV), `abort()`, an endless busy loop, a 10 GB allocation. Each must
@@ -14,10 +17,13 @@ import SystemCalls
 ///   `segv-thumbnail` crashes only while a thumbnail is asked for (a poster that
 ///   kills the decoder).
 /// - `stall`: waits until the helper is killed (a test reads /proc meanwhile).
-/// - `attack`: plays a decoder taken over by the file: tries every forbidden
+/// - `attack`: plays a decoder taken over by the file: tries a forbidden
 ///   action of `shim_attack_run` on the targets in `SHARE_TEST_ATTACK`
-///   (`socket=PATH;container=PATH;journal=PATH;root=PATH`) and reports each on
-///   standard error (keep it with `SHARE_HELPER_STDERR=inherit`), then decodes.
+///   (`socket=PATH;container=PATH;journal=PATH;root=PATH;copy=PATH;port=N`) and
+///   reports it on standard error (keep it with `SHARE_HELPER_STDERR=inherit`),
+///   then decodes: the one action named by the file (`attack-NAME.jpg`), or
+///   every action in turn for any other name. A forbidden call kills the
+///   helper, so one file tries one action.
 /// - `forge-facts`, `forge-duration`, `forge-mime`, `forge-jpeg`,
 ///   `forge-size`, `forge-aspect`: decodes, then lies in its reply (a size over
 ///   the pixel limit, a negative duration, an unknown MIME type, thumbnail bytes
@@ -48,18 +54,32 @@ enum TestFault: String {
     /// The attack's targets.
     static let attackVariable = "SHARE_TEST_ATTACK"
     /// Test-only: steps of the sandbox a helper leaves out (`landlock`,
-    /// `seccomp`, `privileges`, comma-separated), to show that the parent then
-    /// refuses the helper (``SandboxRequirement``) and decodes nothing.
+    /// `confinement` (the namespace or empty root without Landlock), `seccomp`,
+    /// `privileges`, `cpu` (the hard CPU limit), comma-separated), to show that
+    /// the parent then refuses the helper (``SandboxRequirement``) and decodes nothing.
     static let skipVariable = "SHARE_TEST_SANDBOX_SKIP"
 
-    /// The steps ``skipVariable`` names.
+    /// The steps ``skipVariable`` names (none in a release build).
     static var skippedSandboxSteps: Set<String> {
-        Set((ProcessEnvironment.value(skipVariable) ?? "").split(separator: ",").map(String.init))
+        #if DEBUG
+            Set((ProcessEnvironment.value(skipVariable) ?? "").split(separator: ",").map(String.init))
+        #else
+            []
+        #endif
     }
 
-    /// Faults by file name, from the environment.
+    /// Faults by file name, from the environment (none in a release build).
     static let planned: [String: TestFault] = {
-        guard let text = ProcessEnvironment.value(variable), !text.isEmpty else { return [:] }
+        #if DEBUG
+            return parse(ProcessEnvironment.value(variable))
+        #else
+            return [:]
+        #endif
+    }()
+
+    /// `FAULT:NAME,…` by file name.
+    private static func parse(_ value: String?) -> [String: TestFault] {
+        guard let text = value, !text.isEmpty else { return [:] }
         var faults: [String: TestFault] = [:]
         for entry in text.split(separator: ",") {
             let parts = entry.split(separator: ":", maxSplits: 1)
@@ -67,7 +87,7 @@ enum TestFault: String {
             faults[String(parts[1])] = fault
         }
         return faults
-    }()
+    }
 
     /// The fault planned for `request` (matched on the last path component of its label).
     static func planned(for request: DecodeRequest) -> TestFault? {
@@ -93,7 +113,22 @@ enum TestFault: String {
             let parts = pair.split(separator: "=", maxSplits: 1)
             if parts.count == 2 { paths[String(parts[0])] = String(parts[1]) }
         }
-        return AttackTargets(owner: owner, template: template, paths: paths)
+        return AttackTargets(owner: owner, template: template, sibling: sibling(of: template > 0 ? template : owner), paths: paths)
+    }
+
+    /// Another helper of the same template (or parent), if one runs: the
+    /// target of the attacks on siblings (read from /proc before the sandbox hides it).
+    private static func sibling(of parent: pid_t) -> pid_t {
+        let me = Processes.current
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? [] {
+            guard let pid = pid_t(name), pid != me, pid != parent,
+                let stat = try? FileSystem.readWholeFile("/proc/\(pid)/stat"),
+                let fields = String(decoding: stat, as: UTF8.self).split(separator: ")").last?.split(separator: " "), fields.count > 1,
+                pid_t(fields[1]) == parent
+            else { continue }
+            return pid
+        }
+        return 0
     }
 
     /// Misbehaves (the forgeries act later, on the reply: ``forgery``). Only
@@ -115,7 +150,9 @@ enum TestFault: String {
         case .stall:
             while true { MonotonicClock.sleep(3600) }
         case .attack:
-            attack?.run(input: descriptor, inputPath: request.path)
+            let name = String(request.label.split(separator: "/").last ?? "")
+            let only = name.hasPrefix("attack-") ? String(name.dropFirst("attack-".count).prefix { $0 != "." }) : nil
+            attack?.run(input: descriptor, inputPath: request.path, only: only)
         case .forgeFacts, .forgeDuration, .forgeMIME, .forgeJPEG, .forgeSize, .forgeAspect, .forgeVideoRange, .forgeIdentifier, .forgeCompatible, .forgeLocation:
             break
         }
@@ -208,19 +245,23 @@ enum TestFault: String {
 struct AttackTargets {
     let owner: pid_t
     let template: pid_t
+    let sibling: pid_t
     let paths: [String: String]
 
-    /// Runs `shim_attack_run` against the input and these targets.
-    func run(input: FileDescriptor, inputPath: String) {
-        let names: [String] = [
-            inputPath, paths["socket"] ?? "/nonexistent", paths["container"] ?? "/nonexistent", paths["journal"] ?? "/nonexistent",
-            paths["root"] ?? "/root/nonexistent",
-        ]
-        let strings = names.map { strdup($0) }
-        defer { strings.forEach { free($0) } }
-        var targets = shim_attack_targets(
-            input: input.raw, input_path: strings[0], owner: owner, template_pid: template, socket_path: strings[1], container: strings[2],
-            journal: strings[3], root_file: strings[4])
-        shim_attack_run(&targets)
+    /// Runs `shim_attack_run` against the input and these targets: the action
+    /// `only`, or all of them. (Nothing in a release build.)
+    func run(input: FileDescriptor, inputPath: String, only: String?) {
+        #if DEBUG
+            let names: [String] = [
+                inputPath, paths["socket"] ?? "/nonexistent", paths["container"] ?? "/nonexistent", paths["journal"] ?? "/nonexistent",
+                paths["root"] ?? "/root/nonexistent", paths["copy"] ?? "/nonexistent", only ?? "",
+            ]
+            let strings = names.map { strdup($0) }
+            defer { strings.forEach { free($0) } }
+            var targets = shim_attack_targets(
+                input: input.raw, input_path: strings[0], owner: owner, template_pid: template, sibling: sibling, socket_path: strings[1],
+                container: strings[2], journal: strings[3], root_file: strings[4], other_copy: strings[5], port: Int32(paths["port"] ?? "") ?? 0)
+            shim_attack_run(&targets, only == nil ? nil : strings[6])
+        #endif
     }
 }

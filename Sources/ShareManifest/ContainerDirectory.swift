@@ -12,7 +12,8 @@ import SystemCalls
 /// <root>/.share-ingest/                the journal and other private state
 /// <root>/.share-ingest/reports/<key>.json  each batch's report (every item, its outcome)
 /// ```
-/// Files are created with mode 0644 and folders 0755, less the umask; temporary
+/// Files are created owner-only, mode 0600, and folders 0700, less the umask (a
+/// decoder helper running as another user reads none of them); temporary
 /// files are dot-files ending in `.partial`, unique per host and process.
 public struct ContainerDirectory: Sendable, Hashable {
     /// The absolute path of the container.

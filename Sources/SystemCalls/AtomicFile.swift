@@ -41,7 +41,7 @@ package final class AtomicFileWriter {
     package init(_ path: String) throws(SystemError) {
         self.path = path
         temporary = FileSystem.temporaryName(for: path)
-        descriptor = try FileDescriptor.open(temporary, O_WRONLY | O_CREAT | O_EXCL, mode: 0o644)
+        descriptor = try FileDescriptor.open(temporary, O_WRONLY | O_CREAT | O_EXCL, mode: 0o600)
         buffer.reserveCapacity(Self.bufferSize)
     }
 

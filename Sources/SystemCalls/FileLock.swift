@@ -9,7 +9,7 @@ package final class FileLock {
 
     /// Takes the lock on `path` (created if missing), or returns nil if someone holds it.
     package init?(_ path: String) {
-        guard let descriptor = try? FileDescriptor.open(path, O_RDWR | O_CREAT, mode: 0o644) else { return nil }
+        guard let descriptor = try? FileDescriptor.open(path, O_RDWR | O_CREAT, mode: 0o600) else { return nil }
         guard retryingInterrupts({ flock(descriptor.raw, LOCK_EX | LOCK_NB) }) == 0 else { return nil }
         self.descriptor = descriptor
     }

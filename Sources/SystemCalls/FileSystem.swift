@@ -14,7 +14,8 @@ package enum FileSystem {
         try fd.sync(path: path)
     }
 
-    /// Creates `path` (and parents) with mode 0755 less the umask, if missing.
+    /// Creates `path` (and parents) owner-only (mode 0700 less the umask), if
+    /// missing: a decoder helper running as another user reads nothing of it.
     package static func makeDirectory(_ path: String) throws(SystemError) {
         if let existing = try? FileStatus.of(path) {
             guard existing.type == .directory else { throw SystemError("mkdir", path: path, code: ENOTDIR) }
@@ -22,7 +23,7 @@ package enum FileSystem {
         }
         let parent = path.parentPath
         if !parent.isEmpty, parent != path { try makeDirectory(parent) }
-        guard mkdir(path, 0o755) == 0 || errno == EEXIST else { throw SystemError("mkdir", path: path) }
+        guard mkdir(path, 0o700) == 0 || errno == EEXIST else { throw SystemError("mkdir", path: path) }
     }
 
     /// True if `path` exists (without following a final symbolic link).

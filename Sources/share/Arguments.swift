@@ -1,5 +1,7 @@
+import Foundation
 import Glibc
 import ShareIngest
+import SystemCalls
 
 /// A small command-line parser: `--name value`, `--name=value`, repeatable
 /// options, boolean flags, `--` to end options, positionals in order.
@@ -13,7 +15,12 @@ struct Arguments {
 
     /// Parses `arguments` (a slice of `CommandLine.arguments`, whose indices find
     /// each argument's raw bytes) against the allowed option and flag names.
-    init(_ arguments: ArraySlice<String>, options: Set<String>, flags allowedFlags: Set<String>) throws(UsageError) {
+    ///
+    /// Where `--db URL` is allowed, so is `--db-file FILE` (the URL read from a
+    /// file, so it is on no command line): ``value(_:)`` of `db` gives either.
+    /// A `--db` URL that holds a password gets a warning.
+    init(_ arguments: ArraySlice<String>, options allowedOptions: Set<String>, flags allowedFlags: Set<String>) throws(UsageError) {
+        let options = allowedOptions.contains("db") ? allowedOptions.union(["db-file"]) : allowedOptions
         var iterator = zip(arguments.indices, arguments).makeIterator()
         var onlyPositionals = false
         while let (index, argument) = iterator.next() {
@@ -43,6 +50,25 @@ struct Arguments {
                 throw UsageError("unknown option --\(name); options here: \(known)")
             }
         }
+        if options.contains("db") { try resolveDatabase() }
+    }
+
+    /// `--db` or `--db-file` into `values["db"]`; the warning for a password on the command line.
+    private mutating func resolveDatabase() throws(UsageError) {
+        let url = value("db"), file = value("db-file")
+        if url != nil, file != nil { throw UsageError("--db and --db-file name the same thing: give one of them") }
+        if let url, DatabaseSecrets.password(in: url) != nil {
+            Terminal.shared.err(
+                "share: warning: the --db URL holds a password, which every local user can read in /proc/PID/cmdline (ps); "
+                    + "give it in PGPASSWORD, a PGPASSFILE or a PGSERVICE entry instead, or put the URL in a file only you can read and pass --db-file FILE")
+        }
+        guard let file else { return }
+        let bytes: [UInt8]
+        do { bytes = try FileSystem.readWholeFile(file) } catch { throw UsageError("--db-file \(file): \(error.message)") }
+        let text = String(decoding: bytes, as: UTF8.self)
+        guard let line = text.split(whereSeparator: \.isNewline).map({ $0.trimmingCharacters(in: .whitespaces) }).first(where: { !$0.isEmpty && !$0.hasPrefix("#") })
+        else { throw UsageError("--db-file \(file): holds no database URL") }
+        values["db"] = [line]
     }
 
     /// The positionals as paths, byte for byte.

@@ -7,7 +7,12 @@ import SystemCalls
 /// shared media. The CLI only builds the decoder and passes it in.
 enum DecoderOption {
     /// The option's usage line.
-    static let usage = "--isolation process|none   decode in sandboxed helper processes (default) or in-process"
+    static let usage = "--isolation process|process-weaker|none   decode in sandboxed helper processes (default), also where no confinement can be had, or in-process"
+
+    /// `--isolation process-weaker`: helpers as for `process`, accepted even on
+    /// a machine that offers them no file-system confinement (no Landlock, no
+    /// namespaces, not root), which `process` refuses.
+    static let weaker = "process-weaker"
 
     /// The unprivileged user and group the helpers of `share` run as when it is
     /// started as root (default `nobody` and `nogroup`).
@@ -30,7 +35,11 @@ enum DecoderOption {
             let next = index + 1 < Int(argc) ? argv[index + 1] : nil
             if argument(option, is: "--help") || argument(option, is: "--isolation=none") { return false }
             if argument(option, is: "--isolation"), let next, argument(next, is: "none") { return false }
-            if argument(command, is: "ingest"), argument(option, is: "--db") || argument(option, hasPrefix: "--db=") { return false }
+            if argument(command, is: "ingest"), argument(option, is: "--db") || argument(option, hasPrefix: "--db=") || argument(option, is: "--db-file")
+                || argument(option, hasPrefix: "--db-file=")
+            {
+                return false
+            }
             index += 1
         }
         return true
@@ -56,11 +65,12 @@ enum DecoderOption {
     /// pool refuses such a helper anyway, whoever meets it first).
     static func decoder(_ parsed: Arguments) throws(UsageError) -> any MediaDecoder {
         let value = parsed.value("isolation") ?? Isolation.process.rawValue
-        guard let isolation = Isolation(rawValue: value) else {
-            throw UsageError("--isolation must be process or none, not \"\(value)\"")
+        guard let isolation = value == weaker ? .process : Isolation(rawValue: value) else {
+            throw UsageError("--isolation must be process, process-weaker or none, not \"\(value)\"")
         }
         guard isolation == .process else { return isolation.decoder() }
         var configuration = ProcessIsolatedDecoder.Configuration.thisExecutable
+        configuration.acceptsNoConfinement = value == weaker
         if let user = ProcessEnvironment.value(userVariable), !user.isEmpty { configuration.helperUser = user }
         if let group = ProcessEnvironment.value(groupVariable), !group.isEmpty { configuration.helperGroup = group }
         configuration.onWeakerSandbox = { message in stop(message) }

@@ -3,16 +3,20 @@ import Foundation
 import SystemCalls
 
 /// `share doctor`: what this machine offers the decoder sandbox (seccomp
-/// filters, the Landlock ABI, the unprivileged account helpers switch to when
-/// `share` runs as root), and what a real helper actually gets, read from its
-/// /proc/PID/status. Exits 1 when the helper's sandbox is weaker than the
-/// machine allows (then `--isolation process` refuses to decode).
+/// filters, the Landlock ABI, the confinement a helper gets without Landlock,
+/// the unprivileged account helpers switch to when `share` runs as root), and
+/// what a real helper actually gets, read from its /proc/PID/status. Exits 1
+/// whenever the helper gets less than the strongest sandbox (Landlock and the
+/// seccomp allowlist), and lists each shortfall; `--isolation process` itself
+/// refuses to decode only where the helper is weaker than the machine allows,
+/// or the machine offers no confinement at all.
 enum DoctorCommand {
     static let usage = """
         usage: share doctor [--json]
         Starts one decoder helper as `share ingest` would (as SHARE_HELPER_USER and
         SHARE_HELPER_GROUP when run as root; default nobody and nogroup) and prints
-        what this machine supports and what the helper's sandbox holds.
+        what this machine supports and what the helper's sandbox holds. Exits 1 when
+        the helper gets less than the strongest sandbox (Landlock and seccomp).
         """
 
     static func run(_ arguments: ArraySlice<String>) -> ExitStatus {
@@ -38,35 +42,50 @@ enum DoctorCommand {
             root
             ? "root: helpers switch to \(configuration.helperUser) (uid \(report.uid)), group \(configuration.helperGroup) (gid \(report.gid.map(String.init) ?? "?"))"
             : "uid \(report.uid), not root: helpers keep this user"
+        let weaker = report.weakerThanStrongest
         if parsed.flag("json") {
             Terminal.shared.out(JSONLine.object([
-                "seccomp": report.seccompAvailable, "landlockABI": report.landlockABI, "userNamespacesNeeded": false, "runningAs": account,
+                "seccomp": report.seccompAvailable, "landlockABI": report.landlockABI, "confinement": name(report.confinement), "runningAs": account,
                 "helper": [
                     "pid": Int(report.helperProcessID), "uid": Int(report.helper.uid), "gid": Int(report.helper.gid),
                     "capEffective": hex(report.helper.capEffective), "capBounding": hex(report.helper.capBounding),
                     "noNewPrivs": report.helper.noNewPrivs, "seccomp": report.helper.seccompMode, "policy": report.helper.seccompPolicy.rawValue,
-                    "landlockABI": report.helper.landlockABI, "addressSpaceLimit": Int(report.helper.addressSpaceLimit),
+                    "landlockABI": report.helper.landlockABI, "confinement": name(report.helper.confinement),
+                    "addressSpaceLimit": Int(report.helper.addressSpaceLimit), "cpuLimit": Int(report.helper.cpuLimit),
                 ] as [String: Any],
-                "shortfalls": report.shortfalls,
+                "shortfalls": report.shortfalls, "weakerThanStrongest": weaker,
             ]))
         } else {
             Terminal.shared.out("This machine")
             Terminal.shared.out("  seccomp filters:  \(report.seccompAvailable ? "available" : "not available")")
             Terminal.shared.out("  Landlock:         \(report.landlockABI > 0 ? "ABI \(report.landlockABI)" : "not available")")
-            Terminal.shared.out("  user namespaces:  not needed (helpers switch users with setresuid and use none)")
+            Terminal.shared.out("  confinement:      \(report.confinement)")
             Terminal.shared.out("  running as:       \(account)")
             Terminal.shared.out("A decoder helper (pid \(report.helperProcessID)), from its /proc/\(report.helperProcessID)/status")
             for line in report.statusLines { Terminal.shared.out("  \(line)") }
             Terminal.shared.out("  seccomp policy:   \(report.helper.seccompPolicy.rawValue)")
-            Terminal.shared.out("  Landlock:         \(report.helper.landlockABI > 0 ? "ABI \(report.helper.landlockABI)" : "none")")
+            Terminal.shared.out("  confinement:      \(report.helper.confinement)\(report.helper.landlockABI > 0 ? " (ABI \(report.helper.landlockABI))" : "")")
             Terminal.shared.out("  address space:    \(report.helper.addressSpaceLimit >> 20) MiB")
-            if report.shortfalls.isEmpty {
-                Terminal.shared.out("The helper's sandbox is as strong as this machine allows.")
+            Terminal.shared.out("  CPU time:         \(report.helper.cpuLimit) s in all (hard limit)")
+            if weaker.isEmpty {
+                Terminal.shared.out("The helper has the strongest sandbox: Landlock and the seccomp allowlist.")
             } else {
-                Terminal.shared.out("WEAKER than this machine allows: \(report.shortfalls.joined(separator: "; "))")
+                if report.shortfalls.isEmpty { Terminal.shared.out("The helper's sandbox is as strong as this machine allows, but weaker than the strongest:") }
+                else { Terminal.shared.out("WEAKER than this machine allows:") }
+                for shortfall in weaker { Terminal.shared.out("  - \(shortfall)") }
             }
         }
-        return report.shortfalls.isEmpty ? .success : .partial
+        return weaker.isEmpty ? .success : .partial
+    }
+
+    /// The confinement's name in `--json`.
+    private static func name(_ confinement: Confinement) -> String {
+        switch confinement {
+        case .none: "none"
+        case .emptyRoot: "empty-root"
+        case .namespace: "namespace"
+        case .landlock: "landlock"
+        }
     }
 
     private static func hex(_ mask: UInt64) -> String {

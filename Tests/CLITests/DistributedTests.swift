@@ -248,12 +248,17 @@ import Testing
         #expect(try ShareProcess.run(["db", "migrate", "--db", server.url]).status == 0)
         let workers = Workers(url: server.url)
         // Root writes anywhere: the bad worker runs as nobody, for whom the
-        // container (root's, 0755) is read-only. Not root: the container is made read-only.
+        // container (root's, owner-only, here opened up to be read: 0755) is
+        // read-only. Not root: the container is made read-only.
         let asRoot = getuid() == 0
         let enqueue = try ShareProcess.run(["ingest", "--db", server.url, "--container", container, "--no-wait", work.file("drop")])
         #expect(enqueue.status == 0, "\(enqueue.stderr)")
         let batch = enqueue.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
         if !asRoot { for folder in ["", "/thumbnails", "/manifests"] { chmod(container + folder, 0o555) } }
+        if asRoot {
+            for folder in ["", "/thumbnails", "/manifests", "/.share-ingest", "/.share-ingest/visibility"] { chmod(container + folder, 0o755) }
+            chmod(container + "/.share-ingest/visibility/" + batch, 0o644)
+        }
         try workers.start("bad", user: asRoot ? "nobody" : nil)
         defer { workers.stopAll() }
 

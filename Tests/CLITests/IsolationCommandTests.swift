@@ -350,8 +350,8 @@ import Testing
     @Test func doctorShowsTheMachineAndARealHelper() throws {
         let result = try ShareProcess.run(["doctor"])
         #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
-        for line in ["This machine", "  seccomp filters:  available", "  user namespaces:  not needed", "  NoNewPrivs:\t1", "  Seccomp:\t2",
-            "  seccomp policy:   allowlist", "The helper's sandbox is as strong as this machine allows."] {
+        for line in ["This machine", "  seccomp filters:  available", "  confinement:      Landlock", "  NoNewPrivs:\t1", "  Seccomp:\t2",
+            "  seccomp policy:   allowlist", "  CPU time:         1800 s in all (hard limit)", "The helper has the strongest sandbox: Landlock and the seccomp allowlist."] {
             #expect(result.stdout.contains(line), "missing \"\(line)\" in:\n\(result.stdout)")
         }
         #expect(result.stdout.contains("A decoder helper (pid "), "\(result.stdout)")
@@ -386,7 +386,7 @@ import Testing
 
         let doctor = try ShareProcess.run(["doctor"], environment: environment)
         #expect(doctor.status == 1, "\(doctor.stdout)")
-        #expect(doctor.stdout.contains("WEAKER than this machine allows: "), "\(doctor.stdout)")
+        #expect(doctor.stdout.contains("WEAKER than this machine allows:\n  - "), "\(doctor.stdout)")
     }
 
     /// The parent's checks of every reply never refuse what the real decoders
@@ -409,6 +409,6 @@ import Testing
     @Test func isolationMustBeProcessOrNone() throws {
         let result = try ShareProcess.run(["ingest", "--isolation", "sandbox", Fixtures.media("photo.jpg")])
         #expect(result.status == 2)
-        #expect(result.stderr.contains("--isolation must be process or none"), "\(result.stderr)")
+        #expect(result.stderr.contains("--isolation must be process, process-weaker or none"), "\(result.stderr)")
     }
 }

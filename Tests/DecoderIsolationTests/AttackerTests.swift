@@ -5,21 +5,39 @@ import Testing
 
 /// A decoder taken over by a hostile file, played for real: `share ingest` runs
 /// with the test fault `attack`, which makes the helper that receives
-/// `evil.jpg` try, once its sandbox is up, everything the sandbox exists to
-/// forbid (see `shim_attack_run`). Each attempt is reported on the helper's
-/// standard error and checked here on its own. And what a helper holds:
-/// its /proc/PID/status, environ and cmdline, and its whole writable memory,
-/// searched for the parent's secrets.
+/// `attack-NAME.jpg` try the forbidden action NAME once its sandbox is up (see
+/// `shim_attack_run`): one action per file, since a forbidden call kills the
+/// helper. Each action must fail: the helper reports an error for it, or it is
+/// killed and its item fails as `decoderMisbehaved`. In every configuration:
+/// `share` as root and as an ordinary user, each with Landlock and without
+/// (the debug-only `SHARE_TEST_NO_LANDLOCK` hides it from the sandbox shim:
+/// the helpers then get a user and mount namespace), and as root without
+/// Landlock and namespaces (chroot into an empty folder). And what a helper
+/// holds: its /proc/PID/status, environ and cmdline, and its whole writable
+/// memory, searched for the parent's secrets.
 @Suite(.serialized) struct AttackerTests {
     /// Every forbidden action the attacker tries; each must fail.
     static let forbidden = [
         "chmod", "fchmod", "fchmodat2", "fchmodat2-descriptor", "fchown", "chown", "setxattr", "fsetxattr", "truncate-input",
         "prlimit64-parent", "setpriority-parent", "sched_setaffinity-parent", "kill-parent", "kill-template", "kill-process-group",
         "ptrace-attach-parent", "process_vm_readv-parent", "pidfd_open-parent", "fcntl-setown-parent", "read-parent-environ",
-        "read-parent-cmdline", "socket-unix", "socket-inet", "socketpair", "connect-unix-path", "open-for-writing",
-        "open-input-for-writing", "read-container", "read-journal", "read-root-file", "memfd_create", "execveat", "mmap-exec",
-        "mprotect-exec", "mmap-input-exec", "personality", "io_uring_setup", "unshare", "mount", "keyctl", "bpf", "perf_event_open",
-        "userfaultfd", "setuid-root", "setsid", "ioctl-tiocsti", "shmget", "clone-without-thread", "clone3", "fork",
+        "read-parent-cmdline", "read-parent-mem", "read-parent-fd", "process_vm_writev-parent", "pidfd_getfd", "pidfd_send_signal",
+        "pass-descriptor-to-parent", "kill-sibling", "read-sibling-environ", "read-sibling-mem",
+        "socket-unix", "socket-inet", "socketpair", "connect-unix-path", "socket-inet6", "socket-netlink", "socket-packet", "socket-vsock",
+        "connect-postgres", "open-for-writing", "open-input-for-writing", "read-container", "read-journal", "read-root-file",
+        "read-other-batch-copy", "fallocate", "mmap-input-shared-writable", "memfd_create", "execveat", "execve", "mmap-exec",
+        "mprotect-exec", "mmap-input-exec", "personality", "io_uring_setup", "unshare", "mount", "keyctl", "add_key", "request_key", "setns",
+        "open_by_handle_at", "chroot", "pivot_root", "init_module", "finit_module", "bpf", "perf_event_open", "userfaultfd", "setuid-root",
+        "setsid", "ioctl-tiocsti", "shmget", "prctl-set-dumpable", "prctl-get-seccomp", "prctl-set-pdeathsig", "prlimit64-cpu-unlimited",
+        "sigaction-sigsys", "clone-without-thread", "clone3", "fork",
+    ]
+
+    /// Reads the attacker aims at: with Landlock they are refused, in a
+    /// namespace or an empty root the paths do not exist; either way the helper
+    /// answers an error and goes on.
+    static let reads = [
+        "read-parent-environ", "read-parent-cmdline", "read-parent-mem", "read-parent-fd", "read-sibling-environ", "read-sibling-mem",
+        "read-container", "read-journal", "read-root-file", "read-other-batch-copy",
     ]
 
     /// One attempt, as the helper reported it.
@@ -38,74 +56,127 @@ import Testing
         return attempts
     }
 
-    /// Runs the attack through `share ingest`, as root or (`user`) as an
-    /// unprivileged user set up from root, and checks every attempt and what
-    /// it would have touched.
-    func attack(as user: String?) throws {
-        let drop = TemporaryDirectory("attack-drop")
+    /// The test's PostgreSQL, which no helper may connect to (one for the suite).
+    static let postgres = try? PostgresServer()
+
+    /// A configuration of the attacker test.
+    enum Configuration: String, CaseIterable, CustomTestStringConvertible {
+        case rootWithLandlock, rootWithoutLandlock, rootWithEmptyRoot, userWithLandlock, userWithoutLandlock
+        var user: String? { rawValue.hasPrefix("user") ? "nobody" : nil }
+        var environment: [String: String] {
+            switch self {
+            case .rootWithLandlock, .userWithLandlock: [:]
+            case .rootWithoutLandlock, .userWithoutLandlock: ["SHARE_TEST_NO_LANDLOCK": "1"]
+            case .rootWithEmptyRoot: ["SHARE_TEST_NO_LANDLOCK": "1", "SHARE_TEST_NO_NAMESPACES": "1"]
+            }
+        }
+        /// What `share doctor --json` must say the helpers get.
+        var confinement: String {
+            switch self {
+            case .rootWithLandlock, .userWithLandlock: "landlock"
+            case .rootWithoutLandlock, .userWithoutLandlock: "namespace"
+            case .rootWithEmptyRoot: "empty-root"
+            }
+        }
+        var testDescription: String { rawValue }
+    }
+
+    /// Runs the attack through `share ingest` in `configuration`, and checks
+    /// every attempt and what it would have touched.
+    @Test(.enabled(if: geteuid() == 0, "makes a file in /root, and runs as nobody with runuser"), arguments: Configuration.allCases)
+    func everyForbiddenActionFails(in configuration: Configuration) throws {
         let work = TemporaryDirectory("attack-work")
-        try drop.add("evil.jpg", copying: Fixtures.media("photo.jpg"))
+        let drop = TemporaryDirectory("attack-drop")
+        let first = TemporaryDirectory("attack-first")
+        try first.add("other.jpg", copying: Fixtures.media("exif3.jpg"))
+        for name in Self.forbidden { try drop.add("attack-\(name).jpg", copying: Fixtures.media("photo.jpg")) }
         try drop.add("good.jpg", copying: Fixtures.media("portrait-exif6.jpg"))
         let container = work.file("container")
         let listener = try UnixListener(path: work.file("attack.sock"))
-        // A file in /root that only root may read (the helper runs as nobody: DAC,
-        // Landlock and seccomp each refuse it).
+        // A file in /root that only root may read.
         let rootFile = "/root/share-attack-\(UUID().uuidString).txt"
         try Data("root's own".utf8).write(to: URL(fileURLWithPath: rootFile))
         defer { unlink(rootFile) }
         var command = [Fixtures.shareBinary]
-        if let user {
-            // The unprivileged user needs the drop and a container it can write.
-            for path in [drop.path, work.path, drop.file("evil.jpg"), drop.file("good.jpg")] { try Self.give(path, to: user) }
+        if let user = configuration.user {
+            // The ordinary user needs the drops and a container it can write.
+            for path in [drop.path, work.path, first.path, first.file("other.jpg")] + Self.forbidden.map({ drop.file("attack-\($0).jpg") })
+                + [drop.file("good.jpg")]
+            {
+                try Self.give(path, to: user)
+            }
             command = ["/usr/sbin/runuser", "-u", user, "--"] + command
         }
-        let environment = [
-            "SHARE_TEST_HELPER_FAULT": "attack:evil.jpg", "SHARE_HELPER_STDERR": "inherit",
-            "SHARE_TEST_ATTACK": "socket=\(listener.path);container=\(container);journal=\(container)/.share-ingest/journal.sqlite;root=\(rootFile)",
+        // The machine gives this configuration what it should.
+        let doctor = try Self.run(command + ["doctor", "--json"], environment: configuration.environment)
+        let machine = try #require(try JSONSerialization.jsonObject(with: Data(doctor.stdout.utf8)) as? [String: Any], "\(doctor.stdout)\(doctor.stderr)")
+        #expect((machine["helper"] as? [String: Any])?["confinement"] as? String == configuration.confinement, "\(doctor.stdout)")
+        #expect((machine["shortfalls"] as? [String])?.isEmpty == true, "\(doctor.stdout)")
+
+        // Another batch, whose copy the attacker tries to read.
+        let earlier = try Self.run(
+            command + ["ingest", "--container", container, "--report", work.file("first.json"), first.path], environment: configuration.environment)
+        #expect(earlier.status == 0, "\(earlier.stderr)")
+        let otherCopy = try #require(try Self.items(work.file("first.json"))["other.jpg"]?["path"] as? String).replacingOccurrences(of: "file://", with: "")
+
+        let faults = (Self.forbidden.map { "attack:attack-\($0).jpg" }).joined(separator: ",")
+        let targets = [
+            "socket=\(listener.path)", "container=\(container)", "journal=\(container)/.share-ingest/journal.sqlite", "root=\(rootFile)",
+            "copy=\(otherCopy)", "port=\(Self.postgres?.port ?? 5432)",
         ]
+        let environment = configuration.environment.merging([
+            "SHARE_TEST_HELPER_FAULT": faults, "SHARE_HELPER_STDERR": "inherit", "SHARE_TEST_ATTACK": targets.joined(separator: ";"),
+        ]) { $1 }
         let result = try Self.run(command + ["ingest", "--container", container, "--report", work.file("report.json"), drop.path], environment: environment)
-
         let attempts = try Self.attempts(in: result.stderr)
-        #expect(attempts["done"] != nil, "the attacker never finished (its process was replaced or killed):\n\(result.stderr)")
-        for name in Self.forbidden {
-            guard let attempt = attempts[name] else {
-                Issue.record("\(name): not attempted")
-                continue
-            }
-            #expect(attempt.result < 0, "\(name) succeeded inside the sandbox (result \(attempt.result))")
-        }
-        // Denied by the policy itself, not by luck: the calls the allowlist lacks fail with EPERM.
-        for name in ["fchmodat2", "setxattr", "prlimit64-parent", "setpriority-parent", "kill-parent", "memfd_create", "bpf", "unshare", "fork"] {
-            #expect(attempts[name]?.error == "EPERM", "\(name): \(attempts[name]?.error ?? "missing")")
-        }
-
-        // The batch went on: the parent was neither killed, slowed nor limited, and
-        // the file the attacker held was decoded after all (the attack decodes on).
-        #expect(result.status == 0, "\(result.stderr)")
         let items = try Self.items(work.file("report.json"))
-        #expect(items["evil.jpg"]?["status"] as? String == "ingested", "\(items["evil.jpg"] ?? [:])")
+        for name in Self.forbidden {
+            let item = items["attack-\(name).jpg"] ?? [:]
+            let attempt = attempts[name]
+            let message = (item["error"] as? String) ?? ""
+            if item["status"] as? String == "ingested" {
+                // The helper lived: the call failed, it said so, and decoded on.
+                #expect(attempt != nil && attempt!.result < 0, "\(name) succeeded inside the sandbox (\(String(describing: attempt)))")
+            } else {
+                // Killed for it: by the policy (naming the call), or by the parent for the protocol breach.
+                #expect(item["reason"] as? String == "decoderMisbehaved", "\(name): \(item)")
+                #expect(
+                    message.contains("made the forbidden system call ") || message.contains("killed by its seccomp policy (SIGSYS)")
+                        || (name == "pass-descriptor-to-parent" && message.contains("broke the protocol")),
+                    "\(name): \(message)")
+                if let attempt { #expect(attempt.result < 0 || name == "pass-descriptor-to-parent", "\(name) succeeded before the helper died") }
+            }
+        }
+        // Forbidden calls are killed, naming the call: no quiet EPERM to probe with.
+        for (name, call) in [("add_key", "add_key"), ("bpf", "bpf"), ("unshare", "unshare"), ("fallocate", "fallocate"), ("prctl-set-dumpable", "prctl")] {
+            let message = (items["attack-\(name).jpg"]?["error"] as? String) ?? ""
+            #expect(message.contains("made the forbidden system call \(call) ("), "\(name): \(message)")
+        }
+        // The reads the helper lived to report failed for want of access, not of a target.
+        for name in Self.reads {
+            guard let attempt = attempts[name] else { continue }
+            #expect(["EACCES", "ENOENT", "EPERM"].contains(attempt.error), "\(name): \(attempt.error)")
+        }
+        #expect(attempts["read-other-batch-copy"] != nil, "the read of another batch's copy was never tried")
+        #expect(attempts["read-parent-cmdline"] != nil && attempts["read-parent-environ"] != nil, "the parent's /proc entries were never tried")
+
+        // The batch went on: the parent was neither killed, slowed nor limited,
+        // and the good file and every attack whose helper lived were delivered.
+        #expect(result.status == 1, "\(result.stderr)")
         #expect(items["good.jpg"]?["status"] as? String == "ingested", "\(items["good.jpg"] ?? [:])")
         // Nothing it aimed at changed.
-        let evil = try #require(items["evil.jpg"]?["path"] as? String).replacingOccurrences(of: "file://", with: "")
+        // (A helper killed for its call leaves no copy: its item failed. This one lived.)
+        let attacked = try #require(items["attack-open-input-for-writing.jpg"]?["path"] as? String).replacingOccurrences(of: "file://", with: "")
         let good = try #require(items["good.jpg"]?["path"] as? String).replacingOccurrences(of: "file://", with: "")
-        var evilStatus = stat(), goodStatus = stat()
-        #expect(stat(evil, &evilStatus) == 0 && stat(good, &goodStatus) == 0)
-        #expect(evilStatus.st_mode == goodStatus.st_mode, "the attacked copy's mode changed: \(String(evilStatus.st_mode, radix: 8))")
-        #expect(evilStatus.st_uid == goodStatus.st_uid && evilStatus.st_gid == goodStatus.st_gid, "the attacked copy's owner changed")
-        #expect(evilStatus.st_size > 0, "the attacked copy was truncated")
+        var attackedStatus = stat(), goodStatus = stat()
+        #expect(stat(attacked, &attackedStatus) == 0 && stat(good, &goodStatus) == 0)
+        #expect(attackedStatus.st_mode == goodStatus.st_mode, "the attacked copy's mode changed: \(String(attackedStatus.st_mode, radix: 8))")
+        #expect(attackedStatus.st_uid == goodStatus.st_uid && attackedStatus.st_gid == goodStatus.st_gid, "the attacked copy's owner changed")
+        #expect(FileManager.default.contentsEqual(atPath: attacked, andPath: Fixtures.media("photo.jpg")), "the attacked copy changed")
+        #expect(FileManager.default.contentsEqual(atPath: otherCopy, andPath: Fixtures.media("exif3.jpg")), "the other batch's copy changed")
         #expect(!FileManager.default.fileExists(atPath: container + "/written-by-a-helper"))
         #expect(!listener.hasPendingConnection, "a helper connected to the test's socket")
         #expect((try? String(contentsOfFile: rootFile, encoding: .utf8)) == "root's own")
-    }
-
-    @Test(.enabled(if: geteuid() == 0, "makes a file in /root"))
-    func attackerInsideAHelperOfRootIsRefusedEverything() throws {
-        try attack(as: nil)
-    }
-
-    @Test(.enabled(if: geteuid() == 0, "switches to the user nobody with runuser"))
-    func attackerInsideAHelperOfAnUnprivilegedUserIsRefusedEverything() throws {
-        try attack(as: "nobody")
     }
 
     // MARK: - What a helper holds
@@ -163,13 +234,16 @@ import Testing
         let names = String(decoding: ProcessTree.read("/proc/\(helper)/environ"), as: UTF8.self).split(separator: "\0").map { String($0.prefix { $0 != "=" }) }
         let allowed: Set = [
             "SWIFT_BACKTRACE", "VIPS_NOVECTOR", "JSIMD_FORCENONE", "LD_LIBRARY_PATH", "SHARE_SANDBOX_RECORD", "SHARE_TEST_HELPER_FAULT",
-            "SHARE_TEST_ATTACK", "SHARE_TEST_SANDBOX_SKIP",
+            "SHARE_TEST_ATTACK", "SHARE_TEST_SANDBOX_SKIP", "SHARE_TEST_NO_LANDLOCK", "SHARE_TEST_NO_NAMESPACES",
         ]
         #expect(!names.isEmpty && Set(names).isSubset(of: allowed), "the helper's environment: \(names)")
         let arguments = String(decoding: ProcessTree.read("/proc/\(helper)/cmdline"), as: UTF8.self).split(separator: "\0").map(String.init)
         #expect(
             Array(arguments.dropFirst())
-                == ["decode-helper", "--memory-limit", "4294967296", "--account", "65534:65534", "--sandbox-only-loaders", "--parent", "\(process.processIdentifier)"],
+                == [
+                    "decode-helper", "--memory-limit", "4294967296", "--cpu-limit", "1800", "--account", "65534:65534", "--sandbox-only-loaders", "--parent",
+                    "\(process.processIdentifier)",
+                ],
             "\(arguments)")
         try expectSandboxedAsRoot(helper)
         secrets.expectAbsent(from: helper, alsoAbsent: ["SECRET_TOKEN", "PGPASSWORD", "LANG", "--message"])

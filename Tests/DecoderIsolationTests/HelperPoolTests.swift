@@ -36,6 +36,56 @@ import Testing
         #expect(decoder.helperProcessIDs.count == 1)
     }
 
+    /// A location scan gets a helper that has decoded nothing else, and that
+    /// helper serves nothing after it: the helper that decoded the batch's
+    /// photo is never given the scans (it is still alive, and idle), and no
+    /// helper that scanned is kept.
+    @Test func privacyRequestsEachGetAHelperThatDecodedNothingElse() throws {
+        let decoder = Self.decoder()
+        defer { decoder.shutdown() }
+        decoder.prepare()
+        var photo = Self.photo()
+        photo.batch = "batch-a"
+        _ = try decoder.decode(photo)
+        let served = decoder.helperProcessIDs
+        try #require(served.count == 1)
+        var scan = DecodeRequest(path: Fixtures.media("photo.jpg"), label: "photo.jpg", format: .jpeg, task: .locationMetadata)
+        scan.batch = "batch-a"
+        for _ in 0..<3 { #expect(try decoder.decode(scan).location != nil) }
+        #expect(decoder.helperProcessIDs.contains(served[0]), "the photo's helper was given a scan (and discarded after it)")
+        #expect(decoder.helperBatches == [served[0]: "batch-a"], "a helper that scanned was kept: \(decoder.helperBatches)")
+        #expect(decoder.startedHelperCount >= 4, "\(decoder.startedHelperCount) helpers for a photo and three scans")
+        // And the photo's helper still serves its batch's next photo.
+        _ = try decoder.decode(photo)
+        #expect(decoder.helperProcessIDs.contains(served[0]))
+    }
+
+    /// Every helper has a hard CPU limit (its /proc/PID/limits shows soft and
+    /// hard), and a helper that would not have a request's CPU budget left
+    /// under it is retired before that request: with a 3 s limit and requests
+    /// of a 2 s budget, each photo gets a fresh helper.
+    @Test func helpersHaveAHardCPULimitAndAreRetiredBeforeTheyReachIt() throws {
+        var configuration = ProcessIsolatedDecoder.Configuration(helperExecutable: Fixtures.shareBinary)
+        configuration.prestartedHelpers = 1
+        let decoder = ProcessIsolatedDecoder(configuration)
+        defer { decoder.shutdown() }
+        _ = try decoder.decode(Self.photo())
+        let helper = try #require(decoder.helperProcessIDs.first)
+        let limits = (try? String(contentsOfFile: "/proc/\(helper)/limits", encoding: .utf8)) ?? ""
+        let line = limits.split(separator: "\n").first { $0.hasPrefix("Max cpu time") }.map(String.init) ?? ""
+        // "Max cpu time   SOFT   HARD   seconds": the soft limit is the request's budget, the hard one the helper's.
+        let fields = line.split(separator: " ", omittingEmptySubsequences: true)
+        #expect(fields.count == 6 && fields[4] == "1800", "\(line)")
+
+        var tight = ProcessIsolatedDecoder.Configuration(helperExecutable: Fixtures.shareBinary)
+        tight.prestartedHelpers = 1
+        tight.cpuLimit = 3
+        let retiring = ProcessIsolatedDecoder(tight)
+        defer { retiring.shutdown() }
+        for index in 0..<3 { _ = try retiring.decode(Self.photo("photo-\(index).jpg", timeLimit: 0.5)) }
+        #expect(retiring.startedHelperCount >= 3, "\(retiring.startedHelperCount) helpers for three photos under a 3 s CPU limit")
+    }
+
     /// The parent process of `pid` (from /proc), or nil once it is gone.
     static func parent(of pid: Int32) -> Int32? {
         guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),

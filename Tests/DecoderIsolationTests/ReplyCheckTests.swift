@@ -31,9 +31,9 @@ import Testing
     static let photo = MediaFacts(kind: .image, width: 640, height: 480)
 
     /// The refusal of `reply` for `request`, or nil when it passes.
-    static func refusal(_ reply: HelperReply, _ request: DecodeRequest = request()) -> String? {
+    static func refusal(_ reply: HelperReply, _ request: DecodeRequest = request(), fileSize: Int? = 1000) -> String? {
         do {
-            _ = try ReplyCheck.validate(reply, for: request)
+            _ = try ReplyCheck.validate(reply, for: request, fileSize: fileSize)
             return nil
         } catch {
             return error.description
@@ -182,7 +182,7 @@ import Testing
             return HelperReply(result: result, jpeg: [])
         }
         let found = LocationMetadata(found: [LocationRecord(name: "EXIF GPS (GPSLatitude)", edits: [MetadataEdit(offset: 100, length: 24, fill: .zeros, step: 0)])])
-        #expect(try ReplyCheck.validate(reply(found), for: request).get().location == found)
+        #expect(try ReplyCheck.validate(reply(found), for: request, fileSize: 1000).get().location == found)
         #expect(Self.refusal(reply(found), Self.request(thumbnail: nil))?.contains("nobody asked for") == true)
         #expect(Self.refusal(reply(nil), request)?.contains("without its findings") == true)
         #expect(Self.refusal(reply(found, facts: Self.photo), request)?.contains("decoded media") == true)
@@ -193,6 +193,59 @@ import Testing
         }
         let many = LocationMetadata(found: [LocationRecord(name: "x", edits: Array(repeating: MetadataEdit(offset: 0, length: 1, fill: .zeros, step: 0), count: 5000))])
         #expect(Self.refusal(reply(many), request)?.contains("overwrites") == true)
+    }
+
+    /// Location overwrites are bounded: the hostile reply (4,096 ranges,
+    /// each as long as the file, overlapping) is refused, as are two ranges that
+    /// overlap in one step, ranges past the end, and zeros over more bytes than
+    /// the file has; ranges of different steps may cover each other (a box's
+    /// payload zeroed, then its type made `free`).
+    @Test func locationOverwritesAreBoundedByTheFile() throws {
+        let request = DecodeRequest(path: "/container/x.jpg", label: "x.jpg", format: .jpeg, task: .locationMetadata)
+        func reply(_ edits: [MetadataEdit]) -> HelperReply {
+            var result = WireResult(.success(DecodedMedia(facts: MediaFacts(kind: .image))))
+            result.location = LocationMetadata(found: [LocationRecord(name: "EXIF GPS", edits: edits)])
+            return HelperReply(result: result, jpeg: [])
+        }
+        let flood = (0..<4096).map { MetadataEdit(offset: $0 % 2, length: 999, fill: .zeros, step: 0) }
+        #expect(Self.refusal(reply(flood), request)?.contains("in all in a 1000-byte file") == true, "\(Self.refusal(reply(flood), request) ?? "passed")")
+        let overlapping = [MetadataEdit(offset: 10, length: 20, fill: .zeros, step: 0), MetadataEdit(offset: 25, length: 10, fill: .zeros, step: 0)]
+        #expect(Self.refusal(reply(overlapping), request)?.contains("overlapping overwrites at 10") == true)
+        #expect(Self.refusal(reply([MetadataEdit(offset: 990, length: 20, fill: .zeros, step: 0)]), request)?.contains("of a 1000-byte file") == true)
+        #expect(Self.refusal(reply([MetadataEdit(offset: 0, length: 8, fill: .zeros, step: 0)]), request, fileSize: nil)?.contains("size is not known") == true)
+        let freeBox = [MetadataEdit(offset: 108, length: 92, fill: .zeros, step: 0), MetadataEdit(offset: 100, length: 100, fill: .freeBox, step: 1)]
+        #expect(Self.refusal(reply(freeBox), request) == nil)
+        let steps = [MetadataEdit(offset: 10, length: 20, fill: .zeros, step: 0), MetadataEdit(offset: 10, length: 2, fill: .zeros, step: 2)]
+        #expect(Self.refusal(reply(steps), request) == nil)
+    }
+
+    /// The parent keeps only the JPEG segments it needs from a helper's
+    /// thumbnail and compatible copy: a COM and an APP13 a lying helper put in
+    /// (an earlier item's bytes) are gone, the picture is unchanged (same
+    /// frame, same scan), and a compatible copy keeps its EXIF and ICC blocks,
+    /// but not an EXIF with GPS when the copy must carry no location.
+    @Test func repliesKeepOnlyTheSegmentsThePictureNeeds() throws {
+        let plain = try Self.jpeg(width: 64, height: 48)
+        let secret = Array("an earlier item's bytes".utf8)
+        func segment(_ marker: UInt8, _ payload: [UInt8]) -> [UInt8] { [0xFF, marker, UInt8((payload.count + 2) >> 8), UInt8((payload.count + 2) & 0xFF)] + payload }
+        let exif = JPEGSegments.exifSignature + [0x49, 0x49, 0x2A, 0, 8, 0, 0, 0, 1, 0, 0x12, 0x01, 3, 0, 1, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0]
+        let gpsExif = JPEGSegments.exifSignature + [0x49, 0x49, 0x2A, 0, 8, 0, 0, 0, 1, 0, 0x25, 0x88, 4, 0, 1, 0, 0, 0, 26, 0, 0, 0, 0, 0, 0, 0]
+        let icc = JPEGSegments.iccSignature + [1, 1] + Array(repeating: 7, count: 32)
+        let hostile = [0xFF, 0xD8] + segment(0xFE, secret) + segment(0xED, secret) + segment(0xE1, exif) + segment(0xE2, icc) + Array(plain.dropFirst(2))
+        let thumbnail = try #require(JPEGSegments.filtered(hostile[...], keepingMetadata: false, allowsLocation: true))
+        #expect(thumbnail.firstRange(of: secret) == nil && thumbnail.firstRange(of: icc) == nil && thumbnail.firstRange(of: exif) == nil)
+        #expect(JPEGFrame(thumbnail[...])?.width == 64 && JPEGFrame(thumbnail[...])?.height == 48)
+        // Nothing but the plain JPEG's own APP0 (JFIF) is gone from it.
+        let plainKept = try #require(JPEGSegments.filtered(plain[...], keepingMetadata: false, allowsLocation: true))
+        #expect(thumbnail == plainKept && plainKept.count < plain.count && plain.firstRange(of: Array(plainKept.dropFirst(2))) != nil)
+        let copy = try #require(JPEGSegments.filtered(hostile[...], keepingMetadata: true, allowsLocation: false))
+        #expect(copy.firstRange(of: secret) == nil && copy.firstRange(of: exif) != nil && copy.firstRange(of: icc) != nil)
+        let withGPS = [0xFF, 0xD8] + segment(0xE1, gpsExif) + Array(plain.dropFirst(2))
+        #expect(try #require(JPEGSegments.filtered(withGPS[...], keepingMetadata: true, allowsLocation: false)).firstRange(of: gpsExif) == nil)
+        #expect(try #require(JPEGSegments.filtered(withGPS[...], keepingMetadata: true, allowsLocation: true)).firstRange(of: gpsExif) != nil)
+        // Cut short, or no EOI: not a JPEG.
+        #expect(JPEGSegments.filtered(hostile.dropLast(2), keepingMetadata: false, allowsLocation: true) == nil)
+        #expect(JPEGSegments.filtered(hostile.prefix(40), keepingMetadata: false, allowsLocation: true) == nil)
     }
 
     /// A JPEG of `width` × `height` (libvips, for the shapes the tests need).

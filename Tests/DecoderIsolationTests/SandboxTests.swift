@@ -86,6 +86,7 @@ import Testing
         good.seccompPolicy = .allowlist
         good.landlockABI = 7
         good.addressSpaceLimit = 4 << 30
+        good.confinement = .landlock
         #expect(requirement.shortfalls(of: good).isEmpty)
 
         let cases: [(String, (inout SandboxStatus) -> Void, String)] = [
@@ -101,6 +102,8 @@ import Testing
             ("recording policy", { $0.seccompPolicy = .recording }, "seccomp mode 2 with the recording policy (expected 2 with the allowlist)"),
             ("older Landlock", { $0.landlockABI = 3 }, "Landlock ABI 3 (this machine offers 7)"),
             ("no memory limit", { $0.addressSpaceLimit = 0 }, "an address-space limit of 0 bytes (expected 4294967296)"),
+            ("no confinement", { $0.confinement = .none }, "confinement: none (this machine offers Landlock)"),
+            ("no CPU limit", { $0.cpuLimit = 7 }, "a CPU limit of 7 s (expected 0)"),
         ]
         for (name, weaken, expected) in cases {
             var status = good
@@ -117,6 +120,25 @@ import Testing
         ownUser.groups = [1000, 27]
         ownUser.capBounding = 0x1fffeffffff
         #expect(unprivileged.shortfalls(of: ownUser).isEmpty, "\(unprivileged.shortfalls(of: ownUser))")
+
+        // A machine without Landlock: a namespace is what it offers, and a helper
+        // without it falls short; a machine that offers nothing refuses every
+        // helper, unless that was accepted knowingly.
+        var namespaced = requirement
+        namespaced.landlockABI = 0
+        namespaced.confinement = .namespace
+        var inNamespace = good
+        inNamespace.landlockABI = 0
+        inNamespace.confinement = .namespace
+        #expect(namespaced.shortfalls(of: inNamespace).isEmpty, "\(namespaced.shortfalls(of: inNamespace))")
+        inNamespace.confinement = .emptyRoot
+        #expect(namespaced.shortfalls(of: inNamespace) == ["confinement: chroot into an empty folder (this machine offers a user and mount namespace with a read-only root of its own)"])
+        var nothing = namespaced
+        nothing.confinement = .none
+        inNamespace.confinement = .none
+        #expect(nothing.shortfalls(of: inNamespace) == [SandboxRequirement.noConfinementMessage])
+        nothing.acceptsNoConfinement = true
+        #expect(nothing.shortfalls(of: inNamespace).isEmpty)
     }
 
     /// A helper that leaves out a step of its sandbox (a test-only switch) is

@@ -152,8 +152,9 @@ import MediaFormats
         #expect(traversal.stderr.contains("bad key"), "\(traversal.stderr)")
     }
 
-    /// Under umask 000 and 022 nothing the CLI creates in the container is
-    /// world-writable: files are 0644 and folders 0755, less the umask.
+    /// Under umask 000, 022 and 077 everything the CLI creates in the container
+    /// is owner-only (a decoder helper running as another user can read none of
+    /// it): files are 0600 and folders 0700, less the umask.
     @Test(arguments: ["000", "022", "077"])
     func containerFilesAreNeverWorldWritable(umask mask: String) throws {
         let temporary = TemporaryDirectory()
@@ -170,8 +171,8 @@ import MediaFormats
             #expect(lstat(container + "/" + relative, &st) == 0)
             let permissions = st.st_mode & 0o7777
             let isDirectory = st.st_mode & S_IFMT == S_IFDIR
-            #expect(permissions == (isDirectory ? 0o755 : 0o644) & ~umaskBits, "\(relative): \(String(permissions, radix: 8))")
-            #expect(permissions & 0o002 == 0, "\(relative) is world-writable")
+            #expect(permissions == (isDirectory ? 0o700 : 0o600) & ~umaskBits, "\(relative): \(String(permissions, radix: 8))")
+            #expect(permissions & 0o077 == 0, "\(relative) is open to others")
             checked += 1
         }
         #expect(checked >= 10)  // folders, 2 copies, 2 thumbnails, manifest, report

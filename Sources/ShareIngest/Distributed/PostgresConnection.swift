@@ -5,6 +5,68 @@ import ShareManifest
 import Synchronization
 import SystemCalls
 
+/// The passwords of the database URLs this process connects with (and
+/// `PGPASSWORD`), which no message may show: libpq echoes pieces of a URL it
+/// cannot parse, and any message passes through ``scrub(_:)`` before it is
+/// kept in a ``PostgresError``.
+package enum DatabaseSecrets {
+    private static let known = Mutex<Set<String>>([])
+
+    /// The password `url` holds, as written and as libpq reads it: a URI's
+    /// `user:password@` or `?password=`, or `password=` in `key=value`
+    /// settings. Empty when it holds none.
+    package static func passwords(in url: String) -> Set<String> {
+        var found: Set<String> = []
+        var error: UnsafeMutablePointer<CChar>?
+        if let options = PQconninfoParse(url, &error) {
+            defer { PQconninfoFree(options) }
+            var option = options
+            while let keyword = option.pointee.keyword {
+                if String(cString: keyword) == "password", let value = option.pointee.val, value.pointee != 0 { found.insert(String(cString: value)) }
+                option += 1
+            }
+        }
+        if let error { PQfreemem(error) }
+        // As written, also in a URL libpq cannot parse: between "//user:" and "@",
+        // or after "password=" up to a separator.
+        if let scheme = url.range(of: "://") {
+            let authority = url[scheme.upperBound...].prefix { $0 != "/" && $0 != "?" }
+            if let at = authority.lastIndex(of: "@"), let colon = authority[..<at].firstIndex(of: ":") {
+                let written = String(authority[authority.index(after: colon)..<at])
+                if !written.isEmpty { found.insert(written) }
+            }
+        }
+        var rest = url[...]
+        while let key = rest.range(of: "password=") {
+            let value = rest[key.upperBound...].prefix { $0 != " " && $0 != "&" && $0 != "'" }
+            if !value.isEmpty { found.insert(String(value)) }
+            rest = rest[key.upperBound...]
+        }
+        return found
+    }
+
+    /// The first password `url` holds, if any.
+    package static func password(in url: String) -> String? { passwords(in: url).first }
+
+    /// Remembers `url`'s passwords (and `PGPASSWORD`'s) for ``scrub(_:)``.
+    package static func remember(_ url: String) {
+        var found = passwords(in: url)
+        if let environment = ProcessEnvironment.value("PGPASSWORD"), !environment.isEmpty { found.insert(environment) }
+        guard !found.isEmpty else { return }
+        known.withLock { $0.formUnion(found) }
+    }
+
+    /// `text` with every remembered password replaced by `****`.
+    package static func scrub(_ text: String) -> String {
+        let secrets = known.withLock { $0 }
+        var scrubbed = text
+        for secret in secrets.sorted(by: { $0.count > $1.count }) where !secret.isEmpty {
+            scrubbed = scrubbed.replacingOccurrences(of: secret, with: "****")
+        }
+        return scrubbed
+    }
+}
+
 /// An error from PostgreSQL or libpq (`PQerrorMessage`, `PQresultErrorMessage`).
 public struct PostgresError: Error, Sendable, CustomStringConvertible {
     /// What the server or libpq said.
@@ -18,7 +80,7 @@ public struct PostgresError: Error, Sendable, CustomStringConvertible {
     let interrupted: Bool
 
     init(message: String, connectionLost: Bool, sqlState: String? = nil, interrupted: Bool = false) {
-        self.message = message
+        self.message = DatabaseSecrets.scrub(message)
         self.connectionLost = connectionLost
         self.sqlState = sqlState
         self.interrupted = interrupted
@@ -84,6 +146,7 @@ final class PostgresConnection {
     /// Connects to `url` (a libpq URI such as `postgresql://user@host:5432/db`, or
     /// `key=value` settings) as `share-<role>@<host>`.
     init(url: String, role: String, interruption: Interruption? = nil) throws(PostgresError) {
+        DatabaseSecrets.remember(url)
         self.url = url
         self.interruption = interruption
         self.application = "share-\(role)@\(FileSystem.hostTag)"

@@ -81,7 +81,7 @@ enum FileCopier {
         if let expected, expected != before { throw .changed("changed after it was inspected") }
         let temporary = FileSystem.temporaryName(for: destination)
         do {
-            let output = try FileDescriptor.open(temporary, O_WRONLY | O_CREAT | O_EXCL, mode: 0o644)
+            let output = try FileDescriptor.open(temporary, O_WRONLY | O_CREAT | O_EXCL, mode: 0o600)
             let copied = try transfer(from: input, to: output, size: before.size, source: source.display, destination: destination)
             let after: FileStatus
             do { after = try input.status(path: source.display) } catch { throw CopyError.reading(error) }
@@ -115,7 +115,7 @@ enum FileCopier {
         let input = try FileDescriptor.openForReading(source)
         let temporary = FileSystem.temporaryName(for: destination)
         do throws(SystemError) {
-            let output = try FileDescriptor.open(temporary, O_WRONLY | O_CREAT | O_EXCL, mode: 0o644)
+            let output = try FileDescriptor.open(temporary, O_WRONLY | O_CREAT | O_EXCL, mode: 0o600)
             var offset = Int64(range.lowerBound)
             var remaining = range.count
             var inKernel = true

@@ -35,6 +35,9 @@ final class SQLiteDatabase: @unchecked Sendable {
     /// `busyTimeout` ms for other processes' locks.
     init(path: String, busyTimeout: Int32 = 30_000) throws(SQLiteError) {
         let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX
+        // Created owner-only here (SQLite would make it 0644); its -wal and -shm
+        // files take the database's mode.
+        _ = try? FileDescriptor.open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, mode: 0o600)
         let status = sqlite3_open_v2(path, &handle, flags, nil)
         guard status == SQLITE_OK else {
             let message = handle.map { String(cString: sqlite3_errmsg($0)) } ?? "cannot open"

@@ -144,8 +144,8 @@ enum MetadataBlanker {
             guard !now.isEmpty else { continue }
             for edit in now {
                 switch edit.fill {
-                case .zeros: try write(file, [UInt8](repeating: 0, count: edit.length), at: edit.offset, path)
-                case .spaces: try write(file, [UInt8](repeating: 0x20, count: edit.length), at: edit.offset, path)
+                case .zeros: try fill(file, 0, count: edit.length, at: edit.offset, path)
+                case .spaces: try fill(file, 0x20, count: edit.length, at: edit.offset, path)
                 case .freeBox: try write(file, Array("free".utf8) + [UInt8](repeating: 0, count: edit.length - 8), at: edit.offset + 4, path)
                 case .pngCRC:
                     let chunk = try read(file, edit.offset + 4, edit.length - 8, path)
@@ -164,6 +164,18 @@ enum MetadataBlanker {
             let bytes = try file.read(count: count, at: Int64(offset), path: path)
             guard bytes.count == count else { throw Failure.refused("the copy ends before \(offset + count)") }
             return bytes
+        }
+    }
+
+    /// `count` bytes of `byte` at `offset`, written in chunks of at most 64 KiB
+    /// (however long the range a decoder named, never a buffer of its size).
+    private static func fill(_ file: FileDescriptor, _ byte: UInt8, count: Int, at offset: Int, _ path: String) throws(Failure) {
+        let chunk = [UInt8](repeating: byte, count: min(count, 64 << 10))
+        var done = 0
+        while done < count {
+            let now = min(chunk.count, count - done)
+            try write(file, now == chunk.count ? chunk : Array(chunk.prefix(now)), at: offset + done, path)
+            done += now
         }
     }
 
