@@ -10,7 +10,8 @@
 #
 # SIZES: drops of one-line files; JPEGS: a drop of that many small JPEGs (0:
 # none); MODES: `local` and/or a number of workers; SOAK: "BATCHES ITEMS" for
-# the worker's memory over consecutive batches ("" to skip). Drops are made
+# the worker's memory over consecutive batches ("" to skip; "BATCHES ITEMS jpeg"
+# for small JPEGs). Drops are made
 # once under $SCALE_DIR (default /tmp/share-scale) and kept for later runs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -132,21 +133,23 @@ if [ "$jpegs" -gt 0 ]; then
 fi
 
 if [ -n "$soak" ]; then
-  read -r batches items <<<"$soak"
-  make_text "$items"
+  read -r batches items kind <<<"$soak"
+  if [ "${kind:-text}" = jpeg ]; then make_jpegs "$items"; soaked="$root/jpeg-$items"; what="small JPEGs"
+  else make_text "$items"; soaked="$root/text-$items"; what="one-line files"; fi
   echo
-  echo "one worker, $batches batches of $items one-line files in a row: its RSS after each (MiB), and items/s"
+  echo "one worker, $batches batches of $items $what in a row: its RSS after each (MiB), and items/s"
   start_workers 1
   worker=${pids[0]}
   line="" rates=""
   for b in $(seq "$batches"); do
-    read -r wall _ < <(timed --db "$url" --container "$work/soak-$b" "$root/text-$items")
+    read -r wall _ < <(timed --db "$url" --container "$work/soak-$b" "$soaked")
     line="$line $(calc "$(rss "$worker") / 1024" 1)"
     rates="$rates $(calc "$items / $wall" 0)"
     rm -rf "$work/soak-$b"
   done
+  peak=$(calc "$(hwm "$worker") / 1024" 1)
   stop_workers
-  echo "RSS:$line"
+  echo "RSS:$line (peak $peak)"
   echo "items/s:$rates"
 fi
 echo

@@ -1,6 +1,7 @@
 import Foundation
 import ShareIngest
 import ShareManifest
+import SystemCalls
 
 /// `share open`: the host side of a redirect. Prints the checked manifest.
 enum OpenCommand {
@@ -23,7 +24,7 @@ enum OpenCommand {
         }
         do {
             let share = try RedirectHandler(container: container).open(url, consume: parsed.flag("consume"))
-            FileHandle.standardOutput.write(share.manifestJSON)
+            StandardStream.write(Array(share.manifestJSON), to: STDOUT_FILENO)
             return .success
         } catch {
             Terminal.shared.err("share: \(error)")
