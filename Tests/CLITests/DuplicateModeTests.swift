@@ -55,4 +55,49 @@ import Testing
             }
         }
     }
+
+    /// More duplicates than the fan-in reads in a page (it records what it
+    /// changed a page at a time): 1,200 copies of one note, in both modes, with
+    /// `keep` (every later copy names the first) and `skip` (one delivered, the
+    /// other copies gone from the container and the manifest).
+    @Test func duplicatesBeyondOnePageOfTheFanInAreAllResolvedInBothModes() throws {
+        let work = TemporaryDirectory("duplicate-pages")
+        let root = (work.path as NSString).standardizingPath
+        let drop = TemporaryDirectory("duplicate-pages-drop")
+        let count = 1200
+        for index in 1...count { _ = try drop.add(String(format: "note-%04d.txt", index), bytes: Array("the same words\n".utf8)) }
+
+        let server = try PostgresServer()
+        #expect(try ShareProcess.run(["db", "migrate", "--db", server.url]).status == 0)
+        let workers = DistributedTests.Workers(url: server.url)
+        try workers.start("pages")
+        defer { workers.stopAll() }
+
+        for (mode, database) in [("local", [String]()), ("remote", ["--db", server.url])] {
+            for policy in ["keep", "skip"] {
+                let pipeline = try LocationPrivacyTests.pipeline(in: work, location: false, duplicates: policy)
+                let container = root + "/c-\(mode)-\(policy)", report = root + "/\(mode)-\(policy).json"
+                let run = try ShareProcess.run(["ingest"] + database + ["--pipeline", pipeline, "--container", container, "--report", report, drop.path])
+                let items = try LocationPrivacyTests.reportItems(report)
+                #expect(items.count == count, "\(mode) \(policy): \(run.stderr) \(workers.log("pages"))")
+                let first = try #require(items["note-0001.txt"]?["path"] as? String, "\(mode) \(policy)")
+                let later = items.filter { $0.key != "note-0001.txt" }.map(\.value)
+                let copies = try FileManager.default.contentsOfDirectory(atPath: container).filter { $0.hasSuffix(".txt") }
+                if policy == "keep" {
+                    #expect(run.status == 0, "\(mode): \(run.stderr)")
+                    #expect(later.allSatisfy { $0["duplicateOf"] as? String == first }, "\(mode): every later copy names the first")
+                    #expect(copies.count == count, "\(mode): keep leaves every copy")
+                } else {
+                    #expect(later.allSatisfy { $0["status"] as? String == "skipped" }, "\(mode): \(Set(later.compactMap { $0["status"] as? String }))")
+                    #expect(copies == [(first as NSString).lastPathComponent], "\(mode): skip leaves the first copy alone: \(copies.count) copies")
+                    if mode == "remote" {
+                        // The queue holds what the fan-in decided, every page of it (what a
+                        // later share's duplicates and `share status` read).
+                        let recorded = try server.sql("SELECT count(*) FROM share_jobs WHERE reason = 'duplicate'")
+                        #expect(recorded.trimmingCharacters(in: .whitespacesAndNewlines) == String(count - 1), "recorded skips: \(recorded)")
+                    }
+                }
+            }
+        }
+    }
 }

@@ -519,6 +519,30 @@ extension JobQueue: JobStore {
         ).map { row in ItemState.decode(row["snapshot"] ?? "", index: row["idx"].flatMap(Int.init) ?? -1, id: nil) }
     }
 
+    /// A page of the items the fan-in changed, before its end, while `lease`
+    /// holds the manifest job (false when it no longer does: nothing changed).
+    func record(_ changed: [ItemState], batch: BatchRecord, lease: Lease) throws -> Bool {
+        let changes = changed.map { Row(idx: $0.index, stage: .manifest, state: "done", priority: 0, snapshot: $0) }
+        let held = "SELECT 1 FROM share_jobs WHERE id = $1 AND worker_id = $2 AND state = 'running'"
+        let rows = try query(
+            """
+            WITH items AS (\(Self.fanInChanges(parameter: 4, batch: 3, guardedBy: held)))
+            SELECT EXISTS (\(held)) AS owned, (SELECT count(*) FROM items) AS n
+            """,
+            [String(lease.job), String(lease.worker), batch.id.uuidString, Self.json(changes)])
+        return rows.first?["owned"] == "t"
+    }
+
+    /// The update of a batch's items to the fan-in's changes (a JSON array of
+    /// rows in parameter `parameter`), while `guardedBy` finds a row.
+    private static func fanInChanges(parameter: Int, batch: Int, guardedBy condition: String) -> String {
+        """
+        UPDATE share_jobs j SET snapshot = c->'snapshot', \(indexedNames.map { "\($0) = c->'columns'->>'\($0)'" }.joined(separator: ", "))
+            FROM jsonb_array_elements($\(parameter)::jsonb) c
+            WHERE j.batch_id = $\(batch)::uuid AND j.idx = (c->>'idx')::integer AND EXISTS (\(condition)) RETURNING j.id
+        """
+    }
+
     /// The manifest job's end, in one statement: the batch marked done (its
     /// manifest, counts and the items the manifest stage changed) and the job
     /// completed. False if the job was no longer the lease's holder's, or the
@@ -533,10 +557,7 @@ extension JobQueue: JobStore {
             WITH job AS (
                 UPDATE share_jobs SET state = 'done', finished_at = now(), lease_until = NULL
                 WHERE id = $1 AND worker_id = $2 AND state = 'running' RETURNING batch_id),
-            items AS (
-                UPDATE share_jobs j SET snapshot = c->'snapshot', \(Self.indexedNames.map { "\($0) = c->'columns'->>'\($0)'" }.joined(separator: ", "))
-                FROM jsonb_array_elements($\(n + 4)::jsonb) c
-                WHERE j.batch_id = $3::uuid AND j.idx = (c->>'idx')::integer AND EXISTS (SELECT 1 FROM job) RETURNING j.id),
+            items AS (\(Self.fanInChanges(parameter: n + 4, batch: 3, guardedBy: "SELECT 1 FROM job"))),
             batch AS (
                 UPDATE share_batches b SET \(columns.enumerated().map { "\($1.0) = $\($0 + 4)\($1.0 == "stage_seconds" ? "::jsonb" : "")" }.joined(separator: ", ")), failure = NULL
                 FROM job WHERE b.id = job.batch_id AND b.state = 'running' RETURNING b.id)

@@ -376,4 +376,10 @@ extension BatchJournal: JournalStore {
             try updateRow(batch)
         }
     }
+
+    func record(_ changed: [ItemState], batch: UUID) throws {
+        try database.transaction(durable: false) {
+            for item in changed { try record(item, next: .finished, batch: batch) }
+        }
+    }
 }

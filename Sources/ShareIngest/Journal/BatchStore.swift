@@ -58,6 +58,9 @@ protocol JournalStore: ItemStore, Sendable {
     /// counts, its manifest and URL) and the items whose state the manifest
     /// stage changed, in one durable transaction.
     func finish(_ batch: BatchRecord, changed: [ItemState]) throws
+    /// Records a page of the items the fan-in changed, before its end (made
+    /// durable with it by ``finish(_:changed:)``).
+    func record(_ changed: [ItemState], batch: UUID) throws
     /// Up to `limit` items after `index` that were not finished when last
     /// recorded (what a resumed batch still has to do), in order.
     func unfinishedItems(of batch: UUID, after index: Int, limit: Int) throws -> [ItemState]

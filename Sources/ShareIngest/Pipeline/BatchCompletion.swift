@@ -29,12 +29,22 @@ enum BatchCompletion {
     /// long the batch took (nil: the stage times' sum). `beforeRecording` runs
     /// once the manifest and the report are written, before the batch is
     /// recorded done (a watched drop is moved away there); `recordEnd` records
-    /// the end (the batch done and the items the fan-in changed) and says
+    /// the end (the batch done and the last items the fan-in changed) and says
     /// whether it was this caller's to record. Nil when it was not (a manifest
     /// job no longer held, a batch another process finished).
+    ///
+    /// `recordChanged` records a page of the items the fan-in changed (each
+    /// ``pageSize`` of them, before the end), so that a batch of a hundred
+    /// thousand duplicates is never held, nor encoded into one statement: what
+    /// the fan-in changes follows from the stored items alone (a duplicate's
+    /// original, a Live Photo's pair, a schema's refusal), so a fan-in run again
+    /// after a crash between two pages finds the recorded ones already changed
+    /// and makes the same manifest. It says false when the batch is no longer
+    /// the caller's (a manifest job's lease lost): nothing more is recorded.
     static func finish(
         _ batch: BatchRecord, context: BatchContext, store: any ItemStore, wallSeconds: Double?, now: Date,
-        beforeRecording: (BatchRecord) -> Void = { _ in }, recordEnd: (BatchRecord, [ItemState]) throws -> Bool
+        beforeRecording: (BatchRecord) -> Void = { _ in },
+        recordChanged: ([ItemState]) throws -> Bool, recordEnd: (BatchRecord, [ItemState]) throws -> Bool
     ) throws -> Outcome? {
         let manifestStart = MonotonicClock.now()
         let container = context.container
@@ -74,6 +84,15 @@ enum BatchCompletion {
         var writeError: SystemError?
         var copiesSynced = false
         var changed: [ItemState] = []
+        var stillOurs = true
+        func keep(_ item: ItemState) throws {
+            guard stillOurs else { return }
+            changed.append(item)
+            if changed.count >= pageSize {
+                stillOurs = try recordChanged(changed)
+                changed.removeAll(keepingCapacity: true)
+            }
+        }
         var types: Set<SharedMediaType> = []
         var totals: [StageName: Double] = [:]
         // The stored report is written as the items are read (in bounded memory);
@@ -108,7 +127,7 @@ enum BatchCompletion {
                 item.livePhoto = link
                 itemChanged = true
             }
-            if itemChanged { changed.append(item) }
+            if itemChanged { try keep(item) }
             totals.merge(item.stageSeconds, uniquingKeysWith: +)
             if item.failure == nil {
                 let entry = stage.entry(for: item, message: context.message)
@@ -153,7 +172,7 @@ enum BatchCompletion {
                 if item.failure == nil {
                     item.failure = ItemFailure(.manifest, writing: writeError, "\(item.label): the manifest could not be written: \(writeError)")
                     item.removeFiles(in: container)
-                    changed.append(item)
+                    try keep(item)
                 }
                 report(item)
             }
@@ -199,7 +218,7 @@ enum BatchCompletion {
         beforeRecording(record)
         let outcome = Outcome(record: record, report: report)
         do {
-            guard try recordEnd(record, changed) else { return nil }
+            guard stillOurs, try recordEnd(record, changed) else { return nil }
         } catch {
             throw NotRecorded(outcome: outcome, error: error)
         }

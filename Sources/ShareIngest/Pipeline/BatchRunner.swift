@@ -212,6 +212,10 @@ final class BatchRunner: Sendable {
             outcome = try BatchCompletion.finish(
                 batch, context: context, store: store, wallSeconds: MonotonicClock.now() - started, now: now(),
                 beforeRecording: { dispose?($0) },
+                recordChanged: { [store] changed in
+                    try store.record(changed, batch: batch.id)
+                    return true
+                },
                 recordEnd: { [store] record, changed in
                     try store.finish(record, changed: changed)
                     return true
