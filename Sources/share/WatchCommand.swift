@@ -8,10 +8,12 @@ enum WatchCommand {
     static let usage = """
         usage: share watch INBOX [--container DIR] [--pipeline NAME|FILE] [--settle SECONDS]
                                  [--on-success move|delete|keep] [--report-dir DIR] [--db URL] [--once]
-                                 [--isolation process|none] [--metrics HOST:PORT] [--json | --quiet]
+                                 [--isolation process|none] [--metrics HOST:PORT] [--log-format plain|json]
+                                 [--json | --quiet]
         """
 
     static func run(_ arguments: ArraySlice<String>) -> ExitStatus {
+        if let error = ServiceOption.applyLogFormat(arguments) { return Command.usageFailure(error, usage: usage) }
         let parsed: Arguments
         switch Command.parse(arguments, options: Set(["container", "pipeline", "settle", "on-success", "report-dir", "db", "isolation"]).union(ServiceOption.options), flags: ["once", "json", "quiet"], usage: usage) {
         case .success(let arguments): parsed = arguments

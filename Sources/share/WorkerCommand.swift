@@ -6,11 +6,13 @@ import ShareIngest
 enum WorkerCommand {
     static let usage = """
         usage: share worker --db URL [--stages sniff,copy,probe,thumbnail,manifest] [--concurrency N] [--lease SECONDS]
-                            [--name NAME] [--isolation process|none] [--metrics HOST:PORT] [--json | --quiet]
+                            [--name NAME] [--isolation process|none] [--metrics HOST:PORT] [--log-format plain|json]
+                            [--json | --quiet]
                share db migrate --db URL
         """
 
     static func run(_ arguments: ArraySlice<String>) -> ExitStatus {
+        if let error = ServiceOption.applyLogFormat(arguments) { return Command.usageFailure(error, usage: usage) }
         let parsed: Arguments
         switch Command.parse(arguments, options: Set(["db", "stages", "concurrency", "lease", "name", "isolation"]).union(ServiceOption.options), flags: ["quiet", "json"], usage: usage) {
         case .success(let arguments): parsed = arguments
@@ -58,9 +60,9 @@ enum WorkerCommand {
                 fields["event"] = event.kind.rawValue
                 fields["message"] = event.message
                 fields["time"] = ISO8601DateFormatter().string(from: Date())
-                Terminal.shared.out(JSONLine.object(fields))
+                Terminal.shared.out(DatabaseSecrets.scrub(JSONLine.object(fields)))
             } else if !quiet || ![.started, .stopped, .batchDone, .unblocked].contains(event.kind) {
-                Terminal.shared.err("share: worker: \(event.message)")
+                Terminal.shared.log(ServiceOption.line(event), plain: "share: worker: \(event.message)")
             }
         }
         do {
