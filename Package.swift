@@ -87,6 +87,8 @@ let package = Package(
         .testTarget(name: "MediaKitTests", dependencies: ["MediaKit", "MediaFormats", "TestSupport"]),
         .testTarget(name: "ShareIngestTests", dependencies: ["ShareIngest", "ShareManifest", "MediaFormats", "ContentHash", "TestSupport"], exclude: ["Goldens"]),
         .testTarget(name: "CLITests", dependencies: ["TestSupport"]),
+        // share watch and share worker as services: metrics, health, systemd, logs (real processes).
+        .testTarget(name: "ServiceTests", dependencies: ["TestSupport"]),
         .testTarget(name: "DecoderIsolationTests", dependencies: ["DecoderIsolation", "MediaFormats", "ShareIngest", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]

@@ -21,6 +21,9 @@ packages=(
   valgrind jq
   # recording the decoder helpers' system calls (scripts/record-helper-syscalls.sh)
   strace
+  # ServiceTests: promtool check metrics on a scrape of /metrics (Debian's prometheus
+  # package ships promtool), and systemd-analyze verify on deploy/systemd's units
+  prometheus systemd
 )
 
 missing=()

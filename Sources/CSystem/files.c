@@ -2,6 +2,7 @@
 #ifdef __linux__  // Linux calls only: on other systems this file is empty
 #define _GNU_SOURCE
 #include <fcntl.h>
+#include <sys/socket.h>
 #include <stdio.h>
 #include <unistd.h>
 #include "CSystem.h"
@@ -15,6 +16,10 @@ long shim_copy_file_range_from(int in_fd, long long *in_offset, int out_fd, size
     long n = (long)copy_file_range(in_fd, &offset, out_fd, NULL, length, 0);
     *in_offset = (long long)offset;
     return n;
+}
+
+int shim_accept_nonblocking(int fd) {
+    return accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 }
 
 int shim_rename_noreplace(const char *from, const char *to) {

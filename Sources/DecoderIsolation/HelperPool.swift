@@ -34,6 +34,8 @@ final class HelperPool: @unchecked Sendable {
     private var idle: [HelperProcess] = []
     private var busy: [ObjectIdentifier: HelperProcess] = [:]
     private var started = 0
+    /// Helpers stopped because they died, hung or misbehaved (``discard(_:)``).
+    private var discarded = 0
     private var template: TemplateState = .notStarted
     private enum TemplateState {
         case notStarted
@@ -320,7 +322,15 @@ final class HelperPool: @unchecked Sendable {
         lock.lock()
         busy[ObjectIdentifier(helper)] = nil
         idle.removeAll { $0 === helper }
+        discarded += 1
         lock.unlock()
+    }
+
+    /// Helpers discarded so far (killed and reaped after dying, hanging or misbehaving).
+    var discardedCount: Int {
+        lock.lock()
+        defer { lock.unlock() }
+        return discarded
     }
 
     /// The pids of the helpers alive now, idle or busy.

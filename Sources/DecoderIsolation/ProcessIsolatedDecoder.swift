@@ -300,6 +300,10 @@ public final class ProcessIsolatedDecoder: MediaDecoder, @unchecked Sendable {
     /// How many helpers were started so far, replacements included.
     public var startedHelperCount: Int { pool.startedCount }
 
+    /// How many helpers were killed and reaped because they died, hung or
+    /// misbehaved (not those stopped at the end of their batch).
+    public var killedHelperCount: Int { pool.discardedCount }
+
     /// The batch each running helper serves, by pid (helpers that have served
     /// none are left out; a request without a batch is bound to nil).
     var helperBatches: [Int32: String?] { pool.batches.mapValues(\.batch) }

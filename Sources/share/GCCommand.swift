@@ -4,13 +4,13 @@ import ShareIngest
 /// `share gc`: removes the files of consumed shares older than a retention period.
 enum GCCommand {
     static let usage = """
-        usage: share gc [--container DIR] [--older-than 7d|12h|30m|0] [--dry-run]
+        usage: share gc [--container DIR] [--older-than 7d|12h|30m|0] [--dry-run] [--verbose]
                share gc --db URL [--older-than 7d|12h|30m|0] [--dry-run]   (finished batches, their jobs, gone workers)
         """
 
     static func run(_ arguments: ArraySlice<String>) -> ExitStatus {
         let parsed: Arguments
-        switch Command.parse(arguments, options: ["container", "older-than", "db"], flags: ["dry-run"], usage: usage) {
+        switch Command.parse(arguments, options: ["container", "older-than", "db"], flags: ["dry-run", "verbose"], usage: usage) {
         case .success(let arguments): parsed = arguments
         case .failure(let exit): return exit.status
         }
@@ -31,8 +31,10 @@ enum GCCommand {
         do {
             let container = try Command.container(parsed)
             let dryRun = parsed.flag("dry-run")
+            // A summary on stderr; each path on stdout only with --verbose (a million-item share has millions).
+            let verbose = parsed.flag("verbose")
             let report = try ConsumedShareCollector(container: container).collect(retention: retention, dryRun: dryRun) { file in
-                Terminal.shared.out((dryRun ? "would remove " : "removed ") + file)
+                if verbose { Terminal.shared.out((dryRun ? "would remove " : "removed ") + file) }
             }
             Terminal.shared.err("share: \(dryRun ? "would collect" : "collected") \(report.keys.count) consumed shares, \(report.fileCount) files, \(String(format: "%.1f", Double(report.bytes) / 1e6)) MB")
             return .success

@@ -21,12 +21,15 @@ final class ProgressPrinter: Sendable {
     private let terminal = Terminal.shared
     private let counts = Mutex(Counts())
     private let start = Date()
+    /// The batch under way (its items' log lines name it).
+    private let currentBatch = Mutex<String?>(nil)
 
     init(mode: Mode) { self.mode = mode }
 
     func handle(_ event: IngestEvent) {
         switch event {
         case .batchStarted(let id, let key):
+            currentBatch.withLock { $0 = id.uuidString }
             if mode == .json { terminal.out(JSONLine.object(["event": "batchStarted", "batch": id.uuidString, "key": key.rawValue])) }
         case .stageFinished(let stage, let index, let copied):
             let line = counts.withLock { counts -> String? in
@@ -52,18 +55,26 @@ final class ProgressPrinter: Sendable {
     }
 
     private func report(_ item: ItemReport) {
+        let batch = currentBatch.withLock { $0 }
+        func log(_ level: ServiceLogLine.Level, _ event: String, _ plain: String, _ message: String) {
+            terminal.log(
+                ServiceLogLine(
+                    level: level, event: event, batch: batch, item: String(item.index), stage: item.failure?.stage.rawValue,
+                    reason: item.failure?.reason.rawValue, message: message), plain: plain)
+        }
         switch mode {
         case .json:
             terminal.out(JSONLine.item(item))
         case .quiet:
-            if let failure = item.failure, item.status == .failed { terminal.err("share: failed: \(failure.message)") }
+            if let failure = item.failure, item.status == .failed { log(.error, "itemFailed", "share: failed: \(failure.message)", failure.message) }
         case .human:
             if let failure = item.failure {
-                terminal.err("share: \(item.status.rawValue): \(failure.message)")
+                let failed = item.status == .failed
+                log(failed ? .error : .warning, failed ? "itemFailed" : "itemSkipped", "share: \(item.status.rawValue): \(failure.message)", failure.message)
             } else if !terminal.stderrIsTerminal {
-                terminal.err("share: ingested: \(item.source) -> \(item.entry?.path ?? "")")
+                log(.info, "itemIngested", "share: ingested: \(item.source) -> \(item.entry?.path ?? "")", "\(item.source) -> \(item.entry?.path ?? "")")
             }
-            for warning in item.warnings { terminal.err("share: warning: \(item.source): \(warning)") }
+            for warning in item.warnings { log(.warning, "itemWarning", "share: warning: \(item.source): \(warning)", "\(item.source): \(warning)") }
         }
     }
 

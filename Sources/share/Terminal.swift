@@ -1,4 +1,5 @@
 import Foundation
+import ShareIngest
 import Synchronization
 import SystemCalls
 
@@ -11,8 +12,26 @@ final class Terminal: Sendable {
 
     func out(_ line: String) { statusLineShown.withLock { _ in raw(STDOUT_FILENO, line + "\n") } }
 
-    /// A line on stderr; clears a progress line first.
+    /// How stderr's lines are written (`--log-format`): plain text, or one JSON object per line.
+    private let format = Mutex(ServiceLogLine.Format.plain)
+    var logFormat: ServiceLogLine.Format {
+        get { format.withLock { $0 } }
+        set { format.withLock { $0 = newValue } }
+    }
+
+    /// A line on stderr, in the log format: plain lines become `message` events.
     func err(_ line: String) {
+        log(ServiceLogLine(plain: line), plain: line)
+    }
+
+    /// A log line on stderr: `plain` as it is in plain text (else `share: message`),
+    /// the line's fields as JSON with `--log-format json`; passwords scrubbed in both.
+    func log(_ line: ServiceLogLine, plain: String? = nil) {
+        write(line.rendered(logFormat, plain: plain))
+    }
+
+    /// A line on stderr; clears a progress line first.
+    private func write(_ line: String) {
         statusLineShown.withLock { shown in
             if shown {
                 raw(STDERR_FILENO, "\r\u{1B}[2K")
@@ -24,7 +43,7 @@ final class Terminal: Sendable {
 
     /// Redraws the progress line in place (terminals only).
     func status(_ line: String) {
-        guard stderrIsTerminal else { return }
+        guard stderrIsTerminal, logFormat == .plain else { return }
         statusLineShown.withLock { shown in
             raw(STDERR_FILENO, "\r\u{1B}[2K" + line)
             shown = true

@@ -8,12 +8,14 @@ enum WatchCommand {
     static let usage = """
         usage: share watch INBOX [--container DIR] [--pipeline NAME|FILE] [--settle SECONDS]
                                  [--on-success move|delete|keep] [--report-dir DIR] [--db URL] [--once]
-                                 [--isolation process|none] [--json | --quiet]
+                                 [--isolation process|none] [--metrics HOST:PORT] [--log-format plain|json]
+                                 [--json | --quiet]
         """
 
     static func run(_ arguments: ArraySlice<String>) -> ExitStatus {
+        if let error = ServiceOption.applyLogFormat(arguments) { return Command.usageFailure(error, usage: usage) }
         let parsed: Arguments
-        switch Command.parse(arguments, options: ["container", "pipeline", "settle", "on-success", "report-dir", "db", "isolation"], flags: ["once", "json", "quiet"], usage: usage) {
+        switch Command.parse(arguments, options: Set(["container", "pipeline", "settle", "on-success", "report-dir", "db", "isolation"]).union(ServiceOption.options), flags: ["once", "json", "quiet"], usage: usage) {
         case .success(let arguments): parsed = arguments
         case .failure(let exit): return exit.status
         }
@@ -21,6 +23,7 @@ enum WatchCommand {
             return Command.usageFailure("expected exactly one INBOX folder", usage: usage)
         }
         let inbox: Inbox
+        let service: ShareService?
         do {
             let settle = try parsed.number("settle", in: 0...86_400) ?? 3
             guard let disposition = DropDisposition(rawValue: parsed.value("on-success") ?? "move") else {
@@ -33,6 +36,9 @@ enum WatchCommand {
             inbox = try Inbox(
                 path: inboxPath, ingestor: ShareIngestor(container: container, pipeline: pipeline, decoder: decoder), settle: settle, disposition: disposition,
                 distributed: distributed, notices: { batch, notice in Terminal.shared.err("share: batch \(batch.uuidString): \(notice)") })
+            let watched = inbox
+            let checks = [ServiceMonitor.containerCheck(container.root)] + (parsed.value("db").map { [ServiceMonitor.Database(url: $0).check] } ?? [])
+            service = try ServiceOption.make(parsed, role: .watch, decoder: decoder, checks: checks) { ServiceMonitor.refreshInboxGauges(watched, $0) }
         } catch let error as UsageError {
             return Command.usageFailure(error.description, usage: usage)
         } catch {
@@ -41,8 +47,15 @@ enum WatchCommand {
         let mode: ProgressPrinter.Mode = parsed.flag("json") ? .json : parsed.flag("quiet") ? .quiet : .human
         let printer = ProgressPrinter(mode: mode)
         let cancellation = CancellationFlag()
+        defer { service?.shutdown() }
         Signals.cancel(cancellation) { _ in
+            service?.stopping()
             Terminal.shared.err("share: stopping: no new drops; items in flight finish their stage")
+        }
+        let serviceEvents = service?.events
+        let events: IngestEventSink = { event in
+            printer.handle(event)
+            serviceEvents?(event)
         }
         if mode == .human {
             Terminal.shared.err("share: watching \(inbox.path) (container \(inbox.ingestor.container.root)); Ctrl-C to stop")
@@ -50,7 +63,7 @@ enum WatchCommand {
         do {
             let reportDirectory = parsed.value("report-dir")
             if let reportDirectory { try FileSystem.makeDirectory(reportDirectory) }
-            try inbox.run(once: parsed.flag("once"), events: printer.handle, cancellation: cancellation) { report in
+            try inbox.run(once: parsed.flag("once"), events: events, cancellation: cancellation, started: { service?.started() }) { report in
                 let reportPath = inbox.ingestor.container.reportPath(key: report.key)
                 if let reportDirectory, !report.interrupted {
                     writePictures(of: report, container: inbox.ingestor.container, to: reportDirectory)

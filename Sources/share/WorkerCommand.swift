@@ -6,13 +6,15 @@ import ShareIngest
 enum WorkerCommand {
     static let usage = """
         usage: share worker --db URL [--stages sniff,copy,probe,thumbnail,manifest] [--concurrency N] [--lease SECONDS]
-                            [--name NAME] [--isolation process|none] [--json | --quiet]
+                            [--name NAME] [--isolation process|none] [--metrics HOST:PORT] [--log-format plain|json]
+                            [--json | --quiet]
                share db migrate --db URL
         """
 
     static func run(_ arguments: ArraySlice<String>) -> ExitStatus {
+        if let error = ServiceOption.applyLogFormat(arguments) { return Command.usageFailure(error, usage: usage) }
         let parsed: Arguments
-        switch Command.parse(arguments, options: ["db", "stages", "concurrency", "lease", "name", "isolation"], flags: ["quiet", "json"], usage: usage) {
+        switch Command.parse(arguments, options: Set(["db", "stages", "concurrency", "lease", "name", "isolation"]).union(ServiceOption.options), flags: ["quiet", "json"], usage: usage) {
         case .success(let arguments): parsed = arguments
         case .failure(let exit): return exit.status
         }
@@ -35,23 +37,36 @@ enum WorkerCommand {
         } catch {
             return Command.usageFailure("\(error)", usage: usage)
         }
+        let service: ShareService?
+        do {
+            let database = ServiceMonitor.Database(url: url)
+            service = try ServiceOption.make(parsed, role: .worker, decoder: decoder, checks: [database.check], refresh: database.refreshWorkerGauges)
+        } catch {
+            return Command.usageFailure("\(error)", usage: usage)
+        }
+        defer { service?.shutdown() }
         let cancellation = CancellationFlag()
-        Signals.cancel(cancellation) { _ in Terminal.shared.err("share: worker stopping: jobs in flight finish their stage") }
+        Signals.cancel(cancellation) { _ in
+            service?.stopping()
+            Terminal.shared.err("share: worker stopping: jobs in flight finish their stage")
+        }
         let json = parsed.flag("json")
         let quiet = parsed.flag("quiet")
         let log: @Sendable (StageWorker.Event) -> Void = { event in
+            // Registered, schema checked: the worker takes jobs.
+            if event.kind == .started { service?.started() }
             if json {
                 var fields: [String: Any?] = event.fields
                 fields["event"] = event.kind.rawValue
                 fields["message"] = event.message
                 fields["time"] = ISO8601DateFormatter().string(from: Date())
-                Terminal.shared.out(JSONLine.object(fields))
+                Terminal.shared.out(DatabaseSecrets.scrub(JSONLine.object(fields)))
             } else if !quiet || ![.started, .stopped, .batchDone, .unblocked].contains(event.kind) {
-                Terminal.shared.err("share: worker: \(event.message)")
+                Terminal.shared.log(ServiceOption.line(event), plain: "share: worker: \(event.message)")
             }
         }
         do {
-            try StageWorker(url: url, settings: settings, log: log, decoder: decoder).run(cancellation: cancellation)
+            try StageWorker(url: url, settings: settings, events: service?.events, log: log, decoder: decoder).run(cancellation: cancellation)
         } catch {
             return Command.failure(cancellation.isCancelled ? "worker interrupted before it started: \(error)" : "cannot start the worker: \(error)")
         }

@@ -119,11 +119,19 @@ import Testing
         // Not old enough yet: nothing goes.
         let young = try ShareProcess.run(["gc", "--container", container.path])
         #expect(young.stdout.isEmpty)
+        // --verbose lists each path (here of a dry run: nothing goes yet).
+        let listed = try ShareProcess.run(["gc", "--container", container.path, "--older-than", "0", "--dry-run", "--verbose"])
+        #expect(listed.status == 0)
+        let removed = listed.stdout.split(separator: "\n")
+        #expect(removed.count == 4)  // copy, thumbnail, consumed manifest, report
+        #expect(removed.allSatisfy { $0.hasPrefix("would remove ") && !$0.contains("Kept") })
+        #expect(listed.stderr.contains("would collect 1 consumed shares, 4 files"), "\(listed.stderr)")
+        // Without it, a summary alone.
         let gc = try ShareProcess.run(["gc", "--container", container.path, "--older-than", "0"])
         #expect(gc.status == 0)
-        let removed = gc.stdout.split(separator: "\n")
-        #expect(removed.count == 4)  // copy, thumbnail, consumed manifest, report
-        #expect(removed.allSatisfy { !$0.contains("Kept") })
+        #expect(gc.stdout.isEmpty, "\(gc.stdout)")
+        #expect(gc.stderr.contains("share: collected 1 consumed shares, 4 files"), "\(gc.stderr)")
+        for path in removed { #expect(!FileManager.default.fileExists(atPath: String(path.dropFirst("would remove ".count)))) }
         let open = try ShareProcess.run(["open", "ShareMedia://dataUrl=Kept#media", "--container", container.path])
         #expect(open.status == 0)
         let json = try ShareProcess.run(["status", "--json", "--container", container.path])

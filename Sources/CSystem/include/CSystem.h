@@ -22,6 +22,10 @@ long shim_copy_file_range_from(int in_fd, long long *in_offset, int out_fd, size
 /// with EEXIST instead of replacing the destination.
 int shim_rename_noreplace(const char *from, const char *to);
 
+/// accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC): a waiting connection,
+/// non-blocking and close-on-exec from the start (no helper forked meanwhile inherits it).
+int shim_accept_nonblocking(int fd);
+
 #include "shim_fd_passing.h"
 #include "shim_spawn.h"
 #include "shim_sandbox.h"

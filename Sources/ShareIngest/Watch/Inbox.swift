@@ -68,14 +68,19 @@ public final class Inbox: Sendable {
 
     /// Watches until cancelled; with `once`, processes the drops present at the
     /// start (waiting for each to settle) and returns. Unfinished batches from an
-    /// earlier run are finished first.
-    public func run(once: Bool, events: IngestEventSink?, cancellation: CancellationFlag, finished: (BatchReport) -> Void) throws(ShareIngestError) {
-        for batch in try journal.batches(in: [.claimed, .running, .manifesting]).reversed() where !cancellation.isCancelled {
-            if let report = try? resume(batch, events: events, cancellation: cancellation) { finished(report) }
-        }
+    /// earlier run are finished first. `started` is called once the journal is
+    /// read and the inbox listed, before any batch runs (a service is ready).
+    public func run(
+        once: Bool, events: IngestEventSink?, cancellation: CancellationFlag, started: (() -> Void)? = nil, finished: (BatchReport) -> Void
+    ) throws(ShareIngestError) {
+        let unfinished = try journal.batches(in: [.claimed, .running, .manifesting]).reversed()
         let watcher = DirectoryWatcher(path)
         var waitingFor = once ? Set(drops()) : []
-        let started = MonotonicClock.now()
+        started?()
+        for batch in unfinished where !cancellation.isCancelled {
+            if let report = try? resume(batch, events: events, cancellation: cancellation) { finished(report) }
+        }
+        let startedAt = MonotonicClock.now()
         while !cancellation.isCancelled {
             for name in drops() where !cancellation.isCancelled {
                 guard isSettled(name) else { continue }
@@ -86,7 +91,7 @@ public final class Inbox: Sendable {
                 // Drops that never settle (still being written) are left for the next run.
                 let patience = max(settle * 4, 10)
                 waitingFor = waitingFor.filter { drops().contains($0) }
-                if waitingFor.isEmpty || MonotonicClock.now() - started > patience { return }
+                if waitingFor.isEmpty || MonotonicClock.now() - startedAt > patience { return }
             }
             watcher.wait(seconds: 1)
         }

@@ -1,0 +1,90 @@
+import Foundation
+import Glibc
+import TestSupport
+import Testing
+
+/// `--log-format json`: every line of stderr one JSON object with the log's
+/// keys; plain text the default; no password in either, whether it came in a
+/// `--db` URL or in PGPASSWORD.
+@Suite(.serialized) struct LogFormatTests {
+    static let keys: Set<String> = ["time", "level", "event", "batch", "item", "stage", "reason", "message"]
+    static let urlSecret = "hunter2-in-the-url"
+    static let environmentSecret = "s3cret-in-the-environment"
+
+    /// Each line of `log` as a JSON object with exactly the log's keys (failing the test otherwise).
+    static func objects(_ log: String, sourceLocation: SourceLocation = #_sourceLocation) -> [[String: Any]] {
+        log.split(separator: "\n").compactMap { line in
+            let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
+            #expect(object != nil, "not a JSON object: \(line)", sourceLocation: sourceLocation)
+            if let object { #expect(Set(object.keys) == keys, "keys of \(line)", sourceLocation: sourceLocation) }
+            return object
+        }
+    }
+
+    static func expectNoSecret(_ texts: String..., sourceLocation: SourceLocation = #_sourceLocation) {
+        for text in texts {
+            #expect(!text.contains(urlSecret) && !text.contains(environmentSecret), "a password in: \(text)", sourceLocation: sourceLocation)
+        }
+    }
+
+    @Test func aWorkersLogIsOneJSONObjectPerLineAndHoldsNoPassword() throws {
+        let server = try PostgresServer()
+        #expect(try ShareProcess.run(["db", "migrate", "--db", server.url]).status == 0)
+        // Trust authentication: the server ignores the password, share must still hide it.
+        let withPassword = server.url.replacingOccurrences(of: "@127.0.0.1", with: ":\(Self.urlSecret)@127.0.0.1")
+        let environment = ["PGPASSWORD": Self.environmentSecret]
+        for format in ["json", "plain"] {
+            let work = TemporaryDirectory("log-\(format)")
+            let worker = try ServiceProcess(
+                ["worker", "--db", withPassword, "--name", "log-\(format)", "--concurrency", "1", "--log-format", format], environment: environment)
+            let drop = try ServiceTests.drop(notes: 3, into: work.path + "/drop")
+            let ingest = try ServiceProcess(["ingest", "--db", server.url, "--container", work.path + "/container", drop.path])
+            #expect(ServiceProcess.eventually { !ingest.process.isRunning })
+            // The noise's failure is logged by the worker that ran its stage.
+            #expect(ServiceProcess.eventually { worker.stderr.contains("noise.jpg") }, "\(worker.stderr)")
+            #expect(worker.stop() == 0)
+            Self.expectNoSecret(worker.stderr, worker.stdout)
+            if format == "json" {
+                let lines = Self.objects(worker.stderr)
+                #expect(lines.contains { $0["event"] as? String == "started" && $0["level"] as? String == "info" })
+                #expect(lines.contains { $0["level"] as? String == "warning" && ($0["message"] as? String ?? "").contains("password") }, "\(worker.stderr)")
+                let failure = try #require(lines.first { $0["event"] as? String == "failed" }, "\(worker.stderr)")
+                #expect(failure["level"] as? String == "error" && failure["reason"] as? String == "contentMismatch")
+                #expect(failure["batch"] is String && failure["item"] is String && failure["stage"] is String, "\(failure)")
+                #expect(ISO8601DateFormatter().date(from: (failure["time"] as? String ?? "").replacingOccurrences(of: #"\.\d+"#, with: "", options: .regularExpression)) != nil)
+            } else {
+                #expect(worker.stderr.split(separator: "\n").allSatisfy { $0.hasPrefix("share: ") }, "\(worker.stderr)")
+                #expect(worker.stderr.contains("share: worker: "))
+            }
+        }
+        // A worker that cannot start says why, in either format, without the password.
+        let unreachable = withPassword.replacingOccurrences(of: ":\(server.port)/", with: ":1/")
+        for format in ["json", "plain"] {
+            let failed = try ShareProcess.run(["worker", "--db", unreachable, "--log-format", format], environment: environment)
+            #expect(failed.status != 0)
+            Self.expectNoSecret(failed.stderr, failed.stdout)
+            if format == "json" {
+                #expect(Self.objects(failed.stderr).contains { $0["level"] as? String == "error" && ($0["message"] as? String ?? "").contains("cannot start the worker") })
+            }
+        }
+    }
+
+    @Test func aWatchersLogNamesTheBatchItemStageAndReasonOfAFailure() throws {
+        let work = TemporaryDirectory("log-watch")
+        try FileManager.default.createDirectory(atPath: work.path + "/inbox", withIntermediateDirectories: true)
+        _ = try ServiceTests.drop(notes: 2, into: work.path + "/inbox/drop")
+        let watch = try ShareProcess.run(
+            ["watch", work.path + "/inbox", "--container", work.path + "/container", "--settle", "0", "--once", "--log-format", "json"],
+            environment: ["PGPASSWORD": Self.environmentSecret])
+        #expect(watch.status == 0, "\(watch.stderr)")
+        let lines = Self.objects(watch.stderr)
+        let failure = try #require(lines.first { $0["event"] as? String == "itemFailed" }, "\(watch.stderr)")
+        #expect(failure["reason"] as? String == "contentMismatch" && failure["level"] as? String == "error")
+        #expect(failure["batch"] is String && failure["item"] is String && failure["stage"] is String, "\(failure)")
+        #expect(lines.filter { $0["event"] as? String == "itemIngested" }.count == 3)
+        Self.expectNoSecret(watch.stderr, watch.stdout)
+        // Plain text stays the default.
+        let plain = try ShareProcess.run(["watch", "--log-format", "xml", work.path + "/inbox"])
+        #expect(plain.status == 2 && plain.stderr.hasPrefix("share: --log-format must be plain or json"), "\(plain.stderr)")
+    }
+}
