@@ -86,6 +86,17 @@ public enum ManifestCoder: Sendable {
             if let removed = entry.locationRemoved, !removed.isEmpty {
                 fields.append(("locationRemoved", "[" + removed.map(JSONText.string).joined(separator: ", ") + "]"))
             }
+            if let sidecars = entry.sidecars, !sidecars.isEmpty {
+                let objects = sidecars.map { sidecar in
+                    var object: [(String, String)] = [
+                        ("path", JSONText.string(sidecar.path)), ("kind", JSONText.string(sidecar.kind.rawValue)),
+                        ("mimeType", JSONText.string(sidecar.mimeType)),
+                    ]
+                    if let size = sidecar.size { object.append(("size", String(size))) }
+                    return JSONText.object(object)
+                }
+                fields.append(("sidecars", "[" + objects.joined(separator: ", ") + "]"))
+            }
         }
         return "{" + fields.map { "\"\($0.0)\": \($0.1)" }.joined(separator: ", ") + "}"
     }
@@ -170,7 +181,8 @@ public enum ManifestCoder: Sendable {
             livePhoto: try livePhoto(try field("livePhoto", as: [String: Any].self, expected: "an object or null"), at: "[\(index)].livePhoto")
         ).with(
             compatible: try compatible(try field("compatible", as: [String: Any].self, expected: "an object or null"), at: "[\(index)].compatible"),
-            locationRemoved: try field("locationRemoved", as: [String].self, expected: "an array of strings or null"))
+            locationRemoved: try field("locationRemoved", as: [String].self, expected: "an array of strings or null")
+        ).with(sidecars: try sidecars(try field("sidecars", as: [Any].self, expected: "an array of objects or null"), at: "[\(index)].sidecars"))
         return (entry, schema)
     }
 
@@ -217,6 +229,22 @@ public enum ManifestCoder: Sendable {
         return SharedMediaFile.LivePhoto(
             photo: try n.string("photo"), video: try n.string("video"),
             contentIdentifier: try n.field("contentIdentifier", as: String.self, expected: "a string or null"), pairedBy: pairedBy)
+    }
+
+    private static func sidecars(_ array: [Any]?, at: String) throws(ManifestError) -> [SharedMediaFile.Sidecar]? {
+        guard let array else { return nil }
+        var sidecars: [SharedMediaFile.Sidecar] = []
+        for (index, element) in array.enumerated() {
+            guard let object = element as? [String: Any] else { throw .wrongType(field: "\(at)[\(index)]", expected: "an object") }
+            let n = Nested(object: object, at: "\(at)[\(index)]")
+            let allowed = SharedMediaFile.Sidecar.Kind.allCases.map(\.rawValue).joined(separator: ", ")
+            guard let kind = SharedMediaFile.Sidecar.Kind(rawValue: try n.string("kind")) else {
+                throw .wrongType(field: "\(at)[\(index)].kind", expected: "one of \(allowed)")
+            }
+            sidecars.append(
+                SharedMediaFile.Sidecar(path: try n.string("path"), kind: kind, mimeType: try n.string("mimeType"), size: try n.number("size")?.int64Value))
+        }
+        return sidecars
     }
 
     private static func compatible(_ object: [String: Any]?, at: String) throws(ManifestError) -> SharedMediaFile.Compatible? {

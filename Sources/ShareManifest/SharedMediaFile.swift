@@ -89,6 +89,43 @@ public struct SharedMediaFile: Sendable, Hashable {
     /// pipeline's location privacy removed any. The copy's `sha256` is then the
     /// stripped bytes'.
     public var locationRemoved: [String]?
+    /// The export's sidecars that describe this item (Google Takeout JSON, XMP,
+    /// Apple `.AAE`), each copied into the container under the item's UUID
+    /// (`<UUID>.<n>.json`, `.xmp`, `.aae`). Nil when it has none.
+    public var sidecars: [Sidecar]?
+
+    /// A sidecar attached to an entry (v2 `sidecars`).
+    public struct Sidecar: Sendable, Hashable, Codable {
+        /// What kind of sidecar it is.
+        public enum Kind: String, Sendable, Hashable, Codable, CaseIterable {
+            /// Google Takeout's JSON (`X.jpg.json`, `X.jpg.supplemental-metadata.json`, …).
+            case takeout
+            /// An XMP sidecar (`IMG_1234.xmp`, `IMG_1234.CR2.xmp`).
+            case xmp
+            /// Apple's adjustments (`IMG_1234.AAE`), a property list.
+            case aae
+        }
+
+        /// A `file://` URL of the copy in the container, spelled like the entry's `path`.
+        public var path: String
+        /// Its kind.
+        public var kind: Kind
+        /// `application/json`, `application/rdf+xml` or `application/xml`.
+        public var mimeType: String
+        /// Size in bytes.
+        public var size: Int64?
+
+        /// A sidecar at `path` (a `file://` URL).
+        public init(path: String, kind: Kind, mimeType: String, size: Int64? = nil) {
+            self.path = path
+            self.kind = kind
+            self.mimeType = mimeType
+            self.size = size
+        }
+
+        /// The sidecar's copy in the container.
+        public var fileURL: URL? { URL(string: path) }
+    }
 
     /// The video inside a motion photo (v2 `motionVideo`).
     public struct MotionVideo: Sendable, Hashable, Codable {
@@ -212,6 +249,13 @@ public struct SharedMediaFile: Sendable, Hashable {
         var entry = self
         entry.compatible = compatible
         entry.locationRemoved = locationRemoved
+        return entry
+    }
+
+    /// The entry with the sidecars attached to it (v2 manifests carry them).
+    public func with(sidecars: [Sidecar]?) -> SharedMediaFile {
+        var entry = self
+        entry.sidecars = sidecars
         return entry
     }
 

@@ -70,6 +70,25 @@ enum BatchCompletion {
             }
         }
 
+        // Export sidecars, attached to the media they describe (v2): worked out
+        // before any entry is written, as the sidecar may come after its media.
+        var sidecars = SidecarMatching(candidates: [], final: { $0 })
+        if stage.settings.schema == .v2 {
+            sidecars = SidecarMatching(candidates: try store.sidecarCandidates(for: batch.id)) { candidate in
+                var final = candidate
+                _ = duplicates.resolve(&final, removingFiles: false)
+                return final.failure == nil ? final : nil
+            }
+        }
+        // Their copies under the media's UUIDs, made before any entry is written
+        // (the fsync of the container before the first entry covers them); the
+        // sidecars' own copies are removed once the manifest is written.
+        var sidecarRecords: [Int: [SidecarRecord]] = [:]
+        for (index, attached) in sidecars.attached {
+            if let id = sidecars.mediaIDs[index] { sidecarRecords[index] = Self.attach(attached, to: id, in: container) }
+        }
+        var attachedCopies: [String] = []
+
         var writer: ManifestWriter?
         var writeError: SystemError?
         var copiesSynced = false
@@ -99,6 +118,28 @@ enum BatchCompletion {
             for path in (temporaries[item.id] ?? []) + (temporaries[item.motionVideoID] ?? []) { FileSystem.remove(path) }
             if item.failure != nil { item.removeFiles(in: container) }
             var itemChanged = false
+            if item.failure == nil, let media = sidecars.attachedTo[item.index] {
+                // A sidecar attached to its media: not an entry of its own.
+                if item.attachedTo != media {
+                    item.attachedTo = media
+                    itemChanged = true
+                }
+                if let own = item.copyPath { attachedCopies.append(own) }
+                if itemChanged { changed.append(item) }
+                totals.merge(item.stageSeconds, uniquingKeysWith: +)
+                report(item)
+                return
+            }
+            if item.failure == nil, let warning = sidecars.orphans[item.index], !item.warnings.contains(warning) {
+                item.warnings.append(warning)
+                itemChanged = true
+            }
+            if item.failure == nil, let records = sidecarRecords[item.index] {
+                if records != item.sidecars {
+                    item.sidecars = records
+                    itemChanged = true
+                }
+            }
             if item.failure == nil, let failure = stage.unsupportedBySchema(item, batchHasFiles: hasFiles) {
                 item.failure = failure
                 itemChanged = true
@@ -158,6 +199,10 @@ enum BatchCompletion {
                 report(item)
             }
         }
+        // The sidecars' copies live on under their media's UUIDs: their own go.
+        if writeError == nil {
+            for path in attachedCopies where FileSystem.exists(path) { FileSystem.remove(path) }
+        }
         CrashPoint.hit("after-manifest")
         TestThrottle.pause()
 
@@ -204,6 +249,28 @@ enum BatchCompletion {
             throw NotRecorded(outcome: outcome, error: error)
         }
         return outcome
+    }
+}
+
+extension BatchCompletion {
+    /// Copies each of `sidecars` into the container under `item`'s UUID
+    /// (`<UUID>.<n>.json`, `.xmp`, `.aae`, numbered from 1 in input order) and
+    /// returns what the item's entry lists. A copy already there (a fan-in that
+    /// ran before and died) is kept; a sidecar whose copy cannot be made is left
+    /// out, with nothing half-written.
+    static func attach(_ sidecars: [ItemState], to id: UUID, in container: ContainerDirectory) -> [SidecarRecord] {
+        var records: [SidecarRecord] = []
+        for (offset, sidecar) in sidecars.enumerated() {
+            guard let kind = sidecar.sidecarKind else { continue }
+            let path = SidecarMatching.copyPath(in: container, id: id, n: offset + 1, kind: kind)
+            // Written whole and renamed into place (AtomicFile): never half there.
+            if !FileSystem.exists(path) {
+                guard let source = sidecar.copyPath, FileSystem.copySmallFile(source, to: path) else { continue }
+            }
+            let size = (try? FileStatus.ofLink(path)).map(\.size)
+            records.append(SidecarRecord(path: path, kind: kind, mimeType: ExportSidecars.mimeType(of: kind), size: size))
+        }
+        return records
     }
 }
 

@@ -76,6 +76,14 @@ struct ItemState: Sendable, Hashable, Codable {
     var motionVideo: MotionVideo?
     /// The Live Photo this still or movie is half of (the fan-in pairs them).
     var livePhoto: LivePhotoLink?
+    // Export sidecars (``ExportSidecars``)
+    /// Set (by the sniff) on a sidecar of an export: a Takeout JSON, an XMP, an `.AAE`.
+    var sidecarKind: SharedMediaFile.Sidecar.Kind?
+    /// The sidecars the fan-in attached to this media item, copied under its UUID.
+    @OmittedWhenDefault var sidecars: [SidecarRecord] = []
+    /// Set (by the fan-in) on a sidecar attached to a media item: that item's
+    /// label. It is not delivered as an item of its own (status `attached`).
+    var attachedTo: String?
     // Location privacy: what was removed from the copy (nil: the stage did not
     // run on it, or found nothing).
     var locationRemoved: [String]?
@@ -109,7 +117,7 @@ struct ItemState: Sendable, Hashable, Codable {
     /// never recorded). Three keep the names older records used.
     enum CodingKeys: String, CodingKey, CaseIterable {
         case index, id, source, label, completed, sniffed, copyPath, size, sha256, duplicateOf, type, mimeType, width, height
-        case thumbnailPath, moments, motionVideo, livePhoto, locationRemoved, compatible, stageRecords, warnings, failure, stageSeconds, lostAttempts
+        case thumbnailPath, moments, motionVideo, livePhoto, sidecarKind, sidecars, attachedTo, locationRemoved, compatible, stageRecords, warnings, failure, stageSeconds, lostAttempts
         case suspect
         case sourceVersion = "version"
         case durationMilliseconds = "duration"
@@ -164,7 +172,9 @@ struct ItemState: Sendable, Hashable, Codable {
 
     /// The container files this item's entry names (its copy, thumbnail and
     /// compatible copy) and the ones its stages made for it.
-    var deliveredFiles: [String] { [copyPath, thumbnailPath, compatible?.path].compactMap { $0 } + stageRecords.values.flatMap(\.files) }
+    var deliveredFiles: [String] {
+        [copyPath, thumbnailPath, compatible?.path].compactMap { $0 } + sidecars.map(\.path) + stageRecords.values.flatMap(\.files)
+    }
 
     /// Removes every file this item may own (a failed item leaves nothing behind).
     mutating func removeFiles(in container: ContainerDirectory) {
@@ -173,6 +183,7 @@ struct ItemState: Sendable, Hashable, Codable {
         thumbnailPath = nil
         motionVideo = nil
         compatible = nil
+        sidecars = []
         for stage in stageRecords.keys { stageRecords[stage]?.files = [] }
     }
 }
@@ -240,6 +251,8 @@ extension ItemState {
         ("content_identifier", { $0.livePhotoKeys.identifier }),
         ("live_photo_name", { $0.livePhotoKeys.name }),
         ("suspect", { $0.suspect ? "alone" : nil }),
+        ("sidecar_kind", { $0.sidecarKeys.kind }),
+        ("export_stem", { $0.sidecarKeys.stem }),
     ]
 
     /// The values of ``indexedColumns`` for this item, in their order.

@@ -34,7 +34,10 @@ struct ManifestStage {
             ).with(
                 compatible: item.compatible.map {
                     SharedMediaFile.Compatible(path: url($0.path), size: $0.size, width: $0.width, height: $0.height)
-                }, locationRemoved: item.locationRemoved)
+                }, locationRemoved: item.locationRemoved
+            ).with(
+                sidecars: item.sidecars.isEmpty
+                    ? nil : item.sidecars.map { SharedMediaFile.Sidecar(path: url($0.path), kind: $0.kind, mimeType: $0.mimeType, size: $0.size) })
         }
     }
 
@@ -53,6 +56,7 @@ struct ManifestStage {
     func report(for item: ItemState, finished: Bool, message: String?) -> ItemReport {
         let status: ItemStatus
         switch item.failure?.reason {
+        case nil where item.attachedTo != nil && finished: status = .attached
         case nil: status = finished ? .ingested : .failed
         case let reason? where ItemFailure.skipping.contains(reason): status = .skipped
         default: status = .failed
@@ -60,7 +64,7 @@ struct ManifestStage {
         return ItemReport(
             index: item.index, source: item.label, status: status, failure: item.failure, warnings: item.warnings,
             entry: status == .ingested ? entry(for: item, message: message) : nil,
-            id: item.copyPath != nil ? item.id : nil, stageSeconds: item.stageSeconds)
+            id: item.copyPath != nil ? item.id : nil, stageSeconds: item.stageSeconds, attachedTo: status == .attached ? item.attachedTo : nil)
     }
 
     /// The redirect URL for a batch whose entries are of these types.
@@ -105,7 +109,7 @@ extension ManifestStage {
             .choice("pathSpelling", \.pathSpelling),
             .choice("duplicates", \.duplicates),
         ],
-        workers: nil, records: [.duplicateOf, .livePhoto],
+        workers: nil, records: [.duplicateOf, .livePhoto, .sidecars, .attachedTo],
         make: nil)
 }
 

@@ -77,6 +77,9 @@ struct SniffStage: PipelineStage {
         }
         item.sniffed = sniffed
         item.mimeType = sniffed.mimeType
+        // An export's sidecar (Takeout JSON, XMP, .AAE): by its name and these
+        // first bytes; the fan-in attaches it to the media it describes.
+        if sniffed.kind == .text { item.sidecarKind = ExportSidecars.kind(name: name, head: prefix) }
         switch sniffed.kind {
         case .image: item.type = .image
         case .video: item.type = .video
@@ -113,7 +116,7 @@ extension SniffStage {
             .integer("workers", \.workers, in: 1...64),
             .boolean("rejectContradictions", \.rejectContradictions),
         ],
-        workers: \.workers, records: [.sniffed, .sourceVersion, .size, .type, .mimeType],
+        workers: \.workers, records: [.sniffed, .sourceVersion, .size, .type, .mimeType, .sidecarKind],
         make: { settings, _ in SniffStage(settings: settings) })
 }
 

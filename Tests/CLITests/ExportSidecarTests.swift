@@ -1,0 +1,246 @@
+import Foundation
+import TestSupport
+import Testing
+
+/// Export sidecars (issue 34) in every mode: `share ingest` (SQLite journal),
+/// `share ingest --db` with a real `share worker` (PostgreSQL) and `share
+/// watch` attach each Takeout JSON, XMP and `.AAE` to the photo it describes,
+/// copied under the photo's UUID and listed in its entry's `sidecars`; the
+/// sidecar's report says `attached` and names the photo; a sidecar without its
+/// photo, an album's `metadata.json` and a JSON that is not Takeout's are files.
+@Suite(.serialized) struct ExportSidecarTests {
+    static func takeoutJSON(title: String, taken: Int = 1_562_000_000) -> [UInt8] {
+        Array(
+            """
+            {
+              "title": "\(title)",
+              "description": "",
+              "imageViews": "3",
+              "creationTime": { "timestamp": "1562500000", "formatted": "7 Jul 2019, 11:46:40 UTC" },
+              "photoTakenTime": { "timestamp": "\(taken)", "formatted": "1 Jul 2019, 16:53:20 UTC" },
+              "geoData": { "latitude": 48.8584, "longitude": 2.2945, "altitude": 35.0, "latitudeSpan": 0.0, "longitudeSpan": 0.0 },
+              "url": "https://photos.google.com/photo/AF1QipExample",
+              "googlePhotosOrigin": { "mobileUpload": { "deviceType": "ANDROID_PHONE" } }
+            }
+
+            """.utf8)
+    }
+
+    static let xmp = Array(
+        """
+        <?xpacket begin="\u{FEFF}" id="W5M0MpCehiHzreSzNTczkc9d"?>
+        <x:xmpmeta xmlns:x="adobe:ns:meta/" x:xmptk="Adobe XMP Core 7.0">
+         <rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#">
+          <rdf:Description rdf:about="" xmlns:xmp="http://ns.adobe.com/xap/1.0/" xmp:Rating="4"/>
+         </rdf:RDF>
+        </x:xmpmeta>
+        <?xpacket end="w"?>
+
+        """.utf8)
+
+    static let aae = Array(
+        """
+        <?xml version="1.0" encoding="UTF-8"?>
+        <!DOCTYPE plist PUBLIC "-//Apple//DTD PLIST 1.0//EN" "http://www.apple.com/DTDs/PropertyList-1.0.dtd">
+        <plist version="1.0">
+        <dict>
+        \t<key>adjustmentBaseVersion</key>
+        \t<integer>0</integer>
+        \t<key>adjustmentData</key>
+        \t<data>ZGF0YQ==</data>
+        \t<key>adjustmentEditorBundleID</key>
+        \t<string>com.apple.mobileslideshow</string>
+        \t<key>adjustmentFormatIdentifier</key>
+        \t<string>com.apple.photo</string>
+        \t<key>adjustmentFormatVersion</key>
+        \t<string>1.5</string>
+        </dict>
+        </plist>
+
+        """.utf8)
+
+    /// A drop like a Takeout (and an Apple export) drop: every naming case of
+    /// item 1, a sidecar without its photo, an album's `metadata.json`, a JSON
+    /// that is not Takeout's. Returns each sidecar's bytes by its name.
+    static func makeDrop(_ drop: TemporaryDirectory) throws -> [String: [UInt8]] {
+        let year = "Takeout/Google Photos/Photos from 2019/"
+        let longName = "Screenshot_20190701-165320_Photos_and_more_long.jpg"
+        var sidecars: [String: [UInt8]] = [:]
+        func sidecar(_ name: String, _ bytes: [UInt8]) throws {
+            _ = try drop.add(name, bytes: bytes)
+            sidecars[name] = bytes
+        }
+        try drop.add(year + "IMG_0001.jpg", copying: Fixtures.media("photo.jpg"))
+        try sidecar(year + "IMG_0001.jpg.json", takeoutJSON(title: "IMG_0001.jpg"))
+        try drop.add(year + "IMG_0002.jpg", copying: Fixtures.media("exif3.jpg"))
+        try sidecar(year + "IMG_0002.jpg.supplemental-metadata.json", takeoutJSON(title: "IMG_0002.jpg", taken: 1_562_000_100))
+        try drop.add(year + "IMG_0003(1).jpg", copying: Fixtures.media("exif8.jpg"))
+        try sidecar(year + "IMG_0003.jpg(1).json", takeoutJSON(title: "IMG_0003.jpg", taken: 1_562_000_200))
+        try drop.add(year + "IMG_0004.jpg", copying: Fixtures.media("gray.jpg"))
+        try drop.add(year + "IMG_0004-edited.jpg", copying: Fixtures.media("progressive.jpg"))
+        try sidecar(year + "IMG_0004.jpg.json", takeoutJSON(title: "IMG_0004.jpg", taken: 1_562_000_300))
+        try drop.add(year + longName, copying: Fixtures.media("cmyk.jpg"))
+        try sidecar(year + longName + ".supplemental-metad.json", takeoutJSON(title: longName, taken: 1_562_000_400))
+        try drop.add(year + "IMG_0006.jpg", copying: Fixtures.media("portrait-exif6.jpg"))
+        try sidecar(year + "IMG_0006.jpg.suppl.json", takeoutJSON(title: "IMG_0006.jpg", taken: 1_562_000_500))
+        try sidecar(year + "IMG_0099.jpg.json", takeoutJSON(title: "IMG_0099.jpg", taken: 1_562_000_600))
+        _ = try drop.add("Takeout/Google Photos/Holiday/metadata.json", bytes: Array(#"{"title": "Holiday", "description": "", "access": "protected", "date": {"timestamp": "1562000000"}}"#.utf8))
+        _ = try drop.add("Takeout/Google Photos/Holiday/notes.json", copying: Fixtures.media("data.json"))
+        try drop.add("Apple/IMG_1234.heic", copying: Fixtures.media("image.heic"))
+        try sidecar("Apple/IMG_1234.AAE", aae)
+        try drop.add("Apple/IMG_1235.jpg", copying: Fixtures.media("exif3.jpg"))
+        try sidecar("Apple/IMG_1235.xmp", xmp)
+        return sidecars
+    }
+
+    /// What each source (relative to the drop) became: its status, and for a
+    /// sidecar attached, the photo (relative) it names.
+    static func outcomes(report path: String, drop: String) throws -> [String: String] {
+        let report = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: path))) as? [String: Any])
+        var found: [String: String] = [:]
+        for item in try #require(report["items"] as? [[String: Any]]) {
+            let source = try #require(item["source"] as? String)
+            let relative = source.hasPrefix(drop + "/") ? String(source.dropFirst(drop.count + 1)) : source
+            var outcome = try #require(item["status"] as? String)
+            if let media = item["attachedTo"] as? String { outcome += " to " + (media.hasPrefix(drop + "/") ? String(media.dropFirst(drop.count + 1)) : media) }
+            for warning in item["warnings"] as? [String] ?? [] where warning.contains("is not in this drop") { outcome += " (\(warning))" }
+            found[relative] = outcome
+        }
+        return found
+    }
+
+    static let expectedOutcomes: [String: String] = {
+        let year = "Takeout/Google Photos/Photos from 2019/"
+        let long = "Screenshot_20190701-165320_Photos_and_more_long.jpg"
+        var expected: [String: String] = [:]
+        for photo in ["IMG_0001.jpg", "IMG_0002.jpg", "IMG_0003(1).jpg", "IMG_0004.jpg", "IMG_0004-edited.jpg", long, "IMG_0006.jpg"] {
+            expected[year + photo] = "ingested"
+        }
+        expected[year + "IMG_0001.jpg.json"] = "attached to \(year)IMG_0001.jpg"
+        expected[year + "IMG_0002.jpg.supplemental-metadata.json"] = "attached to \(year)IMG_0002.jpg"
+        expected[year + "IMG_0003.jpg(1).json"] = "attached to \(year)IMG_0003(1).jpg"
+        expected[year + "IMG_0004.jpg.json"] = "attached to \(year)IMG_0004.jpg"
+        expected[year + long + ".supplemental-metad.json"] = "attached to \(year)\(long)"
+        expected[year + "IMG_0006.jpg.suppl.json"] = "attached to \(year)IMG_0006.jpg"
+        expected[year + "IMG_0099.jpg.json"] = "ingested (a Google Takeout JSON sidecar whose photo or video (IMG_0099.jpg) is not in this drop: delivered as a file)"
+        expected["Takeout/Google Photos/Holiday/metadata.json"] = "ingested"
+        expected["Takeout/Google Photos/Holiday/notes.json"] = "ingested"
+        expected["Apple/IMG_1234.heic"] = "ingested"
+        expected["Apple/IMG_1234.AAE"] = "attached to Apple/IMG_1234.heic"
+        expected["Apple/IMG_1235.jpg"] = "ingested"
+        expected["Apple/IMG_1235.xmp"] = "attached to Apple/IMG_1235.jpg"
+        return expected
+    }()
+
+    /// The manifest's entries by file name: the kinds of their sidecars, each
+    /// checked to be a copy named `<entry's UUID>.<n>.<ext>` holding the bytes
+    /// of the sidecar named in `expected`.
+    static func checkManifest(_ container: String, sidecars: [String: [UInt8]], mode: String) throws -> [String: [String]] {
+        let manifests = try FileManager.default.contentsOfDirectory(atPath: container + "/manifests").filter { $0.hasSuffix(".json") }
+        try #require(manifests.count == 1, "\(mode): \(manifests)")
+        let data = try Data(contentsOf: URL(fileURLWithPath: container + "/manifests/" + manifests[0]))
+        let entries = try #require(try JSONSerialization.jsonObject(with: data) as? [[String: Any]])
+        var kinds: [String: [String]] = [:]
+        for entry in entries {
+            let name = try #require(entry["fileName"] as? String)
+            guard let attached = entry["sidecars"] as? [[String: Any]] else { continue }
+            let path = try #require(entry["path"] as? String)
+            let entryURL = try #require(URL(string: path))
+            let uuid = entryURL.deletingPathExtension().lastPathComponent
+            for (n, sidecar) in attached.enumerated() {
+                let link = try #require(sidecar["path"] as? String)
+                let url = try #require(URL(string: link))
+                let kind = try #require(sidecar["kind"] as? String)
+                let ext = ["takeout": "json", "xmp": "xmp", "aae": "aae"][kind] ?? "?"
+                #expect(url.lastPathComponent == "\(uuid).\(n + 1).\(ext)", "\(mode): \(name)'s sidecar is \(url.lastPathComponent)")
+                let bytes = try [UInt8](Data(contentsOf: url))
+                #expect(sidecar["size"] as? Int == bytes.count, "\(mode): \(name)")
+                #expect(sidecar["mimeType"] as? String == ["takeout": "application/json", "xmp": "application/rdf+xml", "aae": "application/xml"][kind])
+                // The copy holds the bytes of the sidecar that names this photo (or its original).
+                let stem = (name as NSString).deletingPathExtension.replacingOccurrences(of: "-edited", with: "")
+                let sources = sidecars.filter { key, _ in
+                    let file = (key as NSString).lastPathComponent
+                    return file.hasPrefix(stem + ".") || file.hasPrefix(stem.replacingOccurrences(of: "(1)", with: "") + ".jpg(1)")
+                }
+                #expect(sources.contains { $0.value == bytes }, "\(mode): \(name)'s sidecar \(url.lastPathComponent) holds none of \(sources.keys.sorted())")
+                kinds[name, default: []].append(kind)
+            }
+        }
+        // The sidecars' own copies are gone: every `<UUID>.json` left is an entry's.
+        let delivered = Set(entries.compactMap { ($0["path"] as? String).flatMap(URL.init(string:))?.lastPathComponent })
+        let loose = try FileManager.default.contentsOfDirectory(atPath: container).filter {
+            ($0.hasSuffix(".json") || $0.hasSuffix(".xmp") || $0.hasSuffix(".aae")) && !delivered.contains($0) && $0.split(separator: ".").count == 2
+        }
+        #expect(loose.isEmpty, "\(mode): sidecar copies left behind: \(loose)")
+        return kinds
+    }
+
+    static let expectedKinds: [String: [String]] = [
+        "IMG_0001.jpg": ["takeout"], "IMG_0002.jpg": ["takeout"], "IMG_0003(1).jpg": ["takeout"], "IMG_0004.jpg": ["takeout"],
+        "IMG_0004-edited.jpg": ["takeout"], "Screenshot_20190701-165320_Photos_and_more_long.jpg": ["takeout"], "IMG_0006.jpg": ["takeout"],
+        "IMG_1234.heic": ["aae"], "IMG_1235.jpg": ["xmp"],
+    ]
+
+    @Test func sidecarsAreAttachedToTheirPhotosInEveryMode() throws {
+        let work = TemporaryDirectory("sidecars")
+        let root = (work.path as NSString).standardizingPath
+        let drop = TemporaryDirectory("sidecar-drop")
+        let sidecars = try Self.makeDrop(drop)
+        let dropPath = (drop.path as NSString).standardizingPath
+
+        let server = try PostgresServer()
+        #expect(try ShareProcess.run(["db", "migrate", "--db", server.url]).status == 0)
+        let workers = DistributedTests.Workers(url: server.url)
+        try workers.start("sidecars")
+        defer { workers.stopAll() }
+
+        var reports: [String: [String: String]] = [:]
+        var urls: [String: String?] = [:]
+        for (mode, database) in [("local", [String]()), ("remote", ["--db", server.url])] {
+            let container = root + "/c-" + mode
+            let report = root + "/\(mode).json"
+            let run = try ShareProcess.run(["ingest"] + database + ["--container", container, "--report", report, dropPath])
+            #expect(run.status == 0, "\(mode): \(run.stderr) \(workers.log("sidecars"))")
+            urls[mode] = run.lastLine
+            if mode == "local" { #expect(run.stderr.contains("8 sidecars attached to their media"), "\(run.stderr)") }
+            let found = try Self.outcomes(report: report, drop: dropPath)
+            #expect(found == Self.expectedOutcomes, "\(mode): \(found.filter { Self.expectedOutcomes[$0.key] != $0.value })")
+            reports[mode] = found
+            let kinds = try Self.checkManifest(container, sidecars: sidecars, mode: mode)
+            #expect(kinds == Self.expectedKinds, "\(mode): \(kinds)")
+        }
+        #expect(reports["local"] == reports["remote"])
+
+        // `share open` checks the sidecars' paths like every other path;
+        // consumed and collected, the sidecars go with their photos.
+        let container = root + "/c-local"
+        let url = try #require(urls["local"] ?? nil)
+        let open = try ShareProcess.run(["open", url, "--container", container, "--consume"])
+        #expect(open.status == 0, "\(open.stderr)")
+        #expect(open.stdout.contains("\"sidecars\""))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: container).contains { $0.hasSuffix(".1.json") })
+        let gc = try ShareProcess.run(["gc", "--container", container, "--older-than", "0"])
+        #expect(gc.status == 0, "\(gc.stderr)")
+        let left = try FileManager.default.contentsOfDirectory(atPath: container).filter { $0.hasSuffix(".json") || $0.hasSuffix(".xmp") || $0.hasSuffix(".aae") }
+        #expect(left.isEmpty, "left after gc: \(left)")
+    }
+
+    @Test func aWatchedExportDropAttachesItsSidecars() throws {
+        let work = TemporaryDirectory("sidecar-watch")
+        let inbox = work.path + "/inbox"
+        let drop = TemporaryDirectory("sidecar-watch-drop")
+        let sidecars = try Self.makeDrop(drop)
+        try FileManager.default.createDirectory(atPath: inbox, withIntermediateDirectories: true)
+        try FileManager.default.moveItem(atPath: drop.path, toPath: inbox + "/export")
+        FileManager.default.createFile(atPath: inbox + "/export/.ready", contents: nil)
+        let container = work.path + "/container"
+        let run = try ShareProcess.run(["watch", inbox, "--container", container, "--once", "--on-success", "keep"])
+        #expect(run.status == 0, "\(run.stderr)")
+        // The report stored beside the manifest.
+        let reports = try FileManager.default.contentsOfDirectory(atPath: container + "/.share-ingest/reports").filter { $0.hasSuffix(".json") }
+        try #require(reports.count == 1, "\(reports)")
+        let found = try Self.outcomes(report: container + "/.share-ingest/reports/" + reports[0], drop: ((inbox + "/export") as NSString).standardizingPath)
+        #expect(found == Self.expectedOutcomes, "\(found.filter { Self.expectedOutcomes[$0.key] != $0.value })")
+        #expect(try Self.checkManifest(container, sidecars: sidecars, mode: "watch") == Self.expectedKinds)
+    }
+}
