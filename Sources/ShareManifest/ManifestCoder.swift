@@ -97,6 +97,16 @@ public enum ManifestCoder: Sendable {
                 }
                 fields.append(("sidecars", "[" + objects.joined(separator: ", ") + "]"))
             }
+            if let captured = entry.capturedAt {
+                fields.append(("capturedAt", JSONText.string(captured)))
+                if let source = entry.capturedAtSource { fields.append(("capturedAtSource", JSONText.string(source))) }
+            }
+            if let place = entry.exportLocation {
+                var object: [(String, String)] = [("latitude", JSONText.number(place.latitude)), ("longitude", JSONText.number(place.longitude))]
+                if let altitude = place.altitude { object.append(("altitude", JSONText.number(altitude))) }
+                object.append(("source", JSONText.string(place.source)))
+                fields.append(("exportLocation", JSONText.object(object)))
+            }
         }
         return "{" + fields.map { "\"\($0.0)\": \($0.1)" }.joined(separator: ", ") + "}"
     }
@@ -182,7 +192,11 @@ public enum ManifestCoder: Sendable {
         ).with(
             compatible: try compatible(try field("compatible", as: [String: Any].self, expected: "an object or null"), at: "[\(index)].compatible"),
             locationRemoved: try field("locationRemoved", as: [String].self, expected: "an array of strings or null")
-        ).with(sidecars: try sidecars(try field("sidecars", as: [Any].self, expected: "an array of objects or null"), at: "[\(index)].sidecars"))
+        ).with(sidecars: try sidecars(try field("sidecars", as: [Any].self, expected: "an array of objects or null"), at: "[\(index)].sidecars")
+        ).with(
+            capturedAt: try field("capturedAt", as: String.self, expected: "a string or null"),
+            capturedAtSource: try field("capturedAtSource", as: String.self, expected: "a string or null"),
+            exportLocation: try exportLocation(try field("exportLocation", as: [String: Any].self, expected: "an object or null"), at: "[\(index)].exportLocation"))
         return (entry, schema)
     }
 
@@ -245,6 +259,15 @@ public enum ManifestCoder: Sendable {
                 SharedMediaFile.Sidecar(path: try n.string("path"), kind: kind, mimeType: try n.string("mimeType"), size: try n.number("size")?.int64Value))
         }
         return sidecars
+    }
+
+    private static func exportLocation(_ object: [String: Any]?, at: String) throws(ManifestError) -> SharedMediaFile.ExportLocation? {
+        guard let object else { return nil }
+        let n = Nested(object: object, at: at)
+        guard let latitude = try n.number("latitude")?.doubleValue else { throw .missingField("\(at).latitude") }
+        guard let longitude = try n.number("longitude")?.doubleValue else { throw .missingField("\(at).longitude") }
+        return SharedMediaFile.ExportLocation(
+            latitude: latitude, longitude: longitude, altitude: try n.number("altitude")?.doubleValue, source: try n.string("source"))
     }
 
     private static func compatible(_ object: [String: Any]?, at: String) throws(ManifestError) -> SharedMediaFile.Compatible? {

@@ -93,6 +93,33 @@ public struct SharedMediaFile: Sendable, Hashable {
     /// Apple `.AAE`), each copied into the container under the item's UUID
     /// (`<UUID>.<n>.json`, `.xmp`, `.aae`). Nil when it has none.
     public var sidecars: [Sidecar]?
+    /// When the photo or video was taken, RFC 3339 (`2019-07-01T16:53:20Z`).
+    public var capturedAt: String?
+    /// Where ``capturedAt`` came from: `takeout` (its Takeout JSON's `photoTakenTime`).
+    public var capturedAtSource: String?
+    /// Where its export says it was taken (a Takeout JSON's `geoData`): set only
+    /// when location privacy is off (on, it is removed from the JSON's copy too).
+    public var exportLocation: ExportLocation?
+
+    /// A place an export records (v2 `exportLocation`).
+    public struct ExportLocation: Sendable, Hashable, Codable {
+        /// Degrees north.
+        public var latitude: Double
+        /// Degrees east.
+        public var longitude: Double
+        /// Metres above sea level, when known.
+        public var altitude: Double?
+        /// What recorded it: `takeout`.
+        public var source: String
+
+        /// A place, recorded by `source`.
+        public init(latitude: Double, longitude: Double, altitude: Double? = nil, source: String = "takeout") {
+            self.latitude = latitude
+            self.longitude = longitude
+            self.altitude = altitude
+            self.source = source
+        }
+    }
 
     /// A sidecar attached to an entry (v2 `sidecars`).
     public struct Sidecar: Sendable, Hashable, Codable {
@@ -256,6 +283,15 @@ public struct SharedMediaFile: Sendable, Hashable {
     public func with(sidecars: [Sidecar]?) -> SharedMediaFile {
         var entry = self
         entry.sidecars = sidecars
+        return entry
+    }
+
+    /// The entry with its capture time and the place its export records (v2 manifests carry them).
+    public func with(capturedAt: String?, capturedAtSource: String?, exportLocation: ExportLocation?) -> SharedMediaFile {
+        var entry = self
+        entry.capturedAt = capturedAt
+        entry.capturedAtSource = capturedAtSource
+        entry.exportLocation = exportLocation
         return entry
     }
 

@@ -9,12 +9,12 @@ import Testing
 /// sidecar's report says `attached` and names the photo; a sidecar without its
 /// photo, an album's `metadata.json` and a JSON that is not Takeout's are files.
 @Suite(.serialized) struct ExportSidecarTests {
-    static func takeoutJSON(title: String, taken: Int = 1_562_000_000) -> [UInt8] {
+    static func takeoutJSON(title: String, taken: Int = 1_562_000_000, description: String = "") -> [UInt8] {
         Array(
             """
             {
               "title": "\(title)",
-              "description": "",
+              "description": "\(description)",
               "imageViews": "3",
               "creationTime": { "timestamp": "1562500000", "formatted": "7 Jul 2019, 11:46:40 UTC" },
               "photoTakenTime": { "timestamp": "\(taken)", "formatted": "1 Jul 2019, 16:53:20 UTC" },
@@ -73,7 +73,7 @@ import Testing
         try drop.add(year + "IMG_0001.jpg", copying: Fixtures.media("photo.jpg"))
         try sidecar(year + "IMG_0001.jpg.json", takeoutJSON(title: "IMG_0001.jpg"))
         try drop.add(year + "IMG_0002.jpg", copying: Fixtures.media("exif3.jpg"))
-        try sidecar(year + "IMG_0002.jpg.supplemental-metadata.json", takeoutJSON(title: "IMG_0002.jpg", taken: 1_562_000_100))
+        try sidecar(year + "IMG_0002.jpg.supplemental-metadata.json", takeoutJSON(title: "IMG_0002.jpg", taken: 1_562_000_100, description: "Eiffel tower at dusk"))
         try drop.add(year + "IMG_0003(1).jpg", copying: Fixtures.media("exif8.jpg"))
         try sidecar(year + "IMG_0003.jpg(1).json", takeoutJSON(title: "IMG_0003.jpg", taken: 1_562_000_200))
         try drop.add(year + "IMG_0004.jpg", copying: Fixtures.media("gray.jpg"))
@@ -175,6 +175,37 @@ import Testing
         return kinds
     }
 
+    /// The manifest's entries by file name.
+    static func entries(_ container: String) throws -> [String: [String: Any]] {
+        let manifests = try FileManager.default.contentsOfDirectory(atPath: container + "/manifests").filter { $0.hasSuffix(".json") }
+        try #require(manifests.count == 1)
+        let data = try Data(contentsOf: URL(fileURLWithPath: container + "/manifests/" + manifests[0]))
+        let entries = try #require(try JSONSerialization.jsonObject(with: data) as? [[String: Any]])
+        return Dictionary(entries.map { ($0["fileName"] as? String ?? "?", $0) }, uniquingKeysWith: { first, _ in first })
+    }
+
+    /// What the Takeout JSONs gave their photos: `capturedAt` from `photoTakenTime`
+    /// (source `takeout`), the `description` as `message`, `geoData` as `exportLocation`.
+    static func checkTakeoutFacts(_ container: String, mode: String) throws {
+        let byName = try entries(container)
+        let times = [
+            "IMG_0001.jpg": "2019-07-01T16:53:20Z", "IMG_0002.jpg": "2019-07-01T16:55:00Z", "IMG_0003(1).jpg": "2019-07-01T16:56:40Z",
+            "IMG_0004.jpg": "2019-07-01T16:58:20Z", "IMG_0004-edited.jpg": "2019-07-01T16:58:20Z",
+        ]
+        for (name, time) in times {
+            #expect(byName[name]?["capturedAt"] as? String == time, "\(mode): \(name) \(byName[name]?["capturedAt"] ?? "none")")
+            #expect(byName[name]?["capturedAtSource"] as? String == "takeout", "\(mode): \(name)")
+        }
+        #expect(byName["IMG_0002.jpg"]?["message"] as? String == "Eiffel tower at dusk", "\(mode)")
+        #expect(byName["IMG_0001.jpg"]?["message"] is NSNull, "\(mode): an empty description is no message")
+        let place = byName["IMG_0001.jpg"]?["exportLocation"] as? [String: Any]
+        #expect(place?["latitude"] as? Double == 48.8584 && place?["longitude"] as? Double == 2.2945 && place?["altitude"] as? Double == 35.0, "\(mode): \(place ?? [:])")
+        #expect(place?["source"] as? String == "takeout")
+        // Photos without a Takeout JSON have none of it.
+        #expect(byName["IMG_1235.jpg"]?["capturedAt"] == nil && byName["IMG_1235.jpg"]?["exportLocation"] == nil)
+        #expect(byName["metadata.json"]?["type"] as? String == "file")
+    }
+
     static let expectedKinds: [String: [String]] = [
         "IMG_0001.jpg": ["takeout"], "IMG_0002.jpg": ["takeout"], "IMG_0003(1).jpg": ["takeout"], "IMG_0004.jpg": ["takeout"],
         "IMG_0004-edited.jpg": ["takeout"], "Screenshot_20190701-165320_Photos_and_more_long.jpg": ["takeout"], "IMG_0006.jpg": ["takeout"],
@@ -208,6 +239,7 @@ import Testing
             reports[mode] = found
             let kinds = try Self.checkManifest(container, sidecars: sidecars, mode: mode)
             #expect(kinds == Self.expectedKinds, "\(mode): \(kinds)")
+            try Self.checkTakeoutFacts(container, mode: mode)
         }
         #expect(reports["local"] == reports["remote"])
 
@@ -242,5 +274,30 @@ import Testing
         let found = try Self.outcomes(report: container + "/.share-ingest/reports/" + reports[0], drop: ((inbox + "/export") as NSString).standardizingPath)
         #expect(found == Self.expectedOutcomes, "\(found.filter { Self.expectedOutcomes[$0.key] != $0.value })")
         #expect(try Self.checkManifest(container, sidecars: sidecars, mode: "watch") == Self.expectedKinds)
+        try Self.checkTakeoutFacts(container, mode: "watch")
+    }
+
+    /// With location privacy on, a Takeout JSON's `geoData` is removed from its
+    /// attached copy too, and never reported: the photo's `locationRemoved` says so.
+    @Test func locationPrivacyRemovesGeoDataFromTheAttachedJSON() throws {
+        let work = TemporaryDirectory("sidecar-location")
+        let drop = TemporaryDirectory("sidecar-location-drop")
+        _ = try drop.add("Photos from 2019/IMG_0001.jpg", copying: Fixtures.media("photo.jpg"))
+        _ = try drop.add("Photos from 2019/IMG_0001.jpg.json", bytes: Self.takeoutJSON(title: "IMG_0001.jpg"))
+        let container = work.file("c")
+        let run = try ShareProcess.run(["ingest", "--container", container, "--pipeline", try LocationPrivacyTests.pipeline(in: work), drop.path])
+        #expect(run.status == 0, "\(run.stderr)")
+        let entry = try #require(try Self.entries(container)["IMG_0001.jpg"])
+        #expect(entry["exportLocation"] == nil, "\(entry)")
+        #expect(entry["capturedAt"] as? String == "2019-07-01T16:53:20Z")
+        #expect((entry["locationRemoved"] as? [String] ?? []).contains("Takeout JSON geoData, geoDataExif"), "\(entry["locationRemoved"] ?? "none")")
+        let sidecar = try #require((entry["sidecars"] as? [[String: Any]])?.first)
+        let link = try #require(sidecar["path"] as? String)
+        let url = try #require(URL(string: link))
+        let copy = try Data(contentsOf: url)
+        let object = try #require(try JSONSerialization.jsonObject(with: copy) as? [String: Any])
+        #expect(object["geoData"] == nil && object["title"] as? String == "IMG_0001.jpg", "\(object)")
+        #expect(!String(decoding: copy, as: UTF8.self).contains("48.8584"))
+        #expect(sidecar["size"] as? Int == copy.count)
     }
 }

@@ -192,6 +192,11 @@ import Testing
         item.sidecarKind = .takeout
         item.sidecars = [SidecarRecord(path: "/container/A.1.json", kind: .takeout, mimeType: "application/json", size: 420)]
         item.attachedTo = "/inbox/b.jpg"
+        item.takeout = TakeoutFacts(takenAt: 1_562_000_000, description: "dusk", location: TakeoutLocation(latitude: 48.8, longitude: 2.3, altitude: 35))
+        item.capturedAt = "2019-07-01T16:53:20Z"
+        item.capturedAtSource = "takeout"
+        item.exportDescription = "dusk"
+        item.exportLocation = TakeoutLocation(latitude: 48.8, longitude: 2.3, altitude: nil)
         item.locationRemoved = ["EXIF GPS"]
         item.compatible = CompatibleCopyRecord(path: "/container/A.compatible.jpg", width: 4032, height: 3024, size: 900_000)
         item.stageRecords = [StageName("checksum"): StageRecord(values: ["sha256": "ab"], files: ["/container/A.sha256"])]

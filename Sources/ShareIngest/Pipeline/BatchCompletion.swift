@@ -135,8 +135,11 @@ enum BatchCompletion {
                 itemChanged = true
             }
             if item.failure == nil, let records = sidecarRecords[item.index] {
-                if records != item.sidecars {
-                    item.sidecars = records
+                var attached = item
+                attached.sidecars = records
+                SidecarMatching.takeFacts(of: sidecars.attached[item.index] ?? [], into: &attached)
+                if attached != item {
+                    item = attached
                     itemChanged = true
                 }
             }

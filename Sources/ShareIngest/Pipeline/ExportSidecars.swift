@@ -217,6 +217,25 @@ struct SidecarMatching {
         self.mediaIDs = mediaIDs
     }
 
+    /// What its first Takeout JSON says, given to `item`: `photoTakenTime` as
+    /// `capturedAt` (source `takeout`: the JSON wins, as Takeout strips dates
+    /// from some files), `description`, `geoData` (gone when location privacy
+    /// removed it from the JSON; the JSON's `locationRemoved` then joins the item's).
+    static func takeFacts(of sidecars: [ItemState], into item: inout ItemState) {
+        for sidecar in sidecars where sidecar.sidecarKind == .takeout {
+            if let removed = sidecar.locationRemoved {
+                item.locationRemoved = (item.locationRemoved ?? []) + removed.filter { !(item.locationRemoved ?? []).contains($0) }
+            }
+        }
+        guard let facts = sidecars.lazy.compactMap(\.takeout).first else { return }
+        if let taken = facts.takenAt {
+            item.capturedAt = TakeoutMetadata.rfc3339(taken)
+            item.capturedAtSource = "takeout"
+        }
+        item.exportDescription = facts.description
+        item.exportLocation = facts.location
+    }
+
     /// The container path of the `n`-th sidecar (from 1) of the item `id`.
     static func copyPath(in container: ContainerDirectory, id: UUID, n: Int, kind: SharedMediaFile.Sidecar.Kind) -> String {
         container.mediaPath(id: id, fileExtension: "\(n).\(ExportSidecars.fileExtension(of: kind))")

@@ -84,6 +84,16 @@ struct ItemState: Sendable, Hashable, Codable {
     /// Set (by the fan-in) on a sidecar attached to a media item: that item's
     /// label. It is not delivered as an item of its own (status `attached`).
     var attachedTo: String?
+    /// What a Takeout JSON sidecar says (read at the sniff), on the sidecar.
+    var takeout: TakeoutFacts?
+    /// When the photo or video was taken (RFC 3339), and where that came from
+    /// (`takeout`: its Takeout JSON's `photoTakenTime`). Set by the fan-in.
+    var capturedAt: String?
+    var capturedAtSource: String?
+    /// Its Takeout JSON's `description` (the entry's `message` when the share has none).
+    var exportDescription: String?
+    /// Its Takeout JSON's `geoData` (reported when location privacy is off).
+    var exportLocation: TakeoutLocation?
     // Location privacy: what was removed from the copy (nil: the stage did not
     // run on it, or found nothing).
     var locationRemoved: [String]?
@@ -117,7 +127,8 @@ struct ItemState: Sendable, Hashable, Codable {
     /// never recorded). Three keep the names older records used.
     enum CodingKeys: String, CodingKey, CaseIterable {
         case index, id, source, label, completed, sniffed, copyPath, size, sha256, duplicateOf, type, mimeType, width, height
-        case thumbnailPath, moments, motionVideo, livePhoto, sidecarKind, sidecars, attachedTo, locationRemoved, compatible, stageRecords, warnings, failure, stageSeconds, lostAttempts
+        case thumbnailPath, moments, motionVideo, livePhoto, sidecarKind, sidecars, attachedTo, takeout, capturedAt, capturedAtSource
+        case exportDescription, exportLocation, locationRemoved, compatible, stageRecords, warnings, failure, stageSeconds, lostAttempts
         case suspect
         case sourceVersion = "version"
         case durationMilliseconds = "duration"

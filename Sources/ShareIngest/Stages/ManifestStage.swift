@@ -19,7 +19,7 @@ struct ManifestStage {
         case .file:
             return SharedMediaFile(
                 path: url(item.copyPath ?? ""), thumbnail: item.thumbnailPath.map(url),
-                duration: item.durationMilliseconds, type: item.type, mimeType: item.mimeType, message: message,
+                duration: item.durationMilliseconds, type: item.type, mimeType: item.mimeType, message: message ?? item.exportDescription,
                 fileName: item.source.fileName, size: item.size, width: item.width, height: item.height
             ).with(
                 sha256: item.sha256, duplicateOf: item.duplicateOf.map(url),
@@ -37,7 +37,10 @@ struct ManifestStage {
                 }, locationRemoved: item.locationRemoved
             ).with(
                 sidecars: item.sidecars.isEmpty
-                    ? nil : item.sidecars.map { SharedMediaFile.Sidecar(path: url($0.path), kind: $0.kind, mimeType: $0.mimeType, size: $0.size) })
+                    ? nil : item.sidecars.map { SharedMediaFile.Sidecar(path: url($0.path), kind: $0.kind, mimeType: $0.mimeType, size: $0.size) }
+            ).with(
+                capturedAt: item.capturedAt, capturedAtSource: item.capturedAtSource,
+                exportLocation: item.exportLocation.map { SharedMediaFile.ExportLocation(latitude: $0.latitude, longitude: $0.longitude, altitude: $0.altitude) })
         }
     }
 
@@ -109,7 +112,7 @@ extension ManifestStage {
             .choice("pathSpelling", \.pathSpelling),
             .choice("duplicates", \.duplicates),
         ],
-        workers: nil, records: [.duplicateOf, .livePhoto, .sidecars, .attachedTo],
+        workers: nil, records: [.duplicateOf, .livePhoto, .sidecars, .attachedTo, .capturedAt, .capturedAtSource, .exportDescription, .exportLocation],
         make: nil)
 }
 
