@@ -97,6 +97,10 @@ public enum ManifestCoder: Sendable {
                 }
                 fields.append(("sidecars", "[" + objects.joined(separator: ", ") + "]"))
             }
+            if let group = entry.group {
+                fields.append(
+                    ("group", JSONText.object([("id", JSONText.string(group.id)), ("kind", JSONText.string(group.kind.rawValue)), ("role", JSONText.string(group.role.rawValue))])))
+            }
             if let captured = entry.capturedAt {
                 fields.append(("capturedAt", JSONText.string(captured)))
                 if let source = entry.capturedAtSource { fields.append(("capturedAtSource", JSONText.string(source))) }
@@ -196,7 +200,8 @@ public enum ManifestCoder: Sendable {
         ).with(
             capturedAt: try field("capturedAt", as: String.self, expected: "a string or null"),
             capturedAtSource: try field("capturedAtSource", as: String.self, expected: "a string or null"),
-            exportLocation: try exportLocation(try field("exportLocation", as: [String: Any].self, expected: "an object or null"), at: "[\(index)].exportLocation"))
+            exportLocation: try exportLocation(try field("exportLocation", as: [String: Any].self, expected: "an object or null"), at: "[\(index)].exportLocation")
+        ).with(group: try group(try field("group", as: [String: Any].self, expected: "an object or null"), at: "[\(index)].group"))
         return (entry, schema)
     }
 
@@ -259,6 +264,18 @@ public enum ManifestCoder: Sendable {
                 SharedMediaFile.Sidecar(path: try n.string("path"), kind: kind, mimeType: try n.string("mimeType"), size: try n.number("size")?.int64Value))
         }
         return sidecars
+    }
+
+    private static func group(_ object: [String: Any]?, at: String) throws(ManifestError) -> SharedMediaFile.Group? {
+        guard let object else { return nil }
+        let n = Nested(object: object, at: at)
+        guard let kind = SharedMediaFile.Group.Kind(rawValue: try n.string("kind")) else {
+            throw .wrongType(field: "\(at).kind", expected: "one of " + SharedMediaFile.Group.Kind.allCases.map(\.rawValue).joined(separator: ", "))
+        }
+        guard let role = SharedMediaFile.Group.Role(rawValue: try n.string("role")) else {
+            throw .wrongType(field: "\(at).role", expected: "one of " + SharedMediaFile.Group.Role.allCases.map(\.rawValue).joined(separator: ", "))
+        }
+        return SharedMediaFile.Group(id: try n.string("id"), kind: kind, role: role)
     }
 
     private static func exportLocation(_ object: [String: Any]?, at: String) throws(ManifestError) -> SharedMediaFile.ExportLocation? {

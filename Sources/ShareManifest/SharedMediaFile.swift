@@ -101,6 +101,41 @@ public struct SharedMediaFile: Sendable, Hashable {
     /// when location privacy is off (on, it is removed from the JSON's copy too).
     public var exportLocation: ExportLocation?
 
+    /// The group of shots this item belongs to (v2 `group`): a RAW and its JPEG.
+    public var group: Group?
+
+    /// Items that are one shot, or one burst, or an original and its edit (v2 `group`).
+    public struct Group: Sendable, Hashable, Codable {
+        /// What kind of group.
+        public enum Kind: String, Sendable, Hashable, Codable, CaseIterable {
+            /// A RAW and a JPEG of the same shot (same folder and stem; capture
+            /// times within 1 s when both have one).
+            case rawJpeg
+        }
+
+        /// An item's part in its group.
+        public enum Role: String, Sendable, Hashable, Codable, CaseIterable {
+            /// The RAW of a `rawJpeg` group.
+            case raw
+            /// The JPEG of a `rawJpeg` group.
+            case jpeg
+        }
+
+        /// The same on every member (the UUID of its first member's copy).
+        public var id: String
+        /// Its kind.
+        public var kind: Kind
+        /// This item's part in it.
+        public var role: Role
+
+        /// A membership of group `id`.
+        public init(id: String, kind: Kind, role: Role) {
+            self.id = id
+            self.kind = kind
+            self.role = role
+        }
+    }
+
     /// A place an export records (v2 `exportLocation`).
     public struct ExportLocation: Sendable, Hashable, Codable {
         /// Degrees north.
@@ -292,6 +327,13 @@ public struct SharedMediaFile: Sendable, Hashable {
         entry.capturedAt = capturedAt
         entry.capturedAtSource = capturedAtSource
         entry.exportLocation = exportLocation
+        return entry
+    }
+
+    /// The entry with its group (v2 manifests carry it).
+    public func with(group: Group?) -> SharedMediaFile {
+        var entry = self
+        entry.group = group
         return entry
     }
 

@@ -300,4 +300,54 @@ import Testing
         #expect(!String(decoding: copy, as: UTF8.self).contains("48.8584"))
         #expect(sidecar["size"] as? Int == copy.count)
     }
+
+    /// A camera card: a RAW and its JPEG of each shot are one `rawJpeg` group
+    /// (the RAW's UUID its id), in both modes, with the same report; an XMP
+    /// without the media's extension goes to the RAW; a PNG of the same stem,
+    /// and an edited copy, are no one's group.
+    @Test func aRAWAndItsJPEGAreOneGroupInBothModes() throws {
+        let work = TemporaryDirectory("raw-jpeg")
+        let root = (work.path as NSString).standardizingPath
+        let drop = TemporaryDirectory("raw-jpeg-drop")
+        _ = try drop.add("DCIM/100CANON/IMG_0100.CR2", copying: Fixtures.testdata("modern/raw/canon-350d-exif3.cr2"))
+        _ = try drop.add("DCIM/100CANON/IMG_0100.JPG", copying: Fixtures.media("exif3.jpg"))
+        _ = try drop.add("DCIM/100CANON/IMG_0100.xmp", bytes: Self.xmp)
+        _ = try drop.add("DCIM/100CANON/IMG_0101.JPG", copying: Fixtures.media("photo.jpg"))
+        _ = try drop.add("DCIM/100CANON/IMG_0101.png", copying: Fixtures.media("screenshot.png"))
+        _ = try drop.add("DCIM/100CANON/IMG_0101-edited.jpg", copying: Fixtures.media("gray.jpg"))
+
+        let server = try PostgresServer()
+        #expect(try ShareProcess.run(["db", "migrate", "--db", server.url]).status == 0)
+        let workers = DistributedTests.Workers(url: server.url)
+        try workers.start("groups")
+        defer { workers.stopAll() }
+        var seen: [String: [String: String]] = [:]
+        for (mode, database) in [("local", [String]()), ("remote", ["--db", server.url])] {
+            let container = root + "/c-" + mode
+            let report = root + "/\(mode).json"
+            let run = try ShareProcess.run(["ingest"] + database + ["--container", container, "--report", report, drop.path])
+            #expect(run.status == 0, "\(mode): \(run.stderr) \(workers.log("groups"))")
+            let byName = try Self.entries(container)
+            let raw = try #require(byName["IMG_0100.CR2"]), jpeg = try #require(byName["IMG_0100.JPG"])
+            let rawPath = try #require(raw["path"] as? String)
+            let rawURL = try #require(URL(string: rawPath))
+            let rawGroup = raw["group"] as? [String: String], jpegGroup = jpeg["group"] as? [String: String]
+            #expect(rawGroup == ["id": rawURL.deletingPathExtension().lastPathComponent, "kind": "rawJpeg", "role": "raw"], "\(mode): \(raw)")
+            #expect(jpegGroup == ["id": rawGroup?["id"] ?? "?", "kind": "rawJpeg", "role": "jpeg"], "\(mode): \(jpeg)")
+            #expect((raw["sidecars"] as? [[String: Any]])?.first?["kind"] as? String == "xmp", "\(mode): the XMP goes to the RAW")
+            #expect(jpeg["sidecars"] == nil)
+            for name in ["IMG_0101.JPG", "IMG_0101.png", "IMG_0101-edited.jpg"] { #expect(byName[name]?["group"] == nil, "\(mode): \(name)") }
+            // The report says the same.
+            let document = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: report))) as? [String: Any])
+            var roles: [String: String] = [:]
+            for item in document["items"] as? [[String: Any]] ?? [] {
+                let name = ((item["source"] as? String ?? "") as NSString).lastPathComponent
+                roles[name] = ((item["group"] as? [String: String])?["role"]) ?? (item["status"] as? String ?? "?")
+            }
+            #expect(roles == ["IMG_0100.CR2": "raw", "IMG_0100.JPG": "jpeg", "IMG_0100.xmp": "attached", "IMG_0101.JPG": "ingested",
+                "IMG_0101.png": "ingested", "IMG_0101-edited.jpg": "ingested"], "\(mode): \(roles)")
+            seen[mode] = roles
+        }
+        #expect(seen["local"] == seen["remote"])
+    }
 }

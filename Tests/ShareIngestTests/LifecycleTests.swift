@@ -197,6 +197,7 @@ import Testing
         item.capturedAtSource = "takeout"
         item.exportDescription = "dusk"
         item.exportLocation = TakeoutLocation(latitude: 48.8, longitude: 2.3, altitude: nil)
+        item.group = SharedMediaFile.Group(id: "A", kind: .rawJpeg, role: .raw)
         item.locationRemoved = ["EXIF GPS"]
         item.compatible = CompatibleCopyRecord(path: "/container/A.compatible.jpg", width: 4032, height: 3024, size: 900_000)
         item.stageRecords = [StageName("checksum"): StageRecord(values: ["sha256": "ab"], files: ["/container/A.sha256"])]

@@ -392,6 +392,17 @@ extension BatchJournal: JournalStore {
         ).map(Self.item)
     }
 
+    func groupCandidates(for batch: UUID) throws -> [ItemState] {
+        try database.query(
+            """
+            SELECT idx, uuid, snapshot FROM items d WHERE d.batch_id = ?1 AND d.reason IS NULL AND d.export_stem IS NOT NULL
+                AND d.sidecar_kind IS NULL AND EXISTS (SELECT 1 FROM items o WHERE o.batch_id = d.batch_id AND o.export_stem = d.export_stem
+                    AND o.idx <> d.idx AND o.sidecar_kind IS NULL AND o.reason IS NULL)
+            ORDER BY idx
+            """, [.text(batch.uuidString)]
+        ).map(Self.item)
+    }
+
     func finish(_ batch: BatchRecord, changed: [ItemState]) throws {
         try database.transaction(durable: true) {
             for item in changed { try record(item, next: .finished, batch: batch.id) }

@@ -80,6 +80,15 @@ enum BatchCompletion {
                 return final.failure == nil ? final : nil
             }
         }
+        // Groups of shots (a RAW and its JPEG), formed as they will be delivered.
+        var groups = ShotGrouping(candidates: [], final: { $0 })
+        if stage.settings.schema == .v2 {
+            groups = ShotGrouping(candidates: try store.groupCandidates(for: batch.id)) { candidate in
+                var final = candidate
+                _ = duplicates.resolve(&final, removingFiles: false)
+                return final.failure == nil ? final : nil
+            }
+        }
         // Their copies under the media's UUIDs, made before any entry is written
         // (the fsync of the container before the first entry covers them); the
         // sidecars' own copies are removed once the manifest is written.
@@ -142,6 +151,10 @@ enum BatchCompletion {
                     item = attached
                     itemChanged = true
                 }
+            }
+            if item.failure == nil, let group = groups.groups[item.index], item.group != group {
+                item.group = group
+                itemChanged = true
             }
             if item.failure == nil, let failure = stage.unsupportedBySchema(item, batchHasFiles: hasFiles) {
                 item.failure = failure

@@ -270,3 +270,63 @@ struct SidecarMatching {
         "photo or video (\(reference.shownName))"
     }
 }
+
+/// Groups of shots, formed in the fan-in (both modes) like Live Photos, over
+/// the candidates the store's index gives (``ItemStore/groupCandidates(for:)``:
+/// photos sharing a folder and stem). `rawJpeg`: a camera RAW and a JPEG of
+/// the same folder and stem (`IMG_0100.CR2`, `IMG_0100.JPG`), their capture
+/// times within 1 s when both have one; the first RAW with the first JPEG.
+/// The group's id is the RAW's UUID.
+struct ShotGrouping {
+    /// Each grouped item's membership, by index.
+    let groups: [Int: SharedMediaFile.Group]
+
+    /// The largest gap between a RAW's and its JPEG's capture times, seconds.
+    static let rawJpegMaximumGap = 1.0
+
+    init(candidates: [ItemState], final: (ItemState) -> ItemState?) {
+        let items = candidates.compactMap(final).filter { $0.failure == nil && $0.copyPath != nil && $0.type == .image }.sorted { $0.index < $1.index }
+        var byStem: [String: [ItemState]] = [:]
+        for item in items {
+            // The exact stem: an edited copy (`X-edited.jpg`) is not the shot's JPEG.
+            guard let stem = Self.exactStem(item.label) else { continue }
+            byStem[stem, default: []].append(item)
+        }
+        var groups: [Int: SharedMediaFile.Group] = [:]
+        for stem in byStem.keys.sorted() {
+            let members = byStem[stem] ?? []
+            var jpegs = members.filter { $0.sniffed?.format.id == "jpeg" }
+            for raw in members where Self.isRAW(raw) {
+                guard let match = jpegs.firstIndex(where: { Self.sameShot(raw, $0) }) else { continue }
+                let jpeg = jpegs.remove(at: match)
+                let id = raw.id.uuidString
+                groups[raw.index] = SharedMediaFile.Group(id: id, kind: .rawJpeg, role: .raw)
+                groups[jpeg.index] = SharedMediaFile.Group(id: id, kind: .rawJpeg, role: .jpeg)
+            }
+        }
+        self.groups = groups
+    }
+
+    /// Capture times within 1 s when both have one (the metadata decides, not the name alone).
+    static func sameShot(_ raw: ItemState, _ jpeg: ItemState) -> Bool {
+        guard let a = raw.moments?.captureTime, let b = jpeg.moments?.captureTime, let gap = a.distance(to: b) else { return true }
+        return gap <= rawJpegMaximumGap
+    }
+
+    /// A camera RAW the probe delivered as an image (its MIME type `image/x-…`
+    /// of a RAW format: DNG, NEF, CR2, CR3, ARW, RAF, ORF, RW2 and their kin).
+    static func isRAW(_ item: ItemState) -> Bool {
+        guard let mime = item.sniffed?.mimeType else { return false }
+        return ["image/x-adobe-dng", "image/x-nikon-nef", "image/x-canon-cr2", "image/x-canon-cr3", "image/x-sony-arw", "image/x-fuji-raf",
+            "image/x-olympus-orf", "image/x-panasonic-rw2"].contains(mime)
+    }
+
+    /// `holiday/IMG_0100.JPG` → `holiday/img_0100`.
+    static func exactStem(_ label: String) -> String? {
+        let slash = label.lastIndex(of: "/")
+        let folder = slash.map { String(label[...$0]) } ?? ""
+        let file = slash.map { String(label[label.index(after: $0)...]) } ?? label
+        guard let dot = file.lastIndex(of: "."), dot != file.startIndex else { return nil }
+        return folder + file[..<dot].lowercased()
+    }
+}

@@ -94,6 +94,8 @@ struct ItemState: Sendable, Hashable, Codable {
     var exportDescription: String?
     /// Its Takeout JSON's `geoData` (reported when location privacy is off).
     var exportLocation: TakeoutLocation?
+    /// The group of shots it belongs to (the fan-in forms them: ``ShotGrouping``).
+    var group: SharedMediaFile.Group?
     // Location privacy: what was removed from the copy (nil: the stage did not
     // run on it, or found nothing).
     var locationRemoved: [String]?
@@ -128,7 +130,7 @@ struct ItemState: Sendable, Hashable, Codable {
     enum CodingKeys: String, CodingKey, CaseIterable {
         case index, id, source, label, completed, sniffed, copyPath, size, sha256, duplicateOf, type, mimeType, width, height
         case thumbnailPath, moments, motionVideo, livePhoto, sidecarKind, sidecars, attachedTo, takeout, capturedAt, capturedAtSource
-        case exportDescription, exportLocation, locationRemoved, compatible, stageRecords, warnings, failure, stageSeconds, lostAttempts
+        case exportDescription, exportLocation, group, locationRemoved, compatible, stageRecords, warnings, failure, stageSeconds, lostAttempts
         case suspect
         case sourceVersion = "version"
         case durationMilliseconds = "duration"

@@ -289,6 +289,10 @@ struct BatchReportDocument: Codable {
         var compatible: Compatible?
         var locationRemoved: [String]?
         var sidecars: [SharedMediaFile.Sidecar]?
+        var group: SharedMediaFile.Group?
+        var capturedAt: String?
+        var capturedAtSource: String?
+        var exportLocation: SharedMediaFile.ExportLocation?
         /// A sidecar's (status `attached`): the media item it is attached to.
         var attachedTo: String?
         var warnings: [String]?
@@ -437,7 +441,7 @@ extension BatchReportDocument.Item {
             ).with(sha256: sha256, duplicateOf: duplicateOf, motionVideo: motionVideo, livePhoto: livePhoto).with(
                 compatible: compatible.map { SharedMediaFile.Compatible(path: $0.path, mimeType: $0.mimeType, size: $0.size, width: $0.width, height: $0.height) },
                 locationRemoved: locationRemoved
-            ).with(sidecars: sidecars)
+            ).with(sidecars: sidecars).with(group: group).with(capturedAt: capturedAt, capturedAtSource: capturedAtSource, exportLocation: exportLocation)
         }
         // Copies are named <UUID>.<ext> in the container.
         let id = entry?.fileURL.flatMap { UUID(uuidString: $0.deletingPathExtension().lastPathComponent) }
@@ -458,7 +462,8 @@ extension BatchReportDocument.Item {
             size: entry?.size, width: entry?.width, height: entry?.height, duration: entry?.duration, sha256: entry?.sha256,
             duplicateOf: entry?.duplicateOf, motionVideo: entry?.motionVideo, livePhoto: entry?.livePhoto,
             compatible: entry?.compatible.map { BatchReportDocument.Compatible(path: $0.path, mimeType: $0.mimeType, size: $0.size, width: $0.width, height: $0.height) },
-            locationRemoved: entry?.locationRemoved, sidecars: entry?.sidecars, attachedTo: item.attachedTo, warnings: item.warnings,
+            locationRemoved: entry?.locationRemoved, sidecars: entry?.sidecars, group: entry?.group, capturedAt: entry?.capturedAt,
+            capturedAtSource: entry?.capturedAtSource, exportLocation: entry?.exportLocation, attachedTo: item.attachedTo, warnings: item.warnings,
             stageSeconds: seconds(item.stageSeconds))
     }
 }

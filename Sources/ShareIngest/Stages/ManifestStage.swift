@@ -40,7 +40,8 @@ struct ManifestStage {
                     ? nil : item.sidecars.map { SharedMediaFile.Sidecar(path: url($0.path), kind: $0.kind, mimeType: $0.mimeType, size: $0.size) }
             ).with(
                 capturedAt: item.capturedAt, capturedAtSource: item.capturedAtSource,
-                exportLocation: item.exportLocation.map { SharedMediaFile.ExportLocation(latitude: $0.latitude, longitude: $0.longitude, altitude: $0.altitude) })
+                exportLocation: item.exportLocation.map { SharedMediaFile.ExportLocation(latitude: $0.latitude, longitude: $0.longitude, altitude: $0.altitude) }
+            ).with(group: item.group)
         }
     }
 
@@ -112,7 +113,7 @@ extension ManifestStage {
             .choice("pathSpelling", \.pathSpelling),
             .choice("duplicates", \.duplicates),
         ],
-        workers: nil, records: [.duplicateOf, .livePhoto, .sidecars, .attachedTo, .capturedAt, .capturedAtSource, .exportDescription, .exportLocation],
+        workers: nil, records: [.duplicateOf, .livePhoto, .sidecars, .attachedTo, .group, .capturedAt, .capturedAtSource, .exportDescription, .exportLocation],
         make: nil)
 }
 
