@@ -133,7 +133,8 @@ enum BatchCompletion {
                     item.attachedTo = media
                     itemChanged = true
                 }
-                if let own = item.copyPath { attachedCopies.append(own) }
+                // Its own copy only (a duplicate linked to an earlier copy points at another item's).
+                if let own = item.copyPath, own.lastPathComponentOfPath.hasPrefix(item.id.uuidString) { attachedCopies.append(own) }
                 if itemChanged { changed.append(item) }
                 totals.merge(item.stageSeconds, uniquingKeysWith: +)
                 report(item)
@@ -279,9 +280,11 @@ extension BatchCompletion {
         for (offset, sidecar) in sidecars.enumerated() {
             guard let kind = sidecar.sidecarKind else { continue }
             let path = SidecarMatching.copyPath(in: container, id: id, n: offset + 1, kind: kind)
-            // Written whole and renamed into place (AtomicFile): never half there.
+            // A second name for the sidecar's copy (its data is already written;
+            // the container's fsync before the manifest makes the name durable),
+            // else a copy written whole and renamed into place: never half there.
             if !FileSystem.exists(path) {
-                guard let source = sidecar.copyPath, FileSystem.copySmallFile(source, to: path) else { continue }
+                guard let source = sidecar.copyPath, FileSystem.hardLink(source, path) || FileSystem.copySmallFile(source, to: path) else { continue }
             }
             let size = (try? FileStatus.ofLink(path)).map(\.size)
             records.append(SidecarRecord(path: path, kind: kind, mimeType: ExportSidecars.mimeType(of: kind), size: size))
