@@ -350,4 +350,79 @@ import Testing
         }
         #expect(seen["local"] == seen["remote"])
     }
+
+    /// The committed Takeout drop (testdata/exports/takeout, made by
+    /// testdata/make-exports.py): every naming case, an album with its
+    /// `metadata.json` and a copy of a photo, a photo without a JSON and a JSON
+    /// without its photo, in both modes, with the same report.
+    @Test func theTakeoutTestDropComesOutAsItsPhotos() throws {
+        let work = TemporaryDirectory("takeout-drop")
+        let root = (work.path as NSString).standardizingPath
+        let drop = Fixtures.testdata("exports/takeout")
+        let server = try PostgresServer()
+        #expect(try ShareProcess.run(["db", "migrate", "--db", server.url]).status == 0)
+        let workers = DistributedTests.Workers(url: server.url)
+        try workers.start("takeout")
+        defer { workers.stopAll() }
+        let year = "Takeout/Google Photos/Photos from 2019/", album = "Takeout/Google Photos/Holiday in Paris/"
+        var expected: [String: String] = [:]
+        for photo in ["IMG_20190701_165320.jpg", "IMG_20190702_101500.jpg", "IMG_20190703_120000(1).jpg", "IMG_20190704_090000.jpg",
+            "IMG_20190705_183000.jpg", "IMG_20190705_183000-edited.jpg", "IMG_20190706_070000.jpg", "Screenshot_20190701-165320_Photos_and_more_long.jpg"]
+        {
+            expected[year + photo] = "ingested"
+        }
+        for (json, photo) in [
+            ("IMG_20190701_165320.jpg.json", "IMG_20190701_165320.jpg"), ("IMG_20190702_101500.jpg.supplemental-metadata.json", "IMG_20190702_101500.jpg"),
+            ("IMG_20190703_120000.jpg(1).json", "IMG_20190703_120000(1).jpg"), ("IMG_20190704_090000.jpg.suppl.json", "IMG_20190704_090000.jpg"),
+            ("IMG_20190705_183000.jpg.json", "IMG_20190705_183000.jpg"),
+            ("Screenshot_20190701-165320_Photos_and_more_long.jpg.supplemental-metad.json", "Screenshot_20190701-165320_Photos_and_more_long.jpg"),
+        ] {
+            expected[year + json] = "attached to \(year)\(photo)"
+        }
+        expected[year + "IMG_20190707_080000.jpg.json"] =
+            "ingested (a Google Takeout JSON sidecar whose photo or video (IMG_20190707_080000.jpg) is not in this drop: delivered as a file)"
+        expected[album + "IMG_20190701_165320.jpg"] = "ingested"
+        expected[album + "IMG_20190701_165320.jpg.json"] = "attached to \(album)IMG_20190701_165320.jpg"
+        expected[album + "metadata.json"] = "ingested"
+        expected["Takeout/archive_browser.html"] = "ingested"
+
+        var seen: [String: [String: String]] = [:]
+        for (mode, database) in [("local", [String]()), ("remote", ["--db", server.url])] {
+            let container = root + "/c-" + mode
+            let report = root + "/\(mode).json"
+            let run = try ShareProcess.run(["ingest"] + database + ["--container", container, "--report", report, drop])
+            #expect(run.status == 0, "\(mode): \(run.stderr) \(workers.log("takeout"))")
+            let found = try Self.outcomes(report: report, drop: drop)
+            #expect(found == expected, "\(mode): \(found.filter { expected[$0.key] != $0.value })")
+            seen[mode] = found
+            let manifest = try FileManager.default.contentsOfDirectory(atPath: container + "/manifests").filter { $0.hasSuffix(".json") }
+            let data = try Data(contentsOf: URL(fileURLWithPath: container + "/manifests/" + (manifest.first ?? "")))
+            let entries = try #require(try JSONSerialization.jsonObject(with: data) as? [[String: Any]])
+            var byPath: [String: [String: Any]] = [:]
+            let sources = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: report))) as? [String: Any])
+            for item in sources["items"] as? [[String: Any]] ?? [] {
+                guard let path = item["path"] as? String, let source = item["source"] as? String,
+                    let entry = entries.first(where: { $0["path"] as? String == path && $0["fileName"] as? String == (source as NSString).lastPathComponent })
+                else { continue }
+                byPath[String(source.dropFirst(drop.count + 1))] = entry
+            }
+            func entry(_ name: String) -> [String: Any] { byPath[name] ?? [:] }
+            #expect(entry(year + "IMG_20190701_165320.jpg")["capturedAt"] as? String == "2019-07-01T16:53:20Z", "\(mode)")
+            #expect(entry(year + "IMG_20190703_120000(1).jpg")["capturedAt"] as? String == "2019-07-03T12:00:00Z", "\(mode)")
+            #expect(entry(year + "IMG_20190705_183000-edited.jpg")["capturedAt"] as? String == "2019-07-05T18:30:00Z", "\(mode)")
+            #expect(entry(year + "IMG_20190702_101500.jpg")["message"] as? String == "Breakfast on the terrace", "\(mode)")
+            let lyon = entry(year + "IMG_20190704_090000.jpg")["exportLocation"] as? [String: Any]
+            #expect(lyon?["latitude"] as? Double == 45.764 && lyon?["longitude"] as? Double == 4.8357, "\(mode): \(lyon ?? [:])")
+            #expect(entry(year + "IMG_20190702_101500.jpg")["exportLocation"] == nil, "\(mode): Takeout's zeros are no place")
+            #expect(entry(year + "IMG_20190706_070000.jpg")["sidecars"] == nil && entry(year + "IMG_20190706_070000.jpg")["capturedAt"] == nil)
+            // The album's copy of a photo is a duplicate of the year's, and has its own JSON.
+            let inAlbum = entry(album + "IMG_20190701_165320.jpg"), inYear = entry(year + "IMG_20190701_165320.jpg")
+            #expect(
+                inAlbum["duplicateOf"] as? String == inYear["path"] as? String || inYear["duplicateOf"] as? String == inAlbum["path"] as? String,
+                "\(mode): the album's copy and the year's are the same photo")
+            #expect((entry(album + "IMG_20190701_165320.jpg")["sidecars"] as? [[String: Any]])?.count == 1, "\(mode)")
+            #expect(entry(album + "metadata.json")["type"] as? String == "file" && entry(album + "metadata.json")["sidecars"] == nil)
+        }
+        #expect(seen["local"] == seen["remote"])
+    }
 }
