@@ -266,8 +266,15 @@ import Testing
         try FileManager.default.moveItem(atPath: drop.path, toPath: inbox + "/export")
         FileManager.default.createFile(atPath: inbox + "/export/.ready", contents: nil)
         let container = work.path + "/container"
-        let run = try ShareProcess.run(["watch", inbox, "--container", container, "--once", "--on-success", "keep"])
+        let run = try ShareProcess.run(["watch", inbox, "--container", container, "--once", "--on-success", "keep", "--report-dir", work.path + "/pages"])
         #expect(run.status == 0, "\(run.stderr)")
+        #expect(run.stdout.contains("ingested=12 failed=0 skipped=0 attached=8"), "\(run.stdout)")
+        // The report page counts the sidecars attached, and lists none of them as a problem.
+        let page = try #require(try FileManager.default.contentsOfDirectory(atPath: work.path + "/pages").first { $0.hasSuffix(".html") })
+        let html = try String(contentsOfFile: work.path + "/pages/" + page, encoding: .utf8)
+        #expect(html.contains("Sidecars attached"), "no attached count in the page")
+        #expect(!html.contains("<li class=\"attached\">"), "an attached sidecar is listed as a problem")
+        #expect(html.contains("<li class=\"item attached\""), "the sidecars are shown among the items")
         // The report stored beside the manifest.
         let reports = try FileManager.default.contentsOfDirectory(atPath: container + "/.share-ingest/reports").filter { $0.hasSuffix(".json") }
         try #require(reports.count == 1, "\(reports)")
