@@ -16,7 +16,7 @@ def jpeg(path, colour):
     os.makedirs(os.path.dirname(path), exist_ok=True)
     r, g, b = colour
     subprocess.run(["vips", "black", "/tmp/make-exports-black.v", "64", "48", "--bands", "3"], check=True)
-    subprocess.run(["vips", "linear", "/tmp/make-exports-black.v", path + "[Q=80,strip]", "1 1 1", f"{r} {g} {b}"], check=True)
+    subprocess.run(["vips", "linear", "/tmp/make-exports-black.v", path + "[Q=80,strip]", "1 1 1", f"{r} {g} {b}", "--uchar"], check=True)
 
 def formatted(stamp):
     t = datetime.datetime.fromtimestamp(stamp, datetime.timezone.utc)

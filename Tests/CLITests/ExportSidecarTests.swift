@@ -427,6 +427,7 @@ import Testing
             #expect(
                 inAlbum["duplicateOf"] as? String == inYear["path"] as? String || inYear["duplicateOf"] as? String == inAlbum["path"] as? String,
                 "\(mode): the album's copy and the year's are the same photo")
+            #expect(entries.filter { $0["duplicateOf"] != nil }.count == 1, "\(mode): every other photo is its own")
             #expect((entry(album + "IMG_20190701_165320.jpg")["sidecars"] as? [[String: Any]])?.count == 1, "\(mode)")
             #expect(entry(album + "metadata.json")["type"] as? String == "file" && entry(album + "metadata.json")["sidecars"] == nil)
         }
