@@ -86,6 +86,31 @@ public enum ManifestCoder: Sendable {
             if let removed = entry.locationRemoved, !removed.isEmpty {
                 fields.append(("locationRemoved", "[" + removed.map(JSONText.string).joined(separator: ", ") + "]"))
             }
+            if let sidecars = entry.sidecars, !sidecars.isEmpty {
+                let objects = sidecars.map { sidecar in
+                    var object: [(String, String)] = [
+                        ("path", JSONText.string(sidecar.path)), ("kind", JSONText.string(sidecar.kind.rawValue)),
+                        ("mimeType", JSONText.string(sidecar.mimeType)),
+                    ]
+                    if let size = sidecar.size { object.append(("size", String(size))) }
+                    return JSONText.object(object)
+                }
+                fields.append(("sidecars", "[" + objects.joined(separator: ", ") + "]"))
+            }
+            if let group = entry.group {
+                fields.append(
+                    ("group", JSONText.object([("id", JSONText.string(group.id)), ("kind", JSONText.string(group.kind.rawValue)), ("role", JSONText.string(group.role.rawValue))])))
+            }
+            if let captured = entry.capturedAt {
+                fields.append(("capturedAt", JSONText.string(captured)))
+                if let source = entry.capturedAtSource { fields.append(("capturedAtSource", JSONText.string(source))) }
+            }
+            if let place = entry.exportLocation {
+                var object: [(String, String)] = [("latitude", JSONText.number(place.latitude)), ("longitude", JSONText.number(place.longitude))]
+                if let altitude = place.altitude { object.append(("altitude", JSONText.number(altitude))) }
+                object.append(("source", JSONText.string(place.source)))
+                fields.append(("exportLocation", JSONText.object(object)))
+            }
         }
         return "{" + fields.map { "\"\($0.0)\": \($0.1)" }.joined(separator: ", ") + "}"
     }
@@ -170,7 +195,13 @@ public enum ManifestCoder: Sendable {
             livePhoto: try livePhoto(try field("livePhoto", as: [String: Any].self, expected: "an object or null"), at: "[\(index)].livePhoto")
         ).with(
             compatible: try compatible(try field("compatible", as: [String: Any].self, expected: "an object or null"), at: "[\(index)].compatible"),
-            locationRemoved: try field("locationRemoved", as: [String].self, expected: "an array of strings or null"))
+            locationRemoved: try field("locationRemoved", as: [String].self, expected: "an array of strings or null")
+        ).with(sidecars: try sidecars(try field("sidecars", as: [Any].self, expected: "an array of objects or null"), at: "[\(index)].sidecars")
+        ).with(
+            capturedAt: try field("capturedAt", as: String.self, expected: "a string or null"),
+            capturedAtSource: try field("capturedAtSource", as: String.self, expected: "a string or null"),
+            exportLocation: try exportLocation(try field("exportLocation", as: [String: Any].self, expected: "an object or null"), at: "[\(index)].exportLocation")
+        ).with(group: try group(try field("group", as: [String: Any].self, expected: "an object or null"), at: "[\(index)].group"))
         return (entry, schema)
     }
 
@@ -217,6 +248,43 @@ public enum ManifestCoder: Sendable {
         return SharedMediaFile.LivePhoto(
             photo: try n.string("photo"), video: try n.string("video"),
             contentIdentifier: try n.field("contentIdentifier", as: String.self, expected: "a string or null"), pairedBy: pairedBy)
+    }
+
+    private static func sidecars(_ array: [Any]?, at: String) throws(ManifestError) -> [SharedMediaFile.Sidecar]? {
+        guard let array else { return nil }
+        var sidecars: [SharedMediaFile.Sidecar] = []
+        for (index, element) in array.enumerated() {
+            guard let object = element as? [String: Any] else { throw .wrongType(field: "\(at)[\(index)]", expected: "an object") }
+            let n = Nested(object: object, at: "\(at)[\(index)]")
+            let allowed = SharedMediaFile.Sidecar.Kind.allCases.map(\.rawValue).joined(separator: ", ")
+            guard let kind = SharedMediaFile.Sidecar.Kind(rawValue: try n.string("kind")) else {
+                throw .wrongType(field: "\(at)[\(index)].kind", expected: "one of \(allowed)")
+            }
+            sidecars.append(
+                SharedMediaFile.Sidecar(path: try n.string("path"), kind: kind, mimeType: try n.string("mimeType"), size: try n.number("size")?.int64Value))
+        }
+        return sidecars
+    }
+
+    private static func group(_ object: [String: Any]?, at: String) throws(ManifestError) -> SharedMediaFile.Group? {
+        guard let object else { return nil }
+        let n = Nested(object: object, at: at)
+        guard let kind = SharedMediaFile.Group.Kind(rawValue: try n.string("kind")) else {
+            throw .wrongType(field: "\(at).kind", expected: "one of " + SharedMediaFile.Group.Kind.allCases.map(\.rawValue).joined(separator: ", "))
+        }
+        guard let role = SharedMediaFile.Group.Role(rawValue: try n.string("role")) else {
+            throw .wrongType(field: "\(at).role", expected: "one of " + SharedMediaFile.Group.Role.allCases.map(\.rawValue).joined(separator: ", "))
+        }
+        return SharedMediaFile.Group(id: try n.string("id"), kind: kind, role: role)
+    }
+
+    private static func exportLocation(_ object: [String: Any]?, at: String) throws(ManifestError) -> SharedMediaFile.ExportLocation? {
+        guard let object else { return nil }
+        let n = Nested(object: object, at: at)
+        guard let latitude = try n.number("latitude")?.doubleValue else { throw .missingField("\(at).latitude") }
+        guard let longitude = try n.number("longitude")?.doubleValue else { throw .missingField("\(at).longitude") }
+        return SharedMediaFile.ExportLocation(
+            latitude: latitude, longitude: longitude, altitude: try n.number("altitude")?.doubleValue, source: try n.string("source"))
     }
 
     private static func compatible(_ object: [String: Any]?, at: String) throws(ManifestError) -> SharedMediaFile.Compatible? {

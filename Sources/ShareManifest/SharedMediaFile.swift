@@ -89,6 +89,105 @@ public struct SharedMediaFile: Sendable, Hashable {
     /// pipeline's location privacy removed any. The copy's `sha256` is then the
     /// stripped bytes'.
     public var locationRemoved: [String]?
+    /// The export's sidecars that describe this item (Google Takeout JSON, XMP,
+    /// Apple `.AAE`), each copied into the container under the item's UUID
+    /// (`<UUID>.<n>.json`, `.xmp`, `.aae`). Nil when it has none.
+    public var sidecars: [Sidecar]?
+    /// When the photo or video was taken, RFC 3339 (`2019-07-01T16:53:20Z`).
+    public var capturedAt: String?
+    /// Where ``capturedAt`` came from: `takeout` (its Takeout JSON's `photoTakenTime`).
+    public var capturedAtSource: String?
+    /// Where its export says it was taken (a Takeout JSON's `geoData`): set only
+    /// when location privacy is off (on, it is removed from the JSON's copy too).
+    public var exportLocation: ExportLocation?
+
+    /// The group of shots this item belongs to (v2 `group`): a RAW and its JPEG.
+    public var group: Group?
+
+    /// Items that are one shot, or one burst, or an original and its edit (v2 `group`).
+    public struct Group: Sendable, Hashable, Codable {
+        /// What kind of group.
+        public enum Kind: String, Sendable, Hashable, Codable, CaseIterable {
+            /// A RAW and a JPEG of the same shot (same folder and stem; capture
+            /// times within 1 s when both have one).
+            case rawJpeg
+        }
+
+        /// An item's part in its group.
+        public enum Role: String, Sendable, Hashable, Codable, CaseIterable {
+            /// The RAW of a `rawJpeg` group.
+            case raw
+            /// The JPEG of a `rawJpeg` group.
+            case jpeg
+        }
+
+        /// The same on every member (the UUID of its first member's copy).
+        public var id: String
+        /// Its kind.
+        public var kind: Kind
+        /// This item's part in it.
+        public var role: Role
+
+        /// A membership of group `id`.
+        public init(id: String, kind: Kind, role: Role) {
+            self.id = id
+            self.kind = kind
+            self.role = role
+        }
+    }
+
+    /// A place an export records (v2 `exportLocation`).
+    public struct ExportLocation: Sendable, Hashable, Codable {
+        /// Degrees north.
+        public var latitude: Double
+        /// Degrees east.
+        public var longitude: Double
+        /// Metres above sea level, when known.
+        public var altitude: Double?
+        /// What recorded it: `takeout`.
+        public var source: String
+
+        /// A place, recorded by `source`.
+        public init(latitude: Double, longitude: Double, altitude: Double? = nil, source: String = "takeout") {
+            self.latitude = latitude
+            self.longitude = longitude
+            self.altitude = altitude
+            self.source = source
+        }
+    }
+
+    /// A sidecar attached to an entry (v2 `sidecars`).
+    public struct Sidecar: Sendable, Hashable, Codable {
+        /// What kind of sidecar it is.
+        public enum Kind: String, Sendable, Hashable, Codable, CaseIterable {
+            /// Google Takeout's JSON (`X.jpg.json`, `X.jpg.supplemental-metadata.json`, …).
+            case takeout
+            /// An XMP sidecar (`IMG_1234.xmp`, `IMG_1234.CR2.xmp`).
+            case xmp
+            /// Apple's adjustments (`IMG_1234.AAE`), a property list.
+            case aae
+        }
+
+        /// A `file://` URL of the copy in the container, spelled like the entry's `path`.
+        public var path: String
+        /// Its kind.
+        public var kind: Kind
+        /// `application/json`, `application/rdf+xml` or `application/xml`.
+        public var mimeType: String
+        /// Size in bytes.
+        public var size: Int64?
+
+        /// A sidecar at `path` (a `file://` URL).
+        public init(path: String, kind: Kind, mimeType: String, size: Int64? = nil) {
+            self.path = path
+            self.kind = kind
+            self.mimeType = mimeType
+            self.size = size
+        }
+
+        /// The sidecar's copy in the container.
+        public var fileURL: URL? { URL(string: path) }
+    }
 
     /// The video inside a motion photo (v2 `motionVideo`).
     public struct MotionVideo: Sendable, Hashable, Codable {
@@ -212,6 +311,29 @@ public struct SharedMediaFile: Sendable, Hashable {
         var entry = self
         entry.compatible = compatible
         entry.locationRemoved = locationRemoved
+        return entry
+    }
+
+    /// The entry with the sidecars attached to it (v2 manifests carry them).
+    public func with(sidecars: [Sidecar]?) -> SharedMediaFile {
+        var entry = self
+        entry.sidecars = sidecars
+        return entry
+    }
+
+    /// The entry with its capture time and the place its export records (v2 manifests carry them).
+    public func with(capturedAt: String?, capturedAtSource: String?, exportLocation: ExportLocation?) -> SharedMediaFile {
+        var entry = self
+        entry.capturedAt = capturedAt
+        entry.capturedAtSource = capturedAtSource
+        entry.exportLocation = exportLocation
+        return entry
+    }
+
+    /// The entry with its group (v2 manifests carry it).
+    public func with(group: Group?) -> SharedMediaFile {
+        var entry = self
+        entry.group = group
         return entry
     }
 

@@ -62,6 +62,10 @@ package enum FileSystem {
         try renameOrThrow(from, to)
     }
 
+    /// Gives the file `from` a second name `to` (a hard link, never replacing);
+    /// false if it cannot (`to` exists, or the file system has no hard links).
+    package static func hardLink(_ from: String, _ to: String) -> Bool { link(from, to) == 0 }
+
     /// Renames, replacing nothing but what `to` may already be (`rename`).
     package static func rename(_ from: String, _ to: String) throws(SystemError) {
         guard renameFile(from, to) == 0 else { throw SystemError("rename", path: from) }

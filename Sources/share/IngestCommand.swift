@@ -158,6 +158,7 @@ enum IngestCommand {
             var counts = "\(report.ingestedCount) of \(report.items.count) items ingested"
             if report.failedCount > 0 { counts += ", \(report.failedCount) failed" }
             if report.skippedCount > 0 { counts += ", \(report.skippedCount) skipped" }
+            if report.attachedCount > 0 { counts += ", \(report.attachedCount) sidecars attached to their media" }
             terminal.err("share: \(counts) in \(String(format: "%.2f", report.wallSeconds)) s")
             terminal.err("share: container:  \(container.root)")
             if let manifest = report.manifestPath {

@@ -73,7 +73,7 @@ enum WatchCommand {
                 case .human, .quiet:
                     let url = report.redirectURL?.description ?? "-"
                     let state = report.interrupted ? " interrupted" : ""
-                    Terminal.shared.out("\(url) ingested=\(report.ingestedCount) failed=\(report.failedCount) skipped=\(report.skippedCount)\(state) report=\(reportPath)")
+                    Terminal.shared.out("\(url) ingested=\(report.ingestedCount) failed=\(report.failedCount) skipped=\(report.skippedCount)\(report.attachedCount > 0 ? " attached=\(report.attachedCount)" : "")\(state) report=\(reportPath)")
                 }
             }
         } catch {

@@ -11,7 +11,7 @@ import Testing
 /// today's workers finish the batch.
 @Suite struct QueueMigrationTests {
     /// The migrations this share has (QueueSchema.migrations): the schema version it writes and needs.
-    static let schemaVersion = 8
+    static let schemaVersion = 9
 
     static let fixture = Fixtures.packageRoot.appendingPathComponent("testdata/distributed/v2-queue").path
     /// The folder the fixture's files lived in when it was made.

@@ -189,6 +189,15 @@ import Testing
             path: "/container/C.mp4", thumbnailPath: "/container/thumbnails/C.jpg", size: 2000, mimeType: "video/mp4", durationMilliseconds: 1200,
             width: 1920, height: 1080, layout: .microVideo)
         item.livePhoto = LivePhotoLink(photo: "/container/A.jpg", video: "/container/D.mov", contentIdentifier: "ABC-1", pairedBy: .contentIdentifier)
+        item.sidecarKind = .takeout
+        item.sidecars = [SidecarRecord(path: "/container/A.1.json", kind: .takeout, mimeType: "application/json", size: 420)]
+        item.attachedTo = "/inbox/b.jpg"
+        item.takeout = TakeoutFacts(takenAt: 1_562_000_000, description: "dusk", location: TakeoutLocation(latitude: 48.8, longitude: 2.3, altitude: 35))
+        item.capturedAt = "2019-07-01T16:53:20Z"
+        item.capturedAtSource = "takeout"
+        item.exportDescription = "dusk"
+        item.exportLocation = TakeoutLocation(latitude: 48.8, longitude: 2.3, altitude: nil)
+        item.group = SharedMediaFile.Group(id: "A", kind: .rawJpeg, role: .raw)
         item.locationRemoved = ["EXIF GPS"]
         item.compatible = CompatibleCopyRecord(path: "/container/A.compatible.jpg", width: 4032, height: 3024, size: 900_000)
         item.stageRecords = [StageName("checksum"): StageRecord(values: ["sha256": "ab"], files: ["/container/A.sha256"])]
@@ -258,11 +267,13 @@ import Testing
             DROP INDEX items_sha256; ALTER TABLE items DROP COLUMN sha256;
             DROP INDEX items_content_identifier; DROP INDEX items_live_photo_name;
             ALTER TABLE items DROP COLUMN content_identifier; ALTER TABLE items DROP COLUMN live_photo_name;
-            ALTER TABLE items DROP COLUMN suspect; ALTER TABLE batches DROP COLUMN max_attempts; PRAGMA user_version = 2
+            ALTER TABLE items DROP COLUMN suspect; ALTER TABLE batches DROP COLUMN max_attempts;
+            DROP INDEX items_sidecar_kind; DROP INDEX items_export_stem;
+            ALTER TABLE items DROP COLUMN sidecar_kind; ALTER TABLE items DROP COLUMN export_stem; PRAGMA user_version = 2
             """)
         let reopened = try BatchJournal(container: container.directory)
         #expect(try reopened.batch(done.batchID.uuidString)?.state == .done)
         let names = try reopened.database.query("SELECT name FROM migrations ORDER BY name").compactMap { $0.text("name") }
-        #expect(names == ["1-batches-and-items", "2-item-next-stage", "3-item-content-hash", "4-item-live-photo-keys", "5-suspects-and-attempts"])
+        #expect(names == ["1-batches-and-items", "2-item-next-stage", "3-item-content-hash", "4-item-live-photo-keys", "5-suspects-and-attempts", "6-export-sidecar-keys"])
     }
 }

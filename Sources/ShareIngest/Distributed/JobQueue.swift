@@ -543,6 +543,28 @@ extension JobQueue: JobStore {
         """
     }
 
+    func sidecarCandidates(for batch: UUID) throws -> [ItemState] {
+        try query(
+            """
+            SELECT d.idx AS idx, d.snapshot AS snapshot FROM share_jobs d WHERE d.batch_id = $1::uuid AND d.idx >= 0 AND d.reason IS NULL
+                AND d.export_stem IS NOT NULL AND (d.sidecar_kind IS NOT NULL OR d.export_stem IN (SELECT s.export_stem FROM share_jobs s
+                    WHERE s.batch_id = $1::uuid AND s.idx >= 0 AND s.sidecar_kind IS NOT NULL AND s.export_stem IS NOT NULL AND s.reason IS NULL))
+            ORDER BY d.idx
+            """, [batch.uuidString]
+        ).map { row in ItemState.decode(row["snapshot"] ?? "", index: row["idx"].flatMap(Int.init) ?? -1, id: nil) }
+    }
+
+    func groupCandidates(for batch: UUID) throws -> [ItemState] {
+        try query(
+            """
+            SELECT d.idx AS idx, d.snapshot AS snapshot FROM share_jobs d WHERE d.batch_id = $1::uuid AND d.idx >= 0 AND d.reason IS NULL
+                AND d.export_stem IS NOT NULL AND d.sidecar_kind IS NULL AND EXISTS (SELECT 1 FROM share_jobs o WHERE o.batch_id = d.batch_id
+                    AND o.export_stem = d.export_stem AND o.idx <> d.idx AND o.idx >= 0 AND o.sidecar_kind IS NULL AND o.reason IS NULL)
+            ORDER BY d.idx
+            """, [batch.uuidString]
+        ).map { row in ItemState.decode(row["snapshot"] ?? "", index: row["idx"].flatMap(Int.init) ?? -1, id: nil) }
+    }
+
     /// The manifest job's end, in one statement: the batch marked done (its
     /// manifest, counts and the items the manifest stage changed) and the job
     /// completed. False if the job was no longer the lease's holder's, or the

@@ -35,6 +35,7 @@ enum QueueSchema {
             Migration(name: "6-batch-stage-seconds", sql: version6),
             Migration(name: "7-live-photo-keys", sql: version7),
             Migration(name: "8-item-columns", sql: version8),
+            Migration(name: "9-export-sidecar-keys", sql: version9),
         ])
     /// The schema's version: how many migrations this share has.
     static var version: Int { migrations.migrations.count }
@@ -213,5 +214,14 @@ enum QueueSchema {
         UPDATE share_jobs SET completed = snapshot->>'\(ItemState.CodingKeys.completed.rawValue)',
             reason = snapshot->'\(ItemState.CodingKeys.failure.rawValue)'->>'reason' WHERE idx >= 0;
         CREATE INDEX share_jobs_failures ON share_jobs (finished_at) WHERE reason IS NOT NULL;
+        """
+
+    // Export sidecars' kinds and the stems they and the media name
+    // (ItemState.sidecarKeys), so the fan-in finds a batch's sidecars and their
+    // media without reading every item.
+    private static let version9 = """
+        ALTER TABLE share_jobs ADD COLUMN sidecar_kind text, ADD COLUMN export_stem text;
+        CREATE INDEX share_jobs_sidecar_kind ON share_jobs (batch_id, export_stem) WHERE sidecar_kind IS NOT NULL;
+        CREATE INDEX share_jobs_export_stem ON share_jobs (batch_id, export_stem) WHERE export_stem IS NOT NULL;
         """
 }

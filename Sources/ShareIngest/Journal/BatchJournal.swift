@@ -100,6 +100,17 @@ public final class BatchJournal: Sendable {
                         ALTER TABLE items ADD COLUMN suspect TEXT;
                         ALTER TABLE batches ADD COLUMN max_attempts INTEGER;
                         """),
+                // Export sidecars' kinds and the stems they and the media name
+                // (ItemState.sidecarKeys), so the fan-in finds a batch's sidecars
+                // and their media without reading every item.
+                Migration(
+                    name: "6-export-sidecar-keys",
+                    sql: """
+                        ALTER TABLE items ADD COLUMN sidecar_kind TEXT;
+                        ALTER TABLE items ADD COLUMN export_stem TEXT;
+                        CREATE INDEX IF NOT EXISTS items_sidecar_kind ON items(batch_id, export_stem) WHERE sidecar_kind IS NOT NULL;
+                        CREATE INDEX IF NOT EXISTS items_export_stem ON items(batch_id, export_stem) WHERE export_stem IS NOT NULL;
+                        """),
             ])
     }
 
@@ -365,6 +376,28 @@ extension BatchJournal: JournalStore {
                     AND o.content_identifier = d.content_identifier AND o.idx <> d.idx AND o.reason IS NULL))
                 OR (d.live_photo_name IS NOT NULL AND EXISTS (SELECT 1 FROM items o WHERE o.batch_id = d.batch_id
                     AND o.live_photo_name = d.live_photo_name AND o.idx <> d.idx AND o.reason IS NULL)))
+            ORDER BY idx
+            """, [.text(batch.uuidString)]
+        ).map(Self.item)
+    }
+
+    func sidecarCandidates(for batch: UUID) throws -> [ItemState] {
+        try database.query(
+            """
+            SELECT idx, uuid, snapshot FROM items d WHERE d.batch_id = ?1 AND d.reason IS NULL AND d.export_stem IS NOT NULL AND (
+                d.sidecar_kind IS NOT NULL OR d.export_stem IN (SELECT s.export_stem FROM items s WHERE s.batch_id = ?1
+                    AND s.sidecar_kind IS NOT NULL AND s.export_stem IS NOT NULL AND s.reason IS NULL))
+            ORDER BY idx
+            """, [.text(batch.uuidString)]
+        ).map(Self.item)
+    }
+
+    func groupCandidates(for batch: UUID) throws -> [ItemState] {
+        try database.query(
+            """
+            SELECT idx, uuid, snapshot FROM items d WHERE d.batch_id = ?1 AND d.reason IS NULL AND d.export_stem IS NOT NULL
+                AND d.sidecar_kind IS NULL AND EXISTS (SELECT 1 FROM items o WHERE o.batch_id = d.batch_id AND o.export_stem = d.export_stem
+                    AND o.idx <> d.idx AND o.sidecar_kind IS NULL AND o.reason IS NULL)
             ORDER BY idx
             """, [.text(batch.uuidString)]
         ).map(Self.item)

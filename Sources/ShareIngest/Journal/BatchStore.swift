@@ -46,6 +46,15 @@ protocol ItemStore: AnyObject {
     /// whose content identifier or Live Photo name (``ItemState/livePhotoKeys``,
     /// indexed) another such item of the batch shares. The fan-in pairs them.
     func livePhotoCandidates(for batch: UUID) throws -> [ItemState]
+
+    /// The items of `batch` (not failed) that are export sidecars, and the
+    /// photos and videos whose stem (``ItemState/sidecarKeys``, indexed) one of
+    /// them names. The fan-in attaches them (``SidecarMatching``).
+    func sidecarCandidates(for batch: UUID) throws -> [ItemState]
+
+    /// The photos and videos of `batch` (not failed) whose stem (indexed, as
+    /// for sidecars) another one shares: the fan-in groups them (``ShotGrouping``).
+    func groupCandidates(for batch: UUID) throws -> [ItemState]
 }
 
 /// The journal's side of a store: the process holding a batch's lock

@@ -11,6 +11,10 @@ public enum ItemStatus: String, Sendable, Codable {
     case failed
     /// Deliberately left out (a FIFO, a symbolic link out of the drop, …); `error` says why.
     case skipped
+    /// An export's sidecar (a Takeout JSON, an XMP, an `.AAE`) attached to the
+    /// media item it describes (``ItemReport/attachedTo``): listed in that
+    /// item's `sidecars`, not an entry of its own.
+    case attached
 }
 
 /// What happened to one item, as the report and the events tell it.
@@ -31,6 +35,8 @@ public struct ItemReport: Sendable, Hashable {
     public let id: UUID?
     /// Seconds spent in each stage.
     public let stageSeconds: [StageName: Double]
+    /// A sidecar's (status `attached`): the media item it is attached to, by its source.
+    public var attachedTo: String? = nil
 }
 
 /// Why an item was not delivered: which stage, what kind of problem, and the
@@ -163,6 +169,8 @@ public struct BatchReport: Sendable {
         public var failed: Int
         /// Deliberately left out (a FIFO, a symbolic link out of the drop, …).
         public var skipped: Int
+        /// Sidecars attached to the media they describe (not entries of their own).
+        public var attached = 0
 
         /// Counts of `items` reports.
         public init(_ items: some Collection<ItemReport>) {
@@ -170,10 +178,23 @@ public struct BatchReport: Sendable {
             ingested = items.count { $0.status == .ingested }
             failed = items.count { $0.status == .failed }
             skipped = items.count { $0.status == .skipped }
+            attached = items.count { $0.status == .attached }
         }
 
         init(items: Int, ingested: Int, failed: Int, skipped: Int) {
             (self.items, self.ingested, self.failed, self.skipped) = (items, ingested, failed, skipped)
+        }
+
+        private enum CodingKeys: String, CodingKey { case items, ingested, failed, skipped, attached }
+
+        /// Counts written before sidecars were attached have no `attached`: 0.
+        public init(from decoder: any Decoder) throws {
+            let c = try decoder.container(keyedBy: CodingKeys.self)
+            items = try c.decode(Int.self, forKey: .items)
+            ingested = try c.decode(Int.self, forKey: .ingested)
+            failed = try c.decode(Int.self, forKey: .failed)
+            skipped = try c.decode(Int.self, forKey: .skipped)
+            attached = try c.decodeIfPresent(Int.self, forKey: .attached) ?? 0
         }
 
         /// Counts one more item.
@@ -183,6 +204,7 @@ public struct BatchReport: Sendable {
             case .ingested: ingested += 1
             case .failed: failed += 1
             case .skipped: skipped += 1
+            case .attached: attached += 1
             }
         }
     }
@@ -222,7 +244,9 @@ public struct BatchReport: Sendable {
     /// How many items were skipped.
     public var skippedCount: Int { counts.skipped }
     /// True when every item was delivered.
-    public var isComplete: Bool { counts.ingested == counts.items }
+    public var isComplete: Bool { counts.ingested + counts.attached == counts.items }
+    /// How many sidecars were attached to their media.
+    public var attachedCount: Int { counts.attached }
 
     /// The JSON report document (`--report FILE`, and the report stored beside
     /// each manifest): every input with its status (``BatchReportDocument``).

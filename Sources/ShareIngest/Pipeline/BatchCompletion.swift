@@ -80,6 +80,34 @@ enum BatchCompletion {
             }
         }
 
+        // Export sidecars, attached to the media they describe (v2): worked out
+        // before any entry is written, as the sidecar may come after its media.
+        var sidecars = SidecarMatching(candidates: [], final: { $0 })
+        if stage.settings.schema == .v2 {
+            sidecars = SidecarMatching(candidates: try store.sidecarCandidates(for: batch.id)) { candidate in
+                var final = candidate
+                _ = duplicates.resolve(&final, removingFiles: false)
+                return final.failure == nil ? final : nil
+            }
+        }
+        // Groups of shots (a RAW and its JPEG), formed as they will be delivered.
+        var groups = ShotGrouping(candidates: [], final: { $0 })
+        if stage.settings.schema == .v2 {
+            groups = ShotGrouping(candidates: try store.groupCandidates(for: batch.id)) { candidate in
+                var final = candidate
+                _ = duplicates.resolve(&final, removingFiles: false)
+                return final.failure == nil ? final : nil
+            }
+        }
+        // Their copies under the media's UUIDs, made before any entry is written
+        // (the fsync of the container before the first entry covers them); the
+        // sidecars' own copies are removed once the manifest is written.
+        var sidecarRecords: [Int: [SidecarRecord]] = [:]
+        for (index, attached) in sidecars.attached {
+            if let id = sidecars.mediaIDs[index] { sidecarRecords[index] = Self.attach(attached, to: id, in: container) }
+        }
+        var attachedCopies: [String] = []
+
         var writer: ManifestWriter?
         var writeError: SystemError?
         var copiesSynced = false
@@ -118,6 +146,36 @@ enum BatchCompletion {
             for path in (temporaries[item.id] ?? []) + (temporaries[item.motionVideoID] ?? []) { FileSystem.remove(path) }
             if item.failure != nil { item.removeFiles(in: container) }
             var itemChanged = false
+            if item.failure == nil, let media = sidecars.attachedTo[item.index] {
+                // A sidecar attached to its media: not an entry of its own.
+                if item.attachedTo != media {
+                    item.attachedTo = media
+                    itemChanged = true
+                }
+                // Its own copy only (a duplicate linked to an earlier copy points at another item's).
+                if let own = item.copyPath, own.lastPathComponentOfPath.hasPrefix(item.id.uuidString) { attachedCopies.append(own) }
+                if itemChanged { changed.append(item) }
+                totals.merge(item.stageSeconds, uniquingKeysWith: +)
+                report(item)
+                return
+            }
+            if item.failure == nil, let warning = sidecars.orphans[item.index], !item.warnings.contains(warning) {
+                item.warnings.append(warning)
+                itemChanged = true
+            }
+            if item.failure == nil, let records = sidecarRecords[item.index] {
+                var attached = item
+                attached.sidecars = records
+                SidecarMatching.takeFacts(of: sidecars.attached[item.index] ?? [], into: &attached)
+                if attached != item {
+                    item = attached
+                    itemChanged = true
+                }
+            }
+            if item.failure == nil, let group = groups.groups[item.index], item.group != group {
+                item.group = group
+                itemChanged = true
+            }
             if item.failure == nil, let failure = stage.unsupportedBySchema(item, batchHasFiles: hasFiles) {
                 item.failure = failure
                 itemChanged = true
@@ -177,6 +235,10 @@ enum BatchCompletion {
                 report(item)
             }
         }
+        // The sidecars' copies live on under their media's UUIDs: their own go.
+        if writeError == nil {
+            for path in attachedCopies where FileSystem.exists(path) { FileSystem.remove(path) }
+        }
         CrashPoint.hit("after-manifest")
         TestThrottle.pause()
 
@@ -223,6 +285,30 @@ enum BatchCompletion {
             throw NotRecorded(outcome: outcome, error: error)
         }
         return outcome
+    }
+}
+
+extension BatchCompletion {
+    /// Copies each of `sidecars` into the container under `item`'s UUID
+    /// (`<UUID>.<n>.json`, `.xmp`, `.aae`, numbered from 1 in input order) and
+    /// returns what the item's entry lists. A copy already there (a fan-in that
+    /// ran before and died) is kept; a sidecar whose copy cannot be made is left
+    /// out, with nothing half-written.
+    static func attach(_ sidecars: [ItemState], to id: UUID, in container: ContainerDirectory) -> [SidecarRecord] {
+        var records: [SidecarRecord] = []
+        for (offset, sidecar) in sidecars.enumerated() {
+            guard let kind = sidecar.sidecarKind else { continue }
+            let path = SidecarMatching.copyPath(in: container, id: id, n: offset + 1, kind: kind)
+            // A second name for the sidecar's copy (its data is already written;
+            // the container's fsync before the manifest makes the name durable),
+            // else a copy written whole and renamed into place: never half there.
+            if !FileSystem.exists(path) {
+                guard let source = sidecar.copyPath, FileSystem.hardLink(source, path) || FileSystem.copySmallFile(source, to: path) else { continue }
+            }
+            let size = (try? FileStatus.ofLink(path)).map(\.size)
+            records.append(SidecarRecord(path: path, kind: kind, mimeType: ExportSidecars.mimeType(of: kind), size: size))
+        }
+        return records
     }
 }
 

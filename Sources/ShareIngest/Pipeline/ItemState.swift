@@ -76,6 +76,26 @@ struct ItemState: Sendable, Hashable, Codable {
     var motionVideo: MotionVideo?
     /// The Live Photo this still or movie is half of (the fan-in pairs them).
     var livePhoto: LivePhotoLink?
+    // Export sidecars (``ExportSidecars``)
+    /// Set (by the sniff) on a sidecar of an export: a Takeout JSON, an XMP, an `.AAE`.
+    var sidecarKind: SharedMediaFile.Sidecar.Kind?
+    /// The sidecars the fan-in attached to this media item, copied under its UUID.
+    @OmittedWhenDefault var sidecars: [SidecarRecord] = []
+    /// Set (by the fan-in) on a sidecar attached to a media item: that item's
+    /// label. It is not delivered as an item of its own (status `attached`).
+    var attachedTo: String?
+    /// What a Takeout JSON sidecar says (read at the sniff), on the sidecar.
+    var takeout: TakeoutFacts?
+    /// When the photo or video was taken (RFC 3339), and where that came from
+    /// (`takeout`: its Takeout JSON's `photoTakenTime`). Set by the fan-in.
+    var capturedAt: String?
+    var capturedAtSource: String?
+    /// Its Takeout JSON's `description` (the entry's `message` when the share has none).
+    var exportDescription: String?
+    /// Its Takeout JSON's `geoData` (reported when location privacy is off).
+    var exportLocation: TakeoutLocation?
+    /// The group of shots it belongs to (the fan-in forms them: ``ShotGrouping``).
+    var group: SharedMediaFile.Group?
     // Location privacy: what was removed from the copy (nil: the stage did not
     // run on it, or found nothing).
     var locationRemoved: [String]?
@@ -109,7 +129,8 @@ struct ItemState: Sendable, Hashable, Codable {
     /// never recorded). Three keep the names older records used.
     enum CodingKeys: String, CodingKey, CaseIterable {
         case index, id, source, label, completed, sniffed, copyPath, size, sha256, duplicateOf, type, mimeType, width, height
-        case thumbnailPath, moments, motionVideo, livePhoto, locationRemoved, compatible, stageRecords, warnings, failure, stageSeconds, lostAttempts
+        case thumbnailPath, moments, motionVideo, livePhoto, sidecarKind, sidecars, attachedTo, takeout, capturedAt, capturedAtSource
+        case exportDescription, exportLocation, group, locationRemoved, compatible, stageRecords, warnings, failure, stageSeconds, lostAttempts
         case suspect
         case sourceVersion = "version"
         case durationMilliseconds = "duration"
@@ -164,7 +185,9 @@ struct ItemState: Sendable, Hashable, Codable {
 
     /// The container files this item's entry names (its copy, thumbnail and
     /// compatible copy) and the ones its stages made for it.
-    var deliveredFiles: [String] { [copyPath, thumbnailPath, compatible?.path].compactMap { $0 } + stageRecords.values.flatMap(\.files) }
+    var deliveredFiles: [String] {
+        [copyPath, thumbnailPath, compatible?.path].compactMap { $0 } + sidecars.map(\.path) + stageRecords.values.flatMap(\.files)
+    }
 
     /// Removes every file this item may own (a failed item leaves nothing behind).
     mutating func removeFiles(in container: ContainerDirectory) {
@@ -173,6 +196,7 @@ struct ItemState: Sendable, Hashable, Codable {
         thumbnailPath = nil
         motionVideo = nil
         compatible = nil
+        sidecars = []
         for stage in stageRecords.keys { stageRecords[stage]?.files = [] }
     }
 }
@@ -240,6 +264,8 @@ extension ItemState {
         ("content_identifier", { $0.livePhotoKeys.identifier }),
         ("live_photo_name", { $0.livePhotoKeys.name }),
         ("suspect", { $0.suspect ? "alone" : nil }),
+        ("sidecar_kind", { $0.sidecarKeys.kind }),
+        ("export_stem", { $0.sidecarKeys.stem }),
     ]
 
     /// The values of ``indexedColumns`` for this item, in their order.

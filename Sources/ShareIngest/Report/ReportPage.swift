@@ -60,7 +60,8 @@ private struct PageWriter {
         report.items.visit { item in
             bytes += item.entry?.size ?? 0
             if items.count < ReportPage.itemLimit { items.append(ReportedItem(item, container: container)) }
-            if item.status != .ingested, undelivered.count < ReportPage.itemLimit { undelivered.append(ReportedItem(item, container: container)) }
+            // A sidecar attached to its photo was delivered with it: not a problem to list.
+            if item.status != .ingested, item.status != .attached, undelivered.count < ReportPage.itemLimit { undelivered.append(ReportedItem(item, container: container)) }
         }
         self.items = items
         self.undelivered = undelivered
@@ -109,6 +110,7 @@ private struct PageWriter {
             ("ingested", "Ingested", "\(report.ingestedCount)"),
             ("failed", "Failed", "\(report.failedCount)"),
             ("skipped", "Skipped", "\(report.skippedCount)"),
+        ] + (report.attachedCount > 0 ? [("attached", "Sidecars attached", "\(report.attachedCount)")] : []) + [
             ("wall", "Wall time", ReadableUnits.seconds(report.wallSeconds)),
         ]
         for (cssClass, label, value) in totals + [("bytes", "Delivered", ReadableUnits.bytes(deliveredBytes))] {

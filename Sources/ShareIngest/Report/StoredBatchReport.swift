@@ -262,6 +262,8 @@ struct BatchReportDocument: Codable {
         var ingested: Int
         var failed: Int
         var skipped: Int
+        /// Sidecars attached to their media (absent when none).
+        var attached: Int?
     }
 
     /// One input: its outcome and, when ingested, its manifest entry's fields.
@@ -286,6 +288,13 @@ struct BatchReportDocument: Codable {
         var livePhoto: SharedMediaFile.LivePhoto?
         var compatible: Compatible?
         var locationRemoved: [String]?
+        var sidecars: [SharedMediaFile.Sidecar]?
+        var group: SharedMediaFile.Group?
+        var capturedAt: String?
+        var capturedAtSource: String?
+        var exportLocation: SharedMediaFile.ExportLocation?
+        /// A sidecar's (status `attached`): the media item it is attached to.
+        var attachedTo: String?
         var warnings: [String]?
         var stageSeconds: [String: Double]?
     }
@@ -322,7 +331,8 @@ struct BatchReportDocument: Codable {
         let document = BatchReportDocument(
             batch: report.batchID.uuidString, key: report.key.rawValue, redirectURL: report.redirectURL?.description, manifest: report.manifestPath,
             schema: report.schema, pipeline: report.pipeline, interrupted: report.interrupted,
-            counts: Counts(items: report.counts.items, ingested: report.counts.ingested, failed: report.counts.failed, skipped: report.counts.skipped),
+            counts: Counts(items: report.counts.items, ingested: report.counts.ingested, failed: report.counts.failed, skipped: report.counts.skipped,
+                attached: report.counts.attached > 0 ? report.counts.attached : nil),
             stageSeconds: seconds(report.stageSeconds), wallSeconds: (report.wallSeconds * 10_000).rounded() / 10_000, items: [])
         var encoded = String(decoding: (try? encoder.encode(HeaderFields(document))) ?? Data("{}".utf8), as: UTF8.self)
         // `{ … "wallSeconds" : 1.5\n}` → `{ … "wallSeconds" : 1.5,\n  "items" : [\n`
@@ -400,7 +410,12 @@ struct BatchReportDocument: Codable {
         }
         let reports = lazy == nil ? items.enumerated().map { index, item in item.report(index: index) } : []
         let all = lazy ?? ItemReports(reports)
-        let counted = counts.map { BatchReport.Counts(items: $0.items, ingested: $0.ingested, failed: $0.failed, skipped: $0.skipped) } ?? BatchReport.Counts(reports)
+        let counted =
+            counts.map { stored in
+                var counts = BatchReport.Counts(items: stored.items, ingested: stored.ingested, failed: stored.failed, skipped: stored.skipped)
+                counts.attached = stored.attached ?? 0
+                return counts
+            } ?? BatchReport.Counts(reports)
         var report = BatchReport(
             batchID: batchID, key: key, redirectURL: redirectURL.flatMap { try? RedirectURL.parse($0).url }, manifestPath: manifest,
             schema: schema, pipeline: pipeline, items: all, counts: counted, stageSeconds: timings(stageSeconds), wallSeconds: wallSeconds)
@@ -418,20 +433,21 @@ extension BatchReportDocument.Item {
         }
         // Reports always name the stage and reason of a failure; an edited one
         // without them still shows its message.
-        let failure = status == .ingested ? nil : ItemFailure(stage ?? .sniff, reason ?? .io, error ?? "(no message recorded)")
+        let failure = status == .ingested || status == .attached ? nil : ItemFailure(stage ?? .sniff, reason ?? .io, error ?? "(no message recorded)")
         let entry = path.map {
             SharedMediaFile(
                 path: $0, thumbnail: thumbnail, duration: duration, type: type ?? .file, mimeType: mimeType,
                 fileName: fileName, size: size, width: width, height: height
             ).with(sha256: sha256, duplicateOf: duplicateOf, motionVideo: motionVideo, livePhoto: livePhoto).with(
                 compatible: compatible.map { SharedMediaFile.Compatible(path: $0.path, mimeType: $0.mimeType, size: $0.size, width: $0.width, height: $0.height) },
-                locationRemoved: locationRemoved)
+                locationRemoved: locationRemoved
+            ).with(sidecars: sidecars).with(group: group).with(capturedAt: capturedAt, capturedAtSource: capturedAtSource, exportLocation: exportLocation)
         }
         // Copies are named <UUID>.<ext> in the container.
         let id = entry?.fileURL.flatMap { UUID(uuidString: $0.deletingPathExtension().lastPathComponent) }
         return ItemReport(
             index: index, source: source, status: status, failure: failure, warnings: warnings ?? [], entry: entry, id: id,
-            stageSeconds: timings(stageSeconds))
+            stageSeconds: timings(stageSeconds), attachedTo: attachedTo)
     }
 
     /// The item's fields in the document.
@@ -446,7 +462,8 @@ extension BatchReportDocument.Item {
             size: entry?.size, width: entry?.width, height: entry?.height, duration: entry?.duration, sha256: entry?.sha256,
             duplicateOf: entry?.duplicateOf, motionVideo: entry?.motionVideo, livePhoto: entry?.livePhoto,
             compatible: entry?.compatible.map { BatchReportDocument.Compatible(path: $0.path, mimeType: $0.mimeType, size: $0.size, width: $0.width, height: $0.height) },
-            locationRemoved: entry?.locationRemoved, warnings: item.warnings,
+            locationRemoved: entry?.locationRemoved, sidecars: entry?.sidecars, group: entry?.group, capturedAt: entry?.capturedAt,
+            capturedAtSource: entry?.capturedAtSource, exportLocation: entry?.exportLocation, attachedTo: item.attachedTo, warnings: item.warnings,
             stageSeconds: seconds(item.stageSeconds))
     }
 }

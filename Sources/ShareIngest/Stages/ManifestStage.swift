@@ -19,7 +19,7 @@ struct ManifestStage {
         case .file:
             return SharedMediaFile(
                 path: url(item.copyPath ?? ""), thumbnail: item.thumbnailPath.map(url),
-                duration: item.durationMilliseconds, type: item.type, mimeType: item.mimeType, message: message,
+                duration: item.durationMilliseconds, type: item.type, mimeType: item.mimeType, message: message ?? item.exportDescription,
                 fileName: item.source.fileName, size: item.size, width: item.width, height: item.height
             ).with(
                 sha256: item.sha256, duplicateOf: item.duplicateOf.map(url),
@@ -34,7 +34,14 @@ struct ManifestStage {
             ).with(
                 compatible: item.compatible.map {
                     SharedMediaFile.Compatible(path: url($0.path), size: $0.size, width: $0.width, height: $0.height)
-                }, locationRemoved: item.locationRemoved)
+                }, locationRemoved: item.locationRemoved
+            ).with(
+                sidecars: item.sidecars.isEmpty
+                    ? nil : item.sidecars.map { SharedMediaFile.Sidecar(path: url($0.path), kind: $0.kind, mimeType: $0.mimeType, size: $0.size) }
+            ).with(
+                capturedAt: item.capturedAt, capturedAtSource: item.capturedAtSource,
+                exportLocation: item.exportLocation.map { SharedMediaFile.ExportLocation(latitude: $0.latitude, longitude: $0.longitude, altitude: $0.altitude) }
+            ).with(group: item.group)
         }
     }
 
@@ -53,6 +60,7 @@ struct ManifestStage {
     func report(for item: ItemState, finished: Bool, message: String?) -> ItemReport {
         let status: ItemStatus
         switch item.failure?.reason {
+        case nil where item.attachedTo != nil && finished: status = .attached
         case nil: status = finished ? .ingested : .failed
         case let reason? where ItemFailure.skipping.contains(reason): status = .skipped
         default: status = .failed
@@ -60,7 +68,7 @@ struct ManifestStage {
         return ItemReport(
             index: item.index, source: item.label, status: status, failure: item.failure, warnings: item.warnings,
             entry: status == .ingested ? entry(for: item, message: message) : nil,
-            id: item.copyPath != nil ? item.id : nil, stageSeconds: item.stageSeconds)
+            id: item.copyPath != nil ? item.id : nil, stageSeconds: item.stageSeconds, attachedTo: status == .attached ? item.attachedTo : nil)
     }
 
     /// The redirect URL for a batch whose entries are of these types.
@@ -105,7 +113,7 @@ extension ManifestStage {
             .choice("pathSpelling", \.pathSpelling),
             .choice("duplicates", \.duplicates),
         ],
-        workers: nil, records: [.duplicateOf, .livePhoto],
+        workers: nil, records: [.duplicateOf, .livePhoto, .sidecars, .attachedTo, .group, .capturedAt, .capturedAtSource, .exportDescription, .exportLocation],
         make: nil)
 }
 

@@ -42,6 +42,14 @@ struct SniffStage: PipelineStage {
                 throw Self.failure(error, path: label, stage: .sniff)
             }
             try identify(&item, prefix: prefix, continuation: continuation, name: file.name, label: label)
+            if item.sidecarKind == .takeout {
+                // A Takeout JSON is read whole (at most 1 MB: TakeoutMetadata says why
+                // here); one that is not Takeout's is left alone, a file like any other.
+                let size = Int(item.size ?? 0)
+                let whole = size <= prefix.count ? prefix : (size <= TakeoutMetadata.maximumSize ? try? source.read(count: size, at: 0, path: label) : nil)
+                item.takeout = whole.flatMap(TakeoutMetadata.read)
+                if item.takeout == nil { item.sidecarKind = nil }
+            }
             if let format = item.sniffed?.format {
                 var announced = HeaderDimensions.size(of: prefix, format: format)
                 if announced == nil, format.kind == .video, Array(prefix.dropFirst(4).prefix(4)) == Array("ftyp".utf8) {
@@ -77,6 +85,9 @@ struct SniffStage: PipelineStage {
         }
         item.sniffed = sniffed
         item.mimeType = sniffed.mimeType
+        // An export's sidecar (Takeout JSON, XMP, .AAE): by its name and these
+        // first bytes; the fan-in attaches it to the media it describes.
+        if sniffed.kind == .text { item.sidecarKind = ExportSidecars.kind(name: name, head: prefix) }
         switch sniffed.kind {
         case .image: item.type = .image
         case .video: item.type = .video
@@ -113,7 +124,7 @@ extension SniffStage {
             .integer("workers", \.workers, in: 1...64),
             .boolean("rejectContradictions", \.rejectContradictions),
         ],
-        workers: \.workers, records: [.sniffed, .sourceVersion, .size, .type, .mimeType],
+        workers: \.workers, records: [.sniffed, .sourceVersion, .size, .type, .mimeType, .sidecarKind, .takeout],
         make: { settings, _ in SniffStage(settings: settings) })
 }
 

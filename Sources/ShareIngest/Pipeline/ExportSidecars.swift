@@ -1,0 +1,332 @@
+import Foundation
+import MediaFormats
+import ShareManifest
+
+/// A sidecar attached to a media item: its copy in the container, named by the
+/// item's UUID (`<UUID>.<n>.json`, `.xmp`, `.aae`).
+struct SidecarRecord: Sendable, Hashable, Codable {
+    var path: String
+    var kind: SharedMediaFile.Sidecar.Kind
+    var mimeType: String
+    var size: Int64?
+}
+
+/// Export sidecars: what they are (recognised by content and by name, when an
+/// item is sniffed) and which media item each describes (in the fan-in, both
+/// modes, like Live Photos: a pass over the names and the kinds already known,
+/// over the candidates the store's index gives).
+enum ExportSidecars {
+    /// The sidecar kind of a file named `name` whose first bytes are `head`, or
+    /// nil. The name says which kind to look for; the content must be that kind:
+    /// Takeout's JSON is an object with a photo's keys (`photoTakenTime`,
+    /// `imageViews` or `googlePhotosOrigin`), so an album's `metadata.json`
+    /// or any other JSON is left alone; an XMP sidecar is an XMP packet
+    /// (`<?xpacket`, `x:xmpmeta`); an `.AAE` is a property list with Apple's
+    /// `adjustment…` keys. Only the head already read by the sniffer is looked
+    /// at (a match of bytes, as magic numbers are, not a parse).
+    static func kind(name: String, head: [UInt8]) -> SharedMediaFile.Sidecar.Kind? {
+        let lower = name.lowercased()
+        guard let dot = lower.lastIndex(of: "."), dot != lower.startIndex else { return nil }
+        // The text after a byte-order mark and leading whitespace, lower-cased.
+        let text = String(decoding: head.prefix(4096), as: UTF8.self).drop { $0.isWhitespace || $0 == "\u{FEFF}" }.lowercased()
+        switch lower[lower.index(after: dot)...] {
+        case "json":
+            guard text.hasPrefix("{") else { return nil }
+            let photoKeys = ["\"phototakentime\"", "\"imageviews\"", "\"googlephotosorigin\""]
+            return text.contains("\"title\"") && photoKeys.contains(where: text.contains) ? .takeout : nil
+        case "xmp":
+            return text.hasPrefix("<?xpacket") || text.hasPrefix("<x:xmpmeta") || (text.hasPrefix("<?xml") && text.contains("x:xmpmeta")) ? .xmp : nil
+        case "aae":
+            let plist = text.hasPrefix("<?xml") || text.hasPrefix("<!doctype plist") || text.hasPrefix("<plist")
+            return plist && text.contains("adjustment") ? .aae : nil
+        default:
+            return nil
+        }
+    }
+
+    /// The MIME type a sidecar of `kind` is listed with.
+    static func mimeType(of kind: SharedMediaFile.Sidecar.Kind) -> String {
+        switch kind {
+        case .takeout: "application/json"
+        case .xmp: "application/rdf+xml"
+        case .aae: "application/xml"
+        }
+    }
+
+    /// The extension of a sidecar's copy.
+    static func fileExtension(of kind: SharedMediaFile.Sidecar.Kind) -> String {
+        switch kind {
+        case .takeout: "json"
+        case .xmp: "xmp"
+        case .aae: "aae"
+        }
+    }
+
+    /// What a sidecar names: the media file's stem (folder and base name, lower
+    /// case, no extension), the media's extension when the sidecar's name carries
+    /// it (`IMG_1234.CR2.xmp`, `X.jpg.json`), and the duplicate number Takeout
+    /// moves behind the extension (`X.jpg(1).json` names `X(1).jpg`).
+    struct Reference: Hashable {
+        var stem: String
+        var mediaExtension: String?
+        /// The media's name as the sidecar spells it (`X(1).jpg`, `IMG_1234.*`), for messages.
+        var shownName = ""
+    }
+
+    /// The media a sidecar called `label` describes. Takeout's suffixes are
+    /// dropped: `.supplemental-metadata` and every cut of it Takeout's name
+    /// length limit makes (`.supplemental-metad`, `.suppl`, `.s`).
+    static func reference(sidecarLabel label: String) -> Reference? {
+        let (folder, file) = split(label)
+        var name = file
+        guard let dot = name.lastIndex(of: "."), dot != name.startIndex else { return nil }
+        name = String(name[..<dot])
+        // Takeout's `(n)` behind the extension: `X.jpg(1)` names `X(1).jpg`.
+        var number = ""
+        if name.hasSuffix(")"), let open = name.lastIndex(of: "("), name[name.index(after: open)..<name.index(before: name.endIndex)].allSatisfy(\.isNumber) {
+            number = String(name[open...])
+            name = String(name[..<open])
+        }
+        let lower = name.lowercased()
+        if let suffixDot = lower.lastIndex(of: "."), suffixDot != lower.startIndex {
+            let suffix = lower[lower.index(after: suffixDot)...]
+            if !suffix.isEmpty, "supplemental-metadata".hasPrefix(suffix), suffix.first == "s", !isMediaExtension(String(suffix)) {
+                name = String(name[..<name.index(name.startIndex, offsetBy: lower.distance(from: lower.startIndex, to: suffixDot))])
+            }
+        }
+        var mediaExtension: String?
+        var shownExtension = "*"
+        if let extDot = name.lastIndex(of: "."), extDot != name.startIndex {
+            let ext = name[name.index(after: extDot)...].lowercased()
+            if isMediaExtension(ext) {
+                mediaExtension = ext
+                shownExtension = String(name[name.index(after: extDot)...])
+                name = String(name[..<extDot])
+            }
+        }
+        guard !name.isEmpty else { return nil }
+        return Reference(stem: folder + (name + number).lowercased(), mediaExtension: mediaExtension, shownName: name + number + "." + shownExtension)
+    }
+
+    /// A media item's own reference: its stem and extension. Takeout's edited
+    /// copies (`X-edited.jpg`, and the suffix in the languages Takeout writes)
+    /// share their original's sidecar: their stem is the original's.
+    static func reference(mediaLabel label: String) -> Reference? {
+        let (folder, file) = split(label)
+        guard let dot = file.lastIndex(of: "."), dot != file.startIndex else { return nil }
+        var base = file[..<dot].lowercased()
+        let ext = file[file.index(after: dot)...].lowercased()
+        for suffix in editedSuffixes where base.hasSuffix(suffix) && base.count > suffix.count {
+            base.removeLast(suffix.count)
+            break
+        }
+        return Reference(stem: folder + base, mediaExtension: ext)
+    }
+
+    /// Takeout's suffix for an edited copy, in the languages it is written in.
+    static let editedSuffixes = ["-edited", "-bearbeitet", "-modifié", "-editado", "-modificato", "-bewerkt", "-redigerad", "-muokattu", "-edytowane"]
+
+    /// True for an extension a photo or video has (so `IMG_1234.CR2` keeps
+    /// `.CR2` as the media's and `X.supplemental-metadata` is not one).
+    static func isMediaExtension(_ ext: String) -> Bool {
+        extensionsOfMedia.contains(ext)
+    }
+
+    private static let extensionsOfMedia: Set<String> = Set(
+        MediaFormat.all.filter { $0.kind == .image || $0.kind == .video }.flatMap(\.extensions))
+
+    private static func split(_ label: String) -> (folder: String, file: String) {
+        let slash = label.lastIndex(of: "/")
+        return (slash.map { String(label[...$0]) } ?? "", slash.map { String(label[label.index(after: $0)...]) } ?? label)
+    }
+}
+
+extension ItemState {
+    /// What the stores index so the fan-in finds a batch's sidecars and the
+    /// media they may describe without reading every item: a sidecar's kind
+    /// and the stem it names; a photo's or video's own stem.
+    var sidecarKeys: (kind: String?, stem: String?) {
+        guard failure == nil, isFileLike else { return (nil, nil) }
+        if let kind = sidecarKind { return (kind.rawValue, ExportSidecars.reference(sidecarLabel: label)?.stem) }
+        guard type == .image || type == .video else { return (nil, nil) }
+        return (nil, ExportSidecars.reference(mediaLabel: label)?.stem)
+    }
+}
+
+/// Which media item each sidecar of a batch describes, worked out in the fan-in
+/// from the store's candidates (``ItemStore/sidecarCandidates(for:)``).
+/// A sidecar naming the media's extension (`X.jpg.json`, `IMG_1234.CR2.xmp`)
+/// goes to the item of that stem and extension; one without (`IMG_1234.xmp`,
+/// `IMG_1234.AAE`) to the item of that stem, a RAW first (XMP sidecars are a RAW
+/// developer's), else the first. A Takeout JSON also goes to the edited copies
+/// of its photo (`X-edited.jpg`). A sidecar whose media is not in the drop is
+/// an orphan: delivered as a file, with a warning.
+struct SidecarMatching {
+    /// The sidecars of each media item, by index: in the order they are numbered.
+    let attached: [Int: [ItemState]]
+    /// Each attached sidecar's media item (its label), by the sidecar's index.
+    let attachedTo: [Int: String]
+    /// Sidecars whose media is not in the drop, by index, with the warning.
+    let orphans: [Int: String]
+    /// The UUID of each media item that has sidecars, by index.
+    let mediaIDs: [Int: UUID]
+
+    /// The largest sidecar attached (bytes): a larger one is no export's
+    /// sidecar, and is delivered as a file.
+    static let maximumSize: Int64 = 4 << 20
+
+    init(candidates: [ItemState], final: (ItemState) -> ItemState?) {
+        let items = candidates.compactMap(final).filter { $0.failure == nil && $0.copyPath != nil }.sorted { $0.index < $1.index }
+        var mediaIDs: [Int: UUID] = [:]
+        var mediaByStem: [String: [ItemState]] = [:]
+        for item in items where item.sidecarKind == nil && (item.type == .image || item.type == .video) {
+            if let stem = ExportSidecars.reference(mediaLabel: item.label)?.stem { mediaByStem[stem, default: []].append(item) }
+        }
+        var attached: [Int: [ItemState]] = [:]
+        var attachedTo: [Int: String] = [:]
+        var orphans: [Int: String] = [:]
+        for sidecar in items {
+            guard let kind = sidecar.sidecarKind, (sidecar.size ?? 0) <= Self.maximumSize else { continue }
+            let reference = ExportSidecars.reference(sidecarLabel: sidecar.label)
+            let media = reference.flatMap { mediaByStem[$0.stem] } ?? []
+            var chosen: [ItemState] = []
+            if let ext = reference?.mediaExtension {
+                // The photo of that name first; Takeout's JSON describes the
+                // edited copies of its photo too (whatever their extension).
+                let named = media.filter { !Self.isEditedCopy($0.label) && Self.fileExtension($0.label) == ext }
+                chosen = Array(named.prefix(1))
+                if kind == .takeout { chosen += media.filter { Self.isEditedCopy($0.label) } }
+            } else {
+                let raw = media.first { $0.sniffed.map(Self.isRAW) ?? false }
+                if let one = raw ?? media.first { chosen = [one] }
+            }
+            guard !chosen.isEmpty else {
+                orphans[sidecar.index] =
+                    "\(Self.describe(kind)) whose \(reference.map { Self.expected($0) } ?? "media") is not in this drop: delivered as a file"
+                continue
+            }
+            for item in chosen {
+                attached[item.index, default: []].append(sidecar)
+                mediaIDs[item.index] = item.id
+            }
+            attachedTo[sidecar.index] = chosen[0].label
+        }
+        self.attached = attached
+        self.attachedTo = attachedTo
+        self.orphans = orphans
+        self.mediaIDs = mediaIDs
+    }
+
+    /// What its first Takeout JSON says, given to `item`: `photoTakenTime` as
+    /// `capturedAt` (source `takeout`: the JSON wins, as Takeout strips dates
+    /// from some files), `description`, `geoData` (gone when location privacy
+    /// removed it from the JSON; the JSON's `locationRemoved` then joins the item's).
+    static func takeFacts(of sidecars: [ItemState], into item: inout ItemState) {
+        for sidecar in sidecars where sidecar.sidecarKind == .takeout {
+            if let removed = sidecar.locationRemoved {
+                item.locationRemoved = (item.locationRemoved ?? []) + removed.filter { !(item.locationRemoved ?? []).contains($0) }
+            }
+        }
+        guard let facts = sidecars.lazy.compactMap(\.takeout).first else { return }
+        if let taken = facts.takenAt {
+            item.capturedAt = TakeoutMetadata.rfc3339(taken)
+            item.capturedAtSource = "takeout"
+        }
+        item.exportDescription = facts.description
+        item.exportLocation = facts.location
+    }
+
+    /// The container path of the `n`-th sidecar (from 1) of the item `id`.
+    static func copyPath(in container: ContainerDirectory, id: UUID, n: Int, kind: SharedMediaFile.Sidecar.Kind) -> String {
+        container.mediaPath(id: id, fileExtension: "\(n).\(ExportSidecars.fileExtension(of: kind))")
+    }
+
+    private static func fileExtension(_ label: String) -> String? {
+        let file = label.split(separator: "/").last.map(String.init) ?? label
+        guard let dot = file.lastIndex(of: "."), dot != file.startIndex else { return nil }
+        return file[file.index(after: dot)...].lowercased()
+    }
+
+    private static func isEditedCopy(_ label: String) -> Bool {
+        let file = (label.split(separator: "/").last.map(String.init) ?? label).lowercased()
+        guard let dot = file.lastIndex(of: ".") else { return false }
+        let base = file[..<dot]
+        return ExportSidecars.editedSuffixes.contains { base.hasSuffix($0) }
+    }
+
+    private static func isRAW(_ sniffed: SniffedContent) -> Bool {
+        sniffed.mimeType.hasPrefix("image/x-") && !["image/x-icon", "image/x-portable-pixmap", "image/x-xbitmap"].contains(sniffed.mimeType)
+    }
+
+    private static func describe(_ kind: SharedMediaFile.Sidecar.Kind) -> String {
+        switch kind {
+        case .takeout: "a Google Takeout JSON sidecar"
+        case .xmp: "an XMP sidecar"
+        case .aae: "an Apple .AAE adjustment file"
+        }
+    }
+
+    private static func expected(_ reference: ExportSidecars.Reference) -> String {
+        "photo or video (\(reference.shownName))"
+    }
+}
+
+/// Groups of shots, formed in the fan-in (both modes) like Live Photos, over
+/// the candidates the store's index gives (``ItemStore/groupCandidates(for:)``:
+/// photos sharing a folder and stem). `rawJpeg`: a camera RAW and a JPEG of
+/// the same folder and stem (`IMG_0100.CR2`, `IMG_0100.JPG`), their capture
+/// times within 1 s when both have one; the first RAW with the first JPEG.
+/// The group's id is the RAW's UUID.
+struct ShotGrouping {
+    /// Each grouped item's membership, by index.
+    let groups: [Int: SharedMediaFile.Group]
+
+    /// The largest gap between a RAW's and its JPEG's capture times, seconds.
+    static let rawJpegMaximumGap = 1.0
+
+    init(candidates: [ItemState], final: (ItemState) -> ItemState?) {
+        let items = candidates.compactMap(final).filter { $0.failure == nil && $0.copyPath != nil && $0.type == .image }.sorted { $0.index < $1.index }
+        var byStem: [String: [ItemState]] = [:]
+        for item in items {
+            // The exact stem: an edited copy (`X-edited.jpg`) is not the shot's JPEG.
+            guard let stem = Self.exactStem(item.label) else { continue }
+            byStem[stem, default: []].append(item)
+        }
+        var groups: [Int: SharedMediaFile.Group] = [:]
+        for stem in byStem.keys.sorted() {
+            let members = byStem[stem] ?? []
+            var jpegs = members.filter { $0.sniffed?.format.id == "jpeg" }
+            for raw in members where Self.isRAW(raw) {
+                guard let match = jpegs.firstIndex(where: { Self.sameShot(raw, $0) }) else { continue }
+                let jpeg = jpegs.remove(at: match)
+                let id = raw.id.uuidString
+                groups[raw.index] = SharedMediaFile.Group(id: id, kind: .rawJpeg, role: .raw)
+                groups[jpeg.index] = SharedMediaFile.Group(id: id, kind: .rawJpeg, role: .jpeg)
+            }
+        }
+        self.groups = groups
+    }
+
+    /// Capture times within 1 s when both have one (the metadata decides, not the name alone).
+    static func sameShot(_ raw: ItemState, _ jpeg: ItemState) -> Bool {
+        guard let a = raw.moments?.captureTime, let b = jpeg.moments?.captureTime, let gap = a.distance(to: b) else { return true }
+        return gap <= rawJpegMaximumGap
+    }
+
+    /// A camera RAW the probe delivered as an image (its MIME type `image/x-…`
+    /// of a RAW format: DNG, NEF, CR2, CR3, ARW, RAF, ORF, RW2 and their kin).
+    static func isRAW(_ item: ItemState) -> Bool {
+        guard let mime = item.sniffed?.mimeType else { return false }
+        return ["image/x-adobe-dng", "image/x-nikon-nef", "image/x-canon-cr2", "image/x-canon-cr3", "image/x-sony-arw", "image/x-fuji-raf",
+            "image/x-olympus-orf", "image/x-panasonic-rw2"].contains(mime)
+    }
+
+    /// `holiday/IMG_0100.JPG` → `holiday/img_0100`.
+    static func exactStem(_ label: String) -> String? {
+        let slash = label.lastIndex(of: "/")
+        let folder = slash.map { String(label[...$0]) } ?? ""
+        let file = slash.map { String(label[label.index(after: $0)...]) } ?? label
+        guard let dot = file.lastIndex(of: "."), dot != file.startIndex else { return nil }
+        return folder + file[..<dot].lowercased()
+    }
+}

@@ -1,0 +1,436 @@
+import Foundation
+import TestSupport
+import Testing
+
+/// Export sidecars (issue 34) in every mode: `share ingest` (SQLite journal),
+/// `share ingest --db` with a real `share worker` (PostgreSQL) and `share
+/// watch` attach each Takeout JSON, XMP and `.AAE` to the photo it describes,
+/// copied under the photo's UUID and listed in its entry's `sidecars`; the
+/// sidecar's report says `attached` and names the photo; a sidecar without its
+/// photo, an album's `metadata.json` and a JSON that is not Takeout's are files.
+@Suite(.serialized) struct ExportSidecarTests {
+    static func takeoutJSON(title: String, taken: Int = 1_562_000_000, description: String = "") -> [UInt8] {
+        Array(
+            """
+            {
+              "title": "\(title)",
+              "description": "\(description)",
+              "imageViews": "3",
+              "creationTime": { "timestamp": "1562500000", "formatted": "7 Jul 2019, 11:46:40 UTC" },
+              "photoTakenTime": { "timestamp": "\(taken)", "formatted": "1 Jul 2019, 16:53:20 UTC" },
+              "geoData": { "latitude": 48.8584, "longitude": 2.2945, "altitude": 35.0, "latitudeSpan": 0.0, "longitudeSpan": 0.0 },
+              "url": "https://photos.google.com/photo/AF1QipExample",
+              "googlePhotosOrigin": { "mobileUpload": { "deviceType": "ANDROID_PHONE" } }
+            }
+
+            """.utf8)
+    }
+
+    static let xmp = Array(
+        """
+        <?xpacket begin="\u{FEFF}" id="W5M0MpCehiHzreSzNTczkc9d"?>
+        <x:xmpmeta xmlns:x="adobe:ns:meta/" x:xmptk="Adobe XMP Core 7.0">
+         <rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#">
+          <rdf:Description rdf:about="" xmlns:xmp="http://ns.adobe.com/xap/1.0/" xmp:Rating="4"/>
+         </rdf:RDF>
+        </x:xmpmeta>
+        <?xpacket end="w"?>
+
+        """.utf8)
+
+    static let aae = Array(
+        """
+        <?xml version="1.0" encoding="UTF-8"?>
+        <!DOCTYPE plist PUBLIC "-//Apple//DTD PLIST 1.0//EN" "http://www.apple.com/DTDs/PropertyList-1.0.dtd">
+        <plist version="1.0">
+        <dict>
+        \t<key>adjustmentBaseVersion</key>
+        \t<integer>0</integer>
+        \t<key>adjustmentData</key>
+        \t<data>ZGF0YQ==</data>
+        \t<key>adjustmentEditorBundleID</key>
+        \t<string>com.apple.mobileslideshow</string>
+        \t<key>adjustmentFormatIdentifier</key>
+        \t<string>com.apple.photo</string>
+        \t<key>adjustmentFormatVersion</key>
+        \t<string>1.5</string>
+        </dict>
+        </plist>
+
+        """.utf8)
+
+    /// A drop like a Takeout (and an Apple export) drop: every naming case of
+    /// item 1, a sidecar without its photo, an album's `metadata.json`, a JSON
+    /// that is not Takeout's. Returns each sidecar's bytes by its name.
+    static func makeDrop(_ drop: TemporaryDirectory) throws -> [String: [UInt8]] {
+        let year = "Takeout/Google Photos/Photos from 2019/"
+        let longName = "Screenshot_20190701-165320_Photos_and_more_long.jpg"
+        var sidecars: [String: [UInt8]] = [:]
+        func sidecar(_ name: String, _ bytes: [UInt8]) throws {
+            _ = try drop.add(name, bytes: bytes)
+            sidecars[name] = bytes
+        }
+        try drop.add(year + "IMG_0001.jpg", copying: Fixtures.media("photo.jpg"))
+        try sidecar(year + "IMG_0001.jpg.json", takeoutJSON(title: "IMG_0001.jpg"))
+        try drop.add(year + "IMG_0002.jpg", copying: Fixtures.media("exif3.jpg"))
+        try sidecar(year + "IMG_0002.jpg.supplemental-metadata.json", takeoutJSON(title: "IMG_0002.jpg", taken: 1_562_000_100, description: "Eiffel tower at dusk"))
+        try drop.add(year + "IMG_0003(1).jpg", copying: Fixtures.media("exif8.jpg"))
+        try sidecar(year + "IMG_0003.jpg(1).json", takeoutJSON(title: "IMG_0003.jpg", taken: 1_562_000_200))
+        try drop.add(year + "IMG_0004.jpg", copying: Fixtures.media("gray.jpg"))
+        try drop.add(year + "IMG_0004-edited.jpg", copying: Fixtures.media("progressive.jpg"))
+        try sidecar(year + "IMG_0004.jpg.json", takeoutJSON(title: "IMG_0004.jpg", taken: 1_562_000_300))
+        try drop.add(year + longName, copying: Fixtures.media("cmyk.jpg"))
+        try sidecar(year + longName + ".supplemental-metad.json", takeoutJSON(title: longName, taken: 1_562_000_400))
+        try drop.add(year + "IMG_0006.jpg", copying: Fixtures.media("portrait-exif6.jpg"))
+        try sidecar(year + "IMG_0006.jpg.suppl.json", takeoutJSON(title: "IMG_0006.jpg", taken: 1_562_000_500))
+        try sidecar(year + "IMG_0099.jpg.json", takeoutJSON(title: "IMG_0099.jpg", taken: 1_562_000_600))
+        _ = try drop.add("Takeout/Google Photos/Holiday/metadata.json", bytes: Array(#"{"title": "Holiday", "description": "", "access": "protected", "date": {"timestamp": "1562000000"}}"#.utf8))
+        _ = try drop.add("Takeout/Google Photos/Holiday/notes.json", copying: Fixtures.media("data.json"))
+        try drop.add("Apple/IMG_1234.heic", copying: Fixtures.media("image.heic"))
+        try sidecar("Apple/IMG_1234.AAE", aae)
+        try drop.add("Apple/IMG_1235.jpg", copying: Fixtures.media("exif3.jpg"))
+        try sidecar("Apple/IMG_1235.xmp", xmp)
+        return sidecars
+    }
+
+    /// What each source (relative to the drop) became: its status, and for a
+    /// sidecar attached, the photo (relative) it names.
+    static func outcomes(report path: String, drop: String) throws -> [String: String] {
+        let report = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: path))) as? [String: Any])
+        var found: [String: String] = [:]
+        for item in try #require(report["items"] as? [[String: Any]]) {
+            let source = try #require(item["source"] as? String)
+            let relative = source.hasPrefix(drop + "/") ? String(source.dropFirst(drop.count + 1)) : source
+            var outcome = try #require(item["status"] as? String)
+            if let media = item["attachedTo"] as? String { outcome += " to " + (media.hasPrefix(drop + "/") ? String(media.dropFirst(drop.count + 1)) : media) }
+            for warning in item["warnings"] as? [String] ?? [] where warning.contains("is not in this drop") { outcome += " (\(warning))" }
+            found[relative] = outcome
+        }
+        return found
+    }
+
+    static let expectedOutcomes: [String: String] = {
+        let year = "Takeout/Google Photos/Photos from 2019/"
+        let long = "Screenshot_20190701-165320_Photos_and_more_long.jpg"
+        var expected: [String: String] = [:]
+        for photo in ["IMG_0001.jpg", "IMG_0002.jpg", "IMG_0003(1).jpg", "IMG_0004.jpg", "IMG_0004-edited.jpg", long, "IMG_0006.jpg"] {
+            expected[year + photo] = "ingested"
+        }
+        expected[year + "IMG_0001.jpg.json"] = "attached to \(year)IMG_0001.jpg"
+        expected[year + "IMG_0002.jpg.supplemental-metadata.json"] = "attached to \(year)IMG_0002.jpg"
+        expected[year + "IMG_0003.jpg(1).json"] = "attached to \(year)IMG_0003(1).jpg"
+        expected[year + "IMG_0004.jpg.json"] = "attached to \(year)IMG_0004.jpg"
+        expected[year + long + ".supplemental-metad.json"] = "attached to \(year)\(long)"
+        expected[year + "IMG_0006.jpg.suppl.json"] = "attached to \(year)IMG_0006.jpg"
+        expected[year + "IMG_0099.jpg.json"] = "ingested (a Google Takeout JSON sidecar whose photo or video (IMG_0099.jpg) is not in this drop: delivered as a file)"
+        expected["Takeout/Google Photos/Holiday/metadata.json"] = "ingested"
+        expected["Takeout/Google Photos/Holiday/notes.json"] = "ingested"
+        expected["Apple/IMG_1234.heic"] = "ingested"
+        expected["Apple/IMG_1234.AAE"] = "attached to Apple/IMG_1234.heic"
+        expected["Apple/IMG_1235.jpg"] = "ingested"
+        expected["Apple/IMG_1235.xmp"] = "attached to Apple/IMG_1235.jpg"
+        return expected
+    }()
+
+    /// The manifest's entries by file name: the kinds of their sidecars, each
+    /// checked to be a copy named `<entry's UUID>.<n>.<ext>` holding the bytes
+    /// of the sidecar named in `expected`.
+    static func checkManifest(_ container: String, sidecars: [String: [UInt8]], mode: String) throws -> [String: [String]] {
+        let manifests = try FileManager.default.contentsOfDirectory(atPath: container + "/manifests").filter { $0.hasSuffix(".json") }
+        try #require(manifests.count == 1, "\(mode): \(manifests)")
+        let data = try Data(contentsOf: URL(fileURLWithPath: container + "/manifests/" + manifests[0]))
+        let entries = try #require(try JSONSerialization.jsonObject(with: data) as? [[String: Any]])
+        var kinds: [String: [String]] = [:]
+        for entry in entries {
+            let name = try #require(entry["fileName"] as? String)
+            guard let attached = entry["sidecars"] as? [[String: Any]] else { continue }
+            let path = try #require(entry["path"] as? String)
+            let entryURL = try #require(URL(string: path))
+            let uuid = entryURL.deletingPathExtension().lastPathComponent
+            for (n, sidecar) in attached.enumerated() {
+                let link = try #require(sidecar["path"] as? String)
+                let url = try #require(URL(string: link))
+                let kind = try #require(sidecar["kind"] as? String)
+                let ext = ["takeout": "json", "xmp": "xmp", "aae": "aae"][kind] ?? "?"
+                #expect(url.lastPathComponent == "\(uuid).\(n + 1).\(ext)", "\(mode): \(name)'s sidecar is \(url.lastPathComponent)")
+                let bytes = try [UInt8](Data(contentsOf: url))
+                #expect(sidecar["size"] as? Int == bytes.count, "\(mode): \(name)")
+                #expect(sidecar["mimeType"] as? String == ["takeout": "application/json", "xmp": "application/rdf+xml", "aae": "application/xml"][kind])
+                // The copy holds the bytes of the sidecar that names this photo (or its original).
+                let stem = (name as NSString).deletingPathExtension.replacingOccurrences(of: "-edited", with: "")
+                let sources = sidecars.filter { key, _ in
+                    let file = (key as NSString).lastPathComponent
+                    return file.hasPrefix(stem + ".") || file.hasPrefix(stem.replacingOccurrences(of: "(1)", with: "") + ".jpg(1)")
+                }
+                #expect(sources.contains { $0.value == bytes }, "\(mode): \(name)'s sidecar \(url.lastPathComponent) holds none of \(sources.keys.sorted())")
+                kinds[name, default: []].append(kind)
+            }
+        }
+        // The sidecars' own copies are gone: every `<UUID>.json` left is an entry's.
+        let delivered = Set(entries.compactMap { ($0["path"] as? String).flatMap(URL.init(string:))?.lastPathComponent })
+        let loose = try FileManager.default.contentsOfDirectory(atPath: container).filter {
+            ($0.hasSuffix(".json") || $0.hasSuffix(".xmp") || $0.hasSuffix(".aae")) && !delivered.contains($0) && $0.split(separator: ".").count == 2
+        }
+        #expect(loose.isEmpty, "\(mode): sidecar copies left behind: \(loose)")
+        return kinds
+    }
+
+    /// The manifest's entries by file name.
+    static func entries(_ container: String) throws -> [String: [String: Any]] {
+        let manifests = try FileManager.default.contentsOfDirectory(atPath: container + "/manifests").filter { $0.hasSuffix(".json") }
+        try #require(manifests.count == 1)
+        let data = try Data(contentsOf: URL(fileURLWithPath: container + "/manifests/" + manifests[0]))
+        let entries = try #require(try JSONSerialization.jsonObject(with: data) as? [[String: Any]])
+        return Dictionary(entries.map { ($0["fileName"] as? String ?? "?", $0) }, uniquingKeysWith: { first, _ in first })
+    }
+
+    /// What the Takeout JSONs gave their photos: `capturedAt` from `photoTakenTime`
+    /// (source `takeout`), the `description` as `message`, `geoData` as `exportLocation`.
+    static func checkTakeoutFacts(_ container: String, mode: String) throws {
+        let byName = try entries(container)
+        let times = [
+            "IMG_0001.jpg": "2019-07-01T16:53:20Z", "IMG_0002.jpg": "2019-07-01T16:55:00Z", "IMG_0003(1).jpg": "2019-07-01T16:56:40Z",
+            "IMG_0004.jpg": "2019-07-01T16:58:20Z", "IMG_0004-edited.jpg": "2019-07-01T16:58:20Z",
+        ]
+        for (name, time) in times {
+            #expect(byName[name]?["capturedAt"] as? String == time, "\(mode): \(name) \(byName[name]?["capturedAt"] ?? "none")")
+            #expect(byName[name]?["capturedAtSource"] as? String == "takeout", "\(mode): \(name)")
+        }
+        #expect(byName["IMG_0002.jpg"]?["message"] as? String == "Eiffel tower at dusk", "\(mode)")
+        #expect(byName["IMG_0001.jpg"]?["message"] is NSNull, "\(mode): an empty description is no message")
+        let place = byName["IMG_0001.jpg"]?["exportLocation"] as? [String: Any]
+        #expect(place?["latitude"] as? Double == 48.8584 && place?["longitude"] as? Double == 2.2945 && place?["altitude"] as? Double == 35.0, "\(mode): \(place ?? [:])")
+        #expect(place?["source"] as? String == "takeout")
+        // Photos without a Takeout JSON have none of it.
+        #expect(byName["IMG_1235.jpg"]?["capturedAt"] == nil && byName["IMG_1235.jpg"]?["exportLocation"] == nil)
+        #expect(byName["metadata.json"]?["type"] as? String == "file")
+    }
+
+    static let expectedKinds: [String: [String]] = [
+        "IMG_0001.jpg": ["takeout"], "IMG_0002.jpg": ["takeout"], "IMG_0003(1).jpg": ["takeout"], "IMG_0004.jpg": ["takeout"],
+        "IMG_0004-edited.jpg": ["takeout"], "Screenshot_20190701-165320_Photos_and_more_long.jpg": ["takeout"], "IMG_0006.jpg": ["takeout"],
+        "IMG_1234.heic": ["aae"], "IMG_1235.jpg": ["xmp"],
+    ]
+
+    @Test func sidecarsAreAttachedToTheirPhotosInEveryMode() throws {
+        let work = TemporaryDirectory("sidecars")
+        let root = (work.path as NSString).standardizingPath
+        let drop = TemporaryDirectory("sidecar-drop")
+        let sidecars = try Self.makeDrop(drop)
+        let dropPath = (drop.path as NSString).standardizingPath
+
+        let server = try PostgresServer()
+        #expect(try ShareProcess.run(["db", "migrate", "--db", server.url]).status == 0)
+        let workers = DistributedTests.Workers(url: server.url)
+        try workers.start("sidecars")
+        defer { workers.stopAll() }
+
+        var reports: [String: [String: String]] = [:]
+        var urls: [String: String?] = [:]
+        for (mode, database) in [("local", [String]()), ("remote", ["--db", server.url])] {
+            let container = root + "/c-" + mode
+            let report = root + "/\(mode).json"
+            let run = try ShareProcess.run(["ingest"] + database + ["--container", container, "--report", report, dropPath])
+            #expect(run.status == 0, "\(mode): \(run.stderr) \(workers.log("sidecars"))")
+            urls[mode] = run.lastLine
+            if mode == "local" { #expect(run.stderr.contains("8 sidecars attached to their media"), "\(run.stderr)") }
+            let found = try Self.outcomes(report: report, drop: dropPath)
+            #expect(found == Self.expectedOutcomes, "\(mode): \(found.filter { Self.expectedOutcomes[$0.key] != $0.value })")
+            reports[mode] = found
+            let kinds = try Self.checkManifest(container, sidecars: sidecars, mode: mode)
+            #expect(kinds == Self.expectedKinds, "\(mode): \(kinds)")
+            try Self.checkTakeoutFacts(container, mode: mode)
+        }
+        #expect(reports["local"] == reports["remote"])
+
+        // `share open` checks the sidecars' paths like every other path;
+        // consumed and collected, the sidecars go with their photos.
+        let container = root + "/c-local"
+        let url = try #require(urls["local"] ?? nil)
+        let open = try ShareProcess.run(["open", url, "--container", container, "--consume"])
+        #expect(open.status == 0, "\(open.stderr)")
+        #expect(open.stdout.contains("\"sidecars\""))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: container).contains { $0.hasSuffix(".1.json") })
+        let gc = try ShareProcess.run(["gc", "--container", container, "--older-than", "0"])
+        #expect(gc.status == 0, "\(gc.stderr)")
+        let left = try FileManager.default.contentsOfDirectory(atPath: container).filter { $0.hasSuffix(".json") || $0.hasSuffix(".xmp") || $0.hasSuffix(".aae") }
+        #expect(left.isEmpty, "left after gc: \(left)")
+    }
+
+    @Test func aWatchedExportDropAttachesItsSidecars() throws {
+        let work = TemporaryDirectory("sidecar-watch")
+        let inbox = work.path + "/inbox"
+        let drop = TemporaryDirectory("sidecar-watch-drop")
+        let sidecars = try Self.makeDrop(drop)
+        try FileManager.default.createDirectory(atPath: inbox, withIntermediateDirectories: true)
+        try FileManager.default.moveItem(atPath: drop.path, toPath: inbox + "/export")
+        FileManager.default.createFile(atPath: inbox + "/export/.ready", contents: nil)
+        let container = work.path + "/container"
+        let run = try ShareProcess.run(["watch", inbox, "--container", container, "--once", "--on-success", "keep", "--report-dir", work.path + "/pages"])
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(run.stdout.contains("ingested=12 failed=0 skipped=0 attached=8"), "\(run.stdout)")
+        // The report page counts the sidecars attached, and lists none of them as a problem.
+        let page = try #require(try FileManager.default.contentsOfDirectory(atPath: work.path + "/pages").first { $0.hasSuffix(".html") })
+        let html = try String(contentsOfFile: work.path + "/pages/" + page, encoding: .utf8)
+        #expect(html.contains("Sidecars attached"), "no attached count in the page")
+        #expect(!html.contains("<li class=\"attached\">"), "an attached sidecar is listed as a problem")
+        #expect(html.contains("<li class=\"item attached\""), "the sidecars are shown among the items")
+        // The report stored beside the manifest.
+        let reports = try FileManager.default.contentsOfDirectory(atPath: container + "/.share-ingest/reports").filter { $0.hasSuffix(".json") }
+        try #require(reports.count == 1, "\(reports)")
+        let found = try Self.outcomes(report: container + "/.share-ingest/reports/" + reports[0], drop: ((inbox + "/export") as NSString).standardizingPath)
+        #expect(found == Self.expectedOutcomes, "\(found.filter { Self.expectedOutcomes[$0.key] != $0.value })")
+        #expect(try Self.checkManifest(container, sidecars: sidecars, mode: "watch") == Self.expectedKinds)
+        try Self.checkTakeoutFacts(container, mode: "watch")
+    }
+
+    /// With location privacy on, a Takeout JSON's `geoData` is removed from its
+    /// attached copy too, and never reported: the photo's `locationRemoved` says so.
+    @Test func locationPrivacyRemovesGeoDataFromTheAttachedJSON() throws {
+        let work = TemporaryDirectory("sidecar-location")
+        let drop = TemporaryDirectory("sidecar-location-drop")
+        _ = try drop.add("Photos from 2019/IMG_0001.jpg", copying: Fixtures.media("photo.jpg"))
+        _ = try drop.add("Photos from 2019/IMG_0001.jpg.json", bytes: Self.takeoutJSON(title: "IMG_0001.jpg"))
+        let container = work.file("c")
+        let run = try ShareProcess.run(["ingest", "--container", container, "--pipeline", try LocationPrivacyTests.pipeline(in: work), drop.path])
+        #expect(run.status == 0, "\(run.stderr)")
+        let entry = try #require(try Self.entries(container)["IMG_0001.jpg"])
+        #expect(entry["exportLocation"] == nil, "\(entry)")
+        #expect(entry["capturedAt"] as? String == "2019-07-01T16:53:20Z")
+        #expect((entry["locationRemoved"] as? [String] ?? []).contains("Takeout JSON geoData, geoDataExif"), "\(entry["locationRemoved"] ?? "none")")
+        let sidecar = try #require((entry["sidecars"] as? [[String: Any]])?.first)
+        let link = try #require(sidecar["path"] as? String)
+        let url = try #require(URL(string: link))
+        let copy = try Data(contentsOf: url)
+        let object = try #require(try JSONSerialization.jsonObject(with: copy) as? [String: Any])
+        #expect(object["geoData"] == nil && object["title"] as? String == "IMG_0001.jpg", "\(object)")
+        #expect(!String(decoding: copy, as: UTF8.self).contains("48.8584"))
+        #expect(sidecar["size"] as? Int == copy.count)
+    }
+
+    /// A camera card: a RAW and its JPEG of each shot are one `rawJpeg` group
+    /// (the RAW's UUID its id), in both modes, with the same report; an XMP
+    /// without the media's extension goes to the RAW; a PNG of the same stem,
+    /// and an edited copy, are no one's group.
+    @Test func aRAWAndItsJPEGAreOneGroupInBothModes() throws {
+        let work = TemporaryDirectory("raw-jpeg")
+        let root = (work.path as NSString).standardizingPath
+        let drop = TemporaryDirectory("raw-jpeg-drop")
+        _ = try drop.add("DCIM/100CANON/IMG_0100.CR2", copying: Fixtures.testdata("modern/raw/canon-350d-exif3.cr2"))
+        _ = try drop.add("DCIM/100CANON/IMG_0100.JPG", copying: Fixtures.media("exif3.jpg"))
+        _ = try drop.add("DCIM/100CANON/IMG_0100.xmp", bytes: Self.xmp)
+        _ = try drop.add("DCIM/100CANON/IMG_0101.JPG", copying: Fixtures.media("photo.jpg"))
+        _ = try drop.add("DCIM/100CANON/IMG_0101.png", copying: Fixtures.media("screenshot.png"))
+        _ = try drop.add("DCIM/100CANON/IMG_0101-edited.jpg", copying: Fixtures.media("gray.jpg"))
+
+        let server = try PostgresServer()
+        #expect(try ShareProcess.run(["db", "migrate", "--db", server.url]).status == 0)
+        let workers = DistributedTests.Workers(url: server.url)
+        try workers.start("groups")
+        defer { workers.stopAll() }
+        var seen: [String: [String: String]] = [:]
+        for (mode, database) in [("local", [String]()), ("remote", ["--db", server.url])] {
+            let container = root + "/c-" + mode
+            let report = root + "/\(mode).json"
+            let run = try ShareProcess.run(["ingest"] + database + ["--container", container, "--report", report, drop.path])
+            #expect(run.status == 0, "\(mode): \(run.stderr) \(workers.log("groups"))")
+            let byName = try Self.entries(container)
+            let raw = try #require(byName["IMG_0100.CR2"]), jpeg = try #require(byName["IMG_0100.JPG"])
+            let rawPath = try #require(raw["path"] as? String)
+            let rawURL = try #require(URL(string: rawPath))
+            let rawGroup = raw["group"] as? [String: String], jpegGroup = jpeg["group"] as? [String: String]
+            #expect(rawGroup == ["id": rawURL.deletingPathExtension().lastPathComponent, "kind": "rawJpeg", "role": "raw"], "\(mode): \(raw)")
+            #expect(jpegGroup == ["id": rawGroup?["id"] ?? "?", "kind": "rawJpeg", "role": "jpeg"], "\(mode): \(jpeg)")
+            #expect((raw["sidecars"] as? [[String: Any]])?.first?["kind"] as? String == "xmp", "\(mode): the XMP goes to the RAW")
+            #expect(jpeg["sidecars"] == nil)
+            for name in ["IMG_0101.JPG", "IMG_0101.png", "IMG_0101-edited.jpg"] { #expect(byName[name]?["group"] == nil, "\(mode): \(name)") }
+            // The report says the same.
+            let document = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: report))) as? [String: Any])
+            var roles: [String: String] = [:]
+            for item in document["items"] as? [[String: Any]] ?? [] {
+                let name = ((item["source"] as? String ?? "") as NSString).lastPathComponent
+                roles[name] = ((item["group"] as? [String: String])?["role"]) ?? (item["status"] as? String ?? "?")
+            }
+            #expect(roles == ["IMG_0100.CR2": "raw", "IMG_0100.JPG": "jpeg", "IMG_0100.xmp": "attached", "IMG_0101.JPG": "ingested",
+                "IMG_0101.png": "ingested", "IMG_0101-edited.jpg": "ingested"], "\(mode): \(roles)")
+            seen[mode] = roles
+        }
+        #expect(seen["local"] == seen["remote"])
+    }
+
+    /// The committed Takeout drop (testdata/exports/takeout, made by
+    /// testdata/make-exports.py): every naming case, an album with its
+    /// `metadata.json` and a copy of a photo, a photo without a JSON and a JSON
+    /// without its photo, in both modes, with the same report.
+    @Test func theTakeoutTestDropComesOutAsItsPhotos() throws {
+        let work = TemporaryDirectory("takeout-drop")
+        let root = (work.path as NSString).standardizingPath
+        let drop = Fixtures.testdata("exports/takeout")
+        let server = try PostgresServer()
+        #expect(try ShareProcess.run(["db", "migrate", "--db", server.url]).status == 0)
+        let workers = DistributedTests.Workers(url: server.url)
+        try workers.start("takeout")
+        defer { workers.stopAll() }
+        let year = "Takeout/Google Photos/Photos from 2019/", album = "Takeout/Google Photos/Holiday in Paris/"
+        var expected: [String: String] = [:]
+        for photo in ["IMG_20190701_165320.jpg", "IMG_20190702_101500.jpg", "IMG_20190703_120000(1).jpg", "IMG_20190704_090000.jpg",
+            "IMG_20190705_183000.jpg", "IMG_20190705_183000-edited.jpg", "IMG_20190706_070000.jpg", "Screenshot_20190701-165320_Photos_and_more_long.jpg"]
+        {
+            expected[year + photo] = "ingested"
+        }
+        for (json, photo) in [
+            ("IMG_20190701_165320.jpg.json", "IMG_20190701_165320.jpg"), ("IMG_20190702_101500.jpg.supplemental-metadata.json", "IMG_20190702_101500.jpg"),
+            ("IMG_20190703_120000.jpg(1).json", "IMG_20190703_120000(1).jpg"), ("IMG_20190704_090000.jpg.suppl.json", "IMG_20190704_090000.jpg"),
+            ("IMG_20190705_183000.jpg.json", "IMG_20190705_183000.jpg"),
+            ("Screenshot_20190701-165320_Photos_and_more_long.jpg.supplemental-metad.json", "Screenshot_20190701-165320_Photos_and_more_long.jpg"),
+        ] {
+            expected[year + json] = "attached to \(year)\(photo)"
+        }
+        expected[year + "IMG_20190707_080000.jpg.json"] =
+            "ingested (a Google Takeout JSON sidecar whose photo or video (IMG_20190707_080000.jpg) is not in this drop: delivered as a file)"
+        expected[album + "IMG_20190701_165320.jpg"] = "ingested"
+        expected[album + "IMG_20190701_165320.jpg.json"] = "attached to \(album)IMG_20190701_165320.jpg"
+        expected[album + "metadata.json"] = "ingested"
+        expected["Takeout/archive_browser.html"] = "ingested"
+
+        var seen: [String: [String: String]] = [:]
+        for (mode, database) in [("local", [String]()), ("remote", ["--db", server.url])] {
+            let container = root + "/c-" + mode
+            let report = root + "/\(mode).json"
+            let run = try ShareProcess.run(["ingest"] + database + ["--container", container, "--report", report, drop])
+            #expect(run.status == 0, "\(mode): \(run.stderr) \(workers.log("takeout"))")
+            let found = try Self.outcomes(report: report, drop: drop)
+            #expect(found == expected, "\(mode): \(found.filter { expected[$0.key] != $0.value })")
+            seen[mode] = found
+            let manifest = try FileManager.default.contentsOfDirectory(atPath: container + "/manifests").filter { $0.hasSuffix(".json") }
+            let data = try Data(contentsOf: URL(fileURLWithPath: container + "/manifests/" + (manifest.first ?? "")))
+            let entries = try #require(try JSONSerialization.jsonObject(with: data) as? [[String: Any]])
+            var byPath: [String: [String: Any]] = [:]
+            let sources = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: report))) as? [String: Any])
+            for item in sources["items"] as? [[String: Any]] ?? [] {
+                guard let path = item["path"] as? String, let source = item["source"] as? String,
+                    let entry = entries.first(where: { $0["path"] as? String == path && $0["fileName"] as? String == (source as NSString).lastPathComponent })
+                else { continue }
+                byPath[String(source.dropFirst(drop.count + 1))] = entry
+            }
+            func entry(_ name: String) -> [String: Any] { byPath[name] ?? [:] }
+            #expect(entry(year + "IMG_20190701_165320.jpg")["capturedAt"] as? String == "2019-07-01T16:53:20Z", "\(mode)")
+            #expect(entry(year + "IMG_20190703_120000(1).jpg")["capturedAt"] as? String == "2019-07-03T12:00:00Z", "\(mode)")
+            #expect(entry(year + "IMG_20190705_183000-edited.jpg")["capturedAt"] as? String == "2019-07-05T18:30:00Z", "\(mode)")
+            #expect(entry(year + "IMG_20190702_101500.jpg")["message"] as? String == "Breakfast on the terrace", "\(mode)")
+            let lyon = entry(year + "IMG_20190704_090000.jpg")["exportLocation"] as? [String: Any]
+            #expect(lyon?["latitude"] as? Double == 45.764 && lyon?["longitude"] as? Double == 4.8357, "\(mode): \(lyon ?? [:])")
+            #expect(entry(year + "IMG_20190702_101500.jpg")["exportLocation"] == nil, "\(mode): Takeout's zeros are no place")
+            #expect(entry(year + "IMG_20190706_070000.jpg")["sidecars"] == nil && entry(year + "IMG_20190706_070000.jpg")["capturedAt"] == nil)
+            // The album's copy of a photo is a duplicate of the year's, and has its own JSON.
+            let inAlbum = entry(album + "IMG_20190701_165320.jpg"), inYear = entry(year + "IMG_20190701_165320.jpg")
+            #expect(
+                inAlbum["duplicateOf"] as? String == inYear["path"] as? String || inYear["duplicateOf"] as? String == inAlbum["path"] as? String,
+                "\(mode): the album's copy and the year's are the same photo")
+            #expect(entries.filter { $0["duplicateOf"] != nil }.count == 1, "\(mode): every other photo is its own")
+            #expect((entry(album + "IMG_20190701_165320.jpg")["sidecars"] as? [[String: Any]])?.count == 1, "\(mode)")
+            #expect(entry(album + "metadata.json")["type"] as? String == "file" && entry(album + "metadata.json")["sidecars"] == nil)
+        }
+        #expect(seen["local"] == seen["remote"])
+    }
+}

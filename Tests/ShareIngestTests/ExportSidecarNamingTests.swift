@@ -1,0 +1,69 @@
+import Foundation
+import Testing
+
+@testable import ShareIngest
+
+/// Which media a sidecar's name points at (Takeout's naming), and what a
+/// Takeout JSON is read as (or refused as).
+@Suite struct ExportSidecarNamingTests {
+    @Test(arguments: [
+        ("a/X.jpg.json", "a/x", "jpg"),
+        ("a/X.jpg.supplemental-metadata.json", "a/x", "jpg"),
+        ("a/Screenshot_20190701-165320_Photos_and_more_long.jpg.supplemental-metad.json", "a/screenshot_20190701-165320_photos_and_more_long", "jpg"),
+        ("a/IMG_0006.jpg.suppl.json", "a/img_0006", "jpg"),
+        ("a/IMG_0006.jpg.s.json", "a/img_0006", "jpg"),
+        ("a/X.jpg(1).json", "a/x(1)", "jpg"),
+        ("a/X.jpg.supplemental-metadata(2).json", "a/x(2)", "jpg"),
+        ("a/X(1).jpg.json", "a/x(1)", "jpg"),
+        ("IMG_1234.CR2.xmp", "img_1234", "cr2"),
+        ("IMG_1234.xmp", "img_1234", nil),
+        ("b/IMG_1234.AAE", "b/img_1234", nil),
+    ] as [(String, String, String?)])
+    func sidecarNamesPointAtTheirMedia(label: String, stem: String, ext: String?) {
+        let reference = ExportSidecars.reference(sidecarLabel: label)
+        #expect(reference?.stem == stem, "\(label): \(String(describing: reference))")
+        #expect(reference?.mediaExtension == ext, "\(label)")
+    }
+
+    @Test func editedCopiesShareTheirOriginalsStem() {
+        #expect(ExportSidecars.reference(mediaLabel: "a/X-edited.jpg")?.stem == "a/x")
+        #expect(ExportSidecars.reference(mediaLabel: "a/X-bearbeitet.JPG")?.stem == "a/x")
+        #expect(ExportSidecars.reference(mediaLabel: "a/X(1).jpg")?.stem == "a/x(1)")
+        #expect(ExportSidecars.reference(mediaLabel: "a/-edited.jpg")?.stem == "a/-edited")
+    }
+
+    @Test func recognisedByContentAsWellAsName() {
+        let takeout = Array(#"{"title": "X.jpg", "photoTakenTime": {"timestamp": "1"}}"#.utf8)
+        #expect(ExportSidecars.kind(name: "X.jpg.json", head: takeout) == .takeout)
+        #expect(ExportSidecars.kind(name: "X.jpg.txt", head: takeout) == nil)
+        #expect(ExportSidecars.kind(name: "metadata.json", head: Array(#"{"title": "Holiday", "date": {"timestamp": "1"}}"#.utf8)) == nil)
+        #expect(ExportSidecars.kind(name: "a.json", head: Array("[1, 2]".utf8)) == nil)
+        #expect(ExportSidecars.kind(name: "a.xmp", head: Array("hello".utf8)) == nil)
+        #expect(ExportSidecars.kind(name: "a.XMP", head: Array("<x:xmpmeta xmlns:x=\"adobe:ns:meta/\">".utf8)) == .xmp)
+        #expect(ExportSidecars.kind(name: "a.aae", head: Array("<?xml version=\"1.0\"?><plist><dict><key>other</key></dict></plist>".utf8)) == nil)
+    }
+
+    @Test func takeoutJSONIsReadStrictlyAndBounded() throws {
+        let json = #"{"title": "X.jpg", "description": "  at dusk\u0007 ", "photoTakenTime": {"timestamp": "1562000000"}, "geoData": {"latitude": 0.0, "longitude": 0.0}, "geoDataExif": {"latitude": 48.5, "longitude": 2.25, "altitude": 0.0}}"#
+        let facts = try #require(TakeoutMetadata.read(Array(json.utf8)))
+        #expect(facts.takenAt == 1_562_000_000)
+        #expect(facts.description == "at dusk")
+        #expect(facts.location == TakeoutLocation(latitude: 48.5, longitude: 2.25, altitude: nil))
+        #expect(TakeoutMetadata.rfc3339(1_562_000_000) == "2019-07-01T16:53:20Z")
+        // Not Takeout's, not JSON, too deep, too large, out of range: nothing read.
+        #expect(TakeoutMetadata.read(Array(#"{"photoTakenTime": {"timestamp": "1"}}"#.utf8)) == nil)
+        #expect(TakeoutMetadata.read(Array(#"{"title": "X.jpg", "#.utf8)) == nil)
+        let deep = "{\"title\": \"x\", \"a\": " + String(repeating: "[", count: 17) + String(repeating: "]", count: 17) + "}"
+        #expect(TakeoutMetadata.read(Array(deep.utf8)) == nil)
+        let brackets = "{\"title\": \"" + String(repeating: "[", count: 100) + "\"}"
+        #expect(TakeoutMetadata.read(Array(brackets.utf8)) != nil, "brackets inside a string are not nesting")
+        let large = "{\"title\": \"x\", \"description\": \"" + String(repeating: "a", count: TakeoutMetadata.maximumSize) + "\"}"
+        #expect(TakeoutMetadata.read(Array(large.utf8)) == nil)
+        #expect(TakeoutMetadata.read(Array(#"{"title": "X", "photoTakenTime": {"timestamp": "99999999999"}}"#.utf8))?.takenAt == nil)
+        // Location privacy: both places gone, the rest kept.
+        let stripped = try #require(TakeoutMetadata.removingLocation(Array(json.utf8)))
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(stripped)) as? [String: Any])
+        #expect(object["geoData"] == nil && object["geoDataExif"] == nil && object["title"] as? String == "X.jpg" && object["photoTakenTime"] != nil)
+        #expect(TakeoutMetadata.removingLocation(stripped) == nil, "nothing left to remove")
+    }
+}
