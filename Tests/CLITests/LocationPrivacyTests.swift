@@ -67,7 +67,7 @@ import Testing
     /// What exiftool says of each sample's copy, against its source: no
     /// location tag, the same capture date and orientation, the same decoded
     /// pixels (and frames), the report listing what was removed, `sha256` the copy's.
-    static func verifyCopies(report path: String, sources: [String: String]) throws {
+    static func verifyCopies(report path: String, sources: [String: String], samples: [Sample] = Self.samples) throws {
         let items = try reportItems(path)
         for sample in samples {
             let item = try #require(items[sample.name], "\(sample.name) is not in the report")
@@ -247,6 +247,83 @@ import Testing
         let manifestPath = try #require(try Self.manifestPath(work.file("c")))
         let text = try String(contentsOfFile: manifestPath, encoding: .utf8)
         #expect(!text.contains("\"compatible\"") && !text.contains("\"locationRemoved\""), "\(text)")
+    }
+
+    // MARK: - One place at a time (README, "Rules and the tests that hold them")
+
+    /// `share ingest` with the location stage over one file (copied from
+    /// `source`, then given a location by `exiftool` when its arguments are
+    /// given): exiftool finds no location in the copy, the report names
+    /// `removed`, and everything else stays the source's (``verifyCopies``).
+    static func strips(_ name: String, from source: String, removed: [String], video: Bool = false, exiftool: [String] = []) throws {
+        let work = TemporaryDirectory("privacy-place")
+        let drop = work.file("drop")
+        try FileManager.default.createDirectory(atPath: drop, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: source, toPath: drop + "/" + name)
+        if !exiftool.isEmpty {
+            let made = try MediaTools.run("/usr/bin/exiftool", ["-q", "-overwrite_original"] + exiftool + [drop + "/" + name])
+            #expect(made.status == 0, "exiftool could not write the location into \(name)")
+        }
+        let run = try ShareProcess.run(["ingest", "--container", work.file("c"), "--pipeline", try Self.pipeline(in: work), "--report", work.file("report.json"), drop])
+        #expect(run.status == 0, "\(name): \(run.stderr)")
+        try Self.verifyCopies(report: work.file("report.json"), sources: [name: drop + "/" + name],
+            samples: [Sample(name: name, source: drop + "/" + name, removed: removed, video: video)])
+    }
+
+    static let gpsArguments = ["-GPSLatitude=48.8584", "-GPSLatitudeRef=N", "-GPSLongitude=2.2945", "-GPSLongitudeRef=E", "-GPSAltitude=35", "-GPSAltitudeRef=0"]
+
+    @Test func exifGPSIsRemovedFromAJPEG() throws {
+        try Self.strips("iphone6.jpg", from: Fixtures.privacy("iphone6-gps.jpg"), removed: ["EXIF GPS (GPSLatitudeRef, GPSLatitude"])
+    }
+    @Test func exifGPSIsRemovedFromAHEIF() throws {
+        try Self.strips("iphone7.heic", from: Fixtures.privacy("iphone7-gps.heic"), removed: ["EXIF GPS (GPSLatitudeRef"])
+    }
+    @Test func exifGPSIsRemovedFromAnAVIF() throws {
+        try Self.strips("photo.avif", from: Fixtures.privacy("gps.avif"), removed: ["EXIF GPS"])
+    }
+    @Test func exifGPSIsRemovedFromAPNGeXIf() throws {
+        try Self.strips("photo.png", from: Fixtures.privacy("gps.png"), removed: ["EXIF (PNG eXIf) GPS"])
+    }
+    @Test func exifGPSIsRemovedFromAWebP() throws {
+        try Self.strips("photo.webp", from: Fixtures.privacy("gps.webp"), removed: ["EXIF (WebP) GPS"])
+    }
+    @Test func exifGPSIsRemovedFromAJPEGXL() throws {
+        try Self.strips("photo.jxl", from: Fixtures.privacy("gps.jxl"), removed: ["EXIF (JPEG XL) GPS"])
+    }
+    /// A TIFF (the structure of DNG and the TIFF-based RAWs), its GPS IFD and capture date written by exiftool.
+    @Test func exifGPSIsRemovedFromATIFF() throws {
+        try Self.strips("scan.tiff", from: Fixtures.media("image.tiff"), removed: ["EXIF GPS"], exiftool: Self.gpsArguments + ["-DateTimeOriginal=2024:05:01 12:00:00"])
+    }
+    @Test func xmpGPSIsRemovedFromAJPEG() throws {
+        try Self.strips("exif-xmp.jpg", from: Fixtures.privacy("exif-xmp-gps.jpg"), removed: ["XMP exif:GPSLatitude", "XMP exif:GPSLongitude", "XMP exif:GPSAltitude"])
+    }
+    @Test func xmpGPSIsRemovedFromAPNGiTXt() throws {
+        try Self.strips("photo.png", from: Fixtures.privacy("gps.png"), removed: ["XMP (PNG iTXt) exif:GPSLatitude"])
+    }
+    @Test func xmpGPSIsRemovedFromAWebP() throws {
+        try Self.strips("photo.webp", from: Fixtures.privacy("gps.webp"), removed: ["XMP (WebP) exif:GPSLatitude"])
+    }
+    @Test func xmpGPSIsRemovedFromAJPEGXL() throws {
+        try Self.strips("photo.jxl", from: Fixtures.privacy("gps.jxl"), removed: ["XMP (JPEG XL) exif:GPSLatitude"])
+    }
+    /// HEIF's XMP is a `mime` item (gps.avif has one).
+    @Test func xmpGPSIsRemovedFromAHEIFMimeItem() throws {
+        try Self.strips("photo.avif", from: Fixtures.privacy("gps.avif"), removed: ["XMP exif:GPSLatitude"])
+    }
+    @Test func quickTimeXYZIsRemovedFromUserData() throws {
+        try Self.strips("android.mp4", from: Fixtures.privacy("android-xyz.mp4"), removed: ["QuickTime ©xyz"], video: true)
+        try Self.strips("quicktime.mov", from: Fixtures.privacy("quicktime-xyz.mov"), removed: ["QuickTime ©xyz"], video: true)
+    }
+    /// `©xyz` as an iTunes-style item (`moov/udta/meta/ilst`), written by exiftool.
+    @Test func quickTimeXYZIsRemovedFromAnItemList() throws {
+        try Self.strips("clip.mp4", from: Fixtures.media("clip-h264.mp4"), removed: ["QuickTime ©xyz (ilst)"], video: true,
+            exiftool: ["-ItemList:GPSCoordinates=48.8584 N, 2.2945 E"])
+    }
+    @Test func appleLocationKeysAreRemoved() throws {
+        try Self.strips("iphone.mov", from: Fixtures.privacy("keys-iso6709.mov"), removed: ["QuickTime com.apple.quicktime.location.ISO6709"], video: true)
+    }
+    @Test func mp4LociIsRemoved() throws {
+        try Self.strips("3gpp.mp4", from: Fixtures.privacy("loci.mp4"), removed: ["MP4 loci"], video: true)
     }
 
     static func manifestPath(_ container: String) throws -> String? {
