@@ -363,6 +363,21 @@ import Testing
     @Test func xmpGPSIsRemovedFromAHEIFMimeItem() throws {
         try Self.strips("photo.avif", from: Fixtures.privacy("gps.avif"), removed: ["XMP exif:GPSLatitude"])
     }
+    static let xmpGPSArguments = ["-XMP-exif:GPSLatitude=48.8584 N", "-XMP-exif:GPSLongitude=2.2945 E", "-XMP-exif:GPSAltitude=35"]
+
+    /// A TIFF's XMP (tag 700), written by exiftool.
+    @Test func xmpGPSIsRemovedFromATIFF() throws {
+        try Self.strips("scan.tiff", from: Fixtures.media("image.tiff"), removed: ["XMP (TIFF tag 700) exif:GPSLatitude"],
+            exiftool: Self.xmpGPSArguments + ["-DateTimeOriginal=2024:05:01 12:00:00"])
+    }
+    /// An MP4's XMP `uuid` box, written by exiftool.
+    @Test func xmpGPSIsRemovedFromAnMP4UUIDBox() throws {
+        try Self.strips("clip.mp4", from: Fixtures.media("clip-h264.mp4"), removed: ["XMP (uuid box) exif:GPSLatitude"], video: true, exiftool: Self.xmpGPSArguments)
+    }
+    /// A MOV's XMP (`udta/XMP_`), written by exiftool.
+    @Test func xmpGPSIsRemovedFromAMOV() throws {
+        try Self.strips("clip.mov", from: Fixtures.media("clip.mov"), removed: ["XMP (QuickTime XMP_) exif:GPSLatitude"], video: true, exiftool: Self.xmpGPSArguments)
+    }
     @Test func quickTimeXYZIsRemovedFromUserData() throws {
         try Self.strips("android.mp4", from: Fixtures.privacy("android-xyz.mp4"), removed: ["QuickTime ©xyz"], video: true)
         try Self.strips("quicktime.mov", from: Fixtures.privacy("quicktime-xyz.mov"), removed: ["QuickTime ©xyz"], video: true)
