@@ -363,6 +363,33 @@ import Testing
     @Test func xmpGPSIsRemovedFromAHEIFMimeItem() throws {
         try Self.strips("photo.avif", from: Fixtures.privacy("gps.avif"), removed: ["XMP exif:GPSLatitude"])
     }
+    /// XMP `exif:GPS*` in extended XMP only: testdata's gray JPEG given a main
+    /// packet that names the extension (`xmpNote:HasExtendedXMP`, the MD5 of the
+    /// extended packet, as the XMP specification says) and one extension chunk
+    /// holding the GPS properties (exiftool writes GPS into the main packet, so
+    /// the segments are assembled here).
+    @Test func xmpGPSIsRemovedFromExtendedXMP() throws {
+        let extended = Array(#"<x:xmpmeta xmlns:x="adobe:ns:meta/"><rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#"><rdf:Description rdf:about="" xmlns:exif="http://ns.adobe.com/exif/1.0/" exif:GPSLatitude="48,51.504N" exif:GPSLongitude="2,17.670E"/></rdf:RDF></x:xmpmeta>"#.utf8)
+        let work = TemporaryDirectory("privacy-extended")
+        let packetPath = work.file("extended.xml")
+        try Data(extended).write(to: URL(fileURLWithPath: packetPath))
+        let digest = try MediaTools.run("/usr/bin/md5sum", [packetPath]).output.prefix(32).uppercased()
+        #expect(digest.count == 32)
+        let main = Array(#"<?xpacket begin="" id="W5M0MpCehiHzreSzNTczkc9d"?><x:xmpmeta xmlns:x="adobe:ns:meta/"><rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#"><rdf:Description rdf:about="" xmlns:xmpNote="http://ns.adobe.com/xmp/note/" xmpNote:HasExtendedXMP="\#(digest)"/></rdf:RDF></x:xmpmeta><?xpacket end="w"?>"#.utf8)
+        func app1(_ payload: [UInt8]) -> [UInt8] { [0xFF, 0xE1, UInt8((payload.count + 2) >> 8), UInt8((payload.count + 2) & 0xFF)] + payload }
+        func be32(_ value: Int) -> [UInt8] { [UInt8(value >> 24 & 0xFF), UInt8(value >> 16 & 0xFF), UInt8(value >> 8 & 0xFF), UInt8(value & 0xFF)] }
+        // A capture date first (exiftool), to see it kept.
+        let dated = work.file("dated.jpg")
+        try FileManager.default.copyItem(atPath: Fixtures.media("gray.jpg"), toPath: dated)
+        #expect(try MediaTools.run("/usr/bin/exiftool", ["-q", "-overwrite_original", "-DateTimeOriginal=2024:05:01 12:00:00", dated]).status == 0)
+        let jpeg = [UInt8](try Data(contentsOf: URL(fileURLWithPath: dated)))
+        let segments = app1(Array("http://ns.adobe.com/xap/1.0/\0".utf8) + main)
+            + app1(Array("http://ns.adobe.com/xmp/extension/\0".utf8) + Array(digest.utf8) + be32(extended.count) + be32(0) + extended)
+        let source = work.file("extended.jpg")
+        try Data(Array(jpeg[..<2]) + segments + Array(jpeg[2...])).write(to: URL(fileURLWithPath: source))
+        try Self.strips("extended.jpg", from: source, removed: ["XMP (extended) exif:GPSLatitude", "XMP (extended) exif:GPSLongitude"])
+    }
+
     static let xmpGPSArguments = ["-XMP-exif:GPSLatitude=48.8584 N", "-XMP-exif:GPSLongitude=2.2945 E", "-XMP-exif:GPSAltitude=35"]
 
     /// A TIFF's XMP (tag 700), written by exiftool.
