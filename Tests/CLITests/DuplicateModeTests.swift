@@ -56,6 +56,84 @@ import Testing
         }
     }
 
+    /// Runs `share ingest` over `drop` in the mode, its report read back: the
+    /// duplicates found, the URL printed and the run.
+    static func ingest(
+        _ drop: TemporaryDirectory, mode database: [String], container: String, report: String, sourceOfCopy: inout [String: String],
+        environment: [String: String] = [:]
+    ) throws -> (found: [String: String], url: String, run: ShareProcess) {
+        let run = try ShareProcess.run(["ingest"] + database + ["--container", container, "--report", report, drop.path], environment: environment)
+        let found = try duplicates(inReport: report, sourceOfCopy: &sourceOfCopy)
+        let url = run.stdout.split(separator: "\n").last.map(String.init) ?? ""
+        return (found, url, run)
+    }
+
+    /// Once the host consumed a share, its copies are the app's: the same photo
+    /// shared again is no duplicate of them (while the share was unconsumed, it was).
+    @Test func aConsumedShareIsNoOnesOriginalInBothModes() throws {
+        let work = TemporaryDirectory("duplicate-consumed")
+        let root = (work.path as NSString).standardizingPath
+        let first = TemporaryDirectory("consumed-first"), second = TemporaryDirectory("consumed-second"), third = TemporaryDirectory("consumed-third")
+        try first.add("a-photo.jpg", copying: Fixtures.media("photo.jpg"))
+        try second.add("b-again.jpg", copying: Fixtures.media("photo.jpg"))
+        try third.add("c-after-consuming.jpg", copying: Fixtures.media("photo.jpg"))
+
+        let server = try PostgresServer()
+        #expect(try ShareProcess.run(["db", "migrate", "--db", server.url]).status == 0)
+        let workers = DistributedTests.Workers(url: server.url)
+        try workers.start("consumed")
+        defer { workers.stopAll() }
+
+        for (mode, database) in [("local", [String]()), ("remote", ["--db", server.url])] {
+            var sourceOfCopy: [String: String] = [:]
+            let container = root + "/c-" + mode
+            let one = try Self.ingest(first, mode: database, container: container, report: root + "/\(mode)-1.json", sourceOfCopy: &sourceOfCopy)
+            #expect(one.run.status == 0 && one.found == ["a-photo.jpg": "-"], "\(mode): \(one.run.stderr) \(one.found)")
+            let two = try Self.ingest(second, mode: database, container: container, report: root + "/\(mode)-2.json", sourceOfCopy: &sourceOfCopy)
+            #expect(two.found == ["b-again.jpg": "a-photo.jpg"], "\(mode): the first share is not consumed yet: \(two.found)")
+            for url in [one.url, two.url] {
+                let open = try ShareProcess.run(["open", url, "--container", container, "--consume"])
+                #expect(open.status == 0, "\(mode): \(url): \(open.stderr)")
+            }
+            let three = try Self.ingest(third, mode: database, container: container, report: root + "/\(mode)-3.json", sourceOfCopy: &sourceOfCopy)
+            #expect(three.run.status == 0, "\(mode): \(three.run.stderr) \(workers.log("consumed"))")
+            #expect(three.found == ["c-after-consuming.jpg": "-"], "\(mode): both earlier shares are consumed: \(three.found)")
+        }
+    }
+
+    /// An item that failed after its copy was made (its decoder aborted) leaves
+    /// nothing behind: the next copy of its content, in its share or a later one,
+    /// is no duplicate of it; the first copy that was delivered is the original.
+    @Test func aFailedItemIsNoOnesOriginalInBothModes() throws {
+        let work = TemporaryDirectory("duplicate-failed")
+        let root = (work.path as NSString).standardizingPath
+        let first = TemporaryDirectory("failed-first"), second = TemporaryDirectory("failed-second"), third = TemporaryDirectory("failed-third")
+        for name in ["a-aborts.jpg", "b-photo.jpg", "c-again.jpg"] { try first.add(name, copying: Fixtures.media("photo.jpg")) }
+        // A later share whose only copy of the content fails: later shares find the first delivered one.
+        try second.add("d-aborts-too.jpg", copying: Fixtures.media("photo.jpg"))
+        try third.add("e-later.jpg", copying: Fixtures.media("photo.jpg"))
+        let fault = ["SHARE_TEST_HELPER_FAULT": "abort:a-aborts.jpg,abort:d-aborts-too.jpg"]
+
+        let server = try PostgresServer()
+        #expect(try ShareProcess.run(["db", "migrate", "--db", server.url]).status == 0)
+        let workers = DistributedTests.Workers(url: server.url, environment: fault)
+        try workers.start("failed")
+        defer { workers.stopAll() }
+
+        for (mode, database) in [("local", [String]()), ("remote", ["--db", server.url])] {
+            var sourceOfCopy: [String: String] = [:]
+            let container = root + "/c-" + mode
+            let one = try Self.ingest(first, mode: database, container: container, report: root + "/\(mode)-1.json", sourceOfCopy: &sourceOfCopy, environment: fault)
+            #expect(one.run.status == 1, "\(mode): a-aborts.jpg fails: \(one.run.stderr) \(workers.log("failed"))")
+            #expect(one.found == ["a-aborts.jpg": "-", "b-photo.jpg": "-", "c-again.jpg": "b-photo.jpg"], "\(mode): \(one.found)")
+            let two = try Self.ingest(second, mode: database, container: container, report: root + "/\(mode)-2.json", sourceOfCopy: &sourceOfCopy, environment: fault)
+            #expect(two.run.status == 1 && two.found == ["d-aborts-too.jpg": "-"], "\(mode): \(two.run.stderr) \(two.found)")
+            let three = try Self.ingest(third, mode: database, container: container, report: root + "/\(mode)-3.json", sourceOfCopy: &sourceOfCopy, environment: fault)
+            #expect(three.run.status == 0, "\(mode): \(three.run.stderr)")
+            #expect(three.found == ["e-later.jpg": "b-photo.jpg"], "\(mode): the failed copies of the first two shares are no one's originals: \(three.found)")
+        }
+    }
+
     /// More duplicates than the fan-in reads in a page (it records what it
     /// changed a page at a time): 1,200 copies of one note, in both modes, with
     /// `keep` (every later copy names the first) and `skip` (one delivered, the

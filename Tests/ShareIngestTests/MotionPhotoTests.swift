@@ -178,6 +178,75 @@ import Testing
         return state
     }
 
+    // MARK: - Live Photo rules (README, "Rules and the tests that hold them")
+
+    /// A drop of testdata/motion/live files under new names: `new name → fixture`.
+    static func liveDrop(_ files: KeyValuePairs<String, String>) throws -> TemporaryDirectory {
+        let drop = TemporaryDirectory("live-rules")
+        for (name, fixture) in files { try drop.add(name, copying: Fixtures.motion("live/" + fixture)) }
+        return drop
+    }
+
+    static func entries(of drop: TemporaryDirectory) throws -> [String: SharedMediaFile] {
+        let container = try TemporaryContainer()
+        let report = try Self.ingest([.path(drop.path)], in: container)
+        #expect(report.isComplete, "\(report.items.compactMap(\.failure))")
+        return Dictionary(report.entries.map { ($0.fileName ?? "?", $0) }, uniquingKeysWith: { a, _ in a })
+    }
+
+    /// The identifier is read from the still (its Apple maker note) and from the
+    /// movie (its QuickTime key): the two pair by it though their names differ.
+    @Test func halvesWithTheSameContentIdentifierPairWhateverTheirNames() throws {
+        let found = try Self.entries(of: try Self.liveDrop(["IMG_0001.JPG": "IMG_0001.JPG", "clip-from-chat.MOV": "IMG_0001.MOV"]))
+        let link = try #require(found["IMG_0001.JPG"]?.livePhoto, "the still was not paired by its identifier")
+        #expect(link.pairedBy == .contentIdentifier && link.contentIdentifier == "5A8B1D0E-3C2F-4E61-9B7A-0C4D2E8F1A36")
+        #expect(found["clip-from-chat.MOV"]?.livePhoto == link && link.video == found["clip-from-chat.MOV"]?.path)
+    }
+
+    /// Without identifiers, a movie taken up to 2 s before the still pairs by
+    /// name and time; one taken an hour before does not (the README's window
+    /// holds in both directions; `liveHalvesAreLinkedBothWaysAndNamesAloneNeverPair`
+    /// has the movie after the still). The stills' capture times are rewritten by exiftool.
+    @Test func aMovieTakenBeforeTheStillPairsOnlyWithinTheWindow() throws {
+        let drop = try Self.liveDrop([
+            "IMG_0005.JPG": "IMG_0002.JPG", "IMG_0005_HEVC.MOV": "IMG_0002_HEVC.MOV",  // movie 12:10:01, still 12:10:02
+            "IMG_0006.JPG": "IMG_0004.JPG", "IMG_0006.MOV": "IMG_0004.MOV",  // movie 13:30:00, still 14:30:00
+        ])
+        for (name, time) in [("IMG_0005.JPG", "2024:05:01 12:10:02"), ("IMG_0006.JPG", "2024:05:01 14:30:00")] {
+            let run = try MediaTools.run("/usr/bin/exiftool", ["-q", "-overwrite_original", "-DateTimeOriginal=\(time)", drop.file(name)])
+            #expect(run.status == 0)
+            #expect(try MediaTools.tag("DateTimeOriginal", of: drop.file(name)) == time)
+        }
+        let found = try Self.entries(of: drop)
+        let link = try #require(found["IMG_0005.JPG"]?.livePhoto, "a movie taken 1 s before its still was not paired")
+        #expect(link.pairedBy == .nameAndTime && found["IMG_0005_HEVC.MOV"]?.livePhoto == link)
+        #expect(found["IMG_0006.JPG"]?.livePhoto == nil && found["IMG_0006.MOV"]?.livePhoto == nil, "a movie taken an hour before its still was paired")
+    }
+
+    /// A movie is half of one Live Photo: of two stills with its identifier, or
+    /// with its name and time, only the first is paired with it.
+    @Test func aMovieGoesToOneStill() throws {
+        let found = try Self.entries(of: try Self.liveDrop([
+            "IMG_0001.JPG": "IMG_0001.JPG", "IMG_0001 copy.JPG": "IMG_0001.JPG", "IMG_0001.MOV": "IMG_0001.MOV",
+            "IMG_0002.JPG": "IMG_0002.JPG", "IMG_0002.jpeg": "IMG_0002.JPG", "IMG_0002_HEVC.MOV": "IMG_0002_HEVC.MOV",
+        ]))
+        for (stills, movie) in [(["IMG_0001 copy.JPG", "IMG_0001.JPG"], "IMG_0001.MOV"), (["IMG_0002.JPG", "IMG_0002.jpeg"], "IMG_0002_HEVC.MOV")] {
+            let linked = stills.filter { found[$0]?.livePhoto != nil }
+            #expect(linked.count == 1, "\(movie) is paired with \(linked)")
+            let link = try #require(found[movie]?.livePhoto, "\(movie)")
+            #expect(link.photo == found[linked.first ?? ""]?.path && found[linked.first ?? ""]?.livePhoto == link, "\(movie)")
+        }
+    }
+
+    /// A still is half of one Live Photo: with two movies of its identifier and
+    /// name, it is paired with the first, and the other movie with nothing.
+    @Test func aStillTakesOneMovie() throws {
+        let found = try Self.entries(of: try Self.liveDrop(["IMG_0001.JPG": "IMG_0001.JPG", "IMG_0001.MOV": "IMG_0001.MOV", "IMG_0001_HEVC.MOV": "IMG_0001.MOV"]))
+        let link = try #require(found["IMG_0001.JPG"]?.livePhoto)
+        #expect(link.video == found["IMG_0001.MOV"]?.path && found["IMG_0001.MOV"]?.livePhoto == link)
+        #expect(found["IMG_0001_HEVC.MOV"]?.livePhoto == nil, "the still was paired with a second movie")
+    }
+
     /// The pipeline setting: no pairing, and no extraction, when switched off.
     @Test func theSettingsSwitchEachOff() throws {
         var pipeline = PipelineDefinition.standard
