@@ -121,7 +121,7 @@ public final class ProcessIsolatedDecoder: MediaDecoder, @unchecked Sendable {
         /// CLI uses. A host app that does not ship `share` names it, or decodes
         /// in-process (MediaKit's `InProcessDecoder`).
         public static var thisExecutable: Configuration {
-            Configuration(helperExecutable: (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0])
+            Configuration(helperExecutable: FileSystem.resolved("/proc/self/exe") ?? CommandLine.arguments[0])
         }
     }
 

@@ -120,7 +120,7 @@ enum TestFault: String {
     /// target of the attacks on siblings (read from /proc before the sandbox hides it).
     private static func sibling(of parent: pid_t) -> pid_t {
         let me = Processes.current
-        for name in (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? [] {
+        for name in FileSystem.names(in: "/proc") {
             guard let pid = pid_t(name), pid != me, pid != parent,
                 let stat = try? FileSystem.readWholeFile("/proc/\(pid)/stat"),
                 let fields = String(decoding: stat, as: UTF8.self).split(separator: ")").last?.split(separator: " "), fields.count > 1,

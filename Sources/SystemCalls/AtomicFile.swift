@@ -22,6 +22,19 @@ package enum AtomicFile {
         if let failure { throw failure }
         try writer.commit(syncDirectory: syncDirectory, beforeRename: beforeRename)
     }
+
+    /// Replaces `path` (or creates it) with `bytes`, so that readers see the old
+    /// file or the whole new one: a temporary name beside it, fsync, a rename
+    /// over it. For outputs written again on each run (a report page).
+    package static func replace(_ path: String, bytes: some ContiguousBytes, syncDirectory: Bool = false) throws(SystemError) {
+        let writer = try AtomicFileWriter(path)
+        var failure: SystemError?
+        bytes.withUnsafeBytes { buffer in
+            do throws(SystemError) { try writer.append(buffer) } catch { failure = error }
+        }
+        if let failure { throw failure }
+        try writer.commit(syncDirectory: syncDirectory, replacing: true)
+    }
 }
 
 /// A file written piece by piece (a manifest or report of any size, in bounded
@@ -90,8 +103,9 @@ package final class AtomicFileWriter {
     }
 
     /// Makes the file durable and gives it its name (failing if the name is
-    /// taken); `beforeRename` runs once the temporary file is complete (a test hook).
-    package func commit(syncDirectory: Bool, beforeRename: () -> Void = {}) throws(SystemError) {
+    /// taken, unless `replacing`); `beforeRename` runs once the temporary file
+    /// is complete (a test hook).
+    package func commit(syncDirectory: Bool, replacing: Bool = false, beforeRename: () -> Void = {}) throws(SystemError) {
         guard let descriptor else { throw SystemError("write", path: path, code: EBADF) }
         do {
             try flush()
@@ -99,7 +113,7 @@ package final class AtomicFileWriter {
             try descriptor.close(path: path)
             self.descriptor = nil
             beforeRename()
-            try FileSystem.renameNoReplace(temporary, path)
+            if replacing { try FileSystem.rename(temporary, path) } else { try FileSystem.renameNoReplace(temporary, path) }
         } catch {
             self.descriptor = nil
             FileSystem.remove(temporary)

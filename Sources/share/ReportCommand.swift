@@ -77,11 +77,11 @@ enum ReportCommand {
             Terminal.shared.err("share: cannot write \(path): \(folder) is not a folder")
             return false
         }
-        do {
-            try data.write(to: URL(fileURLWithPath: path), options: .atomic)
+        do throws(SystemError) {
+            try AtomicFile.replace(path, bytes: data)
             return true
         } catch {
-            Terminal.shared.err("share: cannot write \(path): \(error.localizedDescription)")
+            Terminal.shared.err("share: cannot write \(path): \(error)")
             return false
         }
     }

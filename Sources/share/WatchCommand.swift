@@ -86,9 +86,9 @@ enum WatchCommand {
     private static func writePictures(of report: BatchReport, container: ContainerDirectory, to directory: String) {
         let base = "\(directory)/\(report.key.rawValue)"
         do {
-            try Data(ReportPage(report, container: container).html.utf8).write(to: URL(fileURLWithPath: base + ".html"))
+            try AtomicFile.replace(base + ".html", bytes: Array(ReportPage(report, container: container).html.utf8))
             let sheet = try report.contactSheet(in: container)
-            try Data(sheet.jpeg).write(to: URL(fileURLWithPath: base + ".jpg"))
+            try AtomicFile.replace(base + ".jpg", bytes: sheet.jpeg)
         } catch {
             Terminal.shared.err("share: cannot write the report pictures of \(report.key) to \(directory): \(error)")
         }
