@@ -118,15 +118,6 @@ import Testing
         }
     }
 
-    /// Polls `condition` every 20 ms until it holds or `timeout` passes.
-    static func eventually(timeout: Double = 120, _ condition: () throws -> Bool) rethrows -> Bool {
-        let deadline = Date().addingTimeInterval(timeout)
-        while Date() < deadline {
-            if try condition() { return true }
-            usleep(20_000)
-        }
-        return false
-    }
 
     /// `share status --db URL --json`, line by line.
     static func status(_ url: String) throws -> [[String: Any]] {
@@ -263,7 +254,7 @@ import Testing
         defer { workers.stopAll() }
 
         // The bad worker says why, once, and status shows it.
-        #expect(Self.eventually { workers.log("bad").contains("not taking the jobs of batch \(batch)") }, "\(workers.log("bad"))")
+        #expect(eventually { workers.log("bad").contains("not taking the jobs of batch \(batch)") }, "\(workers.log("bad"))")
         #expect(workers.log("bad").contains("cannot write the container: \(container)"), "\(workers.log("bad"))")
         let blocked = try Self.lines(Self.status(server.url), type: "worker").first { $0["name"] as? String == "bad" }
         let reasons = (blocked?["blocked"] as? [[String: String]]) ?? []
@@ -303,7 +294,7 @@ import Testing
         #expect(try ShareProcess.run(["db", "migrate", "--db", server.url]).status == 0)
         let started = Date()
         let ingest = try Ingest(["--db", server.url, "--container", work.file("container"), work.file("drop")])
-        #expect(Self.eventually { ingest.stderr.contains("no live worker is connected to the database") }, "\(ingest.stderr)")
+        #expect(eventually { ingest.stderr.contains("no live worker is connected to the database") }, "\(ingest.stderr)")
         #expect(Date().timeIntervalSince(started) < 60)
         kill(ingest.process.processIdentifier, SIGINT)
         #expect(try ingest.finish() == 3)
@@ -390,10 +381,10 @@ import Testing
             process.standardOutput = FileHandle.nullDevice
             process.standardError = FileHandle.nullDevice
             try process.run()
-            #expect(Self.eventually { silent.connections > before }, "\(arguments[0]) never connected")
+            #expect(eventually { silent.connections > before }, "\(arguments[0]) never connected")
             let signalled = Date()
             kill(process.processIdentifier, signal)
-            #expect(Self.eventually(timeout: 60) { !process.isRunning })
+            #expect(eventually(timeout: 60) { !process.isRunning })
             #expect(Date().timeIntervalSince(signalled) < 8, "\(arguments[0]) took \(Date().timeIntervalSince(signalled)) s after the signal (the connect timeout is 10 s)")
             #expect(process.terminationStatus == 2, "\(arguments[0])")
         }
@@ -461,7 +452,7 @@ import Testing
         workers.processes["victim"] = nil
         // Released at once: the victim holds nothing and status calls it gone.
         #expect(
-            try Self.eventually(timeout: 60) {
+            try eventually(timeout: 60) {
                 let victim = try Self.lines(Self.status(server.url), type: "worker").first { $0["name"] as? String == "victim" }
                 return victim?["live"] as? Bool == false && victim?["stopped"] as? Bool == false && victim?["holding"] as? Int == 0
             })

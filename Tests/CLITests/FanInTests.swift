@@ -169,7 +169,7 @@ import Testing
         #expect(try value(server, "SELECT remaining FROM share_batches WHERE id = '\(batch)'") == "0")
         guard problems.isEmpty else { return }
         #expect(
-            try DistributedTests.eventually { try value(server, "SELECT state FROM share_batches WHERE id = '\(batch)'") == "done" },
+            try eventually { try value(server, "SELECT state FROM share_batches WHERE id = '\(batch)'") == "done" },
             "the batch did not end after its manifest job was queued")
         // Done, and no attempt of it lost (claims are not counted: `attempts` is the fan-in's lost attempts).
         #expect(try value(server, "SELECT state || ' ' || attempts FROM share_jobs WHERE batch_id = '\(batch)' AND idx = -1") == "done 0")
@@ -187,7 +187,7 @@ import Testing
         let workers = DistributedTests.Workers(url: server.url)
         try workers.start("a", lease: 60)
         defer { workers.stopAll() }
-        #expect(try DistributedTests.eventually { try Self.unfinishedItems(server, batch: batch) == 0 }, "\(workers.log("a"))")
+        #expect(try eventually { try Self.unfinishedItems(server, batch: batch) == 0 }, "\(workers.log("a"))")
         try Self.checkFinishedBatch(server, batch: batch, items: items, container: work.file("container"))
     }
 
@@ -204,7 +204,7 @@ import Testing
         let holder = try PostgresSession(url: server.url, name: "fanin-holder")
         try holder.send("BEGIN;")
         try holder.send("SELECT remaining FROM share_batches WHERE id = '\(batch)' FOR NO KEY UPDATE;")
-        let held = try DistributedTests.eventually(timeout: 60) {
+        let held = try eventually(timeout: 60) {
             try Self.value(server, "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'fanin-holder' AND state = 'idle in transaction' AND query LIKE '%FOR NO KEY UPDATE%'") == "1"
         }
         try #require(held, "the test's transaction never held the batch row: \(holder.output)")
@@ -228,8 +228,8 @@ import Testing
         // The workers start and run both items' stages (any speed), then the
         // second completion follows the first within a stage's time: the first
         // must not wait 60 s, the workers' statement deadline.
-        let oneWaiting = try DistributedTests.eventually { (Int(try Self.value(server, waitingForTheRow)) ?? 0) >= 1 }
-        let bothWaiting = try oneWaiting && DistributedTests.eventually(timeout: 45) { try Self.value(server, waitingForTheRow) == "2" }
+        let oneWaiting = try eventually { (Int(try Self.value(server, waitingForTheRow)) ?? 0) >= 1 }
+        let bothWaiting = try oneWaiting && eventually(timeout: 45) { try Self.value(server, waitingForTheRow) == "2" }
         let waiting = try Self.value(
             server, "SELECT string_agg(application_name || ' pid ' || pid || ': ' || left(query, 60), '; ') FROM pg_stat_activity WHERE wait_event_type = 'Lock'")
         #expect(bothWaiting, "the two finishing completions were never blocked together: \(waiting)\n\(workers.log("a"))\(workers.log("b"))")
@@ -239,7 +239,7 @@ import Testing
         #expect(try Self.value(server, "SELECT state FROM share_jobs WHERE batch_id = '\(batch)' AND idx = -1") == "waiting")
 
         #expect(try holder.finish("COMMIT;") == 0, "\(holder.output)")
-        #expect(try DistributedTests.eventually { try Self.unfinishedItems(server, batch: batch) == 0 }, "\(workers.log("a"))\(workers.log("b"))")
+        #expect(try eventually { try Self.unfinishedItems(server, batch: batch) == 0 }, "\(workers.log("a"))\(workers.log("b"))")
         let finishes = try Self.changes(server, batch: batch).filter(\.isItemFinish)
         #expect(Set(finishes.map(\.tx)).count == items, "the two items were not completed by two transactions: \(finishes)")
         try Self.checkFinishedBatch(server, batch: batch, items: items, container: work.file("container"))

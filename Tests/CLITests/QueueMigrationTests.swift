@@ -61,7 +61,7 @@ import Testing
         // Today's worker finishes it: the job the dead worker held included.
         let workers = DistributedTests.Workers(url: server.url)
         try workers.start("today")
-        let finished = try DistributedTests.eventually {
+        let finished = try eventually {
             DistributedTests.lines(try DistributedTests.status(server.url), type: "batch").contains {
                 $0["key"] as? String == "ShareKey-inflight" && $0["state"] as? String != "running"
             }

@@ -39,9 +39,9 @@ import Testing
                 ["worker", "--db", withPassword, "--name", "log-\(format)", "--concurrency", "1", "--log-format", format], environment: environment)
             let drop = try ServiceTests.drop(notes: 3, into: work.path + "/drop")
             let ingest = try ServiceProcess(["ingest", "--db", server.url, "--container", work.path + "/container", drop.path])
-            #expect(ServiceProcess.eventually { !ingest.process.isRunning })
+            #expect(eventually { !ingest.process.isRunning })
             // The noise's failure is logged by the worker that ran its stage.
-            #expect(ServiceProcess.eventually { worker.stderr.contains("noise.jpg") }, "\(worker.stderr)")
+            #expect(eventually { worker.stderr.contains("noise.jpg") }, "\(worker.stderr)")
             #expect(worker.stop() == 0)
             Self.expectNoSecret(worker.stderr, worker.stdout)
             if format == "json" {

@@ -31,7 +31,7 @@ final class ServiceProcess {
     /// The port of the line `serving … at http://HOST:PORT/`, once it is printed.
     func metricsPort() -> Int? {
         var port: Int?
-        _ = Self.eventually(timeout: 60) {
+        _ = eventually(timeout: 60) {
             guard let range = stderr.range(of: #"at http://127\.0\.0\.1:[0-9]+/"#, options: .regularExpression) else { return !process.isRunning }
             port = Int(stderr[range].split(separator: ":").last!.dropLast())
             return true
@@ -43,22 +43,13 @@ final class ServiceProcess {
     @discardableResult
     func stop() -> Int32? {
         kill(process.processIdentifier, SIGTERM)
-        guard Self.eventually(timeout: 60, { !process.isRunning }) else {
+        guard eventually(timeout: 60, { !process.isRunning }) else {
             kill(process.processIdentifier, SIGKILL)
             return nil
         }
         return process.terminationStatus
     }
 
-    /// Polls `condition` every 20 ms until it holds or `timeout` passes.
-    static func eventually(timeout: Double = 120, _ condition: () throws -> Bool) rethrows -> Bool {
-        let deadline = Date().addingTimeInterval(timeout)
-        while Date() < deadline {
-            if try condition() { return true }
-            usleep(20_000)
-        }
-        return false
-    }
 }
 
 /// A raw TCP client for the listener: what a scraper (or a hostile peer) sends.

@@ -72,7 +72,7 @@ import Testing
             ["watch", inbox, "--container", container, "--settle", "0", "--json", "--metrics", "127.0.0.1:0"], environment: ["SHARE_TEST_THROTTLE_MS": "20"])
         let port = try #require(watch.metricsPort(), "no metrics line: \(watch.stderr)")
         #expect(try HTTPClient.get(port, "/healthz").status == 200)
-        #expect(try ServiceProcess.eventually(timeout: 60) { try HTTPClient.get(port, "/readyz").status == 200 })
+        #expect(try eventually(timeout: 60) { try HTTPClient.get(port, "/readyz").status == 200 })
         let ready = try HTTPClient.get(port, "/readyz").body
         #expect(ready.contains("ok container") && ready.contains("ok helper"), "\(ready)")
         #expect(try Self.scrape(port)["share_inbox_drops_waiting"] == 0)
@@ -81,7 +81,7 @@ import Testing
         try FileManager.default.moveItem(atPath: drop.path, toPath: inbox + "/drop")
         // Mid-batch: the scrape is answered while items are still in the pipeline.
         var middle: Scrape?
-        #expect(try ServiceProcess.eventually {
+        #expect(try eventually {
             let scrape = try Self.scrape(port)
             guard (scrape[#"share_stage_items_total{stage="copy",outcome="ran"}"#] ?? 0) >= 1 else { return false }
             if Self.finished(watch.stdout) == nil { middle = scrape }
@@ -93,7 +93,7 @@ import Testing
         #expect(midCheck.status == 0, "promtool: \(midCheck.output)")
         #expect(try HTTPClient.get(port, "/readyz").status == 200)
 
-        #expect(ServiceProcess.eventually { Self.finished(watch.stdout) != nil }, "\(watch.stderr)")
+        #expect(eventually { Self.finished(watch.stdout) != nil }, "\(watch.stderr)")
         let report = try #require(Self.finished(watch.stdout))
         try Self.expectAgreement(try Self.scrape(port), report: report, items: 42, sourceBytes: drop.bytes)
         #expect(watch.stop() == 0, "\(watch.stderr)")
@@ -107,7 +107,7 @@ import Testing
             ["worker", "--db", server.url, "--name", "w", "--concurrency", "1", "--metrics", "127.0.0.1:0"], environment: ["SHARE_TEST_THROTTLE_MS": "20"])
         let port = try #require(worker.metricsPort(), "no metrics line: \(worker.stderr)")
         #expect(try HTTPClient.get(port, "/healthz").status == 200)
-        #expect(try ServiceProcess.eventually(timeout: 60) { try HTTPClient.get(port, "/readyz").status == 200 }, "\(worker.stderr)")
+        #expect(try eventually(timeout: 60) { try HTTPClient.get(port, "/readyz").status == 200 }, "\(worker.stderr)")
         let ready = try HTTPClient.get(port, "/readyz").body
         #expect(ready.contains("ok database") && ready.contains("ok helper"), "\(ready)")
         let idle = try Self.scrape(port)
@@ -116,7 +116,7 @@ import Testing
         let drop = try Self.drop(notes: 40, into: work.path + "/drop")
         let ingest = try ServiceProcess(["ingest", "--db", server.url, "--container", work.path + "/container", "--json", drop.path])
         var middle: Scrape?
-        #expect(try ServiceProcess.eventually {
+        #expect(try eventually {
             let scrape = try Self.scrape(port)
             guard (scrape[#"share_stage_items_total{stage="copy",outcome="ran"}"#] ?? 0) >= 1 else { return false }
             if ingest.process.isRunning { middle = scrape }
@@ -126,11 +126,11 @@ import Testing
         let midCheck = try mid.promtool()
         #expect(midCheck.status == 0, "promtool: \(midCheck.output)")
 
-        #expect(ServiceProcess.eventually { !ingest.process.isRunning })
+        #expect(eventually { !ingest.process.isRunning })
         #expect(ingest.process.terminationStatus == 0 || ingest.process.terminationStatus == 1, "\(ingest.stderr)")
         let report = try #require(Self.finished(ingest.stdout), "\(ingest.stdout)\n\(ingest.stderr)")
         // The worker counts an item once its record is saved; the batch once its manifest is.
-        #expect(try ServiceProcess.eventually { (try Self.scrape(port)[#"share_batches_total{outcome="partial"}"#] ?? 0) == 1 })
+        #expect(try eventually { (try Self.scrape(port)[#"share_batches_total{outcome="partial"}"#] ?? 0) == 1 })
         let end = try Self.scrape(port)
         try Self.expectAgreement(end, report: report, items: 42, sourceBytes: drop.bytes)
         #expect((end["share_helper_starts_total"] ?? 0) >= 1, "\(end.text)")
@@ -138,7 +138,7 @@ import Testing
 
         // Without its database the worker is alive but not ready, and says why.
         server.stop()
-        #expect(try ServiceProcess.eventually(timeout: 60) { try HTTPClient.get(port, "/readyz").status == 503 })
+        #expect(try eventually(timeout: 60) { try HTTPClient.get(port, "/readyz").status == 503 })
         let unready = try HTTPClient.get(port, "/readyz").body
         #expect(unready.contains("failing database:") && unready.contains("ok helper"), "\(unready)")
         #expect(try HTTPClient.get(port, "/healthz").status == 200)
@@ -176,13 +176,13 @@ import Testing
         // Meanwhile a batch runs to its end.
         let drop = try Self.drop(notes: 10, into: work.path + "/staging/drop")
         try FileManager.default.moveItem(atPath: drop.path, toPath: inbox + "/drop")
-        #expect(ServiceProcess.eventually { Self.finished(watch.stdout) != nil }, "\(watch.stderr)")
+        #expect(eventually { Self.finished(watch.stdout) != nil }, "\(watch.stderr)")
         #expect(Self.finished(watch.stdout)?["ingested"] as? Int == 11)
 
         // The endless request gets 408 at its deadline; then the slots are free again.
         #expect(HTTPClient.parse(endless.readToEnd()).status == 408)
         idle.removeAll()
-        #expect(try ServiceProcess.eventually(timeout: 30) { try HTTPClient.get(port, "/healthz").status == 200 })
+        #expect(try eventually(timeout: 30) { try HTTPClient.get(port, "/healthz").status == 200 })
         #expect(watch.stop() == 0, "\(watch.stderr)")
     }
 }
