@@ -58,6 +58,7 @@ public enum ManifestCoder: Sendable {
             fields.append(("width", entry.width.map { String($0) } ?? "null"))
             fields.append(("height", entry.height.map { String($0) } ?? "null"))
             // share-ingest's own fields: only when set.
+            if let hash = entry.thumbhash { fields.append(("thumbhash", JSONText.string(hash))) }
             if let sha256 = entry.sha256 { fields.append(("sha256", JSONText.string(sha256))) }
             if let original = entry.duplicateOf { fields.append(("duplicateOf", JSONText.string(original))) }
             if let video = entry.motionVideo {
@@ -202,7 +203,7 @@ public enum ManifestCoder: Sendable {
             capturedAtSource: try field("capturedAtSource", as: String.self, expected: "a string or null"),
             exportLocation: try exportLocation(try field("exportLocation", as: [String: Any].self, expected: "an object or null"), at: "[\(index)].exportLocation")
         ).with(group: try group(try field("group", as: [String: Any].self, expected: "an object or null"), at: "[\(index)].group"))
-        return (entry, schema)
+        return (entry.with(thumbhash: try field("thumbhash", as: String.self, expected: "a string or null")), schema)
     }
 
     /// Reads a nested object's fields with the same checks as an entry's, naming

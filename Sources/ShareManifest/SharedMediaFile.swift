@@ -67,6 +67,11 @@ public struct SharedMediaFile: Sendable, Hashable {
     // ignore unknown keys keep working; the legacy and plugin flavours never
     // carry them).
 
+    /// The ThumbHash of the thumbnail (base64, standard alphabet, padded):
+    /// Evan Wallace's placeholder format, computed from the thumbnail's own
+    /// pixels (scaled to fit 100×100), with their alpha where they have it. Set
+    /// on every entry with a thumbnail.
+    public var thumbhash: String?
     /// The SHA-256 of the copy's bytes (64 hexadecimal digits): its content identity.
     public var sha256: String?
     /// Set on an entry whose content was already delivered (earlier in the same
@@ -327,6 +332,13 @@ public struct SharedMediaFile: Sendable, Hashable {
         entry.capturedAt = capturedAt
         entry.capturedAtSource = capturedAtSource
         entry.exportLocation = exportLocation
+        return entry
+    }
+
+    /// The entry with its thumbnail's ThumbHash (v2 manifests carry it).
+    public func with(thumbhash: String?) -> SharedMediaFile {
+        var entry = self
+        entry.thumbhash = thumbhash
         return entry
     }
 
