@@ -40,7 +40,8 @@ import Testing
         }
     }
 
-    /// Pictures made here: noise (opaque and with random alpha), flat colours,
+    /// Pictures made here: noise (opaque and with random alpha), flat colours
+    /// (some where rounding a half decides a bit),
     /// gradients, a fully transparent one, a partly transparent one, at the
     /// sizes that change the luminance grid (square, landscape, portrait, a
     /// line, one pixel, 100×100).
@@ -70,6 +71,13 @@ import Testing
             images.append((w, h, [UInt8](repeating: 0, count: w * h * 4)))
             images.append((w, h, (0..<w * h).flatMap { _ in [UInt8(17), 130, 250, 255] }))
             images.append((w, h, (0..<w * h).flatMap { _ in [UInt8(255), 255, 255, 128] }))
+        }
+        // Flat colours where a coefficient lands on a half (found by searching
+        // with the oracle): the reference's Math.round rounds it up, Python's
+        // round() to even.
+        for colour: [UInt8] in [[0, 0, 170, 255], [0, 5, 45, 255], [0, 5, 215, 255]] {
+            images.append((1, 1, colour))
+            images.append((8, 6, Array([[UInt8]](repeating: colour, count: 48).joined())))
         }
         return images
     }
