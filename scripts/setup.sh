@@ -24,6 +24,9 @@ packages=(
   # ServiceTests: promtool check metrics on a scrape of /metrics (Debian's prometheus
   # package ships promtool), and systemd-analyze verify on deploy/systemd's units
   prometheus systemd
+  # ThumbHashTests: the oracle (scripts/thumbhash-oracle.py) runs the Python thumbhash
+  # package in a virtual environment (Debian's own Python refuses pip installs)
+  python3-venv
 )
 
 missing=()
@@ -39,6 +42,14 @@ if ((${#missing[@]})); then
   if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
   $sudo apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+# ThumbHashTests' oracle: the thumbhash package (the version the oracle's patch is
+# written for) in .build/thumbhash-venv; the test makes it itself when missing.
+venv="$(dirname "$0")/../.build/thumbhash-venv"
+if [ ! -e "$venv/.thumbhash-0.1.2" ]; then
+  python3 -m venv "$venv" && "$venv/bin/pip" install --quiet thumbhash==0.1.2 && touch "$venv/.thumbhash-0.1.2" ||
+    echo "setup: could not install the thumbhash package into $venv (ThumbHashTests need it)" >&2
 fi
 
 if ! command -v swift >/dev/null; then

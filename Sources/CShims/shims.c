@@ -26,6 +26,10 @@ int shim_vips_jpegsave_buffer(VipsImage *in, void **buf, size_t *len, int qualit
                                 "optimize_coding", TRUE, NULL);
 }
 
+int shim_vips_webpsave_buffer(VipsImage *in, void **buf, size_t *len, int quality) {
+    return vips_webpsave_buffer(in, buf, len, "Q", quality, "strip", TRUE, NULL);
+}
+
 static VipsArrayDouble *rgb(double r, double g, double b) {
     double v[3] = {r, g, b};
     return vips_array_double_new(v, 3);

@@ -118,6 +118,8 @@ struct WireResult: Codable, Sendable {
     /// The thumbnail's width and height, when one was made (its bytes follow).
     var thumbnailWidth: Int?
     var thumbnailHeight: Int?
+    /// The thumbnail's ThumbHash, base64 (standard alphabet, padded), when one was made.
+    var thumbnailThumbHash: String?
     /// Why no thumbnail was made, when one was asked for.
     var thumbnailFailure: MediaError?
     /// Why decoding failed.
@@ -146,6 +148,7 @@ struct WireResult: Codable, Sendable {
             case .made(let thumbnail):
                 thumbnailWidth = thumbnail.width
                 thumbnailHeight = thumbnail.height
+                thumbnailThumbHash = thumbnail.thumbHash.map { Data($0).base64EncodedString() }
             case .failed(let error): thumbnailFailure = error
             case nil: break
             }

@@ -1,3 +1,4 @@
+import Foundation
 import MediaFormats
 
 /// The parent's check of every helper reply before anything in it is used: a
@@ -16,7 +17,8 @@ import MediaFormats
 ///   image, a frame header before the scan, end of image last) whose frame size,
 ///   read here by ``JPEGFrame``, is the size the reply claims, at most the size
 ///   asked for on its longer side, and of the facts' shape (within two pixels of
-///   rounding).
+///   rounding); its ThumbHash, if any, base64 of 5 to ``maximumThumbHash``
+///   bytes (``checkThumbHash(_:)``).
 /// - Moment facts: only when asked for, and only for an image or a video; an
 ///   embedded video only in an image, its byte range inside the file (whose
 ///   size the parent reads itself) and at least ``minimumVideo`` bytes long; a
@@ -51,6 +53,8 @@ enum ReplyCheck {
     static let maximumNotes = 16
     static let maximumLocationRecords = 256
     static let maximumEdits = 4096
+    /// The longest ThumbHash accepted (the reference's longest is about 30 bytes).
+    static let maximumThumbHash = 40
 
     /// MIME types a decoder may report: every known format's, and for each
     /// video container `video/X` its sound-only form `audio/X` (an MP4 or
@@ -82,9 +86,11 @@ enum ReplyCheck {
             guard let spec = request.thumbnail else { throw ReplyViolation("a thumbnail nobody asked for") }
             let jpeg = try kept(reply.jpeg, metadata: false, request: request, what: "thumbnail")
             try checkThumbnail(jpeg[...], width: width, height: height, spec: spec, facts: facts)
-            thumbnail = .made(Thumbnail(jpeg: jpeg, width: width, height: height))
+            let hash = try result.thumbnailThumbHash.map { (text) throws(ReplyViolation) in try checkThumbHash(text) }
+            thumbnail = .made(Thumbnail(jpeg: jpeg, width: width, height: height, thumbHash: hash))
         } else {
             guard result.thumbnailWidth == nil, result.thumbnailHeight == nil else { throw ReplyViolation("a thumbnail with only one side") }
+            guard result.thumbnailThumbHash == nil else { throw ReplyViolation("a ThumbHash without a thumbnail") }
             guard reply.jpeg.isEmpty else { throw ReplyViolation("thumbnail bytes without a thumbnail") }
             if let failure = result.thumbnailFailure {
                 guard request.thumbnail != nil else { throw ReplyViolation("a thumbnail failure when none was asked for") }
@@ -270,6 +276,20 @@ enum ReplyCheck {
                 throw ReplyViolation("a \(width)×\(height) thumbnail of a \(mediaWidth)×\(mediaHeight) picture")
             }
         }
+    }
+
+    /// The bytes of a thumbnail's ThumbHash: base64 (standard alphabet, padded)
+    /// of 5 to ``maximumThumbHash`` bytes whose header
+    /// says how many follow (its alpha flag makes it at least 6).
+    static func checkThumbHash(_ text: String) throws(ReplyViolation) -> [UInt8] {
+        guard text.utf8.count <= 4 * ((maximumThumbHash + 2) / 3), let data = Data(base64Encoded: text), data.base64EncodedString() == text else {
+            throw ReplyViolation("a ThumbHash that is not base64: \"\(printable(String(text.prefix(64))))\"")
+        }
+        let bytes = [UInt8](data)
+        guard bytes.count >= 5, bytes.count <= maximumThumbHash, bytes[2] & 0x80 == 0 || bytes.count >= 6 else {
+            throw ReplyViolation("a ThumbHash of \(bytes.count) bytes")
+        }
+        return bytes
     }
 
     /// `text` with every control character (C0, DEL, C1) replaced by a space.

@@ -8,6 +8,19 @@ public enum DamageTolerance: String, Sendable, Codable, Hashable, CaseIterable {
     case error
 }
 
+/// How previews are encoded.
+public enum PreviewFormat: String, Sendable, Codable, Hashable, CaseIterable {
+    /// `image/jpeg`, `.jpg`.
+    case jpeg
+    /// `image/webp`, `.webp` (lossy).
+    case webp
+
+    /// The MIME type of a preview in this format.
+    public var mimeType: String { self == .jpeg ? "image/jpeg" : "image/webp" }
+    /// The file extension, without the dot.
+    public var fileExtension: String { self == .jpeg ? "jpg" : "webp" }
+}
+
 /// A thumbnail's settings, as a pipeline sets them.
 public struct ThumbnailSpec: Sendable, Codable, Hashable {
     /// The longest side of the thumbnail, in pixels.

@@ -58,6 +58,18 @@ public enum ManifestCoder: Sendable {
             fields.append(("width", entry.width.map { String($0) } ?? "null"))
             fields.append(("height", entry.height.map { String($0) } ?? "null"))
             // share-ingest's own fields: only when set.
+            if let hash = entry.thumbhash { fields.append(("thumbhash", JSONText.string(hash))) }
+            if let previews = entry.previews, !previews.isEmpty {
+                let objects = previews.map { preview in
+                    var object: [(String, String)] = [
+                        ("path", JSONText.string(preview.path)), ("width", String(preview.width)), ("height", String(preview.height)),
+                        ("mimeType", JSONText.string(preview.mimeType)),
+                    ]
+                    if let size = preview.size { object.append(("size", String(size))) }
+                    return JSONText.object(object)
+                }
+                fields.append(("previews", "[" + objects.joined(separator: ", ") + "]"))
+            }
             if let sha256 = entry.sha256 { fields.append(("sha256", JSONText.string(sha256))) }
             if let original = entry.duplicateOf { fields.append(("duplicateOf", JSONText.string(original))) }
             if let video = entry.motionVideo {
@@ -202,7 +214,9 @@ public enum ManifestCoder: Sendable {
             capturedAtSource: try field("capturedAtSource", as: String.self, expected: "a string or null"),
             exportLocation: try exportLocation(try field("exportLocation", as: [String: Any].self, expected: "an object or null"), at: "[\(index)].exportLocation")
         ).with(group: try group(try field("group", as: [String: Any].self, expected: "an object or null"), at: "[\(index)].group"))
-        return (entry, schema)
+        let pictures = entry.with(thumbhash: try field("thumbhash", as: String.self, expected: "a string or null"))
+            .with(previews: try previews(try field("previews", as: [Any].self, expected: "an array of objects or null"), at: "[\(index)].previews"))
+        return (pictures, schema)
     }
 
     /// Reads a nested object's fields with the same checks as an entry's, naming
@@ -227,6 +241,21 @@ public enum ManifestCoder: Sendable {
             guard let value = try field(name, as: String.self, expected: "a string") else { throw .missingField("\(at).\(name)") }
             return value
         }
+    }
+
+    private static func previews(_ array: [Any]?, at: String) throws(ManifestError) -> [SharedMediaFile.Preview]? {
+        guard let array else { return nil }
+        var previews: [SharedMediaFile.Preview] = []
+        for (index, element) in array.enumerated() {
+            guard let object = element as? [String: Any] else { throw .wrongType(field: "\(at)[\(index)]", expected: "an object") }
+            let n = Nested(object: object, at: "\(at)[\(index)]")
+            guard let width = try n.number("width")?.intValue else { throw .missingField("\(at)[\(index)].width") }
+            guard let height = try n.number("height")?.intValue else { throw .missingField("\(at)[\(index)].height") }
+            previews.append(
+                SharedMediaFile.Preview(
+                    path: try n.string("path"), width: width, height: height, mimeType: try n.string("mimeType"), size: try n.number("size")?.int64Value))
+        }
+        return previews
     }
 
     private static func motionVideo(_ object: [String: Any]?, at: String) throws(ManifestError) -> SharedMediaFile.MotionVideo? {

@@ -31,7 +31,7 @@ public enum RedirectError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The manifest is not valid JSON in either schema (path, why).
     case badManifest(String, ManifestError)
     /// An entry names a file (its `path`, `thumbnail`, or a `motionVideo`,
-    /// `livePhoto`, `compatible` or `sidecars` path) that is missing, outside the container, a symbolic link
+    /// `livePhoto`, `compatible`, `previews` or `sidecars` path) that is missing, outside the container, a symbolic link
     /// or not a regular file.
     case badEntry(index: Int, ContainerPathError)
     /// Reading or moving the manifest failed.
@@ -100,6 +100,14 @@ public struct RedirectHandler: Sendable {
                     entry.livePhoto = live
                 }
                 if let compatible = entry.compatible { entry.compatible?.path = try checked(compatible.path, index: index) }
+                if let previews = entry.previews {
+                    var checkedPreviews: [SharedMediaFile.Preview] = []
+                    for var preview in previews {
+                        preview.path = try checked(preview.path, index: index)
+                        checkedPreviews.append(preview)
+                    }
+                    entry.previews = checkedPreviews
+                }
                 if let sidecars = entry.sidecars {
                     var checkedSidecars: [SharedMediaFile.Sidecar] = []
                     for var sidecar in sidecars {

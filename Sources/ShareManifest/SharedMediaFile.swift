@@ -67,6 +67,38 @@ public struct SharedMediaFile: Sendable, Hashable {
     // ignore unknown keys keep working; the legacy and plugin flavours never
     // carry them).
 
+    /// The ThumbHash of the thumbnail (base64, standard alphabet, padded):
+    /// Evan Wallace's placeholder format, computed from the thumbnail's own
+    /// pixels (scaled to fit 100×100), with their alpha where they have it. Set
+    /// on every entry with a thumbnail.
+    public var thumbhash: String?
+    /// Larger pictures of the item, made from the same decode as its
+    /// `thumbnail` (which stays the smallest): the thumbnail stage's `sizes`
+    /// beyond the first. Nil when it asked for one size only (the default).
+    public var previews: [Preview]?
+
+    /// One preview (v2 `previews`): a JPEG or WebP in the thumbnails folder, named by the item's UUID.
+    public struct Preview: Sendable, Hashable, Codable {
+        /// A `file://` URL of the picture (`thumbnails/<UUID>.<size>.jpg` or `.webp`), spelled like the entry's `path`.
+        public var path: String
+        /// Width in pixels, upright.
+        public var width: Int
+        /// Height in pixels, upright.
+        public var height: Int
+        /// `image/jpeg` or `image/webp`.
+        public var mimeType: String
+        /// Size in bytes.
+        public var size: Int64?
+
+        /// A preview at `path` (a `file://` URL).
+        public init(path: String, width: Int, height: Int, mimeType: String, size: Int64? = nil) {
+            self.path = path
+            self.width = width
+            self.height = height
+            self.mimeType = mimeType
+            self.size = size
+        }
+    }
     /// The SHA-256 of the copy's bytes (64 hexadecimal digits): its content identity.
     public var sha256: String?
     /// Set on an entry whose content was already delivered (earlier in the same
@@ -327,6 +359,20 @@ public struct SharedMediaFile: Sendable, Hashable {
         entry.capturedAt = capturedAt
         entry.capturedAtSource = capturedAtSource
         entry.exportLocation = exportLocation
+        return entry
+    }
+
+    /// The entry with its previews (v2 manifests carry them; an empty list is none).
+    public func with(previews: [Preview]?) -> SharedMediaFile {
+        var entry = self
+        entry.previews = previews?.isEmpty == true ? nil : previews
+        return entry
+    }
+
+    /// The entry with its thumbnail's ThumbHash (v2 manifests carry it).
+    public func with(thumbhash: String?) -> SharedMediaFile {
+        var entry = self
+        entry.thumbhash = thumbhash
         return entry
     }
 

@@ -32,7 +32,7 @@ import Testing
         let items = try #require(report["items"] as? [[String: Any]])
         return items.map { item in
             var fields: [String: String] = [:]
-            for key in ["source", "status", "type", "mimeType", "size", "width", "height", "duration", "stage", "reason", "error", "fileName"] {
+            for key in ["source", "status", "type", "mimeType", "size", "width", "height", "duration", "stage", "reason", "error", "fileName", "thumbhash"] {
                 if let value = item[key] { fields[key] = "\(value)".replacingOccurrences(of: root, with: "<drop>") }
             }
             if let path = item["path"] as? String { fields["extension"] = URL(string: path)?.pathExtension ?? path }
@@ -91,6 +91,8 @@ import Testing
         #expect(reference.count == 12, "\(reference.map { $0["source"] ?? "" })")
         #expect(Set(reference.compactMap { $0["status"] }) == ["ingested", "failed", "skipped"], "\(reference)")
         #expect(reference.contains { $0["source"] == "<drop>/nested/deeper/document.pdf" && $0["status"] == "ingested" })
+        // Every thumbnail has its ThumbHash, the same in every mode (it survives the worker's ItemState round trip).
+        #expect(reference.allSatisfy { ($0["thumbnail"] == "yes") == ($0["thumbhash"] != nil) }, "\(reference)")
         #expect(reference.allSatisfy { $0["source"]?.hasPrefix("<drop>/") == true }, "\(reference.map { $0["source"] ?? "" })")
         for (mode, items) in reports where mode != "ingest" {
             #expect(items.count == reference.count, "\(mode): \(items.count) items, ingest \(reference.count)")

@@ -51,6 +51,31 @@ import Testing
         #expect(Self.refusal(HelperReply(result: failed, jpeg: []), Self.request()) == nil)
     }
 
+    /// A thumbnail's ThumbHash passes when it is base64 of a plausible hash, and
+    /// reaches the parent as its bytes; anything else is refused.
+    @Test func aThumbHashMustBePlausibleBase64() throws {
+        try #require(!Self.thumbnail.isEmpty)
+        var reply = Self.reply(Self.photo)
+        var result = reply.result
+        result.thumbnailThumbHash = "1QcSHQRnh493V4dIh4eXh1h4kJUI"
+        reply = HelperReply(result: result, jpeg: reply.jpeg)
+        let decoded = try ReplyCheck.validate(reply, for: Self.request()).get()
+        guard case .made(let thumbnail) = decoded.thumbnail else { Issue.record("no thumbnail"); return }
+        #expect(thumbnail.thumbHash == [UInt8](Data(base64Encoded: "1QcSHQRnh493V4dIh4eXh1h4kJUI")!))
+        for (hash, refusal) in [
+            ("not base64!", "a ThumbHash that is not base64"), ("AAAA", "a ThumbHash of 3 bytes"),
+            (Data(repeating: 7, count: 41).base64EncodedString(), "a ThumbHash of 41 bytes"),
+            ("AACAAAA=", "a ThumbHash of 5 bytes"),  // the alpha flag, without the alpha byte
+            ("1QcSHQRnh493V4dIh4eXh1h4kJU", "a ThumbHash that is not base64"),  // unpadded
+        ] {
+            result.thumbnailThumbHash = hash
+            #expect(Self.refusal(HelperReply(result: result, jpeg: reply.jpeg))?.hasPrefix(refusal) == true, "\(hash)")
+        }
+        var without = Self.reply(Self.photo, width: nil, height: nil, jpeg: []).result
+        without.thumbnailThumbHash = "1QcSHQRnh493V4dIh4eXh1h4kJUI"
+        #expect(Self.refusal(HelperReply(result: without, jpeg: [])) == "a ThumbHash without a thumbnail")
+    }
+
     /// Text a helper sends is shown to people: a terminal escape sequence in a
     /// warning or a failure reaches the terminal as spaces.
     @Test func controlCharactersInTextBecomeSpaces() throws {

@@ -142,6 +142,30 @@ import MediaFormats
         #expect(entry.size == Int64(bytes.count))
     }
 
+    /// Every v2 entry with a thumbnail carries its ThumbHash (base64 of 5 to 40
+    /// bytes, with the alpha flag where the picture has alpha); entries
+    /// without a thumbnail have no `thumbhash` key.
+    @Test func everyThumbnailHasAThumbHashInTheV2Manifest() throws {
+        let container = TemporaryDirectory()
+        let names = ["photo.jpg", "alpha.png", "image.heic", "clip-h264.mp4", "notes.txt"]
+        let report = try Self.ingest(names.map { .path(Fixtures.media($0)) } + [.text("caption")], in: container)
+        let json = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: try #require(report.manifestPath)))) as! [[String: Any]]
+        try #require(json.count == 6)
+        for (i, entry) in json.enumerated() {
+            let hasThumbnail = entry["thumbnail"] is String
+            #expect(hasThumbnail == (i < 4), "\(i)")
+            guard hasThumbnail else {
+                #expect(entry["thumbhash"] == nil, "\(i)")
+                continue
+            }
+            let text = try #require(entry["thumbhash"] as? String, "\(names[i]) has no thumbhash")
+            let bytes = try #require(Data(base64Encoded: text), "\(text)")
+            #expect((5...40).contains(bytes.count))
+            #expect((bytes[2] & 0x80 != 0) == (names[i] == "alpha.png"), "\(names[i]): alpha flag")
+            #expect(report.entries[i].thumbhash == text)
+        }
+    }
+
     @Test func legacyPipelineWritesSeedManifestWithoutImageThumbnails() throws {
         let container = TemporaryDirectory()
         let report = try Self.ingest([.path(Fixtures.media("photo.jpg")), .path(Fixtures.media("clip-h264.mp4")), .text("caption")], pipeline: "share-extension", in: container)
@@ -153,6 +177,7 @@ import MediaFormats
         #expect(json[1]["duration"] as? Double == 2000)
         #expect(json[1]["thumbnail"] is String)
         #expect(Set(json[0].keys) == ["path", "thumbnail", "duration", "type"])
+        #expect(Set(json[1].keys) == ["path", "thumbnail", "duration", "type"])
         // Text cannot sit beside files in a legacy manifest: reported, not silently lost.
         #expect(report.items[2].status == .skipped)
         #expect(report.items[2].failure?.reason == .unsupportedBySchema)

@@ -182,6 +182,7 @@ import Testing
         item.height = 3024
         item.durationMilliseconds = 1500
         item.thumbnailPath = "/container/thumbnails/A.jpg"
+        item.thumbHash = "1QcSHQRnh493V4dIh4eXh1h4kJUI"
         item.moments = MomentFacts(
             embeddedVideo: EmbeddedVideo(layout: .microVideo, offset: 100, length: 2000, truncated: false), declaresMotionPhoto: true,
             contentIdentifier: "ABC-1", captureTime: CaptureTime(local: 1_700_000_000.5, utc: 1_699_996_400.5), stillImageTime: 1.25)

@@ -55,6 +55,27 @@ import MediaFormats
         #expect(!String(decoding: ManifestCoder.encode([entry], schema: .v2), as: UTF8.self).contains("locationRemoved"))
     }
 
+    /// `thumbhash` and `previews` are v2 fields, written only when set (an
+    /// empty list of previews is none), and read back as written.
+    @Test func thumbhashAndPreviewsAreV2FieldsOnlyWhenSet() throws {
+        var entry = Self.entry
+        let plain = entry
+        entry.thumbhash = "INgNPYR3eHd/h4d2d0d4iHdgiAn4"
+        entry.previews = [SharedMediaFile.Preview(path: "file:///c/thumbnails/8F2C.1440.jpg", width: 1080, height: 1440, mimeType: "image/jpeg", size: 301_422)]
+        #expect(ManifestCoder.encode([entry], schema: .legacy) == ManifestCoder.encode([plain], schema: .legacy))
+        let json = String(decoding: ManifestCoder.encode([entry], schema: .v2), as: UTF8.self)
+        #expect(
+            json.contains(
+                #""height": 640, "thumbhash": "INgNPYR3eHd/h4d2d0d4iHdgiAn4", "previews": [{"path": "file:///c/thumbnails/8F2C.1440.jpg", "width": 1080, "height": 1440, "mimeType": "image/jpeg", "size": 301422}]"#
+            ), "\(json)")
+        let without = String(decoding: ManifestCoder.encode([plain], schema: .v2), as: UTF8.self)
+        #expect(!without.contains("thumbhash") && !without.contains("previews"))
+        let decoded = try ManifestCoder.decode(Data(json.utf8))
+        #expect(decoded.schema == .v2 && decoded.entries == [entry], "\(decoded.entries)")
+        #expect(entry.with(previews: []).previews == nil)
+        #expect(throws: ManifestError.self) { try ManifestCoder.decode(Data(#"[{"path": "file:///c/a.jpg", "type": "image", "previews": [{"path": "file:///c/p.jpg", "mimeType": "image/jpeg"}]}]"#.utf8)) }
+    }
+
     @Test func bothSchemasRoundTrip() throws {
         for schema in ManifestSchema.allCases {
             let decoded = try ManifestCoder.decode(ManifestCoder.encode([Self.entry], schema: schema))

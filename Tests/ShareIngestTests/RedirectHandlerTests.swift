@@ -55,6 +55,28 @@ import MediaFormats
         }
     }
 
+    /// A preview's path is checked like the entry's own: inside the container,
+    /// a regular file; the entry's checked previews reach the host.
+    @Test func previewPathsAreCheckedLikeThumbnails() throws {
+        let temporary = TemporaryDirectory()
+        let container = try ContainerDirectory(temporary.path)
+        let photo = try temporary.add("A.jpg", copying: Fixtures.media("photo.jpg"))
+        let preview = try temporary.add("thumbnails/A.1440.webp", bytes: Array("RIFF....WEBP".utf8))
+        func manifest(_ previewPath: String) -> String {
+            #"[{"path": "file://\#(photo)", "thumbnail": null, "duration": null, "type": "image", "previews": [{"path": "file://\#(previewPath)", "width": 1440, "height": 1080, "mimeType": "image/webp", "size": 12}]}]"#
+        }
+        let share = try Self.open(manifest(preview), key: "inside", in: temporary)
+        #expect(share.entries.first?.previews == [SharedMediaFile.Preview(path: "file://\((preview as NSString).standardizingPath)", width: 1440, height: 1080, mimeType: "image/webp", size: 12)])
+        _ = container
+        do {
+            _ = try Self.open(manifest("/etc/passwd"), key: "outside", in: temporary)
+            Issue.record("accepted a preview outside the container")
+        } catch {
+            #expect("\(error)".contains("/etc/passwd"), "\(error)")
+        }
+        #expect(throws: RedirectError.self) { try Self.open(manifest(temporary.path + "/thumbnails/../../../etc/passwd"), key: "dots", in: temporary) }
+    }
+
     @Test func symbolicLinkInTheContainerIsRefused() throws {
         let temporary = TemporaryDirectory()
         _ = try ContainerDirectory(temporary.path)

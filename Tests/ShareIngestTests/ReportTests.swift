@@ -117,6 +117,11 @@ import MediaFormats
             #expect(withThumbnails.count == 5)  // photo, portrait, clip, PDF page, hostile copy
             #expect(page.embeddedThumbnailCount == withThumbnails.count)
             #expect(page.missingThumbnails.isEmpty)
+            // Each picture carries its entry's ThumbHash for placeholders.
+            for entry in withThumbnails {
+                let hash = try #require(entry.thumbhash)
+                #expect(page.html.contains("<figure class=\"picture\" data-thumbhash=\"\(hash)\"><img src="))
+            }
 
             // Self-contained: every src is a data: URI, nothing is linked or scripted.
             let sources = page.html.components(separatedBy: "src=\"").dropFirst()

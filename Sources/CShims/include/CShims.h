@@ -27,6 +27,9 @@ VipsImage *shim_vips_image_header(const char *filename);
 /// "optimize_coding", TRUE, NULL). Free *buf with g_free.
 int shim_vips_jpegsave_buffer(VipsImage *in, void **buf, size_t *len, int quality);
 
+/// vips_webpsave_buffer(in, buf, len, "Q", quality, "strip", TRUE, NULL). Free *buf with g_free.
+int shim_vips_webpsave_buffer(VipsImage *in, void **buf, size_t *len, int quality);
+
 /// vips_flatten(in, out, "background", [r, g, b], NULL): composites alpha over a colour.
 int shim_vips_flatten(VipsImage *in, VipsImage **out, double r, double g, double b);
 

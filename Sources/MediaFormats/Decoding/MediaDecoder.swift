@@ -196,12 +196,15 @@ public struct Thumbnail: Sendable, Codable, Hashable {
     public let width: Int
     /// Height in pixels.
     public let height: Int
+    /// The ThumbHash of the thumbnail's pixels (``ThumbHash``), when one was made.
+    public let thumbHash: [UInt8]?
 
     /// A thumbnail of `jpeg` bytes, `width`×`height`.
-    public init(jpeg: [UInt8], width: Int, height: Int) {
+    public init(jpeg: [UInt8], width: Int, height: Int, thumbHash: [UInt8]? = nil) {
         self.jpeg = jpeg
         self.width = width
         self.height = height
+        self.thumbHash = thumbHash
     }
 }
 

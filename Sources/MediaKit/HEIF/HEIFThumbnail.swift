@@ -44,8 +44,7 @@ enum HEIFThumbnail {
             let scale = Double(spec.size) / Double(longest)
             image = try VipsImageHandle.make("vips_resize") { shim_vips_resize(image.pointer, $0, scale) }
         }
-        let jpeg = try image.jpegData(quality: spec.quality)
-        return Thumbnail(jpeg: jpeg, width: image.width, height: image.height)
+        return try image.thumbnail(quality: spec.quality)
     }
 
     /// The power-of-two reduction to decode at: the largest that keeps the displayed

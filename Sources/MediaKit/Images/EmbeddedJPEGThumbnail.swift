@@ -29,8 +29,7 @@ enum EmbeddedJPEGThumbnail {
                     shim_vips_thumbnail_buffer(bytes, bytes.count, $0, Int32(spec.size), Int32(spec.size), VIPS_FAIL_ON_ERROR)
                 }
                 image = try image.oriented(exif: orientation)
-                let jpeg = try image.jpegData(quality: spec.quality)
-                return Thumbnail(jpeg: jpeg, width: image.width, height: image.height)
+                return try image.thumbnail(quality: spec.quality)
             }
         } catch {
             return nil  // a broken embedded thumbnail: decode the photo instead

@@ -20,12 +20,21 @@ extension DamageTolerance {
 public enum Thumbnailer {
     /// Thumbnails the image (or first PDF page) at `path`.
     public static func thumbnail(path: String, spec: ThumbnailSpec) throws(VipsError) -> Thumbnail {
+        try thumbnail(path: path, spec: spec) { (image) throws(VipsError) in try image.thumbnail(quality: spec.quality) }
+    }
+
+    /// The pixels ``thumbnail(path:spec:)`` encodes and hashes, held in memory (for tests).
+    static func thumbnailImage(path: String, spec: ThumbnailSpec) throws(VipsError) -> VipsImageHandle {
+        try thumbnail(path: path, spec: spec) { (image) throws(VipsError) in try image.inMemory() }
+    }
+
+    private static func thumbnail<T>(path: String, spec: ThumbnailSpec, finish: (VipsImageHandle) throws(VipsError) -> T) throws(VipsError) -> T {
         let file = try OpenedFile.forVips(path)
         return try withExtendedLifetime(file) { () throws(VipsError) in
             let input = ImageInput.descriptor(file.descriptor)
             let loader = try input.loader()
             let header = loader.hasPrefix(JPEGScale.loader) ? try ImageHeader.read(input, loader: loader) : nil
-            return try thumbnail(input, header: header, spec: spec)
+            return try thumbnail(input, header: header, spec: spec, finish: finish)
         }
     }
 
@@ -33,14 +42,22 @@ public enum Thumbnailer {
     /// JPEG is decoded at the smallest scale that still covers the thumbnail
     /// (``JPEGScale``).
     public static func thumbnail(_ input: ImageInput, header: ImageHeader? = nil, spec: ThumbnailSpec) throws(VipsError) -> Thumbnail {
+        try thumbnail(input, header: header, spec: spec) { (image) throws(VipsError) in try image.thumbnail(quality: spec.quality) }
+    }
+
+    private static func thumbnail<T>(
+        _ input: ImageInput, header: ImageHeader?, spec: ThumbnailSpec, finish: (VipsImageHandle) throws(VipsError) -> T
+    ) throws(VipsError) -> T {
         try Vips.start()
         let jpegShrink = header.flatMap { JPEGScale.shrink(for: $0, size: spec.size) }
         return try Vips.withExactErrors { () throws(VipsError) in
-            try input.withVips { (vips) throws(VipsError) in try makeThumbnail(vips, jpegShrink: jpegShrink, spec: spec) }
+            try input.withVips { (vips) throws(VipsError) in try makeThumbnail(vips, jpegShrink: jpegShrink, spec: spec, finish: finish) }
         }
     }
 
-    private static func makeThumbnail(_ input: VipsInputPointer, jpegShrink: Int?, spec: ThumbnailSpec) throws(VipsError) -> Thumbnail {
+    private static func makeThumbnail<T>(
+        _ input: VipsInputPointer, jpegShrink: Int?, spec: ThumbnailSpec, finish: (VipsImageHandle) throws(VipsError) -> T
+    ) throws(VipsError) -> T {
         let image = try VipsImageHandle.make(jpegShrink == nil ? "vips_thumbnail_source" : "vips_jpegload_source") {
             input.thumbnail($0, size: spec.size, jpegShrink: jpegShrink, failOn: spec.damageTolerance.vipsFailOn)
         }
@@ -50,8 +67,7 @@ public enum Thumbnailer {
             shim_vips_set_deadline(image.pointer, deadline!)
         }
         do {
-            let jpeg = try image.jpegData(quality: spec.quality)
-            return Thumbnail(jpeg: jpeg, width: image.width, height: image.height)
+            return try finish(image)
         } catch {
             if let deadline, Int64(g_get_monotonic_time()) > deadline { throw error.killed() }
             throw error
@@ -72,8 +88,7 @@ public enum Thumbnailer {
         if mirrored {
             image = try VipsImageHandle.make("vips_flip") { shim_vips_flip_horizontal(image.pointer, $0) }
         }
-        let jpeg = try image.jpegData(quality: spec.quality)
-        return Thumbnail(jpeg: jpeg, width: image.width, height: image.height)
+        return try image.thumbnail(quality: spec.quality)
     }
 }
 

@@ -180,7 +180,7 @@ struct RAWPreviewDecoding {
             // sequentially from its JPEG: turning it needs its pixels in memory.
             if orientation != 1, max(image.width, image.height) >= candidate.longSide { image = try image.inMemory() }
             image = try image.oriented(exif: orientation)
-            return Thumbnail(jpeg: try image.jpegData(quality: spec.quality), width: image.width, height: image.height)
+            return try image.thumbnail(quality: spec.quality)
         }
     }
 

@@ -68,6 +68,8 @@ struct ItemState: Sendable, Hashable, Codable {
     var durationMilliseconds: Double?
     // Thumbnail
     var thumbnailPath: String?
+    /// The thumbnail's ThumbHash, base64 (v2 `thumbhash`).
+    var thumbHash: String?
     // Moments
     /// What the decoder found that ties the item to a moment (an embedded
     /// video's byte range, Apple's content identifier, the capture time).
@@ -132,6 +134,7 @@ struct ItemState: Sendable, Hashable, Codable {
         case thumbnailPath, moments, motionVideo, livePhoto, sidecarKind, sidecars, attachedTo, takeout, capturedAt, capturedAtSource
         case exportDescription, exportLocation, group, locationRemoved, compatible, stageRecords, warnings, failure, stageSeconds, lostAttempts
         case suspect
+        case thumbHash = "thumbhash"
         case sourceVersion = "version"
         case durationMilliseconds = "duration"
         case decodingInFlight = "decoding"
@@ -194,6 +197,7 @@ struct ItemState: Sendable, Hashable, Codable {
         for path in ownedFiles(in: container) { FileSystem.remove(path) }
         copyPath = nil
         thumbnailPath = nil
+        thumbHash = nil
         motionVideo = nil
         compatible = nil
         sidecars = []

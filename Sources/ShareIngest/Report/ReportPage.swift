@@ -206,7 +206,9 @@ private struct PageWriter {
 
     private mutating func picture(_ reported: ReportedItem) {
         if let dataURI = thumbnailDataURI(reported) {
-            out += "<figure class=\"picture\"><img src=\"\(dataURI)\" alt=\"\(e(reported.name))\" decoding=\"async\"></figure>\n"
+            // The ThumbHash rides along for a page script that draws placeholders (`data-thumbhash`).
+            let hash = reported.item.entry?.thumbhash.map { " data-thumbhash=\"\(e($0))\"" } ?? ""
+            out += "<figure class=\"picture\"\(hash)><img src=\"\(dataURI)\" alt=\"\(e(reported.name))\" decoding=\"async\"></figure>\n"
         } else {
             let label = reported.item.status == .ingested ? reported.placeholderLabel : reported.item.status.rawValue
             out += "<figure class=\"picture none\"><span>\(e(label))</span></figure>\n"

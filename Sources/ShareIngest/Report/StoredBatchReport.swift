@@ -297,6 +297,9 @@ struct BatchReportDocument: Codable {
         var attachedTo: String?
         var warnings: [String]?
         var stageSeconds: [String: Double]?
+        /// The thumbnail's ThumbHash (base64).
+        var thumbhash: String?
+        var previews: [SharedMediaFile.Preview]?
     }
 
     /// An item's compatible copy, as its entry has it.
@@ -442,6 +445,7 @@ extension BatchReportDocument.Item {
                 compatible: compatible.map { SharedMediaFile.Compatible(path: $0.path, mimeType: $0.mimeType, size: $0.size, width: $0.width, height: $0.height) },
                 locationRemoved: locationRemoved
             ).with(sidecars: sidecars).with(group: group).with(capturedAt: capturedAt, capturedAtSource: capturedAtSource, exportLocation: exportLocation)
+                .with(thumbhash: thumbhash).with(previews: previews)
         }
         // Copies are named <UUID>.<ext> in the container.
         let id = entry?.fileURL.flatMap { UUID(uuidString: $0.deletingPathExtension().lastPathComponent) }
@@ -465,5 +469,7 @@ extension BatchReportDocument.Item {
             locationRemoved: entry?.locationRemoved, sidecars: entry?.sidecars, group: entry?.group, capturedAt: entry?.capturedAt,
             capturedAtSource: entry?.capturedAtSource, exportLocation: entry?.exportLocation, attachedTo: item.attachedTo, warnings: item.warnings,
             stageSeconds: seconds(item.stageSeconds))
+        thumbhash = entry?.thumbhash
+        previews = entry?.previews
     }
 }

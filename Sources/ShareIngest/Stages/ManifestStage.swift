@@ -41,7 +41,7 @@ struct ManifestStage {
             ).with(
                 capturedAt: item.capturedAt, capturedAtSource: item.capturedAtSource,
                 exportLocation: item.exportLocation.map { SharedMediaFile.ExportLocation(latitude: $0.latitude, longitude: $0.longitude, altitude: $0.altitude) }
-            ).with(group: item.group)
+            ).with(group: item.group).with(thumbhash: item.thumbnailPath == nil ? nil : item.thumbHash)
         }
     }
 

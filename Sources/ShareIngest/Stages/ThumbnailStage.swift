@@ -60,6 +60,7 @@ struct ThumbnailStage: PipelineStage {
             throw ItemFailure(.thumbnail, writing: error, "\(item.label): cannot write thumbnail: \(error)")
         }
         item.thumbnailPath = destination
+        item.thumbHash = thumbnail.thumbHash.map { Data($0).base64EncodedString() }
     }
 }
 
@@ -115,7 +116,7 @@ extension ThumbnailStage {
             .number("timeLimit", \.timeLimit, in: 0.001...86_400),
             .number("posterTime", \.posterTime, in: 0...86_400),
         ],
-        workers: \.workers, records: [.thumbnailPath],
+        workers: \.workers, records: [.thumbnailPath, .thumbHash],
         make: { settings, _ in ThumbnailStage(settings: settings) })
 }
 

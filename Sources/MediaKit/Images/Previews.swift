@@ -1,0 +1,68 @@
+import CShims
+import CVips
+import MediaFormats
+
+/// A picture encoded at one of the sizes a pipeline asked for.
+public struct EncodedPicture: Sendable, Hashable {
+    /// The encoded bytes (JPEG or WebP).
+    public let bytes: [UInt8]
+    /// Width in pixels.
+    public let width: Int
+    /// Height in pixels.
+    public let height: Int
+    /// How `bytes` are encoded.
+    public let format: PreviewFormat
+}
+
+extension Thumbnailer {
+    /// The image (or first page) at `path` at each of `sizes` (longest side;
+    /// never enlarged), encoded as `format`, smallest first, from ONE decode:
+    /// shrink-on-load to the largest size (``thumbnail(path:spec:)``'s path,
+    /// JPEG DCT scaling included), held in memory, and every smaller size
+    /// downscaled from that picture (`vips_resize`), never from the file again.
+    public static func pictures(path: String, spec: ThumbnailSpec, sizes: [Int], format: PreviewFormat) throws(VipsError) -> [EncodedPicture] {
+        let wanted = Array(Set(sizes.filter { $0 > 0 })).sorted()
+        guard let largest = wanted.last else { return [] }
+        var decodeSpec = spec
+        decodeSpec.size = largest
+        let decoded = try thumbnailImage(path: path, spec: decodeSpec)
+        return try Vips.withExactErrors { () throws(VipsError) in
+            try wanted.map { (size) throws(VipsError) in try decoded.scaled(toFit: size).encoded(as: format, quality: spec.quality) }
+        }
+    }
+}
+
+extension VipsImageHandle {
+    /// This picture with its longest side at most `size` (itself when it already fits).
+    func scaled(toFit size: Int) throws(VipsError) -> VipsImageHandle {
+        let longest = max(width, height)
+        guard longest > size else { return self }
+        let scale = Double(size) / Double(longest)
+        return try Self.make("vips_resize") { shim_vips_resize(pointer, $0, scale) }
+    }
+
+    /// Encoded as `format` (JPEG: ``jpegData(quality:about:)``; WebP: sRGB,
+    /// 8-bit, alpha kept).
+    func encoded(as format: PreviewFormat, quality: Int) throws(VipsError) -> EncodedPicture {
+        switch format {
+        case .jpeg:
+            return EncodedPicture(bytes: try jpegData(quality: quality), width: width, height: height, format: .jpeg)
+        case .webp:
+            var image = self
+            let interpretation = vips_image_get_interpretation(image.pointer)
+            if interpretation != VIPS_INTERPRETATION_sRGB && interpretation != VIPS_INTERPRETATION_B_W {
+                image = try Self.make("vips_colourspace") { shim_vips_to_srgb(image.pointer, $0) }
+            }
+            if vips_image_get_format(image.pointer) != VIPS_FORMAT_UCHAR {
+                image = try Self.make("vips_cast") { shim_vips_cast_uchar(image.pointer, $0) }
+            }
+            var buffer: UnsafeMutableRawPointer?
+            var length = 0
+            guard shim_vips_webpsave_buffer(image.pointer, &buffer, &length, Int32(quality)) == 0, let buffer else {
+                throw VipsError("vips_webpsave_buffer")
+            }
+            defer { g_free(buffer) }
+            return EncodedPicture(bytes: Array(UnsafeRawBufferPointer(start: buffer, count: length)), width: image.width, height: image.height, format: .webp)
+        }
+    }
+}

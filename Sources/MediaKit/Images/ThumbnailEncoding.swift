@@ -1,0 +1,63 @@
+import CShims
+import CVips
+import MediaFormats
+
+extension VipsImageHandle {
+    /// This picture as a thumbnail: its pixels computed once (held in memory),
+    /// encoded as JPEG, and hashed (``ThumbHash``) from those same pixels, alpha
+    /// included where the picture has it (the JPEG flattens it over white). A
+    /// picture whose pixels cannot be hashed still gets its JPEG, without a hash.
+    public func thumbnail(quality: Int, about path: String? = nil) throws(VipsError) -> Thumbnail {
+        let image = try inMemory()
+        let jpeg = try image.jpegData(quality: quality, about: path)
+        let hash = (try? image.thumbHashInput()).flatMap { ThumbHash.encode(width: $0.width, height: $0.height, rgba: $0.rgba) }
+        return Thumbnail(jpeg: jpeg, width: image.width, height: image.height, thumbHash: hash)
+    }
+
+    /// What ``thumbnail(quality:about:)`` hashes: the picture in 8-bit sRGB,
+    /// scaled to fit 100×100 (`vips_resize`, never enlarged) as the reference's
+    /// example draws it, as RGBA rows (opaque where it has no alpha; grey
+    /// repeated into red, green and blue).
+    func thumbHashInput() throws(VipsError) -> (width: Int, height: Int, rgba: [UInt8]) {
+        var image = self
+        let interpretation = vips_image_get_interpretation(image.pointer)
+        if interpretation != VIPS_INTERPRETATION_sRGB && interpretation != VIPS_INTERPRETATION_B_W {
+            image = try Self.make("vips_colourspace") { shim_vips_to_srgb(image.pointer, $0) }
+        }
+        if vips_image_get_format(image.pointer) != VIPS_FORMAT_UCHAR {
+            image = try Self.make("vips_cast") { shim_vips_cast_uchar(image.pointer, $0) }
+        }
+        let longest = max(image.width, image.height)
+        if longest > ThumbHash.maximumSide {
+            let scale = Double(ThumbHash.maximumSide) / Double(longest)
+            image = try Self.make("vips_resize") { shim_vips_resize(image.pointer, $0, scale) }
+        }
+        let width = image.width, height = image.height, bands = image.bands
+        guard (1...ThumbHash.maximumSide).contains(width), (1...ThumbHash.maximumSide).contains(height), (1...4).contains(bands) else {
+            throw VipsError("thumbhash", message: "a \(width)×\(height) picture of \(bands) bands")
+        }
+        var size = 0
+        guard let memory = vips_image_write_to_memory(image.pointer, &size) else { throw VipsError("vips_image_write_to_memory") }
+        defer { g_free(memory) }
+        let count = width * height
+        guard size >= count * bands else { throw VipsError("vips_image_write_to_memory", message: "short image") }
+        let samples = UnsafeRawBufferPointer(start: memory, count: count * bands)
+        var rgba = [UInt8](repeating: 255, count: count * 4)
+        for i in 0..<count {
+            let pixel = i * bands
+            switch bands {
+            case 1, 2:
+                rgba[4 * i] = samples[pixel]
+                rgba[4 * i + 1] = samples[pixel]
+                rgba[4 * i + 2] = samples[pixel]
+                if bands == 2 { rgba[4 * i + 3] = samples[pixel + 1] }
+            default:
+                rgba[4 * i] = samples[pixel]
+                rgba[4 * i + 1] = samples[pixel + 1]
+                rgba[4 * i + 2] = samples[pixel + 2]
+                if bands == 4 { rgba[4 * i + 3] = samples[pixel + 3] }
+            }
+        }
+        return (width, height, rgba)
+    }
+}
