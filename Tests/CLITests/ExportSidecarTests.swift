@@ -284,6 +284,48 @@ import Testing
         try Self.checkTakeoutFacts(container, mode: "watch")
     }
 
+    /// A hostile Takeout-looking JSON (nested thousands deep, larger than the
+    /// limit, or not JSON at all after a Takeout head) is parsed only in a
+    /// decoder helper, which refuses it: each is delivered as a file with a
+    /// warning saying why, and the rest of the batch is as without them.
+    @Test func aHostileTakeoutJSONIsRefusedByTheHelperAndTheBatchGoesOn() throws {
+        let work = TemporaryDirectory("sidecar-hostile")
+        let drop = TemporaryDirectory("sidecar-hostile-drop")
+        let head = #"{"title": "IMG_0001.jpg", "photoTakenTime": {"timestamp": "1562000000"}, "imageViews": "1", "x": "#
+        _ = try drop.add("IMG_0001.jpg", copying: Fixtures.media("photo.jpg"))
+        _ = try drop.add("IMG_0001.jpg.json", bytes: Array((head + String(repeating: "[", count: 100_000) + String(repeating: "]", count: 100_000) + "}").utf8))
+        _ = try drop.add("IMG_0002.jpg", copying: Fixtures.media("photo.jpg"))
+        _ = try drop.add("IMG_0002.jpg.json", bytes: Array((head + "\"" + String(repeating: "a", count: 2 << 20) + "\"}").utf8))
+        _ = try drop.add("IMG_0003.jpg", copying: Fixtures.media("exif3.jpg"))
+        _ = try drop.add("IMG_0003.jpg.json", bytes: Array((head + "[1, 2,, 3]}").utf8))
+        _ = try drop.add("IMG_0004.jpg", copying: Fixtures.media("photo.jpg"))
+        _ = try drop.add("IMG_0004.jpg.json", bytes: Self.takeoutJSON(title: "IMG_0004.jpg", taken: 1_562_000_300))
+        let container = work.file("c"), report = work.file("report.json")
+        let run = try ShareProcess.run(["ingest", "--container", container, "--report", report, drop.path])
+        #expect(run.status == 0, "\(run.stderr)")
+        let parsed = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: report))) as? [String: Any])
+        var warnings: [String: [String]] = [:], statuses: [String: String] = [:]
+        for item in try #require(parsed["items"] as? [[String: Any]]) {
+            let name = try #require((item["source"] as? String)?.split(separator: "/").last.map(String.init))
+            statuses[name] = item["status"] as? String
+            warnings[name] = item["warnings"] as? [String] ?? []
+        }
+        let refused = "looks like a Google Takeout JSON sidecar but was not read as one ("
+        #expect(warnings["IMG_0001.jpg.json"]?.contains { $0.hasPrefix(refused) && $0.contains("nested deeper than 16 levels") } == true, "\(warnings)")
+        #expect(warnings["IMG_0002.jpg.json"]?.contains { $0.hasPrefix(refused) && $0.contains("larger than 1 MiB") } == true, "\(warnings)")
+        #expect(warnings["IMG_0003.jpg.json"]?.contains { $0.hasPrefix(refused) && $0.contains("not valid JSON") } == true, "\(warnings)")
+        for name in ["IMG_0001.jpg.json", "IMG_0002.jpg.json", "IMG_0003.jpg.json"] { #expect(statuses[name] == "ingested", "\(name): \(statuses)") }
+        #expect(statuses["IMG_0004.jpg.json"] == "attached", "\(statuses)")
+        let byName = try Self.entries(container)
+        for name in ["IMG_0001.jpg", "IMG_0002.jpg", "IMG_0003.jpg"] {
+            #expect(byName[name]?["capturedAtSource"] as? String != "takeout", "\(name)")
+            #expect(byName[name]?["sidecars"] == nil, "\(name)")
+            #expect(byName[name + ".json"]?["type"] as? String == "file", "\(name).json")
+        }
+        #expect(byName["IMG_0004.jpg"]?["capturedAtSource"] as? String == "takeout")
+        #expect(byName["IMG_0004.jpg"]?["capturedAt"] as? String == "2019-07-01T16:58:20Z")
+    }
+
     /// With location privacy on, a Takeout JSON's `geoData` is removed from its
     /// attached copy too, and never reported: the photo's `locationRemoved` says so.
     @Test func locationPrivacyRemovesGeoDataFromTheAttachedJSON() throws {
