@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 
 @testable import MediaFormats
 @testable import ShareIngest
@@ -88,5 +89,35 @@ import Testing
             #expect(object["geoData"] == nil && object["geoDataExif"] == nil && object["title"] as? String == "X.jpg")
             #expect(TakeoutJSON.location(bytes).found.isEmpty, "nothing left to remove")
         }
+    }
+
+    /// The fan-in reads the export candidates one stem at a time, in pages:
+    /// with pages of 2 rows, every stem still comes whole and once, the same
+    /// items as in one page, and the items no other shares are not read.
+    @Test func exportCandidatesComeOneWholeStemAtATimeAcrossPages() throws {
+        let drop = TemporaryDirectory("export-pages")
+        for stem in ["a/IMG_0001", "a/IMG_0002", "b/IMG_0001"] {
+            try drop.add(stem + ".jpg", copying: Fixtures.media("photo.jpg"))
+            try drop.add(stem + ".jpg.xmp", bytes: Array(#"<x:xmpmeta xmlns:x="adobe:ns:meta/"></x:xmpmeta>"#.utf8))
+        }
+        try drop.add("a/IMG_0002-edited.jpg", copying: Fixtures.media("photo.jpg"))
+        try drop.add("a/alone.jpg", copying: Fixtures.media("photo.jpg"))
+        try drop.add("c/orphan.xmp", bytes: Array(#"<x:xmpmeta xmlns:x="adobe:ns:meta/"></x:xmpmeta>"#.utf8))
+        let container = try TemporaryContainer()
+        let report = try ShareIngestor(container: container.directory, identifiers: .sequential()).ingest([.path(drop.path)])
+        #expect(report.isComplete)
+        let journal = try BatchJournal(container: container.directory)
+        func stems(pageSize: Int) throws -> [[String]] {
+            var found: [[String]] = []
+            try journal.forEachExportStem(of: report.batchID, pageSize: pageSize) { items in
+                found.append(items.map { $0.label.split(separator: "/").suffix(2).joined(separator: "/") }.sorted())
+            }
+            return found
+        }
+        let whole = try stems(pageSize: 1000)
+        #expect(try stems(pageSize: 2) == whole)
+        #expect(try stems(pageSize: 1) == whole)
+        #expect(Set(whole) == [["a/IMG_0001.jpg", "a/IMG_0001.jpg.xmp"], ["a/IMG_0002-edited.jpg", "a/IMG_0002.jpg", "a/IMG_0002.jpg.xmp"],
+            ["b/IMG_0001.jpg", "b/IMG_0001.jpg.xmp"], ["c/orphan.xmp"]], "\(whole)")
     }
 }

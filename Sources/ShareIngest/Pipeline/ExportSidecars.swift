@@ -154,7 +154,8 @@ extension ItemState {
 }
 
 /// Which media item each sidecar of a batch describes, worked out in the fan-in
-/// from the store's candidates (``ItemStore/sidecarCandidates(for:)``).
+/// from the store's candidates, one stem at a time
+/// (``ItemStore/forEachExportStem(of:pageSize:_:)``).
 /// A sidecar naming the media's extension (`X.jpg.json`, `IMG_1234.CR2.xmp`)
 /// goes to the item of that stem and extension; one without (`IMG_1234.xmp`,
 /// `IMG_1234.AAE`) to the item of that stem, a RAW first (XMP sidecars are a RAW
@@ -162,29 +163,43 @@ extension ItemState {
 /// of its photo (`X-edited.jpg`). A sidecar whose media is not in the drop is
 /// an orphan: delivered as a file, with a warning.
 struct SidecarMatching {
+    /// What the fan-in keeps of an attached sidecar (not the whole item: a
+    /// drop's sidecars are held until the manifest is written).
+    struct Attached: Sendable, Hashable {
+        var index: Int
+        var kind: SharedMediaFile.Sidecar.Kind
+        var copyPath: String?
+        var takeout: TakeoutFacts?
+        var locationRemoved: [String]?
+    }
+
     /// The sidecars of each media item, by index: in the order they are numbered.
-    let attached: [Int: [ItemState]]
+    private(set) var attached: [Int: [Attached]] = [:]
     /// Each attached sidecar's media item (its label), by the sidecar's index.
-    let attachedTo: [Int: String]
+    private(set) var attachedTo: [Int: String] = [:]
     /// Sidecars whose media is not in the drop, by index, with the warning.
-    let orphans: [Int: String]
+    private(set) var orphans: [Int: String] = [:]
     /// The UUID of each media item that has sidecars, by index.
-    let mediaIDs: [Int: UUID]
+    private(set) var mediaIDs: [Int: UUID] = [:]
 
     /// The largest sidecar attached (bytes): a larger one is no export's
     /// sidecar, and is delivered as a file.
     static let maximumSize: Int64 = 4 << 20
 
+    init() {}
+
     init(candidates: [ItemState], final: (ItemState) -> ItemState?) {
+        add(candidates, final: final)
+    }
+
+    /// Matches `candidates`: the items of one stem or more, every item of each
+    /// stem among them (``ItemStore/forEachExportStem(of:pageSize:_:)``).
+    mutating func add(_ candidates: [ItemState], final: (ItemState) -> ItemState?) {
         let items = candidates.compactMap(final).filter { $0.failure == nil && $0.copyPath != nil }.sorted { $0.index < $1.index }
-        var mediaIDs: [Int: UUID] = [:]
         var mediaByStem: [String: [ItemState]] = [:]
         for item in items where item.sidecarKind == nil && (item.type == .image || item.type == .video) {
             if let stem = ExportSidecars.reference(mediaLabel: item.label)?.stem { mediaByStem[stem, default: []].append(item) }
         }
-        var attached: [Int: [ItemState]] = [:]
-        var attachedTo: [Int: String] = [:]
-        var orphans: [Int: String] = [:]
         for sidecar in items {
             guard let kind = sidecar.sidecarKind, (sidecar.size ?? 0) <= Self.maximumSize else { continue }
             let reference = ExportSidecars.reference(sidecarLabel: sidecar.label)
@@ -205,24 +220,21 @@ struct SidecarMatching {
                     "\(Self.describe(kind)) whose \(reference.map { Self.expected($0) } ?? "media") is not in this drop: delivered as a file"
                 continue
             }
+            let kept = Attached(index: sidecar.index, kind: kind, copyPath: sidecar.copyPath, takeout: sidecar.takeout, locationRemoved: sidecar.locationRemoved)
             for item in chosen {
-                attached[item.index, default: []].append(sidecar)
+                attached[item.index, default: []].append(kept)
                 mediaIDs[item.index] = item.id
             }
             attachedTo[sidecar.index] = chosen[0].label
         }
-        self.attached = attached
-        self.attachedTo = attachedTo
-        self.orphans = orphans
-        self.mediaIDs = mediaIDs
     }
 
     /// What its first Takeout JSON says, given to `item`: `photoTakenTime` as
     /// `capturedAt` (source `takeout`: the JSON wins, as Takeout strips dates
     /// from some files), `description`, `geoData` (gone when location privacy
     /// removed it from the JSON; the JSON's `locationRemoved` then joins the item's).
-    static func takeFacts(of sidecars: [ItemState], into item: inout ItemState) {
-        for sidecar in sidecars where sidecar.sidecarKind == .takeout {
+    static func takeFacts(of sidecars: [Attached], into item: inout ItemState) {
+        for sidecar in sidecars where sidecar.kind == .takeout {
             if let removed = sidecar.locationRemoved {
                 item.locationRemoved = (item.locationRemoved ?? []) + removed.filter { !(item.locationRemoved ?? []).contains($0) }
             }
@@ -272,27 +284,34 @@ struct SidecarMatching {
 }
 
 /// Groups of shots, formed in the fan-in (both modes) like Live Photos, over
-/// the candidates the store's index gives (``ItemStore/groupCandidates(for:)``:
-/// photos sharing a folder and stem). `rawJpeg`: a camera RAW and a JPEG of
+/// the candidates the store's index gives, one stem at a time
+/// (``ItemStore/forEachExportStem(of:pageSize:_:)``: photos sharing a folder and stem). `rawJpeg`: a camera RAW and a JPEG of
 /// the same folder and stem (`IMG_0100.CR2`, `IMG_0100.JPG`), their capture
 /// times within 1 s when both have one; the first RAW with the first JPEG.
 /// The group's id is the RAW's UUID.
 struct ShotGrouping {
     /// Each grouped item's membership, by index.
-    let groups: [Int: SharedMediaFile.Group]
+    private(set) var groups: [Int: SharedMediaFile.Group] = [:]
 
     /// The largest gap between a RAW's and its JPEG's capture times, seconds.
     static let rawJpegMaximumGap = 1.0
 
+    init() {}
+
     init(candidates: [ItemState], final: (ItemState) -> ItemState?) {
-        let items = candidates.compactMap(final).filter { $0.failure == nil && $0.copyPath != nil && $0.type == .image }.sorted { $0.index < $1.index }
+        add(candidates, final: final)
+    }
+
+    /// Groups `candidates`: every item of each stem among them.
+    mutating func add(_ candidates: [ItemState], final: (ItemState) -> ItemState?) {
+        let items = candidates.filter { $0.sidecarKind == nil }.compactMap(final)
+            .filter { $0.failure == nil && $0.copyPath != nil && $0.type == .image }.sorted { $0.index < $1.index }
         var byStem: [String: [ItemState]] = [:]
         for item in items {
             // The exact stem: an edited copy (`X-edited.jpg`) is not the shot's JPEG.
             guard let stem = Self.exactStem(item.label) else { continue }
             byStem[stem, default: []].append(item)
         }
-        var groups: [Int: SharedMediaFile.Group] = [:]
         for stem in byStem.keys.sorted() {
             let members = byStem[stem] ?? []
             var jpegs = members.filter { $0.sniffed?.format.id == "jpeg" }
@@ -304,7 +323,6 @@ struct ShotGrouping {
                 groups[jpeg.index] = SharedMediaFile.Group(id: id, kind: .rawJpeg, role: .jpeg)
             }
         }
-        self.groups = groups
     }
 
     /// Capture times within 1 s when both have one (the metadata decides, not the name alone).
