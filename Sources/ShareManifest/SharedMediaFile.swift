@@ -111,6 +111,9 @@ public struct SharedMediaFile: Sendable, Hashable {
             /// A RAW and a JPEG of the same shot (same folder and stem; capture
             /// times within 1 s when both have one).
             case rawJpeg
+            /// An original and its edited renders (`IMG_E1234.JPG` with
+            /// `IMG_1234.HEIC`, Takeout's `X-edited.jpg` with `X.jpg`).
+            case edit
         }
 
         /// An item's part in its group.
@@ -119,6 +122,10 @@ public struct SharedMediaFile: Sendable, Hashable {
             case raw
             /// The JPEG of a `rawJpeg` group.
             case jpeg
+            /// The original of an `edit` group.
+            case original
+            /// An edited render of an `edit` group.
+            case edited
         }
 
         /// The same on every member (the UUID of its first member's copy).

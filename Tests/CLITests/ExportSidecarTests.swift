@@ -364,6 +364,10 @@ import Testing
         _ = try drop.add("DCIM/100CANON/IMG_0101.JPG", copying: Fixtures.media("photo.jpg"))
         _ = try drop.add("DCIM/100CANON/IMG_0101.png", copying: Fixtures.media("screenshot.png"))
         _ = try drop.add("DCIM/100CANON/IMG_0101-edited.jpg", copying: Fixtures.media("gray.jpg"))
+        // An Apple export: the original, its edited render, its adjustments.
+        _ = try drop.add("Apple/IMG_1234.HEIC", copying: Fixtures.media("image.heic"))
+        _ = try drop.add("Apple/IMG_E1234.JPG", copying: Fixtures.media("photo.jpg"))
+        _ = try drop.add("Apple/IMG_1234.AAE", bytes: Self.aae)
 
         let server = try PostgresServer()
         #expect(try ShareProcess.run(["db", "migrate", "--db", server.url]).status == 0)
@@ -385,7 +389,17 @@ import Testing
             #expect(jpegGroup == ["id": rawGroup?["id"] ?? "?", "kind": "rawJpeg", "role": "jpeg"], "\(mode): \(jpeg)")
             #expect((raw["sidecars"] as? [[String: Any]])?.first?["kind"] as? String == "xmp", "\(mode): the XMP goes to the RAW")
             #expect(jpeg["sidecars"] == nil)
-            for name in ["IMG_0101.JPG", "IMG_0101.png", "IMG_0101-edited.jpg"] { #expect(byName[name]?["group"] == nil, "\(mode): \(name)") }
+            #expect(byName["IMG_0101.png"]?["group"] == nil, "\(mode): a PNG of the stem is no one's group")
+            // `edit` groups: the original's UUID their id; the .AAE goes to the original.
+            for (original, edited) in [("IMG_0101.JPG", "IMG_0101-edited.jpg"), ("IMG_1234.HEIC", "IMG_E1234.JPG")] {
+                let first = try #require(byName[original]), second = try #require(byName[edited])
+                let path = try #require(first["path"] as? String)
+                let id = try #require(URL(string: path)).deletingPathExtension().lastPathComponent
+                #expect(first["group"] as? [String: String] == ["id": id, "kind": "edit", "role": "original"], "\(mode): \(first)")
+                #expect(second["group"] as? [String: String] == ["id": id, "kind": "edit", "role": "edited"], "\(mode): \(second)")
+            }
+            #expect((byName["IMG_1234.HEIC"]?["sidecars"] as? [[String: Any]])?.first?["kind"] as? String == "aae", "\(mode): the .AAE goes to the original")
+            #expect(byName["IMG_E1234.JPG"]?["sidecars"] == nil)
             // The report says the same.
             let document = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: report))) as? [String: Any])
             var roles: [String: String] = [:]
@@ -393,8 +407,9 @@ import Testing
                 let name = ((item["source"] as? String ?? "") as NSString).lastPathComponent
                 roles[name] = ((item["group"] as? [String: String])?["role"]) ?? (item["status"] as? String ?? "?")
             }
-            #expect(roles == ["IMG_0100.CR2": "raw", "IMG_0100.JPG": "jpeg", "IMG_0100.xmp": "attached", "IMG_0101.JPG": "ingested",
-                "IMG_0101.png": "ingested", "IMG_0101-edited.jpg": "ingested"], "\(mode): \(roles)")
+            #expect(roles == ["IMG_0100.CR2": "raw", "IMG_0100.JPG": "jpeg", "IMG_0100.xmp": "attached", "IMG_0101.JPG": "original",
+                "IMG_0101.png": "ingested", "IMG_0101-edited.jpg": "edited", "IMG_1234.HEIC": "original", "IMG_E1234.JPG": "edited",
+                "IMG_1234.AAE": "attached"], "\(mode): \(roles)")
             seen[mode] = roles
         }
         #expect(seen["local"] == seen["remote"])

@@ -32,6 +32,11 @@ import TestSupport
         #expect(ExportSidecars.reference(mediaLabel: "a/X-bearbeitet.JPG")?.stem == "a/x")
         #expect(ExportSidecars.reference(mediaLabel: "a/X(1).jpg")?.stem == "a/x(1)")
         #expect(ExportSidecars.reference(mediaLabel: "a/-edited.jpg")?.stem == "a/-edited")
+        // Apple's edited render of IMG_1234.HEIC.
+        #expect(ExportSidecars.reference(mediaLabel: "a/IMG_E1234.JPG")?.stem == "a/img_1234")
+        #expect(ExportSidecars.isEditedRender("a/IMG_E1234.JPG") && ExportSidecars.isEditedRender("a/X-edited.jpg"))
+        #expect(!ExportSidecars.isEditedRender("a/IMG_1234.HEIC") && !ExportSidecars.isEditedRender("a/IMG_Eve.jpg"))
+        #expect(ExportSidecars.reference(mediaLabel: "a/IMG_Eve.jpg")?.stem == "a/img_eve")
     }
 
     @Test func recognisedByContentAsWellAsName() {

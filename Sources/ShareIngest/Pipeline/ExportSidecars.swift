@@ -120,7 +120,23 @@ enum ExportSidecars {
             base.removeLast(suffix.count)
             break
         }
+        if isAppleEdit(base) { base.remove(at: base.index(base.startIndex, offsetBy: 4)) }
         return Reference(stem: folder + base, mediaExtension: ext)
+    }
+
+    /// Apple's name for an edited render: `IMG_E1234` (of `IMG_1234`), lower case.
+    static func isAppleEdit<S: StringProtocol>(_ base: S) -> Bool {
+        guard base.hasPrefix("img_e"), base.count > 5 else { return false }
+        return base.dropFirst(5).allSatisfy(\.isNumber)
+    }
+
+    /// True for an edited render: Takeout's `X-edited.jpg` (and its
+    /// translations) or Apple's `IMG_E1234.JPG`.
+    static func isEditedRender(_ label: String) -> Bool {
+        let file = (label.split(separator: "/").last.map(String.init) ?? label).lowercased()
+        guard let dot = file.lastIndex(of: "."), dot != file.startIndex else { return false }
+        let base = file[..<dot]
+        return isAppleEdit(base) || editedSuffixes.contains { base.hasSuffix($0) && base.count > $0.count }
     }
 
     /// Takeout's suffix for an edited copy, in the languages it is written in.
@@ -208,12 +224,14 @@ struct SidecarMatching {
             if let ext = reference?.mediaExtension {
                 // The photo of that name first; Takeout's JSON describes the
                 // edited copies of its photo too (whatever their extension).
-                let named = media.filter { !Self.isEditedCopy($0.label) && Self.fileExtension($0.label) == ext }
+                let named = media.filter { !ExportSidecars.isEditedRender($0.label) && Self.fileExtension($0.label) == ext }
                 chosen = Array(named.prefix(1))
                 if kind == .takeout { chosen += media.filter { Self.isEditedCopy($0.label) } }
             } else {
+                // A RAW first (an XMP is a RAW developer's), then an original
+                // (an `.AAE` is the original's, not its edited render's).
                 let raw = media.first { $0.sniffed.map(Self.isRAW) ?? false }
-                if let one = raw ?? media.first { chosen = [one] }
+                if let one = raw ?? media.first(where: { !ExportSidecars.isEditedRender($0.label) }) ?? media.first { chosen = [one] }
             }
             guard !chosen.isEmpty else {
                 orphans[sidecar.index] =
@@ -304,8 +322,9 @@ struct ShotGrouping {
 
     /// Groups `candidates`: every item of each stem among them.
     mutating func add(_ candidates: [ItemState], final: (ItemState) -> ItemState?) {
-        let items = candidates.filter { $0.sidecarKind == nil }.compactMap(final)
-            .filter { $0.failure == nil && $0.copyPath != nil && $0.type == .image }.sorted { $0.index < $1.index }
+        let media = candidates.filter { $0.sidecarKind == nil }.compactMap(final)
+            .filter { $0.failure == nil && $0.copyPath != nil && ($0.type == .image || $0.type == .video) }.sorted { $0.index < $1.index }
+        let items = media.filter { $0.type == .image }
         var byStem: [String: [ItemState]] = [:]
         for item in items {
             // The exact stem: an edited copy (`X-edited.jpg`) is not the shot's JPEG.
@@ -321,6 +340,27 @@ struct ShotGrouping {
                 let id = raw.id.uuidString
                 groups[raw.index] = SharedMediaFile.Group(id: id, kind: .rawJpeg, role: .raw)
                 groups[jpeg.index] = SharedMediaFile.Group(id: id, kind: .rawJpeg, role: .jpeg)
+            }
+        }
+        // `edit`: each edited render (`IMG_E1234.JPG`, `X-edited.jpg`) with the
+        // original of its stem (`IMG_1234.HEIC`, `X.jpg`) of the same kind
+        // (photo or video), their capture times within 1 s when both have one
+        // (a render keeps its original's); the first such original, unless it
+        // is in a group already. The group's id is the original's UUID.
+        var byExportStem: [String: [ItemState]] = [:]
+        for item in media {
+            guard let stem = ExportSidecars.reference(mediaLabel: item.label)?.stem else { continue }
+            byExportStem[stem, default: []].append(item)
+        }
+        for stem in byExportStem.keys.sorted() {
+            let members = byExportStem[stem] ?? []
+            let originals = members.filter { !ExportSidecars.isEditedRender($0.label) }
+            for edited in members where ExportSidecars.isEditedRender(edited.label) && groups[edited.index] == nil {
+                guard let original = originals.first(where: { $0.type == edited.type && Self.sameShot($0, edited) }) else { continue }
+                if let existing = groups[original.index], existing.kind != .edit { continue }
+                let id = original.id.uuidString
+                groups[original.index] = SharedMediaFile.Group(id: id, kind: .edit, role: .original)
+                groups[edited.index] = SharedMediaFile.Group(id: id, kind: .edit, role: .edited)
             }
         }
     }
