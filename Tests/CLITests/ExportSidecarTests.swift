@@ -368,6 +368,12 @@ import Testing
         _ = try drop.add("Apple/IMG_1234.HEIC", copying: Fixtures.media("image.heic"))
         _ = try drop.add("Apple/IMG_E1234.JPG", copying: Fixtures.media("photo.jpg"))
         _ = try drop.add("Apple/IMG_1234.AAE", bytes: Self.aae)
+        // A Samsung burst and a Google RAW capture (burst naming).
+        for (n, suffix) in ["001_COVER", "002", "003"].enumerated() {
+            _ = try drop.add("DCIM/Camera/20190701_165320_BURST\(suffix).jpg", copying: Fixtures.media(n == 1 ? "gray.jpg" : "photo.jpg"))
+        }
+        _ = try drop.add("DCIM/Camera/PXL_20190701_165320123.RAW-01.COVER.jpg", copying: Fixtures.media("photo.jpg"))
+        _ = try drop.add("DCIM/Camera/PXL_20190701_165320123.RAW-02.ORIGINAL.dng", copying: Fixtures.testdata("modern/raw/canon-350d-preview1024.dng"))
 
         let server = try PostgresServer()
         #expect(try ShareProcess.run(["db", "migrate", "--db", server.url]).status == 0)
@@ -400,6 +406,18 @@ import Testing
             }
             #expect((byName["IMG_1234.HEIC"]?["sidecars"] as? [[String: Any]])?.first?["kind"] as? String == "aae", "\(mode): the .AAE goes to the original")
             #expect(byName["IMG_E1234.JPG"]?["sidecars"] == nil)
+            // `burst` groups: the cover's UUID their id.
+            for (cover, frames) in [("20190701_165320_BURST001_COVER.jpg", ["20190701_165320_BURST002.jpg", "20190701_165320_BURST003.jpg"]),
+                ("PXL_20190701_165320123.RAW-01.COVER.jpg", ["PXL_20190701_165320123.RAW-02.ORIGINAL.dng"])]
+            {
+                let first = try #require(byName[cover])
+                let path = try #require(first["path"] as? String)
+                let id = try #require(URL(string: path)).deletingPathExtension().lastPathComponent
+                #expect(first["group"] as? [String: String] == ["id": id, "kind": "burst", "role": "cover"], "\(mode): \(first)")
+                for frame in frames {
+                    #expect(byName[frame]?["group"] as? [String: String] == ["id": id, "kind": "burst", "role": "frame"], "\(mode): \(frame)")
+                }
+            }
             // The report says the same.
             let document = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: report))) as? [String: Any])
             var roles: [String: String] = [:]
@@ -409,7 +427,9 @@ import Testing
             }
             #expect(roles == ["IMG_0100.CR2": "raw", "IMG_0100.JPG": "jpeg", "IMG_0100.xmp": "attached", "IMG_0101.JPG": "original",
                 "IMG_0101.png": "ingested", "IMG_0101-edited.jpg": "edited", "IMG_1234.HEIC": "original", "IMG_E1234.JPG": "edited",
-                "IMG_1234.AAE": "attached"], "\(mode): \(roles)")
+                "IMG_1234.AAE": "attached", "20190701_165320_BURST001_COVER.jpg": "cover", "20190701_165320_BURST002.jpg": "frame",
+                "20190701_165320_BURST003.jpg": "frame", "PXL_20190701_165320123.RAW-01.COVER.jpg": "cover",
+                "PXL_20190701_165320123.RAW-02.ORIGINAL.dng": "frame"], "\(mode): \(roles)")
             seen[mode] = roles
         }
         #expect(seen["local"] == seen["remote"])

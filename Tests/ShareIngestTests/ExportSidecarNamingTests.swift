@@ -37,6 +37,15 @@ import TestSupport
         #expect(ExportSidecars.isEditedRender("a/IMG_E1234.JPG") && ExportSidecars.isEditedRender("a/X-edited.jpg"))
         #expect(!ExportSidecars.isEditedRender("a/IMG_1234.HEIC") && !ExportSidecars.isEditedRender("a/IMG_Eve.jpg"))
         #expect(ExportSidecars.reference(mediaLabel: "a/IMG_Eve.jpg")?.stem == "a/img_eve")
+        // Burst frames share their burst's stem; a sidecar still names its frame.
+        #expect(ExportSidecars.reference(mediaLabel: "a/20190701_165320_BURST001_COVER.jpg")?.stem == "a/20190701_165320_burst")
+        #expect(ExportSidecars.reference(mediaLabel: "a/20190701_165320_BURST012.jpg")?.stem == "a/20190701_165320_burst")
+        #expect(ExportSidecars.burstFrame("20190701_165320_burst001_cover")?.cover == true)
+        #expect(ExportSidecars.burstFrame("20190701_165320_burst002")?.cover == false)
+        #expect(ExportSidecars.burstFrame("pxl_20190701_165320123.raw-02.original")?.burst == "pxl_20190701_165320123.raw")
+        #expect(ExportSidecars.burstFrame("pxl_20190701_165320123.raw-01.cover")?.cover == true)
+        #expect(ExportSidecars.burstFrame("my_burstday") == nil && ExportSidecars.burstFrame("img_0001") == nil)
+        #expect(ExportSidecars.reference(sidecarLabel: "a/20190701_165320_BURST002.jpg.xmp")?.exact == "a/20190701_165320_burst002")
     }
 
     @Test func recognisedByContentAsWellAsName() {

@@ -71,6 +71,10 @@ enum ExportSidecars {
         var mediaExtension: String?
         /// The media's name as the sidecar spells it (`X(1).jpg`, `IMG_1234.*`), for messages.
         var shownName = ""
+        /// The exact stem, before an Apple edit's or a burst frame's name is
+        /// taken back to its shot's (``ExportSidecars/shotStem(_:)``): which
+        /// file of the stem a sidecar names.
+        var exact = ""
     }
 
     /// The media a sidecar called `label` describes. Takeout's suffixes are
@@ -105,7 +109,9 @@ enum ExportSidecars {
             }
         }
         guard !name.isEmpty else { return nil }
-        return Reference(stem: folder + (name + number).lowercased(), mediaExtension: mediaExtension, shownName: name + number + "." + shownExtension)
+        let exact = (name + number).lowercased()
+        return Reference(
+            stem: folder + shotStem(exact), mediaExtension: mediaExtension, shownName: name + number + "." + shownExtension, exact: folder + exact)
     }
 
     /// A media item's own reference: its stem and extension. Takeout's edited
@@ -120,8 +126,44 @@ enum ExportSidecars {
             base.removeLast(suffix.count)
             break
         }
-        if isAppleEdit(base) { base.remove(at: base.index(base.startIndex, offsetBy: 4)) }
-        return Reference(stem: folder + base, mediaExtension: ext)
+        return Reference(stem: folder + shotStem(base), mediaExtension: ext, exact: folder + base)
+    }
+
+    /// The stem of the shot a (lower-case) base name belongs to: Apple's edited
+    /// render `img_e1234` is `img_1234`'s; a burst frame is its burst's
+    /// (``burstFrame(_:)``).
+    static func shotStem(_ base: String) -> String {
+        if let burst = burstFrame(base) { return burst.burst }
+        if isAppleEdit(base) {
+            var stem = base
+            stem.remove(at: stem.index(stem.startIndex, offsetBy: 4))
+            return stem
+        }
+        return base
+    }
+
+    /// A burst frame's burst and whether it is the cover, from its (lower-case)
+    /// base name: Samsung's `20190701_165320_burst001_cover` and
+    /// `…_burst002` (burst `20190701_165320_burst`), Google's
+    /// `pxl_20190701_165320123.raw-01.cover` and `….raw-02.original` (burst
+    /// `pxl_20190701_165320123.raw`). Nil for any other name.
+    static func burstFrame(_ base: String) -> (burst: String, cover: Bool)? {
+        if let range = base.range(of: "_burst", options: .backwards) {
+            var rest = base[range.upperBound...]
+            let digits = rest.prefix { $0.isNumber }
+            guard !digits.isEmpty, range.lowerBound != base.startIndex else { return nil }
+            rest = rest.dropFirst(digits.count)
+            let cover = rest == "_cover"
+            guard rest.isEmpty || cover else { return nil }
+            return (String(base[..<range.upperBound]), cover)
+        }
+        if base.hasPrefix("pxl_"), let range = base.range(of: ".raw-", options: .backwards) {
+            let rest = base[range.upperBound...]
+            let digits = rest.prefix { $0.isNumber }
+            guard !digits.isEmpty, rest.dropFirst(digits.count).first == "." else { return nil }
+            return (String(base[..<range.lowerBound]) + ".raw", rest.contains("cover"))
+        }
+        return nil
     }
 
     /// Apple's name for an edited render: `IMG_E1234` (of `IMG_1234`), lower case.
@@ -219,7 +261,10 @@ struct SidecarMatching {
         for sidecar in items {
             guard let kind = sidecar.sidecarKind, (sidecar.size ?? 0) <= Self.maximumSize else { continue }
             let reference = ExportSidecars.reference(sidecarLabel: sidecar.label)
-            let media = reference.flatMap { mediaByStem[$0.stem] } ?? []
+            let sameStem = reference.flatMap { mediaByStem[$0.stem] } ?? []
+            // The file of that exact name (of a burst or an edit's stem), if there is one.
+            let exact = sameStem.filter { ExportSidecars.reference(mediaLabel: $0.label)?.exact == reference?.exact }
+            let media = exact.isEmpty && reference?.mediaExtension == nil ? sameStem : exact
             var chosen: [ItemState] = []
             if let ext = reference?.mediaExtension {
                 // The photo of that name first; Takeout's JSON describes the
@@ -342,6 +387,33 @@ struct ShotGrouping {
                 groups[jpeg.index] = SharedMediaFile.Group(id: id, kind: .rawJpeg, role: .jpeg)
             }
         }
+        // `burst`: the frames of one burst (``ExportSidecars/burstFrame(_:)``),
+        // two or more, their capture times within a minute of the cover's when
+        // both have one; the cover the frame named so, else the first. The
+        // group's id is the cover's UUID.
+        var bursts: [String: [ItemState]] = [:]
+        for item in media where groups[item.index] == nil {
+            let file = (item.label.split(separator: "/").last.map(String.init) ?? item.label).lowercased()
+            guard let dot = file.lastIndex(of: "."), ExportSidecars.burstFrame(String(file[..<dot])) != nil,
+                let stem = ExportSidecars.reference(mediaLabel: item.label)?.stem
+            else { continue }
+            bursts[stem, default: []].append(item)
+        }
+        for stem in bursts.keys.sorted() {
+            let frames = bursts[stem] ?? []
+            func isCover(_ item: ItemState) -> Bool {
+                let file = (item.label.split(separator: "/").last.map(String.init) ?? item.label).lowercased()
+                guard let dot = file.lastIndex(of: ".") else { return false }
+                return ExportSidecars.burstFrame(String(file[..<dot]))?.cover ?? false
+            }
+            guard let cover = frames.first(where: isCover) ?? frames.first else { continue }
+            let members = frames.filter { $0.index == cover.index || Self.sameBurst(cover, $0) }
+            guard members.count >= 2 else { continue }
+            let id = cover.id.uuidString
+            for member in members {
+                groups[member.index] = SharedMediaFile.Group(id: id, kind: .burst, role: member.index == cover.index ? .cover : .frame)
+            }
+        }
         // `edit`: each edited render (`IMG_E1234.JPG`, `X-edited.jpg`) with the
         // original of its stem (`IMG_1234.HEIC`, `X.jpg`) of the same kind
         // (photo or video), their capture times within 1 s when both have one
@@ -363,6 +435,15 @@ struct ShotGrouping {
                 groups[edited.index] = SharedMediaFile.Group(id: id, kind: .edit, role: .edited)
             }
         }
+    }
+
+    /// The largest gap between a burst's cover's and a frame's capture times, seconds.
+    static let burstMaximumGap = 60.0
+
+    /// Capture times within ``burstMaximumGap`` when both have one.
+    static func sameBurst(_ cover: ItemState, _ frame: ItemState) -> Bool {
+        guard let a = cover.moments?.captureTime, let b = frame.moments?.captureTime, let gap = a.distance(to: b) else { return true }
+        return gap <= burstMaximumGap
     }
 
     /// Capture times within 1 s when both have one (the metadata decides, not the name alone).
