@@ -510,4 +510,72 @@ import Testing
         }
         #expect(seen["local"] == seen["remote"])
     }
+
+    /// Each item of a report, by its path relative to `drop`: its group's kind
+    /// and role, else its status (and, attached, the media it went to).
+    static func groupOutcomes(report path: String, drop: String) throws -> [String: String] {
+        let document = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: path))) as? [String: Any])
+        var found: [String: String] = [:]
+        func relative(_ source: String) -> String { source.hasPrefix(drop + "/") ? String(source.dropFirst(drop.count + 1)) : source }
+        for item in document["items"] as? [[String: Any]] ?? [] {
+            let source = relative(item["source"] as? String ?? "?")
+            if let group = item["group"] as? [String: String] {
+                found[source] = (group["kind"] ?? "?") + " " + (group["role"] ?? "?")
+            } else {
+                found[source] = (item["status"] as? String ?? "?") + ((item["attachedTo"] as? String).map { " to " + relative($0) } ?? "")
+            }
+        }
+        return found
+    }
+
+    /// The committed Apple export and camera card (testdata/exports/apple and
+    /// camera-card, made by testdata/make-exports.py) come out as the same
+    /// items, groups and sidecars in `share ingest`, `ingest --db` with a
+    /// worker, and `watch`: the three reports agree.
+    @Test func theAppleExportAndCameraCardAgreeInEveryMode() throws {
+        let work = TemporaryDirectory("export-drops")
+        let root = (work.path as NSString).standardizingPath
+        let server = try PostgresServer()
+        #expect(try ShareProcess.run(["db", "migrate", "--db", server.url]).status == 0)
+        let workers = DistributedTests.Workers(url: server.url)
+        try workers.start("drops")
+        defer { workers.stopAll() }
+        let expected: [String: [String: String]] = [
+            "apple": [
+                "IMG_0001.JPG": "edit original", "IMG_E0001.JPG": "edit edited", "IMG_0001.AAE": "attached to IMG_0001.JPG",
+                "IMG_0002.JPG": "edit original", "IMG_E0002.JPG": "edit edited", "IMG_0002.AAE": "attached to IMG_0002.JPG",
+                "IMG_0003.JPG": "ingested",
+            ],
+            "camera-card": [
+                "DCIM/100CANON/IMG_0001.CR2": "rawJpeg raw", "DCIM/100CANON/IMG_0001.JPG": "rawJpeg jpeg",
+                "DCIM/100CANON/IMG_0002.CR2": "rawJpeg raw", "DCIM/100CANON/IMG_0002.JPG": "rawJpeg jpeg",
+                "DCIM/100CANON/IMG_0003.JPG": "ingested",
+                "DCIM/Camera/20190701_165320_BURST001_COVER.jpg": "burst cover", "DCIM/Camera/20190701_165320_BURST002.jpg": "burst frame",
+                "DCIM/Camera/20190701_165320_BURST003.jpg": "burst frame", "DCIM/Camera/20190701_165320_BURST004.jpg": "burst frame",
+            ],
+        ]
+        for (name, want) in expected {
+            let drop = (Fixtures.testdata("exports/" + name) as NSString).standardizingPath
+            var seen: [String: [String: String]] = [:]
+            for (mode, database) in [("local", [String]()), ("remote", ["--db", server.url])] {
+                let container = root + "/c-\(name)-" + mode, report = root + "/\(name)-\(mode).json"
+                let run = try ShareProcess.run(["ingest"] + database + ["--container", container, "--report", report, drop])
+                #expect(run.status == 0, "\(name) \(mode): \(run.stderr) \(workers.log("drops"))")
+                seen[mode] = try Self.groupOutcomes(report: report, drop: drop)
+            }
+            // watch: the drop copied into an inbox, marked ready.
+            let inbox = root + "/inbox-" + name
+            try FileManager.default.createDirectory(atPath: inbox, withIntermediateDirectories: true)
+            try FileManager.default.copyItem(atPath: drop, toPath: inbox + "/" + name)
+            FileManager.default.createFile(atPath: inbox + "/" + name + "/.ready", contents: nil)
+            let container = root + "/c-\(name)-watch"
+            let run = try ShareProcess.run(["watch", inbox, "--container", container, "--once", "--on-success", "keep"])
+            #expect(run.status == 0, "\(name) watch: \(run.stderr)")
+            let reports = try FileManager.default.contentsOfDirectory(atPath: container + "/.share-ingest/reports").filter { $0.hasSuffix(".json") }
+            try #require(reports.count == 1, "\(reports)")
+            seen["watch"] = try Self.groupOutcomes(report: container + "/.share-ingest/reports/" + reports[0], drop: (inbox + "/" + name as NSString).standardizingPath)
+            for (mode, found) in seen { #expect(found == want, "\(name) \(mode): \(found.filter { want[$0.key] != $0.value })") }
+            #expect(seen["local"] == seen["remote"] && seen["local"] == seen["watch"], "\(name): the three reports differ")
+        }
+    }
 }
