@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
-"""Writes testdata/exports/takeout: a Google Takeout drop made faithfully (see
-testdata/README.md, "exports/"). Run by hand: python3 testdata/make-exports.py
+"""Writes testdata/exports/takeout (a Google Takeout drop), exports/apple (an
+Apple Photos export with edits and .AAE files) and exports/camera-card (RAW+JPEG
+pairs and a burst), made faithfully (see testdata/README.md, "exports/").
+Run by hand: python3 testdata/make-exports.py
 
 Photos are small JPEGs made by vips (a colour each, 64x48), so every file has its
 own content; the JSONs are written as Takeout writes them (2-space indentation,
@@ -72,4 +74,65 @@ with open(os.path.join(album, "metadata.json"), "w") as f:
 # Takeout's archive-wide files.
 with open(os.path.join(root, "Takeout", "archive_browser.html"), "w") as f:
     f.write("<!DOCTYPE html><html><head><title>Google Takeout</title></head><body>Archive for Google Photos</body></html>\n")
+
+# An Apple Photos export ("Export Unmodified Original" with "Include edits"): each
+# edited photo comes as its original, its render IMG_E<n> (the original's capture
+# time kept) and the original's .AAE adjustments (a property list as Photos writes it).
+here = os.path.dirname(os.path.abspath(__file__))
+apple = os.path.join(here, "exports", "apple")
+shutil.rmtree(apple, ignore_errors=True)
+AAE = """<?xml version="1.0" encoding="UTF-8"?>
+<!DOCTYPE plist PUBLIC "-//Apple//DTD PLIST 1.0//EN" "http://www.apple.com/DTDs/PropertyList-1.0.dtd">
+<plist version="1.0">
+<dict>
+	<key>adjustmentBaseVersion</key>
+	<integer>0</integer>
+	<key>adjustmentData</key>
+	<data>
+	bZBdT8IwFIb/yvLcLrYrBjXZCEHFRCFGvDDeOTmwxraH9HTM/Xu7ERMTvGz6nPd9z9P5
+	</data>
+	<key>adjustmentEditorBundleID</key>
+	<string>com.apple.mobileslideshow</string>
+	<key>adjustmentFormatIdentifier</key>
+	<string>com.apple.photo</string>
+	<key>adjustmentFormatVersion</key>
+	<string>1.5</string>
+</dict>
+</plist>
+"""
+
+def dated(path, when):
+    subprocess.run(["exiftool", "-q", "-overwrite_original", f"-DateTimeOriginal={when}", f"-CreateDate={when}", "-Make=Apple", path], check=True)
+
+for n, colour, when, edited in [(1, (180, 90, 40), "2024:05:01 12:10:02", True), (2, (40, 90, 180), "2024:05:01 12:11:30", True),
+                                (3, (90, 180, 40), "2024:05:01 12:15:00", False)]:
+    original = os.path.join(apple, f"IMG_000{n}.JPG")
+    jpeg(original, colour)
+    dated(original, when)
+    if edited:
+        render = os.path.join(apple, f"IMG_E000{n}.JPG")
+        jpeg(render, tuple(min(255, c + 50) for c in colour))
+        dated(render, when)
+        with open(os.path.join(apple, f"IMG_000{n}.AAE"), "w") as f:
+            f.write(AAE)
+
+# A camera card: each shot as a RAW and its JPEG (the RAW is testdata's Canon 350D CR2,
+# see "modern/raw"; its JPEG carries the RAW's capture time), and a Samsung burst.
+card = os.path.join(here, "exports", "camera-card")
+shutil.rmtree(card, ignore_errors=True)
+canon = os.path.join(card, "DCIM", "100CANON")
+os.makedirs(canon)
+raw = os.path.join(here, "modern", "raw", "canon-350d-exif3.cr2")
+for n, colour in [(1, (150, 150, 60)), (2, (60, 150, 150))]:
+    shutil.copyfile(raw, os.path.join(canon, f"IMG_000{n}.CR2"))
+    jpeg(os.path.join(canon, f"IMG_000{n}.JPG"), colour)
+    subprocess.run(["exiftool", "-q", "-overwrite_original", "-TagsFromFile", raw, "-DateTimeOriginal", "-CreateDate", "-Make", "-Model",
+                    os.path.join(canon, f"IMG_000{n}.JPG")], check=True)
+# A JPEG without its RAW.
+jpeg(os.path.join(canon, "IMG_0003.JPG"), (200, 120, 120))
+burst = os.path.join(card, "DCIM", "Camera")
+for n, suffix in enumerate(["001_COVER", "002", "003", "004"]):
+    path = os.path.join(burst, f"20190701_165320_BURST{suffix}.jpg")
+    jpeg(path, (30 + 50 * n, 60, 90))
+    dated(path, "2019:07:01 16:53:2" + str(n))
 os.remove("/tmp/make-exports-black.v")

@@ -294,6 +294,29 @@ def movie(work, name, seconds, created, identifier=None, still_time=None, codec=
     return path
 
 
+def samsung_xmp():
+    # Samsung's newer JPEGs: GCamera:MotionPhoto without a Container:Directory.
+    return """<x:xmpmeta xmlns:x="adobe:ns:meta/" x:xmptk="Adobe XMP Core 5.1.0-jc003">
+  <rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#">
+    <rdf:Description rdf:about="" xmlns:GCamera="http://ns.google.com/photos/1.0/camera/"
+      GCamera:MotionPhoto="1" GCamera:MotionPhotoVersion="1" GCamera:MotionPhotoPresentationTimestampUs="-1"/>
+  </rdf:RDF>
+</x:xmpmeta>"""
+
+
+def samsung_no_directory(still, video):
+    """A Samsung JPEG motion photo whose XMP has MotionPhoto=1 and no directory,
+    and whose SEF trailer names no MotionPhoto_Data block: after the JPEG's EOI,
+    an `Image_UTC_Data` block, the MP4 itself, then `SEFH` whose one entry is that
+    block (so the trailer's first block is before the video: the video runs from
+    the `ftyp` after the JPEG to `SEFH`)."""
+    name, value = b"Image_UTC_Data", b"1714557600000"
+    block = struct.pack("<HHI", 0, 0x0A01, len(name)) + name + value
+    data = block + video
+    directory = b"SEFH" + struct.pack("<II", 107, 1) + struct.pack("<HHII", 0, 0x0A01, len(data), len(block))
+    return with_segment(still, app1_xmp(samsung_xmp())) + data + directory + struct.pack("<I", len(directory)) + b"SEFT"
+
+
 def main():
     for tool in ("ffmpeg", "heif-enc", "exiftool"):
         if not shutil.which(tool):
@@ -313,6 +336,8 @@ def main():
         write("microvideo.jpg", with_segment(still, app1_xmp(micro_video_xmp(len(video)))) + video)
         # Samsung: the SEF trailer's MotionPhoto_Data block, no XMP.
         write("samsung-trailer.jpg", still + samsung_trailer(video))
+        # Samsung: MotionPhoto=1 XMP without a directory, no MotionPhoto_Data entry.
+        write("samsung-no-directory.jpg", samsung_no_directory(still, video))
         # No metadata at all: an MP4 appended after the JPEG's EOI (the fallback scan).
         write("appended.jpg", still + video)
         # XMP says motion photo, but the video was removed (as editors leave it).

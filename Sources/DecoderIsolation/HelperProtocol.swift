@@ -136,6 +136,8 @@ struct WireResult: Codable, Sendable {
     var compatibleLength: Int?
     /// Why no compatible copy was made, when one was asked for.
     var compatibleFailure: MediaError?
+    /// What a Takeout JSON says (a Takeout request's answer).
+    var takeout: TakeoutSidecar?
 
     /// The answer for `outcome`, and the JPEG bytes to send after it.
     init(_ outcome: Result<DecodedMedia, MediaError>) {
@@ -144,6 +146,7 @@ struct WireResult: Codable, Sendable {
             facts = decoded.facts
             moments = decoded.moments
             location = decoded.location
+            takeout = decoded.takeout
             switch decoded.thumbnail {
             case .made(let thumbnail):
                 thumbnailWidth = thumbnail.width

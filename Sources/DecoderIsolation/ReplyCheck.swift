@@ -38,6 +38,13 @@ import MediaFormats
 ///   non-negative offsets in steps 0 to 3, names of at most ``maximumText``
 ///   bytes. (Where the ranges lie in the copy is checked by whoever makes the
 ///   overwrites, against the file.)
+/// - Takeout JSON facts: only for a Takeout request, and then nothing else
+///   (no size, thumbnail, moment facts, location or compatible copy); a title
+///   of at most ``TakeoutJSON/maximumTitle`` and a description of at most
+///   ``TakeoutJSON/maximumDescription`` Unicode scalars (each at most
+///   ``maximumText`` bytes times two), places of finite numbers. (Their ranges
+///   — a date between 1826 and 2200, latitudes and longitudes — are the
+///   pipeline's to check: a file may say anything.)
 /// - Failures: a message of at most ``maximumText`` bytes; no thumbnail bytes.
 /// - Text (messages and warnings) is shown to people: its control characters
 ///   (a terminal's escape sequences among them) become spaces.
@@ -72,7 +79,7 @@ enum ReplyCheck {
     static func validate(_ reply: HelperReply, for request: DecodeRequest, fileSize: Int? = nil) throws(ReplyViolation) -> Result<DecodedMedia, MediaError> {
         let result = reply.result
         if let failure = result.failure {
-            guard reply.jpeg.isEmpty, reply.compatible.isEmpty, result.facts == nil, result.moments == nil, result.location == nil else {
+            guard reply.jpeg.isEmpty, reply.compatible.isEmpty, result.facts == nil, result.moments == nil, result.location == nil, result.takeout == nil else {
                 throw ReplyViolation("a failure with facts, moment facts, location metadata or picture bytes")
             }
             try checkText(failure.message, "its failure message")
@@ -108,7 +115,34 @@ enum ReplyCheck {
         }
         let compatible = try checkCompatibleCopy(checked, for: request, facts: facts)
         let location = try checkLocation(result, for: request, facts: facts, fileSize: fileSize)
-        return .success(DecodedMedia(facts: facts, thumbnail: thumbnail, moments: result.moments, location: location, compatibleCopy: compatible))
+        let takeout = try checkTakeout(result, for: request, facts: facts)
+        return .success(
+            DecodedMedia(facts: facts, thumbnail: thumbnail, moments: result.moments, location: location, compatibleCopy: compatible, takeout: takeout))
+    }
+
+    private static func checkTakeout(_ result: WireResult, for request: DecodeRequest, facts: MediaFacts) throws(ReplyViolation) -> TakeoutSidecar? {
+        guard request.task == .takeoutSidecar else {
+            guard result.takeout == nil else { throw ReplyViolation("Takeout JSON facts nobody asked for") }
+            return nil
+        }
+        guard var takeout = result.takeout else { throw ReplyViolation("a Takeout request answered without its facts") }
+        guard facts.kind == .unreadable, facts.width == nil, facts.height == nil, facts.durationMilliseconds == nil, facts.frameCount == nil,
+            result.thumbnailWidth == nil, result.thumbnailFailure == nil, result.compatibleWidth == nil, result.compatibleFailure == nil,
+            result.moments == nil, result.location == nil
+        else { throw ReplyViolation("a Takeout request answered with decoded media") }
+        guard takeout.title.unicodeScalars.count <= TakeoutJSON.maximumTitle else { throw ReplyViolation("a Takeout title of \(takeout.title.unicodeScalars.count) characters") }
+        try checkText(takeout.title, "a Takeout title", limit: 2 * maximumText)
+        if let text = takeout.description {
+            guard text.unicodeScalars.count <= TakeoutJSON.maximumDescription else { throw ReplyViolation("a Takeout description of \(text.unicodeScalars.count) characters") }
+            try checkText(text, "a Takeout description", limit: 4 * TakeoutJSON.maximumDescription)
+        }
+        for place in [takeout.geoData, takeout.geoDataExif].compactMap({ $0 }) {
+            guard place.latitude.isFinite, place.longitude.isFinite, place.altitude?.isFinite ?? true else {
+                throw ReplyViolation("a Takeout place of \(place.latitude), \(place.longitude)")
+            }
+        }
+        takeout.title = printable(takeout.title)
+        return takeout
     }
 
     private static func check(_ moments: MomentFacts, facts: MediaFacts, fileSize: Int?) throws(ReplyViolation) {
@@ -302,8 +336,8 @@ enum ReplyCheck {
         scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value)
     }
 
-    private static func checkText(_ text: String, _ what: String) throws(ReplyViolation) {
-        guard text.utf8.count <= maximumText else { throw ReplyViolation("\(what) of \(text.utf8.count) bytes") }
+    private static func checkText(_ text: String, _ what: String, limit: Int = maximumText) throws(ReplyViolation) {
+        guard text.utf8.count <= limit else { throw ReplyViolation("\(what) of \(text.utf8.count) bytes") }
     }
 }
 

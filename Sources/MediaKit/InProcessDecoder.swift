@@ -70,8 +70,24 @@ public struct InProcessDecoder: MediaDecoder {
     public func decode(_ request: DecodeRequest, descriptor: Int32) throws(MediaError) -> DecodedMedia {
         let route = DecoderRoute(request.format, sandboxOnlyLoaders: allowsSandboxOnlyLoaders)
         switch request.task {
+        case .locationMetadata where request.format.id == MediaFormat.text.id:
+            // A Takeout JSON sidecar's `geoData` (the only text read for a location).
+            let file = DescriptorBytes(descriptor)
+            let bytes = file.count <= TakeoutJSON.maximumSize ? file.read(0..<file.count) ?? [] : []
+            return DecodedMedia(facts: MediaFacts(kind: .unreadable), location: TakeoutJSON.location(bytes))
         case .locationMetadata:
             return DecodedMedia(facts: MediaFacts(kind: Self.kind(of: request.format)), location: LocationScanner.scan(DescriptorBytes(descriptor), format: request.format))
+        case .takeoutSidecar:
+            let file = DescriptorBytes(descriptor)
+            guard file.count <= TakeoutJSON.maximumSize else {
+                throw MediaError(.unsupported, "larger than \(TakeoutJSON.maximumSize >> 20) MiB")
+            }
+            guard let bytes = file.read(0..<file.count) else { throw MediaError(.unreadable, "cannot be read") }
+            do {
+                return DecodedMedia(facts: MediaFacts(kind: .unreadable), takeout: try TakeoutJSON.read(bytes))
+            } catch {
+                throw MediaError(.unsupported, error.description)
+            }
         case .media:
             if let spec = request.compatibleCopy {
                 return try CompatibleCopyMaker(request: request, spec: spec, descriptor: descriptor).make(route: route)

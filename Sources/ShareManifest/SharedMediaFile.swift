@@ -143,6 +143,12 @@ public struct SharedMediaFile: Sendable, Hashable {
             /// A RAW and a JPEG of the same shot (same folder and stem; capture
             /// times within 1 s when both have one).
             case rawJpeg
+            /// An original and its edited renders (`IMG_E1234.JPG` with
+            /// `IMG_1234.HEIC`, Takeout's `X-edited.jpg` with `X.jpg`).
+            case edit
+            /// The frames of one burst (Samsung's `…_BURST001_COVER.jpg`,
+            /// `…_BURST002.jpg`; Google's `PXL_….RAW-01.COVER.jpg`, `….RAW-02.ORIGINAL.dng`).
+            case burst
         }
 
         /// An item's part in its group.
@@ -151,6 +157,14 @@ public struct SharedMediaFile: Sendable, Hashable {
             case raw
             /// The JPEG of a `rawJpeg` group.
             case jpeg
+            /// The original of an `edit` group.
+            case original
+            /// An edited render of an `edit` group.
+            case edited
+            /// The frame a `burst` shows first.
+            case cover
+            /// Another frame of a `burst`.
+            case frame
         }
 
         /// The same on every member (the UUID of its first member's copy).

@@ -284,6 +284,48 @@ import Testing
         try Self.checkTakeoutFacts(container, mode: "watch")
     }
 
+    /// A hostile Takeout-looking JSON (nested thousands deep, larger than the
+    /// limit, or not JSON at all after a Takeout head) is parsed only in a
+    /// decoder helper, which refuses it: each is delivered as a file with a
+    /// warning saying why, and the rest of the batch is as without them.
+    @Test func aHostileTakeoutJSONIsRefusedByTheHelperAndTheBatchGoesOn() throws {
+        let work = TemporaryDirectory("sidecar-hostile")
+        let drop = TemporaryDirectory("sidecar-hostile-drop")
+        let head = #"{"title": "IMG_0001.jpg", "photoTakenTime": {"timestamp": "1562000000"}, "imageViews": "1", "x": "#
+        _ = try drop.add("IMG_0001.jpg", copying: Fixtures.media("photo.jpg"))
+        _ = try drop.add("IMG_0001.jpg.json", bytes: Array((head + String(repeating: "[", count: 100_000) + String(repeating: "]", count: 100_000) + "}").utf8))
+        _ = try drop.add("IMG_0002.jpg", copying: Fixtures.media("photo.jpg"))
+        _ = try drop.add("IMG_0002.jpg.json", bytes: Array((head + "\"" + String(repeating: "a", count: 2 << 20) + "\"}").utf8))
+        _ = try drop.add("IMG_0003.jpg", copying: Fixtures.media("exif3.jpg"))
+        _ = try drop.add("IMG_0003.jpg.json", bytes: Array((head + "[1, 2,, 3]}").utf8))
+        _ = try drop.add("IMG_0004.jpg", copying: Fixtures.media("photo.jpg"))
+        _ = try drop.add("IMG_0004.jpg.json", bytes: Self.takeoutJSON(title: "IMG_0004.jpg", taken: 1_562_000_300))
+        let container = work.file("c"), report = work.file("report.json")
+        let run = try ShareProcess.run(["ingest", "--container", container, "--report", report, drop.path])
+        #expect(run.status == 0, "\(run.stderr)")
+        let parsed = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: report))) as? [String: Any])
+        var warnings: [String: [String]] = [:], statuses: [String: String] = [:]
+        for item in try #require(parsed["items"] as? [[String: Any]]) {
+            let name = try #require((item["source"] as? String)?.split(separator: "/").last.map(String.init))
+            statuses[name] = item["status"] as? String
+            warnings[name] = item["warnings"] as? [String] ?? []
+        }
+        let refused = "looks like a Google Takeout JSON sidecar but was not read as one ("
+        #expect(warnings["IMG_0001.jpg.json"]?.contains { $0.hasPrefix(refused) && $0.contains("nested deeper than 16 levels") } == true, "\(warnings)")
+        #expect(warnings["IMG_0002.jpg.json"]?.contains { $0.hasPrefix(refused) && $0.contains("larger than 1 MiB") } == true, "\(warnings)")
+        #expect(warnings["IMG_0003.jpg.json"]?.contains { $0.hasPrefix(refused) && $0.contains("not valid JSON") } == true, "\(warnings)")
+        for name in ["IMG_0001.jpg.json", "IMG_0002.jpg.json", "IMG_0003.jpg.json"] { #expect(statuses[name] == "ingested", "\(name): \(statuses)") }
+        #expect(statuses["IMG_0004.jpg.json"] == "attached", "\(statuses)")
+        let byName = try Self.entries(container)
+        for name in ["IMG_0001.jpg", "IMG_0002.jpg", "IMG_0003.jpg"] {
+            #expect(byName[name]?["capturedAtSource"] as? String != "takeout", "\(name)")
+            #expect(byName[name]?["sidecars"] == nil, "\(name)")
+            #expect(byName[name + ".json"]?["type"] as? String == "file", "\(name).json")
+        }
+        #expect(byName["IMG_0004.jpg"]?["capturedAtSource"] as? String == "takeout")
+        #expect(byName["IMG_0004.jpg"]?["capturedAt"] as? String == "2019-07-01T16:58:20Z")
+    }
+
     /// With location privacy on, a Takeout JSON's `geoData` is removed from its
     /// attached copy too, and never reported: the photo's `locationRemoved` says so.
     @Test func locationPrivacyRemovesGeoDataFromTheAttachedJSON() throws {
@@ -322,6 +364,16 @@ import Testing
         _ = try drop.add("DCIM/100CANON/IMG_0101.JPG", copying: Fixtures.media("photo.jpg"))
         _ = try drop.add("DCIM/100CANON/IMG_0101.png", copying: Fixtures.media("screenshot.png"))
         _ = try drop.add("DCIM/100CANON/IMG_0101-edited.jpg", copying: Fixtures.media("gray.jpg"))
+        // An Apple export: the original, its edited render, its adjustments.
+        _ = try drop.add("Apple/IMG_1234.HEIC", copying: Fixtures.media("image.heic"))
+        _ = try drop.add("Apple/IMG_E1234.JPG", copying: Fixtures.media("photo.jpg"))
+        _ = try drop.add("Apple/IMG_1234.AAE", bytes: Self.aae)
+        // A Samsung burst and a Google RAW capture (burst naming).
+        for (n, suffix) in ["001_COVER", "002", "003"].enumerated() {
+            _ = try drop.add("DCIM/Camera/20190701_165320_BURST\(suffix).jpg", copying: Fixtures.media(n == 1 ? "gray.jpg" : "photo.jpg"))
+        }
+        _ = try drop.add("DCIM/Camera/PXL_20190701_165320123.RAW-01.COVER.jpg", copying: Fixtures.media("photo.jpg"))
+        _ = try drop.add("DCIM/Camera/PXL_20190701_165320123.RAW-02.ORIGINAL.dng", copying: Fixtures.testdata("modern/raw/canon-350d-preview1024.dng"))
 
         let server = try PostgresServer()
         #expect(try ShareProcess.run(["db", "migrate", "--db", server.url]).status == 0)
@@ -343,7 +395,29 @@ import Testing
             #expect(jpegGroup == ["id": rawGroup?["id"] ?? "?", "kind": "rawJpeg", "role": "jpeg"], "\(mode): \(jpeg)")
             #expect((raw["sidecars"] as? [[String: Any]])?.first?["kind"] as? String == "xmp", "\(mode): the XMP goes to the RAW")
             #expect(jpeg["sidecars"] == nil)
-            for name in ["IMG_0101.JPG", "IMG_0101.png", "IMG_0101-edited.jpg"] { #expect(byName[name]?["group"] == nil, "\(mode): \(name)") }
+            #expect(byName["IMG_0101.png"]?["group"] == nil, "\(mode): a PNG of the stem is no one's group")
+            // `edit` groups: the original's UUID their id; the .AAE goes to the original.
+            for (original, edited) in [("IMG_0101.JPG", "IMG_0101-edited.jpg"), ("IMG_1234.HEIC", "IMG_E1234.JPG")] {
+                let first = try #require(byName[original]), second = try #require(byName[edited])
+                let path = try #require(first["path"] as? String)
+                let id = try #require(URL(string: path)).deletingPathExtension().lastPathComponent
+                #expect(first["group"] as? [String: String] == ["id": id, "kind": "edit", "role": "original"], "\(mode): \(first)")
+                #expect(second["group"] as? [String: String] == ["id": id, "kind": "edit", "role": "edited"], "\(mode): \(second)")
+            }
+            #expect((byName["IMG_1234.HEIC"]?["sidecars"] as? [[String: Any]])?.first?["kind"] as? String == "aae", "\(mode): the .AAE goes to the original")
+            #expect(byName["IMG_E1234.JPG"]?["sidecars"] == nil)
+            // `burst` groups: the cover's UUID their id.
+            for (cover, frames) in [("20190701_165320_BURST001_COVER.jpg", ["20190701_165320_BURST002.jpg", "20190701_165320_BURST003.jpg"]),
+                ("PXL_20190701_165320123.RAW-01.COVER.jpg", ["PXL_20190701_165320123.RAW-02.ORIGINAL.dng"])]
+            {
+                let first = try #require(byName[cover])
+                let path = try #require(first["path"] as? String)
+                let id = try #require(URL(string: path)).deletingPathExtension().lastPathComponent
+                #expect(first["group"] as? [String: String] == ["id": id, "kind": "burst", "role": "cover"], "\(mode): \(first)")
+                for frame in frames {
+                    #expect(byName[frame]?["group"] as? [String: String] == ["id": id, "kind": "burst", "role": "frame"], "\(mode): \(frame)")
+                }
+            }
             // The report says the same.
             let document = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: report))) as? [String: Any])
             var roles: [String: String] = [:]
@@ -351,8 +425,11 @@ import Testing
                 let name = ((item["source"] as? String ?? "") as NSString).lastPathComponent
                 roles[name] = ((item["group"] as? [String: String])?["role"]) ?? (item["status"] as? String ?? "?")
             }
-            #expect(roles == ["IMG_0100.CR2": "raw", "IMG_0100.JPG": "jpeg", "IMG_0100.xmp": "attached", "IMG_0101.JPG": "ingested",
-                "IMG_0101.png": "ingested", "IMG_0101-edited.jpg": "ingested"], "\(mode): \(roles)")
+            #expect(roles == ["IMG_0100.CR2": "raw", "IMG_0100.JPG": "jpeg", "IMG_0100.xmp": "attached", "IMG_0101.JPG": "original",
+                "IMG_0101.png": "ingested", "IMG_0101-edited.jpg": "edited", "IMG_1234.HEIC": "original", "IMG_E1234.JPG": "edited",
+                "IMG_1234.AAE": "attached", "20190701_165320_BURST001_COVER.jpg": "cover", "20190701_165320_BURST002.jpg": "frame",
+                "20190701_165320_BURST003.jpg": "frame", "PXL_20190701_165320123.RAW-01.COVER.jpg": "cover",
+                "PXL_20190701_165320123.RAW-02.ORIGINAL.dng": "frame"], "\(mode): \(roles)")
             seen[mode] = roles
         }
         #expect(seen["local"] == seen["remote"])
@@ -432,5 +509,73 @@ import Testing
             #expect(entry(album + "metadata.json")["type"] as? String == "file" && entry(album + "metadata.json")["sidecars"] == nil)
         }
         #expect(seen["local"] == seen["remote"])
+    }
+
+    /// Each item of a report, by its path relative to `drop`: its group's kind
+    /// and role, else its status (and, attached, the media it went to).
+    static func groupOutcomes(report path: String, drop: String) throws -> [String: String] {
+        let document = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: path))) as? [String: Any])
+        var found: [String: String] = [:]
+        func relative(_ source: String) -> String { source.hasPrefix(drop + "/") ? String(source.dropFirst(drop.count + 1)) : source }
+        for item in document["items"] as? [[String: Any]] ?? [] {
+            let source = relative(item["source"] as? String ?? "?")
+            if let group = item["group"] as? [String: String] {
+                found[source] = (group["kind"] ?? "?") + " " + (group["role"] ?? "?")
+            } else {
+                found[source] = (item["status"] as? String ?? "?") + ((item["attachedTo"] as? String).map { " to " + relative($0) } ?? "")
+            }
+        }
+        return found
+    }
+
+    /// The committed Apple export and camera card (testdata/exports/apple and
+    /// camera-card, made by testdata/make-exports.py) come out as the same
+    /// items, groups and sidecars in `share ingest`, `ingest --db` with a
+    /// worker, and `watch`: the three reports agree.
+    @Test func theAppleExportAndCameraCardAgreeInEveryMode() throws {
+        let work = TemporaryDirectory("export-drops")
+        let root = (work.path as NSString).standardizingPath
+        let server = try PostgresServer()
+        #expect(try ShareProcess.run(["db", "migrate", "--db", server.url]).status == 0)
+        let workers = DistributedTests.Workers(url: server.url)
+        try workers.start("drops")
+        defer { workers.stopAll() }
+        let expected: [String: [String: String]] = [
+            "apple": [
+                "IMG_0001.JPG": "edit original", "IMG_E0001.JPG": "edit edited", "IMG_0001.AAE": "attached to IMG_0001.JPG",
+                "IMG_0002.JPG": "edit original", "IMG_E0002.JPG": "edit edited", "IMG_0002.AAE": "attached to IMG_0002.JPG",
+                "IMG_0003.JPG": "ingested",
+            ],
+            "camera-card": [
+                "DCIM/100CANON/IMG_0001.CR2": "rawJpeg raw", "DCIM/100CANON/IMG_0001.JPG": "rawJpeg jpeg",
+                "DCIM/100CANON/IMG_0002.CR2": "rawJpeg raw", "DCIM/100CANON/IMG_0002.JPG": "rawJpeg jpeg",
+                "DCIM/100CANON/IMG_0003.JPG": "ingested",
+                "DCIM/Camera/20190701_165320_BURST001_COVER.jpg": "burst cover", "DCIM/Camera/20190701_165320_BURST002.jpg": "burst frame",
+                "DCIM/Camera/20190701_165320_BURST003.jpg": "burst frame", "DCIM/Camera/20190701_165320_BURST004.jpg": "burst frame",
+            ],
+        ]
+        for (name, want) in expected {
+            let drop = (Fixtures.testdata("exports/" + name) as NSString).standardizingPath
+            var seen: [String: [String: String]] = [:]
+            for (mode, database) in [("local", [String]()), ("remote", ["--db", server.url])] {
+                let container = root + "/c-\(name)-" + mode, report = root + "/\(name)-\(mode).json"
+                let run = try ShareProcess.run(["ingest"] + database + ["--container", container, "--report", report, drop])
+                #expect(run.status == 0, "\(name) \(mode): \(run.stderr) \(workers.log("drops"))")
+                seen[mode] = try Self.groupOutcomes(report: report, drop: drop)
+            }
+            // watch: the drop copied into an inbox, marked ready.
+            let inbox = root + "/inbox-" + name
+            try FileManager.default.createDirectory(atPath: inbox, withIntermediateDirectories: true)
+            try FileManager.default.copyItem(atPath: drop, toPath: inbox + "/" + name)
+            FileManager.default.createFile(atPath: inbox + "/" + name + "/.ready", contents: nil)
+            let container = root + "/c-\(name)-watch"
+            let run = try ShareProcess.run(["watch", inbox, "--container", container, "--once", "--on-success", "keep"])
+            #expect(run.status == 0, "\(name) watch: \(run.stderr)")
+            let reports = try FileManager.default.contentsOfDirectory(atPath: container + "/.share-ingest/reports").filter { $0.hasSuffix(".json") }
+            try #require(reports.count == 1, "\(reports)")
+            seen["watch"] = try Self.groupOutcomes(report: container + "/.share-ingest/reports/" + reports[0], drop: (inbox + "/" + name as NSString).standardizingPath)
+            for (mode, found) in seen { #expect(found == want, "\(name) \(mode): \(found.filter { want[$0.key] != $0.value })") }
+            #expect(seen["local"] == seen["remote"] && seen["local"] == seen["watch"], "\(name): the three reports differ")
+        }
     }
 }

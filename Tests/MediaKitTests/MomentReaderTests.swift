@@ -21,6 +21,7 @@ import Testing
         ("google-container.jpg", EmbeddedVideo.Layout.containerDirectory, 0),
         ("microvideo.jpg", .microVideo, 0),
         ("samsung-trailer.jpg", .samsungTrailer, -1),
+        ("samsung-no-directory.jpg", .samsungTrailer, -1),
         ("appended.jpg", .appended, 0),
         ("motion.heic", .heifMotionBox, 0),
     ])

@@ -29,7 +29,7 @@ import Testing
     /// Every layout: the photo is delivered as it was (same bytes, same
     /// SHA-256), its entry links the video, which is the MP4 inside it, byte for
     /// byte, and plays for as long as the embedded one.
-    @Test(arguments: ["google-container.jpg", "microvideo.jpg", "samsung-trailer.jpg", "appended.jpg", "motion.heic"])
+    @Test(arguments: ["google-container.jpg", "microvideo.jpg", "samsung-trailer.jpg", "samsung-no-directory.jpg", "appended.jpg", "motion.heic"])
     func theVideoIsCopiedOutAndLinked(name: String) throws {
         let container = try TemporaryContainer()
         let source = Fixtures.motion(name)

@@ -102,6 +102,11 @@ public enum DecodeTask: String, Sendable, Codable, Hashable {
     /// location privacy: only metadata structures are read, no pixel is
     /// decoded, and the reply's facts are the format's kind alone (no size).
     case locationMetadata
+    /// Read a Google Takeout JSON sidecar (``TakeoutSidecar``): its few facts,
+    /// no pixel; the reply's facts are of kind `unreadable` alone. (Where such a
+    /// JSON records a place, for location privacy, is a ``locationMetadata``
+    /// request of the text format.)
+    case takeoutSidecar
 }
 
 /// What decoding found out.
@@ -117,13 +122,17 @@ public struct DecodedMedia: Sendable, Codable, Hashable {
     public var location: LocationMetadata?
     /// The compatible copy, when one was asked for: made, or why not.
     public var compatibleCopy: CompatibleCopyOutcome?
+    /// What a Takeout JSON says, for a ``DecodeTask/takeoutSidecar`` request.
+    public var takeout: TakeoutSidecar?
 
     /// Facts and, when asked for, the thumbnail's outcome, the moment facts,
-    /// the location metadata found and the compatible copy's outcome.
+    /// the location metadata found, the compatible copy's outcome and a
+    /// Takeout JSON's facts.
     public init(
         facts: MediaFacts, thumbnail: ThumbnailOutcome? = nil, moments: MomentFacts? = nil, location: LocationMetadata? = nil,
-        compatibleCopy: CompatibleCopyOutcome? = nil
+        compatibleCopy: CompatibleCopyOutcome? = nil, takeout: TakeoutSidecar? = nil
     ) {
+        self.takeout = takeout
         self.facts = facts
         self.thumbnail = thumbnail
         self.moments = moments

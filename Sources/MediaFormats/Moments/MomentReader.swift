@@ -14,6 +14,8 @@
 // - Samsung's trailer: the file ends with `SEFT` after the length of an `SEFH`
 //   directory, whose `MotionPhoto_Data` (0x0A30) entry names a block before it:
 //   two zero bytes, the type, the name's length, the name, then the video.
+// - Samsung's `MotionPhoto=1` XMP without a directory, its trailer naming no
+//   `MotionPhoto_Data`: an MP4 `ftyp` between the JPEG's EOI and `SEFH`.
 // - Otherwise an MP4 `ftyp` box after the primary image's end: a JPEG's EOI (the
 //   entropy-coded data is scanned only when the file does not end there), a
 //   HEIF's last box (or a top-level box of a type HEIF does not have).
@@ -102,6 +104,14 @@ package enum MomentReader {
             let end = trailer?.start ?? source.count
             if let last = source.read((end - 2)..<end), last != [0xFF, 0xD9], let scan = segments.scan, let eoi = endOfImage(source, from: scan) {
                 facts.embeddedVideo = scanForMP4(source, in: eoi..<end)
+            }
+            // Samsung's `MotionPhoto=1` without a directory, and a trailer that
+            // names no `MotionPhoto_Data`: the video runs from the `ftyp` after
+            // the JPEG's EOI to `SEFH` (past the trailer's blocks before it).
+            if facts.embeddedVideo == nil, xmp?.motionPhoto == true, let trailer, trailer.directory >= end,
+                let scan = segments.scan, let eoi = endOfImage(source, from: scan), eoi < trailer.directory
+            {
+                facts.embeddedVideo = scanForMP4(source, in: eoi..<trailer.directory, layout: .samsungTrailer)
             }
         }
         return facts
@@ -341,6 +351,8 @@ package enum MomentReader {
 struct SamsungTrailer {
     /// Where the trailer's first block starts (what precedes it is the image).
     let start: Int
+    /// Where `SEFH` starts.
+    let directory: Int
     /// The `MotionPhoto_Data` block's payload (after its name), if it has one.
     let motionPhoto: Range<Int>?
 
@@ -372,6 +384,7 @@ struct SamsungTrailer {
             motionPhoto = (block + 8 + nameLength)..<(block + length)
         }
         self.start = first
+        self.directory = directory
         self.motionPhoto = motionPhoto
     }
 }

@@ -543,26 +543,18 @@ extension JobQueue: JobStore {
         """
     }
 
-    func sidecarCandidates(for batch: UUID) throws -> [ItemState] {
+    func exportCandidates(for batch: UUID, after: (stem: String, index: Int), limit: Int) throws -> [(stem: String, item: ItemState)] {
         try query(
             """
-            SELECT d.idx AS idx, d.snapshot AS snapshot FROM share_jobs d WHERE d.batch_id = $1::uuid AND d.idx >= 0 AND d.reason IS NULL
-                AND d.export_stem IS NOT NULL AND (d.sidecar_kind IS NOT NULL OR d.export_stem IN (SELECT s.export_stem FROM share_jobs s
-                    WHERE s.batch_id = $1::uuid AND s.idx >= 0 AND s.sidecar_kind IS NOT NULL AND s.export_stem IS NOT NULL AND s.reason IS NULL))
-            ORDER BY d.idx
-            """, [batch.uuidString]
-        ).map { row in ItemState.decode(row["snapshot"] ?? "", index: row["idx"].flatMap(Int.init) ?? -1, id: nil) }
-    }
-
-    func groupCandidates(for batch: UUID) throws -> [ItemState] {
-        try query(
-            """
-            SELECT d.idx AS idx, d.snapshot AS snapshot FROM share_jobs d WHERE d.batch_id = $1::uuid AND d.idx >= 0 AND d.reason IS NULL
-                AND d.export_stem IS NOT NULL AND d.sidecar_kind IS NULL AND EXISTS (SELECT 1 FROM share_jobs o WHERE o.batch_id = d.batch_id
-                    AND o.export_stem = d.export_stem AND o.idx <> d.idx AND o.idx >= 0 AND o.sidecar_kind IS NULL AND o.reason IS NULL)
-            ORDER BY d.idx
-            """, [batch.uuidString]
-        ).map { row in ItemState.decode(row["snapshot"] ?? "", index: row["idx"].flatMap(Int.init) ?? -1, id: nil) }
+            SELECT d.idx AS idx, d.snapshot AS snapshot, d.export_stem AS export_stem FROM share_jobs d WHERE d.batch_id = $1::uuid AND d.idx >= 0
+                AND d.reason IS NULL AND d.export_stem IS NOT NULL AND (d.export_stem COLLATE "C" > $2 OR (d.export_stem = $2 AND d.idx > $3::integer))
+                AND (d.sidecar_kind IS NOT NULL OR EXISTS (SELECT 1 FROM share_jobs o WHERE o.batch_id = d.batch_id AND o.export_stem = d.export_stem
+                    AND o.idx <> d.idx AND o.idx >= 0 AND o.reason IS NULL))
+            ORDER BY d.export_stem COLLATE "C", d.idx LIMIT $4::integer
+            """, [batch.uuidString, after.stem, String(max(after.index, -1)), String(limit)]
+        ).map { row in
+            (stem: row["export_stem"] ?? "", item: ItemState.decode(row["snapshot"] ?? "", index: row["idx"].flatMap(Int.init) ?? -1, id: nil))
+        }
     }
 
     /// The manifest job's end, in one statement: the batch marked done (its

@@ -381,26 +381,16 @@ extension BatchJournal: JournalStore {
         ).map(Self.item)
     }
 
-    func sidecarCandidates(for batch: UUID) throws -> [ItemState] {
+    func exportCandidates(for batch: UUID, after: (stem: String, index: Int), limit: Int) throws -> [(stem: String, item: ItemState)] {
         try database.query(
             """
-            SELECT idx, uuid, snapshot FROM items d WHERE d.batch_id = ?1 AND d.reason IS NULL AND d.export_stem IS NOT NULL AND (
-                d.sidecar_kind IS NOT NULL OR d.export_stem IN (SELECT s.export_stem FROM items s WHERE s.batch_id = ?1
-                    AND s.sidecar_kind IS NOT NULL AND s.export_stem IS NOT NULL AND s.reason IS NULL))
-            ORDER BY idx
-            """, [.text(batch.uuidString)]
-        ).map(Self.item)
-    }
-
-    func groupCandidates(for batch: UUID) throws -> [ItemState] {
-        try database.query(
-            """
-            SELECT idx, uuid, snapshot FROM items d WHERE d.batch_id = ?1 AND d.reason IS NULL AND d.export_stem IS NOT NULL
-                AND d.sidecar_kind IS NULL AND EXISTS (SELECT 1 FROM items o WHERE o.batch_id = d.batch_id AND o.export_stem = d.export_stem
-                    AND o.idx <> d.idx AND o.sidecar_kind IS NULL AND o.reason IS NULL)
-            ORDER BY idx
-            """, [.text(batch.uuidString)]
-        ).map(Self.item)
+            SELECT idx, uuid, snapshot, export_stem FROM items d WHERE d.batch_id = ?1 AND d.reason IS NULL AND d.export_stem IS NOT NULL
+                AND (d.export_stem > ?2 OR (d.export_stem = ?2 AND d.idx > ?3))
+                AND (d.sidecar_kind IS NOT NULL OR EXISTS (SELECT 1 FROM items o WHERE o.batch_id = d.batch_id AND o.export_stem = d.export_stem
+                    AND o.idx <> d.idx AND o.reason IS NULL))
+            ORDER BY d.export_stem, d.idx LIMIT ?4
+            """, [.text(batch.uuidString), .text(after.stem), .integer(Int64(max(after.index, Int(Int32.min)))), .integer(Int64(limit))]
+        ).map { (stem: $0.text("export_stem") ?? "", item: Self.item($0)) }
     }
 
     func finish(_ batch: BatchRecord, changed: [ItemState]) throws {

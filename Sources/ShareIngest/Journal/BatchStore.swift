@@ -47,14 +47,36 @@ protocol ItemStore: AnyObject {
     /// indexed) another such item of the batch shares. The fan-in pairs them.
     func livePhotoCandidates(for batch: UUID) throws -> [ItemState]
 
-    /// The items of `batch` (not failed) that are export sidecars, and the
-    /// photos and videos whose stem (``ItemState/sidecarKeys``, indexed) one of
-    /// them names. The fan-in attaches them (``SidecarMatching``).
-    func sidecarCandidates(for batch: UUID) throws -> [ItemState]
+    /// A page of the export candidates of `batch` (not failed): the sidecars,
+    /// and the photos and videos whose stem (indexed, ``ItemState/sidecarKeys``)
+    /// another item shares, in the order of their stem and index, from after
+    /// `after` (a stem and an index), at most `limit` of them, each with its stem.
+    func exportCandidates(for batch: UUID, after: (stem: String, index: Int), limit: Int) throws -> [(stem: String, item: ItemState)]
+}
 
-    /// The photos and videos of `batch` (not failed) whose stem (indexed, as
-    /// for sidecars) another one shares: the fan-in groups them (``ShotGrouping``).
-    func groupCandidates(for batch: UUID) throws -> [ItemState]
+extension ItemStore {
+    /// The export candidates of `batch` one stem at a time (every item of the
+    /// stem together), read in pages of `pageSize`: the fan-in matches
+    /// sidecars and groups shots in bounded memory, however large the drop
+    /// (the largest stem aside).
+    func forEachExportStem(of batch: UUID, pageSize: Int, _ body: ([ItemState]) throws -> Void) throws {
+        var after = (stem: "", index: Int.min)
+        var current: (stem: String, items: [ItemState])?
+        while true {
+            let page = try exportCandidates(for: batch, after: after, limit: pageSize)
+            for (stem, item) in page {
+                if let open = current, open.stem != stem {
+                    try body(open.items)
+                    current = nil
+                }
+                if current == nil { current = (stem, []) }
+                current?.items.append(item)
+            }
+            guard let last = page.last, page.count >= pageSize else { break }
+            after = (last.stem, last.item.index)
+        }
+        if let open = current { try body(open.items) }
+    }
 }
 
 /// The journal's side of a store: the process holding a batch's lock

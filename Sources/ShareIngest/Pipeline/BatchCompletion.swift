@@ -82,21 +82,20 @@ enum BatchCompletion {
 
         // Export sidecars, attached to the media they describe (v2): worked out
         // before any entry is written, as the sidecar may come after its media.
-        var sidecars = SidecarMatching(candidates: [], final: { $0 })
+        // Groups of shots (a RAW and its JPEG), formed as they will be delivered.
+        // Both read one stem at a time, in pages (bounded memory: what is kept is
+        // the matches, not the items).
+        var sidecars = SidecarMatching()
+        var groups = ShotGrouping()
         if stage.settings.schema == .v2 {
-            sidecars = SidecarMatching(candidates: try store.sidecarCandidates(for: batch.id)) { candidate in
+            let final = { (candidate: ItemState) -> ItemState? in
                 var final = candidate
                 _ = duplicates.resolve(&final, removingFiles: false)
                 return final.failure == nil ? final : nil
             }
-        }
-        // Groups of shots (a RAW and its JPEG), formed as they will be delivered.
-        var groups = ShotGrouping(candidates: [], final: { $0 })
-        if stage.settings.schema == .v2 {
-            groups = ShotGrouping(candidates: try store.groupCandidates(for: batch.id)) { candidate in
-                var final = candidate
-                _ = duplicates.resolve(&final, removingFiles: false)
-                return final.failure == nil ? final : nil
+            try store.forEachExportStem(of: batch.id, pageSize: pageSize) { stem in
+                sidecars.add(stem, final: final)
+                groups.add(stem, final: final)
             }
         }
         // Their copies under the media's UUIDs, made before any entry is written
@@ -294,10 +293,10 @@ extension BatchCompletion {
     /// returns what the item's entry lists. A copy already there (a fan-in that
     /// ran before and died) is kept; a sidecar whose copy cannot be made is left
     /// out, with nothing half-written.
-    static func attach(_ sidecars: [ItemState], to id: UUID, in container: ContainerDirectory) -> [SidecarRecord] {
+    static func attach(_ sidecars: [SidecarMatching.Attached], to id: UUID, in container: ContainerDirectory) -> [SidecarRecord] {
         var records: [SidecarRecord] = []
         for (offset, sidecar) in sidecars.enumerated() {
-            guard let kind = sidecar.sidecarKind else { continue }
+            let kind = sidecar.kind
             let path = SidecarMatching.copyPath(in: container, id: id, n: offset + 1, kind: kind)
             // A second name for the sidecar's copy (its data is already written;
             // the container's fsync before the manifest makes the name durable),

@@ -71,6 +71,10 @@ enum ExportSidecars {
         var mediaExtension: String?
         /// The media's name as the sidecar spells it (`X(1).jpg`, `IMG_1234.*`), for messages.
         var shownName = ""
+        /// The exact stem, before an Apple edit's or a burst frame's name is
+        /// taken back to its shot's (``ExportSidecars/shotStem(_:)``): which
+        /// file of the stem a sidecar names.
+        var exact = ""
     }
 
     /// The media a sidecar called `label` describes. Takeout's suffixes are
@@ -105,7 +109,9 @@ enum ExportSidecars {
             }
         }
         guard !name.isEmpty else { return nil }
-        return Reference(stem: folder + (name + number).lowercased(), mediaExtension: mediaExtension, shownName: name + number + "." + shownExtension)
+        let exact = (name + number).lowercased()
+        return Reference(
+            stem: folder + shotStem(exact), mediaExtension: mediaExtension, shownName: name + number + "." + shownExtension, exact: folder + exact)
     }
 
     /// A media item's own reference: its stem and extension. Takeout's edited
@@ -120,7 +126,59 @@ enum ExportSidecars {
             base.removeLast(suffix.count)
             break
         }
-        return Reference(stem: folder + base, mediaExtension: ext)
+        return Reference(stem: folder + shotStem(base), mediaExtension: ext, exact: folder + base)
+    }
+
+    /// The stem of the shot a (lower-case) base name belongs to: Apple's edited
+    /// render `img_e1234` is `img_1234`'s; a burst frame is its burst's
+    /// (``burstFrame(_:)``).
+    static func shotStem(_ base: String) -> String {
+        if let burst = burstFrame(base) { return burst.burst }
+        if isAppleEdit(base) {
+            var stem = base
+            stem.remove(at: stem.index(stem.startIndex, offsetBy: 4))
+            return stem
+        }
+        return base
+    }
+
+    /// A burst frame's burst and whether it is the cover, from its (lower-case)
+    /// base name: Samsung's `20190701_165320_burst001_cover` and
+    /// `…_burst002` (burst `20190701_165320_burst`), Google's
+    /// `pxl_20190701_165320123.raw-01.cover` and `….raw-02.original` (burst
+    /// `pxl_20190701_165320123.raw`). Nil for any other name.
+    static func burstFrame(_ base: String) -> (burst: String, cover: Bool)? {
+        if let range = base.range(of: "_burst", options: .backwards) {
+            var rest = base[range.upperBound...]
+            let digits = rest.prefix { $0.isNumber }
+            guard !digits.isEmpty, range.lowerBound != base.startIndex else { return nil }
+            rest = rest.dropFirst(digits.count)
+            let cover = rest == "_cover"
+            guard rest.isEmpty || cover else { return nil }
+            return (String(base[..<range.upperBound]), cover)
+        }
+        if base.hasPrefix("pxl_"), let range = base.range(of: ".raw-", options: .backwards) {
+            let rest = base[range.upperBound...]
+            let digits = rest.prefix { $0.isNumber }
+            guard !digits.isEmpty, rest.dropFirst(digits.count).first == "." else { return nil }
+            return (String(base[..<range.lowerBound]) + ".raw", rest.contains("cover"))
+        }
+        return nil
+    }
+
+    /// Apple's name for an edited render: `IMG_E1234` (of `IMG_1234`), lower case.
+    static func isAppleEdit<S: StringProtocol>(_ base: S) -> Bool {
+        guard base.hasPrefix("img_e"), base.count > 5 else { return false }
+        return base.dropFirst(5).allSatisfy(\.isNumber)
+    }
+
+    /// True for an edited render: Takeout's `X-edited.jpg` (and its
+    /// translations) or Apple's `IMG_E1234.JPG`.
+    static func isEditedRender(_ label: String) -> Bool {
+        let file = (label.split(separator: "/").last.map(String.init) ?? label).lowercased()
+        guard let dot = file.lastIndex(of: "."), dot != file.startIndex else { return false }
+        let base = file[..<dot]
+        return isAppleEdit(base) || editedSuffixes.contains { base.hasSuffix($0) && base.count > $0.count }
     }
 
     /// Takeout's suffix for an edited copy, in the languages it is written in.
@@ -154,7 +212,8 @@ extension ItemState {
 }
 
 /// Which media item each sidecar of a batch describes, worked out in the fan-in
-/// from the store's candidates (``ItemStore/sidecarCandidates(for:)``).
+/// from the store's candidates, one stem at a time
+/// (``ItemStore/forEachExportStem(of:pageSize:_:)``).
 /// A sidecar naming the media's extension (`X.jpg.json`, `IMG_1234.CR2.xmp`)
 /// goes to the item of that stem and extension; one without (`IMG_1234.xmp`,
 /// `IMG_1234.AAE`) to the item of that stem, a RAW first (XMP sidecars are a RAW
@@ -162,67 +221,83 @@ extension ItemState {
 /// of its photo (`X-edited.jpg`). A sidecar whose media is not in the drop is
 /// an orphan: delivered as a file, with a warning.
 struct SidecarMatching {
+    /// What the fan-in keeps of an attached sidecar (not the whole item: a
+    /// drop's sidecars are held until the manifest is written).
+    struct Attached: Sendable, Hashable {
+        var index: Int
+        var kind: SharedMediaFile.Sidecar.Kind
+        var copyPath: String?
+        var takeout: TakeoutFacts?
+        var locationRemoved: [String]?
+    }
+
     /// The sidecars of each media item, by index: in the order they are numbered.
-    let attached: [Int: [ItemState]]
+    private(set) var attached: [Int: [Attached]] = [:]
     /// Each attached sidecar's media item (its label), by the sidecar's index.
-    let attachedTo: [Int: String]
+    private(set) var attachedTo: [Int: String] = [:]
     /// Sidecars whose media is not in the drop, by index, with the warning.
-    let orphans: [Int: String]
+    private(set) var orphans: [Int: String] = [:]
     /// The UUID of each media item that has sidecars, by index.
-    let mediaIDs: [Int: UUID]
+    private(set) var mediaIDs: [Int: UUID] = [:]
 
     /// The largest sidecar attached (bytes): a larger one is no export's
     /// sidecar, and is delivered as a file.
     static let maximumSize: Int64 = 4 << 20
 
+    init() {}
+
     init(candidates: [ItemState], final: (ItemState) -> ItemState?) {
+        add(candidates, final: final)
+    }
+
+    /// Matches `candidates`: the items of one stem or more, every item of each
+    /// stem among them (``ItemStore/forEachExportStem(of:pageSize:_:)``).
+    mutating func add(_ candidates: [ItemState], final: (ItemState) -> ItemState?) {
         let items = candidates.compactMap(final).filter { $0.failure == nil && $0.copyPath != nil }.sorted { $0.index < $1.index }
-        var mediaIDs: [Int: UUID] = [:]
         var mediaByStem: [String: [ItemState]] = [:]
         for item in items where item.sidecarKind == nil && (item.type == .image || item.type == .video) {
             if let stem = ExportSidecars.reference(mediaLabel: item.label)?.stem { mediaByStem[stem, default: []].append(item) }
         }
-        var attached: [Int: [ItemState]] = [:]
-        var attachedTo: [Int: String] = [:]
-        var orphans: [Int: String] = [:]
         for sidecar in items {
             guard let kind = sidecar.sidecarKind, (sidecar.size ?? 0) <= Self.maximumSize else { continue }
             let reference = ExportSidecars.reference(sidecarLabel: sidecar.label)
-            let media = reference.flatMap { mediaByStem[$0.stem] } ?? []
+            let sameStem = reference.flatMap { mediaByStem[$0.stem] } ?? []
+            // The file of that exact name (of a burst or an edit's stem), if there is one.
+            let exact = sameStem.filter { ExportSidecars.reference(mediaLabel: $0.label)?.exact == reference?.exact }
+            let media = exact.isEmpty && reference?.mediaExtension == nil ? sameStem : exact
             var chosen: [ItemState] = []
             if let ext = reference?.mediaExtension {
                 // The photo of that name first; Takeout's JSON describes the
                 // edited copies of its photo too (whatever their extension).
-                let named = media.filter { !Self.isEditedCopy($0.label) && Self.fileExtension($0.label) == ext }
+                let named = media.filter { !ExportSidecars.isEditedRender($0.label) && Self.fileExtension($0.label) == ext }
                 chosen = Array(named.prefix(1))
                 if kind == .takeout { chosen += media.filter { Self.isEditedCopy($0.label) } }
             } else {
+                // A RAW first (an XMP is a RAW developer's), then an original
+                // (an `.AAE` is the original's, not its edited render's).
                 let raw = media.first { $0.sniffed.map(Self.isRAW) ?? false }
-                if let one = raw ?? media.first { chosen = [one] }
+                if let one = raw ?? media.first(where: { !ExportSidecars.isEditedRender($0.label) }) ?? media.first { chosen = [one] }
             }
             guard !chosen.isEmpty else {
                 orphans[sidecar.index] =
                     "\(Self.describe(kind)) whose \(reference.map { Self.expected($0) } ?? "media") is not in this drop: delivered as a file"
                 continue
             }
+            let kept = Attached(index: sidecar.index, kind: kind, copyPath: sidecar.copyPath, takeout: sidecar.takeout, locationRemoved: sidecar.locationRemoved)
             for item in chosen {
-                attached[item.index, default: []].append(sidecar)
+                attached[item.index, default: []].append(kept)
                 mediaIDs[item.index] = item.id
             }
             attachedTo[sidecar.index] = chosen[0].label
         }
-        self.attached = attached
-        self.attachedTo = attachedTo
-        self.orphans = orphans
-        self.mediaIDs = mediaIDs
     }
 
     /// What its first Takeout JSON says, given to `item`: `photoTakenTime` as
     /// `capturedAt` (source `takeout`: the JSON wins, as Takeout strips dates
     /// from some files), `description`, `geoData` (gone when location privacy
     /// removed it from the JSON; the JSON's `locationRemoved` then joins the item's).
-    static func takeFacts(of sidecars: [ItemState], into item: inout ItemState) {
-        for sidecar in sidecars where sidecar.sidecarKind == .takeout {
+    static func takeFacts(of sidecars: [Attached], into item: inout ItemState) {
+        for sidecar in sidecars where sidecar.kind == .takeout {
             if let removed = sidecar.locationRemoved {
                 item.locationRemoved = (item.locationRemoved ?? []) + removed.filter { !(item.locationRemoved ?? []).contains($0) }
             }
@@ -272,27 +347,35 @@ struct SidecarMatching {
 }
 
 /// Groups of shots, formed in the fan-in (both modes) like Live Photos, over
-/// the candidates the store's index gives (``ItemStore/groupCandidates(for:)``:
-/// photos sharing a folder and stem). `rawJpeg`: a camera RAW and a JPEG of
+/// the candidates the store's index gives, one stem at a time
+/// (``ItemStore/forEachExportStem(of:pageSize:_:)``: photos sharing a folder and stem). `rawJpeg`: a camera RAW and a JPEG of
 /// the same folder and stem (`IMG_0100.CR2`, `IMG_0100.JPG`), their capture
 /// times within 1 s when both have one; the first RAW with the first JPEG.
 /// The group's id is the RAW's UUID.
 struct ShotGrouping {
     /// Each grouped item's membership, by index.
-    let groups: [Int: SharedMediaFile.Group]
+    private(set) var groups: [Int: SharedMediaFile.Group] = [:]
 
     /// The largest gap between a RAW's and its JPEG's capture times, seconds.
     static let rawJpegMaximumGap = 1.0
 
+    init() {}
+
     init(candidates: [ItemState], final: (ItemState) -> ItemState?) {
-        let items = candidates.compactMap(final).filter { $0.failure == nil && $0.copyPath != nil && $0.type == .image }.sorted { $0.index < $1.index }
+        add(candidates, final: final)
+    }
+
+    /// Groups `candidates`: every item of each stem among them.
+    mutating func add(_ candidates: [ItemState], final: (ItemState) -> ItemState?) {
+        let media = candidates.filter { $0.sidecarKind == nil }.compactMap(final)
+            .filter { $0.failure == nil && $0.copyPath != nil && ($0.type == .image || $0.type == .video) }.sorted { $0.index < $1.index }
+        let items = media.filter { $0.type == .image }
         var byStem: [String: [ItemState]] = [:]
         for item in items {
             // The exact stem: an edited copy (`X-edited.jpg`) is not the shot's JPEG.
             guard let stem = Self.exactStem(item.label) else { continue }
             byStem[stem, default: []].append(item)
         }
-        var groups: [Int: SharedMediaFile.Group] = [:]
         for stem in byStem.keys.sorted() {
             let members = byStem[stem] ?? []
             var jpegs = members.filter { $0.sniffed?.format.id == "jpeg" }
@@ -304,7 +387,63 @@ struct ShotGrouping {
                 groups[jpeg.index] = SharedMediaFile.Group(id: id, kind: .rawJpeg, role: .jpeg)
             }
         }
-        self.groups = groups
+        // `burst`: the frames of one burst (``ExportSidecars/burstFrame(_:)``),
+        // two or more, their capture times within a minute of the cover's when
+        // both have one; the cover the frame named so, else the first. The
+        // group's id is the cover's UUID.
+        var bursts: [String: [ItemState]] = [:]
+        for item in media where groups[item.index] == nil {
+            let file = (item.label.split(separator: "/").last.map(String.init) ?? item.label).lowercased()
+            guard let dot = file.lastIndex(of: "."), ExportSidecars.burstFrame(String(file[..<dot])) != nil,
+                let stem = ExportSidecars.reference(mediaLabel: item.label)?.stem
+            else { continue }
+            bursts[stem, default: []].append(item)
+        }
+        for stem in bursts.keys.sorted() {
+            let frames = bursts[stem] ?? []
+            func isCover(_ item: ItemState) -> Bool {
+                let file = (item.label.split(separator: "/").last.map(String.init) ?? item.label).lowercased()
+                guard let dot = file.lastIndex(of: ".") else { return false }
+                return ExportSidecars.burstFrame(String(file[..<dot]))?.cover ?? false
+            }
+            guard let cover = frames.first(where: isCover) ?? frames.first else { continue }
+            let members = frames.filter { $0.index == cover.index || Self.sameBurst(cover, $0) }
+            guard members.count >= 2 else { continue }
+            let id = cover.id.uuidString
+            for member in members {
+                groups[member.index] = SharedMediaFile.Group(id: id, kind: .burst, role: member.index == cover.index ? .cover : .frame)
+            }
+        }
+        // `edit`: each edited render (`IMG_E1234.JPG`, `X-edited.jpg`) with the
+        // original of its stem (`IMG_1234.HEIC`, `X.jpg`) of the same kind
+        // (photo or video), their capture times within 1 s when both have one
+        // (a render keeps its original's); the first such original, unless it
+        // is in a group already. The group's id is the original's UUID.
+        var byExportStem: [String: [ItemState]] = [:]
+        for item in media {
+            guard let stem = ExportSidecars.reference(mediaLabel: item.label)?.stem else { continue }
+            byExportStem[stem, default: []].append(item)
+        }
+        for stem in byExportStem.keys.sorted() {
+            let members = byExportStem[stem] ?? []
+            let originals = members.filter { !ExportSidecars.isEditedRender($0.label) }
+            for edited in members where ExportSidecars.isEditedRender(edited.label) && groups[edited.index] == nil {
+                guard let original = originals.first(where: { $0.type == edited.type && Self.sameShot($0, edited) }) else { continue }
+                if let existing = groups[original.index], existing.kind != .edit { continue }
+                let id = original.id.uuidString
+                groups[original.index] = SharedMediaFile.Group(id: id, kind: .edit, role: .original)
+                groups[edited.index] = SharedMediaFile.Group(id: id, kind: .edit, role: .edited)
+            }
+        }
+    }
+
+    /// The largest gap between a burst's cover's and a frame's capture times, seconds.
+    static let burstMaximumGap = 60.0
+
+    /// Capture times within ``burstMaximumGap`` when both have one.
+    static func sameBurst(_ cover: ItemState, _ frame: ItemState) -> Bool {
+        guard let a = cover.moments?.captureTime, let b = frame.moments?.captureTime, let gap = a.distance(to: b) else { return true }
+        return gap <= burstMaximumGap
     }
 
     /// Capture times within 1 s when both have one (the metadata decides, not the name alone).

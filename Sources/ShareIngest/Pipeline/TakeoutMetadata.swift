@@ -1,7 +1,8 @@
 import Foundation
+import MediaFormats
 
 /// What a Google Takeout JSON sidecar says about its photo: read at the sniff
-/// (``TakeoutMetadata/read(_:)``), recorded on the sidecar, given to its media
+/// (in a decoder helper; ``TakeoutMetadata/facts(from:)``), recorded on the sidecar, given to its media
 /// by the fan-in.
 struct TakeoutFacts: Sendable, Hashable, Codable {
     /// `photoTakenTime.timestamp`: seconds since 1970 (UTC).
@@ -19,94 +20,44 @@ struct TakeoutLocation: Sendable, Hashable, Codable {
     var altitude: Double?
 }
 
-/// Reads Google Takeout's JSON sidecars.
-///
-/// Why in this process and not in a decoder helper: the helpers exist to keep
-/// the C libraries' memory-safety bugs (libvips, libav, libheif, …) away from
-/// the journal and the container. This is no such library: the toolchain's
-/// `JSONSerialization` (swift-corelibs-foundation's parser, written in Swift,
-/// bounds-checked) over at most ``maximumSize`` bytes, after a byte scan that
-/// refuses nesting deeper than ``maximumDepth`` (so no recursion runs deep),
-/// strict (no fragments, no JSON5, UTF-8 only). Its cost is bounded by the
-/// size. What it returns is checked as a helper's reply is: a timestamp within
-/// 1826–2200, a description of at most ``maximumDescription`` printable
-/// characters, coordinates within their ranges. Anything else, and any JSON
-/// that is not an object, is "not Takeout's": the file is left alone.
+/// What the pipeline keeps of a Google Takeout JSON sidecar. The JSON is
+/// untrusted bytes like any file's, so it is parsed only in a decoder helper
+/// (MediaFormats' `TakeoutJSON`, asked with a `takeoutSidecar` request at the
+/// sniff), which answers with a few typed facts (``TakeoutSidecar``: title,
+/// `photoTakenTime`, `description`, `geoData`, `geoDataExif`); the reply's
+/// check bounds their lengths, and ``facts(from:)`` keeps what is sane: a
+/// timestamp within 1826–2200, a description of printable characters,
+/// coordinates within their ranges (Takeout's all-zero "no location" is none).
+/// Location privacy removes `geoData` from the attached copy the same way as
+/// from a photo: the helper says which byte ranges to blank (with spaces, so
+/// the JSON stays valid), the location stage checks and makes the overwrites.
 enum TakeoutMetadata {
     /// The largest JSON read (Takeout's are a few KB; a longer description
-    /// still fits).
-    static let maximumSize = 1 << 20
-    /// The deepest nesting accepted (Takeout's is 4).
-    static let maximumDepth = 16
-    /// The longest description kept, in characters.
-    static let maximumDescription = 2000
+    /// still fits). A larger one is not sent to a helper.
+    static let maximumSize = TakeoutJSON.maximumSize
 
-    /// The facts of `bytes`, or nil when they are not a Takeout JSON a photo has.
-    static func read(_ bytes: [UInt8]) -> TakeoutFacts? {
-        guard bytes.count <= maximumSize, depthIsBounded(bytes) else { return nil }
-        guard let object = (try? JSONSerialization.jsonObject(with: Data(bytes))) as? [String: Any], object["title"] is String else { return nil }
+    /// What the pipeline keeps of a helper's (checked) reading of a Takeout JSON.
+    static func facts(from sidecar: TakeoutSidecar) -> TakeoutFacts {
         var facts = TakeoutFacts()
-        if let taken = object["photoTakenTime"] as? [String: Any] {
-            let stamp = (taken["timestamp"] as? String).flatMap { Int64($0) } ?? (taken["timestamp"] as? NSNumber)?.int64Value
-            // 1826 (the oldest photograph) to 2200.
-            if let stamp, (-4_575_744_000...7_258_118_400).contains(stamp) { facts.takenAt = stamp }
-        }
-        if let text = object["description"] as? String {
-            let kept = String(text.unicodeScalars.filter { $0.properties.generalCategory != .control || $0 == "\n" || $0 == "\t" }.prefix(maximumDescription))
+        // 1826 (the oldest photograph) to 2200.
+        if let stamp = sidecar.photoTakenTime, (-4_575_744_000...7_258_118_400).contains(stamp) { facts.takenAt = stamp }
+        if let text = sidecar.description {
+            let kept = String(String.UnicodeScalarView(
+                text.unicodeScalars.filter { $0.properties.generalCategory != .control || $0 == "\n" || $0 == "\t" }.prefix(TakeoutJSON.maximumDescription)))
                 .trimmingCharacters(in: .whitespacesAndNewlines)
             if !kept.isEmpty { facts.description = kept }
         }
-        facts.location = location(object["geoData"]) ?? location(object["geoDataExif"])
+        facts.location = location(sidecar.geoData) ?? location(sidecar.geoDataExif)
         return facts
     }
 
     /// A `geoData` object's place; Takeout writes all zeros for "none".
-    static func location(_ value: Any?) -> TakeoutLocation? {
-        guard let geo = value as? [String: Any], let latitude = (geo["latitude"] as? NSNumber)?.doubleValue,
-            let longitude = (geo["longitude"] as? NSNumber)?.doubleValue, (-90...90).contains(latitude), (-180...180).contains(longitude),
-            latitude != 0 || longitude != 0
+    static func location(_ place: TakeoutPlace?) -> TakeoutLocation? {
+        guard let place, place.latitude.isFinite, place.longitude.isFinite, (-90...90).contains(place.latitude), (-180...180).contains(place.longitude),
+            place.latitude != 0 || place.longitude != 0
         else { return nil }
-        let altitude = (geo["altitude"] as? NSNumber)?.doubleValue.clamped(to: -20_000...100_000)
-        return TakeoutLocation(latitude: latitude, longitude: longitude, altitude: altitude == 0 ? nil : altitude)
-    }
-
-    /// The JSON without its places (`geoData`, `geoDataExif`), for location
-    /// privacy: the same object written again (keys sorted), or nil when there
-    /// is no place to remove or the bytes are not a Takeout JSON.
-    static func removingLocation(_ bytes: [UInt8]) -> [UInt8]? {
-        guard bytes.count <= maximumSize, depthIsBounded(bytes),
-            var object = (try? JSONSerialization.jsonObject(with: Data(bytes))) as? [String: Any], object["title"] is String,
-            object["geoData"] != nil || object["geoDataExif"] != nil
-        else { return nil }
-        object["geoData"] = nil
-        object["geoDataExif"] = nil
-        guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]) else {
-            return nil
-        }
-        return Array(data) + [0x0A]
-    }
-
-    /// True when no object or array in `bytes` nests deeper than ``maximumDepth``
-    /// (brackets inside strings are not counted).
-    static func depthIsBounded(_ bytes: [UInt8]) -> Bool {
-        var depth = 0
-        var inString = false
-        var escaped = false
-        for byte in bytes {
-            if inString {
-                if escaped { escaped = false } else if byte == UInt8(ascii: "\\") { escaped = true } else if byte == UInt8(ascii: "\"") { inString = false }
-                continue
-            }
-            switch byte {
-            case UInt8(ascii: "\""): inString = true
-            case UInt8(ascii: "{"), UInt8(ascii: "["):
-                depth += 1
-                if depth > maximumDepth { return false }
-            case UInt8(ascii: "}"), UInt8(ascii: "]"): depth -= 1
-            default: break
-            }
-        }
-        return true
+        let altitude = place.altitude.flatMap { $0.isFinite ? $0.clamped(to: -20_000...100_000) : nil }
+        return TakeoutLocation(latitude: place.latitude, longitude: place.longitude, altitude: altitude == 0 ? nil : altitude)
     }
 
     /// `photoTakenTime` as RFC 3339, in UTC (`2019-07-01T16:53:20Z`).

@@ -35,13 +35,11 @@ struct LocationStage: PipelineStage {
 
     /// It reads the copy's structures in the decoder (not its pixels): it takes
     /// its share of the budget (a HEIF is read whole) and counts as decoding.
-    func decodes(_ item: InFlightItem) -> Bool { applies(item.state) && item.sidecarKind != .takeout }
+    /// A Takeout JSON sidecar is read there too (its `geoData`: MediaFormats'
+    /// `TakeoutJSON`, asked with a location request of the text format).
+    func decodes(_ item: InFlightItem) -> Bool { applies(item.state) }
 
     func process(_ item: inout InFlightItem, in batch: BatchContext) throws(ItemFailure) {
-        if item.sidecarKind == .takeout {
-            try removeTakeoutLocation(&item, sync: batch.pipeline.copy.fsync)
-            return
-        }
         guard applies(item.state), let path = item.copyPath, let format = item.sniffed?.format else { return }
         let request = DecodeRequest(
             path: path, label: item.label, format: format, pixelLimit: (batch.pipeline.probe ?? .init()).pixelLimit, timeLimit: settings.timeLimit,
@@ -65,6 +63,12 @@ struct LocationStage: PipelineStage {
         if !found.found.isEmpty {
             item.locationRemoved = found.found.map(\.name)
         }
+        if item.sidecarKind == .takeout {
+            // Location privacy is on: a JSON's place is never reported, whatever
+            // happens here; one already blanked by an interrupted attempt had it.
+            if !found.found.isEmpty || item.takeout?.location != nil { item.locationRemoved = [Self.takeoutLocationRemoved] }
+            item.takeout?.location = nil
+        }
         // The copy's content changed: its identity is the stripped bytes'. A copy
         // made from the source in this run was the source's bytes until now; one
         // this run did not copy (a resumed item) may have been stripped by an
@@ -80,35 +84,8 @@ struct LocationStage: PipelineStage {
 }
 
 extension LocationStage {
-    /// A Takeout JSON's `geoData` and `geoDataExif`, removed from its copy (the
-    /// one attached to its photo): the JSON written again without them
-    /// (``TakeoutMetadata``, which says why it is read in this process), in
-    /// place of the copy. Idempotent: a copy without them is left as it is.
-    func removeTakeoutLocation(_ item: inout InFlightItem, sync: Bool) throws(ItemFailure) {
-        guard let path = item.copyPath else { return }
-        let bytes: [UInt8]
-        do { bytes = try FileSystem.readWholeFile(path) } catch { throw ItemFailure(.location, .io, "\(item.label): cannot read back its copy: \(error)") }
-        // Location privacy is on: the place is never reported, whatever happens here.
-        let hadLocation = item.takeout?.location != nil
-        item.takeout?.location = nil
-        guard let stripped = TakeoutMetadata.removingLocation(bytes) else {
-            // Removed by an earlier attempt that was interrupted before recording it.
-            if hadLocation { item.locationRemoved = ["Takeout JSON geoData, geoDataExif"] }
-            return
-        }
-        let temporary = FileSystem.temporaryName(for: path)
-        do throws(SystemError) {
-            try AtomicFile.create(temporary, bytes: stripped, syncDirectory: false)
-            try FileSystem.rename(temporary, path)
-            if sync { try FileSystem.syncDirectory(path.parentPath) }
-        } catch {
-            FileSystem.remove(temporary)
-            throw ItemFailure(.location, writing: error, "\(item.label): its location could not be removed from its copy: \(error)")
-        }
-        item.locationRemoved = ["Takeout JSON geoData, geoDataExif"]
-        item.size = Int64(stripped.count)
-        do { item.sha256 = try FileCopier.hash(of: path) } catch { throw ItemFailure(.location, .io, "\(item.label): cannot read back its copy: \(error)") }
-    }
+    /// What a Takeout JSON's `locationRemoved` says (its photo's too).
+    static let takeoutLocationRemoved = "Takeout JSON geoData, geoDataExif"
 }
 
 /// Makes a decoder's overwrites (``MetadataEdit``) in a file of the container,

@@ -42,13 +42,8 @@ struct SniffStage: PipelineStage {
                 throw Self.failure(error, path: label, stage: .sniff)
             }
             try identify(&item, prefix: prefix, continuation: continuation, name: file.name, label: label)
-            if item.sidecarKind == .takeout {
-                // A Takeout JSON is read whole (at most 1 MB: TakeoutMetadata says why
-                // here); one that is not Takeout's is left alone, a file like any other.
-                let size = Int(item.size ?? 0)
-                let whole = size <= prefix.count ? prefix : (size <= TakeoutMetadata.maximumSize ? try? source.read(count: size, at: 0, path: label) : nil)
-                item.takeout = whole.flatMap(TakeoutMetadata.read)
-                if item.takeout == nil { item.sidecarKind = nil }
+            if item.sidecarKind == .takeout, let format = item.sniffed?.format {
+                Self.readTakeout(&item, source: source, format: format, in: batch)
             }
             if let format = item.sniffed?.format {
                 var announced = HeaderDimensions.size(of: prefix, format: format)
@@ -59,6 +54,35 @@ struct SniffStage: PipelineStage {
                 item.carried.decodeCost = DecodeCost.estimate(format: format, size: item.size ?? 0, pixels: announced.map { $0.width * $0.height })
             }
         }
+    }
+
+    /// A Takeout JSON's facts, read by a decoder helper (its bytes are
+    /// untrusted: never parsed here) from the descriptor the sniff opened, and
+    /// kept as far as ``TakeoutMetadata/facts(from:)`` finds them sane. A JSON
+    /// that is too large, or that the helper does not read as Takeout's (not
+    /// JSON, nested too deep, no title, or a helper that died on it), is
+    /// delivered as a file, with a warning saying why.
+    static func readTakeout(_ item: inout InFlightItem, source: FileDescriptor, format: MediaFormat, in batch: BatchContext) {
+        let reason: String
+        if (item.size ?? 0) > Int64(TakeoutMetadata.maximumSize) {
+            reason = "it is larger than \(TakeoutMetadata.maximumSize >> 20) MiB"
+        } else {
+            // The descriptor already checked (a regular file, not a link): the
+            // decoder opens the same file again through /proc.
+            let request = DecodeRequest(
+                path: "/proc/self/fd/\(source.raw)", label: item.label, format: format, timeLimit: 10, batch: batch.batchID.uuidString, task: .takeoutSidecar)
+            do {
+                if let sidecar = try batch.decoder.decode(request).takeout {
+                    item.takeout = TakeoutMetadata.facts(from: sidecar)
+                    return
+                }
+                reason = "the decoder gave no facts"
+            } catch {
+                reason = error.message
+            }
+        }
+        item.sidecarKind = nil
+        item.warnings.append("looks like a Google Takeout JSON sidecar but was not read as one (\(reason)): delivered as a file")
     }
 
     /// The first bytes of an ISO base media file's `moov` box, wherever it is:
