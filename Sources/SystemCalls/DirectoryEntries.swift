@@ -39,6 +39,35 @@ package struct DirectoryEntries: Sequence {
     }
 
     package func makeIterator() -> IndexingIterator<[[UInt8]]> { names.makeIterator() }
+
+    /// Goes through the folder at `pathBytes` once, in the order it lists its
+    /// entries, and removes the regular files whose names `select` accepts:
+    /// each is `lstat`ed and unlinked relative to the open folder (`fstatat`
+    /// without following a link, `unlinkat`), so no path is resolved per file
+    /// and nothing outside the folder can be reached (a name never holds `/`;
+    /// a symbolic link, folder or device is left). `removed` hears each file's
+    /// name and size before it goes; with `dryRun` nothing is unlinked. Holds
+    /// no name: a folder of a million files in constant memory. Unlinking
+    /// names already read while `readdir` goes on is what `rm -r` does: the
+    /// entries not yet read are still listed once.
+    package static func removeRegularFiles(
+        in pathBytes: [UInt8], display: String, dryRun: Bool,
+        where select: (UnsafeRawBufferPointer) -> Bool, removed: (UnsafeRawBufferPointer, Int64) -> Void
+    ) throws(SystemError) {
+        guard let stream = withCPath(pathBytes, { opendir($0) }) else { throw SystemError("opendir", path: display) }
+        defer { closedir(stream) }
+        let folder = dirfd(stream)
+        while let entry = readdir(stream) {
+            let cName = (UnsafeRawPointer(entry) + MemoryLayout<dirent>.offset(of: \dirent.d_name)!).assumingMemoryBound(to: CChar.self)
+            let name = UnsafeRawBufferPointer(start: cName, count: strlen(cName))
+            if name.elementsEqual([UInt8(ascii: ".")]) || name.elementsEqual([UInt8(ascii: "."), UInt8(ascii: ".")]) { continue }
+            guard select(name) else { continue }
+            var st = stat()
+            guard fstatat(folder, cName, &st, AT_SYMLINK_NOFOLLOW) == 0, FileType(mode: st.st_mode) == .regular else { continue }
+            removed(name, Int64(st.st_size))
+            if !dryRun { unlinkat(folder, cName, 0) }
+        }
+    }
 }
 
 /// A folder's names, sorted bytewise, kept in one buffer: a folder of a million
