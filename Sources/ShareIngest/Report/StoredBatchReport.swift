@@ -1,5 +1,6 @@
 import Foundation
 import ShareManifest
+import Synchronization
 import SystemCalls
 
 /// Why a batch's stored report could not be found or read.
@@ -135,6 +136,13 @@ extension BatchReport {
 /// by four spaces, its closing brace on a line of its own) is read a line at a
 /// time and each item decoded alone.
 enum StoredReportReader {
+    #if DEBUG
+    /// How many items were decoded from each stored report, by path: what a
+    /// test reads to see that `share report` decodes each item once for both
+    /// of its outputs. Debug and test builds only.
+    static let decodedItems = Mutex<[String: Int]>([:])
+    #endif
+
     /// Calls `body` with each item's report, in order.
     static func forEachItem(in path: String, _ body: (ItemReport) -> Void) throws {
         let fd = try FileDescriptor.open(path, O_RDONLY)
@@ -145,6 +153,7 @@ enum StoredReportReader {
         var index = 0
         let marker = Array(BatchReportDocument.itemsMarker.dropFirst().utf8)  // without its leading newline
         let decoder = JSONDecoder()
+        let closing = Array("    }".utf8)
         func line(_ text: ArraySlice<UInt8>) throws {
             guard inItems else {
                 if text.elementsEqual(marker) { inItems = true }
@@ -153,11 +162,13 @@ enum StoredReportReader {
             item += text
             item.append(UInt8(ascii: "\n"))
             // "    }" or "    }," closes an item.
-            let closing = Array("    }".utf8)
             if text.starts(with: closing), text.count <= closing.count + 1 {
                 if item.last == UInt8(ascii: "\n") { item.removeLast() }
                 if item.last == UInt8(ascii: ",") { item.removeLast() }
                 body(try decoder.decode(BatchReportDocument.Item.self, from: Data(item)).report(index: index))
+                #if DEBUG
+                decodedItems.withLock { $0[path, default: 0] += 1 }
+                #endif
                 index += 1
                 item = []
             }
