@@ -48,6 +48,9 @@ struct ContactSheetTiles {
         self.layout = layout
     }
 
+    /// True while the sheet has room for another tile.
+    var wantsMore: Bool { tiles.count < max(1, layout.maximumTiles) }
+
     /// Takes the next item (in input order).
     mutating func add(_ item: ItemReport) {
         guard tiles.count < max(1, layout.maximumTiles) else { return }

@@ -22,8 +22,11 @@ public struct ReportOutputs: Sendable {
 extension BatchReport {
     /// The HTML page (written to `htmlPath`, replacing it atomically) and/or the
     /// contact sheet (drawn with `layout` when `sheet`), from **one** pass over the items:
-    /// a stored report's items are read and decoded once for both outputs, one
-    /// at a time, and neither output holds more than what it shows. The page is
+    /// a stored report's items are read once for both outputs, one at a time,
+    /// and neither output holds more than what it shows. An item either output
+    /// shows is decoded once; the others (past the page's first items and
+    /// problems and the sheet's tiles) are skimmed for their status and size,
+    /// which the totals need, and never decoded. The page is
     /// streamed: its grid's cards (thumbnails embedded) go to a temporary file
     /// beside it as they are made, and the page is the header (whose totals are
     /// known only at the end), then that file; the sheet keeps the descriptions
@@ -41,12 +44,16 @@ extension BatchReport {
             cardsPath = FileSystem.temporaryName(for: htmlPath + ".cards")
             do throws(SystemError) { cards = try AtomicFileWriter(cardsPath) } catch { pageFailure = error }
         }
-        items.visit { item in
-            if pageFailure == nil, let card = page?.add(item) {
-                do throws(SystemError) { try cards?.append(card) } catch { pageFailure = error }
-            }
-            tiles?.add(item)
-        }
+        // Items neither output shows are skimmed (status and size), not decoded.
+        items.visit(
+            whole: { skim in (page?.wantsWhole(skim) ?? false) || (tiles?.wantsMore ?? false) },
+            { item in
+                if pageFailure == nil, let card = page?.add(item) {
+                    do throws(SystemError) { try cards?.append(card) } catch { pageFailure = error }
+                }
+                tiles?.add(item)
+            },
+            skimmed: { skim in page?.add(skim) })
         var pageResult: Result<ReportOutputs.PageSummary, SystemError>?
         if let htmlPath, var writer = page {
             pageResult = Result { () throws(SystemError) in

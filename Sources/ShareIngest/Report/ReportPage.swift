@@ -77,6 +77,15 @@ struct PageWriter {
         return out
     }
 
+    /// True when the page shows more of an item than its status and size:
+    /// while the grid has room, or it is one of the first not delivered.
+    func wantsWhole(_ skim: ItemSkim) -> Bool {
+        shown < ReportPage.itemLimit || (skim.status != .ingested && skim.status != .attached && undelivered.count < ReportPage.itemLimit)
+    }
+
+    /// Takes the next item when ``wantsWhole(_:)`` did not: it counts in the totals alone.
+    mutating func add(_ skim: ItemSkim) { deliveredBytes += skim.size }
+
     /// `text`, escaped.
     private func e(_ text: String) -> String { HTMLText.escaped(text) }
 
