@@ -256,9 +256,6 @@ public struct BatchReport: Sendable {
     }
 }
 
-/// The item reports of a batch: a collection read in full the first time one
-/// of its elements is read (its count is known before). Built in memory, or
-/// from where a batch's items are kept (its stored report, its store).
 /// What a pass over a stored report learns of an item without decoding it.
 struct ItemSkim {
     /// Its place in the batch.
@@ -269,6 +266,9 @@ struct ItemSkim {
     let size: Int64
 }
 
+/// The item reports of a batch: a collection read in full the first time one
+/// of its elements is read (its count is known before). Built in memory, or
+/// from where a batch's items are kept (its stored report, its store).
 public struct ItemReports: RandomAccessCollection, Sendable {
     private let storage: Storage
     /// How many items there are.
