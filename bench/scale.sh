@@ -11,7 +11,8 @@
 # SIZES: drops of one-line files; JPEGS: a drop of that many small JPEGs (0:
 # none); MODES: `local` and/or a number of workers; SOAK: "BATCHES ITEMS" for
 # the worker's memory over consecutive batches ("" to skip; "BATCHES ITEMS jpeg"
-# for small JPEGs). Drops are made
+# for small JPEGs); OPS: N to time `share report --html --contact-sheet` and
+# `share gc` on one share of N one-line files (see below). Drops are made
 # once under $SCALE_DIR (default /tmp/share-scale) and kept for later runs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -20,6 +21,7 @@ sizes=${SIZES:-"1000 10000 100000"}
 jpegs=${JPEGS:-0}
 modes=${MODES:-"local 1 2"}
 soak=${SOAK:-""}
+ops=${OPS:-""}
 threads=${THREADS:-2}
 root=${SCALE_DIR:-/tmp/share-scale}
 mkdir -p "$root"
@@ -151,6 +153,38 @@ if [ -n "$soak" ]; then
   stop_workers
   echo "RSS:$line (peak $peak)"
   echo "items/s:$rates"
+fi
+# The operator's commands on one large share (issue 32, item 7): OPS=N ingests
+# N one-line files locally once (kept in $root/ops-N, reused by later runs),
+# then times `share report --html --contact-sheet` and, on a copy of the
+# container whose manifest is moved to manifests/consumed/ (what the host app
+# does; `share open` refuses a manifest over 16 MiB), `share gc --older-than 0`.
+if [ -n "$ops" ]; then
+  make_text "$ops"
+  kept="$root/ops-$ops"
+  if [ ! -f "$kept/.complete" ]; then
+    rm -rf "$kept"
+    read -r wall peak < <(timed --key "Ops$ops" --container "$kept/c" "$root/text-$ops")
+    echo "$wall $peak" > "$kept/.complete"
+  fi
+  read -r wall peak < "$kept/.complete"
+  echo
+  echo "the operator's commands on one share of $ops one-line files"
+  printf "%-44s %9s %10s\n" command "wall s" "peak MiB"
+  printf "%-44s %9.2f %10.1f\n" "ingest (when made)" "$wall" "$(calc "$peak / 1024" 1)"
+  /usr/bin/time -f "%e %M" -o "$work/time" "$share" report "Ops$ops" --container "$kept/c" --html "$work/page.html" --contact-sheet "$work/sheet.jpg" >/dev/null 2>"$work/report.err" || { cat "$work/report.err" >&2; exit 1; }
+  read -r wall peak < "$work/time"
+  printf "%-44s %9.2f %10.1f\n" "report --html --contact-sheet" "$wall" "$(calc "$peak / 1024" 1)"
+  sed 's/^/  /' "$work/report.err"
+  cp -a "$kept/c" "$work/gc"
+  sync   # the copy written back first: gc is timed on its own I/O
+  mkdir -p "$work/gc/manifests/consumed"
+  mv "$work/gc/manifests/Ops$ops.json" "$work/gc/manifests/consumed/"
+  /usr/bin/time -f "%e %M" -o "$work/time" "$share" gc --container "$work/gc" --older-than 0 >/dev/null 2>"$work/gc.err" || { cat "$work/gc.err" >&2; exit 1; }
+  read -r wall peak < "$work/time"
+  printf "%-44s %9.2f %10.1f\n" "gc --older-than 0" "$wall" "$(calc "$peak / 1024" 1)"
+  sed 's/^/  /' "$work/gc.err"
+  rm -rf "$work/gc"
 fi
 echo
 echo "done: $(uptime)"

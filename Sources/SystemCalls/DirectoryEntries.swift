@@ -39,6 +39,55 @@ package struct DirectoryEntries: Sequence {
     }
 
     package func makeIterator() -> IndexingIterator<[[UInt8]]> { names.makeIterator() }
+
+    /// Goes through the folder at `pathBytes` once and removes the regular
+    /// files whose names `select` accepts: each is `lstat`ed and unlinked
+    /// relative to the open folder (`fstatat` without following a link,
+    /// `unlinkat`), so no path is resolved per file and nothing outside the
+    /// folder can be reached (a name never holds `/`; a symbolic link, folder
+    /// or device is left). The names are taken up to `chunk` at a time and
+    /// removed in inode order, as `rm -r` does for a large folder: the inode
+    /// table is then written in order, not at random (ext4 lists a folder in
+    /// hash order). `removed` hears each file's name and size before it goes;
+    /// with `dryRun` nothing is unlinked. Memory is bounded by `chunk` names,
+    /// whatever the folder holds; unlinking names already read while `readdir`
+    /// goes on leaves the others listed once.
+    package static func removeRegularFiles(
+        in pathBytes: [UInt8], display: String, dryRun: Bool, chunk: Int = 131_072,
+        where select: (UnsafeRawBufferPointer) -> Bool, removed: (UnsafeRawBufferPointer, Int64) -> Void
+    ) throws(SystemError) {
+        guard let stream = withCPath(pathBytes, { opendir($0) }) else { throw SystemError("opendir", path: display) }
+        defer { closedir(stream) }
+        let folder = dirfd(stream)
+        // The names taken, each followed by its NUL, and where each starts, with its inode.
+        var names: [CChar] = []
+        var taken: [(inode: UInt64, start: Int32)] = []
+        func removeTaken() {
+            taken.sort { $0.inode < $1.inode }
+            names.withUnsafeBufferPointer { buffer in
+                for entry in taken {
+                    let cName = buffer.baseAddress! + Int(entry.start)
+                    var st = stat()
+                    guard fstatat(folder, cName, &st, AT_SYMLINK_NOFOLLOW) == 0, FileType(mode: st.st_mode) == .regular else { continue }
+                    removed(UnsafeRawBufferPointer(start: cName, count: strlen(cName)), Int64(st.st_size))
+                    if !dryRun { unlinkat(folder, cName, 0) }
+                }
+            }
+            names.removeAll(keepingCapacity: true)
+            taken.removeAll(keepingCapacity: true)
+        }
+        while let entry = readdir(stream) {
+            let cName = (UnsafeRawPointer(entry) + MemoryLayout<dirent>.offset(of: \dirent.d_name)!).assumingMemoryBound(to: CChar.self)
+            let name = UnsafeRawBufferPointer(start: cName, count: strlen(cName))
+            if name.elementsEqual([UInt8(ascii: ".")]) || name.elementsEqual([UInt8(ascii: "."), UInt8(ascii: ".")]) { continue }
+            guard select(name) else { continue }
+            let inode = (UnsafeRawPointer(entry) + MemoryLayout<dirent>.offset(of: \dirent.d_ino)!).loadUnaligned(as: ino_t.self)
+            taken.append((UInt64(inode), Int32(names.count)))
+            names.append(contentsOf: UnsafeBufferPointer(start: cName, count: name.count + 1))
+            if taken.count >= chunk { removeTaken() }
+        }
+        removeTaken()
+    }
 }
 
 /// A folder's names, sorted bytewise, kept in one buffer: a folder of a million

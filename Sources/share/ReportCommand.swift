@@ -41,19 +41,26 @@ enum ReportCommand {
         }
 
         var status = ExitStatus.success
-        if let htmlPath {
-            let page = ReportPage(report, container: container)
-            if write(Data(page.html.utf8), to: htmlPath) {
+        // An output whose folder is missing is reported and left; the other is still made.
+        let html = htmlPath.flatMap { writable($0) ? $0 : nil }
+        let drawsSheet = sheetPath.map(writable) ?? false
+        if (htmlPath != nil && html == nil) || (sheetPath != nil && !drawsSheet) { status = .unusable }
+        // One pass over the items for both outputs: each item read and decoded once.
+        let outputs = report.writeOutputs(in: container, html: html, sheet: drawsSheet)
+        if let htmlPath = html, let page = outputs.page {
+            switch page {
+            case .success(let page):
                 Terminal.shared.err("share: page: \(report.items.count) items, \(page.embeddedThumbnailCount) thumbnails embedded")
                 for name in page.missingThumbnails { Terminal.shared.err("share: warning: \(name): thumbnail missing from the container") }
                 Terminal.shared.out(htmlPath)
-            } else {
+            case .failure(let error):
+                Terminal.shared.err("share: cannot write \(htmlPath): \(error)")
                 status = .unusable
             }
         }
-        if let sheetPath {
-            do {
-                let sheet = try report.contactSheet(in: container)
+        if let sheetPath, let drawn = outputs.sheet {
+            switch drawn {
+            case .success(let sheet):
                 if write(Data(sheet.jpeg), to: sheetPath) {
                     var line = "share: contact sheet: \(sheet.tileCount) tiles, \(sheet.columns)×\(sheet.rows) grid, \(sheet.width)×\(sheet.height) px"
                     if sheet.omittedCount > 0 { line += "; \(sheet.omittedCount) more items not shown (at most \(sheet.tileCount) tiles)" }
@@ -62,7 +69,7 @@ enum ReportCommand {
                 } else {
                     status = .unusable
                 }
-            } catch {
+            case .failure(let error):
                 Terminal.shared.err("share: cannot draw the contact sheet: \(error)")
                 status = .unusable
             }
@@ -70,13 +77,19 @@ enum ReportCommand {
         return status
     }
 
-    /// Replaces `path` atomically; reports a failure on stderr.
-    private static func write(_ data: Data, to path: String) -> Bool {
+    /// True when `path`'s folder exists; reports it on stderr otherwise.
+    private static func writable(_ path: String) -> Bool {
         let folder = (path as NSString).deletingLastPathComponent
         if !folder.isEmpty, (try? FileStatus.of(folder))?.type != .directory {
             Terminal.shared.err("share: cannot write \(path): \(folder) is not a folder")
             return false
         }
+        return true
+    }
+
+    /// Replaces `path` atomically; reports a failure on stderr.
+    private static func write(_ data: Data, to path: String) -> Bool {
+        guard writable(path) else { return false }
         do throws(SystemError) {
             try AtomicFile.replace(path, bytes: data)
             return true

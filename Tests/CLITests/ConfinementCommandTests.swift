@@ -58,6 +58,37 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: consumed), "gc did not collect the consumed share: \(gc.stderr)")
         #expect(FileManager.default.fileExists(atPath: sibling + "/x.jpg"), "gc removed a file outside the container: \(gc.stdout)\(gc.stderr)")
     }
+
+    /// `gc` removes only regular files named by the share's items, each
+    /// relative to the open folder: an item's copy and thumbnail replaced by
+    /// links to the sibling's file are left, links and target alike.
+    @Test func gcLeavesLinksNamedLikeAnItemsFiles() throws {
+        let (parent, root, sibling) = try Self.layout()
+        try parent.add("drop/photo.jpg", copying: Fixtures.media("photo.jpg"))
+        let ingest = try ShareProcess.run(["ingest", "--quiet", "--container", root, "--key", "Linked", parent.file("drop")])
+        #expect(ingest.status == 0, "\(ingest.stderr)")
+        #expect(try ShareProcess.run(["open", "ShareMedia://dataUrl=Linked#media", "--container", root, "--consume"]).status == 0)
+        let owned = { (folder: String) in
+            try FileManager.default.contentsOfDirectory(atPath: folder).filter { $0.count > 37 && UUID(uuidString: String($0.prefix(36))) != nil }
+        }
+        let copies = try owned(root)
+        let thumbnails = try owned(root + "/thumbnails")
+        #expect(copies.count == 1 && thumbnails.count == 1, "\(copies) \(thumbnails)")
+        var links: [String] = []
+        for path in copies.map({ root + "/" + $0 }) + thumbnails.map({ root + "/thumbnails/" + $0 }) {
+            try FileManager.default.removeItem(atPath: path)
+            try FileManager.default.createSymbolicLink(atPath: path, withDestinationPath: sibling + "/x.jpg")
+            links.append(path)
+        }
+        let gc = try ShareProcess.run(["gc", "--container", root, "--older-than", "0", "--verbose"])
+        #expect(gc.status == 0, "\(gc.stderr)")
+        #expect(gc.stderr.contains("collected 1 consumed shares, 2 files"), "only the manifest and the report go: \(gc.stderr)")
+        for link in links {
+            #expect((try? FileManager.default.destinationOfSymbolicLink(atPath: link)) == sibling + "/x.jpg", "gc removed the link \(link)")
+            #expect(!gc.stdout.contains(link), "\(gc.stdout)")
+        }
+        #expect(FileManager.default.contentsEqual(atPath: sibling + "/x.jpg", andPath: Fixtures.media("photo.jpg")))
+    }
 }
 
 /// Where the machine offers a helper no file-system confinement (no Landlock,

@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import ShareManifest
+import SystemCalls
 import TestSupport
 import Testing
 
@@ -95,5 +96,29 @@ import Testing
             }
         }
         #expect(FileManager.default.contentsEqual(atPath: layout.sibling + "/x.jpg", andPath: Fixtures.media("photo.jpg")))
+    }
+}
+
+/// What `share gc` removes a share's files with: the regular files a folder
+/// lists whose names are selected, in chunks (here of two, so several), each
+/// relative to the open folder; a link, a folder and unselected names stay.
+@Suite struct FolderRemovalTests {
+    @Test(arguments: [false, true])
+    func removesTheSelectedRegularFilesOnly(dryRun: Bool) throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("removal-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: folder + "/take-dir", withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        for name in ["take-1", "take-2", "take-3", "take-4", "take-5", "keep-1"] {
+            try Data(repeating: 7, count: name.count).write(to: URL(fileURLWithPath: folder + "/" + name))
+        }
+        try FileManager.default.createSymbolicLink(atPath: folder + "/take-link", withDestinationPath: folder + "/keep-1")
+        var heard: [String: Int64] = [:]
+        try DirectoryEntries.removeRegularFiles(
+            in: Array(folder.utf8), display: folder, dryRun: dryRun, chunk: 2,
+            where: { $0.starts(with: Array("take-".utf8)) },
+            removed: { name, size in heard[String(decoding: name, as: UTF8.self)] = size })
+        #expect(heard == ["take-1": 6, "take-2": 6, "take-3": 6, "take-4": 6, "take-5": 6])
+        let left = Set(try FileManager.default.contentsOfDirectory(atPath: folder))
+        #expect(left == (dryRun ? ["take-1", "take-2", "take-3", "take-4", "take-5", "keep-1", "take-dir", "take-link"] : ["keep-1", "take-dir", "take-link"]))
     }
 }

@@ -290,4 +290,64 @@ import MediaFormats
         #expect(sources.count == total && sources.first == "/drop/note-0.txt" && sources.last == "/drop/note-\(total - 1).txt")
         #expect(!stored.items.areHeld)
     }
+
+    /// `share report --html --contact-sheet` on a large stored report: one pass
+    /// over its items for both outputs, so each item is read once, and decoded
+    /// only if one of them shows it (debug builds count both per report file); the page is streamed
+    /// to its file and shows what ``ReportPage`` shows, the sheet its first tiles.
+    @Test func bothOutputsDecodeEachStoredItemOnce() throws {
+        let total = BatchReport.itemsHeldInMemory + 1
+        let items = (0..<total).map { index in
+            ItemReport(
+                index: index, source: "/drop/note-\(index).txt", status: index % 3 == 0 ? .failed : .ingested,
+                failure: index % 3 == 0 ? ItemFailure(.sniff, .empty, "/drop/note-\(index).txt is empty") : nil, warnings: [],
+                entry: index % 3 == 0 ? nil : SharedMediaFile(path: "file:///c/\(index).txt", type: .file, size: 10), id: nil, stageSeconds: [:])
+        }
+        let key = try ShareKey("decoded-once")
+        let report = BatchReport(
+            batchID: UUID(), key: key, redirectURL: nil, manifestPath: nil, schema: .v2, pipeline: "default", items: items, stageSeconds: [:], wallSeconds: 1)
+        let container = try ContainerDirectory(FileManager.default.temporaryDirectory.appendingPathComponent("once-\(UUID().uuidString)").path)
+        defer { try? FileManager.default.removeItem(atPath: container.root) }
+        let path = container.reportPath(key: key)
+        try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+        try report.json().write(to: URL(fileURLWithPath: path))
+        let out = container.root + "/out"
+        try FileManager.default.createDirectory(atPath: out, withIntermediateDirectories: true)
+
+        let stored = try BatchReport.stored(key: key, in: container)
+        let outputs = stored.writeOutputs(in: container, html: out + "/page.html", sheet: true, layout: ContactSheetLayout(maximumTiles: 12))
+        #if DEBUG
+        // Read once each: decoded when shown (the grid's first items, the first problems), else skimmed.
+        let decoded = StoredReportReader.decodedItems.withLock { $0[path] ?? 0 }
+        let skimmed = StoredReportReader.skimmedItems.withLock { $0[path] ?? 0 }
+        #expect(decoded + skimmed == total, "each item read once for both outputs: \(decoded) decoded, \(skimmed) skimmed")
+        let shownProblems = (0..<total).lazy.filter { $0 % 3 == 0 }.prefix(ReportPage.itemLimit).last!
+        #expect(decoded == ReportPage.itemLimit + (ReportPage.itemLimit - (ReportPage.itemLimit + 2) / 3), "only the items shown are decoded (last problem shown: \(shownProblems))")
+        #endif
+        #expect(!stored.items.areHeld)
+        let page = try #require(try outputs.page?.get())
+        #expect(page.embeddedThumbnailCount == 0 && page.missingThumbnails.isEmpty)
+        let html = try String(contentsOfFile: out + "/page.html", encoding: .utf8)
+        #expect(html == ReportPage(report, container: container).html, "the streamed page is the page")
+        #expect(html.components(separatedBy: "<li class=\"item ").count - 1 == ReportPage.itemLimit)
+        #expect(html.contains("Not delivered (\((total + 2) / 3))"))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: out) == ["page.html"], "a temporary file was left")
+        let sheet = try #require(try outputs.sheet?.get())
+        #expect(sheet.tileCount == 12 && sheet.omittedCount == total - 12)
+    }
+
+    /// The page `writeOutputs` streams to a file is the one ``ReportPage``
+    /// renders, thumbnails embedded, for a real batch.
+    @Test func theStreamedPageIsThePage() throws {
+        try Batch.with { batch in
+            let report = try batch.stored()
+            let path = batch.scratch.appendingPathComponent("page.html").path
+            let outputs = report.writeOutputs(in: batch.container, html: path, sheet: false)
+            let page = try #require(try outputs.page?.get())
+            let expected = ReportPage(report, container: batch.container)
+            #expect(try String(contentsOfFile: path, encoding: .utf8) == expected.html)
+            #expect(page.embeddedThumbnailCount == expected.embeddedThumbnailCount && page.embeddedThumbnailCount > 0)
+            #expect(outputs.sheet == nil)
+        }
+    }
 }

@@ -245,10 +245,15 @@ public final class BatchJournal: Sendable {
     /// read row by row.
     func itemIDs(of batch: UUID) throws -> Set<UUID> {
         var ids = Set<UUID>()
-        try database.scan("SELECT uuid FROM items WHERE batch_id = ?", [.text(batch.uuidString)]) { row in
-            if let id = row.text("uuid").flatMap(UUID.init(uuidString:)) { ids.insert(id) }
-        }
+        try forEachItemID(of: batch) { ids.insert($0) }
         return ids
+    }
+
+    /// Calls `body` with the UUID of each item of `batch`, row by row, holding none.
+    func forEachItemID(of batch: UUID, _ body: (UUID) -> Void) throws {
+        try database.scan("SELECT uuid FROM items WHERE batch_id = ?", [.text(batch.uuidString)]) { row in
+            if let id = row.text("uuid").flatMap(UUID.init(uuidString:)) { body(id) }
+        }
     }
 
     /// How many items of a running batch have finished (delivered, failed or

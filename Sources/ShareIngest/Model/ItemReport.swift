@@ -256,6 +256,16 @@ public struct BatchReport: Sendable {
     }
 }
 
+/// What a pass over a stored report learns of an item without decoding it.
+struct ItemSkim {
+    /// Its place in the batch.
+    let index: Int
+    /// Its outcome.
+    let status: ItemStatus
+    /// The bytes delivered (its entry's size; 0 without one).
+    let size: Int64
+}
+
 /// The item reports of a batch: a collection read in full the first time one
 /// of its elements is read (its count is known before). Built in memory, or
 /// from where a batch's items are kept (its stored report, its store).
@@ -267,9 +277,9 @@ public struct ItemReports: RandomAccessCollection, Sendable {
     private final class Storage: Sendable {
         private let loaded: Mutex<[ItemReport]?>
         private let load: @Sendable () -> [ItemReport]
-        let visit: (@Sendable ((ItemReport) -> Void) -> Void)?
+        let visit: StoredVisit?
 
-        init(_ items: [ItemReport]?, load: @escaping @Sendable () -> [ItemReport], visit: (@Sendable ((ItemReport) -> Void) -> Void)? = nil) {
+        init(_ items: [ItemReport]?, load: @escaping @Sendable () -> [ItemReport], visit: StoredVisit? = nil) {
             loaded = Mutex(items)
             self.load = load
             self.visit = visit
@@ -310,7 +320,7 @@ public struct ItemReports: RandomAccessCollection, Sendable {
 
     /// `count` reports that `load` reads when first needed; `visit`, when given,
     /// goes through them one at a time without holding them.
-    init(count: Int, load: @escaping @Sendable () -> [ItemReport], visit: (@Sendable ((ItemReport) -> Void) -> Void)? = nil) {
+    init(count: Int, load: @escaping @Sendable () -> [ItemReport], visit: StoredVisit? = nil) {
         storage = Storage(nil, load: load, visit: visit)
         self.count = count
     }
@@ -322,12 +332,28 @@ public struct ItemReports: RandomAccessCollection, Sendable {
     /// Calls `body` with each report in order, holding none when they are read
     /// from a stored report (a million-item batch's, replayed as events).
     func visit(_ body: (ItemReport) -> Void) {
+        visit(whole: { _ in true }, body, skimmed: { _ in })
+    }
+
+    /// A pass over stored items as one at a time, each read once: for each, its
+    /// ``ItemSkim`` (status and delivered size, read from its lines without
+    /// decoding it) is offered to `whole`; the item is decoded and given to
+    /// `body` only when `whole` says so, else the skim goes to `skimmed`. Held
+    /// items all go to `body`.
+    func visit(whole: (ItemSkim) -> Bool, _ body: (ItemReport) -> Void, skimmed: (ItemSkim) -> Void) {
         if let visit = storage.visit, !storage.isLoaded {
-            withoutActuallyEscaping(body) { body in visit { body($0) } }
+            withoutActuallyEscaping(whole) { whole in
+                withoutActuallyEscaping(body) { body in
+                    withoutActuallyEscaping(skimmed) { skimmed in visit(whole, body, skimmed) }
+                }
+            }
         } else {
             for item in self { body(item) }
         }
     }
+
+    /// Goes through a stored report's items (see ``visit(whole:_:skimmed:)``).
+    typealias StoredVisit = @Sendable (_ whole: (ItemSkim) -> Bool, _ body: (ItemReport) -> Void, _ skimmed: (ItemSkim) -> Void) -> Void
 
     /// 0.
     public var startIndex: Int { 0 }

@@ -268,7 +268,7 @@ enum BatchCompletion {
                         (try? BatchReport.stored(key: key, in: container)).flatMap { $0.batchID == batchID ? Array($0.items) : nil }
                             ?? ItemReports.rebuilt(batch: batchID, container: container, pipeline: pipeline, message: message)
                     },
-                    visit: { body in try? StoredReportReader.forEachItem(in: reportPath, body) }),
+                    visit: { whole, body, skimmed in try? StoredReportReader.forEachItem(in: reportPath, whole: whole, body, skimmed: skimmed) }),
             counts: counts, stageSeconds: totals, wallSeconds: wallSeconds ?? totals.values.reduce(0, +))
         // Kept beside the manifest for `share report` and `share status` (and beside
         // a failed drop); losing it costs no item, so failing to write it is not

@@ -9,20 +9,12 @@ extension BatchReport {
     /// skipped ones a grey tile. At most `layout.maximumTiles` items are drawn;
     /// the title says when some were left out.
     public func contactSheet(in container: ContainerDirectory, layout: ContactSheetLayout = ContactSheetLayout()) throws(VipsError) -> ContactSheet {
-        // Only the tiles drawn are made (a million-item batch's items are read
-        // one at a time and the rest left).
-        let limit = max(1, layout.maximumTiles)
-        var tiles: [ContactSheetTile] = []
-        items.visit { item in if tiles.count < limit { tiles.append(Self.tile(for: ReportedItem(item, container: container))) } }
-        let shown = tiles.count
-        var title = "\(key.rawValue) · \(ingestedCount) of \(items.count) ingested"
-        if failedCount > 0 { title += " · \(failedCount) failed" }
-        if skippedCount > 0 { title += " · \(skippedCount) skipped" }
-        if shown < items.count { title += " · first \(shown) shown" }
-        return try ContactSheet.render(tiles, title: title, layout: layout, total: items.count)
+        var tiles = ContactSheetTiles(report: self, container: container, layout: layout)
+        items.visit { tiles.add($0) }
+        return try tiles.render()
     }
 
-    private static func tile(for reported: ReportedItem) -> ContactSheetTile {
+    fileprivate static func tile(for reported: ReportedItem) -> ContactSheetTile {
         let item = reported.item
         guard item.status == .ingested else {
             let why = item.failure.map { "\(item.status.rawValue): \($0.reason.rawValue)" } ?? item.status.rawValue
@@ -36,5 +28,43 @@ extension BatchReport {
             return ContactSheetTile(picture: .thumbnail(path: thumbnail), caption: caption)
         }
         return ContactSheetTile(picture: .placeholder(reported.placeholderLabel), caption: caption)
+    }
+}
+
+/// A contact sheet's tiles, taken from the items one at a time (each read
+/// once, with the page's when both are made): only the tiles drawn are made
+/// (at most `layout.maximumTiles`; a million-item batch's other items are
+/// counted and left). Each tile names its thumbnail file, decoded once when the
+/// sheet is drawn, shrunk on load (`vips_thumbnail`) to the cell.
+struct ContactSheetTiles {
+    let report: BatchReport
+    let container: ContainerDirectory
+    let layout: ContactSheetLayout
+    private var tiles: [ContactSheetTile] = []
+
+    init(report: BatchReport, container: ContainerDirectory, layout: ContactSheetLayout) {
+        self.report = report
+        self.container = container
+        self.layout = layout
+    }
+
+    /// True while the sheet has room for another tile.
+    var wantsMore: Bool { tiles.count < max(1, layout.maximumTiles) }
+
+    /// Takes the next item (in input order).
+    mutating func add(_ item: ItemReport) {
+        guard tiles.count < max(1, layout.maximumTiles) else { return }
+        tiles.append(BatchReport.tile(for: ReportedItem(item, container: container)))
+    }
+
+    /// The sheet of the tiles taken, titled with the batch's totals.
+    func render() throws(VipsError) -> ContactSheet {
+        let shown = tiles.count
+        let total = report.items.count
+        var title = "\(report.key.rawValue) · \(report.ingestedCount) of \(total) ingested"
+        if report.failedCount > 0 { title += " · \(report.failedCount) failed" }
+        if report.skippedCount > 0 { title += " · \(report.skippedCount) skipped" }
+        if shown < total { title += " · first \(shown) shown" }
+        return try ContactSheet.render(tiles, title: title, layout: layout, total: total)
     }
 }

@@ -30,21 +30,28 @@ public struct ReportPage: Sendable {
     /// Renders `report`, reading thumbnails from `container`.
     public init(_ report: BatchReport, container: ContainerDirectory) {
         var writer = PageWriter(report: report, container: container)
-        html = writer.document()
+        var cards = ""
+        report.items.visit { item in if let card = writer.add(item) { cards += card } }
+        html = writer.opening() + cards + writer.closing()
         embeddedThumbnailCount = writer.embedded
         missingThumbnails = writer.missing
     }
 }
 
-/// Builds the page; counts what it embedded on the way.
-private struct PageWriter {
+/// Builds the page from the items given one at a time (each read once, for a
+/// large batch from its stored report): the grid's cards come out as they are
+/// made, so a caller can stream them to a file; what comes before the grid
+/// (totals, the problems) is known only at the end (``opening()``). Counts what
+/// it embedded on the way.
+struct PageWriter {
     let report: BatchReport
     let container: ContainerDirectory
-    /// The first items (the grid's), and the first not delivered.
-    let items: [ReportedItem]
-    let undelivered: [ReportedItem]
+    /// The first items not delivered.
+    private(set) var undelivered: [ReportedItem] = []
     /// Bytes of everything delivered.
-    let deliveredBytes: Int64
+    private(set) var deliveredBytes: Int64 = 0
+    /// Cards made so far (at most ``ReportPage/itemLimit``).
+    private(set) var shown = 0
     var embedded = 0
     var missing: [String] = []
     private var out = ""
@@ -52,28 +59,42 @@ private struct PageWriter {
     init(report: BatchReport, container: ContainerDirectory) {
         self.report = report
         self.container = container
-        // One pass over the items (read one at a time for a large batch),
-        // keeping only what the page shows.
-        var items: [ReportedItem] = []
-        var undelivered: [ReportedItem] = []
-        var bytes: Int64 = 0
-        report.items.visit { item in
-            bytes += item.entry?.size ?? 0
-            if items.count < ReportPage.itemLimit { items.append(ReportedItem(item, container: container)) }
-            // A sidecar attached to its photo was delivered with it: not a problem to list.
-            if item.status != .ingested, item.status != .attached, undelivered.count < ReportPage.itemLimit { undelivered.append(ReportedItem(item, container: container)) }
-        }
-        self.items = items
-        self.undelivered = undelivered
-        deliveredBytes = bytes
     }
+
+    /// Takes the next item (in input order); returns its grid card while the
+    /// grid has room, keeping only what the page's top shows.
+    mutating func add(_ item: ItemReport) -> String? {
+        deliveredBytes += item.entry?.size ?? 0
+        // A sidecar attached to its photo was delivered with it: not a problem to list.
+        if item.status != .ingested, item.status != .attached, undelivered.count < ReportPage.itemLimit {
+            undelivered.append(ReportedItem(item, container: container))
+        }
+        guard shown < ReportPage.itemLimit else { return nil }
+        shown += 1
+        out = ""
+        card(ReportedItem(item, container: container))
+        defer { out = "" }
+        return out
+    }
+
+    /// True when the page shows more of an item than its status and size:
+    /// while the grid has room, or it is one of the first not delivered.
+    func wantsWhole(_ skim: ItemSkim) -> Bool {
+        shown < ReportPage.itemLimit || (skim.status != .ingested && skim.status != .attached && undelivered.count < ReportPage.itemLimit)
+    }
+
+    /// Takes the next item when ``wantsWhole(_:)`` did not: it counts in the totals alone.
+    mutating func add(_ skim: ItemSkim) { deliveredBytes += skim.size }
 
     /// `text`, escaped.
     private func e(_ text: String) -> String { HTMLText.escaped(text) }
 
-    mutating func document() -> String {
+    /// Everything before the grid's cards: the document's head, the header
+    /// with the totals, the problems and the grid's opening tag. Call after the
+    /// last ``add(_:)``.
+    mutating func opening() -> String {
         let key = e(report.key.rawValue)
-        out += """
+        out = """
             <!DOCTYPE html>
             <html lang="en">
             <head>
@@ -89,9 +110,18 @@ private struct PageWriter {
             """
         header()
         problems()
-        grid()
-        out += "</body>\n</html>\n"
+        out += "<main>\n<h2>Items</h2>\n<ol class=\"grid\">\n"
+        defer { out = "" }
         return out
+    }
+
+    /// Everything after the grid's cards.
+    func closing() -> String {
+        var end = "</ol>\n"
+        if report.items.count > shown {
+            end += "<p class=\"more\">The first \(shown) of \(report.items.count) items are shown: the batch's JSON report lists every item.</p>\n"
+        }
+        return end + "</main>\n</body>\n</html>\n"
     }
 
     private mutating func header() {
@@ -155,16 +185,6 @@ private struct PageWriter {
         out += "</ul>\n"
         if total > undelivered.count { out += "<p class=\"more\">… and \(total - undelivered.count) more: the batch's JSON report lists every item.</p>\n" }
         out += "</section>\n"
-    }
-
-    private mutating func grid() {
-        out += "<main>\n<h2>Items</h2>\n<ol class=\"grid\">\n"
-        for reported in items { card(reported) }
-        out += "</ol>\n"
-        if report.items.count > items.count {
-            out += "<p class=\"more\">The first \(items.count) of \(report.items.count) items are shown: the batch's JSON report lists every item.</p>\n"
-        }
-        out += "</main>\n"
     }
 
     private mutating func card(_ reported: ReportedItem) {

@@ -1,5 +1,6 @@
 import Foundation
 import ShareManifest
+import Synchronization
 import SystemCalls
 
 /// Why a batch's stored report could not be found or read.
@@ -67,7 +68,7 @@ extension BatchReport {
             do {
                 let items = ItemReports(
                     count: counts.items, load: { (try? readItems(path, size: status.size)) ?? [] },
-                    visit: { body in try? StoredReportReader.forEachItem(in: path, body) })
+                    visit: { whole, body, skimmed in try? StoredReportReader.forEachItem(in: path, whole: whole, body, skimmed: skimmed) })
                 return try document.report(items: items)
             } catch {
                 throw .malformed(path: path, detail: error.description)
@@ -135,8 +136,27 @@ extension BatchReport {
 /// by four spaces, its closing brace on a line of its own) is read a line at a
 /// time and each item decoded alone.
 enum StoredReportReader {
+    #if DEBUG
+    /// How many items were decoded from each stored report, by path: what a
+    /// test reads to see that `share report` decodes each item once for both
+    /// of its outputs. Debug and test builds only.
+    static let decodedItems = Mutex<[String: Int]>([:])
+    /// How many items were read without being decoded (their ``ItemSkim`` alone), by path.
+    static let skimmedItems = Mutex<[String: Int]>([:])
+    #endif
+
     /// Calls `body` with each item's report, in order.
     static func forEachItem(in path: String, _ body: (ItemReport) -> Void) throws {
+        try forEachItem(in: path, whole: { _ in true }, body, skimmed: { _ in })
+    }
+
+    /// Goes through the items once, in order: each item's status and top-level
+    /// `size` are read from its own lines (its keys at six spaces; a nested
+    /// object's are deeper) and offered to `whole`; only when it says so (or
+    /// when they cannot be read) is the item decoded for `body`, else the skim
+    /// goes to `skimmed`. A million items' pass that shows a few thousand
+    /// decodes those alone.
+    static func forEachItem(in path: String, whole: (ItemSkim) -> Bool, _ body: (ItemReport) -> Void, skimmed: (ItemSkim) -> Void) throws {
         let fd = try FileDescriptor.open(path, O_RDONLY)
         var offset: Int64 = 0
         var pending: [UInt8] = []
@@ -145,6 +165,11 @@ enum StoredReportReader {
         var index = 0
         let marker = Array(BatchReportDocument.itemsMarker.dropFirst().utf8)  // without its leading newline
         let decoder = JSONDecoder()
+        let closing = Array("    }".utf8)
+        let statusKey = Array("      \"status\" : \"".utf8)
+        let sizeKey = Array("      \"size\" : ".utf8)
+        var status: ItemStatus?
+        var size: Int64?
         func line(_ text: ArraySlice<UInt8>) throws {
             guard inItems else {
                 if text.elementsEqual(marker) { inItems = true }
@@ -152,14 +177,33 @@ enum StoredReportReader {
             }
             item += text
             item.append(UInt8(ascii: "\n"))
+            if text.starts(with: statusKey) {
+                let value = text.dropFirst(statusKey.count).prefix { $0 != UInt8(ascii: "\"") }
+                status = ItemStatus(rawValue: String(decoding: value, as: UTF8.self))
+            } else if text.starts(with: sizeKey) {
+                let digits = text.dropFirst(sizeKey.count).prefix { $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }
+                size = digits.isEmpty || digits.count > 18 ? nil : digits.reduce(Int64(0)) { $0 * 10 + Int64($1 - UInt8(ascii: "0")) }
+            }
             // "    }" or "    }," closes an item.
-            let closing = Array("    }".utf8)
             if text.starts(with: closing), text.count <= closing.count + 1 {
                 if item.last == UInt8(ascii: "\n") { item.removeLast() }
                 if item.last == UInt8(ascii: ",") { item.removeLast() }
-                body(try decoder.decode(BatchReportDocument.Item.self, from: Data(item)).report(index: index))
+                let skim = status.map { ItemSkim(index: index, status: $0, size: size ?? 0) }
+                if let skim, !whole(skim) {
+                    skimmed(skim)
+                    #if DEBUG
+                    skimmedItems.withLock { $0[path, default: 0] += 1 }
+                    #endif
+                } else {
+                    body(try decoder.decode(BatchReportDocument.Item.self, from: Data(item)).report(index: index))
+                    #if DEBUG
+                    decodedItems.withLock { $0[path, default: 0] += 1 }
+                    #endif
+                }
                 index += 1
-                item = []
+                item.removeAll(keepingCapacity: true)
+                status = nil
+                size = nil
             }
         }
         while true {
