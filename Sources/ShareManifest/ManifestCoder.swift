@@ -104,6 +104,7 @@ public enum ManifestCoder: Sendable {
             if let captured = entry.capturedAt {
                 fields.append(("capturedAt", JSONText.string(captured)))
                 if let source = entry.capturedAtSource { fields.append(("capturedAtSource", JSONText.string(source))) }
+                if let known = entry.capturedAtOffsetKnown { fields.append(("capturedAtOffsetKnown", known ? "true" : "false")) }
             }
             if let place = entry.exportLocation {
                 var object: [(String, String)] = [("latitude", JSONText.number(place.latitude)), ("longitude", JSONText.number(place.longitude))]
@@ -202,6 +203,7 @@ public enum ManifestCoder: Sendable {
             capturedAtSource: try field("capturedAtSource", as: String.self, expected: "a string or null"),
             exportLocation: try exportLocation(try field("exportLocation", as: [String: Any].self, expected: "an object or null"), at: "[\(index)].exportLocation")
         ).with(group: try group(try field("group", as: [String: Any].self, expected: "an object or null"), at: "[\(index)].group"))
+            .with(capturedAtOffsetKnown: try field("capturedAtOffsetKnown", as: Bool.self, expected: "a boolean or null"))
         return (entry, schema)
     }
 

@@ -95,8 +95,12 @@ public struct SharedMediaFile: Sendable, Hashable {
     public var sidecars: [Sidecar]?
     /// When the photo or video was taken, RFC 3339 (`2019-07-01T16:53:20Z`).
     public var capturedAt: String?
-    /// Where ``capturedAt`` came from: `takeout` (its Takeout JSON's `photoTakenTime`).
+    /// Where ``capturedAt`` came from: `takeout` (its Takeout JSON's `photoTakenTime`),
+    /// `exif`, `quicktime`, `mp4`, `gps`, `fileName` or `fileTime`.
     public var capturedAtSource: String?
+    /// False when ``capturedAt`` is a local time whose offset nobody knows
+    /// (written without one); nil (absent) when it has its offset.
+    public var capturedAtOffsetKnown: Bool?
     /// Where its export says it was taken (a Takeout JSON's `geoData`): set only
     /// when location privacy is off (on, it is removed from the JSON's copy too).
     public var exportLocation: ExportLocation?
@@ -327,6 +331,13 @@ public struct SharedMediaFile: Sendable, Hashable {
         entry.capturedAt = capturedAt
         entry.capturedAtSource = capturedAtSource
         entry.exportLocation = exportLocation
+        return entry
+    }
+
+    /// The entry with whether its capture time's offset is known (false: a local time without one).
+    public func with(capturedAtOffsetKnown: Bool?) -> SharedMediaFile {
+        var entry = self
+        entry.capturedAtOffsetKnown = capturedAtOffsetKnown
         return entry
     }
 

@@ -184,7 +184,7 @@ import Testing
         item.thumbnailPath = "/container/thumbnails/A.jpg"
         item.moments = MomentFacts(
             embeddedVideo: EmbeddedVideo(layout: .microVideo, offset: 100, length: 2000, truncated: false), declaresMotionPhoto: true,
-            contentIdentifier: "ABC-1", captureTime: CaptureTime(local: 1_700_000_000.5, utc: 1_699_996_400.5), stillImageTime: 1.25)
+            contentIdentifier: "ABC-1", captureTime: CaptureTime(local: 1_700_000_000.5, utc: 1_699_996_400.5, gps: 1_699_996_401, source: .exif), stillImageTime: 1.25)
         item.motionVideo = MotionVideo(
             path: "/container/C.mp4", thumbnailPath: "/container/thumbnails/C.jpg", size: 2000, mimeType: "video/mp4", durationMilliseconds: 1200,
             width: 1920, height: 1080, layout: .microVideo)

@@ -6,9 +6,9 @@ import MediaFormats
 /// alone is a file with a duration) and reads its displayed size and duration.
 /// When the thumbnail stage will want a thumbnail of it, the decoder makes it in
 /// the same pass (the file is opened and parsed once) and the thumbnail stage
-/// writes it. When the pipeline has a motion stage, the same pass reads the
-/// file's moment facts (a motion photo's embedded video, Apple's content
-/// identifier, the capture time) for the motion stage and the fan-in.
+/// writes it. For a v2 manifest, the same pass reads the file's moment facts
+/// (a motion photo's embedded video, Apple's content identifier, the capture
+/// time) for the motion stage, the fan-in and the entry's `capturedAt`.
 struct ProbeStage: PipelineStage {
     let settings: PipelineDefinition.ProbeSettings
     /// The thumbnail stage's settings, when the pipeline has one.
@@ -67,7 +67,7 @@ extension ProbeStage {
         ],
         workers: \.workers, records: [.type, .mimeType, .width, .height, .durationMilliseconds, .moments],
         make: { settings, pipeline in
-                ProbeStage(settings: settings, thumbnail: pipeline.thumbnail, moments: pipeline.motion != nil && pipeline.manifest.schema == .v2)
+                ProbeStage(settings: settings, thumbnail: pipeline.thumbnail, moments: pipeline.manifest.schema == .v2)
             })
 }
 
