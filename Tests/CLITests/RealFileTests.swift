@@ -36,6 +36,32 @@ import Testing
         #expect(mean < 6, "mean difference \(mean)")
     }
 
+    /// blue.mpg (pygame's examples): an MPEG-1 system stream whose packets carry no
+    /// timestamp: its duration is its frames at its frame rate (ffprobe counts
+    /// them by decoding), and it gets a poster.
+    @Test func anMPEG1SystemStreamWithoutTimestampsGetsAPosterAndADuration() throws {
+        let source = Fixtures.testdata("real/blue.mpg")
+        let probe = try MediaTools.run(
+            "/usr/bin/ffprobe", ["-v", "error", "-count_frames", "-select_streams", "v:0", "-show_entries", "stream=nb_read_frames,r_frame_rate", "-of", "csv=p=0", source]
+        ).output.trimmingCharacters(in: .whitespacesAndNewlines)
+        // "30/1,24"
+        let parts = probe.split(separator: ",")
+        let rate = parts.first.map { $0.split(separator: "/").compactMap { Double($0) } } ?? []
+        let frames = try #require(parts.last.flatMap { Double($0) })
+        try #require(rate.count == 2 && rate[1] > 0, "\(probe)")
+        let expected = (frames / (rate[0] / rate[1]) * 1000).rounded()
+        #expect(expected == 800)
+        let container = TemporaryDirectory()
+        let (entries, stderr) = try Self.ingest(["blue.mpg": source], into: container)
+        let entry = try #require(entries["blue.mpg"])
+        #expect(entry["duration"] as? Double == expected, "\(entry)")
+        #expect(entry["width"] as? Int == 320 && entry["height"] as? Int == 240)
+        let thumbnailURL = try #require(entry["thumbnail"] as? String, "\(stderr)")
+        let thumbnail = try #require(URL(string: thumbnailURL)?.path)
+        #expect(try MediaTools.run("/usr/bin/vipsheader", ["-f", "width", thumbnail]).output.hasPrefix("320"))
+        #expect(!stderr.contains("no poster"), "\(stderr)")
+    }
+
     /// A VP9 WebM whose EBML DocType says `matroska` (ffmpeg's `-f matroska`) keeps
     /// its `.webm` name; a Matroska with H.264 named `.webm` is stored as `.mkv`.
     @Test func aWebMLabelledMatroskaKeepsItsName() throws {
