@@ -258,6 +258,10 @@ enum ReplyCheck {
         if let mime = facts.mimeType {
             guard knownMIMETypes.contains(mime) else { throw ReplyViolation("the unknown MIME type \"\(mime.prefix(64))\"") }
         }
+        if let video = facts.video {
+            guard facts.kind == .video else { throw ReplyViolation("video facts of a file that is no video") }
+            if let problem = video.problem { throw ReplyViolation(problem) }
+        }
         guard facts.warnings.count <= maximumWarnings else { throw ReplyViolation("\(facts.warnings.count) warnings") }
         for warning in facts.warnings { try checkText(warning, "a warning") }
     }

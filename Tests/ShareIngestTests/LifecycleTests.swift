@@ -195,6 +195,7 @@ import Testing
         item.takeout = TakeoutFacts(takenAt: 1_562_000_000, description: "dusk", location: TakeoutLocation(latitude: 48.8, longitude: 2.3, altitude: 35))
         item.capturedAt = "2019-07-01T16:53:20Z"
         item.capturedAtSource = "takeout"
+        item.video = VideoFacts(codec: "hevc", frameRate: 29.97, variableFrameRate: false, captureFrameRate: 240, slowMotion: true, hdr: "dolbyVision", dolbyVisionProfile: 8, rotation: 90, audio: "aac")
         item.exportDescription = "dusk"
         item.exportLocation = TakeoutLocation(latitude: 48.8, longitude: 2.3, altitude: nil)
         item.group = SharedMediaFile.Group(id: "A", kind: .rawJpeg, role: .raw)

@@ -45,7 +45,14 @@ struct ManifestStage {
             ).with(
                 capturedAt: item.capturedAt ?? captured?.text, capturedAtSource: item.capturedAtSource ?? captured?.source,
                 exportLocation: item.exportLocation.map { SharedMediaFile.ExportLocation(latitude: $0.latitude, longitude: $0.longitude, altitude: $0.altitude) }
-            ).with(group: item.group).with(capturedAtOffsetKnown: captured?.offsetKnown)
+            ).with(group: item.group).with(capturedAtOffsetKnown: captured?.offsetKnown).with(
+                video: settings.schema != .v2 || item.type != .video
+                    ? nil
+                    : item.video.map {
+                        SharedMediaFile.Video(
+                            codec: $0.codec, frameRate: $0.frameRate, variableFrameRate: $0.variableFrameRate, captureFrameRate: $0.captureFrameRate,
+                            slowMotion: $0.slowMotion, hdr: $0.hdr, dolbyVisionProfile: $0.dolbyVisionProfile, rotation: $0.rotation, audio: $0.audio)
+                    })
         }
     }
 

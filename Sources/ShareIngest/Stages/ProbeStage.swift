@@ -49,6 +49,7 @@ extension ItemState {
         width = facts.width
         height = facts.height
         durationMilliseconds = facts.durationMilliseconds
+        video = facts.video
         if let mime = facts.mimeType { mimeType = mime }
         warnings += facts.warnings
     }
@@ -65,7 +66,7 @@ extension ProbeStage {
             .integer("pixelLimit", \.pixelLimit, in: 1...1_000_000_000_000),
             .number("timeLimit", \.timeLimit, in: 0.001...86_400),
         ],
-        workers: \.workers, records: [.type, .mimeType, .width, .height, .durationMilliseconds, .moments],
+        workers: \.workers, records: [.type, .mimeType, .width, .height, .durationMilliseconds, .video, .moments],
         make: { settings, pipeline in
                 ProbeStage(settings: settings, thumbnail: pipeline.thumbnail, moments: pipeline.manifest.schema == .v2)
             })
