@@ -159,8 +159,15 @@ enum ReplyCheck {
             throw ReplyViolation("the content identifier \"\(printable(String(identifier.prefix(64))))\"")
         }
         if let time = moments.captureTime {
-            for value in [time.local, time.utc].compactMap({ $0 }) where !(value.isFinite && CaptureTime.plausible.contains(value)) {
+            for value in [time.local, time.utc, time.gps].compactMap({ $0 }) where !(value.isFinite && CaptureTime.plausible.contains(value)) {
                 throw ReplyViolation("a capture time of \(value) s")
+            }
+            // An offset within ±14:00, on a 15-minute grid (what the decoder accepts from a file).
+            if let local = time.local, let utc = time.utc {
+                let offset = local - utc
+                guard abs(offset) <= 14 * 3600 + 0.01, abs(offset - (offset / 900).rounded() * 900) < 0.01 else {
+                    throw ReplyViolation("a capture time whose offset is \(offset) s")
+                }
             }
         }
         if let still = moments.stillImageTime {
@@ -290,6 +297,10 @@ enum ReplyCheck {
         }
         if let mime = facts.mimeType {
             guard knownMIMETypes.contains(mime) else { throw ReplyViolation("the unknown MIME type \"\(mime.prefix(64))\"") }
+        }
+        if let video = facts.video {
+            guard facts.kind == .video else { throw ReplyViolation("video facts of a file that is no video") }
+            if let problem = video.problem { throw ReplyViolation(problem) }
         }
         guard facts.warnings.count <= maximumWarnings else { throw ReplyViolation("\(facts.warnings.count) warnings") }
         for warning in facts.warnings { try checkText(warning, "a warning") }

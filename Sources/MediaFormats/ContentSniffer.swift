@@ -56,7 +56,14 @@ public enum ContentSniffer {
                 format: .binary, fileExtension: declared ?? "bin", mimeType: "application/octet-stream",
                 recognised: false, declaredExtension: declared, contradictedFormat: nil)
         }
-        if let format = recognise(bytes, continuation: continuation) {
+        if var format = recognise(bytes, continuation: continuation) {
+            // A WebM that its muxer labelled `matroska` (ffmpeg's `-f matroska`, mkvmerge): named
+            // .webm, with only codecs WebM allows, it stays WebM.
+            if format == .mkv, declared == "webm", let codecs = matroskaCodecIDs(bytes), codecs.contains(where: { $0.hasPrefix("V_") }),
+                codecs.allSatisfy(webmCodecIDs.contains)
+            {
+                format = .webm
+            }
             // Text formats (HTML, XML, SVG) keep a name that claims no media format
             // (a page saved as `.php` stays `.php`); under an image name they get their own.
             let ext = format.kind == .text && claimed == nil && declared != nil ? declared! : format.fileExtension(keeping: declared)
@@ -357,6 +364,52 @@ public enum ContentSniffer {
         if ["M4V ", "M4VH", "M4VP"].contains(major) { return .m4v }
         if major.hasPrefix("3gp") || major.hasPrefix("3g2") || major.hasPrefix("3ge") { return .threeGP }
         return .mp4
+    }
+
+    /// The Matroska codec IDs WebM allows: VP8, VP9, AV1, Vorbis, Opus (and WebVTT text).
+    static let webmCodecIDs: Set<String> = ["V_VP8", "V_VP9", "V_AV1", "A_VORBIS", "A_OPUS", "D_WEBVTT/SUBTITLES", "D_WEBVTT/CAPTIONS", "D_WEBVTT/DESCRIPTIONS", "D_WEBVTT/METADATA"]
+
+    /// Every track's `CodecID` in a Matroska file's `Tracks`, when the whole
+    /// element lies within `b` (the first top-level elements of the `Segment`
+    /// after the EBML header); nil otherwise.
+    package static func matroskaCodecIDs(_ b: [UInt8]) -> [String]? {
+        func vint(_ i: Int, keepMarker: Bool) -> (value: Int, length: Int)? {
+            guard i < b.count, b[i] != 0 else { return nil }
+            let length = b[i].leadingZeroBitCount + 1
+            guard length <= 8, i + length <= b.count else { return nil }
+            var value = Int(keepMarker ? b[i] : b[i] & (0xFF >> length))
+            for k in 1..<length { value = value << 8 | Int(b[i + k]) }
+            // All ones: an unknown size.
+            if !keepMarker, value == (1 << (7 * length)) - 1 { return (Int.max, length) }
+            return (value, length)
+        }
+        /// The children of the element whose payload is `range`: (id, payload).
+        func children(_ range: Range<Int>) -> [(id: Int, payload: Range<Int>)]? {
+            var found: [(Int, Range<Int>)] = []
+            var i = range.lowerBound
+            while i < range.upperBound, found.count < 256 {
+                guard let (id, idLength) = vint(i, keepMarker: true), let (size, sizeLength) = vint(i + idLength, keepMarker: false) else { return found }
+                let start = i + idLength + sizeLength
+                guard size != Int.max, size <= range.upperBound - start else { return found }
+                found.append((id, start..<(start + size)))
+                i = start + size
+            }
+            return found
+        }
+        guard let (id, idLength) = vint(0, keepMarker: true), id == 0x1A45_DFA3, let (size, sizeLength) = vint(idLength, keepMarker: false), size != Int.max,
+            let (segment, segmentIDLength) = vint(idLength + sizeLength + size, keepMarker: true), segment == 0x1853_8067,
+            let (_, segmentSizeLength) = vint(idLength + sizeLength + size + segmentIDLength, keepMarker: false)
+        else { return nil }
+        let segmentStart = idLength + sizeLength + size + segmentIDLength + segmentSizeLength
+        guard let top = children(segmentStart..<b.count), let tracks = top.first(where: { $0.id == 0x1654_AE6B }),
+            let entries = children(tracks.payload)
+        else { return nil }
+        var codecs: [String] = []
+        for entry in entries where entry.id == 0xAE {
+            guard let fields = children(entry.payload), let codec = fields.first(where: { $0.id == 0x86 }) else { return nil }
+            codecs.append(String(decoding: b[codec.payload].prefix { $0 != 0 }, as: UTF8.self))
+        }
+        return codecs.isEmpty ? nil : codecs
     }
 
     /// The EBML header's DocType (`webm`, `matroska`), if the header is within `b`:

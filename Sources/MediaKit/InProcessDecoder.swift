@@ -441,6 +441,8 @@ struct AVMediaDecoding {
                 }
                 return poster(of: media, video: video, duration: probe.durationMilliseconds, at: spec.posterTime, spec: spec)
             }
+            // After the poster: reading the first packets moves the file on.
+            facts.video = VideoFactsReader.read(media, video: video)
             return DecodedMedia(facts: facts, thumbnail: thumbnail)
         }
         guard probe.hasAudio else {

@@ -116,6 +116,19 @@ public enum ManifestCoder: Sendable {
             if let captured = entry.capturedAt {
                 fields.append(("capturedAt", JSONText.string(captured)))
                 if let source = entry.capturedAtSource { fields.append(("capturedAtSource", JSONText.string(source))) }
+                if let known = entry.capturedAtOffsetKnown { fields.append(("capturedAtOffsetKnown", known ? "true" : "false")) }
+            }
+            if let video = entry.video {
+                var object: [(String, String)] = [("codec", JSONText.string(video.codec))]
+                if let rate = video.frameRate { object.append(("frameRate", JSONText.number(rate))) }
+                if let variable = video.variableFrameRate { object.append(("variableFrameRate", variable ? "true" : "false")) }
+                if let rate = video.captureFrameRate { object.append(("captureFrameRate", JSONText.number(rate))) }
+                if let slow = video.slowMotion { object.append(("slowMotion", slow ? "true" : "false")) }
+                if let hdr = video.hdr { object.append(("hdr", JSONText.string(hdr))) }
+                if let profile = video.dolbyVisionProfile { object.append(("dolbyVisionProfile", String(profile))) }
+                object.append(("rotation", String(video.rotation)))
+                if let audio = video.audio { object.append(("audio", JSONText.string(audio))) }
+                fields.append(("video", JSONText.object(object)))
             }
             if let place = entry.exportLocation {
                 var object: [(String, String)] = [("latitude", JSONText.number(place.latitude)), ("longitude", JSONText.number(place.longitude))]
@@ -214,6 +227,8 @@ public enum ManifestCoder: Sendable {
             capturedAtSource: try field("capturedAtSource", as: String.self, expected: "a string or null"),
             exportLocation: try exportLocation(try field("exportLocation", as: [String: Any].self, expected: "an object or null"), at: "[\(index)].exportLocation")
         ).with(group: try group(try field("group", as: [String: Any].self, expected: "an object or null"), at: "[\(index)].group"))
+            .with(capturedAtOffsetKnown: try field("capturedAtOffsetKnown", as: Bool.self, expected: "a boolean or null"))
+            .with(video: try video(try field("video", as: [String: Any].self, expected: "an object or null"), at: "[\(index)].video"))
         let pictures = entry.with(thumbhash: try field("thumbhash", as: String.self, expected: "a string or null"))
             .with(previews: try previews(try field("previews", as: [Any].self, expected: "an array of objects or null"), at: "[\(index)].previews"))
         return (pictures, schema)
@@ -314,6 +329,17 @@ public enum ManifestCoder: Sendable {
         guard let longitude = try n.number("longitude")?.doubleValue else { throw .missingField("\(at).longitude") }
         return SharedMediaFile.ExportLocation(
             latitude: latitude, longitude: longitude, altitude: try n.number("altitude")?.doubleValue, source: try n.string("source"))
+    }
+
+    private static func video(_ object: [String: Any]?, at: String) throws(ManifestError) -> SharedMediaFile.Video? {
+        guard let object else { return nil }
+        let n = Nested(object: object, at: at)
+        return SharedMediaFile.Video(
+            codec: try n.string("codec"), frameRate: try n.number("frameRate")?.doubleValue,
+            variableFrameRate: try n.field("variableFrameRate", as: Bool.self, expected: "a boolean"),
+            captureFrameRate: try n.number("captureFrameRate")?.doubleValue, slowMotion: try n.field("slowMotion", as: Bool.self, expected: "a boolean"),
+            hdr: try n.field("hdr", as: String.self, expected: "a string"), dolbyVisionProfile: try n.number("dolbyVisionProfile")?.intValue,
+            rotation: try n.number("rotation")?.intValue ?? 0, audio: try n.field("audio", as: String.self, expected: "a string"))
     }
 
     private static func compatible(_ object: [String: Any]?, at: String) throws(ManifestError) -> SharedMediaFile.Compatible? {

@@ -127,14 +127,58 @@ public struct SharedMediaFile: Sendable, Hashable {
     public var sidecars: [Sidecar]?
     /// When the photo or video was taken, RFC 3339 (`2019-07-01T16:53:20Z`).
     public var capturedAt: String?
-    /// Where ``capturedAt`` came from: `takeout` (its Takeout JSON's `photoTakenTime`).
+    /// Where ``capturedAt`` came from: `takeout` (its Takeout JSON's `photoTakenTime`),
+    /// `exif`, `quicktime`, `mp4`, `gps`, `fileName` or `fileTime`.
     public var capturedAtSource: String?
+    /// False when ``capturedAt`` is a local time whose offset nobody knows
+    /// (written without one); nil (absent) when it has its offset.
+    public var capturedAtOffsetKnown: Bool?
     /// Where its export says it was taken (a Takeout JSON's `geoData`): set only
     /// when location privacy is off (on, it is removed from the JSON's copy too).
     public var exportLocation: ExportLocation?
 
     /// The group of shots this item belongs to (v2 `group`): a RAW and its JPEG.
     public var group: Group?
+    /// How a video plays (v2 `video`).
+    public var video: Video?
+
+    /// How a video plays (v2 `video`): its codec, frame rate, HDR, rotation, audio.
+    public struct Video: Sendable, Hashable, Codable {
+        /// The video codec (`h264`, `hevc`, `vp9`, `av1`…).
+        public var codec: String
+        /// Frames per second, from the first frames' presentation times.
+        public var frameRate: Double?
+        /// True when those times are unevenly spaced.
+        public var variableFrameRate: Bool?
+        /// The capture rate its camera recorded (Android's `com.android.capture.fps`, an Apple slow-motion movie's rate).
+        public var captureFrameRate: Double?
+        /// True for a slow-motion movie.
+        public var slowMotion: Bool?
+        /// `pq`, `hlg` or `dolbyVision`; nil for SDR.
+        public var hdr: String?
+        /// The Dolby Vision profile, with `hdr` `dolbyVision`.
+        public var dolbyVisionProfile: Int?
+        /// Clockwise degrees to rotate for display.
+        public var rotation: Int
+        /// The first audio stream's codec; nil when silent.
+        public var audio: String?
+
+        /// Video facts.
+        public init(
+            codec: String, frameRate: Double? = nil, variableFrameRate: Bool? = nil, captureFrameRate: Double? = nil, slowMotion: Bool? = nil,
+            hdr: String? = nil, dolbyVisionProfile: Int? = nil, rotation: Int = 0, audio: String? = nil
+        ) {
+            self.codec = codec
+            self.frameRate = frameRate
+            self.variableFrameRate = variableFrameRate
+            self.captureFrameRate = captureFrameRate
+            self.slowMotion = slowMotion
+            self.hdr = hdr
+            self.dolbyVisionProfile = dolbyVisionProfile
+            self.rotation = rotation
+            self.audio = audio
+        }
+    }
 
     /// Items that are one shot, or one burst, or an original and its edit (v2 `group`).
     public struct Group: Sendable, Hashable, Codable {
@@ -387,6 +431,20 @@ public struct SharedMediaFile: Sendable, Hashable {
     public func with(thumbhash: String?) -> SharedMediaFile {
         var entry = self
         entry.thumbhash = thumbhash
+        return entry
+    }
+
+    /// The entry with how its video plays (v2 manifests carry it).
+    public func with(video: Video?) -> SharedMediaFile {
+        var entry = self
+        entry.video = video
+        return entry
+    }
+
+    /// The entry with whether its capture time's offset is known (false: a local time without one).
+    public func with(capturedAtOffsetKnown: Bool?) -> SharedMediaFile {
+        var entry = self
+        entry.capturedAtOffsetKnown = capturedAtOffsetKnown
         return entry
     }
 

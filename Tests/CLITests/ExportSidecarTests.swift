@@ -201,8 +201,8 @@ import Testing
         let place = byName["IMG_0001.jpg"]?["exportLocation"] as? [String: Any]
         #expect(place?["latitude"] as? Double == 48.8584 && place?["longitude"] as? Double == 2.2945 && place?["altitude"] as? Double == 35.0, "\(mode): \(place ?? [:])")
         #expect(place?["source"] as? String == "takeout")
-        // Photos without a Takeout JSON have none of it.
-        #expect(byName["IMG_1235.jpg"]?["capturedAt"] == nil && byName["IMG_1235.jpg"]?["exportLocation"] == nil)
+        // Photos without a Takeout JSON have none of it (their capture time is their own).
+        #expect(byName["IMG_1235.jpg"]?["capturedAtSource"] as? String != "takeout" && byName["IMG_1235.jpg"]?["exportLocation"] == nil)
         #expect(byName["metadata.json"]?["type"] as? String == "file")
     }
 
@@ -498,7 +498,8 @@ import Testing
             let lyon = entry(year + "IMG_20190704_090000.jpg")["exportLocation"] as? [String: Any]
             #expect(lyon?["latitude"] as? Double == 45.764 && lyon?["longitude"] as? Double == 4.8357, "\(mode): \(lyon ?? [:])")
             #expect(entry(year + "IMG_20190702_101500.jpg")["exportLocation"] == nil, "\(mode): Takeout's zeros are no place")
-            #expect(entry(year + "IMG_20190706_070000.jpg")["sidecars"] == nil && entry(year + "IMG_20190706_070000.jpg")["capturedAt"] == nil)
+            // Without its JSON, its capture time is its own (its EXIF, else its name), not Takeout's.
+            #expect(entry(year + "IMG_20190706_070000.jpg")["sidecars"] == nil && entry(year + "IMG_20190706_070000.jpg")["capturedAtSource"] as? String != "takeout")
             // The album's copy of a photo is a duplicate of the year's, and has its own JSON.
             let inAlbum = entry(album + "IMG_20190701_165320.jpg"), inYear = entry(year + "IMG_20190701_165320.jpg")
             #expect(

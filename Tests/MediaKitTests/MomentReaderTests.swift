@@ -73,7 +73,8 @@ import Testing
         #expect(still.contentIdentifier == "5A8B1D0E-3C2F-4E61-9B7A-0C4D2E8F1A36")
         #expect(movie.contentIdentifier == still.contentIdentifier)
         // 2024-05-01 12:00:00.250 at +02:00 = 10:00:00.250 UTC.
-        #expect(still.captureTime == CaptureTime(local: 1_714_564_800.25, utc: 1_714_557_600.25))
+        #expect(still.captureTime == CaptureTime(local: 1_714_564_800.25, utc: 1_714_557_600.25, source: .exif))
+        #expect(movie.captureTime?.source == .quicktime)
         #expect(movie.captureTime?.utc == 1_714_557_600)
         let movieTime = try #require(movie.captureTime)
         #expect(try #require(still.captureTime?.distance(to: movieTime)) < 0.5)

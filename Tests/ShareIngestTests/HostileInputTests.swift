@@ -141,7 +141,12 @@ import MediaFormats
         try drop.add("zero.mp4", bytes: [])
         var generator = SystemRandomNumberGenerator()
         for ext in ["jpg", "png", "heic", "mp4", "mov", "webm", "gif"] {
-            try drop.add("random.\(ext)", bytes: (0..<5000).map { _ in UInt8.random(in: 0...255, using: &generator) })
+            var noise = (0..<5000).map { _ in UInt8.random(in: 0...255, using: &generator) }
+            // Noise starting 0xFF 0xF0-0xF9 is an MPEG audio frame sync, which the
+            // sniffer rightly takes for MP3 or ADTS AAC (about 1 run in 1,200 of
+            // these seven files failed so): the noise must not start with one.
+            if noise[0] == 0xFF { noise[0] = 0 }
+            try drop.add("random.\(ext)", bytes: noise)
         }
         try drop.add("jpeg-named.mp4", copying: Fixtures.media("photo.jpg"))
         try drop.add("video-named.jpg", copying: Fixtures.media("clip-h264.mp4"))

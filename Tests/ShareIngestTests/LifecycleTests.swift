@@ -185,7 +185,7 @@ import Testing
         item.thumbHash = "1QcSHQRnh493V4dIh4eXh1h4kJUI"
         item.moments = MomentFacts(
             embeddedVideo: EmbeddedVideo(layout: .microVideo, offset: 100, length: 2000, truncated: false), declaresMotionPhoto: true,
-            contentIdentifier: "ABC-1", captureTime: CaptureTime(local: 1_700_000_000.5, utc: 1_699_996_400.5), stillImageTime: 1.25)
+            contentIdentifier: "ABC-1", captureTime: CaptureTime(local: 1_700_000_000.5, utc: 1_699_996_400.5, gps: 1_699_996_401, source: .exif), stillImageTime: 1.25)
         item.motionVideo = MotionVideo(
             path: "/container/C.mp4", thumbnailPath: "/container/thumbnails/C.jpg", size: 2000, mimeType: "video/mp4", durationMilliseconds: 1200,
             width: 1920, height: 1080, layout: .microVideo)
@@ -196,6 +196,7 @@ import Testing
         item.takeout = TakeoutFacts(takenAt: 1_562_000_000, description: "dusk", location: TakeoutLocation(latitude: 48.8, longitude: 2.3, altitude: 35))
         item.capturedAt = "2019-07-01T16:53:20Z"
         item.capturedAtSource = "takeout"
+        item.video = VideoFacts(codec: "hevc", frameRate: 29.97, variableFrameRate: false, captureFrameRate: 240, slowMotion: true, hdr: "dolbyVision", dolbyVisionProfile: 8, rotation: 90, audio: "aac")
         item.exportDescription = "dusk"
         item.exportLocation = TakeoutLocation(latitude: 48.8, longitude: 2.3, altitude: nil)
         item.group = SharedMediaFile.Group(id: "A", kind: .rawJpeg, role: .raw)

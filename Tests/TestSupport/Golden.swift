@@ -19,7 +19,8 @@ public enum Golden {
     }
 
     /// Replaces run-specific parts: the container path with `<container>` and each
-    /// distinct UUID with `<UUID-n>` in order of first appearance.
+    /// distinct UUID with `<UUID-n>` in order of first appearance, and a
+    /// `capturedAt` from the modification time (`fileTime`) with `<mtime>`.
     public static func normalise(_ text: String, container: String) -> String {
         var result = text.replacingOccurrences(of: container, with: "<container>")
         let pattern = try! NSRegularExpression(pattern: "[0-9A-F]{8}-[0-9A-F]{4}-[0-9A-F]{4}-[0-9A-F]{4}-[0-9A-F]{12}")
@@ -30,6 +31,10 @@ public enum Golden {
             if names[uuid] == nil { names[uuid] = "<UUID-\(names.count + 1)>" }
         }
         for (uuid, name) in names { result = result.replacingOccurrences(of: uuid, with: name) }
+        // A capture time taken from the file's modification time is the checkout's.
+        let fileTime = try! NSRegularExpression(pattern: #""capturedAt": "[^"]*", "capturedAtSource": "fileTime""#)
+        result = fileTime.stringByReplacingMatches(
+            in: result, range: NSRange(result.startIndex..., in: result), withTemplate: #""capturedAt": "<mtime>", "capturedAtSource": "fileTime""#)
         return result
     }
 }

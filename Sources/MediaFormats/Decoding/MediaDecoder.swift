@@ -181,6 +181,8 @@ public struct MediaFacts: Sendable, Codable, Hashable {
     public var mimeType: String?
     /// Things a person should know that do not fail the item.
     public var warnings: [String]
+    /// How a video plays (codec, frame rate, HDR, rotation, audio); nil for other kinds.
+    public var video: VideoFacts?
 
     /// Facts of a file of `kind`.
     public init(

@@ -99,15 +99,39 @@ public struct EmbeddedVideo: Sendable, Codable, Hashable {
 /// the zone is known (EXIF `OffsetTimeOriginal`, a QuickTime date's offset, an
 /// `mvhd` time in UTC), or both.
 public struct CaptureTime: Sendable, Codable, Hashable {
+    /// Which metadata said it.
+    public enum Source: String, Sendable, Codable, Hashable, CaseIterable {
+        /// EXIF `DateTimeOriginal` (+ `SubSecTimeOriginal`, `OffsetTimeOriginal`).
+        case exif
+        /// QuickTime `com.apple.quicktime.creationdate` (with its offset).
+        case quicktime
+        /// The movie header's (`mvhd`) creation time, in UTC.
+        case mp4
+    }
+
     /// The wall-clock time as written, in seconds since 1970-01-01 00:00 of that clock (milliseconds kept).
     public var local: Double?
     /// The instant, in seconds since 1970-01-01 00:00 UTC.
     public var utc: Double?
+    /// The instant the EXIF GPS date and time stamp (UTC) give, when the still
+    /// has them: with ``local`` and no ``utc``, it recovers the offset.
+    public var gps: Double?
+    /// Where ``local`` and ``utc`` came from (nil in records written before it was kept).
+    public var source: Source?
 
     /// A capture time; at least one of the two should be given.
-    public init(local: Double? = nil, utc: Double? = nil) {
+    public init(local: Double? = nil, utc: Double? = nil, gps: Double? = nil, source: Source? = nil) {
         self.local = local
         self.utc = utc
+        self.gps = gps
+        self.source = source
+    }
+
+    /// True for a time cameras and tools write when they know none: the first
+    /// day of 1970 (the Unix epoch) or of 1904 (QuickTime's), a day either side
+    /// for the offsets. `0000:00:00` never parses at all.
+    public static func isPlaceholder(_ seconds: Double) -> Bool {
+        abs(seconds) < 2 * 86_400 || abs(seconds + 2_082_844_800) < 2 * 86_400
     }
 
     /// Seconds between two capture times when they can be compared (both

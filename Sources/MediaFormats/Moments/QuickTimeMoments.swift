@@ -28,13 +28,16 @@ enum QuickTimeMoments {
             movieTimescale = (version == 1 ? b.u32(20) : b.u32(12)) ?? 0
             // Seconds since 1904-01-01 UTC; 0 (unset) and the years before 1971 are no date.
             if let created = version == 1 ? b.u64(4) : b.u32(4), created > 2_082_844_800 + 31_536_000 {
-                facts.captureTime = CaptureTime(utc: Double(created - 2_082_844_800))
+                facts.captureTime = CaptureTime(utc: Double(created - 2_082_844_800), source: .mp4)
             }
         }
         for meta in movie where meta.type == "meta" {
             let values = metadata(source, meta: meta)
             if let identifier = values[contentIdentifierKey], MomentFacts.isValidIdentifier(identifier) { facts.contentIdentifier = identifier }
-            if let date = values[creationDateKey].flatMap(DateText.iso8601) { facts.captureTime = date }
+            if var date = values[creationDateKey].flatMap(DateText.iso8601) {
+                date.source = .quicktime
+                facts.captureTime = date
+            }
         }
         facts.stillImageTime = stillImageTime(source, movie: movie, movieTimescale: movieTimescale)
         return facts.isEmpty ? nil : facts
@@ -191,7 +194,8 @@ enum DateText {
         let doy = (153 * mp + 2) / 5 + day - 1
         let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
         let days = era * 146_097 + doe - 719_468
-        return Double(days * 86_400 + hour * 3600 + minute * 60 + second)
+        let value = Double(days * 86_400 + hour * 3600 + minute * 60 + second)
+        return CaptureTime.isPlaceholder(value) ? nil : value
     }
 
     /// Decimal digits at `range` of `bytes`.
@@ -210,7 +214,8 @@ enum DateText {
         if text == [UInt8(ascii: "Z")] { return 0 }
         guard text.count == 6 || text.count == 5, text[0] == UInt8(ascii: "+") || text[0] == UInt8(ascii: "-") else { return nil }
         let digits = text.count == 6 ? [text[1], text[2], text[4], text[5]] : Array(text[1...4])
-        guard let hours = number(digits, 0..<2), let minutes = number(digits, 2..<4), hours <= 18, minutes < 60 else { return nil }
+        // Real zones lie within ±14:00, on a 15-minute grid.
+        guard let hours = number(digits, 0..<2), let minutes = number(digits, 2..<4), hours * 60 + minutes <= 14 * 60, minutes % 15 == 0 else { return nil }
         return (text[0] == UInt8(ascii: "-") ? -1 : 1) * (hours * 3600 + minutes * 60)
     }
 

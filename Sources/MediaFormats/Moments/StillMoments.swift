@@ -8,6 +8,9 @@ enum StillMoments {
     /// EXIF tags read here.
     enum Tag {
         static let exifIFD = 0x8769
+        static let gpsIFD = 0x8825
+        static let gpsTimeStamp = 0x0007
+        static let gpsDateStamp = 0x001D
         static let makerNote = 0x927C
         static let dateTimeOriginal = 0x9003
         static let createDate = 0x9004
@@ -15,6 +18,17 @@ enum StillMoments {
         static let subSecTimeOriginal = 0x9291
         /// Apple maker note: the content identifier a Live Photo's still and movie share.
         static let appleContentIdentifier = 0x0011
+    }
+
+    /// The GPS date and time stamp (UTC; whole seconds), when both are there.
+    static func gpsTime(_ tiff: TIFFReader, _ entries: [TIFFEntry]) -> Double? {
+        guard let date = tiff.string(Tag.gpsDateStamp, in: entries), let time = tiff.integers(Tag.gpsTimeStamp, in: entries, limit: 3), time.count == 3
+        else { return nil }
+        let b = Array(date.utf8)
+        guard b.count >= 10, let y = DateText.number(b, 0..<4), let mo = DateText.number(b, 5..<7), let d = DateText.number(b, 8..<10),
+            let seconds = DateText.seconds(year: y, month: mo, day: d, hour: time[0], minute: time[1], second: time[2])
+        else { return nil }
+        return seconds
     }
 
     /// The Apple maker note's header.
@@ -26,9 +40,14 @@ enum StillMoments {
             let exif = tiff.ifd(at: exifOffset)
         else { return (nil, nil) }
         let date = tiff.string(Tag.dateTimeOriginal, in: exif.entries) ?? tiff.string(Tag.createDate, in: exif.entries)
-        let captureTime = date.flatMap {
+        // Never `OffsetTime` (0x9010): that is the zone of the last edit, not of the capture.
+        var captureTime = date.flatMap {
             DateText.exif($0, subSeconds: tiff.string(Tag.subSecTimeOriginal, in: exif.entries), offset: tiff.string(Tag.offsetTimeOriginal, in: exif.entries))
         }
+        if captureTime != nil, captureTime?.utc == nil, let gpsOffset = tiff.integer(Tag.gpsIFD, in: ifd0.entries), let gps = tiff.ifd(at: gpsOffset) {
+            captureTime?.gps = gpsTime(tiff, gps.entries)
+        }
+        captureTime?.source = .exif
         var identifier: String?
         if let note = tiff.blob(Tag.makerNote, in: exif.entries), note.count > 16, let head = tiff.source.read(note.lowerBound..<(note.lowerBound + 14)),
             Array(head[0..<10]) == appleSignature, head[12] == head[13], head[12] == UInt8(ascii: "M") || head[12] == UInt8(ascii: "I")

@@ -83,7 +83,7 @@ final class KeyframeDecoder {
     private var codec: UnsafeMutablePointer<AVCodecContext>?
     private var frame: UnsafeMutablePointer<AVFrame>?
     private var packet: UnsafeMutablePointer<AVPacket>?
-    private let streamIndex: Int32
+    let streamIndex: Int32
     private let targetSize: Int
     private let sampleAspect: Double
     /// What the stream's container says about its colour (frames may say more).
@@ -138,6 +138,17 @@ final class KeyframeDecoder {
         seeks += 1
         file.atStart = false
         let status = av_seek_frame(file.formatContext, streamIndex, timestamp, AVSEEK_FLAG_BACKWARD)
+        if status == shim_averror_exit() { throw AVError("av_seek_frame", code: status) }
+        return status >= 0
+    }
+
+    /// Back to the file's first byte (a stream without timestamps, such as an
+    /// MPEG-1 system stream whose packs carry none, cannot be searched by time).
+    @discardableResult
+    func seekToFirstByte(in file: MediaFile) throws(AVError) -> Bool {
+        seeks += 1
+        file.atStart = false
+        let status = av_seek_frame(file.formatContext, -1, 0, AVSEEK_FLAG_BYTE)
         if status == shim_averror_exit() { throw AVError("av_seek_frame", code: status) }
         return status >= 0
     }

@@ -258,8 +258,18 @@ public final class MediaFile {
             window *= 8
         }
         if end == nil {
-            if !wasAtStart || size > 1 << 20 { av_seek_frame(context, -1, 0, AVSEEK_FLAG_BACKWARD) }
-            end = try readToEnd()
+            if !wasAtStart || size > 1 << 20 {
+                // A stream without timestamps cannot be searched by time: back to its first byte.
+                if av_seek_frame(context, -1, 0, AVSEEK_FLAG_BACKWARD) < 0 || byteSeekable { av_seek_frame(context, -1, 0, AVSEEK_FLAG_BYTE) }
+            }
+            var frames = 0
+            end = try readToEnd(countingFramesOf: firstVideoStream(), frames: &frames)
+            // No packet had a timestamp (an MPEG-1 system stream whose packs carry
+            // none): the video's frames, as its parser splits them, at its frame rate.
+            if end == nil, frames > 0, let index = firstVideoStream() {
+                let rate = av_q2d(stream(index).pointee.r_frame_rate)
+                if rate > 0, rate.isFinite { end = Double(frames) / rate }
+            }
         }
         av_seek_frame(context, -1, 0, AVSEEK_FLAG_BACKWARD)
         return end
@@ -268,6 +278,20 @@ public final class MediaFile {
     /// Reads packets (no decoding) to the end of the file: the largest end
     /// timestamp seen, in seconds from each stream's start.
     private func readToEnd() throws(AVError) -> Double? {
+        var frames = 0
+        return try readToEnd(countingFramesOf: nil, frames: &frames)
+    }
+
+    /// The first video stream that is not cover art.
+    private func firstVideoStream() -> Int? {
+        (0..<Int(formatContext.pointee.nb_streams)).first {
+            let st = stream($0).pointee
+            return st.codecpar.pointee.codec_type == AVMEDIA_TYPE_VIDEO && st.disposition & AV_DISPOSITION_ATTACHED_PIC == 0
+        }
+    }
+
+    /// ``readToEnd()``, counting the packets of stream `counted` in `frames`.
+    private func readToEnd(countingFramesOf counted: Int?, frames: inout Int) throws(AVError) -> Double? {
         guard let packet = av_packet_alloc() else { return nil }
         var packetPointer: UnsafeMutablePointer<AVPacket>? = packet
         defer { av_packet_free(&packetPointer) }
@@ -279,6 +303,7 @@ public final class MediaFile {
                 break
             }
             let st = stream(Int(packet.pointee.stream_index)).pointee
+            if Int(packet.pointee.stream_index) == counted { frames += 1 }
             let ts = packet.pointee.pts != Int64.min ? packet.pointee.pts : packet.pointee.dts
             if ts != Int64.min {
                 let start = st.start_time != Int64.min ? st.start_time : 0

@@ -180,7 +180,10 @@ public enum PosterFrame {
     /// by decoding time and land after the packet they find, so a second before
     /// the start is asked for.
     private static func rewind(_ file: MediaFile, _ decoder: KeyframeDecoder, start: Int64, timeBase: Double) throws {
-        try decoder.seek(in: file, to: start - Int64(1 / timeBase))
+        // A stream without a start time has no timestamps to search by: back to its first byte.
+        let timed = file.stream(Int(decoder.streamIndex)).pointee.start_time != Int64.min
+        if timed, try decoder.seek(in: file, to: start - Int64(1 / timeBase)) { return }
+        try decoder.seekToFirstByte(in: file)
     }
 
     static func encode(_ picture: RGBPicture, rotation: Int, mirrored: Bool = false, spec: ThumbnailSpec) throws -> Thumbnail {

@@ -66,6 +66,8 @@ struct ItemState: Sendable, Hashable, Codable {
     var width: Int?
     var height: Int?
     var durationMilliseconds: Double?
+    /// How a video plays (v2 `video`), as the probe read it.
+    var video: VideoFacts?
     // Thumbnail
     var thumbnailPath: String?
     /// The thumbnail's ThumbHash, base64 (v2 `thumbhash`).
@@ -133,7 +135,7 @@ struct ItemState: Sendable, Hashable, Codable {
         case index, id, source, label, completed, sniffed, copyPath, size, sha256, duplicateOf, type, mimeType, width, height
         case thumbnailPath, moments, motionVideo, livePhoto, sidecarKind, sidecars, attachedTo, takeout, capturedAt, capturedAtSource
         case exportDescription, exportLocation, group, locationRemoved, compatible, stageRecords, warnings, failure, stageSeconds, lostAttempts
-        case suspect
+        case suspect, video
         case thumbHash = "thumbhash"
         case sourceVersion = "version"
         case durationMilliseconds = "duration"

@@ -336,6 +336,8 @@ struct BatchReportDocument: Codable {
         var group: SharedMediaFile.Group?
         var capturedAt: String?
         var capturedAtSource: String?
+        var capturedAtOffsetKnown: Bool?
+        var video: SharedMediaFile.Video?
         var exportLocation: SharedMediaFile.ExportLocation?
         /// A sidecar's (status `attached`): the media item it is attached to.
         var attachedTo: String?
@@ -490,6 +492,7 @@ extension BatchReportDocument.Item {
                 locationRemoved: locationRemoved
             ).with(sidecars: sidecars).with(group: group).with(capturedAt: capturedAt, capturedAtSource: capturedAtSource, exportLocation: exportLocation)
                 .with(thumbhash: thumbhash).with(previews: previews)
+                .with(capturedAtOffsetKnown: capturedAtOffsetKnown).with(video: video)
         }
         // Copies are named <UUID>.<ext> in the container.
         let id = entry?.fileURL.flatMap { UUID(uuidString: $0.deletingPathExtension().lastPathComponent) }
@@ -511,7 +514,7 @@ extension BatchReportDocument.Item {
             duplicateOf: entry?.duplicateOf, motionVideo: entry?.motionVideo, livePhoto: entry?.livePhoto,
             compatible: entry?.compatible.map { BatchReportDocument.Compatible(path: $0.path, mimeType: $0.mimeType, size: $0.size, width: $0.width, height: $0.height) },
             locationRemoved: entry?.locationRemoved, sidecars: entry?.sidecars, group: entry?.group, capturedAt: entry?.capturedAt,
-            capturedAtSource: entry?.capturedAtSource, exportLocation: entry?.exportLocation, attachedTo: item.attachedTo, warnings: item.warnings,
+            capturedAtSource: entry?.capturedAtSource, capturedAtOffsetKnown: entry?.capturedAtOffsetKnown, video: entry?.video, exportLocation: entry?.exportLocation, attachedTo: item.attachedTo, warnings: item.warnings,
             stageSeconds: seconds(item.stageSeconds))
         thumbhash = entry?.thumbhash
         previews = entry?.previews

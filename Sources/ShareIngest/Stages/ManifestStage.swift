@@ -17,6 +17,10 @@ struct ManifestStage {
         case .url(let link):
             return SharedMediaFile(path: link, type: .url, mimeType: item.mimeType, message: message)
         case .file:
+            // A Takeout JSON's time (set by the fan-in) wins; otherwise the decoder's, the name's, the file's.
+            let captured =
+                settings.schema != .v2 || item.capturedAt != nil || !(item.type == .image || item.type == .video)
+                ? nil : CaptureDate.decide(item.moments?.captureTime, fileName: item.source.fileName, modified: item.sourceVersion)
             return SharedMediaFile(
                 path: url(item.copyPath ?? ""), thumbnail: item.thumbnailPath.map(url),
                 duration: item.durationMilliseconds, type: item.type, mimeType: item.mimeType, message: message ?? item.exportDescription,
@@ -39,9 +43,16 @@ struct ManifestStage {
                 sidecars: item.sidecars.isEmpty
                     ? nil : item.sidecars.map { SharedMediaFile.Sidecar(path: url($0.path), kind: $0.kind, mimeType: $0.mimeType, size: $0.size) }
             ).with(
-                capturedAt: item.capturedAt, capturedAtSource: item.capturedAtSource,
+                capturedAt: item.capturedAt ?? captured?.text, capturedAtSource: item.capturedAtSource ?? captured?.source,
                 exportLocation: item.exportLocation.map { SharedMediaFile.ExportLocation(latitude: $0.latitude, longitude: $0.longitude, altitude: $0.altitude) }
-            ).with(group: item.group).with(thumbhash: item.thumbnailPath == nil ? nil : item.thumbHash)
+            ).with(group: item.group).with(thumbhash: item.thumbnailPath == nil ? nil : item.thumbHash).with(capturedAtOffsetKnown: captured?.offsetKnown).with(
+                video: settings.schema != .v2 || item.type != .video
+                    ? nil
+                    : item.video.map {
+                        SharedMediaFile.Video(
+                            codec: $0.codec, frameRate: $0.frameRate, variableFrameRate: $0.variableFrameRate, captureFrameRate: $0.captureFrameRate,
+                            slowMotion: $0.slowMotion, hdr: $0.hdr, dolbyVisionProfile: $0.dolbyVisionProfile, rotation: $0.rotation, audio: $0.audio)
+                    })
         }
     }
 

@@ -6,9 +6,9 @@ import MediaFormats
 /// alone is a file with a duration) and reads its displayed size and duration.
 /// When the thumbnail stage will want a thumbnail of it, the decoder makes it in
 /// the same pass (the file is opened and parsed once) and the thumbnail stage
-/// writes it. When the pipeline has a motion stage, the same pass reads the
-/// file's moment facts (a motion photo's embedded video, Apple's content
-/// identifier, the capture time) for the motion stage and the fan-in.
+/// writes it. For a v2 manifest, the same pass reads the file's moment facts
+/// (a motion photo's embedded video, Apple's content identifier, the capture
+/// time) for the motion stage, the fan-in and the entry's `capturedAt`.
 struct ProbeStage: PipelineStage {
     let settings: PipelineDefinition.ProbeSettings
     /// The thumbnail stage's settings, when the pipeline has one.
@@ -49,6 +49,7 @@ extension ItemState {
         width = facts.width
         height = facts.height
         durationMilliseconds = facts.durationMilliseconds
+        video = facts.video
         if let mime = facts.mimeType { mimeType = mime }
         warnings += facts.warnings
     }
@@ -65,9 +66,9 @@ extension ProbeStage {
             .integer("pixelLimit", \.pixelLimit, in: 1...1_000_000_000_000),
             .number("timeLimit", \.timeLimit, in: 0.001...86_400),
         ],
-        workers: \.workers, records: [.type, .mimeType, .width, .height, .durationMilliseconds, .moments],
+        workers: \.workers, records: [.type, .mimeType, .width, .height, .durationMilliseconds, .video, .moments],
         make: { settings, pipeline in
-                ProbeStage(settings: settings, thumbnail: pipeline.thumbnail, moments: pipeline.motion != nil && pipeline.manifest.schema == .v2)
+                ProbeStage(settings: settings, thumbnail: pipeline.thumbnail, moments: pipeline.manifest.schema == .v2)
             })
 }
 
