@@ -27,11 +27,15 @@ import Testing
     }
 
     /// WebM or Matroska: the EBML header's DocType decides, not the letters "webm"
-    /// anywhere in the first bytes, nor the name.
+    /// anywhere in the first bytes; a Matroska DocType named `.webm` whose every
+    /// track is one WebM allows stays WebM (issue 33, item 6).
     @Test func webmAndMatroskaByDocType() throws {
         let titled = try Self.bytes("video/matroska-titled-webm.mkv").prefix(ContentSniffer.prefixLength)
-        #expect(ContentSniffer.sniff(titled, fileName: "clip.webm").format == .mkv)
-        #expect(ContentSniffer.sniff(titled, fileName: "clip.webm").fileExtension == "mkv")
+        // Its one track is VP9, titled "webm": by its name alone it is Matroska.
+        #expect(ContentSniffer.sniff(titled, fileName: "clip.mkv").format == .mkv)
+        #expect(ContentSniffer.sniff(titled, fileName: "clip.mkv").fileExtension == "mkv")
+        #expect(ContentSniffer.sniff(titled, fileName: "clip").fileExtension == "mkv")
+        #expect(ContentSniffer.sniff(titled, fileName: "clip.webm").fileExtension == "webm")
         let webm = [UInt8](try Data(contentsOf: URL(fileURLWithPath: Fixtures.media("clip-vp9.webm")))).prefix(ContentSniffer.prefixLength)
         #expect(ContentSniffer.sniff(webm, fileName: "clip.mkv").format == .webm)
         #expect(ContentSniffer.ebmlDocType(Array(webm)) == "webm")
