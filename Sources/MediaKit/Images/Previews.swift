@@ -48,14 +48,7 @@ extension VipsImageHandle {
         case .jpeg:
             return EncodedPicture(bytes: try jpegData(quality: quality), width: width, height: height, format: .jpeg)
         case .webp:
-            var image = self
-            let interpretation = vips_image_get_interpretation(image.pointer)
-            if interpretation != VIPS_INTERPRETATION_sRGB && interpretation != VIPS_INTERPRETATION_B_W {
-                image = try Self.make("vips_colourspace") { shim_vips_to_srgb(image.pointer, $0) }
-            }
-            if vips_image_get_format(image.pointer) != VIPS_FORMAT_UCHAR {
-                image = try Self.make("vips_cast") { shim_vips_cast_uchar(image.pointer, $0) }
-            }
+            let image = try inSRGB8()
             var buffer: UnsafeMutableRawPointer?
             var length = 0
             guard shim_vips_webpsave_buffer(image.pointer, &buffer, &length, Int32(quality)) == 0, let buffer else {

@@ -19,14 +19,7 @@ extension VipsImageHandle {
     /// example draws it, as RGBA rows (opaque where it has no alpha; grey
     /// repeated into red, green and blue).
     func thumbHashInput() throws(VipsError) -> (width: Int, height: Int, rgba: [UInt8]) {
-        var image = self
-        let interpretation = vips_image_get_interpretation(image.pointer)
-        if interpretation != VIPS_INTERPRETATION_sRGB && interpretation != VIPS_INTERPRETATION_B_W {
-            image = try Self.make("vips_colourspace") { shim_vips_to_srgb(image.pointer, $0) }
-        }
-        if vips_image_get_format(image.pointer) != VIPS_FORMAT_UCHAR {
-            image = try Self.make("vips_cast") { shim_vips_cast_uchar(image.pointer, $0) }
-        }
+        var image = try inSRGB8()
         let longest = max(image.width, image.height)
         if longest > ThumbHash.maximumSide {
             let scale = Double(ThumbHash.maximumSide) / Double(longest)

@@ -204,13 +204,10 @@ public final class VipsImageHandle: @unchecked Sendable {
         return try Self.make("vips_rot") { shim_vips_rot(pointer, $0, angle) }
     }
 
-    /// Encodes as JPEG (`vips_jpegsave_buffer`), first making the image something a
-    /// JPEG can hold: alpha flattened over white, 16-bit cast to 8-bit, sRGB.
-    public func jpegData(quality: Int, about path: String? = nil) throws(VipsError) -> [UInt8] {
+    /// This picture in sRGB (or grey) with 8-bit samples, alpha kept: what the
+    /// JPEG and WebP encoders and the ThumbHash take.
+    func inSRGB8() throws(VipsError) -> VipsImageHandle {
         var image = self
-        if image.hasAlpha {
-            image = try Self.make("vips_flatten") { shim_vips_flatten(image.pointer, $0, 255, 255, 255) }
-        }
         let interpretation = vips_image_get_interpretation(image.pointer)
         if interpretation != VIPS_INTERPRETATION_sRGB && interpretation != VIPS_INTERPRETATION_B_W {
             image = try Self.make("vips_colourspace") { shim_vips_to_srgb(image.pointer, $0) }
@@ -218,6 +215,17 @@ public final class VipsImageHandle: @unchecked Sendable {
         if vips_image_get_format(image.pointer) != VIPS_FORMAT_UCHAR {
             image = try Self.make("vips_cast") { shim_vips_cast_uchar(image.pointer, $0) }
         }
+        return image
+    }
+
+    /// Encodes as JPEG (`vips_jpegsave_buffer`), first making the image something a
+    /// JPEG can hold: alpha flattened over white, 16-bit cast to 8-bit, sRGB.
+    public func jpegData(quality: Int, about path: String? = nil) throws(VipsError) -> [UInt8] {
+        var image = self
+        if image.hasAlpha {
+            image = try Self.make("vips_flatten") { shim_vips_flatten(image.pointer, $0, 255, 255, 255) }
+        }
+        image = try image.inSRGB8()
         var buffer: UnsafeMutableRawPointer?
         var length = 0
         guard shim_vips_jpegsave_buffer(image.pointer, &buffer, &length, Int32(quality)) == 0, let buffer else {
