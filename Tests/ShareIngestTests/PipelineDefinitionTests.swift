@@ -40,6 +40,14 @@ import MediaFormats
         (#"{"name": "x", "stages": [{"stage": "sniff"}, {"stage": "copy"}, {"stage": "thumbnail", "for": ["sound"]}, {"stage": "manifest"}]}"#, "stages[2].for", "image, video, document, audio"),
         (#"{"name": "x", "stages": [{"stage": "sniff"}, {"stage": "copy"}, {"stage": "motion", "livePhotos": 1}, {"stage": "manifest"}]}"#, "stages[2].livePhotos", "true, false"),
         (#"{"name": "x", "stages": [{"stage": "sniff"}, {"stage": "copy"}, {"stage": "manifest"}, {"stage": "motion"}]}"#, "stages[3].stage", "cannot come after"),
+        (#"{"name": "x", "stages": [{"stage": "sniff"}, {"stage": "copy"}, {"stage": "thumbnail", "sizes": [8, 360]}, {"stage": "manifest"}]}"#, "stages[2].sizes", "8 is out of range; allowed: an array of 1 to 4 different integers in 16...4096"),
+        (#"{"name": "x", "stages": [{"stage": "sniff"}, {"stage": "copy"}, {"stage": "thumbnail", "sizes": [360, 1440, 360]}, {"stage": "manifest"}]}"#, "stages[2].sizes", "360 appears twice"),
+        (#"{"name": "x", "stages": [{"stage": "sniff"}, {"stage": "copy"}, {"stage": "thumbnail", "sizes": [100, 200, 300, 400, 500]}, {"stage": "manifest"}]}"#, "stages[2].sizes", "has 5 sizes"),
+        (#"{"name": "x", "stages": [{"stage": "sniff"}, {"stage": "copy"}, {"stage": "thumbnail", "sizes": []}, {"stage": "manifest"}]}"#, "stages[2].sizes", "must not be empty"),
+        (#"{"name": "x", "stages": [{"stage": "sniff"}, {"stage": "copy"}, {"stage": "thumbnail", "sizes": 360}, {"stage": "manifest"}]}"#, "stages[2].sizes", "is not an array"),
+        (#"{"name": "x", "stages": [{"stage": "sniff"}, {"stage": "copy"}, {"stage": "thumbnail", "sizes": [360.5]}, {"stage": "manifest"}]}"#, "stages[2].sizes", "is not an integer"),
+        (#"{"name": "x", "stages": [{"stage": "sniff"}, {"stage": "copy"}, {"stage": "thumbnail", "size": 5000}, {"stage": "manifest"}]}"#, "stages[2].size", "16...4096"),
+        (#"{"name": "x", "stages": [{"stage": "sniff"}, {"stage": "copy"}, {"stage": "thumbnail", "format": "png"}, {"stage": "manifest"}]}"#, "stages[2].format", "jpeg, webp"),
         ("not json", "(document)", "not valid JSON"),
     ])
     func errorsNameFileFieldAndWhatIsAllowed(json: String, field: String, fragment: String) {
@@ -51,6 +59,30 @@ import MediaFormats
             #expect(error.field == field, "\(error)")
             #expect(error.problem.contains(fragment), "\(error)")
         }
+    }
+
+    /// Issue 33: `sizes` (the smallest is the thumbnail, the others previews from
+    /// the same decode) and `format`; the older `size` means one size.
+    @Test func thumbnailSizesAndFormat() throws {
+        let standard = PipelineDefinition.standard
+        #expect(standard.thumbnail?.sizes == [360] && standard.thumbnail?.format == .jpeg)
+        let stages = #"{"stage": "sniff"}, {"stage": "copy"}, {"stage": "thumbnail", %@}, {"stage": "manifest"}"#
+        func load(_ settings: String) throws -> PipelineDefinition {
+            try PipelineDefinition.decode(Data(#"{"name": "x", "stages": [\#(stages.replacingOccurrences(of: "%@", with: settings))]}"#.utf8), file: "my.json")
+        }
+        let two = try load(#""sizes": [1440, 360], "format": "webp""#)
+        #expect(two.thumbnail?.sizes == [360, 1440] && two.thumbnail?.size == 360 && two.thumbnail?.format == .webp)
+        // What is stored with a batch reads back the same.
+        #expect(try PipelineDefinition.decode(Data(two.encodedJSON().utf8), file: "stored") == two)
+        #expect(two.encodedJSON().contains(#""sizes":[360,1440]"#) && two.encodedJSON().contains(#""format":"webp""#), "\(two.encodedJSON())")
+        let one = try load(#""size": 200"#)
+        #expect(one.thumbnail?.sizes == [200] && one.thumbnail?.format == .jpeg)
+        #expect(try PipelineDefinition.decode(Data(one.encodedJSON().utf8), file: "stored") == one)
+        var set = PipelineDefinition.standard
+        set.thumbnail?.size = 200
+        #expect(set.thumbnail?.sizes == [200])
+        set.thumbnail?.sizes = [200, 200]
+        #expect(throws: PipelineError.self) { try set.validate() }
     }
 
     @Test func unknownNameListsTheBuiltIns() {

@@ -108,8 +108,13 @@ extension ThumbnailStage {
         .thumbnail, after: .probe, settings: PipelineDefinition.ThumbnailSettings.self,
         document: [
             .integer("workers", \.workers, in: 1...64),
-            .integer("size", \.size, in: 16...4096),
-            .constant("format", "jpeg"),
+            .custom(
+                "size", read: { value, settings throws(SettingProblem) in try PipelineDefinition.ThumbnailSizes.readSize(value, into: &settings) },
+                write: { _ in nil }, check: { _ in }),
+            .custom(
+                "sizes", read: { value, settings throws(SettingProblem) in try PipelineDefinition.ThumbnailSizes.readSizes(value, into: &settings) },
+                write: { $0.sizes }, check: { settings throws(SettingProblem) in try PipelineDefinition.ThumbnailSizes.check(settings.sizes) }),
+            .choice("format", \.format),
             .integer("quality", \.quality, in: 1...100),
             .choices("for", \.kinds),
             .choice("damageTolerance", \.damageTolerance),
@@ -125,8 +130,19 @@ extension PipelineDefinition {
     public struct ThumbnailSettings: StageSettings {
         /// Worker threads (1...64).
         public var workers = 2
-        /// The longest side in pixels (16...4096); smaller images are not upscaled.
-        public var size = 360
+        /// The longest side of each picture, in pixels (16...4096, at most 4, no
+        /// duplicates); smaller images are not upscaled. The smallest is the
+        /// item's `thumbnail`; each larger one is a preview made from the same
+        /// decode (the manifest's v2 `previews`).
+        public var sizes: [Int] = [360]
+        /// The thumbnail's longest side (the smallest of ``sizes``); setting it
+        /// sets ``sizes`` to this one size, as the document's `size` does.
+        public var size: Int {
+            get { sizes.min() ?? 360 }
+            set { sizes = [newValue] }
+        }
+        /// The previews' encoding (`jpeg` or `webp`); the thumbnail stays a JPEG.
+        public var format: PreviewFormat = .jpeg
         /// JPEG quality (1...100).
         public var quality = 80
         /// Which kinds get thumbnails: images, videos, documents (PDF first pages),
@@ -147,7 +163,50 @@ extension PipelineDefinition {
         }
     }
 
-    /// What a thumbnail stage makes thumbnails for.
+    /// Reading and checking the thumbnail stage's `size` (one integer, kept for
+/// older documents) and `sizes` (an array of integers).
+enum ThumbnailSizes {
+    static let range = 16...4096
+    static let maximumCount = 4
+    static let allowed = "allowed: an array of 1 to \(maximumCount) different integers in \(range.lowerBound)...\(range.upperBound)"
+
+    static func integer(_ value: Any) -> Int? {
+        guard let number = value as? NSNumber, !JSONValue.isBoolean(number), number.doubleValue == number.doubleValue.rounded(),
+            abs(number.doubleValue) < 1e15
+        else { return nil }
+        return number.intValue
+    }
+
+    static func readSize(_ value: Any, into settings: inout PipelineDefinition.ThumbnailSettings) throws(SettingProblem) {
+        guard let size = integer(value) else {
+            throw SettingProblem("\(PipelineDocument.show(value)) is not an integer; allowed: \(range.lowerBound)...\(range.upperBound)")
+        }
+        guard range.contains(size) else { throw SettingProblem("\(size) is out of range; allowed: \(range.lowerBound)...\(range.upperBound)") }
+        settings.sizes = [size]
+    }
+
+    static func readSizes(_ value: Any, into settings: inout PipelineDefinition.ThumbnailSettings) throws(SettingProblem) {
+        guard let list = value as? [Any] else { throw SettingProblem("\(PipelineDocument.show(value)) is not an array; \(allowed)") }
+        var sizes: [Int] = []
+        for element in list {
+            guard let size = integer(element) else { throw SettingProblem("\(PipelineDocument.show(element)) is not an integer; \(allowed)") }
+            sizes.append(size)
+        }
+        try check(sizes)
+        settings.sizes = sizes.sorted()
+    }
+
+    static func check(_ sizes: [Int]) throws(SettingProblem) {
+        if sizes.isEmpty { throw SettingProblem("must not be empty; \(allowed)") }
+        if sizes.count > maximumCount { throw SettingProblem("has \(sizes.count) sizes; \(allowed)") }
+        if let wrong = sizes.first(where: { !range.contains($0) }) { throw SettingProblem("\(wrong) is out of range; \(allowed)") }
+        if let twice = sizes.first(where: { size in sizes.filter { $0 == size }.count > 1 }) {
+            throw SettingProblem("\(twice) appears twice; \(allowed)")
+        }
+    }
+}
+
+/// What a thumbnail stage makes thumbnails for.
     public enum ThumbnailKind: String, Sendable, Hashable, CaseIterable {
         /// Still and animated images (the first frame).
         case image
