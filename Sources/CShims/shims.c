@@ -27,7 +27,17 @@ int shim_vips_jpegsave_buffer(VipsImage *in, void **buf, size_t *len, int qualit
 }
 
 int shim_vips_webpsave_buffer(VipsImage *in, void **buf, size_t *len, int quality) {
-    return vips_webpsave_buffer(in, buf, len, "Q", quality, "strip", TRUE, NULL);
+    /* libvips 8.14's webpsave writes the image's EXIF and XMP even with
+       "strip": they are removed from a copy first, so a preview carries
+       nothing of the source's metadata (no GPS). */
+    VipsImage *bare;
+    if (vips_copy(in, &bare, NULL)) return -1;
+    gchar **fields = vips_image_get_fields(bare);
+    for (gchar **field = fields; *field; field++) vips_image_remove(bare, *field);
+    g_strfreev(fields);
+    int result = vips_webpsave_buffer(bare, buf, len, "Q", quality, "strip", TRUE, NULL);
+    g_object_unref(bare);
+    return result;
 }
 
 static VipsArrayDouble *rgb(double r, double g, double b) {

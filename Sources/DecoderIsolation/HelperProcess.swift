@@ -136,13 +136,7 @@ final class HelperProcess: @unchecked Sendable {
             throw .malformed(ProtocolError("a message of type \(message.kind) instead of a result"))
         }
         do throws(ProtocolError) {
-            let (result, bytes) = try HelperMessage.parseResult(message.body[...])
-            // The compatible copy's bytes are the last ones; the thumbnail's come before.
-            let compatible = result.compatibleLength ?? 0
-            guard compatible >= 0, compatible <= bytes.count else {
-                throw ProtocolError("a result whose compatible copy is \(compatible) bytes of \(bytes.count)")
-            }
-            return HelperReply(result: result, jpeg: bytes.dropLast(compatible), compatible: bytes.suffix(compatible))
+            return try HelperReply.parse(message.body[...])
         } catch {
             throw .malformed(error)
         }
@@ -194,6 +188,31 @@ struct HelperReply {
     let jpeg: ArraySlice<UInt8>
     /// The compatible copy's bytes.
     var compatible: ArraySlice<UInt8> = []
+    /// Each preview's bytes, in ``WireResult/previews``' order.
+    var previews: [ArraySlice<UInt8>] = []
+
+    /// A result message's body split into its parts: the JSON, the
+    /// thumbnail's bytes, each preview's (their lengths in the JSON) and the
+    /// compatible copy's (the last ``WireResult/compatibleLength``).
+    static func parse(_ body: ArraySlice<UInt8>) throws(ProtocolError) -> HelperReply {
+        let (result, bytes) = try HelperMessage.parseResult(body)
+        let compatible = result.compatibleLength ?? 0
+        guard compatible >= 0, compatible <= bytes.count else {
+            throw ProtocolError("a result whose compatible copy is \(compatible) bytes of \(bytes.count)")
+        }
+        // The previews' bytes come before the compatible copy's, in their order.
+        let pictures = bytes.dropLast(compatible)
+        var previews: [ArraySlice<UInt8>] = []
+        var end = pictures.endIndex
+        for preview in (result.previews ?? []).reversed() {
+            guard preview.length >= 0, preview.length <= end - pictures.startIndex else {
+                throw ProtocolError("a result whose preview is \(preview.length) bytes of \(pictures.count)")
+            }
+            previews.insert(pictures[(end - preview.length)..<end], at: 0)
+            end -= preview.length
+        }
+        return HelperReply(result: result, jpeg: pictures[..<end], compatible: bytes.suffix(compatible), previews: previews)
+    }
 }
 
 /// Why a helper gave no answer.

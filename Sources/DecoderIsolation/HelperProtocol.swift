@@ -13,7 +13,8 @@ import SystemCalls
 ///                                       starts (a helper that dies before this never
 ///                                       had the item: it is not the item's fault)
 ///     result   (helper → parent)        body: UInt32 JSON length · JSON ``WireResult``
-///                                       · the thumbnail's JPEG bytes · the compatible
+///                                       · the thumbnail's JPEG bytes · each preview's
+///                                       bytes (``WireResult/previews``' lengths) · the compatible
 ///                                       copy's JPEG bytes (the last
 ///                                       ``WireResult/compatibleLength`` bytes)
 ///
@@ -122,6 +123,8 @@ struct WireResult: Codable, Sendable {
     var thumbnailThumbHash: String?
     /// Why no thumbnail was made, when one was asked for.
     var thumbnailFailure: MediaError?
+    /// The previews made with the thumbnail, smallest first (their bytes follow the thumbnail's).
+    var previews: [WirePicture]?
     /// Why decoding failed.
     var failure: MediaError?
     /// What makes the file part of a moment, when asked for and found.
@@ -152,6 +155,7 @@ struct WireResult: Codable, Sendable {
                 thumbnailWidth = thumbnail.width
                 thumbnailHeight = thumbnail.height
                 thumbnailThumbHash = thumbnail.thumbHash.map { Data($0).base64EncodedString() }
+                previews = thumbnail.previews?.map { WirePicture(width: $0.width, height: $0.height, format: $0.format, length: $0.bytes.count) }
             case .failed(let error): thumbnailFailure = error
             case nil: break
             }
@@ -169,14 +173,26 @@ struct WireResult: Codable, Sendable {
         }
     }
 
-    /// The JPEG bytes that follow the JSON of `outcome`: the thumbnail's, then the compatible copy's.
+    /// The bytes that follow the JSON of `outcome`: the thumbnail's JPEG, each
+    /// preview's, then the compatible copy's JPEG.
     static func jpeg(of outcome: Result<DecodedMedia, MediaError>) -> [UInt8] {
         guard case .success(let decoded) = outcome else { return [] }
         var bytes: [UInt8] = []
-        if case .made(let thumbnail) = decoded.thumbnail { bytes += thumbnail.jpeg }
+        if case .made(let thumbnail) = decoded.thumbnail {
+            bytes += thumbnail.jpeg
+            for preview in thumbnail.previews ?? [] { bytes += preview.bytes }
+        }
         if case .made(let copy) = decoded.compatibleCopy { bytes += copy.jpeg }
         return bytes
     }
+}
+
+/// A preview's claimed size and encoding, and how many of the body's bytes are its.
+struct WirePicture: Codable, Sendable, Hashable {
+    var width: Int
+    var height: Int
+    var format: PreviewFormat
+    var length: Int
 }
 
 /// A peer that broke the protocol (or died mid-message).

@@ -94,10 +94,13 @@ enum ReplyCheck {
             let jpeg = try kept(reply.jpeg, metadata: false, request: request, what: "thumbnail")
             try checkThumbnail(jpeg[...], width: width, height: height, spec: spec, facts: facts)
             let hash = try result.thumbnailThumbHash.map { (text) throws(ReplyViolation) in try checkThumbHash(text) }
-            thumbnail = .made(Thumbnail(jpeg: jpeg, width: width, height: height, thumbHash: hash))
+            var made = Thumbnail(jpeg: jpeg, width: width, height: height, thumbHash: hash)
+            made.previews = try checkPreviews(reply, for: request, spec: spec, facts: facts)
+            thumbnail = .made(made)
         } else {
             guard result.thumbnailWidth == nil, result.thumbnailHeight == nil else { throw ReplyViolation("a thumbnail with only one side") }
             guard result.thumbnailThumbHash == nil else { throw ReplyViolation("a ThumbHash without a thumbnail") }
+            guard result.previews == nil, reply.previews.isEmpty else { throw ReplyViolation("previews without a thumbnail") }
             guard reply.jpeg.isEmpty else { throw ReplyViolation("thumbnail bytes without a thumbnail") }
             if let failure = result.thumbnailFailure {
                 guard request.thumbnail != nil else { throw ReplyViolation("a thumbnail failure when none was asked for") }
@@ -323,6 +326,63 @@ enum ReplyCheck {
         }
     }
 
+    /// The largest preview accepted for a longest side of `size`: its pixels
+    /// uncompressed (4 bytes each) and 64 KiB of headers; a compressed picture
+    /// larger than that is no honest encoder's.
+    static func maximumPreviewBytes(size: Int) -> Int { size * size * 4 + (64 << 10) }
+
+    /// The previews of a reply whose thumbnail passed: exactly one for each
+    /// size asked for, in order, each in the format asked for (JPEG: its
+    /// frame read by ``JPEGFrame``, only the segments a picture needs kept;
+    /// WebP: read by ``WebPFrame``, only its picture chunks kept), of the size
+    /// the reply claims, at most the size asked for and at least one pixel on
+    /// each side, of the facts' shape, and at most ``maximumPreviewBytes(size:)``.
+    private static func checkPreviews(_ reply: HelperReply, for request: DecodeRequest, spec: ThumbnailSpec, facts: MediaFacts) throws(ReplyViolation)
+        -> [EncodedPicture]?
+    {
+        let claimed = reply.result.previews
+        guard let asked = spec.previews, !asked.sizes.isEmpty else {
+            guard claimed == nil, reply.previews.isEmpty else { throw ReplyViolation("previews nobody asked for") }
+            return nil
+        }
+        guard let claimed, claimed.count == asked.sizes.count, reply.previews.count == claimed.count else {
+            throw ReplyViolation("\(claimed?.count ?? 0) previews where \(asked.sizes.count) were asked for")
+        }
+        var pictures: [EncodedPicture] = []
+        for (index, size) in asked.sizes.enumerated() {
+            let claim = claimed[index]
+            var bytes = reply.previews[index]
+            guard claim.format == asked.format else { throw ReplyViolation("a \(claim.format.rawValue) preview where \(asked.format.rawValue) was asked for") }
+            guard bytes.count == claim.length, bytes.count <= maximumPreviewBytes(size: size) else {
+                throw ReplyViolation("a preview of \(bytes.count) bytes for \(size) pixels")
+            }
+            let frame: (width: Int, height: Int)
+            switch asked.format {
+            case .jpeg:
+                bytes = try kept(bytes, metadata: false, request: request, what: "preview")[...]
+                guard let jpeg = JPEGFrame(bytes) else { throw ReplyViolation("preview bytes that are not a JPEG") }
+                frame = (jpeg.width, jpeg.height)
+            case .webp:
+                guard let webp = WebPFrame(bytes) else { throw ReplyViolation("preview bytes that are not a WebP") }
+                frame = (webp.width, webp.height)
+                bytes = webp.kept[...]
+            }
+            guard frame.width == claim.width, frame.height == claim.height else {
+                throw ReplyViolation("a preview said to be \(claim.width)×\(claim.height) whose picture is \(frame.width)×\(frame.height)")
+            }
+            guard claim.width >= 1, claim.height >= 1, max(claim.width, claim.height) <= size else {
+                throw ReplyViolation("a \(claim.width)×\(claim.height) preview where at most \(size) pixels were asked for")
+            }
+            if let mediaWidth = facts.width, let mediaHeight = facts.height,
+                abs(claim.width * mediaHeight - claim.height * mediaWidth) > 2 * max(mediaWidth, mediaHeight)
+            {
+                throw ReplyViolation("a \(claim.width)×\(claim.height) preview of a \(mediaWidth)×\(mediaHeight) picture")
+            }
+            pictures.append(EncodedPicture(bytes: Array(bytes), width: claim.width, height: claim.height, format: asked.format))
+        }
+        return pictures
+    }
+
     /// The bytes of a thumbnail's ThumbHash: base64 (standard alphabet, padded)
     /// of 5 to ``maximumThumbHash`` bytes whose header
     /// says how many follow (its alpha flag makes it at least 6).
@@ -369,5 +429,78 @@ struct JPEGFrame: Equatable {
     init?(_ bytes: ArraySlice<UInt8>) {
         guard bytes.count >= 4, bytes[bytes.endIndex - 2] == 0xFF, bytes[bytes.endIndex - 1] == 0xD9, let frame = JPEGFrameHeader(bytes) else { return nil }
         (width, height) = (frame.width, frame.height)
+    }
+}
+
+/// A WebP's size, read by the parent itself, and the bytes it keeps of it: a
+/// RIFF whose length is the bytes', of form `WEBP`, holding a lossy (`VP8 `)
+/// or lossless (`VP8L`) picture alone, or after a `VP8X` header (whose canvas
+/// must be the picture's size, no animation) with an optional `ALPH` chunk
+/// before a lossy picture. Metadata chunks (`EXIF`, `XMP `, `ICCP`) are
+/// dropped, as ``JPEGSegments`` drops a JPEG's (libvips 8.14 writes EXIF into
+/// a WebP whatever it is told); any other chunk refuses the file. Chunks are
+/// walked by their lengths, never past the end.
+struct WebPFrame: Equatable {
+    let width: Int
+    let height: Int
+    /// The picture's chunks alone, in a RIFF of their own: a `VP8X` (flags:
+    /// alpha only) only when an `ALPH` chunk needs one.
+    let kept: [UInt8]
+
+    init?(_ bytes: ArraySlice<UInt8>) {
+        let b = Array(bytes)
+        func le32(_ at: Int) -> Int { Int(b[at]) | Int(b[at + 1]) << 8 | Int(b[at + 2]) << 16 | Int(b[at + 3]) << 24 }
+        func le24(_ at: Int) -> Int { Int(b[at]) | Int(b[at + 1]) << 8 | Int(b[at + 2]) << 16 }
+        guard b.count >= 20, b.count <= Int(UInt32.max), b[0..<4].elementsEqual("RIFF".utf8), b[8..<12].elementsEqual("WEBP".utf8),
+            le32(4) + 8 == b.count
+        else { return nil }
+        var chunks: [(type: String, start: Int, length: Int)] = []
+        var at = 12
+        while at < b.count {
+            guard b.count - at >= 8, chunks.count < 8 else { return nil }
+            let length = le32(at + 4)
+            guard length <= b.count - at - 8 else { return nil }
+            let type = String(decoding: b[at..<(at + 4)], as: UTF8.self)
+            if !["EXIF", "XMP ", "ICCP"].contains(type) { chunks.append((type, at + 8, length)) }
+            at += 8 + length + (length & 1)
+        }
+        guard at == b.count else { return nil }
+        let types = chunks.map(\.type)
+        guard types == ["VP8 "] || types == ["VP8L"] || types == ["VP8X", "VP8 "] || types == ["VP8X", "VP8L"] || types == ["VP8X", "ALPH", "VP8 "],
+            let picture = chunks.last
+        else { return nil }
+        let p = picture.start
+        if picture.type == "VP8 " {
+            // Frame tag (3 bytes, a key frame: bit 0 clear), start code 9D 01 2A, 14-bit width and height.
+            guard picture.length >= 10, b[p] & 1 == 0, b[p + 3] == 0x9D, b[p + 4] == 0x01, b[p + 5] == 0x2A else { return nil }
+            width = (Int(b[p + 6]) | Int(b[p + 7]) << 8) & 0x3FFF
+            height = (Int(b[p + 8]) | Int(b[p + 9]) << 8) & 0x3FFF
+        } else {
+            // Signature 0x2F, then 14 bits of width − 1 and 14 of height − 1.
+            guard picture.length >= 5, b[p] == 0x2F else { return nil }
+            let bits = le32(p + 1)
+            width = (bits & 0x3FFF) + 1
+            height = ((bits >> 14) & 0x3FFF) + 1
+        }
+        guard width >= 1, height >= 1 else { return nil }
+        if let header = chunks.first, header.type == "VP8X" {
+            // Flags (4 bytes; bit 1 animation), canvas width − 1 and height − 1 (24 bits each).
+            guard header.length == 10, b[header.start] & 0x02 == 0, le24(header.start + 4) + 1 == width, le24(header.start + 7) + 1 == height else {
+                return nil
+            }
+        }
+        func chunk(_ type: String, _ payload: ArraySlice<UInt8>) -> [UInt8] {
+            let n = payload.count
+            return Array(type.utf8) + [UInt8(n & 0xFF), UInt8(n >> 8 & 0xFF), UInt8(n >> 16 & 0xFF), UInt8(n >> 24 & 0xFF)] + payload + (n & 1 == 1 ? [0] : [])
+        }
+        var body = Array("WEBP".utf8)
+        if types.contains("ALPH") {
+            let w = width - 1, h = height - 1
+            body += chunk("VP8X", [0x10, 0, 0, 0, UInt8(w & 0xFF), UInt8(w >> 8 & 0xFF), UInt8(w >> 16), UInt8(h & 0xFF), UInt8(h >> 8 & 0xFF), UInt8(h >> 16)])
+            body += chunk("ALPH", b[chunks[1].start..<(chunks[1].start + chunks[1].length)])
+        }
+        body += chunk(picture.type, b[p..<(p + picture.length)])
+        let n = body.count
+        kept = Array("RIFF".utf8) + [UInt8(n & 0xFF), UInt8(n >> 8 & 0xFF), UInt8(n >> 16 & 0xFF), UInt8(n >> 24 & 0xFF)] + body
     }
 }

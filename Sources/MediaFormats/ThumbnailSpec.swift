@@ -33,6 +33,9 @@ public struct ThumbnailSpec: Sendable, Codable, Hashable {
     public var timeLimit: Double?
     /// A video's poster is the keyframe nearest to this many seconds (clamped into the video).
     public var posterTime: Double
+    /// Larger pictures made from the same decode as the thumbnail (nil: none,
+    /// the default); each is encoded as `previews.format`.
+    public var previews: PreviewSizes?
 
     /// A spec with the `default` pipeline's values unless given.
     public init(size: Int = 360, quality: Int = 80, damageTolerance: DamageTolerance = .truncated, timeLimit: Double? = 30, posterTime: Double = 1) {
@@ -41,5 +44,46 @@ public struct ThumbnailSpec: Sendable, Codable, Hashable {
         self.damageTolerance = damageTolerance
         self.timeLimit = timeLimit
         self.posterTime = posterTime
+    }
+}
+
+/// The previews a thumbnail spec asks for beside the thumbnail: longest sides
+/// (each larger than the thumbnail's, ascending) and their encoding.
+public struct PreviewSizes: Sendable, Codable, Hashable {
+    /// Longest sides in pixels, ascending, each larger than the thumbnail's size.
+    public var sizes: [Int]
+    /// How they are encoded.
+    public var format: PreviewFormat
+
+    /// Previews of `sizes` (longest sides), encoded as `format`.
+    public init(sizes: [Int], format: PreviewFormat) {
+        self.sizes = sizes
+        self.format = format
+    }
+}
+
+extension ThumbnailSpec {
+    /// The longest side the picture is decoded at: the largest preview's, else
+    /// the thumbnail's ``size`` (with no previews every decode is what it was).
+    public var decodeSize: Int { max(size, previews?.sizes.max() ?? 0) }
+}
+
+/// A picture encoded at one of the sizes a pipeline asked for.
+public struct EncodedPicture: Sendable, Codable, Hashable {
+    /// The encoded bytes (JPEG or WebP).
+    public let bytes: [UInt8]
+    /// Width in pixels.
+    public let width: Int
+    /// Height in pixels.
+    public let height: Int
+    /// How `bytes` are encoded.
+    public let format: PreviewFormat
+
+    /// A picture of `bytes`, `width`×`height`, encoded as `format`.
+    public init(bytes: [UInt8], width: Int, height: Int, format: PreviewFormat) {
+        self.bytes = bytes
+        self.width = width
+        self.height = height
+        self.format = format
     }
 }

@@ -463,7 +463,7 @@ struct AVMediaDecoding {
             try PixelLimit(request.pixelLimit).check(picture.storedWidth, picture.storedHeight, label: request.label)
             let stream = media.stream(picture.index)
             let decoder = try KeyframeDecoder(
-                stream: stream, pixelLimit: request.pixelLimit, targetSize: spec.size, sampleAspect: picture.sampleAspect,
+                stream: stream, pixelLimit: request.pixelLimit, targetSize: spec.decodeSize, sampleAspect: picture.sampleAspect,
                 strict: spec.damageTolerance != .none)
             guard let key = withUnsafeMutablePointer(to: &stream.pointee.attached_pic, { KeyPacket(copying: $0) }), key.packet.pointee.size > 0,
                 let decoded = try decoder.decode(key)
@@ -505,7 +505,7 @@ struct AVMediaDecoding {
         do {
             let strict = (request.thumbnail?.damageTolerance ?? .truncated) != .none
             let decoder = try KeyframeDecoder(
-                stream: media.stream(picture.index), pixelLimit: request.pixelLimit, targetSize: request.thumbnail?.size ?? 64,
+                stream: media.stream(picture.index), pixelLimit: request.pixelLimit, targetSize: request.thumbnail?.decodeSize ?? 64,
                 sampleAspect: picture.sampleAspect, strict: strict)
             guard let key = try decoder.nextKeyPacket(in: media, anyPacket: true) else {
                 throw MediaError(failure, "\(request.label): no \(request.format.name) picture data")

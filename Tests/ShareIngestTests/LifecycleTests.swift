@@ -183,6 +183,7 @@ import Testing
         item.durationMilliseconds = 1500
         item.thumbnailPath = "/container/thumbnails/A.jpg"
         item.thumbHash = "1QcSHQRnh493V4dIh4eXh1h4kJUI"
+        item.previews = [PreviewRecord(path: "/container/thumbnails/A.1440.webp", width: 1440, height: 1080, format: .webp, size: 81_000)]
         item.moments = MomentFacts(
             embeddedVideo: EmbeddedVideo(layout: .microVideo, offset: 100, length: 2000, truncated: false), declaresMotionPhoto: true,
             contentIdentifier: "ABC-1", captureTime: CaptureTime(local: 1_700_000_000.5, utc: 1_699_996_400.5, gps: 1_699_996_401, source: .exif), stillImageTime: 1.25)

@@ -27,7 +27,8 @@ VipsImage *shim_vips_image_header(const char *filename);
 /// "optimize_coding", TRUE, NULL). Free *buf with g_free.
 int shim_vips_jpegsave_buffer(VipsImage *in, void **buf, size_t *len, int quality);
 
-/// vips_webpsave_buffer(in, buf, len, "Q", quality, "strip", TRUE, NULL). Free *buf with g_free.
+/// vips_webpsave_buffer(in, buf, len, "Q", quality, "strip", TRUE, NULL) of a copy of `in` without its
+/// EXIF, XMP, IPTC and ICC fields (8.14 writes EXIF and XMP despite "strip"). Free *buf with g_free.
 int shim_vips_webpsave_buffer(VipsImage *in, void **buf, size_t *len, int quality);
 
 /// vips_flatten(in, out, "background", [r, g, b], NULL): composites alpha over a colour.

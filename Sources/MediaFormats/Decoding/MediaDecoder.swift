@@ -209,6 +209,9 @@ public struct Thumbnail: Sendable, Codable, Hashable {
     public let height: Int
     /// The ThumbHash of the thumbnail's pixels (``ThumbHash``), when one was made.
     public let thumbHash: [UInt8]?
+    /// The previews the spec asked for (``ThumbnailSpec/previews``), smallest
+    /// first, made from the same decode; nil when none were asked for.
+    public var previews: [EncodedPicture]?
 
     /// A thumbnail of `jpeg` bytes, `width`×`height`.
     public init(jpeg: [UInt8], width: Int, height: Int, thumbHash: [UInt8]? = nil) {

@@ -131,7 +131,7 @@ struct HEIFDecoding {
     /// thumbnail (its long side ≥ the thumbnail's) and has the same shape (within
     /// 1 %), if libavcodec's path takes it.
     private func embeddedThumbnail(of primary: HEIFItem, in file: HEIFFile, displayed: (width: Int, height: Int), spec: ThumbnailSpec) -> HEIFItem? {
-        let needed = min(spec.size, max(displayed.width, displayed.height))
+        let needed = min(spec.decodeSize, max(displayed.width, displayed.height))
         let aspect = Double(displayed.width) / Double(max(1, displayed.height))
         return file.items(referring: primary.id, type: "thmb")
             .compactMap { item -> (HEIFItem, Int)? in
@@ -151,7 +151,7 @@ struct HEIFDecoding {
             guard let displayed = file.displayedSize(of: item) else { throw HEVCItemDecoder.NotTaken("empty crop") }
             let single = layout.tiles.count == 1
             let reduction = HEIFThumbnail.reduction(
-                displayedLongSide: max(displayed.width, displayed.height), size: spec.size,
+                displayedLongSide: max(displayed.width, displayed.height), size: spec.decodeSize,
                 tileWidth: single ? 1 << 20 : layout.tileWidth, tileHeight: single ? 1 << 20 : layout.tileHeight)
             // Frame threads only help a grid: one picture is one frame (and a second
             // thread would hold a second full-size frame).
@@ -182,7 +182,7 @@ struct HEIFDecoding {
                 } catch {
                     throw MediaError(error.kind, "libheif: \(error)")
                 }
-                let image = try decoder.decode(targetSize: spec.size)
+                let image = try decoder.decode(targetSize: spec.decodeSize)
                 try Vips.start()
                 return .success(try Vips.withExactErrors { () throws(VipsError) -> Thumbnail in
                     try HEIFThumbnail.finish(image, sourceWidth: image.width, sourceHeight: image.height, transforms: [], exifOrientation: exif, spec: spec)

@@ -40,11 +40,11 @@ enum HEIFThumbnail {
         }
         if let orientation = exifOrientation { image = try image.oriented(exif: orientation) }
         let longest = max(image.width, image.height)
-        if longest > spec.size {
-            let scale = Double(spec.size) / Double(longest)
+        if longest > spec.decodeSize {
+            let scale = Double(spec.decodeSize) / Double(longest)
             image = try VipsImageHandle.make("vips_resize") { shim_vips_resize(image.pointer, $0, scale) }
         }
-        return try image.thumbnail(quality: spec.quality)
+        return try image.thumbnail(spec: spec)
     }
 
     /// The power-of-two reduction to decode at: the largest that keeps the displayed

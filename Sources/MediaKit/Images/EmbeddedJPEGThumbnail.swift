@@ -20,16 +20,16 @@ enum EmbeddedJPEGThumbnail {
         guard let head = readHead(descriptor), let info = EXIF.jpeg(head), let range = info.thumbnail,
             range.upperBound <= head.count, let size = EXIF.jpegSize(head[range])
         else { return nil }
-        guard isUsable(thumbnail: size, storedWidth: storedWidth, storedHeight: storedHeight, size: spec.size) else { return nil }
+        guard isUsable(thumbnail: size, storedWidth: storedWidth, storedHeight: storedHeight, size: spec.decodeSize) else { return nil }
         let bytes = Array(head[range])
         do {
             try Vips.start()
             return try Vips.withExactErrors { () throws(VipsError) -> Thumbnail in
                 var image = try VipsImageHandle.make("vips_thumbnail_buffer") {
-                    shim_vips_thumbnail_buffer(bytes, bytes.count, $0, Int32(spec.size), Int32(spec.size), VIPS_FAIL_ON_ERROR)
+                    shim_vips_thumbnail_buffer(bytes, bytes.count, $0, Int32(spec.decodeSize), Int32(spec.decodeSize), VIPS_FAIL_ON_ERROR)
                 }
                 image = try image.oriented(exif: orientation)
-                return try image.thumbnail(quality: spec.quality)
+                return try image.thumbnail(spec: spec)
             }
         } catch {
             return nil  // a broken embedded thumbnail: decode the photo instead

@@ -2,18 +2,6 @@ import CShims
 import CVips
 import MediaFormats
 
-/// A picture encoded at one of the sizes a pipeline asked for.
-public struct EncodedPicture: Sendable, Hashable {
-    /// The encoded bytes (JPEG or WebP).
-    public let bytes: [UInt8]
-    /// Width in pixels.
-    public let width: Int
-    /// Height in pixels.
-    public let height: Int
-    /// How `bytes` are encoded.
-    public let format: PreviewFormat
-}
-
 extension Thumbnailer {
     /// The image (or first page) at `path` at each of `sizes` (longest side;
     /// never enlarged), encoded as `format`, smallest first, from ONE decode:
@@ -33,6 +21,19 @@ extension Thumbnailer {
 }
 
 extension VipsImageHandle {
+    /// The thumbnail `spec` asks for, made from this picture (decoded at
+    /// ``ThumbnailSpec/decodeSize``): without previews exactly
+    /// ``thumbnail(quality:about:)``; with them the picture is held in memory
+    /// once, the thumbnail (JPEG, ThumbHash) scaled from it to `spec.size`, and
+    /// each preview scaled from it to its size and encoded as asked.
+    public func thumbnail(spec: ThumbnailSpec, about path: String? = nil) throws(VipsError) -> Thumbnail {
+        guard let previews = spec.previews, !previews.sizes.isEmpty else { return try thumbnail(quality: spec.quality, about: path) }
+        let image = try inMemory()
+        var made = try image.scaled(toFit: spec.size).thumbnail(quality: spec.quality, about: path)
+        made.previews = try previews.sizes.map { (size) throws(VipsError) in try image.scaled(toFit: size).encoded(as: previews.format, quality: spec.quality) }
+        return made
+    }
+
     /// This picture with its longest side at most `size` (itself when it already fits).
     func scaled(toFit size: Int) throws(VipsError) -> VipsImageHandle {
         let longest = max(width, height)

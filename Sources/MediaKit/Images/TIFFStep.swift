@@ -30,7 +30,7 @@ struct TIFFStep: DecoderStep {
         guard let spec = request.thumbnail else { return DecodedMedia(facts: facts) }
         do {
             let deadline = spec.timeLimit.map { Deadline(seconds: $0) }
-            let picture = try layout.read(tiff, fitting: spec.size * 2, deadline: deadline, error: { Self.message(handle, or: "read failed") })
+            let picture = try layout.read(tiff, fitting: spec.decodeSize * 2, deadline: deadline, error: { Self.message(handle, or: "read failed") })
             let thumbnail = try PosterFrame.encode(picture, rotation: layout.orientation.rotation, mirrored: layout.orientation.mirrored, spec: spec)
             return DecodedMedia(facts: facts, thumbnail: .made(thumbnail))
         } catch let error as MediaError {

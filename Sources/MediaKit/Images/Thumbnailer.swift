@@ -20,7 +20,7 @@ extension DamageTolerance {
 public enum Thumbnailer {
     /// Thumbnails the image (or first PDF page) at `path`.
     public static func thumbnail(path: String, spec: ThumbnailSpec) throws(VipsError) -> Thumbnail {
-        try thumbnail(path: path, spec: spec) { (image) throws(VipsError) in try image.thumbnail(quality: spec.quality) }
+        try thumbnail(path: path, spec: spec) { (image) throws(VipsError) in try image.thumbnail(spec: spec) }
     }
 
     /// The pixels ``thumbnail(path:spec:)`` encodes and hashes, held in memory (for tests).
@@ -42,14 +42,14 @@ public enum Thumbnailer {
     /// JPEG is decoded at the smallest scale that still covers the thumbnail
     /// (``JPEGScale``).
     public static func thumbnail(_ input: ImageInput, header: ImageHeader? = nil, spec: ThumbnailSpec) throws(VipsError) -> Thumbnail {
-        try thumbnail(input, header: header, spec: spec) { (image) throws(VipsError) in try image.thumbnail(quality: spec.quality) }
+        try thumbnail(input, header: header, spec: spec) { (image) throws(VipsError) in try image.thumbnail(spec: spec) }
     }
 
     private static func thumbnail<T>(
         _ input: ImageInput, header: ImageHeader?, spec: ThumbnailSpec, finish: (VipsImageHandle) throws(VipsError) -> T
     ) throws(VipsError) -> T {
         try Vips.start()
-        let jpegShrink = header.flatMap { JPEGScale.shrink(for: $0, size: spec.size) }
+        let jpegShrink = header.flatMap { JPEGScale.shrink(for: $0, size: spec.decodeSize) }
         return try Vips.withExactErrors { () throws(VipsError) in
             try input.withVips { (vips) throws(VipsError) in try makeThumbnail(vips, jpegShrink: jpegShrink, spec: spec, finish: finish) }
         }
@@ -59,7 +59,7 @@ public enum Thumbnailer {
         _ input: VipsInputPointer, jpegShrink: Int?, spec: ThumbnailSpec, finish: (VipsImageHandle) throws(VipsError) -> T
     ) throws(VipsError) -> T {
         let image = try VipsImageHandle.make(jpegShrink == nil ? "vips_thumbnail_source" : "vips_jpegload_source") {
-            input.thumbnail($0, size: spec.size, jpegShrink: jpegShrink, failOn: spec.damageTolerance.vipsFailOn)
+            input.thumbnail($0, size: spec.decodeSize, jpegShrink: jpegShrink, failOn: spec.damageTolerance.vipsFailOn)
         }
         var deadline: Int64?
         if let limit = spec.timeLimit {
@@ -80,15 +80,15 @@ public enum Thumbnailer {
     public static func thumbnail(of image: VipsImageHandle, rotation: Int, mirrored: Bool = false, spec: ThumbnailSpec) throws(VipsError) -> Thumbnail {
         var image = image
         let longest = max(image.width, image.height)
-        if longest > spec.size {
-            let scale = Double(spec.size) / Double(longest)
+        if longest > spec.decodeSize {
+            let scale = Double(spec.decodeSize) / Double(longest)
             image = try VipsImageHandle.make("vips_resize") { shim_vips_resize(image.pointer, $0, scale) }
         }
         image = try image.rotated(clockwise: rotation)
         if mirrored {
             image = try VipsImageHandle.make("vips_flip") { shim_vips_flip_horizontal(image.pointer, $0) }
         }
-        return try image.thumbnail(quality: spec.quality)
+        return try image.thumbnail(spec: spec)
     }
 }
 

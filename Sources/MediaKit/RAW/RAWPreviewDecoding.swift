@@ -122,7 +122,7 @@ struct RAWPreviewDecoding {
         let bySize = usable.sorted { $0.pixels > $1.pixels }
         guard let largest = bySize.first else { return [] }
         let aspect = Double(largest.width) / Double(largest.height)
-        let enough = bySize.filter { $0.longSide >= 2 * spec.size && abs(Double($0.width) / Double($0.height) / aspect - 1) <= 0.02 }
+        let enough = bySize.filter { $0.longSide >= 2 * spec.decodeSize && abs(Double($0.width) / Double($0.height) / aspect - 1) <= 0.02 }
         guard let first = enough.last else { return bySize }
         return [first] + bySize.filter { $0.preview != first.preview }
     }
@@ -159,7 +159,7 @@ struct RAWPreviewDecoding {
             switch candidate.preview.encoding {
             case .jpeg:
                 image = try VipsImageHandle.make("vips_thumbnail_buffer") {
-                    shim_vips_thumbnail_buffer(bytes, bytes.count, $0, Int32(spec.size), Int32(spec.size), spec.damageTolerance.vipsFailOn)
+                    shim_vips_thumbnail_buffer(bytes, bytes.count, $0, Int32(spec.decodeSize), Int32(spec.decodeSize), spec.damageTolerance.vipsFailOn)
                 }
             case .rgb(let width, let height):
                 let wrapped: Result<VipsImageHandle, VipsError> = bytes.withUnsafeBytes { buffer in
@@ -171,8 +171,8 @@ struct RAWPreviewDecoding {
                 }
                 image = try wrapped.get()
                 let longest = max(width, height)
-                if longest > spec.size {
-                    let scale = Double(spec.size) / Double(longest)
+                if longest > spec.decodeSize {
+                    let scale = Double(spec.decodeSize) / Double(longest)
                     image = try VipsImageHandle.make("vips_resize") { shim_vips_resize(image.pointer, $0, scale) }
                 }
             }
@@ -180,7 +180,7 @@ struct RAWPreviewDecoding {
             // sequentially from its JPEG: turning it needs its pixels in memory.
             if orientation != 1, max(image.width, image.height) >= candidate.longSide { image = try image.inMemory() }
             image = try image.oriented(exif: orientation)
-            return try image.thumbnail(quality: spec.quality)
+            return try image.thumbnail(spec: spec)
         }
     }
 

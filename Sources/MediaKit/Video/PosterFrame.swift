@@ -41,7 +41,7 @@ public enum PosterFrame {
         at seconds: Double = 1, spec: ThumbnailSpec, pixelLimit: Int? = nil
     ) throws(MediaError) -> Thumbnail {
         do {
-            let choice = try choose(of: file, video: video, durationMilliseconds: durationMilliseconds, at: seconds, size: spec.size, pixelLimit: pixelLimit)
+            let choice = try choose(of: file, video: video, durationMilliseconds: durationMilliseconds, at: seconds, size: spec.decodeSize, pixelLimit: pixelLimit)
             return try encode(choice.picture, rotation: video.rotation, spec: spec)
         } catch {
             throw MediaError(typing: error)
@@ -56,7 +56,7 @@ public enum PosterFrame {
     ) throws(MediaError) -> Thumbnail {
         do {
             let stream = file.stream(video.index)
-            let decoder = try KeyframeDecoder(stream: stream, pixelLimit: pixelLimit, targetSize: spec.size, sampleAspect: video.sampleAspect)
+            let decoder = try KeyframeDecoder(stream: stream, pixelLimit: pixelLimit, targetSize: spec.decodeSize, sampleAspect: video.sampleAspect)
             let timeBase = av_q2d(stream.pointee.time_base)
             let start = stream.pointee.start_time != Int64.min ? stream.pointee.start_time : 0
             let target = start + Int64(seconds / timeBase)

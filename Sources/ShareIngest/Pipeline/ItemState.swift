@@ -72,6 +72,8 @@ struct ItemState: Sendable, Hashable, Codable {
     var thumbnailPath: String?
     /// The thumbnail's ThumbHash, base64 (v2 `thumbhash`).
     var thumbHash: String?
+    /// The larger pictures made with the thumbnail (v2 `previews`), smallest first.
+    @OmittedWhenDefault var previews: [PreviewRecord] = []
     // Moments
     /// What the decoder found that ties the item to a moment (an embedded
     /// video's byte range, Apple's content identifier, the capture time).
@@ -136,6 +138,7 @@ struct ItemState: Sendable, Hashable, Codable {
         case thumbnailPath, moments, motionVideo, livePhoto, sidecarKind, sidecars, attachedTo, takeout, capturedAt, capturedAtSource
         case exportDescription, exportLocation, group, locationRemoved, compatible, stageRecords, warnings, failure, stageSeconds, lostAttempts
         case suspect, video
+        case previews
         case thumbHash = "thumbhash"
         case sourceVersion = "version"
         case durationMilliseconds = "duration"
@@ -192,6 +195,7 @@ struct ItemState: Sendable, Hashable, Codable {
     /// compatible copy) and the ones its stages made for it.
     var deliveredFiles: [String] {
         [copyPath, thumbnailPath, compatible?.path].compactMap { $0 } + sidecars.map(\.path) + stageRecords.values.flatMap(\.files)
+            + previews.map(\.path)
     }
 
     /// Removes every file this item may own (a failed item leaves nothing behind).
@@ -200,6 +204,7 @@ struct ItemState: Sendable, Hashable, Codable {
         copyPath = nil
         thumbnailPath = nil
         thumbHash = nil
+        previews = []
         motionVideo = nil
         compatible = nil
         sidecars = []
@@ -214,6 +219,16 @@ struct StageRecord: Sendable, Hashable, Codable {
     /// Container files it made for the item, named by the item's UUID (`<UUID>.<ext>`):
     /// removed with the item if it fails, collected by `share gc` with its share.
     var files: [String] = []
+}
+
+/// One of an item's previews (``ThumbnailStage``): a JPEG or WebP in the
+/// thumbnails folder, `<UUID>.<size>.<ext>`.
+struct PreviewRecord: Sendable, Hashable, Codable {
+    let path: String
+    let width: Int
+    let height: Int
+    let format: PreviewFormat
+    let size: Int64
 }
 
 /// An item's compatible copy (``CompatibleStage``): a full-resolution JPEG in the container.

@@ -45,7 +45,10 @@ struct ManifestStage {
             ).with(
                 capturedAt: item.capturedAt ?? captured?.text, capturedAtSource: item.capturedAtSource ?? captured?.source,
                 exportLocation: item.exportLocation.map { SharedMediaFile.ExportLocation(latitude: $0.latitude, longitude: $0.longitude, altitude: $0.altitude) }
-            ).with(group: item.group).with(thumbhash: item.thumbnailPath == nil ? nil : item.thumbHash).with(capturedAtOffsetKnown: captured?.offsetKnown).with(
+            ).with(group: item.group).with(thumbhash: item.thumbnailPath == nil ? nil : item.thumbHash)
+            .with(previews: settings.schema != .v2 || item.thumbnailPath == nil ? nil : item.previews.map {
+                SharedMediaFile.Preview(path: url($0.path), width: $0.width, height: $0.height, mimeType: $0.format.mimeType, size: $0.size)
+            }).with(capturedAtOffsetKnown: captured?.offsetKnown).with(
                 video: settings.schema != .v2 || item.type != .video
                     ? nil
                     : item.video.map {

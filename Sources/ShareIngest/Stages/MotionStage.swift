@@ -77,7 +77,7 @@ struct MotionStage: PipelineStage {
         let probe = batch.pipeline.probe ?? .init()
         let request = DecodeRequest(
             path: destination, label: "\(item.label) (embedded video)", format: format, pixelLimit: probe.pixelLimit, timeLimit: probe.timeLimit,
-            thumbnail: batch.pipeline.thumbnail?.spec(for: format, type: .video), batch: batch.batchID.uuidString)
+            thumbnail: batch.pipeline.thumbnail?.spec(for: format, type: .video).map(\.withoutPreviews), batch: batch.batchID.uuidString)
         let decoded: DecodedMedia
         do {
             decoded = try batch.decoder.decode(request)

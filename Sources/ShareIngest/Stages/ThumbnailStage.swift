@@ -22,6 +22,7 @@ struct ThumbnailStage: PipelineStage {
         let decided = item.carried.probeDecodedThumbnail
         item.carried.thumbnail = nil
         item.carried.probeDecodedThumbnail = false
+        item.previews = []
         guard let path = item.copyPath, let sniffed = item.sniffed, let spec = settings.spec(for: sniffed.format, type: item.type) else { return }
         let isAudio = item.type == .file && !sniffed.format.isRenderableDocument
         var outcome = carried
@@ -61,6 +62,45 @@ struct ThumbnailStage: PipelineStage {
         }
         item.thumbnailPath = destination
         item.thumbHash = thumbnail.thumbHash.map { Data($0).base64EncodedString() }
+        item.previews = try writePreviews(thumbnail, spec: spec, item: item, in: batch)
+    }
+
+    /// Each preview made with `thumbnail`, written beside it as
+    /// `thumbnails/<UUID>.<size>.<ext>` the way the thumbnail is (a synced
+    /// temporary file renamed; the folder is synced with the thumbnails',
+    /// before the manifest names them). A preview that cannot be written fails
+    /// the item, as its thumbnail would.
+    private func writePreviews(_ thumbnail: Thumbnail, spec: ThumbnailSpec, item: InFlightItem, in batch: BatchContext) throws(ItemFailure) -> [PreviewRecord] {
+        guard let sizes = spec.previews?.sizes, let pictures = thumbnail.previews else { return [] }
+        var written: [PreviewRecord] = []
+        for (size, picture) in zip(sizes, pictures) {
+            let destination = batch.container.previewPath(id: item.id, size: size, format: picture.format)
+            FileSystem.remove(destination)
+            do {
+                try AtomicFile.create(destination, bytes: picture.bytes, syncDirectory: false)
+            } catch {
+                for record in written { FileSystem.remove(record.path) }
+                throw ItemFailure(.thumbnail, writing: error, "\(item.label): cannot write its \(size) px preview: \(error)")
+            }
+            written.append(PreviewRecord(path: destination, width: picture.width, height: picture.height, format: picture.format, size: Int64(picture.bytes.count)))
+        }
+        return written
+    }
+}
+
+extension ThumbnailSpec {
+    /// The thumbnail alone (a motion photo's embedded video gets its poster, no previews).
+    var withoutPreviews: ThumbnailSpec {
+        var spec = self
+        spec.previews = nil
+        return spec
+    }
+}
+
+extension ContainerDirectory {
+    /// Where an item's preview of longest side `size` goes: `thumbnails/<UUID>.<size>.<ext>`.
+    func previewPath(id: UUID, size: Int, format: PreviewFormat) -> String {
+        "\(thumbnailsDirectory)/\(id.uuidString).\(size).\(format.fileExtension)"
     }
 }
 
@@ -121,7 +161,7 @@ extension ThumbnailStage {
             .number("timeLimit", \.timeLimit, in: 0.001...86_400),
             .number("posterTime", \.posterTime, in: 0...86_400),
         ],
-        workers: \.workers, records: [.thumbnailPath, .thumbHash],
+        workers: \.workers, records: [.thumbnailPath, .thumbHash, .previews],
         make: { settings, _ in ThumbnailStage(settings: settings) })
 }
 
@@ -159,7 +199,10 @@ extension PipelineDefinition {
         public init() {}
 
         var spec: ThumbnailSpec {
-            ThumbnailSpec(size: size, quality: quality, damageTolerance: damageTolerance, timeLimit: timeLimit, posterTime: posterTime)
+            var spec = ThumbnailSpec(size: size, quality: quality, damageTolerance: damageTolerance, timeLimit: timeLimit, posterTime: posterTime)
+            let larger = sizes.sorted().dropFirst()
+            if !larger.isEmpty { spec.previews = PreviewSizes(sizes: Array(larger), format: format) }
+            return spec
         }
     }
 
