@@ -325,10 +325,10 @@ enum ReplyCheck {
         }
         // The same shape as the media: |w·H − h·W| within two pixels of rounding on the longer side.
         // A 360° photo's is its centre view (MediaKit's `CentreView`): a quarter of its width, a third of its height.
-        if var mediaWidth = facts.width, var mediaHeight = facts.height {
-            if facts.projection?.isFullSphere == true { (mediaWidth, mediaHeight) = (mediaWidth * 3, mediaHeight * 4) }
-            let skew = abs(width * mediaHeight - height * mediaWidth)
-            guard skew <= 2 * max(mediaWidth, mediaHeight) else {
+        if let mediaWidth = facts.width, let mediaHeight = facts.height {
+            let (shapeWidth, shapeHeight) = facts.projection?.isFullSphere == true ? (mediaWidth * 3, mediaHeight * 4) : (mediaWidth, mediaHeight)
+            let skew = abs(width * shapeHeight - height * shapeWidth)
+            guard skew <= 2 * max(shapeWidth, shapeHeight) else {
                 throw ReplyViolation("a \(width)×\(height) thumbnail of a \(mediaWidth)×\(mediaHeight) picture")
             }
         }

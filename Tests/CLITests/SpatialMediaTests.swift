@@ -57,6 +57,16 @@ import Testing
             #expect(byName[name]?["stereo"] == nil && (name == "pano-360.jpg" || byName[name]?["projection"] == nil), "\(name)")
         }
 
+        // The HTML report shows them as each item's View.
+        let url = try #require(result.lastLine)
+        let page = container.file("page.html")
+        let report = try ShareProcess.run(["report", url, "--container", container.path, "--html", page])
+        #expect(report.status == 0, "\(report.stderr)")
+        let html = try String(contentsOfFile: page, encoding: .utf8)
+        for view in ["360° panorama (equirectangular 2048×1024)", "panorama (cylindrical 1600×400, crop 1200×300 at 200,50)", "stereo pair", "HDR gain map"] {
+            #expect(html.contains("<dt>View</dt><dd>\(view)</dd>"), "\(view)")
+        }
+
         // The made stereo pair's thumbnail is its left eye (red), not its right (blue).
         let pair = try ImageInspector.pixel(try Self.thumbnail(byName["spatial.heic"]), x: 10, y: 10)
         #expect(ImageInspector.isRed(pair), "\(pair)")
