@@ -18,6 +18,8 @@ lay them out (issue 33 item 5), into testdata/spatial/:
 - spatial.heic: a stereo pair as Apple's spatial photos hold it: two HEVC
   images (left red, right blue), the left the primary, and a `grpl` box whose
   `ster` entity group lists left then right.
+- spatial-right-primary.heic: the same pair with the right eye as the primary
+  image (the left is still the `ster` group's first): its thumbnail is the left.
 - spatial.mov: an HEVC movie whose `hvc1` sample entry has a `vexu` box (with
   `eyes`/`stri`: left and right), Apple's spatial-video marker. Only the base
   (left) layer is encoded: no encoder here writes MV-HEVC's second layer.
@@ -164,6 +166,11 @@ def heics(out, work):
     one.props = two.props = common
     path = os.path.join(out, "spatial.heic")
     heic.write_heif(path, b"heic", [b"mif1", b"heic"], [one, two], 1, [], props)
+    add_grpl(path, heic.box(b"grpl", heic.fullbox(b"ster", 0, 0, struct.pack(">III", 100, 2, 1) + struct.pack(">I", 2))))
+
+    # The same pair with the right eye as the primary: the left (the ster group's first) is still the thumbnail.
+    path = os.path.join(out, "spatial-right-primary.heic")
+    heic.write_heif(path, b"heic", [b"mif1", b"heic"], [one, two], 2, [], props)
     add_grpl(path, heic.box(b"grpl", heic.fullbox(b"ster", 0, 0, struct.pack(">III", 100, 2, 1) + struct.pack(">I", 2))))
 
     props.clear()

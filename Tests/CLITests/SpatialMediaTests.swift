@@ -15,7 +15,8 @@ import Testing
     @Test func panoramasStereoPairsAndGainMapsAreDescribed() throws {
         let drop = TemporaryDirectory()
         let files = [
-            "pano-360.jpg", "pano-cylindrical.jpg", "ultrahdr.jpg", "ultrahdr-mpf-only.jpg", "apple-gainmap.heic", "spatial.heic", "spatial.mov",
+            "pano-360.jpg", "pano-cylindrical.jpg", "ultrahdr.jpg", "ultrahdr-mpf-only.jpg", "apple-gainmap.heic", "spatial.heic", "spatial-right-primary.heic",
+            "spatial.mov",
         ]
         for name in files { _ = try drop.add(name, copying: Fixtures.testdata("spatial/\(name)")) }
         _ = try drop.add("vision-pro.HEIC", copying: Fixtures.testdata("real/vision-pro.HEIC"))
@@ -45,7 +46,7 @@ import Testing
             #expect(byName[name]?["hdr"] as? String == "gainMap", "\(name): \(byName[name] ?? [:])")
         }
         // Stereo: a made and a real HEIC `ster` pair, an MV-HEVC-marked movie.
-        for name in ["spatial.heic", "vision-pro.HEIC", "spatial.mov"] {
+        for name in ["spatial.heic", "spatial-right-primary.heic", "vision-pro.HEIC", "spatial.mov"] {
             #expect(byName[name]?["stereo"] as? Bool == true, "\(name): \(byName[name] ?? [:])")
         }
         #expect(byName["spatial.mov"]?["thumbnail"] as? String != nil, "the spatial movie's poster (its base layer)")
@@ -68,8 +69,11 @@ import Testing
         }
 
         // The made stereo pair's thumbnail is its left eye (red), not its right (blue).
-        let pair = try ImageInspector.pixel(try Self.thumbnail(byName["spatial.heic"]), x: 10, y: 10)
-        #expect(ImageInspector.isRed(pair), "\(pair)")
+        // So is the one whose primary image is its right eye.
+        for name in ["spatial.heic", "spatial-right-primary.heic"] {
+            let pair = try ImageInspector.pixel(try Self.thumbnail(byName[name]), x: 10, y: 10)
+            #expect(ImageInspector.isRed(pair), "\(name): \(pair)")
+        }
         // The real one's is its left eye too: nearer libheif's decode of the `ster` group's first image than of its second.
         let eyes = TemporaryDirectory()
         let convert = try MediaTools.run("/usr/bin/heif-convert", [drop.file("vision-pro.HEIC"), eyes.file("eye.png")])
