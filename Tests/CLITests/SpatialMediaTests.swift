@@ -21,6 +21,8 @@ import Testing
         for name in files { _ = try drop.add(name, copying: Fixtures.testdata("spatial/\(name)")) }
         _ = try drop.add("vision-pro.HEIC", copying: Fixtures.testdata("real/vision-pro.HEIC"))
         _ = try drop.add("hdr-base-gain-map.avif", copying: Fixtures.testdata("modern/hdr/hdr-base-gain-map.avif"))
+        // A real Pixel 8 Pro Ultra HDR JPEG (ExifTool's t/images/Google.jpg, pictures cut to 8×8).
+        _ = try drop.add("exiftool-pixel8pro.jpg", copying: Fixtures.privacy("exiftool-pixel8pro.jpg"))
         _ = try drop.add("plain.jpg", copying: Fixtures.media("photo.jpg"))
         _ = try drop.add("plain.mp4", copying: Fixtures.media("clip-hevc.mp4"))
         let container = TemporaryDirectory()
@@ -42,7 +44,7 @@ import Testing
         #expect(byName["pano-360.jpg"]?["width"] as? Int == 2048 && byName["pano-360.jpg"]?["height"] as? Int == 1024)
 
         // Gain maps: Ultra HDR (primary XMP, or only the MPF index's second image), Apple's aux image, an AVIF tmap.
-        for name in ["ultrahdr.jpg", "ultrahdr-mpf-only.jpg", "apple-gainmap.heic", "hdr-base-gain-map.avif"] {
+        for name in ["ultrahdr.jpg", "ultrahdr-mpf-only.jpg", "exiftool-pixel8pro.jpg", "apple-gainmap.heic", "hdr-base-gain-map.avif"] {
             #expect(byName[name]?["hdr"] as? String == "gainMap", "\(name): \(byName[name] ?? [:])")
         }
         // Stereo: a made and a real HEIC `ster` pair, an MV-HEVC-marked movie.
