@@ -17,7 +17,7 @@ import MediaFormats
 ///   image, a frame header before the scan, end of image last) whose frame size,
 ///   read here by ``JPEGFrame``, is the size the reply claims, at most the size
 ///   asked for on its longer side, and of the facts' shape (within two pixels of
-///   rounding; a 360° photo's, of its centre view's); its ThumbHash, if any, base64 of 5 to ``maximumThumbHash``
+///   rounding; a 360° photo's may have its centre view's); its ThumbHash, if any, base64 of 5 to ``maximumThumbHash``
 ///   bytes (``checkThumbHash(_:)``).
 /// - Panorama, stereo and gain map (``Projection``): a projection only for an
 ///   image, with sizes of 1 to ``Projection/maximumSide`` and its crop inside the
@@ -324,11 +324,12 @@ enum ReplyCheck {
             throw ReplyViolation("a \(width)×\(height) thumbnail where at most \(spec.size) pixels were asked for")
         }
         // The same shape as the media: |w·H − h·W| within two pixels of rounding on the longer side.
-        // A 360° photo's is its centre view (MediaKit's `CentreView`): a quarter of its width, a third of its height.
+        // A 360° photo's may be its centre view (MediaKit's `CentreView`: a quarter of its width, a third of
+        // its height), or the whole picture when that view could not be made.
         if let mediaWidth = facts.width, let mediaHeight = facts.height {
-            let (shapeWidth, shapeHeight) = facts.projection?.isFullSphere == true ? (mediaWidth * 3, mediaHeight * 4) : (mediaWidth, mediaHeight)
-            let skew = abs(width * shapeHeight - height * shapeWidth)
-            guard skew <= 2 * max(shapeWidth, shapeHeight) else {
+            var shapes = [(mediaWidth, mediaHeight)]
+            if facts.projection?.isFullSphere == true { shapes.append((mediaWidth * 3, mediaHeight * 4)) }
+            guard shapes.contains(where: { abs(width * $0.1 - height * $0.0) <= 2 * max($0.0, $0.1) }) else {
                 throw ReplyViolation("a \(width)×\(height) thumbnail of a \(mediaWidth)×\(mediaHeight) picture")
             }
         }

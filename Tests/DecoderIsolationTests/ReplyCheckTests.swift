@@ -118,8 +118,8 @@ import Testing
     }
 
     /// A panorama's projection: sane sizes and a crop inside the whole panorama;
-    /// `stereo` and `gainMap` only where they can be. A 360° photo's thumbnail is
-    /// of its centre view's shape (3:2 for 2:1), and only then.
+    /// `stereo` and `gainMap` only where they can be. A 360° photo's thumbnail may
+    /// have its centre view's shape (3:2 for 2:1), and only then.
     @Test func panoramaStereoAndGainMapFactsAreBounded() throws {
         func facts(_ projection: Projection?, kind: MediaFacts.Kind = .image, stereo: Bool? = nil, gainMap: Bool? = nil) -> MediaFacts {
             var facts = MediaFacts(kind: kind, width: 640, height: 480)
@@ -146,12 +146,14 @@ import Testing
         #expect(Self.refusal(Self.reply(audio, width: nil, height: nil, jpeg: [])) == "a panorama projection of a file that is no image")
         #expect(Self.refusal(Self.reply(facts(nil, kind: .video, gainMap: true))) == "a gain map of a file that is no image")
 
-        // The centre view of a 2:1 sphere is 3:2; the whole sphere's shape is then refused.
+        // The centre view of a 2:1 sphere is 3:2 (or the whole sphere, when the view could not be made);
+        // without the projection, or of another shape, it is refused.
         var sphere = MediaFacts(kind: .image, width: 2048, height: 1024)
         sphere.projection = Projection(type: .equirectangular, fullWidth: 2048, fullHeight: 1024)
-        let view = try Self.jpeg(width: 360, height: 240), whole = try Self.jpeg(width: 360, height: 180)
+        let view = try Self.jpeg(width: 360, height: 240), whole = try Self.jpeg(width: 360, height: 180), square = try Self.jpeg(width: 360, height: 360)
         #expect(Self.refusal(Self.reply(sphere, width: 360, height: 240, jpeg: view)) == nil)
-        #expect(Self.refusal(Self.reply(sphere, width: 360, height: 180, jpeg: whole)) == "a 360×180 thumbnail of a 2048×1024 picture")
+        #expect(Self.refusal(Self.reply(sphere, width: 360, height: 180, jpeg: whole)) == nil)
+        #expect(Self.refusal(Self.reply(sphere, width: 360, height: 360, jpeg: square)) == "a 360×360 thumbnail of a 2048×1024 picture")
         sphere.projection = nil
         #expect(Self.refusal(Self.reply(sphere, width: 360, height: 240, jpeg: view)) == "a 360×240 thumbnail of a 2048×1024 picture")
     }
