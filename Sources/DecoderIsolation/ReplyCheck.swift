@@ -17,8 +17,11 @@ import MediaFormats
 ///   image, a frame header before the scan, end of image last) whose frame size,
 ///   read here by ``JPEGFrame``, is the size the reply claims, at most the size
 ///   asked for on its longer side, and of the facts' shape (within two pixels of
-///   rounding); its ThumbHash, if any, base64 of 5 to ``maximumThumbHash``
+///   rounding; a 360° photo's may have its centre view's); its ThumbHash, if any, base64 of 5 to ``maximumThumbHash``
 ///   bytes (``checkThumbHash(_:)``).
+/// - Panorama, stereo and gain map (``Projection``): a projection only for an
+///   image, with sizes of 1 to ``Projection/maximumSide`` and its crop inside the
+///   full panorama; `stereo` only for an image or a video, `gainMap` only for an image.
 /// - Moment facts: only when asked for, and only for an image or a video; an
 ///   embedded video only in an image, its byte range inside the file (whose
 ///   size the parent reads itself) and at least ``minimumVideo`` bytes long; a
@@ -302,6 +305,12 @@ enum ReplyCheck {
             guard facts.kind == .video else { throw ReplyViolation("video facts of a file that is no video") }
             if let problem = video.problem { throw ReplyViolation(problem) }
         }
+        if let projection = facts.projection {
+            guard facts.kind == .image else { throw ReplyViolation("a panorama projection of a file that is no image") }
+            if let problem = projection.problem { throw ReplyViolation(problem) }
+        }
+        if facts.stereo != nil, facts.kind != .image && facts.kind != .video { throw ReplyViolation("a stereo pair that is no image or video") }
+        if facts.gainMap != nil, facts.kind != .image { throw ReplyViolation("a gain map of a file that is no image") }
         guard facts.warnings.count <= maximumWarnings else { throw ReplyViolation("\(facts.warnings.count) warnings") }
         for warning in facts.warnings { try checkText(warning, "a warning") }
     }
@@ -315,9 +324,12 @@ enum ReplyCheck {
             throw ReplyViolation("a \(width)×\(height) thumbnail where at most \(spec.size) pixels were asked for")
         }
         // The same shape as the media: |w·H − h·W| within two pixels of rounding on the longer side.
+        // A 360° photo's may be its centre view (MediaKit's `CentreView`: a quarter of its width, a third of
+        // its height), or the whole picture when that view could not be made.
         if let mediaWidth = facts.width, let mediaHeight = facts.height {
-            let skew = abs(width * mediaHeight - height * mediaWidth)
-            guard skew <= 2 * max(mediaWidth, mediaHeight) else {
+            var shapes = [(mediaWidth, mediaHeight)]
+            if facts.projection?.isFullSphere == true { shapes.append((mediaWidth * 3, mediaHeight * 4)) }
+            guard shapes.contains(where: { abs(width * $0.1 - height * $0.0) <= 2 * max($0.0, $0.1) }) else {
                 throw ReplyViolation("a \(width)×\(height) thumbnail of a \(mediaWidth)×\(mediaHeight) picture")
             }
         }

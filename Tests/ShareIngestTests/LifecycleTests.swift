@@ -197,6 +197,8 @@ import Testing
         item.capturedAt = "2019-07-01T16:53:20Z"
         item.capturedAtSource = "takeout"
         item.video = VideoFacts(codec: "hevc", frameRate: 29.97, variableFrameRate: false, captureFrameRate: 240, slowMotion: true, hdr: "dolbyVision", dolbyVisionProfile: 8, rotation: 90, audio: "aac")
+        item.projection = Projection(type: .cylindrical, fullWidth: 8000, fullHeight: 2000, cropLeft: 10, cropTop: 20, croppedWidth: 7000, croppedHeight: 1500)
+        (item.stereo, item.gainMap) = (true, true)
         item.exportDescription = "dusk"
         item.exportLocation = TakeoutLocation(latitude: 48.8, longitude: 2.3, altitude: nil)
         item.group = SharedMediaFile.Group(id: "A", kind: .rawJpeg, role: .raw)

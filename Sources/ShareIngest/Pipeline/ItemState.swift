@@ -68,6 +68,11 @@ struct ItemState: Sendable, Hashable, Codable {
     var durationMilliseconds: Double?
     /// How a video plays (v2 `video`), as the probe read it.
     var video: VideoFacts?
+    /// A panorama's projection, a stereo pair, an HDR gain map (v2 `projection`,
+    /// `stereo`, `hdr`), as the probe read them.
+    var projection: Projection?
+    var stereo: Bool?
+    var gainMap: Bool?
     // Thumbnail
     var thumbnailPath: String?
     /// The thumbnail's ThumbHash, base64 (v2 `thumbhash`).
@@ -135,7 +140,7 @@ struct ItemState: Sendable, Hashable, Codable {
         case index, id, source, label, completed, sniffed, copyPath, size, sha256, duplicateOf, type, mimeType, width, height
         case thumbnailPath, moments, motionVideo, livePhoto, sidecarKind, sidecars, attachedTo, takeout, capturedAt, capturedAtSource
         case exportDescription, exportLocation, group, locationRemoved, compatible, stageRecords, warnings, failure, stageSeconds, lostAttempts
-        case suspect, video
+        case suspect, video, projection, stereo, gainMap
         case thumbHash = "thumbhash"
         case sourceVersion = "version"
         case durationMilliseconds = "duration"
