@@ -645,4 +645,54 @@ import Testing
             #expect(cover["group"] as? [String: String] == ["id": id, "kind": "burst", "role": "cover"], "\(mode)")
         }
     }
+
+    /// Takeout's edited copies in other languages (`-bearbeitet`, `-editado`)
+    /// share their original's JSON like `-edited`: each gets a copy of it under
+    /// its own UUID and the JSON's capture time, and forms an `edit` group with
+    /// the original; in both modes, with the same report.
+    @Test func translatedEditedCopiesShareTheOriginalsTakeoutJSON() throws {
+        let work = TemporaryDirectory("takeout-translated")
+        let root = (work.path as NSString).standardizingPath
+        let drop = TemporaryDirectory("takeout-translated-drop")
+        let year = "Takeout/Google Fotos/Fotos von 2019/"
+        try drop.add(year + "IMG_0010.jpg", copying: Fixtures.media("photo.jpg"))
+        try drop.add(year + "IMG_0010-bearbeitet.jpg", copying: Fixtures.media("exif3.jpg"))
+        _ = try drop.add(year + "IMG_0010.jpg.supplemental-metadata.json", bytes: Self.takeoutJSON(title: "IMG_0010.jpg", taken: 1_562_000_300))
+        try drop.add(year + "IMG_0011.jpg", copying: Fixtures.media("gray.jpg"))
+        try drop.add(year + "IMG_0011-editado.jpg", copying: Fixtures.media("progressive.jpg"))
+        _ = try drop.add(year + "IMG_0011.jpg.json", bytes: Self.takeoutJSON(title: "IMG_0011.jpg", taken: 1_562_000_400))
+        let dropPath = (drop.path as NSString).standardizingPath
+        let server = try PostgresServer()
+        #expect(try ShareProcess.run(["db", "migrate", "--db", server.url]).status == 0)
+        let workers = DistributedTests.Workers(url: server.url)
+        try workers.start("translated")
+        defer { workers.stopAll() }
+        let want: [String: String] = [
+            year + "IMG_0010.jpg": "edit original", year + "IMG_0010-bearbeitet.jpg": "edit edited",
+            year + "IMG_0010.jpg.supplemental-metadata.json": "attached to \(year)IMG_0010.jpg",
+            year + "IMG_0011.jpg": "edit original", year + "IMG_0011-editado.jpg": "edit edited",
+            year + "IMG_0011.jpg.json": "attached to \(year)IMG_0011.jpg",
+        ]
+        var seen: [String: [String: String]] = [:]
+        for (mode, database) in [("local", [String]()), ("remote", ["--db", server.url])] {
+            let container = root + "/c-" + mode, report = root + "/\(mode).json"
+            let run = try ShareProcess.run(["ingest"] + database + ["--container", container, "--report", report, dropPath])
+            #expect(run.status == 0, "\(mode): \(run.stderr) \(workers.log("translated"))")
+            seen[mode] = try Self.groupOutcomes(report: report, drop: dropPath)
+            #expect(seen[mode] == want, "\(mode): \(seen[mode]?.filter { want[$0.key] != $0.value } ?? [:])")
+            let byName = try Self.entries(container)
+            for (name, time) in [("IMG_0010.jpg", "2019-07-01T16:58:20Z"), ("IMG_0010-bearbeitet.jpg", "2019-07-01T16:58:20Z"),
+                ("IMG_0011.jpg", "2019-07-01T17:00:00Z"), ("IMG_0011-editado.jpg", "2019-07-01T17:00:00Z")]
+            {
+                #expect(byName[name]?["capturedAt"] as? String == time && byName[name]?["capturedAtSource"] as? String == "takeout", "\(mode): \(name)")
+                let sidecars = byName[name]?["sidecars"] as? [[String: Any]]
+                #expect(sidecars?.count == 1 && sidecars?.first?["kind"] as? String == "takeout", "\(mode): \(name)")
+                let path = try #require(byName[name]?["path"] as? String)
+                let uuid = try #require(URL(string: path)).deletingPathExtension().lastPathComponent
+                let copy = try #require(sidecars?.first?["path"] as? String)
+                #expect(URL(string: copy)?.lastPathComponent == uuid + ".1.json", "\(mode): \(name)'s copy is under its own UUID")
+            }
+        }
+        #expect(seen["local"] == seen["remote"])
+    }
 }
