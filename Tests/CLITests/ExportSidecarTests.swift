@@ -509,7 +509,19 @@ import Testing
             #expect((entry(album + "IMG_20190701_165320.jpg")["sidecars"] as? [[String: Any]])?.count == 1, "\(mode)")
             #expect(entry(album + "metadata.json")["type"] as? String == "file" && entry(album + "metadata.json")["sidecars"] == nil)
         }
-        #expect(seen["local"] == seen["remote"])
+        // watch: the drop copied into an inbox, marked ready; its stored report says the same.
+        let inbox = root + "/inbox"
+        try FileManager.default.createDirectory(atPath: inbox, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: drop, toPath: inbox + "/takeout")
+        FileManager.default.createFile(atPath: inbox + "/takeout/.ready", contents: nil)
+        let watched = try ShareProcess.run(["watch", inbox, "--container", root + "/c-watch", "--once", "--on-success", "keep"])
+        #expect(watched.status == 0, "watch: \(watched.stderr)")
+        let reports = try FileManager.default.contentsOfDirectory(atPath: root + "/c-watch/.share-ingest/reports").filter { $0.hasSuffix(".json") }
+        try #require(reports.count == 1, "\(reports)")
+        seen["watch"] = try Self.outcomes(
+            report: root + "/c-watch/.share-ingest/reports/" + reports[0], drop: ((inbox + "/takeout") as NSString).standardizingPath)
+        #expect(seen["watch"] == expected, "watch: \(seen["watch"]?.filter { expected[$0.key] != $0.value } ?? [:])")
+        #expect(seen["local"] == seen["remote"] && seen["local"] == seen["watch"])
     }
 
     /// Each item of a report, by its path relative to `drop`: its group's kind
