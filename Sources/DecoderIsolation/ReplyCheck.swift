@@ -161,6 +161,11 @@ enum ReplyCheck {
         if let identifier = moments.contentIdentifier, !MomentFacts.isValidIdentifier(identifier) {
             throw ReplyViolation("the content identifier \"\(printable(String(identifier.prefix(64))))\"")
         }
+        if let burst = moments.burstIdentifier {
+            guard facts.kind == .image, MomentFacts.isValidIdentifier(burst) else {
+                throw ReplyViolation("the burst identifier \"\(printable(String(burst.prefix(64))))\"")
+            }
+        }
         if let time = moments.captureTime {
             for value in [time.local, time.utc, time.gps].compactMap({ $0 }) where !(value.isFinite && CaptureTime.plausible.contains(value)) {
                 throw ReplyViolation("a capture time of \(value) s")

@@ -185,7 +185,8 @@ import Testing
         item.thumbHash = "1QcSHQRnh493V4dIh4eXh1h4kJUI"
         item.moments = MomentFacts(
             embeddedVideo: EmbeddedVideo(layout: .microVideo, offset: 100, length: 2000, truncated: false), declaresMotionPhoto: true,
-            contentIdentifier: "ABC-1", captureTime: CaptureTime(local: 1_700_000_000.5, utc: 1_699_996_400.5, gps: 1_699_996_401, source: .exif), stillImageTime: 1.25)
+            contentIdentifier: "ABC-1", captureTime: CaptureTime(local: 1_700_000_000.5, utc: 1_699_996_400.5, gps: 1_699_996_401, source: .exif), stillImageTime: 1.25,
+            burstIdentifier: "BURST-1")
         item.motionVideo = MotionVideo(
             path: "/container/C.mp4", thumbnailPath: "/container/thumbnails/C.jpg", size: 2000, mimeType: "video/mp4", durationMilliseconds: 1200,
             width: 1920, height: 1080, layout: .microVideo)
@@ -273,11 +274,13 @@ import Testing
             ALTER TABLE items DROP COLUMN content_identifier; ALTER TABLE items DROP COLUMN live_photo_name;
             ALTER TABLE items DROP COLUMN suspect; ALTER TABLE batches DROP COLUMN max_attempts;
             DROP INDEX items_sidecar_kind; DROP INDEX items_export_stem;
-            ALTER TABLE items DROP COLUMN sidecar_kind; ALTER TABLE items DROP COLUMN export_stem; PRAGMA user_version = 2
+            ALTER TABLE items DROP COLUMN sidecar_kind; ALTER TABLE items DROP COLUMN export_stem;
+            DROP INDEX items_burst_id; ALTER TABLE items DROP COLUMN burst_id; PRAGMA user_version = 2
             """)
         let reopened = try BatchJournal(container: container.directory)
         #expect(try reopened.batch(done.batchID.uuidString)?.state == .done)
         let names = try reopened.database.query("SELECT name FROM migrations ORDER BY name").compactMap { $0.text("name") }
-        #expect(names == ["1-batches-and-items", "2-item-next-stage", "3-item-content-hash", "4-item-live-photo-keys", "5-suspects-and-attempts", "6-export-sidecar-keys"])
+        #expect(names == ["1-batches-and-items", "2-item-next-stage", "3-item-content-hash", "4-item-live-photo-keys", "5-suspects-and-attempts", "6-export-sidecar-keys",
+            "9-burst-identifier"])
     }
 }

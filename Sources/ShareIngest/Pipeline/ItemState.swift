@@ -277,6 +277,7 @@ extension ItemState {
         ("suspect", { $0.suspect ? "alone" : nil }),
         ("sidecar_kind", { $0.sidecarKeys.kind }),
         ("export_stem", { $0.sidecarKeys.stem }),
+        ("burst_id", { $0.burstKey }),
     ]
 
     /// The values of ``indexedColumns`` for this item, in their order.
