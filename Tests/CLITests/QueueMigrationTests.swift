@@ -11,7 +11,7 @@ import Testing
 /// today's workers finish the batch.
 @Suite struct QueueMigrationTests {
     /// The migrations this share has (QueueSchema.migrations): the schema version it writes and needs.
-    // The count of migrations (issue 34 adds "12-burst-identifier"; 10 and 11 are other branches': 12 once all are merged).
+    // The count of migrations (the last: "10-burst-identifier").
     static let schemaVersion = 10
 
     static let fixture = Fixtures.packageRoot.appendingPathComponent("testdata/distributed/v2-queue").path

@@ -114,7 +114,7 @@ public final class BatchJournal: Sendable {
                 // Each photo's Apple burst identifier (ItemState.burstKey), so
                 // the fan-in finds a burst's frames without reading every item.
                 Migration(
-                    name: "9-burst-identifier",
+                    name: "7-burst-identifier",
                     sql: """
                         ALTER TABLE items ADD COLUMN burst_id TEXT;
                         CREATE INDEX IF NOT EXISTS items_burst_id ON items(batch_id, burst_id) WHERE burst_id IS NOT NULL;
