@@ -132,25 +132,6 @@ def rgb(w, h, colour):
     return bytes(colour) * (w * h)
 
 
-def add_grpl(path, grpl):
-    """Appends `grpl` to the file's meta box and moves iloc's file offsets by its length."""
-    data = bytearray(open(path, "rb").read())
-    meta = data.index(b"meta") - 4
-    meta_size = struct.unpack(">I", data[meta:meta + 4])[0]
-    data[meta + meta_size:meta + meta_size] = grpl
-    data[meta:meta + 4] = struct.pack(">I", meta_size + len(grpl))
-    iloc = data.index(b"iloc") - 4
-    count = struct.unpack(">H", data[iloc + 14:iloc + 16])[0]
-    at = iloc + 16
-    for _ in range(count):
-        method = struct.unpack(">H", data[at + 2:at + 4])[0]
-        if method == 0:
-            offset = struct.unpack(">I", data[at + 8:at + 12])[0]
-            data[at + 8:at + 12] = struct.pack(">I", offset + len(grpl))
-        at += 16
-    open(path, "wb").write(data)
-
-
 def heics(out, work):
     w, h = 256, 192
     props = []
@@ -166,12 +147,12 @@ def heics(out, work):
     one.props = two.props = common
     path = os.path.join(out, "spatial.heic")
     heic.write_heif(path, b"heic", [b"mif1", b"heic"], [one, two], 1, [], props)
-    add_grpl(path, heic.box(b"grpl", heic.fullbox(b"ster", 0, 0, struct.pack(">III", 100, 2, 1) + struct.pack(">I", 2))))
+    heic.add_grpl(path, heic.box(b"grpl", heic.fullbox(b"ster", 0, 0, struct.pack(">III", 100, 2, 1) + struct.pack(">I", 2))))
 
     # The same pair with the right eye as the primary: the left (the ster group's first) is still the thumbnail.
     path = os.path.join(out, "spatial-right-primary.heic")
     heic.write_heif(path, b"heic", [b"mif1", b"heic"], [one, two], 2, [], props)
-    add_grpl(path, heic.box(b"grpl", heic.fullbox(b"ster", 0, 0, struct.pack(">III", 100, 2, 1) + struct.pack(">I", 2))))
+    heic.add_grpl(path, heic.box(b"grpl", heic.fullbox(b"ster", 0, 0, struct.pack(">III", 100, 2, 1) + struct.pack(">I", 2))))
 
     props.clear()
     gw, gh = 128, 96
