@@ -392,6 +392,27 @@ def write_heif(path, brand, compat, items, primary, refs, props):
         f.write(out)
 
 
+def add_grpl(path, grpl, out=None):
+    """Appends a `grpl` box (entity groups: `ster`, `altr`) to a file written by
+    write_heif: into its meta box, with iloc's file offsets (construction method 0)
+    moved by the box's length, as every item in mdat moves. Writes `out` (default: in place)."""
+    data = bytearray(open(path, "rb").read())
+    meta = data.index(b"meta") - 4
+    meta_size = struct.unpack(">I", data[meta:meta + 4])[0]
+    data[meta + meta_size:meta + meta_size] = grpl
+    data[meta:meta + 4] = struct.pack(">I", meta_size + len(grpl))
+    iloc = data.index(b"iloc") - 4
+    count = struct.unpack(">H", data[iloc + 14:iloc + 16])[0]
+    at = iloc + 16
+    for _ in range(count):
+        method = struct.unpack(">H", data[at + 2:at + 4])[0]
+        if method == 0:
+            offset = struct.unpack(">I", data[at + 8:at + 12])[0]
+            data[at + 8:at + 12] = struct.pack(">I", offset + len(grpl))
+        at += 16
+    open(out or path, "wb").write(data)
+
+
 def ispe(w, h):
     return fullbox(b"ispe", 0, 0, u32(w) + u32(h))
 

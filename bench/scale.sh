@@ -82,12 +82,29 @@ start_workers() {
   until [ "$(live)" -ge $((before + $1)) ]; do sleep 0.1; done
 }
 stop_workers() { for pid in "${pids[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done; wait "${pids[@]}" 2>/dev/null || true; pids=(); }
-# Runs `share ingest` under /usr/bin/time; prints "WALL PEAK_KB".
+# Runs `share ingest` under /usr/bin/time; prints "WALL PEAK_KB". Its redirect
+# URL (the batch's key) is kept in $work/out for `delivered`.
 timed() {
-  /usr/bin/time -f "%e %M" -o "$work/time" "$share" ingest --quiet "$@" >/dev/null 2>"$work/ingest.err" || {
+  /usr/bin/time -f "%e %M" -o "$work/time" "$share" ingest --quiet "$@" >"$work/out" 2>"$work/ingest.err" || {
     status=$?; [ "$status" -eq 1 ] || { cat "$work/ingest.err" >&2; exit 1; }
   }
   cat "$work/time"
+}
+# How many items the last `timed` batch delivered, by `share status` (of the
+# container, or of the database with --db): a run is only timed if it did the work.
+delivered() {  # [CONTAINER]
+  local key
+  key=$(sed -n 's/.*dataUrl=\([^#]*\)#.*/\1/p' "$work/out")
+  if [ -n "${1:-}" ]; then "$share" status --container "$1" --json
+  else "$share" status --db "$url" --json; fi | python3 -c '
+import json, sys
+key = sys.argv[1]
+for line in sys.stdin:
+    row = json.loads(line)
+    if row.get("key") == key:
+        print(row["ingested"]); break
+else:
+    print("?")' "$key"
 }
 
 needs_db=0
@@ -101,7 +118,7 @@ fi
 echo "machine: $(nproc) cores; $(uptime)"
 echo "share: $share; worker threads: $threads"
 echo
-printf "%-22s %-9s %9s %10s %12s %14s %12s\n" drop mode "wall s" "items/s" "ingest MiB" "workers MiB" "store B/item"
+printf "%-22s %-9s %9s %10s %12s %14s %12s %10s\n" drop mode "wall s" "items/s" "ingest MiB" "workers MiB" "store B/item" delivered
 run() {  # NAME DIR COUNT
   local name=$1 dir=$2 count=$3
   for mode in $modes; do
@@ -110,7 +127,7 @@ run() {  # NAME DIR COUNT
       read -r wall peak < <(timed --container "$container" "$dir")
       local store
       store=$(du -cb "$container/.share-ingest/journal.sqlite"* | tail -n 1 | cut -f1)
-      printf "%-22s %-9s %9.2f %10.1f %12.1f %14s %12.0f\n" "$name" local "$wall" "$(calc "$count / $wall" 1)" "$(calc "$peak / 1024" 1)" "-" "$(calc "$store / $count" 0)"
+      printf "%-22s %-9s %9.2f %10.1f %12.1f %14s %12.0f %10s\n" "$name" local "$wall" "$(calc "$count / $wall" 1)" "$(calc "$peak / 1024" 1)" "-" "$(calc "$store / $count" 0)" "$(delivered "$container")"
     else
       start_workers "$mode"
       local before
@@ -120,7 +137,7 @@ run() {  # NAME DIR COUNT
       after=$("$bin/psql" -X -Atq "$url" -c "SELECT pg_total_relation_size('share_jobs') + pg_total_relation_size('share_batches')")
       for pid in "${pids[@]}"; do workers="$workers$(calc "$(hwm "$pid") / 1024" 0)/"; done
       stop_workers
-      printf "%-22s %-9s %9.2f %10.1f %12.1f %14s %12.0f\n" "$name" "$mode w" "$wall" "$(calc "$count / $wall" 1)" "$(calc "$peak / 1024" 1)" "${workers%/}" "$(calc "($after - $before) / $count" 0)"
+      printf "%-22s %-9s %9.2f %10.1f %12.1f %14s %12.0f %10s\n" "$name" "$mode w" "$wall" "$(calc "$count / $wall" 1)" "$(calc "$peak / 1024" 1)" "${workers%/}" "$(calc "($after - $before) / $count" 0)" "$(delivered)"
     fi
     rm -rf "$container"
   done
@@ -147,12 +164,14 @@ if [ -n "$soak" ]; then
     read -r wall _ < <(timed --db "$url" --container "$work/soak-$b" "$soaked")
     line="$line $(calc "$(rss "$worker") / 1024" 1)"
     rates="$rates $(calc "$items / $wall" 0)"
+    done_items="${done_items:-} $(delivered)"
     rm -rf "$work/soak-$b"
   done
   peak=$(calc "$(hwm "$worker") / 1024" 1)
   stop_workers
   echo "RSS:$line (peak $peak)"
   echo "items/s:$rates"
+  echo "delivered:$done_items"
 fi
 # The operator's commands on one large share (issue 32, item 7): OPS=N ingests
 # N one-line files locally once (kept in $root/ops-N, reused by later runs),

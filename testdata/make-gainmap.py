@@ -68,23 +68,8 @@ def main():
     heic.write_heif(path, b"avif", [b"avif", b"mif1", b"miaf", b"tmap"], [base_item, gain_item, tmap_item], 1,
                     [(b"dimg", 3, [1, 2])], props)
     # The altr entity group (tmap preferred, the base as its alternative), in a grpl box appended to meta.
-    data = bytearray(open(path, "rb").read())
     grpl = heic.box(b"grpl", heic.fullbox(b"altr", 0, 0, struct.pack(">III", 100, 2, 3) + struct.pack(">I", 1)))
-    meta = data.index(b"meta") - 4
-    meta_size = struct.unpack(">I", data[meta:meta + 4])[0]
-    data[meta + meta_size:meta + meta_size] = grpl
-    data[meta:meta + 4] = struct.pack(">I", meta_size + len(grpl))
-    # Every item in mdat moved by the grpl's length: shift iloc's file offsets (construction method 0).
-    iloc = data.index(b"iloc") - 4
-    count = struct.unpack(">H", data[iloc + 14:iloc + 16])[0]
-    at = iloc + 16
-    for _ in range(count):
-        method = struct.unpack(">H", data[at + 2:at + 4])[0]
-        if method == 0:
-            offset = struct.unpack(">I", data[at + 8:at + 12])[0]
-            data[at + 8:at + 12] = struct.pack(">I", offset + len(grpl))
-        at += 16
-    open(out, "wb").write(data)
+    heic.add_grpl(path, grpl, out)
 
 
 if __name__ == "__main__":

@@ -17,8 +17,11 @@ import MediaFormats
 ///   image, a frame header before the scan, end of image last) whose frame size,
 ///   read here by ``JPEGFrame``, is the size the reply claims, at most the size
 ///   asked for on its longer side, and of the facts' shape (within two pixels of
-///   rounding); its ThumbHash, if any, base64 of 5 to ``maximumThumbHash``
+///   rounding; a 360° photo's may have its centre view's); its ThumbHash, if any, base64 of 5 to ``maximumThumbHash``
 ///   bytes (``checkThumbHash(_:)``).
+/// - Panorama, stereo and gain map (``Projection``): a projection only for an
+///   image, with sizes of 1 to ``Projection/maximumSide`` and its crop inside the
+///   full panorama; `stereo` only for an image or a video, `gainMap` only for an image.
 /// - Moment facts: only when asked for, and only for an image or a video; an
 ///   embedded video only in an image, its byte range inside the file (whose
 ///   size the parent reads itself) and at least ``minimumVideo`` bytes long; a
@@ -95,7 +98,7 @@ enum ReplyCheck {
             try checkThumbnail(jpeg[...], width: width, height: height, spec: spec, facts: facts)
             let hash = try result.thumbnailThumbHash.map { (text) throws(ReplyViolation) in try checkThumbHash(text) }
             var made = Thumbnail(jpeg: jpeg, width: width, height: height, thumbHash: hash)
-            made.previews = try checkPreviews(reply, for: request, spec: spec, facts: facts)
+            made.previews = try checkPreviews(reply, for: request, spec: spec, thumbnail: (width, height))
             thumbnail = .made(made)
         } else {
             guard result.thumbnailWidth == nil, result.thumbnailHeight == nil else { throw ReplyViolation("a thumbnail with only one side") }
@@ -160,6 +163,11 @@ enum ReplyCheck {
         }
         if let identifier = moments.contentIdentifier, !MomentFacts.isValidIdentifier(identifier) {
             throw ReplyViolation("the content identifier \"\(printable(String(identifier.prefix(64))))\"")
+        }
+        if let burst = moments.burstIdentifier {
+            guard facts.kind == .image, MomentFacts.isValidIdentifier(burst) else {
+                throw ReplyViolation("the burst identifier \"\(printable(String(burst.prefix(64))))\"")
+            }
         }
         if let time = moments.captureTime {
             for value in [time.local, time.utc, time.gps].compactMap({ $0 }) where !(value.isFinite && CaptureTime.plausible.contains(value)) {
@@ -305,6 +313,12 @@ enum ReplyCheck {
             guard facts.kind == .video else { throw ReplyViolation("video facts of a file that is no video") }
             if let problem = video.problem { throw ReplyViolation(problem) }
         }
+        if let projection = facts.projection {
+            guard facts.kind == .image else { throw ReplyViolation("a panorama projection of a file that is no image") }
+            if let problem = projection.problem { throw ReplyViolation(problem) }
+        }
+        if facts.stereo != nil, facts.kind != .image && facts.kind != .video { throw ReplyViolation("a stereo pair that is no image or video") }
+        if facts.gainMap != nil, facts.kind != .image { throw ReplyViolation("a gain map of a file that is no image") }
         guard facts.warnings.count <= maximumWarnings else { throw ReplyViolation("\(facts.warnings.count) warnings") }
         for warning in facts.warnings { try checkText(warning, "a warning") }
     }
@@ -318,9 +332,12 @@ enum ReplyCheck {
             throw ReplyViolation("a \(width)×\(height) thumbnail where at most \(spec.size) pixels were asked for")
         }
         // The same shape as the media: |w·H − h·W| within two pixels of rounding on the longer side.
+        // A 360° photo's may be its centre view (MediaKit's `CentreView`: a quarter of its width, a third of
+        // its height), or the whole picture when that view could not be made.
         if let mediaWidth = facts.width, let mediaHeight = facts.height {
-            let skew = abs(width * mediaHeight - height * mediaWidth)
-            guard skew <= 2 * max(mediaWidth, mediaHeight) else {
+            var shapes = [(mediaWidth, mediaHeight)]
+            if facts.projection?.isFullSphere == true { shapes.append((mediaWidth * 3, mediaHeight * 4)) }
+            guard shapes.contains(where: { abs(width * $0.1 - height * $0.0) <= 2 * max($0.0, $0.1) }) else {
                 throw ReplyViolation("a \(width)×\(height) thumbnail of a \(mediaWidth)×\(mediaHeight) picture")
             }
         }
@@ -336,8 +353,10 @@ enum ReplyCheck {
     /// frame read by ``JPEGFrame``, only the segments a picture needs kept;
     /// WebP: read by ``WebPFrame``, only its picture chunks kept), of the size
     /// the reply claims, at most the size asked for and at least one pixel on
-    /// each side, of the facts' shape, and at most ``maximumPreviewBytes(size:)``.
-    private static func checkPreviews(_ reply: HelperReply, for request: DecodeRequest, spec: ThumbnailSpec, facts: MediaFacts) throws(ReplyViolation)
+    /// each side, of the thumbnail's shape, and at most ``maximumPreviewBytes(size:)``.
+    private static func checkPreviews(
+        _ reply: HelperReply, for request: DecodeRequest, spec: ThumbnailSpec, thumbnail: (width: Int, height: Int)
+    ) throws(ReplyViolation)
         -> [EncodedPicture]?
     {
         let claimed = reply.result.previews
@@ -373,10 +392,11 @@ enum ReplyCheck {
             guard claim.width >= 1, claim.height >= 1, max(claim.width, claim.height) <= size else {
                 throw ReplyViolation("a \(claim.width)×\(claim.height) preview where at most \(size) pixels were asked for")
             }
-            if let mediaWidth = facts.width, let mediaHeight = facts.height,
-                abs(claim.width * mediaHeight - claim.height * mediaWidth) > 2 * max(mediaWidth, mediaHeight)
-            {
-                throw ReplyViolation("a \(claim.width)×\(claim.height) preview of a \(mediaWidth)×\(mediaHeight) picture")
+            // The thumbnail's shape (itself checked against the media's, or a 360° photo's centre view):
+            // both are scaled from one picture, so they differ by rounding alone.
+            let longest = max(claim.width, claim.height, thumbnail.width, thumbnail.height)
+            guard abs(claim.width * thumbnail.height - claim.height * thumbnail.width) <= 2 * longest else {
+                throw ReplyViolation("a \(claim.width)×\(claim.height) preview beside a \(thumbnail.width)×\(thumbnail.height) thumbnail")
             }
             pictures.append(EncodedPicture(bytes: Array(bytes), width: claim.width, height: claim.height, format: asked.format))
         }

@@ -93,10 +93,35 @@ public struct InProcessDecoder: MediaDecoder {
                 return try CompatibleCopyMaker(request: request, spec: spec, descriptor: descriptor).make(route: route)
             }
             var decoded = try route.decode(request, descriptor: descriptor)
-            if request.moments, decoded.facts.kind == .image || decoded.facts.kind == .video {
-                decoded.moments = MomentReader.read(DescriptorBytes(descriptor), format: request.format)
+            if decoded.facts.kind == .image || decoded.facts.kind == .video {
+                if request.moments { decoded.moments = MomentReader.read(DescriptorBytes(descriptor), format: request.format) }
+                Self.readSpatialFacts(into: &decoded, request: request, descriptor: descriptor)
             }
             return decoded
+        }
+    }
+
+    /// A panorama's projection, a stereo pair, a gain map (``SpatialMetadata``),
+    /// read after the facts; a 360° photo's thumbnail is then its centre view
+    /// (``CentreView``), and a stereo pair's the left eye when that is not the
+    /// primary image, made again from the file (kept as it was when that fails).
+    static func readSpatialFacts(into decoded: inout DecodedMedia, request: DecodeRequest, descriptor: Int32) {
+        let found = SpatialMetadata.read(DescriptorBytes(descriptor), format: request.format)
+        if found.stereo { decoded.facts.stereo = true }
+        guard decoded.facts.kind == .image else { return }
+        if found.gainMap { decoded.facts.gainMap = true }
+        // A stereo pair whose left eye is not the primary image: the thumbnail is the left eye.
+        if let left = found.leftEye, let spec = request.thumbnail, case .made = decoded.thumbnail,
+            let eye = try? HEIFDecoding(request: request, descriptor: descriptor).thumbnail(ofItem: left, spec: spec)
+        {
+            decoded.thumbnail = .made(eye)
+        }
+        decoded.facts.projection = found.projection(width: decoded.facts.width, height: decoded.facts.height)
+        if decoded.facts.projection?.isFullSphere == true, let spec = request.thumbnail, case .made = decoded.thumbnail,
+            let width = decoded.facts.width, let height = decoded.facts.height,
+            let view = try? CentreView.thumbnail(.descriptor(descriptor), width: width, height: height, spec: spec)
+        {
+            decoded.thumbnail = .made(view)
         }
     }
 

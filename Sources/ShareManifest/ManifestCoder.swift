@@ -130,6 +130,16 @@ public enum ManifestCoder: Sendable {
                 if let audio = video.audio { object.append(("audio", JSONText.string(audio))) }
                 fields.append(("video", JSONText.object(object)))
             }
+            if let projection = entry.projection {
+                fields.append(
+                    ("projection", JSONText.object([
+                        ("type", JSONText.string(projection.type)), ("fullWidth", String(projection.fullWidth)), ("fullHeight", String(projection.fullHeight)),
+                        ("cropLeft", String(projection.cropLeft)), ("cropTop", String(projection.cropTop)),
+                        ("croppedWidth", String(projection.croppedWidth)), ("croppedHeight", String(projection.croppedHeight)),
+                    ])))
+            }
+            if let stereo = entry.stereo { fields.append(("stereo", stereo ? "true" : "false")) }
+            if let hdr = entry.hdr { fields.append(("hdr", JSONText.string(hdr))) }
             if let place = entry.exportLocation {
                 var object: [(String, String)] = [("latitude", JSONText.number(place.latitude)), ("longitude", JSONText.number(place.longitude))]
                 if let altitude = place.altitude { object.append(("altitude", JSONText.number(altitude))) }
@@ -229,6 +239,9 @@ public enum ManifestCoder: Sendable {
         ).with(group: try group(try field("group", as: [String: Any].self, expected: "an object or null"), at: "[\(index)].group"))
             .with(capturedAtOffsetKnown: try field("capturedAtOffsetKnown", as: Bool.self, expected: "a boolean or null"))
             .with(video: try video(try field("video", as: [String: Any].self, expected: "an object or null"), at: "[\(index)].video"))
+            .with(
+                projection: try projection(try field("projection", as: [String: Any].self, expected: "an object or null"), at: "[\(index)].projection"),
+                stereo: try field("stereo", as: Bool.self, expected: "a boolean or null"), hdr: try field("hdr", as: String.self, expected: "a string or null"))
         let pictures = entry.with(thumbhash: try field("thumbhash", as: String.self, expected: "a string or null"))
             .with(previews: try previews(try field("previews", as: [Any].self, expected: "an array of objects or null"), at: "[\(index)].previews"))
         return (pictures, schema)
@@ -340,6 +353,18 @@ public enum ManifestCoder: Sendable {
             captureFrameRate: try n.number("captureFrameRate")?.doubleValue, slowMotion: try n.field("slowMotion", as: Bool.self, expected: "a boolean"),
             hdr: try n.field("hdr", as: String.self, expected: "a string"), dolbyVisionProfile: try n.number("dolbyVisionProfile")?.intValue,
             rotation: try n.number("rotation")?.intValue ?? 0, audio: try n.field("audio", as: String.self, expected: "a string"))
+    }
+
+    private static func projection(_ object: [String: Any]?, at: String) throws(ManifestError) -> SharedMediaFile.Projection? {
+        guard let object else { return nil }
+        let n = Nested(object: object, at: at)
+        func integer(_ name: String) throws(ManifestError) -> Int {
+            guard let value = try n.number(name)?.intValue else { throw .missingField("\(at).\(name)") }
+            return value
+        }
+        return SharedMediaFile.Projection(
+            type: try n.string("type"), fullWidth: try integer("fullWidth"), fullHeight: try integer("fullHeight"), cropLeft: try integer("cropLeft"),
+            cropTop: try integer("cropTop"), croppedWidth: try integer("croppedWidth"), croppedHeight: try integer("croppedHeight"))
     }
 
     private static func compatible(_ object: [String: Any]?, at: String) throws(ManifestError) -> SharedMediaFile.Compatible? {

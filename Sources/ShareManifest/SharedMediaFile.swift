@@ -141,6 +141,46 @@ public struct SharedMediaFile: Sendable, Hashable {
     public var group: Group?
     /// How a video plays (v2 `video`).
     public var video: Video?
+    /// A panorama's projection and crop (v2 `projection`), from its GPano XMP.
+    public var projection: Projection?
+    /// True for a stereo pair (v2 `stereo`): an Apple spatial photo (a HEIC
+    /// `ster` group; the thumbnail is the left eye) or spatial video (MV-HEVC;
+    /// the poster is the base, left, layer).
+    public var stereo: Bool?
+    /// A photo's HDR (v2 `hdr`): `gainMap` when it carries an HDR gain map
+    /// (Ultra HDR JPEG, Apple HEIC, AVIF/HEIF `tmap`). A video's is `video.hdr`.
+    public var hdr: String?
+
+    /// A panorama's projection (v2 `projection`): GPano's `ProjectionType` and the
+    /// whole panorama's size, and where the picture sits in it.
+    public struct Projection: Sendable, Hashable, Codable {
+        /// `equirectangular` or `cylindrical`.
+        public var type: String
+        /// The whole panorama's size (`FullPanoWidthPixels`, `FullPanoHeightPixels`).
+        public var fullWidth: Int
+        /// The whole panorama's height.
+        public var fullHeight: Int
+        /// The picture's place in it (`CroppedAreaLeftPixels`, `CroppedAreaTopPixels`,
+        /// `CroppedAreaImageWidthPixels`, `CroppedAreaImageHeightPixels`).
+        public var cropLeft: Int
+        /// Its top edge's row in the whole panorama.
+        public var cropTop: Int
+        /// Its width.
+        public var croppedWidth: Int
+        /// Its height.
+        public var croppedHeight: Int
+
+        /// A projection.
+        public init(type: String, fullWidth: Int, fullHeight: Int, cropLeft: Int, cropTop: Int, croppedWidth: Int, croppedHeight: Int) {
+            self.type = type
+            self.fullWidth = fullWidth
+            self.fullHeight = fullHeight
+            self.cropLeft = cropLeft
+            self.cropTop = cropTop
+            self.croppedWidth = croppedWidth
+            self.croppedHeight = croppedHeight
+        }
+    }
 
     /// How a video plays (v2 `video`): its codec, frame rate, HDR, rotation, audio.
     public struct Video: Sendable, Hashable, Codable {
@@ -438,6 +478,13 @@ public struct SharedMediaFile: Sendable, Hashable {
     public func with(video: Video?) -> SharedMediaFile {
         var entry = self
         entry.video = video
+        return entry
+    }
+
+    /// The entry with its panorama projection, whether it is a stereo pair and a photo's HDR (v2 manifests carry them).
+    public func with(projection: Projection?, stereo: Bool?, hdr: String?) -> SharedMediaFile {
+        var entry = self
+        (entry.projection, entry.stereo, entry.hdr) = (projection, stereo, hdr)
         return entry
     }
 

@@ -509,7 +509,19 @@ import Testing
             #expect((entry(album + "IMG_20190701_165320.jpg")["sidecars"] as? [[String: Any]])?.count == 1, "\(mode)")
             #expect(entry(album + "metadata.json")["type"] as? String == "file" && entry(album + "metadata.json")["sidecars"] == nil)
         }
-        #expect(seen["local"] == seen["remote"])
+        // watch: the drop copied into an inbox, marked ready; its stored report says the same.
+        let inbox = root + "/inbox"
+        try FileManager.default.createDirectory(atPath: inbox, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: drop, toPath: inbox + "/takeout")
+        FileManager.default.createFile(atPath: inbox + "/takeout/.ready", contents: nil)
+        let watched = try ShareProcess.run(["watch", inbox, "--container", root + "/c-watch", "--once", "--on-success", "keep"])
+        #expect(watched.status == 0, "watch: \(watched.stderr)")
+        let reports = try FileManager.default.contentsOfDirectory(atPath: root + "/c-watch/.share-ingest/reports").filter { $0.hasSuffix(".json") }
+        try #require(reports.count == 1, "\(reports)")
+        seen["watch"] = try Self.outcomes(
+            report: root + "/c-watch/.share-ingest/reports/" + reports[0], drop: ((inbox + "/takeout") as NSString).standardizingPath)
+        #expect(seen["watch"] == expected, "watch: \(seen["watch"]?.filter { expected[$0.key] != $0.value } ?? [:])")
+        #expect(seen["local"] == seen["remote"] && seen["local"] == seen["watch"])
     }
 
     /// Each item of a report, by its path relative to `drop`: its group's kind
@@ -578,5 +590,121 @@ import Testing
             for (mode, found) in seen { #expect(found == want, "\(name) \(mode): \(found.filter { want[$0.key] != $0.value })") }
             #expect(seen["local"] == seen["remote"] && seen["local"] == seen["watch"], "\(name): the three reports differ")
         }
+    }
+
+    /// An Apple burst (testdata/exports/apple-burst, made by
+    /// testdata/make-apple-burst.py: Apple's `BurstUUID` in each frame's maker
+    /// note) is one `burst` group, its cover the earliest frame, in `share
+    /// ingest`, `ingest --db` with a worker, and `watch`; two files named like a
+    /// Samsung burst whose maker notes name different bursts are in none. The
+    /// same drop, with the Apple export and the camera card beside it, read by
+    /// the fan-in in pages of 2 export candidates (`SHARE_TEST_EXPORT_PAGE_SIZE`,
+    /// many pages of stems and bursts) in PostgreSQL, gives the groups of
+    /// local mode's single page.
+    @Test func anAppleBurstIsOneGroupByItsBurstUUIDInEveryModeAndAcrossPages() throws {
+        let work = TemporaryDirectory("apple-burst")
+        let root = (work.path as NSString).standardizingPath
+        let drop = root + "/drop"
+        for name in ["apple-burst", "apple", "camera-card"] {
+            try FileManager.default.createDirectory(atPath: drop, withIntermediateDirectories: true)
+            try FileManager.default.copyItem(atPath: Fixtures.testdata("exports/" + name), toPath: drop + "/" + name)
+        }
+        let server = try PostgresServer()
+        #expect(try ShareProcess.run(["db", "migrate", "--db", server.url]).status == 0)
+        let paged = ["SHARE_TEST_EXPORT_PAGE_SIZE": "2"]
+        let workers = DistributedTests.Workers(url: server.url, environment: paged)
+        try workers.start("bursts")
+        defer { workers.stopAll() }
+        var seen: [String: [String: String]] = [:]
+        var manifests: [String: [String: [String: Any]]] = [:]
+        for (mode, database, environment) in [("local", [String](), [String: String]()), ("local-paged", [], paged), ("remote-paged", ["--db", server.url], paged)] {
+            let container = root + "/c-" + mode, report = root + "/\(mode).json"
+            let run = try ShareProcess.run(["ingest"] + database + ["--container", container, "--report", report, drop], environment: environment)
+            #expect(run.status == 0, "\(mode): \(run.stderr) \(workers.log("bursts"))")
+            seen[mode] = try Self.groupOutcomes(report: report, drop: drop)
+            manifests[mode] = try Self.entries(container)
+        }
+        let inbox = root + "/inbox"
+        try FileManager.default.createDirectory(atPath: inbox, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: drop, toPath: inbox + "/drop")
+        FileManager.default.createFile(atPath: inbox + "/drop/.ready", contents: nil)
+        let run = try ShareProcess.run(["watch", inbox, "--container", root + "/c-watch", "--once", "--on-success", "keep"])
+        #expect(run.status == 0, "watch: \(run.stderr)")
+        let reports = try FileManager.default.contentsOfDirectory(atPath: root + "/c-watch/.share-ingest/reports").filter { $0.hasSuffix(".json") }
+        try #require(reports.count == 1, "\(reports)")
+        seen["watch"] = try Self.groupOutcomes(report: root + "/c-watch/.share-ingest/reports/" + reports[0], drop: (inbox + "/drop" as NSString).standardizingPath)
+
+        let burst: [String: String] = [
+            "apple-burst/IMG_0101.JPG": "burst cover", "apple-burst/IMG_0102.JPG": "burst frame", "apple-burst/IMG_0103.JPG": "burst frame",
+            "apple-burst/IMG_0104.JPG": "burst frame", "apple-burst/IMG_0105.JPG": "ingested",
+            "apple-burst/20240602_091542_BURST001_COVER.jpg": "ingested", "apple-burst/20240602_091542_BURST002.jpg": "ingested",
+        ]
+        for (mode, found) in seen {
+            #expect(found.filter { $0.key.hasPrefix("apple-burst/") } == burst, "\(mode): \(found.filter { $0.key.hasPrefix("apple-burst/") })")
+            // The other exports keep their groups beside it.
+            #expect(found["camera-card/DCIM/100CANON/IMG_0002.JPG"] == "rawJpeg jpeg" && found["apple/IMG_E0002.JPG"] == "edit edited", "\(mode)")
+            #expect(found["camera-card/DCIM/Camera/20190701_165320_BURST004.jpg"] == "burst frame", "\(mode)")
+            #expect(found == seen["local"], "\(mode) differs from local: \(found.filter { seen["local"]?[$0.key] != $0.value })")
+        }
+        // The group's id is the cover's UUID, in the manifest.
+        for (mode, byName) in manifests {
+            let cover = try #require(byName["IMG_0101.JPG"])
+            let coverPath = try #require(cover["path"] as? String)
+            let id = try #require(URL(string: coverPath)).deletingPathExtension().lastPathComponent
+            for frame in ["IMG_0102.JPG", "IMG_0103.JPG", "IMG_0104.JPG"] {
+                #expect(byName[frame]?["group"] as? [String: String] == ["id": id, "kind": "burst", "role": "frame"], "\(mode): \(frame)")
+            }
+            #expect(cover["group"] as? [String: String] == ["id": id, "kind": "burst", "role": "cover"], "\(mode)")
+        }
+    }
+
+    /// Takeout's edited copies in other languages (`-bearbeitet`, `-editado`)
+    /// share their original's JSON like `-edited`: each gets a copy of it under
+    /// its own UUID and the JSON's capture time, and forms an `edit` group with
+    /// the original; in both modes, with the same report.
+    @Test func translatedEditedCopiesShareTheOriginalsTakeoutJSON() throws {
+        let work = TemporaryDirectory("takeout-translated")
+        let root = (work.path as NSString).standardizingPath
+        let drop = TemporaryDirectory("takeout-translated-drop")
+        let year = "Takeout/Google Fotos/Fotos von 2019/"
+        try drop.add(year + "IMG_0010.jpg", copying: Fixtures.media("photo.jpg"))
+        try drop.add(year + "IMG_0010-bearbeitet.jpg", copying: Fixtures.media("exif3.jpg"))
+        _ = try drop.add(year + "IMG_0010.jpg.supplemental-metadata.json", bytes: Self.takeoutJSON(title: "IMG_0010.jpg", taken: 1_562_000_300))
+        try drop.add(year + "IMG_0011.jpg", copying: Fixtures.media("gray.jpg"))
+        try drop.add(year + "IMG_0011-editado.jpg", copying: Fixtures.media("progressive.jpg"))
+        _ = try drop.add(year + "IMG_0011.jpg.json", bytes: Self.takeoutJSON(title: "IMG_0011.jpg", taken: 1_562_000_400))
+        let dropPath = (drop.path as NSString).standardizingPath
+        let server = try PostgresServer()
+        #expect(try ShareProcess.run(["db", "migrate", "--db", server.url]).status == 0)
+        let workers = DistributedTests.Workers(url: server.url)
+        try workers.start("translated")
+        defer { workers.stopAll() }
+        let want: [String: String] = [
+            year + "IMG_0010.jpg": "edit original", year + "IMG_0010-bearbeitet.jpg": "edit edited",
+            year + "IMG_0010.jpg.supplemental-metadata.json": "attached to \(year)IMG_0010.jpg",
+            year + "IMG_0011.jpg": "edit original", year + "IMG_0011-editado.jpg": "edit edited",
+            year + "IMG_0011.jpg.json": "attached to \(year)IMG_0011.jpg",
+        ]
+        var seen: [String: [String: String]] = [:]
+        for (mode, database) in [("local", [String]()), ("remote", ["--db", server.url])] {
+            let container = root + "/c-" + mode, report = root + "/\(mode).json"
+            let run = try ShareProcess.run(["ingest"] + database + ["--container", container, "--report", report, dropPath])
+            #expect(run.status == 0, "\(mode): \(run.stderr) \(workers.log("translated"))")
+            seen[mode] = try Self.groupOutcomes(report: report, drop: dropPath)
+            #expect(seen[mode] == want, "\(mode): \(seen[mode]?.filter { want[$0.key] != $0.value } ?? [:])")
+            let byName = try Self.entries(container)
+            for (name, time) in [("IMG_0010.jpg", "2019-07-01T16:58:20Z"), ("IMG_0010-bearbeitet.jpg", "2019-07-01T16:58:20Z"),
+                ("IMG_0011.jpg", "2019-07-01T17:00:00Z"), ("IMG_0011-editado.jpg", "2019-07-01T17:00:00Z")]
+            {
+                #expect(byName[name]?["capturedAt"] as? String == time && byName[name]?["capturedAtSource"] as? String == "takeout", "\(mode): \(name)")
+                let sidecars = byName[name]?["sidecars"] as? [[String: Any]]
+                #expect(sidecars?.count == 1 && sidecars?.first?["kind"] as? String == "takeout", "\(mode): \(name)")
+                let path = try #require(byName[name]?["path"] as? String)
+                let uuid = try #require(URL(string: path)).deletingPathExtension().lastPathComponent
+                let copy = try #require(sidecars?.first?["path"] as? String)
+                #expect(URL(string: copy)?.lastPathComponent == uuid + ".1.json", "\(mode): \(name)'s copy is under its own UUID")
+            }
+        }
+        #expect(seen["local"] == seen["remote"])
     }
 }

@@ -9,7 +9,7 @@ import Testing
 /// `.processing/<batch>/` path).
 @Suite(.serialized) struct ModeAgreementTests {
     /// Good, broken, mislabelled, video, audio, renamed, empty, nested and
-    /// not-a-file entries.
+    /// not-a-file entries, a panorama, a stereo pair and a gain map.
     static func makeDrop(at folder: String) throws {
         let files = FileManager.default
         try files.createDirectory(atPath: folder + "/nested/deeper", withIntermediateDirectories: true)
@@ -19,6 +19,10 @@ import Testing
             ("nested/notes.txt", "notes.txt"), ("nested/deeper/document.pdf", "document.pdf"), ("truncated.mp4", "truncated.mp4"),
         ] {
             try files.copyItem(atPath: Fixtures.media(source), toPath: folder + "/" + name)
+        }
+        // How a picture is meant to be shown (a 360° panorama, a stereo pair, a gain map) survives every mode too.
+        for name in ["pano-360.jpg", "spatial.heic", "ultrahdr.jpg"] {
+            try files.copyItem(atPath: Fixtures.testdata("spatial/" + name), toPath: folder + "/" + name)
         }
         #expect(mkfifo(folder + "/pipe", 0o644) == 0)
         try Data("hidden".utf8).write(to: URL(fileURLWithPath: folder + "/.hidden"))
@@ -35,6 +39,14 @@ import Testing
             for key in ["source", "status", "type", "mimeType", "size", "width", "height", "duration", "stage", "reason", "error", "fileName", "thumbhash"] {
                 if let value = item[key] { fields[key] = "\(value)".replacingOccurrences(of: root, with: "<drop>") }
             }
+            // Facts with structure, written with sorted keys so that equal values read the same.
+            for key in ["projection", "stereo", "hdr", "capturedAt", "capturedAtSource", "video"] {
+                if let value = item[key], let json = try? JSONSerialization.data(withJSONObject: value, options: [.sortedKeys, .fragmentsAllowed]) {
+                    fields[key] = String(decoding: json, as: UTF8.self)
+                }
+            }
+            // A file time is when the drop's copy was made, different for each drop.
+            if item["capturedAtSource"] as? String == "fileTime" { fields["capturedAt"] = "<file time>" }
             if let path = item["path"] as? String { fields["extension"] = URL(string: path)?.pathExtension ?? path }
             if let warnings = item["warnings"] as? [String] {
                 fields["warnings"] = warnings.map { $0.replacingOccurrences(of: root, with: "<drop>") }.joined(separator: " | ")
@@ -88,7 +100,11 @@ import Testing
         ]
         let reference = try #require(reports["ingest"])
         // Every entry of the drop, hidden ones excepted, and a mix of outcomes.
-        #expect(reference.count == 12, "\(reference.map { $0["source"] ?? "" })")
+        #expect(reference.count == 15, "\(reference.map { $0["source"] ?? "" })")
+        #expect(reference.contains { $0["source"] == "<drop>/pano-360.jpg" && $0["projection"]?.contains("equirectangular") == true }, "\(reference)")
+        #expect(reference.contains { $0["source"] == "<drop>/spatial.heic" && $0["stereo"] == "true" }, "\(reference)")
+        #expect(reference.contains { $0["source"] == "<drop>/ultrahdr.jpg" && $0["hdr"] == "\"gainMap\"" }, "\(reference)")
+        #expect(reference.contains { $0["source"] == "<drop>/clip.mp4" && $0["video"] != nil }, "\(reference)")
         #expect(Set(reference.compactMap { $0["status"] }) == ["ingested", "failed", "skipped"], "\(reference)")
         #expect(reference.contains { $0["source"] == "<drop>/nested/deeper/document.pdf" && $0["status"] == "ingested" })
         // Every thumbnail has its ThumbHash, the same in every mode (it survives the worker's ItemState round trip).

@@ -36,6 +36,8 @@ import Testing
         let decoded = try ReplyCheck.validate(Self.reply(moments), for: Self.request(), fileSize: 10_000).get()
         #expect(decoded.moments == moments)
         #expect(Self.refusal(Self.reply(MomentFacts(stillImageTime: 1.6), kind: .video)) == nil)
+        #expect(Self.refusal(Self.reply(MomentFacts(burstIdentifier: "6E3F0D4A-1C2B-4E5F-9A8B-7C6D5E4F3A2B"))) == nil)
+        #expect(Self.refusal(Self.reply(MomentFacts(burstIdentifier: "6E3F0D4A"), kind: .video))?.hasPrefix("the burst identifier") == true, "a video is no burst's frame")
     }
 
     @Test(arguments: [
@@ -46,6 +48,8 @@ import Testing
         ("the content identifier \" ]0;owned \"", MomentFacts(contentIdentifier: "\u{1B}]0;owned\u{7}")),
         ("the content identifier", MomentFacts(contentIdentifier: String(repeating: "A", count: 101))),
         ("the content identifier", MomentFacts(contentIdentifier: "")),
+        ("the burst identifier \" ]0;owned \"", MomentFacts(burstIdentifier: "\u{1B}]0;owned\u{7}")),
+        ("the burst identifier", MomentFacts(burstIdentifier: String(repeating: "B", count: 101))),
         ("a capture time of", MomentFacts(captureTime: CaptureTime(local: 1e12))),
         ("a capture time of nan s", MomentFacts(captureTime: CaptureTime(utc: .nan))),
         ("a still-image time of 1.0 s", MomentFacts(stillImageTime: 1)),  // in a still

@@ -116,7 +116,7 @@ import Testing
         let square = try Self.made(.webp, width: 320, height: 320)
         var squareClaim = claims
         squareClaim[0] = WirePicture(width: 320, height: 320, format: .webp, length: square.count)
-        #expect(Self.refusal(Self.replacing(reply, claims: squareClaim, bytes: [square, bytes[1]]), spec) == "a 320×320 preview of a 640×480 picture")
+        #expect(Self.refusal(Self.replacing(reply, claims: squareClaim, bytes: [square, bytes[1]]), spec) == "a 320×320 preview beside a 160×120 thumbnail")
         // More bytes than any honest encoder makes for the size.
         let huge = [UInt8](repeating: 0, count: ReplyCheck.maximumPreviewBytes(size: 320) + 1)
         var hugeClaim = claims

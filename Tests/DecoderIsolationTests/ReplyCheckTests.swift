@@ -117,6 +117,47 @@ import Testing
         #expect(refusal?.contains(expected) == true, "\(refusal ?? "accepted")")
     }
 
+    /// A panorama's projection: sane sizes and a crop inside the whole panorama;
+    /// `stereo` and `gainMap` only where they can be. A 360° photo's thumbnail may
+    /// have its centre view's shape (3:2 for 2:1), and only then.
+    @Test func panoramaStereoAndGainMapFactsAreBounded() throws {
+        func facts(_ projection: Projection?, kind: MediaFacts.Kind = .image, stereo: Bool? = nil, gainMap: Bool? = nil) -> MediaFacts {
+            var facts = MediaFacts(kind: kind, width: 640, height: 480)
+            (facts.projection, facts.stereo, facts.gainMap) = (projection, stereo, gainMap)
+            return facts
+        }
+        let cylinder = Projection(type: .cylindrical, fullWidth: 1000, fullHeight: 600, cropLeft: 100, cropTop: 50, croppedWidth: 640, croppedHeight: 480)
+        #expect(Self.refusal(Self.reply(facts(cylinder, stereo: true, gainMap: true))) == nil)
+        for (projection, expected) in [
+            (Projection(type: .cylindrical, fullWidth: 0, fullHeight: 600), "a panorama size that is not 1–1048576 pixels"),
+            (Projection(type: .equirectangular, fullWidth: 4_000_000, fullHeight: 2_000_000), "a panorama size that is not"),
+            (Projection(type: .cylindrical, fullWidth: 1000, fullHeight: 600, cropLeft: 400, croppedWidth: 640, croppedHeight: 480), "a panorama crop 640x480+400+0 outside its 1000x600"),
+            (Projection(type: .cylindrical, fullWidth: 1000, fullHeight: 600, cropTop: -1, croppedWidth: 640, croppedHeight: 480), "outside its 1000x600"),
+        ] {
+            let refusal = Self.refusal(Self.reply(facts(projection)))
+            #expect(refusal?.contains(expected) == true, "\(refusal ?? "accepted")")
+        }
+        let noVideo = MediaFacts(kind: .audio, durationMilliseconds: 100)
+        var audio = noVideo
+        audio.stereo = true
+        #expect(Self.refusal(Self.reply(audio, width: nil, height: nil, jpeg: [])) == "a stereo pair that is no image or video")
+        audio = noVideo
+        audio.projection = cylinder
+        #expect(Self.refusal(Self.reply(audio, width: nil, height: nil, jpeg: [])) == "a panorama projection of a file that is no image")
+        #expect(Self.refusal(Self.reply(facts(nil, kind: .video, gainMap: true))) == "a gain map of a file that is no image")
+
+        // The centre view of a 2:1 sphere is 3:2 (or the whole sphere, when the view could not be made);
+        // without the projection, or of another shape, it is refused.
+        var sphere = MediaFacts(kind: .image, width: 2048, height: 1024)
+        sphere.projection = Projection(type: .equirectangular, fullWidth: 2048, fullHeight: 1024)
+        let view = try Self.jpeg(width: 360, height: 240), whole = try Self.jpeg(width: 360, height: 180), square = try Self.jpeg(width: 360, height: 360)
+        #expect(Self.refusal(Self.reply(sphere, width: 360, height: 240, jpeg: view)) == nil)
+        #expect(Self.refusal(Self.reply(sphere, width: 360, height: 180, jpeg: whole)) == nil)
+        #expect(Self.refusal(Self.reply(sphere, width: 360, height: 360, jpeg: square)) == "a 360×360 thumbnail of a 2048×1024 picture")
+        sphere.projection = nil
+        #expect(Self.refusal(Self.reply(sphere, width: 360, height: 240, jpeg: view)) == "a 360×240 thumbnail of a 2048×1024 picture")
+    }
+
     @Test func thumbnailsThatAreNotWhatWasAskedForAreRefused() throws {
         // Not asked for.
         #expect(Self.refusal(Self.reply(Self.photo), Self.request(thumbnail: nil)) == "a thumbnail nobody asked for")

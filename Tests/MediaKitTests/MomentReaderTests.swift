@@ -85,6 +85,19 @@ import Testing
         #expect(plain.contentIdentifier == nil && plain.captureTime?.utc == nil && plain.captureTime?.local == 1_714_565_400)
     }
 
+    /// Apple's `BurstUUID` (maker note tag 0x000B) of testdata/exports/apple-burst
+    /// (made by make-apple-burst.py), with the frame's capture time; none in a
+    /// photo whose maker note has no burst, nor in one without a maker note.
+    @Test func anAppleBurstFramesBurstUUIDIsRead() throws {
+        let frame = try #require(try Self.facts(Fixtures.testdata("exports/apple-burst/IMG_0102.JPG"), format: .jpeg))
+        #expect(frame.burstIdentifier == "6E3F0D4A-1C2B-4E5F-9A8B-7C6D5E4F3A2B")
+        #expect(frame.contentIdentifier == nil)
+        // 2024-06-02 09:15:42.100 at +02:00.
+        #expect(abs((frame.captureTime?.utc ?? 0) - 1_717_312_542.1) < 0.001)
+        #expect(try Self.facts(Fixtures.testdata("exports/apple-burst/IMG_0105.JPG"), format: .jpeg)?.burstIdentifier == nil)
+        #expect(try Self.facts(Fixtures.motion("live/IMG_0001.JPG"), format: .jpeg)?.burstIdentifier == nil)
+    }
+
     /// A Live Photo movie's poster is the frame at its still-image time (blue,
     /// after 1.2 s), not the keyframe nearest to 1 s (the red first frame).
     @Test func theStillImageTimeFrameIsThePoster() throws {

@@ -125,3 +125,45 @@ import Testing
         #expect(ThumbHash.encode(width: 2, height: 2, rgba: [1, 2, 3]) == nil)
     }
 }
+
+/// The scale that fits a thumbnail into ThumbHash's 100×100: each output
+/// pixel the mean of the source area it covers.
+@Suite struct AreaAverageTests {
+    @Test func wholePixelBoxesAreTheirMeans() throws {
+        // 4×2 → 2×1: each output pixel averages a 2×2 box.
+        let rgba: [UInt8] = [
+            0, 10, 100, 255, 4, 20, 100, 255, 200, 0, 0, 0, 100, 0, 0, 255,
+            8, 30, 100, 255, 12, 40, 100, 255, 0, 0, 255, 255, 100, 0, 255, 0,
+        ]
+        let out = try #require(AreaAverage.fitting(width: 4, height: 2, rgba: rgba, longestSide: 2))
+        #expect(out.width == 2 && out.height == 1)
+        #expect(out.rgba == [6, 25, 100, 255, 100, 0, 128, 128])
+    }
+
+    @Test func partlyCoveredPixelsCountByTheirShare() throws {
+        // 3 columns → 2: the middle column is half in each output pixel.
+        let rgba: [UInt8] = [0, 0, 0, 255, 90, 90, 90, 255, 240, 240, 240, 255]
+        let out = try #require(AreaAverage.fitting(width: 3, height: 1, rgba: rgba, longestSide: 2))
+        #expect(out.width == 2 && out.height == 1)
+        // (0 × 1 + 90 × 0.5) / 1.5 = 30; (90 × 0.5 + 240 × 1) / 1.5 = 190.
+        #expect(out.rgba == [30, 30, 30, 255, 190, 190, 190, 255])
+    }
+
+    @Test func aFlatPictureStaysFlatAndTheLongestSideFits() throws {
+        for (w, h) in [(360, 270), (270, 360), (360, 2), (101, 100), (1000, 999)] {
+            let pixel: [UInt8] = [17, 130, 250, 77]
+            let rgba = [UInt8]([[UInt8]](repeating: pixel, count: w * h).joined())
+            let out = try #require(AreaAverage.fitting(width: w, height: h, rgba: rgba, longestSide: 100))
+            #expect(max(out.width, out.height) == 100, "\(w)×\(h)")
+            #expect(min(out.width, out.height) == max(1, Int((Double(min(w, h)) * 100 / Double(max(w, h))).rounded())), "\(w)×\(h)")
+            #expect(out.rgba == [UInt8]([[UInt8]](repeating: pixel, count: out.width * out.height).joined()), "\(w)×\(h)")
+        }
+    }
+
+    @Test func smallPicturesAreUnchangedAndBadOnesRefused() {
+        let rgba: [UInt8] = [1, 2, 3, 4, 5, 6, 7, 8]
+        #expect(AreaAverage.fitting(width: 2, height: 1, rgba: rgba, longestSide: 100)?.rgba == rgba)
+        #expect(AreaAverage.fitting(width: 2, height: 2, rgba: rgba, longestSide: 100) == nil)
+        #expect(AreaAverage.fitting(width: 0, height: 1, rgba: [], longestSide: 100) == nil)
+    }
+}

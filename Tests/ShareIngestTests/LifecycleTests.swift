@@ -186,7 +186,8 @@ import Testing
         item.previews = [PreviewRecord(path: "/container/thumbnails/A.1440.webp", width: 1440, height: 1080, format: .webp, size: 81_000)]
         item.moments = MomentFacts(
             embeddedVideo: EmbeddedVideo(layout: .microVideo, offset: 100, length: 2000, truncated: false), declaresMotionPhoto: true,
-            contentIdentifier: "ABC-1", captureTime: CaptureTime(local: 1_700_000_000.5, utc: 1_699_996_400.5, gps: 1_699_996_401, source: .exif), stillImageTime: 1.25)
+            contentIdentifier: "ABC-1", captureTime: CaptureTime(local: 1_700_000_000.5, utc: 1_699_996_400.5, gps: 1_699_996_401, source: .exif), stillImageTime: 1.25,
+            burstIdentifier: "BURST-1")
         item.motionVideo = MotionVideo(
             path: "/container/C.mp4", thumbnailPath: "/container/thumbnails/C.jpg", size: 2000, mimeType: "video/mp4", durationMilliseconds: 1200,
             width: 1920, height: 1080, layout: .microVideo)
@@ -198,6 +199,8 @@ import Testing
         item.capturedAt = "2019-07-01T16:53:20Z"
         item.capturedAtSource = "takeout"
         item.video = VideoFacts(codec: "hevc", frameRate: 29.97, variableFrameRate: false, captureFrameRate: 240, slowMotion: true, hdr: "dolbyVision", dolbyVisionProfile: 8, rotation: 90, audio: "aac")
+        item.projection = Projection(type: .cylindrical, fullWidth: 8000, fullHeight: 2000, cropLeft: 10, cropTop: 20, croppedWidth: 7000, croppedHeight: 1500)
+        (item.stereo, item.gainMap) = (true, true)
         item.exportDescription = "dusk"
         item.exportLocation = TakeoutLocation(latitude: 48.8, longitude: 2.3, altitude: nil)
         item.group = SharedMediaFile.Group(id: "A", kind: .rawJpeg, role: .raw)
@@ -272,11 +275,13 @@ import Testing
             ALTER TABLE items DROP COLUMN content_identifier; ALTER TABLE items DROP COLUMN live_photo_name;
             ALTER TABLE items DROP COLUMN suspect; ALTER TABLE batches DROP COLUMN max_attempts;
             DROP INDEX items_sidecar_kind; DROP INDEX items_export_stem;
-            ALTER TABLE items DROP COLUMN sidecar_kind; ALTER TABLE items DROP COLUMN export_stem; PRAGMA user_version = 2
+            ALTER TABLE items DROP COLUMN sidecar_kind; ALTER TABLE items DROP COLUMN export_stem;
+            DROP INDEX items_burst_id; ALTER TABLE items DROP COLUMN burst_id; PRAGMA user_version = 2
             """)
         let reopened = try BatchJournal(container: container.directory)
         #expect(try reopened.batch(done.batchID.uuidString)?.state == .done)
         let names = try reopened.database.query("SELECT name FROM migrations ORDER BY name").compactMap { $0.text("name") }
-        #expect(names == ["1-batches-and-items", "2-item-next-stage", "3-item-content-hash", "4-item-live-photo-keys", "5-suspects-and-attempts", "6-export-sidecar-keys"])
+        #expect(names == ["1-batches-and-items", "2-item-next-stage", "3-item-content-hash", "4-item-live-photo-keys", "5-suspects-and-attempts", "6-export-sidecar-keys",
+            "7-burst-identifier"])
     }
 }

@@ -76,6 +76,26 @@ import MediaFormats
         #expect(throws: ManifestError.self) { try ManifestCoder.decode(Data(#"[{"path": "file:///c/a.jpg", "type": "image", "previews": [{"path": "file:///c/p.jpg", "mimeType": "image/jpeg"}]}]"#.utf8)) }
     }
 
+    @Test func projectionStereoAndHDRAreV2FieldsOnlyWhenSet() throws {
+        let plain = Self.entry
+        let entry = plain.with(
+            projection: SharedMediaFile.Projection(
+                type: "cylindrical", fullWidth: 12000, fullHeight: 3000, cropLeft: 1500, cropTop: 500, croppedWidth: 9000, croppedHeight: 2000),
+            stereo: true, hdr: "gainMap")
+        #expect(ManifestCoder.encode([entry], schema: .legacy) == ManifestCoder.encode([plain], schema: .legacy))
+        let json = String(decoding: ManifestCoder.encode([entry], schema: .v2), as: UTF8.self)
+        #expect(
+            json.contains(
+                #""projection": {"type": "cylindrical", "fullWidth": 12000, "fullHeight": 3000, "cropLeft": 1500, "cropTop": 500, "croppedWidth": 9000, "croppedHeight": 2000}, "stereo": true, "hdr": "gainMap""#
+            ), "\(json)")
+        let without = String(decoding: ManifestCoder.encode([plain], schema: .v2), as: UTF8.self)
+        #expect(!without.contains("projection") && !without.contains("stereo") && !without.contains("\"hdr\""))
+        let decoded = try ManifestCoder.decode(Data(json.utf8))
+        #expect(decoded.schema == .v2 && decoded.entries == [entry], "\(decoded.entries)")
+        #expect(throws: ManifestError.self) { try ManifestCoder.decode(Data(#"[{"path": "file:///c/a.jpg", "type": "image", "projection": {"type": "cylindrical", "fullWidth": 10}}]"#.utf8)) }
+        #expect(throws: ManifestError.self) { try ManifestCoder.decode(Data(#"[{"path": "file:///c/a.jpg", "type": "image", "stereo": "yes"}]"#.utf8)) }
+    }
+
     @Test func bothSchemasRoundTrip() throws {
         for schema in ManifestSchema.allCases {
             let decoded = try ManifestCoder.decode(ManifestCoder.encode([Self.entry], schema: schema))

@@ -183,6 +183,12 @@ public struct MediaFacts: Sendable, Codable, Hashable {
     public var warnings: [String]
     /// How a video plays (codec, frame rate, HDR, rotation, audio); nil for other kinds.
     public var video: VideoFacts?
+    /// A panorama's projection (GPano XMP); nil for a flat picture.
+    public var projection: Projection?
+    /// True for a stereo pair: a HEIC with a `ster` entity group, an MV-HEVC video.
+    public var stereo: Bool?
+    /// True for a photo that carries an HDR gain map (Ultra HDR, Apple's, a `tmap` item).
+    public var gainMap: Bool?
 
     /// Facts of a file of `kind`.
     public init(

@@ -17,6 +17,10 @@ public struct MomentFacts: Sendable, Codable, Hashable {
     /// still's Apple maker note tag 0x0011, the QuickTime movie's
     /// `com.apple.quicktime.content.identifier`.
     public var contentIdentifier: String?
+    /// Apple's burst identifier, which the frames of one burst share: the
+    /// still's Apple maker note tag 0x000B (`BurstUUID`). Same alphabet as
+    /// ``contentIdentifier``.
+    public var burstIdentifier: String?
     /// When the picture or the movie was taken.
     public var captureTime: CaptureTime?
     /// A QuickTime movie's `com.apple.quicktime.still-image-time` (timed
@@ -27,18 +31,19 @@ public struct MomentFacts: Sendable, Codable, Hashable {
     /// Moment facts; everything is optional.
     public init(
         embeddedVideo: EmbeddedVideo? = nil, declaresMotionPhoto: Bool = false, contentIdentifier: String? = nil, captureTime: CaptureTime? = nil,
-        stillImageTime: Double? = nil
+        stillImageTime: Double? = nil, burstIdentifier: String? = nil
     ) {
         self.embeddedVideo = embeddedVideo
         self.declaresMotionPhoto = declaresMotionPhoto
         self.contentIdentifier = contentIdentifier
         self.captureTime = captureTime
         self.stillImageTime = stillImageTime
+        self.burstIdentifier = burstIdentifier
     }
 
     /// True when nothing was found.
     public var isEmpty: Bool {
-        embeddedVideo == nil && !declaresMotionPhoto && contentIdentifier == nil && captureTime == nil && stillImageTime == nil
+        embeddedVideo == nil && !declaresMotionPhoto && contentIdentifier == nil && captureTime == nil && stillImageTime == nil && burstIdentifier == nil
     }
 
     /// True for a content identifier a decoder may report and the parent

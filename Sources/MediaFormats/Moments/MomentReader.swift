@@ -89,7 +89,7 @@ package enum MomentReader {
         var facts = MomentFacts()
         guard let segments = segments(source) else { return facts }
         if let exif = segments.exif, let tiff = TIFFReader(source, base: exif.lowerBound) {
-            (facts.contentIdentifier, facts.captureTime) = StillMoments.read(tiff)
+            (facts.contentIdentifier, facts.captureTime, facts.burstIdentifier) = StillMoments.read(tiff)
         }
         let xmp = segments.xmp.flatMap { source.read($0) }.flatMap { MotionPhotoXMP($0[...]) }
         let trailer = SamsungTrailer(source)
@@ -169,7 +169,7 @@ package enum MomentReader {
                     guard let data = file.bytes(of: exif, in: source, copied: copied, limit: 1 << 20), data.count > 8 else { continue }
                     let offset = Int(BigEndianBytes(bytes: data).u32(0) ?? Int.max)
                     guard offset < data.count - 8, let tiff = TIFFReader(data, base: 4 + offset) else { continue }
-                    (facts.contentIdentifier, facts.captureTime) = StillMoments.read(tiff)
+                    (facts.contentIdentifier, facts.captureTime, facts.burstIdentifier) = StillMoments.read(tiff)
                     break
                 }
             }

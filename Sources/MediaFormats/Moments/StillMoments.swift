@@ -18,6 +18,8 @@ enum StillMoments {
         static let subSecTimeOriginal = 0x9291
         /// Apple maker note: the content identifier a Live Photo's still and movie share.
         static let appleContentIdentifier = 0x0011
+        /// Apple maker note: the burst identifier (`BurstUUID`) the frames of one burst share.
+        static let appleBurstIdentifier = 0x000B
     }
 
     /// The GPS date and time stamp (UTC; whole seconds), when both are there.
@@ -34,11 +36,11 @@ enum StillMoments {
     /// The Apple maker note's header.
     static let appleSignature = Array("Apple iOS\0".utf8)
 
-    /// The identifier and capture time in the EXIF `tiff`.
-    static func read(_ tiff: TIFFReader) -> (identifier: String?, captureTime: CaptureTime?) {
+    /// The identifiers (content, burst) and capture time in the EXIF `tiff`.
+    static func read(_ tiff: TIFFReader) -> (identifier: String?, captureTime: CaptureTime?, burst: String?) {
         guard let ifd0 = tiff.ifd(at: tiff.firstIFD), let exifOffset = tiff.integer(Tag.exifIFD, in: ifd0.entries),
             let exif = tiff.ifd(at: exifOffset)
-        else { return (nil, nil) }
+        else { return (nil, nil, nil) }
         let date = tiff.string(Tag.dateTimeOriginal, in: exif.entries) ?? tiff.string(Tag.createDate, in: exif.entries)
         // Never `OffsetTime` (0x9010): that is the zone of the last edit, not of the capture.
         var captureTime = date.flatMap {
@@ -49,6 +51,7 @@ enum StillMoments {
         }
         captureTime?.source = .exif
         var identifier: String?
+        var burst: String?
         if let note = tiff.blob(Tag.makerNote, in: exif.entries), note.count > 16, let head = tiff.source.read(note.lowerBound..<(note.lowerBound + 14)),
             Array(head[0..<10]) == appleSignature, head[12] == head[13], head[12] == UInt8(ascii: "M") || head[12] == UInt8(ascii: "I")
         {
@@ -56,7 +59,10 @@ enum StillMoments {
             if let entries = apple.ifd(at: 14)?.entries, let value = apple.string(Tag.appleContentIdentifier, in: entries), MomentFacts.isValidIdentifier(value) {
                 identifier = value
             }
+            if let entries = apple.ifd(at: 14)?.entries, let value = apple.string(Tag.appleBurstIdentifier, in: entries), MomentFacts.isValidIdentifier(value) {
+                burst = value
+            }
         }
-        return (identifier, captureTime)
+        return (identifier, captureTime, burst)
     }
 }

@@ -172,13 +172,19 @@ struct HEIFDecoding {
         }
     }
 
-    /// The primary image through libheif (transforms applied by libheif), then EXIF, fit and encode.
-    private func libheif(_ bytes: [UInt8], exif: Int?, spec: ThumbnailSpec) -> Result<Thumbnail, MediaError> {
+    /// The thumbnail of the top-level image `item` instead of the primary (a
+    /// stereo pair's left eye, ``SpatialMetadata``), through libheif.
+    func thumbnail(ofItem item: HEIFItemID, spec: ThumbnailSpec) throws(MediaError) -> Thumbnail {
+        try libheif(try readFile(), exif: nil, spec: spec, item: item).get()
+    }
+
+    /// The primary image (or `item`) through libheif (transforms applied by libheif), then EXIF, fit and encode.
+    private func libheif(_ bytes: [UInt8], exif: Int?, spec: ThumbnailSpec, item: HEIFItemID? = nil) -> Result<Thumbnail, MediaError> {
         bytes.withUnsafeBytes { buffer in
             do {
                 let decoder: LibheifDecoder
                 do throws(LibheifDecoder.Failure) {
-                    decoder = try LibheifDecoder(bytes: buffer, threads: Self.libheifThreads)
+                    decoder = try LibheifDecoder(bytes: buffer, threads: Self.libheifThreads, item: item)
                 } catch {
                     throw MediaError(error.kind, "libheif: \(error)")
                 }

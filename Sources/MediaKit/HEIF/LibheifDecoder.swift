@@ -36,14 +36,18 @@ final class LibheifDecoder {
     /// Initialises libheif once per process; idempotent.
     static func start() { _ = initialised }
 
-    /// Opens the file in `bytes` (its primary image); `threads` is libheif's grid tile threads.
-    init(bytes: UnsafeRawBufferPointer, threads: Int) throws(Failure) {
+    /// Opens the file in `bytes` (its primary image, or the top-level image `item`); `threads` is libheif's grid tile threads.
+    init(bytes: UnsafeRawBufferPointer, threads: Int, item: HEIFItemID? = nil) throws(Failure) {
         Self.start()
         context = heif_context_alloc()
         guard let context else { throw Failure(code: heif_error_Memory_allocation_error, message: "heif_context_alloc failed") }
         heif_context_set_max_decoding_threads(context, Int32(max(0, threads)))
         try Self.check(heif_context_read_from_memory_without_copy(context, bytes.baseAddress, bytes.count, nil))
-        try Self.check(heif_context_get_primary_image_handle(context, &handle))
+        if let item {
+            try Self.check(heif_context_get_image_handle(context, heif_item_id(item), &handle))
+        } else {
+            try Self.check(heif_context_get_primary_image_handle(context, &handle))
+        }
     }
 
     deinit {

@@ -14,19 +14,14 @@ extension VipsImageHandle {
         return Thumbnail(jpeg: jpeg, width: image.width, height: image.height, thumbHash: hash)
     }
 
-    /// What ``thumbnail(quality:about:)`` hashes: the picture in 8-bit sRGB,
-    /// scaled to fit 100×100 (`vips_resize`, never enlarged) as the reference's
-    /// example draws it, as RGBA rows (opaque where it has no alpha; grey
-    /// repeated into red, green and blue).
+    /// What ``thumbnail(quality:about:)`` hashes: the picture in 8-bit sRGB as
+    /// RGBA rows (opaque where it has no alpha; grey repeated into red, green and
+    /// blue), scaled to fit 100×100 by area averaging (``AreaAverage``, never
+    /// enlarged) as the reference's example scales it to fit.
     func thumbHashInput() throws(VipsError) -> (width: Int, height: Int, rgba: [UInt8]) {
-        var image = try inSRGB8()
-        let longest = max(image.width, image.height)
-        if longest > ThumbHash.maximumSide {
-            let scale = Double(ThumbHash.maximumSide) / Double(longest)
-            image = try Self.make("vips_resize") { shim_vips_resize(image.pointer, $0, scale) }
-        }
+        let image = try inSRGB8()
         let width = image.width, height = image.height, bands = image.bands
-        guard (1...ThumbHash.maximumSide).contains(width), (1...ThumbHash.maximumSide).contains(height), (1...4).contains(bands) else {
+        guard width > 0, height > 0, (1...4).contains(bands), width * height <= 4096 * 4096 else {
             throw VipsError("thumbhash", message: "a \(width)×\(height) picture of \(bands) bands")
         }
         var size = 0
@@ -36,21 +31,26 @@ extension VipsImageHandle {
         guard size >= count * bands else { throw VipsError("vips_image_write_to_memory", message: "short image") }
         let samples = UnsafeRawBufferPointer(start: memory, count: count * bands)
         var rgba = [UInt8](repeating: 255, count: count * 4)
-        for i in 0..<count {
-            let pixel = i * bands
-            switch bands {
-            case 1, 2:
-                rgba[4 * i] = samples[pixel]
-                rgba[4 * i + 1] = samples[pixel]
-                rgba[4 * i + 2] = samples[pixel]
-                if bands == 2 { rgba[4 * i + 3] = samples[pixel + 1] }
-            default:
-                rgba[4 * i] = samples[pixel]
-                rgba[4 * i + 1] = samples[pixel + 1]
-                rgba[4 * i + 2] = samples[pixel + 2]
-                if bands == 4 { rgba[4 * i + 3] = samples[pixel + 3] }
+        rgba.withUnsafeMutableBufferPointer { rgba in
+            for i in 0..<count {
+                let pixel = i * bands
+                switch bands {
+                case 1, 2:
+                    rgba[4 * i] = samples[pixel]
+                    rgba[4 * i + 1] = samples[pixel]
+                    rgba[4 * i + 2] = samples[pixel]
+                    if bands == 2 { rgba[4 * i + 3] = samples[pixel + 1] }
+                default:
+                    rgba[4 * i] = samples[pixel]
+                    rgba[4 * i + 1] = samples[pixel + 1]
+                    rgba[4 * i + 2] = samples[pixel + 2]
+                    if bands == 4 { rgba[4 * i + 3] = samples[pixel + 3] }
+                }
             }
         }
-        return (width, height, rgba)
+        guard let fitted = AreaAverage.fitting(width: width, height: height, rgba: rgba, longestSide: ThumbHash.maximumSide) else {
+            throw VipsError("thumbhash", message: "a \(width)×\(height) picture")
+        }
+        return fitted
     }
 }

@@ -564,6 +564,20 @@ extension JobQueue: JobStore {
         }
     }
 
+    func burstCandidates(for batch: UUID, after: (burst: String, index: Int), limit: Int) throws -> [(burst: String, item: ItemState)] {
+        try query(
+            """
+            SELECT d.idx AS idx, d.snapshot AS snapshot, d.burst_id AS burst_id FROM share_jobs d WHERE d.batch_id = $1::uuid AND d.idx >= 0
+                AND d.reason IS NULL AND d.burst_id IS NOT NULL AND (d.burst_id COLLATE "C" > $2 OR (d.burst_id = $2 AND d.idx > $3::integer))
+                AND EXISTS (SELECT 1 FROM share_jobs o WHERE o.batch_id = d.batch_id AND o.burst_id = d.burst_id
+                    AND o.idx <> d.idx AND o.idx >= 0 AND o.reason IS NULL)
+            ORDER BY d.burst_id COLLATE "C", d.idx LIMIT $4::integer
+            """, [batch.uuidString, after.burst, String(max(after.index, -1)), String(limit)]
+        ).map { row in
+            (burst: row["burst_id"] ?? "", item: ItemState.decode(row["snapshot"] ?? "", index: row["idx"].flatMap(Int.init) ?? -1, id: nil))
+        }
+    }
+
     /// The manifest job's end, in one statement: the batch marked done (its
     /// manifest, counts and the items the manifest stage changed) and the job
     /// completed. False if the job was no longer the lease's holder's, or the

@@ -36,6 +36,7 @@ enum QueueSchema {
             Migration(name: "7-live-photo-keys", sql: version7),
             Migration(name: "8-item-columns", sql: version8),
             Migration(name: "9-export-sidecar-keys", sql: version9),
+            Migration(name: "10-burst-identifier", sql: version10),
         ])
     /// The schema's version: how many migrations this share has.
     static var version: Int { migrations.migrations.count }
@@ -223,5 +224,12 @@ enum QueueSchema {
         ALTER TABLE share_jobs ADD COLUMN sidecar_kind text, ADD COLUMN export_stem text;
         CREATE INDEX share_jobs_sidecar_kind ON share_jobs (batch_id, export_stem) WHERE sidecar_kind IS NOT NULL;
         CREATE INDEX share_jobs_export_stem ON share_jobs (batch_id, export_stem) WHERE export_stem IS NOT NULL;
+        """
+
+    // Each photo's Apple burst identifier (ItemState.burstKey), so the fan-in
+    // finds a burst's frames without reading every item.
+    private static let version10 = """
+        ALTER TABLE share_jobs ADD COLUMN burst_id text;
+        CREATE INDEX share_jobs_burst_id ON share_jobs (batch_id, burst_id) WHERE burst_id IS NOT NULL;
         """
 }

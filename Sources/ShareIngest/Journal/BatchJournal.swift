@@ -111,6 +111,14 @@ public final class BatchJournal: Sendable {
                         CREATE INDEX IF NOT EXISTS items_sidecar_kind ON items(batch_id, export_stem) WHERE sidecar_kind IS NOT NULL;
                         CREATE INDEX IF NOT EXISTS items_export_stem ON items(batch_id, export_stem) WHERE export_stem IS NOT NULL;
                         """),
+                // Each photo's Apple burst identifier (ItemState.burstKey), so
+                // the fan-in finds a burst's frames without reading every item.
+                Migration(
+                    name: "7-burst-identifier",
+                    sql: """
+                        ALTER TABLE items ADD COLUMN burst_id TEXT;
+                        CREATE INDEX IF NOT EXISTS items_burst_id ON items(batch_id, burst_id) WHERE burst_id IS NOT NULL;
+                        """),
             ])
     }
 
@@ -396,6 +404,17 @@ extension BatchJournal: JournalStore {
             ORDER BY d.export_stem, d.idx LIMIT ?4
             """, [.text(batch.uuidString), .text(after.stem), .integer(Int64(max(after.index, Int(Int32.min)))), .integer(Int64(limit))]
         ).map { (stem: $0.text("export_stem") ?? "", item: Self.item($0)) }
+    }
+
+    func burstCandidates(for batch: UUID, after: (burst: String, index: Int), limit: Int) throws -> [(burst: String, item: ItemState)] {
+        try database.query(
+            """
+            SELECT idx, uuid, snapshot, burst_id FROM items d WHERE d.batch_id = ?1 AND d.reason IS NULL AND d.burst_id IS NOT NULL
+                AND (d.burst_id > ?2 OR (d.burst_id = ?2 AND d.idx > ?3))
+                AND EXISTS (SELECT 1 FROM items o WHERE o.batch_id = d.batch_id AND o.burst_id = d.burst_id AND o.idx <> d.idx AND o.reason IS NULL)
+            ORDER BY d.burst_id, d.idx LIMIT ?4
+            """, [.text(batch.uuidString), .text(after.burst), .integer(Int64(max(after.index, Int(Int32.min)))), .integer(Int64(limit))]
+        ).map { (burst: $0.text("burst_id") ?? "", item: Self.item($0)) }
     }
 
     func finish(_ batch: BatchRecord, changed: [ItemState]) throws {

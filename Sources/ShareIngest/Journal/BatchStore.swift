@@ -52,6 +52,12 @@ protocol ItemStore: AnyObject {
     /// another item shares, in the order of their stem and index, from after
     /// `after` (a stem and an index), at most `limit` of them, each with its stem.
     func exportCandidates(for batch: UUID, after: (stem: String, index: Int), limit: Int) throws -> [(stem: String, item: ItemState)]
+
+    /// A page of the photos of `batch` (not failed) whose Apple burst
+    /// identifier (indexed, ``ItemState/burstKey``) another item shares, in the
+    /// order of their identifier and index, from after `after`, at most `limit`
+    /// of them, each with its identifier.
+    func burstCandidates(for batch: UUID, after: (burst: String, index: Int), limit: Int) throws -> [(burst: String, item: ItemState)]
 }
 
 extension ItemStore {
@@ -60,10 +66,25 @@ extension ItemStore {
     /// sidecars and groups shots in bounded memory, however large the drop
     /// (the largest stem aside).
     func forEachExportStem(of batch: UUID, pageSize: Int, _ body: ([ItemState]) throws -> Void) throws {
+        try Self.forEachKey(pageSize: pageSize, page: { after, limit in try exportCandidates(for: batch, after: after, limit: limit) }, body)
+    }
+
+    /// The photos of `batch` that share an Apple burst identifier, one burst at
+    /// a time (every frame together), read in pages of `pageSize`.
+    func forEachBurst(of batch: UUID, pageSize: Int, _ body: ([ItemState]) throws -> Void) throws {
+        try Self.forEachKey(
+            pageSize: pageSize,
+            page: { after, limit in try burstCandidates(for: batch, after: (after.stem, after.index), limit: limit).map { ($0.burst, $0.item) } }, body)
+    }
+
+    /// Pages ordered by a key and an index, handed on one key at a time.
+    private static func forEachKey(
+        pageSize: Int, page read: ((stem: String, index: Int), Int) throws -> [(stem: String, item: ItemState)], _ body: ([ItemState]) throws -> Void
+    ) throws {
         var after = (stem: "", index: Int.min)
         var current: (stem: String, items: [ItemState])?
         while true {
-            let page = try exportCandidates(for: batch, after: after, limit: pageSize)
+            let page = try read(after, pageSize)
             for (stem, item) in page {
                 if let open = current, open.stem != stem {
                     try body(open.items)

@@ -25,6 +25,16 @@ enum BatchCompletion {
     /// Items of a batch read per page.
     static let pageSize = 1000
 
+    /// Export candidates (sidecars, stems, bursts) read per page: ``pageSize``,
+    /// or in debug and test builds `SHARE_TEST_EXPORT_PAGE_SIZE`, so a test
+    /// sees the fan-in page over many stems with a small drop.
+    static let exportPageSize: Int = {
+        #if DEBUG
+        if let size = ProcessEnvironment.value("SHARE_TEST_EXPORT_PAGE_SIZE").flatMap(Int.init), size > 0 { return size }
+        #endif
+        return pageSize
+    }()
+
     /// Finishes `batch`, reading its items from `store`. `wallSeconds`: how
     /// long the batch took (nil: the stage times' sum). `beforeRecording` runs
     /// once the manifest and the report are written, before the batch is
@@ -93,7 +103,9 @@ enum BatchCompletion {
                 _ = duplicates.resolve(&final, removingFiles: false)
                 return final.failure == nil ? final : nil
             }
-            try store.forEachExportStem(of: batch.id, pageSize: pageSize) { stem in
+            // Apple bursts first (by `BurstUUID`): their frames join no group by name.
+            try store.forEachBurst(of: batch.id, pageSize: exportPageSize) { frames in groups.addBurst(frames, final: final) }
+            try store.forEachExportStem(of: batch.id, pageSize: exportPageSize) { stem in
                 sidecars.add(stem, final: final)
                 groups.add(stem, final: final)
             }

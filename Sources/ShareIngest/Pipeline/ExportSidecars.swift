@@ -209,6 +209,14 @@ extension ItemState {
         guard type == .image || type == .video else { return (nil, nil) }
         return (nil, ExportSidecars.reference(mediaLabel: label)?.stem)
     }
+
+    /// What the stores index so the fan-in finds the frames of an Apple burst
+    /// without reading every item: a photo's `BurstUUID` (its Apple maker
+    /// note, read by the decoder helper and checked by the parent).
+    var burstKey: String? {
+        guard failure == nil, type == .image else { return nil }
+        return moments?.burstIdentifier
+    }
 }
 
 /// Which media item each sidecar of a batch describes, worked out in the fan-in
@@ -365,6 +373,34 @@ struct ShotGrouping {
         add(candidates, final: final)
     }
 
+    /// Groups the frames of one Apple burst: `frames`, the photos sharing a
+    /// `BurstUUID` (``ItemStore/forEachBurst(of:pageSize:_:)``), two or more as
+    /// they will be delivered. Apple's maker note does not reliably say which
+    /// frame Photos picked, so the cover is the earliest taken (the instant,
+    /// else the wall clock; a frame without a time after those with one), the
+    /// lowest name among equals. The group's id is the cover's UUID. Run before
+    /// ``add(_:final:)``: a frame in a burst so is in no group by name.
+    mutating func addBurst(_ frames: [ItemState], final: (ItemState) -> ItemState?) {
+        let members = frames.filter { $0.sidecarKind == nil && $0.burstKey != nil }.compactMap(final)
+            .filter { $0.failure == nil && $0.copyPath != nil && $0.type == .image }
+            .sorted { a, b in
+                let (x, y) = (Self.instant(a), Self.instant(b))
+                if x != y { return (x ?? .infinity) < (y ?? .infinity) }
+                let (m, n) = (a.label.lastPathComponentOfPath, b.label.lastPathComponentOfPath)
+                return m != n ? m < n : a.index < b.index
+            }
+        guard members.count >= 2, let cover = members.first else { return }
+        for member in members {
+            groups[member.index] = SharedMediaFile.Group(id: cover.id.uuidString, kind: .burst, role: member.index == cover.index ? .cover : .frame)
+        }
+    }
+
+    /// When a frame was taken, comparable across frames of one burst (the
+    /// instant when known, else the wall clock).
+    private static func instant(_ item: ItemState) -> Double? {
+        item.moments?.captureTime.flatMap { $0.utc ?? $0.local }
+    }
+
     /// Groups `candidates`: every item of each stem among them.
     mutating func add(_ candidates: [ItemState], final: (ItemState) -> ItemState?) {
         let media = candidates.filter { $0.sidecarKind == nil }.compactMap(final)
@@ -378,8 +414,8 @@ struct ShotGrouping {
         }
         for stem in byStem.keys.sorted() {
             let members = byStem[stem] ?? []
-            var jpegs = members.filter { $0.sniffed?.format.id == "jpeg" }
-            for raw in members where Self.isRAW(raw) {
+            var jpegs = members.filter { $0.sniffed?.format.id == "jpeg" && groups[$0.index] == nil }
+            for raw in members where Self.isRAW(raw) && groups[raw.index] == nil {
                 guard let match = jpegs.firstIndex(where: { Self.sameShot(raw, $0) }) else { continue }
                 let jpeg = jpegs.remove(at: match)
                 let id = raw.id.uuidString
@@ -392,7 +428,8 @@ struct ShotGrouping {
         // both have one; the cover the frame named so, else the first. The
         // group's id is the cover's UUID.
         var bursts: [String: [ItemState]] = [:]
-        for item in media where groups[item.index] == nil {
+        // Never by name alone when the frames carry Apple's `BurstUUID` (``addBurst(_:final:)``).
+        for item in media where groups[item.index] == nil && item.burstKey == nil {
             let file = (item.label.split(separator: "/").last.map(String.init) ?? item.label).lowercased()
             guard let dot = file.lastIndex(of: "."), ExportSidecars.burstFrame(String(file[..<dot])) != nil,
                 let stem = ExportSidecars.reference(mediaLabel: item.label)?.stem

@@ -68,6 +68,11 @@ struct ItemState: Sendable, Hashable, Codable {
     var durationMilliseconds: Double?
     /// How a video plays (v2 `video`), as the probe read it.
     var video: VideoFacts?
+    /// A panorama's projection, a stereo pair, an HDR gain map (v2 `projection`,
+    /// `stereo`, `hdr`), as the probe read them.
+    var projection: Projection?
+    var stereo: Bool?
+    var gainMap: Bool?
     // Thumbnail
     var thumbnailPath: String?
     /// The thumbnail's ThumbHash, base64 (v2 `thumbhash`).
@@ -137,7 +142,7 @@ struct ItemState: Sendable, Hashable, Codable {
         case index, id, source, label, completed, sniffed, copyPath, size, sha256, duplicateOf, type, mimeType, width, height
         case thumbnailPath, moments, motionVideo, livePhoto, sidecarKind, sidecars, attachedTo, takeout, capturedAt, capturedAtSource
         case exportDescription, exportLocation, group, locationRemoved, compatible, stageRecords, warnings, failure, stageSeconds, lostAttempts
-        case suspect, video
+        case suspect, video, projection, stereo, gainMap
         case previews
         case thumbHash = "thumbhash"
         case sourceVersion = "version"
@@ -287,6 +292,7 @@ extension ItemState {
         ("suspect", { $0.suspect ? "alone" : nil }),
         ("sidecar_kind", { $0.sidecarKeys.kind }),
         ("export_stem", { $0.sidecarKeys.stem }),
+        ("burst_id", { $0.burstKey }),
     ]
 
     /// The values of ``indexedColumns`` for this item, in their order.

@@ -206,6 +206,7 @@ struct PageWriter {
         if let size = reported.size { facts.append(("Size", size)) }
         if let dimensions = reported.dimensions { facts.append(("Dimensions", dimensions)) }
         if let duration = reported.duration { facts.append(("Duration", duration)) }
+        if let view = reported.view { facts.append(("View", view)) }
         if !facts.isEmpty {
             out += "<dl class=\"facts\">" + facts.map { "<dt>\($0.0)</dt><dd>\(e($0.1))</dd>" }.joined() + "</dl>\n"
         }

@@ -57,6 +57,21 @@ struct ReportedItem {
 
     var duration: String? { item.entry?.duration.map { ReadableUnits.duration(milliseconds: $0) } }
 
+    /// How the picture is meant to be seen: `360° panorama (equirectangular 8000×4000)`,
+    /// `cylindrical panorama (…, crop 7000×1500 at 10,20)`, `stereo pair`, `HDR gain map`; nil for a plain one.
+    var view: String? {
+        guard let entry = item.entry else { return nil }
+        var parts: [String] = []
+        if let p = entry.projection {
+            let full = p.cropLeft == 0 && p.cropTop == 0 && p.croppedWidth == p.fullWidth && p.croppedHeight == p.fullHeight
+            let crop = full ? "" : ", crop \(p.croppedWidth)×\(p.croppedHeight) at \(p.cropLeft),\(p.cropTop)"
+            parts.append("\(full && p.type == "equirectangular" ? "360° panorama" : "panorama") (\(p.type) \(p.fullWidth)×\(p.fullHeight)\(crop))")
+        }
+        if entry.stereo == true { parts.append("stereo pair") }
+        if entry.hdr == "gainMap" { parts.append("HDR gain map") }
+        return parts.isEmpty ? nil : parts.joined(separator: "; ")
+    }
+
     /// A short label for a tile without a picture: the extension (`PDF`, `TXT`) or the type.
     var placeholderLabel: String {
         if let fileExtension { return fileExtension.uppercased() }

@@ -346,6 +346,9 @@ struct BatchReportDocument: Codable {
         /// The thumbnail's ThumbHash (base64).
         var thumbhash: String?
         var previews: [SharedMediaFile.Preview]?
+        var projection: SharedMediaFile.Projection?
+        var stereo: Bool?
+        var hdr: String?
     }
 
     /// An item's compatible copy, as its entry has it.
@@ -492,7 +495,7 @@ extension BatchReportDocument.Item {
                 locationRemoved: locationRemoved
             ).with(sidecars: sidecars).with(group: group).with(capturedAt: capturedAt, capturedAtSource: capturedAtSource, exportLocation: exportLocation)
                 .with(thumbhash: thumbhash).with(previews: previews)
-                .with(capturedAtOffsetKnown: capturedAtOffsetKnown).with(video: video)
+                .with(capturedAtOffsetKnown: capturedAtOffsetKnown).with(video: video).with(projection: projection, stereo: stereo, hdr: hdr)
         }
         // Copies are named <UUID>.<ext> in the container.
         let id = entry?.fileURL.flatMap { UUID(uuidString: $0.deletingPathExtension().lastPathComponent) }
@@ -518,5 +521,6 @@ extension BatchReportDocument.Item {
             stageSeconds: seconds(item.stageSeconds))
         thumbhash = entry?.thumbhash
         previews = entry?.previews
+        (projection, stereo, hdr) = (entry?.projection, entry?.stereo, entry?.hdr)
     }
 }

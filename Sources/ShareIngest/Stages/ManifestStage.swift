@@ -55,7 +55,17 @@ struct ManifestStage {
                         SharedMediaFile.Video(
                             codec: $0.codec, frameRate: $0.frameRate, variableFrameRate: $0.variableFrameRate, captureFrameRate: $0.captureFrameRate,
                             slowMotion: $0.slowMotion, hdr: $0.hdr, dolbyVisionProfile: $0.dolbyVisionProfile, rotation: $0.rotation, audio: $0.audio)
-                    })
+                    }
+            ).with(
+                projection: settings.schema != .v2 || item.type != .image
+                    ? nil
+                    : item.projection.map {
+                        SharedMediaFile.Projection(
+                            type: $0.type.rawValue, fullWidth: $0.fullWidth, fullHeight: $0.fullHeight, cropLeft: $0.cropLeft, cropTop: $0.cropTop,
+                            croppedWidth: $0.croppedWidth, croppedHeight: $0.croppedHeight)
+                    },
+                stereo: settings.schema == .v2 && item.stereo == true && item.type.isMedia ? true : nil,
+                hdr: settings.schema == .v2 && item.gainMap == true && item.type == .image ? "gainMap" : nil)
         }
     }
 

@@ -50,6 +50,7 @@ extension ItemState {
         height = facts.height
         durationMilliseconds = facts.durationMilliseconds
         video = facts.video
+        (projection, stereo, gainMap) = (facts.projection, facts.stereo, facts.gainMap)
         if let mime = facts.mimeType { mimeType = mime }
         warnings += facts.warnings
     }
@@ -66,7 +67,7 @@ extension ProbeStage {
             .integer("pixelLimit", \.pixelLimit, in: 1...1_000_000_000_000),
             .number("timeLimit", \.timeLimit, in: 0.001...86_400),
         ],
-        workers: \.workers, records: [.type, .mimeType, .width, .height, .durationMilliseconds, .video, .moments],
+        workers: \.workers, records: [.type, .mimeType, .width, .height, .durationMilliseconds, .video, .projection, .stereo, .gainMap, .moments],
         make: { settings, pipeline in
                 ProbeStage(settings: settings, thumbnail: pipeline.thumbnail, moments: pipeline.manifest.schema == .v2)
             })

@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# Takeout at scale (issue 34): a Takeout-like drop of N photos, each with its
+# JSON sidecar (`Takeout/Google Photos/Photos from <year>/IMG_n.jpg` +
+# `IMG_n.jpg.json`, a tenth of them `.supplemental-metadata.json`), and the same
+# photos without sidecars, each run through `share ingest` (release build);
+# prints the wall time and the peak RSS of each and the cost of the sidecars.
+# The issue's bound: at most 5 % more wall time with the sidecars, in the same
+# memory bound as today's large drops.
+#
+#   N=5000 bash bench/takeout.sh                    # small, on a loaded machine
+#   N=100000 SHARE_BIN=.build/release/share bash bench/takeout.sh
+#
+# The photos are 8 small vips JPEGs (64x48, one colour each) hard-linked N/8
+# times each (the pipeline copies, hashes and decodes each as a file of its
+# own; the same 8 contents make duplicates, in both drops alike). Drops are made
+# once under $TAKEOUT_DIR (default /tmp/share-takeout) and kept for later runs.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+share=$(realpath "${SHARE_BIN:-.build/release/share}")
+n=${N:-100000}
+root=${TAKEOUT_DIR:-/tmp/share-takeout}
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+make_drops() {
+  [ -f "$root/$n/.complete" ] && return
+  rm -rf "$root/$n" && mkdir -p "$root/$n/seeds"
+  for c in 0 1 2 3 4 5 6 7; do
+    vips black "$root/$n/seeds/$c.v" 64 48 --bands 3
+    vips linear "$root/$n/seeds/$c.v" "$root/$n/seeds/$c.jpg[Q=80,strip]" 1 $((c * 30)) --uchar
+    rm -f "$root/$n/seeds/$c.v"
+  done
+  python3 - "$root/$n" "$n" <<'PY'
+import json, os, sys
+root, n = sys.argv[1], int(sys.argv[2])
+for drop in ("with", "without"):
+    for i in range(n):
+        folder = f"{root}/{drop}/Takeout/Google Photos/Photos from {2015 + i % 10}"
+        if i < 10:
+            os.makedirs(folder, exist_ok=True)
+        name = f"IMG_{i:06d}.jpg"
+        os.link(f"{root}/seeds/{i % 8}.jpg", f"{folder}/{name}")
+        if drop == "with":
+            taken = 1_420_000_000 + i * 600
+            body = {"title": name, "description": "", "imageViews": "3",
+                    "creationTime": {"timestamp": str(taken + 86400), "formatted": ""},
+                    "photoTakenTime": {"timestamp": str(taken), "formatted": ""},
+                    "geoData": {"latitude": 0.0, "longitude": 0.0, "altitude": 0.0, "latitudeSpan": 0.0, "longitudeSpan": 0.0},
+                    "geoDataExif": {"latitude": 0.0, "longitude": 0.0, "altitude": 0.0, "latitudeSpan": 0.0, "longitudeSpan": 0.0},
+                    "url": "https://photos.google.com/photo/x", "googlePhotosOrigin": {"mobileUpload": {"deviceType": "ANDROID_PHONE"}}}
+            suffix = ".supplemental-metadata.json" if i % 10 == 0 else ".json"
+            with open(f"{folder}/{name}{suffix}", "w") as f:
+                f.write(json.dumps(body, indent=2) + "\n")
+open(f"{root}/.complete", "w").close()
+PY
+}
+
+# Runs `share ingest` under /usr/bin/time and the process's user+system CPU; prints "WALL PEAK_KB CPU".
+run() {
+  rm -rf "$work/c"
+  /usr/bin/time -f "%e %M %U %S" -o "$work/time" "$share" ingest --quiet --container "$work/c" "$1" >/dev/null 2>"$work/err" || { cat "$work/err" >&2; exit 1; }
+  awk '{ printf "%s %s %.2f\n", $1, $2, $3 + $4 }' "$work/time"
+}
+
+make_drops
+echo "N=$n photos; share $share"
+read -r wall_with peak_with cpu_with < <(run "$root/$n/with/Takeout")
+read -r wall_without peak_without cpu_without < <(run "$root/$n/without/Takeout")
+echo "with sidecars ($((2 * n)) items):  wall ${wall_with} s, peak RSS $((peak_with / 1024)) MiB, CPU (share and the helpers it reaped) ${cpu_with} s"
+echo "without sidecars ($n items): wall ${wall_without} s, peak RSS $((peak_without / 1024)) MiB, CPU (share and the helpers it reaped) ${cpu_without} s"
+awk -v a="$wall_with" -v b="$wall_without" 'BEGIN { printf "sidecars cost %+.1f %% wall\n", (a / b - 1) * 100 }'

@@ -1,0 +1,200 @@
+#!/usr/bin/env python3
+"""Panoramas, stereo pairs and HDR gain maps, made the way cameras and phones
+lay them out (issue 33 item 5), into testdata/spatial/:
+
+- pano-360.jpg: a 2048x1024 equirectangular 360° photo, eight colour columns
+  of 256 px (45° each), the top and bottom thirds at half brightness; GPano XMP
+  written by exiftool (ProjectionType equirectangular, full 2048x1024, no crop).
+- pano-cylindrical.jpg: a 1200x300 picture, the crop at (200, 50) of a
+  1600x400 cylindrical panorama (GPano by exiftool).
+- ultrahdr.jpg: an Ultra HDR JPEG: the primary's XMP has `hdrgm:Version` and a
+  `Container:Directory` (Primary, GainMap), an MPF APP2 index lists both images,
+  the gain map JPEG follows the primary with its own `hdrgm` XMP.
+- ultrahdr-mpf-only.jpg: the same without the primary's XMP: only the MPF
+  index leads to the gain map (its XMP says `hdrgm:Version`).
+- apple-gainmap.heic: a HEIC whose primary has a hidden auxiliary image of type
+  `urn:com:apple:photo:2020:aux:hdrgainmap` (`auxC`, `auxl` reference), as an
+  iPhone writes its HDR gain map.
+- spatial.heic: a stereo pair as Apple's spatial photos hold it: two HEVC
+  images (left red, right blue), the left the primary, and a `grpl` box whose
+  `ster` entity group lists left then right.
+- spatial-right-primary.heic: the same pair with the right eye as the primary
+  image (the left is still the `ster` group's first): its thumbnail is the left.
+- spatial.mov: an HEVC movie whose `hvc1` sample entry has a `vexu` box (with
+  `eyes`/`stri`: left and right), Apple's spatial-video marker. Only the base
+  (left) layer is encoded: no encoder here writes MV-HEVC's second layer.
+
+  make-spatial.py OUT_DIR
+
+Uses bench/make-heic.py's ISOBMFF writer; needs ffmpeg (libx265), vips, exiftool.
+"""
+import importlib.util
+import os
+import struct
+import subprocess
+import sys
+import tempfile
+
+here = os.path.dirname(os.path.abspath(__file__))
+spec = importlib.util.spec_from_file_location("make_heic", os.path.join(here, "..", "bench", "make-heic.py"))
+heic = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(heic)
+
+COLUMNS = [(220, 40, 40), (230, 140, 30), (230, 220, 40), (40, 180, 60), (40, 80, 220), (140, 50, 200), (200, 200, 200), (30, 30, 30)]
+
+
+def ppm(path, w, h, pixel):
+    rows = bytearray()
+    for y in range(h):
+        rows += b"".join(bytes(pixel(x, y)) for x in range(w))
+    with open(path, "wb") as f:
+        f.write(b"P6\n%d %d\n255\n" % (w, h) + bytes(rows))
+
+
+def jpeg(work, name, w, h, pixel):
+    src = os.path.join(work, name + ".ppm")
+    out = os.path.join(work, name + ".jpg")
+    ppm(src, w, h, pixel)
+    subprocess.run(["vips", "copy", src, out + "[Q=92,strip]"], check=True)
+    return out
+
+
+def exiftool(path, *tags):
+    subprocess.run(["exiftool", "-q", "-overwrite_original"] + list(tags) + [path], check=True)
+
+
+def panoramas(out, work):
+    def pano(x, y):
+        r, g, b = COLUMNS[x // 256]
+        dim = 1 if 1024 // 3 <= y < 2 * 1024 // 3 else 2
+        return (r // dim, g // dim, b // dim)
+    path = jpeg(work, "pano-360", 2048, 1024, pano)
+    exiftool(path, "-XMP-GPano:UsePanoramaViewer=True", "-XMP-GPano:ProjectionType=equirectangular",
+             "-XMP-GPano:FullPanoWidthPixels=2048", "-XMP-GPano:FullPanoHeightPixels=1024",
+             "-XMP-GPano:CroppedAreaLeftPixels=0", "-XMP-GPano:CroppedAreaTopPixels=0",
+             "-XMP-GPano:CroppedAreaImageWidthPixels=2048", "-XMP-GPano:CroppedAreaImageHeightPixels=1024")
+    os.replace(path, os.path.join(out, "pano-360.jpg"))
+    path = jpeg(work, "pano-cylindrical", 1200, 300, lambda x, y: COLUMNS[x * 8 // 1200])
+    exiftool(path, "-XMP-GPano:ProjectionType=cylindrical", "-XMP-GPano:FullPanoWidthPixels=1600",
+             "-XMP-GPano:FullPanoHeightPixels=400", "-XMP-GPano:CroppedAreaLeftPixels=200", "-XMP-GPano:CroppedAreaTopPixels=50",
+             "-XMP-GPano:CroppedAreaImageWidthPixels=1200", "-XMP-GPano:CroppedAreaImageHeightPixels=300")
+    os.replace(path, os.path.join(out, "pano-cylindrical.jpg"))
+
+
+def segment(marker, payload):
+    return bytes([0xFF, marker]) + struct.pack(">H", len(payload) + 2) + payload
+
+
+XMP_HEADER = b"http://ns.adobe.com/xap/1.0/\0"
+
+
+def xmp(description):
+    return XMP_HEADER + (
+        '<x:xmpmeta xmlns:x="adobe:ns:meta/"><rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#">'
+        '<rdf:Description rdf:about="" %s</rdf:Description></rdf:RDF></x:xmpmeta>' % description).encode()
+
+
+def mpf(primary_size, gain_size, gain_offset):
+    """An MPF APP2 payload (big-endian): version, two images, their entries."""
+    entries = struct.pack(">IIIHH", 0x030000, primary_size, 0, 0, 0) + struct.pack(">IIIHH", 0, gain_size, gain_offset, 0, 0)
+    ifd = struct.pack(">H", 3)
+    ifd += struct.pack(">HHI", 0xB000, 7, 4) + b"0100"
+    ifd += struct.pack(">HHII", 0xB001, 4, 1, 2)
+    ifd += struct.pack(">HHII", 0xB002, 7, len(entries), 8 + 2 + 3 * 12 + 4)
+    ifd += struct.pack(">I", 0)
+    return b"MPF\0" + b"MM\0\x2a" + struct.pack(">I", 8) + ifd + entries
+
+
+def ultra_hdr(out, work, primary_xmp):
+    base = open(jpeg(work, "base", 320, 240, lambda x, y: (x * 255 // 320, y * 255 // 240, 128)), "rb").read()
+    gain = open(jpeg(work, "gain", 160, 120, lambda x, y: (128, 128, 128)), "rb").read()
+    gain = gain[:2] + segment(0xE1, xmp(
+        'xmlns:hdrgm="http://ns.adobe.com/hdr-gain-map/1.0/" hdrgm:Version="1.0" hdrgm:GainMapMin="0" hdrgm:GainMapMax="2.3" '
+        'hdrgm:Gamma="1" hdrgm:OffsetSDR="0.015625" hdrgm:OffsetHDR="0.015625" hdrgm:HDRCapacityMin="0" hdrgm:HDRCapacityMax="2.3" '
+        'hdrgm:BaseRenditionIsHDR="False">')) + gain[2:]
+    head = b""
+    if primary_xmp:
+        head = segment(0xE1, xmp(
+            'xmlns:Container="http://ns.google.com/photos/1.0/container/" xmlns:Item="http://ns.google.com/photos/1.0/container/item/" '
+            'xmlns:hdrgm="http://ns.adobe.com/hdr-gain-map/1.0/" hdrgm:Version="1.0"><Container:Directory><rdf:Seq>'
+            '<rdf:li rdf:parseType="Resource"><Container:Item Item:Semantic="Primary" Item:Mime="image/jpeg"/></rdf:li>'
+            '<rdf:li rdf:parseType="Resource"><Container:Item Item:Semantic="GainMap" Item:Mime="image/jpeg" Item:Length="%010d"/></rdf:li>'
+            '</rdf:Seq></Container:Directory>' % len(gain)))
+    mpf_at = 2 + len(head) + 4 + 4   # the MPF TIFF header: after SOI, the XMP, APP2's marker and length, "MPF\0"
+    size = len(base) + len(head) + len(segment(0xE2, mpf(0, 0, 0)))
+    primary = base[:2] + head + segment(0xE2, mpf(size, len(gain), size - mpf_at)) + base[2:]
+    assert len(primary) == size
+    name = "ultrahdr.jpg" if primary_xmp else "ultrahdr-mpf-only.jpg"
+    open(os.path.join(out, name), "wb").write(primary + gain)
+
+
+def rgb(w, h, colour):
+    return bytes(colour) * (w * h)
+
+
+def heics(out, work):
+    w, h = 256, 192
+    props = []
+
+    def prop(b):
+        if b in props:
+            return props.index(b) + 1
+        props.append(b)
+        return len(props)
+    cfg, (left, right) = heic.encode_frames([rgb(w, h, (220, 30, 30)), rgb(w, h, (30, 30, 220))], w, h, "hevc", 26, "medium", 1, work, "eyes")
+    common = [(prop(cfg), True), (prop(heic.ispe(w, h)), False), (prop(heic.colr_nclx()), False), (prop(heic.pixi()), False)]
+    one, two = heic.Item(1, b"hvc1", left), heic.Item(2, b"hvc1", right)
+    one.props = two.props = common
+    path = os.path.join(out, "spatial.heic")
+    heic.write_heif(path, b"heic", [b"mif1", b"heic"], [one, two], 1, [], props)
+    heic.add_grpl(path, heic.box(b"grpl", heic.fullbox(b"ster", 0, 0, struct.pack(">III", 100, 2, 1) + struct.pack(">I", 2))))
+
+    # The same pair with the right eye as the primary: the left (the ster group's first) is still the thumbnail.
+    path = os.path.join(out, "spatial-right-primary.heic")
+    heic.write_heif(path, b"heic", [b"mif1", b"heic"], [one, two], 2, [], props)
+    heic.add_grpl(path, heic.box(b"grpl", heic.fullbox(b"ster", 0, 0, struct.pack(">III", 100, 2, 1) + struct.pack(">I", 2))))
+
+    props.clear()
+    gw, gh = 128, 96
+    cfg, (photo,) = heic.encode_frames([rgb(w, h, (200, 160, 60))], w, h, "hevc", 26, "medium", 1, work, "photo")
+    gcfg, (gain,) = heic.encode_frames([rgb(gw, gh, (128, 128, 128))], gw, gh, "hevc", 26, "medium", 1, work, "gainmap")
+    primary = heic.Item(1, b"hvc1", photo)
+    primary.props = [(prop(cfg), True), (prop(heic.ispe(w, h)), False), (prop(heic.colr_nclx()), False), (prop(heic.pixi()), False)]
+    aux = heic.Item(2, b"hvc1", gain, hidden=True)
+    aux_type = heic.fullbox(b"auxC", 0, 0, b"urn:com:apple:photo:2020:aux:hdrgainmap\0")
+    aux.props = [(prop(gcfg), True), (prop(heic.ispe(gw, gh)), False), (prop(aux_type), True)]
+    heic.write_heif(os.path.join(out, "apple-gainmap.heic"), b"heic", [b"mif1", b"heic"], [primary, aux], 1, [(b"auxl", 2, [1])], props)
+
+
+def spatial_video(out, work):
+    mp4 = os.path.join(work, "base.mov")
+    subprocess.run(heic.FF + ["-f", "lavfi", "-i", "testsrc=size=320x240:rate=30:duration=1", "-c:v", "libx265", "-tag:v", "hvc1",
+                              "-x265-params", "log-level=error:frame-threads=1:pools=1"] + heic.BITEXACT + [mp4], check=True)
+    data = bytearray(open(mp4, "rb").read())
+    assert data.index(b"mdat") < data.index(b"moov"), "moov must follow mdat (no chunk offset moves)"
+    # vexu { eyes { stri: has left and right eye views } }, as Apple's spatial videos carry it.
+    vexu = heic.box(b"vexu", heic.box(b"eyes", heic.fullbox(b"stri", 0, 0, bytes([0x03]))))
+    entry = data.index(b"hvc1", data.index(b"stsd")) - 4
+    entry_size = struct.unpack(">I", data[entry:entry + 4])[0]
+    data[entry + entry_size:entry + entry_size] = vexu
+    # Every box enclosing the sample entry grows by vexu's length.
+    for name in [b"hvc1", b"stsd", b"stbl", b"minf", b"mdia", b"trak", b"moov"]:
+        at = entry if name == b"hvc1" else data.rindex(name, 0, entry) - 4
+        size = struct.unpack(">I", data[at:at + 4])[0]
+        data[at:at + 4] = struct.pack(">I", size + len(vexu))
+    open(os.path.join(out, "spatial.mov"), "wb").write(data)
+
+
+def main():
+    out = sys.argv[1]
+    os.makedirs(out, exist_ok=True)
+    work = tempfile.mkdtemp(prefix="make-spatial.")
+    panoramas(out, work)
+    ultra_hdr(out, work, True)
+    ultra_hdr(out, work, False)
+    heics(out, work)
+    spatial_video(out, work)
+
+
+if __name__ == "__main__":
+    main()
