@@ -350,4 +350,48 @@ import MediaFormats
             #expect(outputs.sheet == nil)
         }
     }
+
+    /// Issue 33: what the v2 manifest tells an app is on the page too: the previews
+    /// (linked to their files), when it was taken and how that is known, the
+    /// ThumbHash and how a video plays, for a real iPhone 6 photo and an H.264 clip,
+    /// ingested with `sizes` [360, 1440] as WebP.
+    @Test func pageShowsPreviewsCaptureTimeAndVideoFacts() throws {
+        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("report-tests-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        let container = try ContainerDirectory(scratch.appendingPathComponent("container").path)
+        var pipeline = PipelineDefinition.standard
+        pipeline.thumbnail?.sizes = [360, 1440]
+        pipeline.thumbnail?.format = .webp
+        let photo = Self.media("photo.jpg").deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("privacy/iphone6-gps.jpg")
+        let report = try ShareIngestor(container: container, pipeline: pipeline).ingest([.path(photo.path), .path(Self.media("clip-h264.mp4").path)])
+        #expect(report.counts.ingested == 2)
+        let html = ReportPage(try BatchReport.stored(try #require(report.redirectURL).description, in: container), container: container).html
+
+        let card = try #require(Self.card(named: "iphone6-gps.jpg", in: html))
+        let entry = try #require(report.items.first { $0.source == photo.path }?.entry)
+        let preview = try #require(entry.previews?.first)
+        #expect(preview.width == 1440 && preview.height == 1080 && preview.mimeType == "image/webp")
+        // The link is the preview's file, and it is there.
+        let link = try #require(card.components(separatedBy: "<dt>Previews</dt><dd><a href=\"").dropFirst().first?.prefix { $0 != "\"" })
+        #expect(URL(string: String(link))?.path == ManifestCoder.filePath(fromURLString: preview.path))
+        #expect(FileManager.default.fileExists(atPath: try #require(URL(string: String(link))?.path)))
+        #expect(card.contains("\">1440 × 1080 WebP, \(ReadableUnits.bytes(try #require(preview.size)))</a></dd>"), "\(card)")
+        // DateTimeOriginal 2015:04:10 20:12:23 with no OffsetTimeOriginal; the GPS time gives the offset.
+        let taken = try #require(entry.capturedAt)
+        #expect(taken.hasPrefix("2015-04-10T20:12:23"))
+        #expect(card.contains("<dt>Taken</dt><dd>\(taken) (\(try #require(entry.capturedAtSource)))</dd>"), "\(card)")
+        #expect(card.contains("<dt>ThumbHash</dt><dd>\(try #require(entry.thumbhash))</dd>"))
+
+        let clip = try #require(Self.card(named: "clip-h264.mp4", in: html))
+        let video = try #require(report.items.first { $0.source.hasSuffix("clip-h264.mp4") }?.entry?.video)
+        #expect(video.codec == "h264")
+        #expect(clip.contains("<dt>Video</dt><dd>h264, \(ReadableUnits.frameRate(try #require(video.frameRate)))"), "\(clip)")
+        #expect(clip.contains(video.audio.map { "audio \($0)</dd>" } ?? "no audio</dd>"), "\(clip)")
+        #expect(!clip.contains("<dt>Previews</dt>") || clip.contains("WebP"), "a video's poster previews are WebP too")
+    }
+
+    @Test(arguments: [(30.0, "30 fps"), (29.97002997, "29.97 fps"), (239.76, "239.76 fps"), (24.0001, "24 fps")])
+    func frameRatesReadAsPeopleWriteThem(rate: Double, shown: String) {
+        #expect(ReadableUnits.frameRate(rate) == shown)
+    }
 }

@@ -27,6 +27,12 @@ enum ReadableUnits {
         value < 1 ? String(format: "%.0f ms", value * 1000) : String(format: "%.2f s", value)
     }
 
+    /// `30 fps`, `29.97 fps`, `239.76 fps`.
+    static func frameRate(_ rate: Double) -> String {
+        let whole = rate.rounded()
+        return (abs(rate - whole) < 0.005 ? String(format: "%.0f", whole) : String(format: "%.2f", rate)) + " fps"
+    }
+
     /// `640 × 480`.
     static func dimensions(width: Int, height: Int) -> String { "\(width) × \(height)" }
 }

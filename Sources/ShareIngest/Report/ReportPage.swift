@@ -207,8 +207,19 @@ struct PageWriter {
         if let dimensions = reported.dimensions { facts.append(("Dimensions", dimensions)) }
         if let duration = reported.duration { facts.append(("Duration", duration)) }
         if let view = reported.view { facts.append(("View", view)) }
-        if !facts.isEmpty {
-            out += "<dl class=\"facts\">" + facts.map { "<dt>\($0.0)</dt><dd>\(e($0.1))</dd>" }.joined() + "</dl>\n"
+        if let taken = reported.taken { facts.append(("Taken", taken)) }
+        if let hash = item.entry?.thumbhash { facts.append(("ThumbHash", hash)) }
+        if let playback = reported.playback { facts.append(("Video", playback)) }
+        var listed = facts.map { "<dt>\($0.0)</dt><dd>\(e($0.1))</dd>" }
+        if !reported.previews.isEmpty {
+            // Each preview links to its file; one that is not there says so.
+            let links = reported.previews.map { preview in
+                preview.path.map { "<a href=\"\(e(URL(fileURLWithPath: $0).absoluteString))\">\(e(preview.label))</a>" } ?? e(preview.label + " (missing)")
+            }
+            listed.append("<dt>Previews</dt><dd>" + links.joined(separator: "; ") + "</dd>")
+        }
+        if !listed.isEmpty {
+            out += "<dl class=\"facts\">" + listed.joined() + "</dl>\n"
         }
         if let excerpt = reported.excerpt(limit: 280) {
             out += "<p class=\"excerpt\">\(e(excerpt))</p>\n"

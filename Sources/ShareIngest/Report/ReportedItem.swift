@@ -14,6 +14,9 @@ struct ReportedItem {
     let originalExtension: String?
     /// The thumbnail file, if the entry has one that is a regular file inside the container.
     let thumbnailPath: String?
+    /// The larger previews (v2 `previews`), smallest first: what each is, and its
+    /// file when that is a regular file inside the container (nil: not there).
+    let previews: [(label: String, path: String?)]
 
     init(_ item: ItemReport, container: ContainerDirectory) {
         self.item = item
@@ -33,6 +36,15 @@ struct ReportedItem {
             thumbnailPath = checked
         } else {
             thumbnailPath = nil
+        }
+        previews = (entry?.previews ?? []).map { preview in
+            let format = preview.mimeType == "image/webp" ? "WebP" : preview.mimeType == "image/jpeg" ? "JPEG" : preview.mimeType
+            let label = ReadableUnits.dimensions(width: preview.width, height: preview.height) + " " + format
+                + (preview.size.map { ", " + ReadableUnits.bytes($0) } ?? "")
+            guard let path = ManifestCoder.filePath(fromURLString: preview.path), case .success(let checked) = container.checkedFile(path) else {
+                return (label, nil)
+            }
+            return (label, checked)
         }
     }
 
@@ -70,6 +82,37 @@ struct ReportedItem {
         if entry.stereo == true { parts.append("stereo pair") }
         if entry.hdr == "gainMap" { parts.append("HDR gain map") }
         return parts.isEmpty ? nil : parts.joined(separator: "; ")
+    }
+
+    /// When it was taken, and how that is known: `2019-07-01T16:53:20+02:00 (exif)`,
+    /// `2024-05-01T12:00:00 (fileName, offset unknown)`.
+    var taken: String? {
+        guard let entry = item.entry, let capturedAt = entry.capturedAt else { return nil }
+        let notes = [entry.capturedAtSource, entry.capturedAtOffsetKnown == false ? "offset unknown" : nil].compactMap { $0 }
+        return notes.isEmpty ? capturedAt : "\(capturedAt) (\(notes.joined(separator: ", ")))"
+    }
+
+    /// How a video plays: `hevc, 29.97 fps, HDR HLG, rotated 90°, audio aac`;
+    /// `h264, 30 fps, variable frame rate, slow motion (captured at 240 fps), no audio`.
+    var playback: String? {
+        guard let video = item.entry?.video else { return nil }
+        var parts = [video.codec]
+        if let rate = video.frameRate { parts.append(ReadableUnits.frameRate(rate)) }
+        if video.variableFrameRate == true { parts.append("variable frame rate") }
+        let captured = video.captureFrameRate.map { "captured at " + ReadableUnits.frameRate($0) }
+        if video.slowMotion == true {
+            parts.append("slow motion" + (captured.map { " (\($0))" } ?? ""))
+        } else if let captured {
+            parts.append(captured)
+        }
+        switch video.hdr {
+        case nil: break
+        case "dolbyVision"?: parts.append("Dolby Vision" + (video.dolbyVisionProfile.map { " profile \($0)" } ?? ""))
+        case let hdr?: parts.append("HDR " + hdr.uppercased())
+        }
+        if video.rotation != 0 { parts.append("rotated \(video.rotation)°") }
+        parts.append(video.audio.map { "audio " + $0 } ?? "no audio")
+        return parts.joined(separator: ", ")
     }
 
     /// A short label for a tile without a picture: the extension (`PDF`, `TXT`) or the type.
