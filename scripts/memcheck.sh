@@ -141,8 +141,14 @@ run_batch() {
     esac
 }
 # The default pipeline with time limits raised: valgrind runs code 20–50 times
-# slower, and a decode cut short by its time limit is a decode not checked.
-jq '.name = "memcheck" | .stages |= map(if has("timeLimit") then .timeLimit = 900 else . end)' pipelines/default.json >"$work/pipeline.json"
+# slower, and a decode cut short by its time limit is a decode not checked. Its
+# thumbnail stage also makes a 1440 px WebP preview from the same decode, so the
+# preview code (the downscale, the WebP encoder, the parent's chunk check) runs
+# on every picture checked.
+jq '.name = "memcheck"
+    | .stages |= map(if has("timeLimit") then .timeLimit = 900 else . end)
+    | .stages |= map(if .stage == "thumbnail" then del(.size) | .sizes = [360, 1440] | .format = "webp" else . end)' \
+    pipelines/default.json >"$work/pipeline.json"
 
 # A folder of 3,000 entries: text files (names of varied length, so entries fall
 # at every offset of glibc's readdir buffer) and a few images.
@@ -294,10 +300,12 @@ for batch in "${batches[@]}"; do
     fi
 done
 
-# Generated media must be delivered with a thumbnail, or their decoders were not
-# exercised; the 3,000-entry folder and the watched drop must be delivered whole.
-undelivered() {  # items of a report that are not ingested with a thumbnail
-    jq -r '.items[] | select(.status != "ingested" or .thumbnail == null) | "\(.source): \(.status) \(.reason // "") \(.error // "no thumbnail")"' "$1"
+# Generated media must be delivered with a thumbnail and its preview, or their
+# decoders (and the preview code) were not exercised; the 3,000-entry folder and
+# the watched drop must be delivered whole.
+undelivered() {  # items of a report that are not ingested with a thumbnail and a preview
+    jq -r '.items[] | select(.status != "ingested" or .thumbnail == null or (.previews | length) != 1)
+        | "\(.source): \(.status) \(.reason // "") \(.error // (if .thumbnail == null then "no thumbnail" else "no preview" end))"' "$1"
 }
 for batch in "${batches[@]}"; do
     report="$work/reports/$batch.json"
