@@ -5,8 +5,10 @@
 # with vipsthumbnail run once per size (two processes in parallel, as the
 # photos baseline does), ROUNDS times in turn. Prints each run's wall time and
 # peak RSS: GNU time's maximum resident set of the largest process of the run,
-# which for `share` is a decoder helper holding one item's decode (or the parent).
-# The issue's bounds: peak memory per item at most 1.2 times the single size's.
+# and, sampled from /proc by bench/peaks.py, the `share` process's own peak and
+# its largest decoder helper's (a helper holds one item's decode at a time).
+# The issue's bound: peak memory per item at most 1.2 times the single size's;
+# [1440] alone is run too, the single decode the previews share.
 #
 #   bash bench/previews.sh                               # release build, 3 rounds
 #   ROUNDS=5 SHARE_BIN=/tmp/share bash bench/previews.sh
@@ -21,9 +23,10 @@ trap 'rm -rf "$work"' EXIT
 mapfile -d '' files < <(find "$photos" -maxdepth 1 -type f -print0 | sort -z)
 half=$(((${#files[@]} + 1) / 2))
 
-for variant in single webp jpeg; do
+for variant in single large webp jpeg; do
   case $variant in
     single) edit='.' ;;
+    large) edit='del(.size) | .sizes = [1440]' ;;
     webp) edit='del(.size) | .sizes = [360, 1440] | .format = "webp"' ;;
     jpeg) edit='del(.size) | .sizes = [360, 1440] | .format = "jpeg"' ;;
   esac
@@ -36,9 +39,19 @@ timed() {
   local label=$1
   shift
   sync
-  /usr/bin/time -f '%e %M' -o "$work/time" "$@" >/dev/null
+  /usr/bin/time -f '%e %M' -o "$work/time" "$@" >/dev/null &
+  local timed_pid=$!
+  python3 bench/peaks.py "$timed_pid" "$work/peaks" &
+  local sampler=$!
+  wait "$timed_pid"
+  wait "$sampler"
   read -r wall peak <"$work/time"
-  printf '%-22s %8.2f s %8.1f MiB\n' "$label" "$wall" "$(echo "$peak / 1024" | bc -l)"
+  read -r parent helper <"$work/peaks"
+  printf '%-28s %8.2f s %8.1f MiB' "$label" "$wall" "$(echo "$peak / 1024" | bc -l)"
+  if ((parent > 0)); then
+    printf '   share %6.1f MiB, largest helper %6.1f MiB' "$(echo "$parent / 1024" | bc -l)" "$(echo "$helper / 1024" | bc -l)"
+  fi
+  printf '\n'
 }
 
 ours() {
@@ -64,7 +77,9 @@ for round in $(seq 1 "$rounds"); do
   echo "round $round"
   timed "share [360]" bash -c "$(declare -p files); ours single"
   timed "share [360,1440] webp" bash -c "$(declare -p files); ours webp"
+  timed "share [1440]" bash -c "$(declare -p files); ours large"
   timed "share [360,1440] jpeg" bash -c "$(declare -p files); ours jpeg"
   timed "vipsthumbnail 360" bash -c "$(declare -p files); theirs 360:jpg"
-  timed "vipsthumbnail 360+1440" bash -c "$(declare -p files); theirs 360:jpg 1440:webp"
+  timed "vipsthumbnail 360+1440 webp" bash -c "$(declare -p files); theirs 360:jpg 1440:webp"
+  timed "vipsthumbnail 360+1440 jpg" bash -c "$(declare -p files); theirs 360:jpg 1440:jpg"
 done
