@@ -74,6 +74,19 @@ EOF
 calc() { awk "BEGIN { printf \"%.${2:-2}f\", $1 }"; }
 hwm() { awk '/VmHWM/ {print $2}' "/proc/$1/status" 2>/dev/null || echo 0; }   # peak RSS, KB
 rss() { awk '/VmRSS/ {print $2}' "/proc/$1/status" 2>/dev/null || echo 0; }
+# The RSS once the worker has gone idle after a batch (it gives freed memory back
+# then): read every 0.2 s until it has not changed for a second, at most 10 s.
+settled_rss() {
+  local last now same=0 tries=0
+  last=$(rss "$1")
+  while ((same < 5 && tries < 50)); do
+    sleep 0.2
+    now=$(rss "$1")
+    if [ "$now" = "$last" ]; then same=$((same + 1)); else same=0; last=$now; fi
+    tries=$((tries + 1))
+  done
+  echo "$last"
+}
 live() { "$share" status --db "$url" --json | awk -F'"liveWorkers":' '/"summary"/ {split($2, a, /[,}]/); print a[1]}'; }
 start_workers() {
   local before
@@ -162,7 +175,7 @@ if [ -n "$soak" ]; then
   line="" rates=""
   for b in $(seq "$batches"); do
     read -r wall _ < <(timed --db "$url" --container "$work/soak-$b" "$soaked")
-    line="$line $(calc "$(rss "$worker") / 1024" 1)"
+    line="$line $(calc "$(settled_rss "$worker") / 1024" 1)"
     rates="$rates $(calc "$items / $wall" 0)"
     done_items="${done_items:-} $(delivered)"
     rm -rf "$work/soak-$b"

@@ -26,6 +26,11 @@ int shim_rename_noreplace(const char *from, const char *to);
 /// non-blocking and close-on-exec from the start (no helper forked meanwhile inherits it).
 int shim_accept_nonblocking(int fd);
 
+/// malloc_trim(0): gives the pages of memory freed in every malloc arena back to
+/// the kernel (glibc keeps them for reuse, one arena per thread that allocated);
+/// 1 when some were given back. In <malloc.h>, which Swift's Glibc module does not import.
+int shim_release_free_memory(void);
+
 #include "shim_fd_passing.h"
 #include "shim_spawn.h"
 #include "shim_sandbox.h"

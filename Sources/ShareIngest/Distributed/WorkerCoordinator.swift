@@ -11,6 +11,8 @@ import SystemCalls
 /// `LISTEN share_jobs`, woken by an executor that took or finished a job.
 final class WorkerCoordinator {
     private let run: WorkerRun
+    /// Whether jobs were handed out since the worker last gave its freed memory back.
+    private var workedSinceRelease = false
 
     init(_ run: WorkerRun) { self.run = run }
 
@@ -104,6 +106,15 @@ final class WorkerCoordinator {
         }
         let (jobs, unchecked) = try queue.claim(stages: settings.stages, worker: run.id, limit: room, batches: usable, blocked: refused, alone: false)
         hand(jobs)
+        if !jobs.isEmpty {
+            workedSinceRelease = true
+        } else if workedSinceRelease, waiting == 0, busy == 0, run.held.withLock({ $0.isEmpty }) {
+            // Idle after work: what the executors' threads freed goes back to the
+            // kernel, so the worker's size after a batch is what it holds, not the
+            // largest batch it ever ran (BENCHMARKS: the ten-batch soak).
+            FreedMemory.release()
+            workedSinceRelease = false
+        }
         var checked = false
         for batch in unchecked where try run.batches.check(batch, queue: queue) { checked = true }
         return jobs.count == room || checked

@@ -82,11 +82,18 @@ public final class Inbox: Sendable {
         }
         let startedAt = MonotonicClock.now()
         while !cancellation.isCancelled {
+            var ran = false
             for name in drops() where !cancellation.isCancelled {
                 guard isSettled(name) else { continue }
                 waitingFor.remove(name)
-                if let report = try take(name, events: events, cancellation: cancellation) { finished(report) }
+                if let report = try take(name, events: events, cancellation: cancellation) {
+                    finished(report)
+                    ran = true
+                }
             }
+            // Between batches, what the pipeline's threads freed goes back to the
+            // kernel (each thread's malloc arena would keep the largest batch's).
+            if ran { FreedMemory.release() }
             if once {
                 // Drops that never settle (still being written) are left for the next run.
                 let patience = max(settle * 4, 10)
