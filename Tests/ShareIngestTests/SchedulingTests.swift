@@ -34,6 +34,28 @@ import Testing
         #expect(order == [1, 5, 3])
     }
 
+    /// A timed pop (the worker's executor waits this way while records of items
+    /// it ran wait to be made) returns what is there, says when nothing came in
+    /// time, and says when the queue is closed and empty; a push wakes it.
+    @Test func aTimedPopTellsAnElementFromATimeoutFromTheEnd() {
+        let queue = BlockingQueue<Box>(capacity: 8)
+        guard case .timedOut = queue.pop(waitingAtMost: 0) else { Issue.record("an empty queue gave something"); return }
+        guard case .timedOut = queue.pop(waitingAtMost: 0.01) else { Issue.record("an empty queue gave something"); return }
+        queue.push(Box(7))
+        guard case .element(let box) = queue.pop(waitingAtMost: 0) else { Issue.record("the waiting element was not given"); return }
+        #expect(box.value == 7)
+        // A push from another thread ends a wait long enough to fail any test run.
+        let join = WorkerThreads.start(name: "timed-pop-test", count: 1) { _ in queue.push(Box(8)) }
+        guard case .element(let pushed) = queue.pop(waitingAtMost: 3600) else { Issue.record("a push did not end the wait"); return }
+        #expect(pushed.value == 8)
+        join()
+        queue.push(Box(9))
+        queue.close()
+        guard case .element(let last) = queue.pop(waitingAtMost: 3600) else { Issue.record("closing dropped a waiting element"); return }
+        #expect(last.value == 9)
+        guard case .closed = queue.pop(waitingAtMost: 3600) else { Issue.record("a closed, empty queue did not say so"); return }
+    }
+
     /// A decode that does not fit the budget waits for one that runs; one larger
     /// than the whole budget still runs when it is alone.
     @Test func theMemoryBudgetHoldsBackWhatDoesNotFit() {

@@ -30,7 +30,7 @@ final class WorkerExecutor {
 
     /// Runs claimed jobs until the handoff is closed.
     func execute() {
-        while let job = run.handoff.pop() {
+        while let job = nextJob() {
             run.busy.add(1, ordering: .relaxed)
             run.wake.signal()
             let started = MonotonicClock.now()
@@ -48,6 +48,21 @@ final class WorkerExecutor {
         }
         flushLeaving()
         queue?.close()
+    }
+
+    /// The next claimed job. While records wait to be made it waits only until
+    /// they are due, and makes them then: another executor may take the job this
+    /// one saw waiting, and records left waiting behind an empty handoff would hold
+    /// their items (and their batch) until this executor got another job.
+    private func nextJob() -> Job? {
+        while !leaving.isEmpty {
+            switch run.handoff.pop(waitingAtMost: oldestLeaving + Self.recordDelay - MonotonicClock.now()) {
+            case .element(let job): return job
+            case .closed: return nil  // `execute` makes the records after its loop
+            case .timedOut: flushLeaving()
+            }
+        }
+        return run.handoff.pop()
     }
 
     private func work(_ claimed: Job) {

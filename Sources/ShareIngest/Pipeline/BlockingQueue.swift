@@ -32,7 +32,32 @@ final class BlockingQueue<Element>: @unchecked Sendable {
         condition.lock()
         defer { condition.unlock() }
         while head == items.count && !closed { condition.wait() }
-        guard head < items.count else { return nil }
+        return head < items.count ? takeNext() : nil
+    }
+
+    /// What ``pop(waitingAtMost:)`` found.
+    enum Timed {
+        case element(Element)
+        /// Nothing came within the time.
+        case timedOut
+        /// Closed and empty.
+        case closed
+    }
+
+    /// The next element, waiting at most `seconds` for one.
+    func pop(waitingAtMost seconds: Double) -> Timed {
+        let deadline = Date(timeIntervalSinceNow: max(0, seconds))
+        condition.lock()
+        defer { condition.unlock() }
+        while head == items.count && !closed {
+            if !condition.wait(until: deadline) { break }
+        }
+        if head < items.count { return .element(takeNext()) }
+        return closed ? .closed : .timedOut
+    }
+
+    /// Takes the element `pop` returns (under the lock, with one waiting).
+    private func takeNext() -> Element {
         if let priority, items.count - head > 1 {
             // Bring the first element of highest priority to the head (the queue
             // is short: a stage's capacity).
