@@ -75,11 +75,12 @@ calc() { awk "BEGIN { printf \"%.${2:-2}f\", $1 }"; }
 hwm() { awk '/VmHWM/ {print $2}' "/proc/$1/status" 2>/dev/null || echo 0; }   # peak RSS, KB
 rss() { awk '/VmRSS/ {print $2}' "/proc/$1/status" 2>/dev/null || echo 0; }
 # The RSS once the worker has gone idle after a batch (it gives freed memory back
-# then): read every 0.2 s until it has not changed for a second, at most 10 s.
+# after a second of idleness): read every 0.2 s until it has not changed for
+# three seconds, at most 20 s.
 settled_rss() {
   local last now same=0 tries=0
   last=$(rss "$1")
-  while ((same < 5 && tries < 50)); do
+  while ((same < 15 && tries < 100)); do
     sleep 0.2
     now=$(rss "$1")
     if [ "$now" = "$last" ]; then same=$((same + 1)); else same=0; last=$now; fi

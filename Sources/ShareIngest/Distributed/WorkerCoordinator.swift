@@ -13,6 +13,12 @@ final class WorkerCoordinator {
     private let run: WorkerRun
     /// Whether jobs were handed out since the worker last gave its freed memory back.
     private var workedSinceRelease = false
+    /// Since when the worker has held nothing and found nothing to claim.
+    private var idleSince: Double?
+    /// Seconds of idleness after work before the worker gives its freed memory
+    /// back: a pause between a batch's jobs is not worth it (the pages would be
+    /// faulted in again at once), the end of a batch is.
+    static let releaseAfterIdle = 1.0
 
     init(_ run: WorkerRun) { self.run = run }
 
@@ -106,14 +112,19 @@ final class WorkerCoordinator {
         }
         let (jobs, unchecked) = try queue.claim(stages: settings.stages, worker: run.id, limit: room, batches: usable, blocked: refused, alone: false)
         hand(jobs)
-        if !jobs.isEmpty {
-            workedSinceRelease = true
-        } else if workedSinceRelease, waiting == 0, busy == 0, run.held.withLock({ $0.isEmpty }) {
-            // Idle after work: what the executors' threads freed goes back to the
-            // kernel, so the worker's size after a batch is what it holds, not the
-            // largest batch it ever ran (BENCHMARKS: the ten-batch soak).
-            FreedMemory.release()
-            workedSinceRelease = false
+        if !jobs.isEmpty || waiting > 0 || busy > 0 || !run.held.withLock({ $0.isEmpty }) {
+            workedSinceRelease = workedSinceRelease || !jobs.isEmpty
+            idleSince = nil
+        } else if workedSinceRelease {
+            let since = idleSince ?? now
+            idleSince = since
+            if now - since >= Self.releaseAfterIdle {
+                // Idle after work: what the executors' threads freed goes back to the
+                // kernel, so the worker's size after a batch is what it holds, not the
+                // largest batch it ever ran (BENCHMARKS: the ten-batch soak).
+                FreedMemory.release()
+                (workedSinceRelease, idleSince) = (false, nil)
+            }
         }
         var checked = false
         for batch in unchecked where try run.batches.check(batch, queue: queue) { checked = true }
