@@ -139,7 +139,8 @@ import MediaFormats
             _ = try ShareIngestor(container: container.directory, pipeline: pipeline).ingest([.text("x")])
         } catch {
             guard case .pipeline(let problem) = error else { Issue.record("\(error)"); return }
-            #expect(problem.field == "stages[3].size")
+            // `size` is the older spelling of one size: the check names `sizes`.
+            #expect(problem.field == "stages[3].sizes")
         }
 
         let bare = PipelineDefinition(name: "no-thumbnails", probe: nil, thumbnail: nil)
