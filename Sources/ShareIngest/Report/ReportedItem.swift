@@ -30,22 +30,19 @@ struct ReportedItem {
         fileExtension = copyExtension
         let named = (name as NSString).pathExtension.lowercased()
         originalExtension = entry?.fileURL != nil && !named.isEmpty && named != copyExtension && !Self.sameFormat(named, copyExtension) ? named : nil
-        if let thumbnail = entry?.thumbnail, let path = ManifestCoder.filePath(fromURLString: thumbnail),
-            case .success(let checked) = container.checkedFile(path)
-        {
-            thumbnailPath = checked
-        } else {
-            thumbnailPath = nil
-        }
+        thumbnailPath = Self.file(entry?.thumbnail, in: container)
         previews = (entry?.previews ?? []).map { preview in
             let format = preview.mimeType == "image/webp" ? "WebP" : preview.mimeType == "image/jpeg" ? "JPEG" : preview.mimeType
             let label = ReadableUnits.dimensions(width: preview.width, height: preview.height) + " " + format
                 + (preview.size.map { ", " + ReadableUnits.bytes($0) } ?? "")
-            guard let path = ManifestCoder.filePath(fromURLString: preview.path), case .success(let checked) = container.checkedFile(path) else {
-                return (label, nil)
-            }
-            return (label, checked)
+            return (label, Self.file(preview.path, in: container))
         }
+    }
+
+    /// The file a manifest's `file://` URL names, when it is a regular file inside the container.
+    private static func file(_ url: String?, in container: ContainerDirectory) -> String? {
+        guard let url, let path = ManifestCoder.filePath(fromURLString: url), case .success(let checked) = container.checkedFile(path) else { return nil }
+        return checked
     }
 
     /// `jpeg` and `jpg` (and the like) name the same format; a rename between them is not worth showing.
