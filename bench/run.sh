@@ -22,7 +22,9 @@
 #                             change is measured before and after in one run
 #   FLOOR=1                   with photos: also time the floor (djpeg -scale 1/8 of
 #                             every photo, CPU summed and divided by 2 cores, plus
-#                             cp + sync of the files), ROUNDS times
+#                             cp + sync of the files), ROUNDS times; with videos:
+#                             one keyframe decoded per file (ffmpeg, less its
+#                             start-up), the same way
 #   CORPUS=bench/corpus       made by bench/make-corpus.sh
 #   RESULTS=bench/results/<UTC timestamp>   where logs, reports and the summary go
 #   BENCH_WORK=$RESULTS/work  where each run's fresh output folder is made (and
@@ -196,13 +198,44 @@ photos_floor() {
   done
 }
 
+# The videos floor (issue 35): decoding one keyframe per file, what any tool
+# that makes a poster must spend. ffmpeg on one thread, keyframes only, the
+# first video frame, no output; its CPU summed over every video, less the CPU of
+# the same number of ffmpeg starts that decode nothing (a 1-frame null source),
+# divided by the 2 cores, plus copying the files (cp + sync, wall). Written to
+# videofloor.tsv.
+videos_floor() {
+  local drop="$1" r cpu start copy out n
+  n=$(find "$drop" -maxdepth 1 -type f | wc -l)
+  printf 'round\tdecode_cpu_s\tstart_cpu_s\tcopy_s\tfloor_s\n' >"$RESULTS/videofloor.tsv"
+  for ((r = 1; r <= ROUNDS; r++)); do
+    /usr/bin/time -f '%U %S' -o "$RESULTS/logs/videofloor-r$r.time" -- \
+      sh -c 'for f in "$@"; do ffmpeg -nostdin -v error -threads 1 -skip_frame nokey -i "$f" -map 0:v:0 -frames:v 1 -f null -; done' sh "$drop"/* 2>/dev/null
+    cpu=$(tail -1 "$RESULTS/logs/videofloor-r$r.time" | awk '{printf "%.3f", $1 + $2}')
+    /usr/bin/time -f '%U %S' -o "$RESULTS/logs/videostart-r$r.time" -- \
+      sh -c 'i=0; while [ $i -lt "$1" ]; do ffmpeg -nostdin -v error -threads 1 -f lavfi -i nullsrc=s=16x16:d=0.04 -frames:v 1 -f null -; i=$((i + 1)); done' sh "$n" 2>/dev/null
+    start=$(tail -1 "$RESULTS/logs/videostart-r$r.time" | awk '{printf "%.3f", $1 + $2}')
+    out="$WORK/videofloor-r$r"
+    rm -rf "$out"; mkdir -p "$out"
+    local t0 t1
+    t0=$(date +%s%N); cp -- "$drop"/* "$out/"; sync; t1=$(date +%s%N)
+    copy=$(awk -v a="$t0" -v b="$t1" 'BEGIN {printf "%.3f", (b - a) / 1e9}')
+    rm -rf "$out"
+    printf '%s\t%s\t%s\t%s\t%s\n' "$r" "$cpu" "$start" "$copy" "$(awk -v c="$cpu" -v s="$start" -v k="$copy" 'BEGIN {d = c - s; if (d < 0) d = 0; printf "%.3f", d / 2 + k}')" >>"$RESULTS/videofloor.tsv"
+    say "$(printf 'vfloor  r%-6s decode cpu %5.2f s  starts %5.2f s  copy %5.2f s' "$r" "$cpu" "$start" "$copy")"
+  done
+}
+
 for s in $SCENARIOS; do
   case "$s" in
     photos)
       scenario photos ours ours "$CORPUS/photos" theirs photos "$CORPUS/photos"
       [[ "$FLOOR" != 0 ]] && photos_floor "$CORPUS/photos"
       ;;
-    videos) scenario videos ours ours "$CORPUS/videos" theirs videos "$CORPUS/videos" ;;
+    videos)
+      scenario videos ours ours "$CORPUS/videos" theirs videos "$CORPUS/videos"
+      [[ "$FLOOR" != 0 ]] && videos_floor "$CORPUS/videos"
+      ;;
     mixed) scenario mixed ours ours "$CORPUS/mixed" theirs mixed "$CORPUS/mixed" ;;
     iphone) scenario iphone ours ours "$CORPUS/iphone" theirs iphone "$CORPUS/iphone" ;;
     scale) scenario scale n100 ours "$CORPUS/scale100" n1000 ours "$CORPUS/scale1000" ;;

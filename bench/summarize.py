@@ -139,6 +139,18 @@ def main():
           f"{median([float(r['copy_s']) for r in fl]):.2f} s copy; ours/floor = **{ma / floor:.2f}**, theirs/floor = {mb / floor:.2f}")
         p("")
 
+    vfloor_path = os.path.join(folder, "videofloor.tsv")
+    if os.path.exists(vfloor_path) and side(rows, "videos", "ours"):
+        with open(vfloor_path) as f:
+            fl = list(csv.DictReader(f, delimiter="\t"))
+        floor = median([float(r["floor_s"]) for r in fl])
+        ma = median([r["wall_s"] for r in side(rows, "videos", "ours")])
+        mb = median([r["wall_s"] for r in side(rows, "videos", "theirs")])
+        p(f"Videos floor (one keyframe per file: ffmpeg's decode CPU less its start-up, over 2 cores, + cp + sync, median of {len(fl)}): "
+          f"**{floor:.2f} s** = ({median([float(r['decode_cpu_s']) for r in fl]):.2f} - {median([float(r['start_cpu_s']) for r in fl]):.2f}) CPU-s / 2 + "
+          f"{median([float(r['copy_s']) for r in fl]):.2f} s copy; ours/floor = **{ma / floor:.2f}**, theirs/floor = {mb / floor:.2f}")
+        p("")
+
     if "scale" in scenarios:
         a, b = side(rows, "scale", "n100"), side(rows, "scale", "n1000")
         ma, mb = median([r["wall_s"] for r in a]), median([r["wall_s"] for r in b])

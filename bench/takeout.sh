@@ -9,6 +9,7 @@
 #
 #   N=5000 bash bench/takeout.sh                    # small, on a loaded machine
 #   N=100000 SHARE_BIN=.build/release/share bash bench/takeout.sh
+#   ROUNDS=3 N=2000 bash bench/takeout.sh           # medians of alternating rounds
 #
 # The photos are 8 small vips JPEGs (64x48, one colour each) hard-linked N/8
 # times each (the pipeline copies, hashes and decodes each as a file of its
@@ -62,10 +63,24 @@ run() {
   awk '{ printf "%s %s %.2f\n", $1, $2, $3 + $4 }' "$work/time"
 }
 
+# The median of the numbers on standard input.
+median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+
 make_drops
-echo "N=$n photos; share $share"
-read -r wall_with peak_with cpu_with < <(run "$root/$n/with/Takeout")
-read -r wall_without peak_without cpu_without < <(run "$root/$n/without/Takeout")
+rounds=${ROUNDS:-1}
+echo "N=$n photos; share $share; $rounds round(s), with and without alternating"
+: >"$work/with" && : >"$work/without"
+for ((r = 1; r <= rounds; r++)); do
+  run "$root/$n/with/Takeout" >>"$work/with"
+  run "$root/$n/without/Takeout" >>"$work/without"
+  echo "round $r: with $(tail -1 "$work/with"), without $(tail -1 "$work/without") (wall s, peak KiB, CPU s)"
+done
+for side in with without; do
+  read -r "wall_$side" < <(cut -d' ' -f1 "$work/$side" | median)
+  read -r "peak_$side" < <(cut -d' ' -f2 "$work/$side" | sort -g | tail -1)
+  read -r "cpu_$side" < <(cut -d' ' -f3 "$work/$side" | median)
+done
 echo "with sidecars ($((2 * n)) items):  wall ${wall_with} s, peak RSS $((peak_with / 1024)) MiB, CPU (share and the helpers it reaped) ${cpu_with} s"
 echo "without sidecars ($n items): wall ${wall_without} s, peak RSS $((peak_without / 1024)) MiB, CPU (share and the helpers it reaped) ${cpu_without} s"
-awk -v a="$wall_with" -v b="$wall_without" 'BEGIN { printf "sidecars cost %+.1f %% wall\n", (a / b - 1) * 100 }'
+awk -v a="$wall_with" -v b="$wall_without" -v c="$cpu_with" -v d="$cpu_without" \
+  'BEGIN { printf "sidecars cost %+.1f %% wall, %+.1f %% CPU (medians; peak RSS: the largest of the rounds)\n", (a / b - 1) * 100, (c / d - 1) * 100 }'

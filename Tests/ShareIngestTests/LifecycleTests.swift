@@ -31,6 +31,34 @@ import Testing
         #expect(lifecycle.isFinished(item))
     }
 
+    /// A step is recorded before its holder goes on unless the holder keeps the
+    /// item and the record would be a round trip, or the stage changed nothing
+    /// but its own completion and time (a probe of a text file): then the next
+    /// record carries it. A step that finishes the item, or hands it to
+    /// another holder, is always recorded.
+    @Test func aStageThatChangedNothingIsCarriedByTheNextRecord() {
+        let before = Self.item(completed: .copy)
+        var after = before
+        after.completed = .probe
+        after.stageSeconds[.probe] = 0.002
+        #expect(after.isUnchanged(since: before, by: .probe))
+        var probed = after
+        probed.width = 640
+        #expect(!probed.isUnchanged(since: before, by: .probe))
+        var warned = after
+        warned.warnings.append("named .jpg but the content is text")
+        #expect(!warned.isUnchanged(since: before, by: .probe))
+        var timedElsewhere = after
+        timedElsewhere.stageSeconds[.copy] = 1
+        #expect(!timedElsewhere.isUnchanged(since: before, by: .probe))
+
+        #expect(!ItemLifecycle.recordsBeforeGoingOn(.run(.thumbnail), holderKeeps: true, roundTrips: false, changed: false))
+        #expect(ItemLifecycle.recordsBeforeGoingOn(.run(.thumbnail), holderKeeps: true, roundTrips: false, changed: true))
+        #expect(ItemLifecycle.recordsBeforeGoingOn(.run(.thumbnail), holderKeeps: false, roundTrips: false, changed: false))
+        #expect(ItemLifecycle.recordsBeforeGoingOn(.finished, holderKeeps: true, roundTrips: false, changed: false))
+        #expect(!ItemLifecycle.recordsBeforeGoingOn(.run(.thumbnail), holderKeeps: true, roundTrips: true, changed: true))
+    }
+
     @Test func aPipelineWithoutAStageSkipsIt() {
         let lifecycle = ItemLifecycle(stages: [.sniff, .copy, .thumbnail])
         var item = Self.item(completed: .sniff)

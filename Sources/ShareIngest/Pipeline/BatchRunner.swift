@@ -118,7 +118,7 @@ final class BatchRunner: Sendable {
                         }
                         // A record the journal cannot take stops the run (resumable).
                         if case .failed = step.recorded { cancellation.cancel() }
-                        if case .run(let next) = step.next, step.recorded == .saved {
+                        if case .run(let next) = step.next, step.recorded == .saved || step.recorded == .deferred {
                             queues[next]?.push(item)
                         } else {
                             settle(step.recorded == .saved ? step.next : .park(stage), unfinished: unfinished)
@@ -196,7 +196,7 @@ final class BatchRunner: Sendable {
                 if case .retry(_, let after, _) = next { pause(after) }
                 let step = execution.run(stage, on: &item, in: context, steps: steps)
                 if case .failed = step.recorded { cancellation.cancel() }
-                guard step.recorded == .saved else { break }
+                guard step.recorded == .saved || step.recorded == .deferred else { break }
                 next = step.next
             }
         }

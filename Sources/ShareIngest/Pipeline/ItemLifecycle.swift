@@ -194,11 +194,14 @@ struct ItemLifecycle: Sendable {
     }
 
     /// Whether a step is recorded before its holder goes on: always, except when
-    /// the holder goes on with the item itself (`holderKeeps`) and each record is
-    /// a round trip to a server (`roundTrips`): then the next record carries it.
-    /// Stages are idempotent, so a holder that dies only costs their redoing.
-    static func recordsBeforeGoingOn(_ next: NextStep, holderKeeps: Bool, roundTrips: Bool) -> Bool {
-        !(roundTrips && holderKeeps && next.stage != nil)
+    /// the holder goes on with the item itself (`holderKeeps`) and either each
+    /// record is a round trip to a server (`roundTrips`) or the stage left the
+    /// record as it was but for its time (`changed` false: a probe of a JSON
+    /// file, a motion stage for a photo without a video): then the next record
+    /// carries it. Stages are idempotent, so a holder that dies only costs their
+    /// redoing (and a stage that had nothing to do costs nothing to redo).
+    static func recordsBeforeGoingOn(_ next: NextStep, holderKeeps: Bool, roundTrips: Bool, changed: Bool = true) -> Bool {
+        !((roundTrips || !changed) && holderKeeps && next.stage != nil)
     }
 
     // MARK: - Order

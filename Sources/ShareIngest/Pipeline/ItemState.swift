@@ -279,6 +279,18 @@ struct InFlightItem: Sendable {
 // MARK: - Recorded form
 
 extension ItemState {
+    /// True when this state is `earlier`'s but for what finishing `stage`
+    /// changes in every item: the stage completed, and its time. Such a step
+    /// need not be recorded before the item goes on (``ItemLifecycle/recordsBeforeGoingOn(_:holderKeeps:roundTrips:changed:)``).
+    func isUnchanged(since earlier: ItemState, by stage: StageName) -> Bool {
+        var same = self
+        same.completed = earlier.completed
+        same.stageSeconds[stage] = earlier.stageSeconds[stage]
+        return same == earlier
+    }
+}
+
+extension ItemState {
     /// The fields both stores keep in columns of their own beside the record
     /// (indexed, or read without decoding it): each store's item table has these
     /// columns, and writes them from this one list. SQL reads an item's fields

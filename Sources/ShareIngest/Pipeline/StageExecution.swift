@@ -44,7 +44,7 @@ final class StageExecution: Sendable {
         /// It is in the store.
         case saved
         /// Not made: the step's holder goes on with the item, and a later record
-        /// carries it (``ItemLifecycle/recordsBeforeGoingOn(_:holderKeeps:roundTrips:)``).
+        /// carries it (``ItemLifecycle/recordsBeforeGoingOn(_:holderKeeps:roundTrips:changed:)``).
         case deferred
         /// The store refused it: the distributed job is no longer the caller's.
         case refused
@@ -78,6 +78,7 @@ final class StageExecution: Sendable {
         markDecoding(decodes, stage: stage, item: &item, batch: batch, steps: steps)
         let bytes = decodes ? item.carried.decodeCost?.bytes ?? Self.cost(of: item.state).bytes : 0
         if decodes { budget.acquire(bytes) }
+        let before = item.state
         let outcome = Self.perform(implementation, on: &item, in: batch)
         if decodes { budget.release(bytes) }
         let next = batch.lifecycle.advance(&item.state, after: outcome, stopping: cancellation.isCancelled)
@@ -85,7 +86,8 @@ final class StageExecution: Sendable {
         events?(.stageFinished(stage, index: item.index, bytes: stage == .copy ? item.size ?? 0 : 0))
         var holderKeeps = false
         if case .run(let following) = next, keeps(following) { holderKeeps = true }
-        guard ItemLifecycle.recordsBeforeGoingOn(next, holderKeeps: holderKeeps, roundTrips: steps.roundTrips) else {
+        let changed = outcome != .completed(stage) || !item.state.isUnchanged(since: before, by: stage)
+        guard ItemLifecycle.recordsBeforeGoingOn(next, holderKeeps: holderKeeps, roundTrips: steps.roundTrips, changed: changed) else {
             return Step(next: next, recorded: .deferred)
         }
         return record(&item.state, next: next, in: batch, steps: steps, keeps: holderKeeps)
