@@ -119,6 +119,15 @@ struct HEVCItemDecoder {
         let height: Int
     }
 
+    /// The reduction from which the in-loop filters (deblocking, SAO) are
+    /// skipped. They smooth block edges a few pixels wide, which a picture
+    /// reduced 4× or more averages away; they are about a fifth of the decode
+    /// (BENCHMARKS.md, "HEIC without the in-loop filters for thumbnails"). A
+    /// HEIC picture is intra-coded: nothing is predicted from a filtered
+    /// picture, so skipping them changes only the edges they would have
+    /// smoothed. Previews and full-size copies (reduction 1 or 2) keep them.
+    static let loopFilterSkippedFrom = 4
+
     /// Decodes `layout` at 1/`reduction` of its size. Throws `MediaError` for a
     /// damaged stream or the time limit.
     func decode(_ layout: Layout, reduction: Int) throws(MediaError) -> Picture {
@@ -134,7 +143,8 @@ struct HEVCItemDecoder {
         }
         let deep = layout.bitDepth > 8 || stated?.needsConversion == true
         var canvas = Canvas(width: width, height: height, deep: deep)
-        let session = try Session(configuration: layout.configuration, threads: threads, maxPixels: pixelLimit)
+        let session = try Session(
+            configuration: layout.configuration, threads: threads, maxPixels: pixelLimit, loopFilter: reduction < Self.loopFilterSkippedFrom)
         var converter: TileConverter?
         var colour = stated
         var received = 0
@@ -216,7 +226,7 @@ private final class Session {
     private var frame: UnsafeMutablePointer<AVFrame>?
     private var packet: UnsafeMutablePointer<AVPacket>?
 
-    init(configuration: HEVCConfiguration, threads: Int, maxPixels: Int) throws(MediaError) {
+    init(configuration: HEVCConfiguration, threads: Int, maxPixels: Int, loopFilter: Bool) throws(MediaError) {
         LibAV.start()
         guard let decoder = avcodec_find_decoder(AV_CODEC_ID_HEVC) else { throw MediaError(.unsupported, "libavcodec has no HEVC decoder") }
         codec = avcodec_alloc_context3(decoder)
@@ -233,6 +243,7 @@ private final class Session {
         codec.pointee.thread_count = Int32(max(1, threads))
         codec.pointee.thread_type = threads > 1 ? FF_THREAD_FRAME : 0
         codec.pointee.max_pixels = Int64(maxPixels)
+        if !loopFilter { codec.pointee.skip_loop_filter = AVDISCARD_ALL }
         let status = avcodec_open2(codec, decoder, nil)
         guard status >= 0 else { throw MediaError(.damaged, "HEVC configuration (hvcC): \(AVError("avcodec_open2", code: status))") }
     }
