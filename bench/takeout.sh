@@ -13,8 +13,11 @@
 #
 # The photos are 8 small vips JPEGs (64x48, one colour each) hard-linked N/8
 # times each (the pipeline copies, hashes and decodes each as a file of its
-# own; the same 8 contents make duplicates, in both drops alike). Drops are made
-# once under $TAKEOUT_DIR (default /tmp/share-takeout) and kept for later runs.
+# own; the same 8 contents make duplicates, in both drops alike). With
+# SEEDS=DIR, the JPEGs of DIR instead, in turn (SEEDS=bench/corpus/photos N=60:
+# the 60 camera-sized photos of the photos scenario, each once): what the
+# sidecars cost beside photos as phones take them. Drops are made once under
+# $TAKEOUT_DIR (default /tmp/share-takeout) and kept for later runs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 share=$(realpath "${SHARE_BIN:-.build/release/share}")
@@ -23,24 +26,33 @@ root=${TAKEOUT_DIR:-/tmp/share-takeout}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
+seeds_from=${SEEDS:+$(realpath "$SEEDS")}
+[ -n "$seeds_from" ] && root="$root/$(basename "$seeds_from")"
+
 make_drops() {
   [ -f "$root/$n/.complete" ] && return
   rm -rf "$root/$n" && mkdir -p "$root/$n/seeds"
+  if [ -n "$seeds_from" ]; then
+    c=0
+    for f in "$seeds_from"/*.[jJ][pP][gG]; do cp "$f" "$root/$n/seeds/$c.jpg"; c=$((c + 1)); done
+  else
   for c in 0 1 2 3 4 5 6 7; do
     vips black "$root/$n/seeds/$c.v" 64 48 --bands 3
     vips linear "$root/$n/seeds/$c.v" "$root/$n/seeds/$c.jpg[Q=80,strip]" 1 $((c * 30)) --uchar
     rm -f "$root/$n/seeds/$c.v"
   done
+  fi
   python3 - "$root/$n" "$n" <<'PY'
 import json, os, sys
 root, n = sys.argv[1], int(sys.argv[2])
+seeds = len(os.listdir(f"{root}/seeds"))
 for drop in ("with", "without"):
     for i in range(n):
         folder = f"{root}/{drop}/Takeout/Google Photos/Photos from {2015 + i % 10}"
         if i < 10:
             os.makedirs(folder, exist_ok=True)
         name = f"IMG_{i:06d}.jpg"
-        os.link(f"{root}/seeds/{i % 8}.jpg", f"{folder}/{name}")
+        os.link(f"{root}/seeds/{i % seeds}.jpg", f"{folder}/{name}")
         if drop == "with":
             taken = 1_420_000_000 + i * 600
             body = {"title": name, "description": "", "imageViews": "3",

@@ -32,11 +32,11 @@ import Testing
     }
 
     /// A step is recorded before its holder goes on unless the holder keeps the
-    /// item and the record would be a round trip, or the stage changed nothing
-    /// but its own completion and time (a probe of a text file): then the next
-    /// record carries it. A step that finishes the item, or hands it to
-    /// another holder, is always recorded.
-    @Test func aStageThatChangedNothingIsCarriedByTheNextRecord() {
+    /// item and the record would be a round trip, or the stage is cheap to redo
+    /// (it decoded nothing, or changed nothing but its own completion and time:
+    /// a probe of a text file): then the next record carries it. A step that
+    /// finishes the item, or hands it to another holder, is always recorded.
+    @Test func aStepCheapToRedoIsCarriedByTheNextRecord() {
         let before = Self.item(completed: .copy)
         var after = before
         after.completed = .probe
@@ -52,11 +52,11 @@ import Testing
         timedElsewhere.stageSeconds[.copy] = 1
         #expect(!timedElsewhere.isUnchanged(since: before, by: .probe))
 
-        #expect(!ItemLifecycle.recordsBeforeGoingOn(.run(.thumbnail), holderKeeps: true, roundTrips: false, changed: false))
-        #expect(ItemLifecycle.recordsBeforeGoingOn(.run(.thumbnail), holderKeeps: true, roundTrips: false, changed: true))
-        #expect(ItemLifecycle.recordsBeforeGoingOn(.run(.thumbnail), holderKeeps: false, roundTrips: false, changed: false))
-        #expect(ItemLifecycle.recordsBeforeGoingOn(.finished, holderKeeps: true, roundTrips: false, changed: false))
-        #expect(!ItemLifecycle.recordsBeforeGoingOn(.run(.thumbnail), holderKeeps: true, roundTrips: true, changed: true))
+        #expect(!ItemLifecycle.recordsBeforeGoingOn(.run(.thumbnail), holderKeeps: true, roundTrips: false, cheapToRedo: true))
+        #expect(ItemLifecycle.recordsBeforeGoingOn(.run(.thumbnail), holderKeeps: true, roundTrips: false, cheapToRedo: false))
+        #expect(ItemLifecycle.recordsBeforeGoingOn(.run(.thumbnail), holderKeeps: false, roundTrips: false, cheapToRedo: true))
+        #expect(ItemLifecycle.recordsBeforeGoingOn(.finished, holderKeeps: true, roundTrips: false, cheapToRedo: true))
+        #expect(!ItemLifecycle.recordsBeforeGoingOn(.run(.thumbnail), holderKeeps: true, roundTrips: true, cheapToRedo: false))
     }
 
     @Test func aPipelineWithoutAStageSkipsIt() {

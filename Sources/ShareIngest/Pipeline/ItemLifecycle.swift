@@ -195,13 +195,14 @@ struct ItemLifecycle: Sendable {
 
     /// Whether a step is recorded before its holder goes on: always, except when
     /// the holder goes on with the item itself (`holderKeeps`) and either each
-    /// record is a round trip to a server (`roundTrips`) or the stage left the
-    /// record as it was but for its time (`changed` false: a probe of a JSON
-    /// file, a motion stage for a photo without a video): then the next record
-    /// carries it. Stages are idempotent, so a holder that dies only costs their
-    /// redoing (and a stage that had nothing to do costs nothing to redo).
-    static func recordsBeforeGoingOn(_ next: NextStep, holderKeeps: Bool, roundTrips: Bool, changed: Bool = true) -> Bool {
-        !((roundTrips || !changed) && holderKeeps && next.stage != nil)
+    /// record is a round trip to a server (`roundTrips`) or the stage is cheap
+    /// to redo (`cheapToRedo`: it decoded nothing, as a sniff or a copy, or it
+    /// changed nothing of the item, as the probe of a JSON file): then the next
+    /// record carries it. Stages are idempotent, so a holder that dies only
+    /// costs their redoing; a step that finishes the item, or hands it to
+    /// another holder, is always recorded.
+    static func recordsBeforeGoingOn(_ next: NextStep, holderKeeps: Bool, roundTrips: Bool, cheapToRedo: Bool = false) -> Bool {
+        !((roundTrips || cheapToRedo) && holderKeeps && next.stage != nil)
     }
 
     // MARK: - Order

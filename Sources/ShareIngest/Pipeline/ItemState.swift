@@ -281,7 +281,7 @@ struct InFlightItem: Sendable {
 extension ItemState {
     /// True when this state is `earlier`'s but for what finishing `stage`
     /// changes in every item: the stage completed, and its time. Such a step
-    /// need not be recorded before the item goes on (``ItemLifecycle/recordsBeforeGoingOn(_:holderKeeps:roundTrips:changed:)``).
+    /// need not be recorded before the item goes on (``ItemLifecycle/recordsBeforeGoingOn(_:holderKeeps:roundTrips:cheapToRedo:)``).
     func isUnchanged(since earlier: ItemState, by stage: StageName) -> Bool {
         var same = self
         same.completed = earlier.completed

@@ -44,7 +44,7 @@ final class StageExecution: Sendable {
         /// It is in the store.
         case saved
         /// Not made: the step's holder goes on with the item, and a later record
-        /// carries it (``ItemLifecycle/recordsBeforeGoingOn(_:holderKeeps:roundTrips:changed:)``).
+        /// carries it (``ItemLifecycle/recordsBeforeGoingOn(_:holderKeeps:roundTrips:cheapToRedo:)``).
         case deferred
         /// The store refused it: the distributed job is no longer the caller's.
         case refused
@@ -86,8 +86,11 @@ final class StageExecution: Sendable {
         events?(.stageFinished(stage, index: item.index, bytes: stage == .copy ? item.size ?? 0 : 0))
         var holderKeeps = false
         if case .run(let following) = next, keeps(following) { holderKeeps = true }
-        let changed = outcome != .completed(stage) || !item.state.isUnchanged(since: before, by: stage)
-        guard ItemLifecycle.recordsBeforeGoingOn(next, holderKeeps: holderKeeps, roundTrips: steps.roundTrips, changed: changed) else {
+        // Cheap to redo after a crash: a stage that decoded nothing (a sniff, a
+        // copy, which a resumed batch finds complete at its final name), or one
+        // that changed nothing of the item.
+        let cheapToRedo = outcome == .completed(stage) && (!decodes || item.state.isUnchanged(since: before, by: stage))
+        guard ItemLifecycle.recordsBeforeGoingOn(next, holderKeeps: holderKeeps, roundTrips: steps.roundTrips, cheapToRedo: cheapToRedo) else {
             return Step(next: next, recorded: .deferred)
         }
         return record(&item.state, next: next, in: batch, steps: steps, keeps: holderKeeps)
