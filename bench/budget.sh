@@ -83,7 +83,7 @@ if [ "${ALLOCATIONS:-1}" = 1 ] && command -v heaptrack > /dev/null; then
   heaptrack -o "$out/heap" "$share" ingest --container "$out/container" --quiet "$drop/" > /dev/null 2>&1 || true
   file=$(ls "$out"/heap*.zst "$out"/heap*.gz 2>/dev/null | head -n 1)
   if [ -n "$file" ]; then
-    calls=$(heaptrack_print "$file" 2>/dev/null | sed -n 's/^total memory allocations: *\([0-9]*\).*/\1/p; s/^calls to allocation functions: \([0-9]*\).*/\1/p' | head -n 1)
+    calls=$(heaptrack_print "$file" 2>/dev/null | sed -n 's/^total memory allocations: *\([0-9]*\).*/\1/p; s/^calls to allocation functions: \([0-9]*\).*/\1/p' | tail -n 1)  # tail, not head: an early close would fail the pipeline (pipefail)
     [ -n "$calls" ] && echo "heap allocations of the parent process per item: $((calls / items))"
   fi
 fi

@@ -1,0 +1,61 @@
+#!/usr/bin/env python3
+"""What a process's peak resident memory is made of.
+
+    bench/rss-breakdown.py -- COMMAND [ARG...]
+
+Runs COMMAND, and every 20 ms while it runs reads its /proc/PID/smaps; keeps
+the sample taken when its resident set (the sum of the mappings' Rss) was
+largest, and prints that sample summed by what is mapped: each shared library
+and executable file (their code and data pages count in RSS as much as the
+heap does), the heap and anonymous mappings (malloc's arenas, thread stacks,
+libvips' and SQLite's buffers), and the rest. Only COMMAND's own process is
+sampled, not the helpers it starts. Prints KiB, largest first; exits with
+COMMAND's status.
+
+An outline of where a peak RSS goes, to say what holds a memory bound back
+(bench/run.sh's scale scenario measures the same process's peak with
+/usr/bin/time)."""
+import collections, subprocess, sys, time
+
+if len(sys.argv) < 3 or sys.argv[1] != "--":
+    sys.exit(__doc__)
+
+def sample(pid):
+    """{mapping name: Rss KiB} of one smaps read, or None when the process is gone."""
+    sizes = collections.Counter()
+    name = None
+    try:
+        with open(f"/proc/{pid}/smaps") as f:
+            for line in f:
+                head = line.split(None, 5)
+                if "-" in head[0] and len(head) >= 5 and not head[0].endswith(":"):
+                    path = head[5].strip() if len(head) > 5 else ""
+                    name = path or "[anonymous]"
+                elif head[0] == "Rss:":
+                    sizes[name] += int(head[1])
+    except (OSError, IndexError, ValueError):
+        return None
+    return sizes
+
+child = subprocess.Popen(sys.argv[2:])
+best, best_total = collections.Counter(), 0
+while child.poll() is None:
+    sizes = sample(child.pid)
+    if sizes:
+        total = sum(sizes.values())
+        if total > best_total:
+            best, best_total = sizes, total
+    time.sleep(0.02)
+
+groups = collections.Counter()
+for name, kib in best.items():
+    if name.startswith("/"):
+        groups[name.rsplit("/", 1)[-1]] += kib
+    else:
+        groups[name] += kib
+print(f"peak resident set of {sys.argv[2]}: {best_total} KiB ({best_total / 1024:.1f} MiB)")
+files = sum(k for n, k in best.items() if n.startswith("/"))
+print(f"  mapped files (libraries, the executable, data files): {files} KiB; anonymous and heap: {best_total - files} KiB")
+for name, kib in groups.most_common(25):
+    print(f"{kib:10d}  {name}")
+sys.exit(child.returncode)
