@@ -257,6 +257,28 @@ import Testing
         #expect(left.isEmpty, "left after gc: \(left)")
     }
 
+    /// The fan-in records the sidecars' matches as it reads the stems, before
+    /// any entry is written: a run that dies just before its manifest, resumed,
+    /// delivers every sidecar once, attached as in a run that never died.
+    @Test func aFanInThatDiesAfterMatchingAttachesEachSidecarOnceOnResume() throws {
+        let work = TemporaryDirectory("sidecars-crash")
+        let root = (work.path as NSString).standardizingPath
+        let drop = TemporaryDirectory("sidecar-crash-drop")
+        let sidecars = try Self.makeDrop(drop)
+        let dropPath = (drop.path as NSString).standardizingPath
+        let container = root + "/c"
+        let crashed = try ShareProcess.run(
+            ["ingest", "--quiet", "--container", container, "--key", "Crash", dropPath], environment: ["SHARE_CRASH_POINT": "before-manifest"])
+        #expect(crashed.status != 0, "the crash point was not reached")
+        #expect(!FileManager.default.fileExists(atPath: container + "/manifests/Crash.json"))
+        let resumed = try ShareProcess.run(["ingest", "--quiet", "--container", container, "--resume", "Crash"])
+        #expect(resumed.status == 0, "\(resumed.stderr)")
+        let found = try Self.outcomes(report: container + "/.share-ingest/reports/Crash.json", drop: dropPath)
+        #expect(found == Self.expectedOutcomes, "\(found.filter { Self.expectedOutcomes[$0.key] != $0.value })")
+        #expect(try Self.checkManifest(container, sidecars: sidecars, mode: "resumed") == Self.expectedKinds)
+        try Self.checkTakeoutFacts(container, mode: "resumed")
+    }
+
     @Test func aWatchedExportDropAttachesItsSidecars() throws {
         let work = TemporaryDirectory("sidecar-watch")
         let inbox = work.path + "/inbox"

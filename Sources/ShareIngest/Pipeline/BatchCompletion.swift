@@ -90,38 +90,6 @@ enum BatchCompletion {
             }
         }
 
-        // Export sidecars, attached to the media they describe (v2): worked out
-        // before any entry is written, as the sidecar may come after its media.
-        // Groups of shots (a RAW and its JPEG), formed as they will be delivered.
-        // Both read one stem at a time, in pages (bounded memory: what is kept is
-        // the matches, not the items).
-        var sidecars = SidecarMatching()
-        var groups = ShotGrouping()
-        if stage.settings.schema == .v2 {
-            let final = { (candidate: ItemState) -> ItemState? in
-                var final = candidate
-                _ = duplicates.resolve(&final, removingFiles: false)
-                return final.failure == nil ? final : nil
-            }
-            // Apple bursts first (by `BurstUUID`): their frames join no group by name.
-            try store.forEachBurst(of: batch.id, pageSize: exportPageSize) { frames in groups.addBurst(frames, final: final) }
-            try store.forEachExportStem(of: batch.id, pageSize: exportPageSize) { stem in
-                sidecars.add(stem, final: final)
-                groups.add(stem, final: final)
-            }
-        }
-        // Their copies under the media's UUIDs, made before any entry is written
-        // (the fsync of the container before the first entry covers them); the
-        // sidecars' own copies are removed once the manifest is written.
-        var sidecarRecords: [Int: [SidecarRecord]] = [:]
-        for (index, attached) in sidecars.attached {
-            if let id = sidecars.mediaIDs[index] { sidecarRecords[index] = Self.attach(attached, to: id, in: container) }
-        }
-        var attachedCopies: [String] = []
-
-        var writer: ManifestWriter?
-        var writeError: SystemError?
-        var copiesSynced = false
         var changed: [ItemState] = []
         var stillOurs = true
         func keep(_ item: ItemState) throws {
@@ -132,6 +100,37 @@ enum BatchCompletion {
                 changed.removeAll(keepingCapacity: true)
             }
         }
+
+        // Export sidecars, attached to the media they describe (v2): worked out
+        // before any entry is written, as the sidecar may come after its media,
+        // and recorded a page at a time as the stems are read, so that the pass
+        // below finds them in the store and the fan-in holds one stem's matches
+        // at a time, however many sidecars the drop has. Groups of shots (a RAW
+        // and its JPEG), formed as they will be delivered, read the same way.
+        var groups = ShotGrouping()
+        if stage.settings.schema == .v2 {
+            let final = { (candidate: ItemState) -> ItemState? in
+                var final = candidate
+                _ = duplicates.resolve(&final, removingFiles: false)
+                return final.failure == nil ? final : nil
+            }
+            // Apple bursts first (by `BurstUUID`): their frames join no group by name.
+            try store.forEachBurst(of: batch.id, pageSize: exportPageSize) { frames in groups.addBurst(frames, final: final) }
+            try store.forEachExportStem(of: batch.id, pageSize: exportPageSize) { stem in
+                for item in Self.matchingSidecars(of: stem, final: final, in: container) { try keep(item) }
+                groups.add(stem, final: final)
+            }
+            if stillOurs, !changed.isEmpty {
+                stillOurs = try recordChanged(changed)
+                changed.removeAll(keepingCapacity: true)
+            }
+        }
+        // The sidecars' own copies, removed once the manifest is written.
+        var attachedCopies: [String] = []
+
+        var writer: ManifestWriter?
+        var writeError: SystemError?
+        var copiesSynced = false
         var types: Set<SharedMediaType> = []
         var totals: [StageName: Double] = [:]
         // The stored report is written as the items are read (in bounded memory);
@@ -157,31 +156,14 @@ enum BatchCompletion {
             for path in (temporaries[item.id] ?? []) + (temporaries[item.motionVideoID] ?? []) { FileSystem.remove(path) }
             if item.failure != nil { item.removeFiles(in: container) }
             var itemChanged = false
-            if item.failure == nil, let media = sidecars.attachedTo[item.index] {
-                // A sidecar attached to its media: not an entry of its own.
-                if item.attachedTo != media {
-                    item.attachedTo = media
-                    itemChanged = true
-                }
-                // Its own copy only (a duplicate linked to an earlier copy points at another item's).
+            if item.failure == nil, item.attachedTo != nil {
+                // A sidecar attached to its media (above): not an entry of its
+                // own. Its own copy only goes (a duplicate linked to an earlier
+                // copy points at another item's).
                 if let own = item.copyPath, own.lastPathComponentOfPath.hasPrefix(item.id.uuidString) { attachedCopies.append(own) }
-                if itemChanged { changed.append(item) }
                 totals.merge(item.stageSeconds, uniquingKeysWith: +)
                 report(item)
                 return
-            }
-            if item.failure == nil, let warning = sidecars.orphans[item.index], !item.warnings.contains(warning) {
-                item.warnings.append(warning)
-                itemChanged = true
-            }
-            if item.failure == nil, let records = sidecarRecords[item.index] {
-                var attached = item
-                attached.sidecars = records
-                SidecarMatching.takeFacts(of: sidecars.attached[item.index] ?? [], into: &attached)
-                if attached != item {
-                    item = attached
-                    itemChanged = true
-                }
             }
             if item.failure == nil, let group = groups.groups[item.index], item.group != group {
                 item.group = group
@@ -300,6 +282,29 @@ enum BatchCompletion {
 }
 
 extension BatchCompletion {
+    /// The items of one stem (``ItemStore/forEachExportStem(of:pageSize:_:)``)
+    /// that its sidecars' matching changes: an attached sidecar names its media
+    /// (`attachedTo`); a media item lists its sidecars, copied under its UUID
+    /// before any entry is written (the fsync of the container before the first
+    /// entry covers them), and takes their facts; a sidecar whose media is not
+    /// in the drop carries a warning. `final` gives each item as it will be
+    /// delivered (duplicates resolved), nil for one that will not be.
+    static func matchingSidecars(of stem: [ItemState], final: (ItemState) -> ItemState?, in container: ContainerDirectory) -> [ItemState] {
+        let matching = SidecarMatching(candidates: stem, final: final)
+        var changed: [ItemState] = []
+        for var item in stem where item.failure == nil {
+            let stored = item
+            if let media = matching.attachedTo[item.index] { item.attachedTo = media }
+            if let warning = matching.orphans[item.index], !item.warnings.contains(warning) { item.warnings.append(warning) }
+            if let sidecars = matching.attached[item.index], let id = matching.mediaIDs[item.index] {
+                item.sidecars = attach(sidecars, to: id, in: container)
+                SidecarMatching.takeFacts(of: sidecars, into: &item)
+            }
+            if item != stored { changed.append(item) }
+        }
+        return changed
+    }
+
     /// Copies each of `sidecars` into the container under `item`'s UUID
     /// (`<UUID>.<n>.json`, `.xmp`, `.aae`, numbered from 1 in input order) and
     /// returns what the item's entry lists. A copy already there (a fan-in that

@@ -229,8 +229,7 @@ extension ItemState {
 /// of its photo (`X-edited.jpg`). A sidecar whose media is not in the drop is
 /// an orphan: delivered as a file, with a warning.
 struct SidecarMatching {
-    /// What the fan-in keeps of an attached sidecar (not the whole item: a
-    /// drop's sidecars are held until the manifest is written).
+    /// What the matching keeps of an attached sidecar (not the whole item).
     struct Attached: Sendable, Hashable {
         var index: Int
         var kind: SharedMediaFile.Sidecar.Kind
@@ -252,7 +251,6 @@ struct SidecarMatching {
     /// sidecar, and is delivered as a file.
     static let maximumSize: Int64 = 4 << 20
 
-    init() {}
 
     init(candidates: [ItemState], final: (ItemState) -> ItemState?) {
         add(candidates, final: final)
