@@ -38,16 +38,21 @@ def today(s, d):
         os.fsync(o); os.close(o)
     return h.hexdigest()
 
-def kernel_then_map(s, d):
+def kernel_copy(s, d, mode):
+    """Copies s to a new file d inside the kernel; returns (source fd, d's fd, size)."""
     i = os.open(s, os.O_RDONLY)
     size = os.fstat(i).st_size
-    o = os.open(d, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600)
+    o = os.open(d, mode | os.O_CREAT | os.O_EXCL, 0o600)
     left = size
     while left:
         n = os.copy_file_range(i, o, left)
         if n == 0:
             break
         left -= n
+    return i, o, size
+
+def kernel_then_map(s, d):
+    i, o, size = kernel_copy(s, d, os.O_RDWR)
     h = hashlib.sha256()
     if size:
         m = mmap.mmap(o, size, prot=mmap.PROT_READ, flags=mmap.MAP_SHARED | getattr(mmap, "MAP_POPULATE", 0))
@@ -57,15 +62,7 @@ def kernel_then_map(s, d):
     return h.hexdigest()
 
 def kernel_only(s, d):
-    i = os.open(s, os.O_RDONLY)
-    size = os.fstat(i).st_size
-    o = os.open(d, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    left = size
-    while left:
-        n = os.copy_file_range(i, o, left)
-        if n == 0:
-            break
-        left -= n
+    i, o, _ = kernel_copy(s, d, os.O_WRONLY)
     os.fsync(o); os.close(o); os.close(i)
     return ""
 

@@ -180,22 +180,27 @@ scenario() {
 # sides use), its CPU summed over every photo and divided by the 2 cores, plus
 # copying the files (cp + sync, wall). Written to floor.tsv.
 photos_floor() {
-  local drop="$1" r cpu copy out
+  local drop="$1" r cpu copy
   command -v djpeg >/dev/null || { say "no djpeg (apt-get install libjpeg-turbo-progs): photos floor skipped"; return 0; }
   printf 'round\tdjpeg_cpu_s\tcopy_s\tfloor_s\n' >"$RESULTS/floor.tsv"
   for ((r = 1; r <= ROUNDS; r++)); do
     /usr/bin/time -f '%U %S' -o "$RESULTS/logs/floor-r$r.time" -- \
       sh -c 'for f in "$@"; do djpeg -scale 1/8 -outfile /dev/null "$f"; done' sh "$drop"/* 2>/dev/null
     cpu=$(tail -1 "$RESULTS/logs/floor-r$r.time" | awk '{printf "%.3f", $1 + $2}')
-    out="$WORK/floor-r$r"
-    rm -rf "$out"; mkdir -p "$out"
-    local t0 t1
-    t0=$(date +%s%N); cp -- "$drop"/* "$out/"; sync; t1=$(date +%s%N)
-    copy=$(awk -v a="$t0" -v b="$t1" 'BEGIN {printf "%.3f", (b - a) / 1e9}')
-    rm -rf "$out"
+    copy=$(copy_seconds "$drop" "$WORK/floor-r$r")
     printf '%s\t%s\t%s\t%s\n' "$r" "$cpu" "$copy" "$(awk -v c="$cpu" -v k="$copy" 'BEGIN {printf "%.3f", c / 2 + k}')" >>"$RESULTS/floor.tsv"
     say "$(printf 'floor   r%-6s djpeg cpu %6.2f s  copy %5.2f s' "$r" "$cpu" "$copy")"
   done
+}
+
+# Seconds (wall) to copy every file of DROP into a new folder OUT with cp, then
+# sync: the copy every floor includes. OUT is removed after.
+copy_seconds() {
+  local t0 t1
+  rm -rf "$2"; mkdir -p "$2"
+  t0=$(date +%s%N); cp -- "$1"/* "$2/"; sync; t1=$(date +%s%N)
+  rm -rf "$2"
+  awk -v a="$t0" -v b="$t1" 'BEGIN {printf "%.3f", (b - a) / 1e9}'
 }
 
 # The videos floor (issue 35): decoding one keyframe per file, what any tool
@@ -205,7 +210,7 @@ photos_floor() {
 # divided by the 2 cores, plus copying the files (cp + sync, wall). Written to
 # videofloor.tsv.
 videos_floor() {
-  local drop="$1" r cpu start copy out n
+  local drop="$1" r cpu start copy n
   n=$(find "$drop" -maxdepth 1 -type f | wc -l)
   printf 'round\tdecode_cpu_s\tstart_cpu_s\tcopy_s\tfloor_s\n' >"$RESULTS/videofloor.tsv"
   for ((r = 1; r <= ROUNDS; r++)); do
@@ -215,12 +220,7 @@ videos_floor() {
     /usr/bin/time -f '%U %S' -o "$RESULTS/logs/videostart-r$r.time" -- \
       sh -c 'i=0; while [ $i -lt "$1" ]; do ffmpeg -nostdin -v error -threads 1 -f lavfi -i nullsrc=s=16x16:d=0.04 -frames:v 1 -f null -; i=$((i + 1)); done' sh "$n" 2>/dev/null
     start=$(tail -1 "$RESULTS/logs/videostart-r$r.time" | awk '{printf "%.3f", $1 + $2}')
-    out="$WORK/videofloor-r$r"
-    rm -rf "$out"; mkdir -p "$out"
-    local t0 t1
-    t0=$(date +%s%N); cp -- "$drop"/* "$out/"; sync; t1=$(date +%s%N)
-    copy=$(awk -v a="$t0" -v b="$t1" 'BEGIN {printf "%.3f", (b - a) / 1e9}')
-    rm -rf "$out"
+    copy=$(copy_seconds "$drop" "$WORK/videofloor-r$r")
     printf '%s\t%s\t%s\t%s\t%s\n' "$r" "$cpu" "$start" "$copy" "$(awk -v c="$cpu" -v s="$start" -v k="$copy" 'BEGIN {d = c - s; if (d < 0) d = 0; printf "%.3f", d / 2 + k}')" >>"$RESULTS/videofloor.tsv"
     say "$(printf 'vfloor  r%-6s decode cpu %5.2f s  starts %5.2f s  copy %5.2f s' "$r" "$cpu" "$start" "$copy")"
   done

@@ -127,29 +127,26 @@ def main():
             p(f"| {s} | {fmt_s(mc)} | {fmt_s(ma)} | {fmt_s(mb)} | {mc / mb:.2f} | **{ma / mb:.2f}** | {cc:.2f} / {ca:.2f} | {mib(rc):.0f} / {mib(ra):.0f} | {dc} |")
         p("")
 
-    floor_path = os.path.join(folder, "floor.tsv")
-    if os.path.exists(floor_path) and side(rows, "photos", "ours"):
-        with open(floor_path) as f:
+    def floor_line(file, scenario, describe):
+        """A scenario's floor from FILE (its rounds' floor_s), against ours and theirs."""
+        path = os.path.join(folder, file)
+        if not (os.path.exists(path) and side(rows, scenario, "ours")):
+            return
+        with open(path) as f:
             fl = list(csv.DictReader(f, delimiter="\t"))
         floor = median([float(r["floor_s"]) for r in fl])
-        ma = median([r["wall_s"] for r in side(rows, "photos", "ours")])
-        mb = median([r["wall_s"] for r in side(rows, "photos", "theirs")])
-        p(f"Photos floor (djpeg -scale 1/8 CPU over 2 cores + cp + sync, median of {len(fl)}): "
-          f"**{floor:.2f} s** = {median([float(r['djpeg_cpu_s']) for r in fl]):.2f} CPU-s / 2 + "
-          f"{median([float(r['copy_s']) for r in fl]):.2f} s copy; ours/floor = **{ma / floor:.2f}**, theirs/floor = {mb / floor:.2f}")
+        ma = median([r["wall_s"] for r in side(rows, scenario, "ours")])
+        mb = median([r["wall_s"] for r in side(rows, scenario, "theirs")])
+        col = lambda name: median([float(r[name]) for r in fl])
+        p(f"{describe(len(fl), floor, col)}; ours/floor = **{ma / floor:.2f}**, theirs/floor = {mb / floor:.2f}")
         p("")
 
-    vfloor_path = os.path.join(folder, "videofloor.tsv")
-    if os.path.exists(vfloor_path) and side(rows, "videos", "ours"):
-        with open(vfloor_path) as f:
-            fl = list(csv.DictReader(f, delimiter="\t"))
-        floor = median([float(r["floor_s"]) for r in fl])
-        ma = median([r["wall_s"] for r in side(rows, "videos", "ours")])
-        mb = median([r["wall_s"] for r in side(rows, "videos", "theirs")])
-        p(f"Videos floor (one keyframe per file: ffmpeg's decode CPU less its start-up, over 2 cores, + cp + sync, median of {len(fl)}): "
-          f"**{floor:.2f} s** = ({median([float(r['decode_cpu_s']) for r in fl]):.2f} - {median([float(r['start_cpu_s']) for r in fl]):.2f}) CPU-s / 2 + "
-          f"{median([float(r['copy_s']) for r in fl]):.2f} s copy; ours/floor = **{ma / floor:.2f}**, theirs/floor = {mb / floor:.2f}")
-        p("")
+    floor_line("floor.tsv", "photos", lambda n, floor, col:
+        f"Photos floor (djpeg -scale 1/8 CPU over 2 cores + cp + sync, median of {n}): "
+        f"**{floor:.2f} s** = {col('djpeg_cpu_s'):.2f} CPU-s / 2 + {col('copy_s'):.2f} s copy")
+    floor_line("videofloor.tsv", "videos", lambda n, floor, col:
+        f"Videos floor (one keyframe per file: ffmpeg's decode CPU less its start-up, over 2 cores, + cp + sync, median of {n}): "
+        f"**{floor:.2f} s** = ({col('decode_cpu_s'):.2f} - {col('start_cpu_s'):.2f}) CPU-s / 2 + {col('copy_s'):.2f} s copy")
 
     if "scale" in scenarios:
         a, b = side(rows, "scale", "n100"), side(rows, "scale", "n1000")
