@@ -92,13 +92,15 @@ enum BatchCompletion {
 
         var changed: [ItemState] = []
         var stillOurs = true
+        func recordPage() throws {
+            guard stillOurs, !changed.isEmpty else { return }
+            stillOurs = try recordChanged(changed)
+            changed.removeAll(keepingCapacity: true)
+        }
         func keep(_ item: ItemState) throws {
             guard stillOurs else { return }
             changed.append(item)
-            if changed.count >= pageSize {
-                stillOurs = try recordChanged(changed)
-                changed.removeAll(keepingCapacity: true)
-            }
+            if changed.count >= pageSize { try recordPage() }
         }
 
         // Export sidecars, attached to the media they describe (v2): worked out
@@ -120,10 +122,10 @@ enum BatchCompletion {
                 for item in Self.matchingSidecars(of: stem, final: final, in: container) { try keep(item) }
                 groups.add(stem, final: final)
             }
-            if stillOurs, !changed.isEmpty {
-                stillOurs = try recordChanged(changed)
-                changed.removeAll(keepingCapacity: true)
-            }
+            try recordPage()
+            // The batch is no longer this holder's: the manifest pass below would
+            // read matches that were not all recorded. Its new holder matches again.
+            guard stillOurs else { return nil }
         }
         // The sidecars' own copies, removed once the manifest is written.
         var attachedCopies: [String] = []
