@@ -72,6 +72,10 @@ import TestSupport
         #expect(facts.description == "at dusk")
         #expect(facts.location == TakeoutLocation(latitude: 48.5, longitude: 2.25, altitude: nil))
         #expect(TakeoutMetadata.rfc3339(1_562_000_000) == "2019-07-01T16:53:20Z")
+        // The ends of the range ``TakeoutMetadata/facts(from:)`` keeps are written too.
+        #expect(TakeoutMetadata.rfc3339(-4_575_744_000) == "1825-01-01T00:00:00Z")
+        #expect(TakeoutMetadata.rfc3339(7_258_118_400) == "2200-01-01T00:00:00Z")
+        #expect(TakeoutMetadata.rfc3339(-4_575_744_001) == nil)
         // Not Takeout's, not JSON, too deep, too large, out of range: nothing read.
         #expect(Self.facts(#"{"photoTakenTime": {"timestamp": "1"}}"#) == nil)
         #expect(Self.facts(#"{"title": "X.jpg", "#) == nil)

@@ -141,8 +141,9 @@ struct CaptureDate: Equatable {
 
     /// RFC 3339 for the instant `utc` shown at `offset` seconds east of UTC
     /// (`Z` for 0); with `offset` nil, `utc` is a local wall clock written without
-    /// an offset. Milliseconds are written when there are any.
-    static func rfc3339(_ utc: Double, offset: Int?) -> String? {
+    /// an offset. Milliseconds are written when there are any. Nil outside
+    /// `accepted` (the years a capture date may have, unless told otherwise).
+    static func rfc3339(_ utc: Double, offset: Int?, accepted: ClosedRange<Int> = years) -> String? {
         let shown = utc + Double(offset ?? 0)
         guard shown.isFinite else { return nil }
         var milliseconds = Int((shown * 1000).rounded())
@@ -160,7 +161,7 @@ struct CaptureDate: Equatable {
         let day = doy - (153 * mp + 2) / 5 + 1
         let month = mp < 10 ? mp + 3 : mp - 9
         let year = yoe + era * 400 + (month <= 2 ? 1 : 0)
-        guard years.contains(year) else { return nil }
+        guard accepted.contains(year) else { return nil }
         func pad(_ value: Int, _ width: Int) -> String {
             let text = String(value)
             return String(repeating: "0", count: max(0, width - text.count)) + text

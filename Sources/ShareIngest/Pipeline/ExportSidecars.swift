@@ -309,8 +309,8 @@ struct SidecarMatching {
             }
         }
         guard let facts = sidecars.lazy.compactMap(\.takeout).first else { return }
-        if let taken = facts.takenAt {
-            item.capturedAt = TakeoutMetadata.rfc3339(taken)
+        if let taken = facts.takenAt, let text = TakeoutMetadata.rfc3339(taken) {
+            item.capturedAt = text
             item.capturedAtSource = "takeout"
         }
         item.exportDescription = facts.description
