@@ -73,7 +73,7 @@ PY
 # Runs `share ingest` under /usr/bin/time and the process's user+system CPU; prints "WALL PEAK_KB CPU".
 # Each run gets a new container, and none is removed until the end: on an ext4
 # without a journal (this machine's root), every new inode is checked against
-# those freed in the last 30 s or so (ext4 `recently_deleted`), so removing the
+# those freed in the last minute or more (ext4 `recently_deleted`), so removing the
 # last run's container just before a run makes each file it creates cost more,
 # and a drop that creates more files (one with sidecars) more than the other.
 runs=0

@@ -36,11 +36,15 @@ enum TakeoutMetadata {
     /// still fits). A larger one is not sent to a helper.
     static let maximumSize = TakeoutJSON.maximumSize
 
+    /// The `photoTakenTime` kept: from 1825-01-01 (before the oldest
+    /// photograph) to 2200-01-01, UTC; ``takenAtYears`` are its years.
+    static let takenAtRange: ClosedRange<Int64> = -4_575_744_000...7_258_118_400
+    static let takenAtYears = 1825...2200
+
     /// What the pipeline keeps of a helper's (checked) reading of a Takeout JSON.
     static func facts(from sidecar: TakeoutSidecar) -> TakeoutFacts {
         var facts = TakeoutFacts()
-        // From 1825 (before the oldest photograph) to the first day of 2200.
-        if let stamp = sidecar.photoTakenTime, (-4_575_744_000...7_258_118_400).contains(stamp) { facts.takenAt = stamp }
+        if let stamp = sidecar.photoTakenTime, takenAtRange.contains(stamp) { facts.takenAt = stamp }
         if let text = sidecar.description {
             let kept = String(String.UnicodeScalarView(
                 text.unicodeScalars.filter { $0.properties.generalCategory != .control || $0 == "\n" || $0 == "\t" }.prefix(TakeoutJSON.maximumDescription)))
@@ -61,10 +65,10 @@ enum TakeoutMetadata {
     }
 
     /// `photoTakenTime` as RFC 3339, in UTC (`2019-07-01T16:53:20Z`).
-    /// (The years ``facts(from:)`` keeps; written by hand, as capture dates
-    /// are: a date formatter made per sidecar cost a tenth of a millisecond.)
+    /// (Nil outside ``takenAtYears``; written by hand, as capture dates are:
+    /// a date formatter made per sidecar cost a tenth of a millisecond.)
     static func rfc3339(_ seconds: Int64) -> String? {
-        CaptureDate.rfc3339(Double(seconds), offset: 0, accepted: 1825...2200)
+        CaptureDate.rfc3339(Double(seconds), offset: 0, accepted: takenAtYears)
     }
 }
 
