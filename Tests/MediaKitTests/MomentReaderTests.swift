@@ -167,6 +167,27 @@ import Testing
         }
     }
 
+    /// A Samsung trailer whose directory puts a block inside the JPEG (so the
+    /// trailer would start before the image's EOI) is read without a trap, and
+    /// yields no video: found by `damagedBytesNeverTrap`, pinned here.
+    @Test func aTrailerBlockInsideTheImageYieldsNoVideo() throws {
+        var bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: Fixtures.motion("samsung-trailer.jpg"))))
+        let size = bytes.count
+        let directoryLength = Int(bytes[size - 8]) | Int(bytes[size - 7]) << 8 | Int(bytes[size - 6]) << 16 | Int(bytes[size - 5]) << 24
+        let directory = size - 8 - directoryLength
+        #expect(String(decoding: bytes[directory..<(directory + 4)], as: UTF8.self) == "SEFH")
+        func put(_ value: Int, at offset: Int) { for k in 0..<4 { bytes[offset + k] = UInt8((value >> (8 * k)) & 0xFF) } }
+        // Every block of the directory now claims 200 bytes at offset 100.
+        let count = Int(bytes[directory + 8]) | Int(bytes[directory + 9]) << 8
+        #expect(count > 0)
+        for i in 0..<count {
+            put(directory - 100, at: directory + 12 + i * 12 + 4)
+            put(200, at: directory + 12 + i * 12 + 8)
+        }
+        #expect(SamsungTrailer(bytes)?.start == 100)
+        #expect(MomentReader.read(bytes, format: .jpeg)?.embeddedVideo == nil)
+    }
+
     /// Random damage anywhere in a motion photo never traps the reader, and any
     /// video it reports lies inside the file.
     @Test func damagedBytesNeverTrap() throws {

@@ -102,7 +102,8 @@ package enum MomentReader {
             // A JPEG that ends with its EOI holds nothing after it; otherwise look
             // for an MP4 after the primary image (before a Samsung trailer).
             let end = trailer?.start ?? source.count
-            if let last = source.read((end - 2)..<end), last != [0xFF, 0xD9], let scan = segments.scan, let eoi = endOfImage(source, from: scan) {
+            // (A trailer whose blocks claim the image's own bytes starts before the EOI: nothing lies between.)
+            if let last = source.read((end - 2)..<end), last != [0xFF, 0xD9], let scan = segments.scan, let eoi = endOfImage(source, from: scan), eoi <= end {
                 facts.embeddedVideo = scanForMP4(source, in: eoi..<end)
             }
             // Samsung's `MotionPhoto=1` without a directory, and a trailer that
