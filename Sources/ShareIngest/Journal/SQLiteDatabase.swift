@@ -25,8 +25,18 @@ private let transient = unsafeBitCast(OpaquePointer(bitPattern: -1), to: sqlite3
 
 /// One SQLite connection (owns a `sqlite3*`, closed with `sqlite3_close_v2`),
 /// used by many threads one at a time: every call takes the connection's lock.
+///
+/// Statements are prepared once per connection and kept (``statement(_:)``):
+/// a batch runs the same few statements for every item, and parsing and
+/// planning one each time cost more than running it.
 final class SQLiteDatabase: @unchecked Sendable {
     private var handle: OpaquePointer?
+    /// Prepared statements by their SQL, and each one's column names.
+    private var prepared: [String: (statement: OpaquePointer, columns: [String])] = [:]
+    /// More distinct statements than a journal runs: a cache this full is
+    /// emptied (a statement built for one call, such as a list of values
+    /// spelled out, is not kept for ever).
+    static let preparedLimit = 64
     /// Recursive: a transaction holds it across the statements it runs, which
     /// take it too (Mutex is not reentrant).
     private let lock = NSRecursiveLock()
@@ -61,13 +71,42 @@ final class SQLiteDatabase: @unchecked Sendable {
         try setDurable(false)
     }
 
-    deinit { sqlite3_close_v2(handle) }
+    deinit {
+        for (statement, _) in prepared.values { sqlite3_finalize(statement) }
+        sqlite3_close_v2(handle)
+    }
+
+    /// The prepared statement for `sql` and its column names, prepared the
+    /// first time it is asked for, and whether it is the cached one. Called
+    /// with the lock held; the caller resets a cached statement after use and
+    /// finalizes one that is not (the same statement asked for again while
+    /// it runs, from the body of its own scan, is prepared anew).
+    private func statement(_ sql: String) throws(SQLiteError) -> (statement: OpaquePointer, columns: [String], cached: Bool) {
+        let cached = prepared[sql]
+        if let cached, sqlite3_stmt_busy(cached.statement) == 0 { return (cached.statement, cached.columns, true) }
+        var statement: OpaquePointer?
+        guard sqlite3_prepare_v2(handle, sql, -1, &statement, nil) == SQLITE_OK, let statement else {
+            let error = lastError()
+            sqlite3_finalize(statement)
+            throw error
+        }
+        let columns = (0..<sqlite3_column_count(statement)).map { String(cString: sqlite3_column_name(statement, $0)) }
+        if cached != nil { return (statement, columns, false) }
+        if prepared.count >= Self.preparedLimit {
+            // A statement still running (its scan's body is preparing this one) is kept.
+            let running = prepared.filter { sqlite3_stmt_busy($0.value.statement) != 0 }
+            for (old, _) in prepared.values where sqlite3_stmt_busy(old) == 0 { sqlite3_finalize(old) }
+            prepared = running
+        }
+        prepared[sql] = (statement, columns)
+        return (statement, columns, true)
+    }
 
     /// `synchronous=FULL` (each commit fsynced: used for the commits a crash must
     /// never lose) or `NORMAL` (WAL: a process crash loses nothing; a power loss
     /// may lose the last progress records, which are then redone).
     func setDurable(_ durable: Bool) throws(SQLiteError) {
-        try execute(durable ? "PRAGMA synchronous=FULL" : "PRAGMA synchronous=NORMAL")
+        try scan(durable ? "PRAGMA synchronous=FULL" : "PRAGMA synchronous=NORMAL") { _ in }
     }
 
     func execute(_ sql: String) throws(SQLiteError) {
@@ -90,13 +129,13 @@ final class SQLiteDatabase: @unchecked Sendable {
         defer { lock.unlock() }
         if durable { try setDurable(true) }
         defer { if durable { try? setDurable(false) } }
-        try execute("BEGIN IMMEDIATE")
+        try scan("BEGIN IMMEDIATE") { _ in }
         do {
             let result = try body()
-            try execute("COMMIT")
+            try scan("COMMIT") { _ in }
             return result
         } catch {
-            try? execute("ROLLBACK")
+            try? scan("ROLLBACK") { _ in }
             throw error
         }
     }
@@ -114,9 +153,17 @@ final class SQLiteDatabase: @unchecked Sendable {
     func scan(_ sql: String, _ values: [StoreValue] = [], _ body: (SQLiteRow) -> Void) throws(SQLiteError) {
         lock.lock()
         defer { lock.unlock() }
-        var statement: OpaquePointer?
-        guard sqlite3_prepare_v2(handle, sql, -1, &statement, nil) == SQLITE_OK else { throw lastError() }
-        defer { sqlite3_finalize(statement) }
+        let (statement, columns, cached) = try statement(sql)
+        // Ready for its next use, whatever this one ends with (its bound text
+        // is SQLite's own copy, released here).
+        defer {
+            if cached {
+                sqlite3_reset(statement)
+                sqlite3_clear_bindings(statement)
+            } else {
+                sqlite3_finalize(statement)
+            }
+        }
         for (offset, value) in values.enumerated() {
             let index = Int32(offset + 1)
             let status: Int32
@@ -132,17 +179,18 @@ final class SQLiteDatabase: @unchecked Sendable {
             let status = sqlite3_step(statement)
             if status == SQLITE_DONE { return }
             guard status == SQLITE_ROW else { throw lastError() }
-            var columns: [String: StoreValue] = [:]
-            for column in 0..<sqlite3_column_count(statement) {
-                let name = String(cString: sqlite3_column_name(statement, column))
+            var values: [String: StoreValue] = [:]
+            values.reserveCapacity(columns.count)
+            for (offset, name) in columns.enumerated() {
+                let column = Int32(offset)
                 switch sqlite3_column_type(statement, column) {
-                case SQLITE_INTEGER: columns[name] = .integer(sqlite3_column_int64(statement, column))
-                case SQLITE_FLOAT: columns[name] = .real(sqlite3_column_double(statement, column))
-                case SQLITE_TEXT: columns[name] = .text(String(cString: sqlite3_column_text(statement, column)))
-                default: columns[name] = .null
+                case SQLITE_INTEGER: values[name] = .integer(sqlite3_column_int64(statement, column))
+                case SQLITE_FLOAT: values[name] = .real(sqlite3_column_double(statement, column))
+                case SQLITE_TEXT: values[name] = .text(String(cString: sqlite3_column_text(statement, column)))
+                default: values[name] = .null
                 }
             }
-            body(SQLiteRow(columns: columns))
+            body(SQLiteRow(columns: values))
         }
     }
 
