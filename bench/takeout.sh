@@ -20,6 +20,9 @@
 # the 60 camera-sized photos of the photos scenario, each once): what the
 # sidecars cost beside photos as phones take them. Drops are made once under
 # $TAKEOUT_DIR (default /tmp/share-takeout) and kept for later runs.
+# REMOVE_CONTAINERS=1 removes each run's container once it is measured, for
+# drops whose containers do not fit on the disk together (on an ext4 with a
+# journal only: see run() below).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 share=$(realpath "${SHARE_BIN:-.build/release/share}")
@@ -81,6 +84,8 @@ run() {
   runs=$((runs + 1))
   /usr/bin/time -f "%e %M %U %S" -o "$work/time" "$share" ingest --quiet --container "$work/c$runs" "$1" >/dev/null 2>"$work/err" || { cat "$work/err" >&2; exit 1; }
   awk '{ printf "%s %s %.2f\n", $1, $2, $3 + $4 }' "$work/time"
+  [ "${REMOVE_CONTAINERS:-0}" = 1 ] && rm -rf "$work/c$runs"
+  return 0
 }
 
 # The median of the numbers on standard input.
