@@ -34,8 +34,8 @@ final class SQLiteDatabase: @unchecked Sendable {
     /// Prepared statements by their SQL, and each one's column names.
     private var prepared: [String: (statement: OpaquePointer, columns: [String])] = [:]
     /// More distinct statements than a journal runs: a cache this full is
-    /// emptied (a statement built for one call, such as a list of values
-    /// spelled out, is not kept for ever).
+    /// emptied of all but the running ones (a statement built for one call,
+    /// such as a list of values spelled out, is not kept for ever).
     static let preparedLimit = 64
     /// Recursive: a transaction holds it across the statements it runs, which
     /// take it too (Mutex is not reentrant).
@@ -94,9 +94,10 @@ final class SQLiteDatabase: @unchecked Sendable {
         if cached != nil { return (statement, columns, false) }
         if prepared.count >= Self.preparedLimit {
             // A statement still running (its scan's body is preparing this one) is kept.
-            let running = prepared.filter { sqlite3_stmt_busy($0.value.statement) != 0 }
-            for (old, _) in prepared.values where sqlite3_stmt_busy(old) == 0 { sqlite3_finalize(old) }
-            prepared = running
+            for (key, old) in prepared where sqlite3_stmt_busy(old.statement) == 0 {
+                sqlite3_finalize(old.statement)
+                prepared[key] = nil
+            }
         }
         prepared[sql] = (statement, columns)
         return (statement, columns, true)
