@@ -151,7 +151,7 @@ public enum DecoderHelper {
             }
             guard socket.send(HelperMessage.frame(.accepted, [])) else { return 1 }
             var outcome: Result<DecodedMedia, MediaError>
-            let request = try? requestDecoder.decode(DecodeRequest.self, from: Data(message.body))
+            let request = try? HelperMessage.parseRequest(message.body, decoder: requestDecoder)
             if message.kind != HelperMessage.Kind.decode.rawValue {
                 outcome = .failure(MediaError(.decoderCrashed, "the decoder helper received a message of unknown type \(message.kind)"))
             } else if let request {

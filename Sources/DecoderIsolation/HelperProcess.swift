@@ -101,9 +101,9 @@ final class HelperProcess: @unchecked Sendable {
 
     /// Sends `request` with `descriptor` and waits for the result until `deadline`.
     func decode(_ request: DecodeRequest, descriptor: FileDescriptor, deadline: Double) throws(HelperFailure) -> HelperReply {
-        let body: Data
-        do { body = try JSONEncoder().encode(request) } catch { throw .malformed(ProtocolError("cannot encode the request: \(error)")) }
-        guard socket.send(HelperMessage.frame(.decode, Array(body)), attaching: descriptor.raw) else {
+        let body: [UInt8]
+        do { body = try HelperMessage.requestBody(request) } catch { throw .malformed(ProtocolError("cannot encode the request: \(error)")) }
+        guard socket.send(HelperMessage.frame(.decode, body), attaching: descriptor.raw) else {
             reap()
             throw .notDelivered
         }

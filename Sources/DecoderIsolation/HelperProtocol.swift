@@ -7,8 +7,11 @@ import SystemCalls
 ///
 ///     message  = length (UInt32, little-endian, of what follows) · type (UInt8) · body
 ///     ready    (helper → parent, once)  body: JSON ``HelperReady``
-///     decode   (parent → helper)        body: JSON ``DecodeRequest``; the file's
-///                                       read-only descriptor rides along (SCM_RIGHTS)
+///     decode   (parent → helper)        body: UInt32 JSON length · JSON ``DecodeRequest``
+///                                       · for each Takeout JSON sent with the file
+///                                       (``DecodeRequest/takeoutJSONs``): UInt32
+///                                       length · its bytes; the file's read-only
+///                                       descriptor rides along (SCM_RIGHTS)
 ///     accepted (helper → parent)        empty: the request was received and decoding
 ///                                       starts (a helper that dies before this never
 ///                                       had the item: it is not the item's fault)
@@ -49,8 +52,10 @@ enum HelperMessage {
         case forbiddenCall = 9
     }
 
-    /// The largest request (a `DecodeRequest` is a few hundred bytes).
-    static let maximumRequest = 1 << 20
+    /// The largest request (a `DecodeRequest` is a few hundred bytes, and the
+    /// Takeout JSONs sent with a file at most `DecodeRequest.maximumTakeoutJSONs`
+    /// of `TakeoutJSON.maximumSize` each).
+    static let maximumRequest = (DecodeRequest.maximumTakeoutJSONs + 1) << 20
     /// The largest result: the facts and a thumbnail (a 360 px JPEG is ~30 KB;
     /// this leaves room for any size a pipeline may ask for), or a compatible
     /// copy (a full-resolution JPEG: ~3 MB for 12 MP at quality 90; its spec
@@ -67,6 +72,48 @@ enum HelperMessage {
         bytes.append(kind.rawValue)
         bytes.append(contentsOf: body)
         return bytes
+    }
+
+    /// The body of a decode message: the request's JSON, then the bytes of
+    /// each Takeout JSON it carries.
+    static func requestBody(_ request: DecodeRequest) throws -> [UInt8] {
+        let json = try JSONEncoder().encode(request)
+        var body: [UInt8] = []
+        body.reserveCapacity(4 + json.count + request.takeoutJSONs.reduce(0) { $0 + 4 + $1.count })
+        func append(length: Int) { withUnsafeBytes(of: UInt32(length).littleEndian) { body.append(contentsOf: $0) } }
+        append(length: json.count)
+        body.append(contentsOf: json)
+        for bytes in request.takeoutJSONs {
+            append(length: bytes.count)
+            body.append(contentsOf: bytes)
+        }
+        return body
+    }
+
+    /// The request of a decode message's body (``requestBody(_:)``), with its
+    /// Takeout JSONs.
+    static func parseRequest(_ body: [UInt8], decoder: JSONDecoder) throws(ProtocolError) -> DecodeRequest {
+        var rest = body[...]
+        func length() throws(ProtocolError) -> Int {
+            guard rest.count >= 4 else { throw ProtocolError("a request shorter than its lengths") }
+            let value = Int(UInt32(littleEndian: rest.prefix(4).withUnsafeBytes { $0.loadUnaligned(as: UInt32.self) }))
+            rest = rest.dropFirst(4)
+            guard value <= rest.count else { throw ProtocolError("a request part of \(value) bytes where \(rest.count) are left") }
+            return value
+        }
+        let jsonLength = try length()
+        var request: DecodeRequest
+        do { request = try decoder.decode(DecodeRequest.self, from: Data(rest.prefix(jsonLength))) } catch { throw ProtocolError("an unreadable request: \(error)") }
+        rest = rest.dropFirst(jsonLength)
+        while !rest.isEmpty {
+            guard request.takeoutJSONs.count < DecodeRequest.maximumTakeoutJSONs else {
+                throw ProtocolError("more than \(DecodeRequest.maximumTakeoutJSONs) Takeout JSONs")
+            }
+            let count = try length()
+            request.takeoutJSONs.append(Array(rest.prefix(count)))
+            rest = rest.dropFirst(count)
+        }
+        return request
     }
 
     /// The body of a result message.
@@ -139,8 +186,8 @@ struct WireResult: Codable, Sendable {
     var compatibleLength: Int?
     /// Why no compatible copy was made, when one was asked for.
     var compatibleFailure: MediaError?
-    /// What a Takeout JSON says (a Takeout request's answer).
-    var takeout: TakeoutSidecar?
+    /// What each Takeout JSON sent with the file was read as, in their order.
+    var takeouts: [TakeoutReading]?
 
     /// The answer for `outcome`, and the JPEG bytes to send after it.
     init(_ outcome: Result<DecodedMedia, MediaError>) {
@@ -149,7 +196,7 @@ struct WireResult: Codable, Sendable {
             facts = decoded.facts
             moments = decoded.moments
             location = decoded.location
-            takeout = decoded.takeout
+            takeouts = decoded.takeouts.isEmpty ? nil : decoded.takeouts
             switch decoded.thumbnail {
             case .made(let thumbnail):
                 thumbnailWidth = thumbnail.width

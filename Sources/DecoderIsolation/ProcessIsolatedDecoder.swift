@@ -222,6 +222,10 @@ public final class ProcessIsolatedDecoder: MediaDecoder, @unchecked Sendable {
         // Set once a helper died making the thumbnail too: the facts are then asked
         // for alone, and the thumbnail reported as failed for this reason.
         var thumbnailFailure: MediaError?
+        // Set once a helper died reading the file with the Takeout JSONs sent
+        // with it: the file is read again without them, and each is refused
+        // for this reason (a JSON that kills a helper never costs its photo).
+        var takeoutsDropped: (count: Int, reason: String)?
         // A location scan and a compatible copy each get a helper that has seen
         // no other item (and serves none after): a helper taken over by an
         // earlier file cannot answer "no location here" for this one, nor put
@@ -246,6 +250,11 @@ public final class ProcessIsolatedDecoder: MediaDecoder, @unchecked Sendable {
                 case .died(let exit):
                     crashes.append(exit)
                     if exit.isRetryable, crashes.count == 1 { continue }
+                    if !request.takeoutJSONs.isEmpty, exit != .signaled(SIGXCPU) {
+                        takeoutsDropped = (request.takeoutJSONs.count, "the decoder helper died (\(exit)) reading it with its photo or video")
+                        request.takeoutJSONs = []
+                        continue
+                    }
                     let failure = thumbnailFailure ?? exit.failure(
                         label: request.label, attempts: crashes.count, memoryLimit: configuration.memoryLimit, cpuSeconds: Self.cpuBudget(for: request))
                     // A video or document whose poster kills the decoder is still
@@ -284,6 +293,7 @@ public final class ProcessIsolatedDecoder: MediaDecoder, @unchecked Sendable {
                 pool.checkin(helper)
             }
             var decoded = try outcome.get()
+            if let takeoutsDropped { decoded.takeouts = Array(repeating: .refused(takeoutsDropped.reason), count: takeoutsDropped.count) }
             if let thumbnailFailure {
                 decoded.thumbnail = .failed(thumbnailFailure)
             } else if let crash = crashes.first {

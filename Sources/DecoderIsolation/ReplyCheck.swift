@@ -41,13 +41,14 @@ import MediaFormats
 ///   non-negative offsets in steps 0 to 3, names of at most ``maximumText``
 ///   bytes. (Where the ranges lie in the copy is checked by whoever makes the
 ///   overwrites, against the file.)
-/// - Takeout JSON facts: only for a Takeout request, and then nothing else
-///   (no size, thumbnail, moment facts, location or compatible copy); a title
-///   of at most ``TakeoutJSON/maximumTitle`` and a description of at most
-///   ``TakeoutJSON/maximumDescription`` Unicode scalars (each at most
-///   ``maximumText`` bytes times two), places of finite numbers. (Their ranges
-///   — a date between 1826 and 2200, latitudes and longitudes — are the
-///   pipeline's to check: a file may say anything.)
+/// - Takeout JSON readings: exactly one for each Takeout JSON the request
+///   carried, none otherwise; each the facts read (a title of at most
+///   ``TakeoutJSON/maximumTitle`` and a description of at most
+///   ``TakeoutJSON/maximumDescription`` Unicode scalars, each at most
+///   ``maximumText`` bytes times two, places of finite numbers) or a refusal
+///   (a message of at most ``maximumText`` bytes). (The facts' ranges — a date
+///   between 1826 and 2200, latitudes and longitudes — are the pipeline's to
+///   check: a file may say anything.)
 /// - Failures: a message of at most ``maximumText`` bytes; no thumbnail bytes.
 /// - Text (messages and warnings) is shown to people: its control characters
 ///   (a terminal's escape sequences among them) become spaces.
@@ -82,7 +83,7 @@ enum ReplyCheck {
     static func validate(_ reply: HelperReply, for request: DecodeRequest, fileSize: Int? = nil) throws(ReplyViolation) -> Result<DecodedMedia, MediaError> {
         let result = reply.result
         if let failure = result.failure {
-            guard reply.jpeg.isEmpty, reply.compatible.isEmpty, result.facts == nil, result.moments == nil, result.location == nil, result.takeout == nil else {
+            guard reply.jpeg.isEmpty, reply.compatible.isEmpty, result.facts == nil, result.moments == nil, result.location == nil, result.takeouts == nil else {
                 throw ReplyViolation("a failure with facts, moment facts, location metadata or picture bytes")
             }
             try checkText(failure.message, "its failure message")
@@ -121,34 +122,43 @@ enum ReplyCheck {
         }
         let compatible = try checkCompatibleCopy(checked, for: request, facts: facts)
         let location = try checkLocation(result, for: request, facts: facts, fileSize: fileSize)
-        let takeout = try checkTakeout(result, for: request, facts: facts)
+        let takeouts = try checkTakeouts(result, for: request)
         return .success(
-            DecodedMedia(facts: facts, thumbnail: thumbnail, moments: result.moments, location: location, compatibleCopy: compatible, takeout: takeout))
+            DecodedMedia(facts: facts, thumbnail: thumbnail, moments: result.moments, location: location, compatibleCopy: compatible, takeouts: takeouts))
     }
 
-    private static func checkTakeout(_ result: WireResult, for request: DecodeRequest, facts: MediaFacts) throws(ReplyViolation) -> TakeoutSidecar? {
-        guard request.task == .takeoutSidecar else {
-            guard result.takeout == nil else { throw ReplyViolation("Takeout JSON facts nobody asked for") }
-            return nil
+    private static func checkTakeouts(_ result: WireResult, for request: DecodeRequest) throws(ReplyViolation) -> [TakeoutReading] {
+        let readings = result.takeouts ?? []
+        guard readings.count == request.takeoutJSONs.count else {
+            throw ReplyViolation("\(readings.count) Takeout JSON readings for the \(request.takeoutJSONs.count) sent")
         }
-        guard var takeout = result.takeout else { throw ReplyViolation("a Takeout request answered without its facts") }
-        guard facts.kind == .unreadable, facts.width == nil, facts.height == nil, facts.durationMilliseconds == nil, facts.frameCount == nil,
-            result.thumbnailWidth == nil, result.thumbnailFailure == nil, result.compatibleWidth == nil, result.compatibleFailure == nil,
-            result.moments == nil, result.location == nil
-        else { throw ReplyViolation("a Takeout request answered with decoded media") }
-        guard takeout.title.unicodeScalars.count <= TakeoutJSON.maximumTitle else { throw ReplyViolation("a Takeout title of \(takeout.title.unicodeScalars.count) characters") }
-        try checkText(takeout.title, "a Takeout title", limit: 2 * maximumText)
-        if let text = takeout.description {
-            guard text.unicodeScalars.count <= TakeoutJSON.maximumDescription else { throw ReplyViolation("a Takeout description of \(text.unicodeScalars.count) characters") }
-            try checkText(text, "a Takeout description", limit: 4 * TakeoutJSON.maximumDescription)
-        }
-        for place in [takeout.geoData, takeout.geoDataExif].compactMap({ $0 }) {
-            guard place.latitude.isFinite, place.longitude.isFinite, place.altitude?.isFinite ?? true else {
-                throw ReplyViolation("a Takeout place of \(place.latitude), \(place.longitude)")
+        var checked: [TakeoutReading] = []
+        for reading in readings {
+            switch reading {
+            case .refused(let reason):
+                try checkText(reason, "a Takeout JSON's refusal")
+                checked.append(.refused(printable(reason)))
+            case .read(var takeout):
+                guard takeout.title.unicodeScalars.count <= TakeoutJSON.maximumTitle else {
+                    throw ReplyViolation("a Takeout title of \(takeout.title.unicodeScalars.count) characters")
+                }
+                try checkText(takeout.title, "a Takeout title", limit: 2 * maximumText)
+                if let text = takeout.description {
+                    guard text.unicodeScalars.count <= TakeoutJSON.maximumDescription else {
+                        throw ReplyViolation("a Takeout description of \(text.unicodeScalars.count) characters")
+                    }
+                    try checkText(text, "a Takeout description", limit: 4 * TakeoutJSON.maximumDescription)
+                }
+                for place in [takeout.geoData, takeout.geoDataExif].compactMap({ $0 }) {
+                    guard place.latitude.isFinite, place.longitude.isFinite, place.altitude?.isFinite ?? true else {
+                        throw ReplyViolation("a Takeout place of \(place.latitude), \(place.longitude)")
+                    }
+                }
+                takeout.title = printable(takeout.title)
+                checked.append(.read(takeout))
             }
         }
-        takeout.title = printable(takeout.title)
-        return takeout
+        return checked
     }
 
     private static func check(_ moments: MomentFacts, facts: MediaFacts, fileSize: Int?) throws(ReplyViolation) {

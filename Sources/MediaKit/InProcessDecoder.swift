@@ -77,17 +77,6 @@ public struct InProcessDecoder: MediaDecoder {
             return DecodedMedia(facts: MediaFacts(kind: .unreadable), location: TakeoutJSON.location(bytes))
         case .locationMetadata:
             return DecodedMedia(facts: MediaFacts(kind: Self.kind(of: request.format)), location: LocationScanner.scan(DescriptorBytes(descriptor), format: request.format))
-        case .takeoutSidecar:
-            let file = DescriptorBytes(descriptor)
-            guard file.count <= TakeoutJSON.maximumSize else {
-                throw MediaError(.unsupported, "larger than \(TakeoutJSON.maximumSize >> 20) MiB")
-            }
-            guard let bytes = file.read(0..<file.count) else { throw MediaError(.unreadable, "cannot be read") }
-            do {
-                return DecodedMedia(facts: MediaFacts(kind: .unreadable), takeout: try TakeoutJSON.read(bytes))
-            } catch {
-                throw MediaError(.unsupported, error.description)
-            }
         case .media:
             if let spec = request.compatibleCopy {
                 return try CompatibleCopyMaker(request: request, spec: spec, descriptor: descriptor).make(route: route)
@@ -97,6 +86,7 @@ public struct InProcessDecoder: MediaDecoder {
                 if request.moments { decoded.moments = MomentReader.read(DescriptorBytes(descriptor), format: request.format) }
                 Self.readSpatialFacts(into: &decoded, request: request, descriptor: descriptor)
             }
+            decoded.takeouts = request.takeoutJSONs.map(Self.readTakeout)
             return decoded
         }
     }
@@ -105,6 +95,12 @@ public struct InProcessDecoder: MediaDecoder {
     /// read after the facts; a 360° photo's thumbnail is then its centre view
     /// (``CentreView``), and a stereo pair's the left eye when that is not the
     /// primary image, made again from the file (kept as it was when that fails).
+    /// A Takeout JSON sent with the file: its facts, or why it is not one.
+    static func readTakeout(_ bytes: [UInt8]) -> TakeoutReading {
+        guard bytes.count <= TakeoutJSON.maximumSize else { return .refused("it is larger than \(TakeoutJSON.maximumSize >> 20) MiB") }
+        do { return .read(try TakeoutJSON.read(bytes)) } catch { return .refused(error.description) }
+    }
+
     static func readSpatialFacts(into decoded: inout DecodedMedia, request: DecodeRequest, descriptor: Int32) {
         let found = SpatialMetadata.read(DescriptorBytes(descriptor), format: request.format)
         if found.stereo { decoded.facts.stereo = true }

@@ -127,7 +127,7 @@ public struct ShareIngestor: Sendable {
         let manifest = ManifestStage(settings: pipeline.manifest)
         var items: [ItemReport] = []
         do {
-            try store.forEachItem(of: batch.id) { items.append(manifest.report(for: $0, finished: true, message: batch.message)) }
+            try store.forEachItem(of: batch.id) { items += manifest.reports(for: $0, finished: true, message: batch.message) }
         } catch {
             throw .storeUnavailable("\(error)")
         }

@@ -71,6 +71,8 @@ final class ProgressPrinter: Sendable {
             if let failure = item.failure {
                 let failed = item.status == .failed
                 log(failed ? .error : .warning, failed ? "itemFailed" : "itemSkipped", "share: \(item.status.rawValue): \(failure.message)", failure.message)
+            } else if let media = item.attachedTo, !terminal.stderrIsTerminal {
+                log(.info, "itemAttached", "share: attached: \(item.source) to \(media)", "\(item.source) to \(media)")
             } else if !terminal.stderrIsTerminal {
                 log(.info, "itemIngested", "share: ingested: \(item.source) -> \(item.entry?.path ?? "")", "\(item.source) -> \(item.entry?.path ?? "")")
             }

@@ -729,4 +729,123 @@ import Testing
         }
         #expect(seen["local"] == seen["remote"])
     }
+
+    /// A sidecar is carried by its photo through the pipeline, and attached to
+    /// it only when the photo is delivered as a photo or video. When the photo
+    /// fails (at its sniff, before its copy, or at its probe) or turns out to
+    /// be no photo, its sidecar is delivered as a file of its own, with a
+    /// warning naming the photo; a file under a sidecar's name that is no
+    /// sidecar is a plain file. In `share ingest` and `ingest --db` with a
+    /// worker alike, every input is reported once (and heard once as a `--json`
+    /// item), and each delivered sidecar holds its source's bytes.
+    @Test func aSidecarWhosePhotoIsNotDeliveredIsAFileOfItsOwnInBothModes() throws {
+        let work = TemporaryDirectory("sidecar-released")
+        let root = (work.path as NSString).standardizingPath
+        let drop = TemporaryDirectory("sidecar-released-drop")
+        let dropPath = (drop.path as NSString).standardizingPath
+        var sources: [String: [UInt8]] = [:]
+        func add(_ name: String, _ bytes: [UInt8]) throws {
+            _ = try drop.add(name, bytes: bytes)
+            sources[name] = bytes
+        }
+        func media(_ name: String) throws -> [UInt8] { try [UInt8](Data(contentsOf: URL(fileURLWithPath: Fixtures.media(name)))) }
+        try add("IMG_0001.jpg", try media("random.jpg"))  // not a JPEG: fails at its sniff
+        try add("IMG_0001.jpg.json", Self.takeoutJSON(title: "IMG_0001.jpg"))
+        try add("IMG_0002.jpg", [0xFF, 0xD8, 0xFF, 0xE0] + [UInt8](repeating: 0, count: 2000))  // a JPEG's head, nothing to decode: fails at its probe
+        try add("IMG_0002.jpg.xmp", Self.xmp)
+        try add("IMG_0003.jpg", Array("<!DOCTYPE html><html><body>not found</body></html>\n".utf8))  // a failed download: a file
+        try add("IMG_0003.AAE", Self.aae)
+        try add("IMG_0004.jpg", try media("photo.jpg"))
+        try add("IMG_0004.jpg.json", Array("[1, 2, 3]\n".utf8))  // no Takeout JSON: a plain file
+        try add("IMG_0005.jpg", try media("exif3.jpg"))
+        try add("IMG_0005-edited.jpg", try media("random.jpg"))  // an edited copy that fails: its share of the JSON goes
+        try add("IMG_0005.jpg.json", Self.takeoutJSON(title: "IMG_0005.jpg", taken: 1_562_000_500))
+        try add("IMG_0005.jpg.xmp", Self.xmp)
+        let expected: [String: String] = [
+            "IMG_0001.jpg": "failed", "IMG_0002.jpg": "failed", "IMG_0003.jpg": "ingested", "IMG_0004.jpg": "ingested", "IMG_0005.jpg": "ingested",
+            "IMG_0005-edited.jpg": "failed",
+            "IMG_0001.jpg.json": "ingested (a Google Takeout JSON sidecar whose photo or video (IMG_0001.jpg) was not delivered: delivered as a file)",
+            "IMG_0002.jpg.xmp": "ingested (an XMP sidecar whose photo or video (IMG_0002.jpg) was not delivered: delivered as a file)",
+            "IMG_0003.AAE": "ingested (an Apple .AAE adjustment file whose photo or video (IMG_0003.jpg) is not a photo or video: delivered as a file)",
+            "IMG_0004.jpg.json": "ingested", "IMG_0005.jpg.json": "attached to IMG_0005.jpg", "IMG_0005.jpg.xmp": "attached to IMG_0005.jpg",
+        ]
+        func outcomes(_ report: String) throws -> [String: String] {
+            let document = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: report))) as? [String: Any])
+            var found: [String: String] = [:]
+            for item in document["items"] as? [[String: Any]] ?? [] {
+                let name = ((item["source"] as? String ?? "") as NSString).lastPathComponent
+                #expect(found[name] == nil, "\(name) is reported twice")
+                var outcome = item["status"] as? String ?? "?"
+                if let media = item["attachedTo"] as? String { outcome += " to " + (media as NSString).lastPathComponent }
+                let warnings = (item["warnings"] as? [String] ?? []).filter { $0.contains("delivered as a file") }
+                if !warnings.isEmpty { outcome += " (" + warnings.joined(separator: "; ") + ")" }
+                found[name] = outcome
+            }
+            return found
+        }
+
+        let server = try PostgresServer()
+        #expect(try ShareProcess.run(["db", "migrate", "--db", server.url]).status == 0)
+        let workers = DistributedTests.Workers(url: server.url)
+        try workers.start("released")
+        defer { workers.stopAll() }
+        var seen: [String: [String: String]] = [:]
+        for (mode, database) in [("local", [String]()), ("remote", ["--db", server.url])] {
+            let container = root + "/c-" + mode, report = root + "/\(mode).json"
+            let run = try ShareProcess.run(["ingest", "--json"] + database + ["--container", container, "--report", report, dropPath])
+            #expect(run.status == 1, "\(mode): three photos fail: \(run.stderr) \(workers.log("released"))")
+            seen[mode] = try outcomes(report)
+            #expect(seen[mode] == expected, "\(mode): \(seen[mode]?.filter { expected[$0.key] != $0.value } ?? [:])")
+            // Every input is heard once as an `item` event.
+            let items = run.stdout.split(separator: "\n").compactMap { line in
+                (try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]).flatMap { $0["event"] as? String == "item" ? $0 : nil }
+            }
+            #expect(items.count == expected.count, "\(mode): \(items.count) item events")
+            #expect(Set(items.compactMap { ($0["source"] as? String).map { ($0 as NSString).lastPathComponent } }) == Set(expected.keys), "\(mode)")
+            // The sidecars delivered as files hold their sources' bytes, named by their photo's UUID.
+            let byName = try Self.entries(container)
+            for name in ["IMG_0001.jpg.json", "IMG_0002.jpg.xmp", "IMG_0003.AAE", "IMG_0004.jpg.json"] {
+                let entry = try #require(byName[name], "\(mode): \(name) is not in the manifest")
+                #expect(entry["type"] as? String == "file", "\(mode): \(name)")
+                let path = try #require(entry["path"] as? String)
+                let url = try #require(URL(string: path))
+                #expect(try [UInt8](Data(contentsOf: url)) == sources[name], "\(mode): \(name)'s copy")
+                #expect(entry["sha256"] as? String != nil, "\(mode): \(name)")
+            }
+            #expect(byName["IMG_0003.jpg"]?["sidecars"] == nil && byName["IMG_0004.jpg"]?["sidecars"] == nil, "\(mode)")
+            // Two sidecars of one photo, numbered in input order under its UUID.
+            let photo = try #require(byName["IMG_0005.jpg"])
+            let photoPath = try #require(photo["path"] as? String)
+            let uuid = try #require(URL(string: photoPath)).deletingPathExtension().lastPathComponent
+            let attached = try #require(photo["sidecars"] as? [[String: Any]])
+            #expect(attached.compactMap { ($0["path"] as? String).flatMap(URL.init(string:))?.lastPathComponent } == [uuid + ".1.json", uuid + ".2.xmp"])
+            #expect(photo["capturedAt"] as? String == "2019-07-01T17:01:40Z" && photo["capturedAtSource"] as? String == "takeout", "\(mode)")
+            // Nothing of the failed photos is left behind; every other file in the container is an entry's or a sidecar's.
+            let named = Set(byName.values.flatMap { entry in
+                [entry["path"] as? String] + (entry["sidecars"] as? [[String: Any]] ?? []).map { $0["path"] as? String }
+            }.compactMap { $0.flatMap(URL.init(string:))?.lastPathComponent })
+            let files = try FileManager.default.contentsOfDirectory(atPath: container).filter { !$0.hasPrefix(".") && $0 != "manifests" && $0 != "thumbnails" }
+            #expect(Set(files) == named, "\(mode): left behind \(Set(files).subtracting(named)), missing \(named.subtracting(files))")
+        }
+        #expect(seen["local"] == seen["remote"])
+    }
+
+    /// Files named one by one on the command line are matched as a folder's
+    /// are: an `.AAE` and a Takeout JSON given beside their photos are
+    /// attached to them.
+    @Test func sidecarsNamedOneByOneAreAttachedToThePhotosNamedBesideThem() throws {
+        let work = TemporaryDirectory("sidecar-named")
+        let drop = TemporaryDirectory("sidecar-named-drop")
+        let heic = try drop.add("IMG_1234.HEIC", copying: Fixtures.media("image.heic"))
+        let aae = try drop.add("IMG_1234.AAE", bytes: Self.aae)
+        let jpeg = try drop.add("IMG_0001.jpg", copying: Fixtures.media("photo.jpg"))
+        let json = try drop.add("IMG_0001.jpg.json", bytes: Self.takeoutJSON(title: "IMG_0001.jpg"))
+        let report = work.file("report.json")
+        let run = try ShareProcess.run(["ingest", "--container", work.file("c"), "--report", report, aae, heic, json, jpeg])
+        #expect(run.status == 0, "\(run.stderr)")
+        let found = try Self.outcomes(report: report, drop: drop.path)
+        #expect(found == ["IMG_1234.HEIC": "ingested", "IMG_1234.AAE": "attached to IMG_1234.HEIC", "IMG_0001.jpg": "ingested",
+            "IMG_0001.jpg.json": "attached to IMG_0001.jpg"], "\(found)")
+        #expect(try Self.entries(work.file("c"))["IMG_0001.jpg"]?["capturedAtSource"] as? String == "takeout")
+    }
 }

@@ -240,27 +240,31 @@ import Testing
         #expect(Self.refusal(Self.compatibleReply(MediaFacts(kind: .image, width: 2014, height: 3040), width: 1000, height: 1000, jpeg: square), raw)?.contains("another shape") == true)
     }
 
-    /// A Takeout JSON's facts answer only a Takeout request, alone, within
-    /// their lengths, with finite places; a forged one is refused.
-    @Test func takeoutFactsOnlyAnswerATakeoutRequestWithinTheirBounds() throws {
-        let request = DecodeRequest(path: "/proc/self/fd/9", label: "X.jpg.json", format: .text, task: .takeoutSidecar)
-        func reply(_ takeout: TakeoutSidecar?, facts: MediaFacts = MediaFacts(kind: .unreadable)) -> HelperReply {
-            var result = WireResult(.success(DecodedMedia(facts: facts, takeout: takeout)))
-            result.takeout = takeout
+    /// The Takeout JSONs sent with a file get one reading each, in their
+    /// order, and none are answered when none were sent; each reading within
+    /// its lengths, with finite places; a forged one is refused.
+    @Test func takeoutReadingsAnswerTheJSONsSentWithinTheirBounds() throws {
+        var request = Self.request(thumbnail: nil)
+        request.takeoutJSONs = [Array("{}".utf8), Array("[]".utf8)]
+        func reply(_ readings: [TakeoutReading]?, facts: MediaFacts = Self.photo) -> HelperReply {
+            var result = WireResult(.success(DecodedMedia(facts: facts)))
+            result.takeouts = readings
             return HelperReply(result: result, jpeg: [])
         }
         let honest = TakeoutSidecar(title: "X.jpg", photoTakenTime: 99_999_999_999, description: "at dusk", geoData: TakeoutPlace(latitude: 95, longitude: 2))
-        #expect(Self.refusal(reply(honest), request) == nil, "ranges are the pipeline's to check, not the reply's")
-        #expect(try ReplyCheck.validate(reply(honest), for: request).get().takeout == honest)
-        #expect(Self.refusal(reply(nil), request) == "a Takeout request answered without its facts")
-        #expect(Self.refusal(reply(honest), Self.request(thumbnail: nil)) == "Takeout JSON facts nobody asked for")
-        #expect(Self.refusal(reply(honest, facts: Self.photo), request) == "a Takeout request answered with decoded media")
+        let readings: [TakeoutReading] = [.read(honest), .refused("not valid JSON")]
+        #expect(Self.refusal(reply(readings), request) == nil, "ranges are the pipeline's to check, not the reply's")
+        #expect(try ReplyCheck.validate(reply(readings), for: request).get().takeouts == readings)
+        #expect(Self.refusal(reply(nil), request) == "0 Takeout JSON readings for the 2 sent")
+        #expect(Self.refusal(reply([.read(honest)]), request) == "1 Takeout JSON readings for the 2 sent")
+        #expect(Self.refusal(reply([.read(honest)]), Self.request(thumbnail: nil)) == "1 Takeout JSON readings for the 0 sent")
         let long = TakeoutSidecar(title: "X", description: String(repeating: "a", count: TakeoutJSON.maximumDescription + 1))
-        #expect(Self.refusal(reply(long), request) == "a Takeout description of 2001 characters")
+        #expect(Self.refusal(reply([.read(long), .read(honest)]), request) == "a Takeout description of 2001 characters")
         let infinite = TakeoutSidecar(title: "X", geoDataExif: TakeoutPlace(latitude: .infinity, longitude: 0))
-        #expect(Self.refusal(reply(infinite), request)?.hasPrefix("a Takeout place") == true)
-        let title = try ReplyCheck.validate(reply(TakeoutSidecar(title: "X\u{1B}[2J.jpg")), for: request).get().takeout?.title
-        #expect(title == "X [2J.jpg")
+        #expect(Self.refusal(reply([.read(honest), .read(infinite)]), request)?.hasPrefix("a Takeout place") == true)
+        #expect(Self.refusal(reply([.read(honest), .refused(String(repeating: "x", count: 5000))]), request)?.hasPrefix("a Takeout JSON's refusal of") == true)
+        let escaped = try ReplyCheck.validate(reply([.read(TakeoutSidecar(title: "X\u{1B}[2J.jpg")), .refused("bad\u{1B}[2J")]), for: request).get().takeouts
+        #expect(escaped == [.read(TakeoutSidecar(title: "X [2J.jpg")), .refused("bad [2J")])
     }
 
     @Test func locationMetadataOnlyAnswersALocationRequest() throws {

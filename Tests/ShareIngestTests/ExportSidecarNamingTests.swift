@@ -109,21 +109,24 @@ import TestSupport
         }
     }
 
-    /// The fan-in reads the export candidates one stem at a time, in pages:
-    /// with pages of 2 rows, every stem still comes whole and once, the same
-    /// items as in one page, and the items no other shares are not read.
+    /// The fan-in reads the export candidates (photos and videos sharing a
+    /// stem, for the groups of shots) one stem at a time, in pages: with pages
+    /// of 2 rows, every stem still comes whole and once, the same items as in
+    /// one page, and the items no other shares are not read. Sidecars are no
+    /// rows of their own: their media carry them.
     @Test func exportCandidatesComeOneWholeStemAtATimeAcrossPages() throws {
         let drop = TemporaryDirectory("export-pages")
         for stem in ["a/IMG_0001", "a/IMG_0002", "b/IMG_0001"] {
             try drop.add(stem + ".jpg", copying: Fixtures.media("photo.jpg"))
+            try drop.add(stem + "-edited.jpg", copying: Fixtures.media("gray.jpg"))
             try drop.add(stem + ".jpg.xmp", bytes: Array(#"<x:xmpmeta xmlns:x="adobe:ns:meta/"></x:xmpmeta>"#.utf8))
         }
-        try drop.add("a/IMG_0002-edited.jpg", copying: Fixtures.media("photo.jpg"))
         try drop.add("a/alone.jpg", copying: Fixtures.media("photo.jpg"))
         try drop.add("c/orphan.xmp", bytes: Array(#"<x:xmpmeta xmlns:x="adobe:ns:meta/"></x:xmpmeta>"#.utf8))
         let container = try TemporaryContainer()
         let report = try ShareIngestor(container: container.directory, identifiers: .sequential()).ingest([.path(drop.path)])
         #expect(report.isComplete)
+        #expect(report.attachedCount == 3 && report.items.count == 11, "\(report.items.map { "\($0.source) \($0.status)" })")
         let journal = try BatchJournal(container: container.directory)
         func stems(pageSize: Int) throws -> [[String]] {
             var found: [[String]] = []
@@ -135,7 +138,61 @@ import TestSupport
         let whole = try stems(pageSize: 1000)
         #expect(try stems(pageSize: 2) == whole)
         #expect(try stems(pageSize: 1) == whole)
-        #expect(Set(whole) == [["a/IMG_0001.jpg", "a/IMG_0001.jpg.xmp"], ["a/IMG_0002-edited.jpg", "a/IMG_0002.jpg", "a/IMG_0002.jpg.xmp"],
-            ["b/IMG_0001.jpg", "b/IMG_0001.jpg.xmp"], ["c/orphan.xmp"]], "\(whole)")
+        #expect(Set(whole) == [["a/IMG_0001-edited.jpg", "a/IMG_0001.jpg"], ["a/IMG_0002-edited.jpg", "a/IMG_0002.jpg"],
+            ["b/IMG_0001-edited.jpg", "b/IMG_0001.jpg"]], "\(whole)")
+    }
+
+    /// Which files of a folder each sidecar goes to, by name alone (the first
+    /// reports it, the rest borrow it), and which are left to be items of their own.
+    @Test func aFoldersSidecarsAreMatchedToTheirMediaByName() {
+        let folder = FolderSidecars(names: [
+            "IMG_0001.jpg", "IMG_0001.jpg.json",  // Takeout: the photo of that name
+            "IMG_0002-edited.jpg", "IMG_0002.jpg", "IMG_0002.jpg.supplemental-metadata.json",  // and its edited copy, which borrows it
+            "IMG_0003(1).jpg", "IMG_0003.jpg(1).json",  // the duplicate number behind the extension
+            "IMG_1234.AAE", "IMG_1234.HEIC", "IMG_E1234.JPG",  // Apple: the original, not its render
+            "IMG_2000.CR2", "IMG_2000.JPG", "IMG_2000.xmp",  // a RAW developer's XMP: the RAW
+            "IMG_3000.JPG", "IMG_3000.JPG.xmp",  // the media's extension named
+            "metadata.json", "IMG_0099.jpg.json", "notes.txt", "IMG_4000.xmp",  // no media of theirs here
+        ])
+        #expect(folder.media["IMG_0001.jpg.json"] == ["IMG_0001.jpg"])
+        #expect(folder.media["IMG_0002.jpg.supplemental-metadata.json"] == ["IMG_0002.jpg", "IMG_0002-edited.jpg"])
+        #expect(folder.media["IMG_0003.jpg(1).json"] == ["IMG_0003(1).jpg"])
+        #expect(folder.media["IMG_1234.AAE"] == ["IMG_1234.HEIC"])
+        #expect(folder.media["IMG_2000.xmp"] == ["IMG_2000.CR2"])
+        #expect(folder.media["IMG_3000.JPG.xmp"] == ["IMG_3000.JPG"])
+        for alone in ["metadata.json", "IMG_0099.jpg.json", "notes.txt", "IMG_4000.xmp"] { #expect(folder.media[alone] == nil, "\(alone)") }
+        #expect(folder.sidecars["IMG_0002-edited.jpg"] == ["IMG_0002.jpg.supplemental-metadata.json"])
+        #expect(folder.sidecars["IMG_E1234.JPG"] == nil)
+        #expect(FolderSidecars(names: ["IMG_0001.jpg", "IMG_0002.jpg"]).isEmpty)
+    }
+
+    /// The plan hands on a media item once each of its sidecars has been met,
+    /// whichever comes first in name order, in input order otherwise; a
+    /// sidecar takes its place in the order but is no item of its own, and one
+    /// whose first media never comes as a file is an item after all.
+    @Test func theAssemblyHoldsAMediaItemUntilItsSidecarsAreMet() {
+        let names = ["IMG_0002-edited.jpg", "IMG_0002.jpg", "IMG_0002.jpg.json", "IMG_1234.AAE", "IMG_1234.HEIC", "X.jpg", "X.jpg.json", "Z.jpg"]
+        var assembly = SidecarAssembly(FolderSidecars(names: names))
+        let identifiers = IdentifierSource.sequential()
+        var handed: [ItemState] = []
+        for (index, name) in names.enumerated() where name != "X.jpg" {  // X.jpg is no file (a folder, a FIFO)
+            let source = ItemSource.file(SourceFile(path: SourcePath("/drop/" + name), name: name))
+            if assembly.isSidecar(name) {
+                handed += assembly.meetSidecar(name, index: index, source: source, label: "drop/" + name)
+            } else {
+                handed += assembly.meetMedia(name, ItemState(index: index, id: identifiers.next(), source: source, label: "drop/" + name))
+            }
+        }
+        handed += assembly.finish(identifiers: identifiers)
+        // The AAE (3) and the JSON (2) are carried; X.jpg.json (6) comes at the folder's end.
+        #expect(handed.map(\.index) == [0, 1, 4, 7, 6], "\(handed.map(\.label))")
+        let byName = Dictionary(handed.map { ($0.label, $0) }, uniquingKeysWith: { first, _ in first })
+        #expect(byName["drop/IMG_0002.jpg"]?.carriedSidecars.map { [$0.item.index, $0.borrowed ? 1 : 0] } == [[2, 0]])
+        #expect(byName["drop/IMG_0002-edited.jpg"]?.carriedSidecars.map { [$0.item.index, $0.borrowed ? 1 : 0] } == [[2, 1]])
+        #expect(byName["drop/IMG_1234.HEIC"]?.carriedSidecars.first?.item.label == "drop/IMG_1234.AAE")
+        #expect(byName["drop/IMG_1234.HEIC"]?.carriedSidecars.first?.item.attachedTo == "drop/IMG_1234.HEIC")
+        #expect(byName["drop/IMG_1234.HEIC"]?.carriedSidecars.first?.item.id == byName["drop/IMG_1234.HEIC"]?.id, "its copy is named by its media")
+        #expect(byName["drop/X.jpg.json"]?.carriedSidecars == [], "its photo never came: an item of its own")
+        #expect(byName["drop/Z.jpg"]?.carriedSidecars == [])
     }
 }

@@ -221,7 +221,12 @@ import Testing
             width: 1920, height: 1080, layout: .microVideo)
         item.livePhoto = LivePhotoLink(photo: "/container/A.jpg", video: "/container/D.mov", contentIdentifier: "ABC-1", pairedBy: .contentIdentifier)
         item.sidecarKind = .takeout
-        item.sidecars = [SidecarRecord(path: "/container/A.1.json", kind: .takeout, mimeType: "application/json", size: 420)]
+        var carried = ItemState(index: 8, id: item.id, source: .file(SourceFile(path: SourcePath("/inbox/a.png.json"), name: "a.png.json")), label: "/inbox/a.png.json")
+        carried.sidecarKind = .takeout
+        carried.attachedTo = "/inbox/a.png"
+        carried.copyPath = "/container/A.1.json"
+        carried.takeout = TakeoutFacts(takenAt: 1_562_000_000, description: nil, location: nil)
+        item.carriedSidecars = [CarriedSidecar(item: carried), CarriedSidecar(item: carried, borrowed: true)]
         item.attachedTo = "/inbox/b.jpg"
         item.takeout = TakeoutFacts(takenAt: 1_562_000_000, description: "dusk", location: TakeoutLocation(latitude: 48.8, longitude: 2.3, altitude: 35))
         item.capturedAt = "2019-07-01T16:53:20Z"

@@ -54,6 +54,16 @@ public struct DecodeRequest: Sendable, Codable, Hashable {
     /// The full-resolution JPEG wanted, if any (``CompatibleCopySpec``); never
     /// asked for together with a thumbnail.
     public var compatibleCopy: CompatibleCopySpec?
+    /// The bytes of Google Takeout JSON sidecars of the file (each at most
+    /// ``TakeoutJSON/maximumSize``), read with it in the same request: the
+    /// answer has one ``TakeoutReading`` for each (``DecodedMedia/takeouts``).
+    /// Untrusted bytes like the file's, so they are parsed where the file is.
+    /// Not part of the request's JSON: the helper protocol carries them raw
+    /// after it, as it carries a thumbnail's bytes after the answer's JSON.
+    public var takeoutJSONs: [[UInt8]] = []
+
+    /// The most Takeout JSONs one request carries.
+    public static let maximumTakeoutJSONs = 4
 
     /// A request for `path`'s facts, and its thumbnail when `thumbnail` is given;
     /// its ``MomentFacts`` too when `moments` is true.
@@ -101,12 +111,19 @@ public enum DecodeTask: String, Sendable, Codable, Hashable {
     /// Find where the file records a location (``LocationMetadata``), for
     /// location privacy: only metadata structures are read, no pixel is
     /// decoded, and the reply's facts are the format's kind alone (no size).
+    /// (Where a Google Takeout JSON records a place is such a request of the
+    /// text format.)
     case locationMetadata
-    /// Read a Google Takeout JSON sidecar (``TakeoutSidecar``): its few facts,
-    /// no pixel; the reply's facts are of kind `unreadable` alone. (Where such a
-    /// JSON records a place, for location privacy, is a ``locationMetadata``
-    /// request of the text format.)
-    case takeoutSidecar
+}
+
+/// What a Google Takeout JSON sent with a media request
+/// (``DecodeRequest/takeoutJSONs``) was read as: its few facts, or why it is
+/// not one (not JSON, nested too deep, no `title`, too large).
+public enum TakeoutReading: Sendable, Codable, Hashable {
+    /// What the JSON says.
+    case read(TakeoutSidecar)
+    /// Why it was not read as a Takeout JSON, in words.
+    case refused(String)
 }
 
 /// What decoding found out.
@@ -122,17 +139,18 @@ public struct DecodedMedia: Sendable, Codable, Hashable {
     public var location: LocationMetadata?
     /// The compatible copy, when one was asked for: made, or why not.
     public var compatibleCopy: CompatibleCopyOutcome?
-    /// What a Takeout JSON says, for a ``DecodeTask/takeoutSidecar`` request.
-    public var takeout: TakeoutSidecar?
+    /// One reading of each Takeout JSON the request carried
+    /// (``DecodeRequest/takeoutJSONs``), in their order.
+    public var takeouts: [TakeoutReading]
 
     /// Facts and, when asked for, the thumbnail's outcome, the moment facts,
-    /// the location metadata found, the compatible copy's outcome and a
-    /// Takeout JSON's facts.
+    /// the location metadata found, the compatible copy's outcome and the
+    /// readings of the Takeout JSONs sent with the file.
     public init(
         facts: MediaFacts, thumbnail: ThumbnailOutcome? = nil, moments: MomentFacts? = nil, location: LocationMetadata? = nil,
-        compatibleCopy: CompatibleCopyOutcome? = nil, takeout: TakeoutSidecar? = nil
+        compatibleCopy: CompatibleCopyOutcome? = nil, takeouts: [TakeoutReading] = []
     ) {
-        self.takeout = takeout
+        self.takeouts = takeouts
         self.facts = facts
         self.thumbnail = thumbnail
         self.moments = moments

@@ -555,8 +555,8 @@ extension JobQueue: JobStore {
             """
             SELECT d.idx AS idx, d.snapshot AS snapshot, d.export_stem AS export_stem FROM share_jobs d WHERE d.batch_id = $1::uuid AND d.idx >= 0
                 AND d.reason IS NULL AND d.export_stem IS NOT NULL AND (d.export_stem COLLATE "C" > $2 OR (d.export_stem = $2 AND d.idx > $3::integer))
-                AND (d.sidecar_kind IS NOT NULL OR EXISTS (SELECT 1 FROM share_jobs o WHERE o.batch_id = d.batch_id AND o.export_stem = d.export_stem
-                    AND o.idx <> d.idx AND o.idx >= 0 AND o.reason IS NULL))
+                AND EXISTS (SELECT 1 FROM share_jobs o WHERE o.batch_id = d.batch_id AND o.export_stem = d.export_stem
+                    AND o.idx <> d.idx AND o.idx >= 0 AND o.reason IS NULL)
             ORDER BY d.export_stem COLLATE "C", d.idx LIMIT $4::integer
             """, [batch.uuidString, after.stem, String(max(after.index, -1)), String(limit)]
         ).map { row in

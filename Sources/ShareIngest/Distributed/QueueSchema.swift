@@ -217,9 +217,11 @@ enum QueueSchema {
         CREATE INDEX share_jobs_failures ON share_jobs (finished_at) WHERE reason IS NOT NULL;
         """
 
-    // Export sidecars' kinds and the stems they and the media name
-    // (ItemState.sidecarKeys), so the fan-in finds a batch's sidecars and their
-    // media without reading every item.
+    // Export sidecars' kinds and the stems they and the media name, so the
+    // fan-in found a batch's sidecars and their media without reading every
+    // item. Sidecars are matched when a batch is planned now: only
+    // `export_stem` is written (ItemState.exportStem), for the groups of
+    // shots; `sidecar_kind` stays empty.
     private static let version9 = """
         ALTER TABLE share_jobs ADD COLUMN sidecar_kind text, ADD COLUMN export_stem text;
         CREATE INDEX share_jobs_sidecar_kind ON share_jobs (batch_id, export_stem) WHERE sidecar_kind IS NOT NULL;

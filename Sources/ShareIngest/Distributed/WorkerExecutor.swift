@@ -166,7 +166,7 @@ final class WorkerExecutor {
             // planner's and this machine's).
             outcome = try BatchCompletion.finish(
                 stored.record, context: batch, store: store, wallSeconds: max(0, Date().timeIntervalSince(stored.record.createdAt)), now: Date(),
-                recordChanged: { changed in try store.record(changed, batch: stored.record, lease: lease) },
+                events: run.worker.events, recordChanged: { changed in try store.record(changed, batch: stored.record, lease: lease) },
                 recordEnd: { record, changed in try store.finish(record, changed: changed, lease: lease) })
         } catch let failure as BatchCompletion.NotRecorded {
             try? run.loseManifest(job, lease: lease, error: "\(failure.error)", lifecycle: batch.lifecycle, queue: store)

@@ -2,8 +2,12 @@ import Glibc
 import ShareManifest
 import SystemCalls
 
-/// One entry found in a dropped folder: a file to ingest, or something left out and why.
+/// One entry found in a dropped folder: a file to ingest, or something left
+/// out and why; and, before the entries of each folder, the names it lists.
 enum DropEntry {
+    /// A folder was listed: its entries (of these names, hidden ones left
+    /// out, in this order) follow, files first, up to the next `folder`.
+    case folder(SortedNames)
     /// A regular file (`path` is what to read: for a symbolic link, its target).
     case file(SourcePath, shownAs: SourcePath, name: String)
     case skipped(SourcePath, ItemFailure)
@@ -52,6 +56,7 @@ struct DropWalker: Sequence, IteratorProtocol {
                 // Hidden names (a leading dot) are not part of a drop.
                 let names = try SortedNames(pathBytes: directory.path.bytes, display: directory.path.display) { $0.first != UInt8(ascii: ".") }
                 current = (directory.path, directory.depth, names, 0, [])
+                return .folder(names)
             } catch {
                 return .skipped(directory.path, ItemFailure(.copy, .unreadable, "\(directory.path.display): cannot list folder: \(error.message)"))
             }

@@ -100,9 +100,11 @@ public final class BatchJournal: Sendable {
                         ALTER TABLE items ADD COLUMN suspect TEXT;
                         ALTER TABLE batches ADD COLUMN max_attempts INTEGER;
                         """),
-                // Export sidecars' kinds and the stems they and the media name
-                // (ItemState.sidecarKeys), so the fan-in finds a batch's sidecars
-                // and their media without reading every item.
+                // Export sidecars' kinds and the stems they and the media name,
+                // so the fan-in found a batch's sidecars and their media without
+                // reading every item. Sidecars are matched when a batch is planned
+                // now: only `export_stem` is written (ItemState.exportStem), for
+                // the groups of shots; `sidecar_kind` stays empty.
                 Migration(
                     name: "6-export-sidecar-keys",
                     sql: """
@@ -399,8 +401,7 @@ extension BatchJournal: JournalStore {
             """
             SELECT idx, uuid, snapshot, export_stem FROM items d WHERE d.batch_id = ?1 AND d.reason IS NULL AND d.export_stem IS NOT NULL
                 AND (d.export_stem > ?2 OR (d.export_stem = ?2 AND d.idx > ?3))
-                AND (d.sidecar_kind IS NOT NULL OR EXISTS (SELECT 1 FROM items o WHERE o.batch_id = d.batch_id AND o.export_stem = d.export_stem
-                    AND o.idx <> d.idx AND o.reason IS NULL))
+                AND EXISTS (SELECT 1 FROM items o WHERE o.batch_id = d.batch_id AND o.export_stem = d.export_stem AND o.idx <> d.idx AND o.reason IS NULL)
             ORDER BY d.export_stem, d.idx LIMIT ?4
             """, [.text(batch.uuidString), .text(after.stem), .integer(Int64(max(after.index, Int(Int32.min)))), .integer(Int64(limit))]
         ).map { (stem: $0.text("export_stem") ?? "", item: Self.item($0)) }

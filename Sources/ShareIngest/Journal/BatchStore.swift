@@ -47,10 +47,10 @@ protocol ItemStore: AnyObject {
     /// indexed) another such item of the batch shares. The fan-in pairs them.
     func livePhotoCandidates(for batch: UUID) throws -> [ItemState]
 
-    /// A page of the export candidates of `batch` (not failed): the sidecars,
-    /// and the photos and videos whose stem (indexed, ``ItemState/sidecarKeys``)
-    /// another item shares, in the order of their stem and index, from after
-    /// `after` (a stem and an index), at most `limit` of them, each with its stem.
+    /// A page of the export candidates of `batch` (not failed): the photos and
+    /// videos whose stem (indexed, ``ItemState/exportStem``) another item
+    /// shares, in the order of their stem and index, from after `after` (a stem
+    /// and an index), at most `limit` of them, each with its stem.
     func exportCandidates(for batch: UUID, after: (stem: String, index: Int), limit: Int) throws -> [(stem: String, item: ItemState)]
 
     /// A page of the photos of `batch` (not failed) whose Apple burst
@@ -62,9 +62,8 @@ protocol ItemStore: AnyObject {
 
 extension ItemStore {
     /// The export candidates of `batch` one stem at a time (every item of the
-    /// stem together), read in pages of `pageSize`: the fan-in matches
-    /// sidecars and groups shots in bounded memory, however large the drop
-    /// (the largest stem aside).
+    /// stem together), read in pages of `pageSize`: the fan-in groups shots in
+    /// bounded memory, however large the drop (the largest stem aside).
     func forEachExportStem(of batch: UUID, pageSize: Int, _ body: ([ItemState]) throws -> Void) throws {
         try Self.forEachKey(pageSize: pageSize, page: { after, limit in try exportCandidates(for: batch, after: after, limit: limit) }, body)
     }

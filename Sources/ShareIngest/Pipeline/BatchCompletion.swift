@@ -51,8 +51,13 @@ enum BatchCompletion {
     /// after a crash between two pages finds the recorded ones already changed
     /// and makes the same manifest. It says false when the batch is no longer
     /// the caller's (a manifest job's lease lost): nothing more is recorded.
+    ///
+    /// The sidecars each item carries are settled here (``settleSidecars(of:in:)``):
+    /// attached to a delivered photo or video, else delivered as files of
+    /// their own; `events` hears each of their reports (their media's was
+    /// heard when it finished).
     static func finish(
-        _ batch: BatchRecord, context: BatchContext, store: any ItemStore, wallSeconds: Double?, now: Date,
+        _ batch: BatchRecord, context: BatchContext, store: any ItemStore, wallSeconds: Double?, now: Date, events: IngestEventSink? = nil,
         beforeRecording: (BatchRecord) -> Void = { _ in },
         recordChanged: ([ItemState]) throws -> Bool, recordEnd: (BatchRecord, [ItemState]) throws -> Bool
     ) throws -> Outcome? {
@@ -103,12 +108,9 @@ enum BatchCompletion {
             if changed.count >= pageSize { try recordPage() }
         }
 
-        // Export sidecars, attached to the media they describe (v2): worked out
-        // before any entry is written, as the sidecar may come after its media,
-        // and recorded a page at a time as the stems are read, so that the pass
-        // below finds them in the store and the fan-in holds one stem's matches
-        // at a time, however many sidecars the drop has. Groups of shots (a RAW
-        // and its JPEG), formed as they will be delivered, read the same way.
+        // Groups of shots (a RAW and its JPEG, a burst, an edit), formed as
+        // they will be delivered before any entry is written, as a member may
+        // come after another: the stems the store's index gives, one at a time.
         var groups = ShotGrouping()
         if stage.settings.schema == .v2 {
             let final = { (candidate: ItemState) -> ItemState? in
@@ -118,21 +120,14 @@ enum BatchCompletion {
             }
             // Apple bursts first (by `BurstUUID`): their frames join no group by name.
             try store.forEachBurst(of: batch.id, pageSize: exportPageSize) { frames in groups.addBurst(frames, final: final) }
-            try store.forEachExportStem(of: batch.id, pageSize: exportPageSize) { stem in
-                for item in Self.matchingSidecars(of: stem, final: final, in: container) { try keep(item) }
-                groups.add(stem, final: final)
-            }
-            try recordPage()
-            // The batch is no longer this holder's: the manifest pass below would
-            // read matches that were not all recorded. Its new holder matches again.
-            guard stillOurs else { return nil }
+            try store.forEachExportStem(of: batch.id, pageSize: exportPageSize) { stem in groups.add(stem, final: final) }
         }
-        // The sidecars' own copies, removed once the manifest is written.
-        var attachedCopies: [String] = []
 
         var writer: ManifestWriter?
         var writeError: SystemError?
         var copiesSynced = false
+        // A sidecar copied here, after the copies were synced: synced again before the manifest.
+        var copiedSinceSync = false
         var types: Set<SharedMediaType> = []
         var totals: [StageName: Double] = [:]
         // The stored report is written as the items are read (in bounded memory);
@@ -144,11 +139,35 @@ enum BatchCompletion {
         // Small batches' reports are kept (they outlive the container); a large
         // batch's are read back from the stored report when needed.
         var held: [ItemReport]? = []
-        func report(_ item: ItemState) {
+        @discardableResult
+        func report(_ item: ItemState) -> ItemReport {
             let itemReport = stage.report(for: item, finished: true, message: context.message)
             counts.add(itemReport.status)
             if counts.items <= BatchReport.itemsHeldInMemory { held?.append(itemReport) } else { held = nil }
             do throws(SystemError) { try reportWriter?.append(itemReport) } catch { reportWriter = nil }
+            return itemReport
+        }
+        /// Adds the entry of `item` (delivered) to the manifest.
+        func deliver(_ item: ItemState) {
+            let entry = stage.entry(for: item, message: context.message)
+            types.insert(entry.type)
+            guard !alreadyWritten, writeError == nil else { return }
+            do throws(SystemError) {
+                // Every copy is in place (all items finished): one fsync of
+                // their folders makes them durable before a manifest names them.
+                if entry.fileURL != nil, !copiesSynced {
+                    try stage.syncCopies(in: container)
+                    copiesSynced = true
+                    copiedSinceSync = false
+                }
+                if writer == nil {
+                    CrashPoint.hit("before-manifest")
+                    writer = try ManifestStore(container: container).writer(key: batch.key, schema: context.pipeline.manifest.schema, textOnly: textOnly)
+                }
+                try writer?.append(entry)
+            } catch {
+                writeError = error
+            }
         }
         try store.forEachItem(of: batch.id, pageSize: pageSize) { stored in
             var item = stored
@@ -158,15 +177,6 @@ enum BatchCompletion {
             for path in (temporaries[item.id] ?? []) + (temporaries[item.motionVideoID] ?? []) { FileSystem.remove(path) }
             if item.failure != nil { item.removeFiles(in: container) }
             var itemChanged = false
-            if item.failure == nil, item.attachedTo != nil {
-                // A sidecar attached to its media (above): not an entry of its
-                // own. Its own copy only goes (a duplicate linked to an earlier
-                // copy points at another item's).
-                if let own = item.copyPath, own.lastPathComponentOfPath.hasPrefix(item.id.uuidString) { attachedCopies.append(own) }
-                totals.merge(item.stageSeconds, uniquingKeysWith: +)
-                report(item)
-                return
-            }
             if item.failure == nil, let group = groups.groups[item.index], item.group != group {
                 item.group = group
                 itemChanged = true
@@ -180,30 +190,23 @@ enum BatchCompletion {
                 item.livePhoto = link
                 itemChanged = true
             }
+            if !item.carriedSidecars.isEmpty {
+                let settled = Self.settleSidecars(of: &item, in: context)
+                if settled.changed { itemChanged = true }
+                if settled.copied { copiedSinceSync = true }
+            }
             if itemChanged { try keep(item) }
             totals.merge(item.stageSeconds, uniquingKeysWith: +)
-            if item.failure == nil {
-                let entry = stage.entry(for: item, message: context.message)
-                types.insert(entry.type)
-                if !alreadyWritten, writeError == nil {
-                    do throws(SystemError) {
-                        // Every copy is in place (all items finished): one fsync of
-                        // their folders makes them durable before a manifest names them.
-                        if entry.fileURL != nil, !copiesSynced {
-                            try stage.syncCopies(in: container)
-                            copiesSynced = true
-                        }
-                        if writer == nil {
-                            CrashPoint.hit("before-manifest")
-                            writer = try ManifestStore(container: container).writer(key: batch.key, schema: context.pipeline.manifest.schema, textOnly: textOnly)
-                        }
-                        try writer?.append(entry)
-                    } catch {
-                        writeError = error
-                    }
-                }
-            }
+            if item.failure == nil { deliver(item) }
             report(item)
+            for sidecar in item.reportedSidecars {
+                if sidecar.failure == nil, sidecar.attachedTo == nil { deliver(sidecar) }
+                let sidecarReport = report(sidecar)
+                events?(.itemFinished(sidecarReport))
+            }
+        }
+        if copiesSynced, copiedSinceSync, writeError == nil {
+            do throws(SystemError) { try stage.syncCopies(in: container) } catch { writeError = error }
         }
         if let writer, writeError == nil {
             do throws(SystemError) {
@@ -222,17 +225,26 @@ enum BatchCompletion {
             let unsupported = Dictionary(changed.map { ($0.index, $0) }, uniquingKeysWith: { first, _ in first })
             try store.forEachItem(of: batch.id, pageSize: pageSize) { stored in
                 var item = unsupported[stored.index] ?? stored
+                var failed = false
+                for position in item.carriedSidecars.indices {
+                    var sidecar = item.carriedSidecars[position].item
+                    if let copy = sidecar.copyPath { FileSystem.remove(copy) }
+                    sidecar.copyPath = nil
+                    if sidecar.failure == nil {
+                        sidecar.failure = ItemFailure(.manifest, writing: writeError, "\(sidecar.label): the manifest could not be written: \(writeError)")
+                    }
+                    failed = failed || sidecar != item.carriedSidecars[position].item
+                    item.carriedSidecars[position].item = sidecar
+                }
                 if item.failure == nil {
                     item.failure = ItemFailure(.manifest, writing: writeError, "\(item.label): the manifest could not be written: \(writeError)")
                     item.removeFiles(in: container)
-                    try keep(item)
+                    failed = true
                 }
+                if failed { try keep(item) }
                 report(item)
+                for sidecar in item.reportedSidecars { report(sidecar) }
             }
-        }
-        // The sidecars' copies live on under their media's UUIDs: their own go.
-        if writeError == nil {
-            for path in attachedCopies where FileSystem.exists(path) { FileSystem.remove(path) }
         }
         CrashPoint.hit("after-manifest")
         TestThrottle.pause()
@@ -284,49 +296,29 @@ enum BatchCompletion {
 }
 
 extension BatchCompletion {
-    /// The items of one stem (``ItemStore/forEachExportStem(of:pageSize:_:)``)
-    /// that its sidecars' matching changes: an attached sidecar names its media
-    /// (`attachedTo`); a media item lists its sidecars, copied under its UUID
-    /// before any entry is written (the fsync of the container before the first
-    /// entry covers them), and takes their facts; a sidecar whose media is not
-    /// in the drop carries a warning. `final` gives each item as it will be
-    /// delivered (duplicates resolved), nil for one that will not be.
-    static func matchingSidecars(of stem: [ItemState], final: (ItemState) -> ItemState?, in container: ContainerDirectory) -> [ItemState] {
-        let matching = SidecarMatching(candidates: stem, final: final)
-        var changed: [ItemState] = []
-        for var item in stem where item.failure == nil {
-            let stored = item
-            if let media = matching.attachedTo[item.index] { item.attachedTo = media }
-            if let warning = matching.orphans[item.index], !item.warnings.contains(warning) { item.warnings.append(warning) }
-            if let sidecars = matching.attached[item.index], let id = matching.mediaIDs[item.index] {
-                item.sidecars = attach(sidecars, to: id, in: container)
-                SidecarMatching.takeFacts(of: sidecars, into: &item)
+    /// Settles the sidecars `item` carries, once `item` is final: attached to
+    /// it when it is delivered as a photo or video; otherwise each is released,
+    /// with a warning naming it. A released sidecar it reports is delivered as
+    /// a file of its own, from its copy, read and copied here when its media's
+    /// stages did not (it failed first); one it borrows goes. `changed`: some
+    /// sidecar's state changed; `copied`: a copy was made here.
+    static func settleSidecars(of item: inout ItemState, in context: BatchContext) -> (changed: Bool, copied: Bool) {
+        let before = item.carriedSidecars
+        if item.failure != nil || !(item.type == .image || item.type == .video) {
+            let reason = item.failure == nil ? "is not a photo or video" : "was not delivered"
+            for position in item.carriedSidecars.indices where item.carriedSidecars[position].isAttached {
+                let kind = item.carriedSidecars[position].item.sidecarKind
+                item.carriedSidecars[position].release(warning: CarriedSidecar.mediaNotDelivered(kind, media: item.label, reason: reason))
             }
-            if item != stored { changed.append(item) }
         }
-        return changed
-    }
-
-    /// Copies each of `sidecars` into the container under `item`'s UUID
-    /// (`<UUID>.<n>.json`, `.xmp`, `.aae`, numbered from 1 in input order) and
-    /// returns what the item's entry lists. A copy already there (a fan-in that
-    /// ran before and died) is kept; a sidecar whose copy cannot be made is left
-    /// out, with nothing half-written.
-    static func attach(_ sidecars: [SidecarMatching.Attached], to id: UUID, in container: ContainerDirectory) -> [SidecarRecord] {
-        var records: [SidecarRecord] = []
-        for (offset, sidecar) in sidecars.enumerated() {
-            let kind = sidecar.kind
-            let path = SidecarMatching.copyPath(in: container, id: id, n: offset + 1, kind: kind)
-            // A second name for the sidecar's copy (its data is already written;
-            // the container's fsync before the manifest makes the name durable),
-            // else a copy written whole and renamed into place: never half there.
-            if !FileSystem.exists(path) {
-                guard let source = sidecar.copyPath, FileSystem.hardLink(source, path) || FileSystem.copySmallFile(source, to: path) else { continue }
-            }
-            let size = (try? FileStatus.ofLink(path)).map(\.size)
-            records.append(SidecarRecord(path: path, kind: kind, mimeType: ExportSidecars.mimeType(of: kind), size: size))
+        for position in item.carriedSidecars.indices where item.carriedSidecars[position].borrowed && !item.carriedSidecars[position].isAttached {
+            if let copy = item.carriedSidecars[position].item.copyPath { FileSystem.remove(copy) }
+            item.carriedSidecars[position].item.copyPath = nil
         }
-        return records
+        SniffStage.readSidecars(of: &item, rejectContradictions: context.pipeline.sniff.rejectContradictions)
+        let copiesBefore = item.carriedSidecars.map(\.item.copyPath)
+        CopyStage.copySidecars(of: &item, in: context.container, sync: context.pipeline.copy.fsync)
+        return (item.carriedSidecars != before, item.carriedSidecars.map(\.item.copyPath) != copiesBefore)
     }
 }
 
@@ -338,7 +330,7 @@ extension ItemReports {
         let lifecycle = ItemLifecycle(stages: pipeline.itemStages)
         let stage = ManifestStage(settings: pipeline.manifest)
         var reports: [ItemReport] = []
-        try? journal.forEachItem(of: batch) { reports.append(stage.report(for: $0, finished: lifecycle.isFinished($0), message: message)) }
+        try? journal.forEachItem(of: batch) { reports += stage.reports(for: $0, finished: lifecycle.isFinished($0), message: message) }
         return reports
     }
 }

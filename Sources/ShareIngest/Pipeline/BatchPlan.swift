@@ -25,12 +25,17 @@ struct BatchPlan {
         var token: String?
         /// Distributed: the absolute inputs, which every worker must see.
         var roots: [String] = []
+        /// True when export sidecars are carried by the media they describe
+        /// (``FolderSidecars``): the manifest lists them (v2). A legacy
+        /// manifest delivers them as files.
+        var carriesSidecars: Bool
 
         init(container: ContainerDirectory, pipeline: PipelineDefinition, maxAttempts: Int, token: String? = nil, roots: [String] = []) {
             self.container = container
             self.lifecycle = ItemLifecycle(stages: pipeline.itemStages, maxAttempts: maxAttempts)
             self.token = token
             self.roots = roots
+            self.carriesSidecars = pipeline.manifest.schema == .v2
         }
     }
 
@@ -71,32 +76,17 @@ struct BatchPlan {
         }
     }
 
-    /// The items of `inputs`, in order: folders are walked (``DropWalker``);
-    /// entries that cannot be items are kept as skipped items so the report lists
-    /// them; in-memory inputs are written to the container's spool (durably) so
-    /// that they survive an interruption and reach remote workers.
-    ///
-    /// - Parameter shownRoot: reports name the files under this path instead of
-    ///   the actual root (a claimed drop is read from `.processing/<batch>/` but is
-    ///   known to people by its place in the inbox).
-    static func items(
-        for inputs: [ShareInput], batch: UUID, container: ContainerDirectory, identifiers: IdentifierSource,
-        shownRoot: (actual: String, shown: String)? = nil
-    ) throws(ShareIngestError) -> [ItemState] {
-        var items: [ItemState] = []
-        try walk(inputs, batch: batch, container: container, identifiers: identifiers, shownRoot: shownRoot) { items.append($0) }
-        return items
-    }
-
     /// Items planned per transaction: a drop of any size is recorded without
     /// being held in memory.
     static let chunkSize = 2000
 
     /// Plans `inputs` into `store` as `record`'s items, a chunk at a time (see
-    /// ``items(for:batch:container:identifiers:shownRoot:)``), then marks the
-    /// batch running: its items are durable before any copy starts. Returns the
-    /// batch as recorded. A plan cut short leaves the batch `claimed`, with no
-    /// copy made: the next run plans it again (a watched drop) or abandons it.
+    /// ``walk(_:batch:container:identifiers:shownRoot:carriesSidecars:_:)``),
+    /// then marks the batch running: its items are durable before any copy
+    /// starts. Returns the batch as recorded. A plan cut short leaves the batch
+    /// `claimed`, with no copy made: the next run plans it again (a watched
+    /// drop) or abandons it. The batch's item count is its inputs': the items
+    /// and the sidecars they carry.
     static func commit(
         _ record: BatchRecord, inputs: [ShareInput], into store: any ItemStore, plan: Details, identifiers: IdentifierSource,
         shownRoot: (actual: String, shown: String)? = nil
@@ -108,10 +98,12 @@ struct BatchPlan {
         do {
             try store.begin(batch, plan: plan)
             var failure: (any Error)?
-            try walk(inputs, batch: batch.id, container: plan.container, identifiers: identifiers, shownRoot: shownRoot) { item in
+            try walk(
+                inputs, batch: batch.id, container: plan.container, identifiers: identifiers, shownRoot: shownRoot, carriesSidecars: plan.carriesSidecars
+            ) { item in
                 guard failure == nil else { return }
                 chunk.append(item)
-                count += 1
+                count += 1 + item.reportedSidecars.count
                 if plan.lifecycle.start(item, stopping: false) != .finished { unfinished += 1 }
                 if chunk.count >= chunkSize {
                     do { try store.append(chunk, to: batch, plan: plan) } catch { failure = error }
@@ -133,59 +125,255 @@ struct BatchPlan {
         return batch
     }
 
-    /// Walks `inputs` and hands each item to `body`, in order (see
-    /// ``items(for:batch:container:identifiers:shownRoot:)``).
+    /// Walks `inputs` and hands each item to `body`: folders are walked
+    /// (``DropWalker``); entries that cannot be items are kept as skipped items
+    /// so the report lists them; in-memory inputs are written to the
+    /// container's spool (durably) so that they survive an interruption and
+    /// reach remote workers. Each input takes its index in input order.
+    ///
+    /// With `carriesSidecars`, the export sidecars among a folder's files (and
+    /// among the files and data named one by one) are matched by name to the
+    /// photos and videos they describe (``FolderSidecars``) and carried by
+    /// them (``ItemState/carriedSidecars``) instead of being items: a media
+    /// item is handed on once each of its sidecars has been met, so items may
+    /// come out of index order (``SidecarAssembly``).
+    ///
+    /// - Parameter shownRoot: reports name the files under this path instead of
+    ///   the actual root (a claimed drop is read from `.processing/<batch>/` but is
+    ///   known to people by its place in the inbox).
     static func walk(
         _ inputs: [ShareInput], batch: UUID, container: ContainerDirectory, identifiers: IdentifierSource,
-        shownRoot: (actual: String, shown: String)? = nil, _ body: (ItemState) -> Void
+        shownRoot: (actual: String, shown: String)? = nil, carriesSidecars: Bool = true, _ body: (ItemState) -> Void
     ) throws(ShareIngestError) {
         var count = 0
-        func add(_ source: ItemSource, label: String, id: UUID? = nil, failure: ItemFailure? = nil) {
-            body(ItemState(index: count, id: id ?? identifiers.next(), source: source, label: label, failure: failure))
+        // Files named one by one (and in-memory data) are matched among themselves, by label.
+        var named = SidecarAssembly(carriesSidecars ? FolderSidecars(names: namedLabels(inputs, shownRoot: shownRoot)) : FolderSidecars())
+        var folder = SidecarAssembly(FolderSidecars())
+        func hand(_ items: [ItemState]) {
+            for item in items { body(item) }
+        }
+        /// Plans the next input: a sidecar of `assembly` waits for its media
+        /// (no UUID of its own), any other file is an item.
+        func add(_ source: ItemSource, label: String, key: String?, in assembly: inout SidecarAssembly, id: UUID? = nil) {
+            defer {
+                count += 1
+                TestThrottle.pause()
+            }
+            if let key, assembly.isSidecar(key) {
+                hand(assembly.meetSidecar(key, index: count, source: source, label: label))
+                return
+            }
+            let item = ItemState(index: count, id: id ?? identifiers.next(), source: source, label: label)
+            guard let key else { return body(item) }
+            hand(assembly.meetMedia(key, item))
+        }
+        func skip(_ source: ItemSource, label: String, failure: ItemFailure) {
+            body(ItemState(index: count, id: identifiers.next(), source: source, label: label, failure: failure))
             count += 1
             TestThrottle.pause()
         }
-        // Relative paths are read through their absolute form, and shown as given.
-        var shownRoots = shownRoot.map { [(actual: Array($0.actual.utf8), shown: Array($0.shown.utf8))] } ?? []
-        func shown(_ path: SourcePath) -> SourcePath {
-            guard let root = shownRoots.first(where: { path.bytes.starts(with: $0.actual) }) else { return path }
-            return SourcePath(bytes: root.shown + path.bytes.dropFirst(root.actual.count))
-        }
+        var labels = InputLabels(shownRoot: shownRoot)
         for given in inputs {
-            var input = given
-            if case .path(let path) = given, path.bytes.first != UInt8(ascii: "/") {
-                let absolute = path.absolute
-                shownRoots.append((absolute.bytes, path.bytes))
-                input = .path(absolute)
-            }
+            let (input, label) = labels.next(given)
             switch input {
-            case .text(let text): add(.text(text), label: ItemState.label(ofText: text))
-            case .url(let url): add(.url(url), label: ItemState.label(ofURL: url))
+            case .text(let text): add(.text(text), label: ItemState.label(ofText: text), key: nil, in: &named)
+            case .url(let url): add(.url(url), label: ItemState.label(ofURL: url), key: nil, in: &named)
             case .data(let data, let name):
                 let id = identifiers.next()
                 let spooled: String
                 do { spooled = try Spool.write(data, batch: batch, item: id, container: container) } catch {
                     throw .containerUnusable(path: container.root, reason: "cannot spool the in-memory input \(name): \(error)")
                 }
-                add(.file(SourceFile(path: SourcePath(spooled), name: name)), label: "data:" + name, id: id)
+                add(.file(SourceFile(path: SourcePath(spooled), name: name)), label: label, key: label, in: &named, id: id)
             case .path(let source):
                 if (try? source.status())?.type == .directory {
                     for entry in DropWalker(root: source) {
                         switch entry {
-                        case .file(let file, let shownAs, let name): add(.file(SourceFile(path: file, name: name)), label: shown(shownAs).display)
+                        case .folder(let names):
+                            // The last folder's files have all been met.
+                            hand(folder.finish(identifiers: identifiers))
+                            folder = SidecarAssembly(carriesSidecars ? FolderSidecars(listing: names) : FolderSidecars())
+                        case .file(let file, let shownAs, let name):
+                            add(.file(SourceFile(path: file, name: name)), label: labels.shown(shownAs).display, key: name, in: &folder)
                         case .skipped(let file, let failure):
-                            let label = shown(file).display
-                            let message = failure.message.replacingOccurrences(of: file.display, with: label)
-                            add(.file(SourceFile(path: file, name: SourcePath.displayName(file.lastComponent))), label: label,
+                            let shown = labels.shown(file).display
+                            let message = failure.message.replacingOccurrences(of: file.display, with: shown)
+                            skip(.file(SourceFile(path: file, name: SourcePath.displayName(file.lastComponent))), label: shown,
                                 failure: ItemFailure(failure.stage, failure.reason, message))
                         }
                     }
+                    hand(folder.finish(identifiers: identifiers))
+                    folder = SidecarAssembly(FolderSidecars())
                 } else {
                     // A file named by the user: a symbolic link is followed.
-                    add(.file(SourceFile(path: source.resolved() ?? source, name: SourcePath.displayName(source.lastComponent))), label: shown(source).display)
+                    add(.file(SourceFile(path: source.resolved() ?? source, name: SourcePath.displayName(source.lastComponent))), label: label, key: label, in: &named)
                 }
             }
         }
+        hand(named.finish(identifiers: identifiers))
+    }
+
+    /// The labels of the files and data named one by one in `inputs` (what
+    /// ``walk(_:batch:container:identifiers:shownRoot:carriesSidecars:_:)``
+    /// will call them), in order: they are matched among themselves.
+    private static func namedLabels(_ inputs: [ShareInput], shownRoot: (actual: String, shown: String)?) -> [String] {
+        var labels = InputLabels(shownRoot: shownRoot)
+        return inputs.compactMap { given in
+            let (input, label) = labels.next(given)
+            switch input {
+            case .data: return label
+            case .path(let path): return (try? path.status())?.type == .directory ? nil : label
+            case .text, .url: return nil
+            }
+        }
+    }
+}
+
+/// How a batch's inputs are named in reports: relative paths are read
+/// through their absolute form and shown as given; a claimed drop's files by
+/// their place in the inbox (`shownRoot`).
+private struct InputLabels {
+    private var roots: [(actual: [UInt8], shown: [UInt8])]
+
+    init(shownRoot: (actual: String, shown: String)?) {
+        roots = shownRoot.map { [(actual: Array($0.actual.utf8), shown: Array($0.shown.utf8))] } ?? []
+    }
+
+    /// The input to read for `given` (a relative path made absolute) and the
+    /// label of a file or data input (empty for text and links).
+    mutating func next(_ given: ShareInput) -> (input: ShareInput, label: String) {
+        switch given {
+        case .path(let path):
+            var input = path
+            if path.bytes.first != UInt8(ascii: "/") {
+                input = path.absolute
+                roots.append((input.bytes, path.bytes))
+            }
+            return (.path(input), shown(input).display)
+        case .data(_, let name): return (given, "data:" + name)
+        case .text, .url: return (given, "")
+        }
+    }
+
+    /// `path` as people know it.
+    func shown(_ path: SourcePath) -> SourcePath {
+        guard let root = roots.first(where: { path.bytes.starts(with: $0.actual) }) else { return path }
+        return SourcePath(bytes: root.shown + path.bytes.dropFirst(root.actual.count))
+    }
+}
+
+/// Puts the sidecars of one folder (or of the files named one by one) into
+/// the media items they describe (``FolderSidecars``) as the walk meets them,
+/// in name order. A sidecar takes its index in input order but is no item of
+/// its own; a media item is held until each of its sidecars has been met (in
+/// a drop they are near it: `X.jpg`, `X.jpg.json`; `IMG_1234.AAE`,
+/// `IMG_1234.HEIC`), then handed on, with them, in input order. At the end of
+/// the folder, what is still held is handed on as it is, and a sidecar that
+/// its first media never took (that name was no file after all) is an item
+/// of its own.
+struct SidecarAssembly {
+    private let folder: FolderSidecars
+    /// Sidecars met before some of their media: kept until each has taken them.
+    private var met: [String: Sidecar] = [:]
+    /// Media items held for sidecars not met yet, by name.
+    private var held: [String: Held] = [:]
+    /// The names already met (a file named twice is matched once).
+    private var seen: Set<String> = []
+
+    private struct Sidecar {
+        let index: Int
+        let source: ItemSource
+        let label: String
+        /// How many of its media have taken it, and whether its first did.
+        var taken = 0
+        var reported = false
+    }
+
+    private struct Held {
+        var item: ItemState
+        /// Its name, and its sidecars' (in input order).
+        let name: String
+        let names: [String]
+        var found: [String: Sidecar]
+    }
+
+    init(_ folder: FolderSidecars) { self.folder = folder }
+
+    /// True when the file called `name` is a sidecar carried by its media.
+    func isSidecar(_ name: String) -> Bool { folder.media[name] != nil && !seen.contains(name) }
+
+    /// The sidecar `name` (input `index`) is met: returns the media items
+    /// that now have all their sidecars.
+    mutating func meetSidecar(_ name: String, index: Int, source: ItemSource, label: String) -> [ItemState] {
+        seen.insert(name)
+        var sidecar = Sidecar(index: index, source: source, label: label)
+        let media = folder.media[name] ?? []
+        var ready: [ItemState] = []
+        for file in media {
+            guard var waiting = held[file] else { continue }
+            take(&sidecar, named: name, by: file)
+            waiting.found[name] = sidecar
+            if waiting.found.count == waiting.names.count {
+                held[file] = nil
+                ready.append(carrying(waiting))
+            } else {
+                held[file] = waiting
+            }
+        }
+        if sidecar.taken < media.count { met[name] = sidecar }
+        return ready.sorted { $0.index < $1.index }
+    }
+
+    /// The media item `item`, called `name`, is met: returns it, with its
+    /// sidecars, once they have all been met (else it is held).
+    mutating func meetMedia(_ name: String, _ item: ItemState) -> [ItemState] {
+        guard let names = folder.sidecars[name], !seen.contains(name) else { return [item] }
+        seen.insert(name)
+        var found: [String: Sidecar] = [:]
+        for sidecarName in names {
+            guard var sidecar = met[sidecarName] else { continue }
+            take(&sidecar, named: sidecarName, by: name)
+            found[sidecarName] = sidecar
+            met[sidecarName] = sidecar.taken < (folder.media[sidecarName]?.count ?? 0) ? sidecar : nil
+        }
+        let waiting = Held(item: item, name: name, names: names, found: found)
+        guard found.count == names.count else {
+            held[name] = waiting
+            return []
+        }
+        return [carrying(waiting)]
+    }
+
+    /// The end of the folder: the media items still held, with the sidecars
+    /// they found, and each sidecar its first media did not take, as an item
+    /// of its own (its UUID drawn now), in input order.
+    mutating func finish(identifiers: IdentifierSource) -> [ItemState] {
+        var ready = held.values.map(carrying)
+        for sidecar in met.values where !sidecar.reported {
+            ready.append(ItemState(index: sidecar.index, id: identifiers.next(), source: sidecar.source, label: sidecar.label))
+        }
+        held = [:]
+        met = [:]
+        return ready.sorted { $0.index < $1.index }
+    }
+
+    private mutating func take(_ sidecar: inout Sidecar, named name: String, by media: String) {
+        sidecar.taken += 1
+        if folder.media[name]?.first == media { sidecar.reported = true }
+    }
+
+    /// `waiting.item` with the sidecars it found, in input order. Each has
+    /// the item's UUID (its copy is named by it) and is attached to it.
+    private func carrying(_ waiting: Held) -> ItemState {
+        var item = waiting.item
+        item.carriedSidecars = waiting.names.compactMap { name in
+            guard let sidecar = waiting.found[name] else { return nil }
+            var state = ItemState(index: sidecar.index, id: item.id, source: sidecar.source, label: sidecar.label)
+            state.sidecarKind = ExportSidecars.kind(byName: name)
+            state.attachedTo = item.label
+            return CarriedSidecar(item: state, borrowed: folder.media[name]?.first != waiting.name)
+        }
+        return item
     }
 }
 

@@ -210,7 +210,7 @@ final class BatchRunner: Sendable {
         let outcome: BatchCompletion.Outcome?
         do {
             outcome = try BatchCompletion.finish(
-                batch, context: context, store: store, wallSeconds: MonotonicClock.now() - started, now: now(),
+                batch, context: context, store: store, wallSeconds: MonotonicClock.now() - started, now: now(), events: events,
                 beforeRecording: { dispose?($0) },
                 recordChanged: { [store] changed in
                     try store.record(changed, batch: batch.id)

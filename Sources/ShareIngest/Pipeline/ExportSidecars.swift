@@ -1,6 +1,7 @@
 import Foundation
 import MediaFormats
 import ShareManifest
+import SystemCalls
 
 /// A sidecar attached to a media item: its copy in the container, named by the
 /// item's UUID (`<UUID>.<n>.json`, `.xmp`, `.aae`).
@@ -11,10 +12,9 @@ struct SidecarRecord: Sendable, Hashable, Codable {
     var size: Int64?
 }
 
-/// Export sidecars: what they are (recognised by content and by name, when an
-/// item is sniffed) and which media item each describes (in the fan-in, both
-/// modes, like Live Photos: a pass over the names and the kinds already known,
-/// over the candidates the store's index gives).
+/// Export sidecars: which media item each describes (by name, when the batch
+/// is planned: ``FolderSidecars``) and what they are (by content, when their
+/// media is sniffed: ``kind(name:head:)``).
 enum ExportSidecars {
     /// The sidecar kind of a file named `name` whose first bytes are `head`, or
     /// nil. The name says which kind to look for; the content must be that kind:
@@ -42,6 +42,34 @@ enum ExportSidecars {
         default:
             return nil
         }
+    }
+
+    /// The kind a sidecar named `name` would be (its extension: `.json`,
+    /// `.xmp`, `.aae`, in any case); its content decides (``kind(name:head:)``).
+    static func kind(byName name: String) -> SharedMediaFile.Sidecar.Kind? {
+        guard let dot = name.lastIndex(of: "."), dot != name.startIndex else { return nil }
+        return kind(byExtension: String(name[name.index(after: dot)...]))
+    }
+
+    /// The kind a sidecar with the extension `ext` would be.
+    static func kind(byExtension ext: String) -> SharedMediaFile.Sidecar.Kind? {
+        guard ext.utf8.count <= 4 else { return nil }
+        switch ext.lowercased() {
+        case "json": return .takeout
+        case "xmp": return .xmp
+        case "aae": return .aae
+        default: return nil
+        }
+    }
+
+    /// The largest sidecar attached (bytes): a larger one is no export's
+    /// sidecar, and is delivered as a file.
+    static let maximumSize: Int64 = 4 << 20
+
+    /// The container path of the `n`-th sidecar (from 1) carried by the item
+    /// `id`, with the extension `ext`: `<UUID>.<n>.<ext>`.
+    static func copyPath(in container: ContainerDirectory, id: UUID, n: Int, fileExtension ext: String) -> String {
+        container.mediaPath(id: id, fileExtension: "\(n).\(ext)")
     }
 
     /// The MIME type a sidecar of `kind` is listed with.
@@ -193,6 +221,33 @@ enum ExportSidecars {
     private static let extensionsOfMedia: Set<String> = Set(
         MediaFormat.all.filter { $0.kind == .image || $0.kind == .video }.flatMap(\.extensions))
 
+    /// The MIME types of camera RAW formats (DNG, NEF, CR2, CR3, ARW, RAF,
+    /// ORF, RW2 and their kin).
+    static let rawMIMETypes: Set<String> = [
+        "image/x-adobe-dng", "image/x-nikon-nef", "image/x-canon-cr2", "image/x-canon-cr3", "image/x-sony-arw", "image/x-fuji-raf",
+        "image/x-olympus-orf", "image/x-panasonic-rw2",
+    ]
+
+    /// True for the extension of a camera RAW format (`cr2`, `dng`, …).
+    static func isRAWExtension(_ ext: String) -> Bool { extensionsOfRAW.contains(ext) }
+
+    private static let extensionsOfRAW: Set<String> = Set(MediaFormat.all.filter { rawMIMETypes.contains($0.mimeType) }.flatMap(\.extensions))
+
+    /// `IMG_1234.JPG` → `jpg`; nil without an extension.
+    static func fileExtension(of name: String) -> String? {
+        let file = name.split(separator: "/").last.map(String.init) ?? name
+        guard let dot = file.lastIndex(of: "."), dot != file.startIndex else { return nil }
+        return file[file.index(after: dot)...].lowercased()
+    }
+
+    /// Takeout's edited copy (`X-edited.jpg`, and the translated suffixes).
+    static func isEditedCopy(_ name: String) -> Bool {
+        let file = (name.split(separator: "/").last.map(String.init) ?? name).lowercased()
+        guard let dot = file.lastIndex(of: ".") else { return false }
+        let base = file[..<dot]
+        return editedSuffixes.contains { base.hasSuffix($0) }
+    }
+
     private static func split(_ label: String) -> (folder: String, file: String) {
         let slash = label.lastIndex(of: "/")
         return (slash.map { String(label[...$0]) } ?? "", slash.map { String(label[label.index(after: $0)...]) } ?? label)
@@ -200,14 +255,12 @@ enum ExportSidecars {
 }
 
 extension ItemState {
-    /// What the stores index so the fan-in finds a batch's sidecars and the
-    /// media they may describe without reading every item: a sidecar's kind
-    /// and the stem it names; a photo's or video's own stem.
-    var sidecarKeys: (kind: String?, stem: String?) {
-        guard failure == nil, isFileLike else { return (nil, nil) }
-        if let kind = sidecarKind { return (kind.rawValue, ExportSidecars.reference(sidecarLabel: label)?.stem) }
-        guard type == .image || type == .video else { return (nil, nil) }
-        return (nil, ExportSidecars.reference(mediaLabel: label)?.stem)
+    /// What the stores index so the fan-in finds the photos and videos that
+    /// may form a group without reading every item: a photo's or video's stem
+    /// (``ExportSidecars/reference(mediaLabel:)``).
+    var exportStem: String? {
+        guard failure == nil, isFileLike, type == .image || type == .video else { return nil }
+        return ExportSidecars.reference(mediaLabel: label)?.stem
     }
 
     /// What the stores index so the fan-in finds the frames of an Apple burst
@@ -217,139 +270,164 @@ extension ItemState {
         guard failure == nil, type == .image else { return nil }
         return moments?.burstIdentifier
     }
+
+    /// What its entry lists in `sidecars`: the sidecars it carries that are
+    /// attached to it, with their copies.
+    var attachedSidecars: [SidecarRecord] {
+        carriedSidecars.compactMap { sidecar in
+            guard sidecar.isAttached, let path = sidecar.item.copyPath, let kind = sidecar.item.sidecarKind else { return nil }
+            return SidecarRecord(path: path, kind: kind, mimeType: ExportSidecars.mimeType(of: kind), size: sidecar.item.size)
+        }
+    }
+
+    /// The sidecars it carries that are inputs of their own to report: all
+    /// but those it borrows (an edited copy's share of its original's JSON).
+    var reportedSidecars: [ItemState] { carriedSidecars.filter { !$0.borrowed }.map(\.item) }
+
+    /// What its first attached Takeout JSON says, given to it: `photoTakenTime`
+    /// as `capturedAt` (source `takeout`: the JSON wins, as Takeout strips
+    /// dates from some files), `description`, `geoData` (never under location
+    /// privacy: the probe leaves it out).
+    mutating func takeSidecarFacts() {
+        guard let facts = carriedSidecars.lazy.filter(\.isAttached).compactMap(\.item.takeout).first else { return }
+        if let taken = facts.takenAt, let text = TakeoutMetadata.rfc3339(taken) {
+            capturedAt = text
+            capturedAtSource = "takeout"
+        }
+        exportDescription = facts.description
+        exportLocation = facts.location
+    }
 }
 
-/// Which media item each sidecar of a batch describes, worked out in the fan-in
-/// from the store's candidates, one stem at a time
-/// (``ItemStore/forEachExportStem(of:pageSize:_:)``).
-/// A sidecar naming the media's extension (`X.jpg.json`, `IMG_1234.CR2.xmp`)
-/// goes to the item of that stem and extension; one without (`IMG_1234.xmp`,
-/// `IMG_1234.AAE`) to the item of that stem, a RAW first (XMP sidecars are a RAW
-/// developer's), else the first. A Takeout JSON also goes to the edited copies
-/// of its photo (`X-edited.jpg`). A sidecar whose media is not in the drop is
-/// an orphan: delivered as a file, with a warning.
-struct SidecarMatching {
-    /// What the matching keeps of an attached sidecar (not the whole item).
-    struct Attached: Sendable, Hashable {
-        var index: Int
-        var kind: SharedMediaFile.Sidecar.Kind
-        var copyPath: String?
-        var takeout: TakeoutFacts?
-        var locationRemoved: [String]?
+/// An export sidecar carried by the photo or video it describes
+/// (``ItemState/carriedSidecars``), found beside it when the batch was planned
+/// (``FolderSidecars``).
+///
+/// Its media's stages do its work: the sniff reads its head (a sidecar by
+/// content, else released: not a sidecar), the copy copies it under the
+/// media's UUID (`<UUID>.<n>.<ext>`, numbered in input order), the location
+/// stage blanks a Takeout JSON's `geoData` in that copy, the probe has a
+/// decoder read a Takeout JSON together with the media. A sidecar that cannot
+/// be attached (not one by content, a Takeout JSON the decoder refuses, a
+/// media item that is not delivered) is released, and delivered as a file of
+/// its own by the fan-in, from its copy.
+struct CarriedSidecar: Sendable, Hashable, Codable {
+    /// The sidecar as an input of the batch: its index, source, label and
+    /// kind, and what its media's stages found (its copy, size, Takeout facts,
+    /// warnings, a failure of its own). Its `id` is its media's: its copy is
+    /// named by it, and collected with it.
+    var item: ItemState
+    /// True on an edited copy's share of its original's Takeout JSON
+    /// (`X-edited.jpg` of `X.jpg.json`): a copy under the edited copy's UUID
+    /// and the same facts; the original reports the sidecar, and delivers it
+    /// as a file of its own when it cannot be attached.
+    @OmittedWhenDefault var borrowed = false
+
+    /// True while it is attached to its media: not released, not failed.
+    var isAttached: Bool { item.failure == nil && item.attachedTo != nil }
+
+    /// Releases it, to be delivered as a file of its own, saying why when `warning` does.
+    mutating func release(warning: String? = nil) {
+        item.attachedTo = nil
+        if let warning, !item.warnings.contains(warning) { item.warnings.append(warning) }
     }
 
-    /// The sidecars of each media item, by index: in the order they are numbered.
-    private(set) var attached: [Int: [Attached]] = [:]
-    /// Each attached sidecar's media item (its label), by the sidecar's index.
-    private(set) var attachedTo: [Int: String] = [:]
-    /// Sidecars whose media is not in the drop, by index, with the warning.
-    private(set) var orphans: [Int: String] = [:]
-    /// The UUID of each media item that has sidecars, by index.
-    private(set) var mediaIDs: [Int: UUID] = [:]
-
-    /// The largest sidecar attached (bytes): a larger one is no export's
-    /// sidecar, and is delivered as a file.
-    static let maximumSize: Int64 = 4 << 20
-
-
-    init(candidates: [ItemState], final: (ItemState) -> ItemState?) {
-        add(candidates, final: final)
+    /// The warning of a sidecar released because its media, `media`, is not delivered (as `reason` says).
+    static func mediaNotDelivered(_ kind: SharedMediaFile.Sidecar.Kind?, media: String, reason: String) -> String {
+        "\(describe(kind)) whose photo or video (\(media.lastPathComponentOfPath)) \(reason): delivered as a file"
     }
 
-    /// Matches `candidates`: the items of one stem or more, every item of each
-    /// stem among them (``ItemStore/forEachExportStem(of:pageSize:_:)``).
-    mutating func add(_ candidates: [ItemState], final: (ItemState) -> ItemState?) {
-        let items = candidates.compactMap(final).filter { $0.failure == nil && $0.copyPath != nil }.sorted { $0.index < $1.index }
-        var mediaByStem: [String: [ItemState]] = [:]
-        for item in items where item.sidecarKind == nil && (item.type == .image || item.type == .video) {
-            if let stem = ExportSidecars.reference(mediaLabel: item.label)?.stem { mediaByStem[stem, default: []].append(item) }
-        }
-        for sidecar in items {
-            guard let kind = sidecar.sidecarKind, (sidecar.size ?? 0) <= Self.maximumSize else { continue }
-            let reference = ExportSidecars.reference(sidecarLabel: sidecar.label)
-            let sameStem = reference.flatMap { mediaByStem[$0.stem] } ?? []
-            // The file of that exact name (of a burst or an edit's stem), if there is one.
-            let exact = sameStem.filter { ExportSidecars.reference(mediaLabel: $0.label)?.exact == reference?.exact }
-            let media = exact.isEmpty && reference?.mediaExtension == nil ? sameStem : exact
-            var chosen: [ItemState] = []
-            if let ext = reference?.mediaExtension {
-                // The photo of that name first; Takeout's JSON describes the
-                // edited copies of its photo too (whatever their extension).
-                let named = media.filter { !ExportSidecars.isEditedRender($0.label) && Self.fileExtension($0.label) == ext }
-                chosen = Array(named.prefix(1))
-                if kind == .takeout { chosen += media.filter { Self.isEditedCopy($0.label) } }
-            } else {
-                // A RAW first (an XMP is a RAW developer's), then an original
-                // (an `.AAE` is the original's, not its edited render's).
-                let raw = media.first { $0.sniffed.map(Self.isRAW) ?? false }
-                if let one = raw ?? media.first(where: { !ExportSidecars.isEditedRender($0.label) }) ?? media.first { chosen = [one] }
-            }
-            guard !chosen.isEmpty else {
-                orphans[sidecar.index] =
-                    "\(Self.describe(kind)) whose \(reference.map { Self.expected($0) } ?? "media") is not in this drop: delivered as a file"
-                continue
-            }
-            let kept = Attached(index: sidecar.index, kind: kind, copyPath: sidecar.copyPath, takeout: sidecar.takeout, locationRemoved: sidecar.locationRemoved)
-            for item in chosen {
-                attached[item.index, default: []].append(kept)
-                mediaIDs[item.index] = item.id
-            }
-            attachedTo[sidecar.index] = chosen[0].label
-        }
-    }
-
-    /// What its first Takeout JSON says, given to `item`: `photoTakenTime` as
-    /// `capturedAt` (source `takeout`: the JSON wins, as Takeout strips dates
-    /// from some files), `description`, `geoData` (gone when location privacy
-    /// removed it from the JSON; the JSON's `locationRemoved` then joins the item's).
-    static func takeFacts(of sidecars: [Attached], into item: inout ItemState) {
-        for sidecar in sidecars where sidecar.kind == .takeout {
-            if let removed = sidecar.locationRemoved {
-                item.locationRemoved = (item.locationRemoved ?? []) + removed.filter { !(item.locationRemoved ?? []).contains($0) }
-            }
-        }
-        guard let facts = sidecars.lazy.compactMap(\.takeout).first else { return }
-        if let taken = facts.takenAt, let text = TakeoutMetadata.rfc3339(taken) {
-            item.capturedAt = text
-            item.capturedAtSource = "takeout"
-        }
-        item.exportDescription = facts.description
-        item.exportLocation = facts.location
-    }
-
-    /// The container path of the `n`-th sidecar (from 1) of the item `id`.
-    static func copyPath(in container: ContainerDirectory, id: UUID, n: Int, kind: SharedMediaFile.Sidecar.Kind) -> String {
-        container.mediaPath(id: id, fileExtension: "\(n).\(ExportSidecars.fileExtension(of: kind))")
-    }
-
-    private static func fileExtension(_ label: String) -> String? {
-        let file = label.split(separator: "/").last.map(String.init) ?? label
-        guard let dot = file.lastIndex(of: "."), dot != file.startIndex else { return nil }
-        return file[file.index(after: dot)...].lowercased()
-    }
-
-    private static func isEditedCopy(_ label: String) -> Bool {
-        let file = (label.split(separator: "/").last.map(String.init) ?? label).lowercased()
-        guard let dot = file.lastIndex(of: ".") else { return false }
-        let base = file[..<dot]
-        return ExportSidecars.editedSuffixes.contains { base.hasSuffix($0) }
-    }
-
-    private static func isRAW(_ sniffed: SniffedContent) -> Bool {
-        sniffed.mimeType.hasPrefix("image/x-") && !["image/x-icon", "image/x-portable-pixmap", "image/x-xbitmap"].contains(sniffed.mimeType)
-    }
-
-    private static func describe(_ kind: SharedMediaFile.Sidecar.Kind) -> String {
+    /// A sidecar of `kind` in words.
+    static func describe(_ kind: SharedMediaFile.Sidecar.Kind?) -> String {
         switch kind {
         case .takeout: "a Google Takeout JSON sidecar"
         case .xmp: "an XMP sidecar"
         case .aae: "an Apple .AAE adjustment file"
+        case nil: "a sidecar"
+        }
+    }
+}
+
+/// The export sidecars among the files of one folder of a drop (or among a
+/// batch's files named one by one, by label), and the photos and videos each
+/// describes, matched by name alone when the batch is planned, before any byte
+/// is read: a sidecar's name points at its media (``ExportSidecars/reference(sidecarLabel:)``),
+/// and both are in the same folder. What their contents say is checked later,
+/// by their media's stages (``CarriedSidecar``).
+///
+/// A sidecar naming the media's extension (`X.jpg.json`, `IMG_1234.CR2.xmp`)
+/// goes to the file of that stem and extension; one without (`IMG_1234.xmp`,
+/// `IMG_1234.AAE`) to the file of that stem, a RAW first (XMP sidecars are a
+/// RAW developer's), else an original (an `.AAE` is the original's, not its
+/// edited render's), else the first. A Takeout JSON also goes to the edited
+/// copies of its photo (`X-edited.jpg`), which borrow it. A sidecar whose
+/// media is not among the names is an item of its own (delivered as a file,
+/// with a warning saying so).
+struct FolderSidecars: Sendable {
+    /// Each matched sidecar's media, by the sidecar's name: the first reports
+    /// it, the others (edited copies) borrow it.
+    private(set) var media: [String: [String]] = [:]
+    /// Each media file's sidecars, by the media's name, in the order of the names given.
+    private(set) var sidecars: [String: [String]] = [:]
+
+    /// No sidecar (a pipeline whose manifest does not list them).
+    init() {}
+
+    /// Matches a folder's names (``DropWalker``): nothing to do, without a
+    /// name a sidecar could have (a look at each name's last bytes).
+    init(listing names: SortedNames) {
+        let sidecarName = names.contains { name in
+            guard let dot = name.lastIndex(of: UInt8(ascii: ".")), dot > 0, name.count - dot <= 5 else { return false }
+            return ExportSidecars.kind(byExtension: String(decoding: name[(dot + 1)...], as: UTF8.self)) != nil
+        }
+        guard sidecarName else {
+            self.init()
+            return
+        }
+        self.init(names: names.lazy.map(SourcePath.displayName))
+    }
+
+    /// Matches `names`, in their order (a folder's in name order; named files in input order).
+    init(names: some Sequence<String>) {
+        var found: [(name: String, kind: SharedMediaFile.Sidecar.Kind, reference: ExportSidecars.Reference)] = []
+        var mediaNames: [String] = []
+        for name in names {
+            if let kind = ExportSidecars.kind(byName: name) {
+                if let reference = ExportSidecars.reference(sidecarLabel: name) { found.append((name, kind, reference)) }
+            } else if let ext = ExportSidecars.fileExtension(of: name), ExportSidecars.isMediaExtension(ext) {
+                mediaNames.append(name)
+            }
+        }
+        guard !found.isEmpty else { return }
+        let stems = Set(found.map(\.reference.stem))
+        var mediaByStem: [String: [(name: String, reference: ExportSidecars.Reference)]] = [:]
+        for name in mediaNames {
+            guard let reference = ExportSidecars.reference(mediaLabel: name), stems.contains(reference.stem) else { continue }
+            mediaByStem[reference.stem, default: []].append((name, reference))
+        }
+        for (name, kind, reference) in found where media[name] == nil {
+            let sameStem = mediaByStem[reference.stem] ?? []
+            // The files of that exact name (of a burst's or an edit's stem), if there are any.
+            let exact = sameStem.filter { $0.reference.exact == reference.exact }
+            let candidates = (exact.isEmpty && reference.mediaExtension == nil ? sameStem : exact).map(\.name)
+            var chosen: [String] = []
+            if let ext = reference.mediaExtension {
+                // The photo of that name first; Takeout's JSON describes the
+                // edited copies of its photo too (whatever their extension).
+                chosen = Array(candidates.filter { !ExportSidecars.isEditedRender($0) && ExportSidecars.fileExtension(of: $0) == ext }.prefix(1))
+                if kind == .takeout { chosen += candidates.filter(ExportSidecars.isEditedCopy) }
+            } else {
+                let raw = candidates.first { ExportSidecars.fileExtension(of: $0).map(ExportSidecars.isRAWExtension) ?? false }
+                if let one = raw ?? candidates.first(where: { !ExportSidecars.isEditedRender($0) }) ?? candidates.first { chosen = [one] }
+            }
+            guard !chosen.isEmpty else { continue }
+            media[name] = chosen
+            for file in chosen { sidecars[file, default: []].append(name) }
         }
     }
 
-    private static func expected(_ reference: ExportSidecars.Reference) -> String {
-        "photo or video (\(reference.shownName))"
-    }
+    /// True when there is nothing to match.
+    var isEmpty: Bool { media.isEmpty }
 }
 
 /// Groups of shots, formed in the fan-in (both modes) like Live Photos, over
@@ -379,7 +457,7 @@ struct ShotGrouping {
     /// lowest name among equals. The group's id is the cover's UUID. Run before
     /// ``add(_:final:)``: a frame in a burst so is in no group by name.
     mutating func addBurst(_ frames: [ItemState], final: (ItemState) -> ItemState?) {
-        let members = frames.filter { $0.sidecarKind == nil && $0.burstKey != nil }.compactMap(final)
+        let members = frames.filter { $0.burstKey != nil }.compactMap(final)
             .filter { $0.failure == nil && $0.copyPath != nil && $0.type == .image }
             .sorted { a, b in
                 let (x, y) = (Self.instant(a), Self.instant(b))
@@ -401,7 +479,7 @@ struct ShotGrouping {
 
     /// Groups `candidates`: every item of each stem among them.
     mutating func add(_ candidates: [ItemState], final: (ItemState) -> ItemState?) {
-        let media = candidates.filter { $0.sidecarKind == nil }.compactMap(final)
+        let media = candidates.compactMap(final)
             .filter { $0.failure == nil && $0.copyPath != nil && ($0.type == .image || $0.type == .video) }.sorted { $0.index < $1.index }
         let items = media.filter { $0.type == .image }
         var byStem: [String: [ItemState]] = [:]
@@ -490,9 +568,7 @@ struct ShotGrouping {
     /// A camera RAW the probe delivered as an image (its MIME type `image/x-…`
     /// of a RAW format: DNG, NEF, CR2, CR3, ARW, RAF, ORF, RW2 and their kin).
     static func isRAW(_ item: ItemState) -> Bool {
-        guard let mime = item.sniffed?.mimeType else { return false }
-        return ["image/x-adobe-dng", "image/x-nikon-nef", "image/x-canon-cr2", "image/x-canon-cr3", "image/x-sony-arw", "image/x-fuji-raf",
-            "image/x-olympus-orf", "image/x-panasonic-rw2"].contains(mime)
+        item.sniffed.map { ExportSidecars.rawMIMETypes.contains($0.mimeType) } ?? false
     }
 
     /// `holiday/IMG_0100.JPG` → `holiday/img_0100`.

@@ -88,14 +88,21 @@ struct ItemState: Sendable, Hashable, Codable {
     /// The Live Photo this still or movie is half of (the fan-in pairs them).
     var livePhoto: LivePhotoLink?
     // Export sidecars (``ExportSidecars``)
-    /// Set (by the sniff) on a sidecar of an export: a Takeout JSON, an XMP, an `.AAE`.
+    /// The export sidecars found beside this photo or video when the batch was
+    /// planned (its Takeout JSON, XMP, `.AAE`; ``FolderSidecars``), carried
+    /// through its stages instead of being items of their own: read by its
+    /// sniff, copied under its UUID by its copy (`<UUID>.<n>.<ext>`), their
+    /// Takeout JSON read with it by its probe. Each is still an input of the
+    /// batch, with its own index and report.
+    @OmittedWhenDefault var carriedSidecars: [CarriedSidecar] = []
+    /// A sidecar's kind: on a carried sidecar, the kind its name claims, then
+    /// (the sniff) its content shows; on an item of its own, the kind its
+    /// content shows (a sidecar whose media is not in the drop).
     var sidecarKind: SharedMediaFile.Sidecar.Kind?
-    /// The sidecars the fan-in attached to this media item, copied under its UUID.
-    @OmittedWhenDefault var sidecars: [SidecarRecord] = []
-    /// Set (by the fan-in) on a sidecar attached to a media item: that item's
-    /// label. It is not delivered as an item of its own (status `attached`).
+    /// On a carried sidecar: the media item it is attached to (its label);
+    /// nil once it is released, to be delivered as a file of its own.
     var attachedTo: String?
-    /// What a Takeout JSON sidecar says (read at the sniff), on the sidecar.
+    /// On a carried sidecar: what its Takeout JSON says (read by its media's probe).
     var takeout: TakeoutFacts?
     /// When the photo or video was taken (RFC 3339), and where that came from
     /// (`takeout`: its Takeout JSON's `photoTakenTime`). Set by the fan-in.
@@ -140,7 +147,7 @@ struct ItemState: Sendable, Hashable, Codable {
     /// never recorded). Three keep the names older records used.
     enum CodingKeys: String, CodingKey, CaseIterable {
         case index, id, source, label, completed, sniffed, copyPath, size, sha256, duplicateOf, type, mimeType, width, height
-        case thumbnailPath, moments, motionVideo, livePhoto, sidecarKind, sidecars, attachedTo, takeout, capturedAt, capturedAtSource
+        case thumbnailPath, moments, motionVideo, livePhoto, carriedSidecars, sidecarKind, attachedTo, takeout, capturedAt, capturedAtSource
         case exportDescription, exportLocation, group, locationRemoved, compatible, stageRecords, warnings, failure, stageSeconds, lostAttempts
         case suspect, video, projection, stereo, gainMap
         case previews
@@ -197,10 +204,10 @@ struct ItemState: Sendable, Hashable, Codable {
     }
 
     /// The container files this item's entry names (its copy, thumbnail and
-    /// compatible copy) and the ones its stages made for it.
+    /// compatible copy) and the ones its stages made for it. The copies of the
+    /// sidecars it carries are theirs, not its own (``CarriedSidecar``).
     var deliveredFiles: [String] {
-        [copyPath, thumbnailPath, compatible?.path].compactMap { $0 } + sidecars.map(\.path) + stageRecords.values.flatMap(\.files)
-            + previews.map(\.path)
+        [copyPath, thumbnailPath, compatible?.path].compactMap { $0 } + stageRecords.values.flatMap(\.files) + previews.map(\.path)
     }
 
     /// Removes every file this item may own (a failed item leaves nothing behind).
@@ -212,7 +219,6 @@ struct ItemState: Sendable, Hashable, Codable {
         previews = []
         motionVideo = nil
         compatible = nil
-        sidecars = []
         for stage in stageRecords.keys { stageRecords[stage]?.files = [] }
     }
 }
@@ -302,8 +308,7 @@ extension ItemState {
         ("content_identifier", { $0.livePhotoKeys.identifier }),
         ("live_photo_name", { $0.livePhotoKeys.name }),
         ("suspect", { $0.suspect ? "alone" : nil }),
-        ("sidecar_kind", { $0.sidecarKeys.kind }),
-        ("export_stem", { $0.sidecarKeys.stem }),
+        ("export_stem", { $0.exportStem }),
         ("burst_id", { $0.burstKey }),
     ]
 

@@ -1,9 +1,9 @@
 import Foundation
 import MediaFormats
 
-/// What a Google Takeout JSON sidecar says about its photo: read at the sniff
-/// (in a decoder helper; ``TakeoutMetadata/facts(from:)``), recorded on the sidecar, given to its media
-/// by the fan-in.
+/// What a Google Takeout JSON sidecar says about its photo: read by a decoder
+/// with the photo, when the photo is probed (``TakeoutMetadata/facts(from:)``),
+/// recorded on the sidecar it carries and given to the photo.
 struct TakeoutFacts: Sendable, Hashable, Codable {
     /// `photoTakenTime.timestamp`: seconds since 1970 (UTC).
     var takenAt: Int64?
@@ -21,9 +21,10 @@ struct TakeoutLocation: Sendable, Hashable, Codable {
 }
 
 /// What the pipeline keeps of a Google Takeout JSON sidecar. The JSON is
-/// untrusted bytes like any file's, so it is parsed only in a decoder helper
-/// (MediaFormats' `TakeoutJSON`, asked with a `takeoutSidecar` request at the
-/// sniff), which answers with a few typed facts (``TakeoutSidecar``: title,
+/// untrusted bytes like any file's, so it is parsed only where its photo is
+/// decoded (MediaFormats' `TakeoutJSON`, its bytes sent with the photo's probe
+/// request, in a sandboxed helper by default), which answers with a few typed
+/// facts (``TakeoutSidecar``: title,
 /// `photoTakenTime`, `description`, `geoData`, `geoDataExif`); the reply's
 /// check bounds their lengths, and ``facts(from:)`` keeps what is sane: a
 /// timestamp from 1825 to 2200, a description of printable characters,
@@ -62,6 +63,12 @@ enum TakeoutMetadata {
         else { return nil }
         let altitude = place.altitude.flatMap { $0.isFinite ? $0.clamped(to: -20_000...100_000) : nil }
         return TakeoutLocation(latitude: place.latitude, longitude: place.longitude, altitude: altitude == 0 ? nil : altitude)
+    }
+
+    /// The warning of a Takeout-looking JSON that was not read as one
+    /// (`reason`, the decoder's or the pipeline's): it is delivered as a file.
+    static func notRead(_ reason: String) -> String {
+        "looks like a Google Takeout JSON sidecar but was not read as one (\(reason)): delivered as a file"
     }
 
     /// `photoTakenTime` as RFC 3339, in UTC (`2019-07-01T16:53:20Z`).

@@ -5,7 +5,8 @@ import SystemCalls
 /// Copy: puts the item into the container as `<UUID>.<ext>` (never over an
 /// existing file), via a unique temporary name, fsync and rename, and records
 /// the SHA-256 of its bytes (computed in the same pass): the item's content
-/// identity, which the fan-in uses to find duplicates.
+/// identity, which the fan-in uses to find duplicates. The sidecars it carries
+/// are copied beside it, under its UUID.
 struct CopyStage: PipelineStage {
     let settings: PipelineDefinition.CopySettings
     var name: StageName { .copy }
@@ -13,8 +14,15 @@ struct CopyStage: PipelineStage {
     func process(_ item: inout InFlightItem, in batch: BatchContext) throws(ItemFailure) {
         guard let sniffed = item.sniffed else { return }  // text and URLs have nothing to copy
         let destination = batch.container.mediaPath(id: item.id, fileExtension: sniffed.fileExtension)
-        // A copy that reached its final name before a crash is complete (it was
-        // fsynced before the rename): keep it if it is still the source's size.
+        item.carried.copiedFromSource = try Self.copy(&item.state, to: destination, sync: settings.fsync)
+        Self.copySidecars(of: &item.state, in: batch.container, sync: settings.fsync)
+    }
+
+    /// Copies `item`'s source to `destination`, recording the copy, its size
+    /// and SHA-256; true when the bytes were copied from the source now. A copy
+    /// that reached its final name before a crash is complete (it was fsynced
+    /// before the rename): it is kept if it is still the source's size.
+    static func copy(_ item: inout ItemState, to destination: String, sync: Bool) throws(ItemFailure) -> Bool {
         if let existing = try? FileStatus.ofLink(destination) {
             if existing.type == .regular, existing.size == item.size {
                 item.copyPath = destination
@@ -23,20 +31,39 @@ struct CopyStage: PipelineStage {
                         throw ItemFailure(.copy, .io, "\(item.label): cannot read back its copy: \(error)")
                     }
                 }
-                return
+                return false
             }
             FileSystem.remove(destination)
         }
-        guard case .file(let file) = item.source else { return }
+        guard case .file(let file) = item.source else { return false }
         do {
-            let copied = try FileCopier.copy(from: file.path, expected: item.sourceVersion, to: destination, sync: settings.fsync)
+            let copied = try FileCopier.copy(from: file.path, expected: item.sourceVersion, to: destination, sync: sync)
             item.size = copied.size
             item.sha256 = copied.sha256
-            item.carried.copiedFromSource = true
         } catch {
             throw SniffStage.failure(error, path: item.label, stage: .copy)
         }
         item.copyPath = destination
+        return true
+    }
+
+    /// Copies the sidecars `item` carries (read by its sniff) under its UUID:
+    /// the `n`-th as `<UUID>.<n>.<ext>`, with its kind's extension while it is
+    /// attached (`json`, `xmp`, `aae`), else its content's. One whose copy
+    /// fails (it changed, it vanished) fails on its own. Also used by the
+    /// fan-in, for the sidecars of an item that failed before its copy.
+    static func copySidecars(of item: inout ItemState, in container: ContainerDirectory, sync: Bool) {
+        for position in item.carriedSidecars.indices {
+            var sidecar = item.carriedSidecars[position].item
+            // An edited copy's share of a sidecar released is its original's business.
+            guard sidecar.failure == nil, sidecar.copyPath == nil, let sniffed = sidecar.sniffed,
+                !item.carriedSidecars[position].borrowed || item.carriedSidecars[position].isAttached
+            else { continue }
+            let ext = item.carriedSidecars[position].isAttached ? sidecar.sidecarKind.map(ExportSidecars.fileExtension(of:)) : nil
+            let destination = ExportSidecars.copyPath(in: container, id: item.id, n: position + 1, fileExtension: ext ?? sniffed.fileExtension)
+            do throws(ItemFailure) { _ = try copy(&sidecar, to: destination, sync: sync) } catch { sidecar.failure = error }
+            item.carriedSidecars[position].item = sidecar
+        }
     }
 }
 
@@ -50,7 +77,7 @@ extension CopyStage {
             .integer("workers", \.workers, in: 1...64),
             .boolean("fsync", \.fsync),
         ],
-        workers: \.workers, records: [.copyPath, .size, .sha256],
+        workers: \.workers, records: [.copyPath, .size, .sha256, .carriedSidecars],
         make: { settings, _ in CopyStage(settings: settings) })
 }
 

@@ -27,22 +27,66 @@ struct LocationStage: PipelineStage {
     let settings: PipelineDefinition.LocationSettings
     var name: StageName { .location }
 
-    /// Whether the decoder reads this item's metadata.
+    /// Whether the decoder reads this item's metadata (or its Takeout JSON's).
     func applies(_ item: ItemState) -> Bool {
         guard let format = item.sniffed?.format, item.copyPath != nil else { return false }
-        return LocationScanner.formats.contains(format.id) || item.sidecarKind == .takeout
+        return LocationScanner.formats.contains(format.id) || item.sidecarKind == .takeout || !Self.takeoutCopies(of: item).isEmpty
     }
 
     /// It reads the copy's structures in the decoder (not its pixels): it takes
     /// its share of the budget (a HEIF is read whole) and counts as decoding.
     /// A Takeout JSON sidecar is read there too (its `geoData`: MediaFormats'
-    /// `TakeoutJSON`, asked with a location request of the text format).
+    /// `TakeoutJSON`, asked with a location request of the text format), on
+    /// its own or carried by its photo.
     func decodes(_ item: InFlightItem) -> Bool { applies(item.state) }
 
     func process(_ item: inout InFlightItem, in batch: BatchContext) throws(ItemFailure) {
         guard applies(item.state), let path = item.copyPath, let format = item.sniffed?.format else { return }
+        if LocationScanner.formats.contains(format.id) || item.sidecarKind == .takeout {
+            let found = try removeLocation(from: path, label: item.label, format: format, in: batch)
+            if !found.isEmpty { item.locationRemoved = found.map(\.name) }
+            // A Takeout JSON of its own (its photo is not in the drop): what it says is not read.
+            if item.sidecarKind == .takeout, !found.isEmpty { item.locationRemoved = [Self.takeoutLocationRemoved] }
+            // The copy's content changed: its identity is the stripped bytes'. A copy
+            // made from the source in this run was the source's bytes until now; one
+            // this run did not copy (a resumed item) may have been stripped by an
+            // interrupted attempt whose findings are lost: its hash tells.
+            if !found.isEmpty || !item.carried.copiedFromSource {
+                let hash: String
+                do { hash = try FileCopier.hash(of: path) } catch { throw ItemFailure(.location, .io, "\(item.label): cannot read back its copy: \(error)") }
+                if found.isEmpty, let recorded = item.sha256, recorded != hash {
+                    item.locationRemoved = ["location metadata (removed by an earlier attempt that was interrupted)"]
+                }
+                item.sha256 = hash
+            }
+        }
+        // The Takeout JSONs it carries: their places go from their copies, and
+        // the photo's `locationRemoved` says so. One that fails here fails alone.
+        for position in Self.takeoutCopies(of: item.state) {
+            var sidecar = item.carriedSidecars[position].item
+            guard let copy = sidecar.copyPath else { continue }
+            do throws(ItemFailure) {
+                if try !removeLocation(from: copy, label: sidecar.label, format: .text, in: batch).isEmpty {
+                    sidecar.locationRemoved = [Self.takeoutLocationRemoved]
+                    sidecar.sha256 = try? FileCopier.hash(of: copy)
+                }
+            } catch {
+                sidecar.failure = error
+                FileSystem.remove(copy)
+                sidecar.copyPath = nil
+            }
+            if sidecar.locationRemoved != nil, !(item.locationRemoved ?? []).contains(Self.takeoutLocationRemoved) {
+                item.locationRemoved = (item.locationRemoved ?? []) + [Self.takeoutLocationRemoved]
+            }
+            item.carriedSidecars[position].item = sidecar
+        }
+    }
+
+    /// Has the decoder find where the copy at `path` records a location and
+    /// blanks it in place; returns what was found (nothing: nothing to remove).
+    private func removeLocation(from path: String, label: String, format: MediaFormat, in batch: BatchContext) throws(ItemFailure) -> [LocationRecord] {
         let request = DecodeRequest(
-            path: path, label: item.label, format: format, pixelLimit: (batch.pipeline.probe ?? .init()).pixelLimit, timeLimit: settings.timeLimit,
+            path: path, label: label, format: format, pixelLimit: (batch.pipeline.probe ?? .init()).pixelLimit, timeLimit: settings.timeLimit,
             batch: batch.batchID.uuidString, task: .locationMetadata)
         let found: LocationMetadata
         do {
@@ -53,33 +97,22 @@ struct LocationStage: PipelineStage {
         guard found.unremovable.isEmpty else {
             throw ItemFailure(
                 .location, .locationNotRemovable,
-                "\(item.label): location privacy is on, and its location metadata cannot be removed in place (\(found.unremovable.joined(separator: "; "))); not delivered")
+                "\(label): location privacy is on, and its location metadata cannot be removed in place (\(found.unremovable.joined(separator: "; "))); not delivered")
         }
         do {
             try MetadataBlanker.apply(found.found.flatMap(\.edits), to: path, sync: batch.pipeline.copy.fsync)
         } catch {
-            throw error.failure(item.label)
+            throw error.failure(label)
         }
-        if !found.found.isEmpty {
-            item.locationRemoved = found.found.map(\.name)
+        return found.found
+    }
+
+    /// The positions of the attached Takeout JSONs `item` carries that have a copy.
+    static func takeoutCopies(of item: ItemState) -> [Int] {
+        item.carriedSidecars.indices.filter {
+            let sidecar = item.carriedSidecars[$0]
+            return sidecar.isAttached && sidecar.item.sidecarKind == .takeout && sidecar.item.copyPath != nil
         }
-        if item.sidecarKind == .takeout {
-            // Location privacy is on: a JSON's place is never reported, whatever
-            // happens here; one already blanked by an interrupted attempt had it.
-            if !found.found.isEmpty || item.takeout?.location != nil { item.locationRemoved = [Self.takeoutLocationRemoved] }
-            item.takeout?.location = nil
-        }
-        // The copy's content changed: its identity is the stripped bytes'. A copy
-        // made from the source in this run was the source's bytes until now; one
-        // this run did not copy (a resumed item) may have been stripped by an
-        // interrupted attempt whose findings are lost: its hash tells.
-        guard !found.found.isEmpty || !item.carried.copiedFromSource else { return }
-        let hash: String
-        do { hash = try FileCopier.hash(of: path) } catch { throw ItemFailure(.location, .io, "\(item.label): cannot read back its copy: \(error)") }
-        if found.found.isEmpty, let recorded = item.sha256, recorded != hash {
-            item.locationRemoved = ["location metadata (removed by an earlier attempt that was interrupted)"]
-        }
-        item.sha256 = hash
     }
 }
 

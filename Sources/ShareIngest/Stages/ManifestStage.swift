@@ -40,8 +40,8 @@ struct ManifestStage {
                     SharedMediaFile.Compatible(path: url($0.path), size: $0.size, width: $0.width, height: $0.height)
                 }, locationRemoved: item.locationRemoved
             ).with(
-                sidecars: item.sidecars.isEmpty
-                    ? nil : item.sidecars.map { SharedMediaFile.Sidecar(path: url($0.path), kind: $0.kind, mimeType: $0.mimeType, size: $0.size) }
+                sidecars: item.attachedSidecars.isEmpty
+                    ? nil : item.attachedSidecars.map { SharedMediaFile.Sidecar(path: url($0.path), kind: $0.kind, mimeType: $0.mimeType, size: $0.size) }
             ).with(
                 capturedAt: item.capturedAt ?? captured?.text, capturedAtSource: item.capturedAtSource ?? captured?.source,
                 exportLocation: item.exportLocation.map { SharedMediaFile.ExportLocation(latitude: $0.latitude, longitude: $0.longitude, altitude: $0.altitude) }
@@ -79,6 +79,13 @@ struct ManifestStage {
     /// True when the schema's choice between entries and strings depends on the
     /// whole batch (legacy), so the fan-in must look at every item first.
     var needsWholeBatch: Bool { settings.schema == .legacy }
+
+    /// The reports of an item and of the sidecars it carries (the inputs of
+    /// their own it reports: ``ItemState/reportedSidecars``), in that order;
+    /// `finished` is false for an item an interruption parked.
+    func reports(for item: ItemState, finished: Bool, message: String?) -> [ItemReport] {
+        [report(for: item, finished: finished, message: message)] + item.reportedSidecars.map { report(for: $0, finished: finished, message: message) }
+    }
 
     /// An item's report; `finished` is false for an item an interruption parked.
     func report(for item: ItemState, finished: Bool, message: String?) -> ItemReport {
@@ -137,7 +144,7 @@ extension ManifestStage {
             .choice("pathSpelling", \.pathSpelling),
             .choice("duplicates", \.duplicates),
         ],
-        workers: nil, records: [.duplicateOf, .livePhoto, .sidecars, .attachedTo, .group, .capturedAt, .capturedAtSource, .exportDescription, .exportLocation],
+        workers: nil, records: [.duplicateOf, .livePhoto, .carriedSidecars, .attachedTo, .group],
         make: nil)
 }
 

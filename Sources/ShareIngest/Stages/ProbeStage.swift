@@ -1,5 +1,7 @@
 import Foundation
 import MediaFormats
+import ShareManifest
+import SystemCalls
 
 /// Probe: opens the copy through the batch's decoder to confirm what it is (an
 /// image must decode as one; a video must have a decodable video stream; audio
@@ -8,7 +10,9 @@ import MediaFormats
 /// the same pass (the file is opened and parsed once) and the thumbnail stage
 /// writes it. For a v2 manifest, the same pass reads the file's moment facts
 /// (a motion photo's embedded video, Apple's content identifier, the capture
-/// time) for the motion stage, the fan-in and the entry's `capturedAt`.
+/// time) for the motion stage, the fan-in and the entry's `capturedAt`. The
+/// Takeout JSONs the item carries go to the decoder with it, in the same
+/// request (``takeoutJSONs(of:)``): their facts become the item's.
 struct ProbeStage: PipelineStage {
     let settings: PipelineDefinition.ProbeSettings
     /// The thumbnail stage's settings, when the pipeline has one.
@@ -21,10 +25,12 @@ struct ProbeStage: PipelineStage {
 
     func process(_ item: inout InFlightItem, in batch: BatchContext) throws(ItemFailure) {
         guard let sniffed = item.sniffed, let path = item.copyPath, sniffed.format.isDecodable else { return }
-        let request = DecodeRequest(
+        var request = DecodeRequest(
             path: path, label: item.label, format: sniffed.format, pixelLimit: settings.pixelLimit, timeLimit: settings.timeLimit,
             thumbnail: thumbnail?.spec(for: sniffed.format, type: item.type), batch: batch.batchID.uuidString,
             moments: moments && MomentReaderFormats.reads(sniffed.format))
+        let takeouts = Self.takeoutJSONs(of: &item.state)
+        request.takeoutJSONs = takeouts.map(\.bytes)
         let decoded: DecodedMedia
         do {
             decoded = try batch.decoder.decode(request)
@@ -35,6 +41,57 @@ struct ProbeStage: PipelineStage {
         item.moments = decoded.moments
         item.carried.thumbnail = decoded.thumbnail
         item.carried.probeDecodedThumbnail = request.thumbnail != nil
+        for (takeout, reading) in zip(takeouts, decoded.takeouts) {
+            Self.apply(reading, toSidecarAt: takeout.position, of: &item.state, locationPrivacy: batch.pipeline.location != nil, in: batch.container)
+        }
+        if item.type != .image && item.type != .video {
+            // Decoded as no photo or video after all (a RAW without a preview that shows).
+            for position in item.carriedSidecars.indices where item.carriedSidecars[position].isAttached {
+                let kind = item.carriedSidecars[position].item.sidecarKind
+                item.carriedSidecars[position].release(warning: CarriedSidecar.mediaNotDelivered(kind, media: item.label, reason: "is not a photo or video"))
+            }
+        }
+        item.state.takeSidecarFacts()
+    }
+
+    /// The bytes of the attached Takeout JSONs `item` carries, from their
+    /// copies (read, not parsed: they are untrusted), with their positions.
+    /// One too large, or beyond the ``DecodeRequest/maximumTakeoutJSONs`` a
+    /// request carries, is released with a warning saying why.
+    static func takeoutJSONs(of item: inout ItemState) -> [(position: Int, bytes: [UInt8])] {
+        var found: [(position: Int, bytes: [UInt8])] = []
+        for position in item.carriedSidecars.indices {
+            let sidecar = item.carriedSidecars[position]
+            guard sidecar.isAttached, sidecar.item.sidecarKind == .takeout, sidecar.item.takeout == nil, let copy = sidecar.item.copyPath else { continue }
+            let reason: String
+            if (sidecar.item.size ?? 0) > Int64(TakeoutMetadata.maximumSize) {
+                reason = "it is larger than \(TakeoutMetadata.maximumSize >> 20) MiB"
+            } else if found.count >= DecodeRequest.maximumTakeoutJSONs {
+                reason = "its photo or video has more than \(DecodeRequest.maximumTakeoutJSONs) of them"
+            } else if let bytes = try? FileSystem.readWholeFile(copy), bytes.count <= TakeoutMetadata.maximumSize {
+                found.append((position, bytes))
+                continue
+            } else {
+                reason = "its copy cannot be read back"
+            }
+            item.carriedSidecars[position].release(warning: TakeoutMetadata.notRead(reason))
+        }
+        return found
+    }
+
+    /// What the decoder read of the Takeout JSON carried at `position`: its
+    /// facts, kept as far as they are sane (``TakeoutMetadata/facts(from:)``;
+    /// never its place under location privacy), or, refused, the sidecar
+    /// released with the reason (and an edited copy's share of it removed).
+    static func apply(_ reading: TakeoutReading, toSidecarAt position: Int, of item: inout ItemState, locationPrivacy: Bool, in container: ContainerDirectory) {
+        switch reading {
+        case .read(let sidecar):
+            var facts = TakeoutMetadata.facts(from: sidecar)
+            if locationPrivacy { facts.location = nil }
+            item.carriedSidecars[position].item.takeout = facts
+        case .refused(let reason):
+            item.carriedSidecars[position].release(warning: TakeoutMetadata.notRead(reason))
+        }
     }
 }
 
@@ -67,7 +124,11 @@ extension ProbeStage {
             .integer("pixelLimit", \.pixelLimit, in: 1...1_000_000_000_000),
             .number("timeLimit", \.timeLimit, in: 0.001...86_400),
         ],
-        workers: \.workers, records: [.type, .mimeType, .width, .height, .durationMilliseconds, .video, .projection, .stereo, .gainMap, .moments],
+        workers: \.workers,
+        records: [
+            .type, .mimeType, .width, .height, .durationMilliseconds, .video, .projection, .stereo, .gainMap, .moments, .carriedSidecars, .takeout,
+            .capturedAt, .capturedAtSource, .exportDescription, .exportLocation,
+        ],
         make: { settings, pipeline in
                 ProbeStage(settings: settings, thumbnail: pipeline.thumbnail, moments: pipeline.manifest.schema == .v2)
             })

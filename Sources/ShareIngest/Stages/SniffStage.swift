@@ -7,6 +7,8 @@ import SystemCalls
 
 /// Sniff: reads the first bytes of a source (never the whole file) and decides
 /// format, extension and MIME type from the content, so the copy is named once.
+/// The export sidecars a photo or video carries are read the same way, and
+/// kept attached when their content is a sidecar's (``readSidecars(of:rejectContradictions:)``).
 struct SniffStage: PipelineStage {
     let settings: PipelineDefinition.SniffSettings
     var name: StageName { .sniff }
@@ -41,9 +43,14 @@ struct SniffStage: PipelineStage {
             } catch {
                 throw Self.failure(error, path: label, stage: .sniff)
             }
-            try identify(&item, prefix: prefix, continuation: continuation, name: file.name, label: label)
-            if item.sidecarKind == .takeout, let format = item.sniffed?.format {
-                Self.readTakeout(&item, source: source, format: format, in: batch)
+            try Self.identify(
+                &item, prefix: prefix, continuation: continuation, name: file.name, label: label, rejectContradictions: settings.rejectContradictions)
+            if !item.carriedSidecars.isEmpty {
+                Self.readSidecars(of: &item.state, rejectContradictions: settings.rejectContradictions)
+            } else if let kind = item.sidecarKind, batch.pipeline.manifest.schema == .v2 {
+                // A sidecar the plan found no photo or video for.
+                let media = ExportSidecars.reference(sidecarLabel: label)?.shownName ?? "media"
+                item.warnings.append(CarriedSidecar.mediaNotDelivered(kind, media: media, reason: "is not in this drop"))
             }
             if let format = item.sniffed?.format {
                 var announced = HeaderDimensions.size(of: prefix, format: format)
@@ -56,33 +63,48 @@ struct SniffStage: PipelineStage {
         }
     }
 
-    /// A Takeout JSON's facts, read by a decoder helper (its bytes are
-    /// untrusted: never parsed here) from the descriptor the sniff opened, and
-    /// kept as far as ``TakeoutMetadata/facts(from:)`` finds them sane. A JSON
-    /// that is too large, or that the helper does not read as Takeout's (not
-    /// JSON, nested too deep, no title, or a helper that died on it), is
-    /// delivered as a file, with a warning saying why.
-    static func readTakeout(_ item: inout InFlightItem, source: FileDescriptor, format: MediaFormat, in batch: BatchContext) {
-        let reason: String
-        if (item.size ?? 0) > Int64(TakeoutMetadata.maximumSize) {
-            reason = "it is larger than \(TakeoutMetadata.maximumSize >> 20) MiB"
-        } else {
-            // The descriptor already checked (a regular file, not a link): the
-            // decoder opens the same file again through /proc.
-            let request = DecodeRequest(
-                path: "/proc/self/fd/\(source.raw)", label: item.label, format: format, timeLimit: 10, batch: batch.batchID.uuidString, task: .takeoutSidecar)
-            do {
-                if let sidecar = try batch.decoder.decode(request).takeout {
-                    item.takeout = TakeoutMetadata.facts(from: sidecar)
-                    return
+    /// Reads the sidecars `item` carries (``CarriedSidecar``) as an item of its
+    /// own is read: each opened (a regular file, not a link), its version and
+    /// size kept for its copy, its first bytes sniffed. One whose content is
+    /// not a sidecar's (an album's JSON under a photo's name), or that is
+    /// larger than ``ExportSidecars/maximumSize``, is released, to be
+    /// delivered as a file; one that cannot be read fails on its own. All are
+    /// released, with a warning, when `item` is no photo or video. Also used by
+    /// the fan-in, for the sidecars of an item that failed before its sniff
+    /// read them.
+    static func readSidecars(of item: inout ItemState, rejectContradictions: Bool) {
+        let media = item.type == .image || item.type == .video
+        for position in item.carriedSidecars.indices {
+            var sidecar = item.carriedSidecars[position]
+            // An edited copy's share of a sidecar released is its original's business.
+            guard sidecar.item.failure == nil, sidecar.item.sniffed == nil, !sidecar.borrowed || sidecar.isAttached,
+                case .file(let file) = sidecar.item.source
+            else { continue }
+            var read = InFlightItem(sidecar.item)
+            do throws(ItemFailure) {
+                let prefix: [UInt8]
+                do throws(CopyError) {
+                    let (fd, version) = try FileCopier.openSource(file.path)
+                    read.sourceVersion = version
+                    read.size = version.size
+                    do { prefix = try fd.read(count: ContentSniffer.prefixLength, at: 0, path: read.label) } catch { throw CopyError.reading(error) }
+                } catch {
+                    throw Self.failure(error, path: read.label, stage: .sniff)
                 }
-                reason = "the decoder gave no facts"
+                let claimed = read.sidecarKind
+                try Self.identify(&read, prefix: prefix, continuation: nil, name: file.name, label: read.label, rejectContradictions: rejectContradictions)
+                sidecar.item = read.state
+                if read.sidecarKind == nil || read.sidecarKind != claimed || (read.size ?? 0) > ExportSidecars.maximumSize {
+                    sidecar.release()
+                } else if !media, sidecar.isAttached {
+                    sidecar.release(warning: CarriedSidecar.mediaNotDelivered(claimed, media: item.label, reason: "is not a photo or video"))
+                }
             } catch {
-                reason = error.message
+                sidecar.item = read.state
+                sidecar.item.failure = error
             }
+            item.carriedSidecars[position] = sidecar
         }
-        item.sidecarKind = nil
-        item.warnings.append("looks like a Google Takeout JSON sidecar but was not read as one (\(reason)): delivered as a file")
     }
 
     /// The first bytes of an ISO base media file's `moov` box, wherever it is:
@@ -101,17 +123,18 @@ struct SniffStage: PipelineStage {
         return nil
     }
 
-    private func identify(_ item: inout InFlightItem, prefix: [UInt8], continuation: [UInt8]?, name: String, label: String) throws(ItemFailure) {
+    private static func identify(
+        _ item: inout InFlightItem, prefix: [UInt8], continuation: [UInt8]?, name: String, label: String, rejectContradictions: Bool
+    ) throws(ItemFailure) {
         let sniffed = ContentSniffer.sniff(prefix, fileName: name, continuation: continuation)
-        if settings.rejectContradictions, let claimed = sniffed.contradictedFormat {
+        if rejectContradictions, let claimed = sniffed.contradictedFormat {
             let head = prefix.prefix(8).map { String(format: "%02X", $0) }.joined(separator: " ")
             throw ItemFailure(.sniff, .contentMismatch, "\(label): named .\(sniffed.declaredExtension ?? "") but the content is not \(claimed.name) (nor any known format; first bytes \(head))")
         }
         item.sniffed = sniffed
         item.mimeType = sniffed.mimeType
-        // An export's sidecar (Takeout JSON, XMP, .AAE): by its name and these
-        // first bytes; the fan-in attaches it to the media it describes.
-        if sniffed.kind == .text { item.sidecarKind = ExportSidecars.kind(name: name, head: prefix) }
+        // An export's sidecar (Takeout JSON, XMP, .AAE): by its name and these first bytes.
+        item.sidecarKind = sniffed.kind == .text ? ExportSidecars.kind(name: name, head: prefix) : nil
         switch sniffed.kind {
         case .image: item.type = .image
         case .video: item.type = .video
@@ -148,7 +171,7 @@ extension SniffStage {
             .integer("workers", \.workers, in: 1...64),
             .boolean("rejectContradictions", \.rejectContradictions),
         ],
-        workers: \.workers, records: [.sniffed, .sourceVersion, .size, .type, .mimeType, .sidecarKind, .takeout],
+        workers: \.workers, records: [.sniffed, .sourceVersion, .size, .type, .mimeType, .sidecarKind, .carriedSidecars],
         make: { settings, _ in SniffStage(settings: settings) })
 }
 
