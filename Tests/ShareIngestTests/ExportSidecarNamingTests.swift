@@ -187,11 +187,14 @@ import TestSupport
         // The AAE (3) and the JSON (2) are carried; X.jpg.json (6) comes at the folder's end.
         #expect(handed.map(\.index) == [0, 1, 4, 7, 6], "\(handed.map(\.label))")
         let byName = Dictionary(handed.map { ($0.label, $0) }, uniquingKeysWith: { first, _ in first })
-        #expect(byName["drop/IMG_0002.jpg"]?.carriedSidecars.map { [$0.item.index, $0.borrowed ? 1 : 0] } == [[2, 0]])
-        #expect(byName["drop/IMG_0002-edited.jpg"]?.carriedSidecars.map { [$0.item.index, $0.borrowed ? 1 : 0] } == [[2, 1]])
-        #expect(byName["drop/IMG_1234.HEIC"]?.carriedSidecars.first?.item.label == "drop/IMG_1234.AAE")
-        #expect(byName["drop/IMG_1234.HEIC"]?.carriedSidecars.first?.item.attachedTo == "drop/IMG_1234.HEIC")
-        #expect(byName["drop/IMG_1234.HEIC"]?.carriedSidecars.first?.item.id == byName["drop/IMG_1234.HEIC"]?.id, "its copy is named by its media")
+        #expect(byName["drop/IMG_0002.jpg"]?.carriedSidecars.map { [$0.index, $0.borrowed ? 1 : 0] } == [[2, 0]])
+        #expect(byName["drop/IMG_0002-edited.jpg"]?.carriedSidecars.map { [$0.index, $0.borrowed ? 1 : 0] } == [[2, 1]])
+        let heic = byName["drop/IMG_1234.HEIC"]
+        let aae = heic.flatMap { heic in heic.carriedSidecars.first?.item(carriedBy: heic) }
+        #expect(aae?.label == "drop/IMG_1234.AAE" && aae?.index == 3 && aae?.sidecarKind == .aae)
+        #expect(aae?.attachedTo == "drop/IMG_1234.HEIC")
+        #expect(aae?.id == heic?.id, "its copy is named by its media")
+        #expect(heic?.reportedSidecars.map(\.label) == ["drop/IMG_1234.AAE"] && byName["drop/IMG_0002-edited.jpg"]?.reportedSidecars == [])
         #expect(byName["drop/X.jpg.json"]?.carriedSidecars == [], "its photo never came: an item of its own")
         #expect(byName["drop/Z.jpg"]?.carriedSidecars == [])
     }

@@ -221,14 +221,16 @@ import Testing
             width: 1920, height: 1080, layout: .microVideo)
         item.livePhoto = LivePhotoLink(photo: "/container/A.jpg", video: "/container/D.mov", contentIdentifier: "ABC-1", pairedBy: .contentIdentifier)
         item.sidecarKind = .takeout
-        var carried = ItemState(index: 8, id: item.id, source: .file(SourceFile(path: SourcePath("/inbox/a.png.json"), name: "a.png.json")), label: "/inbox/a.png.json")
-        carried.sidecarKind = .takeout
-        carried.attachedTo = "/inbox/a.png"
+        var carried = CarriedSidecar(
+            index: 8, source: .file(SourceFile(path: SourcePath("/inbox/a.png.json"), name: "a.png.json")), label: "/inbox/a.png.json", kind: .takeout)
         carried.copyPath = "/container/A.1.json"
+        carried.size = 420
         carried.takeout = TakeoutFacts(takenAt: 1_562_000_000, description: nil, location: nil)
-        item.carriedSidecars = [CarriedSidecar(item: carried), CarriedSidecar(item: carried, borrowed: true)]
+        var released = carried
+        released.release(warning: "released")
+        released.borrowed = true
+        item.carriedSidecars = [carried, released]
         item.attachedTo = "/inbox/b.jpg"
-        item.takeout = TakeoutFacts(takenAt: 1_562_000_000, description: "dusk", location: TakeoutLocation(latitude: 48.8, longitude: 2.3, altitude: 35))
         item.capturedAt = "2019-07-01T16:53:20Z"
         item.capturedAtSource = "takeout"
         item.video = VideoFacts(codec: "hevc", frameRate: 29.97, variableFrameRate: false, captureFrameRate: 240, slowMotion: true, hdr: "dolbyVision", dolbyVisionProfile: 8, rotation: 90, audio: "aac")

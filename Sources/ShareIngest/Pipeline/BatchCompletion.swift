@@ -227,14 +227,14 @@ enum BatchCompletion {
                 var item = unsupported[stored.index] ?? stored
                 var failed = false
                 for position in item.carriedSidecars.indices {
-                    var sidecar = item.carriedSidecars[position].item
+                    var sidecar = item.carriedSidecars[position]
                     if let copy = sidecar.copyPath { FileSystem.remove(copy) }
                     sidecar.copyPath = nil
                     if sidecar.failure == nil {
                         sidecar.failure = ItemFailure(.manifest, writing: writeError, "\(sidecar.label): the manifest could not be written: \(writeError)")
                     }
-                    failed = failed || sidecar != item.carriedSidecars[position].item
-                    item.carriedSidecars[position].item = sidecar
+                    failed = failed || sidecar != item.carriedSidecars[position]
+                    item.carriedSidecars[position] = sidecar
                 }
                 if item.failure == nil {
                     item.failure = ItemFailure(.manifest, writing: writeError, "\(item.label): the manifest could not be written: \(writeError)")
@@ -307,18 +307,24 @@ extension BatchCompletion {
         if item.failure != nil || !(item.type == .image || item.type == .video) {
             let reason = item.failure == nil ? "is not a photo or video" : "was not delivered"
             for position in item.carriedSidecars.indices where item.carriedSidecars[position].isAttached {
-                let kind = item.carriedSidecars[position].item.sidecarKind
+                let kind = item.carriedSidecars[position].kind
                 item.carriedSidecars[position].release(warning: CarriedSidecar.mediaNotDelivered(kind, media: item.label, reason: reason))
             }
         }
-        for position in item.carriedSidecars.indices where item.carriedSidecars[position].borrowed && !item.carriedSidecars[position].isAttached {
-            if let copy = item.carriedSidecars[position].item.copyPath { FileSystem.remove(copy) }
-            item.carriedSidecars[position].item.copyPath = nil
+        for position in item.carriedSidecars.indices where item.carriedSidecars[position].borrowed && item.carriedSidecars[position].released {
+            if let copy = item.carriedSidecars[position].copyPath { FileSystem.remove(copy) }
+            item.carriedSidecars[position].copyPath = nil
         }
         SniffStage.readSidecars(of: &item, rejectContradictions: context.pipeline.sniff.rejectContradictions)
-        let copiesBefore = item.carriedSidecars.map(\.item.copyPath)
+        let copiesBefore = item.carriedSidecars.map(\.copyPath)
         CopyStage.copySidecars(of: &item, in: context.container, sync: context.pipeline.copy.fsync)
-        return (item.carriedSidecars != before, item.carriedSidecars.map(\.item.copyPath) != copiesBefore)
+        // A released one's entry names its content (attached, it was not hashed).
+        for position in item.carriedSidecars.indices {
+            let sidecar = item.carriedSidecars[position]
+            guard sidecar.released, !sidecar.isSettled, sidecar.sha256 == nil, let copy = sidecar.copyPath else { continue }
+            item.carriedSidecars[position].sha256 = try? FileCopier.hash(of: copy)
+        }
+        return (item.carriedSidecars != before, item.carriedSidecars.map(\.copyPath) != copiesBefore)
     }
 }
 

@@ -362,16 +362,15 @@ struct SidecarAssembly {
         if folder.media[name]?.first == media { sidecar.reported = true }
     }
 
-    /// `waiting.item` with the sidecars it found, in input order. Each has
-    /// the item's UUID (its copy is named by it) and is attached to it.
+    /// `waiting.item` with the sidecars it found, in input order, each
+    /// attached to it (and named by its UUID).
     private func carrying(_ waiting: Held) -> ItemState {
         var item = waiting.item
         item.carriedSidecars = waiting.names.compactMap { name in
             guard let sidecar = waiting.found[name] else { return nil }
-            var state = ItemState(index: sidecar.index, id: item.id, source: sidecar.source, label: sidecar.label)
-            state.sidecarKind = ExportSidecars.kind(byName: name)
-            state.attachedTo = item.label
-            return CarriedSidecar(item: state, borrowed: folder.media[name]?.first != waiting.name)
+            return CarriedSidecar(
+                index: sidecar.index, source: sidecar.source, label: sidecar.label, kind: ExportSidecars.kind(byName: name),
+                borrowed: folder.media[name]?.first != waiting.name)
         }
         return item
     }

@@ -275,21 +275,22 @@ extension ItemState {
     /// attached to it, with their copies.
     var attachedSidecars: [SidecarRecord] {
         carriedSidecars.compactMap { sidecar in
-            guard sidecar.isAttached, let path = sidecar.item.copyPath, let kind = sidecar.item.sidecarKind else { return nil }
-            return SidecarRecord(path: path, kind: kind, mimeType: ExportSidecars.mimeType(of: kind), size: sidecar.item.size)
+            guard sidecar.isAttached, let path = sidecar.copyPath, let kind = sidecar.kind else { return nil }
+            return SidecarRecord(path: path, kind: kind, mimeType: ExportSidecars.mimeType(of: kind), size: sidecar.size)
         }
     }
 
-    /// The sidecars it carries that are inputs of their own to report: all
-    /// but those it borrows (an edited copy's share of its original's JSON).
-    var reportedSidecars: [ItemState] { carriedSidecars.filter { !$0.borrowed }.map(\.item) }
+    /// The sidecars it carries that are inputs of their own to report, as
+    /// items: all but those it borrows (an edited copy's share of its
+    /// original's JSON).
+    var reportedSidecars: [ItemState] { carriedSidecars.filter { !$0.borrowed }.map { $0.item(carriedBy: self) } }
 
     /// What its first attached Takeout JSON says, given to it: `photoTakenTime`
     /// as `capturedAt` (source `takeout`: the JSON wins, as Takeout strips
     /// dates from some files), `description`, `geoData` (never under location
     /// privacy: the probe leaves it out).
     mutating func takeSidecarFacts() {
-        guard let facts = carriedSidecars.lazy.filter(\.isAttached).compactMap(\.item.takeout).first else { return }
+        guard let facts = carriedSidecars.lazy.filter(\.isAttached).compactMap(\.takeout).first else { return }
         if let taken = facts.takenAt, let text = TakeoutMetadata.rfc3339(taken) {
             capturedAt = text
             capturedAtSource = "takeout"
@@ -311,25 +312,94 @@ extension ItemState {
 /// be attached (not one by content, a Takeout JSON the decoder refuses, a
 /// media item that is not delivered) is released, and delivered as a file of
 /// its own by the fan-in, from its copy.
+///
+/// It is recorded with its media at every step, so it holds only what cannot
+/// be derived from the media: its UUID is the media's (its copy is named by
+/// it, and collected with it), it is attached to the media until released.
+/// As an item (its report, and its entry when delivered as a file) it is
+/// ``item(carriedBy:)``.
 struct CarriedSidecar: Sendable, Hashable, Codable {
-    /// The sidecar as an input of the batch: its index, source, label and
-    /// kind, and what its media's stages found (its copy, size, Takeout facts,
-    /// warnings, a failure of its own). Its `id` is its media's: its copy is
-    /// named by it, and collected with it.
-    var item: ItemState
+    /// Its place among the batch's inputs.
+    let index: Int
+    /// Its file.
+    let source: ItemSource
+    /// How reports name it.
+    let label: String
+    /// Its kind: what its name claims, then (its media's sniff) what its
+    /// content shows; nil for a file whose content is no sidecar's.
+    var kind: SharedMediaFile.Sidecar.Kind?
     /// True on an edited copy's share of its original's Takeout JSON
     /// (`X-edited.jpg` of `X.jpg.json`): a copy under the edited copy's UUID
     /// and the same facts; the original reports the sidecar, and delivers it
     /// as a file of its own when it cannot be attached.
     @OmittedWhenDefault var borrowed = false
+    /// True once it is released, to be delivered as a file of its own.
+    @OmittedWhenDefault var released = false
+    /// Its source as the sniff found it, until its copy checks it.
+    var version: FileVersion?
+    var size: Int64?
+    /// What the sniff made of a file whose content is no sidecar's (how it is delivered).
+    var sniffed: SniffedContent?
+    /// Its copy (`<media UUID>.<n>.<ext>`), and the copy's SHA-256 when it is
+    /// delivered as a file.
+    var copyPath: String?
+    var sha256: String?
+    /// What a Takeout JSON says (read with its media by the probe).
+    var takeout: TakeoutFacts?
+    /// What location privacy removed from its copy.
+    var locationRemoved: [String]?
+    @OmittedWhenDefault var warnings: [String] = []
+    /// Why it was not delivered (its own failure: it could not be read or copied).
+    var failure: ItemFailure?
+
+    /// A sidecar met by the plan, its kind what its name claims.
+    init(index: Int, source: ItemSource, label: String, kind: SharedMediaFile.Sidecar.Kind?, borrowed: Bool = false) {
+        (self.index, self.source, self.label, self.kind, self.borrowed) = (index, source, label, kind, borrowed)
+    }
 
     /// True while it is attached to its media: not released, not failed.
-    var isAttached: Bool { item.failure == nil && item.attachedTo != nil }
+    var isAttached: Bool { failure == nil && !released }
+
+    /// True when its media's stages (and the fan-in) leave it alone: an edited
+    /// copy's share of a sidecar released is its original's business.
+    var isSettled: Bool { failure != nil || (borrowed && released) }
 
     /// Releases it, to be delivered as a file of its own, saying why when `warning` does.
     mutating func release(warning: String? = nil) {
-        item.attachedTo = nil
-        if let warning, !item.warnings.contains(warning) { item.warnings.append(warning) }
+        released = true
+        if let warning, !warnings.contains(warning) { warnings.append(warning) }
+    }
+
+    /// The sidecar as an item of the batch, carried by `media`: its own index,
+    /// source and label, the media's UUID, attached to the media (its label)
+    /// until released. What its report is made of, what its media's stages
+    /// work on (``update(from:)``), and its entry when delivered as a file.
+    func item(carriedBy media: ItemState) -> ItemState {
+        var item = ItemState(index: index, id: media.id, source: source, label: label, failure: failure)
+        item.sidecarKind = kind
+        item.attachedTo = released ? nil : media.label
+        item.sourceVersion = version
+        item.size = size
+        item.sniffed = sniffed
+        item.mimeType = kind.map(ExportSidecars.mimeType(of:)) ?? sniffed?.mimeType
+        item.copyPath = copyPath
+        item.sha256 = sha256
+        item.locationRemoved = locationRemoved
+        item.warnings = warnings
+        return item
+    }
+
+    /// Takes what a stage found of it, working on it as an item (``item(carriedBy:)``).
+    mutating func update(from item: ItemState) {
+        kind = item.sidecarKind
+        version = item.copyPath == nil ? item.sourceVersion : nil
+        size = item.size
+        sniffed = item.sidecarKind == nil ? item.sniffed : nil
+        copyPath = item.copyPath
+        sha256 = released || kind == nil ? item.sha256 : nil
+        locationRemoved = item.locationRemoved
+        warnings = item.warnings
+        failure = item.failure
     }
 
     /// The warning of a sidecar released because its media, `media`, is not delivered (as `reason` says).

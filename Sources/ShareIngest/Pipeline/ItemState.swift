@@ -95,15 +95,13 @@ struct ItemState: Sendable, Hashable, Codable {
     /// Takeout JSON read with it by its probe. Each is still an input of the
     /// batch, with its own index and report.
     @OmittedWhenDefault var carriedSidecars: [CarriedSidecar] = []
-    /// A sidecar's kind: on a carried sidecar, the kind its name claims, then
-    /// (the sniff) its content shows; on an item of its own, the kind its
-    /// content shows (a sidecar whose media is not in the drop).
+    /// The kind of export sidecar its content shows (the sniff): on an item
+    /// of its own, a sidecar whose media is not in the drop; on a carried
+    /// sidecar as an item (``CarriedSidecar/item(carriedBy:)``), its kind.
     var sidecarKind: SharedMediaFile.Sidecar.Kind?
-    /// On a carried sidecar: the media item it is attached to (its label);
-    /// nil once it is released, to be delivered as a file of its own.
+    /// On a carried sidecar as an item: the media item it is attached to (its
+    /// label), until it is released.
     var attachedTo: String?
-    /// On a carried sidecar: what its Takeout JSON says (read by its media's probe).
-    var takeout: TakeoutFacts?
     /// When the photo or video was taken (RFC 3339), and where that came from
     /// (`takeout`: its Takeout JSON's `photoTakenTime`). Set by the fan-in.
     var capturedAt: String?
@@ -147,7 +145,7 @@ struct ItemState: Sendable, Hashable, Codable {
     /// never recorded). Three keep the names older records used.
     enum CodingKeys: String, CodingKey, CaseIterable {
         case index, id, source, label, completed, sniffed, copyPath, size, sha256, duplicateOf, type, mimeType, width, height
-        case thumbnailPath, moments, motionVideo, livePhoto, carriedSidecars, sidecarKind, attachedTo, takeout, capturedAt, capturedAtSource
+        case thumbnailPath, moments, motionVideo, livePhoto, carriedSidecars, sidecarKind, attachedTo, capturedAt, capturedAtSource
         case exportDescription, exportLocation, group, locationRemoved, compatible, stageRecords, warnings, failure, stageSeconds, lostAttempts
         case suspect, video, projection, stereo, gainMap
         case previews

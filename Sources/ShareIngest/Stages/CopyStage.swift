@@ -48,21 +48,23 @@ struct CopyStage: PipelineStage {
     }
 
     /// Copies the sidecars `item` carries (read by its sniff) under its UUID:
-    /// the `n`-th as `<UUID>.<n>.<ext>`, with its kind's extension while it is
-    /// attached (`json`, `xmp`, `aae`), else its content's. One whose copy
+    /// the `n`-th as `<UUID>.<n>.<ext>`, with its kind's extension (`json`,
+    /// `xmp`, `aae`), or its content's when it is no sidecar. One whose copy
     /// fails (it changed, it vanished) fails on its own. Also used by the
     /// fan-in, for the sidecars of an item that failed before its copy.
     static func copySidecars(of item: inout ItemState, in container: ContainerDirectory, sync: Bool) {
         for position in item.carriedSidecars.indices {
-            var sidecar = item.carriedSidecars[position].item
-            // An edited copy's share of a sidecar released is its original's business.
-            guard sidecar.failure == nil, sidecar.copyPath == nil, let sniffed = sidecar.sniffed,
-                !item.carriedSidecars[position].borrowed || item.carriedSidecars[position].isAttached
-            else { continue }
-            let ext = item.carriedSidecars[position].isAttached ? sidecar.sidecarKind.map(ExportSidecars.fileExtension(of:)) : nil
-            let destination = ExportSidecars.copyPath(in: container, id: item.id, n: position + 1, fileExtension: ext ?? sniffed.fileExtension)
-            do throws(ItemFailure) { _ = try copy(&sidecar, to: destination, sync: sync) } catch { sidecar.failure = error }
-            item.carriedSidecars[position].item = sidecar
+            var sidecar = item.carriedSidecars[position]
+            guard !sidecar.isSettled, sidecar.copyPath == nil, sidecar.size != nil else { continue }
+            let ext = sidecar.kind.map(ExportSidecars.fileExtension(of:)) ?? sidecar.sniffed?.fileExtension ?? "bin"
+            var copied = sidecar.item(carriedBy: item)
+            do throws(ItemFailure) {
+                _ = try copy(&copied, to: ExportSidecars.copyPath(in: container, id: item.id, n: position + 1, fileExtension: ext), sync: sync)
+            } catch {
+                copied.failure = error
+            }
+            sidecar.update(from: copied)
+            item.carriedSidecars[position] = sidecar
         }
     }
 }

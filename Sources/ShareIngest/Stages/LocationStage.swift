@@ -63,12 +63,11 @@ struct LocationStage: PipelineStage {
         // The Takeout JSONs it carries: their places go from their copies, and
         // the photo's `locationRemoved` says so. One that fails here fails alone.
         for position in Self.takeoutCopies(of: item.state) {
-            var sidecar = item.carriedSidecars[position].item
+            var sidecar = item.carriedSidecars[position]
             guard let copy = sidecar.copyPath else { continue }
             do throws(ItemFailure) {
                 if try !removeLocation(from: copy, label: sidecar.label, format: .text, in: batch).isEmpty {
                     sidecar.locationRemoved = [Self.takeoutLocationRemoved]
-                    sidecar.sha256 = try? FileCopier.hash(of: copy)
                 }
             } catch {
                 sidecar.failure = error
@@ -78,7 +77,7 @@ struct LocationStage: PipelineStage {
             if sidecar.locationRemoved != nil, !(item.locationRemoved ?? []).contains(Self.takeoutLocationRemoved) {
                 item.locationRemoved = (item.locationRemoved ?? []) + [Self.takeoutLocationRemoved]
             }
-            item.carriedSidecars[position].item = sidecar
+            item.carriedSidecars[position] = sidecar
         }
     }
 
@@ -111,7 +110,7 @@ struct LocationStage: PipelineStage {
     static func takeoutCopies(of item: ItemState) -> [Int] {
         item.carriedSidecars.indices.filter {
             let sidecar = item.carriedSidecars[$0]
-            return sidecar.isAttached && sidecar.item.sidecarKind == .takeout && sidecar.item.copyPath != nil
+            return sidecar.isAttached && sidecar.kind == .takeout && sidecar.copyPath != nil
         }
     }
 }

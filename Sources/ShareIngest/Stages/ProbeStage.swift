@@ -47,7 +47,7 @@ struct ProbeStage: PipelineStage {
         if item.type != .image && item.type != .video {
             // Decoded as no photo or video after all (a RAW without a preview that shows).
             for position in item.carriedSidecars.indices where item.carriedSidecars[position].isAttached {
-                let kind = item.carriedSidecars[position].item.sidecarKind
+                let kind = item.carriedSidecars[position].kind
                 item.carriedSidecars[position].release(warning: CarriedSidecar.mediaNotDelivered(kind, media: item.label, reason: "is not a photo or video"))
             }
         }
@@ -62,9 +62,9 @@ struct ProbeStage: PipelineStage {
         var found: [(position: Int, bytes: [UInt8])] = []
         for position in item.carriedSidecars.indices {
             let sidecar = item.carriedSidecars[position]
-            guard sidecar.isAttached, sidecar.item.sidecarKind == .takeout, sidecar.item.takeout == nil, let copy = sidecar.item.copyPath else { continue }
+            guard sidecar.isAttached, sidecar.kind == .takeout, sidecar.takeout == nil, let copy = sidecar.copyPath else { continue }
             let reason: String
-            if (sidecar.item.size ?? 0) > Int64(TakeoutMetadata.maximumSize) {
+            if (sidecar.size ?? 0) > Int64(TakeoutMetadata.maximumSize) {
                 reason = "it is larger than \(TakeoutMetadata.maximumSize >> 20) MiB"
             } else if found.count >= DecodeRequest.maximumTakeoutJSONs {
                 reason = "its photo or video has more than \(DecodeRequest.maximumTakeoutJSONs) of them"
@@ -88,7 +88,7 @@ struct ProbeStage: PipelineStage {
         case .read(let sidecar):
             var facts = TakeoutMetadata.facts(from: sidecar)
             if locationPrivacy { facts.location = nil }
-            item.carriedSidecars[position].item.takeout = facts
+            item.carriedSidecars[position].takeout = facts
         case .refused(let reason):
             item.carriedSidecars[position].release(warning: TakeoutMetadata.notRead(reason))
         }
@@ -126,7 +126,7 @@ extension ProbeStage {
         ],
         workers: \.workers,
         records: [
-            .type, .mimeType, .width, .height, .durationMilliseconds, .video, .projection, .stereo, .gainMap, .moments, .carriedSidecars, .takeout,
+            .type, .mimeType, .width, .height, .durationMilliseconds, .video, .projection, .stereo, .gainMap, .moments, .carriedSidecars,
             .capturedAt, .capturedAtSource, .exportDescription, .exportLocation,
         ],
         make: { settings, pipeline in

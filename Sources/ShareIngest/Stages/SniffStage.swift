@@ -76,11 +76,8 @@ struct SniffStage: PipelineStage {
         let media = item.type == .image || item.type == .video
         for position in item.carriedSidecars.indices {
             var sidecar = item.carriedSidecars[position]
-            // An edited copy's share of a sidecar released is its original's business.
-            guard sidecar.item.failure == nil, sidecar.item.sniffed == nil, !sidecar.borrowed || sidecar.isAttached,
-                case .file(let file) = sidecar.item.source
-            else { continue }
-            var read = InFlightItem(sidecar.item)
+            guard !sidecar.isSettled, sidecar.size == nil, case .file(let file) = sidecar.source else { continue }
+            var read = InFlightItem(sidecar.item(carriedBy: item))
             do throws(ItemFailure) {
                 let prefix: [UInt8]
                 do throws(CopyError) {
@@ -91,17 +88,18 @@ struct SniffStage: PipelineStage {
                 } catch {
                     throw Self.failure(error, path: read.label, stage: .sniff)
                 }
-                let claimed = read.sidecarKind
                 try Self.identify(&read, prefix: prefix, continuation: nil, name: file.name, label: read.label, rejectContradictions: rejectContradictions)
-                sidecar.item = read.state
-                if read.sidecarKind == nil || read.sidecarKind != claimed || (read.size ?? 0) > ExportSidecars.maximumSize {
+            } catch {
+                read.failure = error
+            }
+            let claimed = sidecar.kind
+            sidecar.update(from: read.state)
+            if sidecar.failure == nil {
+                if sidecar.kind == nil || sidecar.kind != claimed || (sidecar.size ?? 0) > ExportSidecars.maximumSize {
                     sidecar.release()
                 } else if !media, sidecar.isAttached {
                     sidecar.release(warning: CarriedSidecar.mediaNotDelivered(claimed, media: item.label, reason: "is not a photo or video"))
                 }
-            } catch {
-                sidecar.item = read.state
-                sidecar.item.failure = error
             }
             item.carriedSidecars[position] = sidecar
         }
