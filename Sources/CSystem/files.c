@@ -11,6 +11,10 @@ long shim_copy_file_range(int in_fd, int out_fd, size_t length) {
     return (long)copy_file_range(in_fd, NULL, out_fd, NULL, length, 0);
 }
 
+int shim_syncfs(int fd) {
+    return syncfs(fd);
+}
+
 long shim_copy_file_range_from(int in_fd, long long *in_offset, int out_fd, size_t length) {
     loff_t offset = (loff_t)*in_offset;
     long n = (long)copy_file_range(in_fd, &offset, out_fd, NULL, length, 0);

@@ -23,6 +23,13 @@ extension FileDescriptor {
         guard n >= 0 else { throw SystemError("copy_file_range", path: path) }
         return n
     }
+
+    /// Writes everything cached for the file system that holds this descriptor
+    /// (`syncfs`): the data and metadata of every file written on it, durable
+    /// in one call instead of an fsync each.
+    package func syncFileSystem(path: String) throws(SystemError) {
+        guard retryingInterrupts({ shim_syncfs(raw) }) == 0 else { throw SystemError("syncfs", path: path) }
+    }
 }
 #endif
 

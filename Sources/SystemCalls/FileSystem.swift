@@ -14,6 +14,16 @@ package enum FileSystem {
         try fd.sync(path: path)
     }
 
+    #if os(Linux)
+    /// Makes every file written on the file system that holds `path` durable,
+    /// with their folders (`syncfs`): one call for many small files, each
+    /// written without an fsync of its own.
+    package static func syncFileSystem(containing path: String) throws(SystemError) {
+        let fd = try FileDescriptor.open(path, O_RDONLY | O_DIRECTORY)
+        try fd.syncFileSystem(path: path)
+    }
+    #endif
+
     /// Creates `path` (and parents) owner-only (mode 0700 less the umask), if
     /// missing: a decoder helper running as another user reads nothing of it.
     package static func makeDirectory(_ path: String) throws(SystemError) {

@@ -170,17 +170,18 @@ import TestSupport
     /// whichever comes first in name order, in input order otherwise; a
     /// sidecar takes its place in the order but is no item of its own, and one
     /// whose first media never comes as a file is an item after all.
-    @Test func theAssemblyHoldsAMediaItemUntilItsSidecarsAreMet() {
+    @Test func theAssemblyHoldsAMediaItemUntilItsSidecarsAreMet() throws {
         let names = ["IMG_0002-edited.jpg", "IMG_0002.jpg", "IMG_0002.jpg.json", "IMG_1234.AAE", "IMG_1234.HEIC", "X.jpg", "X.jpg.json", "Z.jpg"]
-        var assembly = SidecarAssembly(FolderSidecars(names: names))
+        let container = try TemporaryContainer()
+        var assembly = SidecarAssembly(FolderSidecars(names: names), container: container.directory)
         let identifiers = IdentifierSource.sequential()
         var handed: [ItemState] = []
         for (index, name) in names.enumerated() where name != "X.jpg" {  // X.jpg is no file (a folder, a FIFO)
-            let source = ItemSource.file(SourceFile(path: SourcePath("/drop/" + name), name: name))
+            let file = SourceFile(path: SourcePath("/drop/" + name), name: name)
             if assembly.isSidecar(name) {
-                handed += assembly.meetSidecar(name, index: index, source: source, label: "drop/" + name)
+                handed += assembly.meetSidecar(name, index: index, file: file, label: "drop/" + name, size: 100)
             } else {
-                handed += assembly.meetMedia(name, ItemState(index: index, id: identifiers.next(), source: source, label: "drop/" + name))
+                handed += assembly.meetMedia(name, ItemState(index: index, id: identifiers.next(), source: .file(file), label: "drop/" + name))
             }
         }
         handed += assembly.finish(identifiers: identifiers)
@@ -194,6 +195,7 @@ import TestSupport
         #expect(aae?.label == "drop/IMG_1234.AAE" && aae?.index == 3 && aae?.sidecarKind == .aae)
         #expect(aae?.attachedTo == "drop/IMG_1234.HEIC")
         #expect(aae?.id == heic?.id, "its copy is named by its media")
+        #expect(heic.map { [container.directory.mediaPath(id: $0.id, fileExtension: "1.aae")] } == heic?.attachedSidecars.map(\.path))
         #expect(heic?.reportedSidecars.map(\.label) == ["drop/IMG_1234.AAE"] && byName["drop/IMG_0002-edited.jpg"]?.reportedSidecars == [])
         #expect(byName["drop/X.jpg.json"]?.carriedSidecars == [], "its photo never came: an item of its own")
         #expect(byName["drop/Z.jpg"]?.carriedSidecars == [])

@@ -222,13 +222,16 @@ import Testing
         item.livePhoto = LivePhotoLink(photo: "/container/A.jpg", video: "/container/D.mov", contentIdentifier: "ABC-1", pairedBy: .contentIdentifier)
         item.sidecarKind = .takeout
         var carried = CarriedSidecar(
-            index: 8, source: .file(SourceFile(path: SourcePath("/inbox/a.png.json"), name: "a.png.json")), label: "/inbox/a.png.json", kind: .takeout)
-        carried.copyPath = "/container/A.1.json"
-        carried.size = 420
-        carried.takeout = TakeoutFacts(takenAt: 1_562_000_000, description: nil, location: nil)
+            index: 8, path: SourcePath("/inbox/a.png.json"), name: "a.png.json", label: "/inbox/a.png.json", kind: .takeout, copyPath: "/container/A.1.json",
+            size: 420)
+        carried.locationRemoved = ["Takeout JSON geoData, geoDataExif"]
         var released = carried
         released.release(warning: "released")
         released.borrowed = true
+        released.kind = nil
+        released.sniffed = item.sniffed
+        released.sha256 = String(repeating: "cd", count: 32)
+        released.failure = ItemFailure(.copy, .unreadable, "gone")
         item.carriedSidecars = [carried, released]
         item.attachedTo = "/inbox/b.jpg"
         item.capturedAt = "2019-07-01T16:53:20Z"

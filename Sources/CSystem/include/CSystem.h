@@ -18,6 +18,11 @@ long shim_copy_file_range(int in_fd, int out_fd, size_t length);
 /// `*in_offset` (advanced by what was copied) without moving `in`'s position.
 long shim_copy_file_range_from(int in_fd, long long *in_offset, int out_fd, size_t length);
 
+/// syncfs(fd): writes everything cached for the file system holding `fd`
+/// (data and metadata) to its disk, and reports a write-back error since the
+/// descriptor was opened (Linux 5.8 and later).
+int shim_syncfs(int fd);
+
 /// renameat2(AT_FDCWD, from, AT_FDCWD, to, RENAME_NOREPLACE): a rename that fails
 /// with EEXIST instead of replacing the destination.
 int shim_rename_noreplace(const char *from, const char *to);

@@ -8,8 +8,9 @@ enum DropEntry {
     /// A folder was listed: its entries (of these names, hidden ones left
     /// out, in this order) follow, files first, up to the next `folder`.
     case folder(SortedNames)
-    /// A regular file (`path` is what to read: for a symbolic link, its target).
-    case file(SourcePath, shownAs: SourcePath, name: String)
+    /// A regular file (`path` is what to read: for a symbolic link, its
+    /// target), of `size` bytes when it was listed.
+    case file(SourcePath, shownAs: SourcePath, name: String, size: Int64)
     case skipped(SourcePath, ItemFailure)
 }
 
@@ -70,7 +71,7 @@ struct DropWalker: Sequence, IteratorProtocol {
         }
         switch status.type {
         case .regular:
-            return .file(path, shownAs: path, name: SourcePath.displayName(name))
+            return .file(path, shownAs: path, name: SourcePath.displayName(name), size: status.size)
         case .directory:
             if depth + 1 >= Self.maximumDepth {
                 return .skipped(path, ItemFailure(.copy, .tooDeep, "\(path.display): folder nested deeper than \(Self.maximumDepth) levels, not walked"))
@@ -91,9 +92,9 @@ struct DropWalker: Sequence, IteratorProtocol {
         guard let resolvedRoot, target.isInside(resolvedRoot) else {
             return .skipped(path, ItemFailure(.copy, .symbolicLink, "\(path.display) is a symbolic link pointing outside the drop; not followed"))
         }
-        guard (try? target.linkStatus())?.type == .regular else {
+        guard let status = try? target.linkStatus(), status.type == .regular else {
             return .skipped(path, ItemFailure(.copy, .symbolicLink, "\(path.display) is a symbolic link to something that is not a regular file; not followed"))
         }
-        return .file(target, shownAs: path, name: SourcePath.displayName(name))
+        return .file(target, shownAs: path, name: SourcePath.displayName(name), size: status.size)
     }
 }

@@ -79,6 +79,14 @@ enum FileCopier {
     static func copy(from source: SourcePath, expected: FileVersion?, to destination: String, sync: Bool) throws(CopyError) -> Copied {
         let (input, before) = try openSource(source)
         if let expected, expected != before { throw .changed("changed after it was inspected") }
+        return try copy(input, version: before, of: source, to: destination, sync: sync)
+    }
+
+    /// Copies the source already open as `input` (``openSource(_:)``, whose
+    /// version it was then) from its start to `destination`, which must not
+    /// exist; without `sync`, the copy is made durable later (a file system's
+    /// sync), not here. Returns its size and hash.
+    static func copy(_ input: FileDescriptor, version before: FileVersion, of source: SourcePath, to destination: String, sync: Bool) throws(CopyError) -> Copied {
         let temporary = FileSystem.temporaryName(for: destination)
         do {
             let output = try FileDescriptor.open(temporary, O_WRONLY | O_CREAT | O_EXCL, mode: 0o600)
@@ -101,6 +109,52 @@ enum FileCopier {
             throw error.path == source.display ? .reading(error) : .writing(error)
         } catch {
             FileSystem.remove(temporary)
+            throw .writing(SystemError("copy", path: destination, code: EIO))
+        }
+    }
+
+    /// Copies the source already open as `input` (``openSource(_:)``, whose
+    /// version it was then, and whose first bytes are `head`) straight to
+    /// `destination`, replacing what an earlier attempt left there, with no
+    /// temporary name and no fsync: for the copies a caller makes durable all
+    /// at once (a file system's sync) before anything names them, and writes
+    /// again whole after a crash instead of trusting. A sidecar's bytes are
+    /// often all in `head`: then they are written from it. Returns the copy's
+    /// size and hash.
+    static func copyUnsynced(
+        _ input: FileDescriptor, version before: FileVersion, head: [UInt8], of source: SourcePath, to destination: String
+    ) throws(CopyError) -> Copied {
+        do {
+            let output = try FileDescriptor.open(destination, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW, mode: 0o600)
+            let copied: Copied
+            if Int64(head.count) == before.size {
+                let digest = SHA256()
+                var writeError: SystemError?
+                head.withUnsafeBytes { raw in
+                    digest.update(raw)
+                    do throws(SystemError) { try output.writeAll(raw, path: destination) } catch { writeError = error }
+                }
+                if let writeError { throw writeError }
+                copied = Copied(size: before.size, sha256: digest.finish())
+            } else {
+                // `head` was read at an offset: the descriptor is still at the start.
+                copied = try transfer(from: input, to: output, size: before.size, source: source.display, destination: destination)
+            }
+            let after: FileStatus
+            do { after = try input.status(path: source.display) } catch { throw CopyError.reading(error) }
+            guard FileVersion(after) == before, copied.size == before.size else {
+                throw CopyError.changed("changed while being copied (size \(before.size) → \(after.size) bytes)")
+            }
+            try output.close(path: destination)
+            return copied
+        } catch let error as CopyError {
+            FileSystem.remove(destination)
+            throw error
+        } catch let error as SystemError {
+            FileSystem.remove(destination)
+            throw error.path == source.display ? .reading(error) : .writing(error)
+        } catch {
+            FileSystem.remove(destination)
             throw .writing(SystemError("copy", path: destination, code: EIO))
         }
     }

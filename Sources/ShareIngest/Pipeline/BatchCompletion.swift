@@ -52,10 +52,11 @@ enum BatchCompletion {
     /// and makes the same manifest. It says false when the batch is no longer
     /// the caller's (a manifest job's lease lost): nothing more is recorded.
     ///
-    /// The sidecars each item carries are settled here (``settleSidecars(of:in:)``):
-    /// attached to a delivered photo or video, else delivered as files of
-    /// their own; `events` hears each of their reports (their media's was
-    /// heard when it finished).
+    /// The sidecars each item carries are delivered here (``SidecarDelivery``):
+    /// read and copied, attached to a delivered photo or video, else
+    /// delivered as files of their own, all made durable by one sync of the
+    /// container's file system before the manifest names them; `events` hears
+    /// each of their reports (their media's was heard when it finished).
     static func finish(
         _ batch: BatchRecord, context: BatchContext, store: any ItemStore, wallSeconds: Double?, now: Date, events: IngestEventSink? = nil,
         beforeRecording: (BatchRecord) -> Void = { _ in },
@@ -126,8 +127,8 @@ enum BatchCompletion {
         var writer: ManifestWriter?
         var writeError: SystemError?
         var copiesSynced = false
-        // A sidecar copied here, after the copies were synced: synced again before the manifest.
-        var copiedSinceSync = false
+        // Sidecars copied here (without an fsync each): the file system is synced before the manifest.
+        var sidecarsCopied = false
         var types: Set<SharedMediaType> = []
         var totals: [StageName: Double] = [:]
         // The stored report is written as the items are read (in bounded memory);
@@ -158,7 +159,6 @@ enum BatchCompletion {
                 if entry.fileURL != nil, !copiesSynced {
                     try stage.syncCopies(in: container)
                     copiesSynced = true
-                    copiedSinceSync = false
                 }
                 if writer == nil {
                     CrashPoint.hit("before-manifest")
@@ -191,9 +191,9 @@ enum BatchCompletion {
                 itemChanged = true
             }
             if !item.carriedSidecars.isEmpty {
-                let settled = Self.settleSidecars(of: &item, in: context)
+                let settled = SidecarDelivery.settle(&item, in: context, writing: !alreadyWritten)
                 if settled.changed { itemChanged = true }
-                if settled.copied { copiedSinceSync = true }
+                if settled.copied { sidecarsCopied = true }
             }
             if itemChanged { try keep(item) }
             totals.merge(item.stageSeconds, uniquingKeysWith: +)
@@ -205,8 +205,8 @@ enum BatchCompletion {
                 events?(.itemFinished(sidecarReport))
             }
         }
-        if copiesSynced, copiedSinceSync, writeError == nil {
-            do throws(SystemError) { try stage.syncCopies(in: container) } catch { writeError = error }
+        if sidecarsCopied, writeError == nil {
+            do throws(SystemError) { try FileSystem.syncFileSystem(containing: container.root) } catch { writeError = error }
         }
         if let writer, writeError == nil {
             do throws(SystemError) {
@@ -228,8 +228,7 @@ enum BatchCompletion {
                 var failed = false
                 for position in item.carriedSidecars.indices {
                     var sidecar = item.carriedSidecars[position]
-                    if let copy = sidecar.copyPath { FileSystem.remove(copy) }
-                    sidecar.copyPath = nil
+                    FileSystem.remove(sidecar.copyPath)
                     if sidecar.failure == nil {
                         sidecar.failure = ItemFailure(.manifest, writing: writeError, "\(sidecar.label): the manifest could not be written: \(writeError)")
                     }
@@ -292,39 +291,6 @@ enum BatchCompletion {
             throw NotRecorded(outcome: outcome, error: error)
         }
         return outcome
-    }
-}
-
-extension BatchCompletion {
-    /// Settles the sidecars `item` carries, once `item` is final: attached to
-    /// it when it is delivered as a photo or video; otherwise each is released,
-    /// with a warning naming it. A released sidecar it reports is delivered as
-    /// a file of its own, from its copy, read and copied here when its media's
-    /// stages did not (it failed first); one it borrows goes. `changed`: some
-    /// sidecar's state changed; `copied`: a copy was made here.
-    static func settleSidecars(of item: inout ItemState, in context: BatchContext) -> (changed: Bool, copied: Bool) {
-        let before = item.carriedSidecars
-        if item.failure != nil || !(item.type == .image || item.type == .video) {
-            let reason = item.failure == nil ? "is not a photo or video" : "was not delivered"
-            for position in item.carriedSidecars.indices where item.carriedSidecars[position].isAttached {
-                let kind = item.carriedSidecars[position].kind
-                item.carriedSidecars[position].release(warning: CarriedSidecar.mediaNotDelivered(kind, media: item.label, reason: reason))
-            }
-        }
-        for position in item.carriedSidecars.indices where item.carriedSidecars[position].borrowed && item.carriedSidecars[position].released {
-            if let copy = item.carriedSidecars[position].copyPath { FileSystem.remove(copy) }
-            item.carriedSidecars[position].copyPath = nil
-        }
-        SniffStage.readSidecars(of: &item, rejectContradictions: context.pipeline.sniff.rejectContradictions)
-        let copiesBefore = item.carriedSidecars.map(\.copyPath)
-        CopyStage.copySidecars(of: &item, in: context.container, sync: context.pipeline.copy.fsync)
-        // A released one's entry names its content (attached, it was not hashed).
-        for position in item.carriedSidecars.indices {
-            let sidecar = item.carriedSidecars[position]
-            guard sidecar.released, !sidecar.isSettled, sidecar.sha256 == nil, let copy = sidecar.copyPath else { continue }
-            item.carriedSidecars[position].sha256 = try? FileCopier.hash(of: copy)
-        }
-        return (item.carriedSidecars != before, item.carriedSidecars.map(\.copyPath) != copiesBefore)
     }
 }
 

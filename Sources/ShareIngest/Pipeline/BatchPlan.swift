@@ -147,20 +147,20 @@ struct BatchPlan {
     ) throws(ShareIngestError) {
         var count = 0
         // Files named one by one (and in-memory data) are matched among themselves, by label.
-        var named = SidecarAssembly(carriesSidecars ? FolderSidecars(names: namedLabels(inputs, shownRoot: shownRoot)) : FolderSidecars())
-        var folder = SidecarAssembly(FolderSidecars())
+        var named = SidecarAssembly(carriesSidecars ? FolderSidecars(names: namedLabels(inputs, shownRoot: shownRoot)) : FolderSidecars(), container: container)
+        var folder = SidecarAssembly(FolderSidecars(), container: container)
         func hand(_ items: [ItemState]) {
             for item in items { body(item) }
         }
         /// Plans the next input: a sidecar of `assembly` waits for its media
         /// (no UUID of its own), any other file is an item.
-        func add(_ source: ItemSource, label: String, key: String?, in assembly: inout SidecarAssembly, id: UUID? = nil) {
+        func add(_ source: ItemSource, label: String, key: String?, size: Int64? = nil, in assembly: inout SidecarAssembly, id: UUID? = nil) {
             defer {
                 count += 1
                 TestThrottle.pause()
             }
-            if let key, assembly.isSidecar(key) {
-                hand(assembly.meetSidecar(key, index: count, source: source, label: label))
+            if let key, case .file(let file) = source, assembly.isSidecar(key) {
+                hand(assembly.meetSidecar(key, index: count, file: file, label: label, size: size))
                 return
             }
             let item = ItemState(index: count, id: id ?? identifiers.next(), source: source, label: label)
@@ -184,7 +184,7 @@ struct BatchPlan {
                 do { spooled = try Spool.write(data, batch: batch, item: id, container: container) } catch {
                     throw .containerUnusable(path: container.root, reason: "cannot spool the in-memory input \(name): \(error)")
                 }
-                add(.file(SourceFile(path: SourcePath(spooled), name: name)), label: label, key: label, in: &named, id: id)
+                add(.file(SourceFile(path: SourcePath(spooled), name: name)), label: label, key: label, size: Int64(data.count), in: &named, id: id)
             case .path(let source):
                 if (try? source.status())?.type == .directory {
                     for entry in DropWalker(root: source) {
@@ -192,9 +192,9 @@ struct BatchPlan {
                         case .folder(let names):
                             // The last folder's files have all been met.
                             hand(folder.finish(identifiers: identifiers))
-                            folder = SidecarAssembly(carriesSidecars ? FolderSidecars(listing: names) : FolderSidecars())
-                        case .file(let file, let shownAs, let name):
-                            add(.file(SourceFile(path: file, name: name)), label: labels.shown(shownAs).display, key: name, in: &folder)
+                            folder = SidecarAssembly(carriesSidecars ? FolderSidecars(listing: names) : FolderSidecars(), container: container)
+                        case .file(let file, let shownAs, let name, let size):
+                            add(.file(SourceFile(path: file, name: name)), label: labels.shown(shownAs).display, key: name, size: size, in: &folder)
                         case .skipped(let file, let failure):
                             let shown = labels.shown(file).display
                             let message = failure.message.replacingOccurrences(of: file.display, with: shown)
@@ -203,10 +203,12 @@ struct BatchPlan {
                         }
                     }
                     hand(folder.finish(identifiers: identifiers))
-                    folder = SidecarAssembly(FolderSidecars())
+                    folder = SidecarAssembly(FolderSidecars(), container: container)
                 } else {
                     // A file named by the user: a symbolic link is followed.
-                    add(.file(SourceFile(path: source.resolved() ?? source, name: SourcePath.displayName(source.lastComponent))), label: label, key: label, in: &named)
+                    let file = source.resolved() ?? source
+                    add(.file(SourceFile(path: file, name: SourcePath.displayName(source.lastComponent))), label: label, key: label,
+                        size: (try? file.status())?.size, in: &named)
                 }
             }
         }
@@ -273,6 +275,8 @@ private struct InputLabels {
 /// of its own.
 struct SidecarAssembly {
     private let folder: FolderSidecars
+    /// Where the sidecars' copies will be (named by their media's UUID).
+    private let container: ContainerDirectory
     /// Sidecars met before some of their media: kept until each has taken them.
     private var met: [String: Sidecar] = [:]
     /// Media items held for sidecars not met yet, by name.
@@ -282,8 +286,9 @@ struct SidecarAssembly {
 
     private struct Sidecar {
         let index: Int
-        let source: ItemSource
+        let file: SourceFile
         let label: String
+        let size: Int64?
         /// How many of its media have taken it, and whether its first did.
         var taken = 0
         var reported = false
@@ -297,16 +302,19 @@ struct SidecarAssembly {
         var found: [String: Sidecar]
     }
 
-    init(_ folder: FolderSidecars) { self.folder = folder }
+    init(_ folder: FolderSidecars, container: ContainerDirectory) {
+        self.folder = folder
+        self.container = container
+    }
 
     /// True when the file called `name` is a sidecar carried by its media.
     func isSidecar(_ name: String) -> Bool { folder.media[name] != nil && !seen.contains(name) }
 
-    /// The sidecar `name` (input `index`) is met: returns the media items
-    /// that now have all their sidecars.
-    mutating func meetSidecar(_ name: String, index: Int, source: ItemSource, label: String) -> [ItemState] {
+    /// The sidecar `name` (input `index`, `size` bytes when listed) is met:
+    /// returns the media items that now have all their sidecars.
+    mutating func meetSidecar(_ name: String, index: Int, file: SourceFile, label: String, size: Int64?) -> [ItemState] {
         seen.insert(name)
-        var sidecar = Sidecar(index: index, source: source, label: label)
+        var sidecar = Sidecar(index: index, file: file, label: label, size: size)
         let media = folder.media[name] ?? []
         var ready: [ItemState] = []
         for file in media {
@@ -350,7 +358,7 @@ struct SidecarAssembly {
     mutating func finish(identifiers: IdentifierSource) -> [ItemState] {
         var ready = held.values.map(carrying)
         for sidecar in met.values where !sidecar.reported {
-            ready.append(ItemState(index: sidecar.index, id: identifiers.next(), source: sidecar.source, label: sidecar.label))
+            ready.append(ItemState(index: sidecar.index, id: identifiers.next(), source: .file(sidecar.file), label: sidecar.label))
         }
         held = [:]
         met = [:]
@@ -363,14 +371,19 @@ struct SidecarAssembly {
     }
 
     /// `waiting.item` with the sidecars it found, in input order, each
-    /// attached to it (and named by its UUID).
+    /// attached to it: its copy to be `<UUID>.<n>.<ext>`, named by the item.
     private func carrying(_ waiting: Held) -> ItemState {
         var item = waiting.item
-        item.carriedSidecars = waiting.names.compactMap { name in
-            guard let sidecar = waiting.found[name] else { return nil }
-            return CarriedSidecar(
-                index: sidecar.index, source: sidecar.source, label: sidecar.label, kind: ExportSidecars.kind(byName: name),
-                borrowed: folder.media[name]?.first != waiting.name)
+        let found = waiting.names.compactMap { name in waiting.found[name].map { (name, $0) } }
+        item.carriedSidecars = found.enumerated().map { position, found in
+            let (name, sidecar) = found
+            let kind = ExportSidecars.kind(byName: name)
+            var carried = CarriedSidecar(
+                index: sidecar.index, path: sidecar.file.path, name: sidecar.file.name, label: sidecar.label, kind: kind,
+                copyPath: ExportSidecars.copyPath(in: container, id: item.id, n: position + 1, fileExtension: kind.map(ExportSidecars.fileExtension(of:)) ?? "bin"),
+                size: sidecar.size)
+            carried.borrowed = folder.media[name]?.first != waiting.name
+            return carried
         }
         return item
     }

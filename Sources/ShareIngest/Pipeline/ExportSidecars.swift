@@ -18,29 +18,31 @@ struct SidecarRecord: Sendable, Hashable, Codable {
 enum ExportSidecars {
     /// The sidecar kind of a file named `name` whose first bytes are `head`, or
     /// nil. The name says which kind to look for; the content must be that kind:
-    /// Takeout's JSON is an object with a photo's keys (`photoTakenTime`,
-    /// `imageViews` or `googlePhotosOrigin`), so an album's `metadata.json`
-    /// or any other JSON is left alone; an XMP sidecar is an XMP packet
-    /// (`<?xpacket`, `x:xmpmeta`); an `.AAE` is a property list with Apple's
-    /// `adjustment…` keys. Only the head already read by the sniffer is looked
-    /// at (a match of bytes, as magic numbers are, not a parse).
+    /// Takeout's JSON is an object with a `title` and a photo's keys
+    /// (`photoTakenTime`, `imageViews` or `googlePhotosOrigin`), so an album's
+    /// `metadata.json` or any other JSON is left alone; an XMP sidecar is an XMP
+    /// packet (`<?xpacket`, `x:xmpmeta`); an `.AAE` is a property list with
+    /// Apple's `adjustment…` keys. Only the head already read is looked at (a
+    /// match of bytes, as magic numbers are, not a parse; keys are matched as
+    /// written, as the decoder's JSON reader reads them).
     static func kind(name: String, head: [UInt8]) -> SharedMediaFile.Sidecar.Kind? {
-        let lower = name.lowercased()
-        guard let dot = lower.lastIndex(of: "."), dot != lower.startIndex else { return nil }
-        // The text after a byte-order mark and leading whitespace, lower-cased.
-        let text = String(decoding: head.prefix(4096), as: UTF8.self).drop { $0.isWhitespace || $0 == "\u{FEFF}" }.lowercased()
-        switch lower[lower.index(after: dot)...] {
-        case "json":
-            guard text.hasPrefix("{") else { return nil }
-            let photoKeys = ["\"phototakentime\"", "\"imageviews\"", "\"googlephotosorigin\""]
-            return text.contains("\"title\"") && photoKeys.contains(where: text.contains) ? .takeout : nil
-        case "xmp":
-            return text.hasPrefix("<?xpacket") || text.hasPrefix("<x:xmpmeta") || (text.hasPrefix("<?xml") && text.contains("x:xmpmeta")) ? .xmp : nil
-        case "aae":
-            let plist = text.hasPrefix("<?xml") || text.hasPrefix("<!doctype plist") || text.hasPrefix("<plist")
-            return plist && text.contains("adjustment") ? .aae : nil
-        default:
-            return nil
+        guard let kind = kind(byName: name) else { return nil }
+        let bytes = head.prefix(4096)
+        // The text after a byte-order mark and leading whitespace.
+        var start = bytes.startIndex
+        if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { start += 3 }
+        while start < bytes.endIndex, [0x20, 0x09, 0x0A, 0x0D].contains(bytes[start]) { start += 1 }
+        let text = bytes[start...]
+        func has(_ word: String) -> Bool { text.firstRange(of: Array(word.utf8)) != nil }
+        func opens(_ word: String) -> Bool { text.starts(with: Array(word.utf8)) }
+        switch kind {
+        case .takeout:
+            return opens("{") && has("\"title\"") && ["\"photoTakenTime\"", "\"imageViews\"", "\"googlePhotosOrigin\""].contains(where: has) ? .takeout : nil
+        case .xmp:
+            return opens("<?xpacket") || opens("<x:xmpmeta") || (opens("<?xml") && has("x:xmpmeta")) ? .xmp : nil
+        case .aae:
+            let plist = opens("<?xml") || opens("<!DOCTYPE plist") || opens("<!doctype plist") || opens("<plist")
+            return plist && has("adjustment") ? .aae : nil
         }
     }
 
@@ -269,152 +271,6 @@ extension ItemState {
     var burstKey: String? {
         guard failure == nil, type == .image else { return nil }
         return moments?.burstIdentifier
-    }
-
-    /// What its entry lists in `sidecars`: the sidecars it carries that are
-    /// attached to it, with their copies.
-    var attachedSidecars: [SidecarRecord] {
-        carriedSidecars.compactMap { sidecar in
-            guard sidecar.isAttached, let path = sidecar.copyPath, let kind = sidecar.kind else { return nil }
-            return SidecarRecord(path: path, kind: kind, mimeType: ExportSidecars.mimeType(of: kind), size: sidecar.size)
-        }
-    }
-
-    /// The sidecars it carries that are inputs of their own to report, as
-    /// items: all but those it borrows (an edited copy's share of its
-    /// original's JSON).
-    var reportedSidecars: [ItemState] { carriedSidecars.filter { !$0.borrowed }.map { $0.item(carriedBy: self) } }
-
-    /// What its first attached Takeout JSON says, given to it: `photoTakenTime`
-    /// as `capturedAt` (source `takeout`: the JSON wins, as Takeout strips
-    /// dates from some files), `description`, `geoData` (never under location
-    /// privacy: the probe leaves it out).
-    mutating func takeSidecarFacts() {
-        guard let facts = carriedSidecars.lazy.filter(\.isAttached).compactMap(\.takeout).first else { return }
-        if let taken = facts.takenAt, let text = TakeoutMetadata.rfc3339(taken) {
-            capturedAt = text
-            capturedAtSource = "takeout"
-        }
-        exportDescription = facts.description
-        exportLocation = facts.location
-    }
-}
-
-/// An export sidecar carried by the photo or video it describes
-/// (``ItemState/carriedSidecars``), found beside it when the batch was planned
-/// (``FolderSidecars``).
-///
-/// Its media's stages do its work: the sniff reads its head (a sidecar by
-/// content, else released: not a sidecar), the copy copies it under the
-/// media's UUID (`<UUID>.<n>.<ext>`, numbered in input order), the location
-/// stage blanks a Takeout JSON's `geoData` in that copy, the probe has a
-/// decoder read a Takeout JSON together with the media. A sidecar that cannot
-/// be attached (not one by content, a Takeout JSON the decoder refuses, a
-/// media item that is not delivered) is released, and delivered as a file of
-/// its own by the fan-in, from its copy.
-///
-/// It is recorded with its media at every step, so it holds only what cannot
-/// be derived from the media: its UUID is the media's (its copy is named by
-/// it, and collected with it), it is attached to the media until released.
-/// As an item (its report, and its entry when delivered as a file) it is
-/// ``item(carriedBy:)``.
-struct CarriedSidecar: Sendable, Hashable, Codable {
-    /// Its place among the batch's inputs.
-    let index: Int
-    /// Its file.
-    let source: ItemSource
-    /// How reports name it.
-    let label: String
-    /// Its kind: what its name claims, then (its media's sniff) what its
-    /// content shows; nil for a file whose content is no sidecar's.
-    var kind: SharedMediaFile.Sidecar.Kind?
-    /// True on an edited copy's share of its original's Takeout JSON
-    /// (`X-edited.jpg` of `X.jpg.json`): a copy under the edited copy's UUID
-    /// and the same facts; the original reports the sidecar, and delivers it
-    /// as a file of its own when it cannot be attached.
-    @OmittedWhenDefault var borrowed = false
-    /// True once it is released, to be delivered as a file of its own.
-    @OmittedWhenDefault var released = false
-    /// Its source as the sniff found it, until its copy checks it.
-    var version: FileVersion?
-    var size: Int64?
-    /// What the sniff made of a file whose content is no sidecar's (how it is delivered).
-    var sniffed: SniffedContent?
-    /// Its copy (`<media UUID>.<n>.<ext>`), and the copy's SHA-256 when it is
-    /// delivered as a file.
-    var copyPath: String?
-    var sha256: String?
-    /// What a Takeout JSON says (read with its media by the probe).
-    var takeout: TakeoutFacts?
-    /// What location privacy removed from its copy.
-    var locationRemoved: [String]?
-    @OmittedWhenDefault var warnings: [String] = []
-    /// Why it was not delivered (its own failure: it could not be read or copied).
-    var failure: ItemFailure?
-
-    /// A sidecar met by the plan, its kind what its name claims.
-    init(index: Int, source: ItemSource, label: String, kind: SharedMediaFile.Sidecar.Kind?, borrowed: Bool = false) {
-        (self.index, self.source, self.label, self.kind, self.borrowed) = (index, source, label, kind, borrowed)
-    }
-
-    /// True while it is attached to its media: not released, not failed.
-    var isAttached: Bool { failure == nil && !released }
-
-    /// True when its media's stages (and the fan-in) leave it alone: an edited
-    /// copy's share of a sidecar released is its original's business.
-    var isSettled: Bool { failure != nil || (borrowed && released) }
-
-    /// Releases it, to be delivered as a file of its own, saying why when `warning` does.
-    mutating func release(warning: String? = nil) {
-        released = true
-        if let warning, !warnings.contains(warning) { warnings.append(warning) }
-    }
-
-    /// The sidecar as an item of the batch, carried by `media`: its own index,
-    /// source and label, the media's UUID, attached to the media (its label)
-    /// until released. What its report is made of, what its media's stages
-    /// work on (``update(from:)``), and its entry when delivered as a file.
-    func item(carriedBy media: ItemState) -> ItemState {
-        var item = ItemState(index: index, id: media.id, source: source, label: label, failure: failure)
-        item.sidecarKind = kind
-        item.attachedTo = released ? nil : media.label
-        item.sourceVersion = version
-        item.size = size
-        item.sniffed = sniffed
-        item.mimeType = kind.map(ExportSidecars.mimeType(of:)) ?? sniffed?.mimeType
-        item.copyPath = copyPath
-        item.sha256 = sha256
-        item.locationRemoved = locationRemoved
-        item.warnings = warnings
-        return item
-    }
-
-    /// Takes what a stage found of it, working on it as an item (``item(carriedBy:)``).
-    mutating func update(from item: ItemState) {
-        kind = item.sidecarKind
-        version = item.copyPath == nil ? item.sourceVersion : nil
-        size = item.size
-        sniffed = item.sidecarKind == nil ? item.sniffed : nil
-        copyPath = item.copyPath
-        sha256 = released || kind == nil ? item.sha256 : nil
-        locationRemoved = item.locationRemoved
-        warnings = item.warnings
-        failure = item.failure
-    }
-
-    /// The warning of a sidecar released because its media, `media`, is not delivered (as `reason` says).
-    static func mediaNotDelivered(_ kind: SharedMediaFile.Sidecar.Kind?, media: String, reason: String) -> String {
-        "\(describe(kind)) whose photo or video (\(media.lastPathComponentOfPath)) \(reason): delivered as a file"
-    }
-
-    /// A sidecar of `kind` in words.
-    static func describe(_ kind: SharedMediaFile.Sidecar.Kind?) -> String {
-        switch kind {
-        case .takeout: "a Google Takeout JSON sidecar"
-        case .xmp: "an XMP sidecar"
-        case .aae: "an Apple .AAE adjustment file"
-        case nil: "a sidecar"
-        }
     }
 }
 

@@ -3,7 +3,7 @@ import MediaFormats
 
 /// What a Google Takeout JSON sidecar says about its photo: read by a decoder
 /// with the photo, when the photo is probed (``TakeoutMetadata/facts(from:)``),
-/// recorded on the sidecar it carries and given to the photo.
+/// and given to the photo.
 struct TakeoutFacts: Sendable, Hashable, Codable {
     /// `photoTakenTime.timestamp`: seconds since 1970 (UTC).
     var takenAt: Int64?
@@ -64,6 +64,9 @@ enum TakeoutMetadata {
         let altitude = place.altitude.flatMap { $0.isFinite ? $0.clamped(to: -20_000...100_000) : nil }
         return TakeoutLocation(latitude: place.latitude, longitude: place.longitude, altitude: altitude == 0 ? nil : altitude)
     }
+
+    /// The `capturedAtSource` of a time a Takeout JSON gave.
+    static let capturedAtSource = "takeout"
 
     /// The warning of a Takeout-looking JSON that was not read as one
     /// (`reason`, the decoder's or the pipeline's): it is delivered as a file.

@@ -394,15 +394,23 @@ struct BatchReportDocument: Codable {
 
     /// One item as it stands in the document (indented for its place in `items`).
     static func encode(_ item: Item) -> String {
-        let text = String(decoding: (try? encoder.encode(item)) ?? Data("{}".utf8), as: UTF8.self)
-        return text.split(separator: "\n", omittingEmptySubsequences: false).map { $0.isEmpty ? "" : "    " + $0 }.joined(separator: "\n")
+        let json = (try? encoder.encode(item)) ?? Data("{}".utf8)
+        // Each line indented by four spaces (the pretty-printed JSON has no empty line).
+        var indented: [UInt8] = [0x20, 0x20, 0x20, 0x20]
+        indented.reserveCapacity(json.count + json.count / 4)
+        for byte in json {
+            indented.append(byte)
+            if byte == UInt8(ascii: "\n") { indented += [0x20, 0x20, 0x20, 0x20] }
+        }
+        return String(decoding: indented, as: UTF8.self)
     }
 
-    private static var encoder: JSONEncoder {
+    /// One encoder for every document (made once: an encoder per item cost more than its item).
+    private static let encoder: JSONEncoder = {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
         return encoder
-    }
+    }()
 
     /// The document without its items.
     private struct HeaderFields: Encodable {

@@ -5,8 +5,7 @@ import SystemCalls
 /// Copy: puts the item into the container as `<UUID>.<ext>` (never over an
 /// existing file), via a unique temporary name, fsync and rename, and records
 /// the SHA-256 of its bytes (computed in the same pass): the item's content
-/// identity, which the fan-in uses to find duplicates. The sidecars it carries
-/// are copied beside it, under its UUID.
+/// identity, which the fan-in uses to find duplicates.
 struct CopyStage: PipelineStage {
     let settings: PipelineDefinition.CopySettings
     var name: StageName { .copy }
@@ -14,15 +13,8 @@ struct CopyStage: PipelineStage {
     func process(_ item: inout InFlightItem, in batch: BatchContext) throws(ItemFailure) {
         guard let sniffed = item.sniffed else { return }  // text and URLs have nothing to copy
         let destination = batch.container.mediaPath(id: item.id, fileExtension: sniffed.fileExtension)
-        item.carried.copiedFromSource = try Self.copy(&item.state, to: destination, sync: settings.fsync)
-        Self.copySidecars(of: &item.state, in: batch.container, sync: settings.fsync)
-    }
-
-    /// Copies `item`'s source to `destination`, recording the copy, its size
-    /// and SHA-256; true when the bytes were copied from the source now. A copy
-    /// that reached its final name before a crash is complete (it was fsynced
-    /// before the rename): it is kept if it is still the source's size.
-    static func copy(_ item: inout ItemState, to destination: String, sync: Bool) throws(ItemFailure) -> Bool {
+        // A copy that reached its final name before a crash is complete (it was
+        // fsynced before the rename): keep it if it is still the source's size.
         if let existing = try? FileStatus.ofLink(destination) {
             if existing.type == .regular, existing.size == item.size {
                 item.copyPath = destination
@@ -31,41 +23,20 @@ struct CopyStage: PipelineStage {
                         throw ItemFailure(.copy, .io, "\(item.label): cannot read back its copy: \(error)")
                     }
                 }
-                return false
+                return
             }
             FileSystem.remove(destination)
         }
-        guard case .file(let file) = item.source else { return false }
+        guard case .file(let file) = item.source else { return }
         do {
-            let copied = try FileCopier.copy(from: file.path, expected: item.sourceVersion, to: destination, sync: sync)
+            let copied = try FileCopier.copy(from: file.path, expected: item.sourceVersion, to: destination, sync: settings.fsync)
             item.size = copied.size
             item.sha256 = copied.sha256
+            item.carried.copiedFromSource = true
         } catch {
             throw SniffStage.failure(error, path: item.label, stage: .copy)
         }
         item.copyPath = destination
-        return true
-    }
-
-    /// Copies the sidecars `item` carries (read by its sniff) under its UUID:
-    /// the `n`-th as `<UUID>.<n>.<ext>`, with its kind's extension (`json`,
-    /// `xmp`, `aae`), or its content's when it is no sidecar. One whose copy
-    /// fails (it changed, it vanished) fails on its own. Also used by the
-    /// fan-in, for the sidecars of an item that failed before its copy.
-    static func copySidecars(of item: inout ItemState, in container: ContainerDirectory, sync: Bool) {
-        for position in item.carriedSidecars.indices {
-            var sidecar = item.carriedSidecars[position]
-            guard !sidecar.isSettled, sidecar.copyPath == nil, sidecar.size != nil else { continue }
-            let ext = sidecar.kind.map(ExportSidecars.fileExtension(of:)) ?? sidecar.sniffed?.fileExtension ?? "bin"
-            var copied = sidecar.item(carriedBy: item)
-            do throws(ItemFailure) {
-                _ = try copy(&copied, to: ExportSidecars.copyPath(in: container, id: item.id, n: position + 1, fileExtension: ext), sync: sync)
-            } catch {
-                copied.failure = error
-            }
-            sidecar.update(from: copied)
-            item.carriedSidecars[position] = sidecar
-        }
     }
 }
 
@@ -79,7 +50,7 @@ extension CopyStage {
             .integer("workers", \.workers, in: 1...64),
             .boolean("fsync", \.fsync),
         ],
-        workers: \.workers, records: [.copyPath, .size, .sha256, .carriedSidecars],
+        workers: \.workers, records: [.copyPath, .size, .sha256],
         make: { settings, _ in CopyStage(settings: settings) })
 }
 

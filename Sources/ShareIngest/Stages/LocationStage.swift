@@ -27,63 +27,45 @@ struct LocationStage: PipelineStage {
     let settings: PipelineDefinition.LocationSettings
     var name: StageName { .location }
 
-    /// Whether the decoder reads this item's metadata (or its Takeout JSON's).
+    /// Whether the decoder reads this item's metadata.
     func applies(_ item: ItemState) -> Bool {
         guard let format = item.sniffed?.format, item.copyPath != nil else { return false }
-        return LocationScanner.formats.contains(format.id) || item.sidecarKind == .takeout || !Self.takeoutCopies(of: item).isEmpty
+        return LocationScanner.formats.contains(format.id) || item.sidecarKind == .takeout
     }
 
     /// It reads the copy's structures in the decoder (not its pixels): it takes
     /// its share of the budget (a HEIF is read whole) and counts as decoding.
-    /// A Takeout JSON sidecar is read there too (its `geoData`: MediaFormats'
-    /// `TakeoutJSON`, asked with a location request of the text format), on
-    /// its own or carried by its photo.
+    /// A Takeout JSON sidecar of its own is read there too (its `geoData`:
+    /// MediaFormats' `TakeoutJSON`, asked with a location request of the text
+    /// format); one carried by its photo is the fan-in's (``SidecarDelivery``).
     func decodes(_ item: InFlightItem) -> Bool { applies(item.state) }
 
     func process(_ item: inout InFlightItem, in batch: BatchContext) throws(ItemFailure) {
         guard applies(item.state), let path = item.copyPath, let format = item.sniffed?.format else { return }
-        if LocationScanner.formats.contains(format.id) || item.sidecarKind == .takeout {
-            let found = try removeLocation(from: path, label: item.label, format: format, in: batch)
-            if !found.isEmpty { item.locationRemoved = found.map(\.name) }
-            // A Takeout JSON of its own (its photo is not in the drop): what it says is not read.
-            if item.sidecarKind == .takeout, !found.isEmpty { item.locationRemoved = [Self.takeoutLocationRemoved] }
-            // The copy's content changed: its identity is the stripped bytes'. A copy
-            // made from the source in this run was the source's bytes until now; one
-            // this run did not copy (a resumed item) may have been stripped by an
-            // interrupted attempt whose findings are lost: its hash tells.
-            if !found.isEmpty || !item.carried.copiedFromSource {
-                let hash: String
-                do { hash = try FileCopier.hash(of: path) } catch { throw ItemFailure(.location, .io, "\(item.label): cannot read back its copy: \(error)") }
-                if found.isEmpty, let recorded = item.sha256, recorded != hash {
-                    item.locationRemoved = ["location metadata (removed by an earlier attempt that was interrupted)"]
-                }
-                item.sha256 = hash
-            }
+        let found = try Self.removeLocation(from: path, label: item.label, format: format, settings: settings, in: batch)
+        if !found.isEmpty { item.locationRemoved = found.map(\.name) }
+        // A Takeout JSON whose photo is not in the drop: what it says is not read.
+        if item.sidecarKind == .takeout, !found.isEmpty { item.locationRemoved = [Self.takeoutLocationRemoved] }
+        // The copy's content changed: its identity is the stripped bytes'. A copy
+        // made from the source in this run was the source's bytes until now; one
+        // this run did not copy (a resumed item) may have been stripped by an
+        // interrupted attempt whose findings are lost: its hash tells.
+        guard !found.isEmpty || !item.carried.copiedFromSource else { return }
+        let hash: String
+        do { hash = try FileCopier.hash(of: path) } catch { throw ItemFailure(.location, .io, "\(item.label): cannot read back its copy: \(error)") }
+        if found.isEmpty, let recorded = item.sha256, recorded != hash {
+            item.locationRemoved = ["location metadata (removed by an earlier attempt that was interrupted)"]
         }
-        // The Takeout JSONs it carries: their places go from their copies, and
-        // the photo's `locationRemoved` says so. One that fails here fails alone.
-        for position in Self.takeoutCopies(of: item.state) {
-            var sidecar = item.carriedSidecars[position]
-            guard let copy = sidecar.copyPath else { continue }
-            do throws(ItemFailure) {
-                if try !removeLocation(from: copy, label: sidecar.label, format: .text, in: batch).isEmpty {
-                    sidecar.locationRemoved = [Self.takeoutLocationRemoved]
-                }
-            } catch {
-                sidecar.failure = error
-                FileSystem.remove(copy)
-                sidecar.copyPath = nil
-            }
-            if sidecar.locationRemoved != nil, !(item.locationRemoved ?? []).contains(Self.takeoutLocationRemoved) {
-                item.locationRemoved = (item.locationRemoved ?? []) + [Self.takeoutLocationRemoved]
-            }
-            item.carriedSidecars[position] = sidecar
-        }
+        item.sha256 = hash
     }
 
-    /// Has the decoder find where the copy at `path` records a location and
-    /// blanks it in place; returns what was found (nothing: nothing to remove).
-    private func removeLocation(from path: String, label: String, format: MediaFormat, in batch: BatchContext) throws(ItemFailure) -> [LocationRecord] {
+    /// Has the decoder find where the copy at `path` (of `format`) records a
+    /// location, and blanks it there in place (fsynced when the pipeline's
+    /// copies are); returns what was found (nothing: nothing to remove). A
+    /// location that cannot be removed in place fails with `locationNotRemovable`.
+    static func removeLocation(
+        from path: String, label: String, format: MediaFormat, settings: PipelineDefinition.LocationSettings, in batch: BatchContext, sync: Bool? = nil
+    ) throws(ItemFailure) -> [LocationRecord] {
         let request = DecodeRequest(
             path: path, label: label, format: format, pixelLimit: (batch.pipeline.probe ?? .init()).pixelLimit, timeLimit: settings.timeLimit,
             batch: batch.batchID.uuidString, task: .locationMetadata)
@@ -99,19 +81,11 @@ struct LocationStage: PipelineStage {
                 "\(label): location privacy is on, and its location metadata cannot be removed in place (\(found.unremovable.joined(separator: "; "))); not delivered")
         }
         do {
-            try MetadataBlanker.apply(found.found.flatMap(\.edits), to: path, sync: batch.pipeline.copy.fsync)
+            try MetadataBlanker.apply(found.found.flatMap(\.edits), to: path, sync: sync ?? batch.pipeline.copy.fsync)
         } catch {
             throw error.failure(label)
         }
         return found.found
-    }
-
-    /// The positions of the attached Takeout JSONs `item` carries that have a copy.
-    static func takeoutCopies(of item: ItemState) -> [Int] {
-        item.carriedSidecars.indices.filter {
-            let sidecar = item.carriedSidecars[$0]
-            return sidecar.isAttached && sidecar.kind == .takeout && sidecar.copyPath != nil
-        }
     }
 }
 

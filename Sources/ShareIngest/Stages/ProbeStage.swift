@@ -41,8 +41,15 @@ struct ProbeStage: PipelineStage {
         item.moments = decoded.moments
         item.carried.thumbnail = decoded.thumbnail
         item.carried.probeDecodedThumbnail = request.thumbnail != nil
+        var factsGiven = false
         for (takeout, reading) in zip(takeouts, decoded.takeouts) {
-            Self.apply(reading, toSidecarAt: takeout.position, of: &item.state, locationPrivacy: batch.pipeline.location != nil, in: batch.container)
+            switch reading {
+            case .read(let sidecar) where !factsGiven:
+                Self.give(TakeoutMetadata.facts(from: sidecar), to: &item.state, locationPrivacy: batch.pipeline.location != nil)
+                factsGiven = true
+            case .read: break
+            case .refused(let reason): item.carriedSidecars[takeout.position].release(warning: TakeoutMetadata.notRead(reason))
+            }
         }
         if item.type != .image && item.type != .video {
             // Decoded as no photo or video after all (a RAW without a preview that shows).
@@ -51,47 +58,53 @@ struct ProbeStage: PipelineStage {
                 item.carriedSidecars[position].release(warning: CarriedSidecar.mediaNotDelivered(kind, media: item.label, reason: "is not a photo or video"))
             }
         }
-        item.state.takeSidecarFacts()
     }
 
-    /// The bytes of the attached Takeout JSONs `item` carries, from their
-    /// copies (read, not parsed: they are untrusted), with their positions.
-    /// One too large, or beyond the ``DecodeRequest/maximumTakeoutJSONs`` a
-    /// request carries, is released with a warning saying why.
+    /// The bytes of the attached Takeout JSONs `item` carries, read from their
+    /// sources (read, not parsed: they are untrusted), with their positions:
+    /// those whose head looks like Takeout's (the fan-in delivers any other as
+    /// a file). One too large, or beyond the ``DecodeRequest/maximumTakeoutJSONs``
+    /// a request carries, is released with a warning saying why. None once
+    /// the item has its Takeout JSON's time (a probe done again).
     static func takeoutJSONs(of item: inout ItemState) -> [(position: Int, bytes: [UInt8])] {
         var found: [(position: Int, bytes: [UInt8])] = []
+        guard item.capturedAtSource != TakeoutMetadata.capturedAtSource else { return [] }
         for position in item.carriedSidecars.indices {
             let sidecar = item.carriedSidecars[position]
-            guard sidecar.isAttached, sidecar.kind == .takeout, sidecar.takeout == nil, let copy = sidecar.copyPath else { continue }
+            guard sidecar.isAttached, sidecar.kind == .takeout,
+                let (input, version) = try? FileCopier.openSource(sidecar.path),
+                let head = try? input.read(count: ContentSniffer.prefixLength, at: 0, path: sidecar.label),
+                ExportSidecars.kind(name: sidecar.name, head: head) == .takeout
+            else { continue }
             let reason: String
-            if (sidecar.size ?? 0) > Int64(TakeoutMetadata.maximumSize) {
+            if version.size > Int64(TakeoutMetadata.maximumSize) {
                 reason = "it is larger than \(TakeoutMetadata.maximumSize >> 20) MiB"
             } else if found.count >= DecodeRequest.maximumTakeoutJSONs {
                 reason = "its photo or video has more than \(DecodeRequest.maximumTakeoutJSONs) of them"
-            } else if let bytes = try? FileSystem.readWholeFile(copy), bytes.count <= TakeoutMetadata.maximumSize {
+            } else if version.size <= Int64(head.count) {
+                found.append((position, head))
+                continue
+            } else if let bytes = try? input.read(count: Int(version.size), at: 0, path: sidecar.label) {
                 found.append((position, bytes))
                 continue
             } else {
-                reason = "its copy cannot be read back"
+                reason = "it cannot be read"
             }
             item.carriedSidecars[position].release(warning: TakeoutMetadata.notRead(reason))
         }
         return found
     }
 
-    /// What the decoder read of the Takeout JSON carried at `position`: its
-    /// facts, kept as far as they are sane (``TakeoutMetadata/facts(from:)``;
-    /// never its place under location privacy), or, refused, the sidecar
-    /// released with the reason (and an edited copy's share of it removed).
-    static func apply(_ reading: TakeoutReading, toSidecarAt position: Int, of item: inout ItemState, locationPrivacy: Bool, in container: ContainerDirectory) {
-        switch reading {
-        case .read(let sidecar):
-            var facts = TakeoutMetadata.facts(from: sidecar)
-            if locationPrivacy { facts.location = nil }
-            item.carriedSidecars[position].takeout = facts
-        case .refused(let reason):
-            item.carriedSidecars[position].release(warning: TakeoutMetadata.notRead(reason))
+    /// What its (first) Takeout JSON says, given to `item`: `photoTakenTime` as
+    /// `capturedAt` (source `takeout`: the JSON wins, as Takeout strips dates
+    /// from some files), `description`, `geoData` (never under location privacy).
+    static func give(_ facts: TakeoutFacts, to item: inout ItemState, locationPrivacy: Bool) {
+        if let taken = facts.takenAt, let text = TakeoutMetadata.rfc3339(taken) {
+            item.capturedAt = text
+            item.capturedAtSource = TakeoutMetadata.capturedAtSource
         }
+        item.exportDescription = facts.description
+        item.exportLocation = locationPrivacy ? nil : facts.location
     }
 }
 

@@ -7,8 +7,8 @@ import SystemCalls
 
 /// Sniff: reads the first bytes of a source (never the whole file) and decides
 /// format, extension and MIME type from the content, so the copy is named once.
-/// The export sidecars a photo or video carries are read the same way, and
-/// kept attached when their content is a sidecar's (``readSidecars(of:rejectContradictions:)``).
+/// (The export sidecars a photo or video carries are read when the fan-in
+/// copies them: ``SidecarDelivery``.)
 struct SniffStage: PipelineStage {
     let settings: PipelineDefinition.SniffSettings
     var name: StageName { .sniff }
@@ -45,9 +45,7 @@ struct SniffStage: PipelineStage {
             }
             try Self.identify(
                 &item, prefix: prefix, continuation: continuation, name: file.name, label: label, rejectContradictions: settings.rejectContradictions)
-            if !item.carriedSidecars.isEmpty {
-                Self.readSidecars(of: &item.state, rejectContradictions: settings.rejectContradictions)
-            } else if let kind = item.sidecarKind, batch.pipeline.manifest.schema == .v2 {
+            if let kind = item.sidecarKind, batch.pipeline.manifest.schema == .v2 {
                 // A sidecar the plan found no photo or video for.
                 let media = ExportSidecars.reference(sidecarLabel: label)?.shownName ?? "media"
                 item.warnings.append(CarriedSidecar.mediaNotDelivered(kind, media: media, reason: "is not in this drop"))
@@ -60,48 +58,6 @@ struct SniffStage: PipelineStage {
                 }
                 item.carried.decodeCost = DecodeCost.estimate(format: format, size: item.size ?? 0, pixels: announced.map { $0.width * $0.height })
             }
-        }
-    }
-
-    /// Reads the sidecars `item` carries (``CarriedSidecar``) as an item of its
-    /// own is read: each opened (a regular file, not a link), its version and
-    /// size kept for its copy, its first bytes sniffed. One whose content is
-    /// not a sidecar's (an album's JSON under a photo's name), or that is
-    /// larger than ``ExportSidecars/maximumSize``, is released, to be
-    /// delivered as a file; one that cannot be read fails on its own. All are
-    /// released, with a warning, when `item` is no photo or video. Also used by
-    /// the fan-in, for the sidecars of an item that failed before its sniff
-    /// read them.
-    static func readSidecars(of item: inout ItemState, rejectContradictions: Bool) {
-        let media = item.type == .image || item.type == .video
-        for position in item.carriedSidecars.indices {
-            var sidecar = item.carriedSidecars[position]
-            guard !sidecar.isSettled, sidecar.size == nil, case .file(let file) = sidecar.source else { continue }
-            var read = InFlightItem(sidecar.item(carriedBy: item))
-            do throws(ItemFailure) {
-                let prefix: [UInt8]
-                do throws(CopyError) {
-                    let (fd, version) = try FileCopier.openSource(file.path)
-                    read.sourceVersion = version
-                    read.size = version.size
-                    do { prefix = try fd.read(count: ContentSniffer.prefixLength, at: 0, path: read.label) } catch { throw CopyError.reading(error) }
-                } catch {
-                    throw Self.failure(error, path: read.label, stage: .sniff)
-                }
-                try Self.identify(&read, prefix: prefix, continuation: nil, name: file.name, label: read.label, rejectContradictions: rejectContradictions)
-            } catch {
-                read.failure = error
-            }
-            let claimed = sidecar.kind
-            sidecar.update(from: read.state)
-            if sidecar.failure == nil {
-                if sidecar.kind == nil || sidecar.kind != claimed || (sidecar.size ?? 0) > ExportSidecars.maximumSize {
-                    sidecar.release()
-                } else if !media, sidecar.isAttached {
-                    sidecar.release(warning: CarriedSidecar.mediaNotDelivered(claimed, media: item.label, reason: "is not a photo or video"))
-                }
-            }
-            item.carriedSidecars[position] = sidecar
         }
     }
 
@@ -121,7 +77,11 @@ struct SniffStage: PipelineStage {
         return nil
     }
 
-    private static func identify(
+    /// Decides `item`'s format, type, extension and MIME type from its first
+    /// bytes (`prefix`) and its name, with a warning where the name says
+    /// otherwise; a sidecar's kind (by name and content) when it is text.
+    /// Throws for content that contradicts a media name, with `rejectContradictions`.
+    static func identify(
         _ item: inout InFlightItem, prefix: [UInt8], continuation: [UInt8]?, name: String, label: String, rejectContradictions: Bool
     ) throws(ItemFailure) {
         let sniffed = ContentSniffer.sniff(prefix, fileName: name, continuation: continuation)
@@ -169,7 +129,7 @@ extension SniffStage {
             .integer("workers", \.workers, in: 1...64),
             .boolean("rejectContradictions", \.rejectContradictions),
         ],
-        workers: \.workers, records: [.sniffed, .sourceVersion, .size, .type, .mimeType, .sidecarKind, .carriedSidecars],
+        workers: \.workers, records: [.sniffed, .sourceVersion, .size, .type, .mimeType, .sidecarKind],
         make: { settings, _ in SniffStage(settings: settings) })
 }
 
