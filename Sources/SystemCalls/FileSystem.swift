@@ -178,13 +178,14 @@ private func renameFile(_ from: String, _ to: String) -> Int32 { rename(from, to
 extension String {
     /// The last `/`-separated component of a path string.
     package var lastPathComponentOfPath: String {
-        guard let slash = lastIndex(of: "/") else { return self }
+        // Searched as bytes: "/" is ASCII, and a search by Character walks grapheme clusters.
+        guard let slash = utf8.lastIndex(of: UInt8(ascii: "/")) else { return self }
         return String(self[index(after: slash)...])
     }
 
     /// The path string without its last component ("/" for a top-level entry).
     package var parentPath: String {
-        guard let slash = lastIndex(of: "/") else { return "" }
+        guard let slash = utf8.lastIndex(of: UInt8(ascii: "/")) else { return "" }
         if slash == startIndex { return "/" }
         return String(self[..<slash])
     }

@@ -57,6 +57,12 @@ import TestSupport
         #expect(ExportSidecars.kind(name: "a.xmp", head: Array("hello".utf8)) == nil)
         #expect(ExportSidecars.kind(name: "a.XMP", head: Array("<x:xmpmeta xmlns:x=\"adobe:ns:meta/\">".utf8)) == .xmp)
         #expect(ExportSidecars.kind(name: "a.aae", head: Array("<?xml version=\"1.0\"?><plist><dict><key>other</key></dict></plist>".utf8)) == nil)
+        // After a byte-order mark and whitespace; a key anywhere in the head, none beyond it.
+        #expect(ExportSidecars.kind(name: "X.jpg.json", head: [0xEF, 0xBB, 0xBF] + Array(" \n\t{\"imageViews\": \"1\", \"title\": \"X\"}".utf8)) == .takeout)
+        #expect(ExportSidecars.kind(name: "X.jpg.json", head: Array("{\"title\": \"X\", \"a\": \"".utf8) + Array(repeating: 0x61, count: 5000) + Array("\", \"imageViews\": 1}".utf8)) == nil)
+        #expect(ExportSidecars.kind(name: "a.xmp", head: Array("<?xml version=\"1.0\"?>\n<x:xmpmeta xmlns:x=\"adobe:ns:meta/\">".utf8)) == .xmp)
+        #expect(ExportSidecars.kind(name: "a.AAE", head: Array("<!DOCTYPE plist><plist><dict><key>adjustmentData</key></dict></plist>".utf8)) == .aae)
+        #expect(ExportSidecars.kind(name: "a.json", head: Array("{\"tit".utf8)) == nil && ExportSidecars.kind(name: "a.json", head: []) == nil)
     }
 
     /// The helper's reading (MediaFormats' `TakeoutJSON`) and the parent's
@@ -106,6 +112,33 @@ import TestSupport
             let object = try #require(try JSONSerialization.jsonObject(with: Data(bytes)) as? [String: Any], "\(String(decoding: bytes, as: UTF8.self))")
             #expect(object["geoData"] == nil && object["geoDataExif"] == nil && object["title"] as? String == "X.jpg")
             #expect(TakeoutJSON.location(bytes).found.isEmpty, "nothing left to remove")
+        }
+    }
+
+    /// Strings read as Foundation's JSON reader reads them (escapes, surrogate
+    /// pairs, raw UTF-8), and what it refuses refused; damaged bytes never trap.
+    @Test func takeoutJSONStringsReadAsFoundationReadsThem() throws {
+        let texts = [
+            #"plain"#, #"caf\u00e9 \u2603 \ud83d\ude00"#, #"a\"b\\c\/d\b\f\n\r\t"#, "raw ünïcødé ☃ 😀", #"mixed é \u00e9 \n é"#, "", #"\u0000x"#,
+        ]
+        for text in texts {
+            let json = "{\"title\": \"\(text)\", \"description\": \"\(text)\"}"
+            let foundation = try #require(try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any])["title"] as? String
+            let ours = try TakeoutJSON.read(Array(json.utf8)).title
+            #expect(ours == foundation, "\(text): \(ours) against \(foundation ?? "nil")")
+        }
+        for bad in [[0x22, 0xC3, 0x22], [0x22, 0xC3, 0x5C, 0x6E, 0x22], [0x22, 0xED, 0xA0, 0x80, 0x22], [0x22, 0x5C, 0x75, 0x31, 0x22]] as [[UInt8]] {
+            let json = Array(#"{"title": "#.utf8) + bad + Array("}".utf8)
+            #expect(throws: TakeoutJSON.Refusal.self) { try TakeoutJSON.read(json) }
+        }
+        // Every byte of a Takeout JSON damaged in turn: read or refused, never a trap.
+        let sample = Array(#"{"title": "IMG_\u00e9.jpg", "description": "a\"b", "photoTakenTime": {"timestamp": "1562000000"}}"#.utf8)
+        for offset in sample.indices {
+            for value: UInt8 in [0x00, 0x22, 0x5C, 0x75, 0xC3, 0xFF] {
+                var damaged = sample
+                damaged[offset] = value
+                _ = try? TakeoutJSON.read(damaged)
+            }
         }
     }
 
@@ -172,8 +205,7 @@ import TestSupport
     /// whose first media never comes as a file is an item after all.
     @Test func theAssemblyHoldsAMediaItemUntilItsSidecarsAreMet() throws {
         let names = ["IMG_0002-edited.jpg", "IMG_0002.jpg", "IMG_0002.jpg.json", "IMG_1234.AAE", "IMG_1234.HEIC", "X.jpg", "X.jpg.json", "Z.jpg"]
-        let container = try TemporaryContainer()
-        var assembly = SidecarAssembly(FolderSidecars(names: names), container: container.directory)
+        var assembly = SidecarAssembly(FolderSidecars(names: names))
         let identifiers = IdentifierSource.sequential()
         var handed: [ItemState] = []
         for (index, name) in names.enumerated() where name != "X.jpg" {  // X.jpg is no file (a folder, a FIFO)
@@ -191,11 +223,17 @@ import TestSupport
         #expect(byName["drop/IMG_0002.jpg"]?.carriedSidecars.map { [$0.index, $0.borrowed ? 1 : 0] } == [[2, 0]])
         #expect(byName["drop/IMG_0002-edited.jpg"]?.carriedSidecars.map { [$0.index, $0.borrowed ? 1 : 0] } == [[2, 1]])
         let heic = byName["drop/IMG_1234.HEIC"]
-        let aae = heic.flatMap { heic in heic.carriedSidecars.first?.item(carriedBy: heic) }
+        let aae = heic?.reportedSidecars.first
         #expect(aae?.label == "drop/IMG_1234.AAE" && aae?.index == 3 && aae?.sidecarKind == .aae)
+        #expect(aae?.source == .file(SourceFile(path: SourcePath("/drop/IMG_1234.AAE"), name: "IMG_1234.AAE")))
         #expect(aae?.attachedTo == "drop/IMG_1234.HEIC")
         #expect(aae?.id == heic?.id, "its copy is named by its media")
-        #expect(heic.map { [container.directory.mediaPath(id: $0.id, fileExtension: "1.aae")] } == heic?.attachedSidecars.map(\.path))
+        // Its file and label are its media's folder's: none is recorded.
+        #expect(heic?.carriedSidecars.first?.ownPath == nil && heic?.carriedSidecars.first?.ownLabel == nil)
+        // Its copy beside its media's: `<media UUID>.1.aae`.
+        var delivered = try #require(heic)
+        delivered.copyPath = "/container/\(delivered.id.uuidString).heic"
+        #expect(delivered.attachedSidecars.map(\.path) == ["/container/\(delivered.id.uuidString).1.aae"])
         #expect(heic?.reportedSidecars.map(\.label) == ["drop/IMG_1234.AAE"] && byName["drop/IMG_0002-edited.jpg"]?.reportedSidecars == [])
         #expect(byName["drop/X.jpg.json"]?.carriedSidecars == [], "its photo never came: an item of its own")
         #expect(byName["drop/Z.jpg"]?.carriedSidecars == [])

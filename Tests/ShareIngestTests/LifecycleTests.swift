@@ -221,15 +221,14 @@ import Testing
             width: 1920, height: 1080, layout: .microVideo)
         item.livePhoto = LivePhotoLink(photo: "/container/A.jpg", video: "/container/D.mov", contentIdentifier: "ABC-1", pairedBy: .contentIdentifier)
         item.sidecarKind = .takeout
-        var carried = CarriedSidecar(
-            index: 8, path: SourcePath("/inbox/a.png.json"), name: "a.png.json", label: "/inbox/a.png.json", kind: .takeout, copyPath: "/container/A.1.json",
-            size: 420)
+        var carried = CarriedSidecar(index: 8, name: "a.png.json", ownPath: nil, ownLabel: nil, size: 420)
         carried.locationRemoved = ["Takeout JSON geoData, geoDataExif"]
-        var released = carried
+        var released = CarriedSidecar(index: 9, name: "a.png.xmp", ownPath: SourcePath("/elsewhere/a.png.xmp"), ownLabel: "elsewhere/a.png.xmp", size: 12)
         released.release(warning: "released")
         released.borrowed = true
-        released.kind = nil
+        released.isFile = true
         released.sniffed = item.sniffed
+        released.copyPath = "/container/A.2.xml"
         released.sha256 = String(repeating: "cd", count: 32)
         released.failure = ItemFailure(.copy, .unreadable, "gone")
         item.carriedSidecars = [carried, released]

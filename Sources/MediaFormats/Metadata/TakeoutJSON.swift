@@ -124,7 +124,8 @@ package enum TakeoutJSON {
             guard case .number(let text)? = members.last(where: { $0.key == name })?.value, let value = Double(text), value.isFinite else { return nil }
             return value
         }
-        guard let latitude = number("latitude"), let longitude = number("longitude") else { return nil }
+        // Takeout writes all zeros for "no place": none is answered.
+        guard let latitude = number("latitude"), let longitude = number("longitude"), latitude != 0 || longitude != 0 else { return nil }
         return TakeoutPlace(latitude: latitude, longitude: longitude, altitude: number("altitude"))
     }
 
@@ -269,37 +270,50 @@ package enum TakeoutJSON {
             return String(decoding: bytes[start..<position], as: UTF8.self)
         }
 
-        /// A string's value: escapes resolved, its bytes valid UTF-8, no raw control characters.
+        /// A string's value: escapes resolved, its bytes valid UTF-8, no raw
+        /// control characters. Its bytes are gathered as they are (escapes
+        /// written as UTF-8) and checked once, at its end.
         mutating func string() throws(Refusal) -> String {
             try expect(UInt8(ascii: "\""))
-            var scalars = String.UnicodeScalarView()
-            var runStart = position
-            func flush(_ end: Int) throws(Refusal) {
-                guard runStart < end else { return }
-                guard let text = String(validating: bytes[runStart..<end], as: UTF8.self) else { throw Refusal("not valid UTF-8 in a string at byte \(runStart)") }
-                scalars.append(contentsOf: text.unicodeScalars)
+            let start = position
+            // Most strings are ASCII without escapes: those end at their quote and need no check.
+            var ascii = position
+            while ascii < bytes.count, bytes[ascii] >= 0x20, bytes[ascii] < 0x80, bytes[ascii] != UInt8(ascii: "\""), bytes[ascii] != UInt8(ascii: "\\") {
+                ascii += 1
             }
+            if ascii < bytes.count, bytes[ascii] == UInt8(ascii: "\"") {
+                position = ascii + 1
+                return String(decoding: bytes[start..<ascii], as: UTF8.self)
+            }
+            var escaped: [UInt8]?
+            var runStart = position
             while true {
                 guard let byte = peek else { throw Refusal("not valid JSON: a string that never ends") }
                 switch byte {
                 case UInt8(ascii: "\""):
-                    try flush(position)
+                    let text: String?
+                    if var gathered = escaped {
+                        gathered += bytes[runStart..<position]
+                        text = String(validating: gathered, as: UTF8.self)
+                    } else {
+                        text = String(validating: bytes[start..<position], as: UTF8.self)
+                    }
+                    guard let text else { throw Refusal("not valid UTF-8 in a string at byte \(start)") }
                     position += 1
-                    return String(scalars)
+                    return text
                 case UInt8(ascii: "\\"):
-                    try flush(position)
+                    var gathered = escaped ?? []
+                    gathered += bytes[runStart..<position]
                     position += 1
                     guard let escape = peek else { throw Refusal("not valid JSON: a string that never ends") }
                     position += 1
                     switch escape {
-                    case UInt8(ascii: "\""): scalars.append("\"")
-                    case UInt8(ascii: "\\"): scalars.append("\\")
-                    case UInt8(ascii: "/"): scalars.append("/")
-                    case UInt8(ascii: "b"): scalars.append("\u{8}")
-                    case UInt8(ascii: "f"): scalars.append("\u{C}")
-                    case UInt8(ascii: "n"): scalars.append("\n")
-                    case UInt8(ascii: "r"): scalars.append("\r")
-                    case UInt8(ascii: "t"): scalars.append("\t")
+                    case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"): gathered.append(escape)
+                    case UInt8(ascii: "b"): gathered.append(0x08)
+                    case UInt8(ascii: "f"): gathered.append(0x0C)
+                    case UInt8(ascii: "n"): gathered.append(0x0A)
+                    case UInt8(ascii: "r"): gathered.append(0x0D)
+                    case UInt8(ascii: "t"): gathered.append(0x09)
                     case UInt8(ascii: "u"):
                         var code = try hex4()
                         if (0xD800..<0xDC00).contains(code), peek == UInt8(ascii: "\\"), position + 1 < bytes.count, bytes[position + 1] == UInt8(ascii: "u") {
@@ -309,10 +323,11 @@ package enum TakeoutJSON {
                             code = 0x10000 + ((code - 0xD800) << 10) + (low - 0xDC00)
                         }
                         guard let scalar = Unicode.Scalar(code) else { throw Refusal("not valid JSON: a lone surrogate at byte \(position)") }
-                        scalars.append(scalar)
+                        UTF8.encode(scalar) { gathered.append($0) }
                     default:
                         throw Refusal("not valid JSON: a bad escape at byte \(position - 1)")
                     }
+                    escaped = gathered
                     runStart = position
                 case 0..<0x20:
                     throw Refusal("not valid JSON: a control character in a string at byte \(position)")

@@ -20,6 +20,13 @@ public struct SourcePath: Sendable, Hashable, CustomStringConvertible {
         return SourcePath(bytes: joined)
     }
 
+    /// The path of `name` in this path's folder (this path with its last
+    /// component replaced).
+    func sibling(named name: [UInt8]) -> SourcePath {
+        guard let slash = bytes.lastIndex(of: UInt8(ascii: "/")) else { return SourcePath(bytes: name) }
+        return SourcePath(bytes: Array(bytes[...slash]) + name)
+    }
+
     /// The last component's bytes.
     var lastComponent: [UInt8] {
         guard let slash = bytes.lastIndex(of: UInt8(ascii: "/")) else { return bytes }
@@ -33,7 +40,8 @@ public struct SourcePath: Sendable, Hashable, CustomStringConvertible {
 
     static func displayName(_ bytes: [UInt8]) -> String {
         let text = String(decoding: bytes, as: UTF8.self)
-        guard text.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) else { return text }
+        // A control character is one byte below 0x20 or 0x7F (never part of a longer sequence).
+        guard bytes.contains(where: { $0 < 0x20 || $0 == 0x7F }) else { return text }
         var escaped = ""
         for scalar in text.unicodeScalars {
             if scalar.value < 0x20 || scalar.value == 0x7F {

@@ -228,9 +228,10 @@ enum BatchCompletion {
                 var failed = false
                 for position in item.carriedSidecars.indices {
                     var sidecar = item.carriedSidecars[position]
-                    FileSystem.remove(sidecar.copyPath)
+                    if let copy = sidecar.copyPath(carriedBy: item, n: position + 1, root: container.root) { FileSystem.remove(copy) }
                     if sidecar.failure == nil {
-                        sidecar.failure = ItemFailure(.manifest, writing: writeError, "\(sidecar.label): the manifest could not be written: \(writeError)")
+                        let label = sidecar.label(carriedBy: item)
+                        sidecar.failure = ItemFailure(.manifest, writing: writeError, "\(label): the manifest could not be written: \(writeError)")
                     }
                     failed = failed || sidecar != item.carriedSidecars[position]
                     item.carriedSidecars[position] = sidecar

@@ -147,8 +147,8 @@ struct BatchPlan {
     ) throws(ShareIngestError) {
         var count = 0
         // Files named one by one (and in-memory data) are matched among themselves, by label.
-        var named = SidecarAssembly(carriesSidecars ? FolderSidecars(names: namedLabels(inputs, shownRoot: shownRoot)) : FolderSidecars(), container: container)
-        var folder = SidecarAssembly(FolderSidecars(), container: container)
+        var named = SidecarAssembly(carriesSidecars ? FolderSidecars(names: namedLabels(inputs, shownRoot: shownRoot)) : FolderSidecars())
+        var folder = SidecarAssembly(FolderSidecars())
         func hand(_ items: [ItemState]) {
             for item in items { body(item) }
         }
@@ -192,7 +192,7 @@ struct BatchPlan {
                         case .folder(let names):
                             // The last folder's files have all been met.
                             hand(folder.finish(identifiers: identifiers))
-                            folder = SidecarAssembly(carriesSidecars ? FolderSidecars(listing: names) : FolderSidecars(), container: container)
+                            folder = SidecarAssembly(carriesSidecars ? FolderSidecars(listing: names) : FolderSidecars())
                         case .file(let file, let shownAs, let name, let size):
                             add(.file(SourceFile(path: file, name: name)), label: labels.shown(shownAs).display, key: name, size: size, in: &folder)
                         case .skipped(let file, let failure):
@@ -203,7 +203,7 @@ struct BatchPlan {
                         }
                     }
                     hand(folder.finish(identifiers: identifiers))
-                    folder = SidecarAssembly(FolderSidecars(), container: container)
+                    folder = SidecarAssembly(FolderSidecars())
                 } else {
                     // A file named by the user: a symbolic link is followed.
                     let file = source.resolved() ?? source
@@ -275,8 +275,6 @@ private struct InputLabels {
 /// of its own.
 struct SidecarAssembly {
     private let folder: FolderSidecars
-    /// Where the sidecars' copies will be (named by their media's UUID).
-    private let container: ContainerDirectory
     /// Sidecars met before some of their media: kept until each has taken them.
     private var met: [String: Sidecar] = [:]
     /// Media items held for sidecars not met yet, by name.
@@ -302,10 +300,7 @@ struct SidecarAssembly {
         var found: [String: Sidecar]
     }
 
-    init(_ folder: FolderSidecars, container: ContainerDirectory) {
-        self.folder = folder
-        self.container = container
-    }
+    init(_ folder: FolderSidecars) { self.folder = folder }
 
     /// True when the file called `name` is a sidecar carried by its media.
     func isSidecar(_ name: String) -> Bool { folder.media[name] != nil && !seen.contains(name) }
@@ -371,17 +366,16 @@ struct SidecarAssembly {
     }
 
     /// `waiting.item` with the sidecars it found, in input order, each
-    /// attached to it: its copy to be `<UUID>.<n>.<ext>`, named by the item.
+    /// attached to it (and its copy to be named by its UUID). A sidecar's file
+    /// and label are kept only where they are not its name beside the item.
     private func carrying(_ waiting: Held) -> ItemState {
         var item = waiting.item
-        let found = waiting.names.compactMap { name in waiting.found[name].map { (name, $0) } }
-        item.carriedSidecars = found.enumerated().map { position, found in
-            let (name, sidecar) = found
-            let kind = ExportSidecars.kind(byName: name)
-            var carried = CarriedSidecar(
-                index: sidecar.index, path: sidecar.file.path, name: sidecar.file.name, label: sidecar.label, kind: kind,
-                copyPath: ExportSidecars.copyPath(in: container, id: item.id, n: position + 1, fileExtension: kind.map(ExportSidecars.fileExtension(of:)) ?? "bin"),
-                size: sidecar.size)
+        item.carriedSidecars = waiting.names.compactMap { name in
+            guard let sidecar = waiting.found[name] else { return nil }
+            var carried = CarriedSidecar(index: sidecar.index, name: sidecar.file.name, ownPath: nil, ownLabel: nil, size: sidecar.size)
+            if carried.path(carriedBy: item) != sidecar.file.path || carried.label(carriedBy: item) != sidecar.label {
+                carried = CarriedSidecar(index: sidecar.index, name: sidecar.file.name, ownPath: sidecar.file.path, ownLabel: sidecar.label, size: sidecar.size)
+            }
             carried.borrowed = folder.media[name]?.first != waiting.name
             return carried
         }

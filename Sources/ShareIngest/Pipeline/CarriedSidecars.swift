@@ -17,20 +17,24 @@ import SystemCalls
 /// delivered as a file of its own, with a warning saying why.
 ///
 /// It is recorded with its media at every step, so it holds only what cannot
-/// be derived from the media (its UUID is the media's: its copy is named by it,
-/// and collected with it; it is attached to the media until released), and its
-/// record is flat. As an item (its report; its entry when delivered as a
-/// file) it is ``item(carriedBy:)``.
+/// be derived from the media: usually its index, its name and its size. Its
+/// file is its name in its media's folder, and reports name it so (unless the
+/// plan found otherwise: a symbolic link, a file named on its own, data); its
+/// UUID is the media's (its copy, the `n`-th, is named by it, and collected
+/// with it); it is attached to the media until released. As an item (its
+/// report; its entry when delivered as a file) it is ``item(carriedBy:n:)``.
 struct CarriedSidecar: Sendable, Hashable {
     /// Its place among the batch's inputs.
     let index: Int
-    /// Its file, the name people know it by, and how reports name it.
-    let path: SourcePath
+    /// The name of its file, as people know it.
     let name: String
-    let label: String
-    /// Its kind: what its name claims, then (the fan-in) what its content
-    /// shows; nil for a file whose content is no sidecar's.
-    var kind: SharedMediaFile.Sidecar.Kind?
+    /// Its file and how reports name it when they are not its name in its
+    /// media's folder (``path(carriedBy:)``, ``label(carriedBy:)``): nil in a
+    /// folder's usual case.
+    let ownPath: SourcePath?
+    let ownLabel: String?
+    /// True once its content shows it is no sidecar (its kind is then none).
+    var isFile = false
     /// True on an edited copy's share of its original's Takeout JSON
     /// (`X-edited.jpg` of `X.jpg.json`): a copy under the edited copy's UUID
     /// and the same facts; the original reports the sidecar, and delivers it
@@ -38,13 +42,13 @@ struct CarriedSidecar: Sendable, Hashable {
     var borrowed = false
     /// True once it is released, to be delivered as a file of its own.
     var released = false
-    /// Its copy in the container (`<media UUID>.<n>.<ext>`) and its size: as
-    /// planned (its kind's extension, its size when the drop was listed), then
-    /// as the fan-in made it.
-    var copyPath: String
+    /// Its size: when the drop was listed, then as copied.
     var size: Int64?
     /// What its head says, for a file whose content is no sidecar's (how it is delivered).
     var sniffed: SniffedContent?
+    /// Its copy, once the fan-in knows it (recorded for a released one: an
+    /// attached one's is derived, ``copyPath(carriedBy:n:root:)``).
+    var copyPath: String?
     /// Its copy's SHA-256, when it is delivered as a file.
     var sha256: String?
     /// What location privacy removed from its copy.
@@ -53,10 +57,14 @@ struct CarriedSidecar: Sendable, Hashable {
     /// Why it was not delivered (its own failure: it could not be read or copied).
     var failure: ItemFailure?
 
-    /// A sidecar met by the plan: its kind what its name claims, its copy as planned.
-    init(index: Int, path: SourcePath, name: String, label: String, kind: SharedMediaFile.Sidecar.Kind?, copyPath: String, size: Int64?) {
-        (self.index, self.path, self.name, self.label, self.kind, self.copyPath, self.size) = (index, path, name, label, kind, copyPath, size)
+    /// A sidecar met by the plan, named `name`; its file and label kept when
+    /// they are not `name` in its media's folder.
+    init(index: Int, name: String, ownPath: SourcePath?, ownLabel: String?, size: Int64?) {
+        (self.index, self.name, self.ownPath, self.ownLabel, self.size) = (index, name, ownPath, ownLabel, size)
     }
+
+    /// Its kind: what its name claims, unless its content shows it is none.
+    var kind: SharedMediaFile.Sidecar.Kind? { isFile ? nil : ExportSidecars.kind(byName: name) }
 
     /// True while it is attached to its media: not released, not failed.
     var isAttached: Bool { failure == nil && !released }
@@ -71,18 +79,49 @@ struct CarriedSidecar: Sendable, Hashable {
         if let warning, !warnings.contains(warning) { warnings.append(warning) }
     }
 
-    /// The sidecar as an item of the batch, carried by `media`: its own index,
-    /// source and label, the media's UUID, attached to the media (its label)
-    /// until released. What its report is made of, and its entry when it is
-    /// delivered as a file.
-    func item(carriedBy media: ItemState) -> ItemState {
-        var item = ItemState(index: index, id: media.id, source: .file(SourceFile(path: path, name: name)), label: label, failure: failure)
+    /// Its file: its name in `media`'s folder, unless the plan found otherwise.
+    func path(carriedBy media: ItemState) -> SourcePath {
+        if let ownPath { return ownPath }
+        guard case .file(let file) = media.source else { return SourcePath(name) }
+        return file.path.sibling(named: Array(name.utf8))
+    }
+
+    /// How reports name it: its name in `media`'s folder as reports name it, unless the plan found otherwise.
+    func label(carriedBy media: ItemState) -> String { ownLabel ?? Self.label(of: name, besideMediaLabeled: media.label) }
+
+    /// How reports name the file `name` beside the media labelled `media`.
+    static func label(of name: String, besideMediaLabeled media: String) -> String {
+        media.contains("/") ? media.parentPath + "/" + name : name
+    }
+
+    /// Its copy: recorded, else `<root>/<media UUID>.<n>.<ext>` (its kind's
+    /// extension, or its content's), where `root` is the container.
+    func copyPath(carriedBy media: ItemState, n: Int, root: String?) -> String? {
+        if let copyPath { return copyPath }
+        let ext = kind.map(ExportSidecars.fileExtension(of:)) ?? sniffed?.fileExtension ?? "bin"
+        return root.map { "\($0)/\(media.id.uuidString).\(n).\(ext)" }
+    }
+
+    /// What of it is recorded: an attached one's copy is derived, not recorded.
+    var recorded: CarriedSidecar {
+        var recorded = self
+        if !released { recorded.copyPath = nil }
+        return recorded
+    }
+
+    /// The sidecar as an item of the batch, the `n`-th carried by `media`: its
+    /// own index, source and label, the media's UUID, attached to the media
+    /// (its label) until released. What its report is made of, and its entry
+    /// when it is delivered as a file.
+    func item(carriedBy media: ItemState, n: Int) -> ItemState {
+        var item = ItemState(
+            index: index, id: media.id, source: .file(SourceFile(path: path(carriedBy: media), name: name)), label: label(carriedBy: media), failure: failure)
         item.sidecarKind = kind
         item.attachedTo = released ? nil : media.label
         item.size = size
         item.sniffed = sniffed
         item.mimeType = kind.map(ExportSidecars.mimeType(of:)) ?? sniffed?.mimeType
-        item.copyPath = failure == nil ? copyPath : nil
+        item.copyPath = failure == nil ? copyPath(carriedBy: media, n: n, root: media.copyPath?.parentPath) : nil
         item.sha256 = sha256
         item.locationRemoved = locationRemoved
         item.warnings = warnings
@@ -106,42 +145,49 @@ struct CarriedSidecar: Sendable, Hashable {
 }
 
 extension CarriedSidecar: Codable {
-    /// One flat object, what is not set left out: every record of its media
-    /// carries it.
+    /// One flat object, only what is set: every record of its media carries it.
     private enum CodingKeys: String, CodingKey {
-        case index, path, name, label, kind, borrowed, released, copyPath = "copy", size, sniffed, sha256, locationRemoved, warnings, failure
+        case index, name, path, label, file, borrowed, released, size, sniffed, copyPath = "copy", sha256, locationRemoved, warnings, failure
     }
 
     init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         index = try c.decode(Int.self, forKey: .index)
-        path = SourcePath(bytes: Array(try c.decode(Data.self, forKey: .path)))
         name = try c.decode(String.self, forKey: .name)
-        label = try c.decode(String.self, forKey: .label)
-        kind = try c.decodeIfPresent(SharedMediaFile.Sidecar.Kind.self, forKey: .kind)
-        borrowed = try c.decodeIfPresent(Bool.self, forKey: .borrowed) ?? false
-        released = try c.decodeIfPresent(Bool.self, forKey: .released) ?? false
-        copyPath = try c.decode(String.self, forKey: .copyPath)
-        size = try c.decodeIfPresent(Int64.self, forKey: .size)
-        sniffed = try c.decodeIfPresent(SniffedContent.self, forKey: .sniffed)
-        sha256 = try c.decodeIfPresent(String.self, forKey: .sha256)
-        locationRemoved = try c.decodeIfPresent([String].self, forKey: .locationRemoved)
-        warnings = try c.decodeIfPresent([String].self, forKey: .warnings) ?? []
-        failure = try c.decodeIfPresent(ItemFailure.self, forKey: .failure)
+        var (ownPath, ownLabel): (SourcePath?, String?) = (nil, nil)
+        // Only the keys it holds are read (usually none but its index, name and size).
+        for key in c.allKeys {
+            switch key {
+            case .index, .name: break
+            case .path: ownPath = SourcePath(bytes: Array(try c.decode(Data.self, forKey: .path)))
+            case .label: ownLabel = try c.decode(String.self, forKey: .label)
+            case .file: isFile = try c.decode(Bool.self, forKey: .file)
+            case .borrowed: borrowed = try c.decode(Bool.self, forKey: .borrowed)
+            case .released: released = try c.decode(Bool.self, forKey: .released)
+            case .size: size = try c.decode(Int64.self, forKey: .size)
+            case .sniffed: sniffed = try c.decode(SniffedContent.self, forKey: .sniffed)
+            case .copyPath: copyPath = try c.decode(String.self, forKey: .copyPath)
+            case .sha256: sha256 = try c.decode(String.self, forKey: .sha256)
+            case .locationRemoved: locationRemoved = try c.decode([String].self, forKey: .locationRemoved)
+            case .warnings: warnings = try c.decode([String].self, forKey: .warnings)
+            case .failure: failure = try c.decode(ItemFailure.self, forKey: .failure)
+            }
+        }
+        (self.ownPath, self.ownLabel) = (ownPath, ownLabel)
     }
 
     func encode(to encoder: any Encoder) throws {
         var c = encoder.container(keyedBy: CodingKeys.self)
         try c.encode(index, forKey: .index)
-        try c.encode(Data(path.bytes), forKey: .path)
         try c.encode(name, forKey: .name)
-        try c.encode(label, forKey: .label)
-        try c.encodeIfPresent(kind, forKey: .kind)
+        try c.encodeIfPresent(ownPath.map { Data($0.bytes) }, forKey: .path)
+        try c.encodeIfPresent(ownLabel, forKey: .label)
+        if isFile { try c.encode(true, forKey: .file) }
         if borrowed { try c.encode(true, forKey: .borrowed) }
         if released { try c.encode(true, forKey: .released) }
-        try c.encode(copyPath, forKey: .copyPath)
         try c.encodeIfPresent(size, forKey: .size)
         try c.encodeIfPresent(sniffed, forKey: .sniffed)
+        if released { try c.encodeIfPresent(copyPath, forKey: .copyPath) }
         try c.encodeIfPresent(sha256, forKey: .sha256)
         try c.encodeIfPresent(locationRemoved, forKey: .locationRemoved)
         if !warnings.isEmpty { try c.encode(warnings, forKey: .warnings) }
@@ -151,18 +197,21 @@ extension CarriedSidecar: Codable {
 
 extension ItemState {
     /// What its entry lists in `sidecars`: the sidecars it carries that are
-    /// attached to it, with their copies.
+    /// attached to it, with their copies (beside its own, in the container).
     var attachedSidecars: [SidecarRecord] {
-        carriedSidecars.compactMap { sidecar in
-            guard sidecar.isAttached, let kind = sidecar.kind else { return nil }
-            return SidecarRecord(path: sidecar.copyPath, kind: kind, mimeType: ExportSidecars.mimeType(of: kind), size: sidecar.size)
+        let root = copyPath?.parentPath
+        return carriedSidecars.enumerated().compactMap { position, sidecar in
+            guard sidecar.isAttached, let kind = sidecar.kind, let path = sidecar.copyPath(carriedBy: self, n: position + 1, root: root) else { return nil }
+            return SidecarRecord(path: path, kind: kind, mimeType: ExportSidecars.mimeType(of: kind), size: sidecar.size)
         }
     }
 
     /// The sidecars it carries that are inputs of their own to report, as
     /// items: all but those it borrows (an edited copy's share of its
     /// original's JSON).
-    var reportedSidecars: [ItemState] { carriedSidecars.filter { !$0.borrowed }.map { $0.item(carriedBy: self) } }
+    var reportedSidecars: [ItemState] {
+        carriedSidecars.enumerated().compactMap { position, sidecar in sidecar.borrowed ? nil : sidecar.item(carriedBy: self, n: position + 1) }
+    }
 }
 
 /// How the fan-in delivers the sidecars an item carries, once the item is
@@ -191,7 +240,7 @@ enum SidecarDelivery {
     /// whose manifest is not written yet); otherwise their copies, made by a
     /// fan-in whose manifest was written, are only looked at.
     static func settle(_ item: inout ItemState, in context: BatchContext, writing: Bool) -> Settled {
-        let before = item.carriedSidecars
+        let before = item.carriedSidecars.map(\.recorded)
         var settled = Settled()
         if item.failure != nil || !(item.type == .image || item.type == .video) {
             let reason = item.failure == nil ? "is not a photo or video" : "was not delivered"
@@ -203,33 +252,35 @@ enum SidecarDelivery {
         let privacy = context.pipeline.location
         for position in item.carriedSidecars.indices where !item.carriedSidecars[position].isSettled {
             var sidecar = item.carriedSidecars[position]
+            let label = sidecar.label(carriedBy: item)
             do throws(ItemFailure) {
-                try deliver(&sidecar, n: position + 1, carrier: item.id, in: context, writing: writing)
+                let copy = try deliver(&sidecar, n: position + 1, carriedBy: item, label: label, in: context, writing: writing)
                 if writing { settled.copied = true }
                 // Location privacy: a Takeout JSON's place goes from its copy
                 // (synced with it), attached or delivered as a file.
-                if let privacy, writing, sidecar.kind == .takeout, !(sidecar.borrowed && sidecar.released) {
-                    let found = try LocationStage.removeLocation(
-                        from: sidecar.copyPath, label: sidecar.label, format: .text, settings: privacy, in: context, sync: false)
+                if let copy, let privacy, writing, sidecar.kind == .takeout {
+                    let found = try LocationStage.removeLocation(from: copy, label: label, format: .text, settings: privacy, in: context, sync: false)
                     if !found.isEmpty {
                         sidecar.locationRemoved = [LocationStage.takeoutLocationRemoved]
-                        if sidecar.sha256 != nil { sidecar.sha256 = try? FileCopier.hash(of: sidecar.copyPath) }
+                        if sidecar.sha256 != nil { sidecar.sha256 = try? FileCopier.hash(of: copy) }
                     }
                 }
             } catch {
-                if writing { FileSystem.remove(sidecar.copyPath) }
+                if writing, let copy = sidecar.copyPath(carriedBy: item, n: position + 1, root: context.container.root) { FileSystem.remove(copy) }
                 sidecar.failure = error
             }
             item.carriedSidecars[position] = sidecar
         }
         // A borrowed share that is not attached goes (its original delivers the sidecar).
-        for sidecar in item.carriedSidecars where sidecar.borrowed && sidecar.released && writing { FileSystem.remove(sidecar.copyPath) }
+        for (position, sidecar) in item.carriedSidecars.enumerated() where sidecar.borrowed && sidecar.released && writing {
+            if let copy = sidecar.copyPath(carriedBy: item, n: position + 1, root: context.container.root) { FileSystem.remove(copy) }
+        }
         if item.carriedSidecars.contains(where: { $0.isAttached && $0.locationRemoved != nil }),
             !(item.locationRemoved ?? []).contains(LocationStage.takeoutLocationRemoved)
         {
             item.locationRemoved = (item.locationRemoved ?? []) + [LocationStage.takeoutLocationRemoved]
         }
-        settled.changed = item.carriedSidecars != before
+        settled.changed = item.carriedSidecars.map(\.recorded) != before
         return settled
     }
 
@@ -237,50 +288,57 @@ enum SidecarDelivery {
     /// by content stays as it is; a file that is none, or one larger than
     /// ``ExportSidecars/maximumSize``, is released, and named by its content),
     /// then copies it to its place (`writing`) or looks at the copy there.
-    private static func deliver(_ sidecar: inout CarriedSidecar, n: Int, carrier: UUID, in context: BatchContext, writing: Bool) throws(ItemFailure) {
+    /// Returns its copy (none for an edited copy's share released).
+    private static func deliver(
+        _ sidecar: inout CarriedSidecar, n: Int, carriedBy media: ItemState, label: String, in context: BatchContext, writing: Bool
+    ) throws(ItemFailure) -> String? {
+        let path = sidecar.path(carriedBy: media)
         let (input, version): (FileDescriptor, FileVersion)
         let head: [UInt8]
         do throws(CopyError) {
-            (input, version) = try FileCopier.openSource(sidecar.path)
-            do { head = try input.read(count: ContentSniffer.prefixLength, at: 0, path: sidecar.label) } catch { throw CopyError.reading(error) }
+            (input, version) = try FileCopier.openSource(path)
+            // One read: no more than the file holds (a sidecar is often all in its head).
+            let count = Int(min(Int64(ContentSniffer.prefixLength), version.size))
+            do { head = try input.read(count: count, at: 0, path: label) } catch { throw CopyError.reading(error) }
         } catch {
-            throw SniffStage.failure(error, path: sidecar.label, stage: .copy)
+            throw SniffStage.failure(error, path: label, stage: .copy)
         }
-        let claimed = sidecar.kind
-        if sidecar.sniffed == nil, claimed == nil || ExportSidecars.kind(name: sidecar.name, head: head) != claimed || version.size > ExportSidecars.maximumSize {
+        if !sidecar.isFile, ExportSidecars.kind(name: sidecar.name, head: head) == nil || version.size > ExportSidecars.maximumSize {
             // No sidecar by its content: a file, identified as any other is.
-            var read = InFlightItem(ItemState(index: sidecar.index, id: carrier, source: .file(SourceFile(path: sidecar.path, name: sidecar.name)), label: sidecar.label))
+            var read = InFlightItem(ItemState(index: sidecar.index, id: media.id, source: .file(SourceFile(path: path, name: sidecar.name)), label: label))
             read.size = version.size
             try SniffStage.identify(
-                &read, prefix: head, continuation: nil, name: sidecar.name, label: sidecar.label, rejectContradictions: context.pipeline.sniff.rejectContradictions)
-            sidecar.kind = nil
+                &read, prefix: head, continuation: nil, name: sidecar.name, label: label, rejectContradictions: context.pipeline.sniff.rejectContradictions)
+            sidecar.isFile = true
             sidecar.sniffed = read.sniffed
             sidecar.warnings += read.warnings.filter { !sidecar.warnings.contains($0) }
             sidecar.release()
         }
-        let ext = sidecar.kind.map(ExportSidecars.fileExtension(of:)) ?? sidecar.sniffed?.fileExtension ?? "bin"
-        sidecar.copyPath = ExportSidecars.copyPath(in: context.container, id: carrier, n: n, fileExtension: ext)
-        if sidecar.borrowed && sidecar.released { return }
+        if sidecar.borrowed && sidecar.released { return nil }
+        sidecar.copyPath = nil
+        guard let copy = sidecar.copyPath(carriedBy: media, n: n, root: context.container.root) else { return nil }
+        sidecar.copyPath = copy
         let delivered = sidecar.released
         if writing {
             let copied: Copied
             do throws(CopyError) {
-                copied = try FileCopier.copyUnsynced(input, version: version, head: head, of: sidecar.path, to: sidecar.copyPath)
+                copied = try FileCopier.copyUnsynced(input, version: version, head: head, of: path, to: copy)
             } catch {
-                throw SniffStage.failure(error, path: sidecar.label, stage: .copy)
+                throw SniffStage.failure(error, path: label, stage: .copy)
             }
             sidecar.size = copied.size
             sidecar.sha256 = delivered ? copied.sha256 : nil
         } else {
-            guard let status = try? FileStatus.ofLink(sidecar.copyPath), status.type == .regular else {
-                throw ItemFailure(.copy, .io, "\(sidecar.label): its copy \(sidecar.copyPath) is not in the container")
+            guard let status = try? FileStatus.ofLink(copy), status.type == .regular else {
+                throw ItemFailure(.copy, .io, "\(label): its copy \(copy) is not in the container")
             }
             sidecar.size = status.size
             if delivered, sidecar.sha256 == nil {
-                do { sidecar.sha256 = try FileCopier.hash(of: sidecar.copyPath) } catch {
-                    throw ItemFailure(.copy, .io, "\(sidecar.label): cannot read back its copy: \(error)")
+                do { sidecar.sha256 = try FileCopier.hash(of: copy) } catch {
+                    throw ItemFailure(.copy, .io, "\(label): cannot read back its copy: \(error)")
                 }
             }
         }
+        return copy
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import Glibc
 import MediaFormats
 import ShareManifest
 import SystemCalls
@@ -27,17 +28,39 @@ enum ExportSidecars {
     /// written, as the decoder's JSON reader reads them).
     static func kind(name: String, head: [UInt8]) -> SharedMediaFile.Sidecar.Kind? {
         guard let kind = kind(byName: name) else { return nil }
-        let bytes = head.prefix(4096)
-        // The text after a byte-order mark and leading whitespace.
-        var start = bytes.startIndex
-        if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { start += 3 }
-        while start < bytes.endIndex, [0x20, 0x09, 0x0A, 0x0D].contains(bytes[start]) { start += 1 }
-        let text = bytes[start...]
-        func has(_ word: String) -> Bool { text.firstRange(of: Array(word.utf8)) != nil }
-        func opens(_ word: String) -> Bool { text.starts(with: Array(word.utf8)) }
+        return head.withUnsafeBufferPointer { all in
+            var text = UnsafeBufferPointer(rebasing: all.prefix(4096))
+            // The text after a byte-order mark and leading whitespace.
+            if text.starts(with: [0xEF, 0xBB, 0xBF]) { text = UnsafeBufferPointer(rebasing: text.dropFirst(3)) }
+            while let first = text.first, first == 0x20 || first == 0x09 || first == 0x0A || first == 0x0D {
+                text = UnsafeBufferPointer(rebasing: text.dropFirst())
+            }
+            return content(of: kind, text)
+        }
+    }
+
+    /// `kind` when `text` (a sidecar's head, from its first character) is that kind's.
+    private static func content(of kind: SharedMediaFile.Sidecar.Kind, _ text: UnsafeBufferPointer<UInt8>) -> SharedMediaFile.Sidecar.Kind? {
+        func opens(_ word: StaticString) -> Bool {
+            word.withUTF8Buffer { text.count >= $0.count && memcmp(text.baseAddress!, $0.baseAddress!, $0.count) == 0 }
+        }
+        func has(_ word: StaticString) -> Bool {
+            word.withUTF8Buffer { needle in
+                guard let base = text.baseAddress, let first = needle.first, text.count >= needle.count else { return false }
+                // Each place its first byte is (memchr), compared whole (memcmp).
+                var at = base
+                let last = base + (text.count - needle.count)
+                while at <= last, let found = memchr(at, Int32(first), last - at + 1) {
+                    let candidate = UnsafePointer(found.assumingMemoryBound(to: UInt8.self))
+                    if memcmp(candidate, needle.baseAddress!, needle.count) == 0 { return true }
+                    at = candidate + 1
+                }
+                return false
+            }
+        }
         switch kind {
         case .takeout:
-            return opens("{") && has("\"title\"") && ["\"photoTakenTime\"", "\"imageViews\"", "\"googlePhotosOrigin\""].contains(where: has) ? .takeout : nil
+            return opens("{") && has("\"title\"") && (has("\"photoTakenTime\"") || has("\"imageViews\"") || has("\"googlePhotosOrigin\"")) ? .takeout : nil
         case .xmp:
             return opens("<?xpacket") || opens("<x:xmpmeta") || (opens("<?xml") && has("x:xmpmeta")) ? .xmp : nil
         case .aae:
@@ -49,7 +72,7 @@ enum ExportSidecars {
     /// The kind a sidecar named `name` would be (its extension: `.json`,
     /// `.xmp`, `.aae`, in any case); its content decides (``kind(name:head:)``).
     static func kind(byName name: String) -> SharedMediaFile.Sidecar.Kind? {
-        guard let dot = name.lastIndex(of: "."), dot != name.startIndex else { return nil }
+        guard let dot = name.utf8.lastIndex(of: UInt8(ascii: ".")), dot != name.startIndex else { return nil }
         return kind(byExtension: String(name[name.index(after: dot)...]))
     }
 
@@ -113,16 +136,16 @@ enum ExportSidecars {
     static func reference(sidecarLabel label: String) -> Reference? {
         let (folder, file) = split(label)
         var name = file
-        guard let dot = name.lastIndex(of: "."), dot != name.startIndex else { return nil }
+        guard let dot = name.utf8.lastIndex(of: UInt8(ascii: ".")), dot != name.startIndex else { return nil }
         name = String(name[..<dot])
         // Takeout's `(n)` behind the extension: `X.jpg(1)` names `X(1).jpg`.
         var number = ""
-        if name.hasSuffix(")"), let open = name.lastIndex(of: "("), name[name.index(after: open)..<name.index(before: name.endIndex)].allSatisfy(\.isNumber) {
+        if name.hasSuffix(")"), let open = name.utf8.lastIndex(of: UInt8(ascii: "(")), name[name.index(after: open)..<name.index(before: name.endIndex)].allSatisfy(\.isNumber) {
             number = String(name[open...])
             name = String(name[..<open])
         }
         let lower = name.lowercased()
-        if let suffixDot = lower.lastIndex(of: "."), suffixDot != lower.startIndex {
+        if let suffixDot = lower.utf8.lastIndex(of: UInt8(ascii: ".")), suffixDot != lower.startIndex {
             let suffix = lower[lower.index(after: suffixDot)...]
             if !suffix.isEmpty, "supplemental-metadata".hasPrefix(suffix), suffix.first == "s", !isMediaExtension(String(suffix)) {
                 name = String(name[..<name.index(name.startIndex, offsetBy: lower.distance(from: lower.startIndex, to: suffixDot))])
@@ -130,7 +153,7 @@ enum ExportSidecars {
         }
         var mediaExtension: String?
         var shownExtension = "*"
-        if let extDot = name.lastIndex(of: "."), extDot != name.startIndex {
+        if let extDot = name.utf8.lastIndex(of: UInt8(ascii: ".")), extDot != name.startIndex {
             let ext = name[name.index(after: extDot)...].lowercased()
             if isMediaExtension(ext) {
                 mediaExtension = ext
@@ -149,7 +172,7 @@ enum ExportSidecars {
     /// share their original's sidecar: their stem is the original's.
     static func reference(mediaLabel label: String) -> Reference? {
         let (folder, file) = split(label)
-        guard let dot = file.lastIndex(of: "."), dot != file.startIndex else { return nil }
+        guard let dot = file.utf8.lastIndex(of: UInt8(ascii: ".")), dot != file.startIndex else { return nil }
         var base = file[..<dot].lowercased()
         let ext = file[file.index(after: dot)...].lowercased()
         for suffix in editedSuffixes where base.hasSuffix(suffix) && base.count > suffix.count {
@@ -178,7 +201,7 @@ enum ExportSidecars {
     /// `pxl_20190701_165320123.raw-01.cover` and `….raw-02.original` (burst
     /// `pxl_20190701_165320123.raw`). Nil for any other name.
     static func burstFrame(_ base: String) -> (burst: String, cover: Bool)? {
-        if let range = base.range(of: "_burst", options: .backwards) {
+        if let range = lastRange(of: "_burst", in: base) {
             var rest = base[range.upperBound...]
             let digits = rest.prefix { $0.isNumber }
             guard !digits.isEmpty, range.lowerBound != base.startIndex else { return nil }
@@ -187,13 +210,27 @@ enum ExportSidecars {
             guard rest.isEmpty || cover else { return nil }
             return (String(base[..<range.upperBound]), cover)
         }
-        if base.hasPrefix("pxl_"), let range = base.range(of: ".raw-", options: .backwards) {
+        if base.hasPrefix("pxl_"), let range = lastRange(of: ".raw-", in: base) {
             let rest = base[range.upperBound...]
             let digits = rest.prefix { $0.isNumber }
             guard !digits.isEmpty, rest.dropFirst(digits.count).first == "." else { return nil }
             return (String(base[..<range.lowerBound]) + ".raw", rest.contains("cover"))
         }
         return nil
+    }
+
+    /// The last place the ASCII `needle` is in `text`, searched among its bytes.
+    private static func lastRange(of needle: StaticString, in text: String) -> Range<String.Index>? {
+        let bytes = text.utf8
+        let count = needle.utf8CodeUnitCount
+        guard bytes.count >= count else { return nil }
+        var lower = bytes.index(bytes.endIndex, offsetBy: -count)
+        while true {
+            let upper = bytes.index(lower, offsetBy: count)
+            if needle.withUTF8Buffer({ bytes[lower..<upper].elementsEqual($0) }) { return lower..<upper }
+            guard lower > bytes.startIndex else { return nil }
+            lower = bytes.index(before: lower)
+        }
     }
 
     /// Apple's name for an edited render: `IMG_E1234` (of `IMG_1234`), lower case.
@@ -205,8 +242,8 @@ enum ExportSidecars {
     /// True for an edited render: Takeout's `X-edited.jpg` (and its
     /// translations) or Apple's `IMG_E1234.JPG`.
     static func isEditedRender(_ label: String) -> Bool {
-        let file = (label.split(separator: "/").last.map(String.init) ?? label).lowercased()
-        guard let dot = file.lastIndex(of: "."), dot != file.startIndex else { return false }
+        let file = label.lastPathComponentOfPath.lowercased()
+        guard let dot = file.utf8.lastIndex(of: UInt8(ascii: ".")), dot != file.startIndex else { return false }
         let base = file[..<dot]
         return isAppleEdit(base) || editedSuffixes.contains { base.hasSuffix($0) && base.count > $0.count }
     }
@@ -237,21 +274,21 @@ enum ExportSidecars {
 
     /// `IMG_1234.JPG` → `jpg`; nil without an extension.
     static func fileExtension(of name: String) -> String? {
-        let file = name.split(separator: "/").last.map(String.init) ?? name
-        guard let dot = file.lastIndex(of: "."), dot != file.startIndex else { return nil }
+        let file = name.lastPathComponentOfPath
+        guard let dot = file.utf8.lastIndex(of: UInt8(ascii: ".")), dot != file.startIndex else { return nil }
         return file[file.index(after: dot)...].lowercased()
     }
 
     /// Takeout's edited copy (`X-edited.jpg`, and the translated suffixes).
     static func isEditedCopy(_ name: String) -> Bool {
-        let file = (name.split(separator: "/").last.map(String.init) ?? name).lowercased()
-        guard let dot = file.lastIndex(of: ".") else { return false }
+        let file = name.lastPathComponentOfPath.lowercased()
+        guard let dot = file.utf8.lastIndex(of: UInt8(ascii: ".")) else { return false }
         let base = file[..<dot]
         return editedSuffixes.contains { base.hasSuffix($0) }
     }
 
     private static func split(_ label: String) -> (folder: String, file: String) {
-        let slash = label.lastIndex(of: "/")
+        let slash = label.utf8.lastIndex(of: UInt8(ascii: "/"))
         return (slash.map { String(label[...$0]) } ?? "", slash.map { String(label[label.index(after: $0)...]) } ?? label)
     }
 }
@@ -432,8 +469,8 @@ struct ShotGrouping {
         var bursts: [String: [ItemState]] = [:]
         // Never by name alone when the frames carry Apple's `BurstUUID` (``addBurst(_:final:)``).
         for item in media where groups[item.index] == nil && item.burstKey == nil {
-            let file = (item.label.split(separator: "/").last.map(String.init) ?? item.label).lowercased()
-            guard let dot = file.lastIndex(of: "."), ExportSidecars.burstFrame(String(file[..<dot])) != nil,
+            let file = item.label.lastPathComponentOfPath.lowercased()
+            guard let dot = file.utf8.lastIndex(of: UInt8(ascii: ".")), ExportSidecars.burstFrame(String(file[..<dot])) != nil,
                 let stem = ExportSidecars.reference(mediaLabel: item.label)?.stem
             else { continue }
             bursts[stem, default: []].append(item)
@@ -441,8 +478,8 @@ struct ShotGrouping {
         for stem in bursts.keys.sorted() {
             let frames = bursts[stem] ?? []
             func isCover(_ item: ItemState) -> Bool {
-                let file = (item.label.split(separator: "/").last.map(String.init) ?? item.label).lowercased()
-                guard let dot = file.lastIndex(of: ".") else { return false }
+                let file = item.label.lastPathComponentOfPath.lowercased()
+                guard let dot = file.utf8.lastIndex(of: UInt8(ascii: ".")) else { return false }
                 return ExportSidecars.burstFrame(String(file[..<dot]))?.cover ?? false
             }
             guard let cover = frames.first(where: isCover) ?? frames.first else { continue }
@@ -499,10 +536,10 @@ struct ShotGrouping {
 
     /// `holiday/IMG_0100.JPG` → `holiday/img_0100`.
     static func exactStem(_ label: String) -> String? {
-        let slash = label.lastIndex(of: "/")
+        let slash = label.utf8.lastIndex(of: UInt8(ascii: "/"))
         let folder = slash.map { String(label[...$0]) } ?? ""
         let file = slash.map { String(label[label.index(after: $0)...]) } ?? label
-        guard let dot = file.lastIndex(of: "."), dot != file.startIndex else { return nil }
+        guard let dot = file.utf8.lastIndex(of: UInt8(ascii: ".")), dot != file.startIndex else { return nil }
         return folder + file[..<dot].lowercased()
     }
 }

@@ -71,9 +71,10 @@ struct ProbeStage: PipelineStage {
         guard item.capturedAtSource != TakeoutMetadata.capturedAtSource else { return [] }
         for position in item.carriedSidecars.indices {
             let sidecar = item.carriedSidecars[position]
+            let label = sidecar.label(carriedBy: item)
             guard sidecar.isAttached, sidecar.kind == .takeout,
-                let (input, version) = try? FileCopier.openSource(sidecar.path),
-                let head = try? input.read(count: ContentSniffer.prefixLength, at: 0, path: sidecar.label),
+                let (input, version) = try? FileCopier.openSource(sidecar.path(carriedBy: item)),
+                let head = try? input.read(count: Int(min(Int64(ContentSniffer.prefixLength), version.size)), at: 0, path: label),
                 ExportSidecars.kind(name: sidecar.name, head: head) == .takeout
             else { continue }
             let reason: String
@@ -84,7 +85,7 @@ struct ProbeStage: PipelineStage {
             } else if version.size <= Int64(head.count) {
                 found.append((position, head))
                 continue
-            } else if let bytes = try? input.read(count: Int(version.size), at: 0, path: sidecar.label) {
+            } else if let bytes = try? input.read(count: Int(version.size), at: 0, path: label) {
                 found.append((position, bytes))
                 continue
             } else {
