@@ -209,4 +209,36 @@ import Testing
         }
         return problems
     }
+
+    /// An export's sidecars are copied by the fan-in straight to their names
+    /// (`<UUID>.<n>.<ext>`), without an fsync each: one `syncfs` of the
+    /// container's file system comes after the last of them is closed and
+    /// before the manifest is named, so a manifest never names a sidecar a
+    /// power cut could lose.
+    @Test func sidecarCopiesAreSyncedWithTheirFileSystemBeforeTheManifestNamesThem() throws {
+        let drop = TemporaryDirectory("durable-sidecars")
+        for n in 1...3 {
+            _ = try drop.add("IMG_000\(n).jpg", copying: Fixtures.media("photo.jpg"))
+            _ = try drop.add("IMG_000\(n).jpg.json", bytes: ExportSidecarTests.takeoutJSON(title: "IMG_000\(n).jpg", taken: 1_562_000_000 + n))
+        }
+        let work = TemporaryDirectory("durable-sidecars-out")
+        let root = Self.root(work.path + "/container")
+        let (run, trace) = try SyscallTrace.share(
+            ["ingest", "--quiet", "--isolation", "none", "--container", root, "--key", "Sidecars", drop.path],
+            calls: SyscallTrace.fileCalls + ["write", "close", "syncfs"])
+        #expect(run.status == 0, "\(run.stderr)")
+        let manifest = root + "/manifests/Sidecars.json"
+        let (manifestProblems, manifestNaming) = trace.checkAtomicDurableCreation(of: manifest, folderSyncedAfter: true)
+        #expect(manifestProblems.isEmpty, "\(manifestProblems.joined(separator: "\n"))")
+        let named = try #require(manifestNaming)
+        // The sidecars' copies: opened for writing under their final names.
+        let copies = trace.calls.filter { call in
+            guard call.opensForWriting, call.succeeded, let path = call.openedPath else { return false }
+            return (path as NSString).deletingLastPathComponent == root && path.hasSuffix(".1.json")
+        }
+        #expect(copies.count == 3, "\(copies)")
+        let lastClosed = trace.calls.filter { $0.name == "close" && $0.descriptorPaths.first.map { $0.hasSuffix(".1.json") } ?? false }.map(\.ended).max() ?? .max
+        let sync = trace.calls.first { $0.name == "syncfs" && $0.succeeded && $0.started > lastClosed && $0.ended < named.started }
+        #expect(sync != nil, "no syncfs between the sidecars' last close (#\(lastClosed)) and the manifest's naming (\(named)): \(trace.calls.filter { $0.name == "syncfs" })")
+    }
 }

@@ -257,10 +257,14 @@ import Testing
         #expect(left.isEmpty, "left after gc: \(left)")
     }
 
-    /// The fan-in records the sidecars' matches as it reads the stems, before
-    /// any entry is written: a run that dies just before its manifest, resumed,
-    /// delivers every sidecar once, attached as in a run that never died.
-    @Test func aFanInThatDiesAfterMatchingAttachesEachSidecarOnceOnResume() throws {
+    /// The fan-in copies the sidecars as it reads their media: a run that dies
+    /// with its manifest not yet named (before its first entry, or with its
+    /// whole temporary written, the sidecars copied but not synced), resumed,
+    /// writes every copy again and delivers every sidecar once, attached as in
+    /// a run that never died; a run that dies after the manifest is named
+    /// leaves copies that were synced, which the resumed run keeps.
+    @Test(arguments: ["before-manifest", "manifest-temporary-written", "after-manifest"])
+    func aFanInThatDiesAttachesEachSidecarOnceOnResume(crashPoint: String) throws {
         let work = TemporaryDirectory("sidecars-crash")
         let root = (work.path as NSString).standardizingPath
         let drop = TemporaryDirectory("sidecar-crash-drop")
@@ -268,9 +272,9 @@ import Testing
         let dropPath = (drop.path as NSString).standardizingPath
         let container = root + "/c"
         let crashed = try ShareProcess.run(
-            ["ingest", "--quiet", "--container", container, "--key", "Crash", dropPath], environment: ["SHARE_CRASH_POINT": "before-manifest"])
+            ["ingest", "--quiet", "--container", container, "--key", "Crash", dropPath], environment: ["SHARE_CRASH_POINT": crashPoint])
         #expect(crashed.status != 0, "the crash point was not reached")
-        #expect(!FileManager.default.fileExists(atPath: container + "/manifests/Crash.json"))
+        #expect(FileManager.default.fileExists(atPath: container + "/manifests/Crash.json") == (crashPoint == "after-manifest"))
         let resumed = try ShareProcess.run(["ingest", "--quiet", "--container", container, "--resume", "Crash"])
         #expect(resumed.status == 0, "\(resumed.stderr)")
         let found = try Self.outcomes(report: container + "/.share-ingest/reports/Crash.json", drop: dropPath)

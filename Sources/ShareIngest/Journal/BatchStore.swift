@@ -154,10 +154,17 @@ extension ItemStore {
 
     /// Every item of a batch, by ``items(of:after:limit:)`` in pages.
     func forEachItem(of batch: UUID, pageSize: Int = 1000, _ body: (ItemState) throws -> Void) throws {
+        try forEachPage(of: batch, pageSize: pageSize) { page in
+            for item in page { try body(item) }
+        }
+    }
+
+    /// Every item of a batch, a page of `pageSize` at a time, in order.
+    func forEachPage(of batch: UUID, pageSize: Int = 1000, _ body: ([ItemState]) throws -> Void) throws {
         var last = -1
         while true {
             let page = try items(of: batch, after: last, limit: pageSize)
-            for item in page { try body(item) }
+            try body(page)
             guard page.count == pageSize, let end = page.last?.index else { return }
             last = end
         }

@@ -148,9 +148,8 @@ enum BatchCompletion {
             do throws(SystemError) { try reportWriter?.append(itemReport) } catch { reportWriter = nil }
             return itemReport
         }
-        /// Adds the entry of `item` (delivered) to the manifest.
-        func deliver(_ item: ItemState) {
-            let entry = stage.entry(for: item, message: context.message)
+        /// Adds `entry` (an item delivered) to the manifest.
+        func deliver(_ entry: SharedMediaFile) {
             types.insert(entry.type)
             guard !alreadyWritten, writeError == nil else { return }
             do throws(SystemError) {
@@ -169,40 +168,47 @@ enum BatchCompletion {
                 writeError = error
             }
         }
-        try store.forEachItem(of: batch.id, pageSize: pageSize) { stored in
-            var item = stored
-            // Temporary files named after it were left by a writer that died
-            // mid-write, on whichever machine; a failed item leaves nothing behind,
-            // also when its worker died before it could remove its files.
-            for path in (temporaries[item.id] ?? []) + (temporaries[item.motionVideoID] ?? []) { FileSystem.remove(path) }
-            if item.failure != nil { item.removeFiles(in: container) }
-            var itemChanged = false
-            if item.failure == nil, let group = groups.groups[item.index], item.group != group {
-                item.group = group
-                itemChanged = true
+        try store.forEachPage(of: batch.id, pageSize: pageSize) { page in
+            var items = page
+            var changes = [Bool](repeating: false, count: items.count)
+            for position in items.indices {
+                var item = items[position]
+                // Temporary files named after it were left by a writer that died
+                // mid-write, on whichever machine; a failed item leaves nothing behind,
+                // also when its worker died before it could remove its files.
+                for path in (temporaries[item.id] ?? []) + (temporaries[item.motionVideoID] ?? []) { FileSystem.remove(path) }
+                if item.failure != nil { item.removeFiles(in: container) }
+                var itemChanged = false
+                if item.failure == nil, let group = groups.groups[item.index], item.group != group {
+                    item.group = group
+                    itemChanged = true
+                }
+                if item.failure == nil, let failure = stage.unsupportedBySchema(item, batchHasFiles: hasFiles) {
+                    item.failure = failure
+                    itemChanged = true
+                }
+                if item.failure == nil, duplicates.resolve(&item) { itemChanged = true }
+                if item.failure == nil, let link = livePhotos.links[item.index], item.livePhoto != link {
+                    item.livePhoto = link
+                    itemChanged = true
+                }
+                (items[position], changes[position]) = (item, itemChanged)
             }
-            if item.failure == nil, let failure = stage.unsupportedBySchema(item, batchHasFiles: hasFiles) {
-                item.failure = failure
-                itemChanged = true
-            }
-            if item.failure == nil, duplicates.resolve(&item) { itemChanged = true }
-            if item.failure == nil, let link = livePhotos.links[item.index], item.livePhoto != link {
-                item.livePhoto = link
-                itemChanged = true
-            }
-            if !item.carriedSidecars.isEmpty {
-                let settled = SidecarDelivery.settle(&item, in: context, writing: !alreadyWritten)
-                if settled.changed { itemChanged = true }
+            // Their sidecars, now that they are final: copied two at a time.
+            for (position, settled) in SidecarDelivery.settle(&items, in: context, writing: !alreadyWritten) {
+                if settled.changed { changes[position] = true }
                 if settled.copied { sidecarsCopied = true }
             }
-            if itemChanged { try keep(item) }
-            totals.merge(item.stageSeconds, uniquingKeysWith: +)
-            if item.failure == nil { deliver(item) }
-            report(item)
-            for sidecar in item.reportedSidecars {
-                if sidecar.failure == nil, sidecar.attachedTo == nil { deliver(sidecar) }
-                let sidecarReport = report(sidecar)
-                events?(.itemFinished(sidecarReport))
+            for (item, itemChanged) in zip(items, changes) {
+                if itemChanged { try keep(item) }
+                totals.merge(item.stageSeconds, uniquingKeysWith: +)
+                // A delivered item's report holds its entry (``ManifestStage/report(for:finished:message:)``).
+                if let entry = report(item).entry { deliver(entry) }
+                for sidecar in item.reportedSidecars {
+                    let sidecarReport = report(sidecar)
+                    if let entry = sidecarReport.entry { deliver(entry) }
+                    events?(.itemFinished(sidecarReport))
+                }
             }
         }
         if sidecarsCopied, writeError == nil {

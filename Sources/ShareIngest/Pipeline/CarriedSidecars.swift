@@ -1,6 +1,8 @@
+import Dispatch
 import Foundation
 import MediaFormats
 import ShareManifest
+import Synchronization
 import SystemCalls
 
 /// An export sidecar carried by the photo or video it describes
@@ -234,6 +236,30 @@ enum SidecarDelivery {
         var changed = false
         /// A copy was written (it is durable once the file system is synced).
         var copied = false
+    }
+
+    /// Settles the sidecars of the `items` that carry any, two items at a time
+    /// (copying is most of their cost, and the fan-in is one thread); returns
+    /// what it did for each, by position.
+    static func settle(_ items: inout [ItemState], in context: BatchContext, writing: Bool) -> [(position: Int, settled: Settled)] {
+        let carriers = items.indices.filter { !items[$0].carriedSidecars.isEmpty }
+        guard !carriers.isEmpty else { return [] }
+        let input = items
+        let done = Mutex<[(position: Int, item: ItemState, settled: Settled)]>([])
+        let workers = min(2, carriers.count)
+        DispatchQueue.concurrentPerform(iterations: workers) { worker in
+            for position in stride(from: worker, to: carriers.count, by: workers).map({ carriers[$0] }) {
+                var item = input[position]
+                let settled = settle(&item, in: context, writing: writing)
+                done.withLock { $0.append((position, item, settled)) }
+            }
+        }
+        return done.withLock { done in
+            done.map { finished in
+                items[finished.position] = finished.item
+                return (finished.position, finished.settled)
+            }
+        }
     }
 
     /// Settles the sidecars `item` carries: `writing` copies them (a fan-in
