@@ -22,7 +22,10 @@
 # $TAKEOUT_DIR (default /tmp/share-takeout) and kept for later runs.
 # REMOVE_CONTAINERS=1 removes each run's container once it is measured, for
 # drops whose containers do not fit on the disk together (on an ext4 with a
-# journal only: see run() below).
+# journal only: see run() below). SETTLE=SECONDS syncs and waits that long
+# before each run (the write-back of the last run's files no longer competes).
+# Each round's with/without CPU ratio is printed too, and their median: on a
+# noisy machine a ratio of two runs made side by side varies less than either.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 share=$(realpath "${SHARE_BIN:-.build/release/share}")
@@ -82,6 +85,7 @@ PY
 runs=0
 run() {
   runs=$((runs + 1))
+  if [ -n "${SETTLE:-}" ]; then sync; sleep "$SETTLE"; fi
   /usr/bin/time -f "%e %M %U %S" -o "$work/time" "$share" ingest --quiet --container "$work/c$runs" "$1" >/dev/null 2>"$work/err" || { cat "$work/err" >&2; exit 1; }
   awk '{ printf "%s %s %.2f\n", $1, $2, $3 + $4 }' "$work/time"
   [ "${REMOVE_CONTAINERS:-0}" = 1 ] && rm -rf "$work/c$runs"
@@ -109,3 +113,5 @@ echo "with sidecars ($((2 * n)) items):  wall ${wall_with} s, peak RSS $((peak_w
 echo "without sidecars ($n items): wall ${wall_without} s, peak RSS $((peak_without / 1024)) MiB, CPU (share and the helpers it reaped) ${cpu_without} s"
 awk -v a="$wall_with" -v b="$wall_without" -v c="$cpu_with" -v d="$cpu_without" \
   'BEGIN { printf "sidecars cost %+.1f %% wall, %+.1f %% CPU (medians; peak RSS: the largest of the rounds)\n", (a / b - 1) * 100, (c / d - 1) * 100 }'
+paste -d' ' "$work/with" "$work/without" | awk '{ print $3 / $6 }' | sort -g >"$work/ratios"
+echo "CPU with/without, round by round: min $(head -1 "$work/ratios"), median $(median <"$work/ratios"), max $(tail -1 "$work/ratios")"
