@@ -91,25 +91,14 @@ enum FileCopier {
         do {
             let output = try FileDescriptor.open(temporary, O_WRONLY | O_CREAT | O_EXCL, mode: 0o600)
             let copied = try transfer(from: input, to: output, size: before.size, source: source.display, destination: destination)
-            let after: FileStatus
-            do { after = try input.status(path: source.display) } catch { throw CopyError.reading(error) }
-            guard FileVersion(after) == before, copied.size == before.size else {
-                throw CopyError.changed("changed while being copied (size \(before.size) → \(after.size) bytes)")
-            }
+            try checkUnchanged(input, since: before, copied: copied, source: source)
             if sync { try output.sync(path: destination) }
             try output.close(path: destination)
             try FileSystem.renameNoReplace(temporary, destination)
             return copied
-        } catch let error as CopyError {
-            FileSystem.remove(temporary)
-            throw error
-        } catch let error as SystemError {
-            FileSystem.remove(temporary)
-            // Reads name the source; writes, syncs and the rename name the destination.
-            throw error.path == source.display ? .reading(error) : .writing(error)
         } catch {
             FileSystem.remove(temporary)
-            throw .writing(SystemError("copy", path: destination, code: EIO))
+            throw failure(error, source: source, destination: destination)
         }
     }
 
@@ -140,22 +129,32 @@ enum FileCopier {
                 // `head` was read at an offset: the descriptor is still at the start.
                 copied = try transfer(from: input, to: output, size: before.size, source: source.display, destination: destination)
             }
-            let after: FileStatus
-            do { after = try input.status(path: source.display) } catch { throw CopyError.reading(error) }
-            guard FileVersion(after) == before, copied.size == before.size else {
-                throw CopyError.changed("changed while being copied (size \(before.size) → \(after.size) bytes)")
-            }
+            try checkUnchanged(input, since: before, copied: copied, source: source)
             try output.close(path: destination)
             return copied
-        } catch let error as CopyError {
-            FileSystem.remove(destination)
-            throw error
-        } catch let error as SystemError {
-            FileSystem.remove(destination)
-            throw error.path == source.display ? .reading(error) : .writing(error)
         } catch {
             FileSystem.remove(destination)
-            throw .writing(SystemError("copy", path: destination, code: EIO))
+            throw failure(error, source: source, destination: destination)
+        }
+    }
+
+    /// Throws unless the source open as `input` is still the version it was
+    /// when the copy began (`before`), and the copy holds all of it.
+    private static func checkUnchanged(_ input: FileDescriptor, since before: FileVersion, copied: Copied, source: SourcePath) throws(CopyError) {
+        let after: FileStatus
+        do { after = try input.status(path: source.display) } catch { throw .reading(error) }
+        guard FileVersion(after) == before, copied.size == before.size else {
+            throw .changed("changed while being copied (size \(before.size) → \(after.size) bytes)")
+        }
+    }
+
+    /// What a copy's `error` is to its caller: reads name the source; writes,
+    /// syncs and the rename name the destination.
+    private static func failure(_ error: any Error, source: SourcePath, destination: String) -> CopyError {
+        switch error {
+        case let error as CopyError: error
+        case let error as SystemError: error.path == source.display ? .reading(error) : .writing(error)
+        default: .writing(SystemError("copy", path: destination, code: EIO))
         }
     }
 
