@@ -45,7 +45,7 @@ share_extra_args=(--isolation none)
 jobs="${MEMCHECK_JOBS:-2}"
 if ! [[ "$jobs" =~ ^[12]$ ]]; then jobs=2; fi
 
-for tool in valgrind ffmpeg vips jq; do
+for tool in valgrind gdb ffmpeg vips jq; do
     command -v "$tool" >/dev/null || { echo "memcheck: $tool is missing (scripts/setup.sh installs it)" >&2; exit 2; }
 done
 
@@ -107,16 +107,75 @@ valgrind_args+=(${MEMCHECK_VALGRIND_ARGS:-})
 # approximate (libjpeg-turbo issue 238), the decode is not.
 memcheck_env=(VIPS_NOVECTOR=1 JSIMD_FORCENONE=1)
 
+# A run whose valgrind uses no CPU for this long has stalled (stall_watch).
+stall_seconds="${MEMCHECK_STALL_SECONDS:-180}"
+
+# stall_watch PID NAME: while PID runs, checks every 10 s that its CPU time
+# grows; once it has not for $stall_seconds, writes every thread's stack to
+# logs/NAME.stall (gdb through valgrind's gdbserver, vgdb) and kills it.
+stall_watch() {
+    local pid=$1 name=$2 last="" now still=0
+    while now=$(awk '{ print $14 + $15 }' "/proc/$pid/stat" 2>/dev/null); do
+        if [[ "$now" == "$last" ]]; then still=$((still + 10)); else still=0 last=$now; fi
+        if ((still >= stall_seconds)); then
+            timeout 120 gdb -q -batch -ex "target remote | vgdb --pid=$pid" -ex "thread apply all bt 30" "$share" \
+                >"$work/logs/$name.stall" 2>&1 || true
+            kill -KILL "$pid" 2>/dev/null || true
+            return 0
+        fi
+        sleep 10
+    done
+}
+
+# True when the stacks in FILE are libvips 8.14.1's lost task: a thread waits in
+# vips_threadpool_run for workers, and no other thread is in libvips. There, a
+# worker idle for 15 s stops (threadset.c, vips_threadset_work) while
+# vips_threadset_run hands it a task: the task never runs and the pool waits for
+# ever. Valgrind makes it likely: it runs the HEIF tiles' libavcodec decode for
+# longer than 15 s between two libvips pipelines, and a stopping thread waits
+# long for its turn. (With helpers, the item's time limit kills the helper.)
+libvips_lost_task() {
+    awk '/^Thread [0-9]+ /{ n++ } /vips_threadpool_run/{ waiting[n] = 1 } /libvips\.so/{ invips[n] = 1 }
+        END { w = 0; for (t in waiting) w++; for (t in invips) if (!(t in waiting)) exit 1; exit w ? 0 : 1 }' "$1"
+}
+# Valgrind's reports of errors, as they are printed (a killed run has no summary).
+error_reports() { grep -cE '^==[0-9]+== (Invalid (read|write|free)|Conditional jump|Use of uninitialised|Syscall param|Mismatched free|Source and destination overlap)' "$1" || true; }
+
 # memcheck NAME COMMAND ARGS... : runs `share COMMAND ARGS...` under valgrind.
+# A run that stalls is killed; one that stalled on libvips' lost task, having
+# reported no error, is run once more from the start.
 memcheck() {
     local name=$1 command=$2
     shift 2
-    local begun=$SECONDS status=0
-    env "${memcheck_env[@]}" valgrind "${valgrind_args[@]}" --log-file="$work/logs/$name.valgrind" \
-        "$share" "$command" "${share_extra_args[@]}" --pipeline "$work/pipeline.json" --container "$work/containers/$name" --quiet "$@" \
-        >"$work/logs/$name.out" 2>"$work/logs/$name.err" &
-    echo "$!" >"$work/logs/$name.pid"
-    wait "$!" || status=$?
+    local begun=$SECONDS status attempt pid
+    for attempt in 1 2; do
+        status=0
+        rm -rf "$work/containers/$name" "$work/logs/$name.stall"
+        env "${memcheck_env[@]}" valgrind "${valgrind_args[@]}" --log-file="$work/logs/$name.valgrind" \
+            "$share" "$command" "${share_extra_args[@]}" --pipeline "$work/pipeline.json" --container "$work/containers/$name" --quiet "$@" \
+            >"$work/logs/$name.out" 2>"$work/logs/$name.err" &
+        pid=$!
+        echo "$pid" >"$work/logs/$name.pid"
+        stall_watch "$pid" "$name" &
+        wait "$pid" || status=$?
+        kill "$!" 2>/dev/null || true
+        wait "$!" || true
+        [[ -e "$work/logs/$name.stall" ]] || break
+        cp "$work/logs/$name.valgrind" "$work/logs/$name.stalled-$attempt.valgrind"
+        if ((attempt == 1)) && libvips_lost_task "$work/logs/$name.stall" && [[ "$(error_reports "$work/logs/$name.valgrind")" == 0 ]]; then
+            echo "memcheck: $name: stalled for ${stall_seconds} s, waiting in vips_threadpool_run for a libvips worker that had stopped (libvips 8.14.1's lost task; stacks in logs/$name.stall): run again"
+            continue
+        fi
+        if grep -qE '^Thread ' "$work/logs/$name.stall"; then
+            echo "memcheck: $name: stalled for ${stall_seconds} s and killed; every thread's stack:"
+            grep -E '^(Thread|#)' "$work/logs/$name.stall" | sed -n '1,200p'
+        else
+            echo "memcheck: $name: stalled for ${stall_seconds} s and killed; gdb read no stack:"
+            sed -n '1,20p' "$work/logs/$name.stall"
+        fi
+        status=98
+        break
+    done
     echo "$status" >"$work/logs/$name.status"
     echo "memcheck: $name: done in $((SECONDS - begun)) s (exit $status)"
 }

@@ -17,8 +17,9 @@ packages=(
   # benchmarks: peak memory; the photos floor (djpeg)
   time libjpeg-turbo-progs
   # the memory check (scripts/memcheck.sh): valgrind, and jq to read reports;
-  # its media are made with ffmpeg (libx264, libvpx, libtheora built in) and vips
-  valgrind jq
+  # its media are made with ffmpeg (libx264, libvpx, libtheora built in) and vips;
+  # gdb reads a stalled run's stacks through valgrind's gdbserver
+  valgrind jq gdb
   # recording the decoder helpers' system calls (scripts/record-helper-syscalls.sh)
   strace
   # ServiceTests: promtool check metrics on a scrape of /metrics (Debian's prometheus
