@@ -56,9 +56,6 @@ import Testing
         return attempts
     }
 
-    /// The test's PostgreSQL, which no helper may connect to (one for the suite).
-    static let postgres = try? PostgresServer()
-
     /// A configuration of the attacker test.
     enum Configuration: String, CaseIterable, CustomTestStringConvertible {
         case rootWithLandlock, rootWithoutLandlock, rootWithEmptyRoot, userWithLandlock, userWithoutLandlock
@@ -119,10 +116,13 @@ import Testing
         #expect(earlier.status == 0, "\(earlier.stderr)")
         let otherCopy = try #require(try Self.items(work.file("first.json"))["other.jpg"]?["path"] as? String).replacingOccurrences(of: "file://", with: "")
 
+        // A PostgreSQL on the machine, which no helper may connect to (stopped when the test ends).
+        let postgres = try PostgresServer()
+        defer { withExtendedLifetime(postgres) {} }
         let faults = (Self.forbidden.map { "attack:attack-\($0).jpg" }).joined(separator: ",")
         let targets = [
             "socket=\(listener.path)", "container=\(container)", "journal=\(container)/.share-ingest/journal.sqlite", "root=\(rootFile)",
-            "copy=\(otherCopy)", "port=\(Self.postgres?.port ?? 5432)",
+            "copy=\(otherCopy)", "port=\(postgres.port)",
         ]
         let environment = configuration.environment.merging([
             "SHARE_TEST_HELPER_FAULT": faults, "SHARE_HELPER_STDERR": "inherit", "SHARE_TEST_ATTACK": targets.joined(separator: ";"),
