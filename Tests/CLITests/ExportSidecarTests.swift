@@ -742,8 +742,8 @@ import Testing
     /// sidecar is a plain file. In `share ingest` and `ingest --db` with a
     /// worker alike, every input is reported once (and heard once as a `--json`
     /// item), and each delivered sidecar holds its source's bytes; and the same
-    /// with the fan-in reading pages of 2 items (`SHARE_TEST_EXPORT_PAGE_SIZE`:
-    /// a page's sidecars copied while the page before it is written).
+    /// with the fan-in reading pages of 2 items (`SHARE_TEST_EXPORT_PAGE_SIZE`),
+    /// a photo and its sidecars on one page, the next on the next.
     @Test func aSidecarWhosePhotoIsNotDeliveredIsAFileOfItsOwnInBothModes() throws {
         let work = TemporaryDirectory("sidecar-released")
         let root = (work.path as NSString).standardizingPath
@@ -798,7 +798,7 @@ import Testing
         var seen: [String: [String: String]] = [:]
         let modes: [(String, [String], [String: String])] = [
             ("local", [], [:]), ("remote", ["--db", server.url], [:]),
-            // The fan-in in pages of 2 items: each page's sidecars copied while the page before is written.
+            // The fan-in in pages of 2 items: sidecars delivered page after page.
             ("local-paged", [], ["SHARE_TEST_EXPORT_PAGE_SIZE": "2"]),
         ]
         for (mode, database, environment) in modes {

@@ -1,7 +1,5 @@
-import Dispatch
 import Foundation
 import ShareManifest
-import Synchronization
 import SystemCalls
 
 /// The fan-in, the same in every mode: once every item of a batch has
@@ -30,8 +28,7 @@ enum BatchCompletion {
     /// Export candidates (stems, bursts) and items with their sidecars read
     /// per page: ``pageSize``, or in debug and test builds
     /// `SHARE_TEST_EXPORT_PAGE_SIZE`, so a test sees the fan-in page over many
-    /// stems, and settle a page's sidecars while it writes the page before,
-    /// with a small drop.
+    /// stems, and deliver sidecars page after page, with a small drop.
     static let exportPageSize: Int = {
         #if DEBUG
         if let size = ProcessEnvironment.value("SHARE_TEST_EXPORT_PAGE_SIZE").flatMap(Int.init), size > 0 { return size }
@@ -145,14 +142,12 @@ enum BatchCompletion {
         // batch's are read back from the stored report when needed.
         var held: [ItemReport]? = []
         @discardableResult
-        func report(_ item: ItemState) -> ItemReport { add(EncodedItemReport(stage.report(for: item, finished: true, message: context.message))) }
-        /// Counts an item's report, keeps it (a small batch's) and writes it to the stored report.
-        @discardableResult
-        func add(_ encoded: EncodedItemReport) -> ItemReport {
-            counts.add(encoded.report.status)
-            if counts.items <= BatchReport.itemsHeldInMemory { held?.append(encoded.report) } else { held = nil }
-            do throws(SystemError) { try reportWriter?.append(encoded) } catch { reportWriter = nil }
-            return encoded.report
+        func report(_ item: ItemState) -> ItemReport {
+            let itemReport = stage.report(for: item, finished: true, message: context.message)
+            counts.add(itemReport.status)
+            if counts.items <= BatchReport.itemsHeldInMemory { held?.append(itemReport) } else { held = nil }
+            do throws(SystemError) { try reportWriter?.append(itemReport) } catch { reportWriter = nil }
+            return itemReport
         }
         /// Adds `entry` (an item delivered) to the manifest.
         func deliver(_ entry: SharedMediaFile) {
@@ -172,25 +167,6 @@ enum BatchCompletion {
                 try writer?.append(entry)
             } catch {
                 writeError = error
-            }
-        }
-        // The page being prepared (its sidecars settled, its reports made)
-        // while the page before it is written.
-        var preparing: PreparedPage?
-        // Never left copying behind an error: the page is waited for.
-        defer { _ = preparing?.wait() }
-        func write(_ page: PreparedPage) throws {
-            let prepared = page.wait()
-            if prepared.sidecarsCopied { sidecarsCopied = true }
-            for item in prepared.items {
-                if item.changed { try keep(item.state) }
-                totals.merge(item.state.stageSeconds, uniquingKeysWith: +)
-                // A delivered item's report holds its entry (``ManifestStage/report(for:finished:message:)``).
-                if let entry = add(item.report).entry { deliver(entry) }
-                for sidecarReport in item.sidecarReports {
-                    if let entry = add(sidecarReport).entry { deliver(entry) }
-                    events?(.itemFinished(sidecarReport.report))
-                }
             }
         }
         try store.forEachPage(of: batch.id, pageSize: exportPageSize) { page in
@@ -219,15 +195,22 @@ enum BatchCompletion {
                 }
                 (items[position], changes[position]) = (item, itemChanged)
             }
-            // Their sidecars settled and their reports made, now that they are
-            // final, on other threads while the page before is written.
-            let previous = preparing
-            preparing = PreparedPage(items, changes: changes, stage: stage, in: context, writing: !alreadyWritten)
-            if let previous { try write(previous) }
-        }
-        if let last = preparing {
-            try write(last)
-            preparing = nil
+            // Their sidecars, now that they are final: copied two at a time.
+            for (position, settled) in SidecarDelivery.settle(&items, in: context, writing: !alreadyWritten) {
+                if settled.changed { changes[position] = true }
+                if settled.copied { sidecarsCopied = true }
+            }
+            for (item, itemChanged) in zip(items, changes) {
+                if itemChanged { try keep(item) }
+                totals.merge(item.stageSeconds, uniquingKeysWith: +)
+                // A delivered item's report holds its entry (``ManifestStage/report(for:finished:message:)``).
+                if let entry = report(item).entry { deliver(entry) }
+                for sidecar in item.reportedSidecars {
+                    let sidecarReport = report(sidecar)
+                    if let entry = sidecarReport.entry { deliver(entry) }
+                    events?(.itemFinished(sidecarReport))
+                }
+            }
         }
         if sidecarsCopied, writeError == nil {
             do throws(SystemError) { try FileSystem.syncFileSystem(containing: container.root) } catch { writeError = error }
@@ -373,56 +356,5 @@ struct DuplicateContent {
             if removingFiles { item.removeFiles(in: container) }
         }
         return true
-    }
-}
-
-extension BatchCompletion {
-    /// A page of items made ready for the fan-in to write, on other threads
-    /// while it writes the page before: their sidecars settled (read and
-    /// copied, ``SidecarDelivery``), and their reports and their sidecars'
-    /// made and encoded for the stored report. The fan-in's thread only adds
-    /// them, in order: the copies and the encoding no longer wait for the
-    /// manifest entries of the items before them, nor those for them.
-    final class PreparedPage: Sendable {
-        struct Item: Sendable {
-            let state: ItemState
-            /// Its recorded state changed, by the fan-in's rules or by settling its sidecars.
-            let changed: Bool
-            let report: EncodedItemReport
-            /// Its sidecars' reports, in order (``ItemState/reportedSidecars``).
-            let sidecarReports: [EncodedItemReport]
-        }
-
-        private let done = DispatchGroup()
-        private let prepared = Mutex<(items: [Item], sidecarsCopied: Bool)>(([], false))
-
-        /// Starts preparing `items`, final but for their sidecars (`changes`:
-        /// which the fan-in changed); `writing` copies their sidecars (a
-        /// fan-in whose manifest is not written yet), else their copies are
-        /// only looked at.
-        init(_ items: [ItemState], changes: [Bool], stage: ManifestStage, in context: BatchContext, writing: Bool) {
-            DispatchQueue.global().async(group: done) { [self] in
-                var (items, changes, copied) = (items, changes, false)
-                for (position, settled) in SidecarDelivery.settle(&items, in: context, writing: writing) {
-                    if settled.changed { changes[position] = true }
-                    if settled.copied { copied = true }
-                }
-                func encoded(_ item: ItemState) -> EncodedItemReport {
-                    EncodedItemReport(stage.report(for: item, finished: true, message: context.message))
-                }
-                let ready = zip(items, changes).map { item, changed in
-                    Item(state: item, changed: changed, report: encoded(item), sidecarReports: item.reportedSidecars.map(encoded))
-                }
-                prepared.withLock { $0 = (ready, copied) }
-            }
-        }
-
-        /// The page's items, ready, and whether a sidecar was copied (it is
-        /// durable once the file system is synced), once they are (at once when
-        /// they are).
-        func wait() -> (items: [Item], sidecarsCopied: Bool) {
-            done.wait()
-            return prepared.withLock { $0 }
-        }
     }
 }

@@ -239,9 +239,8 @@ enum SidecarDelivery {
     }
 
     /// Settles the sidecars of the `items` that carry any, two items at a time
-    /// (copying is most of their cost; the fan-in runs it beside its own
-    /// thread, ``BatchCompletion/PreparedPage``); returns what it did for
-    /// each, by position.
+    /// (copying is most of their cost, and the fan-in is one thread); returns
+    /// what it did for each, by position.
     static func settle(_ items: inout [ItemState], in context: BatchContext, writing: Bool) -> [(position: Int, settled: Settled)] {
         let carriers = items.indices.filter { !items[$0].carriedSidecars.isEmpty }
         guard !carriers.isEmpty else { return [] }

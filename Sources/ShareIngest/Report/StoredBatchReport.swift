@@ -221,19 +221,6 @@ enum StoredReportReader {
     }
 }
 
-/// An item's report and its place in a stored report's `items`
-/// (``BatchReportDocument/encode(_:)``), encoded where that can run beside
-/// other work (``BatchCompletion/PreparedPage``).
-struct EncodedItemReport: Sendable {
-    let report: ItemReport
-    let line: String
-
-    init(_ report: ItemReport) {
-        self.report = report
-        line = BatchReportDocument.encode(BatchReportDocument.Item(report))
-    }
-}
-
 /// Writes a batch's stored report while its items are read, one at a time: the
 /// items go to a temporary file as they come, and at the end the report is the
 /// header (known only then: counts, times, the URL) followed by them, made
@@ -251,11 +238,8 @@ final class StoredReportWriter {
     }
 
     /// Appends one item's report.
-    func append(_ item: ItemReport) throws(SystemError) { try append(EncodedItemReport(item)) }
-
-    /// Appends one item's report, encoded already.
-    func append(_ item: EncodedItemReport) throws(SystemError) {
-        try items.append((count == 0 ? "" : ",\n") + item.line)
+    func append(_ item: ItemReport) throws(SystemError) {
+        try items.append((count == 0 ? "" : ",\n") + BatchReportDocument.encode(BatchReportDocument.Item(item)))
         count += 1
     }
 
