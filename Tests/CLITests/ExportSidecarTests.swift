@@ -743,7 +743,7 @@ import Testing
     /// worker alike, every input is reported once (and heard once as a `--json`
     /// item), and each delivered sidecar holds its source's bytes; and the same
     /// with the fan-in reading pages of 2 items (`SHARE_TEST_EXPORT_PAGE_SIZE`),
-    /// a photo and its sidecars on one page, the next on the next.
+    /// two photos and their sidecars to a page.
     @Test func aSidecarWhosePhotoIsNotDeliveredIsAFileOfItsOwnInBothModes() throws {
         let work = TemporaryDirectory("sidecar-released")
         let root = (work.path as NSString).standardizingPath

@@ -27,8 +27,9 @@ enum BatchCompletion {
 
     /// Export candidates (stems, bursts) and items with their sidecars read
     /// per page: ``pageSize``, or in debug and test builds
-    /// `SHARE_TEST_EXPORT_PAGE_SIZE`, so a test sees the fan-in page over many
-    /// stems, and deliver sidecars page after page, with a small drop.
+    /// `SHARE_TEST_EXPORT_PAGE_SIZE`, so that a small drop is enough for a
+    /// test to see the fan-in page over many stems and deliver sidecars page
+    /// after page.
     static let exportPageSize: Int = {
         #if DEBUG
         if let size = ProcessEnvironment.value("SHARE_TEST_EXPORT_PAGE_SIZE").flatMap(Int.init), size > 0 { return size }
