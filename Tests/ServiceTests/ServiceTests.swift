@@ -164,14 +164,14 @@ import Testing
         huge.send("GET /metrics HTTP/1.1\r\nX-Filler: " + String(repeating: "a", count: 100_000) + "\r\n\r\n")
         #expect(HTTPClient.parse(huge.readToEnd()).status == 431)
 
-        // A request that never ends, and as many idle connections as the listener
-        // keeps: one more is closed at once, unanswered.
-        let endless = try HTTPClient(port: port)
-        endless.send("GET /metrics HTTP/1.1\r\nHost: slow")
+        // As many idle connections as the listener keeps, the last one a request
+        // that never ends: a probe is still answered (it closes the connection
+        // idle longest when it needs a slot).
         var idle: [HTTPClient] = []
         for _ in 0..<15 { idle.append(try HTTPClient(port: port)) }
-        let extra = try HTTPClient(port: port)
-        #expect(extra.readToEnd().isEmpty)
+        let endless = try HTTPClient(port: port)
+        endless.send("GET /metrics HTTP/1.1\r\nHost: slow")
+        #expect(try HTTPClient.get(port, "/healthz").status == 200)
 
         // Meanwhile a batch runs to its end.
         let drop = try Self.drop(notes: 10, into: work.path + "/staging/drop")
@@ -183,6 +183,29 @@ import Testing
         #expect(HTTPClient.parse(endless.readToEnd()).status == 408)
         idle.removeAll()
         #expect(try eventually(timeout: 30) { try HTTPClient.get(port, "/healthz").status == 200 })
+        #expect(watch.stop() == 0, "\(watch.stderr)")
+    }
+
+    /// Finding 6 of issue 51: 16 idle connections held the listener shut
+    /// (`/healthz` answered with a reset). Now a new connection closes the one
+    /// idle longest without a complete request, so a probe is answered while
+    /// a peer holds every slot.
+    @Test func idleConnectionsHoldingEverySlotCannotKeepHealthzShut() throws {
+        let work = TemporaryDirectory("watch-idle")
+        let inbox = work.path + "/inbox", container = work.path + "/container"
+        try FileManager.default.createDirectory(atPath: inbox, withIntermediateDirectories: true)
+        let watch = try ServiceProcess(["watch", inbox, "--container", container, "--settle", "0", "--json", "--metrics", "127.0.0.1:0"])
+        let port = try #require(watch.metricsPort(), "no metrics line: \(watch.stderr)")
+        for round in 0..<3 {
+            // A peer takes all 16 slots and sends nothing (each would be closed
+            // only at its 5 s deadline, and the peer would reconnect).
+            var idle: [HTTPClient] = []
+            for _ in 0..<16 { idle.append(try HTTPClient(port: port)) }
+            let probe = try HTTPClient.get(port, "/healthz")
+            #expect(probe.status == 200 && probe.body == "alive\n", "round \(round): \(probe)")
+            #expect(try HTTPClient.get(port, "/metrics").body.contains("share_build_info"), "round \(round)")
+            withExtendedLifetime(idle) {}
+        }
         #expect(watch.stop() == 0, "\(watch.stderr)")
     }
 }
