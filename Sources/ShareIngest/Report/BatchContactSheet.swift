@@ -16,14 +16,16 @@ extension BatchReport {
 
     fileprivate static func tile(for reported: ReportedItem) -> ContactSheetTile {
         let item = reported.item
+        // A caption is one line of a name: nothing in it may reorder or break it.
+        let name = DisplayText.escaped(reported.name)
         guard item.status == .ingested else {
             let why = item.failure.map { "\(item.status.rawValue): \($0.reason.rawValue)" } ?? item.status.rawValue
-            return ContactSheetTile(picture: .failed(item.status.rawValue), caption: reported.name + "\n" + why)
+            return ContactSheetTile(picture: .failed(item.status.rawValue), caption: name + "\n" + why)
         }
         // Videos and audio files show their duration (audio: duration and size).
         let measurement = [reported.duration, reported.dimensions, reported.size]
             .compactMap { $0 }.prefix(2).joined(separator: " · ")
-        let caption = reported.name + "\n" + (reported.excerpt(limit: 60) ?? (measurement.isEmpty ? reported.kind : measurement))
+        let caption = name + "\n" + (reported.excerpt(limit: 60).map { DisplayText.escaped($0) } ?? (measurement.isEmpty ? reported.kind : measurement))
         if let thumbnail = reported.thumbnailPath {
             return ContactSheetTile(picture: .thumbnail(path: thumbnail), caption: caption)
         }
