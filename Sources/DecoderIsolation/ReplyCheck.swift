@@ -1,12 +1,14 @@
 import Foundation
 import MediaFormats
+import MediaKit
 
 /// The parent's check of every helper reply before anything in it is used: a
 /// helper is a process a hostile file may have taken over, so its facts, its
 /// MIME type and its thumbnail are claims. A reply that fails a check fails its
 /// item with ``MediaError/Kind/decoderMisbehaved``, and the helper is killed.
 ///
-/// - Facts: width and height both given or both absent, each positive and at
+/// - Facts: a kind the sniffed format can have (``kinds(for:)``: a JPEG's
+///   facts are never a video's); width and height both given or both absent, each positive and at
 ///   most ``maximumSide``, their product within the request's pixel limit (a
 ///   displayed size may exceed the stored one by the sample aspect ratio: up to
 ///   ``displayStretch`` times); a duration finite and not negative (and at most
@@ -90,6 +92,9 @@ enum ReplyCheck {
             return .failure(MediaError(failure.kind, printable(failure.message)))
         }
         guard var facts = result.facts else { throw ReplyViolation("a result with neither facts nor a failure") }
+        guard kinds(for: request).contains(facts.kind) else {
+            throw ReplyViolation("the facts of \(article(facts.kind)) \(facts.kind.rawValue) for a file sniffed as \(request.format.name)")
+        }
         try check(facts, for: request)
         facts.warnings = facts.warnings.map(printable)
         var thumbnail: ThumbnailOutcome?
@@ -294,6 +299,38 @@ enum ReplyCheck {
         location.found = location.found.map { LocationRecord(name: printable($0.name), edits: $0.edits) }
         location.unremovable = location.unremovable.map(printable)
         return location
+    }
+
+    /// What a file of the sniffed format may turn out to be, as the decoders
+    /// here route it (``InProcessDecoder``): an image format an image, a video
+    /// or audio format a video or a sound (an MP4 of audio alone; an Ogg
+    /// whose first stream is sound and another a video), a document a document,
+    /// SVG and PSD (rendered only in helpers) a document; any of them a file no
+    /// decoder here reads (`unreadable`), and every other format only that. A
+    /// location request's facts are the format's kind itself (and a Takeout
+    /// JSON's, text, `unreadable`).
+    static func kinds(for request: DecodeRequest) -> Set<MediaFacts.Kind> {
+        let format = request.format
+        if request.task == .locationMetadata {
+            switch format.kind {
+            case .image: return [.image]
+            case .video: return [.video]
+            case .audio: return [.audio]
+            case .document: return [.document]
+            default: return [.unreadable]
+            }
+        }
+        if InProcessDecoder.needsSandboxOnlyLoaders(format) { return [.document, .unreadable] }
+        switch format.kind {
+        case .image: return [.image, .unreadable]
+        case .video, .audio: return [.video, .audio, .unreadable]
+        case .document: return [.document, .unreadable]
+        default: return [.unreadable]
+        }
+    }
+
+    private static func article(_ kind: MediaFacts.Kind) -> String {
+        kind == .image || kind == .audio || kind == .unreadable ? "an" : "a"
     }
 
     private static func check(_ facts: MediaFacts, for request: DecodeRequest) throws(ReplyViolation) {
