@@ -208,4 +208,41 @@ import Testing
         }
         #expect(watch.stop() == 0, "\(watch.stderr)")
     }
+
+    /// Finding 9 of issue 51: `share_decoder_misbehaved_total`, the one metric
+    /// that tells an operator a decoder was taken over, could be deleted with
+    /// no test failing. A watcher whose helper lies in its reply (the debug
+    /// build's test fault `forge-mime`) counts it, and the helper it killed:
+    /// each up by one per lie, in two batches.
+    @Test func aHelperThatMisbehavesIsCountedOnceAsMisbehavedAndOnceAsKilled() throws {
+        let work = TemporaryDirectory("watch-misbehaved")
+        let inbox = work.path + "/inbox", container = work.path + "/container"
+        try FileManager.default.createDirectory(atPath: inbox, withIntermediateDirectories: true)
+        let watch = try ServiceProcess(
+            ["watch", inbox, "--container", container, "--settle", "0", "--json", "--metrics", "127.0.0.1:0"],
+            environment: ["SHARE_TEST_HELPER_FAULT": "forge-mime:lie-1.jpg,forge-mime:lie-2.jpg"])
+        let port = try #require(watch.metricsPort(), "no metrics line: \(watch.stderr)")
+        var before = try Self.scrape(port)
+        #expect(before["share_decoder_misbehaved_total"] == 0 && before["share_helper_kills_total"] == 0, "\(before.text)")
+        for round in 1...2 {
+            let staging = work.path + "/staging-\(round)"
+            try FileManager.default.createDirectory(atPath: staging, withIntermediateDirectories: true)
+            try FileManager.default.copyItem(atPath: Fixtures.media("photo.jpg"), toPath: staging + "/lie-\(round).jpg")
+            try FileManager.default.copyItem(atPath: Fixtures.media("cmyk.jpg"), toPath: staging + "/honest-\(round).jpg")
+            try FileManager.default.moveItem(atPath: staging, toPath: inbox + "/drop-\(round)")
+            #expect(eventually { watch.stdout.split(separator: "\n").filter { $0.contains(#""event":"batchFinished""#) }.count == round }, "\(watch.stderr)")
+            // The counters are read from the pool and the events as they come: wait for them, then compare.
+            var after = before
+            _ = try eventually(timeout: 30) {
+                after = try Self.scrape(port)
+                return after["share_decoder_misbehaved_total"] != before["share_decoder_misbehaved_total"]
+            }
+            #expect(after["share_decoder_misbehaved_total"] == (before["share_decoder_misbehaved_total"] ?? -1) + 1, "round \(round): \(after.text)")
+            #expect(after["share_helper_kills_total"] == (before["share_helper_kills_total"] ?? -1) + 1, "round \(round): \(after.text)")
+            #expect(after[#"share_item_failures_total{reason="decoderMisbehaved"}"#] == Double(round), "round \(round): \(after.text)")
+            #expect(after[#"share_items_total{outcome="ingested"}"#] == Double(round), "round \(round): the honest photo")
+            before = after
+        }
+        #expect(watch.stop() == 0, "\(watch.stderr)")
+    }
 }
