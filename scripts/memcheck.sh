@@ -179,7 +179,8 @@ run_batch() {
         motion) memcheck motion ingest --report "$work/reports/motion.json" testdata/motion ;;
         # images also has issue 33 item 5's panoramas (a 360° photo's centre view), gain maps and stereo pairs.
         images) memcheck images ingest --report "$work/reports/images.json" "$work"/images/* testdata/spatial/*.jpg testdata/spatial/*.heic testdata/real/vision-pro.HEIC ;;
-        watch) memcheck watch watch --once --settle 0 --on-success keep "$work/inbox" ;;
+        # --report-dir: the contact sheet, its tiles decoded to pixels (PicturePixels) and composed.
+        watch) memcheck watch watch --once --settle 0 --on-success keep --report-dir "$work/reports/watch-pictures" "$work/inbox" ;;
     esac
 }
 # The default pipeline with time limits raised: valgrind runs code 20–50 times
@@ -296,6 +297,11 @@ vipsheader "$work/images/cmyk-17x9.jpg" | grep -q ', cmyk,' || { echo "memcheck:
 for i in $(seq 1 400); do
     printf 'watched %d\n' "$i" >"$work/inbox/long-names/$(printf '%03d' "$i")-$(printf '%*s' 192 '' | tr ' ' y).txt"
 done
+# And a drop of pictures, whose contact sheet (--report-dir) decodes each
+# thumbnail to pixels (PicturePixels) and composes them: odd sizes, grey, CMYK.
+mkdir -p "$work/inbox/pictures"
+cp testdata/media/photo.jpg testdata/media/cmyk.jpg testdata/media/portrait-exif6.jpg "$work/images/tiny-1x1.jpg" "$work/images/tall-1x5000.jpg" "$work/images/grey-alpha-17x9.png" "$work/inbox/pictures/" 2>/dev/null ||
+    cp testdata/media/photo.jpg testdata/media/cmyk.jpg testdata/media/portrait-exif6.jpg "$work/inbox/pictures/"
 
 echo "memcheck: generated $(ls "$work/videos" | wc -l) videos, $(ls "$work/images" | wc -l) images, a folder of $many_count entries ($((SECONDS - started)) s)"
 if ((${#skipped[@]})); then
@@ -360,6 +366,8 @@ for batch in "${batches[@]}"; do
             ;;
         watch)
             grep -q 'ingested=400 ' "$work/logs/watch.out" || fail "watch: the drop was not delivered whole: $(cat "$work/logs/watch.out")"
+            sheets=$(find "$work/reports/watch-pictures" -name '*.jpg' 2>/dev/null | wc -l)
+            [[ "$sheets" == 2 ]] || fail "watch: $sheets contact sheets for the two drops"
             ;;
     esac
 done

@@ -260,7 +260,7 @@ public final class ProcessIsolatedDecoder: MediaDecoder, @unchecked Sendable {
                     // A video or document whose poster kills the decoder is still
                     // delivered without one: its facts are read alone (never after a
                     // CPU-time stop, which is a timed-out decode).
-                    if request.thumbnail != nil, thumbnailFailure == nil, exit != .signaled(SIGXCPU), exit != .signaled(SIGSYS) {
+                    if request.task == .media, request.thumbnail != nil, thumbnailFailure == nil, exit != .signaled(SIGXCPU), exit != .signaled(SIGSYS) {
                         thumbnailFailure = failure
                         request.thumbnail = nil
                         continue

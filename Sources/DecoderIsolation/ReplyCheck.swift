@@ -51,6 +51,9 @@ import MediaKit
 ///   (a message of at most ``maximumText`` bytes). (The facts' ranges — a date
 ///   between 1826 and 2200, latitudes and longitudes — are the pipeline's to
 ///   check: a file may say anything.)
+/// - Pixels (a ``DecodeTask/pixels`` request's answer, and only then): nothing
+///   else in the reply, at most the size asked for on each side, rows of
+///   `width × 3` bytes, exactly `stride × height` bytes (``checkPixels``).
 /// - Failures: a message of at most ``maximumText`` bytes; no thumbnail bytes.
 /// - Text (messages and warnings) is shown to people: its control characters
 ///   (a terminal's escape sequences among them) become spaces.
@@ -85,7 +88,9 @@ enum ReplyCheck {
     static func validate(_ reply: HelperReply, for request: DecodeRequest, fileSize: Int? = nil) throws(ReplyViolation) -> Result<DecodedMedia, MediaError> {
         let result = reply.result
         if let failure = result.failure {
-            guard reply.jpeg.isEmpty, reply.compatible.isEmpty, result.facts == nil, result.moments == nil, result.location == nil, result.takeouts == nil else {
+            guard reply.jpeg.isEmpty, reply.compatible.isEmpty, result.facts == nil, result.moments == nil, result.location == nil, result.takeouts == nil,
+                result.pixelsWidth == nil
+            else {
                 throw ReplyViolation("a failure with facts, moment facts, location metadata or picture bytes")
             }
             try checkText(failure.message, "its failure message")
@@ -97,6 +102,8 @@ enum ReplyCheck {
         }
         try check(facts, for: request)
         facts.warnings = facts.warnings.map(printable)
+        if request.task == .pixels { return try checkPixels(reply, for: request, facts: facts) }
+        guard result.pixelsWidth == nil, result.pixelsHeight == nil, result.pixelsStride == nil else { throw ReplyViolation("pixels nobody asked for") }
         var thumbnail: ThumbnailOutcome?
         if let width = result.thumbnailWidth, let height = result.thumbnailHeight {
             guard let spec = request.thumbnail else { throw ReplyViolation("a thumbnail nobody asked for") }
@@ -130,6 +137,30 @@ enum ReplyCheck {
         let takeouts = try checkTakeouts(result, for: request)
         return .success(
             DecodedMedia(facts: facts, thumbnail: thumbnail, moments: result.moments, location: location, compatibleCopy: compatible, takeouts: takeouts))
+    }
+
+    /// A pixel request's answer: pixels and nothing else, at most the size
+    /// asked for on each side, rows of three bytes a pixel one after the
+    /// other, and exactly as many bytes as the size says.
+    private static func checkPixels(_ reply: HelperReply, for request: DecodeRequest, facts: MediaFacts) throws(ReplyViolation) -> Result<DecodedMedia, MediaError> {
+        let result = reply.result
+        guard result.thumbnailWidth == nil, result.thumbnailHeight == nil, result.thumbnailThumbHash == nil, result.thumbnailFailure == nil,
+            result.previews == nil, reply.previews.isEmpty, reply.compatible.isEmpty, result.compatibleLength == nil, result.compatibleFailure == nil,
+            result.moments == nil, result.location == nil, result.takeouts == nil
+        else { throw ReplyViolation("a pixel request's answer with more than pixels") }
+        guard let spec = request.thumbnail, let width = result.pixelsWidth, let height = result.pixelsHeight, let stride = result.pixelsStride else {
+            throw ReplyViolation("a pixel request's answer without the pixels' size")
+        }
+        guard (1...spec.size).contains(width), (1...spec.size).contains(height) else {
+            throw ReplyViolation("pixels of \(width)×\(height) where at most \(spec.size) on a side were asked for")
+        }
+        guard stride == width * 3 else { throw ReplyViolation("pixels whose rows are \(stride) bytes apart, for \(width) pixels of 3 bytes") }
+        guard reply.jpeg.count == stride * height, let pixels = DecodedPixels(width: width, height: height, stride: stride, bytes: Array(reply.jpeg)) else {
+            throw ReplyViolation("\(reply.jpeg.count) bytes of pixels for \(width)×\(height)")
+        }
+        var decoded = DecodedMedia(facts: facts)
+        decoded.pixels = pixels
+        return .success(decoded)
     }
 
     private static func checkTakeouts(_ result: WireResult, for request: DecodeRequest) throws(ReplyViolation) -> [TakeoutReading] {
@@ -311,6 +342,7 @@ enum ReplyCheck {
     /// JSON's, text, `unreadable`).
     static func kinds(for request: DecodeRequest) -> Set<MediaFacts.Kind> {
         let format = request.format
+        if request.task == .pixels { return [.image] }
         if request.task == .locationMetadata {
             switch format.kind {
             case .image: return [.image]

@@ -1,3 +1,4 @@
+import DecoderIsolation
 import Foundation
 import ShareIngest
 import ShareManifest
@@ -45,8 +46,11 @@ enum ReportCommand {
         let html = htmlPath.flatMap { writable($0) ? $0 : nil }
         let drawsSheet = sheetPath.map(writable) ?? false
         if (htmlPath != nil && html == nil) || (sheetPath != nil && !drawsSheet) { status = .unusable }
-        // One pass over the items for both outputs: each item read and decoded once.
-        let outputs = report.writeOutputs(in: container, html: html, sheet: drawsSheet)
+        // One pass over the items for both outputs: each item read once; the
+        // sheet's thumbnails decoded to pixels in sandboxed helpers (this process decodes none).
+        let decoder = drawsSheet ? try? DecoderOption.decoder(parsed) : nil
+        defer { (decoder as? ProcessIsolatedDecoder)?.shutdown() }
+        let outputs = report.writeOutputs(in: container, html: html, sheet: drawsSheet, decoder: decoder ?? Isolation.process.decoder())
         if let htmlPath = html, let page = outputs.page {
             switch page {
             case .success(let page):

@@ -89,6 +89,40 @@ import Testing
         #expect(Self.refusal(Self.reply(MediaFacts(kind: .video), width: nil, height: nil, jpeg: []), scan)?.contains("sniffed as JPEG") == true)
     }
 
+    /// A contact sheet's tile comes back as raw pixels (issue 51, finding 4):
+    /// the parent composes them without decoding, so their size, stride and
+    /// length are checked, and a pixel answer carries nothing else.
+    @Test func pixelRepliesAreCheckedForSizeStrideAndLength() throws {
+        let request = DecodeRequest(path: "/container/thumbnails/x.jpg", label: "x.jpg", format: .jpeg, thumbnail: ThumbnailSpec(size: 192), task: .pixels)
+        func reply(width: Int?, height: Int?, stride: Int?, bytes: Int, kind: MediaFacts.Kind = .image, thumbnail: Bool = false) -> HelperReply {
+            var result = Self.reply(MediaFacts(kind: kind), width: nil, height: nil, jpeg: []).result
+            result.pixelsWidth = width
+            result.pixelsHeight = height
+            result.pixelsStride = stride
+            if thumbnail { (result.thumbnailWidth, result.thumbnailHeight) = (4, 3) }
+            return HelperReply(result: result, jpeg: [UInt8](repeating: 7, count: bytes)[...])
+        }
+        let honest = try ReplyCheck.validate(reply(width: 192, height: 144, stride: 576, bytes: 576 * 144), for: request).get()
+        #expect(honest.pixels?.width == 192 && honest.pixels?.height == 144 && honest.pixels?.bytes.count == 576 * 144)
+        for (lie, refusal) in [
+            (reply(width: 193, height: 144, stride: 579, bytes: 579 * 144), "pixels of 193×144 where at most 192"),
+            (reply(width: 0, height: 144, stride: 0, bytes: 0), "pixels of 0×144"),
+            (reply(width: 100, height: 100, stride: 400, bytes: 400 * 100), "rows are 400 bytes apart"),
+            (reply(width: 100, height: 100, stride: 300, bytes: 300 * 100 - 1), "29999 bytes of pixels for 100×100"),
+            (reply(width: 100, height: 100, stride: 300, bytes: 300 * 100 + 300), "30300 bytes of pixels"),
+            (reply(width: nil, height: nil, stride: nil, bytes: 0), "without the pixels' size"),
+            (reply(width: 4, height: 3, stride: 12, bytes: 36, thumbnail: true), "with more than pixels"),
+            (reply(width: 4, height: 3, stride: 12, bytes: 36, kind: .video), "the facts of a video"),
+        ] {
+            let got = Self.refusal(lie, request)
+            #expect(got?.contains(refusal) == true, "\(refusal): \(got ?? "accepted")")
+        }
+        // Pixels nobody asked for are refused in any other answer.
+        var media = Self.reply(Self.photo).result
+        media.pixelsWidth = 4
+        #expect(Self.refusal(HelperReply(result: media, jpeg: Self.thumbnail[...])) == "pixels nobody asked for")
+    }
+
     /// A thumbnail's ThumbHash passes when it is base64 of a plausible hash, and
     /// reaches the parent as its bytes; anything else is refused.
     @Test func aThumbHashMustBePlausibleBase64() throws {
