@@ -4,6 +4,7 @@
 # default test run.
 #
 #   scripts/fuzz.sh [seconds] [target...]     targets: redirect manifest pipeline sniffer heif raw moments
+#                                             takeout xmp exif isobmff png burst sidecar
 #
 # The targets are the package's ordinary executable targets (Fuzz/Fuzz*): built
 # here by SwiftPM with libFuzzer and AddressSanitizer, and -DFUZZING, which drops
@@ -17,7 +18,7 @@ cd "$(dirname "$0")/.."
 seconds=${1:-60}
 shift || true
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(redirect manifest pipeline sniffer heif raw moments)
+[ ${#targets[@]} -gt 0 ] || targets=(redirect manifest pipeline sniffer heif raw moments takeout xmp exif isobmff png burst sidecar)
 
 out=.build/fuzz
 mkdir -p "$out"
@@ -33,7 +34,14 @@ product() {
     raw) echo FuzzRAW ;;
     moments) echo FuzzMoments ;;
     pipeline) echo FuzzPipeline ;;
-    *) echo "fuzz: unknown target $1 (redirect, manifest, pipeline, sniffer, heif, raw, moments)" >&2; exit 2 ;;
+    takeout) echo FuzzTakeout ;;
+    xmp) echo FuzzXMP ;;
+    exif) echo FuzzEXIF ;;
+    isobmff) echo FuzzISOBMFF ;;
+    png) echo FuzzPNG ;;
+    burst) echo FuzzBurst ;;
+    sidecar) echo FuzzSidecar ;;
+    *) echo "fuzz: unknown target $1 (redirect, manifest, pipeline, sniffer, heif, raw, moments, takeout, xmp, exif, isobmff, png, burst, sidecar)" >&2; exit 2 ;;
     esac
 }
 
