@@ -388,7 +388,7 @@ public struct SandboxReport: Sendable {
     /// unprivileged `share` is confined where there is no Landlock (the
     /// systemd units run `share` unprivileged; without Landlock they need
     /// these, else root). Probed only on a machine without Landlock (false elsewhere).
-    public var unprivilegedNamespaces: Bool = false
+    public internal(set) var unprivilegedNamespaces: Bool = false
 
     /// Each way the helper's sandbox is weaker than the strongest there is
     /// (Landlock with seccomp): this machine's shortfalls first, then what the
