@@ -250,7 +250,9 @@ for s in sets:
                 advice = args.split(",")[2].strip()
                 notes[name][advice if advice in madvise_allowed else "advice " + advice + " (trapped)"] += 1
             elif name == "futex":
+                # strace writes the private form either way: FUTEX_WAKE|FUTEX_PRIVATE_FLAG or FUTEX_WAKE_PRIVATE.
                 operation = args.split(",")[1].strip().replace("|FUTEX_PRIVATE_FLAG", "").replace("|FUTEX_CLOCK_REALTIME", "")
+                operation = operation[: -len("_PRIVATE")] if operation.endswith("_PRIVATE") else operation
                 notes[name][operation if operation in futex_allowed else "operation " + operation + " (trapped)"] += 1
             elif name == "rt_sigaction":
                 if args.split(",")[0].strip() == "SIGSYS":
