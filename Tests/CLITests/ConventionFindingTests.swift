@@ -101,10 +101,7 @@ import Testing
     /// though process-weaker was accepted, no `--db-file`, 5 of the 8 stages).
     @Test func helpListsEveryStageEveryIsolationAndDbFile() throws {
         let worker = try ShareProcess.run(["worker", "--help"]).stdout
-        for stage in ["sniff", "copy", "location", "probe", "thumbnail", "motion", "compatible", "manifest"] {
-            #expect(try ShareProcess.run(["completion", "bash"]).stdout.contains(stage), "\(stage)")
-            #expect(worker.contains("--stages LIST"), "\(worker)")
-        }
+        #expect(worker.contains("--stages LIST") && worker.contains("sniff, copy, location, probe, thumbnail, motion, compatible, manifest"), "\(worker)")
         for command in ["ingest", "watch", "worker"] {
             let help = try ShareProcess.run([command, "--help"]).stdout
             #expect(help.contains("process-weaker") && help.contains("--db-file FILE"), "\(command): \(help)")

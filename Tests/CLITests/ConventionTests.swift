@@ -56,6 +56,13 @@ import Testing
         #expect(try ShareProcess.run(["help"] + Self.words(command)).stdout == help.stdout)
         let options = Self.options(inHelp: help.stdout)
         #expect(options.contains { $0.name == "help" && $0.short == "-h" }, "\(command): \(options)")
+        // The same options as the README's table and the man page say (each made from the parser's table).
+        let markdown = try ShareProcess.run(["help"] + Self.words(command) + ["--markdown"]).stdout
+        let tabled = markdown.split(separator: "\n").compactMap { row -> String? in
+            guard let cell = row.split(separator: "`").dropFirst().first, let long = cell.split(separator: " ").first(where: { $0.hasPrefix("--") }) else { return nil }
+            return String(long.dropFirst(2))
+        }
+        #expect(tabled.sorted() == options.map(\.name).sorted(), "\(command): --markdown \(tabled) but --help \(options.map(\.name))")
         for option in options where option.name != "help" {
             // Accepted: the parser goes past it and stops at the next, unknown, option.
             let value = option.placeholder.map { [Self.sample(for: $0, option: option.name)] } ?? []
