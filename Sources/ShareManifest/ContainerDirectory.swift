@@ -125,7 +125,12 @@ public struct ContainerError: Error, Sendable, Hashable, CustomStringConvertible
     public let isMissing: Bool
 
     /// A container at `path` that cannot be used, and why.
-    public init(path: String, reason: String, isMissing: Bool = false) {
+    public init(path: String, reason: String) {
+        self.init(path: path, reason: reason, isMissing: false)
+    }
+
+    /// A container at `path` that cannot be used, and why; `isMissing` when it does not exist and was not to be made.
+    public init(path: String, reason: String, isMissing: Bool) {
         self.path = path
         self.reason = reason
         self.isMissing = isMissing

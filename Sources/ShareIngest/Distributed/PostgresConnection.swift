@@ -82,6 +82,7 @@ package enum DatabaseSecrets {
 public enum DatabaseURL {
     /// Why a `--db` value was refused (the value shown with its password masked).
     public struct Refusal: Error, Sendable, CustomStringConvertible {
+        /// The value (its password masked) and what is wrong with it.
         public let description: String
     }
 

@@ -22,6 +22,7 @@ public struct PlannedBatch: Sendable {
         public let skipped: ItemFailure?
     }
 
+    /// Every item the batch would hold, in input order (a carried sidecar is listed with its media).
     public let items: [Item]
     /// Items (their indices) whose names make them candidates for one group
     /// (a RAW and its JPEG, an edit and its original, a burst, a Live Photo's
