@@ -7,6 +7,16 @@ lay them out (issue 33 item 5), into testdata/spatial/:
   written by exiftool (ProjectionType equirectangular, full 2048x1024, no crop).
 - pano-cylindrical.jpg: a 1200x300 picture, the crop at (200, 50) of a
   1600x400 cylindrical panorama (GPano by exiftool).
+- pano-stray-type.jpg: a 1600x1600 camera photo (Canon make and model) whose XMP
+  has a stray `GPano:ProjectionType=equirectangular` and no sizes, as
+  photoprism's `wrong.heic` test file (a 500x500 JPEG under that name; larger
+  here, so that its "centre view" would not be smaller than a thumbnail and
+  the rule below would not hide this one): no sphere.
+- pano-not-2to1.jpg: a 2400x1600 picture whose GPano says equirectangular with
+  FullPano and cropped sizes of 2400x1600 (all of it): not 2:1, no sphere.
+- pano-360-small.jpg: a 500x250 full sphere (the columns of pano-360.jpg), as
+  photoprism's `panorama360.jpg`: its centre view (125x83) is smaller than a
+  thumbnail, so its thumbnail is the whole picture.
 - ultrahdr.jpg: an Ultra HDR JPEG: the primary's XMP has `hdrgm:Version` and a
   `Container:Directory` (Primary, GainMap), an MPF APP2 index lists both images,
   the gain map JPEG follows the primary with its own `hdrgm` XMP.
@@ -24,7 +34,7 @@ lay them out (issue 33 item 5), into testdata/spatial/:
   `eyes`/`stri`: left and right), Apple's spatial-video marker. Only the base
   (left) layer is encoded: no encoder here writes MV-HEVC's second layer.
 
-  make-spatial.py OUT_DIR
+  make-spatial.py OUT_DIR [FUNCTION...]   (e.g. odd_panoramas: only those files)
 
 Uses bench/make-heic.py's ISOBMFF writer; needs ffmpeg (libx265), vips, exiftool.
 """
@@ -79,6 +89,24 @@ def panoramas(out, work):
              "-XMP-GPano:FullPanoHeightPixels=400", "-XMP-GPano:CroppedAreaLeftPixels=200", "-XMP-GPano:CroppedAreaTopPixels=50",
              "-XMP-GPano:CroppedAreaImageWidthPixels=1200", "-XMP-GPano:CroppedAreaImageHeightPixels=300")
     os.replace(path, os.path.join(out, "pano-cylindrical.jpg"))
+
+
+def odd_panoramas(out, work):
+    """Pictures whose GPano says equirectangular but that are no sphere, and a sphere too small for its centre view."""
+    path = jpeg(work, "pano-stray-type", 1600, 1600, lambda x, y: COLUMNS[x * 8 // 1600])
+    exiftool(path, "-EXIF:Make=Canon", "-EXIF:Model=Canon EOS 6D", "-XMP-GPano:ProjectionType=equirectangular")
+    os.replace(path, os.path.join(out, "pano-stray-type.jpg"))
+    path = jpeg(work, "pano-not-2to1", 2400, 1600, lambda x, y: COLUMNS[x * 8 // 2400])
+    exiftool(path, "-XMP-GPano:ProjectionType=equirectangular", "-XMP-GPano:FullPanoWidthPixels=2400",
+             "-XMP-GPano:FullPanoHeightPixels=1600", "-XMP-GPano:CroppedAreaLeftPixels=0", "-XMP-GPano:CroppedAreaTopPixels=0",
+             "-XMP-GPano:CroppedAreaImageWidthPixels=2400", "-XMP-GPano:CroppedAreaImageHeightPixels=1600")
+    os.replace(path, os.path.join(out, "pano-not-2to1.jpg"))
+    path = jpeg(work, "pano-360-small", 500, 250, lambda x, y: COLUMNS[x * 8 // 500])
+    exiftool(path, "-XMP-GPano:UsePanoramaViewer=True", "-XMP-GPano:ProjectionType=equirectangular",
+             "-XMP-GPano:FullPanoWidthPixels=500", "-XMP-GPano:FullPanoHeightPixels=250",
+             "-XMP-GPano:CroppedAreaLeftPixels=0", "-XMP-GPano:CroppedAreaTopPixels=0",
+             "-XMP-GPano:CroppedAreaImageWidthPixels=500", "-XMP-GPano:CroppedAreaImageHeightPixels=250")
+    os.replace(path, os.path.join(out, "pano-360-small.jpg"))
 
 
 def segment(marker, payload):
@@ -189,7 +217,13 @@ def main():
     out = sys.argv[1]
     os.makedirs(out, exist_ok=True)
     work = tempfile.mkdtemp(prefix="make-spatial.")
+    only = sys.argv[2:]  # make-spatial.py OUT_DIR odd_panoramas: only those (the others' bytes stay as committed)
+    if only:
+        for name in only:
+            globals()[name](out, work)
+        return
     panoramas(out, work)
+    odd_panoramas(out, work)
     ultra_hdr(out, work, True)
     ultra_hdr(out, work, False)
     heics(out, work)

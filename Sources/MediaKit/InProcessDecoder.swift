@@ -93,7 +93,8 @@ public struct InProcessDecoder: MediaDecoder {
 
     /// A panorama's projection, a stereo pair, a gain map (``SpatialMetadata``),
     /// read after the facts; a 360° photo's thumbnail is then its centre view
-    /// (``CentreView``), and a stereo pair's the left eye when that is not the
+    /// (``CentreView``) when the picture is 2:1 and that view is at least the
+    /// thumbnail's size (else the whole picture's thumbnail is kept), and a stereo pair's the left eye when that is not the
     /// primary image, made again from the file (kept as it was when that fails).
     /// A Takeout JSON sent with the file: its facts, or why it is not one.
     static func readTakeout(_ bytes: [UInt8]) -> TakeoutReading {
@@ -113,8 +114,9 @@ public struct InProcessDecoder: MediaDecoder {
             decoded.thumbnail = .made(eye)
         }
         decoded.facts.projection = found.projection(width: decoded.facts.width, height: decoded.facts.height)
-        if decoded.facts.projection?.isFullSphere == true, let spec = request.thumbnail, case .made = decoded.thumbnail,
-            let width = decoded.facts.width, let height = decoded.facts.height,
+        if let spec = request.thumbnail, case .made = decoded.thumbnail, let width = decoded.facts.width, let height = decoded.facts.height,
+            decoded.facts.projection?.isFullSphere(pictureWidth: width, pictureHeight: height) == true,
+            CentreView.isLargeEnough(width: width, height: height, spec: spec),
             let view = try? CentreView.thumbnail(.descriptor(descriptor), width: width, height: height, spec: spec)
         {
             decoded.thumbnail = .made(view)

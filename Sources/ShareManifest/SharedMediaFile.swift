@@ -180,6 +180,14 @@ public struct SharedMediaFile: Sendable, Hashable {
             self.croppedWidth = croppedWidth
             self.croppedHeight = croppedHeight
         }
+
+        /// True for a 360° photo: equirectangular, no crop, and a whole panorama of
+        /// 2:1 within rounding (2 pixels, or 1 % of the width), as the decoder
+        /// judges it (a stray `equirectangular` on a square photo is no sphere).
+        public var isFullSphere: Bool {
+            type == "equirectangular" && cropLeft == 0 && cropTop == 0 && croppedWidth == fullWidth && croppedHeight == fullHeight
+                && fullHeight > 0 && abs(fullWidth - 2 * fullHeight) <= max(2, fullWidth / 100)
+        }
     }
 
     /// How a video plays (v2 `video`): its codec, frame rate, HDR, rotation, audio.

@@ -74,7 +74,7 @@ struct ReportedItem {
         if let p = entry.projection {
             let full = p.cropLeft == 0 && p.cropTop == 0 && p.croppedWidth == p.fullWidth && p.croppedHeight == p.fullHeight
             let crop = full ? "" : ", crop \(p.croppedWidth)×\(p.croppedHeight) at \(p.cropLeft),\(p.cropTop)"
-            parts.append("\(full && p.type == "equirectangular" ? "360° panorama" : "panorama") (\(p.type) \(p.fullWidth)×\(p.fullHeight)\(crop))")
+            parts.append("\(p.isFullSphere ? "360° panorama" : "panorama") (\(p.type) \(p.fullWidth)×\(p.fullHeight)\(crop))")
         }
         if entry.stereo == true { parts.append("stereo pair") }
         if entry.hdr == "gainMap" { parts.append("HDR gain map") }
