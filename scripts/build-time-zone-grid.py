@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Builds the offline time-zone lookup's data (Sources/CTimeZoneGrid/time-zone-grid.c.bin)
+"""Builds the offline time-zone lookup's data (Sources/CTimeZoneGrid/time_zone_grid.c.bin)
 from the boundaries timezonefinder ships (the `timezonefinder-data` package:
 timezone-boundary-builder's polygons from OpenStreetMap, ODbL 1.0; timezonefinder
 itself is MIT), as a grid of 1/64 degree (about 1.7 km at the equator) stored as
@@ -19,7 +19,7 @@ A grid cell takes the zone of the polygon covering its centre (cells on a border
 the polygon drawn last). Usage (a developer's, not CI's: it needs pip packages):
 
     python3 -m venv /tmp/tzf && /tmp/tzf/bin/pip install timezonefinder timezonefinder-data pillow numpy
-    /tmp/tzf/bin/python scripts/build-time-zone-grid.py Sources/CTimeZoneGrid/time-zone-grid.c.bin
+    /tmp/tzf/bin/python scripts/build-time-zone-grid.py Sources/CTimeZoneGrid/time_zone_grid.c.bin
 """
 import struct
 import sys
