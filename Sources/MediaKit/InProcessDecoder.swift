@@ -76,7 +76,13 @@ public struct InProcessDecoder: MediaDecoder {
             let bytes = file.count <= TakeoutJSON.maximumSize ? file.read(0..<file.count) ?? [] : []
             return DecodedMedia(facts: MediaFacts(kind: .unreadable), location: TakeoutJSON.location(bytes))
         case .locationMetadata:
-            return DecodedMedia(facts: MediaFacts(kind: Self.kind(of: request.format)), location: LocationScanner.scan(DescriptorBytes(descriptor), format: request.format))
+            var decoded = DecodedMedia(
+                facts: MediaFacts(kind: Self.kind(of: request.format)), location: LocationScanner.scan(DescriptorBytes(descriptor), format: request.format))
+            // The position, read before it is removed: only for the capture time's offset (issue 54).
+            if request.moments, let position = MomentReader.read(DescriptorBytes(descriptor), format: request.format)?.position {
+                decoded.moments = MomentFacts(position: position)
+            }
+            return decoded
         case .media:
             if let spec = request.compatibleCopy {
                 return try CompatibleCopyMaker(request: request, spec: spec, descriptor: descriptor).make(route: route)

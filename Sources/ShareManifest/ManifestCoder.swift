@@ -117,6 +117,7 @@ public enum ManifestCoder: Sendable {
                 fields.append(("capturedAt", JSONText.string(captured)))
                 if let source = entry.capturedAtSource { fields.append(("capturedAtSource", JSONText.string(source))) }
                 if let known = entry.capturedAtOffsetKnown { fields.append(("capturedAtOffsetKnown", known ? "true" : "false")) }
+                if let source = entry.capturedAtOffsetSource { fields.append(("capturedAtOffsetSource", JSONText.string(source))) }
             }
             if let video = entry.video {
                 var object: [(String, String)] = [("codec", JSONText.string(video.codec))]
@@ -237,7 +238,9 @@ public enum ManifestCoder: Sendable {
             capturedAtSource: try field("capturedAtSource", as: String.self, expected: "a string or null"),
             exportLocation: try exportLocation(try field("exportLocation", as: [String: Any].self, expected: "an object or null"), at: "[\(index)].exportLocation")
         ).with(group: try group(try field("group", as: [String: Any].self, expected: "an object or null"), at: "[\(index)].group"))
-            .with(capturedAtOffsetKnown: try field("capturedAtOffsetKnown", as: Bool.self, expected: "a boolean or null"))
+            .with(
+                capturedAtOffsetKnown: try field("capturedAtOffsetKnown", as: Bool.self, expected: "a boolean or null"),
+                capturedAtOffsetSource: try field("capturedAtOffsetSource", as: String.self, expected: "a string or null"))
             .with(video: try video(try field("video", as: [String: Any].self, expected: "an object or null"), at: "[\(index)].video"))
             .with(
                 projection: try projection(try field("projection", as: [String: Any].self, expected: "an object or null"), at: "[\(index)].projection"),

@@ -133,6 +133,13 @@ public struct SharedMediaFile: Sendable, Hashable {
     /// False when ``capturedAt`` is a local time whose offset nobody knows
     /// (written without one); nil (absent) when it has its offset.
     public var capturedAtOffsetKnown: Bool?
+    /// Where ``capturedAt``'s offset came from, when it is the place's: `exif`
+    /// (`OffsetTimeOriginal`, or the GPS time stamp's difference), `quicktime`
+    /// (the creation date's offset), `position` (the time zone at the position
+    /// the file records, at that instant) or `takeout` (the time zone at its
+    /// Takeout JSON's `geoData`). Nil (absent) when the offset is unknown (a `Z`
+    /// of a UTC instant is no place's offset).
+    public var capturedAtOffsetSource: String?
     /// Where its export says it was taken (a Takeout JSON's `geoData`): set only
     /// when location privacy is off (on, it is removed from the JSON's copy too).
     public var exportLocation: ExportLocation?
@@ -497,6 +504,14 @@ public struct SharedMediaFile: Sendable, Hashable {
     }
 
     /// The entry with whether its capture time's offset is known (false: a local time without one).
+    /// The entry with whether its capture time's offset is known and where it came from.
+    public func with(capturedAtOffsetKnown: Bool?, capturedAtOffsetSource: String?) -> SharedMediaFile {
+        var entry = with(capturedAtOffsetKnown: capturedAtOffsetKnown)
+        entry.capturedAtOffsetSource = capturedAtOffsetSource
+        return entry
+    }
+
+    /// The entry with whether its capture time's offset is known.
     public func with(capturedAtOffsetKnown: Bool?) -> SharedMediaFile {
         var entry = self
         entry.capturedAtOffsetKnown = capturedAtOffsetKnown

@@ -235,6 +235,7 @@ import Testing
         item.attachedTo = "/inbox/b.jpg"
         item.capturedAt = "2019-07-01T16:53:20Z"
         item.capturedAtSource = "takeout"
+        item.capturePlace = CapturePlace(zone: "Europe/Paris", source: .takeout)
         item.video = VideoFacts(codec: "hevc", frameRate: 29.97, variableFrameRate: false, captureFrameRate: 240, slowMotion: true, hdr: "dolbyVision", dolbyVisionProfile: 8, rotation: 90, audio: "aac")
         item.projection = Projection(type: .cylindrical, fullWidth: 8000, fullHeight: 2000, cropLeft: 10, cropTop: 20, croppedWidth: 7000, croppedHeight: 1500)
         (item.stereo, item.gainMap) = (true, true)

@@ -85,7 +85,10 @@ struct ReportedItem {
     /// `2024-05-01T12:00:00 (fileName, offset unknown)`.
     var taken: String? {
         guard let entry = item.entry, let capturedAt = entry.capturedAt else { return nil }
-        let notes = [entry.capturedAtSource, entry.capturedAtOffsetKnown == false ? "offset unknown" : nil].compactMap { $0 }
+        let notes = [
+            entry.capturedAtSource, entry.capturedAtOffsetKnown == false ? "offset unknown" : nil,
+            entry.capturedAtOffsetSource.map { "offset from \($0)" },
+        ].compactMap { $0 }
         return notes.isEmpty ? capturedAt : "\(capturedAt) (\(notes.joined(separator: ", ")))"
     }
 
