@@ -62,6 +62,24 @@ struct CaptureDate: Equatable {
         return item.capturePlace
     }
 
+    /// The item's capture time as the fan-in's rules compare it (the Live
+    /// Photo window, the RAW+JPEG, edit and burst gaps, a burst's cover): its
+    /// metadata's, with the instant filled in where the file gives only a
+    /// wall clock and its GPS time stamp or its place gives the offset, so
+    /// that two times are compared as instants (``CaptureTime/distance(to:)``).
+    static func comparableTime(of item: ItemState) -> CaptureTime? {
+        guard var time = item.moments?.captureTime else { return nil }
+        guard time.utc == nil, let local = usable(time.local) else { return time }
+        if let own = fileOffset(time) {
+            time.utc = local - Double(own.offset)
+        } else if let place = place(of: item), let rules = ZoneRules.named(place.zone),
+            let offset = wholeMinutes(rules.offset(forLocal: Int64(local.rounded(.down))))
+        {
+            time.utc = local - Double(offset)
+        }
+        return time
+    }
+
     static func decide(
         _ time: CaptureTime?, fileName: String?, modified: FileVersion?, takeout: String? = nil, place: CapturePlace? = nil
     ) -> CaptureDate? {
