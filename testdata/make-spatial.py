@@ -14,6 +14,8 @@ lay them out (issue 33 item 5), into testdata/spatial/:
   the rule below would not hide this one): no sphere.
 - pano-not-2to1.jpg: a 2400x1600 picture whose GPano says equirectangular with
   FullPano and cropped sizes of 2400x1600 (all of it): not 2:1, no sphere.
+- ultrahdr-gradient.jpg, ultrahdr-exif6.jpg: Ultra HDR JPEGs whose gain map
+  has a shape (see ultra_hdr_gradient), upright and with EXIF Orientation 6.
 - pano-360-small.jpg: a 500x250 full sphere (the columns of pano-360.jpg), as
   photoprism's `panorama360.jpg`: its centre view (125x83) is smaller than a
   thumbnail, so its thumbnail is the whole picture.
@@ -156,6 +158,55 @@ def ultra_hdr(out, work, primary_xmp):
     open(os.path.join(out, name), "wb").write(primary + gain)
 
 
+def ultra_hdr_gradient(out, work):
+    """Ultra HDR JPEGs whose gain map has a shape (issue 54: a thumbnail's gain
+    map is checked against the source's, and a flipped or dropped one fails):
+    a 640x480 base (a colour chart of 8x6 patches), a 320x240 gain map that is
+    bright (255) in its top-left quarter, 0 in its bottom-right quarter, and a
+    left-to-right ramp elsewhere; hdrgm: GainMapMin 0, GainMapMax 2 (4x), gamma 1,
+    offsets 1/64, capacity 0..2. ultrahdr-exif6.jpg is the same with EXIF
+    Orientation 6 on the primary (the gain map is stored as the primary is, and
+    is turned with it)."""
+    def chart(x, y):
+        i = (y * 6 // 480) * 8 + x * 8 // 640
+        return ((i * 37) % 200 + 30, (i * 91) % 200 + 30, (i * 53) % 200 + 30)
+
+    def gain(x, y):
+        if x < 160 and y < 120:
+            return (255, 255, 255)
+        if x >= 160 and y >= 120:
+            return (0, 0, 0)
+        v = x * 255 // 319
+        return (v, v, v)
+    base = open(jpeg(work, "chart", 640, 480, chart), "rb").read()
+    src = os.path.join(work, "gain.ppm")
+    ppm(src, 320, 240, gain)
+    grey = os.path.join(work, "gain-grey.jpg")
+    subprocess.run(["vips", "colourspace", src, grey + "[Q=95,strip]", "b-w"], check=True)
+    gain_jpeg = open(grey, "rb").read()
+    gain_jpeg = gain_jpeg[:2] + segment(0xE1, xmp(
+        'xmlns:hdrgm="http://ns.adobe.com/hdr-gain-map/1.0/" hdrgm:Version="1.0" hdrgm:GainMapMin="0" hdrgm:GainMapMax="2" '
+        'hdrgm:Gamma="1" hdrgm:OffsetSDR="0.015625" hdrgm:OffsetHDR="0.015625" hdrgm:HDRCapacityMin="0" hdrgm:HDRCapacityMax="2" '
+        'hdrgm:BaseRenditionIsHDR="False">')) + gain_jpeg[2:]
+    for name, orientation in [("ultrahdr-gradient.jpg", None), ("ultrahdr-exif6.jpg", 6)]:
+        primary = base
+        if orientation:
+            path = os.path.join(work, name)
+            open(path, "wb").write(base)
+            exiftool(path, "-Orientation#=%d" % orientation)
+            primary = open(path, "rb").read()
+        head = segment(0xE1, xmp('xmlns:hdrgm="http://ns.adobe.com/hdr-gain-map/1.0/" hdrgm:Version="1.0">'))
+        size = len(primary) + len(head) + len(segment(0xE2, mpf(0, 0, 0)))
+        # The MPF segment goes after SOI, any APP1 EXIF and the XMP.
+        at = 2
+        while primary[at] == 0xFF and primary[at + 1] in (0xE0, 0xE1):
+            at += 2 + struct.unpack(">H", primary[at + 2:at + 4])[0]
+        mpf_at = at + len(head) + 4 + 4
+        whole = primary[:at] + head + segment(0xE2, mpf(size, len(gain_jpeg), size - mpf_at)) + primary[at:]
+        assert len(whole) == size
+        open(os.path.join(out, name), "wb").write(whole + gain_jpeg)
+
+
 def rgb(w, h, colour):
     return bytes(colour) * (w * h)
 
@@ -224,6 +275,7 @@ def main():
         return
     panoramas(out, work)
     odd_panoramas(out, work)
+    ultra_hdr_gradient(out, work)
     ultra_hdr(out, work, True)
     ultra_hdr(out, work, False)
     heics(out, work)

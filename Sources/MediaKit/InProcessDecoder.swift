@@ -127,6 +127,16 @@ public struct InProcessDecoder: MediaDecoder {
         {
             decoded.thumbnail = .made(view)
         }
+        // An Ultra HDR JPEG's gain map, carried into its thumbnail and JPEG previews (not a centre view's: issue 54).
+        if found.gainMap, request.format.id == "jpeg", let spec = request.thumbnail, case .made(let thumbnail) = decoded.thumbnail,
+            decoded.facts.projection?.isFullSphere != true
+        {
+            do {
+                decoded.thumbnail = .made(try GainMapThumbnail.attach(to: thumbnail, source: DescriptorBytes(descriptor), spec: spec))
+            } catch {
+                decoded.facts.warnings.append("its HDR gain map could not be carried into its thumbnail (\(error)): the thumbnail is SDR")
+            }
+        }
     }
 
     /// What a format's content is before it is opened (a location request's facts).

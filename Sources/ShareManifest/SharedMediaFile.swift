@@ -89,6 +89,8 @@ public struct SharedMediaFile: Sendable, Hashable {
         public var mimeType: String
         /// Size in bytes.
         public var size: Int64?
+        /// `gainMap` for an Ultra HDR JPEG preview (it carries the photo's HDR gain map); nil otherwise.
+        public var hdr: String?
 
         /// A preview at `path` (a `file://` URL).
         public init(path: String, width: Int, height: Int, mimeType: String, size: Int64? = nil) {
@@ -157,6 +159,9 @@ public struct SharedMediaFile: Sendable, Hashable {
     /// A photo's HDR (v2 `hdr`): `gainMap` when it carries an HDR gain map
     /// (Ultra HDR JPEG, Apple HEIC, AVIF/HEIF `tmap`). A video's is `video.hdr`.
     public var hdr: String?
+    /// `gainMap` when the thumbnail is an Ultra HDR JPEG carrying the photo's
+    /// HDR gain map (v2 `thumbnailHdr`); nil otherwise.
+    public var thumbnailHdr: String?
 
     /// A panorama's projection (v2 `projection`): GPano's `ProjectionType` and the
     /// whole panorama's size, and where the picture sits in it.
@@ -472,6 +477,13 @@ public struct SharedMediaFile: Sendable, Hashable {
         entry.capturedAt = capturedAt
         entry.capturedAtSource = capturedAtSource
         entry.exportLocation = exportLocation
+        return entry
+    }
+
+    /// The entry with whether its thumbnail carries the photo's gain map (v2 `thumbnailHdr`).
+    public func with(thumbnailHdr: String?) -> SharedMediaFile {
+        var entry = self
+        entry.thumbnailHdr = thumbnailHdr
         return entry
     }
 

@@ -77,7 +77,7 @@ struct ReportedItem {
             parts.append("\(p.isFullSphere ? "360° panorama" : "panorama") (\(p.type) \(p.fullWidth)×\(p.fullHeight)\(crop))")
         }
         if entry.stereo == true { parts.append("stereo pair") }
-        if entry.hdr == "gainMap" { parts.append("HDR gain map") }
+        if entry.hdr == "gainMap" { parts.append(entry.thumbnailHdr == "gainMap" ? "HDR gain map (in its thumbnail too)" : "HDR gain map") }
         return parts.isEmpty ? nil : parts.joined(separator: "; ")
     }
 

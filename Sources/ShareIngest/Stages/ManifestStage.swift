@@ -51,8 +51,10 @@ struct ManifestStage {
                 exportLocation: item.exportLocation.map { SharedMediaFile.ExportLocation(latitude: $0.latitude, longitude: $0.longitude, altitude: $0.altitude) }
             ).with(group: item.group).with(thumbhash: item.thumbnailPath == nil ? nil : item.thumbHash)
             .with(previews: settings.schema != .v2 || item.thumbnailPath == nil ? nil : item.previews.map {
-                SharedMediaFile.Preview(path: url($0.path), width: $0.width, height: $0.height, mimeType: $0.format.mimeType, size: $0.size)
-            }).with(capturedAtOffsetKnown: captured?.offsetKnown, capturedAtOffsetSource: captured?.offsetSource).with(
+                var preview = SharedMediaFile.Preview(path: url($0.path), width: $0.width, height: $0.height, mimeType: $0.format.mimeType, size: $0.size)
+                preview.hdr = $0.gainMap == true ? "gainMap" : nil
+                return preview
+            }).with(thumbnailHdr: settings.schema == .v2 && item.thumbnailPath != nil && item.thumbnailGainMap == true ? "gainMap" : nil).with(capturedAtOffsetKnown: captured?.offsetKnown, capturedAtOffsetSource: captured?.offsetSource).with(
                 video: settings.schema != .v2 || item.type != .video
                     ? nil
                     : item.video.map {

@@ -1,0 +1,88 @@
+import CShims
+import CVips
+import MediaFormats
+
+/// An Ultra HDR JPEG's gain map carried into its thumbnail and JPEG previews
+/// (issue 54): the source's map (the image its MPF index lists, with its
+/// `hdrgm` XMP: ``SpatialMetadata/ultraHDRGainMap(_:)``), decoded once in the
+/// same request (shrink-on-load to the largest picture's size), turned by the
+/// primary's EXIF orientation as the base was, scaled exactly to each picture's
+/// size and encoded as a JPEG of its own (grey, or three channels as the
+/// source's), at ``quality``. The parent checks each and writes the Ultra HDR
+/// container itself (MediaFormats' `UltraHDR`). WebP previews get none.
+enum GainMapThumbnail {
+    /// The gain maps' JPEG quality: they are smooth, and a map at the
+    /// thumbnail's own quality would grow a thumbnail by a fifth.
+    static let quality = 70
+
+    /// `thumbnail` with a gain map on it and on each JPEG preview, from the
+    /// Ultra HDR JPEG in `source`; unchanged when it has none.
+    static func attach(to thumbnail: Thumbnail, source: any RandomAccessBytes, spec: ThumbnailSpec) throws(VipsError) -> Thumbnail {
+        guard let found = SpatialMetadata.ultraHDRGainMap(source), let bytes = source.read(found.range) else { return thumbnail }
+        var sizes = [(width: thumbnail.width, height: thumbnail.height)]
+        for preview in thumbnail.previews ?? [] where preview.format == .jpeg { sizes.append((preview.width, preview.height)) }
+        let (rotation, mirrored) = orientation(found.orientation)
+        let turned = rotation == 90 || rotation == 270
+        // Each size as stored (before turning), and the largest, which the map is decoded at.
+        let stored = sizes.map { turned ? (width: $0.height, height: $0.width) : $0 }
+        guard let largest = stored.max(by: { $0.width * $0.height < $1.width * $1.height }) else { return thumbnail }
+        try Vips.start()
+        let maps = try Vips.withExactErrors { () throws(VipsError) -> [GainMapPicture] in
+            let decoded = try decode(bytes, width: largest.width, height: largest.height, failOn: spec.damageTolerance.vipsFailOn)
+            return try stored.map { (size) throws(VipsError) -> GainMapPicture in
+                var map = try decoded.scaled(toWidth: size.width, height: size.height).rotated(clockwise: rotation)
+                if mirrored { map = try VipsImageHandle.make("vips_flip") { shim_vips_flip_horizontal(map.pointer, $0) } }
+                map = try map.inMemory()
+                return GainMapPicture(jpeg: try map.jpegData(quality: quality), width: map.width, height: map.height, metadata: found.metadata)
+            }
+        }
+        var carried = thumbnail
+        carried.gainMap = maps[0]
+        var next = 1
+        if var previews = carried.previews {
+            for index in previews.indices where previews[index].format == .jpeg {
+                previews[index].gainMap = maps[next]
+                next += 1
+            }
+            carried.previews = previews
+        }
+        return carried
+    }
+
+    /// The gain map JPEG `bytes` decoded to fit `width`×`height` (shrink-on-load,
+    /// never enlarged, no rotation), held in memory while `bytes` live.
+    static func decode(_ bytes: [UInt8], width: Int, height: Int, failOn: VipsFailOn) throws(VipsError) -> VipsImageHandle {
+        let result: Result<VipsImageHandle, VipsError> = bytes.withUnsafeBytes { buffer in
+            Result { () throws(VipsError) in
+                let image = try VipsImageHandle.make("vips_thumbnail_buffer") {
+                    shim_vips_thumbnail_buffer(buffer.baseAddress, buffer.count, $0, Int32(width), Int32(height), failOn)
+                }
+                return try image.inMemory()
+            }
+        }
+        return try result.get()
+    }
+
+    /// EXIF orientation (1–8) as a clockwise rotation and a mirror after it.
+    static func orientation(_ value: Int) -> (rotation: Int, mirrored: Bool) {
+        switch value {
+        case 2: (0, true)
+        case 3: (180, false)
+        case 4: (180, true)
+        case 5: (90, true)
+        case 6: (90, false)
+        case 7: (270, true)
+        case 8: (270, false)
+        default: (0, false)
+        }
+    }
+}
+
+extension VipsImageHandle {
+    /// This picture scaled to exactly `width`×`height` (each axis by its own factor).
+    func scaled(toWidth width: Int, height: Int) throws(VipsError) -> VipsImageHandle {
+        guard width != self.width || height != self.height else { return self }
+        let (h, v) = (Double(width) / Double(self.width), Double(height) / Double(self.height))
+        return try Self.make("vips_resize") { shim_vips_resize_xy(pointer, $0, h, v) }
+    }
+}
