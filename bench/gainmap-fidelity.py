@@ -102,6 +102,10 @@ def main():
             ("gain map dropped (SDR base only)", hdr(t_linear, None, meta)),
             ("gain map flipped left to right", hdr(t_linear, t_g[:, ::-1] if t_g is not None else None, t_meta or meta))]
     print("%s -> %s (%dx%d), gain map %s" % (source, thumbnail, width, height, "present" if t_g is not None else "MISSING"))
+    # The floor: the SDR base against the source's SDR picture shrunk the same way (the thumbnail's own
+    # resampling, done by libvips in the JPEG's gamma, and its JPEG encoding).
+    mean, p99 = delta(hdr(t_linear, None, meta), shrink(hdr(linear, None, meta), width, height))
+    print("  %-36s mean dE ITP %6.2f   99th percentile %6.2f" % ("(SDR base against the source's SDR)", mean, p99))
     for name, rendition in rows:
         if rendition is None:
             print("  %-36s none" % name)

@@ -25,7 +25,7 @@ extension ReplyCheck {
     /// The gain maps of a reply whose thumbnail and previews passed, put on
     /// `made`: only for an image whose facts say it has a gain map, only on the
     /// thumbnail and JPEG previews; each a JPEG (start and end of image, a frame
-    /// header) of its picture's exact size, at most ``maximumPreviewBytes(size:)``,
+    /// header) of its picture's shape and at most its size, at most ``maximumPreviewBytes(size:)``,
     /// of which only the segments a picture needs are kept, with metadata whose
     /// numbers are finite and in range (``GainMapMetadata/problem``).
     static func checkGainMaps(_ result: WireResult, facts: MediaFacts, into made: inout Thumbnail) throws(ReplyViolation) {
@@ -52,10 +52,14 @@ extension ReplyCheck {
         guard let jpeg = JPEGSegments.filtered(Array(data)[...], keepingMetadata: false, allowsLocation: false), let frame = JPEGFrame(jpeg[...]) else {
             throw ReplyViolation("gain map bytes that are not a JPEG")
         }
-        guard wire.width == width, wire.height == height, frame.width == width, frame.height == height else {
+        // The picture's size or smaller (a phone's map is a quarter of its photo on each side), of its shape
+        // within two pixels of rounding on the longer side, as a thumbnail is of its photo's.
+        guard wire.width == frame.width, wire.height == frame.height, (1...width).contains(frame.width), (1...height).contains(frame.height),
+            abs(frame.width * height - frame.height * width) <= 2 * max(width, height)
+        else {
             throw ReplyViolation("a \(frame.width)×\(frame.height) gain map (said \(wire.width)×\(wire.height)) of a \(width)×\(height) picture")
         }
         if let problem = wire.metadata.problem { throw ReplyViolation(problem) }
-        return GainMapPicture(jpeg: jpeg, width: width, height: height, metadata: wire.metadata)
+        return GainMapPicture(jpeg: jpeg, width: frame.width, height: frame.height, metadata: wire.metadata)
     }
 }

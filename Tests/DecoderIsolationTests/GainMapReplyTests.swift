@@ -49,20 +49,24 @@ import Testing
         #expect(Self.refusal(reply) == nil)
         let decoded = try ReplyCheck.validate(reply, for: Self.request(Self.spec), fileSize: 100_000).get()
         guard case .made(let thumbnail) = decoded.thumbnail else { Issue.record("no thumbnail"); return }
-        #expect(thumbnail.gainMap?.width == thumbnail.width && thumbnail.gainMap?.height == thumbnail.height && thumbnail.gainMap?.metadata == wire.metadata)
+        // ultrahdr-gradient.jpg's map is half its base on each side: so is the thumbnail's.
+        #expect(thumbnail.gainMap?.width == thumbnail.width / 2 && thumbnail.gainMap?.height == thumbnail.height / 2 && thumbnail.gainMap?.metadata == wire.metadata)
         #expect(thumbnail.previews?.first?.gainMap != nil)
     }
 
     @Test func liesAreRefused() throws {
         let reply = try Self.honest()
         let wire = try #require(reply.result.thumbnailGainMap)
-        let other = try #require(reply.result.previews?.first?.gainMap)
+        var larger = wire
+        (larger.width, larger.height) = (wire.width * 4, wire.height * 4)
         var nan = wire
         nan.metadata.gainMapMax = .nan
         var inverted = wire
         inverted.metadata.gainMapMin = 3
         var bigger = wire
         bigger.width += 1
+        var wider = wire
+        wider.width = 8
         var notJPEG = wire
         notJPEG.jpeg = Data("not a picture".utf8).base64EncodedString()
         var huge = wire
@@ -72,9 +76,9 @@ import Testing
             ("a gain map range of 3.0 to", Self.with(reply) { $0.thumbnailGainMap = inverted }),
             ("an HDR capacity of", Self.with(reply) { $0.thumbnailGainMap = huge }),
             ("a \(wire.width)×\(wire.height) gain map (said \(wire.width + 1)×", Self.with(reply) { $0.thumbnailGainMap = bigger }),
+            ("a \(wire.width)×\(wire.height) gain map (said 8×", Self.with(reply) { $0.thumbnailGainMap = wider }),
             ("gain map bytes that are not a JPEG", Self.with(reply) { $0.thumbnailGainMap = notJPEG }),
-            // The preview's map on the thumbnail: the wrong size.
-            ("a \(other.width)×\(other.height) gain map", Self.with(reply) { $0.thumbnailGainMap = other }),
+            ("a \(wire.width)×\(wire.height) gain map (said \(wire.width * 4)×", Self.with(reply) { $0.thumbnailGainMap = larger }),
             ("a gain map of a picture that has none", Self.with(reply) { $0.facts?.gainMap = nil }),
         ]
         for (expected, lie) in cases {

@@ -6,21 +6,28 @@ import MediaFormats
 /// (issue 54): the source's map (the image its MPF index lists, with its
 /// `hdrgm` XMP: ``SpatialMetadata/ultraHDRGainMap(_:)``), decoded once in the
 /// same request (shrink-on-load to the largest picture's size), turned by the
-/// primary's EXIF orientation as the base was, scaled exactly to each picture's
-/// size and encoded as a JPEG of its own (grey, or three channels as the
-/// source's), at ``quality``. The parent checks each and writes the Ultra HDR
+/// primary's EXIF orientation as the base was, scaled to each picture by the
+/// source's own map-to-picture scale (a phone's map is a quarter of its photo
+/// on each side, and so is the thumbnail's: a sixteenth of the pixels), and
+/// encoded as a JPEG of its own (grey, or three channels as the source's), at
+/// ``quality``. The parent checks each and writes the Ultra HDR
 /// container itself (MediaFormats' `UltraHDR`). WebP previews get none.
 enum GainMapThumbnail {
-    /// The gain maps' JPEG quality: they are smooth, and a map at the
-    /// thumbnail's own quality would grow a thumbnail by a fifth.
-    static let quality = 70
+    /// The gain maps' JPEG quality (phones use 85–95 for theirs).
+    static let quality = 85
 
     /// `thumbnail` with a gain map on it and on each JPEG preview, from the
     /// Ultra HDR JPEG in `source`; unchanged when it has none.
     static func attach(to thumbnail: Thumbnail, source: any RandomAccessBytes, spec: ThumbnailSpec) throws(VipsError) -> Thumbnail {
-        guard let found = SpatialMetadata.ultraHDRGainMap(source), let bytes = source.read(found.range) else { return thumbnail }
-        var sizes = [(width: thumbnail.width, height: thumbnail.height)]
-        for preview in thumbnail.previews ?? [] where preview.format == .jpeg { sizes.append((preview.width, preview.height)) }
+        guard let found = SpatialMetadata.ultraHDRGainMap(source), let bytes = source.read(found.range),
+            let map = JPEGFrameHeader(bytes[...]), let head = source.read(0..<min(source.count, 1 << 20)), let base = JPEGFrameHeader(head[...]),
+            map.width > 0, map.height > 0, base.width > 0, base.height > 0
+        else { return thumbnail }
+        // The map keeps its scale to the picture (phones store it at a quarter of the base's size on each side).
+        let ratio = min(1, Double(map.width) / Double(base.width))
+        func scaled(_ side: Int) -> Int { max(1, Int((Double(side) * ratio).rounded())) }
+        var sizes = [(width: scaled(thumbnail.width), height: scaled(thumbnail.height))]
+        for preview in thumbnail.previews ?? [] where preview.format == .jpeg { sizes.append((scaled(preview.width), scaled(preview.height))) }
         let (rotation, mirrored) = orientation(found.orientation)
         let turned = rotation == 90 || rotation == 270
         // Each size as stored (before turning), and the largest, which the map is decoded at.
