@@ -71,7 +71,15 @@ import Testing
         notJPEG.jpeg = Data("not a picture".utf8).base64EncodedString()
         var huge = wire
         huge.metadata.hdrCapacityMax = 40
+        // A real JPEG of the thumbnail's width and half the map's height, claimed as what it is: the wrong shape.
+        let directory = TemporaryDirectory("gain-map-reply")
+        let squashed = directory.file("squashed.jpg")
+        try ImageInspector.vips(["black", squashed, String(wire.width), String(max(1, wire.height / 2))])
+        var flat = wire
+        flat.height = max(1, wire.height / 2)
+        flat.jpeg = try Data(contentsOf: URL(fileURLWithPath: squashed)).base64EncodedString()
         let cases: [(String, HelperReply)] = [
+            ("a \(wire.width)×\(flat.height) gain map (said \(wire.width)×\(flat.height)) of a", Self.with(reply) { $0.thumbnailGainMap = flat }),
             ("gain map metadata that is not finite", Self.with(reply) { $0.thumbnailGainMap = nan }),
             ("a gain map range of 3.0 to", Self.with(reply) { $0.thumbnailGainMap = inverted }),
             ("an HDR capacity of", Self.with(reply) { $0.thumbnailGainMap = huge }),
