@@ -42,7 +42,7 @@ import Testing
                 if let value = item[key] { fields[key] = "\(value)".replacingOccurrences(of: root, with: "<drop>") }
             }
             // Facts with structure, written with sorted keys so that equal values read the same.
-            for key in ["projection", "stereo", "hdr", "capturedAt", "capturedAtSource", "capturedAtOffsetSource", "capturedAtOffsetKnown", "video"] {
+            for key in ["projection", "stereo", "hdr", "thumbnailHdr", "capturedAt", "capturedAtSource", "capturedAtOffsetSource", "capturedAtOffsetKnown", "video"] {
                 if let value = item[key], let json = try? JSONSerialization.data(withJSONObject: value, options: [.sortedKeys, .fragmentsAllowed]) {
                     fields[key] = String(decoding: json, as: UTF8.self)
                 }
@@ -108,7 +108,7 @@ import Testing
             "\(reference)")
         #expect(reference.contains { $0["source"] == "<drop>/pano-360.jpg" && $0["projection"]?.contains("equirectangular") == true }, "\(reference)")
         #expect(reference.contains { $0["source"] == "<drop>/spatial.heic" && $0["stereo"] == "true" }, "\(reference)")
-        #expect(reference.contains { $0["source"] == "<drop>/ultrahdr.jpg" && $0["hdr"] == "\"gainMap\"" }, "\(reference)")
+        #expect(reference.contains { $0["source"] == "<drop>/ultrahdr.jpg" && $0["hdr"] == "\"gainMap\"" && $0["thumbnailHdr"] == "\"gainMap\"" }, "\(reference)")
         #expect(reference.contains { $0["source"] == "<drop>/clip.mp4" && $0["video"] != nil }, "\(reference)")
         #expect(Set(reference.compactMap { $0["status"] }) == ["ingested", "failed", "skipped"], "\(reference)")
         #expect(reference.contains { $0["source"] == "<drop>/nested/deeper/document.pdf" && $0["status"] == "ingested" })
