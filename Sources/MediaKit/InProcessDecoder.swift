@@ -132,7 +132,8 @@ public struct InProcessDecoder: MediaDecoder {
             decoded.facts.projection?.isFullSphere != true
         {
             do {
-                decoded.thumbnail = .made(try GainMapThumbnail.attach(to: thumbnail, source: DescriptorBytes(descriptor), spec: spec))
+                decoded.thumbnail = .made(
+                    try GainMapThumbnail.attach(to: thumbnail, source: DescriptorBytes(descriptor), spec: spec, pixelLimit: request.pixelLimit))
             } catch {
                 decoded.facts.warnings.append("its HDR gain map could not be carried into its thumbnail (\(error)): the thumbnail is SDR")
             }

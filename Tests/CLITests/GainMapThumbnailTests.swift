@@ -151,4 +151,26 @@ import Testing
             #expect(entry["thumbnailHdr"] == nil, "\(name)")
         }
     }
+
+    /// A crafted Ultra HDR JPEG whose gain map claims 60000×60000 pixels: the
+    /// map is refused before any of it is decoded, the photo is delivered with
+    /// its SDR thumbnail and a warning saying why, and the batch goes on.
+    @Test func aGainMapLargerThanItsPhotoIsRefusedAndThePhotoStaysSDR() throws {
+        var bytes = Array(try Data(contentsOf: URL(fileURLWithPath: Fixtures.testdata("spatial/ultrahdr-gradient.jpg"))))
+        // The gain map's frame header: the last SOF0 of the file (the map follows the primary).
+        let sof = try #require((0..<(bytes.count - 9)).last { bytes[$0] == 0xFF && bytes[$0 + 1] == 0xC0 })
+        (bytes[sof + 5], bytes[sof + 6], bytes[sof + 7], bytes[sof + 8]) = (0xEA, 0x60, 0xEA, 0x60)
+        let drop = TemporaryDirectory("hdr-bomb")
+        _ = try drop.add("bomb.jpg", bytes: bytes)
+        _ = try drop.add("plain.jpg", copying: Fixtures.media("photo.jpg"))
+        let work = TemporaryDirectory("hdr-bomb-work")
+        let container = work.file("c"), report = work.file("report.json")
+        let run = try ShareProcess.run(["ingest", "--container", container, "--report", report, drop.path])
+        #expect(run.status == 0, "\(run.stderr)")
+        let byName = try CaptureTimeTests.entries(container)
+        #expect(byName["bomb.jpg"]?["thumbnail"] as? String != nil && byName["bomb.jpg"]?["thumbnailHdr"] == nil, "\(byName["bomb.jpg"] ?? [:])")
+        #expect(byName["plain.jpg"]?["thumbnail"] as? String != nil)
+        let text = try String(contentsOfFile: report, encoding: .utf8)
+        #expect(text.contains("its HDR gain map could not be carried into its thumbnail") && text.contains("60000×60000 gain map"), "\(text.prefix(2000))")
+    }
 }

@@ -18,11 +18,16 @@ enum GainMapThumbnail {
 
     /// `thumbnail` with a gain map on it and on each JPEG preview, from the
     /// Ultra HDR JPEG in `source`; unchanged when it has none.
-    static func attach(to thumbnail: Thumbnail, source: any RandomAccessBytes, spec: ThumbnailSpec) throws(VipsError) -> Thumbnail {
+    /// A map larger than the photo's pixel limit (a crafted file's), or than
+    /// the photo itself, is refused before any of it is decoded.
+    static func attach(to thumbnail: Thumbnail, source: any RandomAccessBytes, spec: ThumbnailSpec, pixelLimit: Int) throws(VipsError) -> Thumbnail {
         guard let found = SpatialMetadata.ultraHDRGainMap(source), let bytes = source.read(found.range),
             let map = JPEGFrameHeader(bytes[...]), let head = source.read(0..<min(source.count, 1 << 20)), let base = JPEGFrameHeader(head[...]),
             map.width > 0, map.height > 0, base.width > 0, base.height > 0
         else { return thumbnail }
+        guard map.width.multipliedReportingOverflow(by: map.height).partialValue <= pixelLimit, map.width <= base.width, map.height <= base.height else {
+            throw VipsError("gain map", message: "a \(map.width)×\(map.height) gain map for a \(base.width)×\(base.height) photo")
+        }
         // The map keeps its scale to the picture (phones store it at a quarter of the base's size on each side).
         let ratio = min(1, Double(map.width) / Double(base.width))
         func scaled(_ side: Int) -> Int { max(1, Int((Double(side) * ratio).rounded())) }
