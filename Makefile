@@ -4,14 +4,22 @@
 #   make corpus       the benchmark corpus in bench/corpus/ (deterministic, skips what exists)
 #   make bench        corpus, then the full benchmark (ROUNDS=5 by default; see BENCHMARKS.md)
 #   make bench-quick  corpus, then one round of each scenario, no warm-up
-#   make check-report HTML report + contact sheet for testdata/sample-drop, screenshotted with headless Chromium (.build/check-report/)
+#   make check-report the HTML report of testdata/sample-drop in headless Chromium: checked at 1280 and 390 px, screenshotted (.build/check-report/)
 #   make fuzz         the libFuzzer targets, 60 s each (scripts/fuzz.sh)
 #   make memcheck     `share` under valgrind on small, odd-size and committed media (scripts/memcheck.sh; part of make test)
-# Variables: ROUNDS, SCENARIOS, SHARE_BIN (a prebuilt share; skips the build).
+#   make install      the release `share`, its man page (share.1) and its bash, zsh and fish completions under PREFIX
+#   make uninstall    removes what make install put there
+# Variables: ROUNDS, SCENARIOS, SHARE_BIN (a prebuilt share; skips the build), PREFIX (/usr/local), DESTDIR.
 
 SWIFT ?= swift
+PREFIX ?= /usr/local
+BINDIR = $(DESTDIR)$(PREFIX)/bin
+MANDIR = $(DESTDIR)$(PREFIX)/share/man/man1
+BASHDIR = $(DESTDIR)$(PREFIX)/share/bash-completion/completions
+ZSHDIR = $(DESTDIR)$(PREFIX)/share/zsh/site-functions
+FISHDIR = $(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d
 
-.PHONY: all build test corpus bench bench-quick clean-bench check-report fuzz memcheck
+.PHONY: all build test corpus bench bench-quick clean-bench check-report fuzz memcheck install uninstall
 
 all: build
 
@@ -41,3 +49,16 @@ fuzz:
 
 memcheck:
 	bash scripts/memcheck.sh
+
+# The man page and the completion scripts are made by the binary from its option table.
+install: build
+	install -d $(BINDIR) $(MANDIR) $(BASHDIR) $(ZSHDIR) $(FISHDIR)
+	install -m 0755 .build/release/share $(BINDIR)/share
+	.build/release/share man > $(MANDIR)/share.1
+	.build/release/share completion bash > $(BASHDIR)/share
+	.build/release/share completion zsh > $(ZSHDIR)/_share
+	.build/release/share completion fish > $(FISHDIR)/share.fish
+	chmod 0644 $(MANDIR)/share.1 $(BASHDIR)/share $(ZSHDIR)/_share $(FISHDIR)/share.fish
+
+uninstall:
+	rm -f $(BINDIR)/share $(MANDIR)/share.1 $(BASHDIR)/share $(ZSHDIR)/_share $(FISHDIR)/share.fish

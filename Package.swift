@@ -48,6 +48,10 @@ let package = Package(
         // The system-call funnel every target uses: EINTR retried, typed errors
         // naming call, path and errno, descriptors owned by types.
         .target(name: "SystemCalls", dependencies: ["CSystem"]),
+        // The time-zone grid (scripts/build-time-zone-grid.py) linked into the binary.
+        .target(name: "CTimeZoneGrid", exclude: ["time_zone_grid.c.bin"]),
+        // The IANA zone at a position (the grid) and a zone's offsets (the system's tzdata).
+        .target(name: "PlaceTimeZones", dependencies: ["CTimeZoneGrid", "SystemCalls"]),
         // SHA-256 over libcrypto: content identity, computed while copying.
         .target(name: "ContentHash", dependencies: ["CCrypto"]),
 
@@ -64,7 +68,8 @@ let package = Package(
         .target(name: "DecoderIsolation", dependencies: ["MediaFormats", "MediaKit", "SystemCalls", "CShims", "CSystem"]),
         // The pipeline: stages, runner, journal, watch, distributed workers.
         .target(
-            name: "ShareIngest", dependencies: ["ShareManifest", "MediaFormats", "MediaKit", "SystemCalls", "ContentHash", "CShims", "CSQLite", "CPostgres"],
+            name: "ShareIngest",
+            dependencies: ["ShareManifest", "MediaFormats", "MediaKit", "SystemCalls", "ContentHash", "CShims", "CSQLite", "CPostgres", "PlaceTimeZones"],
             plugins: ["EmbedPipelines"]),
         // pipelines/*.json compiled into ShareIngest (the built-in pipelines).
         .plugin(name: "EmbedPipelines", capability: .buildTool(), dependencies: ["EmbedPipelinesTool"]),
@@ -97,7 +102,9 @@ let package = Package(
 
         .target(name: "TestSupport", dependencies: ["ShareIngest", "ShareManifest"], path: "Tests/TestSupport"),
         .testTarget(name: "MediaKitTests", dependencies: ["MediaKit", "MediaFormats", "TestSupport"]),
-        .testTarget(name: "ShareIngestTests", dependencies: ["ShareIngest", "ShareManifest", "MediaFormats", "ContentHash", "TestSupport"], exclude: ["Goldens"]),
+        .testTarget(
+            name: "ShareIngestTests", dependencies: ["ShareIngest", "ShareManifest", "MediaFormats", "ContentHash", "PlaceTimeZones", "TestSupport"],
+            exclude: ["Goldens"]),
         .testTarget(name: "CLITests", dependencies: ["TestSupport"]),
         // share watch and share worker as services: metrics, health, systemd, logs (real processes).
         .testTarget(name: "ServiceTests", dependencies: ["TestSupport"]),

@@ -8,7 +8,8 @@ cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 swift build -c release --product share 2>&1 | grep -vE "warning: (prohibited flag|'main': Source files)" | tail -n 3
 
-container="${SHARE_CONTAINER:-$HOME/.local/share/share-ingest/container}"
+# The default container, as share itself chooses it (README: `--container`).
+container="${SHARE_CONTAINER:-${XDG_DATA_HOME:-$HOME/.local/share}/share-ingest/container}"
 echo
 echo "\$ share ingest testdata/sample-drop --text 'Shared from the demo'"
 set +e

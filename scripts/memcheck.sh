@@ -14,6 +14,10 @@
 #   - the motion photos and Live Photos of testdata/motion (issue 24): moment
 #     facts read from the descriptor, videos copied out in the kernel and probed,
 #     still-image-time posters decoded forward;
+#   - Ultra HDR JPEGs (issue 54: testdata/spatial's, upright and EXIF 6, and one
+#     made from a real photo by bench/make-ultrahdr-photo.py) with JPEG
+#     previews: each gain map decoded from memory, scaled, turned and encoded
+#     for the thumbnail and every preview, and assembled by the parent;
 #   - a folder of 3,000 entries (text files and a few images);
 # and `share watch --once` on an inbox whose drop has long names (the watcher's
 # own folder walk, Watch/DropSignature.swift).
@@ -140,8 +144,11 @@ memcheck() {
     shift 2
     local begun=$SECONDS status=0 pid
     rm -rf "$work/containers/$name" "$work/logs/$name.stall"
+    # A batch may have a pipeline of its own (pipeline-NAME.json).
+    local pipeline="$work/pipeline.json"
+    [ -f "$work/pipeline-$name.json" ] && pipeline="$work/pipeline-$name.json"
     env "${memcheck_env[@]}" valgrind "${valgrind_args[@]}" --log-file="$work/logs/$name.valgrind" \
-        "$share" "$command" "${share_extra_args[@]}" --pipeline "$work/pipeline.json" --container "$work/containers/$name" --quiet "$@" \
+        "$share" "$command" "${share_extra_args[@]}" --pipeline "$pipeline" --container "$work/containers/$name" --quiet "$@" \
         >"$work/logs/$name.out" 2>"$work/logs/$name.err" &
     pid=$!
     echo "$pid" >"$work/logs/$name.pid"
@@ -164,9 +171,9 @@ memcheck() {
 }
 
 # shellcheck disable=SC2206
-batches=(${MEMCHECK_BATCHES:-many videos-1 videos-2 fixtures heif modern motion images watch})
+batches=(${MEMCHECK_BATCHES:-many videos-1 videos-2 fixtures heif modern motion images gainmaps watch})
 for batch in "${batches[@]}"; do
-    [[ "$batch" =~ ^(many|videos-1|videos-2|fixtures|heif|modern|motion|images|watch)$ ]] || { echo "memcheck: no batch named $batch" >&2; exit 2; }
+    [[ "$batch" =~ ^(many|videos-1|videos-2|fixtures|heif|modern|motion|images|gainmaps|watch)$ ]] || { echo "memcheck: no batch named $batch" >&2; exit 2; }
 done
 run_batch() {
     case "$1" in
@@ -179,6 +186,8 @@ run_batch() {
         motion) memcheck motion ingest --report "$work/reports/motion.json" testdata/motion ;;
         # images also has issue 33 item 5's panoramas (a 360° photo's centre view), gain maps and stereo pairs.
         images) memcheck images ingest --report "$work/reports/images.json" "$work"/images/* testdata/spatial/*.jpg testdata/spatial/*.heic testdata/real/vision-pro.HEIC ;;
+        # Ultra HDR gain maps carried into the thumbnail and JPEG previews (issue 54).
+        gainmaps) memcheck gainmaps ingest --report "$work/reports/gainmaps.json" testdata/spatial/ultrahdr*.jpg "$work/gainmaps" ;;
         # --report-dir: the contact sheet, its tiles decoded to pixels (PicturePixels) and composed.
         watch) memcheck watch watch --once --settle 0 --on-success keep --report-dir "$work/reports/watch-pictures" "$work/inbox" ;;
     esac
@@ -186,6 +195,9 @@ run_batch() {
 # The default pipeline with time limits raised: valgrind runs code 20–50 times
 # slower, and a decode cut short by its time limit is a decode not checked.
 jq '.name = "memcheck" | .stages |= map(if has("timeLimit") then .timeLimit = 900 else . end)' pipelines/default.json >"$work/pipeline.json"
+jq '.stages |= map(if .stage == "thumbnail" then .sizes = [360, 720] | .format = "jpeg" else . end)' "$work/pipeline.json" >"$work/pipeline-gainmaps.json"
+mkdir -p "$work/gainmaps"
+python3 bench/make-ultrahdr-photo.py testdata/privacy/iphone6-gps.jpg "$work/gainmaps/iphone6-ultrahdr.jpg"
 
 # A folder of 3,000 entries: text files (names of varied length, so entries fall
 # at every offset of glibc's readdir buffer) and a few images.

@@ -28,6 +28,12 @@ packages=(
   # ThumbHashTests: the oracle (scripts/thumbhash-oracle.py) runs the Python thumbhash
   # package in a virtual environment (Debian's own Python refuses pip installs)
   python3-venv
+  # ConventionTests: each completion script (share completion bash|zsh|fish) is
+  # loaded in its own shell and asked to complete; the man page is checked by groff
+  bash-completion zsh fish groff-base
+  # ReportBrowserTests and scripts/check-report.sh: the HTML report in a real
+  # browser (headless Chromium: images load, no console error, no sideways scroll)
+  chromium
 )
 
 missing=()

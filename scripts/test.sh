@@ -2,7 +2,8 @@
 # Runs every test: the package's Swift tests (on the real libvips and libav,
 # including the end-to-end tests of the built `share` binary), then the example
 # host-app package (Examples/HostAppTests), which uses the library as an app's
-# test suite would, then the memory check (scripts/memcheck.sh: `share` under
+# test suite would, a new package made of the README's library lines, `make
+# install` into a scratch folder, then the memory check (scripts/memcheck.sh: `share` under
 # valgrind on small, odd-size and committed media). Exits non-zero if any fails.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -30,10 +31,27 @@ echo "Examples/HostAppTests: building"
     && swift test --skip-build --package-path Examples/HostAppTests 2>&1 | summarise; } \
   | sed -u 's/^/HostAppTests: /' || example=$?
 
+# The README's library lines, exactly, as a new package (about 2 minutes: it builds
+# ShareIngest in its own .build), and `make install` into a scratch folder: the man
+# page opens in man, and bash finds the completion where bash-completion looks.
+readme=0
+bash scripts/check-readme-package.sh || readme=$?
+installed="$(mktemp -d /tmp/share-install.XXXXXX)"
+if make --no-print-directory install DESTDIR="$installed" >/dev/null \
+    && MANPATH="$installed/usr/local/share/man" man -P cat share 2>/dev/null | grep -q "share ingest" \
+    && bash --norc -c ". $installed/usr/local/share/bash-completion/completions/share && complete -p share" | grep -q _share; then
+    echo "make install: share, share.1 and the completions installed and found"
+else
+    echo "make install: FAILED" >&2
+    readme=1
+fi
+rm -rf "$installed"
+
 # The debug `share` built above, with debug info, under valgrind (a few minutes).
 memcheck=0
 bash scripts/memcheck.sh || memcheck=$?
 
 if [ "$main" -ne 0 ]; then exit "$main"; fi
 if [ "$example" -ne 0 ]; then exit "$example"; fi
+if [ "$readme" -ne 0 ]; then exit "$readme"; fi
 exit "$memcheck"

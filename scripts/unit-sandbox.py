@@ -17,7 +17,8 @@ unit that confine the process applied by this script instead of systemd:
                                type fail (EPERM); clone3 answers ENOSYS
     CapabilityBoundingSet=, AmbientCapabilities= (empty), NoNewPrivileges=
     User=, Group= (with the user's supplementary groups), UMask=
-    Environment=, EnvironmentFile= (`-` optional), LoadCredential= (copied into
+    Environment=, EnvironmentFile= (`-` optional), INVOCATION_ID (as systemd
+    sets it for every unit), LoadCredential= (copied into
     a credentials folder of the user's, %d; a missing file fails the start as
     systemd fails it), StateDirectory= (made, owned by the user),
     ReadWritePaths= (a missing path without `-` fails the start)
@@ -367,7 +368,8 @@ def main(argv):
 
     # The environment: systemd's own, then Environment= and EnvironmentFile=.
     environment = {"PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "LANG": "C.UTF-8", "USER": account.pw_name,
-                   "LOGNAME": account.pw_name, "HOME": account.pw_dir, "SHELL": account.pw_shell, "CREDENTIALS_DIRECTORY": credentials}
+                   "LOGNAME": account.pw_name, "HOME": account.pw_dir, "SHELL": account.pw_shell, "CREDENTIALS_DIRECTORY": credentials,
+                   "INVOCATION_ID": os.urandom(16).hex()}
     for entry in values(settings, "Environment"):
         for word in shlex.split(specifiers(entry, context)):
             key, _, value = word.partition("=")

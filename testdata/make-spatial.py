@@ -7,6 +7,18 @@ lay them out (issue 33 item 5), into testdata/spatial/:
   written by exiftool (ProjectionType equirectangular, full 2048x1024, no crop).
 - pano-cylindrical.jpg: a 1200x300 picture, the crop at (200, 50) of a
   1600x400 cylindrical panorama (GPano by exiftool).
+- pano-stray-type.jpg: a 1600x1600 camera photo (Canon make and model) whose XMP
+  has a stray `GPano:ProjectionType=equirectangular` and no sizes, as
+  photoprism's `wrong.heic` test file (a 500x500 JPEG under that name; larger
+  here, so that its "centre view" would not be smaller than a thumbnail and
+  the rule below would not hide this one): no sphere.
+- pano-not-2to1.jpg: a 2400x1600 picture whose GPano says equirectangular with
+  FullPano and cropped sizes of 2400x1600 (all of it): not 2:1, no sphere.
+- ultrahdr-gradient.jpg, ultrahdr-exif6.jpg: Ultra HDR JPEGs whose gain map
+  has a shape (see ultra_hdr_gradient), upright and with EXIF Orientation 6.
+- pano-360-small.jpg: a 500x250 full sphere (the columns of pano-360.jpg), as
+  photoprism's `panorama360.jpg`: its centre view (125x83) is smaller than a
+  thumbnail, so its thumbnail is the whole picture.
 - ultrahdr.jpg: an Ultra HDR JPEG: the primary's XMP has `hdrgm:Version` and a
   `Container:Directory` (Primary, GainMap), an MPF APP2 index lists both images,
   the gain map JPEG follows the primary with its own `hdrgm` XMP.
@@ -24,7 +36,7 @@ lay them out (issue 33 item 5), into testdata/spatial/:
   `eyes`/`stri`: left and right), Apple's spatial-video marker. Only the base
   (left) layer is encoded: no encoder here writes MV-HEVC's second layer.
 
-  make-spatial.py OUT_DIR
+  make-spatial.py OUT_DIR [FUNCTION...]   (e.g. odd_panoramas: only those files)
 
 Uses bench/make-heic.py's ISOBMFF writer; needs ffmpeg (libx265), vips, exiftool.
 """
@@ -81,6 +93,24 @@ def panoramas(out, work):
     os.replace(path, os.path.join(out, "pano-cylindrical.jpg"))
 
 
+def odd_panoramas(out, work):
+    """Pictures whose GPano says equirectangular but that are no sphere, and a sphere too small for its centre view."""
+    path = jpeg(work, "pano-stray-type", 1600, 1600, lambda x, y: COLUMNS[x * 8 // 1600])
+    exiftool(path, "-EXIF:Make=Canon", "-EXIF:Model=Canon EOS 6D", "-XMP-GPano:ProjectionType=equirectangular")
+    os.replace(path, os.path.join(out, "pano-stray-type.jpg"))
+    path = jpeg(work, "pano-not-2to1", 2400, 1600, lambda x, y: COLUMNS[x * 8 // 2400])
+    exiftool(path, "-XMP-GPano:ProjectionType=equirectangular", "-XMP-GPano:FullPanoWidthPixels=2400",
+             "-XMP-GPano:FullPanoHeightPixels=1600", "-XMP-GPano:CroppedAreaLeftPixels=0", "-XMP-GPano:CroppedAreaTopPixels=0",
+             "-XMP-GPano:CroppedAreaImageWidthPixels=2400", "-XMP-GPano:CroppedAreaImageHeightPixels=1600")
+    os.replace(path, os.path.join(out, "pano-not-2to1.jpg"))
+    path = jpeg(work, "pano-360-small", 500, 250, lambda x, y: COLUMNS[x * 8 // 500])
+    exiftool(path, "-XMP-GPano:UsePanoramaViewer=True", "-XMP-GPano:ProjectionType=equirectangular",
+             "-XMP-GPano:FullPanoWidthPixels=500", "-XMP-GPano:FullPanoHeightPixels=250",
+             "-XMP-GPano:CroppedAreaLeftPixels=0", "-XMP-GPano:CroppedAreaTopPixels=0",
+             "-XMP-GPano:CroppedAreaImageWidthPixels=500", "-XMP-GPano:CroppedAreaImageHeightPixels=250")
+    os.replace(path, os.path.join(out, "pano-360-small.jpg"))
+
+
 def segment(marker, payload):
     return bytes([0xFF, marker]) + struct.pack(">H", len(payload) + 2) + payload
 
@@ -126,6 +156,55 @@ def ultra_hdr(out, work, primary_xmp):
     assert len(primary) == size
     name = "ultrahdr.jpg" if primary_xmp else "ultrahdr-mpf-only.jpg"
     open(os.path.join(out, name), "wb").write(primary + gain)
+
+
+def ultra_hdr_gradient(out, work):
+    """Ultra HDR JPEGs whose gain map has a shape (issue 54: a thumbnail's gain
+    map is checked against the source's, and a flipped or dropped one fails):
+    a 640x480 base (a colour chart of 8x6 patches), a 320x240 gain map that is
+    bright (255) in its top-left quarter, 0 in its bottom-right quarter, and a
+    left-to-right ramp elsewhere; hdrgm: GainMapMin 0, GainMapMax 2 (4x), gamma 1,
+    offsets 1/64, capacity 0..2. ultrahdr-exif6.jpg is the same with EXIF
+    Orientation 6 on the primary (the gain map is stored as the primary is, and
+    is turned with it)."""
+    def chart(x, y):
+        i = (y * 6 // 480) * 8 + x * 8 // 640
+        return ((i * 37) % 200 + 30, (i * 91) % 200 + 30, (i * 53) % 200 + 30)
+
+    def gain(x, y):
+        if x < 160 and y < 120:
+            return (255, 255, 255)
+        if x >= 160 and y >= 120:
+            return (0, 0, 0)
+        v = x * 255 // 319
+        return (v, v, v)
+    base = open(jpeg(work, "chart", 640, 480, chart), "rb").read()
+    src = os.path.join(work, "gain.ppm")
+    ppm(src, 320, 240, gain)
+    grey = os.path.join(work, "gain-grey.jpg")
+    subprocess.run(["vips", "colourspace", src, grey + "[Q=95,strip]", "b-w"], check=True)
+    gain_jpeg = open(grey, "rb").read()
+    gain_jpeg = gain_jpeg[:2] + segment(0xE1, xmp(
+        'xmlns:hdrgm="http://ns.adobe.com/hdr-gain-map/1.0/" hdrgm:Version="1.0" hdrgm:GainMapMin="0" hdrgm:GainMapMax="2" '
+        'hdrgm:Gamma="1" hdrgm:OffsetSDR="0.015625" hdrgm:OffsetHDR="0.015625" hdrgm:HDRCapacityMin="0" hdrgm:HDRCapacityMax="2" '
+        'hdrgm:BaseRenditionIsHDR="False">')) + gain_jpeg[2:]
+    for name, orientation in [("ultrahdr-gradient.jpg", None), ("ultrahdr-exif6.jpg", 6)]:
+        primary = base
+        if orientation:
+            path = os.path.join(work, name)
+            open(path, "wb").write(base)
+            exiftool(path, "-Orientation#=%d" % orientation)
+            primary = open(path, "rb").read()
+        head = segment(0xE1, xmp('xmlns:hdrgm="http://ns.adobe.com/hdr-gain-map/1.0/" hdrgm:Version="1.0">'))
+        size = len(primary) + len(head) + len(segment(0xE2, mpf(0, 0, 0)))
+        # The MPF segment goes after SOI, any APP1 EXIF and the XMP.
+        at = 2
+        while primary[at] == 0xFF and primary[at + 1] in (0xE0, 0xE1):
+            at += 2 + struct.unpack(">H", primary[at + 2:at + 4])[0]
+        mpf_at = at + len(head) + 4 + 4
+        whole = primary[:at] + head + segment(0xE2, mpf(size, len(gain_jpeg), size - mpf_at)) + primary[at:]
+        assert len(whole) == size
+        open(os.path.join(out, name), "wb").write(whole + gain_jpeg)
 
 
 def rgb(w, h, colour):
@@ -189,7 +268,14 @@ def main():
     out = sys.argv[1]
     os.makedirs(out, exist_ok=True)
     work = tempfile.mkdtemp(prefix="make-spatial.")
+    only = sys.argv[2:]  # make-spatial.py OUT_DIR odd_panoramas: only those (the others' bytes stay as committed)
+    if only:
+        for name in only:
+            globals()[name](out, work)
+        return
     panoramas(out, work)
+    odd_panoramas(out, work)
+    ultra_hdr_gradient(out, work)
     ultra_hdr(out, work, True)
     ultra_hdr(out, work, False)
     heics(out, work)

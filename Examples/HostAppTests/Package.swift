@@ -8,7 +8,8 @@ import PackageDescription
 let package = Package(
     name: "HostAppTests",
     dependencies: [
-        // In an app: .package(url: "https://…/share-ingest.git", from: "1.0.0")
+        // In an app: .package(name: "share-ingest", path: "../share-ingest") or
+        // .package(url: "https://…/share-ingest.git", branch: "main") (no release is tagged yet)
         .package(path: "../.."),
     ],
     targets: [

@@ -249,3 +249,7 @@ int shim_vips_load_module(const char *name) {
     g_free(path);
     return module ? 0 : -1;
 }
+
+int shim_vips_resize_xy(VipsImage *in, VipsImage **out, double hscale, double vscale) {
+    return vips_resize(in, out, hscale, "vscale", vscale, NULL);
+}

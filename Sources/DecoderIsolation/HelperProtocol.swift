@@ -173,6 +173,8 @@ struct WireResult: Codable, Sendable {
     var thumbnailFailure: MediaError?
     /// The previews made with the thumbnail, smallest first (their bytes follow the thumbnail's).
     var previews: [WirePicture]?
+    /// The thumbnail's gain map, when it carries one (issue 54; ``WireGainMap``).
+    var thumbnailGainMap: WireGainMap?
     /// Why decoding failed.
     var failure: MediaError?
     /// What makes the file part of a moment, when asked for and found.
@@ -214,7 +216,10 @@ struct WireResult: Codable, Sendable {
                 thumbnailWidth = thumbnail.width
                 thumbnailHeight = thumbnail.height
                 thumbnailThumbHash = thumbnail.thumbHash.map { Data($0).base64EncodedString() }
-                previews = thumbnail.previews?.map { WirePicture(width: $0.width, height: $0.height, format: $0.format, length: $0.bytes.count) }
+                previews = thumbnail.previews?.map {
+                    WirePicture(width: $0.width, height: $0.height, format: $0.format, length: $0.bytes.count, gainMap: $0.gainMap.map(WireGainMap.init))
+                }
+                thumbnailGainMap = thumbnail.gainMap.map(WireGainMap.init)
             case .failed(let error): thumbnailFailure = error
             case nil: break
             }
@@ -253,6 +258,8 @@ struct WirePicture: Codable, Sendable, Hashable {
     var height: Int
     var format: PreviewFormat
     var length: Int
+    /// A JPEG preview's gain map (issue 54).
+    var gainMap: WireGainMap? = nil
 }
 
 /// A peer that broke the protocol (or died mid-message).

@@ -29,7 +29,8 @@ import MediaKit
 ///   size the parent reads itself) and at least ``minimumVideo`` bytes long; a
 ///   content identifier of 1–100 characters of `A–Z a–z 0–9 -`; capture times
 ///   finite and between 1900 and 2200; a still-image time finite, not negative
-///   and within the duration (and a day).
+///   and within the duration (and a day); a position finite, within ±90° and
+///   ±180°, not 0, 0 (``CapturePosition/problem``).
 /// - Compatible copy: only when one was asked for; bytes that are a JPEG
 ///   (checked as a thumbnail's) of the size the reply claims, at most the
 ///   spec's ``CompatibleCopySpec/maximumBytes``, at most the facts' size (two
@@ -112,6 +113,7 @@ enum ReplyCheck {
             let hash = try result.thumbnailThumbHash.map { (text) throws(ReplyViolation) in try checkThumbHash(text) }
             var made = Thumbnail(jpeg: jpeg, width: width, height: height, thumbHash: hash)
             made.previews = try checkPreviews(reply, for: request, spec: spec, thumbnail: (width, height))
+            try checkGainMaps(result, facts: facts, into: &made)  // GainMapReplyCheck.swift (issue 54)
             thumbnail = .made(made)
         } else {
             guard result.thumbnailWidth == nil, result.thumbnailHeight == nil else { throw ReplyViolation("a thumbnail with only one side") }
@@ -227,6 +229,8 @@ enum ReplyCheck {
                 }
             }
         }
+        // A position only finite, in range and not 0, 0 (issue 54: looked up only once checked).
+        if let problem = moments.position?.problem { throw ReplyViolation(problem) }
         if let still = moments.stillImageTime {
             let limit = (facts.durationMilliseconds ?? 0) / 1000 + 86_400
             guard facts.kind == .video, still.isFinite, still >= 0, still <= limit else { throw ReplyViolation("a still-image time of \(still) s") }
@@ -311,7 +315,9 @@ enum ReplyCheck {
         }
         guard var location = result.location else { throw ReplyViolation("a location request answered without its findings") }
         guard facts.width == nil, facts.height == nil, facts.durationMilliseconds == nil, facts.frameCount == nil, result.thumbnailWidth == nil,
-            result.thumbnailFailure == nil, result.compatibleWidth == nil, result.compatibleFailure == nil, result.moments == nil
+            result.thumbnailFailure == nil, result.compatibleWidth == nil, result.compatibleFailure == nil,
+            // Of the moment facts, only the position (read before it is removed: issue 54).
+            result.moments == nil || result.moments == MomentFacts(position: result.moments?.position)
         else { throw ReplyViolation("a location request answered with decoded media") }
         guard location.found.count <= maximumLocationRecords, location.unremovable.count <= maximumWarnings else {
             throw ReplyViolation("\(location.found.count) places holding a location")

@@ -78,6 +78,8 @@ public struct EncodedPicture: Sendable, Codable, Hashable {
     public let height: Int
     /// How `bytes` are encoded.
     public let format: PreviewFormat
+    /// A JPEG preview's gain map (an Ultra HDR source's), when there is one.
+    public var gainMap: GainMapPicture?
 
     /// A picture of `bytes`, `width`×`height`, encoded as `format`.
     public init(bytes: [UInt8], width: Int, height: Int, format: PreviewFormat) {

@@ -77,7 +77,13 @@ public struct InProcessDecoder: MediaDecoder {
             let bytes = file.count <= TakeoutJSON.maximumSize ? file.read(0..<file.count) ?? [] : []
             return DecodedMedia(facts: MediaFacts(kind: .unreadable), location: TakeoutJSON.location(bytes))
         case .locationMetadata:
-            return DecodedMedia(facts: MediaFacts(kind: Self.kind(of: request.format)), location: LocationScanner.scan(DescriptorBytes(descriptor), format: request.format))
+            var decoded = DecodedMedia(
+                facts: MediaFacts(kind: Self.kind(of: request.format)), location: LocationScanner.scan(DescriptorBytes(descriptor), format: request.format))
+            // The position, read before it is removed: only for the capture time's offset (issue 54).
+            if request.moments, let position = MomentReader.read(DescriptorBytes(descriptor), format: request.format)?.position {
+                decoded.moments = MomentFacts(position: position)
+            }
+            return decoded
         case .pixels:
             return try PicturePixels.decode(request, descriptor: descriptor)
         case .media:
@@ -96,7 +102,8 @@ public struct InProcessDecoder: MediaDecoder {
 
     /// A panorama's projection, a stereo pair, a gain map (``SpatialMetadata``),
     /// read after the facts; a 360° photo's thumbnail is then its centre view
-    /// (``CentreView``), and a stereo pair's the left eye when that is not the
+    /// (``CentreView``) when the picture is 2:1 and that view is at least the
+    /// thumbnail's size (else the whole picture's thumbnail is kept), and a stereo pair's the left eye when that is not the
     /// primary image, made again from the file (kept as it was when that fails).
     /// A Takeout JSON sent with the file: its facts, or why it is not one.
     static func readTakeout(_ bytes: [UInt8]) -> TakeoutReading {
@@ -116,11 +123,23 @@ public struct InProcessDecoder: MediaDecoder {
             decoded.thumbnail = .made(eye)
         }
         decoded.facts.projection = found.projection(width: decoded.facts.width, height: decoded.facts.height)
-        if decoded.facts.projection?.isFullSphere == true, let spec = request.thumbnail, case .made = decoded.thumbnail,
-            let width = decoded.facts.width, let height = decoded.facts.height,
+        if let spec = request.thumbnail, case .made = decoded.thumbnail, let width = decoded.facts.width, let height = decoded.facts.height,
+            decoded.facts.projection?.isFullSphere(pictureWidth: width, pictureHeight: height) == true,
+            CentreView.isLargeEnough(width: width, height: height, spec: spec),
             let view = try? CentreView.thumbnail(.descriptor(descriptor), width: width, height: height, spec: spec)
         {
             decoded.thumbnail = .made(view)
+        }
+        // An Ultra HDR JPEG's gain map, carried into its thumbnail and JPEG previews (not a centre view's: issue 54).
+        if found.gainMap, request.format.id == "jpeg", let spec = request.thumbnail, case .made(let thumbnail) = decoded.thumbnail,
+            decoded.facts.projection?.isFullSphere != true
+        {
+            do {
+                decoded.thumbnail = .made(
+                    try GainMapThumbnail.attach(to: thumbnail, source: DescriptorBytes(descriptor), spec: spec, pixelLimit: request.pixelLimit))
+            } catch {
+                decoded.facts.warnings.append("its HDR gain map could not be carried into its thumbnail (\(error)): the thumbnail is SDR")
+            }
         }
     }
 

@@ -42,12 +42,36 @@ public struct ContainerDirectory: Sendable, Hashable {
         }
     }
 
+    /// Opens the container at `path`, which must exist as a folder: nothing is
+    /// created (for commands that only read or tidy a container: a mistyped
+    /// path must not become a new, empty container).
+    public init(existing path: String, stateDirectory: String? = nil) throws(ContainerError) {
+        let absolute = path.hasPrefix("/") ? path : String(decoding: FileSystem.currentDirectory(), as: UTF8.self) + "/" + path
+        let standardized = URL(fileURLWithPath: absolute).standardizedFileURL.path
+        self.root = standardized
+        self.stateDirectory = stateDirectory.map { URL(fileURLWithPath: $0).standardizedFileURL.path } ?? standardized + "/.share-ingest"
+        switch (try? FileStatus.of(root))?.type {
+        case .directory?: break
+        case nil: throw ContainerError(path: root, reason: "does not exist", isMissing: true)
+        case _?: throw ContainerError(path: root, reason: "is not a folder", isMissing: true)
+        }
+    }
+
+    /// The paths of a container at `path`, opened and checked for nothing: for
+    /// a plan that writes nothing (`share ingest --dry-run`).
+    package init(unopened path: String) {
+        root = URL(fileURLWithPath: path).standardizedFileURL.path
+        stateDirectory = root + "/.share-ingest"
+    }
+
     /// The container used when none is given: `$SHARE_CONTAINER`, else
-    /// `$XDG_DATA_HOME/share-ingest/container` (`~/.local/share/…`).
+    /// `$XDG_DATA_HOME/share-ingest/container`, else
+    /// `$HOME/.local/share/share-ingest/container` (the home folder of the
+    /// user database only when `HOME` is unset, as the XDG base directories say).
     public static var defaultPath: String {
         if let explicit = ProcessEnvironment.value("SHARE_CONTAINER"), !explicit.isEmpty { return explicit }
-        let data = ProcessEnvironment.value("XDG_DATA_HOME").flatMap { $0.isEmpty ? nil : $0 }
-            ?? (NSHomeDirectory() + "/.local/share")
+        let home = ProcessEnvironment.value("HOME").flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory()
+        let data = ProcessEnvironment.value("XDG_DATA_HOME").flatMap { $0.hasPrefix("/") ? $0 : nil } ?? (home + "/.local/share")
         return data + "/share-ingest/container"
     }
 
@@ -97,11 +121,19 @@ public struct ContainerError: Error, Sendable, Hashable, CustomStringConvertible
     public let path: String
     /// What is wrong (the failed call, "not writable", …).
     public let reason: String
+    /// True when the container does not exist (or is no folder) and was not to be created.
+    public let isMissing: Bool
 
     /// A container at `path` that cannot be used, and why.
     public init(path: String, reason: String) {
+        self.init(path: path, reason: reason, isMissing: false)
+    }
+
+    /// A container at `path` that cannot be used, and why; `isMissing` when it does not exist and was not to be made.
+    public init(path: String, reason: String, isMissing: Bool) {
         self.path = path
         self.reason = reason
+        self.isMissing = isMissing
     }
 
     /// `container <path> is not usable: <reason>`.

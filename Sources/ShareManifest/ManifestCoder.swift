@@ -66,6 +66,7 @@ public enum ManifestCoder: Sendable {
                         ("mimeType", JSONText.string(preview.mimeType)),
                     ]
                     if let size = preview.size { object.append(("size", String(size))) }
+                    if let hdr = preview.hdr { object.append(("hdr", JSONText.string(hdr))) }
                     return JSONText.object(object)
                 }
                 fields.append(("previews", "[" + objects.joined(separator: ", ") + "]"))
@@ -117,6 +118,7 @@ public enum ManifestCoder: Sendable {
                 fields.append(("capturedAt", JSONText.string(captured)))
                 if let source = entry.capturedAtSource { fields.append(("capturedAtSource", JSONText.string(source))) }
                 if let known = entry.capturedAtOffsetKnown { fields.append(("capturedAtOffsetKnown", known ? "true" : "false")) }
+                if let source = entry.capturedAtOffsetSource { fields.append(("capturedAtOffsetSource", JSONText.string(source))) }
             }
             if let video = entry.video {
                 var object: [(String, String)] = [("codec", JSONText.string(video.codec))]
@@ -140,6 +142,7 @@ public enum ManifestCoder: Sendable {
             }
             if let stereo = entry.stereo { fields.append(("stereo", stereo ? "true" : "false")) }
             if let hdr = entry.hdr { fields.append(("hdr", JSONText.string(hdr))) }
+            if let hdr = entry.thumbnailHdr { fields.append(("thumbnailHdr", JSONText.string(hdr))) }
             if let place = entry.exportLocation {
                 var object: [(String, String)] = [("latitude", JSONText.number(place.latitude)), ("longitude", JSONText.number(place.longitude))]
                 if let altitude = place.altitude { object.append(("altitude", JSONText.number(altitude))) }
@@ -237,13 +240,16 @@ public enum ManifestCoder: Sendable {
             capturedAtSource: try field("capturedAtSource", as: String.self, expected: "a string or null"),
             exportLocation: try exportLocation(try field("exportLocation", as: [String: Any].self, expected: "an object or null"), at: "[\(index)].exportLocation")
         ).with(group: try group(try field("group", as: [String: Any].self, expected: "an object or null"), at: "[\(index)].group"))
-            .with(capturedAtOffsetKnown: try field("capturedAtOffsetKnown", as: Bool.self, expected: "a boolean or null"))
+            .with(
+                capturedAtOffsetKnown: try field("capturedAtOffsetKnown", as: Bool.self, expected: "a boolean or null"),
+                capturedAtOffsetSource: try field("capturedAtOffsetSource", as: String.self, expected: "a string or null"))
             .with(video: try video(try field("video", as: [String: Any].self, expected: "an object or null"), at: "[\(index)].video"))
             .with(
                 projection: try projection(try field("projection", as: [String: Any].self, expected: "an object or null"), at: "[\(index)].projection"),
                 stereo: try field("stereo", as: Bool.self, expected: "a boolean or null"), hdr: try field("hdr", as: String.self, expected: "a string or null"))
-        let pictures = entry.with(thumbhash: try field("thumbhash", as: String.self, expected: "a string or null"))
+        var pictures = entry.with(thumbhash: try field("thumbhash", as: String.self, expected: "a string or null"))
             .with(previews: try previews(try field("previews", as: [Any].self, expected: "an array of objects or null"), at: "[\(index)].previews"))
+        pictures.thumbnailHdr = try field("thumbnailHdr", as: String.self, expected: "a string or null")
         return (pictures, schema)
     }
 
@@ -279,9 +285,10 @@ public enum ManifestCoder: Sendable {
             let n = Nested(object: object, at: "\(at)[\(index)]")
             guard let width = try n.number("width")?.intValue else { throw .missingField("\(at)[\(index)].width") }
             guard let height = try n.number("height")?.intValue else { throw .missingField("\(at)[\(index)].height") }
-            previews.append(
-                SharedMediaFile.Preview(
-                    path: try n.string("path"), width: width, height: height, mimeType: try n.string("mimeType"), size: try n.number("size")?.int64Value))
+            var preview = SharedMediaFile.Preview(
+                path: try n.string("path"), width: width, height: height, mimeType: try n.string("mimeType"), size: try n.number("size")?.int64Value)
+            preview.hdr = try n.field("hdr", as: String.self, expected: "a string")
+            previews.append(preview)
         }
         return previews
     }

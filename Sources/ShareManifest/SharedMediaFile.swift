@@ -89,6 +89,8 @@ public struct SharedMediaFile: Sendable, Hashable {
         public var mimeType: String
         /// Size in bytes.
         public var size: Int64?
+        /// `gainMap` for an Ultra HDR JPEG preview (it carries the photo's HDR gain map); nil otherwise.
+        public var hdr: String?
 
         /// A preview at `path` (a `file://` URL).
         public init(path: String, width: Int, height: Int, mimeType: String, size: Int64? = nil) {
@@ -133,6 +135,13 @@ public struct SharedMediaFile: Sendable, Hashable {
     /// False when ``capturedAt`` is a local time whose offset nobody knows
     /// (written without one); nil (absent) when it has its offset.
     public var capturedAtOffsetKnown: Bool?
+    /// Where ``capturedAt``'s offset came from, when it is the place's: `exif`
+    /// (`OffsetTimeOriginal`, or the GPS time stamp's difference), `quicktime`
+    /// (the creation date's offset), `position` (the time zone at the position
+    /// the file records, at that instant) or `takeout` (the time zone at its
+    /// Takeout JSON's `geoData`). Nil (absent) when the offset is unknown (a `Z`
+    /// of a UTC instant is no place's offset).
+    public var capturedAtOffsetSource: String?
     /// Where its export says it was taken (a Takeout JSON's `geoData`): set only
     /// when location privacy is off (on, it is removed from the JSON's copy too).
     public var exportLocation: ExportLocation?
@@ -150,6 +159,9 @@ public struct SharedMediaFile: Sendable, Hashable {
     /// A photo's HDR (v2 `hdr`): `gainMap` when it carries an HDR gain map
     /// (Ultra HDR JPEG, Apple HEIC, AVIF/HEIF `tmap`). A video's is `video.hdr`.
     public var hdr: String?
+    /// `gainMap` when the thumbnail is an Ultra HDR JPEG carrying the photo's
+    /// HDR gain map (v2 `thumbnailHdr`); nil otherwise.
+    public var thumbnailHdr: String?
 
     /// A panorama's projection (v2 `projection`): GPano's `ProjectionType` and the
     /// whole panorama's size, and where the picture sits in it.
@@ -179,6 +191,14 @@ public struct SharedMediaFile: Sendable, Hashable {
             self.cropTop = cropTop
             self.croppedWidth = croppedWidth
             self.croppedHeight = croppedHeight
+        }
+
+        /// True for a 360° photo: equirectangular, no crop, and a whole panorama of
+        /// 2:1 within rounding (2 pixels, or 1 % of the width), as the decoder
+        /// judges it (a stray `equirectangular` on a square photo is no sphere).
+        public var isFullSphere: Bool {
+            type == "equirectangular" && cropLeft == 0 && cropTop == 0 && croppedWidth == fullWidth && croppedHeight == fullHeight
+                && fullHeight > 0 && abs(fullWidth - 2 * fullHeight) <= max(2, fullWidth / 100)
         }
     }
 
@@ -460,6 +480,13 @@ public struct SharedMediaFile: Sendable, Hashable {
         return entry
     }
 
+    /// The entry with whether its thumbnail carries the photo's gain map (v2 `thumbnailHdr`).
+    public func with(thumbnailHdr: String?) -> SharedMediaFile {
+        var entry = self
+        entry.thumbnailHdr = thumbnailHdr
+        return entry
+    }
+
     /// The entry with its previews (v2 manifests carry them; an empty list is none).
     public func with(previews: [Preview]?) -> SharedMediaFile {
         var entry = self
@@ -489,6 +516,14 @@ public struct SharedMediaFile: Sendable, Hashable {
     }
 
     /// The entry with whether its capture time's offset is known (false: a local time without one).
+    /// The entry with whether its capture time's offset is known and where it came from.
+    public func with(capturedAtOffsetKnown: Bool?, capturedAtOffsetSource: String?) -> SharedMediaFile {
+        var entry = with(capturedAtOffsetKnown: capturedAtOffsetKnown)
+        entry.capturedAtOffsetSource = capturedAtOffsetSource
+        return entry
+    }
+
+    /// The entry with whether its capture time's offset is known.
     public func with(capturedAtOffsetKnown: Bool?) -> SharedMediaFile {
         var entry = self
         entry.capturedAtOffsetKnown = capturedAtOffsetKnown

@@ -15,5 +15,24 @@ package final class FileLock {
     }
 
     deinit { flock(descriptor.raw, LOCK_UN) }
+
+    /// True when some process holds a `flock` on the file at `path`, read from
+    /// `/proc/locks` (the file's device and inode), so nothing is locked,
+    /// even for an instant, to find out. False when the file does not exist.
+    package static func isHeld(_ path: String) -> Bool {
+        guard let status = try? FileStatus.of(path), let table = try? FileSystem.readWholeFile("/proc/locks") else { return false }
+        // The kernel writes `MAJOR:MINOR:INODE` as %02x:%02x:%lu (fs/locks.c, lock_get_status).
+        let major = (status.device >> 8) & 0xfff | (status.device >> 32) & ~0xfff
+        let minor = status.device & 0xff | (status.device >> 12) & ~0xff
+        let identity = String(major, radix: 16).leftPadded(2) + ":" + String(minor, radix: 16).leftPadded(2) + ":" + String(status.inode)
+        return String(decoding: table, as: UTF8.self).split(separator: "\n").contains { line in
+            let fields = line.split(separator: " ", omittingEmptySubsequences: true)
+            return fields.count > 5 && fields[1] == "FLOCK" && fields[5] == identity
+        }
+    }
+}
+
+extension String {
+    fileprivate func leftPadded(_ width: Int) -> String { count >= width ? self : String(repeating: "0", count: width - count) + self }
 }
 #endif

@@ -6,9 +6,6 @@ import SystemCalls
 /// `--isolation process|none`: where `ingest`, `watch` and `worker` decode the
 /// shared media. The CLI only builds the decoder and passes it in.
 enum DecoderOption {
-    /// The option's usage line.
-    static let usage = "--isolation process|process-weaker|none   decode in sandboxed helper processes (default), also where no confinement can be had, or in-process"
-
     /// `--isolation process-weaker`: helpers as for `process`, accepted even on
     /// a machine that offers them no file-system confinement (no Landlock, no
     /// namespaces, not root), which `process` refuses.
@@ -33,7 +30,12 @@ enum DecoderOption {
         var index = 2
         while index < Int(argc), let option = argv[index] {
             let next = index + 1 < Int(argc) ? argv[index + 1] : nil
-            if argument(option, is: "--help") || argument(option, is: "--isolation=none") { return false }
+            if argument(option, is: "--") { return true }
+            if argument(option, is: "--help") || argument(option, is: "-h") || argument(option, is: "--isolation=none") || argument(option, is: "--dry-run")
+                || argument(option, is: "-n")
+            {
+                return false
+            }
             if argument(option, is: "--isolation"), let next, argument(next, is: "none") { return false }
             if argument(command, is: "ingest"), argument(option, is: "--db") || argument(option, hasPrefix: "--db=") || argument(option, is: "--db-file")
                 || argument(option, hasPrefix: "--db-file=")
@@ -61,7 +63,7 @@ enum DecoderOption {
     /// first helper now and checks its sandbox on another thread, while the
     /// command reads its container (the helper is then the first item's): when
     /// it is weaker than this machine allows, or no helper can start, `share`
-    /// prints one error and exits 2 at once; nothing has been decoded (the
+    /// prints one error and exits 69 at once; nothing has been decoded (the
     /// pool refuses such a helper anyway, whoever meets it first).
     static func decoder(_ parsed: Arguments) throws(UsageError) -> any MediaDecoder {
         let value = parsed.value("isolation") ?? Isolation.process.rawValue
@@ -69,12 +71,7 @@ enum DecoderOption {
             throw UsageError("--isolation must be process, process-weaker or none, not \"\(value)\"")
         }
         guard isolation == .process else { return isolation.decoder() }
-        var configuration = ProcessIsolatedDecoder.Configuration.thisExecutable
-        configuration.acceptsNoConfinement = value == weaker
-        if let user = ProcessEnvironment.value(userVariable), !user.isEmpty { configuration.helperUser = user }
-        if let group = ProcessEnvironment.value(groupVariable), !group.isEmpty { configuration.helperGroup = group }
-        configuration.onWeakerSandbox = { message in stop(message) }
-        let decoder = ProcessIsolatedDecoder(configuration)
+        let decoder = helpers(acceptsNoConfinement: value == weaker)
         if decodesInHelpers(argc: CommandLine.argc, argv: CommandLine.unsafeArgv) {
             Thread.detachNewThread {
                 do throws(MediaError) {
@@ -87,11 +84,24 @@ enum DecoderOption {
         return decoder
     }
 
+    /// Sandboxed helpers started from this executable, as `SHARE_HELPER_USER`
+    /// and `SHARE_HELPER_GROUP` when `share` runs as root; a helper weaker than
+    /// this machine allows stops `share` (also what `share report` decodes a
+    /// contact sheet's tiles with: it has no `--isolation`).
+    static func helpers(acceptsNoConfinement: Bool = false) -> ProcessIsolatedDecoder {
+        var configuration = ProcessIsolatedDecoder.Configuration.thisExecutable
+        configuration.acceptsNoConfinement = acceptsNoConfinement
+        if let user = ProcessEnvironment.value(userVariable), !user.isEmpty { configuration.helperUser = user }
+        if let group = ProcessEnvironment.value(groupVariable), !group.isEmpty { configuration.helperGroup = group }
+        configuration.onWeakerSandbox = { message in stop(message) }
+        return ProcessIsolatedDecoder(configuration)
+    }
+
     /// Prints `message` as the command's one error and exits 2 at once (other
     /// threads may be copying or journaling: exit handlers must not race them,
     /// and what they leave is what a crash would, which the journal recovers).
     private static func stop(_ message: String) -> Never {
         Terminal.shared.err("share: --isolation process: \(message)")
-        Processes.exitImmediately(ExitStatus.unusable.rawValue)
+        Processes.exitImmediately(ExitStatus.unavailable.rawValue)
     }
 }

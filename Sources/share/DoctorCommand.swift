@@ -12,17 +12,9 @@ import SystemCalls
 /// refuses to decode only where the helper is weaker than the machine allows,
 /// or the machine offers no confinement at all.
 enum DoctorCommand {
-    static let usage = """
-        usage: share doctor [--json]
-        Starts one decoder helper as `share ingest` would (as SHARE_HELPER_USER and
-        SHARE_HELPER_GROUP when run as root; default nobody and nogroup) and prints
-        what this machine supports and what the helper's sandbox holds. Exits 1 when
-        the helper gets less than the strongest sandbox (Landlock and seccomp).
-        """
-
     static func run(_ arguments: ArraySlice<String>) -> ExitStatus {
         let parsed: Arguments
-        switch Command.parse(arguments, options: [], flags: ["json"], usage: usage) {
+        switch Command.parse(arguments, CommandTable.doctor) {
         case .success(let arguments): parsed = arguments
         case .failure(let exit): return exit.status
         }
@@ -37,7 +29,7 @@ enum DoctorCommand {
         do {
             report = try decoder.checkSandbox()
         } catch {
-            return Command.failure("no decoder helper could be checked: \(error.message)")
+            return Command.failure("no decoder helper could be checked: \(error.message)", .unavailable)
         }
         let account =
             root

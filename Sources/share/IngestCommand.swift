@@ -1,27 +1,23 @@
 import Foundation
+import Glibc
 import MediaFormats
 import ShareIngest
 import ShareManifest
 
 /// `share ingest`: one batch from files, folders, text and links.
 enum IngestCommand {
-    static let usage = """
-        usage: share ingest [--container DIR] [--pipeline NAME|FILE] [--key KEY] [--scheme SCHEME]
-                            [--report FILE] [--message TEXT] [--text STRING]... [--url URL]...
-                            [--max-attempts N] [--isolation process|none] [--json | --quiet] PATH...
-               share ingest --resume BATCH [--container DIR] [--isolation process|none] [--json | --quiet]
-               share ingest --db URL [--no-wait | --timeout SECONDS] [--max-attempts N] [options] PATH...   (enqueue for share worker)
-               share ingest --resume BATCH --db URL [--timeout SECONDS] [--report FILE] [--json | --quiet]
-        """
-
     static func run(_ arguments: ArraySlice<String>) -> ExitStatus {
+        let spec = CommandTable.ingest
         let parsed: Arguments
-        switch Command.parse(
-            arguments, options: ["container", "pipeline", "key", "scheme", "report", "text", "url", "message", "resume", "db", "max-attempts", "timeout", "isolation"],
-            flags: ["json", "quiet", "no-wait"], usage: usage)
-        {
+        switch Command.parse(arguments, spec) {
         case .success(let arguments): parsed = arguments
         case .failure(let exit): return exit.status
+        }
+        let inputs = parsed.positionalPaths.map(ShareInput.path) + parsed.all("text").map(ShareInput.text) + parsed.all("url").map(ShareInput.url)
+        if parsed.value("resume") != nil, !inputs.isEmpty { return Command.usageFailure("--resume takes no PATH, --text or --url", spec) }
+        if parsed.flag("dry-run") {
+            guard parsed.value("resume") == nil, parsed.value("db") == nil else { return Command.usageFailure("--dry-run plans new inputs: not with --resume or --db", spec) }
+            return DryRun.run(inputs, parsed: parsed)
         }
         var pipeline: PipelineDefinition
         var key: ShareKey?
@@ -30,7 +26,7 @@ enum IngestCommand {
         do {
             decoder = try DecoderOption.decoder(parsed)
         } catch {
-            return Command.usageFailure(error.description, usage: usage)
+            return Command.usageFailure(error.description, spec)
         }
         do {
             pipeline = try PipelineDefinition.load(parsed.value("pipeline") ?? "default")
@@ -39,13 +35,19 @@ enum IngestCommand {
                 pipeline.manifest.scheme = scheme
             }
             key = try parsed.value("key").map { try ShareKey($0) }
+        } catch {
+            return Command.failure(error)
+        }
+        if parsed.value("db") == nil, parsed.value("resume") == nil, inputs.isEmpty {
+            return Command.usageFailure(ShareIngestError.noInputs.description, spec)
+        }
+        do {
             container = try Command.container(parsed)
         } catch {
-            return Command.failure("\(error)")
+            return Command.failure(error)
         }
-        let inputs = parsed.positionalPaths.map(ShareInput.path) + parsed.all("text").map(ShareInput.text) + parsed.all("url").map(ShareInput.url)
         let mode: ProgressPrinter.Mode = parsed.flag("json") ? .json : parsed.flag("quiet") ? .quiet : .human
-        let printer = ProgressPrinter(mode: mode)
+        let printer = ProgressPrinter(mode: mode, holdsText: pipeline.manifest.schema == .legacy || parsed.value("resume") != nil)
         let cancellation = CancellationFlag()
         let local = parsed.value("db") == nil
         Signals.cancel(cancellation) { _ in if local { Terminal.shared.err("share: interrupted; items in flight finish their stage") } }
@@ -56,24 +58,22 @@ enum IngestCommand {
         let report: BatchReport
         do {
             var ingestor = ShareIngestor(container: container, pipeline: pipeline, decoder: decoder)
-            if let attempts = try parsed.number("max-attempts", in: 1...100) { ingestor.maxAttempts = Int(attempts) }
+            if let attempts = parsed.integer("max-attempts") { ingestor.maxAttempts = attempts }
             if let batch = parsed.value("resume") {
-                guard inputs.isEmpty else { return Command.usageFailure("--resume takes no PATH, --text or --url", usage: usage) }
                 report = try ingestor.resume(batch, events: printer.handle, cancellation: cancellation)
             } else {
                 report = try ingestor.ingest(inputs, key: key, message: parsed.value("message"), events: printer.handle, cancellation: cancellation)
             }
-        } catch let error as UsageError {
-            return Command.usageFailure(error.description, usage: usage)
         } catch {
-            return Command.failure("\(error)")
+            return Command.failure(error)
         }
         if report.interrupted {
             Terminal.shared.err("share: interrupted; nothing is lost: finish with  share ingest --resume \(report.batchID.uuidString) --container \(container.root)")
-            return .success
+            return ExitStatus.after(signal: Signals.received ?? SIGINT)
         }
-        if let reportPath = parsed.value("report") { write(report, to: reportPath, container: container) }
+        let written = parsed.value("report").map { write(report, to: $0, container: container) } ?? true
         if mode != .json { summarize(report, container: container, quiet: mode == .quiet) }
+        guard written else { return .cannotCreate }
         return report.isComplete ? .success : .partial
     }
 
@@ -89,12 +89,11 @@ enum IngestCommand {
         let batch: DistributedIngestor.Batch
         let timeout: Double
         do {
-            if let attempts = try parsed.number("max-attempts", in: 1...100) { ingestor.maxAttempts = Int(attempts) }
-            timeout = try parsed.number("timeout", in: 0...31_536_000) ?? .infinity
+            if let attempts = parsed.integer("max-attempts") { ingestor.maxAttempts = attempts }
+            timeout = parsed.seconds("timeout") ?? .infinity
             if let idOrKey = parsed.value("resume") {
-                guard inputs.isEmpty else { return Command.usageFailure("--resume takes no PATH, --text or --url", usage: usage) }
                 guard let found = try ingestor.resume(idOrKey, cancellation: cancellation) else {
-                    return Command.failure("no batch with id or key \(idOrKey) in the database (see share status --db)")
+                    return Command.failure("no batch with id or key \(idOrKey) in the database (see share status --db)", .noInput)
                 }
                 batch = found
                 if !quiet { Terminal.shared.err("share: batch \(batch.id.uuidString) is \(batch.state.rawValue) (\(batch.finishedCount) of \(batch.itemCount) items finished)") }
@@ -102,10 +101,9 @@ enum IngestCommand {
                 batch = try ingestor.enqueue(inputs, key: key, message: parsed.value("message"), cancellation: cancellation)
                 if !quiet { Terminal.shared.err("share: enqueued batch \(batch.id.uuidString) (\(batch.itemCount) items, key \(batch.key))") }
             }
-        } catch let error as UsageError {
-            return Command.usageFailure(error.description, usage: usage)
         } catch {
-            return Command.failure(cancellation.isCancelled ? "interrupted: \(error)" : "\(error)")
+            if cancellation.isCancelled { return Command.failure("interrupted: \(error)", ExitStatus.after(signal: Signals.received ?? SIGINT)) }
+            return Command.failure(error, database: true)
         }
         if parsed.flag("no-wait") {
             Terminal.shared.out(batch.id.uuidString)
@@ -123,32 +121,36 @@ enum IngestCommand {
                 Terminal.shared.clearStatus()
                 let why = cancellation.isCancelled ? "interrupted" : "not finished after \(Int(timeout)) s (--timeout)"
                 Terminal.shared.err("share: \(why): batch \(batch.id.uuidString) stays with the workers (share status --db); \(again) waits for it again")
-                return .notFinished
+                return cancellation.isCancelled ? ExitStatus.after(signal: Signals.received ?? SIGINT) : .temporaryFailure
             }
             ended = done
             Terminal.shared.clearStatus()
             report = try ingestor.report(of: done, events: printer.handle, cancellation: cancellation)
         } catch {
             Terminal.shared.clearStatus()
-            return Command.failure("\(error)")
+            return Command.failure(error, database: true)
         }
-        if let reportPath = parsed.value("report") { write(report, to: reportPath, container: container) }
+        let written = parsed.value("report").map { write(report, to: $0, container: container) } ?? true
         if ended.state == .failed {
             Terminal.shared.err("share: batch \(batch.id.uuidString) failed: \(ended.failure ?? "no reason recorded"); \(again) retries it")
-            return .partial
+            return .temporaryFailure
         }
         if !parsed.flag("json") {
             // A resumed batch's container is the one it was planned with.
             summarize(report, container: (try? ContainerDirectory(ended.container)) ?? container, quiet: parsed.flag("quiet"))
         }
+        guard written else { return .cannotCreate }
         return report.isComplete ? .success : .partial
     }
 
-    private static func write(_ report: BatchReport, to path: String, container: ContainerDirectory) {
+    /// `--report FILE`; false (and said on stderr) when it cannot be written: the batch is delivered all the same.
+    private static func write(_ report: BatchReport, to path: String, container: ContainerDirectory) -> Bool {
         do {
             try report.write(to: path, container: container)
+            return true
         } catch {
-            Terminal.shared.err("share: cannot write the report to \(path): \(error)")
+            Terminal.shared.err("share: cannot write the report to \(path): \(error) (the batch is delivered)")
+            return false
         }
     }
 

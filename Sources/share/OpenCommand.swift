@@ -5,30 +5,27 @@ import SystemCalls
 
 /// `share open`: the host side of a redirect. Prints the checked manifest.
 enum OpenCommand {
-    static let usage = "usage: share open URL [--container DIR] [--consume]"
-
     static func run(_ arguments: ArraySlice<String>) -> ExitStatus {
         let parsed: Arguments
-        switch Command.parse(arguments, options: ["container"], flags: ["consume"], usage: usage) {
+        switch Command.parse(arguments, CommandTable.open) {
         case .success(let arguments): parsed = arguments
         case .failure(let exit): return exit.status
         }
-        guard parsed.positionals.count == 1, let url = parsed.positionals.first else {
-            return Command.usageFailure("expected exactly one redirect URL", usage: usage)
-        }
+        let url = parsed.positionals[0]
         let container: ContainerDirectory
         do {
-            container = try Command.container(parsed)
+            container = try Command.existingContainer(parsed)
         } catch {
-            return Command.failure("\(error)")
+            return Command.failure(error)
         }
         do {
             let share = try RedirectHandler(container: container).open(url, consume: parsed.flag("consume"))
             StandardStream.write(Array(share.manifestJSON), to: STDOUT_FILENO)
             return .success
         } catch {
-            Terminal.shared.err("share: \(error)")
-            return .partial
+            // A redirect URL that is no such URL is a usage error; a share that is not there (unknown, consumed, damaged, outside the container) a missing input.
+            if case .badURL = error { return Command.failure("\(error)", .usage) }
+            return Command.failure("\(error)", .noInput)
         }
     }
 }

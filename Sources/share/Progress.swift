@@ -23,8 +23,17 @@ final class ProgressPrinter: Sendable {
     private let start = Date()
     /// The batch under way (its items' log lines name it).
     private let currentBatch = Mutex<String?>(nil)
+    /// With a legacy manifest, whether text and links are delivered depends on
+    /// the whole batch (they cannot sit next to files): the fan-in decides,
+    /// after they finished. Their lines wait for the batch's end and show what
+    /// it decided, never "ingested" for an item the report calls skipped.
+    private let holdsText: Bool
+    private let heldText = Mutex<[Int]>([])
 
-    init(mode: Mode) { self.mode = mode }
+    init(mode: Mode, holdsText: Bool = false) {
+        self.mode = mode
+        self.holdsText = holdsText
+    }
 
     func handle(_ event: IngestEvent) {
         switch event {
@@ -47,9 +56,20 @@ final class ProgressPrinter: Sendable {
                 counts.finished += 1
                 counts.seen = max(counts.seen, item.index + 1)
             }
-            report(item)
+            if holdsText, item.status == .ingested, let type = item.entry?.type, type == .text || type == .url {
+                heldText.withLock { $0.append(item.index) }
+            } else {
+                report(item)
+            }
         case .batchFinished(let batch):
             if mode == .human { terminal.clearStatus() }
+            let held = Set(heldText.withLock { held in
+                defer { held = [] }
+                return held
+            })
+            if !held.isEmpty {
+                for item in batch.items where held.contains(item.index) { report(item) }
+            }
             if mode == .json { terminal.out(JSONLine.batch(batch)) }
         }
     }

@@ -1,5 +1,6 @@
 import DecoderIsolation
 import Foundation
+import MediaKit
 import ShareIngest
 import ShareManifest
 import SystemCalls
@@ -7,50 +8,46 @@ import SystemCalls
 /// `share report`: a batch as an HTML page and/or a contact sheet JPEG, from the
 /// report the batch left in the container.
 enum ReportCommand {
-    static let usage = "usage: share report URL|KEY [--container DIR] [--html FILE] [--contact-sheet FILE.jpg]"
-
     static func run(_ arguments: ArraySlice<String>) -> ExitStatus {
+        let spec = CommandTable.report
         let parsed: Arguments
-        switch Command.parse(arguments, options: ["container", "html", "contact-sheet"], flags: [], usage: usage) {
+        switch Command.parse(arguments, spec) {
         case .success(let arguments): parsed = arguments
         case .failure(let exit): return exit.status
         }
-        guard parsed.positionals.count == 1, let batch = parsed.positionals.first else {
-            return Command.usageFailure("expected exactly one redirect URL or key", usage: usage)
-        }
+        let batch = parsed.positionals[0]
         let htmlPath = parsed.value("html")
         let sheetPath = parsed.value("contact-sheet")
         guard htmlPath != nil || sheetPath != nil else {
-            return Command.usageFailure("nothing to write: give --html FILE, --contact-sheet FILE.jpg or both", usage: usage)
+            return Command.usageFailure("nothing to write: give --html FILE, --contact-sheet FILE.jpg or both", spec)
         }
         if let sheetPath, !["jpg", "jpeg"].contains((sheetPath as NSString).pathExtension.lowercased()) {
-            return Command.usageFailure("--contact-sheet writes a JPEG; name the file .jpg or .jpeg, not \(sheetPath)", usage: usage)
+            return Command.usageFailure("--contact-sheet writes a JPEG; name the file .jpg or .jpeg, not \(sheetPath)", spec)
         }
         let container: ContainerDirectory
         let report: BatchReport
         do {
-            container = try Command.container(parsed)
+            container = try Command.existingContainer(parsed)
         } catch {
-            return Command.failure("\(error)")
+            return Command.failure(error)
         }
         do {
             report = try BatchReport.stored(batch, in: container)
         } catch {
-            if error.isUsageMistake { return Command.usageFailure(error.description, usage: usage) }
-            Terminal.shared.err("share: \(error)")
-            return .partial
+            if error.isUsageMistake { return Command.usageFailure(error.description, spec) }
+            return Command.failure("\(error)", .noInput)
         }
 
         var status = ExitStatus.success
         // An output whose folder is missing is reported and left; the other is still made.
         let html = htmlPath.flatMap { writable($0) ? $0 : nil }
         let drawsSheet = sheetPath.map(writable) ?? false
-        if (htmlPath != nil && html == nil) || (sheetPath != nil && !drawsSheet) { status = .unusable }
+        if (htmlPath != nil && html == nil) || (sheetPath != nil && !drawsSheet) { status = .cannotCreate }
         // One pass over the items for both outputs: each item read once; the
         // sheet's thumbnails decoded to pixels in sandboxed helpers (this process decodes none).
-        let decoder = drawsSheet ? try? DecoderOption.decoder(parsed) : nil
-        defer { (decoder as? ProcessIsolatedDecoder)?.shutdown() }
-        let outputs = report.writeOutputs(in: container, html: html, sheet: drawsSheet, decoder: decoder ?? Isolation.process.decoder())
+        let decoder = drawsSheet ? DecoderOption.helpers() : nil
+        defer { decoder?.shutdown() }
+        let outputs = report.writeOutputs(in: container, html: html, sheet: drawsSheet, decoder: decoder ?? InProcessDecoder())
         if let htmlPath = html, let page = outputs.page {
             switch page {
             case .success(let page):
@@ -59,7 +56,7 @@ enum ReportCommand {
                 Terminal.shared.out(htmlPath)
             case .failure(let error):
                 Terminal.shared.err("share: cannot write \(htmlPath): \(error)")
-                status = .unusable
+                status = .cannotCreate
             }
         }
         if let sheetPath, let drawn = outputs.sheet {
@@ -71,11 +68,11 @@ enum ReportCommand {
                     Terminal.shared.err(line)
                     Terminal.shared.out(sheetPath)
                 } else {
-                    status = .unusable
+                    status = .cannotCreate
                 }
             case .failure(let error):
                 Terminal.shared.err("share: cannot draw the contact sheet: \(error)")
-                status = .unusable
+                status = .cannotCreate
             }
         }
         return status

@@ -8,7 +8,8 @@ import SystemCalls
 /// manager's `NOTIFY_SOCKET`: the library's ``ShareService``, made only when
 /// one of them asks for it.
 enum ServiceOption {
-    static let options: Set<String> = ["metrics", "log-format"]
+    /// The metrics address cannot be listened on (exit 69: a service, the port, is unavailable).
+    struct ListenFailure: Error, CustomStringConvertible { let description: String }
 
     /// `--log-format plain|json`, read before the other arguments are parsed (so
     /// that even a warning about them is in the chosen format); the usage error if bad.
@@ -62,7 +63,7 @@ enum ServiceOption {
         do {
             service = try ShareService(role: role, address: address, checks: all, refresh: refresh)
         } catch {
-            throw UsageError("--metrics \(parsed.value("metrics") ?? ""): cannot listen: \(error.message)")
+            throw ListenFailure(description: "--metrics \(parsed.value("metrics") ?? ""): cannot listen: \(error.message)")
         }
         if let isolated = decoder as? ProcessIsolatedDecoder {
             service.metrics.readHelpers(started: { isolated.startedHelperCount }, killed: { isolated.killedHelperCount })

@@ -20,6 +20,28 @@ enum Signals {
 
     private static let termination = SignalSet([SIGINT, SIGTERM])
 
+    /// The first SIGINT or SIGTERM a command asked to hear, if one came: the
+    /// command then exits 128 + its number (``ExitStatus/after(signal:)``).
+    private static let first = Atomic<Int32>(0)
+    static var received: Int32? {
+        let number = first.load(ordering: .relaxed)
+        return number == 0 ? nil : number
+    }
+
+    /// True under a service manager (systemd sets `NOTIFY_SOCKET` for
+    /// `Type=notify` units and `INVOCATION_ID` for every unit), where SIGTERM is
+    /// how a service is stopped: `watch` and `worker` then exit 0.
+    static var underServiceManager: Bool {
+        ["NOTIFY_SOCKET", "INVOCATION_ID"].contains { ProcessEnvironment.value($0).map { !$0.isEmpty } ?? false }
+    }
+
+    /// How a service (`watch`, `worker`) that stopped on a signal exits: 0 on
+    /// SIGTERM under a service manager, else 128 + the signal; 0 without one.
+    static var serviceExit: ExitStatus {
+        guard let signal = received else { return .success }
+        return signal == SIGTERM && underServiceManager ? .success : ExitStatus.after(signal: signal)
+    }
+
     /// Blocks SIGINT and SIGTERM and starts the thread that waits for them. Call
     /// it first in `main`, while the process has one thread.
     static func start() {
@@ -34,6 +56,7 @@ enum Signals {
     static func cancel(_ flag: CancellationFlag, onSignal: @escaping @Sendable (Int32) -> Void = { _ in }) {
         handler.withLock { handler in
             handler = { number in
+                _ = first.compareExchange(expected: 0, desired: number, ordering: .relaxed)
                 flag.cancel()
                 onSignal(number)
             }

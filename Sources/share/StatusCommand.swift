@@ -1,35 +1,41 @@
 import Foundation
 import ShareIngest
+import SystemCalls
 
 /// `share status`: the container's batches, their state, counts, keys and URLs.
 enum StatusCommand {
-    static let usage = "usage: share status [--container DIR] [--json]\n       share status --db URL [--json]"
-
     static func run(_ arguments: ArraySlice<String>) -> ExitStatus {
         let parsed: Arguments
-        switch Command.parse(arguments, options: ["container", "db"], flags: ["json"], usage: usage) {
+        switch Command.parse(arguments, CommandTable.status) {
         case .success(let arguments): parsed = arguments
         case .failure(let exit): return exit.status
         }
         if let url = parsed.value("db") { return distributed(url: url, json: parsed.flag("json")) }
-        let batches: [BatchRecord]
+        var batches: [BatchRecord] = []
         var finished: [UUID: Int] = [:]
+        var interrupted: Set<UUID> = []
         do {
-            let container = try Command.container(parsed)
-            let journal = try BatchJournal(container: container)
-            batches = try journal.batches()
-            // Live progress of the batches under way (read from the journal's index).
-            for batch in batches where batch.state == .running || batch.state == .manifesting {
-                finished[batch.id] = try journal.finishedCount(of: batch)
+            let container = try Command.existingContainer(parsed)
+            // A container no batch has run in yet has no journal: none is made.
+            if (try? FileStatus.of(container.stateDirectory + "/journal.sqlite")) != nil {
+                let journal = try BatchJournal(container: container)
+                batches = try journal.batches()
+                for batch in batches where journal.isInterrupted(batch) { interrupted.insert(batch.id) }
+                // Live progress of the batches under way (read from the journal's index).
+                for batch in batches where batch.state == .running || batch.state == .manifesting {
+                    finished[batch.id] = try journal.finishedCount(of: batch)
+                }
             }
         } catch {
-            return Command.failure("\(error)")
+            return Command.failure(error)
         }
+        /// The state people see: an unfinished batch no process works on is `interrupted`.
+        func state(_ batch: BatchRecord) -> String { interrupted.contains(batch.id) ? "interrupted" : batch.state.rawValue }
         let formatter = ISO8601DateFormatter()
         if parsed.flag("json") {
             for batch in batches {
                 Terminal.shared.out(JSONLine.object([
-                    "batch": batch.id.uuidString, "key": batch.key.rawValue, "state": batch.state.rawValue,
+                    "batch": batch.id.uuidString, "key": batch.key.rawValue, "state": state(batch),
                     "created": formatter.string(from: batch.createdAt), "finished": batch.finishedAt.map(formatter.string(from:)),
                     "items": batch.itemCount, "finishedItems": finished[batch.id] ?? (batch.state == .done ? batch.itemCount : nil),
                     "ingested": batch.ingestedCount, "failed": batch.failedCount, "skipped": batch.skippedCount,
@@ -48,7 +54,7 @@ enum StatusCommand {
                 ?? "\(batch.ingestedCount)/\(batch.itemCount) ingested" + (batch.failedCount > 0 ? ", \(batch.failedCount) failed" : "")
                 + (batch.skippedCount > 0 ? ", \(batch.skippedCount) skipped" : "")
             let drop = batch.dropName.map { " drop=\($0)" } ?? ""
-            Terminal.shared.out("\(batch.id.uuidString)  \(batch.state.rawValue.padding(toLength: 11, withPad: " ", startingAt: 0)) \(formatter.string(from: batch.createdAt))  \(counts)\(drop)")
+            Terminal.shared.out("\(batch.id.uuidString)  \(state(batch).padding(toLength: 11, withPad: " ", startingAt: 0)) \(formatter.string(from: batch.createdAt))  \(counts)\(drop)")
             Terminal.shared.out("    \(batch.redirectURL ?? "key \(batch.key)")")
         }
         return .success
@@ -63,7 +69,8 @@ enum StatusCommand {
         do {
             status = try DistributedIngestor.status(url: url, cancellation: cancellation)
         } catch {
-            return Command.failure("\(error)")
+            if let signal = Signals.received { return Command.failure("interrupted: \(error)", ExitStatus.after(signal: signal)) }
+            return Command.failure(error, database: true)
         }
         let formatter = ISO8601DateFormatter()
         func counts(_ stages: [StageName: DistributedStatus.StageCount]) -> [String: [String: Int]] {
@@ -100,7 +107,7 @@ enum StatusCommand {
             ]))
             return .success
         }
-        let out = Terminal.shared.out
+        let out: (String) -> Void = { Terminal.shared.out($0) }
         if status.batches.isEmpty { out("no batches") }
         for progress in status.batches {
             let batch = progress.batch

@@ -10,7 +10,7 @@ final class Terminal: Sendable {
     /// Whether a progress line is on screen (it is cleared before other output).
     private let statusLineShown = Mutex(false)
 
-    func out(_ line: String) { statusLineShown.withLock { _ in raw(STDOUT_FILENO, line + "\n") } }
+    func out(_ line: String, newline: Bool = true) { statusLineShown.withLock { _ in raw(STDOUT_FILENO, newline ? line + "\n" : line) } }
 
     /// How stderr's lines are written (`--log-format`): plain text, or one JSON object per line.
     private let format = Mutex(ServiceLogLine.Format.plain)

@@ -2,31 +2,39 @@ import Foundation
 import MediaFormats
 import ShareIngest
 import ShareManifest
+import Synchronization
 import SystemCalls
 
 /// `share watch`: ingests every drop of an inbox, one batch and one manifest each.
 enum WatchCommand {
-    static let usage = """
-        usage: share watch INBOX [--container DIR] [--pipeline NAME|FILE] [--settle SECONDS]
-                                 [--on-success move|delete|keep] [--report-dir DIR] [--db URL] [--once]
-                                 [--isolation process|none] [--metrics HOST:PORT] [--log-format plain|json]
-                                 [--json | --quiet]
-        """
-
     static func run(_ arguments: ArraySlice<String>) -> ExitStatus {
-        if let error = ServiceOption.applyLogFormat(arguments) { return Command.usageFailure(error, usage: usage) }
+        let spec = CommandTable.watch
+        if let error = ServiceOption.applyLogFormat(arguments) { return Command.usageFailure(error, spec) }
         let parsed: Arguments
-        switch Command.parse(arguments, options: Set(["container", "pipeline", "settle", "on-success", "report-dir", "db", "isolation"]).union(ServiceOption.options), flags: ["once", "json", "quiet"], usage: usage) {
+        switch Command.parse(arguments, spec) {
         case .success(let arguments): parsed = arguments
         case .failure(let exit): return exit.status
         }
-        guard parsed.positionals.count == 1, let inboxPath = parsed.positionals.first else {
-            return Command.usageFailure("expected exactly one INBOX folder", usage: usage)
+        let inboxPath = parsed.positionals[0]
+        // Before anything is made or moved: the inbox exists, and it and the container are apart.
+        switch (try? FileStatus.of(inboxPath))?.type {
+        case nil: return Command.failure("INBOX \(inboxPath) does not exist", .noInput)
+        case .directory?: break
+        case _?: return Command.failure("INBOX \(inboxPath) is not a folder", .noInput)
+        }
+        let containerPath = parsed.value("container") ?? ContainerDirectory.defaultPath
+        if let overlap = overlap(inbox: inboxPath, container: containerPath) { return Command.usageFailure(overlap, spec) }
+        // Readiness that is true: the database answers, at this share's schema, before anything starts.
+        if let url = parsed.value("db") {
+            do {
+                try ServiceMonitor.Database(url: url).check.run()
+            } catch {
+                return Command.failure("--db \(DatabaseURL.masked(url)): \(DatabaseSecrets.scrub("\(error)"))", .unavailable)
+            }
         }
         let inbox: Inbox
         let service: ShareService?
         do {
-            let settle = try parsed.number("settle", in: 0...86_400) ?? 3
             guard let disposition = DropDisposition(rawValue: parsed.value("on-success") ?? "move") else {
                 throw UsageError("--on-success must be move, delete or keep")
             }
@@ -35,18 +43,18 @@ enum WatchCommand {
             let decoder = try DecoderOption.decoder(parsed)
             let distributed = parsed.value("db").map { DistributedIngestor(url: $0, container: container, pipeline: pipeline) }
             inbox = try Inbox(
-                path: inboxPath, ingestor: ShareIngestor(container: container, pipeline: pipeline, decoder: decoder), settle: settle, disposition: disposition,
-                distributed: distributed, notices: { batch, notice in Terminal.shared.err("share: batch \(batch.uuidString): \(notice)") })
+                path: inboxPath, ingestor: ShareIngestor(container: container, pipeline: pipeline, decoder: decoder), settle: parsed.seconds("settle") ?? 3,
+                disposition: disposition, distributed: distributed, notices: { batch, notice in Terminal.shared.err("share: batch \(batch.uuidString): \(notice)") })
             let watched = inbox
             let checks = [ServiceMonitor.containerCheck(container.root)] + (parsed.value("db").map { [ServiceMonitor.Database(url: $0).check] } ?? [])
             service = try ServiceOption.make(parsed, role: .watch, decoder: decoder, checks: checks) { ServiceMonitor.refreshInboxGauges(watched, $0) }
         } catch let error as UsageError {
-            return Command.usageFailure(error.description, usage: usage)
+            return Command.usageFailure(error.description, spec)
         } catch {
-            return Command.failure("\(error)")
+            return Command.failure(error, database: parsed.value("db") != nil)
         }
         let mode: ProgressPrinter.Mode = parsed.flag("json") ? .json : parsed.flag("quiet") ? .quiet : .human
-        let printer = ProgressPrinter(mode: mode)
+        let printer = ProgressPrinter(mode: mode, holdsText: inbox.ingestor.pipeline.manifest.schema == .legacy)
         let cancellation = CancellationFlag()
         defer { service?.shutdown() }
         Signals.cancel(cancellation) { _ in
@@ -61,13 +69,18 @@ enum WatchCommand {
         if mode == .human {
             Terminal.shared.err("share: watching \(inbox.path) (container \(inbox.ingestor.container.root)); Ctrl-C to stop")
         }
+        let picturesFailed = Atomic(false)
         do {
             let reportDirectory = parsed.value("report-dir")
-            if let reportDirectory { try FileSystem.makeDirectory(reportDirectory) }
+            if let reportDirectory {
+                do { try FileSystem.makeDirectory(reportDirectory) } catch { return Command.failure("--report-dir \(reportDirectory): \(error)", .cannotCreate) }
+            }
             try inbox.run(once: parsed.flag("once"), events: events, cancellation: cancellation, started: { service?.started() }) { report in
                 let reportPath = inbox.ingestor.container.reportPath(key: report.key)
-                if let reportDirectory, !report.interrupted {
-                    writePictures(of: report, container: inbox.ingestor.container, decoder: inbox.ingestor.decoder, to: reportDirectory)
+                if let reportDirectory, !report.interrupted,
+                    !writePictures(of: report, container: inbox.ingestor.container, decoder: inbox.ingestor.decoder, to: reportDirectory)
+                {
+                    picturesFailed.store(true, ordering: .relaxed)
                 }
                 switch mode {
                 case .json: break  // the batchFinished event carries it all
@@ -78,20 +91,53 @@ enum WatchCommand {
                 }
             }
         } catch {
-            return Command.failure("\(error)")
+            return Command.failure(error, database: parsed.value("db") != nil)
         }
-        return .success
+        if Signals.received != nil { return Signals.serviceExit }
+        return picturesFailed.load(ordering: .relaxed) ? .cannotCreate : .success
+    }
+
+    /// Why `inbox` and `container` cannot be used together, if they cannot: the
+    /// same folder, or one inside the other (the watcher would take its own
+    /// copies as drops, or move the container away). Compared as real paths; a
+    /// container not made yet by its nearest existing folder.
+    static func overlap(inbox: String, container: String) -> String? {
+        guard let inboxReal = FileSystem.resolved(inbox) else { return nil }
+        let containerReal = resolvedAsFarAsItExists(container)
+        if inboxReal == containerReal { return "INBOX \(inbox) is the container \(container): give the container a folder of its own, outside the inbox" }
+        if inboxReal.hasPrefix(containerReal == "/" ? "/" : containerReal + "/") {
+            return "INBOX \(inbox) lies inside the container \(container): give the inbox a folder outside the container"
+        }
+        if containerReal.hasPrefix(inboxReal == "/" ? "/" : inboxReal + "/") {
+            return "INBOX \(inbox) holds the container \(container): give the container a folder outside the inbox"
+        }
+        return nil
+    }
+
+    /// The real path of `path`: its nearest existing ancestor resolved, the rest appended.
+    private static func resolvedAsFarAsItExists(_ path: String) -> String {
+        let absolute = path.hasPrefix("/") ? path : String(decoding: FileSystem.currentDirectory(), as: UTF8.self) + "/" + path
+        var existing = URL(fileURLWithPath: absolute).standardizedFileURL.path
+        var rest: [String] = []
+        while FileSystem.resolved(existing) == nil, existing != "/" {
+            rest.insert((existing as NSString).lastPathComponent, at: 0)
+            existing = (existing as NSString).deletingLastPathComponent
+        }
+        let base = FileSystem.resolved(existing) ?? existing
+        return ([base == "/" ? "" : base] + rest).joined(separator: "/")
     }
 
     /// `--report-dir`: the batch's HTML page and contact sheet, `<key>.html` and `<key>.jpg`.
-    private static func writePictures(of report: BatchReport, container: ContainerDirectory, decoder: any MediaDecoder, to directory: String) {
+    private static func writePictures(of report: BatchReport, container: ContainerDirectory, decoder: any MediaDecoder, to directory: String) -> Bool {
         let base = "\(directory)/\(report.key.rawValue)"
         do {
             try AtomicFile.replace(base + ".html", bytes: Array(ReportPage(report, container: container).html.utf8))
             let sheet = try report.contactSheet(in: container, decoder: decoder)
             try AtomicFile.replace(base + ".jpg", bytes: sheet.jpeg)
+            return true
         } catch {
             Terminal.shared.err("share: cannot write the report pictures of \(report.key) to \(directory): \(error)")
+            return false
         }
     }
 }

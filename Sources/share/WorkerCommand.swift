@@ -1,48 +1,38 @@
 import Foundation
 import MediaFormats
 import ShareIngest
+import ShareManifest
 
 /// `share worker` and `share db migrate`: the distributed mode's workers.
 enum WorkerCommand {
-    static let usage = """
-        usage: share worker --db URL [--stages sniff,copy,probe,thumbnail,manifest] [--concurrency N] [--lease SECONDS]
-                            [--name NAME] [--isolation process|none] [--metrics HOST:PORT] [--log-format plain|json]
-                            [--json | --quiet]
-               share db migrate --db URL
-        """
-
     static func run(_ arguments: ArraySlice<String>) -> ExitStatus {
-        if let error = ServiceOption.applyLogFormat(arguments) { return Command.usageFailure(error, usage: usage) }
+        let spec = CommandTable.worker
+        if let error = ServiceOption.applyLogFormat(arguments) { return Command.usageFailure(error, spec) }
         let parsed: Arguments
-        switch Command.parse(arguments, options: Set(["db", "stages", "concurrency", "lease", "name", "isolation"]).union(ServiceOption.options), flags: ["quiet", "json"], usage: usage) {
+        switch Command.parse(arguments, spec) {
         case .success(let arguments): parsed = arguments
         case .failure(let exit): return exit.status
         }
-        guard let url = parsed.value("db") else { return Command.usageFailure("--db URL is required", usage: usage) }
+        guard let url = parsed.value("db") else { return Command.usageFailure("--db URL (or --db-file FILE) is required", spec) }
         var settings = StageWorker.Settings()
         let decoder: any MediaDecoder
         do {
             decoder = try DecoderOption.decoder(parsed)
-            if let list = parsed.value("stages") {
-                settings.stages = try list.split(separator: ",").map { name in
-                    guard let stage = StageName(rawValue: String(name)) else {
-                        throw UsageError("unknown stage \"\(name)\" in --stages; allowed: \(StageName.allCases.map(\.rawValue).joined(separator: ", "))")
-                    }
-                    return stage
-                }
-            }
-            settings.concurrency = Int(try parsed.number("concurrency", in: 1...64) ?? 2)
-            settings.lease = try parsed.number("lease", in: 1...3600) ?? 30
-            if let name = parsed.value("name") { settings.name = name }
         } catch {
-            return Command.usageFailure("\(error)", usage: usage)
+            return Command.usageFailure(error.description, spec)
         }
+        if let list = parsed.value("stages") { settings.stages = list.split(separator: ",").compactMap { StageName(rawValue: String($0)) } }
+        settings.concurrency = parsed.integer("concurrency") ?? 2
+        settings.lease = parsed.seconds("lease") ?? 30
+        if let name = parsed.value("name") { settings.name = name }
         let service: ShareService?
         do {
             let database = ServiceMonitor.Database(url: url)
             service = try ServiceOption.make(parsed, role: .worker, decoder: decoder, checks: [database.check], refresh: database.refreshWorkerGauges)
+        } catch let error as UsageError {
+            return Command.usageFailure(error.description, spec)
         } catch {
-            return Command.usageFailure("\(error)", usage: usage)
+            return Command.failure(error)
         }
         defer { service?.shutdown() }
         let cancellation = CancellationFlag()
@@ -68,25 +58,40 @@ enum WorkerCommand {
         do {
             try StageWorker(url: url, settings: settings, events: service?.events, log: log, decoder: decoder).run(cancellation: cancellation)
         } catch {
-            return Command.failure(cancellation.isCancelled ? "worker interrupted before it started: \(error)" : "cannot start the worker: \(error)")
+            if cancellation.isCancelled { return Command.failure("worker interrupted before it started: \(error)", Signals.serviceExit) }
+            return Command.failure("cannot start the worker: \(error)", ExitStatus.of(error, database: true))
         }
-        return .success
+        return Signals.serviceExit
     }
 
     static func database(_ arguments: ArraySlice<String>) -> ExitStatus {
-        guard arguments.first == "migrate" else { return Command.usageFailure("expected: share db migrate --db URL", usage: usage) }
-        do {
-            let parsed = try Arguments(arguments.dropFirst(), options: ["db"], flags: [])
-            guard let url = parsed.value("db") else { return Command.usageFailure("--db URL is required", usage: usage) }
-            let cancellation = CancellationFlag()
-            Signals.cancel(cancellation)
-            try StageWorker.migrate(url: url, cancellation: cancellation)
-            Terminal.shared.err("share: schema is up to date")
-            return .success
-        } catch let error as UsageError {
-            return Command.usageFailure(error.description, usage: usage)
-        } catch {
-            return Command.failure("\(error)")
+        guard let word = arguments.first, !word.hasPrefix("-") else {
+            if Arguments.asksForHelp(arguments) {
+                Terminal.shared.out(Help.text(of: CommandTable.migrate))
+                return .success
+            }
+            Terminal.shared.err("share db: expected a command: migrate (see share help db migrate)")
+            return .usage
         }
+        guard let spec = CommandTable.command("db \(word)") else {
+            Terminal.shared.err("share db: unknown command \(JSONText.quoted(word)); did you mean migrate? (see share help db migrate)")
+            return .usage
+        }
+        let parsed: Arguments
+        switch Command.parse(arguments.dropFirst(), spec) {
+        case .success(let arguments): parsed = arguments
+        case .failure(let exit): return exit.status
+        }
+        guard let url = parsed.value("db") else { return Command.usageFailure("--db URL (or --db-file FILE) is required", spec) }
+        let cancellation = CancellationFlag()
+        Signals.cancel(cancellation)
+        do {
+            try StageWorker.migrate(url: url, cancellation: cancellation)
+        } catch {
+            if let signal = Signals.received { return Command.failure("interrupted: \(error)", ExitStatus.after(signal: signal)) }
+            return Command.failure(error, database: true)
+        }
+        Terminal.shared.err("share: schema is up to date")
+        return .success
     }
 }

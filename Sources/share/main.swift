@@ -6,63 +6,55 @@ import SystemCalls
 
 /// Shared helpers of the commands.
 enum Command {
-    static let usage = """
-        share: ingest shared photos, videos, files, text and links into a container and
-        write the SharedMediaFile manifest a host app reads after its redirect URL.
-
-        usage: share <command> [options]
-
-        commands:
-          ingest PATH...     copy, sniff, thumbnail and probe items; write the manifest;
-                             print the redirect URL as the last line of stdout
-          open URL           check and print the manifest a redirect URL names (--consume: take it)
-          watch INBOX        ingest every folder dropped into INBOX: one batch and manifest per drop
-          status             list the container's batches: state, counts, keys, redirect URLs
-          report URL|KEY     a batch as an HTML page and/or a JPEG contact sheet, for people to look at
-          gc                 remove the files of consumed shares older than a retention period
-          worker --db URL    claim and run stage jobs from PostgreSQL (distributed mode)
-          db migrate         create or upgrade the PostgreSQL schema
-          doctor             what this machine offers the decoder sandbox, and what a helper gets
-          help               this text
-
-        Run `share <command> --help` for a command's options.
-        """
-
-    /// Why a command stops before it starts: `--help` was asked for (success) or
-    /// the arguments are wrong (usage error, already reported).
-    struct EarlyExit: Error { let status: ExitStatus }
-
-    /// Parses a command's arguments (`--help` is always allowed): the arguments, or
-    /// the exit to take after printing the usage.
-    static func parse(_ arguments: ArraySlice<String>, options: Set<String>, flags: Set<String>, usage: String) -> Result<Arguments, EarlyExit> {
+    /// Parses a command's arguments against its table entry: the arguments, or
+    /// the status to exit with after printing the help (`-h`, `--help`: stdout,
+    /// 0) or a one-line usage error (stderr, 64).
+    static func parse(_ arguments: ArraySlice<String>, _ spec: CommandSpec) -> Result<Arguments, EarlyExit> {
+        if Arguments.asksForHelp(arguments) {
+            Terminal.shared.out(Help.text(of: spec))
+            return .failure(EarlyExit(status: .success))
+        }
         do {
-            let parsed = try Arguments(arguments, options: options, flags: flags.union(["help"]))
-            if parsed.flag("help") {
-                Terminal.shared.out(usage)
-                return .failure(EarlyExit(status: .success))
-            }
-            return .success(parsed)
+            return .success(try Arguments(arguments, spec: spec))
         } catch {
-            return .failure(EarlyExit(status: usageFailure(error.description, usage: usage)))
+            return .failure(EarlyExit(status: usageFailure(error.description, spec)))
         }
     }
 
-    static func usageFailure(_ message: String, usage: String) -> ExitStatus {
-        Terminal.shared.err("share: \(message)")
-        Terminal.shared.err(usage)
-        return .unusable
+    /// Why a command stops before it starts: help was asked for, or the arguments are wrong (already reported).
+    struct EarlyExit: Error { let status: ExitStatus }
+
+    /// One line on stderr, `share CMD: message`; exit 64.
+    static func usageFailure(_ message: String, _ spec: CommandSpec) -> ExitStatus {
+        Terminal.shared.err("share \(spec.name): \(message)")
+        return .usage
     }
 
     /// The container of `--container` (default: `$SHARE_CONTAINER`, else
-    /// `~/.local/share/share-ingest/container`), with its state in `$SHARE_STATE_DIR` if set.
+    /// `$XDG_DATA_HOME/share-ingest/container`, else `$HOME/.local/share/…`),
+    /// with its state in `$SHARE_STATE_DIR` if set; created if missing.
     static func container(_ parsed: Arguments) throws(ContainerError) -> ContainerDirectory {
-        let state = ProcessEnvironment.value("SHARE_STATE_DIR").flatMap { $0.isEmpty ? nil : $0 }
-        return try ContainerDirectory(parsed.value("container") ?? ContainerDirectory.defaultPath, stateDirectory: state)
+        try ContainerDirectory(parsed.value("container") ?? ContainerDirectory.defaultPath, stateDirectory: stateDirectory)
     }
 
-    static func failure(_ message: String) -> ExitStatus {
+    /// The container of a command that only reads one (`status`, `open`,
+    /// `report`, `gc`): it must exist; nothing is created.
+    static func existingContainer(_ parsed: Arguments) throws(ContainerError) -> ContainerDirectory {
+        try ContainerDirectory(existing: parsed.value("container") ?? ContainerDirectory.defaultPath, stateDirectory: stateDirectory)
+    }
+
+    private static var stateDirectory: String? { ProcessEnvironment.value("SHARE_STATE_DIR").flatMap { $0.isEmpty ? nil : $0 } }
+
+    /// One line on stderr, `share: <error>`; the exit status the error stands for.
+    static func failure(_ error: any Error, database: Bool = false) -> ExitStatus {
+        Terminal.shared.err("share: \(error)")
+        return ExitStatus.of(error, database: database)
+    }
+
+    /// One line on stderr, `share: message`; exit `status`.
+    static func failure(_ message: String, _ status: ExitStatus) -> ExitStatus {
         Terminal.shared.err("share: \(message)")
-        return .unusable
+        return status
     }
 }
 
@@ -98,10 +90,17 @@ case "gc": status = GCCommand.run(arguments.dropFirst())
 case "worker": status = WorkerCommand.run(arguments.dropFirst())
 case "db": status = WorkerCommand.database(arguments.dropFirst())
 case "doctor": status = DoctorCommand.run(arguments.dropFirst())
-case "help", "--help", "-h", nil:
-    Terminal.shared.out(Command.usage)
-    status = arguments.first == nil ? .unusable : .success
-default:
-    status = Command.usageFailure("unknown command \"\(arguments.first!)\"", usage: Command.usage)
+case "completion", "man", "help", "version": status = DocumentationCommand.run(arguments.first!, arguments.dropFirst())
+case "--help", "-h":
+    Terminal.shared.out(Help.general)
+    status = .success
+case "--version":
+    Terminal.shared.out("share \(Help.version)")
+    status = .success
+case nil:
+    Terminal.shared.err("share: no command given; commands: \(CommandTable.commandWords.joined(separator: ", ")) (see share --help)")
+    status = .usage
+case let word?:
+    status = DocumentationCommand.unknownCommand(word)
 }
 status.exit()

@@ -71,9 +71,9 @@ import Testing
         #expect(!onCommandLine.stderr.contains(Self.password) && !onCommandLine.stdout.contains(Self.password))
 
         let both = try ShareProcess.run(["status", "--db", Self.url(server), "--db-file", file])
-        #expect(both.status == 2 && both.stderr.contains("give one of them"), "\(both.stderr)")
+        #expect(both.status == 64 && both.stderr.contains("give one of them"), "\(both.stderr)")
         let missing = try ShareProcess.run(["status", "--db-file", work.file("nothing")])
-        #expect(missing.status == 2 && missing.stderr.contains("--db-file \(work.file("nothing")): "), "\(missing.stderr)")
+        #expect(missing.status == 64 && missing.stderr.contains("--db-file \(work.file("nothing")): "), "\(missing.stderr)")
     }
 
     /// Wrong passwords and URLs libpq cannot parse (it echoes the bad piece):

@@ -267,7 +267,7 @@ import Testing
 
         // Waiting for the batch: told within seconds that no live worker can work on it.
         let waiting = try ShareProcess.run(["ingest", "--resume", batch, "--db", server.url, "--timeout", "15"])
-        #expect(waiting.status == 3, "\(waiting.stderr)")
+        #expect(waiting.status == 75, "\(waiting.stderr)")
         #expect(waiting.stderr.contains("no live worker can work on this batch: bad: cannot write the container"), "\(waiting.stderr)")
         #expect(waiting.stderr.contains("not finished after 15 s (--timeout)"), "\(waiting.stderr)")
 
@@ -297,7 +297,7 @@ import Testing
         #expect(eventually { ingest.stderr.contains("no live worker is connected to the database") }, "\(ingest.stderr)")
         #expect(Date().timeIntervalSince(started) < 60)
         kill(ingest.process.processIdentifier, SIGINT)
-        #expect(try ingest.finish() == 3)
+        #expect(try ingest.finish() == 130)
         #expect(ingest.stderr.contains("interrupted: batch "), "\(ingest.stderr)")
         #expect(ingest.stderr.contains("stays with the workers"), "\(ingest.stderr)")
         let batch = try #require(ingest.stderr.components(separatedBy: "enqueued batch ").dropFirst().first?.prefix(36)).description
@@ -363,12 +363,12 @@ import Testing
         // A connect timeout set in the URL.
         let started = Date()
         let status = try ShareProcess.run(["status", "--db", url + "?connect_timeout=2"])
-        #expect(status.status == 2)
+        #expect(status.status == 69)
         #expect(status.stderr.contains("no answer from 127.0.0.1:\(silent.port) within 2 s while connecting"), "\(status.stderr)")
         #expect(Date().timeIntervalSince(started) < 60)
         // The default connect timeout (10 s) also ends a wait.
         let defaulted = try ShareProcess.run(["status", "--db", url])
-        #expect(defaulted.status == 2 && defaulted.stderr.contains("within 10 s"), "\(defaulted.stderr)")
+        #expect(defaulted.status == 69 && defaulted.stderr.contains("within 10 s"), "\(defaulted.stderr)")
 
         // SIGTERM and SIGINT while hung in the connection: exit at once.
         let work = TemporaryDirectory("dist-silent")
@@ -386,7 +386,8 @@ import Testing
             kill(process.processIdentifier, signal)
             #expect(eventually(timeout: 60) { !process.isRunning })
             #expect(Date().timeIntervalSince(signalled) < 8, "\(arguments[0]) took \(Date().timeIntervalSince(signalled)) s after the signal (the connect timeout is 10 s)")
-            #expect(process.terminationStatus == 2, "\(arguments[0])")
+            // Interrupted by the signal: 128 + its number.
+            #expect(process.terminationStatus == 128 + signal, "\(arguments[0])")
         }
     }
 
@@ -404,7 +405,7 @@ import Testing
         try dying.start("b")
         let report = work.file("report.json")
         let ingest = try Ingest(["--db", server.url, "--container", container, "--max-attempts", "2", "--report", report, work.file("drop")])
-        #expect(try ingest.finish(workers: dying) == 1, "\(ingest.stderr)")
+        #expect(try ingest.finish(workers: dying) == 75, "\(ingest.stderr)")
         dying.stopAll()
         #expect(ingest.stderr.contains("failed: the manifest job gave up after 2 attempts: worker "), "\(ingest.stderr)")
         #expect(ingest.stderr.contains("is gone (its database session ended)"), "\(ingest.stderr)")
@@ -565,9 +566,9 @@ import Testing
         let worker = server.url(role: "share_worker", database: "share")
 
         let early = try ShareProcess.run(["status", "--db", worker])
-        #expect(early.status == 2 && early.stderr.contains("no share-ingest schema yet: run  share db migrate"), "\(early.stderr)")
+        #expect(early.status == 69 && early.stderr.contains("no share-ingest schema yet: run  share db migrate"), "\(early.stderr)")
         let refused = try ShareProcess.run(["db", "migrate", "--db", worker])
-        #expect(refused.status == 2 && refused.stderr.contains("permission denied") && refused.stderr.contains("run share db migrate as the owner role"), "\(refused.stderr)")
+        #expect(refused.status == 69 && refused.stderr.contains("permission denied") && refused.stderr.contains("run share db migrate as the owner role"), "\(refused.stderr)")
         #expect(try ShareProcess.run(["db", "migrate", "--db", owner]).status == 0)
         try server.sql(
             """

@@ -188,13 +188,16 @@ import Testing
     /// (source `takeout`), the `description` as `message`, `geoData` as `exportLocation`.
     static func checkTakeoutFacts(_ container: String, mode: String) throws {
         let byName = try entries(container)
+        // `photoTakenTime` is UTC; it is written at the offset of the photo's own metadata (photo.jpg's
+        // OffsetTimeOriginal), else at its place's: the zone at the JSON's `geoData` (Paris, in July) (issue 54).
         let times = [
-            "IMG_0001.jpg": "2019-07-01T16:53:20Z", "IMG_0002.jpg": "2019-07-01T16:55:00Z", "IMG_0003(1).jpg": "2019-07-01T16:56:40Z",
-            "IMG_0004.jpg": "2019-07-01T16:58:20Z", "IMG_0004-edited.jpg": "2019-07-01T16:58:20Z",
+            "IMG_0001.jpg": "2019-07-01T18:53:20+02:00", "IMG_0002.jpg": "2019-07-01T18:55:00+02:00", "IMG_0003(1).jpg": "2019-07-01T18:56:40+02:00",
+            "IMG_0004.jpg": "2019-07-01T18:58:20+02:00", "IMG_0004-edited.jpg": "2019-07-01T18:58:20+02:00",
         ]
         for (name, time) in times {
             #expect(byName[name]?["capturedAt"] as? String == time, "\(mode): \(name) \(byName[name]?["capturedAt"] ?? "none")")
             #expect(byName[name]?["capturedAtSource"] as? String == "takeout", "\(mode): \(name)")
+            #expect(byName[name]?["capturedAtOffsetSource"] as? String == (name == "IMG_0001.jpg" ? "exif" : "takeout"), "\(mode): \(name)")
         }
         #expect(byName["IMG_0002.jpg"]?["message"] as? String == "Eiffel tower at dusk", "\(mode)")
         #expect(byName["IMG_0001.jpg"]?["message"] is NSNull, "\(mode): an empty description is no message")
@@ -349,7 +352,7 @@ import Testing
             #expect(byName[name + ".json"]?["type"] as? String == "file", "\(name).json")
         }
         #expect(byName["IMG_0004.jpg"]?["capturedAtSource"] as? String == "takeout")
-        #expect(byName["IMG_0004.jpg"]?["capturedAt"] as? String == "2019-07-01T16:58:20Z")
+        #expect(byName["IMG_0004.jpg"]?["capturedAt"] as? String == "2019-07-01T18:58:20+02:00")
     }
 
     /// With location privacy on, a Takeout JSON's `geoData` is removed from its
@@ -364,7 +367,7 @@ import Testing
         #expect(run.status == 0, "\(run.stderr)")
         let entry = try #require(try Self.entries(container)["IMG_0001.jpg"])
         #expect(entry["exportLocation"] == nil, "\(entry)")
-        #expect(entry["capturedAt"] as? String == "2019-07-01T16:53:20Z")
+        #expect(entry["capturedAt"] as? String == "2019-07-01T18:53:20+02:00" && entry["capturedAtOffsetSource"] as? String == "exif", "\(entry)")
         #expect((entry["locationRemoved"] as? [String] ?? []).contains("Takeout JSON geoData, geoDataExif"), "\(entry["locationRemoved"] ?? "none")")
         let sidecar = try #require((entry["sidecars"] as? [[String: Any]])?.first)
         let link = try #require(sidecar["path"] as? String)
@@ -517,7 +520,7 @@ import Testing
                 byPath[String(source.dropFirst(drop.count + 1))] = entry
             }
             func entry(_ name: String) -> [String: Any] { byPath[name] ?? [:] }
-            #expect(entry(year + "IMG_20190701_165320.jpg")["capturedAt"] as? String == "2019-07-01T16:53:20Z", "\(mode)")
+            #expect(entry(year + "IMG_20190701_165320.jpg")["capturedAt"] as? String == "2019-07-01T18:53:20+02:00", "\(mode)")  // geoData: Paris
             #expect(entry(year + "IMG_20190703_120000(1).jpg")["capturedAt"] as? String == "2019-07-03T12:00:00Z", "\(mode)")
             #expect(entry(year + "IMG_20190705_183000-edited.jpg")["capturedAt"] as? String == "2019-07-05T18:30:00Z", "\(mode)")
             #expect(entry(year + "IMG_20190702_101500.jpg")["message"] as? String == "Breakfast on the terrace", "\(mode)")
@@ -719,8 +722,8 @@ import Testing
             seen[mode] = try Self.groupOutcomes(report: report, drop: dropPath)
             #expect(seen[mode] == want, "\(mode): \(seen[mode]?.filter { want[$0.key] != $0.value } ?? [:])")
             let byName = try Self.entries(container)
-            for (name, time) in [("IMG_0010.jpg", "2019-07-01T16:58:20Z"), ("IMG_0010-bearbeitet.jpg", "2019-07-01T16:58:20Z"),
-                ("IMG_0011.jpg", "2019-07-01T17:00:00Z"), ("IMG_0011-editado.jpg", "2019-07-01T17:00:00Z")]
+            for (name, time) in [("IMG_0010.jpg", "2019-07-01T18:58:20+02:00"), ("IMG_0010-bearbeitet.jpg", "2019-07-01T18:58:20+02:00"),
+                ("IMG_0011.jpg", "2019-07-01T19:00:00+02:00"), ("IMG_0011-editado.jpg", "2019-07-01T19:00:00+02:00")]
             {
                 #expect(byName[name]?["capturedAt"] as? String == time && byName[name]?["capturedAtSource"] as? String == "takeout", "\(mode): \(name)")
                 let sidecars = byName[name]?["sidecars"] as? [[String: Any]]
@@ -831,7 +834,7 @@ import Testing
             let uuid = try #require(URL(string: photoPath)).deletingPathExtension().lastPathComponent
             let attached = try #require(photo["sidecars"] as? [[String: Any]])
             #expect(attached.compactMap { ($0["path"] as? String).flatMap(URL.init(string:))?.lastPathComponent } == [uuid + ".1.json", uuid + ".2.xmp"])
-            #expect(photo["capturedAt"] as? String == "2019-07-01T17:01:40Z" && photo["capturedAtSource"] as? String == "takeout", "\(mode)")
+            #expect(photo["capturedAt"] as? String == "2019-07-01T19:01:40+02:00" && photo["capturedAtSource"] as? String == "takeout", "\(mode)")
             // Nothing of the failed photos is left behind; every other file in the container is an entry's or a sidecar's.
             let named = Set(byName.values.flatMap { entry in
                 [entry["path"] as? String] + (entry["sidecars"] as? [[String: Any]] ?? []).map { $0["path"] as? String }

@@ -364,7 +364,7 @@ import Testing
 
     /// A helper that comes up in a weaker sandbox than the machine allows (here a
     /// test-only switch leaves out Landlock and seccomp): `share ingest` decodes
-    /// nothing, says so in one line naming what is missing, and exits 2 (what it
+    /// nothing, says so in one line naming what is missing, and exits 69 (what it
     /// may have copied by then is a batch `--resume` finishes); `share doctor`
     /// shows the same and exits 1.
     @Test func weakerSandboxStopsTheCommandWithOneError() throws {
@@ -372,7 +372,7 @@ import Testing
         let work = TemporaryDirectory("weaker")
         let environment = ["SHARE_TEST_SANDBOX_SKIP": "landlock,seccomp"]
         let result = try ShareProcess.run(["ingest", "--container", work.file("container"), Fixtures.media("photo.jpg")], environment: environment)
-        #expect(result.status == 2, "\(result.stderr)")
+        #expect(result.status == 69, "\(result.stderr)")
         let lines = result.stderr.split(separator: "\n")
         #expect(lines.count == 1, "\(result.stderr)")
         let line = String(lines.first ?? "")
@@ -408,7 +408,7 @@ import Testing
 
     @Test func isolationMustBeProcessOrNone() throws {
         let result = try ShareProcess.run(["ingest", "--isolation", "sandbox", Fixtures.media("photo.jpg")])
-        #expect(result.status == 2)
+        #expect(result.status == 64)
         #expect(result.stderr.contains("--isolation must be process, process-weaker or none"), "\(result.stderr)")
     }
 }

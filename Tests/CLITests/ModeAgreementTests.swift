@@ -24,6 +24,8 @@ import Testing
         for name in ["pano-360.jpg", "spatial.heic", "ultrahdr.jpg"] {
             try files.copyItem(atPath: Fixtures.testdata("spatial/" + name), toPath: folder + "/" + name)
         }
+        // A capture time without an offset, at a position: the place's offset (issue 54).
+        try files.copyItem(atPath: Fixtures.privacy("exif6-gps.jpg"), toPath: folder + "/exif6-gps.jpg")
         #expect(mkfifo(folder + "/pipe", 0o644) == 0)
         try Data("hidden".utf8).write(to: URL(fileURLWithPath: folder + "/.hidden"))
     }
@@ -40,7 +42,7 @@ import Testing
                 if let value = item[key] { fields[key] = "\(value)".replacingOccurrences(of: root, with: "<drop>") }
             }
             // Facts with structure, written with sorted keys so that equal values read the same.
-            for key in ["projection", "stereo", "hdr", "capturedAt", "capturedAtSource", "video"] {
+            for key in ["projection", "stereo", "hdr", "thumbnailHdr", "capturedAt", "capturedAtSource", "capturedAtOffsetSource", "capturedAtOffsetKnown", "video"] {
                 if let value = item[key], let json = try? JSONSerialization.data(withJSONObject: value, options: [.sortedKeys, .fragmentsAllowed]) {
                     fields[key] = String(decoding: json, as: UTF8.self)
                 }
@@ -100,10 +102,13 @@ import Testing
         ]
         let reference = try #require(reports["ingest"])
         // Every entry of the drop, hidden ones excepted, and a mix of outcomes.
-        #expect(reference.count == 15, "\(reference.map { $0["source"] ?? "" })")
+        #expect(reference.count == 16, "\(reference.map { $0["source"] ?? "" })")
+        #expect(
+            reference.contains { $0["source"] == "<drop>/exif6-gps.jpg" && $0["capturedAt"] == "\"2024-06-01T09:15:00+02:00\"" && $0["capturedAtOffsetSource"] == "\"position\"" },
+            "\(reference)")
         #expect(reference.contains { $0["source"] == "<drop>/pano-360.jpg" && $0["projection"]?.contains("equirectangular") == true }, "\(reference)")
         #expect(reference.contains { $0["source"] == "<drop>/spatial.heic" && $0["stereo"] == "true" }, "\(reference)")
-        #expect(reference.contains { $0["source"] == "<drop>/ultrahdr.jpg" && $0["hdr"] == "\"gainMap\"" }, "\(reference)")
+        #expect(reference.contains { $0["source"] == "<drop>/ultrahdr.jpg" && $0["hdr"] == "\"gainMap\"" && $0["thumbnailHdr"] == "\"gainMap\"" }, "\(reference)")
         #expect(reference.contains { $0["source"] == "<drop>/clip.mp4" && $0["video"] != nil }, "\(reference)")
         #expect(Set(reference.compactMap { $0["status"] }) == ["ingested", "failed", "skipped"], "\(reference)")
         #expect(reference.contains { $0["source"] == "<drop>/nested/deeper/document.pdf" && $0["status"] == "ingested" })

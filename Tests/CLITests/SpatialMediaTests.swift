@@ -121,4 +121,43 @@ import Testing
             #expect(zip(ours, theirs).allSatisfy { abs($0 - $1) < 12 }, "x \(x): \(ours) vs the source's \(theirs)")
         }
     }
+
+    /// A panorama is judged by its shape (issue 54 part 3): GPano's
+    /// `equirectangular` on a picture that is not 2:1 (a stray type on a square
+    /// camera photo, as photoprism's `wrong.heic`; FullPano sizes of 3:2; both
+    /// large enough that a centre view would be no smaller than a thumbnail) is no
+    /// sphere, and its thumbnail is the whole picture; a full sphere whose centre
+    /// view (a quarter of its width) is smaller than a thumbnail (a 500×250
+    /// sphere's is 125×83, as photoprism's `panorama360.jpg`) gets the whole
+    /// picture's thumbnail at the thumbnail's size. Each is compared with the
+    /// whole source shrunk by libvips.
+    @Test func aPanoramaIsJudgedByItsShape() throws {
+        let drop = TemporaryDirectory()
+        let names = ["pano-stray-type.jpg": (360, 360), "pano-not-2to1.jpg": (360, 240), "pano-360-small.jpg": (360, 180)]
+        for name in names.keys { _ = try drop.add(name, copying: Fixtures.testdata("spatial/\(name)")) }
+        let container = TemporaryDirectory()
+        let result = try ShareProcess.run(["ingest", "--container", container.path, drop.path])
+        #expect(result.status == 0, "\(result.stderr)")
+        let byName = try CaptureTimeTests.entries(container.path)
+        let work = TemporaryDirectory()
+        for (name, expected) in names.sorted(by: { $0.key < $1.key }) {
+            let thumbnail = try Self.thumbnail(byName[name])
+            let size = try ImageInspector.size(thumbnail)
+            #expect(size.width == expected.0 && size.height == expected.1, "\(name): \(size)")
+            let whole = work.file(name + ".whole.png")
+            try ImageInspector.vips(["thumbnail", Fixtures.testdata("spatial/\(name)"), whole, String(expected.0), "--height", String(expected.1), "--size", "force"])
+            let difference = try ImageInspector.meanAbsoluteDifference(thumbnail, whole)
+            #expect(difference < 6, "\(name): the thumbnail differs from the whole picture by \(difference)")
+            // The projection is still reported as written.
+            #expect((byName[name]?["projection"] as? [String: Any])?["type"] as? String == "equirectangular", "\(name)")
+        }
+        // The HTML report calls none of them a 360° panorama but the sphere.
+        let url = try #require(result.lastLine)
+        let page = container.file("page.html")
+        let report = try ShareProcess.run(["report", url, "--container", container.path, "--html", page])
+        #expect(report.status == 0, "\(report.stderr)")
+        let html = try String(contentsOfFile: page, encoding: .utf8)
+        #expect(html.contains("<dt>View</dt><dd>panorama (equirectangular 1600×1600)</dd>"), "the square photo's view")
+        #expect(html.contains("<dt>View</dt><dd>360° panorama (equirectangular 500×250)</dd>"), "the small sphere's view")
+    }
 }

@@ -41,6 +41,7 @@ import Testing
         #expect(Self.refusal(Self.reply(MomentFacts(stillImageTime: 1.6), kind: .video)) == nil)
         #expect(Self.refusal(Self.reply(MomentFacts(burstIdentifier: "6E3F0D4A-1C2B-4E5F-9A8B-7C6D5E4F3A2B"))) == nil)
         #expect(Self.refusal(Self.reply(MomentFacts(burstIdentifier: "6E3F0D4A"), kind: .video))?.hasPrefix("the burst identifier") == true, "a video is no burst's frame")
+        #expect(Self.refusal(Self.reply(MomentFacts(position: CapturePosition(latitude: -90, longitude: 180)))) == nil)
     }
 
     @Test(arguments: [
@@ -56,6 +57,12 @@ import Testing
         ("a capture time of", MomentFacts(captureTime: CaptureTime(local: 1e12))),
         ("a capture time of nan s", MomentFacts(captureTime: CaptureTime(utc: .nan))),
         ("a still-image time of 1.0 s", MomentFacts(stillImageTime: 1)),  // in a still
+        // Positions are looked up only once checked (issue 54).
+        ("a position of nan, 2.0", MomentFacts(position: CapturePosition(latitude: .nan, longitude: 2))),
+        ("a position of 48.0, inf", MomentFacts(position: CapturePosition(latitude: 48, longitude: .infinity))),
+        ("a position of 90.5, 2.0", MomentFacts(position: CapturePosition(latitude: 90.5, longitude: 2))),
+        ("a position of 48.0, -180.5", MomentFacts(position: CapturePosition(latitude: 48, longitude: -180.5))),
+        ("the position 0, 0", MomentFacts(position: CapturePosition(latitude: 0, longitude: 0))),
     ])
     func liesAreRefused(refusal: String, moments: MomentFacts) {
         let got = Self.refusal(Self.reply(moments))

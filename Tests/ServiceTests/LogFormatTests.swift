@@ -42,7 +42,7 @@ import Testing
             #expect(eventually { !ingest.process.isRunning })
             // The noise's failure is logged by the worker that ran its stage.
             #expect(eventually { worker.stderr.contains("noise.jpg") }, "\(worker.stderr)")
-            #expect(worker.stop() == 0)
+            #expect(worker.stop() == 143)
             Self.expectNoSecret(worker.stderr, worker.stdout)
             if format == "json" {
                 let lines = Self.objects(worker.stderr)
@@ -52,7 +52,7 @@ import Testing
                 let failure = try #require(
                     lines.first { $0["event"] as? String == "failed" && ($0["message"] as? String ?? "").contains("noise.jpg") }, "\(worker.stderr)")
                 #expect(failure["level"] as? String == "error" && failure["reason"] as? String == "contentMismatch", "\(failure)")
-                #expect(failure["batch"] is String && failure["item"] is String && failure["stage"] is String, "\(failure)")
+                #expect(failure["batch"] is String && failure["item"] as? Int != nil && failure["stage"] is String, "\(failure)")
                 #expect(ISO8601DateFormatter().date(from: (failure["time"] as? String ?? "").replacingOccurrences(of: #"\.\d+"#, with: "", options: .regularExpression)) != nil)
             } else {
                 #expect(worker.stderr.split(separator: "\n").allSatisfy { $0.hasPrefix("share: ") }, "\(worker.stderr)")
@@ -82,12 +82,12 @@ import Testing
         let lines = Self.objects(watch.stderr)
         let failure = try #require(lines.first { $0["event"] as? String == "itemFailed" }, "\(watch.stderr)")
         #expect(failure["reason"] as? String == "contentMismatch" && failure["level"] as? String == "error")
-        #expect(failure["batch"] is String && failure["item"] is String && failure["stage"] is String, "\(failure)")
+        #expect(failure["batch"] is String && failure["item"] as? Int != nil && failure["stage"] is String, "\(failure)")
         #expect(lines.filter { $0["event"] as? String == "itemIngested" }.count == 3)
         Self.expectNoSecret(watch.stderr, watch.stdout)
         // Plain text stays the default.
         let plain = try ShareProcess.run(["watch", "--log-format", "xml", work.path + "/inbox"])
-        #expect(plain.status == 2 && plain.stderr.hasPrefix("share: --log-format must be plain or json"), "\(plain.stderr)")
+        #expect(plain.status == 64 && plain.stderr.hasPrefix("share watch: --log-format must be plain or json"), "\(plain.stderr)")
     }
 
     /// Finding 8 of issue 51: a name holding U+202E (`d\u{202E}gpj.exe` reads

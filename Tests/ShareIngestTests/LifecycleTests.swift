@@ -211,7 +211,9 @@ import Testing
         item.durationMilliseconds = 1500
         item.thumbnailPath = "/container/thumbnails/A.jpg"
         item.thumbHash = "1QcSHQRnh493V4dIh4eXh1h4kJUI"
-        item.previews = [PreviewRecord(path: "/container/thumbnails/A.1440.webp", width: 1440, height: 1080, format: .webp, size: 81_000)]
+        var hdrPreview = PreviewRecord(path: "/container/thumbnails/A.2048.jpg", width: 2048, height: 1536, format: .jpeg, size: 160_000)
+        hdrPreview.gainMap = true
+        item.previews = [PreviewRecord(path: "/container/thumbnails/A.1440.webp", width: 1440, height: 1080, format: .webp, size: 81_000), hdrPreview]
         item.moments = MomentFacts(
             embeddedVideo: EmbeddedVideo(layout: .microVideo, offset: 100, length: 2000, truncated: false), declaresMotionPhoto: true,
             contentIdentifier: "ABC-1", captureTime: CaptureTime(local: 1_700_000_000.5, utc: 1_699_996_400.5, gps: 1_699_996_401, source: .exif), stillImageTime: 1.25,
@@ -235,6 +237,8 @@ import Testing
         item.attachedTo = "/inbox/b.jpg"
         item.capturedAt = "2019-07-01T16:53:20Z"
         item.capturedAtSource = "takeout"
+        item.capturePlace = CapturePlace(zone: "Europe/Paris", source: .takeout)
+        item.thumbnailGainMap = true
         item.video = VideoFacts(codec: "hevc", frameRate: 29.97, variableFrameRate: false, captureFrameRate: 240, slowMotion: true, hdr: "dolbyVision", dolbyVisionProfile: 8, rotation: 90, audio: "aac")
         item.projection = Projection(type: .cylindrical, fullWidth: 8000, fullHeight: 2000, cropLeft: 10, cropTop: 20, croppedWidth: 7000, croppedHeight: 1500)
         (item.stereo, item.gainMap) = (true, true)
@@ -294,7 +298,7 @@ import Testing
             "\(error)".contains("was changed by a newer share (its migration 99-from-the-future is unknown to this one") && "\(error)".contains("upgrade share")
         }
         let status = try ShareProcess.run(["status", "--container", container.directory.root])
-        #expect(status.status == 2)
+        #expect(status.status == 73)
         #expect(status.stderr.contains("99-from-the-future"), "\(status.stderr)")
     }
 

@@ -379,7 +379,7 @@ import MediaFormats
         // DateTimeOriginal 2015:04:10 20:12:23 with no OffsetTimeOriginal; the GPS time gives the offset.
         let taken = try #require(entry.capturedAt)
         #expect(taken.hasPrefix("2015-04-10T20:12:23"))
-        #expect(card.contains("<dt>Taken</dt><dd>\(taken) (\(try #require(entry.capturedAtSource)))</dd>"), "\(card)")
+        #expect(card.contains("<dt>Taken</dt><dd>\(taken) (\(try #require(entry.capturedAtSource)), offset from exif)</dd>"), "\(card)")
         #expect(card.contains("<dt>ThumbHash</dt><dd>\(try #require(entry.thumbhash))</dd>"))
 
         let clip = try #require(Self.card(named: "clip-h264.mp4", in: html))

@@ -61,7 +61,19 @@ public enum Fixtures {
     }()
 
     /// The built `share` executable beside the test bundle.
-    public static var shareBinary: String { builtExecutable("share") }
+    public static var shareBinary: String {
+        _ = outsideServiceManager
+        return builtExecutable("share")
+    }
+
+    /// `share watch` and `share worker` exit 0 on SIGTERM under a service
+    /// manager (`NOTIFY_SOCKET` or `INVOCATION_ID` set), else 143: a test suite
+    /// run by systemd (a CI runner's unit) must not pass that on to every
+    /// `share` it starts. A test that wants it sets it for its process.
+    private static let outsideServiceManager: Void = {
+        unsetenv("NOTIFY_SOCKET")
+        unsetenv("INVOCATION_ID")
+    }()
 
     /// An executable product of this package, from the build the tests run in.
     public static func builtExecutable(_ name: String) -> String {

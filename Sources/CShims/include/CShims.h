@@ -49,6 +49,10 @@ int shim_vips_flip_horizontal(VipsImage *in, VipsImage **out);
 /// vips_resize(in, out, scale, NULL).
 int shim_vips_resize(VipsImage *in, VipsImage **out, double scale);
 
+/// vips_resize(in, out, hscale, "vscale", vscale, NULL): each axis by its own
+/// factor (a gain map scaled to its picture's exact size).
+int shim_vips_resize_xy(VipsImage *in, VipsImage **out, double hscale, double vscale);
+
 /// vips_extract_area(in, out, left, top, width, height, NULL): a crop.
 int shim_vips_extract_area(VipsImage *in, VipsImage **out, int left, int top, int width, int height);
 

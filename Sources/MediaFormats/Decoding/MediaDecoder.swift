@@ -282,6 +282,9 @@ public struct Thumbnail: Sendable, Codable, Hashable {
     /// The previews the spec asked for (``ThumbnailSpec/previews``), smallest
     /// first, made from the same decode; nil when none were asked for.
     public var previews: [EncodedPicture]?
+    /// The gain map carried into the thumbnail (an Ultra HDR source's), when
+    /// there is one: written with it as an Ultra HDR JPEG.
+    public var gainMap: GainMapPicture?
 
     /// A thumbnail of `jpeg` bytes, `width`×`height`.
     public init(jpeg: [UInt8], width: Int, height: Int, thumbHash: [UInt8]? = nil) {

@@ -27,11 +27,15 @@ public struct MomentFacts: Sendable, Codable, Hashable {
     /// metadata): the moment, in seconds from its start, that the Live Photo's
     /// still shows. The poster is that frame.
     public var stillImageTime: Double?
+    /// Where the picture or movie was taken, as its metadata says (EXIF GPS,
+    /// QuickTime's ISO 6709 location): only to find the capture time's offset
+    /// from the place's time zone (never reported).
+    public var position: CapturePosition?
 
     /// Moment facts; everything is optional.
     public init(
         embeddedVideo: EmbeddedVideo? = nil, declaresMotionPhoto: Bool = false, contentIdentifier: String? = nil, captureTime: CaptureTime? = nil,
-        stillImageTime: Double? = nil, burstIdentifier: String? = nil
+        stillImageTime: Double? = nil, burstIdentifier: String? = nil, position: CapturePosition? = nil
     ) {
         self.embeddedVideo = embeddedVideo
         self.declaresMotionPhoto = declaresMotionPhoto
@@ -39,11 +43,13 @@ public struct MomentFacts: Sendable, Codable, Hashable {
         self.captureTime = captureTime
         self.stillImageTime = stillImageTime
         self.burstIdentifier = burstIdentifier
+        self.position = position
     }
 
     /// True when nothing was found.
     public var isEmpty: Bool {
         embeddedVideo == nil && !declaresMotionPhoto && contentIdentifier == nil && captureTime == nil && stillImageTime == nil && burstIdentifier == nil
+            && position == nil
     }
 
     /// True for a content identifier a decoder may report and the parent
@@ -53,6 +59,61 @@ public struct MomentFacts: Sendable, Codable, Hashable {
         let bytes = Array(text.utf8)
         return (1...100).contains(bytes.count)
             && bytes.allSatisfy { (0x30...0x39).contains($0) || (0x41...0x5A).contains($0) || (0x61...0x7A).contains($0) || $0 == 0x2D }
+    }
+}
+
+/// A position on Earth (WGS84 degrees) a file's metadata gives. A decoder
+/// reports only positions that are ``isPlausible``, and the parent refuses a
+/// reply with any other (``problem``) before it looks one up.
+public struct CapturePosition: Sendable, Codable, Hashable {
+    /// Degrees north (negative: south), −90…90.
+    public var latitude: Double
+    /// Degrees east (negative: west), −180…180.
+    public var longitude: Double
+
+    /// A position.
+    public init(latitude: Double, longitude: Double) {
+        self.latitude = latitude
+        self.longitude = longitude
+    }
+
+    /// Finite, within ±90° and ±180°, and not 0, 0 (what a device writes when it knows none).
+    public var isPlausible: Bool { problem == nil }
+
+    /// What is wrong with it; nil when it is plausible.
+    public var problem: String? {
+        guard latitude.isFinite, longitude.isFinite, (-90...90).contains(latitude), (-180...180).contains(longitude) else {
+            return "a position of \(latitude), \(longitude)"
+        }
+        return latitude == 0 && longitude == 0 ? "the position 0, 0" : nil
+    }
+
+    /// The position an ISO 6709 string in decimal degrees gives
+    /// (`+48.8584+002.2945+035.000/`, `-33.8568+151.2153/`), as QuickTime's
+    /// `©xyz` and `com.apple.quicktime.location.ISO6709` hold it; nil for any
+    /// other text or an implausible position.
+    public init?(iso6709 text: String) {
+        var numbers: [Double] = []
+        var current = ""
+        for character in text {
+            if character == "+" || character == "-" || character == "/" {
+                if !current.isEmpty {
+                    guard let value = Double(current) else { return nil }
+                    numbers.append(value)
+                }
+                current = character == "/" ? "" : String(character)
+                if character == "/" { break }
+            } else if character.isASCII, character.isNumber || character == "." {
+                guard !current.isEmpty, current.count < 32 else { return nil }
+                current.append(character)
+            } else {
+                return nil
+            }
+        }
+        if !current.isEmpty, let value = Double(current) { numbers.append(value) }
+        guard numbers.count >= 2 else { return nil }
+        self.init(latitude: numbers[0], longitude: numbers[1])
+        guard isPlausible else { return nil }
     }
 }
 

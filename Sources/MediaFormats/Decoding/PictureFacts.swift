@@ -44,9 +44,23 @@ public struct Projection: Sendable, Codable, Hashable {
     }
 
     /// True for a 360° photo: an equirectangular panorama that covers the whole
-    /// sphere (360° × 180°, no crop).
+    /// sphere (360° × 180°, no crop), whose whole panorama is 2:1 (``isTwoToOne``):
+    /// a stray `GPano:ProjectionType` on a square picture is no sphere.
     public var isFullSphere: Bool {
         type == .equirectangular && cropLeft == 0 && cropTop == 0 && croppedWidth == fullWidth && croppedHeight == fullHeight
+            && Self.isTwoToOne(width: fullWidth, height: fullHeight)
+    }
+
+    /// True for a 360° photo whose picture (`width`×`height`, as stored or
+    /// resized) is 2:1 too: the picture a centre view is cut from.
+    public func isFullSphere(pictureWidth width: Int, pictureHeight height: Int) -> Bool {
+        isFullSphere && Self.isTwoToOne(width: width, height: height)
+    }
+
+    /// True when `width` is twice `height` within rounding: 2 pixels, or 1 % of
+    /// the width for a picture resized from its panorama's size.
+    public static func isTwoToOne(width: Int, height: Int) -> Bool {
+        height > 0 && abs(width - 2 * height) <= max(2, width / 100)
     }
 
     /// The largest size the parent accepts on either side.

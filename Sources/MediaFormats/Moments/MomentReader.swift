@@ -90,6 +90,7 @@ package enum MomentReader {
         guard let segments = segments(source) else { return facts }
         if let exif = segments.exif, let tiff = TIFFReader(source, base: exif.lowerBound) {
             (facts.contentIdentifier, facts.captureTime, facts.burstIdentifier) = StillMoments.read(tiff)
+            facts.position = StillMoments.position(tiff)
         }
         let xmp = segments.xmp.flatMap { source.read($0) }.flatMap { MotionPhotoXMP($0[...]) }
         let trailer = SamsungTrailer(source)
@@ -171,6 +172,7 @@ package enum MomentReader {
                     let offset = Int(BigEndianBytes(bytes: data).u32(0) ?? Int.max)
                     guard offset < data.count - 8, let tiff = TIFFReader(data, base: 4 + offset) else { continue }
                     (facts.contentIdentifier, facts.captureTime, facts.burstIdentifier) = StillMoments.read(tiff)
+                    facts.position = StillMoments.position(tiff)
                     break
                 }
             }

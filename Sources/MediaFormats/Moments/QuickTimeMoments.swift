@@ -12,6 +12,7 @@ enum QuickTimeMoments {
     static let contentIdentifierKey = "com.apple.quicktime.content.identifier"
     static let creationDateKey = "com.apple.quicktime.creationdate"
     static let stillImageTimeKey = "com.apple.quicktime.still-image-time"
+    static let locationKey = "com.apple.quicktime.location.ISO6709"
 
     /// Most bytes of a `keys`, `ilst`, sample description or sample table read.
     static let maximumBoxRead = 1 << 20
@@ -38,6 +39,15 @@ enum QuickTimeMoments {
                 date.source = .quicktime
                 facts.captureTime = date
             }
+            if let position = values[locationKey].flatMap(CapturePosition.init(iso6709:)) { facts.position = position }
+        }
+        // Android's (and older QuickTime's) `udta/©xyz`: a 16-bit length, a language, the ISO 6709 text.
+        if facts.position == nil, let udta = movie.first(where: { $0.type == "udta" }),
+            let xyz = ISOBox.list(source, in: udta.payload, limit: 256).first(where: { $0.type == "©xyz" }), xyz.payload.count > 4,
+            xyz.payload.count <= 256, let bytes = source.read(xyz.payload)
+        {
+            let length = Int(bytes[0]) << 8 | Int(bytes[1])
+            if length <= bytes.count - 4 { facts.position = CapturePosition(iso6709: String(decoding: bytes[4..<(4 + length)], as: UTF8.self)) }
         }
         facts.stillImageTime = stillImageTime(source, movie: movie, movieTimescale: movieTimescale)
         return facts.isEmpty ? nil : facts
@@ -90,7 +100,7 @@ enum QuickTimeMoments {
         for item in ISOBox.list(source, in: ilst.payload, limit: 4096) {
             // An item's type is its key's index, as a big-endian number.
             let index = item.type.utf8.reduce(0) { $0 << 8 | Int($1) }
-            guard let key = keys[index], key == contentIdentifierKey || key == creationDateKey,
+            guard let key = keys[index], key == contentIdentifierKey || key == creationDateKey || key == locationKey,
                 let data = ISOBox.list(source, in: item.payload, limit: 16).first(where: { $0.type == "data" }),
                 data.payload.count >= 8, data.payload.count <= 4096, let bytes = source.read(data.payload)
             else { continue }

@@ -33,6 +33,36 @@ enum StillMoments {
         return seconds
     }
 
+    /// The EXIF GPS position (`GPSLatitudeRef`, `GPSLatitude`, `GPSLongitudeRef`,
+    /// `GPSLongitude`: degrees, minutes and seconds as rationals), when it is
+    /// there and plausible.
+    static func position(_ tiff: TIFFReader) -> CapturePosition? {
+        guard let ifd0 = tiff.ifd(at: tiff.firstIFD), let pointer = tiff.integer(Tag.gpsIFD, in: ifd0.entries), let gps = tiff.ifd(at: pointer),
+            let latitude = degrees(tiff, 0x0002, in: gps.entries), let longitude = degrees(tiff, 0x0004, in: gps.entries)
+        else { return nil }
+        let south = tiff.string(0x0001, in: gps.entries)?.uppercased() == "S", west = tiff.string(0x0003, in: gps.entries)?.uppercased() == "W"
+        let position = CapturePosition(latitude: south ? -latitude : latitude, longitude: west ? -longitude : longitude)
+        return position.isPlausible ? position : nil
+    }
+
+    /// Three unsigned rationals (degrees, minutes, seconds) as degrees.
+    static func degrees(_ tiff: TIFFReader, _ tag: Int, in entries: [TIFFEntry]) -> Double? {
+        guard let entry = tiff.entry(tag, in: entries), entry.type == 5, entry.count == 3,
+            let bytes = tiff.source.read(entry.valueOffset..<(entry.valueOffset + 24))
+        else { return nil }
+        func u32(_ at: Int) -> Double {
+            let b = bytes[at..<(at + 4)].map(UInt32.init)
+            return Double(tiff.bigEndian ? b[0] << 24 | b[1] << 16 | b[2] << 8 | b[3] : b[3] << 24 | b[2] << 16 | b[1] << 8 | b[0])
+        }
+        var value = 0.0
+        for (index, unit) in [1.0, 60, 3600].enumerated() {
+            let denominator = u32(index * 8 + 4)
+            guard denominator != 0 else { return nil }
+            value += u32(index * 8) / denominator / unit
+        }
+        return value
+    }
+
     /// The Apple maker note's header.
     static let appleSignature = Array("Apple iOS\0".utf8)
 

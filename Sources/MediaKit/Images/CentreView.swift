@@ -17,6 +17,14 @@ enum CentreView {
     /// The region's share of the picture: left, top, width, height.
     static let region = (left: 3.0 / 8, top: 1.0 / 3, width: 1.0 / 4, height: 1.0 / 3)
 
+    /// True when the centre view of a `width`×`height` picture is at least the
+    /// thumbnail's size on its longest side: a smaller one (a 500×250 sphere's
+    /// is 125×83) would be a thumbnail smaller than the whole picture's, so the
+    /// whole picture is thumbnailed instead.
+    static func isLargeEnough(width: Int, height: Int, spec: ThumbnailSpec) -> Bool {
+        max(Double(width) * region.width, Double(height) * region.height) >= Double(spec.size)
+    }
+
     /// The centre view of the `width`×`height` full-sphere picture `input`.
     static func thumbnail(_ input: ImageInput, width: Int, height: Int, spec: ThumbnailSpec) throws(VipsError) -> Thumbnail {
         try Vips.start()

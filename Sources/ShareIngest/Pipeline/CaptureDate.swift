@@ -1,8 +1,31 @@
 import MediaFormats
+import PlaceTimeZones
 
-/// An item's v2 `capturedAt`, `capturedAtSource` and `capturedAtOffsetKnown`,
-/// decided in the parent from what the decoder read (checked by the reply
-/// check), the source's name and its modification time, in this order:
+/// The time zone of the place a photo or video was taken, and how the place
+/// is known: `position` (the position its own metadata records: EXIF GPS,
+/// QuickTime's location) or `takeout` (its Takeout JSON's `geoData`).
+struct CapturePlace: Sendable, Codable, Hashable {
+    enum Source: String, Sendable, Codable, Hashable {
+        case position, takeout
+    }
+
+    /// The IANA zone (`Europe/Paris`).
+    var zone: String
+    var source: Source
+
+    /// The zone at `position`, looked up only when it is plausible (finite, in
+    /// range, not 0, 0: the reply check refused any other already).
+    static func zone(at position: CapturePosition?) -> String? {
+        guard let position, position.isPlausible else { return nil }
+        return TimeZoneMap.shared?.zone(latitude: position.latitude, longitude: position.longitude)
+    }
+}
+
+/// An item's v2 `capturedAt`, `capturedAtSource`, `capturedAtOffsetKnown` and
+/// `capturedAtOffsetSource`, decided in the parent from what the decoder read
+/// (checked by the reply check), the source's name and its modification time,
+/// in this order:
+/// - a Takeout JSON's `photoTakenTime` (an instant), when it has one: it wins;
 /// - the metadata's time (`exif`, `quicktime`, `mp4`), with its offset when the
 ///   file gives one; an EXIF time without an offset takes the one its GPS time
 ///   stamp implies (`gps`: the difference rounded to 15 minutes, within ±14:00);
@@ -11,7 +34,12 @@ import MediaFormats
 ///   `IMG-20240501-WA0001` (WhatsApp: the date alone, midnight),
 ///   `Screenshot_20240501-120000`;
 /// - the source's modification time (`fileTime`, UTC), the last resort.
-/// A Takeout JSON's time, set by the fan-in, wins over all of them.
+/// A time without the place's offset (a wall clock without an offset, an
+/// instant in UTC) gets the offset in force at its place at that instant,
+/// daylight saving time included, when the place is known
+/// (``CapturePlace``): the zone at the position its metadata records, else at
+/// its Takeout JSON's `geoData`; a wall-clock time that occurs twice takes the
+/// first instant. `capturedAtOffsetSource` says where the offset came from.
 /// Placeholder dates (the first days of 1970 and 1904) and years outside
 /// 1900–2200 count as missing.
 struct CaptureDate: Equatable {
@@ -19,15 +47,115 @@ struct CaptureDate: Equatable {
     var source: String
     /// False for a local time without an offset; nil when it has one.
     var offsetKnown: Bool?
+    /// Where the place's offset came from (`exif`, `quicktime`, `position`,
+    /// `takeout`); nil when the time has none (a wall clock, or a `Z` instant).
+    var offsetSource: String?
 
     /// Years accepted.
     static let years = 1900...2200
 
-    static func decide(_ time: CaptureTime?, fileName: String?, modified: FileVersion?) -> CaptureDate? {
-        if let time, let found = fromMetadata(time) { return found }
-        if let fileName, let found = fromName(fileName) { return found }
-        if let modified, let text = rfc3339(Double(modified.modifiedSeconds), offset: 0) { return CaptureDate(text: text, source: "fileTime") }
+    /// The place of `item`: the zone at the position its metadata records (read
+    /// by the probe), else the one a stage kept (the location stage, before it
+    /// removed the position; the probe, from its Takeout JSON's `geoData`).
+    static func place(of item: ItemState) -> CapturePlace? {
+        if let zone = CapturePlace.zone(at: item.moments?.position) { return CapturePlace(zone: zone, source: .position) }
+        return item.capturePlace
+    }
+
+    /// The item's capture time as the fan-in's rules compare it (the Live
+    /// Photo window, the RAW+JPEG, edit and burst gaps, a burst's cover): its
+    /// metadata's, with the instant filled in where the file gives only a
+    /// wall clock and its GPS time stamp or its place gives the offset, so
+    /// that two times are compared as instants (``CaptureTime/distance(to:)``).
+    static func comparableTime(of item: ItemState) -> CaptureTime? {
+        guard var time = item.moments?.captureTime else { return nil }
+        guard time.utc == nil, let local = usable(time.local) else { return time }
+        if let own = fileOffset(time) {
+            time.utc = local - Double(own.offset)
+        } else if let place = place(of: item), let rules = ZoneRules.named(place.zone),
+            let offset = wholeMinutes(rules.offset(forLocal: Int64(local.rounded(.down))))
+        {
+            time.utc = local - Double(offset)
+        }
+        return time
+    }
+
+    static func decide(
+        _ time: CaptureTime?, fileName: String?, modified: FileVersion?, takeout: String? = nil, place: CapturePlace? = nil
+    ) -> CaptureDate? {
+        let zone = place.flatMap { ZoneRules.named($0.zone) }.map { (rules: $0, source: place?.source.rawValue ?? "") }
+        if let takeout, let instant = instant(takeout) {
+            // The file's own offset for this moment, else its place's.
+            let own = time.flatMap(fileOffset)
+            return placed(Reading(seconds: instant, clock: .instant(own?.offset, own?.source), source: TakeoutMetadata.capturedAtSource), zone: zone)
+                ?? CaptureDate(text: takeout, source: TakeoutMetadata.capturedAtSource)
+        }
+        if let time, let found = fromMetadata(time) { return placed(found, zone: zone) }
+        if let fileName, let found = fromName(fileName) { return placed(found, zone: zone) }
+        if let modified { return placed(Reading(seconds: Double(modified.modifiedSeconds), clock: .instant(nil, nil), source: "fileTime"), zone: zone) }
         return nil
+    }
+
+    /// A time read, before the place is applied: an instant (with the file's
+    /// own offset and where it came from, when it has one) or a wall clock.
+    struct Reading: Equatable {
+        enum Clock: Equatable {
+            case instant(Int?, String?)
+            case wallClock
+            /// A date alone (WhatsApp's names): never given an offset.
+            case dateOnly
+        }
+
+        var seconds: Double
+        var clock: Clock
+        var source: String
+    }
+
+    /// The entry's text for `reading`: at its own offset, else at the place's (`zone`), else as it is.
+    static func placed(_ reading: Reading, zone: (rules: ZoneRules, source: String)?) -> CaptureDate? {
+        switch reading.clock {
+        case .instant(let offset?, let offsetSource):
+            return rfc3339(reading.seconds, offset: offset).map { CaptureDate(text: $0, source: reading.source, offsetSource: offsetSource) }
+        case .instant(nil, _):
+            if let zone, let offset = wholeMinutes(zone.rules.offset(at: Int64(reading.seconds.rounded(.down)))),
+                let text = rfc3339(reading.seconds, offset: offset)
+            {
+                return CaptureDate(text: text, source: reading.source, offsetSource: zone.source)
+            }
+            return rfc3339(reading.seconds, offset: 0).map { CaptureDate(text: $0, source: reading.source) }
+        case .wallClock:
+            if let zone, let offset = wholeMinutes(zone.rules.offset(forLocal: Int64(reading.seconds.rounded(.down)))),
+                let text = rfc3339(reading.seconds - Double(offset), offset: offset)
+            {
+                return CaptureDate(text: text, source: reading.source, offsetSource: zone.source)
+            }
+            return rfc3339(reading.seconds, offset: nil).map { CaptureDate(text: $0, source: reading.source, offsetKnown: false) }
+        case .dateOnly:
+            return rfc3339(reading.seconds, offset: nil).map { CaptureDate(text: $0, source: reading.source, offsetKnown: false) }
+        }
+    }
+
+    /// An offset an RFC 3339 time can show (whole minutes, within ±14:00): tzdata's
+    /// local mean times before standard time (Paris' +0:09:21) cannot be.
+    static func wholeMinutes(_ offset: Int) -> Int? { offset % 60 == 0 && abs(offset) <= 14 * 3600 ? offset : nil }
+
+    /// The instant a Takeout time was recorded as (``TakeoutMetadata/rfc3339(_:)``: `2019-07-01T16:53:20Z`).
+    static func instant(_ text: String) -> Double? {
+        let b = Array(text.utf8)
+        func number(_ range: Range<Int>) -> Int? {
+            guard range.upperBound <= b.count else { return nil }
+            var value = 0
+            for byte in b[range] {
+                guard (0x30...0x39).contains(byte) else { return nil }
+                value = value * 10 + Int(byte - 0x30)
+            }
+            return value
+        }
+        guard b.count >= 20, b.last == UInt8(ascii: "Z"), let y = number(0..<4), let mo = number(5..<7), let d = number(8..<10), let h = number(11..<13),
+            let mi = number(14..<16), let s = number(17..<19), let seconds = civil(y, mo, d, h, mi, s)
+        else { return nil }
+        if b.count == 24, b[19] == UInt8(ascii: "."), let ms = number(20..<23) { return seconds + Double(ms) / 1000 }
+        return b.count == 20 ? seconds : nil
     }
 
     static func usable(_ value: Double?) -> Double? {
@@ -42,27 +170,37 @@ struct CaptureDate: Equatable {
         return Int(rounded)
     }
 
-    static func fromMetadata(_ time: CaptureTime) -> CaptureDate? {
+    /// The offset the file's metadata gives its own capture time, and where it
+    /// came from (`exif`: `OffsetTimeOriginal` or the GPS time stamp; `quicktime`).
+    static func fileOffset(_ time: CaptureTime) -> (offset: Int, source: String)? {
+        guard let local = usable(time.local) else { return nil }
+        let source = time.source == .quicktime ? "quicktime" : "exif"
+        if let utc = usable(time.utc), let offset = gridOffset(local - utc, tolerance: 0.01) { return (offset, source) }
+        if let gps = usable(time.gps), let offset = gridOffset(local - gps, tolerance: 120) { return (offset, "exif") }
+        return nil
+    }
+
+    static func fromMetadata(_ time: CaptureTime) -> Reading? {
         let source = (time.source ?? .exif).rawValue
         let local = usable(time.local), utc = usable(time.utc)
-        if let local, let utc, let offset = gridOffset(local - utc, tolerance: 0.01), let text = rfc3339(utc, offset: offset) {
-            return CaptureDate(text: text, source: source)
+        if let local, let utc, let offset = gridOffset(local - utc, tolerance: 0.01) {
+            return Reading(seconds: utc, clock: .instant(offset, time.source == .quicktime ? "quicktime" : "exif"), source: source)
         }
         if let local {
             // The GPS time stamp is whole seconds, taken a moment apart from the shutter.
-            if let gps = usable(time.gps), let offset = gridOffset(local - gps, tolerance: 120), let text = rfc3339(local - Double(offset), offset: offset) {
-                return CaptureDate(text: text, source: "gps")
+            if let gps = usable(time.gps), let offset = gridOffset(local - gps, tolerance: 120), rfc3339(local - Double(offset), offset: offset) != nil {
+                return Reading(seconds: local - Double(offset), clock: .instant(offset, "exif"), source: "gps")
             }
-            if let text = rfc3339(local, offset: nil) { return CaptureDate(text: text, source: source, offsetKnown: false) }
+            if rfc3339(local, offset: nil) != nil { return Reading(seconds: local, clock: .wallClock, source: source) }
         }
-        if let utc, let text = rfc3339(utc, offset: 0) { return CaptureDate(text: text, source: source) }
+        if let utc, rfc3339(utc, offset: 0) != nil { return Reading(seconds: utc, clock: .instant(nil, nil), source: source) }
         return nil
     }
 
     // MARK: - File names
 
     /// The capture time a phone's file name says.
-    static func fromName(_ name: String) -> CaptureDate? {
+    static func fromName(_ name: String) -> Reading? {
         let bytes = Array(name.utf8)
         func digits(_ at: Int, _ count: Int) -> Int? {
             guard at >= 0, at + count <= bytes.count else { return nil }
@@ -89,28 +227,28 @@ struct CaptureDate: Equatable {
         // Pixel: PXL_YYYYMMDD_HHMMSSmmm, in UTC.
         if starts("PXL_"), let found = stamp(4, separator: underscore) {
             let ms = digits(19, 3) ?? 0
-            guard let seconds = local(found.date, found.time, milliseconds: ms), let text = rfc3339(seconds, offset: 0) else { return nil }
-            return CaptureDate(text: text, source: "fileName")
+            guard let seconds = local(found.date, found.time, milliseconds: ms), rfc3339(seconds, offset: 0) != nil else { return nil }
+            return Reading(seconds: seconds, clock: .instant(nil, nil), source: "fileName")
         }
         // Android cameras: IMG_YYYYMMDD_HHMMSS, VID_YYYYMMDD_HHMMSS (local time).
         for prefix in ["IMG_", "VID_"] where starts(prefix) {
-            if let found = stamp(4, separator: underscore), let seconds = local(found.date, found.time), let text = rfc3339(seconds, offset: nil) {
-                return CaptureDate(text: text, source: "fileName", offsetKnown: false)
+            if let found = stamp(4, separator: underscore), let seconds = local(found.date, found.time), rfc3339(seconds, offset: nil) != nil {
+                return Reading(seconds: seconds, clock: .wallClock, source: "fileName")
             }
         }
         // WhatsApp: IMG-YYYYMMDD-WA0001, VID-YYYYMMDD-WA0001 (the date alone).
         for prefix in ["IMG-", "VID-"] where starts(prefix) {
             if let y = digits(4, 4), let mo = digits(8, 2), let d = digits(10, 2), byte(12) == dash, byte(13) == UInt8(ascii: "W"),
-                byte(14) == UInt8(ascii: "A"), let seconds = local((y, mo, d), (0, 0, 0)), let text = rfc3339(seconds, offset: nil)
+                byte(14) == UInt8(ascii: "A"), let seconds = local((y, mo, d), (0, 0, 0)), rfc3339(seconds, offset: nil) != nil
             {
-                return CaptureDate(text: text, source: "fileName", offsetKnown: false)
+                return Reading(seconds: seconds, clock: .dateOnly, source: "fileName")
             }
         }
         // Android screenshots: Screenshot_YYYYMMDD-HHMMSS (local time).
         if starts("Screenshot_"), let found = stamp(11, separator: dash), let seconds = local(found.date, found.time),
-            let text = rfc3339(seconds, offset: nil)
+            rfc3339(seconds, offset: nil) != nil
         {
-            return CaptureDate(text: text, source: "fileName", offsetKnown: false)
+            return Reading(seconds: seconds, clock: .wallClock, source: "fileName")
         }
         return nil
     }

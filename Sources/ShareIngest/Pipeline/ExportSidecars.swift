@@ -437,7 +437,7 @@ struct ShotGrouping {
     /// When a frame was taken, comparable across frames of one burst (the
     /// instant when known, else the wall clock).
     private static func instant(_ item: ItemState) -> Double? {
-        item.moments?.captureTime.flatMap { $0.utc ?? $0.local }
+        CaptureDate.comparableTime(of: item).flatMap { $0.utc ?? $0.local }
     }
 
     /// Groups `candidates`: every item of each stem among them.
@@ -518,13 +518,13 @@ struct ShotGrouping {
 
     /// Capture times within ``burstMaximumGap`` when both have one.
     static func sameBurst(_ cover: ItemState, _ frame: ItemState) -> Bool {
-        guard let a = cover.moments?.captureTime, let b = frame.moments?.captureTime, let gap = a.distance(to: b) else { return true }
+        guard let a = CaptureDate.comparableTime(of: cover), let b = CaptureDate.comparableTime(of: frame), let gap = a.distance(to: b) else { return true }
         return gap <= burstMaximumGap
     }
 
     /// Capture times within 1 s when both have one (the metadata decides, not the name alone).
     static func sameShot(_ raw: ItemState, _ jpeg: ItemState) -> Bool {
-        guard let a = raw.moments?.captureTime, let b = jpeg.moments?.captureTime, let gap = a.distance(to: b) else { return true }
+        guard let a = CaptureDate.comparableTime(of: raw), let b = CaptureDate.comparableTime(of: jpeg), let gap = a.distance(to: b) else { return true }
         return gap <= rawJpegMaximumGap
     }
 

@@ -112,6 +112,14 @@ struct ItemState: Sendable, Hashable, Codable {
     var exportLocation: TakeoutLocation?
     /// The group of shots it belongs to (the fan-in forms them: ``ShotGrouping``).
     var group: SharedMediaFile.Group?
+    /// The time zone of the place it was taken, when a stage found it before
+    /// the position could be lost: the location stage (its copy's position,
+    /// before removing it) or the probe (its Takeout JSON's `geoData`). Only
+    /// the zone is kept, never the position (issue 54: `capturedAt`'s offset).
+    var capturePlace: CapturePlace?
+    /// True when the thumbnail was written as an Ultra HDR JPEG, with the
+    /// source's gain map (v2 `thumbnailHdr`: issue 54).
+    var thumbnailGainMap: Bool?
     // Location privacy: what was removed from the copy (nil: the stage did not
     // run on it, or found nothing).
     var locationRemoved: [String]?
@@ -148,6 +156,7 @@ struct ItemState: Sendable, Hashable, Codable {
         case thumbnailPath, moments, motionVideo, livePhoto, carriedSidecars, sidecarKind, attachedTo, capturedAt, capturedAtSource
         case exportDescription, exportLocation, group, locationRemoved, compatible, stageRecords, warnings, failure, stageSeconds, lostAttempts
         case suspect, video, projection, stereo, gainMap
+        case capturePlace, thumbnailGainMap
         case previews
         case thumbHash = "thumbhash"
         case sourceVersion = "version"
@@ -237,7 +246,9 @@ struct PreviewRecord: Sendable, Hashable, Codable {
     let width: Int
     let height: Int
     let format: PreviewFormat
-    let size: Int64
+    var size: Int64
+    /// True for a JPEG preview written with the source's gain map (issue 54).
+    var gainMap: Bool? = nil
 }
 
 /// An item's compatible copy (``CompatibleStage``): a full-resolution JPEG in the container.

@@ -87,7 +87,7 @@ struct LivePhotoPairing {
     static func matchByNameAndTime(_ still: ItemState, _ movie: ItemState) -> Bool {
         if let a = still.moments?.contentIdentifier, let b = movie.moments?.contentIdentifier, a != b { return false }
         guard let duration = movie.durationMilliseconds, duration <= PipelineDefinition.MotionSettings.livePhotoMaximumSeconds * 1000,
-            let stillTime = still.moments?.captureTime, let movieTime = movie.moments?.captureTime,
+            let stillTime = CaptureDate.comparableTime(of: still), let movieTime = CaptureDate.comparableTime(of: movie),
             let gap = stillTime.distance(to: movieTime)
         else { return false }
         return gap <= PipelineDefinition.MotionSettings.livePhotoMaximumGap

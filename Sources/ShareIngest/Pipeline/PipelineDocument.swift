@@ -17,12 +17,41 @@ struct PipelineDocument {
 
     // MARK: - Reading
 
+    /// Where `data` has a comma followed (after white space) by `]` or `}`,
+    /// outside strings: its line and column (1-based), if anywhere.
+    static func trailingComma(in data: Data) -> (line: Int, column: Int)? {
+        var inString = false, escaped = false
+        var line = 1, column = 0
+        var comma: (line: Int, column: Int)?
+        for byte in data {
+            column += 1
+            if byte == UInt8(ascii: "\n") { (line, column) = (line + 1, 0) }
+            if inString {
+                if escaped { escaped = false } else if byte == UInt8(ascii: "\\") { escaped = true } else if byte == UInt8(ascii: "\"") { inString = false }
+                continue
+            }
+            switch byte {
+            case UInt8(ascii: "\""): inString = true; comma = nil
+            case UInt8(ascii: ","): comma = (line, column)
+            case UInt8(ascii: "]"), UInt8(ascii: "}"): if let comma { return comma }
+            case UInt8(ascii: " "), UInt8(ascii: "\t"), UInt8(ascii: "\n"), UInt8(ascii: "\r"): break
+            default: comma = nil
+            }
+        }
+        return nil
+    }
+
     func fail(_ field: String, _ problem: String) -> PipelineError {
         PipelineError(file: file, field: field, problem: problem)
     }
 
     /// Decodes and validates a document; every error names its field and what is allowed.
     func decode(_ data: Data) throws(PipelineError) -> PipelineDefinition {
+        // Foundation's parser accepts a trailing comma, which JSON does not:
+        // such a file must be refused here, not read as something else.
+        if let (line, column) = Self.trailingComma(in: data) {
+            throw fail("(document)", "not valid JSON: a comma before a closing bracket or brace at line \(line), column \(column)")
+        }
         let root: Any
         do {
             root = try JSONSerialization.jsonObject(with: data)

@@ -74,10 +74,10 @@ struct ReportedItem {
         if let p = entry.projection {
             let full = p.cropLeft == 0 && p.cropTop == 0 && p.croppedWidth == p.fullWidth && p.croppedHeight == p.fullHeight
             let crop = full ? "" : ", crop \(p.croppedWidth)×\(p.croppedHeight) at \(p.cropLeft),\(p.cropTop)"
-            parts.append("\(full && p.type == "equirectangular" ? "360° panorama" : "panorama") (\(p.type) \(p.fullWidth)×\(p.fullHeight)\(crop))")
+            parts.append("\(p.isFullSphere ? "360° panorama" : "panorama") (\(p.type) \(p.fullWidth)×\(p.fullHeight)\(crop))")
         }
         if entry.stereo == true { parts.append("stereo pair") }
-        if entry.hdr == "gainMap" { parts.append("HDR gain map") }
+        if entry.hdr == "gainMap" { parts.append(entry.thumbnailHdr == "gainMap" ? "HDR gain map (in its thumbnail too)" : "HDR gain map") }
         return parts.isEmpty ? nil : parts.joined(separator: "; ")
     }
 
@@ -85,7 +85,10 @@ struct ReportedItem {
     /// `2024-05-01T12:00:00 (fileName, offset unknown)`.
     var taken: String? {
         guard let entry = item.entry, let capturedAt = entry.capturedAt else { return nil }
-        let notes = [entry.capturedAtSource, entry.capturedAtOffsetKnown == false ? "offset unknown" : nil].compactMap { $0 }
+        let notes = [
+            entry.capturedAtSource, entry.capturedAtOffsetKnown == false ? "offset unknown" : nil,
+            entry.capturedAtOffsetSource.map { "offset from \($0)" },
+        ].compactMap { $0 }
         return notes.isEmpty ? capturedAt : "\(capturedAt) (\(notes.joined(separator: ", ")))"
     }
 

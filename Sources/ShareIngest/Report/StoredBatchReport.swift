@@ -337,6 +337,8 @@ struct BatchReportDocument: Codable {
         var capturedAt: String?
         var capturedAtSource: String?
         var capturedAtOffsetKnown: Bool?
+        var capturedAtOffsetSource: String?
+        var thumbnailHdr: String?
         var video: SharedMediaFile.Video?
         var exportLocation: SharedMediaFile.ExportLocation?
         /// A sidecar's (status `attached`): the media item it is attached to.
@@ -503,7 +505,7 @@ extension BatchReportDocument.Item {
                 locationRemoved: locationRemoved
             ).with(sidecars: sidecars).with(group: group).with(capturedAt: capturedAt, capturedAtSource: capturedAtSource, exportLocation: exportLocation)
                 .with(thumbhash: thumbhash).with(previews: previews)
-                .with(capturedAtOffsetKnown: capturedAtOffsetKnown).with(video: video).with(projection: projection, stereo: stereo, hdr: hdr)
+                .with(capturedAtOffsetKnown: capturedAtOffsetKnown, capturedAtOffsetSource: capturedAtOffsetSource).with(thumbnailHdr: thumbnailHdr).with(video: video).with(projection: projection, stereo: stereo, hdr: hdr)
         }
         // Copies are named <UUID>.<ext> in the container.
         let id = entry?.fileURL.flatMap { UUID(uuidString: $0.deletingPathExtension().lastPathComponent) }
@@ -529,6 +531,8 @@ extension BatchReportDocument.Item {
             stageSeconds: seconds(item.stageSeconds))
         thumbhash = entry?.thumbhash
         previews = entry?.previews
+        capturedAtOffsetSource = entry?.capturedAtOffsetSource
+        thumbnailHdr = entry?.thumbnailHdr
         (projection, stereo, hdr) = (entry?.projection, entry?.stereo, entry?.hdr)
     }
 }

@@ -45,7 +45,9 @@ package struct ServiceLogLine: Sendable {
             let formatter = ISO8601DateFormatter()
             formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
             let fields: [String: Any] = [
-                "time": formatter.string(from: date), "level": level.rawValue, "event": event, "batch": batch ?? NSNull(), "item": item ?? NSNull(),
+                "time": formatter.string(from: date), "level": level.rawValue, "event": event, "batch": batch ?? NSNull(),
+                // An item's index is a number, as in --json's item events.
+                "item": item.map { text in Int(text).map { $0 as Any } ?? text } ?? NSNull(),
                 "stage": stage ?? NSNull(), "reason": reason ?? NSNull(), "message": DatabaseSecrets.scrub(message),
             ]
             let data = (try? JSONSerialization.data(withJSONObject: fields, options: [.sortedKeys, .withoutEscapingSlashes])) ?? Data("{}".utf8)

@@ -42,7 +42,10 @@ struct LocationStage: PipelineStage {
 
     func process(_ item: inout InFlightItem, in batch: BatchContext) throws(ItemFailure) {
         guard applies(item.state), let path = item.copyPath, let format = item.sniffed?.format else { return }
-        let found = try Self.removeLocation(from: path, label: item.label, format: format, settings: settings, in: batch)
+        var position: CapturePosition?
+        let found = try Self.removeLocation(from: path, label: item.label, format: format, settings: settings, in: batch, position: &position)
+        // The place's time zone, found before the position is removed (the capture time's offset: issue 54).
+        if let zone = CapturePlace.zone(at: position) { item.capturePlace = CapturePlace(zone: zone, source: .position) }
         if !found.isEmpty { item.locationRemoved = found.map(\.name) }
         // A Takeout JSON whose photo is not in the drop: what it says is not read.
         if item.sidecarKind == .takeout, !found.isEmpty { item.locationRemoved = [Self.takeoutLocationRemoved] }
@@ -66,12 +69,24 @@ struct LocationStage: PipelineStage {
     static func removeLocation(
         from path: String, label: String, format: MediaFormat, settings: PipelineDefinition.LocationSettings, in batch: BatchContext, sync: Bool? = nil
     ) throws(ItemFailure) -> [LocationRecord] {
+        var position: CapturePosition?
+        return try removeLocation(from: path, label: label, format: format, settings: settings, in: batch, sync: sync, position: &position)
+    }
+
+    /// The same, also reading (for a v2 manifest's capture time) the position
+    /// the copy records, checked by the reply check, into `position`.
+    static func removeLocation(
+        from path: String, label: String, format: MediaFormat, settings: PipelineDefinition.LocationSettings, in batch: BatchContext, sync: Bool? = nil,
+        position: inout CapturePosition?
+    ) throws(ItemFailure) -> [LocationRecord] {
         let request = DecodeRequest(
             path: path, label: label, format: format, pixelLimit: (batch.pipeline.probe ?? .init()).pixelLimit, timeLimit: settings.timeLimit,
-            batch: batch.batchID.uuidString, task: .locationMetadata)
+            batch: batch.batchID.uuidString, moments: batch.pipeline.manifest.schema == .v2 && MomentReaderFormats.reads(format), task: .locationMetadata)
         let found: LocationMetadata
         do {
-            found = try batch.decoder.decode(request).location ?? LocationMetadata()
+            let decoded = try batch.decoder.decode(request)
+            found = decoded.location ?? LocationMetadata()
+            position = decoded.moments?.position
         } catch {
             throw ItemFailure(.location, error)
         }
@@ -233,7 +248,7 @@ extension LocationStage {
             .integer("workers", \.workers, in: 1...64),
             .number("timeLimit", \.timeLimit, in: 0.001...86_400),
         ],
-        workers: \.workers, records: [.locationRemoved, .sha256],
+        workers: \.workers, records: [.locationRemoved, .sha256, .capturePlace],
         make: { settings, _ in LocationStage(settings: settings) })
 }
 

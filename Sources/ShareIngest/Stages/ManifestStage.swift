@@ -17,10 +17,14 @@ struct ManifestStage {
         case .url(let link):
             return SharedMediaFile(path: link, type: .url, mimeType: item.mimeType, message: message)
         case .file:
-            // A Takeout JSON's time (set by the fan-in) wins; otherwise the decoder's, the name's, the file's.
+            // A Takeout JSON's time (set by the probe) wins; otherwise the decoder's, the name's, the file's;
+            // with the offset of the place's time zone where the time has none (``CaptureDate``).
             let captured =
-                settings.schema != .v2 || item.capturedAt != nil || !(item.type == .image || item.type == .video)
-                ? nil : CaptureDate.decide(item.moments?.captureTime, fileName: item.source.fileName, modified: item.sourceVersion)
+                settings.schema != .v2 || !(item.type == .image || item.type == .video)
+                ? nil
+                : CaptureDate.decide(
+                    item.moments?.captureTime, fileName: item.source.fileName, modified: item.sourceVersion,
+                    takeout: item.capturedAtSource == TakeoutMetadata.capturedAtSource ? item.capturedAt : nil, place: CaptureDate.place(of: item))
             return SharedMediaFile(
                 path: url(item.copyPath ?? ""), thumbnail: item.thumbnailPath.map(url),
                 duration: item.durationMilliseconds, type: item.type, mimeType: item.mimeType, message: message ?? item.exportDescription,
@@ -43,12 +47,14 @@ struct ManifestStage {
                 sidecars: item.attachedSidecars.isEmpty
                     ? nil : item.attachedSidecars.map { SharedMediaFile.Sidecar(path: url($0.path), kind: $0.kind, mimeType: $0.mimeType, size: $0.size) }
             ).with(
-                capturedAt: item.capturedAt ?? captured?.text, capturedAtSource: item.capturedAtSource ?? captured?.source,
+                capturedAt: captured?.text ?? item.capturedAt, capturedAtSource: captured?.source ?? item.capturedAtSource,
                 exportLocation: item.exportLocation.map { SharedMediaFile.ExportLocation(latitude: $0.latitude, longitude: $0.longitude, altitude: $0.altitude) }
             ).with(group: item.group).with(thumbhash: item.thumbnailPath == nil ? nil : item.thumbHash)
             .with(previews: settings.schema != .v2 || item.thumbnailPath == nil ? nil : item.previews.map {
-                SharedMediaFile.Preview(path: url($0.path), width: $0.width, height: $0.height, mimeType: $0.format.mimeType, size: $0.size)
-            }).with(capturedAtOffsetKnown: captured?.offsetKnown).with(
+                var preview = SharedMediaFile.Preview(path: url($0.path), width: $0.width, height: $0.height, mimeType: $0.format.mimeType, size: $0.size)
+                preview.hdr = $0.gainMap == true ? "gainMap" : nil
+                return preview
+            }).with(thumbnailHdr: settings.schema == .v2 && item.thumbnailPath != nil && item.thumbnailGainMap == true ? "gainMap" : nil).with(capturedAtOffsetKnown: captured?.offsetKnown, capturedAtOffsetSource: captured?.offsetSource).with(
                 video: settings.schema != .v2 || item.type != .video
                     ? nil
                     : item.video.map {

@@ -105,6 +105,10 @@ struct ProbeStage: PipelineStage {
             item.capturedAtSource = TakeoutMetadata.capturedAtSource
         }
         item.exportDescription = facts.description
+        // Its place's time zone, kept even under location privacy (the capture time's offset: issue 54).
+        if item.capturePlace == nil, let place = facts.location, let zone = CapturePlace.zone(at: CapturePosition(latitude: place.latitude, longitude: place.longitude)) {
+            item.capturePlace = CapturePlace(zone: zone, source: .takeout)
+        }
         item.exportLocation = locationPrivacy ? nil : facts.location
     }
 }
@@ -141,7 +145,7 @@ extension ProbeStage {
         workers: \.workers,
         records: [
             .type, .mimeType, .width, .height, .durationMilliseconds, .video, .projection, .stereo, .gainMap, .moments, .carriedSidecars,
-            .capturedAt, .capturedAtSource, .exportDescription, .exportLocation,
+            .capturedAt, .capturedAtSource, .exportDescription, .exportLocation, .capturePlace,
         ],
         make: { settings, pipeline in
                 ProbeStage(settings: settings, thumbnail: pipeline.thumbnail, moments: pipeline.manifest.schema == .v2)

@@ -56,11 +56,12 @@ struct ThumbnailStage: PipelineStage {
         // own (named by its UUID): replace it.
         FileSystem.remove(destination)
         do {
-            try AtomicFile.create(destination, bytes: thumbnail.jpeg, syncDirectory: false)
+            try AtomicFile.create(destination, bytes: Self.bytes(thumbnail.jpeg, gainMap: thumbnail.gainMap), syncDirectory: false)
         } catch {
             throw ItemFailure(.thumbnail, writing: error, "\(item.label): cannot write thumbnail: \(error)")
         }
         item.thumbnailPath = destination
+        item.thumbnailGainMap = thumbnail.gainMap != nil ? true : nil
         item.thumbHash = thumbnail.thumbHash.map { Data($0).base64EncodedString() }
         item.previews = try writePreviews(thumbnail, spec: spec, item: item, in: batch)
     }
@@ -77,14 +78,27 @@ struct ThumbnailStage: PipelineStage {
             let destination = batch.container.previewPath(id: item.id, size: size, format: picture.format)
             FileSystem.remove(destination)
             do {
-                try AtomicFile.create(destination, bytes: picture.bytes, syncDirectory: false)
+                try AtomicFile.create(destination, bytes: Self.bytes(picture.bytes, gainMap: picture.format == .jpeg ? picture.gainMap : nil), syncDirectory: false)
             } catch {
                 for record in written { FileSystem.remove(record.path) }
                 throw ItemFailure(.thumbnail, writing: error, "\(item.label): cannot write its \(size) px preview: \(error)")
             }
-            written.append(PreviewRecord(path: destination, width: picture.width, height: picture.height, format: picture.format, size: Int64(picture.bytes.count)))
+            var record = PreviewRecord(path: destination, width: picture.width, height: picture.height, format: picture.format, size: Int64(picture.bytes.count))
+            if picture.format == .jpeg, picture.gainMap != nil {
+                record.gainMap = true
+                record.size = Int64(Self.bytes(picture.bytes, gainMap: picture.gainMap).count)
+            }
+            written.append(record)
         }
         return written
+    }
+
+    /// A JPEG's bytes as written: with a gain map, the Ultra HDR JPEG the parent
+    /// assembles (MediaFormats' `UltraHDR`: its XMP and MPF index written here
+    /// from checked numbers); without one, `jpeg` itself, byte for byte.
+    static func bytes(_ jpeg: [UInt8], gainMap: GainMapPicture?) -> [UInt8] {
+        guard let gainMap else { return jpeg }
+        return UltraHDR.assemble(base: jpeg, gainMap: gainMap.jpeg, metadata: gainMap.metadata) ?? jpeg
     }
 }
 
@@ -161,7 +175,7 @@ extension ThumbnailStage {
             .number("timeLimit", \.timeLimit, in: 0.001...86_400),
             .number("posterTime", \.posterTime, in: 0...86_400),
         ],
-        workers: \.workers, records: [.thumbnailPath, .thumbHash, .previews],
+        workers: \.workers, records: [.thumbnailPath, .thumbHash, .previews, .thumbnailGainMap],
         make: { settings, _ in ThumbnailStage(settings: settings) })
 }
 

@@ -1,0 +1,107 @@
+// An HDR gain map's metadata (Adobe's `hdrgm` XMP, which Ultra HDR and
+// ISO 21496-1 share), read from a source's gain map in the decoder, checked by
+// the parent, and written by the parent into the Ultra HDR JPEG thumbnails it
+// assembles (``UltraHDR``): the parent writes every byte of metadata itself,
+// from checked numbers; of the helper's gain map JPEG it keeps only the
+// segments a picture needs.
+
+/// The values of a gain map's `hdrgm` XMP (one for all channels), log2 where
+/// the format says so: HDR = (SDR + offsetSDR) · 2^(boost · weight) − offsetHDR,
+/// boost = gainMapMin · (1 − r) + gainMapMax · r, r = (map / 255)^(1 / gamma),
+/// weight = the display's headroom between `hdrCapacityMin` and `hdrCapacityMax` (1 at full headroom).
+public struct GainMapMetadata: Sendable, Codable, Hashable {
+    /// log2 of the smallest boost the map encodes (its value 0).
+    public var gainMapMin: Double
+    /// log2 of the largest boost (its value 255).
+    public var gainMapMax: Double
+    /// The map's encoding gamma.
+    public var gamma: Double
+    /// Added to the SDR base before the boost (linear, 0–1).
+    public var offsetSDR: Double
+    /// Taken from the result after it.
+    public var offsetHDR: Double
+    /// log2 of the display headroom from which the map starts to apply.
+    public var hdrCapacityMin: Double
+    /// log2 of the headroom at which it applies in full.
+    public var hdrCapacityMax: Double
+
+    /// Metadata; the defaults are the format's (Ultra HDR 1.0).
+    public init(
+        gainMapMin: Double = 0, gainMapMax: Double, gamma: Double = 1, offsetSDR: Double = 1.0 / 64, offsetHDR: Double = 1.0 / 64,
+        hdrCapacityMin: Double = 0, hdrCapacityMax: Double
+    ) {
+        self.gainMapMin = gainMapMin
+        self.gainMapMax = gainMapMax
+        self.gamma = gamma
+        self.offsetSDR = offsetSDR
+        self.offsetHDR = offsetHDR
+        self.hdrCapacityMin = hdrCapacityMin
+        self.hdrCapacityMax = hdrCapacityMax
+    }
+
+    /// The largest boost accepted, in stops (2^16: far beyond any display's headroom).
+    public static let maximumStops = 16.0
+
+    /// What is wrong with these values (the parent's check); nil when sane:
+    /// finite; gain map minimum at most its maximum, both within ±16 stops;
+    /// a gamma in (0, 16]; offsets in [0, 1]; capacities within 0…16 stops,
+    /// the minimum below the maximum.
+    public var problem: String? {
+        let all = [gainMapMin, gainMapMax, gamma, offsetSDR, offsetHDR, hdrCapacityMin, hdrCapacityMax]
+        guard all.allSatisfy(\.isFinite) else { return "gain map metadata that is not finite" }
+        guard abs(gainMapMin) <= Self.maximumStops, abs(gainMapMax) <= Self.maximumStops, gainMapMin <= gainMapMax else {
+            return "a gain map range of \(gainMapMin) to \(gainMapMax) stops"
+        }
+        guard gamma > 0, gamma <= 16 else { return "a gain map gamma of \(gamma)" }
+        guard (0...1).contains(offsetSDR), (0...1).contains(offsetHDR) else { return "gain map offsets of \(offsetSDR) and \(offsetHDR)" }
+        guard hdrCapacityMin >= 0, hdrCapacityMax <= Self.maximumStops, hdrCapacityMin < hdrCapacityMax else {
+            return "an HDR capacity of \(hdrCapacityMin) to \(hdrCapacityMax) stops"
+        }
+        return nil
+    }
+
+    /// The values of an `hdrgm` XMP packet (attributes or elements, any
+    /// prefix bound to the namespace; per-channel `rdf:Seq` values: their
+    /// first), when it has `Version` and `GainMapMax` and says its base is SDR
+    /// (`BaseRenditionIsHDR` false or absent); nil otherwise.
+    package init?(xmp text: String) {
+        guard let prefix = SpatialMetadata.prefix(of: SpatialMetadata.gainMapNamespace, in: text),
+            SpatialMetadata.value("\(prefix):Version", in: text) != nil
+        else { return nil }
+        func number(_ name: String) -> Double? {
+            if let value = SpatialMetadata.value("\(prefix):\(name)", in: text) { return Double(value) }
+            // <hdrgm:GainMapMax><rdf:Seq><rdf:li>2.3</rdf:li>…
+            guard let start = text.firstRange(of: "<\(prefix):\(name)>") else { return nil }
+            let rest = text[start.upperBound...]
+            guard let li = rest.firstRange(of: "<rdf:li>"), let end = rest[li.upperBound...].firstIndex(of: "<") else { return nil }
+            return Double(String(rest[li.upperBound..<end]).trimmingCharacters(in: " "))
+        }
+        if let base = SpatialMetadata.value("\(prefix):BaseRenditionIsHDR", in: text), base.lowercased() == "true" { return nil }
+        guard let maximum = number("GainMapMax") else { return nil }
+        self.init(
+            gainMapMin: number("GainMapMin") ?? 0, gainMapMax: maximum, gamma: number("Gamma") ?? 1, offsetSDR: number("OffsetSDR") ?? 1.0 / 64,
+            offsetHDR: number("OffsetHDR") ?? 1.0 / 64, hdrCapacityMin: number("HDRCapacityMin") ?? 0, hdrCapacityMax: number("HDRCapacityMax") ?? maximum)
+    }
+}
+
+/// A gain map made for a thumbnail or a JPEG preview: a JPEG of the
+/// picture's size (grey, or three channels when the source's map has them)
+/// and the metadata that says how to apply it.
+public struct GainMapPicture: Sendable, Codable, Hashable {
+    /// JPEG bytes (no metadata of their own).
+    public var jpeg: [UInt8]
+    /// Width in pixels: the picture's.
+    public var width: Int
+    /// Height in pixels: the picture's.
+    public var height: Int
+    /// How the map applies.
+    public var metadata: GainMapMetadata
+
+    /// A gain map picture.
+    public init(jpeg: [UInt8], width: Int, height: Int, metadata: GainMapMetadata) {
+        self.jpeg = jpeg
+        self.width = width
+        self.height = height
+        self.metadata = metadata
+    }
+}

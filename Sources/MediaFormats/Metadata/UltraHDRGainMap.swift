@@ -1,0 +1,82 @@
+// Where an Ultra HDR JPEG's gain map is and how it applies: the image the
+// primary's MPF index lists whose XMP has `hdrgm:Version`, its `hdrgm`
+// values (``GainMapMetadata``), and the primary's EXIF orientation (the gain
+// map has none of its own: it is turned with the primary). Read in the
+// decoder, by random access; nothing here traps on bad input.
+
+/// An Ultra HDR JPEG's gain map (``SpatialMetadata/ultraHDRGainMap(_:)``).
+package struct UltraHDRGainMap: Sendable, Hashable {
+    /// The gain map JPEG's bytes in the file.
+    package var range: Range<Int>
+    /// Its `hdrgm` values.
+    package var metadata: GainMapMetadata
+    /// The primary's EXIF orientation (1–8).
+    package var orientation: Int
+}
+
+extension SpatialMetadata {
+    /// The largest gain map JPEG read (a 50 MP photo's quarter-size map is a few MB).
+    static let maximumGainMap = 64 << 20
+
+    /// The gain map of the Ultra HDR JPEG in `source`: the first further image
+    /// its MPF index lists whose own XMP has `hdrgm:Version`, `GainMapMax` and
+    /// an SDR base (else, without an index, the `GainMap` item its
+    /// `Container:Directory` puts last); nil when there is none, or it lies
+    /// outside the file.
+    package static func ultraHDRGainMap(_ source: any RandomAccessBytes) -> UltraHDRGainMap? {
+        let primary = segments(source, at: 0)
+        for segment in primary where segment.marker == 0xE2 && source.read(segment.payload.lowerBound..<(segment.payload.lowerBound + 4)) == mpfSignature {
+            let base = segment.payload.lowerBound + 4
+            guard let reader = TIFFReader(source, base: base), let ifd = reader.ifd(at: reader.firstIFD), let entry = reader.entry(0xB002, in: ifd.entries),
+                let length = entry.byteCount, length >= 32, length <= 16 * 64, let raw = source.read(entry.valueOffset..<(entry.valueOffset + length))
+            else { continue }
+            func u32(_ at: Int) -> Int {
+                let b = raw[at..<(at + 4)].map(Int.init)
+                return reader.bigEndian ? b[0] << 24 | b[1] << 16 | b[2] << 8 | b[3] : b[3] << 24 | b[2] << 16 | b[1] << 8 | b[0]
+            }
+            for index in 1..<(length / 16) {
+                let size = u32(index * 16 + 4), offset = u32(index * 16 + 8)
+                let (start, overflow) = base.addingReportingOverflow(offset)
+                guard offset > 0, size > 4, size <= maximumGainMap, !overflow, start <= source.count - size else { continue }
+                let packets = xmpPackets(source, segments(source, at: start))
+                guard let metadata = packets.lazy.compactMap({ GainMapMetadata(xmp: String(decoding: $0, as: UTF8.self)) }).first,
+                    metadata.problem == nil
+                else { continue }
+                return UltraHDRGainMap(range: start..<(start + size), metadata: metadata, orientation: orientation(source, primary))
+            }
+        }
+        // No MPF index (an editor dropped it): the primary's `Container:Directory`, whose
+        // last item is the gain map, its `Item:Length` bytes at the end of the file.
+        for packet in xmpPackets(source, primary) {
+            let text = String(decoding: packet, as: UTF8.self)
+            guard let semantic = text.ranges(of: "Semantic=\"GainMap\"").last else { continue }
+            let rest = text[semantic.upperBound...]
+            guard !rest.contains("Semantic="), let found = rest.firstRange(of: "Length=\"") else { continue }
+            let digits = rest[found.upperBound...].prefix { $0.isASCII && $0.isNumber }
+            guard let size = Int(digits), size > 4, size <= maximumGainMap else { continue }
+            // At the end of the file; a file cut shorter than its directory says (edited, or trimmed as
+            // ExifTool's sample is) has it right after the primary's end of image, if anywhere.
+            var start = source.count - size
+            if start <= 0 || source.read(start..<(start + 2)) != [0xFF, 0xD8] {
+                guard let scan = MomentReader.segments(source)?.scan, let end = MomentReader.endOfImage(source, from: scan), end < source.count - 4 else { continue }
+                start = end
+            }
+            guard let metadata = xmpPackets(source, segments(source, at: start)).lazy
+                .compactMap({ GainMapMetadata(xmp: String(decoding: $0, as: UTF8.self)) }).first, metadata.problem == nil
+            else { continue }
+            return UltraHDRGainMap(range: start..<source.count, metadata: metadata, orientation: orientation(source, primary))
+        }
+        return nil
+    }
+
+    /// The EXIF orientation among a JPEG's `segments` (1 when absent or odd).
+    static func orientation(_ source: any RandomAccessBytes, _ segments: [(marker: UInt8, payload: Range<Int>)]) -> Int {
+        for segment in segments where segment.marker == 0xE1 && source.read(segment.payload.lowerBound..<(segment.payload.lowerBound + 6)) == MomentReader.exifSignature {
+            guard let tiff = TIFFReader(source, base: segment.payload.lowerBound + 6), let ifd0 = tiff.ifd(at: tiff.firstIFD),
+                let value = tiff.integer(0x0112, in: ifd0.entries), (1...8).contains(value)
+            else { return 1 }
+            return value
+        }
+        return 1
+    }
+}

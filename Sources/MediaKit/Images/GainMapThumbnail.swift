@@ -1,0 +1,100 @@
+import CShims
+import CVips
+import MediaFormats
+
+/// An Ultra HDR JPEG's gain map carried into its thumbnail and JPEG previews
+/// (issue 54): the source's map (the image its MPF index lists, with its
+/// `hdrgm` XMP: ``SpatialMetadata/ultraHDRGainMap(_:)``), decoded once in the
+/// same request (shrink-on-load to the largest picture's size), turned by the
+/// primary's EXIF orientation as the base was, scaled to each picture by the
+/// source's own map-to-picture scale (a phone's map is a quarter of its photo
+/// on each side, and so is the thumbnail's: a sixteenth of the pixels), and
+/// encoded as a JPEG of its own (grey, or three channels as the source's), at
+/// ``quality``. The parent checks each and writes the Ultra HDR
+/// container itself (MediaFormats' `UltraHDR`). WebP previews get none.
+enum GainMapThumbnail {
+    /// The gain maps' JPEG quality (phones use 85–95 for theirs).
+    static let quality = 85
+
+    /// `thumbnail` with a gain map on it and on each JPEG preview, from the
+    /// Ultra HDR JPEG in `source`; unchanged when it has none.
+    /// A map larger than the photo's pixel limit (a crafted file's), or than
+    /// the photo itself, is refused before any of it is decoded.
+    static func attach(to thumbnail: Thumbnail, source: any RandomAccessBytes, spec: ThumbnailSpec, pixelLimit: Int) throws(VipsError) -> Thumbnail {
+        guard let found = SpatialMetadata.ultraHDRGainMap(source), let bytes = source.read(found.range),
+            let map = JPEGFrameHeader(bytes[...]), let head = source.read(0..<min(source.count, 1 << 20)), let base = JPEGFrameHeader(head[...]),
+            map.width > 0, map.height > 0, base.width > 0, base.height > 0
+        else { return thumbnail }
+        guard map.width.multipliedReportingOverflow(by: map.height).partialValue <= pixelLimit, map.width <= base.width, map.height <= base.height else {
+            throw VipsError("gain map", message: "a \(map.width)×\(map.height) gain map for a \(base.width)×\(base.height) photo")
+        }
+        // The map keeps its scale to the picture (phones store it at a quarter of the base's size on each side).
+        let ratio = min(1, Double(map.width) / Double(base.width))
+        func scaled(_ side: Int) -> Int { max(1, Int((Double(side) * ratio).rounded())) }
+        var sizes = [(width: scaled(thumbnail.width), height: scaled(thumbnail.height))]
+        for preview in thumbnail.previews ?? [] where preview.format == .jpeg { sizes.append((scaled(preview.width), scaled(preview.height))) }
+        let (rotation, mirrored) = orientation(found.orientation)
+        let turned = rotation == 90 || rotation == 270
+        // Each size as stored (before turning), and the largest, which the map is decoded at.
+        let stored = sizes.map { turned ? (width: $0.height, height: $0.width) : $0 }
+        guard let largest = stored.max(by: { $0.width * $0.height < $1.width * $1.height }) else { return thumbnail }
+        try Vips.start()
+        let maps = try Vips.withExactErrors { () throws(VipsError) -> [GainMapPicture] in
+            let decoded = try decode(bytes, width: largest.width, height: largest.height, failOn: spec.damageTolerance.vipsFailOn)
+            return try stored.map { (size) throws(VipsError) -> GainMapPicture in
+                var map = try decoded.scaled(toWidth: size.width, height: size.height).rotated(clockwise: rotation)
+                if mirrored { map = try VipsImageHandle.make("vips_flip") { shim_vips_flip_horizontal(map.pointer, $0) } }
+                map = try map.inMemory()
+                return GainMapPicture(jpeg: try map.jpegData(quality: quality), width: map.width, height: map.height, metadata: found.metadata)
+            }
+        }
+        var carried = thumbnail
+        carried.gainMap = maps[0]
+        var next = 1
+        if var previews = carried.previews {
+            for index in previews.indices where previews[index].format == .jpeg {
+                previews[index].gainMap = maps[next]
+                next += 1
+            }
+            carried.previews = previews
+        }
+        return carried
+    }
+
+    /// The gain map JPEG `bytes` decoded to fit `width`×`height` (shrink-on-load,
+    /// never enlarged, no rotation), held in memory while `bytes` live.
+    static func decode(_ bytes: [UInt8], width: Int, height: Int, failOn: VipsFailOn) throws(VipsError) -> VipsImageHandle {
+        let result: Result<VipsImageHandle, VipsError> = bytes.withUnsafeBytes { buffer in
+            Result { () throws(VipsError) in
+                let image = try VipsImageHandle.make("vips_thumbnail_buffer") {
+                    shim_vips_thumbnail_buffer(buffer.baseAddress, buffer.count, $0, Int32(width), Int32(height), failOn)
+                }
+                return try image.inMemory()
+            }
+        }
+        return try result.get()
+    }
+
+    /// EXIF orientation (1–8) as a clockwise rotation and a mirror after it.
+    static func orientation(_ value: Int) -> (rotation: Int, mirrored: Bool) {
+        switch value {
+        case 2: (0, true)
+        case 3: (180, false)
+        case 4: (180, true)
+        case 5: (90, true)
+        case 6: (90, false)
+        case 7: (270, true)
+        case 8: (270, false)
+        default: (0, false)
+        }
+    }
+}
+
+extension VipsImageHandle {
+    /// This picture scaled to exactly `width`×`height` (each axis by its own factor).
+    func scaled(toWidth width: Int, height: Int) throws(VipsError) -> VipsImageHandle {
+        guard width != self.width || height != self.height else { return self }
+        let (h, v) = (Double(width) / Double(self.width), Double(height) / Double(self.height))
+        return try Self.make("vips_resize") { shim_vips_resize_xy(pointer, $0, h, v) }
+    }
+}

@@ -1,0 +1,97 @@
+@testable import DecoderIsolation
+import Foundation
+import MediaFormats
+import ShareIngest
+import TestSupport
+import Testing
+
+/// The parent's check of the gain maps a helper returns with an Ultra HDR
+/// photo's thumbnail and JPEG previews (issue 54; GainMapReplyCheck.swift):
+/// an honest reply passes, and each lie is refused with what is wrong.
+@Suite struct GainMapReplyTests {
+    static func request(_ spec: ThumbnailSpec?) -> DecodeRequest {
+        DecodeRequest(path: Fixtures.testdata("spatial/ultrahdr-gradient.jpg"), label: "ultrahdr-gradient.jpg", format: .jpeg, thumbnail: spec)
+    }
+
+    static var spec: ThumbnailSpec {
+        var spec = ThumbnailSpec(size: 160)
+        spec.previews = PreviewSizes(sizes: [320], format: .jpeg)
+        return spec
+    }
+
+    /// What a helper sends for ultrahdr-gradient.jpg, framed and split again.
+    static func honest() throws -> HelperReply {
+        let decoded = try Isolation.none.decoder().decode(request(spec))
+        let outcome = Result<DecodedMedia, MediaError>.success(decoded)
+        let body = try HelperMessage.resultBody(WireResult(outcome), jpeg: WireResult.jpeg(of: outcome))
+        return try HelperReply.parse(body[...])
+    }
+
+    static func refusal(_ reply: HelperReply) -> String? {
+        do {
+            _ = try ReplyCheck.validate(reply, for: request(spec), fileSize: 100_000)
+            return nil
+        } catch {
+            return error.description
+        }
+    }
+
+    static func with(_ reply: HelperReply, _ change: (inout WireResult) -> Void) -> HelperReply {
+        var result = reply.result
+        change(&result)
+        return HelperReply(result: result, jpeg: reply.jpeg, compatible: reply.compatible, previews: reply.previews)
+    }
+
+    @Test func anHonestGainMapPasses() throws {
+        let reply = try Self.honest()
+        let wire = try #require(reply.result.thumbnailGainMap, "the helper sent no gain map")
+        #expect(reply.result.previews?.first?.gainMap != nil)
+        #expect(Self.refusal(reply) == nil)
+        let decoded = try ReplyCheck.validate(reply, for: Self.request(Self.spec), fileSize: 100_000).get()
+        guard case .made(let thumbnail) = decoded.thumbnail else { Issue.record("no thumbnail"); return }
+        // ultrahdr-gradient.jpg's map is half its base on each side: so is the thumbnail's.
+        #expect(thumbnail.gainMap?.width == thumbnail.width / 2 && thumbnail.gainMap?.height == thumbnail.height / 2 && thumbnail.gainMap?.metadata == wire.metadata)
+        #expect(thumbnail.previews?.first?.gainMap != nil)
+    }
+
+    @Test func liesAreRefused() throws {
+        let reply = try Self.honest()
+        let wire = try #require(reply.result.thumbnailGainMap)
+        var larger = wire
+        (larger.width, larger.height) = (wire.width * 4, wire.height * 4)
+        var nan = wire
+        nan.metadata.gainMapMax = .nan
+        var inverted = wire
+        inverted.metadata.gainMapMin = 3
+        var bigger = wire
+        bigger.width += 1
+        var wider = wire
+        wider.width = 8
+        var notJPEG = wire
+        notJPEG.jpeg = Data("not a picture".utf8).base64EncodedString()
+        var huge = wire
+        huge.metadata.hdrCapacityMax = 40
+        // A real JPEG of the thumbnail's width and half the map's height, claimed as what it is: the wrong shape.
+        let directory = TemporaryDirectory("gain-map-reply")
+        let squashed = directory.file("squashed.jpg")
+        try ImageInspector.vips(["black", squashed, String(wire.width), String(max(1, wire.height / 2))])
+        var flat = wire
+        flat.height = max(1, wire.height / 2)
+        flat.jpeg = try Data(contentsOf: URL(fileURLWithPath: squashed)).base64EncodedString()
+        let cases: [(String, HelperReply)] = [
+            ("a \(wire.width)×\(flat.height) gain map (said \(wire.width)×\(flat.height)) of a", Self.with(reply) { $0.thumbnailGainMap = flat }),
+            ("gain map metadata that is not finite", Self.with(reply) { $0.thumbnailGainMap = nan }),
+            ("a gain map range of 3.0 to", Self.with(reply) { $0.thumbnailGainMap = inverted }),
+            ("an HDR capacity of", Self.with(reply) { $0.thumbnailGainMap = huge }),
+            ("a \(wire.width)×\(wire.height) gain map (said \(wire.width + 1)×", Self.with(reply) { $0.thumbnailGainMap = bigger }),
+            ("a \(wire.width)×\(wire.height) gain map (said 8×", Self.with(reply) { $0.thumbnailGainMap = wider }),
+            ("gain map bytes that are not a JPEG", Self.with(reply) { $0.thumbnailGainMap = notJPEG }),
+            ("a \(wire.width)×\(wire.height) gain map (said \(wire.width * 4)×", Self.with(reply) { $0.thumbnailGainMap = larger }),
+            ("a gain map of a picture that has none", Self.with(reply) { $0.facts?.gainMap = nil }),
+        ]
+        for (expected, lie) in cases {
+            let got = Self.refusal(lie)
+            #expect(got?.hasPrefix(expected) == true, "\(expected): \(got ?? "accepted")")
+        }
+    }
+}
