@@ -87,6 +87,18 @@ let package = Package(
         .executableTarget(name: "FuzzRAW", dependencies: ["FuzzReplay", "MediaFormats"], path: "Fuzz/FuzzRAW"),
         .executableTarget(name: "FuzzMoments", dependencies: ["FuzzReplay", "MediaFormats"], path: "Fuzz/FuzzMoments"),
         .executableTarget(name: "FuzzPipeline", dependencies: ["FuzzReplay", "ShareIngest"], path: "Fuzz/FuzzPipeline"),
+        // The parsers of untrusted bytes added since (issue 51): the Takeout JSON
+        // reader, the XMP, EXIF, ISO-BMFF and PNG location scanners, the maker-note
+        // burst reader, and the sidecars' content sniff. FuzzChecks: what every
+        // location scan must answer.
+        .target(name: "FuzzChecks", dependencies: ["MediaFormats"], path: "Fuzz/FuzzChecks"),
+        .executableTarget(name: "FuzzTakeout", dependencies: ["FuzzReplay", "FuzzChecks", "MediaFormats"], path: "Fuzz/FuzzTakeout"),
+        .executableTarget(name: "FuzzXMP", dependencies: ["FuzzReplay", "MediaFormats"], path: "Fuzz/FuzzXMP"),
+        .executableTarget(name: "FuzzEXIF", dependencies: ["FuzzReplay", "FuzzChecks", "MediaFormats"], path: "Fuzz/FuzzEXIF"),
+        .executableTarget(name: "FuzzISOBMFF", dependencies: ["FuzzReplay", "FuzzChecks", "MediaFormats"], path: "Fuzz/FuzzISOBMFF"),
+        .executableTarget(name: "FuzzPNG", dependencies: ["FuzzReplay", "FuzzChecks", "MediaFormats"], path: "Fuzz/FuzzPNG"),
+        .executableTarget(name: "FuzzBurst", dependencies: ["FuzzReplay", "MediaFormats"], path: "Fuzz/FuzzBurst"),
+        .executableTarget(name: "FuzzSidecar", dependencies: ["FuzzReplay", "ShareIngest"], path: "Fuzz/FuzzSidecar"),
 
         .target(name: "TestSupport", dependencies: ["ShareIngest", "ShareManifest"], path: "Tests/TestSupport"),
         .testTarget(name: "MediaKitTests", dependencies: ["MediaKit", "MediaFormats", "TestSupport"]),

@@ -28,7 +28,8 @@
 #        RECORD_KEEP=1         keep the work folder (traces, reports); kept on failure
 #        RECORD_SETS="fixtures heif modern motion generated sandbox-only privacy"   a subset (for debugging)
 # Output: a table of every call (count, where the policy allows it, how its
-# arguments were checked) on stdout, and the work folder's path.
+# arguments were checked) on stdout, the files under /proc and /sys the
+# helpers opened (what Landlock must grant of /proc/self), and the work folder's path.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
@@ -197,6 +198,7 @@ def helper_calls(calls):
 
 problems = []
 seen = collections.Counter()
+kernel_paths = collections.Counter()
 notes = collections.defaultdict(collections.Counter)
 helper_pids = set()
 failures = collections.Counter()
@@ -229,6 +231,11 @@ for s in sets:
                     target = args.split(",")[1].strip()
                 notes[name]["caller (0)" if target == "0" else ("self" if target == str(pid) or (target.isdigit() and int(target) in helper_pids) else f"pid {target}")] += 1
             elif name in ("openat", "open"):
+                path = re.search(r'"([^"]*)"', args)
+                if path and path.group(1).startswith(("/proc", "/sys")):
+                    # Which files of /proc and /sys the libraries read (Sandbox.procSelfFiles grants them one by one).
+                    shown = re.sub(r"^/proc/(\d+)(?=/|$)", lambda m: "/proc/self" if int(m.group(1)) == pid else "/proc/PID", path.group(1))
+                    kernel_paths[shown + ("  (refused: " + err + ")" if ret == "-1" else "")] += 1
                 flags = args.split(",")[2 if name == "openat" else 1].strip()
                 writes = [f for f in ("O_WRONLY", "O_RDWR", "O_CREAT", "O_TRUNC", "O_APPEND") if f in flags]
                 notes[name]["writing: " + "|".join(writes) if writes else "reading"] += 1
@@ -243,7 +250,9 @@ for s in sets:
                 advice = args.split(",")[2].strip()
                 notes[name][advice if advice in madvise_allowed else "advice " + advice + " (trapped)"] += 1
             elif name == "futex":
+                # strace writes the private form either way: FUTEX_WAKE|FUTEX_PRIVATE_FLAG or FUTEX_WAKE_PRIVATE.
                 operation = args.split(",")[1].strip().replace("|FUTEX_PRIVATE_FLAG", "").replace("|FUTEX_CLOCK_REALTIME", "")
+                operation = operation[: -len("_PRIVATE")] if operation.endswith("_PRIVATE") else operation
                 notes[name][operation if operation in futex_allowed else "operation " + operation + " (trapped)"] += 1
             elif name == "rt_sigaction":
                 if args.split(",")[0].strip() == "SIGSYS":
@@ -289,6 +298,9 @@ for name, counter in notes.items():
             problems.append(f"{name}: {key} (the policy refuses it)")
 for failure, count in failures.items():
     problems.append(f"enforcing run: {failure} ×{count}")
+print("\npaths under /proc and /sys the helpers opened (Landlock grants Sandbox.procSelfFiles of /proc/self, file by file):")
+for path, count in sorted(kernel_paths.items()):
+    print(f"  {path} ×{count}")
 print(f"\nhelpers and their threads seen: {len(helper_pids)}; calls recorded: {sum(seen.values())}; distinct: {len(seen)}")
 if problems:
     print("\nPROBLEMS:")

@@ -17,6 +17,8 @@
 #include <linux/vm_sockets.h>
 #include <netinet/in.h>
 #include <linux/io_uring.h>
+#include <linux/futex.h>
+#include <stdint.h>
 #include <linux/keyctl.h>
 #include <linux/perf_event.h>
 #include <sched.h>
@@ -290,6 +292,50 @@ static long read_parent_memory(pid_t owner) {
     return syscall(SYS_process_vm_readv, owner, &local, 1, &remote, 1, 0);
 }
 
+
+// madvise with `advice` on a private anonymous mapping of its own.
+static long advise(int advice) {
+    void *p = mmap(NULL, 2 * 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) return -1;
+    long result = madvise(p, 2 * 4096, advice);
+    int saved = errno;
+    munmap(p, 2 * 4096);
+    errno = saved;
+    return result;
+}
+
+// A futex operation on two private futexes of its own, with values that make
+// an allowed operation return at once (EAGAIN: the value is not the one
+// expected) instead of waiting.
+static long futex_operation(int operation) {
+    static uint32_t first = 0, second = 0;
+    struct timespec now = {0, 0};
+    switch (operation) {
+    case FUTEX_WAIT_REQUEUE_PI:
+        return syscall(SYS_futex, &first, operation | FUTEX_PRIVATE_FLAG, 1, &now, &second, 0);
+    case FUTEX_CMP_REQUEUE_PI:
+        return syscall(SYS_futex, &first, operation | FUTEX_PRIVATE_FLAG, 1, 1, &second, 1);
+    default:
+        return syscall(SYS_futex, &first, operation | FUTEX_PRIVATE_FLAG, 1, NULL, NULL, 0);
+    }
+}
+
+// The madvise advice the policy refuses (every advice the kernel knows but
+// NORMAL, RANDOM, SEQUENTIAL, WILLNEED, DONTNEED, FREE and DONTDUMP), by
+// number: the headers here lack the newer ones.
+static const struct {
+    const char *check;
+    int advice;
+} refused_advice[] = {
+    {"madvise-remove", 9},          {"madvise-dontfork", 10},       {"madvise-dofork", 11},          {"madvise-mergeable", 12},
+    {"madvise-unmergeable", 13},    {"madvise-hugepage", 14},       {"madvise-nohugepage", 15},      {"madvise-dodump", 17},
+    {"madvise-wipeonfork", 18},     {"madvise-keeponfork", 19},     {"madvise-cold", 20},            {"madvise-pageout", 21},
+    {"madvise-populate-read", 22},  {"madvise-populate-write", 23}, {"madvise-dontneed-locked", 24}, {"madvise-collapse", 25},
+    {"madvise-hwpoison", 100},      {"madvise-soft-offline", 101},  {"madvise-guard-install", 102},  {"madvise-guard-remove", 103},
+};
+
+#define SHIM_FUTEX_LOCK_PI2 13  // Linux 5.14
+
 void shim_attack_run(const struct shim_attack_targets *t, const char *only) {
     char path[4096];
     only_action = only;
@@ -386,6 +432,21 @@ void shim_attack_run(const struct shim_attack_targets *t, const char *only) {
     ATTEMPT("setsid", setsid(), );
     ATTEMPT("ioctl-tiocsti", ioctl(2, TIOCSTI, "x"), );
     ATTEMPT("shmget", shmget(IPC_PRIVATE, 4096, IPC_CREAT | 0600), shmctl((int)result, IPC_RMID, NULL));
+    // The host's network and mount tables, through its own /proc entry.
+    ATTEMPT("read-proc-self-net-tcp", read_file("/proc/self/net/tcp"), );
+    ATTEMPT("read-proc-self-net-unix", read_file("/proc/self/net/unix"), );
+    ATTEMPT("read-proc-self-mountinfo", read_file("/proc/self/mountinfo"), );
+    // The arguments the policy filters: the futex requeue-PI operations (and
+    // LOCK_PI2, newer than the policy), and every refused madvise advice. The
+    // allowed ones beside them show the filter reads the argument.
+    ATTEMPT("futex-wait-requeue-pi", futex_operation(FUTEX_WAIT_REQUEUE_PI), );
+    ATTEMPT("futex-cmp-requeue-pi", futex_operation(FUTEX_CMP_REQUEUE_PI), );
+    ATTEMPT("futex-lock-pi2", futex_operation(SHIM_FUTEX_LOCK_PI2), );
+    ATTEMPT("futex-wake", futex_operation(FUTEX_WAKE), );
+    for (size_t i = 0; i < sizeof refused_advice / sizeof refused_advice[0]; i++) {
+        ATTEMPT(refused_advice[i].check, advise(refused_advice[i].advice), );
+    }
+    ATTEMPT("madvise-dontneed", advise(MADV_DONTNEED), );
     // New processes.
     ATTEMPT("clone-without-thread", clone_process(), );
     ATTEMPT("clone3", clone3_process(), );

@@ -671,6 +671,32 @@ int shim_confinement_available(void) {
     return uid == 0 ? SHIM_CONFINEMENT_EMPTY_ROOT : SHIM_CONFINEMENT_NONE;
 }
 
+int shim_unprivileged_namespaces_available(uid_t uid, gid_t gid) {
+    // As shim_confinement_available's probe, in a child (async-signal-safe calls
+    // only), which first becomes `uid` and `gid` when this process is root.
+    char uid_map[64], gid_map[64];
+    snprintf(uid_map, sizeof uid_map, "%u %u 1\n", (unsigned)uid, (unsigned)uid);
+    snprintf(gid_map, sizeof gid_map, "%u %u 1\n", (unsigned)gid, (unsigned)gid);
+    pid_t child = fork();
+    if (child == 0) {
+        if (geteuid() == 0 && (setgroups(0, NULL) != 0 || setresgid(gid, gid, gid) != 0 || setresuid(uid, uid, uid) != 0)) _exit(1);
+        if (prctl(PR_SET_DUMPABLE, 1, 0, 0, 0) != 0 || unshare(CLONE_NEWUSER | CLONE_NEWNS) != 0) _exit(1);
+        if (write_text("/proc/self/setgroups", "deny") != 0 || write_text("/proc/self/uid_map", uid_map) != 0 ||
+            write_text("/proc/self/gid_map", gid_map) != 0)
+            _exit(1);
+        if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0) _exit(1);
+        for (size_t i = 0; i < sizeof root_candidates / sizeof root_candidates[0]; i++) {
+            if (mount("share-probe", root_candidates[i], "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, "size=64k") == 0) _exit(0);
+        }
+        _exit(1);
+    }
+    if (child < 0) return 0;
+    int status = 0;
+    while (waitpid(child, &status, 0) < 0 && errno == EINTR) {
+    }
+    return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 1 : 0;
+}
+
 // ---- Before the policy ------------------------------------------------------------
 
 int shim_preload_charset_conversions(const char *const *charsets, int count) {

@@ -206,18 +206,8 @@ final class HelperPool: @unchecked Sendable {
     /// left under its hard CPU limit (read from /proc/PID/stat: user and system time).
     private static func hasRoom(_ helper: HelperProcess, for cpuSeconds: Double, limit: UInt64) -> Bool {
         guard limit > 0, cpuSeconds > 0, helper.ready != nil, helper.pid > 0 else { return true }
-        guard let used = cpuSecondsUsed(by: helper.pid) else { return true }
+        guard let used = Processes.cpuSeconds(of: helper.pid) else { return true }
         return used + cpuSeconds + 1 <= Double(limit)
-    }
-
-    /// The CPU seconds (user and system) process `pid` has used: fields 14 and
-    /// 15 of /proc/PID/stat, which any process may read.
-    static func cpuSecondsUsed(by pid: pid_t) -> Double? {
-        guard let stat = try? FileSystem.readWholeFile("/proc/\(pid)/stat"),
-            let fields = String(decoding: stat, as: UTF8.self).split(separator: ")").last?.split(separator: " "), fields.count > 13,
-            let user = Double(fields[11]), let system = Double(fields[12])
-        else { return nil }
-        return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
     }
 
     /// Starts helpers until `count` are alive, without waiting for them (a

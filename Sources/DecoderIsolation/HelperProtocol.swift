@@ -19,7 +19,8 @@ import SystemCalls
 ///                                       · the thumbnail's JPEG bytes · each preview's
 ///                                       bytes (``WireResult/previews``' lengths) · the compatible
 ///                                       copy's JPEG bytes (the last
-///                                       ``WireResult/compatibleLength`` bytes)
+///                                       ``WireResult/compatibleLength`` bytes); for a
+///                                       pixel request, the pixels' bytes alone
 ///
 /// and between the parent and a helper template (see ``HelperTemplate``):
 ///
@@ -190,6 +191,12 @@ struct WireResult: Codable, Sendable {
     var compatibleFailure: MediaError?
     /// What each Takeout JSON sent with the file was read as, in their order.
     var takeouts: [TakeoutReading]?
+    /// The size of the pixels a ``DecodeTask/pixels`` request asked for, and
+    /// the bytes from one row to the next (their bytes follow the JSON, where a
+    /// thumbnail's would).
+    var pixelsWidth: Int?
+    var pixelsHeight: Int?
+    var pixelsStride: Int?
 
     /// The answer for `outcome`, and the JPEG bytes to send after it.
     init(_ outcome: Result<DecodedMedia, MediaError>) {
@@ -199,6 +206,11 @@ struct WireResult: Codable, Sendable {
             moments = decoded.moments
             location = decoded.location
             takeouts = decoded.takeouts.isEmpty ? nil : decoded.takeouts
+            if let pixels = decoded.pixels {
+                pixelsWidth = pixels.width
+                pixelsHeight = pixels.height
+                pixelsStride = pixels.stride
+            }
             switch decoded.thumbnail {
             case .made(let thumbnail):
                 thumbnailWidth = thumbnail.width
@@ -226,9 +238,10 @@ struct WireResult: Codable, Sendable {
     }
 
     /// The bytes that follow the JSON of `outcome`: the thumbnail's JPEG, each
-    /// preview's, then the compatible copy's JPEG.
+    /// preview's, then the compatible copy's JPEG; or a pixel request's pixels.
     static func jpeg(of outcome: Result<DecodedMedia, MediaError>) -> [UInt8] {
         guard case .success(let decoded) = outcome else { return [] }
+        if let pixels = decoded.pixels { return pixels.bytes }
         var bytes: [UInt8] = []
         if case .made(let thumbnail) = decoded.thumbnail {
             bytes += thumbnail.jpeg

@@ -177,11 +177,16 @@ public final class ProcessIsolatedDecoder: MediaDecoder, @unchecked Sendable {
     /// be started at all. A helper that passes stays, for the first item.
     public func checkSandbox() throws(MediaError) -> SandboxReport {
         let requirement = pool.requirement
+        // Probed only where it matters: without Landlock.
+        let namespaces = requirement.landlockABI == 0 && !Sandbox.namespacesHidden
+            && shim_unprivileged_namespaces_available(requirement.uid, requirement.gid ?? Credentials.effectiveGroupID) == 1
         func report(_ observed: (pid: pid_t, status: SandboxStatus, shortfalls: [String])) -> SandboxReport {
-            SandboxReport(
+            var made = SandboxReport(
                 helperProcessID: observed.pid, helper: observed.status, statusLines: observed.status.statusLines, seccompAvailable: requirement.seccomp,
                 landlockABI: requirement.landlockABI, confinement: requirement.confinement, uid: requirement.uid, gid: requirement.gid,
                 shortfalls: observed.shortfalls)
+            made.unprivilegedNamespaces = namespaces
+            return made
         }
         let helper: HelperProcess
         do {
@@ -260,7 +265,7 @@ public final class ProcessIsolatedDecoder: MediaDecoder, @unchecked Sendable {
                     // A video or document whose poster kills the decoder is still
                     // delivered without one: its facts are read alone (never after a
                     // CPU-time stop, which is a timed-out decode).
-                    if request.thumbnail != nil, thumbnailFailure == nil, exit != .signaled(SIGXCPU), exit != .signaled(SIGSYS) {
+                    if request.task == .media, request.thumbnail != nil, thumbnailFailure == nil, exit != .signaled(SIGXCPU), exit != .signaled(SIGSYS) {
                         thumbnailFailure = failure
                         request.thumbnail = nil
                         continue
@@ -378,6 +383,12 @@ public struct SandboxReport: Sendable {
     public let gid: UInt32?
     /// Each way the helper's sandbox is weaker than this machine allows; empty when it is not.
     public let shortfalls: [String]
+    /// Whether an unprivileged user here (the helpers' account, or this
+    /// process's own) may make a user and mount namespace: how a helper of an
+    /// unprivileged `share` is confined where there is no Landlock (the
+    /// systemd units run `share` unprivileged; without Landlock they need
+    /// these, else root). Probed only on a machine without Landlock (false elsewhere).
+    public internal(set) var unprivilegedNamespaces: Bool = false
 
     /// Each way the helper's sandbox is weaker than the strongest there is
     /// (Landlock with seccomp): this machine's shortfalls first, then what the

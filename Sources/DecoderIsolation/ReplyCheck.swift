@@ -1,12 +1,14 @@
 import Foundation
 import MediaFormats
+import MediaKit
 
 /// The parent's check of every helper reply before anything in it is used: a
 /// helper is a process a hostile file may have taken over, so its facts, its
 /// MIME type and its thumbnail are claims. A reply that fails a check fails its
 /// item with ``MediaError/Kind/decoderMisbehaved``, and the helper is killed.
 ///
-/// - Facts: width and height both given or both absent, each positive and at
+/// - Facts: a kind the sniffed format can have (``kinds(for:)``: a JPEG's
+///   facts are never a video's); width and height both given or both absent, each positive and at
 ///   most ``maximumSide``, their product within the request's pixel limit (a
 ///   displayed size may exceed the stored one by the sample aspect ratio: up to
 ///   ``displayStretch`` times); a duration finite and not negative (and at most
@@ -50,6 +52,9 @@ import MediaFormats
 ///   (a message of at most ``maximumText`` bytes). (The facts' ranges — a date
 ///   between 1826 and 2200, latitudes and longitudes — are the pipeline's to
 ///   check: a file may say anything.)
+/// - Pixels (a ``DecodeTask/pixels`` request's answer, and only then): nothing
+///   else in the reply, at most the size asked for on each side, rows of
+///   `width × 3` bytes, exactly `stride × height` bytes (``checkPixels``).
 /// - Failures: a message of at most ``maximumText`` bytes; no thumbnail bytes.
 /// - Text (messages and warnings) is shown to people: its control characters
 ///   (a terminal's escape sequences among them) become spaces.
@@ -84,15 +89,22 @@ enum ReplyCheck {
     static func validate(_ reply: HelperReply, for request: DecodeRequest, fileSize: Int? = nil) throws(ReplyViolation) -> Result<DecodedMedia, MediaError> {
         let result = reply.result
         if let failure = result.failure {
-            guard reply.jpeg.isEmpty, reply.compatible.isEmpty, result.facts == nil, result.moments == nil, result.location == nil, result.takeouts == nil else {
+            guard reply.jpeg.isEmpty, reply.compatible.isEmpty, result.facts == nil, result.moments == nil, result.location == nil, result.takeouts == nil,
+                result.pixelsWidth == nil
+            else {
                 throw ReplyViolation("a failure with facts, moment facts, location metadata or picture bytes")
             }
             try checkText(failure.message, "its failure message")
             return .failure(MediaError(failure.kind, printable(failure.message)))
         }
         guard var facts = result.facts else { throw ReplyViolation("a result with neither facts nor a failure") }
+        guard kinds(for: request).contains(facts.kind) else {
+            throw ReplyViolation("the facts of \(article(facts.kind)) \(facts.kind.rawValue) for a file sniffed as \(request.format.name)")
+        }
         try check(facts, for: request)
         facts.warnings = facts.warnings.map(printable)
+        if request.task == .pixels { return try checkPixels(reply, for: request, facts: facts) }
+        guard result.pixelsWidth == nil, result.pixelsHeight == nil, result.pixelsStride == nil else { throw ReplyViolation("pixels nobody asked for") }
         var thumbnail: ThumbnailOutcome?
         if let width = result.thumbnailWidth, let height = result.thumbnailHeight {
             guard let spec = request.thumbnail else { throw ReplyViolation("a thumbnail nobody asked for") }
@@ -127,6 +139,30 @@ enum ReplyCheck {
         let takeouts = try checkTakeouts(result, for: request)
         return .success(
             DecodedMedia(facts: facts, thumbnail: thumbnail, moments: result.moments, location: location, compatibleCopy: compatible, takeouts: takeouts))
+    }
+
+    /// A pixel request's answer: pixels and nothing else, at most the size
+    /// asked for on each side, rows of three bytes a pixel one after the
+    /// other, and exactly as many bytes as the size says.
+    private static func checkPixels(_ reply: HelperReply, for request: DecodeRequest, facts: MediaFacts) throws(ReplyViolation) -> Result<DecodedMedia, MediaError> {
+        let result = reply.result
+        guard result.thumbnailWidth == nil, result.thumbnailHeight == nil, result.thumbnailThumbHash == nil, result.thumbnailFailure == nil,
+            result.previews == nil, reply.previews.isEmpty, reply.compatible.isEmpty, result.compatibleLength == nil, result.compatibleFailure == nil,
+            result.moments == nil, result.location == nil, result.takeouts == nil
+        else { throw ReplyViolation("a pixel request's answer with more than pixels") }
+        guard let spec = request.thumbnail, let width = result.pixelsWidth, let height = result.pixelsHeight, let stride = result.pixelsStride else {
+            throw ReplyViolation("a pixel request's answer without the pixels' size")
+        }
+        guard (1...spec.size).contains(width), (1...spec.size).contains(height) else {
+            throw ReplyViolation("pixels of \(width)×\(height) where at most \(spec.size) on a side were asked for")
+        }
+        guard stride == width * 3 else { throw ReplyViolation("pixels whose rows are \(stride) bytes apart, for \(width) pixels of 3 bytes") }
+        guard reply.jpeg.count == stride * height, let pixels = DecodedPixels(width: width, height: height, stride: stride, bytes: Array(reply.jpeg)) else {
+            throw ReplyViolation("\(reply.jpeg.count) bytes of pixels for \(width)×\(height)")
+        }
+        var decoded = DecodedMedia(facts: facts)
+        decoded.pixels = pixels
+        return .success(decoded)
     }
 
     private static func checkTakeouts(_ result: WireResult, for request: DecodeRequest) throws(ReplyViolation) -> [TakeoutReading] {
@@ -300,6 +336,39 @@ enum ReplyCheck {
         location.found = location.found.map { LocationRecord(name: printable($0.name), edits: $0.edits) }
         location.unremovable = location.unremovable.map(printable)
         return location
+    }
+
+    /// What a file of the sniffed format may turn out to be, as the decoders
+    /// here route it (``InProcessDecoder``): an image format an image, a video
+    /// or audio format a video or a sound (an MP4 of audio alone; an Ogg
+    /// whose first stream is sound and another a video), a document a document,
+    /// SVG and PSD (rendered only in helpers) a document; any of them a file no
+    /// decoder here reads (`unreadable`), and every other format only that. A
+    /// location request's facts are the format's kind itself (and a Takeout
+    /// JSON's, text, `unreadable`).
+    static func kinds(for request: DecodeRequest) -> Set<MediaFacts.Kind> {
+        let format = request.format
+        if request.task == .pixels { return [.image] }
+        if request.task == .locationMetadata {
+            switch format.kind {
+            case .image: return [.image]
+            case .video: return [.video]
+            case .audio: return [.audio]
+            case .document: return [.document]
+            default: return [.unreadable]
+            }
+        }
+        if InProcessDecoder.needsSandboxOnlyLoaders(format) { return [.document, .unreadable] }
+        switch format.kind {
+        case .image: return [.image, .unreadable]
+        case .video, .audio: return [.video, .audio, .unreadable]
+        case .document: return [.document, .unreadable]
+        default: return [.unreadable]
+        }
+    }
+
+    private static func article(_ kind: MediaFacts.Kind) -> String {
+        kind == .image || kind == .audio || kind == .unreadable ? "an" : "a"
     }
 
     private static func check(_ facts: MediaFacts, for request: DecodeRequest) throws(ReplyViolation) {

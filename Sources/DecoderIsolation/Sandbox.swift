@@ -32,15 +32,24 @@ import SystemCalls
 enum Sandbox {
     /// What the decoding libraries may still read once locked down: shared
     /// libraries and their data (`/usr`: codecs, poppler's data, fonts), font and
-    /// ImageMagick configuration, the dynamic linker's cache, the time zone, this
-    /// process's own `/proc` entry, the CPU count, glibc malloc's overcommit
-    /// setting, and the null and random devices. Nothing of the user's. (liborc
-    /// also tries to create executable scratch files in $HOME or /tmp; refused,
-    /// its code is not run: see the README.)
+    /// ImageMagick configuration, the dynamic linker's cache, the time zone, of
+    /// this process's own `/proc` entry only ``procSelfFiles``, the CPU count,
+    /// glibc malloc's overcommit setting, and the null and random devices.
+    /// Nothing of the user's, nor the host's network and mount tables (which
+    /// `/proc/self/net` and `/proc/self/mountinfo` show). (liborc also tries to
+    /// create executable scratch files in $HOME or /tmp; refused, its code is
+    /// not run: see the README.)
     static let readablePaths = [
         "/usr", "/etc/fonts", "/etc/ImageMagick-6", "/etc/ImageMagick-7", "/var/cache/fontconfig", "/etc/ld.so.cache",
-        "/etc/localtime", "/proc/self", "/proc/sys/vm/overcommit_memory", "/sys/devices/system/cpu", "/dev/null", "/dev/urandom",
-    ]
+        "/etc/localtime", "/proc/sys/vm/overcommit_memory", "/sys/devices/system/cpu", "/dev/null", "/dev/urandom",
+    ] + procSelfFiles
+
+    /// The files of its own `/proc` entry a sandboxed helper reads, as
+    /// scripts/record-helper-syscalls.sh lists them over every fixture: its
+    /// `status`, which it reads to report its sandbox (``SandboxStatus``). (The
+    /// libraries' `readlink` of `/proc/self/exe` needs no grant: Landlock does
+    /// not govern `readlink`.) Granted file by file, never the folder.
+    static let procSelfFiles = ["/proc/self/status"]
 
     /// Open files a helper may hold (libraries keep a few; one input at a time).
     static let openFileLimit: UInt64 = 128

@@ -66,7 +66,8 @@ public struct InProcessDecoder: MediaDecoder {
     /// A ``DecodeTask/locationMetadata`` request decodes nothing: it reads the
     /// file's metadata structures (``LocationScanner``) and answers with where
     /// it records a location. A request for a compatible copy decodes the
-    /// full-size picture (``CompatibleCopyMaker``).
+    /// full-size picture (``CompatibleCopyMaker``). A ``DecodeTask/pixels``
+    /// request decodes the picture to pixels (``PicturePixels``).
     public func decode(_ request: DecodeRequest, descriptor: Int32) throws(MediaError) -> DecodedMedia {
         let route = DecoderRoute(request.format, sandboxOnlyLoaders: allowsSandboxOnlyLoaders)
         switch request.task {
@@ -83,6 +84,8 @@ public struct InProcessDecoder: MediaDecoder {
                 decoded.moments = MomentFacts(position: position)
             }
             return decoded
+        case .pixels:
+            return try PicturePixels.decode(request, descriptor: descriptor)
         case .media:
             if let spec = request.compatibleCopy {
                 return try CompatibleCopyMaker(request: request, spec: spec, descriptor: descriptor).make(route: route)

@@ -27,7 +27,14 @@ package enum Polling {
     package static func wait(
         for readiness: Readiness = .readable, _ descriptors: [Int32], milliseconds: Int32
     ) throws(SystemError) -> [Bool] {
-        var set = descriptors.map { pollfd(fd: $0, events: readiness.events, revents: 0) }
+        try wait(descriptors.map { ($0, readiness) }, milliseconds: milliseconds)
+    }
+
+    /// Waits up to `milliseconds` for any descriptor to be ready for what it is
+    /// paired with, or hung up or in error (`poll`, retried on EINTR).
+    /// Returns, per descriptor, whether it is; throws when `poll` fails.
+    package static func wait(_ descriptors: [(descriptor: Int32, readiness: Readiness)], milliseconds: Int32) throws(SystemError) -> [Bool] {
+        var set = descriptors.map { pollfd(fd: $0.descriptor, events: $0.readiness.events, revents: 0) }
         let ready = retryingInterrupts { poll(&set, nfds_t(set.count), milliseconds) }
         guard ready >= 0 else { throw SystemError("poll", path: "") }
         return set.map { $0.revents != 0 }

@@ -28,4 +28,16 @@ package enum Processes {
 
     /// Raises `signal` in this process (`raise`): a test's named crash point.
     package static func raiseInSelf(_ signal: Int32) { raise(signal) }
+
+    /// The CPU seconds (user and system) process `pid` has used: fields 14 and
+    /// 15 of /proc/PID/stat, which any process may read, in clock ticks
+    /// (`sysconf(_SC_CLK_TCK)` a second). Nil when the process is gone.
+    package static func cpuSeconds(of pid: pid_t) -> Double? {
+        guard let stat = try? FileSystem.readWholeFile("/proc/\(pid)/stat"),
+            let fields = String(decoding: stat, as: UTF8.self).split(separator: ")").last?.split(separator: " "), fields.count > 13,
+            let user = Double(fields[11]), let system = Double(fields[12])
+        else { return nil }
+        let ticks = sysconf(Int32(_SC_CLK_TCK))
+        return (user + system) / Double(ticks > 0 ? ticks : 100)
+    }
 }

@@ -68,7 +68,7 @@ public struct SystemError: Error, Sendable, Hashable, CustomStringConvertible {
 
 /// Runs a system call again while it fails with EINTR (a signal arrived).
 @inline(__always)
-package func retryingInterrupts<T: BinaryInteger>(_ call: () -> T) -> T {
+func retryingInterrupts<T: BinaryInteger>(_ call: () -> T) -> T {
     while true {
         let result = call()
         if result == -1 && errno == EINTR { continue }

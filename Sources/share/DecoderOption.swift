@@ -71,12 +71,7 @@ enum DecoderOption {
             throw UsageError("--isolation must be process, process-weaker or none, not \"\(value)\"")
         }
         guard isolation == .process else { return isolation.decoder() }
-        var configuration = ProcessIsolatedDecoder.Configuration.thisExecutable
-        configuration.acceptsNoConfinement = value == weaker
-        if let user = ProcessEnvironment.value(userVariable), !user.isEmpty { configuration.helperUser = user }
-        if let group = ProcessEnvironment.value(groupVariable), !group.isEmpty { configuration.helperGroup = group }
-        configuration.onWeakerSandbox = { message in stop(message) }
-        let decoder = ProcessIsolatedDecoder(configuration)
+        let decoder = helpers(acceptsNoConfinement: value == weaker)
         if decodesInHelpers(argc: CommandLine.argc, argv: CommandLine.unsafeArgv) {
             Thread.detachNewThread {
                 do throws(MediaError) {
@@ -87,6 +82,19 @@ enum DecoderOption {
             }
         }
         return decoder
+    }
+
+    /// Sandboxed helpers started from this executable, as `SHARE_HELPER_USER`
+    /// and `SHARE_HELPER_GROUP` when `share` runs as root; a helper weaker than
+    /// this machine allows stops `share` (also what `share report` decodes a
+    /// contact sheet's tiles with: it has no `--isolation`).
+    static func helpers(acceptsNoConfinement: Bool = false) -> ProcessIsolatedDecoder {
+        var configuration = ProcessIsolatedDecoder.Configuration.thisExecutable
+        configuration.acceptsNoConfinement = acceptsNoConfinement
+        if let user = ProcessEnvironment.value(userVariable), !user.isEmpty { configuration.helperUser = user }
+        if let group = ProcessEnvironment.value(groupVariable), !group.isEmpty { configuration.helperGroup = group }
+        configuration.onWeakerSandbox = { message in stop(message) }
+        return ProcessIsolatedDecoder(configuration)
     }
 
     /// Prints `message` as the command's one error and exits 2 at once (other

@@ -1,5 +1,6 @@
 import DecoderIsolation
 import Foundation
+import ShareIngest
 import SystemCalls
 
 /// `share doctor`: what this machine offers the decoder sandbox (seccomp
@@ -35,6 +36,7 @@ enum DoctorCommand {
             ? "root: helpers switch to \(configuration.helperUser) (uid \(report.uid)), group \(configuration.helperGroup) (gid \(report.gid.map(String.init) ?? "?"))"
             : "uid \(report.uid), not root: helpers keep this user"
         let weaker = report.weakerThanStrongest
+        let units = ShareService.systemdUnits(landlockABI: report.landlockABI, unprivilegedNamespaces: report.unprivilegedNamespaces)
         if parsed.flag("json") {
             Terminal.shared.out(JSONLine.object([
                 "seccomp": report.seccompAvailable, "landlockABI": report.landlockABI, "confinement": name(report.confinement), "runningAs": account,
@@ -46,6 +48,7 @@ enum DoctorCommand {
                     "addressSpaceLimit": Int(report.helper.addressSpaceLimit), "cpuLimit": Int(report.helper.cpuLimit),
                 ] as [String: Any],
                 "shortfalls": report.shortfalls, "weakerThanStrongest": weaker,
+                "systemdUnits": ["dropIn": units.dropIn ?? NSNull(), "advice": units.advice] as [String: Any],
             ]))
         } else {
             Terminal.shared.out("This machine")
@@ -53,6 +56,7 @@ enum DoctorCommand {
             Terminal.shared.out("  Landlock:         \(report.landlockABI > 0 ? "ABI \(report.landlockABI)" : "not available")")
             Terminal.shared.out("  confinement:      \(report.confinement)")
             Terminal.shared.out("  running as:       \(account)")
+            Terminal.shared.out("  systemd units:    \(units.advice)")
             Terminal.shared.out("A decoder helper (pid \(report.helperProcessID)), from its /proc/\(report.helperProcessID)/status")
             for line in report.statusLines { Terminal.shared.out("  \(line)") }
             Terminal.shared.out("  seccomp policy:   \(report.helper.seccompPolicy.rawValue)")

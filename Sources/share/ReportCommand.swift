@@ -1,4 +1,6 @@
+import DecoderIsolation
 import Foundation
+import MediaKit
 import ShareIngest
 import ShareManifest
 import SystemCalls
@@ -41,8 +43,11 @@ enum ReportCommand {
         let html = htmlPath.flatMap { writable($0) ? $0 : nil }
         let drawsSheet = sheetPath.map(writable) ?? false
         if (htmlPath != nil && html == nil) || (sheetPath != nil && !drawsSheet) { status = .cannotCreate }
-        // One pass over the items for both outputs: each item read and decoded once.
-        let outputs = report.writeOutputs(in: container, html: html, sheet: drawsSheet)
+        // One pass over the items for both outputs: each item read once; the
+        // sheet's thumbnails decoded to pixels in sandboxed helpers (this process decodes none).
+        let decoder = drawsSheet ? DecoderOption.helpers() : nil
+        defer { decoder?.shutdown() }
+        let outputs = report.writeOutputs(in: container, html: html, sheet: drawsSheet, decoder: decoder ?? InProcessDecoder())
         if let htmlPath = html, let page = outputs.page {
             switch page {
             case .success(let page):

@@ -1,4 +1,5 @@
 import Foundation
+import MediaFormats
 import ShareIngest
 import ShareManifest
 import Synchronization
@@ -76,7 +77,9 @@ enum WatchCommand {
             }
             try inbox.run(once: parsed.flag("once"), events: events, cancellation: cancellation, started: { service?.started() }) { report in
                 let reportPath = inbox.ingestor.container.reportPath(key: report.key)
-                if let reportDirectory, !report.interrupted, !writePictures(of: report, container: inbox.ingestor.container, to: reportDirectory) {
+                if let reportDirectory, !report.interrupted,
+                    !writePictures(of: report, container: inbox.ingestor.container, decoder: inbox.ingestor.decoder, to: reportDirectory)
+                {
                     picturesFailed.store(true, ordering: .relaxed)
                 }
                 switch mode {
@@ -125,11 +128,11 @@ enum WatchCommand {
     }
 
     /// `--report-dir`: the batch's HTML page and contact sheet, `<key>.html` and `<key>.jpg`.
-    private static func writePictures(of report: BatchReport, container: ContainerDirectory, to directory: String) -> Bool {
+    private static func writePictures(of report: BatchReport, container: ContainerDirectory, decoder: any MediaDecoder, to directory: String) -> Bool {
         let base = "\(directory)/\(report.key.rawValue)"
         do {
             try AtomicFile.replace(base + ".html", bytes: Array(ReportPage(report, container: container).html.utf8))
-            let sheet = try report.contactSheet(in: container)
+            let sheet = try report.contactSheet(in: container, decoder: decoder)
             try AtomicFile.replace(base + ".jpg", bytes: sheet.jpeg)
             return true
         } catch {

@@ -6,7 +6,10 @@ import Testing
 /// added there) runs through the fuzz targets' checks in the ordinary build:
 /// a regression in the parsers they guard fails here, without libFuzzer.
 @Suite struct FuzzCorpusTests {
-    @Test(arguments: [("FuzzRedirectURL", "redirect"), ("FuzzManifest", "manifest"), ("FuzzSniffer", "sniffer"), ("FuzzHEIF", "heif"), ("FuzzRAW", "raw"), ("FuzzMoments", "moments"), ("FuzzPipeline", "pipeline")])
+    @Test(arguments: [("FuzzRedirectURL", "redirect"), ("FuzzManifest", "manifest"), ("FuzzSniffer", "sniffer"), ("FuzzHEIF", "heif"), ("FuzzRAW", "raw"), ("FuzzMoments", "moments"), ("FuzzPipeline", "pipeline"),
+        ("FuzzTakeout", "takeout"), ("FuzzXMP", "xmp"), ("FuzzEXIF", "exif"), ("FuzzISOBMFF", "isobmff"), ("FuzzPNG", "png"), ("FuzzBurst", "burst"),
+        ("FuzzSidecar", "sidecar"),
+    ])
     func seedCorpusPassesTheTargetsChecks(target: String, corpus: String) throws {
         let folder = Fixtures.packageRoot.appendingPathComponent("Fuzz/corpus/\(corpus)").path
         let expected = try FileManager.default.contentsOfDirectory(atPath: folder).count

@@ -29,7 +29,7 @@ import Testing
         "mprotect-exec", "mmap-input-exec", "personality", "io_uring_setup", "unshare", "mount", "keyctl", "add_key", "request_key", "setns",
         "open_by_handle_at", "chroot", "pivot_root", "init_module", "finit_module", "bpf", "perf_event_open", "userfaultfd", "setuid-root",
         "setsid", "ioctl-tiocsti", "shmget", "prctl-set-dumpable", "prctl-get-seccomp", "prctl-set-pdeathsig", "prlimit64-cpu-unlimited",
-        "sigaction-sigsys", "clone-without-thread", "clone3", "fork",
+        "sigaction-sigsys", "clone-without-thread", "clone3", "fork", "read-proc-self-net-tcp", "read-proc-self-net-unix", "read-proc-self-mountinfo",
     ]
 
     /// Reads the attacker aims at: with Landlock they are refused, in a
@@ -37,8 +37,22 @@ import Testing
     /// answers an error and goes on.
     static let reads = [
         "read-parent-environ", "read-parent-cmdline", "read-parent-mem", "read-parent-fd", "read-sibling-environ", "read-sibling-mem",
-        "read-container", "read-journal", "read-root-file", "read-other-batch-copy",
+        "read-container", "read-journal", "read-root-file", "read-other-batch-copy", "read-proc-self-net-tcp", "read-proc-self-net-unix",
+        "read-proc-self-mountinfo",
     ]
+
+    /// The futex operations and madvise advice the policy refuses by their
+    /// argument (the requeue-PI operations, and LOCK_PI2, which is newer than
+    /// the policy; every advice but the seven allowed), each tried by a helper
+    /// that must be killed for it, naming the call; and one allowed operation
+    /// of each, which must work.
+    static let refusedArguments = [
+        "futex-wait-requeue-pi", "futex-cmp-requeue-pi", "futex-lock-pi2", "madvise-remove", "madvise-dontfork", "madvise-dofork", "madvise-mergeable",
+        "madvise-unmergeable", "madvise-hugepage", "madvise-nohugepage", "madvise-dodump", "madvise-wipeonfork", "madvise-keeponfork", "madvise-cold",
+        "madvise-pageout", "madvise-populate-read", "madvise-populate-write", "madvise-dontneed-locked", "madvise-collapse", "madvise-hwpoison",
+        "madvise-soft-offline", "madvise-guard-install", "madvise-guard-remove",
+    ]
+    static let allowedArguments = ["futex-wake", "madvise-dontneed"]
 
     /// One attempt, as the helper reported it.
     struct Attempt {
@@ -177,6 +191,42 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: container + "/written-by-a-helper"))
         #expect(!listener.hasPendingConnection, "a helper connected to the test's socket")
         #expect((try? String(contentsOfFile: rootFile, encoding: .utf8)) == "root's own")
+    }
+
+    /// Finding 9 of issue 51: the argument filters of `futex` and `madvise`
+    /// had no attacker test. Each refused operation or advice kills its helper
+    /// (its item fails as `decoderMisbehaved`, naming the call); the allowed
+    /// ones beside them work, so the filter reads the argument rather than
+    /// refusing the call. The policy is the same in every configuration: this
+    /// runs in one (root, Landlock).
+    @Test(.enabled(if: geteuid() == 0, "the attack's targets include a file in /root"))
+    func everyRefusedFutexOperationAndMadviseAdviceKillsItsHelper() throws {
+        let work = TemporaryDirectory("attack-arguments")
+        let drop = TemporaryDirectory("attack-arguments-drop")
+        for name in Self.refusedArguments + Self.allowedArguments { try drop.add("attack-\(name).jpg", copying: Fixtures.media("photo.jpg")) }
+        let listener = try UnixListener(path: work.file("attack.sock"))
+        let container = work.file("container")
+        let targets = ["socket=\(listener.path)", "container=\(container)", "journal=\(container)/.share-ingest/journal.sqlite", "root=/root/none", "copy=/none"]
+        let environment = [
+            "SHARE_TEST_HELPER_FAULT": (Self.refusedArguments + Self.allowedArguments).map { "attack:attack-\($0).jpg" }.joined(separator: ","),
+            "SHARE_HELPER_STDERR": "inherit", "SHARE_TEST_ATTACK": targets.joined(separator: ";"),
+        ]
+        let result = try Self.run(
+            [Fixtures.shareBinary, "ingest", "--container", container, "--report", work.file("report.json"), drop.path], environment: environment)
+        #expect(result.status == 1, "\(result.stderr)")
+        let attempts = try Self.attempts(in: result.stderr)
+        let items = try Self.items(work.file("report.json"))
+        for name in Self.refusedArguments {
+            let item = items["attack-\(name).jpg"] ?? [:]
+            let call = name.hasPrefix("futex") ? "futex" : "madvise"
+            #expect(item["reason"] as? String == "decoderMisbehaved", "\(name): \(item)")
+            #expect(((item["error"] as? String) ?? "").contains("made the forbidden system call \(call) ("), "\(name): \(item)")
+            #expect(attempts[name] == nil, "\(name) returned inside the sandbox: \(String(describing: attempts[name]))")
+        }
+        for name in Self.allowedArguments {
+            #expect(items["attack-\(name).jpg"]?["status"] as? String == "ingested", "\(name): \(items["attack-\(name).jpg"] ?? [:])")
+            #expect(attempts[name]?.result == 0, "\(name): \(String(describing: attempts[name]))")
+        }
     }
 
     // MARK: - What a helper holds

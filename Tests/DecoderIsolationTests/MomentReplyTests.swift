@@ -9,8 +9,11 @@ import Testing
 /// Apple's alphabet, dates only within a sane span; a lie fails the item as
 /// `decoderMisbehaved` and stops the helper.
 @Suite struct MomentReplyTests {
-    static func request(moments: Bool = true) -> DecodeRequest {
-        DecodeRequest(path: "/container/x.jpg", label: "x.jpg", format: .jpeg, pixelLimit: 100_000_000, moments: moments)
+    /// A request for a JPEG, or, with `kind` video or audio, an MP4 (the
+    /// parent checks a reply's kind against the sniffed format).
+    static func request(moments: Bool = true, kind: MediaFacts.Kind = .image) -> DecodeRequest {
+        let video = kind == .video || kind == .audio
+        return DecodeRequest(path: "/container/x", label: "x", format: video ? .mp4 : .jpeg, pixelLimit: 100_000_000, moments: moments)
     }
 
     static func reply(_ moments: MomentFacts?, kind: MediaFacts.Kind = .image) -> HelperReply {
@@ -19,9 +22,9 @@ import Testing
         return HelperReply(result: result, jpeg: [])
     }
 
-    static func refusal(_ reply: HelperReply, _ request: DecodeRequest = request(), fileSize: Int? = 10_000) -> String? {
+    static func refusal(_ reply: HelperReply, _ request: DecodeRequest? = nil, fileSize: Int? = 10_000) -> String? {
         do {
-            _ = try ReplyCheck.validate(reply, for: request, fileSize: fileSize)
+            _ = try ReplyCheck.validate(reply, for: request ?? Self.request(kind: reply.result.facts?.kind ?? .image), fileSize: fileSize)
             return nil
         } catch {
             return error.description

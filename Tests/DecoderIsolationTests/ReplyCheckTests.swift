@@ -30,10 +30,13 @@ import Testing
 
     static let photo = MediaFacts(kind: .image, width: 640, height: 480)
 
-    /// The refusal of `reply` for `request`, or nil when it passes.
-    static func refusal(_ reply: HelperReply, _ request: DecodeRequest = request(), fileSize: Int? = 1000) -> String? {
+    /// The refusal of `reply` for `request` (by default a JPEG's, or an MP4's
+    /// for the facts of a video or a sound), or nil when it passes.
+    static func refusal(_ reply: HelperReply, _ request: DecodeRequest? = nil, fileSize: Int? = 1000) -> String? {
+        var media = Self.request()
+        if let kind = reply.result.facts?.kind, kind == .video || kind == .audio { media.format = .mp4 }
         do {
-            _ = try ReplyCheck.validate(reply, for: request, fileSize: fileSize)
+            _ = try ReplyCheck.validate(reply, for: request ?? media, fileSize: fileSize)
             return nil
         } catch {
             return error.description
@@ -44,11 +47,80 @@ import Testing
         try #require(!Self.thumbnail.isEmpty)
         #expect(Self.refusal(Self.reply(Self.photo)) == nil)
         // Sound-only forms of video containers are known MIME types.
-        #expect(Self.refusal(Self.reply(MediaFacts(kind: .audio, durationMilliseconds: 1500, mimeType: "audio/webm"), width: nil, height: nil, jpeg: [])) == nil)
+        let webm = DecodeRequest(path: "/container/x.webm", label: "x.webm", format: .webm, thumbnail: Self.spec)
+        #expect(Self.refusal(Self.reply(MediaFacts(kind: .audio, durationMilliseconds: 1500, mimeType: "audio/webm"), width: nil, height: nil, jpeg: []), webm) == nil)
         // A failure passes as the failure it is.
         var failed = WireResult(.failure(MediaError(.damaged, "x.jpg: truncated")))
         failed.facts = nil
         #expect(Self.refusal(HelperReply(result: failed, jpeg: []), Self.request()) == nil)
+    }
+
+    /// Finding 9 of issue 51: a reply's `facts.kind` was not checked against
+    /// the sniffed format. A taken-over helper answering that a JPEG is a video
+    /// (or a PDF an image, an MP3 a document) is refused; every kind the
+    /// decoders here really give for a format passes.
+    @Test func theFactsKindMustBeOneTheSniffedFormatCanHave() throws {
+        func request(_ format: MediaFormat, task: DecodeTask = .media) -> DecodeRequest {
+            DecodeRequest(path: "/container/x", label: "x", format: format, task: task)
+        }
+        func facts(_ kind: MediaFacts.Kind) -> HelperReply {
+            let sized = kind == .image || kind == .video
+            return Self.reply(MediaFacts(kind: kind, width: sized ? 640 : nil, height: sized ? 480 : nil), width: nil, height: nil, jpeg: [])
+        }
+        let mp3 = try #require(MediaFormat.all.first { $0.kind == .audio })
+        let svg = try #require(MediaFormat.all.first { $0.id == "svg" })
+        let zip = try #require(MediaFormat.all.first { $0.kind == .archive })
+        let honest: [(MediaFormat, [MediaFacts.Kind])] = [
+            (.jpeg, [.image, .unreadable]), (.mp4, [.video, .audio, .unreadable]), (mp3, [.audio, .video, .unreadable]),
+            (.pdf, [.document, .unreadable]), (svg, [.document, .unreadable]), (zip, [.unreadable]),
+        ]
+        for (format, kinds) in honest {
+            for kind in [MediaFacts.Kind.image, .video, .audio, .document, .unreadable] {
+                let refusal = Self.refusal(facts(kind), request(format))
+                if kinds.contains(kind) {
+                    #expect(refusal == nil, "\(format.id) as \(kind): \(refusal ?? "")")
+                } else {
+                    #expect(refusal?.contains("for a file sniffed as \(format.name)") == true, "\(format.id) as \(kind) passed: \(refusal ?? "nil")")
+                }
+            }
+        }
+        // A location request's facts are the format's own kind.
+        let scan = request(.jpeg, task: .locationMetadata)
+        #expect(Self.refusal(Self.reply(MediaFacts(kind: .video), width: nil, height: nil, jpeg: []), scan)?.contains("sniffed as JPEG") == true)
+    }
+
+    /// A contact sheet's tile comes back as raw pixels (issue 51, finding 4):
+    /// the parent composes them without decoding, so their size, stride and
+    /// length are checked, and a pixel answer carries nothing else.
+    @Test func pixelRepliesAreCheckedForSizeStrideAndLength() throws {
+        let request = DecodeRequest(path: "/container/thumbnails/x.jpg", label: "x.jpg", format: .jpeg, thumbnail: ThumbnailSpec(size: 192), task: .pixels)
+        func reply(width: Int?, height: Int?, stride: Int?, bytes: Int, kind: MediaFacts.Kind = .image, thumbnail: Bool = false) -> HelperReply {
+            var result = Self.reply(MediaFacts(kind: kind), width: nil, height: nil, jpeg: []).result
+            result.pixelsWidth = width
+            result.pixelsHeight = height
+            result.pixelsStride = stride
+            if thumbnail { (result.thumbnailWidth, result.thumbnailHeight) = (4, 3) }
+            return HelperReply(result: result, jpeg: [UInt8](repeating: 7, count: bytes)[...])
+        }
+        let honest = try ReplyCheck.validate(reply(width: 192, height: 144, stride: 576, bytes: 576 * 144), for: request).get()
+        #expect(honest.pixels?.width == 192 && honest.pixels?.height == 144 && honest.pixels?.bytes.count == 576 * 144)
+        for (lie, refusal) in [
+            (reply(width: 193, height: 144, stride: 579, bytes: 579 * 144), "pixels of 193×144 where at most 192"),
+            (reply(width: 0, height: 144, stride: 0, bytes: 0), "pixels of 0×144"),
+            (reply(width: 100, height: 100, stride: 400, bytes: 400 * 100), "rows are 400 bytes apart"),
+            (reply(width: 100, height: 100, stride: 300, bytes: 300 * 100 - 1), "29999 bytes of pixels for 100×100"),
+            (reply(width: 100, height: 100, stride: 300, bytes: 300 * 100 + 300), "30300 bytes of pixels"),
+            (reply(width: nil, height: nil, stride: nil, bytes: 0), "without the pixels' size"),
+            (reply(width: 4, height: 3, stride: 12, bytes: 36, thumbnail: true), "with more than pixels"),
+            (reply(width: 4, height: 3, stride: 12, bytes: 36, kind: .video), "the facts of a video"),
+        ] {
+            let got = Self.refusal(lie, request)
+            #expect(got?.contains(refusal) == true, "\(refusal): \(got ?? "accepted")")
+        }
+        // Pixels nobody asked for are refused in any other answer.
+        var media = Self.reply(Self.photo).result
+        media.pixelsWidth = 4
+        #expect(Self.refusal(HelperReply(result: media, jpeg: Self.thumbnail[...])) == "pixels nobody asked for")
     }
 
     /// A thumbnail's ThumbHash passes when it is base64 of a plausible hash, and

@@ -89,4 +89,50 @@ import Testing
         let plain = try ShareProcess.run(["watch", "--log-format", "xml", work.path + "/inbox"])
         #expect(plain.status == 64 && plain.stderr.hasPrefix("share watch: --log-format must be plain or json"), "\(plain.stderr)")
     }
+
+    /// Finding 8 of issue 51: a name holding U+202E (`d\u{202E}gpj.exe` reads
+    /// "dexe.jpg"), NEL, U+2028 or U+2029 was printed raw in plain logs. Every
+    /// control and format character and line or paragraph separator of a name
+    /// or message is escaped in a plain line, in `ingest`'s and `watch`'s
+    /// output alike; JSON lines carry the name itself.
+    @Test func plainLinesEscapeEveryControlFormatAndSeparatorCharacterOfANameOrMessage() throws {
+        let work = TemporaryDirectory("log-escapes")
+        let names = ["d\u{202E}gpj.exe", "nel\u{0085}line.txt", "ls\u{2028}line.txt", "ps\u{2029}line.txt", "zw\u{200B}space.txt", "esc\u{1B}[31mred.txt"]
+        func makeDrop(_ drop: String) throws {
+            try FileManager.default.createDirectory(atPath: drop, withIntermediateDirectories: true)
+            for name in names { try Data("a note\n".utf8).write(to: URL(fileURLWithPath: drop + "/" + name)) }
+            // A photo with the override in its name, and an empty file (a warning line).
+            try FileManager.default.copyItem(atPath: Fixtures.media("photo.jpg"), toPath: drop + "/photo\u{202E}gpj.jpg")
+            FileManager.default.createFile(atPath: drop + "/empty\u{2028}.txt", contents: Data())
+        }
+        let drop = work.path + "/drop"
+        try makeDrop(drop)
+        try makeDrop(work.path + "/inbox/drop")
+        func unsafe(_ text: String) -> [String] {
+            text.unicodeScalars.filter { scalar in
+                guard scalar != "\n" else { return false }
+                switch scalar.properties.generalCategory {
+                case .control, .format, .lineSeparator, .paragraphSeparator: return true
+                default: return false
+                }
+            }.map { String(format: "U+%04X", $0.value) }
+        }
+        let ingest = try ShareProcess.run(["ingest", "--container", work.path + "/container", drop])
+        #expect(ingest.status == 0, "\(ingest.stderr)")
+        #expect(unsafe(ingest.stderr).isEmpty, "raw in: \(ingest.stderr.debugDescription)")
+        for escaped in [#"d\u{202E}gpj.exe"#, #"nel\u{0085}line.txt"#, #"ls\u{2028}line.txt"#, #"ps\u{2029}line.txt"#, #"zw\u{200B}space.txt"#, #"photo\u{202E}gpj.jpg"#] {
+            #expect(ingest.stderr.contains(escaped), "\(escaped) not in: \(ingest.stderr)")
+        }
+        #expect(ingest.stderr.contains("empty\\u{2028}.txt") && ingest.stderr.contains("warning:"), "\(ingest.stderr)")
+        let watch = try ShareProcess.run(["watch", work.path + "/inbox", "--container", work.path + "/watched", "--settle", "0", "--once"])
+        #expect(watch.status == 0, "\(watch.stderr)")
+        #expect(unsafe(watch.stderr).isEmpty, "raw in: \(watch.stderr.debugDescription)")
+        #expect(watch.stderr.contains(#"d\u{202E}gpj.exe"#), "\(watch.stderr)")
+        // JSON lines name the file as it is (JSON's own escaping is enough for a parser).
+        try makeDrop(work.path + "/inbox/again")
+        let json = try ShareProcess.run(["watch", work.path + "/inbox", "--container", work.path + "/watched", "--settle", "0", "--once", "--log-format", "json"])
+        #expect(json.status == 0, "\(json.stderr)")
+        let messages = Self.objects(json.stderr).compactMap { $0["message"] as? String }
+        #expect(messages.contains { $0.contains("d\u{202E}gpj.exe") }, "\(json.stderr)")
+    }
 }

@@ -164,14 +164,14 @@ import Testing
         huge.send("GET /metrics HTTP/1.1\r\nX-Filler: " + String(repeating: "a", count: 100_000) + "\r\n\r\n")
         #expect(HTTPClient.parse(huge.readToEnd()).status == 431)
 
-        // A request that never ends, and as many idle connections as the listener
-        // keeps: one more is closed at once, unanswered.
-        let endless = try HTTPClient(port: port)
-        endless.send("GET /metrics HTTP/1.1\r\nHost: slow")
+        // As many idle connections as the listener keeps, the last one a request
+        // that never ends: a probe is still answered (it closes the connection
+        // idle longest when it needs a slot).
         var idle: [HTTPClient] = []
         for _ in 0..<15 { idle.append(try HTTPClient(port: port)) }
-        let extra = try HTTPClient(port: port)
-        #expect(extra.readToEnd().isEmpty)
+        let endless = try HTTPClient(port: port)
+        endless.send("GET /metrics HTTP/1.1\r\nHost: slow")
+        #expect(try HTTPClient.get(port, "/healthz").status == 200)
 
         // Meanwhile a batch runs to its end.
         let drop = try Self.drop(notes: 10, into: work.path + "/staging/drop")
@@ -183,6 +183,66 @@ import Testing
         #expect(HTTPClient.parse(endless.readToEnd()).status == 408)
         idle.removeAll()
         #expect(try eventually(timeout: 30) { try HTTPClient.get(port, "/healthz").status == 200 })
+        #expect(watch.stop() == 143, "\(watch.stderr)")
+    }
+
+    /// Finding 6 of issue 51: 16 idle connections held the listener shut
+    /// (`/healthz` answered with a reset). Now a new connection closes the one
+    /// idle longest without a complete request, so a probe is answered while
+    /// a peer holds every slot.
+    @Test func idleConnectionsHoldingEverySlotCannotKeepHealthzShut() throws {
+        let work = TemporaryDirectory("watch-idle")
+        let inbox = work.path + "/inbox", container = work.path + "/container"
+        try FileManager.default.createDirectory(atPath: inbox, withIntermediateDirectories: true)
+        let watch = try ServiceProcess(["watch", inbox, "--container", container, "--settle", "0", "--json", "--metrics", "127.0.0.1:0"])
+        let port = try #require(watch.metricsPort(), "no metrics line: \(watch.stderr)")
+        for round in 0..<3 {
+            // A peer takes all 16 slots and sends nothing (each would be closed
+            // only at its 5 s deadline, and the peer would reconnect).
+            var idle: [HTTPClient] = []
+            for _ in 0..<16 { idle.append(try HTTPClient(port: port)) }
+            let probe = try HTTPClient.get(port, "/healthz")
+            #expect(probe.status == 200 && probe.body == "alive\n", "round \(round): \(probe)")
+            #expect(try HTTPClient.get(port, "/metrics").body.contains("share_build_info"), "round \(round)")
+            withExtendedLifetime(idle) {}
+        }
+        #expect(watch.stop() == 143, "\(watch.stderr)")
+    }
+
+    /// Finding 9 of issue 51: `share_decoder_misbehaved_total`, the one metric
+    /// that tells an operator a decoder was taken over, could be deleted with
+    /// no test failing. A watcher whose helper lies in its reply (the debug
+    /// build's test fault `forge-mime`) counts it, and the helper it killed:
+    /// each up by one per lie, in two batches.
+    @Test func aHelperThatMisbehavesIsCountedOnceAsMisbehavedAndOnceAsKilled() throws {
+        let work = TemporaryDirectory("watch-misbehaved")
+        let inbox = work.path + "/inbox", container = work.path + "/container"
+        try FileManager.default.createDirectory(atPath: inbox, withIntermediateDirectories: true)
+        let watch = try ServiceProcess(
+            ["watch", inbox, "--container", container, "--settle", "0", "--json", "--metrics", "127.0.0.1:0"],
+            environment: ["SHARE_TEST_HELPER_FAULT": "forge-mime:lie-1.jpg,forge-mime:lie-2.jpg"])
+        let port = try #require(watch.metricsPort(), "no metrics line: \(watch.stderr)")
+        var before = try Self.scrape(port)
+        #expect(before["share_decoder_misbehaved_total"] == 0 && before["share_helper_kills_total"] == 0, "\(before.text)")
+        for round in 1...2 {
+            let staging = work.path + "/staging-\(round)"
+            try FileManager.default.createDirectory(atPath: staging, withIntermediateDirectories: true)
+            try FileManager.default.copyItem(atPath: Fixtures.media("photo.jpg"), toPath: staging + "/lie-\(round).jpg")
+            try FileManager.default.copyItem(atPath: Fixtures.media("cmyk.jpg"), toPath: staging + "/honest-\(round).jpg")
+            try FileManager.default.moveItem(atPath: staging, toPath: inbox + "/drop-\(round)")
+            #expect(eventually { watch.stdout.split(separator: "\n").filter { $0.contains(#""event":"batchFinished""#) }.count == round }, "\(watch.stderr)")
+            // The counters are read from the pool and the events as they come: wait for them, then compare.
+            var after = before
+            _ = try eventually(timeout: 30) {
+                after = try Self.scrape(port)
+                return after["share_decoder_misbehaved_total"] != before["share_decoder_misbehaved_total"]
+            }
+            #expect(after["share_decoder_misbehaved_total"] == (before["share_decoder_misbehaved_total"] ?? -1) + 1, "round \(round): \(after.text)")
+            #expect(after["share_helper_kills_total"] == (before["share_helper_kills_total"] ?? -1) + 1, "round \(round): \(after.text)")
+            #expect(after[#"share_item_failures_total{reason="decoderMisbehaved"}"#] == Double(round), "round \(round): \(after.text)")
+            #expect(after[#"share_items_total{outcome="ingested"}"#] == Double(round), "round \(round): the honest photo")
+            before = after
+        }
         #expect(watch.stop() == 143, "\(watch.stderr)")
     }
 }

@@ -77,9 +77,10 @@ import Testing
         try Self.expectLifecycle(["worker", "--db", server.url, "--name", "n", "--concurrency", "1"])
     }
 
-    /// `systemd-analyze verify` on both units, silent (it exits 0 even on an
-    /// unknown key, only warning): the units name the built share instead of
-    /// /usr/local/bin/share, which verify requires to exist.
+    /// `systemd-analyze verify` on both units, alone and with each drop-in of
+    /// deploy/systemd appended (as systemd reads a drop-in: more assignments),
+    /// silent (it exits 0 even on an unknown key, only warning): the units name
+    /// the built share instead of /usr/local/bin/share, which verify requires to exist.
     @Test func theUnitsPassSystemdAnalyzeVerify() throws {
         let analyze = "/usr/bin/systemd-analyze"
         guard FileManager.default.isExecutableFile(atPath: analyze) else {
@@ -92,12 +93,16 @@ import Testing
             let text = try String(contentsOfFile: Fixtures.packageRoot.appendingPathComponent("deploy/systemd/\(name)@.service").path, encoding: .utf8)
             #expect(text.contains("ExecStart=/usr/local/bin/share "))
             for setting in ["Type=notify", "WatchdogSec=", "ProtectSystem=strict", "PrivateTmp=yes", "ProtectHome=yes", "RestrictAddressFamilies=",
-                "SystemCallArchitectures=native", "LockPersonality=yes", "CapabilityBoundingSet=CAP_SETUID CAP_SETGID CAP_SETPCAP CAP_SYS_ADMIN CAP_SYS_CHROOT"] {
+                "SystemCallArchitectures=native", "LockPersonality=yes", "CapabilityBoundingSet=\n", "User=share-ingest", "SystemCallFilter=@system-service ",
+                "MemoryDenyWriteExecute=yes", "IPAddressDeny=any", "IPAddressAllow=localhost", "ProtectProc=invisible", "ProcSubset=pid", "PrivateMounts=yes"] {
                 #expect(text.contains("\n" + setting), "\(name): \(setting)")
             }
-            let path = units.file("\(name)@test.service")
-            try text.replacingOccurrences(of: "/usr/local/bin/share", with: Fixtures.shareBinary).write(toFile: path, atomically: true, encoding: .utf8)
-            paths.append(path)
+            for dropIn in ["", "database.conf", "no-landlock.conf", "as-root.conf"] {
+                let extra = dropIn.isEmpty ? "" : "\n" + (try String(contentsOfFile: Fixtures.packageRoot.appendingPathComponent("deploy/systemd/" + dropIn).path, encoding: .utf8))
+                let path = units.file("\(name)\(dropIn.isEmpty ? "" : "-" + dropIn.replacingOccurrences(of: ".conf", with: ""))@test.service")
+                try (text + extra).replacingOccurrences(of: "/usr/local/bin/share", with: Fixtures.shareBinary).write(toFile: path, atomically: true, encoding: .utf8)
+                paths.append(path)
+            }
         }
         let process = Process()
         process.executableURL = URL(fileURLWithPath: analyze)

@@ -92,6 +92,10 @@ void shim_vips_set_deadline(VipsImage *image, int64_t deadline_us);
 /// from its libdir; it looks for them under $VIPSHOME/lib when VIPSHOME is set,
 /// so this sets VIPSHOME to a place that has none: call it before any thread
 /// starts); shim_vips_load_module then loads one when it is first needed.
+/// 1 when this process's definition of vips_semaphore_down_timeout (which
+/// never times out: vips_threadset.c says why) is the one the dynamic linker
+/// resolves, so libvips' idle workers never leave; 0 otherwise.
+int shim_vips_idle_workers_never_leave(void);
 int shim_vips_setup(const char *argv0, int concurrency, int load_modules);
 
 /// Loads libvips' module `name` ("poppler", "jxl", "magick", ...) from libvips'

@@ -63,6 +63,12 @@ const char *shim_syscall_name(long number);
 /// else none.
 int shim_confinement_available(void);
 
+/// 1 when a process of user `uid` and group `gid` (this process becomes them
+/// in a forked child first, when it is root) can make a user and mount
+/// namespace and mount in it: what a helper of an unprivileged `share` needs
+/// where there is no Landlock (the systemd units' no-landlock.conf); 0 otherwise.
+int shim_unprivileged_namespaces_available(uid_t uid, gid_t gid);
+
 /// Without Landlock: a new mount namespace (and, when not root, a new user
 /// namespace mapping this user and group to themselves) whose root is a
 /// read-only tmpfs holding only the `count` paths, each bound read-only

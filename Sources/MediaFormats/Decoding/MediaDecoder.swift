@@ -114,6 +114,50 @@ public enum DecodeTask: String, Sendable, Codable, Hashable {
     /// (Where a Google Takeout JSON records a place is such a request of the
     /// text format.)
     case locationMetadata
+    /// Decode the picture to pixels its caller composes into a picture of its
+    /// own (the contact sheet's tiles: thumbnails this program made, whose
+    /// bytes a decoder helper chose): shrunk on load to fit the request's
+    /// ``DecodeRequest/thumbnail`` size (never enlarged, EXIF orientation
+    /// applied, alpha over white), as ``DecodedPixels``. The facts are the
+    /// kind alone.
+    case pixels
+}
+
+/// Pixels a decoder made for its caller to compose (``DecodeTask/pixels``):
+/// 8-bit sRGB, three samples (R, G, B) a pixel, rows of `width × 3` bytes one
+/// after the other (`stride` is that).
+public struct DecodedPixels: Sendable, Codable, Hashable {
+    /// Width in pixels.
+    public let width: Int
+    /// Height in pixels.
+    public let height: Int
+    /// Bytes from one row to the next: `width × 3`.
+    public let stride: Int
+    /// `stride × height` bytes.
+    public let bytes: [UInt8]
+
+    /// Pixels of the given size, or nil unless `width` and `height` are
+    /// positive, `stride` is `width × 3` and there are exactly `stride × height` bytes.
+    public init?(width: Int, height: Int, stride: Int, bytes: [UInt8]) {
+        guard width > 0, height > 0, width <= 1 << 15, height <= 1 << 15, stride == width * 3, bytes.count == stride * height else { return nil }
+        self.width = width
+        self.height = height
+        self.stride = stride
+        self.bytes = bytes
+    }
+
+    private enum CodingKeys: String, CodingKey { case width, height, stride, bytes }
+
+    /// Reads pixels, refusing any whose sizes do not agree (as ``init(width:height:stride:bytes:)``).
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        guard
+            let pixels = DecodedPixels(
+                width: try c.decode(Int.self, forKey: .width), height: try c.decode(Int.self, forKey: .height),
+                stride: try c.decode(Int.self, forKey: .stride), bytes: try c.decode([UInt8].self, forKey: .bytes))
+        else { throw DecodingError.dataCorruptedError(forKey: .bytes, in: c, debugDescription: "pixels whose sizes do not agree") }
+        self = pixels
+    }
 }
 
 /// What a Google Takeout JSON sent with a media request
@@ -142,6 +186,8 @@ public struct DecodedMedia: Sendable, Codable, Hashable {
     /// One reading of each Takeout JSON the request carried
     /// (``DecodeRequest/takeoutJSONs``), in their order.
     public var takeouts: [TakeoutReading]
+    /// The pixels a ``DecodeTask/pixels`` request asked for.
+    public var pixels: DecodedPixels?
 
     /// Facts and, when asked for, the thumbnail's outcome, the moment facts,
     /// the location metadata found, the compatible copy's outcome and the

@@ -1,14 +1,17 @@
 import CShims
 import CVips
 import Glibc
+import MediaFormats
 
 /// One cell of a contact sheet: a picture and a short caption under it.
 public struct ContactSheetTile: Sendable, Hashable {
     /// What fills the square above the caption.
     public enum Picture: Sendable, Hashable {
-        /// An image file (a thumbnail), fitted into the cell and never upscaled.
-        /// A file that cannot be read becomes a `placeholder` saying so.
-        case thumbnail(path: String)
+        /// Pixels (a thumbnail decoded to fit ``ContactSheetLayout/pictureBox``,
+        /// by a ``MediaDecoder``'s ``DecodeTask/pixels`` request): the sheet
+        /// only composes, and decodes no file. Pixels larger than the box are
+        /// shrunk to fit it.
+        case pixels(DecodedPixels)
         /// A light square with a short label (e.g. `PDF`, `TXT`) for items without a picture.
         case placeholder(String)
         /// A grey square with a white label (e.g. "failed"), for items that were not delivered.
@@ -86,15 +89,17 @@ public struct ContactSheetLayout: Sendable, Hashable {
         return (max(1, tileCount) + columns - 1) / columns
     }
 
-    /// The picture area of a cell: the cell less a small inner padding.
-    var pictureBox: Int { max(1, cellSize - 2 * padding) }
+    /// The picture area of a cell, the longest side a tile's pixels may have:
+    /// the cell less a small inner padding.
+    public var pictureBox: Int { max(1, cellSize - 2 * padding) }
     var padding: Int { max(2, cellSize / 25) }
 }
 
 /// A grid of thumbnails with captions, encoded as one JPEG: for terminals, chat
-/// and CI artifacts. Built with libvips: each tile is a picture (`vips_thumbnail`,
-/// fitted with `vips_embed`) over a caption (`vips_text`), joined with
-/// `vips_join`; the tiles are laid out with `vips_arrayjoin`.
+/// and CI artifacts. Composed with libvips from pixels its caller decoded
+/// (``ContactSheetTile/Picture/pixels(_:)``; it reads no image file): each tile
+/// is a picture (centred with `vips_embed`) over a caption (`vips_text`),
+/// joined with `vips_join`; the tiles are laid out with `vips_arrayjoin`.
 public struct ContactSheet: Sendable {
     /// The JPEG bytes.
     public let jpeg: [UInt8]
@@ -167,14 +172,11 @@ private struct TileRenderer {
         let cell = layout.cellSize
         let picture: VipsImageHandle
         switch tile.picture {
-        case .thumbnail(let path):
-            if let fitted = try? fitted(path) {
-                picture = try fitted.embedded(
-                    x: (cell - fitted.width) / 2, y: (cell - fitted.height) / 2, width: cell, height: cell,
-                    background: Self.tileBackground)
-            } else {
-                picture = try labelled("no thumbnail", background: Self.placeholderBackground, ink: Self.placeholderInk)
-            }
+        case .pixels(let pixels):
+            let fitted = try fitted(pixels)
+            picture = try fitted.embedded(
+                x: (cell - fitted.width) / 2, y: (cell - fitted.height) / 2, width: cell, height: cell,
+                background: Self.tileBackground)
         case .placeholder(let label):
             picture = try labelled(label, background: Self.placeholderBackground, ink: Self.placeholderInk)
         case .failed(let label):
@@ -185,13 +187,19 @@ private struct TileRenderer {
         return try joined.inMemory()
     }
 
-    /// The thumbnail at `path`, shrunk (never enlarged) into the picture box.
-    private func fitted(_ path: String) throws(VipsError) -> VipsImageHandle {
-        let box = Int32(layout.pictureBox)
-        let image = try VipsImageHandle.make("vips_thumbnail", about: path) {
-            shim_vips_thumbnail(path, $0, box, box, VIPS_FAIL_ON_ERROR)
+    /// The pixels as an image, shrunk into the picture box when they are larger
+    /// (a decoder's promise is not relied on; ``DecodedPixels`` already
+    /// guarantees their rows and length).
+    private func fitted(_ pixels: DecodedPixels) throws(VipsError) -> VipsImageHandle {
+        let made = pixels.bytes.withUnsafeBytes { buffer in
+            Result { () throws(VipsError) in try VipsImageHandle.fromRGB(buffer, width: pixels.width, height: pixels.height) }
         }
-        return try image.srgb8()
+        let image = try made.get()
+        let box = layout.pictureBox
+        guard pixels.width > box || pixels.height > box else { return image }
+        let scale = Double(box) / Double(max(pixels.width, pixels.height))
+        let shrunk = try VipsImageHandle.make("vips_resize") { shim_vips_resize(image.pointer, $0, scale) }
+        return try shrunk.embedded(x: 0, y: 0, width: min(box, shrunk.width), height: min(box, shrunk.height), background: Self.tileBackground)
     }
 
     /// A cell-sized square of `background` with `label` centred on it.
@@ -256,7 +264,7 @@ private struct TileRenderer {
 extension VipsImageHandle {
     /// Three-band sRGB uchar, the common form of all tiles: alpha flattened over
     /// white, greyscale and other colour spaces converted, 16-bit cast down.
-    fileprivate func srgb8() throws(VipsError) -> VipsImageHandle {
+    func srgb8() throws(VipsError) -> VipsImageHandle {
         var image = self
         if image.hasAlpha {
             image = try Self.make("vips_flatten") { shim_vips_flatten(image.pointer, $0, 255, 255, 255) }

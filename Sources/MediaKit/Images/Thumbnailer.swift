@@ -45,7 +45,10 @@ public enum Thumbnailer {
         try thumbnail(input, header: header, spec: spec) { (image) throws(VipsError) in try image.thumbnail(spec: spec) }
     }
 
-    private static func thumbnail<T>(
+    /// The picture `input` holds, shrunk on load to `spec`'s size and its time
+    /// limit set, handed to `finish` (which computes it: a thumbnail's JPEG,
+    /// or pixels for a contact sheet, ``PicturePixels``).
+    static func thumbnail<T>(
         _ input: ImageInput, header: ImageHeader?, spec: ThumbnailSpec, finish: (VipsImageHandle) throws(VipsError) -> T
     ) throws(VipsError) -> T {
         try Vips.start()

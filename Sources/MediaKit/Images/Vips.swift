@@ -155,6 +155,13 @@ public enum Vips {
         shim_vips_block_sandbox_only_loaders(allowed ? 0 : 1)
     }
 
+    /// True when libvips' idle workers never leave, so that libvips 8.14's
+    /// lost task (a worker leaving after 15 s idle as it is handed work, and
+    /// the pipeline waiting for it for ever) cannot happen: this process's own
+    /// `vips_semaphore_down_timeout`, which never times out, is the one the
+    /// dynamic linker resolves (CShims/vips_threadset.c says why).
+    public static var idleWorkersStay: Bool { shim_vips_idle_workers_never_leave() == 1 }
+
     /// The libvips version, e.g. "8.14.1".
     public static var version: String { String(cString: vips_version_string()) }
 }

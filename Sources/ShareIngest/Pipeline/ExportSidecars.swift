@@ -16,7 +16,7 @@ struct SidecarRecord: Sendable, Hashable, Codable {
 /// Export sidecars: which media item each describes (by name, when the batch
 /// is planned: ``FolderSidecars``) and what they are (by content, when their
 /// media is sniffed: ``kind(name:head:)``).
-enum ExportSidecars {
+package enum ExportSidecars {
     /// The sidecar kind of a file named `name` whose first bytes are `head`, or
     /// nil. The name says which kind to look for; the content must be that kind:
     /// Takeout's JSON is an object with a `title` and a photo's keys
@@ -26,7 +26,7 @@ enum ExportSidecars {
     /// Apple's `adjustment…` keys. Only the head already read is looked at (a
     /// match of bytes, as magic numbers are, not a parse; keys are matched as
     /// written, as the decoder's JSON reader reads them).
-    static func kind(name: String, head: [UInt8]) -> SharedMediaFile.Sidecar.Kind? {
+    package static func kind(name: String, head: [UInt8]) -> SharedMediaFile.Sidecar.Kind? {
         guard let kind = kind(byName: name) else { return nil }
         return head.withUnsafeBufferPointer { all in
             var text = UnsafeBufferPointer(rebasing: all.prefix(4096))
@@ -71,7 +71,7 @@ enum ExportSidecars {
 
     /// The kind a sidecar named `name` would be (its extension: `.json`,
     /// `.xmp`, `.aae`, in any case); its content decides (``kind(name:head:)``).
-    static func kind(byName name: String) -> SharedMediaFile.Sidecar.Kind? {
+    package static func kind(byName name: String) -> SharedMediaFile.Sidecar.Kind? {
         guard let dot = name.utf8.lastIndex(of: UInt8(ascii: ".")), dot != name.startIndex else { return nil }
         return kind(byExtension: String(name[name.index(after: dot)...]))
     }

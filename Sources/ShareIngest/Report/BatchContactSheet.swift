@@ -1,4 +1,5 @@
 import Foundation
+import MediaFormats
 import MediaKit
 import ShareManifest
 
@@ -8,24 +9,40 @@ extension BatchReport {
     /// without a thumbnail get a placeholder with their extension, failed and
     /// skipped ones a grey tile. At most `layout.maximumTiles` items are drawn;
     /// the title says when some were left out.
-    public func contactSheet(in container: ContainerDirectory, layout: ContactSheetLayout = ContactSheetLayout()) throws(VipsError) -> ContactSheet {
-        var tiles = ContactSheetTiles(report: self, container: container, layout: layout)
+    ///
+    /// The thumbnails' bytes were chosen by the decoders that made them: each
+    /// is decoded to pixels by `decoder` (``DecodeTask/pixels``; in a sandboxed
+    /// helper of this batch with DecoderIsolation's `ProcessIsolatedDecoder`,
+    /// as `share` does), and this process only composes the sheet. One that
+    /// cannot be decoded is drawn as a placeholder saying so.
+    public func contactSheet(
+        in container: ContainerDirectory, layout: ContactSheetLayout = ContactSheetLayout(), decoder: any MediaDecoder = InProcessDecoder()
+    ) throws(VipsError) -> ContactSheet {
+        var tiles = ContactSheetTiles(report: self, container: container, layout: layout, decoder: decoder)
         items.visit { tiles.add($0) }
         return try tiles.render()
     }
 
-    fileprivate static func tile(for reported: ReportedItem) -> ContactSheetTile {
+    fileprivate func tile(for reported: ReportedItem, layout: ContactSheetLayout, decoder: any MediaDecoder) -> ContactSheetTile {
         let item = reported.item
+        // A caption is one line of a name: nothing in it may reorder or break it.
+        let name = DisplayText.escaped(reported.name)
         guard item.status == .ingested else {
             let why = item.failure.map { "\(item.status.rawValue): \($0.reason.rawValue)" } ?? item.status.rawValue
-            return ContactSheetTile(picture: .failed(item.status.rawValue), caption: reported.name + "\n" + why)
+            return ContactSheetTile(picture: .failed(item.status.rawValue), caption: name + "\n" + why)
         }
         // Videos and audio files show their duration (audio: duration and size).
         let measurement = [reported.duration, reported.dimensions, reported.size]
             .compactMap { $0 }.prefix(2).joined(separator: " · ")
-        let caption = reported.name + "\n" + (reported.excerpt(limit: 60) ?? (measurement.isEmpty ? reported.kind : measurement))
+        let caption = name + "\n" + (reported.excerpt(limit: 60).map { DisplayText.escaped($0) } ?? (measurement.isEmpty ? reported.kind : measurement))
         if let thumbnail = reported.thumbnailPath {
-            return ContactSheetTile(picture: .thumbnail(path: thumbnail), caption: caption)
+            let request = DecodeRequest(
+                path: thumbnail, label: "\(reported.name)'s thumbnail", format: .jpeg, timeLimit: 10,
+                thumbnail: ThumbnailSpec(size: layout.pictureBox, damageTolerance: .error, timeLimit: 10), batch: batchID.uuidString, task: .pixels)
+            guard let pixels = try? decoder.decode(request).pixels else {
+                return ContactSheetTile(picture: .placeholder("no thumbnail"), caption: caption)
+            }
+            return ContactSheetTile(picture: .pixels(pixels), caption: caption)
         }
         return ContactSheetTile(picture: .placeholder(reported.placeholderLabel), caption: caption)
     }
@@ -34,18 +51,22 @@ extension BatchReport {
 /// A contact sheet's tiles, taken from the items one at a time (each read
 /// once, with the page's when both are made): only the tiles drawn are made
 /// (at most `layout.maximumTiles`; a million-item batch's other items are
-/// counted and left). Each tile names its thumbnail file, decoded once when the
-/// sheet is drawn, shrunk on load (`vips_thumbnail`) to the cell.
+/// counted and left). Each tile's thumbnail is decoded once, by the decoder
+/// (a helper of the batch), shrunk on load to the cell's picture box; what
+/// comes back is pixels, held until the sheet is composed.
 struct ContactSheetTiles {
     let report: BatchReport
     let container: ContainerDirectory
     let layout: ContactSheetLayout
+    let decoder: any MediaDecoder
     private var tiles: [ContactSheetTile] = []
 
-    init(report: BatchReport, container: ContainerDirectory, layout: ContactSheetLayout) {
+    init(report: BatchReport, container: ContainerDirectory, layout: ContactSheetLayout, decoder: any MediaDecoder) {
         self.report = report
         self.container = container
         self.layout = layout
+        self.decoder = decoder
+        decoder.prepare()
     }
 
     /// True while the sheet has room for another tile.
@@ -54,7 +75,7 @@ struct ContactSheetTiles {
     /// Takes the next item (in input order).
     mutating func add(_ item: ItemReport) {
         guard tiles.count < max(1, layout.maximumTiles) else { return }
-        tiles.append(BatchReport.tile(for: ReportedItem(item, container: container)))
+        tiles.append(report.tile(for: ReportedItem(item, container: container), layout: layout, decoder: decoder))
     }
 
     /// The sheet of the tiles taken, titled with the batch's totals.

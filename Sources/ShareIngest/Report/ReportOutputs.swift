@@ -1,4 +1,5 @@
 import Foundation
+import MediaFormats
 import MediaKit
 import ShareManifest
 import SystemCalls
@@ -30,13 +31,15 @@ extension BatchReport {
     /// streamed: its grid's cards (thumbnails embedded) go to a temporary file
     /// beside it as they are made, and the page is the header (whose totals are
     /// known only at the end), then that file; the sheet keeps the descriptions
-    /// of its first `maximumTiles` tiles and decodes each thumbnail once,
-    /// shrunk on load, when it is drawn.
+    /// of its first `maximumTiles` tiles, each thumbnail decoded once to the
+    /// pixels of its tile by `decoder` (see ``contactSheet(in:layout:decoder:)``:
+    /// `share` passes sandboxed helpers, and then this process decodes nothing).
     public func writeOutputs(
-        in container: ContainerDirectory, html htmlPath: String?, sheet: Bool, layout: ContactSheetLayout = ContactSheetLayout()
+        in container: ContainerDirectory, html htmlPath: String?, sheet: Bool, layout: ContactSheetLayout = ContactSheetLayout(),
+        decoder: any MediaDecoder = InProcessDecoder()
     ) -> ReportOutputs {
         var page = htmlPath.map { _ in PageWriter(report: self, container: container) }
-        var tiles = sheet ? ContactSheetTiles(report: self, container: container, layout: layout) : nil
+        var tiles = sheet ? ContactSheetTiles(report: self, container: container, layout: layout, decoder: decoder) : nil
         var cards: AtomicFileWriter?
         var cardsPath = ""
         var pageFailure: SystemError?

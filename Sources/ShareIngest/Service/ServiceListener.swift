@@ -37,7 +37,9 @@ package struct ServiceAddressError: Error, CustomStringConvertible {
 
 /// A small HTTP/1.x server of its own thread, for `/metrics`, `/healthz` and
 /// `/readyz` alone: one `poll` loop over the listening socket and at most
-/// ``Limits/connections`` connections, each answered once and closed. A request
+/// ``Limits/connections`` connections, each answered once and closed (when all
+/// are taken, the one idle longest without a complete request is closed to
+/// make room for a new one). A request
 /// larger than ``Limits/requestBytes`` gets 431, one not complete within
 /// ``Limits/readSeconds`` gets 408, a malformed one 400, another method 405,
 /// another path 404. Nothing it does waits on a peer: a slow or endless request
@@ -45,7 +47,9 @@ package struct ServiceAddressError: Error, CustomStringConvertible {
 package final class ServiceListener: Sendable {
     /// What it accepts.
     package struct Limits: Sendable {
-        /// Connections open at once; more are closed as soon as they are accepted.
+        /// Connections open at once. When all are taken, a new connection closes
+        /// the one idle longest without a complete request (or, when every one is
+        /// being answered, is itself closed).
         package var connections = 16
         /// Bytes of a request's line and headers (no request here has a body).
         package var requestBytes = 8192
@@ -99,53 +103,67 @@ package final class ServiceListener: Sendable {
     private final class Connection {
         let socket: TCPConnection
         let deadline: Double
+        /// When the peer last sent something (or connected).
+        var lastActivity: Double
         var request: [UInt8] = []
         var answer: [UInt8]?
         var sent = 0
-        init(_ socket: TCPConnection, deadline: Double) { (self.socket, self.deadline) = (socket, deadline) }
+        init(_ socket: TCPConnection, at now: Double, deadline: Double) { (self.socket, self.lastActivity, self.deadline) = (socket, now, deadline) }
+        /// Answered in full, or the peer is gone.
+        var finished: Bool { answer.map { sent >= $0.count } ?? false }
     }
 
     private func serve() {
         var connections: [Connection] = []
         var buffer = [UInt8](repeating: 0, count: 4096)
         while !stopped.load(ordering: .relaxed) {
-            let descriptors = [socket.raw, wake.readEnd] + connections.map(\.socket.raw)
-            var set = descriptors.enumerated().map { index, fd in
-                pollfd(fd: fd, events: Int16(index >= 2 && connections[index - 2].answer != nil ? POLLOUT : POLLIN), revents: 0)
-            }
-            let waited = retryingInterrupts { poll(&set, nfds_t(set.count), 250) }
-            if waited < 0 { continue }
-            if set[1].revents != 0 { wake.drain() }
+            let waits: [(descriptor: Int32, readiness: Polling.Readiness)] =
+                [(socket.raw, .readable), (wake.readEnd, .readable)] + connections.map { ($0.socket.raw, $0.answer == nil ? .readable : .writable) }
+            guard let ready = try? Polling.wait(waits, milliseconds: 250) else { continue }
+            if ready[1] { wake.drain() }
             let now = MonotonicClock.now()
-            for (index, connection) in connections.enumerated() where set[index + 2].revents != 0 {
-                if connection.answer == nil {
-                    read(connection, &buffer)
-                }
-                if connection.answer != nil { write(connection) }
+            for (index, connection) in connections.enumerated() where ready[index + 2] {
+                advance(connection, at: now, &buffer)
             }
             for connection in connections where connection.answer == nil && now >= connection.deadline {
                 connection.answer = Self.encode(Response(408, "the request was not complete within \(MetricsRegistry.number(limits.readSeconds)) s\n"), head: false)
                 write(connection)
             }
             // Answered (or the peer is gone), or not taking its answer in time either.
-            connections.removeAll { connection in
-                if let answer = connection.answer, connection.sent >= answer.count { return true }
-                return now >= connection.deadline + limits.readSeconds
-            }
-            if set[0].revents != 0 {
+            connections.removeAll { $0.finished || now >= $0.deadline + limits.readSeconds }
+            if ready[0] {
                 while let accepted = socket.accept() {
-                    guard connections.count < limits.connections else { continue }  // closed at once
-                    connections.append(Connection(accepted, deadline: now + limits.readSeconds))
+                    let connection = Connection(accepted, at: now, deadline: now + limits.readSeconds)
+                    // What came with the connection is read at once: a client that
+                    // sends its request right away (a probe) is answered now.
+                    advance(connection, at: now, &buffer)
+                    if connection.finished { continue }  // answered: closed
+                    if connections.count >= limits.connections {
+                        // Full: the connection idle longest without a complete request
+                        // makes room, so idle sockets cannot hold the listener shut.
+                        // When every slot is sending an answer, the new one is closed.
+                        let waiting = connections.indices.filter { connections[$0].answer == nil }
+                        guard let oldest = waiting.min(by: { connections[$0].lastActivity < connections[$1].lastActivity }) else { continue }
+                        connections.remove(at: oldest)  // closed
+                    }
+                    connections.append(connection)
                 }
             }
         }
     }
 
-    private func read(_ connection: Connection, _ buffer: inout [UInt8]) {
+    /// Reads what the peer sent, and writes the answer once there is one.
+    private func advance(_ connection: Connection, at now: Double, _ buffer: inout [UInt8]) {
+        if connection.answer == nil { read(connection, at: now, &buffer) }
+        if connection.answer != nil { write(connection) }
+    }
+
+    private func read(_ connection: Connection, at now: Double, _ buffer: inout [UInt8]) {
         while connection.answer == nil {
             let transfer = buffer.withUnsafeMutableBytes { connection.socket.read(into: $0) }
             switch transfer {
             case .bytes(let count):
+                connection.lastActivity = now
                 connection.request += buffer.prefix(count)
                 if let answer = answer(to: connection.request) { connection.answer = answer }
             case .wouldBlock:

@@ -4,7 +4,10 @@ import Foundation
 /// people (the default), or one JSON object per line for a log pipeline, with
 /// the keys `time`, `level`, `event`, `batch`, `item`, `stage`, `reason` and
 /// `message` (absent ones are null). Every password the process was given
-/// (a `--db` URL's, `PGPASSWORD`) is replaced by `****` in both.
+/// (a `--db` URL's, `PGPASSWORD`) is replaced by `****` in both. A plain line
+/// escapes every character that would change how it reads (``DisplayText``:
+/// control and format characters, line and paragraph separators, such as
+/// NEL, U+2028 and U+202E in a dropped file's name); JSON escapes what JSON must.
 package struct ServiceLogLine: Sendable {
     package enum Format: String, Sendable { case plain, json }
     package enum Level: String, Sendable { case info, warning, error }
@@ -30,11 +33,14 @@ package struct ServiceLogLine: Sendable {
         self.init(level: level, event: "message", message: text.hasPrefix("share: ") ? String(text.dropFirst(7)) : text)
     }
 
-    /// The line in `format`, passwords scrubbed. `time` is ISO 8601 UTC with milliseconds.
+    /// The line in `format`, passwords scrubbed. `time` is ISO 8601 UTC with
+    /// milliseconds. A plain line is escaped (``DisplayText``); only a free-text
+    /// `message` event (what `share` itself writes, such as a usage) keeps its
+    /// line breaks.
     package func rendered(_ format: Format, plain: String? = nil, at date: Date = Date()) -> String {
         switch format {
         case .plain:
-            return DatabaseSecrets.scrub(plain ?? "share: \(message)")
+            return DisplayText.escaped(DatabaseSecrets.scrub(plain ?? "share: \(message)"), keepingLineBreaks: event == "message")
         case .json:
             let formatter = ISO8601DateFormatter()
             formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]

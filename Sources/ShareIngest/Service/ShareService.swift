@@ -75,3 +75,30 @@ package final class ShareService: Sendable {
 
     struct CheckFailure: Error, CustomStringConvertible { let description: String }
 }
+
+// MARK: - share doctor
+
+extension ShareService {
+    /// What the systemd units of deploy/systemd need on this machine for their
+    /// helpers to get its strongest confinement, for `share doctor`: the units
+    /// run `share` unprivileged, with no capability and no namespace, which is
+    /// enough where the kernel has Landlock. Without it, the drop-in
+    /// `no-landlock.conf` allows the user and mount namespaces an unprivileged
+    /// helper confines itself in (where unprivileged users may make them), and
+    /// otherwise `as-root.conf` runs `share` as root with the capabilities its
+    /// helpers' mount namespace or empty root take. (Run `share doctor`
+    /// outside the units: inside one, its own filter hides the namespaces.)
+    package static func systemdUnits(landlockABI: Int, unprivilegedNamespaces: Bool) -> (dropIn: String?, advice: String) {
+        if landlockABI > 0 {
+            return (nil, "the defaults of deploy/systemd (an unprivileged user, no capability, no namespace): Landlock confines the helpers")
+        }
+        if unprivilegedNamespaces {
+            return ("no-landlock.conf", "no Landlock here: add deploy/systemd/no-landlock.conf (user and mount namespaces and the mount calls for the helpers; no capability)")
+        }
+        return (
+            "as-root.conf",
+            "no Landlock here, and an unprivileged user cannot make a user namespace: add deploy/systemd/as-root.conf "
+                + "(share as root, with CAP_SETUID CAP_SETGID CAP_SETPCAP CAP_SYS_ADMIN CAP_SYS_CHROOT CAP_KILL for its helpers' confinement)"
+        )
+    }
+}

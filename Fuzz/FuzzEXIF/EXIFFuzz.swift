@@ -1,0 +1,26 @@
+// Fuzz target: the EXIF location scanner (a TIFF structure's GPS IFD, and the
+// EXIF blocks of the containers that carry one), on arbitrary bytes read as a
+// TIFF (an EXIF block is one), a JPEG (APP1, MPF secondary images) and a WebP
+// (scripts/fuzz.sh exif). The overwrites are bounded (LocationChecks).
+import FuzzChecks
+import FuzzReplay
+import Foundation
+import MediaFormats
+
+func check(_ data: Data) {
+    let bytes = [UInt8](data)
+    for format in ["tiff", "jpeg", "webp", "dng"] {
+        guard let format = MediaFormat.all.first(where: { $0.id == format }) else { continue }
+        LocationChecks.check(LocationScanner.scan(bytes, format: format), fileSize: bytes.count)
+    }
+}
+
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
+    check(Data(UnsafeBufferPointer(start: data, count: size)))
+    return 0
+}
+
+#if !FUZZING
+@main struct Replay { static func main() { FuzzReplay.run(check) } }
+#endif
