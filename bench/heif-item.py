@@ -182,7 +182,11 @@ def main():
         for iid in sorted(f.infe):
             typ, hidden, _ = f.infe[iid]
             refs = ["%s>%s" % (t, to if len(to) < 5 else "%d items" % len(to)) for t, fr, to in f.refs if fr == iid]
-            print(iid, typ, "hidden" if hidden else "", " ".join(refs), [f.props[p - 1][4:8].decode("latin1") for p, _ in f.assoc.get(iid, [])])
+            def name(p):
+                prop = f.props[p - 1]
+                kind = prop[4:8].decode("latin1")
+                return "auxC:" + prop[12:].split(b"\0")[0].decode("latin1") if kind == "auxC" else kind
+            print(iid, typ, "hidden" if hidden else "-", " ".join(refs) or "-", " ".join(name(p) for p, _ in f.assoc.get(iid, [])))
         print("primary", f.primary)
     elif sys.argv[2] == "--data":
         open(sys.argv[4], "wb").write(f.data(int(sys.argv[3])))

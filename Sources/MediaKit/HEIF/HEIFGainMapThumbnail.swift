@@ -11,9 +11,16 @@ import MediaFormats
 /// values as they are), its values re-encoded for Apple's maps, turned as the
 /// photo (the map's own `irot`/`imir`/`clap` when it has any, else the
 /// primary's, else the primary's EXIF orientation when it has none), then
-/// scaled and encoded as ``GainMapThumbnail`` does for Ultra HDR JPEG sources:
-/// the parent checks each and writes the Ultra HDR JPEG.
+/// scaled (at most a quarter of each picture's side: ``largestScale``) and
+/// encoded as ``GainMapThumbnail`` does for Ultra HDR JPEG sources: the parent
+/// checks each and writes the Ultra HDR JPEG.
 enum HEIFGainMapThumbnail {
+    /// The largest map-to-picture scale carried: a quarter of the picture's side,
+    /// an Ultra HDR phone JPEG's. Apple's maps are half the photo's side; at the
+    /// thumbnail's half they added 29 % to a real iPhone 16 photo's thumbnail, at
+    /// a quarter 14 %, for 0.5 mean ΔE ITP more (BENCHMARKS.md, "HDR kept in thumbnails: iPhone HEIC").
+    static let largestScale = 0.25
+
     /// `thumbnail` (of the primary image of the file `request` names, open at
     /// `descriptor`) with a gain map on it and on each JPEG preview; unchanged
     /// when the file has no gain map this reads, or its base is HDR.
@@ -31,7 +38,7 @@ enum HEIFGainMapThumbnail {
         else {
             throw MediaError(.tooManyPixels, "a \(map.width)×\(map.height) gain map for a \(base.width)×\(base.height) photo")
         }
-        let sizes = GainMapThumbnail.mapSizes(for: thumbnail, ratio: Double(map.width) / Double(base.width))
+        let sizes = GainMapThumbnail.mapSizes(for: thumbnail, ratio: min(largestScale, Double(map.width) / Double(base.width)))
         guard let needed = sizes.map({ max($0.width, $0.height) }).max() else { return thumbnail }
         let layout: HEVCItemDecoder.Layout
         do throws(HEVCItemDecoder.NotTaken) {
