@@ -10,6 +10,16 @@ just noticeable difference). For contrast, the same thumbnail read with its
 gain map dropped (SDR only) and flipped left to right.
 
     python3 bench/gainmap-fidelity.py SOURCE.jpg THUMBNAIL.jpg
+    python3 bench/gainmap-fidelity.py SOURCE.heic THUMBNAIL.jpg [--apple]
+
+A HEIC source (issue 54): its primary and its gain map are cut out by
+bench/heif-item.py and decoded by libheif's heif-convert; its HDR rendition is
+ISO 21496-1's formula with its `tmap` item's numbers when it has one (unless
+--apple), else Apple's ("Applying Apple HDR effect to your photos"):
+HDR = SDR x (1 + (H - 1) g), g the map through the sRGB curve, H the headroom
+(the map's XMP HDRGainMapHeadroom, else the maker note's tags 0x21 and 0x30).
+An iPhone's pictures are Display P3, and so are its thumbnails' values (they
+are not converted): both are read as P3 for ICtCp.
 
 Needs numpy, Pillow and exiftool (which extracts each file's second MPF image).
 """
@@ -70,13 +80,65 @@ def hdr(linear, g, meta):
     return ((linear + meta.get("OffsetSDR", 1 / 64)) * 2 ** boost - meta.get("OffsetHDR", 1 / 64)).clip(0) * WHITE
 
 
+def heif_source(path, apple=False):
+    """A HEIC's SDR base (linear, 0..1) and its HDR rendition (cd/m2), and the primaries."""
+    import math
+    import os
+    import struct
+    import tempfile
+    here = os.path.dirname(os.path.abspath(__file__))
+    work = tempfile.mkdtemp(prefix="gainmap-fidelity.")
+    cut = os.path.join(here, "heif-item.py")
+    listing = subprocess.run([sys.executable, cut, path, "--list"], capture_output=True, text=True, check=True).stdout.splitlines()
+    primary = int(listing[-1].split()[1])
+    tmap = next((line for line in listing if line.split()[1] == "tmap"), None)
+    mapid = int(next(line for line in listing if "auxC:urn:com:apple:photo:2020:aux:hdrgainmap" in line).split()[0])
+
+    def decode(item, name):
+        heif = os.path.join(work, name + ".heic")
+        png = os.path.join(work, name + ".png")
+        subprocess.run([sys.executable, cut, path, str(item), heif], check=True)
+        subprocess.run(["heif-convert", heif, png], check=True, capture_output=True)
+        return np.asarray(Image.open(png).convert("RGB"), dtype=np.float32) / 255
+    base = decode(primary, "base")
+    g = decode(mapid, "map")[:, :, :1]
+    g = np.asarray(Image.fromarray(g[:, :, 0], "F").resize((base.shape[1], base.shape[0]), Image.BILINEAR))[:, :, None]
+    linear = np.where(base <= 0.04045, base / 12.92, ((base + 0.055) / 1.055) ** 2.4)
+    if tmap and not apple:
+        data = os.path.join(work, "tmap.bin")
+        subprocess.run([sys.executable, cut, path, "--data", tmap.split()[0], data], check=True)
+        b = open(data, "rb").read()
+        assert b[0] == 0 and b[5] & 0x88 == 0, "one channel, one denominator each"
+        v = struct.unpack(">IIIIiIiIIIiIiI", b[6:62])
+        meta = {"HDRCapacityMin": v[0] / v[1], "HDRCapacityMax": v[2] / v[3], "GainMapMin": v[4] / v[5], "GainMapMax": v[6] / v[7],
+                "Gamma": v[8] / v[9], "OffsetSDR": v[10] / v[11], "OffsetHDR": v[12] / v[13]}
+        print("  source: ISO 21496-1 tmap %s" % meta)
+        return linear, hdr(linear, g, meta)
+    tags = subprocess.run(["exiftool", "-n", "-s3", "-XMP-HDRGainMap:HDRGainMapHeadroom", "-Apple:HDRHeadroom", "-Apple:HDRGain", path],
+                          capture_output=True, text=True).stdout.split()
+    if len(tags) == 3 or len(tags) == 1:
+        headroom = float(tags[0])
+    else:
+        m33, m48 = float(tags[0]), float(tags[1])
+        stops = (-20 * m48 + 1.8 if m48 <= 0.01 else -0.101 * m48 + 1.601) if m33 < 1 else (-70 * m48 + 3 if m48 <= 0.01 else -0.303 * m48 + 2.303)
+        headroom = 2 ** max(stops, 0)
+    print("  source: Apple's map, headroom %.6f (%.4f stops)" % (headroom, math.log2(headroom)))
+    gl = np.where(g <= 0.04045, g / 12.92, ((g + 0.055) / 1.055) ** 2.4)
+    return linear, linear * (1 + (headroom - 1) * gl) * WHITE
+
+
 def shrink(rgb, width, height):
     return np.stack([np.asarray(Image.fromarray(rgb[:, :, c].astype(np.float32), "F").resize((width, height), Image.BOX)) for c in range(3)], axis=2)
 
 
+TO2020 = {"bt709": np.array([[0.6274, 0.3293, 0.0433], [0.0691, 0.9195, 0.0114], [0.0164, 0.0880, 0.8956]]),
+          "p3": np.array([[0.7539, 0.1986, 0.0476], [0.0457, 0.9418, 0.0125], [-0.0012, 0.0176, 0.9836]])}
+PRIMARIES = ["bt709"]
+
+
 def ictcp(nits):
-    """BT.709 linear RGB in cd/m2 -> BT.2100 ICtCp (PQ)."""
-    to2020 = np.array([[0.6274, 0.3293, 0.0433], [0.0691, 0.9195, 0.0114], [0.0164, 0.0880, 0.8956]])
+    """BT.709 (or Display P3) linear RGB in cd/m2 -> BT.2100 ICtCp (PQ)."""
+    to2020 = TO2020[PRIMARIES[0]]
     rgb = nits @ to2020.T
     lms = rgb @ (np.array([[1688, 2146, 262], [683, 2951, 462], [99, 309, 3688]]) / 4096).T
     y = np.clip(lms / 10000, 0, 1)
@@ -93,9 +155,15 @@ def delta(a, b):
 
 def main():
     source, thumbnail = sys.argv[1], sys.argv[2]
-    linear, g, meta = parts(source)
-    reference_full = hdr(linear, g, meta)
+    if source.lower().endswith((".heic", ".heif", ".avif")):
+        PRIMARIES[0] = "p3"
+        linear, reference_full = heif_source(source, apple="--apple" in sys.argv)
+        g, meta = None, {}
+    else:
+        linear, g, meta = parts(source)
+        reference_full = hdr(linear, g, meta)
     t_linear, t_g, t_meta = parts(thumbnail)
+    meta = t_meta or meta
     height, width = t_linear.shape[:2]
     reference = shrink(reference_full, width, height)
     rows = [("thumbnail's HDR rendition", hdr(t_linear, t_g, t_meta or meta) if t_g is not None else None),

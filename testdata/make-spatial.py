@@ -264,6 +264,137 @@ def spatial_video(out, work):
     open(os.path.join(out, "spatial.mov"), "wb").write(data)
 
 
+def encode_grey(pixels, w, h, work, name):
+    """A monochrome (4:0:0) HEVC picture of grey bytes, as iPhones code their gain
+    maps: (hvcC box, sample)."""
+    raw = os.path.join(work, name + ".gray")
+    open(raw, "wb").write(bytes(pixels))
+    mp4 = os.path.join(work, name + ".mp4")
+    subprocess.run(heic.FF + ["-f", "rawvideo", "-pix_fmt", "gray", "-s", "%dx%d" % (w, h), "-r", "1", "-i", raw, "-pix_fmt", "gray",
+                              "-color_range", "pc", "-c:v", "libx265", "-preset", "medium", "-crf", "10", "-tag:v", "hvc1",
+                              "-x265-params", "log-level=error:keyint=1:info=0:frame-threads=1:pools=1"] + heic.BITEXACT + ["-f", "mp4", mp4],
+                   check=True)
+    cfg, samples = heic.mp4_samples(mp4)
+    return cfg, heic.strip_hevc_param_sets(samples[0])
+
+
+def apple_exif(headroom33, gain48):
+    """An Exif item's data: offset 0, then a big-endian TIFF whose IFD0 has Make
+    Apple, Model iPhone 15 Pro and an Exif IFD whose MakerNote is Apple's
+    (`Apple iOS\\0`, version 1, `MM`, an IFD whose offsets count from the maker
+    note's start) with MakerNoteVersion 14 and tags 0x21 and 0x30 as signed
+    rationals (exiftool: HDRHeadroom, HDRGain), as an iPhone writes them."""
+    def rational(v):
+        return struct.pack(">ii", int(round(v * 1000000)), 1000000)
+    # The maker note: header (14 bytes), IFD of 3 entries, then the two rationals.
+    ifd_at = 14
+    values_at = ifd_at + 2 + 3 * 12 + 4
+    note = b"Apple iOS\0" + b"\x00\x01" + b"MM"
+    note += struct.pack(">H", 3)
+    note += struct.pack(">HHII", 0x0001, 9, 1, 14)
+    note += struct.pack(">HHII", 0x0021, 10, 1, values_at)
+    note += struct.pack(">HHII", 0x0030, 10, 1, values_at + 8)
+    note += struct.pack(">I", 0) + rational(headroom33) + rational(gain48)
+    make, model = b"Apple\0", b"iPhone 15 Pro\0"
+    ifd0_at = 8
+    ifd0_size = 2 + 3 * 12 + 4
+    make_at = ifd0_at + ifd0_size
+    model_at = make_at + len(make)
+    exif_at = model_at + len(model)
+    exif_size = 2 + 1 * 12 + 4
+    note_at = exif_at + exif_size
+    tiff = b"MM\0*" + struct.pack(">I", ifd0_at)
+    tiff += struct.pack(">H", 3) + struct.pack(">HHII", 0x010F, 2, len(make), make_at) + struct.pack(">HHII", 0x0110, 2, len(model), model_at)
+    tiff += struct.pack(">HHII", 0x8769, 4, 1, exif_at) + struct.pack(">I", 0) + make + model
+    tiff += struct.pack(">H", 1) + struct.pack(">HHII", 0x927C, 7, len(note), note_at) + struct.pack(">I", 0) + note
+    return struct.pack(">I", 0) + tiff
+
+
+def tmap_sdr_base(base_headroom, alternate_headroom, minimum, maximum, gamma, offset_base, offset_alternate):
+    """A `tmap` item's data: version 0, then ISO 21496-1 metadata (minimum and
+    writer version 0, flags: one channel, base colour space), headrooms and the
+    channel's values as fractions over 1000000."""
+    def u(v):
+        return struct.pack(">II", int(round(v * 1000000)), 1000000)
+
+    def s(v):
+        return struct.pack(">iI", int(round(v * 1000000)), 1000000)
+    return (struct.pack(">BHHB", 0, 0, 0, 0x40) + u(base_headroom) + u(alternate_headroom) + s(minimum) + s(maximum) + u(gamma)
+            + s(offset_base) + s(offset_alternate))
+
+
+def apple_hdr(out, work):
+    """iPhone HDR photos (issue 54): a 640x480 HEVC picture (the colour chart of
+    ultrahdr-gradient.jpg) whose hidden auxiliary image of type
+    `urn:com:apple:photo:2020:aux:hdrgainmap` (`auxl` to it) is a 320x240
+    monochrome HEVC gain map with a shape (255 in its top-left quarter, 0 in its
+    bottom-right, a left-to-right ramp elsewhere), as iPhones store theirs:
+    - apple-hdr.heic: the headroom in the Exif item's Apple maker note only
+      (tags 0x21 = 1.01 and 0x30 = 0.6: 2^(2.303 - 0.303 * 0.6) = 4.352);
+    - apple-hdr-irot.heic: the photo and its map both with `irot` 1 (shown
+      480x640), the headroom only in the map's XMP (a `mime` item, `cdsc` to
+      the map: HDRGainMap:HDRGainMapHeadroom 3.0), as iOS 17 writes it;
+    - apple-hdr-tmap.heic: as apple-hdr.heic, plus an ISO 21496-1 `tmap` item
+      (`dimg`: the photo, then the map; its data in `idat`) with values of its
+      own (headrooms 0 and 1.5, gain map -0.25 to 1.5, gamma 0.9, offsets
+      0.00001), as iOS 18 writes both."""
+    def chart(x, y):
+        i = (y * 6 // 480) * 8 + x * 8 // 640
+        return ((i * 37) % 200 + 30, (i * 91) % 200 + 30, (i * 53) % 200 + 30)
+
+    def gain(x, y):
+        if x < 160 and y < 120:
+            return 255
+        if x >= 160 and y >= 120:
+            return 0
+        return x * 255 // 319
+    w, h, gw, gh = 640, 480, 320, 240
+    photo = bytearray()
+    for y in range(h):
+        for x in range(w):
+            photo += bytes(chart(x, y))
+    cfg, (picture,) = heic.encode_frames([bytes(photo)], w, h, "hevc", 20, "medium", 1, work, "apple-photo")
+    gcfg, gain_sample = encode_grey([gain(x, y) for y in range(gh) for x in range(gw)], gw, gh, work, "apple-gain")
+    aux_type = heic.fullbox(b"auxC", 0, 0, b"urn:com:apple:photo:2020:aux:hdrgainmap\0")
+    grey_nclx = heic.box(b"colr", b"nclx" + heic.u16(2) + heic.u16(2) + heic.u16(2) + heic.u8(0x80))
+    apple_xmp = ('<x:xmpmeta xmlns:x="adobe:ns:meta/"><rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#">'
+                 '<rdf:Description rdf:about="" xmlns:HDRGainMap="http://ns.apple.com/HDRGainMap/1.0/">'
+                 '<HDRGainMap:HDRGainMapVersion>131072</HDRGainMap:HDRGainMapVersion>'
+                 '<HDRGainMap:HDRGainMapHeadroom>3.000000</HDRGainMap:HDRGainMapHeadroom>'
+                 '</rdf:Description></rdf:RDF></x:xmpmeta>').encode()
+    for name in ["apple-hdr.heic", "apple-hdr-irot.heic", "apple-hdr-tmap.heic"]:
+        props = []
+
+        def prop(b):
+            if b in props:
+                return props.index(b) + 1
+            props.append(b)
+            return len(props)
+        turned = name == "apple-hdr-irot.heic"
+        primary = heic.Item(1, b"hvc1", picture)
+        primary.props = [(prop(cfg), True), (prop(heic.ispe(w, h)), False), (prop(heic.colr_nclx()), False), (prop(heic.pixi()), False)]
+        aux = heic.Item(2, b"hvc1", gain_sample, hidden=True)
+        aux.props = [(prop(gcfg), True), (prop(heic.ispe(gw, gh)), False), (prop(heic.pixi(8, 1)), False), (prop(aux_type), True),
+                     (prop(grey_nclx), False)]
+        if turned:
+            primary.props.append((prop(heic.irot_box(1)), True))
+            aux.props.append((prop(heic.irot_box(1)), True))
+        items = [primary, aux]
+        refs = [(b"auxl", 2, [1])]
+        if turned:
+            items.append(heic.Item(3, b"mime", apple_xmp, hidden=True, name=b"\0application/rdf+xml"))
+            refs.append((b"cdsc", 3, [2]))
+        else:
+            items.append(heic.Item(3, b"Exif", apple_exif(1.01, 0.6), hidden=True))
+            refs.append((b"cdsc", 3, [1]))
+        if name == "apple-hdr-tmap.heic":
+            tmap = heic.Item(4, b"tmap", tmap_sdr_base(0, 1.5, -0.25, 1.5, 0.9, 0.00001, 0.00001), hidden=True, in_idat=True)
+            tmap.props = [(prop(heic.ispe(w, h)), False)]
+            items.append(tmap)
+            refs.append((b"dimg", 4, [1, 2]))
+        heic.write_heif(os.path.join(out, name), b"heic", [b"mif1", b"MiHE", b"heic"], items, 1, refs, props)
+
+
 def main():
     out = sys.argv[1]
     os.makedirs(out, exist_ok=True)
@@ -279,6 +410,7 @@ def main():
     ultra_hdr(out, work, True)
     ultra_hdr(out, work, False)
     heics(out, work)
+    apple_hdr(out, work)
     spatial_video(out, work)
 
 

@@ -130,13 +130,21 @@ public struct InProcessDecoder: MediaDecoder {
         {
             decoded.thumbnail = .made(view)
         }
-        // An Ultra HDR JPEG's gain map, carried into its thumbnail and JPEG previews (not a centre view's: issue 54).
-        if found.gainMap, request.format.id == "jpeg", let spec = request.thumbnail, case .made(let thumbnail) = decoded.thumbnail,
+        // A gain map (Ultra HDR JPEG; Apple's or ISO 21496-1's in a HEIC or HEIF), carried into the primary
+        // image's thumbnail and JPEG previews (not a centre view's, not a left eye's: issue 54).
+        if found.gainMap, found.leftEye == nil, let spec = request.thumbnail, case .made(let thumbnail) = decoded.thumbnail,
             decoded.facts.projection?.isFullSphere != true
         {
             do {
-                decoded.thumbnail = .made(
-                    try GainMapThumbnail.attach(to: thumbnail, source: DescriptorBytes(descriptor), spec: spec, pixelLimit: request.pixelLimit))
+                switch request.format.id {
+                case "jpeg":
+                    decoded.thumbnail = .made(
+                        try GainMapThumbnail.attach(to: thumbnail, source: DescriptorBytes(descriptor), spec: spec, pixelLimit: request.pixelLimit))
+                case "heic", "heif", "avif":
+                    decoded.thumbnail = .made(try HEIFGainMapThumbnail.attach(to: thumbnail, request: request, descriptor: descriptor, spec: spec))
+                default:
+                    break
+                }
             } catch {
                 decoded.facts.warnings.append("its HDR gain map could not be carried into its thumbnail (\(error)): the thumbnail is SDR")
             }

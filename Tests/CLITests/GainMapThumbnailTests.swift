@@ -105,6 +105,112 @@ import Testing
         #expect(html.contains("<dt>View</dt><dd>HDR gain map (in its thumbnail too)</dd>"))
     }
 
+    /// An `hdrgm` value of an Ultra HDR JPEG's gain map (its second MPF image's XMP), as written.
+    static func hdrgm(_ name: String, of picture: String, work: TemporaryDirectory) throws -> Double? {
+        let map = try #require(try gainMap(of: picture, into: work, name: UUID().uuidString + ".jpg"), "\(picture) has no gain map")
+        let text = String(decoding: try Data(contentsOf: URL(fileURLWithPath: map)), as: UTF8.self)
+        guard let found = text.firstRange(of: "hdrgm:\(name)=\"") else { return nil }
+        return Double(text[found.upperBound...].prefix { $0 != "\"" })
+    }
+
+    /// The gain map image of an iPhone HEIC, as a one-band PNG: its item (2) cut out
+    /// by bench/heif-item.py with its properties, decoded by libheif's heif-convert
+    /// (which applies its `irot`: the map as libheif shows it).
+    static func heifGainMap(_ source: String, work: TemporaryDirectory, name: String) throws -> String {
+        let cut = work.file(name + ".item.heic"), decoded = work.file(name + ".item.png"), grey = work.file(name + ".map.png")
+        let script = Fixtures.packageRoot.appendingPathComponent("bench/heif-item.py").path
+        let run = try MediaTools.run("/usr/bin/python3", [script, source, "2", cut])
+        #expect(run.status == 0, "\(run.output)")
+        #expect(try MediaTools.run("/usr/bin/heif-convert", [cut, decoded]).status == 0)
+        try ImageInspector.vips(["extract_band", decoded, grey, "0"])
+        return grey
+    }
+
+    /// Apple's linear gain map value v as ISO 21496-1's log-encoded one for a
+    /// headroom H: 255 · log2(1 + (H − 1) · sRGB⁻¹(v / 255)) / log2 H, rounded
+    /// (Apple's "Applying Apple HDR effect to your photos"), written as a 256×1 LUT.
+    static func appleLUT(headroom: Double, into path: String) throws {
+        var bytes = Array("P5\n256 1\n255\n".utf8)
+        for v in 0..<256 {
+            let e = Double(v) / 255
+            let linear = e <= 0.04045 ? e / 12.92 : pow((e + 0.055) / 1.055, 2.4)
+            bytes.append(UInt8(min(255, max(0, (255 * log2(1 + (headroom - 1) * linear) / log2(headroom)).rounded()))))
+        }
+        try Data(bytes).write(to: URL(fileURLWithPath: path))
+    }
+
+    /// iPhone HDR photos (issue 54 part 1, Apple's HEIC and ISO 21496-1 `tmap`):
+    /// the thumbnail and JPEG previews carry the photo's gain map, its values
+    /// re-encoded for Apple's maps (headroom from the maker note, or from the map's
+    /// XMP), the `tmap`'s own where there is one, turned by the photo's `irot`;
+    /// a flipped map or a dropped one fails. A map without a headroom, and a
+    /// `tmap` whose base is HDR, leave the thumbnail SDR.
+    @Test func anIPhoneHDRPhotosThumbnailAndJPEGPreviewsCarryItsGainMap() throws {
+        let drop = TemporaryDirectory("iphone-hdr-drop")
+        for name in ["apple-hdr.heic", "apple-hdr-irot.heic", "apple-hdr-tmap.heic", "apple-gainmap.heic"] {
+            _ = try drop.add(name, copying: Fixtures.testdata("spatial/" + name))
+        }
+        _ = try drop.add("hdr-base-gain-map.avif", copying: Fixtures.testdata("modern/hdr/hdr-base-gain-map.avif"))
+        // The same photo with its map's type renamed: no gain map, so the SDR base a photo without one gets.
+        var plain = Array(try Data(contentsOf: URL(fileURLWithPath: Fixtures.testdata("spatial/apple-hdr.heic"))))
+        let urn = Array("aux:hdrgainmap".utf8)
+        let at = try #require((0..<(plain.count - urn.count)).first { Array(plain[$0..<($0 + urn.count)]) == urn })
+        plain[at + urn.count - 1] = UInt8(ascii: "q")
+        _ = try drop.add("plain.heic", bytes: plain)
+        let work = TemporaryDirectory("iphone-hdr-work")
+        let container = work.file("c")
+        let run = try ShareProcess.run(["ingest", "--container", container, "--pipeline", try Self.pipeline(in: work, format: "jpeg"), drop.path])
+        #expect(run.status == 0, "\(run.stderr)")
+        let byName = try CaptureTimeTests.entries(container)
+        for name in ["apple-gainmap.heic", "hdr-base-gain-map.avif"] {
+            #expect(byName[name]?["hdr"] as? String == "gainMap" && byName[name]?["thumbnailHdr"] == nil, "\(name): \(byName[name] ?? [:])")
+        }
+        #expect(byName["plain.heic"]?["hdr"] == nil && byName["plain.heic"]?["thumbnailHdr"] == nil)
+
+        // (name, headroom for Apple's values or nil for the tmap's own, the hdrgm values expected)
+        let cases: [(String, Double?, [String: Double])] = [
+            ("apple-hdr.heic", pow(2, 2.303 - 0.303 * 0.6), ["GainMapMin": 0, "GainMapMax": 2.303 - 0.303 * 0.6, "Gamma": 1, "OffsetSDR": 0, "OffsetHDR": 0, "HDRCapacityMin": 0, "HDRCapacityMax": 2.303 - 0.303 * 0.6]),
+            ("apple-hdr-irot.heic", 3, ["GainMapMin": 0, "GainMapMax": log2(3), "Gamma": 1, "OffsetSDR": 0, "OffsetHDR": 0, "HDRCapacityMax": log2(3)]),
+            ("apple-hdr-tmap.heic", nil, ["GainMapMin": -0.25, "GainMapMax": 1.5, "Gamma": 0.9, "OffsetSDR": 0.00001, "OffsetHDR": 0.00001, "HDRCapacityMin": 0, "HDRCapacityMax": 1.5]),
+        ]
+        for (name, headroom, values) in cases {
+            let entry = try #require(byName[name])
+            #expect(entry["thumbnailHdr"] as? String == "gainMap", "\(name): \(entry)")
+            let previews = entry["previews"] as? [[String: Any]] ?? []
+            #expect(!previews.isEmpty && previews.allSatisfy { $0["hdr"] as? String == "gainMap" }, "\(name): \(previews)")
+            // The source's map as libheif shows it, its values as the thumbnail's must be.
+            var source = try Self.heifGainMap(Fixtures.testdata("spatial/" + name), work: work, name: name)
+            if let headroom {
+                let lut = work.file(name + ".lut.pgm"), mapped = work.file(name + ".mapped.png")
+                try Self.appleLUT(headroom: headroom, into: lut)
+                try ImageInspector.vips(["maplut", source, mapped, lut])
+                source = mapped
+            }
+            var pictures = [try Self.path(entry["thumbnail"])]
+            for preview in previews { pictures.append(try Self.path(preview["path"])) }
+            for (index, picture) in pictures.enumerated() {
+                let size = try ImageInspector.size(picture)
+                let map = try #require(try Self.gainMap(of: picture, into: work, name: "\(name).\(index).gain.jpg"), "\(name): \(picture) has no gain map")
+                // The photo's map is half of it on each side; the picture's a quarter (an Ultra HDR phone JPEG's scale).
+                let mapSize = try ImageInspector.size(map)
+                let quarter = (Int((Double(size.width) / 4).rounded()), Int((Double(size.height) / 4).rounded()))
+                #expect(mapSize == quarter, "\(name): a \(mapSize) gain map of a \(size) picture")
+                let expected = work.file("\(name).\(index).expected.png"), flipped = work.file("\(name).\(index).flipped.png")
+                try ImageInspector.vips(["thumbnail", source, expected, String(mapSize.width), "--height", String(mapSize.height), "--size", "force"])
+                try ImageInspector.vips(["flip", expected, flipped, "horizontal"])
+                let near = try ImageInspector.meanAbsoluteDifference(map, expected), far = try ImageInspector.meanAbsoluteDifference(map, flipped)
+                #expect(near < 6, "\(name) \(index): the gain map differs from the source's by \(near)")
+                #expect(far > 5 * near + 10, "\(name) \(index): flipped it differs by only \(far) (\(near) unflipped)")
+                for (key, value) in values {
+                    let written: Double = try Self.hdrgm(key, of: picture, work: work) ?? .nan
+                    #expect(abs(written - value) < 0.00001, "\(name) \(index): hdrgm:\(key) is \(written), not \(value)")
+                }
+            }
+        }
+        // The SDR base is the thumbnail the photo gets without its gain map.
+        #expect(try ImageInspector.meanAbsoluteDifference(Self.path(byName["apple-hdr.heic"]?["thumbnail"]), Self.path(byName["plain.heic"]?["thumbnail"])) == 0)
+    }
+
     /// WebP previews stay SDR (the format has no gain map); the thumbnail still carries it.
     @Test func webPPreviewsStaySDR() throws {
         let drop = TemporaryDirectory("hdr-webp")
@@ -123,8 +229,9 @@ import Testing
     /// got before gain maps were carried, byte for byte: SHA-256 (first 16 hex
     /// digits) of each, recorded with the tree before issue 54's part 1 (commit
     /// 5c354e4; Debian 12's libvips 8.14.1 and libjpeg-turbo 2.1.5, which
-    /// re-recording after a library upgrade must say). Apple's gain-map HEIC and
-    /// the `tmap` AVIF are among them: their maps are not carried yet.
+    /// re-recording after a library upgrade must say). Among them: an Apple
+    /// gain-map HEIC without a headroom (no way to say how bright: it stays SDR)
+    /// and a `tmap` AVIF whose base is HDR (its tone-mapped thumbnail stays).
     @Test func filesWithoutAnUltraHDRGainMapKeepTheirThumbnailsByteForByte() throws {
         let recorded: [String: [String]] = [
             "apple-gainmap.heic": ["a2721c22993abd6a", "39ebea33bb4aa008"], "clip-h264.mp4": ["abfa1eccca0ea1c0", "c0d227f5889b5840"],
@@ -137,9 +244,12 @@ import Testing
         for name in ["apple-gainmap.heic", "pano-360.jpg"] { _ = try drop.add(name, copying: Fixtures.testdata("spatial/" + name)) }
         _ = try drop.add("hdr-base-gain-map.avif", copying: Fixtures.testdata("modern/hdr/hdr-base-gain-map.avif"))
         let work = TemporaryDirectory("hdr-unchanged-work")
-        let container = work.file("c")
-        let run = try ShareProcess.run(["ingest", "--container", container, "--pipeline", try Self.pipeline(in: work, format: "jpeg"), drop.path])
+        let container = work.file("c"), report = work.file("report.json")
+        let run = try ShareProcess.run(
+            ["ingest", "--container", container, "--report", report, "--pipeline", try Self.pipeline(in: work, format: "jpeg"), drop.path])
         #expect(run.status == 0, "\(run.stderr)")
+        // Nothing was tried on their maps either (no "could not be carried" warning).
+        #expect(!(try String(contentsOfFile: report, encoding: .utf8)).contains("gain map"))
         for (name, entry) in try CaptureTimeTests.entries(container) {
             var files = [try Self.path(entry["thumbnail"])]
             for preview in entry["previews"] as? [[String: Any]] ?? [] { files.append(try Self.path(preview["path"])) }

@@ -6,11 +6,15 @@ import TestSupport
 import Testing
 
 /// The parent's check of the gain maps a helper returns with an Ultra HDR
-/// photo's thumbnail and JPEG previews (issue 54; GainMapReplyCheck.swift):
-/// an honest reply passes, and each lie is refused with what is wrong.
+/// photo's thumbnail and JPEG previews, and with an iPhone HDR HEIC's (issue
+/// 54; GainMapReplyCheck.swift): an honest reply passes, and each lie is
+/// refused with what is wrong.
 @Suite struct GainMapReplyTests {
-    static func request(_ spec: ThumbnailSpec?) -> DecodeRequest {
-        DecodeRequest(path: Fixtures.testdata("spatial/ultrahdr-gradient.jpg"), label: "ultrahdr-gradient.jpg", format: .jpeg, thumbnail: spec)
+    /// The photos whose replies are checked: an Ultra HDR JPEG, an iPhone HEIC (Apple's map, turned by `irot`).
+    static let sources = ["spatial/ultrahdr-gradient.jpg", "spatial/apple-hdr-irot.heic"]
+
+    static func request(_ spec: ThumbnailSpec?, source: String) -> DecodeRequest {
+        DecodeRequest(path: Fixtures.testdata(source), label: source, format: source.hasSuffix(".heic") ? .heic : .jpeg, thumbnail: spec)
     }
 
     static var spec: ThumbnailSpec {
@@ -19,17 +23,17 @@ import Testing
         return spec
     }
 
-    /// What a helper sends for ultrahdr-gradient.jpg, framed and split again.
-    static func honest() throws -> HelperReply {
-        let decoded = try Isolation.none.decoder().decode(request(spec))
+    /// What a helper sends for `source`, framed and split again.
+    static func honest(_ source: String) throws -> HelperReply {
+        let decoded = try Isolation.none.decoder().decode(request(spec, source: source))
         let outcome = Result<DecodedMedia, MediaError>.success(decoded)
         let body = try HelperMessage.resultBody(WireResult(outcome), jpeg: WireResult.jpeg(of: outcome))
         return try HelperReply.parse(body[...])
     }
 
-    static func refusal(_ reply: HelperReply) -> String? {
+    static func refusal(_ reply: HelperReply, source: String) -> String? {
         do {
-            _ = try ReplyCheck.validate(reply, for: request(spec), fileSize: 100_000)
+            _ = try ReplyCheck.validate(reply, for: request(spec, source: source), fileSize: 100_000)
             return nil
         } catch {
             return error.description
@@ -42,20 +46,22 @@ import Testing
         return HelperReply(result: result, jpeg: reply.jpeg, compatible: reply.compatible, previews: reply.previews)
     }
 
-    @Test func anHonestGainMapPasses() throws {
-        let reply = try Self.honest()
+    @Test(arguments: sources) func anHonestGainMapPasses(source: String) throws {
+        let reply = try Self.honest(source)
         let wire = try #require(reply.result.thumbnailGainMap, "the helper sent no gain map")
         #expect(reply.result.previews?.first?.gainMap != nil)
-        #expect(Self.refusal(reply) == nil)
-        let decoded = try ReplyCheck.validate(reply, for: Self.request(Self.spec), fileSize: 100_000).get()
+        #expect(Self.refusal(reply, source: source) == nil)
+        let decoded = try ReplyCheck.validate(reply, for: Self.request(Self.spec, source: source), fileSize: 100_000).get()
         guard case .made(let thumbnail) = decoded.thumbnail else { Issue.record("no thumbnail"); return }
-        // ultrahdr-gradient.jpg's map is half its base on each side: so is the thumbnail's.
-        #expect(thumbnail.gainMap?.width == thumbnail.width / 2 && thumbnail.gainMap?.height == thumbnail.height / 2 && thumbnail.gainMap?.metadata == wire.metadata)
+        // The Ultra HDR JPEG's map is half its base on each side, and so is its thumbnail's; an iPhone HEIC's a quarter.
+        let scale = source.hasSuffix(".heic") ? 0.25 : 0.5
+        #expect(thumbnail.gainMap?.width == Int((Double(thumbnail.width) * scale).rounded()) && thumbnail.gainMap?.height == Int((Double(thumbnail.height) * scale).rounded()))
+        #expect(thumbnail.gainMap?.metadata == wire.metadata)
         #expect(thumbnail.previews?.first?.gainMap != nil)
     }
 
-    @Test func liesAreRefused() throws {
-        let reply = try Self.honest()
+    @Test(arguments: sources) func liesAreRefused(source: String) throws {
+        let reply = try Self.honest(source)
         let wire = try #require(reply.result.thumbnailGainMap)
         var larger = wire
         (larger.width, larger.height) = (wire.width * 4, wire.height * 4)
@@ -90,7 +96,7 @@ import Testing
             ("a gain map of a picture that has none", Self.with(reply) { $0.facts?.gainMap = nil }),
         ]
         for (expected, lie) in cases {
-            let got = Self.refusal(lie)
+            let got = Self.refusal(lie, source: source)
             #expect(got?.hasPrefix(expected) == true, "\(expected): \(got ?? "accepted")")
         }
     }

@@ -47,9 +47,15 @@ public enum UltraHDR {
         return Array("MPF\u{0}".utf8) + [0x4D, 0x4D, 0x00, 0x2A] + u32(8) + ifd + entries
     }
 
+    /// A decimal with at most six places and no exponent (XMP's Real: `0.00001`,
+    /// never `1e-05`); whole numbers keep one place (`2.0`).
     static func number(_ value: Double) -> String {
-        let rounded = (value * 1_000_000).rounded() / 1_000_000
-        return rounded == rounded.rounded() ? String(Int(rounded)) + ".0" : String(rounded)
+        let micros = Int((value * 1_000_000).rounded())
+        let whole = String(abs(micros) / 1_000_000), sign = micros < 0 ? "-" : ""
+        var fraction = String(abs(micros) % 1_000_000)
+        fraction = String(repeating: "0", count: 6 - fraction.count) + fraction
+        while fraction.count > 1, fraction.last == "0" { fraction.removeLast() }
+        return sign + whole + "." + fraction
     }
 
     static func primaryXMP(gainMapLength: Int) -> String {

@@ -242,7 +242,8 @@ struct HEIFDecoding {
         }
     }
 
-    private func readFile() throws(MediaError) -> [UInt8] {
+    /// The whole file, read with `pread` from its start.
+    func readFile() throws(MediaError) -> [UInt8] {
         // Read with pread from the start: the caller's descriptor keeps its position.
         let file: FileDescriptor
         let size: Int64

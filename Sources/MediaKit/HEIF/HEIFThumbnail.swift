@@ -14,6 +14,21 @@ enum HEIFThumbnail {
         _ image: VipsImageHandle, sourceWidth: Int, sourceHeight: Int, transforms: [HEIFTransform], exifOrientation: Int?,
         spec: ThumbnailSpec
     ) throws(VipsError) -> Thumbnail {
+        var image = try oriented(image, sourceWidth: sourceWidth, sourceHeight: sourceHeight, transforms: transforms, exifOrientation: exifOrientation)
+        let longest = max(image.width, image.height)
+        if longest > spec.decodeSize {
+            let scale = Double(spec.decodeSize) / Double(longest)
+            image = try VipsImageHandle.make("vips_resize") { shim_vips_resize(image.pointer, $0, scale) }
+        }
+        return try image.thumbnail(spec: spec)
+    }
+
+    /// `image` (the item's coded picture at `image.width / sourceWidth` of its
+    /// size) with the item's transforms applied in `ipma` order, or, when the
+    /// file has none, its EXIF orientation: the picture as displayed.
+    static func oriented(
+        _ image: VipsImageHandle, sourceWidth: Int, sourceHeight: Int, transforms: [HEIFTransform], exifOrientation: Int?
+    ) throws(VipsError) -> VipsImageHandle {
         var image = image
         var width = sourceWidth, height = sourceHeight
         for transform in transforms {
@@ -39,12 +54,7 @@ enum HEIFThumbnail {
             }
         }
         if let orientation = exifOrientation { image = try image.oriented(exif: orientation) }
-        let longest = max(image.width, image.height)
-        if longest > spec.decodeSize {
-            let scale = Double(spec.decodeSize) / Double(longest)
-            image = try VipsImageHandle.make("vips_resize") { shim_vips_resize(image.pointer, $0, scale) }
-        }
-        return try image.thumbnail(spec: spec)
+        return image
     }
 
     /// The power-of-two reduction to decode at: the largest that keeps the displayed

@@ -48,8 +48,9 @@ struct HEVCItemDecoder {
 
     /// What `item` is made of, if this decoder takes it: a `hvc1` item, or a `grid`
     /// of `hvc1` tiles of equal size and one shared 8-bit configuration that cover
-    /// the output size.
-    static func layout(of item: HEIFItem, in file: HEIFFile, bytes: [UInt8]) throws(NotTaken) -> Layout {
+    /// the output size. An `auxiliary` image (a gain map) may have an essential
+    /// `auxC` property: its type is its reader's business, its pixels are decoded as any.
+    static func layout(of item: HEIFItem, in file: HEIFFile, bytes: [UInt8], auxiliary: Bool = false) throws(NotTaken) -> Layout {
         func tileFacts(_ tile: HEIFItem) throws(NotTaken) -> (HEVCConfiguration, Int, Int) {
             guard tile.type == "hvc1" else { throw NotTaken("item type \(tile.type)") }
             guard let configuration = file.hevcConfiguration(of: tile) else { throw NotTaken("no hvcC") }
@@ -75,6 +76,7 @@ struct HEVCItemDecoder {
             switch file.properties[association.index] {
             case .hevcConfiguration, .spatialExtents, .rotation, .mirror, .cleanAperture, .colour, .pixelInformation: continue
             case .other("lsel"): continue
+            case .auxiliaryType where auxiliary: continue
             default: throw NotTaken("an essential property this decoder does not apply")
             }
         }
@@ -129,8 +131,10 @@ struct HEVCItemDecoder {
     static let loopFilterSkippedFrom = 4
 
     /// Decodes `layout` at 1/`reduction` of its size. Throws `MediaError` for a
-    /// damaged stream or the time limit.
-    func decode(_ layout: Layout, reduction: Int) throws(MediaError) -> Picture {
+    /// damaged stream or the time limit. `raw`: the 8-bit samples as they are
+    /// coded (Y'CbCr to R'G'B' by the stated matrix and range, no colour or HDR
+    /// conversion), as a gain map's values must be read.
+    func decode(_ layout: Layout, reduction: Int, raw: Bool = false) throws(MediaError) -> Picture {
         let scaledTileWidth = (layout.tileWidth + reduction - 1) / reduction
         let scaledTileHeight = (layout.tileHeight + reduction - 1) / reduction
         let width = max(1, (layout.outputWidth + reduction - 1) / reduction)
@@ -141,7 +145,8 @@ struct HEVCItemDecoder {
         if case .nclx(let primaries, let transfer, _, _) = layout.colour {
             stated = ColourDescription(transferCode: transfer, primariesCode: primaries)
         }
-        let deep = layout.bitDepth > 8 || stated?.needsConversion == true
+        if raw, layout.bitDepth > 8 { throw MediaError(.unsupported, "a \(layout.bitDepth)-bit picture read as its coded values") }
+        let deep = !raw && (layout.bitDepth > 8 || stated?.needsConversion == true)
         var canvas = Canvas(width: width, height: height, deep: deep)
         let session = try Session(
             configuration: layout.configuration, threads: threads, maxPixels: pixelLimit, loopFilter: reduction < Self.loopFilterSkippedFrom)

@@ -29,10 +29,7 @@ enum GainMapThumbnail {
             throw VipsError("gain map", message: "a \(map.width)×\(map.height) gain map for a \(base.width)×\(base.height) photo")
         }
         // The map keeps its scale to the picture (phones store it at a quarter of the base's size on each side).
-        let ratio = min(1, Double(map.width) / Double(base.width))
-        func scaled(_ side: Int) -> Int { max(1, Int((Double(side) * ratio).rounded())) }
-        var sizes = [(width: scaled(thumbnail.width), height: scaled(thumbnail.height))]
-        for preview in thumbnail.previews ?? [] where preview.format == .jpeg { sizes.append((scaled(preview.width), scaled(preview.height))) }
+        let sizes = mapSizes(for: thumbnail, ratio: Double(map.width) / Double(base.width))
         let (rotation, mirrored) = orientation(found.orientation)
         let turned = rotation == 90 || rotation == 270
         // Each size as stored (before turning), and the largest, which the map is decoded at.
@@ -48,11 +45,27 @@ enum GainMapThumbnail {
                 return GainMapPicture(jpeg: try map.jpegData(quality: quality), width: map.width, height: map.height, metadata: found.metadata)
             }
         }
+        return carry(maps, on: thumbnail)
+    }
+
+    /// The sizes of the maps of `thumbnail` and of its JPEG previews (in that
+    /// order), each picture's scaled by the source's map-to-picture `ratio`
+    /// (at most 1), at least 1 pixel.
+    static func mapSizes(for thumbnail: Thumbnail, ratio: Double) -> [(width: Int, height: Int)] {
+        let ratio = min(1, ratio)
+        func scaled(_ side: Int) -> Int { max(1, Int((Double(side) * ratio).rounded())) }
+        var sizes = [(width: scaled(thumbnail.width), height: scaled(thumbnail.height))]
+        for preview in thumbnail.previews ?? [] where preview.format == .jpeg { sizes.append((scaled(preview.width), scaled(preview.height))) }
+        return sizes
+    }
+
+    /// `thumbnail` with `maps` put on it and its JPEG previews, in ``mapSizes(for:ratio:)``'s order.
+    static func carry(_ maps: [GainMapPicture], on thumbnail: Thumbnail) -> Thumbnail {
         var carried = thumbnail
-        carried.gainMap = maps[0]
+        carried.gainMap = maps.first
         var next = 1
         if var previews = carried.previews {
-            for index in previews.indices where previews[index].format == .jpeg {
+            for index in previews.indices where previews[index].format == .jpeg && next < maps.count {
                 previews[index].gainMap = maps[next]
                 next += 1
             }

@@ -1,0 +1,112 @@
+import CShims
+import CVips
+import MediaFormats
+
+/// A HEIC's or HEIF's gain map carried into its thumbnail and JPEG previews
+/// (issue 54): Apple's (iPhone 12 and later: a hidden auxiliary image and a
+/// headroom) and ISO 21496-1's (a `tmap` item whose base is the SDR picture;
+/// iPhones since iOS 18 write both, and the `tmap`'s own numbers are used), found
+/// by MediaFormats' `HEIFGainMap`. The map image is decoded in the same request,
+/// by libavcodec at reduced size as the photo is (``HEVCItemDecoder``, its coded
+/// values as they are), its values re-encoded for Apple's maps, turned as the
+/// photo (the map's own `irot`/`imir`/`clap` when it has any, else the
+/// primary's, else the primary's EXIF orientation when it has none), then
+/// scaled (at most a quarter of each picture's side: ``largestScale``) and
+/// encoded as ``GainMapThumbnail`` does for Ultra HDR JPEG sources: the parent
+/// checks each and writes the Ultra HDR JPEG.
+enum HEIFGainMapThumbnail {
+    /// The largest map-to-picture scale carried: a quarter of the picture's side,
+    /// an Ultra HDR phone JPEG's. Apple's maps are half the photo's side; at the
+    /// thumbnail's half they added 29 % to a real iPhone 16 photo's thumbnail, at
+    /// a quarter 14 %, for 0.5 mean ΔE ITP more (BENCHMARKS.md, "HDR kept in thumbnails: iPhone HEIC").
+    static let largestScale = 0.25
+
+    /// `thumbnail` (of the primary image of the file `request` names, open at
+    /// `descriptor`) with a gain map on it and on each JPEG preview; unchanged
+    /// when the file has no gain map this reads, or its base is HDR.
+    /// A map larger than the pixel limit or than its photo is refused before
+    /// any of it is decoded.
+    static func attach(to thumbnail: Thumbnail, request: DecodeRequest, descriptor: Int32, spec: ThumbnailSpec) throws(MediaError) -> Thumbnail {
+        let bytes = try HEIFDecoding(request: request, descriptor: descriptor).readFile()
+        guard let file = try? HEIFFile.parse(bytes), let primary = file.primaryItem, let found = HEIFGainMap.find(in: file, bytes: bytes),
+            let item = file.items[found.item], let base = file.spatialExtents(of: primary), let map = file.spatialExtents(of: item),
+            base.width > 0, base.height > 0, map.width > 0, map.height > 0
+        else { return thumbnail }
+        // An HDR primary is tone-mapped for its thumbnail: a map meant for an SDR base does not apply to that.
+        if case .nclx(_, let transfer, _, _) = file.colour(of: primary), transfer == 16 || transfer == 18 { return thumbnail }
+        guard map.width.multipliedReportingOverflow(by: map.height).partialValue <= request.pixelLimit, map.width <= base.width, map.height <= base.height
+        else {
+            throw MediaError(.tooManyPixels, "a \(map.width)×\(map.height) gain map for a \(base.width)×\(base.height) photo")
+        }
+        let sizes = GainMapThumbnail.mapSizes(for: thumbnail, ratio: min(largestScale, Double(map.width) / Double(base.width)))
+        guard let needed = sizes.map({ max($0.width, $0.height) }).max() else { return thumbnail }
+        let layout: HEVCItemDecoder.Layout
+        do throws(HEVCItemDecoder.NotTaken) {
+            layout = try HEVCItemDecoder.layout(of: item, in: file, bytes: bytes, auxiliary: true)
+        } catch {
+            throw MediaError(.unsupported, "a gain map this decoder does not read (\(error))")
+        }
+        let single = layout.tiles.count == 1
+        let reduction = HEIFThumbnail.reduction(
+            displayedLongSide: max(layout.outputWidth, layout.outputHeight), size: needed, tileWidth: single ? 1 << 20 : layout.tileWidth,
+            tileHeight: single ? 1 << 20 : layout.tileHeight)
+        let decoder = HEVCItemDecoder(
+            file: file, bytes: bytes, threads: single ? 1 : HEIFDecoding.decoderThreads, pixelLimit: request.pixelLimit,
+            deadline: Deadline(seconds: spec.timeLimit))
+        let picture = try decoder.decode(layout, reduction: reduction, raw: true)
+        let grey = layout.configuration.chromaFormat == 0
+        let pixels = values(of: picture.pixels, grey: grey, table: found.values)
+        // The map's own transforms when it has any (as Apple writes it: the primary's), else the primary's.
+        let own = file.transforms(of: item)
+        let transforms = own.isEmpty ? file.transforms(of: primary) : own
+        let source: (width: Int, height: Int) = own.isEmpty ? base : (layout.outputWidth, layout.outputHeight)
+        let exif = file.transforms(of: primary).isEmpty && own.isEmpty ? file.exifOrientation(of: primary, in: bytes).flatMap { $0 == 1 ? nil : $0 } : nil
+        do throws(VipsError) {
+            try Vips.start()
+            let maps = try Vips.withExactErrors { () throws(VipsError) -> [GainMapPicture] in
+                let decoded = try VipsImageHandle.fromMap(pixels, width: picture.width, height: picture.height, bands: grey ? 1 : 3)
+                let shown = try HEIFThumbnail.oriented(
+                    decoded, sourceWidth: source.width, sourceHeight: source.height, transforms: transforms, exifOrientation: exif
+                ).inMemory()
+                return try sizes.map { (size) throws(VipsError) -> GainMapPicture in
+                    let scaled = try shown.scaled(toWidth: size.width, height: size.height).inMemory()
+                    return GainMapPicture(
+                        jpeg: try scaled.jpegData(quality: GainMapThumbnail.quality), width: scaled.width, height: scaled.height, metadata: found.metadata)
+                }
+            }
+            return GainMapThumbnail.carry(maps, on: thumbnail)
+        } catch {
+            throw MediaError(.damaged, "\(error)")
+        }
+    }
+
+    /// The map's samples from the decoder's packed RGB: one band (`grey`: the
+    /// first of each three) or three, each through `table` when there is one.
+    static func values(of rgb: [UInt8], grey: Bool, table: [UInt8]?) -> [UInt8] {
+        var out: [UInt8]
+        if grey {
+            out = [UInt8](repeating: 0, count: rgb.count / 3)
+            for index in out.indices { out[index] = rgb[index * 3] }
+        } else {
+            out = rgb
+        }
+        if let table, table.count == 256 {
+            for index in out.indices { out[index] = table[Int(out[index])] }
+        }
+        return out
+    }
+}
+
+extension VipsImageHandle {
+    /// Wraps packed 8-bit gain map samples: one band (grey) or three (`bands`).
+    static func fromMap(_ pixels: [UInt8], width: Int, height: Int, bands: Int) throws(VipsError) -> VipsImageHandle {
+        guard pixels.count == width * height * bands,
+            let image = pixels.withUnsafeBytes({
+                vips_image_new_from_memory_copy($0.baseAddress, pixels.count, Int32(width), Int32(height), Int32(bands), VIPS_FORMAT_UCHAR)
+            })
+        else { throw VipsError("vips_image_new_from_memory_copy") }
+        // The header field itself: vips_image_set_int cannot change a built-in field.
+        image.pointee.Type = bands == 1 ? VIPS_INTERPRETATION_B_W : VIPS_INTERPRETATION_sRGB
+        return VipsImageHandle(image)
+    }
+}
