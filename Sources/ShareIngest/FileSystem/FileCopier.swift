@@ -29,6 +29,35 @@ struct FileVersion: Sendable, Hashable, Codable {
     }
 }
 
+extension FileVersion {
+    /// A version as recorded with every item that has one (``SourceFile``):
+    /// one array, `[device, inode, size, seconds, nanoseconds]`, not an object
+    /// with five keys.
+    struct Compact: Codable {
+        let version: FileVersion
+
+        init(_ version: FileVersion) { self.version = version }
+
+        init(from decoder: any Decoder) throws {
+            var c = try decoder.unkeyedContainer()
+            let device = try c.decode(Int64.self), inode = try c.decode(Int64.self), size = try c.decode(Int64.self)
+            let seconds = try c.decode(Int64.self), nanoseconds = try c.decode(Int64.self)
+            version = FileVersion(
+                device: UInt64(bitPattern: device), inode: UInt64(bitPattern: inode), size: size, modifiedSeconds: Int(seconds),
+                modifiedNanoseconds: Int(nanoseconds))
+        }
+
+        func encode(to encoder: any Encoder) throws {
+            var c = encoder.unkeyedContainer()
+            try c.encode(Int64(bitPattern: version.device))
+            try c.encode(Int64(bitPattern: version.inode))
+            try c.encode(version.size)
+            try c.encode(Int64(version.modifiedSeconds))
+            try c.encode(Int64(version.modifiedNanoseconds))
+        }
+    }
+}
+
 /// Why a copy failed.
 enum CopyError: Error {
     /// Reading the source failed (it vanished, a permission, an I/O error).
@@ -56,30 +85,42 @@ enum FileCopier {
     /// The largest read: a buffer of at most this, or of the file's size if smaller.
     static let chunk = 1 << 20
 
-    /// Opens a source for reading without following a final symbolic link and
-    /// without blocking on a FIFO that took a file's place.
-    static func openSource(_ path: SourcePath) throws(CopyError) -> (FileDescriptor, FileVersion) {
+    /// Opens a source for reading: beneath its root (``DropRoots``; no
+    /// symbolic link anywhere on its way inside the root, nothing outside it),
+    /// without blocking on a FIFO that took a file's place, and only when it
+    /// is the file the plan saw (``SourceFile/expected``) and, with
+    /// `expected`, the version seen since (a sniff's). Returns it with its version.
+    static func openSource(_ file: SourceFile, in roots: DropRoots, expected: FileVersion? = nil) throws(CopyError) -> (FileDescriptor, FileVersion) {
         let fd: FileDescriptor
         do {
-            fd = try path.open(O_RDONLY | O_NOFOLLOW | O_NONBLOCK)
+            fd = try roots.root(file.root).openFile(file.relative)
         } catch {
-            if error.code == ELOOP { throw .notRegularFile(.symbolicLink) }
-            throw .reading(error)
+            switch error.code {
+            case ELOOP, EXDEV:
+                throw .changed("a symbolic link took its place, or a folder's on its way, after the drop was listed (not followed)")
+            case ENOTDIR: throw .changed("a folder on its way is no longer a folder")
+            default: throw .reading(error)
+            }
         }
         let status: FileStatus
-        do { status = try fd.status(path: path.display) } catch { throw .reading(error) }
+        do { status = try fd.status(path: file.path.display) } catch { throw .reading(error) }
         guard status.type == .regular else { throw .notRegularFile(status.type) }
+        let version = FileVersion(status)
+        if let seen = file.expected, seen != version {
+            throw .changed(seen.inode != version.inode || seen.device != version.device
+                ? "another file took its place after the drop was listed (not read)" : "changed after the drop was listed")
+        }
+        if let expected, expected != version { throw .changed("changed after it was inspected") }
         // Back to blocking reads now that it is known to be a regular file.
         fd.setBlocking(true)
-        return (fd, FileVersion(status))
+        return (fd, version)
     }
 
     /// Copies `source` (whose version was seen as `expected`) to `destination`,
     /// which must not exist. Returns its size and hash.
-    static func copy(from source: SourcePath, expected: FileVersion?, to destination: String, sync: Bool) throws(CopyError) -> Copied {
-        let (input, before) = try openSource(source)
-        if let expected, expected != before { throw .changed("changed after it was inspected") }
-        return try copy(input, version: before, of: source, to: destination, sync: sync)
+    static func copy(from source: SourceFile, in roots: DropRoots, expected: FileVersion?, to destination: String, sync: Bool) throws(CopyError) -> Copied {
+        let (input, before) = try openSource(source, in: roots, expected: expected)
+        return try copy(input, version: before, of: source.path, to: destination, sync: sync)
     }
 
     /// Copies the source already open as `input` (``openSource(_:)``, whose

@@ -6,9 +6,49 @@ import SystemCalls
 /// A source file: the path read (a symbolic link already resolved) and the
 /// name the user knows it by. How it is shown in reports is the item's
 /// ``ItemState/label``, decided once when the batch is planned.
+///
+/// It is opened beneath its ``root`` (the dropped folder it was found in; the
+/// folder of a file named on its own; the spool), never by its path
+/// (``DropRoots``), and is read only when it is the file the plan saw
+/// (``expected``). Both are recorded with the item, so a resumed batch and a
+/// worker check the same.
 struct SourceFile: Sendable, Hashable {
     let path: SourcePath
     let name: String
+    /// How many leading bytes of `path` are its root's path; nil (a record
+    /// from before roots): its own folder is its root.
+    var rootLength: Int?
+    /// What the plan saw of it (device, inode, size, modification time):
+    /// anything else found at its place is not read.
+    var expected: FileVersion?
+    /// Why the walk refused it (a FIFO, a link pointing outside, a folder it
+    /// could not list, one too deep): it is never opened, and its first stage
+    /// fails it with this, so it is reported as every other item is, with an
+    /// event and a line of its own, in every mode.
+    var refused: ItemFailure?
+
+    init(path: SourcePath, name: String, rootLength: Int? = nil, expected: FileVersion? = nil, refused: ItemFailure? = nil) {
+        (self.path, self.name, self.rootLength, self.expected, self.refused) = (path, name, rootLength, expected, refused)
+    }
+
+    /// The file `relative` (no link on it) beneath `root`, seen as `expected`.
+    init(root: SourcePath, relative: [UInt8], name: String, expected: FileVersion?) {
+        self.init(path: root.appending(relative), name: name, rootLength: root.bytes.count, expected: expected)
+    }
+
+    /// The folder it is opened beneath.
+    var root: SourcePath {
+        if let rootLength, rootLength <= path.bytes.count { return SourcePath(bytes: Array(path.bytes.prefix(rootLength))) }
+        guard let slash = path.bytes.lastIndex(of: UInt8(ascii: "/")) else { return SourcePath(".") }
+        return SourcePath(bytes: slash == 0 ? [UInt8(ascii: "/")] : Array(path.bytes[..<slash]))
+    }
+
+    /// Its path beneath ``root``.
+    var relative: [UInt8] {
+        let root = self.root.bytes
+        guard path.bytes.starts(with: root) else { return path.lastComponent }
+        return Array(path.bytes.dropFirst(root.count).drop { $0 == UInt8(ascii: "/") })
+    }
 }
 
 /// Where an item's bytes come from. In-memory inputs are spooled to a file when
@@ -366,14 +406,18 @@ extension ItemState {
 }
 
 extension ItemSource: Codable {
-    private enum CodingKeys: String, CodingKey { case kind, path, name, text }
+    private enum CodingKeys: String, CodingKey { case kind, path, name, text, root, version, refused }
 
     init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         switch try c.decode(String.self, forKey: .kind) {
         case "file":
             let path = SourcePath(bytes: Array(try c.decodeIfPresent(Data.self, forKey: .path) ?? Data()))
-            self = .file(SourceFile(path: path, name: try c.decodeIfPresent(String.self, forKey: .name) ?? ""))
+            self = .file(
+                SourceFile(
+                    path: path, name: try c.decodeIfPresent(String.self, forKey: .name) ?? "", rootLength: try c.decodeIfPresent(Int.self, forKey: .root),
+                    expected: try c.decodeIfPresent(FileVersion.Compact.self, forKey: .version)?.version,
+                    refused: try c.decodeIfPresent(ItemFailure.self, forKey: .refused)))
         case "text": self = .text(try c.decodeIfPresent(String.self, forKey: .text) ?? "")
         case "url": self = .url(try c.decodeIfPresent(String.self, forKey: .text) ?? "")
         case let kind: throw DecodingError.dataCorruptedError(forKey: .kind, in: c, debugDescription: "unknown source kind \(kind)")
@@ -387,6 +431,9 @@ extension ItemSource: Codable {
             try c.encode("file", forKey: .kind)
             try c.encode(Data(file.path.bytes), forKey: .path)
             try c.encode(file.name, forKey: .name)
+            try c.encodeIfPresent(file.rootLength, forKey: .root)
+            try c.encodeIfPresent(file.expected.map(FileVersion.Compact.init), forKey: .version)
+            try c.encodeIfPresent(file.refused, forKey: .refused)
         case .text(let value):
             try c.encode("text", forKey: .kind)
             try c.encode(value, forKey: .text)
