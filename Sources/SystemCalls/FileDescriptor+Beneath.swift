@@ -46,11 +46,26 @@ extension FileDescriptor {
                     continue
                 }
                 if code == ENOSYS { BeneathResolution.noteMissing() }
+                // `O_DIRECTORY` on a final link says ENOTDIR: it is a link.
+                if code == ENOTDIR, flags & O_DIRECTORY != 0, finalComponentIsLink(relative, display: display) {
+                    throw SystemError("openat2", path: display, code: ELOOP)
+                }
                 guard code == ENOSYS || code == EPERM else { throw SystemError("openat2", path: display, code: code) }
                 break
             }
         }
         return try openByComponents(relative, flags, display: display)
+    }
+
+    /// True when the last component of `relative` (beneath this directory) is a symbolic link.
+    private func finalComponentIsLink(_ relative: [UInt8], display: String) -> Bool {
+        let slash = UInt8(ascii: "/")
+        let trimmed = Array(relative.reversed().drop { $0 == slash }.reversed())
+        let cut = trimmed.lastIndex(of: slash)
+        let name = cut.map { Array(trimmed[($0 + 1)...]) } ?? trimmed
+        let parent = cut.map { Array(trimmed[..<$0]) } ?? []
+        guard let folder = parent.isEmpty ? self : try? open(beneath: parent, O_PATH | O_DIRECTORY, display: display) else { return false }
+        return (try? folder.status(ofEntry: name, display: display))?.type == .symbolicLink
     }
 
     /// ``open(beneath:_:display:)`` without `openat2`: each folder on the way

@@ -68,6 +68,7 @@ struct DropWalker: Sequence, IteratorProtocol {
             }
             guard let next = pending.popLast() else { return nil }
             let path = root.path(of: next.relative)
+            CrashPoint.hit("listing:" + SourcePath.displayName(next.relative))
             do {
                 let folder = try root.openFolder(next.relative)
                 // Hidden names (a leading dot) are not part of a drop.

@@ -12,8 +12,9 @@ import SystemCalls
 /// or hold it there (``TestPause``) while it changes the world or aims a signal.
 /// Before each stage of each item: `<stage>:<file name>`; `after-plan`,
 /// `after-walk` (the plan's walk is done, nothing recorded yet), `after-claim`
-/// (a watched drop is moved in, not yet walked), `listed:<folder>` (the walk
-/// listed a folder of the drop, relative to it), `before-sidecar-copy:<name>`
+/// (a watched drop is moved in, not yet walked), `listing:<folder>` and
+/// `listed:<folder>` (the walk is about to list, and has listed, a folder of
+/// the drop, relative to it), `before-sidecar-copy:<name>`
 /// (the fan-in is about to open a carried sidecar), `before-manifest`,
 /// `manifest-temporary-written`, `after-manifest`, `manifest-job`.
 enum CrashPoint {
