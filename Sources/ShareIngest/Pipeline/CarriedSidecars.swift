@@ -295,12 +295,15 @@ enum SidecarDelivery {
             do throws(ItemFailure) {
                 let copy = try deliver(&sidecar, n: position + 1, carriedBy: item, label: label, in: context, writing: writing)
                 if writing { settled.copied = true }
-                // Location privacy: a Takeout JSON's place goes from its copy
-                // (synced with it), attached or delivered as a file.
-                if let copy, let privacy, writing, sidecar.kind == .takeout {
-                    let found = try LocationStage.removeLocation(from: copy, label: label, format: .text, settings: privacy, in: context, sync: false)
+                // Location privacy: every position goes from its copy (synced
+                // with it), attached or delivered as a file: a JSON's (Takeout's
+                // or any), an XMP sidecar's; one that cannot be read is not delivered.
+                if let copy, let privacy, writing,
+                    let format = LocationStage.textFormat(name: sidecar.name, kind: sidecar.kind, sniffed: sidecar.sniffed?.format)
+                {
+                    let found = try LocationStage.removeLocation(from: copy, label: label, format: format, settings: privacy, in: context, sync: false)
                     if !found.isEmpty {
-                        sidecar.locationRemoved = [LocationStage.takeoutLocationRemoved]
+                        sidecar.locationRemoved = sidecar.kind == .takeout ? [LocationStage.takeoutLocationRemoved] : found.map(\.name)
                         if sidecar.sha256 != nil { sidecar.sha256 = try? FileCopier.hash(of: copy) }
                     }
                 }
@@ -314,10 +317,11 @@ enum SidecarDelivery {
         for (position, sidecar) in item.carriedSidecars.enumerated() where sidecar.borrowed && sidecar.released && writing {
             if let copy = sidecar.copyPath(carriedBy: item, n: position + 1, root: context.container.root) { FileSystem.remove(copy) }
         }
-        if item.carriedSidecars.contains(where: { $0.isAttached && $0.locationRemoved != nil }),
-            !(item.locationRemoved ?? []).contains(LocationStage.takeoutLocationRemoved)
-        {
-            item.locationRemoved = (item.locationRemoved ?? []) + [LocationStage.takeoutLocationRemoved]
+        // What went from its attached sidecars is said on it too.
+        for sidecar in item.carriedSidecars where sidecar.isAttached {
+            for removed in sidecar.locationRemoved ?? [] where !(item.locationRemoved ?? []).contains(removed) {
+                item.locationRemoved = (item.locationRemoved ?? []) + [removed]
+            }
         }
         settled.changed = item.carriedSidecars.map(\.recorded) != before
         return settled

@@ -28,20 +28,40 @@ struct LocationStage: PipelineStage {
     var name: StageName { .location }
 
     /// Whether the decoder reads this item's metadata.
-    func applies(_ item: ItemState) -> Bool {
-        guard let format = item.sniffed?.format, item.copyPath != nil else { return false }
-        return LocationScanner.formats.contains(format.id) || item.sidecarKind == .takeout
+    func applies(_ item: ItemState) -> Bool { item.copyPath != nil && Self.locationFormat(of: item) != nil }
+
+    /// The format an item's copy is read as for its location: its own, for
+    /// media whose metadata the scanner knows; for text, a JSON document or an
+    /// XMP document when its name or its content says it is one (read to its
+    /// end, or not delivered), else the text as it is (JSON or XML by its
+    /// first character). Nil: nothing to read.
+    static func locationFormat(of item: ItemState) -> MediaFormat? {
+        guard let format = item.sniffed?.format else { return nil }
+        if LocationScanner.formats.contains(format.id) { return format }
+        return textFormat(name: item.source.fileName ?? "", kind: item.sidecarKind, sniffed: format)
+    }
+
+    /// How a text file called `name` (a sidecar of `kind` by its content, or
+    /// none; of the sniffed `format`, when known) is read for its location;
+    /// nil for a file that is no text.
+    static func textFormat(name: String, kind: SharedMediaFile.Sidecar.Kind?, sniffed format: MediaFormat?) -> MediaFormat? {
+        let ext = name.utf8.lastIndex(of: UInt8(ascii: ".")).map { name[name.index(after: $0)...].lowercased() }
+        if kind == .xmp || (kind == nil && ext == "xmp" && format?.kind != .data) { return LocationScanner.xmpDocument }
+        if kind == .takeout || (kind == nil && ext == "json" && format?.kind != .data) { return LocationScanner.jsonDocument }
+        if kind == .aae { return MediaFormat.xml }
+        guard let format, format.kind == .text else { return nil }
+        return format
     }
 
     /// It reads the copy's structures in the decoder (not its pixels): it takes
     /// its share of the budget (a HEIF is read whole) and counts as decoding.
-    /// A Takeout JSON sidecar of its own is read there too (its `geoData`:
-    /// MediaFormats' `TakeoutJSON`, asked with a location request of the text
-    /// format); one carried by its photo is the fan-in's (``SidecarDelivery``).
+    /// A text file of its own (a Takeout JSON or an XMP sidecar whose photo is
+    /// not in the drop, any JSON, any XML) is read there too (``LocationScanner``'s
+    /// text documents); a sidecar carried by its photo is the fan-in's (``SidecarDelivery``).
     func decodes(_ item: InFlightItem) -> Bool { applies(item.state) }
 
     func process(_ item: inout InFlightItem, in batch: BatchContext) throws(ItemFailure) {
-        guard applies(item.state), let path = item.copyPath, let format = item.sniffed?.format else { return }
+        guard item.copyPath != nil, let path = item.copyPath, let format = Self.locationFormat(of: item.state) else { return }
         let found = try Self.removeLocation(from: path, label: item.label, format: format, settings: settings, in: batch)
         if !found.isEmpty { item.locationRemoved = found.map(\.name) }
         // A Takeout JSON whose photo is not in the drop: what it says is not read.
