@@ -64,6 +64,8 @@ import Testing
         try add("lone.xmp", gpsXMP)
         try add("default-namespace.xmp", defaultNamespaceXMP)
         try add("broken.xmp", brokenXMP)
+        // UTF-16 (with its byte-order mark): no UTF-8 reader sees its GPS.
+        try add("utf16.xmp", [0xFF, 0xFE] + String(decoding: gpsXMP, as: UTF8.self).utf16.flatMap { [UInt8($0 & 0xFF), UInt8($0 >> 8)] })
         // Takeout's: read as Takeout's; its photo keys after 4 KB (a long description first);
         // nested deeper than 16 levels; larger than 1 MiB.
         try add("IMG_5.jpg.json", ExportSidecarTests.takeoutJSON(title: "IMG_5.jpg").map { $0 }.replacing(Array("48.8584".utf8), with: Array("48.858437".utf8)).replacing(Array("2.2945".utf8), with: Array("2.294517".utf8)))
@@ -111,7 +113,10 @@ import Testing
         let all = (FileManager.default.enumerator(atPath: container)?.allObjects as? [String]) ?? []
         for relative in all where !relative.hasPrefix(".share-ingest") {
             guard let data = FileManager.default.contents(atPath: container + "/" + relative) else { continue }
-            for position in positions { #expect(data.range(of: Data(position.utf8)) == nil, "\(mode): \(relative) holds \(position)") }
+            for position in positions {
+                let utf16 = Data(position.utf16.flatMap { [UInt8($0 & 0xFF), UInt8($0 >> 8)] })
+                #expect(data.range(of: Data(position.utf8)) == nil && data.range(of: utf16) == nil, "\(mode): \(relative) holds \(position)")
+            }
         }
         // XMP sidecars: delivered, no GPS tag left (exiftool), the rating kept; the report says what went.
         #expect(items["IMG_1.jpg.xmp"]?["status"] as? String == "attached", "\(mode): \(items["IMG_1.jpg.xmp"] ?? [:])")
@@ -139,7 +144,7 @@ import Testing
             #expect(removed.contains { $0.contains("geoData") || $0.hasPrefix("JSON ") }, "\(mode): \(name): \(items[holder] ?? [:])")
         }
         // Unreadable: not delivered, saying why.
-        for name in ["broken.xmp", "broken.json"] {
+        for name in ["broken.xmp", "utf16.xmp", "broken.json"] {
             #expect(items[name]?["status"] as? String == "failed" && items[name]?["reason"] as? String == "locationNotRemovable", "\(mode): \(name): \(items[name] ?? [:])")
         }
     }

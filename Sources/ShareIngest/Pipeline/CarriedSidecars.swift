@@ -299,7 +299,7 @@ enum SidecarDelivery {
                 // with it), attached or delivered as a file: a JSON's (Takeout's
                 // or any), an XMP sidecar's; one that cannot be read is not delivered.
                 if let copy, let privacy, writing,
-                    let format = LocationStage.textFormat(name: sidecar.name, kind: sidecar.kind, sniffed: sidecar.sniffed?.format)
+                    let format = LocationStage.locationFormat(name: sidecar.name, kind: sidecar.kind, sniffed: sidecar.sniffed?.format)
                 {
                     let found = try LocationStage.removeLocation(from: copy, label: label, format: format, settings: privacy, in: context, sync: false)
                     if !found.isEmpty {

@@ -30,24 +30,25 @@ struct LocationStage: PipelineStage {
     /// Whether the decoder reads this item's metadata.
     func applies(_ item: ItemState) -> Bool { item.copyPath != nil && Self.locationFormat(of: item) != nil }
 
-    /// The format an item's copy is read as for its location: its own, for
-    /// media whose metadata the scanner knows; for text, a JSON document or an
-    /// XMP document when its name or its content says it is one (read to its
-    /// end, or not delivered), else the text as it is (JSON or XML by its
-    /// first character). Nil: nothing to read.
+    /// The format an item's copy is read as for its location (nil: nothing to read).
     static func locationFormat(of item: ItemState) -> MediaFormat? {
         guard let format = item.sniffed?.format else { return nil }
-        if LocationScanner.formats.contains(format.id) { return format }
-        return textFormat(name: item.source.fileName ?? "", kind: item.sidecarKind, sniffed: format)
+        return locationFormat(name: item.source.fileName ?? "", kind: item.sidecarKind, sniffed: format)
     }
 
-    /// How a text file called `name` (a sidecar of `kind` by its content, or
-    /// none; of the sniffed `format`, when known) is read for its location;
-    /// nil for a file that is no text.
-    static func textFormat(name: String, kind: SharedMediaFile.Sidecar.Kind?, sniffed format: MediaFormat?) -> MediaFormat? {
+    /// How a file called `name` (a sidecar of `kind` by its content, or none;
+    /// of the sniffed `format`, when known) is read for its location: as its
+    /// format, for media whose metadata the scanner knows; as an XMP document
+    /// or a JSON document when it is a sidecar of that kind or named so, and
+    /// is text or unrecognised bytes (read to its end, or not delivered: a
+    /// UTF-16 XMP, a JSON cut short); any other text as it is (JSON or XML by
+    /// its first character). Nil: nothing to read (a PDF, an archive, …).
+    static func locationFormat(name: String, kind: SharedMediaFile.Sidecar.Kind?, sniffed format: MediaFormat?) -> MediaFormat? {
+        if let format, LocationScanner.formats.contains(format.id) { return format }
+        if let format, format.kind != .text, format.kind != .data { return nil }
         let ext = name.utf8.lastIndex(of: UInt8(ascii: ".")).map { name[name.index(after: $0)...].lowercased() }
-        if kind == .xmp || (kind == nil && ext == "xmp" && format?.kind != .data) { return LocationScanner.xmpDocument }
-        if kind == .takeout || (kind == nil && ext == "json" && format?.kind != .data) { return LocationScanner.jsonDocument }
+        if kind == .xmp || (kind == nil && ext == "xmp") { return LocationScanner.xmpDocument }
+        if kind == .takeout || (kind == nil && ext == "json") { return LocationScanner.jsonDocument }
         if kind == .aae { return MediaFormat.xml }
         guard let format, format.kind == .text else { return nil }
         return format
