@@ -99,6 +99,7 @@ struct BatchPlan {
         var chunk: [ItemState] = []
         var count = 0
         var unfinished = 0
+        CrashPoint.hit("before-plan")
         do {
             try store.begin(batch, plan: plan)
             var failure: (any Error)?

@@ -37,6 +37,8 @@ struct CopyStage: PipelineStage {
             throw SniffStage.failure(error, path: item.label, stage: .copy)
         }
         item.copyPath = destination
+        // A new copy is at its name (a test's kill aimed at k new copies lands here).
+        CrashPoint.hit("copied:" + file.name)
     }
 }
 

@@ -10,7 +10,9 @@ import SystemCalls
 /// Named points where a test can make the process die (`SHARE_CRASH_POINT=<name>`
 /// raises SIGKILL there), to prove that a crash at that instruction loses nothing;
 /// or hold it there (``TestPause``) while it changes the world or aims a signal.
-/// Before each stage of each item: `<stage>:<file name>`; `after-plan`,
+/// Before each stage of each item: `<stage>:<file name>`; `before-plan` (the
+/// journal open, nothing of the batch recorded yet), `copied:<file name>` (a
+/// new copy is at its name), `after-plan`,
 /// `after-walk` (the plan's walk is done, nothing recorded yet), `after-claim`
 /// (a watched drop is moved in, not yet walked), `listing:<folder>` and
 /// `listed:<folder>` (the walk is about to list, and has listed, a folder of
