@@ -1,0 +1,93 @@
+import Foundation
+import ShareManifest
+import SystemCalls
+import TestSupport
+import Testing
+
+@testable import ShareIngest
+
+/// The pieces of the drop boundary (issue 51) on their own: what opening
+/// beneath a folder refuses, where a link of the drop leads, and that what
+/// the plan records of a source (its root, the version the walk saw, why the
+/// walk refused it) survives the journal's and the queue's round trip, so a
+/// resumed batch and a worker check the same.
+struct DropRootTests {
+    /// A drop with a file, a folder, links inside and out, and a canary outside it.
+    static func makeDrop() throws -> (TemporaryDirectory, DropRoot) {
+        let work = TemporaryDirectory("drop-root")
+        let files = FileManager.default
+        try files.createDirectory(atPath: work.path + "/drop/sub", withIntermediateDirectories: true)
+        try files.createDirectory(atPath: work.path + "/outside", withIntermediateDirectories: true)
+        try Data("inside".utf8).write(to: URL(fileURLWithPath: work.path + "/drop/sub/a.txt"))
+        try Data("canary".utf8).write(to: URL(fileURLWithPath: work.path + "/outside/a.txt"))
+        try files.createSymbolicLink(atPath: work.path + "/drop/out", withDestinationPath: work.path + "/outside")
+        try files.createSymbolicLink(atPath: work.path + "/drop/up", withDestinationPath: "../outside/a.txt")
+        try files.createSymbolicLink(atPath: work.path + "/drop/in", withDestinationPath: "sub/../sub/a.txt")
+        try files.createSymbolicLink(atPath: work.path + "/drop/sub/back", withDestinationPath: work.path + "/drop/sub/a.txt")
+        try files.createSymbolicLink(atPath: work.path + "/drop/loop", withDestinationPath: "loop")
+        try files.createSymbolicLink(atPath: work.path + "/drop/folder", withDestinationPath: "sub")
+        return (work, try DropRoot(opening: SourcePath(work.path + "/drop"), followingFinalLink: false))
+    }
+
+    @Test func opensOnlyBeneathTheRootAndNeverThroughALink() throws {
+        let (work, root) = try Self.makeDrop()
+        defer { withExtendedLifetime(work) {} }
+        let read = try root.openFile(Array("sub/a.txt".utf8)).read(count: 16, at: 0, path: "a")
+        #expect(String(decoding: read, as: UTF8.self) == "inside")
+        for (path, code) in [("out/a.txt", ELOOP), ("up", ELOOP), ("in", ELOOP), ("../outside/a.txt", EXDEV), ("/etc/hostname", EXDEV)] {
+            #expect(throws: SystemError.self, "\(path)") { _ = try root.openFile(Array(path.utf8)) }
+            do { _ = try root.openFile(Array(path.utf8)) } catch { #expect(error.code == code, "\(path): \(error)") }
+        }
+        // A folder that is a link is refused as a folder too.
+        do {
+            _ = try root.openFolder(Array("folder".utf8))
+            Issue.record("a linked folder was opened")
+        } catch { #expect(error.code == ELOOP, "\(error)") }
+    }
+
+    @Test func aLinkLeadsOnlyToARegularFileInsideTheDrop() throws {
+        let (work, root) = try Self.makeDrop()
+        defer { withExtendedLifetime(work) {} }
+        func target(_ link: String) -> String {
+            switch root.follow(link: Array(link.utf8)) {
+            case .file(let relative, _): "file " + String(decoding: relative, as: UTF8.self)
+            case .outside: "outside"
+            case .broken: "broken"
+            case .notRegularFile(let type): "not a file (\(type))"
+            }
+        }
+        #expect(target("in") == "file sub/a.txt")
+        #expect(target("sub/back") == "file sub/a.txt")
+        #expect(target("up") == "outside")
+        #expect(target("out") == "outside")
+        #expect(target("loop") == "broken")
+        #expect(target("folder") == "not a file (directory)")
+    }
+
+    @Test func theSourceAsPlannedSurvivesItsRecord() throws {
+        let version = FileVersion(device: 66306, inode: 1 << 40, size: 1234, modifiedSeconds: -86_400, modifiedNanoseconds: 999_999_999)
+        let refused = ItemFailure(.copy, .symbolicLink, "/drop/x is a symbolic link pointing outside the drop; not followed")
+        let file = SourceFile(root: SourcePath("/inbox/.processing/B/drop"), relative: Array("zzz/X.jpg".utf8), name: "X.jpg", expected: version)
+        var item = ItemState(index: 4, id: UUID(), source: .file(file), label: "/inbox/drop/zzz/X.jpg")
+        var sidecar = CarriedSidecar(index: 5, name: "X.jpg.json", ownPath: SourcePath("/elsewhere/X.jpg.json"), ownLabel: "elsewhere/X.jpg.json", size: 12)
+        sidecar.ownRootLength = "/elsewhere".utf8.count
+        sidecar.expected = version
+        var plain = CarriedSidecar(index: 6, name: "X.jpg.xmp", ownPath: nil, ownLabel: nil, size: 40)
+        plain.expected = version
+        item.carriedSidecars = [sidecar, plain]
+        let read = try JSONDecoder().decode(ItemState.self, from: JSONEncoder().encode(item))
+        #expect(read == item)
+        guard case .file(let back) = read.source else {
+            Issue.record("not a file")
+            return
+        }
+        #expect(back.root == SourcePath("/inbox/.processing/B/drop") && back.relative == Array("zzz/X.jpg".utf8) && back.expected == version)
+        #expect(read.carriedSidecars[0].source(carriedBy: read).root == SourcePath("/elsewhere"))
+        #expect(read.carriedSidecars[1].source(carriedBy: read) == SourceFile(path: SourcePath("/inbox/.processing/B/drop/zzz/X.jpg.xmp"), name: "X.jpg.xmp", rootLength: file.rootLength, expected: version))
+        let skipped = ItemState(index: 7, id: UUID(), source: .file(SourceFile(path: SourcePath("/drop/x"), name: "x", refused: refused)), label: "/drop/x")
+        #expect(try JSONDecoder().decode(ItemState.self, from: JSONEncoder().encode(skipped)) == skipped)
+        // A record from before roots: its own folder is its root.
+        let old = SourceFile(path: SourcePath("/drop/sub/a.txt"), name: "a.txt")
+        #expect(old.root == SourcePath("/drop/sub") && old.relative == Array("a.txt".utf8))
+    }
+}
