@@ -402,4 +402,83 @@ import Testing
         }
         #expect(run.stdout.split(separator: "\n").filter { $0.contains("ingested=0 failed=0 skipped=1") }.count == 2, "\(run.stdout)")
     }
+
+    /// Every input refused while a drop is walked (issue 52: every input in
+    /// every output) has one line of its own in plain output and one `item`
+    /// event with `--json`, with its reason, and is counted once, in `share
+    /// ingest`, `share ingest --db` with a worker, `share watch` and `share
+    /// watch --db`: a FIFO, a link pointing outside, a link loop, a folder
+    /// that cannot be listed (it vanishes while the walk is held just before
+    /// listing it), a folder nested too deep.
+    @Test func everyInputTheWalkRefusesHasALineAndAnEventInEveryMode() throws {
+        let work = TemporaryDirectory("boundary-refused")
+        let root = (work.path as NSString).standardizingPath
+        let server = try PostgresServer()
+        #expect(try ShareProcess.run(["db", "migrate", "--db", server.url]).status == 0)
+        let workers = DistributedTests.Workers(url: server.url)
+        try workers.start("refused")
+        defer { workers.stopAll() }
+        // What each refused input's line and event must say: its name and reason.
+        let refused: [(name: String, reason: String, says: String)] = [
+            ("pipe.jpg", "notRegularFile", "is a FIFO"), ("outside.jpg", "symbolicLink", "pointing outside the drop"),
+            ("loop.jpg", "symbolicLink", "broken symbolic link (or a loop)"), ("gone", "unreadable", "cannot list folder"),
+            ("d", "tooDeep", "nested deeper than 64 levels"),
+        ]
+        func makeDrop(_ drop: String) throws {
+            try FileManager.default.createDirectory(atPath: drop + "/gone", withIntermediateDirectories: true)
+            try FileManager.default.copyItem(atPath: Fixtures.media("photo.jpg"), toPath: drop + "/photo.jpg")
+            #expect(mkfifo(drop + "/pipe.jpg", 0o644) == 0)
+            try FileManager.default.createSymbolicLink(atPath: drop + "/outside.jpg", withDestinationPath: Fixtures.media("photo.jpg"))
+            try FileManager.default.createSymbolicLink(atPath: drop + "/loop.jpg", withDestinationPath: "loop.jpg")
+            let deep = drop + "/" + (0..<64).map { _ in "d" }.joined(separator: "/")
+            try FileManager.default.createDirectory(atPath: deep, withIntermediateDirectories: true)
+            try FileManager.default.copyItem(atPath: Fixtures.media("photo.jpg"), toPath: deep + "/deep.jpg")
+        }
+        for mode in ["ingest", "ingest --db", "watch", "watch --db"] {
+            for json in [false, true] {
+                let tag = mode.replacingOccurrences(of: " --", with: "-") + (json ? "-json" : "")
+                let gate = PauseGate("listing:gone")
+                var arguments: [String]
+                var drop = root + "/drop-" + tag
+                let container = root + "/c-" + tag
+                let database = mode.hasSuffix("--db") ? ["--db", server.url] : []
+                if mode.hasPrefix("watch") {
+                    let inbox = root + "/inbox-" + tag
+                    drop = inbox + "/drop"
+                    try makeDrop(drop)
+                    FileManager.default.createFile(atPath: drop + "/.ready", contents: nil)
+                    arguments = ["watch", inbox] + database + ["--container", container, "--once", "--on-success", "keep"]
+                } else {
+                    try makeDrop(drop)
+                    arguments = ["ingest"] + database + ["--container", container, drop]
+                }
+                let run = try Run(arguments + (json ? ["--json"] : []), environment: gate.environment)
+                let reached = gate.waitUntilReached { run.process.isRunning }
+                #expect(reached, "\(tag): the walk never reached gone/: \(run.stderr)")
+                try FileManager.default.removeItem(atPath: drop + "/gone")
+                gate.release()
+                let status = run.finish()
+                #expect(status == (mode.hasPrefix("watch") ? 0 : 1), "\(tag): exit \(String(describing: status)): \(run.stderr) \(workers.log("refused"))")
+                if json {
+                    let events = run.stdout.split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+                    let items = events.filter { $0["event"] as? String == "item" }
+                    for input in refused {
+                        let heard = items.filter { ($0["source"] as? String)?.hasSuffix("/" + input.name) == true }
+                        #expect(heard.count == 1, "\(tag): \(input.name) heard \(heard.count) times: \(items)")
+                        #expect(heard.first?["reason"] as? String == input.reason && (heard.first?["error"] as? String)?.contains(input.says) == true, "\(tag): \(heard)")
+                    }
+                    #expect(items.count == 1 + refused.count, "\(tag): \(items.count) item events")
+                    let finished = events.filter { $0["event"] as? String == "batchFinished" }
+                    #expect(finished.count == 1 && finished.first?["skipped"] as? Int == 4 && finished.first?["failed"] as? Int == 1, "\(tag): \(finished)")
+                } else {
+                    for input in refused {
+                        let lines = run.stderr.split(separator: "\n").filter { $0.contains(drop + "/" + input.name) && $0.contains(input.says) }
+                        #expect(lines.count == 1, "\(tag): \(input.name): \(lines.count) lines in \(run.stderr)")
+                    }
+                    if mode.hasPrefix("watch") { #expect(run.stdout.contains("ingested=1 failed=1 skipped=4"), "\(tag): \(run.stdout)") }
+                    else { #expect(run.stderr.contains("1 of 6 items ingested, 1 failed, 4 skipped"), "\(tag): \(run.stderr)") }
+                }
+            }
+        }
+    }
 }
