@@ -67,9 +67,11 @@ struct DropRootTests {
     @Test func theSourceAsPlannedSurvivesItsRecord() throws {
         let version = FileVersion(device: 66306, inode: 1 << 40, size: 1234, modifiedSeconds: -86_400, modifiedNanoseconds: 999_999_999)
         let refused = ItemFailure(.copy, .symbolicLink, "/drop/x is a symbolic link pointing outside the drop; not followed")
-        let file = SourceFile(root: SourcePath("/inbox/.processing/B/drop"), relative: Array("zzz/X.jpg".utf8), name: "X.jpg", expected: version)
+        // As the plan makes it: the root recorded with the source, what the walk saw as the item's sourceVersion.
+        let file = SourceFile(root: SourcePath("/inbox/.processing/B/drop"), relative: Array("zzz/X.jpg".utf8), name: "X.jpg", expected: nil)
         var item = ItemState(index: 4, id: UUID(), source: .file(file), label: "/inbox/drop/zzz/X.jpg")
-        var sidecar = CarriedSidecar(index: 5, name: "X.jpg.json", ownPath: SourcePath("/elsewhere/X.jpg.json"), ownLabel: "elsewhere/X.jpg.json", size: 12)
+        item.sourceVersion = version
+        var sidecar = CarriedSidecar(index: 5, name: "X.jpg.json", ownPath: SourcePath("/elsewhere/sub/X.jpg.json"), ownLabel: "elsewhere/sub/X.jpg.json", size: 12)
         sidecar.ownRootLength = "/elsewhere".utf8.count
         sidecar.expected = version
         var plain = CarriedSidecar(index: 6, name: "X.jpg.xmp", ownPath: nil, ownLabel: nil, size: 40)
@@ -81,13 +83,19 @@ struct DropRootTests {
             Issue.record("not a file")
             return
         }
-        #expect(back.root == SourcePath("/inbox/.processing/B/drop") && back.relative == Array("zzz/X.jpg".utf8) && back.expected == version)
+        #expect(back.root == SourcePath("/inbox/.processing/B/drop") && back.relative == Array("zzz/X.jpg".utf8) && read.sourceVersion == version)
         #expect(read.carriedSidecars[0].source(carriedBy: read).root == SourcePath("/elsewhere"))
-        #expect(read.carriedSidecars[1].source(carriedBy: read) == SourceFile(path: SourcePath("/inbox/.processing/B/drop/zzz/X.jpg.xmp"), name: "X.jpg.xmp", rootLength: file.rootLength, expected: version))
+        #expect(read.carriedSidecars[0].source(carriedBy: read).relative == Array("sub/X.jpg.json".utf8))
+        #expect(
+            read.carriedSidecars[1].source(carriedBy: read)
+                == SourceFile(path: SourcePath("/inbox/.processing/B/drop/zzz/X.jpg.xmp"), name: "X.jpg.xmp", rootLength: file.rootLength, expected: version))
         let skipped = ItemState(index: 7, id: UUID(), source: .file(SourceFile(path: SourcePath("/drop/x"), name: "x", refused: refused)), label: "/drop/x")
         #expect(try JSONDecoder().decode(ItemState.self, from: JSONEncoder().encode(skipped)) == skipped)
-        // A record from before roots: its own folder is its root.
-        let old = SourceFile(path: SourcePath("/drop/sub/a.txt"), name: "a.txt")
-        #expect(old.root == SourcePath("/drop/sub") && old.relative == Array("a.txt".utf8))
+        // A file whose root is its own folder records no root: read back, its own folder is its root.
+        let flat = SourceFile(root: SourcePath("/drop"), relative: Array("a.txt".utf8), name: "a.txt", expected: nil)
+        let flatItem = ItemState(index: 8, id: UUID(), source: .file(flat), label: "/drop/a.txt")
+        let flatRead = try JSONDecoder().decode(ItemState.self, from: JSONEncoder().encode(flatItem))
+        guard case .file(let flatBack) = flatRead.source else { return }
+        #expect(flatBack.root == SourcePath("/drop") && flatBack.relative == Array("a.txt".utf8))
     }
 }

@@ -88,8 +88,8 @@ enum FileCopier {
     /// Opens a source for reading: beneath its root (``DropRoots``; no
     /// symbolic link anywhere on its way inside the root, nothing outside it),
     /// without blocking on a FIFO that took a file's place, and only when it
-    /// is the file the plan saw (``SourceFile/expected``) and, with
-    /// `expected`, the version seen since (a sniff's). Returns it with its version.
+    /// is the file the plan saw (``SourceFile/expected``, or `expected`: an
+    /// item's recorded ``ItemState/sourceVersion``). Returns it with its version.
     static func openSource(_ file: SourceFile, in roots: DropRoots, expected: FileVersion? = nil) throws(CopyError) -> (FileDescriptor, FileVersion) {
         let fd: FileDescriptor
         do {
@@ -106,11 +106,10 @@ enum FileCopier {
         do { status = try fd.status(path: file.path.display) } catch { throw .reading(error) }
         guard status.type == .regular else { throw .notRegularFile(status.type) }
         let version = FileVersion(status)
-        if let seen = file.expected, seen != version {
+        for seen in [file.expected, expected].compactMap({ $0 }) where seen != version {
             throw .changed(seen.inode != version.inode || seen.device != version.device
                 ? "another file took its place after the drop was listed (not read)" : "changed after the drop was listed")
         }
-        if let expected, expected != version { throw .changed("changed after it was inspected") }
         // Back to blocking reads now that it is known to be a regular file.
         fd.setBlocking(true)
         return (fd, version)

@@ -194,7 +194,9 @@ struct BatchPlan {
                 hand(assembly.meetSidecar(key, index: count, file: file, label: label, size: size))
                 return
             }
-            let item = ItemState(index: count, id: id ?? identifiers.next(), source: source, label: label)
+            var item = ItemState(index: count, id: id ?? identifiers.next(), source: source, label: label)
+            // What the walk saw of it, recorded with it: its sniff and copy read only that file.
+            if case .file(let file) = source { item.sourceVersion = file.expected }
             guard let key else { return body(item) }
             hand(assembly.meetMedia(key, item))
         }

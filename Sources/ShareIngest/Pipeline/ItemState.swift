@@ -11,15 +11,19 @@ import SystemCalls
 /// folder of a file named on its own; the spool), never by its path
 /// (``DropRoots``), and is read only when it is the file the plan saw
 /// (``expected``). Both are recorded with the item, so a resumed batch and a
-/// worker check the same.
+/// worker check the same: the root with the source (only where it is not the
+/// file's own folder), what the plan saw as the item's ``ItemState/sourceVersion``
+/// (which the sniff then confirms), not twice.
 struct SourceFile: Sendable, Hashable {
     let path: SourcePath
     let name: String
-    /// How many leading bytes of `path` are its root's path; nil (a record
-    /// from before roots): its own folder is its root.
-    var rootLength: Int?
+    /// How many leading bytes of `path` are its root's path; nil: its own
+    /// folder is its root (also a record from before roots).
+    let rootLength: Int?
     /// What the plan saw of it (device, inode, size, modification time):
-    /// anything else found at its place is not read.
+    /// anything else found at its place is not read. Not recorded with the
+    /// source: an item records it as its ``ItemState/sourceVersion``, a carried
+    /// sidecar as its own ``CarriedSidecar/expected``.
     var expected: FileVersion?
     /// Why the walk refused it (a FIFO, a link pointing outside, a folder it
     /// could not list, one too deep): it is never opened, and its first stage
@@ -28,7 +32,9 @@ struct SourceFile: Sendable, Hashable {
     var refused: ItemFailure?
 
     init(path: SourcePath, name: String, rootLength: Int? = nil, expected: FileVersion? = nil, refused: ItemFailure? = nil) {
-        (self.path, self.name, self.rootLength, self.expected, self.refused) = (path, name, rootLength, expected, refused)
+        // Its own folder as its root is said by no length (as a record says it).
+        let own = rootLength == path.parent.bytes.count
+        (self.path, self.name, self.rootLength, self.expected, self.refused) = (path, name, own ? nil : rootLength, expected, refused)
     }
 
     /// The file `relative` (no link on it) beneath `root`, seen as `expected`.
@@ -39,9 +45,9 @@ struct SourceFile: Sendable, Hashable {
     /// The folder it is opened beneath.
     var root: SourcePath {
         if let rootLength, rootLength <= path.bytes.count { return SourcePath(bytes: Array(path.bytes.prefix(rootLength))) }
-        guard let slash = path.bytes.lastIndex(of: UInt8(ascii: "/")) else { return SourcePath(".") }
-        return SourcePath(bytes: slash == 0 ? [UInt8(ascii: "/")] : Array(path.bytes[..<slash]))
+        return path.parent
     }
+
 
     /// Its path beneath ``root``.
     var relative: [UInt8] {
@@ -406,7 +412,7 @@ extension ItemState {
 }
 
 extension ItemSource: Codable {
-    private enum CodingKeys: String, CodingKey { case kind, path, name, text, root, version, refused }
+    private enum CodingKeys: String, CodingKey { case kind, path, name, text, root, refused }
 
     init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
@@ -416,7 +422,6 @@ extension ItemSource: Codable {
             self = .file(
                 SourceFile(
                     path: path, name: try c.decodeIfPresent(String.self, forKey: .name) ?? "", rootLength: try c.decodeIfPresent(Int.self, forKey: .root),
-                    expected: try c.decodeIfPresent(FileVersion.Compact.self, forKey: .version)?.version,
                     refused: try c.decodeIfPresent(ItemFailure.self, forKey: .refused)))
         case "text": self = .text(try c.decodeIfPresent(String.self, forKey: .text) ?? "")
         case "url": self = .url(try c.decodeIfPresent(String.self, forKey: .text) ?? "")
@@ -432,7 +437,6 @@ extension ItemSource: Codable {
             try c.encode(Data(file.path.bytes), forKey: .path)
             try c.encode(file.name, forKey: .name)
             try c.encodeIfPresent(file.rootLength, forKey: .root)
-            try c.encodeIfPresent(file.expected.map(FileVersion.Compact.init), forKey: .version)
             try c.encodeIfPresent(file.refused, forKey: .refused)
         case .text(let value):
             try c.encode("text", forKey: .kind)

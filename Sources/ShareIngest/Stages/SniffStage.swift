@@ -31,7 +31,8 @@ struct SniffStage: PipelineStage {
             let label = item.label
             let source: FileDescriptor
             do throws(CopyError) {
-                let (fd, version) = try FileCopier.openSource(file, in: batch.roots)
+                // Only the file the walk saw (its version, recorded at the plan).
+                let (fd, version) = try FileCopier.openSource(file, in: batch.roots, expected: item.sourceVersion)
                 source = fd
                 item.sourceVersion = version
                 item.size = version.size
