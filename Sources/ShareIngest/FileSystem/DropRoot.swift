@@ -137,19 +137,33 @@ final class DropRoot: @unchecked Sendable {
 /// saw: nothing in it is read unless it is the file the walk saw
 /// (``SourceFile/expected``).
 final class DropRoots: Sendable {
+    /// The first root held or opened (most batches have one), found with no
+    /// lock: every open of every stage asks for it. Retained here.
+    private let first = Atomic<Unmanaged<DropRoot>?>(nil)
+    /// The others.
     private let roots: Mutex<[[UInt8]: DropRoot]>
     /// Roots held at most (a batch of files named one by one from many folders):
     /// beyond, one is closed and opened again by path when needed.
     static let maximumHeld = 256
 
     init(_ held: [DropRoot] = []) {
-        roots = Mutex(Dictionary(held.map { ($0.path.bytes, $0) }, uniquingKeysWith: { first, _ in first }))
+        if let one = held.first { first.store(Unmanaged.passRetained(one), ordering: .releasing) }
+        roots = Mutex(Dictionary(held.dropFirst().map { ($0.path.bytes, $0) }, uniquingKeysWith: { first, _ in first }))
     }
 
-    /// The root at `path`: held, or opened now.
-    func root(_ path: SourcePath) throws(SystemError) -> DropRoot {
+    deinit { first.load(ordering: .acquiring)?.release() }
+
+    /// The root `file` is opened beneath: held, or opened now by its path.
+    func root(of file: SourceFile) throws(SystemError) -> DropRoot {
+        if let one = first.load(ordering: .acquiring)?.takeUnretainedValue(), file.isBeneath(one.path) { return one }
+        let path = file.root
         if let held = roots.withLock({ $0[path.bytes] }) { return held }
         let opened = try DropRoot(opening: path, followingFinalLink: true)
+        let retained = Unmanaged.passRetained(opened)
+        if first.compareExchange(expected: nil, desired: retained, ordering: .acquiringAndReleasing).exchanged { return opened }
+        // There is a first one already (made meanwhile, or another root's): `opened` is kept below instead.
+        retained.release()
+        if let one = first.load(ordering: .acquiring)?.takeUnretainedValue(), file.isBeneath(one.path) { return one }
         return roots.withLock { roots in
             if let raced = roots[path.bytes] { return raced }
             if roots.count >= Self.maximumHeld, let any = roots.keys.first { roots[any] = nil }

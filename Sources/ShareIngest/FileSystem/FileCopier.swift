@@ -93,7 +93,7 @@ enum FileCopier {
     static func openSource(_ file: SourceFile, in roots: DropRoots, expected: FileVersion? = nil) throws(CopyError) -> (FileDescriptor, FileVersion) {
         let fd: FileDescriptor
         do {
-            fd = try roots.root(file.root).openFile(file.relative)
+            fd = try roots.root(of: file).openFile(file.relative)
         } catch {
             switch error.code {
             case ELOOP, EXDEV:
@@ -106,7 +106,7 @@ enum FileCopier {
         do { status = try fd.status(path: file.path.display) } catch { throw .reading(error) }
         guard status.type == .regular else { throw .notRegularFile(status.type) }
         let version = FileVersion(status)
-        for seen in [file.expected, expected].compactMap({ $0 }) where seen != version {
+        if let seen = expected ?? file.expected, seen != version {
             throw .changed(seen.inode != version.inode || seen.device != version.device
                 ? "another file took its place after the drop was listed (not read)" : "changed after the drop was listed")
         }

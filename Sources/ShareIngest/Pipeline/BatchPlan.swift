@@ -202,9 +202,7 @@ struct BatchPlan {
         }
         /// An input the walk refused: an item whose first stage fails it, never opening it (``SourceFile/refused``).
         func skip(_ file: SourceFile, label: String, failure: ItemFailure) {
-            var file = file
-            file.refused = failure
-            body(ItemState(index: count, id: identifiers.next(), source: .file(file), label: label))
+            body(ItemState(index: count, id: identifiers.next(), source: .file(file.refused(failure)), label: label))
             count += 1
             TestThrottle.pause()
         }

@@ -20,21 +20,43 @@ struct SourceFile: Sendable, Hashable {
     /// How many leading bytes of `path` are its root's path; nil: its own
     /// folder is its root (also a record from before roots).
     let rootLength: Int?
+    /// What the plan alone knows of it, boxed: an item's state is copied
+    /// from stage to stage, and this is nil once it is read back.
+    private let planned: Planned?
+
     /// What the plan saw of it (device, inode, size, modification time):
     /// anything else found at its place is not read. Not recorded with the
     /// source: an item records it as its ``ItemState/sourceVersion``, a carried
     /// sidecar as its own ``CarriedSidecar/expected``.
-    var expected: FileVersion?
+    var expected: FileVersion? { planned?.expected }
     /// Why the walk refused it (a FIFO, a link pointing outside, a folder it
     /// could not list, one too deep): it is never opened, and its first stage
     /// fails it with this, so it is reported as every other item is, with an
     /// event and a line of its own, in every mode.
-    var refused: ItemFailure?
+    var refused: ItemFailure? { planned?.refused }
+
+    private final class Planned: Sendable, Hashable {
+        let expected: FileVersion?
+        let refused: ItemFailure?
+
+        init(expected: FileVersion?, refused: ItemFailure?) { (self.expected, self.refused) = (expected, refused) }
+        static func == (a: Planned, b: Planned) -> Bool { a.expected == b.expected && a.refused == b.refused }
+        func hash(into hasher: inout Hasher) {
+            hasher.combine(expected)
+            hasher.combine(refused)
+        }
+    }
 
     init(path: SourcePath, name: String, rootLength: Int? = nil, expected: FileVersion? = nil, refused: ItemFailure? = nil) {
         // Its own folder as its root is said by no length (as a record says it).
         let own = rootLength == path.parent.bytes.count
-        (self.path, self.name, self.rootLength, self.expected, self.refused) = (path, name, own ? nil : rootLength, expected, refused)
+        (self.path, self.name, self.rootLength) = (path, name, own ? nil : rootLength)
+        planned = expected == nil && refused == nil ? nil : Planned(expected: expected, refused: refused)
+    }
+
+    /// This file, refused by the walk for `failure`.
+    func refused(_ failure: ItemFailure) -> SourceFile {
+        SourceFile(path: path, name: name, rootLength: rootLength, expected: expected, refused: failure)
     }
 
     /// The file `relative` (no link on it) beneath `root`, seen as `expected`.
@@ -48,6 +70,13 @@ struct SourceFile: Sendable, Hashable {
         return path.parent
     }
 
+
+    /// True when `root` is the folder it is opened beneath (compared in place, nothing allocated).
+    func isBeneath(_ root: SourcePath) -> Bool {
+        let length = rootLength ?? path.bytes.lastIndex(of: UInt8(ascii: "/")).map { $0 == 0 ? 1 : $0 } ?? -1
+        guard length > 0, length == root.bytes.count, length <= path.bytes.count else { return false }
+        return path.bytes.withUnsafeBufferPointer { own in root.bytes.withUnsafeBufferPointer { memcmp(own.baseAddress!, $0.baseAddress!, length) == 0 } }
+    }
 
     /// Its path beneath ``root``.
     var relative: [UInt8] {
