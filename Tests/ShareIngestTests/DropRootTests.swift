@@ -98,4 +98,14 @@ struct DropRootTests {
         guard case .file(let flatBack) = flatRead.source else { return }
         #expect(flatBack.root == SourcePath("/drop") && flatBack.relative == Array("a.txt".utf8))
     }
+
+    /// A version is recorded as one array; one recorded before, as an object, still reads.
+    @Test func aVersionIsRecordedAsAnArrayAndReadEitherWay() throws {
+        let version = FileVersion(device: 66306, inode: 1 << 40, size: 1234, modifiedSeconds: -86_400, modifiedNanoseconds: 999_999_999)
+        let encoded = String(decoding: try JSONEncoder().encode(version), as: UTF8.self)
+        #expect(encoded == "[66306,1099511627776,1234,-86400,999999999]")
+        #expect(try JSONDecoder().decode(FileVersion.self, from: Data(encoded.utf8)) == version)
+        let before = #"{"device":66306,"inode":1099511627776,"modifiedNanoseconds":999999999,"modifiedSeconds":-86400,"size":1234}"#
+        #expect(try JSONDecoder().decode(FileVersion.self, from: Data(before.utf8)) == version)
+    }
 }

@@ -30,31 +30,34 @@ struct FileVersion: Sendable, Hashable, Codable {
 }
 
 extension FileVersion {
-    /// A version as recorded with every item that has one (``SourceFile``):
-    /// one array, `[device, inode, size, seconds, nanoseconds]`, not an object
-    /// with five keys.
-    struct Compact: Codable {
-        let version: FileVersion
+    /// Recorded as one array, `[device, inode, size, seconds, nanoseconds]`,
+    /// not an object with five keys: every item records the version its walk
+    /// saw, and its records are written and read at every step (a record made
+    /// before reads as the object it was).
+    private enum CodingKeys: String, CodingKey { case device, inode, size, modifiedSeconds, modifiedNanoseconds }
 
-        init(_ version: FileVersion) { self.version = version }
-
-        init(from decoder: any Decoder) throws {
-            var c = try decoder.unkeyedContainer()
+    init(from decoder: any Decoder) throws {
+        if var c = try? decoder.unkeyedContainer() {
             let device = try c.decode(Int64.self), inode = try c.decode(Int64.self), size = try c.decode(Int64.self)
             let seconds = try c.decode(Int64.self), nanoseconds = try c.decode(Int64.self)
-            version = FileVersion(
+            self.init(
                 device: UInt64(bitPattern: device), inode: UInt64(bitPattern: inode), size: size, modifiedSeconds: Int(seconds),
                 modifiedNanoseconds: Int(nanoseconds))
+            return
         }
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(
+            device: try c.decode(UInt64.self, forKey: .device), inode: try c.decode(UInt64.self, forKey: .inode), size: try c.decode(Int64.self, forKey: .size),
+            modifiedSeconds: try c.decode(Int.self, forKey: .modifiedSeconds), modifiedNanoseconds: try c.decode(Int.self, forKey: .modifiedNanoseconds))
+    }
 
-        func encode(to encoder: any Encoder) throws {
-            var c = encoder.unkeyedContainer()
-            try c.encode(Int64(bitPattern: version.device))
-            try c.encode(Int64(bitPattern: version.inode))
-            try c.encode(version.size)
-            try c.encode(Int64(version.modifiedSeconds))
-            try c.encode(Int64(version.modifiedNanoseconds))
-        }
+    func encode(to encoder: any Encoder) throws {
+        var c = encoder.unkeyedContainer()
+        try c.encode(Int64(bitPattern: device))
+        try c.encode(Int64(bitPattern: inode))
+        try c.encode(size)
+        try c.encode(Int64(modifiedSeconds))
+        try c.encode(Int64(modifiedNanoseconds))
     }
 }
 

@@ -173,7 +173,7 @@ extension CarriedSidecar: Codable {
             case .path: ownPath = SourcePath(bytes: Array(try c.decode(Data.self, forKey: .path)))
             case .label: ownLabel = try c.decode(String.self, forKey: .label)
             case .root: ownRootLength = try c.decode(Int.self, forKey: .root)
-            case .version: expected = try c.decode(FileVersion.Compact.self, forKey: .version).version
+            case .version: expected = try c.decode(FileVersion.self, forKey: .version)
             case .file: isFile = try c.decode(Bool.self, forKey: .file)
             case .borrowed: borrowed = try c.decode(Bool.self, forKey: .borrowed)
             case .released: released = try c.decode(Bool.self, forKey: .released)
@@ -196,7 +196,7 @@ extension CarriedSidecar: Codable {
         try c.encodeIfPresent(ownPath.map { Data($0.bytes) }, forKey: .path)
         try c.encodeIfPresent(ownLabel, forKey: .label)
         try c.encodeIfPresent(ownRootLength, forKey: .root)
-        try c.encodeIfPresent(expected.map(FileVersion.Compact.init), forKey: .version)
+        try c.encodeIfPresent(expected, forKey: .version)
         if isFile { try c.encode(true, forKey: .file) }
         if borrowed { try c.encode(true, forKey: .borrowed) }
         if released { try c.encode(true, forKey: .released) }
