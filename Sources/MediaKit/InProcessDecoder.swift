@@ -71,12 +71,8 @@ public struct InProcessDecoder: MediaDecoder {
     public func decode(_ request: DecodeRequest, descriptor: Int32) throws(MediaError) -> DecodedMedia {
         let route = DecoderRoute(request.format, sandboxOnlyLoaders: allowsSandboxOnlyLoaders)
         switch request.task {
-        case .locationMetadata where request.format.id == MediaFormat.text.id:
-            // A Takeout JSON sidecar's `geoData` (the only text read for a location).
-            let file = DescriptorBytes(descriptor)
-            let bytes = file.count <= TakeoutJSON.maximumSize ? file.read(0..<file.count) ?? [] : []
-            return DecodedMedia(facts: MediaFacts(kind: .unreadable), location: TakeoutJSON.location(bytes))
         case .locationMetadata:
+            // Text too: a JSON's position members, an XMP sidecar's GPS properties (LocationScanner).
             var decoded = DecodedMedia(
                 facts: MediaFacts(kind: Self.kind(of: request.format)), location: LocationScanner.scan(DescriptorBytes(descriptor), format: request.format))
             // The position, read before it is removed: only for the capture time's offset (issue 54).

@@ -77,9 +77,11 @@ public struct ShareIngestor: Sendable {
             throw .containerUnusable(path: container.root, reason: "cannot lock batch \(batch.id)")
         }
         defer { withExtendedLifetime(lock) {} }
+        // The folders the plan walked stay open for this run (``HeldDropRoots``).
+        defer { HeldDropRoots.release(batch.id) }
         batch = try BatchPlan.commit(
             batch, inputs: inputs, into: journal, plan: BatchPlan.Details(container: container, pipeline: pipeline, maxAttempts: batch.maxAttempts),
-            identifiers: identifiers)
+            identifiers: identifiers, holdingRoots: true)
         CrashPoint.hit("after-plan")
         let runner = try BatchRunner(
             batch, container: container, journal: journal, decoder: decoder, events: events, cancellation: cancellation, now: now, catalog: pipeline.catalog)

@@ -38,6 +38,29 @@ package struct DirectoryEntries: Sequence {
         }
     }
 
+    #if os(Linux)
+    /// ``forEach(pathBytes:display:_:)`` over the folder open as `directory`
+    /// (opened for reading, `O_RDONLY | O_DIRECTORY`; it stays open and its
+    /// position is not moved: the listing reads a duplicate, `fdopendir`), so
+    /// the folder listed is the one held, whatever its path names now.
+    package static func forEach(directory: FileDescriptor, display: String, _ body: (UnsafeRawBufferPointer) -> Void) throws(SystemError) {
+        let listed = retryingInterrupts { openat(directory.raw, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC) }
+        guard listed >= 0 else { throw SystemError("openat", path: display) }
+        guard let stream = fdopendir(listed) else {
+            let error = SystemError("fdopendir", path: display)
+            Glibc.close(listed)
+            throw error
+        }
+        defer { closedir(stream) }
+        while let entry = readdir(stream) {
+            let cName = (UnsafeRawPointer(entry) + MemoryLayout<dirent>.offset(of: \dirent.d_name)!).assumingMemoryBound(to: CChar.self)
+            let name = UnsafeRawBufferPointer(start: cName, count: strlen(cName))
+            if name.elementsEqual([UInt8(ascii: ".")]) || name.elementsEqual([UInt8(ascii: "."), UInt8(ascii: ".")]) { continue }
+            body(name)
+        }
+    }
+    #endif
+
     package func makeIterator() -> IndexingIterator<[[UInt8]]> { names.makeIterator() }
 
     /// Goes through the folder at `pathBytes` once and removes the regular
@@ -108,6 +131,25 @@ package struct SortedNames: RandomAccessCollection, Sendable {
             starts.append(Int32(bytes.count))
             bytes.append(contentsOf: name)
         }
+        self.init(bytes: bytes, starts: starts)
+    }
+
+    #if os(Linux)
+    /// The names in the folder open as `directory` (for reading) that `keep` accepts, sorted.
+    package init(directory: FileDescriptor, display: String, keep: (UnsafeRawBufferPointer) -> Bool = { _ in true }) throws(SystemError) {
+        var bytes: [UInt8] = []
+        var starts: [Int32] = []
+        try DirectoryEntries.forEach(directory: directory, display: display) { name in
+            guard keep(name) else { return }
+            starts.append(Int32(bytes.count))
+            bytes.append(contentsOf: name)
+        }
+        self.init(bytes: bytes, starts: starts)
+    }
+    #endif
+
+    private init(bytes: [UInt8], starts: [Int32]) {
+        var starts = starts
         starts.append(Int32(bytes.count))
         let count = starts.count - 1
         let order = bytes.withUnsafeBufferPointer { buffer in

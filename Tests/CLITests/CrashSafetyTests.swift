@@ -94,19 +94,22 @@ import Testing
         return false
     }
 
-    /// Each kill is aimed at observed progress, not at a moment: at start-up (as
-    /// soon as the process exists), during planning (the journal exists, the batch
-    /// is not recorded yet), after k more copies, after k more thumbnails, and once
-    /// the manifest exists. The stages are throttled (`SHARE_TEST_THROTTLE_MS`) so
-    /// each of those states lasts long enough to be seen on any machine.
+    /// Each kill is aimed, and lands by construction, whatever the machine's
+    /// speed: the process is held at a named point (``PauseGate``: its
+    /// `TestPause`; every later hit of the point waits too) and killed while it
+    /// stands there. One kill at start-up (as soon as the process exists),
+    /// one during planning (the journal open, nothing recorded: `before-plan`),
+    /// one at the second thumbnail, one every `perRun` new copies (held when
+    /// a run's `perRun`-th new copy is at its name: each run makes `perRun`
+    /// new copies, or one more that the other copy thread had under way, so
+    /// 300 copies take at least 20 kills), one once the manifest is written
+    /// (`after-manifest`); then a last run finishes the batch.
     @Test func sigkillAtManyMomentsLosesAndDuplicatesNothing() throws {
         let count = 300
+        let perRun = 13
         let drop = try Self.makeDrop(count: count)
-        let media = (0..<count).count { $0 % 10 == 0 || $0 % 50 == 5 }
         let work = TemporaryDirectory("crash")
         let container = work.path + "/container"
-        let throttle = ["SHARE_TEST_THROTTLE_MS": "2"]
-        var generator = SeededGenerator(seed: 42)
         var kills: [String: Int] = [:]
         var journaled = false
         var finished = false
@@ -118,38 +121,36 @@ import Testing
         }
         while !finished {
             runs += 1
-            #expect(runs < 200, "the batch never finished")
-            if runs >= 200 { break }
-            let before = Progress(container: container)
-            // The phase this run's kill is aimed at, and when to fire.
-            let phase: String
-            let condition: () -> Bool
+            #expect(runs < 100, "the batch never finished")
+            if runs >= 100 { break }
+            let progress = Progress(container: container)
+            // The phase this run's kill is aimed at, and the point it is held at.
+            let (phase, point): (String, String?)
             if kills["start-up", default: 0] == 0 {
-                (phase, condition) = ("start-up", { true })
-            } else if !journaled && kills["planning", default: 0] == 0 {
-                (phase, condition) = ("planning", { Progress(container: container).journal })
-            } else if before.copies < count && (before.thumbnails >= media || runs % 2 == 0) {
-                let target = min(count, before.copies + Int.random(in: 2...8, using: &generator))
-                (phase, condition) = ("copies", { Progress(container: container).copies >= target })
-            } else if before.thumbnails < media {
-                let target = before.thumbnails + 1
-                (phase, condition) = ("thumbnails", { Progress(container: container).thumbnails >= target })
-            } else if kills["manifest", default: 0] == 0 && !before.manifest {
-                (phase, condition) = ("manifest", { Progress(container: container).manifest })
+                (phase, point) = ("start-up", nil)
+            } else if kills["planning", default: 0] == 0 {
+                (phase, point) = ("planning", "before-plan")
+            } else if kills["thumbnails", default: 0] == 0 {
+                (phase, point) = ("thumbnails", "thumbnail:*#2")
+            } else if count - progress.copies > perRun {
+                (phase, point) = ("copies", "copied:*#\(perRun)")
+            } else if kills["manifest", default: 0] == 0 {
+                (phase, point) = ("manifest", "after-manifest")
             } else {
-                (phase, condition) = ("none", { false })
+                (phase, point) = ("none", nil)
             }
-            // Between the manifest's rename and the batch's end there are only a few
-            // ms of work: a longer pause there keeps that state visible.
-            let process = try Self.start(arguments(), environment: phase == "manifest" ? ["SHARE_TEST_THROTTLE_MS": "50"] : throttle)
-            if Self.wait(for: process, until: condition) {
+            let gate = point.map(PauseGate.init)
+            let process = try Self.start(arguments(), environment: gate?.environment ?? [:])
+            if phase == "start-up" || gate?.waitUntilReached(alive: { process.isRunning }) == true {
                 kill(process.processIdentifier, SIGKILL)
                 process.waitUntilExit()
-                #expect(process.terminationReason == .uncaughtSignal)
+                #expect(process.terminationReason == .uncaughtSignal, "\(phase): the kill did not land")
                 kills[phase, default: 0] += 1
             } else {
                 process.waitUntilExit()
+                #expect(phase == "none", "\(phase): \(point ?? "") was never reached")
                 finished = process.terminationReason == .exit && process.terminationStatus == 0
+                if phase != "none" { break }
             }
             // A run killed before it journaled the batch left nothing to resume.
             if !journaled { journaled = try ShareProcess.run(["status", "--json", "--container", container]).stdout.contains("CrashTest") }

@@ -27,6 +27,19 @@ int shim_syncfs(int fd);
 /// with EEXIST instead of replacing the destination.
 int shim_rename_noreplace(const char *from, const char *to);
 
+/// openat2(dirfd, path, {flags | O_CLOEXEC | O_NOFOLLOW, resolve:
+/// RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS}): opens `path`
+/// (relative) inside the directory `dirfd` and nowhere else: no `..` above it,
+/// no absolute path, no symbolic link anywhere on the way, no /proc magic link.
+/// A link gives ELOOP, an escape EXDEV; a kernel older than 5.6 ENOSYS; a
+/// rename or mount elsewhere meanwhile may give EAGAIN (try again). glibc has
+/// no wrapper and Swift cannot build `struct open_how` from the kernel header.
+int shim_openat2_beneath(int dirfd, const char *path, int flags);
+
+/// O_PATH, which glibc defines only under _GNU_SOURCE: a descriptor that
+/// names a file or folder (for *at calls) without opening it for reading.
+int shim_o_path(void);
+
 /// accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC): a waiting connection,
 /// non-blocking and close-on-exec from the start (no helper forked meanwhile inherits it).
 int shim_accept_nonblocking(int fd);

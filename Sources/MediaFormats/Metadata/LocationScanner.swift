@@ -12,6 +12,10 @@
 // TIFF tag 700, MP4/MOV `uuid` and `XMP_`); QuickTime `©xyz` and the
 // `com.apple.quicktime.location.*` keys, and 3GPP `loci`, in MP4/MOV (and in
 // the video a motion photo carries after its JPEG or in a HEIC's `mpvd`).
+// Text files: XMP sidecars (``XMPLocation/scanDocument(_:strict:into:)``) and
+// JSON documents, Takeout's and any other (``JSONLocation``); a file that
+// must be one of those (``LocationScanner/jsonDocument``,
+// ``LocationScanner/xmpDocument``) and cannot be read to its end is not removable.
 
 /// Finds the location metadata of a file (see the file's header comment).
 package enum LocationScanner {
@@ -28,9 +32,41 @@ package enum LocationScanner {
         case "tiff", "dng", "nef", "cr2", "arw", "orf", "rw2": TIFFLocation.scanFile(whole, into: &findings)
         case "raf": RAFLocation.scan(whole, into: &findings)
         case "cr3", "mp4", "mov", "m4v", "3gp", "m4a": ISOLocation.scan(whole, in: 0..<whole.count, into: &findings, depth: 0)
-        default: break
+        case jsonDocument.id: JSONLocation.scan(whole, strict: true, into: &findings)
+        case xmpDocument.id: XMPLocation.scanDocument(whole, strict: true, into: &findings)
+        default:
+            if format.kind == .text { scanText(whole, into: &findings) }
         }
         return findings.metadata
+    }
+
+    /// A JSON document, for a location request: read as JSON to its end
+    /// (Takeout's sidecars; any file named `.json`); not being JSON is not removable.
+    package static let jsonDocument = MediaFormat(id: "json-document", name: "JSON", kind: .text, mimeType: "application/json", extensions: ["json"])
+    /// An XMP document (a sidecar), for a location request: followed to its
+    /// end; one that cannot be is not removable.
+    package static let xmpDocument = MediaFormat(id: "xmp-document", name: "XMP", kind: .text, mimeType: "application/rdf+xml", extensions: ["xmp"])
+
+    /// Any other text: JSON when it starts with `{` or `[`, XML (that may
+    /// carry XMP) when it starts with `<`, else nothing to find.
+    static func scanText(_ whole: SegmentedBytes, into findings: inout Findings) {
+        var offset = 0
+        while let byte = whole.read(offset..<min(whole.count, offset + 1))?.first {
+            if offset == 0, byte == 0xEF, whole.read(0..<min(whole.count, 3)) == [0xEF, 0xBB, 0xBF] {
+                offset = 3
+                continue
+            }
+            switch byte {
+            case 0x20, 0x09, 0x0A, 0x0D:
+                offset += 1
+                guard offset < 4096 else { return }
+                continue
+            case UInt8(ascii: "{"), UInt8(ascii: "["): JSONLocation.scan(whole, strict: false, into: &findings)
+            case UInt8(ascii: "<"): XMPLocation.scanDocument(whole, strict: false, into: &findings)
+            default: break
+            }
+            return
+        }
     }
 
     /// The formats whose location metadata ``scan(_:format:)`` reads.

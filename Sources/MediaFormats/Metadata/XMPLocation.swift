@@ -11,6 +11,9 @@
 package enum XMPLocation {
     /// The EXIF schema's namespace.
     static let exifNamespace = "http://ns.adobe.com/exif/1.0/"
+    /// The namespaces whose `GPS…` properties are positions: Adobe's EXIF
+    /// schema, and CIPA's EXIF 2.3 one (`exifEX`).
+    static let exifNamespaces: Set<String> = [exifNamespace, "http://cipa.jp/exif/1.0/"]
 
     /// A GPS property: its local name, the whole property (attribute or
     /// element, tags included) and its value (inside the quotes or the tags).
@@ -25,6 +28,56 @@ package enum XMPLocation {
     package static func gpsProperties(_ bytes: [UInt8]) -> [Property] {
         var scanner = Scanner(bytes: bytes)
         return scanner.run()
+    }
+
+    /// ``gpsProperties(_:)``, and whether the scanner followed the text to its
+    /// end with every element closed (nil), or where it gave up.
+    package static func followed(_ bytes: [UInt8]) -> (properties: [Property], stoppedAt: Int?) {
+        var scanner = Scanner(bytes: bytes)
+        let properties = scanner.run()
+        return (properties, scanner.completed && scanner.stack.isEmpty ? nil : scanner.position)
+    }
+
+    /// The GPS properties of an XMP document that is all of `stream` (an XMP
+    /// sidecar; any XML text that may carry XMP), for location privacy: each
+    /// value, then each whole property, blanked with spaces. `strict` (a file
+    /// that must be XMP: named `.xmp`, or an XMP sidecar by its content): one
+    /// the scanner cannot follow to its end, one larger than
+    /// ``maximumPacket``, one not in UTF-8, is not removable, so it is not
+    /// delivered. Otherwise (an XML text) the same holds only when it names
+    /// the EXIF schema's namespace anywhere (it may hold GPS properties).
+    static func scanDocument(_ stream: SegmentedBytes, strict: Bool, into findings: inout Findings) {
+        let container = strict ? "XMP sidecar" : "XMP"
+        func cannot(_ why: String) {
+            if strict || namesEXIF(stream) { findings.notRemovable("an XMP document \(why): where it records a position cannot be told") }
+        }
+        guard stream.count <= maximumPacket else { return cannot("larger than \(maximumPacket >> 20) MiB") }
+        guard let bytes = stream.read(0..<stream.count) else { return cannot("that cannot be read") }
+        if bytes.starts(with: [0xFE, 0xFF]) || bytes.starts(with: [0xFF, 0xFE]) || bytes.prefix(1024).contains(0) {
+            return cannot("not in UTF-8")
+        }
+        let (properties, stoppedAt) = followed(bytes)
+        for property in properties {
+            findings.add(
+                LocationRecord(
+                    name: "\(container) exif:\(property.name)",
+                    edits: stream.edits(property.value, .spaces, step: 0) + stream.edits(property.whole, .spaces, step: 1)))
+        }
+        if let stoppedAt { cannot("that cannot be followed past byte \(stoppedAt)") }
+    }
+
+    /// True when `stream` holds the EXIF schema's namespace (read in chunks).
+    static func namesEXIF(_ stream: SegmentedBytes) -> Bool {
+        let needle = Array(exifNamespace.utf8)
+        let chunk = 1 << 20
+        var start = 0
+        while start < stream.count {
+            let end = min(stream.count, start + chunk + needle.count)
+            guard let bytes = stream.read(start..<end) else { return true }
+            if bytes.firstRange(of: needle) != nil { return true }
+            start += chunk
+        }
+        return false
     }
 
     /// Whether `bytes` looks like an XMP packet (or a bare RDF document).
@@ -62,6 +115,8 @@ package enum XMPLocation {
         var position = 0
         var stack: [Element] = []
         var found: [Property] = []
+        /// True when the text was followed to its end (no construct it could not read).
+        var completed = false
         static let maximumDepth = 256
 
         init(bytes: [UInt8]) { self.bytes = bytes }
@@ -73,23 +128,42 @@ package enum XMPLocation {
             while let open = index(of: UInt8(ascii: "<"), from: position) {
                 position = open
                 if starts(with: "<!--") {
-                    guard let end = find("-->", from: position + 4) else { break }
+                    guard let end = find("-->", from: position + 4) else {
+                        completed = false
+                        return found
+                    }
                     position = end + 3
                 } else if starts(with: "<![CDATA[") {
-                    guard let end = find("]]>", from: position + 9) else { break }
+                    guard let end = find("]]>", from: position + 9) else {
+                        completed = false
+                        return found
+                    }
                     position = end + 3
                 } else if starts(with: "<?") {
-                    guard let end = find("?>", from: position + 2) else { break }
+                    guard let end = find("?>", from: position + 2) else {
+                        completed = false
+                        return found
+                    }
                     position = end + 2
                 } else if starts(with: "<!") {
-                    guard let end = index(of: UInt8(ascii: ">"), from: position) else { break }
+                    guard let end = index(of: UInt8(ascii: ">"), from: position) else {
+                        completed = false
+                        return found
+                    }
                     position = end + 1
                 } else if starts(with: "</") {
-                    guard closeElement() else { break }
+                    guard closeElement() else {
+                        completed = false
+                        return found
+                    }
                 } else {
-                    guard openElement() else { break }
+                    guard openElement() else {
+                        completed = false
+                        return found
+                    }
                 }
             }
+            completed = true
             return found
         }
 
@@ -148,10 +222,12 @@ package enum XMPLocation {
                 attributes.append((name, attributeStart..<position, value))
                 let text = String(decoding: name, as: UTF8.self)
                 if text.hasPrefix("xmlns:") { declared[String(text.dropFirst(6))] = String(decoding: bytes[value], as: UTF8.self) }
+                // The default namespace (of the elements without a prefix).
+                if text == "xmlns" { declared[""] = String(decoding: bytes[value], as: UTF8.self) }
             }
             if !insideGPS {
                 for attribute in attributes {
-                    if let local = gpsName(attribute.name, prefixes: declared) {
+                    if let local = gpsName(attribute.name, prefixes: declared, attribute: true) {
                         found.append(Property(name: local, whole: attribute.whole, value: attribute.value))
                     }
                 }
@@ -166,12 +242,15 @@ package enum XMPLocation {
             return true
         }
 
-        /// The local name of `qualified` when it is a GPS property of the EXIF schema.
-        func gpsName(_ qualified: [UInt8], prefixes: [String: String]) -> String? {
-            guard let colon = qualified.firstIndex(of: UInt8(ascii: ":")) else { return nil }
-            let prefix = String(decoding: qualified[..<colon], as: UTF8.self)
-            let local = String(decoding: qualified[(colon + 1)...], as: UTF8.self)
-            guard prefix != "xmlns", local.hasPrefix("GPS"), prefixes[prefix] == XMPLocation.exifNamespace else { return nil }
+        /// The local name of `qualified` when it is a GPS property of the EXIF
+        /// schema (an element without a prefix is in the default namespace; an
+        /// attribute without one is in none).
+        func gpsName(_ qualified: [UInt8], prefixes: [String: String], attribute: Bool = false) -> String? {
+            let colon = qualified.firstIndex(of: UInt8(ascii: ":"))
+            guard colon != nil || !attribute else { return nil }
+            let prefix = colon.map { String(decoding: qualified[..<$0], as: UTF8.self) } ?? ""
+            let local = String(decoding: colon.map { qualified[($0 + 1)...] } ?? qualified[...], as: UTF8.self)
+            guard prefix != "xmlns", local != "xmlns", local.hasPrefix("GPS"), XMPLocation.exifNamespaces.contains(prefixes[prefix] ?? "") else { return nil }
             return local
         }
 

@@ -8,32 +8,47 @@ enum DropEntry {
     /// A folder was listed: its entries (of these names, hidden ones left
     /// out, in this order) follow, files first, up to the next `folder`.
     case folder(SortedNames)
-    /// A regular file (`path` is what to read: for a symbolic link, its
-    /// target), of `size` bytes when it was listed.
-    case file(SourcePath, shownAs: SourcePath, name: String, size: Int64)
+    /// A regular file.
+    case file(DropFile)
     case skipped(SourcePath, ItemFailure)
+}
+
+/// A regular file found in a drop, as the walk saw it.
+struct DropFile {
+    /// Where it is beneath the root, with no symbolic link on the way: for a
+    /// link the walk followed, its target's place.
+    let relative: [UInt8]
+    /// Where the walk met it (the link's own place for a link).
+    let shownAs: SourcePath
+    /// Its name as people know it (the link's, for a link).
+    let name: String
+    /// What the walk saw of it: what is opened later must be this file.
+    let version: FileVersion
 }
 
 /// Walks a dropped folder depth-first in name order: hidden entries (a leading
 /// dot) are skipped silently; symbolic links are followed only to regular files
 /// inside the drop; FIFOs, sockets and devices are reported and never opened;
 /// trees deeper than `maximumDepth` are reported.
+///
+/// Every folder is listed, and every entry looked at, through descriptors
+/// beneath the root held open (``DropRoot``), never by a path string: a folder
+/// swapped for a link to another place while the walk goes on is met as a
+/// link (and not followed), never listed.
 struct DropWalker: Sequence, IteratorProtocol {
     static let maximumDepth = 64
 
-    private let root: SourcePath
-    private let resolvedRoot: SourcePath?
-    /// Folders still to list, the next one last.
-    private var pending: [(path: SourcePath, depth: Int)] = []
+    private let root: DropRoot
+    /// Folders still to list (beneath the root), the next one last.
+    private var pending: [(relative: [UInt8], depth: Int)] = []
     /// The folder being walked: its sorted names (only they are held, however
     /// many: a flat drop of a million files is walked in bounded memory), the
     /// next one to look at, and its subfolders, walked after its files.
-    private var current: (directory: SourcePath, depth: Int, names: SortedNames, position: Int, subdirectories: [SourcePath])?
+    private var current: (folder: FileDescriptor, relative: [UInt8], depth: Int, names: SortedNames, position: Int, subdirectories: [[UInt8]])?
 
-    init(root: SourcePath) {
+    init(root: DropRoot) {
         self.root = root
-        self.resolvedRoot = root.resolved()
-        pending.append((root, 0))
+        pending.append(([], 0))
     }
 
     mutating func next() -> DropEntry? {
@@ -42,8 +57,7 @@ struct DropWalker: Sequence, IteratorProtocol {
                 while folder.position < folder.names.count {
                     let name = folder.names[folder.position]
                     folder.position += 1
-                    let path = folder.directory.appending(name)
-                    if let entry = entry(path, name: name, depth: folder.depth, subdirectories: &folder.subdirectories) {
+                    if let entry = entry(name, in: &folder.subdirectories, of: folder.folder, at: folder.relative, depth: folder.depth) {
                         current = folder
                         return entry
                     }
@@ -52,49 +66,54 @@ struct DropWalker: Sequence, IteratorProtocol {
                 for subdirectory in folder.subdirectories.reversed() { pending.append((subdirectory, folder.depth + 1)) }
                 current = nil
             }
-            guard let directory = pending.popLast() else { return nil }
+            guard let next = pending.popLast() else { return nil }
+            let path = root.path(of: next.relative)
+            CrashPoint.hit("listing:" + SourcePath.displayName(next.relative))
             do {
+                let folder = try root.openFolder(next.relative)
                 // Hidden names (a leading dot) are not part of a drop.
-                let names = try SortedNames(pathBytes: directory.path.bytes, display: directory.path.display) { $0.first != UInt8(ascii: ".") }
-                current = (directory.path, directory.depth, names, 0, [])
+                let names = try SortedNames(directory: folder, display: path.display) { $0.first != UInt8(ascii: ".") }
+                current = (folder, next.relative, next.depth, names, 0, [])
+                CrashPoint.hit("listed:" + SourcePath.displayName(next.relative))
                 return .folder(names)
+            } catch where error.code == ELOOP || error.code == EXDEV {
+                return .skipped(path, ItemFailure(.copy, .symbolicLink, "\(path.display): became a symbolic link after it was listed; not followed"))
             } catch {
-                return .skipped(directory.path, ItemFailure(.copy, .unreadable, "\(directory.path.display): cannot list folder: \(error.message)"))
+                return .skipped(path, ItemFailure(.copy, .unreadable, "\(path.display): cannot list folder: \(error.message)"))
             }
         }
     }
 
-    /// What the entry `path` of a folder at `depth` is; nil for a subfolder (added to `subdirectories`).
-    private func entry(_ path: SourcePath, name: [UInt8], depth: Int, subdirectories: inout [SourcePath]) -> DropEntry? {
-        guard let status = try? path.linkStatus() else {
+    /// What the entry `name` of the folder open as `folder` (at `relative`,
+    /// `depth`) is; nil for a subfolder (added to `subdirectories`).
+    private func entry(_ name: [UInt8], in subdirectories: inout [[UInt8]], of folder: FileDescriptor, at relative: [UInt8], depth: Int) -> DropEntry? {
+        let entryRelative = relative.isEmpty ? name : relative + [UInt8(ascii: "/")] + name
+        let path = root.path(of: entryRelative)
+        guard let status = try? folder.status(ofEntry: name, display: path.display) else {
             return .skipped(path, ItemFailure(.copy, .unreadable, "\(path.display): vanished before it could be read"))
         }
         switch status.type {
         case .regular:
-            return .file(path, shownAs: path, name: SourcePath.displayName(name), size: status.size)
+            return .file(DropFile(relative: entryRelative, shownAs: path, name: SourcePath.displayName(name), version: FileVersion(status)))
         case .directory:
             if depth + 1 >= Self.maximumDepth {
                 return .skipped(path, ItemFailure(.copy, .tooDeep, "\(path.display): folder nested deeper than \(Self.maximumDepth) levels, not walked"))
             }
-            subdirectories.append(path)
+            subdirectories.append(entryRelative)
             return nil
         case .symbolicLink:
-            return symbolicLink(path, name: name)
+            switch root.follow(link: entryRelative) {
+            case .file(let target, let status):
+                return .file(DropFile(relative: target, shownAs: path, name: SourcePath.displayName(name), version: FileVersion(status)))
+            case .outside:
+                return .skipped(path, ItemFailure(.copy, .symbolicLink, "\(path.display) is a symbolic link pointing outside the drop; not followed"))
+            case .broken:
+                return .skipped(path, ItemFailure(.copy, .symbolicLink, "\(path.display) is a broken symbolic link (or a loop)"))
+            case .notRegularFile:
+                return .skipped(path, ItemFailure(.copy, .symbolicLink, "\(path.display) is a symbolic link to something that is not a regular file; not followed"))
+            }
         default:
             return .skipped(path, ItemFailure(.copy, .notRegularFile, "\(path.display) \(status.type.phrase); not read"))
         }
-    }
-
-    private func symbolicLink(_ path: SourcePath, name: [UInt8]) -> DropEntry {
-        guard let target = path.resolved() else {
-            return .skipped(path, ItemFailure(.copy, .symbolicLink, "\(path.display) is a broken symbolic link (or a loop)"))
-        }
-        guard let resolvedRoot, target.isInside(resolvedRoot) else {
-            return .skipped(path, ItemFailure(.copy, .symbolicLink, "\(path.display) is a symbolic link pointing outside the drop; not followed"))
-        }
-        guard let status = try? target.linkStatus(), status.type == .regular else {
-            return .skipped(path, ItemFailure(.copy, .symbolicLink, "\(path.display) is a symbolic link to something that is not a regular file; not followed"))
-        }
-        return .file(target, shownAs: path, name: SourcePath.displayName(name), size: status.size)
     }
 }

@@ -29,6 +29,38 @@ struct FileVersion: Sendable, Hashable, Codable {
     }
 }
 
+extension FileVersion {
+    /// Recorded as one array, `[device, inode, size, seconds, nanoseconds]`,
+    /// not an object with five keys: every item records the version its walk
+    /// saw, and its records are written and read at every step (a record made
+    /// before reads as the object it was).
+    private enum CodingKeys: String, CodingKey { case device, inode, size, modifiedSeconds, modifiedNanoseconds }
+
+    init(from decoder: any Decoder) throws {
+        if var c = try? decoder.unkeyedContainer() {
+            let device = try c.decode(Int64.self), inode = try c.decode(Int64.self), size = try c.decode(Int64.self)
+            let seconds = try c.decode(Int64.self), nanoseconds = try c.decode(Int64.self)
+            self.init(
+                device: UInt64(bitPattern: device), inode: UInt64(bitPattern: inode), size: size, modifiedSeconds: Int(seconds),
+                modifiedNanoseconds: Int(nanoseconds))
+            return
+        }
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(
+            device: try c.decode(UInt64.self, forKey: .device), inode: try c.decode(UInt64.self, forKey: .inode), size: try c.decode(Int64.self, forKey: .size),
+            modifiedSeconds: try c.decode(Int.self, forKey: .modifiedSeconds), modifiedNanoseconds: try c.decode(Int.self, forKey: .modifiedNanoseconds))
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        var c = encoder.unkeyedContainer()
+        try c.encode(Int64(bitPattern: device))
+        try c.encode(Int64(bitPattern: inode))
+        try c.encode(size)
+        try c.encode(Int64(modifiedSeconds))
+        try c.encode(Int64(modifiedNanoseconds))
+    }
+}
+
 /// Why a copy failed.
 enum CopyError: Error {
     /// Reading the source failed (it vanished, a permission, an I/O error).
@@ -56,30 +88,41 @@ enum FileCopier {
     /// The largest read: a buffer of at most this, or of the file's size if smaller.
     static let chunk = 1 << 20
 
-    /// Opens a source for reading without following a final symbolic link and
-    /// without blocking on a FIFO that took a file's place.
-    static func openSource(_ path: SourcePath) throws(CopyError) -> (FileDescriptor, FileVersion) {
+    /// Opens a source for reading: beneath its root (``DropRoots``; no
+    /// symbolic link anywhere on its way inside the root, nothing outside it),
+    /// without blocking on a FIFO that took a file's place, and only when it
+    /// is the file the plan saw (``SourceFile/expected``, or `expected`: an
+    /// item's recorded ``ItemState/sourceVersion``). Returns it with its version.
+    static func openSource(_ file: SourceFile, in roots: DropRoots, expected: FileVersion? = nil) throws(CopyError) -> (FileDescriptor, FileVersion) {
         let fd: FileDescriptor
         do {
-            fd = try path.open(O_RDONLY | O_NOFOLLOW | O_NONBLOCK)
+            fd = try roots.root(of: file).openFile(file.relative)
         } catch {
-            if error.code == ELOOP { throw .notRegularFile(.symbolicLink) }
-            throw .reading(error)
+            switch error.code {
+            case ELOOP, EXDEV:
+                throw .changed("a symbolic link took its place, or a folder's on its way, after the drop was listed (not followed)")
+            case ENOTDIR: throw .changed("a folder on its way is no longer a folder")
+            default: throw .reading(error)
+            }
         }
         let status: FileStatus
-        do { status = try fd.status(path: path.display) } catch { throw .reading(error) }
+        do { status = try fd.status(path: file.path.display) } catch { throw .reading(error) }
         guard status.type == .regular else { throw .notRegularFile(status.type) }
+        let version = FileVersion(status)
+        if let seen = expected ?? file.expected, seen != version {
+            throw .changed(seen.inode != version.inode || seen.device != version.device
+                ? "another file took its place after the drop was listed (not read)" : "changed after the drop was listed")
+        }
         // Back to blocking reads now that it is known to be a regular file.
         fd.setBlocking(true)
-        return (fd, FileVersion(status))
+        return (fd, version)
     }
 
     /// Copies `source` (whose version was seen as `expected`) to `destination`,
     /// which must not exist. Returns its size and hash.
-    static func copy(from source: SourcePath, expected: FileVersion?, to destination: String, sync: Bool) throws(CopyError) -> Copied {
-        let (input, before) = try openSource(source)
-        if let expected, expected != before { throw .changed("changed after it was inspected") }
-        return try copy(input, version: before, of: source, to: destination, sync: sync)
+    static func copy(from source: SourceFile, in roots: DropRoots, expected: FileVersion?, to destination: String, sync: Bool) throws(CopyError) -> Copied {
+        let (input, before) = try openSource(source, in: roots, expected: expected)
+        return try copy(input, version: before, of: source.path, to: destination, sync: sync)
     }
 
     /// Copies the source already open as `input` (``openSource(_:)``, whose

@@ -27,6 +27,13 @@ public struct SourcePath: Sendable, Hashable, CustomStringConvertible {
         return SourcePath(bytes: Array(bytes[...slash]) + name)
     }
 
+    /// The folder it is in: the path without its last component (`/` for a
+    /// top-level entry, `.` for a bare name).
+    var parent: SourcePath {
+        guard let slash = bytes.lastIndex(of: UInt8(ascii: "/")) else { return SourcePath(".") }
+        return SourcePath(bytes: slash == 0 ? [UInt8(ascii: "/")] : Array(bytes[..<slash]))
+    }
+
     /// The last component's bytes.
     var lastComponent: [UInt8] {
         guard let slash = bytes.lastIndex(of: UInt8(ascii: "/")) else { return bytes }

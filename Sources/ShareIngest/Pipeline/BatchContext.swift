@@ -16,6 +16,9 @@ struct BatchContext: Sendable {
     let decoder: any MediaDecoder
     /// Text that came with the share, put on every entry (v2 `message`).
     let message: String?
+    /// The folders its files are opened beneath: those its plan held open in
+    /// this process, others opened when first needed (``DropRoots``).
+    let roots: DropRoots
 
     init(batchID: UUID, container: ContainerDirectory, pipeline: PipelineDefinition, maxAttempts: Int, decoder: any MediaDecoder, message: String?) {
         self.batchID = batchID
@@ -25,6 +28,7 @@ struct BatchContext: Sendable {
         self.lifecycle = ItemLifecycle(stages: pipeline.itemStages, maxAttempts: maxAttempts)
         self.decoder = decoder
         self.message = message
+        self.roots = DropRoots(HeldDropRoots.take(batchID))
     }
 
     /// The context of a recorded batch (its pipeline as it started, read with

@@ -87,18 +87,23 @@ struct BatchPlan {
     /// `claimed`, with no copy made: the next run plans it again (a watched
     /// drop) or abandons it. The batch's item count is its inputs': the items
     /// and the sidecars they carry.
+    ///
+    /// With `holdingRoots`, the folders the walk listed stay open for this
+    /// process's run of the batch (``HeldDropRoots``: the caller runs it here,
+    /// and releases them if it does not).
     static func commit(
         _ record: BatchRecord, inputs: [ShareInput], into store: any ItemStore, plan: Details, identifiers: IdentifierSource,
-        shownRoot: (actual: String, shown: String)? = nil
+        shownRoot: (actual: String, shown: String)? = nil, holdingRoots: Bool = false
     ) throws(ShareIngestError) -> BatchRecord {
         var batch = record
         var chunk: [ItemState] = []
         var count = 0
         var unfinished = 0
+        CrashPoint.hit("before-plan")
         do {
             try store.begin(batch, plan: plan)
             var failure: (any Error)?
-            try walk(
+            let roots = try walk(
                 inputs, batch: batch.id, container: plan.container, identifiers: identifiers, shownRoot: shownRoot, carriesSidecars: plan.carriesSidecars
             ) { item in
                 guard failure == nil else { return }
@@ -111,6 +116,8 @@ struct BatchPlan {
                 }
             }
             if let failure { throw failure }
+            CrashPoint.hit("after-walk")
+            if holdingRoots { HeldDropRoots.hold(roots, for: batch.id) }
             try store.append(chunk, to: batch, plan: plan)
             batch.state = .running
             batch.itemCount = count
@@ -138,13 +145,37 @@ struct BatchPlan {
     /// item is handed on once each of its sidecars has been met, so items may
     /// come out of index order (``SidecarAssembly``).
     ///
+    /// Each file is recorded with the folder it is to be opened beneath (its
+    /// root: the folder walked, the folder of a file named on its own, the
+    /// spool) and with what the walk saw of it (``SourceFile``); returns the
+    /// roots, open.
+    ///
     /// - Parameter shownRoot: reports name the files under this path instead of
     ///   the actual root (a claimed drop is read from `.processing/<batch>/` but is
-    ///   known to people by its place in the inbox).
+    ///   known to people by its place in the inbox). Such a drop (a watched
+    ///   one) is not followed when it is itself a symbolic link: its dropper
+    ///   made it, and may have pointed it anywhere.
+    @discardableResult
     static func walk(
         _ inputs: [ShareInput], batch: UUID, container: ContainerDirectory, identifiers: IdentifierSource,
         shownRoot: (actual: String, shown: String)? = nil, carriesSidecars: Bool = true, _ body: (ItemState) -> Void
-    ) throws(ShareIngestError) {
+    ) throws(ShareIngestError) -> [DropRoot] {
+        let followsLinkedInputs = shownRoot == nil
+        var roots: [[UInt8]: DropRoot] = [:]
+        /// The root at `path` (a folder of named files or of the spool), opened once.
+        func root(_ path: SourcePath) -> DropRoot? {
+            if let known = roots[path.bytes] { return known }
+            let opened = try? DropRoot(opening: path, followingFinalLink: true)
+            roots[path.bytes] = opened
+            return opened
+        }
+        /// The file `name` in the folder `folder` (opened as a root), as the plan sees it now.
+        func namedFile(_ folder: SourcePath, _ name: [UInt8], shownName: String) -> (file: SourceFile, size: Int64?) {
+            guard let root = root(folder) else { return (SourceFile(path: folder.appending(name), name: shownName), nil) }
+            let status = try? root.directory.status(ofEntry: name, display: folder.appending(name).display)
+            let version = status.flatMap { $0.type == .regular ? FileVersion($0) : nil }
+            return (SourceFile(root: folder, relative: name, name: shownName, expected: version), status?.size)
+        }
         var count = 0
         // Files named one by one (and in-memory data) are matched among themselves, by label.
         var named = SidecarAssembly(carriesSidecars ? FolderSidecars(names: namedLabels(inputs, shownRoot: shownRoot)) : FolderSidecars())
@@ -163,12 +194,15 @@ struct BatchPlan {
                 hand(assembly.meetSidecar(key, index: count, file: file, label: label, size: size))
                 return
             }
-            let item = ItemState(index: count, id: id ?? identifiers.next(), source: source, label: label)
+            var item = ItemState(index: count, id: id ?? identifiers.next(), source: source, label: label)
+            // What the walk saw of it, recorded with it: its sniff and copy read only that file.
+            if case .file(let file) = source { item.sourceVersion = file.expected }
             guard let key else { return body(item) }
             hand(assembly.meetMedia(key, item))
         }
-        func skip(_ source: ItemSource, label: String, failure: ItemFailure) {
-            body(ItemState(index: count, id: identifiers.next(), source: source, label: label, failure: failure))
+        /// An input the walk refused: an item whose first stage fails it, never opening it (``SourceFile/refused``).
+        func skip(_ file: SourceFile, label: String, failure: ItemFailure) {
+            body(ItemState(index: count, id: identifiers.next(), source: .file(file.refused(failure)), label: label))
             count += 1
             TestThrottle.pause()
         }
@@ -184,35 +218,55 @@ struct BatchPlan {
                 do { spooled = try Spool.write(data, batch: batch, item: id, container: container) } catch {
                     throw .containerUnusable(path: container.root, reason: "cannot spool the in-memory input \(name): \(error)")
                 }
-                add(.file(SourceFile(path: SourcePath(spooled), name: name)), label: label, key: label, size: Int64(data.count), in: &named, id: id)
+                let file = namedFile(SourcePath(spooled.parentPath), Array(spooled.lastPathComponentOfPath.utf8), shownName: name).file
+                add(.file(file), label: label, key: label, size: Int64(data.count), in: &named, id: id)
             case .path(let source):
-                if (try? source.status())?.type == .directory {
-                    for entry in DropWalker(root: source) {
+                func skipInput(_ reason: ItemFailure.Reason, _ message: String) {
+                    skip(SourceFile(path: source, name: SourcePath.displayName(source.lastComponent)), label: label,
+                        failure: ItemFailure(.copy, reason, message))
+                }
+                let type = (try? followsLinkedInputs ? source.status() : source.linkStatus())?.type
+                if type == .directory {
+                    let root: DropRoot
+                    do { root = try DropRoot(opening: source, followingFinalLink: followsLinkedInputs) } catch {
+                        skipInput(
+                            error.code == ELOOP ? .symbolicLink : .unreadable,
+                            error.code == ELOOP ? "\(label): became a symbolic link before it could be opened; not followed" : "\(label): cannot open folder: \(error.message)")
+                        continue
+                    }
+                    roots[source.bytes] = root
+                    for entry in DropWalker(root: root) {
                         switch entry {
                         case .folder(let names):
                             // The last folder's files have all been met.
                             hand(folder.finish(identifiers: identifiers))
                             folder = SidecarAssembly(carriesSidecars ? FolderSidecars(listing: names) : FolderSidecars())
-                        case .file(let file, let shownAs, let name, let size):
-                            add(.file(SourceFile(path: file, name: name)), label: labels.shown(shownAs).display, key: name, size: size, in: &folder)
+                        case .file(let found):
+                            add(.file(SourceFile(root: root.path, relative: found.relative, name: found.name, expected: found.version)),
+                                label: labels.shown(found.shownAs).display, key: found.name, size: found.version.size, in: &folder)
                         case .skipped(let file, let failure):
                             let shown = labels.shown(file).display
                             let message = failure.message.replacingOccurrences(of: file.display, with: shown)
-                            skip(.file(SourceFile(path: file, name: SourcePath.displayName(file.lastComponent))), label: shown,
+                            skip(SourceFile(path: file, name: SourcePath.displayName(file.lastComponent)), label: shown,
                                 failure: ItemFailure(failure.stage, failure.reason, message))
                         }
                     }
                     hand(folder.finish(identifiers: identifiers))
                     folder = SidecarAssembly(FolderSidecars())
+                } else if type == .symbolicLink {
+                    // A watched drop that is itself a link: its dropper pointed it somewhere.
+                    skipInput(.symbolicLink, "\(label) is a symbolic link; a dropped link is not followed")
                 } else {
-                    // A file named by the user: a symbolic link is followed.
-                    let file = source.resolved() ?? source
-                    add(.file(SourceFile(path: file, name: SourcePath.displayName(source.lastComponent))), label: label, key: label,
-                        size: (try? file.status())?.size, in: &named)
+                    // A file named by the user: a symbolic link is followed (not a dropped one).
+                    let file = followsLinkedInputs ? (source.resolved() ?? source) : source
+                    let (found, size) = namedFile(file.parent, file.lastComponent,
+                        shownName: SourcePath.displayName(source.lastComponent))
+                    add(.file(found), label: label, key: label, size: size, in: &named)
                 }
             }
         }
         hand(named.finish(identifiers: identifiers))
+        return Array(roots.values)
     }
 
     /// The labels of the files and data named one by one in `inputs` (what
@@ -224,7 +278,10 @@ struct BatchPlan {
             let (input, label) = labels.next(given)
             switch input {
             case .data: return label
-            case .path(let path): return (try? path.status())?.type == .directory ? nil : label
+            case .path(let path):
+                // A watched drop (`shownRoot`) is not followed when it is a link: no folder then.
+                let status = try? (shownRoot == nil ? path.status() : path.linkStatus())
+                return status?.type == .directory ? nil : label
             case .text, .url: return nil
             }
         }
@@ -373,8 +430,11 @@ struct SidecarAssembly {
         item.carriedSidecars = waiting.names.compactMap { name in
             guard let sidecar = waiting.found[name] else { return nil }
             var carried = CarriedSidecar(index: sidecar.index, name: sidecar.file.name, ownPath: nil, ownLabel: nil, size: sidecar.size)
-            if carried.path(carriedBy: item) != sidecar.file.path || carried.label(carriedBy: item) != sidecar.label {
+            carried.expected = sidecar.file.expected
+            if carried.source(carriedBy: item) != sidecar.file || carried.label(carriedBy: item) != sidecar.label {
                 carried = CarriedSidecar(index: sidecar.index, name: sidecar.file.name, ownPath: sidecar.file.path, ownLabel: sidecar.label, size: sidecar.size)
+                carried.ownRootLength = sidecar.file.rootLength
+                carried.expected = sidecar.file.expected
             }
             carried.borrowed = folder.media[name]?.first != waiting.name
             return carried

@@ -35,6 +35,11 @@ struct CarriedSidecar: Sendable, Hashable {
     /// folder's usual case.
     let ownPath: SourcePath?
     let ownLabel: String?
+    /// With `ownPath`: how many of its leading bytes are its root's path (nil:
+    /// its media's root, or its own folder).
+    var ownRootLength: Int?
+    /// What the plan saw of its file: anything else found there is not read.
+    var expected: FileVersion?
     /// True once its content shows it is no sidecar (its kind is then none).
     var isFile = false
     /// True on an edited copy's share of its original's Takeout JSON
@@ -82,10 +87,14 @@ struct CarriedSidecar: Sendable, Hashable {
     }
 
     /// Its file: its name in `media`'s folder, unless the plan found otherwise.
-    func path(carriedBy media: ItemState) -> SourcePath {
-        if let ownPath { return ownPath }
-        guard case .file(let file) = media.source else { return SourcePath(name) }
-        return file.path.sibling(named: Array(name.utf8))
+    func path(carriedBy media: ItemState) -> SourcePath { source(carriedBy: media).path }
+
+    /// Its file, as it is opened: its name in `media`'s folder beneath the
+    /// media's root, unless the plan found otherwise; and what the plan saw of it.
+    func source(carriedBy media: ItemState) -> SourceFile {
+        if let ownPath { return SourceFile(path: ownPath, name: name, rootLength: ownRootLength, expected: expected) }
+        guard case .file(let file) = media.source else { return SourceFile(path: SourcePath(name), name: name, expected: expected) }
+        return SourceFile(path: file.path.sibling(named: Array(name.utf8)), name: name, rootLength: file.rootLength, expected: expected)
     }
 
     /// How reports name it: its name in `media`'s folder as reports name it, unless the plan found otherwise.
@@ -117,7 +126,7 @@ struct CarriedSidecar: Sendable, Hashable {
     /// when it is delivered as a file.
     func item(carriedBy media: ItemState, n: Int) -> ItemState {
         var item = ItemState(
-            index: index, id: media.id, source: .file(SourceFile(path: path(carriedBy: media), name: name)), label: label(carriedBy: media), failure: failure)
+            index: index, id: media.id, source: .file(source(carriedBy: media)), label: label(carriedBy: media), failure: failure)
         item.sidecarKind = kind
         item.attachedTo = released ? nil : media.label
         item.size = size
@@ -149,7 +158,7 @@ struct CarriedSidecar: Sendable, Hashable {
 extension CarriedSidecar: Codable {
     /// One flat object, only what is set: every record of its media carries it.
     private enum CodingKeys: String, CodingKey {
-        case index, name, path, label, file, borrowed, released, size, sniffed, copyPath = "copy", sha256, locationRemoved, warnings, failure
+        case index, name, path, label, root, version, file, borrowed, released, size, sniffed, copyPath = "copy", sha256, locationRemoved, warnings, failure
     }
 
     init(from decoder: any Decoder) throws {
@@ -163,6 +172,8 @@ extension CarriedSidecar: Codable {
             case .index, .name: break
             case .path: ownPath = SourcePath(bytes: Array(try c.decode(Data.self, forKey: .path)))
             case .label: ownLabel = try c.decode(String.self, forKey: .label)
+            case .root: ownRootLength = try c.decode(Int.self, forKey: .root)
+            case .version: expected = try c.decode(FileVersion.self, forKey: .version)
             case .file: isFile = try c.decode(Bool.self, forKey: .file)
             case .borrowed: borrowed = try c.decode(Bool.self, forKey: .borrowed)
             case .released: released = try c.decode(Bool.self, forKey: .released)
@@ -184,6 +195,8 @@ extension CarriedSidecar: Codable {
         try c.encode(name, forKey: .name)
         try c.encodeIfPresent(ownPath.map { Data($0.bytes) }, forKey: .path)
         try c.encodeIfPresent(ownLabel, forKey: .label)
+        try c.encodeIfPresent(ownRootLength, forKey: .root)
+        try c.encodeIfPresent(expected, forKey: .version)
         if isFile { try c.encode(true, forKey: .file) }
         if borrowed { try c.encode(true, forKey: .borrowed) }
         if released { try c.encode(true, forKey: .released) }
@@ -282,12 +295,15 @@ enum SidecarDelivery {
             do throws(ItemFailure) {
                 let copy = try deliver(&sidecar, n: position + 1, carriedBy: item, label: label, in: context, writing: writing)
                 if writing { settled.copied = true }
-                // Location privacy: a Takeout JSON's place goes from its copy
-                // (synced with it), attached or delivered as a file.
-                if let copy, let privacy, writing, sidecar.kind == .takeout {
-                    let found = try LocationStage.removeLocation(from: copy, label: label, format: .text, settings: privacy, in: context, sync: false)
+                // Location privacy: every position goes from its copy (synced
+                // with it), attached or delivered as a file: a JSON's (Takeout's
+                // or any), an XMP sidecar's; one that cannot be read is not delivered.
+                if let copy, let privacy, writing,
+                    let format = LocationStage.locationFormat(name: sidecar.name, kind: sidecar.kind, sniffed: sidecar.sniffed?.format)
+                {
+                    let found = try LocationStage.removeLocation(from: copy, label: label, format: format, settings: privacy, in: context, sync: false)
                     if !found.isEmpty {
-                        sidecar.locationRemoved = [LocationStage.takeoutLocationRemoved]
+                        sidecar.locationRemoved = sidecar.kind == .takeout ? [LocationStage.takeoutLocationRemoved] : found.map(\.name)
                         if sidecar.sha256 != nil { sidecar.sha256 = try? FileCopier.hash(of: copy) }
                     }
                 }
@@ -301,10 +317,11 @@ enum SidecarDelivery {
         for (position, sidecar) in item.carriedSidecars.enumerated() where sidecar.borrowed && sidecar.released && writing {
             if let copy = sidecar.copyPath(carriedBy: item, n: position + 1, root: context.container.root) { FileSystem.remove(copy) }
         }
-        if item.carriedSidecars.contains(where: { $0.isAttached && $0.locationRemoved != nil }),
-            !(item.locationRemoved ?? []).contains(LocationStage.takeoutLocationRemoved)
-        {
-            item.locationRemoved = (item.locationRemoved ?? []) + [LocationStage.takeoutLocationRemoved]
+        // What went from its attached sidecars is said on it too.
+        for sidecar in item.carriedSidecars where sidecar.isAttached {
+            for removed in sidecar.locationRemoved ?? [] where !(item.locationRemoved ?? []).contains(removed) {
+                item.locationRemoved = (item.locationRemoved ?? []) + [removed]
+            }
         }
         settled.changed = item.carriedSidecars.map(\.recorded) != before
         return settled
@@ -318,11 +335,13 @@ enum SidecarDelivery {
     private static func deliver(
         _ sidecar: inout CarriedSidecar, n: Int, carriedBy media: ItemState, label: String, in context: BatchContext, writing: Bool
     ) throws(ItemFailure) -> String? {
-        let path = sidecar.path(carriedBy: media)
+        let source = sidecar.source(carriedBy: media)
+        let path = source.path
         let (input, version): (FileDescriptor, FileVersion)
         let head: [UInt8]
+        CrashPoint.hit("before-sidecar-copy:" + sidecar.name)
         do throws(CopyError) {
-            (input, version) = try FileCopier.openSource(path)
+            (input, version) = try FileCopier.openSource(source, in: context.roots)
             // One read: no more than the file holds (a sidecar is often all in its head).
             let count = Int(min(Int64(ContentSniffer.prefixLength), version.size))
             do { head = try input.read(count: count, at: 0, path: label) } catch { throw CopyError.reading(error) }
@@ -331,7 +350,7 @@ enum SidecarDelivery {
         }
         if !sidecar.isFile, ExportSidecars.kind(name: sidecar.name, head: head) == nil || version.size > ExportSidecars.maximumSize {
             // No sidecar by its content: a file, identified as any other is.
-            var read = InFlightItem(ItemState(index: sidecar.index, id: media.id, source: .file(SourceFile(path: path, name: sidecar.name)), label: label))
+            var read = InFlightItem(ItemState(index: sidecar.index, id: media.id, source: .file(source), label: label))
             read.size = version.size
             try SniffStage.identify(
                 &read, prefix: head, continuation: nil, name: sidecar.name, label: label, rejectContradictions: context.pipeline.sniff.rejectContradictions)

@@ -28,20 +28,41 @@ struct LocationStage: PipelineStage {
     var name: StageName { .location }
 
     /// Whether the decoder reads this item's metadata.
-    func applies(_ item: ItemState) -> Bool {
-        guard let format = item.sniffed?.format, item.copyPath != nil else { return false }
-        return LocationScanner.formats.contains(format.id) || item.sidecarKind == .takeout
+    func applies(_ item: ItemState) -> Bool { item.copyPath != nil && Self.locationFormat(of: item) != nil }
+
+    /// The format an item's copy is read as for its location (nil: nothing to read).
+    static func locationFormat(of item: ItemState) -> MediaFormat? {
+        guard let format = item.sniffed?.format else { return nil }
+        return locationFormat(name: item.source.fileName ?? "", kind: item.sidecarKind, sniffed: format)
+    }
+
+    /// How a file called `name` (a sidecar of `kind` by its content, or none;
+    /// of the sniffed `format`, when known) is read for its location: as its
+    /// format, for media whose metadata the scanner knows; as an XMP document
+    /// or a JSON document when it is a sidecar of that kind or named so, and
+    /// is text or unrecognised bytes (read to its end, or not delivered: a
+    /// UTF-16 XMP, a JSON cut short); any other text as it is (JSON or XML by
+    /// its first character). Nil: nothing to read (a PDF, an archive, …).
+    static func locationFormat(name: String, kind: SharedMediaFile.Sidecar.Kind?, sniffed format: MediaFormat?) -> MediaFormat? {
+        if let format, LocationScanner.formats.contains(format.id) { return format }
+        if let format, format.kind != .text, format.kind != .data { return nil }
+        let ext = name.utf8.lastIndex(of: UInt8(ascii: ".")).map { name[name.index(after: $0)...].lowercased() }
+        if kind == .xmp || (kind == nil && ext == "xmp") { return LocationScanner.xmpDocument }
+        if kind == .takeout || (kind == nil && ext == "json") { return LocationScanner.jsonDocument }
+        if kind == .aae { return MediaFormat.xml }
+        guard let format, format.kind == .text else { return nil }
+        return format
     }
 
     /// It reads the copy's structures in the decoder (not its pixels): it takes
     /// its share of the budget (a HEIF is read whole) and counts as decoding.
-    /// A Takeout JSON sidecar of its own is read there too (its `geoData`:
-    /// MediaFormats' `TakeoutJSON`, asked with a location request of the text
-    /// format); one carried by its photo is the fan-in's (``SidecarDelivery``).
+    /// A text file of its own (a Takeout JSON or an XMP sidecar whose photo is
+    /// not in the drop, any JSON, any XML) is read there too (``LocationScanner``'s
+    /// text documents); a sidecar carried by its photo is the fan-in's (``SidecarDelivery``).
     func decodes(_ item: InFlightItem) -> Bool { applies(item.state) }
 
     func process(_ item: inout InFlightItem, in batch: BatchContext) throws(ItemFailure) {
-        guard applies(item.state), let path = item.copyPath, let format = item.sniffed?.format else { return }
+        guard let path = item.copyPath, let format = Self.locationFormat(of: item.state) else { return }
         var position: CapturePosition?
         let found = try Self.removeLocation(from: path, label: item.label, format: format, settings: settings, in: batch, position: &position)
         // The place's time zone, found before the position is removed (the capture time's offset: issue 54).

@@ -29,7 +29,7 @@ struct ProbeStage: PipelineStage {
             path: path, label: item.label, format: sniffed.format, pixelLimit: settings.pixelLimit, timeLimit: settings.timeLimit,
             thumbnail: thumbnail?.spec(for: sniffed.format, type: item.type), batch: batch.batchID.uuidString,
             moments: moments && MomentReaderFormats.reads(sniffed.format))
-        let takeouts = Self.takeoutJSONs(of: &item.state)
+        let takeouts = Self.takeoutJSONs(of: &item.state, roots: batch.roots)
         request.takeoutJSONs = takeouts.map(\.bytes)
         let decoded: DecodedMedia
         do {
@@ -66,14 +66,15 @@ struct ProbeStage: PipelineStage {
     /// a file). One too large, or beyond the ``DecodeRequest/maximumTakeoutJSONs``
     /// a request carries, is released with a warning saying why. None once
     /// the item has its Takeout JSON's time (a probe done again).
-    static func takeoutJSONs(of item: inout ItemState) -> [(position: Int, bytes: [UInt8])] {
+    /// Each is opened beneath its root and read only when it is the file the plan saw.
+    static func takeoutJSONs(of item: inout ItemState, roots: DropRoots) -> [(position: Int, bytes: [UInt8])] {
         var found: [(position: Int, bytes: [UInt8])] = []
         guard item.capturedAtSource != TakeoutMetadata.capturedAtSource else { return [] }
         for position in item.carriedSidecars.indices {
             let sidecar = item.carriedSidecars[position]
             let label = sidecar.label(carriedBy: item)
             guard sidecar.isAttached, sidecar.kind == .takeout,
-                let (input, version) = try? FileCopier.openSource(sidecar.path(carriedBy: item)),
+                let (input, version) = try? FileCopier.openSource(sidecar.source(carriedBy: item), in: roots),
                 let head = try? input.read(count: Int(min(Int64(ContentSniffer.prefixLength), version.size)), at: 0, path: label),
                 ExportSidecars.kind(name: sidecar.name, head: head) == .takeout
             else { continue }

@@ -24,12 +24,15 @@ struct SniffStage: PipelineStage {
                 throw ItemFailure(.sniff, .notAURL, "\(JSONText.string(String(text.prefix(200)))) is not a URL (expected scheme://host…)")
             }
         case .file(let file):
+            // Refused by the walk (a FIFO, a link out of the drop, …): reported, never opened.
+            if let refused = file.refused { throw refused }
             let prefix: [UInt8]
             var continuation: [UInt8]?
             let label = item.label
             let source: FileDescriptor
             do throws(CopyError) {
-                let (fd, version) = try FileCopier.openSource(file.path)
+                // Only the file the walk saw (its version, recorded at the plan).
+                let (fd, version) = try FileCopier.openSource(file, in: batch.roots, expected: item.sourceVersion)
                 source = fd
                 item.sourceVersion = version
                 item.size = version.size

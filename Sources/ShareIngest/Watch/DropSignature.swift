@@ -11,23 +11,28 @@ struct DropSignature: Equatable {
 
     var text: String { String(hash, radix: 16) }
 
-    /// Reads the signature of `path` (a folder, walked whole, or a single file).
+    /// Reads the signature of `path` (a folder, walked whole, or a single
+    /// file). The folder is held open and walked through descriptors beneath
+    /// it (``DropRoot``), never by path strings: a subfolder its dropper swaps
+    /// for a link is met as a link, not listed.
     static func read(_ path: String) -> DropSignature? {
         var hasher = FNV1a()
         var files = 0
         var ready = false
-        let root = SourcePath(path)
-        guard let status = try? root.linkStatus() else { return nil }
+        let rootPath = SourcePath(path)
+        guard let status = try? rootPath.linkStatus() else { return nil }
         hasher.add(status)
-        guard status.type == .directory else { return DropSignature(hash: hasher.value, ready: false, files: 1) }
-        var pending = [root]
-        while let directory = pending.popLast() {
-            guard let names = try? SortedNames(pathBytes: directory.bytes, display: directory.display) else { continue }
+        guard status.type == .directory, let root = try? DropRoot(opening: rootPath, followingFinalLink: false) else {
+            return DropSignature(hash: hasher.value, ready: false, files: 1)
+        }
+        var pending: [[UInt8]] = [[]]
+        while let relative = pending.popLast() {
+            guard let folder = try? root.openFolder(relative), let names = try? SortedNames(directory: folder, display: path) else { continue }
             for name in names {
-                let child = directory.appending(name)
-                if directory == root && name == Array(".ready".utf8) { ready = true }
-                guard let status = try? child.linkStatus() else { continue }
-                hasher.add(child.bytes)
+                if relative.isEmpty && name == Array(".ready".utf8) { ready = true }
+                guard let status = try? folder.status(ofEntry: name, display: path) else { continue }
+                let child = relative.isEmpty ? name : relative + [UInt8(ascii: "/")] + name
+                hasher.add(rootPath.appending(child).bytes)
                 hasher.add(status)
                 if status.type == .directory { pending.append(child) } else { files += 1 }
             }

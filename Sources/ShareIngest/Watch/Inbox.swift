@@ -150,7 +150,7 @@ public final class Inbox: Sendable {
         if let distributed {
             guard let lock = BatchLock(batch: record.id, container: ingestor.container) else { return nil }
             defer { withExtendedLifetime(lock) {} }
-            return try enqueue(record, distributed: distributed, cancellation: cancellation)
+            return try enqueue(record, distributed: distributed, events: events, cancellation: cancellation)
         }
         var batch = record
         if batch.state == .claimed {
@@ -158,12 +158,15 @@ public final class Inbox: Sendable {
             // which takes the batch's lock itself.
             guard let lock = BatchLock(batch: batch.id, container: ingestor.container) else { return nil }
             guard let dropPath = moveIn(&batch) else { return nil }
+            CrashPoint.hit("after-claim")
+            // The drop is walked through the folder held open, and stays held for the run here.
             batch = try BatchPlan.commit(
                 batch, inputs: [.path(dropPath)], into: journal, plan: BatchPlan.Details(
                     container: ingestor.container, pipeline: try batch.pipeline(catalog: ingestor.pipeline.catalog), maxAttempts: batch.maxAttempts),
-                identifiers: ingestor.identifiers, shownRoot: (dropPath, path + "/" + (batch.dropName ?? "")))
+                identifiers: ingestor.identifiers, shownRoot: (dropPath, path + "/" + (batch.dropName ?? "")), holdingRoots: true)
             withExtendedLifetime(lock) {}
         }
+        defer { HeldDropRoots.release(batch.id) }
         do {
             return try ShareIngestor.resume(
                 batch, journal: journal, decoder: ingestor.decoder, events: events, cancellation: cancellation, now: ingestor.now,
@@ -182,12 +185,17 @@ public final class Inbox: Sendable {
     /// The distributed path: the drop is moved in and enqueued once (a batch
     /// already in the database after a restart is only waited for), then its
     /// manifest is waited for, the drop disposed of and the batch recorded done
-    /// (or failed: the drop goes to `.failed/`) here too.
-    private func enqueue(_ record: BatchRecord, distributed: DistributedIngestor, cancellation: CancellationFlag) throws(ShareIngestError) -> BatchReport? {
+    /// (or failed: the drop goes to `.failed/`) here too. `events` then hears the
+    /// batch as a local run tells it (each item, then the batch), as the
+    /// workers finished it.
+    private func enqueue(
+        _ record: BatchRecord, distributed: DistributedIngestor, events: IngestEventSink?, cancellation: CancellationFlag
+    ) throws(ShareIngestError) -> BatchReport? {
         var batch = record
         do {
             if try distributed.batch(batch.id, cancellation: cancellation) == nil {
                 guard let dropPath = batch.dropPath ?? moveIn(&batch) else { return nil }
+                CrashPoint.hit("after-claim")
                 // Reports name the drop's files by their place in the inbox, not
                 // where the workers read them (`.processing/<batch>/`).
                 _ = try distributed.enqueue(
@@ -209,7 +217,7 @@ public final class Inbox: Sendable {
             batch.failedCount = done.failedCount
             batch.skippedCount = done.skippedCount
             try journal.update(batch)
-            return try distributed.report(of: done, cancellation: cancellation)
+            return try distributed.report(of: done, events: events, cancellation: cancellation)
         } catch let error as ShareIngestError {
             throw error
         } catch {
