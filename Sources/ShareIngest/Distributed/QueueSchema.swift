@@ -82,7 +82,7 @@ enum QueueSchema {
         let applied: Set<String>
         do {
             applied = try Self.applied(connection)
-        } catch let error as PostgresError where error.sqlState == "42P01" {
+        } catch let error as PostgresError where error.sqlState == .undefinedTable {
             throw SchemaMismatch(description: "the database has no share-ingest schema yet: run  share db migrate --db URL  (as a role that may create tables)")
         }
         let pending = try migrations.pending(applied: applied)

@@ -118,7 +118,7 @@ public final class StageWorker: Sendable {
         let queue = try JobQueue(url: url, role: "migrate", interruption: Interruption(cancellation))
         do {
             try QueueSchema.migrate(queue.connection)
-        } catch let error as PostgresError where error.sqlState == "42501" {
+        } catch let error as PostgresError where error.sqlState == .insufficientPrivilege {
             throw SchemaMismatch(
                 description: "PostgreSQL: \(error.message): this role may not change the schema; run share db migrate as the owner role (README: least privilege)")
         }

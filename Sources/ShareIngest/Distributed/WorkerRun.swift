@@ -42,7 +42,7 @@ final class WorkerRun: Sendable {
         // server is back (the connection ends its waits when a stop is due).
         execution = StageExecution(
             events: worker.events, cancellation: interruption.flag,
-            retries: .init(patience: .infinity) { error in (error as? PostgresError)?.connectionLost ?? false })
+            retries: .init(patience: .infinity) { StoreFailure($0) == .unreachable })
     }
 
     /// The most jobs claimed ahead of the executors.

@@ -210,6 +210,31 @@ struct EarlierCopy: Sendable, Hashable {
     let shareKey: ShareKey?
 }
 
+/// What a store's error means for the record it could not make: the one
+/// reading of both stores' typed errors (``SQLiteError/storeFailure``,
+/// ``PostgresError/storeFailure``) that the lifecycle decides on
+/// (``ItemLifecycle/afterFailedRecord(_:at:error:failure:refusedBefore:)``).
+enum StoreFailure: Sendable, Equatable {
+    /// The store cannot be reached (a lost connection, a server restarting):
+    /// it takes the record once it is back.
+    case unreachable
+    /// The store is there but cannot write now (full, an I/O error, locked, out
+    /// of resources, a timeout): its trouble, not the record's.
+    case unavailable
+    /// The store refuses this record for what it holds (too big, a value or a
+    /// character it cannot keep, a constraint): the record's.
+    case refused
+
+    /// The failure `error` means; an error of neither store is the store's trouble.
+    init(_ error: any Error) {
+        switch error {
+        case let error as SQLiteError: self = error.storeFailure
+        case let error as PostgresError: self = error.storeFailure
+        default: self = .unavailable
+        }
+    }
+}
+
 /// A value bound to, or read from, a row of either store.
 enum StoreValue: Sendable, Equatable {
     case null

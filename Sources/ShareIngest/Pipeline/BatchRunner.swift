@@ -43,7 +43,7 @@ final class BatchRunner: Sendable {
         self.events = events
         self.cancellation = cancellation
         self.execution = StageExecution(
-            events: events, cancellation: cancellation, retries: .init(patience: Self.recordPatience, isTransient: SQLiteError.isTransient))
+            events: events, cancellation: cancellation, retries: .init(patience: Self.recordPatience) { StoreFailure($0) != .refused })
         self.now = now
     }
 
