@@ -38,15 +38,21 @@ import SystemCalls
 public final class StageWorker: Sendable {
     /// What a worker serves and how.
     public struct Settings: Sendable {
-        /// The stages this worker serves (e.g. only `thumbnail` on a big machine).
-        public var stages: [StageName] = StageName.allCases
+        /// The stages this worker serves (e.g. only `thumbnail` on a big machine);
+        /// by default every stage of its catalog.
+        public var stages: [StageName] {
+            get { chosenStages ?? catalog.names }
+            set { chosenStages = newValue }
+        }
+        private var chosenStages: [StageName]?
         /// Threads, each with its own connection, working on one job at a time.
         public var concurrency = 2
         /// Seconds a claimed job stays ours without a heartbeat (renewed every third of it).
         public var lease: Double = 30
         /// The name the log, the jobs and `share status --db` show (default: host and process id).
         public var name = "\(FileSystem.hostTag)-\(Processes.current)"
-        /// The stages this worker can run: the built-in ones, unless a caller added its own.
+        /// The stages this worker can run: the built-in ones, unless a caller
+        /// added its own (which it then serves by default).
         var catalog = StageCatalog.builtin
 
         /// The defaults: every stage, 2 threads, a 30 s lease.

@@ -308,7 +308,7 @@ extension ItemReports {
     /// (when its stored report is gone): empty when the journal does not have it.
     static func rebuilt(batch: UUID, container: ContainerDirectory, pipeline: PipelineDefinition, message: String?) -> [ItemReport] {
         guard let journal = try? BatchJournal(container: container) else { return [] }
-        let lifecycle = ItemLifecycle(stages: pipeline.itemStages)
+        let lifecycle = ItemLifecycle(pipeline: pipeline)
         let stage = ManifestStage(settings: pipeline.manifest)
         var reports: [ItemReport] = []
         try? journal.forEachItem(of: batch) { reports += stage.reports(for: $0, finished: lifecycle.isFinished($0), message: message) }

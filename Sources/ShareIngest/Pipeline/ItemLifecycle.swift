@@ -70,9 +70,19 @@ struct ItemLifecycle: Sendable {
     /// The default of ``maxAttempts``.
     static let defaultMaxAttempts = 3
 
-    init(stages: [StageName], maxAttempts: Int = ItemLifecycle.defaultMaxAttempts) {
+    /// Every stage of the pipeline's catalog, in run order: where a stage the
+    /// pipeline lacks stands.
+    let order: [StageName]
+
+    init(stages: [StageName], maxAttempts: Int = ItemLifecycle.defaultMaxAttempts, order: [StageName] = StageName.allCases) {
         self.stages = stages
         self.maxAttempts = max(1, maxAttempts)
+        self.order = order
+    }
+
+    /// The lifecycle of a batch of `pipeline`: its item stages, within its catalog's order.
+    init(pipeline: PipelineDefinition, maxAttempts: Int = ItemLifecycle.defaultMaxAttempts) {
+        self.init(stages: pipeline.itemStages, maxAttempts: maxAttempts, order: pipeline.catalog.names)
     }
 
     // MARK: - Steps
@@ -224,8 +234,7 @@ struct ItemLifecycle: Sendable {
         guard let stage else { return stages.first }
         if let position = stages.firstIndex(of: stage) { return stages.indices.contains(position + 1) ? stages[position + 1] : nil }
         // A stage this pipeline lacks (a record of another version): the first
-        // of its stages that runs later in the built-in order.
-        let order = StageName.allCases
+        // of its stages that runs later in the catalog's order.
         guard let done = order.firstIndex(of: stage) else { return nil }
         return stages.first { (order.firstIndex(of: $0) ?? .max) > done }
     }

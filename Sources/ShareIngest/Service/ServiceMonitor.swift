@@ -156,7 +156,7 @@ package final class ServiceMonitor: Sendable {
                 let running = try connection.query("SELECT count(*) AS n FROM share_batches WHERE state = 'running'")
                 return (ready, Double(running.first?["n"] ?? "0") ?? 0)
             }
-            var ready = Dictionary(uniqueKeysWithValues: StageName.allCases.map { ([$0.rawValue], 0.0) })
+            var ready = Dictionary(uniqueKeysWithValues: metrics.stages.map { ([$0.rawValue], 0.0) })
             for row in counts?.0 ?? [] { if let stage = row["stage"], let n = row["n"].flatMap(Double.init) { ready[[stage]] = n } }
             metrics.registry.replace("share_jobs_ready", with: ready)
             metrics.registry.set("share_batches_in_flight", to: counts?.1 ?? 0)
