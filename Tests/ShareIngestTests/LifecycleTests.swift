@@ -282,6 +282,18 @@ import Testing
         #expect(report.entries.map(\.path) == ["first", "https://example.org"])
     }
 
+    /// The journal's item table has the declared item columns (``ItemColumn``),
+    /// each with its index, beside its own (the row's key, the next stage, the
+    /// record): none made by hand beside the declaration.
+    @Test func theJournalsItemColumnsAreTheDeclaredOnes() throws {
+        let container = try TemporaryContainer()
+        let journal = try BatchJournal(container: container.directory)
+        let columns = Set(try journal.database.query("PRAGMA table_info(items)").compactMap { $0.text("name") })
+        #expect(columns.subtracting(["batch_id", "idx", "uuid", "next", "snapshot"]) == Set(ItemColumn.all.map(\.name)))
+        let indexes = Set(try journal.database.query("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'items'").compactMap { $0.text("name") })
+        #expect(Set(ItemColumn.all.filter { $0.index != nil }.map { "items_\($0.name)" }).isSubset(of: indexes), "\(indexes)")
+    }
+
     /// A journal that a newer share changed is refused with a clear error, not
     /// used half-understood.
     @Test func aJournalFromANewerShareIsRefused() throws {

@@ -74,6 +74,22 @@ import Testing
         #expect(lost.connectionLost && StoreFailure(lost) == .unreachable, "\(lost)")
     }
 
+    /// The queue's item rows have the declared item columns (``ItemColumn``),
+    /// each with its index, beside the job's own: none made by hand beside the declaration.
+    @Test func theQueuesItemColumnsAreTheDeclaredOnes() throws {
+        let server = try PostgresServer()
+        try StageWorker.migrate(url: server.url)
+        let connection = try PostgresConnection(url: server.url, role: "test")
+        let columns = Set(try connection.query("SELECT column_name FROM information_schema.columns WHERE table_name = 'share_jobs'").compactMap { $0["column_name"] })
+        let own: Set = [
+            "id", "batch_id", "idx", "stage", "state", "attempts", "max_attempts", "not_before", "lease_until", "worker_id", "last_error", "error_at",
+            "finished_at", "snapshot", "priority",
+        ]
+        #expect(columns.subtracting(own) == Set(ItemColumn.all.map(\.name)), "\(columns.subtracting(own).sorted())")
+        let indexes = Set(try connection.query("SELECT indexname FROM pg_indexes WHERE tablename = 'share_jobs'").compactMap { $0["indexname"] })
+        #expect(Set(ItemColumn.all.filter { $0.index != nil }.map { "share_jobs_\($0.name)" }).isSubset(of: indexes), "\(indexes)")
+    }
+
     /// A record is the holder's only: once the job was taken from a worker (its
     /// lease lapsed and another took it), the first worker's late record changes
     /// nothing, and a record re-sent after a lost answer never applies twice.

@@ -86,17 +86,17 @@ final class JobQueue {
         let state: String
         let priority: Double
         let snapshot: ItemState
-        /// The item's ``ItemState/indexedColumns``, by name.
+        /// The item's ``ItemState/columns``, by name.
         let columns: [String: String?]
 
         init(idx: Int, stage: StageName, state: String, priority: Double, snapshot: ItemState) {
             (self.idx, self.stage, self.state, self.priority, self.snapshot) = (idx, stage, state, priority, snapshot)
-            columns = Dictionary(uniqueKeysWithValues: zip(ItemState.indexedColumns.map(\.name), snapshot.indexedValues))
+            columns = Dictionary(uniqueKeysWithValues: zip(JobQueue.columnNames, snapshot.columnValues))
         }
     }
 
     /// The item columns a statement sets from a ``Row`` unpacked as `e`.
-    private static var indexedNames: [String] { ItemState.indexedColumns.map(\.name) }
+    static let columnNames = ItemState.columns.map(\.name)
 
     static func json(_ value: some Encodable) -> String {
         let encoder = JSONEncoder()
@@ -110,7 +110,7 @@ final class JobQueue {
 
     // MARK: - Claim
 
-    private static let jobColumns = "j.id, j.batch_id, j.idx, j.stage, j.attempts, j.max_attempts, j.snapshot, j.suspect"
+    private static let jobColumns = "j.id, j.batch_id, j.idx, j.stage, j.attempts, j.max_attempts, j.snapshot, j.\(ItemColumn.suspect)"
 
     static func job(_ row: [String: String]) -> Job? {
         guard let id = row["id"].flatMap(Int64.init), let batch = row["batch_id"].flatMap(UUID.init(uuidString:)),
@@ -118,7 +118,7 @@ final class JobQueue {
         else { return nil }
         return Job(
             id: id, batchID: batch, index: index, stage: stage, attempts: Int(row["attempts"] ?? "0") ?? 0,
-            maxAttempts: Int(row["max_attempts"] ?? "3") ?? 3, snapshot: row["snapshot"], mustRunAlone: row["suspect"] != nil)
+            maxAttempts: Int(row["max_attempts"] ?? "3") ?? 3, snapshot: row["snapshot"], mustRunAlone: row[ItemColumn.suspect.name] != nil)
     }
 
     /// Claims up to `limit` ready jobs of `stages` (the costliest first, then the
@@ -133,7 +133,7 @@ final class JobQueue {
             WITH picked AS (
                 SELECT id FROM share_jobs
                 WHERE state = 'queued' AND not_before <= now() AND stage = ANY($1::text[]) AND batch_id = ANY($4::uuid[])
-                    AND (suspect IS NOT NULL) = $7::boolean
+                    AND (\(ItemColumn.suspect) IS NOT NULL) = $7::boolean
                 ORDER BY priority DESC, id LIMIT $5 FOR UPDATE SKIP LOCKED),
             claimed AS (
                 UPDATE share_jobs j SET state = 'running', worker_id = $2,
@@ -340,9 +340,9 @@ extension JobQueue: JobStore {
         }
         try query(
             """
-            INSERT INTO share_jobs (batch_id, idx, stage, state, max_attempts, priority, snapshot, finished_at, \(Self.indexedNames.joined(separator: ", ")))
+            INSERT INTO share_jobs (batch_id, idx, stage, state, max_attempts, priority, snapshot, finished_at, \(Self.columnNames.joined(separator: ", ")))
             SELECT $1::uuid, (e->>'idx')::integer, e->>'stage', e->>'state', $3::integer, (e->>'priority')::double precision,
-                e->'snapshot', CASE WHEN e->>'state' = 'done' THEN now() END, \(Self.indexedNames.map { "e->'columns'->>'\($0)'" }.joined(separator: ", "))
+                e->'snapshot', CASE WHEN e->>'state' = 'done' THEN now() END, \(Self.columnNames.map { "e->'columns'->>'\($0)'" }.joined(separator: ", "))
             FROM jsonb_array_elements($2::jsonb) e
             """,
             [batch.id.uuidString, Self.json(rows), String(plan.lifecycle.maxAttempts)])
@@ -406,7 +406,7 @@ extension JobQueue: JobStore {
             try c.encode(JobQueue.priority(of: item), forKey: Key("priority"))
             try c.encode(delay, forKey: Key("delay"))
             try c.encodeIfPresent(error, forKey: Key("error"))
-            for (name, value) in zip(JobQueue.indexedNames, item.indexedValues) { try c.encodeIfPresent(value, forKey: Key(name)) }
+            for (name, value) in zip(JobQueue.columnNames, item.columnValues) { try c.encodeIfPresent(value, forKey: Key(name)) }
         }
     }
 
@@ -421,8 +421,8 @@ extension JobQueue: JobStore {
     /// Returns the jobs whose rows changed.
     func record(_ steps: [LeasedStep], worker: Int) throws -> Set<Int64> {
         guard !steps.isEmpty else { return [] }
-        let columns = Self.indexedNames.map { "\($0) = r.\($0)" }.joined(separator: ", ")
-        let types = Self.indexedNames.map { "\($0) text" }.joined(separator: ", ")
+        let columns = Self.columnNames.map { "\($0) = r.\($0)" }.joined(separator: ", ")
+        let types = Self.columnNames.map { "\($0) text" }.joined(separator: ", ")
         let row = try query(
             """
             WITH rows AS (
@@ -477,12 +477,12 @@ extension JobQueue: JobStore {
         for row in try query(
             """
             WITH firsts AS MATERIALIZED (
-                SELECT sha256, min(idx) AS first FROM share_jobs WHERE batch_id = $1::uuid AND idx >= 0 AND sha256 IS NOT NULL
-                    AND reason IS NULL GROUP BY sha256 HAVING count(*) > 1)
+                SELECT \(ItemColumn.sha256), min(idx) AS first FROM share_jobs WHERE batch_id = $1::uuid AND idx >= 0 AND \(ItemColumn.sha256) IS NOT NULL
+                    AND \(ItemColumn.reason) IS NULL GROUP BY \(ItemColumn.sha256) HAVING count(*) > 1)
             SELECT d.idx AS idx, f.first AS original,
                     CASE WHEN row_number() OVER (PARTITION BY f.first ORDER BY d.idx) = 1 THEN o.snapshot END AS snapshot
                 FROM firsts f
-                JOIN share_jobs d ON d.batch_id = $1::uuid AND d.sha256 = f.sha256 AND d.idx > f.first AND d.reason IS NULL
+                JOIN share_jobs d ON d.batch_id = $1::uuid AND d.\(ItemColumn.sha256) = f.\(ItemColumn.sha256) AND d.idx > f.first AND d.\(ItemColumn.reason) IS NULL
                 JOIN share_jobs o ON o.batch_id = $1::uuid AND o.idx = f.first
                 ORDER BY f.first, d.idx
             """, [batch.uuidString])
@@ -495,19 +495,19 @@ extension JobQueue: JobStore {
         for row in try query(
             """
             SELECT * FROM (
-                SELECT DISTINCT ON (o.sha256, o.batch_id) o.sha256 AS sha256, o.idx AS original, o.snapshot AS snapshot, b.key AS key,
+                SELECT DISTINCT ON (o.\(ItemColumn.sha256), o.batch_id) o.\(ItemColumn.sha256) AS \(ItemColumn.sha256), o.idx AS original, o.snapshot AS snapshot, b.key AS key,
                     b.created_at AS created
                 FROM share_jobs o
                 JOIN share_batches b ON b.id = o.batch_id AND b.state = 'done'
                     AND b.container = (SELECT container FROM share_batches WHERE id = $1::uuid)
-                WHERE o.sha256 IN (SELECT sha256 FROM share_jobs WHERE batch_id = $1::uuid AND idx >= 0 AND sha256 IS NOT NULL
-                        AND reason IS NULL)
-                    AND o.batch_id <> $1::uuid AND o.idx >= 0 AND o.reason IS NULL
-                ORDER BY o.sha256, o.batch_id, o.idx) firsts
+                WHERE o.\(ItemColumn.sha256) IN (SELECT \(ItemColumn.sha256) FROM share_jobs WHERE batch_id = $1::uuid AND idx >= 0 AND \(ItemColumn.sha256) IS NOT NULL
+                        AND \(ItemColumn.reason) IS NULL)
+                    AND o.batch_id <> $1::uuid AND o.idx >= 0 AND o.\(ItemColumn.reason) IS NULL
+                ORDER BY o.\(ItemColumn.sha256), o.batch_id, o.idx) firsts
             ORDER BY created, original
             """, [batch.uuidString])
         {
-            guard let sha256 = row["sha256"], let original = row["original"].flatMap(Int.init) else { continue }
+            guard let sha256 = row[ItemColumn.sha256.name], let original = row["original"].flatMap(Int.init) else { continue }
             found.addInOtherShare(sha256: sha256, original: original, snapshot: row["snapshot"], key: row["key"])
         }
         return found
@@ -516,11 +516,11 @@ extension JobQueue: JobStore {
     func livePhotoCandidates(for batch: UUID) throws -> [ItemState] {
         try query(
             """
-            SELECT d.idx AS idx, d.snapshot AS snapshot FROM share_jobs d WHERE d.batch_id = $1::uuid AND d.idx >= 0 AND d.reason IS NULL AND (
-                (d.content_identifier IS NOT NULL AND EXISTS (SELECT 1 FROM share_jobs o WHERE o.batch_id = d.batch_id
-                    AND o.content_identifier = d.content_identifier AND o.idx <> d.idx AND o.idx >= 0 AND o.reason IS NULL))
-                OR (d.live_photo_name IS NOT NULL AND EXISTS (SELECT 1 FROM share_jobs o WHERE o.batch_id = d.batch_id
-                    AND o.live_photo_name = d.live_photo_name AND o.idx <> d.idx AND o.idx >= 0 AND o.reason IS NULL)))
+            SELECT d.idx AS idx, d.snapshot AS snapshot FROM share_jobs d WHERE d.batch_id = $1::uuid AND d.idx >= 0 AND d.\(ItemColumn.reason) IS NULL AND (
+                (d.\(ItemColumn.contentIdentifier) IS NOT NULL AND EXISTS (SELECT 1 FROM share_jobs o WHERE o.batch_id = d.batch_id
+                    AND o.\(ItemColumn.contentIdentifier) = d.\(ItemColumn.contentIdentifier) AND o.idx <> d.idx AND o.idx >= 0 AND o.\(ItemColumn.reason) IS NULL))
+                OR (d.\(ItemColumn.livePhotoName) IS NOT NULL AND EXISTS (SELECT 1 FROM share_jobs o WHERE o.batch_id = d.batch_id
+                    AND o.\(ItemColumn.livePhotoName) = d.\(ItemColumn.livePhotoName) AND o.idx <> d.idx AND o.idx >= 0 AND o.\(ItemColumn.reason) IS NULL)))
             ORDER BY d.idx
             """, [batch.uuidString]
         ).map { row in ItemState.decode(row["snapshot"] ?? "", index: row["idx"].flatMap(Int.init) ?? -1, id: nil) }
@@ -544,7 +544,7 @@ extension JobQueue: JobStore {
     /// rows in parameter `parameter`), while `guardedBy` finds a row.
     private static func fanInChanges(parameter: Int, batch: Int, guardedBy condition: String) -> String {
         """
-        UPDATE share_jobs j SET snapshot = c->'snapshot', \(indexedNames.map { "\($0) = c->'columns'->>'\($0)'" }.joined(separator: ", "))
+        UPDATE share_jobs j SET snapshot = c->'snapshot', \(columnNames.map { "\($0) = c->'columns'->>'\($0)'" }.joined(separator: ", "))
             FROM jsonb_array_elements($\(parameter)::jsonb) c
             WHERE j.batch_id = $\(batch)::uuid AND j.idx = (c->>'idx')::integer AND EXISTS (\(condition)) RETURNING j.id
         """
@@ -553,28 +553,28 @@ extension JobQueue: JobStore {
     func exportCandidates(for batch: UUID, after: (stem: String, index: Int), limit: Int) throws -> [(stem: String, item: ItemState)] {
         try query(
             """
-            SELECT d.idx AS idx, d.snapshot AS snapshot, d.export_stem AS export_stem FROM share_jobs d WHERE d.batch_id = $1::uuid AND d.idx >= 0
-                AND d.reason IS NULL AND d.export_stem IS NOT NULL AND (d.export_stem COLLATE "C" > $2 OR (d.export_stem = $2 AND d.idx > $3::integer))
-                AND EXISTS (SELECT 1 FROM share_jobs o WHERE o.batch_id = d.batch_id AND o.export_stem = d.export_stem
-                    AND o.idx <> d.idx AND o.idx >= 0 AND o.reason IS NULL)
-            ORDER BY d.export_stem COLLATE "C", d.idx LIMIT $4::integer
+            SELECT d.idx AS idx, d.snapshot AS snapshot, d.\(ItemColumn.exportStem) AS \(ItemColumn.exportStem) FROM share_jobs d WHERE d.batch_id = $1::uuid AND d.idx >= 0
+                AND d.\(ItemColumn.reason) IS NULL AND d.\(ItemColumn.exportStem) IS NOT NULL AND (d.\(ItemColumn.exportStem) COLLATE "C" > $2 OR (d.\(ItemColumn.exportStem) = $2 AND d.idx > $3::integer))
+                AND EXISTS (SELECT 1 FROM share_jobs o WHERE o.batch_id = d.batch_id AND o.\(ItemColumn.exportStem) = d.\(ItemColumn.exportStem)
+                    AND o.idx <> d.idx AND o.idx >= 0 AND o.\(ItemColumn.reason) IS NULL)
+            ORDER BY d.\(ItemColumn.exportStem) COLLATE "C", d.idx LIMIT $4::integer
             """, [batch.uuidString, after.stem, String(max(after.index, -1)), String(limit)]
         ).map { row in
-            (stem: row["export_stem"] ?? "", item: ItemState.decode(row["snapshot"] ?? "", index: row["idx"].flatMap(Int.init) ?? -1, id: nil))
+            (stem: row[ItemColumn.exportStem.name] ?? "", item: ItemState.decode(row["snapshot"] ?? "", index: row["idx"].flatMap(Int.init) ?? -1, id: nil))
         }
     }
 
     func burstCandidates(for batch: UUID, after: (burst: String, index: Int), limit: Int) throws -> [(burst: String, item: ItemState)] {
         try query(
             """
-            SELECT d.idx AS idx, d.snapshot AS snapshot, d.burst_id AS burst_id FROM share_jobs d WHERE d.batch_id = $1::uuid AND d.idx >= 0
-                AND d.reason IS NULL AND d.burst_id IS NOT NULL AND (d.burst_id COLLATE "C" > $2 OR (d.burst_id = $2 AND d.idx > $3::integer))
-                AND EXISTS (SELECT 1 FROM share_jobs o WHERE o.batch_id = d.batch_id AND o.burst_id = d.burst_id
-                    AND o.idx <> d.idx AND o.idx >= 0 AND o.reason IS NULL)
-            ORDER BY d.burst_id COLLATE "C", d.idx LIMIT $4::integer
+            SELECT d.idx AS idx, d.snapshot AS snapshot, d.\(ItemColumn.burstID) AS \(ItemColumn.burstID) FROM share_jobs d WHERE d.batch_id = $1::uuid AND d.idx >= 0
+                AND d.\(ItemColumn.reason) IS NULL AND d.\(ItemColumn.burstID) IS NOT NULL AND (d.\(ItemColumn.burstID) COLLATE "C" > $2 OR (d.\(ItemColumn.burstID) = $2 AND d.idx > $3::integer))
+                AND EXISTS (SELECT 1 FROM share_jobs o WHERE o.batch_id = d.batch_id AND o.\(ItemColumn.burstID) = d.\(ItemColumn.burstID)
+                    AND o.idx <> d.idx AND o.idx >= 0 AND o.\(ItemColumn.reason) IS NULL)
+            ORDER BY d.\(ItemColumn.burstID) COLLATE "C", d.idx LIMIT $4::integer
             """, [batch.uuidString, after.burst, String(max(after.index, -1)), String(limit)]
         ).map { row in
-            (burst: row["burst_id"] ?? "", item: ItemState.decode(row["snapshot"] ?? "", index: row["idx"].flatMap(Int.init) ?? -1, id: nil))
+            (burst: row[ItemColumn.burstID.name] ?? "", item: ItemState.decode(row["snapshot"] ?? "", index: row["idx"].flatMap(Int.init) ?? -1, id: nil))
         }
     }
 

@@ -194,7 +194,7 @@ extension JobQueue {
                  WHERE error_at IS NOT NULL AND ($2::uuid IS NULL OR batch_id = $2::uuid) ORDER BY error_at DESC LIMIT $1)
                 UNION ALL
                 (SELECT extract(epoch FROM finished_at), batch_id, idx, NULL::text, NULL::text, snapshot FROM share_jobs
-                 WHERE reason IS NOT NULL AND state = 'done' AND finished_at IS NOT NULL AND ($2::uuid IS NULL OR batch_id = $2::uuid)
+                 WHERE \(ItemColumn.reason) IS NOT NULL AND state = 'done' AND finished_at IS NOT NULL AND ($2::uuid IS NULL OR batch_id = $2::uuid)
                  ORDER BY finished_at DESC LIMIT $1)
             ) f ORDER BY at DESC LIMIT $1
             """,

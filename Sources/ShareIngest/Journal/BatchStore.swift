@@ -10,7 +10,7 @@ import ShareManifest
 ///
 /// Both stores keep the same rows: a batch is mapped to and from its row in one
 /// place (``BatchRecord/columns`` and ``BatchRecord/init(row:)``), an item is
-/// its ``ItemState`` JSON beside the columns of ``ItemState/indexedColumns``.
+/// its ``ItemState`` JSON beside the columns of ``ItemColumn``.
 protocol ItemStore: AnyObject {
     /// The batch with this id, if recorded.
     func batch(id: UUID) throws -> BatchRecord?

@@ -31,7 +31,7 @@ enum ItemSource: Sendable, Hashable {
 /// Its persisted form is declared once, here: the stored properties below are
 /// the record (synthesised `Codable`, keyed by ``CodingKeys``), the journal's and
 /// the queue's rows hold its JSON (``encoded()``) and copy the columns they index
-/// from ``indexedColumns``, the report derives from it (``ManifestStage``), and a
+/// from ``ItemColumn``, the report derives from it (``ManifestStage``), and a
 /// resumed batch or a worker on another machine takes the item's next stage from
 /// it. A field left out of ``CodingKeys`` would be lost on every round trip:
 /// `LifecycleTests.everyRecordedFieldSurvivesARoundTrip` sets each one and reads
@@ -294,24 +294,77 @@ extension ItemState {
     }
 }
 
-extension ItemState {
-    /// The fields both stores keep in columns of their own beside the record
-    /// (indexed, or read without decoding it): each store's item table has these
-    /// columns, and writes them from this one list. SQL reads an item's fields
-    /// only through these columns.
-    static let indexedColumns: [(name: String, value: @Sendable (ItemState) -> String?)] = [
-        ("completed", { $0.completed?.rawValue }),
-        ("reason", { $0.failure?.reason.rawValue }),
-        ("sha256", { $0.sha256 }),
-        ("content_identifier", { $0.livePhotoKeys.identifier }),
-        ("live_photo_name", { $0.livePhotoKeys.name }),
-        ("suspect", { $0.suspect ? "alone" : nil }),
-        ("export_stem", { $0.exportStem }),
-        ("burst_id", { $0.burstKey }),
-    ]
+/// One column of both stores' item rows beside the record: declared once,
+/// here, with how its value comes from the item, the index the stores keep on
+/// it and the migration of each store that added it. Each store's item table
+/// has these columns (``ItemState/columns``), writes them from this list,
+/// adds them in its migrations from it (``additions(by:table:)``) and names
+/// them in its queries through it (`\(ItemColumn.sha256)`). SQL reads an
+/// item's fields only through these columns.
+struct ItemColumn: Sendable, CustomStringConvertible {
+    /// The column's name in both stores.
+    let name: String
+    /// Its value for an item (nil: NULL).
+    let value: @Sendable (ItemState) -> String?
+    /// The columns of the partial index kept on it (`… WHERE <name> IS NOT
+    /// NULL`, named `<table>_<name>`), if any.
+    let index: [String]?
+    /// The migrations that added it: the journal's, the queue's (nil: the
+    /// journal's item table was made with it).
+    let journalMigration: String?
+    let queueMigration: String
 
-    /// The values of ``indexedColumns`` for this item, in their order.
-    var indexedValues: [String?] { Self.indexedColumns.map { $0.value(self) } }
+    var description: String { name }
+
+    static let completed = ItemColumn(
+        name: "completed", value: { $0.completed?.rawValue }, index: nil, journalMigration: nil, queueMigration: "8-item-columns")
+    static let reason = ItemColumn(
+        name: "reason", value: { $0.failure?.reason.rawValue }, index: nil, journalMigration: nil, queueMigration: "8-item-columns")
+    static let sha256 = ItemColumn(
+        name: "sha256", value: { $0.sha256 }, index: ["sha256"], journalMigration: "3-item-content-hash", queueMigration: "5-content-hash")
+    static let contentIdentifier = ItemColumn(
+        name: "content_identifier", value: { $0.livePhotoKeys.identifier }, index: ["batch_id", "content_identifier"],
+        journalMigration: "4-item-live-photo-keys", queueMigration: "7-live-photo-keys")
+    static let livePhotoName = ItemColumn(
+        name: "live_photo_name", value: { $0.livePhotoKeys.name }, index: ["batch_id", "live_photo_name"], journalMigration: "4-item-live-photo-keys",
+        queueMigration: "7-live-photo-keys")
+    static let suspect = ItemColumn(
+        name: "suspect", value: { $0.suspect ? "alone" : nil }, index: nil, journalMigration: "5-suspects-and-attempts", queueMigration: "8-item-columns")
+    /// Kept empty since sidecars are matched when a batch is planned (its
+    /// index, on the stems, is what older versions used).
+    static let sidecarKind = ItemColumn(
+        name: "sidecar_kind", value: { _ in nil }, index: ["batch_id", "export_stem"], journalMigration: "6-export-sidecar-keys",
+        queueMigration: "9-export-sidecar-keys")
+    static let exportStem = ItemColumn(
+        name: "export_stem", value: { $0.exportStem }, index: ["batch_id", "export_stem"], journalMigration: "6-export-sidecar-keys",
+        queueMigration: "9-export-sidecar-keys")
+    static let burstID = ItemColumn(
+        name: "burst_id", value: { $0.burstKey }, index: ["batch_id", "burst_id"], journalMigration: "7-burst-identifier", queueMigration: "10-burst-identifier")
+
+    /// Every item column, in the order the stores write them.
+    static let all: [ItemColumn] = [completed, reason, sha256, contentIdentifier, livePhotoName, suspect, sidecarKind, exportStem, burstID]
+
+    /// Which store a migration belongs to.
+    enum Store { case journal, queue }
+
+    /// The statements of `migration` (of `store`, on its item table `table`)
+    /// that add the columns it added, then their indexes.
+    static func additions(by migration: String, of store: Store, table: String) -> String {
+        let added = all.filter { (store == .journal ? $0.journalMigration : $0.queueMigration) == migration }
+        let columns = added.map { "ALTER TABLE \(table) ADD COLUMN \($0.name) \(store == .journal ? "TEXT" : "text");\n" }
+        let indexes = added.compactMap { column in
+            column.index.map { "CREATE INDEX IF NOT EXISTS \(table)_\(column.name) ON \(table) (\($0.joined(separator: ", "))) WHERE \(column.name) IS NOT NULL;\n" }
+        }
+        return (columns + indexes).joined()
+    }
+}
+
+extension ItemState {
+    /// The item's columns beside its record (``ItemColumn/all``).
+    static var columns: [ItemColumn] { ItemColumn.all }
+
+    /// The values of ``columns`` for this item, in their order.
+    var columnValues: [String?] { ItemColumn.all.map { $0.value(self) } }
 
     /// The recorded JSON.
     func encoded() -> String {
