@@ -94,6 +94,18 @@ public final class BatchJournal: Sendable {
                 // Each photo's Apple burst identifier (ItemState.burstKey), so
                 // the fan-in finds a burst's frames without reading every item.
                 Migration(name: "7-burst-identifier", sql: ItemColumn.additions(by: "7-burst-identifier", of: .journal, table: "items")),
+                // What the queue records of a retry and of the fan-in, kept
+                // alike: when an item may run again (a retry's backoff), the
+                // attempts the batch's fan-in lost and when it may run again, and
+                // why a batch whose fan-in gave up failed.
+                Migration(
+                    name: "8-retry-delays-and-fan-in",
+                    sql: """
+                        ALTER TABLE items ADD COLUMN not_before REAL;
+                        ALTER TABLE batches ADD COLUMN lost_fan_ins INTEGER NOT NULL DEFAULT 0;
+                        ALTER TABLE batches ADD COLUMN fan_in_not_before REAL;
+                        ALTER TABLE batches ADD COLUMN failure TEXT;
+                        """),
             ])
     }
 
@@ -136,7 +148,7 @@ public final class BatchJournal: Sendable {
     func claim(_ record: BatchRecord) throws -> Bool {
         try database.transaction(durable: true) {
             let existing = try database.query(
-                "SELECT id FROM batches WHERE drop_name = ? AND (state NOT IN ('done', 'abandoned', 'collected') OR drop_signature = ?)",
+                "SELECT id FROM batches WHERE drop_name = ? AND (state NOT IN ('\(BatchState.done.rawValue)', '\(BatchState.abandoned.rawValue)', '\(BatchState.collected.rawValue)') OR drop_signature = ?)",
                 [StoreValue(record.dropName), StoreValue(record.dropSignature)])
             guard existing.isEmpty else { return false }
             try insert(record)
@@ -210,18 +222,20 @@ public final class BatchJournal: Sendable {
     }
 
     /// Up to `limit` items after `index` that were not finished when last
-    /// recorded (what a resumed batch still has to do), in order.
-    func unfinishedItems(of batch: UUID, after index: Int, limit: Int) throws -> [ItemState] {
+    /// recorded (what a resumed batch still has to do), in order, each with
+    /// where and when it runs next.
+    func unfinishedItems(of batch: UUID, after index: Int, limit: Int) throws -> [RecordedItem] {
         try page(of: batch, after: index, limit: limit, unfinishedOnly: true)
     }
 
     /// A page of a batch's items after `index`, in order (only the unfinished ones:
     /// on the index of those).
-    private func page(of batch: UUID, after index: Int, limit: Int, unfinishedOnly: Bool) throws -> [ItemState] {
-        try database.query(
-            "SELECT idx, uuid, snapshot FROM items WHERE batch_id = ? \(unfinishedOnly ? "AND next IS NOT NULL " : "")AND idx > ? ORDER BY idx LIMIT ?",
+    private func page(of batch: UUID, after index: Int, limit: Int, unfinishedOnly: Bool) throws -> [RecordedItem] {
+        let now = Date().timeIntervalSince1970
+        return try database.query(
+            "SELECT idx, uuid, snapshot, next, not_before FROM items WHERE batch_id = ? \(unfinishedOnly ? "AND next IS NOT NULL " : "")AND idx > ? ORDER BY idx LIMIT ?",
             [.text(batch.uuidString), StoreValue(index), StoreValue(limit)]
-        ).map(Self.item)
+        ).map { row in RecordedItem(item: Self.item(row), stage: row.text("next").map(StageName.init), wait: max(0, (row.real("not_before") ?? now) - now)) }
     }
 
     /// The UUIDs of a batch's items (what names their files in the container),
@@ -254,19 +268,34 @@ public final class BatchJournal: Sendable {
     }
 
     /// How a batch's items stand, from the recorded columns alone (no item is
-    /// decoded): an unfinished item counts as failed, as an interrupted report
-    /// shows it.
-    func counts(of batch: UUID) throws -> BatchReport.Counts {
+    /// decoded).
+    func counts(of batch: UUID) throws -> StoredCounts {
         let skipped = ItemFailure.skipping.sorted { $0.rawValue < $1.rawValue }.map { "'\($0.rawValue)'" }.joined(separator: ", ")
         let row = try database.query(
             """
-            SELECT count(*) AS items, count(*) FILTER (WHERE \(ItemColumn.reason) IS NULL AND next IS NULL) AS ingested,
-                count(*) FILTER (WHERE \(ItemColumn.reason) IN (\(skipped))) AS skipped
+            SELECT count(*) AS items, count(*) FILTER (WHERE next IS NOT NULL) AS unfinished,
+                count(*) FILTER (WHERE next IS NULL AND \(ItemColumn.reason) IS NULL) AS ingested,
+                count(*) FILTER (WHERE next IS NULL AND \(ItemColumn.reason) IN (\(skipped))) AS skipped,
+                count(*) FILTER (WHERE next IS NULL AND \(ItemColumn.reason) NOT IN (\(skipped))) AS failed
             FROM items WHERE batch_id = ?
             """, [.text(batch.uuidString)]
         ).first
-        let items = row?.int("items") ?? 0, ingested = row?.int("ingested") ?? 0, skippedCount = row?.int("skipped") ?? 0
-        return BatchReport.Counts(items: items, ingested: ingested, failed: items - ingested - skippedCount, skipped: skippedCount)
+        return StoredCounts(
+            items: row?.int("items") ?? 0, ingested: row?.int("ingested") ?? 0, failed: row?.int("failed") ?? 0, skipped: row?.int("skipped") ?? 0,
+            unfinished: row?.int("unfinished") ?? 0)
+    }
+
+    func recordedItems(of batch: UUID) throws -> [RecordedItem] {
+        try page(of: batch, after: -1, limit: Int(Int32.max), unfinishedOnly: false)
+    }
+
+    func recordedFanIn(of batch: UUID) throws -> RecordedFanIn? {
+        let now = Date().timeIntervalSince1970
+        return try database.query("SELECT state, lost_fan_ins, fan_in_not_before, failure FROM batches WHERE id = ?", [.text(batch.uuidString)]).first.map { row in
+            RecordedFanIn(
+                lost: row.int("lost_fan_ins") ?? 0, wait: max(0, (row.real("fan_in_not_before") ?? now) - now),
+                state: row.text("state").flatMap(BatchState.init(rawValue:)) ?? .running, failure: row.text("failure"))
+        }
     }
 
     private static func item(_ row: SQLiteRow) -> ItemState {
@@ -309,15 +338,41 @@ extension BatchJournal: JournalStore {
     }
 
     func record(_ item: ItemState, next: NextStep, batch: UUID) throws {
-        let columns = ["next", "snapshot"] + ItemState.columns.map(\.name)
+        let recorded = ItemLifecycle.recorded(next, at: next.stage ?? .manifest, holderKeeps: false)
+        let columns = ["next", "not_before", "snapshot"] + ItemState.columns.map(\.name)
         try database.query(
             "UPDATE items SET \(columns.map { "\($0) = ?" }.joined(separator: ", ")) WHERE batch_id = ? AND idx = ?",
-            [StoreValue(next.stage?.rawValue), .text(item.encoded())] + item.columnValues.map(StoreValue.init)
-                + [.text(batch.uuidString), StoreValue(item.index)])
+            [
+                StoreValue(recorded.isFinished ? nil : recorded.stage.rawValue),
+                recorded.delay > 0 ? .real(Date().timeIntervalSince1970 + recorded.delay) : .null, .text(item.encoded()),
+            ] + item.columnValues.map(StoreValue.init) + [.text(batch.uuidString), StoreValue(item.index)])
+    }
+
+    func loseFanIn(_ batch: UUID, next: NextStep, lost: Int) throws {
+        let recorded = ItemLifecycle.recorded(next, at: .manifest, holderKeeps: false)
+        try database.transaction(durable: true) {
+            if recorded.isFinished {
+                try database.query(
+                    "UPDATE batches SET state = ?, lost_fan_ins = ?, failure = ?, finished_at = ? WHERE id = ?",
+                    [.text(BatchState.failed.rawValue), StoreValue(lost), StoreValue(recorded.error), StoreValue(Date()), .text(batch.uuidString)])
+            } else {
+                try database.query(
+                    "UPDATE batches SET state = ?, lost_fan_ins = ?, fan_in_not_before = ? WHERE id = ?",
+                    [.text(BatchState.running.rawValue), StoreValue(lost), .real(Date().timeIntervalSince1970 + recorded.delay), .text(batch.uuidString)])
+            }
+        }
+    }
+
+    func reopen(_ batch: UUID) throws {
+        try database.transaction(durable: true) {
+            try database.query(
+                "UPDATE batches SET state = ?, lost_fan_ins = ?, fan_in_not_before = NULL, failure = NULL, finished_at = NULL WHERE id = ? AND state = ?",
+                [.text(BatchState.running.rawValue), StoreValue(ItemLifecycle.reopened.lost), .text(batch.uuidString), .text(BatchState.failed.rawValue)])
+        }
     }
 
     func items(of batch: UUID, after index: Int, limit: Int) throws -> [ItemState] {
-        try page(of: batch, after: index, limit: limit, unfinishedOnly: false)
+        try page(of: batch, after: index, limit: limit, unfinishedOnly: false).map(\.item)
     }
 
     func earlierCopies(for batch: UUID) throws -> EarlierCopies {
@@ -345,7 +400,7 @@ extension BatchJournal: JournalStore {
             SELECT o.\(ItemColumn.sha256) AS \(ItemColumn.sha256), min(o.idx) AS original, o.snapshot AS snapshot, b.key AS key, b.created_at AS created
                 FROM (SELECT DISTINCT \(ItemColumn.sha256) FROM items WHERE batch_id = ?1 AND \(ItemColumn.sha256) IS NOT NULL AND \(ItemColumn.reason) IS NULL) d
                 JOIN items o ON o.\(ItemColumn.sha256) = d.\(ItemColumn.sha256) AND +o.batch_id <> ?1 AND o.\(ItemColumn.reason) IS NULL
-                JOIN batches b ON b.id = o.batch_id AND b.state = 'done'
+                JOIN batches b ON b.id = o.batch_id AND b.state = '\(BatchState.done.rawValue)'
                 GROUP BY o.\(ItemColumn.sha256), o.batch_id
                 ORDER BY created, original
             """, [.text(batch.uuidString)]

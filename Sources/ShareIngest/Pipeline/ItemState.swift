@@ -52,6 +52,11 @@ struct ItemState: Sendable, Hashable, Codable {
     // Sniff
     var sniffed: SniffedContent?
     var sourceVersion: FileVersion?
+    /// The pixels its header announces (width × height, from the first bytes
+    /// the sniff read; nil when they do not say): with its format and size,
+    /// what decoding it is expected to cost (``ItemLifecycle/cost(of:)``), the
+    /// same for every holder.
+    var headerPixels: Int?
     // Copy
     var copyPath: String?
     var size: Int64?
@@ -144,7 +149,7 @@ struct ItemState: Sendable, Hashable, Codable {
     /// The record's keys: one per stored property (a property missing here is
     /// never recorded). Three keep the names older records used.
     enum CodingKeys: String, CodingKey, CaseIterable {
-        case index, id, source, label, completed, sniffed, copyPath, size, sha256, duplicateOf, type, mimeType, width, height
+        case index, id, source, label, completed, sniffed, headerPixels, copyPath, size, sha256, duplicateOf, type, mimeType, width, height
         case thumbnailPath, moments, motionVideo, livePhoto, carriedSidecars, sidecarKind, attachedTo, capturedAt, capturedAtSource
         case exportDescription, exportLocation, group, locationRemoved, compatible, stageRecords, warnings, failure, stageSeconds, lostAttempts
         case suspect, video, projection, stereo, gainMap
@@ -251,8 +256,9 @@ struct CompatibleCopyRecord: Sendable, Hashable, Codable {
 /// What a stage hands the next one in memory, never recorded: a resumed item
 /// (or one another worker takes up) simply has none.
 struct CarriedResults: Sendable {
-    /// What decoding the item is expected to cost (from its sniffed header).
-    var decodeCost: DecodeCost?
+    /// Seconds a retry recorded by an earlier run must still wait before its
+    /// stage runs (the journal's record of the lifecycle's backoff).
+    var wait = 0.0
     /// The thumbnail the probe's decoding pass made, for the thumbnail stage to write.
     var thumbnail: ThumbnailOutcome?
     /// True when the probe asked the decoder for a thumbnail (none came back for
