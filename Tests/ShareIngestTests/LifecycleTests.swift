@@ -160,15 +160,29 @@ import Testing
         #expect(ItemLifecycle.recordPatience(for: .unavailable) == 0.5 && ItemLifecycle.recordPatience(for: .refused) == 0)
         #expect((1...6).map(ItemLifecycle.recordPause(attempt:)) == [0.05, 0.1, 0.2, 0.4, 0.8, 1])
         for failure in [StoreFailure.unavailable, .unreachable] {
-            #expect(lifecycle.afterFailedRecord(&item, at: .probe, error: "disk full", failure: failure, refusedBefore: false) == .init(next: .park(.probe), stopsRun: true))
+            #expect(lifecycle.afterFailedRecord(&item, next: .run(.probe), ran: nil, error: "disk full", failure: failure, refusedBefore: false) == .init(next: .park(.probe), stopsRun: true))
         }
         #expect(item.lostAttempts == 0)
         #expect(
-            lifecycle.afterFailedRecord(&item, at: .probe, error: "too big", failure: .refused, refusedBefore: false)
+            lifecycle.afterFailedRecord(&item, next: .run(.probe), ran: nil, error: "too big", failure: .refused, refusedBefore: false)
                 == .init(next: .retry(.probe, after: 0.5, reason: "too big"), stopsRun: false))
-        #expect(lifecycle.afterFailedRecord(&item, at: .probe, error: "too big", failure: .refused, refusedBefore: true) == .init(next: .park(.probe), stopsRun: true))
-        #expect(lifecycle.afterFailedRecord(&item, at: .probe, error: "too big", failure: .refused, refusedBefore: false).next.isFinished)
+        #expect(lifecycle.afterFailedRecord(&item, next: .run(.probe), ran: nil, error: "too big", failure: .refused, refusedBefore: true) == .init(next: .park(.probe), stopsRun: true))
+        #expect(lifecycle.afterFailedRecord(&item, next: .run(.probe), ran: nil, error: "too big", failure: .refused, refusedBefore: false).next.isFinished)
         #expect(item.failure?.reason == .attemptsExhausted)
+        // The record of a stage's results refused: they are dropped with it, and the stage runs again.
+        let before = Self.item(completed: .copy)
+        var probed = before
+        probed.completed = .probe
+        probed.width = 640
+        #expect(
+            lifecycle.afterFailedRecord(&probed, next: .run(.thumbnail), ran: RanStage(stage: .probe, before: before), error: "too big", failure: .refused, refusedBefore: false)
+                == .init(next: .retry(.probe, after: 0.5, reason: "too big"), stopsRun: false))
+        #expect(probed.completed == .copy && probed.width == nil && probed.lostAttempts == 1)
+        var parked = before
+        parked.completed = .probe
+        #expect(
+            lifecycle.afterFailedRecord(&parked, next: .finished, ran: RanStage(stage: .probe, before: before), error: "full", failure: .unavailable, refusedBefore: false)
+                == .init(next: .park(.probe), stopsRun: true))
     }
 
     /// Before a stage: a stop parks the item there; a stage the pipeline

@@ -424,6 +424,9 @@ extension JobQueue: JobStore {
         let item: ItemState
         let next: NextStep
         let lease: Lease
+        /// The stage it comes from, and the item before it (not in the row:
+        /// what a refused record takes the item back to).
+        var ran: RanStage? = nil
 
         /// Where the row goes, as the lifecycle records a step: its next stage
         /// and state, the backoff before it may be claimed again, and the error it keeps.

@@ -103,11 +103,11 @@ final class LeasedSteps: StepRecorder {
         self.leaving = leaving
     }
 
-    func record(_ item: ItemState, next: NextStep, keeps: Bool) throws -> StepRecord {
+    func record(_ item: ItemState, next: NextStep, keeps: Bool, ran: RanStage?) throws -> StepRecord {
         var held = lease
         held.keeps = keeps
         if !keeps, let leaving {
-            leaving(JobQueue.LeasedStep(item: item, next: next, lease: held))
+            leaving(JobQueue.LeasedStep(item: item, next: next, lease: held, ran: ran))
             return .queued
         }
         guard try store.record(item, next: next, batch: batch, lease: held) else { return .refused }

@@ -150,7 +150,7 @@ final class WorkerExecutor {
                 for pending in batch {
                     var item = pending.step.item
                     let steps = LeasedSteps(store, batch: pending.job.batchID, lease: pending.step.lease)
-                    let step = run.execution.record(&item, next: pending.step.next, in: pending.batch, steps: steps)
+                    let step = run.execution.record(&item, next: pending.step.next, in: pending.batch, steps: steps, ran: pending.step.ran)
                     if step.recorded == .saved { left(item, next: step.next, job: pending.job) }
                     forget(pending.job)
                 }

@@ -148,7 +148,7 @@ final class JournalSteps: StepRecorder {
         self.batch = batch
     }
 
-    func record(_ item: ItemState, next: NextStep, keeps: Bool) throws -> StepRecord {
+    func record(_ item: ItemState, next: NextStep, keeps: Bool, ran: RanStage?) throws -> StepRecord {
         try journal.record(item, next: next, batch: batch)
         return .saved
     }

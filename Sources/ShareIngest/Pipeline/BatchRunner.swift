@@ -186,6 +186,12 @@ final class BatchRunner: Sendable {
     /// poison once out of attempts; `--resume` and `share watch` never
     /// crash-loop on it.
     func runLostItemsAlone() throws {
+        for recorded in try recoverLost() where !cancellation.isCancelled { runAlone(recorded) }
+    }
+
+    /// The lifecycle's decisions about the items lost in flight, recorded; the
+    /// items that must run alone now, in order, each with where and when it runs.
+    func recoverLost() throws -> [RecordedItem] {
         var lost: [ItemState] = []
         var alone: [RecordedItem] = []
         try forEachUnfinished { recorded in
@@ -203,18 +209,21 @@ final class BatchRunner: Sendable {
                 alone.append(RecordedItem(item: state, stage: next.stage, wait: ItemLifecycle.recorded(next, at: .manifest, holderKeeps: false).delay))
             }
         }
-        for recorded in alone.sorted(by: { $0.item.index < $1.item.index }) where !cancellation.isCancelled {
-            var item = InFlightItem(recorded.item)
-            pause(recorded.wait)
-            var next = lifecycle.start(recorded.item, stopping: cancellation.isCancelled)
-            while let stage = next.stage, !cancellation.isCancelled {
-                if case .park = next { break }
-                let step = execution.run(stage, on: &item, in: context, steps: steps)
-                if step.stopsRun { cancellation.cancel() }
-                guard step.goesOn else { break }
-                if case .retry(_, let after, _) = step.next { pause(after) }
-                next = step.next
-            }
+        return alone.sorted { $0.item.index < $1.item.index }
+    }
+
+    /// Runs `recorded` to its end (or until a stop), after its backoff.
+    private func runAlone(_ recorded: RecordedItem) {
+        var item = InFlightItem(recorded.item)
+        pause(recorded.wait)
+        var next = lifecycle.start(recorded.item, stopping: cancellation.isCancelled)
+        while let stage = next.stage, !cancellation.isCancelled {
+            if case .park = next { break }
+            let step = execution.run(stage, on: &item, in: context, steps: steps)
+            if step.stopsRun { cancellation.cancel() }
+            guard step.goesOn else { break }
+            if case .retry(_, let after, _) = step.next { pause(after) }
+            next = step.next
         }
     }
 

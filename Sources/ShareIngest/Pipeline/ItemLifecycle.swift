@@ -22,6 +22,13 @@ enum Loss: Sendable, Equatable {
     case recordRefused
 }
 
+/// The stage a step comes from, and the item as it was before that stage ran:
+/// what a refused record takes the item back to (``ItemLifecycle/afterFailedRecord(_:next:ran:error:failure:refusedBefore:)``).
+struct RanStage: Sendable, Equatable {
+    let stage: StageName
+    let before: ItemState
+}
+
 /// What happens to an item next. Only ``ItemLifecycle`` decides it; the local
 /// runner and the distributed worker carry it out, each with its transport,
 /// and the stores record it as they are told.
@@ -227,16 +234,23 @@ struct ItemLifecycle: Sendable {
         let stopsRun: Bool
     }
 
-    /// The record of `item`'s step at `stage` failed with `error` (what it
-    /// means: `failure`, after ``recordPatience(for:)``). A store that cannot
+    /// The record of `item`'s step to `next` failed with `error` (what it
+    /// means: `failure`, after ``recordPatience(for:)``); `ran`: the stage the
+    /// step comes from, with the item as it was before it. A store that cannot
     /// be reached or cannot write costs the item nothing: it is parked before
-    /// `stage` (it waits where its last record has it) and its holder stops
+    /// that stage (it waits where its last record has it) and its holder stops
     /// (locally the run stops, resumable; a worker drops the job, which its
     /// next heartbeat hands back, parked: ``recorded(_:at:holderKeeps:)``). A
-    /// store that refuses the record counts as a lost attempt, and that step is
-    /// recorded instead; a second refusal (`refusedBefore`) stops the holder too.
-    func afterFailedRecord(_ item: inout ItemState, at stage: StageName, error: String, failure: StoreFailure, refusedBefore: Bool) -> FailedRecord {
+    /// store that refuses the record counts as a lost attempt: what the stage
+    /// made is dropped with the record (it may be what cannot be kept), and the
+    /// stage is to run again after its backoff, which is recorded instead; a
+    /// second refusal (`refusedBefore`) stops the holder too.
+    func afterFailedRecord(
+        _ item: inout ItemState, next: NextStep, ran: RanStage?, error: String, failure: StoreFailure, refusedBefore: Bool
+    ) -> FailedRecord {
+        let stage = ran?.stage ?? next.stage ?? self.stage(after: item.completed) ?? .manifest
         guard failure == .refused, !refusedBefore else { return FailedRecord(next: .park(stage), stopsRun: true) }
+        if let before = ran?.before { item = before }
         return FailedRecord(next: advance(&item, after: .lost(at: stage, reason: error, .recordRefused), stopping: false), stopsRun: false)
     }
 

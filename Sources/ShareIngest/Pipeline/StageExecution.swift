@@ -95,7 +95,7 @@ final class StageExecution: Sendable {
         guard ItemLifecycle.recordsBeforeGoingOn(next, holderKeeps: holderKeeps, roundTrips: steps.roundTrips, cheapToRedo: cheapToRedo) else {
             return Step(next: next, recorded: .deferred)
         }
-        return record(&item.state, next: next, in: batch, steps: steps, keeps: holderKeeps)
+        return record(&item.state, next: next, in: batch, steps: steps, keeps: holderKeeps, ran: RanStage(stage: stage, before: before))
     }
 
     /// Tells the events that `item` left the pipeline.
@@ -133,11 +133,15 @@ final class StageExecution: Sendable {
     /// which says what the item's next step is now and whether its holder
     /// stops. Every finished item that is recorded is told to the events
     /// (`itemFinished`), whichever path finished it.
-    func record(_ item: inout ItemState, next: NextStep, in batch: BatchContext, steps: any StepRecorder, keeps: Bool = false) -> Step {
+    func record(
+        _ item: inout ItemState, next: NextStep, in batch: BatchContext, steps: any StepRecorder, keeps: Bool = false, ran: RanStage? = nil
+    ) -> Step {
         var next = next
+        var ran = ran
+        var keeps = keeps
         var refusedBefore = false
         while true {
-            switch attempt(item, next: next, steps: steps, keeps: keeps) {
+            switch attempt(item, next: next, steps: steps, keeps: keeps, ran: ran) {
             case .saved:
                 if next.isFinished { finished(item, in: batch) }
                 return Step(next: next, recorded: .saved)
@@ -146,11 +150,13 @@ final class StageExecution: Sendable {
             case .queued:
                 return Step(next: next, recorded: .queued)
             case .failed(let error, let failure):
-                let stage = next.stage ?? batch.lifecycle.stage(after: item.completed) ?? .manifest
-                let decision = batch.lifecycle.afterFailedRecord(&item, at: stage, error: error, failure: failure, refusedBefore: refusedBefore)
+                let decision = batch.lifecycle.afterFailedRecord(&item, next: next, ran: ran, error: error, failure: failure, refusedBefore: refusedBefore)
                 if decision.stopsRun { return Step(next: decision.next, recorded: .failed(error), stopsRun: true) }
                 refusedBefore = true
                 next = decision.next
+                // The step recorded instead runs that stage again: nothing ran since.
+                ran = nil
+                keeps = false
             }
         }
     }
@@ -160,12 +166,12 @@ final class StageExecution: Sendable {
         case failed(String, StoreFailure)
     }
 
-    private func attempt(_ item: ItemState, next: NextStep, steps: any StepRecorder, keeps: Bool) -> Attempt {
+    private func attempt(_ item: ItemState, next: NextStep, steps: any StepRecorder, keeps: Bool, ran: RanStage?) -> Attempt {
         let started = MonotonicClock.now()
         var tries = 0
         while true {
             do {
-                switch try steps.record(item, next: next, keeps: keeps) {
+                switch try steps.record(item, next: next, keeps: keeps, ran: ran) {
                 case .saved: return .saved
                 case .refused: return .refused
                 case .queued: return .queued
@@ -188,8 +194,9 @@ final class StageExecution: Sendable {
 /// lock is its lease) or a distributed job (its lease follows the row's stage).
 protocol StepRecorder: AnyObject {
     /// Records `item` and its next step; `keeps`: the holder goes on with that
-    /// stage itself.
-    func record(_ item: ItemState, next: NextStep, keeps: Bool) throws -> StepRecord
+    /// stage itself; `ran`: the stage the step comes from (a record made later
+    /// keeps it, in case it is refused then).
+    func record(_ item: ItemState, next: NextStep, keeps: Bool, ran: RanStage?) throws -> StepRecord
     /// True when each record is a round trip to a server.
     var roundTrips: Bool { get }
 }
