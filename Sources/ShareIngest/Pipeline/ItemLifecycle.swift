@@ -122,8 +122,7 @@ struct ItemLifecycle: Sendable {
             item.suspect = false
             return start(item, stopping: stopping)
         case .failed(let failure):
-            item.failure = failure
-            return .finished
+            return fail(&item, failure)
         case .lost(let stage, let reason, let loss):
             let blamed: Bool
             switch loss {
@@ -151,6 +150,14 @@ struct ItemLifecycle: Sendable {
             if stopping { return .park(stage) }
             return .retry(stage, after: blamed ? Self.backoff(after: item.lostAttempts) : 0, reason: reason)
         }
+    }
+
+    /// `item` fails for a reason of its own: final, whatever stage it was at
+    /// (a stage's failure; the fan-in's refusals: a schema that cannot carry
+    /// it, a duplicate the pipeline skips, a manifest that could not be written).
+    func fail(_ item: inout ItemState, _ failure: ItemFailure) -> NextStep {
+        item.failure = failure
+        return .finished
     }
 
     // MARK: - Deaths: the items a holder held when it was lost
