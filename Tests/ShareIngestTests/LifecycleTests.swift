@@ -312,6 +312,21 @@ import Testing
         #expect(report.entries.map(\.path) == ["first", "https://example.org"])
     }
 
+    /// No retry count or limit, backoff or state of an item, a job or a batch
+    /// is chosen outside the lifecycle: `scripts/lifecycle-decisions.sh` greps
+    /// the library for them and finds none.
+    @Test func noDecisionIsTakenOutsideTheLifecycle() throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/bash")
+        process.arguments = [Fixtures.packageRoot.appendingPathComponent("scripts/lifecycle-decisions.sh").path]
+        let output = Pipe()
+        process.standardOutput = output
+        try process.run()
+        let found = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0 && found.isEmpty, "decisions outside ItemLifecycle:\n\(found)")
+    }
+
     /// The journal's item table has the declared item columns (``ItemColumn``),
     /// each with its index, beside its own (the row's key, the next stage, the
     /// record): none made by hand beside the declaration.

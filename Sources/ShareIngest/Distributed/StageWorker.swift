@@ -19,7 +19,7 @@ import SystemCalls
 ///   when there is none; a job that must run alone is claimed only by an idle
 ///   worker, which then claims nothing else until it is done;
 /// - the reaper (``WorkerReaper``) takes back the jobs of workers that are gone
-///   and hands them to the batch's lifecycle (``ItemLifecycle/lose(jobs:besides:reason:)``:
+///   and hands them to the batch's lifecycle (``ItemLifecycle/lose(held:inFlightBeside:reason:stopping:)``:
 ///   retried, or given up on), and repairs fan-in counters;
 /// - `concurrency` executors (``WorkerExecutor``), each with its own connection, run the jobs:
 ///   after each stage, one statement records the item and, when this worker

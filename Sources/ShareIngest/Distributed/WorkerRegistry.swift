@@ -38,7 +38,7 @@ extension JobQueue {
     /// own, parked where it was (``JobQueue/handedBack``: a claim or a
     /// completion whose answer was lost with the connection, or a job its
     /// executor dropped because its record could not be made: the lifecycle's
-    /// park, ``ItemLifecycle/afterFailedRecord(_:at:error:failure:refusedBefore:)``),
+    /// park, ``ItemLifecycle/afterFailedRecord(_:next:ran:error:failure:refusedBefore:)``),
     /// records that it was seen, and adds the stages it finished and the failures
     /// it saw since the last one. Returns the number of leases renewed.
     @discardableResult

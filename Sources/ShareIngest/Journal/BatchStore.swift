@@ -264,7 +264,7 @@ struct RecordedFanIn: Sendable, Equatable {
 /// What a store's error means for the record it could not make: the one
 /// reading of both stores' typed errors (``SQLiteError/storeFailure``,
 /// ``PostgresError/storeFailure``) that the lifecycle decides on
-/// (``ItemLifecycle/afterFailedRecord(_:at:error:failure:refusedBefore:)``).
+/// (``ItemLifecycle/afterFailedRecord(_:next:ran:error:failure:refusedBefore:)``).
 enum StoreFailure: Sendable, Equatable {
     /// The store cannot be reached (a lost connection, a server restarting):
     /// it takes the record once it is back.

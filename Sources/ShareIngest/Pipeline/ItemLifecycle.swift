@@ -215,7 +215,7 @@ struct ItemLifecycle: Sendable {
     // MARK: - Records that cannot be made
 
     /// Seconds a record that keeps failing with `failure` is tried again
-    /// before the lifecycle decides (``afterFailedRecord(_:at:error:failure:refusedBefore:)``),
+    /// before the lifecycle decides (``afterFailedRecord(_:next:ran:error:failure:refusedBefore:)``),
     /// in both modes: a store that cannot be reached (a database restarting)
     /// is waited for until a stop is due; one that cannot write now (a
     /// momentarily full disk: a failed copy is still being removed) briefly; a
@@ -237,7 +237,7 @@ struct ItemLifecycle: Sendable {
         /// The item's next step (to record, when the store still takes records).
         let next: NextStep
         /// True when its holder stops: locally the run (the batch is resumable);
-        /// a worker drops the job (see ``afterFailedRecord(_:at:error:failure:refusedBefore:)``).
+        /// a worker drops the job (see ``afterFailedRecord(_:next:ran:error:failure:refusedBefore:)``).
         let stopsRun: Bool
     }
 

@@ -140,10 +140,10 @@ struct ItemState: Sendable, Hashable, Codable {
     /// when it ends: found set when a batch resumes, it means the process died
     /// while decoding it.
     @OmittedWhenDefault var decodingInFlight = false
-    /// Set when it was in flight beside other items when their process (or
-    /// worker) died: that death is blamed on none of them, and it runs alone
-    /// next, so that one that is its doing is (see
-    /// ``ItemLifecycle/recover(suspects:besides:reason:stopping:)``).
+    /// Set when it was in flight when its process (or worker) died: it runs
+    /// alone next, until a stage completes, so that a death that is its doing
+    /// is blamed on it (beside others, that death was blamed on none of them;
+    /// see ``ItemLifecycle/lose(held:inFlightBeside:reason:stopping:)``).
     @OmittedWhenDefault var suspect = false
 
     /// The record's keys: one per stored property (a property missing here is

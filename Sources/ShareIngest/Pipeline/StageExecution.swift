@@ -129,7 +129,7 @@ final class StageExecution: Sendable {
     /// Records `item` and its next step through `steps`. A failing record is
     /// tried again as long as the lifecycle's patience for what the store said
     /// lasts (``ItemLifecycle/recordPatience(for:)``, ``ItemLifecycle/recordPause(attempt:)``),
-    /// then goes to the lifecycle (``ItemLifecycle/afterFailedRecord(_:at:error:failure:refusedBefore:)``),
+    /// then goes to the lifecycle (``ItemLifecycle/afterFailedRecord(_:next:ran:error:failure:refusedBefore:)``),
     /// which says what the item's next step is now and whether its holder
     /// stops. Every finished item that is recorded is told to the events
     /// (`itemFinished`), whichever path finished it.
