@@ -451,7 +451,7 @@ final class DistributedHolder: Holder {
         case lostHolderWithClaimedAndRunningItems
         /// A refused record costs an attempt; the stage runs again after its backoff.
         case refusedRecord
-        /// A store that cannot write: the item waits where it was, ready, uncounted; its holder stops.
+        /// A store that cannot write costs nothing: a momentary failure is waited out; a lasting one parks the item, ready, and stops its holder.
         case storeFailure
         /// A lost fan-in runs again after its backoff; after its last attempt the batch fails, with why.
         case lostFanIn
@@ -559,13 +559,22 @@ final class DistributedHolder: Holder {
     }
 
     /// A store failure (it is full: its trouble, not the record's) costs the
-    /// item nothing: it waits where it was, ready, and its holder stops.
+    /// item nothing. A momentary one is waited out (the lifecycle's patience):
+    /// the record is made. A lasting one leaves the item where it was, ready,
+    /// and its holder stops.
     static func aStoreFailureParksTheItemAndStopsItsHolder(mode: Mode) throws {
-        let holder = try holder(mode, items: settleItems(1))
-        let step = try holder.run(0, faults: Faults(records: .always(.unavailable)), stopping: false)
+        let holder = try holder(mode, items: settleItems(2))
+        // Momentary: the record (a worker's statement, then that record again) fails twice, then is made.
+        let made = try holder.run(0, faults: Faults(records: .first(2, .unavailable)), stopping: false)
+        if let made { #expect(!made.stopsRun && made.recorded == .saved) }
+        Expected(stage: nil).check(try holder.recorded()[0], "\(mode): momentary store failure")
+        #expect(holder.told.all.map(\.index) == [0] && holder.told.all.first?.status == .ingested, "\(holder.told.all)")
+        // Lasting.
+        let step = try holder.run(1, faults: Faults(records: .always(.unavailable)), stopping: false)
         if let step { #expect(step.stopsRun && step.next == .park(SettleStage.name)) }
-        Expected().check(try holder.recorded()[0], "\(mode): store failure")
-        #expect(holder.told.all.isEmpty)
+        Expected().check(try holder.recorded()[1], "\(mode): lasting store failure")
+        #expect(holder.told.all.map(\.index) == [0])
+        #expect(try holder.takingOrder() == [1], "\(mode): a parked item is not ready")
     }
 
     /// A park: a stop asked before the stage leaves the item where it was,
