@@ -241,8 +241,12 @@ final class BatchRunner: Sendable {
         do {
             if batch.state == .manifesting { try loseFanIn(&batch, reason: "the process died while the fan-in ran") }
             while outcome == nil, batch.state == .running {
-                pause(try store.recordedFanIn(of: batch.id)?.wait ?? 0)
-                if cancellation.isCancelled { return try interruptedReport(batch, started: started) }
+                // A retry's backoff is waited out; a stop asked meanwhile leaves the
+                // batch resumable, its fan-in still to run.
+                if let wait = try store.recordedFanIn(of: batch.id)?.wait, wait > 0 {
+                    pause(wait)
+                    if cancellation.isCancelled { return try interruptedReport(batch, started: started) }
+                }
                 batch.state = .manifesting
                 try? store.update(batch, durable: true)
                 do {
