@@ -24,9 +24,16 @@ enum Loss: Sendable, Equatable {
 
 /// The stage a step comes from, and the item as it was before that stage ran:
 /// what a refused record takes the item back to (``ItemLifecycle/afterFailedRecord(_:next:ran:error:failure:refusedBefore:)``).
-struct RanStage: Sendable, Equatable {
+/// A reference: it rides with every step a worker's leaving items wait to
+/// record, and copying the item with each would cost a retain per field.
+final class RanStage: Sendable {
     let stage: StageName
     let before: ItemState
+
+    init(stage: StageName, before: ItemState) {
+        self.stage = stage
+        self.before = before
+    }
 }
 
 /// What happens to an item next. Only ``ItemLifecycle`` decides it; the local

@@ -115,6 +115,10 @@ struct AnyStageSettings: Hashable, Sendable {
 struct StageCatalog: Sendable, Hashable {
     /// The definitions, in run order.
     let definitions: [StageDefinition]
+    /// Every stage's name, in run order (kept: a worker asks for them with every job).
+    let names: [StageName]
+    /// Each stage's place in the run order.
+    private let positions: [StageName: Int]
 
     /// share-ingest's stages: sniff, copy, location, probe, thumbnail, motion,
     /// compatible, and the manifest's fan-in.
@@ -131,7 +135,10 @@ struct StageCatalog: Sendable, Hashable {
     /// A catalog of `definitions` (in any order), each placed as its
     /// definition says; throws when they do not make one order.
     init(_ definitions: [StageDefinition]) throws(Conflict) {
-        self.definitions = try Self.order(definitions)
+        let ordered = try Self.order(definitions)
+        self.definitions = ordered
+        names = ordered.map(\.name)
+        positions = Dictionary(uniqueKeysWithValues: ordered.enumerated().map { ($1.name, $0) })
     }
 
     /// This catalog with `definition` registered too.
@@ -184,17 +191,14 @@ struct StageCatalog: Sendable, Hashable {
         return ordered + [fanIn]
     }
 
-    /// Every stage's name, in run order.
-    var names: [StageName] { definitions.map(\.name) }
-
     /// The item stages' names (every stage but the fan-in), in run order.
     var itemStages: [StageName] { definitions.filter { !$0.isFanIn }.map(\.name) }
 
-    func definition(named name: String) -> StageDefinition? { definitions.first { $0.name.rawValue == name } }
-    func definition(_ name: StageName) -> StageDefinition? { definition(named: name.rawValue) }
+    func definition(named name: String) -> StageDefinition? { definition(StageName(name)) }
+    func definition(_ name: StageName) -> StageDefinition? { positions[name].map { definitions[$0] } }
 
     /// Where `name` runs among the catalog's stages (nil: not one of them).
-    func position(of name: StageName) -> Int? { definitions.firstIndex { $0.name == name } }
+    func position(of name: StageName) -> Int? { positions[name] }
 
     /// `names` in this catalog's run order; names it does not have come last, by name.
     func inRunOrder(_ names: some Sequence<StageName>) -> [StageName] {
