@@ -162,13 +162,18 @@ public struct ShareIngestor: Sendable {
         if record.state == .claimed, record.dropName == nil {
             try abandonPlan(record, journal: journal)
         }
-        guard record.state == .running || record.state == .manifesting else { throw .batchNotResumable(record.id, record.state) }
+        guard [.running, .manifesting, .failed].contains(record.state) else { throw .batchNotResumable(record.id, record.state) }
         guard let lock = BatchLock(batch: record.id, container: journal.container) else { throw .batchBusy(record.id) }
         defer { withExtendedLifetime(lock) {} }
         Recovery.sweep(journal.container)
         // Re-read under the lock: another process may have finished it meanwhile.
-        guard var batch = try journal.batch(record.id.uuidString), batch.state == .running || batch.state == .manifesting else {
+        guard var batch = try journal.batch(record.id.uuidString), [.running, .manifesting, .failed].contains(batch.state) else {
             throw .batchNotResumable(record.id, .done)
+        }
+        if batch.state == .failed {
+            // Its fan-in gave up: reopened as the lifecycle says (``ItemLifecycle/reopened``).
+            do { try journal.reopen(batch.id) } catch { throw .containerUnusable(path: journal.container.root, reason: "journal: \(error)") }
+            batch.state = .running
         }
         let runner = try BatchRunner(
             batch, container: journal.container, journal: journal, decoder: decoder, events: events, cancellation: cancellation, now: now, catalog: catalog)

@@ -103,7 +103,7 @@ final class ProgressPrinter: Sendable {
     private func statusLine(_ counts: Counts) -> String {
         let elapsed = max(0.001, Date().timeIntervalSince(start))
         let rate = Double(counts.finished) / elapsed
-        let stages = StageName.allCases.compactMap { stage in counts.stages[stage].map { "\(stage.rawValue) \($0)" } }.joined(separator: " · ")
+        let stages = StageName.progress(counts.stages)
         let remaining = max(0, counts.seen - counts.finished)
         let eta = rate > 0 ? String(format: " · ETA %.0fs", Double(remaining) / rate) : ""
         return String(format: "%d/%d done · %@ · %.1f MB · %.1f items/s%@", counts.finished, counts.seen, stages, Double(counts.bytes) / 1e6, rate, eta)

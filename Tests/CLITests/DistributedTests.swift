@@ -13,6 +13,8 @@ import Testing
         var processes: [String: Process] = [:]
         /// Every process started, restarted ones included: none outlives the test.
         private var started: [Process] = []
+        /// The arguments each worker name was started with (a restart keeps them).
+        private var arguments: [String: [String]] = [:]
         let environment: [String: String]
         let logs = TemporaryDirectory("worker-logs")
 
@@ -28,6 +30,7 @@ import Testing
         /// Starts worker `name`; `user` runs it as another user (setpriv), `arguments` are added.
         func start(_ name: String, lease: Int = 2, user: String? = nil, arguments: [String] = [], directory: String? = nil) throws {
             let process = Process()
+            self.arguments[name] = arguments
             let share = ["worker", "--db", url, "--name", name, "--concurrency", "1", "--lease", String(lease)] + arguments
             if let user {
                 process.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
@@ -62,7 +65,7 @@ import Testing
 
         /// Restarts every worker that died (a supervisor, as systemd would be).
         func restartDead(lease: Int = 2) throws {
-            for (name, process) in processes where !process.isRunning { try start(name, lease: lease) }
+            for (name, process) in processes where !process.isRunning { try start(name, lease: lease, arguments: arguments[name] ?? []) }
         }
 
         /// SIGTERM to every worker still running (any started, not only the
@@ -474,25 +477,29 @@ import Testing
         let work = TemporaryDirectory("dist-poison")
         let container = work.path + "/container"
         #expect(try ShareProcess.run(["db", "migrate", "--db", server.url]).status == 0)
-        // Every worker dies (SIGKILL) when it thumbnails poison.jpg.
-        let workers = Workers(url: server.url, environment: ["SHARE_CRASH_POINT": "thumbnail:poison.jpg"])
-        try workers.start("a", lease: 1)
-        try workers.start("b", lease: 1, arguments: ["--json"])
+        // Every worker dies (SIGKILL) when it probes poison.jpg, as a crash in a
+        // decoding library would: decoding in-process (`--isolation none`), so
+        // that the worker records the decode first and its death can be the
+        // item's (with sandboxed helpers a decoder crash ends a helper, never
+        // the worker).
+        let workers = Workers(url: server.url, environment: ["SHARE_CRASH_POINT": "probe:poison.jpg"])
+        try workers.start("a", lease: 1, arguments: ["--isolation", "none"])
+        try workers.start("b", lease: 1, arguments: ["--isolation", "none", "--json"])
         let ingest = try Ingest(["--db", server.url, "--container", container, "--max-attempts", "3", drop.path])
         #expect(try ingest.finish(workers: workers, lease: 1) == 1, "\(ingest.stderr)")
         workers.stopAll()
         #expect(ingest.stdout.hasPrefix("ShareMedia://"), "\(ingest.stdout)")
-        // Given up at the stage its row was last recorded at: a worker keeps an
-        // item through its stages and records it once it leaves (or before it
-        // decodes in-process), so a worker's death costs redoing those stages.
-        #expect(ingest.stderr.contains("share: failed: poison.jpg") || ingest.stderr.contains("gave up after 3 attempts at"), "\(ingest.stderr)")
+        // Given up as locally: its worker died three times while decoding it
+        // alone (a worker records the decode before it starts, so a worker's
+        // death costs redoing the stages it kept since its last record).
+        #expect(ingest.stderr.contains("share: failed: poison.jpg") || ingest.stderr.contains("died 3 times while decoding this file alone"), "\(ingest.stderr)")
         let entries = try Self.manifestEntries(container)
         #expect(entries.count == 10)
         #expect(!entries.contains { $0["fileName"] as? String == "poison.jpg" })
         let manifest = try #require(try FileManager.default.contentsOfDirectory(atPath: container + "/manifests").first { $0.hasSuffix(".json") })
         let stored = try String(contentsOfFile: container + "/.share-ingest/reports/" + manifest, encoding: .utf8)
-        #expect(stored.contains("gave up after 3 attempts at "), "\(stored)")
-        #expect(stored.contains("attemptsExhausted"))
+        #expect(stored.contains("the process died 3 times while decoding this file alone"), "\(stored)")
+        #expect(stored.contains("crashedRepeatedly"))
         // One log line per retry and give-up; JSON lines with --json.
         let logs = workers.log("a") + workers.log("b")
         #expect(logs.contains("retry: batch") && logs.contains("gave up: batch"), "\(logs)")

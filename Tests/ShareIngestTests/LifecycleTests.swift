@@ -114,46 +114,75 @@ import Testing
         #expect(lifecycle.advance(&item, after: alone, stopping: false).isFinished)
         #expect(!item.suspect)
         #expect(item.failure?.reason == .crashedRepeatedly)
-        #expect(item.failure?.message == "text:hello: the process died 3 times while decoding this file alone; not tried again")
+        #expect(item.failure?.message == "text:hello: the process died 3 times while decoding this file alone; not tried again (the last time: died)")
     }
 
     @Test func aLostFanInIsRetriedUntilItsLastAttempt() {
         let lifecycle = ItemLifecycle(stages: Self.stages, maxAttempts: 2)
         #expect(lifecycle.afterLosingFanIn(lostBefore: 0, reason: "gone") == (.retry(.manifest, after: 0.5, reason: "gone"), 1))
-        #expect(lifecycle.afterLosingFanIn(lostBefore: 1, reason: "gone") == (.gaveUp(reason: "gone"), 2))
+        #expect(lifecycle.afterLosingFanIn(lostBefore: 1, reason: "gone") == (.gaveUp(reason: "the manifest job gave up after 2 attempts: gone"), 2))
     }
 
-    /// The items in flight when their process (or worker) died: blamed only
-    /// when one item can be, in both modes; with several, no attempt is counted
-    /// and the ones that were decoding run alone next.
+    /// The items a holder held when it was lost: only those in flight (their
+    /// record says they were being decoded in its process) can have caused its
+    /// death; the death is blamed only when one was, in both modes; with
+    /// several, no attempt is counted and each runs alone next; an item held
+    /// but not in flight is handed back as it was, ready at once, not counted.
     @Test func aDeathIsBlamedOnlyWhenOneItemCanBe() {
         let lifecycle = ItemLifecycle(stages: Self.stages, maxAttempts: 3)
         var decoding = Self.item(completed: .copy)
         decoding.decodingInFlight = true
-        let waiting = Self.item(completed: .sniff)
-        let two = lifecycle.recover(suspects: [decoding, waiting], reason: "died", stopping: false)
+        var alsoDecoding = Self.item(completed: .sniff)
+        alsoDecoding.decodingInFlight = true
+        let claimed = Self.item(completed: .sniff)
+        let two = lifecycle.lose(held: [decoding, alsoDecoding], reason: "died", stopping: false)
         #expect(two.map(\.item.lostAttempts) == [0, 0])
         #expect(two.map(\.item.suspect) == [true, true])
         #expect(two.map(\.next) == [.retry(.probe, after: 0, reason: "died"), .retry(.copy, after: 0, reason: "died")])
         #expect(two.allSatisfy { !$0.item.decodingInFlight })
-        let one = lifecycle.recover(suspects: [decoding], reason: "died", stopping: false)
-        #expect(one[0].item.lostAttempts == 1 && one[0].next == .retry(.probe, after: 0.5, reason: "died"))
-        // A worker that held a job of another batch too blames neither.
-        let beside = lifecycle.lose(jobs: [waiting], besides: 1, reason: "worker b is gone")
-        #expect(beside[0].item.lostAttempts == 0)
-        #expect(lifecycle.lose(jobs: [waiting], besides: 0, reason: "worker b is gone")[0].item.lostAttempts == 1)
+        let one = lifecycle.lose(held: [decoding, claimed], reason: "died", stopping: false)
+        #expect(one[0].item.lostAttempts == 1 && one[0].next == .retry(.probe, after: 0.5, reason: "died") && one[0].item.suspect)
+        #expect(one[1].item.lostAttempts == 0 && one[1].next == .retry(.copy, after: 0, reason: "died") && !one[1].item.suspect)
+        // A worker that had a job of another batch in flight too blames neither.
+        #expect(lifecycle.lose(held: [decoding], inFlightBeside: 1, reason: "worker b is gone", stopping: false)[0].item.lostAttempts == 0)
+        #expect(lifecycle.lose(held: [decoding], inFlightBeside: 0, reason: "worker b is gone", stopping: false)[0].item.lostAttempts == 1)
+        // Stopping: each waits where it was.
+        #expect(lifecycle.lose(held: [claimed], reason: "died", stopping: true)[0].next == .park(.copy))
     }
 
-    /// A record the store cannot take because it is away or full costs the
-    /// item nothing and stops the run; one it refuses costs an attempt.
+    /// A record the store cannot take because it is away or cannot write costs
+    /// the item nothing and stops its holder (after the lifecycle's patience);
+    /// one it refuses costs an attempt, and a second refusal stops the holder.
     @Test func aFailedRecordCostsWhatTheLifecycleSays() {
         let lifecycle = ItemLifecycle(stages: Self.stages, maxAttempts: 2)
         var item = Self.item(completed: .copy)
-        #expect(lifecycle.afterFailedRecord(&item, at: .probe, error: "disk full", transient: true) == .init(next: .park(.probe), stopsRun: true))
+        #expect(ItemLifecycle.recordPatience(for: .unreachable) == .infinity)
+        #expect(ItemLifecycle.recordPatience(for: .unavailable) == 0.5 && ItemLifecycle.recordPatience(for: .refused) == 0)
+        #expect((1...6).map(ItemLifecycle.recordPause(attempt:)) == [0.05, 0.1, 0.2, 0.4, 0.8, 1])
+        for failure in [StoreFailure.unavailable, .unreachable] {
+            #expect(lifecycle.afterFailedRecord(&item, next: .run(.probe), ran: nil, error: "disk full", failure: failure, refusedBefore: false) == .init(next: .park(.probe), stopsRun: true))
+        }
         #expect(item.lostAttempts == 0)
-        #expect(lifecycle.afterFailedRecord(&item, at: .probe, error: "too big", transient: false) == .init(next: .retry(.probe, after: 0.5, reason: "too big"), stopsRun: false))
-        #expect(lifecycle.afterFailedRecord(&item, at: .probe, error: "too big", transient: false).next.isFinished)
+        #expect(
+            lifecycle.afterFailedRecord(&item, next: .run(.probe), ran: nil, error: "too big", failure: .refused, refusedBefore: false)
+                == .init(next: .retry(.probe, after: 0.5, reason: "too big"), stopsRun: false))
+        #expect(lifecycle.afterFailedRecord(&item, next: .run(.probe), ran: nil, error: "too big", failure: .refused, refusedBefore: true) == .init(next: .park(.probe), stopsRun: true))
+        #expect(lifecycle.afterFailedRecord(&item, next: .run(.probe), ran: nil, error: "too big", failure: .refused, refusedBefore: false).next.isFinished)
         #expect(item.failure?.reason == .attemptsExhausted)
+        // The record of a stage's results refused: they are dropped with it, and the stage runs again.
+        let before = Self.item(completed: .copy)
+        var probed = before
+        probed.completed = .probe
+        probed.width = 640
+        #expect(
+            lifecycle.afterFailedRecord(&probed, next: .run(.thumbnail), ran: RanStage(stage: .probe, before: before), error: "too big", failure: .refused, refusedBefore: false)
+                == .init(next: .retry(.probe, after: 0.5, reason: "too big"), stopsRun: false))
+        #expect(probed.completed == .copy && probed.width == nil && probed.lostAttempts == 1)
+        var parked = before
+        parked.completed = .probe
+        #expect(
+            lifecycle.afterFailedRecord(&parked, next: .finished, ran: RanStage(stage: .probe, before: before), error: "full", failure: .unavailable, refusedBefore: false)
+                == .init(next: .park(.probe), stopsRun: true))
     }
 
     /// Before a stage: a stop parks the item there; a stage the pipeline
@@ -200,6 +229,7 @@ import Testing
             format: jpeg, fileExtension: "jpg", mimeType: "image/jpeg", recognised: true, declaredExtension: "png",
             contradictedFormat: MediaFormat.known(id: "png"))
         item.sourceVersion = FileVersion(device: 2049, inode: 123_456, size: 4_096, modifiedSeconds: 1_700_000_000, modifiedNanoseconds: 123)
+        item.headerPixels = 12_192_768
         item.copyPath = "/container/A.jpg"
         item.size = 4_096
         item.sha256 = String(repeating: "ab", count: 32)
@@ -286,6 +316,33 @@ import Testing
         #expect(report.entries.map(\.path) == ["first", "https://example.org"])
     }
 
+    /// No retry count or limit, backoff or state of an item, a job or a batch
+    /// is chosen outside the lifecycle: `scripts/lifecycle-decisions.sh` greps
+    /// the library for them and finds none.
+    @Test func noDecisionIsTakenOutsideTheLifecycle() throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/bash")
+        process.arguments = [Fixtures.packageRoot.appendingPathComponent("scripts/lifecycle-decisions.sh").path]
+        let output = Pipe()
+        process.standardOutput = output
+        try process.run()
+        let found = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0 && found.isEmpty, "decisions outside ItemLifecycle:\n\(found)")
+    }
+
+    /// The journal's item table has the declared item columns (``ItemColumn``),
+    /// each with its index, beside its own (the row's key, the next stage, the
+    /// record): none made by hand beside the declaration.
+    @Test func theJournalsItemColumnsAreTheDeclaredOnes() throws {
+        let container = try TemporaryContainer()
+        let journal = try BatchJournal(container: container.directory)
+        let columns = Set(try journal.database.query("PRAGMA table_info(items)").compactMap { $0.text("name") })
+        #expect(columns.subtracting(["batch_id", "idx", "uuid", "next", "not_before", "snapshot"]) == Set(ItemColumn.all.map(\.name)))
+        let indexes = Set(try journal.database.query("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'items'").compactMap { $0.text("name") })
+        #expect(Set(ItemColumn.all.filter { $0.index != nil }.map { "items_\($0.name)" }).isSubset(of: indexes), "\(indexes)")
+    }
+
     /// A journal that a newer share changed is refused with a clear error, not
     /// used half-understood.
     @Test func aJournalFromANewerShareIsRefused() throws {
@@ -317,12 +374,14 @@ import Testing
             ALTER TABLE items DROP COLUMN suspect; ALTER TABLE batches DROP COLUMN max_attempts;
             DROP INDEX items_sidecar_kind; DROP INDEX items_export_stem;
             ALTER TABLE items DROP COLUMN sidecar_kind; ALTER TABLE items DROP COLUMN export_stem;
-            DROP INDEX items_burst_id; ALTER TABLE items DROP COLUMN burst_id; PRAGMA user_version = 2
+            DROP INDEX items_burst_id; ALTER TABLE items DROP COLUMN burst_id;
+            ALTER TABLE items DROP COLUMN not_before; ALTER TABLE batches DROP COLUMN lost_fan_ins; ALTER TABLE batches DROP COLUMN fan_in_not_before;
+            ALTER TABLE batches DROP COLUMN failure; PRAGMA user_version = 2
             """)
         let reopened = try BatchJournal(container: container.directory)
         #expect(try reopened.batch(done.batchID.uuidString)?.state == .done)
         let names = try reopened.database.query("SELECT name FROM migrations ORDER BY name").compactMap { $0.text("name") }
         #expect(names == ["1-batches-and-items", "2-item-next-stage", "3-item-content-hash", "4-item-live-photo-keys", "5-suspects-and-attempts", "6-export-sidecar-keys",
-            "7-burst-identifier"])
+            "7-burst-identifier", "8-retry-delays-and-fan-in"])
     }
 }

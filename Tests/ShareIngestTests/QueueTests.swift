@@ -49,6 +49,47 @@ import Testing
         #expect(order == [2, 1, 3, 0])
     }
 
+    /// PostgreSQL's errors carry their SQLSTATE, named, and say what they mean
+    /// for a record: a value the server cannot keep (`\u0000` in `jsonb`) is
+    /// the record's; a missing table is the server's trouble; a lost
+    /// connection is the server away.
+    @Test func errorsCarryTheirSQLStateAndWhatTheyMeanForARecord() throws {
+        let server = try PostgresServer()
+        let connection = try PostgresConnection(url: server.url, role: "test")
+        func failure(_ sql: String) -> PostgresError? {
+            do {
+                try connection.query(sql)
+                return nil
+            } catch {
+                return error
+            }
+        }
+        let refused = try #require(failure(#"SELECT '{"a": "\u0000"}'::jsonb"#))
+        #expect(refused.sqlState == .untranslatableCharacter && StoreFailure(refused) == .refused, "\(refused.sqlState?.code ?? "none"): \(refused)")
+        let missing = try #require(failure("SELECT * FROM share_nothing"))
+        #expect(missing.sqlState == .undefinedTable && missing.sqlState?.code == "42P01" && StoreFailure(missing) == .unavailable)
+        #expect(SQLState("XX001") == .other("XX001") && SQLState("XX001").errorClass == "XX")
+        server.stop()
+        let lost = try #require(failure("SELECT 1"))
+        #expect(lost.connectionLost && StoreFailure(lost) == .unreachable, "\(lost)")
+    }
+
+    /// The queue's item rows have the declared item columns (``ItemColumn``),
+    /// each with its index, beside the job's own: none made by hand beside the declaration.
+    @Test func theQueuesItemColumnsAreTheDeclaredOnes() throws {
+        let server = try PostgresServer()
+        try StageWorker.migrate(url: server.url)
+        let connection = try PostgresConnection(url: server.url, role: "test")
+        let columns = Set(try connection.query("SELECT column_name FROM information_schema.columns WHERE table_name = 'share_jobs'").compactMap { $0["column_name"] })
+        let own: Set = [
+            "id", "batch_id", "idx", "stage", "state", "attempts", "max_attempts", "not_before", "lease_until", "worker_id", "last_error", "error_at",
+            "finished_at", "snapshot", "priority",
+        ]
+        #expect(columns.subtracting(own) == Set(ItemColumn.all.map(\.name)), "\(columns.subtracting(own).sorted())")
+        let indexes = Set(try connection.query("SELECT indexname FROM pg_indexes WHERE tablename = 'share_jobs'").compactMap { $0["indexname"] })
+        #expect(Set(ItemColumn.all.filter { $0.index != nil }.map { "share_jobs_\($0.name)" }).isSubset(of: indexes), "\(indexes)")
+    }
+
     /// A record is the holder's only: once the job was taken from a worker (its
     /// lease lapsed and another took it), the first worker's late record changes
     /// nothing, and a record re-sent after a lost answer never applies twice.

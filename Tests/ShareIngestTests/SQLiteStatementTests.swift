@@ -53,6 +53,30 @@ import Testing
         #expect(throws: SQLiteError.self) { try database.query("SELECT nothing FROM nowhere") }
     }
 
+    /// Errors carry SQLite's extended code, named, and say what they mean for
+    /// a record: a row the journal refuses (a key it has) is the record's, a
+    /// journal that cannot be written (read-only) is the journal's trouble.
+    @Test func errorsCarryTheirExtendedCodeAndWhatTheyMeanForARecord() throws {
+        let directory = TemporaryDirectory()
+        let database = try database(in: directory)
+        do {
+            try database.query("INSERT INTO t (k, v) VALUES (?, ?)", [.integer(1), .text("again")])
+            Issue.record("a duplicate key was accepted")
+        } catch {
+            #expect(error.result == .constraintPrimaryKey && error.result.primary == .constraint)
+            #expect(error.description.hasPrefix("SQLite error 1555 (SQLITE_CONSTRAINT_PRIMARYKEY): "), "\(error)")
+            #expect(StoreFailure(error) == .refused)
+        }
+        try database.execute("PRAGMA query_only = 1")
+        do {
+            try database.query("INSERT INTO t (k, v) VALUES (?, ?)", [.integer(9), .text("v9")])
+            Issue.record("a read-only connection wrote")
+        } catch {
+            #expect(error.result.primary == .readOnly, "\(error)")
+            #expect(StoreFailure(error) == .unavailable)
+        }
+    }
+
     @Test func moreStatementsThanTheCacheHoldsAllRun() throws {
         let directory = TemporaryDirectory()
         let database = try database(in: directory)

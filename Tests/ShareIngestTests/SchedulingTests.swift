@@ -17,7 +17,7 @@ import Testing
     }
 
     @Test func aPriorityQueueHandsOutTheCostliestWaitingItemFirst() {
-        let queue = BlockingQueue<Box>(capacity: 8) { $0.value }
+        let queue = BlockingQueue<Box>(capacity: 8) { $0.value > $1.value }
         for value in [1.0, 5, 3, 5, 2] { queue.push(Box(value)) }
         queue.close()
         var order: [Double] = []

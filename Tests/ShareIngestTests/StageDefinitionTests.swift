@@ -1,6 +1,7 @@
 import ContentHash
 import Foundation
 import ShareManifest
+import Synchronization
 import SystemCalls
 import TestSupport
 import Testing
@@ -51,6 +52,31 @@ struct ChecksumStage: PipelineStage {
     }
 }
 
+/// What a run told its events: each item's stages in the order they finished
+/// (the progress line's counts), fed on to a service's metrics.
+final class StageLog: Sendable {
+    private let finished = Mutex<[Int: [StageName]]>([:])
+    let service: ShareService
+
+    init(role: ServiceMetrics.Role, catalog: StageCatalog) throws {
+        service = try ShareService(role: role, address: nil, checks: [], stages: catalog.names)
+    }
+
+    var events: IngestEventSink {
+        { [self] event in
+            if case .stageFinished(let stage, let index, _) = event { finished.withLock { $0[index, default: []].append(stage) } }
+            service.events(event)
+        }
+    }
+
+    /// Each item's stages, in the order they finished.
+    var stages: [Int: [StageName]] { finished.withLock { $0 } }
+    /// How many items each stage finished (what the progress line counts).
+    var counts: [StageName: Int] { stages.values.reduce(into: [:]) { counts, stages in for stage in stages { counts[stage, default: 0] += 1 } } }
+    /// What `/metrics` serves now.
+    var metrics: String { service.monitor.route("/metrics")?.body ?? "" }
+}
+
 @Suite struct StageDefinitionTests {
     static let catalog = try! StageCatalog.builtin.adding(ChecksumStage.definition)
 
@@ -99,11 +125,31 @@ struct ChecksumStage: PipelineStage {
         #expect(left.count == 3, "\(left)")
     }
 
+    /// The stage runs right after the copy, on every item, and shows where the
+    /// built-in stages do: the metrics `/metrics` serves (counted and timed), the
+    /// progress line and the report page.
+    static func checkShown(_ log: StageLog, report: BatchReport, container: ContainerDirectory) {
+        for (index, stages) in log.stages {
+            let copy = stages.firstIndex(of: .copy)
+            #expect(copy.map { stages.indices.contains($0 + 1) && stages[$0 + 1] == ChecksumStage.name } == true, "item \(index): \(stages)")
+        }
+        #expect(
+            StageName.progress(log.counts, order: Self.catalog.names).hasPrefix("sniff 4 · copy 4 · checksum 4 · probe 4"),
+            "\(StageName.progress(log.counts, order: Self.catalog.names))")
+        let metrics = log.metrics
+        #expect(metrics.contains(#"share_stage_items_total{stage="checksum",outcome="ran"} 4"#), "\(metrics)")
+        #expect(metrics.contains(#"share_stage_duration_seconds_count{stage="checksum"} 4"#), "\(metrics)")
+        let page = ReportPage(report, container: container).html
+        #expect(page.contains(#"<tr><th scope="row">checksum</th>"#))
+    }
+
     @Test func aStageDefinedOutsideTheLibraryRunsLocally() throws {
         let container = try TemporaryContainer()
         let folder = try Self.drop()
-        let report = try ShareIngestor(container: container.directory, pipeline: try Self.pipeline()).ingest([.path(SourcePath(folder.path))])
+        let log = try StageLog(role: .watch, catalog: Self.catalog)
+        let report = try ShareIngestor(container: container.directory, pipeline: try Self.pipeline()).ingest([.path(SourcePath(folder.path))], events: log.events)
         try Self.check(report, container: container.directory)
+        Self.checkShown(log, report: report, container: container.directory)
         // Its settings went into the pipeline stored with the batch, and read back.
         let journal = try BatchJournal(container: container.directory)
         let stored = try #require(try journal.batch(report.batchID.uuidString)).pipeline(catalog: Self.catalog)
@@ -122,9 +168,11 @@ struct ChecksumStage: PipelineStage {
         let folder = try Self.drop()
         var settings = StageWorker.Settings()
         settings.catalog = Self.catalog
-        settings.stages = Self.catalog.names
         settings.concurrency = 2
-        let worker = StageWorker(url: server.url, settings: settings)
+        // By default a worker serves every stage of its catalog.
+        #expect(settings.stages == Self.catalog.names)
+        let log = try StageLog(role: .worker, catalog: Self.catalog)
+        let worker = StageWorker(url: server.url, settings: settings, events: log.events)
         let stop = CancellationFlag()
         let stopped = DispatchSemaphore(value: 0)
         let thread = Thread {
@@ -140,7 +188,50 @@ struct ChecksumStage: PipelineStage {
         let client = DistributedIngestor(url: server.url, container: container.directory, pipeline: try Self.pipeline())
         let batch = try client.enqueue([.path(SourcePath(folder.path))])
         let done = try #require(try client.wait(for: batch.id, timeout: 300))
-        try Self.check(try client.report(of: done), container: container.directory)
+        let report = try client.report(of: done)
+        try Self.check(report, container: container.directory)
+        Self.checkShown(log, report: report, container: container.directory)
+        #expect(log.metrics.contains(#"share_jobs_ready{stage="checksum"} 0"#), "\(log.metrics)")
+    }
+
+    /// A stage's place comes from its definition (`after:`), whatever the order
+    /// the definitions are registered in: the checksum, declared after the
+    /// copy, runs right after it, before the location stage that also follows
+    /// the copy. A stage that runs after one the catalog lacks, after the
+    /// fan-in, or (through others) after itself is refused when registered.
+    @Test func aStagesPlaceComesFromItsDefinitionWhateverTheRegistrationOrder() throws {
+        let builtin = StageCatalog.builtin.definitions
+        let expected: [StageName] = [.sniff, .copy, ChecksumStage.name, .location, .probe, .thumbnail, .motion, .compatible, .manifest]
+        for definitions in [builtin + [ChecksumStage.definition], [ChecksumStage.definition] + builtin.reversed(),
+            Array(builtin[3...]) + [ChecksumStage.definition] + Array(builtin[..<3])] {
+            #expect(try StageCatalog(definitions).names == expected, "\(definitions.map(\.name.rawValue))")
+        }
+        #expect(StageCatalog.builtin.names == [.sniff, .copy, .location, .probe, .thumbnail, .motion, .compatible, .manifest])
+        #expect(Self.catalog.names == expected)
+        func stage(_ name: String, after: String?) -> StageDefinition {
+            StageDefinition(
+                StageName(name), after: after.map(StageName.init), settings: ChecksumStage.Settings.self, document: [], workers: nil, records: [],
+                make: { settings, _ in ChecksumStage(settings: settings) })
+        }
+        func refusal(_ definitions: StageDefinition...) -> String? {
+            do throws(StageCatalog.Conflict) {
+                var catalog = StageCatalog.builtin
+                for definition in definitions { catalog = try catalog.adding(definition) }
+                return nil
+            } catch {
+                return error.description
+            }
+        }
+        #expect(refusal(stage("a", after: "b")) == "stage a runs after b, which is not an item stage of this catalog")
+        do throws(StageCatalog.Conflict) {
+            _ = try StageCatalog(builtin + [stage("a", after: "b"), stage("b", after: "a")])
+            Issue.record("a circle was registered")
+        } catch {
+            #expect(error.description == "stages that run after one another in a circle: a after b, b after a")
+        }
+        #expect(refusal(stage("late", after: "manifest")) == "stage late runs after manifest, which is not an item stage of this catalog")
+        #expect(refusal(stage("copy", after: "sniff")) == "a stage named copy exists already")
+        #expect(refusal(stage("zero", after: nil)) == "one item stage runs first (names no stage to run after), not [\"sniff\", \"zero\"]")
     }
 
     /// The pipeline document knows the new stage from its definition alone:
@@ -160,7 +251,9 @@ struct ChecksumStage: PipelineStage {
         #expect(decode(sniffCopy + #", {"stage": "checksum", "workers": 9}, {"stage": "manifest"}"#)?.description
             == "p.json: stages[2].workers: 9 is out of range; allowed: 1...8")
         #expect(decode(#"{"stage": "sniff"}, {"stage": "checksum"}, {"stage": "copy"}, {"stage": "manifest"}"#)?.description
-            == #"p.json: stages[2].stage: "copy" cannot come after "checksum"; the order is sniff, copy, checksum, location, probe, thumbnail, motion, compatible, manifest"#)
+            == #"p.json: stages[2].stage: "copy" cannot come after "checksum"; the order is \#(Self.catalog.names.map(\.rawValue).joined(separator: ", "))"#)
+        #expect(decode(sniffCopy + #", {"stage": "location"}, {"stage": "checksum"}, {"stage": "manifest"}"#)?.description
+            == #"p.json: stages[3].stage: "checksum" cannot come after "location"; the order is \#(Self.catalog.names.map(\.rawValue).joined(separator: ", "))"#)
         #expect(decode(sniffCopy + #", {"stage": "checksum", "colour": 1}, {"stage": "manifest"}"#)?.description
             == "p.json: stages[2].colour: unknown field; allowed here: stage, workers, withName")
         #expect(decode(sniffCopy + #", {"stage": "checksum"}, {"stage": "manifest"}"#, catalog: .builtin)?.description.hasPrefix(

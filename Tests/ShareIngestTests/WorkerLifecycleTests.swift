@@ -8,8 +8,10 @@ import Testing
 
 /// What becomes of the jobs of a worker that vanished, decided by the batch's
 /// own lifecycle in the reaper of a live worker: a death is blamed only on a
-/// job that was its worker's only one, and every item given up on is told to
-/// the events, as any other finished item.
+/// job that was its worker's only one in flight (being decoded in its process,
+/// as its record says), a job it held without having it in flight is handed
+/// back uncounted, and every item given up on is told to the events, as any
+/// other finished item.
 @Suite struct WorkerLifecycleTests {
     /// A real worker in this process, its log lines and events kept.
     final class LiveWorker: @unchecked Sendable {
@@ -49,9 +51,11 @@ import Testing
         func messages(_ kind: StageWorker.Event.Kind) -> [String] { lines.all.filter { $0.kind == kind }.map(\.message) }
     }
 
-    /// A worker that claims `count` jobs of `batch` on its own session and then
-    /// vanishes (the session ends: its advisory lock is released at once).
-    static func vanish(holding count: Int, of batch: UUID, url: String) throws -> [Job] {
+    /// A worker that claims `count` jobs of `batch` on its own session, records
+    /// that it is decoding each (`inFlight`, as an executor does before it
+    /// decodes in-process), and then vanishes (the session ends: its advisory
+    /// lock is released at once).
+    static func vanish(holding count: Int, of batch: UUID, url: String, inFlight: Bool = true) throws -> [Job] {
         let ghost = try JobQueue(url: url, role: "ghost")
         let id = try ghost.register(name: "ghost", stages: StageName.allCases, concurrency: count)
         var jobs: [Job] = []
@@ -60,6 +64,13 @@ import Testing
             #expect(!claimed.isEmpty, "nothing left to claim")
             if claimed.isEmpty { break }
             jobs += claimed
+        }
+        for job in jobs where inFlight {
+            var item = job.item
+            item.decodingInFlight = true
+            var lease = job.lease(worker: id)
+            lease.keeps = true
+            #expect(try ghost.record(item, next: .run(job.stage), batch: batch, lease: lease))
         }
         ghost.close()
         return jobs
@@ -104,8 +115,9 @@ import Testing
         #expect(retries.contains { $0.contains("item \(lost[0].index) ") && $0.contains("attempt 1 of 3 lost") }, "\(retries)")
     }
 
-    /// With one attempt allowed, the job of a vanished worker is given up on:
-    /// its item fails (`attemptsExhausted`) and the events hear of it, once.
+    /// With one attempt allowed, the job a vanished worker was decoding alone is
+    /// given up on: its item fails (`crashedRepeatedly`: its holder died while
+    /// decoding it alone, as locally) and the events hear of it, once.
     @Test func aGiveUpInTheReaperIsToldToTheEvents() throws {
         let server = try PostgresServer()
         try StageWorker.migrate(url: server.url)
@@ -119,7 +131,27 @@ import Testing
         let told = worker.finished.all
         let givenUp = told.filter { $0.index == lost[0].index }
         #expect(givenUp.count == 1, "\(told.map { "\($0.index) \($0.status)" })")
-        #expect(givenUp.first?.failure?.reason == .attemptsExhausted)
+        #expect(givenUp.first?.failure?.reason == .crashedRepeatedly)
         #expect(worker.messages(.gaveUp).contains { $0.contains("item \(lost[0].index) ") })
+    }
+
+    /// Jobs a vanished worker held without having them in flight (claimed and
+    /// not started, or in a stage that decodes nothing in its process) are no
+    /// proof against any item: handed back as they were, uncounted, and not
+    /// made to run alone, as a local run leaves the items it had not in hand.
+    @Test func jobsAWorkerHeldButHadNotInFlightAreHandedBackUncounted() throws {
+        let server = try PostgresServer()
+        try StageWorker.migrate(url: server.url)
+        let container = try TemporaryContainer()
+        let (client, batch) = try Self.enqueue(["one", "two", "three"], url: server.url, container: container, maxAttempts: 1)
+        let lost = try Self.vanish(holding: 2, of: batch.id, url: server.url, inFlight: false)
+        let worker = LiveWorker(url: server.url)
+        defer { worker.end() }
+        let done = try #require(try client.wait(for: batch.id, timeout: 120))
+        #expect(done.ingestedCount == 3 && done.failedCount == 0)
+        let retries = worker.messages(.retry)
+        for job in lost {
+            #expect(retries.contains { $0.contains("item \(job.index) ") && $0.contains("not counted (it was held, not in flight)") }, "\(retries)")
+        }
     }
 }

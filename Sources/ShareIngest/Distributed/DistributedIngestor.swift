@@ -19,7 +19,7 @@ public struct DistributedIngestor: Sendable {
     public var pipeline: PipelineDefinition
     /// Attempts per job before its item fails (a poison file never blocks the
     /// queue), or, for the manifest job, before the batch fails.
-    public var maxAttempts = 3
+    public var maxAttempts = ItemLifecycle.defaultMaxAttempts
     /// Where batch and item UUIDs come from (as for ``ShareIngestor/identifiers``).
     public var identifiers: IdentifierSource
     /// The clock for the batch's recorded `createdAt`.
@@ -130,24 +130,11 @@ public struct DistributedIngestor: Sendable {
         if stored.record.state == .claimed {
             // Its planner stopped before every item was enqueued: no worker took
             // any of it; it is abandoned, its rows removed.
-            try queue.connection.query(
-                """
-                WITH gone AS (DELETE FROM share_jobs WHERE batch_id = $1)
-                UPDATE share_batches SET state = 'abandoned', finished_at = extract(epoch FROM now()) WHERE id = $1 AND state = 'claimed'
-                """,
-                [stored.record.id.uuidString])
+            try queue.abandon(stored.record.id)
             throw ShareIngestError.planInterrupted(stored.record.id)
         }
-        if stored.record.state == .failed {
-            try queue.connection.query(
-                """
-                WITH b AS (UPDATE share_batches SET state = 'running', failure = NULL, finished_at = NULL WHERE id = $1 AND state = 'failed' RETURNING id)
-                UPDATE share_jobs j SET state = 'queued', attempts = 0, not_before = now(), worker_id = NULL, lease_until = NULL, finished_at = NULL
-                FROM b WHERE j.batch_id = b.id AND j.idx = -1 AND j.state = 'failed'
-                RETURNING j.id, pg_notify('share_jobs', '')
-                """,
-                [stored.record.id.uuidString])
-        }
+        // Its manifest job gave up: reopened as the lifecycle says (``ItemLifecycle/reopened``).
+        if stored.record.state == .failed { try queue.reopen(stored.record.id) }
         return try queue.batch(stored.record.id).map(Self.batch)
     }
 
@@ -251,7 +238,7 @@ public struct DistributedIngestor: Sendable {
         let usable = workers.filter { $0["reason"] == nil }
         if usable.isEmpty { return .noWorkerCanWork(workers.map { ($0["name"] ?? "", $0["reason"] ?? "") }) }
         let served = Set(usable.flatMap { ($0["stages"] ?? "").split(separator: ",").map(String.init) })
-        let pending = try queue.connection.query("SELECT DISTINCT stage FROM share_jobs WHERE batch_id = $1 AND state = 'queued'", [id.uuidString])
+        let pending = try queue.connection.query("SELECT DISTINCT stage FROM share_jobs WHERE batch_id = $1 AND state = '\(JobQueue.State.queued)'", [id.uuidString])
             .compactMap { $0["stage"].map(StageName.init) }
         let missing = pending.filter { !served.contains($0.rawValue) }.sorted { $0.rawValue < $1.rawValue }
         return missing.isEmpty ? nil : .stagesNotServed(missing)

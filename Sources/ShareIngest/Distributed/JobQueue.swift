@@ -86,17 +86,17 @@ final class JobQueue {
         let state: String
         let priority: Double
         let snapshot: ItemState
-        /// The item's ``ItemState/indexedColumns``, by name.
+        /// The item's ``ItemState/columns``, by name.
         let columns: [String: String?]
 
         init(idx: Int, stage: StageName, state: String, priority: Double, snapshot: ItemState) {
             (self.idx, self.stage, self.state, self.priority, self.snapshot) = (idx, stage, state, priority, snapshot)
-            columns = Dictionary(uniqueKeysWithValues: zip(ItemState.indexedColumns.map(\.name), snapshot.indexedValues))
+            columns = Dictionary(uniqueKeysWithValues: zip(JobQueue.columnNames, snapshot.columnValues))
         }
     }
 
     /// The item columns a statement sets from a ``Row`` unpacked as `e`.
-    private static var indexedNames: [String] { ItemState.indexedColumns.map(\.name) }
+    static let columnNames = ItemState.columns.map(\.name)
 
     static func json(_ value: some Encodable) -> String {
         let encoder = JSONEncoder()
@@ -108,9 +108,12 @@ final class JobQueue {
     /// The expected decode cost of `item`'s next stage, which orders claims.
     static func priority(of item: ItemState) -> Double { ItemLifecycle.priority(of: item) }
 
+    /// A row's states, as the lifecycle names them.
+    typealias State = ItemLifecycle.RowState
+
     // MARK: - Claim
 
-    private static let jobColumns = "j.id, j.batch_id, j.idx, j.stage, j.attempts, j.max_attempts, j.snapshot, j.suspect"
+    private static let jobColumns = "j.id, j.batch_id, j.idx, j.stage, j.attempts, j.max_attempts, j.snapshot, j.\(ItemColumn.suspect)"
 
     static func job(_ row: [String: String]) -> Job? {
         guard let id = row["id"].flatMap(Int64.init), let batch = row["batch_id"].flatMap(UUID.init(uuidString:)),
@@ -118,11 +121,12 @@ final class JobQueue {
         else { return nil }
         return Job(
             id: id, batchID: batch, index: index, stage: stage, attempts: Int(row["attempts"] ?? "0") ?? 0,
-            maxAttempts: Int(row["max_attempts"] ?? "3") ?? 3, snapshot: row["snapshot"], mustRunAlone: row["suspect"] != nil)
+            maxAttempts: row["max_attempts"].flatMap(Int.init) ?? ItemLifecycle.defaultMaxAttempts, snapshot: row["snapshot"],
+            mustRunAlone: row[ItemColumn.suspect.name] != nil)
     }
 
-    /// Claims up to `limit` ready jobs of `stages` (the costliest first, then the
-    /// oldest, skipping rows other workers are claiming), leased to `worker`, only
+    /// Claims up to `limit` ready jobs of `stages` (in the lifecycle's order:
+    /// ``ItemLifecycle/takenBefore(_:_:)``, skipping rows other workers are claiming), leased to `worker`, only
     /// of the batches in `batches` (those this worker checked it can work on);
     /// in the same statement, the running batches it has not checked yet (not in
     /// `batches` nor in `blocked`), to check before its next claim. So a worker
@@ -132,41 +136,50 @@ final class JobQueue {
             """
             WITH picked AS (
                 SELECT id FROM share_jobs
-                WHERE state = 'queued' AND not_before <= now() AND stage = ANY($1::text[]) AND batch_id = ANY($4::uuid[])
-                    AND (suspect IS NOT NULL) = $7::boolean
-                ORDER BY priority DESC, id LIMIT $5 FOR UPDATE SKIP LOCKED),
+                WHERE state = '\(State.queued)' AND not_before <= now() AND stage = ANY($1::text[]) AND batch_id = ANY($4::uuid[])
+                    AND (\(ItemColumn.suspect) IS NOT NULL) = $7::boolean
+                ORDER BY \(ItemLifecycle.orderSQL) LIMIT $5 FOR UPDATE SKIP LOCKED),
             claimed AS (
-                UPDATE share_jobs j SET state = 'running', worker_id = $2,
+                UPDATE share_jobs j SET state = '\(State.running)', worker_id = $2,
                     lease_until = now() + make_interval(secs => $3::double precision)
                 FROM picked WHERE j.id = picked.id
                 RETURNING \(Self.jobColumns), j.priority)
             SELECT claimed.*, NULL::uuid AS unchecked FROM claimed
             UNION ALL
             (SELECT NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, b.id FROM share_batches b
-             WHERE b.state = 'running' AND NOT (b.id = ANY($4::uuid[])) AND NOT (b.id = ANY($6::uuid[])) ORDER BY b.created_at LIMIT 20)
+             WHERE b.state = '\(BatchState.running.rawValue)' AND NOT (b.id = ANY($4::uuid[])) AND NOT (b.id = ANY($6::uuid[])) ORDER BY b.created_at LIMIT 20)
             """,
             [
                 Self.array(stages.map(\.rawValue)), String(worker), String(leaseSeconds), Self.array(batches.map(\.uuidString)), String(alone ? 1 : limit),
                 Self.array(blocked.map(\.uuidString)), alone ? "true" : "false",
             ])
         let jobs = rows.compactMap { row in Self.job(row).map { (job: $0, priority: Double(row["priority"] ?? "0") ?? 0) } }
-        return (jobs.sorted { ($0.priority, -$0.job.id) > ($1.priority, -$1.job.id) }.map(\.job), rows.compactMap { $0["unchecked"].flatMap(UUID.init(uuidString:)) })
+        return (
+            jobs.sorted { ItemLifecycle.takenBefore(($0.priority, $0.job.id), ($1.priority, $1.job.id)) }.map(\.job),
+            rows.compactMap { $0["unchecked"].flatMap(UUID.init(uuidString:)) }
+        )
     }
 
     static func array(_ values: [String]) -> String { "{" + values.joined(separator: ",") + "}" }
 
     /// Hands claimed jobs that were never started back (a batch this worker
-    /// cannot work on, or a stop): queued at once, the claim not counted.
+    /// cannot work on, or a stop): parked where they were, as the lifecycle
+    /// records a park (``ItemLifecycle/recorded(_:at:holderKeeps:)``: queued
+    /// at once, not counted).
     func release(_ jobs: [Int64], worker: Int) throws {
         guard !jobs.isEmpty else { return }
         try query(
             """
-            UPDATE share_jobs SET state = 'queued', worker_id = NULL, lease_until = NULL, not_before = now()
-            WHERE id = ANY($1::bigint[]) AND worker_id = $2 AND state = 'running'
+            UPDATE share_jobs SET state = '\(Self.handedBack)', worker_id = NULL, lease_until = NULL, not_before = now()
+            WHERE id = ANY($1::bigint[]) AND worker_id = $2 AND state = '\(State.running)'
             RETURNING id, pg_notify('share_jobs', '')
             """,
             [Self.array(jobs.map(String.init)), String(worker)])
     }
+
+    /// The state of a job its holder hands back unstarted, or drops (its
+    /// record could not be made): the lifecycle's park, where it was.
+    static let handedBack = ItemLifecycle.recorded(.park(.manifest), at: .manifest, holderKeeps: false).state
 
     // MARK: - Jobs of workers that are gone
 
@@ -187,14 +200,11 @@ final class JobQueue {
             AND database = (SELECT oid FROM pg_database WHERE datname = current_database())
         """
 
-    /// Seconds a worker has, after a server restart, to reconnect and take its
-    /// lock again before its jobs count as orphaned.
-    static let restartGrace = 15
-
     /// The running jobs whose worker is gone or whose lease expired (at most
-    /// 200 at a time). What becomes of each is the lifecycle's to decide, and
-    /// recorded guarded by the old holder's lease, so of two workers reaping at
-    /// once only one record applies.
+    /// 200 at a time), once the lifecycle's grace after a server restart has
+    /// passed (``ItemLifecycle/restartGrace``). What becomes of each is the
+    /// lifecycle's to decide, and recorded guarded by the old holder's lease, so
+    /// of two workers reaping at once only one record applies.
     func orphans() throws -> [Orphan] {
         try query(
             """
@@ -204,48 +214,103 @@ final class JobQueue {
                     THEN 'worker ' || coalesce(w.name, '#' || j.worker_id) || ' is gone (its database session ended)'
                     ELSE 'worker ' || coalesce(w.name, '#' || j.worker_id) || ' stopped renewing its lease (stalled or cut off)' END AS reason
             FROM share_jobs j LEFT JOIN share_workers w ON w.id = j.worker_id
-            WHERE j.state = 'running' AND (
+            WHERE j.state = '\(State.running)' AND (
                 (j.worker_id IS NULL OR j.worker_id NOT IN (SELECT id FROM live))
-                    AND (w.locked_at IS NULL OR w.locked_at >= pg_postmaster_start_time() OR now() > pg_postmaster_start_time() + make_interval(secs => \(Self.restartGrace)))
-                OR j.lease_until < now() AND now() > pg_postmaster_start_time() + make_interval(secs => \(Self.restartGrace)))
+                    AND (w.locked_at IS NULL OR w.locked_at >= pg_postmaster_start_time() OR now() > pg_postmaster_start_time() + make_interval(secs => $1::double precision))
+                OR j.lease_until < now() AND now() > pg_postmaster_start_time() + make_interval(secs => $1::double precision))
             ORDER BY j.id LIMIT 200
-            """
+            """, [String(ItemLifecycle.restartGrace)]
         ).compactMap { row in
             guard let job = Self.job(row), let worker = row["orphan_worker"].flatMap(Int.init) else { return nil }
             return Orphan(job: job, worker: worker, reason: row["reason"] ?? "")
         }
     }
 
-    /// A manifest job that lost its `attempt`-th attempt (its worker died, an
-    /// error that is not the batch's): queued again `after` seconds, with the
-    /// count of attempts it has lost (the fan-in's one counter). Guarded by `lease`.
-    func retryManifest(_ job: Job, lease: Lease, error: String, attempt: Int, after: Double) throws {
+    /// A manifest job lost an attempt (`lost` now), guarded by `lease`:
+    /// `next` runs it again after its backoff (queued, with the attempts it has
+    /// lost: the fan-in's one counter), or gives up: the job and its batch end
+    /// failed, with why. As the lifecycle records it (``ItemLifecycle/recorded(_:at:holderKeeps:)``).
+    func loseFanIn(_ job: Job, lease: Lease, next: NextStep, lost: Int) throws {
+        let recorded = ItemLifecycle.recorded(next, at: .manifest, holderKeeps: false)
+        if recorded.isFinished {
+            try query(
+                """
+                WITH job AS (
+                    UPDATE share_jobs SET state = '\(recorded.state)', attempts = $4, finished_at = now(), lease_until = NULL, last_error = $3,
+                        error_at = now()
+                    WHERE id = $1 AND worker_id = $2 AND state = '\(State.running)' RETURNING batch_id)
+                UPDATE share_batches b SET state = '\(BatchState.failed.rawValue)', failure = $3, finished_at = extract(epoch FROM now())
+                FROM job WHERE b.id = job.batch_id AND b.state = '\(BatchState.running.rawValue)'
+                RETURNING b.id, pg_notify('share_batches', b.id::text)
+                """,
+                [String(job.id), String(lease.worker), recorded.error ?? "", String(lost)])
+            return
+        }
         try query(
             """
-            UPDATE share_jobs SET state = 'queued', worker_id = NULL, lease_until = NULL, last_error = $3, error_at = now(), attempts = $5,
+            UPDATE share_jobs SET state = '\(recorded.state)', worker_id = NULL, lease_until = NULL, last_error = $3, error_at = now(), attempts = $5,
                 not_before = now() + make_interval(secs => $4::double precision)
-            WHERE id = $1 AND worker_id = $2 AND state = 'running'
+            WHERE id = $1 AND worker_id = $2 AND state = '\(State.running)'
             RETURNING id, pg_notify('share_jobs', '')
             """,
-            [String(job.id), String(lease.worker), error, String(after), String(attempt)])
+            [String(job.id), String(lease.worker), recorded.error ?? "", String(recorded.delay), String(lost)])
     }
 
-    /// Batches left `running` although none of their items is unfinished (a lost
-    /// decrement cannot happen in one statement, but a batch must never wait
-    /// forever): their counter is set right and their manifest job queued.
-    func repairCounters() throws {
+    /// Running batches whose fan-in counter (`remaining`) is not 0, with how
+    /// many of their items are in fact unfinished (a lost decrement cannot
+    /// happen in one statement, but a batch must never wait forever): the
+    /// reaper asks the lifecycle whether their fan-in is due (``ItemLifecycle/fanInDue(unfinished:)``).
+    func stuckBatches() throws -> [(batch: UUID, unfinished: Int)] {
         try query(
             """
-            WITH stuck AS (
-                UPDATE share_batches b SET remaining = 0
-                WHERE b.state = 'running' AND b.remaining <> 0
-                    AND NOT EXISTS (SELECT 1 FROM share_jobs j WHERE j.batch_id = b.id AND j.idx >= 0 AND j.state IN ('queued', 'running'))
-                RETURNING b.id),
-            manifest AS (
-                UPDATE share_jobs m SET state = 'queued', not_before = now() FROM stuck
-                WHERE m.batch_id = stuck.id AND m.idx = -1 AND m.state = 'waiting' RETURNING m.id)
-            SELECT CASE WHEN EXISTS (SELECT 1 FROM manifest) THEN pg_notify('share_jobs', '') END AS notified
-            """)
+            SELECT b.id, (SELECT count(*) FROM share_jobs j WHERE j.batch_id = b.id AND j.idx >= 0
+                    AND j.state NOT IN ('\(State.done)', '\(State.failed)')) AS unfinished
+            FROM share_batches b WHERE b.state = '\(BatchState.running.rawValue)' AND b.remaining <> 0
+            """
+        ).compactMap { row in
+            guard let id = row["id"].flatMap(UUID.init(uuidString:)), let unfinished = row["unfinished"].flatMap(Int.init) else { return nil }
+            return (id, unfinished)
+        }
+    }
+
+    /// The fan-in of `batch` is due: its counter set to 0 and its manifest job,
+    /// waiting, queued at once.
+    func queueFanIn(of batch: UUID) throws {
+        try query(
+            """
+            WITH counter AS (UPDATE share_batches SET remaining = 0 WHERE id = $1::uuid AND state = '\(BatchState.running.rawValue)' RETURNING id)
+            UPDATE share_jobs m SET state = '\(State.queued)', not_before = now() FROM counter
+            WHERE m.batch_id = counter.id AND m.idx = -1 AND m.state = '\(State.waiting)'
+            RETURNING m.id, pg_notify('share_jobs', '')
+            """, [batch.uuidString])
+    }
+
+    /// A failed batch resumed (`share ingest --resume`): running again, its
+    /// manifest job as the lifecycle reopens it (``ItemLifecycle/reopened``).
+    func reopen(_ batch: UUID) throws {
+        let recorded = ItemLifecycle.recorded(ItemLifecycle.reopened.next, at: .manifest, holderKeeps: false)
+        try query(
+            """
+            WITH b AS (
+                UPDATE share_batches SET state = '\(BatchState.running.rawValue)', failure = NULL, finished_at = NULL
+                WHERE id = $1 AND state = '\(BatchState.failed.rawValue)' RETURNING id)
+            UPDATE share_jobs j SET state = '\(recorded.state)', attempts = $2, not_before = now(), worker_id = NULL, lease_until = NULL, finished_at = NULL
+            FROM b WHERE j.batch_id = b.id AND j.idx = -1 AND j.state = '\(State.failed)'
+            RETURNING j.id, pg_notify('share_jobs', '')
+            """,
+            [batch.uuidString, String(ItemLifecycle.reopened.lost)])
+    }
+
+    /// A batch whose planner stopped before every item was enqueued (still
+    /// `claimed`: no worker took any of it): abandoned, its rows removed.
+    func abandon(_ batch: UUID) throws {
+        try query(
+            """
+            WITH gone AS (DELETE FROM share_jobs WHERE batch_id = $1)
+            UPDATE share_batches SET state = '\(BatchState.abandoned.rawValue)', finished_at = extract(epoch FROM now())
+            WHERE id = $1 AND state = '\(BatchState.claimed.rawValue)'
+            """,
+            [batch.uuidString])
     }
 
     // MARK: - Batches
@@ -281,22 +346,7 @@ final class JobQueue {
         let roots = row["roots"].flatMap { try? JSONDecoder().decode([String].self, from: Data($0.utf8)) } ?? []
         return StoredBatch(
             record: record, container: container, token: row["token"], roots: roots, remaining: Int(row["remaining"] ?? "0") ?? 0,
-            maxAttempts: Int(row["max_attempts"] ?? "3") ?? 3, failure: row["failure"])
-    }
-
-    /// The manifest job gave up: the batch ends `failed`, with `reason`; one
-    /// statement, guarded by the job's lease.
-    func failBatch(_ job: Job, lease: Lease, reason: String) throws {
-        try query(
-            """
-            WITH job AS (
-                UPDATE share_jobs SET state = 'failed', finished_at = now(), lease_until = NULL, last_error = $3, error_at = now()
-                WHERE id = $1 AND worker_id = $2 AND state = 'running' RETURNING batch_id)
-            UPDATE share_batches b SET state = 'failed', failure = $3, finished_at = extract(epoch FROM now())
-            FROM job WHERE b.id = job.batch_id AND b.state = 'running'
-            RETURNING b.id, pg_notify('share_batches', b.id::text)
-            """,
-            [String(job.id), String(lease.worker), reason])
+            maxAttempts: row["max_attempts"].flatMap(Int.init) ?? ItemLifecycle.defaultMaxAttempts, failure: row["failure"])
     }
 }
 
@@ -323,7 +373,7 @@ extension JobQueue: JobStore {
             WITH gone AS (DELETE FROM share_jobs WHERE batch_id = $1::uuid)
             INSERT INTO share_batches (\(columns.map(\.0).joined(separator: ", ")))
             VALUES (\((1...columns.count).map { "$\($0)" }.joined(separator: ", ")))
-            ON CONFLICT (id) DO UPDATE SET state = 'claimed'
+            ON CONFLICT (id) DO UPDATE SET state = '\(BatchState.claimed.rawValue)'
             """,
             columns.map(\.1))
     }
@@ -334,15 +384,14 @@ extension JobQueue: JobStore {
         guard !items.isEmpty else { return }
         let rows = items.map { item in
             let next = plan.lifecycle.start(item, stopping: false)
-            return Row(
-                idx: item.index, stage: next.stage ?? plan.lifecycle.lastStage ?? .manifest, state: next == .finished ? "done" : "queued",
-                priority: Self.priority(of: item), snapshot: item)
+            let recorded = ItemLifecycle.recorded(next, at: next.stage ?? plan.lifecycle.lastStage ?? .manifest, holderKeeps: false)
+            return Row(idx: item.index, stage: recorded.stage, state: recorded.state.rawValue, priority: Self.priority(of: item), snapshot: item)
         }
         try query(
             """
-            INSERT INTO share_jobs (batch_id, idx, stage, state, max_attempts, priority, snapshot, finished_at, \(Self.indexedNames.joined(separator: ", ")))
+            INSERT INTO share_jobs (batch_id, idx, stage, state, max_attempts, priority, snapshot, finished_at, \(Self.columnNames.joined(separator: ", ")))
             SELECT $1::uuid, (e->>'idx')::integer, e->>'stage', e->>'state', $3::integer, (e->>'priority')::double precision,
-                e->'snapshot', CASE WHEN e->>'state' = 'done' THEN now() END, \(Self.indexedNames.map { "e->'columns'->>'\($0)'" }.joined(separator: ", "))
+                e->'snapshot', CASE WHEN e->>'state' IN ('\(State.done)', '\(State.failed)') THEN now() END, \(Self.columnNames.map { "e->'columns'->>'\($0)'" }.joined(separator: ", "))
             FROM jsonb_array_elements($2::jsonb) e
             """,
             [batch.id.uuidString, Self.json(rows), String(plan.lifecycle.maxAttempts)])
@@ -352,13 +401,14 @@ extension JobQueue: JobStore {
     /// fan-in counter), and its manifest job, waiting for the last item (queued
     /// at once if none is left); workers are woken.
     func seal(_ batch: BatchRecord, plan: BatchPlan.Details, unfinished: Int) throws {
+        let fanIn = ItemLifecycle.fanInDue(unfinished: unfinished) ? State.queued : State.waiting
         try query(
             """
             WITH batch AS (
-                UPDATE share_batches SET state = 'running', item_count = $2, remaining = $3 WHERE id = $1::uuid RETURNING id),
+                UPDATE share_batches SET state = '\(BatchState.running.rawValue)', item_count = $2, remaining = $3 WHERE id = $1::uuid RETURNING id),
             manifest AS (
                 INSERT INTO share_jobs (batch_id, idx, stage, state, max_attempts)
-                SELECT batch.id, -1, 'manifest', CASE WHEN $3::integer = 0 THEN 'queued' ELSE 'waiting' END, $4::integer FROM batch)
+                SELECT batch.id, -1, '\(StageName.manifest)', '\(fanIn)', $4::integer FROM batch)
             SELECT pg_notify('share_jobs', '')
             """,
             [batch.id.uuidString, String(batch.itemCount), String(unfinished), String(plan.lifecycle.maxAttempts)])
@@ -374,18 +424,13 @@ extension JobQueue: JobStore {
         let item: ItemState
         let next: NextStep
         let lease: Lease
+        /// The stage it comes from, and the item before it (not in the row:
+        /// what a refused record takes the item back to).
+        var ran: RanStage? = nil
 
-        /// Where the row goes: its next stage and state, the backoff before it
-        /// may be claimed again, and the error it keeps.
-        var row: (stage: StageName, state: String, delay: Double, error: String?) {
-            switch next {
-            case .run(let following) where lease.keeps: (following, "running", 0, nil)
-            case .run(let following), .park(let following): (following, "queued", 0, nil)
-            case .retry(let following, let after, let reason): (following, "queued", after, reason)
-            case .finished: (lease.stage, "done", 0, nil)
-            case .gaveUp(let reason): (lease.stage, "failed", 0, reason)
-            }
-        }
+        /// Where the row goes, as the lifecycle records a step: its next stage
+        /// and state, the backoff before it may be claimed again, and the error it keeps.
+        var row: ItemLifecycle.Recorded { ItemLifecycle.recorded(next, at: lease.stage, holderKeeps: lease.keeps) }
 
         private struct Key: CodingKey {
             let stringValue: String
@@ -397,16 +442,16 @@ extension JobQueue: JobStore {
 
         func encode(to encoder: any Encoder) throws {
             var c = encoder.container(keyedBy: Key.self)
-            let (stage, state, delay, error) = row
+            let row = row
             try c.encode(lease.job, forKey: Key("job"))
             try c.encode(lease.stage.rawValue, forKey: Key("held"))
-            try c.encode(stage.rawValue, forKey: Key("stage"))
-            try c.encode(state, forKey: Key("state"))
+            try c.encode(row.stage.rawValue, forKey: Key("stage"))
+            try c.encode(row.state.rawValue, forKey: Key("state"))
             try c.encode(item, forKey: Key("snapshot"))
             try c.encode(JobQueue.priority(of: item), forKey: Key("priority"))
-            try c.encode(delay, forKey: Key("delay"))
-            try c.encodeIfPresent(error, forKey: Key("error"))
-            for (name, value) in zip(JobQueue.indexedNames, item.indexedValues) { try c.encodeIfPresent(value, forKey: Key(name)) }
+            try c.encode(row.delay, forKey: Key("delay"))
+            try c.encodeIfPresent(row.error, forKey: Key("error"))
+            for (name, value) in zip(JobQueue.columnNames, item.columnValues) { try c.encodeIfPresent(value, forKey: Key(name)) }
         }
     }
 
@@ -421,8 +466,8 @@ extension JobQueue: JobStore {
     /// Returns the jobs whose rows changed.
     func record(_ steps: [LeasedStep], worker: Int) throws -> Set<Int64> {
         guard !steps.isEmpty else { return [] }
-        let columns = Self.indexedNames.map { "\($0) = r.\($0)" }.joined(separator: ", ")
-        let types = Self.indexedNames.map { "\($0) text" }.joined(separator: ", ")
+        let columns = Self.columnNames.map { "\($0) = r.\($0)" }.joined(separator: ", ")
+        let types = Self.columnNames.map { "\($0) text" }.joined(separator: ", ")
         let row = try query(
             """
             WITH rows AS (
@@ -430,23 +475,23 @@ extension JobQueue: JobStore {
                     priority double precision, delay double precision, error text, \(types))),
             job AS (
                 UPDATE share_jobs j SET snapshot = r.snapshot, stage = r.stage, state = r.state, priority = r.priority, \(columns),
-                    worker_id = CASE WHEN r.state = 'queued' THEN NULL ELSE j.worker_id END,
-                    lease_until = CASE WHEN r.state = 'running' THEN now() + make_interval(secs => $3::double precision) END,
+                    worker_id = CASE WHEN r.state = '\(State.queued)' THEN NULL ELSE j.worker_id END,
+                    lease_until = CASE WHEN r.state = '\(State.running)' THEN now() + make_interval(secs => $3::double precision) END,
                     not_before = now() + make_interval(secs => r.delay),
-                    finished_at = CASE WHEN r.state IN ('done', 'failed') THEN now() END,
+                    finished_at = CASE WHEN r.state IN ('\(State.done)', '\(State.failed)') THEN now() END,
                     last_error = coalesce(r.error, j.last_error), error_at = CASE WHEN r.error IS NULL THEN j.error_at ELSE now() END
                 FROM rows r
-                WHERE j.id = r.job AND j.worker_id = $1 AND j.state = 'running' AND j.stage = r.held
+                WHERE j.id = r.job AND j.worker_id = $1 AND j.state = '\(State.running)' AND j.stage = r.held
                 RETURNING j.id, j.batch_id, j.state),
-            finished AS (SELECT batch_id, count(*) AS n FROM job WHERE state IN ('done', 'failed') GROUP BY batch_id),
+            finished AS (SELECT batch_id, count(*) AS n FROM job WHERE state IN ('\(State.done)', '\(State.failed)') GROUP BY batch_id),
             batch AS (
                 UPDATE share_batches b SET remaining = b.remaining - f.n FROM finished f
                 WHERE b.id = f.batch_id RETURNING b.id, b.remaining),
             manifest AS (
-                UPDATE share_jobs m SET state = 'queued', not_before = now() FROM batch
-                WHERE m.batch_id = batch.id AND batch.remaining <= 0 AND m.idx = -1 AND m.state = 'waiting' RETURNING m.id)
+                UPDATE share_jobs m SET state = '\(State.queued)', not_before = now() FROM batch
+                WHERE m.batch_id = batch.id AND batch.remaining <= 0 AND m.idx = -1 AND m.state = '\(State.waiting)' RETURNING m.id)
             SELECT (SELECT coalesce(string_agg(id::text, ','), '') FROM job) AS owned,
-                CASE WHEN EXISTS (SELECT 1 FROM job WHERE state = 'queued') OR EXISTS (SELECT 1 FROM manifest)
+                CASE WHEN EXISTS (SELECT 1 FROM job WHERE state = '\(State.queued)') OR EXISTS (SELECT 1 FROM manifest)
                     THEN pg_notify('share_jobs', '') END AS notified
             """,
             [String(worker), Self.json(steps), String(leaseSeconds)]
@@ -460,6 +505,49 @@ extension JobQueue: JobStore {
             [batch.uuidString, String(max(index, -1)), String(limit)]
         ).map { row in
             ItemState.decode(row["snapshot"] ?? "", index: row["idx"].flatMap(Int.init) ?? -1, id: nil)
+        }
+    }
+
+    func counts(of batch: UUID) throws -> StoredCounts {
+        let skipped = ItemFailure.skipping.sorted { $0.rawValue < $1.rawValue }.map { "'\($0.rawValue)'" }.joined(separator: ", ")
+        let finished = "state IN ('\(State.done)', '\(State.failed)')"
+        let row = try query(
+            """
+            SELECT count(*) AS items, count(*) FILTER (WHERE NOT \(finished)) AS unfinished,
+                count(*) FILTER (WHERE \(finished) AND \(ItemColumn.reason) IS NULL) AS ingested,
+                count(*) FILTER (WHERE \(finished) AND \(ItemColumn.reason) IN (\(skipped))) AS skipped,
+                count(*) FILTER (WHERE \(finished) AND \(ItemColumn.reason) NOT IN (\(skipped))) AS failed
+            FROM share_jobs WHERE batch_id = $1::uuid AND idx >= 0
+            """, [batch.uuidString]
+        ).first
+        func count(_ name: String) -> Int { row?[name].flatMap(Int.init) ?? 0 }
+        return StoredCounts(items: count("items"), ingested: count("ingested"), failed: count("failed"), skipped: count("skipped"), unfinished: count("unfinished"))
+    }
+
+    func recordedItems(of batch: UUID) throws -> [RecordedItem] {
+        try query(
+            """
+            SELECT idx, snapshot, stage, state, greatest(0, extract(epoch FROM not_before - now())) AS wait
+            FROM share_jobs WHERE batch_id = $1::uuid AND idx >= 0 ORDER BY idx
+            """, [batch.uuidString]
+        ).map { row in
+            let finished = [State.done.rawValue, State.failed.rawValue].contains(row["state"] ?? "")
+            return RecordedItem(
+                item: ItemState.decode(row["snapshot"] ?? "", index: row["idx"].flatMap(Int.init) ?? -1, id: nil),
+                stage: finished ? nil : row["stage"].map(StageName.init), wait: row["wait"].flatMap(Double.init) ?? 0)
+        }
+    }
+
+    func recordedFanIn(of batch: UUID) throws -> RecordedFanIn? {
+        try query(
+            """
+            SELECT b.state, b.failure, m.attempts, greatest(0, extract(epoch FROM m.not_before - now())) AS wait
+            FROM share_batches b LEFT JOIN share_jobs m ON m.batch_id = b.id AND m.idx = -1 WHERE b.id = $1::uuid
+            """, [batch.uuidString]
+        ).first.map { row in
+            RecordedFanIn(
+                lost: row["attempts"].flatMap(Int.init) ?? 0, wait: row["wait"].flatMap(Double.init) ?? 0,
+                state: row["state"].flatMap(BatchState.init(rawValue:)) ?? .running, failure: row["failure"])
         }
     }
 
@@ -477,12 +565,12 @@ extension JobQueue: JobStore {
         for row in try query(
             """
             WITH firsts AS MATERIALIZED (
-                SELECT sha256, min(idx) AS first FROM share_jobs WHERE batch_id = $1::uuid AND idx >= 0 AND sha256 IS NOT NULL
-                    AND reason IS NULL GROUP BY sha256 HAVING count(*) > 1)
+                SELECT \(ItemColumn.sha256), min(idx) AS first FROM share_jobs WHERE batch_id = $1::uuid AND idx >= 0 AND \(ItemColumn.sha256) IS NOT NULL
+                    AND \(ItemColumn.reason) IS NULL GROUP BY \(ItemColumn.sha256) HAVING count(*) > 1)
             SELECT d.idx AS idx, f.first AS original,
                     CASE WHEN row_number() OVER (PARTITION BY f.first ORDER BY d.idx) = 1 THEN o.snapshot END AS snapshot
                 FROM firsts f
-                JOIN share_jobs d ON d.batch_id = $1::uuid AND d.sha256 = f.sha256 AND d.idx > f.first AND d.reason IS NULL
+                JOIN share_jobs d ON d.batch_id = $1::uuid AND d.\(ItemColumn.sha256) = f.\(ItemColumn.sha256) AND d.idx > f.first AND d.\(ItemColumn.reason) IS NULL
                 JOIN share_jobs o ON o.batch_id = $1::uuid AND o.idx = f.first
                 ORDER BY f.first, d.idx
             """, [batch.uuidString])
@@ -495,19 +583,19 @@ extension JobQueue: JobStore {
         for row in try query(
             """
             SELECT * FROM (
-                SELECT DISTINCT ON (o.sha256, o.batch_id) o.sha256 AS sha256, o.idx AS original, o.snapshot AS snapshot, b.key AS key,
+                SELECT DISTINCT ON (o.\(ItemColumn.sha256), o.batch_id) o.\(ItemColumn.sha256) AS \(ItemColumn.sha256), o.idx AS original, o.snapshot AS snapshot, b.key AS key,
                     b.created_at AS created
                 FROM share_jobs o
-                JOIN share_batches b ON b.id = o.batch_id AND b.state = 'done'
+                JOIN share_batches b ON b.id = o.batch_id AND b.state = '\(BatchState.done.rawValue)'
                     AND b.container = (SELECT container FROM share_batches WHERE id = $1::uuid)
-                WHERE o.sha256 IN (SELECT sha256 FROM share_jobs WHERE batch_id = $1::uuid AND idx >= 0 AND sha256 IS NOT NULL
-                        AND reason IS NULL)
-                    AND o.batch_id <> $1::uuid AND o.idx >= 0 AND o.reason IS NULL
-                ORDER BY o.sha256, o.batch_id, o.idx) firsts
+                WHERE o.\(ItemColumn.sha256) IN (SELECT \(ItemColumn.sha256) FROM share_jobs WHERE batch_id = $1::uuid AND idx >= 0 AND \(ItemColumn.sha256) IS NOT NULL
+                        AND \(ItemColumn.reason) IS NULL)
+                    AND o.batch_id <> $1::uuid AND o.idx >= 0 AND o.\(ItemColumn.reason) IS NULL
+                ORDER BY o.\(ItemColumn.sha256), o.batch_id, o.idx) firsts
             ORDER BY created, original
             """, [batch.uuidString])
         {
-            guard let sha256 = row["sha256"], let original = row["original"].flatMap(Int.init) else { continue }
+            guard let sha256 = row[ItemColumn.sha256.name], let original = row["original"].flatMap(Int.init) else { continue }
             found.addInOtherShare(sha256: sha256, original: original, snapshot: row["snapshot"], key: row["key"])
         }
         return found
@@ -516,11 +604,11 @@ extension JobQueue: JobStore {
     func livePhotoCandidates(for batch: UUID) throws -> [ItemState] {
         try query(
             """
-            SELECT d.idx AS idx, d.snapshot AS snapshot FROM share_jobs d WHERE d.batch_id = $1::uuid AND d.idx >= 0 AND d.reason IS NULL AND (
-                (d.content_identifier IS NOT NULL AND EXISTS (SELECT 1 FROM share_jobs o WHERE o.batch_id = d.batch_id
-                    AND o.content_identifier = d.content_identifier AND o.idx <> d.idx AND o.idx >= 0 AND o.reason IS NULL))
-                OR (d.live_photo_name IS NOT NULL AND EXISTS (SELECT 1 FROM share_jobs o WHERE o.batch_id = d.batch_id
-                    AND o.live_photo_name = d.live_photo_name AND o.idx <> d.idx AND o.idx >= 0 AND o.reason IS NULL)))
+            SELECT d.idx AS idx, d.snapshot AS snapshot FROM share_jobs d WHERE d.batch_id = $1::uuid AND d.idx >= 0 AND d.\(ItemColumn.reason) IS NULL AND (
+                (d.\(ItemColumn.contentIdentifier) IS NOT NULL AND EXISTS (SELECT 1 FROM share_jobs o WHERE o.batch_id = d.batch_id
+                    AND o.\(ItemColumn.contentIdentifier) = d.\(ItemColumn.contentIdentifier) AND o.idx <> d.idx AND o.idx >= 0 AND o.\(ItemColumn.reason) IS NULL))
+                OR (d.\(ItemColumn.livePhotoName) IS NOT NULL AND EXISTS (SELECT 1 FROM share_jobs o WHERE o.batch_id = d.batch_id
+                    AND o.\(ItemColumn.livePhotoName) = d.\(ItemColumn.livePhotoName) AND o.idx <> d.idx AND o.idx >= 0 AND o.\(ItemColumn.reason) IS NULL)))
             ORDER BY d.idx
             """, [batch.uuidString]
         ).map { row in ItemState.decode(row["snapshot"] ?? "", index: row["idx"].flatMap(Int.init) ?? -1, id: nil) }
@@ -529,8 +617,8 @@ extension JobQueue: JobStore {
     /// A page of the items the fan-in changed, before its end, while `lease`
     /// holds the manifest job (false when it no longer does: nothing changed).
     func record(_ changed: [ItemState], batch: BatchRecord, lease: Lease) throws -> Bool {
-        let changes = changed.map { Row(idx: $0.index, stage: .manifest, state: "done", priority: 0, snapshot: $0) }
-        let held = "SELECT 1 FROM share_jobs WHERE id = $1 AND worker_id = $2 AND state = 'running'"
+        let changes = changed.map { Row(idx: $0.index, stage: .manifest, state: State.done.rawValue, priority: 0, snapshot: $0) }
+        let held = "SELECT 1 FROM share_jobs WHERE id = $1 AND worker_id = $2 AND state = '\(State.running)'"
         let rows = try query(
             """
             WITH items AS (\(Self.fanInChanges(parameter: 4, batch: 3, guardedBy: held)))
@@ -544,7 +632,7 @@ extension JobQueue: JobStore {
     /// rows in parameter `parameter`), while `guardedBy` finds a row.
     private static func fanInChanges(parameter: Int, batch: Int, guardedBy condition: String) -> String {
         """
-        UPDATE share_jobs j SET snapshot = c->'snapshot', \(indexedNames.map { "\($0) = c->'columns'->>'\($0)'" }.joined(separator: ", "))
+        UPDATE share_jobs j SET snapshot = c->'snapshot', \(columnNames.map { "\($0) = c->'columns'->>'\($0)'" }.joined(separator: ", "))
             FROM jsonb_array_elements($\(parameter)::jsonb) c
             WHERE j.batch_id = $\(batch)::uuid AND j.idx = (c->>'idx')::integer AND EXISTS (\(condition)) RETURNING j.id
         """
@@ -553,28 +641,28 @@ extension JobQueue: JobStore {
     func exportCandidates(for batch: UUID, after: (stem: String, index: Int), limit: Int) throws -> [(stem: String, item: ItemState)] {
         try query(
             """
-            SELECT d.idx AS idx, d.snapshot AS snapshot, d.export_stem AS export_stem FROM share_jobs d WHERE d.batch_id = $1::uuid AND d.idx >= 0
-                AND d.reason IS NULL AND d.export_stem IS NOT NULL AND (d.export_stem COLLATE "C" > $2 OR (d.export_stem = $2 AND d.idx > $3::integer))
-                AND EXISTS (SELECT 1 FROM share_jobs o WHERE o.batch_id = d.batch_id AND o.export_stem = d.export_stem
-                    AND o.idx <> d.idx AND o.idx >= 0 AND o.reason IS NULL)
-            ORDER BY d.export_stem COLLATE "C", d.idx LIMIT $4::integer
+            SELECT d.idx AS idx, d.snapshot AS snapshot, d.\(ItemColumn.exportStem) AS \(ItemColumn.exportStem) FROM share_jobs d WHERE d.batch_id = $1::uuid AND d.idx >= 0
+                AND d.\(ItemColumn.reason) IS NULL AND d.\(ItemColumn.exportStem) IS NOT NULL AND (d.\(ItemColumn.exportStem) COLLATE "C" > $2 OR (d.\(ItemColumn.exportStem) = $2 AND d.idx > $3::integer))
+                AND EXISTS (SELECT 1 FROM share_jobs o WHERE o.batch_id = d.batch_id AND o.\(ItemColumn.exportStem) = d.\(ItemColumn.exportStem)
+                    AND o.idx <> d.idx AND o.idx >= 0 AND o.\(ItemColumn.reason) IS NULL)
+            ORDER BY d.\(ItemColumn.exportStem) COLLATE "C", d.idx LIMIT $4::integer
             """, [batch.uuidString, after.stem, String(max(after.index, -1)), String(limit)]
         ).map { row in
-            (stem: row["export_stem"] ?? "", item: ItemState.decode(row["snapshot"] ?? "", index: row["idx"].flatMap(Int.init) ?? -1, id: nil))
+            (stem: row[ItemColumn.exportStem.name] ?? "", item: ItemState.decode(row["snapshot"] ?? "", index: row["idx"].flatMap(Int.init) ?? -1, id: nil))
         }
     }
 
     func burstCandidates(for batch: UUID, after: (burst: String, index: Int), limit: Int) throws -> [(burst: String, item: ItemState)] {
         try query(
             """
-            SELECT d.idx AS idx, d.snapshot AS snapshot, d.burst_id AS burst_id FROM share_jobs d WHERE d.batch_id = $1::uuid AND d.idx >= 0
-                AND d.reason IS NULL AND d.burst_id IS NOT NULL AND (d.burst_id COLLATE "C" > $2 OR (d.burst_id = $2 AND d.idx > $3::integer))
-                AND EXISTS (SELECT 1 FROM share_jobs o WHERE o.batch_id = d.batch_id AND o.burst_id = d.burst_id
-                    AND o.idx <> d.idx AND o.idx >= 0 AND o.reason IS NULL)
-            ORDER BY d.burst_id COLLATE "C", d.idx LIMIT $4::integer
+            SELECT d.idx AS idx, d.snapshot AS snapshot, d.\(ItemColumn.burstID) AS \(ItemColumn.burstID) FROM share_jobs d WHERE d.batch_id = $1::uuid AND d.idx >= 0
+                AND d.\(ItemColumn.reason) IS NULL AND d.\(ItemColumn.burstID) IS NOT NULL AND (d.\(ItemColumn.burstID) COLLATE "C" > $2 OR (d.\(ItemColumn.burstID) = $2 AND d.idx > $3::integer))
+                AND EXISTS (SELECT 1 FROM share_jobs o WHERE o.batch_id = d.batch_id AND o.\(ItemColumn.burstID) = d.\(ItemColumn.burstID)
+                    AND o.idx <> d.idx AND o.idx >= 0 AND o.\(ItemColumn.reason) IS NULL)
+            ORDER BY d.\(ItemColumn.burstID) COLLATE "C", d.idx LIMIT $4::integer
             """, [batch.uuidString, after.burst, String(max(after.index, -1)), String(limit)]
         ).map { row in
-            (burst: row["burst_id"] ?? "", item: ItemState.decode(row["snapshot"] ?? "", index: row["idx"].flatMap(Int.init) ?? -1, id: nil))
+            (burst: row[ItemColumn.burstID.name] ?? "", item: ItemState.decode(row["snapshot"] ?? "", index: row["idx"].flatMap(Int.init) ?? -1, id: nil))
         }
     }
 
@@ -585,17 +673,17 @@ extension JobQueue: JobStore {
     func finish(_ batch: BatchRecord, changed: [ItemState], lease: Lease) throws -> Bool {
         var columns = batch.columns.filter { BatchRecord.mutableColumns.contains($0.key) }.map { ($0.key, $0.value) }
         columns.append(("stage_seconds", .text(Self.json(Dictionary(uniqueKeysWithValues: batch.stageSeconds.map { ($0.key.rawValue, $0.value) })))))
-        let changes = changed.map { Row(idx: $0.index, stage: .manifest, state: "done", priority: 0, snapshot: $0) }
+        let changes = changed.map { Row(idx: $0.index, stage: .manifest, state: State.done.rawValue, priority: 0, snapshot: $0) }
         let n = columns.count
         let row = try query(
             """
             WITH job AS (
-                UPDATE share_jobs SET state = 'done', finished_at = now(), lease_until = NULL
-                WHERE id = $1 AND worker_id = $2 AND state = 'running' RETURNING batch_id),
+                UPDATE share_jobs SET state = '\(State.done)', finished_at = now(), lease_until = NULL
+                WHERE id = $1 AND worker_id = $2 AND state = '\(State.running)' RETURNING batch_id),
             items AS (\(Self.fanInChanges(parameter: n + 4, batch: 3, guardedBy: "SELECT 1 FROM job"))),
             batch AS (
                 UPDATE share_batches b SET \(columns.enumerated().map { "\($1.0) = $\($0 + 4)\($1.0 == "stage_seconds" ? "::jsonb" : "")" }.joined(separator: ", ")), failure = NULL
-                FROM job WHERE b.id = job.batch_id AND b.state = 'running' RETURNING b.id)
+                FROM job WHERE b.id = job.batch_id AND b.state = '\(BatchState.running.rawValue)' RETURNING b.id)
             SELECT (SELECT count(*) FROM job) AS owned, (SELECT count(*) FROM batch) AS finished,
                 pg_notify('share_batches', coalesce((SELECT batch_id::text FROM job), '')) AS notified
             """,

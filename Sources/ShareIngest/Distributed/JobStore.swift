@@ -18,6 +18,9 @@ protocol JobStore: ItemStore {
     /// Records the steps of several jobs `worker` holds in one statement;
     /// returns the jobs whose rows it changed (the others were not held any more).
     func record(_ steps: [JobQueue.LeasedStep], worker: Int) throws -> Set<Int64>
+    /// Records a page of the items the fan-in changed, before its end, while
+    /// `lease` holds the manifest job (false when it no longer does).
+    func record(_ changed: [ItemState], batch: BatchRecord, lease: Lease) throws -> Bool
     /// Records the fan-in's end with its manifest job, if `lease` still holds
     /// it and the batch is still running.
     func finish(_ batch: BatchRecord, changed: [ItemState], lease: Lease) throws -> Bool
@@ -33,12 +36,13 @@ protocol JobStore: ItemStore {
     func release(_ jobs: [Int64], worker: Int) throws
     /// Running jobs whose worker is gone or stopped renewing its lease.
     func orphans() throws -> [JobQueue.Orphan]
-    /// Queues a lost manifest job again after `after` seconds, with its lost attempts.
-    func retryManifest(_ job: Job, lease: Lease, error: String, attempt: Int, after: Double) throws
-    /// Ends a batch whose manifest job gave up: failed, with `reason`.
-    func failBatch(_ job: Job, lease: Lease, reason: String) throws
-    /// Queues the manifest job of running batches with no unfinished item left.
-    func repairCounters() throws
+    /// Records that a manifest job lost an attempt (`lost` now): `next` queues
+    /// it again after its backoff, or gives up (the batch fails, with why).
+    func loseFanIn(_ job: Job, lease: Lease, next: NextStep, lost: Int) throws
+    /// Running batches whose fan-in counter is not 0, with their unfinished items counted.
+    func stuckBatches() throws -> [(batch: UUID, unfinished: Int)]
+    /// Queues the fan-in of a running batch whose counter missed its last item.
+    func queueFanIn(of batch: UUID) throws
     /// The batch's row with what only the distributed mode records.
     func batch(_ id: UUID) throws -> JobQueue.StoredBatch?
 
@@ -99,11 +103,11 @@ final class LeasedSteps: StepRecorder {
         self.leaving = leaving
     }
 
-    func record(_ item: ItemState, next: NextStep, keeps: Bool) throws -> StepRecord {
+    func record(_ item: ItemState, next: NextStep, keeps: Bool, ran: RanStage?) throws -> StepRecord {
         var held = lease
         held.keeps = keeps
         if !keeps, let leaving {
-            leaving(JobQueue.LeasedStep(item: item, next: next, lease: held))
+            leaving(JobQueue.LeasedStep(item: item, next: next, lease: held, ran: ran))
             return .queued
         }
         guard try store.record(item, next: next, batch: batch, lease: held) else { return .refused }

@@ -82,7 +82,7 @@ enum QueueSchema {
         let applied: Set<String>
         do {
             applied = try Self.applied(connection)
-        } catch let error as PostgresError where error.sqlState == "42P01" {
+        } catch let error as PostgresError where error.sqlState == .undefinedTable {
             throw SchemaMismatch(description: "the database has no share-ingest schema yet: run  share db migrate --db URL  (as a role that may create tables)")
         }
         let pending = try migrations.pending(applied: applied)
@@ -185,10 +185,7 @@ enum QueueSchema {
 
     // Each copy's SHA-256, so the fan-in finds the same content delivered
     // earlier (in the batch, or in another batch of the container).
-    private static let version5 = """
-        ALTER TABLE share_jobs ADD COLUMN sha256 text;
-        CREATE INDEX share_jobs_sha256 ON share_jobs (sha256) WHERE sha256 IS NOT NULL;
-        """
+    private static let version5 = ItemColumn.additions(by: "5-content-hash", of: .queue, table: "share_jobs")
 
     // A finished batch's seconds per stage, summed once by its fan-in, so
     // `share status` does not read every item of a large batch again.
@@ -199,22 +196,16 @@ enum QueueSchema {
     // Each still's and movie's Live Photo keys (Apple's content identifier; the
     // name a Live Photo's halves share), so the fan-in finds the halves of a
     // batch without reading every item.
-    private static let version7 = """
-        ALTER TABLE share_jobs ADD COLUMN content_identifier text;
-        ALTER TABLE share_jobs ADD COLUMN live_photo_name text;
-        CREATE INDEX share_jobs_content_identifier ON share_jobs (batch_id, content_identifier) WHERE content_identifier IS NOT NULL;
-        CREATE INDEX share_jobs_live_photo_name ON share_jobs (batch_id, live_photo_name) WHERE live_photo_name IS NOT NULL;
-        """
+    private static let version7 = ItemColumn.additions(by: "7-live-photo-keys", of: .queue, table: "share_jobs")
 
-    // The item's columns of both stores (ItemState.indexedColumns), so queries
+    // The item's columns of both stores (ItemColumn), so queries
     // never read a field out of the record: the last stage completed and the
     // failure reason join the hash and the Live Photo keys. Rows recorded before
     // take theirs from their record.
-    private static let version8 = """
-        ALTER TABLE share_jobs ADD COLUMN completed text, ADD COLUMN reason text, ADD COLUMN suspect text;
-        UPDATE share_jobs SET completed = snapshot->>'\(ItemState.CodingKeys.completed.rawValue)',
-            reason = snapshot->'\(ItemState.CodingKeys.failure.rawValue)'->>'reason' WHERE idx >= 0;
-        CREATE INDEX share_jobs_failures ON share_jobs (finished_at) WHERE reason IS NOT NULL;
+    private static let version8 = ItemColumn.additions(by: "8-item-columns", of: .queue, table: "share_jobs") + """
+        UPDATE share_jobs SET \(ItemColumn.completed) = snapshot->>'\(ItemState.CodingKeys.completed.rawValue)',
+            \(ItemColumn.reason) = snapshot->'\(ItemState.CodingKeys.failure.rawValue)'->>'reason' WHERE idx >= 0;
+        CREATE INDEX share_jobs_failures ON share_jobs (finished_at) WHERE \(ItemColumn.reason) IS NOT NULL;
         """
 
     // Export sidecars' kinds and the stems they and the media name, so the
@@ -222,16 +213,9 @@ enum QueueSchema {
     // item. Sidecars are matched when a batch is planned now: only
     // `export_stem` is written (ItemState.exportStem), for the groups of
     // shots; `sidecar_kind` stays empty.
-    private static let version9 = """
-        ALTER TABLE share_jobs ADD COLUMN sidecar_kind text, ADD COLUMN export_stem text;
-        CREATE INDEX share_jobs_sidecar_kind ON share_jobs (batch_id, export_stem) WHERE sidecar_kind IS NOT NULL;
-        CREATE INDEX share_jobs_export_stem ON share_jobs (batch_id, export_stem) WHERE export_stem IS NOT NULL;
-        """
+    private static let version9 = ItemColumn.additions(by: "9-export-sidecar-keys", of: .queue, table: "share_jobs")
 
     // Each photo's Apple burst identifier (ItemState.burstKey), so the fan-in
     // finds a burst's frames without reading every item.
-    private static let version10 = """
-        ALTER TABLE share_jobs ADD COLUMN burst_id text;
-        CREATE INDEX share_jobs_burst_id ON share_jobs (batch_id, burst_id) WHERE burst_id IS NOT NULL;
-        """
+    private static let version10 = ItemColumn.additions(by: "10-burst-identifier", of: .queue, table: "share_jobs")
 }

@@ -100,7 +100,7 @@ extension JobQueue {
         let batchRows = try connection.query(
             """
             SELECT * FROM share_batches
-            WHERE state NOT IN ('done', 'collected') OR id IN (SELECT id FROM share_batches WHERE state = 'done' ORDER BY created_at DESC LIMIT $1)
+            WHERE state NOT IN ('\(BatchState.done.rawValue)', '\(BatchState.collected.rawValue)') OR id IN (SELECT id FROM share_batches WHERE state = '\(BatchState.done.rawValue)' ORDER BY created_at DESC LIMIT $1)
             ORDER BY created_at DESC LIMIT 200
             """,
             [String(finishedBatches)])
@@ -121,8 +121,8 @@ extension JobQueue {
             if stage == .manifest { manifest[batch] = row["state"] ?? "" }
             let old = stages[batch]?[stage] ?? DistributedStatus.StageCount(queued: 0, running: 0)
             switch row["state"] {
-            case "queued": stages[batch, default: [:]][stage] = .init(queued: old.queued + n, running: old.running)
-            case "running": stages[batch, default: [:]][stage] = .init(queued: old.queued, running: old.running + n)
+            case JobQueue.State.queued.rawValue: stages[batch, default: [:]][stage] = .init(queued: old.queued + n, running: old.running)
+            case JobQueue.State.running.rawValue: stages[batch, default: [:]][stage] = .init(queued: old.queued, running: old.running + n)
             default: break
             }
         }
@@ -157,7 +157,7 @@ extension JobQueue {
             """
             WITH live AS (\(Self.liveWorkers))
             SELECT w.*, w.id IN (SELECT id FROM live) AS live, extract(epoch FROM w.started_at) AS started, extract(epoch FROM w.last_seen) AS seen,
-                (SELECT count(*) FROM share_jobs j WHERE j.worker_id = w.id AND j.state = 'running') AS holding,
+                (SELECT count(*) FROM share_jobs j WHERE j.worker_id = w.id AND j.state = '\(JobQueue.State.running)') AS holding,
                 count(*) FILTER (WHERE w.id NOT IN (SELECT id FROM live)) OVER () AS gone
             FROM share_workers w ORDER BY (w.id IN (SELECT id FROM live)) DESC, w.last_seen DESC
             """)
@@ -175,11 +175,11 @@ extension JobQueue {
         }
 
         var queue: [StageName: DistributedStatus.StageCount] = [:]
-        for row in try connection.query("SELECT stage, state, count(*) AS n FROM share_jobs WHERE state IN ('queued', 'running') GROUP BY stage, state") {
+        for row in try connection.query("SELECT stage, state, count(*) AS n FROM share_jobs WHERE state IN ('\(JobQueue.State.queued)', '\(JobQueue.State.running)') GROUP BY stage, state") {
             guard let stage = row["stage"].flatMap(StageName.init(rawValue:)) else { continue }
             let n = Int(row["n"] ?? "0") ?? 0
             let old = queue[stage] ?? .init(queued: 0, running: 0)
-            queue[stage] = row["state"] == "queued" ? .init(queued: old.queued + n, running: old.running) : .init(queued: old.queued, running: old.running + n)
+            queue[stage] = row["state"] == JobQueue.State.queued.rawValue ? .init(queued: old.queued + n, running: old.running) : .init(queued: old.queued, running: old.running + n)
         }
         return DistributedStatus(batches: batches, workers: workers, goneWorkers: gone.count, queue: queue, failures: try failures(limit: failureLimit))
     }
@@ -194,7 +194,7 @@ extension JobQueue {
                  WHERE error_at IS NOT NULL AND ($2::uuid IS NULL OR batch_id = $2::uuid) ORDER BY error_at DESC LIMIT $1)
                 UNION ALL
                 (SELECT extract(epoch FROM finished_at), batch_id, idx, NULL::text, NULL::text, snapshot FROM share_jobs
-                 WHERE reason IS NOT NULL AND state = 'done' AND finished_at IS NOT NULL AND ($2::uuid IS NULL OR batch_id = $2::uuid)
+                 WHERE \(ItemColumn.reason) IS NOT NULL AND state = '\(JobQueue.State.done)' AND finished_at IS NOT NULL AND ($2::uuid IS NULL OR batch_id = $2::uuid)
                  ORDER BY finished_at DESC LIMIT $1)
             ) f ORDER BY at DESC LIMIT $1
             """,
@@ -217,13 +217,13 @@ extension JobQueue {
         let row = try connection.query(
             """
             WITH old AS (
-                DELETE FROM share_batches WHERE state IN ('done', 'failed', 'abandoned') AND finished_at < extract(epoch FROM now()) - $1::double precision
-                    OR state = 'claimed' AND created_at < extract(epoch FROM now()) - $1::double precision
+                DELETE FROM share_batches WHERE state IN ('\(BatchState.done.rawValue)', '\(BatchState.failed.rawValue)', '\(BatchState.abandoned.rawValue)') AND finished_at < extract(epoch FROM now()) - $1::double precision
+                    OR state = '\(BatchState.claimed.rawValue)' AND created_at < extract(epoch FROM now()) - $1::double precision
                 RETURNING id),
             live AS (\(Self.liveWorkers)),
             workers AS (
                 DELETE FROM share_workers w WHERE w.id NOT IN (SELECT id FROM live) AND w.last_seen < now() - make_interval(secs => $1::double precision)
-                    AND NOT EXISTS (SELECT 1 FROM share_jobs j WHERE j.worker_id = w.id AND j.state = 'running')
+                    AND NOT EXISTS (SELECT 1 FROM share_jobs j WHERE j.worker_id = w.id AND j.state = '\(JobQueue.State.running)')
                 RETURNING id)
             SELECT (SELECT count(*) FROM old) AS batches, (SELECT count(*) FROM share_jobs WHERE batch_id IN (SELECT id FROM old)) AS jobs,
                 (SELECT count(*) FROM workers) AS workers

@@ -19,7 +19,7 @@ import SystemCalls
 ///   when there is none; a job that must run alone is claimed only by an idle
 ///   worker, which then claims nothing else until it is done;
 /// - the reaper (``WorkerReaper``) takes back the jobs of workers that are gone
-///   and hands them to the batch's lifecycle (``ItemLifecycle/lose(jobs:besides:reason:)``:
+///   and hands them to the batch's lifecycle (``ItemLifecycle/lose(held:inFlightBeside:reason:stopping:)``:
 ///   retried, or given up on), and repairs fan-in counters;
 /// - `concurrency` executors (``WorkerExecutor``), each with its own connection, run the jobs:
 ///   after each stage, one statement records the item and, when this worker
@@ -38,15 +38,21 @@ import SystemCalls
 public final class StageWorker: Sendable {
     /// What a worker serves and how.
     public struct Settings: Sendable {
-        /// The stages this worker serves (e.g. only `thumbnail` on a big machine).
-        public var stages: [StageName] = StageName.allCases
+        /// The stages this worker serves (e.g. only `thumbnail` on a big machine);
+        /// by default every stage of its catalog.
+        public var stages: [StageName] {
+            get { chosenStages ?? catalog.names }
+            set { chosenStages = newValue }
+        }
+        private var chosenStages: [StageName]?
         /// Threads, each with its own connection, working on one job at a time.
         public var concurrency = 2
         /// Seconds a claimed job stays ours without a heartbeat (renewed every third of it).
         public var lease: Double = 30
         /// The name the log, the jobs and `share status --db` show (default: host and process id).
         public var name = "\(FileSystem.hostTag)-\(Processes.current)"
-        /// The stages this worker can run: the built-in ones, unless a caller added its own.
+        /// The stages this worker can run: the built-in ones, unless a caller
+        /// added its own (which it then serves by default).
         var catalog = StageCatalog.builtin
 
         /// The defaults: every stage, 2 threads, a 30 s lease.
@@ -118,7 +124,7 @@ public final class StageWorker: Sendable {
         let queue = try JobQueue(url: url, role: "migrate", interruption: Interruption(cancellation))
         do {
             try QueueSchema.migrate(queue.connection)
-        } catch let error as PostgresError where error.sqlState == "42501" {
+        } catch let error as PostgresError where error.sqlState == .insufficientPrivilege {
             throw SchemaMismatch(
                 description: "PostgreSQL: \(error.message): this role may not change the schema; run share db migrate as the owner role (README: least privilege)")
         }

@@ -98,7 +98,7 @@ final class WorkerBatches: Sendable {
         if let known = rules.withLock({ $0[batch] }) { return known }
         guard let stored = try queue.batch(batch), let pipeline = try? stored.record.pipeline(catalog: worker.settings.catalog) else { return nil }
         let found = BatchRules(
-            lifecycle: ItemLifecycle(stages: pipeline.itemStages, maxAttempts: stored.record.maxAttempts), manifest: ManifestStage(settings: pipeline.manifest),
+            lifecycle: ItemLifecycle(pipeline: pipeline, maxAttempts: stored.record.maxAttempts), manifest: ManifestStage(settings: pipeline.manifest),
             message: stored.record.message)
         rules.withLock { rules in
             if rules.count > 512 { rules.removeAll() }

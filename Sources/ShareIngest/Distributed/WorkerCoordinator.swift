@@ -5,9 +5,10 @@ import SystemCalls
 /// The worker's coordinator, on the connection that registered it (and holds
 /// its advisory lock): it renews the leases of every job the worker holds (the
 /// heartbeat), checks the batches it has not seen (``WorkerBatches``), and
-/// claims work into the executors' queue, costliest first. A job that must run
-/// alone (``ItemState/suspect``) is claimed only when the worker holds nothing,
-/// and then nothing else is claimed until it is done. With no work it sleeps on
+/// claims work into the executors' queue, in the lifecycle's order. A job that
+/// must run alone (``ItemLifecycle/mustRunAlone(_:)``) is claimed only when the
+/// lifecycle lets it (``ItemLifecycle/takesAlone(holding:)``: the worker holds
+/// nothing), and then nothing else until it is done (``ItemLifecycle/takesOthers(whileAlone:)``). With no work it sleeps on
 /// `LISTEN share_jobs`, woken by an executor that took or finished a job.
 final class WorkerCoordinator {
     private let run: WorkerRun
@@ -91,7 +92,7 @@ final class WorkerCoordinator {
     /// Claims what the executors have room for; true when it should claim again
     /// at once (it filled the room, or checked new batches).
     private func claim(_ queue: any JobStore) throws -> Bool {
-        guard !run.runningAlone.load(ordering: .acquiring) else { return false }
+        guard ItemLifecycle.takesOthers(whileAlone: run.runningAlone.load(ordering: .acquiring)) else { return false }
         let now = MonotonicClock.now()
         let waiting = run.handoff.count
         let busy = run.busy.load(ordering: .relaxed)
@@ -102,7 +103,7 @@ final class WorkerCoordinator {
         let usable = run.batches.usable(now: now)
         let refused = run.batches.refused(now: now)
         // Idle: a job that must run alone goes first, and alone.
-        if waiting == 0, busy == 0, run.held.withLock({ $0.isEmpty }) {
+        if waiting == 0, busy == 0, ItemLifecycle.takesAlone(holding: run.held.withLock { $0.count }) {
             let (alone, _) = try queue.claim(stages: settings.stages, worker: run.id, limit: 1, batches: usable, blocked: refused, alone: true)
             if let job = alone.first {
                 run.runningAlone.store(true, ordering: .releasing)

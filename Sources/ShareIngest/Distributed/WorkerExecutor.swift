@@ -15,6 +15,9 @@ import SystemCalls
 final class WorkerExecutor {
     private let run: WorkerRun
     private var queue: JobQueue?
+    /// The store given instead of a connection of its own (tests: a store whose
+    /// records fail as a situation needs).
+    private let given: (any JobStore)?
     /// Items whose last step here waits to be recorded with others.
     private var leaving: [(step: JobQueue.LeasedStep, job: Job, batch: BatchContext)] = []
     private var oldestLeaving = 0.0
@@ -24,7 +27,13 @@ final class WorkerExecutor {
     /// Seconds a leaving item's record may wait for others.
     static let recordDelay = 0.05
 
-    init(_ run: WorkerRun) { self.run = run }
+    init(_ run: WorkerRun, store: (any JobStore)? = nil) {
+        self.run = run
+        given = store
+    }
+
+    /// Its connection (made again when it was lost), or the store it was given.
+    private func connected() -> (any JobStore)? { given ?? run.connected(&queue) }
 
     private var settings: StageWorker.Settings { run.settings }
 
@@ -65,8 +74,8 @@ final class WorkerExecutor {
         return run.handoff.pop()
     }
 
-    private func work(_ claimed: Job) {
-        guard let store = run.connected(&queue) else { return forget(claimed) }
+    func work(_ claimed: Job) {
+        guard let store = connected() else { return forget(claimed) }
         guard let batch = run.batches.context(of: claimed.batchID) else {
             try? store.release([claimed.id], worker: run.id)
             return forget(claimed)
@@ -88,8 +97,10 @@ final class WorkerExecutor {
             case .queued: return  // it leaves: recorded with the others (``flushLeaving()``)
             case .saved: left(item.state, next: step.next, job: claimed)
             case .deferred: break
-            // No longer ours (another worker took it up), or the store cannot
-            // take it: the job's lease lapses and the reaper hands it on.
+            // No longer ours (another worker took it up), or its record could not
+            // be made and the lifecycle stops its holder (``StageExecution/Step/stopsRun``):
+            // dropped; the next heartbeat hands it back, parked where its last
+            // record has it (``JobQueue/handedBack``), if it is still recorded as ours.
             case .refused, .failed: return forget(claimed)
             }
             guard case .run(let following) = step.next, settings.stages.contains(following) else { return forget(claimed) }
@@ -100,11 +111,11 @@ final class WorkerExecutor {
     /// The job is no longer this worker's to renew.
     private func forget(_ job: Job) { run.held.withLock { _ = $0.remove(job.id) } }
 
-    /// What is told once an item's step is saved: its failure, or its give-up.
+    /// What is logged once an item's step is saved: its failure, or its
+    /// give-up (counted where it is told to the events: ``WorkerRun/events``).
     private func left(_ item: ItemState, next: NextStep, job: Job) {
         guard next.isFinished else { return }
         if let failure = item.failure {
-            run.counters.withLock { $0.failures += 1 }
             if case .gaveUp(let reason) = next {
                 run.logLoss(job, item: item, next: next, error: reason)
             } else {
@@ -117,24 +128,29 @@ final class WorkerExecutor {
     }
 
     /// Makes the records of the items leaving this worker, in one statement. A
-    /// lost connection is waited for (each is the holder's to make until its
-    /// lease lapses); a statement the store refuses is made again one record at
-    /// a time, each through the lifecycle (``StageExecution/record(_:next:in:steps:keeps:)``).
-    private func flushLeaving() {
+    /// failing statement is tried again while the lifecycle's patience for what
+    /// the store said lasts (``ItemLifecycle/recordPatience(for:)``: a lost
+    /// connection until a stop is due; each record is the holder's to make until
+    /// its lease lapses); then it is made again one record at a time, each
+    /// through the lifecycle (``StageExecution/record(_:next:in:steps:keeps:)``).
+    func flushLeaving() {
         guard !leaving.isEmpty else { return }
         let batch = leaving
         leaving = []
         var owned: Set<Int64>?
-        while owned == nil, let store = run.connected(&queue) {
+        let started = MonotonicClock.now()
+        var tries = 0
+        while owned == nil, let store = connected() {
             do {
                 owned = try store.record(batch.map(\.step), worker: run.id)
-            } catch let error as PostgresError where error.connectionLost && !run.cancellation.isCancelled {
-                run.pause(0.25)
+            } catch where MonotonicClock.now() - started < ItemLifecycle.recordPatience(for: StoreFailure(error)) && !run.cancellation.isCancelled {
+                tries += 1
+                run.pause(ItemLifecycle.recordPause(attempt: tries))
             } catch {
                 for pending in batch {
                     var item = pending.step.item
                     let steps = LeasedSteps(store, batch: pending.job.batchID, lease: pending.step.lease)
-                    let step = run.execution.record(&item, next: pending.step.next, in: pending.batch, steps: steps)
+                    let step = run.execution.record(&item, next: pending.step.next, in: pending.batch, steps: steps, ran: pending.step.ran)
                     if step.recorded == .saved { left(item, next: step.next, job: pending.job) }
                     forget(pending.job)
                 }
@@ -151,7 +167,7 @@ final class WorkerExecutor {
 
     /// The manifest job: every item finished; the fan-in (``BatchCompletion``,
     /// as locally), and the batch recorded done with the job, in one statement.
-    private func deliver(_ job: Job, batch: BatchContext, store: JobQueue) {
+    private func deliver(_ job: Job, batch: BatchContext, store: any JobStore) {
         let lease = job.lease(worker: run.id)
         let outcome: BatchCompletion.Outcome?
         do {

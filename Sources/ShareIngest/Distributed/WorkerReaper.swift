@@ -5,10 +5,12 @@ import SystemCalls
 /// The worker's reaper, on a connection of its own: it takes back the jobs of
 /// workers that are gone (their session ended) or stopped renewing their
 /// leases, and hands each dead worker's jobs to their batch's lifecycle
-/// together (``ItemLifecycle/lose(jobs:besides:reason:)``: a death is blamed only on a
-/// job that was its worker's only one), and it repairs the fan-in counter of
-/// batches left running with nothing unfinished. Every item it gives up on is
-/// reported (`itemFinished`) and logged, as any other.
+/// together (``ItemLifecycle/lose(held:inFlightBeside:reason:stopping:)``: a
+/// death is blamed only on a job that was its worker's only one in flight;
+/// jobs it held without having them in flight are handed back uncounted), and
+/// it queues the fan-in of batches left running with nothing unfinished, when
+/// the lifecycle says it is due. Every item it gives up on is reported
+/// (`itemFinished`, counted once) and logged, as any other.
 final class WorkerReaper {
     private let run: WorkerRun
     private var queue: JobQueue?
@@ -28,7 +30,7 @@ final class WorkerReaper {
                 do {
                     try takeBack(queue)
                     if MonotonicClock.now() >= nextRepair {
-                        try queue.repairCounters()
+                        try repairCounters(queue)
                         nextRepair = MonotonicClock.now() + Self.repairInterval
                     }
                 } catch let error as PostgresError where error.connectionLost {
@@ -43,24 +45,32 @@ final class WorkerReaper {
     }
 
     /// Takes back the orphaned jobs, each dead worker's together.
-    private func takeBack(_ queue: any JobStore) throws {
+    func takeBack(_ queue: any JobStore) throws {
         let orphans = try queue.orphans()
         for (worker, lost) in Dictionary(grouping: orphans, by: \.worker) {
-            // Every job the dead worker held counts for blame, the manifest job too.
-            let items = lost.filter { !$0.job.isManifest }
+            // The fan-in loses its attempt on its own; it is never in flight
+            // beside an item (it decodes nothing).
+            let items = lost.filter { !$0.job.isManifest }.map { (orphan: $0, item: $0.job.item) }
             for orphan in lost where orphan.job.isManifest {
                 guard let rules = try run.batches.rules(of: orphan.job.batchID, queue: queue) else { continue }
                 try run.loseManifest(orphan.job, lease: orphan.job.lease(worker: worker), error: orphan.reason, lifecycle: rules.lifecycle, queue: queue)
             }
-            for (batch, jobs) in Dictionary(grouping: items, by: \.job.batchID) {
+            for (batch, jobs) in Dictionary(grouping: items, by: \.orphan.job.batchID) {
                 guard let rules = try run.batches.rules(of: batch, queue: queue) else { continue }
-                let fates = rules.lifecycle.lose(jobs: jobs.map(\.job.item), besides: lost.count - jobs.count, reason: jobs[0].reason)
-                for (orphan, (item, next)) in zip(jobs, fates) {
+                let beside = items.count { $0.orphan.job.batchID != batch && ItemLifecycle.wasInFlight($0.item) }
+                let fates = rules.lifecycle.lose(held: jobs.map(\.item), inFlightBeside: beside, reason: jobs[0].orphan.reason, stopping: false)
+                for ((orphan, _), (item, next)) in zip(jobs, fates) {
                     guard try queue.record(item, next: next, batch: batch, lease: orphan.job.lease(worker: worker)) else { continue }
-                    if next.isFinished { run.worker.events?(.itemFinished(rules.manifest.report(for: item, finished: true, message: rules.message))) }
+                    if next.isFinished { run.events(.itemFinished(rules.manifest.report(for: item, finished: true, message: rules.message))) }
                     run.logLoss(orphan.job, item: item, next: next, error: orphan.reason)
                 }
             }
         }
+    }
+
+    /// Queues the fan-in of each running batch whose counter missed its last
+    /// item, once the lifecycle says it is due (``ItemLifecycle/fanInDue(unfinished:)``).
+    func repairCounters(_ queue: any JobStore) throws {
+        for (batch, unfinished) in try queue.stuckBatches() where ItemLifecycle.fanInDue(unfinished: unfinished) { try queue.queueFanIn(of: batch) }
     }
 }

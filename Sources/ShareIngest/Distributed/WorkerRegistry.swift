@@ -35,7 +35,10 @@ extension JobQueue {
 
     /// The worker's heartbeat, one statement for all its jobs: extends the lease
     /// of every job it holds (`held`), hands back any other job recorded as its
-    /// own (a claim or a completion whose answer was lost with the connection),
+    /// own, parked where it was (``JobQueue/handedBack``: a claim or a
+    /// completion whose answer was lost with the connection, or a job its
+    /// executor dropped because its record could not be made: the lifecycle's
+    /// park, ``ItemLifecycle/afterFailedRecord(_:next:ran:error:failure:refusedBefore:)``),
     /// records that it was seen, and adds the stages it finished and the failures
     /// it saw since the last one. Returns the number of leases renewed.
     @discardableResult
@@ -44,10 +47,10 @@ extension JobQueue {
             """
             WITH renewed AS (
                 UPDATE share_jobs SET lease_until = now() + make_interval(secs => $2::double precision)
-                WHERE worker_id = $1 AND state = 'running' AND id = ANY($5::bigint[]) RETURNING id),
+                WHERE worker_id = $1 AND state = '\(JobQueue.State.running)' AND id = ANY($5::bigint[]) RETURNING id),
             lost AS (
-                UPDATE share_jobs SET state = 'queued', worker_id = NULL, lease_until = NULL, not_before = now()
-                WHERE worker_id = $1 AND state = 'running' AND NOT (id = ANY($5::bigint[])) RETURNING id)
+                UPDATE share_jobs SET state = '\(JobQueue.handedBack)', worker_id = NULL, lease_until = NULL, not_before = now()
+                WHERE worker_id = $1 AND state = '\(JobQueue.State.running)' AND NOT (id = ANY($5::bigint[])) RETURNING id)
             UPDATE share_workers SET last_seen = now(), stages_done = stages_done + $3, failures = failures + $4
             WHERE id = $1
             RETURNING (SELECT count(*) FROM renewed) AS renewed,

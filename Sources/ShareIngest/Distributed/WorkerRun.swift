@@ -20,8 +20,13 @@ final class WorkerRun: Sendable {
     let held = Mutex<Set<Int64>>([])
     /// True while an executor runs a job that must run alone: nothing else is claimed.
     let runningAlone = Atomic<Bool>(false)
-    /// Stages finished and item failures since the last heartbeat.
-    let counters = Mutex<(done: Int, failures: Int)>((0, 0))
+    /// Stages finished and item failures since the last heartbeat; a failure
+    /// is counted where every finished item is told, once (``events``).
+    let counters = WorkerCounters()
+    /// The events every finished item of this worker is told to, whichever path
+    /// finished it (an executor, the reaper): the worker's own, with each failed
+    /// item counted for the heartbeat.
+    let events: IngestEventSink
     /// Seconds an executor takes per job, averaged over the last ones (how many
     /// jobs the coordinator claims at a time follows from it).
     private let jobSeconds = Mutex<Double>(1)
@@ -38,11 +43,15 @@ final class WorkerRun: Sendable {
         self.interruption = interruption
         handoff = BlockingQueue(capacity: Self.mostClaimed + worker.settings.concurrency)
         batches = WorkerBatches(worker: worker, id: id)
+        let (counters, told) = (counters, worker.events)
+        events = { event in
+            if case .itemFinished(let item) = event, item.status == .failed { counters.withLock { $0.failures += 1 } }
+            told?(event)
+        }
         // A record whose connection was lost is kept and made again once the
-        // server is back (the connection ends its waits when a stop is due).
-        execution = StageExecution(
-            events: worker.events, cancellation: interruption.flag,
-            retries: .init(patience: .infinity) { error in (error as? PostgresError)?.connectionLost ?? false })
+        // server is back, as the lifecycle's patience says (the connection ends
+        // its waits when a stop is due).
+        execution = StageExecution(events: events, cancellation: interruption.flag)
     }
 
     /// The most jobs claimed ahead of the executors.
@@ -98,7 +107,8 @@ final class WorkerRun: Sendable {
     // MARK: - What more than one of them does
 
     /// One log line for an item whose attempt was lost: queued again (the
-    /// attempt counted, or not: it died beside others), or given up on.
+    /// attempt counted, or not: it died beside others, or was not in flight),
+    /// or given up on. (Counting a give-up is the events' business: ``events``.)
     func logLoss(_ job: Job, item: ItemState, next: NextStep, error: String) {
         var fields = ["batch": job.batchID.uuidString, "stage": job.stage.rawValue, "item": String(job.index), "attempt": String(item.lostAttempts), "error": error]
         switch next {
@@ -107,6 +117,11 @@ final class WorkerRun: Sendable {
                 .retry,
                 "retry: batch \(job.batchID.uuidString) item \(job.index) (\(item.label)) at \(job.stage.rawValue): \(error); queued again, not counted (it was not alone in flight: it runs alone next)",
                 fields)
+        case .retry(_, 0, _):
+            worker.emit(
+                .retry,
+                "retry: batch \(job.batchID.uuidString) item \(job.index) (\(item.label)) at \(job.stage.rawValue): \(error); queued again, not counted (it was held, not in flight)",
+                fields)
         case .retry(_, let after, _):
             fields["maxAttempts"] = String(job.maxAttempts)
             worker.emit(
@@ -114,7 +129,6 @@ final class WorkerRun: Sendable {
                 "retry: batch \(job.batchID.uuidString) item \(job.index) (\(item.label)) at \(job.stage.rawValue): attempt \(item.lostAttempts) of \(job.maxAttempts) lost: \(error); queued again in \(Self.seconds(after))",
                 fields)
         case .gaveUp:
-            counters.withLock { $0.failures += 1 }
             worker.emit(.gaveUp, "gave up: batch \(job.batchID.uuidString) item \(job.index) (\(item.label)) at \(job.stage.rawValue) after \(item.lostAttempts) attempts: \(error)", fields)
         default:
             break
@@ -122,22 +136,23 @@ final class WorkerRun: Sendable {
     }
 
     /// The manifest job lost its attempt (its worker died, an error that is not
-    /// the batch's): the batch's lifecycle decides whether it is queued again or
-    /// the batch fails.
+    /// the batch's): recorded as the batch's lifecycle decides (``ItemLifecycle/afterLosingFanIn(lostBefore:reason:)``):
+    /// queued again after its backoff, or the batch fails.
     func loseManifest(_ job: Job, lease: Lease, error: String, lifecycle: ItemLifecycle, queue: any JobStore) throws {
-        let (next, attempt) = lifecycle.afterLosingFanIn(lostBefore: job.attempts, reason: error)
-        let fields = ["batch": job.batchID.uuidString, "stage": job.stage.rawValue, "attempt": String(attempt), "maxAttempts": String(lifecycle.maxAttempts), "error": error]
-        if case .retry(_, let after, _) = next {
-            try queue.retryManifest(job, lease: lease, error: error, attempt: attempt, after: after)
+        let (next, lost) = lifecycle.afterLosingFanIn(lostBefore: job.attempts, reason: error)
+        try queue.loseFanIn(job, lease: lease, next: next, lost: lost)
+        let fields = ["batch": job.batchID.uuidString, "stage": job.stage.rawValue, "attempt": String(lost), "maxAttempts": String(lifecycle.maxAttempts), "error": error]
+        switch next {
+        case .retry(_, let after, _):
             worker.emit(
-                .retry, "retry: the manifest of batch \(job.batchID.uuidString): attempt \(attempt) of \(lifecycle.maxAttempts) lost: \(error); queued again in \(Self.seconds(after))",
+                .retry, "retry: the manifest of batch \(job.batchID.uuidString): attempt \(lost) of \(lifecycle.maxAttempts) lost: \(error); queued again in \(Self.seconds(after))",
                 fields)
-            return
+        case .gaveUp(let reason):
+            storeReport(of: job.batchID, queue: queue)
+            worker.emit(.batchFailed, "batch \(job.batchID.uuidString) failed: \(reason); share ingest --resume \(job.batchID.uuidString) --db URL retries it", fields)
+        default:
+            break
         }
-        let reason = "the manifest job gave up after \(attempt) attempts: \(error)"
-        try queue.failBatch(job, lease: lease, reason: reason)
-        storeReport(of: job.batchID, queue: queue)
-        worker.emit(.batchFailed, "batch \(job.batchID.uuidString) failed: \(reason); share ingest --resume \(job.batchID.uuidString) --db URL retries it", fields)
     }
 
     /// A failed batch's report (rebuilt from its items), stored beside where its
@@ -151,4 +166,11 @@ final class WorkerRun: Sendable {
         FileSystem.remove(path)
         try? AtomicFile.create(path, bytes: report.json(), syncDirectory: false)
     }
+}
+
+/// A worker's counts since its last heartbeat: stages finished, items failed.
+final class WorkerCounters: Sendable {
+    private let counts = Mutex<(done: Int, failures: Int)>((0, 0))
+
+    func withLock<Result>(_ body: (inout (done: Int, failures: Int)) -> Result) -> Result { counts.withLock { body(&$0) } }
 }

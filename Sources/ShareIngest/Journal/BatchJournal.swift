@@ -58,7 +58,7 @@ public final class BatchJournal: Sendable {
                         CREATE INDEX IF NOT EXISTS batches_drop ON batches(drop_name);
                         CREATE TABLE IF NOT EXISTS items (
                             batch_id TEXT NOT NULL REFERENCES batches(id) ON DELETE CASCADE, idx INTEGER NOT NULL,
-                            uuid TEXT NOT NULL, completed TEXT, reason TEXT, snapshot TEXT NOT NULL,
+                            uuid TEXT NOT NULL, \(ItemColumn.all.filter { $0.journalMigration == nil }.map { "\($0) TEXT, " }.joined())snapshot TEXT NOT NULL,
                             PRIMARY KEY (batch_id, idx));
                         """),
                 // The stage each item waits for (NULL once finished), so a resumed
@@ -68,58 +68,43 @@ public final class BatchJournal: Sendable {
                     name: "2-item-next-stage",
                     sql: """
                         ALTER TABLE items ADD COLUMN next TEXT;
-                        UPDATE items SET next = '?' WHERE reason IS NULL
+                        UPDATE items SET next = '?' WHERE \(ItemColumn.reason) IS NULL
                             AND batch_id IN (SELECT id FROM batches WHERE state IN ('claimed', 'running', 'manifesting'));
                         CREATE INDEX IF NOT EXISTS items_unfinished ON items(batch_id, idx) WHERE next IS NOT NULL;
                         """),
                 // Each copy's SHA-256, so the fan-in finds the same content
                 // delivered earlier (in the batch, or in a share not yet consumed).
-                Migration(
-                    name: "3-item-content-hash",
-                    sql: """
-                        ALTER TABLE items ADD COLUMN sha256 TEXT;
-                        CREATE INDEX IF NOT EXISTS items_sha256 ON items(sha256) WHERE sha256 IS NOT NULL;
-                        """),
+                Migration(name: "3-item-content-hash", sql: ItemColumn.additions(by: "3-item-content-hash", of: .journal, table: "items")),
                 // Each still's and movie's Live Photo keys (Apple's content
                 // identifier; the name a Live Photo's halves share), so the
                 // fan-in finds the halves without reading every item.
-                Migration(
-                    name: "4-item-live-photo-keys",
-                    sql: """
-                        ALTER TABLE items ADD COLUMN content_identifier TEXT;
-                        ALTER TABLE items ADD COLUMN live_photo_name TEXT;
-                        CREATE INDEX IF NOT EXISTS items_content_identifier ON items(batch_id, content_identifier) WHERE content_identifier IS NOT NULL;
-                        CREATE INDEX IF NOT EXISTS items_live_photo_name ON items(batch_id, live_photo_name) WHERE live_photo_name IS NOT NULL;
-                        """),
+                Migration(name: "4-item-live-photo-keys", sql: ItemColumn.additions(by: "4-item-live-photo-keys", of: .journal, table: "items")),
                 // Items to run alone (ItemState.suspect), and the attempts a
                 // batch's items may lose (`share ingest --max-attempts`, as the
                 // distributed mode records it).
                 Migration(
                     name: "5-suspects-and-attempts",
-                    sql: """
-                        ALTER TABLE items ADD COLUMN suspect TEXT;
-                        ALTER TABLE batches ADD COLUMN max_attempts INTEGER;
-                        """),
+                    sql: ItemColumn.additions(by: "5-suspects-and-attempts", of: .journal, table: "items") + "ALTER TABLE batches ADD COLUMN max_attempts INTEGER;"),
                 // Export sidecars' kinds and the stems they and the media name,
                 // so the fan-in found a batch's sidecars and their media without
                 // reading every item. Sidecars are matched when a batch is planned
                 // now: only `export_stem` is written (ItemState.exportStem), for
                 // the groups of shots; `sidecar_kind` stays empty.
-                Migration(
-                    name: "6-export-sidecar-keys",
-                    sql: """
-                        ALTER TABLE items ADD COLUMN sidecar_kind TEXT;
-                        ALTER TABLE items ADD COLUMN export_stem TEXT;
-                        CREATE INDEX IF NOT EXISTS items_sidecar_kind ON items(batch_id, export_stem) WHERE sidecar_kind IS NOT NULL;
-                        CREATE INDEX IF NOT EXISTS items_export_stem ON items(batch_id, export_stem) WHERE export_stem IS NOT NULL;
-                        """),
+                Migration(name: "6-export-sidecar-keys", sql: ItemColumn.additions(by: "6-export-sidecar-keys", of: .journal, table: "items")),
                 // Each photo's Apple burst identifier (ItemState.burstKey), so
                 // the fan-in finds a burst's frames without reading every item.
+                Migration(name: "7-burst-identifier", sql: ItemColumn.additions(by: "7-burst-identifier", of: .journal, table: "items")),
+                // What the queue records of a retry and of the fan-in, kept
+                // alike: when an item may run again (a retry's backoff), the
+                // attempts the batch's fan-in lost and when it may run again, and
+                // why a batch whose fan-in gave up failed.
                 Migration(
-                    name: "7-burst-identifier",
+                    name: "8-retry-delays-and-fan-in",
                     sql: """
-                        ALTER TABLE items ADD COLUMN burst_id TEXT;
-                        CREATE INDEX IF NOT EXISTS items_burst_id ON items(batch_id, burst_id) WHERE burst_id IS NOT NULL;
+                        ALTER TABLE items ADD COLUMN not_before REAL;
+                        ALTER TABLE batches ADD COLUMN lost_fan_ins INTEGER NOT NULL DEFAULT 0;
+                        ALTER TABLE batches ADD COLUMN fan_in_not_before REAL;
+                        ALTER TABLE batches ADD COLUMN failure TEXT;
                         """),
             ])
     }
@@ -163,7 +148,7 @@ public final class BatchJournal: Sendable {
     func claim(_ record: BatchRecord) throws -> Bool {
         try database.transaction(durable: true) {
             let existing = try database.query(
-                "SELECT id FROM batches WHERE drop_name = ? AND (state NOT IN ('done', 'abandoned', 'collected') OR drop_signature = ?)",
+                "SELECT id FROM batches WHERE drop_name = ? AND (state NOT IN ('\(BatchState.done.rawValue)', '\(BatchState.abandoned.rawValue)', '\(BatchState.collected.rawValue)') OR drop_signature = ?)",
                 [StoreValue(record.dropName), StoreValue(record.dropSignature)])
             guard existing.isEmpty else { return false }
             try insert(record)
@@ -221,11 +206,11 @@ public final class BatchJournal: Sendable {
     // MARK: - Items
 
     private func insert(_ item: ItemState, next: NextStep, batch: UUID) throws {
-        let columns = ["batch_id", "idx", "uuid", "next", "snapshot"] + ItemState.indexedColumns.map(\.name)
+        let columns = ["batch_id", "idx", "uuid", "next", "snapshot"] + ItemState.columns.map(\.name)
         try database.query(
             "INSERT INTO items (\(columns.joined(separator: ", "))) VALUES (\(columns.map { _ in "?" }.joined(separator: ", ")))",
             [.text(batch.uuidString), StoreValue(item.index), .text(item.id.uuidString), StoreValue(next.stage?.rawValue), .text(item.encoded())]
-                + item.indexedValues.map(StoreValue.init))
+                + item.columnValues.map(StoreValue.init))
     }
 
     /// The items of a batch as they were last recorded, in order (every one:
@@ -237,18 +222,20 @@ public final class BatchJournal: Sendable {
     }
 
     /// Up to `limit` items after `index` that were not finished when last
-    /// recorded (what a resumed batch still has to do), in order.
-    func unfinishedItems(of batch: UUID, after index: Int, limit: Int) throws -> [ItemState] {
+    /// recorded (what a resumed batch still has to do), in order, each with
+    /// where and when it runs next.
+    func unfinishedItems(of batch: UUID, after index: Int, limit: Int) throws -> [RecordedItem] {
         try page(of: batch, after: index, limit: limit, unfinishedOnly: true)
     }
 
     /// A page of a batch's items after `index`, in order (only the unfinished ones:
     /// on the index of those).
-    private func page(of batch: UUID, after index: Int, limit: Int, unfinishedOnly: Bool) throws -> [ItemState] {
-        try database.query(
-            "SELECT idx, uuid, snapshot FROM items WHERE batch_id = ? \(unfinishedOnly ? "AND next IS NOT NULL " : "")AND idx > ? ORDER BY idx LIMIT ?",
+    private func page(of batch: UUID, after index: Int, limit: Int, unfinishedOnly: Bool) throws -> [RecordedItem] {
+        let now = Date().timeIntervalSince1970
+        return try database.query(
+            "SELECT idx, uuid, snapshot, next, not_before FROM items WHERE batch_id = ? \(unfinishedOnly ? "AND next IS NOT NULL " : "")AND idx > ? ORDER BY idx LIMIT ?",
             [.text(batch.uuidString), StoreValue(index), StoreValue(limit)]
-        ).map(Self.item)
+        ).map { row in RecordedItem(item: Self.item(row), stage: row.text("next").map(StageName.init), wait: max(0, (row.real("not_before") ?? now) - now)) }
     }
 
     /// The UUIDs of a batch's items (what names their files in the container),
@@ -281,19 +268,34 @@ public final class BatchJournal: Sendable {
     }
 
     /// How a batch's items stand, from the recorded columns alone (no item is
-    /// decoded): an unfinished item counts as failed, as an interrupted report
-    /// shows it.
-    func counts(of batch: UUID) throws -> BatchReport.Counts {
+    /// decoded).
+    func counts(of batch: UUID) throws -> StoredCounts {
         let skipped = ItemFailure.skipping.sorted { $0.rawValue < $1.rawValue }.map { "'\($0.rawValue)'" }.joined(separator: ", ")
         let row = try database.query(
             """
-            SELECT count(*) AS items, count(*) FILTER (WHERE reason IS NULL AND next IS NULL) AS ingested,
-                count(*) FILTER (WHERE reason IN (\(skipped))) AS skipped
+            SELECT count(*) AS items, count(*) FILTER (WHERE next IS NOT NULL) AS unfinished,
+                count(*) FILTER (WHERE next IS NULL AND \(ItemColumn.reason) IS NULL) AS ingested,
+                count(*) FILTER (WHERE next IS NULL AND \(ItemColumn.reason) IN (\(skipped))) AS skipped,
+                count(*) FILTER (WHERE next IS NULL AND \(ItemColumn.reason) NOT IN (\(skipped))) AS failed
             FROM items WHERE batch_id = ?
             """, [.text(batch.uuidString)]
         ).first
-        let items = row?.int("items") ?? 0, ingested = row?.int("ingested") ?? 0, skippedCount = row?.int("skipped") ?? 0
-        return BatchReport.Counts(items: items, ingested: ingested, failed: items - ingested - skippedCount, skipped: skippedCount)
+        return StoredCounts(
+            items: row?.int("items") ?? 0, ingested: row?.int("ingested") ?? 0, failed: row?.int("failed") ?? 0, skipped: row?.int("skipped") ?? 0,
+            unfinished: row?.int("unfinished") ?? 0)
+    }
+
+    func recordedItems(of batch: UUID) throws -> [RecordedItem] {
+        try page(of: batch, after: -1, limit: Int(Int32.max), unfinishedOnly: false)
+    }
+
+    func recordedFanIn(of batch: UUID) throws -> RecordedFanIn? {
+        let now = Date().timeIntervalSince1970
+        return try database.query("SELECT state, lost_fan_ins, fan_in_not_before, failure FROM batches WHERE id = ?", [.text(batch.uuidString)]).first.map { row in
+            RecordedFanIn(
+                lost: row.int("lost_fan_ins") ?? 0, wait: max(0, (row.real("fan_in_not_before") ?? now) - now),
+                state: row.text("state").flatMap(BatchState.init(rawValue:)) ?? .running, failure: row.text("failure"))
+        }
     }
 
     private static func item(_ row: SQLiteRow) -> ItemState {
@@ -336,15 +338,41 @@ extension BatchJournal: JournalStore {
     }
 
     func record(_ item: ItemState, next: NextStep, batch: UUID) throws {
-        let columns = ["next", "snapshot"] + ItemState.indexedColumns.map(\.name)
+        let recorded = ItemLifecycle.recorded(next, at: next.stage ?? .manifest, holderKeeps: false)
+        let columns = ["next", "not_before", "snapshot"] + ItemState.columns.map(\.name)
         try database.query(
             "UPDATE items SET \(columns.map { "\($0) = ?" }.joined(separator: ", ")) WHERE batch_id = ? AND idx = ?",
-            [StoreValue(next.stage?.rawValue), .text(item.encoded())] + item.indexedValues.map(StoreValue.init)
-                + [.text(batch.uuidString), StoreValue(item.index)])
+            [
+                StoreValue(recorded.isFinished ? nil : recorded.stage.rawValue),
+                recorded.delay > 0 ? .real(Date().timeIntervalSince1970 + recorded.delay) : .null, .text(item.encoded()),
+            ] + item.columnValues.map(StoreValue.init) + [.text(batch.uuidString), StoreValue(item.index)])
+    }
+
+    func loseFanIn(_ batch: UUID, next: NextStep, lost: Int) throws {
+        let recorded = ItemLifecycle.recorded(next, at: .manifest, holderKeeps: false)
+        try database.transaction(durable: true) {
+            if recorded.isFinished {
+                try database.query(
+                    "UPDATE batches SET state = ?, lost_fan_ins = ?, failure = ?, finished_at = ? WHERE id = ?",
+                    [.text(BatchState.failed.rawValue), StoreValue(lost), StoreValue(recorded.error), StoreValue(Date()), .text(batch.uuidString)])
+            } else {
+                try database.query(
+                    "UPDATE batches SET state = ?, lost_fan_ins = ?, fan_in_not_before = ? WHERE id = ?",
+                    [.text(BatchState.running.rawValue), StoreValue(lost), .real(Date().timeIntervalSince1970 + recorded.delay), .text(batch.uuidString)])
+            }
+        }
+    }
+
+    func reopen(_ batch: UUID) throws {
+        try database.transaction(durable: true) {
+            try database.query(
+                "UPDATE batches SET state = ?, lost_fan_ins = ?, fan_in_not_before = NULL, failure = NULL, finished_at = NULL WHERE id = ? AND state = ?",
+                [.text(BatchState.running.rawValue), StoreValue(ItemLifecycle.reopened.lost), .text(batch.uuidString), .text(BatchState.failed.rawValue)])
+        }
     }
 
     func items(of batch: UUID, after index: Int, limit: Int) throws -> [ItemState] {
-        try page(of: batch, after: index, limit: limit, unfinishedOnly: false)
+        try page(of: batch, after: index, limit: limit, unfinishedOnly: false).map(\.item)
     }
 
     func earlierCopies(for batch: UUID) throws -> EarlierCopies {
@@ -354,10 +382,10 @@ extension BatchJournal: JournalStore {
         // the batch), joined to the items after it.
         try database.scan(
             """
-            WITH firsts AS (SELECT sha256, min(idx) AS first FROM items WHERE batch_id = ?1 AND sha256 IS NOT NULL AND reason IS NULL
-                GROUP BY sha256 HAVING count(*) > 1)
+            WITH firsts AS (SELECT \(ItemColumn.sha256), min(idx) AS first FROM items WHERE batch_id = ?1 AND \(ItemColumn.sha256) IS NOT NULL AND \(ItemColumn.reason) IS NULL
+                GROUP BY \(ItemColumn.sha256) HAVING count(*) > 1)
             SELECT d.idx AS idx, f.first AS original, o.snapshot AS snapshot FROM firsts f
-                JOIN items d ON d.batch_id = ?1 AND d.sha256 = f.sha256 AND d.idx > f.first AND d.reason IS NULL
+                JOIN items d ON d.batch_id = ?1 AND d.\(ItemColumn.sha256) = f.\(ItemColumn.sha256) AND d.idx > f.first AND d.\(ItemColumn.reason) IS NULL
                 JOIN items o ON o.batch_id = ?1 AND o.idx = f.first
             """, [.text(batch.uuidString)]
         ) { row in
@@ -369,15 +397,15 @@ extension BatchJournal: JournalStore {
         // min(idx)); the unary `+` keeps the lookup on items_sha256.
         try database.scan(
             """
-            SELECT o.sha256 AS sha256, min(o.idx) AS original, o.snapshot AS snapshot, b.key AS key, b.created_at AS created
-                FROM (SELECT DISTINCT sha256 FROM items WHERE batch_id = ?1 AND sha256 IS NOT NULL AND reason IS NULL) d
-                JOIN items o ON o.sha256 = d.sha256 AND +o.batch_id <> ?1 AND o.reason IS NULL
-                JOIN batches b ON b.id = o.batch_id AND b.state = 'done'
-                GROUP BY o.sha256, o.batch_id
+            SELECT o.\(ItemColumn.sha256) AS \(ItemColumn.sha256), min(o.idx) AS original, o.snapshot AS snapshot, b.key AS key, b.created_at AS created
+                FROM (SELECT DISTINCT \(ItemColumn.sha256) FROM items WHERE batch_id = ?1 AND \(ItemColumn.sha256) IS NOT NULL AND \(ItemColumn.reason) IS NULL) d
+                JOIN items o ON o.\(ItemColumn.sha256) = d.\(ItemColumn.sha256) AND +o.batch_id <> ?1 AND o.\(ItemColumn.reason) IS NULL
+                JOIN batches b ON b.id = o.batch_id AND b.state = '\(BatchState.done.rawValue)'
+                GROUP BY o.\(ItemColumn.sha256), o.batch_id
                 ORDER BY created, original
             """, [.text(batch.uuidString)]
         ) { row in
-            guard let sha256 = row.text("sha256"), let original = row.int("original") else { return }
+            guard let sha256 = row.text(ItemColumn.sha256.name), let original = row.int("original") else { return }
             found.addInOtherShare(sha256: sha256, original: original, snapshot: row.text("snapshot"), key: row.text("key"))
         }
         return found
@@ -386,11 +414,11 @@ extension BatchJournal: JournalStore {
     func livePhotoCandidates(for batch: UUID) throws -> [ItemState] {
         try database.query(
             """
-            SELECT idx, uuid, snapshot FROM items d WHERE d.batch_id = ?1 AND d.reason IS NULL AND (
-                (d.content_identifier IS NOT NULL AND EXISTS (SELECT 1 FROM items o WHERE o.batch_id = d.batch_id
-                    AND o.content_identifier = d.content_identifier AND o.idx <> d.idx AND o.reason IS NULL))
-                OR (d.live_photo_name IS NOT NULL AND EXISTS (SELECT 1 FROM items o WHERE o.batch_id = d.batch_id
-                    AND o.live_photo_name = d.live_photo_name AND o.idx <> d.idx AND o.reason IS NULL)))
+            SELECT idx, uuid, snapshot FROM items d WHERE d.batch_id = ?1 AND d.\(ItemColumn.reason) IS NULL AND (
+                (d.\(ItemColumn.contentIdentifier) IS NOT NULL AND EXISTS (SELECT 1 FROM items o WHERE o.batch_id = d.batch_id
+                    AND o.\(ItemColumn.contentIdentifier) = d.\(ItemColumn.contentIdentifier) AND o.idx <> d.idx AND o.\(ItemColumn.reason) IS NULL))
+                OR (d.\(ItemColumn.livePhotoName) IS NOT NULL AND EXISTS (SELECT 1 FROM items o WHERE o.batch_id = d.batch_id
+                    AND o.\(ItemColumn.livePhotoName) = d.\(ItemColumn.livePhotoName) AND o.idx <> d.idx AND o.\(ItemColumn.reason) IS NULL)))
             ORDER BY idx
             """, [.text(batch.uuidString)]
         ).map(Self.item)
@@ -399,23 +427,23 @@ extension BatchJournal: JournalStore {
     func exportCandidates(for batch: UUID, after: (stem: String, index: Int), limit: Int) throws -> [(stem: String, item: ItemState)] {
         try database.query(
             """
-            SELECT idx, uuid, snapshot, export_stem FROM items d WHERE d.batch_id = ?1 AND d.reason IS NULL AND d.export_stem IS NOT NULL
-                AND (d.export_stem > ?2 OR (d.export_stem = ?2 AND d.idx > ?3))
-                AND EXISTS (SELECT 1 FROM items o WHERE o.batch_id = d.batch_id AND o.export_stem = d.export_stem AND o.idx <> d.idx AND o.reason IS NULL)
-            ORDER BY d.export_stem, d.idx LIMIT ?4
+            SELECT idx, uuid, snapshot, \(ItemColumn.exportStem) FROM items d WHERE d.batch_id = ?1 AND d.\(ItemColumn.reason) IS NULL AND d.\(ItemColumn.exportStem) IS NOT NULL
+                AND (d.\(ItemColumn.exportStem) > ?2 OR (d.\(ItemColumn.exportStem) = ?2 AND d.idx > ?3))
+                AND EXISTS (SELECT 1 FROM items o WHERE o.batch_id = d.batch_id AND o.\(ItemColumn.exportStem) = d.\(ItemColumn.exportStem) AND o.idx <> d.idx AND o.\(ItemColumn.reason) IS NULL)
+            ORDER BY d.\(ItemColumn.exportStem), d.idx LIMIT ?4
             """, [.text(batch.uuidString), .text(after.stem), .integer(Int64(max(after.index, Int(Int32.min)))), .integer(Int64(limit))]
-        ).map { (stem: $0.text("export_stem") ?? "", item: Self.item($0)) }
+        ).map { (stem: $0.text(ItemColumn.exportStem.name) ?? "", item: Self.item($0)) }
     }
 
     func burstCandidates(for batch: UUID, after: (burst: String, index: Int), limit: Int) throws -> [(burst: String, item: ItemState)] {
         try database.query(
             """
-            SELECT idx, uuid, snapshot, burst_id FROM items d WHERE d.batch_id = ?1 AND d.reason IS NULL AND d.burst_id IS NOT NULL
-                AND (d.burst_id > ?2 OR (d.burst_id = ?2 AND d.idx > ?3))
-                AND EXISTS (SELECT 1 FROM items o WHERE o.batch_id = d.batch_id AND o.burst_id = d.burst_id AND o.idx <> d.idx AND o.reason IS NULL)
-            ORDER BY d.burst_id, d.idx LIMIT ?4
+            SELECT idx, uuid, snapshot, \(ItemColumn.burstID) FROM items d WHERE d.batch_id = ?1 AND d.\(ItemColumn.reason) IS NULL AND d.\(ItemColumn.burstID) IS NOT NULL
+                AND (d.\(ItemColumn.burstID) > ?2 OR (d.\(ItemColumn.burstID) = ?2 AND d.idx > ?3))
+                AND EXISTS (SELECT 1 FROM items o WHERE o.batch_id = d.batch_id AND o.\(ItemColumn.burstID) = d.\(ItemColumn.burstID) AND o.idx <> d.idx AND o.\(ItemColumn.reason) IS NULL)
+            ORDER BY d.\(ItemColumn.burstID), d.idx LIMIT ?4
             """, [.text(batch.uuidString), .text(after.burst), .integer(Int64(max(after.index, Int(Int32.min)))), .integer(Int64(limit))]
-        ).map { (burst: $0.text("burst_id") ?? "", item: Self.item($0)) }
+        ).map { (burst: $0.text(ItemColumn.burstID.name) ?? "", item: Self.item($0)) }
     }
 
     func finish(_ batch: BatchRecord, changed: [ItemState]) throws {

@@ -10,7 +10,7 @@ import ShareManifest
 ///
 /// Both stores keep the same rows: a batch is mapped to and from its row in one
 /// place (``BatchRecord/columns`` and ``BatchRecord/init(row:)``), an item is
-/// its ``ItemState`` JSON beside the columns of ``ItemState/indexedColumns``.
+/// its ``ItemState`` JSON beside the columns of ``ItemColumn``.
 protocol ItemStore: AnyObject {
     /// The batch with this id, if recorded.
     func batch(id: UUID) throws -> BatchRecord?
@@ -58,6 +58,14 @@ protocol ItemStore: AnyObject {
     /// order of their identifier and index, from after `after`, at most `limit`
     /// of them, each with its identifier.
     func burstCandidates(for batch: UUID, after: (burst: String, index: Int), limit: Int) throws -> [(burst: String, item: ItemState)]
+
+    /// How the batch's items stand, counted from the columns alone.
+    func counts(of batch: UUID) throws -> StoredCounts
+    /// Every item of the batch as recorded, with where and when it runs next
+    /// (for `share status` and the tests that compare the stores).
+    func recordedItems(of batch: UUID) throws -> [RecordedItem]
+    /// The batch's fan-in as recorded; nil when the batch is unknown.
+    func recordedFanIn(of batch: UUID) throws -> RecordedFanIn?
 }
 
 extension ItemStore {
@@ -103,7 +111,9 @@ extension ItemStore {
 /// (``BatchLock``) records its items' steps and its end, and a resumed batch
 /// reads what is unfinished. What ``BatchRunner`` uses.
 protocol JournalStore: ItemStore, Sendable {
-    /// Records an item's state after a stage and where it goes next.
+    /// Records an item's state after a stage and where it goes next (as
+    /// ``ItemLifecycle/recorded(_:at:holderKeeps:)`` says: its stage, or none
+    /// once finished, and when it may run).
     func record(_ item: ItemState, next: NextStep, batch: UUID) throws
     /// Records the fan-in's end: the batch as the manifest left it (done, its
     /// counts, its manifest and URL) and the items whose state the manifest
@@ -113,12 +123,18 @@ protocol JournalStore: ItemStore, Sendable {
     /// durable with it by ``finish(_:changed:)``).
     func record(_ changed: [ItemState], batch: UUID) throws
     /// Up to `limit` items after `index` that were not finished when last
-    /// recorded (what a resumed batch still has to do), in order.
-    func unfinishedItems(of batch: UUID, after index: Int, limit: Int) throws -> [ItemState]
+    /// recorded (what a resumed batch still has to do), in order, each with
+    /// where and when it runs next.
+    func unfinishedItems(of batch: UUID, after index: Int, limit: Int) throws -> [RecordedItem]
     /// Records the batch's row as it is now (its state, counts, manifest).
     func update(_ batch: BatchRecord, durable: Bool) throws
-    /// How a batch's items stand, from the recorded columns alone.
-    func counts(of batch: UUID) throws -> BatchReport.Counts
+    /// Records that the batch's fan-in lost an attempt (`lost` now): `next`
+    /// runs it again after a backoff (the batch waits `running`), or gives up
+    /// (the batch ends `failed`, with why).
+    func loseFanIn(_ batch: UUID, next: NextStep, lost: Int) throws
+    /// A failed batch resumed: `running` again, its fan-in with no attempt lost
+    /// (``ItemLifecycle/reopened``).
+    func reopen(_ batch: UUID) throws
 }
 
 /// Records the steps of a batch's items into its journal (the batch's lock is
@@ -132,7 +148,7 @@ final class JournalSteps: StepRecorder {
         self.batch = batch
     }
 
-    func record(_ item: ItemState, next: NextStep, keeps: Bool) throws -> StepRecord {
+    func record(_ item: ItemState, next: NextStep, keeps: Bool, ran: RanStage?) throws -> StepRecord {
         try journal.record(item, next: next, batch: batch)
         return .saved
     }
@@ -208,6 +224,66 @@ struct EarlierCopy: Sendable, Hashable {
     /// The share it was delivered in, when not the same batch (a duplicate of it
     /// counts only while that share is not consumed).
     let shareKey: ShareKey?
+}
+
+/// How a batch's items stand in a store, counted from its columns alone (no
+/// item decoded): the same counts from both (``ItemStore/counts(of:)``); how
+/// they count in a report is the lifecycle's (``ItemLifecycle/reportCounts(_:)``).
+struct StoredCounts: Sendable, Equatable {
+    var items = 0
+    /// Finished, delivered.
+    var ingested = 0
+    /// Finished, failed (not skipped).
+    var failed = 0
+    /// Finished, skipped (``ItemFailure/skipping``).
+    var skipped = 0
+    /// Not finished.
+    var unfinished = 0
+}
+
+/// An item as a store recorded it: its state, and where and when it runs next.
+struct RecordedItem: Sendable, Equatable {
+    let item: ItemState
+    /// The stage it waits for; nil once finished.
+    let stage: StageName?
+    /// Seconds from now before it may be taken (0: at once).
+    let wait: Double
+}
+
+/// A batch's fan-in as a store recorded it: the attempts it lost, and when it may run.
+struct RecordedFanIn: Sendable, Equatable {
+    let lost: Int
+    /// Seconds from now before it may run (0: at once).
+    let wait: Double
+    /// The batch's state.
+    let state: BatchState
+    /// Why the batch failed (state `failed`).
+    let failure: String?
+}
+
+/// What a store's error means for the record it could not make: the one
+/// reading of both stores' typed errors (``SQLiteError/storeFailure``,
+/// ``PostgresError/storeFailure``) that the lifecycle decides on
+/// (``ItemLifecycle/afterFailedRecord(_:next:ran:error:failure:refusedBefore:)``).
+enum StoreFailure: Sendable, Equatable {
+    /// The store cannot be reached (a lost connection, a server restarting):
+    /// it takes the record once it is back.
+    case unreachable
+    /// The store is there but cannot write now (full, an I/O error, locked, out
+    /// of resources, a timeout): its trouble, not the record's.
+    case unavailable
+    /// The store refuses this record for what it holds (too big, a value or a
+    /// character it cannot keep, a constraint): the record's.
+    case refused
+
+    /// The failure `error` means; an error of neither store is the store's trouble.
+    init(_ error: any Error) {
+        switch error {
+        case let error as SQLiteError: self = error.storeFailure
+        case let error as PostgresError: self = error.storeFailure
+        default: self = .unavailable
+        }
+    }
 }
 
 /// A value bound to, or read from, a row of either store.

@@ -2,21 +2,86 @@ import CSQLite
 import Foundation
 import SystemCalls
 
-/// An error from SQLite: the call, the result code and `sqlite3_errmsg`.
+/// An error from SQLite: the call, its extended result code and `sqlite3_errmsg`.
 public struct SQLiteError: Error, Sendable, CustomStringConvertible {
-    /// The SQLite result code (`SQLITE_BUSY`, `SQLITE_CORRUPT`, …).
+    /// SQLite's extended result code (`SQLITE_CONSTRAINT_UNIQUE`, `SQLITE_IOERR_FSYNC`,
+    /// …; the connection asks for them with `sqlite3_extended_result_codes`). Its
+    /// low byte is the primary code (``Code/primary``).
     public let code: Int32
     /// `sqlite3_errmsg` and the statement or call it came from.
     public let message: String
-    /// `SQLite error <code>: <message>`.
-    public var description: String { "SQLite error \(code): \(message)" }
+    /// `SQLite error <code> (<name>): <message>`.
+    public var description: String { "SQLite error \(code) (\(result.name)): \(message)" }
 
-    /// True unless the journal refused this one record for what it holds
-    /// (`SQLITE_TOOBIG`, `SQLITE_CONSTRAINT`, `SQLITE_MISMATCH`): a full disk, an
-    /// I/O error, a lock or a damaged file is the journal's, not the item's.
-    static func isTransient(_ error: any Error) -> Bool {
-        guard let error = error as? SQLiteError else { return true }
-        return ![SQLITE_TOOBIG, SQLITE_CONSTRAINT, SQLITE_MISMATCH].contains(error.code)
+    /// The code, named.
+    var result: Code { Code(code) }
+
+    /// An SQLite result code, primary or extended, with its C name. The
+    /// extended codes are macros Swift does not import (`(SQLITE_IOERR | (4<<8))`):
+    /// they are spelled here from sqlite3.h, each with its name.
+    struct Code: Hashable, Sendable {
+        let rawValue: Int32
+        init(_ rawValue: Int32) { self.rawValue = rawValue }
+        private init(_ primary: Int32, _ extended: Int32) { rawValue = primary | (extended << 8) }
+
+        /// The primary result code (`SQLITE_IOERR` for `SQLITE_IOERR_FSYNC`).
+        var primary: Code { Code(rawValue & 0xFF) }
+
+        static let busy = Code(SQLITE_BUSY)
+        static let locked = Code(SQLITE_LOCKED)
+        static let noMemory = Code(SQLITE_NOMEM)
+        static let readOnly = Code(SQLITE_READONLY)
+        static let ioError = Code(SQLITE_IOERR)
+        static let corrupt = Code(SQLITE_CORRUPT)
+        static let full = Code(SQLITE_FULL)
+        static let cannotOpen = Code(SQLITE_CANTOPEN)
+        static let tooBig = Code(SQLITE_TOOBIG)
+        static let constraint = Code(SQLITE_CONSTRAINT)
+        static let mismatch = Code(SQLITE_MISMATCH)
+        /// `SQLITE_IOERR_READ`
+        static let ioErrorRead = Code(SQLITE_IOERR, 1)
+        /// `SQLITE_IOERR_SHORT_READ`
+        static let ioErrorShortRead = Code(SQLITE_IOERR, 2)
+        /// `SQLITE_IOERR_WRITE`
+        static let ioErrorWrite = Code(SQLITE_IOERR, 3)
+        /// `SQLITE_IOERR_FSYNC`
+        static let ioErrorFsync = Code(SQLITE_IOERR, 4)
+        /// `SQLITE_BUSY_SNAPSHOT`
+        static let busySnapshot = Code(SQLITE_BUSY, 2)
+        /// `SQLITE_READONLY_DBMOVED`
+        static let readOnlyMoved = Code(SQLITE_READONLY, 4)
+        /// `SQLITE_CONSTRAINT_FOREIGNKEY`
+        static let constraintForeignKey = Code(SQLITE_CONSTRAINT, 3)
+        /// `SQLITE_CONSTRAINT_NOTNULL`
+        static let constraintNotNull = Code(SQLITE_CONSTRAINT, 5)
+        /// `SQLITE_CONSTRAINT_PRIMARYKEY`
+        static let constraintPrimaryKey = Code(SQLITE_CONSTRAINT, 6)
+        /// `SQLITE_CONSTRAINT_UNIQUE`
+        static let constraintUnique = Code(SQLITE_CONSTRAINT, 8)
+
+        private static let names: [Code: String] = [
+            busy: "SQLITE_BUSY", locked: "SQLITE_LOCKED", noMemory: "SQLITE_NOMEM", readOnly: "SQLITE_READONLY", ioError: "SQLITE_IOERR",
+            corrupt: "SQLITE_CORRUPT", full: "SQLITE_FULL", cannotOpen: "SQLITE_CANTOPEN", tooBig: "SQLITE_TOOBIG", constraint: "SQLITE_CONSTRAINT",
+            mismatch: "SQLITE_MISMATCH", ioErrorRead: "SQLITE_IOERR_READ", ioErrorShortRead: "SQLITE_IOERR_SHORT_READ", ioErrorWrite: "SQLITE_IOERR_WRITE",
+            ioErrorFsync: "SQLITE_IOERR_FSYNC", busySnapshot: "SQLITE_BUSY_SNAPSHOT", readOnlyMoved: "SQLITE_READONLY_DBMOVED",
+            constraintForeignKey: "SQLITE_CONSTRAINT_FOREIGNKEY", constraintNotNull: "SQLITE_CONSTRAINT_NOTNULL",
+            constraintPrimaryKey: "SQLITE_CONSTRAINT_PRIMARYKEY", constraintUnique: "SQLITE_CONSTRAINT_UNIQUE",
+        ]
+
+        /// Its C name; an extended code without one here is named by its primary code's.
+        var name: String {
+            if let name = Self.names[self] { return name }
+            if let name = Self.names[primary] { return "\(name) (extended \(rawValue >> 8))" }
+            return String(cString: sqlite3_errstr(rawValue))
+        }
+    }
+
+    /// What the error means for a record (``StoreFailure``): the journal is a
+    /// local file, never unreachable; it refuses a record for what it holds
+    /// (too big, a constraint, a type it cannot keep), and any other error is
+    /// its own (full, I/O, locked, damaged).
+    var storeFailure: StoreFailure {
+        [Code.tooBig, .constraint, .mismatch].contains(result.primary) ? .refused : .unavailable
     }
 }
 
@@ -52,9 +117,11 @@ final class SQLiteDatabase: @unchecked Sendable {
         guard status == SQLITE_OK else {
             let message = handle.map { String(cString: sqlite3_errmsg($0)) } ?? "cannot open"
             sqlite3_close_v2(handle)
-            throw SQLiteError(code: status, message: "\(path): \(message)")
+            throw SQLiteError(code: handle.map { sqlite3_extended_errcode($0) } ?? status, message: "\(path): \(message)")
         }
         sqlite3_busy_timeout(handle, busyTimeout)
+        // Errors name what failed (SQLITE_IOERR_FSYNC, not SQLITE_IOERR).
+        sqlite3_extended_result_codes(handle, 1)
         // Switching a new database to WAL needs an exclusive lock, and SQLite
         // reports SQLITE_BUSY for it at once, without calling the busy handler:
         // two processes creating the same journal would fail. Retry instead.
@@ -63,7 +130,7 @@ final class SQLiteDatabase: @unchecked Sendable {
             do {
                 try execute("PRAGMA journal_mode=WAL")
                 break
-            } catch where (error.code & 0xFF == SQLITE_BUSY || error.code & 0xFF == SQLITE_LOCKED) && MonotonicClock.now() < deadline {
+            } catch where [SQLiteError.Code.busy, .locked].contains(error.result.primary) && MonotonicClock.now() < deadline {
                 MonotonicClock.sleep(0.005)
             }
         }
@@ -118,7 +185,7 @@ final class SQLiteDatabase: @unchecked Sendable {
         if status != SQLITE_OK {
             let message = error.map { String(cString: $0) } ?? "unknown"
             sqlite3_free(error)
-            throw SQLiteError(code: status, message: message)
+            throw SQLiteError(code: sqlite3_extended_errcode(handle), message: message)
         }
     }
 
@@ -196,7 +263,7 @@ final class SQLiteDatabase: @unchecked Sendable {
     }
 
     private func lastError() -> SQLiteError {
-        SQLiteError(code: sqlite3_errcode(handle), message: String(cString: sqlite3_errmsg(handle)))
+        SQLiteError(code: sqlite3_extended_errcode(handle), message: String(cString: sqlite3_errmsg(handle)))
     }
 }
 

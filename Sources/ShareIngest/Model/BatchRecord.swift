@@ -15,8 +15,8 @@ public enum BatchState: String, Sendable, Codable, CaseIterable {
     case abandoned
     /// A consumed share whose files `share gc` removed.
     case collected
-    /// Distributed mode: the manifest job had all its attempts and gave up (the
-    /// reason is recorded with the batch); `share ingest --resume` retries it.
+    /// Its fan-in (distributed: the manifest job) had all its attempts and gave
+    /// up (the reason is recorded with the batch); `share ingest --resume` retries it.
     case failed
 }
 

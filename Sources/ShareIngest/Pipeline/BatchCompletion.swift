@@ -64,94 +64,198 @@ enum BatchCompletion {
         beforeRecording: (BatchRecord) -> Void = { _ in },
         recordChanged: ([ItemState]) throws -> Bool, recordEnd: (BatchRecord, [ItemState]) throws -> Bool
     ) throws -> Outcome? {
-        let manifestStart = MonotonicClock.now()
-        let container = context.container
-        let stage = ManifestStage(settings: context.pipeline.manifest)
-        let temporaries = Recovery.temporaries(in: container)
-        let manifestPath = container.manifestPath(key: batch.key)
-        let alreadyWritten = FileSystem.exists(manifestPath)
+        try withoutActuallyEscaping(recordChanged) { recordChanged in
+            var fanIn = try FanIn(batch, context: context, store: store, events: events, recordChanged: recordChanged)
+            try fanIn.relateItems()
+            try fanIn.deliverItems()
+            fanIn.commitManifest()
+            if let writeError = fanIn.writeError { try fanIn.failUndelivered(writeError) }
+            CrashPoint.hit("after-manifest")
+            TestThrottle.pause()
+            return try fanIn.recordEnd(wallSeconds: wallSeconds, now: now, beforeRecording: beforeRecording, recordEnd: recordEnd)
+        }
+    }
 
-        // A legacy manifest holds either entries or strings: which, and whether
-        // text items can be carried at all, depends on the whole batch.
-        var hasFiles = false
-        var textOnly = false
-        if stage.needsWholeBatch {
-            var deliversAny = false
-            try store.forEachItem(of: batch.id, pageSize: pageSize) { item in
-                guard item.failure == nil else { return }
-                deliversAny = true
-                if item.isFileLike { hasFiles = true }
+    /// One run of the fan-in, in the steps ``finish(_:context:store:wallSeconds:now:events:beforeRecording:recordChanged:recordEnd:)``
+    /// takes: what it knows of the batch, the manifest and report it writes as
+    /// it reads the items, and the items it changed.
+    struct FanIn {
+        let batch: BatchRecord
+        let context: BatchContext
+        let store: any ItemStore
+        let events: IngestEventSink?
+        let recordChanged: ([ItemState]) throws -> Bool
+        let stage: ManifestStage
+        let started = MonotonicClock.now()
+        let temporaries: [UUID: [String]]
+        let manifestPath: String
+        /// A run that died after writing it finds the manifest complete: it is not written again.
+        let alreadyWritten: Bool
+        /// The batch delivers files (a legacy manifest of entries, not of strings).
+        private(set) var hasFiles = false
+        /// Only text and links are delivered: a legacy manifest of strings.
+        private(set) var textOnly = false
+        private(set) var duplicates: DuplicateContent
+        private(set) var livePhotos = LivePhotoPairing(candidates: [], final: { $0 })
+        private(set) var groups = ShotGrouping()
+        /// Items changed and not recorded yet (at most a page).
+        private(set) var changed: [ItemState] = []
+        /// False once the batch is no longer the caller's: nothing more is recorded.
+        private(set) var stillOurs = true
+        private var writer: ManifestWriter?
+        /// Why the manifest could not be written, if it could not.
+        private(set) var writeError: SystemError?
+        private var copiesSynced = false
+        /// Sidecars copied here (without an fsync each): the file system is synced before the manifest.
+        private var sidecarsCopied = false
+        private var types: Set<SharedMediaType> = []
+        private var totals: [StageName: Double] = [:]
+        private let reportPath: String
+        private var reportWriter: StoredReportWriter?
+        private var counts = BatchReport.Counts(items: 0, ingested: 0, failed: 0, skipped: 0)
+        /// Small batches' reports, kept (a large batch's are read back from the stored report when needed).
+        private var held: [ItemReport]? = []
+
+        var container: ContainerDirectory { context.container }
+        var lifecycle: ItemLifecycle { context.lifecycle }
+
+        /// The fan-in of `batch`, with what it must know of the whole batch
+        /// before writing a first entry: whether a legacy manifest holds
+        /// entries or strings (which depends on every item), and the copies
+        /// delivered before.
+        init(
+            _ batch: BatchRecord, context: BatchContext, store: any ItemStore, events: IngestEventSink?, recordChanged: @escaping ([ItemState]) throws -> Bool
+        ) throws {
+            (self.batch, self.context, self.store, self.events, self.recordChanged) = (batch, context, store, events, recordChanged)
+            stage = ManifestStage(settings: context.pipeline.manifest)
+            temporaries = Recovery.temporaries(in: context.container)
+            manifestPath = context.container.manifestPath(key: batch.key)
+            alreadyWritten = FileSystem.exists(manifestPath)
+            reportPath = context.container.reportPath(key: batch.key)
+            // The stored report is written as the items are read (in bounded
+            // memory); if it cannot be, the report is still returned (rebuilt
+            // from the store when read), and losing it costs no item.
+            reportWriter = try? StoredReportWriter(path: reportPath)
+            if stage.needsWholeBatch {
+                var deliversAny = false
+                var hasFiles = false
+                try store.forEachItem(of: batch.id, pageSize: pageSize) { item in
+                    guard item.failure == nil else { return }
+                    deliversAny = true
+                    if item.isFileLike { hasFiles = true }
+                }
+                // Without files, only text and links are delivered: an array of strings.
+                (self.hasFiles, textOnly) = (hasFiles, deliversAny && !hasFiles)
             }
-            // Without files, only text and links are delivered: an array of strings.
-            textOnly = deliversAny && !hasFiles
+            duplicates = DuplicateContent(earlier: try store.earlierCopies(for: batch.id), container: context.container, policy: context.pipeline.manifest.duplicates)
         }
 
-        let duplicates = DuplicateContent(earlier: try store.earlierCopies(for: batch.id), container: container, policy: context.pipeline.manifest.duplicates)
-        // Live Photo halves, paired as they will be delivered (a duplicate the
-        // pipeline skips pairs with nothing; a linked one by its new path).
-        var livePhotos = LivePhotoPairing(candidates: [], final: { $0 })
-        if let motion = context.pipeline.motion, motion.livePhotos, stage.settings.schema == .v2 {
-            livePhotos = LivePhotoPairing(candidates: try store.livePhotoCandidates(for: batch.id)) { candidate in
-                var final = candidate
-                _ = duplicates.resolve(&final, removingFiles: false)
-                return final.failure == nil ? final : nil
+        /// What an item will be once the fan-in settled it, without touching its
+        /// files (nil: it will not be delivered).
+        private func final(_ candidate: ItemState) -> ItemState? {
+            var final = candidate
+            _ = duplicates.resolve(&final, removingFiles: false, lifecycle: lifecycle)
+            return final.failure == nil ? final : nil
+        }
+
+        /// The relations between items, formed as they will be delivered before
+        /// any entry is written (a member may come after another): Live Photo
+        /// halves (a duplicate the pipeline skips pairs with nothing; a linked
+        /// one by its new path), then groups of shots (Apple bursts first, by
+        /// `BurstUUID`: their frames join no group by name; then a RAW and its
+        /// JPEG, an edit: the stems the store's index gives, one at a time).
+        mutating func relateItems() throws {
+            let final = self.final
+            if let motion = context.pipeline.motion, motion.livePhotos, stage.settings.schema == .v2 {
+                livePhotos = LivePhotoPairing(candidates: try store.livePhotoCandidates(for: batch.id), final: final)
+            }
+            if stage.settings.schema == .v2 {
+                var groups = ShotGrouping()
+                try store.forEachBurst(of: batch.id, pageSize: exportPageSize) { frames in groups.addBurst(frames, final: final) }
+                try store.forEachExportStem(of: batch.id, pageSize: exportPageSize) { stem in groups.add(stem, final: final) }
+                self.groups = groups
             }
         }
 
-        var changed: [ItemState] = []
-        var stillOurs = true
-        func recordPage() throws {
-            guard stillOurs, !changed.isEmpty else { return }
-            stillOurs = try recordChanged(changed)
-            changed.removeAll(keepingCapacity: true)
+        /// Reads the items a page at a time, settles each (``settle(_:)``) and
+        /// the sidecars it carries, reports it and adds its entry to the manifest.
+        mutating func deliverItems() throws {
+            var fanIn = self
+            try store.forEachPage(of: batch.id, pageSize: exportPageSize) { page in
+                var items = page
+                var changes = [Bool](repeating: false, count: items.count)
+                for position in items.indices { changes[position] = fanIn.settle(&items[position]) }
+                // Their sidecars, now that they are final: copied two at a time.
+                for (position, settled) in SidecarDelivery.settle(&items, in: fanIn.context, writing: !fanIn.alreadyWritten) {
+                    if settled.changed { changes[position] = true }
+                    if settled.copied { fanIn.sidecarsCopied = true }
+                }
+                for (item, itemChanged) in zip(items, changes) {
+                    if itemChanged { try fanIn.keep(item) }
+                    fanIn.totals.merge(item.stageSeconds, uniquingKeysWith: +)
+                    // A delivered item's report holds its entry (``ManifestStage/report(for:finished:message:)``).
+                    if let entry = fanIn.report(item).entry { fanIn.deliver(entry) }
+                    for sidecar in item.reportedSidecars {
+                        let sidecarReport = fanIn.report(sidecar)
+                        if let entry = sidecarReport.entry { fanIn.deliver(entry) }
+                        fanIn.events?(.itemFinished(sidecarReport))
+                    }
+                }
+            }
+            self = fanIn
         }
-        func keep(_ item: ItemState) throws {
+
+        /// An item as the fan-in delivers it: what dead writers left of it
+        /// removed (temporary files named after it, by a writer that died
+        /// mid-write on whichever machine; a failed item's files, also when its
+        /// holder died before it could remove them), its group and Live Photo,
+        /// and what the lifecycle makes of it when the manifest's schema cannot
+        /// carry it or it is a duplicate the pipeline skips. True when it changed.
+        private func settle(_ item: inout ItemState) -> Bool {
+            for path in (temporaries[item.id] ?? []) + (temporaries[item.motionVideoID] ?? []) { FileSystem.remove(path) }
+            if item.failure != nil { item.removeFiles(in: container) }
+            var changed = false
+            if item.failure == nil, let group = groups.groups[item.index], item.group != group {
+                item.group = group
+                changed = true
+            }
+            if item.failure == nil, let failure = stage.unsupportedBySchema(item, batchHasFiles: hasFiles) {
+                _ = lifecycle.fail(&item, failure)
+                changed = true
+            }
+            if item.failure == nil, duplicates.resolve(&item, lifecycle: lifecycle) { changed = true }
+            if item.failure == nil, let link = livePhotos.links[item.index], item.livePhoto != link {
+                item.livePhoto = link
+                changed = true
+            }
+            return changed
+        }
+
+        /// Keeps a changed item, recording a page of them once it is full.
+        private mutating func keep(_ item: ItemState) throws {
             guard stillOurs else { return }
             changed.append(item)
             if changed.count >= pageSize { try recordPage() }
         }
 
-        // Groups of shots (a RAW and its JPEG, a burst, an edit), formed as
-        // they will be delivered before any entry is written, as a member may
-        // come after another: the stems the store's index gives, one at a time.
-        var groups = ShotGrouping()
-        if stage.settings.schema == .v2 {
-            let final = { (candidate: ItemState) -> ItemState? in
-                var final = candidate
-                _ = duplicates.resolve(&final, removingFiles: false)
-                return final.failure == nil ? final : nil
-            }
-            // Apple bursts first (by `BurstUUID`): their frames join no group by name.
-            try store.forEachBurst(of: batch.id, pageSize: exportPageSize) { frames in groups.addBurst(frames, final: final) }
-            try store.forEachExportStem(of: batch.id, pageSize: exportPageSize) { stem in groups.add(stem, final: final) }
+        private mutating func recordPage() throws {
+            guard stillOurs, !changed.isEmpty else { return }
+            stillOurs = try recordChanged(changed)
+            changed.removeAll(keepingCapacity: true)
         }
 
-        var writer: ManifestWriter?
-        var writeError: SystemError?
-        var copiesSynced = false
-        // Sidecars copied here (without an fsync each): the file system is synced before the manifest.
-        var sidecarsCopied = false
-        var types: Set<SharedMediaType> = []
-        var totals: [StageName: Double] = [:]
-        // The stored report is written as the items are read (in bounded memory);
-        // if it cannot be, the report is still returned (rebuilt from the store
-        // when read), and losing it costs no item.
-        let reportPath = container.reportPath(key: batch.key)
-        var reportWriter = try? StoredReportWriter(path: reportPath)
-        var counts = BatchReport.Counts(items: 0, ingested: 0, failed: 0, skipped: 0)
-        // Small batches' reports are kept (they outlive the container); a large
-        // batch's are read back from the stored report when needed.
-        var held: [ItemReport]? = []
+        /// Counts an item's report and writes it to the stored report.
         @discardableResult
-        func report(_ item: ItemState) -> ItemReport {
+        private mutating func report(_ item: ItemState) -> ItemReport {
             let itemReport = stage.report(for: item, finished: true, message: context.message)
             counts.add(itemReport.status)
             if counts.items <= BatchReport.itemsHeldInMemory { held?.append(itemReport) } else { held = nil }
             do throws(SystemError) { try reportWriter?.append(itemReport) } catch { reportWriter = nil }
             return itemReport
         }
+
         /// Adds `entry` (an item delivered) to the manifest.
-        func deliver(_ entry: SharedMediaFile) {
+        private mutating func deliver(_ entry: SharedMediaFile) {
             types.insert(entry.type)
             guard !alreadyWritten, writeError == nil else { return }
             do throws(SystemError) {
@@ -170,73 +274,37 @@ enum BatchCompletion {
                 writeError = error
             }
         }
-        try store.forEachPage(of: batch.id, pageSize: exportPageSize) { page in
-            var items = page
-            var changes = [Bool](repeating: false, count: items.count)
-            for position in items.indices {
-                var item = items[position]
-                // Temporary files named after it were left by a writer that died
-                // mid-write, on whichever machine; a failed item leaves nothing behind,
-                // also when its worker died before it could remove its files.
-                for path in (temporaries[item.id] ?? []) + (temporaries[item.motionVideoID] ?? []) { FileSystem.remove(path) }
-                if item.failure != nil { item.removeFiles(in: container) }
-                var itemChanged = false
-                if item.failure == nil, let group = groups.groups[item.index], item.group != group {
-                    item.group = group
-                    itemChanged = true
-                }
-                if item.failure == nil, let failure = stage.unsupportedBySchema(item, batchHasFiles: hasFiles) {
-                    item.failure = failure
-                    itemChanged = true
-                }
-                if item.failure == nil, duplicates.resolve(&item) { itemChanged = true }
-                if item.failure == nil, let link = livePhotos.links[item.index], item.livePhoto != link {
-                    item.livePhoto = link
-                    itemChanged = true
-                }
-                (items[position], changes[position]) = (item, itemChanged)
+
+        /// Makes the sidecars copied here durable (one sync of the container's
+        /// file system), then the manifest, atomically.
+        mutating func commitManifest() {
+            if sidecarsCopied, writeError == nil {
+                do throws(SystemError) { try FileSystem.syncFileSystem(containing: container.root) } catch { writeError = error }
             }
-            // Their sidecars, now that they are final: copied two at a time.
-            for (position, settled) in SidecarDelivery.settle(&items, in: context, writing: !alreadyWritten) {
-                if settled.changed { changes[position] = true }
-                if settled.copied { sidecarsCopied = true }
-            }
-            for (item, itemChanged) in zip(items, changes) {
-                if itemChanged { try keep(item) }
-                totals.merge(item.stageSeconds, uniquingKeysWith: +)
-                // A delivered item's report holds its entry (``ManifestStage/report(for:finished:message:)``).
-                if let entry = report(item).entry { deliver(entry) }
-                for sidecar in item.reportedSidecars {
-                    let sidecarReport = report(sidecar)
-                    if let entry = sidecarReport.entry { deliver(entry) }
-                    events?(.itemFinished(sidecarReport))
+            if let writer, writeError == nil {
+                do throws(SystemError) {
+                    try writer.commit { CrashPoint.hit("manifest-temporary-written") }
+                } catch {
+                    writeError = error
                 }
             }
         }
-        if sidecarsCopied, writeError == nil {
-            do throws(SystemError) { try FileSystem.syncFileSystem(containing: container.root) } catch { writeError = error }
-        }
-        if let writer, writeError == nil {
-            do throws(SystemError) {
-                try writer.commit { CrashPoint.hit("manifest-temporary-written") }
-            } catch {
-                writeError = error
-            }
-        }
-        if let writeError {
-            // The manifest could not be written: nothing is delivered, and the
-            // items that would have been say why (their reports are written again).
+
+        /// The manifest could not be written: nothing is delivered, and the
+        /// items that would have been say why (their reports are written again).
+        mutating func failUndelivered(_ writeError: SystemError) throws {
             types = []
             counts = BatchReport.Counts(items: 0, ingested: 0, failed: 0, skipped: 0)
             held = []
             reportWriter = try? StoredReportWriter(path: reportPath)
             let unsupported = Dictionary(changed.map { ($0.index, $0) }, uniquingKeysWith: { first, _ in first })
+            var fanIn = self
             try store.forEachItem(of: batch.id, pageSize: pageSize) { stored in
                 var item = unsupported[stored.index] ?? stored
                 var failed = false
                 for position in item.carriedSidecars.indices {
                     var sidecar = item.carriedSidecars[position]
-                    if let copy = sidecar.copyPath(carriedBy: item, n: position + 1, root: container.root) { FileSystem.remove(copy) }
+                    if let copy = sidecar.copyPath(carriedBy: item, n: position + 1, root: fanIn.container.root) { FileSystem.remove(copy) }
                     if sidecar.failure == nil {
                         let label = sidecar.label(carriedBy: item)
                         sidecar.failure = ItemFailure(.manifest, writing: writeError, "\(label): the manifest could not be written: \(writeError)")
@@ -245,61 +313,72 @@ enum BatchCompletion {
                     item.carriedSidecars[position] = sidecar
                 }
                 if item.failure == nil {
-                    item.failure = ItemFailure(.manifest, writing: writeError, "\(item.label): the manifest could not be written: \(writeError)")
-                    item.removeFiles(in: container)
+                    let failure = ItemFailure(.manifest, writing: writeError, "\(item.label): the manifest could not be written: \(writeError)")
+                    _ = fanIn.lifecycle.fail(&item, failure)
+                    item.removeFiles(in: fanIn.container)
                     failed = true
                 }
-                if failed { try keep(item) }
-                report(item)
-                for sidecar in item.reportedSidecars { report(sidecar) }
+                if failed { try fanIn.keep(item) }
+                fanIn.report(item)
+                for sidecar in item.reportedSidecars { fanIn.report(sidecar) }
             }
+            self = fanIn
         }
-        CrashPoint.hit("after-manifest")
-        TestThrottle.pause()
 
-        var record = batch
-        let delivered = counts.ingested > 0
-        record.manifestPath = delivered ? manifestPath : nil
-        let redirect = delivered ? stage.redirect(for: types, key: batch.key) : nil
-        record.redirectURL = redirect?.description
-        record.state = .done
-        record.finishedAt = now
-        record.itemCount = counts.items
-        record.ingestedCount = counts.ingested
-        record.failedCount = counts.failed
-        record.skippedCount = counts.skipped
-        totals[.manifest] = MonotonicClock.now() - manifestStart
-        record.stageSeconds = totals
-        let batchID = batch.id
-        let key = batch.key
-        let message = context.message
-        let pipeline = context.pipeline
-        let report = BatchReport(
-            batchID: batch.id, key: batch.key, redirectURL: redirect, manifestPath: record.manifestPath,
-            schema: context.pipeline.manifest.schema, pipeline: context.pipeline.name,
-            items: held.map(ItemReports.init)
-                ?? ItemReports(
-                    count: counts.items,
-                    load: {
-                        (try? BatchReport.stored(key: key, in: container)).flatMap { $0.batchID == batchID ? Array($0.items) : nil }
-                            ?? ItemReports.rebuilt(batch: batchID, container: container, pipeline: pipeline, message: message)
-                    },
-                    visit: { whole, body, skimmed in try? StoredReportReader.forEachItem(in: reportPath, whole: whole, body, skimmed: skimmed) }),
-            counts: counts, stageSeconds: totals, wallSeconds: wallSeconds ?? totals.values.reduce(0, +))
-        // Kept beside the manifest for `share report` and `share status` (and beside
-        // a failed drop); losing it costs no item, so failing to write it is not
-        // the batch's failure.
-        try? reportWriter?.commit(report)
-        // Every item is copied: nothing reads the spooled in-memory inputs any more.
-        Spool.remove(batch: batch.id, in: container)
-        beforeRecording(record)
-        let outcome = Outcome(record: record, report: report)
-        do {
-            guard stillOurs, try recordEnd(record, changed) else { return nil }
-        } catch {
-            throw NotRecorded(outcome: outcome, error: error)
+        /// The batch as the manifest left it (done, its counts, its manifest and
+        /// redirect URL), its report stored beside the manifest, then recorded
+        /// done with the last items it changed.
+        func recordEnd(
+            wallSeconds: Double?, now: Date, beforeRecording: (BatchRecord) -> Void, recordEnd: (BatchRecord, [ItemState]) throws -> Bool
+        ) throws -> Outcome? {
+            var record = batch
+            let delivered = counts.ingested > 0
+            record.manifestPath = delivered ? manifestPath : nil
+            let redirect = delivered ? stage.redirect(for: types, key: batch.key) : nil
+            record.redirectURL = redirect?.description
+            record.state = .done
+            record.finishedAt = now
+            record.itemCount = counts.items
+            record.ingestedCount = counts.ingested
+            record.failedCount = counts.failed
+            record.skippedCount = counts.skipped
+            var totals = totals
+            totals[.manifest] = MonotonicClock.now() - started
+            record.stageSeconds = totals
+            let report = self.report(record: record, redirect: redirect, totals: totals, wallSeconds: wallSeconds)
+            // Kept beside the manifest for `share report` and `share status` (and beside
+            // a failed drop); losing it costs no item, so failing to write it is not
+            // the batch's failure.
+            try? reportWriter?.commit(report)
+            // Every item is copied: nothing reads the spooled in-memory inputs any more.
+            Spool.remove(batch: batch.id, in: container)
+            beforeRecording(record)
+            let outcome = Outcome(record: record, report: report)
+            do {
+                guard stillOurs, try recordEnd(record, changed) else { return nil }
+            } catch {
+                throw NotRecorded(outcome: outcome, error: error)
+            }
+            return outcome
         }
-        return outcome
+
+        /// The batch's report: its items held (a small batch), or read back from
+        /// the stored report (else rebuilt from the store) when needed.
+        private func report(record: BatchRecord, redirect: RedirectURL?, totals: [StageName: Double], wallSeconds: Double?) -> BatchReport {
+            let (batchID, key, container, message, pipeline, reportPath) = (batch.id, batch.key, container, context.message, context.pipeline, reportPath)
+            return BatchReport(
+                batchID: batch.id, key: batch.key, redirectURL: redirect, manifestPath: record.manifestPath,
+                schema: context.pipeline.manifest.schema, pipeline: context.pipeline.name,
+                items: held.map(ItemReports.init)
+                    ?? ItemReports(
+                        count: counts.items,
+                        load: {
+                            (try? BatchReport.stored(key: key, in: container)).flatMap { $0.batchID == batchID ? Array($0.items) : nil }
+                                ?? ItemReports.rebuilt(batch: batchID, container: container, pipeline: pipeline, message: message)
+                        },
+                        visit: { whole, body, skimmed in try? StoredReportReader.forEachItem(in: reportPath, whole: whole, body, skimmed: skimmed) }),
+                counts: counts, stageSeconds: totals, wallSeconds: wallSeconds ?? totals.values.reduce(0, +))
+        }
     }
 }
 
@@ -308,7 +387,7 @@ extension ItemReports {
     /// (when its stored report is gone): empty when the journal does not have it.
     static func rebuilt(batch: UUID, container: ContainerDirectory, pipeline: PipelineDefinition, message: String?) -> [ItemReport] {
         guard let journal = try? BatchJournal(container: container) else { return [] }
-        let lifecycle = ItemLifecycle(stages: pipeline.itemStages)
+        let lifecycle = ItemLifecycle(pipeline: pipeline)
         let stage = ManifestStage(settings: pipeline.manifest)
         var reports: [ItemReport] = []
         try? journal.forEachItem(of: batch) { reports += stage.reports(for: $0, finished: lifecycle.isFinished($0), message: message) }
@@ -339,8 +418,9 @@ struct DuplicateContent {
 
     /// Applies the policy to `item` if it is a duplicate; true when it changed.
     /// An empty file is no one's duplicate: all empty files have the same hash.
-    /// `removingFiles` false: only work out what the item will become.
-    func resolve(_ item: inout ItemState, removingFiles: Bool = true) -> Bool {
+    /// `removingFiles` false: only work out what the item will become. A
+    /// duplicate the pipeline skips is failed by `lifecycle` (its failure final).
+    func resolve(_ item: inout ItemState, removingFiles: Bool = true, lifecycle: ItemLifecycle) -> Bool {
         guard (item.size ?? 0) > 0, let original = original(of: item), original.path != item.copyPath else { return false }
         let from = original.shareKey.map { "share \($0)" } ?? "this share"
         switch policy {
@@ -352,8 +432,7 @@ struct DuplicateContent {
             item.copyPath = original.path
             item.duplicateOf = original.path
         case .skip:
-            item.failure = ItemFailure(
-                .manifest, .duplicate, "\(item.label): the same content as \(original.label) was already delivered (in \(from)); skipped")
+            _ = lifecycle.fail(&item, ItemFailure(.manifest, .duplicate, "\(item.label): the same content as \(original.label) was already delivered (in \(from)); skipped"))
             if removingFiles { item.removeFiles(in: container) }
         }
         return true

@@ -25,7 +25,7 @@ struct BatchContext: Sendable {
         self.container = container
         self.pipeline = pipeline
         self.stages = Dictionary(uniqueKeysWithValues: pipeline.makeItemStages().map { ($0.name, $0) })
-        self.lifecycle = ItemLifecycle(stages: pipeline.itemStages, maxAttempts: maxAttempts)
+        self.lifecycle = ItemLifecycle(pipeline: pipeline, maxAttempts: maxAttempts)
         self.decoder = decoder
         self.message = message
         self.roots = DropRoots(HeldDropRoots.take(batchID))

@@ -8,14 +8,16 @@ import SystemCalls
 /// lifecycle.
 ///
 /// Each item stage has its own worker threads (the pipeline's `workers`), each
-/// fed by a bounded queue that hands out the costliest waiting item first
-/// (``ItemLifecycle/priority(of:estimate:)``, as the distributed claim does); a
+/// fed by a bounded queue that hands out waiting items in the lifecycle's order
+/// (``ItemLifecycle/takenBefore(_:_:)``, as the distributed claim does); a
 /// feeder thread reads the batch's unfinished items from the journal a page at
 /// a time and puts each into the queue of its next stage. A worker runs the
 /// stage through ``StageExecution`` (the execution core both modes share:
 /// outcome, lifecycle, record, events) and hands the item to the queue of the
 /// stage it is to run next; nothing holds finished items. The fan-in
-/// (``BatchCompletion``) runs once, after the last item, and only then.
+/// (``BatchCompletion``) runs once, after the last item, and only then. What
+/// happens to an item, and to the fan-in, is the lifecycle's to decide; this
+/// runner only moves items and waits when it is told to.
 final class BatchRunner: Sendable {
     let context: BatchContext
     let store: any JournalStore
@@ -30,9 +32,6 @@ final class BatchRunner: Sendable {
     static let queueCapacity = 32
     /// Items read from the store at a time.
     static let pageSize = 500
-    /// Seconds a failing journal record is tried again (a full disk can be
-    /// momentary: a failed copy is still being removed) before the batch stops.
-    static let recordPatience = 0.5
 
     init(
         _ batch: BatchRecord, container: ContainerDirectory, journal: any JournalStore, decoder: any MediaDecoder, events: IngestEventSink?,
@@ -42,15 +41,14 @@ final class BatchRunner: Sendable {
         self.store = journal
         self.events = events
         self.cancellation = cancellation
-        self.execution = StageExecution(
-            events: events, cancellation: cancellation, retries: .init(patience: Self.recordPatience, isTransient: SQLiteError.isTransient))
+        self.execution = StageExecution(events: events, cancellation: cancellation)
         self.now = now
     }
 
     var lifecycle: ItemLifecycle { context.lifecycle }
 
     /// Records the steps of this batch's items into the journal.
-    private var steps: JournalSteps { JournalSteps(store, batch: context.batchID) }
+    var steps: JournalSteps { JournalSteps(store, batch: context.batchID) }
 
     /// Processes the batch's unfinished items, then finishes the batch. `dispose`
     /// runs after the manifest is written and before the batch is marked done (a
@@ -62,7 +60,7 @@ final class BatchRunner: Sendable {
         var unfinished = 0
         do {
             if batch.state == .running {
-                try runSuspectsAlone()
+                try runLostItemsAlone()
                 unfinished = try process()
             }
         } catch {
@@ -77,16 +75,20 @@ final class BatchRunner: Sendable {
 
     // MARK: - Threads
 
+    /// A stage's queue: bounded, handing out the item the lifecycle takes first.
+    static func stageQueue(capacity: Int) -> BlockingQueue<InFlightItem> {
+        BlockingQueue(capacity: capacity) { a, b in
+            ItemLifecycle.takenBefore((ItemLifecycle.priority(of: a.state), Int64(a.index)), (ItemLifecycle.priority(of: b.state), Int64(b.index)))
+        }
+    }
+
     /// Runs every unfinished item to its end (or, once stopped, to where it is
     /// parked); returns how many are not finished.
     private func process() throws -> Int {
         let stages = lifecycle.stages
         let queues = Dictionary(
             uniqueKeysWithValues: stages.map { stage in
-                let queue = BlockingQueue<InFlightItem>(capacity: max(2 * context.pipeline.workers(for: stage), Self.queueCapacity)) {
-                    ItemLifecycle.priority(of: $0.state, estimate: $0.carried.decodeCost)
-                }
-                return (stage, queue)
+                (stage, Self.stageQueue(capacity: max(2 * context.pipeline.workers(for: stage), Self.queueCapacity)))
             })
         // Items only move to later stages: a stage's queue is closed once the
         // feeder and every worker of the stages before it are done.
@@ -110,18 +112,20 @@ final class BatchRunner: Sendable {
             joins.append(
                 WorkerThreads.start(name: stage.rawValue, count: context.pipeline.workers(for: stage)) { [self] _ in
                     while var item = queues[stage]?.pop() {
+                        // A retry recorded with its backoff (by a run before this one) waits for it here.
+                        pause(item.carried.wait)
+                        item.carried.wait = 0
                         var step = execution.run(stage, on: &item, in: context, steps: steps)
                         // A lost attempt is taken again here, after its backoff.
                         while case .retry(let again, let after, _) = step.next, again == stage, step.recorded == .saved {
                             pause(after)
                             step = execution.run(stage, on: &item, in: context, steps: steps)
                         }
-                        // A record the journal cannot take stops the run (resumable).
-                        if case .failed = step.recorded { cancellation.cancel() }
-                        if case .run(let next) = step.next, step.recorded == .saved || step.recorded == .deferred {
+                        if step.stopsRun { cancellation.cancel() }
+                        if case .run(let next) = step.next, step.goesOn {
                             queues[next]?.push(item)
                         } else {
-                            settle(step.recorded == .saved ? step.next : .park(stage), unfinished: unfinished)
+                            settle(step.next, unfinished: unfinished)
                         }
                     }
                     producers.done(after: stage)
@@ -145,71 +149,134 @@ final class BatchRunner: Sendable {
     /// Reads the unfinished items a page at a time and hands each, with where
     /// it starts, to `body`. An item recorded as unfinished that has in fact
     /// finished (an older journal's, or one whose last record was lost) is
-    /// recorded finished here. Suspects (``runSuspectsAlone()``) are done by now.
+    /// recorded finished here. Items lost in flight and those that must run
+    /// alone (``runLostItemsAlone()``) are done by now.
     private func feed(_ body: (InFlightItem, NextStep) -> Void) throws {
-        try forEachUnfinished { state in
-            var state = state
+        try forEachUnfinished { recorded in
+            var state = recorded.item
             let next = lifecycle.start(state, stopping: cancellation.isCancelled)
             if next.isFinished { _ = execution.record(&state, next: next, in: context, steps: steps) }
-            body(InFlightItem(state), next)
+            var item = InFlightItem(state)
+            item.carried.wait = recorded.wait
+            body(item, next)
         }
     }
 
-    private func forEachUnfinished(_ body: (ItemState) throws -> Void) throws {
+    private func forEachUnfinished(_ body: (RecordedItem) throws -> Void) throws {
         var last = -1
         while true {
             let page = try store.unfinishedItems(of: context.batchID, after: last, limit: Self.pageSize)
-            for state in page { try body(state) }
-            guard page.count == Self.pageSize, let end = page.last?.index else { return }
+            for recorded in page { try body(recorded) }
+            guard page.count == Self.pageSize, let end = page.last?.item.index else { return }
             last = end
         }
     }
 
-    // MARK: - Poison items
+    // MARK: - Lost items, and items that must run alone
 
-    /// Before the workers start: the items that were being decoded when the
-    /// process died last time, and those marked to run alone. The lifecycle
-    /// decides what each death costs (``ItemLifecycle/recover(suspects:reason:stopping:)``:
-    /// blamed only on an item that was alone); each is then run to its end
-    /// alone, one at a time, after its backoff, so an item that takes the
-    /// process down alone is blamed, and fails as poison once out of attempts:
-    /// `--resume` and `share watch` never crash-loop on it.
-    private func runSuspectsAlone() throws {
-        var died: [ItemState] = []
-        var alone: [ItemState] = []
-        try forEachUnfinished { item in
-            if item.decodingInFlight { died.append(item) } else if item.suspect { alone.append(item) }
-        }
-        let recovered = lifecycle.recover(suspects: died, reason: "the process died while decoding it", stopping: cancellation.isCancelled)
-        var suspects: [(item: InFlightItem, next: NextStep)] = alone.map { (InFlightItem($0), lifecycle.start($0, stopping: false)) }
-        for (state, next) in recovered {
-            var state = state
-            if next.isFinished { state.removeFiles(in: context.container) }
-            let step = execution.record(&state, next: next, in: context, steps: steps)
-            if case .failed = step.recorded { cancellation.cancel() }
-            if step.recorded == .saved, !next.isFinished { suspects.append((InFlightItem(state), next)) }
-        }
-        for (suspect, first) in suspects where !cancellation.isCancelled {
-            var item = suspect
-            var next = first
-            while let stage = next.stage, !cancellation.isCancelled {
-                if case .retry(_, let after, _) = next { pause(after) }
-                let step = execution.run(stage, on: &item, in: context, steps: steps)
-                if case .failed = step.recorded { cancellation.cancel() }
-                guard step.recorded == .saved || step.recorded == .deferred else { break }
-                next = step.next
+    /// Before the workers start: the items the journal says were in flight
+    /// when the process died last time (``ItemLifecycle/wasInFlight(_:)``) go
+    /// to the lifecycle, which decides what that death costs each
+    /// (``ItemLifecycle/lose(held:inFlightBeside:reason:stopping:)``: blamed only
+    /// on an item that was alone). Then each item that must run alone
+    /// (``ItemLifecycle/mustRunAlone(_:)``) runs to its end, one at a time,
+    /// after its backoff, while this process holds nothing else
+    /// (``ItemLifecycle/takesAlone(holding:)``), as an idle worker takes one:
+    /// so an item that takes the process down alone is blamed, and fails as
+    /// poison once out of attempts; `--resume` and `share watch` never
+    /// crash-loop on it.
+    func runLostItemsAlone() throws {
+        for recorded in try recoverLost() where !cancellation.isCancelled { runAlone(recorded) }
+    }
+
+    /// The lifecycle's decisions about the items lost in flight, recorded; the
+    /// items that must run alone now, in order, each with where and when it runs.
+    func recoverLost() throws -> [RecordedItem] {
+        var lost: [ItemState] = []
+        var alone: [RecordedItem] = []
+        try forEachUnfinished { recorded in
+            if ItemLifecycle.wasInFlight(recorded.item) {
+                lost.append(recorded.item)
+            } else if ItemLifecycle.mustRunAlone(recorded.item) {
+                alone.append(recorded)
             }
+        }
+        for (item, next) in lifecycle.lose(held: lost, reason: "the process died while decoding it", stopping: cancellation.isCancelled) {
+            var state = item
+            let step = execution.record(&state, next: next, in: context, steps: steps)
+            if step.stopsRun { cancellation.cancel() }
+            if step.recorded == .saved, !next.isFinished, ItemLifecycle.mustRunAlone(state) {
+                alone.append(RecordedItem(item: state, stage: next.stage, wait: ItemLifecycle.recorded(next, at: .manifest, holderKeeps: false).delay))
+            }
+        }
+        return alone.sorted { $0.item.index < $1.item.index }
+    }
+
+    /// Runs `recorded` to its end (or until a stop), after its backoff.
+    private func runAlone(_ recorded: RecordedItem) {
+        var item = InFlightItem(recorded.item)
+        pause(recorded.wait)
+        var next = lifecycle.start(recorded.item, stopping: cancellation.isCancelled)
+        while let stage = next.stage, !cancellation.isCancelled {
+            if case .park = next { break }
+            let step = execution.run(stage, on: &item, in: context, steps: steps)
+            if step.stopsRun { cancellation.cancel() }
+            guard step.goesOn else { break }
+            if case .retry(_, let after, _) = step.next { pause(after) }
+            next = step.next
         }
     }
 
     // MARK: - Fan-in
 
+    /// The fan-in, once every item has finished: run as the lifecycle says.
+    /// One found under way (`manifesting`) was lost with the process that ran
+    /// it; one that fails (not for the batch's items: they are final) loses an
+    /// attempt; either runs again after its backoff while the lifecycle gives
+    /// it attempts (``ItemLifecycle/afterLosingFanIn(lostBefore:reason:)``),
+    /// as a manifest job does, and after the last the batch fails (`--resume`
+    /// reopens it).
     private func finish(_ batch: inout BatchRecord, started: Double, dispose: ((BatchRecord) -> Void)?) throws(ShareIngestError) -> BatchReport {
-        batch.state = .manifesting
-        try? store.update(batch, durable: true)
-        let outcome: BatchCompletion.Outcome?
+        var outcome: BatchCompletion.Outcome?
         do {
-            outcome = try BatchCompletion.finish(
+            if batch.state == .manifesting { try loseFanIn(&batch, reason: "the process died while the fan-in ran") }
+            while outcome == nil, batch.state == .running {
+                // A retry's backoff is waited out; a stop asked meanwhile leaves the
+                // batch resumable, its fan-in still to run.
+                if let wait = try store.recordedFanIn(of: batch.id)?.wait, wait > 0 {
+                    pause(wait)
+                    if cancellation.isCancelled { return try interruptedReport(batch, started: started) }
+                }
+                batch.state = .manifesting
+                try? store.update(batch, durable: true)
+                do {
+                    outcome = try fanIn(batch, started: started, dispose: dispose)
+                    guard outcome != nil else { throw ShareIngestError.batchNotResumable(batch.id, .done) }
+                } catch let error as ShareIngestError {
+                    throw error
+                } catch {
+                    try loseFanIn(&batch, reason: "\(error)")
+                }
+            }
+        } catch let error as ShareIngestError {
+            throw error
+        } catch {
+            throw .containerUnusable(path: context.container.root, reason: "journal: \(error)")
+        }
+        guard let outcome else {
+            let failure = (try? store.recordedFanIn(of: batch.id))?.failure ?? "the fan-in gave up"
+            throw .containerUnusable(path: context.container.root, reason: "\(failure); share ingest --resume \(batch.id.uuidString) retries it")
+        }
+        batch = outcome.record
+        TestThrottle.pause()
+        events?(.batchFinished(outcome.report))
+        return outcome.report
+    }
+
+    /// The fan-in's one run; nil when the batch was not this run's to finish.
+    private func fanIn(_ batch: BatchRecord, started: Double, dispose: ((BatchRecord) -> Void)?) throws -> BatchCompletion.Outcome? {
+        do {
+            return try BatchCompletion.finish(
                 batch, context: context, store: store, wallSeconds: MonotonicClock.now() - started, now: now(), events: events,
                 beforeRecording: { dispose?($0) },
                 recordChanged: { [store] changed in
@@ -222,23 +289,30 @@ final class BatchRunner: Sendable {
                 })
         } catch let failure as BatchCompletion.NotRecorded {
             // The journal could not record the end: whatever was written stands (a
-            // manifest is complete), and the next start records the batch done.
-            outcome = failure.outcome
-        } catch {
-            throw .containerUnusable(path: context.container.root, reason: "journal: \(error)")
+            // manifest is complete), and the next start finds the fan-in lost and
+            // runs it again, which records the batch done.
+            return failure.outcome
         }
-        guard let outcome else { throw .batchNotResumable(batch.id, .done) }
-        batch = outcome.record
-        TestThrottle.pause()
-        events?(.batchFinished(outcome.report))
-        return outcome.report
+    }
+
+    /// The fan-in lost an attempt: recorded as the lifecycle decides, and
+    /// `batch` as it now stands (running, its fan-in to run again; or failed).
+    func loseFanIn(_ batch: inout BatchRecord, reason: String) throws {
+        let (next, lost) = lifecycle.afterLosingFanIn(lostBefore: try store.recordedFanIn(of: batch.id)?.lost ?? 0, reason: reason)
+        try store.loseFanIn(batch.id, next: next, lost: lost)
+        batch.state = next.isFinished ? .failed : .running
     }
 
     /// The report of a batch that stopped before all its items finished: its
-    /// counts from the journal, its items read from it when needed.
+    /// counts from the journal, as the lifecycle counts them, its items read
+    /// from it when needed.
     private func interruptedReport(_ batch: BatchRecord, started: Double) throws(ShareIngestError) -> BatchReport {
         let counts: BatchReport.Counts
-        do { counts = try store.counts(of: batch.id) } catch { throw .containerUnusable(path: context.container.root, reason: "journal: \(error)") }
+        do {
+            counts = ItemLifecycle.reportCounts(try store.counts(of: batch.id))
+        } catch {
+            throw .containerUnusable(path: context.container.root, reason: "journal: \(error)")
+        }
         let (container, pipeline, message) = (context.container, context.pipeline, batch.message)
         var interrupted = BatchReport(
             batchID: batch.id, key: batch.key, redirectURL: nil, manifestPath: nil, schema: pipeline.manifest.schema, pipeline: pipeline.name,

@@ -2,8 +2,9 @@ import Foundation
 
 /// A bounded FIFO between stages: `push` waits while it is full (backpressure,
 /// so memory stays flat whatever the batch size) and `pop` waits while it is
-/// empty, until the queue is closed and drained. With a `priority`, `pop` takes
-/// the waiting element of highest priority (the first of equals), not the oldest.
+/// empty, until the queue is closed and drained. With an order (`precedes`),
+/// `pop` takes the waiting element that comes first in it (the oldest of
+/// equals), not the oldest.
 /// (`@unchecked`: its state is only touched under `condition`, a lock with the
 /// wait/broadcast that Mutex lacks.)
 final class BlockingQueue<Element>: @unchecked Sendable {
@@ -12,11 +13,11 @@ final class BlockingQueue<Element>: @unchecked Sendable {
     private var head = 0
     private var closed = false
     let capacity: Int
-    private let priority: (@Sendable (Element) -> Double)?
+    private let precedes: (@Sendable (Element, Element) -> Bool)?
 
-    init(capacity: Int, priority: (@Sendable (Element) -> Double)? = nil) {
+    init(capacity: Int, precedes: (@Sendable (Element, Element) -> Bool)? = nil) {
         self.capacity = max(1, capacity)
-        self.priority = priority
+        self.precedes = precedes
     }
 
     func push(_ element: Element) {
@@ -58,15 +59,11 @@ final class BlockingQueue<Element>: @unchecked Sendable {
 
     /// Takes the element `pop` returns (under the lock, with one waiting).
     private func takeNext() -> Element {
-        if let priority, items.count - head > 1 {
-            // Bring the first element of highest priority to the head (the queue
-            // is short: a stage's capacity).
+        if let precedes, items.count - head > 1 {
+            // Bring the element that comes first to the head (the queue is
+            // short: a stage's capacity).
             var best = head
-            var bestValue = priority(items[head])
-            for i in (head + 1)..<items.count {
-                let value = priority(items[i])
-                if value > bestValue { (best, bestValue) = (i, value) }
-            }
+            for i in (head + 1)..<items.count where precedes(items[i], items[best]) { best = i }
             if best != head {
                 let chosen = items.remove(at: best)
                 items.insert(chosen, at: head)

@@ -22,6 +22,20 @@ enum Loss: Sendable, Equatable {
     case recordRefused
 }
 
+/// The stage a step comes from, and the item as it was before that stage ran:
+/// what a refused record takes the item back to (``ItemLifecycle/afterFailedRecord(_:next:ran:error:failure:refusedBefore:)``).
+/// A reference: it rides with every step a worker's leaving items wait to
+/// record, and copying the item with each would cost a retain per field.
+final class RanStage: Sendable {
+    let stage: StageName
+    let before: ItemState
+
+    init(stage: StageName, before: ItemState) {
+        self.stage = stage
+        self.before = before
+    }
+}
+
 /// What happens to an item next. Only ``ItemLifecycle`` decides it; the local
 /// runner and the distributed worker carry it out, each with its transport,
 /// and the stores record it as they are told.
@@ -70,9 +84,19 @@ struct ItemLifecycle: Sendable {
     /// The default of ``maxAttempts``.
     static let defaultMaxAttempts = 3
 
-    init(stages: [StageName], maxAttempts: Int = ItemLifecycle.defaultMaxAttempts) {
+    /// Every stage of the pipeline's catalog, in run order: where a stage the
+    /// pipeline lacks stands.
+    let order: [StageName]
+
+    init(stages: [StageName], maxAttempts: Int = ItemLifecycle.defaultMaxAttempts, order: [StageName] = StageName.allCases) {
         self.stages = stages
         self.maxAttempts = max(1, maxAttempts)
+        self.order = order
+    }
+
+    /// The lifecycle of a batch of `pipeline`: its item stages, within its catalog's order.
+    init(pipeline: PipelineDefinition, maxAttempts: Int = ItemLifecycle.defaultMaxAttempts) {
+        self.init(stages: pipeline.itemStages, maxAttempts: maxAttempts, order: pipeline.catalog.names)
     }
 
     // MARK: - Steps
@@ -105,16 +129,16 @@ struct ItemLifecycle: Sendable {
             item.suspect = false
             return start(item, stopping: stopping)
         case .failed(let failure):
-            item.failure = failure
-            return .finished
+            return fail(&item, failure)
         case .lost(let stage, let reason, let loss):
             let blamed: Bool
             switch loss {
             case .died(let alone, _):
                 blamed = alone
-                // One of several in flight when their process died: it runs
-                // alone next, so that a death that is its doing is blamed on it.
-                item.suspect = !alone
+                // It runs alone next: one of several in flight when their
+                // process died, so that a death that is its doing is blamed on
+                // it; or the one, blamed, so that another death is its own.
+                item.suspect = true
             case .recordRefused:
                 blamed = true
             }
@@ -125,7 +149,7 @@ struct ItemLifecycle: Sendable {
                     crashed
                     ? ItemFailure(
                         stage, .crashedRepeatedly,
-                        "\(item.label): the process died \(item.lostAttempts) times while decoding this file alone; not tried again")
+                        "\(item.label): the process died \(item.lostAttempts) times while decoding this file alone; not tried again (the last time: \(reason))")
                     : ItemFailure(stage, .attemptsExhausted, "\(item.label): gave up after \(item.lostAttempts) attempts at \(stage.rawValue): \(reason)")
                 item.suspect = false
                 return .gaveUp(reason: item.failure?.message ?? reason)
@@ -135,63 +159,203 @@ struct ItemLifecycle: Sendable {
         }
     }
 
-    // MARK: - Deaths and lost records
+    /// `item` fails for a reason of its own: final, whatever stage it was at
+    /// (a stage's failure; the fan-in's refusals: a schema that cannot carry
+    /// it, a duplicate the pipeline skips, a manifest that could not be written).
+    func fail(_ item: inout ItemState, _ failure: ItemFailure) -> NextStep {
+        item.failure = failure
+        return .finished
+    }
 
-    /// The items that were in flight when the process (or worker) holding them
-    /// died: `lost` for a local batch resumed after a crash (the items that were
-    /// being decoded in-process), or the jobs a worker held when it vanished.
-    /// Each loses its attempt, but only when it was the only one in flight is it
-    /// blamed: a death beside others is no item's proven fault, and each of them
-    /// runs alone next (``ItemState/suspect``). `others`:
-    /// items of other batches that died with them. Returns each item with its
-    /// next step.
-    func recover(suspects lost: [ItemState], besides others: Int = 0, reason: String, stopping: Bool) -> [(item: ItemState, next: NextStep)] {
-        let alone = lost.count + others == 1
-        return lost.map { suspect in
-            var item = suspect
-            let decoding = item.decodingInFlight
+    // MARK: - Deaths: the items a holder held when it was lost
+
+    /// True when `item`'s record says a stage was decoding it in its holder's
+    /// process (``ItemState/decodingInFlight``, recorded before the decode
+    /// when ``marksDecoding(_:containsCrashes:)``): in both modes the only
+    /// evidence that its holder's death may have been its doing.
+    static func wasInFlight(_ item: ItemState) -> Bool { item.decodingInFlight }
+
+    /// Whether a stage records that it is about to decode an item before it
+    /// does (``ItemState/decodingInFlight``): when it decodes in the holder's
+    /// process. A decoder that contains crashes (sandboxed helpers) cannot take
+    /// the holder down with it, so nothing is marked.
+    static func marksDecoding(_ decodes: Bool, containsCrashes: Bool) -> Bool { decodes && !containsCrashes }
+
+    /// Whether an item must run alone (``ItemState/suspect``): it was in
+    /// flight beside others when their holder died.
+    static func mustRunAlone(_ item: ItemState) -> Bool { item.suspect }
+
+    /// Whether a holder may take an item that must run alone: only when it
+    /// holds nothing else; until that item has left it, it takes nothing more
+    /// (``takesOthers(whileAlone:)``). So a death while it runs is its own.
+    static func takesAlone(holding: Int) -> Bool { holding == 0 }
+
+    /// Whether a holder takes other items: not while one that must run alone
+    /// is its own.
+    static func takesOthers(whileAlone: Bool) -> Bool { !whileAlone }
+
+    /// The items of this batch a holder held when it was lost (its process died;
+    /// a worker's session ended or its lease lapsed), with `inFlightBeside`
+    /// items of other batches that were in flight in it (the fan-in never is).
+    /// Locally the journal holds no claims: `held` are the items its record
+    /// says were in flight; a worker held every job it had claimed.
+    ///
+    /// Only the items in flight (``wasInFlight(_:)``) can have caused the
+    /// death: each loses its attempt, blamed (counted) only when it was the
+    /// only one in flight (then it may be poison: `crashedRepeatedly` once its
+    /// attempts are gone); one of several runs alone next. An item held but not
+    /// in flight (claimed and not started, or in a stage that decodes nothing)
+    /// is handed back as it was: ready at once, not counted.
+    func lose(held: [ItemState], inFlightBeside others: Int = 0, reason: String, stopping: Bool) -> [(item: ItemState, next: NextStep)] {
+        let alone = held.count(where: Self.wasInFlight) + others == 1
+        return held.map { lost in
+            var item = lost
+            let inFlight = Self.wasInFlight(item)
             item.decodingInFlight = false
             guard let stage = start(item, stopping: false).stage else { return (item, .finished) }
-            let next = advance(&item, after: .lost(at: stage, reason: reason, .died(alone: alone, decoding: decoding)), stopping: stopping)
+            guard inFlight else { return (item, stopping ? .park(stage) : .retry(stage, after: 0, reason: reason)) }
+            let next = advance(&item, after: .lost(at: stage, reason: reason, .died(alone: alone, decoding: true)), stopping: stopping)
             return (item, next)
         }
     }
 
-    /// A worker was found gone with `jobs` of this batch and `others` more
-    /// (of other batches, or their fan-ins): ``recover(suspects:besides:reason:stopping:)``.
-    func lose(jobs: [ItemState], besides others: Int, reason: String) -> [(item: ItemState, next: NextStep)] {
-        recover(suspects: jobs, besides: others, reason: reason, stopping: false)
+    // MARK: - Records that cannot be made
+
+    /// Seconds a record that keeps failing with `failure` is tried again
+    /// before the lifecycle decides (``afterFailedRecord(_:next:ran:error:failure:refusedBefore:)``),
+    /// in both modes: a store that cannot be reached (a database restarting)
+    /// is waited for until a stop is due; one that cannot write now (a
+    /// momentarily full disk: a failed copy is still being removed) briefly; a
+    /// refusal is final at once.
+    static func recordPatience(for failure: StoreFailure) -> Double {
+        switch failure {
+        case .unreachable: .infinity
+        case .unavailable: 0.5
+        case .refused: 0
+        }
     }
+
+    /// The pause before trying a failing record again, the `attempt`-th time
+    /// (from 1): 0.05 s, doubling, at most 1 s.
+    static func recordPause(attempt: Int) -> Double { min(1, 0.05 * pow(2, Double(max(0, attempt - 1)))) }
 
     /// What a record that could not be made means.
     struct FailedRecord: Equatable {
         /// The item's next step (to record, when the store still takes records).
         let next: NextStep
-        /// True when the run must stop: the store is the batch's memory, and
-        /// nothing more is taken without it (the batch is resumable once it can
-        /// be written again).
+        /// True when its holder stops: locally the run (the batch is resumable);
+        /// a worker drops the job (see ``afterFailedRecord(_:next:ran:error:failure:refusedBefore:)``).
         let stopsRun: Bool
     }
 
-    /// The record of `item`'s step at `stage` failed with `error`. A store that
-    /// is unreachable or full (`transient`, still failing after the holder's
-    /// patience) costs the item nothing: it waits where it was and the run
-    /// stops. A store that refuses this record counts as a lost attempt.
-    func afterFailedRecord(_ item: inout ItemState, at stage: StageName, error: String, transient: Bool) -> FailedRecord {
-        if transient { return FailedRecord(next: .park(stage), stopsRun: true) }
+    /// The record of `item`'s step to `next` failed with `error` (what it
+    /// means: `failure`, after ``recordPatience(for:)``); `ran`: the stage the
+    /// step comes from, with the item as it was before it. A store that cannot
+    /// be reached or cannot write costs the item nothing: it is parked before
+    /// that stage (it waits where its last record has it) and its holder stops
+    /// (locally the run stops, resumable; a worker drops the job, which its
+    /// next heartbeat hands back, parked: ``recorded(_:at:holderKeeps:)``). A
+    /// store that refuses the record counts as a lost attempt: what the stage
+    /// made is dropped with the record (it may be what cannot be kept), and the
+    /// stage is to run again after its backoff, which is recorded instead; a
+    /// second refusal (`refusedBefore`) stops the holder too.
+    func afterFailedRecord(
+        _ item: inout ItemState, next: NextStep, ran: RanStage?, error: String, failure: StoreFailure, refusedBefore: Bool
+    ) -> FailedRecord {
+        let stage = ran?.stage ?? next.stage ?? self.stage(after: item.completed) ?? .manifest
+        guard failure == .refused, !refusedBefore else { return FailedRecord(next: .park(stage), stopsRun: true) }
+        if let before = ran?.before { item = before }
         return FailedRecord(next: advance(&item, after: .lost(at: stage, reason: error, .recordRefused), stopping: false), stopsRun: false)
     }
 
-    /// The batch's fan-in (its manifest job, distributed), which had lost
-    /// `lostBefore` attempts, lost one more through no fault of the batch (its
-    /// worker died, a store error): it runs again after a backoff while it has
-    /// attempts left; after the last one it gives up, and the batch fails
-    /// (`share ingest --resume` retries it). Returns the step and the attempts
-    /// now lost, which the store keeps as the fan-in's one counter.
+    // MARK: - The fan-in
+
+    /// The batch's fan-in (locally the end of the run; distributed its manifest
+    /// job), which had lost `lostBefore` attempts, lost one more through no fault
+    /// of the batch (its process or worker died while it ran, a store error):
+    /// it runs again after a backoff while it has attempts left; after the last
+    /// one it gives up, and the batch fails (`share ingest --resume` reopens it:
+    /// ``reopened``). Returns the step and the attempts now lost, which the
+    /// store keeps as the fan-in's one counter.
     func afterLosingFanIn(lostBefore: Int, reason: String) -> (next: NextStep, lost: Int) {
         let lost = lostBefore + 1
-        return (lost < maxAttempts ? .retry(.manifest, after: Self.backoff(after: lost), reason: reason) : .gaveUp(reason: reason), lost)
+        guard lost >= maxAttempts else { return (.retry(.manifest, after: Self.backoff(after: lost), reason: reason), lost) }
+        return (.gaveUp(reason: "the manifest job gave up after \(lost) attempts: \(reason)"), lost)
     }
+
+    /// A failed batch resumed (`share ingest --resume`): its fan-in, with no
+    /// attempt lost, ready at once; its items as they were.
+    static let reopened = (lost: 0, next: NextStep.run(.manifest))
+
+    /// Whether a running batch's fan-in is due: once none of its items is
+    /// unfinished (the queue applies it in the statement that finishes the
+    /// last item, and the reaper to a batch whose counter missed it).
+    static func fanInDue(unfinished: Int) -> Bool { unfinished == 0 }
+
+    // MARK: - Records
+
+    /// The states of a queue's rows (`share_jobs.state`); the journal keeps an
+    /// item's stage (NULL once finished) and when it may run.
+    enum RowState: String, Sendable, CustomStringConvertible {
+        /// The manifest job, until the batch's last item has finished.
+        case waiting
+        /// Ready to be taken (at once, or after its delay).
+        case queued
+        /// Held (claimed, leased) by a worker.
+        case running
+        /// Finished: delivered, or failed for a reason of its own.
+        case done
+        /// Given up on: its attempts ran out.
+        case failed
+
+        var description: String { rawValue }
+    }
+
+    /// Where a step leaves an item's record in either store.
+    struct Recorded: Equatable {
+        /// The stage it waits for; for a finished item, the stage it was held at.
+        let stage: StageName
+        let state: RowState
+        /// Seconds before it may be taken again (a retry's backoff).
+        let delay: Double
+        /// Why an attempt was lost (kept as the row's last error).
+        let error: String?
+
+        /// True when nothing more will run on the item.
+        var isFinished: Bool { state == .done || state == .failed }
+    }
+
+    /// How `next`, decided for an item held at `held`, is recorded: kept by
+    /// its holder (`holderKeeps`: it serves the next stage itself), queued for
+    /// any holder (at once: a stage to run, a park; or after a retry's backoff),
+    /// done, or failed when given up on. The same for both stores.
+    static func recorded(_ next: NextStep, at held: StageName, holderKeeps: Bool) -> Recorded {
+        switch next {
+        case .run(let following) where holderKeeps: Recorded(stage: following, state: .running, delay: 0, error: nil)
+        case .run(let following), .park(let following): Recorded(stage: following, state: .queued, delay: 0, error: nil)
+        case .retry(let following, let after, let reason): Recorded(stage: following, state: .queued, delay: after, error: reason)
+        case .finished: Recorded(stage: held, state: .done, delay: 0, error: nil)
+        case .gaveUp(let reason): Recorded(stage: held, state: .failed, delay: 0, error: reason)
+        }
+    }
+
+    /// Seconds a worker has, after a database restart, to reconnect and take
+    /// its lock again before the jobs it held count as lost. A job is lost when
+    /// its worker's session ended (its advisory lock is free) or its lease
+    /// lapsed, once this grace after a restart has passed.
+    static let restartGrace = 15.0
+
+    // MARK: - Counts
+
+    /// How a batch's items count in its report, from what a store counts
+    /// (``ItemStore/counts(of:)``), the same for both: an item not finished (an
+    /// interrupted batch's) was not delivered, and counts as failed, as its
+    /// report shows it.
+    static func reportCounts(_ stored: StoredCounts) -> BatchReport.Counts {
+        BatchReport.Counts(items: stored.items, ingested: stored.ingested, failed: stored.failed + stored.unfinished, skipped: stored.skipped)
+    }
+
+    // MARK: - Recording before going on
 
     /// Whether a step is recorded before its holder goes on: always, except when
     /// the holder goes on with the item itself (`holderKeeps`) and either each
@@ -208,14 +372,32 @@ struct ItemLifecycle: Sendable {
     // MARK: - Order
 
     /// The order waiting items are taken in, the same for every stage in both
-    /// modes: the expected decoding cost of the item (estimated from its sniffed
-    /// header), costliest first, so slow decodes start early instead of ending a
-    /// batch with one core idle.
-    static func priority(of item: ItemState, estimate: DecodeCost? = nil) -> Double {
-        if let estimate { return estimate.milliseconds }
-        guard let format = item.sniffed?.format else { return 0 }
-        return DecodeCost.estimate(format: format, size: item.size ?? 0, pixels: nil).milliseconds
+    /// modes: the expected decoding cost of the item (estimated from its
+    /// recorded sniff: format, size and the pixels its header announces),
+    /// costliest first, so slow decodes start early instead of ending a batch
+    /// with one core idle. What differs is among which items: locally those
+    /// waiting in front of the stage (a bounded queue, ``BatchRunner/queueCapacity``,
+    /// so memory stays flat), distributed every queued job.
+    static func priority(of item: ItemState) -> Double { cost(of: item).milliseconds }
+
+    /// What decoding `item` is expected to cost (its share of the decoder-memory
+    /// budget and its ``priority(of:)``), from its recorded sniff.
+    static func cost(of item: ItemState) -> DecodeCost {
+        guard let format = item.sniffed?.format else { return .zero }
+        return DecodeCost.estimate(format: format, size: item.size ?? 0, pixels: item.headerPixels)
     }
+
+    /// True when the item of rank `a` is taken before that of rank `b`: the
+    /// higher ``priority(of:)`` first, then the one planned first (its index
+    /// in its batch; the queue's row id, which also puts an older batch first).
+    /// The queue sorts by the same: ``orderSQL``.
+    static func takenBefore(_ a: (priority: Double, planned: Int64), _ b: (priority: Double, planned: Int64)) -> Bool {
+        a.priority != b.priority ? a.priority > b.priority : a.planned < b.planned
+    }
+
+    /// ``takenBefore(_:_:)`` as the queue's `ORDER BY` (its rows' `priority`
+    /// and `id`).
+    static let orderSQL = "priority DESC, id"
 
     // MARK: - Stages
 
@@ -224,8 +406,7 @@ struct ItemLifecycle: Sendable {
         guard let stage else { return stages.first }
         if let position = stages.firstIndex(of: stage) { return stages.indices.contains(position + 1) ? stages[position + 1] : nil }
         // A stage this pipeline lacks (a record of another version): the first
-        // of its stages that runs later in the built-in order.
-        let order = StageName.allCases
+        // of its stages that runs later in the catalog's order.
         guard let done = order.firstIndex(of: stage) else { return nil }
         return stages.first { (order.firstIndex(of: $0) ?? .max) > done }
     }

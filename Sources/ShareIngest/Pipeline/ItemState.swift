@@ -106,7 +106,7 @@ enum ItemSource: Sendable, Hashable {
 /// Its persisted form is declared once, here: the stored properties below are
 /// the record (synthesised `Codable`, keyed by ``CodingKeys``), the journal's and
 /// the queue's rows hold its JSON (``encoded()``) and copy the columns they index
-/// from ``indexedColumns``, the report derives from it (``ManifestStage``), and a
+/// from ``ItemColumn``, the report derives from it (``ManifestStage``), and a
 /// resumed batch or a worker on another machine takes the item's next stage from
 /// it. A field left out of ``CodingKeys`` would be lost on every round trip:
 /// `LifecycleTests.everyRecordedFieldSurvivesARoundTrip` sets each one and reads
@@ -127,6 +127,11 @@ struct ItemState: Sendable, Hashable, Codable {
     // Sniff
     var sniffed: SniffedContent?
     var sourceVersion: FileVersion?
+    /// The pixels its header announces (width × height, from the first bytes
+    /// the sniff read; nil when they do not say): with its format and size,
+    /// what decoding it is expected to cost (``ItemLifecycle/cost(of:)``), the
+    /// same for every holder.
+    var headerPixels: Int?
     // Copy
     var copyPath: String?
     var size: Int64?
@@ -218,16 +223,16 @@ struct ItemState: Sendable, Hashable, Codable {
     /// when it ends: found set when a batch resumes, it means the process died
     /// while decoding it.
     @OmittedWhenDefault var decodingInFlight = false
-    /// Set when it was in flight beside other items when their process (or
-    /// worker) died: that death is blamed on none of them, and it runs alone
-    /// next, so that one that is its doing is (see
-    /// ``ItemLifecycle/recover(suspects:besides:reason:stopping:)``).
+    /// Set when it was in flight when its process (or worker) died: it runs
+    /// alone next, until a stage completes, so that a death that is its doing
+    /// is blamed on it (beside others, that death was blamed on none of them;
+    /// see ``ItemLifecycle/lose(held:inFlightBeside:reason:stopping:)``).
     @OmittedWhenDefault var suspect = false
 
     /// The record's keys: one per stored property (a property missing here is
     /// never recorded). Three keep the names older records used.
     enum CodingKeys: String, CodingKey, CaseIterable {
-        case index, id, source, label, completed, sniffed, copyPath, size, sha256, duplicateOf, type, mimeType, width, height
+        case index, id, source, label, completed, sniffed, headerPixels, copyPath, size, sha256, duplicateOf, type, mimeType, width, height
         case thumbnailPath, moments, motionVideo, livePhoto, carriedSidecars, sidecarKind, attachedTo, capturedAt, capturedAtSource
         case exportDescription, exportLocation, group, locationRemoved, compatible, stageRecords, warnings, failure, stageSeconds, lostAttempts
         case suspect, video, projection, stereo, gainMap
@@ -337,8 +342,9 @@ struct CompatibleCopyRecord: Sendable, Hashable, Codable {
 /// What a stage hands the next one in memory, never recorded: a resumed item
 /// (or one another worker takes up) simply has none.
 struct CarriedResults: Sendable {
-    /// What decoding the item is expected to cost (from its sniffed header).
-    var decodeCost: DecodeCost?
+    /// Seconds a retry recorded by an earlier run must still wait before its
+    /// stage runs (the journal's record of the lifecycle's backoff).
+    var wait = 0.0
     /// The thumbnail the probe's decoding pass made, for the thumbnail stage to write.
     var thumbnail: ThumbnailOutcome?
     /// True when the probe asked the decoder for a thumbnail (none came back for
@@ -380,24 +386,77 @@ extension ItemState {
     }
 }
 
-extension ItemState {
-    /// The fields both stores keep in columns of their own beside the record
-    /// (indexed, or read without decoding it): each store's item table has these
-    /// columns, and writes them from this one list. SQL reads an item's fields
-    /// only through these columns.
-    static let indexedColumns: [(name: String, value: @Sendable (ItemState) -> String?)] = [
-        ("completed", { $0.completed?.rawValue }),
-        ("reason", { $0.failure?.reason.rawValue }),
-        ("sha256", { $0.sha256 }),
-        ("content_identifier", { $0.livePhotoKeys.identifier }),
-        ("live_photo_name", { $0.livePhotoKeys.name }),
-        ("suspect", { $0.suspect ? "alone" : nil }),
-        ("export_stem", { $0.exportStem }),
-        ("burst_id", { $0.burstKey }),
-    ]
+/// One column of both stores' item rows beside the record: declared once,
+/// here, with how its value comes from the item, the index the stores keep on
+/// it and the migration of each store that added it. Each store's item table
+/// has these columns (``ItemState/columns``), writes them from this list,
+/// adds them in its migrations from it (``additions(by:table:)``) and names
+/// them in its queries through it (`\(ItemColumn.sha256)`). SQL reads an
+/// item's fields only through these columns.
+struct ItemColumn: Sendable, CustomStringConvertible {
+    /// The column's name in both stores.
+    let name: String
+    /// Its value for an item (nil: NULL).
+    let value: @Sendable (ItemState) -> String?
+    /// The columns of the partial index kept on it (`… WHERE <name> IS NOT
+    /// NULL`, named `<table>_<name>`), if any.
+    let index: [String]?
+    /// The migrations that added it: the journal's, the queue's (nil: the
+    /// journal's item table was made with it).
+    let journalMigration: String?
+    let queueMigration: String
 
-    /// The values of ``indexedColumns`` for this item, in their order.
-    var indexedValues: [String?] { Self.indexedColumns.map { $0.value(self) } }
+    var description: String { name }
+
+    static let completed = ItemColumn(
+        name: "completed", value: { $0.completed?.rawValue }, index: nil, journalMigration: nil, queueMigration: "8-item-columns")
+    static let reason = ItemColumn(
+        name: "reason", value: { $0.failure?.reason.rawValue }, index: nil, journalMigration: nil, queueMigration: "8-item-columns")
+    static let sha256 = ItemColumn(
+        name: "sha256", value: { $0.sha256 }, index: ["sha256"], journalMigration: "3-item-content-hash", queueMigration: "5-content-hash")
+    static let contentIdentifier = ItemColumn(
+        name: "content_identifier", value: { $0.livePhotoKeys.identifier }, index: ["batch_id", "content_identifier"],
+        journalMigration: "4-item-live-photo-keys", queueMigration: "7-live-photo-keys")
+    static let livePhotoName = ItemColumn(
+        name: "live_photo_name", value: { $0.livePhotoKeys.name }, index: ["batch_id", "live_photo_name"], journalMigration: "4-item-live-photo-keys",
+        queueMigration: "7-live-photo-keys")
+    static let suspect = ItemColumn(
+        name: "suspect", value: { $0.suspect ? "alone" : nil }, index: nil, journalMigration: "5-suspects-and-attempts", queueMigration: "8-item-columns")
+    /// Kept empty since sidecars are matched when a batch is planned (its
+    /// index, on the stems, is what older versions used).
+    static let sidecarKind = ItemColumn(
+        name: "sidecar_kind", value: { _ in nil }, index: ["batch_id", "export_stem"], journalMigration: "6-export-sidecar-keys",
+        queueMigration: "9-export-sidecar-keys")
+    static let exportStem = ItemColumn(
+        name: "export_stem", value: { $0.exportStem }, index: ["batch_id", "export_stem"], journalMigration: "6-export-sidecar-keys",
+        queueMigration: "9-export-sidecar-keys")
+    static let burstID = ItemColumn(
+        name: "burst_id", value: { $0.burstKey }, index: ["batch_id", "burst_id"], journalMigration: "7-burst-identifier", queueMigration: "10-burst-identifier")
+
+    /// Every item column, in the order the stores write them.
+    static let all: [ItemColumn] = [completed, reason, sha256, contentIdentifier, livePhotoName, suspect, sidecarKind, exportStem, burstID]
+
+    /// Which store a migration belongs to.
+    enum Store { case journal, queue }
+
+    /// The statements of `migration` (of `store`, on its item table `table`)
+    /// that add the columns it added, then their indexes.
+    static func additions(by migration: String, of store: Store, table: String) -> String {
+        let added = all.filter { (store == .journal ? $0.journalMigration : $0.queueMigration) == migration }
+        let columns = added.map { "ALTER TABLE \(table) ADD COLUMN \($0.name) \(store == .journal ? "TEXT" : "text");\n" }
+        let indexes = added.compactMap { column in
+            column.index.map { "CREATE INDEX IF NOT EXISTS \(table)_\(column.name) ON \(table) (\($0.joined(separator: ", "))) WHERE \(column.name) IS NOT NULL;\n" }
+        }
+        return (columns + indexes).joined()
+    }
+}
+
+extension ItemState {
+    /// The item's columns beside its record (``ItemColumn/all``).
+    static var columns: [ItemColumn] { ItemColumn.all }
+
+    /// The values of ``columns`` for this item, in their order.
+    var columnValues: [String?] { ItemColumn.all.map { $0.value(self) } }
 
     /// The recorded JSON.
     func encoded() -> String {

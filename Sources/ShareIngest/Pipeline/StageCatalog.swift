@@ -19,7 +19,10 @@ public protocol StageSettings: Sendable, Hashable {
 /// every mode (`StageDefinitionTests` defines one in the test target).
 struct StageDefinition: Sendable {
     let name: StageName
-    /// The stage it runs right after (nil: the first); the fan-in (`manifest`) runs last.
+    /// The stage it runs after (nil: the first item stage); the fan-in
+    /// (`manifest`) names none and runs last. Where this puts it is the
+    /// catalog's to work out (``StageCatalog``), whatever the order stages are
+    /// registered in.
     let after: StageName?
     /// True for the stages every pipeline has (`sniff`, `copy`, `manifest`).
     let required: Bool
@@ -39,6 +42,9 @@ struct StageDefinition: Sendable {
     let check: @Sendable (AnyStageSettings) throws(SettingProblem) -> Void
     /// Worker threads its settings ask for (1 for the fan-in).
     let workers: @Sendable (AnyStageSettings) -> Int
+
+    /// True for the fan-in (no factory: ``BatchCompletion`` runs it once per batch).
+    var isFanIn: Bool { make == nil }
 
     /// A stage named `name` with settings of type `Settings`, described by
     /// `document` (key, allowed values; the default is the type's own), run after
@@ -95,54 +101,109 @@ struct AnyStageSettings: Hashable, Sendable {
 }
 
 /// The stages pipelines can be made of, in the order they run (the fan-in
-/// last). ``builtin`` holds share-ingest's own; ``adding(_:)`` places another
-/// right after the stage it names.
+/// last). ``builtin`` holds share-ingest's own; ``adding(_:)`` registers another.
+///
+/// The order follows from the definitions alone (``StageDefinition/after``),
+/// whatever order they are registered in: each item stage runs after the one
+/// it names, and right after it unless another stage names the same one.
+/// Then, of the stages that name it, those fewer stages follow run first (a
+/// stage nothing runs after, before a chain), and equals by name; each is
+/// followed at once by the stages that follow it. One item stage names none
+/// (it runs first); the fan-in (the definition with no factory: `manifest`)
+/// names none and runs last. A stage that names one the catalog lacks, the
+/// fan-in, or (through others) itself is refused when it is registered.
 struct StageCatalog: Sendable, Hashable {
     /// The definitions, in run order.
     let definitions: [StageDefinition]
+    /// Every stage's name, in run order (kept: a worker asks for them with every job).
+    let names: [StageName]
+    /// Each stage's place in the run order.
+    private let positions: [StageName: Int]
 
     /// share-ingest's stages: sniff, copy, location, probe, thumbnail, motion,
     /// compatible, and the manifest's fan-in.
-    static let builtin: StageCatalog = {
-        var catalog = StageCatalog(definitions: [ManifestStage.definition])
-        for definition in [
-            SniffStage.definition, CopyStage.definition, LocationStage.definition, ProbeStage.definition, ThumbnailStage.definition,
-            MotionStage.definition, CompatibleStage.definition,
-        ] {
-            catalog = try! catalog.adding(definition)
-        }
-        return catalog
-    }()
+    static let builtin = try! StageCatalog([
+        SniffStage.definition, CopyStage.definition, LocationStage.definition, ProbeStage.definition, ThumbnailStage.definition,
+        MotionStage.definition, CompatibleStage.definition, ManifestStage.definition,
+    ])
 
     /// Why a definition cannot join a catalog.
-    struct Conflict: Error, CustomStringConvertible {
+    struct Conflict: Error, CustomStringConvertible, Equatable {
         let description: String
     }
 
-    /// This catalog with `definition` placed right after the stage it names
-    /// (first when it names none), before the fan-in.
-    func adding(_ definition: StageDefinition) throws(Conflict) -> StageCatalog {
-        guard self.definition(named: definition.name.rawValue) == nil else { throw Conflict(description: "a stage named \(definition.name) exists already") }
-        var definitions = definitions
-        if let after = definition.after {
-            guard let position = definitions.firstIndex(where: { $0.name == after }), after != .manifest else {
-                throw Conflict(description: "stage \(definition.name) runs after \(after), which is not an item stage of this catalog")
-            }
-            definitions.insert(definition, at: position + 1)
-        } else {
-            definitions.insert(definition, at: 0)
-        }
-        return StageCatalog(definitions: definitions)
+    /// A catalog of `definitions` (in any order), each placed as its
+    /// definition says; throws when they do not make one order.
+    init(_ definitions: [StageDefinition]) throws(Conflict) {
+        let ordered = try Self.order(definitions)
+        self.definitions = ordered
+        names = ordered.map(\.name)
+        positions = Dictionary(uniqueKeysWithValues: ordered.enumerated().map { ($1.name, $0) })
     }
 
-    /// Every stage's name, in run order.
-    var names: [StageName] { definitions.map(\.name) }
+    /// This catalog with `definition` registered too.
+    func adding(_ definition: StageDefinition) throws(Conflict) -> StageCatalog {
+        try StageCatalog(definitions + [definition])
+    }
 
-    func definition(named name: String) -> StageDefinition? { definitions.first { $0.name.rawValue == name } }
-    func definition(_ name: StageName) -> StageDefinition? { definition(named: name.rawValue) }
+    /// The run order of `definitions` (see the type's summary).
+    private static func order(_ definitions: [StageDefinition]) throws(Conflict) -> [StageDefinition] {
+        var byName: [StageName: StageDefinition] = [:]
+        for definition in definitions {
+            guard byName[definition.name] == nil else { throw Conflict(description: "a stage named \(definition.name) exists already") }
+            byName[definition.name] = definition
+        }
+        let fanIns = definitions.filter(\.isFanIn)
+        guard fanIns.count == 1, let fanIn = fanIns.first else {
+            throw Conflict(description: "a catalog has one fan-in (a stage without a factory), not \(fanIns.map(\.name.rawValue))")
+        }
+        if let after = fanIn.after { throw Conflict(description: "the fan-in \(fanIn.name) runs last, after every item stage: it cannot name \(after)") }
+        let stages = definitions.filter { !$0.isFanIn }
+        var followers: [StageName: [StageDefinition]] = [:]
+        var first: [StageDefinition] = []
+        for stage in stages {
+            guard let after = stage.after else {
+                first.append(stage)
+                continue
+            }
+            guard let named = byName[after], !named.isFanIn else {
+                throw Conflict(description: "stage \(stage.name) runs after \(after), which is not an item stage of this catalog")
+            }
+            followers[after, default: []].append(stage)
+        }
+        guard first.count == 1, let root = first.first else {
+            throw Conflict(description: "one item stage runs first (names no stage to run after), not \(first.map(\.name.rawValue).sorted())")
+        }
+        func following(_ name: StageName) -> Int { (followers[name] ?? []).reduce(0) { $0 + 1 + following($1.name) } }
+        var ordered: [StageDefinition] = []
+        var visiting: [StageDefinition] = [root]
+        while let stage = visiting.popLast() {
+            ordered.append(stage)
+            let next = (followers[stage.name] ?? []).sorted { (following($0.name), $0.name.rawValue) < (following($1.name), $1.name.rawValue) }
+            visiting.append(contentsOf: next.reversed())
+        }
+        guard ordered.count == stages.count else {
+            // What the first stage does not lead to runs after itself, through others.
+            let placed = Set(ordered.map(\.name))
+            let loop = stages.filter { !placed.contains($0.name) }.map { "\($0.name) after \($0.after?.rawValue ?? "")" }.sorted()
+            throw Conflict(description: "stages that run after one another in a circle: \(loop.joined(separator: ", "))")
+        }
+        return ordered + [fanIn]
+    }
+
+    /// The item stages' names (every stage but the fan-in), in run order.
+    var itemStages: [StageName] { definitions.filter { !$0.isFanIn }.map(\.name) }
+
+    func definition(named name: String) -> StageDefinition? { definition(StageName(name)) }
+    func definition(_ name: StageName) -> StageDefinition? { positions[name].map { definitions[$0] } }
 
     /// Where `name` runs among the catalog's stages (nil: not one of them).
-    func position(of name: StageName) -> Int? { definitions.firstIndex { $0.name == name } }
+    func position(of name: StageName) -> Int? { positions[name] }
+
+    /// `names` in this catalog's run order; names it does not have come last, by name.
+    func inRunOrder(_ names: some Sequence<StageName>) -> [StageName] {
+        names.sorted { (position(of: $0) ?? .max, $0.rawValue) < (position(of: $1) ?? .max, $1.rawValue) }
+    }
 
     static func == (a: StageCatalog, b: StageCatalog) -> Bool { a.names == b.names }
     func hash(into hasher: inout Hasher) { hasher.combine(names) }

@@ -6,10 +6,12 @@ import SystemCalls
 /// Runs one stage of one item and records what follows: the one execution
 /// core of every mode. The local runner (``BatchRunner``: threads and bounded
 /// queues) and the distributed worker (``StageWorker``: claims and leases)
-/// differ only in how items reach it and where the next stage runs. What a
-/// stage's outcome means, and what a failed record costs, is the batch's
-/// ``ItemLifecycle``'s to decide; here are the decoder-memory budget, the
-/// poison-item marker, the record with its retries, cancellation and the events.
+/// differ only in how items reach it and where the next stage runs. Every
+/// decision is the batch's ``ItemLifecycle``'s: what a stage's outcome means,
+/// whether a decode is marked, how long a failing record is tried again and
+/// what it costs when it still fails, and whether the holder stops; here are
+/// the decoder-memory budget, the marker and the records themselves,
+/// cancellation and the events.
 final class StageExecution: Sendable {
     /// Bytes of decoder memory that may be in use at once (``DecodeBudget``):
     /// a 4K video poster and a 12 MP HEIC fit together, two 100 MP images do not.
@@ -18,25 +20,11 @@ final class StageExecution: Sendable {
     let budget: DecodeBudget
     let events: IngestEventSink?
     let cancellation: CancellationFlag
-    let retries: RecordRetries
 
-    /// How long a failing record is tried again, and which failures are the
-    /// store's (unreachable, full: worth waiting for) rather than the record's.
-    struct RecordRetries: Sendable {
-        /// Seconds a record that keeps failing is tried again: briefly for the
-        /// journal (a momentarily full disk), without a limit for a worker (a
-        /// database that restarts; its connection ends the wait on a stop).
-        let patience: Double
-        /// True for an error of the store, not of this record (a lost
-        /// connection, a full disk; not a value the store refuses).
-        let isTransient: @Sendable (any Error) -> Bool
-    }
-
-    init(events: IngestEventSink?, cancellation: CancellationFlag, retries: RecordRetries, decodeMemoryBudget: Int = StageExecution.decodeMemoryBudget) {
+    init(events: IngestEventSink?, cancellation: CancellationFlag, decodeMemoryBudget: Int = StageExecution.decodeMemoryBudget) {
         self.budget = DecodeBudget(limit: decodeMemoryBudget)
         self.events = events
         self.cancellation = cancellation
-        self.retries = retries
     }
 
     /// What became of a record.
@@ -50,16 +38,20 @@ final class StageExecution: Sendable {
         case refused
         /// Its holder makes it later with others (``StepRecord/queued``).
         case queued
-        /// It could not be made (what the store said): the lifecycle says the
-        /// run stops (the local batch stops, resumable; a worker drops the job,
-        /// whose lease lapses).
+        /// It could not be made (what the store said).
         case failed(String)
     }
 
-    /// What running a stage left: the item's next step, and its record.
+    /// What running a stage left: the item's next step, its record, and
+    /// whether its holder stops (the lifecycle's ``ItemLifecycle/FailedRecord/stopsRun``).
     struct Step {
         let next: NextStep
         let recorded: Recorded
+        var stopsRun = false
+
+        /// True when the holder goes on with the item: its step is recorded,
+        /// or carried by a later record.
+        var goesOn: Bool { recorded == .saved || recorded == .deferred }
     }
 
     /// Runs `stage` on `item` in `batch` (unless the lifecycle admits it no
@@ -73,10 +65,20 @@ final class StageExecution: Sendable {
         if let instead = batch.lifecycle.admit(&item.state, to: stage, available: implementation != nil, stopping: cancellation.isCancelled) {
             return record(&item.state, next: instead, in: batch, steps: steps)
         }
-        guard let implementation else { return Step(next: .finished, recorded: .failed("no stage \(stage)")) }
+        guard let implementation else { return Step(next: .finished, recorded: .failed("no stage \(stage)"), stopsRun: true) }
         let decodes = implementation.decodes(item)
-        markDecoding(decodes, stage: stage, item: &item, batch: batch, steps: steps)
-        let bytes = decodes ? item.carried.decodeCost?.bytes ?? Self.cost(of: item.state).bytes : 0
+        if ItemLifecycle.marksDecoding(decodes, containsCrashes: batch.decoder.containsCrashes) {
+            // Recorded before the decode, so that a process that dies meanwhile
+            // is noticed: a resumed batch, or the worker that takes the job up,
+            // hands the lifecycle the items that were in flight.
+            item.decodingInFlight = true
+            let marked = record(&item.state, next: .run(stage), in: batch, steps: steps, keeps: true)
+            guard marked.recorded == .saved, marked.next == .run(stage) else {
+                item.decodingInFlight = false
+                return marked
+            }
+        }
+        let bytes = decodes ? ItemLifecycle.cost(of: item.state).bytes : 0
         if decodes { budget.acquire(bytes) }
         let before = item.state
         let outcome = Self.perform(implementation, on: &item, in: batch)
@@ -93,7 +95,7 @@ final class StageExecution: Sendable {
         guard ItemLifecycle.recordsBeforeGoingOn(next, holderKeeps: holderKeeps, roundTrips: steps.roundTrips, cheapToRedo: cheapToRedo) else {
             return Step(next: next, recorded: .deferred)
         }
-        return record(&item.state, next: next, in: batch, steps: steps, keeps: holderKeeps)
+        return record(&item.state, next: next, in: batch, steps: steps, keeps: holderKeeps, ran: RanStage(stage: stage, before: before))
     }
 
     /// Tells the events that `item` left the pipeline.
@@ -122,40 +124,24 @@ final class StageExecution: Sendable {
         return outcome
     }
 
-    /// The item's decode cost: estimated at its sniff, or (resumed, or taken up
-    /// by another worker) from what is recorded.
-    static func cost(of item: ItemState) -> DecodeCost {
-        guard let format = item.sniffed?.format else { return .zero }
-        return DecodeCost.estimate(format: format, size: item.size ?? 0, pixels: nil)
-    }
-
-    // MARK: - Poison items
-
-    /// Records that a stage is about to decode `item` in this process, so that
-    /// a process that dies meanwhile is noticed (a resumed batch, or the worker
-    /// that takes the job up, hands the lifecycle the items that were in
-    /// flight). Nothing is recorded when the decoder contains crashes (sandboxed
-    /// helpers).
-    private func markDecoding(_ decodes: Bool, stage: StageName, item: inout InFlightItem, batch: BatchContext, steps: any StepRecorder) {
-        guard decodes, !batch.decoder.containsCrashes else { return }
-        item.decodingInFlight = true
-        _ = try? steps.record(item.state, next: .run(stage), keeps: true)
-    }
-
     // MARK: - Recording
 
-    /// Records `item` and its next step through `steps`, trying a failing
-    /// record again for ``RecordRetries/patience`` seconds. A record that still
-    /// fails goes to the lifecycle (``ItemLifecycle/afterFailedRecord(_:at:error:transient:)``):
-    /// a store that is unreachable or full stops this run (the item waits where
-    /// it was); a record the store refuses costs the item an attempt, and that
-    /// step is recorded instead. Every finished item that is recorded is told to
-    /// the events (`itemFinished`), whichever path finished it.
-    func record(_ item: inout ItemState, next: NextStep, in batch: BatchContext, steps: any StepRecorder, keeps: Bool = false) -> Step {
+    /// Records `item` and its next step through `steps`. A failing record is
+    /// tried again as long as the lifecycle's patience for what the store said
+    /// lasts (``ItemLifecycle/recordPatience(for:)``, ``ItemLifecycle/recordPause(attempt:)``),
+    /// then goes to the lifecycle (``ItemLifecycle/afterFailedRecord(_:next:ran:error:failure:refusedBefore:)``),
+    /// which says what the item's next step is now and whether its holder
+    /// stops. Every finished item that is recorded is told to the events
+    /// (`itemFinished`), whichever path finished it.
+    func record(
+        _ item: inout ItemState, next: NextStep, in batch: BatchContext, steps: any StepRecorder, keeps: Bool = false, ran: RanStage? = nil
+    ) -> Step {
         var next = next
-        var refusedOnce = false
+        var ran = ran
+        var keeps = keeps
+        var refusedBefore = false
         while true {
-            switch attempt(item, next: next, steps: steps, keeps: keeps) {
+            switch attempt(item, next: next, steps: steps, keeps: keeps, ran: ran) {
             case .saved:
                 if next.isFinished { finished(item, in: batch) }
                 return Step(next: next, recorded: .saved)
@@ -163,42 +149,42 @@ final class StageExecution: Sendable {
                 return Step(next: next, recorded: .refused)
             case .queued:
                 return Step(next: next, recorded: .queued)
-            case .failed(let error, let transient):
-                let stage = next.stage ?? batch.lifecycle.stage(after: item.completed) ?? .manifest
-                let decision = batch.lifecycle.afterFailedRecord(&item, at: stage, error: error, transient: transient || refusedOnce)
-                if decision.stopsRun { return Step(next: decision.next, recorded: .failed(error)) }
-                // The attempt the refused record cost is recorded once; if the
-                // store refuses that too, the run stops.
-                refusedOnce = true
+            case .failed(let error, let failure):
+                let decision = batch.lifecycle.afterFailedRecord(&item, next: next, ran: ran, error: error, failure: failure, refusedBefore: refusedBefore)
+                if decision.stopsRun { return Step(next: decision.next, recorded: .failed(error), stopsRun: true) }
+                refusedBefore = true
                 next = decision.next
+                // The step recorded instead runs that stage again: nothing ran since.
+                ran = nil
+                keeps = false
             }
         }
     }
 
     private enum Attempt {
         case saved, refused, queued
-        case failed(String, transient: Bool)
+        case failed(String, StoreFailure)
     }
 
-    private func attempt(_ item: ItemState, next: NextStep, steps: any StepRecorder, keeps: Bool) -> Attempt {
-        let deadline = MonotonicClock.now() + retries.patience
-        var pause = 0.05
+    private func attempt(_ item: ItemState, next: NextStep, steps: any StepRecorder, keeps: Bool, ran: RanStage?) -> Attempt {
+        let started = MonotonicClock.now()
+        var tries = 0
         while true {
             do {
-                switch try steps.record(item, next: next, keeps: keeps) {
+                switch try steps.record(item, next: next, keeps: keeps, ran: ran) {
                 case .saved: return .saved
                 case .refused: return .refused
                 case .queued: return .queued
                 }
             } catch {
-                // A store that is away is waited for, unless a stop is due: then
-                // the item simply waits where it was, as after any stop.
-                let transient = retries.isTransient(error)
-                guard transient, MonotonicClock.now() < deadline, !cancellation.isCancelled else {
-                    return .failed("\(error)", transient: transient || cancellation.isCancelled)
+                // Tried again while the lifecycle's patience lasts, unless a stop
+                // is due: then the item simply waits where it was, as after any stop.
+                let failure = StoreFailure(error)
+                tries += 1
+                guard MonotonicClock.now() - started < ItemLifecycle.recordPatience(for: failure), !cancellation.isCancelled else {
+                    return .failed("\(error)", failure)
                 }
-                MonotonicClock.sleep(pause)
-                pause = min(1, pause * 2)
+                MonotonicClock.sleep(ItemLifecycle.recordPause(attempt: tries))
             }
         }
     }
@@ -208,8 +194,9 @@ final class StageExecution: Sendable {
 /// lock is its lease) or a distributed job (its lease follows the row's stage).
 protocol StepRecorder: AnyObject {
     /// Records `item` and its next step; `keeps`: the holder goes on with that
-    /// stage itself.
-    func record(_ item: ItemState, next: NextStep, keeps: Bool) throws -> StepRecord
+    /// stage itself; `ran`: the stage the step comes from (a record made later
+    /// keeps it, in case it is refused then).
+    func record(_ item: ItemState, next: NextStep, keeps: Bool, ran: RanStage?) throws -> StepRecord
     /// True when each record is a round trip to a server.
     var roundTrips: Bool { get }
 }

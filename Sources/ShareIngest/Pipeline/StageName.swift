@@ -65,3 +65,14 @@ public struct StageName: Hashable, Sendable, Codable, CodingKeyRepresentable, Cu
         init?(intValue: Int) { nil }
     }
 }
+
+extension StageName {
+    /// The stages of a progress line, each with its count, in `order` (the run
+    /// order of the pipeline's catalog; names it lacks come last, by name):
+    /// `sniff 4 · copy 4 · checksum 4 · probe 4`.
+    package static func progress(_ counts: [StageName: Int], order: [StageName] = allCases) -> String {
+        let positions = Dictionary(order.enumerated().map { ($1, $0) }, uniquingKeysWith: { first, _ in first })
+        return counts.keys.sorted { (positions[$0] ?? .max, $0.rawValue) < (positions[$1] ?? .max, $1.rawValue) }
+            .map { "\($0.rawValue) \(counts[$0] ?? 0)" }.joined(separator: " · ")
+    }
+}

@@ -149,7 +149,9 @@ struct PageWriter {
         }
         out += "</dl>\n"
 
-        let stages = StageName.allCases.compactMap { stage in report.stageSeconds[stage].map { (stage, $0) } }
+        // Every stage that took time, in run order: one the built-in catalog
+        // lacks (a stage of the caller's own) after those, by name.
+        let stages = StageCatalog.builtin.inRunOrder(report.stageSeconds.keys).compactMap { stage in report.stageSeconds[stage].map { (stage, $0) } }
         if !stages.isEmpty {
             let longest = max(stages.map(\.1).max() ?? 0, 1e-9)
             out += "<table class=\"stages\">\n<caption>Time per stage, summed over items (stages overlap, so the sum can exceed the wall time)</caption>\n"

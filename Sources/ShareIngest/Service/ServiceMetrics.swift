@@ -16,13 +16,19 @@ package final class ServiceMetrics: Sendable {
     /// Which process serves them (workers have jobs; watchers have an inbox).
     package enum Role: String, Sendable { case watch, worker }
 
-    package init(role: Role) {
+    /// The stages counted (the worker's or the pipeline's: a stage of a
+    /// catalog of the caller's own too), in run order.
+    package let stages: [StageName]
+
+    package init(role: Role, stages: [StageName] = StageName.allCases) {
+        self.stages = stages
         let r = registry
         r.declare("share_build_info", .gauge, help: "Always 1; the labels name the version of share and what it runs as.", labels: ["version", "role"])
         r.set("share_build_info", [Self.version, role.rawValue], to: 1)
         r.declare("share_items_total", .counter, help: "Items that left the pipeline, by outcome (ingested, failed, skipped).", labels: ["outcome"])
         for outcome in [ItemStatus.ingested, .failed, .skipped] { r.add("share_items_total", [outcome.rawValue], 0) }
         r.declare("share_stage_items_total", .counter, help: "Items by stage and outcome: ran (the stage ran on the item, whatever came of it), failed and skipped (by the stage that stopped the item).", labels: ["stage", "outcome"])
+        for stage in stages { r.add("share_stage_items_total", [stage.rawValue, "ran"], 0) }
         r.declare("share_item_failures_total", .counter, help: "Items failed or skipped, by reason.", labels: ["reason"])
         r.declare("share_copied_bytes_total", .counter, help: "Bytes copied into the container.")
         r.add("share_copied_bytes_total", [], 0)
@@ -39,7 +45,7 @@ package final class ServiceMetrics: Sendable {
             r.set("share_inbox_drops_waiting", to: 0)
         case .worker:
             r.declare("share_jobs_ready", .gauge, help: "Jobs queued and ready to run, by stage (read from the database every few seconds).", labels: ["stage"])
-            r.replace("share_jobs_ready", with: Dictionary(uniqueKeysWithValues: StageName.allCases.map { ([$0.rawValue], 0) }))
+            r.replace("share_jobs_ready", with: Dictionary(uniqueKeysWithValues: stages.map { ([$0.rawValue], 0) }))
         }
     }
 

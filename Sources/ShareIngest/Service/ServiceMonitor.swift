@@ -152,11 +152,11 @@ package final class ServiceMonitor: Sendable {
         /// Jobs ready per stage and batches running, from the queue.
         package func refreshWorkerGauges(_ metrics: ServiceMetrics) {
             let counts = try? with { connection in
-                let ready = try connection.query("SELECT stage, count(*) AS n FROM share_jobs WHERE state = 'queued' AND not_before <= now() GROUP BY stage")
-                let running = try connection.query("SELECT count(*) AS n FROM share_batches WHERE state = 'running'")
+                let ready = try connection.query("SELECT stage, count(*) AS n FROM share_jobs WHERE state = '\(JobQueue.State.queued)' AND not_before <= now() GROUP BY stage")
+                let running = try connection.query("SELECT count(*) AS n FROM share_batches WHERE state = '\(BatchState.running.rawValue)'")
                 return (ready, Double(running.first?["n"] ?? "0") ?? 0)
             }
-            var ready = Dictionary(uniqueKeysWithValues: StageName.allCases.map { ([$0.rawValue], 0.0) })
+            var ready = Dictionary(uniqueKeysWithValues: metrics.stages.map { ([$0.rawValue], 0.0) })
             for row in counts?.0 ?? [] { if let stage = row["stage"], let n = row["n"].flatMap(Double.init) { ready[[stage]] = n } }
             metrics.registry.replace("share_jobs_ready", with: ready)
             metrics.registry.set("share_batches_in_flight", to: counts?.1 ?? 0)

@@ -15,10 +15,10 @@ package final class ShareService: Sendable {
 
     /// Binds `address` (when given) and starts the monitor's checks; nothing is served before this returns.
     package init(
-        role: ServiceMetrics.Role, address: ServiceAddress?, checks: [ServiceMonitor.Check],
+        role: ServiceMetrics.Role, address: ServiceAddress?, checks: [ServiceMonitor.Check], stages: [StageName] = StageName.allCases,
         refresh: @escaping @Sendable (ServiceMetrics) -> Void = { _ in }, interval: Double = 5
     ) throws(SystemError) {
-        let metrics = ServiceMetrics(role: role)
+        let metrics = ServiceMetrics(role: role, stages: stages)
         let monitor = ServiceMonitor(metrics: metrics, interval: interval, checks: checks, refresh: refresh)
         self.metrics = metrics
         self.monitor = monitor

@@ -126,7 +126,7 @@ extension ManifestStage {
     /// table (key, allowed values; the default is the settings type's own), its
     /// place in the order, what it records, how it is made.
     static let definition = StageDefinition(
-        .manifest, after: .compatible, required: true, settings: PipelineDefinition.ManifestSettings.self,
+        .manifest, after: nil, required: true, settings: PipelineDefinition.ManifestSettings.self,
         document: [
             .choice("schema", \.schema),
             .custom(

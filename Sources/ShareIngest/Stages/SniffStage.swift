@@ -59,7 +59,7 @@ struct SniffStage: PipelineStage {
                     // A phone video's `moov` (with the track sizes) is at its end.
                     announced = Self.movieHeader(source, path: label).flatMap { HeaderDimensions.size(of: $0, format: format) }
                 }
-                item.carried.decodeCost = DecodeCost.estimate(format: format, size: item.size ?? 0, pixels: announced.map { $0.width * $0.height })
+                item.headerPixels = announced.map { $0.width * $0.height }
             }
         }
     }
@@ -132,7 +132,7 @@ extension SniffStage {
             .integer("workers", \.workers, in: 1...64),
             .boolean("rejectContradictions", \.rejectContradictions),
         ],
-        workers: \.workers, records: [.sniffed, .sourceVersion, .size, .type, .mimeType, .sidecarKind],
+        workers: \.workers, records: [.sniffed, .sourceVersion, .headerPixels, .size, .type, .mimeType, .sidecarKind],
         make: { settings, _ in SniffStage(settings: settings) })
 }
 
