@@ -51,7 +51,13 @@ extension ShareIngestor {
         planned.sort { $0.index < $1.index }
         // The legacy manifest cannot carry text next to files (``ManifestStage/unsupportedBySchema(_:batchHasFiles:)``).
         let stage = ManifestStage(settings: pipeline.manifest)
-        let hasFiles = planned.contains { $0.failure == nil && $0.isFileLike }
+        // What the walk refused (a FIFO, a link leading out, …) is failed by its first stage when the batch
+        // runs (``SourceFile/refused``): the plan says so already.
+        func walkRefusal(_ item: ItemState) -> ItemFailure? {
+            if case .file(let file) = item.source { return file.refused }
+            return nil
+        }
+        let hasFiles = planned.contains { $0.failure == nil && walkRefusal($0) == nil && $0.isFileLike }
         var items: [PlannedBatch.Item] = []
         var stems: [String: [Int]] = [:]
         for item in planned {
@@ -61,7 +67,7 @@ extension ShareIngestor {
             case .text: kind = "text"
             case .url: kind = "url"
             }
-            let skipped = item.failure ?? stage.unsupportedBySchema(item, batchHasFiles: hasFiles)
+            let skipped = item.failure ?? walkRefusal(item) ?? stage.unsupportedBySchema(item, batchHasFiles: hasFiles)
             items.append(
                 PlannedBatch.Item(
                     index: item.index, label: item.label, kind: kind, size: item.size,
