@@ -21,6 +21,9 @@ enum HEIFGainMapThumbnail {
     /// a quarter 14 %, for 0.5 mean ΔE ITP more (BENCHMARKS.md, "HDR kept in thumbnails: iPhone HEIC").
     static let largestScale = 0.25
 
+    /// libavcodec threads for the map's decode.
+    static let mapDecoderThreads = 1
+
     /// `thumbnail` (of the primary image of the file `request` names, open at
     /// `descriptor`) with a gain map on it and on each JPEG preview; unchanged
     /// when the file has no gain map this reads, or its base is HDR.
@@ -50,12 +53,14 @@ enum HEIFGainMapThumbnail {
         let reduction = HEIFThumbnail.reduction(
             displayedLongSide: max(layout.outputWidth, layout.outputHeight), size: needed, tileWidth: single ? 1 << 20 : layout.tileWidth,
             tileHeight: single ? 1 << 20 : layout.tileHeight)
+        // One decoder thread: frame threads would give each thread its own copy of
+        // the decoder's tables and pictures, for more CPU time in all (BENCHMARKS.md).
         let decoder = HEVCItemDecoder(
-            file: file, bytes: bytes, threads: single ? 1 : HEIFDecoding.decoderThreads, pixelLimit: request.pixelLimit,
-            deadline: Deadline(seconds: spec.timeLimit))
-        let picture = try decoder.decode(layout, reduction: reduction, raw: true)
+            file: file, bytes: bytes, threads: mapDecoderThreads, pixelLimit: request.pixelLimit, deadline: Deadline(seconds: spec.timeLimit))
+        // A monochrome map (Apple's) is read as its one band, without an RGB conversion.
         let grey = layout.configuration.chromaFormat == 0
-        let pixels = values(of: picture.pixels, grey: grey, table: found.values)
+        let picture = try decoder.decode(layout, reduction: reduction, raw: true, grey: grey)
+        let pixels = values(of: picture.pixels, table: found.values)
         // The map's own transforms when it has any (as Apple writes it: the primary's), else the primary's.
         let own = file.transforms(of: item)
         let transforms = own.isEmpty ? file.transforms(of: primary) : own
@@ -80,16 +85,9 @@ enum HEIFGainMapThumbnail {
         }
     }
 
-    /// The map's samples from the decoder's packed RGB: one band (`grey`: the
-    /// first of each three) or three, each through `table` when there is one.
-    static func values(of rgb: [UInt8], grey: Bool, table: [UInt8]?) -> [UInt8] {
-        var out: [UInt8]
-        if grey {
-            out = [UInt8](repeating: 0, count: rgb.count / 3)
-            for index in out.indices { out[index] = rgb[index * 3] }
-        } else {
-            out = rgb
-        }
+    /// The map's decoded samples (one band or three), each through `table` when there is one.
+    static func values(of samples: [UInt8], table: [UInt8]?) -> [UInt8] {
+        var out = samples
         if let table, table.count == 256 {
             for index in out.indices { out[index] = table[Int(out[index])] }
         }

@@ -114,7 +114,8 @@ struct HEVCItemDecoder {
             outputHeight: grid.outputHeight, configuration: configuration, colour: colour)
     }
 
-    /// A decoded picture at reduced size: packed RGB24, `width`×`height`.
+    /// A decoded picture at reduced size: packed RGB24 (or one grey band:
+    /// `decode(_:reduction:raw:grey:)`), `width`×`height`.
     struct Picture {
         var pixels: [UInt8]
         let width: Int
@@ -133,8 +134,11 @@ struct HEVCItemDecoder {
     /// Decodes `layout` at 1/`reduction` of its size. Throws `MediaError` for a
     /// damaged stream or the time limit. `raw`: the 8-bit samples as they are
     /// coded (Y'CbCr to R'G'B' by the stated matrix and range, no colour or HDR
-    /// conversion), as a gain map's values must be read.
-    func decode(_ layout: Layout, reduction: Int, raw: Bool = false) throws(MediaError) -> Picture {
+    /// conversion), as a gain map's values must be read. `grey` (with `raw`,
+    /// for a monochrome 4:0:0 stream, as Apple's gain maps are): one band, the
+    /// luma scaled to full range, with no RGB conversion (a third of the
+    /// samples to convert, scale and copy).
+    func decode(_ layout: Layout, reduction: Int, raw: Bool = false, grey: Bool = false) throws(MediaError) -> Picture {
         let scaledTileWidth = (layout.tileWidth + reduction - 1) / reduction
         let scaledTileHeight = (layout.tileHeight + reduction - 1) / reduction
         let width = max(1, (layout.outputWidth + reduction - 1) / reduction)
@@ -146,8 +150,9 @@ struct HEVCItemDecoder {
             stated = ColourDescription(transferCode: transfer, primariesCode: primaries)
         }
         if raw, layout.bitDepth > 8 { throw MediaError(.unsupported, "a \(layout.bitDepth)-bit picture read as its coded values") }
+        if grey, !raw || layout.configuration.chromaFormat != 0 { throw MediaError(.unsupported, "a picture with colour read as grey") }
         let deep = !raw && (layout.bitDepth > 8 || stated?.needsConversion == true)
-        var canvas = Canvas(width: width, height: height, deep: deep)
+        var canvas = Canvas(width: width, height: height, deep: deep, grey: grey)
         let session = try Session(
             configuration: layout.configuration, threads: threads, maxPixels: pixelLimit, loopFilter: reduction < Self.loopFilterSkippedFrom)
         var converter: TileConverter?
@@ -162,7 +167,7 @@ struct HEVCItemDecoder {
             }
             if converter == nil {
                 converter = try TileConverter(
-                    frame: frame, width: scaledTileWidth, height: scaledTileHeight, colour: layout.colour, deep: deep)
+                    frame: frame, width: scaledTileWidth, height: scaledTileHeight, colour: layout.colour, deep: deep, grey: grey)
                 // Mastering display and content light level (SEI), and the VUI's
                 // transfer and primaries where the file has no nclx box.
                 var described = ColourDescription(frame: frame, stream: .init())
@@ -194,7 +199,7 @@ struct HEVCItemDecoder {
         return Picture(pixels: pixels, width: width, height: height)
     }
 
-    /// The reduced picture being assembled: RGB24, or 16-bit RGB for a deep one.
+    /// The reduced picture being assembled: RGB24, one grey band, or 16-bit RGB for a deep one.
     struct Canvas {
         let width: Int
         let height: Int
@@ -202,11 +207,11 @@ struct HEVCItemDecoder {
         var bytes: [UInt8]
         var words: [UInt16]
 
-        init(width: Int, height: Int, deep: Bool) {
+        init(width: Int, height: Int, deep: Bool, grey: Bool = false) {
             self.width = width
             self.height = height
             self.deep = deep
-            bytes = deep ? [] : [UInt8](repeating: 0, count: width * height * 3)
+            bytes = deep ? [] : [UInt8](repeating: 0, count: width * height * (grey ? 1 : 3))
             words = deep ? [UInt16](repeating: 0, count: width * height * 3) : []
         }
     }
@@ -320,11 +325,15 @@ private final class TileConverter {
 
     /// 16-bit RGB (`AV_PIX_FMT_RGB48LE`) rather than RGB24.
     let deep: Bool
+    /// One full-range grey band (`AV_PIX_FMT_GRAY8`) rather than RGB24.
+    let grey: Bool
 
-    init(frame: UnsafeMutablePointer<AVFrame>, width: Int, height: Int, colour: HEIFColour?, deep: Bool) throws(MediaError) {
+    init(frame: UnsafeMutablePointer<AVFrame>, width: Int, height: Int, colour: HEIFColour?, deep: Bool, grey: Bool = false) throws(MediaError) {
         self.width = width
         self.height = height
         self.deep = deep
+        self.grey = grey
+        let output = deep ? AV_PIX_FMT_RGB48LE : grey ? AV_PIX_FMT_GRAY8 : AV_PIX_FMT_RGB24
         sourceFormat = frame.pointee.format
         sourceWidth = frame.pointee.width
         sourceHeight = frame.pointee.height
@@ -337,8 +346,7 @@ private final class TileConverter {
         default: break
         }
         guard let context = sws_getContext(
-            sourceWidth, sourceHeight, format, Int32(width), Int32(height), deep ? AV_PIX_FMT_RGB48LE : AV_PIX_FMT_RGB24,
-            Int32(SWS_AREA), nil, nil, nil)
+            sourceWidth, sourceHeight, format, Int32(width), Int32(height), output, Int32(SWS_AREA), nil, nil, nil)
         else { throw MediaError(.unsupported, "libswscale cannot convert this HEVC pixel format") }
         self.context = context
         // The matrix and range: the item's nclx colour box when it has one (libheif
@@ -352,8 +360,9 @@ private final class TileConverter {
             matrix = HEVCItemDecoder.swsMatrix(Int(frame.pointee.colorspace.rawValue)) ?? SWS_CS_ITU601
             fullRange = frame.pointee.color_range == AVCOL_RANGE_JPEG ? 1 : 0
         }
+        // Full range out: RGB, and a grey band as R'G'B' would have it (R = G = B = the luma, expanded from video range).
         sws_setColorspaceDetails(context, sws_getCoefficients(matrix), fullRange, sws_getCoefficients(SWS_CS_DEFAULT), 1, 0, 1 << 16, 1 << 16)
-        let allocated = av_image_alloc(&buffer, &lineSizes, Int32(width), Int32(height), deep ? AV_PIX_FMT_RGB48LE : AV_PIX_FMT_RGB24, 64)
+        let allocated = av_image_alloc(&buffer, &lineSizes, Int32(width), Int32(height), output, 64)
         guard allocated >= 0 else {
             sws_freeContext(context)
             throw MediaError(.memoryLimit, "out of memory")
@@ -382,7 +391,7 @@ private final class TileConverter {
         guard lines > 0, let source = buffer[0] else { throw MediaError(.damaged, "sws_scale failed") }
         let columns = min(width, canvas.width - x), rows = min(height, canvas.height - y)
         guard columns > 0, rows > 0 else { return }
-        let stride = Int(lineSizes[0]), bytesPerPixel = deep ? 6 : 3, canvasStride = canvas.width * bytesPerPixel
+        let stride = Int(lineSizes[0]), bytesPerPixel = deep ? 6 : grey ? 1 : 3, canvasStride = canvas.width * bytesPerPixel
         func copy(_ out: UnsafeMutableRawBufferPointer) {
             for row in 0..<rows {
                 (out.baseAddress! + (y + row) * canvasStride + x * bytesPerPixel).copyMemory(
