@@ -261,7 +261,7 @@ public final class Inbox: Sendable {
         let holder = dropPath.parentPath
         let nothingDelivered = batch.manifestPath == nil
         if disposition == .delete && !nothingDelivered {
-            FileSystem.removeTree(holder)
+            FileSystem.removeTree(holder) { CrashPoint.hit("removing:" + $0) }
             return
         }
         let target = "\(path)/\(nothingDelivered ? ".failed" : ".done")/\(batch.id.uuidString)"
