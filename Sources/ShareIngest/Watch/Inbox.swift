@@ -55,6 +55,7 @@ public final class Inbox: Sendable {
             throw .inputMissing(path: path, reason: "not a folder")
         }
         self.path = URL(fileURLWithPath: path).standardizedFileURL.path
+        try Self.checkInbox(self.path)
         self.ingestor = ingestor
         self.settle = settle
         self.disposition = disposition
@@ -62,7 +63,41 @@ public final class Inbox: Sendable {
         self.notices = notices
         self.journal = try BatchJournal(container: ingestor.container)
         for folder in [".processing", ".done", ".failed"] {
-            try? FileSystem.makeDirectory(self.path + "/" + folder)
+            try Self.checkOwnFolder(self.path + "/" + folder)
+        }
+    }
+
+    /// The inbox's claimed drops go through `.processing`, `.done` and
+    /// `.failed` by path: whoever could replace one of them (with a link to a
+    /// folder only the watcher may read, or a folder of their own in which they
+    /// then swap a claimed drop's holder) would have the watcher ingest, move or
+    /// remove what they choose. So the inbox must be the watcher's (or root's),
+    /// and an inbox others may write in must have the sticky bit (`chmod +t`:
+    /// then only a folder's owner may rename or remove it), as `/tmp` has.
+    static func checkInbox(_ path: String) throws(ShareIngestError) {
+        guard let status = try? FileStatus.of(path) else { throw .inputMissing(path: path, reason: "not a folder") }
+        let me = UInt32(Credentials.effectiveUserID)
+        guard status.owner == me || status.owner == 0 else {
+            throw .inputMissing(path: path, reason: "the inbox is owned by user \(status.owner), who could replace the watcher's .processing folder; not watched (give it to the watcher's user, \(me))")
+        }
+        if status.mode & 0o022 != 0 && status.mode & UInt32(S_ISVTX) == 0 {
+            throw .inputMissing(path: path, reason: "others may write in the inbox and it has no sticky bit: a dropper could replace the watcher's .processing folder; not watched (chmod +t \(path))")
+        }
+    }
+
+    /// Makes `path` (owner-only) if it is missing, then checks it is a folder,
+    /// not a link, the watcher's own and written by nobody else.
+    static func checkOwnFolder(_ path: String) throws(ShareIngestError) {
+        if !FileSystem.exists(path) { try? FileSystem.makeDirectory(path) }
+        guard let status = try? FileStatus.ofLink(path) else { throw .inputMissing(path: path, reason: "cannot be made") }
+        let me = UInt32(Credentials.effectiveUserID)
+        guard status.type == .directory else {
+            throw .inputMissing(path: path, reason: "\(status.type.phrase), not the watcher's own folder; not watched (remove it)")
+        }
+        guard status.owner == me, status.mode & 0o022 == 0 else {
+            throw .inputMissing(path: path, reason: status.owner == me
+                ? "others may write in it; not watched (chmod go-w it)"
+                : "owned by user \(status.owner), not the watcher (\(me)): whoever made it could swap the drops claimed into it; not watched (remove it)")
         }
     }
 
