@@ -76,6 +76,24 @@ import Testing
         #expect(watched.status == 0 && watched.stdout.contains("ingested=1 failed=0"), "\(watched.stdout) \(watched.stderr)")
     }
 
+    /// Where fs.protected_hardlinks is 0, anyone may hard-link a file they
+    /// cannot read (root's 0600 /etc/shadow) into a shared inbox, and the link
+    /// is the file: an inbox others may write in is then not watched. (The
+    /// setting is the machine's: a debug build's switch says it is 0.)
+    @Test func aSharedInboxIsRefusedWhereAnyoneMayHardLinkAnyFile() throws {
+        let work = TemporaryDirectory("inbox-hardlinks")
+        let (inbox, _) = try Self.inbox(work, mode: 0o1777)
+        let unprotected = try ShareProcess.run(
+            ["watch", inbox, "--container", work.file("container"), "--once", "--settle", "0"], environment: ["SHARE_TEST_PROTECTED_HARDLINKS": "0"])
+        #expect(unprotected.status == 66 && unprotected.stderr.contains("fs.protected_hardlinks is 0"), "\(unprotected.stderr)")
+        #expect(FileManager.default.fileExists(atPath: inbox + "/drop/mine.jpg"), "the drop was claimed")
+        // An inbox only the watcher writes in needs no such protection.
+        chmod(inbox, 0o755)
+        let own = try ShareProcess.run(
+            ["watch", inbox, "--container", work.file("container"), "--once", "--settle", "0"], environment: ["SHARE_TEST_PROTECTED_HARDLINKS": "0"])
+        #expect(own.status == 0 && own.stdout.contains("ingested=1"), "\(own.stdout) \(own.stderr)")
+    }
+
     @Test func anInboxOwnedByAnotherUserIsRefused() throws {
         let work = TemporaryDirectory("inbox-other-owner")
         let (inbox, _) = try Self.inbox(work, mode: 0o755)

@@ -83,6 +83,25 @@ public final class Inbox: Sendable {
         if status.mode & 0o022 != 0 && status.mode & UInt32(S_ISVTX) == 0 {
             throw .inputMissing(path: path, reason: "others may write in the inbox and it has no sticky bit: a dropper could replace the watcher's .processing folder; not watched (chmod +t \(path))")
         }
+        // A hard link passes every check of a drop (no link is followed: it is
+        // the file itself). With fs.protected_hardlinks=1 (systemd's default)
+        // one may link only a file one owns or may read and write, so a link in
+        // a drop gives its dropper nothing they could not copy; at 0, anyone
+        // could link /etc/shadow into a shared inbox for a root watcher to copy.
+        if status.mode & 0o022 != 0, protectedHardLinks == false {
+            throw .inputMissing(path: path, reason: "others may write in the inbox and fs.protected_hardlinks is 0: a dropper could hard-link files only the watcher may read into it; not watched (sysctl fs.protected_hardlinks=1)")
+        }
+    }
+
+    /// `fs.protected_hardlinks` (nil where /proc/sys cannot be read, as under
+    /// the shipped units' ProcSubset=pid, whose systemd sets it to 1).
+    static var protectedHardLinks: Bool? {
+        #if DEBUG
+        // Test-only (debug builds): the setting as a test says it is.
+        if let forced = ProcessEnvironment.value("SHARE_TEST_PROTECTED_HARDLINKS") { return forced != "0" }
+        #endif
+        guard let bytes = try? FileSystem.readWholeFile("/proc/sys/fs/protected_hardlinks"), let first = bytes.first else { return nil }
+        return first != UInt8(ascii: "0")
     }
 
     /// Makes `path` (owner-only) if it is missing, then checks it is a folder,
