@@ -46,6 +46,8 @@ package struct FileStatus: Sendable, Equatable {
     package let modifiedSeconds: Int
     package let modifiedNanoseconds: Int
     package let mode: UInt32
+    /// The owner's user id.
+    package let owner: UInt32
 
     package init(_ st: stat) {
         type = FileType(mode: st.st_mode)
@@ -53,6 +55,7 @@ package struct FileStatus: Sendable, Equatable {
         device = UInt64(st.st_dev)
         inode = UInt64(st.st_ino)
         mode = UInt32(st.st_mode)
+        owner = UInt32(st.st_uid)
         #if canImport(Darwin)
         modifiedSeconds = Int(st.st_mtimespec.tv_sec)
         modifiedNanoseconds = Int(st.st_mtimespec.tv_nsec)

@@ -141,15 +141,70 @@ package enum FileSystem {
         return found.sorted()
     }
 
-    /// Removes `path` and, if it is a folder, everything in it (without
-    /// following symbolic links); a missing path is not an error.
-    package static func removeTree(_ path: String) {
+    /// Removes `path` and, if it is a folder, everything in it, never following
+    /// a symbolic link: each folder is opened (`O_NOFOLLOW`) relative to the
+    /// one holding it and its entries removed relative to it (`unlinkat`), so
+    /// no path is resolved below `path`. A folder swapped for a link to another
+    /// place while the tree is removed (by someone who may still write in it: a
+    /// dropper whose shell's working directory is in their drop) loses only the
+    /// link, never what it points at. Folders deeper than 4096 levels are left.
+    /// A missing path is not an error. `listed` hears each folder's place
+    /// (relative to `path`, `""` for itself) once it is listed, before its
+    /// entries go (a debug build's tests pause there).
+    package static func removeTree(_ path: String, listed: (String) -> Void = { _ in }) {
         guard let status = try? FileStatus.ofLink(path) else { return }
-        if status.type == .directory {
-            for name in names(in: path) { removeTree(path + "/" + name) }
-            rmdir(path)
-        } else {
+        guard status.type == .directory else {
             unlink(path)
+            return
+        }
+        let folder = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+        guard folder >= 0 else {
+            // No longer a folder (swapped for a link or a file): the name goes, nothing it points at.
+            if errno == ELOOP || errno == ENOTDIR { unlink(path) }
+            return
+        }
+        removeEntries(of: folder, at: "", depth: 0, listed: listed)
+        close(folder)
+        rmdir(path)
+    }
+
+    /// Removes every entry of the open folder `folder` (closed by its caller).
+    private static func removeEntries(of folder: Int32, at relative: String, depth: Int, listed: (String) -> Void) {
+        guard depth < 4096 else { return }
+        // A few passes: what was renamed in the folder while it was emptied is
+        // found by the next listing (each listing is taken whole first: entries
+        // removed while readdir goes on could be skipped).
+        for pass in 0..<3 {
+            let listing = dup(folder)
+            guard listing >= 0, let stream = fdopendir(listing) else {
+                if listing >= 0 { close(listing) }
+                return
+            }
+            // A duplicate shares the folder's read position: from the start again.
+            rewinddir(stream)
+            var names: [[CChar]] = []
+            while let entry = readdir(stream) {
+                let cName = (UnsafeRawPointer(entry) + MemoryLayout<dirent>.offset(of: \dirent.d_name)!).assumingMemoryBound(to: CChar.self)
+                let count = strlen(cName)
+                if (count == 1 && cName[0] == 0x2E) || (count == 2 && cName[0] == 0x2E && cName[1] == 0x2E) { continue }
+                names.append(Array(UnsafeBufferPointer(start: cName, count: count + 1)))
+            }
+            closedir(stream)
+            if names.isEmpty { return }
+            if pass == 0 { listed(relative) }
+            for name in names {
+                name.withUnsafeBufferPointer { cName in
+                    // A file, a link, a device: the name goes. A folder: emptied, then it goes.
+                    if unlinkat(folder, cName.baseAddress!, 0) == 0 || (errno != EISDIR && errno != EPERM) { return }
+                    let child = openat(folder, cName.baseAddress!, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+                    guard child >= 0 else { return }
+                    let name = String(decoding: cName.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+                    removeEntries(of: child, at: relative.isEmpty ? name : relative + "/" + name, depth: depth + 1, listed: listed)
+                    close(child)
+                    // Swapped for a link or a file meanwhile: that name goes instead.
+                    if unlinkat(folder, cName.baseAddress!, AT_REMOVEDIR) != 0 && errno == ENOTDIR { unlinkat(folder, cName.baseAddress!, 0) }
+                }
+            }
         }
     }
 

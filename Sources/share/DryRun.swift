@@ -15,18 +15,18 @@ enum DryRun {
         } catch {
             return Command.failure(error)
         }
-        let out: (String) -> Void = { Terminal.shared.out($0) }
+        let out: (String) -> Void = { Terminal.shared.text($0) }
         let skipped = plan.items.filter { $0.skipped != nil }
         let sidecars = plan.items.reduce(0) { $0 + $1.sidecars.count }
         if parsed.flag("json") {
             for item in plan.items {
-                out(JSONLine.object([
+                Terminal.shared.out(JSONLine.object([
                     "event": "planned", "index": item.index, "source": item.label, "kind": item.kind, "size": item.size.map { Int($0) },
                     "status": item.skipped == nil ? "item" : "skipped", "sidecars": item.sidecars, "reason": item.skipped?.reason.rawValue,
                     "stage": item.skipped?.stage.rawValue, "error": item.skipped?.message,
                 ]))
             }
-            out(JSONLine.object([
+            Terminal.shared.out(JSONLine.object([
                 "event": "plan", "pipeline": pipeline.name, "inputs": plan.inputCount, "items": plan.items.count - skipped.count, "skipped": skipped.count,
                 "sidecars": sidecars, "possibleGroups": plan.possibleGroups,
             ]))

@@ -29,7 +29,7 @@ enum GCCommand {
             // A summary on stderr; each path on stdout only with --verbose (a million-item share has millions).
             let verbose = parsed.flag("verbose")
             let report = try ConsumedShareCollector(container: container).collect(retention: retention, dryRun: dryRun) { file in
-                if verbose { Terminal.shared.out((dryRun ? "would remove " : "removed ") + file) }
+                if verbose { Terminal.shared.text((dryRun ? "would remove " : "removed ") + file) }
             }
             Terminal.shared.err("share: \(dryRun ? "would collect" : "collected") \(counted(report.keys.count, "consumed share")), \(counted(report.fileCount, "file")), \(String(format: "%.1f", Double(report.bytes) / 1e6)) MB")
             return .success

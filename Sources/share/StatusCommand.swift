@@ -54,8 +54,8 @@ enum StatusCommand {
                 ?? "\(batch.ingestedCount)/\(batch.itemCount) ingested" + (batch.failedCount > 0 ? ", \(batch.failedCount) failed" : "")
                 + (batch.skippedCount > 0 ? ", \(batch.skippedCount) skipped" : "")
             let drop = batch.dropName.map { " drop=\($0)" } ?? ""
-            Terminal.shared.out("\(batch.id.uuidString)  \(state(batch).padding(toLength: 11, withPad: " ", startingAt: 0)) \(formatter.string(from: batch.createdAt))  \(counts)\(drop)")
-            Terminal.shared.out("    \(batch.redirectURL ?? "key \(batch.key)")")
+            Terminal.shared.text("\(batch.id.uuidString)  \(state(batch).padding(toLength: 11, withPad: " ", startingAt: 0)) \(formatter.string(from: batch.createdAt))  \(counts)\(drop)")
+            Terminal.shared.text("    \(batch.redirectURL ?? "key \(batch.key)")")
         }
         return .success
     }
@@ -107,7 +107,7 @@ enum StatusCommand {
             ]))
             return .success
         }
-        let out: (String) -> Void = { Terminal.shared.out($0) }
+        let out: (String) -> Void = { Terminal.shared.text($0) }
         if status.batches.isEmpty { out("no batches") }
         for progress in status.batches {
             let batch = progress.batch

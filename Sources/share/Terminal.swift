@@ -12,6 +12,11 @@ final class Terminal: Sendable {
 
     func out(_ line: String, newline: Bool = true) { statusLineShown.withLock { _ in raw(STDOUT_FILENO, newline ? line + "\n" : line) } }
 
+    /// A line of text for people on stdout that names what came from outside
+    /// (a dropped file's or folder's name, a library's message): every control,
+    /// format and separator character escaped (``DisplayText``), as on stderr.
+    func text(_ line: String) { out(DisplayText.escaped(line)) }
+
     /// How stderr's lines are written (`--log-format`): plain text, or one JSON object per line.
     private let format = Mutex(ServiceLogLine.Format.plain)
     var logFormat: ServiceLogLine.Format {

@@ -316,7 +316,7 @@ import Testing
         let inbox = root + "/inbox", drop = inbox + "/drop"
         chmod(root, 0o755)
         try FileManager.default.createDirectory(atPath: drop + "/zzz", withIntermediateDirectories: true)
-        chmod(inbox, 0o777)
+        chmod(inbox, 0o1777)  // others may write; the sticky bit keeps the watcher's .processing its own (an inbox without it is refused)
         let photo = try Data(contentsOf: URL(fileURLWithPath: Fixtures.media("photo.jpg")))
         for i in 0..<40 {
             try photo.write(to: URL(fileURLWithPath: drop + "/zzz/P\(i).jpg"))

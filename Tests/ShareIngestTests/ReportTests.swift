@@ -173,7 +173,8 @@ import MediaFormats
         ("<script>x</script>", "&lt;script&gt;x&lt;/script&gt;"),
         (#"a & b "c" 'd'"#, "a &amp; b &quot;c&quot; &#39;d&#39;"),
         ("&amp;", "&amp;amp;"),
-        ("bell\u{07}tab\t", "bell\u{FFFD}tab\t"),
+        ("bell\u{07}tab\t", #"bell\x07tab"# + "\t"),
+        ("d\u{202E}gpj.exe n\u{85}l \u{2028}", #"d\u{202E}gpj.exe n\u{0085}l \u{2028}"#),
         ("café ünïcode 📷", "café ünïcode 📷"),
     ])
     func htmlEscaping(_ text: String, _ expected: String) {

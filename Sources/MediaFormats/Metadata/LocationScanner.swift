@@ -105,7 +105,58 @@ struct Findings {
         if !unremovable.contains(what), unremovable.count < 64 { unremovable.append(what) }
     }
 
-    var metadata: LocationMetadata { LocationMetadata(found: found, unremovable: unremovable) }
+    /// What was found, with no byte blanked twice: each zeros or spaces
+    /// overwrite keeps only the bytes no earlier one (of its step or an earlier
+    /// step, in record order) blanks already. Two structures a crafted file makes
+    /// share bytes (a GPS value inside another, a value inside an XMP packet)
+    /// would otherwise answer overlapping overwrites, which the parent refuses
+    /// from an honest helper (Fuzz/corpus/exif/exif-overlapping-gps-values.tiff).
+    /// Every byte is still blanked, no later than its own step asked.
+    var metadata: LocationMetadata {
+        var unremovable = unremovable
+        let records = Self.disjoint(found)
+        if records.reduce(0, { $0 + $1.edits.count }) > LocationScanner.maximumEdits {
+            unremovable.append("more location metadata than one file should hold (over \(LocationScanner.maximumEdits) overwrites)")
+            return LocationMetadata(found: [], unremovable: unremovable)
+        }
+        return LocationMetadata(found: records, unremovable: unremovable)
+    }
+
+    /// `records` whose zeros and spaces overwrites are trimmed of the bytes
+    /// blanked already (see ``metadata``); the others (a `free` box, a CRC) as they are.
+    static func disjoint(_ records: [LocationRecord]) -> [LocationRecord] {
+        func blanks(_ edit: MetadataEdit) -> Bool { edit.fill == .zeros || edit.fill == .spaces }
+        // Steps in order, records in order within a step: an earlier claim wins.
+        let order = records.indices.flatMap { r in records[r].edits.indices.map { (r, $0) } }
+            .filter { blanks(records[$0.0].edits[$0.1]) }
+            .sorted { (records[$0.0].edits[$0.1].step, $0.0, $0.1) < (records[$1.0].edits[$1.1].step, $1.0, $1.1) }
+        var covered: [Range<Int>] = []  // disjoint, sorted
+        var pieces: [Int: [Int: [MetadataEdit]]] = [:]
+        for (r, e) in order {
+            let edit = records[r].edits[e]
+            let range = edit.offset..<(edit.offset + edit.length)
+            var left: [Range<Int>] = []
+            var from = range.lowerBound
+            for claimed in covered where claimed.upperBound > range.lowerBound && claimed.lowerBound < range.upperBound {
+                if claimed.lowerBound > from { left.append(from..<claimed.lowerBound) }
+                from = max(from, claimed.upperBound)
+            }
+            if from < range.upperBound { left.append(from..<range.upperBound) }
+            pieces[r, default: [:]][e] = left.map { MetadataEdit(offset: $0.lowerBound, length: $0.count, fill: edit.fill, step: edit.step) }
+            // Merge the range into what is covered.
+            var merged = range
+            covered.removeAll { claimed in
+                guard claimed.upperBound >= merged.lowerBound, claimed.lowerBound <= merged.upperBound else { return false }
+                merged = min(merged.lowerBound, claimed.lowerBound)..<max(merged.upperBound, claimed.upperBound)
+                return true
+            }
+            covered.insert(merged, at: covered.firstIndex { $0.lowerBound > merged.lowerBound } ?? covered.endIndex)
+        }
+        return records.indices.map { r in
+            let edits = records[r].edits.indices.flatMap { e in pieces[r]?[e] ?? [records[r].edits[e]] }
+            return LocationRecord(name: records[r].name, edits: edits)
+        }
+    }
 }
 
 // MARK: - TIFF (EXIF)

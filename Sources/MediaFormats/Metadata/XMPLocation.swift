@@ -14,6 +14,17 @@ package enum XMPLocation {
     /// The namespaces whose `GPS…` properties are positions: Adobe's EXIF
     /// schema, and CIPA's EXIF 2.3 one (`exifEX`).
     static let exifNamespaces: Set<String> = [exifNamespace, "http://cipa.jp/exif/1.0/"]
+    /// DJI's drone schema, which DJI drones and their apps write beside (or
+    /// instead of) EXIF GPS: `drone-dji:GpsLatitude`, `GpsLongitude` (and the
+    /// misspelt `GpsLongtitude` of some firmware), `AbsoluteAltitude`.
+    static let djiNamespace = "http://www.dji.com/drone-dji/1.0/"
+
+    /// Whether the property `local` of the namespace `namespace` records a position.
+    static func isPosition(_ local: String, namespace: String) -> Bool {
+        if exifNamespaces.contains(namespace) { return local.hasPrefix("GPS") }
+        if namespace == djiNamespace { return local.lowercased().hasPrefix("gps") || local == "AbsoluteAltitude" }
+        return false
+    }
 
     /// A GPS property: its local name, the whole property (attribute or
     /// element, tags included) and its value (inside the quotes or the tags).
@@ -21,6 +32,9 @@ package enum XMPLocation {
         package let name: String
         package let whole: Range<Int>
         package let value: Range<Int>
+
+        /// How reports name it: `exif:GPSLatitude`, `drone-dji:GpsLatitude`.
+        package var shown: String { name.contains(":") ? name : "exif:" + name }
     }
 
     /// The GPS properties of the XMP text `bytes`, in order (nested ones are
@@ -60,7 +74,7 @@ package enum XMPLocation {
         for property in properties {
             findings.add(
                 LocationRecord(
-                    name: "\(container) exif:\(property.name)",
+                    name: "\(container) \(property.shown)",
                     edits: stream.edits(property.value, .spaces, step: 0) + stream.edits(property.whole, .spaces, step: 1)))
         }
         if let stoppedAt { cannot("that cannot be followed past byte \(stoppedAt)") }
@@ -68,13 +82,13 @@ package enum XMPLocation {
 
     /// True when `stream` holds the EXIF schema's namespace (read in chunks).
     static func namesEXIF(_ stream: SegmentedBytes) -> Bool {
-        let needle = Array(exifNamespace.utf8)
+        let needles = [Array(exifNamespace.utf8), Array(djiNamespace.utf8)]
         let chunk = 1 << 20
         var start = 0
         while start < stream.count {
-            let end = min(stream.count, start + chunk + needle.count)
+            let end = min(stream.count, start + chunk + needles.map(\.count).max()!)
             guard let bytes = stream.read(start..<end) else { return true }
-            if bytes.firstRange(of: needle) != nil { return true }
+            if needles.contains(where: { bytes.firstRange(of: $0) != nil }) { return true }
             start += chunk
         }
         return false
@@ -93,7 +107,7 @@ package enum XMPLocation {
         guard stream.count <= maximumPacket, let bytes = stream.read(0..<stream.count) else { return [] }
         return gpsProperties(bytes).map { property in
             LocationRecord(
-                name: "\(container) exif:\(property.name)",
+                name: "\(container) \(property.shown)",
                 edits: stream.edits(property.value, .spaces, step: 0) + stream.edits(property.whole, .spaces, step: 1))
         }
     }
@@ -250,8 +264,9 @@ package enum XMPLocation {
             guard colon != nil || !attribute else { return nil }
             let prefix = colon.map { String(decoding: qualified[..<$0], as: UTF8.self) } ?? ""
             let local = String(decoding: colon.map { qualified[($0 + 1)...] } ?? qualified[...], as: UTF8.self)
-            guard prefix != "xmlns", local != "xmlns", local.hasPrefix("GPS"), XMPLocation.exifNamespaces.contains(prefixes[prefix] ?? "") else { return nil }
-            return local
+            let namespace = prefixes[prefix] ?? ""
+            guard prefix != "xmlns", local != "xmlns", XMPLocation.isPosition(local, namespace: namespace) else { return nil }
+            return namespace == XMPLocation.djiNamespace ? "drone-dji:" + local : local
         }
 
         func isSpace(_ byte: UInt8) -> Bool { byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D }

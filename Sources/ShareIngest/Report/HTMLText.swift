@@ -2,8 +2,11 @@
 /// alike. Everything a report shows comes from the outside (file names, library
 /// messages, shared text), so all of it goes through here.
 enum HTMLText {
-    /// Escapes `& < > " '`; control characters other than tab and newline, which
-    /// HTML does not allow, become U+FFFD.
+    /// Escapes `& < > " '`; every other character that changes how a line
+    /// reads (controls other than tab and newline, which HTML does not allow;
+    /// format characters such as the bidirectional override U+202E, which makes
+    /// `d\u{202E}gpj.exe` read "dexe.jpg" in a browser too; NEL, U+2028,
+    /// U+2029) is shown escaped as in a log line (``DisplayText``).
     static func escaped(_ text: String) -> String {
         var out = ""
         out.reserveCapacity(text.utf8.count)
@@ -15,7 +18,7 @@ enum HTMLText {
             case "\"": out += "&quot;"
             case "'": out += "&#39;"
             case "\t", "\n": out.unicodeScalars.append(scalar)
-            case _ where scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value): out += "\u{FFFD}"
+            case _ where DisplayText.needsEscape(scalar): out += DisplayText.escaped(String(scalar))
             default: out.unicodeScalars.append(scalar)
             }
         }

@@ -55,6 +55,7 @@ public final class Inbox: Sendable {
             throw .inputMissing(path: path, reason: "not a folder")
         }
         self.path = URL(fileURLWithPath: path).standardizedFileURL.path
+        try Self.checkInbox(self.path)
         self.ingestor = ingestor
         self.settle = settle
         self.disposition = disposition
@@ -62,7 +63,60 @@ public final class Inbox: Sendable {
         self.notices = notices
         self.journal = try BatchJournal(container: ingestor.container)
         for folder in [".processing", ".done", ".failed"] {
-            try? FileSystem.makeDirectory(self.path + "/" + folder)
+            try Self.checkOwnFolder(self.path + "/" + folder)
+        }
+    }
+
+    /// The inbox's claimed drops go through `.processing`, `.done` and
+    /// `.failed` by path: whoever could replace one of them (with a link to a
+    /// folder only the watcher may read, or a folder of their own in which they
+    /// then swap a claimed drop's holder) would have the watcher ingest, move or
+    /// remove what they choose. So the inbox must be the watcher's (or root's),
+    /// and an inbox others may write in must have the sticky bit (`chmod +t`:
+    /// then only a folder's owner may rename or remove it), as `/tmp` has.
+    static func checkInbox(_ path: String) throws(ShareIngestError) {
+        guard let status = try? FileStatus.of(path) else { throw .inputMissing(path: path, reason: "not a folder") }
+        let me = UInt32(Credentials.effectiveUserID)
+        guard status.owner == me || status.owner == 0 else {
+            throw .inputMissing(path: path, reason: "the inbox is owned by user \(status.owner), who could replace the watcher's .processing folder; not watched (give it to the watcher's user, \(me))")
+        }
+        if status.mode & 0o022 != 0 && status.mode & UInt32(S_ISVTX) == 0 {
+            throw .inputMissing(path: path, reason: "others may write in the inbox and it has no sticky bit: a dropper could replace the watcher's .processing folder; not watched (chmod +t \(path))")
+        }
+        // A hard link passes every check of a drop (no link is followed: it is
+        // the file itself). With fs.protected_hardlinks=1 (systemd's default)
+        // one may link only a file one owns or may read and write, so a link in
+        // a drop gives its dropper nothing they could not copy; at 0, anyone
+        // could link /etc/shadow into a shared inbox for a root watcher to copy.
+        if status.mode & 0o022 != 0, protectedHardLinks == false {
+            throw .inputMissing(path: path, reason: "others may write in the inbox and fs.protected_hardlinks is 0: a dropper could hard-link files only the watcher may read into it; not watched (sysctl fs.protected_hardlinks=1)")
+        }
+    }
+
+    /// `fs.protected_hardlinks` (nil where /proc/sys cannot be read, as under
+    /// the shipped units' ProcSubset=pid, whose systemd sets it to 1).
+    static var protectedHardLinks: Bool? {
+        #if DEBUG
+        // Test-only (debug builds): the setting as a test says it is.
+        if let forced = ProcessEnvironment.value("SHARE_TEST_PROTECTED_HARDLINKS") { return forced != "0" }
+        #endif
+        guard let bytes = try? FileSystem.readWholeFile("/proc/sys/fs/protected_hardlinks"), let first = bytes.first else { return nil }
+        return first != UInt8(ascii: "0")
+    }
+
+    /// Makes `path` (owner-only) if it is missing, then checks it is a folder,
+    /// not a link, the watcher's own and written by nobody else.
+    static func checkOwnFolder(_ path: String) throws(ShareIngestError) {
+        if !FileSystem.exists(path) { try? FileSystem.makeDirectory(path) }
+        guard let status = try? FileStatus.ofLink(path) else { throw .inputMissing(path: path, reason: "cannot be made") }
+        let me = UInt32(Credentials.effectiveUserID)
+        guard status.type == .directory else {
+            throw .inputMissing(path: path, reason: "\(status.type.phrase), not the watcher's own folder; not watched (remove it)")
+        }
+        guard status.owner == me, status.mode & 0o022 == 0 else {
+            throw .inputMissing(path: path, reason: status.owner == me
+                ? "others may write in it; not watched (chmod go-w it)"
+                : "owned by user \(status.owner), not the watcher (\(me)): whoever made it could swap the drops claimed into it; not watched (remove it)")
         }
     }
 
@@ -261,7 +315,7 @@ public final class Inbox: Sendable {
         let holder = dropPath.parentPath
         let nothingDelivered = batch.manifestPath == nil
         if disposition == .delete && !nothingDelivered {
-            FileSystem.removeTree(holder)
+            FileSystem.removeTree(holder) { CrashPoint.hit("removing:" + $0) }
             return
         }
         let target = "\(path)/\(nothingDelivered ? ".failed" : ".done")/\(batch.id.uuidString)"
