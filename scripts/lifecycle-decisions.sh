@@ -8,7 +8,7 @@
 # item's, are the transport's: they are not matched.)
 set -uo pipefail
 cd "$(dirname "$0")/.."
-found=$(grep -rnE "'(waiting|queued|running|done|failed|claimed|manifesting|abandoned|collected)'|\"(waiting|queued|running)\":? |pow\(2|backoff\(|maxAttempts *[<>]|lostAttempts *\+=|attempts *= *0|restartGrace *=|\?\? *3\b|Attempts *= *3" \
+found=$(grep -rnE "'(waiting|queued|running|done|failed|claimed|manifesting|abandoned|collected)'|\"(waiting|queued|running)\":? |pow\(2|backoff\(|maxAttempts *[<>]|lostAttempts *\+=|attempts *= *0|restartGrace *=|\?\? *3\b|Attempts *= *3|\? *\.(failed|running) *: *\.(failed|running)|max\(1, *maxAttempts\)" \
     Sources/ShareIngest --include=*.swift \
   | grep -v -e 'Pipeline/ItemLifecycle.swift:' -e 'Distributed/QueueSchema.swift:' \
       -e "UPDATE items SET next = '?'" -e 'DROP TABLE items; UPDATE batches' \

@@ -382,7 +382,7 @@ final class DistributedHolder: Holder {
             // The execution core, as an executor runs it, with a stop asked.
             let stop = CancellationFlag()
             stop.cancel()
-            let execution = StageExecution(events: run.events, cancellation: stop)
+            let execution = StageExecution(events: run.events, cancellation: stop, leaving: run.leaving)
             var item = InFlightItem(job.item)
             let context = try #require(run.batches.context(of: record.id))
             return execution.run(job.stage, on: &item, in: context, steps: LeasedSteps(queue, batch: record.id, lease: job.lease(worker: run.id)))

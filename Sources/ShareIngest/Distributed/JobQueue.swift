@@ -239,7 +239,8 @@ final class JobQueue {
                     UPDATE share_jobs SET state = '\(recorded.state)', attempts = $4, finished_at = now(), lease_until = NULL, last_error = $3,
                         error_at = now()
                     WHERE id = $1 AND worker_id = $2 AND state = '\(State.running)' RETURNING batch_id)
-                UPDATE share_batches b SET state = '\(BatchState.failed.rawValue)', failure = $3, finished_at = extract(epoch FROM now())
+                UPDATE share_batches b SET state = '\(ItemLifecycle.batchState(afterLosingFanIn: next).rawValue)', failure = $3,
+                    finished_at = extract(epoch FROM now())
                 FROM job WHERE b.id = job.batch_id AND b.state = '\(BatchState.running.rawValue)'
                 RETURNING b.id, pg_notify('share_batches', b.id::text)
                 """,

@@ -112,7 +112,7 @@ final class WorkerExecutor {
     private func forget(_ job: Job) { run.held.withLock { _ = $0.remove(job.id) } }
 
     /// What is logged once an item's step is saved: its failure, or its
-    /// give-up (counted where it is told to the events: ``WorkerRun/events``).
+    /// give-up (counted where it is told: ``WorkerRun/leaving``).
     private func left(_ item: ItemState, next: NextStep, job: Job) {
         guard next.isFinished else { return }
         if let failure = item.failure {

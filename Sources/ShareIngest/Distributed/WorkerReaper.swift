@@ -61,7 +61,7 @@ final class WorkerReaper {
                 let fates = rules.lifecycle.lose(held: jobs.map(\.item), inFlightBeside: beside, reason: jobs[0].orphan.reason, stopping: false)
                 for ((orphan, _), (item, next)) in zip(jobs, fates) {
                     guard try queue.record(item, next: next, batch: batch, lease: orphan.job.lease(worker: worker)) else { continue }
-                    if next.isFinished { run.events(.itemFinished(rules.manifest.report(for: item, finished: true, message: rules.message))) }
+                    if next.isFinished { run.execution.finished(item, manifest: rules.manifest, message: rules.message) }
                     run.logLoss(orphan.job, item: item, next: next, error: orphan.reason)
                 }
             }

@@ -21,12 +21,15 @@ final class WorkerRun: Sendable {
     /// True while an executor runs a job that must run alone: nothing else is claimed.
     let runningAlone = Atomic<Bool>(false)
     /// Stages finished and item failures since the last heartbeat; a failure
-    /// is counted where every finished item is told, once (``events``).
+    /// is counted where every finished item is told, once (``leaving``).
     let counters = WorkerCounters()
-    /// The events every finished item of this worker is told to, whichever path
-    /// finished it (an executor, the reaper): the worker's own, with each failed
-    /// item counted for the heartbeat.
-    let events: IngestEventSink
+    /// Told the status of every item of this worker that leaves the pipeline,
+    /// whichever path finished it (an executor, the reaper, both through
+    /// ``execution``): each failed item is counted for the heartbeat, whether
+    /// or not anyone listens to the events (no report is made for nobody).
+    let leaving: @Sendable (ItemStatus) -> Void
+    /// The worker's own events (nil: nobody listens).
+    var events: IngestEventSink? { worker.events }
     /// Seconds an executor takes per job, averaged over the last ones (how many
     /// jobs the coordinator claims at a time follows from it).
     private let jobSeconds = Mutex<Double>(1)
@@ -43,15 +46,12 @@ final class WorkerRun: Sendable {
         self.interruption = interruption
         handoff = BlockingQueue(capacity: Self.mostClaimed + worker.settings.concurrency)
         batches = WorkerBatches(worker: worker, id: id)
-        let (counters, told) = (counters, worker.events)
-        events = { event in
-            if case .itemFinished(let item) = event, item.status == .failed { counters.withLock { $0.failures += 1 } }
-            told?(event)
-        }
+        let counters = counters
+        leaving = { status in if status == .failed { counters.withLock { $0.failures += 1 } } }
         // A record whose connection was lost is kept and made again once the
         // server is back, as the lifecycle's patience says (the connection ends
         // its waits when a stop is due).
-        execution = StageExecution(events: events, cancellation: interruption.flag)
+        execution = StageExecution(events: worker.events, cancellation: interruption.flag, leaving: leaving)
     }
 
     /// The most jobs claimed ahead of the executors.
@@ -108,7 +108,7 @@ final class WorkerRun: Sendable {
 
     /// One log line for an item whose attempt was lost: queued again (the
     /// attempt counted, or not: it died beside others, or was not in flight),
-    /// or given up on. (Counting a give-up is the events' business: ``events``.)
+    /// or given up on. (Counting a give-up is ``leaving``'s business.)
     func logLoss(_ job: Job, item: ItemState, next: NextStep, error: String) {
         var fields = ["batch": job.batchID.uuidString, "stage": job.stage.rawValue, "item": String(job.index), "attempt": String(item.lostAttempts), "error": error]
         switch next {

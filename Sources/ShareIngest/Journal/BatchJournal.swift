@@ -350,15 +350,16 @@ extension BatchJournal: JournalStore {
 
     func loseFanIn(_ batch: UUID, next: NextStep, lost: Int) throws {
         let recorded = ItemLifecycle.recorded(next, at: .manifest, holderKeeps: false)
+        let state = ItemLifecycle.batchState(afterLosingFanIn: next)
         try database.transaction(durable: true) {
             if recorded.isFinished {
                 try database.query(
                     "UPDATE batches SET state = ?, lost_fan_ins = ?, failure = ?, finished_at = ? WHERE id = ?",
-                    [.text(BatchState.failed.rawValue), StoreValue(lost), StoreValue(recorded.error), StoreValue(Date()), .text(batch.uuidString)])
+                    [.text(state.rawValue), StoreValue(lost), StoreValue(recorded.error), StoreValue(Date()), .text(batch.uuidString)])
             } else {
                 try database.query(
                     "UPDATE batches SET state = ?, lost_fan_ins = ?, fan_in_not_before = ? WHERE id = ?",
-                    [.text(BatchState.running.rawValue), StoreValue(lost), .real(Date().timeIntervalSince1970 + recorded.delay), .text(batch.uuidString)])
+                    [.text(state.rawValue), StoreValue(lost), .real(Date().timeIntervalSince1970 + recorded.delay), .text(batch.uuidString)])
             }
         }
     }

@@ -54,7 +54,7 @@ struct BatchPlan {
         do { other = try store.batch(key: key) } catch { throw .storeUnavailable("\(error)") }
         if let other, other.id != id { throw .keyTaken(key: key, batch: other.id) }
         record = BatchRecord(id: id, key: key, state: .running, pipelineJSON: pipeline.encodedJSON(), message: message, createdAt: now)
-        record.maxAttempts = max(1, maxAttempts)
+        record.maxAttempts = ItemLifecycle.attempts(maxAttempts)
     }
 
     /// Refuses what cannot be a batch before anything starts: no inputs, or a

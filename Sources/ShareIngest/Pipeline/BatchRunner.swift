@@ -300,7 +300,7 @@ final class BatchRunner: Sendable {
     func loseFanIn(_ batch: inout BatchRecord, reason: String) throws {
         let (next, lost) = lifecycle.afterLosingFanIn(lostBefore: try store.recordedFanIn(of: batch.id)?.lost ?? 0, reason: reason)
         try store.loseFanIn(batch.id, next: next, lost: lost)
-        batch.state = next.isFinished ? .failed : .running
+        batch.state = ItemLifecycle.batchState(afterLosingFanIn: next)
     }
 
     /// The report of a batch that stopped before all its items finished: its

@@ -88,9 +88,12 @@ struct ItemLifecycle: Sendable {
     /// pipeline lacks stands.
     let order: [StageName]
 
+    /// The attempts a batch gets when `asked` for (`--max-attempts`): at least one.
+    static func attempts(_ asked: Int) -> Int { max(1, asked) }
+
     init(stages: [StageName], maxAttempts: Int = ItemLifecycle.defaultMaxAttempts, order: [StageName] = StageName.allCases) {
         self.stages = stages
-        self.maxAttempts = max(1, maxAttempts)
+        self.maxAttempts = Self.attempts(maxAttempts)
         self.order = order
     }
 
@@ -281,6 +284,13 @@ struct ItemLifecycle: Sendable {
         let lost = lostBefore + 1
         guard lost >= maxAttempts else { return (.retry(.manifest, after: Self.backoff(after: lost), reason: reason), lost) }
         return (.gaveUp(reason: "the manifest job gave up after \(lost) attempts: \(reason)"), lost)
+    }
+
+    /// The state of a batch whose fan-in lost an attempt and goes on to `next`
+    /// (``afterLosingFanIn(lostBefore:reason:)``): failed once it gave up,
+    /// running (its fan-in to run again) otherwise. The same for both stores.
+    static func batchState(afterLosingFanIn next: NextStep) -> BatchState {
+        recorded(next, at: .manifest, holderKeeps: false).isFinished ? .failed : .running
     }
 
     /// A failed batch resumed (`share ingest --resume`): its fan-in, with no

@@ -19,11 +19,19 @@ final class StageExecution: Sendable {
 
     let budget: DecodeBudget
     let events: IngestEventSink?
+    /// Told the status of every item that leaves the pipeline through this
+    /// core, whether or not anyone listens to the events (a worker counts its
+    /// failures so, without making reports nobody reads).
+    let leaving: (@Sendable (ItemStatus) -> Void)?
     let cancellation: CancellationFlag
 
-    init(events: IngestEventSink?, cancellation: CancellationFlag, decodeMemoryBudget: Int = StageExecution.decodeMemoryBudget) {
+    init(
+        events: IngestEventSink?, cancellation: CancellationFlag, leaving: (@Sendable (ItemStatus) -> Void)? = nil,
+        decodeMemoryBudget: Int = StageExecution.decodeMemoryBudget
+    ) {
         self.budget = DecodeBudget(limit: decodeMemoryBudget)
         self.events = events
+        self.leaving = leaving
         self.cancellation = cancellation
     }
 
@@ -100,7 +108,14 @@ final class StageExecution: Sendable {
 
     /// Tells the events that `item` left the pipeline.
     func finished(_ item: ItemState, in batch: BatchContext) {
-        events?(.itemFinished(ManifestStage(settings: batch.pipeline.manifest).report(for: item, finished: true, message: batch.message)))
+        finished(item, manifest: ManifestStage(settings: batch.pipeline.manifest), message: batch.message)
+    }
+
+    /// Tells ``leaving`` that `item` left the pipeline, and the events its
+    /// report (made only when someone listens).
+    func finished(_ item: ItemState, manifest: ManifestStage, message: String?) {
+        leaving?(ManifestStage.status(of: item, finished: true))
+        events?(.itemFinished(manifest.report(for: item, finished: true, message: message)))
     }
 
     /// The stage's own work: its outcome, its time, and a failed item's files removed

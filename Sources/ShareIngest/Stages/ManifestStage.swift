@@ -93,15 +93,20 @@ struct ManifestStage {
         [report(for: item, finished: finished, message: message)] + item.reportedSidecars.map { report(for: $0, finished: finished, message: message) }
     }
 
+    /// What an item's report says of it (``report(for:finished:message:)``),
+    /// without the report; `finished` is false for an item an interruption parked.
+    static func status(of item: ItemState, finished: Bool) -> ItemStatus {
+        switch item.failure?.reason {
+        case nil where item.attachedTo != nil && finished: .attached
+        case nil: finished ? .ingested : .failed
+        case let reason? where ItemFailure.skipping.contains(reason): .skipped
+        default: .failed
+        }
+    }
+
     /// An item's report; `finished` is false for an item an interruption parked.
     func report(for item: ItemState, finished: Bool, message: String?) -> ItemReport {
-        let status: ItemStatus
-        switch item.failure?.reason {
-        case nil where item.attachedTo != nil && finished: status = .attached
-        case nil: status = finished ? .ingested : .failed
-        case let reason? where ItemFailure.skipping.contains(reason): status = .skipped
-        default: status = .failed
-        }
+        let status = Self.status(of: item, finished: finished)
         return ItemReport(
             index: item.index, source: item.label, status: status, failure: item.failure, warnings: item.warnings,
             entry: status == .ingested ? entry(for: item, message: message) : nil,
