@@ -30,7 +30,7 @@ enum GainMapThumbnail {
         }
         // The map keeps its scale to the picture (phones store it at a quarter of the base's size on each side).
         let sizes = mapSizes(for: thumbnail, ratio: Double(map.width) / Double(base.width))
-        let (rotation, mirrored) = orientation(found.orientation)
+        let (rotation, mirrored) = TIFFStep.Layout.orientation(found.orientation)  // EXIF's orientation is TIFF's tag
         let turned = rotation == 90 || rotation == 270
         // Each size as stored (before turning), and the largest, which the map is decoded at.
         let stored = sizes.map { turned ? (width: $0.height, height: $0.width) : $0 }
@@ -88,19 +88,6 @@ enum GainMapThumbnail {
         return try result.get()
     }
 
-    /// EXIF orientation (1–8) as a clockwise rotation and a mirror after it.
-    static func orientation(_ value: Int) -> (rotation: Int, mirrored: Bool) {
-        switch value {
-        case 2: (0, true)
-        case 3: (180, false)
-        case 4: (180, true)
-        case 5: (90, true)
-        case 6: (90, false)
-        case 7: (270, true)
-        case 8: (270, false)
-        default: (0, false)
-        }
-    }
 }
 
 extension VipsImageHandle {
