@@ -187,7 +187,7 @@ run_batch() {
         # images also has issue 33 item 5's panoramas (a 360° photo's centre view), gain maps and stereo pairs.
         images) memcheck images ingest --report "$work/reports/images.json" "$work"/images/* testdata/spatial/*.jpg testdata/spatial/*.heic testdata/real/vision-pro.HEIC ;;
         # Gain maps carried into the thumbnail and JPEG previews (issue 54): Ultra HDR JPEGs, iPhone HEICs (Apple's map, a tmap).
-        gainmaps) memcheck gainmaps ingest --report "$work/reports/gainmaps.json" testdata/spatial/ultrahdr*.jpg testdata/spatial/apple-hdr*.heic "$work/gainmaps" ;;
+        gainmaps) memcheck gainmaps ingest --report "$work/reports/gainmaps.json" testdata/spatial/ultrahdr*.jpg testdata/spatial/apple-hdr*.heic testdata/spatial/sdr-tmap.avif "$work/gainmaps" ;;
         # --report-dir: the contact sheet, its tiles decoded to pixels (PicturePixels) and composed.
         watch) memcheck watch watch --once --settle 0 --on-success keep --report-dir "$work/reports/watch-pictures" "$work/inbox" ;;
     esac

@@ -395,6 +395,69 @@ def apple_hdr(out, work):
         heic.write_heif(os.path.join(out, name), b"heic", [b"mif1", b"MiHE", b"heic"], items, 1, refs, props)
 
 
+def encode_grey_av1(pixels, w, h, work, name):
+    """A monochrome AV1 picture of grey bytes (full range), as libavif codes a
+    one-channel gain map: (av1C box, sample)."""
+    raw = os.path.join(work, name + ".gray")
+    open(raw, "wb").write(bytes(pixels))
+    mp4 = os.path.join(work, name + ".mp4")
+    subprocess.run(heic.FF + ["-f", "rawvideo", "-pix_fmt", "gray", "-s", "%dx%d" % (w, h), "-r", "1", "-i", raw, "-pix_fmt", "gray",
+                              "-color_range", "pc", "-c:v", "libaom-av1", "-crf", "8", "-b:v", "0", "-cpu-used", "6", "-g", "1",
+                              "-row-mt", "0", "-threads", "1"] + heic.BITEXACT + ["-f", "mp4", mp4], check=True)
+    cfg, samples = heic.mp4_samples(mp4)
+    return cfg, samples[0]
+
+
+def avif_sdr_tmap(out, work):
+    """An AVIF with an SDR base and an ISO 21496-1 gain map, laid out as libavif
+    writes one (issue 54): sdr-tmap.avif, item 1 (the primary) the 640x480
+    colour chart of apple_hdr as an 8-bit AV1 picture; item 2, hidden, the
+    same 320x240 gain map shape as a monochrome AV1 picture (full range, an
+    nclx box); item 3 a `tmap` (`dimg`: 1 then 2, its data in `idat`: headrooms
+    0 and 1.5, gain map -0.25 to 1.5, gamma 0.9, offsets 0.00001) in an `altr`
+    group with the primary (tmap preferred). sdr-tmap.map.png is that map as
+    it was before it was coded."""
+    def chart(x, y):
+        i = (y * 6 // 480) * 8 + x * 8 // 640
+        return ((i * 37) % 200 + 30, (i * 91) % 200 + 30, (i * 53) % 200 + 30)
+
+    def gain(x, y):
+        if x < 160 and y < 120:
+            return 255
+        if x >= 160 and y >= 120:
+            return 0
+        return x * 255 // 319
+    w, h, gw, gh = 640, 480, 320, 240
+    photo = bytearray()
+    for y in range(h):
+        for x in range(w):
+            photo += bytes(chart(x, y))
+    cfg, (picture,) = heic.encode_frames([bytes(photo)], w, h, "av1", 20, "medium", 1, work, "avif-photo")
+    grey = [gain(x, y) for y in range(gh) for x in range(gw)]
+    gcfg, gain_sample = encode_grey_av1(grey, gw, gh, work, "avif-gain")
+    grey_nclx = heic.box(b"colr", b"nclx" + heic.u16(2) + heic.u16(2) + heic.u16(2) + heic.u8(0x80))
+    props = []
+
+    def prop(b):
+        if b in props:
+            return props.index(b) + 1
+        props.append(b)
+        return len(props)
+    primary = heic.Item(1, b"av01", picture)
+    primary.props = [(prop(cfg), True), (prop(heic.ispe(w, h)), False), (prop(heic.colr_nclx()), False), (prop(heic.pixi()), False)]
+    gain_item = heic.Item(2, b"av01", gain_sample, hidden=True)
+    gain_item.props = [(prop(gcfg), True), (prop(heic.ispe(gw, gh)), False), (prop(heic.pixi(8, 1)), False), (prop(grey_nclx), False)]
+    tmap = heic.Item(3, b"tmap", tmap_sdr_base(0, 1.5, -0.25, 1.5, 0.9, 0.00001, 0.00001), hidden=True, in_idat=True)
+    tmap.props = [(prop(heic.ispe(w, h)), False), (prop(heic.colr_nclx()), False)]
+    plain = os.path.join(work, "sdr-tmap.plain.avif")
+    heic.write_heif(plain, b"avif", [b"avif", b"mif1", b"miaf", b"tmap"], [primary, gain_item, tmap], 1, [(b"dimg", 3, [1, 2])], props)
+    grpl = heic.box(b"grpl", heic.fullbox(b"altr", 0, 0, struct.pack(">III", 100, 2, 3) + struct.pack(">I", 1)))
+    heic.add_grpl(plain, grpl, os.path.join(out, "sdr-tmap.avif"))
+    pgm = os.path.join(work, "sdr-tmap.map.pgm")
+    open(pgm, "wb").write(b"P5\n%d %d\n255\n" % (gw, gh) + bytes(grey))
+    subprocess.run(["vips", "copy", pgm, os.path.join(out, "sdr-tmap.map.png")], check=True)
+
+
 def main():
     out = sys.argv[1]
     os.makedirs(out, exist_ok=True)
@@ -411,6 +474,7 @@ def main():
     ultra_hdr(out, work, False)
     heics(out, work)
     apple_hdr(out, work)
+    avif_sdr_tmap(out, work)
     spatial_video(out, work)
 
 

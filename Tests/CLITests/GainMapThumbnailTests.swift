@@ -174,41 +174,83 @@ import Testing
             ("apple-hdr-tmap.heic", nil, ["GainMapMin": -0.25, "GainMapMax": 1.5, "Gamma": 0.9, "OffsetSDR": 0.00001, "OffsetHDR": 0.00001, "HDRCapacityMin": 0, "HDRCapacityMax": 1.5]),
         ]
         for (name, headroom, values) in cases {
-            let entry = try #require(byName[name])
-            #expect(entry["thumbnailHdr"] as? String == "gainMap", "\(name): \(entry)")
-            let previews = entry["previews"] as? [[String: Any]] ?? []
-            #expect(!previews.isEmpty && previews.allSatisfy { $0["hdr"] as? String == "gainMap" }, "\(name): \(previews)")
-            // The source's map as libheif shows it, its values as the thumbnail's must be.
-            var source = try Self.heifGainMap(Fixtures.testdata("spatial/" + name), work: work, name: name)
-            if let headroom {
-                let lut = work.file(name + ".lut.pgm"), mapped = work.file(name + ".mapped.png")
-                try Self.appleLUT(headroom: headroom, into: lut)
-                try ImageInspector.vips(["maplut", source, mapped, lut])
-                source = mapped
-            }
-            var pictures = [try Self.path(entry["thumbnail"])]
-            for preview in previews { pictures.append(try Self.path(preview["path"])) }
-            for (index, picture) in pictures.enumerated() {
-                let size = try ImageInspector.size(picture)
-                let map = try #require(try Self.gainMap(of: picture, into: work, name: "\(name).\(index).gain.jpg"), "\(name): \(picture) has no gain map")
-                // The photo's map is half of it on each side; the picture's a quarter (an Ultra HDR phone JPEG's scale).
-                let mapSize = try ImageInspector.size(map)
-                let quarter = (Int((Double(size.width) / 4).rounded()), Int((Double(size.height) / 4).rounded()))
-                #expect(mapSize == quarter, "\(name): a \(mapSize) gain map of a \(size) picture")
-                let expected = work.file("\(name).\(index).expected.png"), flipped = work.file("\(name).\(index).flipped.png")
-                try ImageInspector.vips(["thumbnail", source, expected, String(mapSize.width), "--height", String(mapSize.height), "--size", "force"])
-                try ImageInspector.vips(["flip", expected, flipped, "horizontal"])
-                let near = try ImageInspector.meanAbsoluteDifference(map, expected), far = try ImageInspector.meanAbsoluteDifference(map, flipped)
-                #expect(near < 6, "\(name) \(index): the gain map differs from the source's by \(near)")
-                #expect(far > 5 * near + 10, "\(name) \(index): flipped it differs by only \(far) (\(near) unflipped)")
-                for (key, value) in values {
-                    let written: Double = try Self.hdrgm(key, of: picture, work: work) ?? .nan
-                    #expect(abs(written - value) < 0.00001, "\(name) \(index): hdrgm:\(key) is \(written), not \(value)")
-                }
-            }
+            try Self.expectCarried(try #require(byName[name]), source: Fixtures.testdata("spatial/" + name), name: name, headroom: headroom, values: values, work: work)
         }
         // The SDR base is the thumbnail the photo gets without its gain map.
         #expect(try ImageInspector.meanAbsoluteDifference(Self.path(byName["apple-hdr.heic"]?["thumbnail"]), Self.path(byName["plain.heic"]?["thumbnail"])) == 0)
+    }
+
+    /// Expects `entry`'s thumbnail and JPEG previews to carry the gain map of the
+    /// HEIF or AVIF `source` (its item 2): a quarter of each picture's side, near
+    /// the source's map as libheif shows it (through Apple's values for a
+    /// `headroom`) and far from it flipped, with the `hdrgm` XMP `values`.
+    static func expectCarried(
+        _ entry: [String: Any], source path: String, name: String, headroom: Double?, values: [String: Double], work: TemporaryDirectory
+    ) throws {
+        #expect(entry["thumbnailHdr"] as? String == "gainMap", "\(name): \(entry)")
+        let previews = entry["previews"] as? [[String: Any]] ?? []
+        #expect(!previews.isEmpty && previews.allSatisfy { $0["hdr"] as? String == "gainMap" }, "\(name): \(previews)")
+        // The source's map as libheif shows it, its values as the thumbnail's must be.
+        var source = try Self.heifGainMap(path, work: work, name: name)
+        if let headroom {
+            let lut = work.file(name + ".lut.pgm"), mapped = work.file(name + ".mapped.png")
+            try Self.appleLUT(headroom: headroom, into: lut)
+            try ImageInspector.vips(["maplut", source, mapped, lut])
+            source = mapped
+        }
+        var pictures = [try Self.path(entry["thumbnail"])]
+        for preview in previews { pictures.append(try Self.path(preview["path"])) }
+        for (index, picture) in pictures.enumerated() {
+            let size = try ImageInspector.size(picture)
+            let map = try #require(try Self.gainMap(of: picture, into: work, name: "\(name).\(index).gain.jpg"), "\(name): \(picture) has no gain map")
+            // The photo's map is half of it on each side; the picture's a quarter (an Ultra HDR phone JPEG's scale).
+            let mapSize = try ImageInspector.size(map)
+            let quarter = (Int((Double(size.width) / 4).rounded()), Int((Double(size.height) / 4).rounded()))
+            #expect(mapSize == quarter, "\(name): a \(mapSize) gain map of a \(size) picture")
+            let expected = work.file("\(name).\(index).expected.png"), flipped = work.file("\(name).\(index).flipped.png")
+            try ImageInspector.vips(["thumbnail", source, expected, String(mapSize.width), "--height", String(mapSize.height), "--size", "force"])
+            try ImageInspector.vips(["flip", expected, flipped, "horizontal"])
+            let near = try ImageInspector.meanAbsoluteDifference(map, expected), far = try ImageInspector.meanAbsoluteDifference(map, flipped)
+            #expect(near < 6, "\(name) \(index): the gain map differs from the source's by \(near)")
+            #expect(far > 5 * near + 10, "\(name) \(index): flipped it differs by only \(far) (\(near) unflipped)")
+            for (key, value) in values {
+                let written: Double = try Self.hdrgm(key, of: picture, work: work) ?? .nan
+                #expect(abs(written - value) < 0.00001, "\(name) \(index): hdrgm:\(key) is \(written), not \(value)")
+            }
+        }
+    }
+
+    /// An AVIF whose `tmap` has an SDR base and an AV1 gain map (as libavif writes
+    /// one): its thumbnail and JPEG previews carry the map (decoded by dav1d in the
+    /// helper) with the `tmap`'s numbers; its SDR base is the thumbnail the same
+    /// file gets with its `tmap` renamed away, which carries none.
+    @Test func anAVIFsAV1GainMapIsCarriedIntoItsThumbnailAndJPEGPreviews() throws {
+        let drop = TemporaryDirectory("avif-hdr-drop")
+        let original = Array(try Data(contentsOf: URL(fileURLWithPath: Fixtures.testdata("spatial/sdr-tmap.avif"))))
+        _ = try drop.add("sdr-tmap.avif", bytes: original)
+        // The same file with its tmap item's type (in its infe) renamed: an AVIF without a gain map.
+        var plain = original
+        let ftypEnd = Int(plain[3]), name = Array("tmap".utf8)
+        let found = (ftypEnd..<(plain.count - 4)).filter { Array(plain[$0..<($0 + 4)]) == name }
+        let type = try #require(found.count == 1 ? found.first : nil, "tmap found at \(found) after the ftyp box")
+        plain[type + 3] = UInt8(ascii: "q")
+        _ = try drop.add("plain.avif", bytes: plain)
+        let work = TemporaryDirectory("avif-hdr-work")
+        let container = work.file("c"), report = work.file("report.json")
+        let run = try ShareProcess.run(
+            ["ingest", "--container", container, "--report", report, "--pipeline", try Self.pipeline(in: work, format: "jpeg"), drop.path])
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(!(try String(contentsOfFile: report, encoding: .utf8)).contains("could not be carried"))
+        let byName = try CaptureTimeTests.entries(container)
+        #expect(byName["plain.avif"]?["hdr"] == nil && byName["plain.avif"]?["thumbnailHdr"] == nil, "\(byName["plain.avif"] ?? [:])")
+        try Self.expectCarried(
+            try #require(byName["sdr-tmap.avif"]), source: Fixtures.testdata("spatial/sdr-tmap.avif"), name: "sdr-tmap.avif", headroom: nil,
+            values: ["GainMapMin": -0.25, "GainMapMax": 1.5, "Gamma": 0.9, "OffsetSDR": 0.00001, "OffsetHDR": 0.00001, "HDRCapacityMin": 0, "HDRCapacityMax": 1.5],
+            work: work)
+        // The map libheif decodes from the file is the one it was made from (sdr-tmap.map.png), so the comparison above is with the truth.
+        let decoded = try Self.heifGainMap(Fixtures.testdata("spatial/sdr-tmap.avif"), work: work, name: "truth")
+        #expect(try ImageInspector.meanAbsoluteDifference(decoded, Fixtures.testdata("spatial/sdr-tmap.map.png")) < 1)
+        #expect(try ImageInspector.meanAbsoluteDifference(Self.path(byName["sdr-tmap.avif"]?["thumbnail"]), Self.path(byName["plain.avif"]?["thumbnail"])) == 0)
     }
 
     /// WebP previews stay SDR (the format has no gain map); the thumbnail still carries it.

@@ -21,7 +21,7 @@ import Testing
             try files.copyItem(atPath: Fixtures.media(source), toPath: folder + "/" + name)
         }
         // How a picture is meant to be shown (a 360° panorama, a stereo pair, a gain map) survives every mode too.
-        for name in ["pano-360.jpg", "spatial.heic", "ultrahdr.jpg", "apple-hdr-tmap.heic"] {
+        for name in ["pano-360.jpg", "spatial.heic", "ultrahdr.jpg", "apple-hdr-tmap.heic", "sdr-tmap.avif"] {
             try files.copyItem(atPath: Fixtures.testdata("spatial/" + name), toPath: folder + "/" + name)
         }
         // A capture time without an offset, at a position: the place's offset (issue 54).
@@ -102,7 +102,7 @@ import Testing
         ]
         let reference = try #require(reports["ingest"])
         // Every entry of the drop, hidden ones excepted, and a mix of outcomes.
-        #expect(reference.count == 17, "\(reference.map { $0["source"] ?? "" })")
+        #expect(reference.count == 18, "\(reference.map { $0["source"] ?? "" })")
         #expect(
             reference.contains { $0["source"] == "<drop>/exif6-gps.jpg" && $0["capturedAt"] == "\"2024-06-01T09:15:00+02:00\"" && $0["capturedAtOffsetSource"] == "\"position\"" },
             "\(reference)")
@@ -110,6 +110,7 @@ import Testing
         #expect(reference.contains { $0["source"] == "<drop>/spatial.heic" && $0["stereo"] == "true" }, "\(reference)")
         #expect(reference.contains { $0["source"] == "<drop>/ultrahdr.jpg" && $0["hdr"] == "\"gainMap\"" && $0["thumbnailHdr"] == "\"gainMap\"" }, "\(reference)")
         #expect(reference.contains { $0["source"] == "<drop>/apple-hdr-tmap.heic" && $0["hdr"] == "\"gainMap\"" && $0["thumbnailHdr"] == "\"gainMap\"" }, "\(reference)")
+        #expect(reference.contains { $0["source"] == "<drop>/sdr-tmap.avif" && $0["hdr"] == "\"gainMap\"" && $0["thumbnailHdr"] == "\"gainMap\"" }, "\(reference)")
         #expect(reference.contains { $0["source"] == "<drop>/clip.mp4" && $0["video"] != nil }, "\(reference)")
         #expect(Set(reference.compactMap { $0["status"] }) == ["ingested", "failed", "skipped"], "\(reference)")
         #expect(reference.contains { $0["source"] == "<drop>/nested/deeper/document.pdf" && $0["status"] == "ingested" })

@@ -223,3 +223,41 @@ import Testing
         #expect(Self.isRed(Self.pixel(try Self.pixels(large), large, 0.03, 0.03)))
     }
 }
+
+/// The `av1C` record's fixed bytes as an AV1 gain map's reader needs them
+/// (AV1-ISOBMFF §2.3): bit depth, monochrome and chroma subsampling; a record
+/// without the marker and version 1 is no configuration.
+@Suite struct AV1ConfigurationTests {
+    @Test func itsFixedBytesGiveTheBitDepthAndChromaFormat() {
+        // (byte 2: tier, high_bitdepth, twelve_bit, monochrome, subsampling x, y, position) -> (depth, chroma format)
+        let cases: [(UInt8, Int, Int)] = [
+            (0b0000_1100, 8, 1), (0b0001_1100, 8, 0), (0b0100_1100, 10, 1), (0b0110_0000, 12, 3), (0b0000_1000, 8, 2), (0b1100_1100, 10, 1),
+        ]
+        for (flags, depth, chroma) in cases {
+            let configuration = AV1Configuration(record: [0x81, 0x04, flags, 0x00])
+            #expect(configuration?.bitDepth == depth && configuration?.chromaFormat == chroma, "flags \(String(flags, radix: 2)): \(String(describing: configuration))")
+        }
+        #expect(AV1Configuration(record: [0x01, 0x04, 0x0C, 0x00]) == nil)
+        #expect(AV1Configuration(record: [0x81, 0x04, 0x0C]) == nil)
+        // Subsampled vertically but not horizontally: no chroma format has that.
+        #expect(AV1Configuration(record: [0x81, 0x04, 0x04, 0x00]) == nil)
+    }
+
+    /// The committed AVIF with an AV1 gain map: a 4:2:0 photo, a monochrome map,
+    /// both 8-bit; the gain-map path takes the map, the photo path does not take
+    /// the photo (libheif decodes AVIF photos, as before).
+    @Test func theGainMapPathTakesAnAV1MapAndThePhotoPathLeavesAVIFToLibheif() throws {
+        let bytes = Array(try Data(contentsOf: Fixtures.packageRoot.appendingPathComponent("testdata/spatial/sdr-tmap.avif")))
+        let file = try HEIFFile.parse(bytes)
+        let photo = try #require(file.primaryItem), map = try #require(file.items[2])
+        #expect(file.av1Configuration(of: photo)?.chromaFormat == 1 && file.av1Configuration(of: map)?.chromaFormat == 0)
+        let layout = try CodedItemDecoder.layout(of: map, in: file, bytes: bytes, types: CodedItemDecoder.gainMapTypes, auxiliary: true)
+        #expect(layout.coding.codec == .av1 && layout.bitDepth == 8 && layout.outputWidth == 320 && layout.outputHeight == 240)
+        #expect(throws: CodedItemDecoder.NotTaken.self) { try CodedItemDecoder.layout(of: photo, in: file, bytes: bytes) }
+        let picture = try CodedItemDecoder(file: file, bytes: bytes, threads: 1, pixelLimit: 1 << 24, deadline: Deadline(seconds: 30))
+            .decode(layout, reduction: 4, raw: true, grey: true)
+        #expect(picture.width == 80 && picture.height == 60 && picture.pixels.count == 80 * 60)
+        // The map's shape: 255 in its top-left quarter, 0 in its bottom-right.
+        #expect(picture.pixels[5 * 80 + 5] > 245 && picture.pixels[55 * 80 + 75] < 10, "\(picture.pixels[5 * 80 + 5]) \(picture.pixels[55 * 80 + 75])")
+    }
+}

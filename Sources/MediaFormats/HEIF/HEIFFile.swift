@@ -43,6 +43,30 @@ package struct HEVCConfiguration: Sendable, Hashable {
     package let nalLengthSize: Int
 }
 
+/// The AV1 codec configuration (`av1C`) an `av01` item is coded with (AV1-ISOBMFF §2.3).
+package struct AV1Configuration: Sendable, Hashable {
+    /// The whole `av1C` payload, as libavcodec takes it for extradata.
+    package let record: [UInt8]
+    /// As HEVC's `chroma_format_idc`: 0 monochrome, 1 4:2:0, 2 4:2:2, 3 4:4:4.
+    package let chromaFormat: Int
+    /// Bits per sample, luma and chroma alike (8, 10 or 12).
+    package let bitDepth: Int
+
+    /// Reads the four fixed bytes of an `av1C` record (marker and version 1,
+    /// profile and level, then tier, `high_bitdepth`, `twelve_bit`, `monochrome`
+    /// and the chroma subsampling); nil when they are not an `av1C`.
+    package init?(record: [UInt8]) {
+        guard record.count >= 4, record[0] == 0x81 else { return nil }
+        let flags = record[2]
+        let high = flags & 0x40 != 0, twelve = flags & 0x20 != 0, monochrome = flags & 0x10 != 0
+        let subsampledX = flags & 0x08 != 0, subsampledY = flags & 0x04 != 0
+        guard !subsampledY || subsampledX else { return nil }
+        self.record = record
+        bitDepth = high ? (twelve ? 12 : 10) : 8
+        chromaFormat = monochrome ? 0 : subsampledY ? 1 : subsampledX ? 2 : 3
+    }
+}
+
 /// Colour information (`colr`).
 package enum HEIFColour: Sendable, Hashable {
     /// Coding-independent code points (ISO/IEC 23091-2).
@@ -56,7 +80,7 @@ package enum HEIFProperty: Sendable, Hashable {
     /// HEVC configuration.
     case hevcConfiguration(HEVCConfiguration)
     /// AV1 configuration (`av1C`).
-    case av1Configuration
+    case av1Configuration(AV1Configuration)
     /// Image spatial extents (`ispe`): the coded (or grid output) size.
     case spatialExtents(width: Int, height: Int)
     /// Image rotation (`irot`): quarter turns anticlockwise.
@@ -334,7 +358,9 @@ package struct HEIFFile: Sendable {
                 record: record, chromaFormat: Int(record[16] & 3), bitDepthLuma: Int(record[17] & 7) + 8,
                 bitDepthChroma: Int(record[18] & 7) + 8, nalLengthSize: Int(record[21] & 3) + 1))
         case "av1C":
-            return .av1Configuration
+            // One that does not read as an av1C is kept as unknown: no decoder here takes its item.
+            guard let configuration = AV1Configuration(record: Array(bytes[box.payload])) else { return .other("av1C") }
+            return .av1Configuration(configuration)
         case "ispe":
             _ = try reader.fullBoxHeader()
             return .spatialExtents(width: Int(try reader.u32()), height: Int(try reader.u32()))
@@ -419,6 +445,14 @@ extension HEIFFile {
     package func hevcConfiguration(of item: HEIFItem) -> HEVCConfiguration? {
         for property in properties(of: item) {
             if case .hevcConfiguration(let configuration) = property { return configuration }
+        }
+        return nil
+    }
+
+    /// `item`'s AV1 configuration, if it is coded with AV1.
+    package func av1Configuration(of item: HEIFItem) -> AV1Configuration? {
+        for property in properties(of: item) {
+            if case .av1Configuration(let configuration) = property { return configuration }
         }
         return nil
     }

@@ -10,7 +10,7 @@ import MediaFormats
 ///   files: 4032×3024 stored, EXIF 6, no `irot`). No pixel is decoded for them,
 ///   and the pixel limit is checked against the item and, for a grid, its tiles.
 /// - Thumbnails of 8-bit HEVC pictures and grids (every phone HEIC) are decoded
-///   by libavcodec at reduced size (``HEVCItemDecoder``); an embedded `thmb`
+///   by libavcodec at reduced size (``CodedItemDecoder``); an embedded `thmb`
 ///   picture is used instead when it is at least as large as the thumbnail.
 ///   Everything else (AV1, 10-bit, alpha, odd grids, a file our parser refuses,
 ///   a libavcodec failure) goes through libheif (``LibheifDecoder``).
@@ -147,15 +147,15 @@ struct HEIFDecoding {
     /// `NotTaken` when the item is not for this path, `MediaError` when decoding failed.
     private func libavcodec(_ item: HEIFItem, in file: HEIFFile, bytes: [UInt8], exif: Int?, spec: ThumbnailSpec, deadline: Deadline) -> Result<Thumbnail, any Error> {
         do {
-            let layout = try HEVCItemDecoder.layout(of: item, in: file, bytes: bytes)
-            guard let displayed = file.displayedSize(of: item) else { throw HEVCItemDecoder.NotTaken("empty crop") }
+            let layout = try CodedItemDecoder.layout(of: item, in: file, bytes: bytes)
+            guard let displayed = file.displayedSize(of: item) else { throw CodedItemDecoder.NotTaken("empty crop") }
             let single = layout.tiles.count == 1
             let reduction = HEIFThumbnail.reduction(
                 displayedLongSide: max(displayed.width, displayed.height), size: spec.decodeSize,
                 tileWidth: single ? 1 << 20 : layout.tileWidth, tileHeight: single ? 1 << 20 : layout.tileHeight)
             // Frame threads only help a grid: one picture is one frame (and a second
             // thread would hold a second full-size frame).
-            let decoder = HEVCItemDecoder(
+            let decoder = CodedItemDecoder(
                 file: file, bytes: bytes, threads: single ? 1 : Self.decoderThreads, pixelLimit: request.pixelLimit, deadline: deadline)
             let picture = try decoder.decode(layout, reduction: reduction)
             try Vips.start()

@@ -4,11 +4,11 @@ import MediaFormats
 
 /// A HEIC's or HEIF's gain map carried into its thumbnail and JPEG previews
 /// (issue 54): Apple's (iPhone 12 and later: a hidden auxiliary image and a
-/// headroom) and ISO 21496-1's (a `tmap` item whose base is the SDR picture;
-/// iPhones since iOS 18 write both, and the `tmap`'s own numbers are used), found
-/// by MediaFormats' `HEIFGainMap`. The map image is decoded in the same request,
-/// by libavcodec at reduced size as the photo is (``HEVCItemDecoder``, its coded
-/// values as they are), its values re-encoded for Apple's maps, turned as the
+/// headroom) and ISO 21496-1's (a `tmap` item whose base is the SDR picture:
+/// iPhones since iOS 18 write both, and the `tmap`'s own numbers are used; AVIFs
+/// write it with an AV1 map), found by MediaFormats' `HEIFGainMap`. The map image
+/// (HEVC or AV1) is decoded in the same request, by libavcodec at reduced size as
+/// a HEIC photo is (``CodedItemDecoder``, its coded values as they are), its values re-encoded for Apple's maps, turned as the
 /// photo (the map's own `irot`/`imir`/`clap` when it has any, else the
 /// primary's, else the primary's EXIF orientation when it has none), then
 /// scaled (at most a quarter of each picture's side: ``largestScale``) and
@@ -43,9 +43,9 @@ enum HEIFGainMapThumbnail {
         }
         let sizes = GainMapThumbnail.mapSizes(for: thumbnail, ratio: min(largestScale, Double(map.width) / Double(base.width)))
         guard let needed = sizes.map({ max($0.width, $0.height) }).max() else { return thumbnail }
-        let layout: HEVCItemDecoder.Layout
-        do throws(HEVCItemDecoder.NotTaken) {
-            layout = try HEVCItemDecoder.layout(of: item, in: file, bytes: bytes, auxiliary: true)
+        let layout: CodedItemDecoder.Layout
+        do throws(CodedItemDecoder.NotTaken) {
+            layout = try CodedItemDecoder.layout(of: item, in: file, bytes: bytes, types: CodedItemDecoder.gainMapTypes, auxiliary: true)
         } catch {
             throw MediaError(.unsupported, "a gain map this decoder does not read (\(error))")
         }
@@ -55,10 +55,10 @@ enum HEIFGainMapThumbnail {
             tileHeight: single ? 1 << 20 : layout.tileHeight)
         // One decoder thread: frame threads would give each thread its own copy of
         // the decoder's tables and pictures, for more CPU time in all (BENCHMARKS.md).
-        let decoder = HEVCItemDecoder(
+        let decoder = CodedItemDecoder(
             file: file, bytes: bytes, threads: mapDecoderThreads, pixelLimit: request.pixelLimit, deadline: Deadline(seconds: spec.timeLimit))
-        // A monochrome map (Apple's) is read as its one band, without an RGB conversion.
-        let grey = layout.configuration.chromaFormat == 0
+        // A monochrome map (Apple's, most AVIFs') is read as its one band, without an RGB conversion.
+        let grey = layout.coding.chromaFormat == 0
         let picture = try decoder.decode(layout, reduction: reduction, raw: true, grey: grey)
         let pixels = values(of: picture.pixels, table: found.values)
         // The map's own transforms when it has any (as Apple writes it: the primary's), else the primary's.

@@ -2,20 +2,22 @@ import CFFmpeg
 import CShims
 import MediaFormats
 
-/// Decodes an HEVC-coded HEIF item — one coded picture, or a grid of coded tiles —
-/// with libavcodec's HEVC decoder, straight to a reduced RGB picture: each tile
+/// Decodes a HEIF item coded with HEVC (or, for a gain map, AV1) — one coded
+/// picture, or a grid of coded tiles — with libavcodec (its HEVC decoder; dav1d
+/// for AV1), straight to a reduced RGB picture: each tile
 /// is converted and shrunk (`sws_scale`, area averaging) into its place on a
 /// canvas 1/`reduction` of the full size as soon as it is decoded, so the full
 /// 12 MP picture is never built. The tiles are independent intra pictures; they
 /// go to the decoder back to back and, with frame threading, decode in parallel.
 ///
-/// Takes 8-, 10- and 12-bit pictures whose tiles share one `hvcC`; everything
-/// else (alpha, odd grids) is left to libheif, see ``HEIFDecoding``. A picture
-/// deeper than 8 bits, or whose colour is HDR or wider than sRGB, is scaled to
-/// 16-bit RGB and converted to SDR sRGB at the reduced size (``ToneMapper``):
-/// camera HEIFs are 10-bit 4:2:2 PQ or HLG, which libheif 1.15's libde265
-/// decodes to a black picture.
-struct HEVCItemDecoder {
+/// Takes 8-, 10- and 12-bit pictures whose tiles share one configuration;
+/// everything else (alpha, odd grids) is left to libheif, see ``HEIFDecoding``.
+/// A picture deeper than 8 bits, or whose colour is HDR or wider than sRGB, is
+/// scaled to 16-bit RGB and converted to SDR sRGB at the reduced size
+/// (``ToneMapper``): camera HEIFs are 10-bit 4:2:2 PQ or HLG, which libheif
+/// 1.15's libde265 decodes to a black picture. Primary AV1 pictures (AVIF) go
+/// to libheif: only a gain map's AV1 picture is taken here (``HEIFGainMapThumbnail``).
+struct CodedItemDecoder {
     let file: HEIFFile
     let bytes: [UInt8]
     /// Decoder threads (frame threading); 1 decodes on the calling thread only.
@@ -30,8 +32,53 @@ struct HEVCItemDecoder {
         init(_ description: String) { self.description = description }
     }
 
+    /// How an item's pictures are coded: the codec and its configuration record.
+    struct Coding: Equatable {
+        enum Codec: String {
+            case hevc = "HEVC"
+            case av1 = "AV1"
+        }
+        let codec: Codec
+        /// The configuration record (`hvcC`, `av1C`), as libavcodec takes it for extradata.
+        let record: [UInt8]
+        let bitDepthLuma: Int
+        let bitDepthChroma: Int
+        /// 0 monochrome, 1 4:2:0, 2 4:2:2, 3 4:4:4 (HEVC's `chroma_format_idc`).
+        let chromaFormat: Int
+
+        init(_ configuration: HEVCConfiguration) {
+            codec = .hevc
+            record = configuration.record
+            bitDepthLuma = configuration.bitDepthLuma
+            bitDepthChroma = configuration.bitDepthChroma
+            chromaFormat = configuration.chromaFormat
+        }
+
+        init(_ configuration: AV1Configuration) {
+            codec = .av1
+            record = configuration.record
+            bitDepthLuma = configuration.bitDepth
+            bitDepthChroma = configuration.bitDepth
+            chromaFormat = configuration.chromaFormat
+        }
+
+        /// The coding of `item` (of type `hvc1` or `av01`), if it has its configuration.
+        static func of(_ item: HEIFItem, in file: HEIFFile) throws(NotTaken) -> Coding {
+            switch item.type {
+            case "hvc1":
+                guard let configuration = file.hevcConfiguration(of: item) else { throw NotTaken("no hvcC") }
+                return Coding(configuration)
+            case "av01":
+                guard let configuration = file.av1Configuration(of: item) else { throw NotTaken("no av1C") }
+                return Coding(configuration)
+            default:
+                throw NotTaken("item type \(item.type)")
+            }
+        }
+    }
+
     /// The layout of what is decoded: tiles (one for a plain picture) of one size
-    /// and configuration, on a canvas cropped to the output size.
+    /// and coding, on a canvas cropped to the output size.
     struct Layout {
         let tiles: [HEIFItem]
         let columns: Int
@@ -39,21 +86,29 @@ struct HEVCItemDecoder {
         let tileHeight: Int
         let outputWidth: Int
         let outputHeight: Int
-        let configuration: HEVCConfiguration
+        let coding: Coding
         let colour: HEIFColour?
 
         /// Bits per sample of the coded pictures.
-        var bitDepth: Int { configuration.bitDepthLuma }
+        var bitDepth: Int { coding.bitDepthLuma }
     }
 
-    /// What `item` is made of, if this decoder takes it: a `hvc1` item, or a `grid`
-    /// of `hvc1` tiles of equal size and one shared 8-bit configuration that cover
-    /// the output size. An `auxiliary` image (a gain map) may have an essential
-    /// `auxC` property: its type is its reader's business, its pixels are decoded as any.
-    static func layout(of item: HEIFItem, in file: HEIFFile, bytes: [UInt8], auxiliary: Bool = false) throws(NotTaken) -> Layout {
-        func tileFacts(_ tile: HEIFItem) throws(NotTaken) -> (HEVCConfiguration, Int, Int) {
-            guard tile.type == "hvc1" else { throw NotTaken("item type \(tile.type)") }
-            guard let configuration = file.hevcConfiguration(of: tile) else { throw NotTaken("no hvcC") }
+    /// The coded item types taken for a photo: HEVC. AV1 photos (AVIF) go to libheif.
+    static let photoTypes: Set<String> = ["hvc1"]
+    /// The coded item types taken for a gain map: HEVC (iPhone HEICs) and AV1 (AVIFs' `tmap` maps).
+    static let gainMapTypes: Set<String> = ["hvc1", "av01"]
+
+    /// What `item` is made of, if this decoder takes it: a coded item of one of
+    /// `types`, or a `grid` of such tiles of equal size and one shared
+    /// configuration that cover the output size. An `auxiliary` image (a gain map)
+    /// may have an essential `auxC` property: its type is its reader's business,
+    /// its pixels are decoded as any.
+    static func layout(
+        of item: HEIFItem, in file: HEIFFile, bytes: [UInt8], types: Set<String> = photoTypes, auxiliary: Bool = false
+    ) throws(NotTaken) -> Layout {
+        func tileFacts(_ tile: HEIFItem) throws(NotTaken) -> (Coding, Int, Int) {
+            guard types.contains(tile.type) else { throw NotTaken("item type \(tile.type)") }
+            let configuration = try Coding.of(tile, in: file)
             guard let (width, height) = file.spatialExtents(of: tile), width > 0, height > 0 else { throw NotTaken("no ispe") }
             let depth = configuration.bitDepthLuma
             guard [8, 10, 12].contains(depth), configuration.bitDepthChroma == depth else {
@@ -74,7 +129,7 @@ struct HEVCItemDecoder {
         // Essential properties this decoder does not know must not be ignored.
         for association in item.associations where association.essential {
             switch file.properties[association.index] {
-            case .hevcConfiguration, .spatialExtents, .rotation, .mirror, .cleanAperture, .colour, .pixelInformation: continue
+            case .hevcConfiguration, .av1Configuration, .spatialExtents, .rotation, .mirror, .cleanAperture, .colour, .pixelInformation: continue
             case .other("lsel"): continue
             case .auxiliaryType where auxiliary: continue
             default: throw NotTaken("an essential property this decoder does not apply")
@@ -83,35 +138,34 @@ struct HEVCItemDecoder {
         let colour = file.colour(of: item)
         if case .nclx(_, _, let matrix, _) = colour, Self.swsMatrix(matrix) == nil { throw NotTaken("matrix coefficients \(matrix)") }
 
-        if item.type == "hvc1" {
-            let (configuration, width, height) = try tileFacts(item)
+        if item.type != "grid" {
+            let (coding, width, height) = try tileFacts(item)
             return Layout(
                 tiles: [item], columns: 1, tileWidth: width, tileHeight: height, outputWidth: width, outputHeight: height,
-                configuration: configuration, colour: colour)
+                coding: coding, colour: colour)
         }
-        guard item.type == "grid" else { throw NotTaken("item type \(item.type)") }
         let grid: HEIFGrid
         do { grid = try file.grid(item, in: bytes) } catch { throw NotTaken("\(error)") }
         var tiles: [HEIFItem] = []
-        var first: (HEVCConfiguration, Int, Int)?
+        var first: (Coding, Int, Int)?
         for id in grid.tiles {
             guard let tile = file.items[id] else { throw NotTaken("a missing tile") }
             let facts = try tileFacts(tile)
             if let first {
-                guard facts.0.record == first.0.record, facts.1 == first.1, facts.2 == first.2 else { throw NotTaken("tiles differ") }
+                guard facts.0 == first.0, facts.1 == first.1, facts.2 == first.2 else { throw NotTaken("tiles differ") }
             } else {
                 first = facts
             }
             guard file.transforms(of: tile).isEmpty else { throw NotTaken("transformed tiles") }
             tiles.append(tile)
         }
-        guard let (configuration, tileWidth, tileHeight) = first,
+        guard let (coding, tileWidth, tileHeight) = first,
             tileWidth * grid.columns >= grid.outputWidth, tileHeight * grid.rows >= grid.outputHeight,
             tileWidth * (grid.columns - 1) < grid.outputWidth, tileHeight * (grid.rows - 1) < grid.outputHeight
         else { throw NotTaken("tiles do not cover the grid") }
         return Layout(
             tiles: tiles, columns: grid.columns, tileWidth: tileWidth, tileHeight: tileHeight, outputWidth: grid.outputWidth,
-            outputHeight: grid.outputHeight, configuration: configuration, colour: colour)
+            outputHeight: grid.outputHeight, coding: coding, colour: colour)
     }
 
     /// A decoded picture at reduced size: packed RGB24 (or one grey band:
@@ -150,11 +204,11 @@ struct HEVCItemDecoder {
             stated = ColourDescription(transferCode: transfer, primariesCode: primaries)
         }
         if raw, layout.bitDepth > 8 { throw MediaError(.unsupported, "a \(layout.bitDepth)-bit picture read as its coded values") }
-        if grey, !raw || layout.configuration.chromaFormat != 0 { throw MediaError(.unsupported, "a picture with colour read as grey") }
+        if grey, !raw || layout.coding.chromaFormat != 0 { throw MediaError(.unsupported, "a picture with colour read as grey") }
         let deep = !raw && (layout.bitDepth > 8 || stated?.needsConversion == true)
         var canvas = Canvas(width: width, height: height, deep: deep, grey: grey)
         let session = try Session(
-            configuration: layout.configuration, threads: threads, maxPixels: pixelLimit, loopFilter: reduction < Self.loopFilterSkippedFrom)
+            coding: layout.coding, threads: threads, maxPixels: pixelLimit, loopFilter: reduction < Self.loopFilterSkippedFrom)
         var converter: TileConverter?
         var colour = stated
         var received = 0
@@ -190,7 +244,7 @@ struct HEVCItemDecoder {
         }
         try session.finish(receive: place)
         guard received == layout.tiles.count else {
-            throw MediaError(.damaged, "\(received) of \(layout.tiles.count) HEVC tiles decoded")
+            throw MediaError(.damaged, "\(received) of \(layout.tiles.count) \(layout.coding.codec.rawValue) tiles decoded")
         }
         guard deep else { return Picture(pixels: canvas.bytes, width: width, height: height) }
         let pixels = canvas.words.withUnsafeBufferPointer {
@@ -230,22 +284,29 @@ struct HEVCItemDecoder {
     }
 }
 
-/// One libavcodec HEVC decoder, fed length-prefixed tiles of one configuration.
+/// One libavcodec decoder (HEVC, or dav1d for AV1), fed the tiles of one
+/// configuration: HEVC's length-prefixed NAL units, AV1's OBUs, as the items hold them.
 private final class Session {
     private var codec: UnsafeMutablePointer<AVCodecContext>?
     private var frame: UnsafeMutablePointer<AVFrame>?
     private var packet: UnsafeMutablePointer<AVPacket>?
 
-    init(configuration: HEVCConfiguration, threads: Int, maxPixels: Int, loopFilter: Bool) throws(MediaError) {
+    private let name: String
+
+    init(coding: CodedItemDecoder.Coding, threads: Int, maxPixels: Int, loopFilter: Bool) throws(MediaError) {
         LibAV.start()
-        guard let decoder = avcodec_find_decoder(AV_CODEC_ID_HEVC) else { throw MediaError(.unsupported, "libavcodec has no HEVC decoder") }
+        name = coding.codec.rawValue
+        // AV1: the first AV1 decoder libavcodec has, which in Debian's build is dav1d (its own
+        // `av1` decoder only drives hardware, and is registered after it).
+        let id = coding.codec == .hevc ? AV_CODEC_ID_HEVC : AV_CODEC_ID_AV1
+        guard let decoder = avcodec_find_decoder(id) else { throw MediaError(.unsupported, "libavcodec has no \(name) decoder") }
         codec = avcodec_alloc_context3(decoder)
         frame = av_frame_alloc()
         packet = av_packet_alloc()
         guard let codec, frame != nil, packet != nil else { throw MediaError(.memoryLimit, "out of memory") }
-        // The hvcC record as extradata: the decoder reads its parameter sets and the
-        // NAL length size from it. Padded, as libavcodec reads past the end.
-        let record = configuration.record
+        // The hvcC (av1C) record as extradata: the decoder reads its parameter sets and the
+        // NAL length size (the sequence header) from it. Padded, as libavcodec reads past the end.
+        let record = coding.record
         guard let extradata = av_mallocz(record.count + Int(AV_INPUT_BUFFER_PADDING_SIZE)) else { throw MediaError(.memoryLimit, "out of memory") }
         record.withUnsafeBytes { extradata.copyMemory(from: $0.baseAddress!, byteCount: record.count) }
         codec.pointee.extradata = extradata.assumingMemoryBound(to: UInt8.self)
@@ -255,7 +316,7 @@ private final class Session {
         codec.pointee.max_pixels = Int64(maxPixels)
         if !loopFilter { codec.pointee.skip_loop_filter = AVDISCARD_ALL }
         let status = avcodec_open2(codec, decoder, nil)
-        guard status >= 0 else { throw MediaError(.damaged, "HEVC configuration (hvcC): \(AVError("avcodec_open2", code: status))") }
+        guard status >= 0 else { throw MediaError(.damaged, "\(name) configuration: \(AVError("avcodec_open2", code: status))") }
     }
 
     deinit {
@@ -281,7 +342,7 @@ private final class Session {
                 try drain(receive: receive, untilEmpty: false)
                 continue
             }
-            guard sent >= 0 else { throw MediaError(.damaged, "HEVC tile \(index): \(AVError("avcodec_send_packet", code: sent))") }
+            guard sent >= 0 else { throw MediaError(.damaged, "\(name) tile \(index): \(AVError("avcodec_send_packet", code: sent))") }
             break
         }
         try drain(receive: receive, untilEmpty: false)
@@ -299,10 +360,10 @@ private final class Session {
         while true {
             let status = avcodec_receive_frame(codec, frame)
             if status == shim_averror_eagain() || status == shim_averror_eof() { return }
-            guard status >= 0 else { throw MediaError(.damaged, "HEVC: \(AVError("avcodec_receive_frame", code: status))") }
+            guard status >= 0 else { throw MediaError(.damaged, "\(name): \(AVError("avcodec_receive_frame", code: status))") }
             defer { av_frame_unref(frame) }
             if frame.pointee.decode_error_flags != 0 || frame.pointee.flags & AV_FRAME_FLAG_CORRUPT != 0 {
-                throw MediaError(.damaged, "HEVC: a tile decoded with errors")
+                throw MediaError(.damaged, "\(name): a tile decoded with errors")
             }
             try receive(frame)
         }
@@ -347,17 +408,17 @@ private final class TileConverter {
         }
         guard let context = sws_getContext(
             sourceWidth, sourceHeight, format, Int32(width), Int32(height), output, Int32(SWS_AREA), nil, nil, nil)
-        else { throw MediaError(.unsupported, "libswscale cannot convert this HEVC pixel format") }
+        else { throw MediaError(.unsupported, "libswscale cannot convert this pixel format") }
         self.context = context
         // The matrix and range: the item's nclx colour box when it has one (libheif
         // does the same), else the stream's VUI, which libavcodec puts on the frame.
         var matrix: Int32 = SWS_CS_ITU601
         var fullRange: Int32 = 0
         if case .nclx(_, _, let nclxMatrix, let full) = colour {
-            matrix = HEVCItemDecoder.swsMatrix(nclxMatrix) ?? SWS_CS_ITU601
+            matrix = CodedItemDecoder.swsMatrix(nclxMatrix) ?? SWS_CS_ITU601
             fullRange = full ? 1 : 0
         } else {
-            matrix = HEVCItemDecoder.swsMatrix(Int(frame.pointee.colorspace.rawValue)) ?? SWS_CS_ITU601
+            matrix = CodedItemDecoder.swsMatrix(Int(frame.pointee.colorspace.rawValue)) ?? SWS_CS_ITU601
             fullRange = frame.pointee.color_range == AVCOL_RANGE_JPEG ? 1 : 0
         }
         // Full range out: RGB, and a grey band as R'G'B' would have it (R = G = B = the luma, expanded from video range).
@@ -375,9 +436,9 @@ private final class TileConverter {
     }
 
     /// Converts `frame` and copies it to (`x`, `y`) of `canvas`, clipped to the canvas.
-    func convert(_ frame: UnsafeMutablePointer<AVFrame>, into canvas: inout HEVCItemDecoder.Canvas, x: Int, y: Int) throws(MediaError) {
+    func convert(_ frame: UnsafeMutablePointer<AVFrame>, into canvas: inout CodedItemDecoder.Canvas, x: Int, y: Int) throws(MediaError) {
         guard frame.pointee.format == sourceFormat, frame.pointee.width == sourceWidth, frame.pointee.height == sourceHeight else {
-            throw MediaError(.damaged, "HEVC tiles of different formats")
+            throw MediaError(.damaged, "tiles of different formats")
         }
         let lines = withUnsafePointer(to: frame.pointee.data) { data in
             withUnsafePointer(to: frame.pointee.linesize) { linesize in
