@@ -12,7 +12,8 @@ gain map dropped (SDR only) and flipped left to right.
     python3 bench/gainmap-fidelity.py SOURCE.jpg THUMBNAIL.jpg
     python3 bench/gainmap-fidelity.py SOURCE.heic THUMBNAIL.jpg [--apple]
 
-A HEIC source (issue 54): its primary and its gain map are cut out by
+A HEIC or AVIF source (issue 54): its primary and its gain map (a `tmap`'s
+second input, else Apple's auxiliary image) are cut out by
 bench/heif-item.py and decoded by libheif's heif-convert; its HDR rendition is
 ISO 21496-1's formula with its `tmap` item's numbers when it has one (unless
 --apple), else Apple's ("Applying Apple HDR effect to your photos"):
@@ -92,7 +93,12 @@ def heif_source(path, apple=False):
     listing = subprocess.run([sys.executable, cut, path, "--list"], capture_output=True, text=True, check=True).stdout.splitlines()
     primary = int(listing[-1].split()[1])
     tmap = next((line for line in listing if line.split()[1] == "tmap"), None)
-    mapid = int(next(line for line in listing if "auxC:urn:com:apple:photo:2020:aux:hdrgainmap" in line).split()[0])
+    # The map: the tmap's second input when there is a tmap (AVIF, iOS 18), else Apple's auxiliary image.
+    apple_map = next((line for line in listing if "auxC:urn:com:apple:photo:2020:aux:hdrgainmap" in line), None)
+    if tmap and (not apple or apple_map is None):
+        mapid = int(tmap.split("dimg>[")[1].split("]")[0].split(",")[1])
+    else:
+        mapid = int(apple_map.split()[0])
 
     def decode(item, name):
         heif = os.path.join(work, name + ".heic")

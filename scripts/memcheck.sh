@@ -17,7 +17,10 @@
 #   - Ultra HDR JPEGs (issue 54: testdata/spatial's, upright and EXIF 6, and one
 #     made from a real photo by bench/make-ultrahdr-photo.py) with JPEG
 #     previews: each gain map decoded from memory, scaled, turned and encoded
-#     for the thumbnail and every preview, and assembled by the parent;
+#     for the thumbnail and every preview, and assembled by the parent; iPhone
+#     HEICs' HEVC maps and AVIFs' AV1 maps (testdata/spatial's, and that real
+#     photo made an AVIF with a `tmap` by bench/make-gainmap-avif.py) decoded by
+#     libavcodec (dav1d for AV1) and shrunk by libswscale;
 #   - a folder of 3,000 entries (text files and a few images);
 # and `share watch --once` on an inbox whose drop has long names (the watcher's
 # own folder walk, Watch/DropSignature.swift).
@@ -186,7 +189,7 @@ run_batch() {
         motion) memcheck motion ingest --report "$work/reports/motion.json" testdata/motion ;;
         # images also has issue 33 item 5's panoramas (a 360° photo's centre view), gain maps and stereo pairs.
         images) memcheck images ingest --report "$work/reports/images.json" "$work"/images/* testdata/spatial/*.jpg testdata/spatial/*.heic testdata/real/vision-pro.HEIC ;;
-        # Gain maps carried into the thumbnail and JPEG previews (issue 54): Ultra HDR JPEGs, iPhone HEICs (Apple's map, a tmap).
+        # Gain maps carried into the thumbnail and JPEG previews (issue 54): Ultra HDR JPEGs, iPhone HEICs (Apple's map, a tmap), AVIFs (an AV1 map).
         gainmaps) memcheck gainmaps ingest --report "$work/reports/gainmaps.json" testdata/spatial/ultrahdr*.jpg testdata/spatial/apple-hdr*.heic testdata/spatial/sdr-tmap.avif "$work/gainmaps" ;;
         # --report-dir: the contact sheet, its tiles decoded to pixels (PicturePixels) and composed.
         watch) memcheck watch watch --once --settle 0 --on-success keep --report-dir "$work/reports/watch-pictures" "$work/inbox" ;;
@@ -198,6 +201,7 @@ jq '.name = "memcheck" | .stages |= map(if has("timeLimit") then .timeLimit = 90
 jq '.stages |= map(if .stage == "thumbnail" then .sizes = [360, 720] | .format = "jpeg" else . end)' "$work/pipeline.json" >"$work/pipeline-gainmaps.json"
 mkdir -p "$work/gainmaps"
 python3 bench/make-ultrahdr-photo.py testdata/privacy/iphone6-gps.jpg "$work/gainmaps/iphone6-ultrahdr.jpg"
+python3 bench/make-gainmap-avif.py "$work/gainmaps/iphone6-ultrahdr.jpg" "$work/gainmaps/iphone6-gainmap.avif" >/dev/null
 
 # A folder of 3,000 entries: text files (names of varied length, so entries fall
 # at every offset of glibc's readdir buffer) and a few images.
@@ -375,6 +379,11 @@ for batch in "${batches[@]}"; do
             echo "memcheck: $batch: $(jq -r '.counts | "\(.items) items, \(.ingested) ingested, \(.failed) failed, \(.skipped) skipped"' "$report")"
             timed_out=$(jq -r '.items[] | select(.reason == "timeLimit") | .source' "$report")
             [[ -z "$timed_out" ]] || fail "$batch: cut short by the time limit under valgrind: $timed_out"
+            ;;
+        gainmaps)
+            # Every photo of this batch has a gain map: a thumbnail without one means its map's path was not run.
+            sdr=$(jq -r '.items[] | select(.thumbnailHdr != "gainMap") | "\(.source): \(.status) \(.warnings // [] | join("; "))"' "$report")
+            [[ -z "$sdr" ]] || { fail "gainmaps: no gain map carried into the thumbnail of:"; echo "$sdr"; }
             ;;
         watch)
             grep -q 'ingested=400 ' "$work/logs/watch.out" || fail "watch: the drop was not delivered whole: $(cat "$work/logs/watch.out")"

@@ -158,6 +158,21 @@ def ultra_hdr(out, work, primary_xmp):
     open(os.path.join(out, name), "wb").write(primary + gain)
 
 
+def chart(x, y):
+    """The 640x480 colour chart of the gain-map fixtures (Ultra HDR JPEG, HEIC, AVIF): 8x6 patches."""
+    i = (y * 6 // 480) * 8 + x * 8 // 640
+    return ((i * 37) % 200 + 30, (i * 91) % 200 + 30, (i * 53) % 200 + 30)
+
+
+def gain_shape(x, y):
+    """Their 320x240 gain map: 255 in its top-left quarter, 0 in its bottom-right, a left-to-right ramp elsewhere."""
+    if x < 160 and y < 120:
+        return 255
+    if x >= 160 and y >= 120:
+        return 0
+    return x * 255 // 319
+
+
 def ultra_hdr_gradient(out, work):
     """Ultra HDR JPEGs whose gain map has a shape (issue 54: a thumbnail's gain
     map is checked against the source's, and a flipped or dropped one fails):
@@ -167,16 +182,8 @@ def ultra_hdr_gradient(out, work):
     offsets 1/64, capacity 0..2. ultrahdr-exif6.jpg is the same with EXIF
     Orientation 6 on the primary (the gain map is stored as the primary is, and
     is turned with it)."""
-    def chart(x, y):
-        i = (y * 6 // 480) * 8 + x * 8 // 640
-        return ((i * 37) % 200 + 30, (i * 91) % 200 + 30, (i * 53) % 200 + 30)
-
     def gain(x, y):
-        if x < 160 and y < 120:
-            return (255, 255, 255)
-        if x >= 160 and y >= 120:
-            return (0, 0, 0)
-        v = x * 255 // 319
+        v = gain_shape(x, y)
         return (v, v, v)
     base = open(jpeg(work, "chart", 640, 480, chart), "rb").read()
     src = os.path.join(work, "gain.ppm")
@@ -207,12 +214,9 @@ def ultra_hdr_gradient(out, work):
         open(os.path.join(out, name), "wb").write(whole + gain_jpeg)
 
 
-def rgb(w, h, colour):
-    return bytes(colour) * (w * h)
-
-
-def heics(out, work):
-    w, h = 256, 192
+def properties():
+    """An `ipco` list and the function that adds a property box to it (once) and
+    returns its 1-based index."""
     props = []
 
     def prop(b):
@@ -220,6 +224,16 @@ def heics(out, work):
             return props.index(b) + 1
         props.append(b)
         return len(props)
+    return props, prop
+
+
+def rgb(w, h, colour):
+    return bytes(colour) * (w * h)
+
+
+def heics(out, work):
+    w, h = 256, 192
+    props, prop = properties()
     cfg, (left, right) = heic.encode_frames([rgb(w, h, (220, 30, 30)), rgb(w, h, (30, 30, 220))], w, h, "hevc", 26, "medium", 1, work, "eyes")
     common = [(prop(cfg), True), (prop(heic.ispe(w, h)), False), (prop(heic.colr_nclx()), False), (prop(heic.pixi()), False)]
     one, two = heic.Item(1, b"hvc1", left), heic.Item(2, b"hvc1", right)
@@ -264,18 +278,22 @@ def spatial_video(out, work):
     open(os.path.join(out, "spatial.mov"), "wb").write(data)
 
 
-def encode_grey(pixels, w, h, work, name):
-    """A monochrome (4:0:0) HEVC picture of grey bytes, as iPhones code their gain
-    maps: (hvcC box, sample)."""
+def encode_grey(pixels, w, h, work, name, codec="hevc"):
+    """A monochrome (4:0:0) full-range picture of grey bytes, as iPhones code
+    their gain maps in HEVC and libavif a one-channel map in AV1 (`codec`
+    "av1"): (hvcC or av1C box, sample)."""
     raw = os.path.join(work, name + ".gray")
     open(raw, "wb").write(bytes(pixels))
     mp4 = os.path.join(work, name + ".mp4")
+    if codec == "hevc":
+        encoder = ["-c:v", "libx265", "-preset", "medium", "-crf", "10", "-tag:v", "hvc1",
+                   "-x265-params", "log-level=error:keyint=1:info=0:frame-threads=1:pools=1"]
+    else:
+        encoder = ["-c:v", "libaom-av1", "-crf", "8", "-b:v", "0", "-cpu-used", "6", "-g", "1", "-row-mt", "0", "-threads", "1"]
     subprocess.run(heic.FF + ["-f", "rawvideo", "-pix_fmt", "gray", "-s", "%dx%d" % (w, h), "-r", "1", "-i", raw, "-pix_fmt", "gray",
-                              "-color_range", "pc", "-c:v", "libx265", "-preset", "medium", "-crf", "10", "-tag:v", "hvc1",
-                              "-x265-params", "log-level=error:keyint=1:info=0:frame-threads=1:pools=1"] + heic.BITEXACT + ["-f", "mp4", mp4],
-                   check=True)
+                              "-color_range", "pc"] + encoder + heic.BITEXACT + ["-f", "mp4", mp4], check=True)
     cfg, samples = heic.mp4_samples(mp4)
-    return cfg, heic.strip_hevc_param_sets(samples[0])
+    return cfg, heic.strip_hevc_param_sets(samples[0]) if codec == "hevc" else samples[0]
 
 
 def apple_exif(headroom33, gain48):
@@ -338,23 +356,13 @@ def apple_hdr(out, work):
       (`dimg`: the photo, then the map; its data in `idat`) with values of its
       own (headrooms 0 and 1.5, gain map -0.25 to 1.5, gamma 0.9, offsets
       0.00001), as iOS 18 writes both."""
-    def chart(x, y):
-        i = (y * 6 // 480) * 8 + x * 8 // 640
-        return ((i * 37) % 200 + 30, (i * 91) % 200 + 30, (i * 53) % 200 + 30)
-
-    def gain(x, y):
-        if x < 160 and y < 120:
-            return 255
-        if x >= 160 and y >= 120:
-            return 0
-        return x * 255 // 319
     w, h, gw, gh = 640, 480, 320, 240
     photo = bytearray()
     for y in range(h):
         for x in range(w):
             photo += bytes(chart(x, y))
     cfg, (picture,) = heic.encode_frames([bytes(photo)], w, h, "hevc", 20, "medium", 1, work, "apple-photo")
-    gcfg, gain_sample = encode_grey([gain(x, y) for y in range(gh) for x in range(gw)], gw, gh, work, "apple-gain")
+    gcfg, gain_sample = encode_grey([gain_shape(x, y) for y in range(gh) for x in range(gw)], gw, gh, work, "apple-gain")
     aux_type = heic.fullbox(b"auxC", 0, 0, b"urn:com:apple:photo:2020:aux:hdrgainmap\0")
     grey_nclx = heic.box(b"colr", b"nclx" + heic.u16(2) + heic.u16(2) + heic.u16(2) + heic.u8(0x80))
     apple_xmp = ('<x:xmpmeta xmlns:x="adobe:ns:meta/"><rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#">'
@@ -363,13 +371,7 @@ def apple_hdr(out, work):
                  '<HDRGainMap:HDRGainMapHeadroom>3.000000</HDRGainMap:HDRGainMapHeadroom>'
                  '</rdf:Description></rdf:RDF></x:xmpmeta>').encode()
     for name in ["apple-hdr.heic", "apple-hdr-irot.heic", "apple-hdr-tmap.heic"]:
-        props = []
-
-        def prop(b):
-            if b in props:
-                return props.index(b) + 1
-            props.append(b)
-            return len(props)
+        props, prop = properties()
         turned = name == "apple-hdr-irot.heic"
         primary = heic.Item(1, b"hvc1", picture)
         primary.props = [(prop(cfg), True), (prop(heic.ispe(w, h)), False), (prop(heic.colr_nclx()), False), (prop(heic.pixi()), False)]
@@ -395,64 +397,44 @@ def apple_hdr(out, work):
         heic.write_heif(os.path.join(out, name), b"heic", [b"mif1", b"MiHE", b"heic"], items, 1, refs, props)
 
 
-def encode_grey_av1(pixels, w, h, work, name):
-    """A monochrome AV1 picture of grey bytes (full range), as libavif codes a
-    one-channel gain map: (av1C box, sample)."""
-    raw = os.path.join(work, name + ".gray")
-    open(raw, "wb").write(bytes(pixels))
-    mp4 = os.path.join(work, name + ".mp4")
-    subprocess.run(heic.FF + ["-f", "rawvideo", "-pix_fmt", "gray", "-s", "%dx%d" % (w, h), "-r", "1", "-i", raw, "-pix_fmt", "gray",
-                              "-color_range", "pc", "-c:v", "libaom-av1", "-crf", "8", "-b:v", "0", "-cpu-used", "6", "-g", "1",
-                              "-row-mt", "0", "-threads", "1"] + heic.BITEXACT + ["-f", "mp4", mp4], check=True)
-    cfg, samples = heic.mp4_samples(mp4)
-    return cfg, samples[0]
+def write_tmap_avif(path, size, base, gain_size, gain, tmap_payload, work):
+    """An AVIF with an SDR base and an ISO 21496-1 gain map, laid out as libavif
+    writes one: item 1 (the primary) the base, item 2 (hidden) the gain map with a
+    full-range nclx box, item 3 a `tmap` (`dimg`: 1 then 2, its data in `idat`)
+    in an `altr` group with the primary (tmap preferred). base and gain: (av1C
+    box, sample); size and gain_size: (width, height)."""
+    (w, h), (gw, gh) = size, gain_size
+    props, prop = properties()
+    grey_nclx = heic.box(b"colr", b"nclx" + heic.u16(2) + heic.u16(2) + heic.u16(2) + heic.u8(0x80))
+    primary = heic.Item(1, b"av01", base[1])
+    primary.props = [(prop(base[0]), True), (prop(heic.ispe(w, h)), False), (prop(heic.colr_nclx()), False), (prop(heic.pixi()), False)]
+    gain_item = heic.Item(2, b"av01", gain[1], hidden=True)
+    gain_item.props = [(prop(gain[0]), True), (prop(heic.ispe(gw, gh)), False), (prop(heic.pixi(8, 1)), False), (prop(grey_nclx), False)]
+    tmap = heic.Item(3, b"tmap", tmap_payload, hidden=True, in_idat=True)
+    tmap.props = [(prop(heic.ispe(w, h)), False), (prop(heic.colr_nclx()), False)]
+    plain = os.path.join(work, "tmap.plain.avif")
+    heic.write_heif(plain, b"avif", [b"avif", b"mif1", b"miaf", b"tmap"], [primary, gain_item, tmap], 1, [(b"dimg", 3, [1, 2])], props)
+    grpl = heic.box(b"grpl", heic.fullbox(b"altr", 0, 0, struct.pack(">III", 100, 2, 3) + struct.pack(">I", 1)))
+    heic.add_grpl(plain, grpl, path)
 
 
 def avif_sdr_tmap(out, work):
     """An AVIF with an SDR base and an ISO 21496-1 gain map, laid out as libavif
-    writes one (issue 54): sdr-tmap.avif, item 1 (the primary) the 640x480
-    colour chart of apple_hdr as an 8-bit AV1 picture; item 2, hidden, the
-    same 320x240 gain map shape as a monochrome AV1 picture (full range, an
-    nclx box); item 3 a `tmap` (`dimg`: 1 then 2, its data in `idat`: headrooms
-    0 and 1.5, gain map -0.25 to 1.5, gamma 0.9, offsets 0.00001) in an `altr`
-    group with the primary (tmap preferred). sdr-tmap.map.png is that map as
-    it was before it was coded."""
-    def chart(x, y):
-        i = (y * 6 // 480) * 8 + x * 8 // 640
-        return ((i * 37) % 200 + 30, (i * 91) % 200 + 30, (i * 53) % 200 + 30)
-
-    def gain(x, y):
-        if x < 160 and y < 120:
-            return 255
-        if x >= 160 and y >= 120:
-            return 0
-        return x * 255 // 319
+    writes one (issue 54, ``write_tmap_avif``): sdr-tmap.avif, the 640x480 colour
+    chart of apple_hdr as an 8-bit AV1 picture, the same 320x240 gain map shape
+    as a monochrome AV1 picture, and a `tmap` with headrooms 0 and 1.5, gain
+    map -0.25 to 1.5, gamma 0.9, offsets 0.00001. sdr-tmap.map.png is that map
+    as it was before it was coded."""
     w, h, gw, gh = 640, 480, 320, 240
     photo = bytearray()
     for y in range(h):
         for x in range(w):
             photo += bytes(chart(x, y))
     cfg, (picture,) = heic.encode_frames([bytes(photo)], w, h, "av1", 20, "medium", 1, work, "avif-photo")
-    grey = [gain(x, y) for y in range(gh) for x in range(gw)]
-    gcfg, gain_sample = encode_grey_av1(grey, gw, gh, work, "avif-gain")
-    grey_nclx = heic.box(b"colr", b"nclx" + heic.u16(2) + heic.u16(2) + heic.u16(2) + heic.u8(0x80))
-    props = []
-
-    def prop(b):
-        if b in props:
-            return props.index(b) + 1
-        props.append(b)
-        return len(props)
-    primary = heic.Item(1, b"av01", picture)
-    primary.props = [(prop(cfg), True), (prop(heic.ispe(w, h)), False), (prop(heic.colr_nclx()), False), (prop(heic.pixi()), False)]
-    gain_item = heic.Item(2, b"av01", gain_sample, hidden=True)
-    gain_item.props = [(prop(gcfg), True), (prop(heic.ispe(gw, gh)), False), (prop(heic.pixi(8, 1)), False), (prop(grey_nclx), False)]
-    tmap = heic.Item(3, b"tmap", tmap_sdr_base(0, 1.5, -0.25, 1.5, 0.9, 0.00001, 0.00001), hidden=True, in_idat=True)
-    tmap.props = [(prop(heic.ispe(w, h)), False), (prop(heic.colr_nclx()), False)]
-    plain = os.path.join(work, "sdr-tmap.plain.avif")
-    heic.write_heif(plain, b"avif", [b"avif", b"mif1", b"miaf", b"tmap"], [primary, gain_item, tmap], 1, [(b"dimg", 3, [1, 2])], props)
-    grpl = heic.box(b"grpl", heic.fullbox(b"altr", 0, 0, struct.pack(">III", 100, 2, 3) + struct.pack(">I", 1)))
-    heic.add_grpl(plain, grpl, os.path.join(out, "sdr-tmap.avif"))
+    grey = [gain_shape(x, y) for y in range(gh) for x in range(gw)]
+    gain = encode_grey(grey, gw, gh, work, "avif-gain", "av1")
+    payload = tmap_sdr_base(0, 1.5, -0.25, 1.5, 0.9, 0.00001, 0.00001)
+    write_tmap_avif(os.path.join(out, "sdr-tmap.avif"), (w, h), (cfg, picture), (gw, gh), gain, payload, work)
     pgm = os.path.join(work, "sdr-tmap.map.pgm")
     open(pgm, "wb").write(b"P5\n%d %d\n255\n" % (gw, gh) + bytes(grey))
     subprocess.run(["vips", "copy", pgm, os.path.join(out, "sdr-tmap.map.png")], check=True)
