@@ -187,8 +187,9 @@ run_batch() {
         heif) memcheck heif ingest --report "$work/reports/heif.json" testdata/heif/* ;;
         modern) memcheck modern ingest --report "$work/reports/modern.json" testdata/modern ;;
         motion) memcheck motion ingest --report "$work/reports/motion.json" testdata/motion ;;
-        # images also has issue 33 item 5's panoramas (a 360° photo's centre view), gain maps and stereo pairs.
-        images) memcheck images ingest --report "$work/reports/images.json" "$work"/images/* testdata/spatial/*.jpg testdata/spatial/*.heic testdata/real/vision-pro.HEIC ;;
+        # images also has issue 33 item 5's panoramas (a 360° photo's centre view), gain maps and stereo pairs,
+        # and issue 54's AVIFs whose AV1 map is damaged, larger than it says, or 10-bit (delivered SDR).
+        images) memcheck images ingest --report "$work/reports/images.json" "$work"/images/* testdata/spatial/*.jpg testdata/spatial/*.heic testdata/spatial/*.avif testdata/real/vision-pro.HEIC ;;
         # Gain maps carried into the thumbnail and JPEG previews (issue 54): Ultra HDR JPEGs, iPhone HEICs (Apple's map, a tmap), AVIFs (an AV1 map).
         gainmaps) memcheck gainmaps ingest --report "$work/reports/gainmaps.json" testdata/spatial/ultrahdr*.jpg testdata/spatial/apple-hdr*.heic testdata/spatial/sdr-tmap.avif "$work/gainmaps" ;;
         # --report-dir: the contact sheet, its tiles decoded to pixels (PicturePixels) and composed.

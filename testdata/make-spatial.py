@@ -397,19 +397,20 @@ def apple_hdr(out, work):
         heic.write_heif(os.path.join(out, name), b"heic", [b"mif1", b"MiHE", b"heic"], items, 1, refs, props)
 
 
-def write_tmap_avif(path, size, base, gain_size, gain, tmap_payload, work):
+def write_tmap_avif(path, size, base, gain_size, gain, tmap_payload, work, gain_bits=8):
     """An AVIF with an SDR base and an ISO 21496-1 gain map, laid out as libavif
     writes one: item 1 (the primary) the base, item 2 (hidden) the gain map with a
     full-range nclx box, item 3 a `tmap` (`dimg`: 1 then 2, its data in `idat`)
     in an `altr` group with the primary (tmap preferred). base and gain: (av1C
-    box, sample); size and gain_size: (width, height)."""
+    box, sample); size and gain_size: (width, height); gain_bits: the map's
+    bit depth (its `pixi`)."""
     (w, h), (gw, gh) = size, gain_size
     props, prop = properties()
     grey_nclx = heic.box(b"colr", b"nclx" + heic.u16(2) + heic.u16(2) + heic.u16(2) + heic.u8(0x80))
     primary = heic.Item(1, b"av01", base[1])
     primary.props = [(prop(base[0]), True), (prop(heic.ispe(w, h)), False), (prop(heic.colr_nclx()), False), (prop(heic.pixi()), False)]
     gain_item = heic.Item(2, b"av01", gain[1], hidden=True)
-    gain_item.props = [(prop(gain[0]), True), (prop(heic.ispe(gw, gh)), False), (prop(heic.pixi(8, 1)), False), (prop(grey_nclx), False)]
+    gain_item.props = [(prop(gain[0]), True), (prop(heic.ispe(gw, gh)), False), (prop(heic.pixi(gain_bits, 1)), False), (prop(grey_nclx), False)]
     tmap = heic.Item(3, b"tmap", tmap_payload, hidden=True, in_idat=True)
     tmap.props = [(prop(heic.ispe(w, h)), False), (prop(heic.colr_nclx()), False)]
     plain = os.path.join(work, "tmap.plain.avif")
@@ -440,6 +441,34 @@ def avif_sdr_tmap(out, work):
     subprocess.run(["vips", "copy", pgm, os.path.join(out, "sdr-tmap.map.png")], check=True)
 
 
+
+def avif_bad_maps(out, work):
+    """AVIFs whose AV1 gain map cannot be carried (issue 54: the photo is still
+    delivered, SDR, with a warning saying why), otherwise sdr-tmap.avif:
+    - sdr-tmap-map-lies.avif: the map's `ispe` says 320x240, its AV1 picture is 640x480;
+    - sdr-tmap-map-cut.avif: the map's AV1 data cut to its first half;
+    - sdr-tmap-map-10bit.avif: a 10-bit map (its av1C says so): not read as 8-bit values."""
+    w, h, gw, gh = 640, 480, 320, 240
+    photo = bytearray()
+    for y in range(h):
+        for x in range(w):
+            photo += bytes(chart(x, y))
+    base = heic.encode_frames([bytes(photo)], w, h, "av1", 20, "medium", 1, work, "avif-photo")
+    base = (base[0], base[1][0])
+    payload = tmap_sdr_base(0, 1.5, -0.25, 1.5, 0.9, 0.00001, 0.00001)
+    large = encode_grey([gain_shape(x // 2, y // 2) for y in range(h) for x in range(w)], w, h, work, "avif-gain-large", "av1")
+    write_tmap_avif(os.path.join(out, "sdr-tmap-map-lies.avif"), (w, h), base, (gw, gh), large, payload, work)
+    cfg, sample = encode_grey([gain_shape(x, y) for y in range(gh) for x in range(gw)], gw, gh, work, "avif-gain", "av1")
+    write_tmap_avif(os.path.join(out, "sdr-tmap-map-cut.avif"), (w, h), base, (gw, gh), (cfg, sample[:len(sample) // 2]), payload, work)
+    raw = os.path.join(work, "gain10.gray")
+    open(raw, "wb").write(bytes([gain_shape(x, y) for y in range(gh) for x in range(gw)]))
+    mp4 = os.path.join(work, "gain10.mp4")
+    subprocess.run(heic.FF + ["-f", "rawvideo", "-pix_fmt", "gray", "-s", "%dx%d" % (gw, gh), "-r", "1", "-i", raw, "-pix_fmt", "gray10le",
+                              "-color_range", "pc", "-c:v", "libaom-av1", "-crf", "8", "-b:v", "0", "-cpu-used", "6", "-g", "1", "-row-mt", "0",
+                              "-threads", "1"] + heic.BITEXACT + ["-f", "mp4", mp4], check=True)
+    cfg10, samples10 = heic.mp4_samples(mp4)
+    write_tmap_avif(os.path.join(out, "sdr-tmap-map-10bit.avif"), (w, h), base, (gw, gh), (cfg10, samples10[0]), payload, work, 10)
+
 def main():
     out = sys.argv[1]
     os.makedirs(out, exist_ok=True)
@@ -457,6 +486,7 @@ def main():
     heics(out, work)
     apple_hdr(out, work)
     avif_sdr_tmap(out, work)
+    avif_bad_maps(out, work)
     spatial_video(out, work)
 
 

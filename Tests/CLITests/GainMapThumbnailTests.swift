@@ -253,6 +253,35 @@ import Testing
         #expect(try ImageInspector.meanAbsoluteDifference(Self.path(byName["sdr-tmap.avif"]?["thumbnail"]), Self.path(byName["plain.avif"]?["thumbnail"])) == 0)
     }
 
+    /// AVIFs whose AV1 gain map cannot be read (`make-spatial.py avif_bad_maps`):
+    /// a map whose picture is larger than its `ispe` says, one cut in half, a
+    /// 10-bit one. Each photo is delivered with its SDR thumbnail and a warning
+    /// naming what was wrong; the good AVIF beside them still carries its map.
+    @Test func anAVIFWhoseAV1MapCannotBeReadIsDeliveredSDRWithTheReason() throws {
+        let drop = TemporaryDirectory("avif-bad-maps")
+        let expected = [
+            "sdr-tmap-map-lies.avif": "tile 0 decoded as 640×480, not 320×240", "sdr-tmap-map-cut.avif": "AV1 tile 0:",
+            "sdr-tmap-map-10bit.avif": "a 10-bit gain map (only 8-bit maps are carried)",
+        ]
+        for name in expected.keys.sorted() + ["sdr-tmap.avif"] { _ = try drop.add(name, copying: Fixtures.testdata("spatial/" + name)) }
+        let work = TemporaryDirectory("avif-bad-maps-work")
+        let container = work.file("c"), report = work.file("report.json")
+        let run = try ShareProcess.run(["ingest", "--container", container, "--report", report, drop.path])
+        #expect(run.status == 0, "\(run.stderr)")
+        let data = try Data(contentsOf: URL(fileURLWithPath: report))
+        let items = try #require((try JSONSerialization.jsonObject(with: data) as? [String: Any])?["items"] as? [[String: Any]])
+        var byName: [String: [String: Any]] = [:]
+        for item in items { byName[((item["source"] as? String ?? "") as NSString).lastPathComponent] = item }
+        for (name, reason) in expected {
+            let item = try #require(byName[name], "\(name) is not in the report")
+            let warnings = item["warnings"] as? [String] ?? []
+            #expect(item["status"] as? String == "ingested" && item["thumbnail"] as? String != nil && item["thumbnailHdr"] == nil, "\(name): \(item)")
+            #expect(item["hdr"] as? String == "gainMap", "\(name): \(item)")
+            #expect(warnings.contains { $0.contains("its HDR gain map could not be carried into its thumbnail") && $0.contains(reason) }, "\(name): \(warnings)")
+        }
+        #expect(byName["sdr-tmap.avif"]?["thumbnailHdr"] as? String == "gainMap", "\(byName["sdr-tmap.avif"] ?? [:])")
+    }
+
     /// WebP previews stay SDR (the format has no gain map); the thumbnail still carries it.
     @Test func webPPreviewsStaySDR() throws {
         let drop = TemporaryDirectory("hdr-webp")

@@ -49,6 +49,8 @@ enum HEIFGainMapThumbnail {
         } catch {
             throw MediaError(.unsupported, "a gain map this decoder does not read (\(error))")
         }
+        // A map's values are read as they are coded: 8 bits (ISO 21496-1 allows more; no phone writes it).
+        guard layout.bitDepth == 8 else { throw MediaError(.unsupported, "a \(layout.bitDepth)-bit gain map (only 8-bit maps are carried)") }
         let single = layout.tiles.count == 1
         let reduction = HEIFThumbnail.reduction(
             displayedLongSide: max(layout.outputWidth, layout.outputHeight), size: needed, tileWidth: single ? 1 << 20 : layout.tileWidth,
