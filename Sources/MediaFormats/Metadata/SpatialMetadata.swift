@@ -147,7 +147,25 @@ package enum SpatialMetadata {
         xmpPackets(source, primary).forEach { xmp($0, into: &facts) }
         // Ultra HDR: the gain map is a second image the MPF index lists.
         guard !facts.gainMap else { return facts }
-        for segment in primary where segment.marker == 0xE2 && source.read(segment.payload.lowerBound..<(segment.payload.lowerBound + 4)) == mpfSignature {
+        for image in mpfImages(source, primary) {
+            var secondary = SpatialFacts()
+            xmpPackets(source, segments(source, at: image.start)).forEach { xmp($0, into: &secondary) }
+            if secondary.gainMap {
+                facts.gainMap = true
+                return facts
+            }
+        }
+        return facts
+    }
+
+    /// The further images (after the first) that an MPF index (APP2 `MPF\0`)
+    /// among a JPEG's primary `segments` lists, in its order: where each starts in
+    /// the file (the index's offsets count from its own TIFF header) and its
+    /// stated size. Entries whose offset is 0 (the first image's) or overflows
+    /// are left out; what lies beyond the file is the reader's to check.
+    static func mpfImages(_ source: any RandomAccessBytes, _ segments: [(marker: UInt8, payload: Range<Int>)]) -> [(start: Int, size: Int)] {
+        var images: [(start: Int, size: Int)] = []
+        for segment in segments where segment.marker == 0xE2 && source.read(segment.payload.lowerBound..<(segment.payload.lowerBound + 4)) == mpfSignature {
             let base = segment.payload.lowerBound + 4
             guard let reader = TIFFReader(source, base: base), let ifd = reader.ifd(at: reader.firstIFD), let entry = reader.entry(0xB002, in: ifd.entries),
                 let length = entry.byteCount, length >= 32, length <= 16 * 64, let raw = source.read(entry.valueOffset..<(entry.valueOffset + length))
@@ -157,17 +175,13 @@ package enum SpatialMetadata {
                 return reader.bigEndian ? b[0] << 24 | b[1] << 16 | b[2] << 8 | b[3] : b[3] << 24 | b[2] << 16 | b[1] << 8 | b[0]
             }
             for index in 1..<(length / 16) {
-                let offset = u32(index * 16 + 8)
-                guard offset > 0 else { continue }
-                var secondary = SpatialFacts()
-                xmpPackets(source, segments(source, at: base + offset)).forEach { xmp($0, into: &secondary) }
-                if secondary.gainMap {
-                    facts.gainMap = true
-                    return facts
-                }
+                let size = u32(index * 16 + 4), offset = u32(index * 16 + 8)
+                let (start, overflow) = base.addingReportingOverflow(offset)
+                guard offset > 0, !overflow else { continue }
+                images.append((start, size))
             }
         }
-        return facts
+        return images
     }
 
     /// The standard XMP packets among `segments`.

@@ -25,25 +25,13 @@ extension SpatialMetadata {
     /// outside the file.
     package static func ultraHDRGainMap(_ source: any RandomAccessBytes) -> UltraHDRGainMap? {
         let primary = segments(source, at: 0)
-        for segment in primary where segment.marker == 0xE2 && source.read(segment.payload.lowerBound..<(segment.payload.lowerBound + 4)) == mpfSignature {
-            let base = segment.payload.lowerBound + 4
-            guard let reader = TIFFReader(source, base: base), let ifd = reader.ifd(at: reader.firstIFD), let entry = reader.entry(0xB002, in: ifd.entries),
-                let length = entry.byteCount, length >= 32, length <= 16 * 64, let raw = source.read(entry.valueOffset..<(entry.valueOffset + length))
+        for (start, size) in mpfImages(source, primary) {
+            guard size > 4, size <= maximumGainMap, start <= source.count - size else { continue }
+            let packets = xmpPackets(source, segments(source, at: start))
+            guard let metadata = packets.lazy.compactMap({ GainMapMetadata(xmp: String(decoding: $0, as: UTF8.self)) }).first,
+                metadata.problem == nil
             else { continue }
-            func u32(_ at: Int) -> Int {
-                let b = raw[at..<(at + 4)].map(Int.init)
-                return reader.bigEndian ? b[0] << 24 | b[1] << 16 | b[2] << 8 | b[3] : b[3] << 24 | b[2] << 16 | b[1] << 8 | b[0]
-            }
-            for index in 1..<(length / 16) {
-                let size = u32(index * 16 + 4), offset = u32(index * 16 + 8)
-                let (start, overflow) = base.addingReportingOverflow(offset)
-                guard offset > 0, size > 4, size <= maximumGainMap, !overflow, start <= source.count - size else { continue }
-                let packets = xmpPackets(source, segments(source, at: start))
-                guard let metadata = packets.lazy.compactMap({ GainMapMetadata(xmp: String(decoding: $0, as: UTF8.self)) }).first,
-                    metadata.problem == nil
-                else { continue }
-                return UltraHDRGainMap(range: start..<(start + size), metadata: metadata, orientation: orientation(source, primary))
-            }
+            return UltraHDRGainMap(range: start..<(start + size), metadata: metadata, orientation: orientation(source, primary))
         }
         // No MPF index (an editor dropped it): the primary's `Container:Directory`, whose
         // last item is the gain map, its `Item:Length` bytes at the end of the file.
