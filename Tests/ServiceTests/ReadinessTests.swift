@@ -12,17 +12,8 @@ import Testing
 @Suite(.serialized) struct ReadinessTests {
     static let password = "Pw-\(UUID().uuidString.prefix(8))"
 
-    /// A server on which `pwuser` must give its password over TCP, with `pwdb` migrated.
-    static func server() throws -> PostgresServer {
-        let server = try PostgresServer()
-        try server.sql("CREATE ROLE pwuser LOGIN PASSWORD '\(password)';")
-        try server.sql("CREATE DATABASE pwdb OWNER pwuser;")
-        let hba = server.directory.path + "/data/pg_hba.conf"
-        let rules = try String(contentsOfFile: hba, encoding: .utf8)
-        try ("host all pwuser 127.0.0.1/32 scram-sha-256\n" + rules).write(toFile: hba, atomically: false, encoding: .utf8)
-        try server.sql("SELECT pg_reload_conf();")
-        return server
-    }
+    /// A server on which `pwuser` must give its password over TCP (scram), owning `pwdb`.
+    static func server() throws -> PostgresServer { try PostgresServer.requiringPassword(password) }
 
     /// Every datagram the socket has received by now.
     static func drain(_ socket: SystemdTests.NotifySocket) -> [String] {

@@ -79,4 +79,18 @@ public final class PostgresServer: @unchecked Sendable {
         let text = (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? ""
         return (process.isRunning ? -1 : process.terminationStatus, text)
     }
+
+    /// A server on which the role `pwuser` must give `password` over TCP
+    /// (scram-sha-256, IPv4 and IPv6), owning the empty database `pwdb`.
+    public static func requiringPassword(_ password: String) throws -> PostgresServer {
+        let server = try PostgresServer()
+        try server.sql("CREATE ROLE pwuser LOGIN PASSWORD '\(password)';")
+        try server.sql("CREATE DATABASE pwdb OWNER pwuser;")
+        let hba = server.directory.path + "/data/pg_hba.conf"
+        let rules = try String(contentsOfFile: hba, encoding: .utf8)
+        try ("host all pwuser 127.0.0.1/32 scram-sha-256\nhost all pwuser ::1/128 scram-sha-256\n" + rules)
+            .write(toFile: hba, atomically: false, encoding: .utf8)
+        try server.sql("SELECT pg_reload_conf();")
+        return server
+    }
 }
