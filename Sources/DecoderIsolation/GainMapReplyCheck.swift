@@ -23,14 +23,15 @@ struct WireGainMap: Codable, Sendable, Hashable {
 
 extension ReplyCheck {
     /// The gain maps of a reply whose thumbnail and previews passed, put on
-    /// `made`: only for an image whose facts say it has a gain map, only on the
+    /// `made`: only when `spec` asks for them, only for an image whose facts say it has a gain map, only on the
     /// thumbnail and JPEG previews; each a JPEG (start and end of image, a frame
     /// header) of its picture's shape and at most its size, at most ``maximumPreviewBytes(size:)``,
     /// of which only the segments a picture needs are kept, with metadata whose
     /// numbers are finite and in range (``GainMapMetadata/problem``).
-    static func checkGainMaps(_ result: WireResult, facts: MediaFacts, into made: inout Thumbnail) throws(ReplyViolation) {
+    static func checkGainMaps(_ result: WireResult, facts: MediaFacts, spec: ThumbnailSpec, into made: inout Thumbnail) throws(ReplyViolation) {
         let claimed = [result.thumbnailGainMap] + (result.previews ?? []).map(\.gainMap)
         guard claimed.contains(where: { $0 != nil }) else { return }
+        guard spec.gainMaps else { throw ReplyViolation("a gain map nobody asked for") }
         guard facts.kind == .image, facts.gainMap == true else { throw ReplyViolation("a gain map of a picture that has none") }
         if let wire = result.thumbnailGainMap { made.gainMap = try checkGainMap(wire, width: made.width, height: made.height) }
         for (index, picture) in (result.previews ?? []).enumerated() {

@@ -113,7 +113,7 @@ enum ReplyCheck {
             let hash = try result.thumbnailThumbHash.map { (text) throws(ReplyViolation) in try checkThumbHash(text) }
             var made = Thumbnail(jpeg: jpeg, width: width, height: height, thumbHash: hash)
             made.previews = try checkPreviews(reply, for: request, spec: spec, thumbnail: (width, height))
-            try checkGainMaps(result, facts: facts, into: &made)  // GainMapReplyCheck.swift (issue 54)
+            try checkGainMaps(result, facts: facts, spec: spec, into: &made)  // GainMapReplyCheck.swift (issue 54)
             thumbnail = .made(made)
         } else {
             guard result.thumbnailWidth == nil, result.thumbnailHeight == nil else { throw ReplyViolation("a thumbnail with only one side") }

@@ -36,6 +36,10 @@ public struct ThumbnailSpec: Sendable, Codable, Hashable {
     /// Larger pictures made from the same decode as the thumbnail (nil: none,
     /// the default); each is encoded as `previews.format`.
     public var previews: PreviewSizes?
+    /// A photo's HDR gain map is carried into its thumbnail and JPEG previews
+    /// (issue 54; the default). False: they stay SDR, as a photo without one gets,
+    /// and no time is spent on the map.
+    public var gainMaps = true
 
     /// A spec with the `default` pipeline's values unless given.
     public init(size: Int = 360, quality: Int = 80, damageTolerance: DamageTolerance = .truncated, timeLimit: Double? = 30, posterTime: Double = 1) {

@@ -126,9 +126,9 @@ public struct InProcessDecoder: MediaDecoder {
         {
             decoded.thumbnail = .made(view)
         }
-        // A gain map (Ultra HDR JPEG; Apple's or ISO 21496-1's in a HEIC or HEIF), carried into the primary
-        // image's thumbnail and JPEG previews (not a centre view's, not a left eye's: issue 54).
-        if found.gainMap, found.leftEye == nil, let spec = request.thumbnail, case .made(let thumbnail) = decoded.thumbnail,
+        // A gain map (Ultra HDR JPEG; Apple's or ISO 21496-1's in a HEIC, HEIF or AVIF), carried into the primary
+        // image's thumbnail and JPEG previews (not a centre view's, not a left eye's: issue 54), unless the pipeline says not.
+        if found.gainMap, found.leftEye == nil, let spec = request.thumbnail, spec.gainMaps, case .made(let thumbnail) = decoded.thumbnail,
             decoded.facts.projection?.isFullSphere != true
         {
             do {

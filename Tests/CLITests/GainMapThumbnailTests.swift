@@ -282,6 +282,48 @@ import Testing
         #expect(byName["sdr-tmap.avif"]?["thumbnailHdr"] as? String == "gainMap", "\(byName["sdr-tmap.avif"] ?? [:])")
     }
 
+    /// `"gainMaps": false` on the thumbnail stage (an app that shows no HDR):
+    /// the thumbnails and JPEG previews of an Ultra HDR JPEG, an iPhone HEIC and an
+    /// AVIF carry no map (no second MPF image, no `thumbnailHdr`), their pixels
+    /// are those of the SDR base the default pipeline gives, the photos still say
+    /// `hdr: "gainMap"`, and no warning is written.
+    @Test func aPipelineThatAsksForNoGainMapsGetsSDRThumbnails() throws {
+        let drop = TemporaryDirectory("no-gain-maps")
+        _ = try drop.add("ultrahdr-gradient.jpg", copying: Fixtures.testdata("spatial/ultrahdr-gradient.jpg"))
+        _ = try drop.add("apple-hdr.heic", copying: Fixtures.testdata("spatial/apple-hdr.heic"))
+        _ = try drop.add("sdr-tmap.avif", copying: Fixtures.testdata("spatial/sdr-tmap.avif"))
+        let work = TemporaryDirectory("no-gain-maps-work")
+        let carrying = try Self.pipeline(in: work, format: "jpeg")
+        let sdr = work.file("pipeline-sdr.json")
+        let text = try String(contentsOfFile: carrying, encoding: .utf8).replacingOccurrences(of: #""format": "jpeg"}"#, with: #""format": "jpeg", "gainMaps": false}"#)
+        #expect(text.contains(#""gainMaps": false"#))
+        try Data(text.utf8).write(to: URL(fileURLWithPath: sdr))
+        var entries: [String: [String: [String: Any]]] = [:]
+        for (name, pipeline) in [("carried", carrying), ("sdr", sdr)] {
+            let container = work.file("c-" + name), report = work.file("report-\(name).json")
+            let run = try ShareProcess.run(["ingest", "--container", container, "--report", report, "--pipeline", pipeline, drop.path])
+            #expect(run.status == 0, "\(run.stderr)")
+            #expect(!(try String(contentsOfFile: report, encoding: .utf8)).contains("could not be carried"))
+            entries[name] = try CaptureTimeTests.entries(container)
+        }
+        for name in ["ultrahdr-gradient.jpg", "apple-hdr.heic", "sdr-tmap.avif"] {
+            let carried = try #require(entries["carried"]?[name]), plain = try #require(entries["sdr"]?[name])
+            #expect(carried["thumbnailHdr"] as? String == "gainMap", "\(name): \(carried)")
+            #expect(plain["thumbnailHdr"] == nil && plain["hdr"] as? String == "gainMap", "\(name): \(plain)")
+            var pictures = [(try Self.path(carried["thumbnail"]), try Self.path(plain["thumbnail"]))]
+            let previews = zip(carried["previews"] as? [[String: Any]] ?? [], plain["previews"] as? [[String: Any]] ?? [])
+            for (a, b) in previews {
+                #expect(b["hdr"] == nil, "\(name): \(b)")
+                pictures.append((try Self.path(a["path"]), try Self.path(b["path"])))
+            }
+            #expect(pictures.count == 2, "\(name): a thumbnail and a preview each")
+            for (index, (withMap, without)) in pictures.enumerated() {
+                #expect(try Self.gainMap(of: without, into: work, name: "\(name).\(index).none.jpg") == nil, "\(name) \(index): \(without) has a gain map")
+                #expect(try ImageInspector.meanAbsoluteDifference(withMap, without) == 0, "\(name) \(index): the SDR pictures differ")
+            }
+        }
+    }
+
     /// WebP previews stay SDR (the format has no gain map); the thumbnail still carries it.
     @Test func webPPreviewsStaySDR() throws {
         let drop = TemporaryDirectory("hdr-webp")

@@ -6,15 +6,17 @@ import TestSupport
 import Testing
 
 /// The parent's check of the gain maps a helper returns with an Ultra HDR
-/// photo's thumbnail and JPEG previews, and with an iPhone HDR HEIC's (issue
-/// 54; GainMapReplyCheck.swift): an honest reply passes, and each lie is
-/// refused with what is wrong.
+/// photo's thumbnail and JPEG previews, and with an iPhone HDR HEIC's and an
+/// AVIF's (issue 54; GainMapReplyCheck.swift): an honest reply passes, and each
+/// lie is refused with what is wrong.
 @Suite struct GainMapReplyTests {
-    /// The photos whose replies are checked: an Ultra HDR JPEG, an iPhone HEIC (Apple's map, turned by `irot`).
-    static let sources = ["spatial/ultrahdr-gradient.jpg", "spatial/apple-hdr-irot.heic"]
+    /// The photos whose replies are checked: an Ultra HDR JPEG, an iPhone HEIC (Apple's map, turned by `irot`),
+    /// an AVIF (a `tmap` with an AV1 map).
+    static let sources = ["spatial/ultrahdr-gradient.jpg", "spatial/apple-hdr-irot.heic", "spatial/sdr-tmap.avif"]
 
     static func request(_ spec: ThumbnailSpec?, source: String) -> DecodeRequest {
-        DecodeRequest(path: Fixtures.testdata(source), label: source, format: source.hasSuffix(".heic") ? .heic : .jpeg, thumbnail: spec)
+        let format: MediaFormat = source.hasSuffix(".heic") ? .heic : source.hasSuffix(".avif") ? .avif : .jpeg
+        return DecodeRequest(path: Fixtures.testdata(source), label: source, format: format, thumbnail: spec)
     }
 
     static var spec: ThumbnailSpec {
@@ -53,8 +55,8 @@ import Testing
         #expect(Self.refusal(reply, source: source) == nil)
         let decoded = try ReplyCheck.validate(reply, for: Self.request(Self.spec, source: source), fileSize: 100_000).get()
         guard case .made(let thumbnail) = decoded.thumbnail else { Issue.record("no thumbnail"); return }
-        // The Ultra HDR JPEG's map is half its base on each side, and so is its thumbnail's; an iPhone HEIC's a quarter.
-        let scale = source.hasSuffix(".heic") ? 0.25 : 0.5
+        // The Ultra HDR JPEG's map is half its base on each side, and so is its thumbnail's; an iPhone HEIC's and an AVIF's a quarter.
+        let scale = source.hasSuffix(".jpg") ? 0.5 : 0.25
         #expect(thumbnail.gainMap?.width == Int((Double(thumbnail.width) * scale).rounded()) && thumbnail.gainMap?.height == Int((Double(thumbnail.height) * scale).rounded()))
         #expect(thumbnail.gainMap?.metadata == wire.metadata)
         #expect(thumbnail.previews?.first?.gainMap != nil)
@@ -98,6 +100,24 @@ import Testing
         for (expected, lie) in cases {
             let got = Self.refusal(lie, source: source)
             #expect(got?.hasPrefix(expected) == true, "\(expected): \(got ?? "accepted")")
+        }
+    }
+
+    /// A pipeline with `"gainMaps": false` asks for none: the helper makes none,
+    /// and a map sent anyway is refused.
+    @Test(arguments: sources) func aGainMapNobodyAskedForIsRefused(source: String) throws {
+        var spec = Self.spec
+        spec.gainMaps = false
+        let decoded = try Isolation.none.decoder().decode(Self.request(spec, source: source))
+        guard case .made(let thumbnail) = decoded.thumbnail else { Issue.record("no thumbnail"); return }
+        #expect(thumbnail.gainMap == nil && thumbnail.previews?.allSatisfy { $0.gainMap == nil } == true)
+        #expect(decoded.facts.gainMap == true, "the photo still has its map: \(decoded.facts)")
+        let reply = try Self.honest(source)
+        do {
+            _ = try ReplyCheck.validate(reply, for: Self.request(spec, source: source), fileSize: 100_000)
+            Issue.record("a gain map nobody asked for was accepted")
+        } catch {
+            #expect(error.description.hasPrefix("a gain map nobody asked for"), "\(error)")
         }
     }
 }

@@ -174,6 +174,7 @@ extension ThumbnailStage {
             .choice("damageTolerance", \.damageTolerance),
             .number("timeLimit", \.timeLimit, in: 0.001...86_400),
             .number("posterTime", \.posterTime, in: 0...86_400),
+            .boolean("gainMaps", \.gainMaps),
         ],
         workers: \.workers, records: [.thumbnailPath, .thumbHash, .previews, .thumbnailGainMap],
         make: { settings, _ in ThumbnailStage(settings: settings) })
@@ -208,6 +209,9 @@ extension PipelineDefinition {
         public var timeLimit: Double = 30
         /// The poster is the keyframe nearest to this many seconds into a video.
         public var posterTime: Double = 1
+        /// A photo's HDR gain map is carried into its thumbnail and JPEG previews;
+        /// false keeps them SDR (for an app that shows no HDR: no map's time or bytes).
+        public var gainMaps = true
 
         /// The defaults of the `default` pipeline: 360 px, quality 80, images, videos, documents and audio covers.
         public init() {}
@@ -216,6 +220,7 @@ extension PipelineDefinition {
             var spec = ThumbnailSpec(size: size, quality: quality, damageTolerance: damageTolerance, timeLimit: timeLimit, posterTime: posterTime)
             let larger = sizes.sorted().dropFirst()
             if !larger.isEmpty { spec.previews = PreviewSizes(sizes: Array(larger), format: format) }
+            spec.gainMaps = gainMaps
             return spec
         }
     }
