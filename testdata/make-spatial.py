@@ -164,6 +164,11 @@ def chart(x, y):
     return ((i * 37) % 200 + 30, (i * 91) % 200 + 30, (i * 53) % 200 + 30)
 
 
+def chart_picture():
+    """The whole 640x480 chart as RGB24 bytes."""
+    return b"".join(bytes(chart(x, y)) for y in range(480) for x in range(640))
+
+
 def gain_shape(x, y):
     """Their 320x240 gain map: 255 in its top-left quarter, 0 in its bottom-right, a left-to-right ramp elsewhere."""
     if x < 160 and y < 120:
@@ -357,11 +362,8 @@ def apple_hdr(out, work):
       own (headrooms 0 and 1.5, gain map -0.25 to 1.5, gamma 0.9, offsets
       0.00001), as iOS 18 writes both."""
     w, h, gw, gh = 640, 480, 320, 240
-    photo = bytearray()
-    for y in range(h):
-        for x in range(w):
-            photo += bytes(chart(x, y))
-    cfg, (picture,) = heic.encode_frames([bytes(photo)], w, h, "hevc", 20, "medium", 1, work, "apple-photo")
+    photo = chart_picture()
+    cfg, (picture,) = heic.encode_frames([photo], w, h, "hevc", 20, "medium", 1, work, "apple-photo")
     gcfg, gain_sample = encode_grey([gain_shape(x, y) for y in range(gh) for x in range(gw)], gw, gh, work, "apple-gain")
     aux_type = heic.fullbox(b"auxC", 0, 0, b"urn:com:apple:photo:2020:aux:hdrgainmap\0")
     grey_nclx = heic.box(b"colr", b"nclx" + heic.u16(2) + heic.u16(2) + heic.u16(2) + heic.u8(0x80))
@@ -427,11 +429,8 @@ def avif_sdr_tmap(out, work):
     map -0.25 to 1.5, gamma 0.9, offsets 0.00001. sdr-tmap.map.png is that map
     as it was before it was coded."""
     w, h, gw, gh = 640, 480, 320, 240
-    photo = bytearray()
-    for y in range(h):
-        for x in range(w):
-            photo += bytes(chart(x, y))
-    cfg, (picture,) = heic.encode_frames([bytes(photo)], w, h, "av1", 20, "medium", 1, work, "avif-photo")
+    photo = chart_picture()
+    cfg, (picture,) = heic.encode_frames([photo], w, h, "av1", 20, "medium", 1, work, "avif-photo")
     grey = [gain_shape(x, y) for y in range(gh) for x in range(gw)]
     gain = encode_grey(grey, gw, gh, work, "avif-gain", "av1")
     payload = tmap_sdr_base(0, 1.5, -0.25, 1.5, 0.9, 0.00001, 0.00001)
@@ -449,11 +448,8 @@ def avif_bad_maps(out, work):
     - sdr-tmap-map-cut.avif: the map's AV1 data cut to its first half;
     - sdr-tmap-map-10bit.avif: a 10-bit map (its av1C says so): not read as 8-bit values."""
     w, h, gw, gh = 640, 480, 320, 240
-    photo = bytearray()
-    for y in range(h):
-        for x in range(w):
-            photo += bytes(chart(x, y))
-    base = heic.encode_frames([bytes(photo)], w, h, "av1", 20, "medium", 1, work, "avif-photo")
+    photo = chart_picture()
+    base = heic.encode_frames([photo], w, h, "av1", 20, "medium", 1, work, "avif-photo")
     base = (base[0], base[1][0])
     payload = tmap_sdr_base(0, 1.5, -0.25, 1.5, 0.9, 0.00001, 0.00001)
     large = encode_grey([gain_shape(x // 2, y // 2) for y in range(h) for x in range(w)], w, h, work, "avif-gain-large", "av1")
