@@ -172,7 +172,7 @@ public struct ShareIngestor: Sendable {
         }
         if batch.state == .failed {
             // Its fan-in gave up: reopened as the lifecycle says (``ItemLifecycle/reopened``).
-            do { try journal.reopen(batch.id) } catch { throw .containerUnusable(path: journal.container.root, reason: "journal: \(error)") }
+            do { try journal.reopen(batch.id) } catch { throw .journal(error, container: journal.container) }
             batch.state = .running
         }
         let runner = try BatchRunner(
@@ -188,7 +188,7 @@ public struct ShareIngestor: Sendable {
         guard let lock = BatchLock(batch: record.id, container: journal.container) else { throw .batchBusy(record.id) }
         var abandoned = record
         abandoned.state = .abandoned
-        do { try journal.update(abandoned) } catch { throw .containerUnusable(path: journal.container.root, reason: "journal: \(error)") }
+        do { try journal.update(abandoned) } catch { throw .journal(error, container: journal.container) }
         Spool.remove(batch: record.id, in: journal.container)
         withExtendedLifetime(lock) {}
         throw .planInterrupted(record.id)

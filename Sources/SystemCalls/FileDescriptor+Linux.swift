@@ -24,6 +24,40 @@ extension FileDescriptor {
         return n
     }
 
+    /// Where the next bytes of data are at or after `offset` (`lseek(SEEK_DATA)`),
+    /// nil when only a hole is left up to the end. On a file system that does
+    /// not track holes, every byte is data.
+    package func nextData(from offset: Int64, path: String) throws(SystemError) -> Int64? {
+        let found = lseek(raw, off_t(offset), seekData)
+        if found < 0 {
+            if errno == ENXIO { return nil }
+            throw SystemError("lseek", path: path)
+        }
+        return Int64(found)
+    }
+
+    /// Where the hole after the data at `offset` starts (`lseek(SEEK_HOLE)`):
+    /// the end of the file when no hole follows.
+    package func nextHole(from offset: Int64, path: String) throws(SystemError) -> Int64 {
+        let found = lseek(raw, off_t(offset), seekHole)
+        guard found >= 0 else { throw SystemError("lseek", path: path) }
+        return Int64(found)
+    }
+
+    /// Sets the file's size to `size` (`ftruncate`): what a copy that ends in a
+    /// hole does last, so the hole takes no disk.
+    package func truncate(to size: Int64, path: String) throws(SystemError) {
+        guard retryingInterrupts({ ftruncate(raw, off_t(size)) }) == 0 else { throw SystemError("ftruncate", path: path) }
+    }
+
+    /// The space of the file system that holds this descriptor (`fstatvfs`):
+    /// bytes an unprivileged writer may still use, and its size.
+    package func space(path: String) throws(SystemError) -> DiskSpace {
+        var st = statvfs()
+        guard fstatvfs(raw, &st) == 0 else { throw SystemError("fstatvfs", path: path) }
+        return DiskSpace(available: Int64(st.f_bavail) * Int64(st.f_frsize), total: Int64(st.f_blocks) * Int64(st.f_frsize))
+    }
+
     /// Writes everything cached for the file system that holds this descriptor
     /// (`syncfs`): the data and metadata of every file written on it, durable
     /// in one call instead of an fsync each.
@@ -32,6 +66,19 @@ extension FileDescriptor {
     }
 }
 #endif
+
+// `SEEK_DATA` and `SEEK_HOLE` (Linux 3.1) are defined by glibc only under
+// _GNU_SOURCE, which Swift's Glibc module does not set: their values, from <unistd.h>.
+private let seekData: Int32 = 3
+private let seekHole: Int32 = 4
+
+/// The space of one file system (``FileDescriptor/space(path:)``).
+package struct DiskSpace: Sendable, Equatable {
+    /// Bytes an unprivileged writer may still use (`f_bavail`).
+    package let available: Int64
+    /// Its size.
+    package let total: Int64
+}
 
 #if os(Linux)
 extension FileDescriptor {

@@ -119,11 +119,18 @@ package final class FileDescriptor {
 
     /// Writes all of `bytes` at `offset` (`pwrite`, never moving the position).
     package func write(_ bytes: [UInt8], at offset: Int64, path: String) throws(SystemError) {
+        var failure: SystemError?
+        bytes.withUnsafeBytes { raw in
+            do throws(SystemError) { try write(raw, at: offset, path: path) } catch { failure = error }
+        }
+        if let failure { throw failure }
+    }
+
+    /// Writes all of `bytes` at `offset` (`pwrite`, never moving the position).
+    package func write(_ bytes: UnsafeRawBufferPointer, at offset: Int64, path: String) throws(SystemError) {
         var done = 0
         while done < bytes.count {
-            let n = bytes.withUnsafeBytes { raw in
-                retryingInterrupts { pwrite(self.raw, raw.baseAddress! + done, raw.count - done, off_t(offset) + off_t(done)) }
-            }
+            let n = retryingInterrupts { pwrite(self.raw, bytes.baseAddress! + done, bytes.count - done, off_t(offset) + off_t(done)) }
             guard n > 0 else { throw SystemError("pwrite", path: path) }
             done += n
         }

@@ -48,10 +48,17 @@ package struct FileStatus: Sendable, Equatable {
     package let mode: UInt32
     /// The owner's user id.
     package let owner: UInt32
+    /// Bytes the file takes on its disk (`st_blocks` × 512): less than its
+    /// `size` for a sparse file, whose holes take none.
+    package let allocatedBytes: Int64
+
+    /// True when the file has holes: fewer bytes on disk than its size.
+    package var isSparse: Bool { type == .regular && allocatedBytes < size }
 
     package init(_ st: stat) {
         type = FileType(mode: st.st_mode)
         size = Int64(st.st_size)
+        allocatedBytes = Int64(st.st_blocks) * 512
         device = UInt64(st.st_dev)
         inode = UInt64(st.st_ino)
         mode = UInt32(st.st_mode)

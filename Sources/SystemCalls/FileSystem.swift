@@ -36,6 +36,13 @@ package enum FileSystem {
         guard mkdir(path, 0o700) == 0 || errno == EEXIST else { throw SystemError("mkdir", path: path) }
     }
 
+    #if os(Linux)
+    /// The space of the file system that holds `path` (a folder or a file).
+    package static func space(of path: String) throws(SystemError) -> DiskSpace {
+        try FileDescriptor.open(path, O_RDONLY | O_PATH).space(path: path)
+    }
+    #endif
+
     /// True if `path` exists (without following a final symbolic link).
     package static func exists(_ path: String) -> Bool { (try? FileStatus.ofLink(path)) != nil }
 

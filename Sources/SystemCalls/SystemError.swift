@@ -33,8 +33,11 @@ public struct SystemError: Error, Sendable, Hashable, CustomStringConvertible {
 
     /// What kind of failure `errno` says this is: the one place it is classified.
     public enum Kind: Sendable, Hashable {
-        /// `ENOSPC`, `EDQUOT`, `EFBIG`: the disk or quota is full, not the file broken.
+        /// `ENOSPC`, `EDQUOT`: the disk or quota is full, not the file broken.
         case diskFull
+        /// `EFBIG`: larger than the file system or the process (`RLIMIT_FSIZE`)
+        /// may write: room elsewhere does not help this file.
+        case tooLarge
         /// `ENOENT`, `ENOTDIR`: the path does not exist (any more).
         case notFound
         /// `EACCES`, `EPERM`, `EROFS`: not allowed (a mode, a read-only file system).
@@ -46,7 +49,8 @@ public struct SystemError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The kind of failure `code` is.
     public var kind: Kind {
         switch code {
-        case ENOSPC, EDQUOT, EFBIG: .diskFull
+        case ENOSPC, EDQUOT: .diskFull
+        case EFBIG: .tooLarge
         case ENOENT, ENOTDIR: .notFound
         case EACCES, EPERM, EROFS: .permission
         default: .io

@@ -45,7 +45,7 @@ enum ExitStatus: Int32, CaseIterable, Sendable {
         case .usage: "usage error: unknown command or option, a stray argument, a bad value"
         case .noInput: "an input is missing or unreadable: a path, the container (status, open, report, gc), a batch or share"
         case .unavailable: "a service is unavailable: the database (unreachable, refused, no schema), the metrics port, a decoder helper"
-        case .cannotCreate: "cannot create or write the output: the container, the key (taken), the report file"
+        case .cannotCreate: "cannot create or write the output: the container (its disk full: resumable once space is freed), the key (taken), the report file"
         case .temporaryFailure: "temporary failure, try again: another process holds the batch; --db: the batch did not end in time"
         case .interrupted: "interrupted by SIGINT; resumable (share ingest --resume)"
         case .terminated: "stopped by SIGTERM; resumable. watch and worker under systemd exit 0 instead"
@@ -66,7 +66,7 @@ enum ExitStatus: Int32, CaseIterable, Sendable {
         case let error as SystemError:
             switch error.kind {
             case .notFound: return .noInput
-            case .permission, .diskFull, .io: return .cannotCreate
+            case .permission, .diskFull, .tooLarge, .io: return .cannotCreate
             }
         default: return .unavailable
         }
@@ -74,7 +74,7 @@ enum ExitStatus: Int32, CaseIterable, Sendable {
 
     private static func of(_ error: ShareIngestError, database: Bool) -> ExitStatus {
         switch error {
-        case .containerUnusable, .manifestExists, .keyTaken: .cannotCreate
+        case .containerUnusable, .diskFull, .manifestExists, .keyTaken: .cannotCreate
         case .noInputs, .badScheme, .batchNotResumable: .usage
         case .pipeline(let problem): problem.field == "(file)" ? .noInput : .usage
         case .inputMissing, .unknownBatch, .planInterrupted: .noInput

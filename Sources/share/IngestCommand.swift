@@ -68,8 +68,21 @@ enum IngestCommand {
             return Command.failure(error)
         }
         if report.interrupted {
-            Terminal.shared.err("share: interrupted; nothing is lost: finish with  share ingest --resume \(report.batchID.uuidString) --container \(container.root)")
-            return ExitStatus.after(signal: Signals.received ?? SIGINT)
+            let resume = "share ingest --resume \(report.batchID.uuidString) --container \(container.root)"
+            switch report.stop ?? .asked {
+            case .asked:
+                Terminal.shared.err("share: interrupted; nothing is lost: finish with  \(resume)")
+                return ExitStatus.after(signal: Signals.received ?? SIGINT)
+            case .diskFull:
+                let waiting = report.items.filter { $0.failure?.reason == .diskFull }
+                if mode != .json { for item in waiting { Terminal.shared.err("share: waits for space: \(item.failure!.message)") } }
+                let items = waiting.isEmpty ? "" : "; \(waiting.count) item\(waiting.count == 1 ? "" : "s") wait\(waiting.count == 1 ? "s" : "") for space"
+                Terminal.shared.err("share: \(report.stop!)\(items); nothing is lost: free some space, then finish with  \(resume)")
+                return .cannotCreate
+            case .storeFailed:
+                Terminal.shared.err("share: \(report.stop!); nothing is lost: finish with  \(resume)")
+                return .cannotCreate
+            }
         }
         let written = parsed.value("report").map { write(report, to: $0, container: container) } ?? true
         if mode != .json { summarize(report, container: container, quiet: mode == .quiet) }

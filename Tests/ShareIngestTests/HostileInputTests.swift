@@ -3,6 +3,7 @@ import Glibc
 import MediaKit
 import ShareIngest
 import TestSupport
+import Synchronization
 import Testing
 import ShareManifest
 import MediaFormats
@@ -529,45 +530,55 @@ import MediaFormats
 
     // MARK: - Disk full
 
-    /// A tmpfs of `kilobytes` mounted on a new folder, unmounted when released;
-    /// nil (with the reason printed) where mounting is not allowed.
-    final class Tmpfs {
-        let directory = TemporaryDirectory("hostile-tmpfs")
-        var path: String { directory.path }
-
-        init?(kilobytes: Int) {
-            let result = try? HostileInputTests.tool("/bin/mount", ["-t", "tmpfs", "-o", "size=\(kilobytes)k", "tmpfs", directory.path])
-            guard let result, result.status == 0 else {
-                print("HostileInputTests: cannot mount a tmpfs (\(result?.output ?? "mount failed")); the disk-full cases are not exercised")
-                return nil
-            }
-        }
-
-        deinit { _ = try? HostileInputTests.tool("/bin/umount", ["-l", directory.path]) }
-
-        /// Bytes a new file may still take.
-        var free: Int {
-            var st = statvfs()
-            statvfs(path, &st)
-            return Int(st.f_bavail) * Int(st.f_bsize)
-        }
-
-        /// Leaves exactly `bytes` (a multiple of the page size) free.
-        func fill(leaving bytes: Int) throws {
-            let filler = path + "/filler"
-            let size = free - bytes
-            try #require(size >= 0)
-            let fd = open(filler, O_WRONLY | O_CREAT, 0o600)
-            defer { close(fd) }
-            try #require(posix_fallocate(fd, 0, off_t(size)) == 0)
-            #expect(free == bytes)
-        }
-    }
-
     static func pages(_ bytes: Int) -> Int { (bytes + 4095) / 4096 * 4096 }
 
-    @Test func diskFullDuringCopyThumbnailOrManifestLeavesNothingBehind() throws {
-        let sequential = try Self.pipeline(Self.sequential)
+    /// One worker per stage and no space kept free: each case fills the disk at one stage.
+    static let sequentialWithoutReserve = """
+        {"name": "sequential", "stages": [
+          {"stage": "sniff"}, {"stage": "copy", "workers": 1, "reserveMiB": 0}, {"stage": "probe", "workers": 1},
+          {"stage": "thumbnail", "workers": 1}, {"stage": "manifest"}]}
+        """
+
+    /// Ingests `inputs` into `container` (its journal in `state`), keeping the batch to resume it.
+    static func ingestKeepingState(
+        _ inputs: [ShareInput], pipeline: PipelineDefinition, container: String, state: TemporaryDirectory
+    ) throws -> (ShareIngestor, BatchReport) {
+        let ingestor = ShareIngestor(container: try ContainerDirectory(container, stateDirectory: state.path), pipeline: pipeline)
+        return (ingestor, try ingestor.ingest(inputs))
+    }
+
+    /// A batch stopped by a full disk: resumable, nothing delivered or failed
+    /// for good, `waiting` named as waiting for space (reason `diskFull`,
+    /// stage `stage`), nothing of theirs left in the container.
+    static func expectWaitingForSpace(
+        _ report: BatchReport, _ waiting: String, stage: StageName, containing text: String, container: String,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) {
+        #expect(report.interrupted, "the batch is resumable", sourceLocation: sourceLocation)
+        guard case .diskFull(let path, _)? = report.stop else {
+            Issue.record("stopped for \(String(describing: report.stop)), not a full disk", sourceLocation: sourceLocation)
+            return
+        }
+        #expect(path.hasPrefix(URL(fileURLWithPath: container).standardizedFileURL.path), "the stop names the container: \(path)", sourceLocation: sourceLocation)
+        #expect(report.manifestPath == nil && report.redirectURL == nil, sourceLocation: sourceLocation)
+        expectFailure(byName(report), waiting, .diskFull, stage: stage, containing: text, sourceLocation: sourceLocation)
+        let all = (FileManager.default.enumerator(atPath: container)?.allObjects as? [String]) ?? []
+        #expect(all.filter { $0.hasSuffix(".partial") }.isEmpty, "temporary files left: \(all)", sourceLocation: sourceLocation)
+    }
+
+    /// Resumes the batch of `report` and expects every item delivered, once.
+    static func expectResumeDeliversEverything(
+        _ ingestor: ShareIngestor, _ report: BatchReport, names: [String], container: String, sourceLocation: SourceLocation = #_sourceLocation
+    ) throws {
+        let resumed = try ingestor.resume(report.batchID.uuidString)
+        #expect(!resumed.interrupted && resumed.stop == nil, "\(String(describing: resumed.stop))", sourceLocation: sourceLocation)
+        #expect(resumed.items.map(\.status) == names.map { _ in .ingested }, "\(resumed.items.map { "\($0.source): \($0.status) \(String(describing: $0.failure))" })", sourceLocation: sourceLocation)
+        #expect(Set(resumed.items.map { ($0.source as NSString).lastPathComponent }) == Set(names), sourceLocation: sourceLocation)
+        expectCleanContainer(resumed, container, sourceLocation: sourceLocation)
+    }
+
+    @Test func aFullDiskAtTheCopyThumbnailOrManifestStopsTheBatchAndResumeDeliversEveryItemOnce() throws {
+        let sequential = try Self.pipeline(Self.sequentialWithoutReserve)
         let photo = Fixtures.media("photo.jpg")
         let photoSize = try Self.bytes("photo.jpg").count
         // The thumbnail's size, from a run on an ordinary disk (it is deterministic).
@@ -577,7 +588,8 @@ import MediaFormats
             try FileManager.default.attributesOfItem(atPath: $0.path)[.size] as? Int
         } ?? nil)
 
-        // 1. Copy: a file bigger than the whole disk, between two photos that fit.
+        // 1. Copy: a file bigger than the whole disk, between two photos that fit;
+        //    once the disk is grown, all three arrive.
         do {
             guard let disk = Tmpfs(kilobytes: 256) else { return }
             let drop = TemporaryDirectory("hostile-drop")
@@ -585,36 +597,85 @@ import MediaFormats
             try drop.add("b-too-big.bin", bytes: [UInt8](repeating: 0x5A, count: 300_000))
             try drop.add("c-ordinary-2.jpg", copying: Fixtures.media("exif3.jpg"))
             let container = disk.path + "/container"
-            let report = try Self.ingest([.path(drop.path)], pipeline: sequential, container: container)
-            let items = Self.byName(report)
-            Self.expectFailure(items, "b-too-big.bin", .diskFull, stage: .copy, containing: "container disk full (No space left on device)")
-            #expect(items["b-too-big.bin"]?.failure?.message.contains("/container/") == true, "the message names where it was writing")
-            Self.expectOrdinaryPhotosAndCleanContainer(report, container, photos: ["a-ordinary-1.jpg", "c-ordinary-2.jpg"])
+            let state = TemporaryDirectory("state")
+            let (ingestor, report) = try Self.ingestKeepingState([.path(drop.path)], pipeline: sequential, container: container, state: state)
+            // Found before a byte is written: it is larger than what is free.
+            Self.expectWaitingForSpace(report, "b-too-big.bin", stage: .copy, containing: "container disk full: it would not fit", container: container)
+            #expect(Self.byName(report)["b-too-big.bin"]?.failure?.message.contains("/container/ (300.0 kB to copy;") == true, "the message names where and how much")
+            #expect(Self.byName(report)["b-too-big.bin"]?.failure?.message.contains(" free); not copied") == true, "the message says what is free")
+            try disk.resize(kilobytes: 2048)
+            try Self.expectResumeDeliversEverything(ingestor, report, names: ["a-ordinary-1.jpg", "b-too-big.bin", "c-ordinary-2.jpg"], container: container)
         }
-        // 2. Thumbnail: room for the copy, not for its thumbnail; the text still arrives.
+        // 2. Thumbnail: room for the copy, not for its thumbnail. The photo waits
+        //    (its copy removed, so the disk has room again); the text too, with the batch.
         do {
             guard let disk = Tmpfs(kilobytes: 512) else { return }
             let container = disk.path + "/container"
-            _ = try ContainerDirectory(container, stateDirectory: TemporaryDirectory("state").path)
+            let state = TemporaryDirectory("state")
+            _ = try ContainerDirectory(container, stateDirectory: state.path)
             try disk.fill(leaving: Self.pages(photoSize))
-            let report = try Self.ingest([.path(photo), .text("sent with the photo")], pipeline: sequential, container: container)
-            let items = Self.byName(report)
-            Self.expectFailure(items, "photo.jpg", .diskFull, stage: .thumbnail, containing: "No space left on device")
-            #expect(report.entries.map(\.type) == [.text])
-            Self.expectCleanContainer(report, container)
+            let (ingestor, report) = try Self.ingestKeepingState(
+                [.path(photo), .text("sent with the photo")], pipeline: sequential, container: container, state: state)
+            Self.expectWaitingForSpace(report, "photo.jpg", stage: .thumbnail, containing: "No space left on device", container: container)
+            #expect(((try? FileManager.default.contentsOfDirectory(atPath: container + "/thumbnails")) ?? []).isEmpty, "no thumbnail left")
+            disk.empty()
+            let resumed = try ingestor.resume(report.batchID.uuidString)
+            #expect(resumed.entries.map(\.type) == [.image, .text], "\(resumed.items.map { "\($0.source): \(String(describing: $0.failure))" })")
+            Self.expectCleanContainer(resumed, container)
         }
-        // 3. Manifest: the copy and its thumbnail fit, the manifest does not.
+        // 3. Manifest: the copy and its thumbnail fit, the manifest does not. It
+        //    is tried again on each resume without using up the fan-in's attempts.
         do {
             guard let disk = Tmpfs(kilobytes: 512) else { return }
             let container = disk.path + "/container"
-            _ = try ContainerDirectory(container, stateDirectory: TemporaryDirectory("state").path)
+            let state = TemporaryDirectory("state")
+            _ = try ContainerDirectory(container, stateDirectory: state.path)
             try disk.fill(leaving: Self.pages(photoSize) + Self.pages(thumbnailSize))
-            let report = try Self.ingest([.path(photo)], pipeline: sequential, container: container)
-            let items = Self.byName(report)
-            Self.expectFailure(items, "photo.jpg", .diskFull, stage: .manifest, containing: "the manifest could not be written")
-            #expect(report.manifestPath == nil && report.redirectURL == nil)
-            Self.expectCleanContainer(report, container)
+            let (ingestor, report) = try Self.ingestKeepingState([.path(photo)], pipeline: sequential, container: container, state: state)
+            #expect(report.interrupted && report.manifestPath == nil)
+            guard case .diskFull? = report.stop else {
+                Issue.record("stopped for \(String(describing: report.stop)), not a full disk")
+                return
+            }
+            #expect(Self.byName(report)["photo.jpg"]?.failure == nil, "the photo is not failed for the manifest's want of space")
+            // As often as the fan-in's attempts (3 by default): none is used up.
+            for _ in 0..<3 {
+                let again = try ingestor.resume(report.batchID.uuidString)
+                guard case .diskFull? = again.stop else {
+                    Issue.record("a resume on a full disk ended \(String(describing: again.stop)): \(again.items.map { String(describing: $0.failure) })")
+                    return
+                }
+            }
+            disk.empty()
+            try Self.expectResumeDeliversEverything(ingestor, report, names: ["photo.jpg"], container: container)
         }
+    }
+
+    @Test func aCopyThatWouldLeaveLessThanTheReserveWaitsForSpaceAndTheOthersGoOn() throws {
+        guard let disk = Tmpfs(kilobytes: 1024) else { return }
+        // Half the disk kept free: a 600 KB file would not fit; a photo would.
+        let pipeline = try Self.pipeline("""
+            {"name": "reserve", "stages": [
+              {"stage": "sniff"}, {"stage": "copy", "workers": 1, "reservePercent": 50}, {"stage": "probe"},
+              {"stage": "thumbnail"}, {"stage": "manifest"}]}
+            """)
+        let drop = TemporaryDirectory("hostile-drop")
+        try drop.add("a-photo.jpg", copying: Fixtures.media("photo.jpg"))
+        try drop.add("b-large.bin", bytes: [UInt8](repeating: 0x33, count: 600_000))
+        let container = disk.path + "/container"
+        let state = TemporaryDirectory("state")
+        let events = Mutex<[String]>([])
+        let ingestor = ShareIngestor(container: try ContainerDirectory(container, stateDirectory: state.path), pipeline: pipeline)
+        let report = try ingestor.ingest([.path(drop.path)]) { event in
+            if case .stageFinished(let stage, let index, _) = event { events.withLock { $0.append("\(stage.rawValue):\(index)") } }
+        }
+        Self.expectWaitingForSpace(report, "b-large.bin", stage: .copy, containing: "kept free, the copy stage's reserve", container: container)
+        #expect(Self.byName(report)["b-large.bin"]?.failure?.message.contains("not copied") == true)
+        #expect(events.withLock { $0.contains("thumbnail:0") }, "the photo went on through its stages: \(events.withLock { $0 })")
+        #expect(!((try? FileManager.default.contentsOfDirectory(atPath: container)) ?? []).contains { $0.hasSuffix(".bin") }, "nothing of the large file was written")
+        // With a smaller reserve (the pipeline a batch keeps is its own: the disk grows instead).
+        try disk.resize(kilobytes: 4096)
+        try Self.expectResumeDeliversEverything(ingestor, report, names: ["a-photo.jpg", "b-large.bin"], container: container)
     }
 
     @Test func fileSizeLimitInAChildProcessIsReportedNotFatal() throws {
@@ -629,11 +690,11 @@ import MediaFormats
             big, Fixtures.media("tiny-1x1.png"),
         ])
         #expect(result.status == 1, "\(result.output)")  // not killed by SIGXFSZ (that is status 153 through a shell, or a signal)
-        #expect(result.output.contains("photo.jpg: container disk full (File too large)"), "\(result.output)")
+        #expect(result.output.contains("photo.jpg: too large for the container (File too large)"), "\(result.output)")
         let json = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: reportFile))) as! [String: Any]
         let items = json["items"] as! [[String: Any]]
         #expect(items.map { $0["status"] as? String } == ["failed", "ingested"])
-        #expect(items[0]["reason"] as? String == "diskFull")
+        #expect(items[0]["reason"] as? String == "tooLarge")
         let all = (FileManager.default.enumerator(atPath: container.path)?.allObjects as? [String]) ?? []
         #expect(all.filter { $0.hasSuffix(".partial") }.isEmpty)
         #expect(all.filter { $0.hasSuffix(".jpg") && !$0.hasPrefix("thumbnails/") && !$0.hasPrefix(".") }.isEmpty, "\(all)")

@@ -158,8 +158,10 @@ import Testing
         var item = Self.item(completed: .copy)
         #expect(ItemLifecycle.recordPatience(for: .unreachable) == .infinity)
         #expect(ItemLifecycle.recordPatience(for: .unavailable) == 0.5 && ItemLifecycle.recordPatience(for: .refused) == 0)
+        // A store whose disk is full is given the patience of one that is away for a moment: then the batch stops for space.
+        #expect(ItemLifecycle.recordPatience(for: .full) == 0.5)
         #expect((1...6).map(ItemLifecycle.recordPause(attempt:)) == [0.05, 0.1, 0.2, 0.4, 0.8, 1])
-        for failure in [StoreFailure.unavailable, .unreachable] {
+        for failure in [StoreFailure.unavailable, .unreachable, .full] {
             #expect(lifecycle.afterFailedRecord(&item, next: .run(.probe), ran: nil, error: "disk full", failure: failure, refusedBefore: false) == .init(next: .park(.probe), stopsRun: true))
         }
         #expect(item.lostAttempts == 0)
@@ -284,6 +286,7 @@ import Testing
         item.lostAttempts = 2
         item.decodingInFlight = true
         item.suspect = true
+        item.waitingForSpace = ItemFailure(.copy, .diskFull, "/container/A.jpg: container disk full (12 KiB free)")
 
         let json = item.encoded()
         let keys = Set(try #require(try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any]).keys)

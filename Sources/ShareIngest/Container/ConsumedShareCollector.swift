@@ -60,7 +60,7 @@ public struct ConsumedShareCollector: Sendable {
                     owners.append(OwnerID(id))
                     owners.append(OwnerID(ItemState.motionVideoID(of: id)))
                 }
-            } catch { throw .containerUnusable(path: container.root, reason: "journal: \(error)") }
+            } catch { throw .journal(error, container: container) }
             owners.sort()
             for folder in [container.root, container.thumbnailsDirectory] {
                 try? DirectoryEntries.removeRegularFiles(
@@ -79,7 +79,7 @@ public struct ConsumedShareCollector: Sendable {
             report.keys.append(batch.key)
             if !dryRun {
                 batch.state = .collected
-                do { try journal.update(batch) } catch { throw .containerUnusable(path: container.root, reason: "journal: \(error)") }
+                do { try journal.update(batch) } catch { throw .journal(error, container: container) }
             }
         }
         return report

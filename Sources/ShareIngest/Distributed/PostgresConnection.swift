@@ -154,13 +154,14 @@ public struct PostgresError: Error, Sendable, CustomStringConvertible {
 
     /// What the error means for a record (``StoreFailure``): a lost connection
     /// or a server shutting down is the server away; a value the server cannot
-    /// keep (a data exception, a constraint, a limit) is the record's; anything
-    /// else (a full disk, out of memory, I/O, a timeout, a conflict) is the
-    /// server's trouble, not the record's.
+    /// keep (a data exception, a constraint, a limit) is the record's; a full
+    /// disk is the server's want of space; anything else (out of memory, I/O,
+    /// a timeout, a conflict) is the server's trouble, not the record's.
     var storeFailure: StoreFailure {
         if connectionLost { return .unreachable }
         guard let sqlState else { return .unavailable }
         if sqlState == .queryCanceled { return .unavailable }
+        if sqlState == .diskFull { return .full }
         switch sqlState.errorClass {
         case "08", "57": return .unreachable
         case "22", "23", "54": return .refused

@@ -10,8 +10,12 @@ final class PreparedBatch: Sendable {
     /// When its visibility was last checked (monotonic seconds).
     let checked: Double
 
-    init(_ stored: JobQueue.StoredBatch, decoder: any MediaDecoder, catalog: StageCatalog) throws {
-        context = try BatchContext(stored.record, container: try ContainerDirectory(stored.container), decoder: decoder, catalog: catalog)
+    init(_ stored: JobQueue.StoredBatch, decoder: any MediaDecoder, catalog: StageCatalog, cancellation: CancellationFlag) throws {
+        // An item waiting for space is taken again later (``ItemLifecycle/SpaceWait/retryLater``):
+        // a worker serves every batch and has nobody to tell.
+        context = try BatchContext(
+            stored.record, container: try ContainerDirectory(stored.container), decoder: decoder, catalog: catalog, cancellation: cancellation,
+            spaceWait: .retryLater)
         checked = MonotonicClock.now()
     }
 }
@@ -33,9 +37,13 @@ final class WorkerBatches: Sendable {
     /// Seconds after which a batch's visibility is checked again.
     static let recheckInterval = 30.0
 
-    init(worker: StageWorker, id: Int) {
+    /// Set when the worker is to stop (a long copy looks at it as it goes).
+    private let cancellation: CancellationFlag
+
+    init(worker: StageWorker, id: Int, cancellation: CancellationFlag) {
         self.worker = worker
         self.id = id
+        self.cancellation = cancellation
     }
 
     /// The context of a batch checked usable here, if it was.
@@ -67,7 +75,7 @@ final class WorkerBatches: Sendable {
         var reason = WorkerVisibility.problem(with: stored)
         var ready: PreparedBatch?
         if reason == nil {
-            do { ready = try PreparedBatch(stored, decoder: worker.decoder, catalog: worker.settings.catalog) } catch {
+            do { ready = try PreparedBatch(stored, decoder: worker.decoder, catalog: worker.settings.catalog, cancellation: cancellation) } catch {
                 reason = "cannot use batch \(batch): \(error)"
             }
         }
@@ -98,7 +106,7 @@ final class WorkerBatches: Sendable {
         if let known = rules.withLock({ $0[batch] }) { return known }
         guard let stored = try queue.batch(batch), let pipeline = try? stored.record.pipeline(catalog: worker.settings.catalog) else { return nil }
         let found = BatchRules(
-            lifecycle: ItemLifecycle(pipeline: pipeline, maxAttempts: stored.record.maxAttempts), manifest: ManifestStage(settings: pipeline.manifest),
+            lifecycle: ItemLifecycle(pipeline: pipeline, maxAttempts: stored.record.maxAttempts, spaceWait: .retryLater), manifest: ManifestStage(settings: pipeline.manifest),
             message: stored.record.message)
         rules.withLock { rules in
             if rules.count > 512 { rules.removeAll() }

@@ -184,6 +184,9 @@ final class WorkerExecutor {
                 stored.record, context: batch, store: store, wallSeconds: max(0, Date().timeIntervalSince(stored.record.createdAt)), now: Date(),
                 events: run.worker.events, recordChanged: { changed in try store.record(changed, batch: stored.record, lease: lease) },
                 recordEnd: { record, changed in try store.finish(record, changed: changed, lease: lease) })
+        } catch let wants as BatchCompletion.WantsSpace {
+            try? run.loseManifest(job, lease: lease, error: "\(wants)", lifecycle: batch.lifecycle, queue: store, forWantOfSpace: true)
+            return
         } catch let failure as BatchCompletion.NotRecorded {
             try? run.loseManifest(job, lease: lease, error: "\(failure.error)", lifecycle: batch.lifecycle, queue: store)
             return

@@ -45,7 +45,7 @@ final class WorkerRun: Sendable {
         self.id = id
         self.interruption = interruption
         handoff = BlockingQueue(capacity: Self.mostClaimed + worker.settings.concurrency)
-        batches = WorkerBatches(worker: worker, id: id)
+        batches = WorkerBatches(worker: worker, id: id, cancellation: interruption.flag)
         let counters = counters
         leaving = { status in if status == .failed { counters.withLock { $0.failures += 1 } } }
         // A record whose connection was lost is kept and made again once the
@@ -138,8 +138,12 @@ final class WorkerRun: Sendable {
     /// The manifest job lost its attempt (its worker died, an error that is not
     /// the batch's): recorded as the batch's lifecycle decides (``ItemLifecycle/afterLosingFanIn(lostBefore:reason:)``):
     /// queued again after its backoff, or the batch fails.
-    func loseManifest(_ job: Job, lease: Lease, error: String, lifecycle: ItemLifecycle, queue: any JobStore) throws {
-        let (next, lost) = lifecycle.afterLosingFanIn(lostBefore: job.attempts, reason: error)
+    /// `forWantOfSpace`: the manifest could not be written for want of space,
+    /// which costs no attempt (``ItemLifecycle/afterFanInWantsSpace(lostBefore:reason:)``).
+    func loseManifest(_ job: Job, lease: Lease, error: String, lifecycle: ItemLifecycle, queue: any JobStore, forWantOfSpace: Bool = false) throws {
+        let (next, lost) =
+            forWantOfSpace
+            ? lifecycle.afterFanInWantsSpace(lostBefore: job.attempts, reason: error) : lifecycle.afterLosingFanIn(lostBefore: job.attempts, reason: error)
         try queue.loseFanIn(job, lease: lease, next: next, lost: lost)
         let fields = ["batch": job.batchID.uuidString, "stage": job.stage.rawValue, "attempt": String(lost), "maxAttempts": String(lifecycle.maxAttempts), "error": error]
         switch next {

@@ -70,6 +70,25 @@ enum CopyError: Error {
     /// The source is a FIFO, a socket, a device, a directory or a symbolic link.
     case notRegularFile(FileType)
     case changed(String)
+    /// The copy would not fit, or would leave its file system less than the
+    /// reserve (``CopyGuards/reserve``): `size` bytes on disk, `reserve` kept
+    /// free, `available` free in the folder `path`. Nothing was written.
+    case wouldNotFit(size: Int64, reserve: Int64, available: Int64, path: String)
+    /// A stop was asked while it copied (``CopyGuards/stop``): the partial copy is removed.
+    case stopped
+}
+
+/// What a copy checks as it goes: the room its file system must keep, and a
+/// stop asked meanwhile (between chunks, so a long copy ends within a second).
+struct CopyGuards: Sendable {
+    /// Bytes the container's file system must keep free after the copy,
+    /// given its size (``PipelineDefinition/CopySettings/reserve``); nil: none.
+    var reserve: (@Sendable (DiskSpace) -> Int64)?
+    /// Set when the copy is to stop.
+    var stop: CancellationFlag?
+
+    /// Neither.
+    static let none = CopyGuards()
 }
 
 /// What a copy produced.
@@ -120,20 +139,26 @@ enum FileCopier {
 
     /// Copies `source` (whose version was seen as `expected`) to `destination`,
     /// which must not exist. Returns its size and hash.
-    static func copy(from source: SourceFile, in roots: DropRoots, expected: FileVersion?, to destination: String, sync: Bool) throws(CopyError) -> Copied {
+    static func copy(
+        from source: SourceFile, in roots: DropRoots, expected: FileVersion?, to destination: String, sync: Bool, guards: CopyGuards = .none
+    ) throws(CopyError) -> Copied {
         let (input, before) = try openSource(source, in: roots, expected: expected)
-        return try copy(input, version: before, of: source.path, to: destination, sync: sync)
+        return try copy(input, version: before, of: source.path, to: destination, sync: sync, guards: guards)
     }
 
     /// Copies the source already open as `input` (``openSource(_:)``, whose
     /// version it was then) from its start to `destination`, which must not
     /// exist; without `sync`, the copy is made durable later (a file system's
-    /// sync), not here. Returns its size and hash.
-    static func copy(_ input: FileDescriptor, version before: FileVersion, of source: SourcePath, to destination: String, sync: Bool) throws(CopyError) -> Copied {
+    /// sync), not here. Holes stay holes. Returns its size and hash.
+    static func copy(
+        _ input: FileDescriptor, version before: FileVersion, of source: SourcePath, to destination: String, sync: Bool, guards: CopyGuards = .none
+    ) throws(CopyError) -> Copied {
         let temporary = FileSystem.temporaryName(for: destination)
         do {
             let output = try FileDescriptor.open(temporary, O_WRONLY | O_CREAT | O_EXCL, mode: 0o600)
-            let copied = try transfer(from: input, to: output, size: before.size, source: source.display, destination: destination)
+            if let reserve = guards.reserve { try checkRoom(for: input, size: before.size, in: output, destination: destination, reserve: reserve) }
+            let copied = try transfer(
+                from: input, to: output, size: before.size, source: source.display, destination: destination, stop: guards.stop)
             try checkUnchanged(input, since: before, copied: copied, source: source)
             if sync { try output.sync(path: destination) }
             try output.close(path: destination)
@@ -170,7 +195,7 @@ enum FileCopier {
                 copied = Copied(size: before.size, sha256: digest.finish())
             } else {
                 // `head` was read at an offset: the descriptor is still at the start.
-                copied = try transfer(from: input, to: output, size: before.size, source: source.display, destination: destination)
+                copied = try transfer(from: input, to: output, size: before.size, source: source.display, destination: destination, stop: nil)
             }
             try checkUnchanged(input, since: before, copied: copied, source: source)
             try output.close(path: destination)
@@ -179,6 +204,22 @@ enum FileCopier {
             FileSystem.remove(destination)
             throw failure(error, source: source, destination: destination)
         }
+    }
+
+    /// Throws ``CopyError/wouldNotFit(size:reserve:available:path:)`` unless the file
+    /// system of `output` has room for `input` (its size, or what it takes on
+    /// its disk when it has holes, which the copy keeps) and the reserve.
+    private static func checkRoom(
+        for input: FileDescriptor, size: Int64, in output: FileDescriptor, destination: String, reserve: (DiskSpace) -> Int64
+    ) throws(CopyError) {
+        let space: DiskSpace
+        do { space = try output.space(path: destination) } catch { throw .writing(error) }
+        let kept = reserve(space)
+        guard size + kept > space.available else { return }
+        // Only a sparse source may still fit: its holes take no room.
+        let onDisk = (try? input.status(path: destination)).map { min($0.size, $0.allocatedBytes) } ?? size
+        guard onDisk + kept > space.available else { return }
+        throw .wouldNotFit(size: onDisk, reserve: kept, available: space.available, path: destination.parentPath)
     }
 
     /// Throws unless the source open as `input` is still the version it was
@@ -268,15 +309,80 @@ enum FileCopier {
     }
 
     /// Reads, hashes and writes until the end of `input`. Read errors name the
-    /// source; write errors (disk full) name the destination.
+    /// source; write errors (disk full) name the destination. A source with
+    /// holes (``FileStatus/isSparse``) is copied with them, as `cp
+    /// --sparse=auto` does: only its data is written, so a sparse file costs
+    /// the container what it costs its dropper. `stop` is looked at between
+    /// chunks.
     private static func transfer(
-        from input: FileDescriptor, to output: FileDescriptor, size: Int64, source: String, destination: String
-    ) throws(SystemError) -> Copied {
+        from input: FileDescriptor, to output: FileDescriptor, size: Int64, source: String, destination: String, stop: CancellationFlag?
+    ) throws(CopyError) -> Copied {
+        do {
+            if size > Int64(chunk), try input.status(path: source).isSparse {
+                return try transferKeepingHoles(from: input, to: output, size: size, source: source, destination: destination, stop: stop)
+            }
+            return try transferAll(from: input, to: output, size: size, source: source, destination: destination, stop: stop)
+        } catch let error as CopyError {
+            throw error
+        } catch let error as SystemError {
+            throw error.path == source ? .reading(error) : .writing(error)
+        } catch {
+            throw .writing(SystemError("copy", path: destination, code: EIO))
+        }
+    }
+
+    /// A sparse source's data, region by region (`SEEK_DATA`, `SEEK_HOLE`),
+    /// each hole skipped in the copy and hashed as the zeros it reads as;
+    /// the copy's size set last, for a hole at the end. Reads past `size`
+    /// (it grew) are left to ``checkUnchanged(_:since:copied:source:)``.
+    private static func transferKeepingHoles(
+        from input: FileDescriptor, to output: FileDescriptor, size: Int64, source: String, destination: String, stop: CancellationFlag?
+    ) throws -> Copied {
+        let digest = SHA256()
+        var buffer = [UInt8](repeating: 0, count: chunk)
+        let zeros = [UInt8](repeating: 0, count: chunk)
+        var offset: Int64 = 0
+        func hashZeros(upTo end: Int64) throws {
+            while offset < end {
+                if stop?.isCancelled == true { throw CopyError.stopped }
+                let n = Int(min(Int64(chunk), end - offset))
+                zeros.withUnsafeBytes { digest.update(UnsafeRawBufferPointer(rebasing: $0[0..<n])) }
+                offset += Int64(n)
+            }
+        }
+        while offset < size {
+            let data = try input.nextData(from: offset, path: source) ?? size
+            try hashZeros(upTo: min(data, size))
+            guard offset < size else { break }
+            let hole = min(try input.nextHole(from: offset, path: source), size)
+            while offset < hole {
+                if stop?.isCancelled == true { throw CopyError.stopped }
+                let want = Int(min(Int64(chunk), hole - offset))
+                let n = try buffer.withUnsafeMutableBytes { raw in
+                    try input.read(into: UnsafeMutableRawBufferPointer(rebasing: raw[0..<want]), at: offset, path: source)
+                }
+                guard n > 0 else { return Copied(size: offset, sha256: digest.finish()) }  // it shrank
+                try buffer.withUnsafeBytes { raw in
+                    let piece = UnsafeRawBufferPointer(rebasing: raw[0..<n])
+                    digest.update(piece)
+                    try output.write(piece, at: offset, path: destination)
+                }
+                offset += Int64(n)
+            }
+        }
+        try output.truncate(to: offset, path: destination)
+        return Copied(size: offset, sha256: digest.finish())
+    }
+
+    private static func transferAll(
+        from input: FileDescriptor, to output: FileDescriptor, size: Int64, source: String, destination: String, stop: CancellationFlag?
+    ) throws -> Copied {
         let digest = SHA256()
         // A one-line file needs no megabyte of buffer; one more byte sees the end.
         var buffer = [UInt8](repeating: 0, count: Int(min(Int64(chunk), size + 1)))
         var total: Int64 = 0
         while true {
+            if stop?.isCancelled == true { throw CopyError.stopped }
             var readError: SystemError?
             let n = buffer.withUnsafeMutableBytes { raw in
                 do throws(SystemError) { return try input.readAvailable(into: raw, path: source) } catch { readError = error; return 0 }

@@ -35,7 +35,7 @@ public final class BatchJournal: Sendable {
         } catch let error as SchemaMismatch {
             throw .containerUnusable(path: container.root, reason: error.description)
         } catch {
-            throw .containerUnusable(path: container.root, reason: "journal: \(error)")
+            throw .journal(error, container: container)
         }
     }
 
@@ -112,6 +112,9 @@ public final class BatchJournal: Sendable {
     /// Brings the schema up to date in one transaction; journals made before
     /// migrations had names (`user_version` 1 or 2) are taken over.
     private static func migrate(_ database: SQLiteDatabase, path: String) throws {
+        // A journal already up to date is only read: opening it writes nothing,
+        // so `share status` and the other readers work on a full disk.
+        if try isUpToDate(database, path: path) { return }
         try database.transaction(durable: true) {
             try database.execute("CREATE TABLE IF NOT EXISTS migrations (name TEXT PRIMARY KEY, applied_at REAL NOT NULL)")
             var applied = Set(try database.query("SELECT name FROM migrations").compactMap { $0.text("name") })
@@ -134,6 +137,17 @@ public final class BatchJournal: Sendable {
             // Older versions of share read only this number.
             try database.execute("PRAGMA user_version = \(max(legacy, all.migrations.count))")
         }
+    }
+
+    /// True when every migration is applied and recorded as older versions read
+    /// it (`user_version`); a journal of a newer share is refused here too.
+    private static func isUpToDate(_ database: SQLiteDatabase, path: String) throws -> Bool {
+        let tables = try database.query("SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'migrations'")
+        guard !tables.isEmpty else { return false }
+        let applied = Set(try database.query("SELECT name FROM migrations").compactMap { $0.text("name") })
+        let version = try database.query("PRAGMA user_version").first?.int("user_version") ?? 0
+        let all = migrations(path: path)
+        return try all.pending(applied: applied).isEmpty && version >= all.migrations.count
     }
 
     private static func record(_ name: String, in database: SQLiteDatabase) throws {
@@ -184,7 +198,7 @@ public final class BatchJournal: Sendable {
             return try database.query("SELECT * FROM batches ORDER BY created_at DESC").compactMap { BatchRecord(row: $0) }
                 .filter { states?.contains($0.state) ?? true }
         } catch {
-            throw .containerUnusable(path: container.root, reason: "journal: \(error)")
+            throw .journal(error, container: container)
         }
     }
 
@@ -194,7 +208,7 @@ public final class BatchJournal: Sendable {
             let rows = try database.query("SELECT * FROM batches WHERE id = ? OR key = ?", [.text(idOrKey.uppercased()), .text(idOrKey)])
             return rows.lazy.compactMap { BatchRecord(row: $0) }.first
         } catch {
-            throw .containerUnusable(path: container.root, reason: "journal: \(error)")
+            throw .journal(error, container: container)
         }
     }
 
@@ -263,7 +277,7 @@ public final class BatchJournal: Sendable {
             ).first?.int("n") ?? 0
             return max(0, batch.itemCount - unfinished)
         } catch {
-            throw .containerUnusable(path: container.root, reason: "journal: \(error)")
+            throw .journal(error, container: container)
         }
     }
 

@@ -1,5 +1,6 @@
 import Foundation
 import ShareManifest
+import SystemCalls
 
 /// Where batches and their items are kept and read, in every mode: the
 /// embedded SQLite journal (``BatchJournal``, a ``JournalStore``) or the
@@ -269,9 +270,13 @@ enum StoreFailure: Sendable, Equatable {
     /// The store cannot be reached (a lost connection, a server restarting):
     /// it takes the record once it is back.
     case unreachable
-    /// The store is there but cannot write now (full, an I/O error, locked, out
-    /// of resources, a timeout): its trouble, not the record's.
+    /// The store is there but cannot write now (an I/O error, locked, out of
+    /// resources, a timeout): its trouble, not the record's.
     case unavailable
+    /// The store cannot write for want of space (its disk or quota is full):
+    /// its trouble, not the record's, and a stop that says so (`share` exits
+    /// 73, resumable once there is room).
+    case full
     /// The store refuses this record for what it holds (too big, a value or a
     /// character it cannot keep, a constraint): the record's.
     case refused
@@ -281,6 +286,7 @@ enum StoreFailure: Sendable, Equatable {
         switch error {
         case let error as SQLiteError: self = error.storeFailure
         case let error as PostgresError: self = error.storeFailure
+        case let error as SystemError where error.isDiskFull: self = .full
         default: self = .unavailable
         }
     }

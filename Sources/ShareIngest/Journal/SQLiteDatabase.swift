@@ -78,10 +78,11 @@ public struct SQLiteError: Error, Sendable, CustomStringConvertible {
 
     /// What the error means for a record (``StoreFailure``): the journal is a
     /// local file, never unreachable; it refuses a record for what it holds
-    /// (too big, a constraint, a type it cannot keep), and any other error is
-    /// its own (full, I/O, locked, damaged).
+    /// (too big, a constraint, a type it cannot keep); its disk may be full;
+    /// any other error is its own (I/O, locked, damaged).
     var storeFailure: StoreFailure {
-        [Code.tooBig, .constraint, .mismatch].contains(result.primary) ? .refused : .unavailable
+        if result.primary == .full { return .full }
+        return [Code.tooBig, .constraint, .mismatch].contains(result.primary) ? .refused : .unavailable
     }
 }
 

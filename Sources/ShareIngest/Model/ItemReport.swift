@@ -74,15 +74,21 @@ public struct ItemFailure: Error, Sendable, Hashable, Codable, CustomStringConve
         case crashedRepeatedly
         /// The source changed while it was being copied.
         case changedWhileCopying
-        /// The container's disk or quota is full.
+        /// The container's disk or quota is full: not final (the item waits
+        /// for space, and the batch with it; `--resume` delivers it once there is room).
         case diskFull
+        /// Larger than what may be written (`EFBIG`: the container's file
+        /// system's largest file, a process's file-size limit) or than the size
+        /// limit asked for (`--max-item-size`, `--max-drop-size`): final.
+        case tooLarge
         /// Another input/output error (the message has the call and `errno`).
         case io
         /// A shared link that is not a URL.
         case notAURL
         /// Text beside files in a legacy manifest, which cannot hold both (status `skipped`).
         case unsupportedBySchema
-        /// The batch was cancelled before this item finished.
+        /// A stop was asked while its stage ran (a long copy): not final; the
+        /// stage runs again, from its start, when the batch resumes.
         case cancelled
         /// A distributed job failed (its worker died, or an error that is not the
         /// file's fault) more often than the batch's `maxAttempts`.
@@ -101,6 +107,8 @@ public struct ItemFailure: Error, Sendable, Hashable, Codable, CustomStringConve
 
     /// The reasons that leave an item out deliberately (status `skipped`, not `failed`).
     static let skipping: Set<Reason> = [.notRegularFile, .symbolicLink, .tooDeep, .unsupportedBySchema, .duplicate]
+    /// The reasons that are no verdict on the item: it is finished when its batch resumes.
+    public static let notFinal: Set<Reason> = [.diskFull, .cancelled]
 
     /// The stage that failed (`copy` for entries skipped while walking a drop).
     public let stage: StageName
@@ -120,9 +128,35 @@ public struct ItemFailure: Error, Sendable, Hashable, Codable, CustomStringConve
     public var description: String { message }
 
     /// A failure to write into the container, classified once: `diskFull` when
-    /// the disk or quota is full, else `io`.
+    /// the disk or quota is full, `tooLarge` for a file larger than may be
+    /// written, else `io`.
     init(_ stage: StageName, writing error: SystemError, _ message: String) {
-        self.init(stage, error.isDiskFull ? .diskFull : .io, message)
+        self.init(stage, error.isDiskFull ? .diskFull : error.kind == .tooLarge ? .tooLarge : .io, message)
+    }
+}
+
+/// Why a batch stopped before all its items finished. Each leaves it
+/// resumable: nothing is lost, and `--resume` (or the watcher's next try)
+/// finishes it.
+public enum BatchStop: Sendable, Equatable, CustomStringConvertible {
+    /// A stop was asked: a signal (SIGINT, SIGTERM), a cancelled task.
+    case asked
+    /// Something could not be written for want of space: items' copies or
+    /// thumbnails (they wait, and start again once there is room), or the
+    /// journal's records. `path`: where (the container, or the journal's
+    /// folder); `freeBytes`: what its file system had free then.
+    case diskFull(path: String, freeBytes: Int64?)
+    /// The journal could not record the items' steps (not for want of space): what it said.
+    case storeFailed(String)
+
+    /// A sentence for people.
+    public var description: String {
+        switch self {
+        case .asked: "interrupted"
+        case .diskFull(let path, let free):
+            "container disk full: \(path) could not be written" + (free.map { " (\(ReadableUnits.bytes($0)) free)" } ?? "")
+        case .storeFailed(let reason): "the journal could not record the batch's progress: \(reason)"
+        }
     }
 }
 
@@ -155,9 +189,12 @@ public struct BatchReport: Sendable {
     public let stageSeconds: [StageName: Double]
     /// Wall-clock seconds the batch took (a measurement: differs between runs).
     public let wallSeconds: Double
-    /// True when the batch was interrupted (a signal, a cancellation) before all its
-    /// items finished: no manifest yet; `share ingest --resume` finishes it.
+    /// True when the batch stopped before all its items finished (a signal, a
+    /// cancellation, a full disk: ``stop`` says which): no manifest yet;
+    /// `share ingest --resume` finishes it.
     public var interrupted = false
+    /// Why an ``interrupted`` batch stopped.
+    public var stop: BatchStop?
 
     /// Items by outcome.
     public struct Counts: Sendable, Hashable, Codable {
@@ -241,6 +278,12 @@ public struct BatchReport: Sendable {
     public var ingestedCount: Int { counts.ingested }
     /// How many items failed.
     public var failedCount: Int { counts.failed }
+    /// How many items an ``interrupted`` batch has not finished yet (they are
+    /// finished by the resume: counted in ``failedCount`` until then); 0 for a finished batch.
+    public var unfinishedCount: Int {
+        guard interrupted else { return 0 }
+        return items.filter { $0.status == .failed && ($0.failure.map { ItemFailure.notFinal.contains($0.reason) } ?? true) }.count
+    }
     /// How many items were skipped.
     public var skippedCount: Int { counts.skipped }
     /// True when every item was delivered.

@@ -1,10 +1,15 @@
 import Foundation
 import ShareManifest
+import SystemCalls
 
 /// Why a whole batch could not be run (as opposed to one item failing).
 public enum ShareIngestError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The container cannot be created or written.
     case containerUnusable(path: String, reason: String)
+    /// The container's disk (or the journal's, `SHARE_STATE_DIR`) is full:
+    /// `path` could not be written; `freeBytes` were free then. Nothing is
+    /// lost: the same command (or `--resume`) goes on once there is room.
+    case diskFull(path: String, freeBytes: Int64?)
     /// A manifest already exists under this key and has not been consumed.
     case manifestExists(key: ShareKey, path: String)
     /// Nothing to ingest.
@@ -33,6 +38,7 @@ public enum ShareIngestError: Error, Sendable, Equatable, CustomStringConvertibl
     public var description: String {
         switch self {
         case .containerUnusable(let path, let reason): "container \(path) is not usable: \(reason)"
+        case .diskFull(let path, let free): BatchStop.diskFull(path: path, freeBytes: free).description + "; nothing is lost: free some space and run it again"
         case .manifestExists(let key, let path):
             "a manifest for key \(key) already exists (\(path)) and has not been consumed; choose another --key or consume it first"
         case .noInputs: "nothing to ingest: give files, folders, --text or --url"
@@ -47,5 +53,16 @@ public enum ShareIngestError: Error, Sendable, Equatable, CustomStringConvertibl
         case .planInterrupted(let id):
             "batch \(id) was interrupted while it was being planned: nothing was copied, and it is now abandoned; share the files again"
         }
+    }
+}
+
+extension ShareIngestError {
+    /// What a failure of `container`'s journal means for the command: a full
+    /// disk is said as such (the journal's folder, what is free); anything
+    /// else leaves the container unusable, with what SQLite said.
+    static func journal(_ error: any Error, container: ContainerDirectory) -> ShareIngestError {
+        guard StoreFailure(error) == .full else { return .containerUnusable(path: container.root, reason: "journal: \(error)") }
+        let folder = container.stateDirectory
+        return .diskFull(path: folder, freeBytes: (try? FileSystem.space(of: folder))?.available)
     }
 }

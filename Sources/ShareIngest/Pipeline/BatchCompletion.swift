@@ -22,6 +22,17 @@ enum BatchCompletion {
         let error: any Error
     }
 
+    /// The manifest (or the sidecars' copies) could not be written for want
+    /// of space: nothing is delivered yet, nothing is failed, and what was
+    /// written of it is removed. The fan-in runs again once there is room
+    /// (``ItemLifecycle/afterFanInWantsSpace(lostBefore:reason:)``).
+    struct WantsSpace: Error, CustomStringConvertible {
+        let error: SystemError
+        var description: String {
+            "container disk full: the manifest could not be written (\(error.message) while writing \(error.path)\(SniffStage.freeSpace(at: error.path.parentPath)))"
+        }
+    }
+
     /// Items of a batch read per page.
     static let pageSize = 1000
 
@@ -69,7 +80,11 @@ enum BatchCompletion {
             try fanIn.relateItems()
             try fanIn.deliverItems()
             fanIn.commitManifest()
-            if let writeError = fanIn.writeError { try fanIn.failUndelivered(writeError) }
+            if let writeError = fanIn.writeError {
+                // A full disk fails nothing: the manifest waits for room.
+                if writeError.isDiskFull { throw WantsSpace(error: writeError) }
+                try fanIn.failUndelivered(writeError)
+            }
             CrashPoint.hit("after-manifest")
             TestThrottle.pause()
             return try fanIn.recordEnd(wallSeconds: wallSeconds, now: now, beforeRecording: beforeRecording, recordEnd: recordEnd)

@@ -126,6 +126,9 @@ struct BatchPlan {
             throw error
         } catch let error as SchemaMismatch {
             throw .storeUnavailable(error.description)
+        } catch where store is BatchJournal && StoreFailure(error) == .full {
+            // Said as a full disk: nothing was copied yet; the same command runs again once there is room.
+            throw .journal(error, container: plan.container)
         } catch {
             throw .containerUnusable(path: plan.container.root, reason: "cannot record the plan: \(error)")
         }

@@ -26,6 +26,11 @@ final class BatchRunner: Sendable {
     let cancellation: CancellationFlag
     /// The clock for recorded timestamps (`finishedAt`); tests inject a fixed one.
     let now: @Sendable () -> Date
+    /// Why this run stopped itself (the journal failed), when it did; a stop
+    /// asked from outside leaves it nil.
+    private let stoppedBy = Mutex<BatchStop?>(nil)
+    /// Items this run left waiting for space.
+    private let waitingForSpace = Counter()
 
     /// How many items may wait in front of each stage: enough for the costliest
     /// of a drop to be picked first, few enough to keep memory flat.
@@ -37,7 +42,9 @@ final class BatchRunner: Sendable {
         _ batch: BatchRecord, container: ContainerDirectory, journal: any JournalStore, decoder: any MediaDecoder, events: IngestEventSink?,
         cancellation: CancellationFlag, now: @escaping @Sendable () -> Date, catalog: StageCatalog
     ) throws(ShareIngestError) {
-        self.context = try BatchContext(batch, container: container, decoder: decoder, catalog: catalog)
+        // The run's own flag: set by a stop from outside, or by the run itself.
+        let cancellation = CancellationFlag(within: cancellation)
+        self.context = try BatchContext(batch, container: container, decoder: decoder, catalog: catalog, cancellation: cancellation)
         self.store = journal
         self.events = events
         self.cancellation = cancellation
@@ -64,7 +71,7 @@ final class BatchRunner: Sendable {
                 unfinished = try process()
             }
         } catch {
-            throw .containerUnusable(path: context.container.root, reason: "journal: \(error)")
+            throw .journal(error, container: context.container)
         }
         guard unfinished == 0 else {
             // Interrupted: nothing is rolled back; the journal knows where each item is.
@@ -121,11 +128,12 @@ final class BatchRunner: Sendable {
                             pause(after)
                             step = execution.run(stage, on: &item, in: context, steps: steps)
                         }
-                        if step.stopsRun { cancellation.cancel() }
+                        if step.stopsRun { stop(after: step) }
                         if case .run(let next) = step.next, step.goesOn {
                             queues[next]?.push(item)
                         } else {
                             settle(step.next, unfinished: unfinished)
+                            if item.state.waitingForSpace != nil, !step.next.isFinished { waitingForSpace.increment() }
                         }
                     }
                     producers.done(after: stage)
@@ -134,6 +142,30 @@ final class BatchRunner: Sendable {
         for join in joins { join() }
         if let error = feedError.withLock({ $0 }) { throw error }
         return unfinished.value
+    }
+
+    /// The run stops itself after `step`, whose record the store failed:
+    /// items in flight finish their stage, and the report says why.
+    private func stop(after step: StageExecution.Step) {
+        let journal = context.container.stateDirectory
+        let cause: BatchStop
+        switch (step.storeFailure, step.recorded) {
+        case (.full?, _): cause = .diskFull(path: journal, freeBytes: (try? FileSystem.space(of: journal))?.available)
+        case (_, .failed(let error)): cause = .storeFailed(error)
+        default: cause = .storeFailed("a step could not be recorded")
+        }
+        stoppedBy.withLock { $0 = $0 ?? cause }
+        cancellation.cancel()
+    }
+
+    /// Why a run that left items unfinished stopped: the journal's failure;
+    /// otherwise a stop asked from outside; otherwise, with items waiting for
+    /// space (``ItemLifecycle/waitForSpace(_:_:)``), a full disk.
+    private func stopCause() -> BatchStop {
+        if let cause = stoppedBy.withLock({ $0 }) { return cause }
+        if waitingForSpace.value == 0 || cancellation.isCancelled { return .asked }
+        let root = context.container.root
+        return .diskFull(path: root, freeBytes: (try? FileSystem.space(of: root))?.available)
     }
 
     private func settle(_ next: NextStep, unfinished: Counter) {
@@ -204,7 +236,7 @@ final class BatchRunner: Sendable {
         for (item, next) in lifecycle.lose(held: lost, reason: "the process died while decoding it", stopping: cancellation.isCancelled) {
             var state = item
             let step = execution.record(&state, next: next, in: context, steps: steps)
-            if step.stopsRun { cancellation.cancel() }
+            if step.stopsRun { stop(after: step) }
             if step.recorded == .saved, !next.isFinished, ItemLifecycle.mustRunAlone(state) {
                 alone.append(RecordedItem(item: state, stage: next.stage, wait: ItemLifecycle.recorded(next, at: .manifest, holderKeeps: false).delay))
             }
@@ -220,7 +252,7 @@ final class BatchRunner: Sendable {
         while let stage = next.stage, !cancellation.isCancelled {
             if case .park = next { break }
             let step = execution.run(stage, on: &item, in: context, steps: steps)
-            if step.stopsRun { cancellation.cancel() }
+            if step.stopsRun { stop(after: step) }
             guard step.goesOn else { break }
             if case .retry(_, let after, _) = step.next { pause(after) }
             next = step.next
@@ -254,6 +286,16 @@ final class BatchRunner: Sendable {
                     guard outcome != nil else { throw ShareIngestError.batchNotResumable(batch.id, .done) }
                 } catch let error as ShareIngestError {
                     throw error
+                } catch let wants as BatchCompletion.WantsSpace {
+                    // Nothing lost, nothing counted: the batch waits, running, for
+                    // room (recorded if the journal still can be written).
+                    let lost = (try? store.recordedFanIn(of: batch.id))?.lost ?? 0
+                    let (next, kept) = lifecycle.afterFanInWantsSpace(lostBefore: lost, reason: "\(wants)")
+                    try? store.loseFanIn(batch.id, next: next, lost: kept)
+                    batch.state = .running
+                    let folder = wants.error.path.parentPath
+                    stoppedBy.withLock { $0 = .diskFull(path: folder, freeBytes: (try? FileSystem.space(of: folder))?.available) }
+                    return try interruptedReport(batch, started: started)
                 } catch {
                     try loseFanIn(&batch, reason: "\(error)")
                 }
@@ -261,7 +303,7 @@ final class BatchRunner: Sendable {
         } catch let error as ShareIngestError {
             throw error
         } catch {
-            throw .containerUnusable(path: context.container.root, reason: "journal: \(error)")
+            throw .journal(error, container: context.container)
         }
         guard let outcome else {
             let failure = (try? store.recordedFanIn(of: batch.id))?.failure ?? "the fan-in gave up"
@@ -311,7 +353,7 @@ final class BatchRunner: Sendable {
         do {
             counts = ItemLifecycle.reportCounts(try store.counts(of: batch.id))
         } catch {
-            throw .containerUnusable(path: context.container.root, reason: "journal: \(error)")
+            throw .journal(error, container: context.container)
         }
         let (container, pipeline, message) = (context.container, context.pipeline, batch.message)
         var interrupted = BatchReport(
@@ -321,6 +363,7 @@ final class BatchRunner: Sendable {
                 : ItemReports(count: counts.items) { ItemReports.rebuilt(batch: batch.id, container: container, pipeline: pipeline, message: message) },
             counts: counts, stageSeconds: [:], wallSeconds: MonotonicClock.now() - started)
         interrupted.interrupted = true
+        interrupted.stop = stopCause()
         return interrupted
     }
 }

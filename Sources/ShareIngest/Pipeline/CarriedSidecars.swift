@@ -70,6 +70,16 @@ struct CarriedSidecar: Sendable, Hashable {
         (self.index, self.name, self.ownPath, self.ownLabel, self.size) = (index, name, ownPath, ownLabel, size)
     }
 
+    /// It as the plan met it, for its media's run from the start
+    /// (``ItemState/restarted()``): nothing read, copied or decided since is kept.
+    func restarted() -> CarriedSidecar {
+        var sidecar = CarriedSidecar(index: index, name: name, ownPath: ownPath, ownLabel: ownLabel, size: size)
+        sidecar.ownRootLength = ownRootLength
+        sidecar.expected = expected
+        sidecar.borrowed = borrowed
+        return sidecar
+    }
+
     /// Its kind: what its name claims, unless its content shows it is none.
     var kind: SharedMediaFile.Sidecar.Kind? { isFile ? nil : ExportSidecars.kind(byName: name) }
 

@@ -88,18 +88,40 @@ struct ItemLifecycle: Sendable {
     /// pipeline lacks stands.
     let order: [StageName]
 
+    /// What its holder does with an item that waits for space (``waitForSpace(_:_:)``).
+    let spaceWait: SpaceWait
+
+    /// What a holder does with an item that could not be written for want of
+    /// space. The one decision about a full disk that differs between the modes.
+    enum SpaceWait: Sendable, Equatable {
+        /// Park it and go on with the others; the run then ends resumable and
+        /// says the disk is full (`share ingest` exits 73; `share watch` tries
+        /// the batch again later): a person frees space and resumes.
+        case park
+        /// Take it again after ``ItemLifecycle/spaceBackoff`` (a worker, which
+        /// serves every batch and has nobody to tell; `ingest --db` waits).
+        case retryLater
+    }
+
+    /// Seconds a worker leaves an item that waits for space before taking it again.
+    static let spaceBackoff = 30.0
+
     /// The attempts a batch gets when `asked` for (`--max-attempts`): at least one.
     static func attempts(_ asked: Int) -> Int { max(1, asked) }
 
-    init(stages: [StageName], maxAttempts: Int = ItemLifecycle.defaultMaxAttempts, order: [StageName] = StageName.allCases) {
+    init(
+        stages: [StageName], maxAttempts: Int = ItemLifecycle.defaultMaxAttempts, order: [StageName] = StageName.allCases,
+        spaceWait: SpaceWait = .park
+    ) {
         self.stages = stages
         self.maxAttempts = Self.attempts(maxAttempts)
         self.order = order
+        self.spaceWait = spaceWait
     }
 
     /// The lifecycle of a batch of `pipeline`: its item stages, within its catalog's order.
-    init(pipeline: PipelineDefinition, maxAttempts: Int = ItemLifecycle.defaultMaxAttempts) {
-        self.init(stages: pipeline.itemStages, maxAttempts: maxAttempts, order: pipeline.catalog.names)
+    init(pipeline: PipelineDefinition, maxAttempts: Int = ItemLifecycle.defaultMaxAttempts, spaceWait: SpaceWait = .park) {
+        self.init(stages: pipeline.itemStages, maxAttempts: maxAttempts, order: pipeline.catalog.names, spaceWait: spaceWait)
     }
 
     // MARK: - Steps
@@ -130,7 +152,14 @@ struct ItemLifecycle: Sendable {
             item.completed = stage
             item.lostAttempts = 0
             item.suspect = false
+            item.waitingForSpace = nil
             return start(item, stopping: stopping)
+        case .failed(let failure) where failure.reason == .diskFull:
+            return waitForSpace(&item, failure)
+        case .failed(let failure) where failure.reason == .cancelled:
+            // Stopped in the middle of its stage (a long copy): what it made is
+            // removed, and the stage runs again, from its start, on resuming.
+            return .park(failure.stage)
         case .failed(let failure):
             return fail(&item, failure)
         case .lost(let stage, let reason, let loss):
@@ -159,6 +188,22 @@ struct ItemLifecycle: Sendable {
             }
             if stopping { return .park(stage) }
             return .retry(stage, after: blamed ? Self.backoff(after: item.lostAttempts) : 0, reason: reason)
+        }
+    }
+
+    /// `item` could not be written for want of space (its copy, a thumbnail, a
+    /// preview): not its fault, and not final, whatever stage it was at. What
+    /// it had made is removed by now (freeing room for the others), so it
+    /// starts again from its first stage, as planned, once there is room
+    /// (``spaceWait``: parked, or taken again later); its report says why it
+    /// waits (``ItemState/waitingForSpace``). Nothing counts against it.
+    func waitForSpace(_ item: inout ItemState, _ failure: ItemFailure) -> NextStep {
+        item = item.restarted()
+        item.waitingForSpace = failure
+        guard let first = stages.first else { return fail(&item, failure) }
+        switch spaceWait {
+        case .park: return .park(first)
+        case .retryLater: return .retry(first, after: Self.spaceBackoff, reason: failure.message)
         }
     }
 
@@ -233,7 +278,7 @@ struct ItemLifecycle: Sendable {
     static func recordPatience(for failure: StoreFailure) -> Double {
         switch failure {
         case .unreachable: .infinity
-        case .unavailable: 0.5
+        case .unavailable, .full: 0.5
         case .refused: 0
         }
     }
@@ -284,6 +329,18 @@ struct ItemLifecycle: Sendable {
         let lost = lostBefore + 1
         guard lost >= maxAttempts else { return (.retry(.manifest, after: Self.backoff(after: lost), reason: reason), lost) }
         return (.gaveUp(reason: "the manifest job gave up after \(lost) attempts: \(reason)"), lost)
+    }
+
+    /// The batch's fan-in could not write the manifest for want of space: not
+    /// the batch's fault, so no attempt counts (`lostBefore` stays); it runs
+    /// again once there is room, as ``spaceWait`` says: parked (the local run
+    /// stops, resumable, and says the disk is full) or queued again after
+    /// ``spaceBackoff`` (a worker's manifest job).
+    func afterFanInWantsSpace(lostBefore: Int, reason: String) -> (next: NextStep, lost: Int) {
+        switch spaceWait {
+        case .park: (.park(.manifest), lostBefore)
+        case .retryLater: (.retry(.manifest, after: Self.spaceBackoff, reason: reason), lostBefore)
+        }
     }
 
     /// The state of a batch whose fan-in lost an attempt and goes on to `next`

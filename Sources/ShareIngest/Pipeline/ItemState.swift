@@ -214,6 +214,10 @@ struct ItemState: Sendable, Hashable, Codable {
     @OmittedWhenDefault var warnings: [String] = []
     /// Why the item was not delivered (final once set).
     var failure: ItemFailure?
+    /// Why it waits to start again (its copy or a thumbnail could not be
+    /// written for want of space: ``ItemLifecycle/waitForSpace(_:_:)``): not
+    /// final, cleared once a stage completes; reported while it waits.
+    var waitingForSpace: ItemFailure?
     /// Seconds spent in each stage.
     @OmittedWhenDefault var stageSeconds: [StageName: Double] = [:]
     /// Attempts lost at its next stage through no fault of its own (its worker
@@ -237,7 +241,7 @@ struct ItemState: Sendable, Hashable, Codable {
         case exportDescription, exportLocation, group, locationRemoved, compatible, stageRecords, warnings, failure, stageSeconds, lostAttempts
         case suspect, video, projection, stereo, gainMap
         case capturePlace, thumbnailGainMap
-        case previews
+        case previews, waitingForSpace
         case thumbHash = "thumbhash"
         case sourceVersion = "version"
         case durationMilliseconds = "duration"
@@ -260,6 +264,18 @@ struct ItemState: Sendable, Hashable, Codable {
         ItemState(
             index: index, id: id ?? UUID(), source: .text(""), label: "item \(index)",
             failure: ItemFailure(.sniff, .unreadableState, "item \(index): its recorded state cannot be read (\(error)); it was not delivered"))
+    }
+
+    /// The item as its batch's plan made it (what the plan recorded: its
+    /// source and the version seen, the sidecars it carries), to run again
+    /// from its first stage: nothing a stage found or made is kept.
+    func restarted() -> ItemState {
+        var item = ItemState(index: index, id: id, source: source, label: label)
+        item.sourceVersion = sourceVersion
+        item.carriedSidecars = carriedSidecars.map { $0.restarted() }
+        item.sidecarKind = sidecarKind
+        item.attachedTo = attachedTo
+        return item
     }
 
     var isFileLike: Bool {

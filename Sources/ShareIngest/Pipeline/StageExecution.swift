@@ -56,6 +56,9 @@ final class StageExecution: Sendable {
         let next: NextStep
         let recorded: Recorded
         var stopsRun = false
+        /// Why its holder stops, when the store failed it: what the store said
+        /// it is (a full disk is told as such).
+        var storeFailure: StoreFailure?
 
         /// True when the holder goes on with the item: its step is recorded,
         /// or carried by a later record.
@@ -166,7 +169,7 @@ final class StageExecution: Sendable {
                 return Step(next: next, recorded: .queued)
             case .failed(let error, let failure):
                 let decision = batch.lifecycle.afterFailedRecord(&item, next: next, ran: ran, error: error, failure: failure, refusedBefore: refusedBefore)
-                if decision.stopsRun { return Step(next: decision.next, recorded: .failed(error), stopsRun: true) }
+                if decision.stopsRun { return Step(next: decision.next, recorded: .failed(error), stopsRun: true, storeFailure: failure) }
                 refusedBefore = true
                 next = decision.next
                 // The step recorded instead runs that stage again: nothing ran since.

@@ -29,7 +29,9 @@ struct CopyStage: PipelineStage {
         }
         guard case .file(let file) = item.source else { return }
         do {
-            let copied = try FileCopier.copy(from: file, in: batch.roots, expected: item.sourceVersion, to: destination, sync: settings.fsync)
+            let guards = CopyGuards(reserve: { [settings] in settings.reserve(of: $0) }, stop: batch.cancellation)
+            let copied = try FileCopier.copy(
+                from: file, in: batch.roots, expected: item.sourceVersion, to: destination, sync: settings.fsync, guards: guards)
             item.size = copied.size
             item.sha256 = copied.sha256
             item.carried.copiedFromSource = true
@@ -51,6 +53,8 @@ extension CopyStage {
         document: [
             .integer("workers", \.workers, in: 1...64),
             .boolean("fsync", \.fsync),
+            .integer("reserveMiB", \.reserveMiB, in: 0...1 << 20),
+            .number("reservePercent", \.reservePercent, in: 0...50),
         ],
         workers: \.workers, records: [.copyPath, .size, .sha256],
         make: { settings, _ in CopyStage(settings: settings) })
@@ -63,8 +67,19 @@ extension PipelineDefinition {
         public var workers = 2
         /// fsync every copy before the manifest names it.
         public var fsync = true
+        /// Space kept free on the container's file system, in MiB: a copy that
+        /// would leave less than the smaller of this and ``reservePercent``
+        /// waits for space instead (0: no reserve).
+        public var reserveMiB = 256
+        /// The same, in percent of the file system's size (0...50; 0: no reserve).
+        public var reservePercent = 1.0
 
-        /// The defaults: two workers, fsync on.
+        /// The defaults: two workers, fsync on, 1 % of the disk (at most 256 MiB) kept free.
         public init() {}
+
+        /// Bytes a copy must leave free on a file system of `space`.
+        func reserve(of space: DiskSpace) -> Int64 {
+            min(Int64(reserveMiB) << 20, Int64(Double(space.total) * reservePercent / 100))
+        }
     }
 }

@@ -108,7 +108,7 @@ struct ManifestStage {
     func report(for item: ItemState, finished: Bool, message: String?) -> ItemReport {
         let status = Self.status(of: item, finished: finished)
         return ItemReport(
-            index: item.index, source: item.label, status: status, failure: item.failure, warnings: item.warnings,
+            index: item.index, source: item.label, status: status, failure: item.failure ?? (finished ? nil : item.waitingForSpace), warnings: item.warnings,
             entry: status == .ingested ? entry(for: item, message: message) : nil,
             id: item.copyPath != nil ? item.id : nil, stageSeconds: item.stageSeconds, attachedTo: status == .attached ? item.attachedTo : nil)
     }

@@ -116,9 +116,25 @@ struct SniffStage: PipelineStage {
         case .changed(let what): ItemFailure(stage, .changedWhileCopying, "\(path): \(what); not delivered")
         case .reading(let e) where e.isMissing: ItemFailure(stage, .unreadable, "\(path): vanished before it could be read")
         case .reading(let e): ItemFailure(stage, .unreadable, "\(path): \(e.call) failed: \(e.message)")
-        case .writing(let e) where e.isDiskFull: ItemFailure(stage, .diskFull, "\(path): container disk full (\(e.message)) while writing \(e.path)")
+        case .writing(let e) where e.isDiskFull:
+            ItemFailure(stage, .diskFull, "\(path): container disk full (\(e.message)) while writing \(e.path)\(freeSpace(at: e.path.parentPath))")
+        case .writing(let e) where e.kind == .tooLarge:
+            ItemFailure(stage, .tooLarge, "\(path): too large for the container (\(e.message)) while writing \(e.path); not delivered")
         case .writing(let e): ItemFailure(stage, .io, "\(path): \(e.call) failed: \(e.message)")
+        case .wouldNotFit(let size, let reserve, let available, let folder):
+            ItemFailure(
+                stage, .diskFull,
+                "\(path): container disk full: it would not fit in \(folder)/ (\(ReadableUnits.bytes(size)) to copy"
+                    + (reserve > 0 ? " and \(ReadableUnits.bytes(reserve)) kept free, the copy stage's reserve" : "")
+                    + "; \(ReadableUnits.bytes(available)) free); not copied")
+        case .stopped: ItemFailure(stage, .cancelled, "\(path): stopped while it was copied (the partial copy removed); copied again when the batch resumes")
         }
+    }
+
+    /// `" (N free)"` for the file system of `folder`, or nothing when it cannot be read.
+    static func freeSpace(at folder: String) -> String {
+        guard let space = try? FileSystem.space(of: folder) else { return "" }
+        return " (\(ReadableUnits.bytes(space.available)) free)"
     }
 }
 
