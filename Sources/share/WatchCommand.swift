@@ -86,10 +86,21 @@ enum WatchCommand {
                 case .json: break  // the batchFinished event carries it all
                 case .human, .quiet:
                     let url = report.redirectURL?.description ?? "-"
+                    if report.interrupted, case .diskFull? = report.stop {
+                        // Not failed: the items wait, and the batch is finished when there is room.
+                        let waiting = report.unfinishedCount
+                        Terminal.shared.err("share: \(report.stop!); \(waiting) item\(waiting == 1 ? "" : "s") wait\(waiting == 1 ? "s" : "") for space; the drop stays in \(inbox.path)/.processing/\(report.batchID.uuidString) and is finished once there is room")
+                        Terminal.shared.out("\(url) ingested=\(report.ingestedCount) waiting=\(waiting) stopped=diskFull report=\(reportPath)")
+                        break
+                    }
                     let state = report.interrupted ? " interrupted" : ""
                     Terminal.shared.out("\(url) ingested=\(report.ingestedCount) failed=\(report.failedCount) skipped=\(report.skippedCount)\(report.attachedCount > 0 ? " attached=\(report.attachedCount)" : "")\(state) report=\(reportPath)")
                 }
             }
+        } catch .diskFull(let path, let free) {
+            // --once on a full disk: nothing is lost, the next run finishes what waits.
+            Terminal.shared.err("share: \(BatchStop.diskFull(path: path, freeBytes: free)); nothing is lost: free some space, then run share watch again: it finishes the drops waiting in \(inbox.path)/.processing first")
+            return .cannotCreate
         } catch {
             return Command.failure(error, database: parsed.value("db") != nil)
         }

@@ -124,38 +124,83 @@ public final class Inbox: Sendable {
     /// start (waiting for each to settle) and returns. Unfinished batches from an
     /// earlier run are finished first. `started` is called once the journal is
     /// read and the inbox listed, before any batch runs (a service is ready).
+    ///
+    /// A full disk pauses the watcher (``DiskFullPause``): the batch it stopped
+    /// keeps its drop in `.processing/`, no new drop is taken, and the batch is
+    /// tried again once there is room. With `once`, the run ends there and
+    /// throws ``ShareIngestError/diskFull(path:freeBytes:)``: the next run finishes it.
     public func run(
         once: Bool, events: IngestEventSink?, cancellation: CancellationFlag, started: (() -> Void)? = nil, finished: (BatchReport) -> Void
     ) throws(ShareIngestError) {
-        let unfinished = try journal.batches(in: [.claimed, .running, .manifesting]).reversed()
         let watcher = DirectoryWatcher(path)
         var waitingFor = once ? Set(drops()) : []
+        var pause: DiskFullPause?
         started?()
-        for batch in unfinished where !cancellation.isCancelled {
-            if let report = try? resume(batch, events: events, cancellation: cancellation) { finished(report) }
-        }
+        try finishUnfinished(events: events, cancellation: cancellation, pause: &pause, finished: finished)
         let startedAt = MonotonicClock.now()
         while !cancellation.isCancelled {
+            if let paused = pause {
+                if once { throw .diskFull(path: paused.path, freeBytes: DiskFullPause.free(at: paused.path)) }
+                guard paused.isOver(now: MonotonicClock.now()) else {
+                    watcher.wait(seconds: 1)
+                    continue
+                }
+                pause = nil
+                try finishUnfinished(events: events, cancellation: cancellation, pause: &pause, finished: finished)
+                continue
+            }
             var ran = false
-            for name in drops() where !cancellation.isCancelled {
+            for name in drops() where !cancellation.isCancelled && pause == nil {
                 guard isSettled(name) else { continue }
                 waitingFor.remove(name)
-                if let report = try take(name, events: events, cancellation: cancellation) {
+                do {
+                    guard let report = try take(name, events: events, cancellation: cancellation) else { continue }
+                    pause = Self.pause(after: report)
                     finished(report)
                     ran = true
+                } catch .diskFull(let folder, let free) {
+                    // The journal could not record the claim: the drop stays where it is.
+                    pause = DiskFullPause(path: folder, freeBytes: free, since: MonotonicClock.now())
+                    waitingFor.insert(name)
                 }
             }
             // Between batches, what the pipeline's threads freed goes back to the
             // kernel (each thread's malloc arena would keep the largest batch's).
             if ran { FreedMemory.release() }
-            if once {
+            if once && pause == nil {
                 // Drops that never settle (still being written) are left for the next run.
                 let patience = max(settle * 4, 10)
                 waitingFor = waitingFor.filter { drops().contains($0) }
                 if waitingFor.isEmpty || MonotonicClock.now() - startedAt > patience { return }
             }
-            watcher.wait(seconds: 1)
+            if pause == nil { watcher.wait(seconds: 1) }
         }
+    }
+
+    /// Finishes the batches an earlier run (or a full disk) left unfinished,
+    /// oldest first; stops at the first that a full disk stops again.
+    private func finishUnfinished(
+        events: IngestEventSink?, cancellation: CancellationFlag, pause: inout DiskFullPause?, finished: (BatchReport) -> Void
+    ) throws(ShareIngestError) {
+        let unfinished = try journal.batches(in: [.claimed, .running, .manifesting]).reversed()
+        for batch in unfinished where !cancellation.isCancelled && pause == nil {
+            do {
+                guard let report = try resume(batch, events: events, cancellation: cancellation) else { continue }
+                pause = Self.pause(after: report)
+                finished(report)
+            } catch .diskFull(let folder, let free) {
+                pause = DiskFullPause(path: folder, freeBytes: free, since: MonotonicClock.now())
+            } catch {
+                // Told when the batch is taken again; the other batches go on.
+                continue
+            }
+        }
+    }
+
+    /// The pause a batch's stop for want of space begins, if it stopped for that.
+    private static func pause(after report: BatchReport) -> DiskFullPause? {
+        guard report.interrupted, case .diskFull(let path, let free)? = report.stop else { return nil }
+        return DiskFullPause(path: path, freeBytes: free, since: MonotonicClock.now())
     }
 
     /// The inbox's top-level entries that are drops (hidden names are not).
@@ -193,7 +238,7 @@ public final class Inbox: Sendable {
         do {
             guard try journal.claim(record) else { return nil }
         } catch {
-            throw .containerUnusable(path: ingestor.container.root, reason: "journal: \(error)")
+            throw .journal(error, container: ingestor.container)
         }
         seen.withLock { $0[name] = nil }
         return try resume(record, events: events, cancellation: cancellation)
