@@ -257,6 +257,11 @@ public struct DistributedIngestor: Sendable {
         return ShareIngestor.replay(try ShareIngestor.finishedReport(of: record, store: queue, container: container, catalog: pipeline.catalog), to: events)
     }
 
+    /// The final records of a batch's items (which the inbox splits its drop by).
+    func recordedItems(of batch: UUID, cancellation: CancellationFlag) throws -> [ItemState] {
+        try Self.connect(url, role: "ingest", cancellation: cancellation).recordedItems(of: batch).map(\.item)
+    }
+
     /// Every batch worth showing (running, failed and the latest finished ones)
     /// with its live progress, the workers live and gone, the queue per stage and
     /// the latest failures with their reasons.

@@ -4,11 +4,14 @@ import ShareManifest
 import Synchronization
 import SystemCalls
 
-/// What happens to a drop once its batch is done.
+/// What happens to a drop once its batch is done. Only what was delivered is
+/// ever removed or filed as done: with `move` and `delete`, the files of items
+/// not delivered (with their sidecars) go to `INBOX/.failed/<batch>/`, beside
+/// the batch's `report.json` (the whole drop, when nothing was delivered).
 public enum DropDisposition: String, Sendable, CaseIterable {
-    /// Moved to `INBOX/.done/<batch>/` (or `.failed/<batch>/` if nothing was delivered).
+    /// What was delivered moves to `INBOX/.done/<batch>/`.
     case move
-    /// Removed.
+    /// What was delivered is removed.
     case delete
     /// Left where it is; the journal remembers its content so it is not taken again.
     case keep
@@ -271,7 +274,7 @@ public final class Inbox: Sendable {
                 batch, journal: journal, decoder: ingestor.decoder, events: events, cancellation: cancellation, now: ingestor.now,
                 catalog: ingestor.pipeline.catalog
             ) { [self] batch in
-                dispose(batch)
+                dispose(batch, items: try? journal.recordedItems(of: batch.id).map(\.item))
             }
         } catch {
             // Another watcher took it between our claim and here: it is theirs.
@@ -308,7 +311,7 @@ public final class Inbox: Sendable {
             guard let done = try distributed.wait(for: id, cancellation: cancellation, notices: notices) else { return nil }
             batch.manifestPath = done.manifestPath
             batch.redirectURL = done.redirectURL
-            dispose(batch)
+            dispose(batch, items: try? distributed.recordedItems(of: batch.id, cancellation: cancellation))
             batch.state = done.state
             batch.finishedAt = ingestor.now()
             batch.itemCount = done.itemCount
@@ -353,22 +356,39 @@ public final class Inbox: Sendable {
         return claimed
     }
 
-    /// After the manifest: the drop goes to `.done/<batch>/` (or `.failed/<batch>/`
-    /// with its report when nothing was delivered), or is deleted, or stays.
-    private func dispose(_ batch: BatchRecord) {
+    /// After the manifest: what was delivered goes to `.done/<batch>/` (or is
+    /// deleted); what was not (``DropSplit``: failed items with their sidecars)
+    /// goes to `.failed/<batch>/` beside the batch's report, as the whole drop
+    /// does when nothing was delivered. `items` are the batch's final records
+    /// (nil when they could not be read: then nothing is deleted, the drop is
+    /// filed whole under `.failed/`). A kept drop stays.
+    private func dispose(_ batch: BatchRecord, items: [ItemState]?) {
         guard disposition != .keep, let dropPath = batch.dropPath, dropPath.contains("/.processing/") else { return }
         let holder = dropPath.parentPath
-        let nothingDelivered = batch.manifestPath == nil
-        if disposition == .delete && !nothingDelivered {
-            FileSystem.removeTree(holder) { CrashPoint.hit("removing:" + $0) }
+        let failed = "\(path)/.failed/\(batch.id.uuidString)"
+        defer { try? FileSystem.syncDirectory(path) }
+        guard batch.manifestPath != nil, let items else {
+            // Nothing delivered (or what was cannot be told): the drop is filed whole.
+            try? FileSystem.rename(holder, failed)
+            fileReport(of: batch, in: failed)
             return
         }
-        let target = "\(path)/\(nothingDelivered ? ".failed" : ".done")/\(batch.id.uuidString)"
-        if (try? FileSystem.rename(holder, target)) != nil, nothingDelivered {
-            // The report beside the failed drop says why.
-            let report = ingestor.container.reportPath(key: batch.key)
-            _ = FileSystem.copySmallFile(report, to: target + "/report.json")
+        let split = DropSplit(items: items, holder: holder)
+        let left = split.move(from: holder, to: failed)
+        if !split.undelivered.isEmpty { fileReport(of: batch, in: failed) }
+        // A file that could not be moved (swapped for a link meanwhile) keeps
+        // the rest where it is: in `.processing/`, neither deleted nor done.
+        guard left.isEmpty else { return }
+        if disposition == .delete {
+            FileSystem.removeTree(holder) { CrashPoint.hit("removing:" + $0) }
+        } else {
+            try? FileSystem.rename(holder, "\(path)/.done/\(batch.id.uuidString)")
         }
-        try? FileSystem.syncDirectory(path)
+    }
+
+    /// The batch's report beside its undelivered files: it says why each failed.
+    private func fileReport(of batch: BatchRecord, in folder: String) {
+        let report = ingestor.container.reportPath(key: batch.key)
+        _ = FileSystem.copySmallFile(report, to: folder + "/report.json")
     }
 }

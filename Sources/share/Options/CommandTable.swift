@@ -70,7 +70,7 @@ enum CommandTable {
         options: [
             container.help("the container, created if missing"), pipeline,
             .value("settle", "SECONDS", .seconds(0...86_400), default: "3", "take a drop once its tree has not changed for SECONDS (at once with a .ready file)"),
-            .value("on-success", "ACTION", .choice(["move", "delete", "keep"]), default: "move", "after its batch a drop moves to INBOX/.done/, is deleted, or stays"),
+            .value("on-success", "ACTION", .choice(["move", "delete", "keep"]), default: "move", "after its batch what was delivered moves to INBOX/.done/, is deleted, or stays; what was not goes to INBOX/.failed/"),
             .value("report-dir", "DIR", .path, completion: .directory, "write <key>.html and <key>.jpg there for every finished batch"),
             database.help("enqueue each drop for share worker processes (PostgreSQL) instead of running it here"), databaseFile,
             .flag("once", "process the drops present at start, then exit"), isolation, metrics, logFormat, json, quiet,
