@@ -32,6 +32,11 @@ public struct ShareIngestor: Sendable {
     /// while decoding it alone; the journal refused its record) before it gives
     /// up, recorded with each new batch (3 unless set; `share ingest --max-attempts`).
     public var maxAttempts = ItemLifecycle.defaultMaxAttempts
+    /// Files (and the inputs of a batch together) past these sizes fail with
+    /// `tooLarge` before anything is copied; no limit unless set
+    /// (`share ingest --max-item-size`, `--max-drop-size`; `share watch` sets
+    /// ``SizeLimits/watchDefaults`` for each drop).
+    public var sizeLimits = SizeLimits.none
 
     /// An ingestor for `container`.
     ///
@@ -80,7 +85,8 @@ public struct ShareIngestor: Sendable {
         // The folders the plan walked stay open for this run (``HeldDropRoots``).
         defer { HeldDropRoots.release(batch.id) }
         batch = try BatchPlan.commit(
-            batch, inputs: inputs, into: journal, plan: BatchPlan.Details(container: container, pipeline: pipeline, maxAttempts: batch.maxAttempts),
+            batch, inputs: inputs, into: journal,
+            plan: BatchPlan.Details(container: container, pipeline: pipeline, maxAttempts: batch.maxAttempts, sizeLimits: sizeLimits),
             identifiers: identifiers, holdingRoots: true)
         CrashPoint.hit("after-plan")
         let runner = try BatchRunner(

@@ -142,6 +142,8 @@ struct Arguments {
             let units: Set<Character> = ["s", "m", "h", "d"]
             let valid = value == "0" || (value.count >= 2 && units.contains(value.last!) && value.dropLast().allSatisfy { ("0"..."9").contains($0) })
             guard valid else { throw UsageError("\(name) must be a whole number and a unit (7d, 12h, 30m, 45s), or 0, not \(JSONText.quoted(value))") }
+        case .size?:
+            guard ByteSize.parse(value) != nil else { throw UsageError("\(name) must be a whole number of bytes, or with a unit (500M, 8G, 1T), or 0, not \(JSONText.quoted(value))") }
         case .database?:
             do { try DatabaseURL.check(value) } catch { throw UsageError("\(name) \(error.description)") }
         case .text?, .path?, nil:
@@ -214,6 +216,9 @@ struct Arguments {
     func integer(_ name: String) -> Int? { value(name).flatMap { Int($0) } }
     /// A number-of-seconds option's value (checked by the parser against its range).
     func seconds(_ name: String) -> Double? { value(name).flatMap { Double($0) } }
+
+    /// A size option's bytes (nil when not given; 0 means no limit).
+    func size(_ name: String) -> Int64? { value(name).flatMap(ByteSize.parse) }
 }
 
 /// The process's arguments as bytes (`argv`), by their index in `CommandLine.arguments`.

@@ -59,6 +59,7 @@ enum IngestCommand {
         do {
             var ingestor = ShareIngestor(container: container, pipeline: pipeline, decoder: decoder)
             if let attempts = parsed.integer("max-attempts") { ingestor.maxAttempts = attempts }
+            ingestor.sizeLimits = sizeLimits(parsed, defaults: .none)
             if let batch = parsed.value("resume") {
                 report = try ingestor.resume(batch, events: printer.handle, cancellation: cancellation)
             } else {
@@ -103,6 +104,7 @@ enum IngestCommand {
         let timeout: Double
         do {
             if let attempts = parsed.integer("max-attempts") { ingestor.maxAttempts = attempts }
+            ingestor.sizeLimits = sizeLimits(parsed, defaults: .none)
             timeout = parsed.seconds("timeout") ?? .infinity
             if let idOrKey = parsed.value("resume") {
                 guard let found = try ingestor.resume(idOrKey, cancellation: cancellation) else {
@@ -184,5 +186,14 @@ enum IngestCommand {
             }
         }
         if let redirect = report.redirectURL { terminal.out(redirect.description) }
+    }
+
+    /// `--max-item-size` and `--max-drop-size` over `defaults` (0: no limit).
+    static func sizeLimits(_ parsed: Arguments, defaults: SizeLimits) -> SizeLimits {
+        func limit(_ name: String, _ fallback: Int64?) -> Int64? {
+            guard let given = parsed.size(name) else { return fallback }
+            return given == 0 ? nil : given
+        }
+        return SizeLimits(item: limit("max-item-size", defaults.item), drop: limit("max-drop-size", defaults.drop))
     }
 }

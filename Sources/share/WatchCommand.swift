@@ -41,9 +41,16 @@ enum WatchCommand {
             let pipeline = try PipelineDefinition.load(parsed.value("pipeline") ?? "default")
             let container = try Command.container(parsed)
             let decoder = try DecoderOption.decoder(parsed)
-            let distributed = parsed.value("db").map { DistributedIngestor(url: $0, container: container, pipeline: pipeline) }
+            let limits = IngestCommand.sizeLimits(parsed, defaults: .watchDefaults)
+            let distributed = parsed.value("db").map { url in
+                var distributed = DistributedIngestor(url: url, container: container, pipeline: pipeline)
+                distributed.sizeLimits = limits
+                return distributed
+            }
+            var ingestor = ShareIngestor(container: container, pipeline: pipeline, decoder: decoder)
+            ingestor.sizeLimits = limits
             inbox = try Inbox(
-                path: inboxPath, ingestor: ShareIngestor(container: container, pipeline: pipeline, decoder: decoder), settle: parsed.seconds("settle") ?? 3,
+                path: inboxPath, ingestor: ingestor, settle: parsed.seconds("settle") ?? 3,
                 disposition: disposition, distributed: distributed, notices: { batch, notice in Terminal.shared.err("share: batch \(batch.uuidString): \(notice)") })
             let watched = inbox
             let checks = [ServiceMonitor.containerCheck(container.root)] + (parsed.value("db").map { [ServiceMonitor.Database(url: $0).check] } ?? [])

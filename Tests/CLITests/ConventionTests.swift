@@ -40,6 +40,7 @@ import Testing
         case ("stages", _): "copy"
         case ("metrics", _): ":0"
         case (_, "N"), (_, "SECONDS"): "2"
+        case (_, "SIZE"): "8G"
         default: "/tmp/x"
         }
     }

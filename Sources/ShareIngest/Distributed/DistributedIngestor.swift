@@ -20,6 +20,8 @@ public struct DistributedIngestor: Sendable {
     /// Attempts per job before its item fails (a poison file never blocks the
     /// queue), or, for the manifest job, before the batch fails.
     public var maxAttempts = ItemLifecycle.defaultMaxAttempts
+    /// Files (and a batch's inputs together) past these sizes fail before anything is copied (``SizeLimits``).
+    public var sizeLimits = SizeLimits.none
     /// Where batch and item UUIDs come from (as for ``ShareIngestor/identifiers``).
     public var identifiers: IdentifierSource
     /// The clock for the batch's recorded `createdAt`.
@@ -105,7 +107,7 @@ public struct DistributedIngestor: Sendable {
         }
         let details = BatchPlan.Details(
             container: container, pipeline: pipeline, maxAttempts: maxAttempts,
-            token: try WorkerVisibility.writeToken(container: container, batch: plan.record.id), roots: roots)
+            token: try WorkerVisibility.writeToken(container: container, batch: plan.record.id), roots: roots, sizeLimits: sizeLimits)
         _ = try BatchPlan.commit(plan.record, inputs: inputs, into: queue, plan: details, identifiers: identifiers, shownRoot: shownRoot)
         guard let stored = try queue.batch(plan.record.id) else { throw ShareIngestError.unknownBatch(plan.record.id.uuidString) }
         return Self.batch(stored)

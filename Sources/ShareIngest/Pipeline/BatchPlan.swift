@@ -29,8 +29,14 @@ struct BatchPlan {
         /// (``FolderSidecars``): the manifest lists them (v2). A legacy
         /// manifest delivers them as files.
         var carriesSidecars: Bool
+        /// Files (and drops) past these sizes fail before anything is copied.
+        var sizeLimits = SizeLimits.none
 
-        init(container: ContainerDirectory, pipeline: PipelineDefinition, maxAttempts: Int, token: String? = nil, roots: [String] = []) {
+        init(
+            container: ContainerDirectory, pipeline: PipelineDefinition, maxAttempts: Int, token: String? = nil, roots: [String] = [],
+            sizeLimits: SizeLimits = .none
+        ) {
+            self.sizeLimits = sizeLimits
             self.container = container
             self.lifecycle = ItemLifecycle(stages: pipeline.itemStages, maxAttempts: maxAttempts)
             self.token = token
@@ -103,8 +109,10 @@ struct BatchPlan {
         do {
             try store.begin(batch, plan: plan)
             var failure: (any Error)?
+            let dropRefusal = plan.sizeLimits.drop == nil ? nil : plan.sizeLimits.refusal(ofDrop: SizeLimits.bytes(of: inputs))
             let roots = try walk(
-                inputs, batch: batch.id, container: plan.container, identifiers: identifiers, shownRoot: shownRoot, carriesSidecars: plan.carriesSidecars
+                inputs, batch: batch.id, container: plan.container, identifiers: identifiers, shownRoot: shownRoot, carriesSidecars: plan.carriesSidecars,
+                sizeLimits: plan.sizeLimits, refusingEveryFile: dropRefusal
             ) { item in
                 guard failure == nil else { return }
                 chunk.append(item)
@@ -161,7 +169,8 @@ struct BatchPlan {
     @discardableResult
     static func walk(
         _ inputs: [ShareInput], batch: UUID, container: ContainerDirectory, identifiers: IdentifierSource,
-        shownRoot: (actual: String, shown: String)? = nil, carriesSidecars: Bool = true, _ body: (ItemState) -> Void
+        shownRoot: (actual: String, shown: String)? = nil, carriesSidecars: Bool = true, sizeLimits: SizeLimits = .none,
+        refusingEveryFile dropRefusal: ItemFailure? = nil, _ body: (ItemState) -> Void
     ) throws(ShareIngestError) -> [DropRoot] {
         let followsLinkedInputs = shownRoot == nil
         var roots: [[UInt8]: DropRoot] = [:]
@@ -192,6 +201,12 @@ struct BatchPlan {
             defer {
                 count += 1
                 TestThrottle.pause()
+            }
+            // Over a size limit: refused before anything is copied (a sidecar too).
+            if case .file(let file) = source,
+                let failure = dropRefusal.map({ ItemFailure($0.stage, $0.reason, "\(label): \($0.message)") }) ?? sizeLimits.refusal(ofFile: size, label: label)
+            {
+                return body(ItemState(index: count, id: id ?? identifiers.next(), source: .file(file.refused(failure)), label: label))
             }
             if let key, case .file(let file) = source, assembly.isSidecar(key) {
                 hand(assembly.meetSidecar(key, index: count, file: file, label: label, size: size))

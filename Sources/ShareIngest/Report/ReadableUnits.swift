@@ -13,6 +13,20 @@ enum ReadableUnits {
         return "\(count) B"
     }
 
+    /// Binary units, as sizes are given on a command line (`--max-item-size 8G`):
+    /// `512 B`, `1 MiB`, `3.2 GiB` (a whole number shown without decimals).
+    static func binaryBytes(_ count: Int64) -> String {
+        guard count >= 1024 else { return "\(count) B" }
+        var value = Double(count)
+        for unit in ["KiB", "MiB", "GiB", "TiB"] {
+            value /= 1024
+            if value < 1023.95 || unit == "TiB" {
+                return (value == value.rounded() ? String(Int64(value)) : String(format: "%.1f", value)) + " " + unit
+            }
+        }
+        return "\(count) B"
+    }
+
     /// A media duration: `0.4 s`, `2.0 s`, `1:05`, `1:02:03`.
     static func duration(milliseconds: Double) -> String {
         let seconds = max(0, milliseconds) / 1000

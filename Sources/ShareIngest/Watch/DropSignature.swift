@@ -8,6 +8,8 @@ struct DropSignature: Equatable {
     let hash: UInt64
     let ready: Bool
     let files: Int
+    /// The bytes its files hold (their lengths).
+    var bytes: Int64 = 0
 
     var text: String { String(hash, radix: 16) }
 
@@ -19,11 +21,12 @@ struct DropSignature: Equatable {
         var hasher = FNV1a()
         var files = 0
         var ready = false
+        var bytes: Int64 = 0
         let rootPath = SourcePath(path)
         guard let status = try? rootPath.linkStatus() else { return nil }
         hasher.add(status)
         guard status.type == .directory, let root = try? DropRoot(opening: rootPath, followingFinalLink: false) else {
-            return DropSignature(hash: hasher.value, ready: false, files: 1)
+            return DropSignature(hash: hasher.value, ready: false, files: 1, bytes: status.type == .regular ? status.size : 0)
         }
         var pending: [[UInt8]] = [[]]
         while let relative = pending.popLast() {
@@ -35,9 +38,10 @@ struct DropSignature: Equatable {
                 hasher.add(rootPath.appending(child).bytes)
                 hasher.add(status)
                 if status.type == .directory { pending.append(child) } else { files += 1 }
+                if status.type == .regular { bytes += status.size }
             }
         }
-        return DropSignature(hash: hasher.value, ready: ready, files: files)
+        return DropSignature(hash: hasher.value, ready: ready, files: files, bytes: bytes)
     }
 }
 

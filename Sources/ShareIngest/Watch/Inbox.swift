@@ -264,7 +264,8 @@ public final class Inbox: Sendable {
             // The drop is walked through the folder held open, and stays held for the run here.
             batch = try BatchPlan.commit(
                 batch, inputs: [.path(dropPath)], into: journal, plan: BatchPlan.Details(
-                    container: ingestor.container, pipeline: try batch.pipeline(catalog: ingestor.pipeline.catalog), maxAttempts: batch.maxAttempts),
+                    container: ingestor.container, pipeline: try batch.pipeline(catalog: ingestor.pipeline.catalog), maxAttempts: batch.maxAttempts,
+                    sizeLimits: ingestor.sizeLimits),
                 identifiers: ingestor.identifiers, shownRoot: (dropPath, path + "/" + (batch.dropName ?? "")), holdingRoots: true)
             withExtendedLifetime(lock) {}
         }

@@ -18,6 +18,8 @@ enum ValueKind: Sendable, Equatable {
     case list([String])
     /// A retention: a whole number and a unit (`7d`, `12h`, `30m`, `45s`), or `0`.
     case duration
+    /// A size: a whole number of bytes, or with a binary unit (`500M`, `8G`, `1T`; `K`, `M`, `G`, `T`), or `0` (no limit).
+    case size
     /// A PostgreSQL database: a `postgres://`/`postgresql://` URL or `key=value` settings.
     case database
 }
