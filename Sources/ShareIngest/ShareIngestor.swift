@@ -78,6 +78,8 @@ public struct ShareIngestor: Sendable {
             pipeline: pipeline, key: key, message: message, container: container, store: journal, identifiers: identifiers, now: now(),
             maxAttempts: maxAttempts)
         var batch = plan.record
+        // So a plain re-run of the same inputs finds this batch if it is left unfinished.
+        batch.dropSignature = InputsSignature.of(inputs)
         guard let lock = BatchLock(batch: batch.id, container: container) else {
             throw .containerUnusable(path: container.root, reason: "cannot lock batch \(batch.id)")
         }
@@ -92,6 +94,14 @@ public struct ShareIngestor: Sendable {
         let runner = try BatchRunner(
             batch, container: container, journal: journal, decoder: decoder, events: events, cancellation: cancellation, now: now, catalog: pipeline.catalog)
         return try runner.run(&batch)
+    }
+
+    /// The batches of exactly these inputs (``InputsSignature``) that an
+    /// interruption, a full disk or a crash left unfinished in the container,
+    /// oldest first, and whether a process works on each now: a plain re-run
+    /// of the same command finds them instead of copying everything again.
+    public func unfinishedBatches(of inputs: [ShareInput]) throws(ShareIngestError) -> [(batch: BatchRecord, held: Bool)] {
+        try BatchJournal(container: container).unfinishedBatches(of: inputs)
     }
 
     /// Finishes an interrupted batch (by id or key), redoing only unfinished stages,

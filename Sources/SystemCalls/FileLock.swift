@@ -14,7 +14,19 @@ package final class FileLock {
         self.descriptor = descriptor
     }
 
-    deinit { flock(descriptor.raw, LOCK_UN) }
+    /// Released, the file's modification time says when (the last holder's
+    /// end: how long a batch has been left, for `share gc`).
+    deinit {
+        futimens(descriptor.raw, nil)
+        flock(descriptor.raw, LOCK_UN)
+    }
+
+    /// When the lock was last released (or its file made), in seconds since
+    /// 1970; nil when there is no such file.
+    package static func lastReleased(_ path: String) -> Double? {
+        guard let status = try? FileStatus.of(path) else { return nil }
+        return Double(status.modifiedSeconds) + Double(status.modifiedNanoseconds) / 1e9
+    }
 
     /// True when some process holds a `flock` on the file at `path`, read from
     /// `/proc/locks` (the file's device and inode), so nothing is locked,

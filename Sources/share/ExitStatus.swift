@@ -46,7 +46,7 @@ enum ExitStatus: Int32, CaseIterable, Sendable {
         case .noInput: "an input is missing or unreadable: a path, the container (status, open, report, gc), a batch or share"
         case .unavailable: "a service is unavailable: the database (unreachable, refused, no schema), the metrics port, a decoder helper"
         case .cannotCreate: "cannot create or write the output: the container (its disk full: resumable once space is freed), the key (taken), the report file"
-        case .temporaryFailure: "temporary failure, try again: another process holds the batch; --db: the batch did not end in time"
+        case .temporaryFailure: "temporary failure, try again: another process holds the batch; an unfinished batch of the same inputs waits (--resume-unfinished); --db: the batch did not end in time"
         case .interrupted: "interrupted by SIGINT; resumable (share ingest --resume)"
         case .terminated: "stopped by SIGTERM; resumable. watch and worker under systemd exit 0 instead"
         }

@@ -31,7 +31,11 @@ enum GCCommand {
             let report = try ConsumedShareCollector(container: container).collect(retention: retention, dryRun: dryRun) { file in
                 if verbose { Terminal.shared.text((dryRun ? "would remove " : "removed ") + file) }
             }
-            Terminal.shared.err("share: \(dryRun ? "would collect" : "collected") \(counted(report.keys.count, "consumed share")), \(counted(report.fileCount, "file")), \(String(format: "%.1f", Double(report.bytes) / 1e6)) MB")
+            for batch in report.abandoned {
+                Terminal.shared.err("share: \(dryRun ? "would collect" : "collected") the copies of batch \(batch.uuidString), left unfinished for longer than --older-than (no longer resumable)")
+            }
+            let abandoned = report.abandoned.isEmpty ? "" : " and \(counted(report.abandoned.count, "abandoned batch"))"
+            Terminal.shared.err("share: \(dryRun ? "would collect" : "collected") \(counted(report.keys.count, "consumed share"))\(abandoned), \(counted(report.fileCount, "file")), \(String(format: "%.1f", Double(report.bytes) / 1e6)) MB")
             return .success
         } catch {
             return Command.failure(error)

@@ -53,6 +53,9 @@ enum IngestCommand {
         Signals.cancel(cancellation) { _ in if local { Terminal.shared.err("share: interrupted; items in flight finish their stage") } }
 
         if let url = parsed.value("db") {
+            if let flag = ["resume-unfinished", "new-batch"].first(where: parsed.flag) {
+                return Command.usageFailure("--\(flag) is for local batches; with --db, share status --db lists the batches and --resume BATCH finishes one", spec)
+            }
             return distributed(inputs, url: url, parsed: parsed, container: container, pipeline: pipeline, key: key, printer: printer, cancellation: cancellation)
         }
         let report: BatchReport
@@ -61,6 +64,20 @@ enum IngestCommand {
             if let attempts = parsed.integer("max-attempts") { ingestor.maxAttempts = attempts }
             ingestor.sizeLimits = sizeLimits(parsed, defaults: .none)
             if let batch = parsed.value("resume") {
+                report = try ingestor.resume(batch, events: printer.handle, cancellation: cancellation)
+            } else if !parsed.flag("new-batch"), let unfinished = try ingestor.unfinishedBatches(of: inputs).last {
+                // The same command again after an interruption: finish that batch, never a second copy of everything.
+                let batch = unfinished.batch.id.uuidString
+                guard !unfinished.held else {
+                    return Command.failure("another share is ingesting these inputs into \(container.root) now (batch \(batch)); wait for it to end, or start another beside it with --new-batch", .temporaryFailure)
+                }
+                guard parsed.flag("resume-unfinished") else {
+                    let started = ISO8601DateFormatter().string(from: unfinished.batch.createdAt)
+                    return Command.failure(
+                        "an unfinished batch of these inputs (started \(started)) is in \(container.root): finish it with  share ingest --resume \(batch) --container \(container.root)  (or run this again with --resume-unfinished; --new-batch starts another beside it)",
+                        .temporaryFailure)
+                }
+                if mode != .json { Terminal.shared.err("share: finishing the unfinished batch \(batch) of these inputs") }
                 report = try ingestor.resume(batch, events: printer.handle, cancellation: cancellation)
             } else {
                 report = try ingestor.ingest(inputs, key: key, message: parsed.value("message"), events: printer.handle, cancellation: cancellation)

@@ -10,9 +10,12 @@ public struct ShareProcess {
     public var lastLine: String? { stdout.split(separator: "\n").last.map(String.init) }
 
     /// Runs `share` with `arguments` and waits for it; `under` is a command
-    /// that runs it (e.g. `["/usr/bin/strace", "-f", …]`), the binary's path appended.
+    /// that runs it (e.g. `["/usr/bin/strace", "-f", …]`), the binary's path appended;
+    /// `directory`: its working directory (the test's, unless given).
     @discardableResult
-    public static func run(_ arguments: [String], environment: [String: String] = [:], under wrapper: [String] = []) throws -> ShareProcess {
+    public static func run(
+        _ arguments: [String], environment: [String: String] = [:], under wrapper: [String] = [], directory: String? = nil
+    ) throws -> ShareProcess {
         let process = Process()
         let command = wrapper + [Fixtures.shareBinary] + arguments
         process.executableURL = URL(fileURLWithPath: command[0])
@@ -20,6 +23,7 @@ public struct ShareProcess {
         var env = ProcessInfo.processInfo.environment
         env.merge(environment) { $1 }
         process.environment = env
+        if let directory { process.currentDirectoryURL = URL(fileURLWithPath: directory) }
         let out = Pipe()
         let err = Pipe()
         process.standardOutput = out

@@ -7,6 +7,9 @@ import SystemCalls
 public struct CollectionReport: Sendable {
     /// The keys of the shares collected.
     public var keys: [ShareKey] = []
+    /// The batches of `share ingest` left unfinished longer than the retention
+    /// whose copies were collected (marked `abandoned`: no longer resumable).
+    public var abandoned: [UUID] = []
     /// How many files were removed: copies, thumbnails, the consumed manifests
     /// and the batch reports (each named to the caller as it goes).
     public var fileCount = 0
@@ -48,11 +51,7 @@ public struct ConsumedShareCollector: Sendable {
             removing(file)
             if !dryRun { FileSystem.remove(file) }
         }
-        for var batch in try journal.batches(in: [.done]) {
-            let consumed = container.consumedManifestPath(key: batch.key)
-            guard let status = try? FileStatus.ofLink(consumed), status.type == .regular else { continue }
-            let consumedAt = Date(timeIntervalSince1970: Double(status.modifiedSeconds))
-            guard now.timeIntervalSince(consumedAt) >= retention else { continue }
+        func removeFiles(ofItemsOf batch: BatchRecord) throws(ShareIngestError) {
             // An item's files, and those of the video extracted from its motion photo.
             var owners: [OwnerID] = []
             do {
@@ -72,7 +71,26 @@ public struct ConsumedShareCollector: Sendable {
                         removing(folder + "/" + String(decoding: name, as: UTF8.self))
                     })
             }
-            owners = []
+        }
+        // Batches of `share ingest` that nobody finished: stopped (a signal, a
+        // full disk, a crash) and left longer than the retention since their
+        // last run let go of them. A watched drop's batch is the watcher's to finish.
+        for var batch in try journal.batches(in: [.claimed, .running, .manifesting]) where batch.dropName == nil && journal.isInterrupted(batch) {
+            let left = BatchLock.lastReleased(batch: batch.id, container: container) ?? batch.createdAt
+            guard now.timeIntervalSince(left) >= retention else { continue }
+            try removeFiles(ofItemsOf: batch)
+            report.abandoned.append(batch.id)
+            if !dryRun {
+                batch.state = .abandoned
+                do { try journal.update(batch) } catch { throw .journal(error, container: container) }
+            }
+        }
+        for var batch in try journal.batches(in: [.done]) {
+            let consumed = container.consumedManifestPath(key: batch.key)
+            guard let status = try? FileStatus.ofLink(consumed), status.type == .regular else { continue }
+            let consumedAt = Date(timeIntervalSince1970: Double(status.modifiedSeconds))
+            guard now.timeIntervalSince(consumedAt) >= retention else { continue }
+            try removeFiles(ofItemsOf: batch)
             remove(consumed)
             let stored = container.reportPath(key: batch.key)
             if FileSystem.exists(stored) { remove(stored) }

@@ -11,13 +11,22 @@ final class BatchLock {
     init?(batch: UUID, container: ContainerDirectory) {
         let directory = container.stateDirectory + "/locks"
         try? FileSystem.makeDirectory(directory)
-        guard let lock = FileLock("\(directory)/\(batch.uuidString).lock") else { return nil }
+        guard let lock = FileLock(Self.path(of: batch, container: container)) else { return nil }
         self.lock = lock
     }
 
     /// True when a process holds the batch's lock (works on it); nothing is locked to find out.
     static func isHeld(batch: UUID, container: ContainerDirectory) -> Bool {
-        FileLock.isHeld("\(container.stateDirectory)/locks/\(batch.uuidString).lock")
+        FileLock.isHeld(path(of: batch, container: container))
+    }
+
+    /// When a process last let go of the batch (its run stopped), if one ever held it.
+    static func lastReleased(batch: UUID, container: ContainerDirectory) -> Date? {
+        FileLock.lastReleased(path(of: batch, container: container)).map(Date.init(timeIntervalSince1970:))
+    }
+
+    private static func path(of batch: UUID, container: ContainerDirectory) -> String {
+        "\(container.stateDirectory)/locks/\(batch.uuidString).lock"
     }
 }
 
@@ -28,5 +37,16 @@ extension BatchJournal {
     /// watcher's next start) finishes it. `share status` shows it as `interrupted`.
     public func isInterrupted(_ batch: BatchRecord) -> Bool {
         [.claimed, .running, .manifesting].contains(batch.state) && !BatchLock.isHeld(batch: batch.id, container: container)
+    }
+
+    /// The batches of `share ingest` (not of a watched drop: the watcher
+    /// finishes those) made of exactly `inputs` (``InputsSignature``) that
+    /// are not finished, oldest first; `held` tells whether a process works on
+    /// each now.
+    public func unfinishedBatches(of inputs: [ShareInput]) throws(ShareIngestError) -> [(batch: BatchRecord, held: Bool)] {
+        let signature = InputsSignature.of(inputs)
+        return try batches(in: [.claimed, .running, .manifesting]).reversed()
+            .filter { $0.dropName == nil && $0.dropSignature == signature }
+            .map { ($0, BatchLock.isHeld(batch: $0.id, container: container)) }
     }
 }

@@ -45,6 +45,8 @@ enum CommandTable {
             .value("message", "TEXT", .text, "text that came with the share (v2 message of every entry)"),
             .value("report", "FILE", .path, "write a JSON report of every input to FILE"),
             .value("resume", "BATCH", .text, "finish an interrupted batch (an id or key from share status)"),
+            .flag("resume-unfinished", "finish the unfinished batch of the same inputs, if there is one (else start a new batch)"),
+            .flag("new-batch", "start a new batch even if an unfinished batch of the same inputs waits (by default share refuses, exit 75)"),
             .value("max-attempts", "N", .integer(1...100), default: "3", "attempts an item may lose through no fault of its own"),
             .value("max-item-size", "SIZE", .size, default: "0 (no limit)", "a file larger than SIZE (500M, 8G) fails with tooLarge before anything is copied"),
             .value("max-drop-size", "SIZE", .size, default: "0 (no limit)", "when the files given hold more than SIZE together, none is copied (each fails with tooLarge)"),
