@@ -1,4 +1,6 @@
+#if os(Linux)
 import Glibc
+#endif
 import SystemCalls
 
 // Where `share` runs as root, everything it writes in the container (copies,
@@ -14,6 +16,7 @@ import SystemCalls
 // them. Other users' `share` runs are not checked: they write only what
 // their own rights allow.
 
+#if os(Linux)
 /// The checks of a root `share` on the container's folders.
 package enum ContainerOwnership {
     /// True where `share` runs as root (effective user 0): the checks apply.
@@ -77,6 +80,7 @@ package enum ContainerOwnership {
         }
     }
 }
+#endif
 
 extension ContainerDirectory {
     /// The container's folders, each beneath its top (the container or the
@@ -97,25 +101,32 @@ extension ContainerDirectory {
     /// Checks (where `share` runs as root) and, with `making`, makes the
     /// container's folders. The container itself must exist.
     func prepareFolders(making: Bool) throws(ContainerError) {
+        #if os(Linux)
+        if ContainerOwnership.applies { return try prepareOwnFolders(making: making) }
+        #endif
+        guard making else { return }
+        for folder in ownFolders where folder.made { try make(folder.top + "/" + folder.relative) }
+    }
+
+    #if os(Linux)
+    /// ``prepareFolders(making:)`` as root: each folder checked before it is
+    /// used or made in, and again once made.
+    private func prepareOwnFolders(making: Bool) throws(ContainerError) {
         var handles: [String: FileDescriptor] = [:]
-        var opened: Set<String> = []
         for folder in ownFolders {
-            if !opened.contains(folder.top) {
-                opened.insert(folder.top)
+            if handles[folder.top] == nil {
                 if making, folder.top != root { try make(folder.top) }
-                if ContainerOwnership.applies { handles[folder.top] = try ContainerOwnership.openTop(folder.top, container: root) }
+                guard let handle = try ContainerOwnership.openTop(folder.top, container: root) else { continue }
+                handles[folder.top] = handle
             }
-            let path = folder.top + "/" + folder.relative
-            guard let handle = handles[folder.top] else {
-                if making && folder.made { try make(path) }
-                continue
-            }
+            guard let handle = handles[folder.top] else { continue }
             if try ContainerOwnership.openBeneath(handle, topPath: folder.top, folder.relative, container: root) == nil, making && folder.made {
-                try make(path)
+                try make(folder.top + "/" + folder.relative)
                 _ = try ContainerOwnership.openBeneath(handle, topPath: folder.top, folder.relative, container: root)
             }
         }
     }
+    #endif
 
     private func make(_ path: String) throws(ContainerError) {
         do { try FileSystem.makeDirectory(path) } catch { throw ContainerError(path: root, reason: error.description) }
