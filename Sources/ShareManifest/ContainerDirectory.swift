@@ -31,12 +31,12 @@ public struct ContainerDirectory: Sendable, Hashable {
         self.root = standardized
         self.stateDirectory = stateDirectory.map { URL(fileURLWithPath: $0).standardizedFileURL.path } ?? standardized + "/.share-ingest"
         do {
-            for directory in [root, thumbnailsDirectory, manifestsDirectory, consumedDirectory, self.stateDirectory, reportsDirectory] {
-                try FileSystem.makeDirectory(directory)
-            }
+            try FileSystem.makeDirectory(root)
         } catch {
             throw ContainerError(path: root, reason: error.description)
         }
+        // Root's own, where share runs as root (ContainerOwnership).
+        try prepareFolders(making: true)
         guard FileSystem.isWritable(root) else {
             throw ContainerError(path: root, reason: "not writable (\(SystemError.message(for: errno)))")
         }
@@ -55,6 +55,7 @@ public struct ContainerDirectory: Sendable, Hashable {
         case nil: throw ContainerError(path: root, reason: "does not exist", isMissing: true)
         case _?: throw ContainerError(path: root, reason: "is not a folder", isMissing: true)
         }
+        try prepareFolders(making: false)
     }
 
     /// The paths of a container at `path`, opened and checked for nothing: for
@@ -123,6 +124,9 @@ public struct ContainerError: Error, Sendable, Hashable, CustomStringConvertible
     public let reason: String
     /// True when the container does not exist (or is no folder) and was not to be created.
     public let isMissing: Bool
+    /// True when the container (or a folder of it) is refused as unsafe: a root
+    /// `share` found it another user's, writable by others, or a link.
+    package let isRefused: Bool
 
     /// A container at `path` that cannot be used, and why.
     public init(path: String, reason: String) {
@@ -134,6 +138,15 @@ public struct ContainerError: Error, Sendable, Hashable, CustomStringConvertible
         self.path = path
         self.reason = reason
         self.isMissing = isMissing
+        self.isRefused = false
+    }
+
+    /// A container at `path` refused as unsafe (``isRefused``), and why.
+    package init(path: String, reason: String, isRefused: Bool) {
+        self.path = path
+        self.reason = reason
+        self.isMissing = false
+        self.isRefused = isRefused
     }
 
     /// `container <path> is not usable: <reason>`.

@@ -17,7 +17,9 @@ enum ExitStatus: Int32, CaseIterable, Sendable {
     /// argument, a bad value (`EX_USAGE`).
     case usage = 64
     /// An input is missing or unreadable: a path, the container of `status`,
-    /// `open`, `report` or `gc`, a batch or share that does not exist (`EX_NOINPUT`).
+    /// `open`, `report` or `gc`, a batch or share that does not exist; where
+    /// `share` runs as root, a container (or inbox) another user owns or may
+    /// write in, or a link in it (`EX_NOINPUT`).
     case noInput = 66
     /// A service it needs is unavailable: the database (unreachable, refused,
     /// schema missing or old), the metrics port, a decoder helper (`EX_UNAVAILABLE`).
@@ -43,7 +45,7 @@ enum ExitStatus: Int32, CaseIterable, Sendable {
         case .success: "success: every item delivered, or the command did what was asked"
         case .partial: "partly done: some items failed or were skipped, the rest were delivered (doctor: a weaker sandbox than the strongest)"
         case .usage: "usage error: unknown command or option, a stray argument, a bad value"
-        case .noInput: "an input is missing or unreadable: a path, the container (status, open, report, gc), a batch or share"
+        case .noInput: "an input is missing or unreadable: a path, the container (status, open, report, gc), a batch or share; as root, a container or inbox others could write in"
         case .unavailable: "a service is unavailable: the database (unreachable, refused, no schema), the metrics port, a decoder helper"
         case .cannotCreate: "cannot create or write the output: the container (its disk full: resumable once space is freed), the key (taken), the report file"
         case .temporaryFailure: "temporary failure, try again: another process holds the batch; an unfinished batch of the same inputs waits (--resume-unfinished); --db: the batch did not end in time"
@@ -60,7 +62,7 @@ enum ExitStatus: Int32, CaseIterable, Sendable {
         switch error {
         case is UsageError, is ShareKeyError, is RedirectURLError, is DatabaseURL.Refusal: return .usage
         case let error as ShareIngestError: return of(error, database: database)
-        case let error as ContainerError: return error.isMissing ? .noInput : .cannotCreate
+        case let error as ContainerError: return error.isMissing || error.isRefused ? .noInput : .cannotCreate
         case let error as PipelineError: return error.field == "(file)" ? .noInput : .usage
         case is PostgresError: return .unavailable
         case let error as SystemError:

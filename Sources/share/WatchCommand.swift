@@ -16,14 +16,15 @@ enum WatchCommand {
         case .failure(let exit): return exit.status
         }
         let inboxPath = parsed.positionals[0]
-        // Before anything is made or moved: the inbox exists, and it and the container are apart.
+        // Before anything is made or moved: the inbox exists, and it, the container and the report folder are apart.
         switch (try? FileStatus.of(inboxPath))?.type {
         case nil: return Command.failure("INBOX \(inboxPath) does not exist", .noInput)
         case .directory?: break
         case _?: return Command.failure("INBOX \(inboxPath) is not a folder", .noInput)
         }
         let containerPath = parsed.value("container") ?? ContainerDirectory.defaultPath
-        if let overlap = overlap(inbox: inboxPath, container: containerPath) { return Command.usageFailure(overlap, spec) }
+        if let overlap = FolderOverlap.ofInbox(inboxPath, container: containerPath) { return Command.usageFailure(overlap, spec) }
+        if let reports = parsed.value("report-dir"), let overlap = FolderOverlap.ofReports(reports, inbox: inboxPath) { return Command.usageFailure(overlap, spec) }
         // Readiness that is true: the database answers, at this share's schema, before anything starts.
         if let url = parsed.value("db") {
             do {
@@ -113,36 +114,6 @@ enum WatchCommand {
         }
         if Signals.received != nil { return Signals.serviceExit }
         return picturesFailed.load(ordering: .relaxed) ? .cannotCreate : .success
-    }
-
-    /// Why `inbox` and `container` cannot be used together, if they cannot: the
-    /// same folder, or one inside the other (the watcher would take its own
-    /// copies as drops, or move the container away). Compared as real paths; a
-    /// container not made yet by its nearest existing folder.
-    static func overlap(inbox: String, container: String) -> String? {
-        guard let inboxReal = FileSystem.resolved(inbox) else { return nil }
-        let containerReal = resolvedAsFarAsItExists(container)
-        if inboxReal == containerReal { return "INBOX \(inbox) is the container \(container): give the container a folder of its own, outside the inbox" }
-        if inboxReal.hasPrefix(containerReal == "/" ? "/" : containerReal + "/") {
-            return "INBOX \(inbox) lies inside the container \(container): give the inbox a folder outside the container"
-        }
-        if containerReal.hasPrefix(inboxReal == "/" ? "/" : inboxReal + "/") {
-            return "INBOX \(inbox) holds the container \(container): give the container a folder outside the inbox"
-        }
-        return nil
-    }
-
-    /// The real path of `path`: its nearest existing ancestor resolved, the rest appended.
-    private static func resolvedAsFarAsItExists(_ path: String) -> String {
-        let absolute = path.hasPrefix("/") ? path : String(decoding: FileSystem.currentDirectory(), as: UTF8.self) + "/" + path
-        var existing = URL(fileURLWithPath: absolute).standardizedFileURL.path
-        var rest: [String] = []
-        while FileSystem.resolved(existing) == nil, existing != "/" {
-            rest.insert((existing as NSString).lastPathComponent, at: 0)
-            existing = (existing as NSString).deletingLastPathComponent
-        }
-        let base = FileSystem.resolved(existing) ?? existing
-        return ([base == "/" ? "" : base] + rest).joined(separator: "/")
     }
 
     /// `--report-dir`: the batch's HTML page and contact sheet, `<key>.html` and `<key>.jpg`.

@@ -29,6 +29,7 @@ public final class BatchJournal: Sendable {
     public init(container: ContainerDirectory) throws(ShareIngestError) {
         self.container = container
         let path = container.stateDirectory + "/journal.sqlite"
+        try JournalFiles.check(container)
         do {
             database = try SQLiteDatabase(path: path)
             try Self.migrate(database, path: path)

@@ -1,0 +1,113 @@
+import Foundation
+import TestSupport
+import Testing
+
+/// Issue 58, finding 4: a root `share` wrote by name into a container others
+/// could write in: a container owned by `nobody` (or mode 0777) was accepted,
+/// a `.share-ingest/journal.sqlite` link planted there made root overwrite the
+/// root-owned file it pointed to with a database, and a `manifests` link made
+/// root write manifests where it pointed. Where `share` runs as root (these
+/// tests do), the container and its folders must now be root's own, written
+/// by nobody else, and no link: refused otherwise (exit 66, naming the path
+/// and the fix), in `ingest` and `watch`, with nothing written outside.
+@Suite struct ContainerOwnershipTests {
+    static let nobody = (uid: uid_t(65534), gid: gid_t(65534))
+
+    /// Runs `share ingest` of one photo, or `share watch --once` of an inbox
+    /// holding one drop of it, into `container`.
+    static func deliver(_ mode: String, into container: String, _ work: TemporaryDirectory) throws -> ShareProcess {
+        guard mode == "watch" else {
+            return try ShareProcess.run(["ingest", "--container", container, "--isolation", "none", Fixtures.media("photo.jpg")])
+        }
+        let inbox = work.file("inbox")
+        if !FileManager.default.fileExists(atPath: inbox + "/drop") {
+            try work.add("inbox/drop/photo.jpg", copying: Fixtures.media("photo.jpg"))
+            try work.add("inbox/drop/.ready", bytes: [])
+        }
+        return try ShareProcess.run(["watch", inbox, "--container", container, "--once", "--settle", "0", "--isolation", "none"])
+    }
+
+    /// A folder `path` owned by root, mode 0755 (what `share` accepts), made with its parents.
+    static func folder(_ path: String) throws {
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        chmod(path, 0o755)
+    }
+
+    @Test(arguments: ["ingest", "watch"])
+    func aContainerOfAnotherUserOrWritableByOthersIsRefused(mode: String) throws {
+        let work = TemporaryDirectory("container-owner")
+        let container = (work.file("c") as NSString).standardizingPath
+        try Self.folder(container)
+        #expect(chown(container, Self.nobody.uid, Self.nobody.gid) == 0)
+        let owned = try Self.deliver(mode, into: container, work)
+        #expect(owned.status == 66, "\(owned.stdout) \(owned.stderr)")
+        #expect(owned.stderr.contains("\(container): owned by user 65534"), "\(owned.stderr)")
+        #expect(owned.stderr.contains("chown root: \(container) && chmod go-w \(container)"), "\(owned.stderr)")
+        #expect((try FileManager.default.contentsOfDirectory(atPath: container)).isEmpty, "something was made in it")
+
+        #expect(chown(container, 0, 0) == 0)
+        chmod(container, 0o777)
+        let open = try Self.deliver(mode, into: container, work)
+        #expect(open.status == 66 && open.stderr.contains("\(container): group or others may write in it (mode 777)"), "\(open.stderr)")
+        #expect(open.stderr.contains("chmod go-w \(container)"), "\(open.stderr)")
+
+        // A folder of it another user's: refused alike; once root's, delivered.
+        chmod(container, 0o755)
+        try Self.folder(container + "/thumbnails")
+        #expect(chown(container + "/thumbnails", Self.nobody.uid, Self.nobody.gid) == 0)
+        let folder = try Self.deliver(mode, into: container, work)
+        #expect(folder.status == 66 && folder.stderr.contains("\(container)/thumbnails: owned by user 65534"), "\(folder.stderr)")
+        #expect((try FileManager.default.contentsOfDirectory(atPath: container + "/thumbnails")).isEmpty)
+        #expect(chown(container + "/thumbnails", 0, 0) == 0)
+        let delivered = try Self.deliver(mode, into: container, work)
+        #expect(delivered.status == 0, "\(delivered.stderr)")
+    }
+
+    /// The reporter's attack: root's file at the end of a `journal.sqlite` link.
+    @Test(arguments: ["ingest", "watch"])
+    func aPlantedJournalLinkIsRefusedAndItsTargetStaysAsItWas(mode: String) throws {
+        let work = TemporaryDirectory("container-journal-link")
+        let container = (work.file("c") as NSString).standardizingPath
+        let precious = try work.add("precious.conf", bytes: Array("root's own settings\n".utf8))
+        // An empty file of root's is what SQLite turned into a database.
+        let empty = try work.add("root-owned.log", bytes: [])
+        try Self.folder(container + "/.share-ingest")
+        chmod(container + "/.share-ingest", 0o700)
+        try FileManager.default.createSymbolicLink(atPath: container + "/.share-ingest/journal.sqlite", withDestinationPath: empty)
+        let run = try Self.deliver(mode, into: container, work)
+        #expect(run.status == 66, "\(run.stdout) \(run.stderr)")
+        #expect(run.stderr.contains("\(container)/.share-ingest/journal.sqlite: is a symbolic link"), "\(run.stderr)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: empty)).isEmpty, "the link's target was written")
+        #expect(!FileManager.default.fileExists(atPath: empty + "-wal") && !FileManager.default.fileExists(atPath: empty + "-shm"))
+
+        // Its -wal alike (SQLite would write the log through it).
+        try FileManager.default.removeItem(atPath: container + "/.share-ingest/journal.sqlite")
+        try FileManager.default.createSymbolicLink(atPath: container + "/.share-ingest/journal.sqlite-wal", withDestinationPath: precious)
+        let wal = try Self.deliver(mode, into: container, work)
+        #expect(wal.status == 66 && wal.stderr.contains("journal.sqlite-wal: is a symbolic link"), "\(wal.stderr)")
+        #expect(try String(contentsOfFile: precious, encoding: .utf8) == "root's own settings\n", "the link's target was written")
+
+        // A `.share-ingest` that is itself a link to a folder of root's.
+        try FileManager.default.removeItem(atPath: container + "/.share-ingest")
+        try Self.folder(work.file("rootstate"))
+        try FileManager.default.createSymbolicLink(atPath: container + "/.share-ingest", withDestinationPath: work.file("rootstate"))
+        let state = try Self.deliver(mode, into: container, work)
+        #expect(state.status == 66 && state.stderr.contains("\(container)/.share-ingest: is a symbolic link"), "\(state.stderr)")
+        #expect((try FileManager.default.contentsOfDirectory(atPath: work.file("rootstate"))).isEmpty, "something was written through the link")
+    }
+
+    @Test(arguments: ["ingest", "watch"])
+    func aPlantedManifestsLinkIsRefusedAndNothingIsWrittenWhereItPoints(mode: String) throws {
+        let work = TemporaryDirectory("container-manifests-link")
+        let container = (work.file("c") as NSString).standardizingPath
+        let elsewhere = (work.file("elsewhere") as NSString).standardizingPath
+        try Self.folder(container)
+        try Self.folder(elsewhere)
+        try FileManager.default.createSymbolicLink(atPath: container + "/manifests", withDestinationPath: elsewhere)
+        let run = try Self.deliver(mode, into: container, work)
+        #expect(run.status == 66, "\(run.stdout) \(run.stderr)")
+        #expect(run.stderr.contains("\(container)/manifests: is a symbolic link"), "\(run.stderr)")
+        #expect((try FileManager.default.contentsOfDirectory(atPath: elsewhere)).isEmpty, "a manifest was written through the link")
+        #expect(!FileManager.default.fileExists(atPath: container + "/.share-ingest/journal.sqlite"), "the container was used")
+    }
+}
