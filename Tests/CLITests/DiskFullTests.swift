@@ -91,3 +91,34 @@ import Testing
         #expect(copies.count == names.count, "\(copies.count) copies in the container for \(names.count) files")
     }
 }
+
+/// `share ingest --db` with a worker whose container's disk fills: the items
+/// wait for space (retried by the workers, never failed for it), and the batch
+/// ends with every item delivered once the disk has room.
+@Suite(.serialized) struct DistributedDiskFullTests {
+    @Test func aWorkerOnAFullDiskRetriesTheItemsOnceThereIsRoom() throws {
+        guard let disk = Tmpfs(kilobytes: 3 * 1024) else { return }
+        let drop = try DiskFullTests.photosAndNotes(photos: 150, notes: 20)
+        let container = disk.path + "/c"
+        let server = try PostgresServer()
+        #expect(try ShareProcess.run(["db", "migrate", "--db", server.url]).status == 0)
+        let workers = DistributedTests.Workers(url: server.url)
+        defer { workers.stopAll() }
+        try workers.start("full")
+
+        let ingest = try DropBoundaryTests.Run(["ingest", "--db", server.url, "--container", container, drop.path], environment: [:])
+        // The worker met the full disk: its items wait for space, as `share status --db` says.
+        var status = ""
+        let waited = eventually(timeout: 300) {
+            status = (try? ShareProcess.run(["status", "--db", server.url]).stdout) ?? ""
+            return status.contains("container disk full") || !ingest.process.isRunning
+        }
+        #expect(waited && ingest.process.isRunning, "the batch waits while the disk is full: \(status) \(ingest.stderr)")
+        #expect(!status.contains(" failed "), "no item failed for want of space: \(status)")
+        try disk.resize(kilobytes: 64 * 1024)
+        let exit = ingest.finish(timeout: 600)
+        #expect(exit == 0, "every item delivered once there is room: \(String(describing: exit)) \(ingest.stderr.suffix(2000))")
+        try DiskFullTests.expectDeliveredOnce(drop.names, container: container)
+        withExtendedLifetime(server) {}
+    }
+}
