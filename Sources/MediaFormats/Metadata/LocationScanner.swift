@@ -4,11 +4,11 @@
 // What it returns is a list of overwrites (``MetadataEdit``) that remove each
 // place in place; the caller checks them against the file and makes them.
 //
-// Covered: EXIF GPS (a TIFF GPS IFD) in JPEG (APP1, and in MPF secondary
-// images), HEIC/HEIF/AVIF (`Exif` items), PNG (`eXIf`), WebP (`EXIF`), JPEG XL
+// Covered: EXIF GPS (a TIFF GPS IFD) in JPEG (APP1, Photoshop's APP13, and in
+// MPF secondary images), HEIC/HEIF/AVIF (`Exif` items), PNG (`eXIf`), WebP (`EXIF`), JPEG XL
 // (`Exif` box), TIFF, DNG and the TIFF-based RAWs (IFD0), RAF (its JPEG), CR3
 // (`CMT4`); XMP `exif:GPS*` in each of those containers (JPEG APP1 and its
-// extended XMP, HEIF `mime` items, PNG `iTXt`, WebP `XMP `, JPEG XL `xml `,
+// extended XMP, APP13's resource 0x0424, HEIF `mime` items, PNG `iTXt`, WebP `XMP `, JPEG XL `xml `,
 // TIFF tag 700, MP4/MOV `uuid` and `XMP_`); QuickTime `©xyz` and the
 // `com.apple.quicktime.location.*` keys, and 3GPP `loci`, in MP4/MOV (and in
 // the video a motion photo carries after its JPEG or in a HEIC's `mpvd`).
@@ -279,6 +279,8 @@ enum JPEGLocation {
                 } else if type == 0xE2, prefix.starts(with: mpfHeader) {
                     secondary += mpfImages(stream, tiff: payload.lowerBound + 4, end: payload.upperBound)
                 }
+            } else if type == 0xED {
+                PhotoshopLocation.scan(stream, payload: payload, into: &findings)
             }
             position = payload.upperBound
         }
