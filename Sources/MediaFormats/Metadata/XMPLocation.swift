@@ -18,11 +18,16 @@ package enum XMPLocation {
     /// instead of) EXIF GPS: `drone-dji:GpsLatitude`, `GpsLongitude` (and the
     /// misspelt `GpsLongtitude` of some firmware), `AbsoluteAltitude`.
     static let djiNamespace = "http://www.dji.com/drone-dji/1.0/"
+    /// IPTC Extension's schema, whose location structures (`LocationCreated`,
+    /// `LocationShown`) hold `Iptc4xmpExt:GPSLatitude`, `GPSLongitude` and
+    /// `GPSAltitude` where a writer puts them in IPTC's namespace rather than EXIF's.
+    static let iptcExtensionNamespace = "http://iptc.org/std/Iptc4xmpExt/2008-02-29/"
 
     /// Whether the property `local` of the namespace `namespace` records a position.
     static func isPosition(_ local: String, namespace: String) -> Bool {
         if exifNamespaces.contains(namespace) { return local.hasPrefix("GPS") }
         if namespace == djiNamespace { return local.lowercased().hasPrefix("gps") || local == "AbsoluteAltitude" }
+        if namespace == iptcExtensionNamespace { return local.hasPrefix("GPS") }
         return false
     }
 
@@ -33,7 +38,7 @@ package enum XMPLocation {
         package let whole: Range<Int>
         package let value: Range<Int>
 
-        /// How reports name it: `exif:GPSLatitude`, `drone-dji:GpsLatitude`.
+        /// How reports name it: `exif:GPSLatitude`, `drone-dji:GpsLatitude`, `Iptc4xmpExt:GPSLatitude`.
         package var shown: String { name.contains(":") ? name : "exif:" + name }
     }
 
@@ -82,7 +87,7 @@ package enum XMPLocation {
 
     /// True when `stream` holds the EXIF schema's namespace (read in chunks).
     static func namesEXIF(_ stream: SegmentedBytes) -> Bool {
-        let needles = [Array(exifNamespace.utf8), Array(djiNamespace.utf8)]
+        let needles = [Array(exifNamespace.utf8), Array(djiNamespace.utf8), Array(iptcExtensionNamespace.utf8)]
         let chunk = 1 << 20
         var start = 0
         while start < stream.count {
@@ -266,7 +271,11 @@ package enum XMPLocation {
             let local = String(decoding: colon.map { qualified[($0 + 1)...] } ?? qualified[...], as: UTF8.self)
             let namespace = prefixes[prefix] ?? ""
             guard prefix != "xmlns", local != "xmlns", XMPLocation.isPosition(local, namespace: namespace) else { return nil }
-            return namespace == XMPLocation.djiNamespace ? "drone-dji:" + local : local
+            switch namespace {
+            case XMPLocation.djiNamespace: return "drone-dji:" + local
+            case XMPLocation.iptcExtensionNamespace: return "Iptc4xmpExt:" + local
+            default: return local
+            }
         }
 
         func isSpace(_ byte: UInt8) -> Bool { byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D }
