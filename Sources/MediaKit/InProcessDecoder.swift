@@ -74,7 +74,7 @@ public struct InProcessDecoder: MediaDecoder {
         case .locationMetadata:
             // Text too: a JSON's position members, an XMP sidecar's GPS properties (LocationScanner).
             var decoded = DecodedMedia(
-                facts: MediaFacts(kind: Self.kind(of: request.format)), location: LocationScanner.scan(DescriptorBytes(descriptor), format: request.format))
+                facts: MediaFacts(kind: Self.kind(of: request.format)), location: LocationScanner.scan(DescriptorBytes(descriptor), format: request.format, placeNames: request.placeNames))
             // The position, read before it is removed: only for the capture time's offset (issue 54).
             if request.moments, let position = MomentReader.read(DescriptorBytes(descriptor), format: request.format)?.position {
                 decoded.moments = MomentFacts(position: position)

@@ -3,7 +3,11 @@
 // carry a copy of the EXIF (resource 0x0422) and of the XMP (0x0424) beside
 // the IPTC IIM (0x0404), and readers such as exiftool read them as they read
 // APP1's. Their GPS is blanked as APP1's is: the EXIF's GPS IFD emptied in
-// place, the XMP's GPS properties overwritten with spaces.
+// place, the XMP's GPS properties overwritten with spaces. When place names
+// are to go, so do the IIM's datasets that name the place (city,
+// sub-location, province or state, country): each value zeroed, then its
+// record and dataset numbers, so that no reader takes it for a city (an empty
+// one) and every other dataset still reads.
 
 /// The location metadata of a JPEG's Photoshop APP13 segment (see the file's header comment).
 enum PhotoshopLocation {
@@ -11,6 +15,12 @@ enum PhotoshopLocation {
     /// The image resources that hold a position.
     static let exifResource = 0x0422
     static let xmpResource = 0x0424
+    static let iimResource = 0x0404
+    /// The IIM application record's (2) datasets that name the place.
+    static let placeDatasets: [Int: String] = [
+        26: "Content Location Code", 27: "Content Location Name", 90: "City", 92: "Sub-location", 95: "Province-State",
+        100: "Country-Primary Location Code", 101: "Country-Primary Location Name",
+    ]
     /// Most resources read in one segment (a real one has a few dozen).
     static let maximumResources = 10_000
 
@@ -33,12 +43,32 @@ enum PhotoshopLocation {
             case exifResource:
                 let skip = stream.read(data.lowerBound..<min(data.upperBound, data.lowerBound + 6)) == JPEGLocation.exifHeader ? 6 : 0
                 TIFFLocation.scan(stream.slice((data.lowerBound + skip)..<data.upperBound), base: 0, container: "EXIF (Photoshop APP13)", into: &findings)
+            case iimResource where findings.placeNames:
+                findings.add(placeNames(inIIM: stream, data))
             case xmpResource:
-                findings.add(XMPLocation.records(in: stream.slice(data), container: "XMP (Photoshop APP13)"))
+                findings.add(XMPLocation.records(in: stream.slice(data), container: "XMP (Photoshop APP13)", placeNames: findings.placeNames))
             default:
                 break
             }
             position = sizeAt + 4 + size + (size & 1)
         }
+    }
+
+    /// The datasets of the IIM block at `data` that name the place: each
+    /// value zeroed (step 0), then its record and dataset numbers (step 1).
+    /// An extended dataset (a length of 32 KiB or more) ends the reading: no place name is one.
+    static func placeNames(inIIM stream: SegmentedBytes, _ data: Range<Int>) -> [LocationRecord] {
+        var records: [LocationRecord] = []
+        var position = data.lowerBound
+        var datasets = 0
+        while position + 5 <= data.upperBound, datasets < maximumResources, let head = stream.read(position..<(position + 5)), head[0] == 0x1C, head[3] & 0x80 == 0 {
+            datasets += 1
+            let value = (position + 5)..<min(data.upperBound, position + 5 + (Int(head[3]) << 8 | Int(head[4])))
+            if head[1] == 2, let name = placeDatasets[Int(head[2])] {
+                records.append(LocationRecord(name: "IPTC \(name)", edits: stream.edits(value, .zeros, step: 0) + stream.edits((position + 1)..<(position + 3), .zeros, step: 1)))
+            }
+            position = value.upperBound
+        }
+        return records
     }
 }

@@ -100,9 +100,10 @@ struct LocationStage: PipelineStage {
         from path: String, label: String, format: MediaFormat, settings: PipelineDefinition.LocationSettings, in batch: BatchContext, sync: Bool? = nil,
         position: inout CapturePosition?
     ) throws(ItemFailure) -> [LocationRecord] {
-        let request = DecodeRequest(
+        var request = DecodeRequest(
             path: path, label: label, format: format, pixelLimit: (batch.pipeline.probe ?? .init()).pixelLimit, timeLimit: settings.timeLimit,
             batch: batch.batchID.uuidString, moments: batch.pipeline.manifest.schema == .v2 && MomentReaderFormats.reads(format), task: .locationMetadata)
+        request.placeNames = settings.remove == .coordinatesAndPlaceNames
         let found: LocationMetadata
         do {
             let decoded = try batch.decoder.decode(request)
@@ -268,6 +269,7 @@ extension LocationStage {
         document: [
             .integer("workers", \.workers, in: 1...64),
             .number("timeLimit", \.timeLimit, in: 0.001...86_400),
+            .choice("remove", \.remove),
         ],
         workers: \.workers, records: [.locationRemoved, .sha256, .capturePlace],
         make: { settings, _ in LocationStage(settings: settings) })
@@ -285,6 +287,19 @@ extension PipelineDefinition {
         public var workers = 2
         /// Seconds reading one file's metadata may take.
         public var timeLimit: Double = 30
+        /// What goes: the coordinates alone (the default), or the names of the place with them.
+        public var remove: Removal = .coordinates
+
+        /// What location privacy removes.
+        public enum Removal: String, Sendable, Codable, Hashable, CaseIterable {
+            /// Every coordinate (EXIF GPS, XMP `exif:GPS*`, QuickTime's location, a JSON's positions, …).
+            case coordinates
+            /// Those, and what names the place: IPTC IIM's city, sub-location,
+            /// province or state and country, XMP's `photoshop:City`, `State`,
+            /// `Country`, `Iptc4xmpCore:Location`, `CountryCode`, IPTC
+            /// Extension's `LocationCreated` and `LocationShown` whole.
+            case coordinatesAndPlaceNames
+        }
 
         /// The defaults: two workers, 30 s.
         public init() {}
