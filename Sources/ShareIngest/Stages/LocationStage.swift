@@ -63,10 +63,14 @@ struct LocationStage: PipelineStage {
 
     func process(_ item: inout InFlightItem, in batch: BatchContext) throws(ItemFailure) {
         guard let path = item.copyPath, let format = Self.locationFormat(of: item.state) else { return }
-        var position: CapturePosition?
-        let found = try Self.removeLocation(from: path, label: item.label, format: format, settings: settings, in: batch, position: &position)
-        // The place's time zone, found before the position is removed (the capture time's offset: issue 54).
-        if let zone = CapturePlace.zone(at: position) { item.capturePlace = CapturePlace(zone: zone, source: .position) }
+        var moments: MomentFacts?
+        let found = try Self.removeLocation(from: path, label: item.label, format: format, settings: settings, in: batch, moments: &moments)
+        // The place's offset at the capture time, found before the position is removed (issue 54); no zone name is kept (issue 58).
+        if let zone = CapturePlace.zone(at: moments?.position),
+            let place = CapturePlace(offsetIn: zone, time: moments?.captureTime, fileName: item.source.fileName, modified: item.sourceVersion, source: .position)
+        {
+            item.capturePlace = place
+        }
         if !found.isEmpty { item.locationRemoved = found.map(\.name) }
         // A Takeout JSON whose photo is not in the drop: what it says is not read.
         if item.sidecarKind == .takeout, !found.isEmpty { item.locationRemoved = [Self.takeoutLocationRemoved] }
@@ -90,15 +94,15 @@ struct LocationStage: PipelineStage {
     static func removeLocation(
         from path: String, label: String, format: MediaFormat, settings: PipelineDefinition.LocationSettings, in batch: BatchContext, sync: Bool? = nil
     ) throws(ItemFailure) -> [LocationRecord] {
-        var position: CapturePosition?
-        return try removeLocation(from: path, label: label, format: format, settings: settings, in: batch, sync: sync, position: &position)
+        var moments: MomentFacts?
+        return try removeLocation(from: path, label: label, format: format, settings: settings, in: batch, sync: sync, moments: &moments)
     }
 
     /// The same, also reading (for a v2 manifest's capture time) the position
-    /// the copy records, checked by the reply check, into `position`.
+    /// the copy records and its capture time, checked by the reply check, into `moments`.
     static func removeLocation(
         from path: String, label: String, format: MediaFormat, settings: PipelineDefinition.LocationSettings, in batch: BatchContext, sync: Bool? = nil,
-        position: inout CapturePosition?
+        moments: inout MomentFacts?
     ) throws(ItemFailure) -> [LocationRecord] {
         var request = DecodeRequest(
             path: path, label: label, format: format, pixelLimit: (batch.pipeline.probe ?? .init()).pixelLimit, timeLimit: settings.timeLimit,
@@ -108,7 +112,7 @@ struct LocationStage: PipelineStage {
         do {
             let decoded = try batch.decoder.decode(request)
             found = decoded.location ?? LocationMetadata()
-            position = decoded.moments?.position
+            moments = decoded.moments
         } catch {
             throw ItemFailure(.location, error)
         }
