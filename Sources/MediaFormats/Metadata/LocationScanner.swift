@@ -12,6 +12,8 @@
 // TIFF tag 700, MP4/MOV `uuid` and `XMP_`); QuickTime `©xyz` and the
 // `com.apple.quicktime.location.*` keys, and 3GPP `loci`, in MP4/MOV (and in
 // the video a motion photo carries after its JPEG or in a HEIC's `mpvd`).
+// With `placeNames`, the names of the place too: IPTC IIM's city, sub-location,
+// state and country (``PhotoshopLocation``), XMP's (``XMPLocation/isPlaceName(_:namespace:)``).
 // Text files: XMP sidecars (``XMPLocation/scanDocument(_:strict:into:)``) and
 // JSON documents, Takeout's and any other (``JSONLocation``); a file that
 // must be one of those (``LocationScanner/jsonDocument``,

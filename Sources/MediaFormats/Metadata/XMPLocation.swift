@@ -2,7 +2,9 @@
 // (`exif:GPSLatitude`, `exif:GPSLongitude`, `exif:GPSAltitude`, … whatever
 // prefix the packet binds to http://ns.adobe.com/exif/1.0/), as attributes
 // (`exif:GPSLatitude="48,51.5N"`) or as elements (`<exif:GPSLatitude>…</…>`,
-// nested structures included). A small XML scanner, not a parser: it follows
+// nested structures included); DJI's and IPTC Extension's GPS properties
+// too, and, when place names are to go, the properties that name the place
+// (``XMPLocation/isPlaceName(_:namespace:)``). A small XML scanner, not a parser: it follows
 // tags, attributes, namespace declarations, comments, CDATA and processing
 // instructions well enough to find those properties' byte ranges, and gives
 // up (finding nothing more) on anything it cannot follow. Overwriting a

@@ -281,8 +281,11 @@ extension LocationStage {
 
 extension PipelineDefinition {
     /// Settings of the `location` stage (location privacy): the location
-    /// metadata of each copy (EXIF GPS, XMP `exif:GPS*`, QuickTime `©xyz` and
-    /// `com.apple.quicktime.location.*`, MP4 `loci`) is blanked in place, in
+    /// metadata of each copy (EXIF GPS, XMP `exif:GPS*` and IPTC Extension's
+    /// `Iptc4xmpExt:GPS*`, a JPEG's Photoshop APP13 copies of both, QuickTime
+    /// `©xyz` and `com.apple.quicktime.location.*`, MP4 `loci`, a JSON's
+    /// coordinates; with `remove` `coordinatesAndPlaceNames` the names of the
+    /// place too) is blanked in place, in
     /// the copy only; the capture date, the orientation, the pixels and
     /// everything else stay. A file whose location cannot be removed in place
     /// fails (reason `locationNotRemovable`).
