@@ -1,7 +1,8 @@
 // Fuzz target: the EXIF location scanner (a TIFF structure's GPS IFD, and the
 // EXIF blocks of the containers that carry one), on arbitrary bytes read as a
-// TIFF (an EXIF block is one), a JPEG (APP1, MPF secondary images) and a WebP
-// (scripts/fuzz.sh exif). The overwrites are bounded (LocationChecks).
+// TIFF (an EXIF block is one), a JPEG (APP1, Photoshop's APP13 with its IPTC
+// IIM, MPF secondary images) and a WebP (scripts/fuzz.sh exif), for the
+// coordinates alone and with the place names. The overwrites are bounded (LocationChecks).
 import FuzzChecks
 import FuzzReplay
 import Foundation
@@ -11,7 +12,9 @@ func check(_ data: Data) {
     let bytes = [UInt8](data)
     for format in ["tiff", "jpeg", "webp", "dng"] {
         guard let format = MediaFormat.all.first(where: { $0.id == format }) else { continue }
-        LocationChecks.check(LocationScanner.scan(bytes, format: format), fileSize: bytes.count)
+        for placeNames in [false, true] {
+            LocationChecks.check(LocationScanner.scan(bytes, format: format, placeNames: placeNames), fileSize: bytes.count)
+        }
     }
 }
 

@@ -10,7 +10,12 @@ import MediaFormats
 
 func check(_ data: Data) {
     let bytes = [UInt8](data)
-    let properties = XMPLocation.gpsProperties(bytes)
+    for placeNames in [false, true] { check(bytes, placeNames: placeNames) }
+}
+
+/// The same, finding the place's names too when `placeNames` (a city, IPTC Extension's LocationCreated whole, …).
+func check(_ bytes: [UInt8], placeNames: Bool) {
+    let properties = XMPLocation.gpsProperties(bytes, placeNames: placeNames)
     for property in properties {
         precondition(property.whole.lowerBound >= 0 && property.whole.upperBound <= bytes.count && !property.whole.isEmpty)
         precondition(property.value.lowerBound >= property.whole.lowerBound && property.value.upperBound <= property.whole.upperBound)
@@ -19,7 +24,7 @@ func check(_ data: Data) {
     guard !properties.isEmpty else { return }
     var blanked = bytes
     for property in properties { for index in property.whole { blanked[index] = 0x20 } }
-    precondition(XMPLocation.gpsProperties(blanked).isEmpty, "a GPS property is left once blanked")
+    precondition(XMPLocation.gpsProperties(blanked, placeNames: placeNames).isEmpty, "a GPS property is left once blanked")
 }
 
 @_cdecl("LLVMFuzzerTestOneInput")

@@ -316,8 +316,8 @@ enum ReplyCheck {
         guard var location = result.location else { throw ReplyViolation("a location request answered without its findings") }
         guard facts.width == nil, facts.height == nil, facts.durationMilliseconds == nil, facts.frameCount == nil, result.thumbnailWidth == nil,
             result.thumbnailFailure == nil, result.compatibleWidth == nil, result.compatibleFailure == nil,
-            // Of the moment facts, only the position (read before it is removed: issue 54).
-            result.moments == nil || result.moments == MomentFacts(position: result.moments?.position)
+            // Of the moment facts, only the position (read before it is removed: issue 54) and the capture time (its offset there).
+            result.moments == nil || result.moments == MomentFacts(captureTime: result.moments?.captureTime, position: result.moments?.position)
         else { throw ReplyViolation("a location request answered with decoded media") }
         guard location.found.count <= maximumLocationRecords, location.unremovable.count <= maximumWarnings else {
             throw ReplyViolation("\(location.found.count) places holding a location")

@@ -74,10 +74,11 @@ public struct InProcessDecoder: MediaDecoder {
         case .locationMetadata:
             // Text too: a JSON's position members, an XMP sidecar's GPS properties (LocationScanner).
             var decoded = DecodedMedia(
-                facts: MediaFacts(kind: Self.kind(of: request.format)), location: LocationScanner.scan(DescriptorBytes(descriptor), format: request.format))
-            // The position, read before it is removed: only for the capture time's offset (issue 54).
-            if request.moments, let position = MomentReader.read(DescriptorBytes(descriptor), format: request.format)?.position {
-                decoded.moments = MomentFacts(position: position)
+                facts: MediaFacts(kind: Self.kind(of: request.format)), location: LocationScanner.scan(DescriptorBytes(descriptor), format: request.format, placeNames: request.placeNames))
+            // The position, read before it is removed, and the capture time: only for the capture time's
+            // offset (issue 54), kept as that offset alone (issue 58: no zone name under location privacy).
+            if request.moments, let read = MomentReader.read(DescriptorBytes(descriptor), format: request.format), let position = read.position {
+                decoded.moments = MomentFacts(captureTime: read.captureTime, position: position)
             }
             return decoded
         case .pixels:

@@ -37,6 +37,16 @@ public struct ZoneRules: Sendable {
 
     private static let cache = Mutex<[String: ZoneRules?]>([:])
 
+    /// The rules of one offset (seconds east of UTC) at every instant: a place
+    /// kept as the offset of its capture time alone (under location privacy, no zone name is kept).
+    public static func fixed(_ offset: Int) -> ZoneRules {
+        ZoneRules(initial: Int32(clamping: offset))
+    }
+
+    private init(initial: Int32) {
+        (transitions, offsets, self.initial, rule) = ([], [], initial, nil)
+    }
+
     /// The rules a TZif file holds (version 2 or later: the 64-bit block and
     /// the footer; a version 1 file's 32-bit block otherwise); nil when it is
     /// no TZif or its counts run past its end.

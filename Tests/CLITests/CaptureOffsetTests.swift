@@ -105,4 +105,32 @@ import Testing
             #expect(!gps.output.contains("48 deg") && !gps.output.contains("35.6586") && !gps.output.contains("GPSLatitude "), "\(name): \(gps.output)")
         }
     }
+
+    /// Under location privacy no zone name is stored anywhere (issue 58,
+    /// finding 8): the journal, its write-ahead log, the manifest and the
+    /// report keep the offset of the capture time (what a camera writes), never
+    /// `Europe/Paris`; on aea25cd the journal held each place's zone.
+    @Test func locationPrivacyStoresNoZoneName() throws {
+        let drop = try Self.makeDrop()
+        // A Takeout JSON's geoData is a place too (Paris).
+        _ = try drop.add("IMG_0009.jpg", copying: Fixtures.media("gray.jpg"))
+        _ = try drop.add("IMG_0009.jpg.json", bytes: ExportSidecarTests.takeoutJSON(title: "IMG_0009.jpg", taken: 1_705_320_000))
+        let work = TemporaryDirectory("offsets-no-zone")
+        let container = work.file("c"), report = work.file("report.json")
+        let result = try ShareProcess.run(["ingest", "--container", container, "--report", report, "--pipeline", try LocationPrivacyTests.pipeline(in: work), drop.path])
+        #expect(result.status == 0, "\(result.stderr)")
+        try Self.check(container, "location privacy")
+        let enumerator = try #require(FileManager.default.enumerator(atPath: container))
+        var files = [report]
+        while let relative = enumerator.nextObject() as? String { files.append(container + "/" + relative) }
+        #expect(files.contains { $0.hasSuffix(".sqlite") }, "no journal in \(files)")
+        let takeout = try CaptureTimeTests.entries(container)["IMG_0009.jpg"]
+        #expect(takeout?["capturedAt"] as? String == "2024-01-15T13:00:00+01:00", "\(takeout ?? [:])")
+        for file in files {
+            guard let bytes = FileManager.default.contents(atPath: file) else { continue }
+            for zone in ["Europe/Paris", "Australia/Sydney", "America/New_York", "Asia/Tokyo"] {
+                #expect(bytes.range(of: Data(zone.utf8)) == nil, "\(file) holds \(zone)")
+            }
+        }
+    }
 }

@@ -61,6 +61,9 @@ public struct DecodeRequest: Sendable, Codable, Hashable {
     /// Not part of the request's JSON: the helper protocol carries them raw
     /// after it, as it carries a thumbnail's bytes after the answer's JSON.
     public var takeoutJSONs: [[UInt8]] = []
+    /// For a ``DecodeTask/locationMetadata`` request: true when the names of
+    /// the place go too (a city, a country), not only its coordinates.
+    public var placeNames = false
 
     /// The most Takeout JSONs one request carries.
     public static let maximumTakeoutJSONs = 4
@@ -84,7 +87,7 @@ public struct DecodeRequest: Sendable, Codable, Hashable {
     }
 
     private enum CodingKeys: String, CodingKey {
-        case path, label, format, pixelLimit, timeLimit, thumbnail, batch, moments, task, compatibleCopy
+        case path, label, format, pixelLimit, timeLimit, thumbnail, batch, moments, task, compatibleCopy, placeNames
     }
 
     /// Reads a request; one without `task` (an older sender) is a media request,
@@ -101,6 +104,7 @@ public struct DecodeRequest: Sendable, Codable, Hashable {
         moments = try c.decodeIfPresent(Bool.self, forKey: .moments) ?? false
         task = try c.decodeIfPresent(DecodeTask.self, forKey: .task) ?? .media
         compatibleCopy = try c.decodeIfPresent(CompatibleCopySpec.self, forKey: .compatibleCopy)
+        placeNames = try c.decodeIfPresent(Bool.self, forKey: .placeNames) ?? false
     }
 }
 

@@ -26,9 +26,9 @@ enum ISOLocation {
             case "meta":
                 scanMeta(stream, box, into: &findings, depth: depth)
             case "XMP_":
-                findings.add(XMPLocation.records(in: stream.slice(box.payload), container: "XMP (QuickTime XMP_)"))
+                findings.add(XMPLocation.records(in: stream.slice(box.payload), container: "XMP (QuickTime XMP_)", placeNames: findings.placeNames))
             case "uuid" where box.uuid == xmpUUID:
-                findings.add(XMPLocation.records(in: stream.slice(box.payload), container: "XMP (uuid box)"))
+                findings.add(XMPLocation.records(in: stream.slice(box.payload), container: "XMP (uuid box)", placeNames: findings.placeNames))
             case "uuid" where box.uuid == canonUUID:
                 for inner in ISOBox.list(stream, in: box.payload, limit: 64) where inner.type == "CMT4" {
                     TIFFLocation.scan(stream.slice(inner.payload), base: 0, container: "EXIF (CR3 CMT4)", gpsFirst: true, into: &findings)
@@ -68,7 +68,7 @@ enum ISOLocation {
                     }
                 }
             case "XMP_":
-                findings.add(XMPLocation.records(in: stream.slice(box.payload), container: "XMP (QuickTime XMP_)"))
+                findings.add(XMPLocation.records(in: stream.slice(box.payload), container: "XMP (QuickTime XMP_)", placeNames: findings.placeNames))
             case let type where containers.contains(type) || type == "meta":
                 scan(stream, in: box.payload, into: &findings, depth: depth + 1)
             default:
@@ -159,7 +159,7 @@ enum HEIFLocation {
                 guard offset >= 0, 4 + offset < data.count else { continue }
                 TIFFLocation.scan(data.slice((4 + offset)..<data.count), base: 0, container: "EXIF", into: &findings)
             } else if let head = data.read(0..<min(4096, data.count)), XMPLocation.looksLikeXMP(head[...]) {
-                findings.add(XMPLocation.records(in: data, container: "XMP"))
+                findings.add(XMPLocation.records(in: data, container: "XMP", placeNames: findings.placeNames))
             }
         }
         for box in ISOBox.list(stream, in: 0..<stream.count, limit: 10_000) {

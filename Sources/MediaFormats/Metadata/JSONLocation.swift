@@ -3,8 +3,10 @@
 // chunks from start to end (any size, in bounded memory), its nesting kept in
 // an explicit stack (no recursion, any depth up to ``JSONLocation/maximumDepth``).
 // A member whose key names a position (Takeout's `geoData` and `geoDataExif`,
-// `latitude`, `longitude`, `location`, any `gps…`, …: ``JSONLocation/isPositionKey(_:)``),
-// at any depth, in any object, is blanked whole with spaces together with the
+// `latitude`, `longitude`, `location`, `position`, `loc`, any `gps…`, …:
+// ``JSONLocation/isPositionKey(_:)``), and a number under a key that names a
+// latitude or a longitude (`lat…`, `lng…`, `lon…`, `…E7`: `latE7`, `lngE7`,
+// `lat_deg`: ``JSONLocation/namesCoordinate(_:)``), at any depth, in any object, is blanked whole with spaces together with the
 // comma that separates it from a neighbour, so the JSON stays valid and every
 // other byte keeps its offset. A file of several values one after the other
 // (JSON Lines) is read value by value.
@@ -25,7 +27,7 @@ package enum JSONLocation {
     static let positionKeys: Set<String> = [
         "geodata", "geodataexif", "geo", "geolocation", "geopoint", "geocoordinates", "geotag", "location", "locations", "coordinates",
         "coords", "latlng", "latlong", "lat", "lng", "lon", "latitude", "longitude", "altitude", "latitudee7", "longitudee7",
-        "latitudespan", "longitudespan",
+        "latitudespan", "longitudespan", "position", "pos", "loc",
     ]
 
     /// True when a member with the key `key` (its characters, escapes read)
@@ -33,6 +35,15 @@ package enum JSONLocation {
     package static func isPositionKey(_ key: String) -> Bool {
         let normalized = String(key.lowercased().unicodeScalars.filter { $0 != "_" && $0 != "-" && $0 != " " })
         return positionKeys.contains(normalized) || normalized.hasPrefix("gps")
+    }
+
+    /// True when a number under the key `key` is a latitude or a longitude:
+    /// the key starts with `lat`, `lng` or `lon`, or ends with `e7` (degrees
+    /// times 10^7, as Google writes them), compared as ``isPositionKey(_:)``
+    /// compares. Only a number is: `longDescription: "…"` stays.
+    package static func namesCoordinate(_ key: String) -> Bool {
+        let normalized = String(key.lowercased().unicodeScalars.filter { $0 != "_" && $0 != "-" && $0 != " " })
+        return ["lat", "lng", "lon"].contains { normalized.hasPrefix($0) } || normalized.hasSuffix("e7")
     }
 
     /// The position members of the JSON document that is all of `stream`.
@@ -74,8 +85,9 @@ private struct JSONScanner {
         /// A position member met before any member that stays: blanked up to
         /// the next member's key (or alone, if it is the last).
         var pending: (start: Int, end: Int, key: String)?
-        /// The member being read: where its key starts, the key, whether it is a position.
-        var member: (start: Int, key: String, position: Bool)?
+        /// The member being read: where its key starts, the key, whether it is
+        /// a position, whether its key names a coordinate (a position when its value is a number).
+        var member: (start: Int, key: String, position: Bool, coordinate: Bool)?
     }
 
     private var stack: [Frame] = []
@@ -114,6 +126,8 @@ private struct JSONScanner {
                     if let fault = string(keeping: false).fault { return fault }
                 case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
                     if let fault = number() { return fault }
+                    // A latitude or a longitude: the member is a position.
+                    if let member = stack.last?.member, member.coordinate { stack[stack.count - 1].member?.position = true }
                 case UInt8(ascii: "t"): if let fault = word("true") { return fault }
                 case UInt8(ascii: "f"): if let fault = word("false") { return fault }
                 case UInt8(ascii: "n"): if let fault = word("null") { return fault }
@@ -133,7 +147,8 @@ private struct JSONScanner {
                     position += 1
                     let isPosition = removingDepth == nil && JSONLocation.isPositionKey(key ?? "")
                     if isPosition { removingDepth = stack.count }
-                    stack[stack.count - 1].member = (start, key ?? "", isPosition)
+                    let coordinate = removingDepth == nil && JSONLocation.namesCoordinate(key ?? "")
+                    stack[stack.count - 1].member = (start, key ?? "", isPosition, coordinate)
                     expect = .value
                     continue
                 }

@@ -4,14 +4,16 @@
 // What it returns is a list of overwrites (``MetadataEdit``) that remove each
 // place in place; the caller checks them against the file and makes them.
 //
-// Covered: EXIF GPS (a TIFF GPS IFD) in JPEG (APP1, and in MPF secondary
-// images), HEIC/HEIF/AVIF (`Exif` items), PNG (`eXIf`), WebP (`EXIF`), JPEG XL
+// Covered: EXIF GPS (a TIFF GPS IFD) in JPEG (APP1, Photoshop's APP13, and in
+// MPF secondary images), HEIC/HEIF/AVIF (`Exif` items), PNG (`eXIf`), WebP (`EXIF`), JPEG XL
 // (`Exif` box), TIFF, DNG and the TIFF-based RAWs (IFD0), RAF (its JPEG), CR3
 // (`CMT4`); XMP `exif:GPS*` in each of those containers (JPEG APP1 and its
-// extended XMP, HEIF `mime` items, PNG `iTXt`, WebP `XMP `, JPEG XL `xml `,
+// extended XMP, APP13's resource 0x0424, HEIF `mime` items, PNG `iTXt`, WebP `XMP `, JPEG XL `xml `,
 // TIFF tag 700, MP4/MOV `uuid` and `XMP_`); QuickTime `©xyz` and the
 // `com.apple.quicktime.location.*` keys, and 3GPP `loci`, in MP4/MOV (and in
 // the video a motion photo carries after its JPEG or in a HEIC's `mpvd`).
+// With `placeNames`, the names of the place too: IPTC IIM's city, sub-location,
+// state and country (``PhotoshopLocation``), XMP's (``XMPLocation/isPlaceName(_:namespace:)``).
 // Text files: XMP sidecars (``XMPLocation/scanDocument(_:strict:into:)``) and
 // JSON documents, Takeout's and any other (``JSONLocation``); a file that
 // must be one of those (``LocationScanner/jsonDocument``,
@@ -19,9 +21,12 @@
 
 /// Finds the location metadata of a file (see the file's header comment).
 package enum LocationScanner {
-    /// The location metadata of `file`, whose content the sniffer recognised as `format`.
-    package static func scan(_ file: any RandomAccessBytes, format: MediaFormat) -> LocationMetadata {
-        var findings = Findings()
+    /// The location metadata of `file`, whose content the sniffer recognised
+    /// as `format`: its coordinates, and with `placeNames` the names of its
+    /// place too (IPTC IIM's city, sub-location, state and country; XMP's
+    /// `photoshop:City`, …, IPTC Extension's `LocationCreated` and `LocationShown` whole).
+    package static func scan(_ file: any RandomAccessBytes, format: MediaFormat, placeNames: Bool = false) -> LocationMetadata {
+        var findings = Findings(placeNames: placeNames)
         let whole = SegmentedBytes(file)
         switch format.id {
         case "jpeg": JPEGLocation.scan(whole, into: &findings, depth: 0)
@@ -82,12 +87,16 @@ package enum LocationScanner {
 
 /// What a scan has found so far.
 struct Findings {
+    /// Whether the names of the place are found too (not only its coordinates).
+    let placeNames: Bool
     private(set) var found: [LocationRecord] = []
     private(set) var unremovable: [String] = []
     private var edits = 0
     /// Ranges already claimed, so the same structure is never reported twice
     /// (a HEIF `Exif` item that two references name, a trailer found two ways).
     private var claimed: Set<Int> = []
+
+    init(placeNames: Bool = false) { self.placeNames = placeNames }
 
     mutating func add(_ record: LocationRecord) {
         guard !record.edits.isEmpty, let first = record.edits.first, claimed.insert(first.offset).inserted else { return }
@@ -184,7 +193,7 @@ enum TIFFLocation {
         } else {
             guard let ifd0 = reader.ifd(at: reader.firstIFD) else { return }
             if xmp, let packet = reader.blob(700, in: ifd0.entries) {
-                findings.add(XMPLocation.records(in: stream.slice(packet), container: "XMP (TIFF tag 700)"))
+                findings.add(XMPLocation.records(in: stream.slice(packet), container: "XMP (TIFF tag 700)", placeNames: findings.placeNames))
             }
             guard let pointer = reader.entry(0x8825, in: ifd0.entries), let offset = reader.integers(of: pointer, limit: 1)?.first else { return }
             gpsIFD = offset
@@ -269,7 +278,7 @@ enum JPEGLocation {
                 if type == 0xE1, prefix.starts(with: exifHeader) {
                     TIFFLocation.scan(stream.slice((payload.lowerBound + 6)..<payload.upperBound), base: 0, container: "EXIF", into: &findings)
                 } else if type == 0xE1, prefix.starts(with: xmpHeader) {
-                    findings.add(XMPLocation.records(in: stream.slice((payload.lowerBound + xmpHeader.count)..<payload.upperBound), container: "XMP"))
+                    findings.add(XMPLocation.records(in: stream.slice((payload.lowerBound + xmpHeader.count)..<payload.upperBound), container: "XMP", placeNames: findings.placeNames))
                 } else if type == 0xE1, prefix.starts(with: extendedXMPHeader), let header = stream.read(payload.lowerBound..<(payload.lowerBound + extendedXMPHeader.count + 40)) {
                     // GUID (32 hexadecimal digits), full length, this chunk's offset, then the chunk.
                     let guid = String(decoding: header[extendedXMPHeader.count..<(extendedXMPHeader.count + 32)], as: UTF8.self)
@@ -279,6 +288,8 @@ enum JPEGLocation {
                 } else if type == 0xE2, prefix.starts(with: mpfHeader) {
                     secondary += mpfImages(stream, tiff: payload.lowerBound + 4, end: payload.upperBound)
                 }
+            } else if type == 0xED {
+                PhotoshopLocation.scan(stream, payload: payload, into: &findings)
             }
             position = payload.upperBound
         }
@@ -288,7 +299,7 @@ enum JPEGLocation {
             var expected = 0
             guard ordered.allSatisfy({ chunk in defer { expected = chunk.offset + chunk.range.count }; return chunk.offset == expected }) else { continue }
             let packet = SegmentedBytes(stream.file, segments: ordered.flatMap { stream.fileRanges(of: $0.range) })
-            findings.add(XMPLocation.records(in: packet, container: "XMP (extended)"))
+            findings.add(XMPLocation.records(in: packet, container: "XMP (extended)", placeNames: findings.placeNames))
         }
         for image in secondary { scan(stream.slice(image), into: &findings, depth: depth + 1) }
         guard depth == 0, let firstScan, let end = endOfImage(stream, from: firstScan) else { return }
@@ -369,7 +380,7 @@ enum PNGLocation {
             var records: [LocationRecord] = []
             switch type {
             case "eXIf":
-                var inner = Findings()
+                var inner = Findings(placeNames: findings.placeNames)
                 let skip = stream.read(data.lowerBound..<min(data.upperBound, data.lowerBound + 6)) == JPEGLocation.exifHeader ? 6 : 0
                 TIFFLocation.scan(stream.slice((data.lowerBound + skip)..<data.upperBound), base: 0, container: "EXIF (PNG eXIf)", into: &inner)
                 records = inner.metadata.found
@@ -402,7 +413,7 @@ enum PNGLocation {
                     else { break }
                     textStart = data.lowerBound + nul + 3 + translated + 1
                 }
-                records = XMPLocation.records(in: stream.slice(textStart..<data.upperBound), container: "XMP (PNG \(type))")
+                records = XMPLocation.records(in: stream.slice(textStart..<data.upperBound), container: "XMP (PNG \(type))", placeNames: findings.placeNames)
             default:
                 break
             }
@@ -435,7 +446,7 @@ enum WebPLocation {
                 let skip = stream.read(data.lowerBound..<min(data.upperBound, data.lowerBound + 6)) == JPEGLocation.exifHeader ? 6 : 0
                 TIFFLocation.scan(stream.slice((data.lowerBound + skip)..<data.upperBound), base: 0, container: "EXIF (WebP)", into: &findings)
             case "XMP ":
-                findings.add(XMPLocation.records(in: stream.slice(data), container: "XMP (WebP)"))
+                findings.add(XMPLocation.records(in: stream.slice(data), container: "XMP (WebP)", placeNames: findings.placeNames))
             default:
                 break
             }
@@ -462,7 +473,7 @@ enum JXLLocation {
                 guard offset >= 0, box.payload.lowerBound + 4 + offset < box.payload.upperBound else { continue }
                 TIFFLocation.scan(stream.slice((box.payload.lowerBound + 4 + offset)..<box.payload.upperBound), base: 0, container: "EXIF (JPEG XL)", into: &findings)
             case "xml ":
-                findings.add(XMPLocation.records(in: stream.slice(box.payload), container: "XMP (JPEG XL)"))
+                findings.add(XMPLocation.records(in: stream.slice(box.payload), container: "XMP (JPEG XL)", placeNames: findings.placeNames))
             case "brob":
                 let inner = stream.read(box.payload.lowerBound..<min(box.payload.upperBound, box.payload.lowerBound + 4)).map { String(decoding: $0, as: UTF8.self) }
                 if inner == "Exif" || inner == "xml " {

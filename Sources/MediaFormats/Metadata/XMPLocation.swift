@@ -2,7 +2,9 @@
 // (`exif:GPSLatitude`, `exif:GPSLongitude`, `exif:GPSAltitude`, … whatever
 // prefix the packet binds to http://ns.adobe.com/exif/1.0/), as attributes
 // (`exif:GPSLatitude="48,51.5N"`) or as elements (`<exif:GPSLatitude>…</…>`,
-// nested structures included). A small XML scanner, not a parser: it follows
+// nested structures included); DJI's and IPTC Extension's GPS properties
+// too, and, when place names are to go, the properties that name the place
+// (``XMPLocation/isPlaceName(_:namespace:)``). A small XML scanner, not a parser: it follows
 // tags, attributes, namespace declarations, comments, CDATA and processing
 // instructions well enough to find those properties' byte ranges, and gives
 // up (finding nothing more) on anything it cannot follow. Overwriting a
@@ -18,12 +20,39 @@ package enum XMPLocation {
     /// instead of) EXIF GPS: `drone-dji:GpsLatitude`, `GpsLongitude` (and the
     /// misspelt `GpsLongtitude` of some firmware), `AbsoluteAltitude`.
     static let djiNamespace = "http://www.dji.com/drone-dji/1.0/"
+    /// IPTC Extension's schema, whose location structures (`LocationCreated`,
+    /// `LocationShown`) hold `Iptc4xmpExt:GPSLatitude`, `GPSLongitude` and
+    /// `GPSAltitude` where a writer puts them in IPTC's namespace rather than EXIF's.
+    static let iptcExtensionNamespace = "http://iptc.org/std/Iptc4xmpExt/2008-02-29/"
+    /// Photoshop's schema (`photoshop:City`, `State`, `Country`) and IPTC
+    /// Core's (`Iptc4xmpCore:Location`, the sub-location, and `CountryCode`):
+    /// where the photo was taken, by name.
+    static let photoshopNamespace = "http://ns.adobe.com/photoshop/1.0/"
+    static let iptcCoreNamespace = "http://iptc.org/std/Iptc4xmpCore/1.0/xmlns/"
+    /// How reports spell the properties of each namespace (EXIF's go unprefixed, shown as `exif:`).
+    static let shownPrefixes = [
+        djiNamespace: "drone-dji:", iptcExtensionNamespace: "Iptc4xmpExt:", photoshopNamespace: "photoshop:", iptcCoreNamespace: "Iptc4xmpCore:",
+    ]
 
     /// Whether the property `local` of the namespace `namespace` records a position.
     static func isPosition(_ local: String, namespace: String) -> Bool {
         if exifNamespaces.contains(namespace) { return local.hasPrefix("GPS") }
         if namespace == djiNamespace { return local.lowercased().hasPrefix("gps") || local == "AbsoluteAltitude" }
+        if namespace == iptcExtensionNamespace { return local.hasPrefix("GPS") }
         return false
+    }
+
+    /// Whether the property `local` of the namespace `namespace` names the
+    /// place (removed only when place names are to go, ``LocationScanner``'s
+    /// `placeNames`): a city, a sub-location, a state, a country, and IPTC
+    /// Extension's `LocationCreated` and `LocationShown` whole (their names and coordinates).
+    static func isPlaceName(_ local: String, namespace: String) -> Bool {
+        switch namespace {
+        case photoshopNamespace: ["City", "State", "Country"].contains(local)
+        case iptcCoreNamespace: ["Location", "CountryCode"].contains(local)
+        case iptcExtensionNamespace: ["LocationCreated", "LocationShown"].contains(local)
+        default: false
+        }
     }
 
     /// A GPS property: its local name, the whole property (attribute or
@@ -33,21 +62,21 @@ package enum XMPLocation {
         package let whole: Range<Int>
         package let value: Range<Int>
 
-        /// How reports name it: `exif:GPSLatitude`, `drone-dji:GpsLatitude`.
+        /// How reports name it: `exif:GPSLatitude`, `drone-dji:GpsLatitude`, `Iptc4xmpExt:GPSLatitude`.
         package var shown: String { name.contains(":") ? name : "exif:" + name }
     }
 
     /// The GPS properties of the XMP text `bytes`, in order (nested ones are
     /// inside their parent's range and not listed again).
-    package static func gpsProperties(_ bytes: [UInt8]) -> [Property] {
-        var scanner = Scanner(bytes: bytes)
+    package static func gpsProperties(_ bytes: [UInt8], placeNames: Bool = false) -> [Property] {
+        var scanner = Scanner(bytes: bytes, placeNames: placeNames)
         return scanner.run()
     }
 
     /// ``gpsProperties(_:)``, and whether the scanner followed the text to its
     /// end with every element closed (nil), or where it gave up.
-    package static func followed(_ bytes: [UInt8]) -> (properties: [Property], stoppedAt: Int?) {
-        var scanner = Scanner(bytes: bytes)
+    package static func followed(_ bytes: [UInt8], placeNames: Bool = false) -> (properties: [Property], stoppedAt: Int?) {
+        var scanner = Scanner(bytes: bytes, placeNames: placeNames)
         let properties = scanner.run()
         return (properties, scanner.completed && scanner.stack.isEmpty ? nil : scanner.position)
     }
@@ -70,7 +99,7 @@ package enum XMPLocation {
         if bytes.starts(with: [0xFE, 0xFF]) || bytes.starts(with: [0xFF, 0xFE]) || bytes.prefix(1024).contains(0) {
             return cannot("not in UTF-8")
         }
-        let (properties, stoppedAt) = followed(bytes)
+        let (properties, stoppedAt) = followed(bytes, placeNames: findings.placeNames)
         for property in properties {
             findings.add(
                 LocationRecord(
@@ -82,7 +111,7 @@ package enum XMPLocation {
 
     /// True when `stream` holds the EXIF schema's namespace (read in chunks).
     static func namesEXIF(_ stream: SegmentedBytes) -> Bool {
-        let needles = [Array(exifNamespace.utf8), Array(djiNamespace.utf8)]
+        let needles = [Array(exifNamespace.utf8), Array(djiNamespace.utf8), Array(iptcExtensionNamespace.utf8)]
         let chunk = 1 << 20
         var start = 0
         while start < stream.count {
@@ -102,10 +131,11 @@ package enum XMPLocation {
     }
 
     /// The records for the GPS properties of the XMP packet that is all of
-    /// `stream`: each property's value first (step 0), then the whole of it (step 1).
-    static func records(in stream: SegmentedBytes, container: String) -> [LocationRecord] {
+    /// `stream`: each property's value first (step 0), then the whole of it
+    /// (step 1); with `placeNames`, the properties that name the place too.
+    static func records(in stream: SegmentedBytes, container: String, placeNames: Bool) -> [LocationRecord] {
         guard stream.count <= maximumPacket, let bytes = stream.read(0..<stream.count) else { return [] }
-        return gpsProperties(bytes).map { property in
+        return gpsProperties(bytes, placeNames: placeNames).map { property in
             LocationRecord(
                 name: "\(container) \(property.shown)",
                 edits: stream.edits(property.value, .spaces, step: 0) + stream.edits(property.whole, .spaces, step: 1))
@@ -126,6 +156,8 @@ package enum XMPLocation {
 
     private struct Scanner {
         let bytes: [UInt8]
+        /// Whether the properties that name the place are found too.
+        let placeNames: Bool
         var position = 0
         var stack: [Element] = []
         var found: [Property] = []
@@ -133,7 +165,10 @@ package enum XMPLocation {
         var completed = false
         static let maximumDepth = 256
 
-        init(bytes: [UInt8]) { self.bytes = bytes }
+        init(bytes: [UInt8], placeNames: Bool) {
+            self.bytes = bytes
+            self.placeNames = placeNames
+        }
 
         var prefixes: [String: String] { stack.last?.prefixes ?? ["xml": "http://www.w3.org/XML/1998/namespace"] }
         var insideGPS: Bool { stack.contains { $0.gpsStart != nil } }
@@ -265,8 +300,9 @@ package enum XMPLocation {
             let prefix = colon.map { String(decoding: qualified[..<$0], as: UTF8.self) } ?? ""
             let local = String(decoding: colon.map { qualified[($0 + 1)...] } ?? qualified[...], as: UTF8.self)
             let namespace = prefixes[prefix] ?? ""
-            guard prefix != "xmlns", local != "xmlns", XMPLocation.isPosition(local, namespace: namespace) else { return nil }
-            return namespace == XMPLocation.djiNamespace ? "drone-dji:" + local : local
+            guard prefix != "xmlns", local != "xmlns" else { return nil }
+            guard XMPLocation.isPosition(local, namespace: namespace) || (placeNames && XMPLocation.isPlaceName(local, namespace: namespace)) else { return nil }
+            return (XMPLocation.shownPrefixes[namespace] ?? "") + local
         }
 
         func isSpace(_ byte: UInt8) -> Bool { byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D }

@@ -3,15 +3,40 @@ import PlaceTimeZones
 
 /// The time zone of the place a photo or video was taken, and how the place
 /// is known: `position` (the position its own metadata records: EXIF GPS,
-/// QuickTime's location) or `takeout` (its Takeout JSON's `geoData`).
+/// QuickTime's location) or `takeout` (its Takeout JSON's `geoData`). Under
+/// location privacy no zone name is kept (issue 58): only the offset in force
+/// there at the capture time, what a camera writes.
 struct CapturePlace: Sendable, Codable, Hashable {
     enum Source: String, Sendable, Codable, Hashable {
         case position, takeout
     }
 
-    /// The IANA zone (`Europe/Paris`).
-    var zone: String
+    /// The IANA zone (`Europe/Paris`); nil under location privacy.
+    var zone: String?
+    /// Under location privacy: the offset (seconds east of UTC) at the place at the capture time.
+    var offset: Int?
     var source: Source
+
+    init(zone: String, source: Source) {
+        self.zone = zone
+        self.source = source
+    }
+
+    /// The place as the offset at the capture time alone, the zone's name forgotten
+    /// (``CaptureDate/placeOffset(_:time:fileName:modified:takeout:)``); nil when there is no such time.
+    init?(offsetIn zone: String, time: CaptureTime?, fileName: String?, modified: FileVersion?, takeout: String? = nil, source: Source) {
+        guard let rules = ZoneRules.named(zone),
+            let offset = CaptureDate.placeOffset(rules, time: time, fileName: fileName, modified: modified, takeout: takeout)
+        else { return nil }
+        self.offset = offset
+        self.source = source
+    }
+
+    /// The place's offsets over time: its zone's, or the one offset kept.
+    var rules: ZoneRules? {
+        if let zone { return ZoneRules.named(zone) }
+        return offset.map(ZoneRules.fixed)
+    }
 
     /// The zone at `position`, looked up only when it is plausible (finite, in
     /// range, not 0, 0: the reply check refused any other already).
@@ -72,7 +97,7 @@ struct CaptureDate: Equatable {
         guard time.utc == nil, let local = usable(time.local) else { return time }
         if let own = fileOffset(time) {
             time.utc = local - Double(own.offset)
-        } else if let place = place(of: item), let rules = ZoneRules.named(place.zone),
+        } else if let place = place(of: item), let rules = place.rules,
             let offset = wholeMinutes(rules.offset(forLocal: Int64(local.rounded(.down))))
         {
             time.utc = local - Double(offset)
@@ -83,7 +108,7 @@ struct CaptureDate: Equatable {
     static func decide(
         _ time: CaptureTime?, fileName: String?, modified: FileVersion?, takeout: String? = nil, place: CapturePlace? = nil
     ) -> CaptureDate? {
-        let zone = place.flatMap { ZoneRules.named($0.zone) }.map { (rules: $0, source: place?.source.rawValue ?? "") }
+        let zone = place.flatMap(\.rules).map { (rules: $0, source: place?.source.rawValue ?? "") }
         if let takeout, let instant = instant(takeout) {
             // The file's own offset for this moment, else its place's.
             let own = time.flatMap(fileOffset)
@@ -94,6 +119,29 @@ struct CaptureDate: Equatable {
         if let fileName, let found = fromName(fileName) { return placed(found, zone: zone) }
         if let modified { return placed(Reading(seconds: Double(modified.modifiedSeconds), clock: .instant(nil, nil), source: "fileTime"), zone: zone) }
         return nil
+    }
+
+    /// The offset at the place whose rules are `rules` at the capture time
+    /// ``decide(_:fileName:modified:takeout:place:)`` reads (the Takeout
+    /// instant, else the metadata's time, the name's, the file time); nil for a
+    /// date alone or no time. What location privacy keeps of a place.
+    static func placeOffset(_ rules: ZoneRules, time: CaptureTime?, fileName: String?, modified: FileVersion?, takeout: String? = nil) -> Int? {
+        var reading: Reading?
+        if let takeout, let instant = instant(takeout) {
+            reading = Reading(seconds: instant, clock: .instant(nil, nil), source: TakeoutMetadata.capturedAtSource)
+        } else if let time, let found = fromMetadata(time) {
+            reading = found
+        } else if let fileName, let found = fromName(fileName) {
+            reading = found
+        } else if let modified {
+            reading = Reading(seconds: Double(modified.modifiedSeconds), clock: .instant(nil, nil), source: "fileTime")
+        }
+        guard let reading else { return nil }
+        switch reading.clock {
+        case .instant: return wholeMinutes(rules.offset(at: Int64(reading.seconds.rounded(.down))))
+        case .wallClock: return wholeMinutes(rules.offset(forLocal: Int64(reading.seconds.rounded(.down))))
+        case .dateOnly: return nil
+        }
     }
 
     /// A time read, before the place is applied: an instant (with the file's

@@ -63,10 +63,14 @@ struct LocationStage: PipelineStage {
 
     func process(_ item: inout InFlightItem, in batch: BatchContext) throws(ItemFailure) {
         guard let path = item.copyPath, let format = Self.locationFormat(of: item.state) else { return }
-        var position: CapturePosition?
-        let found = try Self.removeLocation(from: path, label: item.label, format: format, settings: settings, in: batch, position: &position)
-        // The place's time zone, found before the position is removed (the capture time's offset: issue 54).
-        if let zone = CapturePlace.zone(at: position) { item.capturePlace = CapturePlace(zone: zone, source: .position) }
+        var moments: MomentFacts?
+        let found = try Self.removeLocation(from: path, label: item.label, format: format, settings: settings, in: batch, moments: &moments)
+        // The place's offset at the capture time, found before the position is removed (issue 54); no zone name is kept (issue 58).
+        if let zone = CapturePlace.zone(at: moments?.position),
+            let place = CapturePlace(offsetIn: zone, time: moments?.captureTime, fileName: item.source.fileName, modified: item.sourceVersion, source: .position)
+        {
+            item.capturePlace = place
+        }
         if !found.isEmpty { item.locationRemoved = found.map(\.name) }
         // A Takeout JSON whose photo is not in the drop: what it says is not read.
         if item.sidecarKind == .takeout, !found.isEmpty { item.locationRemoved = [Self.takeoutLocationRemoved] }
@@ -90,24 +94,25 @@ struct LocationStage: PipelineStage {
     static func removeLocation(
         from path: String, label: String, format: MediaFormat, settings: PipelineDefinition.LocationSettings, in batch: BatchContext, sync: Bool? = nil
     ) throws(ItemFailure) -> [LocationRecord] {
-        var position: CapturePosition?
-        return try removeLocation(from: path, label: label, format: format, settings: settings, in: batch, sync: sync, position: &position)
+        var moments: MomentFacts?
+        return try removeLocation(from: path, label: label, format: format, settings: settings, in: batch, sync: sync, moments: &moments)
     }
 
     /// The same, also reading (for a v2 manifest's capture time) the position
-    /// the copy records, checked by the reply check, into `position`.
+    /// the copy records and its capture time, checked by the reply check, into `moments`.
     static func removeLocation(
         from path: String, label: String, format: MediaFormat, settings: PipelineDefinition.LocationSettings, in batch: BatchContext, sync: Bool? = nil,
-        position: inout CapturePosition?
+        moments: inout MomentFacts?
     ) throws(ItemFailure) -> [LocationRecord] {
-        let request = DecodeRequest(
+        var request = DecodeRequest(
             path: path, label: label, format: format, pixelLimit: (batch.pipeline.probe ?? .init()).pixelLimit, timeLimit: settings.timeLimit,
             batch: batch.batchID.uuidString, moments: batch.pipeline.manifest.schema == .v2 && MomentReaderFormats.reads(format), task: .locationMetadata)
+        request.placeNames = settings.remove == .coordinatesAndPlaceNames
         let found: LocationMetadata
         do {
             let decoded = try batch.decoder.decode(request)
             found = decoded.location ?? LocationMetadata()
-            position = decoded.moments?.position
+            moments = decoded.moments
         } catch {
             throw ItemFailure(.location, error)
         }
@@ -268,6 +273,7 @@ extension LocationStage {
         document: [
             .integer("workers", \.workers, in: 1...64),
             .number("timeLimit", \.timeLimit, in: 0.001...86_400),
+            .choice("remove", \.remove),
         ],
         workers: \.workers, records: [.locationRemoved, .sha256, .capturePlace],
         make: { settings, _ in LocationStage(settings: settings) })
@@ -275,8 +281,11 @@ extension LocationStage {
 
 extension PipelineDefinition {
     /// Settings of the `location` stage (location privacy): the location
-    /// metadata of each copy (EXIF GPS, XMP `exif:GPS*`, QuickTime `©xyz` and
-    /// `com.apple.quicktime.location.*`, MP4 `loci`) is blanked in place, in
+    /// metadata of each copy (EXIF GPS, XMP `exif:GPS*` and IPTC Extension's
+    /// `Iptc4xmpExt:GPS*`, a JPEG's Photoshop APP13 copies of both, QuickTime
+    /// `©xyz` and `com.apple.quicktime.location.*`, MP4 `loci`, a JSON's
+    /// coordinates; with `remove` `coordinatesAndPlaceNames` the names of the
+    /// place too) is blanked in place, in
     /// the copy only; the capture date, the orientation, the pixels and
     /// everything else stay. A file whose location cannot be removed in place
     /// fails (reason `locationNotRemovable`).
@@ -285,6 +294,19 @@ extension PipelineDefinition {
         public var workers = 2
         /// Seconds reading one file's metadata may take.
         public var timeLimit: Double = 30
+        /// What goes: the coordinates alone (the default), or the names of the place with them.
+        public var remove: Removal = .coordinates
+
+        /// What location privacy removes.
+        public enum Removal: String, Sendable, Codable, Hashable, CaseIterable {
+            /// Every coordinate (EXIF GPS, XMP `exif:GPS*`, QuickTime's location, a JSON's positions, …).
+            case coordinates
+            /// Those, and what names the place: IPTC IIM's city, sub-location,
+            /// province or state and country, XMP's `photoshop:City`, `State`,
+            /// `Country`, `Iptc4xmpCore:Location`, `CountryCode`, IPTC
+            /// Extension's `LocationCreated` and `LocationShown` whole.
+            case coordinatesAndPlaceNames
+        }
 
         /// The defaults: two workers, 30 s.
         public init() {}

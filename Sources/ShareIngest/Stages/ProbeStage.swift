@@ -106,9 +106,14 @@ struct ProbeStage: PipelineStage {
             item.capturedAtSource = TakeoutMetadata.capturedAtSource
         }
         item.exportDescription = facts.description
-        // Its place's time zone, kept even under location privacy (the capture time's offset: issue 54).
+        // Its place's time zone (the capture time's offset: issue 54); under location privacy only the offset at the capture time (issue 58).
         if item.capturePlace == nil, let place = facts.location, let zone = CapturePlace.zone(at: CapturePosition(latitude: place.latitude, longitude: place.longitude)) {
-            item.capturePlace = CapturePlace(zone: zone, source: .takeout)
+            item.capturePlace =
+                locationPrivacy
+                ? CapturePlace(
+                    offsetIn: zone, time: item.moments?.captureTime, fileName: item.source.fileName, modified: item.sourceVersion,
+                    takeout: item.capturedAtSource == TakeoutMetadata.capturedAtSource ? item.capturedAt : nil, source: .takeout)
+                : CapturePlace(zone: zone, source: .takeout)
         }
         item.exportLocation = locationPrivacy ? nil : facts.location
     }
