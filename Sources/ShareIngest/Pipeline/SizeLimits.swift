@@ -11,6 +11,7 @@ public struct SizeLimits: Sendable, Hashable {
     /// Bytes the files of a drop (or of a batch's inputs) may have together.
     public var drop: Int64?
 
+    /// Limits of `item` bytes a file and `drop` bytes a drop (nil: none).
     public init(item: Int64? = nil, drop: Int64? = nil) {
         (self.item, self.drop) = (item, drop)
     }
