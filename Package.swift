@@ -12,9 +12,14 @@ let package = Package(
         .library(name: "MediaFormats", targets: ["MediaFormats"]),
         // The pipeline, for tools and for host apps' tests.
         .library(name: "ShareIngest", targets: ["ShareIngest"]),
-        // Decoding in sandboxed helper processes (a `share` binary started again).
-        .library(name: "DecoderIsolation", targets: ["DecoderIsolation"]),
+        // Decoding in sandboxed helper processes (the `share-helper` executable):
+        // the parent's side links no decoder; DecoderHelperKit (Isolation.decoder,
+        // whose `none` decodes in-process, and the helper's side) links them.
+        .library(name: "DecoderIsolation", targets: ["DecoderIsolation", "DecoderHelperKit"]),
         .executable(name: "share", targets: ["share"]),
+        // The decoder helper `share` starts (its template, and the helpers forked
+        // from it): the one executable that links libvips, libav, libheif and libtiff.
+        .executable(name: "share-helper", targets: ["share-helper"]),
     ],
     targets: [
         // C libraries from Debian, one system-library target each.
@@ -63,9 +68,14 @@ let package = Package(
         .target(name: "MediaFormats"),
         // Decoding with libvips, libav, libheif and libtiff, behind MediaFormats' MediaDecoder.
         .target(name: "MediaKit", dependencies: ["MediaFormats", "SystemCalls", "CVips", "CFFmpeg", "CHeif", "CTIFF", "CShims"]),
-        // A MediaDecoder that decodes in a pool of sandboxed helper processes, and
-        // the helper's side (`share decode-helper`).
-        .target(name: "DecoderIsolation", dependencies: ["MediaFormats", "MediaKit", "SystemCalls", "CShims", "CSystem"]),
+        // A MediaDecoder that decodes in a pool of sandboxed helper processes (the
+        // parent's side: no decoding library).
+        .target(name: "DecoderIsolation", dependencies: ["MediaFormats", "SystemCalls", "CSystem"]),
+        // The helper's side (`share-helper decode-helper`: template, sandbox entry,
+        // request loop over MediaKit's InProcessDecoder) and Isolation.decoder.
+        .target(name: "DecoderHelperKit", dependencies: ["DecoderIsolation", "MediaFormats", "MediaKit", "SystemCalls", "CShims", "CSystem"]),
+        // The helper executable.
+        .executableTarget(name: "share-helper", dependencies: ["DecoderHelperKit", "SystemCalls"]),
         // The pipeline: stages, runner, journal, watch, distributed workers.
         .target(
             name: "ShareIngest",
@@ -108,7 +118,7 @@ let package = Package(
         .testTarget(name: "CLITests", dependencies: ["TestSupport"]),
         // share watch and share worker as services: metrics, health, systemd, logs (real processes).
         .testTarget(name: "ServiceTests", dependencies: ["TestSupport"]),
-        .testTarget(name: "DecoderIsolationTests", dependencies: ["DecoderIsolation", "MediaFormats", "ShareIngest", "TestSupport"]),
+        .testTarget(name: "DecoderIsolationTests", dependencies: ["DecoderIsolation", "DecoderHelperKit", "MediaFormats", "MediaKit", "ShareIngest", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -9,13 +9,13 @@ import MediaFormats
 // numbers). Nothing else of it is parsed.
 
 /// A gain map in a reply: its size, metadata and JPEG (base64).
-struct WireGainMap: Codable, Sendable, Hashable {
-    var width: Int
-    var height: Int
-    var metadata: GainMapMetadata
-    var jpeg: String
+package struct WireGainMap: Codable, Sendable, Hashable {
+    package var width: Int
+    package var height: Int
+    package var metadata: GainMapMetadata
+    package var jpeg: String
 
-    init(_ picture: GainMapPicture) {
+    package init(_ picture: GainMapPicture) {
         (width, height, metadata) = (picture.width, picture.height, picture.metadata)
         jpeg = Data(picture.jpeg).base64EncodedString()
     }
@@ -28,7 +28,7 @@ extension ReplyCheck {
     /// header) of its picture's shape and at most its size, at most ``maximumPreviewBytes(size:)``,
     /// of which only the segments a picture needs are kept, with metadata whose
     /// numbers are finite and in range (``GainMapMetadata/problem``).
-    static func checkGainMaps(_ result: WireResult, facts: MediaFacts, spec: ThumbnailSpec, into made: inout Thumbnail) throws(ReplyViolation) {
+    package static func checkGainMaps(_ result: WireResult, facts: MediaFacts, spec: ThumbnailSpec, into made: inout Thumbnail) throws(ReplyViolation) {
         let claimed = [result.thumbnailGainMap] + (result.previews ?? []).map(\.gainMap)
         guard claimed.contains(where: { $0 != nil }) else { return }
         guard spec.gainMaps else { throw ReplyViolation("a gain map nobody asked for") }
@@ -45,7 +45,7 @@ extension ReplyCheck {
     }
 
     /// One gain map, checked against the `width`×`height` picture it belongs to.
-    static func checkGainMap(_ wire: WireGainMap, width: Int, height: Int) throws(ReplyViolation) -> GainMapPicture {
+    package static func checkGainMap(_ wire: WireGainMap, width: Int, height: Int) throws(ReplyViolation) -> GainMapPicture {
         let limit = maximumPreviewBytes(size: max(width, height))
         guard wire.jpeg.utf8.count <= (limit + 2) / 3 * 4, let data = Data(base64Encoded: wire.jpeg), data.count <= limit else {
             throw ReplyViolation("a gain map of \(wire.jpeg.utf8.count) base64 characters for a \(width)×\(height) picture")

@@ -11,10 +11,10 @@ import SystemCalls
 /// the English ones MediaKit reads), no `LD_PRELOAD`, no ImageMagick,
 /// fontconfig or GLib settings (the system's own configuration is the only one
 /// a helper can read anyway).
-enum HelperEnvironment {
+package enum HelperEnvironment {
     /// Each variable a helper may inherit, with why it is needed.
     /// (The recording switch and the test hooks only in debug builds.)
-    static let allowed: [(name: String, reason: String)] = {
+    package static let allowed: [(name: String, reason: String)] = {
         var allowed = [
             ("VIPS_NOVECTOR", "libvips: run its vector kernels as plain C (for valgrind, see scripts/memcheck.sh)"),
             ("JSIMD_FORCENONE", "libjpeg-turbo: no SIMD code (for valgrind, see scripts/memcheck.sh)"),
@@ -34,12 +34,12 @@ enum HelperEnvironment {
     }()
 
     /// The allowed variables' names.
-    static var names: [String] { allowed.map(\.name) }
+    package static var names: [String] { allowed.map(\.name) }
 
     /// What a helper of this process gets: the allowed variables this process
     /// has (each read alone with getenv: the whole environment is never copied),
     /// then `extra` on top.
-    static func forHelpers(adding extra: [String: String]) -> [String: String] {
+    package static func forHelpers(adding extra: [String: String]) -> [String: String] {
         var environment: [String: String] = [:]
         for name in names {
             if let value = ProcessEnvironment.value(name) { environment[name] = value }

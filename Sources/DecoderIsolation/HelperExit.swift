@@ -5,7 +5,7 @@ import SystemCalls
 
 /// How a decoder helper process ended, and what that means for the item it was
 /// decoding: a crash (a signal), its memory limit, its CPU-time limit, or an exit.
-enum HelperExit: Equatable, Sendable, CustomStringConvertible {
+package enum HelperExit: Equatable, Sendable, CustomStringConvertible {
     /// It exited with this status.
     case exited(Int32)
     /// A signal ended it.
@@ -13,12 +13,12 @@ enum HelperExit: Equatable, Sendable, CustomStringConvertible {
 
     /// The status a helper exits with when it crashed because its address-space
     /// limit refused an allocation (its crash handler decides; see `shim_crash.h`).
-    static let memoryLimitStatus: Int32 = 3
+    package static let memoryLimitStatus: Int32 = 3
     /// The status a helper exits with when it could not set up its sandbox.
-    static let sandboxFailedStatus: Int32 = 4
+    package static let sandboxFailedStatus: Int32 = 4
 
     /// From a `waitpid` status.
-    init(waitStatus status: Int32) {
+    package init(waitStatus status: Int32) {
         if status & 0x7F == 0 {
             self = .exited((status >> 8) & 0xFF)
         } else {
@@ -29,7 +29,7 @@ enum HelperExit: Equatable, Sendable, CustomStringConvertible {
     /// True when the item may be decoded again in a fresh helper: a crash or a
     /// kill from outside. A helper stopped by its CPU limit (a timed-out decode)
     /// or its memory limit (the file's demand, every time) is not retried.
-    var isRetryable: Bool {
+    package var isRetryable: Bool {
         switch self {
         case .signaled(SIGXCPU): false
         case .exited(Self.memoryLimitStatus): false
@@ -40,7 +40,7 @@ enum HelperExit: Equatable, Sendable, CustomStringConvertible {
     }
 
     /// What the pipeline reports for the item `label`, after `attempts` helpers died on it.
-    func failure(label: String, attempts: Int, memoryLimit: UInt64, cpuSeconds: Double) -> MediaError {
+    package func failure(label: String, attempts: Int, memoryLimit: UInt64, cpuSeconds: Double) -> MediaError {
         switch self {
         case .signaled(SIGXCPU):
             return MediaError(
@@ -65,7 +65,7 @@ enum HelperExit: Equatable, Sendable, CustomStringConvertible {
         }
     }
 
-    var description: String {
+    package var description: String {
         switch self {
         case .exited(let status): "exit status \(status)"
         case .signaled(let signal): Self.name(of: signal)
@@ -73,7 +73,7 @@ enum HelperExit: Equatable, Sendable, CustomStringConvertible {
     }
 
     /// `SIGSEGV`, `SIGABRT`, …
-    static func name(of signal: Int32) -> String {
+    package static func name(of signal: Int32) -> String {
         let names: [Int32: String] = [
             SIGHUP: "SIGHUP", SIGINT: "SIGINT", SIGQUIT: "SIGQUIT", SIGILL: "SIGILL", SIGTRAP: "SIGTRAP", SIGABRT: "SIGABRT",
             SIGBUS: "SIGBUS", SIGFPE: "SIGFPE", SIGKILL: "SIGKILL", SIGUSR1: "SIGUSR1", SIGSEGV: "SIGSEGV", SIGUSR2: "SIGUSR2",
@@ -83,7 +83,7 @@ enum HelperExit: Equatable, Sendable, CustomStringConvertible {
     }
 
     /// `strsignal`'s words: "Segmentation fault", "Aborted", …
-    static func meaning(of signal: Int32) -> String { SignalSet.meaning(of: signal) }
+    package static func meaning(of signal: Int32) -> String { SignalSet.meaning(of: signal) }
 
     private static func seconds(_ value: Double) -> String {
         value == value.rounded() ? String(Int(value)) : String(format: "%.1f", value)

@@ -1,5 +1,4 @@
 import MediaFormats
-import MediaKit
 
 /// What a helper can decode, from least to most code loaded:
 ///
@@ -16,21 +15,31 @@ import MediaKit
 /// to a helper of its kind: a PDF in a ``base`` helper could not be read.
 /// scripts/record-helper-syscalls.sh fails if a helper maps code after its
 /// sandbox is up (a format whose module ``modules(for:)`` does not name).
-enum HelperKind: Int, Comparable, Sendable {
+package enum HelperKind: Int, Comparable, Sendable {
     case base, modules, sandboxOnly
 
     /// The libvips modules each format's route needs (MediaKit's `DecoderRoute`:
     /// `VipsDocumentStep` for PDF, the JPEG XL loader).
-    static let moduleFormats: [String: String] = ["pdf": "poppler", "jxl": "jxl"]
+    package static let moduleFormats: [String: String] = ["pdf": "poppler", "jxl": "jxl"]
+
+    /// The formats only the sandbox-only loaders decode (MediaKit's
+    /// `InProcessDecoder.needsSandboxOnlyLoaders`, which this module cannot
+    /// link: a test checks the two agree).
+    package static let sandboxOnlyFormats: Set<String> = ["svg", "psd"]
+
+    /// True for the formats only the sandbox-only loaders decode (SVG, PSD).
+    package static func needsSandboxOnlyLoaders(_ format: MediaFormat) -> Bool {
+        sandboxOnlyFormats.contains(format.id)
+    }
 
     /// The kind of helper that can decode `format`.
-    static func needed(for format: MediaFormat) -> HelperKind {
-        if InProcessDecoder.needsSandboxOnlyLoaders(format) { return .sandboxOnly }
+    package static func needed(for format: MediaFormat) -> HelperKind {
+        if needsSandboxOnlyLoaders(format) { return .sandboxOnly }
         return moduleFormats[format.id] != nil ? .modules : .base
     }
 
     /// True when a helper of this kind can decode what needs `kind`.
-    func serves(_ kind: HelperKind) -> Bool { self >= kind }
+    package func serves(_ kind: HelperKind) -> Bool { self >= kind }
 
-    static func < (lhs: HelperKind, rhs: HelperKind) -> Bool { lhs.rawValue < rhs.rawValue }
+    package static func < (lhs: HelperKind, rhs: HelperKind) -> Bool { lhs.rawValue < rhs.rawValue }
 }

@@ -28,7 +28,7 @@ import SystemCalls
 /// New helpers are forked from a ``HelperTemplate`` (started with the first
 /// helper); those with the sandbox-only loaders, and all of them if the
 /// template cannot be started or has gone, are started on their own.
-final class HelperPool: @unchecked Sendable {
+package final class HelperPool: @unchecked Sendable {
     private let configuration: ProcessIsolatedDecoder.Configuration
     private let lock = NSLock()
     private var idle: [HelperProcess] = []
@@ -58,7 +58,7 @@ final class HelperPool: @unchecked Sendable {
     /// Guards ``setUp`` alone (it is read while `lock` is held).
     private let setUpLock = NSLock()
 
-    init(configuration: ProcessIsolatedDecoder.Configuration) {
+    package init(configuration: ProcessIsolatedDecoder.Configuration) {
         self.configuration = configuration
     }
 
@@ -67,7 +67,7 @@ final class HelperPool: @unchecked Sendable {
     /// Stops the idle helpers that have served a batch (a new batch starts),
     /// then starts helpers until `count` are alive (idle or busy); they load
     /// their libraries and sandbox themselves while the parent goes on.
-    func prepare(_ count: Int) {
+    package func prepare(_ count: Int) {
         lock.lock()
         let retired = idle.filter { $0.batch != nil }
         idle.removeAll { $0.batch != nil }
@@ -93,7 +93,7 @@ final class HelperPool: @unchecked Sendable {
     /// a helper taken over by an earlier item cannot lie about this one).
     /// `cpuSeconds`: the request's CPU budget; an idle helper with less than
     /// that left under its hard CPU limit is retired instead.
-    func checkout(for label: String, batch: BatchBinding, kind: HelperKind, fresh: Bool = false, cpuSeconds: Double = 0) throws(MediaError) -> HelperProcess {
+    package func checkout(for label: String, batch: BatchBinding, kind: HelperKind, fresh: Bool = false, cpuSeconds: Double = 0) throws(MediaError) -> HelperProcess {
         for _ in 0..<3 {
             lock.lock()
             let failure = startFailure
@@ -159,7 +159,8 @@ final class HelperPool: @unchecked Sendable {
                     discard(helper)
                     continue
                 }
-                let shortfalls = requirement.shortfalls(of: observed)
+                // An unsandboxed helper (`--isolation none`) has no sandbox to check.
+                let shortfalls = configuration.unsandboxed ? [] : requirement.shortfalls(of: observed)
                 lock.lock()
                 lastChecked = (ready.pid, observed, shortfalls)
                 lock.unlock()
@@ -212,7 +213,7 @@ final class HelperPool: @unchecked Sendable {
 
     /// Starts helpers until `count` are alive, without waiting for them (a
     /// fresh helper replacing one that served a privacy request).
-    func replenish(_ count: Int) {
+    package func replenish(_ count: Int) {
         lock.lock()
         let alive = idle.count + busy.count
         let fresh = idle.contains { $0.batch == nil }
@@ -224,7 +225,7 @@ final class HelperPool: @unchecked Sendable {
     }
 
     /// The last helper checked (for ``ProcessIsolatedDecoder/checkSandbox()``).
-    var lastObserved: (pid: pid_t, status: SandboxStatus, shortfalls: [String])? {
+    package var lastObserved: (pid: pid_t, status: SandboxStatus, shortfalls: [String])? {
         lock.lock()
         defer { lock.unlock() }
         return lastChecked
@@ -233,7 +234,7 @@ final class HelperPool: @unchecked Sendable {
     /// The sandbox a helper's ready message reports, with the fields the kernel
     /// shows (user, groups, capabilities, no-new-privs, seccomp mode) read by
     /// the parent itself from /proc/PID/status; nil when the helper is gone.
-    static func observe(_ ready: HelperReady) -> SandboxStatus? {
+    package static func observe(_ ready: HelperReady) -> SandboxStatus? {
         guard ready.pid > 0, var observed = SandboxStatus.read(pid: ready.pid) else { return nil }
         observed.seccompPolicy = ready.sandbox.seccompPolicy
         observed.landlockABI = ready.sandbox.landlockABI
@@ -244,13 +245,13 @@ final class HelperPool: @unchecked Sendable {
     }
 
     /// The one error a helper whose sandbox is weaker than the machine allows gives.
-    static func weakerSandboxMessage(pid: Int32, shortfalls: [String]) -> String {
+    package static func weakerSandboxMessage(pid: Int32, shortfalls: [String]) -> String {
         "the decoder helper (pid \(pid)) runs in a weaker sandbox than this machine allows: \(shortfalls.joined(separator: "; ")); "
             + "nothing is decoded in it (`share doctor` shows what this machine supports)"
     }
 
     /// What this machine lets a helper have (looked up on first use).
-    var requirement: SandboxRequirement {
+    package var requirement: SandboxRequirement {
         (try? resolvedSetUp().get().requirement)
             ?? machine(account: nil)
     }
@@ -296,7 +297,7 @@ final class HelperPool: @unchecked Sendable {
 
     /// Returns a helper that answered cleanly; `unbinding` returns it as fresh
     /// (it was checked out for no batch, only to be checked).
-    func checkin(_ helper: HelperProcess, unbinding: Bool = false) {
+    package func checkin(_ helper: HelperProcess, unbinding: Bool = false) {
         let now = MonotonicClock.now()
         lock.lock()
         helper.idleSince = now
@@ -307,7 +308,7 @@ final class HelperPool: @unchecked Sendable {
     }
 
     /// Stops and forgets a helper that died, hung or misbehaved.
-    func discard(_ helper: HelperProcess) {
+    package func discard(_ helper: HelperProcess) {
         helper.stop()
         lock.lock()
         busy[ObjectIdentifier(helper)] = nil
@@ -317,21 +318,21 @@ final class HelperPool: @unchecked Sendable {
     }
 
     /// Helpers discarded so far (killed and reaped after dying, hanging or misbehaving).
-    var discardedCount: Int {
+    package var discardedCount: Int {
         lock.lock()
         defer { lock.unlock() }
         return discarded
     }
 
     /// The pids of the helpers alive now, idle or busy.
-    var processIDs: [pid_t] {
+    package var processIDs: [pid_t] {
         lock.lock()
         defer { lock.unlock() }
         return (idle + busy.values).map(\.pid).filter { $0 > 0 }.sorted()
     }
 
     /// The batch each live helper is bound to (by pid; helpers bound to none are left out).
-    var batches: [pid_t: BatchBinding] {
+    package var batches: [pid_t: BatchBinding] {
         lock.lock()
         defer { lock.unlock() }
         var bound: [pid_t: BatchBinding] = [:]
@@ -340,7 +341,7 @@ final class HelperPool: @unchecked Sendable {
     }
 
     /// Helpers started since the pool was made (respawns included).
-    var startedCount: Int {
+    package var startedCount: Int {
         lock.lock()
         defer { lock.unlock() }
         return started
@@ -348,7 +349,7 @@ final class HelperPool: @unchecked Sendable {
 
     /// Stops every idle helper (busy ones are stopped when their caller discards
     /// or returns them after shutdown: returned ones are stopped by release).
-    func shutdown() {
+    package func shutdown() {
         lock.lock()
         let stopping = idle
         idle.removeAll()
@@ -373,10 +374,9 @@ final class HelperPool: @unchecked Sendable {
         case .unavailable: return nil
         case .notStarted:
             guard
-                let started = claimEarlyTemplate(environment: environment)
-                    ?? (try? HelperTemplate.start(
-                        executable: configuration.helperExecutable, arguments: helperArguments, environment: environment,
-                        keepStandardError: keepsStandardError))
+                let started = try? HelperTemplate.start(
+                    executable: configuration.helperExecutable, arguments: helperArguments, environment: environment,
+                    keepStandardError: keepsStandardError)
             else {
                 template = .unavailable
                 return nil
@@ -386,22 +386,12 @@ final class HelperPool: @unchecked Sendable {
         }
     }
 
-    /// The template this process forked at its start, if it has one and the
-    /// helpers are this executable's own `decode-helper` (what it would have
-    /// started) with no extra environment (the template set its libraries up
-    /// with the allowed variables alone).
-    private func claimEarlyTemplate(environment: [String: String]) -> HelperTemplate? {
-        guard configuration.helperArguments.first == DecoderHelper.command, configuration.environment.isEmpty,
-            configuration.helperExecutable == ProcessIsolatedDecoder.Configuration.thisExecutable.helperExecutable
-        else { return nil }
-        return HelperTemplate.claimEarly(arguments: Array(helperArguments.dropFirst()), environment: environment, keepStandardError: keepsStandardError)
-    }
-
     /// `decode-helper`, its limit, and, when this process is root, the account
     /// to switch to (looked up here: a sandboxed helper cannot read the user database).
     private var helperArguments: [String] {
         var arguments = configuration.helperArguments + ["--memory-limit", String(configuration.memoryLimit), "--cpu-limit", String(configuration.cpuLimit)]
         if case .success(let setUp) = resolvedSetUp(), let account = setUp.account { arguments += ["--account", "\(account.uid):\(account.gid)"] }
+        if configuration.unsandboxed { arguments.append("--unsandboxed") }
         return arguments
     }
 
@@ -413,8 +403,8 @@ final class HelperPool: @unchecked Sendable {
     /// Why no helper could be started, and whether that will last (no account;
     /// an executable that cannot run) or may pass (no memory for a fork).
     private struct StartFailure: Error {
-        let error: MediaError
-        let permanent: Bool
+        package let error: MediaError
+        package let permanent: Bool
     }
 
     /// A new helper of `kind` (not yet ready).
@@ -431,7 +421,7 @@ final class HelperPool: @unchecked Sendable {
                     keepStandardError: keepsStandardError, sandboxOnlyLoaders: kind == .sandboxOnly)
             } catch {
                 throw StartFailure(
-                    error: MediaError(.decoderCrashed, "cannot start the decoder helper \(configuration.helperExecutable): \(error.message)"),
+                    error: MediaError(.decoderCrashed, ProcessIsolatedDecoder.Configuration.startFailure(configuration.helperExecutable, error)),
                     permanent: [ENOENT, EACCES, ENOEXEC, ENOTDIR].contains(error.code))
             }
         }

@@ -6,14 +6,14 @@ import SystemCalls
 /// One running decoder helper, seen from the parent: its pid, the parent's end
 /// of their socket, and the batch it serves. Used by one thread at a time (the
 /// pool hands it out).
-final class HelperProcess: @unchecked Sendable {
+package final class HelperProcess: @unchecked Sendable {
     /// Its process id; 0 until its ready message says it, for a helper forked
     /// from a ``HelperTemplate`` (read from any thread).
-    var pid: pid_t { knownPID.load(ordering: .acquiring) }
+    package var pid: pid_t { knownPID.load(ordering: .acquiring) }
     private let knownPID: Atomic<pid_t>
     /// What it can decode: what it was started or forked as, raised once its
     /// ready message says it has libvips' modules. (Guarded by the pool's lock.)
-    var kind: HelperKind
+    package var kind: HelperKind
     /// The template it was forked from, which reaps it; nil when it was started
     /// on its own (a child of this process).
     private let template: HelperTemplate?
@@ -24,10 +24,10 @@ final class HelperProcess: @unchecked Sendable {
     private(set) var exit: HelperExit?
     /// The batch it was given its first request for, and the only one it may
     /// ever decode for; nil while it has had none. (Guarded by the pool's lock.)
-    var batch: BatchBinding?
+    package var batch: BatchBinding?
     /// When it was last given back idle (monotonic seconds), to retire the
     /// longest idle first. (Guarded by the pool's lock.)
-    var idleSince: Double = 0
+    package var idleSince: Double = 0
 
     private init(pid: pid_t, socket: UnixSocket, kind: HelperKind, template: HelperTemplate?) {
         self.knownPID = Atomic(pid)
@@ -47,7 +47,7 @@ final class HelperProcess: @unchecked Sendable {
     /// It is told this process's pid, so that it dies with it: the kernel forgets
     /// a parent-death signal when the helper changes user, so the helper sets
     /// its own once it has, and exits if its parent is already gone.
-    static func start(
+    package static func start(
         executable: String, arguments: [String], environment: [String: String], keepStandardError: Bool, sandboxOnlyLoaders: Bool
     ) throws(SystemError) -> HelperProcess {
         let (pid, socket) = try spawn(
@@ -59,7 +59,7 @@ final class HelperProcess: @unchecked Sendable {
 
     /// Asks `template` to fork a helper of `kind` (``HelperKind/base`` or
     /// ``HelperKind/modules``); nil when the template is gone.
-    static func fork(from template: HelperTemplate, kind: HelperKind) -> HelperProcess? {
+    package static func fork(from template: HelperTemplate, kind: HelperKind) -> HelperProcess? {
         guard let (ours, theirs) = try? UnixSocket.pair() else { return nil }
         let sent = template.spawn(helperSocket: theirs.raw, withModules: kind >= .modules)
         theirs.close()
@@ -69,7 +69,7 @@ final class HelperProcess: @unchecked Sendable {
 
     /// Starts `executable arguments…` with one end of a new socket pair as its
     /// descriptor 3; returns its pid and the other end.
-    static func spawn(executable: String, arguments: [String], environment: [String: String], keepStandardError: Bool) throws(SystemError) -> (pid_t, UnixSocket) {
+    package static func spawn(executable: String, arguments: [String], environment: [String: String], keepStandardError: Bool) throws(SystemError) -> (pid_t, UnixSocket) {
         let (ours, theirs) = try UnixSocket.pair()
         let pid = try Processes.spawnHelper(
             executable, arguments: [executable] + arguments, environment: environment, socket: theirs, keepStandardError: keepStandardError)
@@ -77,7 +77,7 @@ final class HelperProcess: @unchecked Sendable {
     }
 
     /// Waits (until `deadline`, monotonic seconds) for the helper's ready message.
-    func awaitReady(deadline: Double) throws(HelperFailure) -> HelperReady {
+    package func awaitReady(deadline: Double) throws(HelperFailure) -> HelperReady {
         if let ready { return ready }
         let message: ReceivedMessage
         do {
@@ -95,12 +95,12 @@ final class HelperProcess: @unchecked Sendable {
 
     /// True when the idle helper has not died or spoken out of turn (its socket
     /// has nothing to read and is not closed).
-    var isIdleAndAlive: Bool {
+    package var isIdleAndAlive: Bool {
         exit == nil && !socket.socket.waitReadable(milliseconds: 0)
     }
 
     /// Sends `request` with `descriptor` and waits for the result until `deadline`.
-    func decode(_ request: DecodeRequest, descriptor: FileDescriptor, deadline: Double) throws(HelperFailure) -> HelperReply {
+    package func decode(_ request: DecodeRequest, descriptor: FileDescriptor, deadline: Double) throws(HelperFailure) -> HelperReply {
         let body: [UInt8]
         do { body = try HelperMessage.requestBody(request) } catch { throw .malformed(ProtocolError("cannot encode the request: \(error)")) }
         guard socket.send(HelperMessage.frame(.decode, body), attaching: descriptor.raw) else {
@@ -154,7 +154,7 @@ final class HelperProcess: @unchecked Sendable {
     /// Kills the helper (SIGKILL) and reaps it; its exit, which is the real cause
     /// when it was already dying (a signal does not replace an exit in progress).
     @discardableResult
-    func stop() -> HelperExit { reap() }
+    package func stop() -> HelperExit { reap() }
 
     /// Reaps the helper after its socket closed: it is dead or dying; SIGKILL ends
     /// one that closed its socket and lived on. A forked helper is reaped by its
@@ -177,24 +177,24 @@ final class HelperProcess: @unchecked Sendable {
 }
 
 /// The batch a helper serves (``DecodeRequest/batch``; nil for requests that name none).
-struct BatchBinding: Equatable, Sendable {
-    let batch: String?
+package struct BatchBinding: Equatable, Sendable {
+    package let batch: String?
 }
 
 /// A helper's answer before the parent has checked it (see ``ReplyCheck``).
-struct HelperReply {
-    let result: WireResult
+package struct HelperReply {
+    package let result: WireResult
     /// The thumbnail's bytes.
-    let jpeg: ArraySlice<UInt8>
+    package let jpeg: ArraySlice<UInt8>
     /// The compatible copy's bytes.
-    var compatible: ArraySlice<UInt8> = []
+    package var compatible: ArraySlice<UInt8> = []
     /// Each preview's bytes, in ``WireResult/previews``' order.
-    var previews: [ArraySlice<UInt8>] = []
+    package var previews: [ArraySlice<UInt8>] = []
 
     /// A result message's body split into its parts: the JSON, the
     /// thumbnail's bytes, each preview's (their lengths in the JSON) and the
     /// compatible copy's (the last ``WireResult/compatibleLength``).
-    static func parse(_ body: ArraySlice<UInt8>) throws(ProtocolError) -> HelperReply {
+    package static func parse(_ body: ArraySlice<UInt8>) throws(ProtocolError) -> HelperReply {
         let (result, bytes) = try HelperMessage.parseResult(body)
         let compatible = result.compatibleLength ?? 0
         guard compatible >= 0, compatible <= bytes.count else {
@@ -216,7 +216,7 @@ struct HelperReply {
 }
 
 /// Why a helper gave no answer.
-enum HelperFailure: Error {
+package enum HelperFailure: Error {
     /// It died before or while answering (reaped: how it ended).
     case died(HelperExit)
     /// The request could not be sent: the helper had already gone (an idle

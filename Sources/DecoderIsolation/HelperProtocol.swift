@@ -35,9 +35,9 @@ import SystemCalls
 ///
 /// The JPEG bytes travel raw, not as a JSON array of numbers. Sizes are bounded
 /// on both sides: a peer announcing more is broken (or hostile) and is dropped.
-enum HelperMessage {
+package enum HelperMessage {
     /// Message types.
-    enum Kind: UInt8 {
+    package enum Kind: UInt8 {
         case ready = 1
         case decode = 2
         case result = 3
@@ -56,17 +56,17 @@ enum HelperMessage {
     /// The largest request (a `DecodeRequest` is a few hundred bytes, and the
     /// Takeout JSONs sent with a file at most `DecodeRequest.maximumTakeoutJSONs`
     /// of `TakeoutJSON.maximumSize` each).
-    static let maximumRequest = (DecodeRequest.maximumTakeoutJSONs + 1) << 20
+    package static let maximumRequest = (DecodeRequest.maximumTakeoutJSONs + 1) << 20
     /// The largest result: the facts and a thumbnail (a 360 px JPEG is ~30 KB;
     /// this leaves room for any size a pipeline may ask for), or a compatible
     /// copy (a full-resolution JPEG: ~3 MB for 12 MP at quality 90; its spec
     /// bounds it below this, ``CompatibleCopySpec/maximumBytes``).
-    static let maximumResult = 64 << 20
+    package static let maximumResult = 64 << 20
     /// The largest JSON part of a result.
-    static let maximumResultJSON = 1 << 20
+    package static let maximumResultJSON = 1 << 20
 
     /// A whole message: length, type, body.
-    static func frame(_ kind: Kind, _ body: [UInt8]) -> [UInt8] {
+    package static func frame(_ kind: Kind, _ body: [UInt8]) -> [UInt8] {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(5 + body.count)
         withUnsafeBytes(of: UInt32(body.count + 1).littleEndian) { bytes.append(contentsOf: $0) }
@@ -77,7 +77,7 @@ enum HelperMessage {
 
     /// The body of a decode message: the request's JSON, then the bytes of
     /// each Takeout JSON it carries.
-    static func requestBody(_ request: DecodeRequest) throws -> [UInt8] {
+    package static func requestBody(_ request: DecodeRequest) throws -> [UInt8] {
         let json = try JSONEncoder().encode(request)
         var body: [UInt8] = []
         body.reserveCapacity(4 + json.count + request.takeoutJSONs.reduce(0) { $0 + 4 + $1.count })
@@ -93,7 +93,7 @@ enum HelperMessage {
 
     /// The request of a decode message's body (``requestBody(_:)``), with its
     /// Takeout JSONs.
-    static func parseRequest(_ body: [UInt8], decoder: JSONDecoder) throws(ProtocolError) -> DecodeRequest {
+    package static func parseRequest(_ body: [UInt8], decoder: JSONDecoder) throws(ProtocolError) -> DecodeRequest {
         var rest = body[...]
         func length() throws(ProtocolError) -> Int {
             guard rest.count >= 4 else { throw ProtocolError("a request shorter than its lengths") }
@@ -118,7 +118,7 @@ enum HelperMessage {
     }
 
     /// The body of a result message.
-    static func resultBody(_ result: WireResult, jpeg: [UInt8]) throws -> [UInt8] {
+    package static func resultBody(_ result: WireResult, jpeg: [UInt8]) throws -> [UInt8] {
         let json = try JSONEncoder().encode(result)
         var body: [UInt8] = []
         body.reserveCapacity(4 + json.count + jpeg.count)
@@ -129,7 +129,7 @@ enum HelperMessage {
     }
 
     /// Splits a result body into its JSON and JPEG parts.
-    static func parseResult(_ body: ArraySlice<UInt8>) throws(ProtocolError) -> (WireResult, ArraySlice<UInt8>) {
+    package static func parseResult(_ body: ArraySlice<UInt8>) throws(ProtocolError) -> (WireResult, ArraySlice<UInt8>) {
         guard body.count >= 4 else { throw ProtocolError("a result shorter than its header") }
         let length = Int(UInt32(littleEndian: body.prefix(4).withUnsafeBytes { $0.loadUnaligned(as: UInt32.self) }))
         guard length <= maximumResultJSON, length <= body.count - 4 else { throw ProtocolError("a result whose JSON part is \(length) bytes") }
@@ -142,64 +142,68 @@ enum HelperMessage {
     }
 
     /// The length and type of a message, from its first 5 bytes.
-    static func header(_ bytes: [UInt8]) -> (length: Int, kind: UInt8) {
+    package static func header(_ bytes: [UInt8]) -> (length: Int, kind: UInt8) {
         let length = Int(UInt32(bytes[0]) | UInt32(bytes[1]) << 8 | UInt32(bytes[2]) << 16 | UInt32(bytes[3]) << 24)
         return (length - 1, bytes[4])
     }
 }
 
 /// A helper's first message: it is ready (libraries loaded, sandbox in place), or why not.
-struct HelperReady: Codable, Sendable {
+package struct HelperReady: Codable, Sendable {
     /// Its process id.
-    var pid: Int32
+    package var pid: Int32
     /// What the sandbox holds, as the helper itself checked it.
-    var sandbox: SandboxStatus
+    package var sandbox: SandboxStatus
     /// Why the helper cannot decode (its sandbox could not be set up); nil when ready.
-    var failure: String?
+    package var failure: String?
     /// Whether libvips' modules are loaded (a helper of kind ``HelperKind/modules`` or above).
-    var modules: Bool
+    package var modules: Bool
+
+    package init(pid: Int32, sandbox: SandboxStatus, failure: String?, modules: Bool) {
+        (self.pid, self.sandbox, self.failure, self.modules) = (pid, sandbox, failure, modules)
+    }
 }
 
 /// A decode's answer, without the JPEG bytes (they follow the JSON).
-struct WireResult: Codable, Sendable {
+package struct WireResult: Codable, Sendable {
     /// The facts, when decoding succeeded.
-    var facts: MediaFacts?
+    package var facts: MediaFacts?
     /// The thumbnail's width and height, when one was made (its bytes follow).
-    var thumbnailWidth: Int?
-    var thumbnailHeight: Int?
+    package var thumbnailWidth: Int?
+    package var thumbnailHeight: Int?
     /// The thumbnail's ThumbHash, base64 (standard alphabet, padded), when one was made.
-    var thumbnailThumbHash: String?
+    package var thumbnailThumbHash: String?
     /// Why no thumbnail was made, when one was asked for.
-    var thumbnailFailure: MediaError?
+    package var thumbnailFailure: MediaError?
     /// The previews made with the thumbnail, smallest first (their bytes follow the thumbnail's).
-    var previews: [WirePicture]?
+    package var previews: [WirePicture]?
     /// The thumbnail's gain map, when it carries one (issue 54; ``WireGainMap``).
-    var thumbnailGainMap: WireGainMap?
+    package var thumbnailGainMap: WireGainMap?
     /// Why decoding failed.
-    var failure: MediaError?
+    package var failure: MediaError?
     /// What makes the file part of a moment, when asked for and found.
-    var moments: MomentFacts?
+    package var moments: MomentFacts?
     /// Where the file records a location (a location request's answer).
-    var location: LocationMetadata?
+    package var location: LocationMetadata?
     /// The compatible copy's size and what it carries, when one was made (its
     /// bytes are the body's last ``compatibleLength``).
-    var compatibleWidth: Int?
-    var compatibleHeight: Int?
-    var compatibleMetadata: [String]?
-    var compatibleLength: Int?
+    package var compatibleWidth: Int?
+    package var compatibleHeight: Int?
+    package var compatibleMetadata: [String]?
+    package var compatibleLength: Int?
     /// Why no compatible copy was made, when one was asked for.
-    var compatibleFailure: MediaError?
+    package var compatibleFailure: MediaError?
     /// What each Takeout JSON sent with the file was read as, in their order.
-    var takeouts: [TakeoutReading]?
+    package var takeouts: [TakeoutReading]?
     /// The size of the pixels a ``DecodeTask/pixels`` request asked for, and
     /// the bytes from one row to the next (their bytes follow the JSON, where a
     /// thumbnail's would).
-    var pixelsWidth: Int?
-    var pixelsHeight: Int?
-    var pixelsStride: Int?
+    package var pixelsWidth: Int?
+    package var pixelsHeight: Int?
+    package var pixelsStride: Int?
 
     /// The answer for `outcome`, and the JPEG bytes to send after it.
-    init(_ outcome: Result<DecodedMedia, MediaError>) {
+    package init(_ outcome: Result<DecodedMedia, MediaError>) {
         switch outcome {
         case .success(let decoded):
             facts = decoded.facts
@@ -239,7 +243,7 @@ struct WireResult: Codable, Sendable {
 
     /// The bytes that follow the JSON of `outcome`: the thumbnail's JPEG, each
     /// preview's, then the compatible copy's JPEG; or a pixel request's pixels.
-    static func jpeg(of outcome: Result<DecodedMedia, MediaError>) -> [UInt8] {
+    package static func jpeg(of outcome: Result<DecodedMedia, MediaError>) -> [UInt8] {
         guard case .success(let decoded) = outcome else { return [] }
         if let pixels = decoded.pixels { return pixels.bytes }
         var bytes: [UInt8] = []
@@ -253,42 +257,42 @@ struct WireResult: Codable, Sendable {
 }
 
 /// A preview's claimed size and encoding, and how many of the body's bytes are its.
-struct WirePicture: Codable, Sendable, Hashable {
-    var width: Int
-    var height: Int
-    var format: PreviewFormat
-    var length: Int
+package struct WirePicture: Codable, Sendable, Hashable {
+    package var width: Int
+    package var height: Int
+    package var format: PreviewFormat
+    package var length: Int
     /// A JPEG preview's gain map (issue 54).
-    var gainMap: WireGainMap? = nil
+    package var gainMap: WireGainMap? = nil
 }
 
 /// A peer that broke the protocol (or died mid-message).
-struct ProtocolError: Error, CustomStringConvertible {
-    let description: String
-    init(_ description: String) { self.description = description }
+package struct ProtocolError: Error, CustomStringConvertible {
+    package let description: String
+    package init(_ description: String) { self.description = description }
 }
 
 /// One message as read: its type, body and the descriptor that came with it
 /// (owned: closed when released, unless taken).
-struct ReceivedMessage {
-    let kind: UInt8
-    let body: [UInt8]
-    let descriptor: FileDescriptor?
+package struct ReceivedMessage {
+    package let kind: UInt8
+    package let body: [UInt8]
+    package let descriptor: FileDescriptor?
 }
 
 /// Blocking reads and writes of whole messages on a socket, for both ends.
-struct MessageSocket {
-    let socket: UnixSocket
+package struct MessageSocket {
+    package let socket: UnixSocket
 
-    init(_ socket: UnixSocket) { self.socket = socket }
+    package init(_ socket: UnixSocket) { self.socket = socket }
 
     /// Sends `bytes` whole, the first chunk carrying `attaching` (when >= 0).
-    func send(_ bytes: [UInt8], attaching descriptorToPass: Int32 = -1) -> Bool {
+    package func send(_ bytes: [UInt8], attaching descriptorToPass: Int32 = -1) -> Bool {
         socket.send(bytes, attaching: descriptorToPass)
     }
 
     /// Why a read stopped.
-    enum ReadFailure: Error {
+    package enum ReadFailure: Error {
         /// The peer closed its end (it exited or died).
         case closed
         /// The deadline passed first.
@@ -301,7 +305,7 @@ struct MessageSocket {
 
     /// Reads one message. `deadline` (monotonic seconds) bounds the wait; nil
     /// waits as long as it takes.
-    func receive(maximum: Int, deadline: Double? = nil) throws(ReadFailure) -> ReceivedMessage {
+    package func receive(maximum: Int, deadline: Double? = nil) throws(ReadFailure) -> ReceivedMessage {
         var header = [UInt8](repeating: 0, count: 5)
         var received: FileDescriptor?
         try read(into: &header, count: 5, deadline: deadline, descriptor: &received)

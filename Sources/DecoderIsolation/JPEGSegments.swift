@@ -13,10 +13,10 @@ import MediaFormats
 /// APP2 `ICC_PROFILE` segments, which MediaKit writes and the copy's notes
 /// name. Every other APPn (JFIF, XMP, Adobe …), COM, DAC, DNL and any unknown
 /// marker is dropped.
-enum JPEGSegments {
+package enum JPEGSegments {
     /// `jpeg` with only the kept segments; nil when it is not a well-formed
     /// JPEG (a segment running past the end, no EOI).
-    static func filtered(_ jpeg: ArraySlice<UInt8>, keepingMetadata: Bool, allowsLocation: Bool) -> [UInt8]? {
+    package static func filtered(_ jpeg: ArraySlice<UInt8>, keepingMetadata: Bool, allowsLocation: Bool) -> [UInt8]? {
         let bytes = Array(jpeg)
         guard bytes.count >= 4, bytes[0] == 0xFF, bytes[1] == 0xD8 else { return nil }
         var out: [UInt8] = [0xFF, 0xD8]
@@ -75,12 +75,12 @@ enum JPEGSegments {
         return nil
     }
 
-    static let exifSignature: [UInt8] = Array("Exif".utf8) + [0, 0]
-    static let iccSignature: [UInt8] = Array("ICC_PROFILE".utf8) + [0]
+    package static let exifSignature: [UInt8] = Array("Exif".utf8) + [0, 0]
+    package static let iccSignature: [UInt8] = Array("ICC_PROFILE".utf8) + [0]
 
     /// Whether the TIFF structure `tiff` has a GPS IFD pointer (tag 0x8825) in
     /// its first IFD; true when that IFD cannot be read (kept out, to be safe).
-    static func hasGPS(_ tiff: [UInt8]) -> Bool {
+    package static func hasGPS(_ tiff: [UInt8]) -> Bool {
         guard tiff.count >= 8 else { return true }
         let little: Bool
         switch (tiff[0], tiff[1]) {

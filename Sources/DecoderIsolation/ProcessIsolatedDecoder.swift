@@ -1,7 +1,6 @@
 import CSystem
 import Foundation
 import MediaFormats
-import MediaKit
 import SystemCalls
 
 /// Decodes media in a small pool of sandboxed helper processes, so that a bug
@@ -9,12 +8,12 @@ import SystemCalls
 /// ImageMagick) exploited or triggered by a shared file cannot touch the
 /// process that holds the journal, the container and the user's data.
 ///
-/// A helper is the `share` executable in its hidden helper mode (`share
-/// decode-helper`, which calls ``DecoderHelper/main(_:)``), never a fork of this
-/// threaded process: one helper template sets up the libraries once and forks
-/// the helpers (see `HelperTemplate`; the `share` CLI forks the template from
-/// itself at its start, anyone else starts it as `share decode-helper
-/// --template`). A helper loads the libraries, gives up its privileges and locks
+/// A helper is the helper executable, `share-helper` (the package's product that
+/// links libvips, libav, libheif and libtiff: `share` and this module link none
+/// of them), started as `share-helper decode-helper` (which calls the helper
+/// side's `DecoderHelper.main`), never a fork of this threaded process: one
+/// helper template (`share-helper decode-helper --template`, started once per
+/// decoder) sets up the libraries once and forks the helpers (see `HelperTemplate`). A helper loads the libraries, gives up its privileges and locks
 /// itself down (see the README: an unprivileged user, no capabilities,
 /// no-new-privs, a seccomp-bpf allowlist, Landlock, resource limits), and then
 /// decodes one request at a time: the parent opens the file read-only and
@@ -36,13 +35,13 @@ import SystemCalls
 /// is weaker than this machine allows, and then nothing is decoded at all.
 ///
 /// ```swift
-/// let decoder = ProcessIsolatedDecoder(helperExecutable: "/usr/local/bin/share")
+/// let decoder = ProcessIsolatedDecoder(helperExecutable: "/usr/local/bin/share-helper")
 /// let ingestor = ShareIngestor(container: container, decoder: decoder)
 /// ```
 public final class ProcessIsolatedDecoder: MediaDecoder, @unchecked Sendable {
     /// How helpers are started and limited.
     public struct Configuration: Sendable {
-        /// The `share` executable to start helpers from.
+        /// The helper executable (`share-helper`) to start helpers from.
         public var helperExecutable: String
         /// The arguments that select its helper mode.
         public var helperArguments: [String]
@@ -85,6 +84,13 @@ public final class ProcessIsolatedDecoder: MediaDecoder, @unchecked Sendable {
         /// with that message). The `share` CLI prints it and exits at once.
         public var onWeakerSandbox: (@Sendable (String) -> Void)?
 
+        /// Helpers that do not sandbox themselves (`share --isolation none`: the
+        /// decoders run without the sandbox, as they would in-process, but in the
+        /// helper executable, since `share` links no decoder). They never get
+        /// the sandbox-only loaders (SVG and PSD get no thumbnail, as in-process),
+        /// and their sandbox is not checked. Off by default.
+        public var unsandboxed: Bool = false
+
         /// `nobody`.
         public static let defaultHelperUser = "nobody"
         /// `nogroup`.
@@ -98,7 +104,7 @@ public final class ProcessIsolatedDecoder: MediaDecoder, @unchecked Sendable {
         /// one helper started ahead per CPU, 4 GiB of address space each, and
         /// 2 s of grace after a request's own time limits.
         public init(
-            helperExecutable: String, helperArguments: [String] = [DecoderHelper.command],
+            helperExecutable: String, helperArguments: [String] = [ProcessIsolatedDecoder.helperCommand],
             prestartedHelpers: Int = ProcessInfo.processInfo.activeProcessorCount, memoryLimit: UInt64 = 4 << 30,
             startupTimeLimit: Double = 30, gracePeriod: Double = 2, environment: [String: String] = [:],
             helperUser: String = Configuration.defaultHelperUser, helperGroup: String = Configuration.defaultHelperGroup
@@ -117,23 +123,43 @@ public final class ProcessIsolatedDecoder: MediaDecoder, @unchecked Sendable {
             self.onWeakerSandbox = nil
         }
 
-        /// Helpers from this very executable (`/proc/self/exe`): what the `share`
-        /// CLI uses. A host app that does not ship `share` names it, or decodes
-        /// in-process (MediaKit's `InProcessDecoder`).
-        public static var thisExecutable: Configuration {
-            Configuration(helperExecutable: FileSystem.resolved("/proc/self/exe") ?? CommandLine.arguments[0])
+        /// Helpers from ``ProcessIsolatedDecoder/helperName`` next to this
+        /// executable (`share-helper` beside `share`; for a library's tests, in
+        /// the package's build products beside the test bundle), or from the
+        /// path in ``ProcessIsolatedDecoder/helperPathVariable`` when it is set:
+        /// what the `share` CLI uses. A host app that ships the helper elsewhere
+        /// names it, or decodes in-process (MediaKit's `InProcessDecoder`).
+        public static var besideThisExecutable: Configuration {
+            Configuration(helperExecutable: ProcessIsolatedDecoder.helperPath)
+        }
+
+        /// The message for a helper that cannot be started from `path`: a missing
+        /// helper says where it was looked for and how to name another.
+        public static func startFailure(_ path: String, _ error: SystemError) -> String {
+            if error.code == ENOENT || error.code == ENOTDIR {
+                return "the decoder helper \(path) is missing: install \(ProcessIsolatedDecoder.helperName) next to share (make install does), "
+                    + "or set \(ProcessIsolatedDecoder.helperPathVariable) to its path"
+            }
+            return "cannot start the decoder helper \(path): \(error.message)"
         }
     }
 
-    /// Forks this process into the helper template that a later
-    /// `ProcessIsolatedDecoder` of ``Configuration/thisExecutable`` takes instead
-    /// of starting `decode-helper --template`: the template then skips the
-    /// dynamic loader's work (about 55 ms of CPU for `share`). Call it first
-    /// thing in `main`, in an executable that also runs ``DecoderHelper``, and
-    /// only where the command will decode; it does nothing once the process has
-    /// a second thread. An unused template exits with this process.
-    public static func forkHelperTemplate() {
-        HelperTemplate.forkEarly()
+    /// The helper executable's name: a product of this package, installed next to `share`.
+    public static let helperName = "share-helper"
+    /// The environment variable that names the helper executable's path (instead of the one next to this executable).
+    public static let helperPathVariable = "SHARE_HELPER_PATH"
+    /// The helper executable's first argument: its helper mode.
+    public static let helperCommand = "decode-helper"
+
+    /// The helper executable helpers are started from by default: `$SHARE_HELPER_PATH`
+    /// when set and not empty, else ``helperName`` in this executable's folder
+    /// (symbolic links resolved). It may not exist: starting a helper then fails
+    /// with a message naming this path.
+    public static var helperPath: String {
+        if let path = ProcessEnvironment.value(helperPathVariable), !path.isEmpty { return path }
+        let executable = FileSystem.resolved("/proc/self/exe") ?? CommandLine.arguments[0]
+        let folder = executable.split(separator: "/", omittingEmptySubsequences: false).dropLast().joined(separator: "/")
+        return (folder.isEmpty ? "." : folder) + "/" + helperName
     }
 
     /// The configuration helpers are started with.
@@ -221,7 +247,8 @@ public final class ProcessIsolatedDecoder: MediaDecoder, @unchecked Sendable {
         // range in the reply must lie inside it.
         let fileSize = (try? descriptor.status(path: request.path)).map { Int($0.size) }
         var request = request
-        let kind = HelperKind.needed(for: request.format)
+        // Unsandboxed helpers never get the sandbox-only loaders (as in-process).
+        let kind = configuration.unsandboxed ? min(HelperKind.needed(for: request.format), .modules) : HelperKind.needed(for: request.format)
         var crashes: [HelperExit] = []
         var undelivered = 0
         // Set once a helper died making the thumbnail too: the facts are then asked
@@ -321,7 +348,7 @@ public final class ProcessIsolatedDecoder: MediaDecoder, @unchecked Sendable {
 
     /// The batch each running helper serves, by pid (helpers that have served
     /// none are left out; a request without a batch is bound to nil).
-    var helperBatches: [Int32: String?] { pool.batches.mapValues(\.batch) }
+    package var helperBatches: [Int32: String?] { pool.batches.mapValues(\.batch) }
 
     /// Stops the idle helpers now (they also stop by themselves when this process
     /// exits, or when the decoder is released).
@@ -329,26 +356,26 @@ public final class ProcessIsolatedDecoder: MediaDecoder, @unchecked Sendable {
 
     /// Whether `request` is a privacy request (a location scan, a compatible
     /// copy), which a helper that has decoded nothing else must answer.
-    static func needsFreshHelper(_ request: DecodeRequest) -> Bool {
+    package static func needsFreshHelper(_ request: DecodeRequest) -> Bool {
         request.task == .locationMetadata || request.compatibleCopy != nil
     }
 
     /// `add_key (248)`: a system call's name and number on this architecture.
-    static func callName(_ number: Int32) -> String {
+    package static func callName(_ number: Int32) -> String {
         guard let name = shim_syscall_name(Int(number)) else { return "number \(number)" }
         return "\(String(cString: name)) (\(number))"
     }
 
     /// Seconds a request may take in all: its facts' limit plus its thumbnail's
     /// and its compatible copy's.
-    static func budget(for request: DecodeRequest) -> Double {
+    package static func budget(for request: DecodeRequest) -> Double {
         request.timeLimit + (request.thumbnail.map { $0.timeLimit ?? request.timeLimit } ?? 0)
             + (request.compatibleCopy.map { $0.timeLimit ?? request.timeLimit } ?? 0)
     }
 
     /// CPU seconds a helper may burn on one request before SIGXCPU (`RLIMIT_CPU`,
     /// rounded up and plus one second; see `shim_set_cpu_budget`).
-    static func cpuBudget(for request: DecodeRequest) -> Double {
+    package static func cpuBudget(for request: DecodeRequest) -> Double {
         (budget(for: request)).rounded(.up) + 1
     }
 

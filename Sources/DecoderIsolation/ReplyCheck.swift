@@ -1,6 +1,5 @@
 import Foundation
 import MediaFormats
-import MediaKit
 
 /// The parent's check of every helper reply before anything in it is used: a
 /// helper is a process a hostile file may have taken over, so its facts, its
@@ -58,25 +57,25 @@ import MediaKit
 /// - Failures: a message of at most ``maximumText`` bytes; no thumbnail bytes.
 /// - Text (messages and warnings) is shown to people: its control characters
 ///   (a terminal's escape sequences among them) become spaces.
-enum ReplyCheck {
-    static let maximumSide = 1 << 20
-    static let displayStretch = 2
-    static let maximumDuration = 1e11  // about three years, in milliseconds
-    static let maximumFrames = 1_000_000
-    static let maximumWarnings = 64
-    static let maximumText = 4096
+package enum ReplyCheck {
+    package static let maximumSide = 1 << 20
+    package static let displayStretch = 2
+    package static let maximumDuration = 1e11  // about three years, in milliseconds
+    package static let maximumFrames = 1_000_000
+    package static let maximumWarnings = 64
+    package static let maximumText = 4096
     /// The smallest embedded video: an `ftyp` box and one more box header.
-    static let minimumVideo = 24
-    static let maximumNotes = 16
-    static let maximumLocationRecords = 256
-    static let maximumEdits = 4096
+    package static let minimumVideo = 24
+    package static let maximumNotes = 16
+    package static let maximumLocationRecords = 256
+    package static let maximumEdits = 4096
     /// The longest ThumbHash accepted (the reference's longest is about 30 bytes).
-    static let maximumThumbHash = 40
+    package static let maximumThumbHash = 40
 
     /// MIME types a decoder may report: every known format's, and for each
     /// video container `video/X` its sound-only form `audio/X` (an MP4 or
     /// WebM that holds only audio).
-    static let knownMIMETypes: Set<String> = {
+    package static let knownMIMETypes: Set<String> = {
         var types = Set(MediaFormat.all.map(\.mimeType))
         for type in types where type.hasPrefix("video/") { types.insert("audio/" + type.dropFirst("video/".count)) }
         return types
@@ -86,7 +85,7 @@ enum ReplyCheck {
     /// check; throws the first check it fails, in words.
     /// `fileSize`: the size of the file decoded, as the parent reads it (nil: no
     /// byte range can be accepted).
-    static func validate(_ reply: HelperReply, for request: DecodeRequest, fileSize: Int? = nil) throws(ReplyViolation) -> Result<DecodedMedia, MediaError> {
+    package static func validate(_ reply: HelperReply, for request: DecodeRequest, fileSize: Int? = nil) throws(ReplyViolation) -> Result<DecodedMedia, MediaError> {
         let result = reply.result
         if let failure = result.failure {
             guard reply.jpeg.isEmpty, reply.compatible.isEmpty, result.facts == nil, result.moments == nil, result.location == nil, result.takeouts == nil,
@@ -346,7 +345,7 @@ enum ReplyCheck {
     /// decoder here reads (`unreadable`), and every other format only that. A
     /// location request's facts are the format's kind itself (and a Takeout
     /// JSON's, text, `unreadable`).
-    static func kinds(for request: DecodeRequest) -> Set<MediaFacts.Kind> {
+    package static func kinds(for request: DecodeRequest) -> Set<MediaFacts.Kind> {
         let format = request.format
         if request.task == .pixels { return [.image] }
         if request.task == .locationMetadata {
@@ -358,7 +357,7 @@ enum ReplyCheck {
             default: return [.unreadable]
             }
         }
-        if InProcessDecoder.needsSandboxOnlyLoaders(format) { return [.document, .unreadable] }
+        if HelperKind.needsSandboxOnlyLoaders(format) { return [.document, .unreadable] }
         switch format.kind {
         case .image: return [.image, .unreadable]
         case .video, .audio: return [.video, .audio, .unreadable]
@@ -431,7 +430,7 @@ enum ReplyCheck {
     /// The largest preview accepted for a longest side of `size`: its pixels
     /// uncompressed (4 bytes each) and 64 KiB of headers; a compressed picture
     /// larger than that is no honest encoder's.
-    static func maximumPreviewBytes(size: Int) -> Int { size * size * 4 + (64 << 10) }
+    package static func maximumPreviewBytes(size: Int) -> Int { size * size * 4 + (64 << 10) }
 
     /// The previews of a reply whose thumbnail passed: exactly one for each
     /// size asked for, in order, each in the format asked for (JPEG: its
@@ -491,7 +490,7 @@ enum ReplyCheck {
     /// The bytes of a thumbnail's ThumbHash: base64 (standard alphabet, padded)
     /// of 5 to ``maximumThumbHash`` bytes whose header
     /// says how many follow (its alpha flag makes it at least 6).
-    static func checkThumbHash(_ text: String) throws(ReplyViolation) -> [UInt8] {
+    package static func checkThumbHash(_ text: String) throws(ReplyViolation) -> [UInt8] {
         guard text.utf8.count <= 4 * ((maximumThumbHash + 2) / 3), let data = Data(base64Encoded: text), data.base64EncodedString() == text else {
             throw ReplyViolation("a ThumbHash that is not base64: \"\(printable(String(text.prefix(64))))\"")
         }
@@ -503,7 +502,7 @@ enum ReplyCheck {
     }
 
     /// `text` with every control character (C0, DEL, C1) replaced by a space.
-    static func printable(_ text: String) -> String {
+    package static func printable(_ text: String) -> String {
         guard text.unicodeScalars.contains(where: isControl) else { return text }
         return String(String.UnicodeScalarView(text.unicodeScalars.map { isControl($0) ? " " : $0 }))
     }
@@ -518,20 +517,20 @@ enum ReplyCheck {
 }
 
 /// A check a helper's reply failed, in words ("a size of 100000×100000 pixels").
-struct ReplyViolation: Error, CustomStringConvertible {
-    let description: String
-    init(_ description: String) { self.description = description }
+package struct ReplyViolation: Error, CustomStringConvertible {
+    package let description: String
+    package init(_ description: String) { self.description = description }
 }
 
 /// A JPEG's size, read by the parent itself from its frame header
 /// (``JPEGFrameHeader``): the bytes must start with SOI (FF D8), end with EOI
 /// (FF D9), and hold a SOFn segment before the first scan (SOS); segments are
 /// walked by their lengths, never past the end.
-struct JPEGFrame: Equatable {
-    let width: Int
-    let height: Int
+package struct JPEGFrame: Equatable {
+    package let width: Int
+    package let height: Int
 
-    init?(_ bytes: ArraySlice<UInt8>) {
+    package init?(_ bytes: ArraySlice<UInt8>) {
         guard bytes.count >= 4, bytes[bytes.endIndex - 2] == 0xFF, bytes[bytes.endIndex - 1] == 0xD9, let frame = JPEGFrameHeader(bytes) else { return nil }
         (width, height) = (frame.width, frame.height)
     }
@@ -545,14 +544,14 @@ struct JPEGFrame: Equatable {
 /// dropped, as ``JPEGSegments`` drops a JPEG's (libvips 8.14 writes EXIF into
 /// a WebP whatever it is told); any other chunk refuses the file. Chunks are
 /// walked by their lengths, never past the end.
-struct WebPFrame: Equatable {
-    let width: Int
-    let height: Int
+package struct WebPFrame: Equatable {
+    package let width: Int
+    package let height: Int
     /// The picture's chunks alone, in a RIFF of their own: a `VP8X` (flags:
     /// alpha only) only when an `ALPH` chunk needs one.
-    let kept: [UInt8]
+    package let kept: [UInt8]
 
-    init?(_ bytes: ArraySlice<UInt8>) {
+    package init?(_ bytes: ArraySlice<UInt8>) {
         let b = Array(bytes)
         func le32(_ at: Int) -> Int { Int(b[at]) | Int(b[at + 1]) << 8 | Int(b[at + 2]) << 16 | Int(b[at + 3]) << 24 }
         func le24(_ at: Int) -> Int { Int(b[at]) | Int(b[at + 1]) << 8 | Int(b[at + 2]) << 16 }

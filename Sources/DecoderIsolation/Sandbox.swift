@@ -29,7 +29,7 @@ import SystemCalls
 /// nor Landlock) that step is skipped, and the helper's report
 /// (``SandboxStatus``) says so; the parent then accepts it only if this
 /// machine cannot do better either (``SandboxRequirement``).
-enum Sandbox {
+package enum Sandbox {
     /// What the decoding libraries may still read once locked down: shared
     /// libraries and their data (`/usr`: codecs, poppler's data, fonts), font and
     /// ImageMagick configuration, the dynamic linker's cache, the time zone, of
@@ -39,7 +39,7 @@ enum Sandbox {
     /// `/proc/self/net` and `/proc/self/mountinfo` show). (liborc also tries to
     /// create executable scratch files in $HOME or /tmp; refused, its code is
     /// not run: see the README.)
-    static let readablePaths = [
+    package static let readablePaths = [
         "/usr", "/etc/fonts", "/etc/ImageMagick-6", "/etc/ImageMagick-7", "/var/cache/fontconfig", "/etc/ld.so.cache",
         "/etc/localtime", "/proc/sys/vm/overcommit_memory", "/sys/devices/system/cpu", "/dev/null", "/dev/urandom",
     ] + procSelfFiles
@@ -49,24 +49,24 @@ enum Sandbox {
     /// `status`, which it reads to report its sandbox (``SandboxStatus``). (The
     /// libraries' `readlink` of `/proc/self/exe` needs no grant: Landlock does
     /// not govern `readlink`.) Granted file by file, never the folder.
-    static let procSelfFiles = ["/proc/self/status"]
+    package static let procSelfFiles = ["/proc/self/status"]
 
     /// Open files a helper may hold (libraries keep a few; one input at a time).
-    static let openFileLimit: UInt64 = 128
+    package static let openFileLimit: UInt64 = 128
 
     /// What a helper confined by a namespace or an empty root can read: the
     /// same, but no `/proc` (its own entry would bring every other process's).
-    static var namespacePaths: [String] { readablePaths.filter { !$0.hasPrefix("/proc/") } }
+    package static var namespacePaths: [String] { readablePaths.filter { !$0.hasPrefix("/proc/") } }
 
     /// The environment variable that puts the seccomp policy in recording mode
     /// (every refusal allows instead) for scripts/record-helper-syscalls.sh,
     /// which runs `share` under strace. Set for the parent; it reaches the
     /// helpers, and the parent then accepts their recording policy (and only
     /// then). Debug builds only: a release build ignores it.
-    static let recordingVariable = "SHARE_SANDBOX_RECORD"
+    package static let recordingVariable = "SHARE_SANDBOX_RECORD"
 
     /// Whether this process was asked for the recording policy (never in a release build).
-    static var recordingRequested: Bool {
+    package static var recordingRequested: Bool {
         #if DEBUG
             ProcessEnvironment.value(recordingVariable) == "1"
         #else
@@ -78,11 +78,11 @@ enum Sandbox {
     /// see a kernel without Landlock (in the parent and its helpers), and
     /// `SHARE_TEST_NO_NAMESPACES=1` one where no namespace can be made, so that
     /// the fallbacks are tested on a machine that has both.
-    static let noLandlockVariable = "SHARE_TEST_NO_LANDLOCK"
-    static let noNamespacesVariable = "SHARE_TEST_NO_NAMESPACES"
+    package static let noLandlockVariable = "SHARE_TEST_NO_LANDLOCK"
+    package static let noNamespacesVariable = "SHARE_TEST_NO_NAMESPACES"
 
     /// Whether namespaces are hidden for a test (never in a release build).
-    static var namespacesHidden: Bool {
+    package static var namespacesHidden: Bool {
         #if DEBUG
             ProcessEnvironment.value(noNamespacesVariable) == "1"
         #else
@@ -91,7 +91,7 @@ enum Sandbox {
     }
 
     /// The strongest confinement this machine offers a helper of this process.
-    static func confinementAvailable() -> Confinement {
+    package static func confinementAvailable() -> Confinement {
         let found = Confinement(rawValue: Int(shim_confinement_available())) ?? .none
         if found == .namespace, namespacesHidden { return Credentials.effectiveUserID == 0 ? .emptyRoot : .none }
         return found
@@ -102,7 +102,7 @@ enum Sandbox {
     /// `parent`, when > 0, is the process whose death must kill this one (see
     /// `shim_drop_privileges`); `cpuLimit` the CPU seconds it may use in all
     /// (0: none); `socket` the descriptor a forbidden call is reported on.
-    static func enter(
+    package static func enter(
         addressSpaceLimit: UInt64, cpuLimit: UInt64, account: (uid: uid_t, gid: gid_t)?, parent: pid_t, recording: Bool, socket: Int32
     ) throws(SandboxError) -> SandboxStatus {
         let skipped = TestFault.skippedSandboxSteps
@@ -168,17 +168,17 @@ enum Sandbox {
 }
 
 /// The unprivileged account a helper started as root switches to.
-struct HelperAccount: Sendable, Equatable, CustomStringConvertible {
-    var userName: String
-    var groupName: String
-    var uid: uid_t
-    var gid: gid_t
+package struct HelperAccount: Sendable, Equatable, CustomStringConvertible {
+    package var userName: String
+    package var groupName: String
+    package var uid: uid_t
+    package var gid: gid_t
 
     /// Looks `user` and `group` up in the system's databases (here, in the
     /// parent: a sandboxed helper cannot read them). A missing group named
     /// `nogroup` falls back to the user's own group (distributions without it
     /// name it `nobody`). Throws a message naming what is missing.
-    static func resolve(user: String, group: String) throws(ConfigurationError) -> HelperAccount {
+    package static func resolve(user: String, group: String) throws(ConfigurationError) -> HelperAccount {
         guard let account = Credentials.user(named: user) else {
             throw ConfigurationError("the decoder helpers' user \"\(user)\" does not exist on this system; name another one with SHARE_HELPER_USER")
         }
@@ -196,13 +196,13 @@ struct HelperAccount: Sendable, Equatable, CustomStringConvertible {
         return HelperAccount(userName: user, groupName: group, uid: account.uid, gid: gid)
     }
 
-    var description: String { "\(userName) (uid \(uid)), group \(groupName) (gid \(gid))" }
+    package var description: String { "\(userName) (uid \(uid)), group \(groupName) (gid \(gid))" }
 }
 
 /// A configuration that cannot work (a missing user), with the message people read.
-struct ConfigurationError: Error, CustomStringConvertible {
-    let description: String
-    init(_ description: String) { self.description = description }
+package struct ConfigurationError: Error, CustomStringConvertible {
+    package let description: String
+    package init(_ description: String) { self.description = description }
 }
 
 /// What the sandbox of a process holds: its credentials and kernel
@@ -210,6 +210,9 @@ struct ConfigurationError: Error, CustomStringConvertible {
 /// itself knows (the Landlock ABI it restricted itself with, the seccomp policy
 /// it installed, its address-space limit).
 public struct SandboxStatus: Codable, Sendable, Equatable {
+    /// Nothing known (every field at its default).
+    package init() {}
+
     /// Which seccomp program the helper installed.
     public enum Policy: String, Codable, Sendable {
         /// The allowlist: what is not listed fails.
@@ -258,14 +261,14 @@ public struct SandboxStatus: Codable, Sendable, Equatable {
     public var gid: UInt32 { gids.count > 1 ? gids[1] : UInt32.max }
 
     /// The lines of /proc/PID/status this is read from, as the kernel names them.
-    static let statusFields = ["Uid", "Gid", "Groups", "CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb", "NoNewPrivs", "Seccomp"]
+    package static let statusFields = ["Uid", "Gid", "Groups", "CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb", "NoNewPrivs", "Seccomp"]
 
     /// The /proc/PID/status lines it was read from, in the kernel's order.
-    var statusLines: [String] = []
+    package var statusLines: [String] = []
 
     /// Reads /proc/PID/status (`pid` nil: this process's); nil when it cannot
     /// be read (the process is gone). The helper-only fields stay at their defaults.
-    static func read(pid: pid_t?) -> SandboxStatus? {
+    package static func read(pid: pid_t?) -> SandboxStatus? {
         guard let (lines, ordered) = readStatusFields(pid: pid) else { return nil }
         var status = SandboxStatus()
         status.statusLines = ordered
@@ -286,7 +289,7 @@ public struct SandboxStatus: Codable, Sendable, Equatable {
 
     /// The fields of /proc/PID/status named in ``statusFields``: by name (values
     /// trimmed), and the whole lines in order.
-    static func readStatusFields(pid: pid_t?) -> ([String: String], [String])? {
+    package static func readStatusFields(pid: pid_t?) -> ([String: String], [String])? {
         let path = pid.map { "/proc/\($0)/status" } ?? "/proc/self/status"
         guard let bytes = try? FileSystem.readWholeFile(path) else { return nil }
         var lines: [String: String] = [:]
@@ -302,7 +305,7 @@ public struct SandboxStatus: Codable, Sendable, Equatable {
     }
 
     /// `CapEff` and friends as /proc prints them (16 hex digits).
-    static func hex(_ mask: UInt64) -> String {
+    package static func hex(_ mask: UInt64) -> String {
         let digits = String(mask, radix: 16)
         return String(repeating: "0", count: max(0, 16 - digits.count)) + digits
     }
@@ -337,33 +340,33 @@ public enum Confinement: Int, Codable, Sendable, Comparable, CustomStringConvert
 
 /// The sandbox this machine lets a helper have, which every helper's must
 /// match: the parent refuses to decode in a weaker one (``shortfalls(of:)``).
-struct SandboxRequirement: Sendable, Equatable {
+package struct SandboxRequirement: Sendable, Equatable {
     /// Seccomp filters are available: the helper must run the allowlist (mode 2).
-    var seccomp: Bool
+    package var seccomp: Bool
     /// The Landlock ABI the kernel offers (0: none); the helper must use it.
-    var landlockABI: Int
+    package var landlockABI: Int
     /// The account a helper must run as: the unprivileged one when the parent
     /// is root, else the parent's own user.
-    var uid: uid_t
-    var gid: gid_t?
+    package var uid: uid_t
+    package var gid: gid_t?
     /// Whether the bounding set must be empty (the parent could empty it:
     /// it is root, or holds CAP_SETPCAP).
-    var emptyBoundingSet: Bool
+    package var emptyBoundingSet: Bool
     /// The recording policy is accepted (the parent itself runs with ``Sandbox/recordingVariable``).
-    var recording: Bool
+    package var recording: Bool
     /// The address-space limit the helper was asked for.
-    var addressSpaceLimit: UInt64
+    package var addressSpaceLimit: UInt64
     /// The strongest confinement this machine offers (the helper must have it).
-    var confinement = Confinement.landlock
+    package var confinement = Confinement.landlock
     /// The CPU limit the helper was asked for.
-    var cpuLimit: UInt64 = 0
+    package var cpuLimit: UInt64 = 0
     /// Decoding goes on without any confinement (`--isolation process-weaker`):
     /// only where the machine offers none.
-    var acceptsNoConfinement = false
+    package var acceptsNoConfinement = false
 
     /// What this machine allows, for helpers of `account` (nil when this
     /// process is not root) with `addressSpaceLimit`.
-    static func thisMachine(account: HelperAccount?, addressSpaceLimit: UInt64, cpuLimit: UInt64 = 0, acceptsNoConfinement: Bool = false) -> SandboxRequirement {
+    package static func thisMachine(account: HelperAccount?, addressSpaceLimit: UInt64, cpuLimit: UInt64 = 0, acceptsNoConfinement: Bool = false) -> SandboxRequirement {
         let root = Credentials.effectiveUserID == 0
         let setpcap: UInt64 = 1 << 8  // CAP_SETPCAP
         return SandboxRequirement(
@@ -374,7 +377,7 @@ struct SandboxRequirement: Sendable, Equatable {
     }
 
     /// Why this machine offers no confinement, and how to go on knowingly.
-    static let noConfinementMessage =
+    package static let noConfinementMessage =
         "this machine offers a helper no file-system confinement: the kernel has no Landlock (or refuses its calls), "
         + "no user and mount namespace can be made (unprivileged user namespaces are off, or the container runtime refuses them), "
         + "and share does not run as root (which could chroot its helpers); a taken-over helper could read every file its user can. "
@@ -383,7 +386,7 @@ struct SandboxRequirement: Sendable, Equatable {
 
     /// Each way `status` is weaker than this requirement, as a phrase naming
     /// what was found and what was expected; empty when it is not weaker.
-    func shortfalls(of status: SandboxStatus) -> [String] {
+    package func shortfalls(of status: SandboxStatus) -> [String] {
         var found: [String] = []
         if status.uids.count < 4 || !status.uids.allSatisfy({ $0 == uid }) {
             found.append("user ids \(status.uids.map(String.init).joined(separator: " ")) (expected \(uid))")
@@ -420,12 +423,12 @@ struct SandboxRequirement: Sendable, Equatable {
 }
 
 /// A step of the sandbox that failed.
-struct SandboxError: Error, CustomStringConvertible {
-    let step: String
-    let code: Int32
-    init(_ step: String, _ code: Int32) {
+package struct SandboxError: Error, CustomStringConvertible {
+    package let step: String
+    package let code: Int32
+    package init(_ step: String, _ code: Int32) {
         self.step = step
         self.code = code
     }
-    var description: String { "\(step): \(SystemError.message(for: code))" }
+    package var description: String { "\(step): \(SystemError.message(for: code))" }
 }

@@ -1,4 +1,3 @@
-import CShims
 import CSystem
 import Foundation
 import MediaFormats
@@ -35,7 +34,7 @@ import SystemCalls
 ///   compatible copy twice the photo's size (its JPEG's frame header agreeing),
 ///   `forge-location` adds an overwrite before the file's first byte to a
 ///   location request's findings.
-enum TestFault: String {
+package enum TestFault: String {
     case segv, abort, loop, alloc, stall, attack
     case segvThumbnail = "segv-thumbnail"
     case forgeFacts = "forge-facts"
@@ -50,17 +49,17 @@ enum TestFault: String {
     case forgeLocation = "forge-location"
 
     /// The environment variable.
-    static let variable = "SHARE_TEST_HELPER_FAULT"
+    package static let variable = "SHARE_TEST_HELPER_FAULT"
     /// The attack's targets.
-    static let attackVariable = "SHARE_TEST_ATTACK"
+    package static let attackVariable = "SHARE_TEST_ATTACK"
     /// Test-only: steps of the sandbox a helper leaves out (`landlock`,
     /// `confinement` (the namespace or empty root without Landlock), `seccomp`,
     /// `privileges`, `cpu` (the hard CPU limit), comma-separated), to show that
     /// the parent then refuses the helper (``SandboxRequirement``) and decodes nothing.
-    static let skipVariable = "SHARE_TEST_SANDBOX_SKIP"
+    package static let skipVariable = "SHARE_TEST_SANDBOX_SKIP"
 
     /// The steps ``skipVariable`` names (none in a release build).
-    static var skippedSandboxSteps: Set<String> {
+    package static var skippedSandboxSteps: Set<String> {
         #if DEBUG
             Set((ProcessEnvironment.value(skipVariable) ?? "").split(separator: ",").map(String.init))
         #else
@@ -69,7 +68,7 @@ enum TestFault: String {
     }
 
     /// Faults by file name, from the environment (none in a release build).
-    static let planned: [String: TestFault] = {
+    package static let planned: [String: TestFault] = {
         #if DEBUG
             return parse(ProcessEnvironment.value(variable))
         #else
@@ -90,7 +89,7 @@ enum TestFault: String {
     }
 
     /// The fault planned for `request` (matched on the last path component of its label).
-    static func planned(for request: DecodeRequest) -> TestFault? {
+    package static func planned(for request: DecodeRequest) -> TestFault? {
         guard !planned.isEmpty, let fault = planned[String(request.label.split(separator: "/").last ?? Substring(request.label))] else { return nil }
         return fault == .segvThumbnail && request.thumbnail == nil ? nil : fault
     }
@@ -99,7 +98,7 @@ enum TestFault: String {
     /// process (the parent, or for a helper forked from `template` the
     /// template's parent, read from /proc before the sandbox is up) and the
     /// template. Nil unless an attack is planned.
-    static func prepareAttack(template: pid_t) -> AttackTargets? {
+    package static func prepareAttack(template: pid_t) -> AttackTargets? {
         guard planned.values.contains(.attack) else { return nil }
         var owner = Processes.parent
         if template > 0, let stat = try? FileSystem.readWholeFile("/proc/\(template)/stat"),
@@ -131,35 +130,8 @@ enum TestFault: String {
         return 0
     }
 
-    /// Misbehaves (the forgeries act later, on the reply: ``forgery``). Only
-    /// `alloc` (when there is no limit), `attack` and the forgeries return.
-    func trigger(request: DecodeRequest, descriptor: FileDescriptor, attack: AttackTargets?) {
-        switch self {
-        case .segv, .segvThumbnail:
-            shim_test_crash_segv()
-        case .abort:
-            Glibc.abort()
-        case .loop:
-            var counter: UInt64 = 0
-            while counter != UInt64.max { counter = counter &+ TestFault.step() }
-        case .alloc:
-            // What a decoder asking for a 10 GB frame buffer does; never touched, so
-            // without a limit it costs no real memory.
-            let bytes = UnsafeMutableRawPointer.allocate(byteCount: 10 << 30, alignment: 64)
-            bytes.deallocate()
-        case .stall:
-            while true { MonotonicClock.sleep(3600) }
-        case .attack:
-            let name = String(request.label.split(separator: "/").last ?? "")
-            let only = name.hasPrefix("attack-") ? String(name.dropFirst("attack-".count).prefix { $0 != "." }) : nil
-            attack?.run(input: descriptor, inputPath: request.path, only: only)
-        case .forgeFacts, .forgeDuration, .forgeMIME, .forgeJPEG, .forgeSize, .forgeAspect, .forgeVideoRange, .forgeIdentifier, .forgeCompatible, .forgeLocation:
-            break
-        }
-    }
-
     /// The lie this fault tells in the reply, if it is a forgery.
-    var forgery: Forgery? {
+    package var forgery: Forgery? {
         switch self {
         case .forgeFacts: .facts
         case .forgeDuration: .duration
@@ -176,11 +148,11 @@ enum TestFault: String {
     }
 
     /// A lie in a reply.
-    enum Forgery {
+    package enum Forgery {
         case facts, duration, mime, jpeg, size, aspect, videoRange, identifier, compatible, location
 
         /// Rewrites `result` and its thumbnail bytes.
-        func apply(to result: inout WireResult, jpeg: inout [UInt8]) {
+        package func apply(to result: inout WireResult, jpeg: inout [UInt8]) {
             switch self {
             case .facts:
                 result.facts?.width = 100_000
@@ -238,19 +210,19 @@ enum TestFault: String {
     }
 
     /// Opaque to the optimiser, so the loop is not removed.
-    @inline(never) static func step() -> UInt64 { UInt64(Processes.current & 1) | 0 }
+    @inline(never) package static func step() -> UInt64 { UInt64(Processes.current & 1) | 0 }
 }
 
 /// The targets of the `attack` fault (see ``TestFault/prepareAttack()``).
-struct AttackTargets {
-    let owner: pid_t
-    let template: pid_t
-    let sibling: pid_t
-    let paths: [String: String]
+package struct AttackTargets {
+    package let owner: pid_t
+    package let template: pid_t
+    package let sibling: pid_t
+    package let paths: [String: String]
 
     /// Runs `shim_attack_run` against the input and these targets: the action
     /// `only`, or all of them. (Nothing in a release build.)
-    func run(input: FileDescriptor, inputPath: String, only: String?) {
+    package func run(input: FileDescriptor, inputPath: String, only: String?) {
         #if DEBUG
             let names: [String] = [
                 inputPath, paths["socket"] ?? "/nonexistent", paths["container"] ?? "/nonexistent", paths["journal"] ?? "/nonexistent",

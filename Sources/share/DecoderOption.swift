@@ -20,9 +20,8 @@ enum DecoderOption {
     /// argument is copied, so a template forked now holds none) runs a command
     /// that decodes in sandboxed helpers: `ingest` (not a `--db` client, which
     /// only enqueues), `watch` or `worker`, without `--isolation none` or
-    /// `--help` (and `doctor`, which checks such a helper). Such a command forks its helper template at its start
-    /// (`ProcessIsolatedDecoder.forkHelperTemplate`); a guess that turns out
-    /// wrong costs a fork.
+    /// `--help` (and `doctor`, which checks such a helper). Such a command checks
+    /// its first helper's sandbox at once, on another thread.
     static func decodesInHelpers(argc: Int32, argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>) -> Bool {
         guard argc > 1, let command = argv[1],
             argument(command, is: "ingest") || argument(command, is: "watch") || argument(command, is: "worker") || argument(command, is: "doctor")
@@ -58,7 +57,8 @@ enum DecoderOption {
     }
 
     /// The decoder `--isolation` asks for (default: sandboxed helpers started
-    /// from this executable, as `SHARE_HELPER_USER`/`SHARE_HELPER_GROUP` when
+    /// from `share-helper` next to this executable or `$SHARE_HELPER_PATH`;
+    /// `none`: the same helpers, unsandboxed, as `SHARE_HELPER_USER`/`SHARE_HELPER_GROUP` when
     /// `share` runs as root). A command that decodes in helpers starts its
     /// first helper now and checks its sandbox on another thread, while the
     /// command reads its container (the helper is then the first item's): when
@@ -70,7 +70,9 @@ enum DecoderOption {
         guard let isolation = value == weaker ? .process : Isolation(rawValue: value) else {
             throw UsageError("--isolation must be process, process-weaker or none, not \"\(value)\"")
         }
-        guard isolation == .process else { return isolation.decoder() }
+        // `share` links no decoder: `none` decodes in the helper executable
+        // without its sandbox (as in-process decoding would: no sandbox-only loaders).
+        guard isolation == .process else { return helpers(unsandboxed: true) }
         let decoder = helpers(acceptsNoConfinement: value == weaker)
         if decodesInHelpers(argc: CommandLine.argc, argv: CommandLine.unsafeArgv) {
             Thread.detachNewThread {
@@ -84,13 +86,14 @@ enum DecoderOption {
         return decoder
     }
 
-    /// Sandboxed helpers started from this executable, as `SHARE_HELPER_USER`
+    /// Sandboxed helpers started from `share-helper` (next to this executable, or `$SHARE_HELPER_PATH`), as `SHARE_HELPER_USER`
     /// and `SHARE_HELPER_GROUP` when `share` runs as root; a helper weaker than
     /// this machine allows stops `share` (also what `share report` decodes a
     /// contact sheet's tiles with: it has no `--isolation`).
-    static func helpers(acceptsNoConfinement: Bool = false) -> ProcessIsolatedDecoder {
-        var configuration = ProcessIsolatedDecoder.Configuration.thisExecutable
+    static func helpers(acceptsNoConfinement: Bool = false, unsandboxed: Bool = false) -> ProcessIsolatedDecoder {
+        var configuration = ProcessIsolatedDecoder.Configuration.besideThisExecutable
         configuration.acceptsNoConfinement = acceptsNoConfinement
+        configuration.unsandboxed = unsandboxed
         if let user = ProcessEnvironment.value(userVariable), !user.isEmpty { configuration.helperUser = user }
         if let group = ProcessEnvironment.value(groupVariable), !group.isEmpty { configuration.helperGroup = group }
         configuration.onWeakerSandbox = { message in stop(message) }

@@ -18,7 +18,7 @@ enum DoctorCommand {
         case .success(let arguments): parsed = arguments
         case .failure(let exit): return exit.status
         }
-        var configuration = ProcessIsolatedDecoder.Configuration.thisExecutable
+        var configuration = ProcessIsolatedDecoder.Configuration.besideThisExecutable
         configuration.prestartedHelpers = 0
         if let user = ProcessEnvironment.value(DecoderOption.userVariable), !user.isEmpty { configuration.helperUser = user }
         if let group = ProcessEnvironment.value(DecoderOption.groupVariable), !group.isEmpty { configuration.helperGroup = group }
@@ -29,7 +29,7 @@ enum DoctorCommand {
         do {
             report = try decoder.checkSandbox()
         } catch {
-            return Command.failure("no decoder helper could be checked: \(error.message)", .unavailable)
+            return Command.failure("no decoder helper could be checked (\(configuration.helperExecutable)): \(error.message)", .unavailable)
         }
         let account =
             root
@@ -47,7 +47,7 @@ enum DoctorCommand {
                     "landlockABI": report.helper.landlockABI, "confinement": name(report.helper.confinement),
                     "addressSpaceLimit": Int(report.helper.addressSpaceLimit), "cpuLimit": Int(report.helper.cpuLimit),
                 ] as [String: Any],
-                "shortfalls": report.shortfalls, "weakerThanStrongest": weaker,
+                "helperExecutable": configuration.helperExecutable, "shortfalls": report.shortfalls, "weakerThanStrongest": weaker,
                 "systemdUnits": ["dropIn": units.dropIn ?? NSNull(), "advice": units.advice] as [String: Any],
             ]))
         } else {
@@ -57,6 +57,7 @@ enum DoctorCommand {
             Terminal.shared.out("  confinement:      \(report.confinement)")
             Terminal.shared.out("  running as:       \(account)")
             Terminal.shared.out("  systemd units:    \(units.advice)")
+            Terminal.shared.out("  helper executable: \(configuration.helperExecutable)")
             Terminal.shared.out("A decoder helper (pid \(report.helperProcessID)), from its /proc/\(report.helperProcessID)/status")
             for line in report.statusLines { Terminal.shared.out("  \(line)") }
             Terminal.shared.out("  seccomp policy:   \(report.helper.seccompPolicy.rawValue)")

@@ -58,19 +58,6 @@ enum Command {
     }
 }
 
-// A command that decodes in sandboxed helpers forks their template first of
-// all: while this process has one thread and its libraries are loaded and
-// relocated (the template starts without paying the dynamic loader again), and
-// before anything here copies the arguments or the environment (the template
-// wipes both and must find no copy: HelperTemplate.forkEarly).
-if DecoderOption.decodesInHelpers(argc: CommandLine.argc, argv: CommandLine.unsafeArgv) { ProcessIsolatedDecoder.forkHelperTemplate() }
-
-// A decoder helper (started by this binary's ProcessIsolatedDecoder) runs
-// nothing else of the CLI.
-if CommandLine.arguments.dropFirst().first == DecoderHelper.command {
-    Processes.exit(DecoderHelper.main(Array(CommandLine.arguments.dropFirst(2))))
-}
-
 // SIGINT and SIGTERM: blocked in every thread from here, taken by one (Signals).
 Signals.start()
 

@@ -10,7 +10,7 @@ import Testing
 /// when they die, and a timed-out decode is never run again.
 @Suite struct HelperPoolTests {
     static func decoder(prestarted: Int = 1, fault: String? = nil) -> ProcessIsolatedDecoder {
-        var configuration = ProcessIsolatedDecoder.Configuration(helperExecutable: Fixtures.shareBinary)
+        var configuration = ProcessIsolatedDecoder.Configuration(helperExecutable: Fixtures.helperBinary)
         configuration.prestartedHelpers = prestarted
         if let fault { configuration.environment["SHARE_TEST_HELPER_FAULT"] = fault }
         return ProcessIsolatedDecoder(configuration)
@@ -65,7 +65,7 @@ import Testing
     /// under it is retired before that request: with a 3 s limit and requests
     /// of a 2 s budget, each photo gets a fresh helper.
     @Test func helpersHaveAHardCPULimitAndAreRetiredBeforeTheyReachIt() throws {
-        var configuration = ProcessIsolatedDecoder.Configuration(helperExecutable: Fixtures.shareBinary)
+        var configuration = ProcessIsolatedDecoder.Configuration(helperExecutable: Fixtures.helperBinary)
         configuration.prestartedHelpers = 1
         let decoder = ProcessIsolatedDecoder(configuration)
         defer { decoder.shutdown() }
@@ -77,7 +77,7 @@ import Testing
         let fields = line.split(separator: " ", omittingEmptySubsequences: true)
         #expect(fields.count == 6 && fields[4] == "1800", "\(line)")
 
-        var tight = ProcessIsolatedDecoder.Configuration(helperExecutable: Fixtures.shareBinary)
+        var tight = ProcessIsolatedDecoder.Configuration(helperExecutable: Fixtures.helperBinary)
         tight.prestartedHelpers = 1
         tight.cpuLimit = 3
         let retiring = ProcessIsolatedDecoder(tight)

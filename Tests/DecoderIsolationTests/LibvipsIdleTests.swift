@@ -12,8 +12,8 @@ import Testing
 /// pipeline waits for ever (in-process) or until the item's time limit kills
 /// the helper. The race itself is too narrow to provoke; what makes it
 /// possible is the expiry, and that is what this shows gone: a helper and an
-/// in-process decoder (a watcher with `--isolation none`, which decodes in
-/// bursts) each keep every libvips worker through an idle spell longer than
+/// in-process decoder (MediaKit's, in this process; a watcher with
+/// `--isolation none` decoded in-process before issue 59) each keep every libvips worker through an idle spell longer than
 /// 15 s, and then decode again.
 @Suite struct LibvipsIdleTests {
     /// The thread ids of `pid`'s libvips workers (threads named "libvips worker").
@@ -27,36 +27,14 @@ import Testing
 
     @Test func workersOfAnIdleHelperAndAnIdleInProcessWatcherStayAndDecodeAgain() throws {
         #expect(Vips.idleWorkersStay, "libvips' own vips_semaphore_down_timeout is in use in the test process")
-        // The watcher, decoding in-process.
-        let work = TemporaryDirectory("libvips-idle")
-        let inbox = work.file("inbox")
-        try FileManager.default.createDirectory(atPath: inbox, withIntermediateDirectories: true)
-        let watcher = Process()
-        watcher.executableURL = URL(fileURLWithPath: Fixtures.shareBinary)
-        watcher.arguments = ["watch", inbox, "--container", work.file("container"), "--settle", "0", "--isolation", "none", "--json"]
-        FileManager.default.createFile(atPath: work.file("out"), contents: nil)
-        watcher.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: work.file("out")))
-        watcher.standardError = FileHandle.nullDevice
-        try watcher.run()
-        defer {
-            kill(watcher.processIdentifier, SIGKILL)
-            watcher.waitUntilExit()
-        }
-        func batchesFinished() -> [[String: Any]] {
-            let text = (try? String(contentsOfFile: work.file("out"), encoding: .utf8)) ?? ""
-            return text.split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
-                .filter { $0["event"] as? String == "batchFinished" }
-        }
-        func drop(_ name: String) throws {
-            let staging = work.file("staging-\(name)")
-            try FileManager.default.createDirectory(atPath: staging, withIntermediateDirectories: true)
-            try FileManager.default.copyItem(atPath: Fixtures.media("photo.jpg"), toPath: staging + "/photo.jpg")
-            try FileManager.default.moveItem(atPath: staging, toPath: inbox + "/" + name)
-        }
-        try drop("first")
-        #expect(HelperPoolTests.eventually { batchesFinished().count == 1 }, "the watcher's first batch did not finish")
-        let watcherWorkers = Self.libvipsWorkers(of: watcher.processIdentifier)
-        try #require(!watcherWorkers.isEmpty, "the watcher has no libvips worker after a thumbnail")
+        // An in-process decoder (MediaKit's, which `share --isolation none` no
+        // longer is: `share` links no decoder since issue 59), in this process.
+        let inProcess = InProcessDecoder()
+        inProcess.prepare()
+        _ = try inProcess.decode(HelperPoolTests.photo())
+        let own = getpid()
+        let watcherWorkers = Self.libvipsWorkers(of: own)
+        try #require(!watcherWorkers.isEmpty, "this process has no libvips worker after a thumbnail")
 
         // A helper, idle after one photo of its batch.
         let decoder = HelperPoolTests.decoder()
@@ -71,19 +49,21 @@ import Testing
         // Waits on state: until a worker has left (libvips 8.14 stops one idle
         // for 15 s), or 20 s have passed with every one of them still there.
         let left = eventually(timeout: 20) {
-            !watcherWorkers.isSubset(of: Self.libvipsWorkers(of: watcher.processIdentifier)) || !helperWorkers.isSubset(of: Self.libvipsWorkers(of: helper))
+            !watcherWorkers.isSubset(of: Self.libvipsWorkers(of: own)) || !helperWorkers.isSubset(of: Self.libvipsWorkers(of: helper))
         }
-        #expect(!left, "libvips workers left after an idle spell: watcher \(watcherWorkers) → \(Self.libvipsWorkers(of: watcher.processIdentifier)), helper \(helperWorkers) → \(Self.libvipsWorkers(of: helper))")
+        #expect(!left, "libvips workers left after an idle spell: in-process \(watcherWorkers) → \(Self.libvipsWorkers(of: own)), helper \(helperWorkers) → \(Self.libvipsWorkers(of: helper))")
 
-        // Both decode again: the same helper, and the same watcher.
+        // Both decode again: the same helper, and this process.
         let again = try decoder.decode(photo)
         guard case .made(let thumbnail) = again.thumbnail else {
             Issue.record("no thumbnail after the idle spell: \(String(describing: again.thumbnail))")
             return
         }
         #expect(thumbnail.width == 360 && decoder.helperProcessIDs == [helper])
-        try drop("second")
-        #expect(HelperPoolTests.eventually { batchesFinished().count == 2 }, "the watcher's second batch did not finish")
-        #expect(batchesFinished().last?["ingested"] as? Int == 1)
+        guard case .made(let inProcessThumbnail) = try inProcess.decode(HelperPoolTests.photo()).thumbnail else {
+            Issue.record("no in-process thumbnail after the idle spell")
+            return
+        }
+        #expect(inProcessThumbnail.width == 360)
     }
 }

@@ -1,4 +1,5 @@
 @testable import DecoderIsolation
+import DecoderHelperKit
 import Foundation
 import MediaFormats
 import TestSupport

@@ -9,7 +9,7 @@ import Testing
 /// before locking down, and the parent's refusal of a weaker one.
 @Suite struct SandboxTests {
     static func decoder() -> ProcessIsolatedDecoder {
-        var configuration = ProcessIsolatedDecoder.Configuration(helperExecutable: Fixtures.shareBinary)
+        var configuration = ProcessIsolatedDecoder.Configuration(helperExecutable: Fixtures.helperBinary)
         configuration.prestartedHelpers = 1
         return ProcessIsolatedDecoder(configuration)
     }
@@ -145,7 +145,7 @@ import Testing
     /// refused: the library decodes nothing, every item fails with the one
     /// message that names what is missing, and the helper is stopped.
     @Test func helperWithAWeakerSandboxIsRefused() throws {
-        var configuration = ProcessIsolatedDecoder.Configuration(helperExecutable: Fixtures.shareBinary)
+        var configuration = ProcessIsolatedDecoder.Configuration(helperExecutable: Fixtures.helperBinary)
         configuration.prestartedHelpers = 0
         configuration.environment["SHARE_TEST_SANDBOX_SKIP"] = "seccomp"
         let decoder = ProcessIsolatedDecoder(configuration)

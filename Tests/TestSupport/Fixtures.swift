@@ -66,6 +66,9 @@ public enum Fixtures {
         return builtExecutable("share")
     }
 
+    /// The built decoder helper executable (`share-helper`, next to `share`).
+    public static var helperBinary: String { builtExecutable("share-helper") }
+
     /// `share watch` and `share worker` exit 0 on SIGTERM under a service
     /// manager (`NOTIFY_SOCKET` or `INVOCATION_ID` set), else 143: a test suite
     /// run by systemd (a CI runner's unit) must not pass that on to every

@@ -1,14 +1,16 @@
 import CShims
 import CSystem
+import DecoderIsolation
 import Foundation
 import MediaFormats
 import MediaKit
 import SystemCalls
 
-/// The helper side: what `share decode-helper` runs. A helper is the `share`
-/// binary started again by ``ProcessIsolatedDecoder``, or a fork of a
-/// ``HelperTemplate`` (never of the threaded parent), talking to the parent over
-/// the Unix socket on descriptor 3.
+/// The helper side: what `share-helper decode-helper` runs. A helper is the
+/// helper executable (`share-helper`, which links the decoders; `share` does
+/// not) started by DecoderIsolation's `ProcessIsolatedDecoder`, or a fork of a
+/// template (`share-helper decode-helper --template`; never of the threaded
+/// parent), talking to the parent over the Unix socket on descriptor 3.
 ///
 /// It loads the decoding libraries and every module its kind needs (``HelperKind``), gives up its
 /// privileges and enters the ``Sandbox``, says it is ready (with what its
@@ -16,8 +18,8 @@ import SystemCalls
 /// descriptor that came with it, with `InProcessDecoder` (its sandbox-only
 /// loaders enabled), until the parent closes the socket.
 public enum DecoderHelper {
-    /// The hidden `share` command that runs a helper.
-    public static let command = "decode-helper"
+    /// The helper executable's command that runs a helper (its first argument).
+    public static let command = ProcessIsolatedDecoder.helperCommand
 
     /// Runs the helper with the arguments after ``command`` and returns its exit
     /// status: `--memory-limit BYTES` (address space; 0 for none),
@@ -28,15 +30,19 @@ public enum DecoderHelper {
     /// libraries, then fork helpers on request), and `--account UID:GID` (the
     /// unprivileged user and group to switch to when started as root; the
     /// parent looks them up), and `--parent PID` (the process that started it,
-    /// which it dies with).
+    /// which it dies with), and `--unsandboxed` (`share --isolation none`: no
+    /// sandbox is entered; never with the sandbox-only loaders).
     public static func main(_ arguments: [String]) -> Int32 {
         let settings: HelperSettings
         do {
             settings = try HelperSettings(arguments)
         } catch {
-            StandardStream.write(Array("share decode-helper: \(error) (this command is started by share itself)\n".utf8), to: 2)
+            StandardStream.write(Array("share-helper decode-helper: \(error) (this command is started by share itself)\n".utf8), to: 2)
             return 2
         }
+        // A template is named as the one `share` used to fork from itself (ps,
+        // the tests); the helpers it forks are `share-decoder` (shim_fork_helper).
+        if settings.isTemplate { nameThisProcess("share-template") }
         prepareLibraries(sandboxOnlyLoaders: settings.sandboxOnlyLoaders)
         // A template loads the modules when a helper first needs them. A helper
         // started on its own (for SVG and PSD, or once the template is gone) may
@@ -47,6 +53,14 @@ public enum DecoderHelper {
         // The socket is never closed before the exit: a template or helper holds it all its life.
         _ = control.release()
         return status
+    }
+
+    /// Sets this process's name (`/proc/self/comm`, as `PR_SET_NAME` does).
+    private static func nameThisProcess(_ name: String) {
+        let fd = open("/proc/self/comm", O_WRONLY)
+        guard fd >= 0 else { return }
+        _ = name.withCString { write(fd, $0, strlen($0)) }
+        close(fd)
     }
 
     /// The libvips modules a helper of kind ``HelperKind/modules`` or above
@@ -74,7 +88,7 @@ public enum DecoderHelper {
     /// so a helper can load nothing on demand. libvips' vector code (liborc) is
     /// switched off: it compiles to anonymous writable and executable memory,
     /// which the policy refuses. Once per process.
-    static func prepareLibraries(sandboxOnlyLoaders: Bool) {
+    package static func prepareLibraries(sandboxOnlyLoaders: Bool) {
         // Nothing of the parent's but the socket (descriptor 3) and stdio.
         shim_close_descriptors_from(4)
         shim_install_crash_handler(HelperExit.memoryLimitStatus)
@@ -122,6 +136,12 @@ public enum DecoderHelper {
             socket = control
         }
         let attack = TestFault.prepareAttack(template: parent)
+        if settings.unsandboxed {
+            // `share --isolation none`: decoded as in-process, without the sandbox.
+            let ready = HelperReady(pid: Processes.current, sandbox: SandboxStatus.read(pid: nil) ?? SandboxStatus(), failure: nil, modules: modulesLoaded)
+            guard let readyJSON = try? JSONEncoder().encode(ready), socket.send(HelperMessage.frame(.ready, Array(readyJSON))) else { return 1 }
+            return serve(socket, decoder: InProcessDecoder(allowsSandboxOnlyLoaders: false), attack: attack)
+        }
         let status: SandboxStatus
         do {
             status = try Sandbox.enter(
@@ -196,6 +216,8 @@ struct HelperSettings {
     /// The process that started a helper on its own (not forked from a
     /// template): the helper dies with it.
     var parent: pid_t?
+    /// No sandbox (`share --isolation none`).
+    var unsandboxed = false
 
     /// Parses `arguments`; throws a message naming the one it does not know.
     init(_ arguments: [String]) throws(ConfigurationError) {
@@ -210,6 +232,9 @@ struct HelperSettings {
                 index += 2
             case "--sandbox-only-loaders":
                 sandboxOnlyLoaders = true
+                index += 1
+            case "--unsandboxed":
+                unsandboxed = true
                 index += 1
             case "--template":
                 isTemplate = true
@@ -229,5 +254,6 @@ struct HelperSettings {
         }
         // A helper with the sandbox-only loaders is never a template.
         if sandboxOnlyLoaders { isTemplate = false }
+        if unsandboxed && sandboxOnlyLoaders { throw ConfigurationError("--unsandboxed helpers never run the sandbox-only loaders") }
     }
 }
