@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The memory check: runs `share ingest` (a debug build, with debug info) under
-# valgrind memcheck on
+# valgrind memcheck, and the decoder helper `share-helper` it starts (valgrind
+# follows the exec: --trace-children=yes; one log per process), on
 #   - small and odd-size media generated here: videos at 1×1 … 359×641 in eight
 #     codecs, and 1×1, 1×5000, 16-bit, CMYK and grey+alpha images, and JPEGs
 #     decoded at 1/8, 1/4 and 1/2 of their size;
@@ -36,17 +37,19 @@
 #        MEMCHECK_JOBS=1|2           valgrind processes at once (default 2, never more)
 #        MEMCHECK_VALGRIND_ARGS=...  extra valgrind arguments (e.g. --track-origins=yes)
 #        MEMCHECK_KEEP=1             keep the temporary folder (it is kept anyway on failure)
-#        MEMCHECK_BATCHES="videos-1 …" run only these batches (for debugging; a partial check)
+#        MEMCHECK_BATCHES="videos-1 …" run only these batches (for debugging; a partial check);
+#                                    `one` (not in the default list) checks testdata/media/photo.jpg alone
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 started=$SECONDS
 
 # Extra arguments for every `share ingest` / `share watch` run, in one place.
-# Decoding runs in sandboxed helper processes by default; valgrind must see the
-# decoders in the process it runs, so they run in-process here. (Helpers can be
-# checked with `valgrind --trace-children=yes` and SHARE_HELPER_STDERR=inherit,
-# stderr to a pipe; see README.)
+# Decoding runs in sandboxed helper processes by default. `share` links no
+# decoder (issue 59): the decoders run in `share-helper`, which valgrind follows
+# (--trace-children=yes, below). A sandboxed helper forked under valgrind dies
+# in its seccomp policy (valgrind's own calls are not on the allowlist), so the
+# helpers run unsandboxed here: `--isolation none`.
 share_extra_args=(--isolation none)
 
 jobs="${MEMCHECK_JOBS:-2}"
@@ -60,8 +63,12 @@ share="${SHARE:-}"
 if [[ -z "$share" ]]; then
     # Reuses .build: after `swift build --build-tests` this is only a check.
     swift build --product share 2>&1 | grep -vE 'warning: (prohibited flag|'"'"'main'"'"': Source files)' | tail -n 1
+    swift build --product share-helper 2>&1 | grep -vE 'warning: (prohibited flag|'"'"'main'"'"': Source files)' | tail -n 1
     share="$root/.build/debug/share"
 fi
+# The helper executable: beside `share` (or SHARE_HELPER_PATH when set).
+helper="${SHARE_HELPER_PATH:-$(dirname "$(readlink -f "$share")")/share-helper}"
+[[ -x "$helper" ]] || { echo "memcheck: the decoder helper $helper is missing (build it: swift build --product share-helper)" >&2; exit 2; }
 
 work="$(mktemp -d "${TMPDIR:-/tmp}/share-memcheck-XXXXXX")"
 keep="${MEMCHECK_KEEP:-}"
@@ -88,7 +95,10 @@ mkdir -p "$work/videos" "$work/images" "$work/many" "$work/inbox/long-names" "$w
 if command -v objcopy >/dev/null; then
     objcopy --strip-debug "$share" "$work/share"
     share="$work/share"
+    objcopy --strip-debug "$helper" "$work/share-helper"
+    helper="$work/share-helper"
 fi
+export SHARE_HELPER_PATH="$helper"
 
 # --- valgrind ----------------------------------------------------------------
 
@@ -98,6 +108,8 @@ valgrind_args=(
     --leak-check=no
     --num-callers=40
     --suppressions="$root/scripts/memcheck.supp"
+    # share-helper (the template and the helpers it forks) is checked too.
+    --trace-children=yes
     # dav1d's hand-written assembly (AVIF, through libheif) needs these to
     # run correctly under valgrind.
     --vex-guest-max-insns=20 --vex-guest-chase=no
@@ -150,7 +162,7 @@ memcheck() {
     # A batch may have a pipeline of its own (pipeline-NAME.json).
     local pipeline="$work/pipeline.json"
     [ -f "$work/pipeline-$name.json" ] && pipeline="$work/pipeline-$name.json"
-    env "${memcheck_env[@]}" valgrind "${valgrind_args[@]}" --log-file="$work/logs/$name.valgrind" \
+    env "${memcheck_env[@]}" valgrind "${valgrind_args[@]}" --log-file="$work/logs/$name.valgrind.%p" \
         "$share" "$command" "${share_extra_args[@]}" --pipeline "$pipeline" --container "$work/containers/$name" --quiet "$@" \
         >"$work/logs/$name.out" 2>"$work/logs/$name.err" &
     pid=$!
@@ -176,10 +188,11 @@ memcheck() {
 # shellcheck disable=SC2206
 batches=(${MEMCHECK_BATCHES:-many videos-1 videos-2 fixtures heif modern motion images gainmaps watch})
 for batch in "${batches[@]}"; do
-    [[ "$batch" =~ ^(many|videos-1|videos-2|fixtures|heif|modern|motion|images|gainmaps|watch)$ ]] || { echo "memcheck: no batch named $batch" >&2; exit 2; }
+    [[ "$batch" =~ ^(one|many|videos-1|videos-2|fixtures|heif|modern|motion|images|gainmaps|watch)$ ]] || { echo "memcheck: no batch named $batch" >&2; exit 2; }
 done
 run_batch() {
     case "$1" in
+        one) memcheck one ingest --report "$work/reports/one.json" testdata/media/photo.jpg ;;
         many) memcheck many ingest --report "$work/reports/many.json" "$work/many" ;;
         videos-1) memcheck videos-1 ingest --report "$work/reports/videos-1.json" "${video_files[@]:0:half}" ;;
         videos-2) memcheck videos-2 ingest --report "$work/reports/videos-2.json" "${video_files[@]:half}" ;;
@@ -341,7 +354,22 @@ valgrind_report() { grep -vE '^### unhandled dwarf2|get_Form_(szB|contents)|Seri
 
 for batch in "${batches[@]}"; do
     status=$(cat "$work/logs/$batch.status")
-    log="$work/logs/$batch.valgrind"
+    # share's own log (its pid: valgrind runs in the process it was started as);
+    # the others are the helper template's and its helpers' (share-helper).
+    log="$work/logs/$batch.valgrind.$(cat "$work/logs/$batch.pid")"
+    helpers=0
+    for helper_log in "$work/logs/$batch.valgrind."*; do
+        [[ "$helper_log" == "$log" ]] && continue
+        helpers=$((helpers + 1))
+        # A child's log (share-helper, or a probe share forks): any error reported fails the batch. (A template is
+        # killed when share is done with it, so its log may have no summary.)
+        helper_summary=$(grep -E '== ERROR SUMMARY:' "$helper_log" | tail -n 1 | sed 's/^==[0-9]*== //' || true)
+        if [[ "$(error_reports "$helper_log")" != 0 ]] || { [[ -n "$helper_summary" ]] && ! grep -q 'ERROR SUMMARY: 0 errors' <<<"$helper_summary"; }; then
+            fail "$batch: child process ($helper_log): ${helper_summary:-errors reported}"
+            valgrind_report "$helper_log"
+        fi
+    done
+    if [[ "$helpers" == 0 ]]; then fail "$batch: valgrind followed no share-helper process (--trace-children)"; fi
     summary=$(grep -E '== ERROR SUMMARY:' "$log" | tail -n 1 | sed 's/^==[0-9]*== //' || true)
     if [[ -z "$summary" ]]; then
         fail "$batch: valgrind gave no error summary (exit $status): valgrind or share died"
@@ -355,7 +383,7 @@ for batch in "${batches[@]}"; do
         fail "$batch: share exited $status"
         valgrind_report "$log"; sed -n '1,40p' "$work/logs/$batch.err"
     else
-        echo "memcheck: $batch: $summary"
+        echo "memcheck: $batch: $summary (share; and $helpers child processes: share-helper's template and helpers, share's sandbox probes)"
     fi
 done
 
