@@ -75,15 +75,29 @@ enum DecoderOption {
         guard isolation == .process else { return helpers(unsandboxed: true) }
         let decoder = helpers(acceptsNoConfinement: value == weaker)
         if decodesInHelpers(argc: CommandLine.argc, argv: CommandLine.unsafeArgv) {
+            sandboxCheck.enter()
             Thread.detachNewThread {
                 do throws(MediaError) {
                     _ = try decoder.checkSandbox()
                 } catch {
                     stop(error.message)
                 }
+                sandboxCheck.leave()
             }
         }
         return decoder
+    }
+
+    /// The sandbox check ``decoder(_:)`` started, while it runs.
+    private static let sandboxCheck = DispatchGroup()
+
+    /// Waits until the first helper's sandbox has been checked (a refusal exits
+    /// before this returns). `share ingest` calls it before it records its
+    /// batch: a refused command leaves no unfinished batch behind. (The check
+    /// used to win that race against a template `share` forked from itself;
+    /// an exec'd `share-helper` is ready later.)
+    static func awaitSandboxCheck() {
+        sandboxCheck.wait()
     }
 
     /// Sandboxed helpers started from `share-helper` (next to this executable, or `$SHARE_HELPER_PATH`), as `SHARE_HELPER_USER`

@@ -58,6 +58,8 @@ enum IngestCommand {
             }
             return distributed(inputs, url: url, parsed: parsed, container: container, pipeline: pipeline, key: key, printer: printer, cancellation: cancellation)
         }
+        // Nothing is recorded before the helpers' sandbox has passed its check.
+        DecoderOption.awaitSandboxCheck()
         let report: BatchReport
         do {
             var ingestor = ShareIngestor(container: container, pipeline: pipeline, decoder: decoder)
