@@ -17,7 +17,7 @@ import Testing
 /// Recording always fails the test, so it cannot be left on.
 @Suite struct PublicAPITests {
     /// The library products a host app or tool can link.
-    static let modules = ["SystemCalls", "ShareManifest", "MediaFormats", "ShareIngest", "DecoderIsolation"]
+    static let modules = ["SystemCalls", "ShareManifest", "MediaFormats", "ShareIngest", "DecoderIsolation", "DecoderHelperKit"]
 
     static func listPath(_ module: String) -> String {
         Fixtures.packageRoot.appendingPathComponent("api/\(module).api.txt").path
