@@ -45,8 +45,8 @@ cd "$root"
 started=$SECONDS
 
 # Extra arguments for every `share ingest` / `share watch` run, in one place.
-# Decoding runs in sandboxed helper processes by default. `share` links no
-# decoder (issue 59): the decoders run in `share-helper`, which valgrind follows
+# Decoding runs in sandboxed helper processes by default. `share` decodes
+# nothing itself (issue 59): the decoders run in `share-helper`, which valgrind follows
 # (--trace-children=yes, below). A sandboxed helper forked under valgrind dies
 # in its seccomp policy (valgrind's own calls are not on the allowlist), so the
 # helpers run unsandboxed here: `--isolation none`.

@@ -3,7 +3,7 @@ import Synchronization
 import SystemCalls
 
 /// A helper template: one `share-helper decode-helper --template` process (the
-/// helper executable, which links the decoding libraries; `share` links none)
+/// helper executable, which links the decoding libraries; `share` is to link none)
 /// that loads the decoding libraries and sets them up (`InProcessDecoder.prepare()`)
 /// once, then forks the decoder helpers the parent asks for, loading libvips'
 /// modules first when a helper needs them (``HelperKind``). Each child goes on

@@ -9,7 +9,7 @@ import SystemCalls
 /// process that holds the journal, the container and the user's data.
 ///
 /// A helper is the helper executable, `share-helper` (the package's product that
-/// links libvips, libav, libheif and libtiff: `share` and this module link none
+/// links libvips, libav, libheif and libtiff: this module links none
 /// of them), started as `share-helper decode-helper` (which calls the helper
 /// side's `DecoderHelper.main`), never a fork of this threaded process: one
 /// helper template (`share-helper decode-helper --template`, started once per
@@ -86,7 +86,7 @@ public final class ProcessIsolatedDecoder: MediaDecoder, @unchecked Sendable {
 
         /// Helpers that do not sandbox themselves (`share --isolation none`: the
         /// decoders run without the sandbox, as they would in-process, but in the
-        /// helper executable, since `share` links no decoder). They never get
+        /// helper executable, as `share` is to link no decoder). They never get
         /// the sandbox-only loaders (SVG and PSD get no thumbnail, as in-process),
         /// and their sandbox is not checked. Off by default.
         public var unsandboxed: Bool = false

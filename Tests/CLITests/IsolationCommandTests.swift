@@ -202,7 +202,7 @@ import Testing
     }
 
     /// `share ingest` starts its helper template (`share-helper`, since issue 59:
-    /// `share` links no decoder to fork one from): a child named
+    /// `share` no longer forks one from itself): a child named
     /// `share-template`, in a process group of its own (a Ctrl-C meant for share
     /// does not reach it), holding nothing of share's but its socket and
     /// /dev/null; its helpers are named `share-decoder` and sandboxed. With
@@ -242,7 +242,7 @@ import Testing
             #expect(process.terminationStatus == 0, "--isolation \(isolation)")
             #expect(try FileManager.default.contentsOfDirectory(atPath: work.file("container/thumbnails")).count == 6)
             if isolation == "none" {
-                // `share` links no decoder: its helpers decode, without their sandbox.
+                // `share` decodes nothing itself: its helpers decode, without their sandbox.
                 #expect(decoders.isEmpty, "sandboxed helpers with --isolation none: \(decoders)")
                 continue
             }

@@ -28,7 +28,7 @@ import Testing
     @Test func workersOfAnIdleHelperAndAnIdleInProcessWatcherStayAndDecodeAgain() throws {
         #expect(Vips.idleWorkersStay, "libvips' own vips_semaphore_down_timeout is in use in the test process")
         // An in-process decoder (MediaKit's, which `share --isolation none` no
-        // longer is: `share` links no decoder since issue 59), in this process.
+        // longer is since issue 59), in this process.
         let inProcess = InProcessDecoder()
         inProcess.prepare()
         _ = try inProcess.decode(HelperPoolTests.photo())
