@@ -39,8 +39,10 @@ bash scripts/check-readme-package.sh || readme=$?
 installed="$(mktemp -d /tmp/share-install.XXXXXX)"
 if make --no-print-directory install DESTDIR="$installed" >/dev/null \
     && MANPATH="$installed/usr/local/share/man" man -P cat share 2>/dev/null | grep -q "share ingest" \
-    && bash --norc -c ". $installed/usr/local/share/bash-completion/completions/share && complete -p share" | grep -q _share; then
-    echo "make install: share, share.1 and the completions installed and found"
+    && bash --norc -c ". $installed/usr/local/share/bash-completion/completions/share && complete -p share" | grep -q _share \
+    && [ -x "$installed/usr/local/bin/share-helper" ] \
+    && { SHARE_HELPER_PATH= "$installed/usr/local/bin/share" doctor --json 2>/dev/null || true; } | grep -q "\"helperExecutable\":\"$installed/usr/local/bin/share-helper\""; then
+    echo "make install: share, share-helper (found beside share by share doctor), share.1 and the completions installed and found"
 else
     echo "make install: FAILED" >&2
     readme=1
