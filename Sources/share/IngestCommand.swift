@@ -15,6 +15,9 @@ enum IngestCommand {
         }
         let inputs = parsed.positionalPaths.map(ShareInput.path) + parsed.all("text").map(ShareInput.text) + parsed.all("url").map(ShareInput.url)
         if parsed.value("resume") != nil, !inputs.isEmpty { return Command.usageFailure("--resume takes no PATH, --text or --url", spec) }
+        if parsed.value("db") == nil, let option = ["no-wait", "timeout"].first(where: { parsed.flag($0) || parsed.value($0) != nil }) {
+            return Command.usageFailure("--\(option) is for batches enqueued with --db; a local batch runs here until it ends", spec)
+        }
         if parsed.flag("dry-run") {
             guard parsed.value("resume") == nil, parsed.value("db") == nil else { return Command.usageFailure("--dry-run plans new inputs: not with --resume or --db", spec) }
             return DryRun.run(inputs, parsed: parsed)
@@ -40,6 +43,14 @@ enum IngestCommand {
         }
         if parsed.value("db") == nil, parsed.value("resume") == nil, inputs.isEmpty {
             return Command.usageFailure(ShareIngestError.noInputs.description, spec)
+        }
+        // A path that does not exist is said before the container is made.
+        if parsed.value("resume") == nil, !inputs.isEmpty {
+            do {
+                try ShareIngestor.checkInputs(inputs)
+            } catch {
+                return Command.failure(error)
+            }
         }
         do {
             container = try Command.container(parsed)
@@ -105,7 +116,7 @@ enum IngestCommand {
         let written = parsed.value("report").map { write(report, to: $0, container: container) } ?? true
         if mode != .json { summarize(report, container: container, quiet: mode == .quiet) }
         guard written else { return .cannotCreate }
-        return report.isComplete ? .success : .partial
+        return outcome(of: report)
     }
 
     /// `--db`: enqueue for the workers (or, with `--resume`, take up a batch
@@ -172,7 +183,7 @@ enum IngestCommand {
             summarize(report, container: (try? ContainerDirectory(ended.container)) ?? container, quiet: parsed.flag("quiet"))
         }
         guard written else { return .cannotCreate }
-        return report.isComplete ? .success : .partial
+        return outcome(of: report)
     }
 
     /// `--report FILE`; false (and said on stderr) when it cannot be written: the batch is delivered all the same.
@@ -203,6 +214,17 @@ enum IngestCommand {
             }
         }
         if let redirect = report.redirectURL { terminal.out(redirect.description) }
+    }
+
+    /// The exit status of a batch that ended: 0 when every item was
+    /// delivered, 1 when some were, 66 when the inputs held nothing to ingest
+    /// (an empty folder: no manifest, no URL; said on stderr).
+    static func outcome(of report: BatchReport) -> ExitStatus {
+        guard report.counts.items > 0 else {
+            Terminal.shared.err("share: nothing to ingest: the inputs hold no file (hidden entries are skipped); no manifest, no redirect URL")
+            return .noInput
+        }
+        return report.isComplete ? .success : .partial
     }
 
     /// `--max-item-size` and `--max-drop-size` over `defaults` (0: no limit).
