@@ -217,13 +217,15 @@ enum IngestCommand {
     }
 
     /// The exit status of a batch that ended: 0 when every item was
-    /// delivered, 1 when some were, 66 when the inputs held nothing to ingest
-    /// (an empty folder: no manifest, no URL; said on stderr).
+    /// delivered, 1 when some were not, 66 when the inputs held nothing to
+    /// ingest (an empty folder: no manifest, no URL; said on stderr) or none could be read.
     static func outcome(of report: BatchReport) -> ExitStatus {
         guard report.counts.items > 0 else {
             Terminal.shared.err("share: nothing to ingest: the inputs hold no file (hidden entries are skipped); no manifest, no redirect URL")
             return .noInput
         }
+        // Nothing delivered because no input could be read is not "partly done".
+        if report.ingestedCount + report.attachedCount == 0, report.items.allSatisfy({ $0.failure?.reason == .unreadable }) { return .noInput }
         return report.isComplete ? .success : .partial
     }
 

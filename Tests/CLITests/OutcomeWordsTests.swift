@@ -13,6 +13,22 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: work.path + "/c"), "no container made for nothing")
     }
 
+    /// One file its user may not read (a root-only file, `share` run as
+    /// nobody): exit 66, an input unreadable, said in words, not a call's name.
+    @Test func aFileThatCannotBeReadIsSaidInWordsAndIsNoPartialSuccess() throws {
+        let work = TemporaryDirectory("outcome")
+        chmod(work.path, 0o777)
+        let photo = work.path + "/b-unreadable.jpg"
+        try FileManager.default.copyItem(atPath: Fixtures.media("photo.jpg"), toPath: photo)
+        chmod(photo, 0o600)
+        let run = try ShareProcess.run(
+            ["--reuid=nobody", "--regid=nogroup", "--clear-groups", Fixtures.shareBinary, "ingest", "--container", work.path + "/c", photo],
+            executable: "/usr/bin/setpriv")
+        #expect(run.status == 66, "\(run.stderr)")
+        #expect(run.stderr.contains("b-unreadable.jpg: cannot read it: permission denied"), "\(run.stderr)")
+        #expect(!run.stderr.contains("openat2"), "no system call's name: \(run.stderr)")
+    }
+
     @Test func anEmptyFolderIsNothingToIngestNotASuccess() throws {
         let work = TemporaryDirectory("outcome")
         try FileManager.default.createDirectory(atPath: work.path + "/empty/.hidden", withIntermediateDirectories: true)
