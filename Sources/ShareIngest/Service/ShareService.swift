@@ -73,6 +73,20 @@ package final class ShareService: Sendable {
         }
     }
 
+    /// The `helpers` check: fails, naming each, while decoder helpers were found
+    /// stopped by a signal (SIGSTOP from outside) since the last check; `replace`
+    /// finds them and has them killed and replaced (so the check passes again
+    /// once none is found).
+    package static func stoppedHelpersCheck(_ replace: @escaping @Sendable () -> [Int32]) -> ServiceMonitor.Check {
+        ServiceMonitor.Check("helpers") {
+            let stopped = replace()
+            guard !stopped.isEmpty else { return }
+            throw CheckFailure(
+                description: stopped.map { "the decoder helper (pid \($0)) was stopped by a signal" }.joined(separator: "; ")
+                    + "; killed and replaced")
+        }
+    }
+
     struct CheckFailure: Error, CustomStringConvertible { let description: String }
 }
 
