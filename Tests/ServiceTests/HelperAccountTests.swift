@@ -136,4 +136,40 @@ import Testing
         // (128 + SIGTERM: stopped outside a service manager.)
         #expect(watch.stop() == 128 + SIGTERM, "\(watch.stderr)")
     }
+
+    /// A helper stopped while it decodes (here one that stalls on `stalled.jpg`,
+    /// a debug build's test fault) is not waited for until the item's time
+    /// limit: it is killed and the item read again in a fresh helper, up to
+    /// twice; stopped a third time, the item fails saying so (not `timeLimit`),
+    /// and the rest of the drop (a note, which no helper reads) is delivered.
+    @Test(.enabled(if: geteuid() == 0, "needs root")) func aHelperStoppedWhileDecodingIsKilledAndItsItemReadAgain() throws {
+        let work = TemporaryDirectory("helper-stopped")
+        try FileManager.default.createDirectory(atPath: work.file("drop"), withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: Fixtures.media("photo.jpg"), toPath: work.file("drop/stalled.jpg"))
+        try Data("a note\n".utf8).write(to: URL(fileURLWithPath: work.file("drop/note.txt")))
+        let container = work.file("container")
+        let ingest = try ServiceProcess(
+            ["ingest", work.file("drop"), "--container", container], environment: ["SHARE_TEST_HELPER_FAULT": "stall:stalled.jpg"])
+        let shareID = ingest.process.processIdentifier
+        let copies = URL(fileURLWithPath: container).standardizedFileURL.path + "/"
+        /// Whether helper `pid` holds a copy in the container open (the item it was sent).
+        func decodingACopy(_ pid: Int32) -> Bool {
+            let fds = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd")) ?? []
+            return fds.contains { (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/fd/\($0)")).map { $0.hasPrefix(copies) } == true }
+        }
+        var stopped: Set<Int32> = []
+        #expect(
+            eventually(timeout: 120) {
+                for helper in Self.helpers(of: shareID) where !stopped.contains(helper) && Self.stat(helper)?.state != "T" && decodingACopy(helper) {
+                    kill(helper, SIGSTOP)
+                    stopped.insert(helper)
+                }
+                return !ingest.process.isRunning
+            }, "\(ingest.stderr)")
+        #expect(stopped.count == 3, "stopped \(stopped.sorted()): \(ingest.stderr)")
+        #expect(ingest.stderr.contains("kept being stopped by a signal from outside"), "\(ingest.stderr)")
+        #expect(!ingest.stderr.contains("took longer than"), "\(ingest.stderr)")
+        #expect(ingest.stderr.contains("1 of 2 items ingested, 1 failed"), "\(ingest.stderr)")
+        for pid in stopped { #expect(Self.stat(pid) == nil || Self.stat(pid)?.state == "Z", "helper \(pid) lives on") }
+    }
 }
