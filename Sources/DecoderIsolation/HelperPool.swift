@@ -333,9 +333,11 @@ final class HelperPool: @unchecked Sendable {
     /// since the last call, by pid, and forgets them.
     func replaceStopped(keeping count: Int) -> [pid_t] {
         lock.lock()
+        // Out of the idle list at once: no caller can take one of them meanwhile.
         let stoppedIdle = idle.filter { $0.ready != nil && $0.isStopped }
-        for helper in busy.values where helper.pid > 0 && Processes.isStopped(helper.pid) && !stoppedFound.contains(helper.pid) { stoppedFound.append(helper.pid) }
-        for helper in stoppedIdle where !stoppedFound.contains(helper.pid) { stoppedFound.append(helper.pid) }
+        idle.removeAll { helper in stoppedIdle.contains { $0 === helper } }
+        let stoppedBusy = busy.values.filter { $0.pid > 0 && Processes.isStopped($0.pid) }
+        for helper in stoppedIdle + stoppedBusy where !stoppedFound.contains(helper.pid) { stoppedFound.append(helper.pid) }
         let found = stoppedFound
         stoppedFound = []
         lock.unlock()
