@@ -11,8 +11,8 @@ enum DecoderOption {
     /// namespaces, not root), which `process` refuses.
     static let weaker = "process-weaker"
 
-    /// The unprivileged user and group the helpers of `share` run as when it is
-    /// started as root (default `nobody` and `nogroup`).
+    /// An account for the helpers of `share` started as root (by default they
+    /// run under a uid and gid of their own, which no other process has).
     static let userVariable = "SHARE_HELPER_USER"
     static let groupVariable = "SHARE_HELPER_GROUP"
 
@@ -58,8 +58,8 @@ enum DecoderOption {
     }
 
     /// The decoder `--isolation` asks for (default: sandboxed helpers started
-    /// from this executable, as `SHARE_HELPER_USER`/`SHARE_HELPER_GROUP` when
-    /// `share` runs as root). A command that decodes in helpers starts its
+    /// from this executable, under a uid of their own or as
+    /// `SHARE_HELPER_USER`/`SHARE_HELPER_GROUP` when `share` runs as root). A command that decodes in helpers starts its
     /// first helper now and checks its sandbox on another thread, while the
     /// command reads its container (the helper is then the first item's): when
     /// it is weaker than this machine allows, or no helper can start, `share`
@@ -84,8 +84,9 @@ enum DecoderOption {
         return decoder
     }
 
-    /// Sandboxed helpers started from this executable, as `SHARE_HELPER_USER`
-    /// and `SHARE_HELPER_GROUP` when `share` runs as root; a helper weaker than
+    /// Sandboxed helpers started from this executable (under a uid of their
+    /// own, or as `SHARE_HELPER_USER` and `SHARE_HELPER_GROUP`, when `share`
+    /// runs as root); a helper weaker than
     /// this machine allows stops `share` (also what `share report` decodes a
     /// contact sheet's tiles with: it has no `--isolation`).
     static func helpers(acceptsNoConfinement: Bool = false) -> ProcessIsolatedDecoder {
