@@ -98,6 +98,8 @@ enum IngestCommand {
         }
         if report.interrupted {
             let resume = "share ingest --resume \(report.batchID.uuidString) --container \(container.root)"
+            // --json's last line says how the batch ended, as batchFinished does for a finished one.
+            if mode == .json { Terminal.shared.out(JSONLine.stopped(report, resume: resume)) }
             switch report.stop ?? .asked {
             case .asked:
                 Terminal.shared.err("share: interrupted; nothing is lost: finish with  \(resume)")
