@@ -56,4 +56,24 @@ import Testing
         let second = try ShareProcess.run(["db", "migrate", "--db", server.url])
         #expect(second.status == 0 && second.stderr.contains("the schema was already up to date; nothing changed"), "\(second.stderr)")
     }
+
+    /// Suggestions by spelling (issue 61, finding 9): a short option suggests
+    /// short options, a long one the nearest name, and a word near no command
+    /// suggests none.
+    @Test(arguments: [
+        (["gc", "-x"], "did you mean --dry-run (-n)?"),
+        (["ingest", "-z"], "did you mean --dry-run (-n)?"),
+        (["ingest", "--contaner", "x"], "did you mean --container?"),
+        (["help", "watc"], "did you mean watch?"),
+    ])
+    func anUnknownWordSuggestsTheNearestBySpelling(arguments: [String], suggestion: String) throws {
+        let run = try ShareProcess.run(arguments)
+        #expect(run.status == 64, "\(run.stderr)")
+        #expect(run.stderr.contains(suggestion), "\(run.stderr)")
+    }
+
+    @Test func aWordNearNoCommandSuggestsNone() throws {
+        let run = try ShareProcess.run(["help", "nosuch"])
+        #expect(run.status == 64 && !run.stderr.contains("did you mean"), "\(run.stderr)")
+    }
 }
