@@ -206,6 +206,11 @@ enum IngestCommand {
             if report.failedCount > 0 { counts += ", \(report.failedCount) failed" }
             if report.skippedCount > 0 { counts += ", \(report.skippedCount) skipped" }
             if report.attachedCount > 0 { counts += ", \(report.attachedCount) sidecars attached to their media" }
+            // Delivered, but the same content as a copy delivered before (`duplicateOf`).
+            let duplicates = report.entries.filter { $0.duplicateOf != nil }.count
+            if duplicates > 0 {
+                counts += duplicates == 1 ? " (1 of them a duplicate of an earlier copy: duplicateOf)" : " (\(duplicates) of them duplicates of earlier copies: duplicateOf)"
+            }
             terminal.err("share: \(counts) in \(String(format: "%.2f", report.wallSeconds)) s")
             terminal.err("share: container:  \(container.root)")
             if let manifest = report.manifestPath {

@@ -147,7 +147,7 @@ enum JSONLine {
             "event": "batchFinished", "batch": batch.batchID.uuidString, "key": batch.key.rawValue,
             "redirectURL": batch.redirectURL?.description, "manifest": batch.manifestPath,
             "ingested": batch.ingestedCount, "failed": batch.failedCount, "skipped": batch.skippedCount,
-            "seconds": batch.wallSeconds,
+            "duplicates": batch.entries.filter { $0.duplicateOf != nil }.count, "seconds": batch.wallSeconds,
         ])
     }
 }

@@ -76,4 +76,19 @@ import Testing
         let run = try ShareProcess.run(["help", "nosuch"])
         #expect(run.status == 64 && !run.stderr.contains("did you mean"), "\(run.stderr)")
     }
+
+    /// The same drop twice into one container (issue 61, finding 8): the
+    /// summary and the --json batchFinished line count the duplicates.
+    @Test func theSummaryCountsDuplicates() throws {
+        let work = TemporaryDirectory("outcome-duplicates")
+        let drop = work.path + "/drop"
+        try FileManager.default.createDirectory(atPath: drop, withIntermediateDirectories: true)
+        for name in ["a.jpg", "b.jpg"] { try FileManager.default.copyItem(atPath: Fixtures.media("photo.jpg"), toPath: drop + "/" + name) }
+        let first = try ShareProcess.run(["ingest", "--container", work.path + "/c", drop])
+        #expect(first.stderr.contains("2 of 2 items ingested (1 of them a duplicate of an earlier copy: duplicateOf)"), "\(first.stderr)")
+        let second = try ShareProcess.run(["ingest", "--container", work.path + "/c", "--json", drop])
+        let last = try #require(second.stdout.split(separator: "\n").last)
+        let event = try #require(try JSONSerialization.jsonObject(with: Data(last.utf8)) as? [String: Any])
+        #expect(event["event"] as? String == "batchFinished" && event["duplicates"] as? Int == 2, "\(event)")
+    }
 }
