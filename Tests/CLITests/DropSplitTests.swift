@@ -19,18 +19,9 @@ import Testing
         let root = (work.path as NSString).standardizingPath
         let inbox = root + "/inbox"
         let sources = try Self.makeDrop(in: inbox)
-        var options: [String] = []
-        var workers: DistributedTests.Workers?
-        var server: PostgresServer?
-        if database {
-            server = try PostgresServer()
-            let url = try #require(server?.url)
-            #expect(try ShareProcess.run(["db", "migrate", "--db", url]).status == 0)
-            workers = DistributedTests.Workers(url: url)
-            try workers?.start("split")
-            options = ["--db", url]
-        }
-        defer { workers?.stopAll() }
+        let mode = try DatabaseMode(database, worker: "split")
+        defer { mode.stop() }
+        let options = mode.options
 
         let watch = try ShareProcess.run(["watch", inbox, "--container", root + "/c", "--once", "--settle", "0", "--on-success", disposition] + options)
         // The sidecar of a failed photo is delivered as a file of its own, and kept with its photo.
@@ -51,7 +42,6 @@ import Testing
             #expect(FileManager.default.fileExists(atPath: done) == (disposition == "move"), "\(name) under .done with move only")
         }
         #expect(((try? FileManager.default.contentsOfDirectory(atPath: inbox + "/.processing")) ?? []).isEmpty, "nothing left in .processing")
-        withExtendedLifetime(server) {}
     }
 
     /// The drop: three files that are delivered and three that are not (two

@@ -34,6 +34,17 @@ import Testing
         ((try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []).compactMap { Int32($0) }
     }
 
+    /// True when `pid` is a child, grandchild, … of `root`.
+    static func descends(_ pid: Int32, from root: Int32) -> Bool {
+        var current = pid
+        for _ in 0..<8 {
+            guard let parent = stat(current)?.parent, parent > 1 else { return false }
+            if parent == root { return true }
+            current = parent
+        }
+        return false
+    }
+
     /// The decoder helpers of `share` process `root`: its template's children, sandboxed (no longer root).
     static func helpers(of root: Int32) -> [Int32] {
         let processes = allProcesses()
@@ -94,7 +105,8 @@ import Testing
         let ids = Self.uids(helper)
         let uid = try #require(ids.first)
         #expect(ids.allSatisfy { $0 == uid } && Self.reserved.contains(uid), "helper \(helper): Uid \(ids)")
-        let others = Self.allProcesses().filter { !helpers.contains($0) && Self.uids($0).contains(uid) }
+        // Helpers this watcher forks meanwhile are its own: only other processes count.
+        let others = Self.allProcesses().filter { !Self.descends($0, from: shareID) && Self.uids($0).contains(uid) }
         #expect(others.isEmpty, "other processes with uid \(uid): \(others)")
 
         // The old shared user cannot signal it.
