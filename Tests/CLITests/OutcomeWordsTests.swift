@@ -91,4 +91,26 @@ import Testing
         let event = try #require(try JSONSerialization.jsonObject(with: Data(last.utf8)) as? [String: Any])
         #expect(event["event"] as? String == "batchFinished" && event["duplicates"] as? Int == 2, "\(event)")
     }
+
+    /// `share status --db` right after a batch counts the stages its worker did
+    /// (issue 61, finding 10: it said 0, then the real count at the next
+    /// heartbeat). The worker's lease is long (a heartbeat every 100 s), so
+    /// only the flush when it goes idle can bring the count within a minute.
+    @Test func statusCountsAWorkersStagesRightAfterItsBatch() throws {
+        let work = TemporaryDirectory("outcome-status")
+        let server = try PostgresServer()
+        #expect(try ShareProcess.run(["db", "migrate", "--db", server.url]).status == 0)
+        let workers = DistributedTests.Workers(url: server.url)
+        defer { workers.stopAll() }
+        try workers.start("counted", lease: 300)
+        for index in 1...3 { FileManager.default.createFile(atPath: work.path + "/n\(index).txt", contents: Data("note \(index)\n".utf8)) }
+        let ingest = try ShareProcess.run(["ingest", "--db", server.url, "--container", work.path + "/c", work.path])
+        #expect(ingest.status == 0, "\(ingest.stderr)")
+        var status = ""
+        let counted = eventually(timeout: 60) {
+            status = (try? ShareProcess.run(["status", "--db", server.url]).stdout) ?? ""
+            return status.contains("counted  live") && !status.contains(" 0 stages done")
+        }
+        #expect(counted, "\(status)")
+    }
 }
