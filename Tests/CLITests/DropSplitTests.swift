@@ -44,6 +44,39 @@ import Testing
         #expect(((try? FileManager.default.contentsOfDirectory(atPath: inbox + "/.processing")) ?? []).isEmpty, "nothing left in .processing")
     }
 
+    /// A dropper who can still write in the claimed drop swaps the folder of
+    /// an undelivered file for a link to a folder of theirs choosing (holding a
+    /// file of the same name) just before the split: nothing outside the drop
+    /// is moved, and the drop is neither deleted nor filed as done.
+    @Test func aFolderSwappedForALinkBeforeTheSplitMovesNothingFromOutside() throws {
+        let work = TemporaryDirectory("drop-split-swap")
+        let root = (work.path as NSString).standardizingPath
+        let inbox = root + "/inbox", secret = root + "/secret"
+        _ = try Self.makeDrop(in: inbox)
+        try FileManager.default.createDirectory(atPath: secret, withIntermediateDirectories: true)
+        let secretBytes = Data("not the dropper's\n".utf8)
+        try secretBytes.write(to: URL(fileURLWithPath: secret + "/cut.jpg"))
+        chmod(secret, 0o700)
+
+        let gate = PauseGate("splitting:drop")
+        let watch = try DropBoundaryTests.Run(
+            ["watch", inbox, "--container", root + "/c", "--once", "--settle", "0", "--on-success", "delete"], environment: gate.environment)
+        let reached = gate.waitUntilReached { watch.process.isRunning }
+        #expect(reached, "the split was never reached: \(watch.stderr)")
+        let batch = try #require(try FileManager.default.contentsOfDirectory(atPath: inbox + "/.processing").first)
+        if reached {
+            let nested = inbox + "/.processing/" + batch + "/drop/nested"
+            try FileManager.default.moveItem(atPath: nested, toPath: nested + ".orig")
+            try FileManager.default.createSymbolicLink(atPath: nested, withDestinationPath: secret)
+            gate.release()
+        }
+        _ = watch.finish()
+        #expect(FileManager.default.contents(atPath: secret + "/cut.jpg") == secretBytes, "the file outside the drop stays where it is")
+        #expect(!FileManager.default.fileExists(atPath: inbox + "/.failed/" + batch + "/drop/nested/cut.jpg"), "nothing moved through the link")
+        #expect(FileManager.default.fileExists(atPath: inbox + "/.processing/" + batch + "/drop/nested.orig/cut.jpg"), "the drop is kept, not deleted")
+        #expect(FileManager.default.fileExists(atPath: inbox + "/.failed/" + batch + "/drop/broken.jpg"), "what could be moved was")
+    }
+
     /// The drop: three files that are delivered and three that are not (two
     /// truncated JPEGs, and the XMP sidecar the first carries). Returns each file's bytes.
     static func makeDrop(in inbox: String) throws -> [String: Data] {

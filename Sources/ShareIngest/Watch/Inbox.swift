@@ -375,6 +375,7 @@ public final class Inbox: Sendable {
             return
         }
         let split = DropSplit(items: items, holder: holder)
+        CrashPoint.hit("splitting:" + (batch.dropName ?? ""))
         let left = split.move(from: holder, to: failed)
         if !split.undelivered.isEmpty { fileReport(of: batch, in: failed) }
         // A file that could not be moved (swapped for a link meanwhile) keeps
