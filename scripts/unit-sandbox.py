@@ -15,7 +15,8 @@ unit that confine the process applied by this script instead of systemd:
     RestrictAddressFamilies=   socket() of another family fails (EAFNOSUPPORT)
     RestrictNamespaces=        unshare, clone and setns of another namespace
                                type fail (EPERM); clone3 answers ENOSYS
-    CapabilityBoundingSet=, AmbientCapabilities= (empty), NoNewPrivileges=
+    CapabilityBoundingSet=, AmbientCapabilities= (kept across User=, as
+                               systemd does), NoNewPrivileges=
     User=, Group= (with the user's supplementary groups), UMask=
     Environment=, EnvironmentFile= (`-` optional), INVOCATION_ID (as systemd
     sets it for every unit), LoadCredential= (copied into
@@ -226,6 +227,7 @@ CAPABILITIES = ["CAP_CHOWN", "CAP_DAC_OVERRIDE", "CAP_DAC_READ_SEARCH", "CAP_FOW
                 "CAP_WAKE_ALARM", "CAP_BLOCK_SUSPEND", "CAP_AUDIT_READ", "CAP_PERFMON", "CAP_BPF", "CAP_CHECKPOINT_RESTORE"]
 
 PR_SET_NO_NEW_PRIVS, PR_CAPBSET_DROP, PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL = 38, 24, 47, 4
+PR_SET_KEEPCAPS, PR_CAP_AMBIENT_RAISE, LINUX_CAPABILITY_VERSION_3 = 8, 2, 0x20080522
 PROT_WRITE, PROT_EXEC, SHM_EXEC = 0x2, 0x4, 0o100000
 
 
@@ -426,12 +428,28 @@ def main(argv):
                 if result != 0 and ctypes.get_errno() != errno.EINVAL:
                     fail(1, f"dropping {capability} from the bounding set: {os.strerror(ctypes.get_errno())}")
     libc.prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0)
+    ambient = [CAPABILITIES.index(name) for name in " ".join(values(settings, "AmbientCapabilities")).split()]
     os.umask(int(last(settings, "UMask", "0022"), 8))
     os.chdir("/")
     if account.pw_uid != os.geteuid() or gid != os.getegid():
         os.initgroups(account.pw_name, gid)
         os.setresgid(gid, gid, gid)
+        # The ambient set survives the change of user, as under systemd.
+        if ambient and libc.prctl(PR_SET_KEEPCAPS, 1, 0, 0, 0) != 0:
+            fail(1, "PR_SET_KEEPCAPS failed")
         os.setresuid(account.pw_uid, account.pw_uid, account.pw_uid)
+    if ambient:
+        # Permitted, effective and inheritable hold them; then each is raised into the ambient set.
+        masks = [0, 0]
+        for number in ambient:
+            masks[number // 32] |= 1 << (number % 32)
+        header = (ctypes.c_uint32 * 2)(LINUX_CAPABILITY_VERSION_3, 0)
+        data = (ctypes.c_uint32 * 6)(masks[0], masks[0], masks[0], masks[1], masks[1], masks[1])
+        if libc.capset(header, data) != 0:
+            fail(1, f"capset for AmbientCapabilities=: {os.strerror(ctypes.get_errno())}")
+        for number in ambient:
+            if libc.prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_RAISE, number, 0, 0) != 0:
+                fail(1, f"raising {CAPABILITIES[number]} into the ambient set: {os.strerror(ctypes.get_errno())}")
     if last(settings, "NoNewPrivileges", "no") in ("yes", "true", "on", "1") or values(settings, "SystemCallFilter"):
         if libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
             fail(1, "PR_SET_NO_NEW_PRIVS failed")

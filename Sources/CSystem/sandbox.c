@@ -600,6 +600,10 @@ int shim_confine_in_namespace(const char *const *paths, int count) {
     gid_t gid = getegid();
     if (uid == 0) {
         if (unshare(CLONE_NEWNS) != 0) return -1;
+    } else if (unshare(CLONE_NEWNS) == 0) {
+        // Unprivileged, but holding CAP_SYS_ADMIN and CAP_SYS_CHROOT (the
+        // ambient set of deploy/systemd/mount-namespace.conf, where no user
+        // namespace can be made): a mount namespace of its own is enough.
     } else {
         // /proc/self/uid_map is root's while the process is not dumpable (a
         // fork of the non-dumpable parent): dumpable until shim_sandbox_limits,
@@ -649,6 +653,8 @@ int shim_confinement_available(void) {
     if (child == 0) {
         if (uid == 0) {
             if (unshare(CLONE_NEWNS) != 0) _exit(1);
+        } else if (unshare(CLONE_NEWNS) == 0) {
+            // (Unprivileged with CAP_SYS_ADMIN: as shim_confine_in_namespace.)
         } else {
             // (Its /proc/self is root's while it is not dumpable, as this process is.)
             if (prctl(PR_SET_DUMPABLE, 1, 0, 0, 0) != 0 || unshare(CLONE_NEWUSER | CLONE_NEWNS) != 0) _exit(1);

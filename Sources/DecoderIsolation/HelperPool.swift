@@ -55,6 +55,9 @@ package final class HelperPool: @unchecked Sendable {
     private var refusalReported = false
     /// The last helper checked: its pid, its sandbox and how it fell short.
     private var lastChecked: (pid: pid_t, status: SandboxStatus, shortfalls: [String])?
+    /// Helpers found stopped by a signal since ``replaceStopped(keeping:)`` last
+    /// looked (by pid), for `/readyz`.
+    private var stoppedFound: [pid_t] = []
     /// Guards ``setUp`` alone (it is read while `lock` is held).
     private let setUpLock = NSLock()
 
@@ -73,15 +76,7 @@ package final class HelperPool: @unchecked Sendable {
         idle.removeAll { $0.batch != nil }
         lock.unlock()
         for helper in retired { helper.stop() }
-        while true {
-            lock.lock()
-            let alive = idle.count + busy.count
-            lock.unlock()
-            guard alive < count, let helper = try? start(.base) else { return }
-            lock.lock()
-            idle.append(helper)
-            lock.unlock()
-        }
+        prepareReplacements(count)
     }
 
     /// An idle, ready and checked helper for `batch` that serves `kind`,
@@ -186,6 +181,8 @@ package final class HelperPool: @unchecked Sendable {
                 lock.unlock()
                 return helper
             }
+            // Died, spoke out of turn, or was stopped by a signal while idle.
+            if helper.isStopped { recordStopped(helper.pid) }
             discard(helper)
         }
         throw remember(
@@ -248,6 +245,12 @@ package final class HelperPool: @unchecked Sendable {
     package static func weakerSandboxMessage(pid: Int32, shortfalls: [String]) -> String {
         "the decoder helper (pid \(pid)) runs in a weaker sandbox than this machine allows: \(shortfalls.joined(separator: "; ")); "
             + "nothing is decoded in it (`share doctor` shows what this machine supports)"
+    }
+
+    /// The account helpers switch to (this process is root); nil when it is not
+    /// root or none could be had.
+    var account: HelperAccount? {
+        (try? resolvedSetUp().get())?.account
     }
 
     /// What this machine lets a helper have (looked up on first use).
@@ -315,6 +318,46 @@ package final class HelperPool: @unchecked Sendable {
         idle.removeAll { $0 === helper }
         discarded += 1
         lock.unlock()
+    }
+
+    /// Notes a helper found stopped by a signal (and killed) by the decode that had it.
+    func recordStopped(_ pid: pid_t) {
+        lock.lock()
+        if !stoppedFound.contains(pid) { stoppedFound.append(pid) }
+        lock.unlock()
+    }
+
+    /// Finds the helpers stopped by a signal now: idle ones are killed and
+    /// replaced (helpers are started until `count` are alive), busy ones are
+    /// left to the decode that has them (it kills them within
+    /// ``MessageSocket/abandonCheckInterval``). Returns these and those found
+    /// since the last call, by pid, and forgets them.
+    func replaceStopped(keeping count: Int) -> [pid_t] {
+        lock.lock()
+        // Out of the idle list at once: no caller can take one of them meanwhile.
+        let stoppedIdle = idle.filter { $0.ready != nil && $0.isStopped }
+        idle.removeAll { helper in stoppedIdle.contains { $0 === helper } }
+        let stoppedBusy = busy.values.filter { $0.pid > 0 && Processes.isStopped($0.pid) }
+        for helper in stoppedIdle + stoppedBusy where !stoppedFound.contains(helper.pid) { stoppedFound.append(helper.pid) }
+        let found = stoppedFound
+        stoppedFound = []
+        lock.unlock()
+        for helper in stoppedIdle { discard(helper) }
+        if !stoppedIdle.isEmpty { prepareReplacements(count) }
+        return found
+    }
+
+    /// Starts helpers until `count` are alive (idle or busy), without waiting for them.
+    private func prepareReplacements(_ count: Int) {
+        while true {
+            lock.lock()
+            let alive = idle.count + busy.count
+            lock.unlock()
+            guard alive < count, let helper = try? start(.base) else { return }
+            lock.lock()
+            idle.append(helper)
+            lock.unlock()
+        }
     }
 
     /// Helpers discarded so far (killed and reaped after dying, hanging or misbehaving).

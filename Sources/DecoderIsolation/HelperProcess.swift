@@ -93,11 +93,15 @@ package final class HelperProcess: @unchecked Sendable {
         return ready
     }
 
-    /// True when the idle helper has not died or spoken out of turn (its socket
-    /// has nothing to read and is not closed).
+    /// True when the idle helper has not died, been stopped or spoken out of
+    /// turn (its socket has nothing to read and is not closed).
     package var isIdleAndAlive: Bool {
-        exit == nil && !socket.socket.waitReadable(milliseconds: 0)
+        exit == nil && !socket.socket.waitReadable(milliseconds: 0) && !isStopped
     }
+
+    /// True while it is stopped by a signal (SIGSTOP from outside) or a tracer:
+    /// it answers nothing until it is continued, and is replaced instead.
+    var isStopped: Bool { exit == nil && Processes.isStopped(pid) }
 
     /// Sends `request` with `descriptor` and waits for the result until `deadline`.
     package func decode(_ request: DecodeRequest, descriptor: FileDescriptor, deadline: Double) throws(HelperFailure) -> HelperReply {
@@ -107,9 +111,12 @@ package final class HelperProcess: @unchecked Sendable {
             reap()
             throw .notDelivered
         }
+        // A helper stopped by a signal while it has the request is given up at
+        // once (killed), not waited for until the deadline.
+        let stopped = { [self] in isStopped }
         let accepted: ReceivedMessage
         do throws(MessageSocket.ReadFailure) {
-            accepted = try socket.receive(maximum: 0, deadline: deadline)
+            accepted = try socket.receive(maximum: 0, deadline: deadline, abandon: stopped)
         } catch {
             guard case .closed = error else { throw failure(error) }
             // Gone before it took the request (killed while idle): nothing was decoded.
@@ -121,7 +128,7 @@ package final class HelperProcess: @unchecked Sendable {
         }
         let message: ReceivedMessage
         do {
-            message = try socket.receive(maximum: HelperMessage.maximumResult, deadline: deadline)
+            message = try socket.receive(maximum: HelperMessage.maximumResult, deadline: deadline, abandon: stopped)
         } catch {
             throw failure(error)
         }
@@ -148,7 +155,16 @@ package final class HelperProcess: @unchecked Sendable {
         case .timedOut: .timedOut
         case .malformed(let problem): .malformed(problem)
         case .failed(let code): .malformed(ProtocolError("reading from the helper failed: \(SystemError.message(for: code))"))
+        case .abandoned: stoppedFailure()
         }
+    }
+
+    /// Kills a helper found stopped (it cannot be continued safely: whoever
+    /// stopped it may stop it again) and reaps it.
+    private func stoppedFailure() -> HelperFailure {
+        let pid = self.pid
+        reap()
+        return .stopped(pid: pid)
     }
 
     /// Kills the helper (SIGKILL) and reaps it; its exit, which is the real cause
@@ -224,6 +240,9 @@ package enum HelperFailure: Error {
     case notDelivered
     /// It did not answer before the deadline (it is still running: stop it).
     case timedOut
+    /// It was stopped by a signal from outside (SIGSTOP) while it had the
+    /// request, and was killed: the file was not the cause.
+    case stopped(pid: pid_t)
     /// It broke the protocol.
     case malformed(ProtocolError)
     /// Its seccomp policy trapped system call `number` (the helper reported it,

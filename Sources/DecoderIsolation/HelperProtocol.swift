@@ -301,33 +301,46 @@ package struct MessageSocket {
         case malformed(ProtocolError)
         /// The read itself failed.
         case failed(Int32)
+        /// The wait was given up: `abandon` said so (the peer is stopped).
+        case abandoned
     }
+
+    /// How often a read with an `abandon` test runs it while nothing arrives (seconds).
+    static let abandonCheckInterval = 0.5
 
     /// Reads one message. `deadline` (monotonic seconds) bounds the wait; nil
     /// waits as long as it takes.
-    package func receive(maximum: Int, deadline: Double? = nil) throws(ReadFailure) -> ReceivedMessage {
+    /// `abandon`, when given, is asked every ``abandonCheckInterval`` seconds
+    /// while nothing arrives; the read stops with ``ReadFailure/abandoned`` once it says yes.
+    package func receive(maximum: Int, deadline: Double? = nil, abandon: (() -> Bool)? = nil) throws(ReadFailure) -> ReceivedMessage {
         var header = [UInt8](repeating: 0, count: 5)
         var received: FileDescriptor?
-        try read(into: &header, count: 5, deadline: deadline, descriptor: &received)
+        try read(into: &header, count: 5, deadline: deadline, abandon: abandon, descriptor: &received)
         let (length, kind) = HelperMessage.header(header)
         guard length >= 0, length <= maximum else {
             throw .malformed(ProtocolError("a message of \(length) bytes (at most \(maximum) expected)"))
         }
         var body = [UInt8](repeating: 0, count: length)
         var ignored: FileDescriptor?
-        try read(into: &body, count: length, deadline: deadline, descriptor: &ignored)
+        try read(into: &body, count: length, deadline: deadline, abandon: abandon, descriptor: &ignored)
         return ReceivedMessage(kind: kind, body: body, descriptor: received)
     }
 
     /// Fills `buffer[0..<count]`; the first descriptor arriving with the bytes is
     /// stored in `received` (any later one is closed).
-    private func read(into buffer: inout [UInt8], count: Int, deadline: Double?, descriptor passed: inout FileDescriptor?) throws(ReadFailure) {
+    private func read(
+        into buffer: inout [UInt8], count: Int, deadline: Double?, abandon: (() -> Bool)?, descriptor passed: inout FileDescriptor?
+    ) throws(ReadFailure) {
         var done = 0
         while done < count {
             if let deadline {
                 let remaining = deadline - MonotonicClock.now()
                 guard remaining > 0 else { throw .timedOut }
-                if !socket.waitReadable(milliseconds: Int32(min(remaining * 1000 + 1, Double(Int32.max)))) { continue }
+                let wait = abandon == nil ? remaining : min(remaining, Self.abandonCheckInterval)
+                if !socket.waitReadable(milliseconds: Int32(min(wait * 1000 + 1, Double(Int32.max)))) {
+                    if let abandon, abandon() { throw .abandoned }
+                    continue
+                }
             }
             let received = buffer.withUnsafeMutableBytes { bytes in
                 Result { () throws(SystemError) in try socket.receive(into: UnsafeMutableRawBufferPointer(rebasing: bytes[done..<count])) }

@@ -60,9 +60,11 @@ public final class ProcessIsolatedDecoder: MediaDecoder, @unchecked Sendable {
         /// this process's variables (see the README's sandbox section), then these.
         public var environment: [String: String]
         /// The user a helper switches to when this process runs as root (looked up
-        /// by name here; default `nobody`). A helper of an unprivileged process keeps its user.
+        /// by name here). Empty (the default): a uid and gid of their own, which
+        /// no account and no other process has (see the README's "No
+        /// privileges"). A helper of an unprivileged process keeps its user.
         public var helperUser: String
-        /// The group a helper switches to when this process runs as root (default
+        /// The group a helper of a named ``helperUser`` switches to (default
         /// `nogroup`, or the user's own group where there is no `nogroup`).
         public var helperGroup: String
 
@@ -91,8 +93,10 @@ public final class ProcessIsolatedDecoder: MediaDecoder, @unchecked Sendable {
         /// and their sandbox is not checked. Off by default.
         public var unsandboxed: Bool = false
 
-        /// `nobody`.
-        public static let defaultHelperUser = "nobody"
+        /// Empty: a uid of their own.
+        public static let defaultHelperUser = ""
+        /// `nobody`: the account helpers fall back to when no uid of their own is free.
+        public static let sharedHelperUser = "nobody"
         /// `nogroup`.
         public static let defaultHelperGroup = "nogroup"
 
@@ -212,6 +216,11 @@ public final class ProcessIsolatedDecoder: MediaDecoder, @unchecked Sendable {
                 landlockABI: requirement.landlockABI, confinement: requirement.confinement, uid: requirement.uid, gid: requirement.gid,
                 shortfalls: observed.shortfalls)
             made.unprivilegedNamespaces = namespaces
+            if let account = pool.account {
+                made.helperAccount = account.description
+                made.helperUIDOfTheirOwn = account.ownUID
+                made.helperAccountFallback = account.fallback
+            }
             return made
         }
         let helper: HelperProcess
@@ -251,6 +260,9 @@ public final class ProcessIsolatedDecoder: MediaDecoder, @unchecked Sendable {
         let kind = configuration.unsandboxed ? min(HelperKind.needed(for: request.format), .modules) : HelperKind.needed(for: request.format)
         var crashes: [HelperExit] = []
         var undelivered = 0
+        // Helpers stopped by a signal from outside while they had this request
+        // (killed and replaced): not the file's doing, so the file is read again.
+        var stopped: [pid_t] = []
         // Set once a helper died making the thumbnail too: the facts are then asked
         // for alone, and the thumbnail reported as failed for this reason.
         var thumbnailFailure: MediaError?
@@ -298,6 +310,13 @@ public final class ProcessIsolatedDecoder: MediaDecoder, @unchecked Sendable {
                         continue
                     }
                     throw failure
+                case .stopped(let pid):
+                    stopped.append(pid)
+                    pool.recordStopped(pid)
+                    if stopped.count <= 2 { continue }
+                    throw MediaError(
+                        .decoderCrashed,
+                        "\(request.label): the decoder helpers (pids \(stopped.map(String.init).joined(separator: ", "))) kept being stopped by a signal from outside; each was killed")
                 case .timedOut:
                     throw MediaError(
                         .timeLimit,
@@ -331,6 +350,10 @@ public final class ProcessIsolatedDecoder: MediaDecoder, @unchecked Sendable {
             } else if let crash = crashes.first {
                 decoded.facts.warnings.append("the decoder helper died (\(crash)) while reading this file; it was read again in a fresh helper")
             }
+            if let pid = stopped.first {
+                decoded.facts.warnings.append(
+                    "the decoder helper (pid \(pid)) was stopped by a signal from outside while reading this file; it was killed, and the file read again in a fresh helper")
+            }
             return decoded
         }
     }
@@ -338,6 +361,14 @@ public final class ProcessIsolatedDecoder: MediaDecoder, @unchecked Sendable {
     /// The pids of the helpers running now (for monitoring, and for tests that
     /// kill one from outside).
     public var helperProcessIDs: [Int32] { pool.processIDs }
+
+    /// The helpers found stopped by a signal (SIGSTOP from outside) since the
+    /// last call, by pid: each is killed and replaced (an idle one here and
+    /// now, a busy one by the decode waiting on it, whose item is read again
+    /// in a fresh helper). What `/readyz`'s `helpers` check reports.
+    public func replaceStoppedHelpers() -> [Int32] {
+        pool.replaceStopped(keeping: max(configuration.prestartedHelpers, 1))
+    }
 
     /// How many helpers were started so far, replacements included.
     public var startedHelperCount: Int { pool.startedCount }
@@ -416,6 +447,16 @@ public struct SandboxReport: Sendable {
     /// systemd units run `share` unprivileged; without Landlock they need
     /// these, else root). Probed only on a machine without Landlock (false elsewhere).
     public internal(set) var unprivilegedNamespaces: Bool = false
+    /// The account helpers switch to when this process is root, in words
+    /// (`uid 2113929216 and gid 2113929216 of their own …`, or `nobody (uid
+    /// 65534), group nogroup (gid 65534)`); empty when it is not root.
+    public internal(set) var helperAccount = ""
+    /// Whether that is a uid of their own, which no account and no other
+    /// process has (the default), rather than a shared account.
+    public internal(set) var helperUIDOfTheirOwn = false
+    /// Why the helpers run as a shared account though none was named (every
+    /// uid of the reserved range was taken); nil otherwise.
+    public internal(set) var helperAccountFallback: String?
 
     /// Each way the helper's sandbox is weaker than the strongest there is
     /// (Landlock with seccomp): this machine's shortfalls first, then what the

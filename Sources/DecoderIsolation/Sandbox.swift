@@ -10,7 +10,7 @@ import SystemCalls
 ///   ``readablePaths``, read-only; failing that, for root, chroot into an
 ///   empty, removed folder (``Confinement``);
 /// - no privileges: started as root, it becomes an unprivileged user and group
-///   (`nobody`/`nogroup` unless configured), with no supplementary groups and
+///   (a uid and gid of their own unless configured: ``HelperAccount``), with no supplementary groups and
 ///   empty capability sets, bounding set included; started unprivileged, it
 ///   keeps its user and drops any capability;
 /// - resource limits: CPU seconds in all (hard), address space (the memory
@@ -168,17 +168,47 @@ package enum Sandbox {
 }
 
 /// The unprivileged account a helper started as root switches to.
+///
+/// By default a uid (and a gid of the same number) of their own: one that no
+/// account, no subordinate range and no running process uses, taken from
+/// ``reservedRange`` and held by this process for its life (an abstract Unix
+/// socket name per uid, which the kernel lets go when the process ends), so
+/// that no other process runs as the helpers' user and none can signal, trace
+/// or read them (`nobody`'s processes could: issue 58). A named account
+/// (`SHARE_HELPER_USER`, e.g. `nobody`) is used as it is; where every uid of
+/// the range is taken, the helpers fall back to `nobody` and `nogroup`, and
+/// ``fallback`` says why (`share doctor` prints it).
 package struct HelperAccount: Sendable, Equatable, CustomStringConvertible {
     package var userName: String
     package var groupName: String
     package var uid: uid_t
     package var gid: gid_t
+    /// True for a uid of their own from ``reservedRange``.
+    package var ownUID = false
+    /// Why the helpers run as a shared account though none was named.
+    package var fallback: String?
+
+    /// Where helpers' own uids come from: 65536 ids above systemd's container
+    /// range (524288–1879048191) and below its foreign range (2147352576–)
+    /// in the part of the 32-bit space that systemd's "Users, Groups, UIDs and
+    /// GIDs" leaves unused, and that Debian's adduser never allocates from.
+    package static let reservedRange: ClosedRange<UInt32> = 0x7E00_0000...0x7E00_FFFF
 
     /// Looks `user` and `group` up in the system's databases (here, in the
-    /// parent: a sandboxed helper cannot read them). A missing group named
-    /// `nogroup` falls back to the user's own group (distributions without it
-    /// name it `nobody`). Throws a message naming what is missing.
+    /// parent: a sandboxed helper cannot read them); an empty `user` asks for
+    /// a uid of their own (``ofTheirOwn()``). A missing group named `nogroup`
+    /// falls back to the user's own group (distributions without it name it
+    /// `nobody`). Throws a message naming what is missing.
     package static func resolve(user: String, group: String) throws(ConfigurationError) -> HelperAccount {
+        if user.isEmpty {
+            if let own = ofTheirOwn() { return own }
+            var shared = try resolve(
+                user: ProcessIsolatedDecoder.Configuration.sharedHelperUser, group: ProcessIsolatedDecoder.Configuration.defaultHelperGroup)
+            shared.fallback =
+                "every uid of \(reservedRange.lowerBound)–\(reservedRange.upperBound) is taken (an account, a subordinate range or a process has it): "
+                + "the helpers run as \(shared.userName), whose other processes could signal them"
+            return shared
+        }
         guard let account = Credentials.user(named: user) else {
             throw ConfigurationError("the decoder helpers' user \"\(user)\" does not exist on this system; name another one with SHARE_HELPER_USER")
         }
@@ -196,7 +226,30 @@ package struct HelperAccount: Sendable, Equatable, CustomStringConvertible {
         return HelperAccount(userName: user, groupName: group, uid: account.uid, gid: gid)
     }
 
-    package var description: String { "\(userName) (uid \(uid)), group \(groupName) (gid \(gid))" }
+    /// The first uid of ``reservedRange``, from a place that depends on this
+    /// process's id, that is no user's or group's in the databases, in no
+    /// subordinate range, held by no running process and not claimed by
+    /// another `share` (``AbstractNameLock``); claimed for this process's
+    /// life. Nil when there is none.
+    package static func ofTheirOwn() -> HelperAccount? {
+        let busy = AccountIDs.inUseByProcesses()
+        let subordinate = AccountIDs.subordinateRanges()
+        let count = UInt32(reservedRange.count)
+        let start = UInt32(truncatingIfNeeded: Processes.current) % count
+        for step in 0..<count {
+            let id = reservedRange.lowerBound + (start + step) % count
+            guard !busy.contains(id), !subordinate.contains(where: { $0.contains(UInt64(id)) }), !AccountIDs.userExists(id), !AccountIDs.groupExists(id)
+            else { continue }
+            guard AbstractNameLock.hold("share-ingest/helper-uid/\(id)") else { continue }
+            return HelperAccount(userName: "", groupName: "", uid: id, gid: id, ownUID: true)
+        }
+        return nil
+    }
+
+    package var description: String {
+        if ownUID { return "uid \(uid) and gid \(gid) of their own (no account, no other process)" }
+        return "\(userName) (uid \(uid)), group \(groupName) (gid \(gid))"
+    }
 }
 
 /// A configuration that cannot work (a missing user), with the message people read.

@@ -96,6 +96,12 @@ public struct ShareIngestor: Sendable {
         return try runner.run(&batch)
     }
 
+    /// Refuses inputs that cannot make a batch before anything is made: none
+    /// given, or a path that does not exist (``ShareIngestError/inputMissing(path:reason:)``).
+    public static func checkInputs(_ inputs: [ShareInput]) throws(ShareIngestError) {
+        try BatchPlan.check(inputs)
+    }
+
     /// The batches of exactly these inputs (``InputsSignature``) that an
     /// interruption, a full disk or a crash left unfinished in the container,
     /// oldest first, and whether a process works on each now: a plain re-run

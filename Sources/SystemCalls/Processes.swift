@@ -29,6 +29,16 @@ package enum Processes {
     /// Raises `signal` in this process (`raise`): a test's named crash point.
     package static func raiseInSelf(_ signal: Int32) { raise(signal) }
 
+    /// Whether process `pid` is stopped by a signal (SIGSTOP, SIGTSTP, …) or a
+    /// tracer: its state in /proc/PID/stat, which any process may read, is `T`
+    /// or `t`. False when it runs, sleeps, or is gone.
+    package static func isStopped(_ pid: pid_t) -> Bool {
+        guard pid > 0, let stat = try? FileSystem.readWholeFile("/proc/\(pid)/stat"),
+            let state = String(decoding: stat, as: UTF8.self).split(separator: ")").last?.split(separator: " ").first
+        else { return false }
+        return state == "T" || state == "t"
+    }
+
     /// The CPU seconds (user and system) process `pid` has used: fields 14 and
     /// 15 of /proc/PID/stat, which any process may read, in clock ticks
     /// (`sysconf(_SC_CLK_TCK)` a second). Nil when the process is gone.

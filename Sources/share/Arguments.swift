@@ -170,8 +170,14 @@ struct Arguments {
     static func nearest(to given: String, in spec: CommandSpec) -> OptionSpec? {
         let options = spec.options
         if given.count == 1, let letter = given.first {
+            // A short option suggests short options: the same letter in the
+            // other case, one whose name starts with it, else the command's first.
+            let shorts = options.filter { $0.short != nil && $0.short != "h" }
             if let short = options.first(where: { $0.short == letter }) { return short }
+            if let other = shorts.first(where: { $0.short.map { String($0).lowercased() == String(letter).lowercased() } ?? false }) { return other }
+            if let first = shorts.first(where: { $0.name.first == letter }) { return first }
             if let first = options.first(where: { $0.name.first == letter }) { return first }
+            if let first = shorts.first { return first }
         }
         let scored = options.map { option -> (OptionSpec, Int) in
             let distance = editDistance(given.lowercased(), option.name)

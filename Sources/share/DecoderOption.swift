@@ -11,8 +11,8 @@ enum DecoderOption {
     /// namespaces, not root), which `process` refuses.
     static let weaker = "process-weaker"
 
-    /// The unprivileged user and group the helpers of `share` run as when it is
-    /// started as root (default `nobody` and `nogroup`).
+    /// An account for the helpers of `share` started as root (by default they
+    /// run under a uid and gid of their own, which no other process has).
     static let userVariable = "SHARE_HELPER_USER"
     static let groupVariable = "SHARE_HELPER_GROUP"
 
@@ -57,9 +57,9 @@ enum DecoderOption {
     }
 
     /// The decoder `--isolation` asks for (default: sandboxed helpers started
-    /// from `share-helper` next to this executable or `$SHARE_HELPER_PATH`;
-    /// `none`: the same helpers, unsandboxed, as `SHARE_HELPER_USER`/`SHARE_HELPER_GROUP` when
-    /// `share` runs as root). A command that decodes in helpers starts its
+    /// from `share-helper` next to this executable or `$SHARE_HELPER_PATH`,
+    /// under a uid of their own or as `SHARE_HELPER_USER`/`SHARE_HELPER_GROUP` when
+    /// `share` runs as root; `none`: the same helpers, unsandboxed). A command that decodes in helpers starts its
     /// first helper now and checks its sandbox on another thread, while the
     /// command reads its container (the helper is then the first item's): when
     /// it is weaker than this machine allows, or no helper can start, `share`
@@ -100,8 +100,8 @@ enum DecoderOption {
         sandboxCheck.wait()
     }
 
-    /// Sandboxed helpers started from `share-helper` (next to this executable, or `$SHARE_HELPER_PATH`), as `SHARE_HELPER_USER`
-    /// and `SHARE_HELPER_GROUP` when `share` runs as root; a helper weaker than
+    /// Sandboxed helpers started from `share-helper` (next to this executable, or `$SHARE_HELPER_PATH`), under a uid of their own
+    /// or as `SHARE_HELPER_USER` and `SHARE_HELPER_GROUP` when `share` runs as root; a helper weaker than
     /// this machine allows stops `share` (also what `share report` decodes a
     /// contact sheet's tiles with: it has no `--isolation`).
     static func helpers(acceptsNoConfinement: Bool = false, unsandboxed: Bool = false) -> ProcessIsolatedDecoder {

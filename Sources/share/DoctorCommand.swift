@@ -33,13 +33,18 @@ enum DoctorCommand {
         }
         let account =
             root
-            ? "root: helpers switch to \(configuration.helperUser) (uid \(report.uid)), group \(configuration.helperGroup) (gid \(report.gid.map(String.init) ?? "?"))"
+            ? "root: helpers switch to \(report.helperAccount)"
+                + (report.helperAccountFallback.map { " (\($0))" } ?? (report.helperUIDOfTheirOwn ? "" : " (shared: its other processes can signal them)"))
             : "uid \(report.uid), not root: helpers keep this user"
         let weaker = report.weakerThanStrongest
         let units = ShareService.systemdUnits(landlockABI: report.landlockABI, unprivilegedNamespaces: report.unprivilegedNamespaces)
         if parsed.flag("json") {
             Terminal.shared.out(JSONLine.object([
                 "seccomp": report.seccompAvailable, "landlockABI": report.landlockABI, "confinement": name(report.confinement), "runningAs": account,
+                "helperAccount": [
+                    "uid": Int(report.uid), "gid": report.gid.map { Int($0) } ?? NSNull(), "ofTheirOwn": report.helperUIDOfTheirOwn,
+                    "fallback": report.helperAccountFallback ?? NSNull(),
+                ] as [String: Any],
                 "helper": [
                     "pid": Int(report.helperProcessID), "uid": Int(report.helper.uid), "gid": Int(report.helper.gid),
                     "capEffective": hex(report.helper.capEffective), "capBounding": hex(report.helper.capBounding),

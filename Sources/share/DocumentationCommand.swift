@@ -61,7 +61,10 @@ enum DocumentationCommand {
     }
 
     private static func suggestion(for word: String) -> String {
-        let nearest = CommandTable.commandWords.min { Arguments.editDistance(word, $0) < Arguments.editDistance(word, $1) }
-        return nearest.map { "; did you mean \($0)?" } ?? ""
+        // Only a near miss is suggested (a typo: at most a third of the word
+        // wrong); `nosuch` is near no command.
+        let nearest = CommandTable.commandWords.map { ($0, Arguments.editDistance(word.lowercased(), $0)) }.min { $0.1 < $1.1 }
+        guard let nearest, nearest.1 <= max(1, word.count / 3) else { return "" }
+        return "; did you mean \(nearest.0)?"
     }
 }

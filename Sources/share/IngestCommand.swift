@@ -15,6 +15,9 @@ enum IngestCommand {
         }
         let inputs = parsed.positionalPaths.map(ShareInput.path) + parsed.all("text").map(ShareInput.text) + parsed.all("url").map(ShareInput.url)
         if parsed.value("resume") != nil, !inputs.isEmpty { return Command.usageFailure("--resume takes no PATH, --text or --url", spec) }
+        if parsed.value("db") == nil, let option = ["no-wait", "timeout"].first(where: { parsed.flag($0) || parsed.value($0) != nil }) {
+            return Command.usageFailure("--\(option) is for batches enqueued with --db; a local batch runs here until it ends", spec)
+        }
         if parsed.flag("dry-run") {
             guard parsed.value("resume") == nil, parsed.value("db") == nil else { return Command.usageFailure("--dry-run plans new inputs: not with --resume or --db", spec) }
             return DryRun.run(inputs, parsed: parsed)
@@ -40,6 +43,14 @@ enum IngestCommand {
         }
         if parsed.value("db") == nil, parsed.value("resume") == nil, inputs.isEmpty {
             return Command.usageFailure(ShareIngestError.noInputs.description, spec)
+        }
+        // A path that does not exist is said before the container is made.
+        if parsed.value("resume") == nil, !inputs.isEmpty {
+            do {
+                try ShareIngestor.checkInputs(inputs)
+            } catch {
+                return Command.failure(error)
+            }
         }
         do {
             container = try Command.container(parsed)
@@ -89,6 +100,8 @@ enum IngestCommand {
         }
         if report.interrupted {
             let resume = "share ingest --resume \(report.batchID.uuidString) --container \(container.root)"
+            // --json's last line says how the batch ended, as batchFinished does for a finished one.
+            if mode == .json { Terminal.shared.out(JSONLine.stopped(report, resume: resume)) }
             switch report.stop ?? .asked {
             case .asked:
                 Terminal.shared.err("share: interrupted; nothing is lost: finish with  \(resume)")
@@ -107,7 +120,7 @@ enum IngestCommand {
         let written = parsed.value("report").map { write(report, to: $0, container: container) } ?? true
         if mode != .json { summarize(report, container: container, quiet: mode == .quiet) }
         guard written else { return .cannotCreate }
-        return report.isComplete ? .success : .partial
+        return outcome(of: report)
     }
 
     /// `--db`: enqueue for the workers (or, with `--resume`, take up a batch
@@ -174,7 +187,7 @@ enum IngestCommand {
             summarize(report, container: (try? ContainerDirectory(ended.container)) ?? container, quiet: parsed.flag("quiet"))
         }
         guard written else { return .cannotCreate }
-        return report.isComplete ? .success : .partial
+        return outcome(of: report)
     }
 
     /// `--report FILE`; false (and said on stderr) when it cannot be written: the batch is delivered all the same.
@@ -195,6 +208,11 @@ enum IngestCommand {
             if report.failedCount > 0 { counts += ", \(report.failedCount) failed" }
             if report.skippedCount > 0 { counts += ", \(report.skippedCount) skipped" }
             if report.attachedCount > 0 { counts += ", \(report.attachedCount) sidecars attached to their media" }
+            // Delivered, but the same content as a copy delivered before (`duplicateOf`).
+            let duplicates = report.entries.filter { $0.duplicateOf != nil }.count
+            if duplicates > 0 {
+                counts += duplicates == 1 ? " (1 of them a duplicate of an earlier copy: duplicateOf)" : " (\(duplicates) of them duplicates of earlier copies: duplicateOf)"
+            }
             terminal.err("share: \(counts) in \(String(format: "%.2f", report.wallSeconds)) s")
             terminal.err("share: container:  \(container.root)")
             if let manifest = report.manifestPath {
@@ -205,6 +223,19 @@ enum IngestCommand {
             }
         }
         if let redirect = report.redirectURL { terminal.out(redirect.description) }
+    }
+
+    /// The exit status of a batch that ended: 0 when every item was
+    /// delivered, 1 when some were not, 66 when the inputs held nothing to
+    /// ingest (an empty folder: no manifest, no URL; said on stderr) or none could be read.
+    static func outcome(of report: BatchReport) -> ExitStatus {
+        guard report.counts.items > 0 else {
+            Terminal.shared.err("share: nothing to ingest: the inputs hold no file (hidden entries are skipped); no manifest, no redirect URL")
+            return .noInput
+        }
+        // Nothing delivered because no input could be read is not "partly done".
+        if report.ingestedCount + report.attachedCount == 0, report.items.allSatisfy({ $0.failure?.reason == .unreadable }) { return .noInput }
+        return report.isComplete ? .success : .partial
     }
 
     /// `--max-item-size` and `--max-drop-size` over `defaults` (0: no limit).

@@ -126,12 +126,28 @@ enum JSONLine {
         ])
     }
 
+    /// The last line of a batch that stopped before its end: why (`interrupted`,
+    /// `diskFull`, `storeFailed`), the counts so far and the command that finishes it.
+    static func stopped(_ batch: BatchReport, resume: String) -> String {
+        let reason: String
+        switch batch.stop ?? .asked {
+        case .asked: reason = "interrupted"
+        case .diskFull: reason = "diskFull"
+        case .storeFailed: reason = "storeFailed"
+        }
+        return object([
+            "event": "batchStopped", "batch": batch.batchID.uuidString, "key": batch.key.rawValue, "reason": reason,
+            "message": (batch.stop ?? .asked).description, "ingested": batch.ingestedCount, "unfinished": batch.unfinishedCount,
+            "failed": batch.failedCount - batch.unfinishedCount, "resume": resume, "seconds": batch.wallSeconds,
+        ])
+    }
+
     static func batch(_ batch: BatchReport) -> String {
         object([
             "event": "batchFinished", "batch": batch.batchID.uuidString, "key": batch.key.rawValue,
             "redirectURL": batch.redirectURL?.description, "manifest": batch.manifestPath,
             "ingested": batch.ingestedCount, "failed": batch.failedCount, "skipped": batch.skippedCount,
-            "seconds": batch.wallSeconds,
+            "duplicates": batch.entries.filter { $0.duplicateOf != nil }.count, "seconds": batch.wallSeconds,
         ])
     }
 }

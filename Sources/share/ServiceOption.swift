@@ -58,6 +58,7 @@ enum ServiceOption {
                 let report = try isolated.checkSandbox()
                 if !report.shortfalls.isEmpty { throw UsageError(ProcessIsolatedDecoder.weakerSandboxMessage(report)) }
             })
+            all.append(ShareService.stoppedHelpersCheck { isolated.replaceStoppedHelpers() })
         }
         let service: ShareService
         do {

@@ -85,13 +85,17 @@ enum WorkerCommand {
         guard let url = parsed.value("db") else { return Command.usageFailure("--db URL (or --db-file FILE) is required", spec) }
         let cancellation = CancellationFlag()
         Signals.cancel(cancellation)
+        let applied: [String]
         do {
-            try StageWorker.migrate(url: url, cancellation: cancellation)
+            applied = try StageWorker.migrate(url: url, cancellation: cancellation)
         } catch {
             if let signal = Signals.received { return Command.failure("interrupted: \(error)", ExitStatus.after(signal: signal)) }
             return Command.failure(error, database: true)
         }
-        Terminal.shared.err("share: schema is up to date")
+        // Said as it happened: a fresh database is created, an old one brought up to date, a current one left alone.
+        Terminal.shared.err(applied.isEmpty
+            ? "share: the schema was already up to date; nothing changed"
+            : "share: applied \(applied.count) migration\(applied.count == 1 ? "" : "s") (\(applied.joined(separator: ", "))); the schema is up to date")
         return .success
     }
 }

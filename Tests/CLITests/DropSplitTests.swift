@@ -19,18 +19,9 @@ import Testing
         let root = (work.path as NSString).standardizingPath
         let inbox = root + "/inbox"
         let sources = try Self.makeDrop(in: inbox)
-        var options: [String] = []
-        var workers: DistributedTests.Workers?
-        var server: PostgresServer?
-        if database {
-            server = try PostgresServer()
-            let url = try #require(server?.url)
-            #expect(try ShareProcess.run(["db", "migrate", "--db", url]).status == 0)
-            workers = DistributedTests.Workers(url: url)
-            try workers?.start("split")
-            options = ["--db", url]
-        }
-        defer { workers?.stopAll() }
+        let mode = try DatabaseMode(database, worker: "split")
+        defer { mode.stop() }
+        let options = mode.options
 
         let watch = try ShareProcess.run(["watch", inbox, "--container", root + "/c", "--once", "--settle", "0", "--on-success", disposition] + options)
         // The sidecar of a failed photo is delivered as a file of its own, and kept with its photo.
@@ -51,7 +42,39 @@ import Testing
             #expect(FileManager.default.fileExists(atPath: done) == (disposition == "move"), "\(name) under .done with move only")
         }
         #expect(((try? FileManager.default.contentsOfDirectory(atPath: inbox + "/.processing")) ?? []).isEmpty, "nothing left in .processing")
-        withExtendedLifetime(server) {}
+    }
+
+    /// A dropper who can still write in the claimed drop swaps the folder of
+    /// an undelivered file for a link to a folder of theirs choosing (holding a
+    /// file of the same name) just before the split: nothing outside the drop
+    /// is moved, and the drop is neither deleted nor filed as done.
+    @Test func aFolderSwappedForALinkBeforeTheSplitMovesNothingFromOutside() throws {
+        let work = TemporaryDirectory("drop-split-swap")
+        let root = (work.path as NSString).standardizingPath
+        let inbox = root + "/inbox", secret = root + "/secret"
+        _ = try Self.makeDrop(in: inbox)
+        try FileManager.default.createDirectory(atPath: secret, withIntermediateDirectories: true)
+        let secretBytes = Data("not the dropper's\n".utf8)
+        try secretBytes.write(to: URL(fileURLWithPath: secret + "/cut.jpg"))
+        chmod(secret, 0o700)
+
+        let gate = PauseGate("splitting:drop")
+        let watch = try DropBoundaryTests.Run(
+            ["watch", inbox, "--container", root + "/c", "--once", "--settle", "0", "--on-success", "delete"], environment: gate.environment)
+        let reached = gate.waitUntilReached { watch.process.isRunning }
+        #expect(reached, "the split was never reached: \(watch.stderr)")
+        let batch = try #require(try FileManager.default.contentsOfDirectory(atPath: inbox + "/.processing").first)
+        if reached {
+            let nested = inbox + "/.processing/" + batch + "/drop/nested"
+            try FileManager.default.moveItem(atPath: nested, toPath: nested + ".orig")
+            try FileManager.default.createSymbolicLink(atPath: nested, withDestinationPath: secret)
+            gate.release()
+        }
+        _ = watch.finish()
+        #expect(FileManager.default.contents(atPath: secret + "/cut.jpg") == secretBytes, "the file outside the drop stays where it is")
+        #expect(!FileManager.default.fileExists(atPath: inbox + "/.failed/" + batch + "/drop/nested/cut.jpg"), "nothing moved through the link")
+        #expect(FileManager.default.fileExists(atPath: inbox + "/.processing/" + batch + "/drop/nested.orig/cut.jpg"), "the drop is kept, not deleted")
+        #expect(FileManager.default.fileExists(atPath: inbox + "/.failed/" + batch + "/drop/broken.jpg"), "what could be moved was")
     }
 
     /// The drop: three files that are delivered and three that are not (two

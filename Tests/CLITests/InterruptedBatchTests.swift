@@ -8,15 +8,34 @@ import Testing
 @Suite(.serialized) struct InterruptedBatchTests {
     /// `share ingest` of `drop` into `container`, stopped by SIGINT once its
     /// 5th copy is made (a pause point: no sleep). Returns the batch to resume.
-    static func interruptedIngest(of drop: String, into container: String) throws -> String {
+    static func interruptedIngest(of drop: String, into container: String, options: [String] = []) throws -> String {
+        try interruptedRun(of: drop, into: container, options: options).batch
+    }
+
+    static func interruptedRun(of drop: String, into container: String, options: [String] = []) throws -> (batch: String, run: DropBoundaryTests.Run) {
         let gate = PauseGate("copied:p005.jpg")
-        let run = try DropBoundaryTests.Run(["ingest", "--container", container, drop], environment: gate.environment)
+        let run = try DropBoundaryTests.Run(["ingest", "--container", container, drop] + options, environment: gate.environment)
         let reached = gate.waitUntilReached { run.process.isRunning }
         try #require(reached, "the copy never reached p005.jpg: \(run.stderr)")
         kill(run.process.processIdentifier, SIGINT)
         gate.release()
         #expect(run.finish() == 130, "\(run.stderr)")
-        return try #require(DiskFullTests.batchToResume(in: run.stderr), "\(run.stderr)")
+        return (try #require(DiskFullTests.batchToResume(in: run.stderr), "\(run.stderr)"), run)
+    }
+
+    /// With `--json`, the last line of an interrupted batch says so and how to
+    /// finish it (issue 61, finding 5: it was an `item` line, the rest on stderr only).
+    @Test func anInterruptedJSONRunEndsWithABatchStoppedLine() throws {
+        let work = TemporaryDirectory("interrupted-json")
+        let root = (work.path as NSString).standardizingPath
+        let drop = try Self.photos(20, in: root + "/drop")
+        let (batch, run) = try Self.interruptedRun(of: drop, into: root + "/c", options: ["--json"])
+        let last = try #require(run.stdout.split(separator: "\n").last)
+        let event = try #require(try JSONSerialization.jsonObject(with: Data(last.utf8)) as? [String: Any], "\(last)")
+        #expect(event["event"] as? String == "batchStopped" && event["reason"] as? String == "interrupted", "\(event)")
+        #expect(event["batch"] as? String == batch)
+        #expect(event["resume"] as? String == "share ingest --resume \(batch) --container \(root)/c", "\(event)")
+        #expect((event["ingested"] as? Int).map { $0 >= 0 } == true && event["unfinished"] is Int, "\(event)")
     }
 
     static func photos(_ count: Int, in folder: String) throws -> String {

@@ -357,8 +357,11 @@ import Testing
         }
         #expect(result.stdout.contains("A decoder helper (pid "), "\(result.stdout)")
         if geteuid() == 0 {
-            #expect(result.stdout.contains("running as:       root: helpers switch to nobody (uid 65534), group nogroup (gid 65534)"), "\(result.stdout)")
-            #expect(result.stdout.contains("  Uid:\t65534\t65534\t65534\t65534"), "\(result.stdout)")
+            // A uid of their own (issue 58), which the helper's status shows.
+            let line = result.stdout.split(separator: "\n").first { $0.hasPrefix("  running as:       root: helpers switch to uid ") } ?? ""
+            let uid = line.components(separatedBy: "switch to uid ").last?.split(separator: " ").first.flatMap { Int($0) } ?? 0
+            #expect(line.hasSuffix("uid \(uid) and gid \(uid) of their own (no account, no other process)"), "\(result.stdout)")
+            #expect(result.stdout.contains("  Uid:\t\(uid)\t\(uid)\t\(uid)\t\(uid)"), "\(result.stdout)")
             #expect(result.stdout.contains("  CapEff:\t0000000000000000") && result.stdout.contains("  CapBnd:\t0000000000000000"), "\(result.stdout)")
         }
     }

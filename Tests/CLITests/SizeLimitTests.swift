@@ -26,18 +26,9 @@ import Testing
     func ingestCopiesAnySizeUnlessToldAndThenFailsOnlyTheLargeFile(database: Bool) throws {
         let work = TemporaryDirectory("size-limit")
         let drop = try Self.drop(in: work.path, sparse: 3 << 20)
-        var options: [String] = []
-        var workers: DistributedTests.Workers?
-        var server: PostgresServer?
-        if database {
-            server = try PostgresServer()
-            let url = try #require(server?.url)
-            #expect(try ShareProcess.run(["db", "migrate", "--db", url]).status == 0)
-            workers = DistributedTests.Workers(url: url)
-            try workers?.start("limits")
-            options = ["--db", url]
-        }
-        defer { workers?.stopAll() }
+        let mode = try DatabaseMode(database, worker: "limits")
+        defer { mode.stop() }
+        let options = mode.options
 
         let unlimited = try ShareProcess.run(["ingest", "--container", work.path + "/c1", drop] + options)
         #expect(unlimited.status == 0, "no limit by default: \(unlimited.stderr)")
@@ -51,7 +42,6 @@ import Testing
         let wholeDrop = try ShareProcess.run(["ingest", "--container", work.path + "/c3", "--max-drop-size", "2M", drop] + options)
         #expect(wholeDrop.stderr.contains("note.txt: the drop holds 3.0 MiB, more than the limit of 2 MiB (--max-drop-size)"), "\(wholeDrop.stderr)")
         #expect(Self.copies(in: work.path + "/c3").isEmpty, "nothing copied")
-        withExtendedLifetime(server) {}
     }
 
     @Test func watchRefusesAFileOver8GiBByDefaultAndAnyLimitCanBeSet() throws {

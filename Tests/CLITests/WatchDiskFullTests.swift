@@ -8,13 +8,8 @@ import Testing
 /// `--once` run, or by the running watcher itself.
 @Suite(.serialized) struct WatchDiskFullTests {
     @Test func watchOnceOnAFullDiskExits73AndTheNextRunFinishesTheDrop() throws {
-        guard let disk = Tmpfs(kilobytes: 5 * 1024) else { return }
-        let work = TemporaryDirectory("watch-disk-full")
-        let inbox = work.path + "/inbox", container = disk.path + "/c"
-        try FileManager.default.createDirectory(atPath: inbox, withIntermediateDirectories: true)
-        let drop = try DiskFullTests.photosAndNotes(photos: 200, notes: 100)
-        try FileManager.default.moveItem(atPath: drop.path, toPath: inbox + "/drop")
-        defer { try? FileManager.default.moveItem(atPath: inbox + "/drop", toPath: drop.path) }
+        guard let full = try FullInbox() else { return }
+        let (disk, inbox, container, drop) = (full.disk, full.inbox, full.container, full.drop)
         let arguments = ["watch", inbox, "--container", container, "--once", "--settle", "0", "--on-success", "delete"]
 
         let first = try ShareProcess.run(arguments)
@@ -40,19 +35,14 @@ import Testing
     }
 
     @Test func aRunningWatcherFinishesTheStoppedDropOnceThereIsRoom() throws {
-        guard let disk = Tmpfs(kilobytes: 5 * 1024) else { return }
-        let work = TemporaryDirectory("watch-disk-full")
-        let inbox = work.path + "/inbox", container = disk.path + "/c"
-        try FileManager.default.createDirectory(atPath: inbox, withIntermediateDirectories: true)
-        let drop = try DiskFullTests.photosAndNotes(photos: 200, notes: 100)
-        try FileManager.default.moveItem(atPath: drop.path, toPath: inbox + "/drop")
-        defer { try? FileManager.default.moveItem(atPath: inbox + "/drop", toPath: drop.path) }
+        guard let full = try FullInbox() else { return }
+        let (disk, inbox, container, drop) = (full.disk, full.inbox, full.container, full.drop)
 
         let watcher = try DropBoundaryTests.Run(["watch", inbox, "--container", container, "--settle", "0"], environment: [:])
         defer { if watcher.process.isRunning { kill(watcher.process.processIdentifier, SIGKILL) } }
         #expect(eventually { watcher.stdout.contains("stopped=diskFull") || !watcher.process.isRunning }, "\(watcher.stderr.suffix(2000))")
         #expect(watcher.process.isRunning, "the watcher keeps running on a full disk: \(watcher.stderr.suffix(2000))")
-        // A second drop is not taken while the disk is full.
+        // A second drop, put in while the disk is full, is delivered too once there is room.
         try FileManager.default.createDirectory(atPath: inbox + "/later", withIntermediateDirectories: true)
         FileManager.default.createFile(atPath: inbox + "/later/note.txt", contents: Data("later\n".utf8))
 
@@ -74,4 +64,26 @@ import Testing
             return FileManager.default.fileExists(atPath: folder + "/" + $0, isDirectory: &isDirectory) && !isDirectory.boolValue
         }
     }
+}
+
+/// An inbox holding one drop of 200 photos and 100 notes, watched into a
+/// container on a 5 MiB tmpfs (nil where no tmpfs can be mounted): the
+/// drop cannot fit.
+final class FullInbox {
+    let disk: Tmpfs
+    let work = TemporaryDirectory("watch-disk-full")
+    let drop: DiskFullTests.Drop
+    var inbox: String { work.path + "/inbox" }
+    var container: String { disk.path + "/c" }
+
+    init?() throws {
+        guard let disk = Tmpfs(kilobytes: 5 * 1024) else { return nil }
+        self.disk = disk
+        drop = try DiskFullTests.photosAndNotes(photos: 200, notes: 100)
+        try FileManager.default.createDirectory(atPath: work.path + "/inbox", withIntermediateDirectories: true)
+        try FileManager.default.moveItem(atPath: drop.path, toPath: work.path + "/inbox/drop")
+    }
+
+    // The drop's folder goes back where its TemporaryDirectory removes it (if it is still whole).
+    deinit { try? FileManager.default.moveItem(atPath: inbox + "/drop", toPath: drop.path) }
 }

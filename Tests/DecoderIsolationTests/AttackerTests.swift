@@ -288,13 +288,17 @@ import Testing
         ]
         #expect(!names.isEmpty && Set(names).isSubset(of: allowed), "the helper's environment: \(names)")
         let arguments = String(decoding: ProcessTree.read("/proc/\(helper)/cmdline"), as: UTF8.self).split(separator: "\0").map(String.init)
+        // As root, the account is a uid and gid of their own (issue 58): the helper's own, as /proc shows it.
+        let status = String(decoding: ProcessTree.read("/proc/\(helper)/status"), as: UTF8.self)
+        let uid = status.split(separator: "\n").first { $0.hasPrefix("Uid:") }?.split(separator: "\t").dropFirst().first.map(String.init) ?? "?"
         #expect(
             Array(arguments.dropFirst())
                 == [
-                    "decode-helper", "--memory-limit", "4294967296", "--cpu-limit", "1800", "--account", "65534:65534", "--sandbox-only-loaders", "--parent",
+                    "decode-helper", "--memory-limit", "4294967296", "--cpu-limit", "1800", "--account", "\(uid):\(uid)", "--sandbox-only-loaders", "--parent",
                     "\(process.processIdentifier)",
                 ],
             "\(arguments)")
+        #expect((0x7E00_0000...0x7E00_FFFF).contains(Int(uid) ?? 0), "\(status)")
         try expectSandboxedAsRoot(helper)
         secrets.expectAbsent(from: helper, alsoAbsent: ["SECRET_TOKEN", "PGPASSWORD", "LANG", "--message"])
         // Killed outright, share takes its helper with it, although the helper

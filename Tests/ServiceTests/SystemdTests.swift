@@ -97,7 +97,7 @@ import Testing
                 "MemoryDenyWriteExecute=yes", "IPAddressDeny=any", "IPAddressAllow=localhost", "ProtectProc=invisible", "ProcSubset=pid", "PrivateMounts=yes"] {
                 #expect(text.contains("\n" + setting), "\(name): \(setting)")
             }
-            for dropIn in ["", "database.conf", "no-landlock.conf", "as-root.conf"] {
+            for dropIn in ["", "database.conf", "no-landlock.conf", "mount-namespace.conf"] {
                 let extra = dropIn.isEmpty ? "" : "\n" + (try String(contentsOfFile: Fixtures.packageRoot.appendingPathComponent("deploy/systemd/" + dropIn).path, encoding: .utf8))
                 let path = units.file("\(name)\(dropIn.isEmpty ? "" : "-" + dropIn.replacingOccurrences(of: ".conf", with: ""))@test.service")
                 try (text + extra).replacingOccurrences(of: "/usr/local/bin/share", with: Fixtures.shareBinary).write(toFile: path, atomically: true, encoding: .utf8)

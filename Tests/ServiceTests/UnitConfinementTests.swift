@@ -115,6 +115,28 @@ import Testing
         }
     }
 
+    /// Each unit with each drop-in of deploy/systemd appended (as systemd reads
+    /// a drop-in: more assignments) rates 2.5 or below too (issue 58, finding
+    /// 11: the root drop-in as-root.conf, CAP_SYS_ADMIN and every @mount call
+    /// for a share running as root, rated 2.7; mount-namespace.conf rates 1.9).
+    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/systemd-analyze"), "needs systemd-analyze (scripts/setup.sh)"))
+    func everyUnitWithEachDropInRatesAtMost2_5() throws {
+        let dropIns = try FileManager.default.contentsOfDirectory(atPath: Self.units).filter { $0.hasSuffix(".conf") }.sorted()
+        #expect(dropIns.count >= 3, "\(dropIns)")
+        let scratch = TemporaryDirectory("unit-rating")
+        for unit in ["share-watch", "share-worker"] {
+            let text = try String(contentsOfFile: Self.units + "/\(unit)@.service", encoding: .utf8)
+            for dropIn in dropIns {
+                let path = scratch.file("\(unit)-\(dropIn.replacingOccurrences(of: ".conf", with: ""))@.service")
+                try (text + "\n" + String(contentsOfFile: Self.units + "/" + dropIn, encoding: .utf8)).write(toFile: path, atomically: true, encoding: .utf8)
+                let result = try Self.run(["/usr/bin/systemd-analyze", "security", "--offline=yes", "--no-pager", path])
+                let line = try #require(result.stdout.split(separator: "\n").last { $0.contains("Overall exposure level") }, "\(result.stdout)\(result.stderr)")
+                let score = try #require(line.split(separator: ":").last.flatMap { Double($0.trimmingCharacters(in: .whitespaces).split(separator: " ").first ?? "") })
+                #expect(score <= 2.5, "\(unit) with \(dropIn): \(line)")
+            }
+        }
+    }
+
     // MARK: - The units started
 
     /// The harness applies what it says: under the watcher's unit a process
@@ -233,8 +255,11 @@ import Testing
     /// Without Landlock (hidden by the debug switch), the default units give
     /// the helpers nothing to confine themselves with, and `share` refuses to
     /// decode; the drop-in `share doctor` names gives them their namespace
-    /// (`no-landlock.conf`, unprivileged), or, as root, their mount namespace
-    /// or empty root (`as-root.conf`).
+    /// (`no-landlock.conf`, unprivileged), or, where no user namespace can be
+    /// made, a mount namespace of their own from the capabilities the
+    /// unprivileged `share` holds in its ambient set (`mount-namespace.conf`,
+    /// whose RestrictNamespaces=mnt refuses a user namespace, so that is what
+    /// the helpers get), which they drop before any input.
     @Test func withoutLandlockTheDropInsGiveTheHelpersTheirConfinement() throws {
         let root = try Root()
         let noLandlock = ["SHARE_TEST_NO_LANDLOCK": "1"]
@@ -249,14 +274,26 @@ import Testing
         #expect((unprivileged.report["helper"] as? [String: Any])?["confinement"] as? String == "namespace", "\(unprivileged.stderr)")
         #expect((unprivileged.report["shortfalls"] as? [String])?.isEmpty == true, "\(unprivileged.stderr)")
 
-        let asRoot = try Self.doctor("share-watch", dropIns: ["as-root.conf"], root: root, user: nil, environment: noLandlock)
-        let rootHelper = asRoot.report["helper"] as? [String: Any] ?? [:]
-        #expect(rootHelper["confinement"] as? String == "namespace" && rootHelper["uid"] as? Int == 65534, "\(asRoot.stderr)")
-        #expect((asRoot.report["shortfalls"] as? [String])?.isEmpty == true, "\(asRoot.stderr)")
-        let emptyRoot = try Self.doctor(
-            "share-watch", dropIns: ["as-root.conf"], root: root, user: nil, environment: noLandlock.merging(["SHARE_TEST_NO_NAMESPACES": "1"]) { $1 })
-        #expect((emptyRoot.report["helper"] as? [String: Any])?["confinement"] as? String == "empty-root", "\(emptyRoot.stderr)")
-        #expect((emptyRoot.report["shortfalls"] as? [String])?.isEmpty == true, "\(emptyRoot.stderr)")
+        let mountNamespace = try Self.doctor("share-watch", dropIns: ["mount-namespace.conf"], root: root, environment: noLandlock)
+        let helper = mountNamespace.report["helper"] as? [String: Any] ?? [:]
+        #expect(helper["confinement"] as? String == "namespace" && helper["uid"] as? Int == 65534, "\(mountNamespace.stderr)")
+        #expect(helper["capEffective"] as? String == "0000000000000000" && helper["seccomp"] as? Int == 2, "\(mountNamespace.stderr)")
+        #expect((mountNamespace.report["shortfalls"] as? [String])?.isEmpty == true, "\(mountNamespace.stderr)")
+        // The drop-in's share itself holds them (what the helpers dropped).
+        let status = try Self.run(
+            Self.command("share-watch", dropIns: ["mount-namespace.conf"], instance: "doctor", root: root, exec: ["/bin/cat", "/proc/self/status"]))
+        #expect(status.stdout.contains("CapAmb:\t0000000000240000") && status.stdout.contains("Uid:\t65534"), "\(status.stdout)\(status.stderr)")
+        // And a watcher under it delivers a drop, decoded in such helpers.
+        let inbox = try root.inbox("photos")
+        let staging = root.path + "/staging"
+        try FileManager.default.createDirectory(atPath: staging, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: Fixtures.media("photo.jpg"), toPath: staging + "/photo.jpg")
+        for name in ["", "/photo.jpg"] { try Root.give(staging + name, to: "nobody") }
+        try FileManager.default.moveItem(atPath: staging, toPath: inbox + "/drop")
+        try Data("SHARE_OPTIONS=--once --settle 0\n".utf8).write(to: URL(fileURLWithPath: root.path + "/etc/share-ingest/watch-photos.env"))
+        let watch = try Self.run(
+            Self.command("share-watch", dropIns: ["mount-namespace.conf"], instance: "photos", root: root, pass: Array(noLandlock.keys)), environment: noLandlock)
+        #expect(watch.status == 0 && watch.stdout.contains("ingested=1 failed=0"), "\(watch.stdout)\(watch.stderr)")
     }
 
     // MARK: - As the README installs them

@@ -270,6 +270,7 @@ final class StageLog: Sendable {
     @Test func everyRecordedFieldHasAnOwner() {
         let lifecycle: Set<ItemState.CodingKeys> = [
             .index, .id, .source, .label, .completed, .warnings, .failure, .stageSeconds, .lostAttempts, .decodingInFlight, .suspect, .stageRecords,
+            .waitingForSpace,
         ]
         let owned = Set(StageCatalog.builtin.definitions.flatMap(\.records)).union(lifecycle)
         #expect(owned == Set(ItemState.CodingKeys.allCases), "no owner: \(Set(ItemState.CodingKeys.allCases).subtracting(owned))")

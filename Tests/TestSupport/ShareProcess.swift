@@ -13,11 +13,13 @@ public struct ShareProcess {
     /// that runs it (e.g. `["/usr/bin/strace", "-f", …]`), the binary's path appended;
     /// `directory`: its working directory (the test's, unless given).
     @discardableResult
+    /// `executable`: another program to run with `arguments` (one that runs `share` itself, as `setpriv`).
     public static func run(
-        _ arguments: [String], environment: [String: String] = [:], under wrapper: [String] = [], directory: String? = nil
+        _ arguments: [String], environment: [String: String] = [:], under wrapper: [String] = [], directory: String? = nil,
+        executable: String? = nil
     ) throws -> ShareProcess {
         let process = Process()
-        let command = wrapper + [Fixtures.shareBinary] + arguments
+        let command = executable.map { [$0] + arguments } ?? (wrapper + [Fixtures.shareBinary] + arguments)
         process.executableURL = URL(fileURLWithPath: command[0])
         process.arguments = Array(command.dropFirst())
         var env = ProcessInfo.processInfo.environment

@@ -75,7 +75,7 @@ public struct ConsumedShareCollector: Sendable {
         // Batches of `share ingest` that nobody finished: stopped (a signal, a
         // full disk, a crash) and left longer than the retention since their
         // last run let go of them. A watched drop's batch is the watcher's to finish.
-        for var batch in try journal.batches(in: [.claimed, .running, .manifesting]) where batch.dropName == nil && journal.isInterrupted(batch) {
+        for var batch in try journal.batches(in: BatchState.unfinished) where batch.dropName == nil && journal.isInterrupted(batch) {
             let left = BatchLock.lastReleased(batch: batch.id, container: container) ?? batch.createdAt
             guard now.timeIntervalSince(left) >= retention else { continue }
             try removeFiles(ofItemsOf: batch)

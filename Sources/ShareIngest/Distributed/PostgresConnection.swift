@@ -143,10 +143,17 @@ public struct PostgresError: Error, Sendable, CustomStringConvertible {
     let interrupted: Bool
 
     init(message: String, connectionLost: Bool, sqlState: SQLState? = nil, interrupted: Bool = false) {
-        self.message = DatabaseSecrets.scrub(message)
+        self.message = DatabaseSecrets.scrub(Self.oneLine(message))
         self.connectionLost = connectionLost
         self.sqlState = sqlState
         self.interrupted = interrupted
+    }
+
+    /// libpq's lines (`…failed: Connection refused\n\tIs the server running…`)
+    /// as one sentence of parts: each trimmed, joined by `; `, so no tab or
+    /// line break reaches a log line (where it would be shown escaped).
+    static func oneLine(_ message: String) -> String {
+        message.split(whereSeparator: \.isNewline).map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }.joined(separator: "; ")
     }
 
     /// The message, prefixed with "PostgreSQL".

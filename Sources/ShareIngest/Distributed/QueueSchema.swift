@@ -46,7 +46,10 @@ enum QueueSchema {
     static let migrationLock = 727_274
 
     /// Creates or upgrades the schema; concurrent callers serialize on an advisory lock.
-    static func migrate(_ connection: PostgresConnection) throws {
+    /// Returns the names of the migrations it applied (none: it was up to date).
+    @discardableResult
+    static func migrate(_ connection: PostgresConnection) throws -> [String] {
+        var made: [String] = []
         try connection.transaction {
             try connection.query("SELECT pg_advisory_xact_lock(\(migrationLock))")
             try connection.query("CREATE TABLE IF NOT EXISTS share_schema (version integer NOT NULL)")
@@ -57,12 +60,14 @@ enum QueueSchema {
             for migration in try migrations.pending(applied: applied) {
                 try connection.execute(migration.sql)
                 try connection.query("INSERT INTO share_migrations (name) VALUES ($1)", [migration.name])
+                made.append(migration.name)
             }
             // Shares from before named migrations read only this number: one
             // older than the schema sees it is newer and refuses to run.
             try connection.query("DELETE FROM share_schema")
             try connection.query("INSERT INTO share_schema (version) VALUES (\(version))")
         }
+        return made
     }
 
     /// The migrations applied: recorded by name, or, in a database migrated

@@ -120,10 +120,12 @@ public final class StageWorker: Sendable {
     }
 
     /// Creates or upgrades the schema (`share db migrate`; needs a role that may create tables).
-    public static func migrate(url: String, cancellation: CancellationFlag = CancellationFlag()) throws {
+    /// Returns the names of the migrations it applied, in order (none: the schema was up to date).
+    @discardableResult
+    public static func migrate(url: String, cancellation: CancellationFlag = CancellationFlag()) throws -> [String] {
         let queue = try JobQueue(url: url, role: "migrate", interruption: Interruption(cancellation))
         do {
-            try QueueSchema.migrate(queue.connection)
+            return try QueueSchema.migrate(queue.connection)
         } catch let error as PostgresError where error.sqlState == .insufficientPrivilege {
             throw SchemaMismatch(
                 description: "PostgreSQL: \(error.message): this role may not change the schema; run share db migrate as the owner role (README: least privilege)")

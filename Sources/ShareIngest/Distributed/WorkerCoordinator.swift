@@ -56,6 +56,12 @@ final class WorkerCoordinator {
                     nextHeartbeat = MonotonicClock.now() + settings.lease / 3
                 }
                 if try claim(queue) { continue }
+                // Idle with counts not yet sent: sent now, so `share status --db`
+                // right after a batch shows the stages this worker did.
+                if isIdle, run.counters.withLock({ $0.done + $0.failures }) > 0 {
+                    try heartbeat(queue)
+                    nextHeartbeat = MonotonicClock.now() + settings.lease / 3
+                }
                 let untilHeartbeat = max(0.01, nextHeartbeat - MonotonicClock.now())
                 _ = try queue.waitForWork(seconds: min(1, untilHeartbeat), wake: run.wake.readEnd)
                 run.wake.drain()
@@ -74,6 +80,9 @@ final class WorkerCoordinator {
         }
         return queue
     }
+
+    /// True when nothing waits to run here and nothing runs.
+    private var isIdle: Bool { run.handoff.count == 0 && run.busy.load(ordering: .relaxed) == 0 }
 
     /// Renews the leases of the jobs held, and sends the counters.
     private func heartbeat(_ queue: any JobStore) throws {

@@ -36,7 +36,7 @@ extension BatchJournal {
     /// signal, a crash or a power cut, and `share ingest --resume` (or the
     /// watcher's next start) finishes it. `share status` shows it as `interrupted`.
     public func isInterrupted(_ batch: BatchRecord) -> Bool {
-        [.claimed, .running, .manifesting].contains(batch.state) && !BatchLock.isHeld(batch: batch.id, container: container)
+        batch.state.isUnfinished && !BatchLock.isHeld(batch: batch.id, container: container)
     }
 
     /// The batches of `share ingest` (not of a watched drop: the watcher
@@ -45,7 +45,7 @@ extension BatchJournal {
     /// each now.
     public func unfinishedBatches(of inputs: [ShareInput]) throws(ShareIngestError) -> [(batch: BatchRecord, held: Bool)] {
         let signature = InputsSignature.of(inputs)
-        return try batches(in: [.claimed, .running, .manifesting]).reversed()
+        return try batches(in: BatchState.unfinished).reversed()
             .filter { $0.dropName == nil && $0.dropSignature == signature }
             .map { ($0, BatchLock.isHeld(batch: $0.id, container: container)) }
     }

@@ -11,13 +11,23 @@ public enum BatchState: String, Sendable, Codable, CaseIterable {
     case manifesting
     /// The manifest is written (or nothing could be delivered).
     case done
-    /// The drop vanished before it was planned; nothing was taken.
+    /// Given up: a drop that vanished before it was planned (nothing was
+    /// taken), or a batch of `share ingest` left unfinished longer than
+    /// `share gc --older-than`, whose copies `share gc` removed.
     case abandoned
     /// A consumed share whose files `share gc` removed.
     case collected
     /// Its fan-in (distributed: the manifest job) had all its attempts and gave
     /// up (the reason is recorded with the batch); `share ingest --resume` retries it.
     case failed
+
+    /// The states of a batch that is not finished: a run (or the watcher's
+    /// next start, or `--resume`) still has work to do on it. The one place
+    /// this set is written.
+    public static let unfinished: Set<BatchState> = [.claimed, .running, .manifesting]
+
+    /// True for the states of ``unfinished``.
+    public var isUnfinished: Bool { Self.unfinished.contains(self) }
 }
 
 /// One batch as the journal keeps it.

@@ -73,6 +73,20 @@ package final class ShareService: Sendable {
         }
     }
 
+    /// The `helpers` check: fails, naming each, while decoder helpers were found
+    /// stopped by a signal (SIGSTOP from outside) since the last check; `replace`
+    /// finds them and has them killed and replaced (so the check passes again
+    /// once none is found).
+    package static func stoppedHelpersCheck(_ replace: @escaping @Sendable () -> [Int32]) -> ServiceMonitor.Check {
+        ServiceMonitor.Check("helpers") {
+            let stopped = replace()
+            guard !stopped.isEmpty else { return }
+            throw CheckFailure(
+                description: stopped.map { "the decoder helper (pid \($0)) was stopped by a signal" }.joined(separator: "; ")
+                    + "; killed and replaced")
+        }
+    }
+
     struct CheckFailure: Error, CustomStringConvertible { let description: String }
 }
 
@@ -85,8 +99,9 @@ extension ShareService {
     /// enough where the kernel has Landlock. Without it, the drop-in
     /// `no-landlock.conf` allows the user and mount namespaces an unprivileged
     /// helper confines itself in (where unprivileged users may make them), and
-    /// otherwise `as-root.conf` runs `share` as root with the capabilities its
-    /// helpers' mount namespace or empty root take. (Run `share doctor`
+    /// otherwise `mount-namespace.conf` gives the unprivileged `share` the two
+    /// capabilities (ambient: CAP_SYS_ADMIN, CAP_SYS_CHROOT) its helpers' mount
+    /// namespace takes without a user namespace, and only the mount calls that takes. (Run `share doctor`
     /// outside the units: inside one, its own filter hides the namespaces.)
     package static func systemdUnits(landlockABI: Int, unprivilegedNamespaces: Bool) -> (dropIn: String?, advice: String) {
         if landlockABI > 0 {
@@ -96,9 +111,10 @@ extension ShareService {
             return ("no-landlock.conf", "no Landlock here: add deploy/systemd/no-landlock.conf (user and mount namespaces and the mount calls for the helpers; no capability)")
         }
         return (
-            "as-root.conf",
-            "no Landlock here, and an unprivileged user cannot make a user namespace: add deploy/systemd/as-root.conf "
-                + "(share as root, with CAP_SETUID CAP_SETGID CAP_SETPCAP CAP_SYS_ADMIN CAP_SYS_CHROOT CAP_KILL for its helpers' confinement)"
+            "mount-namespace.conf",
+            "no Landlock here, and an unprivileged user cannot make a user namespace: add deploy/systemd/mount-namespace.conf "
+                + "(share stays unprivileged, with CAP_SYS_ADMIN and CAP_SYS_CHROOT as ambient capabilities and the calls mount and chroot "
+                + "for its helpers' mount namespace, which drop them before any input)"
         )
     }
 }

@@ -115,12 +115,13 @@ struct SniffStage: PipelineStage {
         case .notRegularFile(let type): ItemFailure(stage, type == .symbolicLink ? .symbolicLink : .notRegularFile, "\(path) \(type.phrase); not read")
         case .changed(let what): ItemFailure(stage, .changedWhileCopying, "\(path): \(what); not delivered")
         case .reading(let e) where e.isMissing: ItemFailure(stage, .unreadable, "\(path): vanished before it could be read")
-        case .reading(let e): ItemFailure(stage, .unreadable, "\(path): \(e.call) failed: \(e.message)")
+        // Said as a user would say it, not by the system call's name.
+        case .reading(let e): ItemFailure(stage, .unreadable, "\(path): cannot read it: \(e.message.lowercasedFirst)")
         case .writing(let e) where e.isDiskFull:
             ItemFailure(stage, .diskFull, "\(path): container disk full (\(e.message)) while writing \(e.path)\(freeSpace(at: e.path.parentPath))")
         case .writing(let e) where e.kind == .tooLarge:
             ItemFailure(stage, .tooLarge, "\(path): too large for the container (\(e.message)) while writing \(e.path); not delivered")
-        case .writing(let e): ItemFailure(stage, .io, "\(path): \(e.call) failed: \(e.message)")
+        case .writing(let e): ItemFailure(stage, .io, "\(path): cannot write its copy \(e.path): \(e.message.lowercasedFirst)")
         case .wouldNotFit(let size, let reserve, let available, let folder):
             ItemFailure(
                 stage, .diskFull,
@@ -163,4 +164,9 @@ extension PipelineDefinition {
         /// The defaults: one worker, contradictions rejected.
         public init() {}
     }
+}
+
+extension String {
+    /// The sentence with its first letter in lower case (`Permission denied` → `permission denied`), to follow a colon.
+    fileprivate var lowercasedFirst: String { prefix(1).lowercased() + dropFirst() }
 }

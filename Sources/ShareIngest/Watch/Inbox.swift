@@ -185,7 +185,7 @@ public final class Inbox: Sendable {
     private func finishUnfinished(
         events: IngestEventSink?, cancellation: CancellationFlag, pause: inout DiskFullPause?, finished: (BatchReport) -> Void
     ) throws(ShareIngestError) {
-        let unfinished = try journal.batches(in: [.claimed, .running, .manifesting]).reversed()
+        let unfinished = try journal.batches(in: BatchState.unfinished).reversed()
         for batch in unfinished where !cancellation.isCancelled && pause == nil {
             do {
                 guard let report = try resume(batch, events: events, cancellation: cancellation) else { continue }
@@ -375,6 +375,7 @@ public final class Inbox: Sendable {
             return
         }
         let split = DropSplit(items: items, holder: holder)
+        CrashPoint.hit("splitting:" + (batch.dropName ?? ""))
         let left = split.move(from: holder, to: failed)
         if !split.undelivered.isEmpty { fileReport(of: batch, in: failed) }
         // A file that could not be moved (swapped for a link meanwhile) keeps

@@ -137,7 +137,7 @@ enum CommandTable {
     static let doctor = CommandSpec(
         "doctor", "what this machine offers the decoder sandbox, and what a real helper gets",
         options: [json],
-        discussion: "Starts one decoder helper as share ingest would (as SHARE_HELPER_USER and SHARE_HELPER_GROUP when run as root; default nobody and nogroup).",
+        discussion: "Starts one decoder helper as share ingest would (when run as root, under a uid and gid of their own that no other process has, or as SHARE_HELPER_USER and SHARE_HELPER_GROUP name), and says which.",
         exits: [.success, .partial, .usage, .unavailable])
 
     static let completion = CommandSpec(

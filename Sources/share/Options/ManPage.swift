@@ -59,7 +59,7 @@ enum ManPage {
         ("XDG_DATA_HOME", "else the container is $XDG_DATA_HOME/share-ingest/container"),
         ("HOME", "else the container is $HOME/.local/share/share-ingest/container"),
         ("SHARE_STATE_DIR", "where the journal and the reports go (default: the container's .share-ingest)"),
-        ("SHARE_HELPER_USER, SHARE_HELPER_GROUP", "the account decoder helpers run as when share runs as root (default nobody, nogroup)"),
+        ("SHARE_HELPER_USER, SHARE_HELPER_GROUP", "an account for the decoder helpers of a root share (default: a uid and gid of their own, no account, that no other process has)"),
         ("PGPASSWORD, PGPASSFILE, PGSERVICE, PGSERVICEFILE", "libpq's own: the database password, kept off the command line"),
         ("NOTIFY_SOCKET, INVOCATION_ID", "set by systemd: watch and worker notify it, and exit 0 when it stops them with SIGTERM"),
     ]
