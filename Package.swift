@@ -76,16 +76,20 @@ let package = Package(
         .target(name: "DecoderHelperKit", dependencies: ["DecoderIsolation", "MediaFormats", "MediaKit", "SystemCalls", "CShims", "CSystem"]),
         // The helper executable.
         .executableTarget(name: "share-helper", dependencies: ["DecoderHelperKit", "SystemCalls"]),
-        // The pipeline: stages, runner, journal, watch, distributed workers.
+        // The pipeline: stages, runner, journal, watch, distributed workers. It
+        // links no decoder: its decoder is given (sandboxed helpers, for `share`).
         .target(
-            name: "ShareIngest",
-            dependencies: ["ShareManifest", "MediaFormats", "MediaKit", "SystemCalls", "ContentHash", "CShims", "CSQLite", "CPostgres", "PlaceTimeZones"],
+            name: "ShareIngestCore",
+            dependencies: ["ShareManifest", "MediaFormats", "SystemCalls", "ContentHash", "CSQLite", "CPostgres", "PlaceTimeZones"],
             plugins: ["EmbedPipelines"]),
+        // The library host apps' tests use: ShareIngestCore, re-exported, with
+        // MediaKit's in-process decoder as its default.
+        .target(name: "ShareIngest", dependencies: ["ShareIngestCore", "ShareManifest", "MediaFormats", "MediaKit"]),
         // pipelines/*.json compiled into ShareIngest (the built-in pipelines).
         .plugin(name: "EmbedPipelines", capability: .buildTool(), dependencies: ["EmbedPipelinesTool"]),
         .executableTarget(name: "EmbedPipelinesTool"),
         // The CLI: arguments and terminal output only.
-        .executableTarget(name: "share", dependencies: ["ShareIngest", "ShareManifest", "MediaFormats", "DecoderIsolation", "SystemCalls"]),
+        .executableTarget(name: "share", dependencies: ["ShareIngestCore", "ShareManifest", "MediaFormats", "DecoderIsolation", "SystemCalls"]),
 
         // Fuzz targets over the pure modules (and the pipeline loader): ordinary
         // executables that replay their corpus; scripts/fuzz.sh builds them with libFuzzer.
@@ -96,7 +100,7 @@ let package = Package(
         .executableTarget(name: "FuzzHEIF", dependencies: ["FuzzReplay", "MediaFormats"], path: "Fuzz/FuzzHEIF"),
         .executableTarget(name: "FuzzRAW", dependencies: ["FuzzReplay", "MediaFormats"], path: "Fuzz/FuzzRAW"),
         .executableTarget(name: "FuzzMoments", dependencies: ["FuzzReplay", "MediaFormats"], path: "Fuzz/FuzzMoments"),
-        .executableTarget(name: "FuzzPipeline", dependencies: ["FuzzReplay", "ShareIngest"], path: "Fuzz/FuzzPipeline"),
+        .executableTarget(name: "FuzzPipeline", dependencies: ["FuzzReplay", "ShareIngestCore"], path: "Fuzz/FuzzPipeline"),
         // The parsers of untrusted bytes added since (issue 51): the Takeout JSON
         // reader, the XMP, EXIF, ISO-BMFF and PNG location scanners, the maker-note
         // burst reader, and the sidecars' content sniff. FuzzChecks: what every
@@ -108,17 +112,17 @@ let package = Package(
         .executableTarget(name: "FuzzISOBMFF", dependencies: ["FuzzReplay", "FuzzChecks", "MediaFormats"], path: "Fuzz/FuzzISOBMFF"),
         .executableTarget(name: "FuzzPNG", dependencies: ["FuzzReplay", "FuzzChecks", "MediaFormats"], path: "Fuzz/FuzzPNG"),
         .executableTarget(name: "FuzzBurst", dependencies: ["FuzzReplay", "MediaFormats"], path: "Fuzz/FuzzBurst"),
-        .executableTarget(name: "FuzzSidecar", dependencies: ["FuzzReplay", "ShareIngest"], path: "Fuzz/FuzzSidecar"),
+        .executableTarget(name: "FuzzSidecar", dependencies: ["FuzzReplay", "ShareIngestCore"], path: "Fuzz/FuzzSidecar"),
 
-        .target(name: "TestSupport", dependencies: ["ShareIngest", "ShareManifest"], path: "Tests/TestSupport"),
+        .target(name: "TestSupport", dependencies: ["ShareIngest", "ShareIngestCore", "ShareManifest"], path: "Tests/TestSupport"),
         .testTarget(name: "MediaKitTests", dependencies: ["MediaKit", "MediaFormats", "TestSupport"]),
         .testTarget(
-            name: "ShareIngestTests", dependencies: ["ShareIngest", "ShareManifest", "MediaFormats", "ContentHash", "PlaceTimeZones", "TestSupport"],
+            name: "ShareIngestTests", dependencies: ["ShareIngest", "ShareIngestCore", "MediaKit", "ShareManifest", "MediaFormats", "ContentHash", "PlaceTimeZones", "TestSupport"],
             exclude: ["Goldens"]),
         .testTarget(name: "CLITests", dependencies: ["TestSupport"]),
         // share watch and share worker as services: metrics, health, systemd, logs (real processes).
         .testTarget(name: "ServiceTests", dependencies: ["TestSupport"]),
-        .testTarget(name: "DecoderIsolationTests", dependencies: ["DecoderIsolation", "DecoderHelperKit", "MediaFormats", "MediaKit", "ShareIngest", "TestSupport"]),
+        .testTarget(name: "DecoderIsolationTests", dependencies: ["DecoderIsolation", "DecoderHelperKit", "MediaFormats", "MediaKit", "ShareIngest", "ShareIngestCore", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,7 +1,7 @@
 // Fuzz target: PipelineDefinition.decode on arbitrary bytes (scripts/fuzz.sh).
 import Foundation
 import FuzzReplay
-import ShareIngest
+import ShareIngestCore
 
 func check(_ bytes: Data) {
     if let pipeline = try? PipelineDefinition.decode(bytes, file: "fuzz.json") {

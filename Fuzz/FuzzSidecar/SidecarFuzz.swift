@@ -5,7 +5,7 @@
 // than the one the name allows, and never for a name that allows none.
 import FuzzReplay
 import Foundation
-import ShareIngest
+import ShareIngestCore
 
 func check(_ data: Data) {
     let head = [UInt8](data.prefix(8192))

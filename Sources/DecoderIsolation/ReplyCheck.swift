@@ -103,6 +103,7 @@ package enum ReplyCheck {
         try check(facts, for: request)
         facts.warnings = facts.warnings.map(printable)
         if request.task == .pixels { return try checkPixels(reply, for: request, facts: facts) }
+        if request.task == .contactSheet { return try checkContactSheet(reply, for: request, facts: facts) }
         guard result.pixelsWidth == nil, result.pixelsHeight == nil, result.pixelsStride == nil else { throw ReplyViolation("pixels nobody asked for") }
         var thumbnail: ThumbnailOutcome?
         if let width = result.thumbnailWidth, let height = result.thumbnailHeight {
@@ -162,6 +163,22 @@ package enum ReplyCheck {
         var decoded = DecodedMedia(facts: facts)
         decoded.pixels = pixels
         return .success(decoded)
+    }
+
+    /// A contact sheet's answer: the sheet as a thumbnail (a JPEG whose frame
+    /// is the size the facts and the result say, at most the size asked for)
+    /// and nothing else; the caller then accepts it only at the plan's size.
+    private static func checkContactSheet(_ reply: HelperReply, for request: DecodeRequest, facts: MediaFacts) throws(ReplyViolation) -> Result<DecodedMedia, MediaError> {
+        let result = reply.result
+        guard result.pixelsWidth == nil, result.pixelsHeight == nil, result.pixelsStride == nil, result.thumbnailThumbHash == nil, result.thumbnailFailure == nil,
+            result.previews == nil, reply.previews.isEmpty, reply.compatible.isEmpty, result.compatibleLength == nil, result.compatibleFailure == nil,
+            result.moments == nil, result.location == nil, result.takeouts == nil
+        else { throw ReplyViolation("a contact sheet's answer with more than the sheet") }
+        guard let spec = request.thumbnail, let width = result.thumbnailWidth, let height = result.thumbnailHeight, facts.width == width, facts.height == height
+        else { throw ReplyViolation("a contact sheet's answer without the sheet, or of another size than its facts") }
+        let jpeg = try kept(reply.jpeg, metadata: false, request: request, what: "contact sheet")
+        try checkThumbnail(jpeg[...], width: width, height: height, spec: spec, facts: facts)
+        return .success(DecodedMedia(facts: facts, thumbnail: .made(Thumbnail(jpeg: jpeg, width: width, height: height))))
     }
 
     private static func checkTakeouts(_ result: WireResult, for request: DecodeRequest) throws(ReplyViolation) -> [TakeoutReading] {
@@ -347,7 +364,7 @@ package enum ReplyCheck {
     /// JSON's, text, `unreadable`).
     package static func kinds(for request: DecodeRequest) -> Set<MediaFacts.Kind> {
         let format = request.format
-        if request.task == .pixels { return [.image] }
+        if request.task == .pixels || request.task == .contactSheet { return [.image] }
         if request.task == .locationMetadata {
             switch format.kind {
             case .image: return [.image]

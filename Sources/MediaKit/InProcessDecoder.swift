@@ -83,6 +83,8 @@ public struct InProcessDecoder: MediaDecoder {
             return decoded
         case .pixels:
             return try PicturePixels.decode(request, descriptor: descriptor)
+        case .contactSheet:
+            return try Self.drawContactSheet(request, descriptor: descriptor)
         case .media:
             if let spec = request.compatibleCopy {
                 return try CompatibleCopyMaker(request: request, spec: spec, descriptor: descriptor).make(route: route)
@@ -102,6 +104,26 @@ public struct InProcessDecoder: MediaDecoder {
     /// (``CentreView``) when the picture is 2:1 and that view is at least the
     /// thumbnail's size (else the whole picture's thumbnail is kept), and a stereo pair's the left eye when that is not the
     /// primary image, made again from the file (kept as it was when that fails).
+    /// The contact sheet of the plan in the file (``DecodeTask/contactSheet``),
+    /// drawn with ``ContactSheet/render(_:title:layout:total:)`` and answered
+    /// as the thumbnail.
+    static func drawContactSheet(_ request: DecodeRequest, descriptor: Int32) throws(MediaError) -> DecodedMedia {
+        let file = DescriptorBytes(descriptor)
+        guard file.count <= 1 << 30, let bytes = file.read(0..<file.count) else {
+            throw MediaError(.damaged, "\(request.label): the contact sheet plan cannot be read")
+        }
+        let plan = try ContactSheetPlan(decoding: bytes)
+        let sheet: ContactSheet
+        do {
+            sheet = try ContactSheet.render(plan.tiles, title: plan.title, layout: plan.layout, total: plan.total)
+        } catch {
+            throw MediaError(LibraryMessages.kind(of: error) ?? .damaged, "\(request.label): cannot draw the contact sheet: \(error)")
+        }
+        var decoded = DecodedMedia(facts: MediaFacts(kind: .image, width: sheet.width, height: sheet.height))
+        decoded.thumbnail = .made(Thumbnail(jpeg: sheet.jpeg, width: sheet.width, height: sheet.height))
+        return decoded
+    }
+
     /// A Takeout JSON sent with the file: its facts, or why it is not one.
     static func readTakeout(_ bytes: [UInt8]) -> TakeoutReading {
         guard bytes.count <= TakeoutJSON.maximumSize else { return .refused("it is larger than \(TakeoutJSON.maximumSize >> 20) MiB") }

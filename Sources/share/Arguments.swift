@@ -1,6 +1,6 @@
 import Foundation
 import Glibc
-import ShareIngest
+import ShareIngestCore
 import ShareManifest
 import SystemCalls
 

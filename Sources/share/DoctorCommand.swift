@@ -1,6 +1,6 @@
 import DecoderIsolation
 import Foundation
-import ShareIngest
+import ShareIngestCore
 import SystemCalls
 
 /// `share doctor`: what this machine offers the decoder sandbox (seccomp

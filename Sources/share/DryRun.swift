@@ -1,5 +1,5 @@
 import Foundation
-import ShareIngest
+import ShareIngestCore
 
 /// `share ingest --dry-run`: the plan of a drop on stdout (each input, the
 /// sidecars its photo or video would carry, what would be skipped and why,

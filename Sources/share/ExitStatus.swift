@@ -1,6 +1,6 @@
 import Glibc
 import MediaFormats
-import ShareIngest
+import ShareIngestCore
 import ShareManifest
 import SystemCalls
 

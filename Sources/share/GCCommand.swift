@@ -1,5 +1,5 @@
 import Foundation
-import ShareIngest
+import ShareIngestCore
 
 /// `share gc`: removes the files of consumed shares older than a retention period.
 enum GCCommand {

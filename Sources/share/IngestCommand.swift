@@ -1,7 +1,7 @@
 import Foundation
 import Glibc
 import MediaFormats
-import ShareIngest
+import ShareIngestCore
 import ShareManifest
 
 /// `share ingest`: one batch from files, folders, text and links.

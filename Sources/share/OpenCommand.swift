@@ -1,5 +1,5 @@
 import Foundation
-import ShareIngest
+import ShareIngestCore
 import ShareManifest
 import SystemCalls
 

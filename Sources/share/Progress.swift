@@ -1,5 +1,5 @@
 import Foundation
-import ShareIngest
+import ShareIngestCore
 import Synchronization
 
 /// Shows a batch's events: a live line on a terminal (items per stage, bytes,

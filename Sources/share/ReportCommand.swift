@@ -1,7 +1,6 @@
 import DecoderIsolation
 import Foundation
-import MediaKit
-import ShareIngest
+import ShareIngestCore
 import ShareManifest
 import SystemCalls
 
@@ -44,10 +43,11 @@ enum ReportCommand {
         let drawsSheet = sheetPath.map(writable) ?? false
         if (htmlPath != nil && html == nil) || (sheetPath != nil && !drawsSheet) { status = .cannotCreate }
         // One pass over the items for both outputs: each item read once; the
-        // sheet's thumbnails decoded to pixels in sandboxed helpers (this process decodes none).
-        let decoder = drawsSheet ? DecoderOption.helpers() : nil
-        defer { decoder?.shutdown() }
-        let outputs = report.writeOutputs(in: container, html: html, sheet: drawsSheet, decoder: decoder ?? InProcessDecoder())
+        // sheet's thumbnails decoded to pixels, and the sheet drawn, in sandboxed helpers (started
+        // only for a sheet: this process decodes and draws nothing).
+        let decoder = DecoderOption.helpers()
+        defer { decoder.shutdown() }
+        let outputs = report.writeOutputs(in: container, html: html, sheet: drawsSheet, decoder: decoder)
         if let htmlPath = html, let page = outputs.page {
             switch page {
             case .success(let page):

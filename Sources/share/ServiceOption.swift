@@ -1,7 +1,7 @@
 import DecoderIsolation
 import Foundation
 import MediaFormats
-import ShareIngest
+import ShareIngestCore
 import SystemCalls
 
 /// `--metrics HOST:PORT` of `share watch` and `share worker`, and the service

@@ -1,5 +1,5 @@
 import Foundation
-import ShareIngest
+import ShareIngestCore
 import SystemCalls
 
 /// `share status`: the container's batches, their state, counts, keys and URLs.

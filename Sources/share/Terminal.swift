@@ -1,5 +1,5 @@
 import Foundation
-import ShareIngest
+import ShareIngestCore
 import Synchronization
 import SystemCalls
 

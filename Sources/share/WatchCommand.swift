@@ -1,6 +1,6 @@
 import Foundation
 import MediaFormats
-import ShareIngest
+import ShareIngestCore
 import ShareManifest
 import Synchronization
 import SystemCalls

@@ -1,6 +1,6 @@
 import Foundation
 import MediaFormats
-import ShareIngest
+import ShareIngestCore
 import ShareManifest
 
 /// `share worker` and `share db migrate`: the distributed mode's workers.

@@ -1,6 +1,6 @@
 import DecoderIsolation
 import Foundation
-import ShareIngest
+import ShareIngestCore
 import ShareManifest
 import SystemCalls
 

@@ -3,7 +3,8 @@ import MediaFormats
 import ShareManifest
 import Testing
 
-@testable import ShareIngest
+import ShareIngest
+@testable import ShareIngestCore
 
 /// The fan-in's rules that compare capture times (issue 54 part 2): the Live
 /// Photo window (2 s, either way), the RAW+JPEG and edit gaps (1 s), a burst's

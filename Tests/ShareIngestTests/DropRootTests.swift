@@ -4,7 +4,8 @@ import SystemCalls
 import TestSupport
 import Testing
 
-@testable import ShareIngest
+import ShareIngest
+@testable import ShareIngestCore
 
 /// The pieces of the drop boundary (issue 51) on their own: what opening
 /// beneath a folder refuses, where a link of the drop leads, and that what

@@ -4,7 +4,8 @@ import ShareManifest
 import TestSupport
 import Testing
 
-@testable import ShareIngest
+import ShareIngest
+@testable import ShareIngestCore
 
 /// Content identity: every copy's SHA-256 (computed while copying), and the same
 /// photo shared twice (in one share, or again while an earlier share is not yet

@@ -3,7 +3,8 @@ import Testing
 import TestSupport
 
 @testable import MediaFormats
-@testable import ShareIngest
+import ShareIngest
+@testable import ShareIngestCore
 
 /// Which media a sidecar's name points at (Takeout's naming), and what a
 /// Takeout JSON is read as (or refused as).

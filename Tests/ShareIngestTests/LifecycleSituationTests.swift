@@ -7,7 +7,8 @@ import Synchronization
 import TestSupport
 import Testing
 
-@testable import ShareIngest
+import ShareIngest
+@testable import ShareIngestCore
 
 /// A stage that does nothing but finish: what the situations below run, so
 /// that what happens is the lifecycle's and the stores', not a decoder's.

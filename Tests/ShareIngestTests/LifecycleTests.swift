@@ -4,7 +4,8 @@ import ShareManifest
 import TestSupport
 import Testing
 
-@testable import ShareIngest
+import ShareIngest
+@testable import ShareIngestCore
 
 /// The one item lifecycle (``ItemLifecycle``): every next step decided from an
 /// outcome, the same for the local runner and the workers; and what the stores

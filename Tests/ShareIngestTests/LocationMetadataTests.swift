@@ -4,7 +4,8 @@ import MediaFormats
 import TestSupport
 import Testing
 
-@testable import ShareIngest
+import ShareIngest
+@testable import ShareIngestCore
 
 /// The pieces of location privacy and compatible copies below the pipeline:
 /// the decoder's scanner (``LocationScanner``) on every fixture, the parent's

@@ -6,7 +6,8 @@ import ShareManifest
 import TestSupport
 import Testing
 
-@testable import ShareIngest
+import ShareIngest
+@testable import ShareIngestCore
 
 /// Moments through the whole pipeline (`default`, in-process decoding): a
 /// motion photo's video copied out and linked from the photo's entry, the

@@ -4,7 +4,8 @@ import ShareManifest
 import TestSupport
 import Testing
 
-@testable import ShareIngest
+import ShareIngest
+@testable import ShareIngestCore
 
 /// The distributed store on a real PostgreSQL server: what a worker's claims
 /// and records do to the rows, observed directly.

@@ -2,7 +2,8 @@ import Foundation
 import MediaKit
 import Testing
 
-@testable import ShareIngest
+import ShareIngest
+@testable import ShareIngestCore
 import ShareManifest
 import MediaFormats
 

@@ -2,7 +2,8 @@ import Foundation
 import TestSupport
 import Testing
 
-@testable import ShareIngest
+import ShareIngest
+@testable import ShareIngestCore
 
 /// The journal's connection keeps its prepared statements: each one gives the
 /// same rows as a fresh one would, whatever ran before it, including the same

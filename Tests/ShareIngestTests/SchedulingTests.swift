@@ -6,7 +6,8 @@ import SystemCalls
 import TestSupport
 import Testing
 
-@testable import ShareIngest
+import ShareIngest
+@testable import ShareIngestCore
 
 /// The costliest items are decoded first and decoder memory is bounded (issue
 /// 16). Order and waiting are observed, never timed.

@@ -6,7 +6,8 @@ import SystemCalls
 import TestSupport
 import Testing
 
-@testable import ShareIngest
+import ShareIngest
+@testable import ShareIngestCore
 
 /// A stage the package does not have, defined entirely here: it writes
 /// `<UUID>.sha256` beside each copy (the `sha256sum` line of the copy) and

@@ -4,7 +4,8 @@ import Synchronization
 import TestSupport
 import Testing
 
-@testable import ShareIngest
+import ShareIngest
+@testable import ShareIngestCore
 
 /// What becomes of the jobs of a worker that vanished, decided by the batch's
 /// own lifecycle in the reaper of a live worker: a death is blamed only on a

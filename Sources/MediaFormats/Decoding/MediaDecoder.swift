@@ -125,6 +125,12 @@ public enum DecodeTask: String, Sendable, Codable, Hashable {
     /// applied, alpha over white), as ``DecodedPixels``. The facts are the
     /// kind alone.
     case pixels
+    /// Draw a contact sheet: the file is a ``ContactSheetPlan`` (``ContactSheetPlan/encoded()``:
+    /// the tiles' pixels, captions and layout, made by the process that asked),
+    /// and the answer is the sheet as the thumbnail (a JPEG at exactly the
+    /// plan's ``ContactSheetPlan/size``, the request's thumbnail size its longer
+    /// side), with facts of an image of that size. No media file is read.
+    case contactSheet
 }
 
 /// Pixels a decoder made for its caller to compose (``DecodeTask/pixels``):

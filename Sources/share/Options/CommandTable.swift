@@ -1,4 +1,4 @@
-import ShareIngest
+import ShareIngestCore
 
 /// Every command of `share` and every option it takes: the one table the
 /// parser, the help, the completion scripts, the man page and the README's

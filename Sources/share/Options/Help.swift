@@ -1,4 +1,4 @@
-import ShareIngest
+import ShareIngestCore
 
 /// `share --help`, `share CMD --help`, `share help CMD` and the README's
 /// Markdown tables, all from ``CommandTable``.

@@ -1,7 +1,6 @@
 import Foundation
 import Glibc
 import MediaFormats
-import MediaKit
 import ShareManifest
 import Synchronization
 import SystemCalls
@@ -114,7 +113,7 @@ public final class StageWorker: Sendable {
     /// and batch, `log` one ``Event`` per failure, retry and notable change.
     public init(
         url: String, settings: Settings, events: IngestEventSink? = nil, log: (@Sendable (Event) -> Void)? = nil,
-        decoder: any MediaDecoder = InProcessDecoder()
+        decoder: any MediaDecoder
     ) {
         (self.url, self.settings, self.events, self.log, self.decoder) = (url, settings, events, log, decoder)
     }

@@ -1,6 +1,5 @@
 import Foundation
 import MediaFormats
-import MediaKit
 import ShareManifest
 import SystemCalls
 
@@ -9,7 +8,7 @@ public struct ReportOutputs: Sendable {
     /// The page written, or why not (nil when none was asked for).
     public let page: Result<PageSummary, SystemError>?
     /// The sheet drawn, or why not (nil when none was asked for); the caller writes its JPEG.
-    public let sheet: Result<ContactSheet, VipsError>?
+    public let sheet: Result<ContactSheet, MediaError>?
 
     /// What the page embedded.
     public struct PageSummary: Sendable {
@@ -36,7 +35,7 @@ extension BatchReport {
     /// `share` passes sandboxed helpers, and then this process decodes nothing).
     public func writeOutputs(
         in container: ContainerDirectory, html htmlPath: String?, sheet: Bool, layout: ContactSheetLayout = ContactSheetLayout(),
-        decoder: any MediaDecoder = InProcessDecoder()
+        decoder: any MediaDecoder
     ) -> ReportOutputs {
         var page = htmlPath.map { _ in PageWriter(report: self, container: container) }
         var tiles = sheet ? ContactSheetTiles(report: self, container: container, layout: layout, decoder: decoder) : nil
@@ -72,7 +71,7 @@ extension BatchReport {
                 return ReportOutputs.PageSummary(embeddedThumbnailCount: writer.embedded, missingThumbnails: writer.missing)
             }
         }
-        let sheetResult = tiles.map { tiles in Result { () throws(VipsError) in try tiles.render() } }
+        let sheetResult = tiles.map { tiles in Result { () throws(MediaError) in try tiles.render() } }
         return ReportOutputs(page: pageResult, sheet: sheetResult)
     }
 }

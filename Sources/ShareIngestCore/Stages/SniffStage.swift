@@ -1,7 +1,6 @@
 import Foundation
 import Glibc
 import MediaFormats
-import MediaKit
 import ShareManifest
 import SystemCalls
 

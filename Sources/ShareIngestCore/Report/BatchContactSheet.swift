@@ -1,7 +1,7 @@
 import Foundation
 import MediaFormats
-import MediaKit
 import ShareManifest
+import SystemCalls
 
 extension BatchReport {
     /// One JPEG of every item's thumbnail in a grid, captioned with its name and
@@ -13,11 +13,12 @@ extension BatchReport {
     /// The thumbnails' bytes were chosen by the decoders that made them: each
     /// is decoded to pixels by `decoder` (``DecodeTask/pixels``; in a sandboxed
     /// helper of this batch with DecoderIsolation's `ProcessIsolatedDecoder`,
-    /// as `share` does), and this process only composes the sheet. One that
+    /// as `share` does), and the sheet is drawn by `decoder` too
+    /// (``DecodeTask/contactSheet``): this process only plans it. One that
     /// cannot be decoded is drawn as a placeholder saying so.
     public func contactSheet(
-        in container: ContainerDirectory, layout: ContactSheetLayout = ContactSheetLayout(), decoder: any MediaDecoder = InProcessDecoder()
-    ) throws(VipsError) -> ContactSheet {
+        in container: ContainerDirectory, layout: ContactSheetLayout = ContactSheetLayout(), decoder: any MediaDecoder
+    ) throws(MediaError) -> ContactSheet {
         var tiles = ContactSheetTiles(report: self, container: container, layout: layout, decoder: decoder)
         items.visit { tiles.add($0) }
         return try tiles.render()
@@ -78,14 +79,32 @@ struct ContactSheetTiles {
         tiles.append(report.tile(for: ReportedItem(item, container: container), layout: layout, decoder: decoder))
     }
 
-    /// The sheet of the tiles taken, titled with the batch's totals.
-    func render() throws(VipsError) -> ContactSheet {
+    /// The sheet of the tiles taken, titled with the batch's totals, drawn by
+    /// the decoder from a plan written to a private temporary file (the
+    /// tiles' pixels, captions and layout: ``ContactSheetPlan``), removed after.
+    func render() throws(MediaError) -> ContactSheet {
         let shown = tiles.count
         let total = report.items.count
         var title = "\(report.key.rawValue) · \(report.ingestedCount) of \(total) ingested"
         if report.failedCount > 0 { title += " · \(report.failedCount) failed" }
         if report.skippedCount > 0 { title += " · \(report.skippedCount) skipped" }
         if shown < total { title += " · first \(shown) shown" }
-        return try ContactSheet.render(tiles, title: title, layout: layout, total: total)
+        let plan = ContactSheetPlan(tiles: tiles, title: title, layout: layout, total: total)
+        let folder = NSTemporaryDirectory().hasSuffix("/") ? String(NSTemporaryDirectory().dropLast()) : NSTemporaryDirectory()
+        let path = FileSystem.temporaryName(for: folder + "/share-contact-sheet.plan")
+        do throws(SystemError) {
+            let file = try FileDescriptor.open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode: 0o600)
+            try file.write(plan.encoded(), at: 0, path: path)
+        } catch {
+            FileSystem.remove(path)
+            throw MediaError(.unreadable, "cannot write the contact sheet's plan: \(error)")
+        }
+        defer { FileSystem.remove(path) }
+        let size = plan.size
+        let request = DecodeRequest(
+            path: path, label: "the contact sheet of \(report.key.rawValue)", format: .jpeg, timeLimit: 120,
+            thumbnail: ThumbnailSpec(size: max(size.width, size.height), damageTolerance: .error, timeLimit: 120), batch: report.batchID.uuidString,
+            task: .contactSheet)
+        return try ContactSheet(plan: plan, composed: decoder.decode(request))
     }
 }

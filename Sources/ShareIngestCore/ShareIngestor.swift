@@ -1,7 +1,6 @@
 import Foundation
 import Glibc
 import MediaFormats
-import MediaKit
 import ShareManifest
 
 /// The library's entry point: ingests what a person shares into a container
@@ -25,8 +24,9 @@ public struct ShareIngestor: Sendable {
     public var identifiers: IdentifierSource
     /// The clock for the timestamps the journal records (`createdAt`, `finishedAt`).
     public var now: @Sendable () -> Date
-    /// What decodes the shared media (the untrusted bytes): ``InProcessDecoder``
-    /// unless the caller chooses otherwise.
+    /// What decodes the shared media (the untrusted bytes): MediaKit's
+    /// `InProcessDecoder` through the `ShareIngest` module's initialiser, or
+    /// DecoderIsolation's `ProcessIsolatedDecoder` (sandboxed helpers, as `share` uses).
     public var decoder: any MediaDecoder
     /// Attempts an item may lose through no fault of its own (its process died
     /// while decoding it alone; the journal refused its record) before it gives
@@ -49,7 +49,7 @@ public struct ShareIngestor: Sendable {
     public init(
         container: ContainerDirectory, pipeline: PipelineDefinition = .standard,
         identifiers: IdentifierSource = .random, now: @escaping @Sendable () -> Date = { Date() },
-        decoder: any MediaDecoder = InProcessDecoder()
+        decoder: any MediaDecoder
     ) {
         self.container = container
         self.pipeline = pipeline
