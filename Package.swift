@@ -114,6 +114,9 @@ let package = Package(
         .executableTarget(name: "FuzzBurst", dependencies: ["FuzzReplay", "MediaFormats"], path: "Fuzz/FuzzBurst"),
         .executableTarget(name: "FuzzSidecar", dependencies: ["FuzzReplay", "ShareIngestCore"], path: "Fuzz/FuzzSidecar"),
 
+        // A host app's ingest in a process of its own (the library's in-process
+        // decoder), for the tests of a process that dies while decoding.
+        .executableTarget(name: "InProcessIngest", dependencies: ["ShareIngest", "ShareManifest"], path: "Tests/InProcessIngest"),
         .target(name: "TestSupport", dependencies: ["ShareIngest", "ShareIngestCore", "ShareManifest"], path: "Tests/TestSupport"),
         .testTarget(name: "MediaKitTests", dependencies: ["MediaKit", "MediaFormats", "TestSupport"]),
         .testTarget(

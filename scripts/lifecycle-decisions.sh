@@ -9,7 +9,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 found=$(grep -rnE "'(waiting|queued|running|done|failed|claimed|manifesting|abandoned|collected)'|\"(waiting|queued|running)\":? |pow\(2|backoff\(|maxAttempts *[<>]|lostAttempts *\+=|attempts *= *0|restartGrace *=|\?\? *3\b|Attempts *= *3|\? *\.(failed|running) *: *\.(failed|running)|max\(1, *maxAttempts\)" \
-    Sources/ShareIngest --include=*.swift \
+    Sources/ShareIngestCore --include=*.swift \
   | grep -v -e 'Pipeline/ItemLifecycle.swift:' -e 'Distributed/QueueSchema.swift:' \
       -e "UPDATE items SET next = '?'" -e 'DROP TABLE items; UPDATE batches' \
       -e "AND batch_id IN (SELECT id FROM batches WHERE state IN ('claimed', 'running', 'manifesting'))")

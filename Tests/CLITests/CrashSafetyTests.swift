@@ -204,9 +204,10 @@ import Testing
     /// A file whose decoding kills the whole process (here a SIGKILL raised while
     /// probing it, as a crash in a decoding library would) fails alone after a
     /// few deaths; retrying `--resume` as a script would never loops forever, and
-    /// every other item is delivered. This is decoding in-process
-    /// (`--isolation none`): with sandboxed helpers a decoder crash ends a
-    /// helper, never the process (IsolationCommandTests).
+    /// every other item is delivered. This is decoding in-process, as a host
+    /// app's library ingest does (the InProcessIngest harness: `share` decodes
+    /// only in helpers, where a decoder crash ends a helper, never the process:
+    /// IsolationCommandTests).
     @Test func aFileThatKillsTheProcessFailsAloneAndResumeNeverLoops() throws {
         let drop = TemporaryDirectory("poison")
         let photo = try Data(contentsOf: URL(fileURLWithPath: Fixtures.media("photo.jpg")))
@@ -215,11 +216,12 @@ import Testing
         let work = TemporaryDirectory("poison-work")
         let container = work.path + "/container"
         let crash = ["SHARE_CRASH_POINT": "probe:poison.jpg"]
-        var run = try ShareProcess.run(["ingest", "--quiet", "--isolation", "none", "--container", container, "--key", "Poison", drop.path], environment: crash)
+        let ingest = Fixtures.inProcessIngestBinary
+        var run = try ShareProcess.run([container, "Poison", drop.path], environment: crash, executable: ingest)
         var deaths = 0
         while run.status != 0 && run.status != 1 && deaths < 10 {
             deaths += 1
-            run = try ShareProcess.run(["ingest", "--quiet", "--isolation", "none", "--container", container, "--resume", "Poison"], environment: crash)
+            run = try ShareProcess.run([container, "Poison"], environment: crash, executable: ingest)
         }
         #expect(deaths >= 3 && deaths <= 5, "died \(deaths) times")
         #expect(run.status == 1, "\(run.stderr)")

@@ -3,10 +3,8 @@ import TestSupport
 import Testing
 
 /// Issue 59: `share` maps no decoding library (libvips, libav, libheif,
-/// libtiff); only `share-helper` does. The second half of the split (ShareIngest
-/// without MediaKit, the contact sheet composed in share-helper) is not done:
-/// until it is, `share` still links them, recorded here as a known issue, so
-/// this test starts failing (the known issue is no longer seen) once it is done.
+/// libtiff); only `share-helper` does (`share` links ShareIngestCore, which
+/// has no MediaKit, and its contact sheet is drawn in a helper).
 @Suite struct DecoderLinkingTests {
     static let decoderLibraries = ["libvips", "libavcodec", "libavformat", "libheif", "libtiff"]
 
@@ -35,9 +33,7 @@ import Testing
 
     @Test func shareLinksNoDecoder() throws {
         let linked = Self.decoders(in: try Self.linked(Fixtures.shareBinary))
-        withKnownIssue("issue 59, second step: share still links MediaKit through ShareIngest") {
-            #expect(linked.isEmpty, "share links \(linked)")
-        }
+        #expect(linked.isEmpty, "share links \(linked)")
     }
 
     /// The same, from a running `share watch`'s /proc/PID/maps.
@@ -64,8 +60,6 @@ import Testing
         try #require(maps.contains("libc.so"), "the watcher's maps were not read")
         let mapped = Set(maps.split(separator: "\n").compactMap { $0.split(separator: "/").last.map(String.init) })
         let decoders = Self.decoders(in: Array(mapped))
-        withKnownIssue("issue 59, second step: share still links MediaKit through ShareIngest") {
-            #expect(decoders.isEmpty, "share watch maps \(decoders.sorted())")
-        }
+        #expect(decoders.isEmpty, "share watch maps \(decoders.sorted())")
     }
 }

@@ -17,7 +17,7 @@ import Testing
 /// Recording always fails the test, so it cannot be left on.
 @Suite struct PublicAPITests {
     /// The library products a host app or tool can link.
-    static let modules = ["SystemCalls", "ShareManifest", "MediaFormats", "ShareIngest", "DecoderIsolation", "DecoderHelperKit"]
+    static let modules = ["SystemCalls", "ShareManifest", "MediaFormats", "ShareIngestCore", "ShareIngest", "DecoderIsolation", "DecoderHelperKit"]
 
     static func listPath(_ module: String) -> String {
         Fixtures.packageRoot.appendingPathComponent("api/\(module).api.txt").path
@@ -411,13 +411,13 @@ enum DocumentationCheck {
     }
 
     /// The README's design tree names every target under `Sources/`, every
-    /// folder of `ShareIngest` and every file in each (its `files:` lines), and
+    /// folder of `ShareIngestCore` and every file in each (its `files:` lines), and
     /// nothing that does not exist: the map a new reader opens first stays true.
     @Test func theReadmeDesignTreeMatchesThePackage() throws {
         let readme = try String(contentsOf: Fixtures.packageRoot.appendingPathComponent("README.md"), encoding: .utf8)
         let design = try #require(readme.components(separatedBy: "## Design\n").dropFirst().first)
         let tree = try #require(design.components(separatedBy: "```").dropFirst().first)
-        // Lines "  Name" (targets, possibly several per line), "    Folder/" (ShareIngest's
+        // Lines "  Name" (targets, possibly several per line), "    Folder/" (ShareIngestCore's
         // folders) and, in the description column, "files: A, B" (the Swift files of the
         // folder above, continued on the next lines until a line without a comma at its end).
         var targets: Set<String> = []
@@ -451,7 +451,7 @@ enum DocumentationCheck {
         let sources = Fixtures.packageRoot.appendingPathComponent("Sources").path
         let inSources = Set(try FileManager.default.contentsOfDirectory(atPath: sources)).intersection(package.targets.keys)
         #expect(targets == inSources, "README lists \(targets.subtracting(inSources).sorted()), misses \(inSources.subtracting(targets).sorted())")
-        let shareIngest = sources + "/ShareIngest"
+        let shareIngest = sources + "/ShareIngestCore"
         let actual = Set(try FileManager.default.contentsOfDirectory(atPath: shareIngest).filter { name in
             var isFolder: ObjCBool = false
             return FileManager.default.fileExists(atPath: shareIngest + "/" + name, isDirectory: &isFolder) && isFolder.boolValue
@@ -461,7 +461,7 @@ enum DocumentationCheck {
             let path = folder.isEmpty ? shareIngest : shareIngest + "/" + folder
             let files = Set(try FileManager.default.contentsOfDirectory(atPath: path).filter { $0.hasSuffix(".swift") }.map { String($0.dropLast(6)) })
             let names = listed[folder] ?? []
-            #expect(names == files, "README's files of ShareIngest/\(folder): lists \(names.subtracting(files).sorted()), misses \(files.subtracting(names).sorted())")
+            #expect(names == files, "README's files of ShareIngestCore/\(folder): lists \(names.subtracting(files).sorted()), misses \(files.subtracting(names).sorted())")
         }
         // The library products the README counts.
         let manifest = try String(contentsOf: Fixtures.packageRoot.appendingPathComponent("Package.swift"), encoding: .utf8)

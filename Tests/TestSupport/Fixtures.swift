@@ -69,6 +69,10 @@ public enum Fixtures {
     /// The built decoder helper executable (`share-helper`, next to `share`).
     public static var helperBinary: String { builtExecutable("share-helper") }
 
+    /// The built `InProcessIngest` (Tests/InProcessIngest): the library's
+    /// ShareIngestor with its in-process decoder, in a process of its own.
+    public static var inProcessIngestBinary: String { builtExecutable("InProcessIngest") }
+
     /// `share watch` and `share worker` exit 0 on SIGTERM under a service
     /// manager (`NOTIFY_SOCKET` or `INVOCATION_ID` set), else 143: a test suite
     /// run by systemd (a CI runner's unit) must not pass that on to every
