@@ -29,7 +29,10 @@ import MediaFormats
 ///   content identifier of 1–100 characters of `A–Z a–z 0–9 -`; capture times
 ///   finite and between 1900 and 2200; a still-image time finite, not negative
 ///   and within the duration (and a day); a position finite, within ±90° and
-///   ±180°, not 0, 0 (``CapturePosition/problem``).
+///   ±180°, not 0, 0 (``CapturePosition/problem``); camera facts (make,
+///   model, lens) kept only as ``CameraFacts/cleaned`` leaves them: control
+///   characters made spaces, spaces trimmed, a value of more than
+///   ``CameraFacts/maximumBytes`` UTF-8 bytes dropped.
 /// - Compatible copy: only when one was asked for; bytes that are a JPEG
 ///   (checked as a thumbnail's) of the size the reply claims, at most the
 ///   spec's ``CompatibleCopySpec/maximumBytes``, at most the facts' size (two
@@ -126,9 +129,12 @@ package enum ReplyCheck {
                 thumbnail = .failed(MediaError(failure.kind, printable(failure.message)))
             }
         }
-        if let moments = result.moments {
+        var moments = result.moments
+        if let read = moments {
             guard request.moments else { throw ReplyViolation("moment facts nobody asked for") }
-            try check(moments, facts: facts, fileSize: fileSize)
+            try check(read, facts: facts, fileSize: fileSize)
+            // Camera facts are text a file made up: cleaned again here, whatever the helper did.
+            moments?.camera = read.camera?.cleaned
         }
         var checked = reply
         if request.compatibleCopy != nil, !reply.compatible.isEmpty {
@@ -138,7 +144,7 @@ package enum ReplyCheck {
         let location = try checkLocation(result, for: request, facts: facts, fileSize: fileSize)
         let takeouts = try checkTakeouts(result, for: request)
         return .success(
-            DecodedMedia(facts: facts, thumbnail: thumbnail, moments: result.moments, location: location, compatibleCopy: compatible, takeouts: takeouts))
+            DecodedMedia(facts: facts, thumbnail: thumbnail, moments: moments, location: location, compatibleCopy: compatible, takeouts: takeouts))
     }
 
     /// A pixel request's answer: pixels and nothing else, at most the size

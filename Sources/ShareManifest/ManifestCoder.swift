@@ -120,6 +120,13 @@ public enum ManifestCoder: Sendable {
                 if let known = entry.capturedAtOffsetKnown { fields.append(("capturedAtOffsetKnown", known ? "true" : "false")) }
                 if let source = entry.capturedAtOffsetSource { fields.append(("capturedAtOffsetSource", JSONText.string(source))) }
             }
+            if let camera = entry.camera {
+                var object: [(String, String)] = []
+                if let make = camera.make { object.append(("make", JSONText.string(make))) }
+                if let model = camera.model { object.append(("model", JSONText.string(model))) }
+                if let lens = camera.lens { object.append(("lens", JSONText.string(lens))) }
+                if !object.isEmpty { fields.append(("camera", JSONText.object(object))) }
+            }
             if let video = entry.video {
                 var object: [(String, String)] = [("codec", JSONText.string(video.codec))]
                 if let rate = video.frameRate { object.append(("frameRate", JSONText.number(rate))) }
@@ -244,6 +251,7 @@ public enum ManifestCoder: Sendable {
                 capturedAtOffsetKnown: try field("capturedAtOffsetKnown", as: Bool.self, expected: "a boolean or null"),
                 capturedAtOffsetSource: try field("capturedAtOffsetSource", as: String.self, expected: "a string or null"))
             .with(video: try video(try field("video", as: [String: Any].self, expected: "an object or null"), at: "[\(index)].video"))
+            .with(camera: try camera(try field("camera", as: [String: Any].self, expected: "an object or null"), at: "[\(index)].camera"))
             .with(
                 projection: try projection(try field("projection", as: [String: Any].self, expected: "an object or null"), at: "[\(index)].projection"),
                 stereo: try field("stereo", as: Bool.self, expected: "a boolean or null"), hdr: try field("hdr", as: String.self, expected: "a string or null"))
@@ -291,6 +299,14 @@ public enum ManifestCoder: Sendable {
             previews.append(preview)
         }
         return previews
+    }
+
+    private static func camera(_ object: [String: Any]?, at: String) throws(ManifestError) -> SharedMediaFile.Camera? {
+        guard let object else { return nil }
+        let n = Nested(object: object, at: at)
+        return SharedMediaFile.Camera(
+            make: try n.field("make", as: String.self, expected: "a string"), model: try n.field("model", as: String.self, expected: "a string"),
+            lens: try n.field("lens", as: String.self, expected: "a string"))
     }
 
     private static func motionVideo(_ object: [String: Any]?, at: String) throws(ManifestError) -> SharedMediaFile.MotionVideo? {

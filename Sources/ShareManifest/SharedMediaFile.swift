@@ -142,6 +142,8 @@ public struct SharedMediaFile: Sendable, Hashable {
     /// Takeout JSON's `geoData`). Nil (absent) when the offset is unknown (a `Z`
     /// of a UTC instant is no place's offset).
     public var capturedAtOffsetSource: String?
+    /// What took it (v2 `camera`): the maker, model and lens its metadata names.
+    public var camera: Camera?
     /// Where its export says it was taken (a Takeout JSON's `geoData`): set only
     /// when location privacy is off (on, it is removed from the JSON's copy too).
     public var exportLocation: ExportLocation?
@@ -199,6 +201,25 @@ public struct SharedMediaFile: Sendable, Hashable {
         public var isFullSphere: Bool {
             type == "equirectangular" && cropLeft == 0 && cropTop == 0 && croppedWidth == fullWidth && croppedHeight == fullHeight
                 && fullHeight > 0 && abs(fullWidth - 2 * fullHeight) <= max(2, fullWidth / 100)
+        }
+    }
+
+    /// What took a photo or video (v2 `camera`), each only where its metadata
+    /// says: EXIF `Make`, `Model` and `LensModel`; a movie's QuickTime
+    /// `com.apple.quicktime.make` and `model` (or `©mak` and `©mod`).
+    public struct Camera: Sendable, Hashable, Codable {
+        /// The maker (`Apple`, `samsung`, `Google`).
+        public var make: String?
+        /// The model (`iPhone 15 Pro`, `Pixel 8 Pro`).
+        public var model: String?
+        /// The lens (`iPhone 15 Pro back triple camera 6.765mm f/1.78`).
+        public var lens: String?
+
+        /// Camera facts.
+        public init(make: String? = nil, model: String? = nil, lens: String? = nil) {
+            self.make = make
+            self.model = model
+            self.lens = lens
         }
     }
 
@@ -498,6 +519,13 @@ public struct SharedMediaFile: Sendable, Hashable {
     public func with(thumbhash: String?) -> SharedMediaFile {
         var entry = self
         entry.thumbhash = thumbhash
+        return entry
+    }
+
+    /// The entry with what took it (v2 manifests carry it).
+    public func with(camera: Camera?) -> SharedMediaFile {
+        var entry = self
+        entry.camera = camera
         return entry
     }
 

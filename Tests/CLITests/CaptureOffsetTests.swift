@@ -81,6 +81,38 @@ import Testing
         #expect(html.contains("<dt>Taken</dt><dd>2024-07-15T12:00:00+02:00 (exif, offset from position)</dd>"))
     }
 
+    /// The README's two rules for a wall clock placed by its position, each in
+    /// a northern zone (Berlin: the clocks skip 02:00–03:00 on 31 March 2024 and
+    /// pass 02:00–03:00 twice on 27 October) and a southern one (Sydney, whose
+    /// seasons are the other way round: twice on 7 April 2024, skipped on 6
+    /// October): a time that occurs twice takes the first instant (the summer
+    /// offset, before the clocks go back); one that never occurs, the offset
+    /// before the change (winter's, as Python's `zoneinfo` with `fold=0`).
+    @Test func aTimeTheClocksPassTwiceTakesTheFirstInstantAndOneTheySkipTheOffsetBefore() throws {
+        let drop = TemporaryDirectory("offset-rules")
+        let berlin = (latitude: 52.5163, longitude: 13.3777), sydney = (latitude: -33.8568, longitude: 151.2153)
+        let cases: [(name: String, date: String, place: (latitude: Double, longitude: Double), capturedAt: String)] = [
+            ("berlin-twice.jpg", "2024:10:27 02:30:00", berlin, "2024-10-27T02:30:00+02:00"),
+            ("berlin-skipped.jpg", "2024:03:31 02:30:00", berlin, "2024-03-31T02:30:00+01:00"),
+            ("sydney-twice.jpg", "2024:04:07 02:30:00", sydney, "2024-04-07T02:30:00+11:00"),
+            ("sydney-skipped.jpg", "2024:10:06 02:30:00", sydney, "2024-10-06T02:30:00+10:00"),
+            // An hour either side of each change: one offset only.
+            ("berlin-before-twice.jpg", "2024:10:27 01:30:00", berlin, "2024-10-27T01:30:00+02:00"),
+            ("berlin-after-twice.jpg", "2024:10:27 03:30:00", berlin, "2024-10-27T03:30:00+01:00"),
+            ("sydney-after-skipped.jpg", "2024:10:06 03:30:00", sydney, "2024-10-06T03:30:00+11:00"),
+        ]
+        for item in cases { try Self.photo(drop, item.name, date: item.date, latitude: item.place.latitude, longitude: item.place.longitude) }
+        let container = TemporaryDirectory()
+        let result = try ShareProcess.run(["ingest", "--container", container.path, drop.path])
+        #expect(result.status == 0, "\(result.stderr)")
+        let byName = try CaptureTimeTests.entries(container.path)
+        for item in cases {
+            let entry = byName[item.name]
+            #expect(entry?["capturedAt"] as? String == item.capturedAt, "\(item.name): \(entry?["capturedAt"] ?? "none"), expected \(item.capturedAt)")
+            #expect(entry?["capturedAtOffsetSource"] as? String == "position", "\(item.name)")
+        }
+    }
+
     /// With location privacy on, the place is found before the location stage
     /// removes it: the same offsets, and no position left in the copies.
     @Test func locationPrivacyKeepsTheOffsetOfThePlaceItRemoves() throws {

@@ -69,6 +69,20 @@ import Testing
         #expect(got?.hasPrefix(refusal) == true, "\(got ?? "accepted")")
     }
 
+    /// Camera facts are text a file made up (issue 62): whatever a helper
+    /// sends, the parent keeps them only cleaned: control characters (a
+    /// terminal's escape sequence) made spaces, spaces and NULs trimmed, a
+    /// value of more than 64 bytes (10 KB here) dropped.
+    @Test func cameraFactsAreCleanedWhateverTheHelperSent() throws {
+        let sent = CameraFacts(make: "\u{1B}]0;owned\u{07}  Evil\tCam \0\0", model: String(repeating: "A", count: 10_240), lens: " \0 ")
+        let decoded = try ReplyCheck.validate(Self.reply(MomentFacts(camera: sent)), for: Self.request(), fileSize: 10_000).get()
+        #expect(decoded.moments?.camera == CameraFacts(make: "]0;owned Evil Cam"))
+        let honest = CameraFacts(make: "Apple", model: "iPhone 15 Pro", lens: "iPhone 15 Pro back triple camera 6.765mm f/1.78")
+        #expect(try ReplyCheck.validate(Self.reply(MomentFacts(camera: honest), kind: .video), for: Self.request(kind: .video)).get().moments?.camera == honest)
+        let empty = try ReplyCheck.validate(Self.reply(MomentFacts(camera: CameraFacts(make: "\u{07}", model: String(repeating: "é", count: 33)))), for: Self.request()).get()
+        #expect(empty.moments?.camera == nil, "nothing left: no camera")
+    }
+
     @Test func momentsNobodyAskedForOrOfAVideoAreRefused() {
         let video = MomentFacts(embeddedVideo: EmbeddedVideo(layout: .appended, offset: 0, length: 100))
         #expect(Self.refusal(Self.reply(video), Self.request(moments: false)) == "moment facts nobody asked for")

@@ -31,11 +31,14 @@ public struct MomentFacts: Sendable, Codable, Hashable {
     /// QuickTime's ISO 6709 location): only to find the capture time's offset
     /// from the place's time zone (never reported).
     public var position: CapturePosition?
+    /// What took it, as its metadata says (EXIF `Make`, `Model`, `LensModel`;
+    /// QuickTime's `com.apple.quicktime.make` and `model`).
+    public var camera: CameraFacts?
 
     /// Moment facts; everything is optional.
     public init(
         embeddedVideo: EmbeddedVideo? = nil, declaresMotionPhoto: Bool = false, contentIdentifier: String? = nil, captureTime: CaptureTime? = nil,
-        stillImageTime: Double? = nil, burstIdentifier: String? = nil, position: CapturePosition? = nil
+        stillImageTime: Double? = nil, burstIdentifier: String? = nil, position: CapturePosition? = nil, camera: CameraFacts? = nil
     ) {
         self.embeddedVideo = embeddedVideo
         self.declaresMotionPhoto = declaresMotionPhoto
@@ -44,12 +47,13 @@ public struct MomentFacts: Sendable, Codable, Hashable {
         self.stillImageTime = stillImageTime
         self.burstIdentifier = burstIdentifier
         self.position = position
+        self.camera = camera
     }
 
     /// True when nothing was found.
     public var isEmpty: Bool {
         embeddedVideo == nil && !declaresMotionPhoto && contentIdentifier == nil && captureTime == nil && stillImageTime == nil && burstIdentifier == nil
-            && position == nil
+            && position == nil && camera == nil
     }
 
     /// True for a content identifier a decoder may report and the parent
@@ -59,6 +63,53 @@ public struct MomentFacts: Sendable, Codable, Hashable {
         let bytes = Array(text.utf8)
         return (1...100).contains(bytes.count)
             && bytes.allSatisfy { (0x30...0x39).contains($0) || (0x41...0x5A).contains($0) || (0x61...0x7A).contains($0) || $0 == 0x2D }
+    }
+}
+
+/// The camera a file says took it: its maker, model and lens, each only where
+/// the file says (never from a maker note). Each value is text a file may make
+/// up, so only ``cleaned(_:)`` values are kept: the decoder cleans what it
+/// reads, and the parent cleans a helper's reply again before it uses it.
+public struct CameraFacts: Sendable, Codable, Hashable {
+    /// The maker (EXIF `Make`, QuickTime `com.apple.quicktime.make` or `©mak`).
+    public var make: String?
+    /// The model (EXIF `Model`, QuickTime `com.apple.quicktime.model` or `©mod`).
+    public var model: String?
+    /// The lens (EXIF `LensModel`, as written).
+    public var lens: String?
+
+    /// Camera facts; nil values where the file says nothing.
+    public init(make: String? = nil, model: String? = nil, lens: String? = nil) {
+        self.make = make
+        self.model = model
+        self.lens = lens
+    }
+
+    /// The longest value kept, in UTF-8 bytes (after cleaning); a longer one is dropped.
+    public static let maximumBytes = 64
+
+    /// `text` as a value to keep: control characters (C0 with NUL, DEL, C1)
+    /// made spaces, spaces trimmed at both ends (EXIF pads with them) and runs
+    /// of them made one; nil when nothing is left or it is longer than
+    /// ``maximumBytes``.
+    public static func cleaned(_ text: String?) -> String? {
+        guard let text, text.utf8.count <= 16 * maximumBytes else { return nil }
+        var scalars = String.UnicodeScalarView()
+        for scalar in text.unicodeScalars {
+            let value = scalar.value
+            let kept: Unicode.Scalar = value < 0x20 || (0x7F...0x9F).contains(value) ? " " : scalar
+            if kept == " ", scalars.last == " " || scalars.isEmpty { continue }
+            scalars.append(kept)
+        }
+        while scalars.last == " " { scalars.removeLast() }
+        let kept = String(scalars)
+        return kept.isEmpty || kept.utf8.count > maximumBytes ? nil : kept
+    }
+
+    /// These facts with every value ``cleaned(_:)``; nil when none is left.
+    public var cleaned: CameraFacts? {
+        let facts = CameraFacts(make: Self.cleaned(make), model: Self.cleaned(model), lens: Self.cleaned(lens))
+        return facts.make == nil && facts.model == nil && facts.lens == nil ? nil : facts
     }
 }
 

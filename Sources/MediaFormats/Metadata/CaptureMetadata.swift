@@ -39,7 +39,8 @@ package struct CaptureMetadata {
     /// The source metadata of a file of `format`: a HEIF's `Exif` item (the
     /// primary image's), a JPEG XL's `Exif` box, a TIFF-based RAW's own
     /// directories (a RW2's embedded JPEG's EXIF, a RAF's JPEG's), a CR3's
-    /// `CMT1`, `CMT2` and `CMT4`. Nil when it has none.
+    /// `CMT1`, `CMT2` and `CMT4`, a PNG's `eXIf` chunk, a WebP's `EXIF` chunk.
+    /// Nil when it has none.
     package static func read(_ file: any RandomAccessBytes, format: MediaFormat) -> CaptureMetadata? {
         let stream = SegmentedBytes(file)
         switch format.id {
@@ -94,9 +95,52 @@ package struct CaptureMetadata {
             return own
         case "tiff", "dng", "nef", "cr2", "arw", "orf":
             return CaptureMetadata(tiff: stream)
+        case "png":
+            // The `eXIf` chunk (a TIFF structure; a few writers put `Exif\0\0` before it).
+            guard stream.read(0..<8) == PNGLocation.signature else { return nil }
+            var position = 8
+            for _ in 0..<100_000 {
+                guard position + 12 <= stream.count, let header = stream.read(position..<(position + 8)) else { return nil }
+                let length = Int(header[0]) << 24 | Int(header[1]) << 16 | Int(header[2]) << 8 | Int(header[3])
+                let data = (position + 8)..<(position + 8 + length)
+                guard data.upperBound + 4 <= stream.count else { return nil }
+                if header[4..<8].elementsEqual("eXIf".utf8) { return exifChunk(stream, data) }
+                if header[4..<8].elementsEqual("IDAT".utf8) || header[4..<8].elementsEqual("IEND".utf8) { return nil }
+                position = data.upperBound + 4
+            }
+            return nil
+        case "webp":
+            // The `EXIF` chunk (RIFF, little-endian lengths, padded to even).
+            guard let header = stream.read(0..<12), header.starts(with: Array("RIFF".utf8)), header[8..<12].elementsEqual("WEBP".utf8) else { return nil }
+            var position = 12
+            for _ in 0..<100_000 {
+                guard position + 8 <= stream.count, let chunk = stream.read(position..<(position + 8)) else { return nil }
+                let size = Int(chunk[4]) | Int(chunk[5]) << 8 | Int(chunk[6]) << 16 | Int(chunk[7]) << 24
+                let data = (position + 8)..<min(stream.count, position + 8 + size)
+                if chunk[0..<4].elementsEqual("EXIF".utf8) { return exifChunk(stream, data) }
+                position = data.upperBound + (size & 1)
+            }
+            return nil
         default:
             return nil
         }
+    }
+
+    /// The EXIF of a PNG's `eXIf` or a WebP's `EXIF` chunk: a TIFF structure,
+    /// after `Exif\0\0` when a writer put one.
+    static func exifChunk(_ stream: SegmentedBytes, _ data: Range<Int>) -> CaptureMetadata? {
+        let skip = stream.read(data.lowerBound..<min(data.upperBound, data.lowerBound + 6)) == JPEGLocation.exifHeader ? 6 : 0
+        guard data.lowerBound + skip < data.upperBound else { return nil }
+        return CaptureMetadata(tiff: stream.slice((data.lowerBound + skip)..<data.upperBound))
+    }
+
+    /// The camera these directories name: IFD0 `Make` and `Model`, the EXIF
+    /// IFD's `LensModel` (``CameraFacts/cleaned``); nil when they name none.
+    package var camera: CameraFacts? {
+        CameraFacts(
+            make: ifd0.flatMap { $0.reader.string(0x010F, in: $0.entries) }, model: ifd0.flatMap { $0.reader.string(0x0110, in: $0.entries) },
+            lens: exif.flatMap { $0.reader.string(0xA434, in: $0.entries) }
+        ).cleaned
     }
 
     /// The EXIF of the JPEG `stream` holds (its APP1 segment).

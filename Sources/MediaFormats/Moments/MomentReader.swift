@@ -27,6 +27,8 @@
 package enum MomentReader {
     /// Stills whose embedded video, identifier and capture time are read.
     static let stillFormats: Set<String> = ["jpeg", "heic", "heif", "avif"]
+    /// Other pictures whose EXIF names the camera (``CaptureMetadata/read(_:format:)``).
+    package static let cameraFormats: Set<String> = ["tiff", "dng", "nef", "cr2", "arw", "orf", "rw2", "raf", "cr3", "jxl", "png", "webp"]
     /// Movies whose QuickTime metadata is read.
     package static let movieFormats: Set<String> = ["mov", "mp4", "m4v", "3gp"]
 
@@ -34,7 +36,11 @@ package enum MomentReader {
     /// nil when it has none.
     package static func read(_ source: any RandomAccessBytes, format: MediaFormat) -> MomentFacts? {
         if movieFormats.contains(format.id) { return QuickTimeMoments.read(source) }
-        guard stillFormats.contains(format.id) else { return nil }
+        guard stillFormats.contains(format.id) else {
+            // Other pictures (TIFF, camera RAW, JPEG XL, PNG, WebP): only the camera, from the EXIF found for compatible copies.
+            guard cameraFormats.contains(format.id), let camera = CaptureMetadata.read(source, format: format)?.camera else { return nil }
+            return MomentFacts(camera: camera)
+        }
         let facts = format.id == "jpeg" ? jpeg(source) : heif(source)
         return facts.isEmpty ? nil : facts
     }
@@ -91,6 +97,7 @@ package enum MomentReader {
         if let exif = segments.exif, let tiff = TIFFReader(source, base: exif.lowerBound) {
             (facts.contentIdentifier, facts.captureTime, facts.burstIdentifier) = StillMoments.read(tiff)
             facts.position = StillMoments.position(tiff)
+            facts.camera = StillMoments.camera(tiff)
         }
         let xmp = segments.xmp.flatMap { source.read($0) }.flatMap { MotionPhotoXMP($0[...]) }
         let trailer = SamsungTrailer(source)
@@ -173,6 +180,7 @@ package enum MomentReader {
                     guard offset < data.count - 8, let tiff = TIFFReader(data, base: 4 + offset) else { continue }
                     (facts.contentIdentifier, facts.captureTime, facts.burstIdentifier) = StillMoments.read(tiff)
                     facts.position = StillMoments.position(tiff)
+                    facts.camera = StillMoments.camera(tiff)
                     break
                 }
             }

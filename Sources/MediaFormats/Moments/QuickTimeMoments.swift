@@ -1,7 +1,9 @@
 // A QuickTime movie's Live Photo metadata, read from its `moov` by random
 // access (only the boxes named here are read; never the media data):
 // - `moov/meta` with the `mdta` handler: its `keys` and `ilst` give
-//   `com.apple.quicktime.content.identifier` and `com.apple.quicktime.creationdate`;
+//   `com.apple.quicktime.content.identifier`, `com.apple.quicktime.creationdate`,
+//   the location and the camera (`com.apple.quicktime.make`, `model`; else
+//   `udta`'s `©mak` and `©mod`);
 // - `mvhd`'s creation time (UTC) when there is no creation date;
 // - the timed-metadata track (`mebx` sample entry) whose key is
 //   `com.apple.quicktime.still-image-time`: its first sample's presentation
@@ -13,6 +15,10 @@ enum QuickTimeMoments {
     static let creationDateKey = "com.apple.quicktime.creationdate"
     static let stillImageTimeKey = "com.apple.quicktime.still-image-time"
     static let locationKey = "com.apple.quicktime.location.ISO6709"
+    static let makeKey = "com.apple.quicktime.make"
+    static let modelKey = "com.apple.quicktime.model"
+    /// The keys whose values are read.
+    static let readKeys: Set<String> = [contentIdentifierKey, creationDateKey, locationKey, makeKey, modelKey]
 
     /// Most bytes of a `keys`, `ilst`, sample description or sample table read.
     static let maximumBoxRead = 1 << 20
@@ -40,6 +46,9 @@ enum QuickTimeMoments {
                 facts.captureTime = date
             }
             if let position = values[locationKey].flatMap(CapturePosition.init(iso6709:)) { facts.position = position }
+            if values[makeKey] != nil || values[modelKey] != nil {
+                facts.camera = CameraFacts(make: values[makeKey], model: values[modelKey]).cleaned
+            }
         }
         // Android's (and older QuickTime's) `udta/©xyz`: a 16-bit length, a language, the ISO 6709 text.
         if facts.position == nil, let udta = movie.first(where: { $0.type == "udta" }),
@@ -48,6 +57,11 @@ enum QuickTimeMoments {
         {
             let length = Int(bytes[0]) << 8 | Int(bytes[1])
             if length <= bytes.count - 4 { facts.position = CapturePosition(iso6709: String(decoding: bytes[4..<(4 + length)], as: UTF8.self)) }
+        }
+        // Older QuickTime's (and some cameras') `udta/©mak` and `©mod`, in the same layout, when the keys name no camera.
+        if facts.camera == nil, let udta = movie.first(where: { $0.type == "udta" }) {
+            let atoms = ISOBox.list(source, in: udta.payload, limit: 256)
+            facts.camera = CameraFacts(make: userDataText(source, atoms, "©mak"), model: userDataText(source, atoms, "©mod")).cleaned
         }
         facts.stillImageTime = stillImageTime(source, movie: movie, movieTimescale: movieTimescale)
         return facts.isEmpty ? nil : facts
@@ -69,6 +83,16 @@ enum QuickTimeMoments {
             if let time = stillImageTime(source, trak: trak, movieTimescale: movieTimescale) { return time }
         }
         return nil
+    }
+
+    /// The text of the `udta` atom of `type` among `atoms` (a 16-bit length, a
+    /// language, the text), when it holds one of at most 256 bytes.
+    static func userDataText(_ source: any RandomAccessBytes, _ atoms: [ISOBox], _ type: String) -> String? {
+        guard let atom = atoms.first(where: { $0.type == type }), atom.payload.count > 4, atom.payload.count <= 260, let bytes = source.read(atom.payload)
+        else { return nil }
+        let length = Int(bytes[0]) << 8 | Int(bytes[1])
+        guard length <= bytes.count - 4 else { return nil }
+        return String(decoding: bytes[4..<(4 + length)], as: UTF8.self)
     }
 
     /// The UTF-8 values of a QuickTime `meta` box's `mdta` keys (`keys` + `ilst`), by key.
@@ -100,7 +124,7 @@ enum QuickTimeMoments {
         for item in ISOBox.list(source, in: ilst.payload, limit: 4096) {
             // An item's type is its key's index, as a big-endian number.
             let index = item.type.utf8.reduce(0) { $0 << 8 | Int($1) }
-            guard let key = keys[index], key == contentIdentifierKey || key == creationDateKey || key == locationKey,
+            guard let key = keys[index], readKeys.contains(key),
                 let data = ISOBox.list(source, in: item.payload, limit: 16).first(where: { $0.type == "data" }),
                 data.payload.count >= 8, data.payload.count <= 4096, let bytes = source.read(data.payload)
             else { continue }

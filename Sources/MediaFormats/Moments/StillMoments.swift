@@ -16,6 +16,11 @@ enum StillMoments {
         static let createDate = 0x9004
         static let offsetTimeOriginal = 0x9011
         static let subSecTimeOriginal = 0x9291
+        /// IFD0: the camera's maker and model.
+        static let make = 0x010F
+        static let model = 0x0110
+        /// EXIF IFD: the lens.
+        static let lensModel = 0xA434
         /// Apple maker note: the content identifier a Live Photo's still and movie share.
         static let appleContentIdentifier = 0x0011
         /// Apple maker note: the burst identifier (`BurstUUID`) the frames of one burst share.
@@ -61,6 +66,18 @@ enum StillMoments {
             value += u32(index * 8) / denominator / unit
         }
         return value
+    }
+
+    /// The camera the EXIF `tiff` names (IFD0 `Make` and `Model`, the EXIF
+    /// IFD's `LensModel`), each value cleaned (``CameraFacts/cleaned(_:)``);
+    /// nil when it names none. Never a maker note's.
+    static func camera(_ tiff: TIFFReader) -> CameraFacts? {
+        guard let ifd0 = tiff.ifd(at: tiff.firstIFD) else { return nil }
+        var facts = CameraFacts(make: tiff.string(Tag.make, in: ifd0.entries), model: tiff.string(Tag.model, in: ifd0.entries))
+        if let exifOffset = tiff.integer(Tag.exifIFD, in: ifd0.entries), let exif = tiff.ifd(at: exifOffset) {
+            facts.lens = tiff.string(Tag.lensModel, in: exif.entries)
+        }
+        return facts.cleaned
     }
 
     /// The Apple maker note's header.

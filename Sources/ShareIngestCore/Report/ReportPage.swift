@@ -210,6 +210,7 @@ struct PageWriter {
         if let duration = reported.duration { facts.append(("Duration", duration)) }
         if let view = reported.view { facts.append(("View", view)) }
         if let taken = reported.taken { facts.append(("Taken", taken)) }
+        if let camera = reported.camera { facts.append(("Camera", camera)) }
         if let hash = item.entry?.thumbhash { facts.append(("ThumbHash", hash)) }
         if let playback = reported.playback { facts.append(("Video", playback)) }
         var listed = facts.map { "<dt>\($0.0)</dt><dd>\(e($0.1))</dd>" }

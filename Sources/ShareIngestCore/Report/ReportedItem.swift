@@ -92,6 +92,17 @@ struct ReportedItem {
         return notes.isEmpty ? capturedAt : "\(capturedAt) (\(notes.joined(separator: ", ")))"
     }
 
+    /// What took it: `Apple iPhone 15 Pro (iPhone 15 Pro back triple camera 6.765mm f/1.78)`,
+    /// the maker left out where the model already starts with it (`Canon Canon EOS R5`).
+    var camera: String? {
+        guard let camera = item.entry?.camera else { return nil }
+        var name = [camera.make, camera.model].compactMap { $0 }
+        if let make = camera.make, let model = camera.model, model.lowercased().hasPrefix(make.lowercased()) { name = [model] }
+        let text = name.joined(separator: " ")
+        guard let lens = camera.lens else { return text.isEmpty ? nil : text }
+        return text.isEmpty ? lens : "\(text) (\(lens))"
+    }
+
     /// How a video plays: `hevc, 29.97 fps, HDR HLG, rotated 90°, audio aac`;
     /// `h264, 30 fps, variable frame rate, slow motion (captured at 240 fps), no audio`.
     var playback: String? {

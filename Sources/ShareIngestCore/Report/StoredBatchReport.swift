@@ -340,6 +340,7 @@ struct BatchReportDocument: Codable {
         var capturedAtOffsetSource: String?
         var thumbnailHdr: String?
         var video: SharedMediaFile.Video?
+        var camera: SharedMediaFile.Camera?
         var exportLocation: SharedMediaFile.ExportLocation?
         /// A sidecar's (status `attached`): the media item it is attached to.
         var attachedTo: String?
@@ -506,6 +507,7 @@ extension BatchReportDocument.Item {
             ).with(sidecars: sidecars).with(group: group).with(capturedAt: capturedAt, capturedAtSource: capturedAtSource, exportLocation: exportLocation)
                 .with(thumbhash: thumbhash).with(previews: previews)
                 .with(capturedAtOffsetKnown: capturedAtOffsetKnown, capturedAtOffsetSource: capturedAtOffsetSource).with(thumbnailHdr: thumbnailHdr).with(video: video).with(projection: projection, stereo: stereo, hdr: hdr)
+                .with(camera: camera)
         }
         // Copies are named <UUID>.<ext> in the container.
         let id = entry?.fileURL.flatMap { UUID(uuidString: $0.deletingPathExtension().lastPathComponent) }
@@ -534,5 +536,6 @@ extension BatchReportDocument.Item {
         capturedAtOffsetSource = entry?.capturedAtOffsetSource
         thumbnailHdr = entry?.thumbnailHdr
         (projection, stereo, hdr) = (entry?.projection, entry?.stereo, entry?.hdr)
+        camera = entry?.camera
     }
 }

@@ -71,7 +71,10 @@ struct ManifestStage {
                             croppedWidth: $0.croppedWidth, croppedHeight: $0.croppedHeight)
                     },
                 stereo: settings.schema == .v2 && item.stereo == true && item.type.isMedia ? true : nil,
-                hdr: settings.schema == .v2 && item.gainMap == true && item.type == .image ? "gainMap" : nil)
+                hdr: settings.schema == .v2 && item.gainMap == true && item.type == .image ? "gainMap" : nil
+            ).with(
+                camera: settings.schema != .v2 || !item.type.isMedia
+                    ? nil : item.moments?.camera.map { SharedMediaFile.Camera(make: $0.make, model: $0.model, lens: $0.lens) })
         }
     }
 

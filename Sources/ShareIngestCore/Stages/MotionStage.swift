@@ -116,10 +116,11 @@ struct MotionStage: PipelineStage {
 }
 
 /// The formats whose moments the decoder reads (stills with an embedded video
-/// or a maker note, QuickTime movies).
+/// or a maker note, QuickTime movies), and the other pictures whose EXIF names
+/// their camera (TIFF, camera RAW, JPEG XL, PNG, WebP: only that).
 enum MomentReaderFormats {
     static func reads(_ format: MediaFormat) -> Bool {
-        ["jpeg", "heic", "heif", "avif", "mov", "mp4", "m4v", "3gp"].contains(format.id)
+        ["jpeg", "heic", "heif", "avif", "mov", "mp4", "m4v", "3gp"].contains(format.id) || MomentReader.cameraFormats.contains(format.id)
     }
 }
 
