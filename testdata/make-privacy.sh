@@ -49,3 +49,18 @@ ffmpeg -v error -y -i "$clip" -c copy -map_metadata -1 -fflags +bitexact -metada
 ffmpeg -v error -y -i "$clip" -c copy -map_metadata -1 -fflags +bitexact -f mov "$work/plain.mov"
 cp "$work/plain.mov" "$out/keys-iso6709.mov"
 et -Keys:GPSCoordinates="48.8584 N, 2.2945 E, 35 m" -Keys:Make=Apple -Keys:Model="iPhone 12" -Keys:CreationDate="2024:05:17 10:30:00+02:00" "$out/keys-iso6709.mov"
+# Place names and Photoshop's image resources beyond a JPEG (issue 58): a
+# QuickTime movie with the location keys that name the place (name, body,
+# note, role) beside its ISO 6709 position; a PSD whose image resources
+# exiftool wrote (EXIF GPS 0x0422, IPTC IIM place names 0x0404, XMP GPS and
+# photoshop:City 0x0424); a TIFF with GPS and IPTC IIM place names (tag
+# 33723); a TIFF whose Photoshop tag (34377) holds that PSD's resources.
+cp "$work/plain.mov" "$out/keys-place.mov"
+et -Keys:GPSCoordinates="48.8584 N, 2.2945 E, 35 m" -Keys:LocationName="Tour Eiffel" -Keys:LocationBody=Earth -Keys:LocationNote="by the river" -Keys:LocationRole#=0 -Keys:Make=Apple "$out/keys-place.mov"
+names=(-IPTC:City=Paris -IPTC:Sub-location="Champ de Mars" -IPTC:Province-State=Ile-de-France -IPTC:Country-PrimaryLocationName=France -IPTC:Country-PrimaryLocationCode=FRA -IPTC:Keywords=tower)
+gps=(-GPSLatitude=48.8584 -GPSLatitudeRef=N -GPSLongitude=2.2945 -GPSLongitudeRef=E)
+python3 "$here/privacy-edit.py" psd "$out/photoshop-gps.psd"
+et "${gps[@]}" "${names[@]}" "${xmp[@]}" -XMP-photoshop:City=Paris "$out/photoshop-gps.psd"
+cp "$here/media/image.tiff" "$out/iptc-gps.tiff"
+et "${gps[@]}" "${names[@]}" "$out/iptc-gps.tiff"
+python3 "$here/privacy-edit.py" tiff-photoshop "$here/media/image.tiff" "$out/photoshop-gps.psd" "$out/photoshop-tag.tiff"

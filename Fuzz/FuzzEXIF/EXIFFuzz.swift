@@ -1,7 +1,8 @@
 // Fuzz target: the EXIF location scanner (a TIFF structure's GPS IFD, and the
 // EXIF blocks of the containers that carry one), on arbitrary bytes read as a
-// TIFF (an EXIF block is one), a JPEG (APP1, Photoshop's APP13 with its IPTC
-// IIM, MPF secondary images) and a WebP (scripts/fuzz.sh exif), for the
+// TIFF (an EXIF block is one, and its IPTC and Photoshop tags), a JPEG
+// (APP1, Photoshop's APP13 with its IPTC IIM, MPF secondary images), a PSD
+// (its image resources) and a WebP (scripts/fuzz.sh exif), for the
 // coordinates alone and with the place names. The overwrites are bounded (LocationChecks).
 import FuzzChecks
 import FuzzReplay
@@ -10,7 +11,7 @@ import MediaFormats
 
 func check(_ data: Data) {
     let bytes = [UInt8](data)
-    for format in ["tiff", "jpeg", "webp", "dng"] {
+    for format in ["tiff", "jpeg", "webp", "dng", "psd"] {
         guard let format = MediaFormat.all.first(where: { $0.id == format }) else { continue }
         for placeNames in [false, true] {
             LocationChecks.check(LocationScanner.scan(bytes, format: format, placeNames: placeNames), fileSize: bytes.count)

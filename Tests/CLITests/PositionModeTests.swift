@@ -4,7 +4,8 @@ import Testing
 
 /// Every place issue 58 found a position written (IPTC Extension's GPS in a
 /// photo's XMP and a sidecar, Photoshop APP13's EXIF and XMP, IPTC IIM's and
-/// XMP's place names, a JSON's coordinates) goes in every mode: `share
+/// XMP's place names, a JSON's coordinates, as numbers and as texts; a
+/// TIFF's and a PSD's Photoshop resources and IIM, a movie's place keys) goes in every mode: `share
 /// ingest`, `share ingest --db` with a real `share worker` (the `remove`
 /// setting travels with the pipeline to the worker), and `share watch`. After
 /// each, exiftool's check prints nothing of any delivered file, the JSON is
@@ -27,21 +28,26 @@ import Testing
         let tags = PlaceNameTests.names + LocationPrivacyTests.gpsArguments + ["-DateTimeOriginal=2024:07:15 12:00:00"]
         #expect(try MediaTools.run("/usr/bin/exiftool", ["-q", "-overwrite_original"] + tags + [named]).status == 0)
         try JSONSerialization.data(withJSONObject: JSONCoordinateTests.source, options: [.sortedKeys]).write(to: URL(fileURLWithPath: json))
+        let texts = work.file("texts.json")
+        try JSONSerialization.data(withJSONObject: JSONCoordinateTests.textSource, options: [.sortedKeys]).write(to: URL(fileURLWithPath: texts))
         return [
             "iptc.jpg": iptc, "IMG_2.jpg": Fixtures.media("gray.jpg"), "IMG_2.jpg.xmp": packet, "photoshop.jpg": try PhotoshopLocationTests.photoshopJPEG(in: work),
-            "named.jpg": named, "visits.json": json,
-        ]
+            "named.jpg": named, "visits.json": json, "texts.json": texts,
+        ].merging(ResourceLocationTests.files.mapValues { Fixtures.privacy($0) }) { first, _ in first }
     }
 
     /// What a user sees of one mode's run: nothing exiftool's check prints, the JSON stripped, no zone name.
     static func check(report: String, container: String, mode: String) throws {
         let items = try LocationPrivacyTests.reportItems(report)
-        #expect(items.count == 6, "\(mode): \(items.keys.sorted())")
+        #expect(items.count == 11, "\(mode): \(items.keys.sorted())")
         let left = try PositionCheck.positionsLeft(in: container)
         #expect(left.isEmpty, "\(mode): exiftool finds \(left)")
         let copy = try #require((items["visits.json"]?["path"] as? String).flatMap { URL(string: $0)?.path }, "\(mode)")
         let read = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: copy))) as? NSDictionary
         #expect(read == JSONCoordinateTests.stripped as NSDictionary, "\(mode): \(read ?? [:])")
+        let texts = try #require((items["texts.json"]?["path"] as? String).flatMap { URL(string: $0)?.path }, "\(mode)")
+        let readTexts = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: texts))) as? NSDictionary
+        #expect(readTexts == JSONCoordinateTests.textStripped as NSDictionary, "\(mode): \(readTexts ?? [:])")
         let enumerator = try #require(FileManager.default.enumerator(atPath: container))
         while let relative = enumerator.nextObject() as? String {
             guard let bytes = FileManager.default.contents(atPath: container + "/" + relative) else { continue }

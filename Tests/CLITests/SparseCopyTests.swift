@@ -6,7 +6,8 @@ import Testing
 /// kept: SEEK_DATA/SEEK_HOLE), and a stop (SIGTERM) in the middle of its copy
 /// is prompt: the partial file is removed and the resume delivers it whole
 /// (issue 58, finding 3: a 20 GB sparse file was written out as data, and
-/// SIGTERM waited for the copy).
+/// SIGTERM waited for the copy). Holes are kept in every mode: `share ingest`,
+/// `share watch`, `share ingest --db` with a worker.
 @Suite(.serialized) struct SparseCopyTests {
     @Test func aSparseFileKeepsItsHolesAndAStopMidCopyIsPromptAndResumable() throws {
         let work = TemporaryDirectory("sparse")
@@ -58,6 +59,60 @@ import Testing
             #expect(read == text, "at \(offset): \(read.debugDescription)")
         }
         #expect((entry["sha256"] as? String)?.count == 64)
+    }
+
+    /// The same holes through the other modes: `share watch --once` (a 4 GiB
+    /// file, under watch's default limit of 8 GiB a file) and `share ingest
+    /// --db` with a real worker copying it. The container holds a copy of the
+    /// source's length whose blocks on disk are a few KiB, with the source's
+    /// data where it has some and zeros elsewhere.
+    @Test(arguments: ["watch", "ingest --db"])
+    func aSparseFileKeepsItsHolesInEveryMode(mode: String) throws {
+        let work = TemporaryDirectory("sparse-modes")
+        let root = (work.path as NSString).standardizingPath
+        let container = root + "/c"
+        let size: off_t = 4 << 30
+        let middle = size / 2 + 12345
+        let run: ShareProcess
+        if mode == "watch" {
+            let inbox = root + "/inbox"
+            try Self.makeSparse(at: inbox + "/drop/huge.bin", size: size, middle: middle)
+            run = try ShareProcess.run(["watch", inbox, "--container", container, "--once", "--settle", "0", "--on-success", "keep"])
+            #expect(run.stdout.contains("ingested=1 failed=0"), "\(mode): \(run.stdout) \(run.stderr)")
+        } else {
+            let database = try DatabaseMode(true, worker: "sparse")
+            defer { database.stop() }
+            try Self.makeSparse(at: root + "/drop/huge.bin", size: size, middle: middle)
+            run = try ShareProcess.run(["ingest", "--container", container, root + "/drop"] + database.options)
+        }
+        #expect(run.status == 0, "\(mode): \(run.stderr)")
+        let copies = SizeLimitTests.copies(in: container)
+        try #require(copies.count == 1, "\(mode): \(copies)")
+        let copy = container + "/" + copies[0]
+        var copied = stat()
+        try #require(stat(copy, &copied) == 0)
+        #expect(copied.st_size == size, "\(mode): the copy has the source's length")
+        #expect(Int64(copied.st_blocks) * 512 < 1 << 20, "\(mode): the copy keeps the holes: \(copied.st_blocks * 512) bytes on disk")
+        let copyHandle = try FileHandle(forReadingFrom: URL(fileURLWithPath: copy))
+        defer { try? copyHandle.close() }
+        for (offset, text) in [(UInt64(0), "start"), (UInt64(middle), "middle"), (UInt64(size / 4), "\0\0\0\0")] {
+            try copyHandle.seek(toOffset: offset)
+            let read = String(decoding: copyHandle.readData(ofLength: text.utf8.count), as: UTF8.self)
+            #expect(read == text, "\(mode): at \(offset): \(read.debugDescription)")
+        }
+    }
+
+    /// A sparse file of `size` bytes at `path` (its folder made) whose data is
+    /// `start` at 0 and `middle` at `middle`: a few KiB on disk.
+    static func makeSparse(at path: String, size: off_t, middle: off_t) throws {
+        try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+        let fd = open(path, O_WRONLY | O_CREAT, 0o644)
+        try #require(fd >= 0)
+        defer { close(fd) }
+        for (offset, text) in [(off_t(0), "start"), (middle, "middle")] {
+            _ = text.withCString { pwrite(fd, $0, strlen($0), offset) }
+        }
+        try #require(ftruncate(fd, size) == 0)
     }
 
     /// The copies being written (`.<UUID>.<ext>.<…>.partial`).

@@ -6,7 +6,8 @@
 // `latitude`, `longitude`, `location`, `position`, `loc`, any `gps…`, …:
 // ``JSONLocation/isPositionKey(_:)``), and a number under a key that names a
 // latitude or a longitude (`lat…`, `lng…`, `lon…`, `…E7`: `latE7`, `lngE7`,
-// `lat_deg`: ``JSONLocation/namesCoordinate(_:)``), at any depth, in any object, is blanked whole with spaces together with the
+// `lat_deg`: ``JSONLocation/namesCoordinate(_:)``; or a text that reads as a
+// number: ``JSONLocation/isNumber(_:)``), at any depth, in any object, is blanked whole with spaces together with the
 // comma that separates it from a neighbour, so the JSON stays valid and every
 // other byte keeps its offset. A file of several values one after the other
 // (JSON Lines) is read value by value.
@@ -40,10 +41,41 @@ package enum JSONLocation {
     /// True when a number under the key `key` is a latitude or a longitude:
     /// the key starts with `lat`, `lng` or `lon`, or ends with `e7` (degrees
     /// times 10^7, as Google writes them), compared as ``isPositionKey(_:)``
-    /// compares. Only a number is: `longDescription: "…"` stays.
+    /// compares. Only a number is, or a text that reads as one
+    /// (``isNumber(_:)``: `"latE7": "488584370"`): `longDescription: "…"` stays.
     package static func namesCoordinate(_ key: String) -> Bool {
         let normalized = String(key.lowercased().unicodeScalars.filter { $0 != "_" && $0 != "-" && $0 != " " })
         return ["lat", "lng", "lon"].contains { normalized.hasPrefix($0) } || normalized.hasSuffix("e7")
+    }
+
+    /// True when the text `text` is a number (a coordinate written as a
+    /// string: `"48.8584"`, `" -2.29 "`, `"488584370"`): an optional sign,
+    /// digits with at most one decimal point (`.` or `,`), an optional
+    /// exponent, spaces around.
+    package static func isNumber(_ text: String) -> Bool {
+        var bytes = Array(text.utf8)[...]
+        while bytes.first == 0x20 { bytes = bytes.dropFirst() }
+        while bytes.last == 0x20 { bytes = bytes.dropLast() }
+        if bytes.first == UInt8(ascii: "-") || bytes.first == UInt8(ascii: "+") { bytes = bytes.dropFirst() }
+        var digits = 0, points = 0
+        while let byte = bytes.first {
+            if byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") {
+                digits += 1
+            } else if byte == UInt8(ascii: ".") || byte == UInt8(ascii: ",") {
+                points += 1
+            } else {
+                break
+            }
+            bytes = bytes.dropFirst()
+        }
+        guard digits > 0, points <= 1 else { return false }
+        if bytes.first == UInt8(ascii: "e") || bytes.first == UInt8(ascii: "E") {
+            bytes = bytes.dropFirst()
+            if bytes.first == UInt8(ascii: "-") || bytes.first == UInt8(ascii: "+") { bytes = bytes.dropFirst() }
+            guard !bytes.isEmpty, bytes.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) else { return false }
+            return true
+        }
+        return bytes.isEmpty
     }
 
     /// The position members of the JSON document that is all of `stream`.
@@ -123,7 +155,11 @@ private struct JSONScanner {
                     expect = isObject ? .firstKey : .firstElement
                     continue
                 case UInt8(ascii: "\""):
-                    if let fault = string(keeping: false).fault { return fault }
+                    // Under a key that names a coordinate, a number written as a text is one too.
+                    let coordinate = stack.last?.member?.coordinate == true
+                    let (text, fault) = string(keeping: coordinate)
+                    if let fault { return fault }
+                    if coordinate, let text, JSONLocation.isNumber(text) { stack[stack.count - 1].member?.position = true }
                 case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
                     if let fault = number() { return fault }
                     // A latitude or a longitude: the member is a position.

@@ -6,14 +6,16 @@
 //
 // Covered: EXIF GPS (a TIFF GPS IFD) in JPEG (APP1, Photoshop's APP13, and in
 // MPF secondary images), HEIC/HEIF/AVIF (`Exif` items), PNG (`eXIf`), WebP (`EXIF`), JPEG XL
-// (`Exif` box), TIFF, DNG and the TIFF-based RAWs (IFD0), RAF (its JPEG), CR3
+// (`Exif` box), TIFF, DNG and the TIFF-based RAWs (IFD0, and the Photoshop
+// resources of its tag 34377), PSD (its image resources), RAF (its JPEG), CR3
 // (`CMT4`); XMP `exif:GPS*` in each of those containers (JPEG APP1 and its
-// extended XMP, APP13's resource 0x0424, HEIF `mime` items, PNG `iTXt`, WebP `XMP `, JPEG XL `xml `,
+// extended XMP, Photoshop's resource 0x0424, HEIF `mime` items, PNG `iTXt`, WebP `XMP `, JPEG XL `xml `,
 // TIFF tag 700, MP4/MOV `uuid` and `XMP_`); QuickTime `©xyz` and the
 // `com.apple.quicktime.location.*` keys, and 3GPP `loci`, in MP4/MOV (and in
 // the video a motion photo carries after its JPEG or in a HEIC's `mpvd`).
 // With `placeNames`, the names of the place too: IPTC IIM's city, sub-location,
-// state and country (``PhotoshopLocation``), XMP's (``XMPLocation/isPlaceName(_:namespace:)``).
+// state and country (``PhotoshopLocation``: Photoshop's resource 0x0404 in a
+// JPEG's APP13, a TIFF's tag 34377 or a PSD, and a TIFF's IPTC tag 33723), XMP's (``XMPLocation/isPlaceName(_:namespace:)``).
 // Text files: XMP sidecars (``XMPLocation/scanDocument(_:strict:into:)``) and
 // JSON documents, Takeout's and any other (``JSONLocation``); a file that
 // must be one of those (``LocationScanner/jsonDocument``,
@@ -36,6 +38,7 @@ package enum LocationScanner {
         case "jxl": JXLLocation.scan(whole, into: &findings)
         case "tiff", "dng", "nef", "cr2", "arw", "orf", "rw2": TIFFLocation.scanFile(whole, into: &findings)
         case "raf": RAFLocation.scan(whole, into: &findings)
+        case "psd": PSDLocation.scan(whole, into: &findings)
         case "cr3", "mp4", "mov", "m4v", "3gp", "m4a": ISOLocation.scan(whole, in: 0..<whole.count, into: &findings, depth: 0)
         case jsonDocument.id: JSONLocation.scan(whole, strict: true, into: &findings)
         case xmpDocument.id: XMPLocation.scanDocument(whole, strict: true, into: &findings)
@@ -77,7 +80,7 @@ package enum LocationScanner {
     /// The formats whose location metadata ``scan(_:format:)`` reads.
     package static let formats: Set<String> = [
         "jpeg", "png", "webp", "heic", "heif", "avif", "heics", "heifs", "avifs", "jxl", "tiff", "dng", "nef", "cr2", "arw", "orf", "rw2", "raf", "cr3",
-        "mp4", "mov", "m4v", "3gp", "m4a",
+        "psd", "mp4", "mov", "m4v", "3gp", "m4a",
     ]
 
     /// Most records and edits a scan returns (a real file has a handful).
@@ -194,6 +197,13 @@ enum TIFFLocation {
             guard let ifd0 = reader.ifd(at: reader.firstIFD) else { return }
             if xmp, let packet = reader.blob(700, in: ifd0.entries) {
                 findings.add(XMPLocation.records(in: stream.slice(packet), container: "XMP (TIFF tag 700)", placeNames: findings.placeNames))
+            }
+            // A TIFF's IPTC IIM (tag 33723) and Photoshop image resources (tag 34377: EXIF, XMP and IIM again).
+            if xmp, findings.placeNames, let iim = reader.blob(33723, in: ifd0.entries) {
+                findings.add(PhotoshopLocation.placeNames(inIIM: stream, iim))
+            }
+            if xmp, let resources = reader.blob(34377, in: ifd0.entries) {
+                PhotoshopLocation.resources(stream, in: resources, container: "TIFF tag 34377", into: &findings)
             }
             guard let pointer = reader.entry(0x8825, in: ifd0.entries), let offset = reader.integers(of: pointer, limit: 1)?.first else { return }
             gpsIFD = offset

@@ -282,9 +282,10 @@ extension LocationStage {
 extension PipelineDefinition {
     /// Settings of the `location` stage (location privacy): the location
     /// metadata of each copy (EXIF GPS, XMP `exif:GPS*` and IPTC Extension's
-    /// `Iptc4xmpExt:GPS*`, a JPEG's Photoshop APP13 copies of both, QuickTime
-    /// `©xyz` and `com.apple.quicktime.location.*`, MP4 `loci`, a JSON's
-    /// coordinates; with `remove` `coordinatesAndPlaceNames` the names of the
+    /// `Iptc4xmpExt:GPS*`, Photoshop's copies of both (a JPEG's APP13, a
+    /// TIFF's tag 34377, a PSD), QuickTime `©xyz` and
+    /// `com.apple.quicktime.location.*`, MP4 `loci`, a JSON's coordinates
+    /// (numbers, or texts that read as numbers); with `remove` `coordinatesAndPlaceNames` the names of the
     /// place too) is blanked in place, in
     /// the copy only; the capture date, the orientation, the pixels and
     /// everything else stay. A file whose location cannot be removed in place
@@ -302,7 +303,8 @@ extension PipelineDefinition {
             /// Every coordinate (EXIF GPS, XMP `exif:GPS*`, QuickTime's location, a JSON's positions, …).
             case coordinates
             /// Those, and what names the place: IPTC IIM's city, sub-location,
-            /// province or state and country, XMP's `photoshop:City`, `State`,
+            /// province or state and country (a JPEG's APP13, a TIFF's IPTC and
+            /// Photoshop tags, a PSD), XMP's `photoshop:City`, `State`,
             /// `Country`, `Iptc4xmpCore:Location`, `CountryCode`, IPTC
             /// Extension's `LocationCreated` and `LocationShown` whole.
             case coordinatesAndPlaceNames
