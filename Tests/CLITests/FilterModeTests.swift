@@ -8,7 +8,7 @@ import Testing
 /// The same drop and the same options through `share ingest`, `ingest --db`
 /// (a real worker), `watch --once` and `watch --once --db` deliver the same
 /// items and skip the same, each skip with its reason; nothing left out by a
-/// date is left in the container.
+/// date (nor the sidecar its photo carries) is left in the container.
 @Suite(.serialized) struct FilterModeTests {
     /// Capture times (the manifest's `capturedAt`): a.jpg 2024-05-17T10:30:00+02:00
     /// (EXIF), sub/gps.jpg 2024-06-01T09:15:00+02:00 (its place's offset),
@@ -23,12 +23,14 @@ import Testing
         ] {
             try files.copyItem(atPath: source, toPath: folder + "/" + name)
         }
+        // An XMP sidecar, carried by its photo: left out with it.
+        try Data(#"<x:xmpmeta xmlns:x="adobe:ns:meta/"></x:xmpmeta>"#.utf8).write(to: URL(fileURLWithPath: folder + "/sub/gps.jpg.xmp"))
     }
 
     /// Each bound is met exactly: a.jpg at the lower one (kept: at or after),
     /// sub/gps.jpg at the upper one (left out: before it, the bound excluded).
     static let choices = [
-        "--include", "*.jpg", "--exclude", "raw/**", "--hidden", "--taken-after", "2024-05-17T10:30:00+02:00", "--taken-before", "2024-06-01T09:15:00+02:00",
+        "--include", "*.jpg", "--include", "*.xmp", "--exclude", "raw/**", "--hidden", "--taken-after", "2024-05-17T10:30:00+02:00", "--taken-before", "2024-06-01T09:15:00+02:00",
         "--size", "200,400", "--format", "webp", "--quality", "70",
     ]
 
@@ -70,12 +72,12 @@ import Testing
             // What was left out was asked for: the rest delivered, exit 0.
             #expect(run.status == 0, "\(mode): \(run.status) \(run.stderr) \(workers.log("filters"))")
             // One line per item left out, with its reason.
-            for line in ["share: skipped: drop/notes.txt: matches no --include (\"*.jpg\")", "share: skipped: drop/raw/r.jpg: left out by --exclude \"raw/**\"",
+            for line in ["share: skipped: drop/notes.txt: matches no --include (\"*.jpg\", \"*.xmp\")", "share: skipped: drop/raw/r.jpg: left out by --exclude \"raw/**\"",
                 "share: skipped: drop/sub/gps.jpg: taken 2024-06-01T09:15:00+02:00"]
             {
                 #expect(run.stderr.contains(line.replacingOccurrences(of: "drop/", with: drop + "/")), "\(mode): no \(line) in \(run.stderr)")
             }
-            #expect(run.stderr.contains("share: 1 of 6 items ingested, 5 skipped"), "\(mode): \(run.stderr)")
+            #expect(run.stderr.contains("share: 1 of 7 items ingested, 6 skipped"), "\(mode): \(run.stderr)")
             reports[mode] = try Self.items(ofReport: root + "/\(mode).json", root: drop)
             containers[mode] = container
         }
@@ -88,21 +90,21 @@ import Testing
             let watch = try ShareProcess.run(["watch", inbox, "--container", container, "--once"] + database + Self.choices)
             #expect(watch.status == 0, "\(mode): \(watch.stderr)")
             let line = try #require(watch.stdout.split(separator: "\n").first, "\(mode): \(watch.stderr)")
-            #expect(line.contains(" ingested=1 failed=0 skipped=5 "), "\(mode): \(line)")
+            #expect(line.contains(" ingested=1 failed=0 skipped=6 "), "\(mode): \(line)")
             reports[mode] = try Self.items(ofReport: try ModeAgreementTests.reportPath(ofWatchLine: line), root: inbox + "/holiday")
             containers[mode] = container
         }
 
         let reference = try #require(reports["ingest"])
         // The marker is the inbox's, never an item; hidden files are (--hidden).
-        #expect(Set(reference.keys) == ["<drop>/a.jpg", "<drop>/sub/gps.jpg", "<drop>/raw/r.jpg", "<drop>/notes.txt", "<drop>/.hid/pixel.jpg", "<drop>/.x.jpg"], "\(reference.keys.sorted())")
+        #expect(Set(reference.keys) == ["<drop>/a.jpg", "<drop>/sub/gps.jpg", "<drop>/sub/gps.jpg.xmp", "<drop>/raw/r.jpg", "<drop>/notes.txt", "<drop>/.hid/pixel.jpg", "<drop>/.x.jpg"], "\(reference.keys.sorted())")
         #expect(reference["<drop>/a.jpg"]?["status"] == "ingested", "\(reference)")
         #expect(reference["<drop>/a.jpg"]?["capturedAt"] == "2024-05-17T10:30:00+02:00", "\(reference)")
         // --size 200,400 --format webp: a 400 px WebP preview (the 640×480 photo).
         #expect(reference["<drop>/a.jpg"]?["previews"] == "image/webp 400x300", "\(reference)")
         for (source, reason) in [
             ("<drop>/notes.txt", "filtered"), ("<drop>/raw/r.jpg", "filtered"), ("<drop>/sub/gps.jpg", "outsideDateRange"),
-            ("<drop>/.hid/pixel.jpg", "outsideDateRange"), ("<drop>/.x.jpg", "outsideDateRange"),
+            ("<drop>/.hid/pixel.jpg", "outsideDateRange"), ("<drop>/.x.jpg", "outsideDateRange"), ("<drop>/sub/gps.jpg.xmp", "outsideDateRange"),
         ] {
             #expect(reference[source]?["status"] == "skipped" && reference[source]?["reason"] == reason, "\(source): \(reference[source] ?? [:])")
         }
@@ -113,6 +115,11 @@ import Testing
                 Issue.record("\(mode), \(source): \(items[source] ?? [:]), ingest says \(reference[source] ?? [:])")
             }
         }
+        // --quality 70: the same 200 px thumbnail is smaller than at the pipeline's 80.
+        let reference80 = try ShareProcess.run(["ingest", "--container", root + "/c-quality80", "--size", "200", drop + "/a.jpg"])
+        #expect(reference80.status == 0, "\(reference80.stderr)")
+        let at80 = try FileManager.default.contentsOfDirectory(atPath: root + "/c-quality80/thumbnails")
+        let bytesAt80 = try #require(try FileManager.default.attributesOfItem(atPath: root + "/c-quality80/thumbnails/" + (at80.first ?? ""))[.size] as? Int)
         // Nothing of an item left out stays in the container: one copy, its thumbnail and preview.
         for (mode, container) in containers {
             let copies = try FileManager.default.contentsOfDirectory(atPath: container).filter { !$0.hasPrefix(".") && $0 != "manifests" && $0 != "thumbnails" }
@@ -121,6 +128,8 @@ import Testing
             if let thumbnail = thumbnails.first(where: { $0.hasSuffix(".jpg") }) {
                 let size = try MediaTools.run("/usr/bin/exiftool", ["-s3", "-ImageSize", container + "/thumbnails/" + thumbnail]).output
                 #expect(size.trimmingCharacters(in: .whitespacesAndNewlines) == "200x150", "\(mode): \(size)")
+                let bytes = try FileManager.default.attributesOfItem(atPath: container + "/thumbnails/" + thumbnail)[.size] as? Int ?? 0
+                #expect(bytes > 0 && bytes < bytesAt80, "\(mode): \(bytes) bytes at quality 70, \(bytesAt80) at 80")
             }
         }
     }
@@ -133,9 +142,9 @@ import Testing
         #expect(run.status == 0, "\(run.stderr)")
         let events = run.stdout.split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
         let items = events.filter { $0["event"] as? String == "item" }
-        #expect(items.count == 6, "\(run.stdout)")
+        #expect(items.count == 7, "\(run.stdout)")
         let skipped = items.filter { $0["status"] as? String == "skipped" }.compactMap { $0["reason"] as? String }.sorted()
-        #expect(skipped == ["filtered", "filtered", "outsideDateRange", "outsideDateRange", "outsideDateRange"], "\(run.stdout)")
+        #expect(skipped == ["filtered", "filtered", "outsideDateRange", "outsideDateRange", "outsideDateRange", "outsideDateRange"], "\(run.stdout)")
     }
 
     /// Without `--hidden`, hidden files and folders are no items (as ever); every
@@ -147,7 +156,7 @@ import Testing
         let run = try ShareProcess.run(["ingest", "--container", work.path + "/c", "--report", report, work.path + "/drop"])
         #expect(run.status == 0, "\(run.stderr)")
         let items = try Self.items(ofReport: report, root: work.path + "/drop")
-        #expect(Set(items.keys) == ["<drop>/a.jpg", "<drop>/sub/gps.jpg", "<drop>/raw/r.jpg", "<drop>/notes.txt"], "\(items.keys.sorted())")
+        #expect(Set(items.keys) == ["<drop>/a.jpg", "<drop>/sub/gps.jpg", "<drop>/sub/gps.jpg.xmp", "<drop>/raw/r.jpg", "<drop>/notes.txt"], "\(items.keys.sorted())")
 
         let none = try ShareProcess.run(["ingest", "--container", work.path + "/c2", "--exclude", "*", work.path + "/drop"])
         #expect(none.status == 66, "\(none.status) \(none.stderr)")
