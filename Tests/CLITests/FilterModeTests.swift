@@ -164,6 +164,24 @@ import Testing
         #expect(none.stdout.isEmpty)
     }
 
+    /// `--dry-run` shows what the selection leaves out; `--resume` takes none of
+    /// the choices (a batch keeps those it was started with).
+    @Test func theDryRunShowsTheSelectionAndAResumeKeepsItsChoices() throws {
+        let work = TemporaryDirectory("filters-plan")
+        try Self.makeDrop(at: work.path + "/drop")
+        let plan = try ShareProcess.run(["ingest", "--dry-run", "--json", "--exclude", "raw/**", "--hidden", work.path + "/drop"])
+        #expect(plan.status == 0, "\(plan.stderr)")
+        let planned = plan.stdout.split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+        let skipped = planned.filter { $0["status"] as? String == "skipped" }.compactMap { "\($0["source"] ?? "") \($0["reason"] ?? "")" }
+        #expect(skipped == [work.path + "/drop/raw/r.jpg filtered"], "\(plan.stdout)")
+        #expect(planned.contains { ($0["source"] as? String)?.hasSuffix("/.hid/pixel.jpg") == true }, "\(plan.stdout)")
+        #expect(!FileManager.default.fileExists(atPath: work.path + "/c"))
+
+        let resume = try ShareProcess.run(["ingest", "--resume", "nosuch", "--container", work.path + "/c", "--taken-after", "2024-01-01"])
+        #expect(resume.status == 64, "\(resume.stderr)")
+        #expect(resume.stderr.contains("--taken-after chooses for a new batch; a resumed batch keeps the choices it was started with"), "\(resume.stderr)")
+    }
+
     /// What cannot be meant is refused before anything is made (exit 64), with
     /// what is allowed or the nearest option.
     @Test(arguments: [
