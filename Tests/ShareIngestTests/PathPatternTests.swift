@@ -40,6 +40,13 @@ import Testing
         #expect(!pattern.matches(String(repeating: "a", count: 200)))
     }
 
+    /// Many `**` against a deep path end too (each pair of components is tried once).
+    @Test func manyDoubleStarsAgainstADeepPathEnd() throws {
+        let deep = (0..<64).map { "d\($0)" }.joined(separator: "/")
+        #expect(!(try PathPattern(Array(repeating: "**/d*", count: 12).joined(separator: "/") + "/x.jpg").matches(deep)))
+        #expect(try PathPattern("**/**/**/d63").matches(deep))
+    }
+
     @Test(arguments: ["2024-05-01", "2024-05-01T12:00", "2024-05-01T12:00:30", "2024-05-01T12:00:30.250", "2024-05-01T12:00:30Z", "2024-05-01T12:00:30+02:00", "2024-05-01 12:00:30-0530", "2024-02-29"])
     func aDateOrAnISO8601TimeIsABound(text: String) throws {
         #expect(try CaptureBound(text).text == text)

@@ -90,7 +90,8 @@ public struct PathPattern: Sendable, Hashable, CustomStringConvertible {
         var components: [[Element]] = []
         for part in parts {
             if part == "**" {
-                components.append([.anyComponents])
+                // a/**/**/b is a/**/b.
+                if components.last != [.anyComponents] { components.append([.anyComponents]) }
                 continue
             }
             components.append(try Self.parse(Array(part), pattern: text))
@@ -158,22 +159,27 @@ public struct PathPattern: Sendable, Hashable, CustomStringConvertible {
     public func matches(_ path: String) -> Bool {
         let parts = path.split(separator: "/", omittingEmptySubsequences: false).map(Array.init)
         if anyDepth, let name = parts.last { return Self.match(components[0], name) }
-        return Self.match(components[...], parts[...])
-    }
-
-    /// Components against path components: `**` takes none or more.
-    private static func match(_ pattern: ArraySlice<[Element]>, _ path: ArraySlice<[Character]>) -> Bool {
-        guard let first = pattern.first else { return path.isEmpty }
-        if first == [.anyComponents] {
-            var rest = path
-            while true {
-                if match(pattern.dropFirst(), rest) { return true }
-                guard !rest.isEmpty else { return false }
-                rest = rest.dropFirst()
+        // Components against path components, `**` taking none or more; each
+        // (component, path component) pair that failed is remembered, so that
+        // many `**` cost at most components × path components × depth.
+        var failed = Set<Int>()
+        func match(_ component: Int, _ part: Int) -> Bool {
+            if component == components.count { return part == parts.count }
+            let key = component * (parts.count + 1) + part
+            if failed.contains(key) { return false }
+            var matched = false
+            if components[component] == [.anyComponents] {
+                for next in part...parts.count where match(component + 1, next) {
+                    matched = true
+                    break
+                }
+            } else {
+                matched = part < parts.count && Self.match(components[component], parts[part]) && match(component + 1, part + 1)
             }
+            if !matched { failed.insert(key) }
+            return matched
         }
-        guard let component = path.first, match(first, component) else { return false }
-        return match(pattern.dropFirst(), path.dropFirst())
+        return match(0, 0)
     }
 
     /// One component against a name (iterative, with one point to go back to for `*`).
