@@ -37,6 +37,10 @@ public struct ShareIngestor: Sendable {
     /// (`share ingest --max-item-size`, `--max-drop-size`; `share watch` sets
     /// ``SizeLimits/watchDefaults`` for each drop).
     public var sizeLimits = SizeLimits.none
+    /// Which files of the inputs are taken (``DropSelection``: globs, hidden
+    /// files); every file but hidden ones unless set (`share ingest
+    /// --include`, `--exclude`, `--hidden`; `share watch` the same for each drop).
+    public var selection = DropSelection.all
 
     /// An ingestor for `container`.
     ///
@@ -88,7 +92,7 @@ public struct ShareIngestor: Sendable {
         defer { HeldDropRoots.release(batch.id) }
         batch = try BatchPlan.commit(
             batch, inputs: inputs, into: journal,
-            plan: BatchPlan.Details(container: container, pipeline: pipeline, maxAttempts: batch.maxAttempts, sizeLimits: sizeLimits),
+            plan: BatchPlan.Details(container: container, pipeline: pipeline, maxAttempts: batch.maxAttempts, sizeLimits: sizeLimits, selection: selection),
             identifiers: identifiers, holdingRoots: true)
         CrashPoint.hit("after-plan")
         let runner = try BatchRunner(

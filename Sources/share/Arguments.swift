@@ -133,7 +133,12 @@ struct Arguments {
                 throw UsageError("\(name) must be a number of seconds from \(Self.plain(range.lowerBound)) to \(Self.plain(range.upperBound)), not \(JSONText.quoted(value))")
             }
         case .choice(let words)?:
-            guard words.contains(value) else { throw UsageError("\(name) must be \(Self.alternatives(words)), not \(JSONText.quoted(value))") }
+            guard words.contains(value) else {
+                // A near miss (jpg for jpeg) is named.
+                let near = words.map { ($0, editDistance(value.lowercased(), $0)) }.min { $0.1 < $1.1 }
+                let suggestion = near.flatMap { $0.1 <= max(1, $0.0.count / 3) ? "; did you mean \($0.0)?" : nil } ?? ""
+                throw UsageError("\(name) must be \(Self.alternatives(words)), not \(JSONText.quoted(value))\(suggestion)")
+            }
         case .list(let words)?:
             for word in value.split(separator: ",", omittingEmptySubsequences: false).map(String.init) where !words.contains(word) {
                 throw UsageError("\(name): unknown \(JSONText.quoted(word)); allowed, comma-separated: \(words.joined(separator: ", "))")
@@ -146,6 +151,16 @@ struct Arguments {
             guard ByteSize.parse(value) != nil else { throw UsageError("\(name) must be a whole number of bytes, or with a unit (500M, 8G, 1T), or 0, not \(JSONText.quoted(value))") }
         case .database?:
             do { try DatabaseURL.check(value) } catch { throw UsageError("\(name) \(error.description)") }
+        case .integers(let range, let count)?:
+            let allowed = "a whole number from \(range.lowerBound) to \(range.upperBound), or up to \(count) of them comma-separated (none twice)"
+            let numbers = value.split(separator: ",", omittingEmptySubsequences: false).map { Int($0) }
+            guard !numbers.isEmpty, numbers.count <= count, numbers.allSatisfy({ $0.map(range.contains) ?? false }), Set(numbers).count == numbers.count else {
+                throw UsageError("\(name) must be \(allowed), not \(JSONText.quoted(value))")
+            }
+        case .glob?:
+            do { _ = try PathPattern(value) } catch { throw UsageError("\(name): \(error.description)") }
+        case .date?:
+            do { _ = try CaptureBound(value) } catch { throw UsageError("\(name) \(error.description)") }
         case .text?, .path?, nil:
             break
         }
@@ -222,6 +237,9 @@ struct Arguments {
     func integer(_ name: String) -> Int? { value(name).flatMap { Int($0) } }
     /// A number-of-seconds option's value (checked by the parser against its range).
     func seconds(_ name: String) -> Double? { value(name).flatMap { Double($0) } }
+
+    /// A comma-separated whole-numbers option's values (checked by the parser).
+    func integers(_ name: String) -> [Int]? { value(name).map { $0.split(separator: ",").compactMap { Int($0) } } }
 
     /// A size option's bytes (nil when not given; 0 means no limit).
     func size(_ name: String) -> Int64? { value(name).flatMap(ByteSize.parse) }

@@ -10,8 +10,10 @@ enum DryRun {
         let plan: PlannedBatch
         let pipeline: PipelineDefinition
         do {
-            pipeline = try PipelineDefinition.load(parsed.value("pipeline") ?? "default")
-            plan = try ShareIngestor.plan(inputs, pipeline: pipeline)
+            let loaded = try PipelineDefinition.load(parsed.value("pipeline") ?? "default")
+            do { pipeline = try MediaChoices.apply(parsed, to: loaded) } catch { return Command.usageFailure(error.description, CommandTable.ingest) }
+            // The capture-date range is decided once the files are read: the plan cannot say it.
+            plan = try ShareIngestor.plan(inputs, pipeline: pipeline, selection: MediaChoices.selection(parsed))
         } catch {
             return Command.failure(error)
         }

@@ -41,6 +41,10 @@ enum IngestCommand {
         } catch {
             return Command.failure(error)
         }
+        if parsed.value("resume") != nil, let option = MediaChoices.given(parsed) {
+            return Command.usageFailure("--\(option) chooses for a new batch; a resumed batch keeps the choices it was started with", spec)
+        }
+        do { pipeline = try MediaChoices.apply(parsed, to: pipeline) } catch { return Command.usageFailure(error.description, spec) }
         if parsed.value("db") == nil, parsed.value("resume") == nil, inputs.isEmpty {
             return Command.usageFailure(ShareIngestError.noInputs.description, spec)
         }
@@ -76,6 +80,7 @@ enum IngestCommand {
             var ingestor = ShareIngestor(container: container, pipeline: pipeline, decoder: decoder)
             if let attempts = parsed.integer("max-attempts") { ingestor.maxAttempts = attempts }
             ingestor.sizeLimits = sizeLimits(parsed, defaults: .none)
+            ingestor.selection = MediaChoices.selection(parsed)
             if let batch = parsed.value("resume") {
                 report = try ingestor.resume(batch, events: printer.handle, cancellation: cancellation)
             } else if !parsed.flag("new-batch"), let unfinished = try ingestor.unfinishedBatches(of: inputs).last {
@@ -137,6 +142,7 @@ enum IngestCommand {
         do {
             if let attempts = parsed.integer("max-attempts") { ingestor.maxAttempts = attempts }
             ingestor.sizeLimits = sizeLimits(parsed, defaults: .none)
+            ingestor.selection = MediaChoices.selection(parsed)
             timeout = parsed.seconds("timeout") ?? .infinity
             if let idOrKey = parsed.value("resume") {
                 guard let found = try ingestor.resume(idOrKey, cancellation: cancellation) else {
@@ -226,7 +232,7 @@ enum IngestCommand {
     }
 
     /// The exit status of a batch that ended: 0 when every item was
-    /// delivered, 1 when some were not, 66 when the inputs held nothing to
+    /// delivered (or left out by a filter asked for), 1 when some were not, 66 when the inputs held nothing to
     /// ingest (an empty folder: no manifest, no URL; said on stderr) or none could be read.
     static func outcome(of report: BatchReport) -> ExitStatus {
         guard report.counts.items > 0 else {
@@ -235,8 +241,18 @@ enum IngestCommand {
         }
         // Nothing delivered because no input could be read is not "partly done".
         if report.ingestedCount + report.attachedCount == 0, report.items.allSatisfy({ $0.failure?.reason == .unreadable }) { return .noInput }
+        // What --include, --exclude and --taken-after/-before left out was asked for: not "partly done".
+        let chosen = report.items.reduce(0) { $0 + ($1.failure.map { leftOutByChoice.contains($0.reason) } == true ? 1 : 0) }
+        if chosen > 0, report.ingestedCount + report.attachedCount == 0, chosen == report.counts.items {
+            Terminal.shared.err("share: nothing to ingest: every file was left out by --include, --exclude, --taken-after or --taken-before; no manifest, no redirect URL")
+            return .noInput
+        }
+        if chosen > 0, report.ingestedCount + report.attachedCount + chosen == report.counts.items { return .success }
         return report.isComplete ? .success : .partial
     }
+
+    /// The reasons an item is skipped because the command asked for it.
+    static let leftOutByChoice: Set<ItemFailure.Reason> = [.filtered, .outsideDateRange]
 
     /// `--max-item-size` and `--max-drop-size` over `defaults` (0: no limit).
     static func sizeLimits(_ parsed: Arguments, defaults: SizeLimits) -> SizeLimits {

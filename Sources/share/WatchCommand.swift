@@ -39,17 +39,20 @@ enum WatchCommand {
             guard let disposition = DropDisposition(rawValue: parsed.value("on-success") ?? "move") else {
                 throw UsageError("--on-success must be move, delete or keep")
             }
-            let pipeline = try PipelineDefinition.load(parsed.value("pipeline") ?? "default")
+            let pipeline = try MediaChoices.apply(parsed, to: try PipelineDefinition.load(parsed.value("pipeline") ?? "default"))
+            let selection = MediaChoices.selection(parsed)
             let container = try Command.container(parsed)
             let decoder = try DecoderOption.decoder(parsed)
             let limits = IngestCommand.sizeLimits(parsed, defaults: .watchDefaults)
             let distributed = parsed.value("db").map { url in
                 var distributed = DistributedIngestor(url: url, container: container, pipeline: pipeline)
                 distributed.sizeLimits = limits
+                distributed.selection = selection
                 return distributed
             }
             var ingestor = ShareIngestor(container: container, pipeline: pipeline, decoder: decoder)
             ingestor.sizeLimits = limits
+            ingestor.selection = selection
             inbox = try Inbox(
                 path: inboxPath, ingestor: ingestor, settle: parsed.seconds("settle") ?? 3,
                 disposition: disposition, distributed: distributed, notices: { batch, notice in Terminal.shared.err("share: batch \(batch.uuidString): \(notice)") })

@@ -88,4 +88,29 @@ import MediaFormats
     @Test func unknownNameListsTheBuiltIns() {
         #expect(throws: PipelineError.self) { try PipelineDefinition.load("fancy") }
     }
+
+    /// The capture-date range travels with a batch's pipeline (to workers, to a
+    /// resume): a document's `takenAfter`/`takenBefore` are read, written back
+    /// as given, and refused when they are no date or hold no time between them.
+    @Test func aCaptureDateRangeIsReadWrittenAndChecked() throws {
+        func manifest(_ settings: String) -> Data {
+            Data(#"{"name": "x", "stages": [{"stage": "sniff"}, {"stage": "copy"}, {"stage": "manifest", \#(settings)}]}"#.utf8)
+        }
+        let pipeline = try PipelineDefinition.decode(manifest(#""takenAfter": "2024-01-01", "takenBefore": "2025-01-01T00:00:00+02:00""#), file: "my.json")
+        #expect(pipeline.manifest.takenAfter?.text == "2024-01-01" && pipeline.manifest.takenBefore?.text == "2025-01-01T00:00:00+02:00")
+        #expect(try PipelineDefinition.decode(Data(pipeline.encodedJSON().utf8), file: "stored") == pipeline)
+        #expect(!PipelineDefinition.standard.encodedJSON().contains("taken"), "no range, no key")
+        for (settings, field, problem) in [
+            (#""takenAfter": "2024-02-30""#, "stages[2].takenAfter", "is not a date"),
+            (#""takenAfter": 2024"#, "stages[2].takenAfter", "is not a string"),
+            (#""takenAfter": "2025-01-01", "takenBefore": "2025-01-01""#, "stages[2].takenBefore", "is not later than takenAfter"),
+        ] {
+            do {
+                _ = try PipelineDefinition.decode(manifest(settings), file: "my.json")
+                Issue.record("\(settings) was accepted")
+            } catch {
+                #expect(error.field == field && error.problem.contains(problem), "\(settings): \(error)")
+            }
+        }
+    }
 }

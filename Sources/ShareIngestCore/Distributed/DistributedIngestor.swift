@@ -22,6 +22,8 @@ public struct DistributedIngestor: Sendable {
     public var maxAttempts = ItemLifecycle.defaultMaxAttempts
     /// Files (and a batch's inputs together) past these sizes fail before anything is copied (``SizeLimits``).
     public var sizeLimits = SizeLimits.none
+    /// Which files of the inputs are taken (``DropSelection``), decided here when the batch is planned.
+    public var selection = DropSelection.all
     /// Where batch and item UUIDs come from (as for ``ShareIngestor/identifiers``).
     public var identifiers: IdentifierSource
     /// The clock for the batch's recorded `createdAt`.
@@ -107,7 +109,7 @@ public struct DistributedIngestor: Sendable {
         }
         let details = BatchPlan.Details(
             container: container, pipeline: pipeline, maxAttempts: maxAttempts,
-            token: try WorkerVisibility.writeToken(container: container, batch: plan.record.id), roots: roots, sizeLimits: sizeLimits)
+            token: try WorkerVisibility.writeToken(container: container, batch: plan.record.id), roots: roots, sizeLimits: sizeLimits, selection: selection)
         _ = try BatchPlan.commit(plan.record, inputs: inputs, into: queue, plan: details, identifiers: identifiers, shownRoot: shownRoot)
         guard let stored = try queue.batch(plan.record.id) else { throw ShareIngestError.unknownBatch(plan.record.id.uuidString) }
         return Self.batch(stored)

@@ -20,6 +20,9 @@ struct DropFile {
     let relative: [UInt8]
     /// Where the walk met it (the link's own place for a link).
     let shownAs: SourcePath
+    /// The same place beneath the root: the path inside the drop that
+    /// ``DropSelection`` matches.
+    let place: [UInt8]
     /// Its name as people know it (the link's, for a link).
     let name: String
     /// What the walk saw of it: what is opened later must be this file.
@@ -27,7 +30,7 @@ struct DropFile {
 }
 
 /// Walks a dropped folder depth-first in name order: hidden entries (a leading
-/// dot) are skipped silently; symbolic links are followed only to regular files
+/// dot) are skipped silently, unless asked for (`hidden`); symbolic links are followed only to regular files
 /// inside the drop; FIFOs, sockets and devices are reported and never opened;
 /// trees deeper than `maximumDepth` are reported.
 ///
@@ -39,6 +42,10 @@ struct DropWalker: Sequence, IteratorProtocol {
     static let maximumDepth = 64
 
     private let root: DropRoot
+    /// True: hidden entries are walked too.
+    private let hidden: Bool
+    /// Names left out at the root whatever ``hidden`` says (a watched drop's `.ready` marker).
+    private let ignoredAtRoot: [[UInt8]]
     /// Folders still to list (beneath the root), the next one last.
     private var pending: [(relative: [UInt8], depth: Int)] = []
     /// The folder being walked: its sorted names (only they are held, however
@@ -46,8 +53,10 @@ struct DropWalker: Sequence, IteratorProtocol {
     /// next one to look at, and its subfolders, walked after its files.
     private var current: (folder: FileDescriptor, relative: [UInt8], depth: Int, names: SortedNames, position: Int, subdirectories: [[UInt8]])?
 
-    init(root: DropRoot) {
+    init(root: DropRoot, hidden: Bool = false, ignoringAtRoot ignored: [[UInt8]] = []) {
         self.root = root
+        self.hidden = hidden
+        ignoredAtRoot = ignored
         pending.append(([], 0))
     }
 
@@ -71,8 +80,11 @@ struct DropWalker: Sequence, IteratorProtocol {
             CrashPoint.hit("listing:" + SourcePath.displayName(next.relative))
             do {
                 let folder = try root.openFolder(next.relative)
-                // Hidden names (a leading dot) are not part of a drop.
-                let names = try SortedNames(directory: folder, display: path.display) { $0.first != UInt8(ascii: ".") }
+                // Hidden names (a leading dot) are not part of a drop, unless asked for.
+                let (hidden, ignored) = (self.hidden, next.relative.isEmpty ? ignoredAtRoot : [])
+                let names = try SortedNames(directory: folder, display: path.display) { name in
+                    (hidden || name.first != UInt8(ascii: ".")) && !ignored.contains { $0.elementsEqual(name) }
+                }
                 current = (folder, next.relative, next.depth, names, 0, [])
                 CrashPoint.hit("listed:" + SourcePath.displayName(next.relative))
                 return .folder(names)
@@ -94,7 +106,7 @@ struct DropWalker: Sequence, IteratorProtocol {
         }
         switch status.type {
         case .regular:
-            return .file(DropFile(relative: entryRelative, shownAs: path, name: SourcePath.displayName(name), version: FileVersion(status)))
+            return .file(DropFile(relative: entryRelative, shownAs: path, place: entryRelative, name: SourcePath.displayName(name), version: FileVersion(status)))
         case .directory:
             if depth + 1 >= Self.maximumDepth {
                 return .skipped(path, ItemFailure(.copy, .tooDeep, "\(path.display): folder nested deeper than \(Self.maximumDepth) levels, not walked"))
@@ -104,7 +116,7 @@ struct DropWalker: Sequence, IteratorProtocol {
         case .symbolicLink:
             switch root.follow(link: entryRelative) {
             case .file(let target, let status):
-                return .file(DropFile(relative: target, shownAs: path, name: SourcePath.displayName(name), version: FileVersion(status)))
+                return .file(DropFile(relative: target, shownAs: path, place: entryRelative, name: SourcePath.displayName(name), version: FileVersion(status)))
             case .outside:
                 return .skipped(path, ItemFailure(.copy, .symbolicLink, "\(path.display) is a symbolic link pointing outside the drop; not followed"))
             case .broken:

@@ -103,10 +103,17 @@ public struct ItemFailure: Error, Sendable, Hashable, Codable, CustomStringConve
         /// cannot be removed in place (compressed, or in a structure the parser
         /// cannot read): it is not delivered with it.
         case locationNotRemovable
+        /// Left out by the batch's selection (`--include`, `--exclude`):
+        /// never copied (status `skipped`; the message names the pattern).
+        case filtered
+        /// Left out by the capture-date range (`--taken-after`, `--taken-before`):
+        /// taken outside it, or with no capture date to compare; its copy removed
+        /// (status `skipped`; the message says when it was taken).
+        case outsideDateRange
     }
 
     /// The reasons that leave an item out deliberately (status `skipped`, not `failed`).
-    static let skipping: Set<Reason> = [.notRegularFile, .symbolicLink, .tooDeep, .unsupportedBySchema, .duplicate]
+    static let skipping: Set<Reason> = [.notRegularFile, .symbolicLink, .tooDeep, .unsupportedBySchema, .duplicate, .filtered, .outsideDateRange]
     /// The reasons that are no verdict on the item: it is finished when its batch resumes.
     public static let notFinal: Set<Reason> = [.diskFull, .cancelled]
 

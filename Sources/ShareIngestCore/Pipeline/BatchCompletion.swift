@@ -169,6 +169,7 @@ enum BatchCompletion {
         /// files (nil: it will not be delivered).
         private func final(_ candidate: ItemState) -> ItemState? {
             var final = candidate
+            if final.failure == nil, stage.outsideDateRange(final) != nil { return nil }
             _ = duplicates.resolve(&final, removingFiles: false, lifecycle: lifecycle)
             return final.failure == nil ? final : nil
         }
@@ -225,7 +226,8 @@ enum BatchCompletion {
         /// mid-write on whichever machine; a failed item's files, also when its
         /// holder died before it could remove them), its group and Live Photo,
         /// and what the lifecycle makes of it when the manifest's schema cannot
-        /// carry it or it is a duplicate the pipeline skips. True when it changed.
+        /// carry it, it was taken outside the capture-date range asked, or it is
+        /// a duplicate the pipeline skips. True when it changed.
         private func settle(_ item: inout ItemState) -> Bool {
             for path in (temporaries[item.id] ?? []) + (temporaries[item.motionVideoID] ?? []) { FileSystem.remove(path) }
             if item.failure != nil { item.removeFiles(in: container) }
@@ -236,6 +238,12 @@ enum BatchCompletion {
             }
             if item.failure == nil, let failure = stage.unsupportedBySchema(item, batchHasFiles: hasFiles) {
                 _ = lifecycle.fail(&item, failure)
+                changed = true
+            }
+            // Outside the capture-date range asked: skipped, and its copies removed.
+            if item.failure == nil, let outside = stage.outsideDateRange(item) {
+                _ = lifecycle.fail(&item, outside)
+                item.removeFiles(in: container)
                 changed = true
             }
             if item.failure == nil, duplicates.resolve(&item, lifecycle: lifecycle) { changed = true }

@@ -37,8 +37,9 @@ extension ShareIngestor {
     /// (folders depth-first, hidden entries, links and special files as a batch
     /// treats them), sidecars matched to their media by name; nothing is
     /// written, copied or decoded, and no container is needed. In-memory
-    /// inputs (`.data`) are refused: they exist only once written down.
-    public static func plan(_ inputs: [ShareInput], pipeline: PipelineDefinition) throws(ShareIngestError) -> PlannedBatch {
+    /// inputs (`.data`) are refused: they exist only once written down. The
+    /// files `selection` leaves out are planned as skipped (`filtered`).
+    public static func plan(_ inputs: [ShareInput], pipeline: PipelineDefinition, selection: DropSelection = .all) throws(ShareIngestError) -> PlannedBatch {
         do { try pipeline.validate() } catch { throw .pipeline(error) }
         try BatchPlan.check(inputs)
         for case .data(_, let name) in inputs { throw .inputMissing(path: "data:" + name, reason: "an in-memory input cannot be planned without being written") }
@@ -46,7 +47,7 @@ extension ShareIngestor {
         // No in-memory input: the walk writes nothing, and the container is never touched.
         try BatchPlan.walk(
             BatchPlan.absolute(inputs), batch: UUID(), container: ContainerDirectory(unopened: "/nonexistent"), identifiers: .random,
-            carriesSidecars: pipeline.manifest.schema == .v2
+            carriesSidecars: pipeline.manifest.schema == .v2, selection: selection
         ) { planned.append($0) }
         planned.sort { $0.index < $1.index }
         // The legacy manifest cannot carry text next to files (``ManifestStage/unsupportedBySchema(_:batchHasFiles:)``).

@@ -31,12 +31,15 @@ struct BatchPlan {
         var carriesSidecars: Bool
         /// Files (and drops) past these sizes fail before anything is copied.
         var sizeLimits = SizeLimits.none
+        /// Which files are taken (the others are skipped, `filtered`), and whether hidden ones are walked.
+        var selection = DropSelection.all
 
         init(
             container: ContainerDirectory, pipeline: PipelineDefinition, maxAttempts: Int, token: String? = nil, roots: [String] = [],
-            sizeLimits: SizeLimits = .none
+            sizeLimits: SizeLimits = .none, selection: DropSelection = .all
         ) {
             self.sizeLimits = sizeLimits
+            self.selection = selection
             self.container = container
             self.lifecycle = ItemLifecycle(stages: pipeline.itemStages, maxAttempts: maxAttempts)
             self.token = token
@@ -112,7 +115,7 @@ struct BatchPlan {
             let dropRefusal = plan.sizeLimits.drop == nil ? nil : plan.sizeLimits.refusal(ofDrop: SizeLimits.bytes(of: inputs))
             let roots = try walk(
                 inputs, batch: batch.id, container: plan.container, identifiers: identifiers, shownRoot: shownRoot, carriesSidecars: plan.carriesSidecars,
-                sizeLimits: plan.sizeLimits, refusingEveryFile: dropRefusal
+                sizeLimits: plan.sizeLimits, selection: plan.selection, refusingEveryFile: dropRefusal
             ) { item in
                 guard failure == nil else { return }
                 chunk.append(item)
@@ -170,7 +173,7 @@ struct BatchPlan {
     static func walk(
         _ inputs: [ShareInput], batch: UUID, container: ContainerDirectory, identifiers: IdentifierSource,
         shownRoot: (actual: String, shown: String)? = nil, carriesSidecars: Bool = true, sizeLimits: SizeLimits = .none,
-        refusingEveryFile dropRefusal: ItemFailure? = nil, _ body: (ItemState) -> Void
+        selection: DropSelection = .all, refusingEveryFile dropRefusal: ItemFailure? = nil, _ body: (ItemState) -> Void
     ) throws(ShareIngestError) -> [DropRoot] {
         let followsLinkedInputs = shownRoot == nil
         var roots: [[UInt8]: DropRoot] = [:]
@@ -253,15 +256,22 @@ struct BatchPlan {
                         continue
                     }
                     roots[source.bytes] = root
-                    for entry in DropWalker(root: root) {
+                    // A watched drop's .ready marker is the inbox's, never an item (hidden files taken or not).
+                    let marker = shownRoot == nil ? [] : [Array(".ready".utf8)]
+                    for entry in DropWalker(root: root, hidden: selection.hidden, ignoringAtRoot: marker) {
                         switch entry {
                         case .folder(let names):
                             // The last folder's files have all been met.
                             hand(folder.finish(identifiers: identifiers))
                             folder = SidecarAssembly(carriesSidecars ? FolderSidecars(listing: names) : FolderSidecars())
                         case .file(let found):
-                            add(.file(SourceFile(root: root.path, relative: found.relative, name: found.name, expected: found.version)),
-                                label: labels.shown(found.shownAs).display, key: found.name, size: found.version.size, in: &folder)
+                            let file = SourceFile(root: root.path, relative: found.relative, name: found.name, expected: found.version)
+                            let shown = labels.shown(found.shownAs).display
+                            if let left = selection.refusal(of: found.place, label: shown) {
+                                skip(file, label: shown, failure: left)
+                                continue
+                            }
+                            add(.file(file), label: shown, key: found.name, size: found.version.size, in: &folder)
                         case .skipped(let file, let failure):
                             let shown = labels.shown(file).display
                             let message = failure.message.replacingOccurrences(of: file.display, with: shown)
@@ -279,6 +289,11 @@ struct BatchPlan {
                     let file = followsLinkedInputs ? (source.resolved() ?? source) : source
                     let (found, size) = namedFile(file.parent, file.lastComponent,
                         shownName: SourcePath.displayName(source.lastComponent))
+                    // A file named on its own is matched by its name (its path inside its "drop").
+                    if let left = selection.refusal(of: source.lastComponent, label: label) {
+                        skip(found, label: label, failure: left)
+                        continue
+                    }
                     add(.file(found), label: label, key: label, size: size, in: &named)
                 }
             }

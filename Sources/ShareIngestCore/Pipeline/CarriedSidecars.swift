@@ -291,6 +291,14 @@ enum SidecarDelivery {
     static func settle(_ item: inout ItemState, in context: BatchContext, writing: Bool) -> Settled {
         let before = item.carriedSidecars.map(\.recorded)
         var settled = Settled()
+        if item.failure?.reason == .outsideDateRange {
+            // Left out with its photo or video: the capture-date range asked for leaves out what describes it too.
+            for position in item.carriedSidecars.indices where item.carriedSidecars[position].failure == nil && !item.carriedSidecars[position].borrowed {
+                let label = item.carriedSidecars[position].label(carriedBy: item)
+                item.carriedSidecars[position].failure = ItemFailure(
+                    .manifest, .outsideDateRange, "\(label): describes \(item.label), which the capture-date range left out; not delivered")
+            }
+        }
         if item.failure != nil || !(item.type == .image || item.type == .video) {
             let reason = item.failure == nil ? "is not a photo or video" : "was not delivered"
             for position in item.carriedSidecars.indices where item.carriedSidecars[position].isAttached {

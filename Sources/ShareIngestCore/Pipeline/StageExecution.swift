@@ -95,6 +95,12 @@ final class StageExecution: Sendable {
         let outcome = Self.perform(implementation, on: &item, in: batch)
         if decodes { budget.release(bytes) }
         let next = batch.lifecycle.advance(&item.state, after: outcome, stopping: cancellation.isCancelled)
+        // Its last stage done, its capture date is known: outside the range asked, it is
+        // skipped here (its event says so) and its copies removed before it is recorded.
+        if next == .finished, item.state.failure == nil, let outside = ManifestStage(settings: batch.pipeline.manifest).outsideDateRange(item.state) {
+            _ = batch.lifecycle.fail(&item.state, outside)
+            item.state.removeFiles(in: batch.container)
+        }
         if case .run = next {} else { item.carried.thumbnail = nil }
         events?(.stageFinished(stage, index: item.index, bytes: stage == .copy ? item.size ?? 0 : 0))
         var holderKeeps = false

@@ -19,12 +19,7 @@ struct ManifestStage {
         case .file:
             // A Takeout JSON's time (set by the probe) wins; otherwise the decoder's, the name's, the file's;
             // with the offset of the place's time zone where the time has none (``CaptureDate``).
-            let captured =
-                settings.schema != .v2 || !(item.type == .image || item.type == .video)
-                ? nil
-                : CaptureDate.decide(
-                    item.moments?.captureTime, fileName: item.source.fileName, modified: item.sourceVersion,
-                    takeout: item.capturedAtSource == TakeoutMetadata.capturedAtSource ? item.capturedAt : nil, place: CaptureDate.place(of: item))
+            let captured = captureDate(of: item)
             return SharedMediaFile(
                 path: url(item.copyPath ?? ""), thumbnail: item.thumbnailPath.map(url),
                 duration: item.durationMilliseconds, type: item.type, mimeType: item.mimeType, message: message ?? item.exportDescription,
@@ -76,6 +71,25 @@ struct ManifestStage {
                 camera: settings.schema != .v2 || !item.type.isMedia
                     ? nil : item.moments?.camera.map { SharedMediaFile.Camera(make: $0.make, model: $0.model, lens: $0.lens) })
         }
+    }
+
+    /// The capture date an entry states for `item` (v2, photos and videos),
+    /// decided from its metadata, name and file time (``CaptureDate``).
+    func captureDate(of item: ItemState) -> CaptureDate? {
+        guard case .file = item.source, settings.schema == .v2, item.type == .image || item.type == .video else { return nil }
+        return CaptureDate.decide(
+            item.moments?.captureTime, fileName: item.source.fileName, modified: item.sourceVersion,
+            takeout: item.capturedAtSource == TakeoutMetadata.capturedAtSource ? item.capturedAt : nil, place: CaptureDate.place(of: item))
+    }
+
+    /// Why `item` is left out by the pipeline's capture-date range
+    /// (``PipelineDefinition/ManifestSettings/takenAfter``), if it is: the
+    /// `capturedAt` its entry would state, compared with the bounds.
+    func outsideDateRange(_ item: ItemState) -> ItemFailure? {
+        guard let range = CaptureRange(settings) else { return nil }
+        let captured = captureDate(of: item)
+        let stated = captured.map { (text: $0.text, source: $0.source) } ?? item.capturedAt.map { (text: $0, source: item.capturedAtSource ?? "") }
+        return range.refusal(of: stated, label: item.label)
     }
 
     /// A legacy manifest is either an array of entries or an array of strings: in a
@@ -157,9 +171,34 @@ extension ManifestStage {
                 write: { $0.key?.rawValue }, check: { _ in }),
             .choice("pathSpelling", \.pathSpelling),
             .choice("duplicates", \.duplicates),
+            captureBound("takenAfter", \.takenAfter),
+            captureBound("takenBefore", \.takenBefore),
         ],
         workers: nil, records: [.duplicateOf, .livePhoto, .carriedSidecars, .attachedTo, .group],
         make: nil)
+
+    /// `takenAfter` or `takenBefore`: a date or an ISO 8601 date and time, or
+    /// null; checked with the other (the range must not be empty).
+    private static func captureBound(
+        _ key: String, _ path: WritableKeyPath<PipelineDefinition.ManifestSettings, CaptureBound?> & Sendable
+    ) -> Setting<PipelineDefinition.ManifestSettings> {
+        .custom(
+            key,
+            read: { value, settings throws(SettingProblem) in
+                if value is NSNull { return }
+                guard let text = value as? String else { throw SettingProblem("\(PipelineDocument.show(value)) is not a string") }
+                do throws(CaptureBoundError) { settings[keyPath: path] = try CaptureBound(text) } catch { throw SettingProblem(error.description) }
+            },
+            write: { $0[keyPath: path]?.text },
+            check: { settings throws(SettingProblem) in
+                if let bound = settings[keyPath: path], CaptureBound.parse(bound.text) == nil {
+                    throw SettingProblem("\"\(bound.text)\" is not a date")
+                }
+                if key == "takenBefore", let after = settings.takenAfter, let before = settings.takenBefore, before.compare(after) <= 0 {
+                    throw SettingProblem("\(before.text) is not later than takenAfter \(after.text): no capture time lies between them")
+                }
+            })
+    }
 }
 
 extension PipelineDefinition {
@@ -176,6 +215,16 @@ extension PipelineDefinition {
         /// What becomes of an item whose content (SHA-256) was delivered before:
         /// earlier in the batch, or in a share not yet consumed.
         public var duplicates: DuplicatePolicy = .keep
+        /// Photos and videos taken before this (their `capturedAt`, as the
+        /// manifest states it) are left out (status `skipped`, reason
+        /// `outsideDateRange`, their copies removed); with either bound, an
+        /// item with no capture date (text, links, other files, every entry of
+        /// a legacy manifest) is left out too. Nil: no lower bound.
+        public var takenAfter: CaptureBound?
+        /// Photos and videos taken at or after this are left out (the bound
+        /// itself is excluded: `takenAfter` 2024-01-01 and `takenBefore`
+        /// 2025-01-01 keep 2024). Nil: no upper bound.
+        public var takenBefore: CaptureBound?
 
         /// The defaults: v2, `ShareMedia`, a key per batch, percent-encoded paths,
         /// duplicates kept (and marked).

@@ -265,7 +265,7 @@ public final class Inbox: Sendable {
             batch = try BatchPlan.commit(
                 batch, inputs: [.path(dropPath)], into: journal, plan: BatchPlan.Details(
                     container: ingestor.container, pipeline: try batch.pipeline(catalog: ingestor.pipeline.catalog), maxAttempts: batch.maxAttempts,
-                    sizeLimits: ingestor.sizeLimits),
+                    sizeLimits: ingestor.sizeLimits, selection: ingestor.selection),
                 identifiers: ingestor.identifiers, shownRoot: (dropPath, path + "/" + (batch.dropName ?? "")), holdingRoots: true)
             withExtendedLifetime(lock) {}
         }

@@ -1,3 +1,4 @@
+import MediaFormats
 import ShareIngestCore
 
 /// Every command of `share` and every option it takes: the one table the
@@ -26,6 +27,26 @@ enum CommandTable {
     static let metrics = OptionSpec.value(
         "metrics", "HOST:PORT", .text, "serve /metrics, /healthz and /readyz there (:PORT is loopback; port 0: the system chooses)")
     static let logFormat = OptionSpec.value("log-format", "FORMAT", .choice(["plain", "json"]), default: "plain", "stderr as plain text or one JSON object per line")
+    static let size = OptionSpec.value(
+        "size", "PX", .integers(16...4096, count: 4), default: "the pipeline's (360)",
+        "the thumbnail's longest side in pixels (16-4096), over the pipeline's; PX,PX,... (at most 4): the smallest is the thumbnail, each larger a preview")
+    static let format = OptionSpec.value(
+        "format", "FORMAT", .choice(PreviewFormat.allCases.map(\.rawValue)), default: "the pipeline's (jpeg)",
+        "the previews' encoding (with a pipeline or --size that makes previews); the thumbnail itself stays a JPEG")
+    static let quality = OptionSpec.value("quality", "Q", .integer(1...100), default: "the pipeline's (80)", "the thumbnail's and previews' quality (1-100)")
+    static let include = OptionSpec.value(
+        "include", "GLOB", .glob, repeatable: true,
+        "take only files whose path inside the drop matches (repeatable): * within a folder, ** across folders, ?, [a-z]; without a /, the name at any depth (*.jpg); case-sensitive")
+    static let exclude = OptionSpec.value(
+        "exclude", "GLOB", .glob, repeatable: true, "leave out files whose path inside the drop matches (repeatable; exclude wins over --include); each is a skipped item (filtered)")
+    static let hidden = OptionSpec.flag("hidden", "take hidden files and folders (a leading dot), skipped otherwise")
+    static let takenAfter = OptionSpec.value(
+        "taken-after", "DATE", .date,
+        "deliver only photos and videos taken at or after DATE (YYYY-MM-DD: its midnight; or ISO 8601), by capturedAt; the others, and items with no capture date, are skipped (outsideDateRange), no copy kept")
+    static let takenBefore = OptionSpec.value(
+        "taken-before", "DATE", .date, "deliver only photos and videos taken before DATE (DATE itself excluded); as --taken-after")
+    /// The choices of thumbnails and of files every command that plans batches has.
+    static let mediaChoices = [size, format, quality, include, exclude, hidden, takenAfter, takenBefore]
 
     // MARK: The commands
 
@@ -34,10 +55,11 @@ enum CommandTable {
         usages: ["[options] PATH...", "--resume BATCH [options]", "--db URL [options] PATH...", "--dry-run [options] PATH..."],
         positionals: [
             PositionalSpec(
-                name: "PATH", count: .any, help: "a file, or a folder (a drop) walked depth-first in name order; hidden entries skipped", completion: .file)
+                name: "PATH", count: .any, help: "a file, or a folder (a drop) walked depth-first in name order; hidden entries skipped (unless --hidden)", completion: .file)
         ],
         options: [
             container.help("the container, created if missing"), pipeline,
+        ] + mediaChoices + [
             .value("key", "KEY", .text, default: "the pipeline's, else ShareKey-<UUID>", "the manifest key: 1-128 of A-Z a-z 0-9 . _ -, no leading dot"),
             .value("scheme", "SCHEME", .text, default: "ShareMedia", "the redirect URL's scheme"),
             .value("text", "STRING", .text, repeatable: true, "shared text (repeatable)"),
@@ -73,6 +95,7 @@ enum CommandTable {
         positionals: [PositionalSpec(name: "INBOX", count: .one, help: "the folder drops are put into; it must not be, hold or lie in the container", completion: .directory)],
         options: [
             container.help("the container, created if missing"), pipeline,
+        ] + mediaChoices + [
             .value("settle", "SECONDS", .seconds(0...86_400), default: "3", "take a drop once its tree has not changed for SECONDS (at once with a .ready file)"),
             .value("on-success", "ACTION", .choice(["move", "delete", "keep"]), default: "move", "after its batch what was delivered moves to INBOX/.done/, is deleted, or stays; what was not goes to INBOX/.failed/"),
             .value("report-dir", "DIR", .path, completion: .directory, "write <key>.html and <key>.jpg there for every finished batch"),

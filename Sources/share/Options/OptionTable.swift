@@ -22,6 +22,12 @@ enum ValueKind: Sendable, Equatable {
     case size
     /// A PostgreSQL database: a `postgres://`/`postgresql://` URL or `key=value` settings.
     case database
+    /// Whole numbers in a range, comma-separated, at most `count`, none twice (`360,1080`).
+    case integers(ClosedRange<Int>, count: Int)
+    /// A glob matched against paths inside a drop (``PathPattern``).
+    case glob
+    /// A date or an ISO 8601 date and time (``CaptureBound``).
+    case date
 }
 
 /// How a shell completes an option's value or a positional argument.
