@@ -88,7 +88,7 @@ public final class ProcessIsolatedDecoder: MediaDecoder, @unchecked Sendable {
 
         /// Helpers that do not sandbox themselves (`share --isolation none`: the
         /// decoders run without the sandbox, as they would in-process, but in the
-        /// helper executable, as `share` is to link no decoder). They never get
+        /// helper executable, as `share` links no decoder). They never get
         /// the sandbox-only loaders (SVG and PSD get no thumbnail, as in-process),
         /// and their sandbox is not checked. Off by default.
         public var unsandboxed: Bool = false

@@ -2,7 +2,7 @@ import DecoderHelperKit
 import SystemCalls
 
 // The decoder helper executable: the only product of this package that links
-// libvips, libav, libheif and libtiff. `share` (which is to link none of them: issue 59)
+// libvips, libav, libheif and libtiff. `share` (which links none of them: issue 59)
 // starts it once per command as its helpers' template
 // (`share-helper decode-helper … --template`), and on its own for the helpers
 // with the sandbox-only loaders; see DecoderIsolation's ProcessIsolatedDecoder.

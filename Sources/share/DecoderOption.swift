@@ -70,7 +70,7 @@ enum DecoderOption {
         guard let isolation = value == weaker ? .process : Isolation(rawValue: value) else {
             throw UsageError("--isolation must be process, process-weaker or none, not \"\(value)\"")
         }
-        // `share` is to link no decoder (issue 59): `none` decodes in the helper executable
+        // `share` links no decoder (issue 59): `none` decodes in the helper executable
         // without its sandbox (as in-process decoding would: no sandbox-only loaders).
         guard isolation == .process else { return helpers(unsandboxed: true) }
         let decoder = helpers(acceptsNoConfinement: value == weaker)

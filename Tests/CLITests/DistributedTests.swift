@@ -16,11 +16,15 @@ import Testing
         /// The arguments each worker name was started with (a restart keeps them).
         private var arguments: [String: [String]] = [:]
         let environment: [String: String]
+        /// What runs a worker: `share` unless a test gives another program that
+        /// takes `worker --db URL --name NAME --concurrency N --lease S` (InProcessIngest).
+        let executable: String
         let logs = TemporaryDirectory("worker-logs")
 
-        init(url: String, environment: [String: String] = [:]) {
+        init(url: String, environment: [String: String] = [:], executable: String = Fixtures.shareBinary) {
             self.url = url
             self.environment = environment
+            self.executable = executable
         }
 
         deinit {
@@ -34,9 +38,9 @@ import Testing
             let share = ["worker", "--db", url, "--name", name, "--concurrency", "1", "--lease", String(lease)] + arguments
             if let user {
                 process.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
-                process.arguments = ["--reuid=\(user)", "--regid=nogroup", "--clear-groups", "--", Fixtures.shareBinary] + share
+                process.arguments = ["--reuid=\(user)", "--regid=nogroup", "--clear-groups", "--", executable] + share
             } else {
-                process.executableURL = URL(fileURLWithPath: Fixtures.shareBinary)
+                process.executableURL = URL(fileURLWithPath: executable)
                 process.arguments = share
             }
             process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
@@ -478,13 +482,14 @@ import Testing
         let container = work.path + "/container"
         #expect(try ShareProcess.run(["db", "migrate", "--db", server.url]).status == 0)
         // Every worker dies (SIGKILL) when it probes poison.jpg, as a crash in a
-        // decoding library would: decoding in-process (`--isolation none`), so
-        // that the worker records the decode first and its death can be the
-        // item's (with sandboxed helpers a decoder crash ends a helper, never
-        // the worker).
-        let workers = Workers(url: server.url, environment: ["SHARE_CRASH_POINT": "probe:poison.jpg"])
-        try workers.start("a", lease: 1, arguments: ["--isolation", "none"])
-        try workers.start("b", lease: 1, arguments: ["--isolation", "none", "--json"])
+        // decoding library would: decoding in-process (a host app's StageWorker
+        // with the library's default decoder, InProcessIngest), so that the
+        // worker records the decode first and its death can be the item's (with
+        // sandboxed helpers, as `share worker` decodes, a decoder crash ends a
+        // helper, never the worker).
+        let workers = Workers(url: server.url, environment: ["SHARE_CRASH_POINT": "probe:poison.jpg"], executable: Fixtures.inProcessIngestBinary)
+        try workers.start("a", lease: 1)
+        try workers.start("b", lease: 1, arguments: ["--json"])
         let ingest = try Ingest(["--db", server.url, "--container", container, "--max-attempts", "3", drop.path])
         #expect(try ingest.finish(workers: workers, lease: 1) == 1, "\(ingest.stderr)")
         workers.stopAll()
