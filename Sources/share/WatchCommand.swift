@@ -62,7 +62,8 @@ enum WatchCommand {
             return Command.failure(error, database: parsed.value("db") != nil)
         }
         let mode: ProgressPrinter.Mode = parsed.flag("json") ? .json : parsed.flag("quiet") ? .quiet : .human
-        let printer = ProgressPrinter(mode: mode, holdsText: inbox.ingestor.pipeline.manifest.schema == .legacy)
+        let printer = ProgressPrinter(
+            mode: mode, holdsText: inbox.ingestor.pipeline.manifest.schema == .legacy, deliveredLines: !Terminal.shared.stderrIsTerminal)
         let cancellation = CancellationFlag()
         defer { service?.shutdown() }
         Signals.cancel(cancellation) { _ in

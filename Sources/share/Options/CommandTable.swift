@@ -55,9 +55,10 @@ enum CommandTable {
             .value("timeout", "SECONDS", .seconds(0...31_536_000), "with --db: stop waiting after SECONDS (exit 75); without it, wait until the batch ends"),
             isolation, .flag("dry-run", short: "n", "print the plan (items, carried sidecars, possible groups, what would be skipped and why); copy and decode nothing"),
             json.help("JSON lines on stdout: batchStarted, one item per input, batchFinished"), quiet,
+            .flag("verbose", short: "v", "also a line on stderr per item delivered (share: ingested: SOURCE -> URL)"),
         ],
         discussion: """
-            On a terminal, stderr shows a live progress line; elsewhere one line per item. The redirect URL is the last line of stdout.
+            stderr: a line per failed or skipped item, then a summary; on a terminal, a live progress line too. The redirect URL is the last line of stdout.
             SIGINT or SIGTERM: items in flight finish their stage, then share exits 130 or 143 and prints the --resume command.
             """,
         exits: [.success, .partial, .usage, .noInput, .unavailable, .cannotCreate, .temporaryFailure, .interrupted, .terminated])
