@@ -101,6 +101,7 @@ enum CommandTable {
             .value("html", "FILE", .path, "write the page to FILE (self-contained: thumbnails embedded, no script)"),
             .value("contact-sheet", "FILE.jpg", .path, "write a contact sheet of every thumbnail to FILE.jpg"),
         ],
+        discussion: "Without --html or --contact-sheet: a text summary on stdout (the counts, each item not delivered with its reason, the redirect URL last).",
         exits: [.success, .usage, .noInput, .cannotCreate])
 
     static let gc = CommandSpec(
