@@ -3,8 +3,9 @@
 # Renders `share report` for testdata/sample-drop (with 1440 px previews, so
 # the page links files), then opens the page at a desktop width (1280 px) and
 # a phone width (390 px) and checks what a person would see: every image
-# decodes (naturalWidth > 0), every link to a preview loads, the browser logs
-# no console error (a CSP refusal, a missing file), and nothing scrolls
+# decodes (naturalWidth > 0), every link to a preview or a copy loads, every
+# fact keeps its label on screen (a bare "640 × 480" says nothing), the browser
+# logs no console error (a CSP refusal, a missing file), and nothing scrolls
 # sideways at 390 px. Saves screenshots of both widths beside the report.
 # Part of the test run (ReportBrowserTests runs it); `make check-report`.
 #
@@ -94,7 +95,14 @@ function check(frame, page) {
       const badLinks = [];
       for (const href of links) if (!(await loads(href))) badLinks.push(href);
       const scroller = doc.scrollingElement || doc.documentElement;
-      resolve({ width: frame.clientWidth, images: images.length, broken, links: links.length, badLinks, overflow: scroller.scrollWidth - scroller.clientWidth });
+      // Each fact's label is drawn: laid out, with some width, not hidden.
+      const labels = [...doc.querySelectorAll(".facts dt")];
+      const hiddenLabels = labels.filter(dt => {
+        const box = dt.getBoundingClientRect(), style = frame.contentWindow.getComputedStyle(dt);
+        return !(box.width > 0 && box.height > 0) || style.visibility === "hidden" || style.display === "none";
+      }).map(dt => dt.textContent);
+      resolve({ width: frame.clientWidth, images: images.length, broken, links: links.length, badLinks, labels: labels.length, hiddenLabels,
+                overflow: scroller.scrollWidth - scroller.clientWidth });
     };
     frame.src = page;
   });
@@ -127,6 +135,8 @@ for name, view in result.items():
     if view["images"] == 0: problems.append(f"{name}: no image on the page")
     if view["broken"]: problems.append(f"{name}: images that do not load: {view['broken']}")
     if view["badLinks"]: problems.append(f"{name}: links that do not load: {view['badLinks']}")
+    if view["labels"] == 0: problems.append(f"{name}: no fact has a label")
+    if view["hiddenLabels"]: problems.append(f"{name}: facts whose labels are not shown: {sorted(set(view['hiddenLabels']))}")
 if result["phone"]["overflow"] > 0: problems.append(f"phone (390 px): the page scrolls sideways by {result['phone']['overflow']} px")
 for problem in problems: print(f"check-report: {page}: {problem}", file=sys.stderr)
 sys.exit(1 if problems else 0)

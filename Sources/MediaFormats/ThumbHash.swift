@@ -114,6 +114,119 @@ public enum ThumbHash {
         return (dc, ac, scale)
     }
 
+    /// The placeholder a hash stands for (`thumbHashToRGBA` of the reference):
+    /// at most 32×32 pixels in the hash's aspect ratio, row by row, 4 bytes each
+    /// (red, green, blue, alpha; not premultiplied). Nil when `hash` is shorter
+    /// than its header says.
+    public static func decode(_ hash: [UInt8]) -> (width: Int, height: Int, rgba: [UInt8])? {
+        guard hash.count >= 5 else { return nil }
+        let header24 = Int(hash[0]) | Int(hash[1]) << 8 | Int(hash[2]) << 16
+        let header16 = Int(hash[3]) | Int(hash[4]) << 8
+        let lDC = Double(header24 & 63) / 63
+        let pDC = Double(header24 >> 6 & 63) / 31.5 - 1
+        let qDC = Double(header24 >> 12 & 63) / 31.5 - 1
+        let lScale = Double(header24 >> 18 & 31) / 31
+        let hasAlpha = header24 >> 23 != 0
+        let pScale = Double(header16 >> 3 & 63) / 63
+        let qScale = Double(header16 >> 9 & 63) / 63
+        let isLandscape = header16 >> 15 != 0
+        let lx = max(3, isLandscape ? (hasAlpha ? 5 : 7) : header16 & 7)
+        let ly = max(3, isLandscape ? header16 & 7 : (hasAlpha ? 5 : 7))
+        guard !hasAlpha || hash.count >= 6 else { return nil }
+        let aDC = hasAlpha ? Double(hash[5] & 15) / 15 : 1
+        let aScale = hasAlpha ? Double(hash[5] >> 4) / 15 : 0
+
+        // The varying factors, saturation boosted by 1.25 against quantisation.
+        let start = hasAlpha ? 6 : 5
+        var index = 0
+        var short = false
+        func channel(_ nx: Int, _ ny: Int, _ scale: Double) -> [Double] {
+            var ac: [Double] = []
+            for cy in 0..<ny {
+                var cx = cy > 0 ? 0 : 1
+                while cx * ny < nx * (ny - cy) {
+                    let byte = start + index >> 1
+                    guard byte < hash.count else {
+                        short = true
+                        return ac
+                    }
+                    let nibble = Int(hash[byte]) >> ((index & 1) << 2) & 15
+                    ac.append((Double(nibble) / 7.5 - 1) * scale)
+                    index += 1
+                    cx += 1
+                }
+            }
+            return ac
+        }
+        let lAC = channel(lx, ly, lScale)
+        let pAC = channel(3, 3, pScale * 1.25)
+        let qAC = channel(3, 3, qScale * 1.25)
+        let aAC = hasAlpha ? channel(5, 5, aScale) : []
+        guard !short else { return nil }
+
+        // The reference's approximate aspect ratio, from the header's unclamped counts.
+        let ratioX = isLandscape ? (hasAlpha ? 5 : 7) : header16 & 7
+        let ratioY = isLandscape ? header16 & 7 : (hasAlpha ? 5 : 7)
+        guard ratioX > 0, ratioY > 0 else { return nil }
+        let ratio = Double(ratioX) / Double(ratioY)
+        let w = Int(jsRound(ratio > 1 ? 32 : 32 * ratio))
+        let h = Int(jsRound(ratio > 1 ? 32 / ratio : 32))
+        var rgba = [UInt8](repeating: 0, count: w * h * 4)
+        var fx = [Double](repeating: 0, count: max(lx, hasAlpha ? 5 : 3))
+        var fy = [Double](repeating: 0, count: max(ly, hasAlpha ? 5 : 3))
+        func byte(_ value: Double) -> UInt8 { UInt8(max(0, 255 * min(1, value))) }
+        for y in 0..<h {
+            for x in 0..<w {
+                var l = lDC, p = pDC, q = qDC, a = aDC
+                for cx in fx.indices { fx[cx] = cos(Double.pi / Double(w) * (Double(x) + 0.5) * Double(cx)) }
+                for cy in fy.indices { fy[cy] = cos(Double.pi / Double(h) * (Double(y) + 0.5) * Double(cy)) }
+                var j = 0
+                for cy in 0..<ly {
+                    var cx = cy > 0 ? 0 : 1
+                    let fy2 = fy[cy] * 2
+                    while cx * ly < lx * (ly - cy) {
+                        l += lAC[j] * fx[cx] * fy2
+                        cx += 1
+                        j += 1
+                    }
+                }
+                j = 0
+                for cy in 0..<3 {
+                    var cx = cy > 0 ? 0 : 1
+                    let fy2 = fy[cy] * 2
+                    while cx < 3 - cy {
+                        let f = fx[cx] * fy2
+                        p += pAC[j] * f
+                        q += qAC[j] * f
+                        cx += 1
+                        j += 1
+                    }
+                }
+                if hasAlpha {
+                    j = 0
+                    for cy in 0..<5 {
+                        var cx = cy > 0 ? 0 : 1
+                        let fy2 = fy[cy] * 2
+                        while cx < 5 - cy {
+                            a += aAC[j] * fx[cx] * fy2
+                            cx += 1
+                            j += 1
+                        }
+                    }
+                }
+                let b = l - 2 / 3 * p
+                let r = (3 * l - b + q) / 2
+                let g = r - q
+                let i = (y * w + x) * 4
+                rgba[i] = byte(r)
+                rgba[i + 1] = byte(g)
+                rgba[i + 2] = byte(b)
+                rgba[i + 3] = byte(a)
+            }
+        }
+        return (w, h, rgba)
+    }
+
     /// JavaScript's `Math.round`: the nearest integer, halves toward +∞.
     static func jsRound(_ value: Double) -> Double {
         let floor = value.rounded(.down)

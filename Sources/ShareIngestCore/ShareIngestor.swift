@@ -138,7 +138,7 @@ public struct ShareIngestor: Sendable {
     /// Tells `events` what a finished batch's run told it: each item, then the batch.
     static func replay(_ report: BatchReport, to events: IngestEventSink?) -> BatchReport {
         guard let events else { return report }
-        events(.batchStarted(batchID: report.batchID, key: report.key))
+        events(.batchStarted(batchID: report.batchID, key: report.key, itemCount: report.items.count))
         report.items.visit { events(.itemFinished($0)) }
         events(.batchFinished(report))
         return report

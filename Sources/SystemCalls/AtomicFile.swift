@@ -25,9 +25,10 @@ package enum AtomicFile {
 
     /// Replaces `path` (or creates it) with `bytes`, so that readers see the old
     /// file or the whole new one: a temporary name beside it, fsync, a rename
-    /// over it. For outputs written again on each run (a report page).
-    package static func replace(_ path: String, bytes: some ContiguousBytes, syncDirectory: Bool = false) throws(SystemError) {
-        let writer = try AtomicFileWriter(path)
+    /// over it. For outputs written again on each run (a report page). `mode`
+    /// less the umask is the file's (owner-only unless asked).
+    package static func replace(_ path: String, bytes: some ContiguousBytes, syncDirectory: Bool = false, mode: mode_t = 0o600) throws(SystemError) {
+        let writer = try AtomicFileWriter(path, mode: mode)
         var failure: SystemError?
         bytes.withUnsafeBytes { buffer in
             do throws(SystemError) { try writer.append(buffer) } catch { failure = error }
@@ -50,11 +51,12 @@ package final class AtomicFileWriter {
     private var buffer: [UInt8] = []
     private static let bufferSize = 1 << 16
 
-    /// Starts writing what will be `path`.
-    package init(_ path: String) throws(SystemError) {
+    /// Starts writing what will be `path`, created with `mode` less the umask
+    /// (owner-only unless asked: 0o666 for a file meant for people, such as a report page).
+    package init(_ path: String, mode: mode_t = 0o600) throws(SystemError) {
         self.path = path
         temporary = FileSystem.temporaryName(for: path)
-        descriptor = try FileDescriptor.open(temporary, O_WRONLY | O_CREAT | O_EXCL, mode: 0o600)
+        descriptor = try FileDescriptor.open(temporary, O_WRONLY | O_CREAT | O_EXCL, mode: mode)
         buffer.reserveCapacity(Self.bufferSize)
     }
 

@@ -62,7 +62,8 @@ enum IngestCommand {
             return Command.failure(error)
         }
         let mode: ProgressPrinter.Mode = parsed.flag("json") ? .json : parsed.flag("quiet") ? .quiet : .human
-        let printer = ProgressPrinter(mode: mode, holdsText: pipeline.manifest.schema == .legacy || parsed.value("resume") != nil)
+        let printer = ProgressPrinter(
+            mode: mode, holdsText: pipeline.manifest.schema == .legacy || parsed.value("resume") != nil, deliveredLines: parsed.flag("verbose"))
         let cancellation = CancellationFlag()
         let local = parsed.value("db") == nil
         Signals.cancel(cancellation) { _ in if local { Terminal.shared.err("share: interrupted; items in flight finish their stage") } }

@@ -3,17 +3,14 @@ import ShareIngestCore
 import Synchronization
 
 /// Shows a batch's events: a live line on a terminal (items per stage, bytes,
-/// items/s, ETA), plain lines otherwise, JSON lines with `--json`, nothing but
-/// errors with `--quiet`.
+/// items/s, ETA), a line per failed or skipped item (and, when `deliveredLines`,
+/// per item delivered too), JSON lines with `--json`, nothing but errors with `--quiet`.
 final class ProgressPrinter: Sendable {
     enum Mode { case human, json, quiet }
 
     /// What the progress line counts, updated from the pipeline's threads.
     private struct Counts {
-        var stages: [StageName: Int] = [:]
-        var bytes: Int64 = 0
-        var finished = 0
-        var seen = 0
+        var progress = BatchProgress()
         var lastDraw = Date.distantPast
     }
 
@@ -29,33 +26,36 @@ final class ProgressPrinter: Sendable {
     /// it decided, never "ingested" for an item the report calls skipped.
     private let holdsText: Bool
     private let heldText = Mutex<[Int]>([])
+    /// Whether an item delivered (ingested, or a sidecar attached) gets a line of
+    /// its own: `share ingest --verbose`, a watcher's log; otherwise only the
+    /// items not delivered do, then the summary.
+    private let deliveredLines: Bool
 
-    init(mode: Mode, holdsText: Bool = false) {
+    init(mode: Mode, holdsText: Bool = false, deliveredLines: Bool) {
         self.mode = mode
         self.holdsText = holdsText
+        self.deliveredLines = deliveredLines
     }
 
     func handle(_ event: IngestEvent) {
         switch event {
-        case .batchStarted(let id, let key):
+        case .batchStarted(let id, let key, let itemCount):
             currentBatch.withLock { $0 = id.uuidString }
-            if mode == .json { terminal.out(JSONLine.object(["event": "batchStarted", "batch": id.uuidString, "key": key.rawValue])) }
-        case .stageFinished(let stage, let index, let copied):
+            counts.withLock { $0.progress.take(event) }
+            if mode == .json {
+                terminal.out(JSONLine.object(["event": "batchStarted", "batch": id.uuidString, "key": key.rawValue, "items": itemCount]))
+            }
+        case .stageFinished:
             let line = counts.withLock { counts -> String? in
-                counts.stages[stage, default: 0] += 1
-                counts.bytes += copied
-                counts.seen = max(counts.seen, index + 1)
+                counts.progress.take(event)
                 let now = Date()
                 guard now.timeIntervalSince(counts.lastDraw) > 0.1 else { return nil }
                 counts.lastDraw = now
-                return statusLine(counts)
+                return counts.progress.line(elapsed: now.timeIntervalSince(start))
             }
             if let line, mode == .human { terminal.status(line) }
         case .itemFinished(let item):
-            counts.withLock { counts in
-                counts.finished += 1
-                counts.seen = max(counts.seen, item.index + 1)
-            }
+            counts.withLock { $0.progress.take(event) }
             if holdsText, item.status == .ingested, let type = item.entry?.type, type == .text || type == .url {
                 heldText.withLock { $0.append(item.index) }
             } else {
@@ -91,22 +91,13 @@ final class ProgressPrinter: Sendable {
             if let failure = item.failure {
                 let failed = item.status == .failed
                 log(failed ? .error : .warning, failed ? "itemFailed" : "itemSkipped", "share: \(item.status.rawValue): \(failure.message)", failure.message)
-            } else if let media = item.attachedTo, !terminal.stderrIsTerminal {
+            } else if let media = item.attachedTo, deliveredLines {
                 log(.info, "itemAttached", "share: attached: \(item.source) to \(media)", "\(item.source) to \(media)")
-            } else if !terminal.stderrIsTerminal {
+            } else if deliveredLines {
                 log(.info, "itemIngested", "share: ingested: \(item.source) -> \(item.entry?.path ?? "")", "\(item.source) -> \(item.entry?.path ?? "")")
             }
             for warning in item.warnings { log(.warning, "itemWarning", "share: warning: \(item.source): \(warning)", "\(item.source): \(warning)") }
         }
-    }
-
-    private func statusLine(_ counts: Counts) -> String {
-        let elapsed = max(0.001, Date().timeIntervalSince(start))
-        let rate = Double(counts.finished) / elapsed
-        let stages = StageName.progress(counts.stages)
-        let remaining = max(0, counts.seen - counts.finished)
-        let eta = rate > 0 ? String(format: " · ETA %.0fs", Double(remaining) / rate) : ""
-        return String(format: "%d/%d done · %@ · %.1f MB · %.1f items/s%@", counts.finished, counts.seen, stages, Double(counts.bytes) / 1e6, rate, eta)
     }
 }
 

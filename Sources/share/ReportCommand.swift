@@ -5,7 +5,7 @@ import ShareManifest
 import SystemCalls
 
 /// `share report`: a batch as an HTML page and/or a contact sheet JPEG, from the
-/// report the batch left in the container.
+/// report the batch left in the container; without either, a text summary on stdout.
 enum ReportCommand {
     static func run(_ arguments: ArraySlice<String>) -> ExitStatus {
         let spec = CommandTable.report
@@ -17,9 +17,6 @@ enum ReportCommand {
         let batch = parsed.positionals[0]
         let htmlPath = parsed.value("html")
         let sheetPath = parsed.value("contact-sheet")
-        guard htmlPath != nil || sheetPath != nil else {
-            return Command.usageFailure("nothing to write: give --html FILE, --contact-sheet FILE.jpg or both", spec)
-        }
         if let sheetPath, !["jpg", "jpeg"].contains((sheetPath as NSString).pathExtension.lowercased()) {
             return Command.usageFailure("--contact-sheet writes a JPEG; name the file .jpg or .jpeg, not \(sheetPath)", spec)
         }
@@ -35,6 +32,11 @@ enum ReportCommand {
         } catch {
             if error.isUsageMistake { return Command.usageFailure(error.description, spec) }
             return Command.failure("\(error)", .noInput)
+        }
+        guard htmlPath != nil || sheetPath != nil else {
+            // Each line escaped: sources and messages come from outside.
+            report.summarize(Terminal.shared.text)
+            return .success
         }
 
         var status = ExitStatus.success
@@ -88,11 +90,12 @@ enum ReportCommand {
         return true
     }
 
-    /// Replaces `path` atomically; reports a failure on stderr.
+    /// Replaces `path` atomically, with the umask's mode (0666 less it: a
+    /// sheet is for people to open); reports a failure on stderr.
     private static func write(_ data: Data, to path: String) -> Bool {
         guard writable(path) else { return false }
         do throws(SystemError) {
-            try AtomicFile.replace(path, bytes: data)
+            try AtomicFile.replace(path, bytes: data, mode: 0o666)
             return true
         } catch {
             Terminal.shared.err("share: cannot write \(path): \(error)")

@@ -65,7 +65,8 @@ enum WatchCommand {
             return Command.failure(error, database: parsed.value("db") != nil)
         }
         let mode: ProgressPrinter.Mode = parsed.flag("json") ? .json : parsed.flag("quiet") ? .quiet : .human
-        let printer = ProgressPrinter(mode: mode, holdsText: inbox.ingestor.pipeline.manifest.schema == .legacy)
+        let printer = ProgressPrinter(
+            mode: mode, holdsText: inbox.ingestor.pipeline.manifest.schema == .legacy, deliveredLines: !Terminal.shared.stderrIsTerminal)
         let cancellation = CancellationFlag()
         defer { service?.shutdown() }
         Signals.cancel(cancellation) { _ in
@@ -123,9 +124,10 @@ enum WatchCommand {
     private static func writePictures(of report: BatchReport, container: ContainerDirectory, decoder: any MediaDecoder, to directory: String) -> Bool {
         let base = "\(directory)/\(report.key.rawValue)"
         do {
-            try AtomicFile.replace(base + ".html", bytes: Array(ReportPage(report, container: container).html.utf8))
+            // For people to open: the umask's mode (0666 less it), not owner-only.
+            try AtomicFile.replace(base + ".html", bytes: Array(ReportPage(report, container: container, pagePath: base + ".html").html.utf8), mode: 0o666)
             let sheet = try report.contactSheet(in: container, decoder: decoder)
-            try AtomicFile.replace(base + ".jpg", bytes: sheet.jpeg)
+            try AtomicFile.replace(base + ".jpg", bytes: sheet.jpeg, mode: 0o666)
             return true
         } catch {
             Terminal.shared.err("share: cannot write the report pictures of \(report.key) to \(directory): \(error)")

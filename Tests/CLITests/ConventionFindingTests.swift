@@ -30,7 +30,7 @@ import Testing
     @Test func theLegacyPipelinesTextIsSkippedEverywhere() throws {
         let work = TemporaryDirectory("legacy-text")
         let arguments = ["ingest", "--pipeline", "share-extension", Fixtures.media("photo.jpg"), "--text", "hi"]
-        let plain = try ShareProcess.run(arguments + ["--container", work.file("c"), "--report", work.file("r.json")])
+        let plain = try ShareProcess.run(arguments + ["--container", work.file("c"), "--report", work.file("r.json"), "--verbose"])
         #expect(plain.status == 1, "\(plain.stderr)")
         #expect(!plain.stderr.contains("ingested: text:hi"), "\(plain.stderr)")
         #expect(plain.stderr.contains("skipped: text:hi: the legacy manifest cannot hold text next to files"), "\(plain.stderr)")
@@ -44,8 +44,8 @@ import Testing
         let report = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: work.file("r.json")))) as? [String: Any]
         let reported = (report?["items"] as? [[String: Any]])?.first { $0["source"] as? String == "text:hi" }
         #expect(reported?["status"] as? String == "skipped")
-        // Text alone is delivered (an array of strings), and said so.
-        let alone = try ShareProcess.run(["ingest", "--pipeline", "share-extension", "--text", "hi", "--container", work.file("c")])
+        // Text alone is delivered (an array of strings), and said so (--verbose: a line per item delivered).
+        let alone = try ShareProcess.run(["ingest", "--pipeline", "share-extension", "--text", "hi", "--verbose", "--container", work.file("c")])
         #expect(alone.status == 0 && alone.stderr.contains("ingested: text:hi"), "\(alone.stderr)")
     }
 

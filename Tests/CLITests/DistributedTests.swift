@@ -221,7 +221,7 @@ import Testing
         let elsewhere = TemporaryDirectory("worker-cwd")
         let workers = Workers(url: server.url)
         try workers.start("a", directory: elsewhere.path)
-        let ingest = try Ingest(["--db", server.url, "--container", "c", "drop"], directory: work.path)
+        let ingest = try Ingest(["--db", server.url, "--container", "c", "--verbose", "drop"], directory: work.path)
         let status = try ingest.finish(workers: workers)
         workers.stopAll()
         #expect(status == 0, "\(ingest.stderr)")

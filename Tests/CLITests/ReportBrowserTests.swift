@@ -4,9 +4,10 @@ import Testing
 
 /// The HTML report in a real browser: scripts/check-report.sh renders a real
 /// batch's page (the sample drop, with previews linked) and opens it in
-/// headless Chromium at 1280 and 390 px: every image decodes, every preview
-/// link loads, no console message (a CSP refusal, a missing file), no
-/// sideways scrolling on the phone.
+/// headless Chromium at 1280 and 390 px: every image decodes (the ThumbHash
+/// placeholders too), every link to a preview or a copy loads, every fact keeps
+/// its label at both widths, no console message (a CSP refusal, a missing
+/// file), no sideways scrolling on the phone.
 @Suite struct ReportBrowserTests {
     @Test func theSampleDropsPageHoldsUpInHeadlessChromium() throws {
         let work = TemporaryDirectory("report-browser")
@@ -19,6 +20,7 @@ import Testing
         for (name, view) in views {
             #expect((view["images"] as? Int ?? 0) >= 5 && (view["broken"] as? [Any])?.isEmpty == true, "\(name): \(view)")
             #expect((view["links"] as? Int ?? 0) >= 5 && (view["badLinks"] as? [Any])?.isEmpty == true, "\(name): \(view)")
+            #expect((view["labels"] as? Int ?? 0) >= 20 && (view["hiddenLabels"] as? [Any])?.isEmpty == true, "\(name): \(view)")
         }
         #expect(views["phone"]?["width"] as? Int == 390 && views["phone"]?["overflow"] as? Int == 0, "\(views)")
         for shot in ["report-desktop.png", "report-phone.png"] {

@@ -167,3 +167,44 @@ import Testing
         #expect(AreaAverage.fitting(width: 0, height: 1, rgba: [], longestSide: 100) == nil)
     }
 }
+
+/// A hash drawn back as the placeholder it stands for (`ThumbHash.decode`, the
+/// reference's `thumbHashToRGBA`), as the HTML report shows it: the picture's
+/// aspect ratio at most 32 px a side, its colours where they were.
+@Suite struct ThumbHashDecodeTests {
+    /// `width`×`height`, red on the left half and blue on the right, opaque
+    /// (or, when `fade`, the right half transparent).
+    static func halves(_ width: Int, _ height: Int, fade: Bool = false) -> [UInt8] {
+        var rgba: [UInt8] = []
+        for _ in 0..<height {
+            for x in 0..<width { rgba += x < width / 2 ? [220, 30, 30, 255] : fade ? [30, 30, 220, 0] : [30, 30, 220, 255] }
+        }
+        return rgba
+    }
+
+    @Test func aLandscapePictureComesBackLandscapeRedLeftBlueRight() throws {
+        let hash = try #require(ThumbHash.encode(width: 60, height: 30, rgba: Self.halves(60, 30)))
+        let image = try #require(ThumbHash.decode(hash))
+        // 7 × 4 luminance terms: the ratio 1.75, so 32 × 18.
+        #expect(image.width == 32 && image.height == 18)
+        #expect(image.rgba.count == 32 * 18 * 4)
+        func pixel(_ x: Int, _ y: Int) -> [UInt8] { Array(image.rgba[((y * image.width + x) * 4)..<((y * image.width + x) * 4 + 4)]) }
+        let left = pixel(3, 9), right = pixel(28, 9)
+        #expect(left[0] > left[2] + 80 && left[3] == 255, "left: \(left)")
+        #expect(right[2] > right[0] + 80 && right[3] == 255, "right: \(right)")
+    }
+
+    @Test func aPortraitPictureWithTransparencyKeepsItsAlpha() throws {
+        let hash = try #require(ThumbHash.encode(width: 40, height: 80, rgba: Self.halves(40, 80, fade: true)))
+        let image = try #require(ThumbHash.decode(hash))
+        #expect(image.height == 32 && image.width < 32, "\(image.width)×\(image.height)")
+        let y = image.height / 2
+        let left = image.rgba[(y * image.width + 1) * 4 + 3], right = image.rgba[(y * image.width + image.width - 2) * 4 + 3]
+        #expect(left > 200 && right < 60, "alpha left \(left), right \(right)")
+    }
+
+    @Test func bytesTooShortForTheirHeaderAreNoHash() {
+        #expect(ThumbHash.decode([1, 2, 3]) == nil)
+        #expect(ThumbHash.decode([0x20, 0xD8, 0x0D, 0x3D, 0x84]) == nil, "a header with no factors after it")
+    }
+}

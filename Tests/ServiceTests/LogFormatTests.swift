@@ -117,7 +117,8 @@ import Testing
                 }
             }.map { String(format: "U+%04X", $0.value) }
         }
-        let ingest = try ShareProcess.run(["ingest", "--container", work.path + "/container", drop])
+        // --verbose: a line per item delivered, each naming its file.
+        let ingest = try ShareProcess.run(["ingest", "--verbose", "--container", work.path + "/container", drop])
         #expect(ingest.status == 0, "\(ingest.stderr)")
         #expect(unsafe(ingest.stderr).isEmpty, "raw in: \(ingest.stderr.debugDescription)")
         for escaped in [#"d\u{202E}gpj.exe"#, #"nel\u{0085}line.txt"#, #"ls\u{2028}line.txt"#, #"ps\u{2029}line.txt"#, #"zw\u{200B}space.txt"#, #"photo\u{202E}gpj.jpg"#] {

@@ -53,7 +53,7 @@ import MediaFormats
     /// The grid card of the item whose (escaped) name is `name`.
     static func card(named name: String, in html: String) -> String? {
         html.components(separatedBy: "<li class=\"item ").dropFirst()
-            .first { $0.contains("<h3 class=\"name\">\(HTMLText.escaped(name))</h3>") }
+            .first { $0.contains("<h3 class=\"name\">\(HTMLText.escaped(name))</h3>") || $0.contains("\">\(HTMLText.escaped(name))</a></h3>") }
     }
 
     /// Decodes JPEG bytes completely (`vips_thumbnail` at a size larger than any
@@ -124,8 +124,11 @@ import MediaFormats
                 #expect(page.html.contains("<figure class=\"picture\" data-thumbhash=\"\(hash)\"><img src="))
             }
 
-            // Self-contained: every src is a data: URI, nothing is linked or scripted.
-            let sources = page.html.components(separatedBy: "src=\"").dropFirst()
+            // Self-contained: every src is a data: URI (the thumbnails' JPEGs, the
+            // ThumbHashes drawn as PNGs), nothing is loaded or scripted.
+            #expect(page.html.components(separatedBy: "src=\"").dropFirst().allSatisfy { $0.hasPrefix("data:image/jpeg;base64,") || $0.hasPrefix("data:image/png;base64,") })
+            #expect(page.html.components(separatedBy: "<img class=\"thumbhash\" src=\"data:image/png;base64,").count - 1 == withThumbnails.count)
+            let sources = page.html.components(separatedBy: "<img src=\"").dropFirst()
             #expect(sources.count == withThumbnails.count)
             for source in sources {
                 let uri = String(source.prefix { $0 != "\"" })
@@ -136,8 +139,15 @@ import MediaFormats
                 #expect(size.width > 0 && size.height > 0)
             }
             let lowercased = page.html.lowercased()
-            let forbidden = ["<script", "<link", "<iframe", "href=", "url(", "@import", "http://", "https://", "file://"].filter { lowercased.contains($0) }
+            let forbidden = ["<script", "<link", "<iframe", "url(", "@import", "http://", "https://"].filter { lowercased.contains($0) }
             #expect(forbidden.isEmpty, "the page contains \(forbidden)")
+            // The only links: each delivered copy's (a file:// URL without the page's place), a file in the container.
+            let links = page.html.components(separatedBy: "href=\"").dropFirst().map { String($0.prefix { $0 != "\"" }) }
+            #expect(links.count == report.entries.count)
+            for link in links {
+                let path = try #require(URL(string: link)?.path, "\(link)")
+                #expect(link.hasPrefix("file:///") && path.hasPrefix(batch.container.root + "/") && FileManager.default.fileExists(atPath: path), "\(link)")
+            }
             let hasPolicy = page.html.contains("Content-Security-Policy")
             #expect(hasPolicy)
 
@@ -162,7 +172,8 @@ import MediaFormats
             let rawName = html.contains(Self.hostileName), scriptTag = html.contains("<script"), halfEscaped = html.contains("alert(1)&'")
             #expect(!rawName && !scriptTag && !halfEscaped)
             let escaped = "&lt;script&gt;alert(1)&amp;&#39;&quot;x&quot;.jpg"
-            let escapedHeading = html.contains("<h3 class=\"name\">\(escaped)</h3>"), escapedAlt = html.contains("alt=\"\(escaped)\"")
+            // The name links to its copy: `<h3 class="name"><a href="file:///…">NAME</a></h3>`.
+            let escapedHeading = html.contains("\">\(escaped)</a></h3>"), escapedAlt = html.contains("alt=\"\(escaped)\"")
             #expect(escapedHeading && escapedAlt)
             let card = try #require(Self.card(named: Self.hostileName, in: html))
             #expect(card.contains("src=\"data:image/jpeg;base64,"))
@@ -346,7 +357,7 @@ import MediaFormats
             let path = batch.scratch.appendingPathComponent("page.html").path
             let outputs = report.writeOutputs(in: batch.container, html: path, sheet: false)
             let page = try #require(try outputs.page?.get())
-            let expected = ReportPage(report, container: batch.container)
+            let expected = ReportPage(report, container: batch.container, pagePath: path)
             #expect(try String(contentsOfFile: path, encoding: .utf8) == expected.html)
             #expect(page.embeddedThumbnailCount == expected.embeddedThumbnailCount && page.embeddedThumbnailCount > 0)
             #expect(outputs.sheet == nil)
@@ -382,7 +393,9 @@ import MediaFormats
         let taken = try #require(entry.capturedAt)
         #expect(taken.hasPrefix("2015-04-10T20:12:23"))
         #expect(card.contains("<dt>Taken</dt><dd>\(taken) (\(try #require(entry.capturedAtSource)), offset from exif)</dd>"), "\(card)")
-        #expect(card.contains("<dt>ThumbHash</dt><dd>\(try #require(entry.thumbhash))</dd>"))
+        // The ThumbHash drawn as the placeholder it stands for (a PNG), the hash as its title.
+        #expect(card.contains("<dt>ThumbHash</dt><dd><img class=\"thumbhash\" src=\"data:image/png;base64,"), "\(card)")
+        #expect(card.contains("title=\"\(try #require(entry.thumbhash))\"></dd>"))
 
         let clip = try #require(Self.card(named: "clip-h264.mp4", in: html))
         let video = try #require(report.items.first { $0.source.hasSuffix("clip-h264.mp4") }?.entry?.video)

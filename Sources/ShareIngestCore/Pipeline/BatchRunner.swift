@@ -63,7 +63,7 @@ final class BatchRunner: Sendable {
     func run(_ batch: inout BatchRecord, dispose: ((BatchRecord) -> Void)? = nil) throws(ShareIngestError) -> BatchReport {
         let started = MonotonicClock.now()
         if context.pipeline.probe != nil || context.pipeline.thumbnail != nil || context.pipeline.motion != nil { context.decoder.prepare() }
-        events?(.batchStarted(batchID: batch.id, key: batch.key))
+        events?(.batchStarted(batchID: batch.id, key: batch.key, itemCount: batch.itemCount))
         var unfinished = 0
         do {
             if batch.state == .running {

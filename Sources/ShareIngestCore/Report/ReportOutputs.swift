@@ -21,7 +21,8 @@ public struct ReportOutputs: Sendable {
 
 extension BatchReport {
     /// The HTML page (written to `htmlPath`, replacing it atomically) and/or the
-    /// contact sheet (drawn with `layout` when `sheet`), from **one** pass over the items:
+    /// contact sheet (drawn with `layout` when `sheet`), from **one** pass over the items
+    /// (the page is created with the umask's mode, 0666 less it: it is for people to open):
     /// a stored report's items are read once for both outputs, one at a time,
     /// and neither output holds more than what it shows. An item either output
     /// shows is decoded once; the others (past the page's first items and
@@ -37,7 +38,7 @@ extension BatchReport {
         in container: ContainerDirectory, html htmlPath: String?, sheet: Bool, layout: ContactSheetLayout = ContactSheetLayout(),
         decoder: any MediaDecoder
     ) -> ReportOutputs {
-        var page = htmlPath.map { _ in PageWriter(report: self, container: container) }
+        var page = htmlPath.map { PageWriter(report: self, container: container, pagePath: $0) }
         var tiles = sheet ? ContactSheetTiles(report: self, container: container, layout: layout, decoder: decoder) : nil
         var cards: AtomicFileWriter?
         var cardsPath = ""
@@ -63,7 +64,8 @@ extension BatchReport {
                 guard let cards else { throw SystemError("write", path: htmlPath, code: EBADF) }
                 try cards.commit(syncDirectory: false)
                 defer { FileSystem.remove(cardsPath) }
-                let file = try AtomicFileWriter(htmlPath)
+                // For people to open: the umask's mode (0666 less it), not owner-only.
+                let file = try AtomicFileWriter(htmlPath, mode: 0o666)
                 try file.append(writer.opening())
                 try file.append(contentsOf: cardsPath)
                 try file.append(writer.closing())
@@ -73,5 +75,39 @@ extension BatchReport {
         }
         let sheetResult = tiles.map { tiles in Result { () throws(MediaError) in try tiles.render() } }
         return ReportOutputs(page: pageResult, sheet: sheetResult)
+    }
+}
+
+extension BatchReport {
+    /// The batch in a few lines, each given to `line` (`share report KEY` prints
+    /// them on stdout): its counts, each item not delivered with its reason, and
+    /// the redirect URL last, as `share ingest` prints it. Lines hold names and
+    /// messages as they are: a caller escapes them for where they go.
+    ///
+    ///     batch 0B1C…, key Ops1, pipeline default: 3 items in 1.20 s
+    ///     2 ingested, 1 failed, 0 skipped; 1 a duplicate of an earlier copy (duplicateOf)
+    ///     failed: /drop/x.jpg: corrupt (decode): not a JPEG
+    ///     ShareMedia://dataUrl=Ops1#media
+    package func summarize(_ line: (String) -> Void) {
+        let count = items.count
+        line(
+            "batch \(batchID.uuidString), key \(key.rawValue), pipeline \(pipeline): \(count) item\(count == 1 ? "" : "s") in \(String(format: "%.2f", wallSeconds)) s"
+                + (interrupted ? " (interrupted: unfinished)" : ""))
+        var undelivered: [String] = []
+        var duplicates = 0
+        items.visit { item in
+            if item.entry?.duplicateOf != nil { duplicates += 1 }
+            guard item.status == .failed || item.status == .skipped else { return }
+            let why = item.failure.map { "\($0.reason.rawValue) (\($0.stage.rawValue)): \($0.message)" } ?? "no reason recorded"
+            undelivered.append("\(item.status.rawValue): \(item.source): \(why)")
+        }
+        var counts = "\(ingestedCount) ingested, \(failedCount) failed, \(skippedCount) skipped"
+        if attachedCount > 0 { counts += ", \(attachedCount) sidecars attached to their media" }
+        if duplicates > 0 {
+            counts += duplicates == 1 ? "; 1 a duplicate of an earlier copy (duplicateOf)" : "; \(duplicates) duplicates of earlier copies (duplicateOf)"
+        }
+        line(counts)
+        for text in undelivered { line(text) }
+        line(redirectURL?.description ?? "no redirect URL: no manifest was written (nothing was delivered)")
     }
 }

@@ -4,7 +4,9 @@ import SystemCalls
 
 /// A batch as one self-contained HTML page: totals and stage timings, the items
 /// that were not delivered with their reasons, and a grid of every item with its
-/// thumbnail, name, type, extension, size, dimensions and duration. A batch of
+/// thumbnail, name (linked to its delivered copy), type, extension, size,
+/// dimensions, duration and ThumbHash (drawn as its placeholder image); copies
+/// that duplicate an earlier one are marked. A batch of
 /// more than ``itemLimit`` items shows its first ones (and its first
 /// ``itemLimit`` problems) and says how many more the JSON report lists.
 ///
@@ -27,9 +29,12 @@ public struct ReportPage: Sendable {
     /// million items would not open.
     public static let itemLimit = 2000
 
-    /// Renders `report`, reading thumbnails from `container`.
-    public init(_ report: BatchReport, container: ContainerDirectory) {
-        var writer = PageWriter(report: report, container: container)
+    /// Renders `report`, reading thumbnails from `container`. `pagePath`, where
+    /// the page will be, makes each card's link to its copy relative to it (the
+    /// page and the container move together); without it, or when they share
+    /// no folder but the root, the links are `file://` URLs.
+    public init(_ report: BatchReport, container: ContainerDirectory, pagePath: String? = nil) {
+        var writer = PageWriter(report: report, container: container, pagePath: pagePath)
         var cards = ""
         report.items.visit { item in if let card = writer.add(item) { cards += card } }
         html = writer.opening() + cards + writer.closing()
@@ -46,6 +51,8 @@ public struct ReportPage: Sendable {
 struct PageWriter {
     let report: BatchReport
     let container: ContainerDirectory
+    /// The folder the page will be in (absolute, standardized), for links relative to it.
+    let pageFolder: String?
     /// The first items not delivered.
     private(set) var undelivered: [ReportedItem] = []
     /// Bytes of everything delivered.
@@ -56,9 +63,28 @@ struct PageWriter {
     var missing: [String] = []
     private var out = ""
 
-    init(report: BatchReport, container: ContainerDirectory) {
+    init(report: BatchReport, container: ContainerDirectory, pagePath: String? = nil) {
         self.report = report
         self.container = container
+        pageFolder = pagePath.map { path in
+            let absolute = path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
+            return URL(fileURLWithPath: absolute).standardizedFileURL.deletingLastPathComponent().path
+        }
+    }
+
+    /// A link to `path` (a file inside the container) from the page: relative to
+    /// the page's folder when they share one below the root, else a `file://`
+    /// URL; each name percent-encoded (`:` too, so no name reads as a scheme).
+    func link(to path: String) -> String {
+        var allowed = CharacterSet.urlPathAllowed
+        allowed.remove(charactersIn: ":/")
+        let target = URL(fileURLWithPath: path).standardizedFileURL.pathComponents.dropFirst()
+        let encoded = { (names: ArraySlice<String>) in names.map { $0.addingPercentEncoding(withAllowedCharacters: allowed) ?? $0 }.joined(separator: "/") }
+        guard let pageFolder else { return "file:///" + encoded(target) }
+        let folder = URL(fileURLWithPath: pageFolder).pathComponents.dropFirst()
+        let shared = zip(folder, target).prefix { $0 == $1 }.count
+        guard shared > 0 else { return "file:///" + encoded(target) }
+        return String(repeating: "../", count: folder.count - shared) + encoded(target.dropFirst(shared))
     }
 
     /// Takes the next item (in input order); returns its grid card while the
@@ -191,11 +217,15 @@ struct PageWriter {
 
     private mutating func card(_ reported: ReportedItem) {
         let item = reported.item
-        out += "<li class=\"item \(item.status.rawValue)\" id=\"item-\(item.index)\">\n"
+        let duplicateOf = item.entry?.duplicateOf
+        out += "<li class=\"item \(item.status.rawValue)\(duplicateOf != nil ? " duplicate" : "")\" id=\"item-\(item.index)\">\n"
         picture(reported)
         out += "<div class=\"body\">\n"
-        out += "<h3 class=\"name\">\(e(reported.name))</h3>\n"
+        // The name opens the delivered copy.
+        let name = reported.copyPath.map { "<a href=\"\(e(link(to: $0)))\">\(e(reported.name))</a>" } ?? e(reported.name)
+        out += "<h3 class=\"name\">\(name)</h3>\n"
         if item.status != .ingested { out += "<span class=\"status\">\(item.status.rawValue)</span>\n" }
+        if duplicateOf != nil { out += "<span class=\"status duplicate\">duplicate</span>\n" }
 
         var facts: [(String, String)] = []
         if let entry = item.entry {
@@ -211,9 +241,19 @@ struct PageWriter {
         if let view = reported.view { facts.append(("View", view)) }
         if let taken = reported.taken { facts.append(("Taken", taken)) }
         if let camera = reported.camera { facts.append(("Camera", camera)) }
-        if let hash = item.entry?.thumbhash { facts.append(("ThumbHash", hash)) }
         if let playback = reported.playback { facts.append(("Video", playback)) }
+        if let duplicateOf { facts.append(("Duplicate of", duplicateOf)) }
         var listed = facts.map { "<dt>\($0.0)</dt><dd>\(e($0.1))</dd>" }
+        if let hash = item.entry?.thumbhash {
+            // The placeholder the hash stands for, drawn; the hash itself as its title.
+            if let placeholder = PlaceholderImage.dataURI(thumbhash: hash) {
+                listed.append(
+                    "<dt>ThumbHash</dt><dd><img class=\"thumbhash\" src=\"\(placeholder.uri)\" width=\"\(placeholder.width)\" height=\"\(placeholder.height)\""
+                        + " alt=\"ThumbHash placeholder of \(e(reported.name))\" title=\"\(e(hash))\"></dd>")
+            } else {
+                listed.append("<dt>ThumbHash</dt><dd>\(e(hash)) (not a ThumbHash)</dd>")
+            }
+        }
         if !reported.previews.isEmpty {
             // Each preview links to its file; one that is not there says so.
             let links = reported.previews.map { preview in
@@ -267,8 +307,9 @@ struct PageWriter {
     }
 
     /// Light and dark colours; the grid fills the width with cards at least 13rem
-    /// wide (five or more on a desktop); a phone gets two columns, and the facts
-    /// lose their labels there (the values read on their own: `image/jpeg`, `640 × 480`).
+    /// wide (five or more on a desktop); a phone gets two columns, and each fact's
+    /// label stands above its value there (a bare `640 × 480` or `2.1 MB` says
+    /// nothing of what it measures).
     static let styleSheet = """
 
         :root { color-scheme: light dark; --bg: #f5f5f3; --card: #fff; --ink: #1d1d1f; --muted: #66666b; --line: #deded9;
@@ -304,6 +345,7 @@ struct PageWriter {
         .status { display: inline-block; font-size: .68rem; font-weight: 700; text-transform: uppercase; letter-spacing: .05em;
           padding: .05rem .4rem; border-radius: .25rem; color: #fff; background: var(--bad); vertical-align: .1em; }
         .skipped .status { background: var(--skip); }
+        .status.duplicate { background: var(--muted); }
         .grid { list-style: none; margin: 0; padding: 0; display: grid; gap: .75rem;
           grid-template-columns: repeat(auto-fill, minmax(min(100%, 13rem), 1fr)); }
         .item { background: var(--card); border: 1px solid var(--line); border-radius: .5rem; overflow: hidden; }
@@ -319,6 +361,8 @@ struct PageWriter {
         .facts { display: grid; grid-template-columns: max-content minmax(0, 1fr); gap: .05rem .6rem; margin: 0; font-size: .82rem; }
         .facts dt { color: var(--muted); }
         .facts dd { margin: 0; overflow-wrap: anywhere; }
+        .facts img.thumbhash { display: block; height: 2rem; width: auto; border-radius: .2rem; }
+        .item .name a { color: inherit; }
         .reason { color: var(--bad); font-size: .82rem; margin: .4rem 0 0; overflow-wrap: anywhere; }
         .skipped .reason { color: var(--skip); }
         .excerpt { font-size: .82rem; margin: .4rem 0 0; white-space: pre-wrap; overflow-wrap: anywhere; }
@@ -327,8 +371,8 @@ struct PageWriter {
         @media (max-width: 34rem) {
           body { padding: .6rem; }
           .grid { gap: .5rem; grid-template-columns: repeat(2, minmax(0, 1fr)); }
-          .facts { grid-template-columns: minmax(0, 1fr); }
-          .facts dt { display: none; }
+          .facts { grid-template-columns: minmax(0, 1fr); gap: 0; }
+          .facts dt { font-size: .72rem; margin-top: .25rem; }
         }
 
         """

@@ -14,6 +14,8 @@ struct ReportedItem {
     let originalExtension: String?
     /// The thumbnail file, if the entry has one that is a regular file inside the container.
     let thumbnailPath: String?
+    /// The delivered copy, if the entry names one that is a regular file inside the container.
+    let copyPath: String?
     /// The larger previews (v2 `previews`), smallest first: what each is, and its
     /// file when that is a regular file inside the container (nil: not there).
     let previews: [(label: String, path: String?)]
@@ -31,6 +33,7 @@ struct ReportedItem {
         let named = (name as NSString).pathExtension.lowercased()
         originalExtension = entry?.fileURL != nil && !named.isEmpty && named != copyExtension && !Self.sameFormat(named, copyExtension) ? named : nil
         thumbnailPath = Self.file(entry?.thumbnail, in: container)
+        copyPath = entry?.fileURL != nil ? Self.file(entry?.path, in: container) : nil
         previews = (entry?.previews ?? []).map { preview in
             let format = preview.mimeType == "image/webp" ? "WebP" : preview.mimeType == "image/jpeg" ? "JPEG" : preview.mimeType
             let label = ReadableUnits.dimensions(width: preview.width, height: preview.height) + " " + format

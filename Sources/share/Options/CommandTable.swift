@@ -77,9 +77,10 @@ enum CommandTable {
             .value("timeout", "SECONDS", .seconds(0...31_536_000), "with --db: stop waiting after SECONDS (exit 75); without it, wait until the batch ends"),
             isolation, .flag("dry-run", short: "n", "print the plan (items, carried sidecars, possible groups, what would be skipped and why); copy and decode nothing"),
             json.help("JSON lines on stdout: batchStarted, one item per input, batchFinished"), quiet,
+            .flag("verbose", short: "v", "also a line on stderr per item delivered (share: ingested: SOURCE -> URL)"),
         ],
         discussion: """
-            On a terminal, stderr shows a live progress line; elsewhere one line per item. The redirect URL is the last line of stdout.
+            stderr: a line per failed or skipped item, then a summary; on a terminal, a live progress line too. The redirect URL is the last line of stdout.
             SIGINT or SIGTERM: items in flight finish their stage, then share exits 130 or 143 and prints the --resume command.
             """,
         exits: [.success, .partial, .usage, .noInput, .unavailable, .cannotCreate, .temporaryFailure, .interrupted, .terminated])
@@ -123,6 +124,7 @@ enum CommandTable {
             .value("html", "FILE", .path, "write the page to FILE (self-contained: thumbnails embedded, no script)"),
             .value("contact-sheet", "FILE.jpg", .path, "write a contact sheet of every thumbnail to FILE.jpg"),
         ],
+        discussion: "Without --html or --contact-sheet: a text summary on stdout (the counts, each item not delivered with its reason, the redirect URL last).",
         exits: [.success, .usage, .noInput, .cannotCreate])
 
     static let gc = CommandSpec(
