@@ -61,7 +61,8 @@ done
 
 if [[ -z "${SHARE_BIN:-}" ]]; then
   say "building: swift build -c release (in $ROOT)"
-  (cd "$ROOT" && swift build -c release --product share) >&2
+  # share-helper too: share starts its decoder helpers from it, beside itself.
+  (cd "$ROOT" && swift build -c release --product share && swift build -c release --product share-helper) >&2
   SHARE_BIN="$ROOT/.build/release/share"
 fi
 [[ -x "$SHARE_BIN" ]] || die "SHARE_BIN=$SHARE_BIN is not an executable"

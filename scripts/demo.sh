@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # The first thing to run on a fresh machine: installs what is missing, builds
-# `share`, and ingests the bundled sample drop (testdata/sample-drop) into the
+# `share` and its decoder helper `share-helper` (which it finds beside itself), and ingests the bundled sample drop (testdata/sample-drop) into the
 # default container with the embedded default pipeline.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 bash scripts/setup.sh
-swift build -c release --product share 2>&1 | grep -vE "warning: (prohibited flag|'main': Source files)" | tail -n 3
+for product in share share-helper; do
+    swift build -c release --product "$product" 2>&1 | grep -vE "warning: (prohibited flag|'main': Source files)" | tail -n 3
+done
 
 # The default container, as share itself chooses it (README: `--container`).
 container="${SHARE_CONTAINER:-${XDG_DATA_HOME:-$HOME/.local/share}/share-ingest/container}"
