@@ -18,6 +18,8 @@ swift build --build-tests 2>&1 | grep -vE "$build_noise" | tail -n 3
 # sees them ignored (they exist only in debug builds). Only `share` (about 6
 # minutes on 2 cores, before the suite: the suite's own processes would slow it).
 swift build -c release --product share 2>&1 | grep -vE "$build_noise" | tail -n 1
+# and share-helper, which the release share starts its helpers from (beside itself).
+swift build -c release --product share-helper 2>&1 | grep -vE "$build_noise" | tail -n 1
 export SHARE_RELEASE_BINARY="$PWD/.build/release/share"
 main=0
 swift test --skip-build 2>&1 | summarise || main=$?
