@@ -142,7 +142,7 @@ public struct DistributedIngestor: Sendable {
         return try queue.batch(stored.record.id).map(Self.batch)
     }
 
-    /// What ``wait(for:timeout:cancellation:notices:)`` tells while it waits: the
+    /// What ``wait(for:timeout:cancellation:notices:progress:)`` tells while it waits: the
     /// problems that would otherwise make it wait silently, and when they end.
     public enum WaitNotice: Sendable, CustomStringConvertible {
         /// No worker is connected to the database.
@@ -168,7 +168,7 @@ public struct DistributedIngestor: Sendable {
         }
     }
 
-    /// Seconds ``wait(for:timeout:cancellation:notices:)`` gives workers to show
+    /// Seconds ``wait(for:timeout:cancellation:notices:progress:)`` gives workers to show
     /// up before saying that none is there.
     public static let workerGrace = 2.0
 
