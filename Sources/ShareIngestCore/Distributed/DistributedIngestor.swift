@@ -83,8 +83,9 @@ public struct DistributedIngestor: Sendable {
     /// Plans the batch here (``BatchPlan``, as a local batch is: walks the
     /// folders with their absolute paths, assigns UUIDs and labels, spools
     /// in-memory inputs into the shared container), writes its visibility token
-    /// into the container, and enqueues it in one statement (as batch `id` when
-    /// given: a watched drop keeps its journal's id).
+    /// into the container, and enqueues it (as batch `id` when given: a watched
+    /// drop keeps its journal's id): the batch row, its items a chunk at a time,
+    /// then the batch running with its manifest job (``JobQueue``).
     public func enqueue(
         _ inputs: [ShareInput], key: ShareKey? = nil, message: String? = nil, id: UUID? = nil, cancellation: CancellationFlag = CancellationFlag()
     ) throws -> Batch {

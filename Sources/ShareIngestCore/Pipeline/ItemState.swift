@@ -408,7 +408,10 @@ extension ItemState {
 /// has these columns (``ItemState/columns``), writes them from this list,
 /// adds them in its migrations from it (``additions(by:of:table:)``) and names
 /// them in its queries through it (`\(ItemColumn.sha256)`). SQL reads an
-/// item's fields only through these columns.
+/// item's fields through these columns, but for two reads of the record: `share
+/// status --db` sums a running batch's seconds per stage from each row's
+/// `snapshot->'stageSeconds'` (QueueStatus.swift), and the queue's migration 8
+/// filled these columns from the records of the rows it found.
 struct ItemColumn: Sendable, CustomStringConvertible {
     /// The column's name in both stores.
     let name: String
