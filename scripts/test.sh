@@ -3,7 +3,8 @@
 # including the end-to-end tests of the built `share` binary), then the example
 # host-app package (Examples/HostAppTests), which uses the library as an app's
 # test suite would, a new package made of the README's library lines, `make
-# install` into a scratch folder, then the memory check (scripts/memcheck.sh: `share` under
+# install` into a scratch folder, the doc comments' symbol links
+# (scripts/check-doc-links.sh), then the memory check (scripts/memcheck.sh: `share` under
 # valgrind on small, odd-size and committed media). Exits non-zero if any fails.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -13,6 +14,10 @@ summarise() { awk '!/^(◇|↳)/ && !(/^✔ (Test|Suite) / && !/^✔ Test run wi
 build_noise='warning: (prohibited flag|'"'"'main'"'"': Source files)'
 
 bash scripts/setup.sh
+# The doc comments' ``symbol`` links, each naming a declaration (a second: before
+# the build, so a stale one is named at once; DocLinkTests runs it in the suite too).
+docs=0
+bash scripts/check-doc-links.sh || docs=$?
 swift build --build-tests 2>&1 | grep -vE "$build_noise" | tail -n 3
 # The release binary, for the test that runs it with every test switch set and
 # sees them ignored (they exist only in debug builds). Only `share` (about 6
@@ -56,6 +61,7 @@ memcheck=0
 bash scripts/memcheck.sh || memcheck=$?
 
 if [ "$main" -ne 0 ]; then exit "$main"; fi
+if [ "$docs" -ne 0 ]; then exit "$docs"; fi
 if [ "$example" -ne 0 ]; then exit "$example"; fi
 if [ "$readme" -ne 0 ]; then exit "$readme"; fi
 exit "$memcheck"

@@ -14,7 +14,7 @@ import MediaFormats
 /// helper is sandboxed (its policy forbids mapping code), so a format must go
 /// to a helper of its kind: a PDF in a ``base`` helper could not be read.
 /// scripts/record-helper-syscalls.sh fails if a helper maps code after its
-/// sandbox is up (a format whose module ``modules(for:)`` does not name).
+/// sandbox is up (a format whose module ``moduleFormats`` does not name).
 package enum HelperKind: Int, Comparable, Sendable {
     case base, modules, sandboxOnly
 

@@ -45,7 +45,8 @@ package enum HelperMessage {
         case spawn = 5
         case reap = 6
         case reaped = 7
-        /// To a template forked at the parent's start: how to go on (``EarlyTemplate``).
+        /// To a template forked at the parent's start: how to go on. No longer sent
+        /// (share-helper is started by exec since issue 59); the number stays taken.
         case configure = 8
         /// Helper → parent, from its SIGSYS handler: its policy trapped a call
         /// (body: the call's number, Int32 little-endian); it then dies.

@@ -213,7 +213,7 @@ package enum TestFault: String {
     @inline(never) package static func step() -> UInt64 { UInt64(Processes.current & 1) | 0 }
 }
 
-/// The targets of the `attack` fault (see ``TestFault/prepareAttack()``).
+/// The targets of the `attack` fault (see ``TestFault/prepareAttack(template:)``).
 package struct AttackTargets {
     package let owner: pid_t
     package let template: pid_t

@@ -41,7 +41,7 @@ package enum AtomicFile {
 /// A file written piece by piece (a manifest or report of any size, in bounded
 /// memory) that appears under its name only when complete, as ``AtomicFile``
 /// does: written under a unique temporary name, fsynced, renamed without ever
-/// replacing, the folder fsynced when asked. Dropped without ``commit(syncDirectory:beforeRename:)``,
+/// replacing, the folder fsynced when asked. Dropped without ``commit(syncDirectory:replacing:beforeRename:)``,
 /// the temporary file is removed.
 package final class AtomicFileWriter {
     /// The name it gets when committed.

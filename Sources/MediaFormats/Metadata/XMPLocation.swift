@@ -73,7 +73,7 @@ package enum XMPLocation {
         return scanner.run()
     }
 
-    /// ``gpsProperties(_:)``, and whether the scanner followed the text to its
+    /// ``gpsProperties(_:placeNames:)``, and whether the scanner followed the text to its
     /// end with every element closed (nil), or where it gave up.
     package static func followed(_ bytes: [UInt8], placeNames: Bool = false) -> (properties: [Property], stoppedAt: Int?) {
         var scanner = Scanner(bytes: bytes, placeNames: placeNames)

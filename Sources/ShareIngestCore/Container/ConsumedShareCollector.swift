@@ -35,7 +35,7 @@ public struct ConsumedShareCollector: Sendable {
     /// items' UUIDs (read from the journal row by row into one sorted array of
     /// 16 bytes an item), each only a regular file. Each folder is read once and
     /// its files removed as they are listed, relative to the open folder
-    /// (``DirectoryEntries/removeRegularFiles(in:display:dryRun:where:removed:)``):
+    /// (``DirectoryEntries/removeRegularFiles(in:display:dryRun:chunk:where:removed:)``):
     /// no list of paths is held and no path resolved per file, so a share of a
     /// million items goes in bounded memory and seconds. A duplicate linked to
     /// an earlier share's copy points at a file named by another item, which stays.

@@ -83,8 +83,9 @@ public struct DistributedIngestor: Sendable {
     /// Plans the batch here (``BatchPlan``, as a local batch is: walks the
     /// folders with their absolute paths, assigns UUIDs and labels, spools
     /// in-memory inputs into the shared container), writes its visibility token
-    /// into the container, and enqueues it in one statement (as batch `id` when
-    /// given: a watched drop keeps its journal's id).
+    /// into the container, and enqueues it (as batch `id` when given: a watched
+    /// drop keeps its journal's id): the batch row, its items a chunk at a time,
+    /// then the batch running with its manifest job (``JobQueue``).
     public func enqueue(
         _ inputs: [ShareInput], key: ShareKey? = nil, message: String? = nil, id: UUID? = nil, cancellation: CancellationFlag = CancellationFlag()
     ) throws -> Batch {
@@ -142,7 +143,7 @@ public struct DistributedIngestor: Sendable {
         return try queue.batch(stored.record.id).map(Self.batch)
     }
 
-    /// What ``wait(for:timeout:cancellation:notices:)`` tells while it waits: the
+    /// What ``wait(for:timeout:cancellation:notices:progress:)`` tells while it waits: the
     /// problems that would otherwise make it wait silently, and when they end.
     public enum WaitNotice: Sendable, CustomStringConvertible {
         /// No worker is connected to the database.
@@ -168,7 +169,7 @@ public struct DistributedIngestor: Sendable {
         }
     }
 
-    /// Seconds ``wait(for:timeout:cancellation:notices:)`` gives workers to show
+    /// Seconds ``wait(for:timeout:cancellation:notices:progress:)`` gives workers to show
     /// up before saying that none is there.
     public static let workerGrace = 2.0
 

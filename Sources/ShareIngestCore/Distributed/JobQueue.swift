@@ -31,9 +31,14 @@ struct Job: Sendable {
 
 /// The jobs of many batches in PostgreSQL, shared by workers on many machines:
 /// the distributed mode's ``JobStore``. Every operation on a job is one
-/// statement, so one round trip:
+/// statement, so one round trip; creating a batch takes one per 2,000 items:
 ///
-/// - create: the batch row, every item's row and the manifest job in one statement;
+/// - create, in three steps, so a drop of any size is never held in memory:
+///   ``begin(_:plan:)``, the batch row, `claimed` (no worker takes its jobs
+///   yet); ``append(_:to:plan:)``, a row per item, one statement per chunk of
+///   ``BatchPlan/chunkSize`` items; ``seal(_:plan:unfinished:)``, the batch
+///   running with its fan-in counter, and the manifest job. A plan cut short
+///   leaves the batch `claimed`: planned again, or ``abandon(_:)``ed;
 /// - claim: up to N ready jobs, costliest first (`FOR UPDATE SKIP LOCKED` in a
 ///   CTE, then `UPDATE … RETURNING` with the items' records);
 /// - record: the item's new state and where it goes next (kept by the same

@@ -203,8 +203,9 @@ enum QueueSchema {
     // batch without reading every item.
     private static let version7 = ItemColumn.additions(by: "7-live-photo-keys", of: .queue, table: "share_jobs")
 
-    // The item's columns of both stores (ItemColumn), so queries
-    // never read a field out of the record: the last stage completed and the
+    // The item's columns of both stores (ItemColumn), so queries need not
+    // read a field out of the record (one still does: QueueStatus sums a running
+    // batch's seconds per stage from `snapshot->'stageSeconds'`): the last stage completed and the
     // failure reason join the hash and the Live Photo keys. Rows recorded before
     // take theirs from their record.
     private static let version8 = ItemColumn.additions(by: "8-item-columns", of: .queue, table: "share_jobs") + """

@@ -132,7 +132,7 @@ final class WorkerExecutor {
     /// the store said lasts (``ItemLifecycle/recordPatience(for:)``: a lost
     /// connection until a stop is due; each record is the holder's to make until
     /// its lease lapses); then it is made again one record at a time, each
-    /// through the lifecycle (``StageExecution/record(_:next:in:steps:keeps:)``).
+    /// through the lifecycle (``StageExecution/record(_:next:in:steps:keeps:ran:)``).
     func flushLeaving() {
         guard !leaving.isEmpty else { return }
         let batch = leaving

@@ -146,7 +146,7 @@ enum FileCopier {
         return try copy(input, version: before, of: source.path, to: destination, sync: sync, guards: guards)
     }
 
-    /// Copies the source already open as `input` (``openSource(_:)``, whose
+    /// Copies the source already open as `input` (``openSource(_:in:expected:)``, whose
     /// version it was then) from its start to `destination`, which must not
     /// exist; without `sync`, the copy is made durable later (a file system's
     /// sync), not here. Holes stay holes. Returns its size and hash.
@@ -170,7 +170,7 @@ enum FileCopier {
         }
     }
 
-    /// Copies the source already open as `input` (``openSource(_:)``, whose
+    /// Copies the source already open as `input` (``openSource(_:in:expected:)``, whose
     /// version it was then, and whose first bytes are `head`) straight to
     /// `destination`, replacing what an earlier attempt left there, with no
     /// temporary name and no fsync: for the copies a caller makes durable all

@@ -300,7 +300,7 @@ public struct BatchReport: Sendable {
 
     /// The JSON report document (`--report FILE`, and the report stored beside
     /// each manifest): every input with its status (``BatchReportDocument``).
-    /// Held in memory: ``write(to:)`` writes one of any size.
+    /// Held in memory: ``write(to:container:)`` writes one of any size.
     public func json() -> Data {
         BatchReportDocument.header(of: self).joined(items: items.map { BatchReportDocument.encode(BatchReportDocument.Item($0)) })
     }

@@ -90,7 +90,7 @@ struct BatchPlan {
     static let chunkSize = 2000
 
     /// Plans `inputs` into `store` as `record`'s items, a chunk at a time (see
-    /// ``walk(_:batch:container:identifiers:shownRoot:carriesSidecars:_:)``),
+    /// ``walk(_:batch:container:identifiers:shownRoot:carriesSidecars:sizeLimits:selection:refusingEveryFile:_:)``),
     /// then marks the batch running: its items are durable before any copy
     /// starts. Returns the batch as recorded. A plan cut short leaves the batch
     /// `claimed`, with no copy made: the next run plans it again (a watched
@@ -303,7 +303,7 @@ struct BatchPlan {
     }
 
     /// The labels of the files and data named one by one in `inputs` (what
-    /// ``walk(_:batch:container:identifiers:shownRoot:carriesSidecars:_:)``
+    /// ``walk(_:batch:container:identifiers:shownRoot:carriesSidecars:sizeLimits:selection:refusingEveryFile:_:)``
     /// will call them), in order: they are matched among themselves.
     private static func namedLabels(_ inputs: [ShareInput], shownRoot: (actual: String, shown: String)?) -> [String] {
         var labels = InputLabels(shownRoot: shownRoot)

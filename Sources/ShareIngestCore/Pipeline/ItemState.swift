@@ -177,7 +177,7 @@ struct ItemState: Sendable, Hashable, Codable {
     @OmittedWhenDefault var carriedSidecars: [CarriedSidecar] = []
     /// The kind of export sidecar its content shows (the sniff): on an item
     /// of its own, a sidecar whose media is not in the drop; on a carried
-    /// sidecar as an item (``CarriedSidecar/item(carriedBy:)``), its kind.
+    /// sidecar as an item (``CarriedSidecar/item(carriedBy:n:)``), its kind.
     var sidecarKind: SharedMediaFile.Sidecar.Kind?
     /// On a carried sidecar as an item: the media item it is attached to (its
     /// label), until it is released.
@@ -406,9 +406,12 @@ extension ItemState {
 /// here, with how its value comes from the item, the index the stores keep on
 /// it and the migration of each store that added it. Each store's item table
 /// has these columns (``ItemState/columns``), writes them from this list,
-/// adds them in its migrations from it (``additions(by:table:)``) and names
+/// adds them in its migrations from it (``additions(by:of:table:)``) and names
 /// them in its queries through it (`\(ItemColumn.sha256)`). SQL reads an
-/// item's fields only through these columns.
+/// item's fields through these columns, but for two reads of the record: `share
+/// status --db` sums a running batch's seconds per stage from each row's
+/// `snapshot->'stageSeconds'` (QueueStatus.swift), and the queue's migration 8
+/// filled these columns from the records of the rows it found.
 struct ItemColumn: Sendable, CustomStringConvertible {
     /// The column's name in both stores.
     let name: String

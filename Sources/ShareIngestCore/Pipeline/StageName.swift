@@ -16,7 +16,10 @@ public struct StageName: Hashable, Sendable, Codable, CodingKeyRepresentable, Cu
     /// not built in gets its name here too).
     init(_ rawValue: String) { self.rawValue = rawValue }
 
-    /// Reads the first KB of a source: format, extension, MIME type.
+    /// Reads the head of a source (never the whole file): format, extension, MIME
+    /// type. Its first 4096 bytes; 4096 more where an ID3v2 tag longer than
+    /// those ends; for an MP4 or MOV video whose size they do not hold, up to 16
+    /// top-level box headers to find `moov`, and its first 4096 bytes (``SniffStage``).
     public static let sniff = StageName("sniff")
     /// Copies the source into the container under `<UUID>.<ext>`.
     public static let copy = StageName("copy")

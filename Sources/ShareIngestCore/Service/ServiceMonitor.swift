@@ -122,7 +122,7 @@ package final class ServiceMonitor: Sendable {
     }
 
     /// The database is reachable and at this share's schema version; keeps one
-    /// connection (made again after a failure) for ``workerGauges(_:)``.
+    /// connection (made again after a failure) for ``refreshWorkerGauges(_:)``.
     package final class Database: @unchecked Sendable {
         private let url: String
         /// Guards `connection`, used by the monitor's thread alone.

@@ -12,7 +12,7 @@ import SystemCalls
 /// (a motion photo's embedded video, Apple's content identifier, the capture
 /// time) for the motion stage, the fan-in and the entry's `capturedAt`. The
 /// Takeout JSONs the item carries go to the decoder with it, in the same
-/// request (``takeoutJSONs(of:)``): their facts become the item's.
+/// request (``takeoutJSONs(of:roots:)``): their facts become the item's.
 struct ProbeStage: PipelineStage {
     let settings: PipelineDefinition.ProbeSettings
     /// The thumbnail stage's settings, when the pipeline has one.

@@ -6,6 +6,10 @@ import SystemCalls
 
 /// Sniff: reads the first bytes of a source (never the whole file) and decides
 /// format, extension and MIME type from the content, so the copy is named once.
+/// What it reads: the first ``ContentSniffer/prefixLength`` (4096) bytes; as
+/// many again where an ID3v2 tag longer than those ends (cover art); and for an
+/// ISO base media video whose size is not in them, the headers of up to 16
+/// top-level boxes and the first 4096 bytes of `moov` (``movieHeader(_:path:)``).
 /// (The export sidecars a photo or video carries are read when the fan-in
 /// copies them: ``SidecarDelivery``.)
 struct SniffStage: PipelineStage {
@@ -153,7 +157,8 @@ extension SniffStage {
 }
 
 extension PipelineDefinition {
-    /// Settings of the `sniff` stage (content type and extension from the first 4 KB).
+    /// Settings of the `sniff` stage (content type and extension from the file's
+    /// first 4 KB, past a long ID3v2 tag, and an MP4's `moov`: ``SniffStage``).
     public struct SniffSettings: StageSettings {
         /// Worker threads (1...64).
         public var workers = 1
