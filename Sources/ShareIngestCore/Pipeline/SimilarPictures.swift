@@ -39,17 +39,23 @@ struct HashIndex {
     /// The ids of the hashes within ``radius`` bits of `hash`, nearest first
     /// (then the earliest added), each with its distance.
     func near(_ hash: UInt64) -> [(id: Int, distance: Int)] {
-        var found: [Int: Int] = [:]
-        for chunk in 0..<4 {
-            let value = UInt16(Self.chunk(hash, chunk))
-            for mask in masks {
-                for id in tables[chunk << 16 | Int(value ^ mask)] {
-                    let distance = (hashes[Int(id)] ^ hash).nonzeroBitCount
-                    if distance <= radius { found[Int(id)] = distance }
+        var found: [(id: Int, distance: Int)] = []
+        let radius = radius
+        hashes.withUnsafeBufferPointer { hashes in
+            for chunk in 0..<4 {
+                let value = UInt16(Self.chunk(hash, chunk))
+                for mask in masks {
+                    tables[chunk << 16 | Int(value ^ mask)].withUnsafeBufferPointer { bucket in
+                        for id in bucket {
+                            let distance = (hashes[Int(id)] ^ hash).nonzeroBitCount
+                            // A hash near on several chunks is found once per chunk.
+                            if distance <= radius, !found.contains(where: { $0.id == Int(id) }) { found.append((Int(id), distance)) }
+                        }
+                    }
                 }
             }
         }
-        return found.map { (id: $0.key, distance: $0.value) }.sorted { ($0.distance, $0.id) < ($1.distance, $1.id) }
+        return found.sorted { ($0.distance, $0.id) < ($1.distance, $1.id) }
     }
 
     private static func chunk(_ hash: UInt64, _ chunk: Int) -> Int { Int(truncatingIfNeeded: hash >> UInt64(16 * chunk)) & 0xFFFF }
