@@ -174,6 +174,8 @@ package struct WireResult: Codable, Sendable {
     package var thumbnailHeight: Int?
     /// The thumbnail's ThumbHash, base64 (standard alphabet, padded), when one was made.
     package var thumbnailThumbHash: String?
+    /// The thumbnail's perceptual hash, 16 lowercase hexadecimal digits, when one was made.
+    package var thumbnailPerceptualHash: String?
     /// Why no thumbnail was made, when one was asked for.
     package var thumbnailFailure: MediaError?
     /// The previews made with the thumbnail, smallest first (their bytes follow the thumbnail's).
@@ -221,6 +223,7 @@ package struct WireResult: Codable, Sendable {
                 thumbnailWidth = thumbnail.width
                 thumbnailHeight = thumbnail.height
                 thumbnailThumbHash = thumbnail.thumbHash.map { Data($0).base64EncodedString() }
+                thumbnailPerceptualHash = thumbnail.perceptualHash.map(PerceptualHash.hex)
                 previews = thumbnail.previews?.map {
                     WirePicture(width: $0.width, height: $0.height, format: $0.format, length: $0.bytes.count, gainMap: $0.gainMap.map(WireGainMap.init))
                 }

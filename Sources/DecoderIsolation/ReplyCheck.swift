@@ -19,7 +19,8 @@ import MediaFormats
 ///   read here by ``JPEGFrame``, is the size the reply claims, at most the size
 ///   asked for on its longer side, and of the facts' shape (within two pixels of
 ///   rounding; a 360° photo's may have its centre view's); its ThumbHash, if any, base64 of 5 to ``maximumThumbHash``
-///   bytes (``checkThumbHash(_:)``).
+///   bytes (``checkThumbHash(_:)``); its perceptual hash, if any, exactly 16
+///   lowercase hexadecimal digits (``checkPerceptualHash(_:)``).
 /// - Panorama, stereo and gain map (``Projection``): a projection only for an
 ///   image, with sizes of 1 to ``Projection/maximumSide`` and its crop inside the
 ///   full panorama; `stereo` only for an image or a video, `gainMap` only for an image.
@@ -115,12 +116,14 @@ package enum ReplyCheck {
             try checkThumbnail(jpeg[...], width: width, height: height, spec: spec, facts: facts)
             let hash = try result.thumbnailThumbHash.map { (text) throws(ReplyViolation) in try checkThumbHash(text) }
             var made = Thumbnail(jpeg: jpeg, width: width, height: height, thumbHash: hash)
+            made.perceptualHash = try result.thumbnailPerceptualHash.map { (text) throws(ReplyViolation) in try checkPerceptualHash(text) }
             made.previews = try checkPreviews(reply, for: request, spec: spec, thumbnail: (width, height))
             try checkGainMaps(result, facts: facts, spec: spec, into: &made)  // GainMapReplyCheck.swift (issue 54)
             thumbnail = .made(made)
         } else {
             guard result.thumbnailWidth == nil, result.thumbnailHeight == nil else { throw ReplyViolation("a thumbnail with only one side") }
             guard result.thumbnailThumbHash == nil else { throw ReplyViolation("a ThumbHash without a thumbnail") }
+            guard result.thumbnailPerceptualHash == nil else { throw ReplyViolation("a perceptual hash without a thumbnail") }
             guard result.previews == nil, reply.previews.isEmpty else { throw ReplyViolation("previews without a thumbnail") }
             guard reply.jpeg.isEmpty else { throw ReplyViolation("thumbnail bytes without a thumbnail") }
             if let failure = result.thumbnailFailure {
@@ -152,7 +155,7 @@ package enum ReplyCheck {
     /// other, and exactly as many bytes as the size says.
     private static func checkPixels(_ reply: HelperReply, for request: DecodeRequest, facts: MediaFacts) throws(ReplyViolation) -> Result<DecodedMedia, MediaError> {
         let result = reply.result
-        guard result.thumbnailWidth == nil, result.thumbnailHeight == nil, result.thumbnailThumbHash == nil, result.thumbnailFailure == nil,
+        guard result.thumbnailWidth == nil, result.thumbnailHeight == nil, result.thumbnailThumbHash == nil, result.thumbnailPerceptualHash == nil, result.thumbnailFailure == nil,
             result.previews == nil, reply.previews.isEmpty, reply.compatible.isEmpty, result.compatibleLength == nil, result.compatibleFailure == nil,
             result.moments == nil, result.location == nil, result.takeouts == nil
         else { throw ReplyViolation("a pixel request's answer with more than pixels") }
@@ -176,7 +179,7 @@ package enum ReplyCheck {
     /// and nothing else; the caller then accepts it only at the plan's size.
     private static func checkContactSheet(_ reply: HelperReply, for request: DecodeRequest, facts: MediaFacts) throws(ReplyViolation) -> Result<DecodedMedia, MediaError> {
         let result = reply.result
-        guard result.pixelsWidth == nil, result.pixelsHeight == nil, result.pixelsStride == nil, result.thumbnailThumbHash == nil, result.thumbnailFailure == nil,
+        guard result.pixelsWidth == nil, result.pixelsHeight == nil, result.pixelsStride == nil, result.thumbnailThumbHash == nil, result.thumbnailPerceptualHash == nil, result.thumbnailFailure == nil,
             result.previews == nil, reply.previews.isEmpty, reply.compatible.isEmpty, result.compatibleLength == nil, result.compatibleFailure == nil,
             result.moments == nil, result.location == nil, result.takeouts == nil
         else { throw ReplyViolation("a contact sheet's answer with more than the sheet") }
@@ -508,6 +511,15 @@ package enum ReplyCheck {
             pictures.append(EncodedPicture(bytes: Array(bytes), width: claim.width, height: claim.height, format: asked.format))
         }
         return pictures
+    }
+
+    /// A thumbnail's perceptual hash: exactly 16 lowercase hexadecimal digits
+    /// (``PerceptualHash/hex(_:)``).
+    package static func checkPerceptualHash(_ text: String) throws(ReplyViolation) -> UInt64 {
+        guard text.utf8.count == 16, text.utf8.allSatisfy({ (48...57).contains($0) || (97...102).contains($0) }), let hash = UInt64(text, radix: 16) else {
+            throw ReplyViolation("a perceptual hash that is not 16 hexadecimal digits: \"\(printable(String(text.prefix(64))))\"")
+        }
+        return hash
     }
 
     /// The bytes of a thumbnail's ThumbHash: base64 (standard alphabet, padded)

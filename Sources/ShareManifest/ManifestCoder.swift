@@ -73,6 +73,9 @@ public enum ManifestCoder: Sendable {
             }
             if let sha256 = entry.sha256 { fields.append(("sha256", JSONText.string(sha256))) }
             if let original = entry.duplicateOf { fields.append(("duplicateOf", JSONText.string(original))) }
+            if let similar = entry.similarTo {
+                fields.append(("similarTo", JSONText.object([("path", JSONText.string(similar.path)), ("distance", String(similar.distance))])))
+            }
             if let video = entry.motionVideo {
                 var nested: [(String, String)] = [("path", JSONText.string(video.path))]
                 nested.append(("thumbnail", video.thumbnail.map(JSONText.string) ?? "null"))
@@ -252,6 +255,7 @@ public enum ManifestCoder: Sendable {
                 capturedAtOffsetSource: try field("capturedAtOffsetSource", as: String.self, expected: "a string or null"))
             .with(video: try video(try field("video", as: [String: Any].self, expected: "an object or null"), at: "[\(index)].video"))
             .with(camera: try camera(try field("camera", as: [String: Any].self, expected: "an object or null"), at: "[\(index)].camera"))
+            .with(similarTo: try similarTo(try field("similarTo", as: [String: Any].self, expected: "an object or null"), at: "[\(index)].similarTo"))
             .with(
                 projection: try projection(try field("projection", as: [String: Any].self, expected: "an object or null"), at: "[\(index)].projection"),
                 stereo: try field("stereo", as: Bool.self, expected: "a boolean or null"), hdr: try field("hdr", as: String.self, expected: "a string or null"))
@@ -283,6 +287,13 @@ public enum ManifestCoder: Sendable {
             guard let value = try field(name, as: String.self, expected: "a string") else { throw .missingField("\(at).\(name)") }
             return value
         }
+    }
+
+    private static func similarTo(_ object: [String: Any]?, at: String) throws(ManifestError) -> SharedMediaFile.SimilarTo? {
+        guard let object else { return nil }
+        let n = Nested(object: object, at: at)
+        guard let distance = try n.number("distance")?.intValue else { throw .missingField("\(at).distance") }
+        return SharedMediaFile.SimilarTo(path: try n.string("path"), distance: distance)
     }
 
     private static func previews(_ array: [Any]?, at: String) throws(ManifestError) -> [SharedMediaFile.Preview]? {

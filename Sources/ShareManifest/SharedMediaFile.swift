@@ -106,6 +106,11 @@ public struct SharedMediaFile: Sendable, Hashable {
     /// Set on an entry whose content was already delivered (earlier in the same
     /// share, or in one not yet consumed): that entry's `path`.
     public var duplicateOf: String?
+    /// Set on a picture (or a video's poster) that looks like one delivered
+    /// before it (earlier in the same share, or in one not yet consumed) without
+    /// being the same bytes (those are ``duplicateOf``): that entry's `path` and
+    /// how many of the 64 bits of their perceptual hashes differ.
+    public var similarTo: SimilarTo?
     /// A motion photo's video (Google or Samsung; JPEG or HEIC), copied out of
     /// the photo into a file of its own; the photo's `path` is the original,
     /// byte for byte. Nil for anything else.
@@ -201,6 +206,20 @@ public struct SharedMediaFile: Sendable, Hashable {
         public var isFullSphere: Bool {
             type == "equirectangular" && cropLeft == 0 && cropTop == 0 && croppedWidth == fullWidth && croppedHeight == fullHeight
                 && fullHeight > 0 && abs(fullWidth - 2 * fullHeight) <= max(2, fullWidth / 100)
+        }
+    }
+
+    /// The earlier entry a picture looks like (v2 `similarTo`).
+    public struct SimilarTo: Sendable, Hashable, Codable {
+        /// The earlier entry's `path`.
+        public var path: String
+        /// The Hamming distance between the two perceptual hashes (0 to 64).
+        public var distance: Int
+
+        /// A near-duplicate of the entry at `path`, `distance` bits apart.
+        public init(path: String, distance: Int) {
+            self.path = path
+            self.distance = distance
         }
     }
 
@@ -519,6 +538,13 @@ public struct SharedMediaFile: Sendable, Hashable {
     public func with(thumbhash: String?) -> SharedMediaFile {
         var entry = self
         entry.thumbhash = thumbhash
+        return entry
+    }
+
+    /// The entry with the earlier entry it looks like (v2 manifests carry it).
+    public func with(similarTo: SimilarTo?) -> SharedMediaFile {
+        var entry = self
+        entry.similarTo = similarTo
         return entry
     }
 

@@ -11,8 +11,8 @@ import Testing
 /// today's workers finish the batch.
 @Suite struct QueueMigrationTests {
     /// The migrations this share has (QueueSchema.migrations): the schema version it writes and needs.
-    // The count of migrations (the last: "10-burst-identifier").
-    static let schemaVersion = 10
+    // The count of migrations (the last: "11-perceptual-hash").
+    static let schemaVersion = 11
 
     static let fixture = Fixtures.packageRoot.appendingPathComponent("testdata/distributed/v2-queue").path
     /// The folder the fixture's files lived in when it was made.

@@ -95,6 +95,7 @@ final class FaultyJournal: JournalStore, @unchecked Sendable {
         if faults.nextFanInFails() { throw SQLiteError(code: SQLITE_IOERR, message: "injected") }
         return try journal.earlierCopies(for: batch)
     }
+    func earlierPerceptualHashes(for batch: UUID) throws -> [EarlierHash] { try journal.earlierPerceptualHashes(for: batch) }
     func livePhotoCandidates(for batch: UUID) throws -> [ItemState] { try journal.livePhotoCandidates(for: batch) }
     func exportCandidates(for batch: UUID, after: (stem: String, index: Int), limit: Int) throws -> [(stem: String, item: ItemState)] {
         try journal.exportCandidates(for: batch, after: after, limit: limit)
@@ -166,6 +167,7 @@ final class FaultyQueue: JobStore {
         if faults.nextFanInFails() { throw PostgresError(message: "injected", connectionLost: false, sqlState: .other("58030")) }
         return try queue.earlierCopies(for: batch)
     }
+    func earlierPerceptualHashes(for batch: UUID) throws -> [EarlierHash] { try queue.earlierPerceptualHashes(for: batch) }
     func livePhotoCandidates(for batch: UUID) throws -> [ItemState] { try queue.livePhotoCandidates(for: batch) }
     func exportCandidates(for batch: UUID, after: (stem: String, index: Int), limit: Int) throws -> [(stem: String, item: ItemState)] {
         try queue.exportCandidates(for: batch, after: after, limit: limit)

@@ -237,6 +237,7 @@ import ShareIngest
         item.size = 4_096
         item.sha256 = String(repeating: "ab", count: 32)
         item.duplicateOf = "/container/B.jpg"
+        item.similarTo = SimilarRecord(path: "/container/E.jpg", distance: 3)
         item.type = .image
         item.mimeType = "image/jpeg"
         item.width = 4032
@@ -244,6 +245,7 @@ import ShareIngest
         item.durationMilliseconds = 1500
         item.thumbnailPath = "/container/thumbnails/A.jpg"
         item.thumbHash = "1QcSHQRnh493V4dIh4eXh1h4kJUI"
+        item.perceptualHash = "9696056bd8a2657b"
         var hdrPreview = PreviewRecord(path: "/container/thumbnails/A.2048.jpg", width: 2048, height: 1536, format: .jpeg, size: 160_000)
         hdrPreview.gainMap = true
         item.previews = [PreviewRecord(path: "/container/thumbnails/A.1440.webp", width: 1440, height: 1080, format: .webp, size: 81_000), hdrPreview]
@@ -382,12 +384,12 @@ import ShareIngest
             ALTER TABLE items DROP COLUMN sidecar_kind; ALTER TABLE items DROP COLUMN export_stem;
             DROP INDEX items_burst_id; ALTER TABLE items DROP COLUMN burst_id;
             ALTER TABLE items DROP COLUMN not_before; ALTER TABLE batches DROP COLUMN lost_fan_ins; ALTER TABLE batches DROP COLUMN fan_in_not_before;
-            ALTER TABLE batches DROP COLUMN failure; PRAGMA user_version = 2
+            ALTER TABLE batches DROP COLUMN failure; ALTER TABLE items DROP COLUMN phash; PRAGMA user_version = 2
             """)
         let reopened = try BatchJournal(container: container.directory)
         #expect(try reopened.batch(done.batchID.uuidString)?.state == .done)
         let names = try reopened.database.query("SELECT name FROM migrations ORDER BY name").compactMap { $0.text("name") }
         #expect(names == ["1-batches-and-items", "2-item-next-stage", "3-item-content-hash", "4-item-live-photo-keys", "5-suspects-and-attempts", "6-export-sidecar-keys",
-            "7-burst-identifier", "8-retry-delays-and-fan-in"])
+            "7-burst-identifier", "8-retry-delays-and-fan-in", "9-perceptual-hash"])
     }
 }

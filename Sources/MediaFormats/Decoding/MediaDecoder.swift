@@ -289,6 +289,9 @@ public struct Thumbnail: Sendable, Codable, Hashable {
     public let height: Int
     /// The ThumbHash of the thumbnail's pixels (``ThumbHash``), when one was made.
     public let thumbHash: [UInt8]?
+    /// The 64-bit perceptual hash of the thumbnail's pixels (``PerceptualHash``),
+    /// when one was made: what near-duplicates are found by.
+    public var perceptualHash: UInt64?
     /// The previews the spec asked for (``ThumbnailSpec/previews``), smallest
     /// first, made from the same decode; nil when none were asked for.
     public var previews: [EncodedPicture]?

@@ -4,14 +4,19 @@ import MediaFormats
 
 extension VipsImageHandle {
     /// This picture as a thumbnail: its pixels computed once (held in memory),
-    /// encoded as JPEG, and hashed (``ThumbHash``) from those same pixels, alpha
-    /// included where the picture has it (the JPEG flattens it over white). A
-    /// picture whose pixels cannot be hashed still gets its JPEG, without a hash.
+    /// encoded as JPEG, and hashed (``ThumbHash``, and ``PerceptualHash`` for
+    /// finding near-duplicates) from those same pixels, alpha included where the
+    /// picture has it (the JPEG flattens it over white). A picture whose pixels
+    /// cannot be hashed still gets its JPEG, without a hash.
     public func thumbnail(quality: Int, about path: String? = nil) throws(VipsError) -> Thumbnail {
         let image = try inMemory()
         let jpeg = try image.jpegData(quality: quality, about: path)
-        let hash = (try? image.thumbHashInput()).flatMap { ThumbHash.encode(width: $0.width, height: $0.height, rgba: $0.rgba) }
-        return Thumbnail(jpeg: jpeg, width: image.width, height: image.height, thumbHash: hash)
+        let pixels = try? image.rgbaPixels()
+        let fitted = pixels.flatMap { AreaAverage.fitting(width: $0.width, height: $0.height, rgba: $0.rgba, longestSide: ThumbHash.maximumSide) }
+        let hash = fitted.flatMap { ThumbHash.encode(width: $0.width, height: $0.height, rgba: $0.rgba) }
+        var made = Thumbnail(jpeg: jpeg, width: image.width, height: image.height, thumbHash: hash)
+        made.perceptualHash = pixels.flatMap { PerceptualHash.hash(width: $0.width, height: $0.height, rgba: $0.rgba) }
+        return made
     }
 
     /// What ``thumbnail(quality:about:)`` hashes: the picture in 8-bit sRGB as
@@ -19,6 +24,16 @@ extension VipsImageHandle {
     /// blue), scaled to fit 100×100 by area averaging (``AreaAverage``, never
     /// enlarged) as the reference's example scales it to fit.
     func thumbHashInput() throws(VipsError) -> (width: Int, height: Int, rgba: [UInt8]) {
+        let (width, height, rgba) = try rgbaPixels()
+        guard let fitted = AreaAverage.fitting(width: width, height: height, rgba: rgba, longestSide: ThumbHash.maximumSide) else {
+            throw VipsError("thumbhash", message: "a \(width)×\(height) picture")
+        }
+        return fitted
+    }
+
+    /// The picture in 8-bit sRGB as RGBA rows, at its own size (opaque where it
+    /// has no alpha; grey repeated into red, green and blue).
+    func rgbaPixels() throws(VipsError) -> (width: Int, height: Int, rgba: [UInt8]) {
         let image = try inSRGB8()
         let width = image.width, height = image.height, bands = image.bands
         guard width > 0, height > 0, (1...4).contains(bands), width * height <= 4096 * 4096 else {
@@ -48,9 +63,6 @@ extension VipsImageHandle {
                 }
             }
         }
-        guard let fitted = AreaAverage.fitting(width: width, height: height, rgba: rgba, longestSide: ThumbHash.maximumSide) else {
-            throw VipsError("thumbhash", message: "a \(width)×\(height) picture")
-        }
-        return fitted
+        return (width, height, rgba)
     }
 }

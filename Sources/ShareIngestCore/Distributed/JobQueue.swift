@@ -1,4 +1,5 @@
 import Foundation
+import MediaFormats
 import ShareManifest
 import SystemCalls
 
@@ -555,6 +556,25 @@ extension JobQueue: JobStore {
                 lost: row["attempts"].flatMap(Int.init) ?? 0, wait: row["wait"].flatMap(Double.init) ?? 0,
                 state: row["state"].flatMap(BatchState.init(rawValue:)) ?? .running, failure: row["failure"])
         }
+    }
+
+    func earlierPerceptualHashes(for batch: UUID) throws -> [EarlierHash] {
+        var found: [EarlierHash] = []
+        for row in try query(
+            """
+            SELECT o.\(ItemColumn.perceptualHash) AS hash, o.idx AS idx, o.batch_id AS batch, b.key AS key FROM share_jobs o
+                JOIN share_batches b ON b.id = o.batch_id AND b.state = '\(BatchState.done.rawValue)'
+                    AND b.container = (SELECT container FROM share_batches WHERE id = $1::uuid)
+                WHERE o.\(ItemColumn.perceptualHash) IS NOT NULL AND o.batch_id <> $1::uuid AND o.idx >= 0 AND o.\(ItemColumn.reason) IS NULL
+                ORDER BY b.created_at, o.idx
+            """, [batch.uuidString])
+        {
+            guard let hash = row["hash"].flatMap(PerceptualHash.parse), let index = row["idx"].flatMap(Int.init),
+                let id = row["batch"].flatMap(UUID.init(uuidString:)), let key = row["key"].flatMap({ try? ShareKey($0) })
+            else { continue }
+            found.append(EarlierHash(hash: hash, batch: id, index: index, shareKey: key))
+        }
+        return found
     }
 
     func earlierCopies(for batch: UUID) throws -> EarlierCopies {

@@ -37,6 +37,7 @@ enum QueueSchema {
             Migration(name: "8-item-columns", sql: version8),
             Migration(name: "9-export-sidecar-keys", sql: version9),
             Migration(name: "10-burst-identifier", sql: version10),
+            Migration(name: "11-perceptual-hash", sql: version11),
         ])
     /// The schema's version: how many migrations this share has.
     static var version: Int { migrations.migrations.count }
@@ -224,4 +225,9 @@ enum QueueSchema {
     // Each photo's Apple burst identifier (ItemState.burstKey), so the fan-in
     // finds a burst's frames without reading every item.
     private static let version10 = ItemColumn.additions(by: "10-burst-identifier", of: .queue, table: "share_jobs")
+
+    // Each delivered thumbnail's perceptual hash (ItemState.perceptualHash),
+    // so the fan-in reads earlier batches' hashes into its near-duplicate
+    // index without decoding every item.
+    private static let version11 = ItemColumn.additions(by: "11-perceptual-hash", of: .queue, table: "share_jobs")
 }

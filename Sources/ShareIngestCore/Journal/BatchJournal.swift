@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import MediaFormats
 import ShareManifest
 import SystemCalls
 
@@ -107,6 +108,10 @@ public final class BatchJournal: Sendable {
                         ALTER TABLE batches ADD COLUMN fan_in_not_before REAL;
                         ALTER TABLE batches ADD COLUMN failure TEXT;
                         """),
+                // Each delivered thumbnail's perceptual hash (ItemState.perceptualHash),
+                // so the fan-in reads earlier batches' hashes into its
+                // near-duplicate index without decoding every item.
+                Migration(name: "9-perceptual-hash", sql: ItemColumn.additions(by: "9-perceptual-hash", of: .journal, table: "items")),
             ])
     }
 
@@ -423,6 +428,24 @@ extension BatchJournal: JournalStore {
         ) { row in
             guard let sha256 = row.text(ItemColumn.sha256.name), let original = row.int("original") else { return }
             found.addInOtherShare(sha256: sha256, original: original, snapshot: row.text("snapshot"), key: row.text("key"))
+        }
+        return found
+    }
+
+    func earlierPerceptualHashes(for batch: UUID) throws -> [EarlierHash] {
+        var found: [EarlierHash] = []
+        try database.scan(
+            """
+            SELECT o.\(ItemColumn.perceptualHash) AS hash, o.idx AS idx, o.batch_id AS batch, b.key AS key FROM items o
+                JOIN batches b ON b.id = o.batch_id AND b.state = '\(BatchState.done.rawValue)'
+                WHERE o.\(ItemColumn.perceptualHash) IS NOT NULL AND o.batch_id <> ?1 AND o.\(ItemColumn.reason) IS NULL
+                ORDER BY b.created_at, o.idx
+            """, [.text(batch.uuidString)]
+        ) { row in
+            guard let hash = row.text("hash").flatMap(PerceptualHash.parse), let index = row.int("idx"), let id = row.text("batch").flatMap(UUID.init(uuidString:)),
+                let key = row.text("key").flatMap({ try? ShareKey($0) })
+            else { return }
+            found.append(EarlierHash(hash: hash, batch: id, index: index, shareKey: key))
         }
         return found
     }

@@ -43,6 +43,12 @@ protocol ItemStore: AnyObject {
     /// thousand copies of a few pictures is not squared.
     func earlierCopies(for batch: UUID) throws -> EarlierCopies
 
+    /// The perceptual hashes of the delivered items of the other finished
+    /// batches of the container, oldest batch first, each batch in order:
+    /// read from their column alone (no record decoded), for the fan-in's
+    /// near-duplicate index (``SimilarPictures``).
+    func earlierPerceptualHashes(for batch: UUID) throws -> [EarlierHash]
+
     /// The items of `batch` (not failed) that may be half of a Live Photo: those
     /// whose content identifier or Live Photo name (``ItemState/livePhotoKeys``,
     /// indexed) another such item of the batch shares. The fan-in pairs them.

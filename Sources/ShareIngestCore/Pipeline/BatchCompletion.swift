@@ -111,6 +111,7 @@ enum BatchCompletion {
         /// Only text and links are delivered: a legacy manifest of strings.
         private(set) var textOnly = false
         private(set) var duplicates: DuplicateContent
+        private(set) var similar: SimilarPictures
         private(set) var livePhotos = LivePhotoPairing(candidates: [], final: { $0 })
         private(set) var groups = ShotGrouping()
         /// Items changed and not recorded yet (at most a page).
@@ -163,6 +164,10 @@ enum BatchCompletion {
                 (self.hasFiles, textOnly) = (hasFiles, deliversAny && !hasFiles)
             }
             duplicates = DuplicateContent(earlier: try store.earlierCopies(for: batch.id), container: context.container, policy: context.pipeline.manifest.duplicates)
+            let earlierHashes = context.pipeline.manifest.schema == .v2 ? try store.earlierPerceptualHashes(for: batch.id) : []
+            similar = SimilarPictures(earlier: earlierHashes, container: context.container) { [store] batch, index in
+                (try? store.items(of: batch, after: index - 1, limit: 1))?.first.flatMap { $0.index == index && $0.failure == nil ? $0.copyPath : nil }
+            }
         }
 
         /// What an item will be once the fan-in settled it, without touching its
@@ -228,7 +233,7 @@ enum BatchCompletion {
         /// and what the lifecycle makes of it when the manifest's schema cannot
         /// carry it, it was taken outside the capture-date range asked, or it is
         /// a duplicate the pipeline skips. True when it changed.
-        private func settle(_ item: inout ItemState) -> Bool {
+        private mutating func settle(_ item: inout ItemState) -> Bool {
             for path in (temporaries[item.id] ?? []) + (temporaries[item.motionVideoID] ?? []) { FileSystem.remove(path) }
             if item.failure != nil { item.removeFiles(in: container) }
             var changed = false
@@ -247,6 +252,7 @@ enum BatchCompletion {
                 changed = true
             }
             if item.failure == nil, duplicates.resolve(&item, lifecycle: lifecycle) { changed = true }
+            if stage.settings.schema == .v2, similar.resolve(&item) { changed = true }
             if item.failure == nil, let link = livePhotos.links[item.index], item.livePhoto != link {
                 item.livePhoto = link
                 changed = true

@@ -140,6 +140,10 @@ struct ItemState: Sendable, Hashable, Codable {
     /// The copy of the same content delivered earlier (in this batch, or in a
     /// share not yet consumed), when this item is a duplicate: its path.
     var duplicateOf: String?
+    /// The picture delivered earlier (in this batch, or in a share not yet
+    /// consumed) this one looks like, when it is not a duplicate: its path and
+    /// the distance between their perceptual hashes (v2 `similarTo`).
+    var similarTo: SimilarRecord?
     // Probe
     var type: SharedMediaType = .file
     var mimeType: String?
@@ -157,6 +161,9 @@ struct ItemState: Sendable, Hashable, Codable {
     var thumbnailPath: String?
     /// The thumbnail's ThumbHash, base64 (v2 `thumbhash`).
     var thumbHash: String?
+    /// The thumbnail's perceptual hash (``PerceptualHash``), 16 hexadecimal
+    /// digits: what the fan-in finds near-duplicates by (v2 `similarTo`).
+    var perceptualHash: String?
     /// The larger pictures made with the thumbnail (v2 `previews`), smallest first.
     @OmittedWhenDefault var previews: [PreviewRecord] = []
     // Moments
@@ -243,6 +250,8 @@ struct ItemState: Sendable, Hashable, Codable {
         case capturePlace, thumbnailGainMap
         case previews, waitingForSpace
         case thumbHash = "thumbhash"
+        case perceptualHash = "phash"
+        case similarTo
         case sourceVersion = "version"
         case durationMilliseconds = "duration"
         case decodingInFlight = "decoding"
@@ -319,11 +328,20 @@ struct ItemState: Sendable, Hashable, Codable {
         copyPath = nil
         thumbnailPath = nil
         thumbHash = nil
+        perceptualHash = nil
         previews = []
         motionVideo = nil
         compatible = nil
         for stage in stageRecords.keys { stageRecords[stage]?.files = [] }
     }
+}
+
+/// The earlier picture an item looks like (``ItemState/similarTo``).
+struct SimilarRecord: Sendable, Hashable, Codable {
+    /// Its copy in the container.
+    var path: String
+    /// How many bits of their perceptual hashes differ.
+    var distance: Int
 }
 
 /// What a stage that is not built in records about one item (``ItemState/stageRecords``).
@@ -451,9 +469,15 @@ struct ItemColumn: Sendable, CustomStringConvertible {
         queueMigration: "9-export-sidecar-keys")
     static let burstID = ItemColumn(
         name: "burst_id", value: { $0.burstKey }, index: ["batch_id", "burst_id"], journalMigration: "7-burst-identifier", queueMigration: "10-burst-identifier")
+    /// The perceptual hash of a delivered thumbnail: the fan-in reads the
+    /// column of every earlier finished batch into its near-duplicate index
+    /// (``SimilarPictures``), without decoding a record.
+    static let perceptualHash = ItemColumn(
+        name: "phash", value: { $0.thumbnailPath == nil ? nil : $0.perceptualHash }, index: nil, journalMigration: "9-perceptual-hash",
+        queueMigration: "11-perceptual-hash")
 
     /// Every item column, in the order the stores write them.
-    static let all: [ItemColumn] = [completed, reason, sha256, contentIdentifier, livePhotoName, suspect, sidecarKind, exportStem, burstID]
+    static let all: [ItemColumn] = [completed, reason, sha256, contentIdentifier, livePhotoName, suspect, sidecarKind, exportStem, burstID, perceptualHash]
 
     /// Which store a migration belongs to.
     enum Store { case journal, queue }

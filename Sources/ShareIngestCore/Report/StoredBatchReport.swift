@@ -328,6 +328,7 @@ struct BatchReportDocument: Codable {
         var duration: Double?
         var sha256: String?
         var duplicateOf: String?
+        var similarTo: SharedMediaFile.SimilarTo?
         var motionVideo: SharedMediaFile.MotionVideo?
         var livePhoto: SharedMediaFile.LivePhoto?
         var compatible: Compatible?
@@ -507,7 +508,7 @@ extension BatchReportDocument.Item {
             ).with(sidecars: sidecars).with(group: group).with(capturedAt: capturedAt, capturedAtSource: capturedAtSource, exportLocation: exportLocation)
                 .with(thumbhash: thumbhash).with(previews: previews)
                 .with(capturedAtOffsetKnown: capturedAtOffsetKnown, capturedAtOffsetSource: capturedAtOffsetSource).with(thumbnailHdr: thumbnailHdr).with(video: video).with(projection: projection, stereo: stereo, hdr: hdr)
-                .with(camera: camera)
+                .with(camera: camera).with(similarTo: similarTo)
         }
         // Copies are named <UUID>.<ext> in the container.
         let id = entry?.fileURL.flatMap { UUID(uuidString: $0.deletingPathExtension().lastPathComponent) }
@@ -537,5 +538,6 @@ extension BatchReportDocument.Item {
         thumbnailHdr = entry?.thumbnailHdr
         (projection, stereo, hdr) = (entry?.projection, entry?.stereo, entry?.hdr)
         camera = entry?.camera
+        similarTo = entry?.similarTo
     }
 }

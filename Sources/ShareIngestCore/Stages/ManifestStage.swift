@@ -45,6 +45,7 @@ struct ManifestStage {
                 capturedAt: captured?.text ?? item.capturedAt, capturedAtSource: captured?.source ?? item.capturedAtSource,
                 exportLocation: item.exportLocation.map { SharedMediaFile.ExportLocation(latitude: $0.latitude, longitude: $0.longitude, altitude: $0.altitude) }
             ).with(group: item.group).with(thumbhash: item.thumbnailPath == nil ? nil : item.thumbHash)
+            .with(similarTo: item.similarTo.map { SharedMediaFile.SimilarTo(path: url($0.path), distance: $0.distance) })
             .with(previews: settings.schema != .v2 || item.thumbnailPath == nil ? nil : item.previews.map {
                 var preview = SharedMediaFile.Preview(path: url($0.path), width: $0.width, height: $0.height, mimeType: $0.format.mimeType, size: $0.size)
                 preview.hdr = $0.gainMap == true ? "gainMap" : nil
@@ -174,7 +175,7 @@ extension ManifestStage {
             captureBound("takenAfter", \.takenAfter),
             captureBound("takenBefore", \.takenBefore),
         ],
-        workers: nil, records: [.duplicateOf, .livePhoto, .carriedSidecars, .attachedTo, .group],
+        workers: nil, records: [.duplicateOf, .similarTo, .livePhoto, .carriedSidecars, .attachedTo, .group],
         make: nil)
 
     /// `takenAfter` or `takenBefore`: a date or an ISO 8601 date and time, or

@@ -63,6 +63,7 @@ struct ThumbnailStage: PipelineStage {
         item.thumbnailPath = destination
         item.thumbnailGainMap = thumbnail.gainMap != nil ? true : nil
         item.thumbHash = thumbnail.thumbHash.map { Data($0).base64EncodedString() }
+        item.perceptualHash = thumbnail.perceptualHash.map(PerceptualHash.hex)
         item.previews = try writePreviews(thumbnail, spec: spec, item: item, in: batch)
     }
 
@@ -176,7 +177,7 @@ extension ThumbnailStage {
             .number("posterTime", \.posterTime, in: 0...86_400),
             .boolean("gainMaps", \.gainMaps),
         ],
-        workers: \.workers, records: [.thumbnailPath, .thumbHash, .previews, .thumbnailGainMap],
+        workers: \.workers, records: [.thumbnailPath, .thumbHash, .perceptualHash, .previews, .thumbnailGainMap],
         make: { settings, _ in ThumbnailStage(settings: settings) })
 }
 

@@ -1,0 +1,37 @@
+@testable import DecoderIsolation
+import Foundation
+import MediaFormats
+import Testing
+
+/// A thumbnail's perceptual hash (issue 62, `similarTo`) as the parent checks
+/// it: exactly 16 lowercase hexadecimal digits, reaching the parent as its
+/// 64 bits, only with a thumbnail; anything else is refused.
+@Suite struct PerceptualHashReplyTests {
+    @Test func aPerceptualHashMustBeSixteenHexadecimalDigits() throws {
+        try #require(!ReplyCheckTests.thumbnail.isEmpty)
+        var reply = ReplyCheckTests.reply(ReplyCheckTests.photo)
+        var result = reply.result
+        result.thumbnailPerceptualHash = "9696056bd8a2657b"
+        reply = HelperReply(result: result, jpeg: reply.jpeg)
+        let decoded = try ReplyCheck.validate(reply, for: ReplyCheckTests.request()).get()
+        guard case .made(let thumbnail) = decoded.thumbnail else { Issue.record("no thumbnail"); return }
+        #expect(thumbnail.perceptualHash == 0x9696_056b_d8a2_657b)
+        for hash in ["9696056bd8a2657", "9696056bd8a2657b0", "9696056BD8A2657B", "9696056bd8a2657g", "+696056bd8a2657b", "", "0x96056bd8a2657b"] {
+            result.thumbnailPerceptualHash = hash
+            #expect(
+                ReplyCheckTests.refusal(HelperReply(result: result, jpeg: reply.jpeg))?.hasPrefix("a perceptual hash that is not 16 hexadecimal digits") == true,
+                "\(hash)")
+        }
+        var without = ReplyCheckTests.reply(ReplyCheckTests.photo, width: nil, height: nil, jpeg: []).result
+        without.thumbnailPerceptualHash = "9696056bd8a2657b"
+        #expect(ReplyCheckTests.refusal(HelperReply(result: without, jpeg: [])) == "a perceptual hash without a thumbnail")
+    }
+
+    /// The helper's side: what it sends is what the parent accepts.
+    @Test func theHelperSendsSixteenLowercaseDigits() {
+        var thumbnail = Thumbnail(jpeg: [1], width: 1, height: 1)
+        thumbnail.perceptualHash = 0xAB
+        let result = WireResult(.success(DecodedMedia(facts: ReplyCheckTests.photo, thumbnail: .made(thumbnail))))
+        #expect(result.thumbnailPerceptualHash == "00000000000000ab")
+    }
+}

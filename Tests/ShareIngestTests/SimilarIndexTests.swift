@@ -1,0 +1,71 @@
+import Foundation
+import MediaFormats
+import Testing
+
+@testable import ShareIngestCore
+
+/// The near-duplicate index (``HashIndex``, multi-index hashing over four
+/// 16-bit chunks): it finds exactly what a scan of every hash finds.
+@Suite struct SimilarIndexTests {
+    /// A deterministic generator (SplitMix64), so a failure can be replayed.
+    struct SplitMix: RandomNumberGenerator {
+        var state: UInt64
+        mutating func next() -> UInt64 {
+            state &+= 0x9E37_79B9_7F4A_7C15
+            var z = state
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+            return z ^ (z >> 31)
+        }
+    }
+
+    /// `hash` with `bits` of its bits flipped (distinct ones).
+    static func flipping(_ hash: UInt64, bits: Int, using random: inout SplitMix) -> UInt64 {
+        var positions = Set<UInt64>()
+        while positions.count < bits { positions.insert(random.next() % 64) }
+        return positions.reduce(hash) { $0 ^ (1 << $1) }
+    }
+
+    @Test func findsWhatAScanFinds() {
+        var random = SplitMix(state: 62)
+        var index = HashIndex(radius: SimilarPictures.threshold)
+        var hashes: [UInt64] = []
+        for _ in 0..<2000 {
+            // Half of them near an earlier one (0 to 12 bits away).
+            let hash = hashes.isEmpty || random.next() % 2 == 0 ? random.next() : Self.flipping(hashes[Int(random.next() % UInt64(hashes.count))], bits: Int(random.next() % 13), using: &random)
+            hashes.append(hash)
+            index.insert(hash)
+        }
+        for _ in 0..<500 {
+            let query = Self.flipping(hashes[Int(random.next() % UInt64(hashes.count))], bits: Int(random.next() % 12), using: &random)
+            let scanned = hashes.enumerated().map { (id: $0.offset, distance: PerceptualHash.distance($0.element, query)) }
+                .filter { $0.distance <= SimilarPictures.threshold }.sorted { ($0.distance, $0.id) < ($1.distance, $1.id) }
+            let found = index.near(query)
+            #expect(found.map(\.id) == scanned.map(\.id) && found.map(\.distance) == scanned.map(\.distance))
+        }
+    }
+
+    /// A benchmark driver (skipped unless `BENCH_SIMILAR` is set): lookups in
+    /// an index of 100,000 and 1,000,000 random hashes, printed.
+    @Test(.enabled(if: ProcessInfo.processInfo.environment["BENCH_SIMILAR"] != nil, "a benchmark driver: set BENCH_SIMILAR"))
+    func lookupCost() {
+        for size in [100_000, 1_000_000] {
+            var random = SplitMix(state: UInt64(size))
+            var index = HashIndex(radius: SimilarPictures.threshold)
+            let built = ContinuousClock.now
+            for _ in 0..<size { index.insert(random.next()) }
+            let buildTime = ContinuousClock.now - built
+            let queries = 10_000
+            var hits = 0
+            let started = ContinuousClock.now
+            for q in 0..<queries {
+                // Half near a stored hash (5 bits away), half random.
+                let query = q % 2 == 0 ? Self.flipping(index.hashes[Int(random.next() % UInt64(size))], bits: 5, using: &random) : random.next()
+                hits += index.near(query).isEmpty ? 0 : 1
+            }
+            let elapsed = ContinuousClock.now - started
+            let perLookup = Double(elapsed.components.seconds) * 1e6 / Double(queries) + Double(elapsed.components.attoseconds) / 1e12 / Double(queries)
+            print("similar-index: \(size) hashes, built in \(buildTime), \(queries) lookups (\(hits) found), \(String(format: "%.1f", perLookup)) µs a lookup")
+        }
+    }
+}

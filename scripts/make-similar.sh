@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Makes testdata/similar/: near-duplicates of one photo (issue 62, `similarTo`)
+# and distinct pictures, with libvips' command line; then the oracle's hashes
+# (scripts/phash-oracle.py, Python's imagehash.phash) in expected.json.
+#   original.jpg        testdata/media/photo.jpg re-encoded at quality 95
+#   copy-q40.jpg        original recompressed at quality 40
+#   copy-half.jpg       original resized to ½, copy-quarter.jpg to ¼
+#   copy.webp, copy.png original re-encoded
+#   copy-crop.jpg       original cropped to 95 % of its area, from its top left
+#   copy-crop-centre.jpg original cropped to 95 % of its area, centred
+# (A 5 % strip off one side, 14 to 16 bits away with imagehash too, is not
+# one: a DCT hash of the whole frame moves with the frame.)
+#   distinct-*.jpg      pictures unlike it and unlike each other
+set -euo pipefail
+here=$(cd "$(dirname "$0")/.." && pwd)
+out="$here/testdata/similar"
+mkdir -p "$out"
+cd "$out"
+vips jpegsave "$here/testdata/media/photo.jpg" original.jpg --Q 95 --strip
+vips jpegsave original.jpg copy-q40.jpg --Q 40 --strip
+vips resize original.jpg copy-half.jpg[Q=90,strip] 0.5
+vips resize original.jpg copy-quarter.jpg[Q=90,strip] 0.25
+vips copy original.jpg copy.webp[Q=80,strip]
+vips copy original.jpg copy.png[strip]
+vips crop original.jpg copy-crop.jpg[Q=90,strip] 0 0 624 468
+vips crop original.jpg copy-crop-centre.jpg[Q=90,strip] 8 6 624 468
+# Distinct pictures: a zone plate, a sine grating, a gradient, two noise fields, and the repo's own.
+vips zone t.v 640 480 && vips linear t.v t2.v 127 128 && vips cast t2.v t3.v uchar && vips jpegsave t3.v distinct-zone.jpg --Q 90 --strip
+vips sines t.v 640 480 --hfreq 3 --vfreq 2 && vips linear t.v t2.v 127 128 && vips cast t2.v t3.v uchar && vips jpegsave t3.v distinct-sines.jpg --Q 90 --strip
+vips xyz t.v 640 480 && vips extract_band t.v t2.v 0 && vips linear t2.v t3.v 0.4 0 && vips cast t3.v t4.v uchar && vips jpegsave t4.v distinct-gradient.jpg --Q 90 --strip
+vips gaussnoise t.v 64 48 --mean 128 --sigma 60 --seed 1 && vips resize t.v t2.v 10 && vips cast t2.v t3.v uchar && vips jpegsave t3.v distinct-noise-1.jpg --Q 90 --strip
+vips gaussnoise t.v 32 24 --mean 128 --sigma 60 --seed 7 && vips resize t.v t2.v 20 && vips cast t2.v t3.v uchar && vips jpegsave t3.v distinct-noise-2.jpg --Q 90 --strip
+rm -f t.v t2.v t3.v t4.v
+cp "$here/testdata/media/screenshot.png" distinct-screenshot.png
+python3 "$here/scripts/phash-oracle.py" "$out" > "$out/expected.json"
