@@ -69,7 +69,8 @@ public struct GainMapMetadata: Sendable, Codable, Hashable {
             SpatialMetadata.value("\(prefix):Version", in: text) != nil
         else { return nil }
         func number(_ name: String) -> Double? {
-            if let value = SpatialMetadata.value("\(prefix):\(name)", in: text) { return Double(value) }
+            // An element's value is its text: empty when it holds an `rdf:Seq`, read below.
+            if let value = SpatialMetadata.value("\(prefix):\(name)", in: text), !value.isEmpty { return Double(value) }
             // <hdrgm:GainMapMax><rdf:Seq><rdf:li>2.3</rdf:li>…
             guard let start = text.firstRange(of: "<\(prefix):\(name)>") else { return nil }
             let rest = text[start.upperBound...]
