@@ -157,8 +157,13 @@ public struct InProcessDecoder: MediaDecoder {
             do {
                 switch request.format.id {
                 case "jpeg":
-                    decoded.thumbnail = .made(
-                        try GainMapThumbnail.attach(to: thumbnail, source: DescriptorBytes(descriptor), spec: spec, pixelLimit: request.pixelLimit))
+                    let source = DescriptorBytes(descriptor)
+                    let carried = try GainMapThumbnail.attach(to: thumbnail, source: source, spec: spec, pixelLimit: request.pixelLimit)
+                    decoded.thumbnail = .made(carried)
+                    // Never silent: a map that is there but not carried is named.
+                    if carried.gainMap == nil, let why = SpatialMetadata.uncarriedGainMap(source) {
+                        decoded.facts.warnings.append("its HDR gain map is not carried into its thumbnail: \(why); the thumbnail is SDR")
+                    }
                 case "heic", "heif", "avif":
                     decoded.thumbnail = .made(try HEIFGainMapThumbnail.attach(to: thumbnail, request: request, descriptor: descriptor, spec: spec))
                 default:

@@ -396,4 +396,68 @@ import Testing
         let text = try String(contentsOfFile: report, encoding: .utf8)
         #expect(text.contains("its HDR gain map could not be carried into its thumbnail") && text.contains("60000×60000 gain map"), "\(text.prefix(2000))")
     }
+
+    /// Issue 62: every gain-map layout is carried or named, never dropped
+    /// silently (`make-gainmap.py layouts`): Apple's JPEG layout (an MPF second
+    /// image, the maker note's headroom, no `hdrgm`), a three-channel `hdrgm` map
+    /// in a JPEG and a three-channel `tmap` in an AVIF, and a map the primary's
+    /// XMP declares but the file lacks, each get an SDR thumbnail,
+    /// `hdr: "gainMap"` and a warning naming the layout; a map of no simple
+    /// fraction of its picture and one larger than it, with big-endian EXIF and
+    /// MPF, are carried, resampled to the thumbnail's grid.
+    @Test func everyGainMapLayoutIsCarriedOrNamed() throws {
+        let drop = TemporaryDirectory("gainmap-layouts")
+        let expected = [
+            "gainmap-apple.jpg": "its HDR gain map is not carried into its thumbnail: Apple's JPEG gain map (MPF, maker note HDRHeadroom) is not read yet",
+            "gainmap-three-channel.jpg": "its HDR gain map is not carried into its thumbnail: a three-channel map (hdrgm:GainMapMax has 3 values)",
+            "gainmap-three-channel.avif": "its HDR gain map could not be carried into its thumbnail (a three-channel map (its tmap item has 3 sets of values)",
+            "exiftool-pixel8pro.jpg": "its HDR gain map is not carried into its thumbnail: the gain map its XMP declares is not in the file",
+        ]
+        for name in expected.keys.sorted() + ["gainmap-odd-fraction.jpg", "gainmap-larger.jpg"] where name != "exiftool-pixel8pro.jpg" {
+            _ = try drop.add(name, copying: Fixtures.testdata("spatial/" + name))
+        }
+        // ExifTool's Pixel 8 Pro sample declares a map (`hdrgm:Version`, a `GainMap` directory item) whose image was cut away.
+        _ = try drop.add("exiftool-pixel8pro.jpg", copying: Fixtures.privacy("exiftool-pixel8pro.jpg"))
+        let work = TemporaryDirectory("gainmap-layouts-work")
+        let container = work.file("c"), report = work.file("report.json")
+        let run = try ShareProcess.run(["ingest", "--container", container, "--report", report, "--pipeline", try Self.pipeline(in: work, format: "jpeg"), drop.path])
+        #expect(run.status == 0, "\(run.stderr)")
+        let data = try Data(contentsOf: URL(fileURLWithPath: report))
+        let items = try #require((try JSONSerialization.jsonObject(with: data) as? [String: Any])?["items"] as? [[String: Any]])
+        var byName: [String: [String: Any]] = [:]
+        for item in items { byName[((item["source"] as? String ?? "") as NSString).lastPathComponent] = item }
+        for (name, warning) in expected {
+            let item = try #require(byName[name], "\(name) is not in the report")
+            let warnings = item["warnings"] as? [String] ?? []
+            #expect(item["status"] as? String == "ingested" && item["thumbnail"] as? String != nil && item["thumbnailHdr"] == nil, "\(name): \(item)")
+            #expect(item["hdr"] as? String == "gainMap", "\(name): \(item)")
+            #expect(warnings.contains { $0.contains(warning) && $0.contains("the thumbnail is SDR") }, "\(name): \(warnings)")
+        }
+        // The odd fraction and the larger map: carried, in the thumbnail and its JPEG preview, the source's map resampled to each
+        // (101×76 of 403×302: the picture's sides times the same fractions; 512×384: the picture's own size).
+        let entries = try CaptureTimeTests.entries(container)
+        for (name, fraction) in [("gainmap-odd-fraction.jpg", (101.0 / 403, 76.0 / 302)), ("gainmap-larger.jpg", (1.0, 1.0))] {
+            let entry = try #require(entries[name])
+            #expect(entry["thumbnailHdr"] as? String == "gainMap" && entry["hdr"] as? String == "gainMap", "\(name): \(entry)")
+            #expect((byName[name]?["warnings"] as? [String] ?? []).isEmpty, "\(name): \(byName[name] ?? [:])")
+            var pictures = [try Self.path(entry["thumbnail"])]
+            for preview in entry["previews"] as? [[String: Any]] ?? [] { pictures.append(try Self.path(preview["path"])) }
+            #expect(pictures.count == 2)
+            for (index, picture) in pictures.enumerated() {
+                let size = try ImageInspector.size(picture)
+                let map = try #require(try Self.gainMap(of: picture, into: work, name: "\(name).\(index).gain.jpg"), "\(picture) has no gain map")
+                let mapSize = try ImageInspector.size(map)
+                #expect(
+                    abs(Double(mapSize.width) - Double(size.width) * fraction.0) <= 1 && abs(Double(mapSize.height) - Double(size.height) * fraction.1) <= 1,
+                    "\(name): a \(mapSize) map of a \(size) picture")
+                let expected = try Self.expectedGainMap(
+                    Fixtures.testdata("spatial/" + name), rotate: nil, width: mapSize.width, height: mapSize.height, work: work, name: "\(name).\(index)")
+                let flipped = work.file("\(name).\(index).flipped.png")
+                try ImageInspector.vips(["flip", expected, flipped, "horizontal"])
+                let near = try ImageInspector.meanAbsoluteDifference(map, expected), far = try ImageInspector.meanAbsoluteDifference(map, flipped)
+                #expect(near < 6, "\(name) \(index): the gain map differs from the source's by \(near)")
+                #expect(far > 5 * near + 10, "\(name) \(index): flipped it differs by only \(far) (\(near) unflipped)")
+            }
+        }
+    }
 }

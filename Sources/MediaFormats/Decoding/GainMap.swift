@@ -69,7 +69,8 @@ public struct GainMapMetadata: Sendable, Codable, Hashable {
             SpatialMetadata.value("\(prefix):Version", in: text) != nil
         else { return nil }
         func number(_ name: String) -> Double? {
-            if let value = SpatialMetadata.value("\(prefix):\(name)", in: text) { return Double(value) }
+            // An element's value is its text: empty when it holds an `rdf:Seq`, read below.
+            if let value = SpatialMetadata.value("\(prefix):\(name)", in: text), !value.isEmpty { return Double(value) }
             // <hdrgm:GainMapMax><rdf:Seq><rdf:li>2.3</rdf:li>…
             guard let start = text.firstRange(of: "<\(prefix):\(name)>") else { return nil }
             let rest = text[start.upperBound...]
@@ -77,10 +78,33 @@ public struct GainMapMetadata: Sendable, Codable, Hashable {
             return Double(String(rest[li.upperBound..<end]).trimmingCharacters(in: " "))
         }
         if let base = SpatialMetadata.value("\(prefix):BaseRenditionIsHDR", in: text), base.lowercased() == "true" { return nil }
+        // A colour map (a value per channel, not all equal) is not one map for all channels.
+        guard Self.severalChannels(xmp: text) == nil else { return nil }
         guard let maximum = number("GainMapMax") else { return nil }
         self.init(
             gainMapMin: number("GainMapMin") ?? 0, gainMapMax: maximum, gamma: number("Gamma") ?? 1, offsetSDR: number("OffsetSDR") ?? 1.0 / 64,
             offsetHDR: number("OffsetHDR") ?? 1.0 / 64, hdrCapacityMin: number("HDRCapacityMin") ?? 0, hdrCapacityMax: number("HDRCapacityMax") ?? maximum)
+    }
+}
+
+extension GainMapMetadata {
+    /// The first of `GainMapMin`, `GainMapMax` and `Gamma` that an `hdrgm` XMP
+    /// packet gives per channel (an `rdf:Seq` of several values, not all equal:
+    /// a three-channel, colour, map) and how many values it has; nil when every
+    /// value is one for all channels.
+    package static func severalChannels(xmp text: String) -> (name: String, count: Int)? {
+        guard let prefix = SpatialMetadata.prefix(of: SpatialMetadata.gainMapNamespace, in: text) else { return nil }
+        for name in ["GainMapMin", "GainMapMax", "Gamma"] {
+            guard let start = text.firstRange(of: "<\(prefix):\(name)>") else { continue }
+            let rest = text[start.upperBound...]
+            let body = rest.firstRange(of: "</\(prefix):\(name)>").map { rest[..<$0.lowerBound] } ?? rest
+            let values = body.ranges(of: "<rdf:li>").prefix(16).map { li in
+                Double(String(body[li.upperBound...].drop(while: \.isWhitespace).prefix { $0 != "<" && !$0.isWhitespace }))
+            }
+            // Several values, not all the same number (one that is no number differs from all).
+            if values.count > 1, values.contains(where: { $0 == nil || $0 != values[0] }) { return (name, values.count) }
+        }
+        return nil
     }
 }
 

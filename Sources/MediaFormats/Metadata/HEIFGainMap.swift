@@ -68,6 +68,22 @@ package struct HEIFGainMap: Sendable, Hashable {
         return nil
     }
 
+    /// Why the file in `bytes` whose structure is `file`, which has a gain map
+    /// that ``find(in:bytes:)`` does not take, is not carried, when it is a
+    /// layout named here (a `tmap` item of the primary with a three-channel
+    /// map); nil otherwise. A warning's words.
+    package static func uncarried(in file: HEIFFile, bytes: [UInt8]) -> String? {
+        guard let primary = file.primaryItemID else { return nil }
+        for item in file.items.values.sorted(by: { $0.id < $1.id }) where item.type == "tmap" {
+            let inputs = file.references(from: item.id, type: "dimg")
+            guard inputs.count == 2, inputs[0] == primary, let data = try? file.data(of: item, in: bytes, limit: 4096),
+                let channels = GainMapMetadata.toneMapChannels(data)
+            else { continue }
+            return "a \(channels == 3 ? "three" : String(channels))-channel map (its tmap item has \(channels) sets of values) is not carried yet"
+        }
+        return nil
+    }
+
     // MARK: - Apple
 
     /// Apple's XMP namespace for its gain map's version and headroom.
@@ -153,6 +169,26 @@ extension GainMapMetadata {
     /// alternate's), the direction forward, and the channels one (or three equal);
     /// nil otherwise.
     package init?(toneMap data: [UInt8]) {
+        guard let read = Self.toneMapValues(data), read.base < read.alternate else { return nil }
+        let values = read.channels
+        // One set of values for every channel, as Ultra HDR's `hdrgm` XMP here carries it.
+        guard values.allSatisfy({ $0 == values[0] }), values[0][2] > 0 else { return nil }
+        let v = values[0]
+        self.init(
+            gainMapMin: v[0], gainMapMax: v[1], gamma: v[2], offsetSDR: v[3], offsetHDR: v[4], hdrCapacityMin: read.base,
+            hdrCapacityMax: read.alternate)
+    }
+
+    /// The number of channels of an ISO 21496-1 `tmap` item's data whose values
+    /// differ (a three-channel, colour, map: 3), when they do; nil otherwise.
+    package static func toneMapChannels(_ data: [UInt8]) -> Int? {
+        guard let values = toneMapValues(data)?.channels, values.count > 1, !values.allSatisfy({ $0 == values[0] }) else { return nil }
+        return values.count
+    }
+
+    /// The headrooms and per-channel values (minimum, maximum, gamma, base and
+    /// alternate offsets) of a `tmap` item's data, forward direction only.
+    static func toneMapValues(_ data: [UInt8]) -> (base: Double, alternate: Double, channels: [[Double]])? {
         var reader = ByteReader(data, range: 0..<data.count)
         guard let version = try? reader.u8(), version == 0, let minimumVersion = try? reader.u16(), minimumVersion == 0,
             (try? reader.u16()) != nil, let flags = try? reader.u8(), flags & 0x04 == 0
@@ -170,8 +206,7 @@ extension GainMapMetadata {
             guard let d = try? reader.u32(), d != 0 else { return nil }
             shared = d
         }
-        guard let baseHeadroom = fraction(signed: false, denominator: shared), let alternateHeadroom = fraction(signed: false, denominator: shared),
-            baseHeadroom < alternateHeadroom
+        guard let baseHeadroom = fraction(signed: false, denominator: shared), let alternateHeadroom = fraction(signed: false, denominator: shared)
         else { return nil }
         var values: [[Double]] = []
         for _ in 0..<channels {
@@ -182,12 +217,7 @@ extension GainMapMetadata {
             }
             values.append(channel)
         }
-        // One set of values for every channel, as Ultra HDR's `hdrgm` XMP here carries it.
-        guard values.allSatisfy({ $0 == values[0] }), values[0][2] > 0 else { return nil }
-        let v = values[0]
-        self.init(
-            gainMapMin: v[0], gainMapMax: v[1], gamma: v[2], offsetSDR: v[3], offsetHDR: v[4], hdrCapacityMin: baseHeadroom,
-            hdrCapacityMax: alternateHeadroom)
+        return (baseHeadroom, alternateHeadroom, values)
     }
 }
 

@@ -147,7 +147,8 @@ package enum SpatialMetadata {
         xmpPackets(source, primary).forEach { xmp($0, into: &facts) }
         // Ultra HDR: the gain map is a second image the MPF index lists.
         guard !facts.gainMap else { return facts }
-        for image in mpfImages(source, primary) {
+        let images = mpfImages(source, primary)
+        for image in images {
             var secondary = SpatialFacts()
             xmpPackets(source, segments(source, at: image.start)).forEach { xmp($0, into: &secondary) }
             if secondary.gainMap {
@@ -155,6 +156,8 @@ package enum SpatialMetadata {
                 return facts
             }
         }
+        // Apple's JPEG gain map: an MPF second image, the headroom in the maker note (no `hdrgm`).
+        if !images.isEmpty, appleMakerNoteHeadroom(source, primary) != nil { facts.gainMap = true }
         return facts
     }
 

@@ -57,6 +57,48 @@ extension SpatialMetadata {
         return nil
     }
 
+    /// Why the JPEG in `source`, which has a gain map, has none that
+    /// ``ultraHDRGainMap(_:)`` finds (nil when it finds one, or the file has
+    /// none): a warning's words, naming the layout. Read in the decoder.
+    package static func uncarriedGainMap(_ source: any RandomAccessBytes) -> String? {
+        let primary = segments(source, at: 0)
+        let images = mpfImages(source, primary).filter { $0.size > 4 && $0.size <= maximumGainMap && $0.start <= source.count - $0.size }
+        for image in images {
+            for packet in xmpPackets(source, segments(source, at: image.start)) {
+                let text = String(decoding: packet, as: UTF8.self)
+                guard let prefix = prefix(of: gainMapNamespace, in: text), value("\(prefix):Version", in: text) != nil else { continue }
+                if let (name, count) = GainMapMetadata.severalChannels(xmp: text) {
+                    return "a three-channel map (hdrgm:\(name) has \(count) values) is not carried yet"
+                }
+                if let base = value("\(prefix):BaseRenditionIsHDR", in: text), base.lowercased() == "true" {
+                    return "a map whose base is the HDR rendition (hdrgm:BaseRenditionIsHDR) is not carried"
+                }
+                if let problem = GainMapMetadata(xmp: text)?.problem { return "its hdrgm numbers are refused (\(problem))" }
+                return "its hdrgm XMP has no GainMapMax"
+            }
+        }
+        if !images.isEmpty, appleMakerNoteHeadroom(source, primary) != nil {
+            return "Apple's JPEG gain map (MPF, maker note HDRHeadroom) is not read yet"
+        }
+        if xmpPackets(source, primary).contains(where: {
+            let text = String(decoding: $0, as: UTF8.self)
+            return prefix(of: gainMapNamespace, in: text).map { value("\($0):Version", in: text) != nil } ?? false
+        }) {
+            return images.isEmpty ? "the gain map its XMP declares is not in the file" : "no image its MPF index lists is the gain map its XMP declares"
+        }
+        return nil
+    }
+
+    /// Apple's maker note headroom tags (0x21, 0x30) in the EXIF among a JPEG's
+    /// primary `segments`, when both are there (an iPhone's HDR photo).
+    static func appleMakerNoteHeadroom(_ source: any RandomAccessBytes, _ segments: [(marker: UInt8, payload: Range<Int>)]) -> (Double, Double)? {
+        for segment in segments where segment.marker == 0xE1 && source.read(segment.payload.lowerBound..<(segment.payload.lowerBound + 6)) == MomentReader.exifSignature {
+            guard let tiff = TIFFReader(source, base: segment.payload.lowerBound + 6) else { return nil }
+            return HEIFGainMap.appleMakerNoteHeadroom(tiff)
+        }
+        return nil
+    }
+
     /// The EXIF orientation among a JPEG's `segments` (1 when absent or odd).
     static func orientation(_ source: any RandomAccessBytes, _ segments: [(marker: UInt8, payload: Range<Int>)]) -> Int {
         for segment in segments where segment.marker == 0xE1 && source.read(segment.payload.lowerBound..<(segment.payload.lowerBound + 6)) == MomentReader.exifSignature {

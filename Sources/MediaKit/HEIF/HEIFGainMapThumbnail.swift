@@ -31,8 +31,13 @@ enum HEIFGainMapThumbnail {
     /// any of it is decoded.
     static func attach(to thumbnail: Thumbnail, request: DecodeRequest, descriptor: Int32, spec: ThumbnailSpec) throws(MediaError) -> Thumbnail {
         let bytes = try HEIFDecoding(request: request, descriptor: descriptor).readFile()
-        guard let file = try? HEIFFile.parse(bytes), let primary = file.primaryItem, let found = HEIFGainMap.find(in: file, bytes: bytes),
-            let item = file.items[found.item], let base = file.spatialExtents(of: primary), let map = file.spatialExtents(of: item),
+        guard let file = try? HEIFFile.parse(bytes), let primary = file.primaryItem else { return thumbnail }
+        guard let found = HEIFGainMap.find(in: file, bytes: bytes) else {
+            // Never silent: a map that is there but not carried is named.
+            if let why = HEIFGainMap.uncarried(in: file, bytes: bytes) { throw MediaError(.unsupported, why) }
+            return thumbnail
+        }
+        guard let item = file.items[found.item], let base = file.spatialExtents(of: primary), let map = file.spatialExtents(of: item),
             base.width > 0, base.height > 0, map.width > 0, map.height > 0
         else { return thumbnail }
         // An HDR primary is tone-mapped for its thumbnail: a map meant for an SDR base does not apply to that.

@@ -16,16 +16,24 @@ enum GainMapThumbnail {
     /// The gain maps' JPEG quality (phones use 85–95 for theirs).
     static let quality = 85
 
+    /// The most times a source's map may exceed its photo on a side (issue 62:
+    /// a larger map is resampled to the thumbnail's grid; shrink-on-load decodes
+    /// it at up to an eighth of its side, so it costs no more than the photo).
+    static let largestMapScale = 4
+
     /// `thumbnail` with a gain map on it and on each JPEG preview, from the
     /// Ultra HDR JPEG in `source`; unchanged when it has none.
-    /// A map larger than the photo's pixel limit (a crafted file's), or than
-    /// the photo itself, is refused before any of it is decoded.
+    /// A map larger than the photo's pixel limit, or than ``largestMapScale``
+    /// times the photo on a side, is refused before any of it is decoded; one
+    /// larger than the photo within that is made each picture's own size.
     static func attach(to thumbnail: Thumbnail, source: any RandomAccessBytes, spec: ThumbnailSpec, pixelLimit: Int) throws(VipsError) -> Thumbnail {
         guard let found = SpatialMetadata.ultraHDRGainMap(source), let bytes = source.read(found.range),
             let map = JPEGFrameHeader(bytes[...]), let head = source.read(0..<min(source.count, 1 << 20)), let base = JPEGFrameHeader(head[...]),
             map.width > 0, map.height > 0, base.width > 0, base.height > 0
         else { return thumbnail }
-        guard map.width.multipliedReportingOverflow(by: map.height).partialValue <= pixelLimit, map.width <= base.width, map.height <= base.height else {
+        guard map.width.multipliedReportingOverflow(by: map.height).partialValue <= pixelLimit, map.width <= largestMapScale * base.width,
+            map.height <= largestMapScale * base.height
+        else {
             throw VipsError("gain map", message: "a \(map.width)×\(map.height) gain map for a \(base.width)×\(base.height) photo")
         }
         // The map keeps its scale to the picture (phones store it at a quarter of the base's size on each side).
