@@ -61,7 +61,7 @@ struct HashIndex {
     private static func chunk(_ hash: UInt64, _ chunk: Int) -> Int { Int(truncatingIfNeeded: hash >> UInt64(16 * chunk)) & 0xFFFF }
 }
 
-/// A perceptual hash of an item of an earlier finished batch (``ItemStore/forEachEarlierPerceptualHash(for:_:)``).
+/// A perceptual hash of an item of an earlier finished batch (``ItemStore/earlierPerceptualHashes(for:)``).
 struct EarlierHash: Sendable, Hashable {
     let hash: UInt64
     let batch: UUID
