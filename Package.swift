@@ -24,7 +24,10 @@ let package = Package(
     targets: [
         // C libraries from Debian, one system-library target each.
         .systemLibrary(
-            name: "CVips", pkgConfig: "vips",
+            // pkg-config's own name for libvips would add OpenEXR's -pthread, which SwiftPM
+            // refuses (a warning in every package that depends on this one): libvips' headers
+            // are in /usr/include, and GObject's flags are all they need besides (issue 61, finding 13).
+            name: "CVips", pkgConfig: "gobject-2.0",
             providers: [.apt(["libvips-dev"])]),
         .systemLibrary(
             name: "CFFmpeg", pkgConfig: "libavformat",

@@ -32,7 +32,15 @@ done
 ln -s "$root" "$work/share-ingest"
 echo "check-readme-package: building the README's package (share-ingest is $(basename "$root") here)"
 scratch="${SCRATCH:-$work/app/.build}"
-if ! swift build --package-path "$work/app" --scratch-path "$scratch" 2>&1 | grep -vE "warning: (prohibited flag|'main': Source files)" | tail -n 3; then
+# Built as a new user builds it: any warning about this package's flags is a
+# failure (SwiftPM refuses flags a dependency's pkg-config gives, such as -pthread).
+if ! swift build --package-path "$work/app" --scratch-path "$scratch" >"$work/build.log" 2>&1; then
+    tail -n 20 "$work/build.log"
+    exit 1
+fi
+grep -vE "warning: 'main': Source files" "$work/build.log" | tail -n 3
+if grep -q "prohibited flag" "$work/build.log"; then
+    echo "check-readme-package: building the README's package warns: $(grep -m1 'prohibited flag' "$work/build.log")" >&2
     exit 1
 fi
 [[ -x "$scratch/debug/Ingest" ]] || { echo "check-readme-package: no Ingest executable was built" >&2; exit 1; }
