@@ -69,6 +69,11 @@ public struct InProcessDecoder: MediaDecoder {
     /// full-size picture (``CompatibleCopyMaker``). A ``DecodeTask/pixels``
     /// request decodes the picture to pixels (``PicturePixels``).
     public func decode(_ request: DecodeRequest, descriptor: Int32) throws(MediaError) -> DecodedMedia {
+        try Vips.working { () throws(MediaError) in try decodeAsLibvipsWork(request, descriptor: descriptor) }
+    }
+
+    /// ``decode(_:descriptor:)``'s body, inside ``Vips/working(_:)``.
+    private func decodeAsLibvipsWork(_ request: DecodeRequest, descriptor: Int32) throws(MediaError) -> DecodedMedia {
         let route = DecoderRoute(request.format, sandboxOnlyLoaders: allowsSandboxOnlyLoaders)
         switch request.task {
         case .locationMetadata:

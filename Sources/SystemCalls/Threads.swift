@@ -20,6 +20,22 @@ package final class ReadWriteLock: @unchecked Sendable {
     package func unlock() { pthread_rwlock_unlock(lock) }
 }
 
+/// An integer each thread has its own copy of (a `pthread_key_t`), 0 until the
+/// thread sets it: how a lock knows what the calling thread already holds.
+package final class ThreadLocalInteger: @unchecked Sendable {
+    private var key = pthread_key_t()
+
+    package init() {
+        precondition(pthread_key_create(&key, nil) == 0, "pthread_key_create failed")
+    }
+
+    /// The calling thread's value.
+    package var value: Int {
+        get { Int(bitPattern: pthread_getspecific(key)) }
+        set { pthread_setspecific(key, UnsafeRawPointer(bitPattern: newValue)) }
+    }
+}
+
 /// Something to do when a thread that asked for it exits (a `pthread_key_t`
 /// whose destructor runs it): how a library's per-thread state is released on
 /// threads the pipeline did not start for it.

@@ -36,9 +36,13 @@ public enum ImageInput: Sendable {
     /// loader's sniff of the first bytes, nothing is built yet).
     public func loader() throws(VipsError) -> String {
         try Vips.start()
-        return try withVips { (vips) throws(VipsError) -> String in
-            guard let name = vips.loaderName() else { throw VipsError("vips_foreign_find_load_source") }
-            return name
+        // Its failure is the reason a file is refused or passed on: read alone (a
+        // line another thread leaves in the buffer would be taken for it).
+        return try Vips.withExactErrors { () throws(VipsError) -> String in
+            try withVips { (vips) throws(VipsError) -> String in
+                guard let name = vips.loaderName() else { throw VipsError("vips_foreign_find_load_source") }
+                return name
+            }
         }
     }
 

@@ -120,27 +120,58 @@ public enum Vips {
     /// Held while reading or clearing the error buffer, and during a retry.
     static let errorLock = NSRecursiveLock()
 
-    /// Shared by ordinary image work, taken alone by a retry (see ``withExactErrors(_:)``).
+    /// Held shared by all libvips work (a whole decode request, ``working(_:)``),
+    /// and alone by a retry (``withExactErrors(_:)``).
     private static let exclusive = ReadWriteLock()
 
-    /// Runs `body`; if it fails, runs it once more with no other libvips work in
-    /// flight and the error buffer cleared, so the error carries this operation's
-    /// message. The buffer is process-wide: with several workers, another thread's
-    /// failure can clear it or add its own lines. Failures are rare, so the second
-    /// run costs little, except for one stopped by its time budget: that is never
-    /// run again (it would take as long again, holding every other worker).
+    /// What the calling thread holds of `exclusive`: 0 nothing, n > 0 shared
+    /// (n nested ``working(_:)`` calls), -1 alone (in a retry).
+    private static let held = ThreadLocalInteger()
+
+    /// Runs `body` as libvips work: while it runs, no retry of another thread's
+    /// failed operation runs (nested calls hold the lock once). A decode request
+    /// runs inside one, so every libvips call it makes, whichever file it is in,
+    /// is kept out of another thread's retry: the error buffer is process-wide,
+    /// and a line written during that retry would be read as its reason (a 12-bit
+    /// JPEG's "Unsupported JPEG data precision" made a damaged TIFF look like an
+    /// unsupported variant, and it was passed on as a file).
+    package static func working<T, E: Error>(_ body: () throws(E) -> T) throws(E) -> T {
+        let depth = held.value
+        if depth == 0 { exclusive.lockShared() }
+        if depth >= 0 { held.value = depth + 1 }
+        defer {
+            if depth >= 0 { held.value = depth }
+            if depth == 0 { exclusive.unlock() }
+        }
+        return try body()
+    }
+
+    /// Runs `body` (as ``working(_:)``); if it fails, runs it once more with no
+    /// other libvips work in flight and the error buffer cleared, so the error
+    /// carries this operation's message. Failures are rare, so the second run
+    /// costs little, except for one stopped by its time budget: that is never run
+    /// again (it would take as long again, holding every other worker). A thread
+    /// that holds the lock shared (its request) gives it up for the retry and
+    /// takes it back after; one already alone retries as it is.
     static func withExactErrors<T>(_ body: () throws(VipsError) -> T) throws(VipsError) -> T {
-        exclusive.lockShared()
         do {
-            let result = try body()
-            exclusive.unlock()
-            return result
+            return try working(body)
         } catch {
-            exclusive.unlock()
             if error.wasKilled { throw error }
         }
-        exclusive.lockExclusive()
-        defer { exclusive.unlock() }
+        let depth = held.value
+        if depth >= 0 {
+            if depth > 0 { exclusive.unlock() }
+            exclusive.lockExclusive()
+            held.value = -1
+        }
+        defer {
+            if depth >= 0 {
+                exclusive.unlock()
+                if depth > 0 { exclusive.lockShared() }
+                held.value = depth
+            }
+        }
         errorLock.lock()
         vips_error_clear()
         errorLock.unlock()
