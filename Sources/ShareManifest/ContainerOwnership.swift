@@ -13,8 +13,11 @@ import SystemCalls
 // beneath the container's open folder (`openat2`, RESOLVE_BENEATH and no
 // links: the drop's helper), so a link anywhere on the way is refused, not
 // followed; once all of them are root's, nobody else can put anything in
-// them. Other users' `share` runs are not checked: they write only what
-// their own rights allow.
+// them. The checked folders are then held open (AnchoredFolders), and every
+// write by path beneath them goes through the held descriptor, so a container
+// renamed or swapped for a link later, by whoever may write in its parent,
+// is still the one written in. Other users' `share` runs are not checked:
+// they write only what their own rights allow.
 
 #if os(Linux)
 /// The checks of a root `share` on the container's folders.
@@ -118,6 +121,9 @@ extension ContainerDirectory {
                 if making, folder.top != root { try make(folder.top) }
                 guard let handle = try ContainerOwnership.openTop(folder.top, container: root) else { continue }
                 handles[folder.top] = handle
+                // What is written beneath it from now on is written in this folder, the one checked,
+                // whatever later happens to its path (AnchoredFolders).
+                AnchoredFolders.hold(folder.top, handle: handle)
             }
             guard let handle = handles[folder.top] else { continue }
             if try ContainerOwnership.openBeneath(handle, topPath: folder.top, folder.relative, container: root) == nil, making && folder.made {

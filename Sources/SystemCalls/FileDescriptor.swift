@@ -22,7 +22,16 @@ package final class FileDescriptor {
     deinit { if !closed { _ = closeFile(raw) } }
 
     /// Opens `path` (always close-on-exec); throws with the call and path on failure.
+    /// Beneath a held folder (``AnchoredFolders``), through its descriptor, the
+    /// final name not followed if it is a link.
     package static func open(_ path: String, _ flags: Int32, mode: mode_t = 0) throws(SystemError) -> FileDescriptor {
+        #if os(Linux)
+        if let (folder, name) = try AnchoredFolders.entry(path) {
+            let fd = withCPath(name) { cName in retryingInterrupts { openat(folder.raw, cName, flags | O_CLOEXEC | O_NOFOLLOW, mode) } }
+            guard fd >= 0 else { throw SystemError("openat", path: path) }
+            return FileDescriptor(fd)
+        }
+        #endif
         let fd = retryingInterrupts { openFile(path, flags | O_CLOEXEC, mode) }
         guard fd >= 0 else { throw SystemError("open", path: path) }
         return FileDescriptor(fd)

@@ -33,6 +33,12 @@ package enum FileSystem {
         }
         let parent = path.parentPath
         if !parent.isEmpty, parent != path { try makeDirectory(parent) }
+        #if os(Linux)
+        if let (folder, name) = try AnchoredFolders.entry(path) {
+            guard withCPath(name, { mkdirat(folder.raw, $0, 0o700) }) == 0 || errno == EEXIST else { throw SystemError("mkdirat", path: path) }
+            return
+        }
+        #endif
         guard mkdir(path, 0o700) == 0 || errno == EEXIST else { throw SystemError("mkdir", path: path) }
     }
 
@@ -69,6 +75,19 @@ package enum FileSystem {
     /// rename after a check is the fallback (a race there can only replace a file
     /// of the same UUID name, i.e. the same item's).
     package static func renameNoReplace(_ from: String, _ to: String) throws(SystemError) {
+        #if os(Linux)
+        if let (a, b) = try anchoredPair(from, to) {
+            if withCPath(a.name, { old in withCPath(b.name) { new in linkat(a.folder.raw, old, b.folder.raw, new, 0) } }) == 0 {
+                _ = withCPath(a.name) { unlinkat(a.folder.raw, $0, 0) }
+                return
+            }
+            let code = errno
+            guard code == EPERM || code == ENOTSUP || code == EOPNOTSUPP || code == ENOSYS else { throw SystemError("linkat", path: to, code: code) }
+            guard (try? b.folder.status(ofEntry: b.name, display: to)) == nil else { throw SystemError("renameat", path: to, code: EEXIST) }
+            try renameAt(a, b, display: from)
+            return
+        }
+        #endif
         if link(from, to) == 0 {
             unlink(from)
             return
@@ -81,21 +100,80 @@ package enum FileSystem {
 
     /// Gives the file `from` a second name `to` (a hard link, never replacing);
     /// false if it cannot (`to` exists, or the file system has no hard links).
-    package static func hardLink(_ from: String, _ to: String) -> Bool { link(from, to) == 0 }
+    package static func hardLink(_ from: String, _ to: String) -> Bool {
+        #if os(Linux)
+        do {
+            if let (a, b) = try anchoredPair(from, to) {
+                return withCPath(a.name, { old in withCPath(b.name) { new in linkat(a.folder.raw, old, b.folder.raw, new, 0) } }) == 0
+            }
+        } catch {
+            return false
+        }
+        #endif
+        return link(from, to) == 0
+    }
 
     /// Renames, replacing nothing but what `to` may already be (`rename`).
     package static func rename(_ from: String, _ to: String) throws(SystemError) {
+        #if os(Linux)
+        if let (a, b) = try anchoredPair(from, to) { return try renameAt(a, b, display: from) }
+        #endif
         guard renameFile(from, to) == 0 else { throw SystemError("rename", path: from) }
     }
+
+    #if os(Linux)
+    /// Both paths' folders and names, when both lie beneath held folders
+    /// (``AnchoredFolders``); nil when neither does. One beneath a held folder
+    /// and the other not is refused: a name inside the container is never
+    /// given by a path looked up again.
+    private static func anchoredPair(_ from: String, _ to: String) throws(SystemError)
+        -> ((folder: FileDescriptor, name: [UInt8]), (folder: FileDescriptor, name: [UInt8]))?
+    {
+        let a = try AnchoredFolders.entry(from), b = try AnchoredFolders.entry(to)
+        if let a, let b { return (a, b) }
+        if a == nil, b == nil { return nil }
+        throw SystemError("renameat", path: a == nil ? from : to, code: EXDEV)
+    }
+
+    /// `renameat` between two held folders' entries.
+    private static func renameAt(_ a: (folder: FileDescriptor, name: [UInt8]), _ b: (folder: FileDescriptor, name: [UInt8]), display: String) throws(SystemError) {
+        let result = withCPath(a.name) { old in withCPath(b.name) { new in renameat(a.folder.raw, old, b.folder.raw, new) } }
+        guard result == 0 else { throw SystemError("renameat", path: display) }
+    }
+    #endif
 
     /// Renames within the no-replace fallback (the method above shadows the C call).
     private static func renameOrThrow(_ from: String, _ to: String) throws(SystemError) { try rename(from, to) }
 
     /// Removes a file; a missing one is not an error.
-    package static func remove(_ path: String) { unlink(path) }
+    package static func remove(_ path: String) {
+        #if os(Linux)
+        do {
+            if let (folder, name) = try AnchoredFolders.entry(path) {
+                _ = withCPath(name) { unlinkat(folder.raw, $0, 0) }
+                return
+            }
+        } catch {
+            return  // beneath a held folder, but not reachable beneath it: left
+        }
+        #endif
+        unlink(path)
+    }
 
     /// Removes an empty folder; a missing or non-empty one is left as it is.
-    package static func removeEmptyDirectory(_ path: String) { rmdir(path) }
+    package static func removeEmptyDirectory(_ path: String) {
+        #if os(Linux)
+        do {
+            if let (folder, name) = try AnchoredFolders.entry(path) {
+                _ = withCPath(name) { unlinkat(folder.raw, $0, AT_REMOVEDIR) }
+                return
+            }
+        } catch {
+            return  // beneath a held folder, but not reachable beneath it: left
+        }
+        #endif
+        rmdir(path)
+    }
 
     /// Creates a new folder from a `mkdtemp` template ending in `XXXXXX`; returns its path.
     package static func makeTemporaryDirectory(_ template: String) throws(SystemError) -> String {

@@ -111,3 +111,44 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: container + "/.share-ingest/journal.sqlite"), "the container was used")
     }
 }
+
+extension ContainerOwnershipTests {
+    /// The container's folders are root's, but its parent is not: whoever may
+    /// write there swaps the container for a link to a folder of root's while
+    /// a batch runs (its one item not copied yet). Everything written
+    /// after the swap still goes into the container that was checked, now
+    /// under its new name (AnchoredFolders), and nothing into the link's target.
+    @Test(arguments: ["ingest", "watch"])
+    func aContainerSwappedForALinkMidBatchIsStillTheOneWrittenIn(mode: String) throws {
+        let work = TemporaryDirectory("container-swapped")
+        let parent = (work.file("shared") as NSString).standardizingPath
+        let container = parent + "/c", moved = parent + "/c-moved"
+        try Self.folder(container)
+        chmod(parent, 0o777)  // another user's to rename in
+        // Root's folder elsewhere, laid out as a container: where writes by name would land.
+        let victim = work.file("victim")
+        for folder in ["thumbnails", "manifests/consumed", ".share-ingest/reports"] { try Self.folder(victim + "/" + folder) }
+        let gate = PauseGate("copy:photo.jpg")
+        var arguments = ["ingest", "--container", container, "--isolation", "none", Fixtures.media("photo.jpg")]
+        if mode == "watch" {
+            try work.add("inbox/drop/photo.jpg", copying: Fixtures.media("photo.jpg"))
+            try work.add("inbox/drop/.ready", bytes: [])
+            arguments = ["watch", work.file("inbox"), "--container", container, "--once", "--settle", "0", "--isolation", "none"]
+        }
+        let share = try DropBoundaryTests.Run(arguments, environment: gate.environment)
+        try #require(gate.waitUntilReached { share.process.isRunning }, "share never reached the copy stage: \(share.stderr)")
+        #expect(rename(container, moved) == 0)
+        #expect(symlink(victim, container) == 0)
+        gate.release()
+        let status = share.finish()
+        #expect(status == 0, "\(share.stdout) \(share.stderr)")
+        for folder in ["thumbnails", "manifests", "manifests/consumed", ".share-ingest/reports"] {
+            #expect(try FileManager.default.contentsOfDirectory(atPath: victim + "/" + folder).filter { $0 != "consumed" }.isEmpty, "written into the link's target: \(folder)")
+        }
+        let manifests = try FileManager.default.contentsOfDirectory(atPath: moved + "/manifests").filter { $0.hasSuffix(".json") }
+        #expect(manifests.count == 1, "\(manifests)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: moved + "/thumbnails").count == 1)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: moved).filter { $0.hasSuffix(".jpg") }.count == 1, "the copy")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: victim).sorted() == [".share-ingest", "manifests", "thumbnails"])
+    }
+}

@@ -152,10 +152,14 @@ public struct SyscallTrace: Sendable {
         return (String(text[..<split.close]), String(text[split.result...]))
     }
 
-    /// The quoted strings and the `N<path>` descriptor paths of some printed arguments.
+    /// The quoted strings and the `N<path>` descriptor paths of some printed
+    /// arguments. A relative name right after a descriptor (the `…at` calls:
+    /// `linkat(5</c/manifests>, ".k.partial", 5</c/manifests>, "k.json", 0)`)
+    /// is given as the path it names beneath that folder.
     static func scan(_ text: String) -> (strings: [String], descriptors: [String]) {
         var strings: [String] = [], descriptors: [String] = []
         var characters = Array(text)[...]
+        var folder: String?  // the descriptor argument just before, if nothing else came since
         while let first = characters.first {
             if first == "\"" {
                 characters = characters.dropFirst()
@@ -174,7 +178,9 @@ public struct SyscallTrace: Sendable {
                     }
                 }
                 characters = characters.dropFirst()
+                if let folder, !value.hasPrefix("/") { value = value.isEmpty ? folder : folder + "/" + value }
                 strings.append(value)
+                folder = nil
             } else if first.isNumber || first.isLetter || first == "_" {
                 // `5</path>` (a descriptor and its path) or `AT_FDCWD</dir>` (not one).
                 let token = characters.prefix { $0.isNumber || $0.isLetter || $0 == "_" }
@@ -184,8 +190,12 @@ public struct SyscallTrace: Sendable {
                     let path = characters.prefix { $0 != ">" }
                     characters = characters.dropFirst(path.count + 1)
                     if token.allSatisfy(\.isNumber) { descriptors.append(String(path)) }
+                    folder = token.allSatisfy(\.isNumber) ? String(path) : nil
+                } else {
+                    folder = nil
                 }
             } else {
+                if first != ",", first != " " { folder = nil }
                 characters = characters.dropFirst()
             }
         }
