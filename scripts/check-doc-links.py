@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """Finds each ``symbol`` link (DocC's double-backtick symbol link) in the `///`
 doc comments of the Swift files under Sources/ and prints, as file:line, each
-one that names nothing declared in the package's sources. Exit 1 if any.
+one that names nothing declared in the package's sources; and each relative
+link of README.md, BENCHMARKS.md and docs/*.md to a file that does not exist
+or an anchor that is no heading of it (issue 60). Exit 1 if any.
 
 How a link resolves (pragmatic, not DocC itself):
 - its path is split at `/`; a leading target name (``MediaFormats/ThumbHash``)
@@ -309,7 +311,83 @@ def resolves(index, link, targets):
     return True
 
 
+# The documents a reader opens (issue 60): the README and its pages in docs/,
+# linked both ways, and the other top-level documents they link to.
+MARKDOWN_LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)\)")
+
+
+def heading_anchors(text):
+    """The anchors GitHub gives a Markdown file's headings: lower case, each
+    character but letters, digits, `_`, `-` and spaces dropped, spaces made
+    `-`; a repeated anchor numbered -1, -2, ...; headings in code blocks skipped."""
+    anchors, seen, fence = set(), {}, False
+    for line in text.split("\n"):
+        if line.startswith("```"):
+            fence = not fence
+        m = None if fence else re.match(r"^#{1,6} (.*)$", line)
+        if not m:
+            continue
+        slug = re.sub(r"[^\w\- ]", "", m.group(1).strip().lower()).replace(" ", "-")
+        if slug in seen:
+            seen[slug] += 1
+            slug = f"{slug}-{seen[slug]}"
+        else:
+            seen[slug] = 0
+        anchors.add(slug)
+    return anchors
+
+
+def markdown_files():
+    docs = os.path.join(ROOT, "docs")
+    pages = sorted(os.path.join(docs, n) for n in os.listdir(docs) if n.endswith(".md")) if os.path.isdir(docs) else []
+    return [os.path.join(ROOT, "README.md"), os.path.join(ROOT, "BENCHMARKS.md")] + pages
+
+
+def broken_markdown_links():
+    """Prints, as file:line, each relative link of the README, BENCHMARKS.md and
+    docs/*.md whose file does not exist or whose #anchor is no heading of it
+    (links in code blocks and code spans are not links; URLs with a scheme are
+    not checked). Returns how many."""
+    texts = {}
+
+    def text_of(path):
+        if path not in texts:
+            with open(path, encoding="utf-8") as f:
+                texts[path] = f.read()
+        return texts[path]
+
+    broken = 0
+    for path in markdown_files():
+        if not os.path.exists(path):
+            continue
+        fence = False
+        for number, line in enumerate(text_of(path).split("\n"), 1):
+            if line.lstrip().startswith("```"):
+                fence = not fence
+            if fence:
+                continue
+            prose = re.sub(r"`[^`]*`", "", line)
+            for m in MARKDOWN_LINK.finditer(prose):
+                target = m.group(1)
+                if re.match(r"^[a-z][a-z0-9+.-]*:", target):
+                    continue
+                file, _, anchor = target.partition("#")
+                resolved = path if not file else os.path.normpath(os.path.join(os.path.dirname(path), file))
+                why = None
+                if not os.path.exists(resolved):
+                    why = "no such file"
+                elif anchor and resolved.endswith(".md") and anchor not in heading_anchors(text_of(resolved)):
+                    why = f"no heading of {os.path.relpath(resolved, ROOT)} has the anchor #{anchor}"
+                if why:
+                    print(f"{os.path.relpath(path, ROOT)}:{number}: ({target}): {why}")
+                    broken += 1
+    return broken
+
+
 def main():
+    broken = broken_markdown_links()
+    if broken:
+        print(f"check-doc-links: {broken} broken link(s) between the README and its pages", file=sys.stderr)
     targets = set(os.listdir(SOURCES))
     files = []
     headers = []
@@ -337,8 +415,7 @@ def main():
                     stale += 1
     if stale:
         print(f"check-doc-links: {stale} stale symbol link(s): name what is declared, or write it in single backticks", file=sys.stderr)
-        return 1
-    return 0
+    return 1 if stale or broken else 0
 
 
 if __name__ == "__main__":

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds a throwaway package made from exactly the README's lines, as a new
 # user would: its Package.swift is the block after `<!-- consumer: Package.swift`
-# ("Using share-ingest in your tests"), its Sources/Ingest/main.swift the
+# ("The library", below its snippet), its Sources/Ingest/main.swift the
 # library snippet after `<!-- consumer: Sources/Ingest/main.swift` ("The
 # library"). The README's `path: "../share-ingest"` reaches this checkout
 # through a link, so the package resolves under whatever name the checkout's

@@ -2,18 +2,25 @@ import Foundation
 import TestSupport
 import Testing
 
-/// The README's option lists and exit-status table say what the option table
-/// says (observed on 68f4c5d: help and README had drifted: `--isolation
-/// process|none`, no `--db-file`, 5 of 8 stages): each table is the one
+/// The option lists and exit-status table (in docs/using-share.md and
+/// docs/operating.md since issue 60; read in whichever page of README.md and
+/// docs/ holds them) say what the option table says (observed on 68f4c5d:
+/// help and README had drifted: `--isolation process|none`, no `--db-file`,
+/// 5 of 8 stages): each table is the one
 /// `share help CMD --markdown` makes, and each `share CMD […]` synopsis in
-/// the README names only options that command takes. Its first example runs
-/// as written.
+/// the README or a page of docs/ names only options that command takes. The
+/// README's first example runs as written.
 @Suite struct ReadmeTests {
     static var readme: String {
         get throws { try String(contentsOf: Fixtures.packageRoot.appendingPathComponent("README.md"), encoding: .utf8) }
     }
 
-    /// The README's blocks between `<!-- NAME… -->` and `<!-- /NAME -->`, by the words after NAME up to `(`.
+    /// Every `<!-- NAME … -->` block of every page, with the page it is in.
+    static func blocksInEveryPage(_ name: String) throws -> [(label: String, table: String, page: String)] {
+        try ProjectDocs.pages().flatMap { page in blocks(name, in: page.text).map { (label: $0.key, table: $0.value, page: page.path) } }
+    }
+
+    /// A page's blocks between `<!-- NAME… -->` and `<!-- /NAME -->`, by the words after NAME up to `(`.
     static func blocks(_ name: String, in text: String) -> [String: String] {
         var found: [String: String] = [:]
         var rest = text[...]
@@ -27,31 +34,40 @@ import Testing
     }
 
     @Test func everyCommandsOptionTableIsTheOneTheParserUses() throws {
-        let tables = Self.blocks("options", in: try Self.readme)
+        let tables = try Self.blocksInEveryPage("options")
         for command in ["ingest", "open", "watch", "status", "report", "gc", "worker", "db migrate", "doctor"] {
             let made = try ShareProcess.run(["help"] + command.split(separator: " ").map(String.init) + ["--markdown"])
             #expect(made.status == 0)
-            let table = try #require(tables[command], "the README has no option table for share \(command)")
-            #expect(table == made.stdout.trimmingCharacters(in: .newlines), "README's table of share \(command) differs from `share help \(command) --markdown`")
+            let found = tables.filter { $0.label == command }
+            #expect(!found.isEmpty, "neither the README nor a page of docs/ has an option table for share \(command)")
+            for table in found {
+                #expect(table.table == made.stdout.trimmingCharacters(in: .newlines), "\(table.page)'s table of share \(command) differs from `share help \(command) --markdown`")
+            }
         }
     }
 
     @Test func theExitStatusTableIsTheOneTheHelpPrints() throws {
-        let table = try #require(Self.blocks("exit-status", in: try Self.readme)[""])
+        let tables = try Self.blocksInEveryPage("exit-status").filter { $0.label.isEmpty }
+        #expect(!tables.isEmpty, "neither the README nor a page of docs/ has the exit-status table")
         let made = try ShareProcess.run(["help", "--markdown"]).stdout.trimmingCharacters(in: .newlines)
-        #expect(table == made)
-        for status in ["0", "1", "64", "66", "69", "73", "75", "130", "143"] { #expect(table.contains("| `\(status)` |")) }
+        for found in tables {
+            let table = found.table
+            #expect(table == made, "\(found.page)'s exit-status table differs from `share help --markdown`")
+            for status in ["0", "1", "64", "66", "69", "73", "75", "130", "143"] { #expect(table.contains("| `\(status)` |")) }
+        }
     }
 
-    /// Every `share CMD …` written in backquotes names only options CMD takes.
+    /// Every `share CMD …` written in backquotes, in the README and every page
+    /// of docs/, names only options CMD takes.
     @Test func everySynopsisNamesOnlyOptionsItsCommandTakes() throws {
-        let text = try Self.readme
+        let pages = try ProjectDocs.pages()
+        #expect(pages.count > 1, "no page in docs/")
         var options: [String: Set<String>] = [:]
         for command in ConventionTests.commands {
             let help = try ShareProcess.run(command.split(separator: " ").map(String.init) + ["--help"]).stdout
             options[command] = Set(ConventionTests.options(inHelp: help).map(\.name))
         }
-        let spans = text.components(separatedBy: "`").enumerated().filter { $0.offset % 2 == 1 }.map(\.element).filter { $0.hasPrefix("share ") }
+        let spans = pages.flatMap { $0.text.components(separatedBy: "`").enumerated().filter { $0.offset % 2 == 1 }.map(\.element) }.filter { $0.hasPrefix("share ") }
         var checked = 0
         for span in spans {
             let words = span.split(separator: " ").map(String.init)
@@ -59,7 +75,7 @@ import Testing
             guard let allowed = options[command] else { continue }
             for word in words where word.hasPrefix("--") || word.hasPrefix("[--") {
                 let name = String(word.drop { $0 == "[" }.dropFirst(2).prefix { $0.isLetter || $0 == "-" })
-                #expect(allowed.contains(name), "README: `\(span)`: share \(command) takes no --\(name)")
+                #expect(allowed.contains(name), "README or docs/: `\(span)`: share \(command) takes no --\(name)")
             }
             checked += 1
         }

@@ -298,17 +298,18 @@ import Testing
 
     // MARK: - As the README installs them
 
-    /// The README's install steps (its two `sh` blocks under "systemd units"),
+    /// The install steps (the two `sh` blocks under "systemd units", in
+    /// docs/operating.md since issue 60),
     /// run in a scratch root (absolute paths moved into it, the built share
     /// for .build/release/share, nobody for share-ingest, `systemctl` left to
     /// this test), make every path the units require: then the watcher and the
     /// worker they enable start from their units and work, and each unit's
     /// Documentation= names the README they installed.
     @Test func theReadmesInstallStepsMakeEveryPathTheUnitsNeed() throws {
-        let readme = try String(contentsOf: Fixtures.packageRoot.appendingPathComponent("README.md"), encoding: .utf8)
-        let section = try #require(readme.components(separatedBy: "### systemd units").dropFirst().first?.components(separatedBy: "\n### ").first)
+        let page = try ProjectDocs.page(containing: "\n### systemd units\n")
+        let section = try #require(page.text.components(separatedBy: "\n### systemd units\n").dropFirst().first?.components(separatedBy: "\n### ").first)
         let blocks = section.components(separatedBy: "```sh\n").dropFirst().compactMap { $0.components(separatedBy: "```").first }
-        try #require(blocks.count == 2, "expected two sh blocks in the README's systemd section: \(blocks.count)")
+        try #require(blocks.count == 2, "expected two sh blocks in \(page.path)'s systemd section: \(blocks.count)")
         let server = try PostgresServer()
         #expect(try ShareProcess.run(["db", "migrate", "--db", server.url]).status == 0)
         let root = try Root()
@@ -344,6 +345,10 @@ import Testing
             #expect(text.contains("\nUser=share-ingest\n"), "\(unit)")
         }
         #expect(FileManager.default.contentsEqual(atPath: root.path + "/usr/local/share/doc/share-ingest/README.md", andPath: Fixtures.packageRoot.appendingPathComponent("README.md").path))
+        // The pages the README links to, beside it.
+        for doc in try ProjectDocs.pages() where doc.path.hasPrefix("docs/") {
+            #expect(FileManager.default.contentsEqual(atPath: root.path + "/usr/local/share/doc/share-ingest/" + doc.path, andPath: Fixtures.packageRoot.appendingPathComponent(doc.path).path), "\(doc.path)")
+        }
 
         // The watcher, as enabled: its inbox exists; it watches it (one pass here).
         try Data("SHARE_OPTIONS=--once --settle 0\n".utf8).write(to: URL(fileURLWithPath: root.path + "/etc/share-ingest/watch-photos.env"))

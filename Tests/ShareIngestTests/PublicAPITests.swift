@@ -66,15 +66,14 @@ import Testing
         }
     }
 
-    /// The README's examples are the example package's files, which `scripts/test.sh`
-    /// compiles and runs: each ```swift block after `<!-- readme-example: PATH -->`
-    /// must be PATH's content.
+    /// The README's and docs' examples (docs/library.md since issue 60) are the
+    /// example package's files, which `scripts/test.sh` compiles and runs: each
+    /// ```swift block after `<!-- readme-example: PATH -->` must be PATH's content.
     @Test func readmeExamplesAreTheExamplePackagesCode() throws {
-        let readme = try String(contentsOf: Fixtures.packageRoot.appendingPathComponent("README.md"), encoding: .utf8)
         let marker = "<!-- readme-example: "
-        let blocks = readme.components(separatedBy: marker).dropFirst()
-        #expect(!blocks.isEmpty, "README.md has no readme-example blocks")
-        for block in blocks {
+        let blocks = try ProjectDocs.pages().flatMap { page in page.text.components(separatedBy: marker).dropFirst().map { (page: page.path, block: $0) } }
+        #expect(!blocks.isEmpty, "neither README.md nor a page of docs/ has readme-example blocks")
+        for (page, block) in blocks {
             guard let end = block.range(of: " -->\n```swift\n"), let close = block.range(of: "\n```\n", range: end.upperBound..<block.endIndex) else {
                 Issue.record("a readme-example marker is not followed by a ```swift block")
                 continue
@@ -82,7 +81,7 @@ import Testing
             let path = String(block[..<end.lowerBound])
             let code = String(block[end.upperBound..<close.lowerBound]) + "\n"
             let file = try String(contentsOf: Fixtures.packageRoot.appendingPathComponent(path), encoding: .utf8)
-            #expect(code == file, "README.md's example differs from \(path); copy the file into the README")
+            #expect(code == file, "\(page)'s example differs from \(path); copy the file into \(page)")
         }
     }
 }
@@ -410,12 +409,13 @@ enum DocumentationCheck {
         }
     }
 
-    /// The README's design tree names every target under `Sources/`, every
-    /// folder of `ShareIngestCore` and every file in each (its `files:` lines), and
-    /// nothing that does not exist: the map a new reader opens first stays true.
+    /// The design tree (docs/design.md since issue 60) names every target under
+    /// `Sources/`, every folder of `ShareIngestCore` and every file in each (its
+    /// `files:` lines), and nothing that does not exist: the map a new reader
+    /// opens first stays true.
     @Test func theReadmeDesignTreeMatchesThePackage() throws {
-        let readme = try String(contentsOf: Fixtures.packageRoot.appendingPathComponent("README.md"), encoding: .utf8)
-        let design = try #require(readme.components(separatedBy: "## Design\n").dropFirst().first)
+        let page = try ProjectDocs.page(containing: "\n## Design\n")
+        let design = try #require(page.text.components(separatedBy: "\n## Design\n").dropFirst().first)
         let tree = try #require(design.components(separatedBy: "```").dropFirst().first)
         // Lines "  Name" (targets, possibly several per line), "    Folder/" (ShareIngestCore's
         // folders) and, in the description column, "files: A, B" (the Swift files of the
@@ -450,20 +450,21 @@ enum DocumentationCheck {
         let package = try Self.describe()
         let sources = Fixtures.packageRoot.appendingPathComponent("Sources").path
         let inSources = Set(try FileManager.default.contentsOfDirectory(atPath: sources)).intersection(package.targets.keys)
-        #expect(targets == inSources, "README lists \(targets.subtracting(inSources).sorted()), misses \(inSources.subtracting(targets).sorted())")
+        #expect(targets == inSources, "\(page.path) lists \(targets.subtracting(inSources).sorted()), misses \(inSources.subtracting(targets).sorted())")
         let shareIngest = sources + "/ShareIngestCore"
         let actual = Set(try FileManager.default.contentsOfDirectory(atPath: shareIngest).filter { name in
             var isFolder: ObjCBool = false
             return FileManager.default.fileExists(atPath: shareIngest + "/" + name, isDirectory: &isFolder) && isFolder.boolValue
         })
-        #expect(folders == actual, "README lists \(folders.subtracting(actual).sorted()), misses \(actual.subtracting(folders).sorted())")
+        #expect(folders == actual, "\(page.path) lists \(folders.subtracting(actual).sorted()), misses \(actual.subtracting(folders).sorted())")
         for folder in actual.union([""]) {
             let path = folder.isEmpty ? shareIngest : shareIngest + "/" + folder
             let files = Set(try FileManager.default.contentsOfDirectory(atPath: path).filter { $0.hasSuffix(".swift") }.map { String($0.dropLast(6)) })
             let names = listed[folder] ?? []
-            #expect(names == files, "README's files of ShareIngestCore/\(folder): lists \(names.subtracting(files).sorted()), misses \(files.subtracting(names).sorted())")
+            #expect(names == files, "\(page.path)'s files of ShareIngestCore/\(folder): lists \(names.subtracting(files).sorted()), misses \(files.subtracting(names).sorted())")
         }
         // The library products the README counts.
+        let readme = try String(contentsOf: Fixtures.packageRoot.appendingPathComponent("README.md"), encoding: .utf8)
         let manifest = try String(contentsOf: Fixtures.packageRoot.appendingPathComponent("Package.swift"), encoding: .utf8)
         let libraries = manifest.components(separatedBy: ".library(name:").count - 1
         let spelled = ["One", "Two", "Three", "Four", "Five", "Six"]
