@@ -20,8 +20,9 @@ enum DecoderOption {
     /// argument is copied, so a template forked now holds none) runs a command
     /// that decodes in sandboxed helpers: `ingest` (not a `--db` client, which
     /// only enqueues), `watch` or `worker`, without `--isolation none` or
-    /// `--help` (and `doctor`, which checks such a helper). Such a command checks
-    /// its first helper's sandbox at once, on another thread.
+    /// `--help` (and `doctor`, which checks such a helper). Such a command, but
+    /// `ingest` (whose helpers start on demand), checks its first helper's
+    /// sandbox at once, on another thread.
     static func decodesInHelpers(argc: Int32, argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>) -> Bool {
         guard argc > 1, let command = argv[1],
             argument(command, is: "ingest") || argument(command, is: "watch") || argument(command, is: "worker") || argument(command, is: "doctor")
