@@ -27,7 +27,11 @@ import SystemCalls
 ///
 /// New helpers are forked from a ``HelperTemplate`` (started with the first
 /// helper); those with the sandbox-only loaders, and all of them if the
-/// template cannot be started or has gone, are started on their own.
+/// template cannot be started or has gone, are started on their own. Helpers
+/// started on demand (``ProcessIsolatedDecoder/Configuration/startsHelpersOnDemand``)
+/// are not started by ``prepare(_:)``, but by the batch's first
+/// ``startPrepared()`` or its first checkout: a batch that decodes nothing
+/// never starts the template.
 package final class HelperPool: @unchecked Sendable {
     private let configuration: ProcessIsolatedDecoder.Configuration
     private let lock = NSLock()
@@ -37,6 +41,9 @@ package final class HelperPool: @unchecked Sendable {
     /// Helpers stopped because they died, hung or misbehaved (``discard(_:)``).
     private var discarded = 0
     private var template: TemplateState = .notStarted
+    /// The helpers ``prepare(_:)`` asked for, not yet started (helpers started
+    /// on demand): ``startPrepared()`` starts them.
+    private var prepared = 0
     private enum TemplateState {
         case notStarted
         case running(HelperTemplate)
@@ -69,14 +76,34 @@ package final class HelperPool: @unchecked Sendable {
 
     /// Stops the idle helpers that have served a batch (a new batch starts),
     /// then starts helpers until `count` are alive (idle or busy); they load
-    /// their libraries and sandbox themselves while the parent goes on.
+    /// their libraries and sandbox themselves while the parent goes on. Helpers
+    /// started on demand are only noted here, for ``startPrepared()``.
     package func prepare(_ count: Int) {
         lock.lock()
         let retired = idle.filter { $0.batch != nil }
         idle.removeAll { $0.batch != nil }
+        if configuration.startsHelpersOnDemand { prepared = count }
         lock.unlock()
         for helper in retired { helper.stop() }
+        if configuration.startsHelpersOnDemand { return }
         prepareReplacements(count)
+    }
+
+    /// Starts the helpers the last ``prepare(_:)`` asked for, once (helpers
+    /// started on demand: an item to decode is coming), without waiting for
+    /// them; the first also starts the template. Later calls start nothing.
+    package func startPrepared() {
+        lock.lock()
+        let count = prepared
+        prepared = 0
+        lock.unlock()
+        if count > 0 { prepareReplacements(count) }
+    }
+
+    /// Throws what looking up the helpers' account fails with (a named user
+    /// or group that does not exist), without starting a helper.
+    package func checkAccount() throws(MediaError) {
+        if case .failure(let failure) = resolvedSetUp() { throw failure }
     }
 
     /// An idle, ready and checked helper for `batch` that serves `kind`,

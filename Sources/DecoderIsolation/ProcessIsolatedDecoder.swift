@@ -93,6 +93,15 @@ public final class ProcessIsolatedDecoder: MediaDecoder, @unchecked Sendable {
         /// and their sandbox is not checked. Off by default.
         public var unsandboxed: Bool = false
 
+        /// Start helpers (and their template, the helper executable with its
+        /// libraries) only when an item is to be decoded: ``ProcessIsolatedDecoder/prepare()``
+        /// starts none, the batch's first ``ProcessIsolatedDecoder/willDecode()``
+        /// (or its first decode) starts them, so a batch that decodes nothing
+        /// costs no helper. What `share ingest` uses; check
+        /// ``ProcessIsolatedDecoder/checkWithoutStarting()`` before a batch is
+        /// recorded. Off by default: helpers start ahead of the first item.
+        public var startsHelpersOnDemand: Bool = false
+
         /// Empty: a uid of their own.
         public static let defaultHelperUser = ""
         /// `nobody`: the account helpers fall back to when no uid of their own is free.
@@ -194,9 +203,39 @@ public final class ProcessIsolatedDecoder: MediaDecoder, @unchecked Sendable {
     /// Called at the start of each batch: stops the idle helpers that served an
     /// earlier batch, and starts helpers ahead of the first item
     /// (``Configuration/prestartedHelpers``), without waiting for them: they load
-    /// and sandbox themselves meanwhile.
+    /// and sandbox themselves meanwhile. Helpers started on demand
+    /// (``Configuration/startsHelpersOnDemand``) are started by ``willDecode()`` instead.
     public func prepare() {
         pool.prepare(configuration.prestartedHelpers)
+    }
+
+    /// Starts the helpers ``prepare()`` was asked for when they start on demand
+    /// (``Configuration/startsHelpersOnDemand``), once per batch, without
+    /// waiting for them; does nothing otherwise (they were started by ``prepare()``).
+    public func willDecode() {
+        pool.startPrepared()
+    }
+
+    /// What can be checked of the helpers without starting one, for a caller
+    /// whose helpers start on demand: before it records a batch, so that a
+    /// refusal never leaves an unfinished one behind. The helper executable must
+    /// be there and executable, a named helper account must exist (when this
+    /// process is root), and this machine must offer helpers a file-system
+    /// confinement unless ``Configuration/acceptsNoConfinement`` (or they are
+    /// ``Configuration/unsandboxed``). Throws the error the first helper would
+    /// fail with. A helper that comes up weaker than this machine allows all the
+    /// same is only found when it starts, and refused then (``Configuration/onWeakerSandbox``).
+    package func checkWithoutStarting() throws(MediaError) {
+        let path = configuration.helperExecutable
+        if access(path, X_OK) != 0 {
+            throw MediaError(.decoderCrashed, Configuration.startFailure(path, SystemError("access", path: path)))
+        }
+        if Credentials.effectiveUserID == 0, !configuration.helperUser.isEmpty { try pool.checkAccount() }
+        guard !configuration.unsandboxed, !configuration.acceptsNoConfinement, Sandbox.confinementAvailable() == .none else { return }
+        throw MediaError(
+            .decoderMisbehaved,
+            "decoder helpers would run in a weaker sandbox than this machine allows: \(SandboxRequirement.noConfinementMessage); "
+                + "nothing is decoded in them (`share doctor` shows what this machine supports)")
     }
 
     /// Starts a helper (or takes an idle one that has served no batch yet),

@@ -20,8 +20,9 @@ enum DecoderOption {
     /// argument is copied, so a template forked now holds none) runs a command
     /// that decodes in sandboxed helpers: `ingest` (not a `--db` client, which
     /// only enqueues), `watch` or `worker`, without `--isolation none` or
-    /// `--help` (and `doctor`, which checks such a helper). Such a command checks
-    /// its first helper's sandbox at once, on another thread.
+    /// `--help` (and `doctor`, which checks such a helper). Such a command, but
+    /// `ingest` (whose helpers start on demand), checks its first helper's
+    /// sandbox at once, on another thread.
     static func decodesInHelpers(argc: Int32, argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>) -> Bool {
         guard argc > 1, let command = argv[1],
             argument(command, is: "ingest") || argument(command, is: "watch") || argument(command, is: "worker") || argument(command, is: "doctor")
@@ -59,55 +60,64 @@ enum DecoderOption {
     /// The decoder `--isolation` asks for (default: sandboxed helpers started
     /// from `share-helper` next to this executable or `$SHARE_HELPER_PATH`,
     /// under a uid of their own or as `SHARE_HELPER_USER`/`SHARE_HELPER_GROUP` when
-    /// `share` runs as root; `none`: the same helpers, unsandboxed). A command that decodes in helpers starts its
-    /// first helper now and checks its sandbox on another thread, while the
-    /// command reads its container (the helper is then the first item's): when
-    /// it is weaker than this machine allows, or no helper can start, `share`
-    /// prints one error and exits 69 at once; nothing has been decoded (the
-    /// pool refuses such a helper anyway, whoever meets it first).
-    static func decoder(_ parsed: Arguments) throws(UsageError) -> any MediaDecoder {
+    /// `share` runs as root; `none`: the same helpers, unsandboxed).
+    ///
+    /// `onDemand` (`share ingest`): helpers start only when an item is to be
+    /// decoded, so a batch of text starts no `share-helper` (issue 59); the
+    /// command checks what it can without a helper (``refusal(of:)``) before it
+    /// records its batch. Otherwise (`watch`, `worker`: long-running) a command
+    /// that decodes in helpers starts its first helper now and checks its
+    /// sandbox on another thread: when it is weaker than this machine allows,
+    /// or no helper can start, `share` prints one error and exits 69 at once;
+    /// nothing has been decoded (the pool refuses such a helper anyway, whoever
+    /// meets it first, and then stops `share` the same way).
+    static func decoder(_ parsed: Arguments, onDemand: Bool = false) throws(UsageError) -> any MediaDecoder {
         let value = parsed.value("isolation") ?? Isolation.process.rawValue
         guard let isolation = value == weaker ? .process : Isolation(rawValue: value) else {
             throw UsageError("--isolation must be process, process-weaker or none, not \"\(value)\"")
         }
         // `share` links no decoder (issue 59): `none` decodes in the helper executable
         // without its sandbox (as in-process decoding would: no sandbox-only loaders).
-        guard isolation == .process else { return helpers(unsandboxed: true) }
-        let decoder = helpers(acceptsNoConfinement: value == weaker)
-        if decodesInHelpers(argc: CommandLine.argc, argv: CommandLine.unsafeArgv) {
-            sandboxCheck.enter()
+        guard isolation == .process else { return helpers(unsandboxed: true, onDemand: onDemand) }
+        let decoder = helpers(acceptsNoConfinement: value == weaker, onDemand: onDemand)
+        if !onDemand, decodesInHelpers(argc: CommandLine.argc, argv: CommandLine.unsafeArgv) {
             Thread.detachNewThread {
                 do throws(MediaError) {
                     _ = try decoder.checkSandbox()
                 } catch {
                     stop(error.message)
                 }
-                sandboxCheck.leave()
             }
         }
         return decoder
     }
 
-    /// The sandbox check ``decoder(_:)`` started, while it runs.
-    private static let sandboxCheck = DispatchGroup()
-
-    /// Waits until the first helper's sandbox has been checked (a refusal exits
-    /// before this returns). `share ingest` calls it before it records its
-    /// batch: a refused command leaves no unfinished batch behind. (The check
-    /// used to win that race against a template `share` forked from itself;
-    /// an exec'd `share-helper` is ready later.)
-    static func awaitSandboxCheck() {
-        sandboxCheck.wait()
+    /// Why `decoder`'s helpers would be refused, as far as that is known without
+    /// starting one (``ProcessIsolatedDecoder/checkWithoutStarting()``: the
+    /// helper executable, a named account, a machine that offers no
+    /// confinement to `--isolation process`); nil when nothing is known against
+    /// them, or they are unsandboxed. `share ingest` asks before it records its
+    /// batch: a refused command leaves no unfinished batch behind, though its
+    /// helpers start only at the first item to decode.
+    static func refusal(of decoder: any MediaDecoder) -> String? {
+        guard let isolated = decoder as? ProcessIsolatedDecoder, !isolated.configuration.unsandboxed else { return nil }
+        do throws(MediaError) {
+            try isolated.checkWithoutStarting()
+        } catch {
+            return error.message
+        }
+        return nil
     }
 
     /// Sandboxed helpers started from `share-helper` (next to this executable, or `$SHARE_HELPER_PATH`), under a uid of their own
     /// or as `SHARE_HELPER_USER` and `SHARE_HELPER_GROUP` when `share` runs as root; a helper weaker than
     /// this machine allows stops `share` (also what `share report` decodes a
     /// contact sheet's tiles with: it has no `--isolation`).
-    static func helpers(acceptsNoConfinement: Bool = false, unsandboxed: Bool = false) -> ProcessIsolatedDecoder {
+    static func helpers(acceptsNoConfinement: Bool = false, unsandboxed: Bool = false, onDemand: Bool = false) -> ProcessIsolatedDecoder {
         var configuration = ProcessIsolatedDecoder.Configuration.besideThisExecutable
         configuration.acceptsNoConfinement = acceptsNoConfinement
         configuration.unsandboxed = unsandboxed
+        configuration.startsHelpersOnDemand = onDemand
         if let user = ProcessEnvironment.value(userVariable), !user.isEmpty { configuration.helperUser = user }
         if let group = ProcessEnvironment.value(groupVariable), !group.isEmpty { configuration.helperGroup = group }
         configuration.onWeakerSandbox = { message in stop(message) }

@@ -27,7 +27,7 @@ enum IngestCommand {
         let container: ContainerDirectory
         let decoder: any MediaDecoder
         do {
-            decoder = try DecoderOption.decoder(parsed)
+            decoder = try DecoderOption.decoder(parsed, onDemand: true)
         } catch {
             return Command.usageFailure(error.description, spec)
         }
@@ -74,8 +74,9 @@ enum IngestCommand {
             }
             return distributed(inputs, url: url, parsed: parsed, container: container, pipeline: pipeline, key: key, printer: printer, cancellation: cancellation)
         }
-        // Nothing is recorded before the helpers' sandbox has passed its check.
-        DecoderOption.awaitSandboxCheck()
+        // Nothing is recorded before what can be known of the helpers' sandbox
+        // without starting one has passed (they start at the first item to decode).
+        if let refusal = DecoderOption.refusal(of: decoder) { return Command.failure("--isolation process: \(refusal)", .unavailable) }
         let report: BatchReport
         do {
             var ingestor = ShareIngestor(container: container, pipeline: pipeline, decoder: decoder)

@@ -137,6 +137,30 @@ import Testing
         #expect(accepted.status == 0, "\(accepted.stderr)")
     }
 
+    /// The refusal comes before anything is recorded, though the helpers now
+    /// start only when an item needs decoding (issue 59): on such a machine a
+    /// batch of text alone is refused as a drop of photos is (exit 69, the same
+    /// message), and neither leaves a batch behind: the same inputs with
+    /// `--isolation process-weaker` are then ingested at once (an unfinished
+    /// batch of them would be refused with exit 75, naming it).
+    @Test(.enabled(if: geteuid() == 0, "runs as nobody with runuser"))
+    func aRefusalComesBeforeTheBatchIsRecorded() throws {
+        let work = try Self.work()
+        try work.add("texts/note.txt", bytes: Array("hello\n".utf8))
+        for path in [work.file("texts"), work.file("texts/note.txt")] { chmod(path, 0o777) }
+        let nobody = ["/usr/sbin/runuser", "-u", "nobody", "--"]
+        for inputs in [["--text", "hello", work.file("texts")], [work.file("drop")]] {
+            let refused = try ShareProcess.run(["ingest", "--container", work.file("container")] + inputs, environment: Self.hidden, under: nobody)
+            #expect(refused.status == 69, "\(inputs): \(refused.stderr)")
+            #expect(refused.stderr.hasPrefix("share: --isolation process: "), "\(refused.stderr)")
+            #expect(refused.stderr.contains("this machine offers a helper no file-system confinement"), "\(refused.stderr)")
+            let accepted = try ShareProcess.run(
+                ["ingest", "--isolation", "process-weaker", "--quiet", "--container", work.file("container")] + inputs, environment: Self.hidden,
+                under: nobody)
+            #expect(accepted.status == 0, "\(inputs): \(accepted.stderr)")
+        }
+    }
+
     /// Without Landlock, a machine that can make namespaces (as an ordinary
     /// user) or chroot (as root) gives every helper that confinement: `share
     /// doctor` says so and exits 1 (weaker than the strongest), `share ingest` decodes.

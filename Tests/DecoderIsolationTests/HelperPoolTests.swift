@@ -190,6 +190,55 @@ import Testing
         #expect(decoder.startedHelperCount == 2)
     }
 
+    /// Helpers started on demand (what `share ingest` uses, issue 59):
+    /// `prepare()` starts nothing, so a batch that decodes nothing costs no
+    /// helper; the first `willDecode()` of the batch starts the helpers prepared
+    /// for (later ones start no more), and the decode uses one of them.
+    @Test func onDemandHelpersStartOnlyWhenADecodeIsComing() throws {
+        var configuration = ProcessIsolatedDecoder.Configuration(helperExecutable: Fixtures.helperBinary)
+        configuration.prestartedHelpers = 2
+        configuration.startsHelpersOnDemand = true
+        let decoder = ProcessIsolatedDecoder(configuration)
+        defer { decoder.shutdown() }
+        decoder.prepare()
+        #expect(decoder.startedHelperCount == 0 && decoder.helperProcessIDs.isEmpty)
+        decoder.willDecode()
+        decoder.willDecode()
+        #expect(decoder.startedHelperCount == 2)
+        let decoded = try decoder.decode(Self.photo())
+        #expect(decoded.facts.kind == .image)
+        #expect(decoder.startedHelperCount == 2)
+        // A new batch: prepared for again, still nothing started until a decode is coming.
+        decoder.prepare()
+        #expect(decoder.startedHelperCount == 2)
+    }
+
+    /// Without `willDecode()` (a resumed item past its sniff), the decode starts its own helper.
+    @Test func onDemandHelpersStartForADecodeUnannounced() throws {
+        var configuration = ProcessIsolatedDecoder.Configuration(helperExecutable: Fixtures.helperBinary)
+        configuration.startsHelpersOnDemand = true
+        let decoder = ProcessIsolatedDecoder(configuration)
+        defer { decoder.shutdown() }
+        decoder.prepare()
+        #expect(decoder.startedHelperCount == 0)
+        #expect(try decoder.decode(Self.photo()).facts.kind == .image)
+        #expect(decoder.startedHelperCount == 1)
+    }
+
+    /// What is checked without starting a helper (before `share ingest`
+    /// records its batch): a missing helper executable, with the same message
+    /// a helper start gives.
+    @Test func aMissingHelperIsFoundWithoutStartingOne() throws {
+        let missing = "/nonexistent/share-helper"
+        let decoder = ProcessIsolatedDecoder(helperExecutable: missing)
+        let error = #expect(throws: MediaError.self) { try decoder.checkWithoutStarting() }
+        #expect(error?.message.contains("the decoder helper \(missing) is missing") == true, "\(String(describing: error))")
+        #expect(decoder.startedHelperCount == 0)
+        let present = ProcessIsolatedDecoder(helperExecutable: Fixtures.helperBinary)
+        #expect(throws: Never.self) { try present.checkWithoutStarting() }
+        #expect(present.startedHelperCount == 0)
+    }
+
     /// An idle helper killed from outside is replaced; the next item costs nothing.
     @Test func helperKilledWhileIdleIsReplacedAtNoCost() throws {
         let decoder = Self.decoder()

@@ -24,6 +24,19 @@ public protocol MediaDecoder: Sendable {
     /// media of the requested kind (damaged, over a limit, not what it claims to
     /// be); a thumbnail that could not be made is reported in the result.
     func decode(_ request: DecodeRequest) throws(MediaError) -> DecodedMedia
+
+    /// Told that an item of the batch is to be decoded: the pipeline calls it
+    /// when an item's sniff finds media a stage will decode, from that item's
+    /// worker thread (so perhaps many times, and at once). A decoder that starts
+    /// its decoding processes only when one is needed starts them here, without
+    /// waiting for them, so that they load while the item is copied. Never
+    /// needed for correctness: ``decode(_:)`` starts what it needs.
+    func willDecode()
+}
+
+extension MediaDecoder {
+    /// Nothing to start ahead (an in-process decoder is set up by ``prepare()``).
+    public func willDecode() {}
 }
 
 /// What to decode and how.

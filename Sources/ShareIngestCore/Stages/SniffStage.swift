@@ -64,6 +64,11 @@ struct SniffStage: PipelineStage {
                 }
                 item.headerPixels = announced.map { $0.width * $0.height }
             }
+            // Media a stage will decode: a decoder that starts its helpers on
+            // demand starts them now, while this item is copied (issue 59).
+            if item.sniffed?.format.isDecodable == true, batch.pipeline.probe != nil || batch.pipeline.thumbnail != nil || batch.pipeline.motion != nil {
+                batch.decoder.willDecode()
+            }
         }
     }
 

@@ -1,0 +1,67 @@
+import Foundation
+import TestSupport
+import Testing
+
+/// Issue 59: `share ingest` starts its helper template (`share-helper`: 183
+/// libraries and libvips' set-up) only when an item needs decoding. Observed
+/// through the helper's path: `SHARE_HELPER_PATH` names a script that writes
+/// its arguments to a log, then runs the real `share-helper`; each exec of the
+/// helper executable (the template, or a helper started on its own) is a line.
+@Suite struct LazyHelperTests {
+    /// A work folder with `share-helper` (the logging script) and the log's path.
+    static func loggingHelper() throws -> (work: TemporaryDirectory, helper: String, log: String) {
+        let work = TemporaryDirectory("lazy-helper")
+        let log = work.file("helper-starts.log")
+        let script = "#!/bin/sh\nprintf '%s\\n' \"$*\" >> '\(log)'\nexec '\(Fixtures.helperBinary)' \"$@\"\n"
+        try work.add("bin/share-helper", bytes: Array(script.utf8))
+        chmod(work.file("bin/share-helper"), 0o755)
+        return (work, work.file("bin/share-helper"), log)
+    }
+
+    /// The helper executable's starts the log holds (one line each).
+    static func starts(_ log: String) -> [String] {
+        ((try? String(contentsOfFile: log, encoding: .utf8)) ?? "").split(separator: "\n").map(String.init)
+    }
+
+    static func items(_ reportPath: String) throws -> [[String: Any]] {
+        let report = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: reportPath))) as? [String: Any])
+        return report["items"] as? [[String: Any]] ?? []
+    }
+
+    /// Text, a link, a one-line text file and a file the sniff finds no media
+    /// in: all ingested, and the helper executable never ran.
+    @Test func aBatchWithNothingToDecodeNeverStartsTheHelper() throws {
+        let (work, helper, log) = try Self.loggingHelper()
+        try work.add("drop/note.txt", bytes: Array("hello\n".utf8))
+        try work.add("drop/table.csv", bytes: Array("a,b\n1,2\n".utf8))
+        let reportPath = work.file("report.json")
+        let result = try ShareProcess.run(
+            ["ingest", "--quiet", "--container", work.file("container"), "--report", reportPath, "--text", "hello", "--url", "https://example.org/a",
+             work.file("drop")],
+            environment: ["SHARE_HELPER_PATH": helper])
+        #expect(result.status == 0, "\(result.stderr)")
+        let items = try Self.items(reportPath)
+        #expect(items.count == 4 && items.allSatisfy { $0["status"] as? String == "ingested" }, "\(items)")
+        #expect(Self.starts(log).isEmpty, "the helper was started: \(Self.starts(log))")
+    }
+
+    /// The same with photos in it: the template is started once, and every
+    /// photo gets its thumbnail (the other items as before).
+    @Test func aMixedBatchStartsTheTemplateOnceAndEveryPhotoGetsItsThumbnail() throws {
+        let (work, helper, log) = try Self.loggingHelper()
+        try work.add("drop/note.txt", bytes: Array("hello\n".utf8))
+        let photo = Array(try Data(contentsOf: URL(fileURLWithPath: Fixtures.media("photo.jpg"))))
+        for index in 0..<4 { try work.add("drop/IMG_\(index).JPG", bytes: photo + Array("unique \(index)".utf8)) }
+        let reportPath = work.file("report.json")
+        let result = try ShareProcess.run(
+            ["ingest", "--quiet", "--container", work.file("container"), "--report", reportPath, "--text", "hello", work.file("drop")],
+            environment: ["SHARE_HELPER_PATH": helper])
+        #expect(result.status == 0, "\(result.stderr)")
+        let items = try Self.items(reportPath)
+        #expect(items.count == 6 && items.allSatisfy { $0["status"] as? String == "ingested" }, "\(items)")
+        let photos = items.filter { ($0["source"] as? String ?? "").hasSuffix(".JPG") }
+        #expect(photos.count == 4 && photos.allSatisfy { $0["thumbnail"] as? String != nil }, "\(photos)")
+        let starts = Self.starts(log)
+        #expect(starts.count == 1 && starts.first?.hasSuffix("--template") == true, "helper starts: \(starts)")
+    }
+}
