@@ -181,7 +181,7 @@ import Testing
     }
 
     /// Expects `entry`'s thumbnail and JPEG previews to carry the gain map of the
-    /// HEIF or AVIF `source` (its item 2): a quarter of each picture's side, near
+    /// HEIF or AVIF `source` (its item 2; a JPEG's second MPF image): a quarter of each picture's side, near
     /// the source's map as libheif shows it (through Apple's values for a
     /// `headroom`) and far from it flipped, with the `hdrgm` XMP `values`.
     static func expectCarried(
@@ -190,8 +190,11 @@ import Testing
         #expect(entry["thumbnailHdr"] as? String == "gainMap", "\(name): \(entry)")
         let previews = entry["previews"] as? [[String: Any]] ?? []
         #expect(!previews.isEmpty && previews.allSatisfy { $0["hdr"] as? String == "gainMap" }, "\(name): \(previews)")
-        // The source's map as libheif shows it, its values as the thumbnail's must be.
-        var source = try Self.heifGainMap(path, work: work, name: name)
+        // The source's map as libheif shows it (a JPEG's: its second MPF image), its values as the thumbnail's must be.
+        var source =
+            path.hasSuffix(".jpg")
+            ? try #require(try Self.gainMap(of: path, into: work, name: name + ".source-map.jpg"), "\(name) has no second MPF image")
+            : try Self.heifGainMap(path, work: work, name: name)
         if let headroom {
             let lut = work.file(name + ".lut.pgm"), mapped = work.file(name + ".mapped.png")
             try Self.appleLUT(headroom: headroom, into: lut)
@@ -217,6 +220,78 @@ import Testing
                 let written: Double = try Self.hdrgm(key, of: picture, work: work) ?? .nan
                 #expect(abs(written - value) < 0.00001, "\(name) \(index): hdrgm:\(key) is \(written), not \(value)")
             }
+        }
+    }
+
+    /// iPhone JPEGs with Apple's gain map (issue 62: "Most Compatible", an MPF
+    /// second image marked by Apple's `HDRGainMap` XMP, no `hdrgm`), in the older
+    /// layout (the headroom in the maker note's HDRHeadroom/HDRGain alone) and the
+    /// current one (the map's XMP `HDRGainMapHeadroom`, which wins over the maker
+    /// note's): reported HDR, carried into the thumbnail and JPEG previews as
+    /// their HEIC twins' maps are (Apple's values re-encoded by the HEIC's
+    /// headroom rules, a quarter of each picture's side), with no warning.
+    @Test func anIPhoneJPEGsAppleGainMapIsCarriedIntoItsThumbnailAndJPEGPreviews() throws {
+        let drop = TemporaryDirectory("iphone-jpeg-hdr-drop")
+        for name in ["gainmap-apple.jpg", "gainmap-apple-current.jpg"] { _ = try drop.add(name, copying: Fixtures.testdata("spatial/" + name)) }
+        let work = TemporaryDirectory("iphone-jpeg-hdr-work")
+        let container = work.file("c"), report = work.file("report.json")
+        let run = try ShareProcess.run(["ingest", "--container", container, "--report", report, "--pipeline", try Self.pipeline(in: work, format: "jpeg"), drop.path])
+        #expect(run.status == 0, "\(run.stderr)")
+        let data = try Data(contentsOf: URL(fileURLWithPath: report))
+        let items = try #require((try JSONSerialization.jsonObject(with: data) as? [String: Any])?["items"] as? [[String: Any]])
+        let byName = try CaptureTimeTests.entries(container)
+        // HDRHeadroom 1.01, HDRGain 0.6: Apple's formula, 2.303 − 0.303 · 0.6 stops; the current layout's XMP says 3.
+        let older = 2.303 - 0.303 * 0.6
+        for (name, stops) in [("gainmap-apple.jpg", older), ("gainmap-apple-current.jpg", log2(3.0))] {
+            let item = try #require(items.first { ($0["source"] as? String ?? "").hasSuffix("/" + name) }, "\(name) is not in the report")
+            #expect(item["hdr"] as? String == "gainMap", "\(name): \(item)")
+            #expect((item["warnings"] as? [String] ?? []).isEmpty, "\(name): \(item["warnings"] ?? [])")
+            let entry = try #require(byName[name])
+            #expect(entry["hdr"] as? String == "gainMap", "\(name): \(entry)")
+            try Self.expectCarried(
+                entry, source: Fixtures.testdata("spatial/" + name), name: name, headroom: pow(2, stops),
+                values: ["GainMapMin": 0, "GainMapMax": stops, "Gamma": 1, "OffsetSDR": 0, "OffsetHDR": 0, "HDRCapacityMin": 0, "HDRCapacityMax": stops],
+                work: work)
+        }
+    }
+
+    /// Apple's JPEG layout where it cannot be carried is named, never silent:
+    /// a map marked by Apple's XMP with no headroom anywhere (the maker note's
+    /// signature renamed away), and an MPF image with the maker note's headroom
+    /// that nothing marks as Apple's map (its XMP renamed away). Each keeps its
+    /// SDR thumbnail, `hdr: "gainMap"` and a warning naming why.
+    @Test func anIPhoneJPEGWhoseAppleGainMapCannotBeCarriedIsNamed() throws {
+        let drop = TemporaryDirectory("iphone-jpeg-uncarried-drop")
+        let original = Array(try Data(contentsOf: URL(fileURLWithPath: Fixtures.testdata("spatial/gainmap-apple.jpg"))))
+        func renamed(_ bytes: [UInt8], _ from: String, _ to: String) throws -> [UInt8] {
+            let old = Array(from.utf8), new = Array(to.utf8)
+            var out = bytes, at = 0, found = 0
+            while at + old.count <= out.count {
+                if Array(out[at..<(at + old.count)]) == old {
+                    out.replaceSubrange(at..<(at + old.count), with: new)
+                    found += 1
+                }
+                at += 1
+            }
+            #expect(found > 0 && old.count == new.count, "\(from) not in the fixture")
+            return out
+        }
+        _ = try drop.add("no-headroom.jpg", bytes: try renamed(original, "Apple iOS", "Apple iOZ"))
+        _ = try drop.add("unmarked.jpg", bytes: try renamed(try renamed(original, "HDRGainMapVersion", "HDRGainMapVersioZ"), "aux:hdrgainmap", "aux:hdrgainmaq"))
+        let work = TemporaryDirectory("iphone-jpeg-uncarried-work")
+        let container = work.file("c"), report = work.file("report.json")
+        let run = try ShareProcess.run(["ingest", "--container", container, "--report", report, "--pipeline", try Self.pipeline(in: work, format: "jpeg"), drop.path])
+        #expect(run.status == 0, "\(run.stderr)")
+        let data = try Data(contentsOf: URL(fileURLWithPath: report))
+        let items = try #require((try JSONSerialization.jsonObject(with: data) as? [String: Any])?["items"] as? [[String: Any]])
+        for (name, warning) in [
+            ("no-headroom.jpg", "Apple's JPEG gain map has no headroom (no HDRGainMapHeadroom XMP, no maker note HDRHeadroom and HDRGain)"),
+            ("unmarked.jpg", "no image its MPF index lists is marked as Apple's gain map (HDRGainMap XMP)"),
+        ] {
+            let item = try #require(items.first { ($0["source"] as? String ?? "").hasSuffix("/" + name) }, "\(name) is not in the report")
+            let warnings = item["warnings"] as? [String] ?? []
+            #expect(item["hdr"] as? String == "gainMap" && item["thumbnail"] as? String != nil && item["thumbnailHdr"] == nil, "\(name): \(item)")
+            #expect(warnings.contains("its HDR gain map is not carried into its thumbnail: \(warning); the thumbnail is SDR"), "\(name): \(warnings)")
         }
     }
 
@@ -398,8 +473,8 @@ import Testing
     }
 
     /// Issue 62: every gain-map layout is carried or named, never dropped
-    /// silently (`make-gainmap.py layouts`): Apple's JPEG layout (an MPF second
-    /// image, the maker note's headroom, no `hdrgm`), a three-channel `hdrgm` map
+    /// silently (`make-gainmap.py layouts`; Apple's JPEG layout, now carried, has
+    /// its own test above): a three-channel `hdrgm` map
     /// in a JPEG and a three-channel `tmap` in an AVIF, and a map the primary's
     /// XMP declares but the file lacks, each get an SDR thumbnail,
     /// `hdr: "gainMap"` and a warning naming the layout; a map of no simple
@@ -408,7 +483,6 @@ import Testing
     @Test func everyGainMapLayoutIsCarriedOrNamed() throws {
         let drop = TemporaryDirectory("gainmap-layouts")
         let expected = [
-            "gainmap-apple.jpg": "its HDR gain map is not carried into its thumbnail: Apple's JPEG gain map (MPF, maker note HDRHeadroom) is not read yet",
             "gainmap-three-channel.jpg": "its HDR gain map is not carried into its thumbnail: a three-channel map (hdrgm:GainMapMax has 3 values)",
             "gainmap-three-channel.avif": "its HDR gain map could not be carried into its thumbnail (a three-channel map (its tmap item has 3 sets of values)",
             "exiftool-pixel8pro.jpg": "its HDR gain map is not carried into its thumbnail: the gain map its XMP declares is not in the file",

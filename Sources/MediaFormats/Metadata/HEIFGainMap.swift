@@ -57,15 +57,23 @@ package struct HEIFGainMap: Sendable, Hashable {
         }
         for auxiliary in file.items(referring: primary, type: "auxl") {
             guard file.properties(of: auxiliary).contains(.auxiliaryType(SpatialMetadata.appleGainMap)),
-                let headroom = appleHeadroom(file, bytes: bytes, map: auxiliary.id, primary: primary), headroom > 1, headroom <= 65536
+                let headroom = appleHeadroom(file, bytes: bytes, map: auxiliary.id, primary: primary), let (metadata, values) = apple(headroom: headroom)
             else { continue }
-            let stops = log2(headroom)
-            let metadata = GainMapMetadata(
-                gainMapMin: 0, gainMapMax: stops, gamma: 1, offsetSDR: 0, offsetHDR: 0, hdrCapacityMin: 0, hdrCapacityMax: stops)
-            guard metadata.problem == nil else { continue }
-            return HEIFGainMap(item: auxiliary.id, kind: .apple, metadata: metadata, values: appleValues(headroom: headroom))
+            return HEIFGainMap(item: auxiliary.id, kind: .apple, metadata: metadata, values: values)
         }
         return nil
+    }
+
+    /// Apple's map of headroom `headroom` in ``GainMapMetadata``'s terms (gain
+    /// map minimum 0, maximum and capacity log2 H, gamma 1, no offsets) and its
+    /// values re-encoded (``appleValues(headroom:)``), when the headroom is above 1
+    /// and at most 2^16; nil otherwise. The rule for Apple's maps in a HEIC and in a JPEG.
+    package static func apple(headroom: Double) -> (metadata: GainMapMetadata, values: [UInt8])? {
+        guard headroom.isFinite, headroom > 1, headroom <= 65536 else { return nil }
+        let stops = log2(headroom)
+        let metadata = GainMapMetadata(gainMapMin: 0, gainMapMax: stops, gamma: 1, offsetSDR: 0, offsetHDR: 0, hdrCapacityMin: 0, hdrCapacityMax: stops)
+        guard metadata.problem == nil else { return nil }
+        return (metadata, appleValues(headroom: headroom))
     }
 
     /// Why the file in `bytes` whose structure is `file`, which has a gain map
@@ -96,12 +104,7 @@ package struct HEIFGainMap: Sendable, Hashable {
         for described in [map, primary] {
             for item in file.items(referring: described, type: "cdsc") where item.type == "mime" {
                 guard let data = try? file.data(of: item, in: bytes, limit: SpatialMetadata.maximumXMP) else { continue }
-                let text = String(decoding: data, as: UTF8.self)
-                if let prefix = SpatialMetadata.prefix(of: appleNamespace, in: text),
-                    let value = SpatialMetadata.value("\(prefix):HDRGainMapHeadroom", in: text).flatMap(Double.init), value.isFinite
-                {
-                    return value
-                }
+                if let value = appleHeadroom(xmp: String(decoding: data, as: UTF8.self)) { return value }
             }
         }
         for item in file.items(referring: primary, type: "cdsc") where item.type == "Exif" {
@@ -114,6 +117,15 @@ package struct HEIFGainMap: Sendable, Hashable {
             return appleHeadroom(makerNote33: tag33, makerNote48: tag48)
         }
         return nil
+    }
+
+    /// `HDRGainMap:HDRGainMapHeadroom` of an XMP packet (Apple's namespace, any
+    /// prefix), when it is a finite number.
+    static func appleHeadroom(xmp text: String) -> Double? {
+        guard let prefix = SpatialMetadata.prefix(of: appleNamespace, in: text),
+            let value = SpatialMetadata.value("\(prefix):HDRGainMapHeadroom", in: text).flatMap(Double.init), value.isFinite
+        else { return nil }
+        return value
     }
 
     /// Apple maker note tags 0x21 and 0x30 of the EXIF `tiff`, when both are numbers.

@@ -12,6 +12,10 @@ package struct UltraHDRGainMap: Sendable, Hashable {
     package var metadata: GainMapMetadata
     /// The primary's EXIF orientation (1–8).
     package var orientation: Int
+    /// Each 8-bit map value's value in ``metadata``'s terms (256 entries), when
+    /// they are not the map's own (Apple's map: ``HEIFGainMap/appleValues(headroom:)``);
+    /// nil: the map as it is.
+    package var values: [UInt8]? = nil
 }
 
 extension SpatialMetadata {
@@ -54,7 +58,42 @@ extension SpatialMetadata {
             else { continue }
             return UltraHDRGainMap(range: start..<source.count, metadata: metadata, orientation: orientation(source, primary))
         }
+        return appleJPEGGainMap(source, primary)
+    }
+
+    /// Apple's JPEG gain map (an iPhone's "Most Compatible" HDR photo): the first
+    /// further image the MPF index lists whose XMP marks it as Apple's map
+    /// (``isAppleGainMap(xmp:)``), with the HEIC's headroom rules
+    /// (``HEIFGainMap/apple(headroom:)``): the map's XMP `HDRGainMapHeadroom`
+    /// (iOS 18's layout), else the primary's, else the maker note's tags 0x21
+    /// and 0x30 (the older layout, `HDRGainMapVersion` 65536 alone); nil when
+    /// there is none, or no headroom above 1.
+    static func appleJPEGGainMap(_ source: any RandomAccessBytes, _ primary: [(marker: UInt8, payload: Range<Int>)]) -> UltraHDRGainMap? {
+        for (start, size) in mpfImages(source, primary) {
+            guard size > 4, size <= maximumGainMap, start <= source.count - size else { continue }
+            let texts = xmpPackets(source, segments(source, at: start)).map { String(decoding: $0, as: UTF8.self) }
+            guard texts.contains(where: isAppleGainMap(xmp:)), let headroom = appleHeadroom(source, primary, map: texts),
+                let (metadata, values) = HEIFGainMap.apple(headroom: headroom)
+            else { continue }
+            return UltraHDRGainMap(range: start..<(start + size), metadata: metadata, orientation: orientation(source, primary), values: values)
+        }
         return nil
+    }
+
+    /// Whether an XMP packet is that of Apple's gain map: `HDRGainMap:HDRGainMapVersion`
+    /// in Apple's namespace, or `apdi:AuxiliaryImageType` its auxiliary type.
+    static func isAppleGainMap(xmp text: String) -> Bool {
+        if let prefix = prefix(of: HEIFGainMap.appleNamespace, in: text), value("\(prefix):HDRGainMapVersion", in: text) != nil { return true }
+        return text.contains(appleGainMap)
+    }
+
+    /// The headroom of Apple's JPEG gain map whose XMP packets are `map`, by the
+    /// HEIC's rules: `HDRGainMapHeadroom` in the map's XMP or the primary's, else
+    /// the primary's EXIF maker note tags 0x21 and 0x30.
+    static func appleHeadroom(_ source: any RandomAccessBytes, _ primary: [(marker: UInt8, payload: Range<Int>)], map: [String]) -> Double? {
+        let own = xmpPackets(source, primary).map { String(decoding: $0, as: UTF8.self) }
+        if let value = (map + own).lazy.compactMap(HEIFGainMap.appleHeadroom(xmp:)).first { return value }
+        return appleMakerNoteHeadroom(source, primary).map { HEIFGainMap.appleHeadroom(makerNote33: $0.0, makerNote48: $0.1) }
     }
 
     /// Why the JPEG in `source`, which has a gain map, has none that
@@ -77,8 +116,17 @@ extension SpatialMetadata {
                 return "its hdrgm XMP has no GainMapMax"
             }
         }
+        for image in images {
+            let texts = xmpPackets(source, segments(source, at: image.start)).map { String(decoding: $0, as: UTF8.self) }
+            guard texts.contains(where: isAppleGainMap(xmp:)) else { continue }
+            guard let headroom = appleHeadroom(source, primary, map: texts) else {
+                return "Apple's JPEG gain map has no headroom (no HDRGainMapHeadroom XMP, no maker note HDRHeadroom and HDRGain)"
+            }
+            if HEIFGainMap.apple(headroom: headroom) == nil { return "Apple's JPEG gain map has a headroom of \(headroom) (none above SDR)" }
+            return "Apple's JPEG gain map could not be read"
+        }
         if !images.isEmpty, appleMakerNoteHeadroom(source, primary) != nil {
-            return "Apple's JPEG gain map (MPF, maker note HDRHeadroom) is not read yet"
+            return "no image its MPF index lists is marked as Apple's gain map (HDRGainMap XMP)"
         }
         if xmpPackets(source, primary).contains(where: {
             let text = String(decoding: $0, as: UTF8.self)
