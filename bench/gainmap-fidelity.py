@@ -11,6 +11,11 @@ gain map dropped (SDR only) and flipped left to right.
 
     python3 bench/gainmap-fidelity.py SOURCE.jpg THUMBNAIL.jpg
     python3 bench/gainmap-fidelity.py SOURCE.heic THUMBNAIL.jpg [--apple]
+    python3 bench/gainmap-fidelity.py IPHONE.jpg THUMBNAIL.jpg --apple
+
+An iPhone JPEG with Apple's gain map (--apple; issue 62): its second MPF
+image is the map, its HDR rendition Apple's formula below, the headroom from
+the map's XMP HDRGainMapHeadroom, else the maker note's tags.
 
 A HEIC or AVIF source (issue 54): its primary and its gain map (a `tmap`'s
 second input, else Apple's auxiliary image) are cut out by
@@ -43,6 +48,10 @@ def hdrgm(path, image):
         found = re.findall((r'hdrgm:%s="([-0-9.eE]+)"' % name).encode(), data)
         if found:
             values[name] = float(found[-1])
+        # A three-channel map's rdf:Seq (issue 62): a value per channel, applied per channel.
+        seq = re.findall((r'<hdrgm:%s>\s*<rdf:Seq>(.*?)</rdf:Seq>' % name).encode(), data, re.S)
+        if seq:
+            values[name] = np.array([float(v) for v in re.findall(rb'<rdf:li>\s*([-0-9.eE]+)\s*</rdf:li>', seq[-1])])
     return values
 
 
@@ -133,6 +142,37 @@ def heif_source(path, apple=False):
     return linear, linear * (1 + (headroom - 1) * gl) * WHITE
 
 
+def apple_headroom(path):
+    """Apple's headroom: the map's (or the photo's) XMP HDRGainMapHeadroom, else
+    the maker note's tags 0x21 and 0x30 through Apple's formula."""
+    tags = subprocess.run(["exiftool", "-n", "-s3", "-XMP-HDRGainMap:HDRGainMapHeadroom", "-Apple:HDRHeadroom", "-Apple:HDRGain", path],
+                          capture_output=True, text=True).stdout.split()
+    if len(tags) == 3 or len(tags) == 1:
+        return float(tags[0])
+    m33, m48 = float(tags[0]), float(tags[1])
+    stops = (-20 * m48 + 1.8 if m48 <= 0.01 else -0.101 * m48 + 1.601) if m33 < 1 else (-70 * m48 + 3 if m48 <= 0.01 else -0.303 * m48 + 2.303)
+    return 2 ** max(stops, 0)
+
+
+def apple_jpeg_source(path):
+    """An iPhone JPEG with Apple's gain map (issue 62: its second MPF image, no
+    hdrgm): its SDR base (linear) and its HDR rendition by Apple's formula, the
+    map bilinearly upsampled in its coded values (as for a HEIC), the headroom
+    from the map's XMP (exiftool reads it from the second image) or the maker note."""
+    import math
+    linear, g, _ = parts(path)
+    gain_bytes = subprocess.run(["exiftool", "-b", "-MPImage2", path], capture_output=True, check=True).stdout
+    import tempfile
+    with tempfile.NamedTemporaryFile(suffix=".jpg") as gain_file:
+        gain_file.write(gain_bytes)
+        gain_file.flush()
+        headroom = apple_headroom(gain_file.name) if "HDRGainMapHeadroom" in gain_bytes.decode("latin-1") else apple_headroom(path)
+    g = np.asarray(Image.fromarray(g[:, :, 0].astype(np.float32), "F").resize((linear.shape[1], linear.shape[0]), Image.BILINEAR))[:, :, None]
+    print("  source: Apple's JPEG map, headroom %.6f (%.4f stops)" % (headroom, math.log2(headroom)))
+    gl = np.where(g <= 0.04045, g / 12.92, ((g + 0.055) / 1.055) ** 2.4)
+    return linear, linear * (1 + (headroom - 1) * gl) * WHITE
+
+
 def shrink(rgb, width, height):
     return np.stack([np.asarray(Image.fromarray(rgb[:, :, c].astype(np.float32), "F").resize((width, height), Image.BOX)) for c in range(3)], axis=2)
 
@@ -164,6 +204,9 @@ def main():
     if source.lower().endswith((".heic", ".heif", ".avif")):
         PRIMARIES[0] = "p3"
         linear, reference_full = heif_source(source, apple="--apple" in sys.argv)
+        g, meta = None, {}
+    elif "--apple" in sys.argv:
+        linear, reference_full = apple_jpeg_source(source)
         g, meta = None, {}
     else:
         linear, g, meta = parts(source)
