@@ -295,6 +295,62 @@ import Testing
         }
     }
 
+    /// A three-channel (colour) `hdrgm` map in a JPEG (issue 62: `GainMapMin`,
+    /// `GainMapMax`, `Gamma` as `rdf:Seq`s of 0,0,0; 2,1.5,1; 1,1,1, a colour map
+    /// picture, as Adobe's tools write it) is carried three-channel: the thumbnail's
+    /// and JPEG preview's maps have three bands, the source's map (at its half of
+    /// each side) re-encoded per channel for one set of numbers (minimum 0, maximum
+    /// 2, gamma 1: red as it is, green × 1.5/2, blue × 1/2), in the channels' order;
+    /// no warning.
+    @Test func aThreeChannelGainMapIsCarriedWithItsThreeChannels() throws {
+        let drop = TemporaryDirectory("three-channel-drop")
+        let name = "gainmap-three-channel.jpg", source = Fixtures.testdata("spatial/gainmap-three-channel.jpg")
+        _ = try drop.add(name, copying: source)
+        let work = TemporaryDirectory("three-channel-work")
+        let container = work.file("c"), report = work.file("report.json")
+        let run = try ShareProcess.run(["ingest", "--container", container, "--report", report, "--pipeline", try Self.pipeline(in: work, format: "jpeg"), drop.path])
+        #expect(run.status == 0, "\(run.stderr)")
+        let data = try Data(contentsOf: URL(fileURLWithPath: report))
+        let items = try #require((try JSONSerialization.jsonObject(with: data) as? [String: Any])?["items"] as? [[String: Any]])
+        let item = try #require(items.first)
+        #expect(item["hdr"] as? String == "gainMap" && (item["warnings"] as? [String] ?? []).isEmpty, "\(item)")
+        let entry = try #require(try CaptureTimeTests.entries(container)[name])
+        #expect(entry["thumbnailHdr"] as? String == "gainMap", "\(entry)")
+        // The source's map per channel through its re-encoding (a 3-band LUT: red, green, blue).
+        var lut = Array("P6\n256 1\n255\n".utf8)
+        for v in 0..<256 {
+            lut += [UInt8(v), UInt8((Double(v) * 1.5 / 2).rounded()), UInt8((Double(v) / 2).rounded())]
+        }
+        let lutPath = work.file("three.lut.ppm"), mapped = work.file("three.mapped.png")
+        try Data(lut).write(to: URL(fileURLWithPath: lutPath))
+        let raw = try #require(try Self.gainMap(of: source, into: work, name: "three.source-map.jpg"))
+        try ImageInspector.vips(["maplut", raw, mapped, lutPath])
+        var pictures = [try Self.path(entry["thumbnail"])]
+        for preview in entry["previews"] as? [[String: Any]] ?? [] {
+            #expect(preview["hdr"] as? String == "gainMap", "\(preview)")
+            pictures.append(try Self.path(preview["path"]))
+        }
+        #expect(pictures.count == 2)
+        for (index, picture) in pictures.enumerated() {
+            let size = try ImageInspector.size(picture)
+            let map = try #require(try Self.gainMap(of: picture, into: work, name: "three.\(index).gain.jpg"), "\(picture) has no gain map")
+            let mapSize = try ImageInspector.size(map)
+            #expect(mapSize == (Int((Double(size.width) / 2).rounded()), Int((Double(size.height) / 2).rounded())), "a \(mapSize) map of a \(size) picture")
+            #expect(try ImageInspector.pixel(map, x: 0, y: 0).count == 3, "the map is not three-channel")
+            // Against the source's map re-encoded, and as it is (its values read under the new numbers: wrong).
+            let expected = work.file("three.\(index).expected.png"), unencoded = work.file("three.\(index).unencoded.png")
+            try ImageInspector.vips(["thumbnail", mapped, expected, String(mapSize.width), "--height", String(mapSize.height), "--size", "force"])
+            try ImageInspector.vips(["thumbnail", raw, unencoded, String(mapSize.width), "--height", String(mapSize.height), "--size", "force"])
+            let near = try ImageInspector.meanAbsoluteDifference(map, expected), far = try ImageInspector.meanAbsoluteDifference(map, unencoded)
+            #expect(near < 6, "\(index): the gain map differs from the source's re-encoded by \(near)")
+            #expect(far > 3 * near + 10, "\(index): not re-encoded it differs by only \(far) (\(near) re-encoded)")
+            for (key, value) in ["GainMapMin": 0.0, "GainMapMax": 2, "Gamma": 1, "OffsetSDR": 0.015625, "OffsetHDR": 0.015625, "HDRCapacityMin": 0, "HDRCapacityMax": 2] {
+                let written: Double = try Self.hdrgm(key, of: picture, work: work) ?? .nan
+                #expect(abs(written - value) < 0.00001, "\(index): hdrgm:\(key) is \(written), not \(value)")
+            }
+        }
+    }
+
     /// An AVIF whose `tmap` has an SDR base and an AV1 gain map (as libavif writes
     /// one): its thumbnail and JPEG previews carry the map (decoded by dav1d in the
     /// helper) with the `tmap`'s numbers; its SDR base is the thumbnail the same
@@ -473,9 +529,9 @@ import Testing
     }
 
     /// Issue 62: every gain-map layout is carried or named, never dropped
-    /// silently (`make-gainmap.py layouts`; Apple's JPEG layout, now carried, has
-    /// its own test above): a three-channel `hdrgm` map
-    /// in a JPEG and a three-channel `tmap` in an AVIF, and a map the primary's
+    /// silently (`make-gainmap.py layouts`; Apple's JPEG layout and a JPEG's
+    /// three-channel `hdrgm` map, now carried, have their own tests): a
+    /// three-channel `tmap` in an AVIF, and a map the primary's
     /// XMP declares but the file lacks, each get an SDR thumbnail,
     /// `hdr: "gainMap"` and a warning naming the layout; a map of no simple
     /// fraction of its picture and one larger than it, with big-endian EXIF and
@@ -483,7 +539,6 @@ import Testing
     @Test func everyGainMapLayoutIsCarriedOrNamed() throws {
         let drop = TemporaryDirectory("gainmap-layouts")
         let expected = [
-            "gainmap-three-channel.jpg": "its HDR gain map is not carried into its thumbnail: a three-channel map (hdrgm:GainMapMax has 3 values)",
             "gainmap-three-channel.avif": "its HDR gain map could not be carried into its thumbnail (a three-channel map (its tmap item has 3 sets of values)",
             "exiftool-pixel8pro.jpg": "its HDR gain map is not carried into its thumbnail: the gain map its XMP declares is not in the file",
         ]

@@ -13,9 +13,13 @@ package struct UltraHDRGainMap: Sendable, Hashable {
     /// The primary's EXIF orientation (1–8).
     package var orientation: Int
     /// Each 8-bit map value's value in ``metadata``'s terms (256 entries), when
-    /// they are not the map's own (Apple's map: ``HEIFGainMap/appleValues(headroom:)``);
-    /// nil: the map as it is.
-    package var values: [UInt8]? = nil
+    /// they are not the map's own: one table for every channel (Apple's map:
+    /// ``HEIFGainMap/appleValues(headroom:)``) or one per channel, red, green,
+    /// blue (a three-channel map: ``GainMapMetadata/threeChannel(xmp:)``); nil:
+    /// the map as it is.
+    package var values: [[UInt8]]? = nil
+    /// Whether it is Apple's map (kept at a quarter of the picture's side at most, as a HEIC's).
+    package var apple = false
 }
 
 extension SpatialMetadata {
@@ -31,10 +35,12 @@ extension SpatialMetadata {
         let primary = segments(source, at: 0)
         for (start, size) in mpfImages(source, primary) {
             guard size > 4, size <= maximumGainMap, start <= source.count - size else { continue }
-            let packets = xmpPackets(source, segments(source, at: start))
-            guard let metadata = packets.lazy.compactMap({ GainMapMetadata(xmp: String(decoding: $0, as: UTF8.self)) }).first,
-                metadata.problem == nil
-            else { continue }
+            let texts = xmpPackets(source, segments(source, at: start)).map { String(decoding: $0, as: UTF8.self) }
+            // A three-channel map: one set of numbers for all channels, its values re-encoded per channel.
+            if let (metadata, tables) = texts.lazy.compactMap(GainMapMetadata.threeChannel(xmp:)).first {
+                return UltraHDRGainMap(range: start..<(start + size), metadata: metadata, orientation: orientation(source, primary), values: tables)
+            }
+            guard let metadata = texts.lazy.compactMap(GainMapMetadata.init(xmp:)).first, metadata.problem == nil else { continue }
             return UltraHDRGainMap(range: start..<(start + size), metadata: metadata, orientation: orientation(source, primary))
         }
         // No MPF index (an editor dropped it): the primary's `Container:Directory`, whose
@@ -75,7 +81,8 @@ extension SpatialMetadata {
             guard texts.contains(where: isAppleGainMap(xmp:)), let headroom = appleHeadroom(source, primary, map: texts),
                 let (metadata, values) = HEIFGainMap.apple(headroom: headroom)
             else { continue }
-            return UltraHDRGainMap(range: start..<(start + size), metadata: metadata, orientation: orientation(source, primary), values: values)
+            return UltraHDRGainMap(
+                range: start..<(start + size), metadata: metadata, orientation: orientation(source, primary), values: [values], apple: true)
         }
         return nil
     }
@@ -106,8 +113,8 @@ extension SpatialMetadata {
             for packet in xmpPackets(source, segments(source, at: image.start)) {
                 let text = String(decoding: packet, as: UTF8.self)
                 guard let prefix = prefix(of: gainMapNamespace, in: text), value("\(prefix):Version", in: text) != nil else { continue }
-                if let (name, count) = GainMapMetadata.severalChannels(xmp: text) {
-                    return "a three-channel map (hdrgm:\(name) has \(count) values) is not carried yet"
+                if let (name, count) = GainMapMetadata.severalChannels(xmp: text), GainMapMetadata.threeChannel(xmp: text) == nil {
+                    return "a three-channel map (hdrgm:\(name) has \(count) values) whose numbers are refused (not one or three values each, offsets that differ by channel, or out of range)"
                 }
                 if let base = value("\(prefix):BaseRenditionIsHDR", in: text), base.lowercased() == "true" {
                     return "a map whose base is the HDR rendition (hdrgm:BaseRenditionIsHDR) is not carried"

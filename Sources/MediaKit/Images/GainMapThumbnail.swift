@@ -39,7 +39,7 @@ enum GainMapThumbnail {
         // The map keeps its scale to the picture (phones store it at a quarter of the base's size on each side);
         // Apple's (half the photo's side) is kept at a quarter at most, as a HEIC's is.
         var ratio = Double(map.width) / Double(base.width)
-        if found.values != nil { ratio = min(HEIFGainMapThumbnail.largestScale, ratio) }
+        if found.apple { ratio = min(HEIFGainMapThumbnail.largestScale, ratio) }
         let sizes = mapSizes(for: thumbnail, ratio: ratio)
         let (rotation, mirrored) = TIFFStep.Layout.orientation(found.orientation)  // EXIF's orientation is TIFF's tag
         let turned = rotation == 90 || rotation == 270
@@ -49,8 +49,9 @@ enum GainMapThumbnail {
         try Vips.start()
         let maps = try Vips.withExactErrors { () throws(VipsError) -> [GainMapPicture] in
             var decoded = try decode(bytes, width: largest.width, height: largest.height, failOn: spec.damageTolerance.vipsFailOn)
-            // Apple's map values re-encoded for the metadata (the HEIC's table), before any resampling, as a HEIC's are.
-            if let table = found.values { decoded = try decoded.mapped(through: table) }
+            // Apple's map values re-encoded for the metadata (the HEIC's table), and a three-channel map's per channel,
+            // before any resampling, as a HEIC's are.
+            if let tables = found.values { decoded = try decoded.mapped(through: tables) }
             return try stored.map { (size) throws(VipsError) -> GainMapPicture in
                 var map = try decoded.scaled(toWidth: size.width, height: size.height).rotated(clockwise: rotation)
                 if mirrored { map = try VipsImageHandle.make("vips_flip") { shim_vips_flip_horizontal(map.pointer, $0) } }
@@ -104,11 +105,14 @@ enum GainMapThumbnail {
 }
 
 extension VipsImageHandle {
-    /// This 8-bit grey or three-band gain map with each sample through `table`
-    /// (256 entries), in memory (``HEIFGainMapThumbnail/values(of:table:)``).
-    func mapped(through table: [UInt8]) throws(VipsError) -> VipsImageHandle {
+    /// This 8-bit grey or three-band gain map with each sample through `tables`
+    /// (256 entries each): one for every band, or one per band (red, green,
+    /// blue; a grey map is made three bands), in memory.
+    func mapped(through tables: [[UInt8]]) throws(VipsError) -> VipsImageHandle {
         let width = self.width, height = self.height, bands = self.bands
-        guard table.count == 256, bands == 1 || bands == 3, vips_image_get_format(pointer) == VIPS_FORMAT_UCHAR, width > 0, height > 0 else {
+        guard tables.count == 1 || tables.count == 3, tables.allSatisfy({ $0.count == 256 }), bands == 1 || bands == 3,
+            vips_image_get_format(pointer) == VIPS_FORMAT_UCHAR, width > 0, height > 0
+        else {
             throw VipsError("gain map", message: "a \(bands)-band gain map")
         }
         var size = 0
@@ -116,8 +120,15 @@ extension VipsImageHandle {
         defer { g_free(memory) }
         let count = width * height * bands
         guard size == count else { throw VipsError("vips_image_write_to_memory", message: "\(size) bytes for a \(width)×\(height)×\(bands) map") }
-        let samples = Array(UnsafeRawBufferPointer(start: memory, count: count))
-        return try Self.fromMap(HEIFGainMapThumbnail.values(of: samples, table: table), width: width, height: height, bands: bands)
+        let samples = UnsafeRawBufferPointer(start: memory, count: count)
+        let out = max(bands, tables.count)
+        var mapped = [UInt8](repeating: 0, count: width * height * out)
+        for pixel in 0..<(width * height) {
+            for band in 0..<out {
+                mapped[pixel * out + band] = tables[tables.count == 1 ? 0 : band][Int(samples[pixel * bands + (bands == 1 ? 0 : band)])]
+            }
+        }
+        return try Self.fromMap(mapped, width: width, height: height, bands: out)
     }
 
     /// This picture scaled to exactly `width`×`height` (each axis by its own factor).
