@@ -301,20 +301,54 @@ import Testing
     /// and JPEG preview's maps have three bands, the source's map (at its half of
     /// each side) re-encoded per channel for one set of numbers (minimum 0, maximum
     /// 2, gamma 1: red as it is, green × 1.5/2, blue × 1/2), in the channels' order;
-    /// no warning.
+    /// no warning. So is a three-channel `tmap` in an AVIF (maxima 1.5, 1, 0.5,
+    /// minima −0.25, gamma 0.9: one set, −0.25 to 1.5 with gamma 1, its AV1 map's
+    /// channels re-encoded each).
     @Test func aThreeChannelGainMapIsCarriedWithItsThreeChannels() throws {
         let drop = TemporaryDirectory("three-channel-drop")
         let name = "gainmap-three-channel.jpg", source = Fixtures.testdata("spatial/gainmap-three-channel.jpg")
         _ = try drop.add(name, copying: source)
+        _ = try drop.add("gainmap-three-channel.avif", copying: Fixtures.testdata("spatial/gainmap-three-channel.avif"))
         let work = TemporaryDirectory("three-channel-work")
         let container = work.file("c"), report = work.file("report.json")
         let run = try ShareProcess.run(["ingest", "--container", container, "--report", report, "--pipeline", try Self.pipeline(in: work, format: "jpeg"), drop.path])
         #expect(run.status == 0, "\(run.stderr)")
         let data = try Data(contentsOf: URL(fileURLWithPath: report))
         let items = try #require((try JSONSerialization.jsonObject(with: data) as? [String: Any])?["items"] as? [[String: Any]])
-        let item = try #require(items.first)
-        #expect(item["hdr"] as? String == "gainMap" && (item["warnings"] as? [String] ?? []).isEmpty, "\(item)")
-        let entry = try #require(try CaptureTimeTests.entries(container)[name])
+        for item in items { #expect(item["hdr"] as? String == "gainMap" && (item["warnings"] as? [String] ?? []).isEmpty, "\(item)") }
+        let entries = try CaptureTimeTests.entries(container)
+        let entry = try #require(entries[name])
+        // The AVIF: its AV1 map (as libheif shows it, three bands) through its channels' tables, at a quarter of each side.
+        let avif = try #require(entries["gainmap-three-channel.avif"])
+        let avifMap = work.file("avif.map.png"), avifLUT = work.file("avif.lut.ppm"), avifMapped = work.file("avif.mapped.png")
+        let cut = work.file("avif.item.avif")
+        #expect(try MediaTools.run("/usr/bin/python3", [Fixtures.packageRoot.appendingPathComponent("bench/heif-item.py").path, Fixtures.testdata("spatial/gainmap-three-channel.avif"), "2", cut]).status == 0)
+        #expect(try MediaTools.run("/usr/bin/heif-convert", [cut, avifMap]).status == 0)
+        var table = Array("P6\n256 1\n255\n".utf8)
+        for v in 0..<256 {
+            for maximum in [1.5, 1.0, 0.5] {
+                let r = pow(Double(v) / 255, 1 / 0.9)
+                table.append(UInt8((255 * (-0.25 * (1 - r) + maximum * r + 0.25) / 1.75).rounded()))
+            }
+        }
+        try Data(table).write(to: URL(fileURLWithPath: avifLUT))
+        try ImageInspector.vips(["maplut", avifMap, avifMapped, avifLUT])
+        #expect(avif["thumbnailHdr"] as? String == "gainMap", "\(avif)")
+        let avifPicture = try Self.path(avif["thumbnail"]), avifSize = try ImageInspector.size(avifPicture)
+        let carried = try #require(try Self.gainMap(of: avifPicture, into: work, name: "avif.gain.jpg"), "the AVIF's thumbnail has no gain map")
+        let carriedSize = try ImageInspector.size(carried)
+        #expect(carriedSize == (Int((Double(avifSize.width) / 4).rounded()), Int((Double(avifSize.height) / 4).rounded())), "a \(carriedSize) map")
+        #expect(try ImageInspector.pixel(carried, x: 0, y: 0).count == 3, "the AVIF's map is not three-channel")
+        let avifExpected = work.file("avif.expected.png"), avifUnencoded = work.file("avif.unencoded.png")
+        try ImageInspector.vips(["thumbnail", avifMapped, avifExpected, String(carriedSize.width), "--height", String(carriedSize.height), "--size", "force"])
+        try ImageInspector.vips(["thumbnail", avifMap, avifUnencoded, String(carriedSize.width), "--height", String(carriedSize.height), "--size", "force"])
+        let avifNear = try ImageInspector.meanAbsoluteDifference(carried, avifExpected)
+        let avifFar = try ImageInspector.meanAbsoluteDifference(carried, avifUnencoded)
+        #expect(avifNear < 6 && avifFar > 2 * avifNear + 8, "the AVIF's map differs from its source's re-encoded by \(avifNear), not re-encoded by \(avifFar)")
+        for (key, value) in ["GainMapMin": -0.25, "GainMapMax": 1.5, "Gamma": 1, "OffsetSDR": 0.00001, "OffsetHDR": 0.00001, "HDRCapacityMin": 0, "HDRCapacityMax": 1.5] {
+            let written: Double = try Self.hdrgm(key, of: avifPicture, work: work) ?? .nan
+            #expect(abs(written - value) < 0.00001, "the AVIF's hdrgm:\(key) is \(written), not \(value)")
+        }
         #expect(entry["thumbnailHdr"] as? String == "gainMap", "\(entry)")
         // The source's map per channel through its re-encoding (a 3-band LUT: red, green, blue).
         var lut = Array("P6\n256 1\n255\n".utf8)
@@ -539,12 +573,30 @@ import Testing
     @Test func everyGainMapLayoutIsCarriedOrNamed() throws {
         let drop = TemporaryDirectory("gainmap-layouts")
         let expected = [
-            "gainmap-three-channel.avif": "its HDR gain map could not be carried into its thumbnail (a three-channel map (its tmap item has 3 sets of values)",
+            "gainmap-three-channel-offsets.avif":
+                "its HDR gain map could not be carried into its thumbnail (a three-channel map (its tmap item has 3 sets of values) whose numbers are refused",
+            "gainmap-three-channel-bad-gamma.jpg":
+                "its HDR gain map is not carried into its thumbnail: a three-channel map (hdrgm:GainMapMax has 3 values) whose numbers are refused",
             "exiftool-pixel8pro.jpg": "its HDR gain map is not carried into its thumbnail: the gain map its XMP declares is not in the file",
         ]
-        for name in expected.keys.sorted() + ["gainmap-odd-fraction.jpg", "gainmap-larger.jpg"] where name != "exiftool-pixel8pro.jpg" {
+        for name in expected.keys.sorted() + ["gainmap-odd-fraction.jpg", "gainmap-larger.jpg"] where !name.contains("-offsets") && !name.contains("-bad-") && !name.hasPrefix("exiftool") {
             _ = try drop.add(name, copying: Fixtures.testdata("spatial/" + name))
         }
+        // Three-channel maps whose numbers cannot be carried: the AVIF's tmap with its last channel's alternate offset
+        // changed (10/1000000 to 11/1000000: offsets differ by channel), the JPEG's third Gamma value no number.
+        func changed(_ name: String, _ from: [UInt8], _ to: [UInt8], last: Bool) throws -> [UInt8] {
+            var bytes = Array(try Data(contentsOf: URL(fileURLWithPath: Fixtures.testdata("spatial/" + name))))
+            let all = (0...(bytes.count - from.count)).filter { Array(bytes[$0..<($0 + from.count)]) == from }
+            let at = try #require(last ? all.last : all.first, "\(name) has no \(from)")
+            bytes.replaceSubrange(at..<(at + from.count), with: to)
+            return bytes
+        }
+        _ = try drop.add(
+            "gainmap-three-channel-offsets.avif",
+            bytes: try changed("gainmap-three-channel.avif", [0, 0, 0, 10, 0, 0x0F, 0x42, 0x40], [0, 0, 0, 11, 0, 0x0F, 0x42, 0x40], last: true))
+        _ = try drop.add(
+            "gainmap-three-channel-bad-gamma.jpg",
+            bytes: try changed("gainmap-three-channel.jpg", Array("<rdf:li>1</rdf:li></rdf:Seq></hdrgm:Gamma>".utf8), Array("<rdf:li>x</rdf:li></rdf:Seq></hdrgm:Gamma>".utf8), last: true))
         // ExifTool's Pixel 8 Pro sample declares a map (`hdrgm:Version`, a `GainMap` directory item) whose image was cut away.
         _ = try drop.add("exiftool-pixel8pro.jpg", copying: Fixtures.privacy("exiftool-pixel8pro.jpg"))
         let work = TemporaryDirectory("gainmap-layouts-work")

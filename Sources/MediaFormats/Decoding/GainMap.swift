@@ -151,14 +151,21 @@ extension GainMapMetadata {
             gainMapMin: low, gainMapMax: high, gamma: 1, offsetSDR: offsetSDR[0], offsetHDR: offsetHDR[0], hdrCapacityMin: capacityMin[0],
             hdrCapacityMax: capacityMax[0])
         guard metadata.problem == nil, gammas.allSatisfy({ $0 <= 16 }) else { return nil }
-        let tables = (0..<3).map { c in
+        return (metadata, channelTables(minima: minima, maxima: maxima, gammas: gammas))
+    }
+
+    /// The tables that re-encode a three-channel map (channel c: its minimum,
+    /// maximum and gamma) for one set of numbers, minimum the least, maximum
+    /// the greatest, gamma 1 (``threeChannel(xmp:)``, ``threeChannel(toneMap:)``).
+    static func channelTables(minima: [Double], maxima: [Double], gammas: [Double]) -> [[UInt8]] {
+        let low = minima.min() ?? 0, high = maxima.max() ?? 1
+        return (0..<3).map { c in
             (0..<256).map { v -> UInt8 in
                 let r = pow(Double(v) / 255, 1 / gammas[c])
                 let boost = minima[c] * (1 - r) + maxima[c] * r
                 return UInt8(max(0, min(255, (255 * (boost - low) / (high - low)).rounded())))
             }
         }
-        return (metadata, tables)
     }
 }
 

@@ -40,8 +40,10 @@ package struct HEIFGainMap: Sendable, Hashable {
     /// How the map applies to the SDR base.
     package var metadata: GainMapMetadata
     /// Each 8-bit map value's value in ``metadata``'s terms (256 entries), when
-    /// they are not the map's own (Apple's maps); nil: the map as it is.
-    package var values: [UInt8]?
+    /// they are not the map's own: one table for every channel (Apple's maps)
+    /// or one per channel, red, green, blue (a three-channel `tmap`'s:
+    /// ``GainMapMetadata/threeChannel(toneMap:)``); nil: the map as it is.
+    package var values: [[UInt8]]?
 
     /// The gain map of the file in `bytes` whose structure is `file`, for its
     /// primary image: a `tmap` item whose base is the primary (SDR base only),
@@ -55,11 +57,19 @@ package struct HEIFGainMap: Sendable, Hashable {
             else { continue }
             return HEIFGainMap(item: map.id, kind: .iso21496, metadata: metadata, values: nil)
         }
+        // A three-channel tmap: one set of numbers for all channels, the map's values re-encoded per channel.
+        for item in file.items.values.sorted(by: { $0.id < $1.id }) where item.type == "tmap" {
+            let inputs = file.references(from: item.id, type: "dimg")
+            guard inputs.count == 2, inputs[0] == primary, let map = file.items[inputs[1]], map.id != primary,
+                let data = try? file.data(of: item, in: bytes, limit: 4096), let (metadata, tables) = GainMapMetadata.threeChannel(toneMap: data)
+            else { continue }
+            return HEIFGainMap(item: map.id, kind: .iso21496, metadata: metadata, values: tables)
+        }
         for auxiliary in file.items(referring: primary, type: "auxl") {
             guard file.properties(of: auxiliary).contains(.auxiliaryType(SpatialMetadata.appleGainMap)),
                 let headroom = appleHeadroom(file, bytes: bytes, map: auxiliary.id, primary: primary), let (metadata, values) = apple(headroom: headroom)
             else { continue }
-            return HEIFGainMap(item: auxiliary.id, kind: .apple, metadata: metadata, values: values)
+            return HEIFGainMap(item: auxiliary.id, kind: .apple, metadata: metadata, values: [values])
         }
         return nil
     }
@@ -87,7 +97,7 @@ package struct HEIFGainMap: Sendable, Hashable {
             guard inputs.count == 2, inputs[0] == primary, let data = try? file.data(of: item, in: bytes, limit: 4096),
                 let channels = GainMapMetadata.toneMapChannels(data)
             else { continue }
-            return "a \(channels == 3 ? "three" : String(channels))-channel map (its tmap item has \(channels) sets of values) is not carried yet"
+            return "a \(channels == 3 ? "three" : String(channels))-channel map (its tmap item has \(channels) sets of values) whose numbers are refused (offsets that differ by channel, a base that is HDR, or out of range)"
         }
         return nil
     }
@@ -189,6 +199,29 @@ extension GainMapMetadata {
         self.init(
             gainMapMin: v[0], gainMapMax: v[1], gamma: v[2], offsetSDR: v[3], offsetHDR: v[4], hdrCapacityMin: read.base,
             hdrCapacityMax: read.alternate)
+    }
+
+    /// A three-channel `tmap` item's data (the multichannel flag, values that
+    /// differ by channel) made one set of numbers for all channels and a table
+    /// per channel (``channelTables(minima:maxima:gammas:)``), as a JPEG's
+    /// three-channel `hdrgm` map is (``threeChannel(xmp:)``): the base SDR, the
+    /// direction forward, the base and alternate offsets the same in every
+    /// channel (they are not in the map); nil otherwise.
+    package static func threeChannel(toneMap data: [UInt8]) -> (metadata: GainMapMetadata, tables: [[UInt8]])? {
+        guard let read = toneMapValues(data), read.base < read.alternate, read.channels.count == 3,
+            !read.channels.allSatisfy({ $0 == read.channels[0] })
+        else { return nil }
+        let channels = read.channels
+        let minima = channels.map { $0[0] }, maxima = channels.map { $0[1] }, gammas = channels.map { $0[2] }
+        guard channels.allSatisfy({ $0[3] == channels[0][3] && $0[4] == channels[0][4] }), (minima + maxima + gammas).allSatisfy(\.isFinite),
+            gammas.allSatisfy({ $0 > 0 && $0 <= 16 }), zip(minima, maxima).allSatisfy({ $0 <= $1 }), let low = minima.min(), let high = maxima.max(),
+            high > low
+        else { return nil }
+        let metadata = GainMapMetadata(
+            gainMapMin: low, gainMapMax: high, gamma: 1, offsetSDR: channels[0][3], offsetHDR: channels[0][4], hdrCapacityMin: read.base,
+            hdrCapacityMax: read.alternate)
+        guard metadata.problem == nil else { return nil }
+        return (metadata, channelTables(minima: minima, maxima: maxima, gammas: gammas))
     }
 
     /// The number of channels of an ISO 21496-1 `tmap` item's data whose values

@@ -107,7 +107,7 @@ enum GainMapThumbnail {
 extension VipsImageHandle {
     /// This 8-bit grey or three-band gain map with each sample through `tables`
     /// (256 entries each): one for every band, or one per band (red, green,
-    /// blue; a grey map is made three bands), in memory.
+    /// blue; a grey map is made three bands), in memory (``HEIFGainMapThumbnail/values(of:bands:tables:)``).
     func mapped(through tables: [[UInt8]]) throws(VipsError) -> VipsImageHandle {
         let width = self.width, height = self.height, bands = self.bands
         guard tables.count == 1 || tables.count == 3, tables.allSatisfy({ $0.count == 256 }), bands == 1 || bands == 3,
@@ -120,15 +120,9 @@ extension VipsImageHandle {
         defer { g_free(memory) }
         let count = width * height * bands
         guard size == count else { throw VipsError("vips_image_write_to_memory", message: "\(size) bytes for a \(width)×\(height)×\(bands) map") }
-        let samples = UnsafeRawBufferPointer(start: memory, count: count)
-        let out = max(bands, tables.count)
-        var mapped = [UInt8](repeating: 0, count: width * height * out)
-        for pixel in 0..<(width * height) {
-            for band in 0..<out {
-                mapped[pixel * out + band] = tables[tables.count == 1 ? 0 : band][Int(samples[pixel * bands + (bands == 1 ? 0 : band)])]
-            }
-        }
-        return try Self.fromMap(mapped, width: width, height: height, bands: out)
+        let samples = Array(UnsafeRawBufferPointer(start: memory, count: count))
+        return try Self.fromMap(
+            HEIFGainMapThumbnail.values(of: samples, bands: bands, tables: tables), width: width, height: height, bands: max(bands, tables.count))
     }
 
     /// This picture scaled to exactly `width`×`height` (each axis by its own factor).
