@@ -116,17 +116,27 @@ def heif_source(path, apple=False):
         subprocess.run(["heif-convert", heif, png], check=True, capture_output=True)
         return np.asarray(Image.open(png).convert("RGB"), dtype=np.float32) / 255
     base = decode(primary, "base")
-    g = decode(mapid, "map")[:, :, :1]
-    g = np.asarray(Image.fromarray(g[:, :, 0], "F").resize((base.shape[1], base.shape[0]), Image.BILINEAR))[:, :, None]
+    coded = decode(mapid, "map")
+    bands = 1
+    if tmap and not apple:
+        data = os.path.join(work, "tmap.bin")
+        subprocess.run([sys.executable, cut, path, "--data", tmap.split()[0], data], check=True)
+        bands = 3 if open(data, "rb").read()[5] & 0x80 else 1
+    g = np.stack([np.asarray(Image.fromarray(np.ascontiguousarray(coded[:, :, c]), "F").resize((base.shape[1], base.shape[0]), Image.BILINEAR))
+                  for c in range(bands)], axis=2)
     linear = np.where(base <= 0.04045, base / 12.92, ((base + 0.055) / 1.055) ** 2.4)
     if tmap and not apple:
         data = os.path.join(work, "tmap.bin")
         subprocess.run([sys.executable, cut, path, "--data", tmap.split()[0], data], check=True)
         b = open(data, "rb").read()
-        assert b[0] == 0 and b[5] & 0x88 == 0, "one channel, one denominator each"
-        v = struct.unpack(">IIIIiIiIIIiIiI", b[6:62])
-        meta = {"HDRCapacityMin": v[0] / v[1], "HDRCapacityMax": v[2] / v[3], "GainMapMin": v[4] / v[5], "GainMapMax": v[6] / v[7],
-                "Gamma": v[8] / v[9], "OffsetSDR": v[10] / v[11], "OffsetHDR": v[12] / v[13]}
+        assert b[0] == 0 and b[5] & 0x08 == 0, "one denominator each"
+        v = struct.unpack(">IIII", b[6:22])
+        meta = {"HDRCapacityMin": v[0] / v[1], "HDRCapacityMax": v[2] / v[3]}
+        # One channel, or three (the multichannel flag, issue 62): each number per channel.
+        channels = [struct.unpack(">iIiIIIiIiI", b[22 + 40 * c:62 + 40 * c]) for c in range(bands)]
+        for index, name in enumerate(["GainMapMin", "GainMapMax", "Gamma", "OffsetSDR", "OffsetHDR"]):
+            values = np.array([ch[2 * index] / ch[2 * index + 1] for ch in channels])
+            meta[name] = values if bands == 3 else float(values[0])
         print("  source: ISO 21496-1 tmap %s" % meta)
         return linear, hdr(linear, g, meta)
     tags = subprocess.run(["exiftool", "-n", "-s3", "-XMP-HDRGainMap:HDRGainMapHeadroom", "-Apple:HDRHeadroom", "-Apple:HDRGain", path],
