@@ -11,6 +11,11 @@ gain map dropped (SDR only) and flipped left to right.
 
     python3 bench/gainmap-fidelity.py SOURCE.jpg THUMBNAIL.jpg
     python3 bench/gainmap-fidelity.py SOURCE.heic THUMBNAIL.jpg [--apple]
+    python3 bench/gainmap-fidelity.py IPHONE.jpg THUMBNAIL.jpg --apple
+
+An iPhone JPEG with Apple's gain map (--apple; issue 62): its second MPF
+image is the map, its HDR rendition Apple's formula below, the headroom from
+the map's XMP HDRGainMapHeadroom, else the maker note's tags.
 
 A HEIC or AVIF source (issue 54): its primary and its gain map (a `tmap`'s
 second input, else Apple's auxiliary image) are cut out by
@@ -43,6 +48,10 @@ def hdrgm(path, image):
         found = re.findall((r'hdrgm:%s="([-0-9.eE]+)"' % name).encode(), data)
         if found:
             values[name] = float(found[-1])
+        # A three-channel map's rdf:Seq (issue 62): a value per channel, applied per channel.
+        seq = re.findall((r'<hdrgm:%s>\s*<rdf:Seq>(.*?)</rdf:Seq>' % name).encode(), data, re.S)
+        if seq:
+            values[name] = np.array([float(v) for v in re.findall(rb'<rdf:li>\s*([-0-9.eE]+)\s*</rdf:li>', seq[-1])])
     return values
 
 
@@ -107,17 +116,27 @@ def heif_source(path, apple=False):
         subprocess.run(["heif-convert", heif, png], check=True, capture_output=True)
         return np.asarray(Image.open(png).convert("RGB"), dtype=np.float32) / 255
     base = decode(primary, "base")
-    g = decode(mapid, "map")[:, :, :1]
-    g = np.asarray(Image.fromarray(g[:, :, 0], "F").resize((base.shape[1], base.shape[0]), Image.BILINEAR))[:, :, None]
+    coded = decode(mapid, "map")
+    bands = 1
+    if tmap and not apple:
+        data = os.path.join(work, "tmap.bin")
+        subprocess.run([sys.executable, cut, path, "--data", tmap.split()[0], data], check=True)
+        bands = 3 if open(data, "rb").read()[5] & 0x80 else 1
+    g = np.stack([np.asarray(Image.fromarray(np.ascontiguousarray(coded[:, :, c]), "F").resize((base.shape[1], base.shape[0]), Image.BILINEAR))
+                  for c in range(bands)], axis=2)
     linear = np.where(base <= 0.04045, base / 12.92, ((base + 0.055) / 1.055) ** 2.4)
     if tmap and not apple:
         data = os.path.join(work, "tmap.bin")
         subprocess.run([sys.executable, cut, path, "--data", tmap.split()[0], data], check=True)
         b = open(data, "rb").read()
-        assert b[0] == 0 and b[5] & 0x88 == 0, "one channel, one denominator each"
-        v = struct.unpack(">IIIIiIiIIIiIiI", b[6:62])
-        meta = {"HDRCapacityMin": v[0] / v[1], "HDRCapacityMax": v[2] / v[3], "GainMapMin": v[4] / v[5], "GainMapMax": v[6] / v[7],
-                "Gamma": v[8] / v[9], "OffsetSDR": v[10] / v[11], "OffsetHDR": v[12] / v[13]}
+        assert b[0] == 0 and b[5] & 0x08 == 0, "one denominator each"
+        v = struct.unpack(">IIII", b[6:22])
+        meta = {"HDRCapacityMin": v[0] / v[1], "HDRCapacityMax": v[2] / v[3]}
+        # One channel, or three (the multichannel flag, issue 62): each number per channel.
+        channels = [struct.unpack(">iIiIIIiIiI", b[22 + 40 * c:62 + 40 * c]) for c in range(bands)]
+        for index, name in enumerate(["GainMapMin", "GainMapMax", "Gamma", "OffsetSDR", "OffsetHDR"]):
+            values = np.array([ch[2 * index] / ch[2 * index + 1] for ch in channels])
+            meta[name] = values if bands == 3 else float(values[0])
         print("  source: ISO 21496-1 tmap %s" % meta)
         return linear, hdr(linear, g, meta)
     tags = subprocess.run(["exiftool", "-n", "-s3", "-XMP-HDRGainMap:HDRGainMapHeadroom", "-Apple:HDRHeadroom", "-Apple:HDRGain", path],
@@ -129,6 +148,37 @@ def heif_source(path, apple=False):
         stops = (-20 * m48 + 1.8 if m48 <= 0.01 else -0.101 * m48 + 1.601) if m33 < 1 else (-70 * m48 + 3 if m48 <= 0.01 else -0.303 * m48 + 2.303)
         headroom = 2 ** max(stops, 0)
     print("  source: Apple's map, headroom %.6f (%.4f stops)" % (headroom, math.log2(headroom)))
+    gl = np.where(g <= 0.04045, g / 12.92, ((g + 0.055) / 1.055) ** 2.4)
+    return linear, linear * (1 + (headroom - 1) * gl) * WHITE
+
+
+def apple_headroom(path):
+    """Apple's headroom: the map's (or the photo's) XMP HDRGainMapHeadroom, else
+    the maker note's tags 0x21 and 0x30 through Apple's formula."""
+    tags = subprocess.run(["exiftool", "-n", "-s3", "-XMP-HDRGainMap:HDRGainMapHeadroom", "-Apple:HDRHeadroom", "-Apple:HDRGain", path],
+                          capture_output=True, text=True).stdout.split()
+    if len(tags) == 3 or len(tags) == 1:
+        return float(tags[0])
+    m33, m48 = float(tags[0]), float(tags[1])
+    stops = (-20 * m48 + 1.8 if m48 <= 0.01 else -0.101 * m48 + 1.601) if m33 < 1 else (-70 * m48 + 3 if m48 <= 0.01 else -0.303 * m48 + 2.303)
+    return 2 ** max(stops, 0)
+
+
+def apple_jpeg_source(path):
+    """An iPhone JPEG with Apple's gain map (issue 62: its second MPF image, no
+    hdrgm): its SDR base (linear) and its HDR rendition by Apple's formula, the
+    map bilinearly upsampled in its coded values (as for a HEIC), the headroom
+    from the map's XMP (exiftool reads it from the second image) or the maker note."""
+    import math
+    linear, g, _ = parts(path)
+    gain_bytes = subprocess.run(["exiftool", "-b", "-MPImage2", path], capture_output=True, check=True).stdout
+    import tempfile
+    with tempfile.NamedTemporaryFile(suffix=".jpg") as gain_file:
+        gain_file.write(gain_bytes)
+        gain_file.flush()
+        headroom = apple_headroom(gain_file.name) if "HDRGainMapHeadroom" in gain_bytes.decode("latin-1") else apple_headroom(path)
+    g = np.asarray(Image.fromarray(g[:, :, 0].astype(np.float32), "F").resize((linear.shape[1], linear.shape[0]), Image.BILINEAR))[:, :, None]
+    print("  source: Apple's JPEG map, headroom %.6f (%.4f stops)" % (headroom, math.log2(headroom)))
     gl = np.where(g <= 0.04045, g / 12.92, ((g + 0.055) / 1.055) ** 2.4)
     return linear, linear * (1 + (headroom - 1) * gl) * WHITE
 
@@ -164,6 +214,9 @@ def main():
     if source.lower().endswith((".heic", ".heif", ".avif")):
         PRIMARIES[0] = "p3"
         linear, reference_full = heif_source(source, apple="--apple" in sys.argv)
+        g, meta = None, {}
+    elif "--apple" in sys.argv:
+        linear, reference_full = apple_jpeg_source(source)
         g, meta = None, {}
     else:
         linear, g, meta = parts(source)

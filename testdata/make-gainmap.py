@@ -21,7 +21,12 @@ ffmpeg with libaom):
   gainmap-apple.jpg           Apple's JPEG layout: the 640x480 chart, EXIF with
                               Apple's maker note (HDRHeadroom 1.01, HDRGain 0.6),
                               an MPF index whose second image is the 320x240 grey
-                              map with Apple's HDRGainMap XMP, no hdrgm anywhere
+                              map with Apple's HDRGainMap XMP (HDRGainMapVersion
+                              65536 alone: the older layout), no hdrgm anywhere
+  gainmap-apple-current.jpg   the same in Apple's current (iOS 18) layout: the
+                              map's XMP elements have HDRGainMapVersion 131072
+                              and HDRGainMapHeadroom 3 (which wins over the
+                              maker note's)
   gainmap-three-channel.jpg   an Ultra HDR JPEG whose 320x240 map has three
                               channels and hdrgm GainMapMin/GainMapMax/Gamma of
                               three values each (rdf:Seq), as Adobe's tools write it
@@ -169,6 +174,15 @@ def layouts(out, work):
                     'xmlns:HDRGainMap="http://ns.apple.com/HDRGainMap/1.0/" HDRGainMap:HDRGainMapVersion="65536" '
                     'xmlns:apdi="http://ns.apple.com/pixeldatainfo/1.0/" apdi:AuxiliaryImageType="urn:com:apple:photo:2020:aux:hdrgainmap">', sp)
     open(os.path.join(out, "gainmap-apple.jpg"), "wb").write(with_mpf(primary, gain, sp))
+
+    # Apple's current JPEG layout (iOS 18): the map's XMP, as elements, has HDRGainMapVersion 131072 and the
+    # headroom itself (HDRGainMapHeadroom 3), which wins over the maker note's (here 2^2.12, as above).
+    gain = with_xmp(picture(sp, work, "apple-gain", 320, 240, shape(320, 240, sp), grey=True),
+                    'xmlns:HDRGainMap="http://ns.apple.com/HDRGainMap/1.0/" xmlns:apdi="http://ns.apple.com/pixeldatainfo/1.0/">'
+                    '<HDRGainMap:HDRGainMapVersion>131072</HDRGainMap:HDRGainMapVersion>'
+                    '<HDRGainMap:HDRGainMapHeadroom>3.000000</HDRGainMap:HDRGainMapHeadroom>'
+                    '<apdi:AuxiliaryImageType>urn:com:apple:photo:2020:aux:hdrgainmap</apdi:AuxiliaryImageType>', sp)
+    open(os.path.join(out, "gainmap-apple-current.jpg"), "wb").write(with_mpf(primary, gain, sp))
 
     # A three-channel map: three values per hdrgm number (rdf:Seq), a colour map picture.
     def seq(name, values):

@@ -181,7 +181,7 @@ import Testing
     }
 
     /// Expects `entry`'s thumbnail and JPEG previews to carry the gain map of the
-    /// HEIF or AVIF `source` (its item 2): a quarter of each picture's side, near
+    /// HEIF or AVIF `source` (its item 2; a JPEG's second MPF image): a quarter of each picture's side, near
     /// the source's map as libheif shows it (through Apple's values for a
     /// `headroom`) and far from it flipped, with the `hdrgm` XMP `values`.
     static func expectCarried(
@@ -190,8 +190,11 @@ import Testing
         #expect(entry["thumbnailHdr"] as? String == "gainMap", "\(name): \(entry)")
         let previews = entry["previews"] as? [[String: Any]] ?? []
         #expect(!previews.isEmpty && previews.allSatisfy { $0["hdr"] as? String == "gainMap" }, "\(name): \(previews)")
-        // The source's map as libheif shows it, its values as the thumbnail's must be.
-        var source = try Self.heifGainMap(path, work: work, name: name)
+        // The source's map as libheif shows it (a JPEG's: its second MPF image), its values as the thumbnail's must be.
+        var source =
+            path.hasSuffix(".jpg")
+            ? try #require(try Self.gainMap(of: path, into: work, name: name + ".source-map.jpg"), "\(name) has no second MPF image")
+            : try Self.heifGainMap(path, work: work, name: name)
         if let headroom {
             let lut = work.file(name + ".lut.pgm"), mapped = work.file(name + ".mapped.png")
             try Self.appleLUT(headroom: headroom, into: lut)
@@ -216,6 +219,168 @@ import Testing
             for (key, value) in values {
                 let written: Double = try Self.hdrgm(key, of: picture, work: work) ?? .nan
                 #expect(abs(written - value) < 0.00001, "\(name) \(index): hdrgm:\(key) is \(written), not \(value)")
+            }
+        }
+    }
+
+    /// iPhone JPEGs with Apple's gain map (issue 62: "Most Compatible", an MPF
+    /// second image marked by Apple's `HDRGainMap` XMP, no `hdrgm`), in the older
+    /// layout (the headroom in the maker note's HDRHeadroom/HDRGain alone) and the
+    /// current one (the map's XMP `HDRGainMapHeadroom`, which wins over the maker
+    /// note's): reported HDR, carried into the thumbnail and JPEG previews as
+    /// their HEIC twins' maps are (Apple's values re-encoded by the HEIC's
+    /// headroom rules, a quarter of each picture's side), with no warning.
+    @Test func anIPhoneJPEGsAppleGainMapIsCarriedIntoItsThumbnailAndJPEGPreviews() throws {
+        let drop = TemporaryDirectory("iphone-jpeg-hdr-drop")
+        for name in ["gainmap-apple.jpg", "gainmap-apple-current.jpg"] { _ = try drop.add(name, copying: Fixtures.testdata("spatial/" + name)) }
+        let work = TemporaryDirectory("iphone-jpeg-hdr-work")
+        let container = work.file("c"), report = work.file("report.json")
+        let run = try ShareProcess.run(["ingest", "--container", container, "--report", report, "--pipeline", try Self.pipeline(in: work, format: "jpeg"), drop.path])
+        #expect(run.status == 0, "\(run.stderr)")
+        let data = try Data(contentsOf: URL(fileURLWithPath: report))
+        let items = try #require((try JSONSerialization.jsonObject(with: data) as? [String: Any])?["items"] as? [[String: Any]])
+        let byName = try CaptureTimeTests.entries(container)
+        // HDRHeadroom 1.01, HDRGain 0.6: Apple's formula, 2.303 − 0.303 · 0.6 stops; the current layout's XMP says 3.
+        let older = 2.303 - 0.303 * 0.6
+        for (name, stops) in [("gainmap-apple.jpg", older), ("gainmap-apple-current.jpg", log2(3.0))] {
+            let item = try #require(items.first { ($0["source"] as? String ?? "").hasSuffix("/" + name) }, "\(name) is not in the report")
+            #expect(item["hdr"] as? String == "gainMap", "\(name): \(item)")
+            #expect((item["warnings"] as? [String] ?? []).isEmpty, "\(name): \(item["warnings"] ?? [])")
+            let entry = try #require(byName[name])
+            #expect(entry["hdr"] as? String == "gainMap", "\(name): \(entry)")
+            try Self.expectCarried(
+                entry, source: Fixtures.testdata("spatial/" + name), name: name, headroom: pow(2, stops),
+                values: ["GainMapMin": 0, "GainMapMax": stops, "Gamma": 1, "OffsetSDR": 0, "OffsetHDR": 0, "HDRCapacityMin": 0, "HDRCapacityMax": stops],
+                work: work)
+        }
+    }
+
+    /// Apple's JPEG layout where it cannot be carried is named, never silent:
+    /// a map marked by Apple's XMP with no headroom anywhere (the maker note's
+    /// signature renamed away), and an MPF image with the maker note's headroom
+    /// that nothing marks as Apple's map (its XMP renamed away). Each keeps its
+    /// SDR thumbnail, `hdr: "gainMap"` and a warning naming why.
+    @Test func anIPhoneJPEGWhoseAppleGainMapCannotBeCarriedIsNamed() throws {
+        let drop = TemporaryDirectory("iphone-jpeg-uncarried-drop")
+        let original = Array(try Data(contentsOf: URL(fileURLWithPath: Fixtures.testdata("spatial/gainmap-apple.jpg"))))
+        func renamed(_ bytes: [UInt8], _ from: String, _ to: String) throws -> [UInt8] {
+            let old = Array(from.utf8), new = Array(to.utf8)
+            var out = bytes, at = 0, found = 0
+            while at + old.count <= out.count {
+                if Array(out[at..<(at + old.count)]) == old {
+                    out.replaceSubrange(at..<(at + old.count), with: new)
+                    found += 1
+                }
+                at += 1
+            }
+            #expect(found > 0 && old.count == new.count, "\(from) not in the fixture")
+            return out
+        }
+        _ = try drop.add("no-headroom.jpg", bytes: try renamed(original, "Apple iOS", "Apple iOZ"))
+        _ = try drop.add("unmarked.jpg", bytes: try renamed(try renamed(original, "HDRGainMapVersion", "HDRGainMapVersioZ"), "aux:hdrgainmap", "aux:hdrgainmaq"))
+        let work = TemporaryDirectory("iphone-jpeg-uncarried-work")
+        let container = work.file("c"), report = work.file("report.json")
+        let run = try ShareProcess.run(["ingest", "--container", container, "--report", report, "--pipeline", try Self.pipeline(in: work, format: "jpeg"), drop.path])
+        #expect(run.status == 0, "\(run.stderr)")
+        let data = try Data(contentsOf: URL(fileURLWithPath: report))
+        let items = try #require((try JSONSerialization.jsonObject(with: data) as? [String: Any])?["items"] as? [[String: Any]])
+        for (name, warning) in [
+            ("no-headroom.jpg", "Apple's JPEG gain map has no headroom (no HDRGainMapHeadroom XMP, no maker note HDRHeadroom and HDRGain)"),
+            ("unmarked.jpg", "no image its MPF index lists is marked as Apple's gain map (HDRGainMap XMP)"),
+        ] {
+            let item = try #require(items.first { ($0["source"] as? String ?? "").hasSuffix("/" + name) }, "\(name) is not in the report")
+            let warnings = item["warnings"] as? [String] ?? []
+            #expect(item["hdr"] as? String == "gainMap" && item["thumbnail"] as? String != nil && item["thumbnailHdr"] == nil, "\(name): \(item)")
+            #expect(warnings.contains("its HDR gain map is not carried into its thumbnail: \(warning); the thumbnail is SDR"), "\(name): \(warnings)")
+        }
+    }
+
+    /// A three-channel (colour) `hdrgm` map in a JPEG (issue 62: `GainMapMin`,
+    /// `GainMapMax`, `Gamma` as `rdf:Seq`s of 0,0,0; 2,1.5,1; 1,1,1, a colour map
+    /// picture, as Adobe's tools write it) is carried three-channel: the thumbnail's
+    /// and JPEG preview's maps have three bands, the source's map (at its half of
+    /// each side) re-encoded per channel for one set of numbers (minimum 0, maximum
+    /// 2, gamma 1: red as it is, green × 1.5/2, blue × 1/2), in the channels' order;
+    /// no warning. So is a three-channel `tmap` in an AVIF (maxima 1.5, 1, 0.5,
+    /// minima −0.25, gamma 0.9: one set, −0.25 to 1.5 with gamma 1, its AV1 map's
+    /// channels re-encoded each).
+    @Test func aThreeChannelGainMapIsCarriedWithItsThreeChannels() throws {
+        let drop = TemporaryDirectory("three-channel-drop")
+        let name = "gainmap-three-channel.jpg", source = Fixtures.testdata("spatial/gainmap-three-channel.jpg")
+        _ = try drop.add(name, copying: source)
+        _ = try drop.add("gainmap-three-channel.avif", copying: Fixtures.testdata("spatial/gainmap-three-channel.avif"))
+        let work = TemporaryDirectory("three-channel-work")
+        let container = work.file("c"), report = work.file("report.json")
+        let run = try ShareProcess.run(["ingest", "--container", container, "--report", report, "--pipeline", try Self.pipeline(in: work, format: "jpeg"), drop.path])
+        #expect(run.status == 0, "\(run.stderr)")
+        let data = try Data(contentsOf: URL(fileURLWithPath: report))
+        let items = try #require((try JSONSerialization.jsonObject(with: data) as? [String: Any])?["items"] as? [[String: Any]])
+        for item in items { #expect(item["hdr"] as? String == "gainMap" && (item["warnings"] as? [String] ?? []).isEmpty, "\(item)") }
+        let entries = try CaptureTimeTests.entries(container)
+        let entry = try #require(entries[name])
+        // The AVIF: its AV1 map (as libheif shows it, three bands) through its channels' tables, at a quarter of each side.
+        let avif = try #require(entries["gainmap-three-channel.avif"])
+        let avifMap = work.file("avif.map.png"), avifLUT = work.file("avif.lut.ppm"), avifMapped = work.file("avif.mapped.png")
+        let cut = work.file("avif.item.avif")
+        #expect(try MediaTools.run("/usr/bin/python3", [Fixtures.packageRoot.appendingPathComponent("bench/heif-item.py").path, Fixtures.testdata("spatial/gainmap-three-channel.avif"), "2", cut]).status == 0)
+        #expect(try MediaTools.run("/usr/bin/heif-convert", [cut, avifMap]).status == 0)
+        var table = Array("P6\n256 1\n255\n".utf8)
+        for v in 0..<256 {
+            for maximum in [1.5, 1.0, 0.5] {
+                let r = pow(Double(v) / 255, 1 / 0.9)
+                table.append(UInt8((255 * (-0.25 * (1 - r) + maximum * r + 0.25) / 1.75).rounded()))
+            }
+        }
+        try Data(table).write(to: URL(fileURLWithPath: avifLUT))
+        try ImageInspector.vips(["maplut", avifMap, avifMapped, avifLUT])
+        #expect(avif["thumbnailHdr"] as? String == "gainMap", "\(avif)")
+        let avifPicture = try Self.path(avif["thumbnail"]), avifSize = try ImageInspector.size(avifPicture)
+        let carried = try #require(try Self.gainMap(of: avifPicture, into: work, name: "avif.gain.jpg"), "the AVIF's thumbnail has no gain map")
+        let carriedSize = try ImageInspector.size(carried)
+        #expect(carriedSize == (Int((Double(avifSize.width) / 4).rounded()), Int((Double(avifSize.height) / 4).rounded())), "a \(carriedSize) map")
+        #expect(try ImageInspector.pixel(carried, x: 0, y: 0).count == 3, "the AVIF's map is not three-channel")
+        let avifExpected = work.file("avif.expected.png"), avifUnencoded = work.file("avif.unencoded.png")
+        try ImageInspector.vips(["thumbnail", avifMapped, avifExpected, String(carriedSize.width), "--height", String(carriedSize.height), "--size", "force"])
+        try ImageInspector.vips(["thumbnail", avifMap, avifUnencoded, String(carriedSize.width), "--height", String(carriedSize.height), "--size", "force"])
+        let avifNear = try ImageInspector.meanAbsoluteDifference(carried, avifExpected)
+        let avifFar = try ImageInspector.meanAbsoluteDifference(carried, avifUnencoded)
+        #expect(avifNear < 6 && avifFar > 2 * avifNear + 8, "the AVIF's map differs from its source's re-encoded by \(avifNear), not re-encoded by \(avifFar)")
+        for (key, value) in ["GainMapMin": -0.25, "GainMapMax": 1.5, "Gamma": 1, "OffsetSDR": 0.00001, "OffsetHDR": 0.00001, "HDRCapacityMin": 0, "HDRCapacityMax": 1.5] {
+            let written: Double = try Self.hdrgm(key, of: avifPicture, work: work) ?? .nan
+            #expect(abs(written - value) < 0.00001, "the AVIF's hdrgm:\(key) is \(written), not \(value)")
+        }
+        #expect(entry["thumbnailHdr"] as? String == "gainMap", "\(entry)")
+        // The source's map per channel through its re-encoding (a 3-band LUT: red, green, blue).
+        var lut = Array("P6\n256 1\n255\n".utf8)
+        for v in 0..<256 {
+            lut += [UInt8(v), UInt8((Double(v) * 1.5 / 2).rounded()), UInt8((Double(v) / 2).rounded())]
+        }
+        let lutPath = work.file("three.lut.ppm"), mapped = work.file("three.mapped.png")
+        try Data(lut).write(to: URL(fileURLWithPath: lutPath))
+        let raw = try #require(try Self.gainMap(of: source, into: work, name: "three.source-map.jpg"))
+        try ImageInspector.vips(["maplut", raw, mapped, lutPath])
+        var pictures = [try Self.path(entry["thumbnail"])]
+        for preview in entry["previews"] as? [[String: Any]] ?? [] {
+            #expect(preview["hdr"] as? String == "gainMap", "\(preview)")
+            pictures.append(try Self.path(preview["path"]))
+        }
+        #expect(pictures.count == 2)
+        for (index, picture) in pictures.enumerated() {
+            let size = try ImageInspector.size(picture)
+            let map = try #require(try Self.gainMap(of: picture, into: work, name: "three.\(index).gain.jpg"), "\(picture) has no gain map")
+            let mapSize = try ImageInspector.size(map)
+            #expect(mapSize == (Int((Double(size.width) / 2).rounded()), Int((Double(size.height) / 2).rounded())), "a \(mapSize) map of a \(size) picture")
+            #expect(try ImageInspector.pixel(map, x: 0, y: 0).count == 3, "the map is not three-channel")
+            // Against the source's map re-encoded, and as it is (its values read under the new numbers: wrong).
+            let expected = work.file("three.\(index).expected.png"), unencoded = work.file("three.\(index).unencoded.png")
+            try ImageInspector.vips(["thumbnail", mapped, expected, String(mapSize.width), "--height", String(mapSize.height), "--size", "force"])
+            try ImageInspector.vips(["thumbnail", raw, unencoded, String(mapSize.width), "--height", String(mapSize.height), "--size", "force"])
+            let near = try ImageInspector.meanAbsoluteDifference(map, expected), far = try ImageInspector.meanAbsoluteDifference(map, unencoded)
+            #expect(near < 6, "\(index): the gain map differs from the source's re-encoded by \(near)")
+            #expect(far > 3 * near + 10, "\(index): not re-encoded it differs by only \(far) (\(near) re-encoded)")
+            for (key, value) in ["GainMapMin": 0.0, "GainMapMax": 2, "Gamma": 1, "OffsetSDR": 0.015625, "OffsetHDR": 0.015625, "HDRCapacityMin": 0, "HDRCapacityMax": 2] {
+                let written: Double = try Self.hdrgm(key, of: picture, work: work) ?? .nan
+                #expect(abs(written - value) < 0.00001, "\(index): hdrgm:\(key) is \(written), not \(value)")
             }
         }
     }
@@ -398,9 +563,9 @@ import Testing
     }
 
     /// Issue 62: every gain-map layout is carried or named, never dropped
-    /// silently (`make-gainmap.py layouts`): Apple's JPEG layout (an MPF second
-    /// image, the maker note's headroom, no `hdrgm`), a three-channel `hdrgm` map
-    /// in a JPEG and a three-channel `tmap` in an AVIF, and a map the primary's
+    /// silently (`make-gainmap.py layouts`; Apple's JPEG layout and a JPEG's
+    /// three-channel `hdrgm` map, now carried, have their own tests): a
+    /// three-channel `tmap` in an AVIF, and a map the primary's
     /// XMP declares but the file lacks, each get an SDR thumbnail,
     /// `hdr: "gainMap"` and a warning naming the layout; a map of no simple
     /// fraction of its picture and one larger than it, with big-endian EXIF and
@@ -408,14 +573,30 @@ import Testing
     @Test func everyGainMapLayoutIsCarriedOrNamed() throws {
         let drop = TemporaryDirectory("gainmap-layouts")
         let expected = [
-            "gainmap-apple.jpg": "its HDR gain map is not carried into its thumbnail: Apple's JPEG gain map (MPF, maker note HDRHeadroom) is not read yet",
-            "gainmap-three-channel.jpg": "its HDR gain map is not carried into its thumbnail: a three-channel map (hdrgm:GainMapMax has 3 values)",
-            "gainmap-three-channel.avif": "its HDR gain map could not be carried into its thumbnail (a three-channel map (its tmap item has 3 sets of values)",
+            "gainmap-three-channel-offsets.avif":
+                "its HDR gain map could not be carried into its thumbnail (a three-channel map (its tmap item has 3 sets of values) whose numbers are refused",
+            "gainmap-three-channel-bad-gamma.jpg":
+                "its HDR gain map is not carried into its thumbnail: a three-channel map (hdrgm:GainMapMax has 3 values) whose numbers are refused",
             "exiftool-pixel8pro.jpg": "its HDR gain map is not carried into its thumbnail: the gain map its XMP declares is not in the file",
         ]
-        for name in expected.keys.sorted() + ["gainmap-odd-fraction.jpg", "gainmap-larger.jpg"] where name != "exiftool-pixel8pro.jpg" {
+        for name in expected.keys.sorted() + ["gainmap-odd-fraction.jpg", "gainmap-larger.jpg"] where !name.contains("-offsets") && !name.contains("-bad-") && !name.hasPrefix("exiftool") {
             _ = try drop.add(name, copying: Fixtures.testdata("spatial/" + name))
         }
+        // Three-channel maps whose numbers cannot be carried: the AVIF's tmap with its last channel's alternate offset
+        // changed (10/1000000 to 11/1000000: offsets differ by channel), the JPEG's third Gamma value no number.
+        func changed(_ name: String, _ from: [UInt8], _ to: [UInt8], last: Bool) throws -> [UInt8] {
+            var bytes = Array(try Data(contentsOf: URL(fileURLWithPath: Fixtures.testdata("spatial/" + name))))
+            let all = (0...(bytes.count - from.count)).filter { Array(bytes[$0..<($0 + from.count)]) == from }
+            let at = try #require(last ? all.last : all.first, "\(name) has no \(from)")
+            bytes.replaceSubrange(at..<(at + from.count), with: to)
+            return bytes
+        }
+        _ = try drop.add(
+            "gainmap-three-channel-offsets.avif",
+            bytes: try changed("gainmap-three-channel.avif", [0, 0, 0, 10, 0, 0x0F, 0x42, 0x40], [0, 0, 0, 11, 0, 0x0F, 0x42, 0x40], last: true))
+        _ = try drop.add(
+            "gainmap-three-channel-bad-gamma.jpg",
+            bytes: try changed("gainmap-three-channel.jpg", Array("<rdf:li>1</rdf:li></rdf:Seq></hdrgm:Gamma>".utf8), Array("<rdf:li>x</rdf:li></rdf:Seq></hdrgm:Gamma>".utf8), last: true))
         // ExifTool's Pixel 8 Pro sample declares a map (`hdrgm:Version`, a `GainMap` directory item) whose image was cut away.
         _ = try drop.add("exiftool-pixel8pro.jpg", copying: Fixtures.privacy("exiftool-pixel8pro.jpg"))
         let work = TemporaryDirectory("gainmap-layouts-work")

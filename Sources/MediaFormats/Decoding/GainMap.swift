@@ -1,3 +1,5 @@
+import Glibc
+
 // An HDR gain map's metadata (Adobe's `hdrgm` XMP, which Ultra HDR and
 // ISO 21496-1 share), read from a source's gain map in the decoder, checked by
 // the parent, and written by the parent into the Ultra HDR JPEG thumbnails it
@@ -105,6 +107,65 @@ extension GainMapMetadata {
             if values.count > 1, values.contains(where: { $0 == nil || $0 != values[0] }) { return (name, values.count) }
         }
         return nil
+    }
+}
+
+extension GainMapMetadata {
+    /// A three-channel (colour) `hdrgm` map's numbers made one set for all
+    /// channels, and a table per channel (red, green, blue: 256 entries each)
+    /// that re-encodes the map's values in them, exactly up to the rounding of
+    /// each value (issue 62): gain map minimum the channels' least, maximum their
+    /// greatest, gamma 1, a value v of channel c, boost_c = min_c · (1 − r) +
+    /// max_c · r with r = (v / 255)^(1 / gamma_c), becomes
+    /// 255 · (boost_c − min) / (max − min), rounded. Nil when the packet is not
+    /// such a map (``severalChannels(xmp:)`` finds none), says its base is HDR,
+    /// gives a number other than one or three times, gives offsets that differ
+    /// by channel (they are not in the map: no table can carry them), or its
+    /// numbers are refused (``problem``).
+    package static func threeChannel(xmp text: String) -> (metadata: GainMapMetadata, tables: [[UInt8]])? {
+        guard let prefix = SpatialMetadata.prefix(of: SpatialMetadata.gainMapNamespace, in: text),
+            SpatialMetadata.value("\(prefix):Version", in: text) != nil, severalChannels(xmp: text) != nil
+        else { return nil }
+        if let base = SpatialMetadata.value("\(prefix):BaseRenditionIsHDR", in: text), base.lowercased() == "true" { return nil }
+        // A number's three values (given once, or as an rdf:Seq of three), `fallback`'s when absent; nil when malformed.
+        func channels(_ name: String, _ fallback: Double?) -> [Double]? {
+            if let value = SpatialMetadata.value("\(prefix):\(name)", in: text), !value.isEmpty { return Double(value).map { [$0, $0, $0] } }
+            guard let start = text.firstRange(of: "<\(prefix):\(name)>") else { return fallback.map { [$0, $0, $0] } }
+            let rest = text[start.upperBound...]
+            let body = rest.firstRange(of: "</\(prefix):\(name)>").map { rest[..<$0.lowerBound] } ?? rest
+            let found = body.ranges(of: "<rdf:li>").prefix(4).map { li in
+                Double(String(body[li.upperBound...].drop(while: \.isWhitespace).prefix { $0 != "<" && !$0.isWhitespace }))
+            }
+            let numbers = found.compactMap { $0 }
+            guard numbers.count == found.count, numbers.count == 1 || numbers.count == 3 else { return nil }
+            return numbers.count == 3 ? numbers : [numbers[0], numbers[0], numbers[0]]
+        }
+        guard let minima = channels("GainMapMin", 0), let maxima = channels("GainMapMax", nil), let gammas = channels("Gamma", 1),
+            let offsetSDR = channels("OffsetSDR", 1.0 / 64), let offsetHDR = channels("OffsetHDR", 1.0 / 64),
+            let capacityMin = channels("HDRCapacityMin", 0), let capacityMax = channels("HDRCapacityMax", maxima.max()),
+            [offsetSDR, offsetHDR, capacityMin, capacityMax].allSatisfy({ (values: [Double]) in values.allSatisfy { $0 == values[0] } }),
+            (minima + maxima + gammas).allSatisfy(\.isFinite), gammas.allSatisfy({ $0 > 0 }),
+            zip(minima, maxima).allSatisfy({ $0 <= $1 }), let low = minima.min(), let high = maxima.max(), high > low
+        else { return nil }
+        let metadata = GainMapMetadata(
+            gainMapMin: low, gainMapMax: high, gamma: 1, offsetSDR: offsetSDR[0], offsetHDR: offsetHDR[0], hdrCapacityMin: capacityMin[0],
+            hdrCapacityMax: capacityMax[0])
+        guard metadata.problem == nil, gammas.allSatisfy({ $0 <= 16 }) else { return nil }
+        return (metadata, channelTables(minima: minima, maxima: maxima, gammas: gammas))
+    }
+
+    /// The tables that re-encode a three-channel map (channel c: its minimum,
+    /// maximum and gamma) for one set of numbers, minimum the least, maximum
+    /// the greatest, gamma 1 (``threeChannel(xmp:)``, ``threeChannel(toneMap:)``).
+    static func channelTables(minima: [Double], maxima: [Double], gammas: [Double]) -> [[UInt8]] {
+        let low = minima.min() ?? 0, high = maxima.max() ?? 1
+        return (0..<3).map { c in
+            (0..<256).map { v -> UInt8 in
+                let r = pow(Double(v) / 255, 1 / gammas[c])
+                let boost = minima[c] * (1 - r) + maxima[c] * r
+                return UInt8(max(0, min(255, (255 * (boost - low) / (high - low)).rounded())))
+            }
+        }
     }
 }
 

@@ -40,8 +40,10 @@ package struct HEIFGainMap: Sendable, Hashable {
     /// How the map applies to the SDR base.
     package var metadata: GainMapMetadata
     /// Each 8-bit map value's value in ``metadata``'s terms (256 entries), when
-    /// they are not the map's own (Apple's maps); nil: the map as it is.
-    package var values: [UInt8]?
+    /// they are not the map's own: one table for every channel (Apple's maps)
+    /// or one per channel, red, green, blue (a three-channel `tmap`'s:
+    /// ``GainMapMetadata/threeChannel(toneMap:)``); nil: the map as it is.
+    package var values: [[UInt8]]?
 
     /// The gain map of the file in `bytes` whose structure is `file`, for its
     /// primary image: a `tmap` item whose base is the primary (SDR base only),
@@ -55,17 +57,33 @@ package struct HEIFGainMap: Sendable, Hashable {
             else { continue }
             return HEIFGainMap(item: map.id, kind: .iso21496, metadata: metadata, values: nil)
         }
+        // A three-channel tmap: one set of numbers for all channels, the map's values re-encoded per channel.
+        for item in file.items.values.sorted(by: { $0.id < $1.id }) where item.type == "tmap" {
+            let inputs = file.references(from: item.id, type: "dimg")
+            guard inputs.count == 2, inputs[0] == primary, let map = file.items[inputs[1]], map.id != primary,
+                let data = try? file.data(of: item, in: bytes, limit: 4096), let (metadata, tables) = GainMapMetadata.threeChannel(toneMap: data)
+            else { continue }
+            return HEIFGainMap(item: map.id, kind: .iso21496, metadata: metadata, values: tables)
+        }
         for auxiliary in file.items(referring: primary, type: "auxl") {
             guard file.properties(of: auxiliary).contains(.auxiliaryType(SpatialMetadata.appleGainMap)),
-                let headroom = appleHeadroom(file, bytes: bytes, map: auxiliary.id, primary: primary), headroom > 1, headroom <= 65536
+                let headroom = appleHeadroom(file, bytes: bytes, map: auxiliary.id, primary: primary), let (metadata, values) = apple(headroom: headroom)
             else { continue }
-            let stops = log2(headroom)
-            let metadata = GainMapMetadata(
-                gainMapMin: 0, gainMapMax: stops, gamma: 1, offsetSDR: 0, offsetHDR: 0, hdrCapacityMin: 0, hdrCapacityMax: stops)
-            guard metadata.problem == nil else { continue }
-            return HEIFGainMap(item: auxiliary.id, kind: .apple, metadata: metadata, values: appleValues(headroom: headroom))
+            return HEIFGainMap(item: auxiliary.id, kind: .apple, metadata: metadata, values: [values])
         }
         return nil
+    }
+
+    /// Apple's map of headroom `headroom` in ``GainMapMetadata``'s terms (gain
+    /// map minimum 0, maximum and capacity log2 H, gamma 1, no offsets) and its
+    /// values re-encoded (``appleValues(headroom:)``), when the headroom is above 1
+    /// and at most 2^16; nil otherwise. The rule for Apple's maps in a HEIC and in a JPEG.
+    package static func apple(headroom: Double) -> (metadata: GainMapMetadata, values: [UInt8])? {
+        guard headroom.isFinite, headroom > 1, headroom <= 65536 else { return nil }
+        let stops = log2(headroom)
+        let metadata = GainMapMetadata(gainMapMin: 0, gainMapMax: stops, gamma: 1, offsetSDR: 0, offsetHDR: 0, hdrCapacityMin: 0, hdrCapacityMax: stops)
+        guard metadata.problem == nil else { return nil }
+        return (metadata, appleValues(headroom: headroom))
     }
 
     /// Why the file in `bytes` whose structure is `file`, which has a gain map
@@ -79,7 +97,7 @@ package struct HEIFGainMap: Sendable, Hashable {
             guard inputs.count == 2, inputs[0] == primary, let data = try? file.data(of: item, in: bytes, limit: 4096),
                 let channels = GainMapMetadata.toneMapChannels(data)
             else { continue }
-            return "a \(channels == 3 ? "three" : String(channels))-channel map (its tmap item has \(channels) sets of values) is not carried yet"
+            return "a \(channels == 3 ? "three" : String(channels))-channel map (its tmap item has \(channels) sets of values) whose numbers are refused (offsets that differ by channel, a base that is HDR, or out of range)"
         }
         return nil
     }
@@ -96,12 +114,7 @@ package struct HEIFGainMap: Sendable, Hashable {
         for described in [map, primary] {
             for item in file.items(referring: described, type: "cdsc") where item.type == "mime" {
                 guard let data = try? file.data(of: item, in: bytes, limit: SpatialMetadata.maximumXMP) else { continue }
-                let text = String(decoding: data, as: UTF8.self)
-                if let prefix = SpatialMetadata.prefix(of: appleNamespace, in: text),
-                    let value = SpatialMetadata.value("\(prefix):HDRGainMapHeadroom", in: text).flatMap(Double.init), value.isFinite
-                {
-                    return value
-                }
+                if let value = appleHeadroom(xmp: String(decoding: data, as: UTF8.self)) { return value }
             }
         }
         for item in file.items(referring: primary, type: "cdsc") where item.type == "Exif" {
@@ -114,6 +127,15 @@ package struct HEIFGainMap: Sendable, Hashable {
             return appleHeadroom(makerNote33: tag33, makerNote48: tag48)
         }
         return nil
+    }
+
+    /// `HDRGainMap:HDRGainMapHeadroom` of an XMP packet (Apple's namespace, any
+    /// prefix), when it is a finite number.
+    static func appleHeadroom(xmp text: String) -> Double? {
+        guard let prefix = SpatialMetadata.prefix(of: appleNamespace, in: text),
+            let value = SpatialMetadata.value("\(prefix):HDRGainMapHeadroom", in: text).flatMap(Double.init), value.isFinite
+        else { return nil }
+        return value
     }
 
     /// Apple maker note tags 0x21 and 0x30 of the EXIF `tiff`, when both are numbers.
@@ -177,6 +199,29 @@ extension GainMapMetadata {
         self.init(
             gainMapMin: v[0], gainMapMax: v[1], gamma: v[2], offsetSDR: v[3], offsetHDR: v[4], hdrCapacityMin: read.base,
             hdrCapacityMax: read.alternate)
+    }
+
+    /// A three-channel `tmap` item's data (the multichannel flag, values that
+    /// differ by channel) made one set of numbers for all channels and a table
+    /// per channel (``channelTables(minima:maxima:gammas:)``), as a JPEG's
+    /// three-channel `hdrgm` map is (``threeChannel(xmp:)``): the base SDR, the
+    /// direction forward, the base and alternate offsets the same in every
+    /// channel (they are not in the map); nil otherwise.
+    package static func threeChannel(toneMap data: [UInt8]) -> (metadata: GainMapMetadata, tables: [[UInt8]])? {
+        guard let read = toneMapValues(data), read.base < read.alternate, read.channels.count == 3,
+            !read.channels.allSatisfy({ $0 == read.channels[0] })
+        else { return nil }
+        let channels = read.channels
+        let minima = channels.map { $0[0] }, maxima = channels.map { $0[1] }, gammas = channels.map { $0[2] }
+        guard channels.allSatisfy({ $0[3] == channels[0][3] && $0[4] == channels[0][4] }), (minima + maxima + gammas).allSatisfy(\.isFinite),
+            gammas.allSatisfy({ $0 > 0 && $0 <= 16 }), zip(minima, maxima).allSatisfy({ $0 <= $1 }), let low = minima.min(), let high = maxima.max(),
+            high > low
+        else { return nil }
+        let metadata = GainMapMetadata(
+            gainMapMin: low, gainMapMax: high, gamma: 1, offsetSDR: channels[0][3], offsetHDR: channels[0][4], hdrCapacityMin: read.base,
+            hdrCapacityMax: read.alternate)
+        guard metadata.problem == nil else { return nil }
+        return (metadata, channelTables(minima: minima, maxima: maxima, gammas: gammas))
     }
 
     /// The number of channels of an ISO 21496-1 `tmap` item's data whose values

@@ -156,8 +156,13 @@ package enum SpatialMetadata {
                 return facts
             }
         }
-        // Apple's JPEG gain map: an MPF second image, the headroom in the maker note (no `hdrgm`).
+        // Apple's JPEG gain map: an MPF second image, marked by Apple's XMP or with the headroom in the maker note (no `hdrgm`).
         if !images.isEmpty, appleMakerNoteHeadroom(source, primary) != nil { facts.gainMap = true }
+        if images.contains(where: { image in
+            xmpPackets(source, segments(source, at: image.start)).contains { isAppleGainMap(xmp: String(decoding: $0, as: UTF8.self)) }
+        }) {
+            facts.gainMap = true
+        }
         return facts
     }
 

@@ -12,6 +12,14 @@ package struct UltraHDRGainMap: Sendable, Hashable {
     package var metadata: GainMapMetadata
     /// The primary's EXIF orientation (1–8).
     package var orientation: Int
+    /// Each 8-bit map value's value in ``metadata``'s terms (256 entries), when
+    /// they are not the map's own: one table for every channel (Apple's map:
+    /// ``HEIFGainMap/appleValues(headroom:)``) or one per channel, red, green,
+    /// blue (a three-channel map: ``GainMapMetadata/threeChannel(xmp:)``); nil:
+    /// the map as it is.
+    package var values: [[UInt8]]? = nil
+    /// Whether it is Apple's map (kept at a quarter of the picture's side at most, as a HEIC's).
+    package var apple = false
 }
 
 extension SpatialMetadata {
@@ -27,10 +35,12 @@ extension SpatialMetadata {
         let primary = segments(source, at: 0)
         for (start, size) in mpfImages(source, primary) {
             guard size > 4, size <= maximumGainMap, start <= source.count - size else { continue }
-            let packets = xmpPackets(source, segments(source, at: start))
-            guard let metadata = packets.lazy.compactMap({ GainMapMetadata(xmp: String(decoding: $0, as: UTF8.self)) }).first,
-                metadata.problem == nil
-            else { continue }
+            let texts = xmpPackets(source, segments(source, at: start)).map { String(decoding: $0, as: UTF8.self) }
+            // A three-channel map: one set of numbers for all channels, its values re-encoded per channel.
+            if let (metadata, tables) = texts.lazy.compactMap(GainMapMetadata.threeChannel(xmp:)).first {
+                return UltraHDRGainMap(range: start..<(start + size), metadata: metadata, orientation: orientation(source, primary), values: tables)
+            }
+            guard let metadata = texts.lazy.compactMap(GainMapMetadata.init(xmp:)).first, metadata.problem == nil else { continue }
             return UltraHDRGainMap(range: start..<(start + size), metadata: metadata, orientation: orientation(source, primary))
         }
         // No MPF index (an editor dropped it): the primary's `Container:Directory`, whose
@@ -54,7 +64,43 @@ extension SpatialMetadata {
             else { continue }
             return UltraHDRGainMap(range: start..<source.count, metadata: metadata, orientation: orientation(source, primary))
         }
+        return appleJPEGGainMap(source, primary)
+    }
+
+    /// Apple's JPEG gain map (an iPhone's "Most Compatible" HDR photo): the first
+    /// further image the MPF index lists whose XMP marks it as Apple's map
+    /// (``isAppleGainMap(xmp:)``), with the HEIC's headroom rules
+    /// (``HEIFGainMap/apple(headroom:)``): the map's XMP `HDRGainMapHeadroom`
+    /// (iOS 18's layout), else the primary's, else the maker note's tags 0x21
+    /// and 0x30 (the older layout, `HDRGainMapVersion` 65536 alone); nil when
+    /// there is none, or no headroom above 1.
+    static func appleJPEGGainMap(_ source: any RandomAccessBytes, _ primary: [(marker: UInt8, payload: Range<Int>)]) -> UltraHDRGainMap? {
+        for (start, size) in mpfImages(source, primary) {
+            guard size > 4, size <= maximumGainMap, start <= source.count - size else { continue }
+            let texts = xmpPackets(source, segments(source, at: start)).map { String(decoding: $0, as: UTF8.self) }
+            guard texts.contains(where: isAppleGainMap(xmp:)), let headroom = appleHeadroom(source, primary, map: texts),
+                let (metadata, values) = HEIFGainMap.apple(headroom: headroom)
+            else { continue }
+            return UltraHDRGainMap(
+                range: start..<(start + size), metadata: metadata, orientation: orientation(source, primary), values: [values], apple: true)
+        }
         return nil
+    }
+
+    /// Whether an XMP packet is that of Apple's gain map: `HDRGainMap:HDRGainMapVersion`
+    /// in Apple's namespace, or `apdi:AuxiliaryImageType` its auxiliary type.
+    static func isAppleGainMap(xmp text: String) -> Bool {
+        if let prefix = prefix(of: HEIFGainMap.appleNamespace, in: text), value("\(prefix):HDRGainMapVersion", in: text) != nil { return true }
+        return text.contains(appleGainMap)
+    }
+
+    /// The headroom of Apple's JPEG gain map whose XMP packets are `map`, by the
+    /// HEIC's rules: `HDRGainMapHeadroom` in the map's XMP or the primary's, else
+    /// the primary's EXIF maker note tags 0x21 and 0x30.
+    static func appleHeadroom(_ source: any RandomAccessBytes, _ primary: [(marker: UInt8, payload: Range<Int>)], map: [String]) -> Double? {
+        let own = xmpPackets(source, primary).map { String(decoding: $0, as: UTF8.self) }
+        if let value = (map + own).lazy.compactMap(HEIFGainMap.appleHeadroom(xmp:)).first { return value }
+        return appleMakerNoteHeadroom(source, primary).map { HEIFGainMap.appleHeadroom(makerNote33: $0.0, makerNote48: $0.1) }
     }
 
     /// Why the JPEG in `source`, which has a gain map, has none that
@@ -67,8 +113,8 @@ extension SpatialMetadata {
             for packet in xmpPackets(source, segments(source, at: image.start)) {
                 let text = String(decoding: packet, as: UTF8.self)
                 guard let prefix = prefix(of: gainMapNamespace, in: text), value("\(prefix):Version", in: text) != nil else { continue }
-                if let (name, count) = GainMapMetadata.severalChannels(xmp: text) {
-                    return "a three-channel map (hdrgm:\(name) has \(count) values) is not carried yet"
+                if let (name, count) = GainMapMetadata.severalChannels(xmp: text), GainMapMetadata.threeChannel(xmp: text) == nil {
+                    return "a three-channel map (hdrgm:\(name) has \(count) values) whose numbers are refused (not one or three values each, offsets that differ by channel, or out of range)"
                 }
                 if let base = value("\(prefix):BaseRenditionIsHDR", in: text), base.lowercased() == "true" {
                     return "a map whose base is the HDR rendition (hdrgm:BaseRenditionIsHDR) is not carried"
@@ -77,8 +123,17 @@ extension SpatialMetadata {
                 return "its hdrgm XMP has no GainMapMax"
             }
         }
+        for image in images {
+            let texts = xmpPackets(source, segments(source, at: image.start)).map { String(decoding: $0, as: UTF8.self) }
+            guard texts.contains(where: isAppleGainMap(xmp:)) else { continue }
+            guard let headroom = appleHeadroom(source, primary, map: texts) else {
+                return "Apple's JPEG gain map has no headroom (no HDRGainMapHeadroom XMP, no maker note HDRHeadroom and HDRGain)"
+            }
+            if HEIFGainMap.apple(headroom: headroom) == nil { return "Apple's JPEG gain map has a headroom of \(headroom) (none above SDR)" }
+            return "Apple's JPEG gain map could not be read"
+        }
         if !images.isEmpty, appleMakerNoteHeadroom(source, primary) != nil {
-            return "Apple's JPEG gain map (MPF, maker note HDRHeadroom) is not read yet"
+            return "no image its MPF index lists is marked as Apple's gain map (HDRGainMap XMP)"
         }
         if xmpPackets(source, primary).contains(where: {
             let text = String(decoding: $0, as: UTF8.self)

@@ -67,7 +67,8 @@ enum HEIFGainMapThumbnail {
         // A monochrome map (Apple's, most AVIFs') is read as its one band, without an RGB conversion.
         let grey = layout.coding.chromaFormat == 0
         let picture = try decoder.decode(layout, reduction: reduction, raw: true, grey: grey)
-        let pixels = values(of: picture.pixels, table: found.values)
+        let pixels = values(of: picture.pixels, bands: grey ? 1 : 3, tables: found.values)
+        let bands = grey && found.values?.count != 3 ? 1 : 3
         // The map's own transforms when it has any (as Apple writes it: the primary's), else the primary's.
         let own = file.transforms(of: item)
         let transforms = own.isEmpty ? file.transforms(of: primary) : own
@@ -76,7 +77,7 @@ enum HEIFGainMapThumbnail {
         do throws(VipsError) {
             try Vips.start()
             let maps = try Vips.withExactErrors { () throws(VipsError) -> [GainMapPicture] in
-                let decoded = try VipsImageHandle.fromMap(pixels, width: picture.width, height: picture.height, bands: grey ? 1 : 3)
+                let decoded = try VipsImageHandle.fromMap(pixels, width: picture.width, height: picture.height, bands: bands)
                 let shown = try HEIFThumbnail.oriented(
                     decoded, sourceWidth: source.width, sourceHeight: source.height, transforms: transforms, exifOrientation: exif
                 ).inMemory()
@@ -92,13 +93,21 @@ enum HEIFGainMapThumbnail {
         }
     }
 
-    /// The map's decoded samples (one band or three), each through `table` when there is one.
-    static func values(of samples: [UInt8], table: [UInt8]?) -> [UInt8] {
-        var out = samples
-        if let table, table.count == 256 {
-            for index in out.indices { out[index] = table[Int(out[index])] }
+    /// The map's decoded samples (`bands`: one or three), each through `tables`
+    /// when there are any: one for every band, or one per band (red, green,
+    /// blue; a grey map is made three bands).
+    static func values(of samples: [UInt8], bands: Int, tables: [[UInt8]]?) -> [UInt8] {
+        guard let tables, tables.count == 1 || tables.count == 3, tables.allSatisfy({ $0.count == 256 }), bands == 1 || bands == 3 else {
+            return samples
         }
-        return out
+        let out = max(bands, tables.count), pixels = samples.count / bands
+        var mapped = [UInt8](repeating: 0, count: pixels * out)
+        for pixel in 0..<pixels {
+            for band in 0..<out {
+                mapped[pixel * out + band] = tables[tables.count == 1 ? 0 : band][Int(samples[pixel * bands + (bands == 1 ? 0 : band)])]
+            }
+        }
+        return mapped
     }
 }
 

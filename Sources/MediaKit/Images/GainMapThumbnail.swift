@@ -36,8 +36,11 @@ enum GainMapThumbnail {
         else {
             throw VipsError("gain map", message: "a \(map.width)×\(map.height) gain map for a \(base.width)×\(base.height) photo")
         }
-        // The map keeps its scale to the picture (phones store it at a quarter of the base's size on each side).
-        let sizes = mapSizes(for: thumbnail, ratio: Double(map.width) / Double(base.width))
+        // The map keeps its scale to the picture (phones store it at a quarter of the base's size on each side);
+        // Apple's (half the photo's side) is kept at a quarter at most, as a HEIC's is.
+        var ratio = Double(map.width) / Double(base.width)
+        if found.apple { ratio = min(HEIFGainMapThumbnail.largestScale, ratio) }
+        let sizes = mapSizes(for: thumbnail, ratio: ratio)
         let (rotation, mirrored) = TIFFStep.Layout.orientation(found.orientation)  // EXIF's orientation is TIFF's tag
         let turned = rotation == 90 || rotation == 270
         // Each size as stored (before turning), and the largest, which the map is decoded at.
@@ -45,7 +48,10 @@ enum GainMapThumbnail {
         guard let largest = stored.max(by: { $0.width * $0.height < $1.width * $1.height }) else { return thumbnail }
         try Vips.start()
         let maps = try Vips.withExactErrors { () throws(VipsError) -> [GainMapPicture] in
-            let decoded = try decode(bytes, width: largest.width, height: largest.height, failOn: spec.damageTolerance.vipsFailOn)
+            var decoded = try decode(bytes, width: largest.width, height: largest.height, failOn: spec.damageTolerance.vipsFailOn)
+            // Apple's map values re-encoded for the metadata (the HEIC's table), and a three-channel map's per channel,
+            // before any resampling, as a HEIC's are.
+            if let tables = found.values { decoded = try decoded.mapped(through: tables) }
             return try stored.map { (size) throws(VipsError) -> GainMapPicture in
                 var map = try decoded.scaled(toWidth: size.width, height: size.height).rotated(clockwise: rotation)
                 if mirrored { map = try VipsImageHandle.make("vips_flip") { shim_vips_flip_horizontal(map.pointer, $0) } }
@@ -99,6 +105,26 @@ enum GainMapThumbnail {
 }
 
 extension VipsImageHandle {
+    /// This 8-bit grey or three-band gain map with each sample through `tables`
+    /// (256 entries each): one for every band, or one per band (red, green,
+    /// blue; a grey map is made three bands), in memory (``HEIFGainMapThumbnail/values(of:bands:tables:)``).
+    func mapped(through tables: [[UInt8]]) throws(VipsError) -> VipsImageHandle {
+        let width = self.width, height = self.height, bands = self.bands
+        guard tables.count == 1 || tables.count == 3, tables.allSatisfy({ $0.count == 256 }), bands == 1 || bands == 3,
+            vips_image_get_format(pointer) == VIPS_FORMAT_UCHAR, width > 0, height > 0
+        else {
+            throw VipsError("gain map", message: "a \(bands)-band gain map")
+        }
+        var size = 0
+        guard let memory = vips_image_write_to_memory(pointer, &size) else { throw VipsError("vips_image_write_to_memory") }
+        defer { g_free(memory) }
+        let count = width * height * bands
+        guard size == count else { throw VipsError("vips_image_write_to_memory", message: "\(size) bytes for a \(width)×\(height)×\(bands) map") }
+        let samples = Array(UnsafeRawBufferPointer(start: memory, count: count))
+        return try Self.fromMap(
+            HEIFGainMapThumbnail.values(of: samples, bands: bands, tables: tables), width: width, height: height, bands: max(bands, tables.count))
+    }
+
     /// This picture scaled to exactly `width`×`height` (each axis by its own factor).
     func scaled(toWidth width: Int, height: Int) throws(VipsError) -> VipsImageHandle {
         guard width != self.width || height != self.height else { return self }
