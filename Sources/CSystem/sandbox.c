@@ -129,7 +129,7 @@ int shim_drop_privileges(uid_t uid, gid_t gid, pid_t parent) {
 
 // The policy: an allowlist. Each call below is one the decoders were seen to
 // make once the sandbox was up (scripts/record-helper-syscalls.sh records them
-// over every fixture; the README's table gives each one's reason), or, marked
+// over every fixture; the table in docs/security.md gives each one's reason), or, marked
 // so, one a process needs to survive a signal or a large reallocation.
 // Everything else traps (SECCOMP_RET_TRAP): the helper reports the call to its
 // parent and dies (see shim_sandbox_seccomp). Only a few calls the libraries

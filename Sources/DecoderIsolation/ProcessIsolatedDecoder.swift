@@ -14,7 +14,7 @@ import SystemCalls
 /// side's `DecoderHelper.main`), never a fork of this threaded process: one
 /// helper template (`share-helper decode-helper --template`, started once per
 /// decoder) sets up the libraries once and forks the helpers (see `HelperTemplate`). A helper loads the libraries, gives up its privileges and locks
-/// itself down (see the README: an unprivileged user, no capabilities,
+/// itself down (see docs/security.md: an unprivileged user, no capabilities,
 /// no-new-privs, a seccomp-bpf allowlist, Landlock, resource limits), and then
 /// decodes one request at a time: the parent opens the file read-only and
 /// passes the descriptor with the request over a Unix socket; the helper sends
@@ -57,11 +57,11 @@ public final class ProcessIsolatedDecoder: MediaDecoder, @unchecked Sendable {
         /// the parent stops a helper that has not answered.
         public var gracePeriod: Double
         /// Extra environment for the helpers. They inherit only a short list of
-        /// this process's variables (see the README's sandbox section), then these.
+        /// this process's variables (see the sandbox section of docs/security.md), then these.
         public var environment: [String: String]
         /// The user a helper switches to when this process runs as root (looked up
         /// by name here). Empty (the default): a uid and gid of their own, which
-        /// no account and no other process has (see the README's "No
+        /// no account and no other process has (see docs/security.md's "No
         /// privileges"). A helper of an unprivileged process keeps its user.
         public var helperUser: String
         /// The group a helper of a named ``helperUser`` switches to (default

@@ -20,7 +20,7 @@ import SystemCalls
 ///   ``readablePaths`` (libraries, their data and configuration); TCP bind and
 ///   connect refused; signals and abstract Unix sockets scoped to the helper;
 /// - seccomp-bpf: an allowlist of the calls the decoders make (see
-///   `shim_sandbox.h` and the README's table); anything else kills the helper,
+///   `shim_sandbox.h` and the table in docs/security.md); anything else kills the helper,
 ///   which first tells its parent the call's name.
 ///
 /// The input arrives as an open read-only descriptor, which none of this affects.
@@ -38,7 +38,7 @@ package enum Sandbox {
     /// Nothing of the user's, nor the host's network and mount tables (which
     /// `/proc/self/net` and `/proc/self/mountinfo` show). (liborc also tries to
     /// create executable scratch files in $HOME or /tmp; refused, its code is
-    /// not run: see the README.)
+    /// not run: see docs/security.md.)
     package static let readablePaths = [
         "/usr", "/etc/fonts", "/etc/ImageMagick-6", "/etc/ImageMagick-7", "/var/cache/fontconfig", "/etc/ld.so.cache",
         "/etc/localtime", "/proc/sys/vm/overcommit_memory", "/sys/devices/system/cpu", "/dev/null", "/dev/urandom",

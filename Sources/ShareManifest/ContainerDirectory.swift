@@ -3,7 +3,7 @@ import SystemCalls
 
 /// The shared container: where copies, thumbnails and manifests live.
 ///
-/// Layout (documented in the README; host apps may rely on it):
+/// Layout (documented in docs/media.md; host apps may rely on it):
 /// ```
 /// <root>/<UUID>.<ext>                  copied items
 /// <root>/thumbnails/<UUID>.jpg         thumbnails

@@ -4,7 +4,7 @@ import ShareIngestCore
 import ShareManifest
 import SystemCalls
 
-/// The exit statuses of `share`, with what each means (the README's table and
+/// The exit statuses of `share`, with what each means (docs/using-share.md's table and
 /// `share --help` are made from ``meaning``). The numbers above 1 are the
 /// BSD sysexits' (`EX_USAGE`, `EX_NOINPUT`, …) and the shells' 128 + signal.
 enum ExitStatus: Int32, CaseIterable, Sendable {
@@ -39,7 +39,7 @@ enum ExitStatus: Int32, CaseIterable, Sendable {
 
     func exit() -> Never { Processes.exit(rawValue) }
 
-    /// One line for the README's table and `--help`.
+    /// One line for the documents' table and `--help`.
     var meaning: String {
         switch self {
         case .success: "success: every item delivered (but those --include, --exclude, --taken-after or --taken-before left out), or the command did what was asked"

@@ -8,7 +8,7 @@ import Glibc
 //   beside Apple's own map): its `dimg` references are the base image and the
 //   gain map, its data the metadata. Carried only when the base is the SDR
 //   rendition (base headroom below the alternate's): an HDR base with a map
-//   down to SDR keeps its tone-mapped thumbnail (the note in README's HDR
+//   down to SDR keeps its tone-mapped thumbnail (the note in docs/media.md's HDR
 //   section says why).
 // - Apple's map (iPhone 12 and later): a hidden auxiliary image of type
 //   `urn:com:apple:photo:2020:aux:hdrgainmap` (`auxl` to the primary), whose

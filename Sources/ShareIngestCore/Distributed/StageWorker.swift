@@ -127,7 +127,7 @@ public final class StageWorker: Sendable {
             return try QueueSchema.migrate(queue.connection)
         } catch let error as PostgresError where error.sqlState == .insufficientPrivilege {
             throw SchemaMismatch(
-                description: "PostgreSQL: \(error.message): this role may not change the schema; run share db migrate as the owner role (README: least privilege)")
+                description: "PostgreSQL: \(error.message): this role may not change the schema; run share db migrate as the owner role (docs/operating.md: Least privilege)")
         }
     }
 

@@ -1,6 +1,6 @@
 import Foundation
 
-/// The metrics `share watch` and `share worker` serve at `/metrics` (README:
+/// The metrics `share watch` and `share worker` serve at `/metrics` (docs/operating.md:
 /// "Operating share"), fed from the batch's event stream (``observe(_:)``), the
 /// decoder's helper counters (``readHelpers(started:killed:)``) and the state
 /// ``ServiceMonitor`` reads every few seconds (inbox, journal, database).

@@ -204,7 +204,7 @@ extension PipelineDefinition {
         /// Which kinds get thumbnails: images, videos, documents (PDF first pages),
         /// audio (its cover art).
         public var kinds: Set<ThumbnailKind> = [.image, .video, .document, .audio]
-        /// What a truncated or damaged image gives: see the README's pipeline table.
+        /// What a truncated or damaged image gives: see the pipeline table in docs/media.md.
         public var damageTolerance: DamageTolerance = .truncated
         /// Seconds one thumbnail may take.
         public var timeLimit: Double = 30

@@ -2,7 +2,7 @@ import MediaFormats
 import ShareIngestCore
 
 /// Every command of `share` and every option it takes: the one table the
-/// parser, the help, the completion scripts, the man page and the README's
+/// parser, the help, the completion scripts, the man page and docs/using-share.md's
 /// option tables come from.
 enum CommandTable {
     // MARK: Options several commands share
@@ -183,7 +183,7 @@ enum CommandTable {
     static let helpCommand = CommandSpec(
         "help", "describe share or one of its commands",
         positionals: [PositionalSpec(name: "COMMAND", count: .optional, help: "a command (db migrate: both words)", completion: .commands)],
-        options: [.flag("markdown", "the command's options as the README's Markdown table")],
+        options: [.flag("markdown", "the command's options as a Markdown table (docs/using-share.md's)")],
         exits: [.success, .usage])
 
     static let version = CommandSpec("version", "print the version (also share --version)", options: [], exits: [.success, .usage])

@@ -1,6 +1,6 @@
 import ShareIngestCore
 
-/// `share --help`, `share CMD --help`, `share help CMD` and the README's
+/// `share --help`, `share CMD --help`, `share help CMD` and docs/using-share.md's
 /// Markdown tables, all from ``CommandTable``.
 enum Help {
     /// The version `share --version` prints (the one `/metrics` reports).
@@ -42,7 +42,7 @@ enum Help {
         option.defaultValue.map { "\(option.help) (default: \($0))" } ?? option.help
     }
 
-    /// The README's table of a command's arguments and options.
+    /// The Markdown table of a command's arguments and options (docs/using-share.md).
     static func markdown(of command: CommandSpec) -> String {
         var lines = ["| option | default | meaning |", "|---|---|---|"]
         for positional in command.positionals { lines.append("| `\(cell(positional.usage))` | | \(cell(positional.help)) |") }
@@ -52,7 +52,7 @@ enum Help {
         return lines.joined(separator: "\n")
     }
 
-    /// The README's table of exit statuses.
+    /// The Markdown table of exit statuses (docs/using-share.md).
     static var exitMarkdown: String {
         (["| status | meaning |", "|---|---|"] + ExitStatus.allCases.map { "| `\($0.rawValue)` | \(cell($0.meaning)) |" }).joined(separator: "\n")
     }

@@ -49,7 +49,7 @@ enum ManPage {
             ".I $XDG_DATA_HOME/share\\-ingest/container",
             escape("the default container: copies <UUID>.<ext>, thumbnails/, manifests/<key>.json, and .share-ingest/ (the journal and each batch's report)"),
             ".SH SEE ALSO",
-            escape("The README of share-ingest: how to install, the container and the manifest, pipelines, operating share as a service."),
+            escape("The README of share-ingest (how to install, a tour) and its docs/ pages: using share, operating it as a service, what it does to media (the container and the manifest, pipelines), security, the library, design, testing."),
         ]
         return lines.joined(separator: "\n") + "\n"
     }

@@ -1,5 +1,5 @@
 /// One declaration per option, from which the parser, `--help`, `share help
-/// CMD`, the completion scripts, the man page and the README's option tables
+/// CMD`, the completion scripts, the man page and the option tables of docs/using-share.md
 /// are all made (`CommandTable` holds every command's).
 
 /// What an option's value is: how the parser checks it and how a shell completes it.
