@@ -365,7 +365,7 @@ enum BatchCompletion {
             record.manifestPath = delivered ? manifestPath : nil
             let redirect = delivered ? stage.redirect(for: types, key: batch.key) : nil
             record.redirectURL = redirect?.description
-            record.state = .done
+            record.handle(.end)
             record.finishedAt = now
             record.itemCount = counts.items
             record.ingestedCount = counts.ingested

@@ -279,7 +279,7 @@ final class BatchRunner: Sendable {
                     pause(wait)
                     if cancellation.isCancelled { return try interruptedReport(batch, started: started) }
                 }
-                batch.state = .manifesting
+                batch.handle(.startFanIn)
                 try? store.update(batch, durable: true)
                 do {
                     outcome = try fanIn(batch, started: started, dispose: dispose)
@@ -292,7 +292,7 @@ final class BatchRunner: Sendable {
                     let lost = (try? store.recordedFanIn(of: batch.id))?.lost ?? 0
                     let (next, kept) = lifecycle.afterFanInWantsSpace(lostBefore: lost, reason: "\(wants)")
                     try? store.loseFanIn(batch.id, next: next, lost: kept)
-                    batch.state = .running
+                    batch.handle(.fanInWaits)
                     let folder = wants.error.path.parentPath
                     stoppedBy.withLock { $0 = .diskFull(path: folder, freeBytes: (try? FileSystem.space(of: folder))?.available) }
                     return try interruptedReport(batch, started: started)
@@ -342,7 +342,7 @@ final class BatchRunner: Sendable {
     func loseFanIn(_ batch: inout BatchRecord, reason: String) throws {
         let (next, lost) = lifecycle.afterLosingFanIn(lostBefore: try store.recordedFanIn(of: batch.id)?.lost ?? 0, reason: reason)
         try store.loseFanIn(batch.id, next: next, lost: lost)
-        batch.state = ItemLifecycle.batchState(afterLosingFanIn: next)
+        batch.handle(.loseFanIn(next: next))
     }
 
     /// The report of a batch that stopped before all its items finished: its
