@@ -413,7 +413,8 @@ enum BatchCompletion {
 
 extension ItemReports {
     /// The reports of a batch's items, rebuilt from the container's journal
-    /// (when its stored report is gone): empty when the journal does not have it.
+    /// (when its stored report is gone): empty when the journal does not have
+    /// it. The same in both modes (``BatchLifecycle/Difference/fallbackReport``).
     static func rebuilt(batch: UUID, container: ContainerDirectory, pipeline: PipelineDefinition, message: String?) -> [ItemReport] {
         guard let journal = try? BatchJournal(container: container) else { return [] }
         let lifecycle = ItemLifecycle(pipeline: pipeline)

@@ -144,4 +144,67 @@ struct BatchLifecycle: Sendable, Equatable {
     /// unfinished items, queued once its fan-in is due (by the statement that
     /// finishes the last item, or by the reaper: ``ItemLifecycle/fanInDue(unfinished:)``).
     static let fanInJob = (waiting: ItemLifecycle.RowState.waiting, due: ItemLifecycle.RowState.queued)
+
+    // MARK: - Where the modes differ
+
+    /// Who holds a batch's fan-in: the local run (`share ingest`, `share
+    /// watch`: the journal's lock holder) or a worker of the queue (`--db`).
+    enum Holder: String, Sendable, CaseIterable {
+        case localRun, worker
+    }
+
+    /// The decisions about a batch that differ between the modes: each decided
+    /// here once (``decision(_:for:)``), each a row of docs/design.md's
+    /// decision table and of `LifecycleSituationTests`.
+    enum Difference: String, Sendable, CaseIterable {
+        /// The fan-in wrote the manifest, but the store could not record the end.
+        case failedEndRecord
+        /// The fan-in's batch is no longer running (finished meanwhile).
+        case batchNoLongerRunning
+        /// Whether the items lost with their holder are parked (a stop was
+        /// asked) rather than taken again.
+        case stoppingWhenLost
+        /// Where a batch's item reports come from when its stored report is gone.
+        case fallbackReport
+    }
+
+    /// What a holder does in one of the ``Difference``s.
+    enum Decision: String, Sendable {
+        /// What was written stands and the outcome is returned; the next start
+        /// finds the fan-in lost (`manifesting`) and runs it again, which
+        /// records the batch done.
+        case outcomeStands
+        /// The fan-in loses an attempt (``ItemLifecycle/afterLosingFanIn(lostBefore:reason:)``).
+        case fanInLosesAttempt
+        /// Refused: the caller is told the batch is not resumable.
+        case refuse
+        /// Only its job is completed (a retried manifest job).
+        case completeJob
+        /// As the holder's cancellation flag says: a stop asked of the run parks them.
+        case cancellationFlag
+        /// Never: another worker goes on with them at once, whatever this one does.
+        case never
+        /// Rebuilt from the container's SQLite journal, in `--db` mode too
+        /// (where the journal has only a watched drop's batches).
+        case containerJournal
+    }
+
+    /// What `holder` does in `difference`: the one place each is decided.
+    static func decision(_ difference: Difference, for holder: Holder) -> Decision {
+        switch (difference, holder) {
+        case (.failedEndRecord, .localRun): .outcomeStands
+        case (.failedEndRecord, .worker): .fanInLosesAttempt
+        case (.batchNoLongerRunning, .localRun): .refuse
+        case (.batchNoLongerRunning, .worker): .completeJob
+        case (.stoppingWhenLost, .localRun): .cancellationFlag
+        case (.stoppingWhenLost, .worker): .never
+        case (.fallbackReport, _): .containerJournal
+        }
+    }
+
+    /// Whether the items `holder` lost are parked rather than taken again
+    /// (``Difference/stoppingWhenLost``), `cancelled`: a stop was asked of it.
+    static func stoppingWhenLost(_ holder: Holder, cancelled: Bool) -> Bool {
+        decision(.stoppingWhenLost, for: holder) == .cancellationFlag && cancelled
+    }
 }

@@ -233,7 +233,8 @@ final class BatchRunner: Sendable {
                 alone.append(recorded)
             }
         }
-        for (item, next) in lifecycle.lose(held: lost, reason: "the process died while decoding it", stopping: cancellation.isCancelled) {
+        for (item, next) in lifecycle.lose(
+            held: lost, reason: "the process died while decoding it", stopping: BatchLifecycle.stoppingWhenLost(.localRun, cancelled: cancellation.isCancelled)) {
             var state = item
             let step = execution.record(&state, next: next, in: context, steps: steps)
             if step.stopsRun { stop(after: step) }
@@ -283,7 +284,9 @@ final class BatchRunner: Sendable {
                 try? store.update(batch, durable: true)
                 do {
                     outcome = try fanIn(batch, started: started, dispose: dispose)
-                    guard outcome != nil else { throw ShareIngestError.batchNotResumable(batch.id, .done) }
+                    guard outcome != nil || BatchLifecycle.decision(.batchNoLongerRunning, for: .localRun) != .refuse else {
+                        throw ShareIngestError.batchNotResumable(batch.id, .done)
+                    }
                 } catch let error as ShareIngestError {
                     throw error
                 } catch let wants as BatchCompletion.WantsSpace {
@@ -329,7 +332,7 @@ final class BatchRunner: Sendable {
                     try store.finish(record, changed: changed)
                     return true
                 })
-        } catch let failure as BatchCompletion.NotRecorded {
+        } catch let failure as BatchCompletion.NotRecorded where BatchLifecycle.decision(.failedEndRecord, for: .localRun) == .outcomeStands {
             // The journal could not record the end: whatever was written stands (a
             // manifest is complete), and the next start finds the fan-in lost and
             // runs it again, which records the batch done.
