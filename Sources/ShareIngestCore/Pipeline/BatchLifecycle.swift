@@ -58,21 +58,25 @@ struct BatchLifecycle: Sendable, Equatable {
         case none
         /// Record the batch in this state (with what the event changed beside it).
         case record(BatchState)
-        /// Reopen it in its store (``JournalStore/reopen(_:)``; the queue's `reopen`): the batch `running`, its
-        /// fan-in as ``reopened`` says.
+        /// Reopen it in its store (``JournalStore/reopen(_:)``; the queue's
+        /// `reopen`): the batch `running`, its fan-in as ``reopened`` says.
         case reopen
     }
 
-    /// An event's transition: the states it applies to (nil: any) and the
+    /// An event's transition: the states it is taken from (nil: any) and the
     /// state it leaves the batch in. What ``handle(_:)`` applies, and what
-    /// both stores' statements write (``sql(_:)``).
+    /// both stores' statements write (``sql(_:)``). Only `resume` is refused
+    /// from another state (``Action/none``); for the others, `from` says where
+    /// their callers take them (each caller's guard, or its statement's `WHERE`,
+    /// as before this lifecycle), not a check made here.
     static func transition(_ event: Event) -> (from: Set<BatchState>?, to: BatchState) {
         switch event {
         case .claim: (nil, .claimed)
         case .seal: (nil, .running)
         case .startFanIn: ([.running], .manifesting)
         case .fanInWaits: (nil, .running)
-        case .loseFanIn(let next): ([.running, .manifesting], ItemLifecycle.recorded(next, at: .manifest, holderKeeps: false).isFinished ? .failed : .running)
+        case .loseFanIn(let next):
+            ([.running, .manifesting], ItemLifecycle.recorded(next, at: .manifest, holderKeeps: false).isFinished ? .failed : .running)
         case .resume: (reopenable, .running)
         case .end: (nil, .done)
         case .endedElsewhere(let state): (nil, state)
