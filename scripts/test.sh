@@ -4,7 +4,8 @@
 # host-app package (Examples/HostAppTests), which uses the library as an app's
 # test suite would, a new package made of the README's library lines, `make
 # install` into a scratch folder, the doc comments' symbol links
-# (scripts/check-doc-links.sh), then the memory check (scripts/memcheck.sh: `share` under
+# (scripts/check-doc-links.sh), the decisions taken outside the lifecycles
+# (scripts/lifecycle-decisions.sh), then the memory check (scripts/memcheck.sh: `share` under
 # valgrind on small, odd-size and committed media). Exits non-zero if any fails.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -18,6 +19,9 @@ bash scripts/setup.sh
 # the build, so a stale one is named at once; DocLinkTests runs it in the suite too).
 docs=0
 bash scripts/check-doc-links.sh || docs=$?
+# Decisions about items and batches taken outside ItemLifecycle and BatchLifecycle
+# (a grep: before the build too; LifecycleTests runs it in the suite as well).
+bash scripts/lifecycle-decisions.sh || docs=$?
 swift build --build-tests 2>&1 | grep -vE "$build_noise" | tail -n 3
 # The release binary, for the test that runs it with every test switch set and
 # sees them ignored (they exist only in debug builds). Only `share` (about 6

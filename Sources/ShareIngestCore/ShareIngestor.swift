@@ -171,7 +171,7 @@ public struct ShareIngestor: Sendable {
         let journal = try BatchJournal(container: container)
         Recovery.sweep(container)
         var reports: [BatchReport] = []
-        for batch in try journal.batches(in: [.running, .manifesting]).reversed() where !cancellation.isCancelled {
+        for batch in try journal.batches(in: BatchLifecycle.planned).reversed() where !cancellation.isCancelled {
             if let report = try? Self.resume(
                 batch, journal: journal, decoder: decoder, events: events, cancellation: cancellation, now: now, catalog: pipeline.catalog)
             {
@@ -188,18 +188,17 @@ public struct ShareIngestor: Sendable {
         if record.state == .claimed, record.dropName == nil {
             try abandonPlan(record, journal: journal)
         }
-        guard [.running, .manifesting, .failed].contains(record.state) else { throw .batchNotResumable(record.id, record.state) }
+        guard BatchLifecycle.resumable.contains(record.state) else { throw .batchNotResumable(record.id, record.state) }
         guard let lock = BatchLock(batch: record.id, container: journal.container) else { throw .batchBusy(record.id) }
         defer { withExtendedLifetime(lock) {} }
         Recovery.sweep(journal.container)
         // Re-read under the lock: another process may have finished it meanwhile.
-        guard var batch = try journal.batch(record.id.uuidString), [.running, .manifesting, .failed].contains(batch.state) else {
+        guard var batch = try journal.batch(record.id.uuidString), BatchLifecycle.resumable.contains(batch.state) else {
             throw .batchNotResumable(record.id, .done)
         }
-        if batch.state == .failed {
-            // Its fan-in gave up: reopened as the lifecycle says (``ItemLifecycle/reopened``).
+        if batch.handle(.resume) == .reopen {
+            // Its fan-in gave up: reopened as the lifecycle says (``BatchLifecycle/reopened``).
             do { try journal.reopen(batch.id) } catch { throw .journal(error, container: journal.container) }
-            batch.state = .running
         }
         let runner = try BatchRunner(
             batch, container: journal.container, journal: journal, decoder: decoder, events: events, cancellation: cancellation, now: now, catalog: catalog)
@@ -213,7 +212,7 @@ public struct ShareIngestor: Sendable {
     static func abandonPlan(_ record: BatchRecord, journal: BatchJournal) throws(ShareIngestError) -> Never {
         guard let lock = BatchLock(batch: record.id, container: journal.container) else { throw .batchBusy(record.id) }
         var abandoned = record
-        abandoned.state = .abandoned
+        abandoned.handle(.abandon)
         do { try journal.update(abandoned) } catch { throw .journal(error, container: journal.container) }
         Spool.remove(batch: record.id, in: journal.container)
         withExtendedLifetime(lock) {}

@@ -32,10 +32,20 @@ final class Faults: Sendable {
 
     private let records: Mutex<Fault>
     private let fanIn: Mutex<Int>
+    private let end: Mutex<Int>
 
-    init(records: Fault = .none, fanInFailures: Int = 0) {
+    init(records: Fault = .none, fanInFailures: Int = 0, endFailures: Int = 0) {
         self.records = Mutex(records)
         self.fanIn = Mutex(fanInFailures)
+        self.end = Mutex(endFailures)
+    }
+
+    /// True when the next record of a batch's end fails.
+    func nextEndFails() -> Bool {
+        end.withLock { count in
+            defer { count = max(0, count - 1) }
+            return count > 0
+        }
     }
 
     /// The failure of the next record, if it fails.
@@ -77,7 +87,10 @@ final class FaultyJournal: JournalStore, @unchecked Sendable {
         try check()
         try journal.record(item, next: next, batch: batch)
     }
-    func finish(_ batch: BatchRecord, changed: [ItemState]) throws { try journal.finish(batch, changed: changed) }
+    func finish(_ batch: BatchRecord, changed: [ItemState]) throws {
+        if faults.nextEndFails() { throw SQLiteError(code: SQLITE_FULL, message: "injected") }
+        try journal.finish(batch, changed: changed)
+    }
     func record(_ changed: [ItemState], batch: UUID) throws { try journal.record(changed, batch: batch) }
     func unfinishedItems(of batch: UUID, after index: Int, limit: Int) throws -> [RecordedItem] {
         try journal.unfinishedItems(of: batch, after: index, limit: limit)
@@ -134,7 +147,10 @@ final class FaultyQueue: JobStore {
         return try queue.record(steps, worker: worker)
     }
     func record(_ changed: [ItemState], batch: BatchRecord, lease: Lease) throws -> Bool { try queue.record(changed, batch: batch, lease: lease) }
-    func finish(_ batch: BatchRecord, changed: [ItemState], lease: Lease) throws -> Bool { try queue.finish(batch, changed: changed, lease: lease) }
+    func finish(_ batch: BatchRecord, changed: [ItemState], lease: Lease) throws -> Bool {
+        if faults.nextEndFails() { throw PostgresError(message: "injected", connectionLost: false, sqlState: .diskFull) }
+        return try queue.finish(batch, changed: changed, lease: lease)
+    }
     func claim(stages: [StageName], worker: Int, limit: Int, batches: Set<UUID>, blocked: Set<UUID>, alone: Bool) throws -> (jobs: [Job], unchecked: [UUID]) {
         try queue.claim(stages: stages, worker: worker, limit: limit, batches: batches, blocked: blocked, alone: alone)
     }
@@ -436,6 +452,8 @@ final class DistributedHolder: Holder {
     enum Mode: String, CaseIterable, CustomTestStringConvertible {
         case local, distributed
         var testDescription: String { rawValue }
+        /// Who holds the batch's fan-in in this mode.
+        var holder: BatchLifecycle.Holder { self == .local ? .localRun : .worker }
     }
 
     static func holder(_ mode: Mode, items: [ItemState], maxAttempts: Int = 3) throws -> any Holder {
@@ -653,5 +671,60 @@ final class DistributedHolder: Holder {
         let counts = try holder.counts()
         #expect(counts == StoredCounts(items: 4, ingested: 1, failed: 1, skipped: 1, unfinished: 1), "\(mode): \(counts)")
         #expect(ItemLifecycle.reportCounts(counts) == BatchReport.Counts(items: 4, ingested: 1, failed: 2, skipped: 1))
+    }
+
+    // MARK: - Where the modes differ
+
+    /// One decision about a batch that differs between the modes
+    /// (``BatchLifecycle/Difference``): what each mode decides, and, where a
+    /// situation shows it on the real stores, how the fan-in's record stands after it.
+    struct ModeRow: Sendable, CustomTestStringConvertible {
+        let difference: BatchLifecycle.Difference
+        let local: BatchLifecycle.Decision
+        let distributed: BatchLifecycle.Decision
+        /// The batch's state and the fan-in's lost attempts after the
+        /// situation, per mode; nil where no situation runs here (the tests named in the table do).
+        var after: (local: (BatchState, Int), distributed: (BatchState, Int))?
+
+        var testDescription: String { difference.rawValue }
+        func decision(_ mode: Mode) -> BatchLifecycle.Decision { mode == .local ? local : distributed }
+    }
+
+    /// The rows: one per difference, as docs/design.md's decision table says.
+    static let modeRows: [ModeRow] = [
+        // The manifest is written but the end is not recorded: the local run
+        // returns its outcome (the batch stays `manifesting`, which its next
+        // start finds lost); a worker's manifest job loses an attempt.
+        ModeRow(difference: .failedEndRecord, local: .outcomeStands, distributed: .fanInLosesAttempt, after: ((.manifesting, 0), (.running, 1))),
+        ModeRow(difference: .batchNoLongerRunning, local: .refuse, distributed: .completeJob),
+        ModeRow(difference: .stoppingWhenLost, local: .cancellationFlag, distributed: .never),
+        ModeRow(difference: .fallbackReport, local: .containerJournal, distributed: .containerJournal),
+    ]
+
+    /// Every mode difference has its row here and in docs/design.md's decision
+    /// table, the lifecycle decides it as the row says, and (a failed end
+    /// record) the real stores show it.
+    @Test(arguments: modeRows, Mode.allCases)
+    func modeDifference(_ row: ModeRow, mode: Mode) throws {
+        #expect(Set(Self.modeRows.map(\.difference)) == Set(BatchLifecycle.Difference.allCases) && Self.modeRows.count == BatchLifecycle.Difference.allCases.count)
+        #expect(BatchLifecycle.decision(row.difference, for: mode.holder) == row.decision(mode), "\(row.difference) \(mode)")
+        let design = try String(contentsOf: Fixtures.packageRoot.appendingPathComponent("docs/design.md"), encoding: .utf8)
+        let tableRow = design.split(separator: "\n").first { $0.hasPrefix("  | ") && $0.contains("`\(row.difference.rawValue)`") }
+        #expect(tableRow != nil, "docs/design.md's decision table has no row for \(row.difference)")
+        if let tableRow {
+            #expect(tableRow.contains("`\(row.local.rawValue)`") && tableRow.contains("`\(row.distributed.rawValue)`"), "\(tableRow)")
+        }
+        guard let after = row.after else { return }
+        let expected = mode == .local ? after.local : after.distributed
+        switch row.difference {
+        case .failedEndRecord:
+            var finished = settleItems(1)
+            finished[0].completed = SettleStage.name
+            let holder = try Self.holder(mode, items: finished)
+            try holder.fanIn(faults: Faults(endFailures: 1))
+            let fanIn = try #require(try holder.fanIn())
+            #expect(fanIn.state == expected.0 && fanIn.lost == expected.1, "\(mode): \(fanIn)")
+        default: Issue.record("no situation for \(row.difference)")
+        }
     }
 }

@@ -75,13 +75,13 @@ public struct ConsumedShareCollector: Sendable {
         // Batches of `share ingest` that nobody finished: stopped (a signal, a
         // full disk, a crash) and left longer than the retention since their
         // last run let go of them. A watched drop's batch is the watcher's to finish.
-        for var batch in try journal.batches(in: BatchState.unfinished) where batch.dropName == nil && journal.isInterrupted(batch) {
+        for var batch in try journal.batches(in: BatchLifecycle.unfinished) where batch.dropName == nil && journal.isInterrupted(batch) {
             let left = BatchLock.lastReleased(batch: batch.id, container: container) ?? batch.createdAt
             guard now.timeIntervalSince(left) >= retention else { continue }
             try removeFiles(ofItemsOf: batch)
             report.abandoned.append(batch.id)
             if !dryRun {
-                batch.state = .abandoned
+                batch.handle(.abandon)
                 do { try journal.update(batch) } catch { throw .journal(error, container: container) }
             }
         }
@@ -96,7 +96,7 @@ public struct ConsumedShareCollector: Sendable {
             if FileSystem.exists(stored) { remove(stored) }
             report.keys.append(batch.key)
             if !dryRun {
-                batch.state = .collected
+                batch.handle(.collect)
                 do { try journal.update(batch) } catch { throw .journal(error, container: container) }
             }
         }

@@ -138,8 +138,9 @@ public struct DistributedIngestor: Sendable {
             try queue.abandon(stored.record.id)
             throw ShareIngestError.planInterrupted(stored.record.id)
         }
-        // Its manifest job gave up: reopened as the lifecycle says (``ItemLifecycle/reopened``).
-        if stored.record.state == .failed { try queue.reopen(stored.record.id) }
+        // Its manifest job gave up: reopened as the lifecycle says (``BatchLifecycle/reopened``).
+        var record = stored.record
+        if record.handle(.resume) == .reopen { try queue.reopen(record.id) }
         return try queue.batch(stored.record.id).map(Self.batch)
     }
 

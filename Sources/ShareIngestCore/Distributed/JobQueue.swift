@@ -245,7 +245,7 @@ final class JobQueue {
                     UPDATE share_jobs SET state = '\(recorded.state)', attempts = $4, finished_at = now(), lease_until = NULL, last_error = $3,
                         error_at = now()
                     WHERE id = $1 AND worker_id = $2 AND state = '\(State.running)' RETURNING batch_id)
-                UPDATE share_batches b SET state = '\(ItemLifecycle.batchState(afterLosingFanIn: next).rawValue)', failure = $3,
+                UPDATE share_batches b SET state = \(BatchLifecycle.sql(.loseFanIn(next: next))), failure = $3,
                     finished_at = extract(epoch FROM now())
                 FROM job WHERE b.id = job.batch_id AND b.state = '\(BatchState.running.rawValue)'
                 RETURNING b.id, pg_notify('share_batches', b.id::text)
@@ -286,26 +286,26 @@ final class JobQueue {
         try query(
             """
             WITH counter AS (UPDATE share_batches SET remaining = 0 WHERE id = $1::uuid AND state = '\(BatchState.running.rawValue)' RETURNING id)
-            UPDATE share_jobs m SET state = '\(State.queued)', not_before = now() FROM counter
-            WHERE m.batch_id = counter.id AND m.idx = -1 AND m.state = '\(State.waiting)'
+            UPDATE share_jobs m SET state = '\(BatchLifecycle.fanInJob.due)', not_before = now() FROM counter
+            WHERE m.batch_id = counter.id AND m.idx = -1 AND m.state = '\(BatchLifecycle.fanInJob.waiting)'
             RETURNING m.id, pg_notify('share_jobs', '')
             """, [batch.uuidString])
     }
 
     /// A failed batch resumed (`share ingest --resume`): running again, its
-    /// manifest job as the lifecycle reopens it (``ItemLifecycle/reopened``).
+    /// manifest job as the lifecycle reopens it (``BatchLifecycle/reopened``).
     func reopen(_ batch: UUID) throws {
-        let recorded = ItemLifecycle.recorded(ItemLifecycle.reopened.next, at: .manifest, holderKeeps: false)
+        let recorded = ItemLifecycle.recorded(BatchLifecycle.reopened.next, at: .manifest, holderKeeps: false)
         try query(
             """
             WITH b AS (
-                UPDATE share_batches SET state = '\(BatchState.running.rawValue)', failure = NULL, finished_at = NULL
-                WHERE id = $1 AND state = '\(BatchState.failed.rawValue)' RETURNING id)
+                UPDATE share_batches SET state = \(BatchLifecycle.sql(.resume)), failure = NULL, finished_at = NULL
+                WHERE id = $1 AND state IN (\(BatchLifecycle.sql(BatchLifecycle.reopenable))) RETURNING id)
             UPDATE share_jobs j SET state = '\(recorded.state)', attempts = $2, not_before = now(), worker_id = NULL, lease_until = NULL, finished_at = NULL
             FROM b WHERE j.batch_id = b.id AND j.idx = -1 AND j.state = '\(State.failed)'
             RETURNING j.id, pg_notify('share_jobs', '')
             """,
-            [batch.uuidString, String(ItemLifecycle.reopened.lost)])
+            [batch.uuidString, String(BatchLifecycle.reopened.lost)])
     }
 
     /// A batch whose planner stopped before every item was enqueued (still
@@ -314,7 +314,7 @@ final class JobQueue {
         try query(
             """
             WITH gone AS (DELETE FROM share_jobs WHERE batch_id = $1)
-            UPDATE share_batches SET state = '\(BatchState.abandoned.rawValue)', finished_at = extract(epoch FROM now())
+            UPDATE share_batches SET state = \(BatchLifecycle.sql(.abandon)), finished_at = extract(epoch FROM now())
             WHERE id = $1 AND state = '\(BatchState.claimed.rawValue)'
             """,
             [batch.uuidString])
@@ -369,7 +369,7 @@ extension JobQueue: JobStore {
     /// a plan cut short left are removed.
     func begin(_ batch: BatchRecord, plan: BatchPlan.Details) throws {
         var record = batch
-        record.state = .claimed
+        record.handle(.claim)
         let extra: [(String, String?)] = [
             ("container", plan.container.root), ("token", plan.token), ("roots", Self.json(plan.roots)),
             ("remaining", "0"),
@@ -380,7 +380,7 @@ extension JobQueue: JobStore {
             WITH gone AS (DELETE FROM share_jobs WHERE batch_id = $1::uuid)
             INSERT INTO share_batches (\(columns.map(\.0).joined(separator: ", ")))
             VALUES (\((1...columns.count).map { "$\($0)" }.joined(separator: ", ")))
-            ON CONFLICT (id) DO UPDATE SET state = '\(BatchState.claimed.rawValue)'
+            ON CONFLICT (id) DO UPDATE SET state = \(BatchLifecycle.sql(.claim))
             """,
             columns.map(\.1))
     }
@@ -408,11 +408,11 @@ extension JobQueue: JobStore {
     /// fan-in counter), and its manifest job, waiting for the last item (queued
     /// at once if none is left); workers are woken.
     func seal(_ batch: BatchRecord, plan: BatchPlan.Details, unfinished: Int) throws {
-        let fanIn = ItemLifecycle.fanInDue(unfinished: unfinished) ? State.queued : State.waiting
+        let fanIn = BatchLifecycle.fanInJobState(unfinished: unfinished)
         try query(
             """
             WITH batch AS (
-                UPDATE share_batches SET state = '\(BatchState.running.rawValue)', item_count = $2, remaining = $3 WHERE id = $1::uuid RETURNING id),
+                UPDATE share_batches SET state = \(BatchLifecycle.sql(.seal)), item_count = $2, remaining = $3 WHERE id = $1::uuid RETURNING id),
             manifest AS (
                 INSERT INTO share_jobs (batch_id, idx, stage, state, max_attempts)
                 SELECT batch.id, -1, '\(StageName.manifest)', '\(fanIn)', $4::integer FROM batch)
@@ -495,8 +495,8 @@ extension JobQueue: JobStore {
                 UPDATE share_batches b SET remaining = b.remaining - f.n FROM finished f
                 WHERE b.id = f.batch_id RETURNING b.id, b.remaining),
             manifest AS (
-                UPDATE share_jobs m SET state = '\(State.queued)', not_before = now() FROM batch
-                WHERE m.batch_id = batch.id AND batch.remaining <= 0 AND m.idx = -1 AND m.state = '\(State.waiting)' RETURNING m.id)
+                UPDATE share_jobs m SET state = '\(BatchLifecycle.fanInJob.due)', not_before = now() FROM batch
+                WHERE m.batch_id = batch.id AND batch.remaining <= 0 AND m.idx = -1 AND m.state = '\(BatchLifecycle.fanInJob.waiting)' RETURNING m.id)
             SELECT (SELECT coalesce(string_agg(id::text, ','), '') FROM job) AS owned,
                 CASE WHEN EXISTS (SELECT 1 FROM job WHERE state = '\(State.queued)') OR EXISTS (SELECT 1 FROM manifest)
                     THEN pg_notify('share_jobs', '') END AS notified

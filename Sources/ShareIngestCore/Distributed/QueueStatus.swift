@@ -100,7 +100,7 @@ extension JobQueue {
         let batchRows = try connection.query(
             """
             SELECT * FROM share_batches
-            WHERE state NOT IN ('\(BatchState.done.rawValue)', '\(BatchState.collected.rawValue)') OR id IN (SELECT id FROM share_batches WHERE state = '\(BatchState.done.rawValue)' ORDER BY created_at DESC LIMIT $1)
+            WHERE state NOT IN (\(BatchLifecycle.sql(BatchLifecycle.delivered))) OR id IN (SELECT id FROM share_batches WHERE state = '\(BatchState.done.rawValue)' ORDER BY created_at DESC LIMIT $1)
             ORDER BY created_at DESC LIMIT 200
             """,
             [String(finishedBatches)])
@@ -217,7 +217,7 @@ extension JobQueue {
         let row = try connection.query(
             """
             WITH old AS (
-                DELETE FROM share_batches WHERE state IN ('\(BatchState.done.rawValue)', '\(BatchState.failed.rawValue)', '\(BatchState.abandoned.rawValue)') AND finished_at < extract(epoch FROM now()) - $1::double precision
+                DELETE FROM share_batches WHERE state IN (\(BatchLifecycle.sql(BatchLifecycle.prunable))) AND finished_at < extract(epoch FROM now()) - $1::double precision
                     OR state = '\(BatchState.claimed.rawValue)' AND created_at < extract(epoch FROM now()) - $1::double precision
                 RETURNING id),
             live AS (\(Self.liveWorkers)),

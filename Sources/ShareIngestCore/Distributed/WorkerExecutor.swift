@@ -174,7 +174,9 @@ final class WorkerExecutor {
             guard let stored = try store.batch(job.batchID) else { return }
             guard stored.record.state == .running else {
                 // Done already (a retried manifest job): only the job is completed.
-                _ = try store.finish(stored.record, changed: [], lease: lease)
+                if BatchLifecycle.decision(.batchNoLongerRunning, for: .worker) == .completeJob {
+                    _ = try store.finish(stored.record, changed: [], lease: lease)
+                }
                 return
             }
             CrashPoint.hit("manifest-job")
@@ -187,7 +189,7 @@ final class WorkerExecutor {
         } catch let wants as BatchCompletion.WantsSpace {
             try? run.loseManifest(job, lease: lease, error: "\(wants)", lifecycle: batch.lifecycle, queue: store, forWantOfSpace: true)
             return
-        } catch let failure as BatchCompletion.NotRecorded {
+        } catch let failure as BatchCompletion.NotRecorded where BatchLifecycle.decision(.failedEndRecord, for: .worker) == .fanInLosesAttempt {
             try? run.loseManifest(job, lease: lease, error: "\(failure.error)", lifecycle: batch.lifecycle, queue: store)
             return
         } catch {

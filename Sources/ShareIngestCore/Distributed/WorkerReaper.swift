@@ -58,7 +58,8 @@ final class WorkerReaper {
             for (batch, jobs) in Dictionary(grouping: items, by: \.orphan.job.batchID) {
                 guard let rules = try run.batches.rules(of: batch, queue: queue) else { continue }
                 let beside = items.count { $0.orphan.job.batchID != batch && ItemLifecycle.wasInFlight($0.item) }
-                let fates = rules.lifecycle.lose(held: jobs.map(\.item), inFlightBeside: beside, reason: jobs[0].orphan.reason, stopping: false)
+                let fates = rules.lifecycle.lose(held: jobs.map(\.item), inFlightBeside: beside, reason: jobs[0].orphan.reason,
+                    stopping: BatchLifecycle.stoppingWhenLost(.worker, cancelled: run.interruption.flag.isCancelled))
                 for ((orphan, _), (item, next)) in zip(jobs, fates) {
                     guard try queue.record(item, next: next, batch: batch, lease: orphan.job.lease(worker: worker)) else { continue }
                     if next.isFinished { run.execution.finished(item, manifest: rules.manifest, message: rules.message) }

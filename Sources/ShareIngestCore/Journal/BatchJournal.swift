@@ -168,7 +168,7 @@ public final class BatchJournal: Sendable {
     func claim(_ record: BatchRecord) throws -> Bool {
         try database.transaction(durable: true) {
             let existing = try database.query(
-                "SELECT id FROM batches WHERE drop_name = ? AND (state NOT IN ('\(BatchState.done.rawValue)', '\(BatchState.abandoned.rawValue)', '\(BatchState.collected.rawValue)') OR drop_signature = ?)",
+                "SELECT id FROM batches WHERE drop_name = ? AND (state NOT IN (\(BatchLifecycle.sql(BatchLifecycle.settled))) OR drop_signature = ?)",
                 [StoreValue(record.dropName), StoreValue(record.dropSignature)])
             guard existing.isEmpty else { return false }
             try insert(record)
@@ -334,7 +334,7 @@ extension BatchJournal: JournalStore {
     func begin(_ batch: BatchRecord, plan: BatchPlan.Details) throws {
         precondition(plan.container.root == container.root, "a journal records the batches of its own container")
         var record = batch
-        record.state = .claimed
+        record.handle(.claim)
         try database.transaction(durable: true) {
             if try database.query("SELECT id FROM batches WHERE id = ?", [.text(record.id.uuidString)]).isEmpty {
                 try insert(record)
@@ -370,25 +370,25 @@ extension BatchJournal: JournalStore {
 
     func loseFanIn(_ batch: UUID, next: NextStep, lost: Int) throws {
         let recorded = ItemLifecycle.recorded(next, at: .manifest, holderKeeps: false)
-        let state = ItemLifecycle.batchState(afterLosingFanIn: next)
         try database.transaction(durable: true) {
             if recorded.isFinished {
                 try database.query(
-                    "UPDATE batches SET state = ?, lost_fan_ins = ?, failure = ?, finished_at = ? WHERE id = ?",
-                    [.text(state.rawValue), StoreValue(lost), StoreValue(recorded.error), StoreValue(Date()), .text(batch.uuidString)])
+                    "UPDATE batches SET state = \(BatchLifecycle.sql(.loseFanIn(next: next))), lost_fan_ins = ?, failure = ?, finished_at = ? WHERE id = ?",
+                    [StoreValue(lost), StoreValue(recorded.error), StoreValue(Date()), .text(batch.uuidString)])
             } else {
                 try database.query(
-                    "UPDATE batches SET state = ?, lost_fan_ins = ?, fan_in_not_before = ? WHERE id = ?",
-                    [.text(state.rawValue), StoreValue(lost), .real(Date().timeIntervalSince1970 + recorded.delay), .text(batch.uuidString)])
+                    "UPDATE batches SET state = \(BatchLifecycle.sql(.loseFanIn(next: next))), lost_fan_ins = ?, fan_in_not_before = ? WHERE id = ?",
+                    [StoreValue(lost), .real(Date().timeIntervalSince1970 + recorded.delay), .text(batch.uuidString)])
             }
         }
     }
 
     func reopen(_ batch: UUID) throws {
+        let from = BatchLifecycle.sql(BatchLifecycle.reopenable)
         try database.transaction(durable: true) {
             try database.query(
-                "UPDATE batches SET state = ?, lost_fan_ins = ?, fan_in_not_before = NULL, failure = NULL, finished_at = NULL WHERE id = ? AND state = ?",
-                [.text(BatchState.running.rawValue), StoreValue(ItemLifecycle.reopened.lost), .text(batch.uuidString), .text(BatchState.failed.rawValue)])
+                "UPDATE batches SET state = \(BatchLifecycle.sql(.resume)), lost_fan_ins = ?, fan_in_not_before = NULL, failure = NULL, finished_at = NULL WHERE id = ? AND state IN (\(from))",
+                [StoreValue(BatchLifecycle.reopened.lost), .text(batch.uuidString)])
         }
     }
 

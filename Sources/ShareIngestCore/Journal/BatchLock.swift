@@ -45,7 +45,7 @@ extension BatchJournal {
     /// each now.
     public func unfinishedBatches(of inputs: [ShareInput]) throws(ShareIngestError) -> [(batch: BatchRecord, held: Bool)] {
         let signature = InputsSignature.of(inputs)
-        return try batches(in: BatchState.unfinished).reversed()
+        return try batches(in: BatchLifecycle.unfinished).reversed()
             .filter { $0.dropName == nil && $0.dropSignature == signature }
             .map { ($0, BatchLock.isHeld(batch: $0.id, container: container)) }
     }

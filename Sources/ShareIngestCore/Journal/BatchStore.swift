@@ -140,7 +140,7 @@ protocol JournalStore: ItemStore, Sendable {
     /// (the batch ends `failed`, with why).
     func loseFanIn(_ batch: UUID, next: NextStep, lost: Int) throws
     /// A failed batch resumed: `running` again, its fan-in with no attempt lost
-    /// (``ItemLifecycle/reopened``).
+    /// (``BatchLifecycle/reopened``).
     func reopen(_ batch: UUID) throws
 }
 
@@ -170,7 +170,7 @@ extension ItemStore {
         try begin(batch, plan: plan)
         try append(items, to: batch, plan: plan)
         var sealed = batch
-        sealed.state = .running
+        sealed.handle(.seal)
         sealed.itemCount = items.count
         try seal(sealed, plan: plan, unfinished: items.count { !plan.lifecycle.start($0, stopping: false).isFinished })
     }

@@ -22,9 +22,9 @@ public enum BatchState: String, Sendable, Codable, CaseIterable {
     case failed
 
     /// The states of a batch that is not finished: a run (or the watcher's
-    /// next start, or `--resume`) still has work to do on it. The one place
-    /// this set is written.
-    public static let unfinished: Set<BatchState> = [.claimed, .running, .manifesting]
+    /// next start, or `--resume`) still has work to do on it (the batch
+    /// lifecycle's one set).
+    public static let unfinished: Set<BatchState> = BatchLifecycle.unfinished
 
     /// True for the states of ``unfinished``.
     public var isUnfinished: Bool { Self.unfinished.contains(self) }
@@ -36,8 +36,11 @@ public struct BatchRecord: Sendable {
     public let id: UUID
     /// The manifest key the batch writes.
     public let key: ShareKey
-    /// Where the batch is in its life.
-    public internal(set) var state: BatchState
+    /// Where the batch is in its life: its lifecycle's state, changed only
+    /// through ``handle(_:)``.
+    public var state: BatchState { lifecycle.state }
+    /// The batch's lifecycle: replaced nowhere, changed only by its events.
+    private(set) var lifecycle: BatchLifecycle
     /// The pipeline, as canonical JSON, so a resumed batch runs with the same settings.
     let pipelineJSON: String
     /// Text that came with the share (v2 `message` of every entry).
@@ -69,6 +72,26 @@ public struct BatchRecord: Sendable {
     /// Attempts each item (and the fan-in) may lose through no fault of its own
     /// before it gives up (`share ingest --max-attempts`), in every mode.
     public internal(set) var maxAttempts = ItemLifecycle.defaultMaxAttempts
+
+    init(
+        id: UUID, key: ShareKey, state: BatchState, pipelineJSON: String, message: String?, dropName: String? = nil, dropSignature: String? = nil,
+        dropPath: String? = nil, createdAt: Date
+    ) {
+        self.id = id
+        self.key = key
+        self.lifecycle = BatchLifecycle(state)
+        self.pipelineJSON = pipelineJSON
+        self.message = message
+        self.dropName = dropName
+        self.dropSignature = dropSignature
+        self.dropPath = dropPath
+        self.createdAt = createdAt
+    }
+
+    /// Applies `event` to the batch's lifecycle (the only way its state
+    /// changes); returns what to do, as ``BatchLifecycle/handle(_:)`` says.
+    @discardableResult
+    mutating func handle(_ event: BatchLifecycle.Event) -> BatchLifecycle.Action { lifecycle.handle(event) }
 }
 
 extension BatchRecord {

@@ -365,7 +365,7 @@ enum BatchCompletion {
             record.manifestPath = delivered ? manifestPath : nil
             let redirect = delivered ? stage.redirect(for: types, key: batch.key) : nil
             record.redirectURL = redirect?.description
-            record.state = .done
+            record.handle(.end)
             record.finishedAt = now
             record.itemCount = counts.items
             record.ingestedCount = counts.ingested
@@ -413,7 +413,8 @@ enum BatchCompletion {
 
 extension ItemReports {
     /// The reports of a batch's items, rebuilt from the container's journal
-    /// (when its stored report is gone): empty when the journal does not have it.
+    /// (when its stored report is gone): empty when the journal does not have
+    /// it. The same in both modes (``BatchLifecycle/Difference/fallbackReport``).
     static func rebuilt(batch: UUID, container: ContainerDirectory, pipeline: PipelineDefinition, message: String?) -> [ItemReport] {
         guard let journal = try? BatchJournal(container: container) else { return [] }
         let lifecycle = ItemLifecycle(pipeline: pipeline)

@@ -130,7 +130,7 @@ struct BatchPlan {
             CrashPoint.hit("after-walk")
             if holdingRoots { HeldDropRoots.hold(roots, for: batch.id) }
             try store.append(chunk, to: batch, plan: plan)
-            batch.state = .running
+            batch.handle(.seal)
             batch.itemCount = count
             try store.seal(batch, plan: plan, unfinished: unfinished)
         } catch let error as ShareIngestError {

@@ -233,7 +233,8 @@ final class BatchRunner: Sendable {
                 alone.append(recorded)
             }
         }
-        for (item, next) in lifecycle.lose(held: lost, reason: "the process died while decoding it", stopping: cancellation.isCancelled) {
+        for (item, next) in lifecycle.lose(
+            held: lost, reason: "the process died while decoding it", stopping: BatchLifecycle.stoppingWhenLost(.localRun, cancelled: cancellation.isCancelled)) {
             var state = item
             let step = execution.record(&state, next: next, in: context, steps: steps)
             if step.stopsRun { stop(after: step) }
@@ -279,11 +280,13 @@ final class BatchRunner: Sendable {
                     pause(wait)
                     if cancellation.isCancelled { return try interruptedReport(batch, started: started) }
                 }
-                batch.state = .manifesting
+                batch.handle(.startFanIn)
                 try? store.update(batch, durable: true)
                 do {
                     outcome = try fanIn(batch, started: started, dispose: dispose)
-                    guard outcome != nil else { throw ShareIngestError.batchNotResumable(batch.id, .done) }
+                    guard outcome != nil || BatchLifecycle.decision(.batchNoLongerRunning, for: .localRun) != .refuse else {
+                        throw ShareIngestError.batchNotResumable(batch.id, .done)
+                    }
                 } catch let error as ShareIngestError {
                     throw error
                 } catch let wants as BatchCompletion.WantsSpace {
@@ -292,7 +295,7 @@ final class BatchRunner: Sendable {
                     let lost = (try? store.recordedFanIn(of: batch.id))?.lost ?? 0
                     let (next, kept) = lifecycle.afterFanInWantsSpace(lostBefore: lost, reason: "\(wants)")
                     try? store.loseFanIn(batch.id, next: next, lost: kept)
-                    batch.state = .running
+                    batch.handle(.fanInWaits)
                     let folder = wants.error.path.parentPath
                     stoppedBy.withLock { $0 = .diskFull(path: folder, freeBytes: (try? FileSystem.space(of: folder))?.available) }
                     return try interruptedReport(batch, started: started)
@@ -329,7 +332,7 @@ final class BatchRunner: Sendable {
                     try store.finish(record, changed: changed)
                     return true
                 })
-        } catch let failure as BatchCompletion.NotRecorded {
+        } catch let failure as BatchCompletion.NotRecorded where BatchLifecycle.decision(.failedEndRecord, for: .localRun) == .outcomeStands {
             // The journal could not record the end: whatever was written stands (a
             // manifest is complete), and the next start finds the fan-in lost and
             // runs it again, which records the batch done.
@@ -342,7 +345,7 @@ final class BatchRunner: Sendable {
     func loseFanIn(_ batch: inout BatchRecord, reason: String) throws {
         let (next, lost) = lifecycle.afterLosingFanIn(lostBefore: try store.recordedFanIn(of: batch.id)?.lost ?? 0, reason: reason)
         try store.loseFanIn(batch.id, next: next, lost: lost)
-        batch.state = ItemLifecycle.batchState(afterLosingFanIn: next)
+        batch.handle(.loseFanIn(next: next))
     }
 
     /// The report of a batch that stopped before all its items finished: its

@@ -322,9 +322,10 @@ struct ItemLifecycle: Sendable {
     /// job), which had lost `lostBefore` attempts, lost one more through no fault
     /// of the batch (its process or worker died while it ran, a store error):
     /// it runs again after a backoff while it has attempts left; after the last
-    /// one it gives up, and the batch fails (`share ingest --resume` reopens it:
-    /// ``reopened``). Returns the step and the attempts now lost, which the
-    /// store keeps as the fan-in's one counter.
+    /// one it gives up, and the batch fails (``BatchLifecycle/Event/loseFanIn(next:)``;
+    /// `share ingest --resume` reopens it: ``BatchLifecycle/reopened``).
+    /// Returns the step and the attempts now lost, which the store keeps as
+    /// the fan-in's one counter.
     func afterLosingFanIn(lostBefore: Int, reason: String) -> (next: NextStep, lost: Int) {
         let lost = lostBefore + 1
         guard lost >= maxAttempts else { return (.retry(.manifest, after: Self.backoff(after: lost), reason: reason), lost) }
@@ -342,17 +343,6 @@ struct ItemLifecycle: Sendable {
         case .retryLater: (.retry(.manifest, after: Self.spaceBackoff, reason: reason), lostBefore)
         }
     }
-
-    /// The state of a batch whose fan-in lost an attempt and goes on to `next`
-    /// (``afterLosingFanIn(lostBefore:reason:)``): failed once it gave up,
-    /// running (its fan-in to run again) otherwise. The same for both stores.
-    static func batchState(afterLosingFanIn next: NextStep) -> BatchState {
-        recorded(next, at: .manifest, holderKeeps: false).isFinished ? .failed : .running
-    }
-
-    /// A failed batch resumed (`share ingest --resume`): its fan-in, with no
-    /// attempt lost, ready at once; its items as they were.
-    static let reopened = (lost: 0, next: NextStep.run(.manifest))
 
     /// Whether a running batch's fan-in is due: once none of its items is
     /// unfinished (the queue applies it in the statement that finishes the

@@ -166,8 +166,7 @@ package final class ServiceMonitor: Sendable {
     /// Drops waiting in the inbox and batches in flight in its journal.
     package static func refreshInboxGauges(_ inbox: Inbox, _ metrics: ServiceMetrics) {
         metrics.registry.set("share_inbox_drops_waiting", to: Double(inbox.drops().count))
-        let states = BatchState.unfinished.sorted { $0.rawValue < $1.rawValue }.map { "'\($0.rawValue)'" }.joined(separator: ", ")
-        let running = try? inbox.journal.database.query("SELECT count(*) AS n FROM batches WHERE state IN (\(states))")
+        let running = try? inbox.journal.database.query("SELECT count(*) AS n FROM batches WHERE state IN (\(BatchLifecycle.sql(BatchLifecycle.unfinished)))")
         let count = running?.first?.columns["n"].flatMap { value -> Double? in
             if case .integer(let n) = value { return Double(n) }
             return value.text.flatMap(Double.init)

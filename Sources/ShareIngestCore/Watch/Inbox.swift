@@ -185,7 +185,7 @@ public final class Inbox: Sendable {
     private func finishUnfinished(
         events: IngestEventSink?, cancellation: CancellationFlag, pause: inout DiskFullPause?, finished: (BatchReport) -> Void
     ) throws(ShareIngestError) {
-        let unfinished = try journal.batches(in: BatchState.unfinished).reversed()
+        let unfinished = try journal.batches(in: BatchLifecycle.unfinished).reversed()
         for batch in unfinished where !cancellation.isCancelled && pause == nil {
             do {
                 guard let report = try resume(batch, events: events, cancellation: cancellation) else { continue }
@@ -235,7 +235,7 @@ public final class Inbox: Sendable {
             pipeline: ingestor.pipeline, key: nil, message: nil, container: ingestor.container, store: journal,
             identifiers: ingestor.identifiers, now: ingestor.now(), maxAttempts: ingestor.maxAttempts
         ).record
-        record.state = .claimed
+        record.handle(.claim)
         record.dropName = name
         record.dropSignature = signature.text
         do {
@@ -304,7 +304,7 @@ public final class Inbox: Sendable {
                 _ = try distributed.enqueue(
                     [.path(dropPath)], key: batch.key, message: batch.message, id: batch.id, shownRoot: (dropPath, path + "/" + (batch.dropName ?? "")),
                     cancellation: cancellation)
-                batch.state = .running
+                batch.handle(.seal)
                 try journal.update(batch)
             }
             let id = batch.id
@@ -313,7 +313,7 @@ public final class Inbox: Sendable {
             batch.manifestPath = done.manifestPath
             batch.redirectURL = done.redirectURL
             dispose(batch, items: try? distributed.recordedItems(of: batch.id, cancellation: cancellation))
-            batch.state = done.state
+            batch.handle(.endedElsewhere(done.state))
             batch.finishedAt = ingestor.now()
             batch.itemCount = done.itemCount
             batch.ingestedCount = done.ingestedCount
@@ -333,7 +333,7 @@ public final class Inbox: Sendable {
     /// when the drop vanished.
     private func moveIn(_ batch: inout BatchRecord) -> String? {
         guard let name = batch.dropName, let dropPath = claimedPath(of: batch, name: name) else {
-            batch.state = .abandoned
+            batch.handle(.abandon)
             try? journal.update(batch)
             return nil
         }
