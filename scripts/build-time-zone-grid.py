@@ -19,7 +19,7 @@ different offsets crosses (issue 62), the edges of the polygons there:
         cell's first node,
     border cell count + 1 u32 offsets (from the first border cell's first byte),
     border cells (record_bytes: the cell's polygons, whether the cell's centre is
-        inside each, their edges there).
+        inside each, their edges there, an edge two polygons share once).
     All little-endian. Zone 0x7FFF: no zone there (not seen: the oceans have
     their Etc/GMT zones).
 
@@ -289,20 +289,52 @@ def varint(value):
 
 def record_bytes(cell, fallback, candidates):
     """A border cell: u16 the grid's zone there, u16 candidate count; per candidate (in drawing
-    order): u16 zone, u8 1 if the cell's centre is inside, varint chain count; per chain: varint
-    vertex count, the first vertex from the cell's south-west corner, then each from the one
-    before (varints: exact, timezonefinder's units)."""
+    order): u16 zone, u8 1 if the cell's centre is inside; then varint chain count; per chain:
+    varint owner count, each owner's candidate index (varints), varint vertex count, the first
+    vertex from the cell's south-west corner, then each from the one before (zigzag varints:
+    exact, timezonefinder's units). An edge two polygons share (a border: nearly all of them) is
+    stored once, with both as its owners: crossing it flips both."""
     row, column = cell // COLUMNS, cell % COLUMNS
     west, south = column * S - 1_800_000_000, 900_000_000 - (row + 1) * S
-    out = bytearray(struct.pack("<HH", fallback, len(candidates)))
-    for polygon, zone, inside, chains in sorted(candidates):
-        out += struct.pack("<HB", zone, 1 if inside else 0) + varint(len(chains))
+    candidates = sorted(candidates)
+    owners = {}  # an undirected edge: the candidates that have it (a candidate twice if it has it twice)
+    for number, (polygon, zone, inside, chains) in enumerate(candidates):
         for xs, ys in chains:
-            out += varint(len(xs))
-            px, py = west, south
-            for x, y in zip(xs, ys):
-                out += varint(x - px) + varint(y - py)
-                px, py = x, y
+            for k in range(len(xs) - 1):
+                a, b = (xs[k], ys[k]), (xs[k + 1], ys[k + 1])
+                if a != b:
+                    owners.setdefault((a, b) if a < b else (b, a), []).append(number)
+    emitted = set()
+    merged = []  # (owners, vertices)
+    for polygon, zone, inside, chains in candidates:
+        for xs, ys in chains:
+            current = None
+            for k in range(len(xs) - 1):
+                a, b = (xs[k], ys[k]), (xs[k + 1], ys[k + 1])
+                key = (a, b) if a < b else (b, a)
+                if a == b or key in emitted:
+                    current = None
+                    continue
+                emitted.add(key)
+                these = owners[key]
+                if current is not None and current[0] == these and current[1][-1] == a:
+                    current[1].append(b)
+                else:
+                    current = (these, [a, b])
+                    merged.append(current)
+    out = bytearray(struct.pack("<HH", fallback, len(candidates)))
+    for polygon, zone, inside, chains in candidates:
+        out += struct.pack("<HB", zone, 1 if inside else 0)
+    out += varint(len(merged))
+    for these, vertices in merged:
+        out += varint(len(these))
+        for number in these:
+            out += varint(number)
+        out += varint(len(vertices))
+        px, py = west, south
+        for x, y in vertices:
+            out += varint(x - px) + varint(y - py)
+            px, py = x, y
     return bytes(out)
 
 

@@ -10,7 +10,8 @@ import CTimeZoneGrid
 /// a few array reads (the 1° cell's entry, then at most six quadtree steps down
 /// to the 1/64° cell). A cell a border crosses (issue 62) keeps, for each
 /// polygon whose edges cross it, the polygon's zone, whether the cell's centre
-/// is inside it and those edges (timezonefinder's own coordinates, 1e-7°), and
+/// is inside it and those edges (timezonefinder's own coordinates, 1e-7°; an
+/// edge two polygons share, as a border is, once with both as its owners), and
 /// decides by point-in-polygon as timezonefinder does: the parity of the edges
 /// crossed on a path inside the cell from the position to the centre (along
 /// the position's meridian to the centre's parallel, then along it), with the
@@ -120,29 +121,38 @@ public struct TimeZoneMap: @unchecked Sendable {  // `data` is the binary's read
         guard start + 4 <= end, end <= data.count else { return nil }
         let centreX = Int64(column) * side + side / 2 - 1_800_000_000, centreY = 900_000_000 - Int64(row) * side - side / 2
         let west = Int64(column) * side - 1_800_000_000, south = 900_000_000 - Int64(row + 1) * side
-        var found = u16(start)  // the grid's zone for the cell, for a position inside none of its polygons
-        var at = start + 4
-        for _ in 0..<u16(start + 2) {
-            guard at + 3 <= end else { return nil }
-            let zone = u16(at)
-            var inside = data[at + 2] & 1 != 0
-            at += 3
+        let candidates = u16(start + 2)
+        var at = start + 4 + candidates * 3
+        guard at <= end else { return nil }
+        return withUnsafeTemporaryAllocation(of: Bool.self, capacity: max(1, candidates)) { inside -> String? in
+            for number in 0..<candidates { inside[number] = data[start + 4 + number * 3 + 2] & 1 != 0 }
             guard let chains = varint(&at, end) else { return nil }
             for _ in 0..<max(0, chains) {
+                guard let owners = varint(&at, end), owners >= 0, owners <= 0xFFFF else { return nil }
+                let ownersStart = at
+                for _ in 0..<owners { guard let owner = varint(&at, end), owner >= 0, owner < candidates else { return nil } }
                 guard let count = varint(&at, end), let dx = varint(&at, end), let dy = varint(&at, end) else { return nil }
                 var (ax, ay) = (west &+ dx, south &+ dy)
+                var flips = false
                 var vertex: Int64 = 1
                 while vertex < count {
                     guard let dx = varint(&at, end), let dy = varint(&at, end) else { return nil }
                     let (bx, by) = (ax &+ dx, ay &+ dy)
-                    if Self.crosses(ax, ay, bx, by, x: x, y: y, centreX: centreX, centreY: centreY) { inside.toggle() }
+                    if Self.crosses(ax, ay, bx, by, x: x, y: y, centreX: centreX, centreY: centreY) { flips.toggle() }
                     (ax, ay) = (bx, by)
                     vertex += 1
                 }
+                if flips {
+                    // the chain's edges are each of these polygons' (a border: both sides')
+                    var owner = ownersStart
+                    for _ in 0..<owners { if let number = varint(&owner, end) { inside[Int(number)].toggle() } }
+                }
             }
-            if inside { found = zone }
+            // in drawing order: the last polygon the position is inside wins; in none, the grid's zone
+            var found = u16(start)
+            for number in 0..<candidates where inside[number] { found = u16(start + 4 + number * 3) }
+            return name(found)
         }
-        return name(found)
     }
 
     /// Whether the edge (`ax`, `ay`)–(`bx`, `by`) flips the parity between the position and the
