@@ -67,17 +67,23 @@ import Testing
         #expect(paris.offset(forLocal: 1_711_852_200) == 3600)  // 2024-03-31 02:30, never: the offset before
     }
 
-    /// Agreement with timezonefinder + zoneinfo on 3,000 random land points away
-    /// from borders (testdata/timezones/land-points.tsv, scripts/time-zone-points.py
-    /// 3000 54): the zone's offsets in January and July 2024 must agree on 99.9 %.
-    /// BENCHMARKS.md has the 100,000-point run.
-    /// `SHARE_TZ_POINTS=FILE` checks FILE's points instead (the 100,000-point run and the phone files of
-    /// BENCHMARKS.md: `scripts/time-zone-points.py 100000 5400`, `scripts/time-zone-phone-files.py testdata`),
-    /// and prints the agreement, the disagreements and the time per lookup.
-    @Test func agreesWithTimezonefinderOnLand() throws {
+    /// Positions near a border where the offset changes (issue 62): 1,000 random land points with a
+    /// neighbour 0.03° away (about 3 km) in a zone of another offset, per timezonefinder
+    /// (testdata/timezones/border-points.tsv, `scripts/time-zone-border-points.py 1000 62`). The grid
+    /// alone gave a border cell one zone (846 of these 1,000 agreed); a border cell's edges and the
+    /// point-in-polygon decision must make it agree on 99.5 %. Every disagreement is printed.
+    @Test func agreesWithTimezonefinderNearBorders() throws {
         let map = try Self.map
-        let given = ProcessInfo.processInfo.environment["SHARE_TZ_POINTS"]
-        let text = try String(contentsOfFile: given ?? Fixtures.testdata("timezones/land-points.tsv"), encoding: .utf8)
+        let text = try String(contentsOfFile: Fixtures.testdata("timezones/border-points.tsv"), encoding: .utf8)
+        let (total, agreed, disagreements) = Self.agreement(map, text)
+        print("time zones near borders: \(agreed) of \(total) agree; disagreements: \(disagreements)")
+        #expect(total == 1000)
+        #expect(Double(agreed) >= 0.995 * Double(total), "\(agreed) of \(total): \(disagreements)")
+    }
+
+    /// Points of a `scripts/time-zone-points.py` file whose zone's offsets in January and July 2024
+    /// are the file's, and the lines of the others with the zone found.
+    static func agreement(_ map: TimeZoneMap, _ text: String) -> (total: Int, agreed: Int, disagreements: [String]) {
         var total = 0, agreed = 0
         var disagreements: [String] = []
         for line in text.split(separator: "\n") {
@@ -94,6 +100,21 @@ import Testing
                 disagreements.append("\(line): \(zone ?? "none")")
             }
         }
+        return (total, agreed, disagreements)
+    }
+
+    /// Agreement with timezonefinder + zoneinfo on 3,000 random land points away
+    /// from borders (testdata/timezones/land-points.tsv, scripts/time-zone-points.py
+    /// 3000 54): the zone's offsets in January and July 2024 must agree on 99.9 %.
+    /// BENCHMARKS.md has the 100,000-point run.
+    /// `SHARE_TZ_POINTS=FILE` checks FILE's points instead (the 100,000-point run and the phone files of
+    /// BENCHMARKS.md: `scripts/time-zone-points.py 100000 5400`, `scripts/time-zone-phone-files.py testdata`),
+    /// and prints the agreement, the disagreements and the time per lookup.
+    @Test func agreesWithTimezonefinderOnLand() throws {
+        let map = try Self.map
+        let given = ProcessInfo.processInfo.environment["SHARE_TZ_POINTS"]
+        let text = try String(contentsOfFile: given ?? Fixtures.testdata("timezones/land-points.tsv"), encoding: .utf8)
+        let (total, agreed, disagreements) = Self.agreement(map, text)
         if given != nil {
             // The lookup alone, timed over every point (a clock read around the whole loop).
             var points: [(Double, Double)] = []
