@@ -34,6 +34,7 @@ tzdata 2025b here. Usage (a developer's, not CI's: it needs pip packages; about
     /tmp/tzf/bin/python scripts/build-time-zone-grid.py Sources/CTimeZoneGrid/time_zone_grid.c.bin
 """
 import os
+import hashlib
 import struct
 import sys
 from datetime import datetime, timedelta, timezone
@@ -382,10 +383,16 @@ def main():
     data += struct.pack("<%dI" % len(offsets), *offsets)
     data += b"".join(blobs)
     open(out, "wb").write(data)
-    # the build tracks the .c, not the .bin it includes: touch it so the next build links the new data
+    # The build tracks the .c, not the .bin it includes: the .c names the data's
+    # size and digest, so new data changes the .c too, in every checkout (a
+    # touched file would only be rebuilt here), and the next build links it.
     source = out[:-len(".bin")] if out.endswith(".c.bin") else None
     if source and os.path.exists(source):
-        os.utime(source)
+        lines = open(source).read().split("\n")
+        stamp = "// data: %d bytes, sha256 %s" % (len(data), hashlib.sha256(data).hexdigest())
+        lines = [line for line in lines if not line.startswith("// data: ")]
+        lines.insert(3, stamp)
+        open(source, "w").write("\n".join(lines))
     print("%s: %d zones, %d nodes, %d border cells (%d bytes of edges), %d bytes, %d cells without a zone, data %s" % (
         out, len(names), len(nodes), len(blobs), offsets[-1], len(data), missing, tf.data_version))
 

@@ -9,6 +9,22 @@ import Testing
 @Suite struct PlaceTimeZoneTests {
     static var map: TimeZoneMap { get throws { try #require(TimeZoneMap.shared, "the linked grid does not hold together") } }
 
+    /// The build tracks time_zone_grid.c, not the data it includes: the .c
+    /// names the data's size and digest (scripts/build-time-zone-grid.py writes
+    /// them), so new data changes the .c in every checkout and the next build
+    /// links it. Observed: a merge that brought new data and new lookup code
+    /// linked the old data into an incremental build, and no photo got its
+    /// place's offset.
+    @Test func theSourceNamesTheDataItLinks() throws {
+        let folder = Fixtures.packageRoot.appendingPathComponent("Sources/CTimeZoneGrid").path
+        let source = try String(contentsOfFile: folder + "/time_zone_grid.c", encoding: .utf8)
+        let stamp = try #require(source.split(separator: "\n").first { $0.hasPrefix("// data: ") }, "time_zone_grid.c names no data")
+        let digest = try MediaTools.run("/usr/bin/sha256sum", [folder + "/time_zone_grid.c.bin"]).output.split(separator: " ").first.map(String.init) ?? ""
+        let size = try FileManager.default.attributesOfItem(atPath: folder + "/time_zone_grid.c.bin")[.size] as? Int ?? -1
+        #expect(stamp == "// data: \(size) bytes, sha256 \(digest)", "time_zone_grid.c says \(stamp); rerun scripts/build-time-zone-grid.py")
+        _ = try Self.map  // and the linked grid is one this code reads
+    }
+
     @Test func placesGetTheirZones() throws {
         let map = try Self.map
         let places: [(Double, Double, String)] = [
