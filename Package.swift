@@ -119,7 +119,7 @@ let package = Package(
 
         // A host app's ingest in a process of its own (the library's in-process
         // decoder), for the tests of a process that dies while decoding.
-        .executableTarget(name: "InProcessIngest", dependencies: ["ShareIngest", "ShareManifest"], path: "Tests/InProcessIngest"),
+        .executableTarget(name: "InProcessIngest", dependencies: ["ShareIngest", "ShareManifest", "SystemCalls"], path: "Tests/InProcessIngest"),
         .target(name: "TestSupport", dependencies: ["ShareIngest", "ShareIngestCore", "ShareManifest"], path: "Tests/TestSupport"),
         .testTarget(name: "MediaKitTests", dependencies: ["MediaKit", "MediaFormats", "TestSupport"]),
         .testTarget(

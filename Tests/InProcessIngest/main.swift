@@ -18,6 +18,7 @@ import Glibc
 import Foundation
 import ShareIngest
 import ShareManifest
+import SystemCalls
 
 let arguments = Array(CommandLine.arguments.dropFirst())
 
@@ -27,6 +28,9 @@ func fail(_ message: String, status: Int32) -> Never {
 }
 
 func worker(_ arguments: [String]) -> Never {
+    // First, while this process has one thread (see below).
+    let termination = SignalSet([SIGTERM, SIGINT])
+    termination.block()
     func value(_ name: String) -> String? { arguments.firstIndex(of: name).flatMap { $0 + 1 < arguments.count ? arguments[$0 + 1] : nil } }
     guard let url = value("--db") else { fail("worker: --db URL is required", status: 64) }
     var settings = StageWorker.Settings()
@@ -35,14 +39,15 @@ func worker(_ arguments: [String]) -> Never {
     if let lease = value("--lease").flatMap(Double.init) { settings.lease = lease }
     let json = arguments.contains("--json")
     let cancellation = CancellationFlag()
-    var sources: [DispatchSourceSignal] = []
-    for signal in [SIGTERM, SIGINT] {
-        Glibc.signal(signal, SIG_IGN)
-        let source = DispatchSource.makeSignalSource(signal: signal, queue: .global())
-        source.setEventHandler { cancellation.cancel() }
-        source.resume()
-        sources.append(source)
-    }
+    // As `share` does (Sources/share/Signals.swift): SIGTERM and SIGINT blocked
+    // while this process has one thread (threads inherit the mask), and taken by
+    // one thread with sigwait. A Dispatch signal source here (SIG_IGN, then the
+    // source) lost a SIGTERM that came in between, or on a thread started
+    // before it: a worker went on serving, and a test waited 60 s for it.
+    Thread {
+        _ = termination.wait()
+        cancellation.cancel()
+    }.start()
     let log: @Sendable (StageWorker.Event) -> Void = { event in
         if json {
             var fields: [String: String] = event.fields
@@ -60,7 +65,6 @@ func worker(_ arguments: [String]) -> Never {
     } catch {
         fail("worker: \(error)", status: 69)
     }
-    withExtendedLifetime(sources) {}
     exit(0)
 }
 
