@@ -85,6 +85,9 @@ trap 'exit 130' INT
 trap 'exit 143' TERM HUP
 
 # Replaces each hunk's text, found exactly once, in the target; exit 3 if a hunk is stale.
+# A hunk not found as written is looked for again with whitespace ignored (the
+# same characters, any spacing and line breaks between them, as a formatter
+# may have rewrapped the lines); found once, that text is replaced.
 apply() {
   perl -e '
     my ($mutation, $target) = @ARGV;
@@ -95,6 +98,18 @@ apply() {
     for (my $i = 0; $i < @hunks; $i += 2) {
       my ($before, $after) = ($hunks[$i], $hunks[$i + 1]);
       my $count = () = $source =~ /\Q$before\E/g;
+      if ($count == 0) {
+        (my $squeezed = $before) =~ s/\s+//g;
+        my $pattern = join("\\s*", map { quotemeta } split(//, $squeezed));
+        my @spans;
+        while ($source =~ /$pattern/g) { push @spans, [$-[0], $+[0]]; }
+        if (@spans == 1) {
+          my ($start, $end) = @{$spans[0]};
+          substr($source, $start, $end - $start) = $after;
+          next;
+        }
+        $count = scalar @spans;
+      }
       if ($count != 1) { print STDERR "hunk ", $i / 2 + 1, " is found $count times\n"; exit 3; }
       my $at = index($source, $before);
       substr($source, $at, length $before) = $after;
