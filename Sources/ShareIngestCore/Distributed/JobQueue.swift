@@ -55,7 +55,7 @@ final class JobQueue {
     private let role: String
     private let interruption: Interruption?
     /// Seconds a job kept by its worker stays leased without a heartbeat.
-    var leaseSeconds: Double = 30
+    var leaseSeconds: Double = ItemLifecycle.defaultLease
     /// True for a connection that holds no lock (an executor's): a statement
     /// after a lost connection (a server restart) connects again first, so a
     /// record kept while the server was away is made once it is back.

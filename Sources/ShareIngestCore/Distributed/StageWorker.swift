@@ -47,7 +47,7 @@ public final class StageWorker: Sendable {
         /// Threads, each with its own connection, working on one job at a time.
         public var concurrency = 2
         /// Seconds a claimed job stays ours without a heartbeat (renewed every third of it).
-        public var lease: Double = 30
+        public var lease: Double = ItemLifecycle.defaultLease
         /// The name the log, the jobs and `share status --db` show (default: host and process id).
         public var name = "\(FileSystem.hostTag)-\(Processes.current)"
         /// The stages this worker can run: the built-in ones, unless a caller

@@ -84,6 +84,11 @@ struct ItemLifecycle: Sendable {
     /// The default of ``maxAttempts``.
     static let defaultMaxAttempts = 3
 
+    /// Seconds a job a worker claimed stays its own without a heartbeat, unless
+    /// set (`share worker --lease`): once past it, the job is taken back and the
+    /// worker's attempt is lost (the queue's ``JobQueue`` and ``StageWorker/Settings``).
+    static let defaultLease: Double = 30
+
     /// Every stage of the pipeline's catalog, in run order: where a stage the
     /// pipeline lacks stands.
     let order: [StageName]

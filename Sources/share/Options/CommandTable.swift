@@ -146,7 +146,7 @@ enum CommandTable {
                 "stages", "LIST", .list(StageName.allCases.map(\.rawValue)), default: "all",
                 "the stages this worker serves, comma-separated: \(StageName.allCases.map(\.rawValue).joined(separator: ", "))"),
             .value("concurrency", "N", .integer(1...64), default: "2", "jobs run at once"),
-            .value("lease", "SECONDS", .seconds(1...3600), default: "30", "how long a claimed job is held without a heartbeat"),
+            .value("lease", "SECONDS", .seconds(1...3600), default: String(format: "%g", StageWorker.Settings().lease), "how long a claimed job is held without a heartbeat"),
             .value("name", "NAME", .text, default: "<host>-<pid>", "the worker's name in share status --db"),
             isolation, metrics, logFormat, json, quiet,
         ],
