@@ -163,24 +163,22 @@ public struct TimeZoneMap: @unchecked Sendable {  // `data` is the binary's read
     /// 3.6e9 and 1.8e9 fit in 64 bits; wrapping arithmetic keeps a damaged edge from trapping).
     @inline(__always)
     static func crosses(_ ax: Int64, _ ay: Int64, _ bx: Int64, _ by: Int64, x: Int64, y: Int64, centreX: Int64, centreY: Int64) -> Bool {
-        var flips = false
-        if (ay > centreY) != (by > centreY) {
-            // the edge crosses the centre's parallel at some longitude; east of x and of the centre?
-            let (lx, ly, ux, uy) = ay < by ? (ax, ay, bx, by) : (bx, by, ax, ay)
-            let across = (ux &- lx) &* (centreY &- ly)
-            let eastOfPosition = across > (x &- lx) &* (uy &- ly)
-            let eastOfCentre = across > (centreX &- lx) &* (uy &- ly)
-            if eastOfPosition != eastOfCentre { flips.toggle() }
-        }
-        if (ax > x) != (bx > x) {
-            // the edge crosses the position's meridian at some latitude; north of y and of the centre?
-            let (lx, ly, rx, ry) = ax < bx ? (ax, ay, bx, by) : (bx, by, ax, ay)
-            let along = (ry &- ly) &* (x &- lx)
-            let northOfPosition = along > (y &- ly) &* (rx &- lx)
-            let northOfCentre = along > (centreY &- ly) &* (rx &- lx)
-            if northOfPosition != northOfCentre { flips.toggle() }
-        }
-        return flips
+        // the leg along the centre's parallel (east of x and of the centre?), then the one along the
+        // position's meridian (north of y and of the centre?): the same test with the axes swapped
+        let alongParallel = separates(ax, ay, bx, by, line: centreY, x, centreX)
+        let alongMeridian = separates(ay, ax, by, bx, line: x, y, centreY)
+        return alongParallel != alongMeridian
+    }
+
+    /// True when the edge (au, av)–(bu, bv) crosses the line v = `line` at a u that lies between `p`
+    /// and `q` (beyond one and not the other): it counts when one end is above the line and the
+    /// other not, and where it crosses is compared exactly (see ``crosses(_:_:_:_:x:y:centreX:centreY:)``).
+    @inline(__always)
+    static func separates(_ au: Int64, _ av: Int64, _ bu: Int64, _ bv: Int64, line: Int64, _ p: Int64, _ q: Int64) -> Bool {
+        guard (av > line) != (bv > line) else { return false }
+        let (lu, lv, uu, uv) = av < bv ? (au, av, bu, bv) : (bu, bv, au, av)
+        let across = (uu &- lu) &* (line &- lv)
+        return (across > (p &- lu) &* (uv &- lv)) != (across > (q &- lu) &* (uv &- lv))
     }
 
     /// The zigzag LEB128 varint at `at` (before `end`), `at` moved past it; nil past `end` or

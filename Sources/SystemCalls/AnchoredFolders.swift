@@ -19,43 +19,38 @@ package enum AnchoredFolders {
     /// or two containers; a host app's tests may make hundreds.
     static let capacity = 64
 
-    /// The held folders, oldest first (descriptors are only read once held).
-    private struct Held: @unchecked Sendable {
-        var entries: [(path: [UInt8], handle: FileDescriptor)] = []
+    /// A held folder: its path as spelled, and its descriptor (only read once held).
+    private struct Folder: @unchecked Sendable {
+        let path: [UInt8]
+        let handle: FileDescriptor
     }
-    private static let held = Mutex(Held())
+
+    /// The held folders, oldest first.
+    private static let held = Mutex<[Folder]>([])
 
     /// From now on, paths beneath `path` (as spelled: the same string the
     /// callers build their paths from) are resolved through `handle`, a
     /// descriptor of that folder (`O_PATH` is enough).
     package static func hold(_ path: String, handle: FileDescriptor) {
-        let bytes = Array(path.utf8)
-        guard bytes.count > 1, bytes.first == UInt8(ascii: "/") else { return }
-        let entry = Held(entries: [(bytes, handle)])
+        let folder = Folder(path: Array(path.utf8), handle: handle)
+        guard folder.path.count > 1, folder.path.first == UInt8(ascii: "/") else { return }
         held.withLock { held in
-            held.entries.removeAll { $0.path == bytes }
-            held.entries += entry.entries
-            if held.entries.count > capacity { held.entries.removeFirst(held.entries.count - capacity) }
+            held.removeAll { $0.path == folder.path }
+            held.append(folder)
+            if held.count > capacity { held.removeFirst(held.count - capacity) }
         }
-    }
-
-    /// Paths beneath `path` are looked up by name again.
-    package static func release(_ path: String) {
-        let bytes = Array(path.utf8)
-        held.withLock { held in held.entries.removeAll { $0.path == bytes } }
     }
 
     /// The held folder `path` lies beneath (the longest such), and the rest of
     /// the path inside it; nil when it lies beneath none.
     static func anchor(of path: String) -> (handle: FileDescriptor, relative: [UInt8])? {
         let bytes = Array(path.utf8)
-        let found = held.withLock { held -> Held in
-            let slash = UInt8(ascii: "/")
-            let match = held.entries.filter { bytes.count > $0.path.count + 1 && bytes.starts(with: $0.path) && bytes[$0.path.count] == slash }
+        let slash = UInt8(ascii: "/")
+        let folder = held.withLock { held in
+            held.filter { bytes.count > $0.path.count + 1 && bytes.starts(with: $0.path) && bytes[$0.path.count] == slash }
                 .max { $0.path.count < $1.path.count }
-            return Held(entries: match.map { [(Array(bytes[($0.path.count + 1)...]), $0.handle)] } ?? [])
         }
-        return found.entries.first.map { ($0.handle, $0.path) }
+        return folder.map { ($0.handle, Array(bytes[($0.path.count + 1)...])) }
     }
 
     /// For a path beneath a held folder: its parent folder, opened beneath the

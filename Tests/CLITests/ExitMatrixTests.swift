@@ -100,7 +100,7 @@ import Testing
         Situation(command: "watch", status: 64, what: "a stray argument", how: .here { try $0.status(["watch", "inbox", "stray"]) }),
         Situation(command: "watch", status: 66, what: "an inbox that does not exist", how: .here { try $0.status(["watch", $0.directory.file("no-inbox"), "--container", $0.container, "--once"]) }),
         Situation(command: "watch", status: 69, what: "the metrics port taken", how: .here { work in
-            let taken = try TCPListener()
+            let taken = try ListeningSocket()
             return try work.status(["watch", try work.inbox(), "--container", work.container, "--once", "--metrics", "127.0.0.1:\(taken.port)"])
         }),
         Situation(command: "watch", status: 73, what: "--once on a full disk", how: .by("WatchDiskFullTests.watchOnceOnAFullDiskExits73AndTheNextRunFinishesTheDrop")),
@@ -148,8 +148,10 @@ import Testing
         Situation(command: "gc", status: 73, what: "a consumed share it cannot remove (a read-only container)", how: .here { work in
             let url = try work.delivered()
             try #require(try work.status(["open", url, "--consume", "--container", work.container]) == 0)
-            let mounted = try ReadOnlyMount(work.container)
-            defer { mounted.undo() }
+            // Read-only in place: a bind mount of itself, remounted read-only.
+            let undo = try FolderIdentityTests.bind(work.container, onto: work.container)
+            defer { undo() }
+            try #require(try MediaTools.run("/bin/mount", ["-o", "remount,ro,bind", work.container]).status == 0)
             return try work.status(["gc", "--older-than", "0", "--container", work.container])
         }),
         // worker
@@ -252,48 +254,4 @@ import Testing
         }
         #expect(status == situation.status, "\(situation): exited \(status.map(String.init) ?? "never")")
     }
-}
-
-/// A listening TCP socket on a loopback port the system chose (what takes a port away from `--metrics`).
-final class TCPListener {
-    let descriptor: Int32
-    let port: Int
-
-    init() throws {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        descriptor = fd
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) } }
-        guard bound == 0, listen(fd, 1) == 0 else { throw Refused(what: "bind or listen on 127.0.0.1") }
-        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) } }
-        port = Int(UInt16(bigEndian: address.sin_port))
-    }
-
-    deinit { close(descriptor) }
-}
-
-/// A folder made read-only in place (a bind mount of itself, remounted read-only), undone after.
-struct ReadOnlyMount {
-    let path: String
-
-    init(_ path: String) throws {
-        guard try MediaTools.run("/bin/mount", ["--bind", path, path]).status == 0 else { throw Refused(what: "mount --bind \(path)") }
-        self.path = path
-        guard try MediaTools.run("/bin/mount", ["-o", "remount,ro,bind", path]).status == 0 else {
-            undo()
-            throw Refused(what: "mount -o remount,ro,bind \(path)")
-        }
-    }
-
-    func undo() { _ = try? MediaTools.run("/bin/umount", [path]) }
-}
-
-/// A set-up step the system refused.
-struct Refused: Error, CustomStringConvertible {
-    let what: String
-    var description: String { "refused: \(what)" }
 }

@@ -139,31 +139,30 @@ import Testing
 }
 
 extension DecoderChainTests {
+    /// The fidelity set's little-endian float TIFF with the ImageWidth (256) and
+    /// ImageLength (257) entries of its first IFD rewritten to `sides`.
+    static func floatTIFF(claimingSides sides: UInt32) throws -> [UInt8] {
+        var tiff = [UInt8](try Data(contentsOf: URL(fileURLWithPath: Fixtures.fidelity("tiff-float16.tif"))))
+        let ifd = Int(tiff[4]) | Int(tiff[5]) << 8 | Int(tiff[6]) << 16 | Int(tiff[7]) << 24
+        for n in 0..<(Int(tiff[ifd]) | Int(tiff[ifd + 1]) << 8) {
+            let entry = ifd + 2 + 12 * n
+            if [256, 257].contains(Int(tiff[entry]) | Int(tiff[entry + 1]) << 8) {
+                tiff.replaceSubrange((entry + 8)..<(entry + 12), with: withUnsafeBytes(of: sides.littleEndian, Array.init))
+            }
+        }
+        return tiff
+    }
+
     /// Bombs stay refused by every decoder of a chain: a float TIFF (libtiff) and
     /// 12-bit JPEGs (libavcodec) whose headers claim 40000×40000 or 12000×12000
     /// fail with `tooManyPixels` before any pixel is decoded.
     @Test func headersClaimingTooManyPixelsAreRefusedByTheFallbackDecoders() throws {
         let directory = TemporaryDirectory("chain-bombs")
-        // TIFF: rewrite the ImageWidth (256) and ImageLength (257) entries of the first IFD.
-        var tiff = [UInt8](try Data(contentsOf: URL(fileURLWithPath: Fixtures.fidelity("tiff-float16.tif"))))
-        let le32 = { (at: Int) in Int(tiff[at]) | Int(tiff[at + 1]) << 8 | Int(tiff[at + 2]) << 16 | Int(tiff[at + 3]) << 24 }
-        let ifd = le32(4)
-        let entries = Int(tiff[ifd]) | Int(tiff[ifd + 1]) << 8
-        for n in 0..<entries {
-            let entry = ifd + 2 + 12 * n
-            let tag = Int(tiff[entry]) | Int(tiff[entry + 1]) << 8
-            if tag == 256 || tag == 257 { tiff.replaceSubrange((entry + 8)..<(entry + 12), with: [0x40, 0x9C, 0, 0]) }  // 40000
-        }
-        let bombTIFF = try directory.add("bomb.tif", bytes: tiff)
+        let bombTIFF = try directory.add("bomb.tif", bytes: try Self.floatTIFF(claimingSides: 40000))
         #expect(throws: MediaError.self) { try Self.decode(bombTIFF, .tiff) }
         do { _ = try Self.decode(bombTIFF, .tiff) } catch { #expect(error.kind == .tooManyPixels, "\(error)") }
         // 2³² − 1 on each side: the product overflows 64 bits, and is still refused.
-        for n in 0..<entries {
-            let entry = ifd + 2 + 12 * n
-            let tag = Int(tiff[entry]) | Int(tiff[entry + 1]) << 8
-            if tag == 256 || tag == 257 { tiff.replaceSubrange((entry + 8)..<(entry + 12), with: [0xFF, 0xFF, 0xFF, 0xFF]) }
-        }
-        let hugeTIFF = try directory.add("huge.tif", bytes: tiff)
+        let hugeTIFF = try directory.add("huge.tif", bytes: try Self.floatTIFF(claimingSides: 0xFFFF_FFFF))
         #expect(throws: MediaError.self) { try Self.decode(hugeTIFF, .tiff) }
 
         // JPEG: the SOF1 marker's height and width.
@@ -191,14 +190,7 @@ extension DecoderChainTests {
     /// the JPEG's line in its warning, when the two ran side by side.)
     @Test func anotherThreadsFailureIsNeverReadAsThisFilesReason() throws {
         let directory = TemporaryDirectory("chain-crossed")
-        var tiff = [UInt8](try Data(contentsOf: URL(fileURLWithPath: Fixtures.fidelity("tiff-float16.tif"))))
-        let le32 = { (at: Int) in Int(tiff[at]) | Int(tiff[at + 1]) << 8 | Int(tiff[at + 2]) << 16 | Int(tiff[at + 3]) << 24 }
-        let ifd = le32(4)
-        for n in 0..<(Int(tiff[ifd]) | Int(tiff[ifd + 1]) << 8) {
-            let entry = ifd + 2 + 12 * n
-            if [256, 257].contains(Int(tiff[entry]) | Int(tiff[entry + 1]) << 8) { tiff.replaceSubrange((entry + 8)..<(entry + 12), with: [0xFF, 0xFF, 0xFF, 0xFF]) }
-        }
-        let damaged = try directory.add("huge.tif", bytes: tiff)
+        let damaged = try directory.add("huge.tif", bytes: try Self.floatTIFF(claimingSides: 0xFFFF_FFFF))
         let twelveBit = Fixtures.fidelity("jpeg-12bit.jpg")
         let done = Atomic(false)
         let noisy = Atomic(0)
