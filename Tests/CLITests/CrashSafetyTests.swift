@@ -274,3 +274,30 @@ struct SeededGenerator: RandomNumberGenerator {
         return z ^ (z >> 31)
     }
 }
+
+extension CrashSafetyTests {
+    /// A stage that fails removes the item's files before its failure is
+    /// recorded; when that record is never written (the journal's disk full, a
+    /// death in between), the journal still names a copy that is gone. Observed
+    /// in DiskFullTests pinned to one core: the resume failed the item with
+    /// "cannot open the copy: No such file or directory". Made here directly:
+    /// the process dies before the thumbnail of the one photo (its copy
+    /// recorded), the copy is removed, and the resume copies it again and
+    /// delivers it.
+    @Test func aResumeStartsAnItemAgainWhoseRecordedCopyIsGone() throws {
+        let work = TemporaryDirectory("lost-copy")
+        let container = work.path + "/container"
+        let photo = try work.add("drop/photo.jpg", copying: Fixtures.media("photo.jpg"))
+        let crashed = try ShareProcess.run(
+            ["ingest", "--quiet", "--container", container, "--key", "Lost", photo], environment: ["SHARE_CRASH_POINT": "thumbnail:photo.jpg"])
+        #expect(crashed.status != 0, "the crash point was not reached")
+        let copies = try FileManager.default.contentsOfDirectory(atPath: container).filter { $0.hasSuffix(".jpg") }
+        try #require(copies.count == 1, "\(copies)")
+        try FileManager.default.removeItem(atPath: container + "/" + copies[0])
+        let resumed = try ShareProcess.run(["ingest", "--quiet", "--container", container, "--resume", "Lost"])
+        #expect(resumed.status == 0, "\(resumed.stderr)")
+        let delivered = try FileManager.default.contentsOfDirectory(atPath: container).filter { $0.hasSuffix(".jpg") }
+        #expect(delivered.count == 1, "\(delivered)")
+        #expect(FileManager.default.fileExists(atPath: container + "/manifests/Lost.json"))
+    }
+}

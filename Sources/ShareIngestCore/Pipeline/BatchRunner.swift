@@ -185,13 +185,19 @@ final class BatchRunner: Sendable {
     /// alone (``runLostItemsAlone()``) are done by now.
     private func feed(_ body: (InFlightItem, NextStep) -> Void) throws {
         try forEachUnfinished { recorded in
-            var state = recorded.item
+            var state = Self.resuming(recorded)
             let next = lifecycle.start(state, stopping: cancellation.isCancelled)
             if next.isFinished { _ = execution.record(&state, next: next, in: context, steps: steps) }
             var item = InFlightItem(state)
             item.carried.wait = recorded.wait
             body(item, next)
         }
+    }
+
+    /// `recorded`'s item as it goes on: from its first stage again when its
+    /// recorded copy is gone (``ItemState/lostItsCopy``).
+    private static func resuming(_ recorded: RecordedItem) -> ItemState {
+        recorded.item.lostItsCopy ? recorded.item.restarted() : recorded.item
     }
 
     private func forEachUnfinished(_ body: (RecordedItem) throws -> Void) throws {
@@ -247,9 +253,9 @@ final class BatchRunner: Sendable {
 
     /// Runs `recorded` to its end (or until a stop), after its backoff.
     private func runAlone(_ recorded: RecordedItem) {
-        var item = InFlightItem(recorded.item)
+        var item = InFlightItem(Self.resuming(recorded))
         pause(recorded.wait)
-        var next = lifecycle.start(recorded.item, stopping: cancellation.isCancelled)
+        var next = lifecycle.start(item.state, stopping: cancellation.isCancelled)
         while let stage = next.stage, !cancellation.isCancelled {
             if case .park = next { break }
             let step = execution.run(stage, on: &item, in: context, steps: steps)

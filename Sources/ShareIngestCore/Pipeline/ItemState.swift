@@ -275,6 +275,13 @@ struct ItemState: Sendable, Hashable, Codable {
             failure: ItemFailure(.sniff, .unreadableState, "item \(index): its recorded state cannot be read (\(error)); it was not delivered"))
     }
 
+    /// True when its record names a copy that is not there: a stage failed and
+    /// removed the item's files, and the record of that failure was never
+    /// written (the journal's disk full, or the process gone in between), so
+    /// the record still says what was made. It runs again from its first stage
+    /// (``restarted()``), as that failure would have had it.
+    var lostItsCopy: Bool { copyPath.map { !FileSystem.exists($0) } ?? false }
+
     /// The item as its batch's plan made it (what the plan recorded: its
     /// source and the version seen, the sidecars it carries), to run again
     /// from its first stage: nothing a stage found or made is kept.
