@@ -117,8 +117,9 @@ extension ContainerOwnershipTests {
     /// write there swaps the container for a link to a folder of root's while
     /// a batch runs (its one item not copied yet). Everything written
     /// after the swap still goes into the container that was checked, now
-    /// under its new name (AnchoredFolders), and nothing into the link's target.
-    @Test(arguments: ["ingest", "watch"])
+    /// under its new name (AnchoredFolders), and nothing into the link's target;
+    /// with `--db`, where a worker writes the copy and the thumbnail, alike.
+    @Test(arguments: ["ingest", "watch", "distributed"])
     func aContainerSwappedForALinkMidBatchIsStillTheOneWrittenIn(mode: String) throws {
         let work = TemporaryDirectory("container-swapped")
         let parent = (work.file("shared") as NSString).standardizingPath
@@ -135,8 +136,27 @@ extension ContainerOwnershipTests {
             try work.add("inbox/drop/.ready", bytes: [])
             arguments = ["watch", work.file("inbox"), "--container", container, "--once", "--settle", "0", "--isolation", "none"]
         }
-        let share = try DropBoundaryTests.Run(arguments, environment: gate.environment)
-        try #require(gate.waitUntilReached { share.process.isRunning }, "share never reached the copy stage: \(share.stderr)")
+        // With --db the copy is a worker's: the worker stops at the gate, and writes after the swap.
+        var server: PostgresServer?
+        var worker: DropBoundaryTests.Run?
+        if mode == "distributed" {
+            let database = try PostgresServer()
+            try #require(try ShareProcess.run(["db", "migrate", "--db", database.url]).status == 0)
+            worker = try DropBoundaryTests.Run(
+                ["worker", "--db", database.url, "--name", "swap", "--concurrency", "1", "--isolation", "none"], environment: gate.environment)
+            arguments = ["ingest", "--db", database.url, "--container", container, Fixtures.media("photo.jpg")]
+            server = database
+        }
+        defer {
+            if let worker, worker.process.isRunning {
+                kill(worker.process.processIdentifier, SIGTERM)
+                _ = worker.finish(timeout: 60)
+            }
+            withExtendedLifetime(server) {}
+        }
+        let share = try DropBoundaryTests.Run(arguments, environment: worker == nil ? gate.environment : [:])
+        let holder = worker ?? share
+        try #require(gate.waitUntilReached { holder.process.isRunning }, "share never reached the copy stage: \(share.stderr) \(worker?.stderr ?? "")")
         #expect(rename(container, moved) == 0)
         #expect(symlink(victim, container) == 0)
         gate.release()
