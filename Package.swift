@@ -49,7 +49,9 @@ let package = Package(
             providers: [.apt(["libssl-dev"])]),
         // Fixed-arity wrappers for libvips' varargs functions and libav's
         // function-like macros.
-        .target(name: "CShims", dependencies: ["CVips", "CFFmpeg", "CTIFF"], linkerSettings: [.linkedLibrary("gmodule-2.0")]),
+        .target(
+            name: "CShims", dependencies: ["CVips", "CFFmpeg", "CTIFF"], linkerSettings: [.linkedLibrary("gmodule-2.0")]
+        ),
         // Linux calls glibc hides from Swift (copy_file_range, renameat2,
         // SCM_RIGHTS, seccomp and Landlock, spawning helpers).
         .target(name: "CSystem"),
@@ -70,20 +72,26 @@ let package = Package(
         // decode contract (request, facts, typed errors) every decoder implements.
         .target(name: "MediaFormats"),
         // Decoding with libvips, libav, libheif and libtiff, behind MediaFormats' MediaDecoder.
-        .target(name: "MediaKit", dependencies: ["MediaFormats", "SystemCalls", "CVips", "CFFmpeg", "CHeif", "CTIFF", "CShims"]),
+        .target(
+            name: "MediaKit",
+            dependencies: ["MediaFormats", "SystemCalls", "CVips", "CFFmpeg", "CHeif", "CTIFF", "CShims"]),
         // A MediaDecoder that decodes in a pool of sandboxed helper processes (the
         // parent's side: no decoding library).
         .target(name: "DecoderIsolation", dependencies: ["MediaFormats", "SystemCalls", "CSystem"]),
         // The helper's side (`share-helper decode-helper`: template, sandbox entry,
         // request loop over MediaKit's InProcessDecoder) and Isolation.decoder.
-        .target(name: "DecoderHelperKit", dependencies: ["DecoderIsolation", "MediaFormats", "MediaKit", "SystemCalls", "CShims", "CSystem"]),
+        .target(
+            name: "DecoderHelperKit",
+            dependencies: ["DecoderIsolation", "MediaFormats", "MediaKit", "SystemCalls", "CShims", "CSystem"]),
         // The helper executable.
         .executableTarget(name: "share-helper", dependencies: ["DecoderHelperKit", "SystemCalls"]),
         // The pipeline: stages, runner, journal, watch, distributed workers. It
         // links no decoder: its decoder is given (sandboxed helpers, for `share`).
         .target(
             name: "ShareIngestCore",
-            dependencies: ["ShareManifest", "MediaFormats", "SystemCalls", "ContentHash", "CSQLite", "CPostgres", "PlaceTimeZones"],
+            dependencies: [
+                "ShareManifest", "MediaFormats", "SystemCalls", "ContentHash", "CSQLite", "CPostgres", "PlaceTimeZones",
+            ],
             plugins: ["EmbedPipelines"]),
         // The library host apps' tests use: ShareIngestCore, re-exported, with
         // MediaKit's in-process decoder as its default.
@@ -92,43 +100,66 @@ let package = Package(
         .plugin(name: "EmbedPipelines", capability: .buildTool(), dependencies: ["EmbedPipelinesTool"]),
         .executableTarget(name: "EmbedPipelinesTool"),
         // The CLI: arguments and terminal output only.
-        .executableTarget(name: "share", dependencies: ["ShareIngestCore", "ShareManifest", "MediaFormats", "DecoderIsolation", "SystemCalls"]),
+        .executableTarget(
+            name: "share",
+            dependencies: ["ShareIngestCore", "ShareManifest", "MediaFormats", "DecoderIsolation", "SystemCalls"]),
 
         // Fuzz targets over the pure modules (and the pipeline loader): ordinary
         // executables that replay their corpus; scripts/fuzz.sh builds them with libFuzzer.
         .target(name: "FuzzReplay", path: "Fuzz/FuzzReplay"),
-        .executableTarget(name: "FuzzRedirectURL", dependencies: ["FuzzReplay", "ShareManifest"], path: "Fuzz/FuzzRedirectURL"),
-        .executableTarget(name: "FuzzManifest", dependencies: ["FuzzReplay", "ShareManifest"], path: "Fuzz/FuzzManifest"),
+        .executableTarget(
+            name: "FuzzRedirectURL", dependencies: ["FuzzReplay", "ShareManifest"], path: "Fuzz/FuzzRedirectURL"),
+        .executableTarget(
+            name: "FuzzManifest", dependencies: ["FuzzReplay", "ShareManifest"], path: "Fuzz/FuzzManifest"),
         .executableTarget(name: "FuzzSniffer", dependencies: ["FuzzReplay", "MediaFormats"], path: "Fuzz/FuzzSniffer"),
         .executableTarget(name: "FuzzHEIF", dependencies: ["FuzzReplay", "MediaFormats"], path: "Fuzz/FuzzHEIF"),
         .executableTarget(name: "FuzzRAW", dependencies: ["FuzzReplay", "MediaFormats"], path: "Fuzz/FuzzRAW"),
         .executableTarget(name: "FuzzMoments", dependencies: ["FuzzReplay", "MediaFormats"], path: "Fuzz/FuzzMoments"),
-        .executableTarget(name: "FuzzPipeline", dependencies: ["FuzzReplay", "ShareIngestCore"], path: "Fuzz/FuzzPipeline"),
+        .executableTarget(
+            name: "FuzzPipeline", dependencies: ["FuzzReplay", "ShareIngestCore"], path: "Fuzz/FuzzPipeline"),
         // The parsers of untrusted bytes added since (issue 51): the Takeout JSON
         // reader, the XMP, EXIF, ISO-BMFF and PNG location scanners, the maker-note
         // burst reader, and the sidecars' content sniff. FuzzChecks: what every
         // location scan must answer.
         .target(name: "FuzzChecks", dependencies: ["MediaFormats"], path: "Fuzz/FuzzChecks"),
-        .executableTarget(name: "FuzzTakeout", dependencies: ["FuzzReplay", "FuzzChecks", "MediaFormats"], path: "Fuzz/FuzzTakeout"),
+        .executableTarget(
+            name: "FuzzTakeout", dependencies: ["FuzzReplay", "FuzzChecks", "MediaFormats"], path: "Fuzz/FuzzTakeout"),
         .executableTarget(name: "FuzzXMP", dependencies: ["FuzzReplay", "MediaFormats"], path: "Fuzz/FuzzXMP"),
-        .executableTarget(name: "FuzzEXIF", dependencies: ["FuzzReplay", "FuzzChecks", "MediaFormats"], path: "Fuzz/FuzzEXIF"),
-        .executableTarget(name: "FuzzISOBMFF", dependencies: ["FuzzReplay", "FuzzChecks", "MediaFormats"], path: "Fuzz/FuzzISOBMFF"),
-        .executableTarget(name: "FuzzPNG", dependencies: ["FuzzReplay", "FuzzChecks", "MediaFormats"], path: "Fuzz/FuzzPNG"),
+        .executableTarget(
+            name: "FuzzEXIF", dependencies: ["FuzzReplay", "FuzzChecks", "MediaFormats"], path: "Fuzz/FuzzEXIF"),
+        .executableTarget(
+            name: "FuzzISOBMFF", dependencies: ["FuzzReplay", "FuzzChecks", "MediaFormats"], path: "Fuzz/FuzzISOBMFF"),
+        .executableTarget(
+            name: "FuzzPNG", dependencies: ["FuzzReplay", "FuzzChecks", "MediaFormats"], path: "Fuzz/FuzzPNG"),
         .executableTarget(name: "FuzzBurst", dependencies: ["FuzzReplay", "MediaFormats"], path: "Fuzz/FuzzBurst"),
-        .executableTarget(name: "FuzzSidecar", dependencies: ["FuzzReplay", "ShareIngestCore"], path: "Fuzz/FuzzSidecar"),
+        .executableTarget(
+            name: "FuzzSidecar", dependencies: ["FuzzReplay", "ShareIngestCore"], path: "Fuzz/FuzzSidecar"),
 
         // A host app's ingest in a process of its own (the library's in-process
         // decoder), for the tests of a process that dies while decoding.
-        .executableTarget(name: "InProcessIngest", dependencies: ["ShareIngest", "ShareManifest", "SystemCalls"], path: "Tests/InProcessIngest"),
-        .target(name: "TestSupport", dependencies: ["ShareIngest", "ShareIngestCore", "ShareManifest"], path: "Tests/TestSupport"),
+        .executableTarget(
+            name: "InProcessIngest", dependencies: ["ShareIngest", "ShareManifest", "SystemCalls"],
+            path: "Tests/InProcessIngest"),
+        .target(
+            name: "TestSupport", dependencies: ["ShareIngest", "ShareIngestCore", "ShareManifest"],
+            path: "Tests/TestSupport"),
         .testTarget(name: "MediaKitTests", dependencies: ["MediaKit", "MediaFormats", "TestSupport"]),
         .testTarget(
-            name: "ShareIngestTests", dependencies: ["ShareIngest", "ShareIngestCore", "MediaKit", "ShareManifest", "MediaFormats", "ContentHash", "PlaceTimeZones", "TestSupport"],
+            name: "ShareIngestTests",
+            dependencies: [
+                "ShareIngest", "ShareIngestCore", "MediaKit", "ShareManifest", "MediaFormats", "ContentHash",
+                "PlaceTimeZones", "TestSupport",
+            ],
             exclude: ["Goldens"]),
         .testTarget(name: "CLITests", dependencies: ["TestSupport"]),
         // share watch and share worker as services: metrics, health, systemd, logs (real processes).
         .testTarget(name: "ServiceTests", dependencies: ["TestSupport"]),
-        .testTarget(name: "DecoderIsolationTests", dependencies: ["DecoderIsolation", "DecoderHelperKit", "MediaFormats", "MediaKit", "ShareIngest", "ShareIngestCore", "TestSupport"]),
+        .testTarget(
+            name: "DecoderIsolationTests",
+            dependencies: [
+                "DecoderIsolation", "DecoderHelperKit", "MediaFormats", "MediaKit", "ShareIngest", "ShareIngestCore",
+                "TestSupport",
+            ]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -10,7 +10,7 @@ let package = Package(
     dependencies: [
         // In an app: .package(name: "share-ingest", path: "../share-ingest") or
         // .package(url: "https://…/share-ingest.git", branch: "main") (no release is tagged yet)
-        .package(path: "../.."),
+        .package(path: "../..")
     ],
     targets: [
         // The app reads shares: only the C-free ShareManifest.
@@ -32,6 +32,7 @@ let package = Package(
 /// A package added by path is known by its folder's name (a clone may be called
 /// anything), so the name is taken from where this file sits: two folders up.
 var shareIngestPackage: String {
-    let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent()
     return url.lastPathComponent.lowercased()
 }

@@ -1,3 +1,4 @@
+import Foundation
 // Fuzz target: the maker-note burst reader (StillMoments: Apple's maker note
 // in the EXIF, its BurstUUID, with the content identifier and capture time
 // read beside it), on arbitrary bytes taken as the EXIF block (a TIFF
@@ -5,7 +6,6 @@
 // maker note and its IFDs (scripts/fuzz.sh burst). Identifiers are only ever
 // answered in Apple's alphabet, times finite.
 import FuzzReplay
-import Foundation
 import MediaFormats
 
 /// A JPEG whose APP1 EXIF block is `tiff` (at most what one segment holds).
@@ -19,9 +19,13 @@ func check(_ data: Data) {
     let bytes = [UInt8](data)
     for input in [jpeg(around: bytes), bytes] {
         guard let facts = MomentReader.read(input, format: .jpeg) else { continue }
-        if let burst = facts.burstIdentifier { precondition(MomentFacts.isValidIdentifier(burst), "burst identifier \(burst.debugDescription)") }
+        if let burst = facts.burstIdentifier {
+            precondition(MomentFacts.isValidIdentifier(burst), "burst identifier \(burst.debugDescription)")
+        }
         if let identifier = facts.contentIdentifier { precondition(MomentFacts.isValidIdentifier(identifier)) }
-        for value in [facts.captureTime?.local, facts.captureTime?.utc].compactMap({ $0 }) { precondition(value.isFinite) }
+        for value in [facts.captureTime?.local, facts.captureTime?.utc].compactMap({ $0 }) {
+            precondition(value.isFinite)
+        }
     }
 }
 
@@ -32,5 +36,5 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
 }
 
 #if !FUZZING
-@main struct Replay { static func main() { FuzzReplay.run(check) } }
+    @main struct Replay { static func main() { FuzzReplay.run(check) } }
 #endif

@@ -16,7 +16,9 @@ public enum LocationChecks {
         precondition(edits.count <= 4096, "\(edits.count) overwrites")
         var written = 0
         for edit in edits {
-            precondition(edit.offset >= 0 && edit.length > 0 && edit.offset <= fileSize - edit.length, "an overwrite of \(edit.length) bytes at \(edit.offset) of \(fileSize)")
+            precondition(
+                edit.offset >= 0 && edit.length > 0 && edit.offset <= fileSize - edit.length,
+                "an overwrite of \(edit.length) bytes at \(edit.offset) of \(fileSize)")
             precondition((0...3).contains(edit.step), "step \(edit.step)")
             switch edit.fill {
             case .freeBox: precondition(edit.length >= 8, "a free box of \(edit.length) bytes")
@@ -29,7 +31,9 @@ public enum LocationChecks {
         for group in groups.values {
             let sorted = group.sorted { $0.offset < $1.offset }
             for (earlier, later) in zip(sorted, sorted.dropFirst()) {
-                precondition(later.offset >= earlier.offset + earlier.length, "overlapping overwrites at \(earlier.offset) and \(later.offset)")
+                precondition(
+                    later.offset >= earlier.offset + earlier.length,
+                    "overlapping overwrites at \(earlier.offset) and \(later.offset)")
             }
         }
         for record in metadata.found { precondition(!record.name.isEmpty && record.name.utf8.count <= 4096) }

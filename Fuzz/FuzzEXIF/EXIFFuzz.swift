@@ -1,3 +1,4 @@
+import Foundation
 // Fuzz target: the EXIF location scanner (a TIFF structure's GPS IFD, and the
 // EXIF blocks of the containers that carry one), on arbitrary bytes read as a
 // TIFF (an EXIF block is one, and its IPTC and Photoshop tags), a JPEG
@@ -6,7 +7,6 @@
 // coordinates alone and with the place names. The overwrites are bounded (LocationChecks).
 import FuzzChecks
 import FuzzReplay
-import Foundation
 import MediaFormats
 
 func check(_ data: Data) {
@@ -14,7 +14,8 @@ func check(_ data: Data) {
     for format in ["tiff", "jpeg", "webp", "dng", "psd"] {
         guard let format = MediaFormat.all.first(where: { $0.id == format }) else { continue }
         for placeNames in [false, true] {
-            LocationChecks.check(LocationScanner.scan(bytes, format: format, placeNames: placeNames), fileSize: bytes.count)
+            LocationChecks.check(
+                LocationScanner.scan(bytes, format: format, placeNames: placeNames), fileSize: bytes.count)
         }
     }
 }
@@ -26,5 +27,5 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
 }
 
 #if !FUZZING
-@main struct Replay { static func main() { FuzzReplay.run(check) } }
+    @main struct Replay { static func main() { FuzzReplay.run(check) } }
 #endif

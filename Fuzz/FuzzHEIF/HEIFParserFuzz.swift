@@ -11,7 +11,9 @@ func check(_ data: Data) {
     _ = EXIF.jpegSize(bytes[...])
     _ = EXIF.orientation(tiff: bytes)
     for format in [MediaFormat.png, .gif, .jpeg, .webp, .bmp, .heic, .mp4] {
-        if let size = HeaderDimensions.size(of: bytes, format: format) { precondition(size.width > 0 && size.height > 0) }
+        if let size = HeaderDimensions.size(of: bytes, format: format) {
+            precondition(size.width > 0 && size.height > 0)
+        }
     }
     guard let file = try? HEIFFile.parse(bytes) else { return }
     _ = file.isSequence
@@ -30,7 +32,9 @@ func check(_ data: Data) {
             if case .crop(let aperture) = transform, let extents = file.spatialExtents(of: item),
                 let crop = aperture.crop(width: extents.width, height: extents.height)
             {
-                precondition(crop.left <= crop.right && crop.top <= crop.bottom && crop.right < extents.width && crop.bottom < extents.height)
+                precondition(
+                    crop.left <= crop.right && crop.top <= crop.bottom && crop.right < extents.width
+                        && crop.bottom < extents.height)
             }
         }
         if item.type == "grid", let grid = try? file.grid(item, in: bytes) {
@@ -46,5 +50,5 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
 }
 
 #if !FUZZING
-@main struct Replay { static func main() { FuzzReplay.run(check) } }
+    @main struct Replay { static func main() { FuzzReplay.run(check) } }
 #endif

@@ -1,10 +1,10 @@
+import Foundation
 // Fuzz target: the ISO-BMFF location scanner (MP4/MOV `©xyz`, the QuickTime
 // location keys, 3GPP `loci`, `uuid`/`XMP_` packets, and HEIF's `Exif` and
 // `mime` items and CR3's `CMT4`), on arbitrary bytes read as each of those
 // (scripts/fuzz.sh isobmff). The overwrites are bounded (LocationChecks).
 import FuzzChecks
 import FuzzReplay
-import Foundation
 import MediaFormats
 
 func check(_ data: Data) {
@@ -22,5 +22,5 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
 }
 
 #if !FUZZING
-@main struct Replay { static func main() { FuzzReplay.run(check) } }
+    @main struct Replay { static func main() { FuzzReplay.run(check) } }
 #endif

@@ -19,5 +19,5 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
 }
 
 #if !FUZZING
-@main struct Replay { static func main() { FuzzReplay.run(check) } }
+    @main struct Replay { static func main() { FuzzReplay.run(check) } }
 #endif

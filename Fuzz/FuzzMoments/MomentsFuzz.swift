@@ -19,7 +19,9 @@ func check(_ data: Data) {
             precondition(video.offset >= 0 && video.length > 0 && video.offset + video.length <= bytes.count)
         }
         if let identifier = facts.contentIdentifier { precondition(MomentFacts.isValidIdentifier(identifier)) }
-        for value in [facts.captureTime?.local, facts.captureTime?.utc, facts.stillImageTime].compactMap({ $0 }) { precondition(value.isFinite) }
+        for value in [facts.captureTime?.local, facts.captureTime?.utc, facts.stillImageTime].compactMap({ $0 }) {
+            precondition(value.isFinite)
+        }
     }
 }
 
@@ -30,5 +32,5 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
 }
 
 #if !FUZZING
-@main struct Replay { static func main() { FuzzReplay.run(check) } }
+    @main struct Replay { static func main() { FuzzReplay.run(check) } }
 #endif

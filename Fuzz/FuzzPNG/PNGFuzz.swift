@@ -1,10 +1,10 @@
+import Foundation
 // Fuzz target: the PNG location scanner (`eXIf` chunks and XMP in `iTXt`,
 // compressed or not), on arbitrary bytes read as a PNG (scripts/fuzz.sh png).
 // The overwrites are bounded (LocationChecks); a chunk whose CRC is to be
 // recomputed starts at a chunk's frame whose length fits the overwrite.
 import FuzzChecks
 import FuzzReplay
-import Foundation
 import MediaFormats
 
 func check(_ data: Data) {
@@ -24,5 +24,5 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
 }
 
 #if !FUZZING
-@main struct Replay { static func main() { FuzzReplay.run(check) } }
+    @main struct Replay { static func main() { FuzzReplay.run(check) } }
 #endif

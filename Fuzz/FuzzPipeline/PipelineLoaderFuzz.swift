@@ -9,7 +9,8 @@ func check(_ bytes: Data) {
         // and reads back from its own encoding unchanged.
         precondition(pipeline.itemStages.first == .sniff)
         for stage in pipeline.itemStages { precondition((1...64).contains(pipeline.workers(for: stage))) }
-        precondition((try? PipelineDefinition.decode(Data(pipeline.encodedJSON().utf8), file: "again.json")) == pipeline)
+        precondition(
+            (try? PipelineDefinition.decode(Data(pipeline.encodedJSON().utf8), file: "again.json")) == pipeline)
     }
 }
 
@@ -20,5 +21,5 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
 }
 
 #if !FUZZING
-@main struct Replay { static func main() { FuzzReplay.run(check) } }
+    @main struct Replay { static func main() { FuzzReplay.run(check) } }
 #endif

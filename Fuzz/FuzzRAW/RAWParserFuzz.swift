@@ -15,7 +15,9 @@ func check(_ data: Data) {
         guard let description = try? RAWFile.describe(bytes, format: format) else { continue }
         precondition((1...8).contains(description.orientation))
         for preview in description.previews {
-            for range in preview.ranges { precondition(range.lowerBound >= 0 && range.upperBound <= bytes.count && !range.isEmpty) }
+            for range in preview.ranges {
+                precondition(range.lowerBound >= 0 && range.upperBound <= bytes.count && !range.isEmpty)
+            }
             if case .jpeg = preview.encoding, let range = preview.ranges.first {
                 _ = JPEGFrameHeader(bytes[range.lowerBound..<min(range.upperBound, range.lowerBound + (128 << 10))])
             }
@@ -31,5 +33,5 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
 }
 
 #if !FUZZING
-@main struct Replay { static func main() { FuzzReplay.run(check) } }
+    @main struct Replay { static func main() { FuzzReplay.run(check) } }
 #endif

@@ -15,8 +15,11 @@ public enum FuzzReplay {
                 FileHandle.standardError.write(Data("fuzz replay: \(argument): no such file or folder\n".utf8))
                 exit(2)
             }
-            let files = isDirectory.boolValue
-                ? ((try? FileManager.default.contentsOfDirectory(atPath: argument)) ?? []).sorted().map { argument + "/" + $0 }
+            let files =
+                isDirectory.boolValue
+                ? ((try? FileManager.default.contentsOfDirectory(atPath: argument)) ?? []).sorted().map {
+                    argument + "/" + $0
+                }
                 : [argument]
             for file in files {
                 guard let data = FileManager.default.contents(atPath: file) else { continue }

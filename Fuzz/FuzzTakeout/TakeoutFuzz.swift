@@ -1,3 +1,4 @@
+import Foundation
 // Fuzz target: the Google Takeout JSON reader (TakeoutJSON: its own JSON
 // parser, the sidecar's facts, and where it records a place), which a
 // decoder helper runs on JSONs that came with a photo (scripts/fuzz.sh
@@ -6,7 +7,6 @@
 // the JSON still reads, with no place left.
 import FuzzChecks
 import FuzzReplay
-import Foundation
 import MediaFormats
 
 func check(_ data: Data) {
@@ -26,7 +26,9 @@ func check(_ data: Data) {
     precondition(TakeoutJSON.location(blanked).found.isEmpty, "a place is left once blanked")
     if read != nil {
         let again = try? TakeoutJSON.read(blanked)
-        precondition(again != nil && again?.geoData == nil && again?.geoDataExif == nil, "blanked, the JSON no longer reads or still has a place")
+        precondition(
+            again != nil && again?.geoData == nil && again?.geoDataExif == nil,
+            "blanked, the JSON no longer reads or still has a place")
     }
 }
 
@@ -37,5 +39,5 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
 }
 
 #if !FUZZING
-@main struct Replay { static func main() { FuzzReplay.run(check) } }
+    @main struct Replay { static func main() { FuzzReplay.run(check) } }
 #endif

@@ -1,3 +1,4 @@
+import Foundation
 // Fuzz target: the XMP location scanner (XMPLocation: exif:GPS* properties,
 // as attributes and as elements, in any packet), on arbitrary bytes read as
 // an XMP packet, and the same bytes in each container the location scanner
@@ -5,7 +6,6 @@
 // ranges lie inside the bytes, its value inside its whole; blanked, the
 // packet holds no GPS property any more.
 import FuzzReplay
-import Foundation
 import MediaFormats
 
 func check(_ data: Data) {
@@ -17,14 +17,18 @@ func check(_ data: Data) {
 func check(_ bytes: [UInt8], placeNames: Bool) {
     let properties = XMPLocation.gpsProperties(bytes, placeNames: placeNames)
     for property in properties {
-        precondition(property.whole.lowerBound >= 0 && property.whole.upperBound <= bytes.count && !property.whole.isEmpty)
-        precondition(property.value.lowerBound >= property.whole.lowerBound && property.value.upperBound <= property.whole.upperBound)
+        precondition(
+            property.whole.lowerBound >= 0 && property.whole.upperBound <= bytes.count && !property.whole.isEmpty)
+        precondition(
+            property.value.lowerBound >= property.whole.lowerBound
+                && property.value.upperBound <= property.whole.upperBound)
         precondition(!property.name.isEmpty)
     }
     guard !properties.isEmpty else { return }
     var blanked = bytes
     for property in properties { for index in property.whole { blanked[index] = 0x20 } }
-    precondition(XMPLocation.gpsProperties(blanked, placeNames: placeNames).isEmpty, "a GPS property is left once blanked")
+    precondition(
+        XMPLocation.gpsProperties(blanked, placeNames: placeNames).isEmpty, "a GPS property is left once blanked")
 }
 
 @_cdecl("LLVMFuzzerTestOneInput")
@@ -34,5 +38,5 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
 }
 
 #if !FUZZING
-@main struct Replay { static func main() { FuzzReplay.run(check) } }
+    @main struct Replay { static func main() { FuzzReplay.run(check) } }
 #endif

@@ -13,7 +13,8 @@ import PackagePlugin
         let output = context.pluginWorkDirectoryURL.appending(path: "BuiltinPipelines.swift")
         return [
             .buildCommand(
-                displayName: "Embedding pipelines/*.json", executable: try context.tool(named: "EmbedPipelinesTool").url,
+                displayName: "Embedding pipelines/*.json",
+                executable: try context.tool(named: "EmbedPipelinesTool").url,
                 arguments: [output.path] + files.map(\.path), inputFiles: files, outputFiles: [output])
         ]
     }

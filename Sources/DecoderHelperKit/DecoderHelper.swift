@@ -37,7 +37,8 @@ public enum DecoderHelper {
         do {
             settings = try HelperSettings(arguments)
         } catch {
-            StandardStream.write(Array("share-helper decode-helper: \(error) (this command is started by share itself)\n".utf8), to: 2)
+            StandardStream.write(
+                Array("share-helper decode-helper: \(error) (this command is started by share itself)\n".utf8), to: 2)
             return 2
         }
         // A template is named as the one `share` used to fork from itself (ps,
@@ -101,7 +102,7 @@ public enum DecoderHelper {
         decoder.prepare()
         let names = charsets.map { UnsafePointer(strdup($0)) }
         _ = names.withUnsafeBufferPointer { shim_preload_charset_conversions($0.baseAddress, Int32(names.count)) }
-        names.forEach { free(UnsafeMutablePointer(mutating: $0)) }
+        for name in names { free(UnsafeMutablePointer(mutating: name)) }
     }
 
     /// Loads libvips' ``vipsModules`` (and `magick`, warmed up with librsvg, for
@@ -138,23 +139,33 @@ public enum DecoderHelper {
         let attack = TestFault.prepareAttack(template: parent)
         if settings.unsandboxed {
             // `share --isolation none`: decoded as in-process, without the sandbox.
-            let ready = HelperReady(pid: Processes.current, sandbox: SandboxStatus.read(pid: nil) ?? SandboxStatus(), failure: nil, modules: modulesLoaded)
-            guard let readyJSON = try? JSONEncoder().encode(ready), socket.send(HelperMessage.frame(.ready, Array(readyJSON))) else { return 1 }
+            let ready = HelperReady(
+                pid: Processes.current, sandbox: SandboxStatus.read(pid: nil) ?? SandboxStatus(), failure: nil,
+                modules: modulesLoaded)
+            guard let readyJSON = try? JSONEncoder().encode(ready),
+                socket.send(HelperMessage.frame(.ready, Array(readyJSON)))
+            else { return 1 }
             return serve(socket, decoder: InProcessDecoder(allowsSandboxOnlyLoaders: false), attack: attack)
         }
         let status: SandboxStatus
         do {
             status = try Sandbox.enter(
-                addressSpaceLimit: settings.memoryLimit, cpuLimit: settings.cpuLimit, account: settings.account, parent: parent,
+                addressSpaceLimit: settings.memoryLimit, cpuLimit: settings.cpuLimit, account: settings.account,
+                parent: parent,
                 recording: Sandbox.recordingRequested, socket: socket.socket.raw)
         } catch {
-            let ready = HelperReady(pid: Processes.current, sandbox: SandboxStatus.read(pid: nil) ?? SandboxStatus(), failure: "\(error)", modules: modulesLoaded)
+            let ready = HelperReady(
+                pid: Processes.current, sandbox: SandboxStatus.read(pid: nil) ?? SandboxStatus(), failure: "\(error)",
+                modules: modulesLoaded)
             _ = socket.send(HelperMessage.frame(.ready, Array((try? JSONEncoder().encode(ready)) ?? Data())))
             return HelperExit.sandboxFailedStatus
         }
         let ready = HelperReady(pid: Processes.current, sandbox: status, failure: nil, modules: modulesLoaded)
-        guard let readyJSON = try? JSONEncoder().encode(ready), socket.send(HelperMessage.frame(.ready, Array(readyJSON))) else { return 1 }
-        return serve(socket, decoder: InProcessDecoder(allowsSandboxOnlyLoaders: settings.sandboxOnlyLoaders), attack: attack)
+        guard let readyJSON = try? JSONEncoder().encode(ready),
+            socket.send(HelperMessage.frame(.ready, Array(readyJSON)))
+        else { return 1 }
+        return serve(
+            socket, decoder: InProcessDecoder(allowsSandboxOnlyLoaders: settings.sandboxOnlyLoaders), attack: attack)
     }
 
     /// The request loop: ends (status 0) when the parent closes the socket.
@@ -173,7 +184,9 @@ public enum DecoderHelper {
             var outcome: Result<DecodedMedia, MediaError>
             let request = try? HelperMessage.parseRequest(message.body, decoder: requestDecoder)
             if message.kind != HelperMessage.Kind.decode.rawValue {
-                outcome = .failure(MediaError(.decoderCrashed, "the decoder helper received a message of unknown type \(message.kind)"))
+                outcome = .failure(
+                    MediaError(.decoderCrashed, "the decoder helper received a message of unknown type \(message.kind)")
+                )
             } else if let request {
                 if let descriptor = message.descriptor {
                     outcome = decode(request, descriptor: descriptor, with: decoder, attack: attack)
@@ -186,12 +199,18 @@ public enum DecoderHelper {
             // The input's descriptor is closed here (released with the message).
             var jpeg = WireResult.jpeg(of: outcome)
             var result = WireResult(outcome)
-            if let request, let forgery = TestFault.planned(for: request)?.forgery { forgery.apply(to: &result, jpeg: &jpeg) }
-            guard let body = try? HelperMessage.resultBody(result, jpeg: jpeg), socket.send(HelperMessage.frame(.result, body)) else { return 1 }
+            if let request, let forgery = TestFault.planned(for: request)?.forgery {
+                forgery.apply(to: &result, jpeg: &jpeg)
+            }
+            guard let body = try? HelperMessage.resultBody(result, jpeg: jpeg),
+                socket.send(HelperMessage.frame(.result, body))
+            else { return 1 }
         }
     }
 
-    private static func decode(_ request: DecodeRequest, descriptor: FileDescriptor, with decoder: InProcessDecoder, attack: AttackTargets?)
+    private static func decode(
+        _ request: DecodeRequest, descriptor: FileDescriptor, with decoder: InProcessDecoder, attack: AttackTargets?
+    )
         -> Result<DecodedMedia, MediaError>
     {
         shim_set_cpu_budget(ProcessIsolatedDecoder.budget(for: request))
@@ -241,11 +260,15 @@ struct HelperSettings {
                 index += 1
             case "--account" where index + 1 < arguments.count:
                 let ids = arguments[index + 1].split(separator: ":").compactMap { UInt32($0) }
-                guard ids.count == 2 else { throw ConfigurationError("--account takes UID:GID, not \(arguments[index + 1])") }
+                guard ids.count == 2 else {
+                    throw ConfigurationError("--account takes UID:GID, not \(arguments[index + 1])")
+                }
                 account = (ids[0], ids[1])
                 index += 2
             case "--parent" where index + 1 < arguments.count:
-                guard let pid = pid_t(arguments[index + 1]), pid > 1 else { throw ConfigurationError("--parent takes a process id, not \(arguments[index + 1])") }
+                guard let pid = pid_t(arguments[index + 1]), pid > 1 else {
+                    throw ConfigurationError("--parent takes a process id, not \(arguments[index + 1])")
+                }
                 parent = pid
                 index += 2
             default:
@@ -254,6 +277,8 @@ struct HelperSettings {
         }
         // A helper with the sandbox-only loaders is never a template.
         if sandboxOnlyLoaders { isTemplate = false }
-        if unsandboxed && sandboxOnlyLoaders { throw ConfigurationError("--unsandboxed helpers never run the sandbox-only loaders") }
+        if unsandboxed && sandboxOnlyLoaders {
+            throw ConfigurationError("--unsandboxed helpers never run the sandbox-only loaders")
+        }
     }
 }

@@ -43,7 +43,9 @@ enum HelperTemplateLoop {
                 var answer: [UInt8] = []
                 if let pid = HelperTemplate.int32(message.body), pid > 0 {
                     Processes.send(SIGKILL, to: pid)
-                    if let status = Processes.waitForExit(of: pid) { withUnsafeBytes(of: status.littleEndian) { answer.append(contentsOf: $0) } }
+                    if let status = Processes.waitForExit(of: pid) {
+                        withUnsafeBytes(of: status.littleEndian) { answer.append(contentsOf: $0) }
+                    }
                 }
                 guard control.send(HelperMessage.frame(.reaped, answer)) else { return .finished(1) }
             default:

@@ -27,7 +27,8 @@ extension TestFault {
             let name = String(request.label.split(separator: "/").last ?? "")
             let only = name.hasPrefix("attack-") ? String(name.dropFirst("attack-".count).prefix { $0 != "." }) : nil
             attack?.run(input: descriptor, inputPath: request.path, only: only)
-        case .forgeFacts, .forgeDuration, .forgeMIME, .forgeJPEG, .forgeSize, .forgeAspect, .forgeVideoRange, .forgeIdentifier, .forgeCompatible, .forgeLocation:
+        case .forgeFacts, .forgeDuration, .forgeMIME, .forgeJPEG, .forgeSize, .forgeAspect, .forgeVideoRange,
+            .forgeIdentifier, .forgeCompatible, .forgeLocation:
             break
         }
     }

@@ -7,7 +7,9 @@ import MediaKit
 /// for PSD, and librsvg with fontconfig and Pango (for SVG text).
 enum Warmup {
     /// An 8×8 SVG with a red square and one letter of text.
-    static let svg = Array(#"<svg xmlns="http://www.w3.org/2000/svg" width="8" height="8"><rect width="8" height="8" fill="red"/><text x="0" y="7" font-size="6">a</text></svg>"#.utf8)
+    static let svg = Array(
+        #"<svg xmlns="http://www.w3.org/2000/svg" width="8" height="8"><rect width="8" height="8" fill="red"/><text x="0" y="7" font-size="6">a</text></svg>"#
+            .utf8)
 
     /// A 1×1 8-bit RGB Photoshop file, uncompressed.
     static let psd: [UInt8] = [

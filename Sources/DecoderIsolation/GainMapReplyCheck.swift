@@ -28,37 +28,54 @@ extension ReplyCheck {
     /// header) of its picture's shape and at most its size, at most ``maximumPreviewBytes(size:)``,
     /// of which only the segments a picture needs are kept, with metadata whose
     /// numbers are finite and in range (``GainMapMetadata/problem``).
-    package static func checkGainMaps(_ result: WireResult, facts: MediaFacts, spec: ThumbnailSpec, into made: inout Thumbnail) throws(ReplyViolation) {
+    package static func checkGainMaps(
+        _ result: WireResult, facts: MediaFacts, spec: ThumbnailSpec, into made: inout Thumbnail
+    ) throws(ReplyViolation) {
         let claimed = [result.thumbnailGainMap] + (result.previews ?? []).map(\.gainMap)
         guard claimed.contains(where: { $0 != nil }) else { return }
         guard spec.gainMaps else { throw ReplyViolation("a gain map nobody asked for") }
-        guard facts.kind == .image, facts.gainMap == true else { throw ReplyViolation("a gain map of a picture that has none") }
-        if let wire = result.thumbnailGainMap { made.gainMap = try checkGainMap(wire, width: made.width, height: made.height) }
+        guard facts.kind == .image, facts.gainMap == true else {
+            throw ReplyViolation("a gain map of a picture that has none")
+        }
+        if let wire = result.thumbnailGainMap {
+            made.gainMap = try checkGainMap(wire, width: made.width, height: made.height)
+        }
         for (index, picture) in (result.previews ?? []).enumerated() {
             guard let wire = picture.gainMap else { continue }
             guard picture.format == .jpeg, var previews = made.previews, previews.indices.contains(index) else {
                 throw ReplyViolation("a gain map on a \(picture.format.rawValue) preview")
             }
-            previews[index].gainMap = try checkGainMap(wire, width: previews[index].width, height: previews[index].height)
+            previews[index].gainMap = try checkGainMap(
+                wire, width: previews[index].width, height: previews[index].height)
             made.previews = previews
         }
     }
 
     /// One gain map, checked against the `width`×`height` picture it belongs to.
-    package static func checkGainMap(_ wire: WireGainMap, width: Int, height: Int) throws(ReplyViolation) -> GainMapPicture {
+    package static func checkGainMap(_ wire: WireGainMap, width: Int, height: Int) throws(ReplyViolation)
+        -> GainMapPicture
+    {
         let limit = maximumPreviewBytes(size: max(width, height))
-        guard wire.jpeg.utf8.count <= (limit + 2) / 3 * 4, let data = Data(base64Encoded: wire.jpeg), data.count <= limit else {
-            throw ReplyViolation("a gain map of \(wire.jpeg.utf8.count) base64 characters for a \(width)×\(height) picture")
+        guard wire.jpeg.utf8.count <= (limit + 2) / 3 * 4, let data = Data(base64Encoded: wire.jpeg),
+            data.count <= limit
+        else {
+            throw ReplyViolation(
+                "a gain map of \(wire.jpeg.utf8.count) base64 characters for a \(width)×\(height) picture")
         }
-        guard let jpeg = JPEGSegments.filtered(Array(data)[...], keepingMetadata: false, allowsLocation: false), let frame = JPEGFrame(jpeg[...]) else {
+        guard let jpeg = JPEGSegments.filtered(Array(data)[...], keepingMetadata: false, allowsLocation: false),
+            let frame = JPEGFrame(jpeg[...])
+        else {
             throw ReplyViolation("gain map bytes that are not a JPEG")
         }
         // The picture's size or smaller (a phone's map is a quarter of its photo on each side), of its shape
         // within two pixels of rounding on the longer side, as a thumbnail is of its photo's.
-        guard wire.width == frame.width, wire.height == frame.height, (1...width).contains(frame.width), (1...height).contains(frame.height),
+        guard wire.width == frame.width, wire.height == frame.height, (1...width).contains(frame.width),
+            (1...height).contains(frame.height),
             abs(frame.width * height - frame.height * width) <= 2 * max(width, height)
         else {
-            throw ReplyViolation("a \(frame.width)×\(frame.height) gain map (said \(wire.width)×\(wire.height)) of a \(width)×\(height) picture")
+            throw ReplyViolation(
+                "a \(frame.width)×\(frame.height) gain map (said \(wire.width)×\(wire.height)) of a \(width)×\(height) picture"
+            )
         }
         if let problem = wire.metadata.problem { throw ReplyViolation(problem) }
         return GainMapPicture(jpeg: jpeg, width: frame.width, height: frame.height, metadata: wire.metadata)

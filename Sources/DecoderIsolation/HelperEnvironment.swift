@@ -25,7 +25,10 @@ package enum HelperEnvironment {
                 (Sandbox.recordingVariable, "the seccomp policy's recording mode (scripts/record-helper-syscalls.sh)"),
                 (TestFault.variable, "test-only faults (TestFault)"),
                 (TestFault.attackVariable, "test-only: the targets of the attacker test (TestFault.attack)"),
-                (TestFault.skipVariable, "test-only: a sandbox step to leave out, to show the parent refuses the helper"),
+                (
+                    TestFault.skipVariable,
+                    "test-only: a sandbox step to leave out, to show the parent refuses the helper"
+                ),
                 (Sandbox.noLandlockVariable, "test-only: the sandbox shim sees a kernel without Landlock"),
                 (Sandbox.noNamespacesVariable, "test-only: no namespace can be made for a helper"),
             ]

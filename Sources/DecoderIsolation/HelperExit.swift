@@ -45,23 +45,29 @@ package enum HelperExit: Equatable, Sendable, CustomStringConvertible {
         case .signaled(SIGXCPU):
             return MediaError(
                 .timeLimit,
-                "\(label): decoding used more than its \(Self.seconds(cpuSeconds)) s of CPU time; the decoder helper was stopped (SIGXCPU)")
+                "\(label): decoding used more than its \(Self.seconds(cpuSeconds)) s of CPU time; the decoder helper was stopped (SIGXCPU)"
+            )
         case .exited(Self.memoryLimitStatus):
             return MediaError(
                 .memoryLimit,
-                "\(label): decoding needed more memory than the decoder helper's limit of \(memoryLimit >> 20) MiB of address space; the helper was stopped")
+                "\(label): decoding needed more memory than the decoder helper's limit of \(memoryLimit >> 20) MiB of address space; the helper was stopped"
+            )
         case .signaled(SIGSYS):
             return MediaError(
                 .decoderMisbehaved,
-                "\(label): the decoder helper was killed by its seccomp policy (SIGSYS) for a forbidden system call; only this item is affected")
+                "\(label): the decoder helper was killed by its seccomp policy (SIGSYS) for a forbidden system call; only this item is affected"
+            )
         case .signaled(let signal):
             let times = attempts > 1 ? " in \(attempts) helpers in a row" : ""
             return MediaError(
                 .decoderCrashed,
-                "\(label): the decoder crashed on this file (\(Self.name(of: signal)), \(Self.meaning(of: signal)))\(times); only this item is affected")
+                "\(label): the decoder crashed on this file (\(Self.name(of: signal)), \(Self.meaning(of: signal)))\(times); only this item is affected"
+            )
         case .exited(let status):
             let times = attempts > 1 ? " in \(attempts) helpers in a row" : ""
-            return MediaError(.decoderCrashed, "\(label): the decoder helper exited with status \(status) while decoding this file\(times)")
+            return MediaError(
+                .decoderCrashed,
+                "\(label): the decoder helper exited with status \(status) while decoding this file\(times)")
         }
     }
 
@@ -75,9 +81,12 @@ package enum HelperExit: Equatable, Sendable, CustomStringConvertible {
     /// `SIGSEGV`, `SIGABRT`, …
     package static func name(of signal: Int32) -> String {
         let names: [Int32: String] = [
-            SIGHUP: "SIGHUP", SIGINT: "SIGINT", SIGQUIT: "SIGQUIT", SIGILL: "SIGILL", SIGTRAP: "SIGTRAP", SIGABRT: "SIGABRT",
-            SIGBUS: "SIGBUS", SIGFPE: "SIGFPE", SIGKILL: "SIGKILL", SIGUSR1: "SIGUSR1", SIGSEGV: "SIGSEGV", SIGUSR2: "SIGUSR2",
-            SIGPIPE: "SIGPIPE", SIGALRM: "SIGALRM", SIGTERM: "SIGTERM", SIGXCPU: "SIGXCPU", SIGXFSZ: "SIGXFSZ", SIGSYS: "SIGSYS",
+            SIGHUP: "SIGHUP", SIGINT: "SIGINT", SIGQUIT: "SIGQUIT", SIGILL: "SIGILL", SIGTRAP: "SIGTRAP",
+            SIGABRT: "SIGABRT",
+            SIGBUS: "SIGBUS", SIGFPE: "SIGFPE", SIGKILL: "SIGKILL", SIGUSR1: "SIGUSR1", SIGSEGV: "SIGSEGV",
+            SIGUSR2: "SIGUSR2",
+            SIGPIPE: "SIGPIPE", SIGALRM: "SIGALRM", SIGTERM: "SIGTERM", SIGXCPU: "SIGXCPU", SIGXFSZ: "SIGXFSZ",
+            SIGSYS: "SIGSYS",
         ]
         return names[signal] ?? "signal \(signal)"
     }

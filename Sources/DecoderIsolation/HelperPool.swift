@@ -115,7 +115,9 @@ package final class HelperPool: @unchecked Sendable {
     /// a helper taken over by an earlier item cannot lie about this one).
     /// `cpuSeconds`: the request's CPU budget; an idle helper with less than
     /// that left under its hard CPU limit is retired instead.
-    package func checkout(for label: String, batch: BatchBinding, kind: HelperKind, fresh: Bool = false, cpuSeconds: Double = 0) throws(MediaError) -> HelperProcess {
+    package func checkout(
+        for label: String, batch: BatchBinding, kind: HelperKind, fresh: Bool = false, cpuSeconds: Double = 0
+    ) throws(MediaError) -> HelperProcess {
         for _ in 0..<3 {
             lock.lock()
             let failure = startFailure
@@ -132,7 +134,8 @@ package final class HelperPool: @unchecked Sendable {
             // privacy request's fresh helper never costs its own batch's helper).
             var retired: HelperProcess?
             if helper == nil, idle.count + busy.count >= max(configuration.prestartedHelpers, 1),
-                let oldest = idle.indices.filter({ idle[$0].batch != nil && !(fresh && idle[$0].batch == batch) }).min(by: { idle[$0].idleSince < idle[$1].idleSince })
+                let oldest = idle.indices.filter({ idle[$0].batch != nil && !(fresh && idle[$0].batch == batch) }).min(
+                    by: { idle[$0].idleSince < idle[$1].idleSince })
             {
                 retired = idle.remove(at: oldest)
             }
@@ -174,7 +177,8 @@ package final class HelperPool: @unchecked Sendable {
                     throw remember(
                         MediaError(
                             .decoderCrashed,
-                            "the decoder helper could not sandbox itself (\(failure)); decode in-process with --isolation none if this system cannot sandbox"),
+                            "the decoder helper could not sandbox itself (\(failure)); decode in-process with --isolation none if this system cannot sandbox"
+                        ),
                         label: label)
                 }
                 guard let observed = Self.observe(ready) else {
@@ -213,7 +217,10 @@ package final class HelperPool: @unchecked Sendable {
             discard(helper)
         }
         throw remember(
-            MediaError(.decoderCrashed, "no decoder helper could be started from \(configuration.helperExecutable) (each died or hung while starting)"),
+            MediaError(
+                .decoderCrashed,
+                "no decoder helper could be started from \(configuration.helperExecutable) (each died or hung while starting)"
+            ),
             label: label)
     }
 
@@ -221,7 +228,9 @@ package final class HelperPool: @unchecked Sendable {
     /// else a fresh one (bound to none yet), that serves `kind`.
     private func take(for batch: BatchBinding, kind: HelperKind, fresh: Bool) -> HelperProcess? {
         let usable = { (helper: HelperProcess) in helper.kind.serves(kind) }
-        if !fresh, let index = idle.lastIndex(where: { $0.batch == batch && usable($0) }) { return idle.remove(at: index) }
+        if !fresh, let index = idle.lastIndex(where: { $0.batch == batch && usable($0) }) {
+            return idle.remove(at: index)
+        }
         // Of the fresh ones, the oldest: the most likely to be ready already.
         if let index = idle.firstIndex(where: { $0.batch == nil && usable($0) }) { return idle.remove(at: index) }
         return nil
@@ -294,7 +303,8 @@ package final class HelperPool: @unchecked Sendable {
         let result: Result<(account: HelperAccount?, requirement: SandboxRequirement), MediaError>
         if Credentials.effectiveUserID == 0 {
             do throws(ConfigurationError) {
-                let account = try HelperAccount.resolve(user: configuration.helperUser, group: configuration.helperGroup)
+                let account = try HelperAccount.resolve(
+                    user: configuration.helperUser, group: configuration.helperGroup)
                 result = .success((account, machine(account: account)))
             } catch {
                 result = .failure(MediaError(.decoderCrashed, "\(error)"))
@@ -365,7 +375,9 @@ package final class HelperPool: @unchecked Sendable {
         let stoppedIdle = idle.filter { $0.ready != nil && $0.isStopped }
         idle.removeAll { helper in stoppedIdle.contains { $0 === helper } }
         let stoppedBusy = busy.values.filter { $0.pid > 0 && Processes.isStopped($0.pid) }
-        for helper in stoppedIdle + stoppedBusy where !stoppedFound.contains(helper.pid) { stoppedFound.append(helper.pid) }
+        for helper in stoppedIdle + stoppedBusy where !stoppedFound.contains(helper.pid) {
+            stoppedFound.append(helper.pid)
+        }
         let found = stoppedFound
         stoppedFound = []
         lock.unlock()
@@ -406,7 +418,9 @@ package final class HelperPool: @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         var bound: [pid_t: BatchBinding] = [:]
-        for helper in idle + busy.values where helper.pid > 0 { if let batch = helper.batch { bound[helper.pid] = batch } }
+        for helper in idle + busy.values where helper.pid > 0 {
+            if let batch = helper.batch { bound[helper.pid] = batch }
+        }
         return bound
     }
 
@@ -459,8 +473,13 @@ package final class HelperPool: @unchecked Sendable {
     /// `decode-helper`, its limit, and, when this process is root, the account
     /// to switch to (looked up here: a sandboxed helper cannot read the user database).
     private var helperArguments: [String] {
-        var arguments = configuration.helperArguments + ["--memory-limit", String(configuration.memoryLimit), "--cpu-limit", String(configuration.cpuLimit)]
-        if case .success(let setUp) = resolvedSetUp(), let account = setUp.account { arguments += ["--account", "\(account.uid):\(account.gid)"] }
+        var arguments =
+            configuration.helperArguments + [
+                "--memory-limit", String(configuration.memoryLimit), "--cpu-limit", String(configuration.cpuLimit),
+            ]
+        if case .success(let setUp) = resolvedSetUp(), let account = setUp.account {
+            arguments += ["--account", "\(account.uid):\(account.gid)"]
+        }
         if configuration.unsandboxed { arguments.append("--unsandboxed") }
         return arguments
     }
@@ -491,7 +510,9 @@ package final class HelperPool: @unchecked Sendable {
                     keepStandardError: keepsStandardError, sandboxOnlyLoaders: kind == .sandboxOnly)
             } catch {
                 throw StartFailure(
-                    error: MediaError(.decoderCrashed, ProcessIsolatedDecoder.Configuration.startFailure(configuration.helperExecutable, error)),
+                    error: MediaError(
+                        .decoderCrashed,
+                        ProcessIsolatedDecoder.Configuration.startFailure(configuration.helperExecutable, error)),
                     permanent: [ENOENT, EACCES, ENOEXEC, ENOTDIR].contains(error.code))
             }
         }

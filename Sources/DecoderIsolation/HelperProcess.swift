@@ -48,13 +48,17 @@ package final class HelperProcess: @unchecked Sendable {
     /// a parent-death signal when the helper changes user, so the helper sets
     /// its own once it has, and exits if its parent is already gone.
     package static func start(
-        executable: String, arguments: [String], environment: [String: String], keepStandardError: Bool, sandboxOnlyLoaders: Bool
+        executable: String, arguments: [String], environment: [String: String], keepStandardError: Bool,
+        sandboxOnlyLoaders: Bool
     ) throws(SystemError) -> HelperProcess {
         let (pid, socket) = try spawn(
             executable: executable,
-            arguments: arguments + (sandboxOnlyLoaders ? ["--sandbox-only-loaders"] : []) + ["--parent", String(Processes.current)],
+            arguments: arguments + (sandboxOnlyLoaders ? ["--sandbox-only-loaders"] : []) + [
+                "--parent", String(Processes.current),
+            ],
             environment: environment, keepStandardError: keepStandardError)
-        return HelperProcess(pid: pid, socket: socket, kind: sandboxOnlyLoaders ? .sandboxOnly : .modules, template: nil)
+        return HelperProcess(
+            pid: pid, socket: socket, kind: sandboxOnlyLoaders ? .sandboxOnly : .modules, template: nil)
     }
 
     /// Asks `template` to fork a helper of `kind` (``HelperKind/base`` or
@@ -69,10 +73,13 @@ package final class HelperProcess: @unchecked Sendable {
 
     /// Starts `executable arguments…` with one end of a new socket pair as its
     /// descriptor 3; returns its pid and the other end.
-    package static func spawn(executable: String, arguments: [String], environment: [String: String], keepStandardError: Bool) throws(SystemError) -> (pid_t, UnixSocket) {
+    package static func spawn(
+        executable: String, arguments: [String], environment: [String: String], keepStandardError: Bool
+    ) throws(SystemError) -> (pid_t, UnixSocket) {
         let (ours, theirs) = try UnixSocket.pair()
         let pid = try Processes.spawnHelper(
-            executable, arguments: [executable] + arguments, environment: environment, socket: theirs, keepStandardError: keepStandardError)
+            executable, arguments: [executable] + arguments, environment: environment, socket: theirs,
+            keepStandardError: keepStandardError)
         return (pid, ours)
     }
 
@@ -104,9 +111,13 @@ package final class HelperProcess: @unchecked Sendable {
     var isStopped: Bool { exit == nil && Processes.isStopped(pid) }
 
     /// Sends `request` with `descriptor` and waits for the result until `deadline`.
-    package func decode(_ request: DecodeRequest, descriptor: FileDescriptor, deadline: Double) throws(HelperFailure) -> HelperReply {
+    package func decode(_ request: DecodeRequest, descriptor: FileDescriptor, deadline: Double) throws(HelperFailure)
+        -> HelperReply
+    {
         let body: [UInt8]
-        do { body = try HelperMessage.requestBody(request) } catch { throw .malformed(ProtocolError("cannot encode the request: \(error)")) }
+        do { body = try HelperMessage.requestBody(request) } catch {
+            throw .malformed(ProtocolError("cannot encode the request: \(error)"))
+        }
         guard socket.send(HelperMessage.frame(.decode, body), attaching: descriptor.raw) else {
             reap()
             throw .notDelivered
@@ -154,7 +165,8 @@ package final class HelperProcess: @unchecked Sendable {
         case .closed: .died(reap())
         case .timedOut: .timedOut
         case .malformed(let problem): .malformed(problem)
-        case .failed(let code): .malformed(ProtocolError("reading from the helper failed: \(SystemError.message(for: code))"))
+        case .failed(let code):
+            .malformed(ProtocolError("reading from the helper failed: \(SystemError.message(for: code))"))
         case .abandoned: stoppedFailure()
         }
     }
@@ -227,7 +239,8 @@ package struct HelperReply {
             previews.insert(pictures[(end - preview.length)..<end], at: 0)
             end -= preview.length
         }
-        return HelperReply(result: result, jpeg: pictures[..<end], compatible: bytes.suffix(compatible), previews: previews)
+        return HelperReply(
+            result: result, jpeg: pictures[..<end], compatible: bytes.suffix(compatible), previews: previews)
     }
 }
 

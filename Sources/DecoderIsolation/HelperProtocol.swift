@@ -100,12 +100,16 @@ package enum HelperMessage {
             guard rest.count >= 4 else { throw ProtocolError("a request shorter than its lengths") }
             let value = Int(UInt32(littleEndian: rest.prefix(4).withUnsafeBytes { $0.loadUnaligned(as: UInt32.self) }))
             rest = rest.dropFirst(4)
-            guard value <= rest.count else { throw ProtocolError("a request part of \(value) bytes where \(rest.count) are left") }
+            guard value <= rest.count else {
+                throw ProtocolError("a request part of \(value) bytes where \(rest.count) are left")
+            }
             return value
         }
         let jsonLength = try length()
         var request: DecodeRequest
-        do { request = try decoder.decode(DecodeRequest.self, from: Data(rest.prefix(jsonLength))) } catch { throw ProtocolError("an unreadable request: \(error)") }
+        do { request = try decoder.decode(DecodeRequest.self, from: Data(rest.prefix(jsonLength))) } catch {
+            throw ProtocolError("an unreadable request: \(error)")
+        }
         rest = rest.dropFirst(jsonLength)
         while !rest.isEmpty {
             guard request.takeoutJSONs.count < DecodeRequest.maximumTakeoutJSONs else {
@@ -130,10 +134,13 @@ package enum HelperMessage {
     }
 
     /// Splits a result body into its JSON and JPEG parts.
-    package static func parseResult(_ body: ArraySlice<UInt8>) throws(ProtocolError) -> (WireResult, ArraySlice<UInt8>) {
+    package static func parseResult(_ body: ArraySlice<UInt8>) throws(ProtocolError) -> (WireResult, ArraySlice<UInt8>)
+    {
         guard body.count >= 4 else { throw ProtocolError("a result shorter than its header") }
         let length = Int(UInt32(littleEndian: body.prefix(4).withUnsafeBytes { $0.loadUnaligned(as: UInt32.self) }))
-        guard length <= maximumResultJSON, length <= body.count - 4 else { throw ProtocolError("a result whose JSON part is \(length) bytes") }
+        guard length <= maximumResultJSON, length <= body.count - 4 else {
+            throw ProtocolError("a result whose JSON part is \(length) bytes")
+        }
         let json = body.dropFirst(4).prefix(length)
         do {
             return (try JSONDecoder().decode(WireResult.self, from: Data(json)), body.dropFirst(4 + length))
@@ -225,7 +232,9 @@ package struct WireResult: Codable, Sendable {
                 thumbnailThumbHash = thumbnail.thumbHash.map { Data($0).base64EncodedString() }
                 thumbnailPerceptualHash = thumbnail.perceptualHash.map(PerceptualHash.hex)
                 previews = thumbnail.previews?.map {
-                    WirePicture(width: $0.width, height: $0.height, format: $0.format, length: $0.bytes.count, gainMap: $0.gainMap.map(WireGainMap.init))
+                    WirePicture(
+                        width: $0.width, height: $0.height, format: $0.format, length: $0.bytes.count,
+                        gainMap: $0.gainMap.map(WireGainMap.init))
                 }
                 thumbnailGainMap = thumbnail.gainMap.map(WireGainMap.init)
             case .failed(let error): thumbnailFailure = error
@@ -316,7 +325,9 @@ package struct MessageSocket {
     /// waits as long as it takes.
     /// `abandon`, when given, is asked every ``abandonCheckInterval`` seconds
     /// while nothing arrives; the read stops with ``ReadFailure/abandoned`` once it says yes.
-    package func receive(maximum: Int, deadline: Double? = nil, abandon: (() -> Bool)? = nil) throws(ReadFailure) -> ReceivedMessage {
+    package func receive(maximum: Int, deadline: Double? = nil, abandon: (() -> Bool)? = nil) throws(ReadFailure)
+        -> ReceivedMessage
+    {
         var header = [UInt8](repeating: 0, count: 5)
         var received: FileDescriptor?
         try read(into: &header, count: 5, deadline: deadline, abandon: abandon, descriptor: &received)
@@ -333,7 +344,8 @@ package struct MessageSocket {
     /// Fills `buffer[0..<count]`; the first descriptor arriving with the bytes is
     /// stored in `received` (any later one is closed).
     private func read(
-        into buffer: inout [UInt8], count: Int, deadline: Double?, abandon: (() -> Bool)?, descriptor passed: inout FileDescriptor?
+        into buffer: inout [UInt8], count: Int, deadline: Double?, abandon: (() -> Bool)?,
+        descriptor passed: inout FileDescriptor?
     ) throws(ReadFailure) {
         var done = 0
         while done < count {
@@ -347,7 +359,9 @@ package struct MessageSocket {
                 }
             }
             let received = buffer.withUnsafeMutableBytes { bytes in
-                Result { () throws(SystemError) in try socket.receive(into: UnsafeMutableRawBufferPointer(rebasing: bytes[done..<count])) }
+                Result { () throws(SystemError) in
+                    try socket.receive(into: UnsafeMutableRawBufferPointer(rebasing: bytes[done..<count]))
+                }
             }
             let got: (count: Int, descriptor: FileDescriptor?)
             switch received {

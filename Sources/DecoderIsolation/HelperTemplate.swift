@@ -47,9 +47,12 @@ package final class HelperTemplate: Sendable {
     /// Starts `executable arguments… --template` (the helper arguments, as for a
     /// helper started on its own). Returns at once: the template loads its
     /// libraries while the parent goes on, and takes requests when it is done.
-    package static func start(executable: String, arguments: [String], environment: [String: String], keepStandardError: Bool) throws(SystemError) -> HelperTemplate {
+    package static func start(
+        executable: String, arguments: [String], environment: [String: String], keepStandardError: Bool
+    ) throws(SystemError) -> HelperTemplate {
         let (pid, socket) = try HelperProcess.spawn(
-            executable: executable, arguments: arguments + ["--template"], environment: environment, keepStandardError: keepStandardError)
+            executable: executable, arguments: arguments + ["--template"], environment: environment,
+            keepStandardError: keepStandardError)
         return HelperTemplate(pid: pid, socket: socket)
     }
 

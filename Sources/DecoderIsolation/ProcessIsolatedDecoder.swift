@@ -150,7 +150,8 @@ public final class ProcessIsolatedDecoder: MediaDecoder, @unchecked Sendable {
         /// helper says where it was looked for and how to name another.
         public static func startFailure(_ path: String, _ error: SystemError) -> String {
             if error.code == ENOENT || error.code == ENOTDIR {
-                return "the decoder helper \(path) is missing: install \(ProcessIsolatedDecoder.helperName) next to share (make install does), "
+                return
+                    "the decoder helper \(path) is missing: install \(ProcessIsolatedDecoder.helperName) next to share (make install does), "
                     + "or set \(ProcessIsolatedDecoder.helperPathVariable) to its path"
             }
             return "cannot start the decoder helper \(path): \(error.message)"
@@ -171,7 +172,8 @@ public final class ProcessIsolatedDecoder: MediaDecoder, @unchecked Sendable {
     public static var helperPath: String {
         if let path = ProcessEnvironment.value(helperPathVariable), !path.isEmpty { return path }
         let executable = FileSystem.resolved("/proc/self/exe") ?? CommandLine.arguments[0]
-        let folder = executable.split(separator: "/", omittingEmptySubsequences: false).dropLast().joined(separator: "/")
+        let folder = executable.split(separator: "/", omittingEmptySubsequences: false).dropLast().joined(
+            separator: "/")
         return (folder.isEmpty ? "." : folder) + "/" + helperName
     }
 
@@ -231,7 +233,8 @@ public final class ProcessIsolatedDecoder: MediaDecoder, @unchecked Sendable {
             throw MediaError(.decoderCrashed, Configuration.startFailure(path, SystemError("access", path: path)))
         }
         if Credentials.effectiveUserID == 0, !configuration.helperUser.isEmpty { try pool.checkAccount() }
-        guard !configuration.unsandboxed, !configuration.acceptsNoConfinement, Sandbox.confinementAvailable() == .none else { return }
+        guard !configuration.unsandboxed, !configuration.acceptsNoConfinement, Sandbox.confinementAvailable() == .none
+        else { return }
         throw MediaError(
             .decoderMisbehaved,
             "decoder helpers would run in a weaker sandbox than this machine allows: \(SandboxRequirement.noConfinementMessage); "
@@ -247,12 +250,16 @@ public final class ProcessIsolatedDecoder: MediaDecoder, @unchecked Sendable {
     public func checkSandbox() throws(MediaError) -> SandboxReport {
         let requirement = pool.requirement
         // Probed only where it matters: without Landlock.
-        let namespaces = requirement.landlockABI == 0 && !Sandbox.namespacesHidden
-            && shim_unprivileged_namespaces_available(requirement.uid, requirement.gid ?? Credentials.effectiveGroupID) == 1
+        let namespaces =
+            requirement.landlockABI == 0 && !Sandbox.namespacesHidden
+            && shim_unprivileged_namespaces_available(requirement.uid, requirement.gid ?? Credentials.effectiveGroupID)
+                == 1
         func report(_ observed: (pid: pid_t, status: SandboxStatus, shortfalls: [String])) -> SandboxReport {
             var made = SandboxReport(
-                helperProcessID: observed.pid, helper: observed.status, statusLines: observed.status.statusLines, seccompAvailable: requirement.seccomp,
-                landlockABI: requirement.landlockABI, confinement: requirement.confinement, uid: requirement.uid, gid: requirement.gid,
+                helperProcessID: observed.pid, helper: observed.status, statusLines: observed.status.statusLines,
+                seccompAvailable: requirement.seccomp,
+                landlockABI: requirement.landlockABI, confinement: requirement.confinement, uid: requirement.uid,
+                gid: requirement.gid,
                 shortfalls: observed.shortfalls)
             made.unprivilegedNamespaces = namespaces
             if let account = pool.account {
@@ -266,7 +273,9 @@ public final class ProcessIsolatedDecoder: MediaDecoder, @unchecked Sendable {
         do {
             helper = try pool.checkout(for: "", batch: BatchBinding(batch: nil), kind: .base)
         } catch {
-            if error.kind == .decoderMisbehaved, let refused = pool.lastObserved, !refused.shortfalls.isEmpty { return report(refused) }
+            if error.kind == .decoderMisbehaved, let refused = pool.lastObserved, !refused.shortfalls.isEmpty {
+                return report(refused)
+            }
             throw error
         }
         // Checked out for no batch: it goes back fresh, to serve the first one.
@@ -296,7 +305,9 @@ public final class ProcessIsolatedDecoder: MediaDecoder, @unchecked Sendable {
         let fileSize = (try? descriptor.status(path: request.path)).map { Int($0.size) }
         var request = request
         // Unsandboxed helpers never get the sandbox-only loaders (as in-process).
-        let kind = configuration.unsandboxed ? min(HelperKind.needed(for: request.format), .modules) : HelperKind.needed(for: request.format)
+        let kind =
+            configuration.unsandboxed
+            ? min(HelperKind.needed(for: request.format), .modules) : HelperKind.needed(for: request.format)
         var crashes: [HelperExit] = []
         var undelivered = 0
         // Helpers stopped by a signal from outside while they had this request
@@ -318,10 +329,12 @@ public final class ProcessIsolatedDecoder: MediaDecoder, @unchecked Sendable {
         while true {
             let limit = Self.budget(for: request)
             let helper = try pool.checkout(
-                for: request.label, batch: BatchBinding(batch: request.batch), kind: kind, fresh: privacy, cpuSeconds: Self.cpuBudget(for: request))
+                for: request.label, batch: BatchBinding(batch: request.batch), kind: kind, fresh: privacy,
+                cpuSeconds: Self.cpuBudget(for: request))
             let reply: HelperReply
             do throws(HelperFailure) {
-                reply = try helper.decode(request, descriptor: descriptor, deadline: MonotonicClock.now() + limit + configuration.gracePeriod)
+                reply = try helper.decode(
+                    request, descriptor: descriptor, deadline: MonotonicClock.now() + limit + configuration.gracePeriod)
             } catch {
                 pool.discard(helper)
                 switch error {
@@ -329,21 +342,31 @@ public final class ProcessIsolatedDecoder: MediaDecoder, @unchecked Sendable {
                     // The helper had gone before it got the request: nothing was decoded.
                     undelivered += 1
                     if undelivered <= 2 { continue }
-                    throw MediaError(.decoderCrashed, "\(request.label): the decoder helpers kept dying before they could take the request")
+                    throw MediaError(
+                        .decoderCrashed,
+                        "\(request.label): the decoder helpers kept dying before they could take the request")
                 case .died(let exit):
                     crashes.append(exit)
                     if exit.isRetryable, crashes.count == 1 { continue }
                     if !request.takeoutJSONs.isEmpty, exit != .signaled(SIGXCPU) {
-                        takeoutsDropped = (request.takeoutJSONs.count, "the decoder helper died (\(exit)) reading it with its photo or video")
+                        takeoutsDropped = (
+                            request.takeoutJSONs.count,
+                            "the decoder helper died (\(exit)) reading it with its photo or video"
+                        )
                         request.takeoutJSONs = []
                         continue
                     }
-                    let failure = thumbnailFailure ?? exit.failure(
-                        label: request.label, attempts: crashes.count, memoryLimit: configuration.memoryLimit, cpuSeconds: Self.cpuBudget(for: request))
+                    let failure =
+                        thumbnailFailure
+                        ?? exit.failure(
+                            label: request.label, attempts: crashes.count, memoryLimit: configuration.memoryLimit,
+                            cpuSeconds: Self.cpuBudget(for: request))
                     // A video or document whose poster kills the decoder is still
                     // delivered without one: its facts are read alone (never after a
                     // CPU-time stop, which is a timed-out decode).
-                    if request.task == .media, request.thumbnail != nil, thumbnailFailure == nil, exit != .signaled(SIGXCPU), exit != .signaled(SIGSYS) {
+                    if request.task == .media, request.thumbnail != nil, thumbnailFailure == nil,
+                        exit != .signaled(SIGXCPU), exit != .signaled(SIGSYS)
+                    {
                         thumbnailFailure = failure
                         request.thumbnail = nil
                         continue
@@ -355,17 +378,22 @@ public final class ProcessIsolatedDecoder: MediaDecoder, @unchecked Sendable {
                     if stopped.count <= 2 { continue }
                     throw MediaError(
                         .decoderCrashed,
-                        "\(request.label): the decoder helpers (pids \(stopped.map(String.init).joined(separator: ", "))) kept being stopped by a signal from outside; each was killed")
+                        "\(request.label): the decoder helpers (pids \(stopped.map(String.init).joined(separator: ", "))) kept being stopped by a signal from outside; each was killed"
+                    )
                 case .timedOut:
                     throw MediaError(
                         .timeLimit,
-                        "\(request.label): decoding took longer than \(Self.seconds(limit + configuration.gracePeriod)) s; the decoder helper was stopped")
+                        "\(request.label): decoding took longer than \(Self.seconds(limit + configuration.gracePeriod)) s; the decoder helper was stopped"
+                    )
                 case .malformed(let problem):
-                    throw MediaError(.decoderMisbehaved, "\(request.label): the decoder helper broke the protocol (\(problem)); it was stopped")
+                    throw MediaError(
+                        .decoderMisbehaved,
+                        "\(request.label): the decoder helper broke the protocol (\(problem)); it was stopped")
                 case .forbiddenCall(let number, let pid):
                     throw MediaError(
                         .decoderMisbehaved,
-                        "\(request.label): the decoder helper (pid \(pid)) made the forbidden system call \(Self.callName(number)), which its sandbox does not allow; it was killed")
+                        "\(request.label): the decoder helper (pid \(pid)) made the forbidden system call \(Self.callName(number)), which its sandbox does not allow; it was killed"
+                    )
                 }
             }
             let outcome: Result<DecodedMedia, MediaError>
@@ -375,7 +403,9 @@ public final class ProcessIsolatedDecoder: MediaDecoder, @unchecked Sendable {
                 let pid = helper.pid
                 pool.discard(helper)
                 throw MediaError(
-                    .decoderMisbehaved, "\(request.label): the decoder helper (pid \(pid)) answered with \(error), which the parent's checks refuse; it was stopped")
+                    .decoderMisbehaved,
+                    "\(request.label): the decoder helper (pid \(pid)) answered with \(error), which the parent's checks refuse; it was stopped"
+                )
             }
             if privacy {
                 pool.discard(helper)
@@ -383,15 +413,19 @@ public final class ProcessIsolatedDecoder: MediaDecoder, @unchecked Sendable {
                 pool.checkin(helper)
             }
             var decoded = try outcome.get()
-            if let takeoutsDropped { decoded.takeouts = Array(repeating: .refused(takeoutsDropped.reason), count: takeoutsDropped.count) }
+            if let takeoutsDropped {
+                decoded.takeouts = Array(repeating: .refused(takeoutsDropped.reason), count: takeoutsDropped.count)
+            }
             if let thumbnailFailure {
                 decoded.thumbnail = .failed(thumbnailFailure)
             } else if let crash = crashes.first {
-                decoded.facts.warnings.append("the decoder helper died (\(crash)) while reading this file; it was read again in a fresh helper")
+                decoded.facts.warnings.append(
+                    "the decoder helper died (\(crash)) while reading this file; it was read again in a fresh helper")
             }
             if let pid = stopped.first {
                 decoded.facts.warnings.append(
-                    "the decoder helper (pid \(pid)) was stopped by a signal from outside while reading this file; it was killed, and the file read again in a fresh helper")
+                    "the decoder helper (pid \(pid)) was stopped by a signal from outside while reading this file; it was killed, and the file read again in a fresh helper"
+                )
             }
             return decoded
         }
@@ -507,7 +541,9 @@ public struct SandboxReport: Sendable {
                 "Landlock is not available (the kernel lacks it or refuses its calls): the helper is confined by \(helper.confinement), "
                     + "not Landlock")
         }
-        if !seccompAvailable { found.append("seccomp filters are not available: the helper has no system-call allowlist") }
+        if !seccompAvailable {
+            found.append("seccomp filters are not available: the helper has no system-call allowlist")
+        }
         return found
     }
 }

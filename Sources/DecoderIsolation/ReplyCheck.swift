@@ -89,10 +89,13 @@ package enum ReplyCheck {
     /// check; throws the first check it fails, in words.
     /// `fileSize`: the size of the file decoded, as the parent reads it (nil: no
     /// byte range can be accepted).
-    package static func validate(_ reply: HelperReply, for request: DecodeRequest, fileSize: Int? = nil) throws(ReplyViolation) -> Result<DecodedMedia, MediaError> {
+    package static func validate(_ reply: HelperReply, for request: DecodeRequest, fileSize: Int? = nil)
+        throws(ReplyViolation) -> Result<DecodedMedia, MediaError>
+    {
         let result = reply.result
         if let failure = result.failure {
-            guard reply.jpeg.isEmpty, reply.compatible.isEmpty, result.facts == nil, result.moments == nil, result.location == nil, result.takeouts == nil,
+            guard reply.jpeg.isEmpty, reply.compatible.isEmpty, result.facts == nil, result.moments == nil,
+                result.location == nil, result.takeouts == nil,
                 result.pixelsWidth == nil
             else {
                 throw ReplyViolation("a failure with facts, moment facts, location metadata or picture bytes")
@@ -102,13 +105,17 @@ package enum ReplyCheck {
         }
         guard var facts = result.facts else { throw ReplyViolation("a result with neither facts nor a failure") }
         guard kinds(for: request).contains(facts.kind) else {
-            throw ReplyViolation("the facts of \(article(facts.kind)) \(facts.kind.rawValue) for a file sniffed as \(request.format.name)")
+            throw ReplyViolation(
+                "the facts of \(article(facts.kind)) \(facts.kind.rawValue) for a file sniffed as \(request.format.name)"
+            )
         }
         try check(facts, for: request)
         facts.warnings = facts.warnings.map(printable)
         if request.task == .pixels { return try checkPixels(reply, for: request, facts: facts) }
         if request.task == .contactSheet { return try checkContactSheet(reply, for: request, facts: facts) }
-        guard result.pixelsWidth == nil, result.pixelsHeight == nil, result.pixelsStride == nil else { throw ReplyViolation("pixels nobody asked for") }
+        guard result.pixelsWidth == nil, result.pixelsHeight == nil, result.pixelsStride == nil else {
+            throw ReplyViolation("pixels nobody asked for")
+        }
         var thumbnail: ThumbnailOutcome?
         if let width = result.thumbnailWidth, let height = result.thumbnailHeight {
             guard let spec = request.thumbnail else { throw ReplyViolation("a thumbnail nobody asked for") }
@@ -116,18 +123,28 @@ package enum ReplyCheck {
             try checkThumbnail(jpeg[...], width: width, height: height, spec: spec, facts: facts)
             let hash = try result.thumbnailThumbHash.map { (text) throws(ReplyViolation) in try checkThumbHash(text) }
             var made = Thumbnail(jpeg: jpeg, width: width, height: height, thumbHash: hash)
-            made.perceptualHash = try result.thumbnailPerceptualHash.map { (text) throws(ReplyViolation) in try checkPerceptualHash(text) }
+            made.perceptualHash = try result.thumbnailPerceptualHash.map { (text) throws(ReplyViolation) in
+                try checkPerceptualHash(text)
+            }
             made.previews = try checkPreviews(reply, for: request, spec: spec, thumbnail: (width, height))
             try checkGainMaps(result, facts: facts, spec: spec, into: &made)  // GainMapReplyCheck.swift (issue 54)
             thumbnail = .made(made)
         } else {
-            guard result.thumbnailWidth == nil, result.thumbnailHeight == nil else { throw ReplyViolation("a thumbnail with only one side") }
+            guard result.thumbnailWidth == nil, result.thumbnailHeight == nil else {
+                throw ReplyViolation("a thumbnail with only one side")
+            }
             guard result.thumbnailThumbHash == nil else { throw ReplyViolation("a ThumbHash without a thumbnail") }
-            guard result.thumbnailPerceptualHash == nil else { throw ReplyViolation("a perceptual hash without a thumbnail") }
-            guard result.previews == nil, reply.previews.isEmpty else { throw ReplyViolation("previews without a thumbnail") }
+            guard result.thumbnailPerceptualHash == nil else {
+                throw ReplyViolation("a perceptual hash without a thumbnail")
+            }
+            guard result.previews == nil, reply.previews.isEmpty else {
+                throw ReplyViolation("previews without a thumbnail")
+            }
             guard reply.jpeg.isEmpty else { throw ReplyViolation("thumbnail bytes without a thumbnail") }
             if let failure = result.thumbnailFailure {
-                guard request.thumbnail != nil else { throw ReplyViolation("a thumbnail failure when none was asked for") }
+                guard request.thumbnail != nil else {
+                    throw ReplyViolation("a thumbnail failure when none was asked for")
+                }
                 try checkText(failure.message, "its thumbnail failure message")
                 thumbnail = .failed(MediaError(failure.kind, printable(failure.message)))
             }
@@ -141,32 +158,45 @@ package enum ReplyCheck {
         }
         var checked = reply
         if request.compatibleCopy != nil, !reply.compatible.isEmpty {
-            checked.compatible = try kept(reply.compatible, metadata: true, request: request, what: "compatible copy")[...]
+            checked.compatible = try kept(reply.compatible, metadata: true, request: request, what: "compatible copy")[
+                ...]
         }
         let compatible = try checkCompatibleCopy(checked, for: request, facts: facts)
         let location = try checkLocation(result, for: request, facts: facts, fileSize: fileSize)
         let takeouts = try checkTakeouts(result, for: request)
         return .success(
-            DecodedMedia(facts: facts, thumbnail: thumbnail, moments: moments, location: location, compatibleCopy: compatible, takeouts: takeouts))
+            DecodedMedia(
+                facts: facts, thumbnail: thumbnail, moments: moments, location: location, compatibleCopy: compatible,
+                takeouts: takeouts))
     }
 
     /// A pixel request's answer: pixels and nothing else, at most the size
     /// asked for on each side, rows of three bytes a pixel one after the
     /// other, and exactly as many bytes as the size says.
-    private static func checkPixels(_ reply: HelperReply, for request: DecodeRequest, facts: MediaFacts) throws(ReplyViolation) -> Result<DecodedMedia, MediaError> {
+    private static func checkPixels(_ reply: HelperReply, for request: DecodeRequest, facts: MediaFacts)
+        throws(ReplyViolation) -> Result<DecodedMedia, MediaError>
+    {
         let result = reply.result
-        guard result.thumbnailWidth == nil, result.thumbnailHeight == nil, result.thumbnailThumbHash == nil, result.thumbnailPerceptualHash == nil, result.thumbnailFailure == nil,
-            result.previews == nil, reply.previews.isEmpty, reply.compatible.isEmpty, result.compatibleLength == nil, result.compatibleFailure == nil,
+        guard result.thumbnailWidth == nil, result.thumbnailHeight == nil, result.thumbnailThumbHash == nil,
+            result.thumbnailPerceptualHash == nil, result.thumbnailFailure == nil,
+            result.previews == nil, reply.previews.isEmpty, reply.compatible.isEmpty, result.compatibleLength == nil,
+            result.compatibleFailure == nil,
             result.moments == nil, result.location == nil, result.takeouts == nil
         else { throw ReplyViolation("a pixel request's answer with more than pixels") }
-        guard let spec = request.thumbnail, let width = result.pixelsWidth, let height = result.pixelsHeight, let stride = result.pixelsStride else {
+        guard let spec = request.thumbnail, let width = result.pixelsWidth, let height = result.pixelsHeight,
+            let stride = result.pixelsStride
+        else {
             throw ReplyViolation("a pixel request's answer without the pixels' size")
         }
         guard (1...spec.size).contains(width), (1...spec.size).contains(height) else {
             throw ReplyViolation("pixels of \(width)×\(height) where at most \(spec.size) on a side were asked for")
         }
-        guard stride == width * 3 else { throw ReplyViolation("pixels whose rows are \(stride) bytes apart, for \(width) pixels of 3 bytes") }
-        guard reply.jpeg.count == stride * height, let pixels = DecodedPixels(width: width, height: height, stride: stride, bytes: Array(reply.jpeg)) else {
+        guard stride == width * 3 else {
+            throw ReplyViolation("pixels whose rows are \(stride) bytes apart, for \(width) pixels of 3 bytes")
+        }
+        guard reply.jpeg.count == stride * height,
+            let pixels = DecodedPixels(width: width, height: height, stride: stride, bytes: Array(reply.jpeg))
+        else {
             throw ReplyViolation("\(reply.jpeg.count) bytes of pixels for \(width)×\(height)")
         }
         var decoded = DecodedMedia(facts: facts)
@@ -177,20 +207,28 @@ package enum ReplyCheck {
     /// A contact sheet's answer: the sheet as a thumbnail (a JPEG whose frame
     /// is the size the facts and the result say, at most the size asked for)
     /// and nothing else; the caller then accepts it only at the plan's size.
-    private static func checkContactSheet(_ reply: HelperReply, for request: DecodeRequest, facts: MediaFacts) throws(ReplyViolation) -> Result<DecodedMedia, MediaError> {
+    private static func checkContactSheet(_ reply: HelperReply, for request: DecodeRequest, facts: MediaFacts)
+        throws(ReplyViolation) -> Result<DecodedMedia, MediaError>
+    {
         let result = reply.result
-        guard result.pixelsWidth == nil, result.pixelsHeight == nil, result.pixelsStride == nil, result.thumbnailThumbHash == nil, result.thumbnailPerceptualHash == nil, result.thumbnailFailure == nil,
-            result.previews == nil, reply.previews.isEmpty, reply.compatible.isEmpty, result.compatibleLength == nil, result.compatibleFailure == nil,
+        guard result.pixelsWidth == nil, result.pixelsHeight == nil, result.pixelsStride == nil,
+            result.thumbnailThumbHash == nil, result.thumbnailPerceptualHash == nil, result.thumbnailFailure == nil,
+            result.previews == nil, reply.previews.isEmpty, reply.compatible.isEmpty, result.compatibleLength == nil,
+            result.compatibleFailure == nil,
             result.moments == nil, result.location == nil, result.takeouts == nil
         else { throw ReplyViolation("a contact sheet's answer with more than the sheet") }
-        guard let spec = request.thumbnail, let width = result.thumbnailWidth, let height = result.thumbnailHeight, facts.width == width, facts.height == height
+        guard let spec = request.thumbnail, let width = result.thumbnailWidth, let height = result.thumbnailHeight,
+            facts.width == width, facts.height == height
         else { throw ReplyViolation("a contact sheet's answer without the sheet, or of another size than its facts") }
         let jpeg = try kept(reply.jpeg, metadata: false, request: request, what: "contact sheet")
         try checkThumbnail(jpeg[...], width: width, height: height, spec: spec, facts: facts)
-        return .success(DecodedMedia(facts: facts, thumbnail: .made(Thumbnail(jpeg: jpeg, width: width, height: height))))
+        return .success(
+            DecodedMedia(facts: facts, thumbnail: .made(Thumbnail(jpeg: jpeg, width: width, height: height))))
     }
 
-    private static func checkTakeouts(_ result: WireResult, for request: DecodeRequest) throws(ReplyViolation) -> [TakeoutReading] {
+    private static func checkTakeouts(_ result: WireResult, for request: DecodeRequest) throws(ReplyViolation)
+        -> [TakeoutReading]
+    {
         let readings = result.takeouts ?? []
         guard readings.count == request.takeoutJSONs.count else {
             throw ReplyViolation("\(readings.count) Takeout JSON readings for the \(request.takeoutJSONs.count) sent")
@@ -225,13 +263,17 @@ package enum ReplyCheck {
     }
 
     private static func check(_ moments: MomentFacts, facts: MediaFacts, fileSize: Int?) throws(ReplyViolation) {
-        guard facts.kind == .image || facts.kind == .video else { throw ReplyViolation("moment facts of a file that is no image or video") }
+        guard facts.kind == .image || facts.kind == .video else {
+            throw ReplyViolation("moment facts of a file that is no image or video")
+        }
         if let video = moments.embeddedVideo {
             guard facts.kind == .image else { throw ReplyViolation("an embedded video in a video") }
             guard let fileSize else { throw ReplyViolation("an embedded video in a file whose size is not known") }
             let (end, overflow) = video.offset.addingReportingOverflow(video.length)
             guard video.offset >= 0, video.length >= minimumVideo, !overflow, end <= fileSize else {
-                throw ReplyViolation("an embedded video at bytes \(video.offset) to \(overflow ? "(overflow)" : String(end)) of a file of \(fileSize) bytes")
+                throw ReplyViolation(
+                    "an embedded video at bytes \(video.offset) to \(overflow ? "(overflow)" : String(end)) of a file of \(fileSize) bytes"
+                )
             }
         }
         if let identifier = moments.contentIdentifier, !MomentFacts.isValidIdentifier(identifier) {
@@ -243,7 +285,8 @@ package enum ReplyCheck {
             }
         }
         if let time = moments.captureTime {
-            for value in [time.local, time.utc, time.gps].compactMap({ $0 }) where !(value.isFinite && CaptureTime.plausible.contains(value)) {
+            for value in [time.local, time.utc, time.gps].compactMap({ $0 })
+            where !(value.isFinite && CaptureTime.plausible.contains(value)) {
                 throw ReplyViolation("a capture time of \(value) s")
             }
             // An offset within ±14:00, on a 15-minute grid (what the decoder accepts from a file).
@@ -258,40 +301,59 @@ package enum ReplyCheck {
         if let problem = moments.position?.problem { throw ReplyViolation(problem) }
         if let still = moments.stillImageTime {
             let limit = (facts.durationMilliseconds ?? 0) / 1000 + 86_400
-            guard facts.kind == .video, still.isFinite, still >= 0, still <= limit else { throw ReplyViolation("a still-image time of \(still) s") }
+            guard facts.kind == .video, still.isFinite, still >= 0, still <= limit else {
+                throw ReplyViolation("a still-image time of \(still) s")
+            }
         }
     }
 
-    private static func checkCompatibleCopy(_ reply: HelperReply, for request: DecodeRequest, facts: MediaFacts) throws(ReplyViolation) -> CompatibleCopyOutcome? {
+    private static func checkCompatibleCopy(_ reply: HelperReply, for request: DecodeRequest, facts: MediaFacts)
+        throws(ReplyViolation) -> CompatibleCopyOutcome?
+    {
         let result = reply.result
         guard let spec = request.compatibleCopy else {
-            guard result.compatibleWidth == nil, result.compatibleHeight == nil, result.compatibleFailure == nil, result.compatibleMetadata == nil,
+            guard result.compatibleWidth == nil, result.compatibleHeight == nil, result.compatibleFailure == nil,
+                result.compatibleMetadata == nil,
                 reply.compatible.isEmpty
             else { throw ReplyViolation("a compatible copy nobody asked for") }
             return nil
         }
         guard let width = result.compatibleWidth, let height = result.compatibleHeight else {
-            guard result.compatibleWidth == nil, result.compatibleHeight == nil, reply.compatible.isEmpty, result.compatibleMetadata == nil else {
+            guard result.compatibleWidth == nil, result.compatibleHeight == nil, reply.compatible.isEmpty,
+                result.compatibleMetadata == nil
+            else {
                 throw ReplyViolation("compatible copy bytes or a side without a whole copy")
             }
-            guard let failure = result.compatibleFailure else { throw ReplyViolation("neither a compatible copy nor why not") }
+            guard let failure = result.compatibleFailure else {
+                throw ReplyViolation("neither a compatible copy nor why not")
+            }
             try checkText(failure.message, "its compatible copy failure message")
             return .failed(MediaError(failure.kind, printable(failure.message)))
         }
-        guard result.compatibleFailure == nil else { throw ReplyViolation("a compatible copy and a failure to make it") }
+        guard result.compatibleFailure == nil else {
+            throw ReplyViolation("a compatible copy and a failure to make it")
+        }
         guard reply.compatible.count <= spec.maximumBytes else {
-            throw ReplyViolation("a compatible copy of \(reply.compatible.count) bytes where at most \(spec.maximumBytes) were allowed")
+            throw ReplyViolation(
+                "a compatible copy of \(reply.compatible.count) bytes where at most \(spec.maximumBytes) were allowed")
         }
-        guard let frame = JPEGFrame(reply.compatible) else { throw ReplyViolation("compatible copy bytes that are not a JPEG") }
+        guard let frame = JPEGFrame(reply.compatible) else {
+            throw ReplyViolation("compatible copy bytes that are not a JPEG")
+        }
         guard frame.width == width, frame.height == height else {
-            throw ReplyViolation("a compatible copy said to be \(width)×\(height) whose JPEG is \(frame.width)×\(frame.height)")
+            throw ReplyViolation(
+                "a compatible copy said to be \(width)×\(height) whose JPEG is \(frame.width)×\(frame.height)")
         }
-        guard let mediaWidth = facts.width, let mediaHeight = facts.height else { throw ReplyViolation("a compatible copy of a picture without a size") }
+        guard let mediaWidth = facts.width, let mediaHeight = facts.height else {
+            throw ReplyViolation("a compatible copy of a picture without a size")
+        }
         let notes = result.compatibleMetadata ?? []
-        let copy = CompatibleCopy(jpeg: Array(reply.compatible), width: width, height: height, metadata: notes.map(printable))
+        let copy = CompatibleCopy(
+            jpeg: Array(reply.compatible), width: width, height: height, metadata: notes.map(printable))
         guard copy.fits(width: mediaWidth, height: mediaHeight, preview: request.format.isCameraRAW) else {
             throw ReplyViolation(
-                "a \(width)×\(height) compatible copy of a \(mediaWidth)×\(mediaHeight) picture (\(request.format.isCameraRAW ? "another shape" : "not its full size"))")
+                "a \(width)×\(height) compatible copy of a \(mediaWidth)×\(mediaHeight) picture (\(request.format.isCameraRAW ? "another shape" : "not its full size"))"
+            )
         }
         guard notes.count <= maximumNotes else { throw ReplyViolation("\(notes.count) notes on a compatible copy") }
         for note in notes { try checkText(note, "a note on the compatible copy") }
@@ -299,8 +361,13 @@ package enum ReplyCheck {
     }
 
     /// The JPEG segments the parent keeps of a helper's picture (``JPEGSegments``).
-    private static func kept(_ jpeg: ArraySlice<UInt8>, metadata: Bool, request: DecodeRequest, what: String) throws(ReplyViolation) -> [UInt8] {
-        guard let kept = JPEGSegments.filtered(jpeg, keepingMetadata: metadata, allowsLocation: request.compatibleCopy?.keepsLocation ?? true) else {
+    private static func kept(_ jpeg: ArraySlice<UInt8>, metadata: Bool, request: DecodeRequest, what: String)
+        throws(ReplyViolation) -> [UInt8]
+    {
+        guard
+            let kept = JPEGSegments.filtered(
+                jpeg, keepingMetadata: metadata, allowsLocation: request.compatibleCopy?.keepsLocation ?? true)
+        else {
             throw ReplyViolation("\(what) bytes that are not a JPEG")
         }
         return kept
@@ -317,41 +384,57 @@ package enum ReplyCheck {
         var total = 0
         for edit in edits {
             guard edit.offset <= fileSize - edit.length else {
-                throw ReplyViolation("an overwrite of \(edit.length) bytes at \(edit.offset) of a \(fileSize)-byte file")
+                throw ReplyViolation(
+                    "an overwrite of \(edit.length) bytes at \(edit.offset) of a \(fileSize)-byte file")
             }
             if edit.fill == .zeros || edit.fill == .spaces { total += edit.length }
         }
-        guard total <= fileSize else { throw ReplyViolation("overwrites of \(total) bytes in all in a \(fileSize)-byte file") }
+        guard total <= fileSize else {
+            throw ReplyViolation("overwrites of \(total) bytes in all in a \(fileSize)-byte file")
+        }
         let groups = Dictionary(grouping: edits) { "\($0.step)-\($0.fill == .zeros || $0.fill == .spaces)" }
         for group in groups.values {
             let sorted = group.sorted { $0.offset < $1.offset }
-            for (earlier, later) in zip(sorted, sorted.dropFirst()) where later.offset < earlier.offset + earlier.length {
-                throw ReplyViolation("overlapping overwrites at \(earlier.offset) (\(earlier.length) bytes) and \(later.offset)")
+            for (earlier, later) in zip(sorted, sorted.dropFirst()) where later.offset < earlier.offset + earlier.length
+            {
+                throw ReplyViolation(
+                    "overlapping overwrites at \(earlier.offset) (\(earlier.length) bytes) and \(later.offset)")
             }
         }
     }
 
-    private static func checkLocation(_ result: WireResult, for request: DecodeRequest, facts: MediaFacts, fileSize: Int?) throws(ReplyViolation)
+    private static func checkLocation(
+        _ result: WireResult, for request: DecodeRequest, facts: MediaFacts, fileSize: Int?
+    ) throws(ReplyViolation)
         -> LocationMetadata?
     {
         guard request.task == .locationMetadata else {
             guard result.location == nil else { throw ReplyViolation("location metadata nobody asked for") }
             return nil
         }
-        guard var location = result.location else { throw ReplyViolation("a location request answered without its findings") }
-        guard facts.width == nil, facts.height == nil, facts.durationMilliseconds == nil, facts.frameCount == nil, result.thumbnailWidth == nil,
+        guard var location = result.location else {
+            throw ReplyViolation("a location request answered without its findings")
+        }
+        guard facts.width == nil, facts.height == nil, facts.durationMilliseconds == nil, facts.frameCount == nil,
+            result.thumbnailWidth == nil,
             result.thumbnailFailure == nil, result.compatibleWidth == nil, result.compatibleFailure == nil,
             // Of the moment facts, only the position (read before it is removed: issue 54) and the capture time (its offset there).
-            result.moments == nil || result.moments == MomentFacts(captureTime: result.moments?.captureTime, position: result.moments?.position)
+            result.moments == nil
+                || result.moments
+                    == MomentFacts(captureTime: result.moments?.captureTime, position: result.moments?.position)
         else { throw ReplyViolation("a location request answered with decoded media") }
         guard location.found.count <= maximumLocationRecords, location.unremovable.count <= maximumWarnings else {
             throw ReplyViolation("\(location.found.count) places holding a location")
         }
-        guard location.found.reduce(0, { $0 + $1.edits.count }) <= maximumEdits else { throw ReplyViolation("more than \(maximumEdits) overwrites") }
+        guard location.found.reduce(0, { $0 + $1.edits.count }) <= maximumEdits else {
+            throw ReplyViolation("more than \(maximumEdits) overwrites")
+        }
         for record in location.found {
             try checkText(record.name, "a location record's name")
             for edit in record.edits {
-                guard edit.offset >= 0, edit.length >= 1, edit.offset <= Int.max - edit.length, (0...3).contains(edit.step) else {
+                guard edit.offset >= 0, edit.length >= 1, edit.offset <= Int.max - edit.length,
+                    (0...3).contains(edit.step)
+                else {
                     throw ReplyViolation("an overwrite of \(edit.length) bytes at \(edit.offset) in step \(edit.step)")
                 }
             }
@@ -405,19 +488,24 @@ package enum ReplyCheck {
             }
             let limit = request.pixelLimit.multipliedReportingOverflow(by: displayStretch)
             guard limit.overflow || width * height <= limit.partialValue else {
-                throw ReplyViolation("a size of \(width)×\(height) pixels, over the pixel limit of \(request.pixelLimit)")
+                throw ReplyViolation(
+                    "a size of \(width)×\(height) pixels, over the pixel limit of \(request.pixelLimit)")
             }
         default:
             throw ReplyViolation("a width without a height, or a height without a width")
         }
         if let duration = facts.durationMilliseconds {
-            guard duration.isFinite, duration >= 0, duration <= maximumDuration else { throw ReplyViolation("a duration of \(duration) ms") }
+            guard duration.isFinite, duration >= 0, duration <= maximumDuration else {
+                throw ReplyViolation("a duration of \(duration) ms")
+            }
         }
         if let frames = facts.frameCount {
             guard (1...maximumFrames).contains(frames) else { throw ReplyViolation("a frame count of \(frames)") }
         }
         if let mime = facts.mimeType {
-            guard knownMIMETypes.contains(mime) else { throw ReplyViolation("the unknown MIME type \"\(mime.prefix(64))\"") }
+            guard knownMIMETypes.contains(mime) else {
+                throw ReplyViolation("the unknown MIME type \"\(mime.prefix(64))\"")
+            }
         }
         if let video = facts.video {
             guard facts.kind == .video else { throw ReplyViolation("video facts of a file that is no video") }
@@ -427,16 +515,21 @@ package enum ReplyCheck {
             guard facts.kind == .image else { throw ReplyViolation("a panorama projection of a file that is no image") }
             if let problem = projection.problem { throw ReplyViolation(problem) }
         }
-        if facts.stereo != nil, facts.kind != .image && facts.kind != .video { throw ReplyViolation("a stereo pair that is no image or video") }
+        if facts.stereo != nil, facts.kind != .image && facts.kind != .video {
+            throw ReplyViolation("a stereo pair that is no image or video")
+        }
         if facts.gainMap != nil, facts.kind != .image { throw ReplyViolation("a gain map of a file that is no image") }
         guard facts.warnings.count <= maximumWarnings else { throw ReplyViolation("\(facts.warnings.count) warnings") }
         for warning in facts.warnings { try checkText(warning, "a warning") }
     }
 
-    private static func checkThumbnail(_ jpeg: ArraySlice<UInt8>, width: Int, height: Int, spec: ThumbnailSpec, facts: MediaFacts) throws(ReplyViolation) {
+    private static func checkThumbnail(
+        _ jpeg: ArraySlice<UInt8>, width: Int, height: Int, spec: ThumbnailSpec, facts: MediaFacts
+    ) throws(ReplyViolation) {
         guard let frame = JPEGFrame(jpeg) else { throw ReplyViolation("thumbnail bytes that are not a JPEG") }
         guard frame.width == width, frame.height == height else {
-            throw ReplyViolation("a thumbnail said to be \(width)×\(height) whose JPEG is \(frame.width)×\(frame.height)")
+            throw ReplyViolation(
+                "a thumbnail said to be \(width)×\(height) whose JPEG is \(frame.width)×\(frame.height)")
         }
         guard width >= 1, height >= 1, max(width, height) <= spec.size else {
             throw ReplyViolation("a \(width)×\(height) thumbnail where at most \(spec.size) pixels were asked for")
@@ -481,7 +574,9 @@ package enum ReplyCheck {
         for (index, size) in asked.sizes.enumerated() {
             let claim = claimed[index]
             var bytes = reply.previews[index]
-            guard claim.format == asked.format else { throw ReplyViolation("a \(claim.format.rawValue) preview where \(asked.format.rawValue) was asked for") }
+            guard claim.format == asked.format else {
+                throw ReplyViolation("a \(claim.format.rawValue) preview where \(asked.format.rawValue) was asked for")
+            }
             guard bytes.count == claim.length, bytes.count <= maximumPreviewBytes(size: size) else {
                 throw ReplyViolation("a preview of \(bytes.count) bytes for \(size) pixels")
             }
@@ -497,18 +592,24 @@ package enum ReplyCheck {
                 bytes = webp.kept[...]
             }
             guard frame.width == claim.width, frame.height == claim.height else {
-                throw ReplyViolation("a preview said to be \(claim.width)×\(claim.height) whose picture is \(frame.width)×\(frame.height)")
+                throw ReplyViolation(
+                    "a preview said to be \(claim.width)×\(claim.height) whose picture is \(frame.width)×\(frame.height)"
+                )
             }
             guard claim.width >= 1, claim.height >= 1, max(claim.width, claim.height) <= size else {
-                throw ReplyViolation("a \(claim.width)×\(claim.height) preview where at most \(size) pixels were asked for")
+                throw ReplyViolation(
+                    "a \(claim.width)×\(claim.height) preview where at most \(size) pixels were asked for")
             }
             // The thumbnail's shape (itself checked against the media's, or a 360° photo's centre view):
             // both are scaled from one picture, so they differ by rounding alone.
             let longest = max(claim.width, claim.height, thumbnail.width, thumbnail.height)
             guard abs(claim.width * thumbnail.height - claim.height * thumbnail.width) <= 2 * longest else {
-                throw ReplyViolation("a \(claim.width)×\(claim.height) preview beside a \(thumbnail.width)×\(thumbnail.height) thumbnail")
+                throw ReplyViolation(
+                    "a \(claim.width)×\(claim.height) preview beside a \(thumbnail.width)×\(thumbnail.height) thumbnail"
+                )
             }
-            pictures.append(EncodedPicture(bytes: Array(bytes), width: claim.width, height: claim.height, format: asked.format))
+            pictures.append(
+                EncodedPicture(bytes: Array(bytes), width: claim.width, height: claim.height, format: asked.format))
         }
         return pictures
     }
@@ -516,8 +617,11 @@ package enum ReplyCheck {
     /// A thumbnail's perceptual hash: exactly 16 lowercase hexadecimal digits
     /// (``PerceptualHash/hex(_:)``).
     package static func checkPerceptualHash(_ text: String) throws(ReplyViolation) -> UInt64 {
-        guard text.utf8.count == 16, text.utf8.allSatisfy({ (48...57).contains($0) || (97...102).contains($0) }), let hash = UInt64(text, radix: 16) else {
-            throw ReplyViolation("a perceptual hash that is not 16 hexadecimal digits: \"\(printable(String(text.prefix(64))))\"")
+        guard text.utf8.count == 16, text.utf8.allSatisfy({ (48...57).contains($0) || (97...102).contains($0) }),
+            let hash = UInt64(text, radix: 16)
+        else {
+            throw ReplyViolation(
+                "a perceptual hash that is not 16 hexadecimal digits: \"\(printable(String(text.prefix(64))))\"")
         }
         return hash
     }
@@ -526,7 +630,9 @@ package enum ReplyCheck {
     /// of 5 to ``maximumThumbHash`` bytes whose header
     /// says how many follow (its alpha flag makes it at least 6).
     package static func checkThumbHash(_ text: String) throws(ReplyViolation) -> [UInt8] {
-        guard text.utf8.count <= 4 * ((maximumThumbHash + 2) / 3), let data = Data(base64Encoded: text), data.base64EncodedString() == text else {
+        guard text.utf8.count <= 4 * ((maximumThumbHash + 2) / 3), let data = Data(base64Encoded: text),
+            data.base64EncodedString() == text
+        else {
             throw ReplyViolation("a ThumbHash that is not base64: \"\(printable(String(text.prefix(64))))\"")
         }
         let bytes = [UInt8](data)
@@ -566,7 +672,9 @@ package struct JPEGFrame: Equatable {
     package let height: Int
 
     package init?(_ bytes: ArraySlice<UInt8>) {
-        guard bytes.count >= 4, bytes[bytes.endIndex - 2] == 0xFF, bytes[bytes.endIndex - 1] == 0xD9, let frame = JPEGFrameHeader(bytes) else { return nil }
+        guard bytes.count >= 4, bytes[bytes.endIndex - 2] == 0xFF, bytes[bytes.endIndex - 1] == 0xD9,
+            let frame = JPEGFrameHeader(bytes)
+        else { return nil }
         (width, height) = (frame.width, frame.height)
     }
 }
@@ -590,7 +698,8 @@ package struct WebPFrame: Equatable {
         let b = Array(bytes)
         func le32(_ at: Int) -> Int { Int(b[at]) | Int(b[at + 1]) << 8 | Int(b[at + 2]) << 16 | Int(b[at + 3]) << 24 }
         func le24(_ at: Int) -> Int { Int(b[at]) | Int(b[at + 1]) << 8 | Int(b[at + 2]) << 16 }
-        guard b.count >= 20, b.count <= Int(UInt32.max), b[0..<4].elementsEqual("RIFF".utf8), b[8..<12].elementsEqual("WEBP".utf8),
+        guard b.count >= 20, b.count <= Int(UInt32.max), b[0..<4].elementsEqual("RIFF".utf8),
+            b[8..<12].elementsEqual("WEBP".utf8),
             le32(4) + 8 == b.count
         else { return nil }
         var chunks: [(type: String, start: Int, length: Int)] = []
@@ -605,13 +714,17 @@ package struct WebPFrame: Equatable {
         }
         guard at == b.count else { return nil }
         let types = chunks.map(\.type)
-        guard types == ["VP8 "] || types == ["VP8L"] || types == ["VP8X", "VP8 "] || types == ["VP8X", "VP8L"] || types == ["VP8X", "ALPH", "VP8 "],
+        guard
+            types == ["VP8 "] || types == ["VP8L"] || types == ["VP8X", "VP8 "] || types == ["VP8X", "VP8L"]
+                || types == ["VP8X", "ALPH", "VP8 "],
             let picture = chunks.last
         else { return nil }
         let p = picture.start
         if picture.type == "VP8 " {
             // Frame tag (3 bytes, a key frame: bit 0 clear), start code 9D 01 2A, 14-bit width and height.
-            guard picture.length >= 10, b[p] & 1 == 0, b[p + 3] == 0x9D, b[p + 4] == 0x01, b[p + 5] == 0x2A else { return nil }
+            guard picture.length >= 10, b[p] & 1 == 0, b[p + 3] == 0x9D, b[p + 4] == 0x01, b[p + 5] == 0x2A else {
+                return nil
+            }
             width = (Int(b[p + 6]) | Int(b[p + 7]) << 8) & 0x3FFF
             height = (Int(b[p + 8]) | Int(b[p + 9]) << 8) & 0x3FFF
         } else {
@@ -624,22 +737,34 @@ package struct WebPFrame: Equatable {
         guard width >= 1, height >= 1 else { return nil }
         if let header = chunks.first, header.type == "VP8X" {
             // Flags (4 bytes; bit 1 animation), canvas width − 1 and height − 1 (24 bits each).
-            guard header.length == 10, b[header.start] & 0x02 == 0, le24(header.start + 4) + 1 == width, le24(header.start + 7) + 1 == height else {
+            guard header.length == 10, b[header.start] & 0x02 == 0, le24(header.start + 4) + 1 == width,
+                le24(header.start + 7) + 1 == height
+            else {
                 return nil
             }
         }
         func chunk(_ type: String, _ payload: ArraySlice<UInt8>) -> [UInt8] {
             let n = payload.count
-            return Array(type.utf8) + [UInt8(n & 0xFF), UInt8(n >> 8 & 0xFF), UInt8(n >> 16 & 0xFF), UInt8(n >> 24 & 0xFF)] + payload + (n & 1 == 1 ? [0] : [])
+            return Array(type.utf8) + [
+                UInt8(n & 0xFF), UInt8(n >> 8 & 0xFF), UInt8(n >> 16 & 0xFF), UInt8(n >> 24 & 0xFF),
+            ] + payload + (n & 1 == 1 ? [0] : [])
         }
         var body = Array("WEBP".utf8)
         if types.contains("ALPH") {
-            let w = width - 1, h = height - 1
-            body += chunk("VP8X", [0x10, 0, 0, 0, UInt8(w & 0xFF), UInt8(w >> 8 & 0xFF), UInt8(w >> 16), UInt8(h & 0xFF), UInt8(h >> 8 & 0xFF), UInt8(h >> 16)])
+            let w = width - 1
+            let h = height - 1
+            body += chunk(
+                "VP8X",
+                [
+                    0x10, 0, 0, 0, UInt8(w & 0xFF), UInt8(w >> 8 & 0xFF), UInt8(w >> 16), UInt8(h & 0xFF),
+                    UInt8(h >> 8 & 0xFF), UInt8(h >> 16),
+                ])
             body += chunk("ALPH", b[chunks[1].start..<(chunks[1].start + chunks[1].length)])
         }
         body += chunk(picture.type, b[p..<(p + picture.length)])
         let n = body.count
-        kept = Array("RIFF".utf8) + [UInt8(n & 0xFF), UInt8(n >> 8 & 0xFF), UInt8(n >> 16 & 0xFF), UInt8(n >> 24 & 0xFF)] + body
+        kept =
+            Array("RIFF".utf8) + [UInt8(n & 0xFF), UInt8(n >> 8 & 0xFF), UInt8(n >> 16 & 0xFF), UInt8(n >> 24 & 0xFF)]
+            + body
     }
 }

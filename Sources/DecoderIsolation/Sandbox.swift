@@ -39,10 +39,12 @@ package enum Sandbox {
     /// `/proc/self/net` and `/proc/self/mountinfo` show). (liborc also tries to
     /// create executable scratch files in $HOME or /tmp; refused, its code is
     /// not run: see docs/security.md.)
-    package static let readablePaths = [
-        "/usr", "/etc/fonts", "/etc/ImageMagick-6", "/etc/ImageMagick-7", "/var/cache/fontconfig", "/etc/ld.so.cache",
-        "/etc/localtime", "/proc/sys/vm/overcommit_memory", "/sys/devices/system/cpu", "/dev/null", "/dev/urandom",
-    ] + procSelfFiles
+    package static let readablePaths =
+        [
+            "/usr", "/etc/fonts", "/etc/ImageMagick-6", "/etc/ImageMagick-7", "/var/cache/fontconfig",
+            "/etc/ld.so.cache",
+            "/etc/localtime", "/proc/sys/vm/overcommit_memory", "/sys/devices/system/cpu", "/dev/null", "/dev/urandom",
+        ] + procSelfFiles
 
     /// The files of its own `/proc` entry a sandboxed helper reads, as
     /// scripts/record-helper-syscalls.sh lists them over every fixture: its
@@ -103,11 +105,14 @@ package enum Sandbox {
     /// `shim_drop_privileges`); `cpuLimit` the CPU seconds it may use in all
     /// (0: none); `socket` the descriptor a forbidden call is reported on.
     package static func enter(
-        addressSpaceLimit: UInt64, cpuLimit: UInt64, account: (uid: uid_t, gid: gid_t)?, parent: pid_t, recording: Bool, socket: Int32
+        addressSpaceLimit: UInt64, cpuLimit: UInt64, account: (uid: uid_t, gid: gid_t)?, parent: pid_t, recording: Bool,
+        socket: Int32
     ) throws(SandboxError) -> SandboxStatus {
         let skipped = TestFault.skippedSandboxSteps
         let root = Credentials.effectiveUserID == 0
-        guard !root || account != nil else { throw SandboxError("dropping privileges (started as root without an account to switch to)", EINVAL) }
+        guard !root || account != nil else {
+            throw SandboxError("dropping privileges (started as root without an account to switch to)", EINVAL)
+        }
         let uid = root ? account!.uid : Credentials.effectiveUserID
         let gid = root ? account!.gid : Credentials.effectiveGroupID
         // Where Landlock is missing, the next confinement the machine offers
@@ -162,7 +167,7 @@ package enum Sandbox {
 
     private static func withCStrings<T>(_ strings: [String], _ body: (UnsafePointer<UnsafePointer<CChar>?>) -> T) -> T {
         let copies = strings.map { UnsafePointer(strdup($0)) }
-        defer { copies.forEach { free(UnsafeMutablePointer(mutating: $0)) } }
+        defer { for copy in copies { free(UnsafeMutablePointer(mutating: copy)) } }
         return copies.withUnsafeBufferPointer { body($0.baseAddress!) }
     }
 }
@@ -203,14 +208,17 @@ package struct HelperAccount: Sendable, Equatable, CustomStringConvertible {
         if user.isEmpty {
             if let own = ofTheirOwn() { return own }
             var shared = try resolve(
-                user: ProcessIsolatedDecoder.Configuration.sharedHelperUser, group: ProcessIsolatedDecoder.Configuration.defaultHelperGroup)
+                user: ProcessIsolatedDecoder.Configuration.sharedHelperUser,
+                group: ProcessIsolatedDecoder.Configuration.defaultHelperGroup)
             shared.fallback =
                 "every uid of \(reservedRange.lowerBound)–\(reservedRange.upperBound) is taken (an account, a subordinate range or a process has it): "
                 + "the helpers run as \(shared.userName), whose other processes could signal them"
             return shared
         }
         guard let account = Credentials.user(named: user) else {
-            throw ConfigurationError("the decoder helpers' user \"\(user)\" does not exist on this system; name another one with SHARE_HELPER_USER")
+            throw ConfigurationError(
+                "the decoder helpers' user \"\(user)\" does not exist on this system; name another one with SHARE_HELPER_USER"
+            )
         }
         let gid: gid_t
         if let found = Credentials.group(named: group) {
@@ -218,10 +226,14 @@ package struct HelperAccount: Sendable, Equatable, CustomStringConvertible {
         } else if group == ProcessIsolatedDecoder.Configuration.defaultHelperGroup {
             gid = account.gid
         } else {
-            throw ConfigurationError("the decoder helpers' group \"\(group)\" does not exist on this system; name another one with SHARE_HELPER_GROUP")
+            throw ConfigurationError(
+                "the decoder helpers' group \"\(group)\" does not exist on this system; name another one with SHARE_HELPER_GROUP"
+            )
         }
         guard account.uid != 0, gid != 0 else {
-            throw ConfigurationError("the decoder helpers' user and group must not be root (\(user) is uid \(account.uid), \(group) is gid \(gid))")
+            throw ConfigurationError(
+                "the decoder helpers' user and group must not be root (\(user) is uid \(account.uid), \(group) is gid \(gid))"
+            )
         }
         return HelperAccount(userName: user, groupName: group, uid: account.uid, gid: gid)
     }
@@ -238,7 +250,8 @@ package struct HelperAccount: Sendable, Equatable, CustomStringConvertible {
         let start = UInt32(truncatingIfNeeded: Processes.current) % count
         for step in 0..<count {
             let id = reservedRange.lowerBound + (start + step) % count
-            guard !busy.contains(id), !subordinate.contains(where: { $0.contains(UInt64(id)) }), !AccountIDs.userExists(id), !AccountIDs.groupExists(id)
+            guard !busy.contains(id), !subordinate.contains(where: { $0.contains(UInt64(id)) }),
+                !AccountIDs.userExists(id), !AccountIDs.groupExists(id)
             else { continue }
             guard AbstractNameLock.hold("share-ingest/helper-uid/\(id)") else { continue }
             return HelperAccount(userName: "", groupName: "", uid: id, gid: id, ownUID: true)
@@ -314,7 +327,9 @@ public struct SandboxStatus: Codable, Sendable, Equatable {
     public var gid: UInt32 { gids.count > 1 ? gids[1] : UInt32.max }
 
     /// The lines of /proc/PID/status this is read from, as the kernel names them.
-    package static let statusFields = ["Uid", "Gid", "Groups", "CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb", "NoNewPrivs", "Seccomp"]
+    package static let statusFields = [
+        "Uid", "Gid", "Groups", "CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb", "NoNewPrivs", "Seccomp",
+    ]
 
     /// The /proc/PID/status lines it was read from, in the kernel's order.
     package var statusLines: [String] = []
@@ -325,7 +340,9 @@ public struct SandboxStatus: Codable, Sendable, Equatable {
         guard let (lines, ordered) = readStatusFields(pid: pid) else { return nil }
         var status = SandboxStatus()
         status.statusLines = ordered
-        func numbers(_ name: String) -> [UInt32] { (lines[name] ?? "").split(whereSeparator: { $0 == " " || $0 == "\t" }).compactMap { UInt32($0) } }
+        func numbers(_ name: String) -> [UInt32] {
+            (lines[name] ?? "").split(whereSeparator: { $0 == " " || $0 == "\t" }).compactMap { UInt32($0) }
+        }
         func mask(_ name: String) -> UInt64 { UInt64(lines[name] ?? "", radix: 16) ?? UInt64.max }
         status.uids = numbers("Uid")
         status.gids = numbers("Gid")
@@ -419,13 +436,17 @@ package struct SandboxRequirement: Sendable, Equatable {
 
     /// What this machine allows, for helpers of `account` (nil when this
     /// process is not root) with `addressSpaceLimit`.
-    package static func thisMachine(account: HelperAccount?, addressSpaceLimit: UInt64, cpuLimit: UInt64 = 0, acceptsNoConfinement: Bool = false) -> SandboxRequirement {
+    package static func thisMachine(
+        account: HelperAccount?, addressSpaceLimit: UInt64, cpuLimit: UInt64 = 0, acceptsNoConfinement: Bool = false
+    ) -> SandboxRequirement {
         let root = Credentials.effectiveUserID == 0
         let setpcap: UInt64 = 1 << 8  // CAP_SETPCAP
         return SandboxRequirement(
             seccomp: shim_seccomp_filter_available() == 1, landlockABI: Int(shim_landlock_abi()),
-            uid: account?.uid ?? Credentials.effectiveUserID, gid: account?.gid, emptyBoundingSet: root || Credentials.effectiveCapabilities & setpcap != 0,
-            recording: Sandbox.recordingRequested, addressSpaceLimit: addressSpaceLimit, confinement: Sandbox.confinementAvailable(), cpuLimit: cpuLimit,
+            uid: account?.uid ?? Credentials.effectiveUserID, gid: account?.gid,
+            emptyBoundingSet: root || Credentials.effectiveCapabilities & setpcap != 0,
+            recording: Sandbox.recordingRequested, addressSpaceLimit: addressSpaceLimit,
+            confinement: Sandbox.confinementAvailable(), cpuLimit: cpuLimit,
             acceptsNoConfinement: acceptsNoConfinement)
     }
 
@@ -448,20 +469,32 @@ package struct SandboxRequirement: Sendable, Equatable {
         if let gid, status.gids.count < 4 || !status.gids.allSatisfy({ $0 == gid }) {
             found.append("group ids \(status.gids.map(String.init).joined(separator: " ")) (expected \(gid))")
         }
-        if gid != nil, !status.groups.isEmpty { found.append("supplementary groups \(status.groups.map(String.init).joined(separator: " ")) (expected none)") }
+        if gid != nil, !status.groups.isEmpty {
+            found.append(
+                "supplementary groups \(status.groups.map(String.init).joined(separator: " ")) (expected none)")
+        }
         let capabilities = [
-            ("CapEff", status.capEffective), ("CapPrm", status.capPermitted), ("CapInh", status.capInheritable), ("CapAmb", status.capAmbient),
+            ("CapEff", status.capEffective), ("CapPrm", status.capPermitted), ("CapInh", status.capInheritable),
+            ("CapAmb", status.capAmbient),
         ]
-        for (name, mask) in capabilities where mask != 0 { found.append("\(name) \(SandboxStatus.hex(mask)) (expected 0)") }
-        if emptyBoundingSet, status.capBounding != 0 { found.append("CapBnd \(SandboxStatus.hex(status.capBounding)) (expected 0)") }
+        for (name, mask) in capabilities where mask != 0 {
+            found.append("\(name) \(SandboxStatus.hex(mask)) (expected 0)")
+        }
+        if emptyBoundingSet, status.capBounding != 0 {
+            found.append("CapBnd \(SandboxStatus.hex(status.capBounding)) (expected 0)")
+        }
         if !status.noNewPrivs { found.append("NoNewPrivs 0 (expected 1)") }
         if seccomp {
             let acceptable: [SandboxStatus.Policy] = recording ? [.allowlist, .recording] : [.allowlist]
             if status.seccompMode != 2 || !acceptable.contains(status.seccompPolicy) {
-                found.append("seccomp mode \(status.seccompMode) with the \(status.seccompPolicy.rawValue) policy (expected 2 with the allowlist)")
+                found.append(
+                    "seccomp mode \(status.seccompMode) with the \(status.seccompPolicy.rawValue) policy (expected 2 with the allowlist)"
+                )
             }
         }
-        if status.landlockABI < landlockABI { found.append("Landlock ABI \(status.landlockABI) (this machine offers \(landlockABI))") }
+        if status.landlockABI < landlockABI {
+            found.append("Landlock ABI \(status.landlockABI) (this machine offers \(landlockABI))")
+        }
         if confinement == .none, !acceptsNoConfinement {
             found.append(Self.noConfinementMessage)
         } else if status.confinement < confinement {

@@ -90,7 +90,9 @@ package enum TestFault: String {
 
     /// The fault planned for `request` (matched on the last path component of its label).
     package static func planned(for request: DecodeRequest) -> TestFault? {
-        guard !planned.isEmpty, let fault = planned[String(request.label.split(separator: "/").last ?? Substring(request.label))] else { return nil }
+        guard !planned.isEmpty,
+            let fault = planned[String(request.label.split(separator: "/").last ?? Substring(request.label))]
+        else { return nil }
         return fault == .segvThumbnail && request.thumbnail == nil ? nil : fault
     }
 
@@ -102,7 +104,8 @@ package enum TestFault: String {
         guard planned.values.contains(.attack) else { return nil }
         var owner = Processes.parent
         if template > 0, let stat = try? FileSystem.readWholeFile("/proc/\(template)/stat"),
-            let fields = String(decoding: stat, as: UTF8.self).split(separator: ")").last?.split(separator: " "), fields.count > 1,
+            let fields = String(decoding: stat, as: UTF8.self).split(separator: ")").last?.split(separator: " "),
+            fields.count > 1,
             let parent = Int32(fields[1])
         {
             owner = parent
@@ -112,7 +115,8 @@ package enum TestFault: String {
             let parts = pair.split(separator: "=", maxSplits: 1)
             if parts.count == 2 { paths[String(parts[0])] = String(parts[1]) }
         }
-        return AttackTargets(owner: owner, template: template, sibling: sibling(of: template > 0 ? template : owner), paths: paths)
+        return AttackTargets(
+            owner: owner, template: template, sibling: sibling(of: template > 0 ? template : owner), paths: paths)
     }
 
     /// Another helper of the same template (or parent), if one runs: the
@@ -122,7 +126,8 @@ package enum TestFault: String {
         for name in FileSystem.names(in: "/proc") {
             guard let pid = pid_t(name), pid != me, pid != parent,
                 let stat = try? FileSystem.readWholeFile("/proc/\(pid)/stat"),
-                let fields = String(decoding: stat, as: UTF8.self).split(separator: ")").last?.split(separator: " "), fields.count > 1,
+                let fields = String(decoding: stat, as: UTF8.self).split(separator: ")").last?.split(separator: " "),
+                fields.count > 1,
                 pid_t(fields[1]) == parent
             else { continue }
             return pid
@@ -166,7 +171,8 @@ package enum TestFault: String {
                 jpeg = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A] + [UInt8](repeating: 0, count: 64)
             case .size:
                 // A thumbnail ten times the size asked for: the JPEG's frame header and the reply agree.
-                Self.setFrameSize(&jpeg, width: (result.thumbnailWidth ?? 0) * 10, height: (result.thumbnailHeight ?? 0) * 10)
+                Self.setFrameSize(
+                    &jpeg, width: (result.thumbnailWidth ?? 0) * 10, height: (result.thumbnailHeight ?? 0) * 10)
                 result.thumbnailWidth = result.thumbnailWidth.map { $0 * 10 }
                 result.thumbnailHeight = result.thumbnailHeight.map { $0 * 10 }
             case .videoRange:
@@ -194,7 +200,9 @@ package enum TestFault: String {
                 result.compatibleHeight = height * 2
             case .location:
                 // Zeros before the file's first byte, among the real findings.
-                result.location?.found.append(LocationRecord(name: "EXIF GPS", edits: [MetadataEdit(offset: -4, length: 8, fill: .zeros, step: 0)]))
+                result.location?.found.append(
+                    LocationRecord(
+                        name: "EXIF GPS", edits: [MetadataEdit(offset: -4, length: 8, fill: .zeros, step: 0)]))
             }
         }
 
@@ -225,14 +233,17 @@ package struct AttackTargets {
     package func run(input: FileDescriptor, inputPath: String, only: String?) {
         #if DEBUG
             let names: [String] = [
-                inputPath, paths["socket"] ?? "/nonexistent", paths["container"] ?? "/nonexistent", paths["journal"] ?? "/nonexistent",
+                inputPath, paths["socket"] ?? "/nonexistent", paths["container"] ?? "/nonexistent",
+                paths["journal"] ?? "/nonexistent",
                 paths["root"] ?? "/root/nonexistent", paths["copy"] ?? "/nonexistent", only ?? "",
             ]
             let strings = names.map { strdup($0) }
-            defer { strings.forEach { free($0) } }
+            defer { for copy in strings { free(copy) } }
             var targets = shim_attack_targets(
-                input: input.raw, input_path: strings[0], owner: owner, template_pid: template, sibling: sibling, socket_path: strings[1],
-                container: strings[2], journal: strings[3], root_file: strings[4], other_copy: strings[5], port: Int32(paths["port"] ?? "") ?? 0)
+                input: input.raw, input_path: strings[0], owner: owner, template_pid: template, sibling: sibling,
+                socket_path: strings[1],
+                container: strings[2], journal: strings[3], root_file: strings[4], other_copy: strings[5],
+                port: Int32(paths["port"] ?? "") ?? 0)
             shim_attack_run(&targets, only == nil ? nil : strings[6])
         #endif
     }

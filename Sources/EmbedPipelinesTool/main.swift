@@ -22,7 +22,8 @@ for path in arguments.dropFirst() {
     var delimiter = "#"
     while text.contains("\"\"\"" + delimiter) { delimiter += "#" }
     let name = url.deletingPathExtension().lastPathComponent
-    source += "        \(String(reflecting: name)): \(delimiter)\"\"\"\n\(text.hasSuffix("\n") ? text : text + "\n")\"\"\"\(delimiter),\n"
+    source +=
+        "        \(String(reflecting: name)): \(delimiter)\"\"\"\n\(text.hasSuffix("\n") ? text : text + "\n")\"\"\"\(delimiter),\n"
 }
 source += "    ]\n}\n"
 try Data(source.utf8).write(to: URL(fileURLWithPath: output))

@@ -12,7 +12,9 @@ package enum AreaAverage {
     /// the longest side is at most `longestSide` (never enlarged; the other side
     /// rounded, at least 1). Returned unchanged when already small enough; nil
     /// when a side is not positive or `rgba` has not `width * height * 4` bytes.
-    package static func fitting(width: Int, height: Int, rgba: [UInt8], longestSide: Int) -> (width: Int, height: Int, rgba: [UInt8])? {
+    package static func fitting(width: Int, height: Int, rgba: [UInt8], longestSide: Int) -> (
+        width: Int, height: Int, rgba: [UInt8]
+    )? {
         guard width > 0, height > 0, longestSide > 0, rgba.count == width * height * 4 else { return nil }
         let longest = max(width, height)
         guard longest > longestSide else { return (width, height, rgba) }
@@ -32,8 +34,10 @@ package enum AreaAverage {
     static func spans(from inCount: Int, to outCount: Int) -> [Span] {
         let step = Double(inCount) / Double(outCount)
         return (0..<outCount).map { o in
-            let start = Double(o) * step, end = min(Double(inCount), Double(o + 1) * step)
-            let first = Int(start), last = min(inCount - 1, Int(end.rounded(.up)) - 1)
+            let start = Double(o) * step
+            let end = min(Double(inCount), Double(o + 1) * step)
+            let first = Int(start)
+            let last = min(inCount - 1, Int(end.rounded(.up)) - 1)
             let weights = (first...max(first, last)).map { i in
                 Float((min(end, Double(i + 1)) - max(start, Double(i))) / step)
             }
@@ -42,15 +46,20 @@ package enum AreaAverage {
     }
 
     static func scaled(width: Int, height: Int, rgba: [UInt8], to outWidth: Int, _ outHeight: Int) -> [UInt8] {
-        let columns = spans(from: width, to: outWidth), rows = spans(from: height, to: outHeight)
+        let columns = spans(from: width, to: outWidth)
+        let rows = spans(from: height, to: outHeight)
         // Across first: height rows of outWidth pixels, in floating point.
         var across = [Float](repeating: 0, count: outWidth * height * 4)
         rgba.withUnsafeBufferPointer { source in
             across.withUnsafeMutableBufferPointer { target in
                 for y in 0..<height {
-                    let sourceRow = y * width * 4, targetRow = y * outWidth * 4
+                    let sourceRow = y * width * 4
+                    let targetRow = y * outWidth * 4
                     for (x, span) in columns.enumerated() {
-                        var r: Float = 0, g: Float = 0, b: Float = 0, a: Float = 0
+                        var r: Float = 0
+                        var g: Float = 0
+                        var b: Float = 0
+                        var a: Float = 0
                         for (k, weight) in span.weights.enumerated() {
                             let p = sourceRow + (span.first + k) * 4
                             r += weight * Float(source[p])

@@ -101,7 +101,8 @@ extension ContactSheetLayout {
     /// one "no items" tile), with or without a title strip: the formula above.
     public func sheetSize(tileCount: Int, titled: Bool) -> (width: Int, height: Int) {
         let drawn = max(1, min(tileCount, max(1, maximumTiles)))
-        let columns = columns(for: drawn), rows = rows(for: drawn)
+        let columns = columns(for: drawn)
+        let rows = rows(for: drawn)
         let width = columns * cellSize + (columns + 1) * spacing
         let height = (titled ? titleHeight : 0) + rows * (cellSize + captionHeight) + (rows + 1) * spacing
         return (width, height)
@@ -147,7 +148,10 @@ public struct ContactSheet: Sendable {
         }
         let expected = plan.size
         guard sheet.width == expected.width, sheet.height == expected.height else {
-            throw MediaError(.damaged, "a contact sheet of \(sheet.width)×\(sheet.height) where \(expected.width)×\(expected.height) was planned")
+            throw MediaError(
+                .damaged,
+                "a contact sheet of \(sheet.width)×\(sheet.height) where \(expected.width)×\(expected.height) was planned"
+            )
         }
         let drawn = max(1, plan.tiles.count)
         self.init(
@@ -174,7 +178,10 @@ public struct ContactSheetPlan: Sendable, Hashable {
     public var total: Int?
 
     /// A plan of the first `layout.maximumTiles` of `tiles`.
-    public init(tiles: [ContactSheetTile], title: String? = nil, layout: ContactSheetLayout = ContactSheetLayout(), total: Int? = nil) {
+    public init(
+        tiles: [ContactSheetTile], title: String? = nil, layout: ContactSheetLayout = ContactSheetLayout(),
+        total: Int? = nil
+    ) {
         self.tiles = Array(tiles.prefix(max(1, layout.maximumTiles)))
         self.title = title
         self.layout = layout
@@ -200,7 +207,10 @@ public struct ContactSheetPlan: Sendable, Hashable {
             int(bytes.count)
             out += bytes
         }
-        for value in [layout.cellSize, layout.captionHeight, layout.spacing, layout.titleHeight, layout.columns ?? -1, layout.maximumColumns, layout.maximumTiles, layout.quality, total ?? -1] {
+        for value in [
+            layout.cellSize, layout.captionHeight, layout.spacing, layout.titleHeight, layout.columns ?? -1,
+            layout.maximumColumns, layout.maximumTiles, layout.quality, total ?? -1,
+        ] {
             int(value)
         }
         int(title == nil ? 0 : 1)
@@ -238,25 +248,33 @@ public struct ContactSheetPlan: Sendable, Hashable {
         reader.offset = Self.magic.count
         let numbers = try (0..<9).map { _ throws(MediaError) in try reader.int() }
         let layout = ContactSheetLayout(
-            cellSize: numbers[0], captionHeight: numbers[1], spacing: numbers[2], titleHeight: numbers[3], columns: numbers[4] < 0 ? nil : numbers[4],
+            cellSize: numbers[0], captionHeight: numbers[1], spacing: numbers[2], titleHeight: numbers[3],
+            columns: numbers[4] < 0 ? nil : numbers[4],
             maximumColumns: numbers[5], maximumTiles: numbers[6], quality: numbers[7])
-        guard (16...1024).contains(layout.cellSize), (0...256).contains(layout.captionHeight), (0...64).contains(layout.spacing),
-            (0...256).contains(layout.titleHeight), (1...100).contains(layout.columns ?? 1), (1...100).contains(layout.maximumColumns),
+        guard (16...1024).contains(layout.cellSize), (0...256).contains(layout.captionHeight),
+            (0...64).contains(layout.spacing),
+            (0...256).contains(layout.titleHeight), (1...100).contains(layout.columns ?? 1),
+            (1...100).contains(layout.maximumColumns),
             (1...Self.maximumTiles).contains(layout.maximumTiles), (1...100).contains(layout.quality), numbers[8] >= -1
         else { throw MediaError(.damaged, "a contact sheet plan with a layout out of bounds") }
         let titled = try reader.int()
         let title = try reader.text()
         let count = try reader.int()
-        guard (0...layout.maximumTiles).contains(count) else { throw MediaError(.damaged, "a contact sheet plan of \(count) tiles") }
+        guard (0...layout.maximumTiles).contains(count) else {
+            throw MediaError(.damaged, "a contact sheet plan of \(count) tiles")
+        }
         var tiles: [ContactSheetTile] = []
         tiles.reserveCapacity(count)
         for _ in 0..<count {
             let caption = try reader.text()
             switch try reader.int() {
             case 0:
-                let width = try reader.int(), height = try reader.int()
-                guard (1...min(Self.maximumSide, layout.pictureBox)).contains(width), (1...min(Self.maximumSide, layout.pictureBox)).contains(height),
-                    let pixels = DecodedPixels(width: width, height: height, stride: width * 3, bytes: try reader.take(width * height * 3))
+                let width = try reader.int()
+                let height = try reader.int()
+                guard (1...min(Self.maximumSide, layout.pictureBox)).contains(width),
+                    (1...min(Self.maximumSide, layout.pictureBox)).contains(height),
+                    let pixels = DecodedPixels(
+                        width: width, height: height, stride: width * 3, bytes: try reader.take(width * height * 3))
                 else { throw MediaError(.damaged, "a contact sheet plan with a tile's pixels out of bounds") }
                 tiles.append(ContactSheetTile(picture: .pixels(pixels), caption: caption))
             case 1: tiles.append(ContactSheetTile(picture: .placeholder(try reader.text()), caption: caption))
@@ -264,8 +282,11 @@ public struct ContactSheetPlan: Sendable, Hashable {
             default: throw MediaError(.damaged, "a contact sheet plan with an unknown kind of tile")
             }
         }
-        guard reader.offset == bytes.count else { throw MediaError(.damaged, "a contact sheet plan with bytes after its last tile") }
-        self.init(tiles: tiles, title: titled == 0 ? nil : title, layout: layout, total: numbers[8] < 0 ? nil : numbers[8])
+        guard reader.offset == bytes.count else {
+            throw MediaError(.damaged, "a contact sheet plan with bytes after its last tile")
+        }
+        self.init(
+            tiles: tiles, title: titled == 0 ? nil : title, layout: layout, total: numbers[8] < 0 ? nil : numbers[8])
     }
 }
 
@@ -277,20 +298,26 @@ private struct PlanReader {
     mutating func int() throws(MediaError) -> Int {
         let raw = try take(8)
         let value = raw.reversed().reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
-        guard let int = Int(exactly: Int64(bitPattern: value)) else { throw MediaError(.damaged, "a contact sheet plan with a number out of range") }
+        guard let int = Int(exactly: Int64(bitPattern: value)) else {
+            throw MediaError(.damaged, "a contact sheet plan with a number out of range")
+        }
         return int
     }
 
     mutating func text() throws(MediaError) -> String {
         let length = try int()
-        guard (0...ContactSheetPlan.maximumText).contains(length), let text = String(validating: try take(length), as: UTF8.self) else {
+        guard (0...ContactSheetPlan.maximumText).contains(length),
+            let text = String(validating: try take(length), as: UTF8.self)
+        else {
             throw MediaError(.damaged, "a contact sheet plan with text that is too long or not UTF-8")
         }
         return text
     }
 
     mutating func take(_ count: Int) throws(MediaError) -> [UInt8] {
-        guard count >= 0, count <= bytes.count - offset else { throw MediaError(.damaged, "a contact sheet plan cut short") }
+        guard count >= 0, count <= bytes.count - offset else {
+            throw MediaError(.damaged, "a contact sheet plan cut short")
+        }
         defer { offset += count }
         return Array(bytes[offset..<offset + count])
     }

@@ -46,7 +46,9 @@ public enum ContentSniffer {
     /// `continuation` is what the file holds at ``continuationOffset(_:)``, when
     /// that offset lies past the prefix (the audio after a long ID3v2 tag); without
     /// it such a file is taken for MP3, as most are.
-    public static func sniff(_ prefix: some Collection<UInt8>, fileName: String?, continuation: [UInt8]? = nil) -> SniffedContent {
+    public static func sniff(_ prefix: some Collection<UInt8>, fileName: String?, continuation: [UInt8]? = nil)
+        -> SniffedContent
+    {
         let bytes = Array(prefix.prefix(prefixLength))
         let declared = fileName.flatMap(Self.fileExtension(of:))
         let claimed = declared.flatMap { ext in mediaFormatsByExtension[ext] }
@@ -59,14 +61,17 @@ public enum ContentSniffer {
         if var format = recognise(bytes, continuation: continuation) {
             // A WebM that its muxer labelled `matroska` (ffmpeg's `-f matroska`, mkvmerge): named
             // .webm, with only codecs WebM allows, it stays WebM.
-            if format == .mkv, declared == "webm", let codecs = matroskaCodecIDs(bytes), codecs.contains(where: { $0.hasPrefix("V_") }),
+            if format == .mkv, declared == "webm", let codecs = matroskaCodecIDs(bytes),
+                codecs.contains(where: { $0.hasPrefix("V_") }),
                 codecs.allSatisfy(webmCodecIDs.contains)
             {
                 format = .webm
             }
             // Text formats (HTML, XML, SVG) keep a name that claims no media format
             // (a page saved as `.php` stays `.php`); under an image name they get their own.
-            let ext = format.kind == .text && claimed == nil && declared != nil ? declared! : format.fileExtension(keeping: declared)
+            let ext =
+                format.kind == .text && claimed == nil && declared != nil
+                ? declared! : format.fileExtension(keeping: declared)
             return SniffedContent(
                 format: format, fileExtension: ext,
                 mimeType: format.mimeType, recognised: true, declaredExtension: declared,
@@ -145,15 +150,29 @@ public enum ContentSniffer {
         if at(0, "II*\u{0}"), at(8, [0x43, 0x52, 0x02]) { return .cr2 }
         if at(0, "II*\u{0}") || at(0, "MM\u{0}*"), let raw = TIFFMaker.rawFormat(b) { return raw }
         // TIFF, and BigTIFF (version 43, 8-byte offsets; libvips reads both).
-        if at(0, "II*\u{0}") || at(0, "MM\u{0}*") || at(0, [0x49, 0x49, 0x2B, 0, 8, 0, 0, 0]) || at(0, [0x4D, 0x4D, 0, 0x2B, 0, 8, 0, 0]) { return .tiff }
-        if at(0, [0xFF, 0x0A]) || at(0, [0, 0, 0, 0x0C, 0x4A, 0x58, 0x4C, 0x20, 0x0D, 0x0A, 0x87, 0x0A]) { return .jxl }
-        if at(0, [0, 0, 0, 0x0C, 0x6A, 0x50, 0x20, 0x20, 0x0D, 0x0A, 0x87, 0x0A]) || at(0, [0xFF, 0x4F, 0xFF, 0x51]) { return .jpeg2000 }
-        if at(0, "BM"), b.count >= 18, [12, 40, 52, 56, 64, 108, 124].contains(Int(b[14]) | Int(b[15]) << 8), b[16] == 0, b[17] == 0 { return .bmp }
+        if at(0, "II*\u{0}") || at(0, "MM\u{0}*") || at(0, [0x49, 0x49, 0x2B, 0, 8, 0, 0, 0])
+            || at(0, [0x4D, 0x4D, 0, 0x2B, 0, 8, 0, 0])
+        {
+            return .tiff
+        }
+        if at(0, [0xFF, 0x0A]) || at(0, [0, 0, 0, 0x0C, 0x4A, 0x58, 0x4C, 0x20, 0x0D, 0x0A, 0x87, 0x0A]) {
+            return .jxl
+        }
+        if at(0, [0, 0, 0, 0x0C, 0x6A, 0x50, 0x20, 0x20, 0x0D, 0x0A, 0x87, 0x0A]) || at(0, [0xFF, 0x4F, 0xFF, 0x51]) {
+            return .jpeg2000
+        }
+        if at(0, "BM"), b.count >= 18, [12, 40, 52, 56, 64, 108, 124].contains(Int(b[14]) | Int(b[15]) << 8),
+            b[16] == 0, b[17] == 0
+        {
+            return .bmp
+        }
         // PDF readers accept the header anywhere in the first KB (after junk), but a
         // text file that merely mentions "%PDF-" is still text.
         if at(0, "%PDF-") || (contains(b.prefix(1024), Array("%PDF-".utf8)) && !looksLikeText(b)) { return .pdf }
         if at(0, "fLaC") { return .flac }
-        if at(0, "OggS") { return contains(b, Array("theora".utf8)) || contains(b, [0x80, 0x74, 0x68]) ? .oggVideo : .ogg }
+        if at(0, "OggS") {
+            return contains(b, Array("theora".utf8)) || contains(b, [0x80, 0x74, 0x68]) ? .oggVideo : .ogg
+        }
         if at(0, "ID3") {
             if let audio = audioAfterID3(b, continuation: continuation) { return audio }
             // Another audio format behind the tag (Musepack, Monkey's Audio, WavPack,
@@ -169,10 +188,16 @@ public enum ContentSniffer {
         if at(0, [0, 0, 1, 0xBA]) { return .mpegPS }
         // An MPEG-1/2 video sequence header: horizontal and vertical size (12 bits
         // each, not 0), aspect ratio and frame rate codes (4 bits each, 1–14 and 1–8).
-        if at(0, [0, 0, 1, 0xB3]), b.count >= 8, Int(b[4]) << 4 | Int(b[5]) >> 4 > 0, (Int(b[5]) & 0x0F) << 8 | Int(b[6]) > 0,
+        if at(0, [0, 0, 1, 0xB3]), b.count >= 8, Int(b[4]) << 4 | Int(b[5]) >> 4 > 0,
+            (Int(b[5]) & 0x0F) << 8 | Int(b[6]) > 0,
             (1...14).contains(b[7] >> 4), (1...8).contains(b[7] & 0x0F)
-        { return .mpegVideo }
-        if isTransportStream(b, packetSize: 188, syncOffset: 0) || isTransportStream(b, packetSize: 192, syncOffset: 4) { return .mpegTS }
+        {
+            return .mpegVideo
+        }
+        if isTransportStream(b, packetSize: 188, syncOffset: 0) || isTransportStream(b, packetSize: 192, syncOffset: 4)
+        {
+            return .mpegTS
+        }
         if isQuickTimeWithoutFtyp(b) { return .mov }
         if at(0, "PK\u{03}\u{04}") || at(0, "PK\u{05}\u{06}") { return zipFormat(b) }
         if at(0, [0x1F, 0x8B]) { return .gzip }
@@ -307,11 +332,18 @@ public enum ContentSniffer {
     /// `<script`, `<div`, `<p`, ...) followed by a space or `>`; or XHTML.
     static func isHTML(_ b: [UInt8]) -> Bool {
         let head = textHead(b)
-        let tags = ["<!doctype html", "<html", "<head", "<script", "<iframe", "<h1", "<div", "<font", "<table", "<a", "<style", "<title", "<b", "<body", "<br", "<p", "<!--"]
+        let tags = [
+            "<!doctype html", "<html", "<head", "<script", "<iframe", "<h1", "<div", "<font", "<table", "<a", "<style",
+            "<title", "<b", "<body", "<br", "<p", "<!--",
+        ]
         for tag in tags where head.hasPrefix(tag) {
             let after = head.dropFirst(tag.count).first
             if tag == "<!--" { return head.contains("<html") || head.contains("<!doctype html") }
-            if after == nil || after == ">" || after == " " || after == "\n" || after == "\t" || after == "\r" || after == "/" { return true }
+            if after == nil || after == ">" || after == " " || after == "\n" || after == "\t" || after == "\r"
+                || after == "/"
+            {
+                return true
+            }
         }
         // XHTML: an XML declaration, then an HTML document.
         return head.hasPrefix("<?xml") && (head.contains("<!doctype html") || head.contains("<html"))
@@ -321,7 +353,8 @@ public enum ContentSniffer {
     /// property list.
     static func isXML(_ b: [UInt8]) -> Bool {
         let head = textHead(b)
-        return head.hasPrefix("<?xml ") || head.hasPrefix("<?xml\t") || head.hasPrefix("<?xml\n") || head.hasPrefix("<!doctype plist")
+        return head.hasPrefix("<?xml ") || head.hasPrefix("<?xml\t") || head.hasPrefix("<?xml\n")
+            || head.hasPrefix("<!doctype plist")
     }
 
     /// ISO base media (MP4, QuickTime, HEIF, AVIF, 3GP): decided by the ftyp brands.
@@ -348,7 +381,9 @@ public enum ContentSniffer {
         if major == "avis" { return .avifSequence }
         if major == "msf1" {
             if brands.contains("avis") { return .avifSequence }
-            if brands.contains(where: { heicSequenceBrands.contains($0) || heicBrands.contains($0) }) { return .heicSequence }
+            if brands.contains(where: { heicSequenceBrands.contains($0) || heicBrands.contains($0) }) {
+                return .heicSequence
+            }
             return .heifSequence
         }
         if major == "mif1" {
@@ -367,7 +402,10 @@ public enum ContentSniffer {
     }
 
     /// The Matroska codec IDs WebM allows: VP8, VP9, AV1, Vorbis, Opus (and WebVTT text).
-    static let webmCodecIDs: Set<String> = ["V_VP8", "V_VP9", "V_AV1", "A_VORBIS", "A_OPUS", "D_WEBVTT/SUBTITLES", "D_WEBVTT/CAPTIONS", "D_WEBVTT/DESCRIPTIONS", "D_WEBVTT/METADATA"]
+    static let webmCodecIDs: Set<String> = [
+        "V_VP8", "V_VP9", "V_AV1", "A_VORBIS", "A_OPUS", "D_WEBVTT/SUBTITLES", "D_WEBVTT/CAPTIONS",
+        "D_WEBVTT/DESCRIPTIONS", "D_WEBVTT/METADATA",
+    ]
 
     /// Every track's `CodecID` in a Matroska file's `Tracks`, when the whole
     /// element lies within `b` (the first top-level elements of the `Segment`
@@ -388,7 +426,9 @@ public enum ContentSniffer {
             var found: [(Int, Range<Int>)] = []
             var i = range.lowerBound
             while i < range.upperBound, found.count < 256 {
-                guard let (id, idLength) = vint(i, keepMarker: true), let (size, sizeLength) = vint(i + idLength, keepMarker: false) else { return found }
+                guard let (id, idLength) = vint(i, keepMarker: true),
+                    let (size, sizeLength) = vint(i + idLength, keepMarker: false)
+                else { return found }
                 let start = i + idLength + sizeLength
                 guard size != Int.max, size <= range.upperBound - start else { return found }
                 found.append((id, start..<(start + size)))
@@ -396,8 +436,10 @@ public enum ContentSniffer {
             }
             return found
         }
-        guard let (id, idLength) = vint(0, keepMarker: true), id == 0x1A45_DFA3, let (size, sizeLength) = vint(idLength, keepMarker: false), size != Int.max,
-            let (segment, segmentIDLength) = vint(idLength + sizeLength + size, keepMarker: true), segment == 0x1853_8067,
+        guard let (id, idLength) = vint(0, keepMarker: true), id == 0x1A45_DFA3,
+            let (size, sizeLength) = vint(idLength, keepMarker: false), size != Int.max,
+            let (segment, segmentIDLength) = vint(idLength + sizeLength + size, keepMarker: true),
+            segment == 0x1853_8067,
             let (_, segmentSizeLength) = vint(idLength + sizeLength + size + segmentIDLength, keepMarker: false)
         else { return nil }
         let segmentStart = idLength + sizeLength + size + segmentIDLength + segmentSizeLength
@@ -406,7 +448,9 @@ public enum ContentSniffer {
         else { return nil }
         var codecs: [String] = []
         for entry in entries where entry.id == 0xAE {
-            guard let fields = children(entry.payload), let codec = fields.first(where: { $0.id == 0x86 }) else { return nil }
+            guard let fields = children(entry.payload), let codec = fields.first(where: { $0.id == 0x86 }) else {
+                return nil
+            }
             codecs.append(String(decoding: b[codec.payload].prefix { $0 != 0 }, as: UTF8.self))
         }
         return codecs.isEmpty ? nil : codecs
@@ -431,7 +475,9 @@ public enum ContentSniffer {
         var i = idLength + sizeLength
         let end = min(b.count, i + size)
         while i < end {
-            guard let (child, childLength) = vint(i, keepMarker: true), let (length, lengthLength) = vint(i + childLength, keepMarker: false) else { return nil }
+            guard let (child, childLength) = vint(i, keepMarker: true),
+                let (length, lengthLength) = vint(i + childLength, keepMarker: false)
+            else { return nil }
             let start = i + childLength + lengthLength
             guard length >= 0, start + length <= end else { return nil }
             if child == 0x4282 {
@@ -458,8 +504,11 @@ public enum ContentSniffer {
         if mime.hasPrefix("application/epub+zip") { return .epub }
         if mime.hasPrefix("application/vnd.oasis.opendocument.") {
             let sub = mime.dropFirst("application/vnd.oasis.opendocument.".count)
-            let ext = sub.hasPrefix("text") ? "odt" : sub.hasPrefix("spreadsheet") ? "ods" : sub.hasPrefix("presentation") ? "odp" : "zip"
-            return MediaFormat(id: "opendocument", name: "OpenDocument", kind: .document, mimeType: mime, extensions: [ext, "zip"])
+            let ext =
+                sub.hasPrefix("text")
+                ? "odt" : sub.hasPrefix("spreadsheet") ? "ods" : sub.hasPrefix("presentation") ? "odp" : "zip"
+            return MediaFormat(
+                id: "opendocument", name: "OpenDocument", kind: .document, mimeType: mime, extensions: [ext, "zip"])
         }
         return .zip
     }
@@ -469,7 +518,8 @@ public enum ContentSniffer {
         if b.count >= 2, (b[0] == 0xFF && b[1] == 0xFE) || (b[0] == 0xFE && b[1] == 0xFF) { return true }
         if b.contains(0) { return false }
         var controls = 0
-        for byte in b where byte < 0x20 && byte != 0x09 && byte != 0x0A && byte != 0x0D && byte != 0x0C && byte != 0x1B {
+        for byte in b where byte < 0x20 && byte != 0x09 && byte != 0x0A && byte != 0x0D && byte != 0x0C && byte != 0x1B
+        {
             controls += 1
         }
         if controls * 100 > b.count { return false }
@@ -488,7 +538,8 @@ public enum ContentSniffer {
 
     static func isSVG(_ b: [UInt8]) -> Bool {
         let head = String(decoding: b.prefix(1024), as: UTF8.self).drop { $0.isWhitespace || $0 == "\u{FEFF}" }
-        return (head.hasPrefix("<?xml") || head.hasPrefix("<svg") || head.hasPrefix("<!DOCTYPE svg")) && head.contains("<svg")
+        return (head.hasPrefix("<?xml") || head.hasPrefix("<svg") || head.hasPrefix("<!DOCTYPE svg"))
+            && head.contains("<svg")
     }
 
     static func contains(_ haystack: some Collection<UInt8>, _ needle: [UInt8]) -> Bool {
@@ -506,7 +557,8 @@ public enum ContentSniffer {
     /// these whose content matches no format at all is treated as damaged.
     static let mediaFormatsByExtension: [String: MediaFormat] = {
         let formats: [MediaFormat] = [
-            .jpeg, .png, .gif, .webp, .heic, .avif, .heicSequence, .avifSequence, .tiff, .bmp, .jxl, .mp4, .mov, .m4v, .threeGP, .webm,
+            .jpeg, .png, .gif, .webp, .heic, .avif, .heicSequence, .avifSequence, .tiff, .bmp, .jxl, .mp4, .mov, .m4v,
+            .threeGP, .webm,
             .mkv, .avi, .mp3, .m4a, .wav, .flac, .ogg, .pdf, .dng, .nef, .cr2, .cr3, .arw, .raf, .orf, .rw2,
         ]
         var table: [String: MediaFormat] = [:]

@@ -14,7 +14,13 @@ package enum HeaderDimensions {
         case "gif": size = prefix.count >= 10 ? (le16(prefix, 6), le16(prefix, 8)) : nil
         case "jpeg": size = EXIF.jpegSize(prefix[...]).map { ($0.width, $0.height) }
         case "webp": size = webp(prefix)
-        case "bmp": size = prefix.count >= 26 ? (abs(Int(Int32(bitPattern: UInt32(le32(prefix, 18))))), abs(Int(Int32(bitPattern: UInt32(le32(prefix, 22)))))) : nil
+        case "bmp":
+            size =
+                prefix.count >= 26
+                ? (
+                    abs(Int(Int32(bitPattern: UInt32(le32(prefix, 18))))),
+                    abs(Int(Int32(bitPattern: UInt32(le32(prefix, 22)))))
+                ) : nil
         case "heic", "heif", "avif", "heics", "heifs", "avifs": size = largest(prefix, box: "ispe", offset: 4)
         default:
             // ISO base media video: the largest track header (tkhd width/height, 16.16).
@@ -33,7 +39,11 @@ package enum HeaderDimensions {
         guard b.count >= 30 else { return nil }
         let chunk = String(decoding: b[12..<16], as: UTF8.self)
         switch chunk {
-        case "VP8X": return (1 + (Int(b[24]) | Int(b[25]) << 8 | Int(b[26]) << 16), 1 + (Int(b[27]) | Int(b[28]) << 8 | Int(b[29]) << 16))
+        case "VP8X":
+            return (
+                1 + (Int(b[24]) | Int(b[25]) << 8 | Int(b[26]) << 16),
+                1 + (Int(b[27]) | Int(b[28]) << 8 | Int(b[29]) << 16)
+            )
         case "VP8 ": return (le16(b, 26) & 0x3FFF, le16(b, 28) & 0x3FFF)
         case "VP8L":
             let bits = le32(b, 21)
@@ -50,7 +60,8 @@ package enum HeaderDimensions {
         var i = 4
         while i + 4 + offset + 8 <= b.count {
             if b[i] == tag[0], b[i + 1] == tag[1], b[i + 2] == tag[2], b[i + 3] == tag[3] {
-                let w = be32(b, i + 4 + offset), h = be32(b, i + 8 + offset)
+                let w = be32(b, i + 4 + offset)
+                let h = be32(b, i + 8 + offset)
                 if w > 0, h > 0, w <= 1 << 20, h <= 1 << 20, best.map({ w * h > $0.0 * $0.1 }) ?? true { best = (w, h) }
             }
             i += 1
@@ -67,7 +78,8 @@ package enum HeaderDimensions {
                 let version = b[i + 4]
                 let at = i + 4 + (version == 1 ? 88 : 76)
                 if at + 8 <= b.count {
-                    let w = be32(b, at) >> 16, h = be32(b, at + 4) >> 16
+                    let w = be32(b, at) >> 16
+                    let h = be32(b, at + 4) >> 16
                     if w > 0, h > 0, best.map({ w * h > $0.0 * $0.1 }) ?? true { best = (w, h) }
                 }
             }
@@ -76,7 +88,11 @@ package enum HeaderDimensions {
         return best
     }
 
-    private static func be32(_ b: [UInt8], _ i: Int) -> Int { Int(b[i]) << 24 | Int(b[i + 1]) << 16 | Int(b[i + 2]) << 8 | Int(b[i + 3]) }
+    private static func be32(_ b: [UInt8], _ i: Int) -> Int {
+        Int(b[i]) << 24 | Int(b[i + 1]) << 16 | Int(b[i + 2]) << 8 | Int(b[i + 3])
+    }
     private static func le16(_ b: [UInt8], _ i: Int) -> Int { Int(b[i]) | Int(b[i + 1]) << 8 }
-    private static func le32(_ b: [UInt8], _ i: Int) -> Int { Int(b[i]) | Int(b[i + 1]) << 8 | Int(b[i + 2]) << 16 | Int(b[i + 3]) << 24 }
+    private static func le32(_ b: [UInt8], _ i: Int) -> Int {
+        Int(b[i]) | Int(b[i + 1]) << 8 | Int(b[i + 2]) << 16 | Int(b[i + 3]) << 24
+    }
 }

@@ -27,7 +27,9 @@ public enum PerceptualHash {
         var grey = [Double](repeating: 0, count: width * height)
         rgba.withUnsafeBufferPointer { p in
             for i in 0..<(width * height) {
-                let r = Int(p[4 * i]), g = Int(p[4 * i + 1]), b = Int(p[4 * i + 2])
+                let r = Int(p[4 * i])
+                let g = Int(p[4 * i + 1])
+                let b = Int(p[4 * i + 2])
                 grey[i] = Double((r * 19595 + g * 38470 + b * 7471 + 0x8000) >> 16)
             }
         }
@@ -72,12 +74,15 @@ public enum PerceptualHash {
     /// `grey` scaled to 32×32 by area averaging (enlarged by the same spans
     /// where a side is shorter), each value rounded as Pillow's 8-bit result is.
     static func scaled(_ grey: [Double], width: Int, height: Int) -> [Double] {
-        let columns = AreaAverage.spans(from: width, to: side), rows = AreaAverage.spans(from: height, to: side)
+        let columns = AreaAverage.spans(from: width, to: side)
+        let rows = AreaAverage.spans(from: height, to: side)
         var across = [Double](repeating: 0, count: side * height)
         for y in 0..<height {
             for (x, span) in columns.enumerated() {
                 var sum = 0.0
-                for (k, weight) in span.weights.enumerated() { sum += Double(weight) * grey[y * width + min(width - 1, span.first + k)] }
+                for (k, weight) in span.weights.enumerated() {
+                    sum += Double(weight) * grey[y * width + min(width - 1, span.first + k)]
+                }
                 across[y * side + x] = sum
             }
         }
@@ -85,7 +90,9 @@ public enum PerceptualHash {
         for (y, span) in rows.enumerated() {
             for x in 0..<side {
                 var sum = 0.0
-                for (k, weight) in span.weights.enumerated() { sum += Double(weight) * across[min(height - 1, span.first + k) * side + x] }
+                for (k, weight) in span.weights.enumerated() {
+                    sum += Double(weight) * across[min(height - 1, span.first + k) * side + x]
+                }
                 out[y * side + x] = min(255, max(0, sum.rounded()))
             }
         }
@@ -103,7 +110,9 @@ public enum PerceptualHash {
 
     /// The hash 16 hexadecimal digits spell (either case); nil for anything else.
     public static func parse(_ text: String) -> UInt64? {
-        guard text.utf8.count == 16, text.utf8.allSatisfy({ (48...57).contains($0) || (97...102).contains($0) || (65...70).contains($0) }) else { return nil }
+        guard text.utf8.count == 16,
+            text.utf8.allSatisfy({ (48...57).contains($0) || (97...102).contains($0) || (65...70).contains($0) })
+        else { return nil }
         return UInt64(text, radix: 16)
     }
 }

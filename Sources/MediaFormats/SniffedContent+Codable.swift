@@ -16,7 +16,8 @@ extension SniffedContent: Codable {
             mimeType: try c.decodeIfPresent(String.self, forKey: .mimeType) ?? format.mimeType,
             recognised: try c.decodeIfPresent(Bool.self, forKey: .recognised) ?? (format != .binary && format != .text),
             declaredExtension: try c.decodeIfPresent(String.self, forKey: .declaredExtension),
-            contradictedFormat: try c.decodeIfPresent(String.self, forKey: .contradictedFormat).flatMap(MediaFormat.known(id:)))
+            contradictedFormat: try c.decodeIfPresent(String.self, forKey: .contradictedFormat).flatMap(
+                MediaFormat.known(id:)))
     }
 
     /// Records the sniff.

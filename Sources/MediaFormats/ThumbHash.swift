@@ -21,7 +21,10 @@ public enum ThumbHash {
         let count = w * h
 
         // The average colour, weighted by alpha.
-        var averageR = 0.0, averageG = 0.0, averageB = 0.0, averageA = 0.0
+        var averageR = 0.0
+        var averageG = 0.0
+        var averageB = 0.0
+        var averageA = 0.0
         for i in 0..<count {
             let alpha = Double(rgba[4 * i + 3]) / 255
             averageR += alpha / 255 * Double(rgba[4 * i])
@@ -42,7 +45,10 @@ public enum ThumbHash {
         let ly = max(1, Int(jsRound(Double(luminanceLimit * h) / longest)))
 
         // LPQA channels, each pixel composited over the average colour.
-        var l = [Double](repeating: 0, count: count), p = l, q = l, a = l
+        var l = [Double](repeating: 0, count: count)
+        var p = l
+        var q = l
+        var a = l
         for i in 0..<count {
             let alpha = Double(rgba[4 * i + 3]) / 255
             let r = averageR * (1 - alpha) + alpha / 255 * Double(rgba[4 * i])
@@ -62,12 +68,15 @@ public enum ThumbHash {
         // The constants.
         let isLandscape = w > h
         let header24 =
-            Int(jsRound(63 * luminance.dc)) | Int(jsRound(31.5 + 31.5 * yellowBlue.dc)) << 6 | Int(jsRound(31.5 + 31.5 * redGreen.dc)) << 12
+            Int(jsRound(63 * luminance.dc)) | Int(jsRound(31.5 + 31.5 * yellowBlue.dc)) << 6 | Int(
+                jsRound(31.5 + 31.5 * redGreen.dc)) << 12
             | Int(jsRound(31 * luminance.scale)) << 18 | (hasAlpha ? 1 << 23 : 0)
         let header16 =
-            (isLandscape ? ly : lx) | Int(jsRound(63 * yellowBlue.scale)) << 3 | Int(jsRound(63 * redGreen.scale)) << 9 | (isLandscape ? 1 << 15 : 0)
+            (isLandscape ? ly : lx) | Int(jsRound(63 * yellowBlue.scale)) << 3 | Int(jsRound(63 * redGreen.scale)) << 9
+            | (isLandscape ? 1 << 15 : 0)
         var hash: [UInt8] = [
-            UInt8(header24 & 255), UInt8(header24 >> 8 & 255), UInt8(header24 >> 16 & 255), UInt8(header16 & 255), UInt8(header16 >> 8 & 255),
+            UInt8(header24 & 255), UInt8(header24 >> 8 & 255), UInt8(header24 >> 16 & 255), UInt8(header16 & 255),
+            UInt8(header16 >> 8 & 255),
         ]
         if let alphaChannel {
             hash.append(UInt8(Int(jsRound(15 * alphaChannel.dc)) | Int(jsRound(15 * alphaChannel.scale)) << 4))
@@ -85,8 +94,11 @@ public enum ThumbHash {
     /// The DC term, the AC terms (normalised to 0...1 by their largest
     /// magnitude, `scale`) of the `nx`×`ny` triangle of DCT coefficients the
     /// reference keeps.
-    private static func encodeChannel(_ channel: [Double], _ w: Int, _ h: Int, _ nx: Int, _ ny: Int) -> (dc: Double, ac: [Double], scale: Double) {
-        var dc = 0.0, scale = 0.0
+    private static func encodeChannel(_ channel: [Double], _ w: Int, _ h: Int, _ nx: Int, _ ny: Int) -> (
+        dc: Double, ac: [Double], scale: Double
+    ) {
+        var dc = 0.0
+        var scale = 0.0
         var ac: [Double] = []
         var fx = [Double](repeating: 0, count: w)
         for cy in 0..<ny {
@@ -177,7 +189,10 @@ public enum ThumbHash {
         func byte(_ value: Double) -> UInt8 { UInt8(max(0, 255 * min(1, value))) }
         for y in 0..<h {
             for x in 0..<w {
-                var l = lDC, p = pDC, q = qDC, a = aDC
+                var l = lDC
+                var p = pDC
+                var q = qDC
+                var a = aDC
                 for cx in fx.indices { fx[cx] = cos(Double.pi / Double(w) * (Double(x) + 0.5) * Double(cx)) }
                 for cy in fy.indices { fy[cy] = cos(Double.pi / Double(h) * (Double(y) + 0.5) * Double(cy)) }
                 var j = 0

@@ -42,7 +42,10 @@ public struct ThumbnailSpec: Sendable, Codable, Hashable {
     public var gainMaps = true
 
     /// A spec with the `default` pipeline's values unless given.
-    public init(size: Int = 360, quality: Int = 80, damageTolerance: DamageTolerance = .truncated, timeLimit: Double? = 30, posterTime: Double = 1) {
+    public init(
+        size: Int = 360, quality: Int = 80, damageTolerance: DamageTolerance = .truncated, timeLimit: Double? = 30,
+        posterTime: Double = 1
+    ) {
         self.size = size
         self.quality = quality
         self.damageTolerance = damageTolerance

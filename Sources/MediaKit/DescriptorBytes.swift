@@ -22,7 +22,8 @@ final class DescriptorBytes: RandomAccessBytes {
     func read(_ range: Range<Int>) -> [UInt8]? {
         guard range.lowerBound >= 0, range.upperBound <= count else { return nil }
         if range.isEmpty { return [] }
-        let first = range.lowerBound / Self.pageSize, last = (range.upperBound - 1) / Self.pageSize
+        let first = range.lowerBound / Self.pageSize
+        let last = (range.upperBound - 1) / Self.pageSize
         // Large reads (a preview) go straight to the file.
         guard last - first < 2 else { return readDirectly(range) }
         var bytes: [UInt8] = []
@@ -30,7 +31,8 @@ final class DescriptorBytes: RandomAccessBytes {
         for index in first...last {
             guard let page = page(index) else { return nil }
             let start = index * Self.pageSize
-            let from = max(range.lowerBound, start) - start, to = min(range.upperBound, start + page.count) - start
+            let from = max(range.lowerBound, start) - start
+            let to = min(range.upperBound, start + page.count) - start
             guard from <= to else { return nil }
             bytes += page[from..<to]
         }
@@ -51,7 +53,8 @@ final class DescriptorBytes: RandomAccessBytes {
         var failed = false
         let bytes = [UInt8](unsafeUninitializedCapacity: range.count) { buffer, filled in
             do throws(SystemError) {
-                filled = try file.read(into: UnsafeMutableRawBufferPointer(buffer), at: Int64(range.lowerBound), path: "the file")
+                filled = try file.read(
+                    into: UnsafeMutableRawBufferPointer(buffer), at: Int64(range.lowerBound), path: "the file")
             } catch {
                 filled = 0
                 failed = true

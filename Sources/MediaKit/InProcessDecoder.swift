@@ -51,7 +51,9 @@ public struct InProcessDecoder: MediaDecoder {
         } catch {
             throw MediaError(.unreadable, "\(request.label): cannot open the copy: \(error.description)")
         }
-        return try withExtendedLifetime(file) { () throws(MediaError) in try decode(request, descriptor: file.descriptor) }
+        return try withExtendedLifetime(file) { () throws(MediaError) in
+            try decode(request, descriptor: file.descriptor)
+        }
     }
 
     /// Decodes the file behind `descriptor` (open, readable; read from its start
@@ -79,10 +81,14 @@ public struct InProcessDecoder: MediaDecoder {
         case .locationMetadata:
             // Text too: a JSON's position members, an XMP sidecar's GPS properties (LocationScanner).
             var decoded = DecodedMedia(
-                facts: MediaFacts(kind: Self.kind(of: request.format)), location: LocationScanner.scan(DescriptorBytes(descriptor), format: request.format, placeNames: request.placeNames))
+                facts: MediaFacts(kind: Self.kind(of: request.format)),
+                location: LocationScanner.scan(
+                    DescriptorBytes(descriptor), format: request.format, placeNames: request.placeNames))
             // The position, read before it is removed, and the capture time: only for the capture time's
             // offset (issue 54), kept as that offset alone (issue 58: no zone name under location privacy).
-            if request.moments, let read = MomentReader.read(DescriptorBytes(descriptor), format: request.format), let position = read.position {
+            if request.moments, let read = MomentReader.read(DescriptorBytes(descriptor), format: request.format),
+                let position = read.position
+            {
                 decoded.moments = MomentFacts(captureTime: read.captureTime, position: position)
             }
             return decoded
@@ -96,7 +102,9 @@ public struct InProcessDecoder: MediaDecoder {
             }
             var decoded = try route.decode(request, descriptor: descriptor)
             if decoded.facts.kind == .image || decoded.facts.kind == .video {
-                if request.moments { decoded.moments = MomentReader.read(DescriptorBytes(descriptor), format: request.format) }
+                if request.moments {
+                    decoded.moments = MomentReader.read(DescriptorBytes(descriptor), format: request.format)
+                }
                 Self.readSpatialFacts(into: &decoded, request: request, descriptor: descriptor)
             }
             decoded.takeouts = request.takeoutJSONs.map(Self.readTakeout)
@@ -122,7 +130,9 @@ public struct InProcessDecoder: MediaDecoder {
         do {
             sheet = try ContactSheet.render(plan.tiles, title: plan.title, layout: plan.layout, total: plan.total)
         } catch {
-            throw MediaError(LibraryMessages.kind(of: error) ?? .damaged, "\(request.label): cannot draw the contact sheet: \(error)")
+            throw MediaError(
+                LibraryMessages.kind(of: error) ?? .damaged, "\(request.label): cannot draw the contact sheet: \(error)"
+            )
         }
         var decoded = DecodedMedia(facts: MediaFacts(kind: .image, width: sheet.width, height: sheet.height))
         decoded.thumbnail = .made(Thumbnail(jpeg: sheet.jpeg, width: sheet.width, height: sheet.height))
@@ -131,7 +141,9 @@ public struct InProcessDecoder: MediaDecoder {
 
     /// A Takeout JSON sent with the file: its facts, or why it is not one.
     static func readTakeout(_ bytes: [UInt8]) -> TakeoutReading {
-        guard bytes.count <= TakeoutJSON.maximumSize else { return .refused("it is larger than \(TakeoutJSON.maximumSize >> 20) MiB") }
+        guard bytes.count <= TakeoutJSON.maximumSize else {
+            return .refused("it is larger than \(TakeoutJSON.maximumSize >> 20) MiB")
+        }
         do { return .read(try TakeoutJSON.read(bytes)) } catch { return .refused(error.description) }
     }
 
@@ -147,7 +159,8 @@ public struct InProcessDecoder: MediaDecoder {
             decoded.thumbnail = .made(eye)
         }
         decoded.facts.projection = found.projection(width: decoded.facts.width, height: decoded.facts.height)
-        if let spec = request.thumbnail, case .made = decoded.thumbnail, let width = decoded.facts.width, let height = decoded.facts.height,
+        if let spec = request.thumbnail, case .made = decoded.thumbnail, let width = decoded.facts.width,
+            let height = decoded.facts.height,
             decoded.facts.projection?.isFullSphere(pictureWidth: width, pictureHeight: height) == true,
             CentreView.isLargeEnough(width: width, height: height, spec: spec),
             let view = try? CentreView.thumbnail(.descriptor(descriptor), width: width, height: height, spec: spec)
@@ -156,26 +169,32 @@ public struct InProcessDecoder: MediaDecoder {
         }
         // A gain map (Ultra HDR JPEG; Apple's or ISO 21496-1's in a HEIC, HEIF or AVIF), carried into the primary
         // image's thumbnail and JPEG previews (not a centre view's, not a left eye's: issue 54), unless the pipeline says not.
-        if found.gainMap, found.leftEye == nil, let spec = request.thumbnail, spec.gainMaps, case .made(let thumbnail) = decoded.thumbnail,
+        if found.gainMap, found.leftEye == nil, let spec = request.thumbnail, spec.gainMaps,
+            case .made(let thumbnail) = decoded.thumbnail,
             decoded.facts.projection?.isFullSphere != true
         {
             do {
                 switch request.format.id {
                 case "jpeg":
                     let source = DescriptorBytes(descriptor)
-                    let carried = try GainMapThumbnail.attach(to: thumbnail, source: source, spec: spec, pixelLimit: request.pixelLimit)
+                    let carried = try GainMapThumbnail.attach(
+                        to: thumbnail, source: source, spec: spec, pixelLimit: request.pixelLimit)
                     decoded.thumbnail = .made(carried)
                     // Never silent: a map that is there but not carried is named.
                     if carried.gainMap == nil, let why = SpatialMetadata.uncarriedGainMap(source) {
-                        decoded.facts.warnings.append("its HDR gain map is not carried into its thumbnail: \(why); the thumbnail is SDR")
+                        decoded.facts.warnings.append(
+                            "its HDR gain map is not carried into its thumbnail: \(why); the thumbnail is SDR")
                     }
                 case "heic", "heif", "avif":
-                    decoded.thumbnail = .made(try HEIFGainMapThumbnail.attach(to: thumbnail, request: request, descriptor: descriptor, spec: spec))
+                    decoded.thumbnail = .made(
+                        try HEIFGainMapThumbnail.attach(
+                            to: thumbnail, request: request, descriptor: descriptor, spec: spec))
                 default:
                     break
                 }
             } catch {
-                decoded.facts.warnings.append("its HDR gain map could not be carried into its thumbnail (\(error)): the thumbnail is SDR")
+                decoded.facts.warnings.append(
+                    "its HDR gain map could not be carried into its thumbnail (\(error)): the thumbnail is SDR")
             }
         }
     }
@@ -252,17 +271,22 @@ struct DecoderRoute {
                     continue
                 }
                 return decoded
-            } catch where error.kind == .unsupported {
+            } catch  where error.kind == .unsupported {
                 declined.append((step.library, error))
             }
         }
         if var decoded = withoutThumbnail {
-            decoded.thumbnail = .failed(MediaError(.damaged, "\(request.label): no decoder here makes a picture of this \(request.format.name) image (\(Self.reasons(declined)))"))
+            decoded.thumbnail = .failed(
+                MediaError(
+                    .damaged,
+                    "\(request.label): no decoder here makes a picture of this \(request.format.name) image (\(Self.reasons(declined)))"
+                ))
             return decoded
         }
         guard !chain.isEmpty else { return DecodedMedia(facts: MediaFacts(kind: .unreadable)) }
         // A variant no library here reads: the file is still delivered.
-        let warning = "delivered as a file: no decoder here reads this \(request.format.name) \(format.kind == .image ? "image" : "file") (\(Self.reasons(declined)))"
+        let warning =
+            "delivered as a file: no decoder here reads this \(request.format.name) \(format.kind == .image ? "image" : "file") (\(Self.reasons(declined)))"
         return DecodedMedia(facts: MediaFacts(kind: .unreadable, warnings: [warning]))
     }
 
@@ -296,7 +320,8 @@ struct VipsImageStep: DecoderStep {
         guard let (loader, strict) = Self.loaders[request.format.id] else {
             throw MediaError(.unsupported, "no libvips loader for \(request.format.name)")
         }
-        return try VipsImageDecoding(request: request, input: .descriptor(descriptor), loader: loader, strict: strict).decode()
+        return try VipsImageDecoding(request: request, input: .descriptor(descriptor), loader: loader, strict: strict)
+            .decode()
     }
 }
 
@@ -306,7 +331,8 @@ struct VipsDocumentStep: DecoderStep {
     var library: String { "libvips \(Vips.version)" }
     func reads(_ format: MediaFormat) -> Bool { format.id == "pdf" }
     func decode(_ request: DecodeRequest, descriptor: Int32) throws(MediaError) -> DecodedMedia {
-        VipsImageDecoding(request: request, input: .descriptor(descriptor), loader: "VipsForeignLoadPdf", strict: false).decodeDocument()
+        VipsImageDecoding(request: request, input: .descriptor(descriptor), loader: "VipsForeignLoadPdf", strict: false)
+            .decodeDocument()
     }
 }
 
@@ -317,7 +343,9 @@ struct VipsDocumentStep: DecoderStep {
 /// HEIF and refusing some AVIF crops and rotations.
 struct HEIFStep: DecoderStep {
     var library: String { "libavcodec/libheif" }
-    func reads(_ format: MediaFormat) -> Bool { ["heic", "heif", "avif", "heics", "heifs", "avifs"].contains(format.id) }
+    func reads(_ format: MediaFormat) -> Bool {
+        ["heic", "heif", "avif", "heics", "heifs", "avifs"].contains(format.id)
+    }
     func decode(_ request: DecodeRequest, descriptor: Int32) throws(MediaError) -> DecodedMedia {
         try HEIFDecoding(request: request, descriptor: descriptor).decode()
     }
@@ -357,11 +385,13 @@ struct AVStillStep: DecoderStep {
     init(first: Set<String> = []) { self.first = first }
 
     func reads(_ format: MediaFormat) -> Bool {
-        first.isEmpty ? Self.primary.contains(format.id) || Self.fallback.contains(format.id) : first.contains(format.id)
+        first.isEmpty
+            ? Self.primary.contains(format.id) || Self.fallback.contains(format.id) : first.contains(format.id)
     }
 
     func decode(_ request: DecodeRequest, descriptor: Int32) throws(MediaError) -> DecodedMedia {
-        try AVMediaDecoding(request: request, descriptor: descriptor).decodeStill(primary: first.isEmpty && Self.primary.contains(request.format.id))
+        try AVMediaDecoding(request: request, descriptor: descriptor).decodeStill(
+            primary: first.isEmpty && Self.primary.contains(request.format.id))
     }
 }
 
@@ -390,14 +420,19 @@ struct SandboxOnlyStep: DecoderStep {
     func reads(_ format: MediaFormat) -> Bool { Self.loaders[format.id] != nil }
 
     func decode(_ request: DecodeRequest, descriptor: Int32) throws(MediaError) -> DecodedMedia {
-        guard let loader = Self.loaders[request.format.id] else { throw MediaError(.unsupported, "no loader for \(request.format.name)") }
+        guard let loader = Self.loaders[request.format.id] else {
+            throw MediaError(.unsupported, "no loader for \(request.format.name)")
+        }
         guard allowed else {
             let reason = MediaError(
                 .unsupported,
-                "\(request.label): \(request.format.name) thumbnails are made only in sandboxed decoder helpers (share --isolation process); this decoder runs in-process")
-            return DecodedMedia(facts: MediaFacts(kind: .document), thumbnail: request.thumbnail.map { _ in .failed(reason) })
+                "\(request.label): \(request.format.name) thumbnails are made only in sandboxed decoder helpers (share --isolation process); this decoder runs in-process"
+            )
+            return DecodedMedia(
+                facts: MediaFacts(kind: .document), thumbnail: request.thumbnail.map { _ in .failed(reason) })
         }
-        return VipsImageDecoding(request: request, input: .descriptor(descriptor), loader: loader, strict: false).decodeDocument()
+        return VipsImageDecoding(request: request, input: .descriptor(descriptor), loader: loader, strict: false)
+            .decodeDocument()
     }
 }
 
@@ -428,28 +463,38 @@ struct VipsImageDecoding {
             // declining one whose magic bytes matched means the file is damaged.
             if strict {
                 throw MediaError(
-                    .damaged, "\(request.label): not a readable \(request.format.name) image: libvips' \(request.format.name) loader does not recognise it (only \(chosen) would try; refused)")
+                    .damaged,
+                    "\(request.label): not a readable \(request.format.name) image: libvips' \(request.format.name) loader does not recognise it (only \(chosen) would try; refused)"
+                )
             }
-            throw MediaError(.contentMismatch, "\(request.label): looks like \(request.format.name) but libvips would read it with \(chosen); refused")
+            throw MediaError(
+                .contentMismatch,
+                "\(request.label): looks like \(request.format.name) but libvips would read it with \(chosen); refused")
         }
         // Where any loader is accepted, still never one only a sandbox may run.
         if loader.isEmpty, SandboxOnlyStep.sandboxOnlyLoaders.contains(where: chosen.hasPrefix) {
-            throw MediaError(.contentMismatch, "\(request.label): looks like \(request.format.name) but libvips would read it with \(chosen); refused")
+            throw MediaError(
+                .contentMismatch,
+                "\(request.label): looks like \(request.format.name) but libvips would read it with \(chosen); refused")
         }
         let header: ImageHeader
         do { header = try ImageHeader.read(input, loader: chosen) } catch { throw failure(error) }
         try PixelLimit(request.pixelLimit).check(header.storedWidth, header.storedHeight, label: request.label)
-        let facts = MediaFacts(kind: .image, width: header.width, height: header.height, frameCount: header.pages > 1 ? header.pages : nil)
-        return DecodedMedia(facts: facts, thumbnail: request.thumbnail.map { spec in
-            // A JPEG's EXIF thumbnail, when it is at least as large as the one wanted.
-            if request.format.id == "jpeg", case .descriptor(let descriptor) = input, let embedded = EmbeddedJPEGThumbnail.thumbnail(
-                descriptor: descriptor, storedWidth: header.storedWidth, storedHeight: header.storedHeight,
-                orientation: header.orientation, spec: spec)
-            {
-                return .made(embedded)
-            }
-            return thumbnail(spec, header: header)
-        })
+        let facts = MediaFacts(
+            kind: .image, width: header.width, height: header.height, frameCount: header.pages > 1 ? header.pages : nil)
+        return DecodedMedia(
+            facts: facts,
+            thumbnail: request.thumbnail.map { spec in
+                // A JPEG's EXIF thumbnail, when it is at least as large as the one wanted.
+                if request.format.id == "jpeg", case .descriptor(let descriptor) = input,
+                    let embedded = EmbeddedJPEGThumbnail.thumbnail(
+                        descriptor: descriptor, storedWidth: header.storedWidth, storedHeight: header.storedHeight,
+                        orientation: header.orientation, spec: spec)
+                {
+                    return .made(embedded)
+                }
+                return thumbnail(spec, header: header)
+            })
     }
 
     /// The loader libvips would choose for `input`, once the module that provides
@@ -473,7 +518,11 @@ struct VipsImageDecoding {
             }
             let chosen = try chosenLoader(input)
             guard chosen.hasPrefix(loader) else {
-                return .failed(MediaError(.contentMismatch, "\(request.label): looks like \(request.format.name) but libvips would read it with \(chosen); not rendered"))
+                return .failed(
+                    MediaError(
+                        .contentMismatch,
+                        "\(request.label): looks like \(request.format.name) but libvips would read it with \(chosen); not rendered"
+                    ))
             }
         } catch {
             return .failed(MediaError(.damaged, "\(request.label): cannot read \(request.format.name): \(error)"))
@@ -505,33 +554,45 @@ struct AVMediaDecoding {
         let (media, probe) = try open()
         if let video = probe.video {
             try PixelLimit(request.pixelLimit).check(video.storedWidth, video.storedHeight, label: request.label)
-            var facts = MediaFacts(kind: .video, width: video.width, height: video.height, durationMilliseconds: probe.durationMilliseconds)
-            if let dolbyVision = ColourDescription.StreamHints(media.stream(video.index)).dolbyVision, dolbyVision.hasNoCompatibleBase {
+            var facts = MediaFacts(
+                kind: .video, width: video.width, height: video.height, durationMilliseconds: probe.durationMilliseconds
+            )
+            if let dolbyVision = ColourDescription.StreamHints(media.stream(video.index)).dolbyVision,
+                dolbyVision.hasNoCompatibleBase
+            {
                 // Its samples are IPTPQc2, not Y'CbCr: without Dolby Vision's reshaping
                 // there are no true colours to show (see KeyframeDecoder).
                 facts.warnings.append(
-                    "Dolby Vision profile \(dolbyVision.profile) has no picture without Dolby Vision's own processing: its poster is shown in black and white")
+                    "Dolby Vision profile \(dolbyVision.profile) has no picture without Dolby Vision's own processing: its poster is shown in black and white"
+                )
             }
             // A Live Photo's movie shows its still at its still-image time: that frame is the poster.
             let thumbnail = request.thumbnail.map { spec in
-                if MomentReader.movieFormats.contains(request.format.id), let stillImageTime = MomentReader.stillImageTime(DescriptorBytes(descriptor)),
+                if MomentReader.movieFormats.contains(request.format.id),
+                    let stillImageTime = MomentReader.stillImageTime(DescriptorBytes(descriptor)),
                     let frame = exactPoster(of: media, video: video, at: stillImageTime, spec: spec)
                 {
                     return frame
                 }
-                return poster(of: media, video: video, duration: probe.durationMilliseconds, at: spec.posterTime, spec: spec)
+                return poster(
+                    of: media, video: video, duration: probe.durationMilliseconds, at: spec.posterTime, spec: spec)
             }
             // After the poster: reading the first packets moves the file on.
             facts.video = VideoFactsReader.read(media, video: video)
             return DecodedMedia(facts: facts, thumbnail: thumbnail)
         }
         guard probe.hasAudio else {
-            throw MediaError(.damaged, "\(request.label): \(request.format.name) file has no decodable video or audio stream")
+            throw MediaError(
+                .damaged, "\(request.label): \(request.format.name) file has no decodable video or audio stream")
         }
         let mime = request.format.kind == .video ? Self.audioMIMEType(for: request.format) : nil
         // Cover art (an attached picture) is the thumbnail; no cover, no thumbnail.
-        let thumbnail = request.thumbnail.flatMap { spec in probe.coverArt.map { cover(of: media, picture: $0, spec: spec) } }
-        return DecodedMedia(facts: MediaFacts(kind: .audio, durationMilliseconds: probe.durationMilliseconds, mimeType: mime), thumbnail: thumbnail)
+        let thumbnail = request.thumbnail.flatMap { spec in
+            probe.coverArt.map { cover(of: media, picture: $0, spec: spec) }
+        }
+        return DecodedMedia(
+            facts: MediaFacts(kind: .audio, durationMilliseconds: probe.durationMilliseconds, mimeType: mime),
+            thumbnail: thumbnail)
     }
 
     /// An audio file's cover art: libavformat exposes ID3 APIC, MP4 `covr`, FLAC
@@ -543,15 +604,20 @@ struct AVMediaDecoding {
             try PixelLimit(request.pixelLimit).check(picture.storedWidth, picture.storedHeight, label: request.label)
             let stream = media.stream(picture.index)
             let decoder = try KeyframeDecoder(
-                stream: stream, pixelLimit: request.pixelLimit, targetSize: spec.decodeSize, sampleAspect: picture.sampleAspect,
+                stream: stream, pixelLimit: request.pixelLimit, targetSize: spec.decodeSize,
+                sampleAspect: picture.sampleAspect,
                 strict: spec.damageTolerance != .none)
-            guard let key = withUnsafeMutablePointer(to: &stream.pointee.attached_pic, { KeyPacket(copying: $0) }), key.packet.pointee.size > 0,
+            guard let key = withUnsafeMutablePointer(to: &stream.pointee.attached_pic, { KeyPacket(copying: $0) }),
+                key.packet.pointee.size > 0,
                 let decoded = try decoder.decode(key)
             else { throw MediaError(.damaged, "the cover art does not decode") }
-            return .made(try PosterFrame.encode(decoded, rotation: decoded.rotation, mirrored: decoded.mirrored, spec: spec))
+            return .made(
+                try PosterFrame.encode(decoded, rotation: decoded.rotation, mirrored: decoded.mirrored, spec: spec))
         } catch {
             let typed = MediaError(typing: error)
-            return .failed(MediaError(typed.kind, "\(request.label): cannot decode the cover art (\(picture.codec)): \(typed.message)"))
+            return .failed(
+                MediaError(
+                    typed.kind, "\(request.label): cannot decode the cover art (\(picture.codec)): \(typed.message)"))
         }
     }
 
@@ -574,7 +640,10 @@ struct AVMediaDecoding {
         } catch {
             throw MediaError(error.kind == .damaged ? failure : error.kind, error.message)
         }
-        guard let picture = probe.pictures.max(by: { $0.storedWidth * $0.storedHeight < $1.storedWidth * $1.storedHeight }) else {
+        guard
+            let picture = probe.pictures.max(by: { $0.storedWidth * $0.storedHeight < $1.storedWidth * $1.storedHeight }
+            )
+        else {
             throw MediaError(failure, "\(request.label): not a readable \(request.format.name) image")
         }
         try PixelLimit(request.pixelLimit).check(picture.storedWidth, picture.storedHeight, label: request.label)
@@ -585,22 +654,29 @@ struct AVMediaDecoding {
         do {
             let strict = (request.thumbnail?.damageTolerance ?? .truncated) != .none
             let decoder = try KeyframeDecoder(
-                stream: media.stream(picture.index), pixelLimit: request.pixelLimit, targetSize: request.thumbnail?.decodeSize ?? 64,
+                stream: media.stream(picture.index), pixelLimit: request.pixelLimit,
+                targetSize: request.thumbnail?.decodeSize ?? 64,
                 sampleAspect: picture.sampleAspect, strict: strict)
             guard let key = try decoder.nextKeyPacket(in: media, anyPacket: true) else {
                 throw MediaError(failure, "\(request.label): no \(request.format.name) picture data")
             }
-            guard let frame = try decoder.decode(key) else { throw AVError("avcodec_send_packet", message: "the picture does not decode") }
+            guard let frame = try decoder.decode(key) else {
+                throw AVError("avcodec_send_packet", message: "the picture does not decode")
+            }
             decoded = frame
         } catch {
             let typed = MediaError(typing: error)
-            throw MediaError(typed.kind, "\(request.label): cannot decode \(request.format.name) image: \(typed.message)")
+            throw MediaError(
+                typed.kind, "\(request.label): cannot decode \(request.format.name) image: \(typed.message)")
         }
         let sideways = decoded.rotation % 180 != 0
-        let facts = MediaFacts(kind: .image, width: sideways ? picture.height : picture.width, height: sideways ? picture.width : picture.height)
+        let facts = MediaFacts(
+            kind: .image, width: sideways ? picture.height : picture.width,
+            height: sideways ? picture.width : picture.height)
         let thumbnail = request.thumbnail.map { spec -> ThumbnailOutcome in
             do {
-                return .made(try PosterFrame.encode(decoded, rotation: decoded.rotation, mirrored: decoded.mirrored, spec: spec))
+                return .made(
+                    try PosterFrame.encode(decoded, rotation: decoded.rotation, mirrored: decoded.mirrored, spec: spec))
             } catch {
                 return .failed(MediaError(typing: error))
             }
@@ -610,7 +686,9 @@ struct AVMediaDecoding {
 
     private func open(what: String = "file") throws(MediaError) -> (MediaFile, MediaProbe) {
         do {
-            let media = try MediaFile(descriptor: descriptor, name: request.path, timeLimit: request.timeLimit, pixelLimit: request.pixelLimit)
+            let media = try MediaFile(
+                descriptor: descriptor, name: request.path, timeLimit: request.timeLimit, pixelLimit: request.pixelLimit
+            )
             return (media, try media.probe(duration: what != "image"))
         } catch {
             let kind = LibraryMessages.kind(of: error)
@@ -618,11 +696,15 @@ struct AVMediaDecoding {
         }
     }
 
-    private func poster(of media: MediaFile, video: VideoStreamInfo, duration: Double?, at seconds: Double, spec: ThumbnailSpec) -> ThumbnailOutcome {
+    private func poster(
+        of media: MediaFile, video: VideoStreamInfo, duration: Double?, at seconds: Double, spec: ThumbnailSpec
+    ) -> ThumbnailOutcome {
         media.restartClock(seconds: spec.timeLimit)
         do {
-            return .made(try PosterFrame.thumbnail(
-                of: media, video: video, durationMilliseconds: duration, at: seconds, spec: spec, pixelLimit: request.pixelLimit))
+            return .made(
+                try PosterFrame.thumbnail(
+                    of: media, video: video, durationMilliseconds: duration, at: seconds, spec: spec,
+                    pixelLimit: request.pixelLimit))
         } catch {
             return .failed(error)
         }
@@ -630,10 +712,14 @@ struct AVMediaDecoding {
 
     /// The frame shown at `seconds` (decoded forward from the keyframe before
     /// it), as the poster; nil when it cannot be had (the usual poster is made).
-    private func exactPoster(of media: MediaFile, video: VideoStreamInfo, at seconds: Double, spec: ThumbnailSpec) -> ThumbnailOutcome? {
+    private func exactPoster(of media: MediaFile, video: VideoStreamInfo, at seconds: Double, spec: ThumbnailSpec)
+        -> ThumbnailOutcome?
+    {
         media.restartClock(seconds: spec.timeLimit)
         do {
-            return .made(try PosterFrame.exactFrame(of: media, video: video, at: seconds, spec: spec, pixelLimit: request.pixelLimit))
+            return .made(
+                try PosterFrame.exactFrame(
+                    of: media, video: video, at: seconds, spec: spec, pixelLimit: request.pixelLimit))
         } catch {
             return nil
         }
@@ -662,11 +748,14 @@ struct PixelLimit {
         let (product, overflow) = width.multipliedReportingOverflow(by: height)
         guard overflow || product > pixels else { return }
         guard !overflow else {
-            throw MediaError(.tooManyPixels, "\(label): \(width)×\(height) is over the limit of \(Self.megapixels(pixels)) MP; not decoded")
+            throw MediaError(
+                .tooManyPixels,
+                "\(label): \(width)×\(height) is over the limit of \(Self.megapixels(pixels)) MP; not decoded")
         }
         throw MediaError(
             .tooManyPixels,
-            "\(label): \(width)×\(height) is \(Self.megapixels(width * height)) MP, over the limit of \(Self.megapixels(pixels)) MP; not decoded")
+            "\(label): \(width)×\(height) is \(Self.megapixels(width * height)) MP, over the limit of \(Self.megapixels(pixels)) MP; not decoded"
+        )
     }
 
     static func megapixels(_ pixels: Int) -> String {

@@ -27,13 +27,27 @@ enum LibraryMessages {
 
     /// libvips and the libraries it loads through.
     static let vipsRules: [Rule] = [
-        Rule(library: "libjpeg-turbo", fragment: "Unsupported JPEG data precision", kind: .unsupported, reason: "12-bit JPEG (libavcodec's mjpeg reads it)"),
-        Rule(library: "libjpeg-turbo", fragment: "Unsupported JPEG process", kind: .unsupported, reason: "lossless or hierarchical JPEG"),
-        Rule(library: "tiff2vips", fragment: "samples out of range", kind: .unsupported, reason: "64-bit float samples (libtiff reads them)"),
-        Rule(library: "tiff2vips", fragment: "unsupported tiff image type", kind: .unsupported, reason: "16-bit float samples"),
-        Rule(library: "tiff2vips", fragment: "unsupported sample format", kind: .unsupported, reason: "a sample format tiff2vips lacks"),
-        Rule(library: "tiff2vips", fragment: "unsupported bits per sample", kind: .unsupported, reason: "a sample size tiff2vips lacks"),
-        Rule(library: "libheif", fragment: "heif: Invalid input", kind: .damaged, reason: "truncated or corrupt HEIF (not a variant libvips 8.14 lacks)"),
+        Rule(
+            library: "libjpeg-turbo", fragment: "Unsupported JPEG data precision", kind: .unsupported,
+            reason: "12-bit JPEG (libavcodec's mjpeg reads it)"),
+        Rule(
+            library: "libjpeg-turbo", fragment: "Unsupported JPEG process", kind: .unsupported,
+            reason: "lossless or hierarchical JPEG"),
+        Rule(
+            library: "tiff2vips", fragment: "samples out of range", kind: .unsupported,
+            reason: "64-bit float samples (libtiff reads them)"),
+        Rule(
+            library: "tiff2vips", fragment: "unsupported tiff image type", kind: .unsupported,
+            reason: "16-bit float samples"),
+        Rule(
+            library: "tiff2vips", fragment: "unsupported sample format", kind: .unsupported,
+            reason: "a sample format tiff2vips lacks"),
+        Rule(
+            library: "tiff2vips", fragment: "unsupported bits per sample", kind: .unsupported,
+            reason: "a sample size tiff2vips lacks"),
+        Rule(
+            library: "libheif", fragment: "heif: Invalid input", kind: .damaged,
+            reason: "truncated or corrupt HEIF (not a variant libvips 8.14 lacks)"),
     ]
 
     /// The kind `error`'s message names, if a rule names it (the first that matches).

@@ -12,7 +12,9 @@ public final class OpenedFile: @unchecked Sendable {
 
     /// Opens `path` for reading; a failure carries `strerror`'s text.
     public init(path: String) throws(OpenError) {
-        do throws(SystemError) { file = try FileDescriptor.openForReading(path) } catch { throw OpenError(path: path, code: error.code) }
+        do throws(SystemError) { file = try FileDescriptor.openForReading(path) } catch {
+            throw OpenError(path: path, code: error.code)
+        }
         self.path = path
     }
 

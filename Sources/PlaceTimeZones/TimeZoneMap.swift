@@ -58,7 +58,8 @@ public struct TimeZoneMap: @unchecked Sendable {  // `data` is the binary's read
         nodeCount = u32(8)
         borderCount = u32(12)
         let borderBytes = u32(16)
-        guard zones > 0, zones < 0x4000, perDegree >= 1, perDegree <= 1024, perDegree & (perDegree - 1) == 0, 10_000_000 % (2 * perDegree) == 0
+        guard zones > 0, zones < 0x4000, perDegree >= 1, perDegree <= 1024, perDegree & (perDegree - 1) == 0,
+            10_000_000 % (2 * perDegree) == 0
         else { return nil }
         side = Int64(10_000_000 / perDegree)
         var at = 20
@@ -85,10 +86,13 @@ public struct TimeZoneMap: @unchecked Sendable {  // `data` is the binary's read
     /// nil for a position that is not finite and within ±90°, ±180°, or where
     /// the grid has no zone.
     public func zone(latitude: Double, longitude: Double) -> String? {
-        guard latitude.isFinite, longitude.isFinite, (-90...90).contains(latitude), (-180...180).contains(longitude) else { return nil }
+        guard latitude.isFinite, longitude.isFinite, (-90...90).contains(latitude), (-180...180).contains(longitude)
+        else { return nil }
         // timezonefinder's units, truncated toward zero as it does a query's
-        let x = Int64(longitude * 1e7), y = Int64(latitude * 1e7)
-        let columns = 360 * perDegree, rows = 180 * perDegree
+        let x = Int64(longitude * 1e7)
+        let y = Int64(latitude * 1e7)
+        let columns = 360 * perDegree
+        let rows = 180 * perDegree
         let column = min(columns - 1, max(0, Int((x + 1_800_000_000) / side)))
         let row = min(rows - 1, max(0, Int((900_000_000 - y) / side)))
         let degreeCell = (row / perDegree) * 360 + column / perDegree
@@ -104,7 +108,8 @@ public struct TimeZoneMap: @unchecked Sendable {  // `data` is the binary's read
             let child = u16(nodesStart + node * 8 + quarter * 2)
             if child & 0x8000 != 0 {
                 if child & 0x4000 == 0 { return name(child & 0x3FFF) }
-                return border(u32(firstBordersStart + degreeCell * 4) + (child & 0x3FFF), x: x, y: y, column: column, row: row)
+                return border(
+                    u32(firstBordersStart + degreeCell * 4) + (child & 0x3FFF), x: x, y: y, column: column, row: row)
             }
             (cx, cy, size, node) = (cx % half, cy % half, half, base + child)
             guard node < nodeCount else { return nil }
@@ -117,10 +122,13 @@ public struct TimeZoneMap: @unchecked Sendable {  // `data` is the binary's read
     /// path from the position to the centre crosses; the last polygon the position is inside wins.
     private func border(_ index: Int, x: Int64, y: Int64, column: Int, row: Int) -> String? {
         guard index < borderCount else { return nil }
-        let start = bordersStart + u32(borderOffsetsStart + index * 4), end = bordersStart + u32(borderOffsetsStart + index * 4 + 4)
+        let start = bordersStart + u32(borderOffsetsStart + index * 4)
+        let end = bordersStart + u32(borderOffsetsStart + index * 4 + 4)
         guard start + 4 <= end, end <= data.count else { return nil }
-        let centreX = Int64(column) * side + side / 2 - 1_800_000_000, centreY = 900_000_000 - Int64(row) * side - side / 2
-        let west = Int64(column) * side - 1_800_000_000, south = 900_000_000 - Int64(row + 1) * side
+        let centreX = Int64(column) * side + side / 2 - 1_800_000_000
+        let centreY = 900_000_000 - Int64(row) * side - side / 2
+        let west = Int64(column) * side - 1_800_000_000
+        let south = 900_000_000 - Int64(row + 1) * side
         let candidates = u16(start + 2)
         var at = start + 4 + candidates * 3
         guard at <= end else { return nil }
@@ -130,8 +138,12 @@ public struct TimeZoneMap: @unchecked Sendable {  // `data` is the binary's read
             for _ in 0..<max(0, chains) {
                 guard let owners = varint(&at, end), owners >= 0, owners <= 0xFFFF else { return nil }
                 let ownersStart = at
-                for _ in 0..<owners { guard let owner = varint(&at, end), owner >= 0, owner < candidates else { return nil } }
-                guard let count = varint(&at, end), let dx = varint(&at, end), let dy = varint(&at, end) else { return nil }
+                for _ in 0..<owners {
+                    guard let owner = varint(&at, end), owner >= 0, owner < candidates else { return nil }
+                }
+                guard let count = varint(&at, end), let dx = varint(&at, end), let dy = varint(&at, end) else {
+                    return nil
+                }
                 var (ax, ay) = (west &+ dx, south &+ dy)
                 var flips = false
                 var vertex: Int64 = 1
@@ -162,7 +174,9 @@ public struct TimeZoneMap: @unchecked Sendable {  // `data` is the binary's read
     /// the other not; where it crosses is compared exactly (products of differences of at most
     /// 3.6e9 and 1.8e9 fit in 64 bits; wrapping arithmetic keeps a damaged edge from trapping).
     @inline(__always)
-    static func crosses(_ ax: Int64, _ ay: Int64, _ bx: Int64, _ by: Int64, x: Int64, y: Int64, centreX: Int64, centreY: Int64) -> Bool {
+    static func crosses(
+        _ ax: Int64, _ ay: Int64, _ bx: Int64, _ by: Int64, x: Int64, y: Int64, centreX: Int64, centreY: Int64
+    ) -> Bool {
         // the leg along the centre's parallel (east of x and of the centre?), then the one along the
         // position's meridian (north of y and of the centre?): the same test with the axes swapped
         let alongParallel = separates(ax, ay, bx, by, line: centreY, x, centreX)
@@ -174,7 +188,9 @@ public struct TimeZoneMap: @unchecked Sendable {  // `data` is the binary's read
     /// and `q` (beyond one and not the other): it counts when one end is above the line and the
     /// other not, and where it crosses is compared exactly (see ``crosses(_:_:_:_:x:y:centreX:centreY:)``).
     @inline(__always)
-    static func separates(_ au: Int64, _ av: Int64, _ bu: Int64, _ bv: Int64, line: Int64, _ p: Int64, _ q: Int64) -> Bool {
+    static func separates(_ au: Int64, _ av: Int64, _ bu: Int64, _ bv: Int64, line: Int64, _ p: Int64, _ q: Int64)
+        -> Bool
+    {
         guard (av > line) != (bv > line) else { return false }
         let (lu, lv, uu, uv) = av < bv ? (au, av, bu, bv) : (bu, bv, au, av)
         let across = (uu &- lu) &* (line &- lv)
@@ -184,7 +200,8 @@ public struct TimeZoneMap: @unchecked Sendable {  // `data` is the binary's read
     /// The zigzag LEB128 varint at `at` (before `end`), `at` moved past it; nil past `end` or
     /// longer than 64 bits.
     @inline(__always) private func varint(_ at: inout Int, _ end: Int) -> Int64? {
-        var value: UInt64 = 0, shift: UInt64 = 0
+        var value: UInt64 = 0
+        var shift: UInt64 = 0
         while at < end, shift < 64 {
             let byte = data[at]
             at += 1

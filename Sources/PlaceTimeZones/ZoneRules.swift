@@ -27,7 +27,10 @@ public struct ZoneRules: Sendable {
         if let known = cache.withLock({ $0[name] }) { return known }
         let bytes = name.utf8
         guard !bytes.isEmpty, bytes.count <= 64, bytes.first != UInt8(ascii: "/"), !name.contains(".."),
-            bytes.allSatisfy({ (0x30...0x39).contains($0) || (0x41...0x5A).contains($0) || (0x61...0x7A).contains($0) || "/_+-".utf8.contains($0) }),
+            bytes.allSatisfy({
+                (0x30...0x39).contains($0) || (0x41...0x5A).contains($0) || (0x61...0x7A).contains($0)
+                    || "/_+-".utf8.contains($0)
+            }),
             let file = try? FileSystem.readWholeFile(directory + "/" + name)
         else { return nil }
         let rules = ZoneRules(tzif: file)
@@ -56,7 +59,8 @@ public struct ZoneRules: Sendable {
             return Int(bytes[at]) << 24 | Int(bytes[at + 1]) << 16 | Int(bytes[at + 2]) << 8 | Int(bytes[at + 3])
         }
         func counts(_ at: Int) -> (isut: Int, isstd: Int, leap: Int, time: Int, type: Int, char: Int)? {
-            guard bytes.count >= at + 44, bytes[at..<(at + 4)].elementsEqual("TZif".utf8), let a = u32(at + 20), let b = u32(at + 24),
+            guard bytes.count >= at + 44, bytes[at..<(at + 4)].elementsEqual("TZif".utf8), let a = u32(at + 20),
+                let b = u32(at + 24),
                 let c = u32(at + 28), let d = u32(at + 32), let e = u32(at + 36), let f = u32(at + 40), e >= 1
             else { return nil }
             return (a, b, c, d, e, f)
@@ -74,7 +78,9 @@ public struct ZoneRules: Sendable {
             at += 44
             timeSize = 8
         }
-        let timesEnd = at + header.time * timeSize, indicesEnd = timesEnd + header.time, typesEnd = indicesEnd + header.type * 6
+        let timesEnd = at + header.time * timeSize
+        let indicesEnd = timesEnd + header.time
+        let typesEnd = indicesEnd + header.type * 6
         guard typesEnd <= bytes.count else { return nil }
         var transitions: [Int64] = []
         transitions.reserveCapacity(header.time)
@@ -132,7 +138,8 @@ public struct ZoneRules: Sendable {
     public func offset(forLocal local: Int64) -> Int {
         let before = offset(at: local - 86_400)
         var valid: [Int] = []
-        for candidate in [before, offset(at: local), offset(at: local + 86_400)] where offset(at: local - Int64(candidate)) == candidate {
+        for candidate in [before, offset(at: local), offset(at: local + 86_400)]
+        where offset(at: local - Int64(candidate)) == candidate {
             valid.append(candidate)
         }
         return valid.max() ?? before
@@ -197,7 +204,8 @@ struct PosixRule: Sendable {
             switch scanner.first {
             case UInt8(ascii: "M"):
                 scanner = scanner.dropFirst()
-                guard let month = number(), scanner.popFirst() == UInt8(ascii: "."), let week = number(), scanner.popFirst() == UInt8(ascii: "."),
+                guard let month = number(), scanner.popFirst() == UInt8(ascii: "."), let week = number(),
+                    scanner.popFirst() == UInt8(ascii: "."),
                     let day = number(), (1...12).contains(month), (1...5).contains(week), (0...6).contains(day)
                 else { return nil }
                 return .month(month, week, day)
@@ -223,7 +231,8 @@ struct PosixRule: Sendable {
             dst = value
         }
         guard scanner.popFirst() == UInt8(ascii: ","), let start = date() else { return nil }
-        var startTime = 7200, endTime = 7200
+        var startTime = 7200
+        var endTime = 7200
         if scanner.first == UInt8(ascii: "/") {
             scanner = scanner.dropFirst()
             guard let value = time() else { return nil }
@@ -247,11 +256,21 @@ struct PosixRule: Sendable {
         // The start is written in standard time, the end in daylight time.
         var changes: [(instant: Int64, offset: Int32)] = []
         for candidate in (year - 1)...(year + 1) {
-            changes.append((Int64(Self.day(daylight.start, year: candidate)) * 86_400 + Int64(daylight.startTime) - Int64(standard), daylight.offset))
-            changes.append((Int64(Self.day(daylight.end, year: candidate)) * 86_400 + Int64(daylight.endTime) - Int64(daylight.offset), standard))
+            changes.append(
+                (
+                    Int64(Self.day(daylight.start, year: candidate)) * 86_400 + Int64(daylight.startTime)
+                        - Int64(standard), daylight.offset
+                ))
+            changes.append(
+                (
+                    Int64(Self.day(daylight.end, year: candidate)) * 86_400 + Int64(daylight.endTime)
+                        - Int64(daylight.offset), standard
+                ))
         }
         changes.sort { $0.instant < $1.instant }
-        guard let last = changes.last(where: { $0.instant <= utc }) else { return changes[0].offset == standard ? daylight.offset : standard }
+        guard let last = changes.last(where: { $0.instant <= utc }) else {
+            return changes[0].offset == standard ? daylight.offset : standard
+        }
         return last.offset
     }
 

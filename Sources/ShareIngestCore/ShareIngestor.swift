@@ -79,7 +79,8 @@ public struct ShareIngestor: Sendable {
         let journal = try BatchJournal(container: container)
         Recovery.sweep(container)
         let plan = try BatchPlan(
-            pipeline: pipeline, key: key, message: message, container: container, store: journal, identifiers: identifiers, now: now(),
+            pipeline: pipeline, key: key, message: message, container: container, store: journal,
+            identifiers: identifiers, now: now(),
             maxAttempts: maxAttempts)
         var batch = plan.record
         // So a plain re-run of the same inputs finds this batch if it is left unfinished.
@@ -92,11 +93,14 @@ public struct ShareIngestor: Sendable {
         defer { HeldDropRoots.release(batch.id) }
         batch = try BatchPlan.commit(
             batch, inputs: inputs, into: journal,
-            plan: BatchPlan.Details(container: container, pipeline: pipeline, maxAttempts: batch.maxAttempts, sizeLimits: sizeLimits, selection: selection),
+            plan: BatchPlan.Details(
+                container: container, pipeline: pipeline, maxAttempts: batch.maxAttempts, sizeLimits: sizeLimits,
+                selection: selection),
             identifiers: identifiers, holdingRoots: true)
         CrashPoint.hit("after-plan")
         let runner = try BatchRunner(
-            batch, container: container, journal: journal, decoder: decoder, events: events, cancellation: cancellation, now: now, catalog: pipeline.catalog)
+            batch, container: container, journal: journal, decoder: decoder, events: events, cancellation: cancellation,
+            now: now, catalog: pipeline.catalog)
         return try runner.run(&batch)
     }
 
@@ -110,7 +114,9 @@ public struct ShareIngestor: Sendable {
     /// interruption, a full disk or a crash left unfinished in the container,
     /// oldest first, and whether a process works on each now: a plain re-run
     /// of the same command finds them instead of copying everything again.
-    public func unfinishedBatches(of inputs: [ShareInput]) throws(ShareIngestError) -> [(batch: BatchRecord, held: Bool)] {
+    public func unfinishedBatches(of inputs: [ShareInput]) throws(ShareIngestError) -> [(
+        batch: BatchRecord, held: Bool
+    )] {
         try BatchJournal(container: container).unfinishedBatches(of: inputs)
     }
 
@@ -120,18 +126,26 @@ public struct ShareIngestor: Sendable {
     /// Idempotent, so a script can retry until it succeeds: resuming a batch that
     /// is already done changes nothing and returns its report (the stored one, as
     /// `share report` shows it), with the same redirect URL.
-    public func resume(_ idOrKey: String, events: IngestEventSink? = nil, cancellation: CancellationFlag = CancellationFlag()) throws(ShareIngestError) -> BatchReport {
+    public func resume(
+        _ idOrKey: String, events: IngestEventSink? = nil, cancellation: CancellationFlag = CancellationFlag()
+    ) throws(ShareIngestError) -> BatchReport {
         let journal = try BatchJournal(container: container)
         guard let batch = try journal.batch(idOrKey) else { throw .unknownBatch(idOrKey) }
         if batch.state == .done {
-            return try Self.replay(Self.finishedReport(of: batch, store: journal, container: journal.container, catalog: pipeline.catalog), to: events)
+            return try Self.replay(
+                Self.finishedReport(of: batch, store: journal, container: journal.container, catalog: pipeline.catalog),
+                to: events)
         }
         do {
-            return try Self.resume(batch, journal: journal, decoder: decoder, events: events, cancellation: cancellation, now: now, catalog: pipeline.catalog)
+            return try Self.resume(
+                batch, journal: journal, decoder: decoder, events: events, cancellation: cancellation, now: now,
+                catalog: pipeline.catalog)
         } catch .batchNotResumable(let id, .done) {
             // Another process finished it while we waited for its lock.
             guard let finished = try journal.batch(id.uuidString) else { throw .unknownBatch(idOrKey) }
-            return Self.replay(try Self.finishedReport(of: finished, store: journal, container: journal.container, catalog: pipeline.catalog), to: events)
+            return Self.replay(
+                try Self.finishedReport(
+                    of: finished, store: journal, container: journal.container, catalog: pipeline.catalog), to: events)
         }
     }
 
@@ -150,30 +164,38 @@ public struct ShareIngestor: Sendable {
     static func finishedReport(
         of batch: BatchRecord, store: any ItemStore, container: ContainerDirectory, catalog: StageCatalog = .builtin
     ) throws(ShareIngestError) -> BatchReport {
-        if let stored = try? BatchReport.stored(key: batch.key, in: container), stored.batchID == batch.id { return stored }
+        if let stored = try? BatchReport.stored(key: batch.key, in: container), stored.batchID == batch.id {
+            return stored
+        }
         let pipeline = try batch.pipeline(catalog: catalog)
         let manifest = ManifestStage(settings: pipeline.manifest)
         var items: [ItemReport] = []
         do {
-            try store.forEachItem(of: batch.id) { items += manifest.reports(for: $0, finished: true, message: batch.message) }
+            try store.forEachItem(of: batch.id) {
+                items += manifest.reports(for: $0, finished: true, message: batch.message)
+            }
         } catch {
             throw .storeUnavailable("\(error)")
         }
         return BatchReport(
-            batchID: batch.id, key: batch.key, redirectURL: batch.redirectURL.flatMap { try? RedirectURL.parse($0).url },
+            batchID: batch.id, key: batch.key,
+            redirectURL: batch.redirectURL.flatMap { try? RedirectURL.parse($0).url },
             manifestPath: batch.manifestPath, schema: pipeline.manifest.schema, pipeline: pipeline.name,
             items: items, stageSeconds: [:], wallSeconds: 0)
     }
 
     /// Finishes every unfinished batch of the container that no other process is
     /// working on; returns their reports.
-    public func resumeUnfinished(events: IngestEventSink? = nil, cancellation: CancellationFlag = CancellationFlag()) throws(ShareIngestError) -> [BatchReport] {
+    public func resumeUnfinished(events: IngestEventSink? = nil, cancellation: CancellationFlag = CancellationFlag())
+        throws(ShareIngestError) -> [BatchReport]
+    {
         let journal = try BatchJournal(container: container)
         Recovery.sweep(container)
         var reports: [BatchReport] = []
         for batch in try journal.batches(in: BatchLifecycle.planned).reversed() where !cancellation.isCancelled {
             if let report = try? Self.resume(
-                batch, journal: journal, decoder: decoder, events: events, cancellation: cancellation, now: now, catalog: pipeline.catalog)
+                batch, journal: journal, decoder: decoder, events: events, cancellation: cancellation, now: now,
+                catalog: pipeline.catalog)
             {
                 reports.append(report)
             }
@@ -182,7 +204,8 @@ public struct ShareIngestor: Sendable {
     }
 
     static func resume(
-        _ record: BatchRecord, journal: BatchJournal, decoder: any MediaDecoder, events: IngestEventSink?, cancellation: CancellationFlag,
+        _ record: BatchRecord, journal: BatchJournal, decoder: any MediaDecoder, events: IngestEventSink?,
+        cancellation: CancellationFlag,
         now: @escaping @Sendable () -> Date, catalog: StageCatalog, dispose: ((BatchRecord) -> Void)? = nil
     ) throws(ShareIngestError) -> BatchReport {
         if record.state == .claimed, record.dropName == nil {
@@ -201,7 +224,8 @@ public struct ShareIngestor: Sendable {
             do { try journal.reopen(batch.id) } catch { throw .journal(error, container: journal.container) }
         }
         let runner = try BatchRunner(
-            batch, container: journal.container, journal: journal, decoder: decoder, events: events, cancellation: cancellation, now: now, catalog: catalog)
+            batch, container: journal.container, journal: journal, decoder: decoder, events: events,
+            cancellation: cancellation, now: now, catalog: catalog)
         return try runner.run(&batch, dispose: dispose)
     }
 
@@ -232,7 +256,9 @@ public struct ShareIngestor: Sendable {
 
     /// ``resume(_:events:cancellation:)`` for async callers: the batch runs on its
     /// own threads and the cooperative pool is not blocked.
-    public func resume(_ idOrKey: String, events: IngestEventSink? = nil, cancellation: CancellationFlag = CancellationFlag()) async throws(ShareIngestError) -> BatchReport {
+    public func resume(
+        _ idOrKey: String, events: IngestEventSink? = nil, cancellation: CancellationFlag = CancellationFlag()
+    ) async throws(ShareIngestError) -> BatchReport {
         try await Self.onOwnThread(cancelling: cancellation) { () throws(ShareIngestError) in
             try self.resume(idOrKey, events: events, cancellation: cancellation)
         }

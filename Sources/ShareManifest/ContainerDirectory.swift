@@ -26,10 +26,12 @@ public struct ContainerDirectory: Sendable, Hashable {
     /// Opens (creating if needed) the container at `path`, with its state in
     /// `stateDirectory` (default: inside the container; the CLI reads `SHARE_STATE_DIR`).
     public init(_ path: String, stateDirectory: String? = nil) throws(ContainerError) {
-        let absolute = path.hasPrefix("/") ? path : String(decoding: FileSystem.currentDirectory(), as: UTF8.self) + "/" + path
+        let absolute =
+            path.hasPrefix("/") ? path : String(decoding: FileSystem.currentDirectory(), as: UTF8.self) + "/" + path
         let standardized = URL(fileURLWithPath: absolute).standardizedFileURL.path
         self.root = standardized
-        self.stateDirectory = stateDirectory.map { URL(fileURLWithPath: $0).standardizedFileURL.path } ?? standardized + "/.share-ingest"
+        self.stateDirectory =
+            stateDirectory.map { URL(fileURLWithPath: $0).standardizedFileURL.path } ?? standardized + "/.share-ingest"
         do {
             try FileSystem.makeDirectory(root)
         } catch {
@@ -46,10 +48,12 @@ public struct ContainerDirectory: Sendable, Hashable {
     /// created (for commands that only read or tidy a container: a mistyped
     /// path must not become a new, empty container).
     public init(existing path: String, stateDirectory: String? = nil) throws(ContainerError) {
-        let absolute = path.hasPrefix("/") ? path : String(decoding: FileSystem.currentDirectory(), as: UTF8.self) + "/" + path
+        let absolute =
+            path.hasPrefix("/") ? path : String(decoding: FileSystem.currentDirectory(), as: UTF8.self) + "/" + path
         let standardized = URL(fileURLWithPath: absolute).standardizedFileURL.path
         self.root = standardized
-        self.stateDirectory = stateDirectory.map { URL(fileURLWithPath: $0).standardizedFileURL.path } ?? standardized + "/.share-ingest"
+        self.stateDirectory =
+            stateDirectory.map { URL(fileURLWithPath: $0).standardizedFileURL.path } ?? standardized + "/.share-ingest"
         switch (try? FileStatus.of(root))?.type {
         case .directory?: break
         case nil: throw ContainerError(path: root, reason: "does not exist", isMissing: true)
@@ -72,7 +76,9 @@ public struct ContainerDirectory: Sendable, Hashable {
     public static var defaultPath: String {
         if let explicit = ProcessEnvironment.value("SHARE_CONTAINER"), !explicit.isEmpty { return explicit }
         let home = ProcessEnvironment.value("HOME").flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory()
-        let data = ProcessEnvironment.value("XDG_DATA_HOME").flatMap { $0.hasPrefix("/") ? $0 : nil } ?? (home + "/.local/share")
+        let data =
+            ProcessEnvironment.value("XDG_DATA_HOME").flatMap { $0.hasPrefix("/") ? $0 : nil }
+            ?? (home + "/.local/share")
         return data + "/share-ingest/container"
     }
 

@@ -62,7 +62,8 @@ public enum ManifestCoder: Sendable {
             if let previews = entry.previews, !previews.isEmpty {
                 let objects = previews.map { preview in
                     var object: [(String, String)] = [
-                        ("path", JSONText.string(preview.path)), ("width", String(preview.width)), ("height", String(preview.height)),
+                        ("path", JSONText.string(preview.path)), ("width", String(preview.width)),
+                        ("height", String(preview.height)),
                         ("mimeType", JSONText.string(preview.mimeType)),
                     ]
                     if let size = preview.size { object.append(("size", String(size))) }
@@ -74,7 +75,13 @@ public enum ManifestCoder: Sendable {
             if let sha256 = entry.sha256 { fields.append(("sha256", JSONText.string(sha256))) }
             if let original = entry.duplicateOf { fields.append(("duplicateOf", JSONText.string(original))) }
             if let similar = entry.similarTo {
-                fields.append(("similarTo", JSONText.object([("path", JSONText.string(similar.path)), ("distance", String(similar.distance))])))
+                fields.append(
+                    (
+                        "similarTo",
+                        JSONText.object([
+                            ("path", JSONText.string(similar.path)), ("distance", String(similar.distance)),
+                        ])
+                    ))
             }
             if let video = entry.motionVideo {
                 var nested: [(String, String)] = [("path", JSONText.string(video.path))]
@@ -87,13 +94,19 @@ public enum ManifestCoder: Sendable {
                 fields.append(("motionVideo", JSONText.object(nested)))
             }
             if let live = entry.livePhoto {
-                var nested: [(String, String)] = [("photo", JSONText.string(live.photo)), ("video", JSONText.string(live.video))]
-                if let identifier = live.contentIdentifier { nested.append(("contentIdentifier", JSONText.string(identifier))) }
+                var nested: [(String, String)] = [
+                    ("photo", JSONText.string(live.photo)), ("video", JSONText.string(live.video)),
+                ]
+                if let identifier = live.contentIdentifier {
+                    nested.append(("contentIdentifier", JSONText.string(identifier)))
+                }
                 nested.append(("pairedBy", JSONText.string(live.pairedBy.rawValue)))
                 fields.append(("livePhoto", JSONText.object(nested)))
             }
             if let compatible = entry.compatible {
-                var object: [(String, String)] = [("path", JSONText.string(compatible.path)), ("mimeType", JSONText.string(compatible.mimeType))]
+                var object: [(String, String)] = [
+                    ("path", JSONText.string(compatible.path)), ("mimeType", JSONText.string(compatible.mimeType)),
+                ]
                 if let size = compatible.size { object.append(("size", String(size))) }
                 if let width = compatible.width { object.append(("width", String(width))) }
                 if let height = compatible.height { object.append(("height", String(height))) }
@@ -115,13 +128,23 @@ public enum ManifestCoder: Sendable {
             }
             if let group = entry.group {
                 fields.append(
-                    ("group", JSONText.object([("id", JSONText.string(group.id)), ("kind", JSONText.string(group.kind.rawValue)), ("role", JSONText.string(group.role.rawValue))])))
+                    (
+                        "group",
+                        JSONText.object([
+                            ("id", JSONText.string(group.id)), ("kind", JSONText.string(group.kind.rawValue)),
+                            ("role", JSONText.string(group.role.rawValue)),
+                        ])
+                    ))
             }
             if let captured = entry.capturedAt {
                 fields.append(("capturedAt", JSONText.string(captured)))
                 if let source = entry.capturedAtSource { fields.append(("capturedAtSource", JSONText.string(source))) }
-                if let known = entry.capturedAtOffsetKnown { fields.append(("capturedAtOffsetKnown", known ? "true" : "false")) }
-                if let source = entry.capturedAtOffsetSource { fields.append(("capturedAtOffsetSource", JSONText.string(source))) }
+                if let known = entry.capturedAtOffsetKnown {
+                    fields.append(("capturedAtOffsetKnown", known ? "true" : "false"))
+                }
+                if let source = entry.capturedAtOffsetSource {
+                    fields.append(("capturedAtOffsetSource", JSONText.string(source)))
+                }
             }
             if let camera = entry.camera {
                 var object: [(String, String)] = []
@@ -133,7 +156,9 @@ public enum ManifestCoder: Sendable {
             if let video = entry.video {
                 var object: [(String, String)] = [("codec", JSONText.string(video.codec))]
                 if let rate = video.frameRate { object.append(("frameRate", JSONText.number(rate))) }
-                if let variable = video.variableFrameRate { object.append(("variableFrameRate", variable ? "true" : "false")) }
+                if let variable = video.variableFrameRate {
+                    object.append(("variableFrameRate", variable ? "true" : "false"))
+                }
                 if let rate = video.captureFrameRate { object.append(("captureFrameRate", JSONText.number(rate))) }
                 if let slow = video.slowMotion { object.append(("slowMotion", slow ? "true" : "false")) }
                 if let hdr = video.hdr { object.append(("hdr", JSONText.string(hdr))) }
@@ -144,17 +169,24 @@ public enum ManifestCoder: Sendable {
             }
             if let projection = entry.projection {
                 fields.append(
-                    ("projection", JSONText.object([
-                        ("type", JSONText.string(projection.type)), ("fullWidth", String(projection.fullWidth)), ("fullHeight", String(projection.fullHeight)),
-                        ("cropLeft", String(projection.cropLeft)), ("cropTop", String(projection.cropTop)),
-                        ("croppedWidth", String(projection.croppedWidth)), ("croppedHeight", String(projection.croppedHeight)),
-                    ])))
+                    (
+                        "projection",
+                        JSONText.object([
+                            ("type", JSONText.string(projection.type)), ("fullWidth", String(projection.fullWidth)),
+                            ("fullHeight", String(projection.fullHeight)),
+                            ("cropLeft", String(projection.cropLeft)), ("cropTop", String(projection.cropTop)),
+                            ("croppedWidth", String(projection.croppedWidth)),
+                            ("croppedHeight", String(projection.croppedHeight)),
+                        ])
+                    ))
             }
             if let stereo = entry.stereo { fields.append(("stereo", stereo ? "true" : "false")) }
             if let hdr = entry.hdr { fields.append(("hdr", JSONText.string(hdr))) }
             if let hdr = entry.thumbnailHdr { fields.append(("thumbnailHdr", JSONText.string(hdr))) }
             if let place = entry.exportLocation {
-                var object: [(String, String)] = [("latitude", JSONText.number(place.latitude)), ("longitude", JSONText.number(place.longitude))]
+                var object: [(String, String)] = [
+                    ("latitude", JSONText.number(place.latitude)), ("longitude", JSONText.number(place.longitude)),
+                ]
                 if let altitude = place.altitude { object.append(("altitude", JSONText.number(altitude))) }
                 object.append(("source", JSONText.string(place.source)))
                 fields.append(("exportLocation", JSONText.object(object)))
@@ -167,14 +199,20 @@ public enum ManifestCoder: Sendable {
     package static func closing(empty: Bool) -> String { empty ? "]\n" : "\n]\n" }
 
     /// Decodes a manifest in either schema (detected per entry), with either path spelling.
-    public static func decode(_ data: Data) throws(ManifestError) -> (entries: [SharedMediaFile], schema: ManifestSchema) {
+    public static func decode(_ data: Data) throws(ManifestError) -> (
+        entries: [SharedMediaFile], schema: ManifestSchema
+    ) {
         let root: Any
         do {
             root = try JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed])
         } catch {
-            throw .malformedJSON(String(describing: (error as NSError).userInfo[NSDebugDescriptionErrorKey] ?? error.localizedDescription))
+            throw .malformedJSON(
+                String(
+                    describing: (error as NSError).userInfo[NSDebugDescriptionErrorKey] ?? error.localizedDescription))
         }
-        guard let array = root as? [Any] else { throw .wrongType(field: "(top level)", expected: "an array of entries") }
+        guard let array = root as? [Any] else {
+            throw .wrongType(field: "(top level)", expected: "an array of entries")
+        }
         var entries: [SharedMediaFile] = []
         var schema = ManifestSchema.v2
         for (index, element) in array.enumerated() {
@@ -193,7 +231,9 @@ public enum ManifestCoder: Sendable {
         return (entries, schema)
     }
 
-    private static func decodeEntry(_ object: [String: Any], index: Int) throws(ManifestError) -> (SharedMediaFile, ManifestSchema) {
+    private static func decodeEntry(_ object: [String: Any], index: Int) throws(ManifestError) -> (
+        SharedMediaFile, ManifestSchema
+    ) {
         func field<T>(_ name: String, as type: T.Type, expected: String) throws(ManifestError) -> T? {
             guard let value = object[name], !(value is NSNull) else { return nil }
             guard let typed = value as? T else { throw .wrongType(field: "[\(index)].\(name)", expected: expected) }
@@ -217,7 +257,8 @@ public enum ManifestCoder: Sendable {
             type = parsed
             schema = .v2
         } else if let raw = try number("type") {
-            guard raw.doubleValue == raw.doubleValue.rounded(), let parsed = SharedMediaType(legacyValue: raw.intValue) else {
+            guard raw.doubleValue == raw.doubleValue.rounded(), let parsed = SharedMediaType(legacyValue: raw.intValue)
+            else {
                 throw .wrongType(field: "[\(index)].type", expected: "0 (image), 1 (video) or 2 (file)")
             }
             type = parsed
@@ -239,28 +280,59 @@ public enum ManifestCoder: Sendable {
         ).with(
             sha256: try field("sha256", as: String.self, expected: "a string or null"),
             duplicateOf: try field("duplicateOf", as: String.self, expected: "a string or null"),
-            motionVideo: try motionVideo(try field("motionVideo", as: [String: Any].self, expected: "an object or null"), at: "[\(index)].motionVideo"),
-            livePhoto: try livePhoto(try field("livePhoto", as: [String: Any].self, expected: "an object or null"), at: "[\(index)].livePhoto")
+            motionVideo: try motionVideo(
+                try field("motionVideo", as: [String: Any].self, expected: "an object or null"),
+                at: "[\(index)].motionVideo"),
+            livePhoto: try livePhoto(
+                try field("livePhoto", as: [String: Any].self, expected: "an object or null"),
+                at: "[\(index)].livePhoto")
         ).with(
-            compatible: try compatible(try field("compatible", as: [String: Any].self, expected: "an object or null"), at: "[\(index)].compatible"),
+            compatible: try compatible(
+                try field("compatible", as: [String: Any].self, expected: "an object or null"),
+                at: "[\(index)].compatible"),
             locationRemoved: try field("locationRemoved", as: [String].self, expected: "an array of strings or null")
-        ).with(sidecars: try sidecars(try field("sidecars", as: [Any].self, expected: "an array of objects or null"), at: "[\(index)].sidecars")
+        ).with(
+            sidecars: try sidecars(
+                try field("sidecars", as: [Any].self, expected: "an array of objects or null"),
+                at: "[\(index)].sidecars")
         ).with(
             capturedAt: try field("capturedAt", as: String.self, expected: "a string or null"),
             capturedAtSource: try field("capturedAtSource", as: String.self, expected: "a string or null"),
-            exportLocation: try exportLocation(try field("exportLocation", as: [String: Any].self, expected: "an object or null"), at: "[\(index)].exportLocation")
-        ).with(group: try group(try field("group", as: [String: Any].self, expected: "an object or null"), at: "[\(index)].group"))
-            .with(
-                capturedAtOffsetKnown: try field("capturedAtOffsetKnown", as: Bool.self, expected: "a boolean or null"),
-                capturedAtOffsetSource: try field("capturedAtOffsetSource", as: String.self, expected: "a string or null"))
-            .with(video: try video(try field("video", as: [String: Any].self, expected: "an object or null"), at: "[\(index)].video"))
-            .with(camera: try camera(try field("camera", as: [String: Any].self, expected: "an object or null"), at: "[\(index)].camera"))
-            .with(similarTo: try similarTo(try field("similarTo", as: [String: Any].self, expected: "an object or null"), at: "[\(index)].similarTo"))
-            .with(
-                projection: try projection(try field("projection", as: [String: Any].self, expected: "an object or null"), at: "[\(index)].projection"),
-                stereo: try field("stereo", as: Bool.self, expected: "a boolean or null"), hdr: try field("hdr", as: String.self, expected: "a string or null"))
+            exportLocation: try exportLocation(
+                try field("exportLocation", as: [String: Any].self, expected: "an object or null"),
+                at: "[\(index)].exportLocation")
+        ).with(
+            group: try group(
+                try field("group", as: [String: Any].self, expected: "an object or null"), at: "[\(index)].group")
+        )
+        .with(
+            capturedAtOffsetKnown: try field("capturedAtOffsetKnown", as: Bool.self, expected: "a boolean or null"),
+            capturedAtOffsetSource: try field("capturedAtOffsetSource", as: String.self, expected: "a string or null")
+        )
+        .with(
+            video: try video(
+                try field("video", as: [String: Any].self, expected: "an object or null"), at: "[\(index)].video")
+        )
+        .with(
+            camera: try camera(
+                try field("camera", as: [String: Any].self, expected: "an object or null"), at: "[\(index)].camera")
+        )
+        .with(
+            similarTo: try similarTo(
+                try field("similarTo", as: [String: Any].self, expected: "an object or null"),
+                at: "[\(index)].similarTo")
+        )
+        .with(
+            projection: try projection(
+                try field("projection", as: [String: Any].self, expected: "an object or null"),
+                at: "[\(index)].projection"),
+            stereo: try field("stereo", as: Bool.self, expected: "a boolean or null"),
+            hdr: try field("hdr", as: String.self, expected: "a string or null"))
         var pictures = entry.with(thumbhash: try field("thumbhash", as: String.self, expected: "a string or null"))
-            .with(previews: try previews(try field("previews", as: [Any].self, expected: "an array of objects or null"), at: "[\(index)].previews"))
+            .with(
+                previews: try previews(
+                    try field("previews", as: [Any].self, expected: "an array of objects or null"),
+                    at: "[\(index)].previews"))
         pictures.thumbnailHdr = try field("thumbnailHdr", as: String.self, expected: "a string or null")
         return (pictures, schema)
     }
@@ -284,12 +356,16 @@ public enum ManifestCoder: Sendable {
         }
 
         func string(_ name: String) throws(ManifestError) -> String {
-            guard let value = try field(name, as: String.self, expected: "a string") else { throw .missingField("\(at).\(name)") }
+            guard let value = try field(name, as: String.self, expected: "a string") else {
+                throw .missingField("\(at).\(name)")
+            }
             return value
         }
     }
 
-    private static func similarTo(_ object: [String: Any]?, at: String) throws(ManifestError) -> SharedMediaFile.SimilarTo? {
+    private static func similarTo(_ object: [String: Any]?, at: String) throws(ManifestError) -> SharedMediaFile
+        .SimilarTo?
+    {
         guard let object else { return nil }
         let n = Nested(object: object, at: at)
         guard let distance = try n.number("distance")?.intValue else { throw .missingField("\(at).distance") }
@@ -300,12 +376,15 @@ public enum ManifestCoder: Sendable {
         guard let array else { return nil }
         var previews: [SharedMediaFile.Preview] = []
         for (index, element) in array.enumerated() {
-            guard let object = element as? [String: Any] else { throw .wrongType(field: "\(at)[\(index)]", expected: "an object") }
+            guard let object = element as? [String: Any] else {
+                throw .wrongType(field: "\(at)[\(index)]", expected: "an object")
+            }
             let n = Nested(object: object, at: "\(at)[\(index)]")
             guard let width = try n.number("width")?.intValue else { throw .missingField("\(at)[\(index)].width") }
             guard let height = try n.number("height")?.intValue else { throw .missingField("\(at)[\(index)].height") }
             var preview = SharedMediaFile.Preview(
-                path: try n.string("path"), width: width, height: height, mimeType: try n.string("mimeType"), size: try n.number("size")?.int64Value)
+                path: try n.string("path"), width: width, height: height, mimeType: try n.string("mimeType"),
+                size: try n.number("size")?.int64Value)
             preview.hdr = try n.field("hdr", as: String.self, expected: "a string")
             previews.append(preview)
         }
@@ -316,20 +395,28 @@ public enum ManifestCoder: Sendable {
         guard let object else { return nil }
         let n = Nested(object: object, at: at)
         return SharedMediaFile.Camera(
-            make: try n.field("make", as: String.self, expected: "a string"), model: try n.field("model", as: String.self, expected: "a string"),
+            make: try n.field("make", as: String.self, expected: "a string"),
+            model: try n.field("model", as: String.self, expected: "a string"),
             lens: try n.field("lens", as: String.self, expected: "a string"))
     }
 
-    private static func motionVideo(_ object: [String: Any]?, at: String) throws(ManifestError) -> SharedMediaFile.MotionVideo? {
+    private static func motionVideo(_ object: [String: Any]?, at: String) throws(ManifestError) -> SharedMediaFile
+        .MotionVideo?
+    {
         guard let object else { return nil }
         let n = Nested(object: object, at: at)
         return SharedMediaFile.MotionVideo(
-            path: try n.string("path"), thumbnail: try n.field("thumbnail", as: String.self, expected: "a string or null"),
-            duration: try n.number("duration")?.doubleValue, mimeType: try n.field("mimeType", as: String.self, expected: "a string or null"),
-            size: try n.number("size")?.int64Value, width: try n.number("width")?.intValue, height: try n.number("height")?.intValue)
+            path: try n.string("path"),
+            thumbnail: try n.field("thumbnail", as: String.self, expected: "a string or null"),
+            duration: try n.number("duration")?.doubleValue,
+            mimeType: try n.field("mimeType", as: String.self, expected: "a string or null"),
+            size: try n.number("size")?.int64Value, width: try n.number("width")?.intValue,
+            height: try n.number("height")?.intValue)
     }
 
-    private static func livePhoto(_ object: [String: Any]?, at: String) throws(ManifestError) -> SharedMediaFile.LivePhoto? {
+    private static func livePhoto(_ object: [String: Any]?, at: String) throws(ManifestError) -> SharedMediaFile
+        .LivePhoto?
+    {
         guard let object else { return nil }
         let n = Nested(object: object, at: at)
         let allowed = SharedMediaFile.LivePhoto.Pairing.allCases.map(\.rawValue).joined(separator: ", ")
@@ -338,21 +425,26 @@ public enum ManifestCoder: Sendable {
         }
         return SharedMediaFile.LivePhoto(
             photo: try n.string("photo"), video: try n.string("video"),
-            contentIdentifier: try n.field("contentIdentifier", as: String.self, expected: "a string or null"), pairedBy: pairedBy)
+            contentIdentifier: try n.field("contentIdentifier", as: String.self, expected: "a string or null"),
+            pairedBy: pairedBy)
     }
 
     private static func sidecars(_ array: [Any]?, at: String) throws(ManifestError) -> [SharedMediaFile.Sidecar]? {
         guard let array else { return nil }
         var sidecars: [SharedMediaFile.Sidecar] = []
         for (index, element) in array.enumerated() {
-            guard let object = element as? [String: Any] else { throw .wrongType(field: "\(at)[\(index)]", expected: "an object") }
+            guard let object = element as? [String: Any] else {
+                throw .wrongType(field: "\(at)[\(index)]", expected: "an object")
+            }
             let n = Nested(object: object, at: "\(at)[\(index)]")
             let allowed = SharedMediaFile.Sidecar.Kind.allCases.map(\.rawValue).joined(separator: ", ")
             guard let kind = SharedMediaFile.Sidecar.Kind(rawValue: try n.string("kind")) else {
                 throw .wrongType(field: "\(at)[\(index)].kind", expected: "one of \(allowed)")
             }
             sidecars.append(
-                SharedMediaFile.Sidecar(path: try n.string("path"), kind: kind, mimeType: try n.string("mimeType"), size: try n.number("size")?.int64Value))
+                SharedMediaFile.Sidecar(
+                    path: try n.string("path"), kind: kind, mimeType: try n.string("mimeType"),
+                    size: try n.number("size")?.int64Value))
         }
         return sidecars
     }
@@ -361,21 +453,28 @@ public enum ManifestCoder: Sendable {
         guard let object else { return nil }
         let n = Nested(object: object, at: at)
         guard let kind = SharedMediaFile.Group.Kind(rawValue: try n.string("kind")) else {
-            throw .wrongType(field: "\(at).kind", expected: "one of " + SharedMediaFile.Group.Kind.allCases.map(\.rawValue).joined(separator: ", "))
+            throw .wrongType(
+                field: "\(at).kind",
+                expected: "one of " + SharedMediaFile.Group.Kind.allCases.map(\.rawValue).joined(separator: ", "))
         }
         guard let role = SharedMediaFile.Group.Role(rawValue: try n.string("role")) else {
-            throw .wrongType(field: "\(at).role", expected: "one of " + SharedMediaFile.Group.Role.allCases.map(\.rawValue).joined(separator: ", "))
+            throw .wrongType(
+                field: "\(at).role",
+                expected: "one of " + SharedMediaFile.Group.Role.allCases.map(\.rawValue).joined(separator: ", "))
         }
         return SharedMediaFile.Group(id: try n.string("id"), kind: kind, role: role)
     }
 
-    private static func exportLocation(_ object: [String: Any]?, at: String) throws(ManifestError) -> SharedMediaFile.ExportLocation? {
+    private static func exportLocation(_ object: [String: Any]?, at: String) throws(ManifestError) -> SharedMediaFile
+        .ExportLocation?
+    {
         guard let object else { return nil }
         let n = Nested(object: object, at: at)
         guard let latitude = try n.number("latitude")?.doubleValue else { throw .missingField("\(at).latitude") }
         guard let longitude = try n.number("longitude")?.doubleValue else { throw .missingField("\(at).longitude") }
         return SharedMediaFile.ExportLocation(
-            latitude: latitude, longitude: longitude, altitude: try n.number("altitude")?.doubleValue, source: try n.string("source"))
+            latitude: latitude, longitude: longitude, altitude: try n.number("altitude")?.doubleValue,
+            source: try n.string("source"))
     }
 
     private static func video(_ object: [String: Any]?, at: String) throws(ManifestError) -> SharedMediaFile.Video? {
@@ -384,12 +483,17 @@ public enum ManifestCoder: Sendable {
         return SharedMediaFile.Video(
             codec: try n.string("codec"), frameRate: try n.number("frameRate")?.doubleValue,
             variableFrameRate: try n.field("variableFrameRate", as: Bool.self, expected: "a boolean"),
-            captureFrameRate: try n.number("captureFrameRate")?.doubleValue, slowMotion: try n.field("slowMotion", as: Bool.self, expected: "a boolean"),
-            hdr: try n.field("hdr", as: String.self, expected: "a string"), dolbyVisionProfile: try n.number("dolbyVisionProfile")?.intValue,
-            rotation: try n.number("rotation")?.intValue ?? 0, audio: try n.field("audio", as: String.self, expected: "a string"))
+            captureFrameRate: try n.number("captureFrameRate")?.doubleValue,
+            slowMotion: try n.field("slowMotion", as: Bool.self, expected: "a boolean"),
+            hdr: try n.field("hdr", as: String.self, expected: "a string"),
+            dolbyVisionProfile: try n.number("dolbyVisionProfile")?.intValue,
+            rotation: try n.number("rotation")?.intValue ?? 0,
+            audio: try n.field("audio", as: String.self, expected: "a string"))
     }
 
-    private static func projection(_ object: [String: Any]?, at: String) throws(ManifestError) -> SharedMediaFile.Projection? {
+    private static func projection(_ object: [String: Any]?, at: String) throws(ManifestError) -> SharedMediaFile
+        .Projection?
+    {
         guard let object else { return nil }
         let n = Nested(object: object, at: at)
         func integer(_ name: String) throws(ManifestError) -> Int {
@@ -397,20 +501,28 @@ public enum ManifestCoder: Sendable {
             return value
         }
         return SharedMediaFile.Projection(
-            type: try n.string("type"), fullWidth: try integer("fullWidth"), fullHeight: try integer("fullHeight"), cropLeft: try integer("cropLeft"),
-            cropTop: try integer("cropTop"), croppedWidth: try integer("croppedWidth"), croppedHeight: try integer("croppedHeight"))
+            type: try n.string("type"), fullWidth: try integer("fullWidth"), fullHeight: try integer("fullHeight"),
+            cropLeft: try integer("cropLeft"),
+            cropTop: try integer("cropTop"), croppedWidth: try integer("croppedWidth"),
+            croppedHeight: try integer("croppedHeight"))
     }
 
-    private static func compatible(_ object: [String: Any]?, at: String) throws(ManifestError) -> SharedMediaFile.Compatible? {
+    private static func compatible(_ object: [String: Any]?, at: String) throws(ManifestError) -> SharedMediaFile
+        .Compatible?
+    {
         guard let object else { return nil }
         let n = Nested(object: object, at: at)
         return SharedMediaFile.Compatible(
-            path: try n.string("path"), mimeType: try n.field("mimeType", as: String.self, expected: "a string") ?? "image/jpeg",
-            size: try n.number("size")?.int64Value, width: try n.number("width")?.intValue, height: try n.number("height")?.intValue)
+            path: try n.string("path"),
+            mimeType: try n.field("mimeType", as: String.self, expected: "a string") ?? "image/jpeg",
+            size: try n.number("size")?.int64Value, width: try n.number("width")?.intValue,
+            height: try n.number("height")?.intValue)
     }
 
     package static func looksLikeURL(_ text: String) -> Bool {
-        guard let url = URL(string: text), let scheme = url.scheme, !scheme.isEmpty, !text.contains(where: \.isWhitespace) else { return false }
+        guard let url = URL(string: text), let scheme = url.scheme, !scheme.isEmpty,
+            !text.contains(where: \.isWhitespace)
+        else { return false }
         return url.host != nil || scheme == "mailto" || scheme == "tel"
     }
 

@@ -93,7 +93,8 @@ package final class ManifestWriter {
 
     /// Appends one entry.
     package func append(_ entry: SharedMediaFile) throws(SystemError) {
-        try file.append((count == 0 ? "\n  " : ",\n  ") + ManifestCoder.encodeEntry(entry, schema: schema, textOnly: textOnly))
+        try file.append(
+            (count == 0 ? "\n  " : ",\n  ") + ManifestCoder.encodeEntry(entry, schema: schema, textOnly: textOnly))
         count += 1
     }
 

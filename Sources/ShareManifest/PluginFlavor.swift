@@ -69,7 +69,9 @@ extension ManifestStore {
     ///
     /// - Returns: the manifest's path.
     @discardableResult
-    public func write(_ entries: [SharedMediaFile], as flavor: PluginFlavor, key: ShareKey) throws(SystemError) -> String {
+    public func write(_ entries: [SharedMediaFile], as flavor: PluginFlavor, key: ShareKey) throws(SystemError)
+        -> String
+    {
         try write(flavor.encode(entries), key: key)
     }
 }

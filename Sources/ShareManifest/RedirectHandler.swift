@@ -43,7 +43,8 @@ public enum RedirectError: Error, Sendable, Equatable, CustomStringConvertible {
         case .badURL(let e): e.description
         case .unknownKey(let key): "no manifest for key \(key)"
         case .alreadyConsumed(let key): "the share with key \(key) was already consumed"
-        case .manifestTooLarge(let path, let size): "\(path): manifest is \(size) bytes; refusing more than \(ManifestStore.maximumSize)"
+        case .manifestTooLarge(let path, let size):
+            "\(path): manifest is \(size) bytes; refusing more than \(ManifestStore.maximumSize)"
         case .manifestNotAFile(let path): "\(path): manifest is not a regular file"
         case .badManifest(let path, let e): "\(path): \(e)"
         case .badEntry(let index, let e): "manifest entry \(index): \(e)"
@@ -70,7 +71,9 @@ public struct RedirectHandler: Sendable {
     }
 
     /// Opens the share stored under `key`.
-    public func open(key: ShareKey, expectedKind: RedirectKind? = nil, consume: Bool = false) throws(RedirectError) -> ReceivedShare {
+    public func open(key: ShareKey, expectedKind: RedirectKind? = nil, consume: Bool = false) throws(RedirectError)
+        -> ReceivedShare
+    {
         let store = ManifestStore(container: container)
         // Validate before consuming, so a bad manifest is not taken.
         let data = try store.read(key)
@@ -99,7 +102,9 @@ public struct RedirectHandler: Sendable {
                     live.video = try checked(live.video, index: index)
                     entry.livePhoto = live
                 }
-                if let compatible = entry.compatible { entry.compatible?.path = try checked(compatible.path, index: index) }
+                if let compatible = entry.compatible {
+                    entry.compatible?.path = try checked(compatible.path, index: index)
+                }
                 if let previews = entry.previews {
                     var checkedPreviews: [SharedMediaFile.Preview] = []
                     for var preview in previews {
@@ -119,7 +124,9 @@ public struct RedirectHandler: Sendable {
             }
             entries.append(entry)
         }
-        return ReceivedShare(key: key, kind: RedirectKind(types: entries.map(\.type)), schema: decoded.schema, entries: entries, manifestJSON: data)
+        return ReceivedShare(
+            key: key, kind: RedirectKind(types: entries.map(\.type)), schema: decoded.schema, entries: entries,
+            manifestJSON: data)
     }
 
     /// Returns the entry's URL re-spelled canonically (percent-encoded) after checking the file.

@@ -20,7 +20,8 @@ public struct ShareKey: Sendable, Hashable, CustomStringConvertible, Codable {
     }
 
     private static func allowed(_ c: Unicode.Scalar) -> Bool {
-        ("a"..."z").contains(c) || ("A"..."Z").contains(c) || ("0"..."9").contains(c) || c == "." || c == "_" || c == "-"
+        ("a"..."z").contains(c) || ("A"..."Z").contains(c) || ("0"..."9").contains(c) || c == "." || c == "_"
+            || c == "-"
     }
 
     /// A fresh key for one batch: `ShareKey-<UUID>`, so a second share is never
@@ -114,13 +115,18 @@ public struct RedirectURL: Sendable, Hashable, CustomStringConvertible {
     /// Checks a URL scheme as RFC 3986 defines it: a letter, then letters, digits, `+ - .`.
     public static func validate(scheme: String) throws(RedirectURLError) {
         guard let first = scheme.unicodeScalars.first, first.isASCII, first.properties.isAlphabetic,
-            scheme.unicodeScalars.allSatisfy({ $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || "+-.".unicodeScalars.contains($0)) })
+            scheme.unicodeScalars.allSatisfy({
+                $0.isASCII
+                    && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || "+-.".unicodeScalars.contains($0))
+            })
         else { throw .badScheme(scheme) }
     }
 
     /// Parses `<scheme>://dataUrl=<key>#<kind>`. The kind may be missing (then nil
     /// means "look at the manifest"); anything else malformed is an error.
-    public static func parse(_ text: String) throws(RedirectURLError) -> (url: RedirectURL?, key: ShareKey, scheme: String) {
+    public static func parse(_ text: String) throws(RedirectURLError) -> (
+        url: RedirectURL?, key: ShareKey, scheme: String
+    ) {
         guard text.utf8.count <= 4096 else { throw .malformed(String(text.prefix(64)) + "…", "longer than 4096 bytes") }
         guard let separator = text.range(of: "://") else { throw .malformed(text, "no \"://\" after the scheme") }
         let scheme = String(text[..<separator.lowerBound])
@@ -138,7 +144,9 @@ public struct RedirectURL: Sendable, Hashable, CustomStringConvertible {
         guard rest.hasPrefix("dataUrl=") else { throw .malformed(text, "expected dataUrl=<key> after \"://\"") }
         var keyText = String(rest.dropFirst("dataUrl=".count))
         if keyText.contains("%") {
-            guard let decoded = keyText.removingPercentEncoding else { throw .malformed(text, "bad percent-encoding in the key") }
+            guard let decoded = keyText.removingPercentEncoding else {
+                throw .malformed(text, "bad percent-encoding in the key")
+            }
             keyText = decoded
         }
         let key: ShareKey

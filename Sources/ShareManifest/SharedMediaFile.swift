@@ -190,7 +190,10 @@ public struct SharedMediaFile: Sendable, Hashable {
         public var croppedHeight: Int
 
         /// A projection.
-        public init(type: String, fullWidth: Int, fullHeight: Int, cropLeft: Int, cropTop: Int, croppedWidth: Int, croppedHeight: Int) {
+        public init(
+            type: String, fullWidth: Int, fullHeight: Int, cropLeft: Int, cropTop: Int, croppedWidth: Int,
+            croppedHeight: Int
+        ) {
             self.type = type
             self.fullWidth = fullWidth
             self.fullHeight = fullHeight
@@ -204,7 +207,8 @@ public struct SharedMediaFile: Sendable, Hashable {
         /// 2:1 within rounding (2 pixels, or 1 % of the width), as the decoder
         /// judges it (a stray `equirectangular` on a square photo is no sphere).
         public var isFullSphere: Bool {
-            type == "equirectangular" && cropLeft == 0 && cropTop == 0 && croppedWidth == fullWidth && croppedHeight == fullHeight
+            type == "equirectangular" && cropLeft == 0 && cropTop == 0 && croppedWidth == fullWidth
+                && croppedHeight == fullHeight
                 && fullHeight > 0 && abs(fullWidth - 2 * fullHeight) <= max(2, fullWidth / 100)
         }
     }
@@ -265,7 +269,8 @@ public struct SharedMediaFile: Sendable, Hashable {
 
         /// Video facts.
         public init(
-            codec: String, frameRate: Double? = nil, variableFrameRate: Bool? = nil, captureFrameRate: Double? = nil, slowMotion: Bool? = nil,
+            codec: String, frameRate: Double? = nil, variableFrameRate: Bool? = nil, captureFrameRate: Double? = nil,
+            slowMotion: Bool? = nil,
             hdr: String? = nil, dolbyVisionProfile: Int? = nil, rotation: Int = 0, audio: String? = nil
         ) {
             self.codec = codec
@@ -397,7 +402,10 @@ public struct SharedMediaFile: Sendable, Hashable {
         public var height: Int?
 
         /// A motion photo's video; everything but `path` is optional.
-        public init(path: String, thumbnail: String? = nil, duration: Double? = nil, mimeType: String? = nil, size: Int64? = nil, width: Int? = nil, height: Int? = nil) {
+        public init(
+            path: String, thumbnail: String? = nil, duration: Double? = nil, mimeType: String? = nil,
+            size: Int64? = nil, width: Int? = nil, height: Int? = nil
+        ) {
             self.path = path
             self.thumbnail = thumbnail
             self.duration = duration
@@ -456,7 +464,9 @@ public struct SharedMediaFile: Sendable, Hashable {
         public var height: Int?
 
         /// A compatible copy at `path` (a `file://` URL).
-        public init(path: String, mimeType: String = "image/jpeg", size: Int64? = nil, width: Int? = nil, height: Int? = nil) {
+        public init(
+            path: String, mimeType: String = "image/jpeg", size: Int64? = nil, width: Int? = nil, height: Int? = nil
+        ) {
             self.path = path
             self.mimeType = mimeType
             self.size = size
@@ -487,7 +497,9 @@ public struct SharedMediaFile: Sendable, Hashable {
     }
 
     /// The entry with share-ingest's own fields set (v2 manifests carry them).
-    public func with(sha256: String?, duplicateOf: String? = nil, motionVideo: MotionVideo? = nil, livePhoto: LivePhoto? = nil) -> SharedMediaFile {
+    public func with(
+        sha256: String?, duplicateOf: String? = nil, motionVideo: MotionVideo? = nil, livePhoto: LivePhoto? = nil
+    ) -> SharedMediaFile {
         var entry = self
         entry.sha256 = sha256
         entry.duplicateOf = duplicateOf
@@ -512,7 +524,8 @@ public struct SharedMediaFile: Sendable, Hashable {
     }
 
     /// The entry with its capture time and the place its export records (v2 manifests carry them).
-    public func with(capturedAt: String?, capturedAtSource: String?, exportLocation: ExportLocation?) -> SharedMediaFile {
+    public func with(capturedAt: String?, capturedAtSource: String?, exportLocation: ExportLocation?) -> SharedMediaFile
+    {
         var entry = self
         entry.capturedAt = capturedAt
         entry.capturedAtSource = capturedAtSource

@@ -1,10 +1,11 @@
 import Foundation
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// Writes a file so that readers see either nothing or all of it: a unique
@@ -13,7 +14,9 @@ import Darwin
 package enum AtomicFile {
     /// Creates `path` with `bytes`; fails if `path` exists.
     /// `beforeRename` runs once the temporary file is complete (a test hook).
-    package static func create(_ path: String, bytes: some ContiguousBytes, syncDirectory: Bool, beforeRename: () -> Void = {}) throws(SystemError) {
+    package static func create(
+        _ path: String, bytes: some ContiguousBytes, syncDirectory: Bool, beforeRename: () -> Void = {}
+    ) throws(SystemError) {
         let writer = try AtomicFileWriter(path)
         var failure: SystemError?
         bytes.withUnsafeBytes { buffer in
@@ -27,7 +30,9 @@ package enum AtomicFile {
     /// file or the whole new one: a temporary name beside it, fsync, a rename
     /// over it. For outputs written again on each run (a report page). `mode`
     /// less the umask is the file's (owner-only unless asked).
-    package static func replace(_ path: String, bytes: some ContiguousBytes, syncDirectory: Bool = false, mode: mode_t = 0o600) throws(SystemError) {
+    package static func replace(
+        _ path: String, bytes: some ContiguousBytes, syncDirectory: Bool = false, mode: mode_t = 0o600
+    ) throws(SystemError) {
         let writer = try AtomicFileWriter(path, mode: mode)
         var failure: SystemError?
         bytes.withUnsafeBytes { buffer in
@@ -107,7 +112,8 @@ package final class AtomicFileWriter {
     /// Makes the file durable and gives it its name (failing if the name is
     /// taken, unless `replacing`); `beforeRename` runs once the temporary file
     /// is complete (a test hook).
-    package func commit(syncDirectory: Bool, replacing: Bool = false, beforeRename: () -> Void = {}) throws(SystemError) {
+    package func commit(syncDirectory: Bool, replacing: Bool = false, beforeRename: () -> Void = {}) throws(SystemError)
+    {
         guard let descriptor else { throw SystemError("write", path: path, code: EBADF) }
         do {
             try flush()
@@ -115,7 +121,11 @@ package final class AtomicFileWriter {
             try descriptor.close(path: path)
             self.descriptor = nil
             beforeRename()
-            if replacing { try FileSystem.rename(temporary, path) } else { try FileSystem.renameNoReplace(temporary, path) }
+            if replacing {
+                try FileSystem.rename(temporary, path)
+            } else {
+                try FileSystem.renameNoReplace(temporary, path)
+            }
         } catch {
             self.descriptor = nil
             FileSystem.remove(temporary)

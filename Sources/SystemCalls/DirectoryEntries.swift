@@ -1,9 +1,9 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// The names in a folder, as raw bytes (`opendir`/`readdir`), without `.` and
@@ -25,40 +25,52 @@ package struct DirectoryEntries: Sequence {
     /// Calls `body` with each name in the folder, one at a time, holding none:
     /// a folder of a million files is read in constant memory. The buffer is
     /// valid only during the call.
-    package static func forEach(pathBytes: [UInt8], display: String, _ body: (UnsafeRawBufferPointer) -> Void) throws(SystemError) {
+    package static func forEach(pathBytes: [UInt8], display: String, _ body: (UnsafeRawBufferPointer) -> Void)
+        throws(SystemError)
+    {
         guard let stream = withCPath(pathBytes, { opendir($0) }) else { throw SystemError("opendir", path: display) }
         defer { closedir(stream) }
         while let entry = readdir(stream) {
             // The name's address, without loading the entry (`pointee` would copy
             // the whole struct, 256-byte `d_name` included).
-            let cName = (UnsafeRawPointer(entry) + MemoryLayout<dirent>.offset(of: \dirent.d_name)!).assumingMemoryBound(to: CChar.self)
+            let cName = (UnsafeRawPointer(entry) + MemoryLayout<dirent>.offset(of: \dirent.d_name)!)
+                .assumingMemoryBound(to: CChar.self)
             let name = UnsafeRawBufferPointer(start: cName, count: strlen(cName))
-            if name.elementsEqual([UInt8(ascii: ".")]) || name.elementsEqual([UInt8(ascii: "."), UInt8(ascii: ".")]) { continue }
+            if name.elementsEqual([UInt8(ascii: ".")]) || name.elementsEqual([UInt8(ascii: "."), UInt8(ascii: ".")]) {
+                continue
+            }
             body(name)
         }
     }
 
     #if os(Linux)
-    /// ``forEach(pathBytes:display:_:)`` over the folder open as `directory`
-    /// (opened for reading, `O_RDONLY | O_DIRECTORY`; it stays open and its
-    /// position is not moved: the listing reads a duplicate, `fdopendir`), so
-    /// the folder listed is the one held, whatever its path names now.
-    package static func forEach(directory: FileDescriptor, display: String, _ body: (UnsafeRawBufferPointer) -> Void) throws(SystemError) {
-        let listed = retryingInterrupts { openat(directory.raw, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC) }
-        guard listed >= 0 else { throw SystemError("openat", path: display) }
-        guard let stream = fdopendir(listed) else {
-            let error = SystemError("fdopendir", path: display)
-            Glibc.close(listed)
-            throw error
+        /// ``forEach(pathBytes:display:_:)`` over the folder open as `directory`
+        /// (opened for reading, `O_RDONLY | O_DIRECTORY`; it stays open and its
+        /// position is not moved: the listing reads a duplicate, `fdopendir`), so
+        /// the folder listed is the one held, whatever its path names now.
+        package static func forEach(
+            directory: FileDescriptor, display: String, _ body: (UnsafeRawBufferPointer) -> Void
+        ) throws(SystemError) {
+            let listed = retryingInterrupts { openat(directory.raw, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC) }
+            guard listed >= 0 else { throw SystemError("openat", path: display) }
+            guard let stream = fdopendir(listed) else {
+                let error = SystemError("fdopendir", path: display)
+                Glibc.close(listed)
+                throw error
+            }
+            defer { closedir(stream) }
+            while let entry = readdir(stream) {
+                let cName = (UnsafeRawPointer(entry) + MemoryLayout<dirent>.offset(of: \dirent.d_name)!)
+                    .assumingMemoryBound(to: CChar.self)
+                let name = UnsafeRawBufferPointer(start: cName, count: strlen(cName))
+                if name.elementsEqual([UInt8(ascii: ".")])
+                    || name.elementsEqual([UInt8(ascii: "."), UInt8(ascii: ".")])
+                {
+                    continue
+                }
+                body(name)
+            }
         }
-        defer { closedir(stream) }
-        while let entry = readdir(stream) {
-            let cName = (UnsafeRawPointer(entry) + MemoryLayout<dirent>.offset(of: \dirent.d_name)!).assumingMemoryBound(to: CChar.self)
-            let name = UnsafeRawBufferPointer(start: cName, count: strlen(cName))
-            if name.elementsEqual([UInt8(ascii: ".")]) || name.elementsEqual([UInt8(ascii: "."), UInt8(ascii: ".")]) { continue }
-            body(name)
-        }
-    }
     #endif
 
     package func makeIterator() -> IndexingIterator<[[UInt8]]> { names.makeIterator() }
@@ -91,7 +103,8 @@ package struct DirectoryEntries: Sequence {
                 for entry in taken {
                     let cName = buffer.baseAddress! + Int(entry.start)
                     var st = stat()
-                    guard fstatat(folder, cName, &st, AT_SYMLINK_NOFOLLOW) == 0, FileType(mode: st.st_mode) == .regular else { continue }
+                    guard fstatat(folder, cName, &st, AT_SYMLINK_NOFOLLOW) == 0, FileType(mode: st.st_mode) == .regular
+                    else { continue }
                     removed(UnsafeRawBufferPointer(start: cName, count: strlen(cName)), Int64(st.st_size))
                     if !dryRun { unlinkat(folder, cName, 0) }
                 }
@@ -100,11 +113,15 @@ package struct DirectoryEntries: Sequence {
             taken.removeAll(keepingCapacity: true)
         }
         while let entry = readdir(stream) {
-            let cName = (UnsafeRawPointer(entry) + MemoryLayout<dirent>.offset(of: \dirent.d_name)!).assumingMemoryBound(to: CChar.self)
+            let cName = (UnsafeRawPointer(entry) + MemoryLayout<dirent>.offset(of: \dirent.d_name)!)
+                .assumingMemoryBound(to: CChar.self)
             let name = UnsafeRawBufferPointer(start: cName, count: strlen(cName))
-            if name.elementsEqual([UInt8(ascii: ".")]) || name.elementsEqual([UInt8(ascii: "."), UInt8(ascii: ".")]) { continue }
+            if name.elementsEqual([UInt8(ascii: ".")]) || name.elementsEqual([UInt8(ascii: "."), UInt8(ascii: ".")]) {
+                continue
+            }
             guard select(name) else { continue }
-            let inode = (UnsafeRawPointer(entry) + MemoryLayout<dirent>.offset(of: \dirent.d_ino)!).loadUnaligned(as: ino_t.self)
+            let inode = (UnsafeRawPointer(entry) + MemoryLayout<dirent>.offset(of: \dirent.d_ino)!).loadUnaligned(
+                as: ino_t.self)
             taken.append((UInt64(inode), Int32(names.count)))
             names.append(contentsOf: UnsafeBufferPointer(start: cName, count: name.count + 1))
             if taken.count >= chunk { removeTaken() }
@@ -123,7 +140,9 @@ package struct SortedNames: RandomAccessCollection, Sendable {
     private let starts: [Int32]
 
     /// The names in the folder at `pathBytes` that `keep` accepts, sorted.
-    package init(pathBytes: [UInt8], display: String, keep: (UnsafeRawBufferPointer) -> Bool = { _ in true }) throws(SystemError) {
+    package init(pathBytes: [UInt8], display: String, keep: (UnsafeRawBufferPointer) -> Bool = { _ in true })
+        throws(SystemError)
+    {
         var bytes: [UInt8] = []
         var starts: [Int32] = []
         try DirectoryEntries.forEach(pathBytes: pathBytes, display: display) { name in
@@ -135,17 +154,19 @@ package struct SortedNames: RandomAccessCollection, Sendable {
     }
 
     #if os(Linux)
-    /// The names in the folder open as `directory` (for reading) that `keep` accepts, sorted.
-    package init(directory: FileDescriptor, display: String, keep: (UnsafeRawBufferPointer) -> Bool = { _ in true }) throws(SystemError) {
-        var bytes: [UInt8] = []
-        var starts: [Int32] = []
-        try DirectoryEntries.forEach(directory: directory, display: display) { name in
-            guard keep(name) else { return }
-            starts.append(Int32(bytes.count))
-            bytes.append(contentsOf: name)
+        /// The names in the folder open as `directory` (for reading) that `keep` accepts, sorted.
+        package init(directory: FileDescriptor, display: String, keep: (UnsafeRawBufferPointer) -> Bool = { _ in true })
+            throws(SystemError)
+        {
+            var bytes: [UInt8] = []
+            var starts: [Int32] = []
+            try DirectoryEntries.forEach(directory: directory, display: display) { name in
+                guard keep(name) else { return }
+                starts.append(Int32(bytes.count))
+                bytes.append(contentsOf: name)
+            }
+            self.init(bytes: bytes, starts: starts)
         }
-        self.init(bytes: bytes, starts: starts)
-    }
     #endif
 
     private init(bytes: [UInt8], starts: [Int32]) {
@@ -154,7 +175,8 @@ package struct SortedNames: RandomAccessCollection, Sendable {
         let count = starts.count - 1
         let order = bytes.withUnsafeBufferPointer { buffer in
             (0..<count).sorted { a, b in
-                buffer[Int(starts[a])..<Int(starts[a + 1])].lexicographicallyPrecedes(buffer[Int(starts[b])..<Int(starts[b + 1])])
+                buffer[Int(starts[a])..<Int(starts[a + 1])].lexicographicallyPrecedes(
+                    buffer[Int(starts[b])..<Int(starts[b + 1])])
             }.map { Int32($0) }
         }
         self.bytes = bytes

@@ -1,9 +1,9 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// Owns an open file descriptor and closes it once.
@@ -26,11 +26,13 @@ package final class FileDescriptor {
     /// final name not followed if it is a link.
     package static func open(_ path: String, _ flags: Int32, mode: mode_t = 0) throws(SystemError) -> FileDescriptor {
         #if os(Linux)
-        if let (folder, name) = try AnchoredFolders.entry(path) {
-            let fd = withCPath(name) { cName in retryingInterrupts { openat(folder.raw, cName, flags | O_CLOEXEC | O_NOFOLLOW, mode) } }
-            guard fd >= 0 else { throw SystemError("openat", path: path) }
-            return FileDescriptor(fd)
-        }
+            if let (folder, name) = try AnchoredFolders.entry(path) {
+                let fd = withCPath(name) { cName in
+                    retryingInterrupts { openat(folder.raw, cName, flags | O_CLOEXEC | O_NOFOLLOW, mode) }
+                }
+                guard fd >= 0 else { throw SystemError("openat", path: path) }
+                return FileDescriptor(fd)
+            }
         #endif
         let fd = retryingInterrupts { openFile(path, flags | O_CLOEXEC, mode) }
         guard fd >= 0 else { throw SystemError("open", path: path) }
@@ -44,7 +46,9 @@ package final class FileDescriptor {
 
     /// Opens a path given as raw bytes (file names on Linux need not be UTF-8);
     /// `display` names it in the error.
-    package static func open(pathBytes: [UInt8], _ flags: Int32, mode: mode_t = 0, display: String) throws(SystemError) -> FileDescriptor {
+    package static func open(pathBytes: [UInt8], _ flags: Int32, mode: mode_t = 0, display: String) throws(SystemError)
+        -> FileDescriptor
+    {
         let fd = withCPath(pathBytes) { path in retryingInterrupts { openFile(path, flags | O_CLOEXEC, mode) } }
         guard fd >= 0 else { throw SystemError("open", path: display) }
         return FileDescriptor(fd)
@@ -115,10 +119,14 @@ package final class FileDescriptor {
 
     /// Fills `buffer` from `offset` (`pread`, never moving the position): the
     /// bytes read, fewer only at the end of the file.
-    package func read(into buffer: UnsafeMutableRawBufferPointer, at offset: Int64, path: String) throws(SystemError) -> Int {
+    package func read(into buffer: UnsafeMutableRawBufferPointer, at offset: Int64, path: String) throws(SystemError)
+        -> Int
+    {
         var filled = 0
         while filled < buffer.count {
-            let n = retryingInterrupts { pread(raw, buffer.baseAddress! + filled, buffer.count - filled, off_t(offset) + off_t(filled)) }
+            let n = retryingInterrupts {
+                pread(raw, buffer.baseAddress! + filled, buffer.count - filled, off_t(offset) + off_t(filled))
+            }
             if n < 0 { throw SystemError("read", path: path) }
             if n == 0 { break }
             filled += n
@@ -139,7 +147,9 @@ package final class FileDescriptor {
     package func write(_ bytes: UnsafeRawBufferPointer, at offset: Int64, path: String) throws(SystemError) {
         var done = 0
         while done < bytes.count {
-            let n = retryingInterrupts { pwrite(self.raw, bytes.baseAddress! + done, bytes.count - done, off_t(offset) + off_t(done)) }
+            let n = retryingInterrupts {
+                pwrite(self.raw, bytes.baseAddress! + done, bytes.count - done, off_t(offset) + off_t(done))
+            }
             guard n > 0 else { throw SystemError("pwrite", path: path) }
             done += n
         }
@@ -157,7 +167,9 @@ package final class FileDescriptor {
         var filled = 0
         while filled < count {
             let n = buffer.withUnsafeMutableBytes { raw in
-                retryingInterrupts { pread(self.raw, raw.baseAddress! + filled, raw.count - filled, off_t(offset) + off_t(filled)) }
+                retryingInterrupts {
+                    pread(self.raw, raw.baseAddress! + filled, raw.count - filled, off_t(offset) + off_t(filled))
+                }
             }
             if n < 0 { throw SystemError("read", path: path) }
             if n == 0 { break }
@@ -177,4 +189,3 @@ private func writeFile(_ fd: Int32, _ buffer: UnsafeRawPointer?, _ count: Int) -
 package func withCPath<T>(_ bytes: [UInt8], _ body: (UnsafePointer<CChar>) throws -> T) rethrows -> T {
     try (bytes.map { CChar(bitPattern: $0) } + [0]).withUnsafeBufferPointer { try body($0.baseAddress!) }
 }
-

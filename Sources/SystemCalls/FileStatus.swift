@@ -1,9 +1,9 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// What kind of file a path names.
@@ -64,11 +64,11 @@ package struct FileStatus: Sendable, Equatable {
         mode = UInt32(st.st_mode)
         owner = UInt32(st.st_uid)
         #if canImport(Darwin)
-        modifiedSeconds = Int(st.st_mtimespec.tv_sec)
-        modifiedNanoseconds = Int(st.st_mtimespec.tv_nsec)
+            modifiedSeconds = Int(st.st_mtimespec.tv_sec)
+            modifiedNanoseconds = Int(st.st_mtimespec.tv_nsec)
         #else
-        modifiedSeconds = Int(st.st_mtim.tv_sec)
-        modifiedNanoseconds = Int(st.st_mtim.tv_nsec)
+            modifiedSeconds = Int(st.st_mtim.tv_sec)
+            modifiedNanoseconds = Int(st.st_mtim.tv_nsec)
         #endif
     }
 
@@ -100,4 +100,3 @@ package struct FileStatus: Sendable, Equatable {
         return FileStatus(st)
     }
 }
-

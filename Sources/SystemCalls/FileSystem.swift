@@ -1,9 +1,9 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// File-system facts and operations the package needs, in one place.
@@ -15,13 +15,13 @@ package enum FileSystem {
     }
 
     #if os(Linux)
-    /// Makes every file written on the file system that holds `path` durable,
-    /// with their folders (`syncfs`): one call for many small files, each
-    /// written without an fsync of its own.
-    package static func syncFileSystem(containing path: String) throws(SystemError) {
-        let fd = try FileDescriptor.open(path, O_RDONLY | O_DIRECTORY)
-        try fd.syncFileSystem(path: path)
-    }
+        /// Makes every file written on the file system that holds `path` durable,
+        /// with their folders (`syncfs`): one call for many small files, each
+        /// written without an fsync of its own.
+        package static func syncFileSystem(containing path: String) throws(SystemError) {
+            let fd = try FileDescriptor.open(path, O_RDONLY | O_DIRECTORY)
+            try fd.syncFileSystem(path: path)
+        }
     #endif
 
     /// Creates `path` (and parents) owner-only (mode 0700 less the umask), if
@@ -34,19 +34,21 @@ package enum FileSystem {
         let parent = path.parentPath
         if !parent.isEmpty, parent != path { try makeDirectory(parent) }
         #if os(Linux)
-        if let (folder, name) = try AnchoredFolders.entry(path) {
-            guard withCPath(name, { mkdirat(folder.raw, $0, 0o700) }) == 0 || errno == EEXIST else { throw SystemError("mkdirat", path: path) }
-            return
-        }
+            if let (folder, name) = try AnchoredFolders.entry(path) {
+                guard withCPath(name, { mkdirat(folder.raw, $0, 0o700) }) == 0 || errno == EEXIST else {
+                    throw SystemError("mkdirat", path: path)
+                }
+                return
+            }
         #endif
         guard mkdir(path, 0o700) == 0 || errno == EEXIST else { throw SystemError("mkdir", path: path) }
     }
 
     #if os(Linux)
-    /// The space of the file system that holds `path` (a folder or a file).
-    package static func space(of path: String) throws(SystemError) -> DiskSpace {
-        try FileDescriptor.open(path, O_RDONLY | O_PATH).space(path: path)
-    }
+        /// The space of the file system that holds `path` (a folder or a file).
+        package static func space(of path: String) throws(SystemError) -> DiskSpace {
+            try FileDescriptor.open(path, O_RDONLY | O_PATH).space(path: path)
+        }
     #endif
 
     /// True if `path` exists (without following a final symbolic link).
@@ -76,24 +78,33 @@ package enum FileSystem {
     /// of the same UUID name, i.e. the same item's).
     package static func renameNoReplace(_ from: String, _ to: String) throws(SystemError) {
         #if os(Linux)
-        if let (a, b) = try anchoredPair(from, to) {
-            if withCPath(a.name, { old in withCPath(b.name) { new in linkat(a.folder.raw, old, b.folder.raw, new, 0) } }) == 0 {
-                _ = withCPath(a.name) { unlinkat(a.folder.raw, $0, 0) }
+            if let (a, b) = try anchoredPair(from, to) {
+                if withCPath(
+                    a.name, { old in withCPath(b.name) { new in linkat(a.folder.raw, old, b.folder.raw, new, 0) } })
+                    == 0
+                {
+                    _ = withCPath(a.name) { unlinkat(a.folder.raw, $0, 0) }
+                    return
+                }
+                let code = errno
+                guard code == EPERM || code == ENOTSUP || code == EOPNOTSUPP || code == ENOSYS else {
+                    throw SystemError("linkat", path: to, code: code)
+                }
+                guard (try? b.folder.status(ofEntry: b.name, display: to)) == nil else {
+                    throw SystemError("renameat", path: to, code: EEXIST)
+                }
+                try renameAt(a, b, display: from)
                 return
             }
-            let code = errno
-            guard code == EPERM || code == ENOTSUP || code == EOPNOTSUPP || code == ENOSYS else { throw SystemError("linkat", path: to, code: code) }
-            guard (try? b.folder.status(ofEntry: b.name, display: to)) == nil else { throw SystemError("renameat", path: to, code: EEXIST) }
-            try renameAt(a, b, display: from)
-            return
-        }
         #endif
         if link(from, to) == 0 {
             unlink(from)
             return
         }
         let code = errno
-        guard code == EPERM || code == ENOTSUP || code == EOPNOTSUPP || code == ENOSYS else { throw SystemError("link", path: to, code: code) }
+        guard code == EPERM || code == ENOTSUP || code == EOPNOTSUPP || code == ENOSYS else {
+            throw SystemError("link", path: to, code: code)
+        }
         guard !exists(to) else { throw SystemError("rename", path: to, code: EEXIST) }
         try renameOrThrow(from, to)
     }
@@ -102,13 +113,15 @@ package enum FileSystem {
     /// false if it cannot (`to` exists, or the file system has no hard links).
     package static func hardLink(_ from: String, _ to: String) -> Bool {
         #if os(Linux)
-        do {
-            if let (a, b) = try anchoredPair(from, to) {
-                return withCPath(a.name, { old in withCPath(b.name) { new in linkat(a.folder.raw, old, b.folder.raw, new, 0) } }) == 0
+            do {
+                if let (a, b) = try anchoredPair(from, to) {
+                    return withCPath(
+                        a.name, { old in withCPath(b.name) { new in linkat(a.folder.raw, old, b.folder.raw, new, 0) } })
+                        == 0
+                }
+            } catch {
+                return false
             }
-        } catch {
-            return false
-        }
         #endif
         return link(from, to) == 0
     }
@@ -116,30 +129,35 @@ package enum FileSystem {
     /// Renames, replacing nothing but what `to` may already be (`rename`).
     package static func rename(_ from: String, _ to: String) throws(SystemError) {
         #if os(Linux)
-        if let (a, b) = try anchoredPair(from, to) { return try renameAt(a, b, display: from) }
+            if let (a, b) = try anchoredPair(from, to) { return try renameAt(a, b, display: from) }
         #endif
         guard renameFile(from, to) == 0 else { throw SystemError("rename", path: from) }
     }
 
     #if os(Linux)
-    /// Both paths' folders and names, when both lie beneath held folders
-    /// (``AnchoredFolders``); nil when neither does. One beneath a held folder
-    /// and the other not is refused: a name inside the container is never
-    /// given by a path looked up again.
-    private static func anchoredPair(_ from: String, _ to: String) throws(SystemError)
-        -> ((folder: FileDescriptor, name: [UInt8]), (folder: FileDescriptor, name: [UInt8]))?
-    {
-        let a = try AnchoredFolders.entry(from), b = try AnchoredFolders.entry(to)
-        if let a, let b { return (a, b) }
-        if a == nil, b == nil { return nil }
-        throw SystemError("renameat", path: a == nil ? from : to, code: EXDEV)
-    }
+        /// Both paths' folders and names, when both lie beneath held folders
+        /// (``AnchoredFolders``); nil when neither does. One beneath a held folder
+        /// and the other not is refused: a name inside the container is never
+        /// given by a path looked up again.
+        private static func anchoredPair(_ from: String, _ to: String) throws(SystemError)
+            -> ((folder: FileDescriptor, name: [UInt8]), (folder: FileDescriptor, name: [UInt8]))?
+        {
+            let a = try AnchoredFolders.entry(from)
+            let b = try AnchoredFolders.entry(to)
+            if let a, let b { return (a, b) }
+            if a == nil, b == nil { return nil }
+            throw SystemError("renameat", path: a == nil ? from : to, code: EXDEV)
+        }
 
-    /// `renameat` between two held folders' entries.
-    private static func renameAt(_ a: (folder: FileDescriptor, name: [UInt8]), _ b: (folder: FileDescriptor, name: [UInt8]), display: String) throws(SystemError) {
-        let result = withCPath(a.name) { old in withCPath(b.name) { new in renameat(a.folder.raw, old, b.folder.raw, new) } }
-        guard result == 0 else { throw SystemError("renameat", path: display) }
-    }
+        /// `renameat` between two held folders' entries.
+        private static func renameAt(
+            _ a: (folder: FileDescriptor, name: [UInt8]), _ b: (folder: FileDescriptor, name: [UInt8]), display: String
+        ) throws(SystemError) {
+            let result = withCPath(a.name) { old in
+                withCPath(b.name) { new in renameat(a.folder.raw, old, b.folder.raw, new) }
+            }
+            guard result == 0 else { throw SystemError("renameat", path: display) }
+        }
     #endif
 
     /// Renames within the no-replace fallback (the method above shadows the C call).
@@ -148,14 +166,14 @@ package enum FileSystem {
     /// Removes a file; a missing one is not an error.
     package static func remove(_ path: String) {
         #if os(Linux)
-        do {
-            if let (folder, name) = try AnchoredFolders.entry(path) {
-                _ = withCPath(name) { unlinkat(folder.raw, $0, 0) }
-                return
+            do {
+                if let (folder, name) = try AnchoredFolders.entry(path) {
+                    _ = withCPath(name) { unlinkat(folder.raw, $0, 0) }
+                    return
+                }
+            } catch {
+                return  // beneath a held folder, but not reachable beneath it: left
             }
-        } catch {
-            return  // beneath a held folder, but not reachable beneath it: left
-        }
         #endif
         unlink(path)
     }
@@ -163,14 +181,14 @@ package enum FileSystem {
     /// Removes an empty folder; a missing or non-empty one is left as it is.
     package static func removeEmptyDirectory(_ path: String) {
         #if os(Linux)
-        do {
-            if let (folder, name) = try AnchoredFolders.entry(path) {
-                _ = withCPath(name) { unlinkat(folder.raw, $0, AT_REMOVEDIR) }
-                return
+            do {
+                if let (folder, name) = try AnchoredFolders.entry(path) {
+                    _ = withCPath(name) { unlinkat(folder.raw, $0, AT_REMOVEDIR) }
+                    return
+                }
+            } catch {
+                return  // beneath a held folder, but not reachable beneath it: left
             }
-        } catch {
-            return  // beneath a held folder, but not reachable beneath it: left
-        }
         #endif
         rmdir(path)
     }
@@ -197,7 +215,9 @@ package enum FileSystem {
         withCPath(pathBytes) { path in
             guard let real = realpath(path, nil) else { return nil }
             defer { free(real) }
-            return Array(UnsafeBufferPointer(start: UnsafeRawPointer(real).assumingMemoryBound(to: UInt8.self), count: strlen(real)))
+            return Array(
+                UnsafeBufferPointer(
+                    start: UnsafeRawPointer(real).assumingMemoryBound(to: UInt8.self), count: strlen(real)))
         }
     }
 
@@ -205,7 +225,8 @@ package enum FileSystem {
     package static func currentDirectory() -> [UInt8] {
         guard let cwd = getcwd(nil, 0) else { return Array("/".utf8) }
         defer { free(cwd) }
-        return Array(UnsafeBufferPointer(start: UnsafeRawPointer(cwd).assumingMemoryBound(to: UInt8.self), count: strlen(cwd)))
+        return Array(
+            UnsafeBufferPointer(start: UnsafeRawPointer(cwd).assumingMemoryBound(to: UInt8.self), count: strlen(cwd)))
     }
 
     /// The names in a folder (hidden ones included, without `.` and `..`),
@@ -221,7 +242,9 @@ package enum FileSystem {
         let tail = Array(suffix.utf8)
         var found: [String] = []
         try? DirectoryEntries.forEach(pathBytes: Array(path.utf8), display: path) { name in
-            if name.count >= tail.count, name.suffix(tail.count).elementsEqual(tail) { found.append(String(decoding: name, as: UTF8.self)) }
+            if name.count >= tail.count, name.suffix(tail.count).elementsEqual(tail) {
+                found.append(String(decoding: name, as: UTF8.self))
+            }
         }
         return found.sorted()
     }
@@ -269,7 +292,8 @@ package enum FileSystem {
             rewinddir(stream)
             var names: [[CChar]] = []
             while let entry = readdir(stream) {
-                let cName = (UnsafeRawPointer(entry) + MemoryLayout<dirent>.offset(of: \dirent.d_name)!).assumingMemoryBound(to: CChar.self)
+                let cName = (UnsafeRawPointer(entry) + MemoryLayout<dirent>.offset(of: \dirent.d_name)!)
+                    .assumingMemoryBound(to: CChar.self)
                 let count = strlen(cName)
                 if (count == 1 && cName[0] == 0x2E) || (count == 2 && cName[0] == 0x2E && cName[1] == 0x2E) { continue }
                 names.append(Array(UnsafeBufferPointer(start: cName, count: count + 1)))
@@ -284,10 +308,14 @@ package enum FileSystem {
                     let child = openat(folder, cName.baseAddress!, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
                     guard child >= 0 else { return }
                     let name = String(decoding: cName.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-                    removeEntries(of: child, at: relative.isEmpty ? name : relative + "/" + name, depth: depth + 1, listed: listed)
+                    removeEntries(
+                        of: child, at: relative.isEmpty ? name : relative + "/" + name, depth: depth + 1, listed: listed
+                    )
                     close(child)
                     // Swapped for a link or a file meanwhile: that name goes instead.
-                    if unlinkat(folder, cName.baseAddress!, AT_REMOVEDIR) != 0 && errno == ENOTDIR { unlinkat(folder, cName.baseAddress!, 0) }
+                    if unlinkat(folder, cName.baseAddress!, AT_REMOVEDIR) != 0 && errno == ENOTDIR {
+                        unlinkat(folder, cName.baseAddress!, 0)
+                    }
                 }
             }
         }

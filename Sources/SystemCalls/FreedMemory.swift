@@ -1,5 +1,5 @@
 #if os(Linux)
-import CSystem
+    import CSystem
 #endif
 
 /// Memory the process has freed but its allocator still holds.
@@ -13,9 +13,9 @@ package enum FreedMemory {
     @discardableResult
     package static func release() -> Bool {
         #if os(Linux)
-        return shim_release_free_memory() == 1
+            return shim_release_free_memory() == 1
         #else
-        return false
+            return false
         #endif
     }
 }

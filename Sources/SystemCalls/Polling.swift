@@ -1,9 +1,9 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// Waiting on descriptors this process does not own (a database library's socket, a pipe's end).
@@ -33,7 +33,9 @@ package enum Polling {
     /// Waits up to `milliseconds` for any descriptor to be ready for what it is
     /// paired with, or hung up or in error (`poll`, retried on EINTR).
     /// Returns, per descriptor, whether it is; throws when `poll` fails.
-    package static func wait(_ descriptors: [(descriptor: Int32, readiness: Readiness)], milliseconds: Int32) throws(SystemError) -> [Bool] {
+    package static func wait(_ descriptors: [(descriptor: Int32, readiness: Readiness)], milliseconds: Int32)
+        throws(SystemError) -> [Bool]
+    {
         var set = descriptors.map { pollfd(fd: $0.descriptor, events: $0.readiness.events, revents: 0) }
         let ready = retryingInterrupts { poll(&set, nfds_t(set.count), milliseconds) }
         guard ready >= 0 else { throw SystemError("poll", path: "") }

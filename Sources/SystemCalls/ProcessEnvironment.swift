@@ -1,9 +1,9 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// This process's environment variables, read one at a time (`getenv`, which
@@ -16,17 +16,17 @@ package enum ProcessEnvironment {
 }
 
 #if os(Linux)
-extension ProcessEnvironment {
-    /// Sets `name` to `value` (`setenv`, replacing it).
-    package static func set(_ name: String, to value: String) {
-        setenv(name, value, 1)
-    }
+    extension ProcessEnvironment {
+        /// Sets `name` to `value` (`setenv`, replacing it).
+        package static func set(_ name: String, to value: String) {
+            setenv(name, value, 1)
+        }
 
-    /// Replaces every variable with `variables` (`clearenv`, then `setenv` each).
-    /// The original environment block is not wiped by this (see `shim_fork_template`).
-    package static func replace(with variables: [String: String]) {
-        clearenv()
-        for (name, value) in variables { setenv(name, value, 1) }
+        /// Replaces every variable with `variables` (`clearenv`, then `setenv` each).
+        /// The original environment block is not wiped by this (see `shim_fork_template`).
+        package static func replace(with variables: [String: String]) {
+            clearenv()
+            for (name, value) in variables { setenv(name, value, 1) }
+        }
     }
-}
 #endif

@@ -1,9 +1,9 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// Processes: this one's id, signals, and reaping children.
@@ -44,7 +44,8 @@ package enum Processes {
     /// (`sysconf(_SC_CLK_TCK)` a second). Nil when the process is gone.
     package static func cpuSeconds(of pid: pid_t) -> Double? {
         guard let stat = try? FileSystem.readWholeFile("/proc/\(pid)/stat"),
-            let fields = String(decoding: stat, as: UTF8.self).split(separator: ")").last?.split(separator: " "), fields.count > 13,
+            let fields = String(decoding: stat, as: UTF8.self).split(separator: ")").last?.split(separator: " "),
+            fields.count > 13,
             let user = Double(fields[11]), let system = Double(fields[12])
         else { return nil }
         let ticks = sysconf(Int32(_SC_CLK_TCK))

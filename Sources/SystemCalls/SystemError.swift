@@ -1,9 +1,9 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 // The system-call funnel: every raw system call of the package goes through
@@ -79,4 +79,3 @@ func retryingInterrupts<T: BinaryInteger>(_ call: () -> T) -> T {
         return result
     }
 }
-

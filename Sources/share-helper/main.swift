@@ -9,7 +9,9 @@ import SystemCalls
 let arguments = CommandLine.arguments.dropFirst()
 guard arguments.first == DecoderHelper.command else {
     StandardStream.write(
-        Array("share-helper: the decoder helper of share; it is started by share itself (share-helper \(DecoderHelper.command) …)\n".utf8), to: 2)
+        Array(
+            "share-helper: the decoder helper of share; it is started by share itself (share-helper \(DecoderHelper.command) …)\n"
+                .utf8), to: 2)
     Processes.exit(64)
 }
 Processes.exit(DecoderHelper.main(Array(arguments.dropFirst())))

@@ -59,7 +59,9 @@ struct Arguments {
                 option = found
             } else {
                 let letters = argument.dropFirst()
-                guard letters.count == 1, let found = spec.option(short: letters.first!) else { throw Self.unknown(argument, spec: spec) }
+                guard letters.count == 1, let found = spec.option(short: letters.first!) else {
+                    throw Self.unknown(argument, spec: spec)
+                }
                 option = found
             }
             if option.isFlag {
@@ -103,18 +105,24 @@ struct Arguments {
 
     /// `--db` or `--db-file` into `values["db"]`; the warning for a password on the command line.
     private mutating func resolveDatabase() throws(UsageError) {
-        let url = value("db"), file = value("db-file")
+        let url = value("db")
+        let file = value("db-file")
         if url != nil, file != nil { throw UsageError("--db and --db-file name the same thing: give one of them") }
         if let url, DatabaseSecrets.password(in: url) != nil {
             Terminal.shared.err(
                 "share: warning: the --db URL holds a password, which every local user can read in /proc/PID/cmdline (ps); "
-                    + "give it in PGPASSWORD, a PGPASSFILE or a PGSERVICE entry instead, or put the URL in a file only you can read and pass --db-file FILE")
+                    + "give it in PGPASSWORD, a PGPASSFILE or a PGSERVICE entry instead, or put the URL in a file only you can read and pass --db-file FILE"
+            )
         }
         guard let file else { return }
         let bytes: [UInt8]
-        do { bytes = try FileSystem.readWholeFile(file) } catch { throw UsageError("--db-file \(file): \(error.message)") }
+        do { bytes = try FileSystem.readWholeFile(file) } catch {
+            throw UsageError("--db-file \(file): \(error.message)")
+        }
         let text = String(decoding: bytes, as: UTF8.self)
-        guard let line = text.split(whereSeparator: \.isNewline).map({ $0.trimmingCharacters(in: .whitespaces) }).first(where: { !$0.isEmpty && !$0.hasPrefix("#") })
+        guard
+            let line = text.split(whereSeparator: \.isNewline).map({ $0.trimmingCharacters(in: .whitespaces) }).first(
+                where: { !$0.isEmpty && !$0.hasPrefix("#") })
         else { throw UsageError("--db-file \(file): holds no database URL") }
         do { try DatabaseURL.check(line) } catch { throw UsageError("--db-file \(file): \(error.description)") }
         values["db"] = [line]
@@ -126,35 +134,57 @@ struct Arguments {
         switch option.kind {
         case .integer(let range)?:
             guard let number = Int(value), range.contains(number) else {
-                throw UsageError("\(name) must be a whole number from \(range.lowerBound) to \(range.upperBound), not \(JSONText.quoted(value))")
+                throw UsageError(
+                    "\(name) must be a whole number from \(range.lowerBound) to \(range.upperBound), not \(JSONText.quoted(value))"
+                )
             }
         case .seconds(let range)?:
             guard let number = Double(value), number.isFinite, range.contains(number) else {
-                throw UsageError("\(name) must be a number of seconds from \(Self.plain(range.lowerBound)) to \(Self.plain(range.upperBound)), not \(JSONText.quoted(value))")
+                throw UsageError(
+                    "\(name) must be a number of seconds from \(Self.plain(range.lowerBound)) to \(Self.plain(range.upperBound)), not \(JSONText.quoted(value))"
+                )
             }
         case .choice(let words)?:
             guard words.contains(value) else {
                 // A near miss (jpg for jpeg) is named.
                 let near = words.map { ($0, editDistance(value.lowercased(), $0)) }.min { $0.1 < $1.1 }
                 let suggestion = near.flatMap { $0.1 <= max(1, $0.0.count / 3) ? "; did you mean \($0.0)?" : nil } ?? ""
-                throw UsageError("\(name) must be \(Self.alternatives(words)), not \(JSONText.quoted(value))\(suggestion)")
+                throw UsageError(
+                    "\(name) must be \(Self.alternatives(words)), not \(JSONText.quoted(value))\(suggestion)")
             }
         case .list(let words)?:
-            for word in value.split(separator: ",", omittingEmptySubsequences: false).map(String.init) where !words.contains(word) {
-                throw UsageError("\(name): unknown \(JSONText.quoted(word)); allowed, comma-separated: \(words.joined(separator: ", "))")
+            for word in value.split(separator: ",", omittingEmptySubsequences: false).map(String.init)
+            where !words.contains(word) {
+                throw UsageError(
+                    "\(name): unknown \(JSONText.quoted(word)); allowed, comma-separated: \(words.joined(separator: ", "))"
+                )
             }
         case .duration?:
             let units: Set<Character> = ["s", "m", "h", "d"]
-            let valid = value == "0" || (value.count >= 2 && units.contains(value.last!) && value.dropLast().allSatisfy { ("0"..."9").contains($0) })
-            guard valid else { throw UsageError("\(name) must be a whole number and a unit (7d, 12h, 30m, 45s), or 0, not \(JSONText.quoted(value))") }
+            let valid =
+                value == "0"
+                || (value.count >= 2 && units.contains(value.last!)
+                    && value.dropLast().allSatisfy { ("0"..."9").contains($0) })
+            guard valid else {
+                throw UsageError(
+                    "\(name) must be a whole number and a unit (7d, 12h, 30m, 45s), or 0, not \(JSONText.quoted(value))"
+                )
+            }
         case .size?:
-            guard ByteSize.parse(value) != nil else { throw UsageError("\(name) must be a whole number of bytes, or with a unit (500M, 8G, 1T), or 0, not \(JSONText.quoted(value))") }
+            guard ByteSize.parse(value) != nil else {
+                throw UsageError(
+                    "\(name) must be a whole number of bytes, or with a unit (500M, 8G, 1T), or 0, not \(JSONText.quoted(value))"
+                )
+            }
         case .database?:
             do { try DatabaseURL.check(value) } catch { throw UsageError("\(name) \(error.description)") }
         case .integers(let range, let count)?:
-            let allowed = "a whole number from \(range.lowerBound) to \(range.upperBound), or up to \(count) of them comma-separated (none twice)"
+            let allowed =
+                "a whole number from \(range.lowerBound) to \(range.upperBound), or up to \(count) of them comma-separated (none twice)"
             let numbers = value.split(separator: ",", omittingEmptySubsequences: false).map { Int($0) }
-            guard !numbers.isEmpty, numbers.count <= count, numbers.allSatisfy({ $0.map(range.contains) ?? false }), Set(numbers).count == numbers.count else {
+            guard !numbers.isEmpty, numbers.count <= count, numbers.allSatisfy({ $0.map(range.contains) ?? false }),
+                Set(numbers).count == numbers.count
+            else {
                 throw UsageError("\(name) must be \(allowed), not \(JSONText.quoted(value))")
             }
         case .glob?:
@@ -166,7 +196,9 @@ struct Arguments {
         }
     }
 
-    private static func plain(_ number: Double) -> String { number == number.rounded() ? String(Int(number)) : String(number) }
+    private static func plain(_ number: Double) -> String {
+        number == number.rounded() ? String(Int(number)) : String(number)
+    }
 
     /// `a, b or c`.
     static func alternatives(_ words: [String]) -> String {
@@ -176,7 +208,9 @@ struct Arguments {
     /// The usage error for an unknown option: one line, naming it and the nearest valid one.
     private static func unknown(_ given: String, spec: CommandSpec) -> UsageError {
         let bare = String(given.drop { $0 == "-" }.prefix { $0 != "=" })
-        let nearest = nearest(to: bare, in: spec).map { "; did you mean --\($0.name)\($0.short.map { " (-\($0))" } ?? "")?" } ?? ""
+        let nearest =
+            nearest(to: bare, in: spec).map { "; did you mean --\($0.name)\($0.short.map { " (-\($0))" } ?? "")?" }
+            ?? ""
         return UsageError("unknown option \(given)\(nearest) (see share \(spec.name) --help)")
     }
 
@@ -189,7 +223,11 @@ struct Arguments {
             // other case, one whose name starts with it, else the command's first.
             let shorts = options.filter { $0.short != nil && $0.short != "h" }
             if let short = options.first(where: { $0.short == letter }) { return short }
-            if let other = shorts.first(where: { $0.short.map { String($0).lowercased() == String(letter).lowercased() } ?? false }) { return other }
+            if let other = shorts.first(where: {
+                $0.short.map { String($0).lowercased() == String(letter).lowercased() } ?? false
+            }) {
+                return other
+            }
             if let first = shorts.first(where: { $0.name.first == letter }) { return first }
             if let first = options.first(where: { $0.name.first == letter }) { return first }
             if let first = shorts.first { return first }
@@ -204,7 +242,8 @@ struct Arguments {
 
     /// Levenshtein distance (insertions, deletions, substitutions).
     static func editDistance(_ a: String, _ b: String) -> Int {
-        let a = Array(a), b = Array(b)
+        let a = Array(a)
+        let b = Array(b)
         guard !a.isEmpty else { return b.count }
         guard !b.isEmpty else { return a.count }
         var previous = Array(0...b.count)

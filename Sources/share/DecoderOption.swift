@@ -25,20 +25,24 @@ enum DecoderOption {
     /// sandbox at once, on another thread.
     static func decodesInHelpers(argc: Int32, argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>) -> Bool {
         guard argc > 1, let command = argv[1],
-            argument(command, is: "ingest") || argument(command, is: "watch") || argument(command, is: "worker") || argument(command, is: "doctor")
+            argument(command, is: "ingest") || argument(command, is: "watch") || argument(command, is: "worker")
+                || argument(command, is: "doctor")
         else { return false }
         var index = 2
         while index < Int(argc), let option = argv[index] {
             let next = index + 1 < Int(argc) ? argv[index + 1] : nil
             if argument(option, is: "--") { return true }
-            if argument(option, is: "--help") || argument(option, is: "-h") || argument(option, is: "--isolation=none") || argument(option, is: "--dry-run")
+            if argument(option, is: "--help") || argument(option, is: "-h") || argument(option, is: "--isolation=none")
+                || argument(option, is: "--dry-run")
                 || argument(option, is: "-n")
             {
                 return false
             }
             if argument(option, is: "--isolation"), let next, argument(next, is: "none") { return false }
-            if argument(command, is: "ingest"), argument(option, is: "--db") || argument(option, hasPrefix: "--db=") || argument(option, is: "--db-file")
-                || argument(option, hasPrefix: "--db-file=")
+            if argument(command, is: "ingest"),
+                argument(option, is: "--db") || argument(option, hasPrefix: "--db=")
+                    || argument(option, is: "--db-file")
+                    || argument(option, hasPrefix: "--db-file=")
             {
                 return false
             }
@@ -54,7 +58,8 @@ enum DecoderOption {
 
     /// True when the C string `argument` starts with `text` (compared in place).
     private static func argument(_ argument: UnsafeMutablePointer<CChar>, hasPrefix text: StaticString) -> Bool {
-        strncmp(argument, UnsafeRawPointer(text.utf8Start).assumingMemoryBound(to: CChar.self), text.utf8CodeUnitCount) == 0
+        strncmp(argument, UnsafeRawPointer(text.utf8Start).assumingMemoryBound(to: CChar.self), text.utf8CodeUnitCount)
+            == 0
     }
 
     /// The decoder `--isolation` asks for (default: sandboxed helpers started
@@ -113,7 +118,9 @@ enum DecoderOption {
     /// or as `SHARE_HELPER_USER` and `SHARE_HELPER_GROUP` when `share` runs as root; a helper weaker than
     /// this machine allows stops `share` (also what `share report` decodes a
     /// contact sheet's tiles with: it has no `--isolation`).
-    static func helpers(acceptsNoConfinement: Bool = false, unsandboxed: Bool = false, onDemand: Bool = false) -> ProcessIsolatedDecoder {
+    static func helpers(acceptsNoConfinement: Bool = false, unsandboxed: Bool = false, onDemand: Bool = false)
+        -> ProcessIsolatedDecoder
+    {
         var configuration = ProcessIsolatedDecoder.Configuration.besideThisExecutable
         configuration.acceptsNoConfinement = acceptsNoConfinement
         configuration.unsandboxed = unsandboxed

@@ -20,8 +20,12 @@ enum DoctorCommand {
         }
         var configuration = ProcessIsolatedDecoder.Configuration.besideThisExecutable
         configuration.prestartedHelpers = 0
-        if let user = ProcessEnvironment.value(DecoderOption.userVariable), !user.isEmpty { configuration.helperUser = user }
-        if let group = ProcessEnvironment.value(DecoderOption.groupVariable), !group.isEmpty { configuration.helperGroup = group }
+        if let user = ProcessEnvironment.value(DecoderOption.userVariable), !user.isEmpty {
+            configuration.helperUser = user
+        }
+        if let group = ProcessEnvironment.value(DecoderOption.groupVariable), !group.isEmpty {
+            configuration.helperGroup = group
+        }
         let decoder = ProcessIsolatedDecoder(configuration)
         defer { decoder.shutdown() }
         let root = Credentials.effectiveUserID == 0
@@ -29,51 +33,70 @@ enum DoctorCommand {
         do {
             report = try decoder.checkSandbox()
         } catch {
-            return Command.failure("no decoder helper could be checked (\(configuration.helperExecutable)): \(error.message)", .unavailable)
+            return Command.failure(
+                "no decoder helper could be checked (\(configuration.helperExecutable)): \(error.message)", .unavailable
+            )
         }
         let account =
             root
             ? "root: helpers switch to \(report.helperAccount)"
-                + (report.helperAccountFallback.map { " (\($0))" } ?? (report.helperUIDOfTheirOwn ? "" : " (shared: its other processes can signal them)"))
+                + (report.helperAccountFallback.map { " (\($0))" }
+                    ?? (report.helperUIDOfTheirOwn ? "" : " (shared: its other processes can signal them)"))
             : "uid \(report.uid), not root: helpers keep this user"
         let weaker = report.weakerThanStrongest
-        let units = ShareService.systemdUnits(landlockABI: report.landlockABI, unprivilegedNamespaces: report.unprivilegedNamespaces)
+        let units = ShareService.systemdUnits(
+            landlockABI: report.landlockABI, unprivilegedNamespaces: report.unprivilegedNamespaces)
         if parsed.flag("json") {
-            Terminal.shared.out(JSONLine.object([
-                "seccomp": report.seccompAvailable, "landlockABI": report.landlockABI, "confinement": name(report.confinement), "runningAs": account,
-                "helperAccount": [
-                    "uid": Int(report.uid), "gid": report.gid.map { Int($0) } ?? NSNull(), "ofTheirOwn": report.helperUIDOfTheirOwn,
-                    "fallback": report.helperAccountFallback ?? NSNull(),
-                ] as [String: Any],
-                "helper": [
-                    "pid": Int(report.helperProcessID), "uid": Int(report.helper.uid), "gid": Int(report.helper.gid),
-                    "capEffective": hex(report.helper.capEffective), "capBounding": hex(report.helper.capBounding),
-                    "noNewPrivs": report.helper.noNewPrivs, "seccomp": report.helper.seccompMode, "policy": report.helper.seccompPolicy.rawValue,
-                    "landlockABI": report.helper.landlockABI, "confinement": name(report.helper.confinement),
-                    "addressSpaceLimit": Int(report.helper.addressSpaceLimit), "cpuLimit": Int(report.helper.cpuLimit),
-                ] as [String: Any],
-                "helperExecutable": configuration.helperExecutable, "shortfalls": report.shortfalls, "weakerThanStrongest": weaker,
-                "systemdUnits": ["dropIn": units.dropIn ?? NSNull(), "advice": units.advice] as [String: Any],
-            ]))
+            Terminal.shared.out(
+                JSONLine.object([
+                    "seccomp": report.seccompAvailable, "landlockABI": report.landlockABI,
+                    "confinement": name(report.confinement), "runningAs": account,
+                    "helperAccount": [
+                        "uid": Int(report.uid), "gid": report.gid.map { Int($0) } ?? NSNull(),
+                        "ofTheirOwn": report.helperUIDOfTheirOwn,
+                        "fallback": report.helperAccountFallback ?? NSNull(),
+                    ] as [String: Any],
+                    "helper": [
+                        "pid": Int(report.helperProcessID), "uid": Int(report.helper.uid),
+                        "gid": Int(report.helper.gid),
+                        "capEffective": hex(report.helper.capEffective), "capBounding": hex(report.helper.capBounding),
+                        "noNewPrivs": report.helper.noNewPrivs, "seccomp": report.helper.seccompMode,
+                        "policy": report.helper.seccompPolicy.rawValue,
+                        "landlockABI": report.helper.landlockABI, "confinement": name(report.helper.confinement),
+                        "addressSpaceLimit": Int(report.helper.addressSpaceLimit),
+                        "cpuLimit": Int(report.helper.cpuLimit),
+                    ] as [String: Any],
+                    "helperExecutable": configuration.helperExecutable, "shortfalls": report.shortfalls,
+                    "weakerThanStrongest": weaker,
+                    "systemdUnits": ["dropIn": units.dropIn ?? NSNull(), "advice": units.advice] as [String: Any],
+                ]))
         } else {
             Terminal.shared.out("This machine")
             Terminal.shared.out("  seccomp filters:  \(report.seccompAvailable ? "available" : "not available")")
-            Terminal.shared.out("  Landlock:         \(report.landlockABI > 0 ? "ABI \(report.landlockABI)" : "not available")")
+            Terminal.shared.out(
+                "  Landlock:         \(report.landlockABI > 0 ? "ABI \(report.landlockABI)" : "not available")")
             Terminal.shared.out("  confinement:      \(report.confinement)")
             Terminal.shared.out("  running as:       \(account)")
             Terminal.shared.out("  systemd units:    \(units.advice)")
             Terminal.shared.out("  helper executable: \(configuration.helperExecutable)")
-            Terminal.shared.out("A decoder helper (pid \(report.helperProcessID)), from its /proc/\(report.helperProcessID)/status")
+            Terminal.shared.out(
+                "A decoder helper (pid \(report.helperProcessID)), from its /proc/\(report.helperProcessID)/status")
             for line in report.statusLines { Terminal.shared.out("  \(line)") }
             Terminal.shared.out("  seccomp policy:   \(report.helper.seccompPolicy.rawValue)")
-            Terminal.shared.out("  confinement:      \(report.helper.confinement)\(report.helper.landlockABI > 0 ? " (ABI \(report.helper.landlockABI))" : "")")
+            Terminal.shared.out(
+                "  confinement:      \(report.helper.confinement)\(report.helper.landlockABI > 0 ? " (ABI \(report.helper.landlockABI))" : "")"
+            )
             Terminal.shared.out("  address space:    \(report.helper.addressSpaceLimit >> 20) MiB")
             Terminal.shared.out("  CPU time:         \(report.helper.cpuLimit) s in all (hard limit)")
             if weaker.isEmpty {
                 Terminal.shared.out("The helper has the strongest sandbox: Landlock and the seccomp allowlist.")
             } else {
-                if report.shortfalls.isEmpty { Terminal.shared.out("The helper's sandbox is as strong as this machine allows, but weaker than the strongest:") }
-                else { Terminal.shared.out("WEAKER than this machine allows:") }
+                if report.shortfalls.isEmpty {
+                    Terminal.shared.out(
+                        "The helper's sandbox is as strong as this machine allows, but weaker than the strongest:")
+                } else {
+                    Terminal.shared.out("WEAKER than this machine allows:")
+                }
                 for shortfall in weaker { Terminal.shared.out("  - \(shortfall)") }
             }
         }

@@ -7,7 +7,9 @@ enum DocumentationCommand {
         let spec = CommandTable.command(word)!
         var arguments = arguments
         // `help db migrate`: one command of two words.
-        if word == "help", let first = arguments.first, let second = arguments.dropFirst().first, CommandTable.command("\(first) \(second)") != nil {
+        if word == "help", let first = arguments.first, let second = arguments.dropFirst().first,
+            CommandTable.command("\(first) \(second)") != nil
+        {
             arguments = ArraySlice(["\(first) \(second)"] + arguments.dropFirst(2))
         }
         let parsed: Arguments
@@ -23,7 +25,8 @@ enum DocumentationCommand {
         case "completion":
             let shell = parsed.positionals[0]
             guard let script = CompletionScript.script(for: shell) else {
-                return Command.usageFailure("no completion for the shell \(JSONText.quoted(shell)); give bash, zsh or fish", spec)
+                return Command.usageFailure(
+                    "no completion for the shell \(JSONText.quoted(shell)); give bash, zsh or fish", spec)
             }
             Terminal.shared.out(script, newline: false)
         default:
@@ -44,7 +47,8 @@ enum DocumentationCommand {
                 Terminal.shared.out(subcommands.map { Help.text(of: $0) }.joined(separator: "\n\n"))
                 return .success
             }
-            return Command.usageFailure("no command \(JSONText.quoted(name))\(suggestion(for: name)) (see share --help)", spec)
+            return Command.usageFailure(
+                "no command \(JSONText.quoted(name))\(suggestion(for: name)) (see share --help)", spec)
         }
         Terminal.shared.out(parsed.flag("markdown") ? Help.markdown(of: command) : Help.text(of: command))
         return .success
@@ -55,7 +59,8 @@ enum DocumentationCommand {
         if word.hasPrefix("-") {
             Terminal.shared.err("share: unknown option \(word); did you mean --help or --version? (see share --help)")
         } else {
-            Terminal.shared.err("share: unknown command \(JSONText.quoted(word))\(suggestion(for: word)) (see share --help)")
+            Terminal.shared.err(
+                "share: unknown command \(JSONText.quoted(word))\(suggestion(for: word)) (see share --help)")
         }
         return .usage
     }
@@ -63,7 +68,9 @@ enum DocumentationCommand {
     private static func suggestion(for word: String) -> String {
         // Only a near miss is suggested (a typo: at most a third of the word
         // wrong); `nosuch` is near no command.
-        let nearest = CommandTable.commandWords.map { ($0, Arguments.editDistance(word.lowercased(), $0)) }.min { $0.1 < $1.1 }
+        let nearest = CommandTable.commandWords.map { ($0, Arguments.editDistance(word.lowercased(), $0)) }.min {
+            $0.1 < $1.1
+        }
         guard let nearest, nearest.1 <= max(1, word.count / 3) else { return "" }
         return "; did you mean \(nearest.0)?"
     }

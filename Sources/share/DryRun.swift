@@ -11,7 +11,9 @@ enum DryRun {
         let pipeline: PipelineDefinition
         do {
             let loaded = try PipelineDefinition.load(parsed.value("pipeline") ?? "default")
-            do { pipeline = try MediaChoices.apply(parsed, to: loaded) } catch { return Command.usageFailure(error.description, CommandTable.ingest) }
+            do { pipeline = try MediaChoices.apply(parsed, to: loaded) } catch {
+                return Command.usageFailure(error.description, CommandTable.ingest)
+            }
             // The capture-date range is decided once the files are read: the plan cannot say it.
             plan = try ShareIngestor.plan(inputs, pipeline: pipeline, selection: MediaChoices.selection(parsed))
         } catch {
@@ -22,32 +24,48 @@ enum DryRun {
         let sidecars = plan.items.reduce(0) { $0 + $1.sidecars.count }
         if parsed.flag("json") {
             for item in plan.items {
-                Terminal.shared.out(JSONLine.object([
-                    "event": "planned", "index": item.index, "source": item.label, "kind": item.kind, "size": item.size.map { Int($0) },
-                    "status": item.skipped == nil ? "item" : "skipped", "sidecars": item.sidecars, "reason": item.skipped?.reason.rawValue,
-                    "stage": item.skipped?.stage.rawValue, "error": item.skipped?.message,
-                ]))
+                Terminal.shared.out(
+                    JSONLine.object([
+                        "event": "planned", "index": item.index, "source": item.label, "kind": item.kind,
+                        "size": item.size.map { Int($0) },
+                        "status": item.skipped == nil ? "item" : "skipped", "sidecars": item.sidecars,
+                        "reason": item.skipped?.reason.rawValue,
+                        "stage": item.skipped?.stage.rawValue, "error": item.skipped?.message,
+                    ]))
             }
-            Terminal.shared.out(JSONLine.object([
-                "event": "plan", "pipeline": pipeline.name, "inputs": plan.inputCount, "items": plan.items.count - skipped.count, "skipped": skipped.count,
-                "sidecars": sidecars, "possibleGroups": plan.possibleGroups,
-            ]))
+            Terminal.shared.out(
+                JSONLine.object([
+                    "event": "plan", "pipeline": pipeline.name, "inputs": plan.inputCount,
+                    "items": plan.items.count - skipped.count, "skipped": skipped.count,
+                    "sidecars": sidecars, "possibleGroups": plan.possibleGroups,
+                ]))
             return .success
         }
-        out("plan of \(plan.inputCount) inputs with the pipeline \(pipeline.name) (--dry-run: nothing copied, decoded or written)")
+        out(
+            "plan of \(plan.inputCount) inputs with the pipeline \(pipeline.name) (--dry-run: nothing copied, decoded or written)"
+        )
         for item in plan.items {
             var line = "  \(item.index)  \(item.label)"
             if let size = item.size { line += "  (\(ReadableSize.bytes(size)))" }
-            if let failure = item.skipped { line += "  would be skipped (\(failure.reason.rawValue)): \(failure.message)" }
+            if let failure = item.skipped {
+                line += "  would be skipped (\(failure.reason.rawValue)): \(failure.message)"
+            }
             out(line)
             for sidecar in item.sidecars { out("       carries \(sidecar)") }
         }
         let labels = Dictionary(plan.items.map { ($0.index, $0.label) }, uniquingKeysWith: { first, _ in first })
         if !plan.possibleGroups.isEmpty {
             out("may be grouped, if their contents agree (RAW and JPEG, edit and original, burst, Live Photo):")
-            for group in plan.possibleGroups { out("  " + group.map { "\($0) \(((labels[$0] ?? "") as NSString).lastPathComponent)" }.joined(separator: " + ")) }
+            for group in plan.possibleGroups {
+                out(
+                    "  "
+                        + group.map { "\($0) \(((labels[$0] ?? "") as NSString).lastPathComponent)" }.joined(
+                            separator: " + "))
+            }
         }
-        out("would ingest \(counted(plan.items.count - skipped.count, "item")) (\(counted(sidecars, "sidecar")) carried) and skip \(skipped.count)")
+        out(
+            "would ingest \(counted(plan.items.count - skipped.count, "item")) (\(counted(sidecars, "sidecar")) carried) and skip \(skipped.count)"
+        )
         return .success
     }
 }

@@ -42,13 +42,19 @@ enum ExitStatus: Int32, CaseIterable, Sendable {
     /// One line for the documents' table and `--help`.
     var meaning: String {
         switch self {
-        case .success: "success: every item delivered (but those --include, --exclude, --taken-after or --taken-before left out), or the command did what was asked"
-        case .partial: "partly done: some items failed or were skipped, the rest were delivered (doctor: a weaker sandbox than the strongest)"
+        case .success:
+            "success: every item delivered (but those --include, --exclude, --taken-after or --taken-before left out), or the command did what was asked"
+        case .partial:
+            "partly done: some items failed or were skipped, the rest were delivered (doctor: a weaker sandbox than the strongest)"
         case .usage: "usage error: unknown command or option, a stray argument, a bad value"
-        case .noInput: "an input is missing or unreadable: a path, the container (status, open, report, gc), a batch or share; as root, a container or inbox others could write in; ingest: no input could be read, the inputs hold no file, or the filters left out every one"
-        case .unavailable: "a service is unavailable: the database (unreachable, refused, no schema), the metrics port, a decoder helper"
-        case .cannotCreate: "cannot create or write the output: the container (its disk full: resumable once space is freed), the key (taken), the report file"
-        case .temporaryFailure: "temporary failure, try again: another process holds the batch; an unfinished batch of the same inputs waits (--resume-unfinished); --db: the batch did not end in time"
+        case .noInput:
+            "an input is missing or unreadable: a path, the container (status, open, report, gc), a batch or share; as root, a container or inbox others could write in; ingest: no input could be read, the inputs hold no file, or the filters left out every one"
+        case .unavailable:
+            "a service is unavailable: the database (unreachable, refused, no schema), the metrics port, a decoder helper"
+        case .cannotCreate:
+            "cannot create or write the output: the container (its disk full: resumable once space is freed), the key (taken), the report file"
+        case .temporaryFailure:
+            "temporary failure, try again: another process holds the batch; an unfinished batch of the same inputs waits (--resume-unfinished); --db: the batch did not end in time"
         case .interrupted: "interrupted by SIGINT; resumable (share ingest --resume)"
         case .terminated: "stopped by SIGTERM; resumable. watch and worker under systemd exit 0 instead"
         }

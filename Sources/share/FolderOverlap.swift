@@ -15,10 +15,12 @@ enum FolderOverlap {
     static func ofInbox(_ inbox: String, container: String) -> String? {
         guard let inboxPlace = FolderPlace(inbox), let containerPlace = FolderPlace(container) else { return nil }
         if containerPlace.missing == 0, containerPlace.folder == inboxPlace.folder {
-            return "INBOX \(inbox) is the container \(container): give the container a folder of its own, outside the inbox"
+            return
+                "INBOX \(inbox) is the container \(container): give the container a folder of its own, outside the inbox"
         }
         if containerPlace.missing == 0, inboxPlace.ancestors.contains(containerPlace.folder) {
-            return "INBOX \(inbox) lies inside the container \(container): give the inbox a folder outside the container"
+            return
+                "INBOX \(inbox) lies inside the container \(container): give the inbox a folder outside the container"
         }
         if containerPlace.folder == inboxPlace.folder || containerPlace.ancestors.contains(inboxPlace.folder) {
             return "INBOX \(inbox) holds the container \(container): give the container a folder outside the inbox"
@@ -31,8 +33,11 @@ enum FolderOverlap {
     /// writes another report).
     static func ofReports(_ reports: String, inbox: String) -> String? {
         guard let inboxPlace = FolderPlace(inbox), let reportsPlace = FolderPlace(reports) else { return nil }
-        guard reportsPlace.folder == inboxPlace.folder || reportsPlace.ancestors.contains(inboxPlace.folder) else { return nil }
-        return "--report-dir \(reports) is inside INBOX \(inbox): each report would be taken as a new drop; give the reports a folder outside the inbox"
+        guard reportsPlace.folder == inboxPlace.folder || reportsPlace.ancestors.contains(inboxPlace.folder) else {
+            return nil
+        }
+        return
+            "--report-dir \(reports) is inside INBOX \(inbox): each report would be taken as a new drop; give the reports a folder outside the inbox"
     }
 }
 
@@ -54,13 +59,15 @@ struct FolderPlace {
     /// The place of `path` (links followed, as the commands follow them); nil
     /// when no folder on it can be opened (the command reports that itself).
     init?(_ path: String) {
-        let absolute = path.hasPrefix("/") ? path : String(decoding: FileSystem.currentDirectory(), as: UTF8.self) + "/" + path
+        let absolute =
+            path.hasPrefix("/") ? path : String(decoding: FileSystem.currentDirectory(), as: UTF8.self) + "/" + path
         var existing = URL(fileURLWithPath: absolute).standardizedFileURL.path
         var missing = 0
         var handle: FileDescriptor?
         while handle == nil {
             do {
-                handle = try FileDescriptor.openDirectoryHandle(pathBytes: Array(existing.utf8), followingFinalLink: true, display: existing)
+                handle = try FileDescriptor.openDirectoryHandle(
+                    pathBytes: Array(existing.utf8), followingFinalLink: true, display: existing)
             } catch {
                 guard error.code == ENOENT, existing != "/" else { return nil }
                 existing = (existing as NSString).deletingLastPathComponent

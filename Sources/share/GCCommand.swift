@@ -15,10 +15,15 @@ enum GCCommand {
             let cancellation = CancellationFlag()
             Signals.cancel(cancellation)
             do {
-                let pruned = try DistributedIngestor.prune(url: url, olderThan: retention, dryRun: parsed.flag("dry-run"), cancellation: cancellation)
-                Terminal.shared.err("share: \(parsed.flag("dry-run") ? "would remove" : "removed") \(pruned.batches) finished batches (\(pruned.jobs) jobs) and \(pruned.workers) gone workers from the database")
+                let pruned = try DistributedIngestor.prune(
+                    url: url, olderThan: retention, dryRun: parsed.flag("dry-run"), cancellation: cancellation)
+                Terminal.shared.err(
+                    "share: \(parsed.flag("dry-run") ? "would remove" : "removed") \(pruned.batches) finished batches (\(pruned.jobs) jobs) and \(pruned.workers) gone workers from the database"
+                )
             } catch {
-                if let signal = Signals.received { return Command.failure("interrupted: \(error)", ExitStatus.after(signal: signal)) }
+                if let signal = Signals.received {
+                    return Command.failure("interrupted: \(error)", ExitStatus.after(signal: signal))
+                }
                 return Command.failure(error, database: true)
             }
             guard parsed.value("container") != nil else { return .success }
@@ -28,14 +33,19 @@ enum GCCommand {
             let dryRun = parsed.flag("dry-run")
             // A summary on stderr; each path on stdout only with --verbose (a million-item share has millions).
             let verbose = parsed.flag("verbose")
-            let report = try ConsumedShareCollector(container: container).collect(retention: retention, dryRun: dryRun) { file in
+            let report = try ConsumedShareCollector(container: container).collect(retention: retention, dryRun: dryRun)
+            { file in
                 if verbose { Terminal.shared.text((dryRun ? "would remove " : "removed ") + file) }
             }
             for batch in report.abandoned {
-                Terminal.shared.err("share: \(dryRun ? "would collect" : "collected") the copies of batch \(batch.uuidString), left unfinished for longer than --older-than (no longer resumable)")
+                Terminal.shared.err(
+                    "share: \(dryRun ? "would collect" : "collected") the copies of batch \(batch.uuidString), left unfinished for longer than --older-than (no longer resumable)"
+                )
             }
             let abandoned = report.abandoned.isEmpty ? "" : " and \(counted(report.abandoned.count, "abandoned batch"))"
-            Terminal.shared.err("share: \(dryRun ? "would collect" : "collected") \(counted(report.keys.count, "consumed share"))\(abandoned), \(counted(report.fileCount, "file")), \(String(format: "%.1f", Double(report.bytes) / 1e6)) MB")
+            Terminal.shared.err(
+                "share: \(dryRun ? "would collect" : "collected") \(counted(report.keys.count, "consumed share"))\(abandoned), \(counted(report.fileCount, "file")), \(String(format: "%.1f", Double(report.bytes) / 1e6)) MB"
+            )
             return .success
         } catch {
             return Command.failure(error)

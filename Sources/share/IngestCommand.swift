@@ -13,13 +13,22 @@ enum IngestCommand {
         case .success(let arguments): parsed = arguments
         case .failure(let exit): return exit.status
         }
-        let inputs = parsed.positionalPaths.map(ShareInput.path) + parsed.all("text").map(ShareInput.text) + parsed.all("url").map(ShareInput.url)
-        if parsed.value("resume") != nil, !inputs.isEmpty { return Command.usageFailure("--resume takes no PATH, --text or --url", spec) }
-        if parsed.value("db") == nil, let option = ["no-wait", "timeout"].first(where: { parsed.flag($0) || parsed.value($0) != nil }) {
-            return Command.usageFailure("--\(option) is for batches enqueued with --db; a local batch runs here until it ends", spec)
+        let inputs =
+            parsed.positionalPaths.map(ShareInput.path) + parsed.all("text").map(ShareInput.text)
+            + parsed.all("url").map(ShareInput.url)
+        if parsed.value("resume") != nil, !inputs.isEmpty {
+            return Command.usageFailure("--resume takes no PATH, --text or --url", spec)
+        }
+        if parsed.value("db") == nil,
+            let option = ["no-wait", "timeout"].first(where: { parsed.flag($0) || parsed.value($0) != nil })
+        {
+            return Command.usageFailure(
+                "--\(option) is for batches enqueued with --db; a local batch runs here until it ends", spec)
         }
         if parsed.flag("dry-run") {
-            guard parsed.value("resume") == nil, parsed.value("db") == nil else { return Command.usageFailure("--dry-run plans new inputs: not with --resume or --db", spec) }
+            guard parsed.value("resume") == nil, parsed.value("db") == nil else {
+                return Command.usageFailure("--dry-run plans new inputs: not with --resume or --db", spec)
+            }
             return DryRun.run(inputs, parsed: parsed)
         }
         var pipeline: PipelineDefinition
@@ -42,9 +51,12 @@ enum IngestCommand {
             return Command.failure(error)
         }
         if parsed.value("resume") != nil, let option = MediaChoices.given(parsed) {
-            return Command.usageFailure("--\(option) chooses for a new batch; a resumed batch keeps the choices it was started with", spec)
+            return Command.usageFailure(
+                "--\(option) chooses for a new batch; a resumed batch keeps the choices it was started with", spec)
         }
-        do { pipeline = try MediaChoices.apply(parsed, to: pipeline) } catch { return Command.usageFailure(error.description, spec) }
+        do { pipeline = try MediaChoices.apply(parsed, to: pipeline) } catch {
+            return Command.usageFailure(error.description, spec)
+        }
         if parsed.value("db") == nil, parsed.value("resume") == nil, inputs.isEmpty {
             return Command.usageFailure(ShareIngestError.noInputs.description, spec)
         }
@@ -63,20 +75,29 @@ enum IngestCommand {
         }
         let mode: ProgressPrinter.Mode = parsed.flag("json") ? .json : parsed.flag("quiet") ? .quiet : .human
         let printer = ProgressPrinter(
-            mode: mode, holdsText: pipeline.manifest.schema == .legacy || parsed.value("resume") != nil, deliveredLines: parsed.flag("verbose"))
+            mode: mode, holdsText: pipeline.manifest.schema == .legacy || parsed.value("resume") != nil,
+            deliveredLines: parsed.flag("verbose"))
         let cancellation = CancellationFlag()
         let local = parsed.value("db") == nil
-        Signals.cancel(cancellation) { _ in if local { Terminal.shared.err("share: interrupted; items in flight finish their stage") } }
+        Signals.cancel(cancellation) { _ in
+            if local { Terminal.shared.err("share: interrupted; items in flight finish their stage") }
+        }
 
         if let url = parsed.value("db") {
             if let flag = ["resume-unfinished", "new-batch"].first(where: parsed.flag) {
-                return Command.usageFailure("--\(flag) is for local batches; with --db, share status --db lists the batches and --resume BATCH finishes one", spec)
+                return Command.usageFailure(
+                    "--\(flag) is for local batches; with --db, share status --db lists the batches and --resume BATCH finishes one",
+                    spec)
             }
-            return distributed(inputs, url: url, parsed: parsed, container: container, pipeline: pipeline, key: key, printer: printer, cancellation: cancellation)
+            return distributed(
+                inputs, url: url, parsed: parsed, container: container, pipeline: pipeline, key: key, printer: printer,
+                cancellation: cancellation)
         }
         // Nothing is recorded before what can be known of the helpers' sandbox
         // without starting one has passed (they start at the first item to decode).
-        if let refusal = DecoderOption.refusal(of: decoder) { return Command.failure("--isolation process: \(refusal)", .unavailable) }
+        if let refusal = DecoderOption.refusal(of: decoder) {
+            return Command.failure("--isolation process: \(refusal)", .unavailable)
+        }
         let report: BatchReport
         do {
             var ingestor = ShareIngestor(container: container, pipeline: pipeline, decoder: decoder)
@@ -89,7 +110,9 @@ enum IngestCommand {
                 // The same command again after an interruption: finish that batch, never a second copy of everything.
                 let batch = unfinished.batch.id.uuidString
                 guard !unfinished.held else {
-                    return Command.failure("another share is ingesting these inputs into \(container.root) now (batch \(batch)); wait for it to end, or start another beside it with --new-batch", .temporaryFailure)
+                    return Command.failure(
+                        "another share is ingesting these inputs into \(container.root) now (batch \(batch)); wait for it to end, or start another beside it with --new-batch",
+                        .temporaryFailure)
                 }
                 guard parsed.flag("resume-unfinished") else {
                     let started = ISO8601DateFormatter().string(from: unfinished.batch.createdAt)
@@ -97,10 +120,14 @@ enum IngestCommand {
                         "an unfinished batch of these inputs (started \(started)) is in \(container.root): finish it with  share ingest --resume \(batch) --container \(container.root)  (or run this again with --resume-unfinished; --new-batch starts another beside it)",
                         .temporaryFailure)
                 }
-                if mode != .json { Terminal.shared.err("share: finishing the unfinished batch \(batch) of these inputs") }
+                if mode != .json {
+                    Terminal.shared.err("share: finishing the unfinished batch \(batch) of these inputs")
+                }
                 report = try ingestor.resume(batch, events: printer.handle, cancellation: cancellation)
             } else {
-                report = try ingestor.ingest(inputs, key: key, message: parsed.value("message"), events: printer.handle, cancellation: cancellation)
+                report = try ingestor.ingest(
+                    inputs, key: key, message: parsed.value("message"), events: printer.handle,
+                    cancellation: cancellation)
             }
         } catch {
             return Command.failure(error)
@@ -115,9 +142,15 @@ enum IngestCommand {
                 return ExitStatus.after(signal: Signals.received ?? SIGINT)
             case .diskFull:
                 let waiting = report.items.filter { $0.failure?.reason == .diskFull }
-                if mode != .json { for item in waiting { Terminal.shared.err("share: waits for space: \(item.failure!.message)") } }
-                let items = waiting.isEmpty ? "" : "; \(waiting.count) item\(waiting.count == 1 ? "" : "s") wait\(waiting.count == 1 ? "s" : "") for space"
-                Terminal.shared.err("share: \(report.stop!)\(items); nothing is lost: free some space, then finish with  \(resume)")
+                if mode != .json {
+                    for item in waiting { Terminal.shared.err("share: waits for space: \(item.failure!.message)") }
+                }
+                let items =
+                    waiting.isEmpty
+                    ? ""
+                    : "; \(waiting.count) item\(waiting.count == 1 ? "" : "s") wait\(waiting.count == 1 ? "s" : "") for space"
+                Terminal.shared.err(
+                    "share: \(report.stop!)\(items); nothing is lost: free some space, then finish with  \(resume)")
                 return .cannotCreate
             case .storeFailed:
                 Terminal.shared.err("share: \(report.stop!); nothing is lost: finish with  \(resume)")
@@ -134,7 +167,8 @@ enum IngestCommand {
     /// again), then, unless `--no-wait`, wait for it and report it as a local
     /// batch is reported (`--json`, `--report`, the summary, the URL).
     private static func distributed(
-        _ inputs: [ShareInput], url: String, parsed: Arguments, container: ContainerDirectory, pipeline: PipelineDefinition,
+        _ inputs: [ShareInput], url: String, parsed: Arguments, container: ContainerDirectory,
+        pipeline: PipelineDefinition,
         key: ShareKey?, printer: ProgressPrinter, cancellation: CancellationFlag
     ) -> ExitStatus {
         var ingestor = DistributedIngestor(url: url, container: container, pipeline: pipeline)
@@ -148,16 +182,27 @@ enum IngestCommand {
             timeout = parsed.seconds("timeout") ?? .infinity
             if let idOrKey = parsed.value("resume") {
                 guard let found = try ingestor.resume(idOrKey, cancellation: cancellation) else {
-                    return Command.failure("no batch with id or key \(idOrKey) in the database (see share status --db)", .noInput)
+                    return Command.failure(
+                        "no batch with id or key \(idOrKey) in the database (see share status --db)", .noInput)
                 }
                 batch = found
-                if !quiet { Terminal.shared.err("share: batch \(batch.id.uuidString) is \(batch.state.rawValue) (\(batch.finishedCount) of \(batch.itemCount) items finished)") }
+                if !quiet {
+                    Terminal.shared.err(
+                        "share: batch \(batch.id.uuidString) is \(batch.state.rawValue) (\(batch.finishedCount) of \(batch.itemCount) items finished)"
+                    )
+                }
             } else {
-                batch = try ingestor.enqueue(inputs, key: key, message: parsed.value("message"), cancellation: cancellation)
-                if !quiet { Terminal.shared.err("share: enqueued batch \(batch.id.uuidString) (\(batch.itemCount) items, key \(batch.key))") }
+                batch = try ingestor.enqueue(
+                    inputs, key: key, message: parsed.value("message"), cancellation: cancellation)
+                if !quiet {
+                    Terminal.shared.err(
+                        "share: enqueued batch \(batch.id.uuidString) (\(batch.itemCount) items, key \(batch.key))")
+                }
             }
         } catch {
-            if cancellation.isCancelled { return Command.failure("interrupted: \(error)", ExitStatus.after(signal: Signals.received ?? SIGINT)) }
+            if cancellation.isCancelled {
+                return Command.failure("interrupted: \(error)", ExitStatus.after(signal: Signals.received ?? SIGINT))
+            }
             return Command.failure(error, database: true)
         }
         if parsed.flag("no-wait") {
@@ -170,13 +215,17 @@ enum IngestCommand {
         do {
             guard
                 let done = try ingestor.wait(
-                    for: batch.id, timeout: timeout, cancellation: cancellation, notices: { Terminal.shared.err("share: \($0)") },
+                    for: batch.id, timeout: timeout, cancellation: cancellation,
+                    notices: { Terminal.shared.err("share: \($0)") },
                     progress: { Terminal.shared.status("\($0.finishedCount)/\($0.itemCount) items finished") })
             else {
                 Terminal.shared.clearStatus()
                 let why = cancellation.isCancelled ? "interrupted" : "not finished after \(Int(timeout)) s (--timeout)"
-                Terminal.shared.err("share: \(why): batch \(batch.id.uuidString) stays with the workers (share status --db); \(again) waits for it again")
-                return cancellation.isCancelled ? ExitStatus.after(signal: Signals.received ?? SIGINT) : .temporaryFailure
+                Terminal.shared.err(
+                    "share: \(why): batch \(batch.id.uuidString) stays with the workers (share status --db); \(again) waits for it again"
+                )
+                return cancellation.isCancelled
+                    ? ExitStatus.after(signal: Signals.received ?? SIGINT) : .temporaryFailure
             }
             ended = done
             Terminal.shared.clearStatus()
@@ -187,12 +236,15 @@ enum IngestCommand {
         }
         let written = parsed.value("report").map { write(report, to: $0, container: container) } ?? true
         if ended.state == .failed {
-            Terminal.shared.err("share: batch \(batch.id.uuidString) failed: \(ended.failure ?? "no reason recorded"); \(again) retries it")
+            Terminal.shared.err(
+                "share: batch \(batch.id.uuidString) failed: \(ended.failure ?? "no reason recorded"); \(again) retries it"
+            )
             return .temporaryFailure
         }
         if !parsed.flag("json") {
             // A resumed batch's container is the one it was planned with.
-            summarize(report, container: (try? ContainerDirectory(ended.container)) ?? container, quiet: parsed.flag("quiet"))
+            summarize(
+                report, container: (try? ContainerDirectory(ended.container)) ?? container, quiet: parsed.flag("quiet"))
         }
         guard written else { return .cannotCreate }
         return outcome(of: report)
@@ -219,7 +271,10 @@ enum IngestCommand {
             // Delivered, but the same content as a copy delivered before (`duplicateOf`).
             let duplicates = report.entries.filter { $0.duplicateOf != nil }.count
             if duplicates > 0 {
-                counts += duplicates == 1 ? " (1 of them a duplicate of an earlier copy: duplicateOf)" : " (\(duplicates) of them duplicates of earlier copies: duplicateOf)"
+                counts +=
+                    duplicates == 1
+                    ? " (1 of them a duplicate of an earlier copy: duplicateOf)"
+                    : " (\(duplicates) of them duplicates of earlier copies: duplicateOf)"
             }
             terminal.err("share: \(counts) in \(String(format: "%.2f", report.wallSeconds)) s")
             terminal.err("share: container:  \(container.root)")
@@ -238,15 +293,25 @@ enum IngestCommand {
     /// ingest (an empty folder: no manifest, no URL; said on stderr) or none could be read.
     static func outcome(of report: BatchReport) -> ExitStatus {
         guard report.counts.items > 0 else {
-            Terminal.shared.err("share: nothing to ingest: the inputs hold no file (hidden entries are skipped); no manifest, no redirect URL")
+            Terminal.shared.err(
+                "share: nothing to ingest: the inputs hold no file (hidden entries are skipped); no manifest, no redirect URL"
+            )
             return .noInput
         }
         // Nothing delivered because no input could be read is not "partly done".
-        if report.ingestedCount + report.attachedCount == 0, report.items.allSatisfy({ $0.failure?.reason == .unreadable }) { return .noInput }
+        if report.ingestedCount + report.attachedCount == 0,
+            report.items.allSatisfy({ $0.failure?.reason == .unreadable })
+        {
+            return .noInput
+        }
         // What --include, --exclude and --taken-after/-before left out was asked for: not "partly done".
-        let chosen = report.items.reduce(0) { $0 + ($1.failure.map { leftOutByChoice.contains($0.reason) } == true ? 1 : 0) }
+        let chosen = report.items.reduce(0) {
+            $0 + ($1.failure.map { leftOutByChoice.contains($0.reason) } == true ? 1 : 0)
+        }
         if chosen > 0, report.ingestedCount + report.attachedCount == 0, chosen == report.counts.items {
-            Terminal.shared.err("share: nothing to ingest: every file was left out by --include, --exclude, --taken-after or --taken-before; no manifest, no redirect URL")
+            Terminal.shared.err(
+                "share: nothing to ingest: every file was left out by --include, --exclude, --taken-after or --taken-before; no manifest, no redirect URL"
+            )
             return .noInput
         }
         if chosen > 0, report.ingestedCount + report.attachedCount + chosen == report.counts.items { return .success }

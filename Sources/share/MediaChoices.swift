@@ -24,7 +24,8 @@ enum MediaChoices {
         let thumbnailOptions = ["size", "format", "quality"].filter { parsed.value($0) != nil }
         if let first = thumbnailOptions.first {
             guard var thumbnail = pipeline.thumbnail else {
-                throw UsageError("--\(first): the pipeline \(pipeline.name) makes no thumbnails (it has no thumbnail stage)")
+                throw UsageError(
+                    "--\(first): the pipeline \(pipeline.name) makes no thumbnails (it has no thumbnail stage)")
             }
             if let sizes = parsed.integers("size") { thumbnail.sizes = sizes.sorted() }
             if let format = parsed.value("format").flatMap(PreviewFormat.init(rawValue:)) {
@@ -43,13 +44,17 @@ enum MediaChoices {
         if after != nil || before != nil {
             let option = after != nil ? "--taken-after" : "--taken-before"
             guard pipeline.manifest.schema == .v2 else {
-                throw UsageError("\(option): the pipeline \(pipeline.name) writes a legacy manifest, which states no capture dates (every item would be left out)")
+                throw UsageError(
+                    "\(option): the pipeline \(pipeline.name) writes a legacy manifest, which states no capture dates (every item would be left out)"
+                )
             }
             if let after { pipeline.manifest.takenAfter = after }
             if let before { pipeline.manifest.takenBefore = before }
             if let after = pipeline.manifest.takenAfter, let before = pipeline.manifest.takenBefore {
-                do { try pipeline.validate() } catch where error.field.hasSuffix("takenBefore") {
-                    throw UsageError("--taken-before \(before.text) is not later than --taken-after \(after.text): no capture time lies between them")
+                do { try pipeline.validate() } catch  where error.field.hasSuffix("takenBefore") {
+                    throw UsageError(
+                        "--taken-before \(before.text) is not later than --taken-after \(after.text): no capture time lies between them"
+                    )
                 } catch {
                     throw UsageError(error.description)
                 }
@@ -61,7 +66,8 @@ enum MediaChoices {
     /// The files `parsed` asks to take (`--include`, `--exclude`, `--hidden`; checked by the parser).
     static func selection(_ parsed: Arguments) -> DropSelection {
         DropSelection(
-            include: parsed.all("include").compactMap { try? PathPattern($0) }, exclude: parsed.all("exclude").compactMap { try? PathPattern($0) },
+            include: parsed.all("include").compactMap { try? PathPattern($0) },
+            exclude: parsed.all("exclude").compactMap { try? PathPattern($0) },
             hidden: parsed.flag("hidden"))
     }
 }

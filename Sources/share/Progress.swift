@@ -43,7 +43,10 @@ final class ProgressPrinter: Sendable {
             currentBatch.withLock { $0 = id.uuidString }
             counts.withLock { $0.progress.take(event) }
             if mode == .json {
-                terminal.out(JSONLine.object(["event": "batchStarted", "batch": id.uuidString, "key": key.rawValue, "items": itemCount]))
+                terminal.out(
+                    JSONLine.object([
+                        "event": "batchStarted", "batch": id.uuidString, "key": key.rawValue, "items": itemCount,
+                    ]))
             }
         case .stageFinished:
             let line = counts.withLock { counts -> String? in
@@ -63,10 +66,11 @@ final class ProgressPrinter: Sendable {
             }
         case .batchFinished(let batch):
             if mode == .human { terminal.clearStatus() }
-            let held = Set(heldText.withLock { held in
-                defer { held = [] }
-                return held
-            })
+            let held = Set(
+                heldText.withLock { held in
+                    defer { held = [] }
+                    return held
+                })
             if !held.isEmpty {
                 for item in batch.items where held.contains(item.index) { report(item) }
             }
@@ -79,24 +83,33 @@ final class ProgressPrinter: Sendable {
         func log(_ level: ServiceLogLine.Level, _ event: String, _ plain: String, _ message: String) {
             terminal.log(
                 ServiceLogLine(
-                    level: level, event: event, batch: batch, item: String(item.index), stage: item.failure?.stage.rawValue,
+                    level: level, event: event, batch: batch, item: String(item.index),
+                    stage: item.failure?.stage.rawValue,
                     reason: item.failure?.reason.rawValue, message: message), plain: plain)
         }
         switch mode {
         case .json:
             terminal.out(JSONLine.item(item))
         case .quiet:
-            if let failure = item.failure, item.status == .failed { log(.error, "itemFailed", "share: failed: \(failure.message)", failure.message) }
+            if let failure = item.failure, item.status == .failed {
+                log(.error, "itemFailed", "share: failed: \(failure.message)", failure.message)
+            }
         case .human:
             if let failure = item.failure {
                 let failed = item.status == .failed
-                log(failed ? .error : .warning, failed ? "itemFailed" : "itemSkipped", "share: \(item.status.rawValue): \(failure.message)", failure.message)
+                log(
+                    failed ? .error : .warning, failed ? "itemFailed" : "itemSkipped",
+                    "share: \(item.status.rawValue): \(failure.message)", failure.message)
             } else if let media = item.attachedTo, deliveredLines {
                 log(.info, "itemAttached", "share: attached: \(item.source) to \(media)", "\(item.source) to \(media)")
             } else if deliveredLines {
-                log(.info, "itemIngested", "share: ingested: \(item.source) -> \(item.entry?.path ?? "")", "\(item.source) -> \(item.entry?.path ?? "")")
+                log(
+                    .info, "itemIngested", "share: ingested: \(item.source) -> \(item.entry?.path ?? "")",
+                    "\(item.source) -> \(item.entry?.path ?? "")")
             }
-            for warning in item.warnings { log(.warning, "itemWarning", "share: warning: \(item.source): \(warning)", "\(item.source): \(warning)") }
+            for warning in item.warnings {
+                log(.warning, "itemWarning", "share: warning: \(item.source): \(warning)", "\(item.source): \(warning)")
+            }
         }
     }
 }
@@ -112,7 +125,8 @@ enum JSONLine {
     static func item(_ item: ItemReport) -> String {
         object([
             "event": "item", "index": item.index, "source": item.source, "status": item.status.rawValue,
-            "error": item.failure?.message, "stage": item.failure?.stage.rawValue, "reason": item.failure?.reason.rawValue,
+            "error": item.failure?.message, "stage": item.failure?.stage.rawValue,
+            "reason": item.failure?.reason.rawValue,
             "path": item.entry?.path, "type": item.entry?.type.rawValue, "warnings": item.warnings,
         ])
     }
@@ -128,7 +142,8 @@ enum JSONLine {
         }
         return object([
             "event": "batchStopped", "batch": batch.batchID.uuidString, "key": batch.key.rawValue, "reason": reason,
-            "message": (batch.stop ?? .asked).description, "ingested": batch.ingestedCount, "unfinished": batch.unfinishedCount,
+            "message": (batch.stop ?? .asked).description, "ingested": batch.ingestedCount,
+            "unfinished": batch.unfinishedCount,
             "failed": batch.failedCount - batch.unfinishedCount, "resume": resume, "seconds": batch.wallSeconds,
         ])
     }

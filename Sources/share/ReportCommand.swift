@@ -18,7 +18,8 @@ enum ReportCommand {
         let htmlPath = parsed.value("html")
         let sheetPath = parsed.value("contact-sheet")
         if let sheetPath, !["jpg", "jpeg"].contains((sheetPath as NSString).pathExtension.lowercased()) {
-            return Command.usageFailure("--contact-sheet writes a JPEG; name the file .jpg or .jpeg, not \(sheetPath)", spec)
+            return Command.usageFailure(
+                "--contact-sheet writes a JPEG; name the file .jpg or .jpeg, not \(sheetPath)", spec)
         }
         let container: ContainerDirectory
         let report: BatchReport
@@ -53,8 +54,11 @@ enum ReportCommand {
         if let htmlPath = html, let page = outputs.page {
             switch page {
             case .success(let page):
-                Terminal.shared.err("share: page: \(report.items.count) items, \(page.embeddedThumbnailCount) thumbnails embedded")
-                for name in page.missingThumbnails { Terminal.shared.err("share: warning: \(name): thumbnail missing from the container") }
+                Terminal.shared.err(
+                    "share: page: \(report.items.count) items, \(page.embeddedThumbnailCount) thumbnails embedded")
+                for name in page.missingThumbnails {
+                    Terminal.shared.err("share: warning: \(name): thumbnail missing from the container")
+                }
                 Terminal.shared.out(htmlPath)
             case .failure(let error):
                 Terminal.shared.err("share: cannot write \(htmlPath): \(error)")
@@ -65,8 +69,11 @@ enum ReportCommand {
             switch drawn {
             case .success(let sheet):
                 if write(Data(sheet.jpeg), to: sheetPath) {
-                    var line = "share: contact sheet: \(sheet.tileCount) tiles, \(sheet.columns)×\(sheet.rows) grid, \(sheet.width)×\(sheet.height) px"
-                    if sheet.omittedCount > 0 { line += "; \(sheet.omittedCount) more items not shown (at most \(sheet.tileCount) tiles)" }
+                    var line =
+                        "share: contact sheet: \(sheet.tileCount) tiles, \(sheet.columns)×\(sheet.rows) grid, \(sheet.width)×\(sheet.height) px"
+                    if sheet.omittedCount > 0 {
+                        line += "; \(sheet.omittedCount) more items not shown (at most \(sheet.tileCount) tiles)"
+                    }
                     Terminal.shared.err(line)
                     Terminal.shared.out(sheetPath)
                 } else {

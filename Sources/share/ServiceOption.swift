@@ -21,7 +21,9 @@ enum ServiceOption {
             if argument.hasPrefix("--log-format=") { value = String(argument.dropFirst("--log-format=".count)) }
         }
         guard let value else { return nil }
-        guard let format = ServiceLogLine.Format(rawValue: value) else { return "--log-format must be plain or json, not \"\(value)\"" }
+        guard let format = ServiceLogLine.Format(rawValue: value) else {
+            return "--log-format must be plain or json, not \"\(value)\""
+        }
         Terminal.shared.logFormat = format
         return nil
     }
@@ -35,7 +37,8 @@ enum ServiceOption {
             default: .info
             }
         return ServiceLogLine(
-            level: level, event: event.kind.rawValue, batch: event.fields["batch"], item: event.fields["item"], stage: event.fields["stage"],
+            level: level, event: event.kind.rawValue, batch: event.fields["batch"], item: event.fields["item"],
+            stage: event.fields["stage"],
             reason: event.fields["reason"], message: event.message)
     }
 
@@ -54,20 +57,25 @@ enum ServiceOption {
         guard address != nil || ServiceNotifier().isActive else { return nil }
         var all = checks
         if let isolated = decoder as? ProcessIsolatedDecoder {
-            all.append(ShareService.helperCheck {
-                let report = try isolated.checkSandbox()
-                if !report.shortfalls.isEmpty { throw UsageError(ProcessIsolatedDecoder.weakerSandboxMessage(report)) }
-            })
+            all.append(
+                ShareService.helperCheck {
+                    let report = try isolated.checkSandbox()
+                    if !report.shortfalls.isEmpty {
+                        throw UsageError(ProcessIsolatedDecoder.weakerSandboxMessage(report))
+                    }
+                })
             all.append(ShareService.stoppedHelpersCheck { isolated.replaceStoppedHelpers() })
         }
         let service: ShareService
         do {
             service = try ShareService(role: role, address: address, checks: all, refresh: refresh)
         } catch {
-            throw ListenFailure(description: "--metrics \(parsed.value("metrics") ?? ""): cannot listen: \(error.message)")
+            throw ListenFailure(
+                description: "--metrics \(parsed.value("metrics") ?? ""): cannot listen: \(error.message)")
         }
         if let isolated = decoder as? ProcessIsolatedDecoder {
-            service.metrics.readHelpers(started: { isolated.startedHelperCount }, killed: { isolated.killedHelperCount })
+            service.metrics.readHelpers(
+                started: { isolated.startedHelperCount }, killed: { isolated.killedHelperCount })
         }
         if let address = service.address {
             Terminal.shared.err("share: serving /metrics, /healthz and /readyz at http://\(address)/")

@@ -10,7 +10,9 @@ final class Terminal: Sendable {
     /// Whether a progress line is on screen (it is cleared before other output).
     private let statusLineShown = Mutex(false)
 
-    func out(_ line: String, newline: Bool = true) { statusLineShown.withLock { _ in raw(STDOUT_FILENO, newline ? line + "\n" : line) } }
+    func out(_ line: String, newline: Bool = true) {
+        statusLineShown.withLock { _ in raw(STDOUT_FILENO, newline ? line + "\n" : line) }
+    }
 
     /// A line of text for people on stdout that names what came from outside
     /// (a dropped file's or folder's name, a library's message): every control,

@@ -23,14 +23,19 @@ enum WatchCommand {
         case _?: return Command.failure("INBOX \(inboxPath) is not a folder", .noInput)
         }
         let containerPath = parsed.value("container") ?? ContainerDirectory.defaultPath
-        if let overlap = FolderOverlap.ofInbox(inboxPath, container: containerPath) { return Command.usageFailure(overlap, spec) }
-        if let reports = parsed.value("report-dir"), let overlap = FolderOverlap.ofReports(reports, inbox: inboxPath) { return Command.usageFailure(overlap, spec) }
+        if let overlap = FolderOverlap.ofInbox(inboxPath, container: containerPath) {
+            return Command.usageFailure(overlap, spec)
+        }
+        if let reports = parsed.value("report-dir"), let overlap = FolderOverlap.ofReports(reports, inbox: inboxPath) {
+            return Command.usageFailure(overlap, spec)
+        }
         // Readiness that is true: the database answers, at this share's schema, before anything starts.
         if let url = parsed.value("db") {
             do {
                 try ServiceMonitor.Database(url: url).check.run()
             } catch {
-                return Command.failure("--db \(DatabaseURL.masked(url)): \(DatabaseSecrets.scrub("\(error)"))", .unavailable)
+                return Command.failure(
+                    "--db \(DatabaseURL.masked(url)): \(DatabaseSecrets.scrub("\(error)"))", .unavailable)
             }
         }
         let inbox: Inbox
@@ -39,7 +44,8 @@ enum WatchCommand {
             guard let disposition = DropDisposition(rawValue: parsed.value("on-success") ?? "move") else {
                 throw UsageError("--on-success must be move, delete or keep")
             }
-            let pipeline = try MediaChoices.apply(parsed, to: try PipelineDefinition.load(parsed.value("pipeline") ?? "default"))
+            let pipeline = try MediaChoices.apply(
+                parsed, to: try PipelineDefinition.load(parsed.value("pipeline") ?? "default"))
             let selection = MediaChoices.selection(parsed)
             let container = try Command.container(parsed)
             let decoder = try DecoderOption.decoder(parsed)
@@ -55,10 +61,15 @@ enum WatchCommand {
             ingestor.selection = selection
             inbox = try Inbox(
                 path: inboxPath, ingestor: ingestor, settle: parsed.seconds("settle") ?? 3,
-                disposition: disposition, distributed: distributed, notices: { batch, notice in Terminal.shared.err("share: batch \(batch.uuidString): \(notice)") })
+                disposition: disposition, distributed: distributed,
+                notices: { batch, notice in Terminal.shared.err("share: batch \(batch.uuidString): \(notice)") })
             let watched = inbox
-            let checks = [ServiceMonitor.containerCheck(container.root)] + (parsed.value("db").map { [ServiceMonitor.Database(url: $0).check] } ?? [])
-            service = try ServiceOption.make(parsed, role: .watch, decoder: decoder, checks: checks) { ServiceMonitor.refreshInboxGauges(watched, $0) }
+            let checks =
+                [ServiceMonitor.containerCheck(container.root)]
+                + (parsed.value("db").map { [ServiceMonitor.Database(url: $0).check] } ?? [])
+            service = try ServiceOption.make(parsed, role: .watch, decoder: decoder, checks: checks) {
+                ServiceMonitor.refreshInboxGauges(watched, $0)
+            }
         } catch let error as UsageError {
             return Command.usageFailure(error.description, spec)
         } catch {
@@ -66,7 +77,8 @@ enum WatchCommand {
         }
         let mode: ProgressPrinter.Mode = parsed.flag("json") ? .json : parsed.flag("quiet") ? .quiet : .human
         let printer = ProgressPrinter(
-            mode: mode, holdsText: inbox.ingestor.pipeline.manifest.schema == .legacy, deliveredLines: !Terminal.shared.stderrIsTerminal)
+            mode: mode, holdsText: inbox.ingestor.pipeline.manifest.schema == .legacy,
+            deliveredLines: !Terminal.shared.stderrIsTerminal)
         let cancellation = CancellationFlag()
         defer { service?.shutdown() }
         Signals.cancel(cancellation) { _ in
@@ -79,18 +91,25 @@ enum WatchCommand {
             serviceEvents?(event)
         }
         if mode == .human {
-            Terminal.shared.err("share: watching \(inbox.path) (container \(inbox.ingestor.container.root)); Ctrl-C to stop")
+            Terminal.shared.err(
+                "share: watching \(inbox.path) (container \(inbox.ingestor.container.root)); Ctrl-C to stop")
         }
         let picturesFailed = Atomic(false)
         do {
             let reportDirectory = parsed.value("report-dir")
             if let reportDirectory {
-                do { try FileSystem.makeDirectory(reportDirectory) } catch { return Command.failure("--report-dir \(reportDirectory): \(error)", .cannotCreate) }
+                do { try FileSystem.makeDirectory(reportDirectory) } catch {
+                    return Command.failure("--report-dir \(reportDirectory): \(error)", .cannotCreate)
+                }
             }
-            try inbox.run(once: parsed.flag("once"), events: events, cancellation: cancellation, started: { service?.started() }) { report in
+            let started: () -> Void = { service?.started() }
+            let once = parsed.flag("once")
+            try inbox.run(once: once, events: events, cancellation: cancellation, started: started) { report in
                 let reportPath = inbox.ingestor.container.reportPath(key: report.key)
                 if let reportDirectory, !report.interrupted,
-                    !writePictures(of: report, container: inbox.ingestor.container, decoder: inbox.ingestor.decoder, to: reportDirectory)
+                    !writePictures(
+                        of: report, container: inbox.ingestor.container, decoder: inbox.ingestor.decoder,
+                        to: reportDirectory)
                 {
                     picturesFailed.store(true, ordering: .relaxed)
                 }
@@ -101,17 +120,25 @@ enum WatchCommand {
                     if report.interrupted, case .diskFull? = report.stop {
                         // Not failed: the items wait, and the batch is finished when there is room.
                         let waiting = report.unfinishedCount
-                        Terminal.shared.err("share: \(report.stop!); \(waiting) item\(waiting == 1 ? "" : "s") wait\(waiting == 1 ? "s" : "") for space; the drop stays in \(inbox.path)/.processing/\(report.batchID.uuidString) and is finished once there is room")
-                        Terminal.shared.out("\(url) ingested=\(report.ingestedCount) waiting=\(waiting) stopped=diskFull report=\(reportPath)")
+                        Terminal.shared.err(
+                            "share: \(report.stop!); \(waiting) item\(waiting == 1 ? "" : "s") wait\(waiting == 1 ? "s" : "") for space; the drop stays in \(inbox.path)/.processing/\(report.batchID.uuidString) and is finished once there is room"
+                        )
+                        Terminal.shared.out(
+                            "\(url) ingested=\(report.ingestedCount) waiting=\(waiting) stopped=diskFull report=\(reportPath)"
+                        )
                         break
                     }
                     let state = report.interrupted ? " interrupted" : ""
-                    Terminal.shared.out("\(url) ingested=\(report.ingestedCount) failed=\(report.failedCount) skipped=\(report.skippedCount)\(report.attachedCount > 0 ? " attached=\(report.attachedCount)" : "")\(state) report=\(reportPath)")
+                    Terminal.shared.out(
+                        "\(url) ingested=\(report.ingestedCount) failed=\(report.failedCount) skipped=\(report.skippedCount)\(report.attachedCount > 0 ? " attached=\(report.attachedCount)" : "")\(state) report=\(reportPath)"
+                    )
                 }
             }
         } catch .diskFull(let path, let free) {
             // --once on a full disk: nothing is lost, the next run finishes what waits.
-            Terminal.shared.err("share: \(BatchStop.diskFull(path: path, freeBytes: free)); nothing is lost: free some space, then run share watch again: it finishes the drops waiting in \(inbox.path)/.processing first")
+            Terminal.shared.err(
+                "share: \(BatchStop.diskFull(path: path, freeBytes: free)); nothing is lost: free some space, then run share watch again: it finishes the drops waiting in \(inbox.path)/.processing first"
+            )
             return .cannotCreate
         } catch {
             return Command.failure(error, database: parsed.value("db") != nil)
@@ -121,11 +148,15 @@ enum WatchCommand {
     }
 
     /// `--report-dir`: the batch's HTML page and contact sheet, `<key>.html` and `<key>.jpg`.
-    private static func writePictures(of report: BatchReport, container: ContainerDirectory, decoder: any MediaDecoder, to directory: String) -> Bool {
+    private static func writePictures(
+        of report: BatchReport, container: ContainerDirectory, decoder: any MediaDecoder, to directory: String
+    ) -> Bool {
         let base = "\(directory)/\(report.key.rawValue)"
         do {
             // For people to open: the umask's mode (0666 less it), not owner-only.
-            try AtomicFile.replace(base + ".html", bytes: Array(ReportPage(report, container: container, pagePath: base + ".html").html.utf8), mode: 0o666)
+            try AtomicFile.replace(
+                base + ".html",
+                bytes: Array(ReportPage(report, container: container, pagePath: base + ".html").html.utf8), mode: 0o666)
             let sheet = try report.contactSheet(in: container, decoder: decoder)
             try AtomicFile.replace(base + ".jpg", bytes: sheet.jpeg, mode: 0o666)
             return true

@@ -13,7 +13,9 @@ enum WorkerCommand {
         case .success(let arguments): parsed = arguments
         case .failure(let exit): return exit.status
         }
-        guard let url = parsed.value("db") else { return Command.usageFailure("--db URL (or --db-file FILE) is required", spec) }
+        guard let url = parsed.value("db") else {
+            return Command.usageFailure("--db URL (or --db-file FILE) is required", spec)
+        }
         var settings = StageWorker.Settings()
         let decoder: any MediaDecoder
         do {
@@ -21,14 +23,18 @@ enum WorkerCommand {
         } catch {
             return Command.usageFailure(error.description, spec)
         }
-        if let list = parsed.value("stages") { settings.stages = list.split(separator: ",").compactMap { StageName(rawValue: String($0)) } }
+        if let list = parsed.value("stages") {
+            settings.stages = list.split(separator: ",").compactMap { StageName(rawValue: String($0)) }
+        }
         settings.concurrency = parsed.integer("concurrency") ?? 2
         settings.lease = parsed.seconds("lease") ?? 30
         if let name = parsed.value("name") { settings.name = name }
         let service: ShareService?
         do {
             let database = ServiceMonitor.Database(url: url)
-            service = try ServiceOption.make(parsed, role: .worker, decoder: decoder, checks: [database.check], refresh: database.refreshWorkerGauges)
+            service = try ServiceOption.make(
+                parsed, role: .worker, decoder: decoder, checks: [database.check], refresh: database.refreshWorkerGauges
+            )
         } catch let error as UsageError {
             return Command.usageFailure(error.description, spec)
         } catch {
@@ -56,9 +62,12 @@ enum WorkerCommand {
             }
         }
         do {
-            try StageWorker(url: url, settings: settings, events: service?.events, log: log, decoder: decoder).run(cancellation: cancellation)
+            try StageWorker(url: url, settings: settings, events: service?.events, log: log, decoder: decoder).run(
+                cancellation: cancellation)
         } catch {
-            if cancellation.isCancelled { return Command.failure("worker interrupted before it started: \(error)", Signals.serviceExit) }
+            if cancellation.isCancelled {
+                return Command.failure("worker interrupted before it started: \(error)", Signals.serviceExit)
+            }
             return Command.failure("cannot start the worker: \(error)", ExitStatus.of(error, database: true))
         }
         return Signals.serviceExit
@@ -74,7 +83,8 @@ enum WorkerCommand {
             return .usage
         }
         guard let spec = CommandTable.command("db \(word)") else {
-            Terminal.shared.err("share db: unknown command \(JSONText.quoted(word)); did you mean migrate? (see share help db migrate)")
+            Terminal.shared.err(
+                "share db: unknown command \(JSONText.quoted(word)); did you mean migrate? (see share help db migrate)")
             return .usage
         }
         let parsed: Arguments
@@ -82,20 +92,26 @@ enum WorkerCommand {
         case .success(let arguments): parsed = arguments
         case .failure(let exit): return exit.status
         }
-        guard let url = parsed.value("db") else { return Command.usageFailure("--db URL (or --db-file FILE) is required", spec) }
+        guard let url = parsed.value("db") else {
+            return Command.usageFailure("--db URL (or --db-file FILE) is required", spec)
+        }
         let cancellation = CancellationFlag()
         Signals.cancel(cancellation)
         let applied: [String]
         do {
             applied = try StageWorker.migrate(url: url, cancellation: cancellation)
         } catch {
-            if let signal = Signals.received { return Command.failure("interrupted: \(error)", ExitStatus.after(signal: signal)) }
+            if let signal = Signals.received {
+                return Command.failure("interrupted: \(error)", ExitStatus.after(signal: signal))
+            }
             return Command.failure(error, database: true)
         }
         // Said as it happened: a fresh database is created, an old one brought up to date, a current one left alone.
-        Terminal.shared.err(applied.isEmpty
-            ? "share: the schema was already up to date; nothing changed"
-            : "share: applied \(applied.count) migration\(applied.count == 1 ? "" : "s") (\(applied.joined(separator: ", "))); the schema is up to date")
+        Terminal.shared.err(
+            applied.isEmpty
+                ? "share: the schema was already up to date; nothing changed"
+                : "share: applied \(applied.count) migration\(applied.count == 1 ? "" : "s") (\(applied.joined(separator: ", "))); the schema is up to date"
+        )
         return .success
     }
 }

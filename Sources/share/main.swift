@@ -34,16 +34,20 @@ enum Command {
     /// `$XDG_DATA_HOME/share-ingest/container`, else `$HOME/.local/share/…`),
     /// with its state in `$SHARE_STATE_DIR` if set; created if missing.
     static func container(_ parsed: Arguments) throws(ContainerError) -> ContainerDirectory {
-        try ContainerDirectory(parsed.value("container") ?? ContainerDirectory.defaultPath, stateDirectory: stateDirectory)
+        try ContainerDirectory(
+            parsed.value("container") ?? ContainerDirectory.defaultPath, stateDirectory: stateDirectory)
     }
 
     /// The container of a command that only reads one (`status`, `open`,
     /// `report`, `gc`): it must exist; nothing is created.
     static func existingContainer(_ parsed: Arguments) throws(ContainerError) -> ContainerDirectory {
-        try ContainerDirectory(existing: parsed.value("container") ?? ContainerDirectory.defaultPath, stateDirectory: stateDirectory)
+        try ContainerDirectory(
+            existing: parsed.value("container") ?? ContainerDirectory.defaultPath, stateDirectory: stateDirectory)
     }
 
-    private static var stateDirectory: String? { ProcessEnvironment.value("SHARE_STATE_DIR").flatMap { $0.isEmpty ? nil : $0 } }
+    private static var stateDirectory: String? {
+        ProcessEnvironment.value("SHARE_STATE_DIR").flatMap { $0.isEmpty ? nil : $0 }
+    }
 
     /// One line on stderr, `share: <error>`; the exit status the error stands for.
     static func failure(_ error: any Error, database: Bool = false) -> ExitStatus {
@@ -85,7 +89,8 @@ case "--version":
     Terminal.shared.out("share \(Help.version)")
     status = .success
 case nil:
-    Terminal.shared.err("share: no command given; commands: \(CommandTable.commandWords.joined(separator: ", ")) (see share --help)")
+    Terminal.shared.err(
+        "share: no command given; commands: \(CommandTable.commandWords.joined(separator: ", ")) (see share --help)")
     status = .usage
 case let word?:
     status = DocumentationCommand.unknownCommand(word)

@@ -15,8 +15,10 @@ import Testing
     /// a file has no `camera`).
     static let realFiles =
         CaptureTimeTests.realPhoneFiles + [
-            "real/vision-pro.HEIC", "modern/raw/canon-r6-pruned.cr3", "modern/raw/canon-350d-exif3.cr2", "modern/raw/canon-350d-preview1024.dng",
-            "modern/raw/fujifilm-s5pro-exif8.raf", "modern/raw/nikon-d70-exif6.nef", "modern/raw/olympus-em1-exif6.orf", "modern/raw/panasonic-lx3.rw2",
+            "real/vision-pro.HEIC", "modern/raw/canon-r6-pruned.cr3", "modern/raw/canon-350d-exif3.cr2",
+            "modern/raw/canon-350d-preview1024.dng",
+            "modern/raw/fujifilm-s5pro-exif8.raf", "modern/raw/nikon-d70-exif6.nef", "modern/raw/olympus-em1-exif6.orf",
+            "modern/raw/panasonic-lx3.rw2",
             "modern/raw/sony-a7m3.arw",
         ]
 
@@ -45,7 +47,9 @@ import Testing
             expected[name] = try Self.oracle(copy)
         }
         // The files cover a make, a model and a lens, in stills, HEICs, RAWs and a movie.
-        #expect(expected.values.contains { $0["lens"] != nil } && expected.keys.contains { $0.hasSuffix(".mov") && expected[$0]?["model"] != nil })
+        #expect(
+            expected.values.contains { $0["lens"] != nil }
+                && expected.keys.contains { $0.hasSuffix(".mov") && expected[$0]?["model"] != nil })
         let byName = try CaptureTimeTests.ingest(drop)
         for (name, want) in expected.sorted(by: { $0.key < $1.key }) {
             #expect(byName[name] != nil, "\(name) was not delivered")
@@ -68,16 +72,22 @@ import Testing
         try Self.exiftool(try drop.add("canon.jpg", copying: Fixtures.media("photo.jpg")), ["-all="] + eos)
         expected["canon.jpg"] = canon
         let pixel = ["make": "Google", "model": "Pixel 8 Pro", "lens": "Pixel 8 Pro back camera 6.9mm f/1.68"]
-        try Self.exiftool(try drop.add("pixel.heic", copying: Fixtures.media("image.heic")), ["-Make=Google", "-Model=Pixel 8 Pro", "-LensModel=Pixel 8 Pro back camera 6.9mm f/1.68"])
+        try Self.exiftool(
+            try drop.add("pixel.heic", copying: Fixtures.media("image.heic")),
+            ["-Make=Google", "-Model=Pixel 8 Pro", "-LensModel=Pixel 8 Pro back camera 6.9mm f/1.68"])
         expected["pixel.heic"] = pixel
         for name in ["alpha.png", "image.webp", "image.tiff"] {
             try exiftool(try drop.add(name, copying: Fixtures.media(name)), eos)
             expected[name] = canon
         }
         // A movie's QuickTime keys (as an iPhone writes them), and an MP4's udta ©mak/©mod.
-        try Self.exiftool(try drop.add("iphone.mov", copying: Fixtures.media("clip.mov")), ["-Keys:Make=Apple", "-Keys:Model=iPhone 15 Pro"])
+        try Self.exiftool(
+            try drop.add("iphone.mov", copying: Fixtures.media("clip.mov")),
+            ["-Keys:Make=Apple", "-Keys:Model=iPhone 15 Pro"])
         expected["iphone.mov"] = ["make": "Apple", "model": "iPhone 15 Pro"]
-        try Self.exiftool(try drop.add("camcorder.mp4", copying: Fixtures.media("clip-h264.mp4")), ["-UserData:Make=Panasonic", "-UserData:Model=HC-V770"])
+        try Self.exiftool(
+            try drop.add("camcorder.mp4", copying: Fixtures.media("clip-h264.mp4")),
+            ["-UserData:Make=Panasonic", "-UserData:Model=HC-V770"])
         expected["camcorder.mp4"] = ["make": "Panasonic", "model": "HC-V770"]
         // A photo that names no camera has none.
         try Self.exiftool(try drop.add("anonymous.jpg", copying: Fixtures.media("photo.jpg")), ["-all="])
@@ -95,14 +105,18 @@ import Testing
         defer { mode.stop() }
         let container = TemporaryDirectory()
         let report = container.file("report.json")
-        let result = try ShareProcess.run(["ingest", "--container", container.path, "--report", report, drop.path] + mode.options)
+        let result = try ShareProcess.run(
+            ["ingest", "--container", container.path, "--report", report, drop.path] + mode.options)
         #expect(result.status == 0, "\(result.stderr)")
         let byName = try CaptureTimeTests.entries(container.path)
         for (name, want) in expected.sorted(by: { $0.key < $1.key }) {
-            #expect(Self.camera(byName[name]) == want, "\(database ? "--db" : "ingest"): \(name): \(Self.camera(byName[name]))")
+            #expect(
+                Self.camera(byName[name]) == want,
+                "\(database ? "--db" : "ingest"): \(name): \(Self.camera(byName[name]))")
         }
         // The --report file, and the page made from the batch's stored report, show it too.
-        let document = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: report))) as? [String: Any])
+        let document = try #require(
+            try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: report))) as? [String: Any])
         let items = try #require(document["items"] as? [[String: Any]])
         let reported = items.first { ($0["fileName"] as? String) == "canon.jpg" }
         #expect(Self.camera(reported) == expected["canon.jpg"], "\(reported ?? [:])")
@@ -110,7 +124,8 @@ import Testing
         let page = container.file("page.html")
         #expect(try ShareProcess.run(["report", url, "--container", container.path, "--html", page]).status == 0)
         let html = try String(contentsOfFile: page, encoding: .utf8)
-        #expect(html.contains("<dt>Camera</dt><dd>Canon EOS R5 (RF24-70mm F2.8 L IS USM)</dd>"), "no camera on the page")
+        #expect(
+            html.contains("<dt>Camera</dt><dd>Canon EOS R5 (RF24-70mm F2.8 L IS USM)</dd>"), "no camera on the page")
         #expect(html.contains("<dt>Camera</dt><dd>Apple iPhone 15 Pro</dd>"), "no movie's camera on the page")
     }
 
@@ -120,7 +135,12 @@ import Testing
     @Test func hostileValuesAreCleanedOrDropped() throws {
         let drop = TemporaryDirectory("camera-hostile")
         let evil = try drop.add("evil.jpg", copying: Fixtures.media("photo.jpg"))
-        try Self.exiftool(evil, ["-all=", "-Make=\u{1B}]0;owned\u{07}  Evil\tCam ", "-Model=" + String(repeating: "A", count: 10_240), "-LensModel=" + String(repeating: "L", count: 100)])
+        try Self.exiftool(
+            evil,
+            [
+                "-all=", "-Make=\u{1B}]0;owned\u{07}  Evil\tCam ", "-Model=" + String(repeating: "A", count: 10_240),
+                "-LensModel=" + String(repeating: "L", count: 100),
+            ])
         let blank = try drop.add("blank.jpg", copying: Fixtures.media("photo.jpg"))
         try Self.exiftool(blank, ["-all=", "-Model=Nikon Z 8", "-LensModel=   "])
         let byName = try CaptureTimeTests.ingest(drop)
@@ -131,11 +151,17 @@ import Testing
     /// The plugin's (legacy) manifest never carries it.
     @Test func theLegacyManifestHasNoCamera() throws {
         let drop = TemporaryDirectory("camera-legacy")
-        try Self.exiftool(try drop.add("canon.jpg", copying: Fixtures.media("photo.jpg")), ["-all=", "-Make=Canon", "-Model=Canon EOS R5"])
+        try Self.exiftool(
+            try drop.add("canon.jpg", copying: Fixtures.media("photo.jpg")),
+            ["-all=", "-Make=Canon", "-Model=Canon EOS R5"])
         let container = TemporaryDirectory()
-        let result = try ShareProcess.run(["ingest", "--container", container.path, "--pipeline", "share-extension", drop.path])
+        let result = try ShareProcess.run([
+            "ingest", "--container", container.path, "--pipeline", "share-extension", drop.path,
+        ])
         #expect(result.status == 0, "\(result.stderr)")
-        let manifests = try FileManager.default.contentsOfDirectory(atPath: container.path + "/manifests").filter { $0.hasSuffix(".json") }
+        let manifests = try FileManager.default.contentsOfDirectory(atPath: container.path + "/manifests").filter {
+            $0.hasSuffix(".json")
+        }
         let text = try String(contentsOfFile: container.path + "/manifests/" + manifests[0], encoding: .utf8)
         #expect(!text.contains("camera") && !text.contains("Canon"), "\(text)")
     }

@@ -11,12 +11,15 @@ import Testing
 @Suite struct CaptureOffsetTests {
     /// `exif6-gps.jpg` (a DateTimeOriginal without OffsetTimeOriginal, GPS without time stamps)
     /// taken at `date` at `latitude`, `longitude` (or at no place).
-    static func photo(_ drop: TemporaryDirectory, _ name: String, date: String, latitude: Double?, longitude: Double?) throws {
+    static func photo(_ drop: TemporaryDirectory, _ name: String, date: String, latitude: Double?, longitude: Double?)
+        throws
+    {
         let path = try drop.add(name, copying: Fixtures.privacy("exif6-gps.jpg"))
         var tags = ["-overwrite_original", "-DateTimeOriginal=\(date)"]
         if let latitude, let longitude {
             tags += [
-                "-GPSLatitude=\(abs(latitude))", "-GPSLatitudeRef=\(latitude < 0 ? "S" : "N")", "-GPSLongitude=\(abs(longitude))",
+                "-GPSLatitude=\(abs(latitude))", "-GPSLatitudeRef=\(latitude < 0 ? "S" : "N")",
+                "-GPSLongitude=\(abs(longitude))",
                 "-GPSLongitudeRef=\(longitude < 0 ? "W" : "E")",
             ]
         } else {
@@ -35,22 +38,30 @@ import Testing
         try photo(drop, "paris-winter.jpg", date: "2024:01:15 12:00:00", latitude: 48.8584, longitude: 2.2945)
         try photo(drop, "sydney-january.jpg", date: "2024:01:15 12:00:00", latitude: -33.8568, longitude: 151.2153)
         try photo(drop, "sydney-july.jpg", date: "2024:07:15 12:00:00", latitude: -33.8568, longitude: 151.2153)
-        try photo(drop, "new-york.jpg", date: "2024:03:10 03:30:00", latitude: 40.7484, longitude: -73.9857)  // just after the clocks went forward
+        // just after the clocks went forward
+        try photo(drop, "new-york.jpg", date: "2024:03:10 03:30:00", latitude: 40.7484, longitude: -73.9857)
         try photo(drop, "nowhere.jpg", date: "2024:07:15 12:00:00", latitude: nil, longitude: nil)
         try photo(drop, "null-island.jpg", date: "2024:07:15 12:00:00", latitude: 0, longitude: 0)
         // A latitude of 95° (exiftool writes what it is told): no place.
         try photo(drop, "out-of-range.jpg", date: "2024:07:15 12:00:00", latitude: 95, longitude: 2.2945)
         let movie = try drop.add("tokyo.mp4", copying: Fixtures.media("clip-h264.mp4"))
         let tagged = try MediaTools.run(
-            "/usr/bin/exiftool", ["-overwrite_original", "-QuickTime:CreateDate=2024:07:15 03:00:00", "-UserData:GPSCoordinates=35.6586, 139.7454", movie])
+            "/usr/bin/exiftool",
+            [
+                "-overwrite_original", "-QuickTime:CreateDate=2024:07:15 03:00:00",
+                "-UserData:GPSCoordinates=35.6586, 139.7454", movie,
+            ])
         try #require(tagged.status == 0, "\(tagged.output)")
         return drop
     }
 
     static let expected: [String: (capturedAt: String, offsetSource: String?)] = [
-        "paris-summer.jpg": ("2024-07-15T12:00:00+02:00", "position"), "paris-winter.jpg": ("2024-01-15T12:00:00+01:00", "position"),
-        "sydney-january.jpg": ("2024-01-15T12:00:00+11:00", "position"), "sydney-july.jpg": ("2024-07-15T12:00:00+10:00", "position"),
-        "new-york.jpg": ("2024-03-10T03:30:00-04:00", "position"), "nowhere.jpg": ("2024-07-15T12:00:00", nil), "null-island.jpg": ("2024-07-15T12:00:00", nil),
+        "paris-summer.jpg": ("2024-07-15T12:00:00+02:00", "position"),
+        "paris-winter.jpg": ("2024-01-15T12:00:00+01:00", "position"),
+        "sydney-january.jpg": ("2024-01-15T12:00:00+11:00", "position"),
+        "sydney-july.jpg": ("2024-07-15T12:00:00+10:00", "position"),
+        "new-york.jpg": ("2024-03-10T03:30:00-04:00", "position"), "nowhere.jpg": ("2024-07-15T12:00:00", nil),
+        "null-island.jpg": ("2024-07-15T12:00:00", nil),
         "out-of-range.jpg": ("2024-07-15T12:00:00", nil),
         // mvhd's 03:00 UTC, shown at Tokyo's +09:00.
         "tokyo.mp4": ("2024-07-15T12:00:00+09:00", "position"),
@@ -60,10 +71,17 @@ import Testing
         let byName = try CaptureTimeTests.entries(container)
         for (name, expected) in expected.sorted(by: { $0.key < $1.key }) {
             let entry = byName[name]
-            #expect(entry?["capturedAt"] as? String == expected.capturedAt, "\(what): \(name): \(entry?["capturedAt"] ?? "none")")
-            #expect(entry?["capturedAtOffsetSource"] as? String == expected.offsetSource, "\(what): \(name): \(entry?["capturedAtOffsetSource"] ?? "none")")
-            #expect((entry?["capturedAtOffsetKnown"] as? Bool) == (expected.offsetSource == nil ? false : nil), "\(what): \(name)")
-            #expect(entry?["capturedAtSource"] as? String == (name.hasSuffix(".mp4") ? "mp4" : "exif"), "\(what): \(name)")
+            #expect(
+                entry?["capturedAt"] as? String == expected.capturedAt,
+                "\(what): \(name): \(entry?["capturedAt"] ?? "none")")
+            #expect(
+                entry?["capturedAtOffsetSource"] as? String == expected.offsetSource,
+                "\(what): \(name): \(entry?["capturedAtOffsetSource"] ?? "none")")
+            #expect(
+                (entry?["capturedAtOffsetKnown"] as? Bool) == (expected.offsetSource == nil ? false : nil),
+                "\(what): \(name)")
+            #expect(
+                entry?["capturedAtSource"] as? String == (name.hasSuffix(".mp4") ? "mp4" : "exif"), "\(what): \(name)")
         }
     }
 
@@ -90,7 +108,8 @@ import Testing
     /// before the change (winter's, as Python's `zoneinfo` with `fold=0`).
     @Test func aTimeTheClocksPassTwiceTakesTheFirstInstantAndOneTheySkipTheOffsetBefore() throws {
         let drop = TemporaryDirectory("offset-rules")
-        let berlin = (latitude: 52.5163, longitude: 13.3777), sydney = (latitude: -33.8568, longitude: 151.2153)
+        let berlin = (latitude: 52.5163, longitude: 13.3777)
+        let sydney = (latitude: -33.8568, longitude: 151.2153)
         let cases: [(name: String, date: String, place: (latitude: Double, longitude: Double), capturedAt: String)] = [
             ("berlin-twice.jpg", "2024:10:27 02:30:00", berlin, "2024-10-27T02:30:00+02:00"),
             ("berlin-skipped.jpg", "2024:03:31 02:30:00", berlin, "2024-03-31T02:30:00+01:00"),
@@ -101,14 +120,19 @@ import Testing
             ("berlin-after-twice.jpg", "2024:10:27 03:30:00", berlin, "2024-10-27T03:30:00+01:00"),
             ("sydney-after-skipped.jpg", "2024:10:06 03:30:00", sydney, "2024-10-06T03:30:00+11:00"),
         ]
-        for item in cases { try Self.photo(drop, item.name, date: item.date, latitude: item.place.latitude, longitude: item.place.longitude) }
+        for item in cases {
+            try Self.photo(
+                drop, item.name, date: item.date, latitude: item.place.latitude, longitude: item.place.longitude)
+        }
         let container = TemporaryDirectory()
         let result = try ShareProcess.run(["ingest", "--container", container.path, drop.path])
         #expect(result.status == 0, "\(result.stderr)")
         let byName = try CaptureTimeTests.entries(container.path)
         for item in cases {
             let entry = byName[item.name]
-            #expect(entry?["capturedAt"] as? String == item.capturedAt, "\(item.name): \(entry?["capturedAt"] ?? "none"), expected \(item.capturedAt)")
+            #expect(
+                entry?["capturedAt"] as? String == item.capturedAt,
+                "\(item.name): \(entry?["capturedAt"] ?? "none"), expected \(item.capturedAt)")
             #expect(entry?["capturedAtOffsetSource"] as? String == "position", "\(item.name)")
         }
     }
@@ -120,21 +144,28 @@ import Testing
         let work = TemporaryDirectory("offsets-privacy")
         // Takeout's geoData is a place too: a photo with no metadata of its own, and its JSON.
         _ = try drop.add("IMG_0009.jpg", copying: Fixtures.media("gray.jpg"))
-        _ = try drop.add("IMG_0009.jpg.json", bytes: ExportSidecarTests.takeoutJSON(title: "IMG_0009.jpg", taken: 1_705_320_000))
+        _ = try drop.add(
+            "IMG_0009.jpg.json", bytes: ExportSidecarTests.takeoutJSON(title: "IMG_0009.jpg", taken: 1_705_320_000))
         let container = work.file("c")
-        let result = try ShareProcess.run(["ingest", "--container", container, "--pipeline", try LocationPrivacyTests.pipeline(in: work), drop.path])
+        let result = try ShareProcess.run([
+            "ingest", "--container", container, "--pipeline", try LocationPrivacyTests.pipeline(in: work), drop.path,
+        ])
         #expect(result.status == 0, "\(result.stderr)")
         try Self.check(container, "location privacy")
         let byName = try CaptureTimeTests.entries(container)
         // 2024-01-15 12:00 UTC in Paris (the JSON's geoData), in winter.
         let takeout = byName["IMG_0009.jpg"]
-        #expect(takeout?["capturedAt"] as? String == "2024-01-15T13:00:00+01:00" && takeout?["capturedAtOffsetSource"] as? String == "takeout", "\(takeout ?? [:])")
+        #expect(
+            takeout?["capturedAt"] as? String == "2024-01-15T13:00:00+01:00"
+                && takeout?["capturedAtOffsetSource"] as? String == "takeout", "\(takeout ?? [:])")
         #expect(takeout?["exportLocation"] == nil)
         for name in ["paris-summer.jpg", "tokyo.mp4"] {
             #expect((byName[name]?["locationRemoved"] as? [String])?.isEmpty == false, "\(name)")
             let copy = try #require((byName[name]?["path"] as? String).flatMap(URL.init(string:))?.path)
             let gps = try MediaTools.run("/usr/bin/exiftool", ["-gps:all", "-GPSCoordinates", "-s", copy])
-            #expect(!gps.output.contains("48 deg") && !gps.output.contains("35.6586") && !gps.output.contains("GPSLatitude "), "\(name): \(gps.output)")
+            #expect(
+                !gps.output.contains("48 deg") && !gps.output.contains("35.6586")
+                    && !gps.output.contains("GPSLatitude "), "\(name): \(gps.output)")
         }
     }
 
@@ -146,10 +177,15 @@ import Testing
         let drop = try Self.makeDrop()
         // A Takeout JSON's geoData is a place too (Paris).
         _ = try drop.add("IMG_0009.jpg", copying: Fixtures.media("gray.jpg"))
-        _ = try drop.add("IMG_0009.jpg.json", bytes: ExportSidecarTests.takeoutJSON(title: "IMG_0009.jpg", taken: 1_705_320_000))
+        _ = try drop.add(
+            "IMG_0009.jpg.json", bytes: ExportSidecarTests.takeoutJSON(title: "IMG_0009.jpg", taken: 1_705_320_000))
         let work = TemporaryDirectory("offsets-no-zone")
-        let container = work.file("c"), report = work.file("report.json")
-        let result = try ShareProcess.run(["ingest", "--container", container, "--report", report, "--pipeline", try LocationPrivacyTests.pipeline(in: work), drop.path])
+        let container = work.file("c")
+        let report = work.file("report.json")
+        let result = try ShareProcess.run([
+            "ingest", "--container", container, "--report", report, "--pipeline",
+            try LocationPrivacyTests.pipeline(in: work), drop.path,
+        ])
         #expect(result.status == 0, "\(result.stderr)")
         try Self.check(container, "location privacy")
         let enumerator = try #require(FileManager.default.enumerator(atPath: container))

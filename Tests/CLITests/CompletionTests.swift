@@ -37,7 +37,9 @@ import Testing
     static func check(_ shell: String, _ complete: Completer) throws {
         for (line, offers, not) in cases {
             let offered = try complete(line)
-            for word in offers { #expect(offered.contains(word), "\(shell): \(line)<TAB> offers \(offered), not \(word)") }
+            for word in offers {
+                #expect(offered.contains(word), "\(shell): \(line)<TAB> offers \(offered), not \(word)")
+            }
             for word in not { #expect(!offered.contains(word), "\(shell): \(line)<TAB> offers \(word)") }
         }
     }
@@ -45,15 +47,22 @@ import Testing
     @Test func bashCompletesCommandsOptionsAndValues() throws {
         let (work, script) = try Self.workspace("bash")
         // Loaded as bash-completion loads it (its library first, when installed), then registered for `share`.
-        let preamble = "cd \(work.path); [ -r /usr/share/bash-completion/bash_completion ] && . /usr/share/bash-completion/bash_completion; . \(script)"
+        let preamble =
+            "cd \(work.path); [ -r /usr/share/bash-completion/bash_completion ] && . /usr/share/bash-completion/bash_completion; . \(script)"
         let registered = try Tool.run("/bin/bash", ["--norc", "--noprofile", "-c", preamble + "; complete -p share"])
-        #expect(registered.output.contains("-F _share") && registered.output.hasSuffix("share\n"), "\(registered.output)")
+        #expect(
+            registered.output.contains("-F _share") && registered.output.hasSuffix("share\n"), "\(registered.output)")
         try Self.check("bash") { line in
             var words = line.split(separator: " ", omittingEmptySubsequences: true).map(String.init)
             if line.hasSuffix(" ") { words.append("") }
             let array = words.map { "'\($0)'" }.joined(separator: " ")
             let run = try Tool.run(
-                "/bin/bash", ["--norc", "--noprofile", "-c", preamble + "; COMP_WORDS=(\(array)); COMP_CWORD=\(words.count - 1); COMP_LINE='\(line)'; _share; printf '%s\\n' \"${COMPREPLY[@]}\""])
+                "/bin/bash",
+                [
+                    "--norc", "--noprofile", "-c",
+                    preamble
+                        + "; COMP_WORDS=(\(array)); COMP_CWORD=\(words.count - 1); COMP_LINE='\(line)'; _share; printf '%s\\n' \"${COMPREPLY[@]}\"",
+                ])
             return run.output.split(separator: "\n").map { $0.hasSuffix("/") ? String($0.dropLast()) : String($0) }
         }
     }
@@ -72,9 +81,12 @@ import Testing
     @Test func fishCompletesCommandsOptionsAndValues() throws {
         let (work, script) = try Self.workspace("fish")
         try Self.check("fish") { line in
-            let run = try Tool.run("/usr/bin/fish", ["--no-config", "-c", "cd \(work.path); source \(script); complete -C '\(line)'"])
+            let run = try Tool.run(
+                "/usr/bin/fish", ["--no-config", "-c", "cd \(work.path); source \(script); complete -C '\(line)'"])
             #expect(!run.output.contains("Invalid") && !run.output.contains("error"), "\(run.output)")
-            return run.output.split(separator: "\n").map { String($0.split(separator: "\t").first ?? "") }.map { $0.hasSuffix("/") ? String($0.dropLast()) : $0 }
+            return run.output.split(separator: "\n").map { String($0.split(separator: "\t").first ?? "") }.map {
+                $0.hasSuffix("/") ? String($0.dropLast()) : $0
+            }
         }
     }
 

@@ -17,14 +17,18 @@ import Testing
     /// holding one drop of it, into `container`.
     static func deliver(_ mode: String, into container: String, _ work: TemporaryDirectory) throws -> ShareProcess {
         guard mode == "watch" else {
-            return try ShareProcess.run(["ingest", "--container", container, "--isolation", "none", Fixtures.media("photo.jpg")])
+            return try ShareProcess.run([
+                "ingest", "--container", container, "--isolation", "none", Fixtures.media("photo.jpg"),
+            ])
         }
         let inbox = work.file("inbox")
         if !FileManager.default.fileExists(atPath: inbox + "/drop") {
             try work.add("inbox/drop/photo.jpg", copying: Fixtures.media("photo.jpg"))
             try work.add("inbox/drop/.ready", bytes: [])
         }
-        return try ShareProcess.run(["watch", inbox, "--container", container, "--once", "--settle", "0", "--isolation", "none"])
+        return try ShareProcess.run([
+            "watch", inbox, "--container", container, "--once", "--settle", "0", "--isolation", "none",
+        ])
     }
 
     /// A folder `path` owned by root, mode 0755 (what `share` accepts), made with its parents.
@@ -48,7 +52,9 @@ import Testing
         #expect(chown(container, 0, 0) == 0)
         chmod(container, 0o777)
         let open = try Self.deliver(mode, into: container, work)
-        #expect(open.status == 66 && open.stderr.contains("\(container): group or others may write in it (mode 777)"), "\(open.stderr)")
+        #expect(
+            open.status == 66 && open.stderr.contains("\(container): group or others may write in it (mode 777)"),
+            "\(open.stderr)")
         #expect(open.stderr.contains("chmod go-w \(container)"), "\(open.stderr)")
 
         // A folder of it another user's: refused alike; once root's, delivered.
@@ -56,7 +62,9 @@ import Testing
         try Self.folder(container + "/thumbnails")
         #expect(chown(container + "/thumbnails", Self.nobody.uid, Self.nobody.gid) == 0)
         let folder = try Self.deliver(mode, into: container, work)
-        #expect(folder.status == 66 && folder.stderr.contains("\(container)/thumbnails: owned by user 65534"), "\(folder.stderr)")
+        #expect(
+            folder.status == 66 && folder.stderr.contains("\(container)/thumbnails: owned by user 65534"),
+            "\(folder.stderr)")
         #expect((try FileManager.default.contentsOfDirectory(atPath: container + "/thumbnails")).isEmpty)
         #expect(chown(container + "/thumbnails", 0, 0) == 0)
         let delivered = try Self.deliver(mode, into: container, work)
@@ -73,27 +81,38 @@ import Testing
         let empty = try work.add("root-owned.log", bytes: [])
         try Self.folder(container + "/.share-ingest")
         chmod(container + "/.share-ingest", 0o700)
-        try FileManager.default.createSymbolicLink(atPath: container + "/.share-ingest/journal.sqlite", withDestinationPath: empty)
+        try FileManager.default.createSymbolicLink(
+            atPath: container + "/.share-ingest/journal.sqlite", withDestinationPath: empty)
         let run = try Self.deliver(mode, into: container, work)
         #expect(run.status == 66, "\(run.stdout) \(run.stderr)")
         #expect(run.stderr.contains("\(container)/.share-ingest/journal.sqlite: is a symbolic link"), "\(run.stderr)")
         #expect(try Data(contentsOf: URL(fileURLWithPath: empty)).isEmpty, "the link's target was written")
-        #expect(!FileManager.default.fileExists(atPath: empty + "-wal") && !FileManager.default.fileExists(atPath: empty + "-shm"))
+        #expect(
+            !FileManager.default.fileExists(atPath: empty + "-wal")
+                && !FileManager.default.fileExists(atPath: empty + "-shm"))
 
         // Its -wal alike (SQLite would write the log through it).
         try FileManager.default.removeItem(atPath: container + "/.share-ingest/journal.sqlite")
-        try FileManager.default.createSymbolicLink(atPath: container + "/.share-ingest/journal.sqlite-wal", withDestinationPath: precious)
+        try FileManager.default.createSymbolicLink(
+            atPath: container + "/.share-ingest/journal.sqlite-wal", withDestinationPath: precious)
         let wal = try Self.deliver(mode, into: container, work)
         #expect(wal.status == 66 && wal.stderr.contains("journal.sqlite-wal: is a symbolic link"), "\(wal.stderr)")
-        #expect(try String(contentsOfFile: precious, encoding: .utf8) == "root's own settings\n", "the link's target was written")
+        #expect(
+            try String(contentsOfFile: precious, encoding: .utf8) == "root's own settings\n",
+            "the link's target was written")
 
         // A `.share-ingest` that is itself a link to a folder of root's.
         try FileManager.default.removeItem(atPath: container + "/.share-ingest")
         try Self.folder(work.file("rootstate"))
-        try FileManager.default.createSymbolicLink(atPath: container + "/.share-ingest", withDestinationPath: work.file("rootstate"))
+        try FileManager.default.createSymbolicLink(
+            atPath: container + "/.share-ingest", withDestinationPath: work.file("rootstate"))
         let state = try Self.deliver(mode, into: container, work)
-        #expect(state.status == 66 && state.stderr.contains("\(container)/.share-ingest: is a symbolic link"), "\(state.stderr)")
-        #expect((try FileManager.default.contentsOfDirectory(atPath: work.file("rootstate"))).isEmpty, "something was written through the link")
+        #expect(
+            state.status == 66 && state.stderr.contains("\(container)/.share-ingest: is a symbolic link"),
+            "\(state.stderr)")
+        #expect(
+            (try FileManager.default.contentsOfDirectory(atPath: work.file("rootstate"))).isEmpty,
+            "something was written through the link")
     }
 
     @Test(arguments: ["ingest", "watch"])
@@ -107,8 +126,12 @@ import Testing
         let run = try Self.deliver(mode, into: container, work)
         #expect(run.status == 66, "\(run.stdout) \(run.stderr)")
         #expect(run.stderr.contains("\(container)/manifests: is a symbolic link"), "\(run.stderr)")
-        #expect((try FileManager.default.contentsOfDirectory(atPath: elsewhere)).isEmpty, "a manifest was written through the link")
-        #expect(!FileManager.default.fileExists(atPath: container + "/.share-ingest/journal.sqlite"), "the container was used")
+        #expect(
+            (try FileManager.default.contentsOfDirectory(atPath: elsewhere)).isEmpty,
+            "a manifest was written through the link")
+        #expect(
+            !FileManager.default.fileExists(atPath: container + "/.share-ingest/journal.sqlite"),
+            "the container was used")
     }
 }
 
@@ -123,18 +146,23 @@ extension ContainerOwnershipTests {
     func aContainerSwappedForALinkMidBatchIsStillTheOneWrittenIn(mode: String) throws {
         let work = TemporaryDirectory("container-swapped")
         let parent = (work.file("shared") as NSString).standardizingPath
-        let container = parent + "/c", moved = parent + "/c-moved"
+        let container = parent + "/c"
+        let moved = parent + "/c-moved"
         try Self.folder(container)
         chmod(parent, 0o777)  // another user's to rename in
         // Root's folder elsewhere, laid out as a container: where writes by name would land.
         let victim = work.file("victim")
-        for folder in ["thumbnails", "manifests/consumed", ".share-ingest/reports"] { try Self.folder(victim + "/" + folder) }
+        for folder in ["thumbnails", "manifests/consumed", ".share-ingest/reports"] {
+            try Self.folder(victim + "/" + folder)
+        }
         let gate = PauseGate("copy:photo.jpg")
         var arguments = ["ingest", "--container", container, "--isolation", "none", Fixtures.media("photo.jpg")]
         if mode == "watch" {
             try work.add("inbox/drop/photo.jpg", copying: Fixtures.media("photo.jpg"))
             try work.add("inbox/drop/.ready", bytes: [])
-            arguments = ["watch", work.file("inbox"), "--container", container, "--once", "--settle", "0", "--isolation", "none"]
+            arguments = [
+                "watch", work.file("inbox"), "--container", container, "--once", "--settle", "0", "--isolation", "none",
+            ]
         }
         // With --db the copy is a worker's: the worker stops at the gate, and writes after the swap.
         var server: PostgresServer?
@@ -143,7 +171,8 @@ extension ContainerOwnershipTests {
             let database = try PostgresServer()
             try #require(try ShareProcess.run(["db", "migrate", "--db", database.url]).status == 0)
             worker = try DropBoundaryTests.Run(
-                ["worker", "--db", database.url, "--name", "swap", "--concurrency", "1", "--isolation", "none"], environment: gate.environment)
+                ["worker", "--db", database.url, "--name", "swap", "--concurrency", "1", "--isolation", "none"],
+                environment: gate.environment)
             arguments = ["ingest", "--db", database.url, "--container", container, Fixtures.media("photo.jpg")]
             server = database
         }
@@ -156,19 +185,30 @@ extension ContainerOwnershipTests {
         }
         let share = try DropBoundaryTests.Run(arguments, environment: worker == nil ? gate.environment : [:])
         let holder = worker ?? share
-        try #require(gate.waitUntilReached { holder.process.isRunning }, "share never reached the copy stage: \(share.stderr) \(worker?.stderr ?? "")")
+        try #require(
+            gate.waitUntilReached { holder.process.isRunning },
+            "share never reached the copy stage: \(share.stderr) \(worker?.stderr ?? "")")
         #expect(rename(container, moved) == 0)
         #expect(symlink(victim, container) == 0)
         gate.release()
         let status = share.finish()
         #expect(status == 0, "\(share.stdout) \(share.stderr)")
         for folder in ["thumbnails", "manifests", "manifests/consumed", ".share-ingest/reports"] {
-            #expect(try FileManager.default.contentsOfDirectory(atPath: victim + "/" + folder).filter { $0 != "consumed" }.isEmpty, "written into the link's target: \(folder)")
+            #expect(
+                try FileManager.default.contentsOfDirectory(atPath: victim + "/" + folder).filter { $0 != "consumed" }
+                    .isEmpty, "written into the link's target: \(folder)")
         }
-        let manifests = try FileManager.default.contentsOfDirectory(atPath: moved + "/manifests").filter { $0.hasSuffix(".json") }
+        let manifests = try FileManager.default.contentsOfDirectory(atPath: moved + "/manifests").filter {
+            $0.hasSuffix(".json")
+        }
         #expect(manifests.count == 1, "\(manifests)")
         #expect(try FileManager.default.contentsOfDirectory(atPath: moved + "/thumbnails").count == 1)
-        #expect(try FileManager.default.contentsOfDirectory(atPath: moved).filter { $0.hasSuffix(".jpg") }.count == 1, "the copy")
-        #expect(try FileManager.default.contentsOfDirectory(atPath: victim).sorted() == [".share-ingest", "manifests", "thumbnails"])
+        #expect(
+            try FileManager.default.contentsOfDirectory(atPath: moved).filter { $0.hasSuffix(".jpg") }.count == 1,
+            "the copy")
+        #expect(
+            try FileManager.default.contentsOfDirectory(atPath: victim).sorted() == [
+                ".share-ingest", "manifests", "thumbnails",
+            ])
     }
 }

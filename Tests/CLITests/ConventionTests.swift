@@ -10,7 +10,10 @@ import Testing
 /// `--version`; a man page that groff reads without a warning.
 @Suite struct ConventionTests {
     /// Every command, as typed (the decoder helper is internal).
-    static let commands = ["ingest", "open", "watch", "status", "report", "gc", "worker", "db migrate", "doctor", "completion", "man", "help", "version"]
+    static let commands = [
+        "ingest", "open", "watch", "status", "report", "gc", "worker", "db migrate", "doctor", "completion", "man",
+        "help", "version",
+    ]
 
     static func words(_ command: String) -> [String] { command.split(separator: " ").map(String.init) }
 
@@ -18,7 +21,8 @@ import Testing
     static func options(inHelp help: String) -> [(name: String, short: String?, placeholder: String?)] {
         guard let section = help.components(separatedBy: "\noptions:\n").dropFirst().first else { return [] }
         return section.split(separator: "\n").prefix { $0.hasPrefix("  ") }.compactMap { line in
-            let words = line.trimmingCharacters(in: .whitespaces).split(separator: " ", omittingEmptySubsequences: true).map(String.init)
+            let words = line.trimmingCharacters(in: .whitespaces).split(separator: " ", omittingEmptySubsequences: true)
+                .map(String.init)
             guard let first = words.first, first.hasPrefix("-") else { return nil }
             if first.hasSuffix(","), words.count > 1 {
                 let placeholder = words.count > 2 && !words[2].isEmpty && words[2].first!.isUppercase ? words[2] : nil
@@ -66,17 +70,23 @@ import Testing
         // The same options as the README's table and the man page say (each made from the parser's table).
         let markdown = try ShareProcess.run(["help"] + Self.words(command) + ["--markdown"]).stdout
         let tabled = markdown.split(separator: "\n").compactMap { row -> String? in
-            guard let cell = row.split(separator: "`").dropFirst().first, let long = cell.split(separator: " ").first(where: { $0.hasPrefix("--") }) else { return nil }
+            guard let cell = row.split(separator: "`").dropFirst().first,
+                let long = cell.split(separator: " ").first(where: { $0.hasPrefix("--") })
+            else { return nil }
             return String(long.dropFirst(2))
         }
-        #expect(tabled.sorted() == options.map(\.name).sorted(), "\(command): --markdown \(tabled) but --help \(options.map(\.name))")
+        #expect(
+            tabled.sorted() == options.map(\.name).sorted(),
+            "\(command): --markdown \(tabled) but --help \(options.map(\.name))")
         for option in options where option.name != "help" {
             // Accepted: the parser goes past it and stops at the next, unknown, option.
             let value = option.placeholder.map { [Self.sample(for: $0, option: option.name)] } ?? []
             for spelling in ["--\(option.name)"] + (option.short.map { [$0] } ?? []) {
                 let run = try ShareProcess.run(Self.words(command) + [spelling] + value + ["--zz-unknown"])
                 #expect(run.status == 64, "\(command) \(spelling): \(run.status) \(run.stderr)")
-                #expect(run.stderr.contains("unknown option --zz-unknown"), "\(command) \(spelling) was not accepted: \(run.stderr)")
+                #expect(
+                    run.stderr.contains("unknown option --zz-unknown"),
+                    "\(command) \(spelling) was not accepted: \(run.stderr)")
             }
         }
     }
@@ -89,7 +99,8 @@ import Testing
             #expect(run.stdout.isEmpty)
             let lines = run.stderr.split(separator: "\n")
             #expect(lines.count == 1, "\(command) \(unknown): \(run.stderr)")
-            #expect(run.stderr.hasPrefix("share \(command): unknown option \(unknown); did you mean --"), "\(run.stderr)")
+            #expect(
+                run.stderr.hasPrefix("share \(command): unknown option \(unknown); did you mean --"), "\(run.stderr)")
         }
         // The nearest option, by spelling.
         if command == "ingest" {
@@ -99,12 +110,17 @@ import Testing
     }
 
     /// A command that takes no argument, or one, refuses another: nothing is done.
-    @Test(arguments: [("status", ["extra"]), ("doctor", ["extra"]), ("gc", ["/srv/c"]), ("open", ["ShareMedia://dataUrl=A#media", "two"]),
-        ("watch", ["inbox", "another"]), ("report", ["Key", "two"]), ("worker", ["extra"]), ("db migrate", ["extra"]), ("version", ["extra"]),
-        ("man", ["extra"]), ("completion", ["bash", "zsh"])])
+    @Test(arguments: [
+        ("status", ["extra"]), ("doctor", ["extra"]), ("gc", ["/srv/c"]),
+        ("open", ["ShareMedia://dataUrl=A#media", "two"]),
+        ("watch", ["inbox", "another"]), ("report", ["Key", "two"]), ("worker", ["extra"]), ("db migrate", ["extra"]),
+        ("version", ["extra"]),
+        ("man", ["extra"]), ("completion", ["bash", "zsh"]),
+    ])
     func aStrayArgumentIsAUsageError(command: String, arguments: [String]) throws {
         let work = TemporaryDirectory("stray")
-        let run = try ShareProcess.run(Self.words(command) + arguments, environment: ["SHARE_CONTAINER": work.file("c"), "HOME": work.path])
+        let run = try ShareProcess.run(
+            Self.words(command) + arguments, environment: ["SHARE_CONTAINER": work.file("c"), "HOME": work.path])
         #expect(run.status == 64, "\(command) \(arguments): \(run.status) \(run.stderr)")
         #expect(run.stdout.isEmpty)
         #expect(run.stderr.split(separator: "\n").count == 1, "\(run.stderr)")
@@ -117,7 +133,9 @@ import Testing
     @Test func gcNeverCollectsWhatItWasNotAskedTo() throws {
         let work = TemporaryDirectory("gc-slips")
         let container = work.file("c")
-        let ingest = try ShareProcess.run(["ingest", "--container", container, "--key", "Consumed", Fixtures.media("photo.jpg")])
+        let ingest = try ShareProcess.run([
+            "ingest", "--container", container, "--key", "Consumed", Fixtures.media("photo.jpg"),
+        ])
         let url = try #require(ingest.lastLine)
         #expect(try ShareProcess.run(["open", url, "--container", container, "--consume"]).status == 0)
         let copies = { try FileManager.default.contentsOfDirectory(atPath: container).filter { $0.hasSuffix(".jpg") } }
@@ -127,15 +145,19 @@ import Testing
         #expect(dry.status == 0 && dry.stderr.contains("would collect 1 consumed share"), "\(dry.stderr)")
         #expect(try copies().count == 1)
         // A path where none is taken: refused, naming it and what was meant.
-        let stray = try ShareProcess.run(["gc", container, "--older-than", "0"], environment: ["SHARE_CONTAINER": container])
-        #expect(stray.status == 64 && stray.stderr.contains("did you mean --container \(container)?"), "\(stray.stderr)")
+        let stray = try ShareProcess.run(
+            ["gc", container, "--older-than", "0"], environment: ["SHARE_CONTAINER": container])
+        #expect(
+            stray.status == 64 && stray.stderr.contains("did you mean --container \(container)?"), "\(stray.stderr)")
         #expect(try copies().count == 1)
     }
 
     @Test func versionPrintsTheVersionTheMetricsReport() throws {
         let version = try ShareProcess.run(["--version"])
         #expect(version.status == 0 && version.stderr.isEmpty)
-        #expect(version.stdout.range(of: #"^share \d+\.\d+\.\d+\n$"#, options: .regularExpression) != nil, "\(version.stdout)")
+        #expect(
+            version.stdout.range(of: #"^share \d+\.\d+\.\d+\n$"#, options: .regularExpression) != nil,
+            "\(version.stdout)")
         #expect(try ShareProcess.run(["version"]).stdout == version.stdout)
         let number = version.stdout.dropFirst("share ".count).trimmingCharacters(in: .whitespacesAndNewlines)
         #expect(try ShareProcess.run(["--help"]).stdout.hasPrefix("share \(number): "))
@@ -145,24 +167,40 @@ import Testing
     @Test func plainShareIsAUsageErrorAndHelpGoesToStdout() throws {
         let bare = try ShareProcess.run([])
         #expect(bare.status == 64 && bare.stdout.isEmpty, "\(bare.status) \(bare.stdout)")
-        #expect(bare.stderr.split(separator: "\n").count == 1 && bare.stderr.contains("no command given"), "\(bare.stderr)")
+        #expect(
+            bare.stderr.split(separator: "\n").count == 1 && bare.stderr.contains("no command given"), "\(bare.stderr)")
         let help = try ShareProcess.run(["--help"])
         #expect(help.status == 0 && help.stderr.isEmpty)
         #expect(try ShareProcess.run(["-h"]).stdout == help.stdout)
         #expect(try ShareProcess.run(["help"]).stdout == help.stdout)
-        for command in Self.commands { #expect(help.stdout.contains("\n  \(command) "), "\(command) missing from share --help") }
-        for status in ["0", "1", "64", "66", "69", "73", "75", "130", "143"] { #expect(help.stdout.contains("\n  \(status) "), "exit status \(status) missing") }
+        for command in Self.commands {
+            #expect(help.stdout.contains("\n  \(command) "), "\(command) missing from share --help")
+        }
+        for status in ["0", "1", "64", "66", "69", "73", "75", "130", "143"] {
+            #expect(help.stdout.contains("\n  \(status) "), "exit status \(status) missing")
+        }
         let unknown = try ShareProcess.run(["ingset"])
-        #expect(unknown.status == 64 && unknown.stderr.contains("unknown command \"ingset\"; did you mean ingest?"), "\(unknown.stderr)")
+        #expect(
+            unknown.status == 64 && unknown.stderr.contains("unknown command \"ingset\"; did you mean ingest?"),
+            "\(unknown.stderr)")
         #expect(try ShareProcess.run(["help", "nope"]).status == 64)
     }
 
     /// Findings of 68f4c5d, each a usage error now, in one line.
     @Test(arguments: [
-        (["worker", "--db", "postgresql://x@127.0.0.1:1/x", "--concurrency", "1.5"], "--concurrency must be a whole number from 1 to 64, not \"1.5\""),
-        (["gc", "--older-than", "7"], "--older-than must be a whole number and a unit (7d, 12h, 30m, 45s), or 0, not \"7\""),
+        (
+            ["worker", "--db", "postgresql://x@127.0.0.1:1/x", "--concurrency", "1.5"],
+            "--concurrency must be a whole number from 1 to 64, not \"1.5\""
+        ),
+        (
+            ["gc", "--older-than", "7"],
+            "--older-than must be a whole number and a unit (7d, 12h, 30m, 45s), or 0, not \"7\""
+        ),
         (["ingest", "--isolation", "sandbox", "x"], "--isolation must be process, process-weaker or none"),
-        (["worker", "--db", "postgresql://x@127.0.0.1:1/x", "--stages", "copy,thumbnial"], "--stages: unknown \"thumbnial\""),
+        (
+            ["worker", "--db", "postgresql://x@127.0.0.1:1/x", "--stages", "copy,thumbnial"],
+            "--stages: unknown \"thumbnial\""
+        ),
         (["watch", "in", "--settle", "soon"], "--settle must be a number of seconds from 0 to 86400"),
         (["ingest", "--key"], "--key needs a value (KEY)"),
         (["ingest", "--json=yes", "x"], "--json takes no value"),
@@ -179,9 +217,14 @@ import Testing
         try FileManager.default.createDirectory(atPath: work.file("inbox"), withIntermediateDirectories: true)
         let socket = try ListeningSocket()
         let run = try ShareProcess.run(
-            ["watch", work.file("inbox"), "--container", work.file("c"), "--once", "--isolation", "none", "--metrics", "127.0.0.1:\(socket.port)"])
+            [
+                "watch", work.file("inbox"), "--container", work.file("c"), "--once", "--isolation", "none",
+                "--metrics", "127.0.0.1:\(socket.port)",
+            ])
         #expect(run.status == 69, "\(run.stderr)")
-        #expect(run.stderr.contains("cannot listen") && !run.stderr.contains("usage:") && !run.stderr.contains("options:"), "\(run.stderr)")
+        #expect(
+            run.stderr.contains("cannot listen") && !run.stderr.contains("usage:") && !run.stderr.contains("options:"),
+            "\(run.stderr)")
     }
 
     /// The man page: made from the same table, and groff reads it without a warning.
@@ -194,9 +237,13 @@ import Testing
         let groff = try Tool.run("/usr/bin/groff", ["-man", "-Tutf8", "-ww", "-z", page])
         #expect(groff.status == 0 && groff.output.isEmpty, "groff: \(groff.output)")
         let text = try Tool.run("/usr/bin/groff", ["-man", "-Tutf8", "-P-c", "-P-b", "-P-u", page]).output
-        for command in Self.commands { #expect(text.contains("share \(command)"), "\(command) missing from the man page") }
+        for command in Self.commands {
+            #expect(text.contains("share \(command)"), "\(command) missing from the man page")
+        }
         for option in Self.options(inHelp: try ShareProcess.run(["ingest", "--help"]).stdout) {
-            #expect(text.contains("--\(option.name)") || text.contains("‐‐\(option.name)"), "--\(option.name) missing from the man page")
+            #expect(
+                text.contains("--\(option.name)") || text.contains("‐‐\(option.name)"),
+                "--\(option.name) missing from the man page")
         }
         #expect(text.contains("EXIT STATUS"))
     }
@@ -213,10 +260,16 @@ final class ListeningSocket {
         address.sin_family = sa_family_t(AF_INET)
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
         address.sin_port = 0
-        let bound = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
         guard bound == 0, listen(descriptor, 1) == 0 else { throw POSIXError(.EADDRINUSE) }
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &length) } }
+        _ = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &length) }
+        }
         self.descriptor = descriptor
         port = Int(UInt16(bigEndian: address.sin_port))
     }
@@ -226,7 +279,9 @@ final class ListeningSocket {
 
 /// Runs a tool and returns its exit status and its stdout and stderr together.
 enum Tool {
-    static func run(_ path: String, _ arguments: [String], environment: [String: String] = [:], input: String? = nil) throws -> (status: Int32, output: String) {
+    static func run(_ path: String, _ arguments: [String], environment: [String: String] = [:], input: String? = nil)
+        throws -> (status: Int32, output: String)
+    {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: path)
         process.arguments = arguments

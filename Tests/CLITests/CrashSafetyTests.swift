@@ -16,8 +16,12 @@ import Testing
             let folder = "part\(i % 4)"
             switch i % 10 {
             case 0: try drop.add("\(folder)/photo-\(i).jpg", bytes: Array(photo) + Array("unique \(i)".utf8))
-            case 5 where i % 50 == 5: try drop.add("\(folder)/clip-\(i).mp4", bytes: Array(clip) + Array("unique \(i)".utf8))
-            default: try drop.add("\(folder)/note-\(i).txt", bytes: Array("note \(i)\n".utf8) + Array(repeating: UInt8(97 + i % 26), count: 2000 + i))
+            case 5 where i % 50 == 5:
+                try drop.add("\(folder)/clip-\(i).mp4", bytes: Array(clip) + Array("unique \(i)".utf8))
+            default:
+                try drop.add(
+                    "\(folder)/note-\(i).txt",
+                    bytes: Array("note \(i)\n".utf8) + Array(repeating: UInt8(97 + i % 26), count: 2000 + i))
             }
         }
         return drop
@@ -25,27 +29,42 @@ import Testing
 
     /// Checks the finished container against the drop.
     static func verify(container: String, drop: TemporaryDirectory, count: Int, localJournal: Bool = true) throws {
-        let manifests = try FileManager.default.contentsOfDirectory(atPath: container + "/manifests").filter { $0.hasSuffix(".json") }
+        let manifests = try FileManager.default.contentsOfDirectory(atPath: container + "/manifests").filter {
+            $0.hasSuffix(".json")
+        }
         #expect(manifests.count == 1, "manifests: \(manifests)")
-        let data = try Data(contentsOf: URL(fileURLWithPath: container + "/manifests/" + (try #require(manifests.first))))
+        let data = try Data(
+            contentsOf: URL(fileURLWithPath: container + "/manifests/" + (try #require(manifests.first))))
         let entries = try JSONSerialization.jsonObject(with: data) as! [[String: Any]]
         let names = entries.compactMap { $0["fileName"] as? String }
         #expect(names.count == count)
         #expect(Set(names).count == count, "an item appears twice")
         var listed = Set<String>()
         var thumbnails = Set<String>()
-        let sources = Dictionary(uniqueKeysWithValues: (FileManager.default.enumerator(atPath: drop.path)!.allObjects as! [String]).map { (($0 as NSString).lastPathComponent, drop.path + "/" + $0) })
+        let sources = Dictionary(
+            uniqueKeysWithValues: (FileManager.default.enumerator(atPath: drop.path)!.allObjects as! [String]).map {
+                (($0 as NSString).lastPathComponent, drop.path + "/" + $0)
+            })
         for entry in entries {
             let path = URL(string: entry["path"] as! String)!.path
             listed.insert((path as NSString).lastPathComponent)
-            if let thumbnail = entry["thumbnail"] as? String { thumbnails.insert(URL(string: thumbnail)!.lastPathComponent) }
+            if let thumbnail = entry["thumbnail"] as? String {
+                thumbnails.insert(URL(string: thumbnail)!.lastPathComponent)
+            }
             let source = try #require(sources[entry["fileName"] as! String])
             #expect(FileManager.default.contentsEqual(atPath: path, andPath: source), "\(path) differs from \(source)")
         }
-        let inContainer = Set(try FileManager.default.contentsOfDirectory(atPath: container)).filter { !$0.hasPrefix(".") && $0 != "thumbnails" && $0 != "manifests" }
+        let inContainer = Set(try FileManager.default.contentsOfDirectory(atPath: container)).filter {
+            !$0.hasPrefix(".") && $0 != "thumbnails" && $0 != "manifests"
+        }
         #expect(inContainer == listed, "orphans: \(inContainer.subtracting(listed))")
-        #expect(Set(try FileManager.default.contentsOfDirectory(atPath: container + "/thumbnails")).filter { !$0.hasPrefix(".") } == thumbnails)
-        let partial = (FileManager.default.enumerator(atPath: container)!.allObjects as! [String]).filter { $0.hasSuffix(".partial") }
+        #expect(
+            Set(try FileManager.default.contentsOfDirectory(atPath: container + "/thumbnails")).filter {
+                !$0.hasPrefix(".")
+            } == thumbnails)
+        let partial = (FileManager.default.enumerator(atPath: container)!.allObjects as! [String]).filter {
+            $0.hasSuffix(".partial")
+        }
         #expect(partial.isEmpty, "temporary files left: \(partial)")
         guard localJournal else { return }
         let status = try ShareProcess.run(["status", "--json", "--container", container])
@@ -153,7 +172,10 @@ import Testing
                 if phase != "none" { break }
             }
             // A run killed before it journaled the batch left nothing to resume.
-            if !journaled { journaled = try ShareProcess.run(["status", "--json", "--container", container]).stdout.contains("CrashTest") }
+            if !journaled {
+                journaled = try ShareProcess.run(["status", "--json", "--container", container]).stdout.contains(
+                    "CrashTest")
+            }
         }
         let total = kills.values.reduce(0, +)
         #expect(total >= 20, "only \(total) kills landed: \(kills)")
@@ -174,7 +196,9 @@ import Testing
         let drop = try Self.makeDrop(count: count)
         let work = TemporaryDirectory("crashpoint")
         let container = work.path + "/container"
-        let crashed = try ShareProcess.run(["ingest", "--quiet", "--container", container, "--key", "Point", drop.path], environment: ["SHARE_CRASH_POINT": point])
+        let crashed = try ShareProcess.run(
+            ["ingest", "--quiet", "--container", container, "--key", "Point", drop.path],
+            environment: ["SHARE_CRASH_POINT": point])
         #expect(crashed.status != 0, "the crash point \(point) was not reached")
         // What the crash leaves is decided by the point: before the rename, no
         // manifest at all (its temporary file is the only way one comes to
@@ -186,7 +210,9 @@ import Testing
         if point == "after-manifest" {
             #expect(try entries(manifest) == count, "no complete manifest after it was named")
         } else {
-            #expect(!FileManager.default.fileExists(atPath: manifest), "a manifest exists at \(point), before its temporary file was renamed")
+            #expect(
+                !FileManager.default.fileExists(atPath: manifest),
+                "a manifest exists at \(point), before its temporary file was renamed")
         }
         if point == "manifest-temporary-written" {
             // The point lies after the temporary file was written in full: it is
@@ -194,7 +220,9 @@ import Testing
             let temporaries = try FileManager.default.contentsOfDirectory(atPath: container + "/manifests")
                 .filter { $0.hasPrefix(".Point.json.") && $0.hasSuffix(".partial") }
             #expect(temporaries.count == 1, "temporary files: \(temporaries)")
-            if let temporary = temporaries.first { #expect(try entries(container + "/manifests/" + temporary) == count) }
+            if let temporary = temporaries.first {
+                #expect(try entries(container + "/manifests/" + temporary) == count)
+            }
         }
         let resumed = try ShareProcess.run(["ingest", "--quiet", "--container", container, "--resume", "Point"])
         #expect(resumed.status == 0, "\(resumed.stderr)")
@@ -225,10 +253,13 @@ import Testing
         }
         #expect(deaths >= 3 && deaths <= 5, "died \(deaths) times")
         #expect(run.status == 1, "\(run.stderr)")
-        #expect(run.stderr.contains("poison.jpg: the process died 3 times while decoding this file alone"), "\(run.stderr)")
+        #expect(
+            run.stderr.contains("poison.jpg: the process died 3 times while decoding this file alone"), "\(run.stderr)")
         let report = try ShareProcess.run(["ingest", "--json", "--container", container, "--resume", "Poison"])
         #expect(report.stdout.contains("\"crashedRepeatedly\""), "\(report.stdout)")
-        let manifest = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: container + "/manifests/Poison.json"))) as! [[String: Any]]
+        let manifest =
+            try JSONSerialization.jsonObject(
+                with: Data(contentsOf: URL(fileURLWithPath: container + "/manifests/Poison.json"))) as! [[String: Any]]
         #expect(Set(manifest.compactMap { $0["fileName"] as? String }) == Set((0..<8).map { "photo-\($0).jpg" }))
         #expect(manifest.allSatisfy { $0["thumbnail"] is String })
     }
@@ -289,7 +320,8 @@ extension CrashSafetyTests {
         let container = work.path + "/container"
         let photo = try work.add("drop/photo.jpg", copying: Fixtures.media("photo.jpg"))
         let crashed = try ShareProcess.run(
-            ["ingest", "--quiet", "--container", container, "--key", "Lost", photo], environment: ["SHARE_CRASH_POINT": "thumbnail:photo.jpg"])
+            ["ingest", "--quiet", "--container", container, "--key", "Lost", photo],
+            environment: ["SHARE_CRASH_POINT": "thumbnail:photo.jpg"])
         #expect(crashed.status != 0, "the crash point was not reached")
         let copies = try FileManager.default.contentsOfDirectory(atPath: container).filter { $0.hasSuffix(".jpg") }
         try #require(copies.count == 1, "\(copies)")

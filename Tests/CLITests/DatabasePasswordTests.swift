@@ -22,7 +22,8 @@ import Testing
         let work = TemporaryDirectory("pgpass")
         let url = Self.url(server)
         // Without one, the server refuses, and says so without any password.
-        let refused = try ShareProcess.run(["db", "migrate", "--db", url], environment: ["PGPASSWORD": "", "PGPASSFILE": "/nonexistent"])
+        let refused = try ShareProcess.run(
+            ["db", "migrate", "--db", url], environment: ["PGPASSWORD": "", "PGPASSFILE": "/nonexistent"])
         #expect(refused.status != 0, "\(refused.stderr)")
         #expect(refused.stderr.contains("password"), "\(refused.stderr)")
         // PGPASSWORD.
@@ -31,15 +32,18 @@ import Testing
         #expect(!migrated.stderr.contains("warning"), "\(migrated.stderr)")
         // PGPASSFILE.
         let passfile = work.file("pgpass")
-        try "127.0.0.1:\(server.port):pwdb:pwuser:\(Self.password)\n".write(toFile: passfile, atomically: true, encoding: .utf8)
+        try "127.0.0.1:\(server.port):pwdb:pwuser:\(Self.password)\n".write(
+            toFile: passfile, atomically: true, encoding: .utf8)
         chmod(passfile, 0o600)
         let status = try ShareProcess.run(["status", "--db", url], environment: ["PGPASSFILE": passfile])
         #expect(status.status == 0, "\(status.stderr)")
         #expect(!status.stdout.contains(Self.password) && !status.stderr.contains(Self.password))
         // PGSERVICE (a service file that holds the whole connection).
         let services = work.file("services")
-        try "[share]\nhost=127.0.0.1\nport=\(server.port)\ndbname=pwdb\nuser=pwuser\npassword=\(Self.password)\n".write(toFile: services, atomically: true, encoding: .utf8)
-        let service = try ShareProcess.run(["status", "--db", "postgresql://"], environment: ["PGSERVICEFILE": services, "PGSERVICE": "share"])
+        try "[share]\nhost=127.0.0.1\nport=\(server.port)\ndbname=pwdb\nuser=pwuser\npassword=\(Self.password)\n".write(
+            toFile: services, atomically: true, encoding: .utf8)
+        let service = try ShareProcess.run(
+            ["status", "--db", "postgresql://"], environment: ["PGSERVICEFILE": services, "PGSERVICE": "share"])
         #expect(service.status == 0, "\(service.stderr)")
         let named = try ShareProcess.run(["status", "--db", "service=share"], environment: ["PGSERVICEFILE": services])
         #expect(named.status == 0, "\(named.stderr)")
@@ -49,22 +53,29 @@ import Testing
         let server = try Self.server()
         let work = TemporaryDirectory("dbfile")
         let file = work.file("db-url")
-        try "# the share database\n\(Self.url(server, password: Self.password))\n".write(toFile: file, atomically: true, encoding: .utf8)
+        try "# the share database\n\(Self.url(server, password: Self.password))\n".write(
+            toFile: file, atomically: true, encoding: .utf8)
         let migrated = try ShareProcess.run(["db", "migrate", "--db-file", file])
         #expect(migrated.status == 0, "\(migrated.stderr)")
         let status = try ShareProcess.run(["status", "--db-file", file, "--json"])
         #expect(status.status == 0, "\(status.stderr)")
-        #expect(!status.stderr.contains("warning") && !status.stdout.contains(Self.password), "\(status.stdout)\(status.stderr)")
+        #expect(
+            !status.stderr.contains("warning") && !status.stdout.contains(Self.password),
+            "\(status.stdout)\(status.stderr)")
 
         let onCommandLine = try ShareProcess.run(["status", "--db", Self.url(server, password: Self.password)])
         #expect(onCommandLine.status == 0, "\(onCommandLine.stderr)")
-        #expect(onCommandLine.stderr.contains("warning: the --db URL holds a password, which every local user can read in /proc/PID/cmdline"), "\(onCommandLine.stderr)")
+        #expect(
+            onCommandLine.stderr.contains(
+                "warning: the --db URL holds a password, which every local user can read in /proc/PID/cmdline"),
+            "\(onCommandLine.stderr)")
         #expect(!onCommandLine.stderr.contains(Self.password) && !onCommandLine.stdout.contains(Self.password))
 
         let both = try ShareProcess.run(["status", "--db", Self.url(server), "--db-file", file])
         #expect(both.status == 64 && both.stderr.contains("give one of them"), "\(both.stderr)")
         let missing = try ShareProcess.run(["status", "--db-file", work.file("nothing")])
-        #expect(missing.status == 64 && missing.stderr.contains("--db-file \(work.file("nothing")): "), "\(missing.stderr)")
+        #expect(
+            missing.status == 64 && missing.stderr.contains("--db-file \(work.file("nothing")): "), "\(missing.stderr)")
     }
 
     /// Wrong passwords and URLs libpq cannot parse (it echoes the bad piece):
@@ -75,10 +86,16 @@ import Testing
         #expect(wrong.status != 0 && wrong.stderr.contains("password authentication failed"), "\(wrong.stderr)")
         #expect(!wrong.stderr.contains(Self.password), "\(wrong.stderr)")
         let garbled = "Pw%zz\(Self.password)"
-        let unparsable = try ShareProcess.run(["status", "--db", "postgresql://pwuser:\(garbled)@127.0.0.1:\(server.port)/pwdb"])
+        let unparsable = try ShareProcess.run([
+            "status", "--db", "postgresql://pwuser:\(garbled)@127.0.0.1:\(server.port)/pwdb",
+        ])
         #expect(unparsable.status != 0, "\(unparsable.stderr)")
-        #expect(!unparsable.stderr.contains(Self.password) && !unparsable.stderr.contains(garbled), "\(unparsable.stderr)")
-        let settings = try ShareProcess.run(["status", "--db", "host=127.0.0.1 port=\(server.port) dbname=pwdb user=pwuser password=\(Self.password) bogus=1"])
+        #expect(
+            !unparsable.stderr.contains(Self.password) && !unparsable.stderr.contains(garbled), "\(unparsable.stderr)")
+        let settings = try ShareProcess.run([
+            "status", "--db",
+            "host=127.0.0.1 port=\(server.port) dbname=pwdb user=pwuser password=\(Self.password) bogus=1",
+        ])
         #expect(settings.status != 0, "\(settings.stderr)")
         #expect(!settings.stderr.contains(Self.password), "\(settings.stderr)")
     }

@@ -19,7 +19,9 @@ import Testing
         try process.run()
         let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         process.waitUntilExit()
-        return text.split(separator: "\n").map { String($0.trimmingCharacters(in: .whitespaces).split(separator: " ").first ?? "") }
+        return text.split(separator: "\n").map {
+            String($0.trimmingCharacters(in: .whitespaces).split(separator: " ").first ?? "")
+        }
     }
 
     static func decoders(in libraries: [String]) -> [String] {
@@ -28,7 +30,10 @@ import Testing
 
     @Test func theHelperLinksTheDecoders() throws {
         let found = Self.decoders(in: try Self.linked(Fixtures.helperBinary))
-        #expect(Set(found.map { $0.split(separator: ".").first.map(String.init) ?? $0 }).isSuperset(of: ["libvips", "libavcodec", "libheif", "libtiff"]), "\(found)")
+        #expect(
+            Set(found.map { $0.split(separator: ".").first.map(String.init) ?? $0 }).isSuperset(of: [
+                "libvips", "libavcodec", "libheif", "libtiff",
+            ]), "\(found)")
     }
 
     @Test func shareLinksNoDecoder() throws {
@@ -54,7 +59,10 @@ import Testing
         var maps = ""
         for _ in 0..<200 where !maps.contains("libc.so") {
             // (Read to its end: a /proc file has no size to read up to.)
-            maps = FileHandle(forReadingAtPath: "/proc/\(watcher.processIdentifier)/maps").map { String(decoding: $0.readDataToEndOfFile(), as: UTF8.self) } ?? ""
+            maps =
+                FileHandle(forReadingAtPath: "/proc/\(watcher.processIdentifier)/maps").map {
+                    String(decoding: $0.readDataToEndOfFile(), as: UTF8.self)
+                } ?? ""
             usleep(10_000)
         }
         try #require(maps.contains("libc.so"), "the watcher's maps were not read")

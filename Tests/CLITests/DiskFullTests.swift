@@ -27,7 +27,8 @@ import Testing
         #expect(first.stderr.contains("container disk full"), "\(first.stderr.suffix(2000))")
         #expect(!first.stderr.contains("interrupted"), "a full disk is not a Ctrl-C: \(first.stderr.suffix(2000))")
         #expect(first.stderr.contains("nothing is lost: free some space"), "\(first.stderr.suffix(2000))")
-        let batch = try #require(Self.batchToResume(in: first.stderr), "no resume suggested: \(first.stderr.suffix(2000))")
+        let batch = try #require(
+            Self.batchToResume(in: first.stderr), "no resume suggested: \(first.stderr.suffix(2000))")
 
         // Read-only commands work while the disk is full.
         let status = try ShareProcess.run(["status", "--container", container], environment: environment)
@@ -35,8 +36,11 @@ import Testing
         #expect(status.stdout.contains(batch.prefix(8)), "the stopped batch is listed: \(status.stdout)")
 
         try disk.resize(kilobytes: 64 * 1024)
-        let resumed = try ShareProcess.run(["ingest", "--resume", batch, "--container", container], environment: environment)
-        #expect(resumed.status == 0, "the resume after space was freed: exit \(resumed.status): \(resumed.stderr.suffix(2000))")
+        let resumed = try ShareProcess.run(
+            ["ingest", "--resume", batch, "--container", container], environment: environment)
+        #expect(
+            resumed.status == 0,
+            "the resume after space was freed: exit \(resumed.status): \(resumed.stderr.suffix(2000))")
         try Self.expectDeliveredOnce(drop.names, container: container)
     }
 
@@ -75,7 +79,9 @@ import Testing
     /// One manifest, one entry per name, each its own copy in the container, and
     /// no other copy there (nothing delivered twice, nothing left over).
     static func expectDeliveredOnce(_ names: [String], container: String) throws {
-        let manifests = try FileManager.default.contentsOfDirectory(atPath: container + "/manifests").filter { $0.hasSuffix(".json") }
+        let manifests = try FileManager.default.contentsOfDirectory(atPath: container + "/manifests").filter {
+            $0.hasSuffix(".json")
+        }
         try #require(manifests.count == 1, "manifests: \(manifests)")
         let data = try Data(contentsOf: URL(fileURLWithPath: container + "/manifests/" + manifests[0]))
         let entries = try #require(try JSONSerialization.jsonObject(with: data) as? [[String: Any]])
@@ -84,7 +90,9 @@ import Testing
         #expect(Set(delivered) == Set(names), "missing: \(Set(names).subtracting(delivered).sorted().prefix(10))")
         let paths = entries.compactMap { ($0["path"] as? String).flatMap(URL.init(string:))?.path }
         #expect(Set(paths).count == names.count, "each entry its own copy")
-        for path in paths where !FileManager.default.fileExists(atPath: path) { Issue.record("\(path) is in the manifest, not on disk") }
+        for path in paths where !FileManager.default.fileExists(atPath: path) {
+            Issue.record("\(path) is in the manifest, not on disk")
+        }
         let copies = try FileManager.default.contentsOfDirectory(atPath: container).filter {
             !$0.hasPrefix(".") && $0 != "manifests" && $0 != "thumbnails"
         }
@@ -106,18 +114,22 @@ import Testing
         defer { workers.stopAll() }
         try workers.start("full")
 
-        let ingest = try DropBoundaryTests.Run(["ingest", "--db", server.url, "--container", container, drop.path], environment: [:])
+        let ingest = try DropBoundaryTests.Run(
+            ["ingest", "--db", server.url, "--container", container, drop.path], environment: [:])
         // The worker met the full disk: its items wait for space, as `share status --db` says.
         var status = ""
         let waited = eventually(timeout: 300) {
             status = (try? ShareProcess.run(["status", "--db", server.url]).stdout) ?? ""
             return status.contains("container disk full") || !ingest.process.isRunning
         }
-        #expect(waited && ingest.process.isRunning, "the batch waits while the disk is full: \(status) \(ingest.stderr)")
+        #expect(
+            waited && ingest.process.isRunning, "the batch waits while the disk is full: \(status) \(ingest.stderr)")
         #expect(!status.contains(" failed "), "no item failed for want of space: \(status)")
         try disk.resize(kilobytes: 64 * 1024)
         let exit = ingest.finish(timeout: 600)
-        #expect(exit == 0, "every item delivered once there is room: \(String(describing: exit)) \(ingest.stderr.suffix(2000))")
+        #expect(
+            exit == 0,
+            "every item delivered once there is room: \(String(describing: exit)) \(ingest.stderr.suffix(2000))")
         try DiskFullTests.expectDeliveredOnce(drop.names, container: container)
         withExtendedLifetime(server) {}
     }

@@ -9,7 +9,9 @@ import Testing
 /// escapes them all (DisplayText.escaped); JSON output names them as they are.
 @Suite struct DisplayEscapeTests {
     static let names = ["d\u{202E}gpj.exe", "ls\u{2028}line.jpg", "nel\u{0085}line.txt", "ps\u{2029}zw\u{200B}.txt"]
-    static let escapedNames = [#"d\u{202E}gpj.exe"#, #"ls\u{2028}line.jpg"#, #"nel\u{0085}line.txt"#, #"ps\u{2029}zw\u{200B}.txt"#]
+    static let escapedNames = [
+        #"d\u{202E}gpj.exe"#, #"ls\u{2028}line.jpg"#, #"nel\u{0085}line.txt"#, #"ps\u{2029}zw\u{200B}.txt"#,
+    ]
 
     /// Characters that change how a line reads (newline and tab aside).
     static func unsafe(_ text: String) -> [String] {
@@ -27,7 +29,9 @@ import Testing
         for name in names where name.hasSuffix(".jpg") || name.hasSuffix(".exe") {
             try FileManager.default.copyItem(atPath: Fixtures.media("photo.jpg"), toPath: drop + "/" + name)
         }
-        for name in names where name.hasSuffix(".txt") { try Data("a note\n".utf8).write(to: URL(fileURLWithPath: drop + "/" + name)) }
+        for name in names where name.hasSuffix(".txt") {
+            try Data("a note\n".utf8).write(to: URL(fileURLWithPath: drop + "/" + name))
+        }
     }
 
     @Test func dryRunStatusAndTheHTMLReportShowNamesEscaped() throws {
@@ -42,7 +46,9 @@ import Testing
         // JSON lines name the files as they are.
         let json = try ShareProcess.run(["ingest", "--dry-run", "--json", "--container", work.file("container"), drop])
         #expect(json.status == 0, "\(json.stderr)")
-        let sources = json.stdout.split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }.compactMap { $0["source"] as? String }
+        let sources = json.stdout.split(separator: "\n").compactMap {
+            try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+        }.compactMap { $0["source"] as? String }
         #expect(sources.contains { $0.hasSuffix("/d\u{202E}gpj.exe") }, "\(json.stdout)")
 
         let run = try ShareProcess.run(["ingest", "--container", work.file("container"), drop])

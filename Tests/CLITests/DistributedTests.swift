@@ -32,10 +32,13 @@ import Testing
         }
 
         /// Starts worker `name`; `user` runs it as another user (setpriv), `arguments` are added.
-        func start(_ name: String, lease: Int = 2, user: String? = nil, arguments: [String] = [], directory: String? = nil) throws {
+        func start(
+            _ name: String, lease: Int = 2, user: String? = nil, arguments: [String] = [], directory: String? = nil
+        ) throws {
             let process = Process()
             self.arguments[name] = arguments
-            let share = ["worker", "--db", url, "--name", name, "--concurrency", "1", "--lease", String(lease)] + arguments
+            let share =
+                ["worker", "--db", url, "--name", name, "--concurrency", "1", "--lease", String(lease)] + arguments
             if let user {
                 process.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
                 process.arguments = ["--reuid=\(user)", "--regid=nogroup", "--clear-groups", "--", executable] + share
@@ -46,7 +49,9 @@ import Testing
             process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
             if let directory { process.currentDirectoryURL = URL(fileURLWithPath: directory) }
             let log = logs.file(name)
-            if !FileManager.default.fileExists(atPath: log) { _ = FileManager.default.createFile(atPath: log, contents: nil) }
+            if !FileManager.default.fileExists(atPath: log) {
+                _ = FileManager.default.createFile(atPath: log, contents: nil)
+            }
             let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: log))
             handle.seekToEndOfFile()
             process.standardOutput = arguments.contains("--json") ? handle : FileHandle.nullDevice
@@ -69,7 +74,9 @@ import Testing
 
         /// Restarts every worker that died (a supervisor, as systemd would be).
         func restartDead(lease: Int = 2) throws {
-            for (name, process) in processes where !process.isRunning { try start(name, lease: lease, arguments: arguments[name] ?? []) }
+            for (name, process) in processes where !process.isRunning {
+                try start(name, lease: lease, arguments: arguments[name] ?? [])
+            }
         }
 
         /// SIGTERM to every worker still running (any started, not only the
@@ -83,7 +90,9 @@ import Testing
             while running.contains(where: \.isRunning) && Date() < deadline { usleep(10_000) }
             let stuck = running.filter(\.isRunning)
             guard !stuck.isEmpty else { return }
-            Issue.record("workers \(stuck.map(\.processIdentifier)) did not stop within 60 s of SIGTERM", sourceLocation: sourceLocation)
+            Issue.record(
+                "workers \(stuck.map(\.processIdentifier)) did not stop within 60 s of SIGTERM",
+                sourceLocation: sourceLocation)
             for process in stuck { Glibc.kill(process.processIdentifier, SIGKILL) }
         }
     }
@@ -125,14 +134,17 @@ import Testing
         }
     }
 
-
     /// `share status --db URL --json`, line by line.
     static func status(_ url: String) throws -> [[String: Any]] {
         let result = try ShareProcess.run(["status", "--db", url, "--json"])
-        return result.stdout.split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+        return result.stdout.split(separator: "\n").compactMap {
+            try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+        }
     }
 
-    static func lines(_ status: [[String: Any]], type: String) -> [[String: Any]] { status.filter { $0["type"] as? String == type } }
+    static func lines(_ status: [[String: Any]], type: String) -> [[String: Any]] {
+        status.filter { $0["type"] as? String == type }
+    }
 
     /// Slows each stage down a little, so "mid-batch" lasts long enough to be seen.
     static let throttle = ["SHARE_TEST_THROTTLE_MS": "2"]
@@ -153,9 +165,12 @@ import Testing
     }
 
     static func manifestEntries(_ container: String) throws -> [[String: Any]] {
-        let manifests = try FileManager.default.contentsOfDirectory(atPath: container + "/manifests").filter { $0.hasSuffix(".json") }
+        let manifests = try FileManager.default.contentsOfDirectory(atPath: container + "/manifests").filter {
+            $0.hasSuffix(".json")
+        }
         #expect(manifests.count == 1, "manifests: \(manifests)")
-        let data = try Data(contentsOf: URL(fileURLWithPath: container + "/manifests/" + (try #require(manifests.first))))
+        let data = try Data(
+            contentsOf: URL(fileURLWithPath: container + "/manifests/" + (try #require(manifests.first))))
         return try JSONSerialization.jsonObject(with: data) as? [[String: Any]] ?? []
     }
 
@@ -173,40 +188,54 @@ import Testing
         let ingest = try Ingest(["--db", server.url, "--container", container, "--json", "--report", report, drop.path])
         #expect(try ingest.finish(workers: workers) == 0, "\(ingest.stderr)")
         // Each connection names itself.
-        let names = try server.sql("SELECT application_name FROM pg_stat_activity WHERE application_name LIKE 'share-%'")
+        let names = try server.sql(
+            "SELECT application_name FROM pg_stat_activity WHERE application_name LIKE 'share-%'")
         #expect(names.contains("share-worker@"), "\(names)")
         workers.stopAll()
 
         // --json with --db: the same lines as a local run (an item per input, then batchFinished).
-        let lines = ingest.stdout.split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+        let lines = ingest.stdout.split(separator: "\n").compactMap {
+            try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+        }
         #expect(lines.count { $0["event"] as? String == "item" } == 200)
         let finished = try #require(lines.last)
         #expect(finished["event"] as? String == "batchFinished" && finished["ingested"] as? Int == 200)
         #expect((finished["redirectURL"] as? String)?.hasPrefix("ShareMedia://dataUrl=") == true)
         // --report with --db: the batch's report, with stage timings.
-        let stored = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: report))) as? [String: Any]
+        let stored =
+            try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: report))) as? [String: Any]
         #expect((stored?["items"] as? [Any])?.count == 200)
-        #expect(((stored?["stageSeconds"] as? [String: Double])?["copy"] ?? 0) > 0, "\(stored?["stageSeconds"] ?? "none")")
+        #expect(
+            ((stored?["stageSeconds"] as? [String: Double])?["copy"] ?? 0) > 0, "\(stored?["stageSeconds"] ?? "none")")
         try CrashSafetyTests.verify(container: container, drop: drop, count: 200, localJournal: false)
 
         // Status: the batch with its stage timings; the work spread over the three
         // workers (now stopped); every stage of every item once, and the manifest.
         let status = try Self.status(server.url)
         let batch = try #require(Self.lines(status, type: "batch").first)
-        #expect(batch["state"] as? String == "done" && batch["finished"] as? Int == 200 && batch["retried"] as? Int == 0)
+        #expect(
+            batch["state"] as? String == "done" && batch["finished"] as? Int == 200 && batch["retried"] as? Int == 0)
         #expect(((batch["stageSeconds"] as? [String: Double])?["thumbnail"] ?? 0) > 0)
         // The fan-in's own time is in the batch's totals, summed once when it finished.
         #expect(((batch["stageSeconds"] as? [String: Double])?["manifest"] ?? 0) > 0, "\(batch)")
         let workerLines = Self.lines(status, type: "worker")
         #expect(Set(workerLines.compactMap { $0["name"] as? String }) == ["a", "b", "c"])
-        #expect(workerLines.allSatisfy { ($0["stagesDone"] as? Int ?? 0) > 0 && $0["live"] as? Bool == false && $0["stopped"] as? Bool == true }, "\(workerLines)")
-        #expect(workerLines.reduce(0) { $0 + ($1["stagesDone"] as? Int ?? 0) } == 200 * 5 + 1)  // sniff, copy, probe, thumbnail, motion; the fan-in
+        #expect(
+            workerLines.allSatisfy {
+                ($0["stagesDone"] as? Int ?? 0) > 0 && $0["live"] as? Bool == false && $0["stopped"] as? Bool == true
+            }, "\(workerLines)")
+        // sniff, copy, probe, thumbnail, motion; the fan-in
+        #expect(workerLines.reduce(0) { $0 + ($1["stagesDone"] as? Int ?? 0) } == 200 * 5 + 1)
 
         // gc --db: the finished batch, its jobs and the stopped workers go.
         let dry = try ShareProcess.run(["gc", "--db", server.url, "--older-than", "0", "--dry-run"])
-        #expect(dry.status == 0 && dry.stderr.contains("would remove 1 finished batches (201 jobs) and 3 gone workers"), "\(dry.stderr)")
+        #expect(
+            dry.status == 0 && dry.stderr.contains("would remove 1 finished batches (201 jobs) and 3 gone workers"),
+            "\(dry.stderr)")
         let gc = try ShareProcess.run(["gc", "--db", server.url, "--older-than", "0"])
-        #expect(gc.status == 0 && gc.stderr.contains("removed 1 finished batches (201 jobs) and 3 gone workers"), "\(gc.stderr)")
+        #expect(
+            gc.status == 0 && gc.stderr.contains("removed 1 finished batches (201 jobs) and 3 gone workers"),
+            "\(gc.stderr)")
         let after = try Self.status(server.url)
         #expect(Self.lines(after, type: "batch").isEmpty && Self.lines(after, type: "worker").isEmpty)
     }
@@ -228,9 +257,13 @@ import Testing
         #expect(ingest.stdout.hasPrefix("ShareMedia://dataUrl="))
         #expect(ingest.stderr.contains("12 of 12 items ingested"), "\(ingest.stderr)")
         let root = URL(fileURLWithPath: work.path).standardizedFileURL.path
-        #expect(ingest.stderr.contains("share: ingested: drop/note-0.txt -> file://\(root)/c/"), "sources are shown as given: \(ingest.stderr)")
+        #expect(
+            ingest.stderr.contains("share: ingested: drop/note-0.txt -> file://\(root)/c/"),
+            "sources are shown as given: \(ingest.stderr)")
         #expect(try Self.manifestEntries(work.file("c")).count == 12)
-        #expect(!FileManager.default.fileExists(atPath: elsewhere.file("c")), "nothing was written relative to the worker's folder")
+        #expect(
+            !FileManager.default.fileExists(atPath: elsewhere.file("c")),
+            "nothing was written relative to the worker's folder")
     }
 
     // MARK: - Visibility
@@ -249,33 +282,44 @@ import Testing
         // container (root's, owner-only, here opened up to be read: 0755) is
         // read-only. Not root: the container is made read-only.
         let asRoot = getuid() == 0
-        let enqueue = try ShareProcess.run(["ingest", "--db", server.url, "--container", container, "--no-wait", work.file("drop")])
+        let enqueue = try ShareProcess.run([
+            "ingest", "--db", server.url, "--container", container, "--no-wait", work.file("drop"),
+        ])
         #expect(enqueue.status == 0, "\(enqueue.stderr)")
         let batch = enqueue.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
         if !asRoot { for folder in ["", "/thumbnails", "/manifests"] { chmod(container + folder, 0o555) } }
         if asRoot {
-            for folder in ["", "/thumbnails", "/manifests", "/.share-ingest", "/.share-ingest/visibility"] { chmod(container + folder, 0o755) }
+            for folder in ["", "/thumbnails", "/manifests", "/.share-ingest", "/.share-ingest/visibility"] {
+                chmod(container + folder, 0o755)
+            }
             chmod(container + "/.share-ingest/visibility/" + batch, 0o644)
         }
         try workers.start("bad", user: asRoot ? "nobody" : nil)
         defer { workers.stopAll() }
 
         // The bad worker says why, once, and status shows it.
-        #expect(eventually { workers.log("bad").contains("not taking the jobs of batch \(batch)") }, "\(workers.log("bad"))")
+        #expect(
+            eventually { workers.log("bad").contains("not taking the jobs of batch \(batch)") }, "\(workers.log("bad"))"
+        )
         #expect(workers.log("bad").contains("cannot write the container: \(container)"), "\(workers.log("bad"))")
         let blocked = try Self.lines(Self.status(server.url), type: "worker").first { $0["name"] as? String == "bad" }
         let reasons = (blocked?["blocked"] as? [[String: String]]) ?? []
-        #expect(reasons.first?["batch"] == batch && reasons.first?["reason"]?.contains("cannot write the container") == true, "\(reasons)")
+        #expect(
+            reasons.first?["batch"] == batch
+                && reasons.first?["reason"]?.contains("cannot write the container") == true, "\(reasons)")
         let human = try ShareProcess.run(["status", "--db", server.url]).stdout
         #expect(human.contains("not working on batch \(batch): cannot write the container"), "\(human)")
         // It never claimed one of the batch's jobs.
-        let touched = try server.sql("SELECT count(*) FROM share_jobs WHERE attempts > 0 OR worker_id IS NOT NULL OR last_error IS NOT NULL")
+        let touched = try server.sql(
+            "SELECT count(*) FROM share_jobs WHERE attempts > 0 OR worker_id IS NOT NULL OR last_error IS NOT NULL")
         #expect(touched.trimmingCharacters(in: .whitespacesAndNewlines) == "0", "\(touched)")
 
         // Waiting for the batch: told within seconds that no live worker can work on it.
         let waiting = try ShareProcess.run(["ingest", "--resume", batch, "--db", server.url, "--timeout", "15"])
         #expect(waiting.status == 75, "\(waiting.stderr)")
-        #expect(waiting.stderr.contains("no live worker can work on this batch: bad: cannot write the container"), "\(waiting.stderr)")
+        #expect(
+            waiting.stderr.contains("no live worker can work on this batch: bad: cannot write the container"),
+            "\(waiting.stderr)")
         #expect(waiting.stderr.contains("not finished after 15 s (--timeout)"), "\(waiting.stderr)")
 
         // A good worker takes everything; nothing was lost or failed.
@@ -287,7 +331,8 @@ import Testing
         #expect(try Self.manifestEntries(container).count == 20)
         if asRoot {
             let log = workers.log("bad")
-            #expect(log.components(separatedBy: "not taking the jobs of batch \(batch)").count == 2, "logged once: \(log)")
+            #expect(
+                log.components(separatedBy: "not taking the jobs of batch \(batch)").count == 2, "logged once: \(log)")
         }
     }
 
@@ -301,13 +346,15 @@ import Testing
         #expect(try ShareProcess.run(["db", "migrate", "--db", server.url]).status == 0)
         let started = Date()
         let ingest = try Ingest(["--db", server.url, "--container", work.file("container"), work.file("drop")])
-        #expect(eventually { ingest.stderr.contains("no live worker is connected to the database") }, "\(ingest.stderr)")
+        #expect(
+            eventually { ingest.stderr.contains("no live worker is connected to the database") }, "\(ingest.stderr)")
         #expect(Date().timeIntervalSince(started) < 60)
         kill(ingest.process.processIdentifier, SIGINT)
         #expect(try ingest.finish() == 130)
         #expect(ingest.stderr.contains("interrupted: batch "), "\(ingest.stderr)")
         #expect(ingest.stderr.contains("stays with the workers"), "\(ingest.stderr)")
-        let batch = try #require(ingest.stderr.components(separatedBy: "enqueued batch ").dropFirst().first?.prefix(36)).description
+        let batch = try #require(ingest.stderr.components(separatedBy: "enqueued batch ").dropFirst().first?.prefix(36))
+            .description
 
         // A worker comes; `--resume --db` waits for the batch and reports it.
         let workers = Workers(url: server.url)
@@ -331,10 +378,16 @@ import Testing
             var address = sockaddr_in()
             address.sin_family = sa_family_t(AF_INET)
             address.sin_addr.s_addr = inet_addr("127.0.0.1")
-            _ = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+            _ = withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+                }
+            }
             listen(fd, 64)
             var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-            _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) } }
+            _ = withUnsafeMutablePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+            }
             socket = fd
             port = Int(UInt16(bigEndian: address.sin_port))
             let thread = Thread { [self] in
@@ -371,7 +424,9 @@ import Testing
         let started = Date()
         let status = try ShareProcess.run(["status", "--db", url + "?connect_timeout=2"])
         #expect(status.status == 69)
-        #expect(status.stderr.contains("no answer from 127.0.0.1:\(silent.port) within 2 s while connecting"), "\(status.stderr)")
+        #expect(
+            status.stderr.contains("no answer from 127.0.0.1:\(silent.port) within 2 s while connecting"),
+            "\(status.stderr)")
         #expect(Date().timeIntervalSince(started) < 60)
         // The default connect timeout (10 s) also ends a wait.
         let defaulted = try ShareProcess.run(["status", "--db", url])
@@ -380,7 +435,10 @@ import Testing
         // SIGTERM and SIGINT while hung in the connection: exit at once.
         let work = TemporaryDirectory("dist-silent")
         try Self.textDrop(2, in: work.file("drop"))
-        for (arguments, signal) in [(["worker", "--db", url], SIGTERM), (["ingest", "--db", url, "--container", work.file("c"), work.file("drop")], SIGINT)] {
+        for (arguments, signal) in [
+            (["worker", "--db", url], SIGTERM),
+            (["ingest", "--db", url, "--container", work.file("c"), work.file("drop")], SIGINT),
+        ] {
             let before = silent.connections
             let process = Process()
             process.executableURL = URL(fileURLWithPath: Fixtures.shareBinary)
@@ -392,7 +450,10 @@ import Testing
             let signalled = Date()
             kill(process.processIdentifier, signal)
             #expect(eventually(timeout: 60) { !process.isRunning })
-            #expect(Date().timeIntervalSince(signalled) < 8, "\(arguments[0]) took \(Date().timeIntervalSince(signalled)) s after the signal (the connect timeout is 10 s)")
+            #expect(
+                Date().timeIntervalSince(signalled) < 8,
+                "\(arguments[0]) took \(Date().timeIntervalSince(signalled)) s after the signal (the connect timeout is 10 s)"
+            )
             // Interrupted by the signal: 128 + its number.
             #expect(process.terminationStatus == 128 + signal, "\(arguments[0])")
         }
@@ -411,21 +472,27 @@ import Testing
         try dying.start("a")
         try dying.start("b")
         let report = work.file("report.json")
-        let ingest = try Ingest(["--db", server.url, "--container", container, "--max-attempts", "2", "--report", report, work.file("drop")])
+        let ingest = try Ingest([
+            "--db", server.url, "--container", container, "--max-attempts", "2", "--report", report, work.file("drop"),
+        ])
         #expect(try ingest.finish(workers: dying) == 75, "\(ingest.stderr)")
         dying.stopAll()
-        #expect(ingest.stderr.contains("failed: the manifest job gave up after 2 attempts: worker "), "\(ingest.stderr)")
+        #expect(
+            ingest.stderr.contains("failed: the manifest job gave up after 2 attempts: worker "), "\(ingest.stderr)")
         #expect(ingest.stderr.contains("is gone (its database session ended)"), "\(ingest.stderr)")
         #expect(ingest.stderr.contains("--db URL retries it"), "\(ingest.stderr)")
         let logs = dying.log("a") + dying.log("b")
         #expect(logs.contains("failed: the manifest job gave up after 2 attempts"), "\(logs)")
         // A report, with every item; no manifest.
-        let written = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: report))) as? [String: Any]
+        let written =
+            try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: report))) as? [String: Any]
         #expect((written?["items"] as? [Any])?.count == 6)
         let manifests = (try? FileManager.default.contentsOfDirectory(atPath: container + "/manifests")) ?? []
         #expect(manifests.allSatisfy { !$0.hasSuffix(".json") }, "\(manifests)")
         let status = try Self.lines(Self.status(server.url), type: "batch").first
-        #expect(status?["state"] as? String == "failed" && (status?["failure"] as? String)?.contains("gave up after 2 attempts") == true, "\(status ?? [:])")
+        #expect(
+            status?["state"] as? String == "failed"
+                && (status?["failure"] as? String)?.contains("gave up after 2 attempts") == true, "\(status ?? [:])")
         let batch = try #require(status?["batch"] as? String)
 
         // Resume retries it with healthy workers.
@@ -455,28 +522,42 @@ import Testing
         #expect(Self.waitForMidBatch(ingest.process, container: container))
         // Live progress while it runs.
         let running = try Self.lines(Self.status(server.url), type: "batch").first
-        #expect(running?["state"] as? String == "running" && (running?["finished"] as? Int ?? -1) < 200, "\(running ?? [:])")
+        #expect(
+            running?["state"] as? String == "running" && (running?["finished"] as? Int ?? -1) < 200, "\(running ?? [:])"
+        )
         workers.kill("victim")
         workers.processes["victim"] = nil
         // Released at once: the victim holds nothing and status calls it gone.
         #expect(
             try eventually(timeout: 60) {
-                let victim = try Self.lines(Self.status(server.url), type: "worker").first { $0["name"] as? String == "victim" }
-                return victim?["live"] as? Bool == false && victim?["stopped"] as? Bool == false && victim?["holding"] as? Int == 0
+                let victim = try Self.lines(Self.status(server.url), type: "worker").first {
+                    $0["name"] as? String == "victim"
+                }
+                return victim?["live"] as? Bool == false && victim?["stopped"] as? Bool == false
+                    && victim?["holding"] as? Int == 0
             })
         #expect(try ingest.finish(workers: workers, lease: lease) == 0, "\(ingest.stderr)")
         workers.stopAll()
         #expect(ingest.stdout.hasPrefix("ShareMedia://"))
         try CrashSafetyTests.verify(container: container, drop: drop, count: 200, localJournal: false)
-        #expect(workers.log("survivor").contains("is gone (its database session ended); queued again"), "\(workers.log("survivor"))")
+        #expect(
+            workers.log("survivor").contains("is gone (its database session ended); queued again"),
+            "\(workers.log("survivor"))")
         let human = try ShareProcess.run(["status", "--db", server.url]).stdout
-        #expect(human.contains("workers: 0 live, 2 gone") && human.contains("victim  gone") && human.contains("survivor  stopped"), "\(human)")
+        #expect(
+            human.contains("workers: 0 live, 2 gone") && human.contains("victim  gone")
+                && human.contains("survivor  stopped"), "\(human)")
     }
 
     @Test func aPoisonItemFailsAfterMaxAttemptsAndTheBatchCompletes() throws {
         let server = try PostgresServer()
         let drop = TemporaryDirectory("poison-drop")
-        for i in 0..<10 { try drop.add("photo-\(i).jpg", bytes: Array(try Data(contentsOf: URL(fileURLWithPath: Fixtures.media("photo.jpg")))) + Array("\(i)".utf8)) }
+        for i in 0..<10 {
+            try drop.add(
+                "photo-\(i).jpg",
+                bytes: Array(try Data(contentsOf: URL(fileURLWithPath: Fixtures.media("photo.jpg"))))
+                    + Array("\(i)".utf8))
+        }
         try drop.add("poison.jpg", copying: Fixtures.media("photo.jpg"))
         let work = TemporaryDirectory("dist-poison")
         let container = work.path + "/container"
@@ -487,7 +568,9 @@ import Testing
         // worker records the decode first and its death can be the item's (with
         // sandboxed helpers, as `share worker` decodes, a decoder crash ends a
         // helper, never the worker).
-        let workers = Workers(url: server.url, environment: ["SHARE_CRASH_POINT": "probe:poison.jpg"], executable: Fixtures.inProcessIngestBinary)
+        let workers = Workers(
+            url: server.url, environment: ["SHARE_CRASH_POINT": "probe:poison.jpg"],
+            executable: Fixtures.inProcessIngestBinary)
         try workers.start("a", lease: 1)
         try workers.start("b", lease: 1, arguments: ["--json"])
         let ingest = try Ingest(["--db", server.url, "--container", container, "--max-attempts", "3", drop.path])
@@ -497,22 +580,33 @@ import Testing
         // Given up as locally: its worker died three times while decoding it
         // alone (a worker records the decode before it starts, so a worker's
         // death costs redoing the stages it kept since its last record).
-        #expect(ingest.stderr.contains("share: failed: poison.jpg") || ingest.stderr.contains("died 3 times while decoding this file alone"), "\(ingest.stderr)")
+        #expect(
+            ingest.stderr.contains("share: failed: poison.jpg")
+                || ingest.stderr.contains("died 3 times while decoding this file alone"), "\(ingest.stderr)")
         let entries = try Self.manifestEntries(container)
         #expect(entries.count == 10)
         #expect(!entries.contains { $0["fileName"] as? String == "poison.jpg" })
-        let manifest = try #require(try FileManager.default.contentsOfDirectory(atPath: container + "/manifests").first { $0.hasSuffix(".json") })
+        let manifest = try #require(
+            try FileManager.default.contentsOfDirectory(atPath: container + "/manifests").first {
+                $0.hasSuffix(".json")
+            })
         let stored = try String(contentsOfFile: container + "/.share-ingest/reports/" + manifest, encoding: .utf8)
         #expect(stored.contains("the process died 3 times while decoding this file alone"), "\(stored)")
         #expect(stored.contains("crashedRepeatedly"))
         // One log line per retry and give-up; JSON lines with --json.
         let logs = workers.log("a") + workers.log("b")
         #expect(logs.contains("retry: batch") && logs.contains("gave up: batch"), "\(logs)")
-        let json = workers.log("b").split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
-        #expect(json.contains { $0["event"] as? String == "started" && $0["worker"] as? String == "b" }, "\(workers.log("b"))")
+        let json = workers.log("b").split(separator: "\n").compactMap {
+            try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+        }
+        #expect(
+            json.contains { $0["event"] as? String == "started" && $0["worker"] as? String == "b" },
+            "\(workers.log("b"))")
         // Recent failures, with their reasons, in status.
         let failures = try Self.lines(Self.status(server.url), type: "failure")
-        #expect(failures.contains { ($0["error"] as? String)?.contains("is gone (its database session ended)") == true }, "\(failures)")
+        #expect(
+            failures.contains { ($0["error"] as? String)?.contains("is gone (its database session ended)") == true },
+            "\(failures)")
     }
 
     @Test func watchEnqueuesEachDropForTheWorkers() throws {
@@ -521,7 +615,8 @@ import Testing
         let inbox = work.path + "/inbox"
         for i in 0..<3 {
             try FileManager.default.createDirectory(atPath: "\(inbox)/drop-\(i)", withIntermediateDirectories: true)
-            try FileManager.default.copyItem(atPath: Fixtures.media("photo.jpg"), toPath: "\(inbox)/drop-\(i)/photo.jpg")
+            try FileManager.default.copyItem(
+                atPath: Fixtures.media("photo.jpg"), toPath: "\(inbox)/drop-\(i)/photo.jpg")
             try Data("note \(i)".utf8).write(to: URL(fileURLWithPath: "\(inbox)/drop-\(i)/note.txt"))
             _ = FileManager.default.createFile(atPath: "\(inbox)/drop-\(i)/.ready", contents: nil)
         }
@@ -530,13 +625,18 @@ import Testing
         try workers.start("a")
         try workers.start("b")
         defer { workers.stopAll() }
-        let watch = try ShareProcess.run(["watch", inbox, "--db", server.url, "--container", work.path + "/container", "--once"])
+        let watch = try ShareProcess.run([
+            "watch", inbox, "--db", server.url, "--container", work.path + "/container", "--once",
+        ])
         #expect(watch.status == 0, "\(watch.stderr)")
         let lines = watch.stdout.split(separator: "\n")
         #expect(lines.count == 3)
         #expect(lines.allSatisfy { $0.hasPrefix("ShareMedia://") && $0.contains("ingested=2 failed=0") })
         #expect(try FileManager.default.contentsOfDirectory(atPath: inbox + "/.done").count == 3)
-        #expect(try FileManager.default.contentsOfDirectory(atPath: work.path + "/container/manifests").filter { $0.hasSuffix(".json") }.count == 3)
+        #expect(
+            try FileManager.default.contentsOfDirectory(atPath: work.path + "/container/manifests").filter {
+                $0.hasSuffix(".json")
+            }.count == 3)
     }
 
     /// Observed: a finished stage that could not be saved while the server
@@ -578,9 +678,13 @@ import Testing
         let worker = server.url(role: "share_worker", database: "share")
 
         let early = try ShareProcess.run(["status", "--db", worker])
-        #expect(early.status == 69 && early.stderr.contains("no share-ingest schema yet: run  share db migrate"), "\(early.stderr)")
+        #expect(
+            early.status == 69 && early.stderr.contains("no share-ingest schema yet: run  share db migrate"),
+            "\(early.stderr)")
         let refused = try ShareProcess.run(["db", "migrate", "--db", worker])
-        #expect(refused.status == 69 && refused.stderr.contains("permission denied") && refused.stderr.contains("run share db migrate as the owner role"), "\(refused.stderr)")
+        #expect(
+            refused.status == 69 && refused.stderr.contains("permission denied")
+                && refused.stderr.contains("run share db migrate as the owner role"), "\(refused.stderr)")
         #expect(try ShareProcess.run(["db", "migrate", "--db", owner]).status == 0)
         try server.sql(
             """
@@ -604,7 +708,8 @@ import Testing
         let gc = try ShareProcess.run(["gc", "--db", worker, "--older-than", "0"])
         #expect(gc.status == 0 && gc.stderr.contains("removed 1 finished batches"), "\(gc.stderr)")
         // Still not allowed to change the schema.
-        let tables = try server.sql("SELECT count(*) FROM pg_tables WHERE tableowner = 'share_worker'", database: "share")
+        let tables = try server.sql(
+            "SELECT count(*) FROM pg_tables WHERE tableowner = 'share_worker'", database: "share")
         #expect(tables.trimmingCharacters(in: .whitespacesAndNewlines) == "0")
     }
 }

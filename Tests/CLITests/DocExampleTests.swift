@@ -28,7 +28,9 @@ import Testing
             var current: (command: String, output: [String])?
             var indent = 0  // the `$ share` line's: the block's own, taken off each line after it
             func close() {
-                if let current { found.append(Example(page: page.path, command: current.command, output: current.output)) }
+                if let current {
+                    found.append(Example(page: page.path, command: current.command, output: current.output))
+                }
                 current = nil
             }
             for line in page.text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init) {
@@ -70,13 +72,17 @@ import Testing
         "share ingest -n ~/Downloads/card": { work in
             let card = work.home + "/Downloads/card"
             try FileManager.default.createDirectory(atPath: card, withIntermediateDirectories: true)
-            try FileManager.default.createDirectory(atPath: work.directory.file("elsewhere"), withIntermediateDirectories: true)
+            try FileManager.default.createDirectory(
+                atPath: work.directory.file("elsewhere"), withIntermediateDirectories: true)
             _ = FileManager.default.createFile(atPath: card + "/IMG_0001.CR2", contents: Data("II*\0".utf8))
             try FileManager.default.copyItem(atPath: Fixtures.media("photo.jpg"), toPath: card + "/IMG_0001.JPG")
             try FileManager.default.copyItem(atPath: Fixtures.media("image.heic"), toPath: card + "/IMG_0002.HEIC")
-            _ = FileManager.default.createFile(atPath: card + "/IMG_0002.HEIC.xmp", contents: Data(#"<x:xmpmeta xmlns:x="adobe:ns:meta/"></x:xmpmeta>"#.utf8))
+            _ = FileManager.default.createFile(
+                atPath: card + "/IMG_0002.HEIC.xmp",
+                contents: Data(#"<x:xmpmeta xmlns:x="adobe:ns:meta/"></x:xmpmeta>"#.utf8))
             try #require(mkfifo(card + "/pipe", 0o600) == 0)
-            try FileManager.default.createSymbolicLink(atPath: card + "/up", withDestinationPath: work.directory.file("elsewhere"))
+            try FileManager.default.createSymbolicLink(
+                atPath: card + "/up", withDestinationPath: work.directory.file("elsewhere"))
         },
         // A drop of a photo, the same photo again, and a FIFO, delivered under the key Words.
         "share report Words": { work in
@@ -85,13 +91,16 @@ import Testing
             try FileManager.default.copyItem(atPath: Fixtures.media("photo.jpg"), toPath: drop + "/a.jpg")
             try FileManager.default.copyItem(atPath: Fixtures.media("photo.jpg"), toPath: drop + "/b.jpg")
             try #require(mkfifo(drop + "/pipe", 0o600) == 0)
-            try work.share(["ingest", "--key", "Words", "--quiet", "--isolation", "none", drop], endingWith: [1])  // the FIFO skipped
+            // the FIFO skipped
+            try work.share(["ingest", "--key", "Words", "--quiet", "--isolation", "none", drop], endingWith: [1])
         },
         // A batch larger than the page and the sheet show: 2,100 one-line notes.
         "share report Ops2100 --html page.html --contact-sheet sheet.jpg": { work in
             let drop = work.directory.file("ops")
             try FileManager.default.createDirectory(atPath: drop, withIntermediateDirectories: true)
-            for n in 1...2100 { _ = FileManager.default.createFile(atPath: drop + "/op\(n).txt", contents: Data("op \(n)\n".utf8)) }
+            for n in 1...2100 {
+                _ = FileManager.default.createFile(atPath: drop + "/op\(n).txt", contents: Data("op \(n)\n".utf8))
+            }
             try work.share(["ingest", "--key", "Ops2100", "--quiet", "--isolation", "none", drop])
         },
     ]
@@ -99,15 +108,21 @@ import Testing
     /// What an example prints, as its page shows it: the run's own folders and numbers replaced.
     static func normalized(_ text: String, home: String) -> [String] {
         var text = text.replacingOccurrences(of: home, with: "/home/me")
-        text = text.replacingOccurrences(of: #"batch [0-9A-F]{8}-[0-9A-F-]{27}"#, with: "batch 0B1C2D3E-…", options: .regularExpression)
-        text = text.replacingOccurrences(of: #"items in [0-9]+\.[0-9]+ s"#, with: "items in 0.61 s", options: .regularExpression)
-        return text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init).reversed().drop { $0.isEmpty }.reversed()
+        text = text.replacingOccurrences(
+            of: #"batch [0-9A-F]{8}-[0-9A-F-]{27}"#, with: "batch 0B1C2D3E-…", options: .regularExpression)
+        text = text.replacingOccurrences(
+            of: #"items in [0-9]+\.[0-9]+ s"#, with: "items in 0.61 s", options: .regularExpression)
+        return text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init).reversed().drop {
+            $0.isEmpty
+        }.reversed()
     }
 
     @Test func everyExampleHasASituation() throws {
         let examples = try Self.examples()
         #expect(examples.count >= 3, "\(examples)")
-        for example in examples { #expect(Self.situations[example.command] != nil, "\(example): no test makes it (add its situation here)") }
+        for example in examples {
+            #expect(Self.situations[example.command] != nil, "\(example): no test makes it (add its situation here)")
+        }
     }
 
     @Test(arguments: try examples()) func eachExamplePrintsWhatItsPageShows(_ example: Example) throws {

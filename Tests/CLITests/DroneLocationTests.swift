@@ -21,7 +21,9 @@ import Testing
 
     @Test func aDronePhotosPositionIsRemovedFromItsXMPAndItsSidecar() throws {
         let work = TemporaryDirectory("drone-location")
-        let drop = work.file("drop"), container = work.file("container"), report = work.file("report.json")
+        let drop = work.file("drop")
+        let container = work.file("container")
+        let report = work.file("report.json")
         try FileManager.default.createDirectory(atPath: drop, withIntermediateDirectories: true)
         let photo = Array(try Data(contentsOf: URL(fileURLWithPath: Fixtures.media("photo.jpg"))))
         let payload = Array("http://ns.adobe.com/xap/1.0/\0".utf8) + Array(Self.packet.utf8)
@@ -30,13 +32,23 @@ import Testing
         try Data(photo).write(to: URL(fileURLWithPath: drop + "/DJI_0002.JPG"))
         try Data(Self.packet.utf8).write(to: URL(fileURLWithPath: drop + "/DJI_0002.JPG.xmp"))
 
-        let run = try ShareProcess.run(["ingest", "--pipeline", try LocationPrivacyTests.pipeline(in: work), "--container", container, "--report", report, drop])
+        let run = try ShareProcess.run([
+            "ingest", "--pipeline", try LocationPrivacyTests.pipeline(in: work), "--container", container, "--report",
+            report, drop,
+        ])
         #expect(run.status == 0, "\(run.stderr)")
-        let json = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: report))) as? [String: Any])
+        let json = try #require(
+            try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: report))) as? [String: Any])
         var items: [String: [String: Any]] = [:]
-        for item in json["items"] as? [[String: Any]] ?? [] { items[((item["source"] as? String ?? "") as NSString).lastPathComponent] = item }
-        #expect((items["DJI_0001.JPG"]?["locationRemoved"] as? [String])?.contains("XMP drone-dji:GpsLatitude") == true, "\(items["DJI_0001.JPG"] ?? [:])")
-        #expect((items["DJI_0002.JPG"]?["locationRemoved"] as? [String])?.contains("XMP sidecar drone-dji:GpsLatitude") == true, "\(items["DJI_0002.JPG"] ?? [:])")
+        for item in json["items"] as? [[String: Any]] ?? [] {
+            items[((item["source"] as? String ?? "") as NSString).lastPathComponent] = item
+        }
+        #expect(
+            (items["DJI_0001.JPG"]?["locationRemoved"] as? [String])?.contains("XMP drone-dji:GpsLatitude") == true,
+            "\(items["DJI_0001.JPG"] ?? [:])")
+        #expect(
+            (items["DJI_0002.JPG"]?["locationRemoved"] as? [String])?.contains("XMP sidecar drone-dji:GpsLatitude")
+                == true, "\(items["DJI_0002.JPG"] ?? [:])")
         #expect(items["DJI_0002.JPG.xmp"]?["status"] as? String == "attached", "\(items["DJI_0002.JPG.xmp"] ?? [:])")
         // No delivered file holds the position; the gimbal's angle (not a place) stays.
         var sawGimbal = 0

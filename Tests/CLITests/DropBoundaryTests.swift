@@ -58,10 +58,15 @@ import Testing
             try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
             let photo = try Array(Data(contentsOf: URL(fileURLWithPath: Fixtures.media("photo.jpg"))))
             for name in ["X.jpg", "Y.jpg"] { try Self.write(folder + "/" + name, photo + marker) }
-            try Self.write(folder + "/X.jpg.json", ExportSidecarTests.takeoutJSON(title: "X.jpg", description: String(decoding: marker, as: UTF8.self)))
+            try Self.write(
+                folder + "/X.jpg.json",
+                ExportSidecarTests.takeoutJSON(title: "X.jpg", description: String(decoding: marker, as: UTF8.self)))
             for i in 0..<40 {
                 try Self.write(folder + "/P\(i).jpg", photo + marker)
-                try Self.write(folder + "/P\(i).jpg.json", ExportSidecarTests.takeoutJSON(title: "P\(i).jpg", description: String(decoding: marker, as: UTF8.self)))
+                try Self.write(
+                    folder + "/P\(i).jpg.json",
+                    ExportSidecarTests.takeoutJSON(
+                        title: "P\(i).jpg", description: String(decoding: marker, as: UTF8.self)))
             }
             chmod(folder, 0o700)
         }
@@ -112,10 +117,14 @@ import Testing
                 var offset = 0
                 while offset + 16 <= n {
                     let mask = buffer[offset + 4..<offset + 8].withUnsafeBytes { $0.loadUnaligned(as: UInt32.self) }
-                    let length = Int(buffer[offset + 12..<offset + 16].withUnsafeBytes { $0.loadUnaligned(as: UInt32.self) })
-                    let name = String(decoding: buffer[(offset + 16)..<(offset + 16 + length)].prefix { $0 != 0 }, as: UTF8.self)
+                    let length = Int(
+                        buffer[offset + 12..<offset + 16].withUnsafeBytes { $0.loadUnaligned(as: UInt32.self) })
+                    let name = String(
+                        decoding: buffer[(offset + 16)..<(offset + 16 + length)].prefix { $0 != 0 }, as: UTF8.self)
                     if mask & UInt32(IN_OPEN | IN_ACCESS) != 0 {
-                        found.append((mask & UInt32(IN_OPEN) != 0 ? "open " : "read ") + (name.isEmpty ? "(a file or the folder)" : name))
+                        found.append(
+                            (mask & UInt32(IN_OPEN) != 0 ? "open " : "read ")
+                                + (name.isEmpty ? "(a file or the folder)" : name))
                     }
                     offset += 16 + length
                 }
@@ -129,7 +138,8 @@ import Testing
         for name in ["top.jpg", "zzz/X.jpg", "zzz/Y.jpg"] {
             try FileManager.default.copyItem(atPath: Fixtures.media("photo.jpg"), toPath: path + "/" + name)
         }
-        try Data(ExportSidecarTests.takeoutJSON(title: "X.jpg")).write(to: URL(fileURLWithPath: path + "/zzz/X.jpg.json"))
+        try Data(ExportSidecarTests.takeoutJSON(title: "X.jpg")).write(
+            to: URL(fileURLWithPath: path + "/zzz/X.jpg.json"))
     }
 
     /// How a dropper changes the drop while `share` is held.
@@ -149,7 +159,8 @@ import Testing
                 try files.createSymbolicLink(atPath: drop + "/zzz", withDestinationPath: canary.folder)
             case .fileForLink:
                 try files.moveItem(atPath: drop + "/zzz/" + name, toPath: drop + "/" + name + ".orig")
-                try files.createSymbolicLink(atPath: drop + "/zzz/" + name, withDestinationPath: canary.folder + "/" + name)
+                try files.createSymbolicLink(
+                    atPath: drop + "/zzz/" + name, withDestinationPath: canary.folder + "/" + name)
             case .fileForOtherFile:
                 try files.removeItem(atPath: drop + "/zzz/" + name)
                 #expect(link(canary.folder + "/" + name, drop + "/zzz/" + name) == 0)
@@ -165,7 +176,8 @@ import Testing
 
     /// The report's items by their path relative to the drop (as it was named).
     static func outcomes(report path: String, drop: String) throws -> [String: [String: Any]] {
-        let report = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: path))) as? [String: Any])
+        let report = try #require(
+            try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: path))) as? [String: Any])
         var found: [String: [String: Any]] = [:]
         for item in try #require(report["items"] as? [[String: Any]]) {
             let source = try #require(item["source"] as? String)
@@ -177,17 +189,23 @@ import Testing
     /// What every run must show: the canary read nowhere, the swapped file not
     /// delivered (failed or skipped, saying why), the rest of the drop delivered.
     static func check(
-        _ report: String, drop: String, container: String, canary: Canary, heard: [String], swapped: String, swap: Swap, context: String
+        _ report: String, drop: String, container: String, canary: Canary, heard: [String], swapped: String, swap: Swap,
+        context: String
     ) throws {
         #expect(heard.isEmpty, "\(context): the canary was opened or read: \(heard)")
-        #expect(canary.found(in: container).isEmpty, "\(context): the canary was read into \(canary.found(in: container))")
+        #expect(
+            canary.found(in: container).isEmpty, "\(context): the canary was read into \(canary.found(in: container))")
         let items = try outcomes(report: report, drop: drop)
         #expect(items["top.jpg"]?["status"] as? String == "ingested", "\(context): \(items["top.jpg"] ?? [:])")
         let name = "zzz/" + swapped
         let item = items[name]
-        #expect(item?["status"] as? String != "ingested" && item?["status"] as? String != "attached", "\(context): \(name) was delivered: \(item ?? [:])")
+        #expect(
+            item?["status"] as? String != "ingested" && item?["status"] as? String != "attached",
+            "\(context): \(name) was delivered: \(item ?? [:])")
         let reason = item?["reason"] as? String
-        #expect(["changedWhileCopying", "symbolicLink", "unreadable"].contains(reason ?? ""), "\(context): \(name): \(item ?? [:])")
+        #expect(
+            ["changedWhileCopying", "symbolicLink", "unreadable"].contains(reason ?? ""),
+            "\(context): \(name): \(item ?? [:])")
         if swap != .folderForLink {
             // The rest of its folder is delivered.
             #expect(items["zzz/Y.jpg"]?["status"] as? String == "ingested", "\(context): \(items["zzz/Y.jpg"] ?? [:])")
@@ -199,11 +217,13 @@ import Testing
     /// Runs one swap at one moment in `mode`: `share` held at `point`, the
     /// swap made, `share` let go; then checked.
     static func run(
-        _ mode: Mode, point: String, name: String, swap: Swap, work: String, canary: Canary, database: String? = nil, extra: [String: String] = [:]
+        _ mode: Mode, point: String, name: String, swap: Swap, work: String, canary: Canary, database: String? = nil,
+        extra: [String: String] = [:]
     ) throws {
         let tag = "\(mode.rawValue)-\(point.replacingOccurrences(of: ":", with: "_"))-\(name)-\(swap.rawValue)"
         let base = (work + "/" + tag as NSString).standardizingPath
-        let container = base + "/container", report = base + "/report.json"
+        let container = base + "/container"
+        let report = base + "/report.json"
         let gate = PauseGate(point)
         let held = gate.environment.merging(extra) { $1 }
         var drop = base + "/drop"
@@ -226,7 +246,9 @@ import Testing
         // The walk is the planner's; the stages and the fan-in are the worker's.
         let inWorker = mode == .distributed && point != "after-walk"
         if mode == .distributed {
-            worker = try Run(["worker", "--db", try #require(database), "--name", tag, "--concurrency", "1"], environment: inWorker ? held : extra)
+            worker = try Run(
+                ["worker", "--db", try #require(database), "--name", tag, "--concurrency", "1"],
+                environment: inWorker ? held : extra)
         }
         let watch = canary.watch()
         let share = try Run(arguments, environment: inWorker ? extra : held)
@@ -246,14 +268,21 @@ import Testing
         try swap.apply(drop: drop, name: name, canary: canary)
         gate.release()
         let status = share.finish()
-        #expect(status != nil && status != 2, "\(tag): exit \(String(describing: status)): \(share.stderr) \(worker?.stderr ?? "")")
+        #expect(
+            status != nil && status != 2,
+            "\(tag): exit \(String(describing: status)): \(share.stderr) \(worker?.stderr ?? "")")
         var reportPath = report
         if mode == .watch {
-            let reports = (try? FileManager.default.contentsOfDirectory(atPath: container + "/.share-ingest/reports").filter { $0.hasSuffix(".json") }) ?? []
+            let reports =
+                (try? FileManager.default.contentsOfDirectory(atPath: container + "/.share-ingest/reports").filter {
+                    $0.hasSuffix(".json")
+                }) ?? []
             try #require(reports.count == 1, "\(tag): \(reports) \(share.stderr)")
             reportPath = container + "/.share-ingest/reports/" + reports[0]
         }
-        try check(reportPath, drop: drop, container: container, canary: canary, heard: watch.heard(), swapped: name, swap: swap, context: tag)
+        try check(
+            reportPath, drop: drop, container: container, canary: canary, heard: watch.heard(), swapped: name,
+            swap: swap, context: tag)
     }
 
     /// Every moment and swap through `share ingest`, with `openat2` and with
@@ -266,7 +295,8 @@ import Testing
         let extra = resolution == "openat2" ? [:] : ["SHARE_TEST_OPENAT2": "missing"]
         for (point, name) in Self.moments {
             for swap in Swap.allCases {
-                try Self.run(.ingest, point: point, name: name, swap: swap, work: work.path, canary: canary, extra: extra)
+                try Self.run(
+                    .ingest, point: point, name: name, swap: swap, work: work.path, canary: canary, extra: extra)
             }
         }
     }
@@ -281,7 +311,9 @@ import Testing
         #expect(try ShareProcess.run(["db", "migrate", "--db", server.url]).status == 0)
         for (point, name) in Self.moments {
             for swap in Swap.allCases {
-                try Self.run(.distributed, point: point, name: name, swap: swap, work: work.path, canary: canary, database: server.url)
+                try Self.run(
+                    .distributed, point: point, name: name, swap: swap, work: work.path, canary: canary,
+                    database: server.url)
             }
         }
     }
@@ -308,29 +340,38 @@ import Testing
     /// the walk saw is gone: each is reported not delivered). No byte of the
     /// root-only folder is read.
     /// (With `openat2`, and with the component walk of a kernel without it.)
-    @Test(arguments: ["after-claim", "listed:", "listing:zzz", "after-walk", "copy:P7.jpg", "before-sidecar-copy:P7.jpg.json"], ["openat2", "component walk"])
+    @Test(
+        arguments: [
+            "after-claim", "listed:", "listing:zzz", "after-walk", "copy:P7.jpg", "before-sidecar-copy:P7.jpg.json",
+        ], ["openat2", "component walk"])
     func theReportersInboxDropperSwappingAFolderAfterTheClaimReadsNothing(point: String, resolution: String) throws {
         let work = TemporaryDirectory("boundary-reporter")
         let root = (work.path as NSString).standardizingPath
         let canary = try Canary(in: root)
-        let inbox = root + "/inbox", drop = inbox + "/drop"
+        let inbox = root + "/inbox"
+        let drop = inbox + "/drop"
         chmod(root, 0o755)
         try FileManager.default.createDirectory(atPath: drop + "/zzz", withIntermediateDirectories: true)
-        chmod(inbox, 0o1777)  // others may write; the sticky bit keeps the watcher's .processing its own (an inbox without it is refused)
+        // others may write; the sticky bit keeps the watcher's .processing its own (an inbox without it is refused)
+        chmod(inbox, 0o1777)
         let photo = try Data(contentsOf: URL(fileURLWithPath: Fixtures.media("photo.jpg")))
         for i in 0..<40 {
             try photo.write(to: URL(fileURLWithPath: drop + "/zzz/P\(i).jpg"))
-            try Data(ExportSidecarTests.takeoutJSON(title: "P\(i).jpg")).write(to: URL(fileURLWithPath: drop + "/zzz/P\(i).jpg.json"))
+            try Data(ExportSidecarTests.takeoutJSON(title: "P\(i).jpg")).write(
+                to: URL(fileURLWithPath: drop + "/zzz/P\(i).jpg.json"))
         }
         let nobody = (uid: uid_t(65534), gid: gid_t(65534))
-        for path in [drop, drop + "/zzz"] + (try FileManager.default.contentsOfDirectory(atPath: drop + "/zzz")).map({ drop + "/zzz/" + $0 }) {
+        for path in [drop, drop + "/zzz"]
+            + (try FileManager.default.contentsOfDirectory(atPath: drop + "/zzz")).map({ drop + "/zzz/" + $0 })
+        {
             #expect(chown(path, nobody.uid, nobody.gid) == 0)
         }
         // The dropper's shell, in `drop`, waiting for its cue.
         let dropper = Process()
         dropper.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
         dropper.arguments = [
-            "--reuid=nobody", "--regid=nogroup", "--clear-groups", "--", "/bin/sh", "-c", "read cue; mv zzz zzz.orig && ln -s '\(canary.folder)' zzz",
+            "--reuid=nobody", "--regid=nogroup", "--clear-groups", "--", "/bin/sh", "-c",
+            "read cue; mv zzz zzz.orig && ln -s '\(canary.folder)' zzz",
         ]
         dropper.currentDirectoryURL = URL(fileURLWithPath: drop)
         let cue = Pipe()
@@ -341,8 +382,11 @@ import Testing
         let gate = PauseGate(point)
         let container = root + "/container"
         let watch = canary.watch()
-        let environment = gate.environment.merging(resolution == "openat2" ? [:] : ["SHARE_TEST_OPENAT2": "missing"]) { $1 }
-        let share = try Run(["watch", inbox, "--container", container, "--once", "--settle", "0"], environment: environment)
+        let environment = gate.environment.merging(resolution == "openat2" ? [:] : ["SHARE_TEST_OPENAT2": "missing"]) {
+            $1
+        }
+        let share = try Run(
+            ["watch", inbox, "--container", container, "--once", "--settle", "0"], environment: environment)
         let reached = gate.waitUntilReached { share.process.isRunning }
         #expect(reached, "\(point) never reached: \(share.stderr)")
         guard reached else { return }
@@ -355,27 +399,46 @@ import Testing
 
         #expect(watch.heard().isEmpty, "the root-only folder was opened or read: \(watch.heard())")
         #expect(canary.found(in: container).isEmpty, "its bytes are in \(canary.found(in: container))")
-        let reports = try FileManager.default.contentsOfDirectory(atPath: container + "/.share-ingest/reports").filter { $0.hasSuffix(".json") }
+        let reports = try FileManager.default.contentsOfDirectory(atPath: container + "/.share-ingest/reports").filter {
+            $0.hasSuffix(".json")
+        }
         try #require(reports.count == 1, "\(reports)")
         let items = try Self.outcomes(report: container + "/.share-ingest/reports/" + reports[0], drop: drop)
-        let delivered = items.filter { ["ingested", "attached"].contains($0.value["status"] as? String ?? "") }.keys.sorted()
+        let delivered = items.filter { ["ingested", "attached"].contains($0.value["status"] as? String ?? "") }.keys
+            .sorted()
         switch point {
         case "listing:zzz":
             // `zzz` was met as a folder, and is a link by the time it is listed: not followed.
-            #expect(items["zzz"]?["status"] as? String == "skipped" && items["zzz"]?["reason"] as? String == "symbolicLink", "\(items)")
-            #expect((items["zzz"]?["error"] as? String)?.contains("became a symbolic link after it was listed") == true, "\(items["zzz"] ?? [:])")
+            #expect(
+                items["zzz"]?["status"] as? String == "skipped" && items["zzz"]?["reason"] as? String == "symbolicLink",
+                "\(items)")
+            #expect(
+                (items["zzz"]?["error"] as? String)?.contains("became a symbolic link after it was listed") == true,
+                "\(items["zzz"] ?? [:])")
             #expect(delivered.isEmpty, "\(delivered)")
         case "after-claim", "listed:":
             // The walk met `zzz` as a link (not followed, one line of its own) and walked `zzz.orig`.
-            #expect(items["zzz"]?["status"] as? String == "skipped" && items["zzz"]?["reason"] as? String == "symbolicLink", "\(items["zzz"] ?? [:])")
+            #expect(
+                items["zzz"]?["status"] as? String == "skipped" && items["zzz"]?["reason"] as? String == "symbolicLink",
+                "\(items["zzz"] ?? [:])")
             #expect((items["zzz"]?["error"] as? String)?.contains("outside the drop") == true, "\(items["zzz"] ?? [:])")
             // After the claim, `zzz.orig` is listed and delivered; once the root was listed, it was not there to list.
-            #expect(delivered.count == (point == "after-claim" ? 80 : 0) && delivered.allSatisfy { $0.hasPrefix("zzz.orig/") }, "\(delivered)")
-            #expect(share.stderr.contains("share: skipped: \(drop)/zzz is a symbolic link pointing outside the drop"), "\(share.stderr)")
+            #expect(
+                delivered.count == (point == "after-claim" ? 80 : 0)
+                    && delivered.allSatisfy { $0.hasPrefix("zzz.orig/") }, "\(delivered)")
+            #expect(
+                share.stderr.contains("share: skipped: \(drop)/zzz is a symbolic link pointing outside the drop"),
+                "\(share.stderr)")
         default:
             // What the walk saw is gone: every file of `zzz` not delivered, each saying why.
-            let refused = items.filter { $0.key.hasPrefix("zzz/") && !["ingested", "attached"].contains($0.value["status"] as? String ?? "") }
-            #expect(!refused.isEmpty && refused.allSatisfy { ["changedWhileCopying", "unreadable"].contains($0.value["reason"] as? String ?? "") }, "\(refused)")
+            let refused = items.filter {
+                $0.key.hasPrefix("zzz/") && !["ingested", "attached"].contains($0.value["status"] as? String ?? "")
+            }
+            #expect(
+                !refused.isEmpty
+                    && refused.allSatisfy {
+                        ["changedWhileCopying", "unreadable"].contains($0.value["reason"] as? String ?? "")
+                    }, "\(refused)")
             #expect(items.filter { $0.key.hasPrefix("zzz/") }.count == 80)
         }
     }
@@ -390,7 +453,8 @@ import Testing
         let inbox = root + "/inbox"
         try FileManager.default.createDirectory(atPath: inbox, withIntermediateDirectories: true)
         try FileManager.default.createSymbolicLink(atPath: inbox + "/folder", withDestinationPath: canary.folder)
-        try FileManager.default.createSymbolicLink(atPath: inbox + "/X.jpg.json", withDestinationPath: canary.folder + "/X.jpg.json")
+        try FileManager.default.createSymbolicLink(
+            atPath: inbox + "/X.jpg.json", withDestinationPath: canary.folder + "/X.jpg.json")
         let container = root + "/container"
         let watch = canary.watch()
         let run = try ShareProcess.run(["watch", inbox, "--container", container, "--once", "--settle", "0"])
@@ -398,9 +462,14 @@ import Testing
         #expect(watch.heard().isEmpty, "opened or read behind the link: \(watch.heard())")
         #expect(canary.found(in: container).isEmpty, "\(canary.found(in: container))")
         for name in ["folder", "X.jpg.json"] {
-            #expect(run.stderr.contains("share: skipped: \(inbox)/\(name) is a symbolic link; a dropped link is not followed"), "\(run.stderr)")
+            #expect(
+                run.stderr.contains(
+                    "share: skipped: \(inbox)/\(name) is a symbolic link; a dropped link is not followed"),
+                "\(run.stderr)")
         }
-        #expect(run.stdout.split(separator: "\n").filter { $0.contains("ingested=0 failed=0 skipped=1") }.count == 2, "\(run.stdout)")
+        #expect(
+            run.stdout.split(separator: "\n").filter { $0.contains("ingested=0 failed=0 skipped=1") }.count == 2,
+            "\(run.stdout)")
     }
 
     /// Every input refused while a drop is walked (issue 52: every input in
@@ -421,14 +490,16 @@ import Testing
         // What each refused input's line and event must say: its name and reason.
         let refused: [(name: String, reason: String, says: String)] = [
             ("pipe.jpg", "notRegularFile", "is a FIFO"), ("outside.jpg", "symbolicLink", "pointing outside the drop"),
-            ("loop.jpg", "symbolicLink", "broken symbolic link (or a loop)"), ("gone", "unreadable", "cannot list folder"),
+            ("loop.jpg", "symbolicLink", "broken symbolic link (or a loop)"),
+            ("gone", "unreadable", "cannot list folder"),
             ("d", "tooDeep", "nested deeper than 64 levels"),
         ]
         func makeDrop(_ drop: String) throws {
             try FileManager.default.createDirectory(atPath: drop + "/gone", withIntermediateDirectories: true)
             try FileManager.default.copyItem(atPath: Fixtures.media("photo.jpg"), toPath: drop + "/photo.jpg")
             #expect(mkfifo(drop + "/pipe.jpg", 0o644) == 0)
-            try FileManager.default.createSymbolicLink(atPath: drop + "/outside.jpg", withDestinationPath: Fixtures.media("photo.jpg"))
+            try FileManager.default.createSymbolicLink(
+                atPath: drop + "/outside.jpg", withDestinationPath: Fixtures.media("photo.jpg"))
             try FileManager.default.createSymbolicLink(atPath: drop + "/loop.jpg", withDestinationPath: "loop.jpg")
             let deep = drop + "/" + (0..<64).map { _ in "d" }.joined(separator: "/")
             try FileManager.default.createDirectory(atPath: deep, withIntermediateDirectories: true)
@@ -447,7 +518,8 @@ import Testing
                     drop = inbox + "/drop"
                     try makeDrop(drop)
                     FileManager.default.createFile(atPath: drop + "/.ready", contents: nil)
-                    arguments = ["watch", inbox] + database + ["--container", container, "--once", "--on-success", "keep"]
+                    arguments =
+                        ["watch", inbox] + database + ["--container", container, "--once", "--on-success", "keep"]
                 } else {
                     try makeDrop(drop)
                     arguments = ["ingest"] + database + ["--container", container, drop]
@@ -458,25 +530,39 @@ import Testing
                 try FileManager.default.removeItem(atPath: drop + "/gone")
                 gate.release()
                 let status = run.finish()
-                #expect(status == (mode.hasPrefix("watch") ? 0 : 1), "\(tag): exit \(String(describing: status)): \(run.stderr) \(workers.log("refused"))")
+                #expect(
+                    status == (mode.hasPrefix("watch") ? 0 : 1),
+                    "\(tag): exit \(String(describing: status)): \(run.stderr) \(workers.log("refused"))")
                 if json {
-                    let events = run.stdout.split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+                    let events = run.stdout.split(separator: "\n").compactMap {
+                        try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+                    }
                     let items = events.filter { $0["event"] as? String == "item" }
                     for input in refused {
                         let heard = items.filter { ($0["source"] as? String)?.hasSuffix("/" + input.name) == true }
                         #expect(heard.count == 1, "\(tag): \(input.name) heard \(heard.count) times: \(items)")
-                        #expect(heard.first?["reason"] as? String == input.reason && (heard.first?["error"] as? String)?.contains(input.says) == true, "\(tag): \(heard)")
+                        #expect(
+                            heard.first?["reason"] as? String == input.reason
+                                && (heard.first?["error"] as? String)?.contains(input.says) == true, "\(tag): \(heard)")
                     }
                     #expect(items.count == 1 + refused.count, "\(tag): \(items.count) item events")
                     let finished = events.filter { $0["event"] as? String == "batchFinished" }
-                    #expect(finished.count == 1 && finished.first?["skipped"] as? Int == 4 && finished.first?["failed"] as? Int == 1, "\(tag): \(finished)")
+                    #expect(
+                        finished.count == 1 && finished.first?["skipped"] as? Int == 4
+                            && finished.first?["failed"] as? Int == 1, "\(tag): \(finished)")
                 } else {
                     for input in refused {
-                        let lines = run.stderr.split(separator: "\n").filter { $0.contains(drop + "/" + input.name) && $0.contains(input.says) }
+                        let lines = run.stderr.split(separator: "\n").filter {
+                            $0.contains(drop + "/" + input.name) && $0.contains(input.says)
+                        }
                         #expect(lines.count == 1, "\(tag): \(input.name): \(lines.count) lines in \(run.stderr)")
                     }
-                    if mode.hasPrefix("watch") { #expect(run.stdout.contains("ingested=1 failed=1 skipped=4"), "\(tag): \(run.stdout)") }
-                    else { #expect(run.stderr.contains("1 of 6 items ingested, 1 failed, 4 skipped"), "\(tag): \(run.stderr)") }
+                    if mode.hasPrefix("watch") {
+                        #expect(run.stdout.contains("ingested=1 failed=1 skipped=4"), "\(tag): \(run.stdout)")
+                    } else {
+                        #expect(
+                            run.stderr.contains("1 of 6 items ingested, 1 failed, 4 skipped"), "\(tag): \(run.stderr)")
+                    }
                 }
             }
         }

@@ -21,7 +21,8 @@ import Testing
         for name in names { try Data("not the dropper's\n".utf8).write(to: URL(fileURLWithPath: secret + "/" + name)) }
         chmod(secret, 0o700)
 
-        let inbox = root + "/inbox", drop = inbox + "/drop"
+        let inbox = root + "/inbox"
+        let drop = inbox + "/drop"
         try FileManager.default.createDirectory(atPath: drop + "/.sub", withIntermediateDirectories: true)
         for name in names { FileManager.default.createFile(atPath: drop + "/.sub/" + name, contents: Data()) }
         try FileManager.default.copyItem(atPath: Fixtures.media("photo.jpg"), toPath: drop + "/photo.jpg")
@@ -29,12 +30,14 @@ import Testing
 
         let gate = PauseGate("removing:drop/.sub")
         let share = try DropBoundaryTests.Run(
-            ["watch", inbox, "--container", root + "/container", "--once", "--settle", "0", "--on-success", "delete"], environment: gate.environment)
+            ["watch", inbox, "--container", root + "/container", "--once", "--settle", "0", "--on-success", "delete"],
+            environment: gate.environment)
         let reached = gate.waitUntilReached { share.process.isRunning }
         #expect(reached, "the removal never reached drop/.sub: \(share.stderr)")
         if reached {
             // The dropper, from inside the claimed drop (its place is found as the watcher put it).
-            let claimed = try #require(try FileManager.default.contentsOfDirectory(atPath: inbox + "/.processing").first)
+            let claimed = try #require(
+                try FileManager.default.contentsOfDirectory(atPath: inbox + "/.processing").first)
             let folder = inbox + "/.processing/" + claimed + "/drop"
             try FileManager.default.moveItem(atPath: folder + "/.sub", toPath: folder + "/.sub.orig")
             try FileManager.default.createSymbolicLink(atPath: folder + "/.sub", withDestinationPath: secret)

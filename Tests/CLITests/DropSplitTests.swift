@@ -23,7 +23,9 @@ import Testing
         defer { mode.stop() }
         let options = mode.options
 
-        let watch = try ShareProcess.run(["watch", inbox, "--container", root + "/c", "--once", "--settle", "0", "--on-success", disposition] + options)
+        let watch = try ShareProcess.run(
+            ["watch", inbox, "--container", root + "/c", "--once", "--settle", "0", "--on-success", disposition]
+                + options)
         // The sidecar of a failed photo is delivered as a file of its own, and kept with its photo.
         #expect(watch.stdout.contains("ingested=4 failed=2"), "\(watch.stdout)\n\(watch.stderr)")
         let batches = (try? FileManager.default.contentsOfDirectory(atPath: inbox + "/.failed")) ?? []
@@ -34,14 +36,21 @@ import Testing
             let kept = FileManager.default.contents(atPath: failed + "/" + name)
             #expect(kept == sources[name], "\(name) is kept, byte for byte, under .failed/<batch>/")
         }
-        let report = try #require(FileManager.default.contents(atPath: failed + "/report.json"), "report.json beside them")
+        let report = try #require(
+            FileManager.default.contents(atPath: failed + "/report.json"), "report.json beside them")
         #expect(String(decoding: report, as: UTF8.self).contains("undecodable"), "the report says why")
         for name in Self.delivered {
-            #expect(!FileManager.default.fileExists(atPath: failed + "/" + name), "\(name) was delivered: not filed as failed")
+            #expect(
+                !FileManager.default.fileExists(atPath: failed + "/" + name),
+                "\(name) was delivered: not filed as failed")
             let done = inbox + "/.done/" + batches[0] + "/" + name
-            #expect(FileManager.default.fileExists(atPath: done) == (disposition == "move"), "\(name) under .done with move only")
+            #expect(
+                FileManager.default.fileExists(atPath: done) == (disposition == "move"),
+                "\(name) under .done with move only")
         }
-        #expect(((try? FileManager.default.contentsOfDirectory(atPath: inbox + "/.processing")) ?? []).isEmpty, "nothing left in .processing")
+        #expect(
+            ((try? FileManager.default.contentsOfDirectory(atPath: inbox + "/.processing")) ?? []).isEmpty,
+            "nothing left in .processing")
     }
 
     /// A dropper who can still write in the claimed drop swaps the folder of
@@ -51,7 +60,8 @@ import Testing
     @Test func aFolderSwappedForALinkBeforeTheSplitMovesNothingFromOutside() throws {
         let work = TemporaryDirectory("drop-split-swap")
         let root = (work.path as NSString).standardizingPath
-        let inbox = root + "/inbox", secret = root + "/secret"
+        let inbox = root + "/inbox"
+        let secret = root + "/secret"
         _ = try Self.makeDrop(in: inbox)
         try FileManager.default.createDirectory(atPath: secret, withIntermediateDirectories: true)
         let secretBytes = Data("not the dropper's\n".utf8)
@@ -60,7 +70,8 @@ import Testing
 
         let gate = PauseGate("splitting:drop")
         let watch = try DropBoundaryTests.Run(
-            ["watch", inbox, "--container", root + "/c", "--once", "--settle", "0", "--on-success", "delete"], environment: gate.environment)
+            ["watch", inbox, "--container", root + "/c", "--once", "--settle", "0", "--on-success", "delete"],
+            environment: gate.environment)
         let reached = gate.waitUntilReached { watch.process.isRunning }
         #expect(reached, "the split was never reached: \(watch.stderr)")
         let batch = try #require(try FileManager.default.contentsOfDirectory(atPath: inbox + "/.processing").first)
@@ -71,17 +82,26 @@ import Testing
             gate.release()
         }
         _ = watch.finish()
-        #expect(FileManager.default.contents(atPath: secret + "/cut.jpg") == secretBytes, "the file outside the drop stays where it is")
-        #expect(!FileManager.default.fileExists(atPath: inbox + "/.failed/" + batch + "/drop/nested/cut.jpg"), "nothing moved through the link")
-        #expect(FileManager.default.fileExists(atPath: inbox + "/.processing/" + batch + "/drop/nested.orig/cut.jpg"), "the drop is kept, not deleted")
-        #expect(FileManager.default.fileExists(atPath: inbox + "/.failed/" + batch + "/drop/broken.jpg"), "what could be moved was")
+        #expect(
+            FileManager.default.contents(atPath: secret + "/cut.jpg") == secretBytes,
+            "the file outside the drop stays where it is")
+        #expect(
+            !FileManager.default.fileExists(atPath: inbox + "/.failed/" + batch + "/drop/nested/cut.jpg"),
+            "nothing moved through the link")
+        #expect(
+            FileManager.default.fileExists(atPath: inbox + "/.processing/" + batch + "/drop/nested.orig/cut.jpg"),
+            "the drop is kept, not deleted")
+        #expect(
+            FileManager.default.fileExists(atPath: inbox + "/.failed/" + batch + "/drop/broken.jpg"),
+            "what could be moved was")
     }
 
     /// The drop: three files that are delivered and three that are not (two
     /// truncated JPEGs, and the XMP sidecar the first carries). Returns each file's bytes.
     static func makeDrop(in inbox: String) throws -> [String: Data] {
         let photo = try Data(contentsOf: URL(fileURLWithPath: Fixtures.media("photo.jpg")))
-        let xmp = Data("""
+        let xmp = Data(
+            """
             <?xpacket begin="\u{FEFF}" id="W5M0MpCehiHzreSzNTczkc9d"?>
             <x:xmpmeta xmlns:x="adobe:ns:meta/"><rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#">
             <rdf:Description rdf:about="" xmlns:xmp="http://ns.adobe.com/xap/1.0/" xmp:Rating="4"/></rdf:RDF></x:xmpmeta>
@@ -97,7 +117,8 @@ import Testing
         ]
         for (name, bytes) in files {
             let path = inbox + "/" + name
-            try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+            try FileManager.default.createDirectory(
+                atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
             try bytes.write(to: URL(fileURLWithPath: path))
         }
         FileManager.default.createFile(atPath: inbox + "/drop/.ready", contents: nil)

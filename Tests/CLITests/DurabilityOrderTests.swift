@@ -25,7 +25,8 @@ import Testing
         let root = Self.root(work.path + "/container")
         // Decoding in-process: the order that matters is the pipeline's own.
         let (run, trace) = try SyscallTrace.share(
-            ["ingest", "--quiet", "--isolation", "none", "--container", root, "--key", "Durable", drop.path], calls: SyscallTrace.fileCalls + ["write"])
+            ["ingest", "--quiet", "--isolation", "none", "--container", root, "--key", "Durable", drop.path],
+            calls: SyscallTrace.fileCalls + ["write"])
         #expect(run.status == 0, "\(run.stderr)")
         try #require(trace.calls.count > 0)
 
@@ -40,17 +41,22 @@ import Testing
         for (folder, expected) in [(root, 6), (root + "/thumbnails", 2)] {
             let namings = trace.calls.filter {
                 guard $0.succeeded, let to = $0.naming?.to else { return false }
-                return (to as NSString).deletingLastPathComponent == folder && !(to as NSString).lastPathComponent.hasPrefix(".")
+                return (to as NSString).deletingLastPathComponent == folder
+                    && !(to as NSString).lastPathComponent.hasPrefix(".")
                     && to != manifest
             }
             #expect(namings.count == expected, "\(folder): \(namings)")
             for naming in namings {
-                let problems = trace.checkAtomicDurableCreation(of: naming.naming!.to, folderSyncedAfter: false).problems
+                let problems = trace.checkAtomicDurableCreation(of: naming.naming!.to, folderSyncedAfter: false)
+                    .problems
                 #expect(problems.isEmpty, "\(problems.joined(separator: "\n"))")
             }
             let lastNamed = namings.map(\.ended).max() ?? 0
             let folderSync = trace.syncs(of: folder).first { $0.started > lastNamed && $0.ended < named.started }
-            #expect(folderSync != nil, "\(folder) was not fsynced between its last file's naming (#\(lastNamed)) and the manifest's (\(named)): \(trace.syncs(of: folder))")
+            #expect(
+                folderSync != nil,
+                "\(folder) was not fsynced between its last file's naming (#\(lastNamed)) and the manifest's (\(named)): \(trace.syncs(of: folder))"
+            )
         }
 
         // The journal.
@@ -69,8 +75,12 @@ import Testing
         let wal = root + "/.share-ingest/journal.sqlite-wal"
         let walWrites = trace.writes(to: wal)
         let walSyncs = trace.syncs(of: wal)
-        let reports = trace.calls.filter { $0.name == "write" && $0.arguments.hasPrefix("1<") && $0.arguments.contains("ShareMedia://") }
-        var problems = reports.count == expected ? [] : ["\(reports.count) redirect URLs were written to stdout, expected \(expected): \(reports)"]
+        let reports = trace.calls.filter {
+            $0.name == "write" && $0.arguments.hasPrefix("1<") && $0.arguments.contains("ShareMedia://")
+        }
+        var problems =
+            reports.count == expected
+            ? [] : ["\(reports.count) redirect URLs were written to stdout, expected \(expected): \(reports)"]
         for report in reports {
             guard let last = walWrites.last(where: { $0.ended < report.started }) else { continue }
             if !walSyncs.contains(where: { $0.started > last.ended && $0.ended < report.started }) {
@@ -94,13 +104,16 @@ import Testing
         }
         let root = Self.root(work.path + "/container")
         let (run, trace) = try SyscallTrace.share(
-            ["watch", work.file("inbox"), "--container", root, "--once", "--isolation", "none"], calls: SyscallTrace.fileCalls + ["write"])
+            ["watch", work.file("inbox"), "--container", root, "--once", "--isolation", "none"],
+            calls: SyscallTrace.fileCalls + ["write"])
         #expect(run.status == 0, "\(run.stderr)")
         let problems = Self.reportedBeforeSynced(trace, root: root, expected: 2)
         #expect(problems.isEmpty, "\(problems.joined(separator: "\n"))")
         let manifests = trace.calls.compactMap { call -> String? in
-            guard call.succeeded, let to = call.naming?.to, (to as NSString).deletingLastPathComponent == root + "/manifests",
-                !(to as NSString).lastPathComponent.hasPrefix(".") else { return nil }
+            guard call.succeeded, let to = call.naming?.to,
+                (to as NSString).deletingLastPathComponent == root + "/manifests",
+                !(to as NSString).lastPathComponent.hasPrefix(".")
+            else { return nil }
             return to
         }
         #expect(manifests.count == 2, "\(manifests)")
@@ -141,7 +154,9 @@ import Testing
     ///    from its header), the database writes of the checkpoint have been
     ///    synced (else the only durable copy of those pages is discarded). This
     ///    is what any `synchronous` but `OFF` guarantees.
-    static func journalProblems(_ trace: SyscallTrace, root: String, copies: [SyscallTrace.Call], manifest: SyscallTrace.Call) -> [String] {
+    static func journalProblems(
+        _ trace: SyscallTrace, root: String, copies: [SyscallTrace.Call], manifest: SyscallTrace.Call
+    ) -> [String] {
         let database = root + "/.share-ingest/journal.sqlite"
         let wal = database + "-wal"
         var problems: [String] = []
@@ -152,7 +167,8 @@ import Testing
         }
         // 1.
         for copy in copies {
-            let name = ((copy.openedPath ?? "") as NSString).lastPathComponent  // .<UUID>.<ext>.<host>-<pid>-<n>.partial
+            // .<UUID>.<ext>.<host>-<pid>-<n>.partial
+            let name = ((copy.openedPath ?? "") as NSString).lastPathComponent
             let id = String(name.dropFirst().prefix { $0 != "." })
             guard UUID(uuidString: id) != nil else {
                 problems.append("\(copy): not a copy's temporary name")
@@ -165,7 +181,9 @@ import Testing
             if planned.started > copy.started {
                 problems.append("item \(id) was copied (\(copy)) before the journal recorded it (\(planned))")
             } else if !synced(after: planned, before: copy.started) {
-                problems.append("item \(id)'s journal record (\(planned)) was not synced before its copy was created (\(copy)); WAL syncs: \(walSyncs)")
+                problems.append(
+                    "item \(id)'s journal record (\(planned)) was not synced before its copy was created (\(copy)); WAL syncs: \(walSyncs)"
+                )
             }
         }
         // 2.
@@ -180,7 +198,9 @@ import Testing
         let databaseWrites = trace.writes(to: database)
         let databaseSyncs = trace.syncs(of: database)
         for write in databaseWrites {
-            if let last = walWrites.last(where: { $0.ended < write.started }), !synced(after: last, before: write.started) {
+            if let last = walWrites.last(where: { $0.ended < write.started }),
+                !synced(after: last, before: write.started)
+            {
                 problems.append("a checkpoint wrote \(database) (\(write)) before the WAL write \(last) was synced")
             }
         }
@@ -195,15 +215,20 @@ import Testing
         }
         // Not vacuous: the journal is checkpointed (and its WAL removed) when its
         // last connection closes, at the end of the command.
-        if !databaseWrites.contains(where: { write in walWrites.contains { $0.ended < write.started } }) || resets.isEmpty {
-            problems.append("no checkpoint was seen (a write into \(database) after the WAL's, then a WAL reset): the checkpoint order went unchecked")
+        if !databaseWrites.contains(where: { write in walWrites.contains { $0.ended < write.started } })
+            || resets.isEmpty
+        {
+            problems.append(
+                "no checkpoint was seen (a write into \(database) after the WAL's, then a WAL reset): the checkpoint order went unchecked"
+            )
         }
         var previous = 0
         for reset in resets {
             if let last = databaseWrites.last(where: { $0.started > previous && $0.ended < reset.started }),
                 !databaseSyncs.contains(where: { $0.started > last.ended && $0.ended < reset.started })
             {
-                problems.append("the WAL was reset (\(reset)) before the checkpoint's write \(last) into the database was synced")
+                problems.append(
+                    "the WAL was reset (\(reset)) before the checkpoint's write \(last) into the database was synced")
             }
             previous = reset.ended
         }
@@ -219,7 +244,9 @@ import Testing
         let drop = TemporaryDirectory("durable-sidecars")
         for n in 1...3 {
             _ = try drop.add("IMG_000\(n).jpg", copying: Fixtures.media("photo.jpg"))
-            _ = try drop.add("IMG_000\(n).jpg.json", bytes: ExportSidecarTests.takeoutJSON(title: "IMG_000\(n).jpg", taken: 1_562_000_000 + n))
+            _ = try drop.add(
+                "IMG_000\(n).jpg.json",
+                bytes: ExportSidecarTests.takeoutJSON(title: "IMG_000\(n).jpg", taken: 1_562_000_000 + n))
         }
         let work = TemporaryDirectory("durable-sidecars-out")
         let root = Self.root(work.path + "/container")
@@ -237,8 +264,16 @@ import Testing
             return (path as NSString).deletingLastPathComponent == root && path.hasSuffix(".1.json")
         }
         #expect(copies.count == 3, "\(copies)")
-        let lastClosed = trace.calls.filter { $0.name == "close" && $0.descriptorPaths.first.map { $0.hasSuffix(".1.json") } ?? false }.map(\.ended).max() ?? .max
-        let sync = trace.calls.first { $0.name == "syncfs" && $0.succeeded && $0.started > lastClosed && $0.ended < named.started }
-        #expect(sync != nil, "no syncfs between the sidecars' last close (#\(lastClosed)) and the manifest's naming (\(named)): \(trace.calls.filter { $0.name == "syncfs" })")
+        let lastClosed =
+            trace.calls.filter {
+                $0.name == "close" && $0.descriptorPaths.first.map { $0.hasSuffix(".1.json") } ?? false
+            }.map(\.ended).max() ?? .max
+        let sync = trace.calls.first {
+            $0.name == "syncfs" && $0.succeeded && $0.started > lastClosed && $0.ended < named.started
+        }
+        #expect(
+            sync != nil,
+            "no syncfs between the sidecars' last close (#\(lastClosed)) and the manifest's naming (\(named)): \(trace.calls.filter { $0.name == "syncfs" })"
+        )
     }
 }

@@ -21,14 +21,20 @@ import Testing
 
     @Test func oneWhenSomeItemsFailAndTheRestAreDelivered() throws {
         let work = TemporaryDirectory("exit-1")
-        let run = try ShareProcess.run(["ingest", "--container", work.file("c"), Fixtures.media("photo.jpg"), Fixtures.media("truncated.jpg")])
+        let run = try ShareProcess.run([
+            "ingest", "--container", work.file("c"), Fixtures.media("photo.jpg"), Fixtures.media("truncated.jpg"),
+        ])
         #expect(run.status == 1, "\(run.stderr)")
         #expect(run.lastLine?.hasPrefix("ShareMedia://") == true, "the rest is delivered")
     }
 
     @Test func sixtyFourForAMistakeInTheCommandLine() throws {
         let run = try ShareProcess.run(["ingest", "--containr", "c", Fixtures.media("photo.jpg")])
-        #expect(run.status == 64 && run.stderr == "share ingest: unknown option --containr; did you mean --container? (see share ingest --help)\n", "\(run.stderr)")
+        #expect(
+            run.status == 64
+                && run.stderr
+                    == "share ingest: unknown option --containr; did you mean --container? (see share ingest --help)\n",
+            "\(run.stderr)")
     }
 
     @Test func sixtySixForAMissingInput() throws {
@@ -55,7 +61,10 @@ import Testing
     /// Finding 12 of issue 51: a report that cannot be written was reported and exited 0.
     @Test func seventyThreeWhenTheReportCannotBeWrittenAndTheBatchIsStillDelivered() throws {
         let work = TemporaryDirectory("exit-73")
-        let run = try ShareProcess.run(["ingest", "--container", work.file("c"), "--report", work.file("missing/r.json"), Fixtures.media("photo.jpg")])
+        let run = try ShareProcess.run([
+            "ingest", "--container", work.file("c"), "--report", work.file("missing/r.json"),
+            Fixtures.media("photo.jpg"),
+        ])
         #expect(run.status == 73, "\(run.stderr)")
         #expect(run.stderr.contains("cannot write the report to \(work.file("missing/r.json"))"), "\(run.stderr)")
         let url = try #require(run.lastLine)
@@ -71,9 +80,13 @@ import Testing
         let work = TemporaryDirectory("exit-75")
         let drop = try CrashSafetyTests.makeDrop(count: 60)
         let container = work.file("c")
-        let first = try CrashSafetyTests.start(["ingest", "--container", container, "--key", "Held", drop.path], environment: ["SHARE_TEST_THROTTLE_MS": "20"])
+        let first = try CrashSafetyTests.start(
+            ["ingest", "--container", container, "--key", "Held", drop.path],
+            environment: ["SHARE_TEST_THROTTLE_MS": "20"])
         defer { if first.isRunning { kill(first.processIdentifier, SIGKILL) } }
-        #expect(CrashSafetyTests.wait(for: first) { CrashSafetyTests.Progress(container: container).copies >= 2 }, "the batch ended before it was seen")
+        #expect(
+            CrashSafetyTests.wait(for: first) { CrashSafetyTests.Progress(container: container).copies >= 2 },
+            "the batch ended before it was seen")
         let second = try ShareProcess.run(["ingest", "--container", container, "--resume", "Held"])
         #expect(second.status == 75, "\(second.stderr)")
         #expect(second.stderr.contains("is being worked on by another process"), "\(second.stderr)")
@@ -88,8 +101,12 @@ import Testing
         let work = TemporaryDirectory("exit-signal")
         let drop = try CrashSafetyTests.makeDrop(count: 60)
         let container = work.file("c")
-        let process = try CrashSafetyTests.start(["ingest", "--container", container, "--key", "Stopped", drop.path], environment: ["SHARE_TEST_THROTTLE_MS": "20"])
-        #expect(CrashSafetyTests.wait(for: process) { CrashSafetyTests.Progress(container: container).copies >= 2 }, "the batch ended before it was seen")
+        let process = try CrashSafetyTests.start(
+            ["ingest", "--container", container, "--key", "Stopped", drop.path],
+            environment: ["SHARE_TEST_THROTTLE_MS": "20"])
+        #expect(
+            CrashSafetyTests.wait(for: process) { CrashSafetyTests.Progress(container: container).copies >= 2 },
+            "the batch ended before it was seen")
         kill(process.processIdentifier, signal)
         process.waitUntilExit()
         #expect(process.terminationReason == .exit && process.terminationStatus == status)
@@ -99,7 +116,8 @@ import Testing
         #expect(json.contains(#""state":"interrupted""#), "\(json)")
         let resumed = try ShareProcess.run(["ingest", "--container", container, "--resume", "Stopped", "--quiet"])
         #expect(resumed.status == 0, "\(resumed.stderr)")
-        #expect(try ShareProcess.run(["status", "--json", "--container", container]).stdout.contains(#""state":"done""#))
+        #expect(
+            try ShareProcess.run(["status", "--json", "--container", container]).stdout.contains(#""state":"done""#))
     }
 
     /// A batch running in another process is `running`, not `interrupted`.
@@ -107,21 +125,29 @@ import Testing
         let work = TemporaryDirectory("exit-running")
         let drop = try CrashSafetyTests.makeDrop(count: 60)
         let container = work.file("c")
-        let process = try CrashSafetyTests.start(["ingest", "--container", container, "--key", "Busy", drop.path], environment: ["SHARE_TEST_THROTTLE_MS": "20"])
+        let process = try CrashSafetyTests.start(
+            ["ingest", "--container", container, "--key", "Busy", drop.path],
+            environment: ["SHARE_TEST_THROTTLE_MS": "20"])
         defer { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
-        #expect(CrashSafetyTests.wait(for: process) { CrashSafetyTests.Progress(container: container).copies >= 2 }, "the batch ended before it was seen")
+        #expect(
+            CrashSafetyTests.wait(for: process) { CrashSafetyTests.Progress(container: container).copies >= 2 },
+            "the batch ended before it was seen")
         let json = try ShareProcess.run(["status", "--json", "--container", container]).stdout
         #expect(json.contains(#""state":"running""#) && !json.contains("interrupted"), "\(json)")
         kill(process.processIdentifier, SIGKILL)
         process.waitUntilExit()
         // Killed outright: nobody holds it any more.
-        #expect(try ShareProcess.run(["status", "--json", "--container", container]).stdout.contains(#""state":"interrupted""#))
+        #expect(
+            try ShareProcess.run(["status", "--json", "--container", container]).stdout.contains(
+                #""state":"interrupted""#))
     }
 
     /// A watcher stopped by SIGTERM: 143 on its own, 0 under a service manager
     /// (systemd sets INVOCATION_ID for every unit, NOTIFY_SOCKET for Type=notify).
     @Test func aWatcherStoppedBySIGTERMExits143OutsideAndZeroUnderSystemd() throws {
-        for (environment, expected) in [([String: String](), Int32(143)), (["INVOCATION_ID": "0123456789abcdef0123456789abcdef"], 0)] {
+        for (environment, expected) in [
+            ([String: String](), Int32(143)), (["INVOCATION_ID": "0123456789abcdef0123456789abcdef"], 0),
+        ] {
             let work = TemporaryDirectory("exit-watch")
             try FileManager.default.createDirectory(atPath: work.file("inbox"), withIntermediateDirectories: true)
             let errors = work.file("stderr")

@@ -80,7 +80,8 @@ import Testing
             guard f.count == 9, let seq = Int(f[0]), let tx = Int64(f[1]) else { return nil }
             func text(_ s: String) -> String? { s.isEmpty ? nil : s }
             return Change(
-                seq: seq, tx: tx, table: f[2], index: Int(f[3]), oldState: text(f[4]), newState: text(f[5]), oldRemaining: Int(f[6]),
+                seq: seq, tx: tx, table: f[2], index: Int(f[3]), oldState: text(f[4]), newState: text(f[5]),
+                oldRemaining: Int(f[6]),
                 newRemaining: Int(f[7]), worker: Int(f[8]))
         }
     }
@@ -94,11 +95,15 @@ import Testing
         // counter once, to the items to finish, in the transaction that adds the
         // manifest job; from then on only decrements may change it.
         if let seal = decrements.first, seal.oldRemaining == 0, seal.newRemaining == items,
-            changes.contains(where: { $0.table == "job" && ($0.index ?? 0) < 0 && $0.oldState == nil && $0.tx == seal.tx })
+            changes.contains(where: {
+                $0.table == "job" && ($0.index ?? 0) < 0 && $0.oldState == nil && $0.tx == seal.tx
+            })
         {
             decrements.removeFirst()
         } else {
-            problems.append("remaining was not set to the \(items) items by the end of the plan, with the manifest job: \(decrements.first.map { "\($0)" } ?? "no change")")
+            problems.append(
+                "remaining was not set to the \(items) items by the end of the plan, with the manifest job: \(decrements.first.map { "\($0)" } ?? "no change")"
+            )
         }
         let finishes = changes.filter(\.isItemFinish)
         let fires = changes.filter(\.isManifestQueued)
@@ -107,7 +112,9 @@ import Testing
         for change in decrements {
             let finishedHere = finishes.filter { $0.tx == change.tx }.count
             if change.newRemaining != (change.oldRemaining ?? 0) - finishedHere {
-                problems.append("remaining was changed by other than the \(finishedHere) items finished in its transaction: \(change)")
+                problems.append(
+                    "remaining was changed by other than the \(finishedHere) items finished in its transaction: \(change)"
+                )
             }
         }
         if let first = decrements.first, first.oldRemaining != items {
@@ -119,13 +126,17 @@ import Testing
             if same.count != 1 {
                 problems.append(
                     "\(finish): \(same.count) changes of remaining in its transaction, expected one decrease"
-                        + (same.isEmpty ? " (a lost decrement: only repairCounters, 30 s later, would queue the manifest)" : ""))
+                        + (same.isEmpty
+                            ? " (a lost decrement: only repairCounters, 30 s later, would queue the manifest)" : ""))
             }
         }
         for change in decrements where !finishes.contains(where: { $0.tx == change.tx }) {
-            problems.append("remaining changed outside any item's completion (repairCounters masking a lost decrement?): \(change)")
+            problems.append(
+                "remaining changed outside any item's completion (repairCounters masking a lost decrement?): \(change)")
         }
-        if fires.count != 1 { problems.append("the manifest job was queued \(fires.count) times (expected exactly once): \(fires)") }
+        if fires.count != 1 {
+            problems.append("the manifest job was queued \(fires.count) times (expected exactly once): \(fires)")
+        }
         if let fire = fires.first {
             let zero = decrements.first { $0.newRemaining == 0 }
             if fire.tx != zero?.tx {
@@ -133,7 +144,9 @@ import Testing
                     "the manifest job was queued in transaction \(fire.tx), not in the one that brought remaining to 0 (\(zero.map { "\($0)" } ?? "none")): "
                         + "a fan-in checked apart from the decrement fires twice or never when completions race")
             }
-            if fire.oldState != "waiting" { problems.append("the manifest job was queued from \(fire.oldState ?? "?"), not from waiting: \(fire)") }
+            if fire.oldState != "waiting" {
+                problems.append("the manifest job was queued from \(fire.oldState ?? "?"), not from waiting: \(fire)")
+            }
         }
         return problems
     }
@@ -146,7 +159,9 @@ import Testing
         try server.sql(audit)
         let work = TemporaryDirectory("fanin")
         try DistributedTests.textDrop(items, in: work.file("drop"))
-        let enqueue = try ShareProcess.run(["ingest", "--db", server.url, "--container", work.file("container"), "--no-wait", work.file("drop")])
+        let enqueue = try ShareProcess.run([
+            "ingest", "--db", server.url, "--container", work.file("container"), "--no-wait", work.file("drop"),
+        ])
         #expect(enqueue.status == 0, "\(enqueue.stderr)")
         return (server, work, enqueue.stdout.trimmingCharacters(in: .whitespacesAndNewlines))
     }
@@ -156,7 +171,11 @@ import Testing
     }
 
     static func unfinishedItems(_ server: PostgresServer, batch: String) throws -> Int {
-        Int(try value(server, "SELECT count(*) FROM share_jobs WHERE batch_id = '\(batch)' AND idx >= 0 AND state NOT IN ('done', 'failed')")) ?? -1
+        Int(
+            try value(
+                server,
+                "SELECT count(*) FROM share_jobs WHERE batch_id = '\(batch)' AND idx >= 0 AND state NOT IN ('done', 'failed')"
+            )) ?? -1
     }
 
     /// After every item finished: the audit is right, `remaining` is 0, and
@@ -165,15 +184,21 @@ import Testing
     static func checkFinishedBatch(_ server: PostgresServer, batch: String, items: Int, container: String) throws {
         let changes = try Self.changes(server, batch: batch)
         let problems = fanInProblems(changes, items: items)
-        #expect(problems.isEmpty, "\(problems.joined(separator: "\n"))\naudit:\n\(changes.map(\.description).joined(separator: "\n"))")
+        #expect(
+            problems.isEmpty,
+            "\(problems.joined(separator: "\n"))\naudit:\n\(changes.map(\.description).joined(separator: "\n"))")
         #expect(try value(server, "SELECT remaining FROM share_batches WHERE id = '\(batch)'") == "0")
         guard problems.isEmpty else { return }
         #expect(
             try eventually { try value(server, "SELECT state FROM share_batches WHERE id = '\(batch)'") == "done" },
             "the batch did not end after its manifest job was queued")
         // Done, and no attempt of it lost (claims are not counted: `attempts` is the fan-in's lost attempts).
-        #expect(try value(server, "SELECT state || ' ' || attempts FROM share_jobs WHERE batch_id = '\(batch)' AND idx = -1") == "done 0")
-        #expect(try Self.changes(server, batch: batch).filter(\.isManifestQueued).count == 1, "queued again after it ran")
+        #expect(
+            try value(
+                server, "SELECT state || ' ' || attempts FROM share_jobs WHERE batch_id = '\(batch)' AND idx = -1")
+                == "done 0")
+        #expect(
+            try Self.changes(server, batch: batch).filter(\.isManifestQueued).count == 1, "queued again after it ran")
         #expect(try DistributedTests.manifestEntries(container).count == items)
     }
 
@@ -183,7 +208,9 @@ import Testing
         let items = 5
         let (server, work, batch) = try Self.enqueue(items: items)
         #expect(try Self.value(server, "SELECT remaining FROM share_batches WHERE id = '\(batch)'") == String(items))
-        #expect(try Self.value(server, "SELECT state FROM share_jobs WHERE batch_id = '\(batch)' AND idx = -1") == "waiting")
+        #expect(
+            try Self.value(server, "SELECT state FROM share_jobs WHERE batch_id = '\(batch)' AND idx = -1") == "waiting"
+        )
         let workers = DistributedTests.Workers(url: server.url)
         try workers.start("a", lease: 60)
         defer { workers.stopAll() }
@@ -205,7 +232,10 @@ import Testing
         try holder.send("BEGIN;")
         try holder.send("SELECT remaining FROM share_batches WHERE id = '\(batch)' FOR NO KEY UPDATE;")
         let held = try eventually(timeout: 60) {
-            try Self.value(server, "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'fanin-holder' AND state = 'idle in transaction' AND query LIKE '%FOR NO KEY UPDATE%'") == "1"
+            try Self.value(
+                server,
+                "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'fanin-holder' AND state = 'idle in transaction' AND query LIKE '%FOR NO KEY UPDATE%'"
+            ) == "1"
         }
         try #require(held, "the test's transaction never held the batch row: \(holder.output)")
 
@@ -231,17 +261,27 @@ import Testing
         let oneWaiting = try eventually { (Int(try Self.value(server, waitingForTheRow)) ?? 0) >= 1 }
         let bothWaiting = try oneWaiting && eventually(timeout: 45) { try Self.value(server, waitingForTheRow) == "2" }
         let waiting = try Self.value(
-            server, "SELECT string_agg(application_name || ' pid ' || pid || ': ' || left(query, 60), '; ') FROM pg_stat_activity WHERE wait_event_type = 'Lock'")
-        #expect(bothWaiting, "the two finishing completions were never blocked together: \(waiting)\n\(workers.log("a"))\(workers.log("b"))")
+            server,
+            "SELECT string_agg(application_name || ' pid ' || pid || ': ' || left(query, 60), '; ') FROM pg_stat_activity WHERE wait_event_type = 'Lock'"
+        )
+        #expect(
+            bothWaiting,
+            "the two finishing completions were never blocked together: \(waiting)\n\(workers.log("a"))\(workers.log("b"))"
+        )
         // Blocked in their completions: both items' rows are already updated in
         // their transactions, nothing committed; the manifest job still waits.
         #expect(try Self.unfinishedItems(server, batch: batch) == items, "a completion got through the held batch row")
-        #expect(try Self.value(server, "SELECT state FROM share_jobs WHERE batch_id = '\(batch)' AND idx = -1") == "waiting")
+        #expect(
+            try Self.value(server, "SELECT state FROM share_jobs WHERE batch_id = '\(batch)' AND idx = -1") == "waiting"
+        )
 
         #expect(try holder.finish("COMMIT;") == 0, "\(holder.output)")
-        #expect(try eventually { try Self.unfinishedItems(server, batch: batch) == 0 }, "\(workers.log("a"))\(workers.log("b"))")
+        #expect(
+            try eventually { try Self.unfinishedItems(server, batch: batch) == 0 },
+            "\(workers.log("a"))\(workers.log("b"))")
         let finishes = try Self.changes(server, batch: batch).filter(\.isItemFinish)
-        #expect(Set(finishes.map(\.tx)).count == items, "the two items were not completed by two transactions: \(finishes)")
+        #expect(
+            Set(finishes.map(\.tx)).count == items, "the two items were not completed by two transactions: \(finishes)")
         try Self.checkFinishedBatch(server, batch: batch, items: items, container: work.file("container"))
     }
 }

@@ -34,7 +34,9 @@ import Testing
         let work = TemporaryDirectory("identity-bind")
         let container = (work.file("c") as NSString).standardizingPath
         let inbox = (work.file("inbox") as NSString).standardizingPath
-        let earlier = try ShareProcess.run(["ingest", "--container", container, "--key", "Kept", "--isolation", "none", Fixtures.media("photo.jpg")])
+        let earlier = try ShareProcess.run([
+            "ingest", "--container", container, "--key", "Kept", "--isolation", "none", Fixtures.media("photo.jpg"),
+        ])
         #expect(earlier.status == 0, "\(earlier.stderr)")
         let url = try #require(earlier.lastLine)
         try FileManager.default.createDirectory(atPath: inbox, withIntermediateDirectories: false)
@@ -42,9 +44,14 @@ import Testing
             let unmount = try Self.bind(container, onto: inbox)
             defer { unmount() }
             let before = Self.tree(container)
-            let run = try ShareProcess.run(["watch", inbox, "--container", container, "--once", "--settle", "0", "--isolation", "none"])
+            let run = try ShareProcess.run([
+                "watch", inbox, "--container", container, "--once", "--settle", "0", "--isolation", "none",
+            ])
             #expect(run.status == 64, "\(run.stdout) \(run.stderr)")
-            #expect(run.stderr == "share watch: INBOX \(inbox) is the container \(container): give the container a folder of its own, outside the inbox\n", "\(run.stderr)")
+            #expect(
+                run.stderr
+                    == "share watch: INBOX \(inbox) is the container \(container): give the container a folder of its own, outside the inbox\n",
+                "\(run.stderr)")
             #expect(Self.tree(container) == before, "something was moved or made")
         }
         let open = try ShareProcess.run(["open", url, "--container", container])
@@ -59,7 +66,8 @@ import Testing
         let before = Self.tree(inbox)
         for reports in [inbox + "/reports", inbox, inbox + "/drop/deeper"] {
             let run = try ShareProcess.run([
-                "watch", inbox, "--container", work.file("c"), "--once", "--settle", "0", "--isolation", "none", "--report-dir", reports,
+                "watch", inbox, "--container", work.file("c"), "--once", "--settle", "0", "--isolation", "none",
+                "--report-dir", reports,
             ])
             #expect(run.status == 64, "\(reports): \(run.stdout) \(run.stderr)")
             #expect(run.stderr.contains("--report-dir \(reports) is inside INBOX \(inbox)"), "\(run.stderr)")
@@ -67,13 +75,18 @@ import Testing
         }
         // Named through a link, it is still inside.
         try FileManager.default.createSymbolicLink(atPath: work.file("via"), withDestinationPath: inbox)
-        let linked = try ShareProcess.run(["watch", inbox, "--container", work.file("c"), "--once", "--isolation", "none", "--report-dir", work.file("via/r")])
+        let linked = try ShareProcess.run([
+            "watch", inbox, "--container", work.file("c"), "--once", "--isolation", "none", "--report-dir",
+            work.file("via/r"),
+        ])
         #expect(linked.status == 64 && linked.stderr.contains("is inside INBOX"), "\(linked.stderr)")
         // Beside the inbox, reports are written and the drop delivered once.
         let beside = try ShareProcess.run([
-            "watch", inbox, "--container", work.file("c"), "--once", "--settle", "0", "--isolation", "none", "--report-dir", work.file("reports"),
+            "watch", inbox, "--container", work.file("c"), "--once", "--settle", "0", "--isolation", "none",
+            "--report-dir", work.file("reports"),
         ])
-        #expect(beside.status == 0 && beside.stdout.contains("ingested=1 failed=0"), "\(beside.stdout) \(beside.stderr)")
+        #expect(
+            beside.status == 0 && beside.stdout.contains("ingested=1 failed=0"), "\(beside.stdout) \(beside.stderr)")
         #expect(beside.stdout.split(separator: "\n").count == 1, "\(beside.stdout)")
     }
 }

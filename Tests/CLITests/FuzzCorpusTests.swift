@@ -6,8 +6,11 @@ import Testing
 /// added there) runs through the fuzz targets' checks in the ordinary build:
 /// a regression in the parsers they guard fails here, without libFuzzer.
 @Suite struct FuzzCorpusTests {
-    @Test(arguments: [("FuzzRedirectURL", "redirect"), ("FuzzManifest", "manifest"), ("FuzzSniffer", "sniffer"), ("FuzzHEIF", "heif"), ("FuzzRAW", "raw"), ("FuzzMoments", "moments"), ("FuzzPipeline", "pipeline"),
-        ("FuzzTakeout", "takeout"), ("FuzzXMP", "xmp"), ("FuzzEXIF", "exif"), ("FuzzISOBMFF", "isobmff"), ("FuzzPNG", "png"), ("FuzzBurst", "burst"),
+    @Test(arguments: [
+        ("FuzzRedirectURL", "redirect"), ("FuzzManifest", "manifest"), ("FuzzSniffer", "sniffer"), ("FuzzHEIF", "heif"),
+        ("FuzzRAW", "raw"), ("FuzzMoments", "moments"), ("FuzzPipeline", "pipeline"),
+        ("FuzzTakeout", "takeout"), ("FuzzXMP", "xmp"), ("FuzzEXIF", "exif"), ("FuzzISOBMFF", "isobmff"),
+        ("FuzzPNG", "png"), ("FuzzBurst", "burst"),
         ("FuzzSidecar", "sidecar"),
     ])
     func seedCorpusPassesTheTargetsChecks(target: String, corpus: String) throws {
@@ -22,7 +25,9 @@ import Testing
         try process.run()
         let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         process.waitUntilExit()
-        #expect(process.terminationReason == .exit && process.terminationStatus == 0, "\(target) failed on its corpus:\n\(text)")
+        #expect(
+            process.terminationReason == .exit && process.terminationStatus == 0,
+            "\(target) failed on its corpus:\n\(text)")
         #expect(text.contains("replayed \(expected) inputs"), "\(text)")
     }
 }

@@ -19,14 +19,17 @@ import Testing
     static func inbox(_ work: TemporaryDirectory, mode: mode_t) throws -> (inbox: String, secret: String) {
         let root = (work.path as NSString).standardizingPath
         chmod(root, 0o755)
-        let inbox = root + "/inbox", secret = root + "/rootonly"
+        let inbox = root + "/inbox"
+        let secret = root + "/rootonly"
         try FileManager.default.createDirectory(atPath: inbox + "/drop", withIntermediateDirectories: true)
         try FileManager.default.createDirectory(atPath: secret + "/drop", withIntermediateDirectories: true)
         try FileManager.default.copyItem(atPath: Fixtures.media("photo.jpg"), toPath: inbox + "/drop/mine.jpg")
         try FileManager.default.copyItem(atPath: Fixtures.media("photo.jpg"), toPath: secret + "/drop/SECRET.jpg")
         chmod(secret, 0o700)
         FileManager.default.createFile(atPath: inbox + "/drop/.ready", contents: nil)
-        for path in [inbox + "/drop", inbox + "/drop/mine.jpg", inbox + "/drop/.ready"] { #expect(chown(path, nobody.uid, nobody.gid) == 0) }
+        for path in [inbox + "/drop", inbox + "/drop/mine.jpg", inbox + "/drop/.ready"] {
+            #expect(chown(path, nobody.uid, nobody.gid) == 0)
+        }
         chmod(inbox, mode)
         return (inbox, secret)
     }
@@ -49,7 +52,8 @@ import Testing
 
         // A link in its place is refused too.
         try FileManager.default.removeItem(atPath: inbox + "/.processing")
-        try FileManager.default.createSymbolicLink(atPath: inbox + "/.processing", withDestinationPath: work.path + "/rootonly")
+        try FileManager.default.createSymbolicLink(
+            atPath: inbox + "/.processing", withDestinationPath: work.path + "/rootonly")
         let linked = try Self.watch(inbox, work)
         #expect(linked.status == 66 && linked.stderr.contains(".processing: is a symbolic link"), "\(linked.stderr)")
 
@@ -73,7 +77,9 @@ import Testing
         #expect(try Self.watch(inbox, work).status == 66)
         chmod(inbox, 0o3770)
         let watched = try Self.watch(inbox, work)
-        #expect(watched.status == 0 && watched.stdout.contains("ingested=1 failed=0"), "\(watched.stdout) \(watched.stderr)")
+        #expect(
+            watched.status == 0 && watched.stdout.contains("ingested=1 failed=0"), "\(watched.stdout) \(watched.stderr)"
+        )
     }
 
     /// Where fs.protected_hardlinks is 0, anyone may hard-link a file they
@@ -84,13 +90,17 @@ import Testing
         let work = TemporaryDirectory("inbox-hardlinks")
         let (inbox, _) = try Self.inbox(work, mode: 0o1777)
         let unprotected = try ShareProcess.run(
-            ["watch", inbox, "--container", work.file("container"), "--once", "--settle", "0"], environment: ["SHARE_TEST_PROTECTED_HARDLINKS": "0"])
-        #expect(unprotected.status == 66 && unprotected.stderr.contains("fs.protected_hardlinks is 0"), "\(unprotected.stderr)")
+            ["watch", inbox, "--container", work.file("container"), "--once", "--settle", "0"],
+            environment: ["SHARE_TEST_PROTECTED_HARDLINKS": "0"])
+        #expect(
+            unprotected.status == 66 && unprotected.stderr.contains("fs.protected_hardlinks is 0"),
+            "\(unprotected.stderr)")
         #expect(FileManager.default.fileExists(atPath: inbox + "/drop/mine.jpg"), "the drop was claimed")
         // An inbox only the watcher writes in needs no such protection.
         chmod(inbox, 0o755)
         let own = try ShareProcess.run(
-            ["watch", inbox, "--container", work.file("container"), "--once", "--settle", "0"], environment: ["SHARE_TEST_PROTECTED_HARDLINKS": "0"])
+            ["watch", inbox, "--container", work.file("container"), "--once", "--settle", "0"],
+            environment: ["SHARE_TEST_PROTECTED_HARDLINKS": "0"])
         #expect(own.status == 0 && own.stdout.contains("ingested=1"), "\(own.stdout) \(own.stderr)")
     }
 

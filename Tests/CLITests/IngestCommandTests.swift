@@ -6,7 +6,9 @@ import Testing
 @Suite struct IngestCommandTests {
     @Test func ingestPrintsTheRedirectURLLastAndExitsZero() throws {
         let container = TemporaryDirectory()
-        let result = try ShareProcess.run(["ingest", "--container", container.path, Fixtures.media("photo.jpg"), "--text", "hello"])
+        let result = try ShareProcess.run([
+            "ingest", "--container", container.path, Fixtures.media("photo.jpg"), "--text", "hello",
+        ])
         #expect(result.status == 0, "\(result.stderr)")
         let url = try #require(result.lastLine)
         #expect(url.hasPrefix("ShareMedia://dataUrl=ShareKey-"))
@@ -26,11 +28,15 @@ import Testing
         #expect(result.stderr.contains("truncated.jpg: cannot decode JPEG image"))
         #expect(result.stderr.contains("empty.jpg: is empty (0 bytes): delivered as a file"))
         #expect(result.lastLine?.hasSuffix("#media") == true)
-        let report = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: reportFile))) as! [String: Any]
+        let report =
+            try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: reportFile))) as! [String: Any]
         let items = report["items"] as! [[String: Any]]
         #expect(items.map { $0["status"] as? String } == ["ingested", "failed", "ingested"])
         #expect((items[0]["path"] as? String)?.hasPrefix("file://") == true)
-        #expect(Set(((items[0]["stageSeconds"] as? [String: Double]) ?? [:]).keys) == ["sniff", "copy", "probe", "thumbnail", "motion"])
+        #expect(
+            Set(((items[0]["stageSeconds"] as? [String: Double]) ?? [:]).keys) == [
+                "sniff", "copy", "probe", "thumbnail", "motion",
+            ])
         #expect(items[1]["error"] as? String != nil)
         #expect((report["counts"] as? [String: Int])?["ingested"] == 2)
         #expect((items[2]["path"] as? String)?.hasSuffix(".jpg") == true)
@@ -63,8 +69,12 @@ import Testing
 
     @Test func jsonModeEmitsOneEventPerLine() throws {
         let container = TemporaryDirectory()
-        let result = try ShareProcess.run(["ingest", "--json", "--container", container.path, Fixtures.media("photo.jpg"), Fixtures.media("empty.jpg")])
-        let events = result.stdout.split(separator: "\n").map { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+        let result = try ShareProcess.run([
+            "ingest", "--json", "--container", container.path, Fixtures.media("photo.jpg"), Fixtures.media("empty.jpg"),
+        ])
+        let events = result.stdout.split(separator: "\n").map {
+            try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+        }
         #expect(events.allSatisfy { $0 != nil })
         #expect(events.first??["event"] as? String == "batchStarted")
         #expect(events.last??["event"] as? String == "batchFinished")
@@ -74,7 +84,9 @@ import Testing
 
     @Test func customSchemeAndKey() throws {
         let container = TemporaryDirectory()
-        let result = try ShareProcess.run(["ingest", "--container", container.path, "--scheme", "MyApp", "--key", "Drop-1", "--text", "hi"])
+        let result = try ShareProcess.run([
+            "ingest", "--container", container.path, "--scheme", "MyApp", "--key", "Drop-1", "--text", "hi",
+        ])
         #expect(result.lastLine == "MyApp://dataUrl=Drop-1#text")
     }
 }
@@ -107,20 +119,29 @@ import Testing
 @Suite struct StatusAndGCTests {
     @Test func statusListsBatchesAndGCRemovesOnlyConsumedShares() throws {
         let container = TemporaryDirectory()
-        let kept = try ShareProcess.run(["ingest", "--container", container.path, "--key", "Kept", Fixtures.media("photo.jpg")])
-        let taken = try ShareProcess.run(["ingest", "--container", container.path, "--key", "Taken", Fixtures.media("clip-h264.mp4")])
+        let kept = try ShareProcess.run([
+            "ingest", "--container", container.path, "--key", "Kept", Fixtures.media("photo.jpg"),
+        ])
+        let taken = try ShareProcess.run([
+            "ingest", "--container", container.path, "--key", "Taken", Fixtures.media("clip-h264.mp4"),
+        ])
         #expect(kept.status == 0 && taken.status == 0)
         let status = try ShareProcess.run(["status", "--container", container.path])
         #expect(status.stdout.contains("ShareMedia://dataUrl=Kept#media"))
         #expect(status.stdout.contains("ShareMedia://dataUrl=Taken#media"))
         #expect(status.stdout.contains("done"))
-        #expect(try ShareProcess.run(["open", "ShareMedia://dataUrl=Taken#media", "--container", container.path, "--consume"]).status == 0)
+        #expect(
+            try ShareProcess.run([
+                "open", "ShareMedia://dataUrl=Taken#media", "--container", container.path, "--consume",
+            ]).status == 0)
 
         // Not old enough yet: nothing goes.
         let young = try ShareProcess.run(["gc", "--container", container.path])
         #expect(young.stdout.isEmpty)
         // --verbose lists each path (here of a dry run: nothing goes yet).
-        let listed = try ShareProcess.run(["gc", "--container", container.path, "--older-than", "0", "--dry-run", "--verbose"])
+        let listed = try ShareProcess.run([
+            "gc", "--container", container.path, "--older-than", "0", "--dry-run", "--verbose",
+        ])
         #expect(listed.status == 0)
         let removed = listed.stdout.split(separator: "\n")
         #expect(removed.count == 4)  // copy, thumbnail, consumed manifest, report
@@ -131,7 +152,9 @@ import Testing
         #expect(gc.status == 0)
         #expect(gc.stdout.isEmpty, "\(gc.stdout)")
         #expect(gc.stderr.contains("share: collected 1 consumed share, 4 files"), "\(gc.stderr)")
-        for path in removed { #expect(!FileManager.default.fileExists(atPath: String(path.dropFirst("would remove ".count)))) }
+        for path in removed {
+            #expect(!FileManager.default.fileExists(atPath: String(path.dropFirst("would remove ".count))))
+        }
         let open = try ShareProcess.run(["open", "ShareMedia://dataUrl=Kept#media", "--container", container.path])
         #expect(open.status == 0)
         let json = try ShareProcess.run(["status", "--json", "--container", container.path])
@@ -145,7 +168,8 @@ import Testing
         let work = TemporaryDirectory("latin1")
         // `caf\351.jpg`: "café" in Latin-1, invalid as UTF-8. Made and passed by a
         // shell, since Foundation can only pass valid strings.
-        let script = #"cp "$1" "$(printf "$2/caf\351.jpg")" && exec "$0" ingest --container "$2/c" --report "$2/r.json" "$(printf "$2/caf\351.jpg")""#
+        let script =
+            #"cp "$1" "$(printf "$2/caf\351.jpg")" && exec "$0" ingest --container "$2/c" --report "$2/r.json" "$(printf "$2/caf\351.jpg")""#
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/bin/sh")
         process.arguments = ["-c", script, Fixtures.shareBinary, Fixtures.media("photo.jpg"), work.path]
@@ -156,7 +180,9 @@ import Testing
         let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         process.waitUntilExit()
         #expect(process.terminationStatus == 0, "\(text)")
-        let report = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: work.path + "/r.json"))) as? [String: Any]
+        let report =
+            try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: work.path + "/r.json")))
+            as? [String: Any]
         let item = try #require((report?["items"] as? [[String: Any]])?.first)
         #expect(item["status"] as? String == "ingested")
         #expect(item["type"] as? String == "image")

@@ -12,9 +12,12 @@ import Testing
         try interruptedRun(of: drop, into: container, options: options).batch
     }
 
-    static func interruptedRun(of drop: String, into container: String, options: [String] = []) throws -> (batch: String, run: DropBoundaryTests.Run) {
+    static func interruptedRun(of drop: String, into container: String, options: [String] = []) throws -> (
+        batch: String, run: DropBoundaryTests.Run
+    ) {
         let gate = PauseGate("copied:p005.jpg")
-        let run = try DropBoundaryTests.Run(["ingest", "--container", container, drop] + options, environment: gate.environment)
+        let run = try DropBoundaryTests.Run(
+            ["ingest", "--container", container, drop] + options, environment: gate.environment)
         let reached = gate.waitUntilReached { run.process.isRunning }
         try #require(reached, "the copy never reached p005.jpg: \(run.stderr)")
         kill(run.process.processIdentifier, SIGINT)
@@ -41,7 +44,8 @@ import Testing
     static func photos(_ count: Int, in folder: String) throws -> String {
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         for index in 1...count {
-            try FileManager.default.copyItem(atPath: Fixtures.media("photo.jpg"), toPath: folder + String(format: "/p%03d.jpg", index))
+            try FileManager.default.copyItem(
+                atPath: Fixtures.media("photo.jpg"), toPath: folder + String(format: "/p%03d.jpg", index))
         }
         return folder
     }
@@ -49,7 +53,8 @@ import Testing
     @Test func aPlainReRunSaysAnUnfinishedBatchWaitsAndResumeUnfinishedFinishesItOnce() throws {
         let work = TemporaryDirectory("interrupted")
         let root = (work.path as NSString).standardizingPath
-        let drop = try Self.photos(40, in: root + "/drop"), container = root + "/c"
+        let drop = try Self.photos(40, in: root + "/drop")
+        let container = root + "/c"
         let batch = try Self.interruptedIngest(of: drop, into: container)
 
         let again = try ShareProcess.run(["ingest", "--container", container, drop])
@@ -59,9 +64,12 @@ import Testing
         #expect(again.stdout.isEmpty, "nothing ingested, no URL")
 
         // The same inputs named another way (a relative path) are the same inputs.
-        let relative = try ShareProcess.run(["ingest", "--container", container, "--resume-unfinished", "drop"], directory: root)
+        let relative = try ShareProcess.run(
+            ["ingest", "--container", container, "--resume-unfinished", "drop"], directory: root)
         #expect(relative.status == 0, "\(relative.stderr)")
-        #expect(relative.lastLine == "ShareMedia://dataUrl=ShareKey-\(batch)#media", "the interrupted batch's own key: \(relative.stdout)")
+        #expect(
+            relative.lastLine == "ShareMedia://dataUrl=ShareKey-\(batch)#media",
+            "the interrupted batch's own key: \(relative.stdout)")
         let names = (1...40).map { String(format: "p%03d.jpg", $0) }
         try DiskFullTests.expectDeliveredOnce(names, container: container)
 
@@ -73,7 +81,8 @@ import Testing
     @Test func gcCollectsTheCopiesOfBatchesLeftUnfinishedLongerThanTheRetention() throws {
         let work = TemporaryDirectory("abandoned")
         let root = (work.path as NSString).standardizingPath
-        let drop = try Self.photos(40, in: root + "/drop"), container = root + "/c"
+        let drop = try Self.photos(40, in: root + "/drop")
+        let container = root + "/c"
         let batch = try Self.interruptedIngest(of: drop, into: container)
         let copies = { SizeLimitTests.copies(in: container) }
         #expect(copies().count >= 5, "copies made before the stop: \(copies())")
@@ -82,7 +91,9 @@ import Testing
         let recent = try ShareProcess.run(["gc", "--container", container, "--older-than", "1d"])
         #expect(recent.status == 0 && !recent.stderr.contains(batch), "\(recent.stderr)")
         let status = try ShareProcess.run(["status", "--container", container])
-        #expect(status.stdout.contains(batch) && status.stdout.contains("interrupted"), "share status lists it: \(status.stdout)")
+        #expect(
+            status.stdout.contains(batch) && status.stdout.contains("interrupted"),
+            "share status lists it: \(status.stdout)")
 
         let dry = try ShareProcess.run(["gc", "--container", container, "--older-than", "0", "--dry-run"])
         #expect(dry.stderr.contains("would collect the copies of batch \(batch)"), "\(dry.stderr)")

@@ -24,7 +24,9 @@ import Testing
 
     /// The report's items by the last component of their source.
     static func items(_ reportPath: String) throws -> [String: [String: Any]] {
-        let report = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: reportPath))) as? [String: Any])
+        let report = try #require(
+            try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: reportPath))) as? [String: Any]
+        )
         var items: [String: [String: Any]] = [:]
         for item in report["items"] as? [[String: Any]] ?? [] {
             items[((item["source"] as? String ?? "") as NSString).lastPathComponent] = item
@@ -34,11 +36,14 @@ import Testing
 
     /// A pipeline like the default one with 1-second time limits (facts and thumbnail).
     static func quickPipeline(in directory: TemporaryDirectory) throws -> String {
-        try directory.add("quick.json", bytes: Array("""
-            {"name": "quick", "stages": [
-              {"stage": "sniff"}, {"stage": "copy", "workers": 2}, {"stage": "probe", "workers": 2, "timeLimit": 1},
-              {"stage": "thumbnail", "workers": 2, "timeLimit": 1, "for": ["image", "video", "document"]}, {"stage": "manifest"}]}
-            """.utf8))
+        try directory.add(
+            "quick.json",
+            bytes: Array(
+                """
+                {"name": "quick", "stages": [
+                  {"stage": "sniff"}, {"stage": "copy", "workers": 2}, {"stage": "probe", "workers": 2, "timeLimit": 1},
+                  {"stage": "thumbnail", "workers": 2, "timeLimit": 1, "for": ["image", "video", "document"]}, {"stage": "manifest"}]}
+                """.utf8))
     }
 
     // MARK: - Failures of one item
@@ -57,12 +62,19 @@ import Testing
         let work = TemporaryDirectory("faults-work")
         let reportPath = work.file("report.json")
         let result = try ShareProcess.run(
-            ["ingest", "--container", work.file("container"), "--pipeline", try Self.quickPipeline(in: work), "--report", reportPath, drop.path],
-            environment: ["SHARE_TEST_HELPER_FAULT": "segv:segv.jpg,abort:abort.jpg,loop:loop.jpg,alloc:alloc.jpg,segv-thumbnail:poster-crash.mp4"])
+            [
+                "ingest", "--container", work.file("container"), "--pipeline", try Self.quickPipeline(in: work),
+                "--report", reportPath, drop.path,
+            ],
+            environment: [
+                "SHARE_TEST_HELPER_FAULT":
+                    "segv:segv.jpg,abort:abort.jpg,loop:loop.jpg,alloc:alloc.jpg,segv-thumbnail:poster-crash.mp4"
+            ])
         #expect(result.status == 1, "\(result.stderr)")
         let items = try Self.items(reportPath)
         let expected: [(String, String, String)] = [
-            ("segv.jpg", "decoderCrashed", "SIGSEGV"), ("abort.jpg", "decoderCrashed", "SIGABRT"), ("loop.jpg", "timeLimit", "decoder helper was stopped"),
+            ("segv.jpg", "decoderCrashed", "SIGSEGV"), ("abort.jpg", "decoderCrashed", "SIGABRT"),
+            ("loop.jpg", "timeLimit", "decoder helper was stopped"),
             ("alloc.jpg", "memoryLimit", "MiB of address space"),
         ]
         for (name, reason, text) in expected {
@@ -81,7 +93,10 @@ import Testing
         #expect(posterCrash["status"] as? String == "ingested", "\(posterCrash)")
         #expect(posterCrash["type"] as? String == "video")
         #expect(posterCrash["thumbnail"] as? String == nil)
-        #expect((posterCrash["warnings"] as? [String])?.contains { $0.contains("no poster frame") && $0.contains("SIGSEGV") } == true, "\(posterCrash)")
+        #expect(
+            (posterCrash["warnings"] as? [String])?.contains {
+                $0.contains("no poster frame") && $0.contains("SIGSEGV")
+            } == true, "\(posterCrash)")
         #expect(result.stderr.contains("5 of 9 items ingested, 4 failed"), "\(result.stderr)")
     }
 
@@ -102,9 +117,11 @@ import Testing
         let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
         return entries.compactMap { Int32($0) }.filter { pid in
             guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-                let fields = stat.split(separator: ")").last?.split(separator: " "), fields.count > 2, Int32(fields[1]) == parent
+                let fields = stat.split(separator: ")").last?.split(separator: " "), fields.count > 2,
+                Int32(fields[1]) == parent
             else { return false }
-            return commandLine(of: pid).contains("decode-helper") || ["share-template", "share-decoder"].contains(name(of: pid))
+            return commandLine(of: pid).contains("decode-helper")
+                || ["share-template", "share-decoder"].contains(name(of: pid))
         }
     }
 
@@ -116,7 +133,8 @@ import Testing
 
     /// The process's name (`/proc/PID/comm`).
     static func name(of pid: pid_t) -> String {
-        ((try? String(contentsOfFile: "/proc/\(pid)/comm", encoding: .utf8)) ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
+        ((try? String(contentsOfFile: "/proc/\(pid)/comm", encoding: .utf8)) ?? "").trimmingCharacters(
+            in: .whitespacesAndNewlines)
     }
 
     private static func commandLine(of pid: pid_t) -> String {
@@ -179,7 +197,9 @@ import Testing
         let items = try Self.items(reportPath)
         #expect(items.count == 40)
         #expect(items.values.allSatisfy { $0["status"] as? String == "ingested" && $0["thumbnail"] as? String != nil })
-        let retried = items.filter { ($0.value["warnings"] as? [String] ?? []).contains { $0.contains("read again in a fresh helper") } }
+        let retried = items.filter {
+            ($0.value["warnings"] as? [String] ?? []).contains { $0.contains("read again in a fresh helper") }
+        }
         #expect(retried.count == 1, "items decoded again: \(retried.keys.sorted())")
         #expect((retried.first?.value["warnings"] as? [String])?.first?.contains("SIGKILL") == true)
         #expect(try FileManager.default.contentsOfDirectory(atPath: container + "/thumbnails").count == 40)
@@ -198,7 +218,9 @@ import Testing
     }
 
     static func children(of parent: pid_t) -> [pid_t] {
-        ((try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []).compactMap { Int32($0) }.filter { statField($0, 4) == parent }
+        ((try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []).compactMap { Int32($0) }.filter {
+            statField($0, 4) == parent
+        }
     }
 
     /// `share ingest` starts its helper template (`share-helper`, since issue 59:
@@ -210,25 +232,38 @@ import Testing
     @Test(.enabled(if: geteuid() == 0, "reads the template's /proc/PID/fd, which needs root"))
     func ingestStartsItsHelperTemplate() throws {
         let drop = TemporaryDirectory("template-drop")
-        for index in 0..<6 { try drop.add("IMG_\(index).JPG", bytes: Array(try Data(contentsOf: URL(fileURLWithPath: Fixtures.media("photo.jpg")))) + [UInt8(index)]) }
+        for index in 0..<6 {
+            try drop.add(
+                "IMG_\(index).JPG",
+                bytes: Array(try Data(contentsOf: URL(fileURLWithPath: Fixtures.media("photo.jpg")))) + [UInt8(index)])
+        }
         for isolation in ["process", "none"] {
             let work = TemporaryDirectory("template-work")
             let process = Process()
             process.executableURL = URL(fileURLWithPath: Fixtures.shareBinary)
-            process.arguments = ["ingest", "--quiet", "--isolation", isolation, "--container", work.file("container"), drop.path]
+            process.arguments = [
+                "ingest", "--quiet", "--isolation", isolation, "--container", work.file("container"), drop.path,
+            ]
             // Slow enough that the helpers are seen at work.
             process.environment = ProcessInfo.processInfo.environment.merging(["SHARE_TEST_THROTTLE_MS": "100"]) { $1 }
             process.standardOutput = FileHandle.nullDevice
             process.standardError = FileHandle.nullDevice
             try process.run()
             let share = process.processIdentifier
-            var templates: Set<pid_t> = [], decoders: Set<pid_t> = []
-            var sandboxed = true, ownGroup = true, descriptors: Set<String> = []
+            var templates: Set<pid_t> = []
+            var decoders: Set<pid_t> = []
+            var sandboxed = true
+            var ownGroup = true
+            var descriptors: Set<String> = []
             while process.isRunning {
                 for child in Self.children(of: share) where Self.name(of: child) == "share-template" {
                     templates.insert(child)
                     ownGroup = ownGroup && Self.statField(child, 5) == child
-                    if let open = try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(child)/fd"), !open.isEmpty { descriptors = Set(open) }
+                    if let open = try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(child)/fd"),
+                        !open.isEmpty
+                    {
+                        descriptors = Set(open)
+                    }
                     for helper in Self.children(of: child) where Self.name(of: helper) == "share-decoder" {
                         let status = (try? String(contentsOfFile: "/proc/\(helper)/status", encoding: .utf8)) ?? ""
                         // (a helper seen before it has locked itself down is not counted)
@@ -249,7 +284,9 @@ import Testing
             #expect(templates.count == 1, "templates seen: \(templates)")
             #expect(!decoders.isEmpty && sandboxed, "helpers seen: \(decoders)")
             #expect(ownGroup)
-            #expect(descriptors.isSubset(of: ["0", "1", "2", "3"]) && descriptors.contains("3"), "the template's descriptors: \(descriptors.sorted())")
+            #expect(
+                descriptors.isSubset(of: ["0", "1", "2", "3"]) && descriptors.contains("3"),
+                "the template's descriptors: \(descriptors.sorted())")
         }
     }
 
@@ -271,14 +308,18 @@ import Testing
         for video in videos {
             try Self.make(
                 "/usr/bin/ffmpeg",
-                ["-v", "error", "-y", "-f", "lavfi", "-i", "testsrc=s=\(video.size):d=1.5:r=10"] + video.arguments + [drop.file(video.name)])
+                ["-v", "error", "-y", "-f", "lavfi", "-i", "testsrc=s=\(video.size):d=1.5:r=10"] + video.arguments + [
+                    drop.file(video.name)
+                ])
         }
         for name in ["photo.jpg", "portrait-exif6.jpg", "screenshot.png"] {
             try drop.add(name, copying: Fixtures.media(name))
         }
         let work = TemporaryDirectory("odd-work")
         let reportPath = work.file("report.json")
-        let result = try ShareProcess.run(["ingest", "--container", work.file("container"), "--report", reportPath, drop.path])
+        let result = try ShareProcess.run([
+            "ingest", "--container", work.file("container"), "--report", reportPath, drop.path,
+        ])
         #expect(result.status == 0, "\(result.stderr)")
         let items = try Self.items(reportPath)
         #expect(items.count == videos.count + 3)
@@ -303,18 +344,24 @@ import Testing
         let small = scratch.file("small.png")
         try Self.make("/usr/bin/vips", ["thumbnail", Fixtures.media("photo.jpg"), small, "64"])
         try Self.make("/usr/bin/vips", ["magicksave", small, drop.file("layers.psd"), "--format", "PSD"])
-        try drop.add("drawing.svg", bytes: Array("""
-            <?xml version="1.0"?>
-            <svg xmlns="http://www.w3.org/2000/svg" width="400" height="200"><rect width="400" height="200" fill="#c00"/>\
-            <text x="20" y="120" font-size="60" fill="white">Hello</text></svg>
-            """.utf8))
+        try drop.add(
+            "drawing.svg",
+            bytes: Array(
+                """
+                <?xml version="1.0"?>
+                <svg xmlns="http://www.w3.org/2000/svg" width="400" height="200"><rect width="400" height="200" fill="#c00"/>\
+                <text x="20" y="120" font-size="60" fill="white">Hello</text></svg>
+                """.utf8))
         try drop.add("photo.jpg", copying: Fixtures.media("photo.jpg"))
         let formats = ["layers.psd", "drawing.svg"]
 
         for isolation in ["process", "none"] {
             let work = TemporaryDirectory("sandbox-formats-\(isolation)")
             let reportPath = work.file("report.json")
-            let result = try ShareProcess.run(["ingest", "--isolation", isolation, "--container", work.file("container"), "--report", reportPath, drop.path])
+            let result = try ShareProcess.run([
+                "ingest", "--isolation", isolation, "--container", work.file("container"), "--report", reportPath,
+                drop.path,
+            ])
             #expect(result.status == 0, "\(isolation): \(result.stderr)")
             let items = try Self.items(reportPath)
             #expect(items["photo.jpg"]?["thumbnail"] as? String != nil)
@@ -330,7 +377,8 @@ import Testing
                     #expect(warnings.isEmpty, "\(name): \(warnings)")
                 } else {
                     #expect(item["thumbnail"] as? String == nil, "\(name): \(item)")
-                    #expect(warnings.contains { $0.contains("only in sandboxed decoder helpers") }, "\(name): \(warnings)")
+                    #expect(
+                        warnings.contains { $0.contains("only in sandboxed decoder helpers") }, "\(name): \(warnings)")
                 }
             }
         }
@@ -341,7 +389,9 @@ import Testing
     /// What `share doctor --json` says this machine offers.
     static func machine() throws -> [String: Any] {
         let result = try ShareProcess.run(["doctor", "--json"])
-        return try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any], "\(result.stdout)\(result.stderr)")
+        return try #require(
+            try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any],
+            "\(result.stdout)\(result.stderr)")
     }
 
     /// `share doctor` prints what this machine supports and what a real helper
@@ -351,18 +401,31 @@ import Testing
     @Test func doctorShowsTheMachineAndARealHelper() throws {
         let result = try ShareProcess.run(["doctor"])
         #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
-        for line in ["This machine", "  seccomp filters:  available", "  confinement:      Landlock", "  NoNewPrivs:\t1", "  Seccomp:\t2",
-            "  seccomp policy:   allowlist", "  CPU time:         1800 s in all (hard limit)", "The helper has the strongest sandbox: Landlock and the seccomp allowlist."] {
+        for line in [
+            "This machine", "  seccomp filters:  available", "  confinement:      Landlock", "  NoNewPrivs:\t1",
+            "  Seccomp:\t2",
+            "  seccomp policy:   allowlist", "  CPU time:         1800 s in all (hard limit)",
+            "The helper has the strongest sandbox: Landlock and the seccomp allowlist.",
+        ] {
             #expect(result.stdout.contains(line), "missing \"\(line)\" in:\n\(result.stdout)")
         }
         #expect(result.stdout.contains("A decoder helper (pid "), "\(result.stdout)")
         if geteuid() == 0 {
             // A uid of their own (issue 58), which the helper's status shows.
-            let line = result.stdout.split(separator: "\n").first { $0.hasPrefix("  running as:       root: helpers switch to uid ") } ?? ""
-            let uid = line.components(separatedBy: "switch to uid ").last?.split(separator: " ").first.flatMap { Int($0) } ?? 0
-            #expect(line.hasSuffix("uid \(uid) and gid \(uid) of their own (no account, no other process)"), "\(result.stdout)")
+            let line =
+                result.stdout.split(separator: "\n").first {
+                    $0.hasPrefix("  running as:       root: helpers switch to uid ")
+                } ?? ""
+            let uid =
+                line.components(separatedBy: "switch to uid ").last?.split(separator: " ").first.flatMap { Int($0) }
+                ?? 0
+            #expect(
+                line.hasSuffix("uid \(uid) and gid \(uid) of their own (no account, no other process)"),
+                "\(result.stdout)")
             #expect(result.stdout.contains("  Uid:\t\(uid)\t\(uid)\t\(uid)\t\(uid)"), "\(result.stdout)")
-            #expect(result.stdout.contains("  CapEff:\t0000000000000000") && result.stdout.contains("  CapBnd:\t0000000000000000"), "\(result.stdout)")
+            #expect(
+                result.stdout.contains("  CapEff:\t0000000000000000")
+                    && result.stdout.contains("  CapBnd:\t0000000000000000"), "\(result.stdout)")
         }
     }
 
@@ -375,18 +438,25 @@ import Testing
         let machine = try Self.machine()
         let work = TemporaryDirectory("weaker")
         let environment = ["SHARE_TEST_SANDBOX_SKIP": "landlock,seccomp"]
-        let result = try ShareProcess.run(["ingest", "--container", work.file("container"), Fixtures.media("photo.jpg")], environment: environment)
+        let result = try ShareProcess.run(
+            ["ingest", "--container", work.file("container"), Fixtures.media("photo.jpg")], environment: environment)
         #expect(result.status == 69, "\(result.stderr)")
         let lines = result.stderr.split(separator: "\n")
         #expect(lines.count == 1, "\(result.stderr)")
         let line = String(lines.first ?? "")
         #expect(line.hasPrefix("share: --isolation process: the decoder helper (pid "), "\(line)")
         #expect(line.contains("runs in a weaker sandbox than this machine allows: "), "\(line)")
-        if machine["seccomp"] as? Bool == true { #expect(line.contains("seccomp mode 0 with the none policy (expected 2 with the allowlist)"), "\(line)") }
-        if let abi = machine["landlockABI"] as? Int, abi > 0 { #expect(line.contains("Landlock ABI 0 (this machine offers \(abi))"), "\(line)") }
+        if machine["seccomp"] as? Bool == true {
+            #expect(line.contains("seccomp mode 0 with the none policy (expected 2 with the allowlist)"), "\(line)")
+        }
+        if let abi = machine["landlockABI"] as? Int, abi > 0 {
+            #expect(line.contains("Landlock ABI 0 (this machine offers \(abi))"), "\(line)")
+        }
         let thumbnails = (try? FileManager.default.contentsOfDirectory(atPath: work.file("container/thumbnails"))) ?? []
-        let manifests = ((try? FileManager.default.contentsOfDirectory(atPath: work.file("container/manifests"))) ?? []).filter { $0.hasSuffix(".json") }
-        #expect(thumbnails.isEmpty && manifests.isEmpty, "something was decoded or delivered: \(thumbnails) \(manifests)")
+        let manifests = ((try? FileManager.default.contentsOfDirectory(atPath: work.file("container/manifests"))) ?? [])
+            .filter { $0.hasSuffix(".json") }
+        #expect(
+            thumbnails.isEmpty && manifests.isEmpty, "something was decoded or delivered: \(thumbnails) \(manifests)")
 
         let doctor = try ShareProcess.run(["doctor"], environment: environment)
         #expect(doctor.status == 1, "\(doctor.stdout)")
@@ -399,10 +469,15 @@ import Testing
     @Test func noFixtureIsRefusedByTheReplyChecks() throws {
         let work = TemporaryDirectory("all-fixtures")
         let reportPath = work.file("report.json")
-        let folders = ["media", "heif", "modern", "fidelity", "sample-drop"].map { Fixtures.packageRoot.appendingPathComponent("testdata/\($0)").path }
-        let result = try ShareProcess.run(["ingest", "--quiet", "--container", work.file("container"), "--report", reportPath] + folders)
+        let folders = ["media", "heif", "modern", "fidelity", "sample-drop"].map {
+            Fixtures.packageRoot.appendingPathComponent("testdata/\($0)").path
+        }
+        let result = try ShareProcess.run(
+            ["ingest", "--quiet", "--container", work.file("container"), "--report", reportPath] + folders)
         #expect(result.status == 0 || result.status == 1, "\(result.stderr)")
-        let report = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: reportPath))) as? [String: Any])
+        let report = try #require(
+            try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: reportPath))) as? [String: Any]
+        )
         let items = report["items"] as? [[String: Any]] ?? []
         #expect(items.count > 100, "\(items.count) items")
         let refused = items.filter { $0["reason"] as? String == "decoderMisbehaved" }

@@ -23,8 +23,12 @@ import Testing
         let run = try ShareProcess.run(["ingest", "--container", work.path + "/c", drop])
         #expect(run.status == 1, "\(run.stderr)")
         let lines = run.stderr.split(separator: "\n").map(String.init)
-        let items = lines.filter { $0.hasPrefix("share: ingested:") || $0.hasPrefix("share: failed:") || $0.hasPrefix("share: skipped:") }
-        #expect(items.count == 1 && items[0].hasPrefix("share: skipped:") && items[0].contains("pipe"), "only the FIFO gets a line: \(run.stderr)")
+        let items = lines.filter {
+            $0.hasPrefix("share: ingested:") || $0.hasPrefix("share: failed:") || $0.hasPrefix("share: skipped:")
+        }
+        #expect(
+            items.count == 1 && items[0].hasPrefix("share: skipped:") && items[0].contains("pipe"),
+            "only the FIFO gets a line: \(run.stderr)")
         #expect(lines.contains { $0.hasPrefix("share: 2 of 3 items ingested") }, "\(run.stderr)")
     }
 

@@ -29,11 +29,17 @@ import Testing
 
     @Test func everyCoordinateOfAJSONGoes() throws {
         let work = TemporaryDirectory("json-coordinates")
-        let drop = work.file("drop"), container = work.file("container"), report = work.file("report.json")
+        let drop = work.file("drop")
+        let container = work.file("container")
+        let report = work.file("report.json")
         try FileManager.default.createDirectory(atPath: drop, withIntermediateDirectories: true)
-        try JSONSerialization.data(withJSONObject: Self.source, options: [.sortedKeys, .prettyPrinted]).write(to: URL(fileURLWithPath: drop + "/visits.json"))
+        try JSONSerialization.data(withJSONObject: Self.source, options: [.sortedKeys, .prettyPrinted]).write(
+            to: URL(fileURLWithPath: drop + "/visits.json"))
 
-        let run = try ShareProcess.run(["ingest", "--pipeline", try LocationPrivacyTests.pipeline(in: work), "--container", container, "--report", report, drop])
+        let run = try ShareProcess.run([
+            "ingest", "--pipeline", try LocationPrivacyTests.pipeline(in: work), "--container", container, "--report",
+            report, drop,
+        ])
         #expect(run.status == 0, "\(run.stderr)")
         let item = try #require(try LocationPrivacyTests.reportItems(report)["visits.json"])
         let removed = item["locationRemoved"] as? [String] ?? []
@@ -63,20 +69,31 @@ import Testing
         ]
     }
     static var textStripped: [String: Any] {
-        ["visits": [["name": "Tour Eiffel"]], "track": ["points": [["alt": "35", "t": "1562000000"]]], "lonely": "yes", "lat_note": "by the river", "owner": "me"]
+        [
+            "visits": [["name": "Tour Eiffel"]], "track": ["points": [["alt": "35", "t": "1562000000"]]],
+            "lonely": "yes", "lat_note": "by the river", "owner": "me",
+        ]
     }
 
     @Test func coordinatesWrittenAsTextsGo() throws {
         let work = TemporaryDirectory("json-text-coordinates")
-        let drop = work.file("drop"), container = work.file("container"), report = work.file("report.json")
+        let drop = work.file("drop")
+        let container = work.file("container")
+        let report = work.file("report.json")
         try FileManager.default.createDirectory(atPath: drop, withIntermediateDirectories: true)
-        try JSONSerialization.data(withJSONObject: Self.textSource, options: [.sortedKeys, .prettyPrinted]).write(to: URL(fileURLWithPath: drop + "/visits.json"))
+        try JSONSerialization.data(withJSONObject: Self.textSource, options: [.sortedKeys, .prettyPrinted]).write(
+            to: URL(fileURLWithPath: drop + "/visits.json"))
 
-        let run = try ShareProcess.run(["ingest", "--pipeline", try LocationPrivacyTests.pipeline(in: work), "--container", container, "--report", report, drop])
+        let run = try ShareProcess.run([
+            "ingest", "--pipeline", try LocationPrivacyTests.pipeline(in: work), "--container", container, "--report",
+            report, drop,
+        ])
         #expect(run.status == 0, "\(run.stderr)")
         let item = try #require(try LocationPrivacyTests.reportItems(report)["visits.json"])
         let removed = item["locationRemoved"] as? [String] ?? []
-        for key in ["latE7", "lngE7", "lat_deg", "lon_deg"] { #expect(removed.contains("JSON \(key)"), "\(removed) does not name \(key)") }
+        for key in ["latE7", "lngE7", "lat_deg", "lon_deg"] {
+            #expect(removed.contains("JSON \(key)"), "\(removed) does not name \(key)")
+        }
         let copy = try #require((item["path"] as? String).flatMap { URL(string: $0)?.path })
         let bytes = try Data(contentsOf: URL(fileURLWithPath: copy))
         let read = try #require(try JSONSerialization.jsonObject(with: bytes) as? NSDictionary)

@@ -24,7 +24,9 @@ import Testing
     }
 
     static func items(_ reportPath: String) throws -> [[String: Any]] {
-        let report = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: reportPath))) as? [String: Any])
+        let report = try #require(
+            try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: reportPath))) as? [String: Any]
+        )
         return report["items"] as? [[String: Any]] ?? []
     }
 
@@ -36,8 +38,11 @@ import Testing
         try work.add("drop/table.csv", bytes: Array("a,b\n1,2\n".utf8))
         let reportPath = work.file("report.json")
         let result = try ShareProcess.run(
-            ["ingest", "--quiet", "--container", work.file("container"), "--report", reportPath, "--text", "hello", "--url", "https://example.org/a",
-             work.file("drop")],
+            [
+                "ingest", "--quiet", "--container", work.file("container"), "--report", reportPath, "--text", "hello",
+                "--url", "https://example.org/a",
+                work.file("drop"),
+            ],
             environment: ["SHARE_HELPER_PATH": helper])
         #expect(result.status == 0, "\(result.stderr)")
         let items = try Self.items(reportPath)
@@ -54,7 +59,10 @@ import Testing
         for index in 0..<4 { try work.add("drop/IMG_\(index).JPG", bytes: photo + Array("unique \(index)".utf8)) }
         let reportPath = work.file("report.json")
         let result = try ShareProcess.run(
-            ["ingest", "--quiet", "--container", work.file("container"), "--report", reportPath, "--text", "hello", work.file("drop")],
+            [
+                "ingest", "--quiet", "--container", work.file("container"), "--report", reportPath, "--text", "hello",
+                work.file("drop"),
+            ],
             environment: ["SHARE_HELPER_PATH": helper])
         #expect(result.status == 0, "\(result.stderr)")
         let items = try Self.items(reportPath)

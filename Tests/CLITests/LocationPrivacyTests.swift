@@ -25,47 +25,78 @@ import Testing
 
     static let samples: [Sample] = [
         // Real phone files.
-        Sample(name: "iphone6.jpg", source: Fixtures.privacy("iphone6-gps.jpg"), removed: ["EXIF GPS (GPSLatitudeRef, GPSLatitude"], video: false),
-        Sample(name: "pixel8pro.jpg", source: Fixtures.privacy("exiftool-pixel8pro.jpg"), removed: ["EXIF GPS (GPSVersionID"], video: false),
-        Sample(name: "iphone7.heic", source: Fixtures.privacy("iphone7-gps.heic"), removed: ["EXIF GPS (GPSLatitudeRef"], video: false),
+        Sample(
+            name: "iphone6.jpg", source: Fixtures.privacy("iphone6-gps.jpg"),
+            removed: ["EXIF GPS (GPSLatitudeRef, GPSLatitude"], video: false),
+        Sample(
+            name: "pixel8pro.jpg", source: Fixtures.privacy("exiftool-pixel8pro.jpg"),
+            removed: ["EXIF GPS (GPSVersionID"], video: false),
+        Sample(
+            name: "iphone7.heic", source: Fixtures.privacy("iphone7-gps.heic"), removed: ["EXIF GPS (GPSLatitudeRef"],
+            video: false),
         // Written by exiftool, ffmpeg and privacy-edit.py as phones and tools write them.
-        Sample(name: "iphone.mov", source: Fixtures.privacy("keys-iso6709.mov"), removed: ["QuickTime com.apple.quicktime.location.ISO6709"], video: true),
-        Sample(name: "exif-xmp.jpg", source: Fixtures.privacy("exif-xmp-gps.jpg"), removed: ["EXIF GPS", "XMP exif:GPSLatitude", "XMP exif:GPSLongitude", "XMP exif:GPSAltitude"], video: false),
+        Sample(
+            name: "iphone.mov", source: Fixtures.privacy("keys-iso6709.mov"),
+            removed: ["QuickTime com.apple.quicktime.location.ISO6709"], video: true),
+        Sample(
+            name: "exif-xmp.jpg", source: Fixtures.privacy("exif-xmp-gps.jpg"),
+            removed: ["EXIF GPS", "XMP exif:GPSLatitude", "XMP exif:GPSLongitude", "XMP exif:GPSAltitude"], video: false
+        ),
         Sample(name: "portrait.jpg", source: Fixtures.privacy("exif6-gps.jpg"), removed: ["EXIF GPS"], video: false),
-        Sample(name: "photo.png", source: Fixtures.privacy("gps.png"), removed: ["EXIF (PNG eXIf) GPS", "XMP (PNG iTXt) exif:GPSLatitude"], video: false),
-        Sample(name: "photo.webp", source: Fixtures.privacy("gps.webp"), removed: ["EXIF (WebP) GPS", "XMP (WebP) exif:GPSLatitude"], video: false),
-        Sample(name: "photo.avif", source: Fixtures.privacy("gps.avif"), removed: ["EXIF GPS", "XMP exif:GPSLatitude"], video: false),
-        Sample(name: "photo.jxl", source: Fixtures.privacy("gps.jxl"), removed: ["EXIF (JPEG XL) GPS", "XMP (JPEG XL) exif:GPSLatitude"], video: false),
-        Sample(name: "android.mp4", source: Fixtures.privacy("android-xyz.mp4"), removed: ["QuickTime ©xyz"], video: true),
-        Sample(name: "quicktime.mov", source: Fixtures.privacy("quicktime-xyz.mov"), removed: ["QuickTime ©xyz"], video: true),
+        Sample(
+            name: "photo.png", source: Fixtures.privacy("gps.png"),
+            removed: ["EXIF (PNG eXIf) GPS", "XMP (PNG iTXt) exif:GPSLatitude"], video: false),
+        Sample(
+            name: "photo.webp", source: Fixtures.privacy("gps.webp"),
+            removed: ["EXIF (WebP) GPS", "XMP (WebP) exif:GPSLatitude"], video: false),
+        Sample(
+            name: "photo.avif", source: Fixtures.privacy("gps.avif"), removed: ["EXIF GPS", "XMP exif:GPSLatitude"],
+            video: false),
+        Sample(
+            name: "photo.jxl", source: Fixtures.privacy("gps.jxl"),
+            removed: ["EXIF (JPEG XL) GPS", "XMP (JPEG XL) exif:GPSLatitude"], video: false),
+        Sample(
+            name: "android.mp4", source: Fixtures.privacy("android-xyz.mp4"), removed: ["QuickTime ©xyz"], video: true),
+        Sample(
+            name: "quicktime.mov", source: Fixtures.privacy("quicktime-xyz.mov"), removed: ["QuickTime ©xyz"],
+            video: true),
         Sample(name: "3gpp.mp4", source: Fixtures.privacy("loci.mp4"), removed: ["MP4 loci"], video: true),
     ]
 
     /// A pipeline file: `default`'s stages, with the location stage (and the
     /// compatible stage) when asked, and the duplicates policy.
-    static func pipeline(in directory: TemporaryDirectory, location: Bool = true, compatible: Bool = false, duplicates: String = "keep") throws -> String {
+    static func pipeline(
+        in directory: TemporaryDirectory, location: Bool = true, compatible: Bool = false, duplicates: String = "keep"
+    ) throws -> String {
         var stages = [#"{"stage": "sniff"}"#, #"{"stage": "copy"}"#]
         if location { stages.append(#"{"stage": "location"}"#) }
         stages += [#"{"stage": "probe"}"#, #"{"stage": "thumbnail"}"#]
         if compatible { stages.append(#"{"stage": "compatible"}"#) }
         stages.append(#"{"stage": "manifest", "duplicates": "\#(duplicates)"}"#)
         let path = directory.file("pipeline-\(location)-\(compatible)-\(duplicates).json")
-        try Data(#"{"name": "privacy-test", "stages": [\#(stages.joined(separator: ", "))]}"#.utf8).write(to: URL(fileURLWithPath: path))
+        try Data(#"{"name": "privacy-test", "stages": [\#(stages.joined(separator: ", "))]}"#.utf8).write(
+            to: URL(fileURLWithPath: path))
         return path
     }
 
     /// A drop of the samples (and of `extra` files: name → source).
     static func makeDrop(at folder: String, extra: [String: String] = [:]) throws {
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-        for sample in samples { try FileManager.default.copyItem(atPath: sample.source, toPath: folder + "/" + sample.name) }
+        for sample in samples {
+            try FileManager.default.copyItem(atPath: sample.source, toPath: folder + "/" + sample.name)
+        }
         for (name, source) in extra { try FileManager.default.copyItem(atPath: source, toPath: folder + "/" + name) }
     }
 
     /// The report's items by file name.
     static func reportItems(_ path: String) throws -> [String: [String: Any]] {
-        let report = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: path))) as? [String: Any])
+        let report = try #require(
+            try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: path))) as? [String: Any])
         let items = try #require(report["items"] as? [[String: Any]])
-        return Dictionary(uniqueKeysWithValues: items.map { (($0["source"] as? String).map { ($0 as NSString).lastPathComponent } ?? "?", $0) })
+        return Dictionary(
+            uniqueKeysWithValues: items.map {
+                (($0["source"] as? String).map { ($0 as NSString).lastPathComponent } ?? "?", $0)
+            })
     }
 
     /// What exiftool says of each sample's copy, against its source: no
@@ -94,36 +125,56 @@ import Testing
             for place in leftovers {
                 if let offset = place.offset {
                     guard place.bytes.contains(where: { $0 != 0 }) else { continue }
-                    let there = offset + place.bytes.count <= copyBytes.count ? Array(copyBytes[offset..<(offset + place.bytes.count)]) : []
+                    let there =
+                        offset + place.bytes.count <= copyBytes.count
+                        ? Array(copyBytes[offset..<(offset + place.bytes.count)]) : []
                     #expect(there != place.bytes, "\(sample.name): the copy still holds \(place)")
                 } else {
-                    #expect(Data(copyBytes).range(of: Data(place.bytes)) == nil, "\(sample.name): the copy still holds \(place)")
+                    #expect(
+                        Data(copyBytes).range(of: Data(place.bytes)) == nil,
+                        "\(sample.name): the copy still holds \(place)")
                 }
             }
 
             // Every other tag exiftool reads stays as it was.
             let (before, after) = (original.otherTags, stripped.otherTags)
             let differing = Set(before.keys).union(after.keys).filter { before[$0] != after[$0] }.sorted()
-            #expect(differing.isEmpty, "\(sample.name): \(differing.map { "\($0): \(before[$0] ?? "absent") → \(after[$0] ?? "absent")" })")
+            #expect(
+                differing.isEmpty,
+                "\(sample.name): \(differing.map { "\($0): \(before[$0] ?? "absent") → \(after[$0] ?? "absent")" })")
 
             // The capture date and the orientation stay.
-            for tag in sample.video ? ["CreateDate", "CreationDate", "Rotation"] : ["DateTimeOriginal", "OffsetTimeOriginal", "Orientation", "Make", "Model"] {
-                #expect(stripped.value(tag, numeric: true) == original.value(tag, numeric: true), "\(sample.name): \(tag) changed")
+            for tag in sample.video
+                ? ["CreateDate", "CreationDate", "Rotation"]
+                : ["DateTimeOriginal", "OffsetTimeOriginal", "Orientation", "Make", "Model"]
+            {
+                #expect(
+                    stripped.value(tag, numeric: true) == original.value(tag, numeric: true),
+                    "\(sample.name): \(tag) changed")
             }
             if !sample.video { #expect(stripped.value("DateTimeOriginal") != nil, "\(sample.name): no capture date") }
 
             // The same pictures and sound: only metadata changed.
             if sample.decodes {
-                #expect(try MediaTools.decodedDigest(copy, video: sample.video) == (try MediaTools.decodedDigest(source, video: sample.video)), "\(sample.name): decoded content differs")
+                #expect(
+                    try MediaTools.decodedDigest(copy, video: sample.video)
+                        == (try MediaTools.decodedDigest(source, video: sample.video)),
+                    "\(sample.name): decoded content differs")
             }
-            #expect(try FileManager.default.attributesOfItem(atPath: copy)[.size] as? Int == (try FileManager.default.attributesOfItem(atPath: source)[.size] as? Int))
+            #expect(
+                try FileManager.default.attributesOfItem(atPath: copy)[.size] as? Int
+                    == (try FileManager.default.attributesOfItem(atPath: source)[.size] as? Int))
 
             // The report says what was removed; sha256 is the delivered bytes'.
             let removed = item["locationRemoved"] as? [String] ?? []
             for expected in sample.removed {
-                #expect(removed.contains { $0.hasPrefix(expected) }, "\(sample.name): the report says \(removed), not \(expected)")
+                #expect(
+                    removed.contains { $0.hasPrefix(expected) },
+                    "\(sample.name): the report says \(removed), not \(expected)")
             }
-            #expect(item["sha256"] as? String == (try SHA256Digest.hex(of: copy)), "\(sample.name): sha256 is not the copy's")
+            #expect(
+                item["sha256"] as? String == (try SHA256Digest.hex(of: copy)),
+                "\(sample.name): sha256 is not the copy's")
             #expect(item["sha256"] as? String != (try SHA256Digest.hex(of: source)))
         }
     }
@@ -133,10 +184,13 @@ import Testing
         let drop = work.file("drop")
         try Self.makeDrop(at: drop, extra: ["compressed-xmp.png": Fixtures.privacy("ztxt-xmp-gps.png")])
         var before: [String: String] = [:]
-        for name in try FileManager.default.contentsOfDirectory(atPath: drop) { before[name] = try SHA256Digest.hex(of: drop + "/" + name) }
+        for name in try FileManager.default.contentsOfDirectory(atPath: drop) {
+            before[name] = try SHA256Digest.hex(of: drop + "/" + name)
+        }
 
         let run = try ShareProcess.run([
-            "ingest", "--container", work.file("c"), "--pipeline", try Self.pipeline(in: work), "--report", work.file("report.json"), drop,
+            "ingest", "--container", work.file("c"), "--pipeline", try Self.pipeline(in: work), "--report",
+            work.file("report.json"), drop,
         ])
         // One file's location cannot be removed in place: it alone is not delivered.
         #expect(run.status == 1, "\(run.stderr)")
@@ -145,18 +199,24 @@ import Testing
 
         let items = try Self.reportItems(work.file("report.json"))
         let refused = try #require(items["compressed-xmp.png"])
-        #expect(refused["status"] as? String == "failed" && refused["stage"] as? String == "location" && refused["reason"] as? String == "locationNotRemovable", "\(refused)")
+        #expect(
+            refused["status"] as? String == "failed" && refused["stage"] as? String == "location"
+                && refused["reason"] as? String == "locationNotRemovable", "\(refused)")
         #expect((refused["error"] as? String)?.contains("compressed") == true, "\(refused)")
         // Nothing of it is left in the container.
         let files = try FileManager.default.contentsOfDirectory(atPath: work.file("c")).filter { $0.hasSuffix(".png") }
         #expect(files.count == 1, "\(files)")
 
         // The sources are untouched.
-        for (name, digest) in before { #expect(try SHA256Digest.hex(of: drop + "/" + name) == digest, "\(name) changed") }
+        for (name, digest) in before {
+            #expect(try SHA256Digest.hex(of: drop + "/" + name) == digest, "\(name) changed")
+        }
 
         // The manifest carries what was removed (v2, only where something was).
         let manifestPath = try #require(try Self.manifestPath(work.file("c")))
-        let manifest = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: manifestPath))) as? [[String: Any]])
+        let manifest = try #require(
+            try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: manifestPath)))
+                as? [[String: Any]])
         #expect(manifest.count == Self.samples.count)
         #expect(manifest.allSatisfy { ($0["locationRemoved"] as? [String])?.isEmpty == false }, "\(manifest)")
     }
@@ -166,7 +226,10 @@ import Testing
         let drop = work.file("drop")
         try Self.makeDrop(at: drop)
         let pipeline = try Self.pipeline(in: work)
-        let local = try ShareProcess.run(["ingest", "--container", work.file("local"), "--pipeline", pipeline, "--report", work.file("local.json"), drop])
+        let local = try ShareProcess.run([
+            "ingest", "--container", work.file("local"), "--pipeline", pipeline, "--report", work.file("local.json"),
+            drop,
+        ])
         #expect(local.status == 0, "\(local.stderr)")
 
         let server = try PostgresServer()
@@ -175,7 +238,8 @@ import Testing
         try workers.start("privacy")
         defer { workers.stopAll() }
         let remote = try ShareProcess.run([
-            "ingest", "--db", server.url, "--container", work.file("remote"), "--pipeline", pipeline, "--report", work.file("remote.json"), drop,
+            "ingest", "--db", server.url, "--container", work.file("remote"), "--pipeline", pipeline, "--report",
+            work.file("remote.json"), drop,
         ])
         #expect(remote.status == 0, "\(remote.stderr) \(workers.log("privacy"))")
 
@@ -186,7 +250,9 @@ import Testing
         #expect(a.count == b.count)
         for (name, item) in a {
             for key in ["status", "locationRemoved", "sha256", "size", "width", "height", "duration"] {
-                #expect("\(item[key] ?? "absent")" == "\(b[name]?[key] ?? "absent")", "\(name): \(key) differs between ingest and ingest --db")
+                #expect(
+                    "\(item[key] ?? "absent")" == "\(b[name]?[key] ?? "absent")",
+                    "\(name): \(key) differs between ingest and ingest --db")
             }
         }
     }
@@ -204,7 +270,10 @@ import Testing
         let plainDrop = work.file("plain")
         try FileManager.default.createDirectory(atPath: plainDrop, withIntermediateDirectories: true)
         try FileManager.default.copyItem(atPath: photo, toPath: plainDrop + "/IMG_0001.JPG")
-        let plain = try ShareProcess.run(["ingest", "--container", container, "--pipeline", try Self.pipeline(in: work, location: false), "--report", work.file("plain.json"), plainDrop])
+        let plain = try ShareProcess.run([
+            "ingest", "--container", container, "--pipeline", try Self.pipeline(in: work, location: false), "--report",
+            work.file("plain.json"), plainDrop,
+        ])
         #expect(plain.status == 0, "\(plain.stderr)")
         let plainItem = try #require(try Self.reportItems(work.file("plain.json"))["IMG_0001.JPG"])
         #expect(plainItem["sha256"] as? String == sourceDigest && plainItem["locationRemoved"] == nil)
@@ -218,13 +287,15 @@ import Testing
         try FileManager.default.copyItem(atPath: photo, toPath: privateDrop + "/a.jpg")
         try FileManager.default.copyItem(atPath: photo, toPath: privateDrop + "/b.jpg")
         let linked = try ShareProcess.run([
-            "ingest", "--container", container, "--pipeline", try Self.pipeline(in: work, duplicates: "link"), "--report", work.file("private.json"), privateDrop,
+            "ingest", "--container", container, "--pipeline", try Self.pipeline(in: work, duplicates: "link"),
+            "--report", work.file("private.json"), privateDrop,
         ])
         #expect(linked.status == 0, "\(linked.stderr)")
         let items = try Self.reportItems(work.file("private.json"))
         let (a, b) = (try #require(items["a.jpg"]), try #require(items["b.jpg"]))
         #expect(a["duplicateOf"] == nil, "linked to a copy that carries the location: \(a)")
-        #expect(b["duplicateOf"] as? String == a["path"] as? String && b["path"] as? String == a["path"] as? String, "\(b)")
+        #expect(
+            b["duplicateOf"] as? String == a["path"] as? String && b["path"] as? String == a["path"] as? String, "\(b)")
         #expect(a["sha256"] as? String == b["sha256"] as? String && a["sha256"] as? String != sourceDigest)
         let copy = try #require((a["path"] as? String).flatMap { URL(string: $0)?.path })
         #expect(try MediaTools.locationTags(copy).isEmpty)
@@ -237,16 +308,22 @@ import Testing
         let work = TemporaryDirectory("privacy-off")
         let drop = work.file("drop")
         try Self.makeDrop(at: drop)
-        let run = try ShareProcess.run(["ingest", "--container", work.file("c"), "--report", work.file("report.json"), drop])
+        let run = try ShareProcess.run([
+            "ingest", "--container", work.file("c"), "--report", work.file("report.json"), drop,
+        ])
         #expect(run.status == 0, "\(run.stderr)")
         let items = try Self.reportItems(work.file("report.json"))
         #expect(items.count == Self.samples.count)
         for sample in Self.samples {
             let item = try #require(items[sample.name], "\(sample.name) is not in the report")
-            #expect(item["status"] as? String == "ingested" && item["locationRemoved"] == nil && item["compatible"] == nil, "\(sample.name): \(item)")
+            #expect(
+                item["status"] as? String == "ingested" && item["locationRemoved"] == nil && item["compatible"] == nil,
+                "\(sample.name): \(item)")
             let copy = try #require((item["path"] as? String).flatMap { URL(string: $0)?.path })
             let source = try SHA256Digest.hex(of: drop + "/" + sample.name)
-            #expect(try SHA256Digest.hex(of: copy) == source && item["sha256"] as? String == source, "\(sample.name): not delivered as it came")
+            #expect(
+                try SHA256Digest.hex(of: copy) == source && item["sha256"] as? String == source,
+                "\(sample.name): not delivered as it came")
         }
         let files = try FileManager.default.contentsOfDirectory(atPath: work.file("c"))
         #expect(!files.contains { $0.hasSuffix(".compatible.jpg") }, "\(files)")
@@ -262,31 +339,51 @@ import Testing
     /// given): exiftool finds no location in the copy, the report names
     /// `removed`, and everything else stays the source's (``verifyCopies``).
     @discardableResult
-    static func strips(_ name: String, from source: String, removed: [String], video: Bool = false, decodes: Bool = true, bytesShown: Bool = true, exiftool: [String] = []) throws -> Data {
+    static func strips(
+        _ name: String, from source: String, removed: [String], video: Bool = false, decodes: Bool = true,
+        bytesShown: Bool = true, exiftool: [String] = []
+    ) throws -> Data {
         let work = TemporaryDirectory("privacy-place")
         let drop = work.file("drop")
         try FileManager.default.createDirectory(atPath: drop, withIntermediateDirectories: true)
         try FileManager.default.copyItem(atPath: source, toPath: drop + "/" + name)
         if !exiftool.isEmpty {
-            let made = try MediaTools.run("/usr/bin/exiftool", ["-q", "-overwrite_original"] + exiftool + [drop + "/" + name])
+            let made = try MediaTools.run(
+                "/usr/bin/exiftool", ["-q", "-overwrite_original"] + exiftool + [drop + "/" + name])
             #expect(made.status == 0, "exiftool could not write the location into \(name)")
         }
-        let run = try ShareProcess.run(["ingest", "--container", work.file("c"), "--pipeline", try Self.pipeline(in: work), "--report", work.file("report.json"), drop])
+        let run = try ShareProcess.run([
+            "ingest", "--container", work.file("c"), "--pipeline", try Self.pipeline(in: work), "--report",
+            work.file("report.json"), drop,
+        ])
         #expect(run.status == 0, "\(name): \(run.stderr)")
-        try Self.verifyCopies(report: work.file("report.json"), sources: [name: drop + "/" + name],
-            samples: [Sample(name: name, source: drop + "/" + name, removed: removed, video: video, decodes: decodes, bytesShown: bytesShown)])
+        try Self.verifyCopies(
+            report: work.file("report.json"), sources: [name: drop + "/" + name],
+            samples: [
+                Sample(
+                    name: name, source: drop + "/" + name, removed: removed, video: video, decodes: decodes,
+                    bytesShown: bytesShown)
+            ])
         // The copy's bytes (the container goes with `work`).
-        let copy = try #require((try Self.reportItems(work.file("report.json"))[name]?["path"] as? String).flatMap { URL(string: $0)?.path })
+        let copy = try #require(
+            (try Self.reportItems(work.file("report.json"))[name]?["path"] as? String).flatMap { URL(string: $0)?.path }
+        )
         return try Data(contentsOf: URL(fileURLWithPath: copy))
     }
 
-    static let gpsArguments = ["-GPSLatitude=48.8584", "-GPSLatitudeRef=N", "-GPSLongitude=2.2945", "-GPSLongitudeRef=E", "-GPSAltitude=35", "-GPSAltitudeRef=0"]
+    static let gpsArguments = [
+        "-GPSLatitude=48.8584", "-GPSLatitudeRef=N", "-GPSLongitude=2.2945", "-GPSLongitudeRef=E", "-GPSAltitude=35",
+        "-GPSAltitudeRef=0",
+    ]
 
     @Test func exifGPSIsRemovedFromAJPEG() throws {
-        try Self.strips("iphone6.jpg", from: Fixtures.privacy("iphone6-gps.jpg"), removed: ["EXIF GPS (GPSLatitudeRef, GPSLatitude"])
+        try Self.strips(
+            "iphone6.jpg", from: Fixtures.privacy("iphone6-gps.jpg"), removed: ["EXIF GPS (GPSLatitudeRef, GPSLatitude"]
+        )
     }
     @Test func exifGPSIsRemovedFromAHEIF() throws {
-        try Self.strips("iphone7.heic", from: Fixtures.privacy("iphone7-gps.heic"), removed: ["EXIF GPS (GPSLatitudeRef"])
+        try Self.strips(
+            "iphone7.heic", from: Fixtures.privacy("iphone7-gps.heic"), removed: ["EXIF GPS (GPSLatitudeRef"])
     }
     @Test func exifGPSIsRemovedFromAnAVIF() throws {
         try Self.strips("photo.avif", from: Fixtures.privacy("gps.avif"), removed: ["EXIF GPS"])
@@ -302,19 +399,27 @@ import Testing
     }
     /// A TIFF (the structure of DNG and the TIFF-based RAWs), its GPS IFD and capture date written by exiftool.
     @Test func exifGPSIsRemovedFromATIFF() throws {
-        try Self.strips("scan.tiff", from: Fixtures.media("image.tiff"), removed: ["EXIF GPS"], exiftool: Self.gpsArguments + ["-DateTimeOriginal=2024:05:01 12:00:00"])
+        try Self.strips(
+            "scan.tiff", from: Fixtures.media("image.tiff"), removed: ["EXIF GPS"],
+            exiftool: Self.gpsArguments + ["-DateTimeOriginal=2024:05:01 12:00:00"])
     }
     /// A DNG, its GPS IFD written by exiftool.
     @Test func exifGPSIsRemovedFromADNG() throws {
-        try Self.strips("raw.dng", from: Fixtures.testdata("modern/raw/canon-350d-preview1024.dng"), removed: ["EXIF GPS"], exiftool: Self.gpsArguments)
+        try Self.strips(
+            "raw.dng", from: Fixtures.testdata("modern/raw/canon-350d-preview1024.dng"), removed: ["EXIF GPS"],
+            exiftool: Self.gpsArguments)
     }
     /// A Fujifilm RAF (its EXIF is its embedded JPEG's), GPS written by exiftool; vips does not read a RAF, so its pixels are not compared.
     @Test func exifGPSIsRemovedFromARAF() throws {
-        try Self.strips("raw.raf", from: Fixtures.testdata("modern/raw/fujifilm-s5pro-exif8.raf"), removed: ["EXIF GPS"], decodes: false, exiftool: Self.gpsArguments)
+        try Self.strips(
+            "raw.raf", from: Fixtures.testdata("modern/raw/fujifilm-s5pro-exif8.raf"), removed: ["EXIF GPS"],
+            decodes: false, exiftool: Self.gpsArguments)
     }
     /// A Canon CR3 (its GPS is the CMT4 box), GPS written by exiftool; not decoded by vips either.
     @Test func exifGPSIsRemovedFromACR3() throws {
-        try Self.strips("raw.cr3", from: Fixtures.testdata("modern/raw/exiftool-CanonRaw.cr3"), removed: ["EXIF (CR3 CMT4) GPS"], decodes: false, exiftool: Self.gpsArguments)
+        try Self.strips(
+            "raw.cr3", from: Fixtures.testdata("modern/raw/exiftool-CanonRaw.cr3"), removed: ["EXIF (CR3 CMT4) GPS"],
+            decodes: false, exiftool: Self.gpsArguments)
     }
     /// A motion photo whose video carries a location: testdata's Google
     /// container layout (`motion/google-container.jpg`) with its MP4 replaced by
@@ -327,7 +432,8 @@ import Testing
         let start = try #require(photo.firstRange(of: Array("ftyp".utf8))).lowerBound - 4
         #expect(photo.count - start == 18021)
         var head = Array(photo[..<start])
-        let old = Array(#"Item:Length="18021""#.utf8), new = Array(#"Item:Length="\#(video.count)""#.utf8)
+        let old = Array(#"Item:Length="18021""#.utf8)
+        let new = Array(#"Item:Length="\#(video.count)""#.utf8)
         let at = try #require(head.firstRange(of: old))
         #expect(old.count == new.count)
         head.replaceSubrange(at, with: new)
@@ -338,23 +444,34 @@ import Testing
 
         // The privacy pipeline with the motion stage, which copies the video out of the stripped copy.
         let pipeline = work.file("pipeline-motion.json")
-        try Data(#"{"name": "privacy-motion", "stages": [{"stage": "sniff"}, {"stage": "copy"}, {"stage": "location"}, {"stage": "probe"}, {"stage": "thumbnail"}, {"stage": "motion"}, {"stage": "manifest"}]}"#.utf8)
-            .write(to: URL(fileURLWithPath: pipeline))
-        let run = try ShareProcess.run(["ingest", "--container", work.file("c"), "--pipeline", pipeline, "--report", work.file("report.json"), drop])
+        try Data(
+            #"{"name": "privacy-motion", "stages": [{"stage": "sniff"}, {"stage": "copy"}, {"stage": "location"}, {"stage": "probe"}, {"stage": "thumbnail"}, {"stage": "motion"}, {"stage": "manifest"}]}"#
+                .utf8
+        )
+        .write(to: URL(fileURLWithPath: pipeline))
+        let run = try ShareProcess.run([
+            "ingest", "--container", work.file("c"), "--pipeline", pipeline, "--report", work.file("report.json"), drop,
+        ])
         #expect(run.status == 0, "\(run.stderr)")
         let item = try #require(try Self.reportItems(work.file("report.json"))["PXL_0001.MP.jpg"])
         let removed = item["locationRemoved"] as? [String] ?? []
         #expect(removed.contains { $0.hasPrefix("QuickTime ©xyz") }, "the report says \(removed)")
         let copy = try #require((item["path"] as? String).flatMap { URL(string: $0)?.path })
         #expect(try FileManager.default.attributesOfItem(atPath: copy)[.size] as? Int == head.count + video.count)
-        let extracted = try #require(((item["motionVideo"] as? [String: Any])?["path"] as? String).flatMap { URL(string: $0)?.path }, "no motionVideo: \(item)")
+        let extracted = try #require(
+            ((item["motionVideo"] as? [String: Any])?["path"] as? String).flatMap { URL(string: $0)?.path },
+            "no motionVideo: \(item)")
         #expect(!(try MediaTools.locationTags(Fixtures.privacy("android-xyz.mp4"))).isEmpty)
         let left = try MediaTools.locationTags(extracted)
         #expect(left.isEmpty, "exiftool finds \(left) in the extracted video")
-        #expect(try MediaTools.decodedDigest(extracted, video: true) == (try MediaTools.decodedDigest(Fixtures.privacy("android-xyz.mp4"), video: true)))
+        #expect(
+            try MediaTools.decodedDigest(extracted, video: true)
+                == (try MediaTools.decodedDigest(Fixtures.privacy("android-xyz.mp4"), video: true)))
     }
     @Test func xmpGPSIsRemovedFromAJPEG() throws {
-        try Self.strips("exif-xmp.jpg", from: Fixtures.privacy("exif-xmp-gps.jpg"), removed: ["XMP exif:GPSLatitude", "XMP exif:GPSLongitude", "XMP exif:GPSAltitude"])
+        try Self.strips(
+            "exif-xmp.jpg", from: Fixtures.privacy("exif-xmp-gps.jpg"),
+            removed: ["XMP exif:GPSLatitude", "XMP exif:GPSLongitude", "XMP exif:GPSAltitude"])
     }
     @Test func xmpGPSIsRemovedFromAPNGiTXt() throws {
         try Self.strips("photo.png", from: Fixtures.privacy("gps.png"), removed: ["XMP (PNG iTXt) exif:GPSLatitude"])
@@ -376,10 +493,14 @@ import Testing
     /// writes no MPF images); exiftool reads the second image's GPS (`-ee`).
     @Test func exifGPSIsRemovedFromAFurtherMPFImage() throws {
         func be16(_ value: Int) -> [UInt8] { [UInt8(value >> 8 & 0xFF), UInt8(value & 0xFF)] }
-        func be32(_ value: Int) -> [UInt8] { [UInt8(value >> 24 & 0xFF), UInt8(value >> 16 & 0xFF), UInt8(value >> 8 & 0xFF), UInt8(value & 0xFF)] }
+        func be32(_ value: Int) -> [UInt8] {
+            [UInt8(value >> 24 & 0xFF), UInt8(value >> 16 & 0xFF), UInt8(value >> 8 & 0xFF), UInt8(value & 0xFF)]
+        }
         /// "MPF\0", then a big-endian TIFF header and one IFD: MPFVersion, NumberOfImages 2, MPEntry (two 16-byte entries after the IFD).
         func index(primarySize: Int, secondSize: Int, secondOffset: Int) -> [UInt8] {
-            let entries = be32(0x2003_0000) + be32(primarySize) + be32(0) + be16(0) + be16(0) + be32(0) + be32(secondSize) + be32(secondOffset) + be16(0) + be16(0)
+            let entries =
+                be32(0x2003_0000) + be32(primarySize) + be32(0) + be16(0) + be16(0) + be32(0) + be32(secondSize)
+                + be32(secondOffset) + be16(0) + be16(0)
             let data = 8 + 2 + 3 * 12 + 4
             var tiff: [UInt8] = Array("MM".utf8) + be16(42) + be32(8) + be16(3)
             tiff += be16(0xB000) + be16(7) + be32(4) + Array("0100".utf8)
@@ -393,14 +514,18 @@ import Testing
         let primaryTotal = primary.count + 2 + length
         // The TIFF header starts after SOI (2), the APP2 marker and length (4) and "MPF\0" (4).
         let payload = index(primarySize: primaryTotal, secondSize: second.count, secondOffset: primaryTotal - 10)
-        let file = Array(primary[..<2]) + [0xFF, 0xE2] + be16(payload.count + 2) + payload + Array(primary[2...]) + second
+        let file =
+            Array(primary[..<2]) + [0xFF, 0xE2] + be16(payload.count + 2) + payload + Array(primary[2...]) + second
         let work = TemporaryDirectory("privacy-mpf")
         let source = work.file("mpf.jpg")
         try Data(file).write(to: URL(fileURLWithPath: source))
-        let copyBytes = try Self.strips("mpf.jpg", from: source, removed: ["EXIF GPS (GPSLatitudeRef, GPSLatitude"], bytesShown: false)
+        let copyBytes = try Self.strips(
+            "mpf.jpg", from: source, removed: ["EXIF GPS (GPSLatitudeRef, GPSLatitude"], bytesShown: false)
         // exiftool -v3 shows no embedded image's bytes: each location value it
         // shows in the iPhone JPEG must be overwritten where it is in the copy's second image.
-        let values = try MediaTools.locationBytes(Fixtures.privacy("iphone6-gps.jpg")).filter { $0.offset != nil && $0.bytes.contains { $0 != 0 } }
+        let values = try MediaTools.locationBytes(Fixtures.privacy("iphone6-gps.jpg")).filter {
+            $0.offset != nil && $0.bytes.contains { $0 != 0 }
+        }
         #expect(!values.isEmpty)
         let copy = [UInt8](copyBytes)
         for value in values {
@@ -416,59 +541,88 @@ import Testing
     /// holding the GPS properties (exiftool writes GPS into the main packet, so
     /// the segments are assembled here).
     @Test func xmpGPSIsRemovedFromExtendedXMP() throws {
-        let extended = Array(#"<x:xmpmeta xmlns:x="adobe:ns:meta/"><rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#"><rdf:Description rdf:about="" xmlns:exif="http://ns.adobe.com/exif/1.0/" exif:GPSLatitude="48,51.504N" exif:GPSLongitude="2,17.670E"/></rdf:RDF></x:xmpmeta>"#.utf8)
+        let extended = Array(
+            #"<x:xmpmeta xmlns:x="adobe:ns:meta/"><rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#"><rdf:Description rdf:about="" xmlns:exif="http://ns.adobe.com/exif/1.0/" exif:GPSLatitude="48,51.504N" exif:GPSLongitude="2,17.670E"/></rdf:RDF></x:xmpmeta>"#
+                .utf8)
         let work = TemporaryDirectory("privacy-extended")
         let packetPath = work.file("extended.xml")
         try Data(extended).write(to: URL(fileURLWithPath: packetPath))
         let digest = try MediaTools.run("/usr/bin/md5sum", [packetPath]).output.prefix(32).uppercased()
         #expect(digest.count == 32)
-        let main = Array(#"<?xpacket begin="" id="W5M0MpCehiHzreSzNTczkc9d"?><x:xmpmeta xmlns:x="adobe:ns:meta/"><rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#"><rdf:Description rdf:about="" xmlns:xmpNote="http://ns.adobe.com/xmp/note/" xmpNote:HasExtendedXMP="\#(digest)"/></rdf:RDF></x:xmpmeta><?xpacket end="w"?>"#.utf8)
-        func app1(_ payload: [UInt8]) -> [UInt8] { [0xFF, 0xE1, UInt8((payload.count + 2) >> 8), UInt8((payload.count + 2) & 0xFF)] + payload }
-        func be32(_ value: Int) -> [UInt8] { [UInt8(value >> 24 & 0xFF), UInt8(value >> 16 & 0xFF), UInt8(value >> 8 & 0xFF), UInt8(value & 0xFF)] }
+        let main = Array(
+            #"<?xpacket begin="" id="W5M0MpCehiHzreSzNTczkc9d"?><x:xmpmeta xmlns:x="adobe:ns:meta/"><rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#"><rdf:Description rdf:about="" xmlns:xmpNote="http://ns.adobe.com/xmp/note/" xmpNote:HasExtendedXMP="\#(digest)"/></rdf:RDF></x:xmpmeta><?xpacket end="w"?>"#
+                .utf8)
+        func app1(_ payload: [UInt8]) -> [UInt8] {
+            [0xFF, 0xE1, UInt8((payload.count + 2) >> 8), UInt8((payload.count + 2) & 0xFF)] + payload
+        }
+        func be32(_ value: Int) -> [UInt8] {
+            [UInt8(value >> 24 & 0xFF), UInt8(value >> 16 & 0xFF), UInt8(value >> 8 & 0xFF), UInt8(value & 0xFF)]
+        }
         // A capture date first (exiftool), to see it kept.
         let dated = work.file("dated.jpg")
         try FileManager.default.copyItem(atPath: Fixtures.media("gray.jpg"), toPath: dated)
-        #expect(try MediaTools.run("/usr/bin/exiftool", ["-q", "-overwrite_original", "-DateTimeOriginal=2024:05:01 12:00:00", dated]).status == 0)
+        #expect(
+            try MediaTools.run(
+                "/usr/bin/exiftool", ["-q", "-overwrite_original", "-DateTimeOriginal=2024:05:01 12:00:00", dated]
+            ).status == 0)
         let jpeg = [UInt8](try Data(contentsOf: URL(fileURLWithPath: dated)))
-        let segments = app1(Array("http://ns.adobe.com/xap/1.0/\0".utf8) + main)
-            + app1(Array("http://ns.adobe.com/xmp/extension/\0".utf8) + Array(digest.utf8) + be32(extended.count) + be32(0) + extended)
+        let segments =
+            app1(Array("http://ns.adobe.com/xap/1.0/\0".utf8) + main)
+            + app1(
+                Array("http://ns.adobe.com/xmp/extension/\0".utf8) + Array(digest.utf8) + be32(extended.count) + be32(0)
+                    + extended)
         let source = work.file("extended.jpg")
         try Data(Array(jpeg[..<2]) + segments + Array(jpeg[2...])).write(to: URL(fileURLWithPath: source))
-        try Self.strips("extended.jpg", from: source, removed: ["XMP (extended) exif:GPSLatitude", "XMP (extended) exif:GPSLongitude"])
+        try Self.strips(
+            "extended.jpg", from: source,
+            removed: ["XMP (extended) exif:GPSLatitude", "XMP (extended) exif:GPSLongitude"])
     }
 
-    static let xmpGPSArguments = ["-XMP-exif:GPSLatitude=48.8584 N", "-XMP-exif:GPSLongitude=2.2945 E", "-XMP-exif:GPSAltitude=35"]
+    static let xmpGPSArguments = [
+        "-XMP-exif:GPSLatitude=48.8584 N", "-XMP-exif:GPSLongitude=2.2945 E", "-XMP-exif:GPSAltitude=35",
+    ]
 
     /// A TIFF's XMP (tag 700), written by exiftool.
     @Test func xmpGPSIsRemovedFromATIFF() throws {
-        try Self.strips("scan.tiff", from: Fixtures.media("image.tiff"), removed: ["XMP (TIFF tag 700) exif:GPSLatitude"],
+        try Self.strips(
+            "scan.tiff", from: Fixtures.media("image.tiff"), removed: ["XMP (TIFF tag 700) exif:GPSLatitude"],
             exiftool: Self.xmpGPSArguments + ["-DateTimeOriginal=2024:05:01 12:00:00"])
     }
     /// An MP4's XMP `uuid` box, written by exiftool.
     @Test func xmpGPSIsRemovedFromAnMP4UUIDBox() throws {
-        try Self.strips("clip.mp4", from: Fixtures.media("clip-h264.mp4"), removed: ["XMP (uuid box) exif:GPSLatitude"], video: true, exiftool: Self.xmpGPSArguments)
+        try Self.strips(
+            "clip.mp4", from: Fixtures.media("clip-h264.mp4"), removed: ["XMP (uuid box) exif:GPSLatitude"],
+            video: true, exiftool: Self.xmpGPSArguments)
     }
     /// A MOV's XMP (`udta/XMP_`), written by exiftool.
     @Test func xmpGPSIsRemovedFromAMOV() throws {
-        try Self.strips("clip.mov", from: Fixtures.media("clip.mov"), removed: ["XMP (QuickTime XMP_) exif:GPSLatitude"], video: true, exiftool: Self.xmpGPSArguments)
+        try Self.strips(
+            "clip.mov", from: Fixtures.media("clip.mov"), removed: ["XMP (QuickTime XMP_) exif:GPSLatitude"],
+            video: true, exiftool: Self.xmpGPSArguments)
     }
     @Test func quickTimeXYZIsRemovedFromUserData() throws {
-        try Self.strips("android.mp4", from: Fixtures.privacy("android-xyz.mp4"), removed: ["QuickTime ©xyz"], video: true)
-        try Self.strips("quicktime.mov", from: Fixtures.privacy("quicktime-xyz.mov"), removed: ["QuickTime ©xyz"], video: true)
+        try Self.strips(
+            "android.mp4", from: Fixtures.privacy("android-xyz.mp4"), removed: ["QuickTime ©xyz"], video: true)
+        try Self.strips(
+            "quicktime.mov", from: Fixtures.privacy("quicktime-xyz.mov"), removed: ["QuickTime ©xyz"], video: true)
     }
     /// `©xyz` as an iTunes-style item (`moov/udta/meta/ilst`), written by exiftool.
     @Test func quickTimeXYZIsRemovedFromAnItemList() throws {
-        try Self.strips("clip.mp4", from: Fixtures.media("clip-h264.mp4"), removed: ["QuickTime ©xyz (ilst)"], video: true,
+        try Self.strips(
+            "clip.mp4", from: Fixtures.media("clip-h264.mp4"), removed: ["QuickTime ©xyz (ilst)"], video: true,
             exiftool: ["-ItemList:GPSCoordinates=48.8584 N, 2.2945 E"])
     }
     @Test func appleLocationKeysAreRemoved() throws {
-        try Self.strips("iphone.mov", from: Fixtures.privacy("keys-iso6709.mov"), removed: ["QuickTime com.apple.quicktime.location.ISO6709"], video: true)
+        try Self.strips(
+            "iphone.mov", from: Fixtures.privacy("keys-iso6709.mov"),
+            removed: ["QuickTime com.apple.quicktime.location.ISO6709"], video: true)
     }
     @Test func mp4LociIsRemoved() throws {
         try Self.strips("3gpp.mp4", from: Fixtures.privacy("loci.mp4"), removed: ["MP4 loci"], video: true)
     }
 
     static func manifestPath(_ container: String) throws -> String? {
-        try FileManager.default.contentsOfDirectory(atPath: container + "/manifests").first { $0.hasSuffix(".json") }.map { container + "/manifests/" + $0 }
+        try FileManager.default.contentsOfDirectory(atPath: container + "/manifests").first { $0.hasSuffix(".json") }
+            .map { container + "/manifests/" + $0 }
     }
 }

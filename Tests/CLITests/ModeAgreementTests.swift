@@ -14,9 +14,12 @@ import Testing
         let files = FileManager.default
         try files.createDirectory(atPath: folder + "/nested/deeper", withIntermediateDirectories: true)
         for (name, source) in [
-            ("photo.jpg", "photo.jpg"), ("broken.jpg", "truncated.jpg"), ("random.jpg", "random.jpg"), ("clip.mp4", "clip-h264.mp4"),
-            ("voice.mp3", "audio.mp3"), ("renamed.png", "jpeg-named.png"), ("no-extension", "no-extension-jpeg"), ("empty.jpg", "empty.jpg"),
-            ("nested/notes.txt", "notes.txt"), ("nested/deeper/document.pdf", "document.pdf"), ("truncated.mp4", "truncated.mp4"),
+            ("photo.jpg", "photo.jpg"), ("broken.jpg", "truncated.jpg"), ("random.jpg", "random.jpg"),
+            ("clip.mp4", "clip-h264.mp4"),
+            ("voice.mp3", "audio.mp3"), ("renamed.png", "jpeg-named.png"), ("no-extension", "no-extension-jpeg"),
+            ("empty.jpg", "empty.jpg"),
+            ("nested/notes.txt", "notes.txt"), ("nested/deeper/document.pdf", "document.pdf"),
+            ("truncated.mp4", "truncated.mp4"),
         ] {
             try files.copyItem(atPath: Fixtures.media(source), toPath: folder + "/" + name)
         }
@@ -38,12 +41,21 @@ import Testing
         let items = try #require(report["items"] as? [[String: Any]])
         return items.map { item in
             var fields: [String: String] = [:]
-            for key in ["source", "status", "type", "mimeType", "size", "width", "height", "duration", "stage", "reason", "error", "fileName", "thumbhash"] {
+            for key in [
+                "source", "status", "type", "mimeType", "size", "width", "height", "duration", "stage", "reason",
+                "error", "fileName", "thumbhash",
+            ] {
                 if let value = item[key] { fields[key] = "\(value)".replacingOccurrences(of: root, with: "<drop>") }
             }
             // Facts with structure, written with sorted keys so that equal values read the same.
-            for key in ["projection", "stereo", "hdr", "thumbnailHdr", "capturedAt", "capturedAtSource", "capturedAtOffsetSource", "capturedAtOffsetKnown", "video"] {
-                if let value = item[key], let json = try? JSONSerialization.data(withJSONObject: value, options: [.sortedKeys, .fragmentsAllowed]) {
+            for key in [
+                "projection", "stereo", "hdr", "thumbnailHdr", "capturedAt", "capturedAtSource",
+                "capturedAtOffsetSource", "capturedAtOffsetKnown", "video",
+            ] {
+                if let value = item[key],
+                    let json = try? JSONSerialization.data(
+                        withJSONObject: value, options: [.sortedKeys, .fragmentsAllowed])
+                {
                     fields[key] = String(decoding: json, as: UTF8.self)
                 }
             }
@@ -51,7 +63,8 @@ import Testing
             if item["capturedAtSource"] as? String == "fileTime" { fields["capturedAt"] = "<file time>" }
             if let path = item["path"] as? String { fields["extension"] = URL(string: path)?.pathExtension ?? path }
             if let warnings = item["warnings"] as? [String] {
-                fields["warnings"] = warnings.map { $0.replacingOccurrences(of: root, with: "<drop>") }.joined(separator: " | ")
+                fields["warnings"] = warnings.map { $0.replacingOccurrences(of: root, with: "<drop>") }.joined(
+                    separator: " | ")
             }
             fields["thumbnail"] = item["thumbnail"] == nil ? "no" : "yes"
             return fields
@@ -76,9 +89,13 @@ import Testing
         // ingest, locally and through the worker.
         let drop = root + "/drop"
         try Self.makeDrop(at: drop)
-        let local = try ShareProcess.run(["ingest", "--container", root + "/c-local", "--report", root + "/local.json", drop])
+        let local = try ShareProcess.run([
+            "ingest", "--container", root + "/c-local", "--report", root + "/local.json", drop,
+        ])
         #expect(local.status == 1, "\(local.stderr)")  // some items fail, the rest are delivered
-        let remote = try ShareProcess.run(["ingest", "--db", server.url, "--container", root + "/c-remote", "--report", root + "/remote.json", drop])
+        let remote = try ShareProcess.run([
+            "ingest", "--db", server.url, "--container", root + "/c-remote", "--report", root + "/remote.json", drop,
+        ])
         #expect(remote.status == 1, "\(remote.stderr) \(workers.log("agreement"))")
 
         // watch --once, locally and through the worker: each inbox holds one drop.
@@ -97,31 +114,56 @@ import Testing
         let reports = [
             "ingest": try Self.items(ofReport: root + "/local.json", root: drop),
             "ingest --db": try Self.items(ofReport: root + "/remote.json", root: drop),
-            "watch --once": try Self.items(ofReport: try #require(watched["watch-local"]), root: root + "/inbox-watch-local/holiday"),
-            "watch --once --db": try Self.items(ofReport: try #require(watched["watch-remote"]), root: root + "/inbox-watch-remote/holiday"),
+            "watch --once": try Self.items(
+                ofReport: try #require(watched["watch-local"]), root: root + "/inbox-watch-local/holiday"),
+            "watch --once --db": try Self.items(
+                ofReport: try #require(watched["watch-remote"]), root: root + "/inbox-watch-remote/holiday"),
         ]
         let reference = try #require(reports["ingest"])
         // Every entry of the drop, hidden ones excepted, and a mix of outcomes.
         #expect(reference.count == 18, "\(reference.map { $0["source"] ?? "" })")
         #expect(
-            reference.contains { $0["source"] == "<drop>/exif6-gps.jpg" && $0["capturedAt"] == "\"2024-06-01T09:15:00+02:00\"" && $0["capturedAtOffsetSource"] == "\"position\"" },
+            reference.contains {
+                $0["source"] == "<drop>/exif6-gps.jpg" && $0["capturedAt"] == "\"2024-06-01T09:15:00+02:00\""
+                    && $0["capturedAtOffsetSource"] == "\"position\""
+            },
             "\(reference)")
-        #expect(reference.contains { $0["source"] == "<drop>/pano-360.jpg" && $0["projection"]?.contains("equirectangular") == true }, "\(reference)")
+        #expect(
+            reference.contains {
+                $0["source"] == "<drop>/pano-360.jpg" && $0["projection"]?.contains("equirectangular") == true
+            }, "\(reference)")
         #expect(reference.contains { $0["source"] == "<drop>/spatial.heic" && $0["stereo"] == "true" }, "\(reference)")
-        #expect(reference.contains { $0["source"] == "<drop>/ultrahdr.jpg" && $0["hdr"] == "\"gainMap\"" && $0["thumbnailHdr"] == "\"gainMap\"" }, "\(reference)")
-        #expect(reference.contains { $0["source"] == "<drop>/apple-hdr-tmap.heic" && $0["hdr"] == "\"gainMap\"" && $0["thumbnailHdr"] == "\"gainMap\"" }, "\(reference)")
-        #expect(reference.contains { $0["source"] == "<drop>/sdr-tmap.avif" && $0["hdr"] == "\"gainMap\"" && $0["thumbnailHdr"] == "\"gainMap\"" }, "\(reference)")
+        #expect(
+            reference.contains {
+                $0["source"] == "<drop>/ultrahdr.jpg" && $0["hdr"] == "\"gainMap\""
+                    && $0["thumbnailHdr"] == "\"gainMap\""
+            }, "\(reference)")
+        #expect(
+            reference.contains {
+                $0["source"] == "<drop>/apple-hdr-tmap.heic" && $0["hdr"] == "\"gainMap\""
+                    && $0["thumbnailHdr"] == "\"gainMap\""
+            }, "\(reference)")
+        #expect(
+            reference.contains {
+                $0["source"] == "<drop>/sdr-tmap.avif" && $0["hdr"] == "\"gainMap\""
+                    && $0["thumbnailHdr"] == "\"gainMap\""
+            }, "\(reference)")
         #expect(reference.contains { $0["source"] == "<drop>/clip.mp4" && $0["video"] != nil }, "\(reference)")
         #expect(Set(reference.compactMap { $0["status"] }) == ["ingested", "failed", "skipped"], "\(reference)")
-        #expect(reference.contains { $0["source"] == "<drop>/nested/deeper/document.pdf" && $0["status"] == "ingested" })
+        #expect(
+            reference.contains { $0["source"] == "<drop>/nested/deeper/document.pdf" && $0["status"] == "ingested" })
         // Every thumbnail has its ThumbHash, the same in every mode (it survives the worker's ItemState round trip).
         #expect(reference.allSatisfy { ($0["thumbnail"] == "yes") == ($0["thumbhash"] != nil) }, "\(reference)")
-        #expect(reference.allSatisfy { $0["source"]?.hasPrefix("<drop>/") == true }, "\(reference.map { $0["source"] ?? "" })")
+        #expect(
+            reference.allSatisfy { $0["source"]?.hasPrefix("<drop>/") == true },
+            "\(reference.map { $0["source"] ?? "" })")
         for (mode, items) in reports where mode != "ingest" {
             #expect(items.count == reference.count, "\(mode): \(items.count) items, ingest \(reference.count)")
             for (index, (item, expected)) in zip(items, reference).enumerated() {
                 for key in Set(item.keys).union(expected.keys) where item[key] != expected[key] {
-                    Issue.record("\(mode), item \(index) (\(expected["source"] ?? "?")): \(key) is \(item[key] ?? "absent"), ingest says \(expected[key] ?? "absent")")
+                    Issue.record(
+                        "\(mode), item \(index) (\(expected["source"] ?? "?")): \(key) is \(item[key] ?? "absent"), ingest says \(expected[key] ?? "absent")"
+                    )
                 }
             }
         }

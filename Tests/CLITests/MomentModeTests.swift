@@ -11,8 +11,11 @@ import Testing
     static func makeDrop(at folder: String) throws {
         let files = FileManager.default
         try files.createDirectory(atPath: folder, withIntermediateDirectories: true)
-        for name in ["google-container.jpg", "microvideo.jpg", "samsung-trailer.jpg", "appended.jpg", "motion.heic", "truncated-playable.jpg",
-                     "truncated-unplayable.jpg", "video-removed.jpg"] {
+        for name in [
+            "google-container.jpg", "microvideo.jpg", "samsung-trailer.jpg", "appended.jpg", "motion.heic",
+            "truncated-playable.jpg",
+            "truncated-unplayable.jpg", "video-removed.jpg",
+        ] {
             try files.copyItem(atPath: Fixtures.motion(name), toPath: folder + "/" + name)
         }
         try files.copyItem(atPath: Fixtures.motion("live"), toPath: folder + "/live")
@@ -26,20 +29,28 @@ import Testing
         let items = try #require(report["items"] as? [[String: Any]])
         var sourceOfPath: [String: String] = [:]
         for item in items {
-            if let copy = item["path"] as? String, let source = item["source"] as? String { sourceOfPath[copy] = source.replacingOccurrences(of: drop, with: "<drop>") }
+            if let copy = item["path"] as? String, let source = item["source"] as? String {
+                sourceOfPath[copy] = source.replacingOccurrences(of: drop, with: "<drop>")
+            }
         }
         var described: [String: String] = [:]
         for item in items {
             let source = (item["source"] as? String ?? "?").replacingOccurrences(of: drop, with: "<drop>")
             var parts = ["status=\(item["status"] ?? "?")"]
             if let video = item["motionVideo"] as? [String: Any] {
-                parts.append("motionVideo=\(video["duration"] ?? "?")ms \(video["width"] ?? "?")x\(video["height"] ?? "?") \(video["size"] ?? "?")B poster=\(video["thumbnail"] != nil)")
+                parts.append(
+                    "motionVideo=\(video["duration"] ?? "?")ms \(video["width"] ?? "?")x\(video["height"] ?? "?") \(video["size"] ?? "?")B poster=\(video["thumbnail"] != nil)"
+                )
             }
             if let live = item["livePhoto"] as? [String: Any] {
-                let photo = sourceOfPath[live["photo"] as? String ?? ""] ?? "?", movie = sourceOfPath[live["video"] as? String ?? ""] ?? "?"
-                parts.append("livePhoto=\(photo)+\(movie) by \(live["pairedBy"] ?? "?") \(live["contentIdentifier"] ?? "-")")
+                let photo = sourceOfPath[live["photo"] as? String ?? ""] ?? "?"
+                let movie = sourceOfPath[live["video"] as? String ?? ""] ?? "?"
+                parts.append(
+                    "livePhoto=\(photo)+\(movie) by \(live["pairedBy"] ?? "?") \(live["contentIdentifier"] ?? "-")")
             }
-            let warnings = (item["warnings"] as? [String] ?? []).map { $0.replacingOccurrences(of: drop, with: "<drop>") }
+            let warnings = (item["warnings"] as? [String] ?? []).map {
+                $0.replacingOccurrences(of: drop, with: "<drop>")
+            }
             if !warnings.isEmpty { parts.append("warnings=\(warnings.joined(separator: " | "))") }
             described[source] = parts.joined(separator: "; ")
         }
@@ -57,25 +68,38 @@ import Testing
         try workers.start("moments")
         defer { workers.stopAll() }
 
-        let local = try ShareProcess.run(["ingest", "--container", root + "/c-local", "--report", root + "/local.json", drop])
+        let local = try ShareProcess.run([
+            "ingest", "--container", root + "/c-local", "--report", root + "/local.json", drop,
+        ])
         #expect(local.status == 0, "\(local.stderr)")
-        let remote = try ShareProcess.run(["ingest", "--db", server.url, "--container", root + "/c-remote", "--report", root + "/remote.json", drop])
+        let remote = try ShareProcess.run([
+            "ingest", "--db", server.url, "--container", root + "/c-remote", "--report", root + "/remote.json", drop,
+        ])
         #expect(remote.status == 0, "\(remote.stderr) \(workers.log("moments"))")
 
         let here = try Self.moments(ofReport: root + "/local.json", drop: drop)
         let there = try Self.moments(ofReport: root + "/remote.json", drop: drop)
         #expect(here.count == 16, "\(here.keys.sorted())")
         for source in Set(here.keys).union(there.keys).sorted() where here[source] != there[source] {
-            Issue.record("\(source): ingest says \(here[source] ?? "nothing"), ingest --db says \(there[source] ?? "nothing")")
+            Issue.record(
+                "\(source): ingest says \(here[source] ?? "nothing"), ingest --db says \(there[source] ?? "nothing")")
         }
         // What both say.
-        for name in ["google-container.jpg", "microvideo.jpg", "samsung-trailer.jpg", "appended.jpg", "motion.heic", "truncated-playable.jpg"] {
-            #expect(here["<drop>/\(name)"]?.contains("motionVideo=") == true, "\(name): \(here["<drop>/\(name)"] ?? "")")
+        for name in [
+            "google-container.jpg", "microvideo.jpg", "samsung-trailer.jpg", "appended.jpg", "motion.heic",
+            "truncated-playable.jpg",
+        ] {
+            #expect(
+                here["<drop>/\(name)"]?.contains("motionVideo=") == true, "\(name): \(here["<drop>/\(name)"] ?? "")")
         }
         #expect(here["<drop>/truncated-unplayable.jpg"]?.contains("motionVideo=") == false)
         #expect(here["<drop>/video-removed.jpg"] == "status=ingested")
-        #expect(here["<drop>/live/IMG_0001.MOV"]?.contains("livePhoto=<drop>/live/IMG_0001.JPG+<drop>/live/IMG_0001.MOV by contentIdentifier 5A8B1D0E") == true)
-        #expect(here["<drop>/live/IMG_0002.JPG"]?.contains("livePhoto=<drop>/live/IMG_0002.JPG+<drop>/live/IMG_0002_HEVC.MOV by nameAndTime") == true)
+        #expect(
+            here["<drop>/live/IMG_0001.MOV"]?.contains(
+                "livePhoto=<drop>/live/IMG_0001.JPG+<drop>/live/IMG_0001.MOV by contentIdentifier 5A8B1D0E") == true)
+        #expect(
+            here["<drop>/live/IMG_0002.JPG"]?.contains(
+                "livePhoto=<drop>/live/IMG_0002.JPG+<drop>/live/IMG_0002_HEVC.MOV by nameAndTime") == true)
         for name in ["IMG_0003.JPG", "IMG_0003.MOV", "IMG_0004.JPG", "IMG_0004.MOV"] {
             #expect(here["<drop>/live/\(name)"]?.contains("livePhoto") == false, "\(name)")
         }

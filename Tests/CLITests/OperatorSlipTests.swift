@@ -9,7 +9,9 @@ import Testing
 @Suite struct OperatorSlipTests {
     /// A container holding one delivered share: its URL.
     static func delivered(in container: String) throws -> String {
-        let run = try ShareProcess.run(["ingest", "--container", container, "--key", "Kept", Fixtures.media("photo.jpg")])
+        let run = try ShareProcess.run([
+            "ingest", "--container", container, "--key", "Kept", Fixtures.media("photo.jpg"),
+        ])
         #expect(run.status == 0, "\(run.stderr)")
         return try #require(run.lastLine)
     }
@@ -25,13 +27,20 @@ import Testing
         let same = work.file("same")
         let url = try Self.delivered(in: same)
         let before = Self.tree(same)
-        let run = try ShareProcess.run(["watch", same, "--container", same, "--once", "--settle", "0", "--isolation", "none"])
+        let run = try ShareProcess.run([
+            "watch", same, "--container", same, "--once", "--settle", "0", "--isolation", "none",
+        ])
         #expect(run.status == 64, "\(run.stderr)")
-        #expect(run.stderr == "share watch: INBOX \(same) is the container \(same): give the container a folder of its own, outside the inbox\n", "\(run.stderr)")
+        #expect(
+            run.stderr
+                == "share watch: INBOX \(same) is the container \(same): give the container a folder of its own, outside the inbox\n",
+            "\(run.stderr)")
         #expect(Self.tree(same) == before, "something was moved or made")
         // The same folder named another way (a link to it) is the same folder.
         try FileManager.default.createSymbolicLink(atPath: work.file("link"), withDestinationPath: same)
-        let linked = try ShareProcess.run(["watch", work.file("link"), "--container", same, "--once", "--settle", "0", "--isolation", "none"])
+        let linked = try ShareProcess.run([
+            "watch", work.file("link"), "--container", same, "--once", "--settle", "0", "--isolation", "none",
+        ])
         #expect(linked.status == 64 && linked.stderr.contains("is the container"), "\(linked.stderr)")
         let open = try ShareProcess.run(["open", url, "--container", same, "--consume"])
         #expect(open.status == 0, "the delivered share no longer opens: \(open.stderr)")
@@ -43,13 +52,17 @@ import Testing
         let inbox = work.file("inbox")
         let url = try Self.delivered(in: inbox + "/c")
         let before = Self.tree(inbox)
-        let run = try ShareProcess.run(["watch", inbox, "--container", inbox + "/c", "--once", "--settle", "0", "--isolation", "none"])
+        let run = try ShareProcess.run([
+            "watch", inbox, "--container", inbox + "/c", "--once", "--settle", "0", "--isolation", "none",
+        ])
         #expect(run.status == 64, "\(run.stderr)")
         #expect(run.stderr.contains("INBOX \(inbox) holds the container \(inbox)/c"), "\(run.stderr)")
         #expect(Self.tree(inbox) == before)
         #expect(try ShareProcess.run(["open", url, "--container", inbox + "/c", "--consume"]).status == 0)
         // One not made yet, inside the inbox, is refused as well (and not made).
-        let later = try ShareProcess.run(["watch", inbox, "--container", inbox + "/new/c", "--once", "--isolation", "none"])
+        let later = try ShareProcess.run([
+            "watch", inbox, "--container", inbox + "/new/c", "--once", "--isolation", "none",
+        ])
         #expect(later.status == 64 && later.stderr.contains("holds the container"), "\(later.stderr)")
         #expect(!FileManager.default.fileExists(atPath: inbox + "/new"))
     }
@@ -60,7 +73,9 @@ import Testing
         let url = try Self.delivered(in: container)
         try FileManager.default.createDirectory(atPath: container + "/inbox", withIntermediateDirectories: true)
         let before = Self.tree(container)
-        let run = try ShareProcess.run(["watch", container + "/inbox", "--container", container, "--once", "--settle", "0", "--isolation", "none"])
+        let run = try ShareProcess.run([
+            "watch", container + "/inbox", "--container", container, "--once", "--settle", "0", "--isolation", "none",
+        ])
         #expect(run.status == 64, "\(run.stderr)")
         #expect(run.stderr.contains("INBOX \(container)/inbox lies inside the container \(container)"), "\(run.stderr)")
         #expect(Self.tree(container) == before)
@@ -71,7 +86,9 @@ import Testing
     @Test func aSiblingFolderIsNotTheContainer() throws {
         let work = TemporaryDirectory("slip-sibling")
         try FileManager.default.createDirectory(atPath: work.file("box-inbox"), withIntermediateDirectories: true)
-        let run = try ShareProcess.run(["watch", work.file("box-inbox"), "--container", work.file("box"), "--once", "--isolation", "none"])
+        let run = try ShareProcess.run([
+            "watch", work.file("box-inbox"), "--container", work.file("box"), "--once", "--isolation", "none",
+        ])
         #expect(run.status == 0, "\(run.stderr)")
     }
 
@@ -87,7 +104,10 @@ import Testing
     }
 
     /// Observed: each of them made the container and a journal.
-    @Test(arguments: [["status"], ["gc", "--older-than", "0"], ["open", "ShareMedia://dataUrl=Key#media"], ["report", "Key", "--html", "/tmp/never.html"]])
+    @Test(arguments: [
+        ["status"], ["gc", "--older-than", "0"], ["open", "ShareMedia://dataUrl=Key#media"],
+        ["report", "Key", "--html", "/tmp/never.html"],
+    ])
     func aCommandThatReadsAContainerNeverMakesOne(arguments: [String]) throws {
         let work = TemporaryDirectory("slip-missing")
         let container = URL(fileURLWithPath: work.file("mistyped")).standardizedFileURL.path
@@ -97,8 +117,11 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: container), "\(arguments[0]) made the container")
         // The default container, too.
         let home = URL(fileURLWithPath: work.file("home")).standardizedFileURL.path
-        let defaulted = try ShareProcess.run(arguments, environment: ["HOME": home, "XDG_DATA_HOME": "", "SHARE_CONTAINER": ""])
-        #expect(defaulted.status == 66 && defaulted.stderr.contains("\(home)/.local/share/share-ingest/container"), "\(defaulted.stderr)")
+        let defaulted = try ShareProcess.run(
+            arguments, environment: ["HOME": home, "XDG_DATA_HOME": "", "SHARE_CONTAINER": ""])
+        #expect(
+            defaulted.status == 66 && defaulted.stderr.contains("\(home)/.local/share/share-ingest/container"),
+            "\(defaulted.stderr)")
         #expect(!FileManager.default.fileExists(atPath: home), "\(arguments[0]) made the default container")
     }
 

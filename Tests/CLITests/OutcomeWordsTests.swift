@@ -22,7 +22,10 @@ import Testing
         try FileManager.default.copyItem(atPath: Fixtures.media("photo.jpg"), toPath: photo)
         chmod(photo, 0o600)
         let run = try ShareProcess.run(
-            ["--reuid=nobody", "--regid=nogroup", "--clear-groups", Fixtures.shareBinary, "ingest", "--container", work.path + "/c", photo],
+            [
+                "--reuid=nobody", "--regid=nogroup", "--clear-groups", Fixtures.shareBinary, "ingest", "--container",
+                work.path + "/c", photo,
+            ],
             executable: "/usr/bin/setpriv")
         #expect(run.status == 66, "\(run.stderr)")
         #expect(run.stderr.contains("b-unreadable.jpg: cannot read it: permission denied"), "\(run.stderr)")
@@ -52,9 +55,13 @@ import Testing
         let server = try PostgresServer()
         let first = try ShareProcess.run(["db", "migrate", "--db", server.url])
         #expect(first.status == 0, "\(first.stderr)")
-        #expect(first.stderr.contains("share: applied ") && first.stderr.contains("the schema is up to date"), "a fresh database: \(first.stderr)")
+        #expect(
+            first.stderr.contains("share: applied ") && first.stderr.contains("the schema is up to date"),
+            "a fresh database: \(first.stderr)")
         let second = try ShareProcess.run(["db", "migrate", "--db", server.url])
-        #expect(second.status == 0 && second.stderr.contains("the schema was already up to date; nothing changed"), "\(second.stderr)")
+        #expect(
+            second.status == 0 && second.stderr.contains("the schema was already up to date; nothing changed"),
+            "\(second.stderr)")
     }
 
     /// Suggestions by spelling (issue 61, finding 9): a short option suggests
@@ -83,9 +90,13 @@ import Testing
         let work = TemporaryDirectory("outcome-duplicates")
         let drop = work.path + "/drop"
         try FileManager.default.createDirectory(atPath: drop, withIntermediateDirectories: true)
-        for name in ["a.jpg", "b.jpg"] { try FileManager.default.copyItem(atPath: Fixtures.media("photo.jpg"), toPath: drop + "/" + name) }
+        for name in ["a.jpg", "b.jpg"] {
+            try FileManager.default.copyItem(atPath: Fixtures.media("photo.jpg"), toPath: drop + "/" + name)
+        }
         let first = try ShareProcess.run(["ingest", "--container", work.path + "/c", drop])
-        #expect(first.stderr.contains("2 of 2 items ingested (1 of them a duplicate of an earlier copy: duplicateOf)"), "\(first.stderr)")
+        #expect(
+            first.stderr.contains("2 of 2 items ingested (1 of them a duplicate of an earlier copy: duplicateOf)"),
+            "\(first.stderr)")
         let second = try ShareProcess.run(["ingest", "--container", work.path + "/c", "--json", drop])
         let last = try #require(second.stdout.split(separator: "\n").last)
         let event = try #require(try JSONSerialization.jsonObject(with: Data(last.utf8)) as? [String: Any])
@@ -103,7 +114,9 @@ import Testing
         let workers = DistributedTests.Workers(url: server.url)
         defer { workers.stopAll() }
         try workers.start("counted", lease: 300)
-        for index in 1...3 { FileManager.default.createFile(atPath: work.path + "/n\(index).txt", contents: Data("note \(index)\n".utf8)) }
+        for index in 1...3 {
+            FileManager.default.createFile(atPath: work.path + "/n\(index).txt", contents: Data("note \(index)\n".utf8))
+        }
         let ingest = try ShareProcess.run(["ingest", "--db", server.url, "--container", work.path + "/c", work.path])
         #expect(ingest.status == 0, "\(ingest.stderr)")
         var status = ""

@@ -10,7 +10,8 @@ import Testing
 /// copy. Before, the scanner answered both ranges, the reply was refused and
 /// the photo failed as `decoderMisbehaved`, blaming an honest helper.
 @Suite struct OverlappingLocationTests {
-    static let tiff = Fixtures.packageRoot.appendingPathComponent("Fuzz/corpus/exif/exif-overlapping-gps-values.tiff").path
+    static let tiff = Fixtures.packageRoot.appendingPathComponent("Fuzz/corpus/exif/exif-overlapping-gps-values.tiff")
+        .path
 
     /// A real JPEG with the crafted TIFF as its EXIF (APP1) segment, and the
     /// TIFF's offset in the file.
@@ -25,7 +26,9 @@ import Testing
 
     @Test func gpsValuesThatShareBytesAreBlankedNotRefused() throws {
         let work = TemporaryDirectory("overlapping-gps")
-        let drop = work.file("drop"), container = work.file("container"), report = work.file("report.json")
+        let drop = work.file("drop")
+        let container = work.file("container")
+        let report = work.file("report.json")
         try FileManager.default.createDirectory(atPath: drop, withIntermediateDirectories: true)
         let (bytes, tiffAt, tiffCount) = try Self.photo()
         try Data(bytes).write(to: URL(fileURLWithPath: drop + "/crafted.jpg"))
@@ -33,9 +36,12 @@ import Testing
         #expect(!before.isEmpty, "the crafted photo has no GPS tag to remove")
 
         let pipeline = try LocationPrivacyTests.pipeline(in: work)
-        let run = try ShareProcess.run(["ingest", "--pipeline", pipeline, "--container", container, "--report", report, drop])
+        let run = try ShareProcess.run([
+            "ingest", "--pipeline", pipeline, "--container", container, "--report", report, drop,
+        ])
         #expect(run.status == 0, "\(run.stdout) \(run.stderr)")
-        let json = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: report))) as? [String: Any])
+        let json = try #require(
+            try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: report))) as? [String: Any])
         let item = try #require((json["items"] as? [[String: Any]])?.first)
         #expect(item["status"] as? String == "ingested", "\(item)")
         #expect(item["reason"] == nil, "\(item)")

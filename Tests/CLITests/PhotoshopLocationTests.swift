@@ -14,7 +14,9 @@ import Testing
         let located = work.file("located.jpg")
         try FileManager.default.copyItem(atPath: Fixtures.media("gray.jpg"), toPath: located)
         let written = try MediaTools.run(
-            "/usr/bin/exiftool", ["-q", "-overwrite_original", "-DateTimeOriginal=2024:05:01 12:00:00"] + LocationPrivacyTests.gpsArguments + LocationPrivacyTests.xmpGPSArguments + [located])
+            "/usr/bin/exiftool",
+            ["-q", "-overwrite_original", "-DateTimeOriginal=2024:05:01 12:00:00"] + LocationPrivacyTests.gpsArguments
+                + LocationPrivacyTests.xmpGPSArguments + [located])
         #expect(written.status == 0)
         func block(_ tag: String) throws -> [UInt8] {
             let url = URL(fileURLWithPath: work.file(tag + ".bin"))
@@ -28,22 +30,33 @@ import Testing
             return [UInt8](try Data(contentsOf: url))
         }
         let (exif, xmp) = (try block("exif"), try block("xmp"))
-        #expect(exif.starts(with: Array("MM".utf8)) || exif.starts(with: Array("II".utf8)), "exiftool gave no EXIF block")
-        func be(_ value: Int, _ count: Int) -> [UInt8] { (0..<count).reversed().map { UInt8(value >> (8 * $0) & 0xFF) } }
-        func resource(_ id: Int, _ data: [UInt8]) -> [UInt8] { Array("8BIM".utf8) + be(id, 2) + [0, 0] + be(data.count, 4) + data + (data.count % 2 == 1 ? [0] : []) }
+        #expect(
+            exif.starts(with: Array("MM".utf8)) || exif.starts(with: Array("II".utf8)), "exiftool gave no EXIF block")
+        func be(_ value: Int, _ count: Int) -> [UInt8] {
+            (0..<count).reversed().map { UInt8(value >> (8 * $0) & 0xFF) }
+        }
+        func resource(_ id: Int, _ data: [UInt8]) -> [UInt8] {
+            Array("8BIM".utf8) + be(id, 2) + [0, 0] + be(data.count, 4) + data + (data.count % 2 == 1 ? [0] : [])
+        }
         let payload = Array("Photoshop 3.0\0".utf8) + resource(0x0422, exif) + resource(0x0424, xmp)
         let jpeg = [UInt8](try Data(contentsOf: URL(fileURLWithPath: Fixtures.media("gray.jpg"))))
         let path = work.file("photoshop.jpg")
-        try Data(Array(jpeg[..<2]) + [0xFF, 0xED] + be(payload.count + 2, 2) + payload + Array(jpeg[2...])).write(to: URL(fileURLWithPath: path))
+        try Data(Array(jpeg[..<2]) + [0xFF, 0xED] + be(payload.count + 2, 2) + payload + Array(jpeg[2...])).write(
+            to: URL(fileURLWithPath: path))
         return path
     }
 
     @Test func photoshopEXIFAndXMPLoseTheirGPS() throws {
         let work = TemporaryDirectory("photoshop-location")
         let source = try Self.photoshopJPEG(in: work)
-        #expect(try PositionCheck.positions(in: source).contains("GPS Latitude"), "exiftool reads no GPS in the APP13 made")
+        #expect(
+            try PositionCheck.positions(in: source).contains("GPS Latitude"), "exiftool reads no GPS in the APP13 made")
         let copy = try LocationPrivacyTests.strips(
-            "photoshop.jpg", from: source, removed: ["EXIF (Photoshop APP13) GPS", "XMP (Photoshop APP13) exif:GPSLatitude", "XMP (Photoshop APP13) exif:GPSLongitude"])
+            "photoshop.jpg", from: source,
+            removed: [
+                "EXIF (Photoshop APP13) GPS", "XMP (Photoshop APP13) exif:GPSLatitude",
+                "XMP (Photoshop APP13) exif:GPSLongitude",
+            ])
         let delivered = work.file("delivered.jpg")
         try copy.write(to: URL(fileURLWithPath: delivered))
         let left = try PositionCheck.positions(in: delivered)

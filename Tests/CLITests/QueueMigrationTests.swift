@@ -32,27 +32,39 @@ import Testing
                 try files.createDirectory(atPath: root + "/" + name + "/" + folder, withIntermediateDirectories: true)
             }
         }
-        try files.copyItem(atPath: Fixtures.packageRoot.appendingPathComponent("testdata/sample-drop").path, toPath: root + "/drop-inflight")
+        try files.copyItem(
+            atPath: Fixtures.packageRoot.appendingPathComponent("testdata/sample-drop").path,
+            toPath: root + "/drop-inflight")
         try files.createDirectory(atPath: root + "/drop-done", withIntermediateDirectories: false)
         let dump = try String(contentsOfFile: Self.fixture + "/queue.sql", encoding: .utf8)
         _ = try server.sql(dump.replacingOccurrences(of: Self.madeIn, with: root))
-        let doneManifest = try Data(contentsOf: URL(fileURLWithPath: root + "/container-done/manifests/ShareKey-done.json"))
+        let doneManifest = try Data(
+            contentsOf: URL(fileURLWithPath: root + "/container-done/manifests/ShareKey-done.json"))
 
         // Not migrated yet: every command says what to do, and does nothing.
         let refused = try ShareProcess.run(["status", "--db", server.url])
         #expect(refused.status != 0)
-        #expect(refused.stderr.contains("schema is at version 2; this share needs \(Self.schemaVersion): run  share db migrate"), "\(refused.stderr)")
+        #expect(
+            refused.stderr.contains(
+                "schema is at version 2; this share needs \(Self.schemaVersion): run  share db migrate"),
+            "\(refused.stderr)")
 
         let migrate = try ShareProcess.run(["db", "migrate", "--db", server.url])
         #expect(migrate.status == 0, "\(migrate.stderr)")
-        #expect(try server.sql("SELECT max(version) FROM share_schema").trimmingCharacters(in: .whitespacesAndNewlines) == "\(Self.schemaVersion)")
-        #expect(try server.sql("SELECT count(*) FROM share_migrations").trimmingCharacters(in: .whitespacesAndNewlines) == "\(Self.schemaVersion)")
+        #expect(
+            try server.sql("SELECT max(version) FROM share_schema").trimmingCharacters(in: .whitespacesAndNewlines)
+                == "\(Self.schemaVersion)")
+        #expect(
+            try server.sql("SELECT count(*) FROM share_migrations").trimmingCharacters(in: .whitespacesAndNewlines)
+                == "\(Self.schemaVersion)")
 
         // Migrated: the finished batch as it was; the other still running, with
         // the items whose thumbnails were made finished and the rest to do.
         let before = DistributedTests.lines(try DistributedTests.status(server.url), type: "batch")
         let done = try #require(before.first { $0["key"] as? String == "ShareKey-done" })
-        #expect(done["state"] as? String == "done" && done["finished"] as? Int == 3 && done["ingested"] as? Int == 3, "\(done)")
+        #expect(
+            done["state"] as? String == "done" && done["finished"] as? Int == 3 && done["ingested"] as? Int == 3,
+            "\(done)")
         let inflight = try #require(before.first { $0["key"] as? String == "ShareKey-inflight" })
         #expect(inflight["state"] as? String == "running" && inflight["items"] as? Int == 7, "\(inflight)")
         let finishedBefore = try #require(inflight["finished"] as? Int)
@@ -71,7 +83,9 @@ import Testing
         #expect(finished, "the migrated batch did not finish: \(workers.log("today"))")
         let after = DistributedTests.lines(try DistributedTests.status(server.url), type: "batch")
         let ended = try #require(after.first { $0["key"] as? String == "ShareKey-inflight" })
-        #expect(ended["state"] as? String == "done" && ended["ingested"] as? Int == 7 && ended["failed"] as? Int == 0, "\(ended)")
+        #expect(
+            ended["state"] as? String == "done" && ended["ingested"] as? Int == 7 && ended["failed"] as? Int == 0,
+            "\(ended)")
 
         // Its manifest: every item, each copy in the container, and the thumbnails
         // of the pictures and the video (made before and after the upgrade) on disk.
@@ -81,16 +95,21 @@ import Testing
             let path = try #require((entry["path"] as? String).flatMap { URL(string: $0)?.path })
             #expect(path.hasPrefix(root + "/container-inflight/") && files.fileExists(atPath: path), "\(entry)")
             if ["image", "video"].contains(entry["type"] as? String) {
-                let thumbnail = try #require((entry["thumbnail"] as? String).flatMap { URL(string: $0)?.path }, "\(entry)")
+                let thumbnail = try #require(
+                    (entry["thumbnail"] as? String).flatMap { URL(string: $0)?.path }, "\(entry)")
                 #expect(files.fileExists(atPath: thumbnail), "\(entry)")
             }
         }
         #expect(entries.count { ["image", "video"].contains($0["type"] as? String) } >= 4)
         // The finished batch's manifest was not touched, and its resume says so.
-        #expect(try Data(contentsOf: URL(fileURLWithPath: root + "/container-done/manifests/ShareKey-done.json")) == doneManifest)
+        #expect(
+            try Data(contentsOf: URL(fileURLWithPath: root + "/container-done/manifests/ShareKey-done.json"))
+                == doneManifest)
         let resume = try ShareProcess.run(["ingest", "--db", server.url, "--resume", "ShareKey-inflight"])
         #expect(resume.status == 0, "\(resume.stderr)")
-        #expect(resume.stdout.split(separator: "\n").last.map(String.init) == ended["redirectURL"] as? String, "\(resume.stdout)")
+        #expect(
+            resume.stdout.split(separator: "\n").last.map(String.init) == ended["redirectURL"] as? String,
+            "\(resume.stdout)")
     }
 
     /// A database that a newer share migrated further is refused by every
@@ -100,14 +119,23 @@ import Testing
         let server = try PostgresServer()
         #expect(try ShareProcess.run(["db", "migrate", "--db", server.url]).status == 0)
         _ = try server.sql("INSERT INTO share_migrations (name) VALUES ('99-from-the-future')")
-        for arguments in [["status", "--db", server.url], ["db", "migrate", "--db", server.url], ["worker", "--db", server.url]] {
+        for arguments in [
+            ["status", "--db", server.url], ["db", "migrate", "--db", server.url], ["worker", "--db", server.url],
+        ] {
             let refused = try ShareProcess.run(arguments)
             #expect(refused.status == 69, "\(arguments): \(refused.stderr)")
-            #expect(refused.stderr.contains("its migration 99-from-the-future is unknown to this one") && refused.stderr.contains("upgrade share"), "\(refused.stderr)")
+            #expect(
+                refused.stderr.contains("its migration 99-from-the-future is unknown to this one")
+                    && refused.stderr.contains("upgrade share"), "\(refused.stderr)")
         }
-        _ = try server.sql("DELETE FROM share_migrations WHERE name = '99-from-the-future'; DROP TABLE share_migrations; UPDATE share_schema SET version = \(Self.schemaVersion + 1)")
+        _ = try server.sql(
+            "DELETE FROM share_migrations WHERE name = '99-from-the-future'; DROP TABLE share_migrations; UPDATE share_schema SET version = \(Self.schemaVersion + 1)"
+        )
         let legacy = try ShareProcess.run(["status", "--db", server.url])
         #expect(legacy.status == 69)
-        #expect(legacy.stderr.contains("schema is at version \(Self.schemaVersion + 1), newer than this share understands (\(Self.schemaVersion)): upgrade share"), "\(legacy.stderr)")
+        #expect(
+            legacy.stderr.contains(
+                "schema is at version \(Self.schemaVersion + 1), newer than this share understands (\(Self.schemaVersion)): upgrade share"
+            ), "\(legacy.stderr)")
     }
 }

@@ -17,7 +17,9 @@ import Testing
 
     /// Every `<!-- NAME … -->` block of every page, with the page it is in.
     static func blocksInEveryPage(_ name: String) throws -> [(label: String, table: String, page: String)] {
-        try ProjectDocs.pages().flatMap { page in blocks(name, in: page.text).map { (label: $0.key, table: $0.value, page: page.path) } }
+        try ProjectDocs.pages().flatMap { page in
+            blocks(name, in: page.text).map { (label: $0.key, table: $0.value, page: page.path) }
+        }
     }
 
     /// A page's blocks between `<!-- NAME… -->` and `<!-- /NAME -->`, by the words after NAME up to `(`.
@@ -25,9 +27,13 @@ import Testing
         var found: [String: String] = [:]
         var rest = text[...]
         while let open = rest.range(of: "<!-- \(name)") {
-            guard let endOfLine = rest[open.upperBound...].firstIndex(of: "\n"), let close = rest[endOfLine...].range(of: "<!-- /\(name) -->") else { break }
-            let label = rest[open.upperBound..<endOfLine].prefix { $0 != "(" }.trimmingCharacters(in: CharacterSet(charactersIn: ": ").union(.whitespaces))
-            found[label] = String(rest[rest.index(after: endOfLine)..<close.lowerBound]).trimmingCharacters(in: .newlines)
+            guard let endOfLine = rest[open.upperBound...].firstIndex(of: "\n"),
+                let close = rest[endOfLine...].range(of: "<!-- /\(name) -->")
+            else { break }
+            let label = rest[open.upperBound..<endOfLine].prefix { $0 != "(" }.trimmingCharacters(
+                in: CharacterSet(charactersIn: ": ").union(.whitespaces))
+            found[label] = String(rest[rest.index(after: endOfLine)..<close.lowerBound]).trimmingCharacters(
+                in: .newlines)
             rest = rest[close.upperBound...]
         }
         return found
@@ -41,7 +47,9 @@ import Testing
             let found = tables.filter { $0.label == command }
             #expect(!found.isEmpty, "neither the README nor a page of docs/ has an option table for share \(command)")
             for table in found {
-                #expect(table.table == made.stdout.trimmingCharacters(in: .newlines), "\(table.page)'s table of share \(command) differs from `share help \(command) --markdown`")
+                #expect(
+                    table.table == made.stdout.trimmingCharacters(in: .newlines),
+                    "\(table.page)'s table of share \(command) differs from `share help \(command) --markdown`")
             }
         }
     }
@@ -53,7 +61,9 @@ import Testing
         for found in tables {
             let table = found.table
             #expect(table == made, "\(found.page)'s exit-status table differs from `share help --markdown`")
-            for status in ["0", "1", "64", "66", "69", "73", "75", "130", "143"] { #expect(table.contains("| `\(status)` |")) }
+            for status in ["0", "1", "64", "66", "69", "73", "75", "130", "143"] {
+                #expect(table.contains("| `\(status)` |"))
+            }
         }
     }
 
@@ -67,7 +77,9 @@ import Testing
             let help = try ShareProcess.run(command.split(separator: " ").map(String.init) + ["--help"]).stdout
             options[command] = Set(ConventionTests.options(inHelp: help).map(\.name))
         }
-        let spans = pages.flatMap { $0.text.components(separatedBy: "`").enumerated().filter { $0.offset % 2 == 1 }.map(\.element) }.filter { $0.hasPrefix("share ") }
+        let spans = pages.flatMap {
+            $0.text.components(separatedBy: "`").enumerated().filter { $0.offset % 2 == 1 }.map(\.element)
+        }.filter { $0.hasPrefix("share ") }
         var checked = 0
         for span in spans {
             let words = span.split(separator: " ").map(String.init)
@@ -86,14 +98,19 @@ import Testing
     @Test func theFirstExampleRunsAsWritten() throws {
         let text = try Self.readme
         let usage = try #require(text.components(separatedBy: "## Using `share`\n").dropFirst().first)
-        let block = try #require(usage.components(separatedBy: "```sh\n").dropFirst().first?.components(separatedBy: "```").first)
+        let block = try #require(
+            usage.components(separatedBy: "```sh\n").dropFirst().first?.components(separatedBy: "```").first)
         let line = try #require(block.split(separator: "\n").first { $0.hasPrefix("share ingest ") })
         let home = TemporaryDirectory("readme-home")
-        try home.add("Downloads/holiday photo.heic", copying: Fixtures.packageRoot.appendingPathComponent("testdata/heif/odd-size.heic").path)
+        try home.add(
+            "Downloads/holiday photo.heic",
+            copying: Fixtures.packageRoot.appendingPathComponent("testdata/heif/odd-size.heic").path)
         let script = "share() { \"\(Fixtures.shareBinary)\" \"$1\" -n \"${@:2}\"; }; " + line
         let run = try Tool.run("/bin/bash", ["--norc", "-c", script], environment: ["HOME": home.path])
         #expect(run.status == 0, "\(line): \(run.output)")
-        #expect(run.output.contains("holiday photo.heic") && run.output.contains("text:Look at this") && run.output.contains("url:https://example.org"), "\(run.output)")
+        #expect(
+            run.output.contains("holiday photo.heic") && run.output.contains("text:Look at this")
+                && run.output.contains("url:https://example.org"), "\(run.output)")
         #expect(run.output.contains("would ingest 3 items"), "\(run.output)")
     }
 }

@@ -4,7 +4,9 @@ import Testing
 
 /// Real public files reported wrong (issue 33 item 6), as the manifest shows them.
 @Suite struct RealFileTests {
-    static func ingest(_ files: [String: String], into container: TemporaryDirectory = TemporaryDirectory()) throws -> (entries: [String: [String: Any]], stderr: String) {
+    static func ingest(_ files: [String: String], into container: TemporaryDirectory = TemporaryDirectory()) throws -> (
+        entries: [String: [String: Any]], stderr: String
+    ) {
         let drop = TemporaryDirectory()
         for (name, source) in files { _ = try drop.add(name, copying: source) }
         let result = try ShareProcess.run(["ingest", "--container", container.path, drop.path])
@@ -23,7 +25,10 @@ import Testing
         let thumbnailURL = try #require(entry["thumbnail"] as? String)
         let thumbnail = try #require(URL(string: thumbnailURL)?.path)
         let work = TemporaryDirectory()
-        let decoded = work.file("libheif.png"), reference = work.file("reference.v"), ours = work.file("ours.v"), difference = work.file("difference.v")
+        let decoded = work.file("libheif.png")
+        let reference = work.file("reference.v")
+        let ours = work.file("ours.v")
+        let difference = work.file("difference.v")
         #expect(try MediaTools.run("/usr/bin/heif-convert", [source, decoded]).status == 0)
         #expect(try MediaTools.run("/usr/bin/vips", ["thumbnail", decoded, reference, "360"]).status == 0)
         #expect(try MediaTools.run("/usr/bin/vips", ["copy", thumbnail, ours]).status == 0)
@@ -31,7 +36,10 @@ import Testing
         #expect(try MediaTools.run("/usr/bin/vips", ["subtract", ours, reference, difference]).status == 0)
         let absolute = work.file("absolute.v")
         #expect(try MediaTools.run("/usr/bin/vips", ["abs", difference, absolute]).status == 0)
-        let mean = Double(try MediaTools.run("/usr/bin/vips", ["avg", absolute]).output.trimmingCharacters(in: .whitespacesAndNewlines)) ?? .infinity
+        let mean =
+            Double(
+                try MediaTools.run("/usr/bin/vips", ["avg", absolute]).output.trimmingCharacters(
+                    in: .whitespacesAndNewlines)) ?? .infinity
         // Upright: close to libheif's picture (sideways, the mean difference is tens of levels).
         #expect(mean < 6, "mean difference \(mean)")
     }
@@ -42,7 +50,11 @@ import Testing
     @Test func anMPEG1SystemStreamWithoutTimestampsGetsAPosterAndADuration() throws {
         let source = Fixtures.testdata("real/blue.mpg")
         let probe = try MediaTools.run(
-            "/usr/bin/ffprobe", ["-v", "error", "-count_frames", "-select_streams", "v:0", "-show_entries", "stream=nb_read_frames,r_frame_rate", "-of", "csv=p=0", source]
+            "/usr/bin/ffprobe",
+            [
+                "-v", "error", "-count_frames", "-select_streams", "v:0", "-show_entries",
+                "stream=nb_read_frames,r_frame_rate", "-of", "csv=p=0", source,
+            ]
         ).output.trimmingCharacters(in: .whitespacesAndNewlines)
         // "30/1,24"
         let parts = probe.split(separator: ",")
@@ -66,11 +78,17 @@ import Testing
     /// its `.webm` name; a Matroska with H.264 named `.webm` is stored as `.mkv`.
     @Test func aWebMLabelledMatroskaKeepsItsName() throws {
         let work = TemporaryDirectory()
-        let vp9 = work.file("vp9.webm"), h264 = work.file("h264.webm")
-        for (path, codec) in [(vp9, ["-c:v", "libvpx-vp9", "-c:a", "libopus"]), (h264, ["-c:v", "libx264", "-c:a", "libopus"])] {
+        let vp9 = work.file("vp9.webm")
+        let h264 = work.file("h264.webm")
+        for (path, codec) in [
+            (vp9, ["-c:v", "libvpx-vp9", "-c:a", "libopus"]), (h264, ["-c:v", "libx264", "-c:a", "libopus"]),
+        ] {
             let result = try MediaTools.run(
                 "/usr/bin/ffmpeg",
-                ["-loglevel", "error", "-y", "-f", "lavfi", "-i", "testsrc=size=320x240:rate=10:duration=1", "-f", "lavfi", "-i", "sine=duration=1"]
+                [
+                    "-loglevel", "error", "-y", "-f", "lavfi", "-i", "testsrc=size=320x240:rate=10:duration=1", "-f",
+                    "lavfi", "-i", "sine=duration=1",
+                ]
                     + codec + ["-f", "matroska", path])
             #expect(result.status == 0)
         }
@@ -78,9 +96,13 @@ import Testing
         #expect(docType.hasPrefix("matroska"), "\(docType)")
         let (entries, stderr) = try Self.ingest(["clip.webm": vp9, "h264.webm": h264])
         let clip = try #require(entries["clip.webm"])
-        #expect((clip["path"] as? String)?.hasSuffix(".webm") == true && clip["mimeType"] as? String == "video/webm", "\(clip)")
+        #expect(
+            (clip["path"] as? String)?.hasSuffix(".webm") == true && clip["mimeType"] as? String == "video/webm",
+            "\(clip)")
         #expect(!stderr.contains("clip.webm: named .webm"), "\(stderr)")
         let other = try #require(entries["h264.webm"])
-        #expect((other["path"] as? String)?.hasSuffix(".mkv") == true && other["mimeType"] as? String == "video/x-matroska", "\(other)")
+        #expect(
+            (other["path"] as? String)?.hasSuffix(".mkv") == true && other["mimeType"] as? String == "video/x-matroska",
+            "\(other)")
     }
 }

@@ -16,15 +16,23 @@ import Testing
         #expect(run.status == 0, "\(run.output)")
         #expect(run.output.contains("the page passed in headless Chromium at 1280 and 390 px"), "\(run.output)")
         let result = try #require(run.output.split(separator: "\n").first { $0.hasPrefix("check-report: {") })
-        let views = try #require(try JSONSerialization.jsonObject(with: Data(result.dropFirst("check-report: ".count).utf8)) as? [String: [String: Any]])
+        let views = try #require(
+            try JSONSerialization.jsonObject(with: Data(result.dropFirst("check-report: ".count).utf8))
+                as? [String: [String: Any]])
         for (name, view) in views {
-            #expect((view["images"] as? Int ?? 0) >= 5 && (view["broken"] as? [Any])?.isEmpty == true, "\(name): \(view)")
-            #expect((view["links"] as? Int ?? 0) >= 5 && (view["badLinks"] as? [Any])?.isEmpty == true, "\(name): \(view)")
-            #expect((view["labels"] as? Int ?? 0) >= 20 && (view["hiddenLabels"] as? [Any])?.isEmpty == true, "\(name): \(view)")
+            #expect(
+                (view["images"] as? Int ?? 0) >= 5 && (view["broken"] as? [Any])?.isEmpty == true, "\(name): \(view)")
+            #expect(
+                (view["links"] as? Int ?? 0) >= 5 && (view["badLinks"] as? [Any])?.isEmpty == true, "\(name): \(view)")
+            #expect(
+                (view["labels"] as? Int ?? 0) >= 20 && (view["hiddenLabels"] as? [Any])?.isEmpty == true,
+                "\(name): \(view)")
         }
         #expect(views["phone"]?["width"] as? Int == 390 && views["phone"]?["overflow"] as? Int == 0, "\(views)")
         for shot in ["report-desktop.png", "report-phone.png"] {
-            #expect(((try? FileManager.default.attributesOfItem(atPath: work.file(shot))[.size] as? Int) ?? 0) > 1000, "\(shot)")
+            #expect(
+                ((try? FileManager.default.attributesOfItem(atPath: work.file(shot))[.size] as? Int) ?? 0) > 1000,
+                "\(shot)")
         }
     }
 }

@@ -15,7 +15,8 @@ import Testing
 @Suite struct ResourceLocationTests {
     /// The fixtures (testdata/make-privacy.sh), by the name they are dropped as.
     static let files = [
-        "iptc.tiff": "iptc-gps.tiff", "photoshop-tag.tiff": "photoshop-tag.tiff", "layers.psd": "photoshop-gps.psd", "place.mov": "keys-place.mov",
+        "iptc.tiff": "iptc-gps.tiff", "photoshop-tag.tiff": "photoshop-tag.tiff", "layers.psd": "photoshop-gps.psd",
+        "place.mov": "keys-place.mov",
     ]
 
     /// What each copy's `locationRemoved` must name (each the start of an entry).
@@ -24,10 +25,17 @@ import Testing
             "EXIF GPS", "IPTC City", "IPTC Sub-location", "IPTC Province-State", "IPTC Country-Primary Location Code",
             "IPTC Country-Primary Location Name",
         ],
-        "photoshop-tag.tiff": ["EXIF (TIFF tag 34377) GPS", "XMP (TIFF tag 34377) exif:GPSLatitude", "XMP (TIFF tag 34377) photoshop:City", "IPTC City"],
-        "layers.psd": ["EXIF (PSD) GPS", "XMP (PSD) exif:GPSLatitude", "XMP (PSD) photoshop:City", "IPTC City", "IPTC Country-Primary Location Name"],
+        "photoshop-tag.tiff": [
+            "EXIF (TIFF tag 34377) GPS", "XMP (TIFF tag 34377) exif:GPSLatitude", "XMP (TIFF tag 34377) photoshop:City",
+            "IPTC City",
+        ],
+        "layers.psd": [
+            "EXIF (PSD) GPS", "XMP (PSD) exif:GPSLatitude", "XMP (PSD) photoshop:City", "IPTC City",
+            "IPTC Country-Primary Location Name",
+        ],
         "place.mov": [
-            "QuickTime com.apple.quicktime.location.ISO6709", "QuickTime com.apple.quicktime.location.name", "QuickTime com.apple.quicktime.location.body",
+            "QuickTime com.apple.quicktime.location.ISO6709", "QuickTime com.apple.quicktime.location.name",
+            "QuickTime com.apple.quicktime.location.body",
             "QuickTime com.apple.quicktime.location.note", "QuickTime com.apple.quicktime.location.role",
         ],
     ]
@@ -35,7 +43,9 @@ import Testing
     static func makeDrop(in work: TemporaryDirectory) throws -> String {
         let drop = work.file("drop")
         try FileManager.default.createDirectory(atPath: drop, withIntermediateDirectories: true)
-        for (name, fixture) in files { try FileManager.default.copyItem(atPath: Fixtures.privacy(fixture), toPath: drop + "/" + name) }
+        for (name, fixture) in files {
+            try FileManager.default.copyItem(atPath: Fixtures.privacy(fixture), toPath: drop + "/" + name)
+        }
         return drop
     }
 
@@ -44,7 +54,9 @@ import Testing
         let drop = try Self.makeDrop(in: work)
         for name in ["iptc.tiff", "photoshop-tag.tiff", "layers.psd"] {
             let printed = try PositionCheck.positions(in: drop + "/" + name)
-            #expect(printed.contains("GPS Latitude") && printed.contains("Paris"), "exiftool finds no position or name in the source \(name): \(printed)")
+            #expect(
+                printed.contains("GPS Latitude") && printed.contains("Paris"),
+                "exiftool finds no position or name in the source \(name): \(printed)")
         }
         #expect(try PositionCheck.positions(in: drop + "/place.mov").contains("Tour Eiffel"))
 
@@ -53,7 +65,9 @@ import Testing
         #expect(left.isEmpty, "exiftool finds \(left)")
         for (name, expected) in Self.removed {
             let named = items[name]?["locationRemoved"] as? [String] ?? []
-            for entry in expected { #expect(named.contains { $0.hasPrefix(entry) }, "\(name): \(named) does not name \(entry)") }
+            for entry in expected {
+                #expect(named.contains { $0.hasPrefix(entry) }, "\(name): \(named) does not name \(entry)")
+            }
         }
         // The rest stays: the IIM's keywords beside its names, the movie's make.
         let tiff = try #require((items["iptc.tiff"]?["path"] as? String).flatMap { URL(string: $0)?.path })
@@ -73,8 +87,11 @@ import Testing
             #expect(!printed.contains("GPS"), "\(file) keeps a coordinate: \(printed)")
         }
         for name in ["iptc.tiff", "photoshop-tag.tiff", "layers.psd"] {
-            let copy = try #require((items[name]?["path"] as? String).flatMap { URL(string: $0)?.path }, "\(name): \(items[name] ?? [:])")
-            #expect(try PositionCheck.positions(in: copy).contains("Paris"), "\(name): the names did not stay under the default")
+            let copy = try #require(
+                (items[name]?["path"] as? String).flatMap { URL(string: $0)?.path }, "\(name): \(items[name] ?? [:])")
+            #expect(
+                try PositionCheck.positions(in: copy).contains("Paris"),
+                "\(name): the names did not stay under the default")
         }
     }
 }

@@ -11,22 +11,37 @@ import Testing
 /// legacy manifest never has it.
 @Suite(.serialized) struct SimilarToTests {
     static func similar(_ name: String) -> String { Fixtures.testdata("similar/" + name) }
-    static let copies = ["copy-q40.jpg", "copy-half.jpg", "copy-quarter.jpg", "copy.webp", "copy.png", "copy-crop.jpg", "copy-crop-centre.jpg"]
+    static let copies = [
+        "copy-q40.jpg", "copy-half.jpg", "copy-quarter.jpg", "copy.webp", "copy.png", "copy-crop.jpg",
+        "copy-crop-centre.jpg",
+    ]
     static func inDrop(_ name: String) -> String { name == "copy-crop-centre.jpg" ? "copy-z-crop-centre.jpg" : name }
-    static let distinct = ["distinct-zone.jpg", "distinct-sines.jpg", "distinct-gradient.jpg", "distinct-noise-1.jpg", "distinct-noise-2.jpg", "distinct-screenshot.png"]
+    static let distinct = [
+        "distinct-zone.jpg", "distinct-sines.jpg", "distinct-gradient.jpg", "distinct-noise-1.jpg",
+        "distinct-noise-2.jpg", "distinct-screenshot.png",
+    ]
 
     /// Source name → (the source whose copy its `similarTo` names, its distance), or "-"; and its `duplicateOf`'s source.
-    static func found(inReport path: String, sourceOfCopy: inout [String: String]) throws -> (similar: [String: String], duplicates: [String: String]) {
-        let report = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: path))) as? [String: Any])
+    static func found(inReport path: String, sourceOfCopy: inout [String: String]) throws -> (
+        similar: [String: String], duplicates: [String: String]
+    ) {
+        let report = try #require(
+            try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: path))) as? [String: Any])
         let items = try #require(report["items"] as? [[String: Any]])
         for item in items {
-            if let copy = item["path"] as? String, let source = item["source"] as? String { sourceOfCopy[copy] = (source as NSString).lastPathComponent }
+            if let copy = item["path"] as? String, let source = item["source"] as? String {
+                sourceOfCopy[copy] = (source as NSString).lastPathComponent
+            }
         }
-        var similar: [String: String] = [:], duplicates: [String: String] = [:]
+        var similar: [String: String] = [:]
+        var duplicates: [String: String] = [:]
         for item in items {
             let name = ((item["source"] as? String ?? "?") as NSString).lastPathComponent
-            if let object = item["similarTo"] as? [String: Any], let path = object["path"] as? String, let distance = object["distance"] as? Int {
-                similar[name] = (sourceOfCopy[path] ?? "unknown \(path)") + (distance <= 8 ? "" : " at \(distance) bits")
+            if let object = item["similarTo"] as? [String: Any], let path = object["path"] as? String,
+                let distance = object["distance"] as? Int
+            {
+                similar[name] =
+                    (sourceOfCopy[path] ?? "unknown \(path)") + (distance <= 8 ? "" : " at \(distance) bits")
             } else {
                 similar[name] = "-"
             }
@@ -38,7 +53,9 @@ import Testing
     @Test func copiesNameTheOriginalAndDistinctPicturesNothingInBothModes() throws {
         let work = TemporaryDirectory("similar-modes")
         let root = (work.path as NSString).standardizingPath
-        let first = TemporaryDirectory("similar-first"), second = TemporaryDirectory("similar-second"), own = TemporaryDirectory("similar-own")
+        let first = TemporaryDirectory("similar-first")
+        let second = TemporaryDirectory("similar-second")
+        let own = TemporaryDirectory("similar-own")
         try first.add("a-original.jpg", copying: Self.similar("original.jpg"))
         for name in Self.distinct { try first.add(name, copying: Self.similar(name)) }
         // Each copy's nearest earlier picture is the original: the centred crop
@@ -60,18 +77,23 @@ import Testing
         for (mode, database) in [("local", [String]()), ("remote", ["--db", server.url])] {
             var sourceOfCopy: [String: String] = [:]
             let container = root + "/c-" + mode
-            let one = try ShareProcess.run(["ingest"] + database + ["--container", container, "--report", root + "/\(mode)-1.json", first.path])
+            let one = try ShareProcess.run(
+                ["ingest"] + database + ["--container", container, "--report", root + "/\(mode)-1.json", first.path])
             #expect(one.status == 0, "\(mode): \(one.stderr) \(workers.log("similar"))")
             let firstFound = try Self.found(inReport: root + "/\(mode)-1.json", sourceOfCopy: &sourceOfCopy)
-            #expect(firstFound.similar.count == 7 && firstFound.similar.values.allSatisfy { $0 == "-" }, "\(mode): distinct pictures: \(firstFound.similar)")
+            #expect(
+                firstFound.similar.count == 7 && firstFound.similar.values.allSatisfy { $0 == "-" },
+                "\(mode): distinct pictures: \(firstFound.similar)")
 
-            let two = try ShareProcess.run(["ingest"] + database + ["--container", container, "--report", root + "/\(mode)-2.json", second.path])
+            let two = try ShareProcess.run(
+                ["ingest"] + database + ["--container", container, "--report", root + "/\(mode)-2.json", second.path])
             #expect(two.status == 0, "\(mode): \(two.stderr)")
             let secondFound = try Self.found(inReport: root + "/\(mode)-2.json", sourceOfCopy: &sourceOfCopy)
             var expected = Dictionary(uniqueKeysWithValues: Self.copies.map { (Self.inDrop($0), "a-original.jpg") })
             expected["z-same-bytes.jpg"] = "-"
             #expect(secondFound.similar == expected, "\(mode): \(secondFound.similar)")
-            #expect(secondFound.duplicates["z-same-bytes.jpg"] == "a-original.jpg", "\(mode): \(secondFound.duplicates)")
+            #expect(
+                secondFound.duplicates["z-same-bytes.jpg"] == "a-original.jpg", "\(mode): \(secondFound.duplicates)")
 
             // Once the host consumed both shares, their pictures are the app's: a copy names nothing.
             for run in [one, two] {
@@ -79,18 +101,28 @@ import Testing
                 let open = try ShareProcess.run(["open", url, "--container", container, "--consume"])
                 #expect(open.status == 0, "\(mode): \(url): \(open.stderr)")
             }
-            let after = try ShareProcess.run(["ingest"] + database + ["--container", container, "--report", root + "/\(mode)-4.json", consumed.path])
+            let after = try ShareProcess.run(
+                ["ingest"] + database + ["--container", container, "--report", root + "/\(mode)-4.json", consumed.path])
             #expect(after.status == 0, "\(mode): \(after.stderr)")
             let afterFound = try Self.found(inReport: root + "/\(mode)-4.json", sourceOfCopy: &sourceOfCopy)
-            #expect(afterFound.similar == ["c-after-consuming.jpg": "-"], "\(mode): both earlier shares are consumed: \(afterFound.similar)")
+            #expect(
+                afterFound.similar == ["c-after-consuming.jpg": "-"],
+                "\(mode): both earlier shares are consumed: \(afterFound.similar)")
 
-            let three = try ShareProcess.run(["ingest"] + database + ["--container", root + "/own-" + mode, "--report", root + "/\(mode)-3.json", own.path])
+            let three = try ShareProcess.run(
+                ["ingest"] + database + [
+                    "--container", root + "/own-" + mode, "--report", root + "/\(mode)-3.json", own.path,
+                ])
             #expect(three.status == 0, "\(mode): \(three.stderr)")
             let ownFound = try Self.found(inReport: root + "/\(mode)-3.json", sourceOfCopy: &sourceOfCopy)
-            #expect(ownFound.similar == ["a-original.jpg": "-", "b-copy-q40.jpg": "a-original.jpg"], "\(mode): \(ownFound.similar)")
+            #expect(
+                ownFound.similar == ["a-original.jpg": "-", "b-copy-q40.jpg": "a-original.jpg"],
+                "\(mode): \(ownFound.similar)")
             // The manifest carries it as the report does.
-            let manifests = try FileManager.default.contentsOfDirectory(atPath: root + "/own-" + mode + "/manifests").filter { $0.hasSuffix(".json") }
-            let manifest = try String(contentsOfFile: root + "/own-" + mode + "/manifests/" + #require(manifests.first), encoding: .utf8)
+            let manifests = try FileManager.default.contentsOfDirectory(atPath: root + "/own-" + mode + "/manifests")
+                .filter { $0.hasSuffix(".json") }
+            let manifest = try String(
+                contentsOfFile: root + "/own-" + mode + "/manifests/" + #require(manifests.first), encoding: .utf8)
             #expect(manifest.contains("\"similarTo\""), "\(mode): \(manifest)")
         }
     }
@@ -102,9 +134,13 @@ import Testing
         let drop = TemporaryDirectory("similar-legacy-drop")
         try drop.add("a-original.jpg", copying: Self.similar("original.jpg"))
         try drop.add("b-copy-q40.jpg", copying: Self.similar("copy-q40.jpg"))
-        let run = try ShareProcess.run(["ingest", "--pipeline", "share-extension", "--container", root + "/c", drop.path])
+        let run = try ShareProcess.run([
+            "ingest", "--pipeline", "share-extension", "--container", root + "/c", drop.path,
+        ])
         #expect(run.status == 0, "\(run.stderr)")
-        let manifests = try FileManager.default.contentsOfDirectory(atPath: root + "/c/manifests").filter { $0.hasSuffix(".json") }
+        let manifests = try FileManager.default.contentsOfDirectory(atPath: root + "/c/manifests").filter {
+            $0.hasSuffix(".json")
+        }
         let manifest = try String(contentsOfFile: root + "/c/manifests/" + #require(manifests.first), encoding: .utf8)
         #expect(!manifest.contains("similarTo"), "\(manifest)")
     }

@@ -19,7 +19,9 @@ import Testing
     }
 
     static func copies(in container: String) -> [String] {
-        ((try? FileManager.default.contentsOfDirectory(atPath: container)) ?? []).filter { !$0.hasPrefix(".") && $0 != "manifests" && $0 != "thumbnails" }
+        ((try? FileManager.default.contentsOfDirectory(atPath: container)) ?? []).filter {
+            !$0.hasPrefix(".") && $0 != "manifests" && $0 != "thumbnails"
+        }
     }
 
     @Test(arguments: [false, true])
@@ -34,13 +36,23 @@ import Testing
         #expect(unlimited.status == 0, "no limit by default: \(unlimited.stderr)")
         #expect(Self.copies(in: work.path + "/c1").count == 2)
 
-        let limited = try ShareProcess.run(["ingest", "--container", work.path + "/c2", "--max-item-size", "1M", drop] + options)
+        let limited = try ShareProcess.run(
+            ["ingest", "--container", work.path + "/c2", "--max-item-size", "1M", drop] + options)
         #expect(limited.status == 1, "partly done: \(limited.stderr)")
-        #expect(limited.stderr.contains("huge.bin: 3 MiB, more than the limit of 1 MiB a file (--max-item-size); not copied"), "\(limited.stderr)")
-        #expect(Self.copies(in: work.path + "/c2").count == 1, "only the note is copied: \(Self.copies(in: work.path + "/c2"))")
+        #expect(
+            limited.stderr.contains(
+                "huge.bin: 3 MiB, more than the limit of 1 MiB a file (--max-item-size); not copied"),
+            "\(limited.stderr)")
+        #expect(
+            Self.copies(in: work.path + "/c2").count == 1,
+            "only the note is copied: \(Self.copies(in: work.path + "/c2"))")
 
-        let wholeDrop = try ShareProcess.run(["ingest", "--container", work.path + "/c3", "--max-drop-size", "2M", drop] + options)
-        #expect(wholeDrop.stderr.contains("note.txt: the drop holds 3.0 MiB, more than the limit of 2 MiB (--max-drop-size)"), "\(wholeDrop.stderr)")
+        let wholeDrop = try ShareProcess.run(
+            ["ingest", "--container", work.path + "/c3", "--max-drop-size", "2M", drop] + options)
+        #expect(
+            wholeDrop.stderr.contains(
+                "note.txt: the drop holds 3.0 MiB, more than the limit of 2 MiB (--max-drop-size)"),
+            "\(wholeDrop.stderr)")
         #expect(Self.copies(in: work.path + "/c3").isEmpty, "nothing copied")
     }
 
@@ -49,23 +61,34 @@ import Testing
         let inbox = work.path + "/inbox"
         try FileManager.default.createDirectory(atPath: inbox, withIntermediateDirectories: true)
         _ = try Self.drop(in: inbox, sparse: (8 << 30) + 1)
-        let watch = try ShareProcess.run(["watch", inbox, "--container", work.path + "/c", "--once", "--settle", "0", "--on-success", "delete"])
+        let watch = try ShareProcess.run([
+            "watch", inbox, "--container", work.path + "/c", "--once", "--settle", "0", "--on-success", "delete",
+        ])
         #expect(watch.stdout.contains("ingested=1 failed=1"), "\(watch.stdout) \(watch.stderr)")
         #expect(Self.copies(in: work.path + "/c").count == 1, "the sparse file is not copied")
         let failed = try #require(try FileManager.default.contentsOfDirectory(atPath: inbox + "/.failed").first)
-        #expect(FileManager.default.fileExists(atPath: inbox + "/.failed/\(failed)/drop/huge.bin"), "kept under .failed, not deleted")
+        #expect(
+            FileManager.default.fileExists(atPath: inbox + "/.failed/\(failed)/drop/huge.bin"),
+            "kept under .failed, not deleted")
 
         // A drop over --max-drop-size goes to .failed whole, nothing copied.
         _ = try Self.drop(in: inbox, sparse: 3 << 20)
-        let dropLimit = try ShareProcess.run(["watch", inbox, "--container", work.path + "/c-drop", "--once", "--settle", "0", "--max-drop-size", "2M"])
+        let dropLimit = try ShareProcess.run([
+            "watch", inbox, "--container", work.path + "/c-drop", "--once", "--settle", "0", "--max-drop-size", "2M",
+        ])
         #expect(dropLimit.stdout.contains("ingested=0 failed=2"), "\(dropLimit.stdout) \(dropLimit.stderr)")
         #expect(Self.copies(in: work.path + "/c-drop").isEmpty)
         let batches = try FileManager.default.contentsOfDirectory(atPath: inbox + "/.failed")
-        #expect(batches.count == 2 && batches.allSatisfy { FileManager.default.fileExists(atPath: inbox + "/.failed/\($0)/drop/huge.bin") }, "\(batches)")
+        #expect(
+            batches.count == 2
+                && batches.allSatisfy { FileManager.default.fileExists(atPath: inbox + "/.failed/\($0)/drop/huge.bin") },
+            "\(batches)")
 
         // 0 lifts the limit.
         _ = try Self.drop(in: inbox, sparse: (8 << 30) + 1)
-        let unlimited = try ShareProcess.run(["watch", inbox, "--container", work.path + "/c-any", "--once", "--settle", "0", "--max-item-size", "0"])
+        let unlimited = try ShareProcess.run([
+            "watch", inbox, "--container", work.path + "/c-any", "--once", "--settle", "0", "--max-item-size", "0",
+        ])
         #expect(unlimited.stdout.contains("ingested=2 failed=0"), "\(unlimited.stdout) \(unlimited.stderr)")
     }
 }

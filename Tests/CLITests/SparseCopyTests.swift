@@ -12,7 +12,8 @@ import Testing
     @Test func aSparseFileKeepsItsHolesAndAStopMidCopyIsPromptAndResumable() throws {
         let work = TemporaryDirectory("sparse")
         let root = (work.path as NSString).standardizingPath
-        let drop = root + "/drop", container = root + "/c"
+        let drop = root + "/drop"
+        let container = root + "/c"
         try FileManager.default.createDirectory(atPath: drop, withIntermediateDirectories: true)
         // 16 GiB, of which two small regions hold data: a few KiB on disk. Its
         // holes take seconds to hash, so a stop not looked at while they are is seen.
@@ -42,18 +43,25 @@ import Testing
 
         let resumed = try ShareProcess.run(["ingest", "--resume", batch, "--container", container])
         #expect(resumed.status == 0, "\(resumed.stderr)")
-        let manifests = try FileManager.default.contentsOfDirectory(atPath: container + "/manifests").filter { $0.hasSuffix(".json") }
-        let data = try Data(contentsOf: URL(fileURLWithPath: container + "/manifests/" + (try #require(manifests.first))))
+        let manifests = try FileManager.default.contentsOfDirectory(atPath: container + "/manifests").filter {
+            $0.hasSuffix(".json")
+        }
+        let data = try Data(
+            contentsOf: URL(fileURLWithPath: container + "/manifests/" + (try #require(manifests.first))))
         let entry = try #require((try JSONSerialization.jsonObject(with: data) as? [[String: Any]])?.first)
         let copy = try #require((entry["path"] as? String).flatMap(URL.init(string:))?.path)
         var copied = stat()
         try #require(stat(copy, &copied) == 0)
         #expect(copied.st_size == size, "the copy has the source's length")
-        #expect(Int64(copied.st_blocks) * 512 < 1 << 20, "the copy keeps the holes: \(copied.st_blocks * 512) bytes on disk")
+        #expect(
+            Int64(copied.st_blocks) * 512 < 1 << 20, "the copy keeps the holes: \(copied.st_blocks * 512) bytes on disk"
+        )
         // The content is the source's: its data where the source has it, zeros elsewhere.
         let copyHandle = try FileHandle(forReadingFrom: URL(fileURLWithPath: copy))
         defer { try? copyHandle.close() }
-        for (offset, text) in [(UInt64(0), "start"), (UInt64(size / 2 + 12345), "middle"), (UInt64(size / 4), "\0\0\0\0")] {
+        for (offset, text) in [
+            (UInt64(0), "start"), (UInt64(size / 2 + 12345), "middle"), (UInt64(size / 4), "\0\0\0\0"),
+        ] {
             try copyHandle.seek(toOffset: offset)
             let read = String(decoding: copyHandle.readData(ofLength: text.utf8.count), as: UTF8.self)
             #expect(read == text, "at \(offset): \(read.debugDescription)")
@@ -77,7 +85,9 @@ import Testing
         if mode == "watch" {
             let inbox = root + "/inbox"
             try Self.makeSparse(at: inbox + "/drop/huge.bin", size: size, middle: middle)
-            run = try ShareProcess.run(["watch", inbox, "--container", container, "--once", "--settle", "0", "--on-success", "keep"])
+            run = try ShareProcess.run([
+                "watch", inbox, "--container", container, "--once", "--settle", "0", "--on-success", "keep",
+            ])
             #expect(run.stdout.contains("ingested=1 failed=0"), "\(mode): \(run.stdout) \(run.stderr)")
         } else {
             let database = try DatabaseMode(true, worker: "sparse")
@@ -92,7 +102,9 @@ import Testing
         var copied = stat()
         try #require(stat(copy, &copied) == 0)
         #expect(copied.st_size == size, "\(mode): the copy has the source's length")
-        #expect(Int64(copied.st_blocks) * 512 < 1 << 20, "\(mode): the copy keeps the holes: \(copied.st_blocks * 512) bytes on disk")
+        #expect(
+            Int64(copied.st_blocks) * 512 < 1 << 20,
+            "\(mode): the copy keeps the holes: \(copied.st_blocks * 512) bytes on disk")
         let copyHandle = try FileHandle(forReadingFrom: URL(fileURLWithPath: copy))
         defer { try? copyHandle.close() }
         for (offset, text) in [(UInt64(0), "start"), (UInt64(middle), "middle"), (UInt64(size / 4), "\0\0\0\0")] {
@@ -105,7 +117,8 @@ import Testing
     /// A sparse file of `size` bytes at `path` (its folder made) whose data is
     /// `start` at 0 and `middle` at `middle`: a few KiB on disk.
     static func makeSparse(at path: String, size: off_t, middle: off_t) throws {
-        try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(
+            atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
         let fd = open(path, O_WRONLY | O_CREAT, 0o644)
         try #require(fd >= 0)
         defer { close(fd) }

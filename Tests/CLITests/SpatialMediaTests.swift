@@ -15,7 +15,8 @@ import Testing
     @Test func panoramasStereoPairsAndGainMapsAreDescribed() throws {
         let drop = TemporaryDirectory()
         let files = [
-            "pano-360.jpg", "pano-cylindrical.jpg", "ultrahdr.jpg", "ultrahdr-mpf-only.jpg", "apple-gainmap.heic", "spatial.heic", "spatial-right-primary.heic",
+            "pano-360.jpg", "pano-cylindrical.jpg", "ultrahdr.jpg", "ultrahdr-mpf-only.jpg", "apple-gainmap.heic",
+            "spatial.heic", "spatial-right-primary.heic",
             "spatial.mov",
         ]
         for name in files { _ = try drop.add(name, copying: Fixtures.testdata("spatial/\(name)")) }
@@ -33,18 +34,28 @@ import Testing
         // GPano, as exiftool wrote it.
         let full = (byName["pano-360.jpg"]?["projection"] as? [String: Any])?.compactMapValues { $0 as? Int }
         #expect(
-            full == ["fullWidth": 2048, "fullHeight": 1024, "cropLeft": 0, "cropTop": 0, "croppedWidth": 2048, "croppedHeight": 1024]
-                && (byName["pano-360.jpg"]?["projection"] as? [String: Any])?["type"] as? String == "equirectangular", "\(byName["pano-360.jpg"] ?? [:])")
+            full == [
+                "fullWidth": 2048, "fullHeight": 1024, "cropLeft": 0, "cropTop": 0, "croppedWidth": 2048,
+                "croppedHeight": 1024,
+            ]
+                && (byName["pano-360.jpg"]?["projection"] as? [String: Any])?["type"] as? String == "equirectangular",
+            "\(byName["pano-360.jpg"] ?? [:])")
         let cylinder = byName["pano-cylindrical.jpg"]?["projection"] as? [String: Any]
         #expect(cylinder?["type"] as? String == "cylindrical", "\(cylinder ?? [:])")
         #expect(
-            [cylinder?["fullWidth"], cylinder?["fullHeight"], cylinder?["cropLeft"], cylinder?["cropTop"], cylinder?["croppedWidth"], cylinder?["croppedHeight"]]
-                .map { $0 as? Int } == [1600, 400, 200, 50, 1200, 300])
+            [
+                cylinder?["fullWidth"], cylinder?["fullHeight"], cylinder?["cropLeft"], cylinder?["cropTop"],
+                cylinder?["croppedWidth"], cylinder?["croppedHeight"],
+            ]
+            .map { $0 as? Int } == [1600, 400, 200, 50, 1200, 300])
         // The entry's own size stays the picture's.
         #expect(byName["pano-360.jpg"]?["width"] as? Int == 2048 && byName["pano-360.jpg"]?["height"] as? Int == 1024)
 
         // Gain maps: Ultra HDR (primary XMP, or only the MPF index's second image), Apple's aux image, an AVIF tmap.
-        for name in ["ultrahdr.jpg", "ultrahdr-mpf-only.jpg", "exiftool-pixel8pro.jpg", "apple-gainmap.heic", "hdr-base-gain-map.avif"] {
+        for name in [
+            "ultrahdr.jpg", "ultrahdr-mpf-only.jpg", "exiftool-pixel8pro.jpg", "apple-gainmap.heic",
+            "hdr-base-gain-map.avif",
+        ] {
             #expect(byName[name]?["hdr"] as? String == "gainMap", "\(name): \(byName[name] ?? [:])")
         }
         // Stereo: a made and a real HEIC `ster` pair, an MV-HEVC-marked movie.
@@ -57,7 +68,9 @@ import Testing
             #expect(byName[name]?["hdr"] == nil, "\(name)")
         }
         for name in ["plain.jpg", "plain.mp4", "ultrahdr.jpg", "pano-360.jpg"] {
-            #expect(byName[name]?["stereo"] == nil && (name == "pano-360.jpg" || byName[name]?["projection"] == nil), "\(name)")
+            #expect(
+                byName[name]?["stereo"] == nil && (name == "pano-360.jpg" || byName[name]?["projection"] == nil),
+                "\(name)")
         }
 
         // The HTML report shows them as each item's View.
@@ -66,7 +79,10 @@ import Testing
         let report = try ShareProcess.run(["report", url, "--container", container.path, "--html", page])
         #expect(report.status == 0, "\(report.stderr)")
         let html = try String(contentsOfFile: page, encoding: .utf8)
-        for view in ["360° panorama (equirectangular 2048×1024)", "panorama (cylindrical 1600×400, crop 1200×300 at 200,50)", "stereo pair", "HDR gain map"] {
+        for view in [
+            "360° panorama (equirectangular 2048×1024)", "panorama (cylindrical 1600×400, crop 1200×300 at 200,50)",
+            "stereo pair", "HDR gain map",
+        ] {
             #expect(html.contains("<dt>View</dt><dd>\(view)</dd>"), "\(view)")
         }
 
@@ -84,7 +100,10 @@ import Testing
         let size = try ImageInspector.size(ours)
         var differences: [Double] = []
         for eye in ["eye-1.png", "eye-2.png"] {
-            try ImageInspector.vips(["thumbnail", eyes.file(eye), eyes.file(eye + ".png"), String(size.width), "--height", String(size.height), "--size", "force"])
+            try ImageInspector.vips([
+                "thumbnail", eyes.file(eye), eyes.file(eye + ".png"), String(size.width), "--height",
+                String(size.height), "--size", "force",
+            ])
             differences.append(try ImageInspector.meanAbsoluteDifference(ours, eyes.file(eye + ".png")))
         }
         #expect(differences[0] < differences[1], "left \(differences[0]), right \(differences[1])")
@@ -105,7 +124,9 @@ import Testing
         #expect(size.width == 360 && size.height == 240, "\(size)")
 
         let work = TemporaryDirectory()
-        let crop = work.file("centre.png"), scaled = work.file("centre-360.png"), whole = work.file("whole-360.png")
+        let crop = work.file("centre.png")
+        let scaled = work.file("centre-360.png")
+        let whole = work.file("whole-360.png")
         // 2048 × 1024: longitude 135°–225° is x 768..<1280, latitude 30°–150° y 341..<683.
         try ImageInspector.vips(["extract_area", source, crop, "768", "341", "512", "342"])
         try ImageInspector.vips(["thumbnail", crop, scaled, "360", "--height", "240", "--size", "force"])
@@ -117,7 +138,8 @@ import Testing
         #expect(abs(try ImageInspector.mean(thumbnail) - ImageInspector.mean(crop)) < 3)
         // Its two halves are the source's two middle columns (45° each).
         for (x, sourceX) in [(90, 896), (270, 1152)] {
-            let ours = try ImageInspector.pixel(thumbnail, x: x, y: 120), theirs = try ImageInspector.pixel(source, x: sourceX, y: 512)
+            let ours = try ImageInspector.pixel(thumbnail, x: x, y: 120)
+            let theirs = try ImageInspector.pixel(source, x: sourceX, y: 512)
             #expect(zip(ours, theirs).allSatisfy { abs($0 - $1) < 12 }, "x \(x): \(ours) vs the source's \(theirs)")
         }
     }
@@ -133,7 +155,9 @@ import Testing
     /// whole source shrunk by libvips.
     @Test func aPanoramaIsJudgedByItsShape() throws {
         let drop = TemporaryDirectory()
-        let names = ["pano-stray-type.jpg": (360, 360), "pano-not-2to1.jpg": (360, 240), "pano-360-small.jpg": (360, 180)]
+        let names = [
+            "pano-stray-type.jpg": (360, 360), "pano-not-2to1.jpg": (360, 240), "pano-360-small.jpg": (360, 180),
+        ]
         for name in names.keys { _ = try drop.add(name, copying: Fixtures.testdata("spatial/\(name)")) }
         let container = TemporaryDirectory()
         let result = try ShareProcess.run(["ingest", "--container", container.path, drop.path])
@@ -145,7 +169,10 @@ import Testing
             let size = try ImageInspector.size(thumbnail)
             #expect(size.width == expected.0 && size.height == expected.1, "\(name): \(size)")
             let whole = work.file(name + ".whole.png")
-            try ImageInspector.vips(["thumbnail", Fixtures.testdata("spatial/\(name)"), whole, String(expected.0), "--height", String(expected.1), "--size", "force"])
+            try ImageInspector.vips([
+                "thumbnail", Fixtures.testdata("spatial/\(name)"), whole, String(expected.0), "--height",
+                String(expected.1), "--size", "force",
+            ])
             let difference = try ImageInspector.meanAbsoluteDifference(thumbnail, whole)
             #expect(difference < 6, "\(name): the thumbnail differs from the whole picture by \(difference)")
             // The projection is still reported as written.
@@ -158,6 +185,7 @@ import Testing
         #expect(report.status == 0, "\(report.stderr)")
         let html = try String(contentsOfFile: page, encoding: .utf8)
         #expect(html.contains("<dt>View</dt><dd>panorama (equirectangular 1600×1600)</dd>"), "the square photo's view")
-        #expect(html.contains("<dt>View</dt><dd>360° panorama (equirectangular 500×250)</dd>"), "the small sphere's view")
+        #expect(
+            html.contains("<dt>View</dt><dd>360° panorama (equirectangular 500×250)</dd>"), "the small sphere's view")
     }
 }

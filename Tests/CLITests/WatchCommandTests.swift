@@ -41,7 +41,8 @@ import Testing
             defer { lock.unlock() }
             return lines.compactMap { time, line in
                 guard let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
-                    object["event"] as? String == "batchFinished" else { return nil }
+                    object["event"] as? String == "batchFinished"
+                else { return nil }
                 return (time, object)
             }
         }
@@ -60,9 +61,11 @@ import Testing
     }
 
     static func manifestEntries(_ container: String) throws -> [[String: Any]] {
-        try FileManager.default.contentsOfDirectory(atPath: container + "/manifests").filter { $0.hasSuffix(".json") }.flatMap { name in
-            try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: container + "/manifests/" + name))) as! [[String: Any]]
-        }
+        try FileManager.default.contentsOfDirectory(atPath: container + "/manifests").filter { $0.hasSuffix(".json") }
+            .flatMap { name in
+                try JSONSerialization.jsonObject(
+                    with: Data(contentsOf: URL(fileURLWithPath: container + "/manifests/" + name))) as! [[String: Any]]
+            }
     }
 
     @Test func readyDropIsTakenAtOnceAndASlowDropOnlyOnceItSettles() throws {
@@ -70,7 +73,9 @@ import Testing
         let inbox = work.path + "/inbox"
         try FileManager.default.createDirectory(atPath: inbox, withIntermediateDirectories: true)
         let settle = 3.0
-        let watcher = try Watcher([inbox, "--container", work.path + "/container", "--settle", String(settle), "--json"])
+        let watcher = try Watcher([
+            inbox, "--container", work.path + "/container", "--settle", String(settle), "--json",
+        ])
         // A slow writer: a file every 0.3 s, well inside the settle time, until the
         // complete drop below has been delivered (and at least five files).
         let slow = inbox + "/slow"
@@ -79,13 +84,15 @@ import Testing
         var written = 0
         let giveUp = Date().addingTimeInterval(120)
         while written < 5 || (watcher.finished.isEmpty && Date() < giveUp) {
-            try FileManager.default.copyItem(atPath: Fixtures.media("photo.jpg"), toPath: "\(slow)/photo-\(written).jpg")
+            try FileManager.default.copyItem(
+                atPath: Fixtures.media("photo.jpg"), toPath: "\(slow)/photo-\(written).jpg")
             lastWrite = Date()
             written += 1
             if written == 2 {
                 // Meanwhile a complete drop, marked ready.
                 try FileManager.default.createDirectory(atPath: inbox + "/quick", withIntermediateDirectories: true)
-                try FileManager.default.copyItem(atPath: Fixtures.media("clip-h264.mp4"), toPath: inbox + "/quick/clip.mp4")
+                try FileManager.default.copyItem(
+                    atPath: Fixtures.media("clip-h264.mp4"), toPath: inbox + "/quick/clip.mp4")
                 FileManager.default.createFile(atPath: inbox + "/quick/.ready", contents: nil)
             }
             usleep(300_000)
@@ -137,7 +144,9 @@ import Testing
         let names = entries.compactMap { $0["fileName"] as? String }
         #expect(names.count == 24, "\(names.count) entries")
         #expect(Set(names).count == 24, "a drop was ingested twice")
-        let manifests = try FileManager.default.contentsOfDirectory(atPath: container + "/manifests").filter { $0.hasSuffix(".json") }
+        let manifests = try FileManager.default.contentsOfDirectory(atPath: container + "/manifests").filter {
+            $0.hasSuffix(".json")
+        }
         #expect(manifests.count == 12)
     }
 
@@ -148,7 +157,10 @@ import Testing
         try FileManager.default.createDirectory(atPath: inbox + "/album", withIntermediateDirectories: true)
         try FileManager.default.copyItem(atPath: Fixtures.media("photo.jpg"), toPath: inbox + "/album/a.jpg")
         FileManager.default.createFile(atPath: inbox + "/album/.ready", contents: nil)
-        let arguments = ["watch", inbox, "--container", container, "--once", "--on-success", "keep", "--report-dir", work.path + "/reports"]
+        let arguments = [
+            "watch", inbox, "--container", container, "--once", "--on-success", "keep", "--report-dir",
+            work.path + "/reports",
+        ]
         let first = try ShareProcess.run(arguments)
         #expect(first.status == 0)
         #expect(first.stdout.contains("ingested=1"))
@@ -183,7 +195,15 @@ final class LockedStatus: @unchecked Sendable {
     private let lock = NSLock()
     private var status: Int32?
     var value: Int32? {
-        get { lock.lock(); defer { lock.unlock() }; return status }
-        set { lock.lock(); status = newValue; lock.unlock() }
+        get {
+            lock.lock()
+            defer { lock.unlock() }
+            return status
+        }
+        set {
+            lock.lock()
+            status = newValue
+            lock.unlock()
+        }
     }
 }

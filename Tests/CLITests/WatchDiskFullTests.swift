@@ -38,9 +38,12 @@ import Testing
         guard let full = try FullInbox() else { return }
         let (disk, inbox, container, drop) = (full.disk, full.inbox, full.container, full.drop)
 
-        let watcher = try DropBoundaryTests.Run(["watch", inbox, "--container", container, "--settle", "0"], environment: [:])
+        let watcher = try DropBoundaryTests.Run(
+            ["watch", inbox, "--container", container, "--settle", "0"], environment: [:])
         defer { if watcher.process.isRunning { kill(watcher.process.processIdentifier, SIGKILL) } }
-        #expect(eventually { watcher.stdout.contains("stopped=diskFull") || !watcher.process.isRunning }, "\(watcher.stderr.suffix(2000))")
+        #expect(
+            eventually { watcher.stdout.contains("stopped=diskFull") || !watcher.process.isRunning },
+            "\(watcher.stderr.suffix(2000))")
         #expect(watcher.process.isRunning, "the watcher keeps running on a full disk: \(watcher.stderr.suffix(2000))")
         // A second drop, put in while the disk is full, is delivered too once there is room.
         try FileManager.default.createDirectory(atPath: inbox + "/later", withIntermediateDirectories: true)
@@ -51,7 +54,9 @@ import Testing
         #expect(done, "both drops delivered and moved to .done: \(watcher.stdout)\n\(watcher.stderr.suffix(2000))")
         kill(watcher.process.processIdentifier, SIGTERM)
         _ = watcher.finish()
-        let manifests = try FileManager.default.contentsOfDirectory(atPath: container + "/manifests").filter { $0.hasSuffix(".json") }
+        let manifests = try FileManager.default.contentsOfDirectory(atPath: container + "/manifests").filter {
+            $0.hasSuffix(".json")
+        }
         #expect(manifests.count == 2, "one manifest per drop: \(manifests)")
         #expect(watcher.stdout.components(separatedBy: "stopped=diskFull").count - 1 >= 1)
         #expect(!watcher.stdout.contains("failed=1"), "nothing failed: \(watcher.stdout)")
@@ -61,7 +66,8 @@ import Testing
         guard let enumerator = FileManager.default.enumerator(atPath: folder) else { return [] }
         return enumerator.compactMap { $0 as? String }.filter {
             var isDirectory: ObjCBool = false
-            return FileManager.default.fileExists(atPath: folder + "/" + $0, isDirectory: &isDirectory) && !isDirectory.boolValue
+            return FileManager.default.fileExists(atPath: folder + "/" + $0, isDirectory: &isDirectory)
+                && !isDirectory.boolValue
         }
     }
 }

@@ -1,10 +1,11 @@
-@testable import DecoderIsolation
 import DecoderHelperKit
 import Foundation
 import MediaFormats
 import ShareIngest
 import TestSupport
 import Testing
+
+@testable import DecoderIsolation
 
 /// The parent's check of the gain maps a helper returns with an Ultra HDR
 /// photo's thumbnail and JPEG previews, and with an iPhone HDR HEIC's and an
@@ -54,11 +55,17 @@ import Testing
         let wire = try #require(reply.result.thumbnailGainMap, "the helper sent no gain map")
         #expect(reply.result.previews?.first?.gainMap != nil)
         #expect(Self.refusal(reply, source: source) == nil)
-        let decoded = try ReplyCheck.validate(reply, for: Self.request(Self.spec, source: source), fileSize: 100_000).get()
-        guard case .made(let thumbnail) = decoded.thumbnail else { Issue.record("no thumbnail"); return }
+        let decoded = try ReplyCheck.validate(reply, for: Self.request(Self.spec, source: source), fileSize: 100_000)
+            .get()
+        guard case .made(let thumbnail) = decoded.thumbnail else {
+            Issue.record("no thumbnail")
+            return
+        }
         // The Ultra HDR JPEG's map is half its base on each side, and so is its thumbnail's; an iPhone HEIC's and an AVIF's a quarter.
         let scale = source.hasSuffix(".jpg") ? 0.5 : 0.25
-        #expect(thumbnail.gainMap?.width == Int((Double(thumbnail.width) * scale).rounded()) && thumbnail.gainMap?.height == Int((Double(thumbnail.height) * scale).rounded()))
+        #expect(
+            thumbnail.gainMap?.width == Int((Double(thumbnail.width) * scale).rounded())
+                && thumbnail.gainMap?.height == Int((Double(thumbnail.height) * scale).rounded()))
         #expect(thumbnail.gainMap?.metadata == wire.metadata)
         #expect(thumbnail.previews?.first?.gainMap != nil)
     }
@@ -88,14 +95,23 @@ import Testing
         flat.height = max(1, wire.height / 2)
         flat.jpeg = try Data(contentsOf: URL(fileURLWithPath: squashed)).base64EncodedString()
         let cases: [(String, HelperReply)] = [
-            ("a \(wire.width)×\(flat.height) gain map (said \(wire.width)×\(flat.height)) of a", Self.with(reply) { $0.thumbnailGainMap = flat }),
+            (
+                "a \(wire.width)×\(flat.height) gain map (said \(wire.width)×\(flat.height)) of a",
+                Self.with(reply) { $0.thumbnailGainMap = flat }
+            ),
             ("gain map metadata that is not finite", Self.with(reply) { $0.thumbnailGainMap = nan }),
             ("a gain map range of 3.0 to", Self.with(reply) { $0.thumbnailGainMap = inverted }),
             ("an HDR capacity of", Self.with(reply) { $0.thumbnailGainMap = huge }),
-            ("a \(wire.width)×\(wire.height) gain map (said \(wire.width + 1)×", Self.with(reply) { $0.thumbnailGainMap = bigger }),
+            (
+                "a \(wire.width)×\(wire.height) gain map (said \(wire.width + 1)×",
+                Self.with(reply) { $0.thumbnailGainMap = bigger }
+            ),
             ("a \(wire.width)×\(wire.height) gain map (said 8×", Self.with(reply) { $0.thumbnailGainMap = wider }),
             ("gain map bytes that are not a JPEG", Self.with(reply) { $0.thumbnailGainMap = notJPEG }),
-            ("a \(wire.width)×\(wire.height) gain map (said \(wire.width * 4)×", Self.with(reply) { $0.thumbnailGainMap = larger }),
+            (
+                "a \(wire.width)×\(wire.height) gain map (said \(wire.width * 4)×",
+                Self.with(reply) { $0.thumbnailGainMap = larger }
+            ),
             ("a gain map of a picture that has none", Self.with(reply) { $0.facts?.gainMap = nil }),
         ]
         for (expected, lie) in cases {
@@ -110,7 +126,10 @@ import Testing
         var spec = Self.spec
         spec.gainMaps = false
         let decoded = try Isolation.none.decoder().decode(Self.request(spec, source: source))
-        guard case .made(let thumbnail) = decoded.thumbnail else { Issue.record("no thumbnail"); return }
+        guard case .made(let thumbnail) = decoded.thumbnail else {
+            Issue.record("no thumbnail")
+            return
+        }
         #expect(thumbnail.gainMap == nil && thumbnail.previews?.allSatisfy { $0.gainMap == nil } == true)
         #expect(decoded.facts.gainMap == true, "the photo still has its map: \(decoded.facts)")
         let reply = try Self.honest(source)

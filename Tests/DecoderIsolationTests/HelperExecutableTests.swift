@@ -1,10 +1,11 @@
-@testable import DecoderIsolation
 import DecoderHelperKit
 import Foundation
 import MediaFormats
 import MediaKit
 import TestSupport
 import Testing
+
+@testable import DecoderIsolation
 
 /// Issue 59: the helpers are their own executable (`share-helper`, which links
 /// the decoders), found next to `share` or through `SHARE_HELPER_PATH`.
@@ -13,7 +14,9 @@ import Testing
     /// sandbox-only loaders (it links no decoder): its own list must agree.
     @Test func sandboxOnlyFormatsAgreeWithMediaKit() {
         for format in MediaFormat.all {
-            #expect(HelperKind.needsSandboxOnlyLoaders(format) == InProcessDecoder.needsSandboxOnlyLoaders(format), "\(format.id)")
+            #expect(
+                HelperKind.needsSandboxOnlyLoaders(format) == InProcessDecoder.needsSandboxOnlyLoaders(format),
+                "\(format.id)")
         }
     }
 
@@ -26,7 +29,8 @@ import Testing
         let decoder = ProcessIsolatedDecoder(configuration)
         defer { decoder.shutdown() }
         let error = #expect(throws: MediaError.self) { try decoder.checkSandbox() }
-        #expect(error?.message.contains("the decoder helper \(missing) is missing") == true, "\(String(describing: error))")
+        #expect(
+            error?.message.contains("the decoder helper \(missing) is missing") == true, "\(String(describing: error))")
         #expect(error?.message.contains(ProcessIsolatedDecoder.helperPathVariable) == true)
     }
 

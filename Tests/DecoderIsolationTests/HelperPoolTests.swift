@@ -1,10 +1,11 @@
-@testable import DecoderIsolation
 import Foundation
 import Glibc
 import MediaFormats
 import Synchronization
 import TestSupport
 import Testing
+
+@testable import DecoderIsolation
 
 /// The pool's promises, through the library API: helpers are reused, replaced
 /// when they die, and a timed-out decode is never run again.
@@ -17,7 +18,9 @@ import Testing
     }
 
     static func photo(_ label: String = "photo.jpg", timeLimit: Double = 30) -> DecodeRequest {
-        DecodeRequest(path: Fixtures.media("photo.jpg"), label: label, format: .jpeg, timeLimit: timeLimit, thumbnail: ThumbnailSpec(timeLimit: timeLimit))
+        DecodeRequest(
+            path: Fixtures.media("photo.jpg"), label: label, format: .jpeg, timeLimit: timeLimit,
+            thumbnail: ThumbnailSpec(timeLimit: timeLimit))
     }
 
     /// True while `pid` exists (a helper is reaped by the pool once it is gone).
@@ -49,11 +52,15 @@ import Testing
         _ = try decoder.decode(photo)
         let served = decoder.helperProcessIDs
         try #require(served.count == 1)
-        var scan = DecodeRequest(path: Fixtures.media("photo.jpg"), label: "photo.jpg", format: .jpeg, task: .locationMetadata)
+        var scan = DecodeRequest(
+            path: Fixtures.media("photo.jpg"), label: "photo.jpg", format: .jpeg, task: .locationMetadata)
         scan.batch = "batch-a"
         for _ in 0..<3 { #expect(try decoder.decode(scan).location != nil) }
-        #expect(decoder.helperProcessIDs.contains(served[0]), "the photo's helper was given a scan (and discarded after it)")
-        #expect(decoder.helperBatches == [served[0]: "batch-a"], "a helper that scanned was kept: \(decoder.helperBatches)")
+        #expect(
+            decoder.helperProcessIDs.contains(served[0]), "the photo's helper was given a scan (and discarded after it)"
+        )
+        #expect(
+            decoder.helperBatches == [served[0]: "batch-a"], "a helper that scanned was kept: \(decoder.helperBatches)")
         #expect(decoder.startedHelperCount >= 4, "\(decoder.startedHelperCount) helpers for a photo and three scans")
         // And the photo's helper still serves its batch's next photo.
         _ = try decoder.decode(photo)
@@ -83,7 +90,9 @@ import Testing
         let retiring = ProcessIsolatedDecoder(tight)
         defer { retiring.shutdown() }
         for index in 0..<3 { _ = try retiring.decode(Self.photo("photo-\(index).jpg", timeLimit: 0.5)) }
-        #expect(retiring.startedHelperCount >= 3, "\(retiring.startedHelperCount) helpers for three photos under a 3 s CPU limit")
+        #expect(
+            retiring.startedHelperCount >= 3,
+            "\(retiring.startedHelperCount) helpers for three photos under a 3 s CPU limit")
     }
 
     /// The parent process of `pid` (from /proc), or nil once it is gone.
@@ -151,7 +160,9 @@ import Testing
         _ = try decoder.decode(Self.photo())
         let first = try #require(decoder.helperProcessIDs.first)
         for (name, format) in [("document.pdf", MediaFormat.pdf), ("image.jxl", .jxl)] {
-            let request = DecodeRequest(path: Fixtures.media(name), label: name, format: format, timeLimit: 30, thumbnail: ThumbnailSpec(timeLimit: 30))
+            let request = DecodeRequest(
+                path: Fixtures.media(name), label: name, format: format, timeLimit: 30,
+                thumbnail: ThumbnailSpec(timeLimit: 30))
             let decoded = try decoder.decode(request)
             guard case .made(let thumbnail) = decoded.thumbnail else {
                 Issue.record("\(name): no thumbnail: \(String(describing: decoded.thumbnail))")
@@ -160,7 +171,9 @@ import Testing
             #expect(max(thumbnail.width, thumbnail.height) == 360, "\(name): \(thumbnail.width)×\(thumbnail.height)")
         }
         let withModules = try #require(decoder.helperProcessIDs.first)
-        #expect(decoder.helperProcessIDs == [withModules] && withModules != first, "helpers: \(decoder.helperProcessIDs), first \(first)")
+        #expect(
+            decoder.helperProcessIDs == [withModules] && withModules != first,
+            "helpers: \(decoder.helperProcessIDs), first \(first)")
         #expect(Self.parent(of: withModules) != getpid(), "the helper was not forked from the template")
         _ = try decoder.decode(Self.photo("after.jpg"))
         #expect(decoder.helperProcessIDs == [withModules], "the helper with the modules did not serve the JPEG")
@@ -232,7 +245,8 @@ import Testing
         let missing = "/nonexistent/share-helper"
         let decoder = ProcessIsolatedDecoder(helperExecutable: missing)
         let error = #expect(throws: MediaError.self) { try decoder.checkWithoutStarting() }
-        #expect(error?.message.contains("the decoder helper \(missing) is missing") == true, "\(String(describing: error))")
+        #expect(
+            error?.message.contains("the decoder helper \(missing) is missing") == true, "\(String(describing: error))")
         #expect(decoder.startedHelperCount == 0)
         let present = ProcessIsolatedDecoder(helperExecutable: Fixtures.helperBinary)
         #expect(throws: Never.self) { try present.checkWithoutStarting() }
@@ -289,7 +303,8 @@ import Testing
         defer { decoder.shutdown() }
         decoder.prepare()
         do {
-            _ = try decoder.decode(DecodeRequest(path: Fixtures.media("photo.jpg"), label: "drop/poison.jpg", format: .jpeg))
+            _ = try decoder.decode(
+                DecodeRequest(path: Fixtures.media("photo.jpg"), label: "drop/poison.jpg", format: .jpeg))
             Issue.record("a crashing decode returned")
         } catch {
             #expect(error.kind == .decoderCrashed)
@@ -314,7 +329,8 @@ import Testing
                 Issue.record("decoded without a helper")
             } catch {
                 #expect(error.kind == .decoderCrashed)
-                #expect(error.message.contains("photo-\(index).jpg") && error.message.contains("/bin/false"), "\(error)")
+                #expect(
+                    error.message.contains("photo-\(index).jpg") && error.message.contains("/bin/false"), "\(error)")
             }
         }
         #expect(decoder.startedHelperCount == 3, "helpers started: \(decoder.startedHelperCount)")
@@ -330,8 +346,12 @@ import Testing
         #expect(decoder.startedHelperCount == 1)
         let scratch = TemporaryDirectory("svg")
         let svg = try scratch.add(
-            "drawing.svg", bytes: Array(#"<svg xmlns="http://www.w3.org/2000/svg" width="200" height="100"><rect width="200" height="100" fill="red"/></svg>"#.utf8))
-        let decoded = try decoder.decode(DecodeRequest(path: svg, label: "drawing.svg", format: .svg, thumbnail: ThumbnailSpec()))
+            "drawing.svg",
+            bytes: Array(
+                #"<svg xmlns="http://www.w3.org/2000/svg" width="200" height="100"><rect width="200" height="100" fill="red"/></svg>"#
+                    .utf8))
+        let decoded = try decoder.decode(
+            DecodeRequest(path: svg, label: "drawing.svg", format: .svg, thumbnail: ThumbnailSpec()))
         guard case .made(let thumbnail) = decoded.thumbnail else {
             Issue.record("no SVG thumbnail: \(String(describing: decoded.thumbnail))")
             return
@@ -350,7 +370,8 @@ import Testing
 /// lies in its reply (test faults `forge-*`: a taken-over decoder).
 @Suite struct HelperBatchTests {
     static func request(_ label: String = "photo.jpg", batch: String?) -> DecodeRequest {
-        DecodeRequest(path: Fixtures.media("photo.jpg"), label: label, format: .jpeg, thumbnail: ThumbnailSpec(), batch: batch)
+        DecodeRequest(
+            path: Fixtures.media("photo.jpg"), label: label, format: .jpeg, thumbnail: ThumbnailSpec(), batch: batch)
     }
 
     /// Requests of three batches, interleaved on two callers: each helper only
@@ -388,7 +409,9 @@ import Testing
         let first = try #require(decoder.helperBatches.first { $0.value == "first" }?.key)
         decoder.prepare()
         #expect(!decoder.helperProcessIDs.contains(first), "the first batch's helper is still there")
-        #expect(HelperPoolTests.eventually { HelperPoolTests.hasExited(first) }, "the first batch's helper is still running")
+        #expect(
+            HelperPoolTests.eventually { HelperPoolTests.hasExited(first) }, "the first batch's helper is still running"
+        )
         _ = try decoder.decode(Self.request(batch: "second"))
         let second = try #require(decoder.helperBatches.first { $0.value == "second" }?.key)
         #expect(second != first)
@@ -415,9 +438,13 @@ import Testing
         switch fault {
         case "forge-compatible":
             // A HEIC's compatible copy, as the compatible stage asks for it.
-            request = DecodeRequest(path: Fixtures.media("image.heic"), label: "drop/liar.jpg", format: .heic, batch: "b", compatibleCopy: CompatibleCopySpec())
+            request = DecodeRequest(
+                path: Fixtures.media("image.heic"), label: "drop/liar.jpg", format: .heic, batch: "b",
+                compatibleCopy: CompatibleCopySpec())
         case "forge-location":
-            request = DecodeRequest(path: Fixtures.privacy("exif-xmp-gps.jpg"), label: "drop/liar.jpg", format: .jpeg, batch: "b", task: .locationMetadata)
+            request = DecodeRequest(
+                path: Fixtures.privacy("exif-xmp-gps.jpg"), label: "drop/liar.jpg", format: .jpeg, batch: "b",
+                task: .locationMetadata)
         default: break
         }
         do {

@@ -1,10 +1,11 @@
-@testable import DecoderIsolation
 import Foundation
 import Glibc
 import MediaFormats
 import MediaKit
 import TestSupport
 import Testing
+
+@testable import DecoderIsolation
 
 /// Finding 13 of issue 51: libvips 8.14.1 hung `scripts/test.sh`'s memory
 /// check. Its threadset stops a worker that has been idle for 15 s; when that
@@ -19,10 +20,11 @@ import Testing
     /// The thread ids of `pid`'s libvips workers (threads named "libvips worker").
     static func libvipsWorkers(of pid: pid_t) -> Set<Int32> {
         let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
-        return Set(tasks.compactMap { tid in
-            let name = (try? String(contentsOfFile: "/proc/\(pid)/task/\(tid)/comm", encoding: .utf8)) ?? ""
-            return name.hasPrefix("libvips worker") ? Int32(tid) : nil
-        })
+        return Set(
+            tasks.compactMap { tid in
+                let name = (try? String(contentsOfFile: "/proc/\(pid)/task/\(tid)/comm", encoding: .utf8)) ?? ""
+                return name.hasPrefix("libvips worker") ? Int32(tid) : nil
+            })
     }
 
     @Test func workersOfAnIdleHelperAndAnIdleInProcessWatcherStayAndDecodeAgain() throws {
@@ -49,9 +51,13 @@ import Testing
         // Waits on state: until a worker has left (libvips 8.14 stops one idle
         // for 15 s), or 20 s have passed with every one of them still there.
         let left = eventually(timeout: 20) {
-            !watcherWorkers.isSubset(of: Self.libvipsWorkers(of: own)) || !helperWorkers.isSubset(of: Self.libvipsWorkers(of: helper))
+            !watcherWorkers.isSubset(of: Self.libvipsWorkers(of: own))
+                || !helperWorkers.isSubset(of: Self.libvipsWorkers(of: helper))
         }
-        #expect(!left, "libvips workers left after an idle spell: in-process \(watcherWorkers) → \(Self.libvipsWorkers(of: own)), helper \(helperWorkers) → \(Self.libvipsWorkers(of: helper))")
+        #expect(
+            !left,
+            "libvips workers left after an idle spell: in-process \(watcherWorkers) → \(Self.libvipsWorkers(of: own)), helper \(helperWorkers) → \(Self.libvipsWorkers(of: helper))"
+        )
 
         // Both decode again: the same helper, and this process.
         let again = try decoder.decode(photo)

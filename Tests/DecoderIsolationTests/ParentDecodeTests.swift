@@ -17,9 +17,11 @@ import Testing
 
     /// `share ARGUMENTS` under gdb: its exit status, its output and gdb's, and
     /// how many times the parent called `jpeg_read_header`.
-    static func underGDB(_ arguments: [String], in work: TemporaryDirectory, executable: String = Fixtures.shareBinary) throws -> (
-        status: Int32, output: String, decodes: Int
-    ) {
+    static func underGDB(_ arguments: [String], in work: TemporaryDirectory, executable: String = Fixtures.shareBinary)
+        throws -> (
+            status: Int32, output: String, decodes: Int
+        )
+    {
         let script = work.file("gdb.commands")
         try """
         set breakpoint pending on
@@ -40,10 +42,12 @@ import Testing
         // mask it was started with allows: a test runner's thread may block
         // it, so gdb is started with an empty mask.
         process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
-        process.arguments = [
-            "-c", "import os, signal, sys; signal.pthread_sigmask(signal.SIG_SETMASK, []); os.execv(sys.argv[1], sys.argv[1:])",
-            "/usr/bin/gdb", "-q", "-batch", "-nx", "-x", script, "--args", executable,
-        ] + arguments
+        process.arguments =
+            [
+                "-c",
+                "import os, signal, sys; signal.pthread_sigmask(signal.SIG_SETMASK, []); os.execv(sys.argv[1], sys.argv[1:])",
+                "/usr/bin/gdb", "-q", "-batch", "-nx", "-x", script, "--args", executable,
+            ] + arguments
         let output = work.file("gdb.out")
         FileManager.default.createFile(atPath: output, contents: nil)
         let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: output))
@@ -66,15 +70,20 @@ import Testing
 
     @Test(
         .enabled(
-            if: FileManager.default.isExecutableFile(atPath: "/usr/bin/gdb") && FileManager.default.isExecutableFile(atPath: "/usr/bin/djpeg"),
+            if: FileManager.default.isExecutableFile(atPath: "/usr/bin/gdb")
+                && FileManager.default.isExecutableFile(atPath: "/usr/bin/djpeg"),
             "needs gdb and djpeg (scripts/setup.sh installs them)"))
     func theParentDecodesNoThumbnailForAContactSheet() throws {
         let work = TemporaryDirectory("parent-decode")
         let container = work.file("container")
         try Self.drop(in: work, at: work.file("drop"))
-        let ingest = try ShareProcess.run(["ingest", "--quiet", "--container", container, "--report", work.file("report.json"), work.file("drop")])
+        let ingest = try ShareProcess.run([
+            "ingest", "--quiet", "--container", container, "--report", work.file("report.json"), work.file("drop"),
+        ])
         #expect(ingest.status == 0, "\(ingest.stderr)")
-        let report = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: work.file("report.json")))) as? [String: Any])
+        let report = try #require(
+            try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: work.file("report.json"))))
+                as? [String: Any])
         let key = try #require(report["key"] as? String)
 
         // share report --contact-sheet: three tiles, none decoded here.
@@ -91,18 +100,26 @@ import Testing
         let inbox = work.file("inbox")
         try Self.drop(in: work, at: inbox + "/first")
         let watched = try Self.underGDB(
-            ["watch", inbox, "--once", "--settle", "0", "--container", work.file("watched"), "--report-dir", work.file("pictures")], in: work)
+            [
+                "watch", inbox, "--once", "--settle", "0", "--container", work.file("watched"), "--report-dir",
+                work.file("pictures"),
+            ], in: work)
         #expect(watched.status == 0, "\(watched.output)")
         #expect(watched.decodes == 0, "the watcher decoded \(watched.decodes) JPEG(s) itself: \(watched.output)")
         let pictures = (try? FileManager.default.contentsOfDirectory(atPath: work.file("pictures"))) ?? []
-        #expect(pictures.filter { $0.hasSuffix(".jpg") }.count == 1 && pictures.filter { $0.hasSuffix(".html") }.count == 1, "\(pictures)")
+        #expect(
+            pictures.filter { $0.hasSuffix(".jpg") }.count == 1 && pictures.filter { $0.hasSuffix(".html") }.count == 1,
+            "\(pictures)")
 
         // The harness sees decodes where there are some. (`share --isolation none`
         // decoded in-process until issue 59; `share` decodes nowhere now, so
         // the control is libjpeg-turbo's own djpeg on the same photos.)
         for name in ["photo.jpg", "cmyk.jpg", "portrait-exif6.jpg"] {
-            let control = try Self.underGDB(["-outfile", "/dev/null", Fixtures.media(name)], in: work, executable: "/usr/bin/djpeg")
-            #expect(control.status == 0 && control.decodes >= 1, "\(name): \(control.decodes) decodes seen: \(control.output)")
+            let control = try Self.underGDB(
+                ["-outfile", "/dev/null", Fixtures.media(name)], in: work, executable: "/usr/bin/djpeg")
+            #expect(
+                control.status == 0 && control.decodes >= 1,
+                "\(name): \(control.decodes) decodes seen: \(control.output)")
         }
     }
 }

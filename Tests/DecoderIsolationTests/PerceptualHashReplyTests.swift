@@ -1,7 +1,8 @@
-@testable import DecoderIsolation
 import Foundation
 import MediaFormats
 import Testing
+
+@testable import DecoderIsolation
 
 /// A thumbnail's perceptual hash (issue 62, `similarTo`) as the parent checks
 /// it: exactly 16 lowercase hexadecimal digits, reaching the parent as its
@@ -14,17 +15,25 @@ import Testing
         result.thumbnailPerceptualHash = "9696056bd8a2657b"
         reply = HelperReply(result: result, jpeg: reply.jpeg)
         let decoded = try ReplyCheck.validate(reply, for: ReplyCheckTests.request()).get()
-        guard case .made(let thumbnail) = decoded.thumbnail else { Issue.record("no thumbnail"); return }
+        guard case .made(let thumbnail) = decoded.thumbnail else {
+            Issue.record("no thumbnail")
+            return
+        }
         #expect(thumbnail.perceptualHash == 0x9696_056b_d8a2_657b)
-        for hash in ["9696056bd8a2657", "9696056bd8a2657b0", "9696056BD8A2657B", "9696056bd8a2657g", "+696056bd8a2657b", "", "0x96056bd8a2657b"] {
+        for hash in [
+            "9696056bd8a2657", "9696056bd8a2657b0", "9696056BD8A2657B", "9696056bd8a2657g", "+696056bd8a2657b", "",
+            "0x96056bd8a2657b",
+        ] {
             result.thumbnailPerceptualHash = hash
             #expect(
-                ReplyCheckTests.refusal(HelperReply(result: result, jpeg: reply.jpeg))?.hasPrefix("a perceptual hash that is not 16 hexadecimal digits") == true,
+                ReplyCheckTests.refusal(HelperReply(result: result, jpeg: reply.jpeg))?.hasPrefix(
+                    "a perceptual hash that is not 16 hexadecimal digits") == true,
                 "\(hash)")
         }
         var without = ReplyCheckTests.reply(ReplyCheckTests.photo, width: nil, height: nil, jpeg: []).result
         without.thumbnailPerceptualHash = "9696056bd8a2657b"
-        #expect(ReplyCheckTests.refusal(HelperReply(result: without, jpeg: [])) == "a perceptual hash without a thumbnail")
+        #expect(
+            ReplyCheckTests.refusal(HelperReply(result: without, jpeg: [])) == "a perceptual hash without a thumbnail")
     }
 
     /// The helper's side: what it sends is what the parent accepts.

@@ -14,8 +14,8 @@
 // worker prints each event as `share: worker: MESSAGE` on stderr (with --json,
 // one JSON object per event on stdout), as `share worker` does.
 import Dispatch
-import Glibc
 import Foundation
+import Glibc
 import ShareIngest
 import ShareManifest
 import SystemCalls
@@ -31,7 +31,9 @@ func worker(_ arguments: [String]) -> Never {
     // First, while this process has one thread (see below).
     let termination = SignalSet([SIGTERM, SIGINT])
     termination.block()
-    func value(_ name: String) -> String? { arguments.firstIndex(of: name).flatMap { $0 + 1 < arguments.count ? arguments[$0 + 1] : nil } }
+    func value(_ name: String) -> String? {
+        arguments.firstIndex(of: name).flatMap { $0 + 1 < arguments.count ? arguments[$0 + 1] : nil }
+    }
     guard let url = value("--db") else { fail("worker: --db URL is required", status: 64) }
     var settings = StageWorker.Settings()
     if let name = value("--name") { settings.name = name }
@@ -69,7 +71,9 @@ func worker(_ arguments: [String]) -> Never {
 }
 
 if arguments.first == "worker" { worker(Array(arguments.dropFirst())) }
-guard arguments.count == 2 || arguments.count == 3 else { fail("usage: InProcessIngest CONTAINER KEY [DROP]", status: 64) }
+guard arguments.count == 2 || arguments.count == 3 else {
+    fail("usage: InProcessIngest CONTAINER KEY [DROP]", status: 64)
+}
 do {
     let ingestor = ShareIngestor(container: try ContainerDirectory(arguments[0]))
     let report =

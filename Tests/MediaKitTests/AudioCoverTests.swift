@@ -1,19 +1,26 @@
 import Foundation
 import MediaFormats
-@testable import MediaKit
 import TestSupport
 import Testing
+
+@testable import MediaKit
 
 /// Issue 13, items 9 and 10: AAC after an ID3v2 tag is AAC, and audio with cover
 /// art gets a thumbnail from the attached picture while staying audio with its duration.
 @Suite struct AudioCoverTests {
-    static func decode(_ path: String, _ format: MediaFormat, spec: ThumbnailSpec? = ThumbnailSpec(), pixelLimit: Int = 100_000_000) throws(MediaError) -> DecodedMedia {
+    static func decode(
+        _ path: String, _ format: MediaFormat, spec: ThumbnailSpec? = ThumbnailSpec(), pixelLimit: Int = 100_000_000
+    ) throws(MediaError) -> DecodedMedia {
         InProcessDecoder().prepare()
-        return try InProcessDecoder().decode(DecodeRequest(path: path, label: (path as NSString).lastPathComponent, format: format, pixelLimit: pixelLimit, thumbnail: spec))
+        return try InProcessDecoder().decode(
+            DecodeRequest(
+                path: path, label: (path as NSString).lastPathComponent, format: format, pixelLimit: pixelLimit,
+                thumbnail: spec))
     }
 
     @Test(arguments: [
-        ("cover-id3-apic.mp3", MediaFormat.mp3), ("cover-covr.m4a", .m4a), ("cover-picture.flac", .flac), ("cover-vorbis-picture.ogg", .ogg),
+        ("cover-id3-apic.mp3", MediaFormat.mp3), ("cover-covr.m4a", .m4a), ("cover-picture.flac", .flac),
+        ("cover-vorbis-picture.ogg", .ogg),
         ("adts-id3-apic.aac", .aac),
     ])
     func coverArtIsTheThumbnailAndTheFileStaysAudio(name: String, format: MediaFormat) throws {
@@ -24,7 +31,9 @@ import Testing
         #expect(decoded.facts.width == nil && decoded.facts.height == nil, "the cover's size is not the file's")
         let duration = try #require(decoded.facts.durationMilliseconds)
         let expectedDuration = try #require(expected.durationMs)
-        #expect(abs(duration - expectedDuration) <= max(50, expectedDuration * 0.02), "\(duration) ms, expected \(expectedDuration)")
+        #expect(
+            abs(duration - expectedDuration) <= max(50, expectedDuration * 0.02),
+            "\(duration) ms, expected \(expectedDuration)")
         guard case .made(let thumbnail)? = decoded.thumbnail else {
             Issue.record("no cover thumbnail: \(String(describing: decoded.thumbnail))")
             return
@@ -57,7 +66,9 @@ import Testing
         let data = try Data(contentsOf: URL(fileURLWithPath: Fixtures.fidelity("adts-id3-apic.aac")))
         let prefix = Array(data.prefix(ContentSniffer.prefixLength))
         let offset = try #require(ContentSniffer.continuationOffset(prefix))
-        let sniffed = ContentSniffer.sniff(prefix, fileName: "song.mp3", continuation: Array(data.dropFirst(offset).prefix(ContentSniffer.prefixLength)))
+        let sniffed = ContentSniffer.sniff(
+            prefix, fileName: "song.mp3",
+            continuation: Array(data.dropFirst(offset).prefix(ContentSniffer.prefixLength)))
         #expect(sniffed.format == .aac && sniffed.fileExtension == "aac" && sniffed.mimeType == "audio/aac")
         let probe = try MediaFile(path: Fixtures.fidelity("adts-id3-apic.aac")).probe()
         #expect(probe.container == "aac")

@@ -1,8 +1,8 @@
 import Foundation
+import MediaFormats
 import MediaKit
 import TestSupport
 import Testing
-import MediaFormats
 
 @Suite struct ContentSnifferTests {
     static func sniffFixture(_ name: String) throws -> SniffedContent {
@@ -90,7 +90,8 @@ extension ContentSnifferTests {
     static func ftyp(_ major: String, _ compatible: [String]) -> [UInt8] {
         let payload = Array(major.utf8) + [0, 0, 0, 0] + compatible.flatMap { Array($0.utf8) }
         let size = UInt32(8 + payload.count)
-        return [UInt8(size >> 24), UInt8(size >> 16 & 0xFF), UInt8(size >> 8 & 0xFF), UInt8(size & 0xFF)] + Array("ftyp".utf8) + payload
+        return [UInt8(size >> 24), UInt8(size >> 16 & 0xFF), UInt8(size >> 8 & 0xFF), UInt8(size & 0xFF)]
+            + Array("ftyp".utf8) + payload
             + Array(repeating: 0, count: 64)
     }
 
@@ -122,7 +123,9 @@ extension ContentSnifferTests {
     static func sniffFidelity(_ name: String) throws -> SniffedContent {
         let data = try Data(contentsOf: URL(fileURLWithPath: Fixtures.fidelity(name)))
         let prefix = Array(data.prefix(ContentSniffer.prefixLength))
-        let continuation = ContentSniffer.continuationOffset(prefix).map { Array(data.dropFirst($0).prefix(ContentSniffer.prefixLength)) }
+        let continuation = ContentSniffer.continuationOffset(prefix).map {
+            Array(data.dropFirst($0).prefix(ContentSniffer.prefixLength))
+        }
         return ContentSniffer.sniff(prefix, fileName: name, continuation: continuation)
     }
 
@@ -152,7 +155,9 @@ extension ContentSnifferTests {
         #expect(sniffed.format.id == format)
         #expect(sniffed.fileExtension == ext)
         #expect(sniffed.mimeType == mime)
-        #expect(sniffed.contradictedFormat == nil, "a file that is not what its name says, but is something, is never refused")
+        #expect(
+            sniffed.contradictedFormat == nil,
+            "a file that is not what its name says, but is something, is never refused")
     }
 
     @Test func textFormatsKeepANameThatClaimsNoMediaFormat() {
@@ -179,7 +184,9 @@ extension ContentSnifferTests {
 
     @Test func audioAfterAnID3TagIsToldApart() {
         func id3(_ size: Int) -> [UInt8] {
-            Array("ID3".utf8) + [3, 0, 0] + [UInt8(size >> 21 & 0x7F), UInt8(size >> 14 & 0x7F), UInt8(size >> 7 & 0x7F), UInt8(size & 0x7F)]
+            Array("ID3".utf8) + [3, 0, 0] + [
+                UInt8(size >> 21 & 0x7F), UInt8(size >> 14 & 0x7F), UInt8(size >> 7 & 0x7F), UInt8(size & 0x7F),
+            ]
                 + Array(repeating: 0x41, count: size)
         }
         let adts: [UInt8] = [0xFF, 0xF1, 0x50, 0x80, 0x02, 0x1F, 0xFC]
@@ -218,12 +225,16 @@ extension ContentSnifferTests {
     @Test func bigTIFFIsTIFF() throws {
         let sniffed = try Self.sniffFidelity("tiff-bigtiff.tif")
         #expect(sniffed.format == .tiff && sniffed.fileExtension == "tif")
-        #expect(ContentSniffer.sniff([0x4D, 0x4D, 0, 0x2B, 0, 8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 16], fileName: "scan.btf").fileExtension == "btf")
+        #expect(
+            ContentSniffer.sniff([0x4D, 0x4D, 0, 0x2B, 0, 8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 16], fileName: "scan.btf")
+                .fileExtension == "btf")
     }
 
     @Test func netpbmIsAnImageEvenInItsTextForms() {
         #expect(ContentSniffer.sniff(Array("P6\n64 48\n255\n".utf8) + [0, 0, 0], fileName: "a.ppm").format == .netpbm)
-        #expect(ContentSniffer.sniff(Array("P3\n# made by hand\n2 1\n255\n255 0 0  0 0 255\n".utf8), fileName: "a.ppm").format == .netpbm)
+        #expect(
+            ContentSniffer.sniff(Array("P3\n# made by hand\n2 1\n255\n255 0 0  0 0 255\n".utf8), fileName: "a.ppm")
+                .format == .netpbm)
         #expect(ContentSniffer.sniff(Array("P5 is the fifth point\n".utf8), fileName: "notes.txt").format == .text)
     }
 

@@ -1,9 +1,10 @@
 import Foundation
-import Synchronization
 import MediaFormats
-@testable import MediaKit
+import Synchronization
 import TestSupport
 import Testing
+
+@testable import MediaKit
 
 /// Issue 13, item 3: each format's decoders are tried in order, so a file is
 /// refused only when a decoder finds it damaged, and delivered as a plain file
@@ -11,9 +12,13 @@ import Testing
 @Suite struct DecoderChainTests {
     static let vips = "libvips \(Vips.version)"
 
-    static func decode(_ path: String, _ format: MediaFormat, thumbnail: ThumbnailSpec? = ThumbnailSpec()) throws(MediaError) -> DecodedMedia {
+    static func decode(_ path: String, _ format: MediaFormat, thumbnail: ThumbnailSpec? = ThumbnailSpec())
+        throws(MediaError) -> DecodedMedia
+    {
         InProcessDecoder().prepare()
-        return try InProcessDecoder().decode(DecodeRequest(path: path, label: (path as NSString).lastPathComponent, format: format, thumbnail: thumbnail))
+        return try InProcessDecoder().decode(
+            DecodeRequest(path: path, label: (path as NSString).lastPathComponent, format: format, thumbnail: thumbnail)
+        )
     }
 
     /// The thumbnail as a user sees it: its size, whether it is upright (which
@@ -34,8 +39,10 @@ import Testing
         let path = try directory.add("t.jpg", bytes: thumbnail.jpeg)
         let (w, h) = (thumbnail.width, thumbnail.height)
         let inset = { (n: Int) in max(1, n * 3 / 100) }
-        let corners = [("top_left", inset(w), inset(h)), ("top_right", w - 1 - inset(w), inset(h)),
-                       ("bottom_left", inset(w), h - 1 - inset(h)), ("bottom_right", w - 1 - inset(w), h - 1 - inset(h))]
+        let corners = [
+            ("top_left", inset(w), inset(h)), ("top_right", w - 1 - inset(w), inset(h)),
+            ("bottom_left", inset(w), h - 1 - inset(h)), ("bottom_right", w - 1 - inset(w), h - 1 - inset(h)),
+        ]
         let red = try corners.first { try ImageInspector.isRed(ImageInspector.pixel(path, x: $0.1, y: $0.2)) }?.0
         return Seen(width: w, height: h, redCorner: red, mean: try ImageInspector.mean(path))
     }
@@ -57,7 +64,8 @@ import Testing
     /// 12-bit JPEG (libavcodec's mjpeg), the largest icon of an ICO (not the
     /// first), TIFFs with float samples (libtiff) and the planar control (libvips).
     @Test(arguments: [
-        ("jpeg-12bit.jpg", MediaFormat.jpeg), ("ico-largest-third.ico", .ico), ("tiff-float16.tif", .tiff), ("tiff-float64.tif", .tiff),
+        ("jpeg-12bit.jpg", MediaFormat.jpeg), ("ico-largest-third.ico", .ico), ("tiff-float16.tif", .tiff),
+        ("tiff-float64.tif", .tiff),
         ("tiff-planar-2pages.tif", .tiff),
     ])
     func imagesLibvipsCannotReadAreReadByTheNextDecoder(name: String, format: MediaFormat) throws {
@@ -69,7 +77,9 @@ import Testing
         #expect((seen.width, seen.height) == (expected.displayWidth, expected.displayHeight))
         #expect(seen.redCorner == "top_left")
         // Not black, and the picture's own brightness (not a misread of its samples).
-        #expect(abs(seen.mean - (expected.meanLuma ?? -100)) < 25, "mean \(seen.mean), expected about \(expected.meanLuma ?? -1)")
+        #expect(
+            abs(seen.mean - (expected.meanLuma ?? -100)) < 25,
+            "mean \(seen.mean), expected about \(expected.meanLuma ?? -1)")
     }
 
     /// A JPEG only libavcodec reads still follows its EXIF orientation (libavcodec
@@ -83,9 +93,14 @@ import Testing
     func twelveBitJPEGFollowsItsEXIFOrientation(orientation: Int, corner: String, swapped: Bool) throws {
         var jpeg = [UInt8](try Data(contentsOf: URL(fileURLWithPath: Fixtures.fidelity("jpeg-12bit.jpg"))))
         // APP1 "Exif": a little-endian TIFF header and one IFD entry, Orientation (0x0112, SHORT).
-        let tiff: [UInt8] = [0x49, 0x49, 0x2A, 0, 8, 0, 0, 0, 1, 0, 0x12, 0x01, 3, 0, 1, 0, 0, 0, UInt8(orientation), 0, 0, 0, 0, 0, 0, 0]
+        let tiff: [UInt8] = [
+            0x49, 0x49, 0x2A, 0, 8, 0, 0, 0, 1, 0, 0x12, 0x01, 3, 0, 1, 0, 0, 0, UInt8(orientation), 0, 0, 0, 0, 0, 0,
+            0,
+        ]
         let payload = Array("Exif".utf8) + [0, 0] + tiff
-        jpeg.insert(contentsOf: [0xFF, 0xE1, UInt8((payload.count + 2) >> 8), UInt8((payload.count + 2) & 0xFF)] + payload, at: 2)
+        jpeg.insert(
+            contentsOf: [0xFF, 0xE1, UInt8((payload.count + 2) >> 8), UInt8((payload.count + 2) & 0xFF)] + payload,
+            at: 2)
         let directory = TemporaryDirectory("exif12")
         let path = try directory.add("o\(orientation).jpg", bytes: jpeg)
         let decoded = try Self.decode(path, .jpeg)
@@ -112,7 +127,10 @@ import Testing
         // A float TIFF cut short (its IFD, at the end, is gone): damaged, not "unsupported".
         let tiff = try Data(contentsOf: URL(fileURLWithPath: Fixtures.fidelity("tiff-float64.tif")))
         let cut = try directory.add("cut.tif", bytes: Array(tiff.prefix(tiff.count / 3)))
-        #expect(throws: MediaError(.damaged, "cut.tif: not a readable TIFF image: VipsForeignLoad: source is not in a known format")) { try Self.decode(cut, .tiff) }
+        #expect(
+            throws: MediaError(
+                .damaged, "cut.tif: not a readable TIFF image: VipsForeignLoad: source is not in a known format")
+        ) { try Self.decode(cut, .tiff) }
     }
 
     /// A variant that no decoder here reads (a tiled 64-bit float TIFF: libvips
@@ -122,8 +140,10 @@ import Testing
         let directory = TemporaryDirectory("chain-unread")
         let double = directory.file("d.v")
         let tiled = directory.file("tiled.tif")
-        for arguments in [["cast", Fixtures.fidelity("tiff-planar-2pages.tif"), double, "double"],
-                          ["tiffsave", double, tiled, "--tile", "--tile-width", "16", "--tile-height", "16"]] {
+        for arguments in [
+            ["cast", Fixtures.fidelity("tiff-planar-2pages.tif"), double, "double"],
+            ["tiffsave", double, tiled, "--tile", "--tile-width", "16", "--tile-height", "16"],
+        ] {
             let vips = Process()
             vips.executableURL = URL(fileURLWithPath: "/usr/bin/vips")
             vips.arguments = arguments
@@ -147,7 +167,8 @@ extension DecoderChainTests {
         for n in 0..<(Int(tiff[ifd]) | Int(tiff[ifd + 1]) << 8) {
             let entry = ifd + 2 + 12 * n
             if [256, 257].contains(Int(tiff[entry]) | Int(tiff[entry + 1]) << 8) {
-                tiff.replaceSubrange((entry + 8)..<(entry + 12), with: withUnsafeBytes(of: sides.littleEndian, Array.init))
+                tiff.replaceSubrange(
+                    (entry + 8)..<(entry + 12), with: withUnsafeBytes(of: sides.littleEndian, Array.init))
             }
         }
         return tiff

@@ -9,7 +9,8 @@ import Testing
 /// helper is handed), wherever its offset is, and never opens the name.
 @Suite struct DescriptorDecodingTests {
     @Test(arguments: [
-        ("photo.jpg", MediaFormat.jpeg, MediaFacts.Kind.image), ("clip-h264.mp4", .mp4, .video), ("image.heic", .heic, .image),
+        ("photo.jpg", MediaFormat.jpeg, MediaFacts.Kind.image), ("clip-h264.mp4", .mp4, .video),
+        ("image.heic", .heic, .image),
         ("document.pdf", .pdf, .document),
     ])
     func decodesFromADescriptorAtAnyOffset(name: String, format: MediaFormat, kind: MediaFacts.Kind) throws {
@@ -19,7 +20,8 @@ import Testing
         defer { close(descriptor) }
         lseek(descriptor, 0, SEEK_END)
         // The name is only a name: nothing exists there.
-        let request = DecodeRequest(path: "/nonexistent/\(name)", label: name, format: format, thumbnail: ThumbnailSpec())
+        let request = DecodeRequest(
+            path: "/nonexistent/\(name)", label: name, format: format, thumbnail: ThumbnailSpec())
         let decoder = InProcessDecoder()
         decoder.prepare()
         let decoded = try decoder.decode(request, descriptor: descriptor)
@@ -40,10 +42,12 @@ import Testing
     @Test(arguments: [MediaFormat.svg, .psd])
     func sandboxOnlyFormatsAreNotDecodedInProcess(format: MediaFormat) throws {
         let scratch = TemporaryDirectory()
-        let file = try scratch.add("drawing", bytes: Array(#"<svg xmlns="http://www.w3.org/2000/svg" width="8" height="8"/>"#.utf8))
+        let file = try scratch.add(
+            "drawing", bytes: Array(#"<svg xmlns="http://www.w3.org/2000/svg" width="8" height="8"/>"#.utf8))
         let decoder = InProcessDecoder()
         decoder.prepare()
-        let decoded = try decoder.decode(DecodeRequest(path: file, label: "drawing", format: format, thumbnail: ThumbnailSpec()))
+        let decoded = try decoder.decode(
+            DecodeRequest(path: file, label: "drawing", format: format, thumbnail: ThumbnailSpec()))
         #expect(decoded.facts.kind == .document)
         guard case .failed(let error) = decoded.thumbnail else {
             Issue.record("\(format): decoded in-process: \(String(describing: decoded.thumbnail))")
@@ -54,7 +58,8 @@ import Testing
 
     @Test func missingCopyIsUnreadable() {
         #expect(throws: MediaError.self) {
-            try InProcessDecoder().decode(DecodeRequest(path: "/nonexistent/copy.jpg", label: "copy.jpg", format: .jpeg))
+            try InProcessDecoder().decode(
+                DecodeRequest(path: "/nonexistent/copy.jpg", label: "copy.jpg", format: .jpeg))
         }
     }
 }

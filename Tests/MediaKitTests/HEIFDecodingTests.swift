@@ -10,17 +10,25 @@ import Testing
 /// libavcodec path's thumbnails against libheif's (mean absolute difference per
 /// channel), on the committed fixtures (testdata/fidelity, testdata/heif).
 @Suite struct HEIFDecodingTests {
-    static func fidelity(_ name: String) -> String { Fixtures.packageRoot.appendingPathComponent("testdata/fidelity/\(name)").path }
-    static func heif(_ name: String) -> String { Fixtures.packageRoot.appendingPathComponent("testdata/heif/\(name)").path }
+    static func fidelity(_ name: String) -> String {
+        Fixtures.packageRoot.appendingPathComponent("testdata/fidelity/\(name)").path
+    }
+    static func heif(_ name: String) -> String {
+        Fixtures.packageRoot.appendingPathComponent("testdata/heif/\(name)").path
+    }
 
     static func request(_ path: String, size: Int = 360, pixelLimit: Int = 100_000_000) -> DecodeRequest {
         let head = [UInt8]((FileManager.default.contents(atPath: path) ?? Data()).prefix(4096))
         let format = ContentSniffer.sniff(head, fileName: (path as NSString).lastPathComponent).format
-        return DecodeRequest(path: path, label: (path as NSString).lastPathComponent, format: format, pixelLimit: pixelLimit, thumbnail: ThumbnailSpec(size: size))
+        return DecodeRequest(
+            path: path, label: (path as NSString).lastPathComponent, format: format, pixelLimit: pixelLimit,
+            thumbnail: ThumbnailSpec(size: size))
     }
 
     /// Decodes with the given paths; the thumbnail must be made.
-    static func decode(_ path: String, paths: HEIFDecoding.Paths = .automatic, size: Int = 360) throws -> (facts: MediaFacts, thumbnail: Thumbnail, route: HEIFDecoding.Route?) {
+    static func decode(_ path: String, paths: HEIFDecoding.Paths = .automatic, size: Int = 360) throws -> (
+        facts: MediaFacts, thumbnail: Thumbnail, route: HEIFDecoding.Route?
+    ) {
         let (media, route) = try HEIFDecoding(request: request(path, size: size), paths: paths).decodeWithRoute()
         guard case .made(let thumbnail) = try #require(media.thumbnail) else {
             Issue.record("no thumbnail: \(String(describing: media.thumbnail))")
@@ -46,7 +54,8 @@ import Testing
 
     /// RGB at a point `fx`, `fy` of the way across (0–1).
     static func pixel(_ pixels: [UInt8], _ thumbnail: Thumbnail, _ fx: Double, _ fy: Double) -> [Int] {
-        let x = min(thumbnail.width - 1, Int(Double(thumbnail.width) * fx)), y = min(thumbnail.height - 1, Int(Double(thumbnail.height) * fy))
+        let x = min(thumbnail.width - 1, Int(Double(thumbnail.width) * fx))
+        let y = min(thumbnail.height - 1, Int(Double(thumbnail.height) * fy))
         let i = (y * thumbnail.width + x) * 3
         return [Int(pixels[i]), Int(pixels[i + 1]), Int(pixels[i + 2])]
     }
@@ -108,9 +117,13 @@ import Testing
         #expect(abs(thumbnail.width - Int((Double(c.width) * scale).rounded())) <= 1)
         #expect(abs(thumbnail.height - Int((Double(c.height) * scale).rounded())) <= 1)
         let pixels = try Self.pixels(thumbnail)
-        #expect(Self.isRed(Self.pixel(pixels, thumbnail, 0.03, 0.03)), "top-left \(Self.pixel(pixels, thumbnail, 0.03, 0.03))")
+        #expect(
+            Self.isRed(Self.pixel(pixels, thumbnail, 0.03, 0.03)),
+            "top-left \(Self.pixel(pixels, thumbnail, 0.03, 0.03))")
         if !c.description.hasPrefix("alpha") {
-            #expect(Self.isBlue(Self.pixel(pixels, thumbnail, 0.97, 0.97)), "bottom-right \(Self.pixel(pixels, thumbnail, 0.97, 0.97))")
+            #expect(
+                Self.isBlue(Self.pixel(pixels, thumbnail, 0.97, 0.97)),
+                "bottom-right \(Self.pixel(pixels, thumbnail, 0.97, 0.97))")
         }
         #expect(Self.meanLuma(pixels) > 60)
     }
@@ -124,8 +137,10 @@ import Testing
         let reference = try Self.decode(c.path, paths: .libheif)
         #expect(ours.route == .libavcodec)
         #expect(reference.route == .libheif)
-        try #require(ours.thumbnail.width == reference.thumbnail.width && ours.thumbnail.height == reference.thumbnail.height)
-        let difference = Self.meanAbsoluteDifference(try Self.pixels(ours.thumbnail), try Self.pixels(reference.thumbnail))
+        try #require(
+            ours.thumbnail.width == reference.thumbnail.width && ours.thumbnail.height == reference.thumbnail.height)
+        let difference = Self.meanAbsoluteDifference(
+            try Self.pixels(ours.thumbnail), try Self.pixels(reference.thumbnail))
         #expect(difference.allSatisfy { $0 < 3.0 }, "MAD per channel \(difference)")
     }
 
@@ -137,9 +152,11 @@ import Testing
         let ours = try Self.decode(path, paths: .primaryItem, size: size)
         let reference = try Self.decode(path, paths: .libheif, size: size)
         #expect(ours.route == .libavcodec)
-        try #require(ours.thumbnail.width == reference.thumbnail.width && ours.thumbnail.height == reference.thumbnail.height)
+        try #require(
+            ours.thumbnail.width == reference.thumbnail.width && ours.thumbnail.height == reference.thumbnail.height)
         #expect(ours.thumbnail.width == size && abs(ours.thumbnail.height - size * 1488 / 2000) <= 1)
-        let difference = Self.meanAbsoluteDifference(try Self.pixels(ours.thumbnail), try Self.pixels(reference.thumbnail))
+        let difference = Self.meanAbsoluteDifference(
+            try Self.pixels(ours.thumbnail), try Self.pixels(reference.thumbnail))
         #expect(difference.allSatisfy { $0 < 3.0 }, "MAD per channel \(difference)")
     }
 
@@ -176,7 +193,9 @@ import Testing
     @Test func pixelLimitRefusesGridsBeforeDecoding() throws {
         let path = Self.heif("grid-2048-exif6.heic")
         // 2000×1488 = 2.98 MP of output; 12 tiles of 512×512 = 3.15 MP decoded.
-        #expect(throws: MediaError.self) { try HEIFDecoding(request: Self.request(path, pixelLimit: 2_000_000)).decode() }
+        #expect(throws: MediaError.self) {
+            try HEIFDecoding(request: Self.request(path, pixelLimit: 2_000_000)).decode()
+        }
         do {
             _ = try HEIFDecoding(request: Self.request(path, pixelLimit: 3_000_000)).decode()
             Issue.record("the tiles' 3.15 MP passed a 3 MP limit")
@@ -199,7 +218,8 @@ import Testing
             return
         }
         #expect(error.kind == .damaged)
-        let corrupt = try directory.add("corrupt.heic", bytes: Array(bytes.prefix(24)) + [UInt8](repeating: 0x41, count: 4000))
+        let corrupt = try directory.add(
+            "corrupt.heic", bytes: Array(bytes.prefix(24)) + [UInt8](repeating: 0x41, count: 4000))
         #expect(throws: MediaError.self) { try HEIFDecoding(request: Self.request(corrupt)).decode() }
     }
 
@@ -231,11 +251,14 @@ import Testing
     @Test func itsFixedBytesGiveTheBitDepthAndChromaFormat() {
         // (byte 2: tier, high_bitdepth, twelve_bit, monochrome, subsampling x, y, position) -> (depth, chroma format)
         let cases: [(UInt8, Int, Int)] = [
-            (0b0000_1100, 8, 1), (0b0001_1100, 8, 0), (0b0100_1100, 10, 1), (0b0110_0000, 12, 3), (0b0000_1000, 8, 2), (0b1100_1100, 10, 1),
+            (0b0000_1100, 8, 1), (0b0001_1100, 8, 0), (0b0100_1100, 10, 1), (0b0110_0000, 12, 3), (0b0000_1000, 8, 2),
+            (0b1100_1100, 10, 1),
         ]
         for (flags, depth, chroma) in cases {
             let configuration = AV1Configuration(record: [0x81, 0x04, flags, 0x00])
-            #expect(configuration?.bitDepth == depth && configuration?.chromaFormat == chroma, "flags \(String(flags, radix: 2)): \(String(describing: configuration))")
+            #expect(
+                configuration?.bitDepth == depth && configuration?.chromaFormat == chroma,
+                "flags \(String(flags, radix: 2)): \(String(describing: configuration))")
         }
         #expect(AV1Configuration(record: [0x01, 0x04, 0x0C, 0x00]) == nil)
         #expect(AV1Configuration(record: [0x81, 0x04, 0x0C]) == nil)
@@ -247,17 +270,29 @@ import Testing
     /// both 8-bit; the gain-map path takes the map, the photo path does not take
     /// the photo (libheif decodes AVIF photos, as before).
     @Test func theGainMapPathTakesAnAV1MapAndThePhotoPathLeavesAVIFToLibheif() throws {
-        let bytes = Array(try Data(contentsOf: Fixtures.packageRoot.appendingPathComponent("testdata/spatial/sdr-tmap.avif")))
+        let bytes = Array(
+            try Data(contentsOf: Fixtures.packageRoot.appendingPathComponent("testdata/spatial/sdr-tmap.avif")))
         let file = try HEIFFile.parse(bytes)
-        let photo = try #require(file.primaryItem), map = try #require(file.items[2])
-        #expect(file.av1Configuration(of: photo)?.chromaFormat == 1 && file.av1Configuration(of: map)?.chromaFormat == 0)
-        let layout = try CodedItemDecoder.layout(of: map, in: file, bytes: bytes, types: CodedItemDecoder.gainMapTypes, auxiliary: true)
-        #expect(layout.coding.codec == .av1 && layout.bitDepth == 8 && layout.outputWidth == 320 && layout.outputHeight == 240)
-        #expect(throws: CodedItemDecoder.NotTaken.self) { try CodedItemDecoder.layout(of: photo, in: file, bytes: bytes) }
-        let picture = try CodedItemDecoder(file: file, bytes: bytes, threads: 1, pixelLimit: 1 << 24, deadline: Deadline(seconds: 30))
-            .decode(layout, reduction: 4, raw: true, grey: true)
+        let photo = try #require(file.primaryItem)
+        let map = try #require(file.items[2])
+        #expect(
+            file.av1Configuration(of: photo)?.chromaFormat == 1 && file.av1Configuration(of: map)?.chromaFormat == 0)
+        let layout = try CodedItemDecoder.layout(
+            of: map, in: file, bytes: bytes, types: CodedItemDecoder.gainMapTypes, auxiliary: true)
+        #expect(
+            layout.coding.codec == .av1 && layout.bitDepth == 8 && layout.outputWidth == 320
+                && layout.outputHeight == 240)
+        #expect(throws: CodedItemDecoder.NotTaken.self) {
+            try CodedItemDecoder.layout(of: photo, in: file, bytes: bytes)
+        }
+        let picture = try CodedItemDecoder(
+            file: file, bytes: bytes, threads: 1, pixelLimit: 1 << 24, deadline: Deadline(seconds: 30)
+        )
+        .decode(layout, reduction: 4, raw: true, grey: true)
         #expect(picture.width == 80 && picture.height == 60 && picture.pixels.count == 80 * 60)
         // The map's shape: 255 in its top-left quarter, 0 in its bottom-right.
-        #expect(picture.pixels[5 * 80 + 5] > 245 && picture.pixels[55 * 80 + 75] < 10, "\(picture.pixels[5 * 80 + 5]) \(picture.pixels[55 * 80 + 75])")
+        #expect(
+            picture.pixels[5 * 80 + 5] > 245 && picture.pixels[55 * 80 + 75] < 10,
+            "\(picture.pixels[5 * 80 + 5]) \(picture.pixels[55 * 80 + 75])")
     }
 }

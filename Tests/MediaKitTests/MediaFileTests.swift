@@ -1,13 +1,14 @@
 import Foundation
+import MediaFormats
 import MediaKit
 import TestSupport
 import Testing
-import MediaFormats
 
 @Suite struct MediaFileTests {
     @Test(arguments: [
         "clip-h264.mp4", "portrait-rot90.mp4", "short-0.4s.mp4", "clip-hevc.mp4", "clip-vp9.webm", "clip.mov",
-        "fade-in.mp4", "clip.mkv", "clip.avi", "clip.3gp", "audio.mp3", "audio.m4a", "audio.wav", "audio.ogg", "audio.flac",
+        "fade-in.mp4", "clip.mkv", "clip.avi", "clip.3gp", "audio.mp3", "audio.m4a", "audio.wav", "audio.ogg",
+        "audio.flac",
     ])
     func durationMatchesWhatFFprobeMeasured(name: String) throws {
         let expected = try #require(Fixtures.expected(name)?.durationMs)
@@ -16,7 +17,9 @@ import MediaFormats
         #expect(abs(duration - expected) <= 1, "\(name): \(duration) ms, expected \(expected) ms")
     }
 
-    @Test(arguments: ["clip-h264.mp4", "portrait-rot90.mp4", "clip-hevc.mp4", "clip-vp9.webm", "clip.mkv", "clip.avi", "clip.3gp"])
+    @Test(arguments: [
+        "clip-h264.mp4", "portrait-rot90.mp4", "clip-hevc.mp4", "clip-vp9.webm", "clip.mkv", "clip.avi", "clip.3gp",
+    ])
     func videoDisplaySizeMatches(name: String) throws {
         let expected = try #require(Fixtures.expected(name))
         let video = try #require(try MediaFile(path: Fixtures.media(name), timeLimit: 10).probe().video)
@@ -52,7 +55,10 @@ extension MediaFileTests {
         let path = directory.file("live.mkv")
         let shell = Process()
         shell.executableURL = URL(fileURLWithPath: "/bin/sh")
-        shell.arguments = ["-c", "ffmpeg -v error -nostdin -f lavfi -t 40 -i testsrc2=s=320x240:r=25 -c:v libx264 -b:v 1500k -f matroska - > '\(path)'"]
+        shell.arguments = [
+            "-c",
+            "ffmpeg -v error -nostdin -f lavfi -t 40 -i testsrc2=s=320x240:r=25 -c:v libx264 -b:v 1500k -f matroska - > '\(path)'",
+        ]
         try shell.run()
         shell.waitUntilExit()
         try #require(shell.terminationStatus == 0)
@@ -61,7 +67,8 @@ extension MediaFileTests {
         let duration = try #require(probe.durationMilliseconds)
         #expect(abs(duration - 40_000) <= 800, "\(duration) ms")
         let video = try #require(probe.video)
-        let poster = try PosterFrame.thumbnail(of: file, video: video, durationMilliseconds: duration, spec: ThumbnailSpec())
+        let poster = try PosterFrame.thumbnail(
+            of: file, video: video, durationMilliseconds: duration, spec: ThumbnailSpec())
         #expect(poster.width == 320 && poster.height == 240)
     }
 }
@@ -74,7 +81,10 @@ extension MediaFileTests {
         let path = directory.file("clip.mpg")
         let ffmpeg = Process()
         ffmpeg.executableURL = URL(fileURLWithPath: "/usr/bin/ffmpeg")
-        ffmpeg.arguments = ["-v", "error", "-nostdin", "-f", "lavfi", "-i", "testsrc2=s=320x240:r=25:d=3", "-c:v", "mpeg2video", "-f", "mpeg2video", path]
+        ffmpeg.arguments = [
+            "-v", "error", "-nostdin", "-f", "lavfi", "-i", "testsrc2=s=320x240:r=25:d=3", "-c:v", "mpeg2video", "-f",
+            "mpeg2video", path,
+        ]
         try ffmpeg.run()
         ffmpeg.waitUntilExit()
         try #require(ffmpeg.terminationStatus == 0)
@@ -82,9 +92,11 @@ extension MediaFileTests {
         #expect(ContentSniffer.sniff(bytes, fileName: "clip.mpg").format == .mpegVideo)
         let file = try MediaFile(path: path, timeLimit: 10)
         let probe = try file.probe()
-        #expect(abs((probe.durationMilliseconds ?? 0) - 3000) <= 60, "\(String(describing: probe.durationMilliseconds))")
+        #expect(
+            abs((probe.durationMilliseconds ?? 0) - 3000) <= 60, "\(String(describing: probe.durationMilliseconds))")
         let video = try #require(probe.video)
-        let poster = try PosterFrame.thumbnail(of: file, video: video, durationMilliseconds: probe.durationMilliseconds, spec: ThumbnailSpec())
+        let poster = try PosterFrame.thumbnail(
+            of: file, video: video, durationMilliseconds: probe.durationMilliseconds, spec: ThumbnailSpec())
         #expect(poster.width == 320 && poster.height == 240)
     }
 }

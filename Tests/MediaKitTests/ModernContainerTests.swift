@@ -1,14 +1,19 @@
 import Foundation
 import MediaFormats
-@testable import MediaKit
 import TestSupport
 import Testing
+
+@testable import MediaKit
 
 /// Issue 23, items 3 and 4: containers and posters (what a user sees of each
 /// fixture is checked end to end by `ModernMediaTests`; these check how).
 @Suite struct ModernContainerTests {
-    static func modern(_ path: String) -> String { Fixtures.packageRoot.appendingPathComponent("testdata/modern/\(path)").path }
-    static func bytes(_ path: String) throws -> [UInt8] { [UInt8](try Data(contentsOf: URL(fileURLWithPath: modern(path)))) }
+    static func modern(_ path: String) -> String {
+        Fixtures.packageRoot.appendingPathComponent("testdata/modern/\(path)").path
+    }
+    static func bytes(_ path: String) throws -> [UInt8] {
+        [UInt8](try Data(contentsOf: URL(fileURLWithPath: modern(path))))
+    }
 
     /// A live encoder's fragmented MP4 lasts until its last fragment ends (not
     /// the 39.8 hours its all-ones durations say to libavformat); one with a
@@ -23,7 +28,9 @@ import Testing
         stated.replaceSubrange((mehd + 8)..<(mehd + 12), with: [0, 0, 0xAF, 0xC8])
         #expect(FragmentedDuration.seconds(stated) == 1.5)
         // Not fragmented: nothing to say.
-        #expect(FragmentedDuration.seconds([UInt8](try Data(contentsOf: URL(fileURLWithPath: Fixtures.media("clip-h264.mp4"))))) == nil)
+        #expect(
+            FragmentedDuration.seconds(
+                [UInt8](try Data(contentsOf: URL(fileURLWithPath: Fixtures.media("clip-h264.mp4"))))) == nil)
     }
 
     /// WebM or Matroska: the EBML header's DocType decides, not the letters "webm"
@@ -36,7 +43,8 @@ import Testing
         #expect(ContentSniffer.sniff(titled, fileName: "clip.mkv").fileExtension == "mkv")
         #expect(ContentSniffer.sniff(titled, fileName: "clip").fileExtension == "mkv")
         #expect(ContentSniffer.sniff(titled, fileName: "clip.webm").fileExtension == "webm")
-        let webm = [UInt8](try Data(contentsOf: URL(fileURLWithPath: Fixtures.media("clip-vp9.webm")))).prefix(ContentSniffer.prefixLength)
+        let webm = [UInt8](try Data(contentsOf: URL(fileURLWithPath: Fixtures.media("clip-vp9.webm")))).prefix(
+            ContentSniffer.prefixLength)
         #expect(ContentSniffer.sniff(webm, fileName: "clip.mkv").format == .webm)
         #expect(ContentSniffer.ebmlDocType(Array(webm)) == "webm")
     }
@@ -58,7 +66,9 @@ import Testing
         let media = try MediaFile(path: Self.modern(path))
         let probe = try media.probe()
         let video = try #require(probe.video)
-        let choice = try PosterFrame.choose(of: media, video: video, durationMilliseconds: probe.durationMilliseconds, at: 1, size: 360, pixelLimit: nil)
+        let choice = try PosterFrame.choose(
+            of: media, video: video, durationMilliseconds: probe.durationMilliseconds, at: 1, size: 360, pixelLimit: nil
+        )
         #expect(choice.picture.meanLuma >= PosterFrame.blackThreshold, "\(choice.picture.meanLuma)")
         // Not the black keyframe, nor a frame before the edit list's start.
         #expect(choice.time > 0, "\(choice.time)")
@@ -73,8 +83,10 @@ import Testing
         let size = try LibheifDecoder.size(of: try Self.bytes(path))
         #expect(ours.facts.width == size.width && ours.facts.height == size.height)
         let reference = try HEIFDecodingTests.decode(Self.modern(path), paths: .libheif)
-        try #require(ours.thumbnail.width == reference.thumbnail.width && ours.thumbnail.height == reference.thumbnail.height)
-        let difference = HEIFDecodingTests.meanAbsoluteDifference(try HEIFDecodingTests.pixels(ours.thumbnail), try HEIFDecodingTests.pixels(reference.thumbnail))
+        try #require(
+            ours.thumbnail.width == reference.thumbnail.width && ours.thumbnail.height == reference.thumbnail.height)
+        let difference = HEIFDecodingTests.meanAbsoluteDifference(
+            try HEIFDecodingTests.pixels(ours.thumbnail), try HEIFDecodingTests.pixels(reference.thumbnail))
         #expect(difference.allSatisfy { $0 < 3.0 }, "\(difference)")
     }
 
@@ -84,9 +96,14 @@ import Testing
     @Test func jpegXLWithCMYKLayers() throws {
         InProcessDecoder().prepare()
         let decoded = try InProcessDecoder().decode(
-            DecodeRequest(path: Self.modern("jxl/cmyk-layers.jxl"), label: "cmyk-layers.jxl", format: .jxl, thumbnail: ThumbnailSpec()))
+            DecodeRequest(
+                path: Self.modern("jxl/cmyk-layers.jxl"), label: "cmyk-layers.jxl", format: .jxl,
+                thumbnail: ThumbnailSpec()))
         #expect(decoded.facts.kind == .image && decoded.facts.width == 512 && decoded.facts.height == 512)
-        guard case .made(let thumbnail)? = decoded.thumbnail else { Issue.record("no thumbnail"); return }
+        guard case .made(let thumbnail)? = decoded.thumbnail else {
+            Issue.record("no thumbnail")
+            return
+        }
         let pixels = try HEIFDecodingTests.pixels(thumbnail)
         let mean = Double(pixels.reduce(0) { $0 + Int($1) }) / Double(pixels.count)
         #expect(abs(mean - 241.6) < 6, "\(mean)")

@@ -1,8 +1,9 @@
 import Foundation
-@testable import MediaFormats
 import MediaKit
 import TestSupport
 import Testing
+
+@testable import MediaFormats
 
 /// What the decoder reads of a file's moment: where a motion photo's video is
 /// (every layout: testdata/motion, and real phones' files when they are
@@ -13,7 +14,9 @@ import Testing
         MomentReader.read([UInt8](try Data(contentsOf: URL(fileURLWithPath: path))), format: format)
     }
 
-    static func size(_ path: String) throws -> Int { (try FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? -1 }
+    static func size(_ path: String) throws -> Int {
+        (try FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? -1
+    }
 
     /// Each layout of testdata/motion: found by the right rule, its range the
     /// MP4 the script appended (so it ends where the file or the trailer does).
@@ -27,7 +30,8 @@ import Testing
     ])
     func eachLayoutIsFound(name: String, layout: EmbeddedVideo.Layout, endsAtFileEnd: Int) throws {
         let path = Fixtures.motion(name)
-        let facts = try #require(try Self.facts(path, format: name.hasSuffix(".heic") ? .heic : .jpeg), "\(name): no moment facts")
+        let facts = try #require(
+            try Self.facts(path, format: name.hasSuffix(".heic") ? .heic : .jpeg), "\(name): no moment facts")
         let video = try #require(facts.embeddedVideo, "\(name): no embedded video")
         #expect(video.layout == layout, "\(name)")
         #expect(!video.truncated, "\(name)")
@@ -82,7 +86,9 @@ import Testing
         #expect(still.embeddedVideo == nil && movie.embeddedVideo == nil)
         // Without identifiers: only the times.
         let plain = try #require(try Self.facts(Fixtures.motion("live/IMG_0002.JPG"), format: .jpeg))
-        #expect(plain.contentIdentifier == nil && plain.captureTime?.utc == nil && plain.captureTime?.local == 1_714_565_400)
+        #expect(
+            plain.contentIdentifier == nil && plain.captureTime?.utc == nil && plain.captureTime?.local == 1_714_565_400
+        )
     }
 
     /// Apple's `BurstUUID` (maker note tag 0x000B) of testdata/exports/apple-burst
@@ -94,7 +100,9 @@ import Testing
         #expect(frame.contentIdentifier == nil)
         // 2024-06-02 09:15:42.100 at +02:00.
         #expect(abs((frame.captureTime?.utc ?? 0) - 1_717_312_542.1) < 0.001)
-        #expect(try Self.facts(Fixtures.testdata("exports/apple-burst/IMG_0105.JPG"), format: .jpeg)?.burstIdentifier == nil)
+        #expect(
+            try Self.facts(Fixtures.testdata("exports/apple-burst/IMG_0105.JPG"), format: .jpeg)?.burstIdentifier == nil
+        )
         #expect(try Self.facts(Fixtures.motion("live/IMG_0001.JPG"), format: .jpeg)?.burstIdentifier == nil)
     }
 
@@ -105,7 +113,8 @@ import Testing
         decoder.prepare()
         let work = TemporaryDirectory()
         func poster(_ path: String) throws -> [Double] {
-            let decoded = try decoder.decode(DecodeRequest(path: path, label: "clip", format: .mov, thumbnail: ThumbnailSpec()))
+            let decoded = try decoder.decode(
+                DecodeRequest(path: path, label: "clip", format: .mov, thumbnail: ThumbnailSpec()))
             guard case .made(let thumbnail) = decoded.thumbnail else { throw MediaError(.damaged, "no poster") }
             let file = work.file(UUID().uuidString + ".jpg")
             try Data(thumbnail.jpeg).write(to: URL(fileURLWithPath: file))
@@ -117,7 +126,10 @@ import Testing
         let stripped = work.file("stripped.mov")
         let remux = Process()
         remux.executableURL = URL(fileURLWithPath: "/usr/bin/ffmpeg")
-        remux.arguments = ["-nostdin", "-v", "error", "-y", "-i", Fixtures.motion("live/IMG_0001.MOV"), "-map", "0:v", "-c", "copy", stripped]
+        remux.arguments = [
+            "-nostdin", "-v", "error", "-y", "-i", Fixtures.motion("live/IMG_0001.MOV"), "-map", "0:v", "-c", "copy",
+            stripped,
+        ]
         try remux.run()
         remux.waitUntilExit()
         let plain = try poster(stripped)
@@ -149,7 +161,8 @@ import Testing
             </rdf:Description></rdf:RDF></x:xmpmeta>
             """
         let parsed = try #require(MotionPhotoXMP(Array(attributes.utf8)[...]))
-        #expect(parsed.motionPhoto && parsed.items.count == 2 && parsed.items[1].length == 1234 && parsed.items[1].isVideo)
+        #expect(
+            parsed.motionPhoto && parsed.items.count == 2 && parsed.items[1].length == 1234 && parsed.items[1].isVideo)
         let elements = """
             <x:xmpmeta xmlns:x="adobe:ns:meta/"><rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#">
             <rdf:Description xmlns:GCamera="http://ns.google.com/photos/1.0/camera/">
@@ -173,10 +186,13 @@ import Testing
     @Test func aTrailerBlockInsideTheImageYieldsNoVideo() throws {
         var bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: Fixtures.motion("samsung-trailer.jpg"))))
         let size = bytes.count
-        let directoryLength = Int(bytes[size - 8]) | Int(bytes[size - 7]) << 8 | Int(bytes[size - 6]) << 16 | Int(bytes[size - 5]) << 24
+        let directoryLength =
+            Int(bytes[size - 8]) | Int(bytes[size - 7]) << 8 | Int(bytes[size - 6]) << 16 | Int(bytes[size - 5]) << 24
         let directory = size - 8 - directoryLength
         #expect(String(decoding: bytes[directory..<(directory + 4)], as: UTF8.self) == "SEFH")
-        func put(_ value: Int, at offset: Int) { for k in 0..<4 { bytes[offset + k] = UInt8((value >> (8 * k)) & 0xFF) } }
+        func put(_ value: Int, at offset: Int) {
+            for k in 0..<4 { bytes[offset + k] = UInt8((value >> (8 * k)) & 0xFF) }
+        }
         // Every block of the directory now claims 200 bytes at offset 100.
         let count = Int(bytes[directory + 8]) | Int(bytes[directory + 9]) << 8
         #expect(count > 0)
@@ -192,13 +208,20 @@ import Testing
     /// video it reports lies inside the file.
     @Test func damagedBytesNeverTrap() throws {
         var generator = SystemRandomNumberGenerator()
-        for name in ["google-container.jpg", "samsung-trailer.jpg", "motion.heic", "live/IMG_0001.MOV", "live/IMG_0001.JPG"] {
+        for name in [
+            "google-container.jpg", "samsung-trailer.jpg", "motion.heic", "live/IMG_0001.MOV", "live/IMG_0001.JPG",
+        ] {
             let original = [UInt8](try Data(contentsOf: URL(fileURLWithPath: Fixtures.motion(name))))
             let format: MediaFormat = name.hasSuffix(".heic") ? .heic : name.hasSuffix(".MOV") ? .mov : .jpeg
             for _ in 0..<200 {
                 var bytes = original
-                for _ in 0..<8 { bytes[Int.random(in: 0..<bytes.count, using: &generator)] = UInt8.random(in: 0...255, using: &generator) }
-                if Bool.random(using: &generator) { bytes.removeLast(Int.random(in: 0..<bytes.count, using: &generator)) }
+                for _ in 0..<8 {
+                    bytes[Int.random(in: 0..<bytes.count, using: &generator)] = UInt8.random(
+                        in: 0...255, using: &generator)
+                }
+                if Bool.random(using: &generator) {
+                    bytes.removeLast(Int.random(in: 0..<bytes.count, using: &generator))
+                }
                 if let video = MomentReader.read(bytes, format: format)?.embeddedVideo {
                     #expect(video.offset >= 0 && video.offset + video.length <= bytes.count, "\(name)")
                 }
@@ -212,13 +235,13 @@ import Testing
     /// after it) and Google's own samples: each video found where the phone put
     /// it; the Samsung still whose video was removed has none.
     @Test(arguments: [
-            ("pixel-3a-xl.MP.jpg", EmbeddedVideo.Layout.containerDirectory, 2_728_123, 1_317_283),
-            ("samsung-s9plus-microvideo.jpg", .microVideo, 3_686_271, 122_562),
-            ("samsung-s22-motion.heic", .heifMotionBox, 1_455_411, 2_193_459),
-            ("samsung-s22plus-one-ui-6.heic", .heifMotionBox, 452_284, 3_226_469),
-            ("google-libmphoto-motion.heic", .heifMotionBox, 1_582_873, 1_544_201),
-            ("google-libmphoto-motion.jpg", .containerDirectory, 30_821, 122_562),
-        ])
+        ("pixel-3a-xl.MP.jpg", EmbeddedVideo.Layout.containerDirectory, 2_728_123, 1_317_283),
+        ("samsung-s9plus-microvideo.jpg", .microVideo, 3_686_271, 122_562),
+        ("samsung-s22-motion.heic", .heifMotionBox, 1_455_411, 2_193_459),
+        ("samsung-s22plus-one-ui-6.heic", .heifMotionBox, 452_284, 3_226_469),
+        ("google-libmphoto-motion.heic", .heifMotionBox, 1_582_873, 1_544_201),
+        ("google-libmphoto-motion.jpg", .containerDirectory, 30_821, 122_562),
+    ])
     func realMotionPhotos(name: String, layout: EmbeddedVideo.Layout, offset: Int, length: Int) throws {
         // Two of them are not committed (testdata/README.md): read when present.
         let optional: Set = ["samsung-s22plus-one-ui-6.heic", "google-libmphoto-motion.heic"]

@@ -1,8 +1,9 @@
 import Foundation
 import MediaFormats
-@testable import MediaKit
 import TestSupport
 import Testing
+
+@testable import MediaKit
 
 /// The perceptual hash thumbnails carry (``PerceptualHash``, issue 62's
 /// `similarTo`), against an independent implementation: Python's
@@ -35,8 +36,12 @@ import Testing
         let patterns: Set = ["distinct-zone.jpg", "distinct-sines.jpg", "distinct-gradient.jpg"]
         for (name, oracle) in expected.sorted(by: { $0.key < $1.key }) where !patterns.contains(name) {
             let hash = try Self.carried(name)
-            print("phash: \(name) \(PerceptualHash.hex(hash)) imagehash \(PerceptualHash.hex(oracle)): \(PerceptualHash.distance(hash, oracle)) bits")
-            #expect(PerceptualHash.distance(hash, oracle) <= 4, "\(name): \(PerceptualHash.hex(hash)) against imagehash's \(PerceptualHash.hex(oracle))")
+            print(
+                "phash: \(name) \(PerceptualHash.hex(hash)) imagehash \(PerceptualHash.hex(oracle)): \(PerceptualHash.distance(hash, oracle)) bits"
+            )
+            #expect(
+                PerceptualHash.distance(hash, oracle) <= 4,
+                "\(name): \(PerceptualHash.hex(hash)) against imagehash's \(PerceptualHash.hex(oracle))")
         }
     }
 
@@ -48,7 +53,9 @@ import Testing
         for name in names { hashes[name] = try Self.carried(name) }
         let original = try #require(hashes["original.jpg"])
         for name in names where name.hasPrefix("copy") || name.hasPrefix("distinct") {
-            print("phash: \(name) is \(PerceptualHash.distance(try #require(hashes[name]), original)) bits from original.jpg")
+            print(
+                "phash: \(name) is \(PerceptualHash.distance(try #require(hashes[name]), original)) bits from original.jpg"
+            )
         }
         for name in names where name.hasPrefix("copy") {
             #expect(PerceptualHash.distance(try #require(hashes[name]), original) <= 8, "\(name)")

@@ -1,16 +1,19 @@
-import Foundation
-@testable import MediaKit
 import CFFmpeg
+import Foundation
+import MediaFormats
 import TestSupport
 import Testing
-import MediaFormats
+
+@testable import MediaKit
 
 @Suite struct PosterFrameTests {
     static func poster(_ name: String, at seconds: Double = 1) throws -> Thumbnail {
         let file = try MediaFile(path: Fixtures.media(name), timeLimit: 10)
         let probe = try file.probe()
         let video = try #require(probe.video)
-        return try PosterFrame.thumbnail(of: file, video: video, durationMilliseconds: probe.durationMilliseconds, at: seconds, spec: ThumbnailSpec())
+        return try PosterFrame.thumbnail(
+            of: file, video: video, durationMilliseconds: probe.durationMilliseconds, at: seconds, spec: ThumbnailSpec()
+        )
     }
 
     static func meanBrightness(_ jpeg: [UInt8]) throws -> Double {
@@ -39,7 +42,9 @@ extension PosterFrameTests {
         #expect(ImageInspector.isRed(try ImageInspector.pixel(path, x: 3, y: 3)))
     }
 
-    @Test(arguments: ["clip-h264.mp4", "clip-hevc.mp4", "clip-vp9.webm", "clip.mov", "clip.mkv", "clip.avi", "clip.3gp"])
+    @Test(arguments: [
+        "clip-h264.mp4", "clip-hevc.mp4", "clip-vp9.webm", "clip.mov", "clip.mkv", "clip.avi", "clip.3gp",
+    ])
     func everyCodecGivesAPoster(name: String) throws {
         let expected = try #require(Fixtures.expected(name))
         let thumbnail = try Self.poster(name)
@@ -55,9 +60,13 @@ extension PosterFrameTests {
         let probe = try file.probe()
         let video = try #require(probe.video)
         #expect(throws: (any Error).self) {
-            try PosterFrame.thumbnail(of: file, video: video, durationMilliseconds: probe.durationMilliseconds, spec: ThumbnailSpec(), pixelLimit: 320 * 240 - 1)
+            try PosterFrame.thumbnail(
+                of: file, video: video, durationMilliseconds: probe.durationMilliseconds, spec: ThumbnailSpec(),
+                pixelLimit: 320 * 240 - 1)
         }
-        let allowed = try PosterFrame.thumbnail(of: file, video: video, durationMilliseconds: probe.durationMilliseconds, spec: ThumbnailSpec(), pixelLimit: 320 * 240)
+        let allowed = try PosterFrame.thumbnail(
+            of: file, video: video, durationMilliseconds: probe.durationMilliseconds, spec: ThumbnailSpec(),
+            pixelLimit: 320 * 240)
         #expect(allowed.width == 320)
     }
 }
@@ -77,10 +86,14 @@ extension PosterFrameTests {
     }
 
     static let smallVideos: [SmallVideo] = [
-        SmallVideo(codec: "libx264", width: 268, height: 156, fileExtension: "mp4", extraArguments: ["-pix_fmt", "yuv420p"]),
-        SmallVideo(codec: "libx264", width: 264, height: 150, fileExtension: "mp4", extraArguments: ["-pix_fmt", "yuv420p"]),
-        SmallVideo(codec: "libx264", width: 2, height: 2, fileExtension: "mp4", extraArguments: ["-pix_fmt", "yuv420p"]),
-        SmallVideo(codec: "libx264", width: 17, height: 9, fileExtension: "mp4", extraArguments: ["-pix_fmt", "yuv444p"]),
+        SmallVideo(
+            codec: "libx264", width: 268, height: 156, fileExtension: "mp4", extraArguments: ["-pix_fmt", "yuv420p"]),
+        SmallVideo(
+            codec: "libx264", width: 264, height: 150, fileExtension: "mp4", extraArguments: ["-pix_fmt", "yuv420p"]),
+        SmallVideo(
+            codec: "libx264", width: 2, height: 2, fileExtension: "mp4", extraArguments: ["-pix_fmt", "yuv420p"]),
+        SmallVideo(
+            codec: "libx264", width: 17, height: 9, fileExtension: "mp4", extraArguments: ["-pix_fmt", "yuv444p"]),
         SmallVideo(codec: "libvpx", width: 6, height: 4, fileExtension: "webm"),
         SmallVideo(codec: "libvpx", width: 1, height: 1, fileExtension: "webm"),
         SmallVideo(codec: "mjpeg", width: 268, height: 156, fileExtension: "avi"),
@@ -96,8 +109,12 @@ extension PosterFrameTests {
         let path = directory.file("v.\(video.fileExtension)")
         let ffmpeg = Process()
         ffmpeg.executableURL = URL(fileURLWithPath: "/usr/bin/ffmpeg")
-        ffmpeg.arguments = ["-v", "error", "-nostdin", "-y", "-f", "lavfi", "-i", "testsrc=s=\(video.width)x\(video.height):d=1:r=10",
-            "-c:v", video.codec] + video.extraArguments + [path]
+        ffmpeg.arguments =
+            [
+                "-v", "error", "-nostdin", "-y", "-f", "lavfi", "-i",
+                "testsrc=s=\(video.width)x\(video.height):d=1:r=10",
+                "-c:v", video.codec,
+            ] + video.extraArguments + [path]
         ffmpeg.standardOutput = FileHandle.nullDevice
         ffmpeg.standardError = FileHandle.nullDevice
         try ffmpeg.run()
@@ -108,7 +125,8 @@ extension PosterFrameTests {
         let probe = try file.probe()
         let stream = try #require(probe.video)
         let spec = ThumbnailSpec()
-        let thumbnail = try PosterFrame.thumbnail(of: file, video: stream, durationMilliseconds: probe.durationMilliseconds, spec: spec)
+        let thumbnail = try PosterFrame.thumbnail(
+            of: file, video: stream, durationMilliseconds: probe.durationMilliseconds, spec: spec)
         // Shrunk to fit the spec's longest side, never enlarged.
         let scale = min(1, Double(spec.size) / Double(max(video.width, video.height)))
         #expect(thumbnail.width == max(1, Int((Double(video.width) * scale).rounded())))
@@ -123,17 +141,22 @@ extension PosterFrameTests {
 /// already decoded.
 extension PosterFrameTests {
     /// The poster chosen in `path`, its stream, the stream's time base and start time.
-    static func choose(_ path: String, at seconds: Double = 1) throws -> (PosterFrame.Choice, VideoStreamInfo, Double, Int64) {
+    static func choose(_ path: String, at seconds: Double = 1) throws -> (
+        PosterFrame.Choice, VideoStreamInfo, Double, Int64
+    ) {
         let file = try MediaFile(path: path, timeLimit: 10)
         let probe = try file.probe()
         let video = try #require(probe.video)
-        let choice = try PosterFrame.choose(of: file, video: video, durationMilliseconds: probe.durationMilliseconds, at: seconds, size: 360, pixelLimit: nil)
+        let choice = try PosterFrame.choose(
+            of: file, video: video, durationMilliseconds: probe.durationMilliseconds, at: seconds, size: 360,
+            pixelLimit: nil)
         let stream = file.stream(video.index).pointee
         return (choice, video, av_q2d(stream.time_base), stream.start_time)
     }
 
     /// The poster as a user sees it: upright (red marker top-left) and not black.
-    static func expectUprightAndBright(_ thumbnail: Thumbnail, sourceLocation: SourceLocation = #_sourceLocation) throws {
+    static func expectUprightAndBright(_ thumbnail: Thumbnail, sourceLocation: SourceLocation = #_sourceLocation) throws
+    {
         let directory = TemporaryDirectory()
         let path = try directory.add("p.jpg", bytes: thumbnail.jpeg)
         #expect(try ImageInspector.mean(path) > 40, sourceLocation: sourceLocation)
@@ -141,7 +164,10 @@ extension PosterFrameTests {
         #expect(ImageInspector.isRed(corner), "top-left pixel \(corner)", sourceLocation: sourceLocation)
     }
 
-    @Test(arguments: ["black-first-key.mp4", "black-first-key-cues.mkv", "black-first-key-nocues.mkv", "black-first-key.webm", "black-first-key.ts"])
+    @Test(arguments: [
+        "black-first-key.mp4", "black-first-key-cues.mkv", "black-first-key-nocues.mkv", "black-first-key.webm",
+        "black-first-key.ts",
+    ])
     func blackFirstKeyframeIsPassedOver(name: String) throws {
         let expected = try #require(Fixtures.fidelityExpected(name))
         let keyframes = try #require(expected.keyframesMs)
@@ -152,16 +178,21 @@ extension PosterFrameTests {
         #expect(choice.picture.meanLuma > 40)
         // Each keyframe decoded at most once: the black one (unless the bright one is
         // as near the target), then the bright one.
-        #expect(choice.decodedTimes.count <= 2 && Set(choice.decodedTimes).count == choice.decodedTimes.count, "decoded \(choice.decodedTimes)")
+        #expect(
+            choice.decodedTimes.count <= 2 && Set(choice.decodedTimes).count == choice.decodedTimes.count,
+            "decoded \(choice.decodedTimes)")
         if name.hasSuffix(".mp4") {
             #expect(choice.seeks == choice.decodedTimes.count)  // indexed: one seek per keyframe
         } else {
             // Walked from its start: no seek, or one rewind after the probe read its end for a duration.
-            #expect(choice.seeks <= 1, "a stream without a complete index is walked, not reseeked (\(choice.seeks) seeks)")
+            #expect(
+                choice.seeks <= 1, "a stream without a complete index is walked, not reseeked (\(choice.seeks) seeks)")
         }
         let file = try MediaFile(path: Fixtures.fidelity(name), timeLimit: 10)
         let probe = try file.probe()
-        try Self.expectUprightAndBright(try PosterFrame.thumbnail(of: file, video: video, durationMilliseconds: probe.durationMilliseconds, spec: ThumbnailSpec()))
+        try Self.expectUprightAndBright(
+            try PosterFrame.thumbnail(
+                of: file, video: video, durationMilliseconds: probe.durationMilliseconds, spec: ThumbnailSpec()))
     }
 
     @Test(arguments: ["mpeg1-ps.mpg", "mpeg2-ps.mpg", "mpeg2-ts-h264.ts", "avchd.m2ts", "avchd.mts"])
@@ -173,8 +204,11 @@ extension PosterFrameTests {
         #expect(video.width == expected.displayWidth && video.height == expected.displayHeight)
         let duration = try #require(probe.durationMilliseconds)
         let expectedDuration = try #require(expected.durationMs)
-        #expect(abs(duration - expectedDuration) <= max(50, expectedDuration * 0.02), "\(duration) ms, expected \(expectedDuration)")
-        try Self.expectUprightAndBright(try PosterFrame.thumbnail(of: file, video: video, durationMilliseconds: duration, spec: ThumbnailSpec()))
+        #expect(
+            abs(duration - expectedDuration) <= max(50, expectedDuration * 0.02),
+            "\(duration) ms, expected \(expectedDuration)")
+        try Self.expectUprightAndBright(
+            try PosterFrame.thumbnail(of: file, video: video, durationMilliseconds: duration, spec: ThumbnailSpec()))
     }
 
     /// Makes a video with ffmpeg: `black` seconds of black, then a bright test
@@ -182,8 +216,13 @@ extension PosterFrameTests {
     static func makeVideo(_ path: String, seconds: Int, black: Double, arguments: [String]) throws {
         let ffmpeg = Process()
         ffmpeg.executableURL = URL(fileURLWithPath: "/usr/bin/ffmpeg")
-        let picture = "testsrc2=s=240x160:r=10:d=\(seconds),drawbox=x=0:y=0:w=24:h=24:color=0xDC1818:t=fill,drawbox=enable='lt(t,\(black))':color=black:t=fill"
-        ffmpeg.arguments = ["-v", "error", "-nostdin", "-y", "-f", "lavfi", "-i", picture, "-g", "10", "-keyint_min", "10", "-sc_threshold", "0"] + arguments + [path]
+        let picture =
+            "testsrc2=s=240x160:r=10:d=\(seconds),drawbox=x=0:y=0:w=24:h=24:color=0xDC1818:t=fill,drawbox=enable='lt(t,\(black))':color=black:t=fill"
+        ffmpeg.arguments =
+            [
+                "-v", "error", "-nostdin", "-y", "-f", "lavfi", "-i", picture, "-g", "10", "-keyint_min", "10",
+                "-sc_threshold", "0",
+            ] + arguments + [path]
         ffmpeg.standardOutput = FileHandle.nullDevice
         ffmpeg.standardError = FileHandle.nullDevice
         try ffmpeg.run()
@@ -193,7 +232,10 @@ extension PosterFrameTests {
 
     /// Three black keyframes after the target: each is decoded once, on the way
     /// forward, and the fourth (bright) one is the poster.
-    @Test(arguments: [("ts", ["-c:v", "libx264", "-bf", "2", "-f", "mpegts"]), ("mpg", ["-c:v", "mpeg2video", "-f", "vob"]), ("mkv", ["-c:v", "libx264", "-f", "matroska"])])
+    @Test(arguments: [
+        ("ts", ["-c:v", "libx264", "-bf", "2", "-f", "mpegts"]), ("mpg", ["-c:v", "mpeg2video", "-f", "vob"]),
+        ("mkv", ["-c:v", "libx264", "-f", "matroska"]),
+    ])
     func aLongBlackIntroIsWalkedThroughOnce(ext: String, arguments: [String]) throws {
         let directory = TemporaryDirectory("poster-walk")
         let path = directory.file("intro.\(ext)")
@@ -206,7 +248,9 @@ extension PosterFrameTests {
         #expect(choice.seeks == 0, "\(choice.seeks) seeks")
         // From the keyframe nearest 1 s on, each black keyframe decoded once, in order.
         let decoded = choice.decodedTimes.map(seconds)
-        #expect(decoded == decoded.sorted() && Set(decoded).count == decoded.count && decoded.count >= 3, "decoded \(decoded)")
+        #expect(
+            decoded == decoded.sorted() && Set(decoded).count == decoded.count && decoded.count >= 3,
+            "decoded \(decoded)")
         #expect(decoded.first.map { abs($0 - 1) <= 0.6 } == true, "decoded \(decoded)")
     }
 
@@ -221,7 +265,9 @@ extension PosterFrameTests {
         let probe = try file.probe()
         let video = try #require(probe.video)
         let stream = file.stream(video.index).pointee
-        let choice = try PosterFrame.choose(of: file, video: video, durationMilliseconds: probe.durationMilliseconds, at: 25, size: 360, pixelLimit: nil)
+        let choice = try PosterFrame.choose(
+            of: file, video: video, durationMilliseconds: probe.durationMilliseconds, at: 25, size: 360, pixelLimit: nil
+        )
         let shown = Double(choice.time - stream.start_time) * av_q2d(stream.time_base)
         #expect(abs(shown - 25) <= 1, "poster at \(shown) s")
         #expect(choice.decodedTimes.count == 1 && choice.seeks == 1)

@@ -1,7 +1,8 @@
 import Foundation
-@testable import MediaKit
 import MediaFormats
 import Testing
+
+@testable import MediaKit
 
 /// Not a test: the driver of BENCHMARKS.md's "Previews from one decode",
 /// skipped unless `BENCH_FILE` and `BENCH_SIZES` (`360` or `360,1440`) are set;
@@ -9,7 +10,10 @@ import Testing
 /// the time per item. Run the test binary itself under `/usr/bin/time -v` for
 /// its peak memory (see BENCHMARKS.md for the commands).
 @Suite struct PreviewMeasurement {
-    @Test(.enabled(if: ProcessInfo.processInfo.environment["BENCH_FILE"] != nil, "a benchmark driver: set BENCH_FILE and BENCH_SIZES"))
+    @Test(
+        .enabled(
+            if: ProcessInfo.processInfo.environment["BENCH_FILE"] != nil,
+            "a benchmark driver: set BENCH_FILE and BENCH_SIZES"))
     func run() throws {
         let environment = ProcessInfo.processInfo.environment
         guard let file = environment["BENCH_FILE"], let sizesText = environment["BENCH_SIZES"] else { return }
@@ -19,6 +23,8 @@ import Testing
         for _ in 0..<runs where !sizes.isEmpty {
             _ = try Thumbnailer.pictures(path: file, spec: ThumbnailSpec(), sizes: sizes, format: .jpeg)
         }
-        print("BENCH [\(sizesText)] \(runs) runs: \(Date().timeIntervalSince(start) / Double(max(runs, 1)) * 1000) ms per item")
+        print(
+            "BENCH [\(sizesText)] \(runs) runs: \(Date().timeIntervalSince(start) / Double(max(runs, 1)) * 1000) ms per item"
+        )
     }
 }

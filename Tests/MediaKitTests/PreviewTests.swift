@@ -1,8 +1,9 @@
 import Foundation
-@testable import MediaKit
 import MediaFormats
 import TestSupport
 import Testing
+
+@testable import MediaKit
 
 /// Previews from one decode (issue 33 item 2, the decoder's part): every size
 /// of a real 12 MP JPEG and HEIC, its long edge, and its encoding.
@@ -15,15 +16,20 @@ import Testing
         let path = Fixtures.testdata(name)
         let directory = TemporaryDirectory()
         for format in PreviewFormat.allCases {
-            let pictures = try Thumbnailer.pictures(path: path, spec: ThumbnailSpec(), sizes: [1440, 360], format: format)
+            let pictures = try Thumbnailer.pictures(
+                path: path, spec: ThumbnailSpec(), sizes: [1440, 360], format: format)
             #expect(pictures.map { max($0.width, $0.height) } == [360, 1440], "\(name) \(format)")
             for picture in pictures {
                 // The photo's shape, within a pixel of rounding.
-                #expect(abs(picture.width * height - picture.height * width) <= max(width, height), "\(name): \(picture.width)×\(picture.height)")
+                #expect(
+                    abs(picture.width * height - picture.height * width) <= max(width, height),
+                    "\(name): \(picture.width)×\(picture.height)")
                 switch format {
                 case .jpeg: #expect(Array(picture.bytes.prefix(3)) == [0xFF, 0xD8, 0xFF])
                 case .webp:
-                    #expect(Array(picture.bytes.prefix(4)) == Array("RIFF".utf8) && Array(picture.bytes[8..<12]) == Array("WEBP".utf8))
+                    #expect(
+                        Array(picture.bytes.prefix(4)) == Array("RIFF".utf8)
+                            && Array(picture.bytes[8..<12]) == Array("WEBP".utf8))
                 }
                 // What a decoder reads back from the bytes is the size claimed.
                 let file = try directory.add("\(format)-\(picture.width).\(format.fileExtension)", bytes: picture.bytes)
@@ -34,7 +40,8 @@ import Testing
     }
 
     @Test func aPictureSmallerThanASizeIsNotEnlarged() throws {
-        let pictures = try Thumbnailer.pictures(path: Fixtures.media("photo.jpg"), spec: ThumbnailSpec(), sizes: [360, 1440], format: .jpeg)
+        let pictures = try Thumbnailer.pictures(
+            path: Fixtures.media("photo.jpg"), spec: ThumbnailSpec(), sizes: [360, 1440], format: .jpeg)
         #expect(pictures.map { "\($0.width)×\($0.height)" } == ["360×270", "640×480"])
     }
 }

@@ -1,20 +1,26 @@
 import Foundation
 import MediaFormats
-@testable import MediaKit
 import TestSupport
 import Testing
+
+@testable import MediaKit
 
 /// Issue 23, item 2: camera RAW files are recognised by their content and shown
 /// through the largest preview they embed, turned by their own orientation
 /// (what a user sees of each is checked end to end by `ModernMediaTests`).
 @Suite struct RAWPreviewTests {
-    static func raw(_ name: String) -> String { Fixtures.packageRoot.appendingPathComponent("testdata/modern/raw/\(name)").path }
-    static func bytes(_ name: String) throws -> [UInt8] { [UInt8](try Data(contentsOf: URL(fileURLWithPath: raw(name)))) }
+    static func raw(_ name: String) -> String {
+        Fixtures.packageRoot.appendingPathComponent("testdata/modern/raw/\(name)").path
+    }
+    static func bytes(_ name: String) throws -> [UInt8] {
+        [UInt8](try Data(contentsOf: URL(fileURLWithPath: raw(name))))
+    }
 
     static let files: [(name: String, format: MediaFormat)] = [
         ("nikon-d70-exif6.nef", .nef), ("canon-350d-preview1024.dng", .dng), ("canon-350d-exif3.cr2", .cr2),
         ("canon-r6-pruned.cr3", .cr3), ("sony-a7m3.arw", .arw), ("fujifilm-s5pro-exif8.raf", .raf),
-        ("olympus-em1-exif6.orf", .orf), ("panasonic-lx3.rw2", .rw2), ("exiftool-Nikon.nef", .nef), ("exiftool-DNG.dng", .dng),
+        ("olympus-em1-exif6.orf", .orf), ("panasonic-lx3.rw2", .rw2), ("exiftool-Nikon.nef", .nef),
+        ("exiftool-DNG.dng", .dng),
         ("exiftool-CanonRaw.cr2", .cr2), ("exiftool-CanonRaw.cr3", .cr3), ("exiftool-FujiFilm.raf", .raf),
         ("exiftool-Panasonic.rw2", .rw2),
     ]
@@ -28,7 +34,9 @@ import Testing
         for fileName in [name, "photo.tif", "photo.jpg", "photo"] {
             let sniffed = ContentSniffer.sniff(prefix, fileName: fileName)
             #expect(sniffed.format == format, "\(fileName): \(sniffed.format)")
-            #expect(sniffed.fileExtension == (fileName == name ? (name as NSString).pathExtension.lowercased() : format.canonicalExtension))
+            #expect(
+                sniffed.fileExtension
+                    == (fileName == name ? (name as NSString).pathExtension.lowercased() : format.canonicalExtension))
             #expect(sniffed.mimeType == format.mimeType)
         }
     }
@@ -65,18 +73,22 @@ import Testing
         for name in ["canon-350d-preview1024.dng", "canon-r6-pruned.cr3"] {
             let format = try #require(Self.files.first { $0.name == name }?.format)
             let decoding = RAWPreviewDecoding(
-                request: DecodeRequest(path: name, label: name, format: format, thumbnail: ThumbnailSpec()), source: try Self.bytes(name))
+                request: DecodeRequest(path: name, label: name, format: format, thumbnail: ThumbnailSpec()),
+                source: try Self.bytes(name))
             let description = try RAWFile.describe(try Self.bytes(name), format: format)
             let usable = decoding.candidates(description.previews).usable
             let first = try #require(decoding.order(usable, spec: ThumbnailSpec()).first)
-            #expect(first.pixels == usable.map(\.pixels).max(), "\(name): \(first.preview.origin) \(first.width)×\(first.height)")
+            #expect(
+                first.pixels == usable.map(\.pixels).max(),
+                "\(name): \(first.preview.origin) \(first.width)×\(first.height)")
         }
     }
 
     /// Over the pixel limit: the previews that are over it are not decoded; when
     /// none is left, the file is refused before any decoding.
     @Test func pixelLimitAppliesToThePreviews() throws {
-        let request = DecodeRequest(path: "p.nef", label: "p.nef", format: .nef, pixelLimit: 1000, thumbnail: ThumbnailSpec())
+        let request = DecodeRequest(
+            path: "p.nef", label: "p.nef", format: .nef, pixelLimit: 1000, thumbnail: ThumbnailSpec())
         let source = try Self.bytes("nikon-d70-exif6.nef")
         do throws(MediaError) {
             _ = try RAWPreviewDecoding(request: request, source: source).decode()

@@ -1,8 +1,9 @@
 import Foundation
 import MediaFormats
-@testable import MediaKit
 import TestSupport
 import Testing
+
+@testable import MediaKit
 
 /// The ThumbHash of thumbnails, bit for bit against the reference algorithm:
 /// the oracle is the `thumbhash` package (0.1.2), patched where it differs from
@@ -32,7 +33,8 @@ import Testing
             arguments += [String(image.width), String(image.height), try directory.add("\(i).rgba", bytes: image.rgba)]
         }
         let result = try MediaTools.run(python, arguments)
-        try #require(result.status == 0, "the oracle failed (\(python)): is the thumbhash package installed? (scripts/setup.sh)")
+        try #require(
+            result.status == 0, "the oracle failed (\(python)): is the thumbhash package installed? (scripts/setup.sh)")
         let lines = result.output.split(separator: "\n").map(String.init)
         try #require(lines.count == images.count)
         return lines.map { line in
@@ -62,7 +64,8 @@ import Testing
             for y in 0..<h {
                 for x in 0..<w {
                     gradient += [UInt8(x * 255 / (w - 1)), UInt8(y * 255 / (h - 1)), UInt8((x + y) % 256), 255]
-                    let inside = (x - w / 2) * (x - w / 2) + (y - h / 2) * (y - h / 2) < (min(w, h) / 3) * (min(w, h) / 3)
+                    let inside =
+                        (x - w / 2) * (x - w / 2) + (y - h / 2) * (y - h / 2) < (min(w, h) / 3) * (min(w, h) / 3)
                     holes += [200, UInt8(x % 256), 40, inside ? 255 : 0]
                 }
             }
@@ -97,8 +100,10 @@ import Testing
     /// and that hash is the one the thumbnail carries.
     @Test func thumbnailsOfRealFilesCarryTheReferenceHashOfTheirPixels() throws {
         let names = [
-            "media/photo.jpg", "media/portrait-exif6.jpg", "media/gray.jpg", "media/cmyk.jpg", "media/image.heic", "media/alpha.png",
-            "media/png16.png", "media/screenshot.png", "media/wide-2000x10.png", "heif/alpha.heic", "heif/grid-2048-exif6.heic",
+            "media/photo.jpg", "media/portrait-exif6.jpg", "media/gray.jpg", "media/cmyk.jpg", "media/image.heic",
+            "media/alpha.png",
+            "media/png16.png", "media/screenshot.png", "media/wide-2000x10.png", "heif/alpha.heic",
+            "heif/grid-2048-exif6.heic",
         ]
         var inputs: [(width: Int, height: Int, rgba: [UInt8])] = []
         var carried: [[UInt8]] = []
@@ -155,8 +160,11 @@ import Testing
             let rgba = [UInt8]([[UInt8]](repeating: pixel, count: w * h).joined())
             let out = try #require(AreaAverage.fitting(width: w, height: h, rgba: rgba, longestSide: 100))
             #expect(max(out.width, out.height) == 100, "\(w)×\(h)")
-            #expect(min(out.width, out.height) == max(1, Int((Double(min(w, h)) * 100 / Double(max(w, h))).rounded())), "\(w)×\(h)")
-            #expect(out.rgba == [UInt8]([[UInt8]](repeating: pixel, count: out.width * out.height).joined()), "\(w)×\(h)")
+            #expect(
+                min(out.width, out.height) == max(1, Int((Double(min(w, h)) * 100 / Double(max(w, h))).rounded())),
+                "\(w)×\(h)")
+            #expect(
+                out.rgba == [UInt8]([[UInt8]](repeating: pixel, count: out.width * out.height).joined()), "\(w)×\(h)")
         }
     }
 
@@ -177,7 +185,9 @@ import Testing
     static func halves(_ width: Int, _ height: Int, fade: Bool = false) -> [UInt8] {
         var rgba: [UInt8] = []
         for _ in 0..<height {
-            for x in 0..<width { rgba += x < width / 2 ? [220, 30, 30, 255] : fade ? [30, 30, 220, 0] : [30, 30, 220, 255] }
+            for x in 0..<width {
+                rgba += x < width / 2 ? [220, 30, 30, 255] : fade ? [30, 30, 220, 0] : [30, 30, 220, 255]
+            }
         }
         return rgba
     }
@@ -188,8 +198,11 @@ import Testing
         // 7 × 4 luminance terms: the ratio 1.75, so 32 × 18.
         #expect(image.width == 32 && image.height == 18)
         #expect(image.rgba.count == 32 * 18 * 4)
-        func pixel(_ x: Int, _ y: Int) -> [UInt8] { Array(image.rgba[((y * image.width + x) * 4)..<((y * image.width + x) * 4 + 4)]) }
-        let left = pixel(3, 9), right = pixel(28, 9)
+        func pixel(_ x: Int, _ y: Int) -> [UInt8] {
+            Array(image.rgba[((y * image.width + x) * 4)..<((y * image.width + x) * 4 + 4)])
+        }
+        let left = pixel(3, 9)
+        let right = pixel(28, 9)
         #expect(left[0] > left[2] + 80 && left[3] == 255, "left: \(left)")
         #expect(right[2] > right[0] + 80 && right[3] == 255, "right: \(right)")
     }
@@ -199,7 +212,8 @@ import Testing
         let image = try #require(ThumbHash.decode(hash))
         #expect(image.height == 32 && image.width < 32, "\(image.width)×\(image.height)")
         let y = image.height / 2
-        let left = image.rgba[(y * image.width + 1) * 4 + 3], right = image.rgba[(y * image.width + image.width - 2) * 4 + 3]
+        let left = image.rgba[(y * image.width + 1) * 4 + 3]
+        let right = image.rgba[(y * image.width + image.width - 2) * 4 + 3]
         #expect(left > 200 && right < 60, "alpha left \(left), right \(right)")
     }
 

@@ -1,12 +1,15 @@
 import Foundation
-@testable import MediaKit
+import MediaFormats
 import TestSupport
 import Testing
-import MediaFormats
+
+@testable import MediaKit
 
 @Suite struct ThumbnailerTests {
     /// Thumbnails `name`, saves it, and returns its path (kept alive by `directory`).
-    static func thumbnail(_ name: String, in directory: TemporaryDirectory, spec: ThumbnailSpec = ThumbnailSpec()) throws -> (Thumbnail, String) {
+    static func thumbnail(_ name: String, in directory: TemporaryDirectory, spec: ThumbnailSpec = ThumbnailSpec())
+        throws -> (Thumbnail, String)
+    {
         let thumbnail = try Thumbnailer.thumbnail(path: Fixtures.media(name), spec: spec)
         let path = try directory.add(name + ".thumb.jpg", bytes: thumbnail.jpeg)
         return (thumbnail, path)
@@ -39,15 +42,19 @@ import MediaFormats
 
     /// libjpeg decodes at the smallest DCT scale whose picture still covers the
     /// thumbnail; smaller pictures and other formats keep libvips' own choice.
-    @Test(arguments: [
-        (4032, 3024, 360, 8), (3024, 4032, 360, 8), (2880, 2000, 360, 8), (2879, 2000, 360, 4), (1920, 1080, 360, 4),
-        (1000, 750, 360, 2), (719, 540, 360, nil), (4032, 3024, 1080, 2), (640, 480, 60, 8),
-        (8, 5000, 360, 8), (7, 5000, 360, 4), (1, 5000, 360, nil), (5000, 3, 360, 2),
-    ] as [(Int, Int, Int, Int?)])
+    @Test(
+        arguments: [
+            (4032, 3024, 360, 8), (3024, 4032, 360, 8), (2880, 2000, 360, 8), (2879, 2000, 360, 4),
+            (1920, 1080, 360, 4),
+            (1000, 750, 360, 2), (719, 540, 360, nil), (4032, 3024, 1080, 2), (640, 480, 60, 8),
+            (8, 5000, 360, 8), (7, 5000, 360, 4), (1, 5000, 360, nil), (5000, 3, 360, 2),
+        ] as [(Int, Int, Int, Int?)])
     func jpegScaleIsTheSmallestThatCoversTheThumbnail(width: Int, height: Int, size: Int, shrink: Int?) {
-        let header = ImageHeader(storedWidth: width, storedHeight: height, orientation: 1, pages: 1, loader: "VipsForeignLoadJpegSource")
+        let header = ImageHeader(
+            storedWidth: width, storedHeight: height, orientation: 1, pages: 1, loader: "VipsForeignLoadJpegSource")
         #expect(JPEGScale.shrink(for: header, size: size) == shrink)
-        let png = ImageHeader(storedWidth: width, storedHeight: height, orientation: 1, pages: 1, loader: "VipsForeignLoadPngSource")
+        let png = ImageHeader(
+            storedWidth: width, storedHeight: height, orientation: 1, pages: 1, loader: "VipsForeignLoadPngSource")
         #expect(JPEGScale.shrink(for: png, size: size) == nil)
     }
 
@@ -61,10 +68,14 @@ import MediaFormats
         let source = Fixtures.media(name)
         let sourceSize = try ImageInspector.size(source)
         let scale = 4032 / Double(max(sourceSize.width, sourceSize.height))
-        let scaled = directory.file("scaled.v"), grain = directory.file("grain.v"), grainy = directory.file("grainy.v")
+        let scaled = directory.file("scaled.v")
+        let grain = directory.file("grain.v")
+        let grainy = directory.file("grainy.v")
         try ImageInspector.vips(["resize", source, scaled, String(scale)])
         let scaledSize = try ImageInspector.size(scaled)
-        try ImageInspector.vips(["gaussnoise", grain, String(scaledSize.width), String(scaledSize.height), "--sigma", "24", "--mean", "0"])
+        try ImageInspector.vips([
+            "gaussnoise", grain, String(scaledSize.width), String(scaledSize.height), "--sigma", "24", "--mean", "0",
+        ])
         try ImageInspector.vips(["add", scaled, grain, grainy])
         let photo = directory.file("photo.jpg")
         try ImageInspector.vips(["cast", grainy, photo + "[Q=92]", "uchar"])
@@ -77,7 +88,8 @@ import MediaFormats
         let ours = try directory.add("ours.jpg", bytes: thumbnail.jpeg)
         #expect(ImageInspector.isRed(try ImageInspector.pixel(ours, x: 3, y: 3)))
 
-        let decoded = directory.file("decoded.v"), reference = directory.file("reference.v")
+        let decoded = directory.file("decoded.v")
+        let reference = directory.file("reference.v")
         try ImageInspector.vips(["copy", photo, decoded])
         try ImageInspector.vips(["thumbnail", decoded, reference, "360", "--size", "down"])
         let referenceSize = try ImageInspector.size(reference)
@@ -107,21 +119,26 @@ import MediaFormats
 
     @Test func truncatedJPEGFailsWhenTruncationIsAnError() {
         #expect(throws: VipsError.self) {
-            try Thumbnailer.thumbnail(path: Fixtures.media("truncated.jpg"), spec: ThumbnailSpec(damageTolerance: .truncated))
+            try Thumbnailer.thumbnail(
+                path: Fixtures.media("truncated.jpg"), spec: ThumbnailSpec(damageTolerance: .truncated))
         }
     }
 
     @Test func truncatedJPEGGivesAPartialThumbnailWhenTolerated() throws {
-        let thumbnail = try Thumbnailer.thumbnail(path: Fixtures.media("truncated.jpg"), spec: ThumbnailSpec(damageTolerance: .none))
+        let thumbnail = try Thumbnailer.thumbnail(
+            path: Fixtures.media("truncated.jpg"), spec: ThumbnailSpec(damageTolerance: .none))
         #expect(thumbnail.width == 360)
     }
 
     @Test func headerGivesDisplayDimensions() throws {
-        let header = try ImageHeader.read(path: Fixtures.media("portrait-exif6.jpg"), loader: ImageHeader.loader(of: Fixtures.media("portrait-exif6.jpg")))
+        let header = try ImageHeader.read(
+            path: Fixtures.media("portrait-exif6.jpg"),
+            loader: ImageHeader.loader(of: Fixtures.media("portrait-exif6.jpg")))
         #expect(header.orientation == 6)
         #expect(header.storedWidth == 640 && header.storedHeight == 480)
         #expect(header.width == 480 && header.height == 640)
-        let gif = try ImageHeader.read(path: Fixtures.media("animated.gif"), loader: ImageHeader.loader(of: Fixtures.media("animated.gif")))
+        let gif = try ImageHeader.read(
+            path: Fixtures.media("animated.gif"), loader: ImageHeader.loader(of: Fixtures.media("animated.gif")))
         #expect(gif.pages == 4)
         #expect(gif.height == 100)
     }

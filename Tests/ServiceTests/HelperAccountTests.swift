@@ -71,21 +71,30 @@ import Testing
 
     /// `share doctor` as root: its helper runs as a uid and gid of its own from
     /// the reserved range (its /proc/PID/status), and doctor says so in both forms.
-    @Test(.enabled(if: geteuid() == 0, "needs root")) func doctorSaysTheHelpersOfARootShareRunUnderAUidOfTheirOwn() throws {
+    @Test(.enabled(if: geteuid() == 0, "needs root")) func doctorSaysTheHelpersOfARootShareRunUnderAUidOfTheirOwn()
+        throws
+    {
         let json = try ShareProcess.run(["doctor", "--json"])
-        let report = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any], "\(json.stdout)\(json.stderr)")
+        let report = try #require(
+            try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any],
+            "\(json.stdout)\(json.stderr)")
         let account = report["helperAccount"] as? [String: Any] ?? [:]
         let helper = report["helper"] as? [String: Any] ?? [:]
         #expect(account["ofTheirOwn"] as? Bool == true && account["fallback"] is NSNull, "\(report)")
         let uid = try #require(helper["uid"] as? Int, "\(report)")
-        #expect(Self.reserved.contains(uid) && account["uid"] as? Int == uid && account["gid"] as? Int == uid, "\(report)")
+        #expect(
+            Self.reserved.contains(uid) && account["uid"] as? Int == uid && account["gid"] as? Int == uid, "\(report)")
         #expect(getpwuid(uid_t(uid)) == nil, "uid \(uid) has an account")
         let text = try ShareProcess.run(["doctor"])
         let line = text.stdout.split(separator: "\n").first { $0.contains("running as:") } ?? ""
         #expect(line.contains("root: helpers switch to uid ") && line.contains("of their own"), "\(text.stdout)")
         // (Each root share gets a uid of its own: this one's, as its helper's status shows it.)
-        let own = try #require(line.components(separatedBy: "switch to uid ").last?.split(separator: " ").first.flatMap { Int($0) }, "\(line)")
-        #expect(Self.reserved.contains(own) && text.stdout.contains("Uid:\t\(own)\t\(own)\t\(own)\t\(own)"), "\(text.stdout)")
+        let own = try #require(
+            line.components(separatedBy: "switch to uid ").last?.split(separator: " ").first.flatMap { Int($0) },
+            "\(line)")
+        #expect(
+            Self.reserved.contains(own) && text.stdout.contains("Uid:\t\(own)\t\(own)\t\(own)\t\(own)"),
+            "\(text.stdout)")
     }
 
     /// A root `share watch`: its helpers' uid is of the reserved range and no
@@ -93,14 +102,22 @@ import Testing
     /// one; another root `share` (doctor) gets another uid. Then a helper
     /// stopped by root's SIGSTOP is named by `/readyz` (503), killed and
     /// replaced, `/readyz` passes again, and a drop is delivered whole.
-    @Test(.enabled(if: geteuid() == 0, "needs root")) func aStoppedHelperIsNamedByReadyzAndReplacedAndNobodyCannotSignalIt() throws {
+    @Test(.enabled(if: geteuid() == 0, "needs root"))
+    func aStoppedHelperIsNamedByReadyzAndReplacedAndNobodyCannotSignalIt() throws {
         let work = TemporaryDirectory("helper-account")
         try FileManager.default.createDirectory(atPath: work.file("inbox"), withIntermediateDirectories: true)
-        let watch = try ServiceProcess(["watch", work.file("inbox"), "--container", work.file("container"), "--settle", "0", "--metrics", "127.0.0.1:0"])
+        let watch = try ServiceProcess([
+            "watch", work.file("inbox"), "--container", work.file("container"), "--settle", "0", "--metrics",
+            "127.0.0.1:0",
+        ])
         let port = try #require(watch.metricsPort(), "\(watch.stderr)")
         let shareID = watch.process.processIdentifier
         var helpers: [Int32] = []
-        #expect(eventually(timeout: 60) { helpers = Self.helpers(of: shareID); return !helpers.isEmpty }, "no helper: \(watch.stderr)")
+        #expect(
+            eventually(timeout: 60) {
+                helpers = Self.helpers(of: shareID)
+                return !helpers.isEmpty
+            }, "no helper: \(watch.stderr)")
         let helper = try #require(helpers.first)
         let ids = Self.uids(helper)
         let uid = try #require(ids.first)
@@ -115,8 +132,12 @@ import Testing
         #expect(Self.stat(helper)?.state != "T")
         // Another root share's helpers get a uid of their own too, not this one.
         let doctor = try ShareProcess.run(["doctor", "--json"])
-        let other = (try? JSONSerialization.jsonObject(with: Data(doctor.stdout.utf8)) as? [String: Any])?["helper"] as? [String: Any]
-        #expect(other?["uid"] as? Int != uid && (other?["uid"] as? Int).map(Self.reserved.contains) == true, "\(doctor.stdout)")
+        let other =
+            (try? JSONSerialization.jsonObject(with: Data(doctor.stdout.utf8)) as? [String: Any])?["helper"]
+            as? [String: Any]
+        #expect(
+            other?["uid"] as? Int != uid && (other?["uid"] as? Int).map(Self.reserved.contains) == true,
+            "\(doctor.stdout)")
 
         // Stopped (by root: no one else can): named, replaced, ready again.
         #expect(try HTTPClient.get(port, "/readyz").status == 200, "\(watch.stderr)")
@@ -126,12 +147,18 @@ import Testing
             try eventually(timeout: 60) {
                 let ready = try HTTPClient.get(port, "/readyz")
                 named = ready.body
-                return ready.status == 503 && ready.body.contains("failing helpers: the decoder helper (pid \(helper)) was stopped by a signal")
+                return ready.status == 503
+                    && ready.body.contains(
+                        "failing helpers: the decoder helper (pid \(helper)) was stopped by a signal")
             }, "/readyz: \(named)")
         #expect(eventually(timeout: 60) { (try? HTTPClient.get(port, "/readyz").status) == 200 }, "\(watch.stderr)")
         // It was killed (gone, or a zombie its template has yet to reap), and another took its place.
-        #expect(Self.stat(helper) == nil || Self.stat(helper)?.state == "Z", "the stopped helper \(helper) lives on: \(String(describing: Self.stat(helper)))")
-        #expect(eventually(timeout: 60) { !Self.helpers(of: shareID).filter { $0 != helper }.isEmpty }, "no helper replaced \(helper)")
+        #expect(
+            Self.stat(helper) == nil || Self.stat(helper)?.state == "Z",
+            "the stopped helper \(helper) lives on: \(String(describing: Self.stat(helper)))")
+        #expect(
+            eventually(timeout: 60) { !Self.helpers(of: shareID).filter { $0 != helper }.isEmpty },
+            "no helper replaced \(helper)")
 
         // A drop after it: delivered, nothing failed.
         let staging = work.file("staging")
@@ -142,9 +169,12 @@ import Testing
         #expect(
             try eventually(timeout: 120) {
                 scrape = Scrape(try HTTPClient.get(port, "/metrics").body)
-                return (scrape[#"share_items_total{outcome="ingested"}"#] ?? 0) + (scrape[#"share_items_total{outcome="failed"}"#] ?? 0) >= 1
+                return (scrape[#"share_items_total{outcome="ingested"}"#] ?? 0)
+                    + (scrape[#"share_items_total{outcome="failed"}"#] ?? 0) >= 1
             }, "\(watch.stderr)")
-        #expect(scrape[#"share_items_total{outcome="ingested"}"#] == 1 && scrape[#"share_items_total{outcome="failed"}"#] == 0, "\(scrape.text)\(watch.stderr)")
+        #expect(
+            scrape[#"share_items_total{outcome="ingested"}"#] == 1
+                && scrape[#"share_items_total{outcome="failed"}"#] == 0, "\(scrape.text)\(watch.stderr)")
         // (128 + SIGTERM: stopped outside a service manager.)
         #expect(watch.stop() == 128 + SIGTERM, "\(watch.stderr)")
     }
@@ -154,25 +184,33 @@ import Testing
     /// limit: it is killed and the item read again in a fresh helper, up to
     /// twice; stopped a third time, the item fails saying so (not `timeLimit`),
     /// and the rest of the drop (a note, which no helper reads) is delivered.
-    @Test(.enabled(if: geteuid() == 0, "needs root")) func aHelperStoppedWhileDecodingIsKilledAndItsItemReadAgain() throws {
+    @Test(.enabled(if: geteuid() == 0, "needs root")) func aHelperStoppedWhileDecodingIsKilledAndItsItemReadAgain()
+        throws
+    {
         let work = TemporaryDirectory("helper-stopped")
         try FileManager.default.createDirectory(atPath: work.file("drop"), withIntermediateDirectories: true)
         try FileManager.default.copyItem(atPath: Fixtures.media("photo.jpg"), toPath: work.file("drop/stalled.jpg"))
         try Data("a note\n".utf8).write(to: URL(fileURLWithPath: work.file("drop/note.txt")))
         let container = work.file("container")
         let ingest = try ServiceProcess(
-            ["ingest", work.file("drop"), "--container", container], environment: ["SHARE_TEST_HELPER_FAULT": "stall:stalled.jpg"])
+            ["ingest", work.file("drop"), "--container", container],
+            environment: ["SHARE_TEST_HELPER_FAULT": "stall:stalled.jpg"])
         let shareID = ingest.process.processIdentifier
         let copies = URL(fileURLWithPath: container).standardizedFileURL.path + "/"
         /// Whether helper `pid` holds a copy in the container open (the item it was sent).
         func decodingACopy(_ pid: Int32) -> Bool {
             let fds = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd")) ?? []
-            return fds.contains { (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/fd/\($0)")).map { $0.hasPrefix(copies) } == true }
+            return fds.contains {
+                (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/fd/\($0)")).map {
+                    $0.hasPrefix(copies)
+                } == true
+            }
         }
         var stopped: Set<Int32> = []
         #expect(
             eventually(timeout: 120) {
-                for helper in Self.helpers(of: shareID) where !stopped.contains(helper) && Self.stat(helper)?.state != "T" && decodingACopy(helper) {
+                for helper in Self.helpers(of: shareID)
+                where !stopped.contains(helper) && Self.stat(helper)?.state != "T" && decodingACopy(helper) {
                     kill(helper, SIGSTOP)
                     stopped.insert(helper)
                 }

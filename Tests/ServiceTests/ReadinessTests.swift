@@ -29,13 +29,18 @@ import Testing
     @Test func aWatcherWithAWrongPasswordFailsAtStartAndIsNeverReady() throws {
         let server = try Self.server()
         let url = "postgresql://pwuser@127.0.0.1:\(server.port)/pwdb"
-        #expect(try ShareProcess.run(["db", "migrate", "--db", url], environment: ["PGPASSWORD": Self.password]).status == 0)
+        #expect(
+            try ShareProcess.run(["db", "migrate", "--db", url], environment: ["PGPASSWORD": Self.password]).status == 0
+        )
         let work = TemporaryDirectory("ready-watch")
         try FileManager.default.createDirectory(atPath: work.file("inbox/drop"), withIntermediateDirectories: true)
         try FileManager.default.copyItem(atPath: Fixtures.media("photo.jpg"), toPath: work.file("inbox/drop/photo.jpg"))
         let notify = try SystemdTests.NotifySocket()
-        let arguments = ["watch", work.file("inbox"), "--container", work.file("c"), "--db", url, "--isolation", "none"]
-        let watch = try ShareProcess.run(arguments, environment: ["PGPASSWORD": "wrong-\(Self.password)", "NOTIFY_SOCKET": notify.path])
+        let arguments = [
+            "watch", work.file("inbox"), "--container", work.file("c"), "--db", url, "--isolation", "none",
+        ]
+        let watch = try ShareProcess.run(
+            arguments, environment: ["PGPASSWORD": "wrong-\(Self.password)", "NOTIFY_SOCKET": notify.path])
         #expect(watch.status == 69, "\(watch.stderr)")
         #expect(watch.stderr.contains("password authentication failed"), "\(watch.stderr)")
         #expect(!watch.stderr.contains(Self.password), "\(watch.stderr)")
@@ -43,18 +48,25 @@ import Testing
         #expect(!messages.contains { $0.contains("READY=1") }, "READY=1 was sent: \(messages)")
         // Nothing was touched: the drop is where it was, no container was made.
         #expect(FileManager.default.fileExists(atPath: work.file("inbox/drop/photo.jpg")))
-        #expect(!FileManager.default.fileExists(atPath: work.file("inbox/.processing")) && !FileManager.default.fileExists(atPath: work.file("c")))
+        #expect(
+            !FileManager.default.fileExists(atPath: work.file("inbox/.processing"))
+                && !FileManager.default.fileExists(atPath: work.file("c")))
         // As the worker does with the same password.
-        let worker = try ShareProcess.run(["worker", "--db", url], environment: ["PGPASSWORD": "wrong-\(Self.password)"])
+        let worker = try ShareProcess.run(
+            ["worker", "--db", url], environment: ["PGPASSWORD": "wrong-\(Self.password)"])
         #expect(worker.status == 69 && worker.stderr.contains("password authentication failed"), "\(worker.stderr)")
         // A database without the schema is refused at start too, saying what to run.
         try server.sql("CREATE DATABASE empty OWNER pwuser;")
         let empty = try ShareProcess.run(
-            ["watch", work.file("inbox"), "--container", work.file("c"), "--db", "postgresql://pwuser@127.0.0.1:\(server.port)/empty", "--once"],
+            [
+                "watch", work.file("inbox"), "--container", work.file("c"), "--db",
+                "postgresql://pwuser@127.0.0.1:\(server.port)/empty", "--once",
+            ],
             environment: ["PGPASSWORD": Self.password])
         #expect(empty.status == 69 && empty.stderr.contains("share db migrate"), "\(empty.stderr)")
         // The right password: ready, and the drop is enqueued.
-        let good = try ServiceProcess(arguments, environment: ["PGPASSWORD": Self.password, "NOTIFY_SOCKET": notify.path])
+        let good = try ServiceProcess(
+            arguments, environment: ["PGPASSWORD": Self.password, "NOTIFY_SOCKET": notify.path])
         #expect(notify.wait(for: "READY=1"), "no READY=1: \(good.stderr)")
         #expect(good.stop() == 0)
     }

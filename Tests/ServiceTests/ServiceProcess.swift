@@ -32,7 +32,9 @@ final class ServiceProcess {
     func metricsPort() -> Int? {
         var port: Int?
         _ = eventually(timeout: 60) {
-            guard let range = stderr.range(of: #"at http://127\.0\.0\.1:[0-9]+/"#, options: .regularExpression) else { return !process.isRunning }
+            guard let range = stderr.range(of: #"at http://127\.0\.0\.1:[0-9]+/"#, options: .regularExpression) else {
+                return !process.isRunning
+            }
             port = Int(stderr[range].split(separator: ":").last!.dropLast())
             return true
         }
@@ -62,7 +64,11 @@ final class HTTPClient {
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = in_port_t(UInt16(port).bigEndian)
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let connected = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
         guard connected == 0 else { throw ClientError(what: "connect: \(String(cString: strerror(errno)))") }
         // A test never waits forever on an answer.
         var timeout = timeval(tv_sec: 60, tv_usec: 0)
@@ -132,7 +138,8 @@ struct Scrape {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/promtool")
         process.arguments = ["check", "metrics"]
-        let input = Pipe(), output = Pipe()
+        let input = Pipe()
+        let output = Pipe()
         process.standardInput = input
         process.standardOutput = output
         process.standardError = output

@@ -21,14 +21,17 @@ import Testing
         let photo = try Data(contentsOf: URL(fileURLWithPath: Fixtures.media("cmyk.jpg")))
         try photo.write(to: URL(fileURLWithPath: "\(folder)/photo.jpg"))
         bytes += photo.count
-        try Data((0..<4096).map { _ in UInt8.random(in: 0...255) }).write(to: URL(fileURLWithPath: "\(folder)/noise.jpg"))
+        try Data((0..<4096).map { _ in UInt8.random(in: 0...255) }).write(
+            to: URL(fileURLWithPath: "\(folder)/noise.jpg"))
         return (folder, bytes)
     }
 
     /// The `batchFinished` line of `--json` output, once it is there.
     static func finished(_ stdout: String) -> [String: Any]? {
-        stdout.split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
-            .first { $0["event"] as? String == "batchFinished" }
+        stdout.split(separator: "\n").compactMap {
+            try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+        }
+        .first { $0["event"] as? String == "batchFinished" }
     }
 
     static func scrape(_ port: Int) throws -> Scrape {
@@ -39,7 +42,8 @@ import Testing
 
     /// The counters agree with what the batch's report says; the scrape passes promtool.
     static func expectAgreement(_ scrape: Scrape, report: [String: Any], items: Int, sourceBytes: Int) throws {
-        let ingested = try #require(report["ingested"] as? Int), failed = try #require(report["failed"] as? Int)
+        let ingested = try #require(report["ingested"] as? Int)
+        let failed = try #require(report["failed"] as? Int)
         let skipped = try #require(report["skipped"] as? Int)
         #expect(ingested + failed + skipped == items)
         #expect(scrape[#"share_items_total{outcome="ingested"}"#] == Double(ingested))
@@ -57,19 +61,24 @@ import Testing
         let copies = try #require(scrape[#"share_stage_items_total{stage="copy",outcome="ran"}"#])
         #expect(copies == Double(items) || copies == Double(items - 1))
         let noise = 4096
-        #expect(scrape["share_copied_bytes_total"] == Double(copies == Double(items) ? sourceBytes + noise : sourceBytes))
-        #expect(scrape[#"share_build_info{version="0.32.0",role="watch"}"#] == 1 || scrape[#"share_build_info{version="0.32.0",role="worker"}"#] == 1)
+        #expect(
+            scrape["share_copied_bytes_total"] == Double(copies == Double(items) ? sourceBytes + noise : sourceBytes))
+        #expect(
+            scrape[#"share_build_info{version="0.32.0",role="watch"}"#] == 1
+                || scrape[#"share_build_info{version="0.32.0",role="worker"}"#] == 1)
         let promtool = try scrape.promtool()
         #expect(promtool.status == 0 && promtool.output.isEmpty, "promtool: \(promtool.output)")
     }
 
     @Test func aWatcherServesMetricsHealthAndReadinessDuringARealBatch() throws {
         let work = TemporaryDirectory("watch-metrics")
-        let inbox = work.path + "/inbox", container = work.path + "/container"
+        let inbox = work.path + "/inbox"
+        let container = work.path + "/container"
         try FileManager.default.createDirectory(atPath: inbox, withIntermediateDirectories: true)
         // The throttle makes the batch last long enough to be scraped in the middle.
         let watch = try ServiceProcess(
-            ["watch", inbox, "--container", container, "--settle", "0", "--json", "--metrics", "127.0.0.1:0"], environment: ["SHARE_TEST_THROTTLE_MS": "20"])
+            ["watch", inbox, "--container", container, "--settle", "0", "--json", "--metrics", "127.0.0.1:0"],
+            environment: ["SHARE_TEST_THROTTLE_MS": "20"])
         let port = try #require(watch.metricsPort(), "no metrics line: \(watch.stderr)")
         #expect(try HTTPClient.get(port, "/healthz").status == 200)
         #expect(try eventually(timeout: 60) { try HTTPClient.get(port, "/readyz").status == 200 })
@@ -81,12 +90,13 @@ import Testing
         try FileManager.default.moveItem(atPath: drop.path, toPath: inbox + "/drop")
         // Mid-batch: the scrape is answered while items are still in the pipeline.
         var middle: Scrape?
-        #expect(try eventually {
-            let scrape = try Self.scrape(port)
-            guard (scrape[#"share_stage_items_total{stage="copy",outcome="ran"}"#] ?? 0) >= 1 else { return false }
-            if Self.finished(watch.stdout) == nil { middle = scrape }
-            return true
-        })
+        #expect(
+            try eventually {
+                let scrape = try Self.scrape(port)
+                guard (scrape[#"share_stage_items_total{stage="copy",outcome="ran"}"#] ?? 0) >= 1 else { return false }
+                if Self.finished(watch.stdout) == nil { middle = scrape }
+                return true
+            })
         let mid = try #require(middle, "the batch finished before a scrape saw it under way")
         #expect((mid[#"share_items_total{outcome="ingested"}"#] ?? 0) < 41)
         let midCheck = try mid.promtool()
@@ -104,7 +114,8 @@ import Testing
         #expect(try ShareProcess.run(["db", "migrate", "--db", server.url]).status == 0)
         let work = TemporaryDirectory("worker-metrics")
         let worker = try ServiceProcess(
-            ["worker", "--db", server.url, "--name", "w", "--concurrency", "1", "--metrics", "127.0.0.1:0"], environment: ["SHARE_TEST_THROTTLE_MS": "20"])
+            ["worker", "--db", server.url, "--name", "w", "--concurrency", "1", "--metrics", "127.0.0.1:0"],
+            environment: ["SHARE_TEST_THROTTLE_MS": "20"])
         let port = try #require(worker.metricsPort(), "no metrics line: \(worker.stderr)")
         #expect(try HTTPClient.get(port, "/healthz").status == 200)
         #expect(try eventually(timeout: 60) { try HTTPClient.get(port, "/readyz").status == 200 }, "\(worker.stderr)")
@@ -114,14 +125,17 @@ import Testing
         #expect(idle[#"share_jobs_ready{stage="copy"}"#] == 0)
 
         let drop = try Self.drop(notes: 40, into: work.path + "/drop")
-        let ingest = try ServiceProcess(["ingest", "--db", server.url, "--container", work.path + "/container", "--json", drop.path])
+        let ingest = try ServiceProcess([
+            "ingest", "--db", server.url, "--container", work.path + "/container", "--json", drop.path,
+        ])
         var middle: Scrape?
-        #expect(try eventually {
-            let scrape = try Self.scrape(port)
-            guard (scrape[#"share_stage_items_total{stage="copy",outcome="ran"}"#] ?? 0) >= 1 else { return false }
-            if ingest.process.isRunning { middle = scrape }
-            return true
-        })
+        #expect(
+            try eventually {
+                let scrape = try Self.scrape(port)
+                guard (scrape[#"share_stage_items_total{stage="copy",outcome="ran"}"#] ?? 0) >= 1 else { return false }
+                if ingest.process.isRunning { middle = scrape }
+                return true
+            })
         let mid = try #require(middle, "the batch finished before a scrape saw it under way")
         let midCheck = try mid.promtool()
         #expect(midCheck.status == 0, "promtool: \(midCheck.output)")
@@ -147,9 +161,12 @@ import Testing
 
     @Test func theListenerRefusesWhatItDoesNotServeAndAnEndlessRequestDelaysNoBatch() throws {
         let work = TemporaryDirectory("watch-limits")
-        let inbox = work.path + "/inbox", container = work.path + "/container"
+        let inbox = work.path + "/inbox"
+        let container = work.path + "/container"
         try FileManager.default.createDirectory(atPath: inbox, withIntermediateDirectories: true)
-        let watch = try ServiceProcess(["watch", inbox, "--container", container, "--settle", "0", "--json", "--metrics", "127.0.0.1:0"])
+        let watch = try ServiceProcess([
+            "watch", inbox, "--container", container, "--settle", "0", "--json", "--metrics", "127.0.0.1:0",
+        ])
         let port = try #require(watch.metricsPort(), "no metrics line: \(watch.stderr)")
 
         #expect(try HTTPClient.get(port, "/nothing-here").status == 404)
@@ -192,9 +209,12 @@ import Testing
     /// a peer holds every slot.
     @Test func idleConnectionsHoldingEverySlotCannotKeepHealthzShut() throws {
         let work = TemporaryDirectory("watch-idle")
-        let inbox = work.path + "/inbox", container = work.path + "/container"
+        let inbox = work.path + "/inbox"
+        let container = work.path + "/container"
         try FileManager.default.createDirectory(atPath: inbox, withIntermediateDirectories: true)
-        let watch = try ServiceProcess(["watch", inbox, "--container", container, "--settle", "0", "--json", "--metrics", "127.0.0.1:0"])
+        let watch = try ServiceProcess([
+            "watch", inbox, "--container", container, "--settle", "0", "--json", "--metrics", "127.0.0.1:0",
+        ])
         let port = try #require(watch.metricsPort(), "no metrics line: \(watch.stderr)")
         for round in 0..<3 {
             // A peer takes all 16 slots and sends nothing (each would be closed
@@ -216,31 +236,45 @@ import Testing
     /// each up by one per lie, in two batches.
     @Test func aHelperThatMisbehavesIsCountedOnceAsMisbehavedAndOnceAsKilled() throws {
         let work = TemporaryDirectory("watch-misbehaved")
-        let inbox = work.path + "/inbox", container = work.path + "/container"
+        let inbox = work.path + "/inbox"
+        let container = work.path + "/container"
         try FileManager.default.createDirectory(atPath: inbox, withIntermediateDirectories: true)
         let watch = try ServiceProcess(
             ["watch", inbox, "--container", container, "--settle", "0", "--json", "--metrics", "127.0.0.1:0"],
             environment: ["SHARE_TEST_HELPER_FAULT": "forge-mime:lie-1.jpg,forge-mime:lie-2.jpg"])
         let port = try #require(watch.metricsPort(), "no metrics line: \(watch.stderr)")
         var before = try Self.scrape(port)
-        #expect(before["share_decoder_misbehaved_total"] == 0 && before["share_helper_kills_total"] == 0, "\(before.text)")
+        #expect(
+            before["share_decoder_misbehaved_total"] == 0 && before["share_helper_kills_total"] == 0, "\(before.text)")
         for round in 1...2 {
             let staging = work.path + "/staging-\(round)"
             try FileManager.default.createDirectory(atPath: staging, withIntermediateDirectories: true)
             try FileManager.default.copyItem(atPath: Fixtures.media("photo.jpg"), toPath: staging + "/lie-\(round).jpg")
-            try FileManager.default.copyItem(atPath: Fixtures.media("cmyk.jpg"), toPath: staging + "/honest-\(round).jpg")
+            try FileManager.default.copyItem(
+                atPath: Fixtures.media("cmyk.jpg"), toPath: staging + "/honest-\(round).jpg")
             try FileManager.default.moveItem(atPath: staging, toPath: inbox + "/drop-\(round)")
-            #expect(eventually { watch.stdout.split(separator: "\n").filter { $0.contains(#""event":"batchFinished""#) }.count == round }, "\(watch.stderr)")
+            #expect(
+                eventually {
+                    watch.stdout.split(separator: "\n").filter { $0.contains(#""event":"batchFinished""#) }.count
+                        == round
+                }, "\(watch.stderr)")
             // The counters are read from the pool and the events as they come: wait for them, then compare.
             var after = before
             _ = try eventually(timeout: 30) {
                 after = try Self.scrape(port)
                 return after["share_decoder_misbehaved_total"] != before["share_decoder_misbehaved_total"]
             }
-            #expect(after["share_decoder_misbehaved_total"] == (before["share_decoder_misbehaved_total"] ?? -1) + 1, "round \(round): \(after.text)")
-            #expect(after["share_helper_kills_total"] == (before["share_helper_kills_total"] ?? -1) + 1, "round \(round): \(after.text)")
-            #expect(after[#"share_item_failures_total{reason="decoderMisbehaved"}"#] == Double(round), "round \(round): \(after.text)")
-            #expect(after[#"share_items_total{outcome="ingested"}"#] == Double(round), "round \(round): the honest photo")
+            #expect(
+                after["share_decoder_misbehaved_total"] == (before["share_decoder_misbehaved_total"] ?? -1) + 1,
+                "round \(round): \(after.text)")
+            #expect(
+                after["share_helper_kills_total"] == (before["share_helper_kills_total"] ?? -1) + 1,
+                "round \(round): \(after.text)")
+            #expect(
+                after[#"share_item_failures_total{reason="decoderMisbehaved"}"#] == Double(round),
+                "round \(round): \(after.text)")
+            #expect(
+                after[#"share_items_total{outcome="ingested"}"#] == Double(round), "round \(round): the honest photo")
             before = after
         }
         #expect(watch.stop() == 143, "\(watch.stderr)")

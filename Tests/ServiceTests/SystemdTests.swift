@@ -22,7 +22,9 @@ import Testing
                 for (index, byte) in path.utf8.enumerated() { target[index] = byte }
             }
             let bound = withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+                }
             }
             #expect(bound == 0, "bind \(path): \(String(cString: strerror(errno)))")
             var timeout = timeval(tv_sec: 0, tv_usec: 100_000)
@@ -46,23 +48,34 @@ import Testing
         }
 
         /// The index of the first message holding `assignment`.
-        func first(_ assignment: String) -> Int? { messages.firstIndex { $0.split(separator: "\n").contains(Substring(assignment)) } }
+        func first(_ assignment: String) -> Int? {
+            messages.firstIndex { $0.split(separator: "\n").contains(Substring(assignment)) }
+        }
     }
 
     /// READY=1, then watchdog pings (with a status line), then STOPPING=1 on SIGTERM, in that order.
     static func expectLifecycle(_ arguments: [String], sourceLocation: SourceLocation = #_sourceLocation) throws {
         let notify = try NotifySocket()
         // A 0.2 s watchdog: a ping every 0.1 s.
-        let service = try ServiceProcess(arguments, environment: ["NOTIFY_SOCKET": notify.path, "WATCHDOG_USEC": "200000"])
-        #expect(notify.wait(for: "READY=1"), "no READY=1: \(notify.messages) \(service.stderr)", sourceLocation: sourceLocation)
+        let service = try ServiceProcess(
+            arguments, environment: ["NOTIFY_SOCKET": notify.path, "WATCHDOG_USEC": "200000"])
+        #expect(
+            notify.wait(for: "READY=1"), "no READY=1: \(notify.messages) \(service.stderr)",
+            sourceLocation: sourceLocation)
         #expect(notify.wait(for: "WATCHDOG=1"), "no watchdog ping: \(notify.messages)", sourceLocation: sourceLocation)
-        #expect(notify.wait(for: "WATCHDOG=1"), "one watchdog ping only: \(notify.messages)", sourceLocation: sourceLocation)
+        #expect(
+            notify.wait(for: "WATCHDOG=1"), "one watchdog ping only: \(notify.messages)", sourceLocation: sourceLocation
+        )
         kill(service.process.processIdentifier, SIGTERM)
         #expect(notify.wait(for: "STOPPING=1"), "no STOPPING=1: \(notify.messages)", sourceLocation: sourceLocation)
         #expect(service.stop() == 0, "\(service.stderr)", sourceLocation: sourceLocation)
-        let ready = try #require(notify.first("READY=1")), ping = try #require(notify.first("WATCHDOG=1")), stopping = try #require(notify.first("STOPPING=1"))
+        let ready = try #require(notify.first("READY=1"))
+        let ping = try #require(notify.first("WATCHDOG=1"))
+        let stopping = try #require(notify.first("STOPPING=1"))
         #expect(ready < ping && ping < stopping, "\(notify.messages)", sourceLocation: sourceLocation)
-        #expect(notify.messages[ping].contains("STATUS=items ingested 0"), "\(notify.messages[ping])", sourceLocation: sourceLocation)
+        #expect(
+            notify.messages[ping].contains("STATUS=items ingested 0"), "\(notify.messages[ping])",
+            sourceLocation: sourceLocation)
     }
 
     @Test func aWatcherTellsTheServiceManagerReadyWatchdogAndStopping() throws {
@@ -90,17 +103,33 @@ import Testing
         let units = TemporaryDirectory("units")
         var paths: [String] = []
         for name in ["share-watch", "share-worker"] {
-            let text = try String(contentsOfFile: Fixtures.packageRoot.appendingPathComponent("deploy/systemd/\(name)@.service").path, encoding: .utf8)
+            let text = try String(
+                contentsOfFile: Fixtures.packageRoot.appendingPathComponent("deploy/systemd/\(name)@.service").path,
+                encoding: .utf8)
             #expect(text.contains("ExecStart=/usr/local/bin/share "))
-            for setting in ["Type=notify", "WatchdogSec=", "ProtectSystem=strict", "PrivateTmp=yes", "ProtectHome=yes", "RestrictAddressFamilies=",
-                "SystemCallArchitectures=native", "LockPersonality=yes", "CapabilityBoundingSet=\n", "User=share-ingest", "SystemCallFilter=@system-service ",
-                "MemoryDenyWriteExecute=yes", "IPAddressDeny=any", "IPAddressAllow=localhost", "ProtectProc=invisible", "ProcSubset=pid", "PrivateMounts=yes"] {
+            for setting in [
+                "Type=notify", "WatchdogSec=", "ProtectSystem=strict", "PrivateTmp=yes", "ProtectHome=yes",
+                "RestrictAddressFamilies=",
+                "SystemCallArchitectures=native", "LockPersonality=yes", "CapabilityBoundingSet=\n",
+                "User=share-ingest", "SystemCallFilter=@system-service ",
+                "MemoryDenyWriteExecute=yes", "IPAddressDeny=any", "IPAddressAllow=localhost", "ProtectProc=invisible",
+                "ProcSubset=pid", "PrivateMounts=yes",
+            ] {
                 #expect(text.contains("\n" + setting), "\(name): \(setting)")
             }
             for dropIn in ["", "database.conf", "no-landlock.conf", "mount-namespace.conf"] {
-                let extra = dropIn.isEmpty ? "" : "\n" + (try String(contentsOfFile: Fixtures.packageRoot.appendingPathComponent("deploy/systemd/" + dropIn).path, encoding: .utf8))
-                let path = units.file("\(name)\(dropIn.isEmpty ? "" : "-" + dropIn.replacingOccurrences(of: ".conf", with: ""))@test.service")
-                try (text + extra).replacingOccurrences(of: "/usr/local/bin/share", with: Fixtures.shareBinary).write(toFile: path, atomically: true, encoding: .utf8)
+                let extra =
+                    dropIn.isEmpty
+                    ? ""
+                    : "\n"
+                        + (try String(
+                            contentsOfFile: Fixtures.packageRoot.appendingPathComponent("deploy/systemd/" + dropIn)
+                                .path, encoding: .utf8))
+                let path = units.file(
+                    "\(name)\(dropIn.isEmpty ? "" : "-" + dropIn.replacingOccurrences(of: ".conf", with: ""))@test.service"
+                )
+                try (text + extra).replacingOccurrences(of: "/usr/local/bin/share", with: Fixtures.shareBinary).write(
+                    toFile: path, atomically: true, encoding: .utf8)
                 paths.append(path)
             }
         }

@@ -1,8 +1,8 @@
 import Foundation
+import ShareManifest
 import Testing
 
 @testable import ShareIngestCore
-import ShareManifest
 
 /// The progress line `share ingest` draws on a terminal, given a batch's
 /// events (issue 61, finding 11): its total is the batch's planned count from

@@ -1,9 +1,9 @@
 import Foundation
 import MediaFormats
+import ShareIngest
 import ShareManifest
 import Testing
 
-import ShareIngest
 @testable import ShareIngestCore
 
 /// The fan-in's rules that compare capture times (issue 54 part 2): the Live
@@ -23,13 +23,16 @@ import ShareIngest
     }
 
     static func item(
-        _ index: Int, _ name: String, format: MediaFormat, time: CaptureTime?, type: SharedMediaType = .image, duration: Double? = nil,
+        _ index: Int, _ name: String, format: MediaFormat, time: CaptureTime?, type: SharedMediaType = .image,
+        duration: Double? = nil,
         position: CapturePosition? = nil
     ) -> ItemState {
         var state = ItemState(index: index, id: UUID(), source: .text(""), label: "drop/" + name)
         state.type = type
         state.copyPath = "/c/\(name)"
-        state.sniffed = SniffedContent(format: format, fileExtension: "x", mimeType: format.mimeType, recognised: true, declaredExtension: nil, contradictedFormat: nil)
+        state.sniffed = SniffedContent(
+            format: format, fileExtension: "x", mimeType: format.mimeType, recognised: true, declaredExtension: nil,
+            contradictedFormat: nil)
         state.moments = MomentFacts(captureTime: time, position: position)
         state.durationMilliseconds = duration
         return state
@@ -50,7 +53,8 @@ import ShareIngest
     /// Live Photo window, the movie before the still: within 2 s pairs, a minute earlier never.
     @Test func aLivePhotosMovieBeforeItsStillPairsOnlyWithinTwoSecondsOfItsInstant() {
         #expect(Self.pairs(Self.time(0), Self.time(-1.5, source: .quicktime)))
-        #expect(!Self.pairs(Self.time(0), Self.time(-60, source: .quicktime)), "a movie a minute before its still paired")
+        #expect(
+            !Self.pairs(Self.time(0), Self.time(-60, source: .quicktime)), "a movie a minute before its still paired")
     }
 
     /// Instants, not wall clocks: a still written at +02:00 and a movie at UTC
@@ -76,28 +80,44 @@ import ShareIngest
     static func groups(_ items: [ItemState]) -> [String: SharedMediaFile.Group] {
         let grouping = ShotGrouping(candidates: items, final: { $0 })
         var found: [String: SharedMediaFile.Group] = [:]
-        for item in items { if let group = grouping.groups[item.index] { found[item.label.lastPathComponentOfPath] = group } }
+        for item in items {
+            if let group = grouping.groups[item.index] { found[item.label.lastPathComponentOfPath] = group }
+        }
         return found
     }
 
     /// RAW+JPEG: the same stem and capture instants within 1 s group; 5 s apart never.
     @Test func aRAWAndItsJPEGGroupOnlyWithinOneSecondOfTheirInstants() {
-        let together = Self.groups([Self.item(0, "IMG_0100.CR2", format: .cr2, time: Self.time(0)), Self.item(1, "IMG_0100.JPG", format: .jpeg, time: Self.time(0.5))])
+        let together = Self.groups([
+            Self.item(0, "IMG_0100.CR2", format: .cr2, time: Self.time(0)),
+            Self.item(1, "IMG_0100.JPG", format: .jpeg, time: Self.time(0.5)),
+        ])
         #expect(together["IMG_0100.CR2"]?.role == .raw && together["IMG_0100.JPG"]?.role == .jpeg, "\(together)")
-        let apart = Self.groups([Self.item(0, "IMG_0100.CR2", format: .cr2, time: Self.time(0)), Self.item(1, "IMG_0100.JPG", format: .jpeg, time: Self.time(5))])
+        let apart = Self.groups([
+            Self.item(0, "IMG_0100.CR2", format: .cr2, time: Self.time(0)),
+            Self.item(1, "IMG_0100.JPG", format: .jpeg, time: Self.time(5)),
+        ])
         #expect(apart.isEmpty, "a RAW and a JPEG 5 s apart grouped: \(apart)")
         // The same instant at two offsets (a camera set to UTC, a JPEG re-dated to local time) is one shot.
         let zones = Self.groups([
-            Self.item(0, "IMG_0100.CR2", format: .cr2, time: Self.time(0, offset: 0)), Self.item(1, "IMG_0100.JPG", format: .jpeg, time: Self.time(0, offset: 2)),
+            Self.item(0, "IMG_0100.CR2", format: .cr2, time: Self.time(0, offset: 0)),
+            Self.item(1, "IMG_0100.JPG", format: .jpeg, time: Self.time(0, offset: 2)),
         ])
         #expect(zones.count == 2, "\(zones)")
     }
 
     /// Edit: an original and its edited render within 1 s group; 5 s apart never.
     @Test func anOriginalAndItsEditGroupOnlyWithinOneSecondOfTheirInstants() {
-        let together = Self.groups([Self.item(0, "IMG_1234.HEIC", format: .heic, time: Self.time(0)), Self.item(1, "IMG_E1234.JPG", format: .jpeg, time: Self.time(0))])
-        #expect(together["IMG_1234.HEIC"]?.role == .original && together["IMG_E1234.JPG"]?.role == .edited, "\(together)")
-        let apart = Self.groups([Self.item(0, "IMG_1234.HEIC", format: .heic, time: Self.time(0)), Self.item(1, "IMG_E1234.JPG", format: .jpeg, time: Self.time(5))])
+        let together = Self.groups([
+            Self.item(0, "IMG_1234.HEIC", format: .heic, time: Self.time(0)),
+            Self.item(1, "IMG_E1234.JPG", format: .jpeg, time: Self.time(0)),
+        ])
+        #expect(
+            together["IMG_1234.HEIC"]?.role == .original && together["IMG_E1234.JPG"]?.role == .edited, "\(together)")
+        let apart = Self.groups([
+            Self.item(0, "IMG_1234.HEIC", format: .heic, time: Self.time(0)),
+            Self.item(1, "IMG_E1234.JPG", format: .jpeg, time: Self.time(5)),
+        ])
         #expect(apart.isEmpty, "an original and an edit 5 s apart grouped: \(apart)")
     }
 
@@ -108,8 +128,11 @@ import ShareIngest
             Self.item(1, "20240501_120000_BURST002.jpg", format: .jpeg, time: Self.time(30)),
             Self.item(2, "20240501_120000_BURST003.jpg", format: .jpeg, time: Self.time(120)),
         ])
-        #expect(found["20240501_120000_BURST001_COVER.jpg"]?.role == .cover && found["20240501_120000_BURST002.jpg"]?.role == .frame, "\(found)")
-        #expect(found["20240501_120000_BURST003.jpg"] == nil, "a frame two minutes from its cover is a member: \(found)")
+        #expect(
+            found["20240501_120000_BURST001_COVER.jpg"]?.role == .cover
+                && found["20240501_120000_BURST002.jpg"]?.role == .frame, "\(found)")
+        #expect(
+            found["20240501_120000_BURST003.jpg"] == nil, "a frame two minutes from its cover is a member: \(found)")
     }
 
     /// An Apple burst's cover is its earliest frame by instant: a frame whose
@@ -122,8 +145,10 @@ import ShareIngest
         }
         var grouping = ShotGrouping()
         // IMG_0102 reads 12:00:10 at +02:00 (10:00:10 UTC); IMG_0101 reads 11:00:05 at +00:00... taken later (11:00:05 UTC).
-        let later = frame(0, "IMG_0101.JPG", CaptureTime(local: Self.noon - 3600 + 5, utc: Self.noon - 3600 + 5, source: .exif))
-        let earlier = frame(1, "IMG_0102.JPG", CaptureTime(local: Self.noon + 10, utc: Self.noon - 7200 + 10, source: .exif))
+        let later = frame(
+            0, "IMG_0101.JPG", CaptureTime(local: Self.noon - 3600 + 5, utc: Self.noon - 3600 + 5, source: .exif))
+        let earlier = frame(
+            1, "IMG_0102.JPG", CaptureTime(local: Self.noon + 10, utc: Self.noon - 7200 + 10, source: .exif))
         grouping.addBurst([later, earlier], final: { $0 })
         #expect(grouping.groups[1]?.role == .cover && grouping.groups[0]?.role == .frame, "\(grouping.groups)")
     }
@@ -134,6 +159,8 @@ import ShareIngest
             Self.item(0, "20240501_120000_BURST001.jpg", format: .jpeg, time: Self.time(0)),
             Self.item(1, "20240501_120000_BURST002_COVER.jpg", format: .jpeg, time: Self.time(1)),
         ])
-        #expect(found["20240501_120000_BURST002_COVER.jpg"]?.role == .cover && found["20240501_120000_BURST001.jpg"]?.role == .frame, "\(found)")
+        #expect(
+            found["20240501_120000_BURST002_COVER.jpg"]?.role == .cover
+                && found["20240501_120000_BURST001.jpg"]?.role == .frame, "\(found)")
     }
 }

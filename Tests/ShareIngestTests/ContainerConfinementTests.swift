@@ -28,7 +28,8 @@ import Testing
             try parent.add("box/photo.jpg", copying: Fixtures.media("photo.jpg"))
             try parent.add("box-evil/x.jpg", copying: Fixtures.media("photo.jpg"))
             try FileManager.default.createSymbolicLink(atPath: root + "/escape", withDestinationPath: sibling)
-            try FileManager.default.createSymbolicLink(atPath: root + "/x-link.jpg", withDestinationPath: sibling + "/x.jpg")
+            try FileManager.default.createSymbolicLink(
+                atPath: root + "/x-link.jpg", withDestinationPath: sibling + "/x.jpg")
             // Not vacuous: every path below exists and is a regular file when followed.
             for path in [sibling + "/x.jpg", root + "/escape/x.jpg", root + "/x-link.jpg"] {
                 #expect(FileManager.default.isReadableFile(atPath: path), "\(path) should exist")
@@ -40,7 +41,10 @@ import Testing
             [
                 (sibling + "/x.jpg", .outsideContainer(sibling + "/x.jpg")),
                 (root + "/../box-evil/x.jpg", .outsideContainer(root + "/../box-evil/x.jpg")),
-                (root + "/thumbnails/../../box-evil/x.jpg", .outsideContainer(root + "/thumbnails/../../box-evil/x.jpg")),
+                (
+                    root + "/thumbnails/../../box-evil/x.jpg",
+                    .outsideContainer(root + "/thumbnails/../../box-evil/x.jpg")
+                ),
                 // A folder link inside the container: the entry's last component is
                 // a regular file, only its resolved path shows it is outside.
                 (root + "/escape/x.jpg", .outsideContainer(root + "/escape/x.jpg")),
@@ -66,7 +70,8 @@ import Testing
         try FileManager.default.createSymbolicLink(atPath: alias, withDestinationPath: layout.root)
         let container = try ContainerDirectory(alias)
         #expect(container.checkedFile(alias + "/photo.jpg") == .success(layout.root + "/photo.jpg"))
-        #expect(container.checkedFile(layout.sibling + "/x.jpg") == .failure(.outsideContainer(layout.sibling + "/x.jpg")))
+        #expect(
+            container.checkedFile(layout.sibling + "/x.jpg") == .failure(.outsideContainer(layout.sibling + "/x.jpg")))
         #expect(container.checkedFile(alias + "/escape/x.jpg") == .failure(.outsideContainer(alias + "/escape/x.jpg")))
     }
 
@@ -78,7 +83,8 @@ import Testing
         let handler = RedirectHandler(container: layout.container)
         let store = ManifestStore(container: layout.container)
         func write(_ key: String, path: String, thumbnail: String?) throws -> ShareKey {
-            let json = #"[{"path": "file://\#(path)", "thumbnail": \#(thumbnail.map { "\"file://\($0)\"" } ?? "null"), "type": "image"}]"#
+            let json =
+                #"[{"path": "file://\#(path)", "thumbnail": \#(thumbnail.map { "\"file://\($0)\"" } ?? "null"), "type": "image"}]"#
             let shareKey = try ShareKey(key)
             try Data(json.utf8).write(to: URL(fileURLWithPath: layout.container.manifestPath(key: shareKey)))
             return shareKey
@@ -88,14 +94,16 @@ import Testing
         for (number, (path, refusal)) in layout.escapes.enumerated() {
             for asThumbnail in [false, true] {
                 let key = try write(
-                    "evil\(number)\(asThumbnail ? "t" : "")", path: asThumbnail ? layout.root + "/photo.jpg" : path, thumbnail: asThumbnail ? path : nil)
+                    "evil\(number)\(asThumbnail ? "t" : "")", path: asThumbnail ? layout.root + "/photo.jpg" : path,
+                    thumbnail: asThumbnail ? path : nil)
                 #expect(throws: RedirectError.badEntry(index: 0, refusal), "\(path)") {
                     try handler.open("ShareMedia://dataUrl=\(key.rawValue)#media", consume: true)
                 }
                 #expect(store.exists(key), "a refused manifest was consumed")
             }
         }
-        #expect(FileManager.default.contentsEqual(atPath: layout.sibling + "/x.jpg", andPath: Fixtures.media("photo.jpg")))
+        #expect(
+            FileManager.default.contentsEqual(atPath: layout.sibling + "/x.jpg", andPath: Fixtures.media("photo.jpg")))
     }
 }
 
@@ -111,7 +119,8 @@ import Testing
         for name in ["take-1", "take-2", "take-3", "take-4", "take-5", "keep-1"] {
             try Data(repeating: 7, count: name.count).write(to: URL(fileURLWithPath: folder + "/" + name))
         }
-        try FileManager.default.createSymbolicLink(atPath: folder + "/take-link", withDestinationPath: folder + "/keep-1")
+        try FileManager.default.createSymbolicLink(
+            atPath: folder + "/take-link", withDestinationPath: folder + "/keep-1")
         var heard: [String: Int64] = [:]
         try DirectoryEntries.removeRegularFiles(
             in: Array(folder.utf8), display: folder, dryRun: dryRun, chunk: 2,
@@ -119,6 +128,10 @@ import Testing
             removed: { name, size in heard[String(decoding: name, as: UTF8.self)] = size })
         #expect(heard == ["take-1": 6, "take-2": 6, "take-3": 6, "take-4": 6, "take-5": 6])
         let left = Set(try FileManager.default.contentsOfDirectory(atPath: folder))
-        #expect(left == (dryRun ? ["take-1", "take-2", "take-3", "take-4", "take-5", "keep-1", "take-dir", "take-link"] : ["keep-1", "take-dir", "take-link"]))
+        #expect(
+            left
+                == (dryRun
+                    ? ["take-1", "take-2", "take-3", "take-4", "take-5", "keep-1", "take-dir", "take-link"]
+                    : ["keep-1", "take-dir", "take-link"]))
     }
 }

@@ -18,6 +18,8 @@ import Testing
         try process.run()
         let found = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         process.waitUntilExit()
-        #expect(process.terminationStatus == 0 && found.isEmpty, "stale symbol links in doc comments, or broken links between the README and docs/:\n\(found)")
+        #expect(
+            process.terminationStatus == 0 && found.isEmpty,
+            "stale symbol links in doc comments, or broken links between the README and docs/:\n\(found)")
     }
 }

@@ -1,10 +1,10 @@
 import Foundation
+import ShareIngest
 import ShareManifest
 import SystemCalls
 import TestSupport
 import Testing
 
-import ShareIngest
 @testable import ShareIngestCore
 
 /// The pieces of the drop boundary (issue 51) on their own: what opening
@@ -24,7 +24,8 @@ struct DropRootTests {
         try files.createSymbolicLink(atPath: work.path + "/drop/out", withDestinationPath: work.path + "/outside")
         try files.createSymbolicLink(atPath: work.path + "/drop/up", withDestinationPath: "../outside/a.txt")
         try files.createSymbolicLink(atPath: work.path + "/drop/in", withDestinationPath: "sub/../sub/a.txt")
-        try files.createSymbolicLink(atPath: work.path + "/drop/sub/back", withDestinationPath: work.path + "/drop/sub/a.txt")
+        try files.createSymbolicLink(
+            atPath: work.path + "/drop/sub/back", withDestinationPath: work.path + "/drop/sub/a.txt")
         try files.createSymbolicLink(atPath: work.path + "/drop/loop", withDestinationPath: "loop")
         try files.createSymbolicLink(atPath: work.path + "/drop/folder", withDestinationPath: "sub")
         return (work, try DropRoot(opening: SourcePath(work.path + "/drop"), followingFinalLink: false))
@@ -35,7 +36,9 @@ struct DropRootTests {
         defer { withExtendedLifetime(work) {} }
         let read = try root.openFile(Array("sub/a.txt".utf8)).read(count: 16, at: 0, path: "a")
         #expect(String(decoding: read, as: UTF8.self) == "inside")
-        for (path, code) in [("out/a.txt", ELOOP), ("up", ELOOP), ("in", ELOOP), ("../outside/a.txt", EXDEV), ("/etc/hostname", EXDEV)] {
+        for (path, code) in [
+            ("out/a.txt", ELOOP), ("up", ELOOP), ("in", ELOOP), ("../outside/a.txt", EXDEV), ("/etc/hostname", EXDEV),
+        ] {
             #expect(throws: SystemError.self, "\(path)") { _ = try root.openFile(Array(path.utf8)) }
             do { _ = try root.openFile(Array(path.utf8)) } catch { #expect(error.code == code, "\(path): \(error)") }
         }
@@ -66,13 +69,19 @@ struct DropRootTests {
     }
 
     @Test func theSourceAsPlannedSurvivesItsRecord() throws {
-        let version = FileVersion(device: 66306, inode: 1 << 40, size: 1234, modifiedSeconds: -86_400, modifiedNanoseconds: 999_999_999)
-        let refused = ItemFailure(.copy, .symbolicLink, "/drop/x is a symbolic link pointing outside the drop; not followed")
+        let version = FileVersion(
+            device: 66306, inode: 1 << 40, size: 1234, modifiedSeconds: -86_400, modifiedNanoseconds: 999_999_999)
+        let refused = ItemFailure(
+            .copy, .symbolicLink, "/drop/x is a symbolic link pointing outside the drop; not followed")
         // As the plan makes it: the root recorded with the source, what the walk saw as the item's sourceVersion.
-        let file = SourceFile(root: SourcePath("/inbox/.processing/B/drop"), relative: Array("zzz/X.jpg".utf8), name: "X.jpg", expected: nil)
+        let file = SourceFile(
+            root: SourcePath("/inbox/.processing/B/drop"), relative: Array("zzz/X.jpg".utf8), name: "X.jpg",
+            expected: nil)
         var item = ItemState(index: 4, id: UUID(), source: .file(file), label: "/inbox/drop/zzz/X.jpg")
         item.sourceVersion = version
-        var sidecar = CarriedSidecar(index: 5, name: "X.jpg.json", ownPath: SourcePath("/elsewhere/sub/X.jpg.json"), ownLabel: "elsewhere/sub/X.jpg.json", size: 12)
+        var sidecar = CarriedSidecar(
+            index: 5, name: "X.jpg.json", ownPath: SourcePath("/elsewhere/sub/X.jpg.json"),
+            ownLabel: "elsewhere/sub/X.jpg.json", size: 12)
         sidecar.ownRootLength = "/elsewhere".utf8.count
         sidecar.expected = version
         var plain = CarriedSidecar(index: 6, name: "X.jpg.xmp", ownPath: nil, ownLabel: nil, size: 40)
@@ -84,13 +93,19 @@ struct DropRootTests {
             Issue.record("not a file")
             return
         }
-        #expect(back.root == SourcePath("/inbox/.processing/B/drop") && back.relative == Array("zzz/X.jpg".utf8) && read.sourceVersion == version)
+        #expect(
+            back.root == SourcePath("/inbox/.processing/B/drop") && back.relative == Array("zzz/X.jpg".utf8)
+                && read.sourceVersion == version)
         #expect(read.carriedSidecars[0].source(carriedBy: read).root == SourcePath("/elsewhere"))
         #expect(read.carriedSidecars[0].source(carriedBy: read).relative == Array("sub/X.jpg.json".utf8))
         #expect(
             read.carriedSidecars[1].source(carriedBy: read)
-                == SourceFile(path: SourcePath("/inbox/.processing/B/drop/zzz/X.jpg.xmp"), name: "X.jpg.xmp", rootLength: file.rootLength, expected: version))
-        let skipped = ItemState(index: 7, id: UUID(), source: .file(SourceFile(path: SourcePath("/drop/x"), name: "x", refused: refused)), label: "/drop/x")
+                == SourceFile(
+                    path: SourcePath("/inbox/.processing/B/drop/zzz/X.jpg.xmp"), name: "X.jpg.xmp",
+                    rootLength: file.rootLength, expected: version))
+        let skipped = ItemState(
+            index: 7, id: UUID(), source: .file(SourceFile(path: SourcePath("/drop/x"), name: "x", refused: refused)),
+            label: "/drop/x")
         #expect(try JSONDecoder().decode(ItemState.self, from: JSONEncoder().encode(skipped)) == skipped)
         // A file whose root is its own folder records no root: read back, its own folder is its root.
         let flat = SourceFile(root: SourcePath("/drop"), relative: Array("a.txt".utf8), name: "a.txt", expected: nil)
@@ -102,11 +117,13 @@ struct DropRootTests {
 
     /// A version is recorded as one array; one recorded before, as an object, still reads.
     @Test func aVersionIsRecordedAsAnArrayAndReadEitherWay() throws {
-        let version = FileVersion(device: 66306, inode: 1 << 40, size: 1234, modifiedSeconds: -86_400, modifiedNanoseconds: 999_999_999)
+        let version = FileVersion(
+            device: 66306, inode: 1 << 40, size: 1234, modifiedSeconds: -86_400, modifiedNanoseconds: 999_999_999)
         let encoded = String(decoding: try JSONEncoder().encode(version), as: UTF8.self)
         #expect(encoded == "[66306,1099511627776,1234,-86400,999999999]")
         #expect(try JSONDecoder().decode(FileVersion.self, from: Data(encoded.utf8)) == version)
-        let before = #"{"device":66306,"inode":1099511627776,"modifiedNanoseconds":999999999,"modifiedSeconds":-86400,"size":1234}"#
+        let before =
+            #"{"device":66306,"inode":1099511627776,"modifiedNanoseconds":999999999,"modifiedSeconds":-86400,"size":1234}"#
         #expect(try JSONDecoder().decode(FileVersion.self, from: Data(before.utf8)) == version)
     }
 }

@@ -1,10 +1,10 @@
 import ContentHash
 import Foundation
+import ShareIngest
 import ShareManifest
 import TestSupport
 import Testing
 
-import ShareIngest
 @testable import ShareIngestCore
 
 /// Content identity: every copy's SHA-256 (computed while copying), and the same
@@ -48,7 +48,9 @@ import ShareIngest
         let drop = TemporaryDirectory("empties")
         _ = try drop.add("one.txt", bytes: [])
         _ = try drop.add("two.txt", bytes: [])
-        let report = try ShareIngestor(container: container.directory, pipeline: Self.pipeline(.skip)).ingest([.path(drop.path)])
+        let report = try ShareIngestor(container: container.directory, pipeline: Self.pipeline(.skip)).ingest([
+            .path(drop.path)
+        ])
         #expect(report.entries.count == 2 && report.entries.allSatisfy { $0.duplicateOf == nil })
     }
 
@@ -62,27 +64,41 @@ import ShareIngest
         #expect(second.duplicateOf == first.path)
         let secondCopy = try #require(second.fileURL).path
         #expect(second.path != first.path && FileManager.default.fileExists(atPath: secondCopy))
-        #expect(report.items[1].warnings.isEmpty, "a duplicate kept is a fact of its entry, not a warning: \(report.items[1].warnings)")
-        let decoded = try ManifestCoder.decode(Data(contentsOf: URL(fileURLWithPath: try #require(report.manifestPath))))
+        #expect(
+            report.items[1].warnings.isEmpty,
+            "a duplicate kept is a fact of its entry, not a warning: \(report.items[1].warnings)")
+        let decoded = try ManifestCoder.decode(
+            Data(contentsOf: URL(fileURLWithPath: try #require(report.manifestPath))))
         #expect(decoded.entries[1].duplicateOf == first.path)
     }
 
     @Test func aDuplicateCanPointAtTheEarlierCopyOrBeSkipped() throws {
         let drop = try Self.drop()
         let linked = try TemporaryContainer()
-        let link = try ShareIngestor(container: linked.directory, pipeline: Self.pipeline(.link)).ingest([.path(drop.path)])
+        let link = try ShareIngestor(container: linked.directory, pipeline: Self.pipeline(.link)).ingest([
+            .path(drop.path)
+        ])
         #expect(link.isComplete)
         #expect(link.entries[1].path == link.entries[0].path && link.entries[1].duplicateOf == link.entries[0].path)
         // Its own copy is gone: one copy of the photo in the container.
-        let copies = try FileManager.default.contentsOfDirectory(atPath: linked.directory.root).filter { $0.hasSuffix(".jpg") }
+        let copies = try FileManager.default.contentsOfDirectory(atPath: linked.directory.root).filter {
+            $0.hasSuffix(".jpg")
+        }
         #expect(copies.count == 1, "\(copies)")
 
         let skipping = try TemporaryContainer()
-        let skip = try ShareIngestor(container: skipping.directory, pipeline: Self.pipeline(.skip)).ingest([.path(drop.path)])
+        let skip = try ShareIngestor(container: skipping.directory, pipeline: Self.pipeline(.skip)).ingest([
+            .path(drop.path)
+        ])
         #expect(skip.entries.count == 2)
         #expect(skip.items[1].status == .skipped && skip.items[1].failure?.reason == .duplicate)
-        #expect(skip.items[1].failure?.message == "\(drop.path)/b-same-photo.jpg: the same content as \(drop.path)/a-photo.jpg was already delivered (in this share); skipped")
-        #expect(try FileManager.default.contentsOfDirectory(atPath: skipping.directory.root).filter { $0.hasSuffix(".jpg") }.count == 1)
+        #expect(
+            skip.items[1].failure?.message
+                == "\(drop.path)/b-same-photo.jpg: the same content as \(drop.path)/a-photo.jpg was already delivered (in this share); skipped"
+        )
+        #expect(
+            try FileManager.default.contentsOfDirectory(atPath: skipping.directory.root).filter { $0.hasSuffix(".jpg") }
+                .count == 1)
     }
 
     /// A second share of the same photo while the first is not consumed is a
@@ -96,14 +112,21 @@ import ShareIngest
         #expect(second.entries[0].duplicateOf == first.entries[0].path)
 
         // Skipping across batches leaves the second share without the photo.
-        let skipped = try ShareIngestor(container: container.directory, pipeline: Self.pipeline(.skip)).ingest([.data(Self.photo, name: "third.jpg"), .text("x")])
+        let skipped = try ShareIngestor(container: container.directory, pipeline: Self.pipeline(.skip)).ingest([
+            .data(Self.photo, name: "third.jpg"), .text("x"),
+        ])
         #expect(skipped.items[0].failure?.reason == .duplicate && skipped.entries.count == 1)
-        #expect(skipped.items[0].failure?.message == "data:third.jpg: the same content as data:from-chat.jpg was already delivered (in share \(first.key)); skipped")
+        #expect(
+            skipped.items[0].failure?.message
+                == "data:third.jpg: the same content as data:from-chat.jpg was already delivered (in share \(first.key)); skipped"
+        )
 
         // The host consumed the first share: its copy is the app's now, and a new
         // share of the photo is no duplicate of it.
-        _ = try RedirectHandler(container: container.directory).open(try #require(first.redirectURL).description, consume: true)
-        _ = try RedirectHandler(container: container.directory).open(try #require(second.redirectURL).description, consume: true)
+        _ = try RedirectHandler(container: container.directory).open(
+            try #require(first.redirectURL).description, consume: true)
+        _ = try RedirectHandler(container: container.directory).open(
+            try #require(second.redirectURL).description, consume: true)
         let fourth = try ingestor.ingest([.data(Self.photo, name: "later.jpg")])
         #expect(fourth.entries[0].duplicateOf == nil)
     }

@@ -1,26 +1,33 @@
 import Foundation
 import Glibc
+import MediaFormats
 import ShareIngest
+import ShareManifest
 import TestSupport
 import Testing
-import ShareManifest
-import MediaFormats
 
 /// The host side is pointed at whatever URL and manifest an attacker can write:
 /// it refuses anything that is not a small, well-typed manifest naming regular
 /// files inside the container, without blocking and without consuming it.
 @Suite struct HostSafetyTests {
     /// A container with one real photo in it, and a hand-written manifest under `key`.
-    static func container(manifest json: String?, key: String = "evil", in temporary: TemporaryDirectory) throws -> ContainerDirectory {
+    static func container(manifest json: String?, key: String = "evil", in temporary: TemporaryDirectory) throws
+        -> ContainerDirectory
+    {
         let container = try ContainerDirectory(temporary.path)
         try temporary.add("photo.jpg", copying: Fixtures.media("photo.jpg"))
-        if let json { try Data(json.utf8).write(to: URL(fileURLWithPath: container.manifestPath(key: try ShareKey(key)))) }
+        if let json {
+            try Data(json.utf8).write(to: URL(fileURLWithPath: container.manifestPath(key: try ShareKey(key))))
+        }
         return container
     }
 
     /// Opens `key` with consume and expects a refusal whose message contains `text`;
     /// the manifest must still be there afterwards.
-    static func expectRefused(_ container: ContainerDirectory, key: String = "evil", containing text: String, sourceLocation: SourceLocation = #_sourceLocation) {
+    static func expectRefused(
+        _ container: ContainerDirectory, key: String = "evil", containing text: String,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) {
         do {
             _ = try RedirectHandler(container: container).open("ShareMedia://dataUrl=\(key)#media", consume: true)
             Issue.record("accepted", sourceLocation: sourceLocation)
@@ -28,10 +35,14 @@ import MediaFormats
             #expect(error.description.contains(text), "\(error)", sourceLocation: sourceLocation)
         }
         var st = stat()
-        #expect(lstat(container.manifestPath(key: try! ShareKey(key)), &st) == 0, "a refused manifest was consumed", sourceLocation: sourceLocation)
+        #expect(
+            lstat(container.manifestPath(key: try! ShareKey(key)), &st) == 0, "a refused manifest was consumed",
+            sourceLocation: sourceLocation)
     }
 
-    static func entry(_ path: String) -> String { #"[{"path": "\#(path)", "thumbnail": null, "duration": null, "type": "image"}]"# }
+    static func entry(_ path: String) -> String {
+        #"[{"path": "\#(path)", "thumbnail": null, "duration": null, "type": "image"}]"#
+    }
 
     @Test func aManifestOverTheSizeLimitIsRefusedUnread() throws {
         let temporary = TemporaryDirectory()
@@ -49,7 +60,8 @@ import MediaFormats
         Self.expectRefused(container, key: "fifo", containing: "manifest is not a regular file")
         let outside = TemporaryDirectory()
         let json = try outside.add("m.json", bytes: Array(Self.entry("file://\(temporary.path)/photo.jpg").utf8))
-        try FileManager.default.createSymbolicLink(atPath: container.manifestPath(key: try ShareKey("link")), withDestinationPath: json)
+        try FileManager.default.createSymbolicLink(
+            atPath: container.manifestPath(key: try ShareKey("link")), withDestinationPath: json)
         Self.expectRefused(container, key: "link", containing: "manifest is not a regular file")
     }
 
@@ -61,14 +73,22 @@ import MediaFormats
         try FileManager.default.createSymbolicLink(atPath: root + "/escape", withDestinationPath: "/etc")
         Self.expectRefused(container, containing: "is outside the container")
         // "..", percent-encoded, only visible after decoding; and encoded slashes.
-        for path in ["file://\(root)/thumbnails/%2E%2E/%2E%2E/%2E%2E/etc/passwd", "file://\(root)/thumbnails%2F..%2F..%2F..%2Fetc%2Fpasswd", "file://\(root)/../\((root as NSString).lastPathComponent)-sibling/x.jpg"] {
-            try Data(Self.entry(path).utf8).write(to: URL(fileURLWithPath: container.manifestPath(key: try ShareKey("dots"))))
+        for path in [
+            "file://\(root)/thumbnails/%2E%2E/%2E%2E/%2E%2E/etc/passwd",
+            "file://\(root)/thumbnails%2F..%2F..%2F..%2Fetc%2Fpasswd",
+            "file://\(root)/../\((root as NSString).lastPathComponent)-sibling/x.jpg",
+        ] {
+            try Data(Self.entry(path).utf8).write(
+                to: URL(fileURLWithPath: container.manifestPath(key: try ShareKey("dots"))))
             Self.expectRefused(container, key: "dots", containing: "manifest entry 0")
             unlink(container.manifestPath(key: try ShareKey("dots")))
         }
         // Not file URLs at all.
-        for path in ["https://example.org/x.jpg", "file://evil.example.org/etc/passwd", "/etc/passwd", "file:etc/passwd"] {
-            try Data(Self.entry(path).utf8).write(to: URL(fileURLWithPath: container.manifestPath(key: try ShareKey("remote"))))
+        for path in [
+            "https://example.org/x.jpg", "file://evil.example.org/etc/passwd", "/etc/passwd", "file:etc/passwd",
+        ] {
+            try Data(Self.entry(path).utf8).write(
+                to: URL(fileURLWithPath: container.manifestPath(key: try ShareKey("remote"))))
             Self.expectRefused(container, key: "remote", containing: "is not a file:// URL")
             unlink(container.manifestPath(key: try ShareKey("remote")))
         }
@@ -84,9 +104,11 @@ import MediaFormats
         let container = try Self.container(manifest: Self.entry("file://\(root)/pipe.jpg"), in: temporary)
         #expect(mkfifo(root + "/pipe.jpg", 0o644) == 0)
         Self.expectRefused(container, containing: "is not a regular file")
-        try Data(Self.entry("file://\(root)/thumbnails").utf8).write(to: URL(fileURLWithPath: container.manifestPath(key: try ShareKey("dir"))))
+        try Data(Self.entry("file://\(root)/thumbnails").utf8).write(
+            to: URL(fileURLWithPath: container.manifestPath(key: try ShareKey("dir"))))
         Self.expectRefused(container, key: "dir", containing: "is not a regular file")
-        try Data(Self.entry("file://\(root)/missing.jpg").utf8).write(to: URL(fileURLWithPath: container.manifestPath(key: try ShareKey("missing"))))
+        try Data(Self.entry("file://\(root)/missing.jpg").utf8).write(
+            to: URL(fileURLWithPath: container.manifestPath(key: try ShareKey("missing"))))
         Self.expectRefused(container, key: "missing", containing: "file does not exist")
     }
 
@@ -115,7 +137,8 @@ import MediaFormats
     @Test func deeplyNestedJSONIsRefusedNotACrash() throws {
         let temporary = TemporaryDirectory()
         let depth = 100_000
-        let container = try Self.container(manifest: String(repeating: "[", count: depth) + String(repeating: "]", count: depth), in: temporary)
+        let container = try Self.container(
+            manifest: String(repeating: "[", count: depth) + String(repeating: "]", count: depth), in: temporary)
         Self.expectRefused(container, containing: "evil")
     }
 
@@ -147,7 +170,9 @@ import MediaFormats
         #expect(refused.status == 66)
         #expect(refused.stderr.contains("/etc/passwd: is outside the container; refused"), "\(refused.stderr)")
         #expect(refused.stdout.isEmpty)
-        let traversal = try ShareProcess.run(["open", "--container", temporary.path, "ShareMedia://dataUrl=..%2Fevil#media"])
+        let traversal = try ShareProcess.run([
+            "open", "--container", temporary.path, "ShareMedia://dataUrl=..%2Fevil#media",
+        ])
         #expect(traversal.status == 64)
         #expect(traversal.stderr.contains("bad key"), "\(traversal.stderr)")
     }
@@ -159,10 +184,13 @@ import MediaFormats
     func containerFilesAreNeverWorldWritable(umask mask: String) throws {
         let temporary = TemporaryDirectory()
         let container = temporary.path + "/container"
-        let result = try HostileInputTests.tool("/bin/sh", [
-            "-c", "umask \(mask) && exec \"$0\" ingest --quiet --container \"$1\" \"$2\" \"$3\"", Fixtures.shareBinary, container,
-            Fixtures.media("photo.jpg"), Fixtures.media("clip-h264.mp4"),
-        ])
+        let result = try HostileInputTests.tool(
+            "/bin/sh",
+            [
+                "-c", "umask \(mask) && exec \"$0\" ingest --quiet --container \"$1\" \"$2\" \"$3\"",
+                Fixtures.shareBinary, container,
+                Fixtures.media("photo.jpg"), Fixtures.media("clip-h264.mp4"),
+            ])
         #expect(result.status == 0, "\(result.output)")
         let umaskBits = mode_t(mask, radix: 8)!
         var checked = 0
@@ -171,7 +199,9 @@ import MediaFormats
             #expect(lstat(container + "/" + relative, &st) == 0)
             let permissions = st.st_mode & 0o7777
             let isDirectory = st.st_mode & S_IFMT == S_IFDIR
-            #expect(permissions == (isDirectory ? 0o700 : 0o600) & ~umaskBits, "\(relative): \(String(permissions, radix: 8))")
+            #expect(
+                permissions == (isDirectory ? 0o700 : 0o600) & ~umaskBits,
+                "\(relative): \(String(permissions, radix: 8))")
             #expect(permissions & 0o077 == 0, "\(relative) is open to others")
             checked += 1
         }

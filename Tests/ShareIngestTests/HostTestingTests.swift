@@ -1,17 +1,20 @@
 import Foundation
+import MediaFormats
 import ShareIngest
+import ShareManifest
 import TestSupport
 import Testing
-import ShareManifest
-import MediaFormats
 
 /// The knobs host-app tests use: reproducible identifiers and clock, temporary
 /// containers, plugin flavors, pipelines built in code, async entry points.
 @Suite struct HostTestingTests {
     static let fixedDate = Date(timeIntervalSince1970: 1_800_000_000)
 
-    static func reproducibleIngestor(_ container: TemporaryContainer, pipeline: PipelineDefinition = .standard) -> ShareIngestor {
-        ShareIngestor(container: container.directory, pipeline: pipeline, identifiers: .sequential(), now: { fixedDate })
+    static func reproducibleIngestor(_ container: TemporaryContainer, pipeline: PipelineDefinition = .standard)
+        -> ShareIngestor
+    {
+        ShareIngestor(
+            container: container.directory, pipeline: pipeline, identifiers: .sequential(), now: { fixedDate })
     }
 
     static func manifest(_ report: BatchReport) throws -> String {
@@ -34,20 +37,29 @@ import MediaFormats
 
     @Test func sequentialIdentifiersNameTheBatchFirstThenItemsInInputOrder() throws {
         let container = try TemporaryContainer()
-        let inputs: [ShareInput] = [.path(Fixtures.media("photo.jpg")), .text("hello"), .path(Fixtures.media("document.pdf"))]
+        let inputs: [ShareInput] = [
+            .path(Fixtures.media("photo.jpg")), .text("hello"), .path(Fixtures.media("document.pdf")),
+        ]
         let report = try Self.reproducibleIngestor(container).ingest(inputs)
         #expect(report.batchID.uuidString == "00000000-0000-0000-0000-000000000001")
         #expect(report.key.rawValue == "ShareKey-00000000-0000-0000-0000-000000000001")
-        #expect(report.redirectURL?.description == "ShareMedia://dataUrl=ShareKey-00000000-0000-0000-0000-000000000001#media")
+        #expect(
+            report.redirectURL?.description
+                == "ShareMedia://dataUrl=ShareKey-00000000-0000-0000-0000-000000000001#media")
         // Text has no copy, so no id in the report; the files keep their drawn ids.
-        #expect(report.items.map(\.id?.uuidString) == ["00000000-0000-0000-0000-000000000002", nil, "00000000-0000-0000-0000-000000000004"])
+        #expect(
+            report.items.map(\.id?.uuidString) == [
+                "00000000-0000-0000-0000-000000000002", nil, "00000000-0000-0000-0000-000000000004",
+            ])
         #expect(report.entries[0].path == "file://\(container.root)/00000000-0000-0000-0000-000000000002.jpg")
         #expect(report.entries[2].path == "file://\(container.root)/00000000-0000-0000-0000-000000000004.pdf")
     }
 
     @Test func seededIdentifiersRepeatPerSeedAndLookRandom() {
         func draw(_ source: IdentifierSource) -> [UUID] { (0..<4).map { _ in source.next() } }
-        let first = draw(.seeded(42)), again = draw(.seeded(42)), other = draw(.seeded(43))
+        let first = draw(.seeded(42))
+        let again = draw(.seeded(42))
+        let other = draw(.seeded(43))
         #expect(first == again)
         #expect(first != other)
         #expect(Set(first).count == 4)
@@ -104,17 +116,23 @@ import MediaFormats
             #expect(json.contains("\"file://\(photo)\""))
         }
         // The host side reads every flavor to the same checked entries.
-        let share = try RedirectHandler(container: container.directory).open(try #require(report.redirectURL).description)
+        let share = try RedirectHandler(container: container.directory).open(
+            try #require(report.redirectURL).description)
         #expect(share.schema == flavor.schema)
         #expect(share.entries.map(\.type) == [.image, .video])
-        #expect(share.entries.map(\.path) == [URL(fileURLWithPath: photo).absoluteString, URL(fileURLWithPath: container.root + "/00000000-0000-0000-0000-000000000003.mp4").absoluteString])
+        #expect(
+            share.entries.map(\.path) == [
+                URL(fileURLWithPath: photo).absoluteString,
+                URL(fileURLWithPath: container.root + "/00000000-0000-0000-0000-000000000003.mp4").absoluteString,
+            ])
     }
 
     @Test(arguments: PluginFlavor.allCases)
     func aHandWrittenManifestOutsideTheContainerIsRefused(_ flavor: PluginFlavor) throws {
         let container = try TemporaryContainer()
         let key = try ShareKey("evil")
-        try ManifestStore(container: container.directory).write([SharedMediaFile(path: "file:///etc/passwd", type: .file)], as: flavor, key: key)
+        try ManifestStore(container: container.directory).write(
+            [SharedMediaFile(path: "file:///etc/passwd", type: .file)], as: flavor, key: key)
         #expect(throws: RedirectError.badEntry(index: 0, .outsideContainer("/etc/passwd"))) {
             try RedirectHandler(container: container.directory).open(key: key, consume: true)
         }
@@ -126,7 +144,9 @@ import MediaFormats
         var pipeline = PipelineDefinition.standard
         pipeline.thumbnail?.size = 200
         let container = try TemporaryContainer()
-        let report = try ShareIngestor(container: container.directory, pipeline: pipeline).ingest([.path(Fixtures.media("photo.jpg"))])
+        let report = try ShareIngestor(container: container.directory, pipeline: pipeline).ingest([
+            .path(Fixtures.media("photo.jpg"))
+        ])
         let thumbnail = try #require(report.entries.first?.thumbnail.flatMap(URL.init(string:))?.path)
         let size = try ImageInspector.size(thumbnail)
         #expect(max(size.width, size.height) == 200)
@@ -138,13 +158,18 @@ import MediaFormats
         do {
             _ = try ShareIngestor(container: container.directory, pipeline: pipeline).ingest([.text("x")])
         } catch {
-            guard case .pipeline(let problem) = error else { Issue.record("\(error)"); return }
+            guard case .pipeline(let problem) = error else {
+                Issue.record("\(error)")
+                return
+            }
             // `size` is the older spelling of one size: the check names `sizes`.
             #expect(problem.field == "stages[3].sizes")
         }
 
         let bare = PipelineDefinition(name: "no-thumbnails", probe: nil, thumbnail: nil)
-        let plain = try ShareIngestor(container: container.directory, pipeline: bare).ingest([.path(Fixtures.media("photo.jpg"))])
+        let plain = try ShareIngestor(container: container.directory, pipeline: bare).ingest([
+            .path(Fixtures.media("photo.jpg"))
+        ])
         #expect(plain.entries.first?.thumbnail == nil)
         #expect(plain.pipeline == "no-thumbnails")
     }
@@ -186,14 +211,16 @@ import MediaFormats
         let started = DispatchSemaphore(value: 0)
         let released = DispatchSemaphore(value: 0)
         let task = Task {
-            try await ingestor.ingest([.path(drop.path)], events: { event in
-                // The first copy's worker waits here until the Task was cancelled,
-                // so the batch is certainly under way when it is.
-                if case .stageFinished(.copy, 0, _) = event {
-                    started.signal()
-                    released.wait()
-                }
-            })
+            try await ingestor.ingest(
+                [.path(drop.path)],
+                events: { event in
+                    // The first copy's worker waits here until the Task was cancelled,
+                    // so the batch is certainly under way when it is.
+                    if case .stageFinished(.copy, 0, _) = event {
+                        started.signal()
+                        released.wait()
+                    }
+                })
         }
         await withCheckedContinuation { continuation in
             DispatchQueue.global().async {

@@ -1,12 +1,12 @@
 import Foundation
 import Glibc
+import MediaFormats
 import MediaKit
 import ShareIngest
-import TestSupport
-import Synchronization
-import Testing
 import ShareManifest
-import MediaFormats
+import Synchronization
+import TestSupport
+import Testing
 
 /// A hostile corpus, generated at run time from the committed media (cut,
 /// corrupted, header-patched) and with the vips/ffmpeg command-line tools:
@@ -29,10 +29,15 @@ import MediaFormats
 
     /// The journal is kept off the container's disk here, so that a test can fill
     /// that disk to the byte for the copy, the thumbnail or the manifest.
-    static func ingest(_ inputs: [ShareInput], pipeline: PipelineDefinition = .standard, container: String, events: IngestEventSink? = nil) throws -> BatchReport {
+    static func ingest(
+        _ inputs: [ShareInput], pipeline: PipelineDefinition = .standard, container: String,
+        events: IngestEventSink? = nil
+    ) throws -> BatchReport {
         let state = TemporaryDirectory("state")
         return try withExtendedLifetime(state) {
-            try ShareIngestor(container: try ContainerDirectory(container, stateDirectory: state.path), pipeline: pipeline).ingest(inputs, events: events)
+            try ShareIngestor(
+                container: try ContainerDirectory(container, stateDirectory: state.path), pipeline: pipeline
+            ).ingest(inputs, events: events)
         }
     }
 
@@ -46,54 +51,88 @@ import MediaFormats
     /// The ordinary photos were delivered as images with thumbnails, and the
     /// container holds exactly the manifest's copies and thumbnails (no
     /// `.partial`, no orphan of a failed item).
-    static func expectOrdinaryPhotosAndCleanContainer(_ report: BatchReport, _ container: String, photos: [String] = ["ordinary-1.jpg", "ordinary-2.jpg"], sourceLocation: SourceLocation = #_sourceLocation) {
+    static func expectOrdinaryPhotosAndCleanContainer(
+        _ report: BatchReport, _ container: String, photos: [String] = ["ordinary-1.jpg", "ordinary-2.jpg"],
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) {
         let items = byName(report)
         for photo in photos {
-            #expect(items[photo]?.status == .ingested, "\(photo): \(String(describing: items[photo]?.failure))", sourceLocation: sourceLocation)
+            #expect(
+                items[photo]?.status == .ingested, "\(photo): \(String(describing: items[photo]?.failure))",
+                sourceLocation: sourceLocation)
             #expect(items[photo]?.entry?.type == .image, sourceLocation: sourceLocation)
             #expect(items[photo]?.entry?.thumbnail != nil, sourceLocation: sourceLocation)
         }
         expectCleanContainer(report, container, sourceLocation: sourceLocation)
     }
 
-    static func expectCleanContainer(_ report: BatchReport, _ container: String, sourceLocation: SourceLocation = #_sourceLocation) {
+    static func expectCleanContainer(
+        _ report: BatchReport, _ container: String, sourceLocation: SourceLocation = #_sourceLocation
+    ) {
         let files = FileManager.default
         // Hidden entries are the container's own (journal, the spool of in-memory inputs).
-        let copies = Set((try? files.contentsOfDirectory(atPath: container)) ?? []).subtracting(["thumbnails", "manifests"]).filter { !$0.hasPrefix(".") }
+        let copies = Set((try? files.contentsOfDirectory(atPath: container)) ?? []).subtracting([
+            "thumbnails", "manifests",
+        ]).filter { !$0.hasPrefix(".") }
         let thumbnails = Set((try? files.contentsOfDirectory(atPath: container + "/thumbnails")) ?? [])
         let all = (files.enumerator(atPath: container)?.allObjects as? [String]) ?? []
         let entries = report.entries
-        #expect(copies == Set(entries.compactMap { $0.fileURL?.lastPathComponent }), "stray copies", sourceLocation: sourceLocation)
-        #expect(thumbnails == Set(entries.compactMap { $0.thumbnail.flatMap(URL.init(string:))?.lastPathComponent }), "stray thumbnails", sourceLocation: sourceLocation)
+        #expect(
+            copies == Set(entries.compactMap { $0.fileURL?.lastPathComponent }), "stray copies",
+            sourceLocation: sourceLocation)
+        #expect(
+            thumbnails == Set(entries.compactMap { $0.thumbnail.flatMap(URL.init(string:))?.lastPathComponent }),
+            "stray thumbnails", sourceLocation: sourceLocation)
         #expect(all.filter { $0.hasSuffix(".partial") }.isEmpty, "temporary files left", sourceLocation: sourceLocation)
-        let manifests = ((try? files.contentsOfDirectory(atPath: container + "/manifests")) ?? []).filter { $0.hasSuffix(".json") }
+        let manifests = ((try? files.contentsOfDirectory(atPath: container + "/manifests")) ?? []).filter {
+            $0.hasSuffix(".json")
+        }
         #expect(manifests.count == (report.manifestPath == nil ? 0 : 1), sourceLocation: sourceLocation)
     }
 
     /// Expects `name` to have failed (or been skipped) for `reason`, with a message naming it.
-    static func expectFailure(_ items: [String: ItemReport], _ name: String, _ reason: ItemFailure.Reason, status: ItemStatus = .failed, stage: StageName? = nil, containing text: String? = nil, sourceLocation: SourceLocation = #_sourceLocation) {
+    static func expectFailure(
+        _ items: [String: ItemReport], _ name: String, _ reason: ItemFailure.Reason, status: ItemStatus = .failed,
+        stage: StageName? = nil, containing text: String? = nil, sourceLocation: SourceLocation = #_sourceLocation
+    ) {
         guard let item = items[name] else {
             Issue.record("\(name) is not in the report", sourceLocation: sourceLocation)
             return
         }
-        #expect(item.status == status, "\(name): \(item.status) \(String(describing: item.failure))", sourceLocation: sourceLocation)
-        #expect(item.failure?.reason == reason, "\(name): \(String(describing: item.failure))", sourceLocation: sourceLocation)
-        if let stage { #expect(item.failure?.stage == stage, "\(name): \(String(describing: item.failure))", sourceLocation: sourceLocation) }
+        #expect(
+            item.status == status, "\(name): \(item.status) \(String(describing: item.failure))",
+            sourceLocation: sourceLocation)
+        #expect(
+            item.failure?.reason == reason, "\(name): \(String(describing: item.failure))",
+            sourceLocation: sourceLocation)
+        if let stage {
+            #expect(
+                item.failure?.stage == stage, "\(name): \(String(describing: item.failure))",
+                sourceLocation: sourceLocation)
+        }
         let message = item.failure?.message ?? ""
-        #expect(message.contains(name), "the message does not name the file: \(message)", sourceLocation: sourceLocation)
+        #expect(
+            message.contains(name), "the message does not name the file: \(message)", sourceLocation: sourceLocation)
         if let text { #expect(message.contains(text), "\(name): \(message)", sourceLocation: sourceLocation) }
         #expect(item.entry == nil, sourceLocation: sourceLocation)
     }
 
-    static func expectIngested(_ items: [String: ItemReport], _ name: String, type: SharedMediaType, fileExtension: String, sourceLocation: SourceLocation = #_sourceLocation) {
-        #expect(items[name]?.status == .ingested, "\(name): \(String(describing: items[name]?.failure))", sourceLocation: sourceLocation)
+    static func expectIngested(
+        _ items: [String: ItemReport], _ name: String, type: SharedMediaType, fileExtension: String,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) {
+        #expect(
+            items[name]?.status == .ingested, "\(name): \(String(describing: items[name]?.failure))",
+            sourceLocation: sourceLocation)
         #expect(items[name]?.entry?.type == type, "\(name)", sourceLocation: sourceLocation)
         #expect(items[name]?.entry?.fileURL?.pathExtension == fileExtension, "\(name)", sourceLocation: sourceLocation)
     }
 
     /// Runs a tool the tests use to make media (the product never shells out).
     @discardableResult
-    static func tool(_ path: String, _ arguments: [String], environment: [String: String]? = nil) throws -> (status: Int32, output: String) {
+    static func tool(_ path: String, _ arguments: [String], environment: [String: String]? = nil) throws -> (
+        status: Int32, output: String
+    ) {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: path)
         process.arguments = arguments
@@ -129,7 +168,8 @@ import MediaFormats
     @Test func damagedAndMislabelledFilesEachGetAPreciseOutcome() throws {
         let drop = try Self.drop()
         let cuts: [(source: String, ext: String)] = [
-            ("photo.jpg", "jpg"), ("alpha.png", "png"), ("image.heic", "heic"), ("clip-h264.mp4", "mp4"), ("clip.mov", "mov"), ("clip-vp9.webm", "webm"),
+            ("photo.jpg", "jpg"), ("alpha.png", "png"), ("image.heic", "heic"), ("clip-h264.mp4", "mp4"),
+            ("clip.mov", "mov"), ("clip-vp9.webm", "webm"),
         ]
         for (source, ext) in cuts {
             let bytes = try Self.bytes(source)
@@ -175,14 +215,19 @@ import MediaFormats
         // Zero-byte files are what was shared (issue 13): files of size 0, named as they were.
         for (name, ext) in [("zero.jpg", "jpg"), ("zero.mp4", "mp4")] {
             Self.expectIngested(items, name, type: .file, fileExtension: ext)
-            #expect(items[name]?.entry?.size == 0 && items[name]?.entry?.thumbnail == nil && items[name]?.entry?.mimeType == "application/octet-stream")
+            #expect(
+                items[name]?.entry?.size == 0 && items[name]?.entry?.thumbnail == nil
+                    && items[name]?.entry?.mimeType == "application/octet-stream")
             #expect(items[name]?.warnings == ["is empty (0 bytes): delivered as a file"])
         }
         for ext in ["jpg", "png", "heic", "mp4", "mov", "webm", "gif"] {
-            Self.expectFailure(items, "random.\(ext)", .contentMismatch, stage: .sniff, containing: "named .\(ext) but the content is not")
+            Self.expectFailure(
+                items, "random.\(ext)", .contentMismatch, stage: .sniff,
+                containing: "named .\(ext) but the content is not")
         }
         Self.expectIngested(items, "jpeg-named.mp4", type: .image, fileExtension: "jpg")
-        #expect(items["jpeg-named.mp4"]?.warnings.contains { $0.contains("named .mp4 but the content is JPEG") } == true)
+        #expect(
+            items["jpeg-named.mp4"]?.warnings.contains { $0.contains("named .mp4 but the content is JPEG") } == true)
         Self.expectIngested(items, "video-named.jpg", type: .video, fileExtension: "mp4")
         #expect(items["video-named.jpg"]?.entry?.duration == 2000)
         Self.expectOrdinaryPhotosAndCleanContainer(report, container.path)
@@ -194,7 +239,8 @@ import MediaFormats
         let drop = TemporaryDirectory("zero")
         let file = try drop.add("empty note.png", bytes: [])
         let container = TemporaryDirectory()
-        let report = try Self.ingest([.path(file), .data(Data(), name: "blank.mov"), .text(""), .text("hello")], container: container.path)
+        let report = try Self.ingest(
+            [.path(file), .data(Data(), name: "blank.mov"), .text(""), .text("hello")], container: container.path)
         let items = report.items
         #expect(items.map(\.status) == [.ingested, .ingested, .failed, .ingested])
         #expect(items[2].failure?.reason == .empty && items[2].failure?.stage == .sniff)
@@ -207,9 +253,13 @@ import MediaFormats
             #expect(item.warnings == ["is empty (0 bytes): delivered as a file"])
         }
         // The manifest on disk says the same.
-        let manifest = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: try #require(report.manifestPath)))) as? [[String: Any]]
+        let manifest =
+            try JSONSerialization.jsonObject(
+                with: Data(contentsOf: URL(fileURLWithPath: try #require(report.manifestPath)))) as? [[String: Any]]
         let first = try #require(manifest?.first)
-        #expect(first["type"] as? String == "file" && first["size"] as? Int == 0 && first["fileName"] as? String == "empty note.png")
+        #expect(
+            first["type"] as? String == "file" && first["size"] as? Int == 0
+                && first["fileName"] as? String == "empty note.png")
         // The report page shows it delivered, with its warning.
         let page = ReportPage(report, container: try ContainerDirectory(container.path))
         #expect(page.html.contains("is empty (0 bytes): delivered as a file"))
@@ -244,7 +294,9 @@ import MediaFormats
         var i = 0
         while i + 9 < data.count {
             if data[i] == 0xFF, data[i + 1] == 0xC0 || data[i + 1] == 0xC2 {
-                data.replaceSubrange((i + 5)..<(i + 9), with: [UInt8(height >> 8), UInt8(height & 0xFF), UInt8(width >> 8), UInt8(width & 0xFF)])
+                data.replaceSubrange(
+                    (i + 5)..<(i + 9),
+                    with: [UInt8(height >> 8), UInt8(height & 0xFF), UInt8(width >> 8), UInt8(width & 0xFF)])
                 patched += 1
             }
             i += 1
@@ -256,7 +308,12 @@ import MediaFormats
     /// claim 15360×8640 (132.7 MP): made tiny with ffmpeg, then patched.
     static func videoClaiming16K(in directory: TemporaryDirectory) throws -> [UInt8] {
         let small = directory.file("small-mjpeg.mov")
-        try make("/usr/bin/ffmpeg", ["-v", "error", "-y", "-f", "lavfi", "-i", "testsrc=s=64x48:d=0.2:r=10", "-c:v", "mjpeg", "-q:v", "5", small])
+        try make(
+            "/usr/bin/ffmpeg",
+            [
+                "-v", "error", "-y", "-f", "lavfi", "-i", "testsrc=s=64x48:d=0.2:r=10", "-c:v", "mjpeg", "-q:v", "5",
+                small,
+            ])
         var data = [UInt8](try Data(contentsOf: URL(fileURLWithPath: small)))
         let (width, height): (UInt16, UInt16) = (15360, 8640)
         #expect(patchSOF(&data, width: width, height: height) >= 2)
@@ -269,10 +326,15 @@ import MediaFormats
         let stsd = try #require(find("stsd"))
         let entry = try #require(find("jpeg", from: stsd))
         let size = entry + 4 + 6 + 2 + 4 + 4 + 8
-        data.replaceSubrange(size..<(size + 4), with: [UInt8(width >> 8), UInt8(width & 0xFF), UInt8(height >> 8), UInt8(height & 0xFF)])
+        data.replaceSubrange(
+            size..<(size + 4), with: [UInt8(width >> 8), UInt8(width & 0xFF), UInt8(height >> 8), UInt8(height & 0xFF)])
         // tkhd: width and height are its last 8 bytes, 16.16 fixed point.
         let tkhd = try #require(find("tkhd"))
-        let end = tkhd - 4 + Int(UInt32(data[tkhd - 4]) << 24 | UInt32(data[tkhd - 3]) << 16 | UInt32(data[tkhd - 2]) << 8 | UInt32(data[tkhd - 1]))
+        let end =
+            tkhd - 4
+            + Int(
+                UInt32(data[tkhd - 4]) << 24 | UInt32(data[tkhd - 3]) << 16 | UInt32(data[tkhd - 2]) << 8
+                    | UInt32(data[tkhd - 1]))
         data.replaceSubrange((end - 8)..<end, with: bigEndian(UInt32(width) << 16) + bigEndian(UInt32(height) << 16))
         return data
     }
@@ -291,17 +353,25 @@ import MediaFormats
         let container = TemporaryDirectory()
         let report = try Self.ingest([.path(drop.path)], container: container.path)
         let items = Self.byName(report)
-        Self.expectFailure(items, "bomb-30000x30000.png", .tooManyPixels, stage: .probe, containing: "30000×30000 is 900.0 MP, over the limit of 100.0 MP")
+        Self.expectFailure(
+            items, "bomb-30000x30000.png", .tooManyPixels, stage: .probe,
+            containing: "30000×30000 is 900.0 MP, over the limit of 100.0 MP")
         Self.expectFailure(items, "bomb-65500x65500.jpg", .tooManyPixels, stage: .probe, containing: "65500×65500")
         Self.expectFailure(items, "bomb-16k.mov", .tooManyPixels, stage: .probe, containing: "15360×8640 is 132.7 MP")
         Self.expectFailure(items, "under-limit-10000x10000.png", .undecodable, stage: .thumbnail)
         Self.expectOrdinaryPhotosAndCleanContainer(report, container.path)
 
         // The limit is the pipeline's: 0.2 MP refuses the 640×480 photo too.
-        let strict = try Self.pipeline(#"{"name": "strict", "stages": [{"stage": "sniff"}, {"stage": "copy"}, {"stage": "probe", "pixelLimit": 200000}, {"stage": "manifest"}]}"#)
+        let strict = try Self.pipeline(
+            #"{"name": "strict", "stages": [{"stage": "sniff"}, {"stage": "copy"}, {"stage": "probe", "pixelLimit": 200000}, {"stage": "manifest"}]}"#
+        )
         let second = TemporaryDirectory()
-        let limited = try Self.ingest([.path(Fixtures.media("photo.jpg")), .path(Fixtures.media("tiny-1x1.png"))], pipeline: strict, container: second.path)
-        Self.expectFailure(Self.byName(limited), "photo.jpg", .tooManyPixels, containing: "640×480 is 0.3 MP, over the limit of 0.2 MP")
+        let limited = try Self.ingest(
+            [.path(Fixtures.media("photo.jpg")), .path(Fixtures.media("tiny-1x1.png"))], pipeline: strict,
+            container: second.path)
+        Self.expectFailure(
+            Self.byName(limited), "photo.jpg", .tooManyPixels, containing: "640×480 is 0.3 MP, over the limit of 0.2 MP"
+        )
         #expect(Self.byName(limited)["tiny-1x1.png"]?.status == .ingested)
     }
 
@@ -309,10 +379,13 @@ import MediaFormats
 
     @Test func oddValidImagesGetSRGBThumbnailsThatFit() throws {
         let drop = TemporaryDirectory("hostile-drop")
-        for name in ["cmyk.jpg", "png16.png", "gray.jpg", "animated.gif", "progressive.jpg", "tiny-1x1.png", "alpha.png"] {
+        for name in [
+            "cmyk.jpg", "png16.png", "gray.jpg", "animated.gif", "progressive.jpg", "tiny-1x1.png", "alpha.png",
+        ] {
             try drop.add(name, copying: Fixtures.media(name))
         }
-        try Self.make("/usr/bin/vips", ["copy", Fixtures.media("alpha.png"), drop.file("palette-alpha.png") + "[palette]"])
+        try Self.make(
+            "/usr/bin/vips", ["copy", Fixtures.media("alpha.png"), drop.file("palette-alpha.png") + "[palette]"])
         try Self.make("/usr/bin/vips", ["copy", Fixtures.media("animated.gif") + "[n=-1]", drop.file("animated.webp")])
         try Self.make("/usr/bin/vips", ["black", drop.file("wide-10000x10.png"), "10000", "10", "--bands", "3"])
         try Self.make("/usr/bin/vips", ["black", drop.file("tall-10x10000.png"), "10", "10000"])
@@ -323,14 +396,17 @@ import MediaFormats
         let items = Self.byName(report)
         let expected: [String: (width: Int, height: Int)] = [
             "cmyk.jpg": (320, 240), "png16.png": (128, 128), "gray.jpg": (640, 480), "animated.gif": (200, 100),
-            "progressive.jpg": (640, 480), "tiny-1x1.png": (1, 1), "alpha.png": (256, 256), "palette-alpha.png": (256, 256),
+            "progressive.jpg": (640, 480), "tiny-1x1.png": (1, 1), "alpha.png": (256, 256),
+            "palette-alpha.png": (256, 256),
             "animated.webp": (200, 100), "wide-10000x10.png": (10000, 10), "tall-10x10000.png": (10, 10000),
         ]
         #expect(Set(items.keys) == Set(expected.keys))
         for (name, size) in expected {
             let entry = try #require(items[name]?.entry, "\(name): \(String(describing: items[name]?.failure))")
             #expect(entry.type == .image, "\(name)")
-            #expect(entry.width == size.width && entry.height == size.height, "\(name): \(String(describing: entry.width))×\(String(describing: entry.height))")
+            #expect(
+                entry.width == size.width && entry.height == size.height,
+                "\(name): \(String(describing: entry.width))×\(String(describing: entry.height))")
             let thumbnail = try #require(entry.thumbnail.flatMap(URL.init(string:))?.path, "\(name) has no thumbnail")
             let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: thumbnail)))
             #expect(bytes.starts(with: [0xFF, 0xD8, 0xFF]), "\(name): the thumbnail is not a JPEG")
@@ -340,7 +416,9 @@ import MediaFormats
             // An 8-bit JPEG in sRGB (or plain grey for grey sources): never CMYK, 16-bit or alpha.
             let header = try Self.tool("/usr/bin/vipsheader", ["-a", thumbnail]).output
             #expect(header.contains("uchar"), "\(name): \(header)")
-            let colour = header.contains("uchar, 3 bands, srgb") || (header.contains("uchar, 1 band, b-w") && ["gray.jpg", "tall-10x10000.png"].contains(name))
+            let colour =
+                header.contains("uchar, 3 bands, srgb")
+                || (header.contains("uchar, 1 band, b-w") && ["gray.jpg", "tall-10x10000.png"].contains(name))
             #expect(colour, "\(name): \(header)")
         }
         Self.expectCleanContainer(report, container.path)
@@ -351,13 +429,23 @@ import MediaFormats
     @Test func oddVideosAreDeliveredOrReportedPrecisely() throws {
         let drop = try Self.drop()
         let ffmpeg = "/usr/bin/ffmpeg"
-        try Self.make(ffmpeg, ["-v", "error", "-y", "-f", "lavfi", "-i", "sine=d=1", "-c:a", "aac", drop.file("no-video-stream.mp4")])
-        try Self.make(ffmpeg, ["-v", "error", "-y", "-f", "lavfi", "-i", "testsrc=s=64x48:d=1", "-frames:v", "0", "-c:v", "libx264", drop.file("zero-frames.mp4")])
-        try Self.make(ffmpeg, [
-            "-v", "error", "-y", "-f", "lavfi", "-i", "testsrc=s=64x48:d=1", "-f", "lavfi", "-i", "sine=d=1", "-f", "lavfi", "-i", "testsrc=s=32x24:d=1",
-            "-map", "0", "-map", "1", "-map", "2", "-map", "1", "-map", "1", "-map", "1", "-map", "1", "-map", "1",
-            "-c:v", "libx264", "-c:a", "aac", drop.file("many-streams.mkv"),
-        ])
+        try Self.make(
+            ffmpeg,
+            ["-v", "error", "-y", "-f", "lavfi", "-i", "sine=d=1", "-c:a", "aac", drop.file("no-video-stream.mp4")])
+        try Self.make(
+            ffmpeg,
+            [
+                "-v", "error", "-y", "-f", "lavfi", "-i", "testsrc=s=64x48:d=1", "-frames:v", "0", "-c:v", "libx264",
+                drop.file("zero-frames.mp4"),
+            ])
+        try Self.make(
+            ffmpeg,
+            [
+                "-v", "error", "-y", "-f", "lavfi", "-i", "testsrc=s=64x48:d=1", "-f", "lavfi", "-i", "sine=d=1", "-f",
+                "lavfi", "-i", "testsrc=s=32x24:d=1",
+                "-map", "0", "-map", "1", "-map", "2", "-map", "1", "-map", "1", "-map", "1", "-map", "1", "-map", "1",
+                "-c:v", "libx264", "-c:a", "aac", drop.file("many-streams.mkv"),
+            ])
         var moov = try Self.bytes("clip-h264.mp4")
         let atom = try #require((0..<(moov.count - 4)).first { moov[$0..<($0 + 4)].elementsEqual(Array("moov".utf8)) })
         moov.replaceSubrange(atom..<(atom + 4), with: Array("moxv".utf8))
@@ -365,7 +453,8 @@ import MediaFormats
         // mvhd, mdhd and tkhd all claim 0xFFFFFFF0 time units (about 49 days).
         var absurd = try Self.bytes("clip-h264.mp4")
         for (box, offset) in [("mvhd", 16), ("mdhd", 16), ("tkhd", 20)] {
-            let at = try #require((0..<(absurd.count - 4)).first { absurd[$0..<($0 + 4)].elementsEqual(Array(box.utf8)) })
+            let at = try #require(
+                (0..<(absurd.count - 4)).first { absurd[$0..<($0 + 4)].elementsEqual(Array(box.utf8)) })
             absurd.replaceSubrange((at + 4 + offset)..<(at + 8 + offset), with: [0xFF, 0xFF, 0xFF, 0xF0])
         }
         try drop.add("absurd-duration.mp4", bytes: absurd)
@@ -376,7 +465,8 @@ import MediaFormats
         Self.expectIngested(items, "no-video-stream.mp4", type: .file, fileExtension: "mp4")
         #expect(items["no-video-stream.mp4"]?.entry?.mimeType == "audio/mp4")
         #expect(abs((items["no-video-stream.mp4"]?.entry?.duration ?? 0) - 1000) <= 30)
-        Self.expectFailure(items, "zero-frames.mp4", .undecodable, stage: .probe, containing: "no decodable video or audio stream")
+        Self.expectFailure(
+            items, "zero-frames.mp4", .undecodable, stage: .probe, containing: "no decodable video or audio stream")
         Self.expectFailure(items, "broken-moov.mp4", .undecodable, stage: .probe)
         Self.expectIngested(items, "many-streams.mkv", type: .video, fileExtension: "mkv")
         #expect(items["many-streams.mkv"]?.entry?.width == 64)
@@ -393,7 +483,9 @@ import MediaFormats
     /// Creates a file whose name is raw bytes (not necessarily UTF-8).
     static func create(_ directory: String, rawName: [UInt8], bytes: [UInt8]) throws {
         let path = Array(directory.utf8) + [UInt8(ascii: "/")] + rawName + [0]
-        let fd = path.withUnsafeBufferPointer { $0.withMemoryRebound(to: CChar.self) { Glibc.open($0.baseAddress!, O_WRONLY | O_CREAT | O_EXCL, 0o644) } }
+        let fd = path.withUnsafeBufferPointer {
+            $0.withMemoryRebound(to: CChar.self) { Glibc.open($0.baseAddress!, O_WRONLY | O_CREAT | O_EXCL, 0o644) }
+        }
         try #require(fd >= 0, "open: \(String(cString: strerror(errno)))")
         defer { close(fd) }
         #expect(bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) } == bytes.count)
@@ -420,11 +512,19 @@ import MediaFormats
         withUnsafeMutableBytes(of: &address.sun_path) { raw in
             for (i, byte) in socketPath.utf8.enumerated() { raw[i] = byte }
         }
-        let bound = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(socketFD, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) } }
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(socketFD, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
+        }
         try #require(bound == 0, "bind: \(String(cString: strerror(errno)))")
         // A character device like /dev/null, where mknod is allowed (root, no user namespace).
         let haveDevice = mknod(drop.file("device.jpg"), S_IFCHR | 0o644, dev_t(0x103)) == 0
-        if !haveDevice { print("HostileInputTests: mknod not permitted here (\(String(cString: strerror(errno)))); the device case is not exercised") }
+        if !haveDevice {
+            print(
+                "HostileInputTests: mknod not permitted here (\(String(cString: strerror(errno)))); the device case is not exercised"
+            )
+        }
         #expect(link(drop.file("ordinary-1.jpg"), drop.file("hard-link.jpg")) == 0)
         let deep = (0..<100).map { _ in "d" }.joined(separator: "/")
         try drop.add(deep + "/too-deep.jpg", bytes: photo)
@@ -440,13 +540,17 @@ import MediaFormats
         let container = TemporaryDirectory()
         let report = try Self.ingest([.path(drop.path)], container: container.path)
         let items = Self.byName(report)
-        Self.expectFailure(items, "loop-a", .symbolicLink, status: .skipped, containing: "broken symbolic link (or a loop)")
+        Self.expectFailure(
+            items, "loop-a", .symbolicLink, status: .skipped, containing: "broken symbolic link (or a loop)")
         Self.expectFailure(items, "loop-b", .symbolicLink, status: .skipped)
         Self.expectFailure(items, "self-dir", .symbolicLink, status: .skipped, containing: "not a regular file")
         Self.expectFailure(items, "outside.jpg", .symbolicLink, status: .skipped, containing: "outside the drop")
         Self.expectFailure(items, "fifo.jpg", .notRegularFile, status: .skipped, containing: "is a FIFO")
         Self.expectFailure(items, "socket.jpg", .notRegularFile, status: .skipped, containing: "is a socket")
-        if haveDevice { Self.expectFailure(items, "device.jpg", .notRegularFile, status: .skipped, containing: "is a character device") }
+        if haveDevice {
+            Self.expectFailure(
+                items, "device.jpg", .notRegularFile, status: .skipped, containing: "is a character device")
+        }
         // The 64th level is reported; nothing below it is read.
         let tooDeep = report.items.filter { $0.failure?.reason == .tooDeep }
         #expect(tooDeep.count == 1)
@@ -478,8 +582,16 @@ import MediaFormats
     final class Signal: @unchecked Sendable {
         private let lock = NSLock()
         private var value = false
-        func set(_ v: Bool) { lock.lock(); value = v; lock.unlock() }
-        var isSet: Bool { lock.lock(); defer { lock.unlock() }; return value }
+        func set(_ v: Bool) {
+            lock.lock()
+            value = v
+            lock.unlock()
+        }
+        var isSet: Bool {
+            lock.lock()
+            defer { lock.unlock() }
+            return value
+        }
     }
 
     static func append(_ path: String, _ bytes: [UInt8]) {
@@ -519,7 +631,9 @@ import MediaFormats
             }
         }
         let container = TemporaryDirectory()
-        let report = try Self.ingest([.path(first), .path(grows), .path(vanishes), .path(streaming), .path(last)], pipeline: try Self.pipeline(Self.sequential), container: container.path, events: sink)
+        let report = try Self.ingest(
+            [.path(first), .path(grows), .path(vanishes), .path(streaming), .path(last)],
+            pipeline: try Self.pipeline(Self.sequential), container: container.path, events: sink)
         done.set(true)
         let items = Self.byName(report)
         Self.expectFailure(items, "grows.jpg", .changedWhileCopying, stage: .copy, containing: "changed")
@@ -543,7 +657,8 @@ import MediaFormats
     static func ingestKeepingState(
         _ inputs: [ShareInput], pipeline: PipelineDefinition, container: String, state: TemporaryDirectory
     ) throws -> (ShareIngestor, BatchReport) {
-        let ingestor = ShareIngestor(container: try ContainerDirectory(container, stateDirectory: state.path), pipeline: pipeline)
+        let ingestor = ShareIngestor(
+            container: try ContainerDirectory(container, stateDirectory: state.path), pipeline: pipeline)
         return (ingestor, try ingestor.ingest(inputs))
     }
 
@@ -556,24 +671,38 @@ import MediaFormats
     ) {
         #expect(report.interrupted, "the batch is resumable", sourceLocation: sourceLocation)
         guard case .diskFull(let path, _)? = report.stop else {
-            Issue.record("stopped for \(String(describing: report.stop)), not a full disk", sourceLocation: sourceLocation)
+            Issue.record(
+                "stopped for \(String(describing: report.stop)), not a full disk", sourceLocation: sourceLocation)
             return
         }
-        #expect(path.hasPrefix(URL(fileURLWithPath: container).standardizedFileURL.path), "the stop names the container: \(path)", sourceLocation: sourceLocation)
+        #expect(
+            path.hasPrefix(URL(fileURLWithPath: container).standardizedFileURL.path),
+            "the stop names the container: \(path)", sourceLocation: sourceLocation)
         #expect(report.manifestPath == nil && report.redirectURL == nil, sourceLocation: sourceLocation)
-        expectFailure(byName(report), waiting, .diskFull, stage: stage, containing: text, sourceLocation: sourceLocation)
+        expectFailure(
+            byName(report), waiting, .diskFull, stage: stage, containing: text, sourceLocation: sourceLocation)
         let all = (FileManager.default.enumerator(atPath: container)?.allObjects as? [String]) ?? []
-        #expect(all.filter { $0.hasSuffix(".partial") }.isEmpty, "temporary files left: \(all)", sourceLocation: sourceLocation)
+        #expect(
+            all.filter { $0.hasSuffix(".partial") }.isEmpty, "temporary files left: \(all)",
+            sourceLocation: sourceLocation)
     }
 
     /// Resumes the batch of `report` and expects every item delivered, once.
     static func expectResumeDeliversEverything(
-        _ ingestor: ShareIngestor, _ report: BatchReport, names: [String], container: String, sourceLocation: SourceLocation = #_sourceLocation
+        _ ingestor: ShareIngestor, _ report: BatchReport, names: [String], container: String,
+        sourceLocation: SourceLocation = #_sourceLocation
     ) throws {
         let resumed = try ingestor.resume(report.batchID.uuidString)
-        #expect(!resumed.interrupted && resumed.stop == nil, "\(String(describing: resumed.stop))", sourceLocation: sourceLocation)
-        #expect(resumed.items.map(\.status) == names.map { _ in .ingested }, "\(resumed.items.map { "\($0.source): \($0.status) \(String(describing: $0.failure))" })", sourceLocation: sourceLocation)
-        #expect(Set(resumed.items.map { ($0.source as NSString).lastPathComponent }) == Set(names), sourceLocation: sourceLocation)
+        #expect(
+            !resumed.interrupted && resumed.stop == nil, "\(String(describing: resumed.stop))",
+            sourceLocation: sourceLocation)
+        #expect(
+            resumed.items.map(\.status) == names.map { _ in .ingested },
+            "\(resumed.items.map { "\($0.source): \($0.status) \(String(describing: $0.failure))" })",
+            sourceLocation: sourceLocation)
+        #expect(
+            Set(resumed.items.map { ($0.source as NSString).lastPathComponent }) == Set(names),
+            sourceLocation: sourceLocation)
         expectCleanContainer(resumed, container, sourceLocation: sourceLocation)
     }
 
@@ -584,9 +713,10 @@ import MediaFormats
         // The thumbnail's size, from a run on an ordinary disk (it is deterministic).
         let calibration = TemporaryDirectory()
         let calibrated = try Self.ingest([.path(photo)], pipeline: sequential, container: calibration.path)
-        let thumbnailSize = try #require(try calibrated.entries.first?.thumbnail.flatMap(URL.init(string:)).map {
-            try FileManager.default.attributesOfItem(atPath: $0.path)[.size] as? Int
-        } ?? nil)
+        let thumbnailSize = try #require(
+            try calibrated.entries.first?.thumbnail.flatMap(URL.init(string:)).map {
+                try FileManager.default.attributesOfItem(atPath: $0.path)[.size] as? Int
+            } ?? nil)
 
         // 1. Copy: a file bigger than the whole disk, between two photos that fit;
         //    once the disk is grown, all three arrive.
@@ -598,13 +728,22 @@ import MediaFormats
             try drop.add("c-ordinary-2.jpg", copying: Fixtures.media("exif3.jpg"))
             let container = disk.path + "/container"
             let state = TemporaryDirectory("state")
-            let (ingestor, report) = try Self.ingestKeepingState([.path(drop.path)], pipeline: sequential, container: container, state: state)
+            let (ingestor, report) = try Self.ingestKeepingState(
+                [.path(drop.path)], pipeline: sequential, container: container, state: state)
             // Found before a byte is written: it is larger than what is free.
-            Self.expectWaitingForSpace(report, "b-too-big.bin", stage: .copy, containing: "container disk full: it would not fit", container: container)
-            #expect(Self.byName(report)["b-too-big.bin"]?.failure?.message.contains("/container/ (300.0 kB to copy;") == true, "the message names where and how much")
-            #expect(Self.byName(report)["b-too-big.bin"]?.failure?.message.contains(" free); not copied") == true, "the message says what is free")
+            Self.expectWaitingForSpace(
+                report, "b-too-big.bin", stage: .copy, containing: "container disk full: it would not fit",
+                container: container)
+            #expect(
+                Self.byName(report)["b-too-big.bin"]?.failure?.message.contains("/container/ (300.0 kB to copy;")
+                    == true, "the message names where and how much")
+            #expect(
+                Self.byName(report)["b-too-big.bin"]?.failure?.message.contains(" free); not copied") == true,
+                "the message says what is free")
             try disk.resize(kilobytes: 2048)
-            try Self.expectResumeDeliversEverything(ingestor, report, names: ["a-ordinary-1.jpg", "b-too-big.bin", "c-ordinary-2.jpg"], container: container)
+            try Self.expectResumeDeliversEverything(
+                ingestor, report, names: ["a-ordinary-1.jpg", "b-too-big.bin", "c-ordinary-2.jpg"], container: container
+            )
         }
         // 2. Thumbnail: room for the copy, not for its thumbnail. The photo waits
         //    (its copy removed, so the disk has room again); the text too, with the batch.
@@ -616,11 +755,16 @@ import MediaFormats
             try disk.fill(leaving: Self.pages(photoSize))
             let (ingestor, report) = try Self.ingestKeepingState(
                 [.path(photo), .text("sent with the photo")], pipeline: sequential, container: container, state: state)
-            Self.expectWaitingForSpace(report, "photo.jpg", stage: .thumbnail, containing: "No space left on device", container: container)
-            #expect(((try? FileManager.default.contentsOfDirectory(atPath: container + "/thumbnails")) ?? []).isEmpty, "no thumbnail left")
+            Self.expectWaitingForSpace(
+                report, "photo.jpg", stage: .thumbnail, containing: "No space left on device", container: container)
+            #expect(
+                ((try? FileManager.default.contentsOfDirectory(atPath: container + "/thumbnails")) ?? []).isEmpty,
+                "no thumbnail left")
             disk.empty()
             let resumed = try ingestor.resume(report.batchID.uuidString)
-            #expect(resumed.entries.map(\.type) == [.image, .text], "\(resumed.items.map { "\($0.source): \(String(describing: $0.failure))" })")
+            #expect(
+                resumed.entries.map(\.type) == [.image, .text],
+                "\(resumed.items.map { "\($0.source): \(String(describing: $0.failure))" })")
             Self.expectCleanContainer(resumed, container)
         }
         // 3. Manifest: the copy and its thumbnail fit, the manifest does not. It
@@ -631,18 +775,23 @@ import MediaFormats
             let state = TemporaryDirectory("state")
             _ = try ContainerDirectory(container, stateDirectory: state.path)
             try disk.fill(leaving: Self.pages(photoSize) + Self.pages(thumbnailSize))
-            let (ingestor, report) = try Self.ingestKeepingState([.path(photo)], pipeline: sequential, container: container, state: state)
+            let (ingestor, report) = try Self.ingestKeepingState(
+                [.path(photo)], pipeline: sequential, container: container, state: state)
             #expect(report.interrupted && report.manifestPath == nil)
             guard case .diskFull? = report.stop else {
                 Issue.record("stopped for \(String(describing: report.stop)), not a full disk")
                 return
             }
-            #expect(Self.byName(report)["photo.jpg"]?.failure == nil, "the photo is not failed for the manifest's want of space")
+            #expect(
+                Self.byName(report)["photo.jpg"]?.failure == nil,
+                "the photo is not failed for the manifest's want of space")
             // As often as the fan-in's attempts (3 by default): none is used up.
             for _ in 0..<3 {
                 let again = try ingestor.resume(report.batchID.uuidString)
                 guard case .diskFull? = again.stop else {
-                    Issue.record("a resume on a full disk ended \(String(describing: again.stop)): \(again.items.map { String(describing: $0.failure) })")
+                    Issue.record(
+                        "a resume on a full disk ended \(String(describing: again.stop)): \(again.items.map { String(describing: $0.failure) })"
+                    )
                     return
                 }
             }
@@ -654,7 +803,8 @@ import MediaFormats
     @Test func aCopyThatWouldLeaveLessThanTheReserveWaitsForSpaceAndTheOthersGoOn() throws {
         guard let disk = Tmpfs(kilobytes: 1024) else { return }
         // Half the disk kept free: a 600 KB file would not fit; a photo would.
-        let pipeline = try Self.pipeline("""
+        let pipeline = try Self.pipeline(
+            """
             {"name": "reserve", "stages": [
               {"stage": "sniff"}, {"stage": "copy", "workers": 1, "reservePercent": 50}, {"stage": "probe"},
               {"stage": "thumbnail"}, {"stage": "manifest"}]}
@@ -665,17 +815,28 @@ import MediaFormats
         let container = disk.path + "/container"
         let state = TemporaryDirectory("state")
         let events = Mutex<[String]>([])
-        let ingestor = ShareIngestor(container: try ContainerDirectory(container, stateDirectory: state.path), pipeline: pipeline)
+        let ingestor = ShareIngestor(
+            container: try ContainerDirectory(container, stateDirectory: state.path), pipeline: pipeline)
         let report = try ingestor.ingest([.path(drop.path)]) { event in
-            if case .stageFinished(let stage, let index, _) = event { events.withLock { $0.append("\(stage.rawValue):\(index)") } }
+            if case .stageFinished(let stage, let index, _) = event {
+                events.withLock { $0.append("\(stage.rawValue):\(index)") }
+            }
         }
-        Self.expectWaitingForSpace(report, "b-large.bin", stage: .copy, containing: "kept free, the copy stage's reserve", container: container)
+        Self.expectWaitingForSpace(
+            report, "b-large.bin", stage: .copy, containing: "kept free, the copy stage's reserve", container: container
+        )
         #expect(Self.byName(report)["b-large.bin"]?.failure?.message.contains("not copied") == true)
-        #expect(events.withLock { $0.contains("thumbnail:0") }, "the photo went on through its stages: \(events.withLock { $0 })")
-        #expect(!((try? FileManager.default.contentsOfDirectory(atPath: container)) ?? []).contains { $0.hasSuffix(".bin") }, "nothing of the large file was written")
+        #expect(
+            events.withLock { $0.contains("thumbnail:0") },
+            "the photo went on through its stages: \(events.withLock { $0 })")
+        #expect(
+            !((try? FileManager.default.contentsOfDirectory(atPath: container)) ?? []).contains {
+                $0.hasSuffix(".bin")
+            }, "nothing of the large file was written")
         // With a smaller reserve (the pipeline a batch keeps is its own: the disk grows instead).
         try disk.resize(kilobytes: 4096)
-        try Self.expectResumeDeliversEverything(ingestor, report, names: ["a-photo.jpg", "b-large.bin"], container: container)
+        try Self.expectResumeDeliversEverything(
+            ingestor, report, names: ["a-photo.jpg", "b-large.bin"], container: container)
     }
 
     @Test func fileSizeLimitInAChildProcessIsReportedNotFatal() throws {
@@ -684,20 +845,27 @@ import MediaFormats
         let reportFile = scratch.file("report.json")
         // 400 KB per file (room for the journal): a 600 KB file cannot be copied, the
         // 1×1 PNG and its thumbnail can.
-        let big = try scratch.add("photo.jpg", bytes: Array(try Self.bytes("photo.jpg")) + [UInt8](repeating: 0, count: 600_000))
-        let result = try Self.tool("/usr/bin/prlimit", [
-            "--fsize=400000", "env", "SHARE_STATE_DIR=\(scratch.path)/state", Fixtures.shareBinary, "ingest", "--container", container.path, "--report", reportFile,
-            big, Fixtures.media("tiny-1x1.png"),
-        ])
-        #expect(result.status == 1, "\(result.output)")  // not killed by SIGXFSZ (that is status 153 through a shell, or a signal)
+        let big = try scratch.add(
+            "photo.jpg", bytes: Array(try Self.bytes("photo.jpg")) + [UInt8](repeating: 0, count: 600_000))
+        let result = try Self.tool(
+            "/usr/bin/prlimit",
+            [
+                "--fsize=400000", "env", "SHARE_STATE_DIR=\(scratch.path)/state", Fixtures.shareBinary, "ingest",
+                "--container", container.path, "--report", reportFile,
+                big, Fixtures.media("tiny-1x1.png"),
+            ])
+        // not killed by SIGXFSZ (that is status 153 through a shell, or a signal)
+        #expect(result.status == 1, "\(result.output)")
         #expect(result.output.contains("photo.jpg: too large for the container (File too large)"), "\(result.output)")
-        let json = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: reportFile))) as! [String: Any]
+        let json =
+            try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: reportFile))) as! [String: Any]
         let items = json["items"] as! [[String: Any]]
         #expect(items.map { $0["status"] as? String } == ["failed", "ingested"])
         #expect(items[0]["reason"] as? String == "tooLarge")
         let all = (FileManager.default.enumerator(atPath: container.path)?.allObjects as? [String]) ?? []
         #expect(all.filter { $0.hasSuffix(".partial") }.isEmpty)
-        #expect(all.filter { $0.hasSuffix(".jpg") && !$0.hasPrefix("thumbnails/") && !$0.hasPrefix(".") }.isEmpty, "\(all)")
+        #expect(
+            all.filter { $0.hasSuffix(".jpg") && !$0.hasPrefix("thumbnails/") && !$0.hasPrefix(".") }.isEmpty, "\(all)")
     }
 
     // MARK: - Time budget
@@ -706,10 +874,14 @@ import MediaFormats
         let drop = TemporaryDirectory("hostile-drop")
         // 64 MP of black: compresses to 62 KB, takes hundreds of ms to decode.
         try Self.make("/usr/bin/vips", ["black", drop.file("slow-8000x8000.png"), "8000", "8000"])
-        let tight = try Self.pipeline(#"{"name": "tight", "stages": [{"stage": "sniff"}, {"stage": "copy"}, {"stage": "probe"}, {"stage": "thumbnail", "timeLimit": 0.001}, {"stage": "manifest"}]}"#)
+        let tight = try Self.pipeline(
+            #"{"name": "tight", "stages": [{"stage": "sniff"}, {"stage": "copy"}, {"stage": "probe"}, {"stage": "thumbnail", "timeLimit": 0.001}, {"stage": "manifest"}]}"#
+        )
         let container = TemporaryDirectory()
-        let report = try Self.ingest([.path(drop.path), .text("still delivered")], pipeline: tight, container: container.path)
-        Self.expectFailure(Self.byName(report), "slow-8000x8000.png", .timeLimit, stage: .thumbnail, containing: "killed")
+        let report = try Self.ingest(
+            [.path(drop.path), .text("still delivered")], pipeline: tight, container: container.path)
+        Self.expectFailure(
+            Self.byName(report), "slow-8000x8000.png", .timeLimit, stage: .thumbnail, containing: "killed")
         #expect(report.entries.map(\.type) == [.text])
         Self.expectCleanContainer(report, container.path)
     }

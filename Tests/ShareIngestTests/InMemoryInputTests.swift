@@ -28,7 +28,8 @@ import Testing
         let ingestor = ShareIngestor(container: container.directory)
         let stopped = CancellationFlag()
         stopped.cancel()
-        let interrupted = try ingestor.ingest([.data(Self.photo, name: "pasted.jpg"), .text("with a note")], cancellation: stopped)
+        let interrupted = try ingestor.ingest(
+            [.data(Self.photo, name: "pasted.jpg"), .text("with a note")], cancellation: stopped)
         #expect(interrupted.interrupted)
         // A new process would have nothing in memory: only the journal and the spool.
         let finished = try ShareIngestor(container: container.directory).resume(interrupted.batchID.uuidString)

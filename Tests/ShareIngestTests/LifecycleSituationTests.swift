@@ -2,21 +2,22 @@ import CSQLite
 import Foundation
 import MediaFormats
 import MediaKit
+import ShareIngest
 import ShareManifest
 import Synchronization
 import TestSupport
 import Testing
 
-import ShareIngest
 @testable import ShareIngestCore
 
 /// A stage that does nothing but finish: what the situations below run, so
 /// that what happens is the lifecycle's and the stores', not a decoder's.
 struct SettleStage: PipelineStage {
     static let name = StageName("settle")
-    struct Settings: StageSettings { init() {} }
+    struct Settings: StageSettings {}
     static let definition = StageDefinition(
-        name, after: .copy, settings: Settings.self, document: [], workers: nil, records: [], make: { _, _ in SettleStage() })
+        name, after: .copy, settings: Settings.self, document: [], workers: nil, records: [],
+        make: { _, _ in SettleStage() })
     var name: StageName { Self.name }
     func process(_ item: inout InFlightItem, in batch: BatchContext) throws(ItemFailure) {}
 }
@@ -96,24 +97,38 @@ final class FaultyJournal: JournalStore, @unchecked Sendable {
         try journal.unfinishedItems(of: batch, after: index, limit: limit)
     }
     func update(_ batch: BatchRecord, durable: Bool) throws { try journal.update(batch, durable: durable) }
-    func loseFanIn(_ batch: UUID, next: NextStep, lost: Int) throws { try journal.loseFanIn(batch, next: next, lost: lost) }
+    func loseFanIn(_ batch: UUID, next: NextStep, lost: Int) throws {
+        try journal.loseFanIn(batch, next: next, lost: lost)
+    }
     func reopen(_ batch: UUID) throws { try journal.reopen(batch) }
     func batch(id: UUID) throws -> BatchRecord? { try journal.batch(id: id) }
     func batch(key: ShareKey) throws -> BatchRecord? { try journal.batch(key: key) }
     func begin(_ batch: BatchRecord, plan: BatchPlan.Details) throws { try journal.begin(batch, plan: plan) }
-    func append(_ items: [ItemState], to batch: BatchRecord, plan: BatchPlan.Details) throws { try journal.append(items, to: batch, plan: plan) }
-    func seal(_ batch: BatchRecord, plan: BatchPlan.Details, unfinished: Int) throws { try journal.seal(batch, plan: plan, unfinished: unfinished) }
-    func items(of batch: UUID, after index: Int, limit: Int) throws -> [ItemState] { try journal.items(of: batch, after: index, limit: limit) }
+    func append(_ items: [ItemState], to batch: BatchRecord, plan: BatchPlan.Details) throws {
+        try journal.append(items, to: batch, plan: plan)
+    }
+    func seal(_ batch: BatchRecord, plan: BatchPlan.Details, unfinished: Int) throws {
+        try journal.seal(batch, plan: plan, unfinished: unfinished)
+    }
+    func items(of batch: UUID, after index: Int, limit: Int) throws -> [ItemState] {
+        try journal.items(of: batch, after: index, limit: limit)
+    }
     func earlierCopies(for batch: UUID) throws -> EarlierCopies {
         if faults.nextFanInFails() { throw SQLiteError(code: SQLITE_IOERR, message: "injected") }
         return try journal.earlierCopies(for: batch)
     }
-    func earlierPerceptualHashes(for batch: UUID) throws -> [EarlierHash] { try journal.earlierPerceptualHashes(for: batch) }
+    func earlierPerceptualHashes(for batch: UUID) throws -> [EarlierHash] {
+        try journal.earlierPerceptualHashes(for: batch)
+    }
     func livePhotoCandidates(for batch: UUID) throws -> [ItemState] { try journal.livePhotoCandidates(for: batch) }
-    func exportCandidates(for batch: UUID, after: (stem: String, index: Int), limit: Int) throws -> [(stem: String, item: ItemState)] {
+    func exportCandidates(for batch: UUID, after: (stem: String, index: Int), limit: Int) throws -> [(
+        stem: String, item: ItemState
+    )] {
         try journal.exportCandidates(for: batch, after: after, limit: limit)
     }
-    func burstCandidates(for batch: UUID, after: (burst: String, index: Int), limit: Int) throws -> [(burst: String, item: ItemState)] {
+    func burstCandidates(for batch: UUID, after: (burst: String, index: Int), limit: Int) throws -> [(
+        burst: String, item: ItemState
+    )] {
         try journal.burstCandidates(for: batch, after: after, limit: limit)
     }
     func counts(of batch: UUID) throws -> StoredCounts { try journal.counts(of: batch) }
@@ -131,7 +146,9 @@ final class FaultyQueue: JobStore {
     private func check() throws {
         guard let failure = faults.nextRecord() else { return }
         // What PostgreSQL says when its disk is full, and of a value it cannot keep.
-        throw PostgresError(message: "injected", connectionLost: false, sqlState: failure == .refused ? .untranslatableCharacter : .diskFull)
+        throw PostgresError(
+            message: "injected", connectionLost: false,
+            sqlState: failure == .refused ? .untranslatableCharacter : .diskFull)
     }
 
     var leaseSeconds: Double {
@@ -146,49 +163,79 @@ final class FaultyQueue: JobStore {
         try check()
         return try queue.record(steps, worker: worker)
     }
-    func record(_ changed: [ItemState], batch: BatchRecord, lease: Lease) throws -> Bool { try queue.record(changed, batch: batch, lease: lease) }
+    func record(_ changed: [ItemState], batch: BatchRecord, lease: Lease) throws -> Bool {
+        try queue.record(changed, batch: batch, lease: lease)
+    }
     func finish(_ batch: BatchRecord, changed: [ItemState], lease: Lease) throws -> Bool {
-        if faults.nextEndFails() { throw PostgresError(message: "injected", connectionLost: false, sqlState: .diskFull) }
+        if faults.nextEndFails() {
+            throw PostgresError(message: "injected", connectionLost: false, sqlState: .diskFull)
+        }
         return try queue.finish(batch, changed: changed, lease: lease)
     }
-    func claim(stages: [StageName], worker: Int, limit: Int, batches: Set<UUID>, blocked: Set<UUID>, alone: Bool) throws -> (jobs: [Job], unchecked: [UUID]) {
+    func claim(stages: [StageName], worker: Int, limit: Int, batches: Set<UUID>, blocked: Set<UUID>, alone: Bool) throws
+        -> (jobs: [Job], unchecked: [UUID])
+    {
         try queue.claim(stages: stages, worker: worker, limit: limit, batches: batches, blocked: blocked, alone: alone)
     }
     func release(_ jobs: [Int64], worker: Int) throws { try queue.release(jobs, worker: worker) }
     func orphans() throws -> [JobQueue.Orphan] { try queue.orphans() }
-    func loseFanIn(_ job: Job, lease: Lease, next: NextStep, lost: Int) throws { try queue.loseFanIn(job, lease: lease, next: next, lost: lost) }
+    func loseFanIn(_ job: Job, lease: Lease, next: NextStep, lost: Int) throws {
+        try queue.loseFanIn(job, lease: lease, next: next, lost: lost)
+    }
     func stuckBatches() throws -> [(batch: UUID, unfinished: Int)] { try queue.stuckBatches() }
     func queueFanIn(of batch: UUID) throws { try queue.queueFanIn(of: batch) }
     func batch(_ id: UUID) throws -> JobQueue.StoredBatch? { try queue.batch(id) }
-    func register(name: String, stages: [StageName], concurrency: Int) throws -> Int { try queue.register(name: name, stages: stages, concurrency: concurrency) }
+    func register(name: String, stages: [StageName], concurrency: Int) throws -> Int {
+        try queue.register(name: name, stages: stages, concurrency: concurrency)
+    }
     func relock(worker: Int) throws -> Bool { try queue.relock(worker: worker) }
     func heartbeat(worker: Int, held: Set<Int64>, lease: Double, stagesDone: Int, failures: Int) throws -> Int {
         try queue.heartbeat(worker: worker, held: held, lease: lease, stagesDone: stagesDone, failures: failures)
     }
-    func block(worker: Int, batch: UUID, reason: String) throws { try queue.block(worker: worker, batch: batch, reason: reason) }
+    func block(worker: Int, batch: UUID, reason: String) throws {
+        try queue.block(worker: worker, batch: batch, reason: reason)
+    }
     func unblock(worker: Int, batch: UUID) throws { try queue.unblock(worker: worker, batch: batch) }
-    func unregister(worker: Int, unstarted: [Int64]) throws { try queue.unregister(worker: worker, unstarted: unstarted) }
+    func unregister(worker: Int, unstarted: [Int64]) throws {
+        try queue.unregister(worker: worker, unstarted: unstarted)
+    }
     func listen() throws { try queue.listen() }
-    func waitForWork(seconds: Double, wake: Int32) throws -> Bool { try queue.waitForWork(seconds: seconds, wake: wake) }
+    func waitForWork(seconds: Double, wake: Int32) throws -> Bool {
+        try queue.waitForWork(seconds: seconds, wake: wake)
+    }
     var isConnected: Bool { queue.isConnected }
     func interrupt(at interruption: Interruption) { queue.interrupt(at: interruption) }
     func close() { queue.close() }
     func batch(id: UUID) throws -> BatchRecord? { try queue.batch(id: id) }
     func batch(key: ShareKey) throws -> BatchRecord? { try queue.batch(key: key) }
     func begin(_ batch: BatchRecord, plan: BatchPlan.Details) throws { try queue.begin(batch, plan: plan) }
-    func append(_ items: [ItemState], to batch: BatchRecord, plan: BatchPlan.Details) throws { try queue.append(items, to: batch, plan: plan) }
-    func seal(_ batch: BatchRecord, plan: BatchPlan.Details, unfinished: Int) throws { try queue.seal(batch, plan: plan, unfinished: unfinished) }
-    func items(of batch: UUID, after index: Int, limit: Int) throws -> [ItemState] { try queue.items(of: batch, after: index, limit: limit) }
+    func append(_ items: [ItemState], to batch: BatchRecord, plan: BatchPlan.Details) throws {
+        try queue.append(items, to: batch, plan: plan)
+    }
+    func seal(_ batch: BatchRecord, plan: BatchPlan.Details, unfinished: Int) throws {
+        try queue.seal(batch, plan: plan, unfinished: unfinished)
+    }
+    func items(of batch: UUID, after index: Int, limit: Int) throws -> [ItemState] {
+        try queue.items(of: batch, after: index, limit: limit)
+    }
     func earlierCopies(for batch: UUID) throws -> EarlierCopies {
-        if faults.nextFanInFails() { throw PostgresError(message: "injected", connectionLost: false, sqlState: .other("58030")) }
+        if faults.nextFanInFails() {
+            throw PostgresError(message: "injected", connectionLost: false, sqlState: .other("58030"))
+        }
         return try queue.earlierCopies(for: batch)
     }
-    func earlierPerceptualHashes(for batch: UUID) throws -> [EarlierHash] { try queue.earlierPerceptualHashes(for: batch) }
+    func earlierPerceptualHashes(for batch: UUID) throws -> [EarlierHash] {
+        try queue.earlierPerceptualHashes(for: batch)
+    }
     func livePhotoCandidates(for batch: UUID) throws -> [ItemState] { try queue.livePhotoCandidates(for: batch) }
-    func exportCandidates(for batch: UUID, after: (stem: String, index: Int), limit: Int) throws -> [(stem: String, item: ItemState)] {
+    func exportCandidates(for batch: UUID, after: (stem: String, index: Int), limit: Int) throws -> [(
+        stem: String, item: ItemState
+    )] {
         try queue.exportCandidates(for: batch, after: after, limit: limit)
     }
-    func burstCandidates(for batch: UUID, after: (burst: String, index: Int), limit: Int) throws -> [(burst: String, item: ItemState)] {
+    func burstCandidates(for batch: UUID, after: (burst: String, index: Int), limit: Int) throws -> [(
+        burst: String, item: ItemState
+    )] {
         try queue.burstCandidates(for: batch, after: after, limit: limit)
     }
     func counts(of batch: UUID) throws -> StoredCounts { try queue.counts(of: batch) }
@@ -199,7 +246,9 @@ final class FaultyQueue: JobStore {
 /// Items finished as the events heard them.
 final class Told: Sendable {
     private let items = Mutex<[ItemReport]>([])
-    var events: IngestEventSink { { [self] event in if case .itemFinished(let item) = event { items.withLock { $0.append(item) } } } }
+    var events: IngestEventSink {
+        { [self] event in if case .itemFinished(let item) = event { items.withLock { $0.append(item) } } }
+    }
     var all: [ItemReport] { items.withLock { $0 } }
 }
 
@@ -231,12 +280,16 @@ protocol Holder: AnyObject {
 }
 
 /// A batch of `count` items past their copy (or `items` as given).
-func situationBatch(maxAttempts: Int) throws -> (record: BatchRecord, pipeline: PipelineDefinition, catalog: StageCatalog) {
+func situationBatch(maxAttempts: Int) throws -> (
+    record: BatchRecord, pipeline: PipelineDefinition, catalog: StageCatalog
+) {
     let catalog = try StageCatalog.builtin.adding(SettleStage.definition)
-    let document = #"{"name": "situations", "stages": [{"stage": "sniff"}, {"stage": "copy"}, {"stage": "settle"}, {"stage": "manifest"}]}"#
+    let document =
+        #"{"name": "situations", "stages": [{"stage": "sniff"}, {"stage": "copy"}, {"stage": "settle"}, {"stage": "manifest"}]}"#
     let pipeline = try PipelineDefinition.decode(Data(document.utf8), file: "situations.json", catalog: catalog)
     var record = BatchRecord(
-        id: UUID(), key: try ShareKey("S" + String(UUID().uuidString.prefix(8))), state: .running, pipelineJSON: pipeline.encodedJSON(), message: nil,
+        id: UUID(), key: try ShareKey("S" + String(UUID().uuidString.prefix(8))), state: .running,
+        pipelineJSON: pipeline.encodedJSON(), message: nil,
         dropName: nil, dropSignature: nil, dropPath: nil, createdAt: Date())
     record.maxAttempts = maxAttempts
     return (record, pipeline, catalog)
@@ -263,12 +316,15 @@ final class LocalHolder: Holder {
         container = try TemporaryContainer()
         journal = try BatchJournal(container: container.directory)
         (record, pipeline, catalog) = try situationBatch(maxAttempts: maxAttempts)
-        try journal.create(record, items: items, plan: BatchPlan.Details(container: container.directory, pipeline: pipeline, maxAttempts: maxAttempts))
+        try journal.create(
+            record, items: items,
+            plan: BatchPlan.Details(container: container.directory, pipeline: pipeline, maxAttempts: maxAttempts))
     }
 
     func runner(faults: Faults = Faults(), cancellation: CancellationFlag = CancellationFlag()) throws -> BatchRunner {
         try BatchRunner(
-            record, container: container.directory, journal: FaultyJournal(journal, faults: faults), decoder: InProcessDecoder(), events: told.events,
+            record, container: container.directory, journal: FaultyJournal(journal, faults: faults),
+            decoder: InProcessDecoder(), events: told.events,
             cancellation: cancellation, now: { Date() }, catalog: catalog)
     }
 
@@ -303,7 +359,9 @@ final class LocalHolder: Holder {
     func takingOrder() throws -> [Int] {
         // What the feeder reads (the unfinished items, ready now), through a stage's queue.
         let queue = BatchRunner.stageQueue(capacity: BatchRunner.queueCapacity)
-        for recorded in try journal.unfinishedItems(of: record.id, after: -1, limit: 100) where recorded.wait == 0 { queue.push(InFlightItem(recorded.item)) }
+        for recorded in try journal.unfinishedItems(of: record.id, after: -1, limit: 100) where recorded.wait == 0 {
+            queue.push(InFlightItem(recorded.item))
+        }
         queue.close()
         var order: [Int] = []
         while let item = queue.pop() { order.append(item.index) }
@@ -334,7 +392,9 @@ final class DistributedHolder: Holder {
         queue = try JobQueue(url: url, role: "situation")
         container = try TemporaryContainer()
         (record, pipeline, catalog) = try situationBatch(maxAttempts: maxAttempts)
-        try queue.create(record, items: items, plan: BatchPlan.Details(container: container.directory, pipeline: pipeline, maxAttempts: maxAttempts))
+        try queue.create(
+            record, items: items,
+            plan: BatchPlan.Details(container: container.directory, pipeline: pipeline, maxAttempts: maxAttempts))
         var settings = StageWorker.Settings()
         settings.catalog = catalog
         settings.name = "live-\(record.key)"
@@ -353,7 +413,8 @@ final class DistributedHolder: Holder {
         let stages = index < 0 ? [StageName.manifest] : catalog.names
         var taken: [Job] = []
         while true {
-            let (jobs, _) = try queue.claim(stages: stages, worker: run.id, limit: 1, batches: [record.id], blocked: [], alone: false)
+            let (jobs, _) = try queue.claim(
+                stages: stages, worker: run.id, limit: 1, batches: [record.id], blocked: [], alone: false)
             guard let job = jobs.first else { break }
             if job.index == index {
                 try queue.release(taken.map(\.id), worker: run.id)
@@ -376,7 +437,9 @@ final class DistributedHolder: Holder {
         while held.count < wanted.count {
             // Its coordinator's claims: jobs to run alone too.
             let jobs = try [false, true].flatMap { alone in
-                try ghost.claim(stages: catalog.names, worker: id, limit: 8, batches: [record.id], blocked: [], alone: alone).jobs
+                try ghost.claim(
+                    stages: catalog.names, worker: id, limit: 8, batches: [record.id], blocked: [], alone: alone
+                ).jobs
             }
             guard !jobs.isEmpty else { break }
             held += jobs.filter { wanted.contains($0.index) }
@@ -391,7 +454,8 @@ final class DistributedHolder: Holder {
         }
         ghost.close()
         // Its jobs are orphans once the server has ended its session (observed).
-        #expect(eventually(timeout: 30) { ((try? queue.orphans()) ?? []).filter { $0.worker == id }.count == held.count })
+        #expect(
+            eventually(timeout: 30) { ((try? queue.orphans()) ?? []).filter { $0.worker == id }.count == held.count })
         try WorkerReaper(run).takeBack(queue)
     }
 
@@ -404,7 +468,9 @@ final class DistributedHolder: Holder {
             let execution = StageExecution(events: run.events, cancellation: stop, leaving: run.leaving)
             var item = InFlightItem(job.item)
             let context = try #require(run.batches.context(of: record.id))
-            return execution.run(job.stage, on: &item, in: context, steps: LeasedSteps(queue, batch: record.id, lease: job.lease(worker: run.id)))
+            return execution.run(
+                job.stage, on: &item, in: context,
+                steps: LeasedSteps(queue, batch: record.id, lease: job.lease(worker: run.id)))
         }
         // The executor, with its store failing as told; then the heartbeat.
         let executor = WorkerExecutor(run, store: FaultyQueue(queue, faults: faults))
@@ -419,7 +485,8 @@ final class DistributedHolder: Holder {
             defer { counters = (0, 0) }
             return counters
         }
-        try queue.heartbeat(worker: run.id, held: run.held.withLock { $0 }, lease: 30, stagesDone: done, failures: failures)
+        try queue.heartbeat(
+            worker: run.id, held: run.held.withLock { $0 }, lease: 30, stagesDone: done, failures: failures)
     }
 
     func fanIn(faults: Faults) throws {
@@ -430,7 +497,9 @@ final class DistributedHolder: Holder {
 
     func takingOrder() throws -> [Int] {
         var order: [Int] = []
-        while let job = try queue.claim(stages: catalog.names, worker: run.id, limit: 1, batches: [record.id], blocked: [], alone: false).jobs.first {
+        while let job = try queue.claim(
+            stages: catalog.names, worker: run.id, limit: 1, batches: [record.id], blocked: [], alone: false
+        ).jobs.first {
             order.append(job.index)
         }
         return order
@@ -438,7 +507,9 @@ final class DistributedHolder: Holder {
 
     func failuresCounted() throws -> Int {
         try heartbeat()
-        return Int(try queue.connection.query("SELECT failures FROM share_workers WHERE id = $1", [String(run.id)]).first?["failures"] ?? "") ?? -1
+        return Int(
+            try queue.connection.query("SELECT failures FROM share_workers WHERE id = $1", [String(run.id)]).first?[
+                "failures"] ?? "") ?? -1
     }
 }
 
@@ -516,12 +587,15 @@ final class DistributedHolder: Holder {
         var suspect = false
         var failure: ItemFailure.Reason?
 
-        var description: String { "stage \(stage?.rawValue ?? "none") wait \(wait) lost \(lostAttempts) suspect \(suspect) failure \(failure?.rawValue ?? "none")" }
+        var description: String {
+            "stage \(stage?.rawValue ?? "none") wait \(wait) lost \(lostAttempts) suspect \(suspect) failure \(failure?.rawValue ?? "none")"
+        }
 
         func check(_ recorded: RecordedItem, _ situation: String, sourceLocation: SourceLocation = #_sourceLocation) {
             let waits = wait == 0 ? recorded.wait < 0.01 : recorded.wait > wait - 1 && recorded.wait <= wait + 0.01
             #expect(
-                recorded.stage == stage && waits && recorded.item.lostAttempts == lostAttempts && recorded.item.suspect == suspect
+                recorded.stage == stage && waits && recorded.item.lostAttempts == lostAttempts
+                    && recorded.item.suspect == suspect
                     && recorded.item.failure?.reason == failure && !recorded.item.decodingInFlight,
                 "\(situation): item \(recorded.item.index): expected \(self), recorded stage \(recorded.stage?.rawValue ?? "none") wait \(recorded.wait) lost \(recorded.item.lostAttempts) suspect \(recorded.item.suspect) failure \(recorded.item.failure?.reason.rawValue ?? "none")",
                 sourceLocation: sourceLocation)
@@ -559,7 +633,8 @@ final class DistributedHolder: Holder {
         if let distributed = holder as? DistributedHolder {
             // An idle worker's claim of a job to run alone does not take it before its backoff.
             let early = try distributed.queue.claim(
-                stages: distributed.catalog.names, worker: distributed.run.id, limit: 1, batches: [distributed.record.id], blocked: [], alone: true)
+                stages: distributed.catalog.names, worker: distributed.run.id, limit: 1,
+                batches: [distributed.record.id], blocked: [], alone: true)
             #expect(early.jobs.isEmpty, "a retry was handed out before its backoff")
         }
         // Its backoff passes (observed, not timed).
@@ -617,8 +692,11 @@ final class DistributedHolder: Holder {
         // Locally the item's record is refused once; a worker's leaving items
         // are recorded together first, and that statement is refused too.
         _ = try holder.run(0, faults: Faults(records: .first(mode == .local ? 1 : 2, .refused)), stopping: false)
-        Expected(stage: nil, lostAttempts: 1, failure: .attemptsExhausted).check(try holder.recorded()[0], "\(mode): give-up")
-        #expect(holder.told.all.map(\.index) == [0] && holder.told.all.first?.failure?.reason == .attemptsExhausted, "\(holder.told.all)")
+        Expected(stage: nil, lostAttempts: 1, failure: .attemptsExhausted).check(
+            try holder.recorded()[0], "\(mode): give-up")
+        #expect(
+            holder.told.all.map(\.index) == [0] && holder.told.all.first?.failure?.reason == .attemptsExhausted,
+            "\(holder.told.all)")
         #expect(try holder.failuresCounted() == 1)
     }
 
@@ -640,7 +718,9 @@ final class DistributedHolder: Holder {
             try holder.fanIn(faults: Faults(fanInFailures: 2))
         }
         let last = try #require(try holder.fanIn())
-        #expect(last.lost == 2 && last.state == .failed && last.failure?.hasPrefix("the manifest job gave up after 2 attempts: ") == true, "\(mode): \(last)")
+        #expect(
+            last.lost == 2 && last.state == .failed
+                && last.failure?.hasPrefix("the manifest job gave up after 2 attempts: ") == true, "\(mode): \(last)")
     }
 
     /// The order waiting items are taken in: from what their sniff recorded
@@ -651,7 +731,8 @@ final class DistributedHolder: Holder {
         let items = settleItems(3).map { item in
             var item = item
             item.sniffed = SniffedContent(
-                format: png, fileExtension: "png", mimeType: png.mimeType, recognised: true, declaredExtension: nil, contradictedFormat: nil)
+                format: png, fileExtension: "png", mimeType: png.mimeType, recognised: true, declaredExtension: nil,
+                contradictedFormat: nil)
             item.size = 500_000
             item.headerPixels = [1_000_000, 24_000_000, 1_000_000][item.index]
             return item
@@ -666,10 +747,12 @@ final class DistributedHolder: Holder {
         var items = settleItems(4)
         items[0].completed = SettleStage.name
         items[1].failure = ItemFailure(.copy, .undecodable, "item-1: broken")
-        items[2].failure = ItemFailure(.manifest, try #require(ItemFailure.skipping.sorted { $0.rawValue < $1.rawValue }.first), "item-2: skipped")
+        items[2].failure = ItemFailure(
+            .manifest, try #require(ItemFailure.skipping.sorted { $0.rawValue < $1.rawValue }.first), "item-2: skipped")
         let holder = try holder(mode, items: items)
         let counts = try holder.counts()
-        #expect(counts == StoredCounts(items: 4, ingested: 1, failed: 1, skipped: 1, unfinished: 1), "\(mode): \(counts)")
+        #expect(
+            counts == StoredCounts(items: 4, ingested: 1, failed: 1, skipped: 1, unfinished: 1), "\(mode): \(counts)")
         #expect(ItemLifecycle.reportCounts(counts) == BatchReport.Counts(items: 4, ingested: 1, failed: 2, skipped: 1))
     }
 
@@ -695,7 +778,9 @@ final class DistributedHolder: Holder {
         // The manifest is written but the end is not recorded: the local run
         // returns its outcome (the batch stays `manifesting`, which its next
         // start finds lost); a worker's manifest job loses an attempt.
-        ModeRow(difference: .failedEndRecord, local: .outcomeStands, distributed: .fanInLosesAttempt, after: ((.manifesting, 0), (.running, 1))),
+        ModeRow(
+            difference: .failedEndRecord, local: .outcomeStands, distributed: .fanInLosesAttempt,
+            after: ((.manifesting, 0), (.running, 1))),
         ModeRow(difference: .batchNoLongerRunning, local: .refuse, distributed: .completeJob),
         ModeRow(difference: .stoppingWhenLost, local: .cancellationFlag, distributed: .never),
         ModeRow(difference: .fallbackReport, local: .containerJournal, distributed: .containerJournal),
@@ -706,13 +791,22 @@ final class DistributedHolder: Holder {
     /// record) the real stores show it.
     @Test(arguments: modeRows, Mode.allCases)
     func modeDifference(_ row: ModeRow, mode: Mode) throws {
-        #expect(Set(Self.modeRows.map(\.difference)) == Set(BatchLifecycle.Difference.allCases) && Self.modeRows.count == BatchLifecycle.Difference.allCases.count)
-        #expect(BatchLifecycle.decision(row.difference, for: mode.holder) == row.decision(mode), "\(row.difference) \(mode)")
-        let design = try String(contentsOf: Fixtures.packageRoot.appendingPathComponent("docs/design.md"), encoding: .utf8)
-        let tableRow = design.split(separator: "\n").first { $0.hasPrefix("  | ") && $0.contains("`\(row.difference.rawValue)`") }
+        #expect(
+            Set(Self.modeRows.map(\.difference)) == Set(BatchLifecycle.Difference.allCases)
+                && Self.modeRows.count == BatchLifecycle.Difference.allCases.count)
+        #expect(
+            BatchLifecycle.decision(row.difference, for: mode.holder) == row.decision(mode), "\(row.difference) \(mode)"
+        )
+        let design = try String(
+            contentsOf: Fixtures.packageRoot.appendingPathComponent("docs/design.md"), encoding: .utf8)
+        let tableRow = design.split(separator: "\n").first {
+            $0.hasPrefix("  | ") && $0.contains("`\(row.difference.rawValue)`")
+        }
         #expect(tableRow != nil, "docs/design.md's decision table has no row for \(row.difference)")
         if let tableRow {
-            #expect(tableRow.contains("`\(row.local.rawValue)`") && tableRow.contains("`\(row.distributed.rawValue)`"), "\(tableRow)")
+            #expect(
+                tableRow.contains("`\(row.local.rawValue)`") && tableRow.contains("`\(row.distributed.rawValue)`"),
+                "\(tableRow)")
         }
         guard let after = row.after else { return }
         let expected = mode == .local ? after.local : after.distributed

@@ -1,10 +1,10 @@
 import Foundation
 import MediaFormats
+import ShareIngest
 import ShareManifest
 import TestSupport
 import Testing
 
-import ShareIngest
 @testable import ShareIngestCore
 
 /// The one item lifecycle (``ItemLifecycle``): every next step decided from an
@@ -53,11 +53,19 @@ import ShareIngest
         timedElsewhere.stageSeconds[.copy] = 1
         #expect(!timedElsewhere.isUnchanged(since: before, by: .probe))
 
-        #expect(!ItemLifecycle.recordsBeforeGoingOn(.run(.thumbnail), holderKeeps: true, roundTrips: false, cheapToRedo: true))
-        #expect(ItemLifecycle.recordsBeforeGoingOn(.run(.thumbnail), holderKeeps: true, roundTrips: false, cheapToRedo: false))
-        #expect(ItemLifecycle.recordsBeforeGoingOn(.run(.thumbnail), holderKeeps: false, roundTrips: false, cheapToRedo: true))
+        #expect(
+            !ItemLifecycle.recordsBeforeGoingOn(
+                .run(.thumbnail), holderKeeps: true, roundTrips: false, cheapToRedo: true))
+        #expect(
+            ItemLifecycle.recordsBeforeGoingOn(
+                .run(.thumbnail), holderKeeps: true, roundTrips: false, cheapToRedo: false))
+        #expect(
+            ItemLifecycle.recordsBeforeGoingOn(
+                .run(.thumbnail), holderKeeps: false, roundTrips: false, cheapToRedo: true))
         #expect(ItemLifecycle.recordsBeforeGoingOn(.finished, holderKeeps: true, roundTrips: false, cheapToRedo: true))
-        #expect(!ItemLifecycle.recordsBeforeGoingOn(.run(.thumbnail), holderKeeps: true, roundTrips: true, cheapToRedo: false))
+        #expect(
+            !ItemLifecycle.recordsBeforeGoingOn(
+                .run(.thumbnail), holderKeeps: true, roundTrips: true, cheapToRedo: false))
     }
 
     @Test func aPipelineWithoutAStageSkipsIt() {
@@ -90,9 +98,15 @@ import ShareIngest
         let lifecycle = ItemLifecycle(stages: Self.stages, maxAttempts: 3)
         var item = Self.item(completed: .copy)
         let lost = StageOutcome.lost(at: .probe, reason: "worker a is gone", .died(alone: true, decoding: false))
-        #expect(lifecycle.advance(&item, after: lost, stopping: false) == .retry(.probe, after: 0.5, reason: "worker a is gone"))
-        #expect(lifecycle.advance(&item, after: lost, stopping: false) == .retry(.probe, after: 1, reason: "worker a is gone"))
-        #expect(lifecycle.advance(&item, after: lost, stopping: false) == .gaveUp(reason: "text:hello: gave up after 3 attempts at probe: worker a is gone"))
+        #expect(
+            lifecycle.advance(&item, after: lost, stopping: false)
+                == .retry(.probe, after: 0.5, reason: "worker a is gone"))
+        #expect(
+            lifecycle.advance(&item, after: lost, stopping: false)
+                == .retry(.probe, after: 1, reason: "worker a is gone"))
+        #expect(
+            lifecycle.advance(&item, after: lost, stopping: false)
+                == .gaveUp(reason: "text:hello: gave up after 3 attempts at probe: worker a is gone"))
         #expect(item.failure?.reason == .attemptsExhausted)
         #expect(item.failure?.stage == .probe)
         #expect(item.failure?.message == "text:hello: gave up after 3 attempts at probe: worker a is gone")
@@ -115,13 +129,22 @@ import ShareIngest
         #expect(lifecycle.advance(&item, after: alone, stopping: false).isFinished)
         #expect(!item.suspect)
         #expect(item.failure?.reason == .crashedRepeatedly)
-        #expect(item.failure?.message == "text:hello: the process died 3 times while decoding this file alone; not tried again (the last time: died)")
+        #expect(
+            item.failure?.message
+                == "text:hello: the process died 3 times while decoding this file alone; not tried again (the last time: died)"
+        )
     }
 
     @Test func aLostFanInIsRetriedUntilItsLastAttempt() {
         let lifecycle = ItemLifecycle(stages: Self.stages, maxAttempts: 2)
-        #expect(lifecycle.afterLosingFanIn(lostBefore: 0, reason: "gone") == (.retry(.manifest, after: 0.5, reason: "gone"), 1))
-        #expect(lifecycle.afterLosingFanIn(lostBefore: 1, reason: "gone") == (.gaveUp(reason: "the manifest job gave up after 2 attempts: gone"), 2))
+        #expect(
+            lifecycle.afterLosingFanIn(lostBefore: 0, reason: "gone") == (
+                .retry(.manifest, after: 0.5, reason: "gone"), 1
+            ))
+        #expect(
+            lifecycle.afterLosingFanIn(lostBefore: 1, reason: "gone") == (
+                .gaveUp(reason: "the manifest job gave up after 2 attempts: gone"), 2
+            ))
     }
 
     /// The items a holder held when it was lost: only those in flight (their
@@ -142,11 +165,19 @@ import ShareIngest
         #expect(two.map(\.next) == [.retry(.probe, after: 0, reason: "died"), .retry(.copy, after: 0, reason: "died")])
         #expect(two.allSatisfy { !$0.item.decodingInFlight })
         let one = lifecycle.lose(held: [decoding, claimed], reason: "died", stopping: false)
-        #expect(one[0].item.lostAttempts == 1 && one[0].next == .retry(.probe, after: 0.5, reason: "died") && one[0].item.suspect)
-        #expect(one[1].item.lostAttempts == 0 && one[1].next == .retry(.copy, after: 0, reason: "died") && !one[1].item.suspect)
+        #expect(
+            one[0].item.lostAttempts == 1 && one[0].next == .retry(.probe, after: 0.5, reason: "died")
+                && one[0].item.suspect)
+        #expect(
+            one[1].item.lostAttempts == 0 && one[1].next == .retry(.copy, after: 0, reason: "died")
+                && !one[1].item.suspect)
         // A worker that had a job of another batch in flight too blames neither.
-        #expect(lifecycle.lose(held: [decoding], inFlightBeside: 1, reason: "worker b is gone", stopping: false)[0].item.lostAttempts == 0)
-        #expect(lifecycle.lose(held: [decoding], inFlightBeside: 0, reason: "worker b is gone", stopping: false)[0].item.lostAttempts == 1)
+        #expect(
+            lifecycle.lose(held: [decoding], inFlightBeside: 1, reason: "worker b is gone", stopping: false)[0].item
+                .lostAttempts == 0)
+        #expect(
+            lifecycle.lose(held: [decoding], inFlightBeside: 0, reason: "worker b is gone", stopping: false)[0].item
+                .lostAttempts == 1)
         // Stopping: each waits where it was.
         #expect(lifecycle.lose(held: [claimed], reason: "died", stopping: true)[0].next == .park(.copy))
     }
@@ -158,19 +189,30 @@ import ShareIngest
         let lifecycle = ItemLifecycle(stages: Self.stages, maxAttempts: 2)
         var item = Self.item(completed: .copy)
         #expect(ItemLifecycle.recordPatience(for: .unreachable) == .infinity)
-        #expect(ItemLifecycle.recordPatience(for: .unavailable) == 0.5 && ItemLifecycle.recordPatience(for: .refused) == 0)
+        #expect(
+            ItemLifecycle.recordPatience(for: .unavailable) == 0.5 && ItemLifecycle.recordPatience(for: .refused) == 0)
         // A store whose disk is full is given the patience of one that is away for a moment: then the batch stops for space.
         #expect(ItemLifecycle.recordPatience(for: .full) == 0.5)
         #expect((1...6).map(ItemLifecycle.recordPause(attempt:)) == [0.05, 0.1, 0.2, 0.4, 0.8, 1])
         for failure in [StoreFailure.unavailable, .unreachable, .full] {
-            #expect(lifecycle.afterFailedRecord(&item, next: .run(.probe), ran: nil, error: "disk full", failure: failure, refusedBefore: false) == .init(next: .park(.probe), stopsRun: true))
+            #expect(
+                lifecycle.afterFailedRecord(
+                    &item, next: .run(.probe), ran: nil, error: "disk full", failure: failure, refusedBefore: false)
+                    == .init(next: .park(.probe), stopsRun: true))
         }
         #expect(item.lostAttempts == 0)
         #expect(
-            lifecycle.afterFailedRecord(&item, next: .run(.probe), ran: nil, error: "too big", failure: .refused, refusedBefore: false)
+            lifecycle.afterFailedRecord(
+                &item, next: .run(.probe), ran: nil, error: "too big", failure: .refused, refusedBefore: false)
                 == .init(next: .retry(.probe, after: 0.5, reason: "too big"), stopsRun: false))
-        #expect(lifecycle.afterFailedRecord(&item, next: .run(.probe), ran: nil, error: "too big", failure: .refused, refusedBefore: true) == .init(next: .park(.probe), stopsRun: true))
-        #expect(lifecycle.afterFailedRecord(&item, next: .run(.probe), ran: nil, error: "too big", failure: .refused, refusedBefore: false).next.isFinished)
+        #expect(
+            lifecycle.afterFailedRecord(
+                &item, next: .run(.probe), ran: nil, error: "too big", failure: .refused, refusedBefore: true)
+                == .init(next: .park(.probe), stopsRun: true))
+        #expect(
+            lifecycle.afterFailedRecord(
+                &item, next: .run(.probe), ran: nil, error: "too big", failure: .refused, refusedBefore: false
+            ).next.isFinished)
         #expect(item.failure?.reason == .attemptsExhausted)
         // The record of a stage's results refused: they are dropped with it, and the stage runs again.
         let before = Self.item(completed: .copy)
@@ -178,13 +220,17 @@ import ShareIngest
         probed.completed = .probe
         probed.width = 640
         #expect(
-            lifecycle.afterFailedRecord(&probed, next: .run(.thumbnail), ran: RanStage(stage: .probe, before: before), error: "too big", failure: .refused, refusedBefore: false)
+            lifecycle.afterFailedRecord(
+                &probed, next: .run(.thumbnail), ran: RanStage(stage: .probe, before: before), error: "too big",
+                failure: .refused, refusedBefore: false)
                 == .init(next: .retry(.probe, after: 0.5, reason: "too big"), stopsRun: false))
         #expect(probed.completed == .copy && probed.width == nil && probed.lostAttempts == 1)
         var parked = before
         parked.completed = .probe
         #expect(
-            lifecycle.afterFailedRecord(&parked, next: .finished, ran: RanStage(stage: .probe, before: before), error: "full", failure: .unavailable, refusedBefore: false)
+            lifecycle.afterFailedRecord(
+                &parked, next: .finished, ran: RanStage(stage: .probe, before: before), error: "full",
+                failure: .unavailable, refusedBefore: false)
                 == .init(next: .park(.probe), stopsRun: true))
     }
 
@@ -202,7 +248,9 @@ import ShareIngest
     /// The recorded form keeps every field, and reads what versions before
     /// labels and lost attempts recorded.
     @Test func theRecordedStateRoundTripsAndOlderRecordsStillRead() throws {
-        var item = ItemState(index: 3, id: UUID(), source: .file(SourceFile(path: SourcePath(bytes: [0x2F, 0x61, 0xFF]), name: "a")), label: "/inbox/a")
+        var item = ItemState(
+            index: 3, id: UUID(), source: .file(SourceFile(path: SourcePath(bytes: [0x2F, 0x61, 0xFF]), name: "a")),
+            label: "/inbox/a")
         item.completed = .copy
         item.size = 12
         item.warnings = ["named .png but the content is JPEG: stored as .jpg"]
@@ -211,9 +259,14 @@ import ShareIngest
         let decoded = ItemState.decode(item.encoded(), index: 3, id: item.id)
         #expect(decoded.encoded() == item.encoded())
         #expect(decoded.label == "/inbox/a")
-        if case .file(let file) = decoded.source { #expect(file.path.bytes == [0x2F, 0x61, 0xFF]) } else { Issue.record("not a file: \(decoded.source)") }
+        if case .file(let file) = decoded.source {
+            #expect(file.path.bytes == [0x2F, 0x61, 0xFF])
+        } else {
+            Issue.record("not a file: \(decoded.source)")
+        }
 
-        let older = #"{"index":1,"id":"\#(UUID().uuidString)","source":{"kind":"file","path":"L3Byb2Nlc3NpbmcvYQ==","shownAs":"L2luYm94L2E=","name":"a"},"type":"file","warnings":[],"strikes":2}"#
+        let older =
+            #"{"index":1,"id":"\#(UUID().uuidString)","source":{"kind":"file","path":"L3Byb2Nlc3NpbmcvYQ==","shownAs":"L2luYm94L2E=","name":"a"},"type":"file","warnings":[],"strikes":2}"#
         let read = ItemState.decode(older, index: 1, id: nil)
         #expect(read.failure == nil)
         #expect(read.label == "/inbox/a")
@@ -226,12 +279,16 @@ import ShareIngest
     /// equal to the one recorded. A field left out of the record's keys fails this.
     @Test func everyRecordedFieldSurvivesARoundTrip() throws {
         let jpeg = try #require(MediaFormat.known(id: "jpeg"))
-        var item = ItemState(index: 7, id: UUID(), source: .file(SourceFile(path: SourcePath(bytes: [0x2F, 0x61, 0xFF]), name: "a.png")), label: "/inbox/a.png")
+        var item = ItemState(
+            index: 7, id: UUID(),
+            source: .file(SourceFile(path: SourcePath(bytes: [0x2F, 0x61, 0xFF]), name: "a.png")), label: "/inbox/a.png"
+        )
         item.completed = .thumbnail
         item.sniffed = SniffedContent(
             format: jpeg, fileExtension: "jpg", mimeType: "image/jpeg", recognised: true, declaredExtension: "png",
             contradictedFormat: MediaFormat.known(id: "png"))
-        item.sourceVersion = FileVersion(device: 2049, inode: 123_456, size: 4_096, modifiedSeconds: 1_700_000_000, modifiedNanoseconds: 123)
+        item.sourceVersion = FileVersion(
+            device: 2049, inode: 123_456, size: 4_096, modifiedSeconds: 1_700_000_000, modifiedNanoseconds: 123)
         item.headerPixels = 12_192_768
         item.copyPath = "/container/A.jpg"
         item.size = 4_096
@@ -246,21 +303,34 @@ import ShareIngest
         item.thumbnailPath = "/container/thumbnails/A.jpg"
         item.thumbHash = "1QcSHQRnh493V4dIh4eXh1h4kJUI"
         item.perceptualHash = "9696056bd8a2657b"
-        var hdrPreview = PreviewRecord(path: "/container/thumbnails/A.2048.jpg", width: 2048, height: 1536, format: .jpeg, size: 160_000)
+        var hdrPreview = PreviewRecord(
+            path: "/container/thumbnails/A.2048.jpg", width: 2048, height: 1536, format: .jpeg, size: 160_000)
         hdrPreview.gainMap = true
-        item.previews = [PreviewRecord(path: "/container/thumbnails/A.1440.webp", width: 1440, height: 1080, format: .webp, size: 81_000), hdrPreview]
+        item.previews = [
+            PreviewRecord(
+                path: "/container/thumbnails/A.1440.webp", width: 1440, height: 1080, format: .webp, size: 81_000),
+            hdrPreview,
+        ]
         item.moments = MomentFacts(
-            embeddedVideo: EmbeddedVideo(layout: .microVideo, offset: 100, length: 2000, truncated: false), declaresMotionPhoto: true,
-            contentIdentifier: "ABC-1", captureTime: CaptureTime(local: 1_700_000_000.5, utc: 1_699_996_400.5, gps: 1_699_996_401, source: .exif), stillImageTime: 1.25,
+            embeddedVideo: EmbeddedVideo(layout: .microVideo, offset: 100, length: 2000, truncated: false),
+            declaresMotionPhoto: true,
+            contentIdentifier: "ABC-1",
+            captureTime: CaptureTime(local: 1_700_000_000.5, utc: 1_699_996_400.5, gps: 1_699_996_401, source: .exif),
+            stillImageTime: 1.25,
             burstIdentifier: "BURST-1")
         item.motionVideo = MotionVideo(
-            path: "/container/C.mp4", thumbnailPath: "/container/thumbnails/C.jpg", size: 2000, mimeType: "video/mp4", durationMilliseconds: 1200,
+            path: "/container/C.mp4", thumbnailPath: "/container/thumbnails/C.jpg", size: 2000, mimeType: "video/mp4",
+            durationMilliseconds: 1200,
             width: 1920, height: 1080, layout: .microVideo)
-        item.livePhoto = LivePhotoLink(photo: "/container/A.jpg", video: "/container/D.mov", contentIdentifier: "ABC-1", pairedBy: .contentIdentifier)
+        item.livePhoto = LivePhotoLink(
+            photo: "/container/A.jpg", video: "/container/D.mov", contentIdentifier: "ABC-1",
+            pairedBy: .contentIdentifier)
         item.sidecarKind = .takeout
         var carried = CarriedSidecar(index: 8, name: "a.png.json", ownPath: nil, ownLabel: nil, size: 420)
         carried.locationRemoved = ["Takeout JSON geoData, geoDataExif"]
-        var released = CarriedSidecar(index: 9, name: "a.png.xmp", ownPath: SourcePath("/elsewhere/a.png.xmp"), ownLabel: "elsewhere/a.png.xmp", size: 12)
+        var released = CarriedSidecar(
+            index: 9, name: "a.png.xmp", ownPath: SourcePath("/elsewhere/a.png.xmp"), ownLabel: "elsewhere/a.png.xmp",
+            size: 12)
         released.release(warning: "released")
         released.borrowed = true
         released.isFile = true
@@ -274,15 +344,22 @@ import ShareIngest
         item.capturedAtSource = "takeout"
         item.capturePlace = CapturePlace(zone: "Europe/Paris", source: .takeout)
         item.thumbnailGainMap = true
-        item.video = VideoFacts(codec: "hevc", frameRate: 29.97, variableFrameRate: false, captureFrameRate: 240, slowMotion: true, hdr: "dolbyVision", dolbyVisionProfile: 8, rotation: 90, audio: "aac")
-        item.projection = Projection(type: .cylindrical, fullWidth: 8000, fullHeight: 2000, cropLeft: 10, cropTop: 20, croppedWidth: 7000, croppedHeight: 1500)
+        item.video = VideoFacts(
+            codec: "hevc", frameRate: 29.97, variableFrameRate: false, captureFrameRate: 240, slowMotion: true,
+            hdr: "dolbyVision", dolbyVisionProfile: 8, rotation: 90, audio: "aac")
+        item.projection = Projection(
+            type: .cylindrical, fullWidth: 8000, fullHeight: 2000, cropLeft: 10, cropTop: 20, croppedWidth: 7000,
+            croppedHeight: 1500)
         (item.stereo, item.gainMap) = (true, true)
         item.exportDescription = "dusk"
         item.exportLocation = TakeoutLocation(latitude: 48.8, longitude: 2.3, altitude: nil)
         item.group = SharedMediaFile.Group(id: "A", kind: .rawJpeg, role: .raw)
         item.locationRemoved = ["EXIF GPS"]
-        item.compatible = CompatibleCopyRecord(path: "/container/A.compatible.jpg", width: 4032, height: 3024, size: 900_000)
-        item.stageRecords = [StageName("checksum"): StageRecord(values: ["sha256": "ab"], files: ["/container/A.sha256"])]
+        item.compatible = CompatibleCopyRecord(
+            path: "/container/A.compatible.jpg", width: 4032, height: 3024, size: 900_000)
+        item.stageRecords = [
+            StageName("checksum"): StageRecord(values: ["sha256": "ab"], files: ["/container/A.sha256"])
+        ]
         item.warnings = ["named .png but the content is JPEG: stored as .jpg"]
         item.failure = ItemFailure(.thumbnail, .undecodable, "/inbox/a.png: damaged")
         item.stageSeconds = [.sniff: 0.25, .copy: 0.5]
@@ -293,8 +370,12 @@ import ShareIngest
 
         let json = item.encoded()
         let keys = Set(try #require(try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any]).keys)
-        #expect(keys == Set(ItemState.CodingKeys.allCases.map(\.rawValue)), "keys not written: \(Set(ItemState.CodingKeys.allCases.map(\.rawValue)).subtracting(keys).sorted())")
-        #expect(Mirror(reflecting: item).children.count == ItemState.CodingKeys.allCases.count, "a stored property has no key in the record")
+        #expect(
+            keys == Set(ItemState.CodingKeys.allCases.map(\.rawValue)),
+            "keys not written: \(Set(ItemState.CodingKeys.allCases.map(\.rawValue)).subtracting(keys).sorted())")
+        #expect(
+            Mirror(reflecting: item).children.count == ItemState.CodingKeys.allCases.count,
+            "a stored property has no key in the record")
         let decoded = ItemState.decode(json, index: 7, id: item.id)
         #expect(decoded == item)
         #expect(decoded.sniffed?.declaredExtension == "png" && decoded.sniffed?.contradictedFormat?.id == "png")
@@ -307,7 +388,8 @@ import ShareIngest
         let stopped = CancellationFlag()
         stopped.cancel()
         let ingestor = ShareIngestor(container: container.directory)
-        let interrupted = try ingestor.ingest([.text("first"), .text("second"), .url("https://example.org")], cancellation: stopped)
+        let interrupted = try ingestor.ingest(
+            [.text("first"), .text("second"), .url("https://example.org")], cancellation: stopped)
         #expect(interrupted.interrupted)
         let journal = try BatchJournal(container: container.directory)
         try journal.database.query("UPDATE items SET snapshot = '{\"index\": \"garbled' WHERE idx = 1")
@@ -318,7 +400,9 @@ import ShareIngest
         let failed = report.items[1]
         #expect(failed.status == .failed)
         #expect(failed.failure?.reason == .unreadableState)
-        #expect(failed.failure?.message.hasPrefix("item 1: its recorded state cannot be read") == true, "\(failed.failure?.message ?? "")")
+        #expect(
+            failed.failure?.message.hasPrefix("item 1: its recorded state cannot be read") == true,
+            "\(failed.failure?.message ?? "")")
         #expect(report.entries.map(\.path) == ["first", "https://example.org"])
     }
 
@@ -345,9 +429,15 @@ import ShareIngest
         let container = try TemporaryContainer()
         let journal = try BatchJournal(container: container.directory)
         let columns = Set(try journal.database.query("PRAGMA table_info(items)").compactMap { $0.text("name") })
-        #expect(columns.subtracting(["batch_id", "idx", "uuid", "next", "not_before", "snapshot"]) == Set(ItemColumn.all.map(\.name)))
-        let indexes = Set(try journal.database.query("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'items'").compactMap { $0.text("name") })
-        #expect(Set(ItemColumn.all.filter { $0.index != nil }.map { "items_\($0.name)" }).isSubset(of: indexes), "\(indexes)")
+        #expect(
+            columns.subtracting(["batch_id", "idx", "uuid", "next", "not_before", "snapshot"])
+                == Set(ItemColumn.all.map(\.name)))
+        let indexes = Set(
+            try journal.database.query("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'items'")
+                .compactMap { $0.text("name") })
+        #expect(
+            Set(ItemColumn.all.filter { $0.index != nil }.map { "items_\($0.name)" }).isSubset(of: indexes),
+            "\(indexes)")
     }
 
     /// A journal that a newer share changed is refused with a clear error, not
@@ -359,7 +449,8 @@ import ShareIngest
         #expect {
             _ = try BatchJournal(container: container.directory)
         } throws: { error in
-            "\(error)".contains("was changed by a newer share (its migration 99-from-the-future is unknown to this one") && "\(error)".contains("upgrade share")
+            "\(error)".contains("was changed by a newer share (its migration 99-from-the-future is unknown to this one")
+                && "\(error)".contains("upgrade share")
         }
         let status = try ShareProcess.run(["status", "--container", container.directory.root])
         #expect(status.status == 73)
@@ -387,8 +478,14 @@ import ShareIngest
             """)
         let reopened = try BatchJournal(container: container.directory)
         #expect(try reopened.batch(done.batchID.uuidString)?.state == .done)
-        let names = try reopened.database.query("SELECT name FROM migrations ORDER BY name").compactMap { $0.text("name") }
-        #expect(names == ["1-batches-and-items", "2-item-next-stage", "3-item-content-hash", "4-item-live-photo-keys", "5-suspects-and-attempts", "6-export-sidecar-keys",
-            "7-burst-identifier", "8-retry-delays-and-fan-in", "9-perceptual-hash"])
+        let names = try reopened.database.query("SELECT name FROM migrations ORDER BY name").compactMap {
+            $0.text("name")
+        }
+        #expect(
+            names == [
+                "1-batches-and-items", "2-item-next-stage", "3-item-content-hash", "4-item-live-photo-keys",
+                "5-suspects-and-attempts", "6-export-sidecar-keys",
+                "7-burst-identifier", "8-retry-delays-and-fan-in", "9-perceptual-hash",
+            ])
     }
 }

@@ -1,9 +1,9 @@
 import Foundation
+import MediaFormats
 import ShareIngest
+import ShareManifest
 import TestSupport
 import Testing
-import ShareManifest
-import MediaFormats
 
 @Suite struct ManifestTests {
     static let entry = SharedMediaFile(
@@ -12,12 +12,13 @@ import MediaFormats
 
     @Test func v2EncodingHasEveryFieldInOrder() {
         let json = String(decoding: ManifestCoder.encode([Self.entry], schema: .v2), as: UTF8.self)
-        #expect(json == """
-            [
-              {"path": "file:///c/8F2C.jpg", "thumbnail": "file:///c/thumbnails/8F2C.jpg", "duration": null, "type": "image", "mimeType": "image/jpeg", "message": null, "fileName": "My Photo.jpg", "size": 1234, "width": 480, "height": 640}
-            ]
+        #expect(
+            json == """
+                [
+                  {"path": "file:///c/8F2C.jpg", "thumbnail": "file:///c/thumbnails/8F2C.jpg", "duration": null, "type": "image", "mimeType": "image/jpeg", "message": null, "fileName": "My Photo.jpg", "size": 1234, "width": 480, "height": 640}
+                ]
 
-            """)
+                """)
     }
 
     @Test func legacyEncodingIsTheSeedFormat() {
@@ -25,7 +26,10 @@ import MediaFormats
         video.type = .video
         video.duration = 10000
         let json = String(decoding: ManifestCoder.encode([video], schema: .legacy), as: UTF8.self)
-        #expect(json.contains(#"{"path": "file:///c/8F2C.jpg", "thumbnail": "file:///c/thumbnails/8F2C.jpg", "duration": 10000.0, "type": 1}"#))
+        #expect(
+            json.contains(
+                #"{"path": "file:///c/8F2C.jpg", "thumbnail": "file:///c/thumbnails/8F2C.jpg", "duration": 10000.0, "type": 1}"#
+            ))
     }
 
     @Test func legacyTextOnlyIsAnArrayOfStrings() {
@@ -41,18 +45,23 @@ import MediaFormats
         entry.path = "file:///c/8F2C.heic"
         entry.mimeType = "image/heic"
         let plain = entry
-        entry.compatible = SharedMediaFile.Compatible(path: "file:///c/8F2C.compatible.jpg", size: 2_345_678, width: 3024, height: 4032)
+        entry.compatible = SharedMediaFile.Compatible(
+            path: "file:///c/8F2C.compatible.jpg", size: 2_345_678, width: 3024, height: 4032)
         entry.locationRemoved = ["EXIF GPS (GPSLatitudeRef, GPSLatitude)", "XMP exif:GPSLatitude"]
         #expect(ManifestCoder.encode([entry], schema: .legacy) == ManifestCoder.encode([plain], schema: .legacy))
         let json = String(decoding: ManifestCoder.encode([entry], schema: .v2), as: UTF8.self)
-        #expect(json.contains(#""height": 640, "compatible": {"path": "file:///c/8F2C.compatible.jpg", "mimeType": "image/jpeg", "size": 2345678, "width": 3024, "height": 4032}, "locationRemoved": ["EXIF GPS (GPSLatitudeRef, GPSLatitude)", "XMP exif:GPSLatitude"]}"#), "\(json)")
+        #expect(
+            json.contains(
+                #""height": 640, "compatible": {"path": "file:///c/8F2C.compatible.jpg", "mimeType": "image/jpeg", "size": 2345678, "width": 3024, "height": 4032}, "locationRemoved": ["EXIF GPS (GPSLatitudeRef, GPSLatitude)", "XMP exif:GPSLatitude"]}"#
+            ), "\(json)")
         let without = String(decoding: ManifestCoder.encode([plain], schema: .v2), as: UTF8.self)
         #expect(!without.contains("compatible") && !without.contains("locationRemoved"))
         let decoded = try ManifestCoder.decode(Data(json.utf8))
         #expect(decoded.schema == .v2 && decoded.entries == [entry], "\(decoded.entries)")
         // An empty list is not written: nothing was removed.
         entry.locationRemoved = []
-        #expect(!String(decoding: ManifestCoder.encode([entry], schema: .v2), as: UTF8.self).contains("locationRemoved"))
+        #expect(
+            !String(decoding: ManifestCoder.encode([entry], schema: .v2), as: UTF8.self).contains("locationRemoved"))
     }
 
     /// `thumbhash` and `previews` are v2 fields, written only when set (an
@@ -61,7 +70,11 @@ import MediaFormats
         var entry = Self.entry
         let plain = entry
         entry.thumbhash = "INgNPYR3eHd/h4d2d0d4iHdgiAn4"
-        entry.previews = [SharedMediaFile.Preview(path: "file:///c/thumbnails/8F2C.1440.jpg", width: 1080, height: 1440, mimeType: "image/jpeg", size: 301_422)]
+        entry.previews = [
+            SharedMediaFile.Preview(
+                path: "file:///c/thumbnails/8F2C.1440.jpg", width: 1080, height: 1440, mimeType: "image/jpeg",
+                size: 301_422)
+        ]
         #expect(ManifestCoder.encode([entry], schema: .legacy) == ManifestCoder.encode([plain], schema: .legacy))
         let json = String(decoding: ManifestCoder.encode([entry], schema: .v2), as: UTF8.self)
         #expect(
@@ -73,14 +86,20 @@ import MediaFormats
         let decoded = try ManifestCoder.decode(Data(json.utf8))
         #expect(decoded.schema == .v2 && decoded.entries == [entry], "\(decoded.entries)")
         #expect(entry.with(previews: []).previews == nil)
-        #expect(throws: ManifestError.self) { try ManifestCoder.decode(Data(#"[{"path": "file:///c/a.jpg", "type": "image", "previews": [{"path": "file:///c/p.jpg", "mimeType": "image/jpeg"}]}]"#.utf8)) }
+        #expect(throws: ManifestError.self) {
+            try ManifestCoder.decode(
+                Data(
+                    #"[{"path": "file:///c/a.jpg", "type": "image", "previews": [{"path": "file:///c/p.jpg", "mimeType": "image/jpeg"}]}]"#
+                        .utf8))
+        }
     }
 
     @Test func projectionStereoAndHDRAreV2FieldsOnlyWhenSet() throws {
         let plain = Self.entry
         let entry = plain.with(
             projection: SharedMediaFile.Projection(
-                type: "cylindrical", fullWidth: 12000, fullHeight: 3000, cropLeft: 1500, cropTop: 500, croppedWidth: 9000, croppedHeight: 2000),
+                type: "cylindrical", fullWidth: 12000, fullHeight: 3000, cropLeft: 1500, cropTop: 500,
+                croppedWidth: 9000, croppedHeight: 2000),
             stereo: true, hdr: "gainMap")
         #expect(ManifestCoder.encode([entry], schema: .legacy) == ManifestCoder.encode([plain], schema: .legacy))
         let json = String(decoding: ManifestCoder.encode([entry], schema: .v2), as: UTF8.self)
@@ -92,8 +111,15 @@ import MediaFormats
         #expect(!without.contains("projection") && !without.contains("stereo") && !without.contains("\"hdr\""))
         let decoded = try ManifestCoder.decode(Data(json.utf8))
         #expect(decoded.schema == .v2 && decoded.entries == [entry], "\(decoded.entries)")
-        #expect(throws: ManifestError.self) { try ManifestCoder.decode(Data(#"[{"path": "file:///c/a.jpg", "type": "image", "projection": {"type": "cylindrical", "fullWidth": 10}}]"#.utf8)) }
-        #expect(throws: ManifestError.self) { try ManifestCoder.decode(Data(#"[{"path": "file:///c/a.jpg", "type": "image", "stereo": "yes"}]"#.utf8)) }
+        #expect(throws: ManifestError.self) {
+            try ManifestCoder.decode(
+                Data(
+                    #"[{"path": "file:///c/a.jpg", "type": "image", "projection": {"type": "cylindrical", "fullWidth": 10}}]"#
+                        .utf8))
+        }
+        #expect(throws: ManifestError.self) {
+            try ManifestCoder.decode(Data(#"[{"path": "file:///c/a.jpg", "type": "image", "stereo": "yes"}]"#.utf8))
+        }
     }
 
     @Test func bothSchemasRoundTrip() throws {
@@ -106,9 +132,11 @@ import MediaFormats
     }
 
     @Test(arguments: [
-        ("{}", "(top level)"), ("[1]", "[0]"), (#"[{"type": "image"}]"#, "[0].path"), (#"[{"path": 3, "type": 0}]"#, "[0].path"),
+        ("{}", "(top level)"), ("[1]", "[0]"), (#"[{"type": "image"}]"#, "[0].path"),
+        (#"[{"path": 3, "type": 0}]"#, "[0].path"),
         (#"[{"path": "x", "type": 7}]"#, "[0].type"), (#"[{"path": "x", "type": "movie"}]"#, "[0].type"),
-        (#"[{"path": "x", "type": 0, "duration": "long"}]"#, "[0].duration"), (#"[{"path": "x", "type": 0, "width": true}]"#, "[0].width"),
+        (#"[{"path": "x", "type": 0, "duration": "long"}]"#, "[0].duration"),
+        (#"[{"path": "x", "type": 0, "width": true}]"#, "[0].width"),
     ])
     func wrongShapesAreNamed(json: String, field: String) {
         do {
@@ -161,7 +189,9 @@ import MediaFormats
         let id = UUID()
         #expect(try ShareKey.unique(prefix: "Photos_2", id: id).rawValue == "Photos_2-\(id.uuidString)")
         #expect(ShareKey.unique(id: id).rawValue == "ShareKey-\(id.uuidString)")
-        #expect(throws: ShareKeyError.forbiddenCharacter("my share-\(id.uuidString)", " ")) { try ShareKey.unique(prefix: "my share", id: id) }
+        #expect(throws: ShareKeyError.forbiddenCharacter("my share-\(id.uuidString)", " ")) {
+            try ShareKey.unique(prefix: "my share", id: id)
+        }
         #expect(throws: ShareKeyError.leadingDot(".x-\(id.uuidString)")) { try ShareKey.unique(prefix: ".x", id: id) }
         #expect(throws: ShareKeyError.self) { try ShareKey.unique(prefix: String(repeating: "k", count: 100), id: id) }
     }

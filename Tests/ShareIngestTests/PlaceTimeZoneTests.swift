@@ -7,7 +7,9 @@ import Testing
 /// linked into the binary (`TimeZoneMap`), the system's tzdata read as TZif
 /// (`ZoneRules`), checked against timezonefinder and Python's zoneinfo.
 @Suite struct PlaceTimeZoneTests {
-    static var map: TimeZoneMap { get throws { try #require(TimeZoneMap.shared, "the linked grid does not hold together") } }
+    static var map: TimeZoneMap {
+        get throws { try #require(TimeZoneMap.shared, "the linked grid does not hold together") }
+    }
 
     /// The build tracks time_zone_grid.c, not the data it includes: the .c
     /// names the data's size and digest (scripts/build-time-zone-grid.py writes
@@ -18,18 +20,26 @@ import Testing
     @Test func theSourceNamesTheDataItLinks() throws {
         let folder = Fixtures.packageRoot.appendingPathComponent("Sources/CTimeZoneGrid").path
         let source = try String(contentsOfFile: folder + "/time_zone_grid.c", encoding: .utf8)
-        let stamp = try #require(source.split(separator: "\n").first { $0.hasPrefix("// data: ") }, "time_zone_grid.c names no data")
-        let digest = try MediaTools.run("/usr/bin/sha256sum", [folder + "/time_zone_grid.c.bin"]).output.split(separator: " ").first.map(String.init) ?? ""
-        let size = try FileManager.default.attributesOfItem(atPath: folder + "/time_zone_grid.c.bin")[.size] as? Int ?? -1
-        #expect(stamp == "// data: \(size) bytes, sha256 \(digest)", "time_zone_grid.c says \(stamp); rerun scripts/build-time-zone-grid.py")
+        let stamp = try #require(
+            source.split(separator: "\n").first { $0.hasPrefix("// data: ") }, "time_zone_grid.c names no data")
+        let digest =
+            try MediaTools.run("/usr/bin/sha256sum", [folder + "/time_zone_grid.c.bin"]).output.split(separator: " ")
+            .first.map(String.init) ?? ""
+        let size =
+            try FileManager.default.attributesOfItem(atPath: folder + "/time_zone_grid.c.bin")[.size] as? Int ?? -1
+        #expect(
+            stamp == "// data: \(size) bytes, sha256 \(digest)",
+            "time_zone_grid.c says \(stamp); rerun scripts/build-time-zone-grid.py")
         _ = try Self.map  // and the linked grid is one this code reads
     }
 
     @Test func placesGetTheirZones() throws {
         let map = try Self.map
         let places: [(Double, Double, String)] = [
-            (48.8584, 2.2945, "Europe/Paris"), (40.7484, -73.9857, "America/New_York"), (35.6586, 139.7454, "Asia/Tokyo"),
-            (-33.8568, 151.2153, "Australia/Sydney"), (51.5007, -0.1246, "Europe/London"), (-22.9519, -43.2105, "America/Sao_Paulo"),
+            (48.8584, 2.2945, "Europe/Paris"), (40.7484, -73.9857, "America/New_York"),
+            (35.6586, 139.7454, "Asia/Tokyo"),
+            (-33.8568, 151.2153, "Australia/Sydney"), (51.5007, -0.1246, "Europe/London"),
+            (-22.9519, -43.2105, "America/Sao_Paulo"),
             (64.1466, -21.9426, "Atlantic/Reykjavik"), (27.1751, 78.0421, "Asia/Kolkata"), (0, 0, "Etc/GMT"),
         ]
         for (latitude, longitude, zone) in places {
@@ -40,7 +50,10 @@ import Testing
     /// A hostile file's position never reaches the grid: not finite or out of range is no zone.
     @Test func positionsOutOfRangeHaveNoZone() throws {
         let map = try Self.map
-        for (latitude, longitude) in [(Double.nan, 0.0), (0, .nan), (.infinity, 0), (0, -.infinity), (90.000001, 0), (-91, 0), (0, 180.5), (0, -1e300)] {
+        for (latitude, longitude) in [
+            (Double.nan, 0.0), (0, .nan), (.infinity, 0), (0, -.infinity), (90.000001, 0), (-91, 0), (0, 180.5),
+            (0, -1e300),
+        ] {
             #expect(map.zone(latitude: latitude, longitude: longitude) == nil, "\(latitude), \(longitude)")
         }
         // The edges themselves are positions.
@@ -68,7 +81,10 @@ import Testing
         // Before any rule: local mean time as tzdata has it (Paris, 1890: +0:09:21).
         #expect(paris.offset(at: -2_524_521_600) == 561)
         // Names that are no zone's, or that would leave the zoneinfo folder.
-        for name in ["Mars/Olympus_Mons", "../../etc/passwd", "/etc/passwd", "Europe/../../../etc/passwd", "", "Europe/Paris\u{0}"] {
+        for name in [
+            "Mars/Olympus_Mons", "../../etc/passwd", "/etc/passwd", "Europe/../../../etc/passwd", "",
+            "Europe/Paris\u{0}",
+        ] {
             #expect(ZoneRules.named(name) == nil, "\(name)")
         }
     }
@@ -100,11 +116,13 @@ import Testing
     /// Points of a `scripts/time-zone-points.py` file whose zone's offsets in January and July 2024
     /// are the file's, and the lines of the others with the zone found.
     static func agreement(_ map: TimeZoneMap, _ text: String) -> (total: Int, agreed: Int, disagreements: [String]) {
-        var total = 0, agreed = 0
+        var total = 0
+        var agreed = 0
         var disagreements: [String] = []
         for line in text.split(separator: "\n") {
             let fields = line.split(separator: "\t")
-            guard fields.count >= 5, let latitude = Double(fields[0]), let longitude = Double(fields[1]), let winter = Int(fields[3]),
+            guard fields.count >= 5, let latitude = Double(fields[0]), let longitude = Double(fields[1]),
+                let winter = Int(fields[3]),
                 let summer = Int(fields[4])
             else { continue }
             total += 1
@@ -136,15 +154,24 @@ import Testing
             var points: [(Double, Double)] = []
             for line in text.split(separator: "\n") {
                 let fields = line.split(separator: "\t")
-                if fields.count >= 2, let latitude = Double(fields[0]), let longitude = Double(fields[1]) { points.append((latitude, longitude)) }
+                if fields.count >= 2, let latitude = Double(fields[0]), let longitude = Double(fields[1]) {
+                    points.append((latitude, longitude))
+                }
             }
             var found = 0
             let clock = ContinuousClock()
             let elapsed = clock.measure {
-                for _ in 0..<10 { for (latitude, longitude) in points where map.zone(latitude: latitude, longitude: longitude) != nil { found += 1 } }
+                for _ in 0..<10 {
+                    for (latitude, longitude) in points where map.zone(latitude: latitude, longitude: longitude) != nil
+                    { found += 1 }
+                }
             }
-            let perLookup = Double(elapsed.components.attoseconds) / 1e9 / Double(max(1, points.count * 10)) + Double(elapsed.components.seconds) * 1e9 / Double(max(1, points.count * 10))
-            print("time zones: \(agreed) of \(total) agree (\(Double(agreed) / Double(max(1, total)) * 100) %); \(perLookup) ns per lookup; disagreements: \(disagreements)")
+            let perLookup =
+                Double(elapsed.components.attoseconds) / 1e9 / Double(max(1, points.count * 10)) + Double(
+                    elapsed.components.seconds) * 1e9 / Double(max(1, points.count * 10))
+            print(
+                "time zones: \(agreed) of \(total) agree (\(Double(agreed) / Double(max(1, total)) * 100) %); \(perLookup) ns per lookup; disagreements: \(disagreements)"
+            )
         } else {
             #expect(total == 3000)
         }

@@ -17,7 +17,10 @@ import Testing
 /// Recording always fails the test, so it cannot be left on.
 @Suite struct PublicAPITests {
     /// The library products a host app or tool can link.
-    static let modules = ["SystemCalls", "ShareManifest", "MediaFormats", "ShareIngestCore", "ShareIngest", "DecoderIsolation", "DecoderHelperKit"]
+    static let modules = [
+        "SystemCalls", "ShareManifest", "MediaFormats", "ShareIngestCore", "ShareIngest", "DecoderIsolation",
+        "DecoderHelperKit",
+    ]
 
     static func listPath(_ module: String) -> String {
         Fixtures.packageRoot.appendingPathComponent("api/\(module).api.txt").path
@@ -27,7 +30,8 @@ import Testing
         let listPath = Self.listPath(module)
         let actual = try PublicSurface.dump(module: module)
         if ProcessInfo.processInfo.environment["RECORD_API"] == "1" {
-            try FileManager.default.createDirectory(atPath: (listPath as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+            try FileManager.default.createDirectory(
+                atPath: (listPath as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
             try Data(actual.utf8).write(to: URL(fileURLWithPath: listPath))
             Issue.record("recorded \(listPath); review `git diff api/`, unset RECORD_API and run again")
             return
@@ -55,7 +59,9 @@ import Testing
     @Test(arguments: modules) func everyPublicDeclarationIsDocumented(module: String) throws {
         let sources = Fixtures.packageRoot.appendingPathComponent("Sources/\(module)")
         var undocumented: [String] = []
-        let files = FileManager.default.enumerator(at: sources, includingPropertiesForKeys: nil)?.compactMap { $0 as? URL } ?? []
+        let files =
+            FileManager.default.enumerator(at: sources, includingPropertiesForKeys: nil)?.compactMap { $0 as? URL }
+            ?? []
         for file in files where file.pathExtension == "swift" {
             let text = try String(contentsOf: file, encoding: .utf8)
             let relative = String(file.path.dropFirst(Fixtures.packageRoot.path.count + 1))
@@ -71,10 +77,14 @@ import Testing
     /// ```swift block after `<!-- readme-example: PATH -->` must be PATH's content.
     @Test func readmeExamplesAreTheExamplePackagesCode() throws {
         let marker = "<!-- readme-example: "
-        let blocks = try ProjectDocs.pages().flatMap { page in page.text.components(separatedBy: marker).dropFirst().map { (page: page.path, block: $0) } }
+        let blocks = try ProjectDocs.pages().flatMap { page in
+            page.text.components(separatedBy: marker).dropFirst().map { (page: page.path, block: $0) }
+        }
         #expect(!blocks.isEmpty, "neither README.md nor a page of docs/ has readme-example blocks")
         for (page, block) in blocks {
-            guard let end = block.range(of: " -->\n```swift\n"), let close = block.range(of: "\n```\n", range: end.upperBound..<block.endIndex) else {
+            guard let end = block.range(of: " -->\n```swift\n"),
+                let close = block.range(of: "\n```\n", range: end.upperBound..<block.endIndex)
+            else {
                 Issue.record("a readme-example marker is not followed by a ```swift block")
                 continue
             }
@@ -97,20 +107,26 @@ enum PublicSurface {
         let digester = try tool("swift-api-digester")
         let output = FileManager.default.temporaryDirectory.appendingPathComponent("api-\(UUID().uuidString).json").path
         defer { try? FileManager.default.removeItem(atPath: output) }
-        var arguments = ["-dump-sdk", "-module", module, "-o", output, "-abort-on-module-fail", "-I", products + "/Modules"]
+        var arguments = [
+            "-dump-sdk", "-module", module, "-o", output, "-abort-on-module-fail", "-I", products + "/Modules",
+        ]
         arguments += try clangArguments(products: products)
         let digest = try run(digester, arguments)
         guard let data = FileManager.default.contents(atPath: output), !data.isEmpty else {
             throw ToolError(description: "swift-api-digester wrote nothing:\n\(digest)")
         }
-        guard let root = (try JSONSerialization.jsonObject(with: data) as? [String: Any])?["ABIRoot"] as? [String: Any] else {
+        guard let root = (try JSONSerialization.jsonObject(with: data) as? [String: Any])?["ABIRoot"] as? [String: Any]
+        else {
             throw ToolError(description: "unexpected swift-api-digester output")
         }
         var declarations: [[String: Any]] = []
         collect(root, module: module, into: &declarations)
         let mangled = declarations.compactMap { $0["mangledName"] as? String }
-        let demangled = try run(try tool("swift-demangle"), ["--compact"] + mangled).split(separator: "\n").map(String.init)
-        guard demangled.count == declarations.count else { throw ToolError(description: "swift-demangle gave \(demangled.count) names for \(declarations.count)") }
+        let demangled = try run(try tool("swift-demangle"), ["--compact"] + mangled).split(separator: "\n").map(
+            String.init)
+        guard demangled.count == declarations.count else {
+            throw ToolError(description: "swift-demangle gave \(demangled.count) names for \(declarations.count)")
+        }
         let lines = zip(declarations, demangled).map { declaration, name in
             var text = line(for: declaration, signature: shorten(name, module: module))
             // `func static X.f` reads better as `static func X.f`.
@@ -129,7 +145,8 @@ enum PublicSurface {
             // `package` declarations are in the module file too, marked internal:
             // they are not part of the public surface.
             guard ["TypeDecl", "Function", "Constructor", "Var", "TypeAlias", "Subscript"].contains(kind),
-                child["moduleName"] as? String == module, child["mangledName"] != nil, child["isInternal"] as? Bool != true
+                child["moduleName"] as? String == module, child["mangledName"] != nil,
+                child["isInternal"] as? Bool != true
             else { continue }
             if child["implicit"] as? Bool != true { declarations.append(child) }
             if kind == "TypeDecl" { collect(child, module: module, into: &declarations) }
@@ -142,9 +159,11 @@ enum PublicSurface {
         switch (kind, declKind) {
         case ("TypeDecl", _):
             let ignored: Set<String> = ["Copyable", "Escapable", "SendableMetatype", "BitwiseCopyable"]
-            let conformances = (node["conformances"] as? [[String: Any]] ?? []).compactMap { $0["name"] as? String }.filter { !ignored.contains($0) }
+            let conformances = (node["conformances"] as? [[String: Any]] ?? []).compactMap { $0["name"] as? String }
+                .filter { !ignored.contains($0) }
             let keyword = declKind == "TypeAlias" ? "typealias" : declKind.lowercased()
-            return "\(keyword) \(signature)" + (conformances.isEmpty ? "" : ": " + Set(conformances).sorted().joined(separator: ", "))
+            return "\(keyword) \(signature)"
+                + (conformances.isEmpty ? "" : ": " + Set(conformances).sorted().joined(separator: ", "))
         case ("Var", "EnumElement"):
             // `E.name(E.Type) -> (Payload) -> E` is shown as `case E.name(label:…) (Payload)`.
             let pattern = try! NSRegularExpression(pattern: #"^(.*)\.\w+\(\1\.Type\) -> (?:(\(.*\)) -> )?\1$"#)
@@ -156,7 +175,8 @@ enum PublicSurface {
         case ("Var", _):
             let accessors = (node["accessors"] as? [[String: Any]] ?? []).compactMap { $0["accessorKind"] as? String }
             let mutable = accessors.contains("set") || accessors.contains("modify")
-            return "\(node["isLet"] as? Bool == true ? "let" : "var") \(signature)" + (mutable ? " { get set }" : " { get }")
+            return "\(node["isLet"] as? Bool == true ? "let" : "var") \(signature)"
+                + (mutable ? " { get set }" : " { get }")
         case ("TypeAlias", _):
             let target = (node["children"] as? [[String: Any]])?.first?["printedName"] as? String ?? "?"
             return "typealias \(signature) = \(shorten(target, module: "ShareIngest"))"
@@ -169,7 +189,8 @@ enum PublicSurface {
     private static func defaults(_ node: [String: Any]) -> String {
         let name = node["printedName"] as? String ?? ""
         guard let open = name.firstIndex(of: "(") else { return "" }
-        let labels = name[name.index(after: open)...].dropLast().split(separator: ":", omittingEmptySubsequences: false).dropLast().map(String.init)
+        let labels = name[name.index(after: open)...].dropLast().split(separator: ":", omittingEmptySubsequences: false)
+            .dropLast().map(String.init)
         let parameters = (node["children"] as? [[String: Any]] ?? []).dropFirst()
         let withDefaults = zip(labels.indices, parameters).compactMap { index, parameter in
             parameter["hasDefaultArg"] as? Bool == true ? (labels[index] == "_" ? "#\(index + 1)" : labels[index]) : nil
@@ -179,7 +200,10 @@ enum PublicSurface {
 
     private static func shorten(_ text: String, module: String) -> String {
         var result = text
-        for prefix in ["\(module).", "Swift.", "FoundationEssentials.", "Foundation.", "ShareManifest.", "MediaFormats.", "MediaKit.", "_Concurrency."] {
+        for prefix in [
+            "\(module).", "Swift.", "FoundationEssentials.", "Foundation.", "ShareManifest.", "MediaFormats.",
+            "MediaKit.", "_Concurrency.",
+        ] {
             result = result.replacingOccurrences(of: prefix, with: "")
         }
         return result
@@ -188,8 +212,13 @@ enum PublicSurface {
     /// The folder holding `Modules/<module>.swiftmodule` of the build the tests run from.
     private static func buildProducts(module: String) throws -> String {
         let candidates = [Bundle.main.bundleURL.path, Fixtures.packageRoot.appendingPathComponent(".build/debug").path]
-        guard let found = candidates.first(where: { FileManager.default.fileExists(atPath: "\($0)/Modules/\(module).swiftmodule") }) else {
-            throw ToolError(description: "no built \(module).swiftmodule in \(candidates); run swift build --build-tests")
+        guard
+            let found = candidates.first(where: {
+                FileManager.default.fileExists(atPath: "\($0)/Modules/\(module).swiftmodule")
+            })
+        else {
+            throw ToolError(
+                description: "no built \(module).swiftmodule in \(candidates); run swift build --build-tests")
         }
         return found
     }
@@ -211,7 +240,8 @@ enum PublicSurface {
         }
         let manifest = try String(contentsOfFile: root + "/Package.swift", encoding: .utf8)
         let pattern = try NSRegularExpression(pattern: #"pkgConfig:\s*"([^"]+)""#)
-        let names = pattern.matches(in: manifest, range: NSRange(manifest.startIndex..., in: manifest)).compactMap { match in
+        let names = pattern.matches(in: manifest, range: NSRange(manifest.startIndex..., in: manifest)).compactMap {
+            match in
             Range(match.range(at: 1), in: manifest).map { String(manifest[$0]) }
         }
         if !names.isEmpty {
@@ -236,7 +266,8 @@ enum PublicSurface {
             }
         }
         folders.append("/opt/swift/usr/bin")
-        guard let found = folders.map({ "\($0)/\(name)" }).first(where: FileManager.default.isExecutableFile(atPath:)) else {
+        guard let found = folders.map({ "\($0)/\(name)" }).first(where: FileManager.default.isExecutableFile(atPath:))
+        else {
             throw ToolError(description: "\(name) not found beside swift on PATH (set SWIFT_TOOLCHAIN_BIN)")
         }
         return found
@@ -254,7 +285,10 @@ enum PublicSurface {
         process.waitUntilExit()
         let output = String(decoding: data, as: UTF8.self)
         guard process.terminationStatus == 0 else {
-            throw ToolError(description: "\(executable) \(arguments.prefix(6).joined(separator: " ")) … failed (\(process.terminationStatus)):\n\(output)")
+            throw ToolError(
+                description:
+                    "\(executable) \(arguments.prefix(6).joined(separator: " ")) … failed (\(process.terminationStatus)):\n\(output)"
+            )
         }
         return output
     }
@@ -280,7 +314,8 @@ enum DocumentationCheck {
                 inMultilineString = true
             }
             let code = stripped(trimmed)
-            let declaration = code.replacingOccurrences(of: #"^(@\w+(\([^)]*\))?\s+)*"#, with: "", options: .regularExpression)
+            let declaration = code.replacingOccurrences(
+                of: #"^(@\w+(\([^)]*\))?\s+)*"#, with: "", options: .regularExpression)
             let isPublic = declaration.hasPrefix("public ") || declaration.hasPrefix("open ")
             let isPublicExtension = declaration.hasPrefix("public extension ")
             let isEnumCase = declaration.hasPrefix("case ") && publicEnumBodies.last == depth - 1
@@ -326,7 +361,10 @@ enum DocumentationCheck {
         var i = index - 1
         while i >= 0 {
             let previous = lines[i].trimmingCharacters(in: .whitespaces)
-            if previous.hasPrefix("@") { i -= 1; continue }
+            if previous.hasPrefix("@") {
+                i -= 1
+                continue
+            }
             return previous.hasPrefix("///")
         }
         return false
@@ -336,13 +374,19 @@ enum DocumentationCheck {
 /// The products' shape: what a host app links must not drag in a C library.
 @Suite struct PackageShapeTests {
     /// `swift package describe`: every target with its kind and dependencies, every product.
-    static func describe() throws -> (targets: [String: (type: String, dependencies: [String])], products: [String: [String]]) {
+    static func describe() throws -> (
+        targets: [String: (type: String, dependencies: [String])], products: [String: [String]]
+    ) {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         // Its own scratch folder: the running `swift test` holds .build's lock.
-        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("describe-\(UUID().uuidString)").path
+        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("describe-\(UUID().uuidString)")
+            .path
         defer { try? FileManager.default.removeItem(atPath: scratch) }
-        process.arguments = ["swift", "package", "--package-path", Fixtures.packageRoot.path, "--scratch-path", scratch, "describe", "--type", "json"]
+        process.arguments = [
+            "swift", "package", "--package-path", Fixtures.packageRoot.path, "--scratch-path", scratch, "describe",
+            "--type", "json",
+        ]
         let output = Pipe()
         process.standardOutput = output
         process.standardError = FileHandle.nullDevice
@@ -352,15 +396,22 @@ enum DocumentationCheck {
         let root = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
         var targets: [String: (String, [String])] = [:]
         for target in root["targets"] as? [[String: Any]] ?? [] {
-            targets[target["name"] as? String ?? ""] = (target["module_type"] as? String ?? "", target["target_dependencies"] as? [String] ?? [])
+            targets[target["name"] as? String ?? ""] = (
+                target["module_type"] as? String ?? "", target["target_dependencies"] as? [String] ?? []
+            )
         }
         var products: [String: [String]] = [:]
-        for product in root["products"] as? [[String: Any]] ?? [] { products[product["name"] as? String ?? ""] = product["targets"] as? [String] ?? [] }
+        for product in root["products"] as? [[String: Any]] ?? [] {
+            products[product["name"] as? String ?? ""] = product["targets"] as? [String] ?? []
+        }
         return (targets, products)
     }
 
     /// The targets `product` is built from, its dependencies included.
-    static func closure(of product: String, in package: (targets: [String: (type: String, dependencies: [String])], products: [String: [String]])) throws -> Set<String> {
+    static func closure(
+        of product: String,
+        in package: (targets: [String: (type: String, dependencies: [String])], products: [String: [String]])
+    ) throws -> Set<String> {
         var closure: Set<String> = []
         var pending = try #require(package.products[product])
         while let name = pending.popLast() {
@@ -379,7 +430,9 @@ enum DocumentationCheck {
         #expect(cTargets.isEmpty, "\(product) depends on C targets: \(cTargets.sorted())")
         if closure.contains("CSystem") {
             let sources = Fixtures.packageRoot.appendingPathComponent("Sources/CSystem")
-            let files = FileManager.default.enumerator(at: sources, includingPropertiesForKeys: nil)?.compactMap { $0 as? URL } ?? []
+            let files =
+                FileManager.default.enumerator(at: sources, includingPropertiesForKeys: nil)?.compactMap { $0 as? URL }
+                ?? []
             for file in files where file.pathExtension == "c" {
                 let text = try String(contentsOf: file, encoding: .utf8)
                 #expect(text.contains("#ifdef __linux__"), "\(file.lastPathComponent) is not limited to Linux")
@@ -389,19 +442,27 @@ enum DocumentationCheck {
 
     /// ShareManifest and the funnel it uses are for host apps on any platform: no
     /// Linux-only module imported unconditionally.
-    @Test(arguments: ["ShareManifest", "SystemCalls"]) func importsNothingLinuxOnlyUnconditionally(module: String) throws {
+    @Test(arguments: ["ShareManifest", "SystemCalls"]) func importsNothingLinuxOnlyUnconditionally(module: String)
+        throws
+    {
         let sources = Fixtures.packageRoot.appendingPathComponent("Sources/\(module)")
-        let files = FileManager.default.enumerator(at: sources, includingPropertiesForKeys: nil)?.compactMap { $0 as? URL } ?? []
+        let files =
+            FileManager.default.enumerator(at: sources, includingPropertiesForKeys: nil)?.compactMap { $0 as? URL }
+            ?? []
         #expect(!files.isEmpty)
         for file in files where file.pathExtension == "swift" {
-            let lines = try String(contentsOf: file, encoding: .utf8).split(separator: "\n", omittingEmptySubsequences: false)
+            let lines = try String(contentsOf: file, encoding: .utf8).split(
+                separator: "\n", omittingEmptySubsequences: false)
             // The conditions of the `#if` blocks around each line.
             var conditions: [String] = []
             for (index, line) in lines.enumerated() {
                 if line.hasPrefix("#if ") { conditions.append(String(line)) }
                 if line.hasPrefix("#elseif ") { conditions[conditions.count - 1] = String(line) }
                 if line.hasPrefix("#endif") { conditions.removeLast() }
-                guard line.hasPrefix("import Glibc") || line.hasPrefix("import CShims") || line.hasPrefix("import CSystem") else { continue }
+                guard
+                    line.hasPrefix("import Glibc") || line.hasPrefix("import CShims")
+                        || line.hasPrefix("import CSystem")
+                else { continue }
                 #expect(
                     conditions.contains { $0.contains("canImport(") || $0.contains("os(Linux)") },
                     "\(file.lastPathComponent):\(index + 1) imports \(line) unconditionally")
@@ -449,25 +510,43 @@ enum DocumentationCheck {
         targets.remove("")
         let package = try Self.describe()
         let sources = Fixtures.packageRoot.appendingPathComponent("Sources").path
-        let inSources = Set(try FileManager.default.contentsOfDirectory(atPath: sources)).intersection(package.targets.keys)
-        #expect(targets == inSources, "\(page.path) lists \(targets.subtracting(inSources).sorted()), misses \(inSources.subtracting(targets).sorted())")
+        let inSources = Set(try FileManager.default.contentsOfDirectory(atPath: sources)).intersection(
+            package.targets.keys)
+        #expect(
+            targets == inSources,
+            "\(page.path) lists \(targets.subtracting(inSources).sorted()), misses \(inSources.subtracting(targets).sorted())"
+        )
         let shareIngest = sources + "/ShareIngestCore"
-        let actual = Set(try FileManager.default.contentsOfDirectory(atPath: shareIngest).filter { name in
-            var isFolder: ObjCBool = false
-            return FileManager.default.fileExists(atPath: shareIngest + "/" + name, isDirectory: &isFolder) && isFolder.boolValue
-        })
-        #expect(folders == actual, "\(page.path) lists \(folders.subtracting(actual).sorted()), misses \(actual.subtracting(folders).sorted())")
+        let actual = Set(
+            try FileManager.default.contentsOfDirectory(atPath: shareIngest).filter { name in
+                var isFolder: ObjCBool = false
+                return FileManager.default.fileExists(atPath: shareIngest + "/" + name, isDirectory: &isFolder)
+                    && isFolder.boolValue
+            })
+        #expect(
+            folders == actual,
+            "\(page.path) lists \(folders.subtracting(actual).sorted()), misses \(actual.subtracting(folders).sorted())"
+        )
         for folder in actual.union([""]) {
             let path = folder.isEmpty ? shareIngest : shareIngest + "/" + folder
-            let files = Set(try FileManager.default.contentsOfDirectory(atPath: path).filter { $0.hasSuffix(".swift") }.map { String($0.dropLast(6)) })
+            let files = Set(
+                try FileManager.default.contentsOfDirectory(atPath: path).filter { $0.hasSuffix(".swift") }.map {
+                    String($0.dropLast(6))
+                })
             let names = listed[folder] ?? []
-            #expect(names == files, "\(page.path)'s files of ShareIngestCore/\(folder): lists \(names.subtracting(files).sorted()), misses \(files.subtracting(names).sorted())")
+            #expect(
+                names == files,
+                "\(page.path)'s files of ShareIngestCore/\(folder): lists \(names.subtracting(files).sorted()), misses \(files.subtracting(names).sorted())"
+            )
         }
         // The library products the README counts.
         let readme = try String(contentsOf: Fixtures.packageRoot.appendingPathComponent("README.md"), encoding: .utf8)
-        let manifest = try String(contentsOf: Fixtures.packageRoot.appendingPathComponent("Package.swift"), encoding: .utf8)
+        let manifest = try String(
+            contentsOf: Fixtures.packageRoot.appendingPathComponent("Package.swift"), encoding: .utf8)
         let libraries = manifest.components(separatedBy: ".library(name:").count - 1
         let spelled = ["One", "Two", "Three", "Four", "Five", "Six"]
-        #expect(libraries <= spelled.count && readme.contains("\(spelled[libraries - 1]) library products:"), "\(libraries) library products")
+        #expect(
+            libraries <= spelled.count && readme.contains("\(spelled[libraries - 1]) library products:"),
+            "\(libraries) library products")
     }
 }

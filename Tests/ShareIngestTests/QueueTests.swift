@@ -1,10 +1,10 @@
 import Foundation
 import MediaFormats
+import ShareIngest
 import ShareManifest
 import TestSupport
 import Testing
 
-import ShareIngest
 @testable import ShareIngestCore
 
 /// The distributed store on a real PostgreSQL server: what a worker's claims
@@ -12,7 +12,8 @@ import ShareIngest
 @Suite(.serialized) struct QueueTests {
     static func batch(key: String) throws -> BatchRecord {
         BatchRecord(
-            id: UUID(), key: try ShareKey(key), state: .running, pipelineJSON: PipelineDefinition.standard.encodedJSON(), message: nil,
+            id: UUID(), key: try ShareKey(key), state: .running,
+            pipelineJSON: PipelineDefinition.standard.encodedJSON(), message: nil,
             dropName: nil, dropSignature: nil, dropPath: nil, createdAt: Date())
     }
 
@@ -22,7 +23,8 @@ import ShareIngest
         item.completed = .sniff
         item.size = size
         item.sniffed = SniffedContent(
-            format: format, fileExtension: format.fileExtension(keeping: nil), mimeType: format.mimeType, recognised: true, declaredExtension: nil, contradictedFormat: nil)
+            format: format, fileExtension: format.fileExtension(keeping: nil), mimeType: format.mimeType,
+            recognised: true, declaredExtension: nil, contradictedFormat: nil)
         return item
     }
 
@@ -35,14 +37,18 @@ import ShareIngest
         let queue = try JobQueue(url: server.url, role: "test")
         let record = try Self.batch(key: "costliest")
         let items = [
-            Self.sniffed(0, format: .text, size: 10), Self.sniffed(1, format: .jpeg, size: 3_000_000), Self.sniffed(2, format: .heic, size: 2_500_000),
+            Self.sniffed(0, format: .text, size: 10), Self.sniffed(1, format: .jpeg, size: 3_000_000),
+            Self.sniffed(2, format: .heic, size: 2_500_000),
             Self.sniffed(3, format: .jpeg, size: 200_000),
         ]
-        try queue.create(record, items: items, plan: BatchPlan.Details(container: container.directory, pipeline: .standard, maxAttempts: 3))
+        try queue.create(
+            record, items: items,
+            plan: BatchPlan.Details(container: container.directory, pipeline: .standard, maxAttempts: 3))
         let worker = try queue.register(name: "test", stages: StageName.allCases, concurrency: 1)
         var order: [Int] = []
         while true {
-            let (jobs, _) = try queue.claim(stages: StageName.allCases, worker: worker, limit: 1, batches: [record.id], blocked: [])
+            let (jobs, _) = try queue.claim(
+                stages: StageName.allCases, worker: worker, limit: 1, batches: [record.id], blocked: [])
             guard let job = jobs.first else { break }
             #expect(job.stage == .copy)
             order.append(job.index)
@@ -66,9 +72,13 @@ import ShareIngest
             }
         }
         let refused = try #require(failure(#"SELECT '{"a": "\u0000"}'::jsonb"#))
-        #expect(refused.sqlState == .untranslatableCharacter && StoreFailure(refused) == .refused, "\(refused.sqlState?.code ?? "none"): \(refused)")
+        #expect(
+            refused.sqlState == .untranslatableCharacter && StoreFailure(refused) == .refused,
+            "\(refused.sqlState?.code ?? "none"): \(refused)")
         let missing = try #require(failure("SELECT * FROM share_nothing"))
-        #expect(missing.sqlState == .undefinedTable && missing.sqlState?.code == "42P01" && StoreFailure(missing) == .unavailable)
+        #expect(
+            missing.sqlState == .undefinedTable && missing.sqlState?.code == "42P01"
+                && StoreFailure(missing) == .unavailable)
         #expect(SQLState("XX001") == .other("XX001") && SQLState("XX001").errorClass == "XX")
         server.stop()
         let lost = try #require(failure("SELECT 1"))
@@ -81,14 +91,22 @@ import ShareIngest
         let server = try PostgresServer()
         try StageWorker.migrate(url: server.url)
         let connection = try PostgresConnection(url: server.url, role: "test")
-        let columns = Set(try connection.query("SELECT column_name FROM information_schema.columns WHERE table_name = 'share_jobs'").compactMap { $0["column_name"] })
+        let columns = Set(
+            try connection.query("SELECT column_name FROM information_schema.columns WHERE table_name = 'share_jobs'")
+                .compactMap { $0["column_name"] })
         let own: Set = [
-            "id", "batch_id", "idx", "stage", "state", "attempts", "max_attempts", "not_before", "lease_until", "worker_id", "last_error", "error_at",
+            "id", "batch_id", "idx", "stage", "state", "attempts", "max_attempts", "not_before", "lease_until",
+            "worker_id", "last_error", "error_at",
             "finished_at", "snapshot", "priority",
         ]
         #expect(columns.subtracting(own) == Set(ItemColumn.all.map(\.name)), "\(columns.subtracting(own).sorted())")
-        let indexes = Set(try connection.query("SELECT indexname FROM pg_indexes WHERE tablename = 'share_jobs'").compactMap { $0["indexname"] })
-        #expect(Set(ItemColumn.all.filter { $0.index != nil }.map { "share_jobs_\($0.name)" }).isSubset(of: indexes), "\(indexes)")
+        let indexes = Set(
+            try connection.query("SELECT indexname FROM pg_indexes WHERE tablename = 'share_jobs'").compactMap {
+                $0["indexname"]
+            })
+        #expect(
+            Set(ItemColumn.all.filter { $0.index != nil }.map { "share_jobs_\($0.name)" }).isSubset(of: indexes),
+            "\(indexes)")
     }
 
     /// A record is the holder's only: once the job was taken from a worker (its
@@ -101,14 +119,23 @@ import ShareIngest
         let queue = try JobQueue(url: server.url, role: "test")
         let record = try Self.batch(key: "leases")
         var item = Self.sniffed(0, format: .jpeg, size: 1000)
-        try queue.create(record, items: [item], plan: BatchPlan.Details(container: container.directory, pipeline: .standard, maxAttempts: 3))
+        try queue.create(
+            record, items: [item],
+            plan: BatchPlan.Details(container: container.directory, pipeline: .standard, maxAttempts: 3))
         let worker = try queue.register(name: "holder", stages: StageName.allCases, concurrency: 1)
-        let job = try #require(try queue.claim(stages: StageName.allCases, worker: worker, limit: 1, batches: [record.id], blocked: []).jobs.first)
+        let job = try #require(
+            try queue.claim(stages: StageName.allCases, worker: worker, limit: 1, batches: [record.id], blocked: [])
+                .jobs.first)
         item.completed = .copy
-        #expect(try queue.record(item, next: .run(.probe), batch: record.id, lease: Lease(job: job.id, worker: worker + 1, stage: .copy)) == false)
+        #expect(
+            try queue.record(
+                item, next: .run(.probe), batch: record.id, lease: Lease(job: job.id, worker: worker + 1, stage: .copy))
+                == false)
         #expect(try queue.record(item, next: .run(.probe), batch: record.id, lease: job.lease(worker: worker)))
         // The same record again (its answer was lost): the row is not at copy any more.
         #expect(try queue.record(item, next: .run(.probe), batch: record.id, lease: job.lease(worker: worker)) == false)
-        #expect(try server.sql("SELECT stage || ' ' || state FROM share_jobs WHERE idx = 0").trimmingCharacters(in: .whitespacesAndNewlines) == "probe queued")
+        #expect(
+            try server.sql("SELECT stage || ' ' || state FROM share_jobs WHERE idx = 0").trimmingCharacters(
+                in: .whitespacesAndNewlines) == "probe queued")
     }
 }

@@ -1,14 +1,16 @@
 import Foundation
+import MediaFormats
 import ShareIngest
+import ShareManifest
 import TestSupport
 import Testing
-import ShareManifest
-import MediaFormats
 
 @Suite struct RedirectHandlerTests {
     static func share(in container: TemporaryDirectory) throws -> (ContainerDirectory, BatchReport) {
         let directory = try ContainerDirectory(container.path)
-        let report = try ShareIngestor(container: directory).ingest([.path(Fixtures.media("photo.jpg")), .path(Fixtures.media("clip-h264.mp4"))])
+        let report = try ShareIngestor(container: directory).ingest([
+            .path(Fixtures.media("photo.jpg")), .path(Fixtures.media("clip-h264.mp4")),
+        ])
         return (directory, report)
     }
 
@@ -35,7 +37,9 @@ import MediaFormats
     @Test func unknownKeyIsAnError() throws {
         let temporary = TemporaryDirectory()
         let container = try ContainerDirectory(temporary.path)
-        #expect(throws: RedirectError.self) { try RedirectHandler(container: container).open("ShareMedia://dataUrl=Nope#media") }
+        #expect(throws: RedirectError.self) {
+            try RedirectHandler(container: container).open("ShareMedia://dataUrl=Nope#media")
+        }
     }
 
     /// Writes a hand-made manifest under `key` and opens it.
@@ -48,10 +52,14 @@ import MediaFormats
     @Test func pathOutsideTheContainerIsRefused() throws {
         let temporary = TemporaryDirectory()
         #expect(throws: RedirectError.self) {
-            try Self.open(#"[{"path": "file:///etc/passwd", "thumbnail": null, "duration": null, "type": 2}]"#, key: "evil", in: temporary)
+            try Self.open(
+                #"[{"path": "file:///etc/passwd", "thumbnail": null, "duration": null, "type": 2}]"#, key: "evil",
+                in: temporary)
         }
         #expect(throws: RedirectError.self) {
-            try Self.open(#"[{"path": "file://\#(temporary.path)/../../etc/passwd", "type": "file"}]"#, key: "dots", in: temporary)
+            try Self.open(
+                #"[{"path": "file://\#(temporary.path)/../../etc/passwd", "type": "file"}]"#, key: "dots", in: temporary
+            )
         }
     }
 
@@ -66,7 +74,12 @@ import MediaFormats
             #"[{"path": "file://\#(photo)", "thumbnail": null, "duration": null, "type": "image", "previews": [{"path": "file://\#(previewPath)", "width": 1440, "height": 1080, "mimeType": "image/webp", "size": 12}]}]"#
         }
         let share = try Self.open(manifest(preview), key: "inside", in: temporary)
-        #expect(share.entries.first?.previews == [SharedMediaFile.Preview(path: "file://\((preview as NSString).standardizingPath)", width: 1440, height: 1080, mimeType: "image/webp", size: 12)])
+        #expect(
+            share.entries.first?.previews == [
+                SharedMediaFile.Preview(
+                    path: "file://\((preview as NSString).standardizingPath)", width: 1440, height: 1080,
+                    mimeType: "image/webp", size: 12)
+            ])
         _ = container
         do {
             _ = try Self.open(manifest("/etc/passwd"), key: "outside", in: temporary)
@@ -74,15 +87,19 @@ import MediaFormats
         } catch {
             #expect("\(error)".contains("/etc/passwd"), "\(error)")
         }
-        #expect(throws: RedirectError.self) { try Self.open(manifest(temporary.path + "/thumbnails/../../../etc/passwd"), key: "dots", in: temporary) }
+        #expect(throws: RedirectError.self) {
+            try Self.open(manifest(temporary.path + "/thumbnails/../../../etc/passwd"), key: "dots", in: temporary)
+        }
     }
 
     @Test func symbolicLinkInTheContainerIsRefused() throws {
         let temporary = TemporaryDirectory()
         _ = try ContainerDirectory(temporary.path)
-        try FileManager.default.createSymbolicLink(atPath: temporary.file("link.jpg"), withDestinationPath: "/etc/passwd")
+        try FileManager.default.createSymbolicLink(
+            atPath: temporary.file("link.jpg"), withDestinationPath: "/etc/passwd")
         do {
-            _ = try Self.open(#"[{"path": "file://\#(temporary.path)/link.jpg", "type": 0}]"#, key: "link", in: temporary)
+            _ = try Self.open(
+                #"[{"path": "file://\#(temporary.path)/link.jpg", "type": 0}]"#, key: "link", in: temporary)
             Issue.record("accepted a symbolic link")
         } catch {
             #expect("\(error)".contains("symbolic link"))
@@ -93,7 +110,9 @@ import MediaFormats
         let temporary = TemporaryDirectory()
         _ = try ContainerDirectory(temporary.path)
         try temporary.add("My Photo.jpg", copying: Fixtures.media("photo.jpg"))
-        let share = try Self.open(#"[{"path": "file://\#(temporary.path)/My Photo.jpg", "thumbnail": null, "duration": null, "type": 0}]"#, key: "plugin", in: temporary)
+        let share = try Self.open(
+            #"[{"path": "file://\#(temporary.path)/My Photo.jpg", "thumbnail": null, "duration": null, "type": 0}]"#,
+            key: "plugin", in: temporary)
         #expect(share.entries[0].path.hasSuffix("My%20Photo.jpg"))
         #expect(share.schema == .legacy)
     }

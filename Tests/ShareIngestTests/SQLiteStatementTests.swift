@@ -1,8 +1,8 @@
 import Foundation
+import ShareIngest
 import TestSupport
 import Testing
 
-import ShareIngest
 @testable import ShareIngestCore
 
 /// The journal's connection keeps its prepared statements: each one gives the
@@ -14,7 +14,9 @@ import ShareIngest
         let database = try SQLiteDatabase(path: directory.path + "/test.sqlite")
         try database.execute("CREATE TABLE t (k INTEGER PRIMARY KEY, v TEXT)")
         try database.transaction {
-            for k in 1...5 { try database.query("INSERT INTO t (k, v) VALUES (?, ?)", [.integer(Int64(k)), .text("v\(k)")]) }
+            for k in 1...5 {
+                try database.query("INSERT INTO t (k, v) VALUES (?, ?)", [.integer(Int64(k)), .text("v\(k)")])
+            }
         }
         return database
     }

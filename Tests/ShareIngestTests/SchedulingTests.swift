@@ -1,12 +1,12 @@
 import Foundation
 import Glibc
 import MediaFormats
+import ShareIngest
 import ShareManifest
 import SystemCalls
 import TestSupport
 import Testing
 
-import ShareIngest
 @testable import ShareIngestCore
 
 /// The costliest items are decoded first and decoder memory is bounded (issue
@@ -40,21 +40,39 @@ import ShareIngest
     /// time, and says when the queue is closed and empty; a push wakes it.
     @Test func aTimedPopTellsAnElementFromATimeoutFromTheEnd() {
         let queue = BlockingQueue<Box>(capacity: 8)
-        guard case .timedOut = queue.pop(waitingAtMost: 0) else { Issue.record("an empty queue gave something"); return }
-        guard case .timedOut = queue.pop(waitingAtMost: 0.01) else { Issue.record("an empty queue gave something"); return }
+        guard case .timedOut = queue.pop(waitingAtMost: 0) else {
+            Issue.record("an empty queue gave something")
+            return
+        }
+        guard case .timedOut = queue.pop(waitingAtMost: 0.01) else {
+            Issue.record("an empty queue gave something")
+            return
+        }
         queue.push(Box(7))
-        guard case .element(let box) = queue.pop(waitingAtMost: 0) else { Issue.record("the waiting element was not given"); return }
+        guard case .element(let box) = queue.pop(waitingAtMost: 0) else {
+            Issue.record("the waiting element was not given")
+            return
+        }
         #expect(box.value == 7)
         // A push from another thread ends a wait long enough to fail any test run.
         let join = WorkerThreads.start(name: "timed-pop-test", count: 1) { _ in queue.push(Box(8)) }
-        guard case .element(let pushed) = queue.pop(waitingAtMost: 3600) else { Issue.record("a push did not end the wait"); return }
+        guard case .element(let pushed) = queue.pop(waitingAtMost: 3600) else {
+            Issue.record("a push did not end the wait")
+            return
+        }
         #expect(pushed.value == 8)
         join()
         queue.push(Box(9))
         queue.close()
-        guard case .element(let last) = queue.pop(waitingAtMost: 3600) else { Issue.record("closing dropped a waiting element"); return }
+        guard case .element(let last) = queue.pop(waitingAtMost: 3600) else {
+            Issue.record("closing dropped a waiting element")
+            return
+        }
         #expect(last.value == 9)
-        guard case .closed = queue.pop(waitingAtMost: 3600) else { Issue.record("a closed, empty queue did not say so"); return }
+        guard case .closed = queue.pop(waitingAtMost: 3600) else {
+            Issue.record("a closed, empty queue did not say so")
+            return
+        }
     }
 
     /// A decode that does not fit the budget waits for one that runs; one larger
@@ -85,7 +103,8 @@ import ShareIngest
         ("image.heic", 640, 480),
     ])
     func headerSizes(name: String, width: Int, height: Int) throws {
-        let prefix = [UInt8](try Data(contentsOf: URL(fileURLWithPath: Fixtures.media(name))).prefix(ContentSniffer.prefixLength))
+        let prefix = [UInt8](
+            try Data(contentsOf: URL(fileURLWithPath: Fixtures.media(name))).prefix(ContentSniffer.prefixLength))
         let format = ContentSniffer.sniff(prefix, fileName: name).format
         let size = HeaderDimensions.size(of: prefix, format: format)
         #expect(size?.width == width && size?.height == height, "\(String(describing: size))")
@@ -98,7 +117,9 @@ import ShareIngest
             return withUnsafeBytes(of: size.bigEndian, Array.init) + Array(type.utf8) + payload
         }
         let tkhd = box("tkhd", [0, 0, 0, 0] + [UInt8](repeating: 0, count: 72) + [0x0F, 0x00, 0, 0, 0x08, 0x70, 0, 0])
-        let prefix = box("ftyp", Array("isom\0\0\0\0isom".utf8)) + box("moov", box("trak", tkhd)) + [UInt8](repeating: 0, count: 64)
+        let prefix =
+            box("ftyp", Array("isom\0\0\0\0isom".utf8)) + box("moov", box("trak", tkhd))
+            + [UInt8](repeating: 0, count: 64)
         let size = HeaderDimensions.size(of: prefix, format: .mp4)
         #expect(size?.width == 3840 && size?.height == 2160, "\(String(describing: size))")
     }

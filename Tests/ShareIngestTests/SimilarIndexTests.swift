@@ -32,14 +32,21 @@ import Testing
         var hashes: [UInt64] = []
         for _ in 0..<2000 {
             // Half of them near an earlier one (0 to 12 bits away).
-            let hash = hashes.isEmpty || random.next() % 2 == 0 ? random.next() : Self.flipping(hashes[Int(random.next() % UInt64(hashes.count))], bits: Int(random.next() % 13), using: &random)
+            let hash =
+                hashes.isEmpty || random.next() % 2 == 0
+                ? random.next()
+                : Self.flipping(
+                    hashes[Int(random.next() % UInt64(hashes.count))], bits: Int(random.next() % 13), using: &random)
             hashes.append(hash)
             index.insert(hash)
         }
         for _ in 0..<500 {
-            let query = Self.flipping(hashes[Int(random.next() % UInt64(hashes.count))], bits: Int(random.next() % 12), using: &random)
-            let scanned = hashes.enumerated().map { (id: $0.offset, distance: PerceptualHash.distance($0.element, query)) }
-                .filter { $0.distance <= SimilarPictures.threshold }.sorted { ($0.distance, $0.id) < ($1.distance, $1.id) }
+            let query = Self.flipping(
+                hashes[Int(random.next() % UInt64(hashes.count))], bits: Int(random.next() % 12), using: &random)
+            let scanned = hashes.enumerated().map {
+                (id: $0.offset, distance: PerceptualHash.distance($0.element, query))
+            }
+            .filter { $0.distance <= SimilarPictures.threshold }.sorted { ($0.distance, $0.id) < ($1.distance, $1.id) }
             let found = index.near(query)
             #expect(found.map(\.id) == scanned.map(\.id) && found.map(\.distance) == scanned.map(\.distance))
         }
@@ -47,7 +54,9 @@ import Testing
 
     /// A benchmark driver (skipped unless `BENCH_SIMILAR` is set): lookups in
     /// an index of 100,000 and 1,000,000 random hashes, printed.
-    @Test(.enabled(if: ProcessInfo.processInfo.environment["BENCH_SIMILAR"] != nil, "a benchmark driver: set BENCH_SIMILAR"))
+    @Test(
+        .enabled(
+            if: ProcessInfo.processInfo.environment["BENCH_SIMILAR"] != nil, "a benchmark driver: set BENCH_SIMILAR"))
     func lookupCost() {
         for size in [100_000, 1_000_000] {
             var random = SplitMix(state: UInt64(size))
@@ -60,12 +69,19 @@ import Testing
             let started = ContinuousClock.now
             for q in 0..<queries {
                 // Half near a stored hash (5 bits away), half random.
-                let query = q % 2 == 0 ? Self.flipping(index.hashes[Int(random.next() % UInt64(size))], bits: 5, using: &random) : random.next()
+                let query =
+                    q % 2 == 0
+                    ? Self.flipping(index.hashes[Int(random.next() % UInt64(size))], bits: 5, using: &random)
+                    : random.next()
                 hits += index.near(query).isEmpty ? 0 : 1
             }
             let elapsed = ContinuousClock.now - started
-            let perLookup = Double(elapsed.components.seconds) * 1e6 / Double(queries) + Double(elapsed.components.attoseconds) / 1e12 / Double(queries)
-            print("similar-index: \(size) hashes, built in \(buildTime), \(queries) lookups (\(hits) found), \(String(format: "%.1f", perLookup)) µs a lookup")
+            let perLookup =
+                Double(elapsed.components.seconds) * 1e6 / Double(queries) + Double(elapsed.components.attoseconds)
+                / 1e12 / Double(queries)
+            print(
+                "similar-index: \(size) hashes, built in \(buildTime), \(queries) lookups (\(hits) found), \(String(format: "%.1f", perLookup)) µs a lookup"
+            )
         }
     }
 }

@@ -1,12 +1,12 @@
 import ContentHash
 import Foundation
+import ShareIngest
 import ShareManifest
 import Synchronization
 import SystemCalls
 import TestSupport
 import Testing
 
-import ShareIngest
 @testable import ShareIngestCore
 
 /// A stage the package does not have, defined entirely here: it writes
@@ -65,7 +65,9 @@ final class StageLog: Sendable {
 
     var events: IngestEventSink {
         { [self] event in
-            if case .stageFinished(let stage, let index, _) = event { finished.withLock { $0[index, default: []].append(stage) } }
+            if case .stageFinished(let stage, let index, _) = event {
+                finished.withLock { $0[index, default: []].append(stage) }
+            }
             service.events(event)
         }
     }
@@ -73,7 +75,9 @@ final class StageLog: Sendable {
     /// Each item's stages, in the order they finished.
     var stages: [Int: [StageName]] { finished.withLock { $0 } }
     /// How many items each stage finished (what the progress line counts).
-    var counts: [StageName: Int] { stages.values.reduce(into: [:]) { counts, stages in for stage in stages { counts[stage, default: 0] += 1 } } }
+    var counts: [StageName: Int] {
+        stages.values.reduce(into: [:]) { counts, stages in for stage in stages { counts[stage, default: 0] += 1 } }
+    }
     /// What `/metrics` serves now.
     var metrics: String { service.monitor.route("/metrics")?.body ?? "" }
 }
@@ -99,21 +103,24 @@ final class StageLog: Sendable {
         }
         try Data("a note\n".utf8).write(to: URL(fileURLWithPath: folder.path + "/note.txt"))
         let header = Array(try Data(contentsOf: URL(fileURLWithPath: Fixtures.media("photo.jpg"))).prefix(2))
-        try Data(header + [0xFF, 0xC0] + Array(repeating: 0x5A, count: 4000)).write(to: URL(fileURLWithPath: folder.path + "/broken.jpg"))
+        try Data(header + [0xFF, 0xC0] + Array(repeating: 0x5A, count: 4000)).write(
+            to: URL(fileURLWithPath: folder.path + "/broken.jpg"))
         return folder
     }
 
     /// What the report and the container must show after the batch, in either mode.
     static func check(_ report: BatchReport, container: ContainerDirectory) throws {
         #expect(report.items.count == 4)
-        let byName = Dictionary(uniqueKeysWithValues: report.items.map { (($0.source as NSString).lastPathComponent, $0) })
+        let byName = Dictionary(
+            uniqueKeysWithValues: report.items.map { (($0.source as NSString).lastPathComponent, $0) })
         for name in ["photo.jpg", "clip-h264.mp4", "note.txt"] {
             let item = try #require(byName[name])
             #expect(item.status == .ingested, "\(name): \(item.failure?.message ?? "")")
             let id = try #require(item.id)
             let copy = try #require(item.entry?.fileURL?.path)
             let expected = SHA256.hex(of: try FileSystem.readWholeFile(copy))
-            let written = String(decoding: try FileSystem.readWholeFile(container.root + "/\(id.uuidString).sha256"), as: UTF8.self)
+            let written = String(
+                decoding: try FileSystem.readWholeFile(container.root + "/\(id.uuidString).sha256"), as: UTF8.self)
             #expect(written == "\(expected)  \((copy as NSString).lastPathComponent)\n", "\(name)")
             #expect(item.entry?.sha256 == expected)
             #expect(item.stageSeconds[ChecksumStage.name] != nil, "\(name): no time recorded for the checksum stage")
@@ -122,7 +129,9 @@ final class StageLog: Sendable {
         let broken = try #require(byName["broken.jpg"])
         #expect(broken.status == .failed && broken.failure?.stage == .probe, "\(broken.failure?.message ?? "ingested")")
         #expect(broken.stageSeconds[ChecksumStage.name] != nil)
-        let left = try FileManager.default.contentsOfDirectory(atPath: container.root).filter { $0.hasSuffix(".sha256") }
+        let left = try FileManager.default.contentsOfDirectory(atPath: container.root).filter {
+            $0.hasSuffix(".sha256")
+        }
         #expect(left.count == 3, "\(left)")
     }
 
@@ -132,10 +141,13 @@ final class StageLog: Sendable {
     static func checkShown(_ log: StageLog, report: BatchReport, container: ContainerDirectory) {
         for (index, stages) in log.stages {
             let copy = stages.firstIndex(of: .copy)
-            #expect(copy.map { stages.indices.contains($0 + 1) && stages[$0 + 1] == ChecksumStage.name } == true, "item \(index): \(stages)")
+            #expect(
+                copy.map { stages.indices.contains($0 + 1) && stages[$0 + 1] == ChecksumStage.name } == true,
+                "item \(index): \(stages)")
         }
         #expect(
-            StageName.progress(log.counts, order: Self.catalog.names).hasPrefix("sniff 4 · copy 4 · checksum 4 · probe 4"),
+            StageName.progress(log.counts, order: Self.catalog.names).hasPrefix(
+                "sniff 4 · copy 4 · checksum 4 · probe 4"),
             "\(StageName.progress(log.counts, order: Self.catalog.names))")
         let metrics = log.metrics
         #expect(metrics.contains(#"share_stage_items_total{stage="checksum",outcome="ran"} 4"#), "\(metrics)")
@@ -148,7 +160,8 @@ final class StageLog: Sendable {
         let container = try TemporaryContainer()
         let folder = try Self.drop()
         let log = try StageLog(role: .watch, catalog: Self.catalog)
-        let report = try ShareIngestor(container: container.directory, pipeline: try Self.pipeline()).ingest([.path(SourcePath(folder.path))], events: log.events)
+        let report = try ShareIngestor(container: container.directory, pipeline: try Self.pipeline()).ingest(
+            [.path(SourcePath(folder.path))], events: log.events)
         try Self.check(report, container: container.directory)
         Self.checkShown(log, report: report, container: container.directory)
         // Its settings went into the pipeline stored with the batch, and read back.
@@ -157,9 +170,14 @@ final class StageLog: Sendable {
         #expect(stored.itemStages == [.sniff, .copy, ChecksumStage.name, .probe, .thumbnail])
         #expect(stored.settings(ChecksumStage.Settings.self, of: ChecksumStage.name)?.workers == 2)
         // share gc, once the share is consumed, collects its files with the copies.
-        _ = try RedirectHandler(container: container.directory).open(try #require(report.redirectURL).description, consume: true)
-        _ = try ConsumedShareCollector(container: container.directory).collect(retention: 0, now: Date().addingTimeInterval(60))
-        #expect(try FileManager.default.contentsOfDirectory(atPath: container.directory.root).filter { $0.hasSuffix(".sha256") }.isEmpty)
+        _ = try RedirectHandler(container: container.directory).open(
+            try #require(report.redirectURL).description, consume: true)
+        _ = try ConsumedShareCollector(container: container.directory).collect(
+            retention: 0, now: Date().addingTimeInterval(60))
+        #expect(
+            try FileManager.default.contentsOfDirectory(atPath: container.directory.root).filter {
+                $0.hasSuffix(".sha256")
+            }.isEmpty)
     }
 
     @Test func aStageDefinedOutsideTheLibraryRunsOnAWorker() throws {
@@ -202,16 +220,24 @@ final class StageLog: Sendable {
     /// fan-in, or (through others) after itself is refused when registered.
     @Test func aStagesPlaceComesFromItsDefinitionWhateverTheRegistrationOrder() throws {
         let builtin = StageCatalog.builtin.definitions
-        let expected: [StageName] = [.sniff, .copy, ChecksumStage.name, .location, .probe, .thumbnail, .motion, .compatible, .manifest]
-        for definitions in [builtin + [ChecksumStage.definition], [ChecksumStage.definition] + builtin.reversed(),
-            Array(builtin[3...]) + [ChecksumStage.definition] + Array(builtin[..<3])] {
+        let expected: [StageName] = [
+            .sniff, .copy, ChecksumStage.name, .location, .probe, .thumbnail, .motion, .compatible, .manifest,
+        ]
+        for definitions in [
+            builtin + [ChecksumStage.definition], [ChecksumStage.definition] + builtin.reversed(),
+            Array(builtin[3...]) + [ChecksumStage.definition] + Array(builtin[..<3]),
+        ] {
             #expect(try StageCatalog(definitions).names == expected, "\(definitions.map(\.name.rawValue))")
         }
-        #expect(StageCatalog.builtin.names == [.sniff, .copy, .location, .probe, .thumbnail, .motion, .compatible, .manifest])
+        #expect(
+            StageCatalog.builtin.names == [
+                .sniff, .copy, .location, .probe, .thumbnail, .motion, .compatible, .manifest,
+            ])
         #expect(Self.catalog.names == expected)
         func stage(_ name: String, after: String?) -> StageDefinition {
             StageDefinition(
-                StageName(name), after: after.map(StageName.init), settings: ChecksumStage.Settings.self, document: [], workers: nil, records: [],
+                StageName(name), after: after.map(StageName.init), settings: ChecksumStage.Settings.self, document: [],
+                workers: nil, records: [],
                 make: { settings, _ in ChecksumStage(settings: settings) })
         }
         func refusal(_ definitions: StageDefinition...) -> String? {
@@ -230,9 +256,13 @@ final class StageLog: Sendable {
         } catch {
             #expect(error.description == "stages that run after one another in a circle: a after b, b after a")
         }
-        #expect(refusal(stage("late", after: "manifest")) == "stage late runs after manifest, which is not an item stage of this catalog")
+        #expect(
+            refusal(stage("late", after: "manifest"))
+                == "stage late runs after manifest, which is not an item stage of this catalog")
         #expect(refusal(stage("copy", after: "sniff")) == "a stage named copy exists already")
-        #expect(refusal(stage("zero", after: nil)) == "one item stage runs first (names no stage to run after), not [\"sniff\", \"zero\"]")
+        #expect(
+            refusal(stage("zero", after: nil))
+                == "one item stage runs first (names no stage to run after), not [\"sniff\", \"zero\"]")
     }
 
     /// The pipeline document knows the new stage from its definition alone:
@@ -249,20 +279,29 @@ final class StageLog: Sendable {
             }
         }
         let sniffCopy = #"{"stage": "sniff"}, {"stage": "copy"}"#
-        #expect(decode(sniffCopy + #", {"stage": "checksum", "workers": 9}, {"stage": "manifest"}"#)?.description
-            == "p.json: stages[2].workers: 9 is out of range; allowed: 1...8")
-        #expect(decode(#"{"stage": "sniff"}, {"stage": "checksum"}, {"stage": "copy"}, {"stage": "manifest"}"#)?.description
-            == #"p.json: stages[2].stage: "copy" cannot come after "checksum"; the order is \#(Self.catalog.names.map(\.rawValue).joined(separator: ", "))"#)
-        #expect(decode(sniffCopy + #", {"stage": "location"}, {"stage": "checksum"}, {"stage": "manifest"}"#)?.description
-            == #"p.json: stages[3].stage: "checksum" cannot come after "location"; the order is \#(Self.catalog.names.map(\.rawValue).joined(separator: ", "))"#)
-        #expect(decode(sniffCopy + #", {"stage": "checksum", "colour": 1}, {"stage": "manifest"}"#)?.description
-            == "p.json: stages[2].colour: unknown field; allowed here: stage, workers, withName")
-        #expect(decode(sniffCopy + #", {"stage": "checksum"}, {"stage": "manifest"}"#, catalog: .builtin)?.description.hasPrefix(
-            #"p.json: stages[2].stage: unknown stage "checksum""#) == true)
+        #expect(
+            decode(sniffCopy + #", {"stage": "checksum", "workers": 9}, {"stage": "manifest"}"#)?.description
+                == "p.json: stages[2].workers: 9 is out of range; allowed: 1...8")
+        #expect(
+            decode(#"{"stage": "sniff"}, {"stage": "checksum"}, {"stage": "copy"}, {"stage": "manifest"}"#)?.description
+                == #"p.json: stages[2].stage: "copy" cannot come after "checksum"; the order is \#(Self.catalog.names.map(\.rawValue).joined(separator: ", "))"#
+        )
+        #expect(
+            decode(sniffCopy + #", {"stage": "location"}, {"stage": "checksum"}, {"stage": "manifest"}"#)?.description
+                == #"p.json: stages[3].stage: "checksum" cannot come after "location"; the order is \#(Self.catalog.names.map(\.rawValue).joined(separator: ", "))"#
+        )
+        #expect(
+            decode(sniffCopy + #", {"stage": "checksum", "colour": 1}, {"stage": "manifest"}"#)?.description
+                == "p.json: stages[2].colour: unknown field; allowed here: stage, workers, withName")
+        #expect(
+            decode(sniffCopy + #", {"stage": "checksum"}, {"stage": "manifest"}"#, catalog: .builtin)?.description
+                .hasPrefix(
+                    #"p.json: stages[2].stage: unknown stage "checksum""#) == true)
         #expect(decode(sniffCopy + #", {"stage": "checksum"}, {"stage": "manifest"}"#) == nil)
         // Written back as it was read: what a batch stores.
         let pipeline = try Self.pipeline()
-        let again = try PipelineDefinition.decode(Data(pipeline.encodedJSON().utf8), file: "again", catalog: Self.catalog)
+        let again = try PipelineDefinition.decode(
+            Data(pipeline.encodedJSON().utf8), file: "again", catalog: Self.catalog)
         #expect(again == pipeline && again.encodedJSON().contains(#""stage":"checksum","withName":true,"workers":2"#))
     }
 
@@ -270,10 +309,13 @@ final class StageLog: Sendable {
     /// by the lifecycle: no field without an owner.
     @Test func everyRecordedFieldHasAnOwner() {
         let lifecycle: Set<ItemState.CodingKeys> = [
-            .index, .id, .source, .label, .completed, .warnings, .failure, .stageSeconds, .lostAttempts, .decodingInFlight, .suspect, .stageRecords,
+            .index, .id, .source, .label, .completed, .warnings, .failure, .stageSeconds, .lostAttempts,
+            .decodingInFlight, .suspect, .stageRecords,
             .waitingForSpace,
         ]
         let owned = Set(StageCatalog.builtin.definitions.flatMap(\.records)).union(lifecycle)
-        #expect(owned == Set(ItemState.CodingKeys.allCases), "no owner: \(Set(ItemState.CodingKeys.allCases).subtracting(owned))")
+        #expect(
+            owned == Set(ItemState.CodingKeys.allCases),
+            "no owner: \(Set(ItemState.CodingKeys.allCases).subtracting(owned))")
     }
 }

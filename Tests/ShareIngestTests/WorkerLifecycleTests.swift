@@ -1,10 +1,10 @@
 import Foundation
+import ShareIngest
 import ShareManifest
 import Synchronization
 import TestSupport
 import Testing
 
-import ShareIngest
 @testable import ShareIngestCore
 
 /// What becomes of the jobs of a worker that vanished, decided by the batch's
@@ -49,7 +49,9 @@ import ShareIngest
             done.wait()
         }
 
-        func messages(_ kind: StageWorker.Event.Kind) -> [String] { lines.all.filter { $0.kind == kind }.map(\.message) }
+        func messages(_ kind: StageWorker.Event.Kind) -> [String] {
+            lines.all.filter { $0.kind == kind }.map(\.message)
+        }
     }
 
     /// A worker that claims `count` jobs of `batch` on its own session, records
@@ -61,7 +63,8 @@ import ShareIngest
         let id = try ghost.register(name: "ghost", stages: StageName.allCases, concurrency: count)
         var jobs: [Job] = []
         while jobs.count < count {
-            let (claimed, _) = try ghost.claim(stages: StageName.allCases, worker: id, limit: count - jobs.count, batches: [batch], blocked: [])
+            let (claimed, _) = try ghost.claim(
+                stages: StageName.allCases, worker: id, limit: count - jobs.count, batches: [batch], blocked: [])
             #expect(!claimed.isEmpty, "nothing left to claim")
             if claimed.isEmpty { break }
             jobs += claimed
@@ -77,7 +80,9 @@ import ShareIngest
         return jobs
     }
 
-    static func enqueue(_ texts: [String], url: String, container: TemporaryContainer, maxAttempts: Int = 3) throws -> (DistributedIngestor, DistributedIngestor.Batch) {
+    static func enqueue(_ texts: [String], url: String, container: TemporaryContainer, maxAttempts: Int = 3) throws -> (
+        DistributedIngestor, DistributedIngestor.Batch
+    ) {
         var client = DistributedIngestor(url: url, container: container.directory)
         client.maxAttempts = maxAttempts
         return (client, try client.enqueue(texts.map { .text($0) }))
@@ -96,7 +101,10 @@ import ShareIngest
         let retries = worker.messages(.retry)
         for job in lost {
             #expect(
-                retries.contains { $0.contains("item \(job.index) ") && $0.contains("not counted (it was not alone in flight: it runs alone next)") },
+                retries.contains {
+                    $0.contains("item \(job.index) ")
+                        && $0.contains("not counted (it was not alone in flight: it runs alone next)")
+                },
                 "\(retries)")
         }
         #expect(!retries.contains { $0.contains("attempt 1 of") }, "\(retries)")
@@ -113,7 +121,9 @@ import ShareIngest
         let done = try #require(try client.wait(for: batch.id, timeout: 120))
         #expect(done.ingestedCount == 2)
         let retries = worker.messages(.retry)
-        #expect(retries.contains { $0.contains("item \(lost[0].index) ") && $0.contains("attempt 1 of 3 lost") }, "\(retries)")
+        #expect(
+            retries.contains { $0.contains("item \(lost[0].index) ") && $0.contains("attempt 1 of 3 lost") },
+            "\(retries)")
     }
 
     /// With one attempt allowed, the job a vanished worker was decoding alone is
@@ -144,7 +154,8 @@ import ShareIngest
         let server = try PostgresServer()
         try StageWorker.migrate(url: server.url)
         let container = try TemporaryContainer()
-        let (client, batch) = try Self.enqueue(["one", "two", "three"], url: server.url, container: container, maxAttempts: 1)
+        let (client, batch) = try Self.enqueue(
+            ["one", "two", "three"], url: server.url, container: container, maxAttempts: 1)
         let lost = try Self.vanish(holding: 2, of: batch.id, url: server.url, inFlight: false)
         let worker = LiveWorker(url: server.url)
         defer { worker.end() }
@@ -152,7 +163,10 @@ import ShareIngest
         #expect(done.ingestedCount == 3 && done.failedCount == 0)
         let retries = worker.messages(.retry)
         for job in lost {
-            #expect(retries.contains { $0.contains("item \(job.index) ") && $0.contains("not counted (it was held, not in flight)") }, "\(retries)")
+            #expect(
+                retries.contains {
+                    $0.contains("item \(job.index) ") && $0.contains("not counted (it was held, not in flight)")
+                }, "\(retries)")
         }
     }
 }

@@ -7,14 +7,20 @@ public enum Fixtures {
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 
     /// `testdata/media/<name>`.
-    public static func media(_ name: String) -> String { packageRoot.appendingPathComponent("testdata/media/\(name)").path }
+    public static func media(_ name: String) -> String {
+        packageRoot.appendingPathComponent("testdata/media/\(name)").path
+    }
 
     /// `testdata/fidelity/<name>`: one file per class of issue 13 (see testdata/README.md).
-    public static func fidelity(_ name: String) -> String { packageRoot.appendingPathComponent("testdata/fidelity/\(name)").path }
+    public static func fidelity(_ name: String) -> String {
+        packageRoot.appendingPathComponent("testdata/fidelity/\(name)").path
+    }
 
     /// `testdata/motion/<name>`: motion photos of every layout and Live Photo
     /// pairs, made by `testdata/make-motion.py`.
-    public static func motion(_ name: String) -> String { packageRoot.appendingPathComponent("testdata/motion/\(name)").path }
+    public static func motion(_ name: String) -> String {
+        packageRoot.appendingPathComponent("testdata/motion/\(name)").path
+    }
 
     /// A real phone's motion photo by name: committed in `testdata/motion/real`
     /// (testdata/README.md gives each one's source, licence and SHA-256), or,
@@ -26,7 +32,9 @@ public enum Fixtures {
         return folders.map { $0 + "/" + name }.first { FileManager.default.fileExists(atPath: $0) }
     }
     /// `testdata/<relative>`.
-    public static func testdata(_ relative: String) -> String { packageRoot.appendingPathComponent("testdata/\(relative)").path }
+    public static func testdata(_ relative: String) -> String {
+        packageRoot.appendingPathComponent("testdata/\(relative)").path
+    }
 
     /// `testdata/privacy/<name>`: location metadata as phones and tools write it (issue 24).
     public static func privacy(_ name: String) -> String { testdata("privacy/\(name)") }
@@ -113,7 +121,8 @@ public final class TemporaryDirectory: @unchecked Sendable {
     @discardableResult
     public func add(_ relative: String, copying source: String? = nil, bytes: [UInt8]? = nil) throws -> String {
         let destination = file(relative)
-        try FileManager.default.createDirectory(atPath: (destination as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(
+            atPath: (destination as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
         if let source {
             try FileManager.default.copyItem(atPath: source, toPath: destination)
         } else {
@@ -143,14 +152,19 @@ public enum ImageInspector {
 
     /// The pixel at (x, y) (`vips getpoint`).
     public static func pixel(_ path: String, x: Int, y: Int) throws -> [Double] {
-        try run(["getpoint", path, String(x), String(y)]).split(whereSeparator: \.isWhitespace).compactMap { Double($0) }
+        try run(["getpoint", path, String(x), String(y)]).split(whereSeparator: \.isWhitespace).compactMap {
+            Double($0)
+        }
     }
 
     /// Width, height and bands (`vipsheader`).
     public static func size(_ path: String) throws -> (width: Int, height: Int) {
         let w = try run(["-f", "width", path], tool: "vipsheader")
         let h = try run(["-f", "height", path], tool: "vipsheader")
-        return (Int(w.trimmingCharacters(in: .whitespacesAndNewlines)) ?? -1, Int(h.trimmingCharacters(in: .whitespacesAndNewlines)) ?? -1)
+        return (
+            Int(w.trimmingCharacters(in: .whitespacesAndNewlines)) ?? -1,
+            Int(h.trimmingCharacters(in: .whitespacesAndNewlines)) ?? -1
+        )
     }
 
     /// True if the pixel is clearly red (the orientation marker at the top-left of every fixture).
@@ -165,7 +179,8 @@ public enum ImageInspector {
     /// every pixel (0–255 for 8-bit images).
     public static func meanAbsoluteDifference(_ a: String, _ b: String) throws -> Double {
         let directory = TemporaryDirectory()
-        let difference = directory.file("difference.v"), absolute = directory.file("absolute.v")
+        let difference = directory.file("difference.v")
+        let absolute = directory.file("absolute.v")
         try vips(["subtract", a, b, difference])
         try vips(["abs", difference, absolute])
         return try mean(absolute)
@@ -188,7 +203,9 @@ public enum ImageInspector {
         try process.run()
         let data = pipe.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
-        guard !checked || process.terminationStatus == 0 else { throw InspectorError(command: ([tool] + arguments).joined(separator: " ")) }
+        guard !checked || process.terminationStatus == 0 else {
+            throw InspectorError(command: ([tool] + arguments).joined(separator: " "))
+        }
         return String(decoding: data, as: UTF8.self)
     }
 }

@@ -8,7 +8,8 @@ public enum Golden {
     public static func check(_ actual: String, named name: String, suite: String) -> String? {
         let url = Fixtures.packageRoot.appendingPathComponent("Tests/\(suite)/Goldens/\(name)")
         if ProcessInfo.processInfo.environment["RECORD_GOLDENS"] == "1" {
-            try? FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+            try? FileManager.default.createDirectory(
+                at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
             try? Data(actual.utf8).write(to: url)
             return "recorded \(url.path); unset RECORD_GOLDENS and run again"
         }
@@ -34,7 +35,8 @@ public enum Golden {
         // A capture time taken from the file's modification time is the checkout's.
         let fileTime = try! NSRegularExpression(pattern: #""capturedAt": "[^"]*", "capturedAtSource": "fileTime""#)
         result = fileTime.stringByReplacingMatches(
-            in: result, range: NSRange(result.startIndex..., in: result), withTemplate: #""capturedAt": "<mtime>", "capturedAtSource": "fileTime""#)
+            in: result, range: NSRange(result.startIndex..., in: result),
+            withTemplate: #""capturedAt": "<mtime>", "capturedAtSource": "fileTime""#)
         return result
     }
 }

@@ -18,7 +18,8 @@ public enum MediaTools {
     public static func tags(_ path: String, embedded: Bool = false) throws -> [Tag] {
         let output = try run("/usr/bin/exiftool", ["-a", "-G1", "-s"] + (embedded ? ["-ee"] : []) + [path]).output
         return output.split(separator: "\n").compactMap { line in
-            guard line.hasPrefix("["), let close = line.firstIndex(of: "]"), let colon = line.firstRange(of: ": ") else { return nil }
+            guard line.hasPrefix("["), let close = line.firstIndex(of: "]"), let colon = line.firstRange(of: ": ")
+            else { return nil }
             let group = String(line[line.index(after: line.startIndex)..<close])
             let name = line[line.index(after: close)..<colon.lowerBound].trimmingCharacters(in: .whitespaces)
             guard !["System", "File", "ExifTool"].contains(group) else { return nil }
@@ -42,7 +43,8 @@ public enum MediaTools {
         public var locationTags: [String] {
             printed.keys.filter { key in
                 let name = key.split(separator: ":").last.map(String.init) ?? key
-                return (name.contains("GPS") || name.contains("Location")) && !key.hasPrefix("ExifTool:") && !key.hasPrefix("File:")
+                return (name.contains("GPS") || name.contains("Location")) && !key.hasPrefix("ExifTool:")
+                    && !key.hasPrefix("File:")
             }.sorted()
         }
 
@@ -51,7 +53,10 @@ public enum MediaTools {
         public var otherTags: [String: String] {
             var tags: [String: String] = [:]
             for (key, value) in printed where !locationTags.contains(key) {
-                guard !["ExifTool:", "System:", "File:", "Composite:", "SourceFile"].contains(where: { key.hasPrefix($0) }) else { continue }
+                guard
+                    !["ExifTool:", "System:", "File:", "Composite:", "SourceFile"].contains(where: { key.hasPrefix($0) }
+                    )
+                else { continue }
                 tags[key] = "\(value)"
             }
             return tags
@@ -60,7 +65,9 @@ public enum MediaTools {
         /// The value of tag `name` in whichever group has it (the first, by group name), as text.
         public func value(_ name: String, numeric: Bool = false) -> String? {
             let table = numeric ? self.numeric : printed
-            guard let key = table.keys.filter({ $0.hasSuffix(":" + name) && !$0.hasPrefix("Composite:") }).sorted().first else { return nil }
+            guard
+                let key = table.keys.filter({ $0.hasSuffix(":" + name) && !$0.hasPrefix("Composite:") }).sorted().first
+            else { return nil }
             return table[key].map { "\($0)" }
         }
     }
@@ -97,7 +104,9 @@ public enum MediaTools {
         var offset: Int?
         var value: [UInt8] = []
         func finish() {
-            if let tag, let offset, !value.isEmpty { found.append(LocationBytes(what: tag, offset: offset, bytes: value)) }
+            if let tag, let offset, !value.isEmpty {
+                found.append(LocationBytes(what: tag, offset: offset, bytes: value))
+            }
             (tag, offset, value) = (nil, nil, [])
         }
         for line in verbose.split(separator: "\n") {
@@ -130,8 +139,12 @@ public enum MediaTools {
     /// The first video stream's width and height as ffprobe reads them (for a
     /// JPEG, the picture's).
     public static func ffprobeSize(_ path: String) throws -> (width: Int, height: Int)? {
-        let output = try run("/usr/bin/ffprobe", ["-v", "error", "-select_streams", "v:0", "-show_entries", "stream=width,height", "-of", "csv=p=0", path])
-        let numbers = output.output.trimmingCharacters(in: .whitespacesAndNewlines).split(separator: ",").compactMap { Int($0) }
+        let output = try run(
+            "/usr/bin/ffprobe",
+            ["-v", "error", "-select_streams", "v:0", "-show_entries", "stream=width,height", "-of", "csv=p=0", path])
+        let numbers = output.output.trimmingCharacters(in: .whitespacesAndNewlines).split(separator: ",").compactMap {
+            Int($0)
+        }
         guard output.status == 0, numbers.count == 2 else { return nil }
         return (numbers[0], numbers[1])
     }
@@ -141,7 +154,8 @@ public enum MediaTools {
     /// the same whatever their metadata.
     public static func decodedDigest(_ path: String, video: Bool) throws -> String {
         if video {
-            let result = try run("/usr/bin/ffmpeg", ["-v", "error", "-i", path, "-map", "0:v", "-map", "0:a?", "-f", "framemd5", "-"])
+            let result = try run(
+                "/usr/bin/ffmpeg", ["-v", "error", "-i", path, "-map", "0:v", "-map", "0:a?", "-f", "framemd5", "-"])
             guard result.status == 0 else { throw ToolError(command: "ffmpeg framemd5 \(path)") }
             return result.output.split(separator: "\n").filter { !$0.hasPrefix("#") }.joined(separator: "\n")
         }
@@ -179,7 +193,9 @@ public enum MediaTools {
 public enum SHA256Digest {
     public static func hex(of path: String) throws -> String {
         let result = try MediaTools.run("/usr/bin/sha256sum", [path])
-        guard result.status == 0, let digest = result.output.split(separator: " ").first else { throw MediaTools.ToolError(command: "sha256sum \(path)") }
+        guard result.status == 0, let digest = result.output.split(separator: " ").first else {
+            throw MediaTools.ToolError(command: "sha256sum \(path)")
+        }
         return String(digest)
     }
 }

@@ -18,7 +18,9 @@ public enum PositionCheck {
         while let relative = enumerator.nextObject() as? String {
             if relative.split(separator: "/").contains(where: { $0.hasPrefix(".") }) { continue }
             var isFolder: ObjCBool = false
-            if FileManager.default.fileExists(atPath: container + "/" + relative, isDirectory: &isFolder), !isFolder.boolValue {
+            if FileManager.default.fileExists(atPath: container + "/" + relative, isDirectory: &isFolder),
+                !isFolder.boolValue
+            {
                 files.append(container + "/" + relative)
             }
         }

@@ -34,7 +34,9 @@ public final class PostgresServer: @unchecked Sendable {
 
     public func start() throws(ServerError) {
         let result: (status: Int32, output: String)
-        do { result = try Self.script(["start", directory.path, String(port)]) } catch { throw ServerError(action: "start", output: "\(error)") }
+        do { result = try Self.script(["start", directory.path, String(port)]) } catch {
+            throw ServerError(action: "start", output: "\(error)")
+        }
         guard result.status == 0 else { throw ServerError(action: "start", output: result.output) }
         url = result.output.trimmingCharacters(in: .whitespacesAndNewlines)
     }

@@ -15,9 +15,12 @@ public enum ProjectDocs {
     /// README.md first, then docs/*.md in name order.
     public static func pages() throws -> [Page] {
         let docs = Fixtures.packageRoot.appendingPathComponent("docs")
-        let names = try FileManager.default.contentsOfDirectory(atPath: docs.path).filter { $0.hasSuffix(".md") }.sorted()
+        let names = try FileManager.default.contentsOfDirectory(atPath: docs.path).filter { $0.hasSuffix(".md") }
+            .sorted()
         return try (["README.md"] + names.map { "docs/" + $0 }).map { path in
-            Page(path: path, text: try String(contentsOf: Fixtures.packageRoot.appendingPathComponent(path), encoding: .utf8))
+            Page(
+                path: path,
+                text: try String(contentsOf: Fixtures.packageRoot.appendingPathComponent(path), encoding: .utf8))
         }
     }
 
@@ -37,7 +40,9 @@ public enum ProjectDocs {
         public let pages: [String]
         /// Says which.
         public var description: String {
-            pages.isEmpty ? "no page of README.md and docs/ holds \(marker.debugDescription)" : "several pages hold \(marker.debugDescription): \(pages.joined(separator: ", "))"
+            pages.isEmpty
+                ? "no page of README.md and docs/ holds \(marker.debugDescription)"
+                : "several pages hold \(marker.debugDescription): \(pages.joined(separator: ", "))"
         }
     }
 }

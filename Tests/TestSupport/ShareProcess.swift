@@ -15,7 +15,8 @@ public struct ShareProcess {
     @discardableResult
     /// `executable`: another program to run with `arguments` (one that runs `share` itself, as `setpriv`).
     public static func run(
-        _ arguments: [String], environment: [String: String] = [:], under wrapper: [String] = [], directory: String? = nil,
+        _ arguments: [String], environment: [String: String] = [:], under wrapper: [String] = [],
+        directory: String? = nil,
         executable: String? = nil
     ) throws -> ShareProcess {
         let process = Process()
@@ -48,7 +49,19 @@ public struct ShareProcess {
 final class LockedData: @unchecked Sendable {
     private let lock = NSLock()
     private var data: Data?
-    func set(_ value: Data) { lock.lock(); data = value; lock.unlock() }
-    var isSet: Bool { lock.lock(); defer { lock.unlock() }; return data != nil }
-    var value: Data { lock.lock(); defer { lock.unlock() }; return data ?? Data() }
+    func set(_ value: Data) {
+        lock.lock()
+        data = value
+        lock.unlock()
+    }
+    var isSet: Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        return data != nil
+    }
+    var value: Data {
+        lock.lock()
+        defer { lock.unlock() }
+        return data ?? Data()
+    }
 }

@@ -29,7 +29,9 @@ public struct SyscallTrace: Sendable {
         public let resultPath: String?
 
         init(thread: Int, name: String, arguments: String, result: String, started: Int, ended: Int) {
-            (self.thread, self.name, self.arguments, self.result, self.started, self.ended) = (thread, name, arguments, result, started, ended)
+            (self.thread, self.name, self.arguments, self.result, self.started, self.ended) = (
+                thread, name, arguments, result, started, ended
+            )
             // Scanned once: the questions below filter every call many times.
             (strings, descriptorPaths) = SyscallTrace.scan(arguments)
             resultPath = SyscallTrace.scan(result).descriptors.first
@@ -61,10 +63,19 @@ public struct SyscallTrace: Sendable {
 
         /// The call as strace printed it, long strings (written data) cut short.
         public var description: String {
-            var shown = "", inString = false, escaped = false, length = 0
+            var shown = ""
+            var inString = false
+            var escaped = false
+            var length = 0
             for character in arguments {
                 if inString {
-                    if escaped { escaped = false } else if character == "\\" { escaped = true } else if character == "\"" { inString = false }
+                    if escaped {
+                        escaped = false
+                    } else if character == "\\" {
+                        escaped = true
+                    } else if character == "\"" {
+                        inString = false
+                    }
                     length += 1
                     if inString && length > 120 {
                         if length == 121 { shown += "…" }
@@ -90,7 +101,8 @@ public struct SyscallTrace: Sendable {
     /// What a durability test traces: opens, syncs, namings, removals, and the
     /// positioned writes (SQLite writes its journal with `pwrite64`).
     public static let fileCalls = [
-        "open", "openat", "creat", "fsync", "fdatasync", "rename", "renameat", "renameat2", "link", "linkat", "unlink", "unlinkat",
+        "open", "openat", "creat", "fsync", "fdatasync", "rename", "renameat", "renameat2", "link", "linkat", "unlink",
+        "unlinkat",
         "pwrite64", "ftruncate",
     ]
 
@@ -111,21 +123,31 @@ public struct SyscallTrace: Sendable {
             if rest.hasPrefix("+++") || rest.hasPrefix("---") { continue }
             if rest.hasPrefix("<... ") {
                 // `<... fsync resumed>) = 0` or `<... openat resumed>, O_RDONLY) = 5</x>`
-                guard let started = pending.removeValue(forKey: thread), let close = rest.range(of: " resumed>") else { continue }
+                guard let started = pending.removeValue(forKey: thread), let close = rest.range(of: " resumed>") else {
+                    continue
+                }
                 let tail = rest[close.upperBound...]
                 let (arguments, result) = Self.splitResult(started.arguments + tail)
-                calls.append(Call(thread: thread, name: started.name, arguments: arguments, result: result, started: started.position, ended: position))
+                calls.append(
+                    Call(
+                        thread: thread, name: started.name, arguments: arguments, result: result,
+                        started: started.position, ended: position))
                 continue
             }
             guard let open = rest.firstIndex(of: "(") else { continue }
             let name = String(rest[..<open])
             let body = rest[rest.index(after: open)...]
             if body.hasSuffix("<unfinished ...>") {
-                pending[thread] = (position, name, String(body.dropLast("<unfinished ...>".count)).trimmingCharacters(in: .whitespaces))
+                pending[thread] = (
+                    position, name, String(body.dropLast("<unfinished ...>".count)).trimmingCharacters(in: .whitespaces)
+                )
                 continue
             }
             let (arguments, result) = Self.splitResult(Substring(body))
-            calls.append(Call(thread: thread, name: name, arguments: arguments, result: result, started: position, ended: position))
+            calls.append(
+                Call(
+                    thread: thread, name: name, arguments: arguments, result: result, started: position, ended: position
+                ))
         }
         self.calls = calls.sorted { $0.started < $1.started }
     }
@@ -133,13 +155,20 @@ public struct SyscallTrace: Sendable {
     /// `args) = result` → (`args`, `result`): the last `)` outside quotes that is
     /// followed by `=` (strace pads resumed calls: `<... fsync resumed>)      = 0`).
     static func splitResult(_ text: Substring) -> (String, String) {
-        var inString = false, escaped = false
+        var inString = false
+        var escaped = false
         var split: (close: String.Index, result: String.Index)?
         var index = text.startIndex
         while index < text.endIndex {
             let character = text[index]
             if inString {
-                if escaped { escaped = false } else if character == "\\" { escaped = true } else if character == "\"" { inString = false }
+                if escaped {
+                    escaped = false
+                } else if character == "\\" {
+                    escaped = true
+                } else if character == "\"" {
+                    inString = false
+                }
             } else if character == "\"" {
                 inString = true
             } else if character == ")" {
@@ -157,7 +186,8 @@ public struct SyscallTrace: Sendable {
     /// `linkat(5</c/manifests>, ".k.partial", 5</c/manifests>, "k.json", 0)`)
     /// is given as the path it names beneath that folder.
     static func scan(_ text: String) -> (strings: [String], descriptors: [String]) {
-        var strings: [String] = [], descriptors: [String] = []
+        var strings: [String] = []
+        var descriptors: [String] = []
         var characters = Array(text)[...]
         var folder: String?  // the descriptor argument just before, if nothing else came since
         while let first = characters.first {
@@ -208,27 +238,37 @@ public struct SyscallTrace: Sendable {
     public func namings(to path: String) -> [Call] { calls.filter { $0.succeeded && $0.naming?.to == path } }
 
     /// The successful fsyncs and fdatasyncs of a descriptor open on `path`.
-    public func syncs(of path: String) -> [Call] { calls.filter { $0.isSync && $0.succeeded && $0.descriptorPaths.first == path } }
+    public func syncs(of path: String) -> [Call] {
+        calls.filter { $0.isSync && $0.succeeded && $0.descriptorPaths.first == path }
+    }
 
     /// The successful positioned writes (`pwrite64`) to `path`.
-    public func writes(to path: String) -> [Call] { calls.filter { $0.name == "pwrite64" && $0.succeeded && $0.descriptorPaths.first == path } }
+    public func writes(to path: String) -> [Call] {
+        calls.filter { $0.name == "pwrite64" && $0.succeeded && $0.descriptorPaths.first == path }
+    }
 
     /// The opens of `path` that could write it.
-    public func writableOpens(of path: String) -> [Call] { calls.filter { $0.opensForWriting && $0.openedPath == path } }
+    public func writableOpens(of path: String) -> [Call] {
+        calls.filter { $0.opensForWriting && $0.openedPath == path }
+    }
 
     /// Checks that `path` got its name exactly once, from a temporary file
     /// beside it that was fsynced (and not written since) before the naming
     /// call started, and was never opened for writing under its own name; with
     /// `folderSyncedAfter`, that its folder was fsynced after the naming
     /// returned. Returns what is wrong (empty: nothing) and the naming call.
-    public func checkAtomicDurableCreation(of path: String, folderSyncedAfter: Bool) -> (problems: [String], naming: Call?) {
+    public func checkAtomicDurableCreation(of path: String, folderSyncedAfter: Bool) -> (
+        problems: [String], naming: Call?
+    ) {
         var problems: [String] = []
         for open in writableOpens(of: path) {
             problems.append("\(path) was opened for writing under its final name (written in place): \(open)")
         }
         let namings = namings(to: path)
         guard namings.count == 1, let naming = namings.first, let from = naming.naming?.from else {
-            problems.append("\(path) was given its name \(namings.count) times by link/rename (expected once, from a temporary file): \(namings)")
+            problems.append(
+                "\(path) was given its name \(namings.count) times by link/rename (expected once, from a temporary file): \(namings)"
+            )
             return (problems, nil)
         }
         let folder = (path as NSString).deletingLastPathComponent
@@ -238,9 +278,12 @@ public struct SyscallTrace: Sendable {
         let syncsBefore = syncs(of: from).filter { $0.ended < naming.started }
         if let last = syncsBefore.last {
             let later = writes(to: from).filter { $0.started > last.ended && $0.started < naming.started }
-            if !later.isEmpty { problems.append("\(from) was written after its fsync and before it was named \(path): \(later)") }
+            if !later.isEmpty {
+                problems.append("\(from) was written after its fsync and before it was named \(path): \(later)")
+            }
         } else {
-            problems.append("\(from) was not fsynced before it was named \(path) (\(naming)); syncs of it: \(syncs(of: from))")
+            problems.append(
+                "\(from) was not fsynced before it was named \(path) (\(naming)); syncs of it: \(syncs(of: from))")
         }
         if folderSyncedAfter && !syncs(of: folder).contains(where: { $0.started > naming.ended }) {
             problems.append("the folder \(folder) was not fsynced after \(path) was named (\(naming))")
@@ -253,16 +296,23 @@ public struct SyscallTrace: Sendable {
     /// Runs the built `share` with `arguments` under `strace -f -y` tracing
     /// `calls`; returns its outcome and the trace. Throws if strace is missing
     /// (`scripts/setup.sh` installs it) or cannot trace here.
-    public static func share(_ arguments: [String], environment: [String: String] = [:], calls: [String] = fileCalls) throws -> (process: ShareProcess, trace: SyscallTrace) {
+    public static func share(_ arguments: [String], environment: [String: String] = [:], calls: [String] = fileCalls)
+        throws -> (process: ShareProcess, trace: SyscallTrace)
+    {
         let strace = "/usr/bin/strace"
-        guard FileManager.default.isExecutableFile(atPath: strace) else { throw TraceError(description: "strace is not installed (bash scripts/setup.sh installs it)") }
+        guard FileManager.default.isExecutableFile(atPath: strace) else {
+            throw TraceError(description: "strace is not installed (bash scripts/setup.sh installs it)")
+        }
         let directory = TemporaryDirectory("strace")
         let output = directory.file("trace")
         // -s: whole paths (written data is long but bounded by it); -qq and
         // signal=none: no exit or signal lines; -y: descriptors with their paths.
         let process = try ShareProcess.run(
             arguments, environment: environment,
-            under: [strace, "-f", "-y", "-qq", "-s", "4096", "-e", "signal=none", "-e", "trace=" + calls.joined(separator: ","), "-o", output])
+            under: [
+                strace, "-f", "-y", "-qq", "-s", "4096", "-e", "signal=none", "-e",
+                "trace=" + calls.joined(separator: ","), "-o", output,
+            ])
         guard let text = try? String(contentsOfFile: output, encoding: .utf8), !text.isEmpty else {
             throw TraceError(description: "strace wrote no trace (is ptrace allowed here?): \(process.stderr)")
         }

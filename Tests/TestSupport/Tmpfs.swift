@@ -8,9 +8,12 @@ public final class Tmpfs {
     public var path: String { directory.path }
 
     public init?(kilobytes: Int) {
-        let result = try? MediaTools.run("/bin/mount", ["-t", "tmpfs", "-o", "size=\(kilobytes)k", "tmpfs", directory.path])
+        let result = try? MediaTools.run(
+            "/bin/mount", ["-t", "tmpfs", "-o", "size=\(kilobytes)k", "tmpfs", directory.path])
         guard let result, result.status == 0 else {
-            print("Tmpfs: cannot mount a tmpfs (\(result?.output ?? "mount failed")); the disk-full cases that need one are not exercised")
+            print(
+                "Tmpfs: cannot mount a tmpfs (\(result?.output ?? "mount failed")); the disk-full cases that need one are not exercised"
+            )
             return nil
         }
     }
@@ -31,7 +34,9 @@ public final class Tmpfs {
         guard size >= 0 else { throw Failure("only \(free) bytes free, \(bytes) asked for") }
         let fd = open(filler, O_WRONLY | O_CREAT, 0o600)
         defer { close(fd) }
-        guard posix_fallocate(fd, 0, off_t(size)) == 0, free == bytes else { throw Failure("cannot leave exactly \(bytes) bytes free (\(free) are)") }
+        guard posix_fallocate(fd, 0, off_t(size)) == 0, free == bytes else {
+            throw Failure("cannot leave exactly \(bytes) bytes free (\(free) are)")
+        }
     }
 
     /// Frees what ``fill(leaving:)`` took.

@@ -29,7 +29,8 @@ public struct GainMapMetadata: Sendable, Codable, Hashable {
 
     /// Metadata; the defaults are the format's (Ultra HDR 1.0).
     public init(
-        gainMapMin: Double = 0, gainMapMax: Double, gamma: Double = 1, offsetSDR: Double = 1.0 / 64, offsetHDR: Double = 1.0 / 64,
+        gainMapMin: Double = 0, gainMapMax: Double, gamma: Double = 1, offsetSDR: Double = 1.0 / 64,
+        offsetHDR: Double = 1.0 / 64,
         hdrCapacityMin: Double = 0, hdrCapacityMax: Double
     ) {
         self.gainMapMin = gainMapMin
@@ -51,11 +52,14 @@ public struct GainMapMetadata: Sendable, Codable, Hashable {
     public var problem: String? {
         let all = [gainMapMin, gainMapMax, gamma, offsetSDR, offsetHDR, hdrCapacityMin, hdrCapacityMax]
         guard all.allSatisfy(\.isFinite) else { return "gain map metadata that is not finite" }
-        guard abs(gainMapMin) <= Self.maximumStops, abs(gainMapMax) <= Self.maximumStops, gainMapMin <= gainMapMax else {
+        guard abs(gainMapMin) <= Self.maximumStops, abs(gainMapMax) <= Self.maximumStops, gainMapMin <= gainMapMax
+        else {
             return "a gain map range of \(gainMapMin) to \(gainMapMax) stops"
         }
         guard gamma > 0, gamma <= 16 else { return "a gain map gamma of \(gamma)" }
-        guard (0...1).contains(offsetSDR), (0...1).contains(offsetHDR) else { return "gain map offsets of \(offsetSDR) and \(offsetHDR)" }
+        guard (0...1).contains(offsetSDR), (0...1).contains(offsetHDR) else {
+            return "gain map offsets of \(offsetSDR) and \(offsetHDR)"
+        }
         guard hdrCapacityMin >= 0, hdrCapacityMax <= Self.maximumStops, hdrCapacityMin < hdrCapacityMax else {
             return "an HDR capacity of \(hdrCapacityMin) to \(hdrCapacityMax) stops"
         }
@@ -76,16 +80,22 @@ public struct GainMapMetadata: Sendable, Codable, Hashable {
             // <hdrgm:GainMapMax><rdf:Seq><rdf:li>2.3</rdf:li>…
             guard let start = text.firstRange(of: "<\(prefix):\(name)>") else { return nil }
             let rest = text[start.upperBound...]
-            guard let li = rest.firstRange(of: "<rdf:li>"), let end = rest[li.upperBound...].firstIndex(of: "<") else { return nil }
+            guard let li = rest.firstRange(of: "<rdf:li>"), let end = rest[li.upperBound...].firstIndex(of: "<") else {
+                return nil
+            }
             return Double(String(rest[li.upperBound..<end]).trimmingCharacters(in: " "))
         }
-        if let base = SpatialMetadata.value("\(prefix):BaseRenditionIsHDR", in: text), base.lowercased() == "true" { return nil }
+        if let base = SpatialMetadata.value("\(prefix):BaseRenditionIsHDR", in: text), base.lowercased() == "true" {
+            return nil
+        }
         // A colour map (a value per channel, not all equal) is not one map for all channels.
         guard Self.severalChannels(xmp: text) == nil else { return nil }
         guard let maximum = number("GainMapMax") else { return nil }
         self.init(
-            gainMapMin: number("GainMapMin") ?? 0, gainMapMax: maximum, gamma: number("Gamma") ?? 1, offsetSDR: number("OffsetSDR") ?? 1.0 / 64,
-            offsetHDR: number("OffsetHDR") ?? 1.0 / 64, hdrCapacityMin: number("HDRCapacityMin") ?? 0, hdrCapacityMax: number("HDRCapacityMax") ?? maximum)
+            gainMapMin: number("GainMapMin") ?? 0, gainMapMax: maximum, gamma: number("Gamma") ?? 1,
+            offsetSDR: number("OffsetSDR") ?? 1.0 / 64,
+            offsetHDR: number("OffsetHDR") ?? 1.0 / 64, hdrCapacityMin: number("HDRCapacityMin") ?? 0,
+            hdrCapacityMax: number("HDRCapacityMax") ?? maximum)
     }
 }
 
@@ -101,10 +111,13 @@ extension GainMapMetadata {
             let rest = text[start.upperBound...]
             let body = rest.firstRange(of: "</\(prefix):\(name)>").map { rest[..<$0.lowerBound] } ?? rest
             let values = body.ranges(of: "<rdf:li>").prefix(16).map { li in
-                Double(String(body[li.upperBound...].drop(while: \.isWhitespace).prefix { $0 != "<" && !$0.isWhitespace }))
+                Double(
+                    String(body[li.upperBound...].drop(while: \.isWhitespace).prefix { $0 != "<" && !$0.isWhitespace }))
             }
             // Several values, not all the same number (one that is no number differs from all).
-            if values.count > 1, values.contains(where: { $0 == nil || $0 != values[0] }) { return (name, values.count) }
+            if values.count > 1, values.contains(where: { $0 == nil || $0 != values[0] }) {
+                return (name, values.count)
+            }
         }
         return nil
     }
@@ -126,29 +139,38 @@ extension GainMapMetadata {
         guard let prefix = SpatialMetadata.prefix(of: SpatialMetadata.gainMapNamespace, in: text),
             SpatialMetadata.value("\(prefix):Version", in: text) != nil, severalChannels(xmp: text) != nil
         else { return nil }
-        if let base = SpatialMetadata.value("\(prefix):BaseRenditionIsHDR", in: text), base.lowercased() == "true" { return nil }
+        if let base = SpatialMetadata.value("\(prefix):BaseRenditionIsHDR", in: text), base.lowercased() == "true" {
+            return nil
+        }
         // A number's three values (given once, or as an rdf:Seq of three), `fallback`'s when absent; nil when malformed.
         func channels(_ name: String, _ fallback: Double?) -> [Double]? {
-            if let value = SpatialMetadata.value("\(prefix):\(name)", in: text), !value.isEmpty { return Double(value).map { [$0, $0, $0] } }
+            if let value = SpatialMetadata.value("\(prefix):\(name)", in: text), !value.isEmpty {
+                return Double(value).map { [$0, $0, $0] }
+            }
             guard let start = text.firstRange(of: "<\(prefix):\(name)>") else { return fallback.map { [$0, $0, $0] } }
             let rest = text[start.upperBound...]
             let body = rest.firstRange(of: "</\(prefix):\(name)>").map { rest[..<$0.lowerBound] } ?? rest
             let found = body.ranges(of: "<rdf:li>").prefix(4).map { li in
-                Double(String(body[li.upperBound...].drop(while: \.isWhitespace).prefix { $0 != "<" && !$0.isWhitespace }))
+                Double(
+                    String(body[li.upperBound...].drop(while: \.isWhitespace).prefix { $0 != "<" && !$0.isWhitespace }))
             }
             let numbers = found.compactMap { $0 }
             guard numbers.count == found.count, numbers.count == 1 || numbers.count == 3 else { return nil }
             return numbers.count == 3 ? numbers : [numbers[0], numbers[0], numbers[0]]
         }
-        guard let minima = channels("GainMapMin", 0), let maxima = channels("GainMapMax", nil), let gammas = channels("Gamma", 1),
+        guard let minima = channels("GainMapMin", 0), let maxima = channels("GainMapMax", nil),
+            let gammas = channels("Gamma", 1),
             let offsetSDR = channels("OffsetSDR", 1.0 / 64), let offsetHDR = channels("OffsetHDR", 1.0 / 64),
             let capacityMin = channels("HDRCapacityMin", 0), let capacityMax = channels("HDRCapacityMax", maxima.max()),
-            [offsetSDR, offsetHDR, capacityMin, capacityMax].allSatisfy({ (values: [Double]) in values.allSatisfy { $0 == values[0] } }),
+            [offsetSDR, offsetHDR, capacityMin, capacityMax].allSatisfy({ (values: [Double]) in
+                values.allSatisfy { $0 == values[0] }
+            }),
             (minima + maxima + gammas).allSatisfy(\.isFinite), gammas.allSatisfy({ $0 > 0 }),
             zip(minima, maxima).allSatisfy({ $0 <= $1 }), let low = minima.min(), let high = maxima.max(), high > low
         else { return nil }
         let metadata = GainMapMetadata(
-            gainMapMin: low, gainMapMax: high, gamma: 1, offsetSDR: offsetSDR[0], offsetHDR: offsetHDR[0], hdrCapacityMin: capacityMin[0],
+            gainMapMin: low, gainMapMax: high, gamma: 1, offsetSDR: offsetSDR[0], offsetHDR: offsetHDR[0],
+            hdrCapacityMin: capacityMin[0],
             hdrCapacityMax: capacityMax[0])
         guard metadata.problem == nil, gammas.allSatisfy({ $0 <= 16 }) else { return nil }
         return (metadata, channelTables(minima: minima, maxima: maxima, gammas: gammas))
@@ -158,7 +180,8 @@ extension GainMapMetadata {
     /// maximum and gamma) for one set of numbers, minimum the least, maximum
     /// the greatest, gamma 1 (``threeChannel(xmp:)``, ``threeChannel(toneMap:)``).
     static func channelTables(minima: [Double], maxima: [Double], gammas: [Double]) -> [[UInt8]] {
-        let low = minima.min() ?? 0, high = maxima.max() ?? 1
+        let low = minima.min() ?? 0
+        let high = maxima.max() ?? 1
         return (0..<3).map { c in
             (0..<256).map { v -> UInt8 in
                 let r = pow(Double(v) / 255, 1 / gammas[c])

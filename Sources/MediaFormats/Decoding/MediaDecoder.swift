@@ -84,8 +84,10 @@ public struct DecodeRequest: Sendable, Codable, Hashable {
     /// A request for `path`'s facts, and its thumbnail when `thumbnail` is given;
     /// its ``MomentFacts`` too when `moments` is true.
     public init(
-        path: String, label: String, format: MediaFormat, pixelLimit: Int = 100_000_000, timeLimit: Double = 30, thumbnail: ThumbnailSpec? = nil,
-        batch: String? = nil, moments: Bool = false, task: DecodeTask = .media, compatibleCopy: CompatibleCopySpec? = nil
+        path: String, label: String, format: MediaFormat, pixelLimit: Int = 100_000_000, timeLimit: Double = 30,
+        thumbnail: ThumbnailSpec? = nil,
+        batch: String? = nil, moments: Bool = false, task: DecodeTask = .media,
+        compatibleCopy: CompatibleCopySpec? = nil
     ) {
         self.path = path
         self.label = label
@@ -162,7 +164,9 @@ public struct DecodedPixels: Sendable, Codable, Hashable {
     /// Pixels of the given size, or nil unless `width` and `height` are
     /// positive, `stride` is `width × 3` and there are exactly `stride × height` bytes.
     public init?(width: Int, height: Int, stride: Int, bytes: [UInt8]) {
-        guard width > 0, height > 0, width <= 1 << 15, height <= 1 << 15, stride == width * 3, bytes.count == stride * height else { return nil }
+        guard width > 0, height > 0, width <= 1 << 15, height <= 1 << 15, stride == width * 3,
+            bytes.count == stride * height
+        else { return nil }
         self.width = width
         self.height = height
         self.stride = stride
@@ -178,7 +182,10 @@ public struct DecodedPixels: Sendable, Codable, Hashable {
             let pixels = DecodedPixels(
                 width: try c.decode(Int.self, forKey: .width), height: try c.decode(Int.self, forKey: .height),
                 stride: try c.decode(Int.self, forKey: .stride), bytes: try c.decode([UInt8].self, forKey: .bytes))
-        else { throw DecodingError.dataCorruptedError(forKey: .bytes, in: c, debugDescription: "pixels whose sizes do not agree") }
+        else {
+            throw DecodingError.dataCorruptedError(
+                forKey: .bytes, in: c, debugDescription: "pixels whose sizes do not agree")
+        }
         self = pixels
     }
 }
@@ -216,7 +223,8 @@ public struct DecodedMedia: Sendable, Codable, Hashable {
     /// the location metadata found, the compatible copy's outcome and the
     /// readings of the Takeout JSONs sent with the file.
     public init(
-        facts: MediaFacts, thumbnail: ThumbnailOutcome? = nil, moments: MomentFacts? = nil, location: LocationMetadata? = nil,
+        facts: MediaFacts, thumbnail: ThumbnailOutcome? = nil, moments: MomentFacts? = nil,
+        location: LocationMetadata? = nil,
         compatibleCopy: CompatibleCopyOutcome? = nil, takeouts: [TakeoutReading] = []
     ) {
         self.takeouts = takeouts
@@ -508,7 +516,9 @@ public struct CompatibleCopy: Sendable, Codable, Hashable {
     /// get: its full size (within two pixels of rounding), or, from a RAW's
     /// embedded `preview`, at most that size and of its shape within 2 %.
     public func fits(width mediaWidth: Int, height mediaHeight: Int, preview: Bool) -> Bool {
-        guard width >= 1, height >= 1, mediaWidth >= 1, mediaHeight >= 1, width <= mediaWidth + 2, height <= mediaHeight + 2 else { return false }
+        guard width >= 1, height >= 1, mediaWidth >= 1, mediaHeight >= 1, width <= mediaWidth + 2,
+            height <= mediaHeight + 2
+        else { return false }
         guard preview else { return abs(width - mediaWidth) <= 2 && abs(height - mediaHeight) <= 2 }
         let skew = abs(Double(width) / Double(height) / (Double(mediaWidth) / Double(mediaHeight)) - 1)
         return skew <= 0.02 || abs(width * mediaHeight - height * mediaWidth) <= 2 * max(mediaWidth, mediaHeight)

@@ -37,8 +37,10 @@ public struct MomentFacts: Sendable, Codable, Hashable {
 
     /// Moment facts; everything is optional.
     public init(
-        embeddedVideo: EmbeddedVideo? = nil, declaresMotionPhoto: Bool = false, contentIdentifier: String? = nil, captureTime: CaptureTime? = nil,
-        stillImageTime: Double? = nil, burstIdentifier: String? = nil, position: CapturePosition? = nil, camera: CameraFacts? = nil
+        embeddedVideo: EmbeddedVideo? = nil, declaresMotionPhoto: Bool = false, contentIdentifier: String? = nil,
+        captureTime: CaptureTime? = nil,
+        stillImageTime: Double? = nil, burstIdentifier: String? = nil, position: CapturePosition? = nil,
+        camera: CameraFacts? = nil
     ) {
         self.embeddedVideo = embeddedVideo
         self.declaresMotionPhoto = declaresMotionPhoto
@@ -52,7 +54,8 @@ public struct MomentFacts: Sendable, Codable, Hashable {
 
     /// True when nothing was found.
     public var isEmpty: Bool {
-        embeddedVideo == nil && !declaresMotionPhoto && contentIdentifier == nil && captureTime == nil && stillImageTime == nil && burstIdentifier == nil
+        embeddedVideo == nil && !declaresMotionPhoto && contentIdentifier == nil && captureTime == nil
+            && stillImageTime == nil && burstIdentifier == nil
             && position == nil && camera == nil
     }
 
@@ -62,7 +65,9 @@ public struct MomentFacts: Sendable, Codable, Hashable {
     public static func isValidIdentifier(_ text: String) -> Bool {
         let bytes = Array(text.utf8)
         return (1...100).contains(bytes.count)
-            && bytes.allSatisfy { (0x30...0x39).contains($0) || (0x41...0x5A).contains($0) || (0x61...0x7A).contains($0) || $0 == 0x2D }
+            && bytes.allSatisfy {
+                (0x30...0x39).contains($0) || (0x41...0x5A).contains($0) || (0x61...0x7A).contains($0) || $0 == 0x2D
+            }
     }
 }
 
@@ -133,7 +138,8 @@ public struct CapturePosition: Sendable, Codable, Hashable {
 
     /// What is wrong with it; nil when it is plausible.
     public var problem: String? {
-        guard latitude.isFinite, longitude.isFinite, (-90...90).contains(latitude), (-180...180).contains(longitude) else {
+        guard latitude.isFinite, longitude.isFinite, (-90...90).contains(latitude), (-180...180).contains(longitude)
+        else {
             return "a position of \(latitude), \(longitude)"
         }
         return latitude == 0 && longitude == 0 ? "the position 0, 0" : nil

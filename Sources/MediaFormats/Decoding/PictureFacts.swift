@@ -33,7 +33,10 @@ public struct Projection: Sendable, Codable, Hashable {
     public var croppedHeight: Int
 
     /// A projection; the crop defaults to the whole panorama.
-    public init(type: Kind, fullWidth: Int, fullHeight: Int, cropLeft: Int = 0, cropTop: Int = 0, croppedWidth: Int? = nil, croppedHeight: Int? = nil) {
+    public init(
+        type: Kind, fullWidth: Int, fullHeight: Int, cropLeft: Int = 0, cropTop: Int = 0, croppedWidth: Int? = nil,
+        croppedHeight: Int? = nil
+    ) {
         self.type = type
         self.fullWidth = fullWidth
         self.fullHeight = fullHeight
@@ -47,7 +50,8 @@ public struct Projection: Sendable, Codable, Hashable {
     /// sphere (360° × 180°, no crop), whose whole panorama is 2:1 (``isTwoToOne``):
     /// a stray `GPano:ProjectionType` on a square picture is no sphere.
     public var isFullSphere: Bool {
-        type == .equirectangular && cropLeft == 0 && cropTop == 0 && croppedWidth == fullWidth && croppedHeight == fullHeight
+        type == .equirectangular && cropLeft == 0 && cropTop == 0 && croppedWidth == fullWidth
+            && croppedHeight == fullHeight
             && Self.isTwoToOne(width: fullWidth, height: fullHeight)
     }
 
@@ -70,9 +74,13 @@ public struct Projection: Sendable, Codable, Hashable {
     /// positive sizes, a crop inside the full panorama.
     public var problem: String? {
         let sides = [fullWidth, fullHeight, croppedWidth, croppedHeight]
-        guard sides.allSatisfy({ (1...Self.maximumSide).contains($0) }) else { return "a panorama size that is not 1–\(Self.maximumSide) pixels" }
-        guard cropLeft >= 0, cropTop >= 0, cropLeft + croppedWidth <= fullWidth, cropTop + croppedHeight <= fullHeight else {
-            return "a panorama crop \(croppedWidth)x\(croppedHeight)+\(cropLeft)+\(cropTop) outside its \(fullWidth)x\(fullHeight)"
+        guard sides.allSatisfy({ (1...Self.maximumSide).contains($0) }) else {
+            return "a panorama size that is not 1–\(Self.maximumSide) pixels"
+        }
+        guard cropLeft >= 0, cropTop >= 0, cropLeft + croppedWidth <= fullWidth, cropTop + croppedHeight <= fullHeight
+        else {
+            return
+                "a panorama crop \(croppedWidth)x\(croppedHeight)+\(cropLeft)+\(cropTop) outside its \(fullWidth)x\(fullHeight)"
         }
         return nil
     }

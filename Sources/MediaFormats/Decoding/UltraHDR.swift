@@ -13,7 +13,9 @@ public enum UltraHDR {
     /// SOI, without APP1/APP2 segments of their own), nil when either is no JPEG
     /// or a segment would not fit.
     public static func assemble(base: [UInt8], gainMap: [UInt8], metadata: GainMapMetadata) -> [UInt8]? {
-        guard base.count > 4, gainMap.count > 4, base[0] == 0xFF, base[1] == 0xD8, gainMap[0] == 0xFF, gainMap[1] == 0xD8 else { return nil }
+        guard base.count > 4, gainMap.count > 4, base[0] == 0xFF, base[1] == 0xD8, gainMap[0] == 0xFF,
+            gainMap[1] == 0xD8
+        else { return nil }
         let secondary = [0xFF, 0xD8] + segment(0xE1, xmpHeader + Array(gainMapXMP(metadata).utf8)) + gainMap[2...]
         // The primary's XMP names the gain map's length, which does not depend on the primary.
         let primaryXMP = segment(0xE1, xmpHeader + Array(primaryXMP(gainMapLength: secondary.count).utf8))
@@ -22,7 +24,8 @@ public enum UltraHDR {
         let primarySize = base.count + primaryXMP.count + mpfLength
         // MPF offsets count from the MPF header's TIFF start: after SOI, the XMP segment, APP2's marker and length, and "MPF\0".
         let tiffStart = 2 + primaryXMP.count + 4 + 4
-        let index = segment(0xE2, mpf(primarySize: primarySize, gainMapSize: secondary.count, gainMapOffset: primarySize - tiffStart))
+        let index = segment(
+            0xE2, mpf(primarySize: primarySize, gainMapSize: secondary.count, gainMapOffset: primarySize - tiffStart))
         guard primaryXMP.count <= 0xFFFF + 2, index.count == mpfLength else { return nil }
         let primary = [0xFF, 0xD8] + primaryXMP + index + base[2...]
         return primary + secondary
@@ -37,8 +40,12 @@ public enum UltraHDR {
     /// An MPF APP2 payload (big-endian): version, two images, their entries (the primary's type 0x030000).
     static func mpf(primarySize: Int, gainMapSize: Int, gainMapOffset: Int) -> [UInt8] {
         func u16(_ v: Int) -> [UInt8] { [UInt8(v >> 8 & 0xFF), UInt8(v & 0xFF)] }
-        func u32(_ v: Int) -> [UInt8] { [UInt8(v >> 24 & 0xFF), UInt8(v >> 16 & 0xFF), UInt8(v >> 8 & 0xFF), UInt8(v & 0xFF)] }
-        let entries = u32(0x030000) + u32(primarySize) + u32(0) + u16(0) + u16(0) + u32(0) + u32(gainMapSize) + u32(gainMapOffset) + u16(0) + u16(0)
+        func u32(_ v: Int) -> [UInt8] {
+            [UInt8(v >> 24 & 0xFF), UInt8(v >> 16 & 0xFF), UInt8(v >> 8 & 0xFF), UInt8(v & 0xFF)]
+        }
+        let entries =
+            u32(0x030000) + u32(primarySize) + u32(0) + u16(0) + u16(0) + u32(0) + u32(gainMapSize) + u32(gainMapOffset)
+            + u16(0) + u16(0)
         var ifd = u16(3)
         ifd += u16(0xB000) + u16(7) + u32(4) + Array("0100".utf8)
         ifd += u16(0xB001) + u16(4) + u32(1) + u32(2)
@@ -51,7 +58,8 @@ public enum UltraHDR {
     /// never `1e-05`); whole numbers keep one place (`2.0`).
     static func number(_ value: Double) -> String {
         let micros = Int((value * 1_000_000).rounded())
-        let whole = String(abs(micros) / 1_000_000), sign = micros < 0 ? "-" : ""
+        let whole = String(abs(micros) / 1_000_000)
+        let sign = micros < 0 ? "-" : ""
         var fraction = String(abs(micros) % 1_000_000)
         fraction = String(repeating: "0", count: 6 - fraction.count) + fraction
         while fraction.count > 1, fraction.last == "0" { fraction.removeLast() }

@@ -27,7 +27,8 @@ public struct VideoFacts: Sendable, Codable, Hashable {
 
     /// Video facts.
     public init(
-        codec: String, frameRate: Double? = nil, variableFrameRate: Bool? = nil, captureFrameRate: Double? = nil, slowMotion: Bool? = nil,
+        codec: String, frameRate: Double? = nil, variableFrameRate: Bool? = nil, captureFrameRate: Double? = nil,
+        slowMotion: Bool? = nil,
         hdr: String? = nil, dolbyVisionProfile: Int? = nil, rotation: Int = 0, audio: String? = nil
     ) {
         self.codec = codec
@@ -47,7 +48,8 @@ public struct VideoFacts: Sendable, Codable, Hashable {
     /// What is wrong with facts a decoder reported, for the parent's check; nil when they are sane.
     public var problem: String? {
         func isName(_ text: String) -> Bool {
-            (1...32).contains(text.utf8.count) && text.utf8.allSatisfy { (0x61...0x7A).contains($0) || (0x30...0x39).contains($0) || $0 == 0x5F }
+            (1...32).contains(text.utf8.count)
+                && text.utf8.allSatisfy { (0x61...0x7A).contains($0) || (0x30...0x39).contains($0) || $0 == 0x5F }
         }
         if !isName(codec) { return "a video codec name of \(codec.utf8.count) bytes that is not [a-z0-9_]" }
         if let audio, !isName(audio) { return "an audio codec name that is not [a-z0-9_]" }
@@ -55,7 +57,9 @@ public struct VideoFacts: Sendable, Codable, Hashable {
             if let rate, !(rate.isFinite && rate > 0 && rate <= 10_000) { return "a \(name) of \(rate)" }
         }
         if let hdr, !Self.hdrKinds.contains(hdr) { return "an HDR kind that is none of pq, hlg, dolbyVision" }
-        if let profile = dolbyVisionProfile, !(hdr == "dolbyVision" && (0...20).contains(profile)) { return "a Dolby Vision profile of \(profile)" }
+        if let profile = dolbyVisionProfile, !(hdr == "dolbyVision" && (0...20).contains(profile)) {
+            return "a Dolby Vision profile of \(profile)"
+        }
         if ![0, 90, 180, 270].contains(rotation) { return "a rotation of \(rotation)" }
         return nil
     }

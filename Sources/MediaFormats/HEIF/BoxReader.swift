@@ -112,7 +112,9 @@ struct Box {
 /// past the range is an error, unless it is the last one and `truncatedLast`
 /// allows it (a top-level `mdat` cut short: its payload is what is there); size 0
 /// means "to the end of the range".
-func boxes(in bytes: [UInt8], range: Range<Int>, truncatedLast: Bool = false, limit: Int = 100_000) throws(HEIFFormatError) -> [Box] {
+func boxes(in bytes: [UInt8], range: Range<Int>, truncatedLast: Bool = false, limit: Int = 100_000)
+    throws(HEIFFormatError) -> [Box]
+{
     var found: [Box] = []
     var reader = ByteReader(bytes, range: range)
     while reader.remaining >= 8 {

@@ -31,7 +31,9 @@ package enum EXIF {
             let payload = (position + 4)..<min(head.count, position + 2 + length)
             if marker == 0xE1, payload.count > 6, Array(head[payload.prefix(6)]) == [0x45, 0x78, 0x69, 0x66, 0, 0] {
                 let start = payload.lowerBound + 6
-                guard let tiff = TIFF(Array(head[start..<payload.upperBound])), let ifd0 = tiff.ifdOffset(at: 4) else { return nil }
+                guard let tiff = TIFF(Array(head[start..<payload.upperBound])), let ifd0 = tiff.ifdOffset(at: 4) else {
+                    return nil
+                }
                 let orientation = tiff.entry(0x0112, inIFDAt: ifd0).flatMap { (1...8).contains($0) ? $0 : nil } ?? 1
                 var thumbnail: Range<Int>?
                 if let ifd1 = tiff.nextIFD(after: ifd0),
@@ -62,7 +64,9 @@ private struct TIFF {
 
     init?(_ raw: [UInt8]) {
         var bytes = raw
-        if bytes.count >= 6, Array(bytes.prefix(6)) == [0x45, 0x78, 0x69, 0x66, 0, 0] { bytes = Array(bytes.dropFirst(6)) }
+        if bytes.count >= 6, Array(bytes.prefix(6)) == [0x45, 0x78, 0x69, 0x66, 0, 0] {
+            bytes = Array(bytes.dropFirst(6))
+        }
         guard bytes.count >= 8 else { return nil }
         if bytes[0] == 0x4D, bytes[1] == 0x4D, bytes[2] == 0, bytes[3] == 42 {
             bigEndian = true

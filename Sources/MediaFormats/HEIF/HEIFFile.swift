@@ -23,7 +23,8 @@ package struct HEIFItem: Sendable, Hashable {
 
     package static func == (a: HEIFItem, b: HEIFItem) -> Bool {
         a.id == b.id && a.type == b.type && a.hidden == b.hidden && a.construction == b.construction
-            && a.extents.elementsEqual(b.extents) { $0 == $1 } && a.associations.elementsEqual(b.associations) { $0 == $1 }
+            && a.extents.elementsEqual(b.extents) { $0 == $1 }
+            && a.associations.elementsEqual(b.associations) { $0 == $1 }
     }
 
     package func hash(into hasher: inout Hasher) { hasher.combine(id) }
@@ -58,8 +59,11 @@ package struct AV1Configuration: Sendable, Hashable {
     package init?(record: [UInt8]) {
         guard record.count >= 4, record[0] == 0x81 else { return nil }
         let flags = record[2]
-        let high = flags & 0x40 != 0, twelve = flags & 0x20 != 0, monochrome = flags & 0x10 != 0
-        let subsampledX = flags & 0x08 != 0, subsampledY = flags & 0x04 != 0
+        let high = flags & 0x40 != 0
+        let twelve = flags & 0x20 != 0
+        let monochrome = flags & 0x10 != 0
+        let subsampledX = flags & 0x08 != 0
+        let subsampledY = flags & 0x04 != 0
         guard !subsampledY || subsampledX else { return nil }
         self.record = record
         bitDepth = high ? (twelve ? 12 : 10) : 8
@@ -201,13 +205,16 @@ package struct HEIFFile: Sendable {
         guard let meta = top.first(where: { $0.type == "meta" }) else {
             guard hasMovie else { throw HEIFFormatError("no meta box") }
             return HEIFFile(
-                majorBrand: major, compatibleBrands: compatible, hasMovie: true, primaryItemID: nil, items: [:], properties: [],
+                majorBrand: major, compatibleBrands: compatible, hasMovie: true, primaryItemID: nil, items: [:],
+                properties: [],
                 references: [], itemDataBox: nil, fileSize: bytes.count)
         }
         return try parseMeta(bytes, meta: meta, major: major, compatible: compatible, hasMovie: hasMovie)
     }
 
-    private static func parseMeta(_ bytes: [UInt8], meta: Box, major: String, compatible: [String], hasMovie: Bool) throws(HEIFFormatError) -> HEIFFile {
+    private static func parseMeta(_ bytes: [UInt8], meta: Box, major: String, compatible: [String], hasMovie: Bool)
+        throws(HEIFFormatError) -> HEIFFile
+    {
         var header = ByteReader(bytes, range: meta.payload)
         _ = try header.fullBoxHeader()
         let children = try boxes(in: bytes, range: header.position..<meta.payload.upperBound)
@@ -239,7 +246,9 @@ package struct HEIFFile: Sendable {
         if let iprp = child("iprp") {
             let inside = try boxes(in: bytes, range: iprp.payload)
             if let ipco = inside.first(where: { $0.type == "ipco" }) {
-                properties = try boxes(in: bytes, range: ipco.payload).map { box throws(HEIFFormatError) in try parseProperty(bytes, box) }
+                properties = try boxes(in: bytes, range: ipco.payload).map { box throws(HEIFFormatError) in
+                    try parseProperty(bytes, box)
+                }
             }
             for ipma in inside where ipma.type == "ipma" {
                 try parseAssociations(bytes, ipma, into: &associations)
@@ -249,7 +258,9 @@ package struct HEIFFile: Sendable {
         var items: [HEIFItemID: HEIFItem] = [:]
         for (id, info) in types {
             let location = locations[id] ?? (0, [])
-            var item = HEIFItem(id: id, type: info.type, hidden: info.hidden, construction: location.construction, extents: location.extents)
+            var item = HEIFItem(
+                id: id, type: info.type, hidden: info.hidden, construction: location.construction,
+                extents: location.extents)
             item.associations = (associations[id] ?? []).filter { $0.index >= 1 && $0.index <= properties.count }
                 .map { (index: $0.index - 1, essential: $0.essential) }
             items[id] = item
@@ -259,7 +270,9 @@ package struct HEIFFile: Sendable {
             properties: properties, references: references, itemDataBox: child("idat")?.payload, fileSize: bytes.count)
     }
 
-    private static func parseItemInfo(_ bytes: [UInt8], _ iinf: Box) throws(HEIFFormatError) -> [HEIFItemID: (type: String, hidden: Bool)] {
+    private static func parseItemInfo(_ bytes: [UInt8], _ iinf: Box) throws(HEIFFormatError) -> [HEIFItemID: (
+        type: String, hidden: Bool
+    )] {
         var reader = ByteReader(bytes, range: iinf.payload)
         let (version, _) = try reader.fullBoxHeader()
         let count = version == 0 ? Int(try reader.u16()) : Int(try reader.u32())
@@ -277,12 +290,16 @@ package struct HEIFFile: Sendable {
         return types
     }
 
-    private static func parseItemLocations(_ bytes: [UInt8], _ iloc: Box) throws(HEIFFormatError) -> [HEIFItemID: (construction: Int, extents: [(offset: Int, length: Int)])] {
+    private static func parseItemLocations(_ bytes: [UInt8], _ iloc: Box) throws(HEIFFormatError) -> [HEIFItemID: (
+        construction: Int, extents: [(offset: Int, length: Int)]
+    )] {
         var reader = ByteReader(bytes, range: iloc.payload)
         let (version, _) = try reader.fullBoxHeader()
         guard version <= 2 else { throw HEIFFormatError("iloc version \(version)") }
         let sizes = try reader.u16()
-        let offsetSize = Int(sizes >> 12), lengthSize = Int(sizes >> 8 & 0xF), baseOffsetSize = Int(sizes >> 4 & 0xF)
+        let offsetSize = Int(sizes >> 12)
+        let lengthSize = Int(sizes >> 8 & 0xF)
+        let baseOffsetSize = Int(sizes >> 4 & 0xF)
         let indexSize = version == 0 ? 0 : Int(sizes & 0xF)
         for size in [offsetSize, lengthSize, baseOffsetSize, indexSize] where ![0, 4, 8].contains(size) {
             throw HEIFFormatError("iloc field size \(size)")
@@ -309,7 +326,9 @@ package struct HEIFFile: Sendable {
         return locations
     }
 
-    private static func parseItemReferences(_ bytes: [UInt8], _ iref: Box) throws(HEIFFormatError) -> [(type: String, from: HEIFItemID, to: [HEIFItemID])] {
+    private static func parseItemReferences(_ bytes: [UInt8], _ iref: Box) throws(HEIFFormatError) -> [(
+        type: String, from: HEIFItemID, to: [HEIFItemID]
+    )] {
         var reader = ByteReader(bytes, range: iref.payload)
         let (version, _) = try reader.fullBoxHeader()
         var references: [(type: String, from: HEIFItemID, to: [HEIFItemID])] = []
@@ -326,7 +345,9 @@ package struct HEIFFile: Sendable {
         return references
     }
 
-    private static func parseAssociations(_ bytes: [UInt8], _ ipma: Box, into associations: inout [HEIFItemID: [(index: Int, essential: Bool)]]) throws(HEIFFormatError) {
+    private static func parseAssociations(
+        _ bytes: [UInt8], _ ipma: Box, into associations: inout [HEIFItemID: [(index: Int, essential: Bool)]]
+    ) throws(HEIFFormatError) {
         var reader = ByteReader(bytes, range: ipma.payload)
         let (version, flags) = try reader.fullBoxHeader()
         let count = Int(try reader.u32())
@@ -354,9 +375,10 @@ package struct HEIFFile: Sendable {
         case "hvcC":
             let record = Array(bytes[box.payload])
             guard record.count >= 23 else { throw HEIFFormatError("hvcC of \(record.count) bytes") }
-            return .hevcConfiguration(HEVCConfiguration(
-                record: record, chromaFormat: Int(record[16] & 3), bitDepthLuma: Int(record[17] & 7) + 8,
-                bitDepthChroma: Int(record[18] & 7) + 8, nalLengthSize: Int(record[21] & 3) + 1))
+            return .hevcConfiguration(
+                HEVCConfiguration(
+                    record: record, chromaFormat: Int(record[16] & 3), bitDepthLuma: Int(record[17] & 7) + 8,
+                    bitDepthChroma: Int(record[18] & 7) + 8, nalLengthSize: Int(record[21] & 3) + 1))
         case "av1C":
             // One that does not read as an av1C is kept as unknown: no decoder here takes its item.
             guard let configuration = AV1Configuration(record: Array(bytes[box.payload])) else { return .other("av1C") }
@@ -381,16 +403,22 @@ package struct HEIFFile: Sendable {
                 }
             }
             guard v[1] > 0, v[3] > 0, v[5] > 0, v[7] > 0 else { throw HEIFFormatError("clap with a zero denominator") }
-            return .cleanAperture(HEIFCleanAperture(
-                widthN: v[0], widthD: v[1], heightN: v[2], heightD: v[3], horizontalN: v[4], horizontalD: v[5], verticalN: v[6], verticalD: v[7]))
+            return .cleanAperture(
+                HEIFCleanAperture(
+                    widthN: v[0], widthD: v[1], heightN: v[2], heightD: v[3], horizontalN: v[4], horizontalD: v[5],
+                    verticalN: v[6], verticalD: v[7]))
         case "colr":
             let type = try reader.fourCC()
             if type == "nclx" {
-                let primaries = Int(try reader.u16()), transfer = Int(try reader.u16()), matrix = Int(try reader.u16())
+                let primaries = Int(try reader.u16())
+                let transfer = Int(try reader.u16())
+                let matrix = Int(try reader.u16())
                 let full = try reader.u8() & 0x80 != 0
                 return .colour(.nclx(primaries: primaries, transfer: transfer, matrix: matrix, fullRange: full))
             }
-            if type == "prof" || type == "rICC" { return .colour(.icc(profile: reader.position..<box.payload.upperBound)) }
+            if type == "prof" || type == "rICC" {
+                return .colour(.icc(profile: reader.position..<box.payload.upperBound))
+            }
             return .other("colr")
         case "pixi":
             _ = try reader.fullBoxHeader()
@@ -414,7 +442,9 @@ extension HEIFFile {
     /// True for an image sequence: a `moov` track (brands `msf1`, `avis`) that
     /// carries the pictures.
     package var isSequence: Bool {
-        hasMovie && (["msf1", "avis"].contains(majorBrand) || compatibleBrands.contains("msf1") || compatibleBrands.contains("avis") || primaryItem == nil)
+        hasMovie
+            && (["msf1", "avis"].contains(majorBrand) || compatibleBrands.contains("msf1")
+                || compatibleBrands.contains("avis") || primaryItem == nil)
     }
 
     /// `item`'s properties, in `ipma` order.
@@ -513,7 +543,9 @@ extension HEIFFile {
         switch item.construction {
         case 0: base = 0..<bytes.count
         case 1:
-            guard let idat = itemDataBox else { throw HEIFFormatError("item \(item.id) is in an idat box the file lacks") }
+            guard let idat = itemDataBox else {
+                throw HEIFFormatError("item \(item.id) is in an idat box the file lacks")
+            }
             base = idat
         default: throw HEIFFormatError("item \(item.id) uses iloc construction method \(item.construction)")
         }
@@ -526,7 +558,9 @@ extension HEIFFile {
             guard start >= base.lowerBound, start <= end, end <= base.upperBound else {
                 throw HEIFFormatError("item \(item.id) lies past the end of the file (truncated)")
             }
-            guard data.count + (end - start) <= limit else { throw HEIFFormatError("item \(item.id) is larger than \(limit) bytes") }
+            guard data.count + (end - start) <= limit else {
+                throw HEIFFormatError("item \(item.id) is larger than \(limit) bytes")
+            }
             data.append(contentsOf: bytes[start..<end])
         }
         return data
@@ -542,7 +576,8 @@ extension HEIFFile {
         let rows = Int(try reader.u8()) + 1
         let columns = Int(try reader.u8()) + 1
         let fieldSize = flags & 1 != 0 ? 4 : 2
-        let width = Int(try reader.uint(fieldSize)), height = Int(try reader.uint(fieldSize))
+        let width = Int(try reader.uint(fieldSize))
+        let height = Int(try reader.uint(fieldSize))
         let tiles = references(from: item.id, type: "dimg")
         guard tiles.count == rows * columns else {
             throw HEIFFormatError("grid of \(rows)×\(columns) has \(tiles.count) tiles")

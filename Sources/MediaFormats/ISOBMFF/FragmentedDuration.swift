@@ -18,14 +18,20 @@ package enum FragmentedDuration {
         let movie = ISOBox.list(source, in: moov.payload, limit: 4096)
         guard let mvex = movie.first(where: { $0.type == "mvex" }) else { return nil }
         var movieTimescale = 0
-        if let mvhd = movie.first(where: { $0.type == "mvhd" }), let bytes = source.read(mvhd.payload.lowerBound..<min(mvhd.payload.upperBound, mvhd.payload.lowerBound + 32)) {
+        if let mvhd = movie.first(where: { $0.type == "mvhd" }),
+            let bytes = source.read(
+                mvhd.payload.lowerBound..<min(mvhd.payload.upperBound, mvhd.payload.lowerBound + 32))
+        {
             let b = BigEndianBytes(bytes: bytes)
             movieTimescale = (bytes.first == 1 ? b.u32(20) : b.u32(12)) ?? 0
         }
         var fragmentDuration: Int?
         var defaults: [Int: Int] = [:]  // track ID → trex default sample duration
         for box in ISOBox.list(source, in: mvex.payload, limit: 4096) {
-            guard let bytes = source.read(box.payload.lowerBound..<min(box.payload.upperBound, box.payload.lowerBound + 32)) else { continue }
+            guard
+                let bytes = source.read(
+                    box.payload.lowerBound..<min(box.payload.upperBound, box.payload.lowerBound + 32))
+            else { continue }
             let b = BigEndianBytes(bytes: bytes)
             if box.type == "mehd" { fragmentDuration = bytes.first == 1 ? b.u64(4) : b.u32(4) }
             if box.type == "trex", let track = b.u32(4), let duration = b.u32(12) { defaults[track] = duration }
@@ -37,9 +43,13 @@ package enum FragmentedDuration {
         var timescales: [Int: Int] = [:]
         var ends: [Int: Int] = [:]
         for trak in movie where trak.type == "trak" {
-            guard let tkhd = ISOBox.find(source, in: trak.payload, path: ["tkhd"]), let head = source.read(tkhd.payload.lowerBound..<min(tkhd.payload.upperBound, tkhd.payload.lowerBound + 24)),
+            guard let tkhd = ISOBox.find(source, in: trak.payload, path: ["tkhd"]),
+                let head = source.read(
+                    tkhd.payload.lowerBound..<min(tkhd.payload.upperBound, tkhd.payload.lowerBound + 24)),
                 let track = BigEndianBytes(bytes: head).u32(head.first == 1 ? 20 : 12),
-                let mdhd = ISOBox.find(source, in: trak.payload, path: ["mdia", "mdhd"]), let media = source.read(mdhd.payload.lowerBound..<min(mdhd.payload.upperBound, mdhd.payload.lowerBound + 24)),
+                let mdhd = ISOBox.find(source, in: trak.payload, path: ["mdia", "mdhd"]),
+                let media = source.read(
+                    mdhd.payload.lowerBound..<min(mdhd.payload.upperBound, mdhd.payload.lowerBound + 24)),
                 let timescale = BigEndianBytes(bytes: media).u32(media.first == 1 ? 20 : 12), timescale > 0
             else { continue }
             timescales[track] = timescale
@@ -60,7 +70,8 @@ package enum FragmentedDuration {
     /// The sum of a track's `stts` sample durations (what a fragmented file's
     /// `moov` holds before its first fragment; usually nothing).
     static func sampleTableDuration(_ source: any RandomAccessBytes, trak: ISOBox) -> Int? {
-        guard let stts = ISOBox.find(source, in: trak.payload, path: ["mdia", "minf", "stbl", "stts"]), stts.payload.count <= 1 << 20,
+        guard let stts = ISOBox.find(source, in: trak.payload, path: ["mdia", "minf", "stbl", "stts"]),
+            stts.payload.count <= 1 << 20,
             let bytes = source.read(stts.payload)
         else { return nil }
         let b = BigEndianBytes(bytes: bytes)
@@ -86,7 +97,8 @@ package enum FragmentedDuration {
         for box in ISOBox.list(bytes, in: traf.payload, limit: 4096) {
             let b = BigEndianBytes(bytes: Array(bytes[box.payload]))
             guard let header = b.u32(0) else { continue }
-            let version = header >> 24, flags = header & 0xFF_FFFF
+            let version = header >> 24
+            let flags = header & 0xFF_FFFF
             switch box.type {
             case "tfhd":
                 track = b.u32(4)
@@ -101,7 +113,9 @@ package enum FragmentedDuration {
                 var at = 8
                 if flags & 0x01 != 0 { at += 4 }
                 if flags & 0x04 != 0 { at += 4 }
-                let perSample = (flags & 0x100 != 0 ? 4 : 0) + (flags & 0x200 != 0 ? 4 : 0) + (flags & 0x400 != 0 ? 4 : 0) + (flags & 0x800 != 0 ? 4 : 0)
+                let perSample =
+                    (flags & 0x100 != 0 ? 4 : 0) + (flags & 0x200 != 0 ? 4 : 0) + (flags & 0x400 != 0 ? 4 : 0)
+                    + (flags & 0x800 != 0 ? 4 : 0)
                 if flags & 0x100 != 0 {
                     for i in 0..<min(count, perSample > 0 ? (b.bytes.count - at) / perSample : 0) {
                         total += b.u32(at + i * perSample) ?? 0

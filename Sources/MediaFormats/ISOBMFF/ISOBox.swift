@@ -16,10 +16,13 @@ package struct ISOBox: Sendable, Hashable {
     static let maximumBoxes = 200_000
 
     /// The boxes in `range` of `source`, in order (a box that does not fit ends the list).
-    package static func list(_ source: any RandomAccessBytes, in range: Range<Int>, limit: Int = maximumBoxes) -> [ISOBox] {
+    package static func list(_ source: any RandomAccessBytes, in range: Range<Int>, limit: Int = maximumBoxes)
+        -> [ISOBox]
+    {
         var boxes: [ISOBox] = []
         var position = range.lowerBound
-        while position + 8 <= range.upperBound, boxes.count < limit, let header = source.read(position..<(position + 8)) {
+        while position + 8 <= range.upperBound, boxes.count < limit, let header = source.read(position..<(position + 8))
+        {
             var size = Int(header[0]) << 24 | Int(header[1]) << 16 | Int(header[2]) << 8 | Int(header[3])
             // Latin-1: QuickTime's user data types start with © (0xA9).
             let type = String(String.UnicodeScalarView(header[4..<8].map { Unicode.Scalar($0) }))
@@ -43,7 +46,9 @@ package struct ISOBox: Sendable, Hashable {
                 uuid = identifier
                 start += 16
             }
-            boxes.append(ISOBox(type: type, payload: start..<(position + size), uuid: uuid, extent: position..<(position + size)))
+            boxes.append(
+                ISOBox(type: type, payload: start..<(position + size), uuid: uuid, extent: position..<(position + size))
+            )
             position += size
         }
         return boxes

@@ -24,7 +24,9 @@ package struct CaptureMetadata {
     /// The directories of the TIFF structure at `base` of `source` (EXIF, or a
     /// TIFF-based RAW's own header).
     package init?(tiff source: any RandomAccessBytes, base: Int = 0) {
-        guard let reader = TIFFReader(source, base: base), let ifd0 = reader.ifd(at: reader.firstIFD) else { return nil }
+        guard let reader = TIFFReader(source, base: base), let ifd0 = reader.ifd(at: reader.firstIFD) else {
+            return nil
+        }
         self.ifd0 = Directory(reader: reader, entries: ifd0.entries)
         if let pointer = reader.integer(0x8769, in: ifd0.entries), let exif = reader.ifd(at: pointer) {
             self.exif = Directory(reader: reader, entries: exif.entries)
@@ -50,15 +52,19 @@ package struct CaptureMetadata {
                 guard let prefix = stream.read(box.payload.lowerBound..<(box.payload.lowerBound + 4)) else { continue }
                 let offset = Int(prefix[0]) << 24 | Int(prefix[1]) << 16 | Int(prefix[2]) << 8 | Int(prefix[3])
                 guard offset >= 0, box.payload.lowerBound + 4 + offset < box.payload.upperBound else { continue }
-                return CaptureMetadata(tiff: stream.slice((box.payload.lowerBound + 4 + offset)..<box.payload.upperBound))
+                return CaptureMetadata(
+                    tiff: stream.slice((box.payload.lowerBound + 4 + offset)..<box.payload.upperBound))
             }
             return nil
         case "heic", "heif", "avif":
-            guard stream.count <= HEIFLocation.maximumSize, let bytes = stream.read(0..<stream.count), let heif = try? HEIFFile.parse(bytes),
+            guard stream.count <= HEIFLocation.maximumSize, let bytes = stream.read(0..<stream.count),
+                let heif = try? HEIFFile.parse(bytes),
                 let primary = heif.primaryItem
             else { return nil }
             for item in heif.items(referring: primary.id, type: "cdsc") where item.type == "Exif" {
-                guard let data = HEIFLocation.segments(of: item, in: heif, stream: stream), let prefix = data.read(0..<4) else { continue }
+                guard let data = HEIFLocation.segments(of: item, in: heif, stream: stream),
+                    let prefix = data.read(0..<4)
+                else { continue }
                 let offset = Int(prefix[0]) << 24 | Int(prefix[1]) << 16 | Int(prefix[2]) << 8 | Int(prefix[3])
                 guard offset >= 0, 4 + offset < data.count else { continue }
                 if let metadata = CaptureMetadata(tiff: data.slice((4 + offset)..<data.count)) { return metadata }
@@ -66,10 +72,14 @@ package struct CaptureMetadata {
             return nil
         case "cr3":
             var metadata = CaptureMetadata()
-            guard let moov = ISOBox.list(stream, in: 0..<stream.count, limit: 1000).first(where: { $0.type == "moov" }) else { return nil }
-            for box in ISOBox.list(stream, in: moov.payload, limit: 1000) where box.type == "uuid" && box.uuid == ISOLocation.canonUUID {
+            guard let moov = ISOBox.list(stream, in: 0..<stream.count, limit: 1000).first(where: { $0.type == "moov" })
+            else { return nil }
+            for box in ISOBox.list(stream, in: moov.payload, limit: 1000)
+            where box.type == "uuid" && box.uuid == ISOLocation.canonUUID {
                 for inner in ISOBox.list(stream, in: box.payload, limit: 64) {
-                    guard let reader = TIFFReader(stream.slice(inner.payload), base: 0), let ifd = reader.ifd(at: reader.firstIFD) else { continue }
+                    guard let reader = TIFFReader(stream.slice(inner.payload), base: 0),
+                        let ifd = reader.ifd(at: reader.firstIFD)
+                    else { continue }
                     let directory = Directory(reader: reader, entries: ifd.entries)
                     switch inner.type {
                     case "CMT1": metadata.ifd0 = directory
@@ -81,13 +91,16 @@ package struct CaptureMetadata {
             }
             return metadata.isEmpty ? nil : metadata
         case "raf":
-            guard let header = stream.read(0..<92), header.starts(with: Array("FUJIFILMCCD-RAW".utf8)) else { return nil }
+            guard let header = stream.read(0..<92), header.starts(with: Array("FUJIFILMCCD-RAW".utf8)) else {
+                return nil
+            }
             let bytes = BigEndianBytes(bytes: header)
             guard let offset = bytes.u32(84), let length = bytes.u32(88) else { return nil }
             return jpeg(stream.slice(offset..<min(stream.count, offset + length)))
         case "rw2":
             guard let own = CaptureMetadata(tiff: stream) else { return nil }
-            if let reader = own.ifd0?.reader, let entries = own.ifd0?.entries, let jpeg = reader.blob(0x002E, in: entries),
+            if let reader = own.ifd0?.reader, let entries = own.ifd0?.entries,
+                let jpeg = reader.blob(0x002E, in: entries),
                 let embedded = self.jpeg(stream.slice(jpeg))
             {
                 return embedded
@@ -100,7 +113,9 @@ package struct CaptureMetadata {
             guard stream.read(0..<8) == PNGLocation.signature else { return nil }
             var position = 8
             for _ in 0..<100_000 {
-                guard position + 12 <= stream.count, let header = stream.read(position..<(position + 8)) else { return nil }
+                guard position + 12 <= stream.count, let header = stream.read(position..<(position + 8)) else {
+                    return nil
+                }
                 let length = Int(header[0]) << 24 | Int(header[1]) << 16 | Int(header[2]) << 8 | Int(header[3])
                 let data = (position + 8)..<(position + 8 + length)
                 guard data.upperBound + 4 <= stream.count else { return nil }
@@ -111,10 +126,14 @@ package struct CaptureMetadata {
             return nil
         case "webp":
             // The `EXIF` chunk (RIFF, little-endian lengths, padded to even).
-            guard let header = stream.read(0..<12), header.starts(with: Array("RIFF".utf8)), header[8..<12].elementsEqual("WEBP".utf8) else { return nil }
+            guard let header = stream.read(0..<12), header.starts(with: Array("RIFF".utf8)),
+                header[8..<12].elementsEqual("WEBP".utf8)
+            else { return nil }
             var position = 12
             for _ in 0..<100_000 {
-                guard position + 8 <= stream.count, let chunk = stream.read(position..<(position + 8)) else { return nil }
+                guard position + 8 <= stream.count, let chunk = stream.read(position..<(position + 8)) else {
+                    return nil
+                }
                 let size = Int(chunk[4]) | Int(chunk[5]) << 8 | Int(chunk[6]) << 16 | Int(chunk[7]) << 24
                 let data = (position + 8)..<min(stream.count, position + 8 + size)
                 if chunk[0..<4].elementsEqual("EXIF".utf8) { return exifChunk(stream, data) }
@@ -129,7 +148,8 @@ package struct CaptureMetadata {
     /// The EXIF of a PNG's `eXIf` or a WebP's `EXIF` chunk: a TIFF structure,
     /// after `Exif\0\0` when a writer put one.
     static func exifChunk(_ stream: SegmentedBytes, _ data: Range<Int>) -> CaptureMetadata? {
-        let skip = stream.read(data.lowerBound..<min(data.upperBound, data.lowerBound + 6)) == JPEGLocation.exifHeader ? 6 : 0
+        let skip =
+            stream.read(data.lowerBound..<min(data.upperBound, data.lowerBound + 6)) == JPEGLocation.exifHeader ? 6 : 0
         guard data.lowerBound + skip < data.upperBound else { return nil }
         return CaptureMetadata(tiff: stream.slice((data.lowerBound + skip)..<data.upperBound))
     }
@@ -138,7 +158,8 @@ package struct CaptureMetadata {
     /// IFD's `LensModel` (``CameraFacts/cleaned``); nil when they name none.
     package var camera: CameraFacts? {
         CameraFacts(
-            make: ifd0.flatMap { $0.reader.string(0x010F, in: $0.entries) }, model: ifd0.flatMap { $0.reader.string(0x0110, in: $0.entries) },
+            make: ifd0.flatMap { $0.reader.string(0x010F, in: $0.entries) },
+            model: ifd0.flatMap { $0.reader.string(0x0110, in: $0.entries) },
             lens: exif.flatMap { $0.reader.string(0xA434, in: $0.entries) }
         ).cleaned
     }
@@ -147,11 +168,16 @@ package struct CaptureMetadata {
     static func jpeg(_ stream: SegmentedBytes) -> CaptureMetadata? {
         guard stream.read(0..<2) == [0xFF, 0xD8] else { return nil }
         var position = 2
-        while position + 4 <= stream.count, let marker = stream.read(position..<(position + 4)), marker[0] == 0xFF, marker[1] != 0xDA {
+        while position + 4 <= stream.count, let marker = stream.read(position..<(position + 4)), marker[0] == 0xFF,
+            marker[1] != 0xDA
+        {
             let length = Int(marker[2]) << 8 | Int(marker[3])
             guard length >= 2 else { return nil }
             let payload = (position + 4)..<min(stream.count, position + 2 + length)
-            if marker[1] == 0xE1, stream.read(payload.lowerBound..<min(payload.upperBound, payload.lowerBound + 6)) == JPEGLocation.exifHeader {
+            if marker[1] == 0xE1,
+                stream.read(payload.lowerBound..<min(payload.upperBound, payload.lowerBound + 6))
+                    == JPEGLocation.exifHeader
+            {
                 return CaptureMetadata(tiff: stream.slice((payload.lowerBound + 6)..<payload.upperBound))
             }
             position = payload.upperBound
@@ -171,7 +197,8 @@ package struct CaptureMetadata {
     /// digitised, their time zones and fractions of seconds), the EXIF version
     /// and the lens (specification, make, model).
     static let keptEXIF: Set<Int> = [
-        0x829A, 0x829D, 0x8822, 0x8827, 0x8830, 0x8832, 0x9000, 0x9003, 0x9004, 0x9010, 0x9011, 0x9012, 0x9201, 0x9202, 0x9203, 0x9204, 0x9205,
+        0x829A, 0x829D, 0x8822, 0x8827, 0x8830, 0x8832, 0x9000, 0x9003, 0x9004, 0x9010, 0x9011, 0x9012, 0x9201, 0x9202,
+        0x9203, 0x9204, 0x9205,
         0x9207, 0x9208, 0x9209, 0x920A, 0x9290, 0x9291, 0x9292, 0xA402, 0xA403, 0xA405, 0xA406, 0xA432, 0xA433, 0xA434,
     ]
     /// The largest value copied (a longer one, such as a huge description, is left out).
@@ -179,8 +206,10 @@ package struct CaptureMetadata {
 
     /// The names of the tags ``exifSegment(width:height:keepsLocation:colourSpace:)`` keeps, for reports.
     static let tagNames: [Int: String] = [
-        0x010E: "ImageDescription", 0x010F: "Make", 0x0110: "Model", 0x0131: "Software", 0x0132: "DateTime", 0x013B: "Artist", 0x8298: "Copyright",
-        0x829A: "ExposureTime", 0x829D: "FNumber", 0x8827: "ISO", 0x9003: "DateTimeOriginal", 0x9004: "CreateDate", 0x9011: "OffsetTimeOriginal",
+        0x010E: "ImageDescription", 0x010F: "Make", 0x0110: "Model", 0x0131: "Software", 0x0132: "DateTime",
+        0x013B: "Artist", 0x8298: "Copyright",
+        0x829A: "ExposureTime", 0x829D: "FNumber", 0x8827: "ISO", 0x9003: "DateTimeOriginal", 0x9004: "CreateDate",
+        0x9011: "OffsetTimeOriginal",
         0x920A: "FocalLength", 0xA434: "LensModel",
     ]
 
@@ -191,7 +220,9 @@ package struct CaptureMetadata {
     /// when an ICC profile describes the pixels), and with `keepsLocation` the
     /// whole GPS IFD. Also the names of the notable tags written. Nil when the
     /// result would not fit one segment.
-    package func exifSegment(width: Int, height: Int, keepsLocation: Bool, colourSpace: Int) -> (payload: [UInt8], tags: [String])? {
+    package func exifSegment(width: Int, height: Int, keepsLocation: Bool, colourSpace: Int) -> (
+        payload: [UInt8], tags: [String]
+    )? {
         var ifd0 = copied(ifd0, keeping: Self.keptIFD0)
         ifd0.append(.short(0x0112, 1))
         var exifEntries = copied(exif, keeping: Self.keptEXIF)
@@ -213,9 +244,13 @@ package struct CaptureMetadata {
         let count: Int
         let value: [UInt8]
 
-        static func short(_ tag: Int, _ value: UInt16) -> Entry { Entry(tag: tag, type: 3, count: 1, value: [UInt8(value >> 8), UInt8(value & 0xFF)]) }
+        static func short(_ tag: Int, _ value: UInt16) -> Entry {
+            Entry(tag: tag, type: 3, count: 1, value: [UInt8(value >> 8), UInt8(value & 0xFF)])
+        }
         static func long(_ tag: Int, _ value: UInt32) -> Entry {
-            Entry(tag: tag, type: 4, count: 1, value: [UInt8(value >> 24), UInt8(value >> 16 & 0xFF), UInt8(value >> 8 & 0xFF), UInt8(value & 0xFF)])
+            Entry(
+                tag: tag, type: 4, count: 1,
+                value: [UInt8(value >> 24), UInt8(value >> 16 & 0xFF), UInt8(value >> 8 & 0xFF), UInt8(value & 0xFF)])
         }
     }
 
@@ -226,10 +261,14 @@ package struct CaptureMetadata {
         var entries: [Entry] = []
         var seen = Set<Int>()
         for entry in directory.entries where kept?.contains(entry.tag) ?? true {
-            guard seen.insert(entry.tag).inserted, let length = entry.byteCount, length > 0, length <= Self.maximumValue,
+            guard seen.insert(entry.tag).inserted, let length = entry.byteCount, length > 0,
+                length <= Self.maximumValue,
                 let raw = directory.reader.source.read(entry.valueOffset..<(entry.valueOffset + length))
             else { continue }
-            entries.append(Entry(tag: entry.tag, type: entry.type, count: entry.count, value: Self.bigEndian(raw, type: entry.type, from: directory.reader.bigEndian)))
+            entries.append(
+                Entry(
+                    tag: entry.tag, type: entry.type, count: entry.count,
+                    value: Self.bigEndian(raw, type: entry.type, from: directory.reader.bigEndian)))
         }
         return entries
     }
@@ -274,12 +313,19 @@ package struct CaptureMetadata {
             var values: [UInt8] = []
             out += [UInt8(sorted.count >> 8), UInt8(sorted.count & 0xFF)]
             for entry in sorted {
-                out += [UInt8(entry.tag >> 8), UInt8(entry.tag & 0xFF), UInt8(entry.type >> 8), UInt8(entry.type & 0xFF)]
-                out += [UInt8(entry.count >> 24 & 0xFF), UInt8(entry.count >> 16 & 0xFF), UInt8(entry.count >> 8 & 0xFF), UInt8(entry.count & 0xFF)]
+                out += [
+                    UInt8(entry.tag >> 8), UInt8(entry.tag & 0xFF), UInt8(entry.type >> 8), UInt8(entry.type & 0xFF),
+                ]
+                out += [
+                    UInt8(entry.count >> 24 & 0xFF), UInt8(entry.count >> 16 & 0xFF), UInt8(entry.count >> 8 & 0xFF),
+                    UInt8(entry.count & 0xFF),
+                ]
                 if entry.value.count <= 4 {
                     out += entry.value + [UInt8](repeating: 0, count: 4 - entry.value.count)
                 } else {
-                    out += [UInt8(data >> 24 & 0xFF), UInt8(data >> 16 & 0xFF), UInt8(data >> 8 & 0xFF), UInt8(data & 0xFF)]
+                    out += [
+                        UInt8(data >> 24 & 0xFF), UInt8(data >> 16 & 0xFF), UInt8(data >> 8 & 0xFF), UInt8(data & 0xFF),
+                    ]
                     values += entry.value
                     if entry.value.count & 1 == 1 { values.append(0) }
                     data += (entry.value.count + 1) & ~1

@@ -53,7 +53,8 @@ package struct HEIFGainMap: Sendable, Hashable {
         for item in file.items.values.sorted(by: { $0.id < $1.id }) where item.type == "tmap" {
             let inputs = file.references(from: item.id, type: "dimg")
             guard inputs.count == 2, inputs[0] == primary, let map = file.items[inputs[1]], map.id != primary,
-                let data = try? file.data(of: item, in: bytes, limit: 4096), let metadata = GainMapMetadata(toneMap: data), metadata.problem == nil
+                let data = try? file.data(of: item, in: bytes, limit: 4096),
+                let metadata = GainMapMetadata(toneMap: data), metadata.problem == nil
             else { continue }
             return HEIFGainMap(item: map.id, kind: .iso21496, metadata: metadata, values: nil)
         }
@@ -61,13 +62,15 @@ package struct HEIFGainMap: Sendable, Hashable {
         for item in file.items.values.sorted(by: { $0.id < $1.id }) where item.type == "tmap" {
             let inputs = file.references(from: item.id, type: "dimg")
             guard inputs.count == 2, inputs[0] == primary, let map = file.items[inputs[1]], map.id != primary,
-                let data = try? file.data(of: item, in: bytes, limit: 4096), let (metadata, tables) = GainMapMetadata.threeChannel(toneMap: data)
+                let data = try? file.data(of: item, in: bytes, limit: 4096),
+                let (metadata, tables) = GainMapMetadata.threeChannel(toneMap: data)
             else { continue }
             return HEIFGainMap(item: map.id, kind: .iso21496, metadata: metadata, values: tables)
         }
         for auxiliary in file.items(referring: primary, type: "auxl") {
             guard file.properties(of: auxiliary).contains(.auxiliaryType(SpatialMetadata.appleGainMap)),
-                let headroom = appleHeadroom(file, bytes: bytes, map: auxiliary.id, primary: primary), let (metadata, values) = apple(headroom: headroom)
+                let headroom = appleHeadroom(file, bytes: bytes, map: auxiliary.id, primary: primary),
+                let (metadata, values) = apple(headroom: headroom)
             else { continue }
             return HEIFGainMap(item: auxiliary.id, kind: .apple, metadata: metadata, values: [values])
         }
@@ -81,7 +84,9 @@ package struct HEIFGainMap: Sendable, Hashable {
     package static func apple(headroom: Double) -> (metadata: GainMapMetadata, values: [UInt8])? {
         guard headroom.isFinite, headroom > 1, headroom <= 65536 else { return nil }
         let stops = log2(headroom)
-        let metadata = GainMapMetadata(gainMapMin: 0, gainMapMax: stops, gamma: 1, offsetSDR: 0, offsetHDR: 0, hdrCapacityMin: 0, hdrCapacityMax: stops)
+        let metadata = GainMapMetadata(
+            gainMapMin: 0, gainMapMax: stops, gamma: 1, offsetSDR: 0, offsetHDR: 0, hdrCapacityMin: 0,
+            hdrCapacityMax: stops)
         guard metadata.problem == nil else { return nil }
         return (metadata, appleValues(headroom: headroom))
     }
@@ -97,7 +102,8 @@ package struct HEIFGainMap: Sendable, Hashable {
             guard inputs.count == 2, inputs[0] == primary, let data = try? file.data(of: item, in: bytes, limit: 4096),
                 let channels = GainMapMetadata.toneMapChannels(data)
             else { continue }
-            return "a \(channels == 3 ? "three" : String(channels))-channel map (its tmap item has \(channels) sets of values) whose numbers are refused (offsets that differ by channel, a base that is HDR, or out of range)"
+            return
+                "a \(channels == 3 ? "three" : String(channels))-channel map (its tmap item has \(channels) sets of values) whose numbers are refused (offsets that differ by channel, a base that is HDR, or out of range)"
         }
         return nil
     }
@@ -113,7 +119,9 @@ package struct HEIFGainMap: Sendable, Hashable {
     static func appleHeadroom(_ file: HEIFFile, bytes: [UInt8], map: HEIFItemID, primary: HEIFItemID) -> Double? {
         for described in [map, primary] {
             for item in file.items(referring: described, type: "cdsc") where item.type == "mime" {
-                guard let data = try? file.data(of: item, in: bytes, limit: SpatialMetadata.maximumXMP) else { continue }
+                guard let data = try? file.data(of: item, in: bytes, limit: SpatialMetadata.maximumXMP) else {
+                    continue
+                }
                 if let value = appleHeadroom(xmp: String(decoding: data, as: UTF8.self)) { return value }
             }
         }
@@ -133,20 +141,26 @@ package struct HEIFGainMap: Sendable, Hashable {
     /// prefix), when it is a finite number.
     static func appleHeadroom(xmp text: String) -> Double? {
         guard let prefix = SpatialMetadata.prefix(of: appleNamespace, in: text),
-            let value = SpatialMetadata.value("\(prefix):HDRGainMapHeadroom", in: text).flatMap(Double.init), value.isFinite
+            let value = SpatialMetadata.value("\(prefix):HDRGainMapHeadroom", in: text).flatMap(Double.init),
+            value.isFinite
         else { return nil }
         return value
     }
 
     /// Apple maker note tags 0x21 and 0x30 of the EXIF `tiff`, when both are numbers.
     static func appleMakerNoteHeadroom(_ tiff: TIFFReader) -> (Double, Double)? {
-        guard let ifd0 = tiff.ifd(at: tiff.firstIFD), let exifOffset = tiff.integer(StillMoments.Tag.exifIFD, in: ifd0.entries),
-            let exif = tiff.ifd(at: exifOffset), let note = tiff.blob(StillMoments.Tag.makerNote, in: exif.entries), note.count > 16,
-            let head = tiff.source.read(note.lowerBound..<(note.lowerBound + 14)), Array(head[0..<10]) == StillMoments.appleSignature,
+        guard let ifd0 = tiff.ifd(at: tiff.firstIFD),
+            let exifOffset = tiff.integer(StillMoments.Tag.exifIFD, in: ifd0.entries),
+            let exif = tiff.ifd(at: exifOffset), let note = tiff.blob(StillMoments.Tag.makerNote, in: exif.entries),
+            note.count > 16,
+            let head = tiff.source.read(note.lowerBound..<(note.lowerBound + 14)),
+            Array(head[0..<10]) == StillMoments.appleSignature,
             head[12] == head[13], head[12] == UInt8(ascii: "M") || head[12] == UInt8(ascii: "I")
         else { return nil }
-        let apple = TIFFReader(tiff.source, bigEndian: head[12] == UInt8(ascii: "M"), base: note.lowerBound, firstIFD: 14)
-        guard let entries = apple.ifd(at: 14)?.entries, let tag33 = apple.real(0x21, in: entries), let tag48 = apple.real(0x30, in: entries),
+        let apple = TIFFReader(
+            tiff.source, bigEndian: head[12] == UInt8(ascii: "M"), base: note.lowerBound, firstIFD: 14)
+        guard let entries = apple.ifd(at: 14)?.entries, let tag33 = apple.real(0x21, in: entries),
+            let tag48 = apple.real(0x30, in: entries),
             tag33.isFinite, tag48.isFinite
         else { return nil }
         return (tag33, tag48)
@@ -197,7 +211,8 @@ extension GainMapMetadata {
         guard values.allSatisfy({ $0 == values[0] }), values[0][2] > 0 else { return nil }
         let v = values[0]
         self.init(
-            gainMapMin: v[0], gainMapMax: v[1], gamma: v[2], offsetSDR: v[3], offsetHDR: v[4], hdrCapacityMin: read.base,
+            gainMapMin: v[0], gainMapMax: v[1], gamma: v[2], offsetSDR: v[3], offsetHDR: v[4],
+            hdrCapacityMin: read.base,
             hdrCapacityMax: read.alternate)
     }
 
@@ -212,13 +227,18 @@ extension GainMapMetadata {
             !read.channels.allSatisfy({ $0 == read.channels[0] })
         else { return nil }
         let channels = read.channels
-        let minima = channels.map { $0[0] }, maxima = channels.map { $0[1] }, gammas = channels.map { $0[2] }
-        guard channels.allSatisfy({ $0[3] == channels[0][3] && $0[4] == channels[0][4] }), (minima + maxima + gammas).allSatisfy(\.isFinite),
-            gammas.allSatisfy({ $0 > 0 && $0 <= 16 }), zip(minima, maxima).allSatisfy({ $0 <= $1 }), let low = minima.min(), let high = maxima.max(),
+        let minima = channels.map { $0[0] }
+        let maxima = channels.map { $0[1] }
+        let gammas = channels.map { $0[2] }
+        guard channels.allSatisfy({ $0[3] == channels[0][3] && $0[4] == channels[0][4] }),
+            (minima + maxima + gammas).allSatisfy(\.isFinite),
+            gammas.allSatisfy({ $0 > 0 && $0 <= 16 }), zip(minima, maxima).allSatisfy({ $0 <= $1 }),
+            let low = minima.min(), let high = maxima.max(),
             high > low
         else { return nil }
         let metadata = GainMapMetadata(
-            gainMapMin: low, gainMapMax: high, gamma: 1, offsetSDR: channels[0][3], offsetHDR: channels[0][4], hdrCapacityMin: read.base,
+            gainMapMin: low, gainMapMax: high, gamma: 1, offsetSDR: channels[0][3], offsetHDR: channels[0][4],
+            hdrCapacityMin: read.base,
             hdrCapacityMax: read.alternate)
         guard metadata.problem == nil else { return nil }
         return (metadata, channelTables(minima: minima, maxima: maxima, gammas: gammas))
@@ -227,7 +247,8 @@ extension GainMapMetadata {
     /// The number of channels of an ISO 21496-1 `tmap` item's data whose values
     /// differ (a three-channel, colour, map: 3), when they do; nil otherwise.
     package static func toneMapChannels(_ data: [UInt8]) -> Int? {
-        guard let values = toneMapValues(data)?.channels, values.count > 1, !values.allSatisfy({ $0 == values[0] }) else { return nil }
+        guard let values = toneMapValues(data)?.channels, values.count > 1, !values.allSatisfy({ $0 == values[0] })
+        else { return nil }
         return values.count
     }
 
@@ -251,7 +272,8 @@ extension GainMapMetadata {
             guard let d = try? reader.u32(), d != 0 else { return nil }
             shared = d
         }
-        guard let baseHeadroom = fraction(signed: false, denominator: shared), let alternateHeadroom = fraction(signed: false, denominator: shared)
+        guard let baseHeadroom = fraction(signed: false, denominator: shared),
+            let alternateHeadroom = fraction(signed: false, denominator: shared)
         else { return nil }
         var values: [[Double]] = []
         for _ in 0..<channels {
@@ -282,7 +304,8 @@ extension TIFFReader {
         case 11:
             return Double(Float(bitPattern: UInt32(truncatingIfNeeded: u32(bytes, 0))))
         case 12:
-            let high = UInt64(UInt32(truncatingIfNeeded: u32(bytes, bigEndian ? 0 : 4))), low = UInt64(UInt32(truncatingIfNeeded: u32(bytes, bigEndian ? 4 : 0)))
+            let high = UInt64(UInt32(truncatingIfNeeded: u32(bytes, bigEndian ? 0 : 4)))
+            let low = UInt64(UInt32(truncatingIfNeeded: u32(bytes, bigEndian ? 4 : 0)))
             return Double(bitPattern: high << 32 | low)
         default:
             return integers(of: entry, limit: 1)?.first.map(Double.init)

@@ -3,9 +3,13 @@
 
 enum ISOLocation {
     /// XMP's `uuid` box identifier (BE7ACFCB-97A9-42E8-9C71-999491E3AFAC).
-    static let xmpUUID: [UInt8] = [0xBE, 0x7A, 0xCF, 0xCB, 0x97, 0xA9, 0x42, 0xE8, 0x9C, 0x71, 0x99, 0x94, 0x91, 0xE3, 0xAF, 0xAC]
+    static let xmpUUID: [UInt8] = [
+        0xBE, 0x7A, 0xCF, 0xCB, 0x97, 0xA9, 0x42, 0xE8, 0x9C, 0x71, 0x99, 0x94, 0x91, 0xE3, 0xAF, 0xAC,
+    ]
     /// Canon's CR3 metadata `uuid` box (85C0B687-820F-11E0-8111-F4CE462B6A48), holding `CMT1`…`CMT4`.
-    static let canonUUID: [UInt8] = [0x85, 0xC0, 0xB6, 0x87, 0x82, 0x0F, 0x11, 0xE0, 0x81, 0x11, 0xF4, 0xCE, 0x46, 0x2B, 0x6A, 0x48]
+    static let canonUUID: [UInt8] = [
+        0x85, 0xC0, 0xB6, 0x87, 0x82, 0x0F, 0x11, 0xE0, 0x81, 0x11, 0xF4, 0xCE, 0x46, 0x2B, 0x6A, 0x48,
+    ]
     /// Boxes whose children are boxes (`meta` separately: it may be a full box).
     static let containers: Set<String> = ["moov", "trak", "udta", "mdia", "minf", "stbl", "ilst"]
     /// How deep boxes are followed.
@@ -26,12 +30,19 @@ enum ISOLocation {
             case "meta":
                 scanMeta(stream, box, into: &findings, depth: depth)
             case "XMP_":
-                findings.add(XMPLocation.records(in: stream.slice(box.payload), container: "XMP (QuickTime XMP_)", placeNames: findings.placeNames))
+                findings.add(
+                    XMPLocation.records(
+                        in: stream.slice(box.payload), container: "XMP (QuickTime XMP_)",
+                        placeNames: findings.placeNames))
             case "uuid" where box.uuid == xmpUUID:
-                findings.add(XMPLocation.records(in: stream.slice(box.payload), container: "XMP (uuid box)", placeNames: findings.placeNames))
+                findings.add(
+                    XMPLocation.records(
+                        in: stream.slice(box.payload), container: "XMP (uuid box)", placeNames: findings.placeNames))
             case "uuid" where box.uuid == canonUUID:
                 for inner in ISOBox.list(stream, in: box.payload, limit: 64) where inner.type == "CMT4" {
-                    TIFFLocation.scan(stream.slice(inner.payload), base: 0, container: "EXIF (CR3 CMT4)", gpsFirst: true, into: &findings)
+                    TIFFLocation.scan(
+                        stream.slice(inner.payload), base: 0, container: "EXIF (CR3 CMT4)", gpsFirst: true,
+                        into: &findings)
                 }
             case let type where containers.contains(type):
                 scan(stream, in: box.payload, into: &findings, depth: depth + 1)
@@ -47,7 +58,8 @@ enum ISOLocation {
         // An ISO `meta` is a full box (4 bytes of version and flags before its
         // children); QuickTime's is not: its first child (`hdlr`) starts at once.
         var children = meta.payload
-        if let head = stream.read(meta.payload.lowerBound..<min(meta.payload.upperBound, meta.payload.lowerBound + 8)), head.count == 8,
+        if let head = stream.read(meta.payload.lowerBound..<min(meta.payload.upperBound, meta.payload.lowerBound + 8)),
+            head.count == 8,
             Array(head[4..<8]) != Array("hdlr".utf8)
         {
             children = (meta.payload.lowerBound + 4)..<meta.payload.upperBound
@@ -60,7 +72,9 @@ enum ISOLocation {
             case "ilst":
                 for item in ISOBox.list(stream, in: box.payload, limit: 10_000) {
                     let header = stream.read(item.extent.lowerBound..<(item.extent.lowerBound + 8)) ?? []
-                    let index = header.count == 8 ? Int(header[4]) << 24 | Int(header[5]) << 16 | Int(header[6]) << 8 | Int(header[7]) : 0
+                    let index =
+                        header.count == 8
+                        ? Int(header[4]) << 24 | Int(header[5]) << 16 | Int(header[6]) << 8 | Int(header[7]) : 0
                     if let key = locationKeys[index] {
                         findings.add(freeBox(item, stream: stream, name: "QuickTime \(key)"))
                     } else if item.type == "©xyz" {
@@ -68,7 +82,10 @@ enum ISOLocation {
                     }
                 }
             case "XMP_":
-                findings.add(XMPLocation.records(in: stream.slice(box.payload), container: "XMP (QuickTime XMP_)", placeNames: findings.placeNames))
+                findings.add(
+                    XMPLocation.records(
+                        in: stream.slice(box.payload), container: "XMP (QuickTime XMP_)",
+                        placeNames: findings.placeNames))
             case let type where containers.contains(type) || type == "meta":
                 scan(stream, in: box.payload, into: &findings, depth: depth + 1)
             default:
@@ -79,7 +96,10 @@ enum ISOLocation {
 
     /// The location keys of a `keys` box, by their index (from 1).
     static func locationKeys(_ stream: SegmentedBytes, _ keys: ISOBox) -> [Int: String] {
-        guard let bytes = stream.read(keys.payload.lowerBound..<min(keys.payload.upperBound, keys.payload.lowerBound + (1 << 20))) else { return [:] }
+        guard
+            let bytes = stream.read(
+                keys.payload.lowerBound..<min(keys.payload.upperBound, keys.payload.lowerBound + (1 << 20)))
+        else { return [:] }
         let reader = BigEndianBytes(bytes: bytes)
         guard let count = reader.u32(4) else { return [:] }
         var found: [Int: String] = [:]
@@ -103,7 +123,10 @@ enum ISOLocation {
             return LocationRecord(name: name, edits: stream.edits(box.payload, .zeros, step: 0))
         }
         return LocationRecord(
-            name: name, edits: stream.edits(box.payload, .zeros, step: 0) + [MetadataEdit(offset: file[0].lowerBound, length: file[0].count, fill: .freeBox, step: 1)])
+            name: name,
+            edits: stream.edits(box.payload, .zeros, step: 0) + [
+                MetadataEdit(offset: file[0].lowerBound, length: file[0].count, fill: .freeBox, step: 1)
+            ])
     }
 
     /// Where an MP4 starts in `stream` at or after `from` (its `ftyp` box), if
@@ -118,7 +141,9 @@ enum ISOLocation {
             while let found = search.firstRange(of: pattern) {
                 let start = position + found.lowerBound - 4
                 if start >= from, found.lowerBound >= 4 {
-                    let size = Int(bytes[found.lowerBound - 4]) << 24 | Int(bytes[found.lowerBound - 3]) << 16 | Int(bytes[found.lowerBound - 2]) << 8
+                    let size =
+                        Int(bytes[found.lowerBound - 4]) << 24 | Int(bytes[found.lowerBound - 3]) << 16 | Int(
+                            bytes[found.lowerBound - 2]) << 8
                         | Int(bytes[found.lowerBound - 1])
                     if size >= 16, size <= 256 { return start }
                 }
@@ -193,6 +218,7 @@ enum HEIFLocation {
             guard start >= base.lowerBound, start <= end, end <= base.upperBound else { return nil }
             ranges.append(start..<end)
         }
-        return ranges.isEmpty ? nil : SegmentedBytes(stream.file, segments: ranges.flatMap { stream.fileRanges(of: $0) })
+        return ranges.isEmpty
+            ? nil : SegmentedBytes(stream.file, segments: ranges.flatMap { stream.fileRanges(of: $0) })
     }
 }

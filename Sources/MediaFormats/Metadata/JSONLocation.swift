@@ -26,8 +26,10 @@ package enum JSONLocation {
     /// `-` and spaces: Takeout's, Google's location history's, the usual
     /// spellings of coordinates and places. Any key starting with `gps` is one too.
     static let positionKeys: Set<String> = [
-        "geodata", "geodataexif", "geo", "geolocation", "geopoint", "geocoordinates", "geotag", "location", "locations", "coordinates",
-        "coords", "latlng", "latlong", "lat", "lng", "lon", "latitude", "longitude", "altitude", "latitudee7", "longitudee7",
+        "geodata", "geodataexif", "geo", "geolocation", "geopoint", "geocoordinates", "geotag", "location", "locations",
+        "coordinates",
+        "coords", "latlng", "latlong", "lat", "lng", "lon", "latitude", "longitude", "altitude", "latitudee7",
+        "longitudee7",
         "latitudespan", "longitudespan", "position", "pos", "loc",
     ]
 
@@ -57,7 +59,8 @@ package enum JSONLocation {
         while bytes.first == 0x20 { bytes = bytes.dropFirst() }
         while bytes.last == 0x20 { bytes = bytes.dropLast() }
         if bytes.first == UInt8(ascii: "-") || bytes.first == UInt8(ascii: "+") { bytes = bytes.dropFirst() }
-        var digits = 0, points = 0
+        var digits = 0
+        var points = 0
         while let byte = bytes.first {
             if byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") {
                 digits += 1
@@ -72,7 +75,9 @@ package enum JSONLocation {
         if bytes.first == UInt8(ascii: "e") || bytes.first == UInt8(ascii: "E") {
             bytes = bytes.dropFirst()
             if bytes.first == UInt8(ascii: "-") || bytes.first == UInt8(ascii: "+") { bytes = bytes.dropFirst() }
-            guard !bytes.isEmpty, bytes.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) else { return false }
+            guard !bytes.isEmpty, bytes.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) else {
+                return false
+            }
             return true
         }
         return bytes.isEmpty
@@ -91,7 +96,8 @@ package enum JSONLocation {
             findings.add(LocationRecord(name: "JSON \(found.key)", edits: stream.edits(found.range, .spaces, step: 0)))
         }
         if let fault, strict || !scanner.found.isEmpty {
-            findings.notRemovable("a JSON document that cannot be read to its end (\(fault)): where it records a position cannot be told")
+            findings.notRemovable(
+                "a JSON document that cannot be read to its end (\(fault)): where it records a position cannot be told")
         }
     }
 }
@@ -145,10 +151,14 @@ private struct JSONScanner {
             skipSpace()
             switch expect {
             case .value:
-                guard let byte = peek else { return Fault(description: "it ends where a value should be, at byte \(position)") }
+                guard let byte = peek else {
+                    return Fault(description: "it ends where a value should be, at byte \(position)")
+                }
                 switch byte {
                 case UInt8(ascii: "{"), UInt8(ascii: "["):
-                    guard stack.count < JSONLocation.maximumDepth else { return Fault(description: "nested deeper than \(JSONLocation.maximumDepth) levels") }
+                    guard stack.count < JSONLocation.maximumDepth else {
+                        return Fault(description: "nested deeper than \(JSONLocation.maximumDepth) levels")
+                    }
                     position += 1
                     let isObject = byte == UInt8(ascii: "{")
                     stack.append(Frame(isObject: isObject, lastEnd: position))
@@ -159,11 +169,15 @@ private struct JSONScanner {
                     let coordinate = stack.last?.member?.coordinate == true
                     let (text, fault) = string(keeping: coordinate)
                     if let fault { return fault }
-                    if coordinate, let text, JSONLocation.isNumber(text) { stack[stack.count - 1].member?.position = true }
+                    if coordinate, let text, JSONLocation.isNumber(text) {
+                        stack[stack.count - 1].member?.position = true
+                    }
                 case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
                     if let fault = number() { return fault }
                     // A latitude or a longitude: the member is a position.
-                    if let member = stack.last?.member, member.coordinate { stack[stack.count - 1].member?.position = true }
+                    if let member = stack.last?.member, member.coordinate {
+                        stack[stack.count - 1].member?.position = true
+                    }
                 case UInt8(ascii: "t"): if let fault = word("true") { return fault }
                 case UInt8(ascii: "f"): if let fault = word("false") { return fault }
                 case UInt8(ascii: "n"): if let fault = word("null") { return fault }
@@ -175,11 +189,15 @@ private struct JSONScanner {
                     stack.removeLast()
                 } else {
                     let start = position
-                    guard peek == UInt8(ascii: "\"") else { return Fault(description: "a key expected at byte \(position)") }
+                    guard peek == UInt8(ascii: "\"") else {
+                        return Fault(description: "a key expected at byte \(position)")
+                    }
                     let (key, fault) = string(keeping: true)
                     if let fault { return fault }
                     skipSpace()
-                    guard peek == UInt8(ascii: ":") else { return Fault(description: "':' expected at byte \(position)") }
+                    guard peek == UInt8(ascii: ":") else {
+                        return Fault(description: "':' expected at byte \(position)")
+                    }
                     position += 1
                     let isPosition = removingDepth == nil && JSONLocation.isPositionKey(key ?? "")
                     if isPosition { removingDepth = stack.count }
@@ -210,13 +228,18 @@ private struct JSONScanner {
                 skipSpace()
                 let frame = stack[stack.count - 1]
                 let close = frame.isObject ? UInt8(ascii: "}") : UInt8(ascii: "]")
-                guard let byte = peek else { return Fault(description: "it ends inside \(frame.isObject ? "an object" : "an array")") }
+                guard let byte = peek else {
+                    return Fault(description: "it ends inside \(frame.isObject ? "an object" : "an array")")
+                }
                 position += 1
                 if byte == UInt8(ascii: ",") {
                     expect = frame.isObject ? .key : .value
                     break
                 }
-                guard byte == close else { return Fault(description: "',' or '\(Character(Unicode.Scalar(close)))' expected at byte \(position - 1)") }
+                guard byte == close else {
+                    return Fault(
+                        description: "',' or '\(Character(Unicode.Scalar(close)))' expected at byte \(position - 1)")
+                }
                 if let pending = frame.pending { note(pending.key, pending.start..<pending.end) }
                 stack.removeLast()
             }
@@ -303,7 +326,11 @@ private struct JSONScanner {
             }
             return count
         }
-        if peek == UInt8(ascii: "0") { position += 1 } else if digits() == 0 { return Fault(description: "a bad number at byte \(start)") }
+        if peek == UInt8(ascii: "0") {
+            position += 1
+        } else if digits() == 0 {
+            return Fault(description: "a bad number at byte \(start)")
+        }
         if peek == UInt8(ascii: ".") {
             position += 1
             guard digits() > 0 else { return Fault(description: "a bad number at byte \(start)") }
@@ -328,17 +355,22 @@ private struct JSONScanner {
             if kept!.count >= JSONLocation.maximumKey { kept = nil } else { kept!.append(byte) }
         }
         while true {
-            guard let byte = peek else { return (nil, Fault(description: "a string from byte \(start) that never ends")) }
+            guard let byte = peek else {
+                return (nil, Fault(description: "a string from byte \(start) that never ends"))
+            }
             position += 1
             switch byte {
             case UInt8(ascii: "\""):
                 return (kept.map { String(decoding: $0, as: UTF8.self) }, nil)
             case UInt8(ascii: "\\"):
-                guard let escape = peek else { return (nil, Fault(description: "a string from byte \(start) that never ends")) }
+                guard let escape = peek else {
+                    return (nil, Fault(description: "a string from byte \(start) that never ends"))
+                }
                 position += 1
                 switch escape {
                 case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"): keep(escape)
-                case UInt8(ascii: "b"), UInt8(ascii: "f"), UInt8(ascii: "n"), UInt8(ascii: "r"), UInt8(ascii: "t"): keep(0x20)
+                case UInt8(ascii: "b"), UInt8(ascii: "f"), UInt8(ascii: "n"), UInt8(ascii: "r"), UInt8(ascii: "t"):
+                    keep(0x20)
                 case UInt8(ascii: "u"):
                     var code: UInt32 = 0
                     for _ in 0..<4 {

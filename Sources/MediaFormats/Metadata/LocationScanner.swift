@@ -27,7 +27,9 @@ package enum LocationScanner {
     /// as `format`: its coordinates, and with `placeNames` the names of its
     /// place too (IPTC IIM's city, sub-location, state and country; XMP's
     /// `photoshop:City`, …, IPTC Extension's `LocationCreated` and `LocationShown` whole).
-    package static func scan(_ file: any RandomAccessBytes, format: MediaFormat, placeNames: Bool = false) -> LocationMetadata {
+    package static func scan(_ file: any RandomAccessBytes, format: MediaFormat, placeNames: Bool = false)
+        -> LocationMetadata
+    {
         var findings = Findings(placeNames: placeNames)
         let whole = SegmentedBytes(file)
         switch format.id {
@@ -39,7 +41,8 @@ package enum LocationScanner {
         case "tiff", "dng", "nef", "cr2", "arw", "orf", "rw2": TIFFLocation.scanFile(whole, into: &findings)
         case "raf": RAFLocation.scan(whole, into: &findings)
         case "psd": PSDLocation.scan(whole, into: &findings)
-        case "cr3", "mp4", "mov", "m4v", "3gp", "m4a": ISOLocation.scan(whole, in: 0..<whole.count, into: &findings, depth: 0)
+        case "cr3", "mp4", "mov", "m4v", "3gp", "m4a":
+            ISOLocation.scan(whole, in: 0..<whole.count, into: &findings, depth: 0)
         case jsonDocument.id: JSONLocation.scan(whole, strict: true, into: &findings)
         case xmpDocument.id: XMPLocation.scanDocument(whole, strict: true, into: &findings)
         default:
@@ -50,10 +53,12 @@ package enum LocationScanner {
 
     /// A JSON document, for a location request: read as JSON to its end
     /// (Takeout's sidecars; any file named `.json`); not being JSON is not removable.
-    package static let jsonDocument = MediaFormat(id: "json-document", name: "JSON", kind: .text, mimeType: "application/json", extensions: ["json"])
+    package static let jsonDocument = MediaFormat(
+        id: "json-document", name: "JSON", kind: .text, mimeType: "application/json", extensions: ["json"])
     /// An XMP document (a sidecar), for a location request: followed to its
     /// end; one that cannot be is not removable.
-    package static let xmpDocument = MediaFormat(id: "xmp-document", name: "XMP", kind: .text, mimeType: "application/rdf+xml", extensions: ["xmp"])
+    package static let xmpDocument = MediaFormat(
+        id: "xmp-document", name: "XMP", kind: .text, mimeType: "application/rdf+xml", extensions: ["xmp"])
 
     /// Any other text: JSON when it starts with `{` or `[`, XML (that may
     /// carry XMP) when it starts with `<`, else nothing to find.
@@ -79,7 +84,8 @@ package enum LocationScanner {
 
     /// The formats whose location metadata ``scan(_:format:placeNames:)`` reads.
     package static let formats: Set<String> = [
-        "jpeg", "png", "webp", "heic", "heif", "avif", "heics", "heifs", "avifs", "jxl", "tiff", "dng", "nef", "cr2", "arw", "orf", "rw2", "raf", "cr3",
+        "jpeg", "png", "webp", "heic", "heif", "avif", "heics", "heifs", "avifs", "jxl", "tiff", "dng", "nef", "cr2",
+        "arw", "orf", "rw2", "raf", "cr3",
         "psd", "mp4", "mov", "m4v", "3gp", "m4a",
     ]
 
@@ -102,16 +108,20 @@ struct Findings {
     init(placeNames: Bool = false) { self.placeNames = placeNames }
 
     mutating func add(_ record: LocationRecord) {
-        guard !record.edits.isEmpty, let first = record.edits.first, claimed.insert(first.offset).inserted else { return }
-        guard found.count < LocationScanner.maximumRecords, edits + record.edits.count <= LocationScanner.maximumEdits else {
-            notRemovable("more location metadata than one file should hold (over \(LocationScanner.maximumRecords) places)")
+        guard !record.edits.isEmpty, let first = record.edits.first, claimed.insert(first.offset).inserted else {
+            return
+        }
+        guard found.count < LocationScanner.maximumRecords, edits + record.edits.count <= LocationScanner.maximumEdits
+        else {
+            notRemovable(
+                "more location metadata than one file should hold (over \(LocationScanner.maximumRecords) places)")
             return
         }
         edits += record.edits.count
         found.append(record)
     }
 
-    mutating func add(_ records: [LocationRecord]) { records.forEach { add($0) } }
+    mutating func add(_ records: [LocationRecord]) { for record in records { add(record) } }
 
     mutating func notRemovable(_ what: String) {
         if !unremovable.contains(what), unremovable.count < 64 { unremovable.append(what) }
@@ -128,7 +138,8 @@ struct Findings {
         var unremovable = unremovable
         let records = Self.disjoint(found)
         if records.reduce(0, { $0 + $1.edits.count }) > LocationScanner.maximumEdits {
-            unremovable.append("more location metadata than one file should hold (over \(LocationScanner.maximumEdits) overwrites)")
+            unremovable.append(
+                "more location metadata than one file should hold (over \(LocationScanner.maximumEdits) overwrites)")
             return LocationMetadata(found: [], unremovable: unremovable)
         }
         return LocationMetadata(found: records, unremovable: unremovable)
@@ -149,16 +160,21 @@ struct Findings {
             let range = edit.offset..<(edit.offset + edit.length)
             var left: [Range<Int>] = []
             var from = range.lowerBound
-            for claimed in covered where claimed.upperBound > range.lowerBound && claimed.lowerBound < range.upperBound {
+            for claimed in covered where claimed.upperBound > range.lowerBound && claimed.lowerBound < range.upperBound
+            {
                 if claimed.lowerBound > from { left.append(from..<claimed.lowerBound) }
                 from = max(from, claimed.upperBound)
             }
             if from < range.upperBound { left.append(from..<range.upperBound) }
-            pieces[r, default: [:]][e] = left.map { MetadataEdit(offset: $0.lowerBound, length: $0.count, fill: edit.fill, step: edit.step) }
+            pieces[r, default: [:]][e] = left.map {
+                MetadataEdit(offset: $0.lowerBound, length: $0.count, fill: edit.fill, step: edit.step)
+            }
             // Merge the range into what is covered.
             var merged = range
             covered.removeAll { claimed in
-                guard claimed.upperBound >= merged.lowerBound, claimed.lowerBound <= merged.upperBound else { return false }
+                guard claimed.upperBound >= merged.lowerBound, claimed.lowerBound <= merged.upperBound else {
+                    return false
+                }
                 merged = min(merged.lowerBound, claimed.lowerBound)..<max(merged.upperBound, claimed.upperBound)
                 return true
             }
@@ -177,18 +193,26 @@ struct Findings {
 enum TIFFLocation {
     /// Names of the GPS tags (EXIF 2.32 and 3.0), for reports.
     static let gpsTagNames: [Int: String] = [
-        0: "GPSVersionID", 1: "GPSLatitudeRef", 2: "GPSLatitude", 3: "GPSLongitudeRef", 4: "GPSLongitude", 5: "GPSAltitudeRef", 6: "GPSAltitude",
-        7: "GPSTimeStamp", 8: "GPSSatellites", 9: "GPSStatus", 10: "GPSMeasureMode", 11: "GPSDOP", 12: "GPSSpeedRef", 13: "GPSSpeed",
-        14: "GPSTrackRef", 15: "GPSTrack", 16: "GPSImgDirectionRef", 17: "GPSImgDirection", 18: "GPSMapDatum", 19: "GPSDestLatitudeRef",
-        20: "GPSDestLatitude", 21: "GPSDestLongitudeRef", 22: "GPSDestLongitude", 23: "GPSDestBearingRef", 24: "GPSDestBearing",
-        25: "GPSDestDistanceRef", 26: "GPSDestDistance", 27: "GPSProcessingMethod", 28: "GPSAreaInformation", 29: "GPSDateStamp",
+        0: "GPSVersionID", 1: "GPSLatitudeRef", 2: "GPSLatitude", 3: "GPSLongitudeRef", 4: "GPSLongitude",
+        5: "GPSAltitudeRef", 6: "GPSAltitude",
+        7: "GPSTimeStamp", 8: "GPSSatellites", 9: "GPSStatus", 10: "GPSMeasureMode", 11: "GPSDOP", 12: "GPSSpeedRef",
+        13: "GPSSpeed",
+        14: "GPSTrackRef", 15: "GPSTrack", 16: "GPSImgDirectionRef", 17: "GPSImgDirection", 18: "GPSMapDatum",
+        19: "GPSDestLatitudeRef",
+        20: "GPSDestLatitude", 21: "GPSDestLongitudeRef", 22: "GPSDestLongitude", 23: "GPSDestBearingRef",
+        24: "GPSDestBearing",
+        25: "GPSDestDistanceRef", 26: "GPSDestDistance", 27: "GPSProcessingMethod", 28: "GPSAreaInformation",
+        29: "GPSDateStamp",
         30: "GPSDifferential", 31: "GPSHPositioningError",
     ]
 
     /// The EXIF GPS IFD of the TIFF structure at `base` in `stream` (whose
     /// IFD0's GPSInfo tag points at it; or, `gpsFirst`, whose first IFD is it:
     /// a CR3's `CMT4`), and with `xmp` the XMP packet of IFD0's tag 700.
-    static func scan(_ stream: SegmentedBytes, base: Int, container: String, gpsFirst: Bool = false, xmp: Bool = false, into findings: inout Findings) {
+    static func scan(
+        _ stream: SegmentedBytes, base: Int, container: String, gpsFirst: Bool = false, xmp: Bool = false,
+        into findings: inout Findings
+    ) {
         guard let reader = TIFFReader(stream, base: base) else { return }
         let gpsIFD: Int
         if gpsFirst {
@@ -196,7 +220,9 @@ enum TIFFLocation {
         } else {
             guard let ifd0 = reader.ifd(at: reader.firstIFD) else { return }
             if xmp, let packet = reader.blob(700, in: ifd0.entries) {
-                findings.add(XMPLocation.records(in: stream.slice(packet), container: "XMP (TIFF tag 700)", placeNames: findings.placeNames))
+                findings.add(
+                    XMPLocation.records(
+                        in: stream.slice(packet), container: "XMP (TIFF tag 700)", placeNames: findings.placeNames))
             }
             // A TIFF's IPTC IIM (tag 33723) and Photoshop image resources (tag 34377: EXIF, XMP and IIM again).
             if xmp, findings.placeNames, let iim = reader.blob(33723, in: ifd0.entries) {
@@ -205,7 +231,9 @@ enum TIFFLocation {
             if xmp, let resources = reader.blob(34377, in: ifd0.entries) {
                 PhotoshopLocation.resources(stream, in: resources, container: "TIFF tag 34377", into: &findings)
             }
-            guard let pointer = reader.entry(0x8825, in: ifd0.entries), let offset = reader.integers(of: pointer, limit: 1)?.first else { return }
+            guard let pointer = reader.entry(0x8825, in: ifd0.entries),
+                let offset = reader.integers(of: pointer, limit: 1)?.first
+            else { return }
             gpsIFD = offset
         }
         if let record = gpsRecord(reader, stream: stream, ifd: gpsIFD, container: container) { findings.add(record) }
@@ -215,17 +243,21 @@ enum TIFFLocation {
     /// base): its values (step 0), its entries and next-IFD pointer (step 1),
     /// its entry count (step 2). The IFD stays where it is, with no entries:
     /// IFD0's GPSInfo tag still points at it, and no reader finds a GPS tag.
-    static func gpsRecord(_ reader: TIFFReader, stream: SegmentedBytes, ifd: Int, container: String) -> LocationRecord? {
+    static func gpsRecord(_ reader: TIFFReader, stream: SegmentedBytes, ifd: Int, container: String) -> LocationRecord?
+    {
         guard let start = reader.absolute(ifd), let countBytes = stream.read(start..<(start + 2)) else { return nil }
         let count = reader.u16(countBytes, 0)
         guard count > 0, count <= TIFFReader.maximumEntries else { return nil }
         let tableEnd = min(stream.count, start + 2 + count * 12 + 4)
-        guard let table = stream.read((start + 2)..<min(tableEnd, start + 2 + count * 12)), table.count == count * 12 else { return nil }
+        guard let table = stream.read((start + 2)..<min(tableEnd, start + 2 + count * 12)), table.count == count * 12
+        else { return nil }
         var values: [MetadataEdit] = []
         var names: [String] = []
         for i in 0..<count {
             let at = i * 12
-            let tag = reader.u16(table, at), type = reader.u16(table, at + 2), n = reader.u32(table, at + 4)
+            let tag = reader.u16(table, at)
+            let type = reader.u16(table, at + 2)
+            let n = reader.u32(table, at + 4)
             names.append(gpsTagNames[tag] ?? "GPS tag \(tag)")
             guard let length = TIFFEntry(tag: tag, type: type, count: n, valueOffset: 0).byteCount, length > 4,
                 let valueStart = reader.absolute(reader.u32(table, at + 8))
@@ -235,7 +267,9 @@ enum TIFFLocation {
             guard !value.isEmpty, !value.overlaps(start..<tableEnd) else { continue }
             values += stream.edits(value, .zeros, step: 0)
         }
-        let edits = values + stream.edits((start + 2)..<tableEnd, .zeros, step: 1) + stream.edits(start..<(start + 2), .zeros, step: 2)
+        let edits =
+            values + stream.edits((start + 2)..<tableEnd, .zeros, step: 1)
+            + stream.edits(start..<(start + 2), .zeros, step: 2)
         return LocationRecord(name: "\(container) GPS (\(names.joined(separator: ", ")))", edits: edits)
     }
 
@@ -244,7 +278,9 @@ enum TIFFLocation {
     static func scanFile(_ stream: SegmentedBytes, into findings: inout Findings) {
         scan(stream, base: 0, container: "EXIF", xmp: true, into: &findings)
         guard let reader = TIFFReader(stream, base: 0), let ifd0 = reader.ifd(at: reader.firstIFD) else { return }
-        if let jpeg = reader.blob(0x002E, in: ifd0.entries) { JPEGLocation.scan(stream.slice(jpeg), into: &findings, depth: 1) }
+        if let jpeg = reader.blob(0x002E, in: ifd0.entries) {
+            JPEGLocation.scan(stream.slice(jpeg), into: &findings, depth: 1)
+        }
     }
 }
 
@@ -286,14 +322,23 @@ enum JPEGLocation {
             if type == 0xE1 || type == 0xE2 {
                 let prefix = stream.read(payload.lowerBound..<min(payload.upperBound, payload.lowerBound + 40)) ?? []
                 if type == 0xE1, prefix.starts(with: exifHeader) {
-                    TIFFLocation.scan(stream.slice((payload.lowerBound + 6)..<payload.upperBound), base: 0, container: "EXIF", into: &findings)
+                    TIFFLocation.scan(
+                        stream.slice((payload.lowerBound + 6)..<payload.upperBound), base: 0, container: "EXIF",
+                        into: &findings)
                 } else if type == 0xE1, prefix.starts(with: xmpHeader) {
-                    findings.add(XMPLocation.records(in: stream.slice((payload.lowerBound + xmpHeader.count)..<payload.upperBound), container: "XMP", placeNames: findings.placeNames))
-                } else if type == 0xE1, prefix.starts(with: extendedXMPHeader), let header = stream.read(payload.lowerBound..<(payload.lowerBound + extendedXMPHeader.count + 40)) {
+                    findings.add(
+                        XMPLocation.records(
+                            in: stream.slice((payload.lowerBound + xmpHeader.count)..<payload.upperBound),
+                            container: "XMP", placeNames: findings.placeNames))
+                } else if type == 0xE1, prefix.starts(with: extendedXMPHeader),
+                    let header = stream.read(payload.lowerBound..<(payload.lowerBound + extendedXMPHeader.count + 40))
+                {
                     // GUID (32 hexadecimal digits), full length, this chunk's offset, then the chunk.
-                    let guid = String(decoding: header[extendedXMPHeader.count..<(extendedXMPHeader.count + 32)], as: UTF8.self)
+                    let guid = String(
+                        decoding: header[extendedXMPHeader.count..<(extendedXMPHeader.count + 32)], as: UTF8.self)
                     let o = extendedXMPHeader.count + 36
-                    let offset = Int(header[o]) << 24 | Int(header[o + 1]) << 16 | Int(header[o + 2]) << 8 | Int(header[o + 3])
+                    let offset =
+                        Int(header[o]) << 24 | Int(header[o + 1]) << 16 | Int(header[o + 2]) << 8 | Int(header[o + 3])
                     extended[guid, default: []].append((offset, (payload.lowerBound + o + 4)..<payload.upperBound))
                 } else if type == 0xE2, prefix.starts(with: mpfHeader) {
                     secondary += mpfImages(stream, tiff: payload.lowerBound + 4, end: payload.upperBound)
@@ -307,7 +352,12 @@ enum JPEGLocation {
             let ordered = chunks.sorted { $0.offset < $1.offset }
             // Chunks must join without gaps or overlaps to be one packet.
             var expected = 0
-            guard ordered.allSatisfy({ chunk in defer { expected = chunk.offset + chunk.range.count }; return chunk.offset == expected }) else { continue }
+            guard
+                ordered.allSatisfy({ chunk in
+                    defer { expected = chunk.offset + chunk.range.count }
+                    return chunk.offset == expected
+                })
+            else { continue }
             let packet = SegmentedBytes(stream.file, segments: ordered.flatMap { stream.fileRanges(of: $0.range) })
             findings.add(XMPLocation.records(in: packet, container: "XMP (extended)", placeNames: findings.placeNames))
         }
@@ -327,7 +377,9 @@ enum JPEGLocation {
         var position = scan
         var previousFF = false
         while position < stream.count {
-            guard let bytes = stream.read(position..<min(stream.count, position + chunk)), !bytes.isEmpty else { return nil }
+            guard let bytes = stream.read(position..<min(stream.count, position + chunk)), !bytes.isEmpty else {
+                return nil
+            }
             let found: Int? = bytes.withUnsafeBufferPointer { buffer in
                 if previousFF, buffer[0] == 0xD9 { return 0 }
                 var i = 1
@@ -357,7 +409,8 @@ enum JPEGLocation {
         var images: [Range<Int>] = []
         for i in 1..<max(1, min(64, table.count / 16)) {
             let at = i * 16
-            let size = reader.u32(table, at + 4), offset = reader.u32(table, at + 8)
+            let size = reader.u32(table, at + 4)
+            let offset = reader.u32(table, at + 8)
             guard size > 0, offset > 0 else { continue }
             let start = tiff + offset
             guard start < stream.count else { continue }
@@ -391,17 +444,24 @@ enum PNGLocation {
             switch type {
             case "eXIf":
                 var inner = Findings(placeNames: findings.placeNames)
-                let skip = stream.read(data.lowerBound..<min(data.upperBound, data.lowerBound + 6)) == JPEGLocation.exifHeader ? 6 : 0
-                TIFFLocation.scan(stream.slice((data.lowerBound + skip)..<data.upperBound), base: 0, container: "EXIF (PNG eXIf)", into: &inner)
+                let skip =
+                    stream.read(data.lowerBound..<min(data.upperBound, data.lowerBound + 6)) == JPEGLocation.exifHeader
+                    ? 6 : 0
+                TIFFLocation.scan(
+                    stream.slice((data.lowerBound + skip)..<data.upperBound), base: 0, container: "EXIF (PNG eXIf)",
+                    into: &inner)
                 records = inner.metadata.found
             case "iTXt", "tEXt", "zTXt":
                 let head = stream.read(data.lowerBound..<min(data.upperBound, data.lowerBound + 80)) ?? []
                 guard let nul = head.firstIndex(of: 0) else { break }
                 let keyword = String(decoding: head[..<nul], as: UTF8.self)
                 if keyword.hasPrefix("Raw profile type") {
-                    let kind = String(keyword.dropFirst("Raw profile type".count)).trimmingCharacters(in: " ").lowercased()
+                    let kind = String(keyword.dropFirst("Raw profile type".count)).trimmingCharacters(in: " ")
+                        .lowercased()
                     if ["exif", "app1", "xmp"].contains(kind) {
-                        findings.notRemovable("PNG \(type) \"\(keyword)\": \(kind == "xmp" ? "XMP" : "EXIF") kept hex-encoded\(type == "zTXt" ? " and compressed" : "") cannot be edited in place")
+                        findings.notRemovable(
+                            "PNG \(type) \"\(keyword)\": \(kind == "xmp" ? "XMP" : "EXIF") kept hex-encoded\(type == "zTXt" ? " and compressed" : "") cannot be edited in place"
+                        )
                     }
                     break
                 }
@@ -419,11 +479,14 @@ enum PNGLocation {
                         break
                     }
                     guard let rest = stream.read((nul + 3 + data.lowerBound)..<data.upperBound),
-                        let language = rest.firstIndex(of: 0), let translated = rest[(language + 1)...].firstIndex(of: 0)
+                        let language = rest.firstIndex(of: 0),
+                        let translated = rest[(language + 1)...].firstIndex(of: 0)
                     else { break }
                     textStart = data.lowerBound + nul + 3 + translated + 1
                 }
-                records = XMPLocation.records(in: stream.slice(textStart..<data.upperBound), container: "XMP (PNG \(type))", placeNames: findings.placeNames)
+                records = XMPLocation.records(
+                    in: stream.slice(textStart..<data.upperBound), container: "XMP (PNG \(type))",
+                    placeNames: findings.placeNames)
             default:
                 break
             }
@@ -443,7 +506,9 @@ enum PNGLocation {
 enum WebPLocation {
     /// A WebP's `EXIF` and `XMP ` chunks (RIFF: no checksums).
     static func scan(_ stream: SegmentedBytes, into findings: inout Findings) {
-        guard let header = stream.read(0..<12), header.starts(with: Array("RIFF".utf8)), Array(header[8..<12]) == Array("WEBP".utf8) else { return }
+        guard let header = stream.read(0..<12), header.starts(with: Array("RIFF".utf8)),
+            Array(header[8..<12]) == Array("WEBP".utf8)
+        else { return }
         var position = 12
         var chunks = 0
         while position + 8 <= stream.count, chunks < 100_000, let chunk = stream.read(position..<(position + 8)) {
@@ -453,10 +518,16 @@ enum WebPLocation {
             let data = (position + 8)..<min(stream.count, position + 8 + size)
             switch type {
             case "EXIF":
-                let skip = stream.read(data.lowerBound..<min(data.upperBound, data.lowerBound + 6)) == JPEGLocation.exifHeader ? 6 : 0
-                TIFFLocation.scan(stream.slice((data.lowerBound + skip)..<data.upperBound), base: 0, container: "EXIF (WebP)", into: &findings)
+                let skip =
+                    stream.read(data.lowerBound..<min(data.upperBound, data.lowerBound + 6)) == JPEGLocation.exifHeader
+                    ? 6 : 0
+                TIFFLocation.scan(
+                    stream.slice((data.lowerBound + skip)..<data.upperBound), base: 0, container: "EXIF (WebP)",
+                    into: &findings)
             case "XMP ":
-                findings.add(XMPLocation.records(in: stream.slice(data), container: "XMP (WebP)", placeNames: findings.placeNames))
+                findings.add(
+                    XMPLocation.records(
+                        in: stream.slice(data), container: "XMP (WebP)", placeNames: findings.placeNames))
             default:
                 break
             }
@@ -478,16 +549,28 @@ enum JXLLocation {
         for box in ISOBox.list(stream, in: 0..<stream.count, limit: 10_000) {
             switch box.type {
             case "Exif":
-                guard let prefix = stream.read(box.payload.lowerBound..<min(box.payload.upperBound, box.payload.lowerBound + 4)), prefix.count == 4 else { continue }
+                guard
+                    let prefix = stream.read(
+                        box.payload.lowerBound..<min(box.payload.upperBound, box.payload.lowerBound + 4)),
+                    prefix.count == 4
+                else { continue }
                 let offset = Int(prefix[0]) << 24 | Int(prefix[1]) << 16 | Int(prefix[2]) << 8 | Int(prefix[3])
                 guard offset >= 0, box.payload.lowerBound + 4 + offset < box.payload.upperBound else { continue }
-                TIFFLocation.scan(stream.slice((box.payload.lowerBound + 4 + offset)..<box.payload.upperBound), base: 0, container: "EXIF (JPEG XL)", into: &findings)
+                TIFFLocation.scan(
+                    stream.slice((box.payload.lowerBound + 4 + offset)..<box.payload.upperBound), base: 0,
+                    container: "EXIF (JPEG XL)", into: &findings)
             case "xml ":
-                findings.add(XMPLocation.records(in: stream.slice(box.payload), container: "XMP (JPEG XL)", placeNames: findings.placeNames))
+                findings.add(
+                    XMPLocation.records(
+                        in: stream.slice(box.payload), container: "XMP (JPEG XL)", placeNames: findings.placeNames))
             case "brob":
-                let inner = stream.read(box.payload.lowerBound..<min(box.payload.upperBound, box.payload.lowerBound + 4)).map { String(decoding: $0, as: UTF8.self) }
+                let inner = stream.read(
+                    box.payload.lowerBound..<min(box.payload.upperBound, box.payload.lowerBound + 4)
+                ).map { String(decoding: $0, as: UTF8.self) }
                 if inner == "Exif" || inner == "xml " {
-                    findings.notRemovable("JPEG XL \(inner == "Exif" ? "EXIF" : "XMP") compressed with Brotli (brob): it cannot be edited in place")
+                    findings.notRemovable(
+                        "JPEG XL \(inner == "Exif" ? "EXIF" : "XMP") compressed with Brotli (brob): it cannot be edited in place"
+                    )
                 }
             default:
                 break
@@ -503,7 +586,8 @@ enum RAFLocation {
     static func scan(_ stream: SegmentedBytes, into findings: inout Findings) {
         guard let header = stream.read(0..<92), header.starts(with: Array("FUJIFILMCCD-RAW".utf8)) else { return }
         let bytes = BigEndianBytes(bytes: header)
-        guard let offset = bytes.u32(84), let length = bytes.u32(88), offset > 0, length > 0, offset < stream.count else { return }
+        guard let offset = bytes.u32(84), let length = bytes.u32(88), offset > 0, length > 0, offset < stream.count
+        else { return }
         JPEGLocation.scan(stream.slice(offset..<min(stream.count, offset + length)), into: &findings, depth: 1)
     }
 }

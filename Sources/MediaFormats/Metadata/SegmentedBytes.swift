@@ -26,7 +26,9 @@ struct SegmentedBytes: RandomAccessBytes {
 
     func read(_ range: Range<Int>) -> [UInt8]? {
         guard range.lowerBound >= 0, range.upperBound <= count else { return nil }
-        if segments.count == 1 { return file.read((segments[0].lowerBound + range.lowerBound)..<(segments[0].lowerBound + range.upperBound)) }
+        if segments.count == 1 {
+            return file.read((segments[0].lowerBound + range.lowerBound)..<(segments[0].lowerBound + range.upperBound))
+        }
         var bytes: [UInt8] = []
         bytes.reserveCapacity(range.count)
         for part in fileRanges(of: range) {
@@ -42,7 +44,8 @@ struct SegmentedBytes: RandomAccessBytes {
         var start = 0
         for segment in segments {
             let end = start + segment.count
-            let low = max(range.lowerBound, start), high = min(range.upperBound, end)
+            let low = max(range.lowerBound, start)
+            let high = min(range.upperBound, end)
             if low < high { ranges.append((segment.lowerBound + low - start)..<(segment.lowerBound + high - start)) }
             start = end
             if start >= range.upperBound { break }
@@ -57,7 +60,9 @@ struct SegmentedBytes: RandomAccessBytes {
 
     /// Overwrites of stream range `range` (split where the stream's segments are).
     func edits(_ range: Range<Int>, _ fill: MetadataEdit.Fill, step: Int) -> [MetadataEdit] {
-        fileRanges(of: range.clamped(to: 0..<count)).map { MetadataEdit(offset: $0.lowerBound, length: $0.count, fill: fill, step: step) }
+        fileRanges(of: range.clamped(to: 0..<count)).map {
+            MetadataEdit(offset: $0.lowerBound, length: $0.count, fill: fill, step: step)
+        }
     }
 
     /// Where stream offset `offset` is in the file (nil past the end).

@@ -33,7 +33,8 @@ package struct SpatialFacts: Sendable, Hashable {
     /// The projection, the full size defaulting to the picture's
     /// (`width`×`height`) and the crop to all of it; nil without a type.
     package func projection(width: Int?, height: Int?) -> Projection? {
-        guard let type = projectionType, let fullWidth = fullWidth ?? width, let fullHeight = fullHeight ?? height else { return nil }
+        guard let type = projectionType, let fullWidth = fullWidth ?? width, let fullHeight = fullHeight ?? height
+        else { return nil }
         return Projection(
             type: type, fullWidth: fullWidth, fullHeight: fullHeight, cropLeft: cropLeft ?? 0, cropTop: cropTop ?? 0,
             croppedWidth: croppedWidth ?? width ?? fullWidth, croppedHeight: croppedHeight ?? height ?? fullHeight)
@@ -64,7 +65,9 @@ package enum SpatialMetadata {
     static func xmp(_ bytes: [UInt8], into facts: inout SpatialFacts) {
         let text = String(decoding: bytes, as: UTF8.self)
         if let prefix = prefix(of: panoramaNamespace, in: text) {
-            if let type = value("\(prefix):ProjectionType", in: text).flatMap({ Projection.Kind(rawValue: $0.lowercased()) }) {
+            if let type = value("\(prefix):ProjectionType", in: text).flatMap({
+                Projection.Kind(rawValue: $0.lowercased())
+            }) {
                 facts.projectionType = type
                 func integer(_ name: String) -> Int? { value("\(prefix):\(name)", in: text).flatMap { Int($0) } }
                 facts.fullWidth = integer("FullPanoWidthPixels")
@@ -75,7 +78,9 @@ package enum SpatialMetadata {
                 facts.croppedHeight = integer("CroppedAreaImageHeightPixels")
             }
         }
-        if let prefix = prefix(of: gainMapNamespace, in: text), value("\(prefix):Version", in: text) != nil { facts.gainMap = true }
+        if let prefix = prefix(of: gainMapNamespace, in: text), value("\(prefix):Version", in: text) != nil {
+            facts.gainMap = true
+        }
     }
 
     /// The prefix an XMP packet declares for `namespace` (`xmlns:GPano="…"`).
@@ -85,7 +90,9 @@ package enum SpatialMetadata {
             let before = text[..<found.lowerBound]
             guard let start = before.ranges(of: "xmlns:").last else { continue }
             let name = before[start.upperBound...]
-            if !name.isEmpty, name.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "_" || $0 == "-" || $0 == "." }) { return String(name) }
+            if !name.isEmpty, name.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "_" || $0 == "-" || $0 == "." }) {
+                return String(name)
+            }
         }
         return nil
     }
@@ -108,7 +115,8 @@ package enum SpatialMetadata {
                 guard let end = body.firstIndex(of: quote) else { return nil }
                 return String(body[..<end]).trimmingCharacters(in: " ")
             }
-            if rest.first == ">", found.lowerBound > text.startIndex, text[text.index(before: found.lowerBound)] == "<" {
+            if rest.first == ">", found.lowerBound > text.startIndex, text[text.index(before: found.lowerBound)] == "<"
+            {
                 let body = rest.dropFirst()
                 guard let end = body.firstIndex(of: "<") else { return nil }
                 return String(body[..<end]).trimmingCharacters(in: " ")
@@ -144,13 +152,13 @@ package enum SpatialMetadata {
     static func jpeg(_ source: any RandomAccessBytes) -> SpatialFacts {
         var facts = SpatialFacts()
         let primary = segments(source, at: 0)
-        xmpPackets(source, primary).forEach { xmp($0, into: &facts) }
+        for packet in xmpPackets(source, primary) { xmp(packet, into: &facts) }
         // Ultra HDR: the gain map is a second image the MPF index lists.
         guard !facts.gainMap else { return facts }
         let images = mpfImages(source, primary)
         for image in images {
             var secondary = SpatialFacts()
-            xmpPackets(source, segments(source, at: image.start)).forEach { xmp($0, into: &secondary) }
+            for packet in xmpPackets(source, segments(source, at: image.start)) { xmp(packet, into: &secondary) }
             if secondary.gainMap {
                 facts.gainMap = true
                 return facts
@@ -159,7 +167,9 @@ package enum SpatialMetadata {
         // Apple's JPEG gain map: an MPF second image, marked by Apple's XMP or with the headroom in the maker note (no `hdrgm`).
         if !images.isEmpty, appleMakerNoteHeadroom(source, primary) != nil { facts.gainMap = true }
         if images.contains(where: { image in
-            xmpPackets(source, segments(source, at: image.start)).contains { isAppleGainMap(xmp: String(decoding: $0, as: UTF8.self)) }
+            xmpPackets(source, segments(source, at: image.start)).contains {
+                isAppleGainMap(xmp: String(decoding: $0, as: UTF8.self))
+            }
         }) {
             facts.gainMap = true
         }
@@ -171,19 +181,28 @@ package enum SpatialMetadata {
     /// the file (the index's offsets count from its own TIFF header) and its
     /// stated size. Entries whose offset is 0 (the first image's) or overflows
     /// are left out; what lies beyond the file is the reader's to check.
-    static func mpfImages(_ source: any RandomAccessBytes, _ segments: [(marker: UInt8, payload: Range<Int>)]) -> [(start: Int, size: Int)] {
+    static func mpfImages(_ source: any RandomAccessBytes, _ segments: [(marker: UInt8, payload: Range<Int>)]) -> [(
+        start: Int, size: Int
+    )] {
         var images: [(start: Int, size: Int)] = []
-        for segment in segments where segment.marker == 0xE2 && source.read(segment.payload.lowerBound..<(segment.payload.lowerBound + 4)) == mpfSignature {
+        for segment in segments
+        where segment.marker == 0xE2
+            && source.read(segment.payload.lowerBound..<(segment.payload.lowerBound + 4)) == mpfSignature
+        {
             let base = segment.payload.lowerBound + 4
-            guard let reader = TIFFReader(source, base: base), let ifd = reader.ifd(at: reader.firstIFD), let entry = reader.entry(0xB002, in: ifd.entries),
-                let length = entry.byteCount, length >= 32, length <= 16 * 64, let raw = source.read(entry.valueOffset..<(entry.valueOffset + length))
+            guard let reader = TIFFReader(source, base: base), let ifd = reader.ifd(at: reader.firstIFD),
+                let entry = reader.entry(0xB002, in: ifd.entries),
+                let length = entry.byteCount, length >= 32, length <= 16 * 64,
+                let raw = source.read(entry.valueOffset..<(entry.valueOffset + length))
             else { continue }
             func u32(_ at: Int) -> Int {
                 let b = raw[at..<(at + 4)].map(Int.init)
-                return reader.bigEndian ? b[0] << 24 | b[1] << 16 | b[2] << 8 | b[3] : b[3] << 24 | b[2] << 16 | b[1] << 8 | b[0]
+                return reader.bigEndian
+                    ? b[0] << 24 | b[1] << 16 | b[2] << 8 | b[3] : b[3] << 24 | b[2] << 16 | b[1] << 8 | b[0]
             }
             for index in 1..<(length / 16) {
-                let size = u32(index * 16 + 4), offset = u32(index * 16 + 8)
+                let size = u32(index * 16 + 4)
+                let offset = u32(index * 16 + 8)
                 let (start, overflow) = base.addingReportingOverflow(offset)
                 guard offset > 0, !overflow else { continue }
                 images.append((start, size))
@@ -193,7 +212,9 @@ package enum SpatialMetadata {
     }
 
     /// The standard XMP packets among `segments`.
-    static func xmpPackets(_ source: any RandomAccessBytes, _ segments: [(marker: UInt8, payload: Range<Int>)]) -> [[UInt8]] {
+    static func xmpPackets(_ source: any RandomAccessBytes, _ segments: [(marker: UInt8, payload: Range<Int>)])
+        -> [[UInt8]]
+    {
         let signature = MomentReader.xmpSignature
         return segments.compactMap { segment in
             guard segment.marker == 0xE1, segment.payload.count > signature.count,
@@ -211,18 +232,25 @@ package enum SpatialMetadata {
         guard let (file, copied) = MomentReader.heifStructure(source, boxes: top) else { return facts }
         for item in file.items.values.sorted(by: { $0.id < $1.id }) {
             if item.type == "tmap" { facts.gainMap = true }
-            for case .auxiliaryType(let type) in file.properties(of: item) where type == appleGainMap { facts.gainMap = true }
-            if item.type == "mime", let data = file.bytes(of: item, in: source, copied: copied, limit: maximumXMP) { xmp(data, into: &facts) }
+            for case .auxiliaryType(let type) in file.properties(of: item) where type == appleGainMap {
+                facts.gainMap = true
+            }
+            if item.type == "mime", let data = file.bytes(of: item, in: source, copied: copied, limit: maximumXMP) {
+                xmp(data, into: &facts)
+            }
         }
         // The `ster` entity group, in `meta`'s `grpl`.
-        guard let meta = ISOBox.list(copied, in: 0..<copied.count, limit: 16).first(where: { $0.type == "meta" }), meta.payload.count > 4,
-            let grpl = ISOBox.list(copied, in: (meta.payload.lowerBound + 4)..<meta.payload.upperBound, limit: 64).first(where: { $0.type == "grpl" })
+        guard let meta = ISOBox.list(copied, in: 0..<copied.count, limit: 16).first(where: { $0.type == "meta" }),
+            meta.payload.count > 4,
+            let grpl = ISOBox.list(copied, in: (meta.payload.lowerBound + 4)..<meta.payload.upperBound, limit: 64)
+                .first(where: { $0.type == "grpl" })
         else { return facts }
         for group in ISOBox.list(copied, in: grpl.payload, limit: 256) where group.type == "ster" {
             let bytes = BigEndianBytes(bytes: Array(copied[group.payload]))
             // Full box header, group_id, num_entities_in_group, then the entity ids.
             guard let count = bytes.u32(8), count == 2, let left = bytes.u32(12), let right = bytes.u32(16),
-                let leftItem = file.items[HEIFItemID(truncatingIfNeeded: left)], file.items[HEIFItemID(truncatingIfNeeded: right)] != nil
+                let leftItem = file.items[HEIFItemID(truncatingIfNeeded: left)],
+                file.items[HEIFItemID(truncatingIfNeeded: right)] != nil
             else { continue }
             facts.stereo = true
             if leftItem.id != file.primaryItemID { facts.leftEye = leftItem.id }
@@ -239,13 +267,18 @@ package enum SpatialMetadata {
     /// True when a track's HEVC sample entry carries a second layer: a `vexu`
     /// (video extended usage) or `lhvC` (layered HEVC configuration) box.
     static func isMultiviewHEVC(_ source: any RandomAccessBytes) -> Bool {
-        guard let moov = ISOBox.list(source, in: 0..<source.count, limit: 4096).first(where: { $0.type == "moov" }) else { return false }
+        guard let moov = ISOBox.list(source, in: 0..<source.count, limit: 4096).first(where: { $0.type == "moov" })
+        else { return false }
         for trak in ISOBox.list(source, in: moov.payload, limit: 4096) where trak.type == "trak" {
-            guard let stsd = ISOBox.find(source, in: trak.payload, path: ["mdia", "minf", "stbl", "stsd"]), stsd.payload.count > 8 else { continue }
-            for entry in ISOBox.list(source, in: (stsd.payload.lowerBound + 8)..<stsd.payload.upperBound, limit: 16) where hevcEntries.contains(entry.type) {
+            guard let stsd = ISOBox.find(source, in: trak.payload, path: ["mdia", "minf", "stbl", "stsd"]),
+                stsd.payload.count > 8
+            else { continue }
+            for entry in ISOBox.list(source, in: (stsd.payload.lowerBound + 8)..<stsd.payload.upperBound, limit: 16)
+            where hevcEntries.contains(entry.type) {
                 // A visual sample entry's fixed fields take 78 bytes before its boxes.
                 guard entry.payload.count > 78 else { continue }
-                let children = ISOBox.list(source, in: (entry.payload.lowerBound + 78)..<entry.payload.upperBound, limit: 64)
+                let children = ISOBox.list(
+                    source, in: (entry.payload.lowerBound + 78)..<entry.payload.upperBound, limit: 64)
                 if children.contains(where: { $0.type == "vexu" || $0.type == "lhvC" }) { return true }
             }
         }

@@ -24,7 +24,10 @@ public struct TakeoutSidecar: Sendable, Codable, Hashable {
     public var geoDataExif: TakeoutPlace?
 
     /// Facts of a sidecar titled `title`.
-    public init(title: String, photoTakenTime: Int64? = nil, description: String? = nil, geoData: TakeoutPlace? = nil, geoDataExif: TakeoutPlace? = nil) {
+    public init(
+        title: String, photoTakenTime: Int64? = nil, description: String? = nil, geoData: TakeoutPlace? = nil,
+        geoDataExif: TakeoutPlace? = nil
+    ) {
         self.title = title
         self.photoTakenTime = photoTakenTime
         self.description = description
@@ -75,10 +78,14 @@ package enum TakeoutJSON {
         }
         var facts = TakeoutSidecar(title: String(String.UnicodeScalarView(title.unicodeScalars.prefix(maximumTitle))))
         func member(_ name: String) -> Value? { members.last { $0.key == name }?.value }
-        if case .object(let taken)? = member("photoTakenTime"), let stamp = taken.last(where: { $0.key == "timestamp" })?.value {
+        if case .object(let taken)? = member("photoTakenTime"),
+            let stamp = taken.last(where: { $0.key == "timestamp" })?.value
+        {
             switch stamp {
             case .string(let text): facts.photoTakenTime = Int64(text)
-            case .number(let text): facts.photoTakenTime = Int64(text) ?? Double(text).flatMap { $0.isFinite && abs($0) < 1e15 ? Int64($0) : nil }
+            case .number(let text):
+                facts.photoTakenTime =
+                    Int64(text) ?? Double(text).flatMap { $0.isFinite && abs($0) < 1e15 ? Int64($0) : nil }
             default: break
             }
         }
@@ -95,7 +102,9 @@ package enum TakeoutJSON {
     /// comma that separates it from its neighbour. Nothing for bytes that are
     /// not a Takeout JSON (nor for one already blanked).
     package static func location(_ bytes: [UInt8]) -> LocationMetadata {
-        guard let members = try? topLevel(bytes), members.contains(where: { $0.key == "title" }) else { return LocationMetadata() }
+        guard let members = try? topLevel(bytes), members.contains(where: { $0.key == "title" }) else {
+            return LocationMetadata()
+        }
         var records: [LocationRecord] = []
         var keptBefore = false
         for (index, member) in members.enumerated() {
@@ -113,7 +122,10 @@ package enum TakeoutJSON {
             } else {
                 range = member.range
             }
-            records.append(LocationRecord(name: "Takeout JSON \(member.key)", edits: [MetadataEdit(offset: range.lowerBound, length: range.count, fill: .spaces, step: 0)]))
+            records.append(
+                LocationRecord(
+                    name: "Takeout JSON \(member.key)",
+                    edits: [MetadataEdit(offset: range.lowerBound, length: range.count, fill: .spaces, step: 0)]))
         }
         return LocationMetadata(found: records)
     }
@@ -121,11 +133,14 @@ package enum TakeoutJSON {
     private static func place(_ value: Value?) -> TakeoutPlace? {
         guard case .object(let members)? = value else { return nil }
         func number(_ name: String) -> Double? {
-            guard case .number(let text)? = members.last(where: { $0.key == name })?.value, let value = Double(text), value.isFinite else { return nil }
+            guard case .number(let text)? = members.last(where: { $0.key == name })?.value, let value = Double(text),
+                value.isFinite
+            else { return nil }
             return value
         }
         // Takeout writes all zeros for "no place": none is answered.
-        guard let latitude = number("latitude"), let longitude = number("longitude"), latitude != 0 || longitude != 0 else { return nil }
+        guard let latitude = number("latitude"), let longitude = number("longitude"), latitude != 0 || longitude != 0
+        else { return nil }
         return TakeoutPlace(latitude: latitude, longitude: longitude, altitude: number("altitude"))
     }
 
@@ -158,7 +173,9 @@ package enum TakeoutJSON {
         guard parser.peek == UInt8(ascii: "{") else { throw Refusal("not a JSON object") }
         let value = try parser.value(depth: 1)
         parser.skipSpace()
-        guard parser.position == bytes.count else { throw Refusal("bytes after the JSON object, at \(parser.position)") }
+        guard parser.position == bytes.count else {
+            throw Refusal("bytes after the JSON object, at \(parser.position)")
+        }
         guard case .object(let members) = value else { throw Refusal("not a JSON object") }
         return members
     }
@@ -174,7 +191,9 @@ package enum TakeoutJSON {
         }
 
         mutating func expect(_ byte: UInt8) throws(Refusal) {
-            guard peek == byte else { throw Refusal("not valid JSON: expected '\(Character(Unicode.Scalar(byte)))' at byte \(position)") }
+            guard peek == byte else {
+                throw Refusal("not valid JSON: expected '\(Character(Unicode.Scalar(byte)))' at byte \(position)")
+            }
             position += 1
         }
 
@@ -193,7 +212,9 @@ package enum TakeoutJSON {
                 while true {
                     skipSpace()
                     let start = position
-                    guard peek == UInt8(ascii: "\"") else { throw Refusal("not valid JSON: expected a key at byte \(position)") }
+                    guard peek == UInt8(ascii: "\"") else {
+                        throw Refusal("not valid JSON: expected a key at byte \(position)")
+                    }
                     let key = try string()
                     skipSpace()
                     try expect(UInt8(ascii: ":"))
@@ -257,7 +278,11 @@ package enum TakeoutJSON {
                 }
                 return count
             }
-            if peek == UInt8(ascii: "0") { position += 1 } else if digits() == 0 { throw Refusal("not valid JSON: a bad number at byte \(start)") }
+            if peek == UInt8(ascii: "0") {
+                position += 1
+            } else if digits() == 0 {
+                throw Refusal("not valid JSON: a bad number at byte \(start)")
+            }
             if peek == UInt8(ascii: ".") {
                 position += 1
                 guard digits() > 0 else { throw Refusal("not valid JSON: a bad number at byte \(start)") }
@@ -278,7 +303,9 @@ package enum TakeoutJSON {
             let start = position
             // Most strings are ASCII without escapes: those end at their quote and need no check.
             var ascii = position
-            while ascii < bytes.count, bytes[ascii] >= 0x20, bytes[ascii] < 0x80, bytes[ascii] != UInt8(ascii: "\""), bytes[ascii] != UInt8(ascii: "\\") {
+            while ascii < bytes.count, bytes[ascii] >= 0x20, bytes[ascii] < 0x80, bytes[ascii] != UInt8(ascii: "\""),
+                bytes[ascii] != UInt8(ascii: "\\")
+            {
                 ascii += 1
             }
             if ascii < bytes.count, bytes[ascii] == UInt8(ascii: "\"") {
@@ -316,13 +343,19 @@ package enum TakeoutJSON {
                     case UInt8(ascii: "t"): gathered.append(0x09)
                     case UInt8(ascii: "u"):
                         var code = try hex4()
-                        if (0xD800..<0xDC00).contains(code), peek == UInt8(ascii: "\\"), position + 1 < bytes.count, bytes[position + 1] == UInt8(ascii: "u") {
+                        if (0xD800..<0xDC00).contains(code), peek == UInt8(ascii: "\\"), position + 1 < bytes.count,
+                            bytes[position + 1] == UInt8(ascii: "u")
+                        {
                             position += 2
                             let low = try hex4()
-                            guard (0xDC00..<0xE000).contains(low) else { throw Refusal("not valid JSON: a lone surrogate at byte \(position)") }
+                            guard (0xDC00..<0xE000).contains(low) else {
+                                throw Refusal("not valid JSON: a lone surrogate at byte \(position)")
+                            }
                             code = 0x10000 + ((code - 0xD800) << 10) + (low - 0xDC00)
                         }
-                        guard let scalar = Unicode.Scalar(code) else { throw Refusal("not valid JSON: a lone surrogate at byte \(position)") }
+                        guard let scalar = Unicode.Scalar(code) else {
+                            throw Refusal("not valid JSON: a lone surrogate at byte \(position)")
+                        }
                         UTF8.encode(scalar) { gathered.append($0) }
                     default:
                         throw Refusal("not valid JSON: a bad escape at byte \(position - 1)")

@@ -31,7 +31,8 @@ package enum XMPLocation {
     static let iptcCoreNamespace = "http://iptc.org/std/Iptc4xmpCore/1.0/xmlns/"
     /// How reports spell the properties of each namespace (EXIF's go unprefixed, shown as `exif:`).
     static let shownPrefixes = [
-        djiNamespace: "drone-dji:", iptcExtensionNamespace: "Iptc4xmpExt:", photoshopNamespace: "photoshop:", iptcCoreNamespace: "Iptc4xmpCore:",
+        djiNamespace: "drone-dji:", iptcExtensionNamespace: "Iptc4xmpExt:", photoshopNamespace: "photoshop:",
+        iptcCoreNamespace: "Iptc4xmpCore:",
     ]
 
     /// Whether the property `local` of the namespace `namespace` records a position.
@@ -75,7 +76,9 @@ package enum XMPLocation {
 
     /// ``gpsProperties(_:placeNames:)``, and whether the scanner followed the text to its
     /// end with every element closed (nil), or where it gave up.
-    package static func followed(_ bytes: [UInt8], placeNames: Bool = false) -> (properties: [Property], stoppedAt: Int?) {
+    package static func followed(_ bytes: [UInt8], placeNames: Bool = false) -> (
+        properties: [Property], stoppedAt: Int?
+    ) {
         var scanner = Scanner(bytes: bytes, placeNames: placeNames)
         let properties = scanner.run()
         return (properties, scanner.completed && scanner.stack.isEmpty ? nil : scanner.position)
@@ -92,7 +95,9 @@ package enum XMPLocation {
     static func scanDocument(_ stream: SegmentedBytes, strict: Bool, into findings: inout Findings) {
         let container = strict ? "XMP sidecar" : "XMP"
         func cannot(_ why: String) {
-            if strict || namesEXIF(stream) { findings.notRemovable("an XMP document \(why): where it records a position cannot be told") }
+            if strict || namesEXIF(stream) {
+                findings.notRemovable("an XMP document \(why): where it records a position cannot be told")
+            }
         }
         guard stream.count <= maximumPacket else { return cannot("larger than \(maximumPacket >> 20) MiB") }
         guard let bytes = stream.read(0..<stream.count) else { return cannot("that cannot be read") }
@@ -104,7 +109,8 @@ package enum XMPLocation {
             findings.add(
                 LocationRecord(
                     name: "\(container) \(property.shown)",
-                    edits: stream.edits(property.value, .spaces, step: 0) + stream.edits(property.whole, .spaces, step: 1)))
+                    edits: stream.edits(property.value, .spaces, step: 0)
+                        + stream.edits(property.whole, .spaces, step: 1)))
         }
         if let stoppedAt { cannot("that cannot be followed past byte \(stoppedAt)") }
     }
@@ -126,7 +132,8 @@ package enum XMPLocation {
     /// Whether `bytes` looks like an XMP packet (or a bare RDF document).
     static func looksLikeXMP(_ bytes: ArraySlice<UInt8>) -> Bool {
         let head = bytes.prefix(4096)
-        return head.firstRange(of: Array("<x:xmpmeta".utf8)) != nil || head.firstRange(of: Array("<rdf:RDF".utf8)) != nil
+        return head.firstRange(of: Array("<x:xmpmeta".utf8)) != nil
+            || head.firstRange(of: Array("<rdf:RDF".utf8)) != nil
             || head.firstRange(of: Array("<?xpacket".utf8)) != nil
     }
 
@@ -234,7 +241,9 @@ package enum XMPLocation {
             let start = position
             position += 1
             let nameStart = position
-            while position < bytes.count, !isSpace(bytes[position]), bytes[position] != UInt8(ascii: ">"), bytes[position] != UInt8(ascii: "/") {
+            while position < bytes.count, !isSpace(bytes[position]), bytes[position] != UInt8(ascii: ">"),
+                bytes[position] != UInt8(ascii: "/")
+            {
                 position += 1
             }
             let qualifiedName = Array(bytes[nameStart..<position])
@@ -257,20 +266,26 @@ package enum XMPLocation {
                     break
                 }
                 let attributeStart = position
-                while position < bytes.count, !isSpace(bytes[position]), bytes[position] != UInt8(ascii: "=") { position += 1 }
+                while position < bytes.count, !isSpace(bytes[position]), bytes[position] != UInt8(ascii: "=") {
+                    position += 1
+                }
                 let name = Array(bytes[attributeStart..<position])
                 while position < bytes.count, isSpace(bytes[position]) { position += 1 }
                 guard position < bytes.count, bytes[position] == UInt8(ascii: "=") else { return false }
                 position += 1
                 while position < bytes.count, isSpace(bytes[position]) { position += 1 }
-                guard position < bytes.count, bytes[position] == UInt8(ascii: "\"") || bytes[position] == UInt8(ascii: "'") else { return false }
+                guard position < bytes.count,
+                    bytes[position] == UInt8(ascii: "\"") || bytes[position] == UInt8(ascii: "'")
+                else { return false }
                 let quote = bytes[position]
                 guard let close = index(of: quote, from: position + 1) else { return false }
                 let value = (position + 1)..<close
                 position = close + 1
                 attributes.append((name, attributeStart..<position, value))
                 let text = String(decoding: name, as: UTF8.self)
-                if text.hasPrefix("xmlns:") { declared[String(text.dropFirst(6))] = String(decoding: bytes[value], as: UTF8.self) }
+                if text.hasPrefix("xmlns:") {
+                    declared[String(text.dropFirst(6))] = String(decoding: bytes[value], as: UTF8.self)
+                }
                 // The default namespace (of the elements without a prefix).
                 if text == "xmlns" { declared[""] = String(decoding: bytes[value], as: UTF8.self) }
             }
@@ -287,7 +302,10 @@ package enum XMPLocation {
                 return true
             }
             guard stack.count < Self.maximumDepth else { return false }
-            stack.append(Element(prefixes: declared, gpsStart: gps == nil ? nil : start, gpsName: gps, valueStart: position, qualifiedName: qualifiedName))
+            stack.append(
+                Element(
+                    prefixes: declared, gpsStart: gps == nil ? nil : start, gpsName: gps, valueStart: position,
+                    qualifiedName: qualifiedName))
             return true
         }
 
@@ -301,7 +319,10 @@ package enum XMPLocation {
             let local = String(decoding: colon.map { qualified[($0 + 1)...] } ?? qualified[...], as: UTF8.self)
             let namespace = prefixes[prefix] ?? ""
             guard prefix != "xmlns", local != "xmlns" else { return nil }
-            guard XMPLocation.isPosition(local, namespace: namespace) || (placeNames && XMPLocation.isPlaceName(local, namespace: namespace)) else { return nil }
+            guard
+                XMPLocation.isPosition(local, namespace: namespace)
+                    || (placeNames && XMPLocation.isPlaceName(local, namespace: namespace))
+            else { return nil }
             return (XMPLocation.shownPrefixes[namespace] ?? "") + local
         }
 
@@ -314,7 +335,8 @@ package enum XMPLocation {
 
         func starts(with text: String) -> Bool {
             let pattern = Array(text.utf8)
-            return position + pattern.count <= bytes.count && bytes[position..<(position + pattern.count)].elementsEqual(pattern)
+            return position + pattern.count <= bytes.count
+                && bytes[position..<(position + pattern.count)].elementsEqual(pattern)
         }
 
         func find(_ text: String, from start: Int) -> Int? {

@@ -28,7 +28,9 @@ package enum MomentReader {
     /// Stills whose embedded video, identifier and capture time are read.
     static let stillFormats: Set<String> = ["jpeg", "heic", "heif", "avif"]
     /// Other pictures whose EXIF names the camera (``CaptureMetadata/read(_:format:)``).
-    package static let cameraFormats: Set<String> = ["tiff", "dng", "nef", "cr2", "arw", "orf", "rw2", "raf", "cr3", "jxl", "png", "webp"]
+    package static let cameraFormats: Set<String> = [
+        "tiff", "dng", "nef", "cr2", "arw", "orf", "rw2", "raf", "cr3", "jxl", "png", "webp",
+    ]
     /// Movies whose QuickTime metadata is read.
     package static let movieFormats: Set<String> = ["mov", "mp4", "m4v", "3gp"]
 
@@ -38,7 +40,8 @@ package enum MomentReader {
         if movieFormats.contains(format.id) { return QuickTimeMoments.read(source) }
         guard stillFormats.contains(format.id) else {
             // Other pictures (TIFF, camera RAW, JPEG XL, PNG, WebP): only the camera, from the EXIF found for compatible copies.
-            guard cameraFormats.contains(format.id), let camera = CaptureMetadata.read(source, format: format)?.camera else { return nil }
+            guard cameraFormats.contains(format.id), let camera = CaptureMetadata.read(source, format: format)?.camera
+            else { return nil }
             return MomentFacts(camera: camera)
         }
         let facts = format.id == "jpeg" ? jpeg(source) : heif(source)
@@ -82,9 +85,16 @@ package enum MomentReader {
                 found.scan = payload.upperBound
                 return found
             }
-            if marker == 0xE1, let signature = source.read(payload.lowerBound..<min(payload.upperBound, payload.lowerBound + xmpSignature.count)) {
-                if found.exif == nil, signature.starts(with: exifSignature) { found.exif = (payload.lowerBound + 6)..<payload.upperBound }
-                if found.xmp == nil, signature == xmpSignature { found.xmp = (payload.lowerBound + xmpSignature.count)..<payload.upperBound }
+            if marker == 0xE1,
+                let signature = source.read(
+                    payload.lowerBound..<min(payload.upperBound, payload.lowerBound + xmpSignature.count))
+            {
+                if found.exif == nil, signature.starts(with: exifSignature) {
+                    found.exif = (payload.lowerBound + 6)..<payload.upperBound
+                }
+                if found.xmp == nil, signature == xmpSignature {
+                    found.xmp = (payload.lowerBound + xmpSignature.count)..<payload.upperBound
+                }
             }
             position = payload.upperBound
         }
@@ -104,14 +114,18 @@ package enum MomentReader {
         facts.declaresMotionPhoto = (xmp?.declaresMotionPhoto ?? false) || trailer?.motionPhoto != nil
         if let xmp, let video = fromXMP(xmp, source: source) {
             facts.embeddedVideo = video
-        } else if let video = trailer?.motionPhoto.flatMap({ mp4(source, at: $0.lowerBound, limit: $0.upperBound, layout: .samsungTrailer) }) {
+        } else if let video = trailer?.motionPhoto.flatMap({
+            mp4(source, at: $0.lowerBound, limit: $0.upperBound, layout: .samsungTrailer)
+        }) {
             facts.embeddedVideo = video
         } else {
             // A JPEG that ends with its EOI holds nothing after it; otherwise look
             // for an MP4 after the primary image (before a Samsung trailer).
             let end = trailer?.start ?? source.count
             // (A trailer whose blocks claim the image's own bytes starts before the EOI: nothing lies between.)
-            if let last = source.read((end - 2)..<end), last != [0xFF, 0xD9], let scan = segments.scan, let eoi = endOfImage(source, from: scan), eoi <= end {
+            if let last = source.read((end - 2)..<end), last != [0xFF, 0xD9], let scan = segments.scan,
+                let eoi = endOfImage(source, from: scan), eoi <= end
+            {
                 facts.embeddedVideo = scanForMP4(source, in: eoi..<end)
             }
             // Samsung's `MotionPhoto=1` without a directory, and a trailer that
@@ -167,7 +181,9 @@ package enum MomentReader {
     // MARK: - HEIF
 
     /// HEIF's own top-level boxes: anything else after them may hide a video.
-    static let heifBoxTypes: Set<String> = ["ftyp", "meta", "mdat", "free", "skip", "moov", "uuid", "idat", "wide", "pdin", "sefd", "mpvd"]
+    static let heifBoxTypes: Set<String> = [
+        "ftyp", "meta", "mdat", "free", "skip", "moov", "uuid", "idat", "wide", "pdin", "sefd", "mpvd",
+    ]
 
     static func heif(_ source: any RandomAccessBytes) -> MomentFacts {
         var facts = MomentFacts()
@@ -175,7 +191,8 @@ package enum MomentReader {
         if let (file, copied) = heifStructure(source, boxes: top) {
             if let primary = file.primaryItem {
                 for exif in file.items(referring: primary.id, type: "cdsc") where exif.type == "Exif" {
-                    guard let data = file.bytes(of: exif, in: source, copied: copied, limit: 1 << 20), data.count > 8 else { continue }
+                    guard let data = file.bytes(of: exif, in: source, copied: copied, limit: 1 << 20), data.count > 8
+                    else { continue }
                     let offset = Int(BigEndianBytes(bytes: data).u32(0) ?? Int.max)
                     guard offset < data.count - 8, let tiff = TIFFReader(data, base: 4 + offset) else { continue }
                     (facts.contentIdentifier, facts.captureTime, facts.burstIdentifier) = StillMoments.read(tiff)
@@ -186,7 +203,9 @@ package enum MomentReader {
             }
             var xmp: MotionPhotoXMP?
             for item in file.items.values.sorted(by: { $0.id < $1.id }) where item.type == "mime" {
-                if let data = file.bytes(of: item, in: source, copied: copied, limit: MotionPhotoXMP.maximumSize), let parsed = MotionPhotoXMP(data[...]) {
+                if let data = file.bytes(of: item, in: source, copied: copied, limit: MotionPhotoXMP.maximumSize),
+                    let parsed = MotionPhotoXMP(data[...])
+                {
                     xmp = parsed
                     break
                 }
@@ -202,7 +221,9 @@ package enum MomentReader {
         }
         let trailer = SamsungTrailer(source)
         if trailer?.motionPhoto != nil { facts.declaresMotionPhoto = true }
-        if let video = trailer?.motionPhoto.flatMap({ mp4(source, at: $0.lowerBound, limit: $0.upperBound, layout: .samsungTrailer) }) {
+        if let video = trailer?.motionPhoto.flatMap({
+            mp4(source, at: $0.lowerBound, limit: $0.upperBound, layout: .samsungTrailer)
+        }) {
             facts.embeddedVideo = video
             return facts
         }
@@ -220,10 +241,16 @@ package enum MomentReader {
     }
 
     /// The facts with the video of a top-level `mpvd` box, when it holds one.
-    static func motionBox(_ source: any RandomAccessBytes, top: [ISOBox], cut: ISOBox?, facts: inout MomentFacts) -> MomentFacts? {
-        guard let motion = top.first(where: { $0.type == "mpvd" }) ?? cut.flatMap({ $0.type == "mpvd" ? $0 : nil }) else { return nil }
+    static func motionBox(_ source: any RandomAccessBytes, top: [ISOBox], cut: ISOBox?, facts: inout MomentFacts)
+        -> MomentFacts?
+    {
+        guard let motion = top.first(where: { $0.type == "mpvd" }) ?? cut.flatMap({ $0.type == "mpvd" ? $0 : nil })
+        else { return nil }
         facts.declaresMotionPhoto = true
-        guard var video = mp4(source, at: motion.payload.lowerBound, limit: motion.payload.upperBound, layout: .heifMotionBox) else { return nil }
+        guard
+            var video = mp4(
+                source, at: motion.payload.lowerBound, limit: motion.payload.upperBound, layout: .heifMotionBox)
+        else { return nil }
         if cut?.type == "mpvd" { video.truncated = true }
         facts.embeddedVideo = video
         return facts
@@ -239,7 +266,9 @@ package enum MomentReader {
             let type = String(decoding: header[4..<8], as: UTF8.self)
             var start = position + 8
             if size == 1 {
-                guard let large = source.read(start..<(start + 8)).map({ BigEndianBytes(bytes: $0).u64(0) }), let value = large else { break }
+                guard let large = source.read(start..<(start + 8)).map({ BigEndianBytes(bytes: $0).u64(0) }),
+                    let value = large
+                else { break }
                 size = value
                 start += 8
             } else if size == 0 {
@@ -294,12 +323,15 @@ package enum MomentReader {
 
     /// An MP4's top-level box types: its walk stops at any other.
     static let mp4BoxTypes: Set<String> = [
-        "ftyp", "free", "skip", "wide", "mdat", "moov", "moof", "mfra", "meta", "uuid", "pdin", "styp", "sidx", "ssix", "prft", "emsg", "udta", "pnot",
+        "ftyp", "free", "skip", "wide", "mdat", "moov", "moof", "mfra", "meta", "uuid", "pdin", "styp", "sidx", "ssix",
+        "prft", "emsg", "udta", "pnot",
     ]
 
     /// The MP4 starting with an `ftyp` box at `offset`, its extent its top-level
     /// boxes up to `limit`; nil when there is no plausible `ftyp` there.
-    static func mp4(_ source: any RandomAccessBytes, at offset: Int, limit: Int, layout: EmbeddedVideo.Layout) -> EmbeddedVideo? {
+    static func mp4(_ source: any RandomAccessBytes, at offset: Int, limit: Int, layout: EmbeddedVideo.Layout)
+        -> EmbeddedVideo?
+    {
         let limit = min(limit, source.count)
         guard offset >= 0, offset + 16 <= limit, let head = source.read(offset..<(offset + 12)) else { return nil }
         let ftypSize = Int(head[0]) << 24 | Int(head[1]) << 16 | Int(head[2]) << 8 | Int(head[3])
@@ -315,7 +347,10 @@ package enum MomentReader {
             guard mp4BoxTypes.contains(type) else { break }
             var headerSize = 8
             if size == 1 {
-                guard let large = source.read((position + 8)..<(position + 16)).map({ BigEndianBytes(bytes: $0).u64(0) }), let value = large else {
+                guard
+                    let large = source.read((position + 8)..<(position + 16)).map({ BigEndianBytes(bytes: $0).u64(0) }),
+                    let value = large
+                else {
                     truncated = position + 16 > limit
                     break
                 }
@@ -338,7 +373,9 @@ package enum MomentReader {
     }
 
     /// The first MP4 found in `range` by its `ftyp` box (the last resort).
-    static func scanForMP4(_ source: any RandomAccessBytes, in range: Range<Int>, layout: EmbeddedVideo.Layout = .appended) -> EmbeddedVideo? {
+    static func scanForMP4(
+        _ source: any RandomAccessBytes, in range: Range<Int>, layout: EmbeddedVideo.Layout = .appended
+    ) -> EmbeddedVideo? {
         let pattern = Array("ftyp".utf8)
         let chunk = 1 << 20
         var position = max(range.lowerBound, 0)
@@ -347,7 +384,11 @@ package enum MomentReader {
             var from = bytes.startIndex
             while let found = bytes[from...].firstRange(of: pattern) {
                 let start = position + found.lowerBound - 4
-                if start >= range.lowerBound, let video = mp4(source, at: start, limit: range.upperBound, layout: layout) { return video }
+                if start >= range.lowerBound,
+                    let video = mp4(source, at: start, limit: range.upperBound, layout: layout)
+                {
+                    return video
+                }
                 from = found.upperBound
             }
             position += chunk
@@ -371,13 +412,18 @@ struct SamsungTrailer {
 
     init?(_ source: any RandomAccessBytes) {
         let size = source.count
-        guard size > 24, let tail = source.read((size - 8)..<size), tail[4..<8].elementsEqual("SEFT".utf8) else { return nil }
+        guard size > 24, let tail = source.read((size - 8)..<size), tail[4..<8].elementsEqual("SEFT".utf8) else {
+            return nil
+        }
         let directoryLength = Int(tail[0]) | Int(tail[1]) << 8 | Int(tail[2]) << 16 | Int(tail[3]) << 24
         let directory = size - 8 - directoryLength
-        guard directoryLength >= 12, directoryLength <= 1 << 20, directory >= 0, let bytes = source.read(directory..<(size - 8)),
+        guard directoryLength >= 12, directoryLength <= 1 << 20, directory >= 0,
+            let bytes = source.read(directory..<(size - 8)),
             bytes[0..<4].elementsEqual("SEFH".utf8)
         else { return nil }
-        func u32(_ at: Int) -> Int { Int(bytes[at]) | Int(bytes[at + 1]) << 8 | Int(bytes[at + 2]) << 16 | Int(bytes[at + 3]) << 24 }
+        func u32(_ at: Int) -> Int {
+            Int(bytes[at]) | Int(bytes[at + 1]) << 8 | Int(bytes[at + 2]) << 16 | Int(bytes[at + 3]) << 24
+        }
         let count = u32(8)
         guard count <= (bytes.count - 12) / 12 else { return nil }
         var first = directory
@@ -385,11 +431,14 @@ struct SamsungTrailer {
         for i in 0..<count {
             let at = 12 + i * 12
             let type = Int(bytes[at + 2]) | Int(bytes[at + 3]) << 8
-            let back = u32(at + 4), length = u32(at + 8)
+            let back = u32(at + 4)
+            let length = u32(at + 8)
             let block = directory - back
             guard back > 0, block >= 0, length >= 8, block + length <= directory else { continue }
             first = min(first, block)
-            guard type == Self.motionPhotoType, motionPhoto == nil, let head = source.read(block..<(block + 8)) else { continue }
+            guard type == Self.motionPhotoType, motionPhoto == nil, let head = source.read(block..<(block + 8)) else {
+                continue
+            }
             let nameLength = Int(head[4]) | Int(head[5]) << 8 | Int(head[6]) << 16 | Int(head[7]) << 24
             guard nameLength <= 256, block + 8 + nameLength <= block + length else { continue }
             motionPhoto = (block + 8 + nameLength)..<(block + length)
@@ -410,7 +459,9 @@ extension HEIFFile {
         guard !item.extents.isEmpty else { return nil }
         var data: [UInt8] = []
         for extent in item.extents {
-            guard extent.length > 0, data.count + extent.length <= limit, let bytes = source.read(extent.offset..<(extent.offset + extent.length)) else { return nil }
+            guard extent.length > 0, data.count + extent.length <= limit,
+                let bytes = source.read(extent.offset..<(extent.offset + extent.length))
+            else { return nil }
             data += bytes
         }
         return data

@@ -56,11 +56,15 @@ package struct MotionPhotoXMP: Equatable {
                     found = true
                 }
                 for attribute in attributes {
-                    found = apply(attribute.namespace, attribute.name, attribute.value, inItem: isItem || itemDepth != nil) || found
+                    found =
+                        apply(attribute.namespace, attribute.name, attribute.value, inItem: isItem || itemDepth != nil)
+                        || found
                 }
                 field = selfClosing ? nil : (element.namespace, element.name)
             case .text(let text):
-                if let open = field { found = apply(open.namespace, open.name, text, inItem: itemDepth != nil) || found }
+                if let open = field {
+                    found = apply(open.namespace, open.name, text, inItem: itemDepth != nil) || found
+                }
             case .end(let depth):
                 field = nil
                 if depth == itemDepth { itemDepth = nil }
@@ -97,7 +101,9 @@ package struct MotionPhotoXMP: Equatable {
 
     /// A non-negative decimal integer of at most 15 digits.
     static func integer(_ text: String) -> Int? {
-        guard !text.isEmpty, text.utf8.count <= 15, text.utf8.allSatisfy({ (0x30...0x39).contains($0) }) else { return nil }
+        guard !text.isEmpty, text.utf8.count <= 15, text.utf8.allSatisfy({ (0x30...0x39).contains($0) }) else {
+            return nil
+        }
         return Int(text)
     }
 }
@@ -222,7 +228,9 @@ struct XMLScanner {
             guard position < bytes.endIndex, bytes[position] == UInt8(ascii: "=") else { return nil }
             position += 1
             while position < bytes.endIndex, Self.isSpace(bytes[position]) { position += 1 }
-            guard position < bytes.endIndex, bytes[position] == UInt8(ascii: "\"") || bytes[position] == UInt8(ascii: "'") else { return nil }
+            guard position < bytes.endIndex,
+                bytes[position] == UInt8(ascii: "\"") || bytes[position] == UInt8(ascii: "'")
+            else { return nil }
             let quote = bytes[position]
             guard let close = index(of: quote, from: position + 1) else { return nil }
             raw.append((name, Self.unescape(bytes[(position + 1)..<close])))
@@ -232,10 +240,16 @@ struct XMLScanner {
         guard scopes.count <= Self.maximumDepth else { return nil }
         var scope = scopes[scopes.count - 1]
         for (name, value) in raw {
-            if name == "xmlns" { scope[""] = value } else if name.hasPrefix("xmlns:") { scope[String(name.dropFirst(6))] = value }
+            if name == "xmlns" {
+                scope[""] = value
+            } else if name.hasPrefix("xmlns:") {
+                scope[String(name.dropFirst(6))] = value
+            }
         }
         func resolve(_ qualified: String, isAttribute: Bool) -> (String, String) {
-            guard let colon = qualified.firstIndex(of: ":") else { return (isAttribute ? "" : scope[""] ?? "", qualified) }
+            guard let colon = qualified.firstIndex(of: ":") else {
+                return (isAttribute ? "" : scope[""] ?? "", qualified)
+            }
             return (scope[String(qualified[..<colon])] ?? "", String(qualified[qualified.index(after: colon)...]))
         }
         let element = resolve(qualified, isAttribute: false)

@@ -25,11 +25,14 @@ enum QuickTimeMoments {
 
     /// The facts of the movie in `source`; nil when it has none of them.
     static func read(_ source: any RandomAccessBytes) -> MomentFacts? {
-        guard let moov = ISOBox.list(source, in: 0..<source.count, limit: 4096).first(where: { $0.type == "moov" }) else { return nil }
+        guard let moov = ISOBox.list(source, in: 0..<source.count, limit: 4096).first(where: { $0.type == "moov" })
+        else { return nil }
         let movie = ISOBox.list(source, in: moov.payload, limit: 4096)
         var facts = MomentFacts()
         var movieTimescale = 0
-        if let mvhd = movie.first(where: { $0.type == "mvhd" }), let head = source.read(mvhd.payload.lowerBound..<min(mvhd.payload.upperBound, mvhd.payload.lowerBound + 32)) {
+        if let mvhd = movie.first(where: { $0.type == "mvhd" }),
+            let head = source.read(mvhd.payload.lowerBound..<min(mvhd.payload.upperBound, mvhd.payload.lowerBound + 32))
+        {
             let b = BigEndianBytes(bytes: head)
             let version = head.first ?? 0
             movieTimescale = (version == 1 ? b.u32(20) : b.u32(12)) ?? 0
@@ -40,7 +43,9 @@ enum QuickTimeMoments {
         }
         for meta in movie where meta.type == "meta" {
             let values = metadata(source, meta: meta)
-            if let identifier = values[contentIdentifierKey], MomentFacts.isValidIdentifier(identifier) { facts.contentIdentifier = identifier }
+            if let identifier = values[contentIdentifierKey], MomentFacts.isValidIdentifier(identifier) {
+                facts.contentIdentifier = identifier
+            }
             if var date = values[creationDateKey].flatMap(DateText.iso8601) {
                 date.source = .quicktime
                 facts.captureTime = date
@@ -52,16 +57,21 @@ enum QuickTimeMoments {
         }
         // Android's (and older QuickTime's) `udta/©xyz`: a 16-bit length, a language, the ISO 6709 text.
         if facts.position == nil, let udta = movie.first(where: { $0.type == "udta" }),
-            let xyz = ISOBox.list(source, in: udta.payload, limit: 256).first(where: { $0.type == "©xyz" }), xyz.payload.count > 4,
+            let xyz = ISOBox.list(source, in: udta.payload, limit: 256).first(where: { $0.type == "©xyz" }),
+            xyz.payload.count > 4,
             xyz.payload.count <= 256, let bytes = source.read(xyz.payload)
         {
             let length = Int(bytes[0]) << 8 | Int(bytes[1])
-            if length <= bytes.count - 4 { facts.position = CapturePosition(iso6709: String(decoding: bytes[4..<(4 + length)], as: UTF8.self)) }
+            if length <= bytes.count - 4 {
+                facts.position = CapturePosition(iso6709: String(decoding: bytes[4..<(4 + length)], as: UTF8.self))
+            }
         }
         // Older QuickTime's (and some cameras') `udta/©mak` and `©mod`, in the same layout, when the keys name no camera.
         if facts.camera == nil, let udta = movie.first(where: { $0.type == "udta" }) {
             let atoms = ISOBox.list(source, in: udta.payload, limit: 256)
-            facts.camera = CameraFacts(make: userDataText(source, atoms, "©mak"), model: userDataText(source, atoms, "©mod")).cleaned
+            facts.camera =
+                CameraFacts(make: userDataText(source, atoms, "©mak"), model: userDataText(source, atoms, "©mod"))
+                .cleaned
         }
         facts.stillImageTime = stillImageTime(source, movie: movie, movieTimescale: movieTimescale)
         return facts.isEmpty ? nil : facts
@@ -69,9 +79,12 @@ enum QuickTimeMoments {
 
     /// The still-image time alone (what a poster needs): the movie's tracks only.
     static func stillImageTime(_ source: any RandomAccessBytes) -> Double? {
-        guard let moov = ISOBox.list(source, in: 0..<source.count, limit: 4096).first(where: { $0.type == "moov" }) else { return nil }
+        guard let moov = ISOBox.list(source, in: 0..<source.count, limit: 4096).first(where: { $0.type == "moov" })
+        else { return nil }
         let movie = ISOBox.list(source, in: moov.payload, limit: 4096)
-        guard let mvhd = movie.first(where: { $0.type == "mvhd" }), let head = source.read(mvhd.payload.lowerBound..<min(mvhd.payload.upperBound, mvhd.payload.lowerBound + 24)),
+        guard let mvhd = movie.first(where: { $0.type == "mvhd" }),
+            let head = source.read(
+                mvhd.payload.lowerBound..<min(mvhd.payload.upperBound, mvhd.payload.lowerBound + 24)),
             let timescale = BigEndianBytes(bytes: head).u32(head.first == 1 ? 20 : 12)
         else { return nil }
         return stillImageTime(source, movie: movie, movieTimescale: timescale)
@@ -88,7 +101,8 @@ enum QuickTimeMoments {
     /// The text of the `udta` atom of `type` among `atoms` (a 16-bit length, a
     /// language, the text), when it holds one of at most 256 bytes.
     static func userDataText(_ source: any RandomAccessBytes, _ atoms: [ISOBox], _ type: String) -> String? {
-        guard let atom = atoms.first(where: { $0.type == type }), atom.payload.count > 4, atom.payload.count <= 260, let bytes = source.read(atom.payload)
+        guard let atom = atoms.first(where: { $0.type == type }), atom.payload.count > 4, atom.payload.count <= 260,
+            let bytes = source.read(atom.payload)
         else { return nil }
         let length = Int(bytes[0]) << 8 | Int(bytes[1])
         guard length <= bytes.count - 4 else { return nil }
@@ -99,13 +113,15 @@ enum QuickTimeMoments {
     static func metadata(_ source: any RandomAccessBytes, meta: ISOBox) -> [String: String] {
         // QuickTime's `meta` has no version and flags; ISO's (in `udta`) has four bytes of them.
         var range = meta.payload
-        if let head = source.read(range.lowerBound..<(range.lowerBound + 12)), String(decoding: head[4..<8], as: UTF8.self) != "hdlr",
+        if let head = source.read(range.lowerBound..<(range.lowerBound + 12)),
+            String(decoding: head[4..<8], as: UTF8.self) != "hdlr",
             String(decoding: head[8..<12], as: UTF8.self) == "hdlr"
         {
             range = (range.lowerBound + 4)..<range.upperBound
         }
         let children = ISOBox.list(source, in: range, limit: 256)
-        guard let keysBox = children.first(where: { $0.type == "keys" }), let ilst = children.first(where: { $0.type == "ilst" }),
+        guard let keysBox = children.first(where: { $0.type == "keys" }),
+            let ilst = children.first(where: { $0.type == "ilst" }),
             keysBox.payload.count <= maximumBoxRead, let keyBytes = source.read(keysBox.payload)
         else { return [:] }
         // keys: version and flags, a count, then [size, namespace, name] entries (1-based).
@@ -143,19 +159,23 @@ enum QuickTimeMoments {
             let handler = source.read((hdlr.payload.lowerBound + 8)..<(hdlr.payload.lowerBound + 12)),
             String(decoding: handler, as: UTF8.self) == "meta",
             let mdhd = ISOBox.find(source, in: mdia.payload, path: ["mdhd"]),
-            let mediaHead = source.read(mdhd.payload.lowerBound..<min(mdhd.payload.upperBound, mdhd.payload.lowerBound + 24)),
-            let mediaTimescale = BigEndianBytes(bytes: mediaHead).u32(mediaHead.first == 1 ? 20 : 12), mediaTimescale > 0,
+            let mediaHead = source.read(
+                mdhd.payload.lowerBound..<min(mdhd.payload.upperBound, mdhd.payload.lowerBound + 24)),
+            let mediaTimescale = BigEndianBytes(bytes: mediaHead).u32(mediaHead.first == 1 ? 20 : 12),
+            mediaTimescale > 0,
             let stbl = ISOBox.find(source, in: mdia.payload, path: ["minf", "stbl"]),
             let stsd = ISOBox.find(source, in: stbl.payload, path: ["stsd"]), stsd.payload.count <= maximumBoxRead,
             let description = source.read(stsd.payload), describesStillImageTime(description)
         else { return nil }
         // The first sample that holds anything (writers put empty samples in gaps).
         var sampleTime = 0
-        if let stsz = ISOBox.find(source, in: stbl.payload, path: ["stsz"]), let stts = ISOBox.find(source, in: stbl.payload, path: ["stts"]),
+        if let stsz = ISOBox.find(source, in: stbl.payload, path: ["stsz"]),
+            let stts = ISOBox.find(source, in: stbl.payload, path: ["stts"]),
             stsz.payload.count <= maximumBoxRead, stts.payload.count <= maximumBoxRead,
             let sizes = source.read(stsz.payload), let times = source.read(stts.payload)
         {
-            let s = BigEndianBytes(bytes: sizes), t = BigEndianBytes(bytes: times)
+            let s = BigEndianBytes(bytes: sizes)
+            let t = BigEndianBytes(bytes: times)
             let uniform = s.u32(4) ?? 0
             let sampleCount = min(s.u32(8) ?? 0, 100_000)
             let first = (0..<sampleCount).first { uniform > 0 || (s.u32(12 + $0 * 4) ?? 0) > 0 } ?? 0
@@ -173,7 +193,9 @@ enum QuickTimeMoments {
         // The edit list: empty edits shift the track; the first media edit says where its media starts.
         var offset = 0.0
         var mediaStart = 0
-        if let elst = ISOBox.find(source, in: trak.payload, path: ["edts", "elst"]), elst.payload.count <= maximumBoxRead, let edits = source.read(elst.payload) {
+        if let elst = ISOBox.find(source, in: trak.payload, path: ["edts", "elst"]),
+            elst.payload.count <= maximumBoxRead, let edits = source.read(elst.payload)
+        {
             let e = BigEndianBytes(bytes: edits)
             let version = edits.first ?? 0
             let size = version == 1 ? 20 : 12
@@ -200,13 +222,21 @@ enum QuickTimeMoments {
     static func describesStillImageTime(_ stsd: [UInt8]) -> Bool {
         // version and flags, entry count, then the first entry: size, format, six reserved bytes, data reference index.
         let b = BigEndianBytes(bytes: stsd)
-        guard let size = b.u32(8), size >= 16, 8 + size <= stsd.count, String(decoding: stsd[12..<16], as: UTF8.self) == "mebx" else { return false }
+        guard let size = b.u32(8), size >= 16, 8 + size <= stsd.count,
+            String(decoding: stsd[12..<16], as: UTF8.self) == "mebx"
+        else { return false }
         let entry = Array(stsd[8..<(8 + size)])
         guard let keys = ISOBox.find(entry, in: 16..<entry.count, path: ["keys"]) else { return false }
         for key in ISOBox.list(entry, in: keys.payload, limit: 64) {
-            guard let keyd = ISOBox.find(entry, in: key.payload, path: ["keyd"]), keyd.payload.count > 4 else { continue }
+            guard let keyd = ISOBox.find(entry, in: key.payload, path: ["keyd"]), keyd.payload.count > 4 else {
+                continue
+            }
             // keyd: the namespace (`mdta`), then the key.
-            if String(decoding: entry[(keyd.payload.lowerBound + 4)..<keyd.payload.upperBound], as: UTF8.self) == stillImageTimeKey { return true }
+            if String(decoding: entry[(keyd.payload.lowerBound + 4)..<keyd.payload.upperBound], as: UTF8.self)
+                == stillImageTimeKey
+            {
+                return true
+            }
         }
         return false
     }
@@ -217,7 +247,8 @@ enum QuickTimeMoments {
 enum DateText {
     /// Seconds since 1970-01-01 00:00 for a civil date and time (proleptic Gregorian).
     static func seconds(year: Int, month: Int, day: Int, hour: Int, minute: Int, second: Int) -> Double? {
-        guard (1...12).contains(month), (1...31).contains(day), (0...23).contains(hour), (0...59).contains(minute), (0...60).contains(second),
+        guard (1...12).contains(month), (1...31).contains(day), (0...23).contains(hour), (0...59).contains(minute),
+            (0...60).contains(second),
             (1800...2300).contains(year)
         else { return nil }
         // Howard Hinnant's days_from_civil.
@@ -246,10 +277,14 @@ enum DateText {
     /// `±HH:MM`, `±HHMM` or `Z` → seconds east of UTC.
     static func offset(_ text: [UInt8]) -> Int? {
         if text == [UInt8(ascii: "Z")] { return 0 }
-        guard text.count == 6 || text.count == 5, text[0] == UInt8(ascii: "+") || text[0] == UInt8(ascii: "-") else { return nil }
+        guard text.count == 6 || text.count == 5, text[0] == UInt8(ascii: "+") || text[0] == UInt8(ascii: "-") else {
+            return nil
+        }
         let digits = text.count == 6 ? [text[1], text[2], text[4], text[5]] : Array(text[1...4])
         // Real zones lie within ±14:00, on a 15-minute grid.
-        guard let hours = number(digits, 0..<2), let minutes = number(digits, 2..<4), hours * 60 + minutes <= 14 * 60, minutes % 15 == 0 else { return nil }
+        guard let hours = number(digits, 0..<2), let minutes = number(digits, 2..<4), hours * 60 + minutes <= 14 * 60,
+            minutes % 15 == 0
+        else { return nil }
         return (text[0] == UInt8(ascii: "-") ? -1 : 1) * (hours * 3600 + minutes * 60)
     }
 
@@ -257,8 +292,10 @@ enum DateText {
     /// offset (`OffsetTimeOriginal`) when given.
     static func exif(_ text: String, subSeconds: String? = nil, offset: String? = nil) -> CaptureTime? {
         let b = Array(text.utf8)
-        guard b.count >= 19, let y = number(b, 0..<4), let mo = number(b, 5..<7), let d = number(b, 8..<10), let h = number(b, 11..<13),
-            let mi = number(b, 14..<16), let s = number(b, 17..<19), var local = seconds(year: y, month: mo, day: d, hour: h, minute: mi, second: s)
+        guard b.count >= 19, let y = number(b, 0..<4), let mo = number(b, 5..<7), let d = number(b, 8..<10),
+            let h = number(b, 11..<13),
+            let mi = number(b, 14..<16), let s = number(b, 17..<19),
+            var local = seconds(year: y, month: mo, day: d, hour: h, minute: mi, second: s)
         else { return nil }
         if let sub = subSeconds.map({ Array($0.utf8.prefix(3)) }), let fraction = number(sub, 0..<sub.count) {
             local += Double(fraction) / pow10(sub.count)
@@ -271,13 +308,17 @@ enum DateText {
     /// `+02:00`, `Z`, fractional seconds, or no zone).
     static func iso8601(_ text: String) -> CaptureTime? {
         let b = Array(text.utf8.prefix(40))
-        guard b.count >= 19, let y = number(b, 0..<4), let mo = number(b, 5..<7), let d = number(b, 8..<10), let h = number(b, 11..<13),
-            let mi = number(b, 14..<16), let s = number(b, 17..<19), var local = seconds(year: y, month: mo, day: d, hour: h, minute: mi, second: s)
+        guard b.count >= 19, let y = number(b, 0..<4), let mo = number(b, 5..<7), let d = number(b, 8..<10),
+            let h = number(b, 11..<13),
+            let mi = number(b, 14..<16), let s = number(b, 17..<19),
+            var local = seconds(year: y, month: mo, day: d, hour: h, minute: mi, second: s)
         else { return nil }
         var rest = Array(b[19...])
         if rest.first == UInt8(ascii: ".") {
             let digits = rest.dropFirst().prefix { (0x30...0x39).contains($0) }
-            if let fraction = number(Array(digits.prefix(3)), 0..<min(3, digits.count)) { local += Double(fraction) / pow10(min(3, digits.count)) }
+            if let fraction = number(Array(digits.prefix(3)), 0..<min(3, digits.count)) {
+                local += Double(fraction) / pow10(min(3, digits.count))
+            }
             rest = Array(rest.dropFirst(1 + digits.count))
         }
         let zone = rest.isEmpty ? nil : offset(rest)

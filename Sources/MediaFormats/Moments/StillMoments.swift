@@ -29,10 +29,12 @@ enum StillMoments {
 
     /// The GPS date and time stamp (UTC; whole seconds), when both are there.
     static func gpsTime(_ tiff: TIFFReader, _ entries: [TIFFEntry]) -> Double? {
-        guard let date = tiff.string(Tag.gpsDateStamp, in: entries), let time = tiff.integers(Tag.gpsTimeStamp, in: entries, limit: 3), time.count == 3
+        guard let date = tiff.string(Tag.gpsDateStamp, in: entries),
+            let time = tiff.integers(Tag.gpsTimeStamp, in: entries, limit: 3), time.count == 3
         else { return nil }
         let b = Array(date.utf8)
-        guard b.count >= 10, let y = DateText.number(b, 0..<4), let mo = DateText.number(b, 5..<7), let d = DateText.number(b, 8..<10),
+        guard b.count >= 10, let y = DateText.number(b, 0..<4), let mo = DateText.number(b, 5..<7),
+            let d = DateText.number(b, 8..<10),
             let seconds = DateText.seconds(year: y, month: mo, day: d, hour: time[0], minute: time[1], second: time[2])
         else { return nil }
         return seconds
@@ -42,10 +44,13 @@ enum StillMoments {
     /// `GPSLongitude`: degrees, minutes and seconds as rationals), when it is
     /// there and plausible.
     static func position(_ tiff: TIFFReader) -> CapturePosition? {
-        guard let ifd0 = tiff.ifd(at: tiff.firstIFD), let pointer = tiff.integer(Tag.gpsIFD, in: ifd0.entries), let gps = tiff.ifd(at: pointer),
-            let latitude = degrees(tiff, 0x0002, in: gps.entries), let longitude = degrees(tiff, 0x0004, in: gps.entries)
+        guard let ifd0 = tiff.ifd(at: tiff.firstIFD), let pointer = tiff.integer(Tag.gpsIFD, in: ifd0.entries),
+            let gps = tiff.ifd(at: pointer),
+            let latitude = degrees(tiff, 0x0002, in: gps.entries),
+            let longitude = degrees(tiff, 0x0004, in: gps.entries)
         else { return nil }
-        let south = tiff.string(0x0001, in: gps.entries)?.uppercased() == "S", west = tiff.string(0x0003, in: gps.entries)?.uppercased() == "W"
+        let south = tiff.string(0x0001, in: gps.entries)?.uppercased() == "S"
+        let west = tiff.string(0x0003, in: gps.entries)?.uppercased() == "W"
         let position = CapturePosition(latitude: south ? -latitude : latitude, longitude: west ? -longitude : longitude)
         return position.isPlausible ? position : nil
     }
@@ -57,7 +62,9 @@ enum StillMoments {
         else { return nil }
         func u32(_ at: Int) -> Double {
             let b = bytes[at..<(at + 4)].map(UInt32.init)
-            return Double(tiff.bigEndian ? b[0] << 24 | b[1] << 16 | b[2] << 8 | b[3] : b[3] << 24 | b[2] << 16 | b[1] << 8 | b[0])
+            return Double(
+                tiff.bigEndian ? b[0] << 24 | b[1] << 16 | b[2] << 8 | b[3] : b[3] << 24 | b[2] << 16 | b[1] << 8 | b[0]
+            )
         }
         var value = 0.0
         for (index, unit) in [1.0, 60, 3600].enumerated() {
@@ -73,7 +80,8 @@ enum StillMoments {
     /// nil when it names none. Never a maker note's.
     static func camera(_ tiff: TIFFReader) -> CameraFacts? {
         guard let ifd0 = tiff.ifd(at: tiff.firstIFD) else { return nil }
-        var facts = CameraFacts(make: tiff.string(Tag.make, in: ifd0.entries), model: tiff.string(Tag.model, in: ifd0.entries))
+        var facts = CameraFacts(
+            make: tiff.string(Tag.make, in: ifd0.entries), model: tiff.string(Tag.model, in: ifd0.entries))
         if let exifOffset = tiff.integer(Tag.exifIFD, in: ifd0.entries), let exif = tiff.ifd(at: exifOffset) {
             facts.lens = tiff.string(Tag.lensModel, in: exif.entries)
         }
@@ -91,22 +99,33 @@ enum StillMoments {
         let date = tiff.string(Tag.dateTimeOriginal, in: exif.entries) ?? tiff.string(Tag.createDate, in: exif.entries)
         // Never `OffsetTime` (0x9010): that is the zone of the last edit, not of the capture.
         var captureTime = date.flatMap {
-            DateText.exif($0, subSeconds: tiff.string(Tag.subSecTimeOriginal, in: exif.entries), offset: tiff.string(Tag.offsetTimeOriginal, in: exif.entries))
+            DateText.exif(
+                $0, subSeconds: tiff.string(Tag.subSecTimeOriginal, in: exif.entries),
+                offset: tiff.string(Tag.offsetTimeOriginal, in: exif.entries))
         }
-        if captureTime != nil, captureTime?.utc == nil, let gpsOffset = tiff.integer(Tag.gpsIFD, in: ifd0.entries), let gps = tiff.ifd(at: gpsOffset) {
+        if captureTime != nil, captureTime?.utc == nil, let gpsOffset = tiff.integer(Tag.gpsIFD, in: ifd0.entries),
+            let gps = tiff.ifd(at: gpsOffset)
+        {
             captureTime?.gps = gpsTime(tiff, gps.entries)
         }
         captureTime?.source = .exif
         var identifier: String?
         var burst: String?
-        if let note = tiff.blob(Tag.makerNote, in: exif.entries), note.count > 16, let head = tiff.source.read(note.lowerBound..<(note.lowerBound + 14)),
-            Array(head[0..<10]) == appleSignature, head[12] == head[13], head[12] == UInt8(ascii: "M") || head[12] == UInt8(ascii: "I")
+        if let note = tiff.blob(Tag.makerNote, in: exif.entries), note.count > 16,
+            let head = tiff.source.read(note.lowerBound..<(note.lowerBound + 14)),
+            Array(head[0..<10]) == appleSignature, head[12] == head[13],
+            head[12] == UInt8(ascii: "M") || head[12] == UInt8(ascii: "I")
         {
-            let apple = TIFFReader(tiff.source, bigEndian: head[12] == UInt8(ascii: "M"), base: note.lowerBound, firstIFD: 14)
-            if let entries = apple.ifd(at: 14)?.entries, let value = apple.string(Tag.appleContentIdentifier, in: entries), MomentFacts.isValidIdentifier(value) {
+            let apple = TIFFReader(
+                tiff.source, bigEndian: head[12] == UInt8(ascii: "M"), base: note.lowerBound, firstIFD: 14)
+            if let entries = apple.ifd(at: 14)?.entries,
+                let value = apple.string(Tag.appleContentIdentifier, in: entries), MomentFacts.isValidIdentifier(value)
+            {
                 identifier = value
             }
-            if let entries = apple.ifd(at: 14)?.entries, let value = apple.string(Tag.appleBurstIdentifier, in: entries), MomentFacts.isValidIdentifier(value) {
+            if let entries = apple.ifd(at: 14)?.entries,
+                let value = apple.string(Tag.appleBurstIdentifier, in: entries), MomentFacts.isValidIdentifier(value)
+            {
                 burst = value
             }
         }

@@ -76,7 +76,9 @@ package enum RAWFile {
     static let maximumIFDs = 32
 
     /// Describes the RAW file in `source`, of `format` (one of ``MediaFormat/cameraRAW``).
-    package static func describe(_ source: any RandomAccessBytes, format: MediaFormat) throws(RAWFormatError) -> RAWDescription {
+    package static func describe(_ source: any RandomAccessBytes, format: MediaFormat) throws(RAWFormatError)
+        -> RAWDescription
+    {
         switch format.id {
         case "cr3": return try CR3.describe(source)
         case "raf": return try RAF.describe(source)
@@ -103,14 +105,17 @@ package enum TIFFMaker {
 // MARK: - TIFF-based RAW
 
 enum TIFFBased {
-    static func describe(_ source: any RandomAccessBytes, format: MediaFormat) throws(RAWFormatError) -> RAWDescription {
+    static func describe(_ source: any RandomAccessBytes, format: MediaFormat) throws(RAWFormatError) -> RAWDescription
+    {
         guard let tiff = TIFFReader(source) else { throw RAWFormatError("no TIFF header") }
         var walk = Walk(tiff: tiff, isDNG: format.id == "dng")
         walk.follow(chainFrom: tiff.firstIFD, name: "IFD", depth: 0)
         guard let ifd0 = walk.ifds.first else { throw RAWFormatError("no readable IFD0") }
 
         var description = RAWDescription(previews: walk.previews, orientation: 1, sizes: [])
-        if let orientation = tiff.integer(0x0112, in: ifd0.entries), (1...8).contains(orientation) { description.orientation = orientation }
+        if let orientation = tiff.integer(0x0112, in: ifd0.entries), (1...8).contains(orientation) {
+            description.orientation = orientation
+        }
 
         // Panasonic: a whole JPEG (with EXIF) as IFD0 tag 0x2E; the picture is the
         // sensor area inside its borders (tags 4–7).
@@ -119,7 +124,8 @@ enum TIFFBased {
                 description.previews.append(RAWPreview(ranges: [range], encoding: .jpeg, origin: "JpgFromRaw"))
             }
             if let top = tiff.integer(4, in: ifd0.entries), let left = tiff.integer(5, in: ifd0.entries),
-                let bottom = tiff.integer(6, in: ifd0.entries), let right = tiff.integer(7, in: ifd0.entries), right > left, bottom > top
+                let bottom = tiff.integer(6, in: ifd0.entries), let right = tiff.integer(7, in: ifd0.entries),
+                right > left, bottom > top
             {
                 description.sizes.append(.init(width: right - left, height: bottom - top))
             }
@@ -132,7 +138,9 @@ enum TIFFBased {
         }
         // EXIF: PixelX/YDimension; the maker note (Olympus keeps its preview there).
         if let exifOffset = tiff.integer(0x8769, in: ifd0.entries), let (exif, _) = tiff.ifd(at: exifOffset) {
-            if let width = tiff.integer(0xA002, in: exif), let height = tiff.integer(0xA003, in: exif), width > 0, height > 0 {
+            if let width = tiff.integer(0xA002, in: exif), let height = tiff.integer(0xA003, in: exif), width > 0,
+                height > 0
+            {
                 description.sizes.append(.init(width: width, height: height))
             }
             if format.id == "orf", let note = tiff.blob(0x927C, in: exif) {
@@ -140,7 +148,9 @@ enum TIFFBased {
             }
         }
         // The raw image's own size: the largest IFD holding sensor data.
-        if let raw = walk.rawSizes.max(by: { $0.width * $0.height < $1.width * $1.height }) { description.sizes.append(raw) }
+        if let raw = walk.rawSizes.max(by: { $0.width * $0.height < $1.width * $1.height }) {
+            description.sizes.append(raw)
+        }
         return description
     }
 
@@ -156,12 +166,16 @@ enum TIFFBased {
         mutating func follow(chainFrom offset: Int, name: String, depth: Int) {
             var offset = offset
             var index = 0
-            while offset != 0, ifds.count < RAWFile.maximumIFDs, visited.insert(offset).inserted, let (entries, next) = tiff.ifd(at: offset) {
+            while offset != 0, ifds.count < RAWFile.maximumIFDs, visited.insert(offset).inserted,
+                let (entries, next) = tiff.ifd(at: offset)
+            {
                 let label = "\(name)\(index)"
                 ifds.append((label, entries))
                 inspect(entries, name: label)
                 if depth < 2, let subIFDs = tiff.integers(0x014A, in: entries, limit: 16) {
-                    for (n, sub) in subIFDs.enumerated() { follow(chainFrom: sub, name: "\(label).SubIFD\(n)-", depth: depth + 1) }
+                    for (n, sub) in subIFDs.enumerated() {
+                        follow(chainFrom: sub, name: "\(label).SubIFD\(n)-", depth: depth + 1)
+                    }
                 }
                 offset = next
                 index += 1
@@ -173,7 +187,8 @@ enum TIFFBased {
             let kind = tiff.integer(0x00FE, in: entries) ?? 0
             let photometric = tiff.integer(0x0106, in: entries)
             let compression = tiff.integer(0x0103, in: entries) ?? 1
-            let width = tiff.integer(0x0100, in: entries) ?? 0, height = tiff.integer(0x0101, in: entries) ?? 0
+            let width = tiff.integer(0x0100, in: entries) ?? 0
+            let height = tiff.integer(0x0101, in: entries) ?? 0
             // Sensor data: colour filter array or linear raw, a maker's raw
             // compression, or (DNG) the main image.
             let rawPhotometric = photometric == 32803 || photometric == 34892
@@ -185,13 +200,15 @@ enum TIFFBased {
             // Masks (NewSubfileType bit 2) and DNG images not marked as previews are not pictures.
             if kind & 4 != 0 { return }
             if isDNG, kind != 1, kind != 0x10001 { return }
-            if let offset = tiff.integer(0x0201, in: entries), let length = tiff.integer(0x0202, in: entries), length > 0,
+            if let offset = tiff.integer(0x0201, in: entries), let length = tiff.integer(0x0202, in: entries),
+                length > 0,
                 let start = tiff.absolute(offset), start + length <= tiff.source.count
             {
                 previews.append(RAWPreview(ranges: [start..<(start + length)], encoding: .jpeg, origin: name))
                 return
             }
-            guard let offsets = tiff.integers(0x0111, in: entries, limit: 1024), let counts = tiff.integers(0x0117, in: entries, limit: 1024),
+            guard let offsets = tiff.integers(0x0111, in: entries, limit: 1024),
+                let counts = tiff.integers(0x0117, in: entries, limit: 1024),
                 offsets.count == counts.count, !offsets.isEmpty
             else { return }
             var ranges: [Range<Int>] = []
@@ -216,17 +233,22 @@ enum TIFFBased {
 /// the CameraSettings IFD (tag 0x2020): start 0x101, length 0x102.
 enum Olympus {
     static func previews(makerNote: Range<Int>, tiff: TIFFReader) -> [RAWPreview] {
-        guard let head = tiff.source.read(makerNote.lowerBound..<min(makerNote.upperBound, makerNote.lowerBound + 16)), head.count >= 12 else { return [] }
+        guard let head = tiff.source.read(makerNote.lowerBound..<min(makerNote.upperBound, makerNote.lowerBound + 16)),
+            head.count >= 12
+        else { return [] }
         let note: TIFFReader
         if head.starts(with: Array("OLYMPUS\u{0}".utf8)) {
             guard head[8] == 0x49 || head[8] == 0x4D else { return [] }
             note = TIFFReader(tiff.source, bigEndian: head[8] == 0x4D, base: makerNote.lowerBound, firstIFD: 12)
         } else if head.starts(with: Array("OLYMP\u{0}".utf8)) {
-            note = TIFFReader(tiff.source, bigEndian: tiff.bigEndian, base: tiff.base, firstIFD: makerNote.lowerBound + 8 - tiff.base)
+            note = TIFFReader(
+                tiff.source, bigEndian: tiff.bigEndian, base: tiff.base, firstIFD: makerNote.lowerBound + 8 - tiff.base)
         } else {
             return []
         }
-        guard let (entries, _) = note.ifd(at: note.firstIFD), let settings = note.entry(0x2020, in: entries) else { return [] }
+        guard let (entries, _) = note.ifd(at: note.firstIFD), let settings = note.entry(0x2020, in: entries) else {
+            return []
+        }
         // The CameraSettings IFD: at an offset (IFD or LONG), or inline as a blob.
         let settingsIFD: Int
         if settings.type == 13 || settings.type == 4, let offset = note.integers(of: settings, limit: 1)?.first {
@@ -246,14 +268,20 @@ enum Olympus {
 
 enum CR3 {
     /// Canon's `moov/uuid` box (CMT1–CMT4, THMB).
-    static let canonUUID: [UInt8] = [0x85, 0xC0, 0xB6, 0x87, 0x82, 0x0F, 0x11, 0xE0, 0x81, 0x11, 0xF4, 0xCE, 0x46, 0x2B, 0x6A, 0x48]
+    static let canonUUID: [UInt8] = [
+        0x85, 0xC0, 0xB6, 0x87, 0x82, 0x0F, 0x11, 0xE0, 0x81, 0x11, 0xF4, 0xCE, 0x46, 0x2B, 0x6A, 0x48,
+    ]
     /// The top-level `uuid` box holding `PRVW`.
-    static let previewUUID: [UInt8] = [0xEA, 0xF4, 0x2B, 0x5E, 0x1C, 0x98, 0x4B, 0x88, 0xB9, 0xFB, 0xB7, 0xDC, 0x40, 0x6E, 0x4D, 0x16]
+    static let previewUUID: [UInt8] = [
+        0xEA, 0xF4, 0x2B, 0x5E, 0x1C, 0x98, 0x4B, 0x88, 0xB9, 0xFB, 0xB7, 0xDC, 0x40, 0x6E, 0x4D, 0x16,
+    ]
 
     /// A JPEG inside a box whose payload starts with a small header of its own
     /// (`THMB`, `PRVW`): from the first SOI marker in its first 64 bytes to the box's end.
     static func embeddedJPEG(_ source: any RandomAccessBytes, in payload: Range<Int>, origin: String) -> RAWPreview? {
-        guard let head = source.read(payload.lowerBound..<min(payload.upperBound, payload.lowerBound + 64)) else { return nil }
+        guard let head = source.read(payload.lowerBound..<min(payload.upperBound, payload.lowerBound + 64)) else {
+            return nil
+        }
         for i in 0..<max(0, head.count - 2) where head[i] == 0xFF && head[i + 1] == 0xD8 && head[i + 2] == 0xFF {
             return RAWPreview(ranges: [(payload.lowerBound + i)..<payload.upperBound], encoding: .jpeg, origin: origin)
         }
@@ -270,18 +298,30 @@ enum CR3 {
                 for box in ISOBox.list(source, in: canon.payload) {
                     switch box.type {
                     case "CMT1":
-                        guard let tiff = TIFFReader(source, base: box.payload.lowerBound), let (ifd0, _) = tiff.ifd(at: tiff.firstIFD) else { continue }
-                        if let orientation = tiff.integer(0x0112, in: ifd0), (1...8).contains(orientation) { description.orientation = orientation }
-                        if let width = tiff.integer(0x0100, in: ifd0), let height = tiff.integer(0x0101, in: ifd0), width > 0, height > 0 {
+                        guard let tiff = TIFFReader(source, base: box.payload.lowerBound),
+                            let (ifd0, _) = tiff.ifd(at: tiff.firstIFD)
+                        else { continue }
+                        if let orientation = tiff.integer(0x0112, in: ifd0), (1...8).contains(orientation) {
+                            description.orientation = orientation
+                        }
+                        if let width = tiff.integer(0x0100, in: ifd0), let height = tiff.integer(0x0101, in: ifd0),
+                            width > 0, height > 0
+                        {
                             description.sizes.append(.init(width: width, height: height))
                         }
                     case "CMT2":
-                        guard let tiff = TIFFReader(source, base: box.payload.lowerBound), let (exif, _) = tiff.ifd(at: tiff.firstIFD) else { continue }
-                        if let width = tiff.integer(0xA002, in: exif), let height = tiff.integer(0xA003, in: exif), width > 0, height > 0 {
+                        guard let tiff = TIFFReader(source, base: box.payload.lowerBound),
+                            let (exif, _) = tiff.ifd(at: tiff.firstIFD)
+                        else { continue }
+                        if let width = tiff.integer(0xA002, in: exif), let height = tiff.integer(0xA003, in: exif),
+                            width > 0, height > 0
+                        {
                             description.sizes.insert(.init(width: width, height: height), at: 0)
                         }
                     case "THMB":
-                        if let preview = embeddedJPEG(source, in: box.payload, origin: "THMB") { description.previews.append(preview) }
+                        if let preview = embeddedJPEG(source, in: box.payload, origin: "THMB") {
+                            description.previews.append(preview)
+                        }
                     default: continue
                     }
                 }
@@ -291,7 +331,9 @@ enum CR3 {
             // Eight bytes, then the PRVW box.
             let inner = box.payload.lowerBound + 8
             for prvw in ISOBox.list(source, in: inner..<box.payload.upperBound) where prvw.type == "PRVW" {
-                if let preview = embeddedJPEG(source, in: prvw.payload, origin: "PRVW") { description.previews.append(preview) }
+                if let preview = embeddedJPEG(source, in: prvw.payload, origin: "PRVW") {
+                    description.previews.append(preview)
+                }
             }
         }
         return description
@@ -305,26 +347,38 @@ enum RAF {
         guard let header = source.read(0..<100), header.starts(with: Array("FUJIFILMCCD-RAW ".utf8)) else {
             throw RAWFormatError("no RAF header")
         }
-        func be32(_ at: Int) -> Int { Int(header[at]) << 24 | Int(header[at + 1]) << 16 | Int(header[at + 2]) << 8 | Int(header[at + 3]) }
-        let offset = be32(84), length = be32(88)
+        func be32(_ at: Int) -> Int {
+            Int(header[at]) << 24 | Int(header[at + 1]) << 16 | Int(header[at + 2]) << 8 | Int(header[at + 3])
+        }
+        let offset = be32(84)
+        let length = be32(88)
         var description = RAWDescription(previews: [], orientation: 1, sizes: [])
         guard length > 0, offset > 0, offset + length <= source.count else { return description }
-        description.previews.append(RAWPreview(ranges: [offset..<(offset + length)], encoding: .jpeg, origin: "RAF JPEG"))
+        description.previews.append(
+            RAWPreview(ranges: [offset..<(offset + length)], encoding: .jpeg, origin: "RAF JPEG"))
         // The JPEG's EXIF: the photo's orientation and size, and a thumbnail.
-        guard let exif = JPEGSegments.exifTIFF(source, jpegAt: offset, length: length), let (ifd0, next) = exif.ifd(at: exif.firstIFD) else {
+        guard let exif = JPEGSegments.exifTIFF(source, jpegAt: offset, length: length),
+            let (ifd0, next) = exif.ifd(at: exif.firstIFD)
+        else {
             return description
         }
-        if let orientation = exif.integer(0x0112, in: ifd0), (1...8).contains(orientation) { description.orientation = orientation }
+        if let orientation = exif.integer(0x0112, in: ifd0), (1...8).contains(orientation) {
+            description.orientation = orientation
+        }
         if let exifOffset = exif.integer(0x8769, in: ifd0), let (entries, _) = exif.ifd(at: exifOffset),
-            let width = exif.integer(0xA002, in: entries), let height = exif.integer(0xA003, in: entries), width > 0, height > 0
+            let width = exif.integer(0xA002, in: entries), let height = exif.integer(0xA003, in: entries), width > 0,
+            height > 0
         {
             description.sizes.append(.init(width: width, height: height))
         }
         if next != 0, let (ifd1, _) = exif.ifd(at: next), let thumbnail = exif.integer(0x0201, in: ifd1),
-            let thumbnailLength = exif.integer(0x0202, in: ifd1), thumbnailLength > 0, let start = exif.absolute(thumbnail),
+            let thumbnailLength = exif.integer(0x0202, in: ifd1), thumbnailLength > 0,
+            let start = exif.absolute(thumbnail),
             start + thumbnailLength <= offset + length
         {
-            description.previews.append(RAWPreview(ranges: [start..<(start + thumbnailLength)], encoding: .jpeg, origin: "RAF JPEG EXIF thumbnail"))
+            description.previews.append(
+                RAWPreview(
+                    ranges: [start..<(start + thumbnailLength)], encoding: .jpeg, origin: "RAF JPEG EXIF thumbnail"))
         }
         return description
     }
@@ -342,7 +396,9 @@ package enum JPEGSegments {
             let marker = head[position + 1]
             let segment = Int(head[position + 2]) << 8 | Int(head[position + 3])
             guard segment >= 2 else { return nil }
-            if marker == 0xE1, position + 10 <= head.count, Array(head[(position + 4)..<(position + 10)]) == [0x45, 0x78, 0x69, 0x66, 0, 0] {
+            if marker == 0xE1, position + 10 <= head.count,
+                Array(head[(position + 4)..<(position + 10)]) == [0x45, 0x78, 0x69, 0x66, 0, 0]
+            {
                 return TIFFReader(source, base: offset + position + 10)
             }
             guard (0xE0...0xEF).contains(marker) || marker == 0xFE else { return nil }

@@ -75,7 +75,8 @@ package struct TIFFReader {
         }
         self.source = source
         self.base = base
-        let offset = bigEndian
+        let offset =
+            bigEndian
             ? Int(header[4]) << 24 | Int(header[5]) << 16 | Int(header[6]) << 8 | Int(header[7])
             : Int(header[7]) << 24 | Int(header[6]) << 16 | Int(header[5]) << 8 | Int(header[4])
         firstIFD = offset
@@ -108,16 +109,21 @@ package struct TIFFReader {
     /// The entries of the IFD at `offset` (relative to ``base``) and the offset of
     /// the next IFD (0 when none), or nil when it is not inside the file.
     package func ifd(at offset: Int) -> (entries: [TIFFEntry], next: Int)? {
-        guard offset >= 8 || base > 0, let start = absolute(offset), let countBytes = source.read(start..<(start + 2)) else { return nil }
+        guard offset >= 8 || base > 0, let start = absolute(offset), let countBytes = source.read(start..<(start + 2))
+        else { return nil }
         let count = u16(countBytes, 0)
-        guard count > 0, count <= Self.maximumEntries, let table = source.read((start + 2)..<(start + 2 + count * 12 + 4)) else {
+        guard count > 0, count <= Self.maximumEntries,
+            let table = source.read((start + 2)..<(start + 2 + count * 12 + 4))
+        else {
             return nil
         }
         var entries: [TIFFEntry] = []
         entries.reserveCapacity(count)
         for i in 0..<count {
             let at = i * 12
-            let tag = u16(table, at), type = u16(table, at + 2), valueCount = u32(table, at + 4)
+            let tag = u16(table, at)
+            let type = u16(table, at + 2)
+            let valueCount = u32(table, at + 4)
             let entry = TIFFEntry(tag: tag, type: type, count: valueCount, valueOffset: 0)
             guard let length = entry.byteCount else { continue }
             // Values of up to four bytes sit in the entry; longer ones at an offset.
@@ -142,7 +148,9 @@ package struct TIFFReader {
     package func integers(of entry: TIFFEntry, limit: Int = 4096) -> [Int]? {
         let size = TIFFEntry.size(ofType: entry.type)
         let n = min(entry.count, limit)
-        guard n > 0, size > 0, let bytes = source.read(entry.valueOffset..<(entry.valueOffset + n * size)) else { return nil }
+        guard n > 0, size > 0, let bytes = source.read(entry.valueOffset..<(entry.valueOffset + n * size)) else {
+            return nil
+        }
         var values: [Int] = []
         values.reserveCapacity(n)
         for i in 0..<n {
@@ -155,7 +163,8 @@ package struct TIFFReader {
             case 4, 13: values.append(u32(bytes, at))
             case 9: values.append(Int(Int32(truncatingIfNeeded: u32(bytes, at))))
             case 5, 10:
-                let numerator = u32(bytes, at), denominator = u32(bytes, at + 4)
+                let numerator = u32(bytes, at)
+                let denominator = u32(bytes, at + 4)
                 values.append(denominator == 0 ? 0 : numerator / denominator)
             default: return nil
             }

@@ -20,16 +20,24 @@ extension ColourDescription {
                 primariesCode = Int(parameters.color_primaries.rawValue)
             }
             var size = 0
-            if let data = av_stream_get_side_data(stream, AV_PKT_DATA_MASTERING_DISPLAY_METADATA, &size), size >= MemoryLayout<AVMasteringDisplayMetadata>.size {
-                masteringPeak = ColourDescription.peak(of: UnsafeRawPointer(data).loadUnaligned(as: AVMasteringDisplayMetadata.self))
+            if let data = av_stream_get_side_data(stream, AV_PKT_DATA_MASTERING_DISPLAY_METADATA, &size),
+                size >= MemoryLayout<AVMasteringDisplayMetadata>.size
+            {
+                masteringPeak = ColourDescription.peak(
+                    of: UnsafeRawPointer(data).loadUnaligned(as: AVMasteringDisplayMetadata.self))
             }
-            if let data = av_stream_get_side_data(stream, AV_PKT_DATA_CONTENT_LIGHT_LEVEL, &size), size >= MemoryLayout<AVContentLightMetadata>.size {
+            if let data = av_stream_get_side_data(stream, AV_PKT_DATA_CONTENT_LIGHT_LEVEL, &size),
+                size >= MemoryLayout<AVContentLightMetadata>.size
+            {
                 let light = UnsafeRawPointer(data).loadUnaligned(as: AVContentLightMetadata.self)
                 if light.MaxCLL > 0 { maxContentLight = Double(light.MaxCLL) }
             }
-            if let data = av_stream_get_side_data(stream, AV_PKT_DATA_DOVI_CONF, &size), size >= MemoryLayout<AVDOVIDecoderConfigurationRecord>.size {
+            if let data = av_stream_get_side_data(stream, AV_PKT_DATA_DOVI_CONF, &size),
+                size >= MemoryLayout<AVDOVIDecoderConfigurationRecord>.size
+            {
                 let record = UnsafeRawPointer(data).loadUnaligned(as: AVDOVIDecoderConfigurationRecord.self)
-                dolbyVision = DolbyVision(profile: Int(record.dv_profile), compatibility: Int(record.dv_bl_signal_compatibility_id))
+                dolbyVision = DolbyVision(
+                    profile: Int(record.dv_profile), compatibility: Int(record.dv_bl_signal_compatibility_id))
             }
         }
 
@@ -53,14 +61,20 @@ extension ColourDescription {
     /// its mastering display and content light level (HEVC/AV1 SEI and OBUs),
     /// else the stream's; the stream's Dolby Vision configuration.
     init(frame: UnsafeMutablePointer<AVFrame>, stream: StreamHints) {
-        let transfer = Int(frame.pointee.color_trc.rawValue), primaries = Int(frame.pointee.color_primaries.rawValue)
+        let transfer = Int(frame.pointee.color_trc.rawValue)
+        let primaries = Int(frame.pointee.color_primaries.rawValue)
         self.init(
             transferCode: ColourDescription.transfer(code: transfer) != nil ? transfer : stream.transferCode,
             primariesCode: ColourDescription.primaries(code: primaries) != nil ? primaries : stream.primariesCode)
-        if let side = av_frame_get_side_data(frame, AV_FRAME_DATA_MASTERING_DISPLAY_METADATA), side.pointee.size >= MemoryLayout<AVMasteringDisplayMetadata>.size {
-            masteringPeak = Self.peak(of: UnsafeRawPointer(side.pointee.data).loadUnaligned(as: AVMasteringDisplayMetadata.self))
+        if let side = av_frame_get_side_data(frame, AV_FRAME_DATA_MASTERING_DISPLAY_METADATA),
+            side.pointee.size >= MemoryLayout<AVMasteringDisplayMetadata>.size
+        {
+            masteringPeak = Self.peak(
+                of: UnsafeRawPointer(side.pointee.data).loadUnaligned(as: AVMasteringDisplayMetadata.self))
         }
-        if let side = av_frame_get_side_data(frame, AV_FRAME_DATA_CONTENT_LIGHT_LEVEL), side.pointee.size >= MemoryLayout<AVContentLightMetadata>.size {
+        if let side = av_frame_get_side_data(frame, AV_FRAME_DATA_CONTENT_LIGHT_LEVEL),
+            side.pointee.size >= MemoryLayout<AVContentLightMetadata>.size
+        {
             let light = UnsafeRawPointer(side.pointee.data).loadUnaligned(as: AVContentLightMetadata.self)
             if light.MaxCLL > 0 { maxContentLight = Double(light.MaxCLL) }
         }

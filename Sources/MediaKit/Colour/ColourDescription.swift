@@ -56,7 +56,10 @@ struct ColourDescription: Sendable, Hashable, CustomStringConvertible {
     /// SDR BT.709 / sRGB: nothing to convert.
     static let standard = ColourDescription(transfer: .sdr, primaries: .bt709)
 
-    init(transfer: Transfer, primaries: Primaries, masteringPeak: Double? = nil, maxContentLight: Double? = nil, dolbyVision: DolbyVision? = nil) {
+    init(
+        transfer: Transfer, primaries: Primaries, masteringPeak: Double? = nil, maxContentLight: Double? = nil,
+        dolbyVision: DolbyVision? = nil
+    ) {
         self.transfer = transfer
         self.primaries = primaries
         self.masteringPeak = masteringPeak

@@ -68,7 +68,8 @@ struct ToneMapper {
             scale = (0...4096).map { index in
                 let m = sourcePeak * Double(index) / 4096
                 guard m > 0 else { return Float(1 / Self.referenceWhite) }
-                return Float(Self.eetf(m, sourcePeak: sourcePeak, targetPeak: Self.referenceWhite) / m / Self.referenceWhite)
+                return Float(
+                    Self.eetf(m, sourcePeak: sourcePeak, targetPeak: Self.referenceWhite) / m / Self.referenceWhite)
             }
         } else {
             peak = 1
@@ -80,8 +81,10 @@ struct ToneMapper {
     /// Converts `width`×`height` pixels of interleaved 16-bit R'G'B' (`stride`
     /// elements from one row to the next) to packed 8-bit sRGB.
     func convert(_ pixels: UnsafeBufferPointer<UInt16>, width: Int, height: Int, stride: Int) -> [UInt8] {
-        let hdr = description.isHDR, hlg = description.transfer == .hlg
-        let hlgScale = Float(Self.hlgPeak), hlgExponent = Float(Self.hlgGamma - 1)
+        let hdr = description.isHDR
+        let hlg = description.transfer == .hlg
+        let hlgScale = Float(Self.hlgPeak)
+        let hlgExponent = Float(Self.hlgGamma - 1)
         return input.withUnsafeBufferPointer { input in
             scale.withUnsafeBufferPointer { scale in
                 output.withUnsafeBufferPointer { output in
@@ -91,14 +94,18 @@ struct ToneMapper {
                             for y in 0..<height {
                                 var i = y * stride
                                 for _ in 0..<width {
-                                    var r = input[Int(pixels[i] >> 4)], g = input[Int(pixels[i + 1] >> 4)], b = input[Int(pixels[i + 2] >> 4)]
+                                    var r = input[Int(pixels[i] >> 4)]
+                                    var g = input[Int(pixels[i + 1] >> 4)]
+                                    var b = input[Int(pixels[i + 2] >> 4)]
                                     i += 3
                                     if hdr {
                                         if hlg {
                                             // BT.2100 OOTF: scene light to display light (cd/m²).
                                             let ys = max(0, luma.0 * r + luma.1 * g + luma.2 * b)
                                             let gain = hlgScale * (ys > 0 ? powf(ys, hlgExponent) : 0)
-                                            r *= gain; g *= gain; b *= gain
+                                            r *= gain
+                                            g *= gain
+                                            b *= gain
                                         }
                                         let largest = max(r, g, b)
                                         var factor = scale[0]
@@ -107,17 +114,21 @@ struct ToneMapper {
                                                 factor = scale[4096] * peak / largest
                                             } else {
                                                 let position = largest / peak * 4096
-                                                let k = Int(position), t = position - Float(k)
+                                                let k = Int(position)
+                                                let t = position - Float(k)
                                                 factor = scale[k] + (scale[k + 1] - scale[k]) * t
                                             }
                                         }
-                                        r *= factor; g *= factor; b *= factor
+                                        r *= factor
+                                        g *= factor
+                                        b *= factor
                                     }
                                     var rr = m[0] * r + m[1] * g + m[2] * b
                                     var gg = m[3] * r + m[4] * g + m[5] * b
                                     var bb = m[6] * r + m[7] * g + m[8] * b
                                     // Out of sRGB's gamut: towards the colour's own luminance until it fits.
-                                    let low = min(rr, gg, bb), high = max(rr, gg, bb)
+                                    let low = min(rr, gg, bb)
+                                    let high = max(rr, gg, bb)
                                     if low < 0 || high > 1 {
                                         let luminance = min(1, max(0, 0.2126 * rr + 0.7152 * gg + 0.0722 * bb))
                                         var t: Float = 1
@@ -172,7 +183,9 @@ struct ToneMapper {
     }
 
     static func srgbEOTF(_ e: Double) -> Double { e <= 0.04045 ? e / 12.92 : pow((e + 0.055) / 1.055, 2.4) }
-    static func srgbOETF(_ light: Double) -> Double { light <= 0.0031308 ? 12.92 * light : 1.055 * pow(light, 1 / 2.4) - 0.055 }
+    static func srgbOETF(_ light: Double) -> Double {
+        light <= 0.0031308 ? 12.92 * light : 1.055 * pow(light, 1 / 2.4) - 0.055
+    }
 
     /// BT.2390's EETF: `luminance` of a source graded up to `sourcePeak` cd/m², for
     /// a display whose peak is `targetPeak` (black at 0 for both), in cd/m².
@@ -186,8 +199,11 @@ struct ToneMapper {
         if e1 >= kneeStart {
             // The Hermite spline from the knee to (1, maxLuminance).
             let t = (e1 - kneeStart) / (1 - kneeStart)
-            let t2 = t * t, t3 = t2 * t
-            e2 = (2 * t3 - 3 * t2 + 1) * kneeStart + (t3 - 2 * t2 + t) * (1 - kneeStart) + (-2 * t3 + 3 * t2) * maxLuminance
+            let t2 = t * t
+            let t3 = t2 * t
+            e2 =
+                (2 * t3 - 3 * t2 + 1) * kneeStart + (t3 - 2 * t2 + t) * (1 - kneeStart) + (-2 * t3 + 3 * t2)
+                * maxLuminance
         }
         return pqEOTF(e2 * sourceTop)
     }
@@ -210,22 +226,31 @@ struct ToneMapper {
     static func rgbToXYZ(_ primaries: ColourDescription.Primaries) -> [Double] {
         let c = chromaticities(primaries)
         func xyz(_ xy: (Double, Double)) -> [Double] { [xy.0 / xy.1, 1, (1 - xy.0 - xy.1) / xy.1] }
-        let r = xyz(c[0]), g = xyz(c[1]), b = xyz(c[2]), w = xyz(c[3])
+        let r = xyz(c[0])
+        let g = xyz(c[1])
+        let b = xyz(c[2])
+        let w = xyz(c[3])
         let p = [r[0], g[0], b[0], r[1], g[1], b[1], r[2], g[2], b[2]]
         let s = multiply(invert(p), w)
-        return [p[0] * s[0], p[1] * s[1], p[2] * s[2], p[3] * s[0], p[4] * s[1], p[5] * s[2], p[6] * s[0], p[7] * s[1], p[8] * s[2]]
+        return [
+            p[0] * s[0], p[1] * s[1], p[2] * s[2], p[3] * s[0], p[4] * s[1], p[5] * s[2], p[6] * s[0], p[7] * s[1],
+            p[8] * s[2],
+        ]
     }
 
     /// Linear RGB in `source` primaries → linear RGB in `target` primaries, with
     /// Bradford chromatic adaptation when their white points differ.
-    static func conversion(from source: ColourDescription.Primaries, to target: ColourDescription.Primaries) -> [Double] {
+    static func conversion(from source: ColourDescription.Primaries, to target: ColourDescription.Primaries) -> [Double]
+    {
         guard source != target else { return [1, 0, 0, 0, 1, 0, 0, 0, 1] }
         var toXYZ = rgbToXYZ(source)
-        let sourceWhite = chromaticities(source)[3], targetWhite = chromaticities(target)[3]
+        let sourceWhite = chromaticities(source)[3]
+        let targetWhite = chromaticities(target)[3]
         if sourceWhite != targetWhite {
             let bradford = [0.8951, 0.2664, -0.1614, -0.7502, 1.7135, 0.0367, 0.0389, -0.0685, 1.0296]
             func xyz(_ xy: (Double, Double)) -> [Double] { [xy.0 / xy.1, 1, (1 - xy.0 - xy.1) / xy.1] }
-            let from = multiply(bradford, xyz(sourceWhite)), to = multiply(bradford, xyz(targetWhite))
+            let from = multiply(bradford, xyz(sourceWhite))
+            let to = multiply(bradford, xyz(targetWhite))
             let diagonal = [to[0] / from[0], 0, 0, 0, to[1] / from[1], 0, 0, 0, to[2] / from[2]]
             toXYZ = product(product(invert(bradford), product(diagonal, bradford)), toXYZ)
         }
@@ -233,18 +258,24 @@ struct ToneMapper {
     }
 
     static func multiply(_ m: [Double], _ v: [Double]) -> [Double] {
-        [m[0] * v[0] + m[1] * v[1] + m[2] * v[2], m[3] * v[0] + m[4] * v[1] + m[5] * v[2], m[6] * v[0] + m[7] * v[1] + m[8] * v[2]]
+        [
+            m[0] * v[0] + m[1] * v[1] + m[2] * v[2], m[3] * v[0] + m[4] * v[1] + m[5] * v[2],
+            m[6] * v[0] + m[7] * v[1] + m[8] * v[2],
+        ]
     }
 
     static func product(_ a: [Double], _ b: [Double]) -> [Double] {
         (0..<9).map { i in
-            let row = i / 3, column = i % 3
+            let row = i / 3
+            let column = i % 3
             return a[row * 3] * b[column] + a[row * 3 + 1] * b[3 + column] + a[row * 3 + 2] * b[6 + column]
         }
     }
 
     static func invert(_ m: [Double]) -> [Double] {
-        let a = m[4] * m[8] - m[5] * m[7], b = m[5] * m[6] - m[3] * m[8], c = m[3] * m[7] - m[4] * m[6]
+        let a = m[4] * m[8] - m[5] * m[7]
+        let b = m[5] * m[6] - m[3] * m[8]
+        let c = m[3] * m[7] - m[4] * m[6]
         let determinant = m[0] * a + m[1] * b + m[2] * c
         return [
             a / determinant, (m[2] * m[7] - m[1] * m[8]) / determinant, (m[1] * m[5] - m[2] * m[4]) / determinant,

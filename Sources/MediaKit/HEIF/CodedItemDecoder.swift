@@ -109,13 +109,17 @@ struct CodedItemDecoder {
         func tileFacts(_ tile: HEIFItem) throws(NotTaken) -> (Coding, Int, Int) {
             guard types.contains(tile.type) else { throw NotTaken("item type \(tile.type)") }
             let configuration = try Coding.of(tile, in: file)
-            guard let (width, height) = file.spatialExtents(of: tile), width > 0, height > 0 else { throw NotTaken("no ispe") }
+            guard let (width, height) = file.spatialExtents(of: tile), width > 0, height > 0 else {
+                throw NotTaken("no ispe")
+            }
             let depth = configuration.bitDepthLuma
             guard [8, 10, 12].contains(depth), configuration.bitDepthChroma == depth else {
                 throw NotTaken("\(configuration.bitDepthLuma)-bit luma, \(configuration.bitDepthChroma)-bit chroma")
             }
             for property in file.properties(of: tile) {
-                if case .pixelInformation(let bits) = property, bits.contains(where: { $0 != depth }) { throw NotTaken("pixi \(bits)") }
+                if case .pixelInformation(let bits) = property, bits.contains(where: { $0 != depth }) {
+                    throw NotTaken("pixi \(bits)")
+                }
             }
             return (configuration, width, height)
         }
@@ -129,19 +133,24 @@ struct CodedItemDecoder {
         // Essential properties this decoder does not know must not be ignored.
         for association in item.associations where association.essential {
             switch file.properties[association.index] {
-            case .hevcConfiguration, .av1Configuration, .spatialExtents, .rotation, .mirror, .cleanAperture, .colour, .pixelInformation: continue
+            case .hevcConfiguration, .av1Configuration, .spatialExtents, .rotation, .mirror, .cleanAperture, .colour,
+                .pixelInformation:
+                continue
             case .other("lsel"): continue
             case .auxiliaryType where auxiliary: continue
             default: throw NotTaken("an essential property this decoder does not apply")
             }
         }
         let colour = file.colour(of: item)
-        if case .nclx(_, _, let matrix, _) = colour, Self.swsMatrix(matrix) == nil { throw NotTaken("matrix coefficients \(matrix)") }
+        if case .nclx(_, _, let matrix, _) = colour, Self.swsMatrix(matrix) == nil {
+            throw NotTaken("matrix coefficients \(matrix)")
+        }
 
         if item.type != "grid" {
             let (coding, width, height) = try tileFacts(item)
             return Layout(
-                tiles: [item], columns: 1, tileWidth: width, tileHeight: height, outputWidth: width, outputHeight: height,
+                tiles: [item], columns: 1, tileWidth: width, tileHeight: height, outputWidth: width,
+                outputHeight: height,
                 coding: coding, colour: colour)
         }
         let grid: HEIFGrid
@@ -164,7 +173,8 @@ struct CodedItemDecoder {
             tileWidth * (grid.columns - 1) < grid.outputWidth, tileHeight * (grid.rows - 1) < grid.outputHeight
         else { throw NotTaken("tiles do not cover the grid") }
         return Layout(
-            tiles: tiles, columns: grid.columns, tileWidth: tileWidth, tileHeight: tileHeight, outputWidth: grid.outputWidth,
+            tiles: tiles, columns: grid.columns, tileWidth: tileWidth, tileHeight: tileHeight,
+            outputWidth: grid.outputWidth,
             outputHeight: grid.outputHeight, coding: coding, colour: colour)
     }
 
@@ -203,25 +213,35 @@ struct CodedItemDecoder {
         if case .nclx(let primaries, let transfer, _, _) = layout.colour {
             stated = ColourDescription(transferCode: transfer, primariesCode: primaries)
         }
-        if raw, layout.bitDepth > 8 { throw MediaError(.unsupported, "a \(layout.bitDepth)-bit picture read as its coded values") }
-        if grey, !raw || layout.coding.chromaFormat != 0 { throw MediaError(.unsupported, "a picture with colour read as grey") }
+        if raw, layout.bitDepth > 8 {
+            throw MediaError(.unsupported, "a \(layout.bitDepth)-bit picture read as its coded values")
+        }
+        if grey, !raw || layout.coding.chromaFormat != 0 {
+            throw MediaError(.unsupported, "a picture with colour read as grey")
+        }
         let deep = !raw && (layout.bitDepth > 8 || stated?.needsConversion == true)
         var canvas = Canvas(width: width, height: height, deep: deep, grey: grey)
         let session = try Session(
-            coding: layout.coding, threads: threads, maxPixels: pixelLimit, loopFilter: reduction < Self.loopFilterSkippedFrom)
+            coding: layout.coding, threads: threads, maxPixels: pixelLimit,
+            loopFilter: reduction < Self.loopFilterSkippedFrom)
         var converter: TileConverter?
         var colour = stated
         var received = 0
 
         func place(_ frame: UnsafeMutablePointer<AVFrame>) throws(MediaError) {
-            let index = frame.pointee.pts >= 0 && frame.pointee.pts < layout.tiles.count ? Int(frame.pointee.pts) : received
+            let index =
+                frame.pointee.pts >= 0 && frame.pointee.pts < layout.tiles.count ? Int(frame.pointee.pts) : received
             received += 1
             guard Int(frame.pointee.width) == layout.tileWidth, Int(frame.pointee.height) == layout.tileHeight else {
-                throw MediaError(.damaged, "tile \(index) decoded as \(frame.pointee.width)×\(frame.pointee.height), not \(layout.tileWidth)×\(layout.tileHeight)")
+                throw MediaError(
+                    .damaged,
+                    "tile \(index) decoded as \(frame.pointee.width)×\(frame.pointee.height), not \(layout.tileWidth)×\(layout.tileHeight)"
+                )
             }
             if converter == nil {
                 converter = try TileConverter(
-                    frame: frame, width: scaledTileWidth, height: scaledTileHeight, colour: layout.colour, deep: deep, grey: grey)
+                    frame: frame, width: scaledTileWidth, height: scaledTileHeight, colour: layout.colour, deep: deep,
+                    grey: grey)
                 // Mastering display and content light level (SEI), and the VUI's
                 // transfer and primaries where the file has no nclx box.
                 var described = ColourDescription(frame: frame, stream: .init())
@@ -232,19 +252,25 @@ struct CodedItemDecoder {
                 colour = described
             }
             guard let converter else { return }
-            let x = (index % layout.columns) * scaledTileWidth, y = (index / layout.columns) * scaledTileHeight
+            let x = (index % layout.columns) * scaledTileWidth
+            let y = (index / layout.columns) * scaledTileHeight
             try converter.convert(frame, into: &canvas, x: x, y: y)
         }
 
         for (index, tile) in layout.tiles.enumerated() {
-            if deadline.hasPassed { throw MediaError(.timeLimit, "time limit exceeded decoding tile \(index) of \(layout.tiles.count)") }
+            if deadline.hasPassed {
+                throw MediaError(.timeLimit, "time limit exceeded decoding tile \(index) of \(layout.tiles.count)")
+            }
             let data: [UInt8]
-            do { data = try file.data(of: tile, in: bytes, limit: 64 << 20) } catch { throw MediaError(.damaged, "\(error)") }
+            do { data = try file.data(of: tile, in: bytes, limit: 64 << 20) } catch {
+                throw MediaError(.damaged, "\(error)")
+            }
             try session.send(data, index: index, receive: place)
         }
         try session.finish(receive: place)
         guard received == layout.tiles.count else {
-            throw MediaError(.damaged, "\(received) of \(layout.tiles.count) \(layout.coding.codec.rawValue) tiles decoded")
+            throw MediaError(
+                .damaged, "\(received) of \(layout.tiles.count) \(layout.coding.codec.rawValue) tiles decoded")
         }
         guard deep else { return Picture(pixels: canvas.bytes, width: width, height: height) }
         let pixels = canvas.words.withUnsafeBufferPointer {
@@ -299,7 +325,9 @@ private final class Session {
         // AV1: the first AV1 decoder libavcodec has, which in Debian's build is dav1d (its own
         // `av1` decoder only drives hardware, and is registered after it).
         let id = coding.codec == .hevc ? AV_CODEC_ID_HEVC : AV_CODEC_ID_AV1
-        guard let decoder = avcodec_find_decoder(id) else { throw MediaError(.unsupported, "libavcodec has no \(name) decoder") }
+        guard let decoder = avcodec_find_decoder(id) else {
+            throw MediaError(.unsupported, "libavcodec has no \(name) decoder")
+        }
         codec = avcodec_alloc_context3(decoder)
         frame = av_frame_alloc()
         packet = av_packet_alloc()
@@ -307,7 +335,9 @@ private final class Session {
         // The hvcC (av1C) record as extradata: the decoder reads its parameter sets and the
         // NAL length size (the sequence header) from it. Padded, as libavcodec reads past the end.
         let record = coding.record
-        guard let extradata = av_mallocz(record.count + Int(AV_INPUT_BUFFER_PADDING_SIZE)) else { throw MediaError(.memoryLimit, "out of memory") }
+        guard let extradata = av_mallocz(record.count + Int(AV_INPUT_BUFFER_PADDING_SIZE)) else {
+            throw MediaError(.memoryLimit, "out of memory")
+        }
         record.withUnsafeBytes { extradata.copyMemory(from: $0.baseAddress!, byteCount: record.count) }
         codec.pointee.extradata = extradata.assumingMemoryBound(to: UInt8.self)
         codec.pointee.extradata_size = Int32(record.count)
@@ -316,7 +346,9 @@ private final class Session {
         codec.pointee.max_pixels = Int64(maxPixels)
         if !loopFilter { codec.pointee.skip_loop_filter = AVDISCARD_ALL }
         let status = avcodec_open2(codec, decoder, nil)
-        guard status >= 0 else { throw MediaError(.damaged, "\(name) configuration: \(AVError("avcodec_open2", code: status))") }
+        guard status >= 0 else {
+            throw MediaError(.damaged, "\(name) configuration: \(AVError("avcodec_open2", code: status))")
+        }
     }
 
     deinit {
@@ -327,11 +359,15 @@ private final class Session {
 
     /// Sends one tile's coded bytes, tagged with its index, and hands every frame
     /// that comes out to `receive`.
-    func send(_ data: [UInt8], index: Int, receive: (UnsafeMutablePointer<AVFrame>) throws(MediaError) -> Void) throws(MediaError) {
+    func send(_ data: [UInt8], index: Int, receive: (UnsafeMutablePointer<AVFrame>) throws(MediaError) -> Void)
+        throws(MediaError)
+    {
         guard let codec, let packet else { return }
         guard av_new_packet(packet, Int32(data.count)) >= 0 else { throw MediaError(.memoryLimit, "out of memory") }
         defer { av_packet_unref(packet) }
-        data.withUnsafeBytes { packet.pointee.data.update(from: $0.bindMemory(to: UInt8.self).baseAddress!, count: data.count) }
+        data.withUnsafeBytes {
+            packet.pointee.data.update(from: $0.bindMemory(to: UInt8.self).baseAddress!, count: data.count)
+        }
         packet.pointee.pts = Int64(index)
         packet.pointee.dts = Int64(index)
         packet.pointee.flags |= AV_PKT_FLAG_KEY
@@ -342,7 +378,9 @@ private final class Session {
                 try drain(receive: receive, untilEmpty: false)
                 continue
             }
-            guard sent >= 0 else { throw MediaError(.damaged, "\(name) tile \(index): \(AVError("avcodec_send_packet", code: sent))") }
+            guard sent >= 0 else {
+                throw MediaError(.damaged, "\(name) tile \(index): \(AVError("avcodec_send_packet", code: sent))")
+            }
             break
         }
         try drain(receive: receive, untilEmpty: false)
@@ -355,12 +393,16 @@ private final class Session {
         try drain(receive: receive, untilEmpty: true)
     }
 
-    private func drain(receive: (UnsafeMutablePointer<AVFrame>) throws(MediaError) -> Void, untilEmpty: Bool) throws(MediaError) {
+    private func drain(receive: (UnsafeMutablePointer<AVFrame>) throws(MediaError) -> Void, untilEmpty: Bool)
+        throws(MediaError)
+    {
         guard let codec, let frame else { return }
         while true {
             let status = avcodec_receive_frame(codec, frame)
             if status == shim_averror_eagain() || status == shim_averror_eof() { return }
-            guard status >= 0 else { throw MediaError(.damaged, "\(name): \(AVError("avcodec_receive_frame", code: status))") }
+            guard status >= 0 else {
+                throw MediaError(.damaged, "\(name): \(AVError("avcodec_receive_frame", code: status))")
+            }
             defer { av_frame_unref(frame) }
             if frame.pointee.decode_error_flags != 0 || frame.pointee.flags & AV_FRAME_FLAG_CORRUPT != 0 {
                 throw MediaError(.damaged, "\(name): a tile decoded with errors")
@@ -389,7 +431,10 @@ private final class TileConverter {
     /// One full-range grey band (`AV_PIX_FMT_GRAY8`) rather than RGB24.
     let grey: Bool
 
-    init(frame: UnsafeMutablePointer<AVFrame>, width: Int, height: Int, colour: HEIFColour?, deep: Bool, grey: Bool = false) throws(MediaError) {
+    init(
+        frame: UnsafeMutablePointer<AVFrame>, width: Int, height: Int, colour: HEIFColour?, deep: Bool,
+        grey: Bool = false
+    ) throws(MediaError) {
         self.width = width
         self.height = height
         self.deep = deep
@@ -406,8 +451,9 @@ private final class TileConverter {
         case AV_PIX_FMT_YUVJ444P: format = AV_PIX_FMT_YUV444P
         default: break
         }
-        guard let context = sws_getContext(
-            sourceWidth, sourceHeight, format, Int32(width), Int32(height), output, Int32(SWS_AREA), nil, nil, nil)
+        guard
+            let context = sws_getContext(
+                sourceWidth, sourceHeight, format, Int32(width), Int32(height), output, Int32(SWS_AREA), nil, nil, nil)
         else { throw MediaError(.unsupported, "libswscale cannot convert this pixel format") }
         self.context = context
         // The matrix and range: the item's nclx colour box when it has one (libheif
@@ -422,7 +468,9 @@ private final class TileConverter {
             fullRange = frame.pointee.color_range == AVCOL_RANGE_JPEG ? 1 : 0
         }
         // Full range out: RGB, and a grey band as R'G'B' would have it (R = G = B = the luma, expanded from video range).
-        sws_setColorspaceDetails(context, sws_getCoefficients(matrix), fullRange, sws_getCoefficients(SWS_CS_DEFAULT), 1, 0, 1 << 16, 1 << 16)
+        sws_setColorspaceDetails(
+            context, sws_getCoefficients(matrix), fullRange, sws_getCoefficients(SWS_CS_DEFAULT), 1, 0, 1 << 16, 1 << 16
+        )
         let allocated = av_image_alloc(&buffer, &lineSizes, Int32(width), Int32(height), output, 64)
         guard allocated >= 0 else {
             sws_freeContext(context)
@@ -436,8 +484,12 @@ private final class TileConverter {
     }
 
     /// Converts `frame` and copies it to (`x`, `y`) of `canvas`, clipped to the canvas.
-    func convert(_ frame: UnsafeMutablePointer<AVFrame>, into canvas: inout CodedItemDecoder.Canvas, x: Int, y: Int) throws(MediaError) {
-        guard frame.pointee.format == sourceFormat, frame.pointee.width == sourceWidth, frame.pointee.height == sourceHeight else {
+    func convert(_ frame: UnsafeMutablePointer<AVFrame>, into canvas: inout CodedItemDecoder.Canvas, x: Int, y: Int)
+        throws(MediaError)
+    {
+        guard frame.pointee.format == sourceFormat, frame.pointee.width == sourceWidth,
+            frame.pointee.height == sourceHeight
+        else {
             throw MediaError(.damaged, "tiles of different formats")
         }
         let lines = withUnsafePointer(to: frame.pointee.data) { data in
@@ -450,9 +502,12 @@ private final class TileConverter {
             }
         }
         guard lines > 0, let source = buffer[0] else { throw MediaError(.damaged, "sws_scale failed") }
-        let columns = min(width, canvas.width - x), rows = min(height, canvas.height - y)
+        let columns = min(width, canvas.width - x)
+        let rows = min(height, canvas.height - y)
         guard columns > 0, rows > 0 else { return }
-        let stride = Int(lineSizes[0]), bytesPerPixel = deep ? 6 : grey ? 1 : 3, canvasStride = canvas.width * bytesPerPixel
+        let stride = Int(lineSizes[0])
+        let bytesPerPixel = deep ? 6 : grey ? 1 : 3
+        let canvasStride = canvas.width * bytesPerPixel
         func copy(_ out: UnsafeMutableRawBufferPointer) {
             for row in 0..<rows {
                 (out.baseAddress! + (y + row) * canvasStride + x * bytesPerPixel).copyMemory(

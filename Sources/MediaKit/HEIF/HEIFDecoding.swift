@@ -1,6 +1,6 @@
-import SystemCalls
 import Glibc
 import MediaFormats
+import SystemCalls
 
 /// HEIC, HEIF and AVIF files, stills and sequences:
 ///
@@ -72,15 +72,21 @@ struct HEIFDecoding {
                 // A sequence whose track libav cannot read, with a still primary image: the still.
             }
         }
-        guard let primary = file.primaryItem else { throw MediaError(.damaged, "\(request.label): \(request.format.name) file has no primary image") }
+        guard let primary = file.primaryItem else {
+            throw MediaError(.damaged, "\(request.label): \(request.format.name) file has no primary image")
+        }
         guard let stored = file.spatialExtents(of: primary), let displayed = file.displayedSize(of: primary) else {
-            return try libheifOnly(bytes, parseError: HEIFFormatError("the primary image has no size (ispe) or an empty crop"))
+            return try libheifOnly(
+                bytes, parseError: HEIFFormatError("the primary image has no size (ispe) or an empty crop"))
         }
         try checkPixelLimit(primary, stored: stored, in: file, bytes: bytes)
         let transforms = file.transforms(of: primary)
-        let exif = transforms.isEmpty ? file.exifOrientation(of: primary, in: bytes).flatMap { $0 == 1 ? nil : $0 } : nil
+        let exif =
+            transforms.isEmpty ? file.exifOrientation(of: primary, in: bytes).flatMap { $0 == 1 ? nil : $0 } : nil
         let turned = (exif ?? 1) >= 5
-        let facts = MediaFacts(kind: .image, width: turned ? displayed.height : displayed.width, height: turned ? displayed.width : displayed.height)
+        let facts = MediaFacts(
+            kind: .image, width: turned ? displayed.height : displayed.width,
+            height: turned ? displayed.width : displayed.height)
         guard let spec = request.thumbnail else { return (DecodedMedia(facts: facts), nil) }
         switch thumbnail(of: primary, in: file, bytes: bytes, displayed: displayed, exif: exif, spec: spec) {
         case .success(let (thumbnail, route)):
@@ -90,22 +96,34 @@ struct HEIFDecoding {
             // as a file, with this reason.
             throw MediaError(.unsupported, error.message)
         case .failure(let error):
-            return (DecodedMedia(facts: facts, thumbnail: .failed(MediaError(error.kind, "\(request.label): cannot decode \(request.format.name) image: \(error.message)"))), nil)
+            return (
+                DecodedMedia(
+                    facts: facts,
+                    thumbnail: .failed(
+                        MediaError(
+                            error.kind, "\(request.label): cannot decode \(request.format.name) image: \(error.message)"
+                        ))), nil
+            )
         }
     }
 
     // MARK: - Thumbnails
 
     private func thumbnail(
-        of primary: HEIFItem, in file: HEIFFile, bytes: [UInt8], displayed: (width: Int, height: Int), exif: Int?, spec: ThumbnailSpec
+        of primary: HEIFItem, in file: HEIFFile, bytes: [UInt8], displayed: (width: Int, height: Int), exif: Int?,
+        spec: ThumbnailSpec
     ) -> Result<(Thumbnail, Route), MediaError> {
         let deadline = Deadline(seconds: spec.timeLimit)
         var avError: MediaError?
         if paths != .libheif {
             // An embedded thumbnail at least as large as the one wanted, same shape.
-            if paths == .automatic, let embedded = embeddedThumbnail(of: primary, in: file, displayed: displayed, spec: spec) {
+            if paths == .automatic,
+                let embedded = embeddedThumbnail(of: primary, in: file, displayed: displayed, spec: spec)
+            {
                 let exifForThumbnail = file.transforms(of: embedded).isEmpty ? exif : nil
-                if case .success(let thumbnail) = libavcodec(embedded, in: file, bytes: bytes, exif: exifForThumbnail, spec: spec, deadline: deadline) {
+                if case .success(let thumbnail) = libavcodec(
+                    embedded, in: file, bytes: bytes, exif: exifForThumbnail, spec: spec, deadline: deadline)
+                {
                     return .success((thumbnail, .embeddedThumbnail))
                 }
             }
@@ -130,14 +148,19 @@ struct HEIFDecoding {
     /// The smallest `thmb` item of `primary` that is at least as large as the
     /// thumbnail (its long side ≥ the thumbnail's) and has the same shape (within
     /// 1 %), if libavcodec's path takes it.
-    private func embeddedThumbnail(of primary: HEIFItem, in file: HEIFFile, displayed: (width: Int, height: Int), spec: ThumbnailSpec) -> HEIFItem? {
+    private func embeddedThumbnail(
+        of primary: HEIFItem, in file: HEIFFile, displayed: (width: Int, height: Int), spec: ThumbnailSpec
+    ) -> HEIFItem? {
         let needed = min(spec.decodeSize, max(displayed.width, displayed.height))
         let aspect = Double(displayed.width) / Double(max(1, displayed.height))
         return file.items(referring: primary.id, type: "thmb")
             .compactMap { item -> (HEIFItem, Int)? in
-                guard item.type == "hvc1", let size = file.displayedSize(of: item), size.width > 0, size.height > 0 else { return nil }
+                guard item.type == "hvc1", let size = file.displayedSize(of: item), size.width > 0, size.height > 0
+                else { return nil }
                 let long = max(size.width, size.height)
-                guard long >= needed, abs(Double(size.width) / Double(size.height) / aspect - 1) <= 0.01 else { return nil }
+                guard long >= needed, abs(Double(size.width) / Double(size.height) / aspect - 1) <= 0.01 else {
+                    return nil
+                }
                 return (item, long)
             }
             .min { $0.1 < $1.1 }?.0
@@ -145,7 +168,9 @@ struct HEIFDecoding {
 
     /// `item` through libavcodec at reduced size, then its transforms. Fails with
     /// `NotTaken` when the item is not for this path, `MediaError` when decoding failed.
-    private func libavcodec(_ item: HEIFItem, in file: HEIFFile, bytes: [UInt8], exif: Int?, spec: ThumbnailSpec, deadline: Deadline) -> Result<Thumbnail, any Error> {
+    private func libavcodec(
+        _ item: HEIFItem, in file: HEIFFile, bytes: [UInt8], exif: Int?, spec: ThumbnailSpec, deadline: Deadline
+    ) -> Result<Thumbnail, any Error> {
         do {
             let layout = try CodedItemDecoder.layout(of: item, in: file, bytes: bytes)
             guard let displayed = file.displayedSize(of: item) else { throw CodedItemDecoder.NotTaken("empty crop") }
@@ -156,15 +181,19 @@ struct HEIFDecoding {
             // Frame threads only help a grid: one picture is one frame (and a second
             // thread would hold a second full-size frame).
             let decoder = CodedItemDecoder(
-                file: file, bytes: bytes, threads: single ? 1 : Self.decoderThreads, pixelLimit: request.pixelLimit, deadline: deadline)
+                file: file, bytes: bytes, threads: single ? 1 : Self.decoderThreads, pixelLimit: request.pixelLimit,
+                deadline: deadline)
             let picture = try decoder.decode(layout, reduction: reduction)
             try Vips.start()
-            return .success(try Vips.withExactErrors { () throws(VipsError) -> Thumbnail in
-                let image = try VipsImageHandle.fromRGB(picture.pixels, width: picture.width, height: picture.height)
-                return try HEIFThumbnail.finish(
-                    image, sourceWidth: layout.outputWidth, sourceHeight: layout.outputHeight, transforms: file.transforms(of: item),
-                    exifOrientation: exif, spec: spec)
-            })
+            return .success(
+                try Vips.withExactErrors { () throws(VipsError) -> Thumbnail in
+                    let image = try VipsImageHandle.fromRGB(
+                        picture.pixels, width: picture.width, height: picture.height)
+                    return try HEIFThumbnail.finish(
+                        image, sourceWidth: layout.outputWidth, sourceHeight: layout.outputHeight,
+                        transforms: file.transforms(of: item),
+                        exifOrientation: exif, spec: spec)
+                })
         } catch let error as VipsError {
             return .failure(MediaError(.damaged, "\(error)"))
         } catch {
@@ -179,7 +208,9 @@ struct HEIFDecoding {
     }
 
     /// The primary image (or `item`) through libheif (transforms applied by libheif), then EXIF, fit and encode.
-    private func libheif(_ bytes: [UInt8], exif: Int?, spec: ThumbnailSpec, item: HEIFItemID? = nil) -> Result<Thumbnail, MediaError> {
+    private func libheif(_ bytes: [UInt8], exif: Int?, spec: ThumbnailSpec, item: HEIFItemID? = nil) -> Result<
+        Thumbnail, MediaError
+    > {
         bytes.withUnsafeBytes { buffer in
             do {
                 let decoder: LibheifDecoder
@@ -190,9 +221,12 @@ struct HEIFDecoding {
                 }
                 let image = try decoder.decode(targetSize: spec.decodeSize)
                 try Vips.start()
-                return .success(try Vips.withExactErrors { () throws(VipsError) -> Thumbnail in
-                    try HEIFThumbnail.finish(image, sourceWidth: image.width, sourceHeight: image.height, transforms: [], exifOrientation: exif, spec: spec)
-                })
+                return .success(
+                    try Vips.withExactErrors { () throws(VipsError) -> Thumbnail in
+                        try HEIFThumbnail.finish(
+                            image, sourceWidth: image.width, sourceHeight: image.height, transforms: [],
+                            exifOrientation: exif, spec: spec)
+                    })
             } catch let error as MediaError {
                 return .failure(error)
             } catch {
@@ -202,7 +236,9 @@ struct HEIFDecoding {
     }
 
     /// A file our parser refuses: libheif's facts and thumbnail, or the parser's reason.
-    private func libheifOnly(_ bytes: [UInt8], parseError: HEIFFormatError) throws(MediaError) -> (media: DecodedMedia, route: Route?) {
+    private func libheifOnly(_ bytes: [UInt8], parseError: HEIFFormatError) throws(MediaError) -> (
+        media: DecodedMedia, route: Route?
+    ) {
         let size: (width: Int, height: Int)
         do throws(LibheifDecoder.Failure) {
             size = try LibheifDecoder.size(of: bytes)
@@ -210,7 +246,9 @@ struct HEIFDecoding {
             if error.kind == .unsupported {
                 throw MediaError(.unsupported, "\(parseError); libheif: \(error)")
             }
-            throw MediaError(.damaged, "\(request.label): not a readable \(request.format.name) image: \(parseError); libheif: \(error)")
+            throw MediaError(
+                .damaged,
+                "\(request.label): not a readable \(request.format.name) image: \(parseError); libheif: \(error)")
         }
         try PixelLimit(request.pixelLimit).check(size.width, size.height, label: request.label)
         let facts = MediaFacts(kind: .image, width: size.width, height: size.height)
@@ -218,14 +256,23 @@ struct HEIFDecoding {
         switch libheif(bytes, exif: nil, spec: spec) {
         case .success(let thumbnail): return (DecodedMedia(facts: facts, thumbnail: .made(thumbnail)), .libheif)
         case .failure(let error):
-            return (DecodedMedia(facts: facts, thumbnail: .failed(MediaError(error.kind, "\(request.label): cannot decode \(request.format.name) image: \(error.message)"))), nil)
+            return (
+                DecodedMedia(
+                    facts: facts,
+                    thumbnail: .failed(
+                        MediaError(
+                            error.kind, "\(request.label): cannot decode \(request.format.name) image: \(error.message)"
+                        ))), nil
+            )
         }
     }
 
     // MARK: - Limits and input
 
     /// The item's size, and for a grid the tiles' decoded pixels, against the limit.
-    private func checkPixelLimit(_ item: HEIFItem, stored: (width: Int, height: Int), in file: HEIFFile, bytes: [UInt8]) throws(MediaError) {
+    private func checkPixelLimit(_ item: HEIFItem, stored: (width: Int, height: Int), in file: HEIFFile, bytes: [UInt8])
+        throws(MediaError)
+    {
         let limit = PixelLimit(request.pixelLimit)
         try limit.check(stored.width, stored.height, label: request.label)
         guard item.type == "grid", let grid = try? file.grid(item, in: bytes) else { return }
@@ -233,11 +280,14 @@ struct HEIFDecoding {
         for id in grid.tiles {
             guard let tile = file.items[id], let size = file.spatialExtents(of: tile) else { continue }
             let (tilePixels, overflow) = size.width.multipliedReportingOverflow(by: size.height)
-            decoded = overflow ? Int.max : decoded.addingReportingOverflow(tilePixels).overflow ? Int.max : decoded + tilePixels
+            decoded =
+                overflow
+                ? Int.max : decoded.addingReportingOverflow(tilePixels).overflow ? Int.max : decoded + tilePixels
             if decoded > request.pixelLimit {
                 throw MediaError(
                     .tooManyPixels,
-                    "\(request.label): its \(grid.tiles.count) tiles decode to more than \(PixelLimit.megapixels(request.pixelLimit)) MP, the limit; not decoded")
+                    "\(request.label): its \(grid.tiles.count) tiles decode to more than \(PixelLimit.megapixels(request.pixelLimit)) MP, the limit; not decoded"
+                )
             }
         }
     }
@@ -248,13 +298,19 @@ struct HEIFDecoding {
         let file: FileDescriptor
         let size: Int64
         do throws(SystemError) {
-            if let descriptor { file = FileDescriptor(borrowing: descriptor) } else { file = try FileDescriptor.openForReading(request.path) }
+            if let descriptor {
+                file = FileDescriptor(borrowing: descriptor)
+            } else {
+                file = try FileDescriptor.openForReading(request.path)
+            }
             size = try file.status(path: request.label).size
         } catch {
             throw MediaError(.unreadable, "\(request.label): cannot open: \(error.message)")
         }
         guard size <= Self.maximumFileSize else {
-            throw MediaError(.tooManyPixels, "\(request.label): a \(size >> 20) MiB \(request.format.name) file is larger than this decoder reads")
+            throw MediaError(
+                .tooManyPixels,
+                "\(request.label): a \(size >> 20) MiB \(request.format.name) file is larger than this decoder reads")
         }
         do throws(SystemError) {
             return try file.read(count: Int(size), at: 0, path: request.label)
@@ -282,18 +338,27 @@ struct HEIFSequenceDecoding {
             }
             probe = try media.probe()
         } catch {
-            throw MediaError(LibraryMessages.kind(of: error), "\(request.label): not a readable \(request.format.name) sequence: \(error)")
+            throw MediaError(
+                LibraryMessages.kind(of: error),
+                "\(request.label): not a readable \(request.format.name) sequence: \(error)")
         }
-        guard let video = probe.video else { throw MediaError(.damaged, "\(request.label): \(request.format.name) sequence has no decodable track") }
+        guard let video = probe.video else {
+            throw MediaError(.damaged, "\(request.label): \(request.format.name) sequence has no decodable track")
+        }
         try PixelLimit(request.pixelLimit).check(video.storedWidth, video.storedHeight, label: request.label)
         let frames = Int(media.stream(video.index).pointee.nb_frames)
-        let facts = MediaFacts(kind: .image, width: video.width, height: video.height, frameCount: frames > 1 ? frames : nil)
+        let facts = MediaFacts(
+            kind: .image, width: video.width, height: video.height, frameCount: frames > 1 ? frames : nil)
         let thumbnail = request.thumbnail.map { spec -> ThumbnailOutcome in
             media.restartClock(seconds: spec.timeLimit)
             do throws(MediaError) {
-                return .made(try PosterFrame.thumbnail(of: media, video: video, durationMilliseconds: nil, at: 0, spec: spec, pixelLimit: request.pixelLimit))
+                return .made(
+                    try PosterFrame.thumbnail(
+                        of: media, video: video, durationMilliseconds: nil, at: 0, spec: spec,
+                        pixelLimit: request.pixelLimit))
             } catch {
-                return .failed(MediaError(error.kind, "\(request.label): cannot decode \(request.format.name) sequence: \(error)"))
+                return .failed(
+                    MediaError(error.kind, "\(request.label): cannot decode \(request.format.name) sequence: \(error)"))
             }
         }
         return DecodedMedia(facts: facts, thumbnail: thumbnail)

@@ -21,7 +21,8 @@ final class LibheifDecoder {
         /// `unsupported` for a variant libheif cannot decode, `damaged` otherwise.
         var kind: MediaError.Kind {
             switch code {
-            case heif_error_Unsupported_filetype, heif_error_Unsupported_feature, heif_error_Plugin_loading_error: .unsupported
+            case heif_error_Unsupported_filetype, heif_error_Unsupported_feature, heif_error_Plugin_loading_error:
+                .unsupported
             case heif_error_Memory_allocation_error: .memoryLimit
             default: .damaged
             }
@@ -40,7 +41,9 @@ final class LibheifDecoder {
     init(bytes: UnsafeRawBufferPointer, threads: Int, item: HEIFItemID? = nil) throws(Failure) {
         Self.start()
         context = heif_context_alloc()
-        guard let context else { throw Failure(code: heif_error_Memory_allocation_error, message: "heif_context_alloc failed") }
+        guard let context else {
+            throw Failure(code: heif_error_Memory_allocation_error, message: "heif_context_alloc failed")
+        }
         heif_context_set_max_decoding_threads(context, Int32(max(0, threads)))
         try Self.check(heif_context_read_from_memory_without_copy(context, bytes.baseAddress, bytes.count, nil))
         if let item {
@@ -87,7 +90,9 @@ final class LibheifDecoder {
         let options = heif_decoding_options_alloc()
         defer { heif_decoding_options_free(options) }
         options?.pointee.convert_hdr_to_8bit = deep ? 0 : 1
-        let chroma = deep ? heif_chroma_interleaved_RRGGBB_LE : alpha ? heif_chroma_interleaved_RGBA : heif_chroma_interleaved_RGB
+        let chroma =
+            deep
+            ? heif_chroma_interleaved_RRGGBB_LE : alpha ? heif_chroma_interleaved_RGBA : heif_chroma_interleaved_RGB
         var image: OpaquePointer?
         do {
             try Self.check(heif_decode_image(handle, &image, heif_colorspace_RGB, chroma, options))
@@ -97,14 +102,17 @@ final class LibheifDecoder {
         guard let image else { throw MediaError(.damaged, "libheif: no image") }
         defer { heif_image_release(image) }
         var stride: Int32 = 0
-        let width = Int(heif_image_get_width(image, heif_channel_interleaved)), height = Int(heif_image_get_height(image, heif_channel_interleaved))
+        let width = Int(heif_image_get_width(image, heif_channel_interleaved))
+        let height = Int(heif_image_get_height(image, heif_channel_interleaved))
         let range = Int(heif_image_get_bits_per_pixel_range(image, heif_channel_interleaved))
-        guard width > 0, height > 0, let plane = heif_image_get_plane_readonly(image, heif_channel_interleaved, &stride),
+        guard width > 0, height > 0,
+            let plane = heif_image_get_plane_readonly(image, heif_channel_interleaved, &stride),
             range == (deep ? bits : 8)
         else { throw MediaError(.unsupported, "libheif gave no \(deep ? bits : 8)-bit RGB picture") }
         do {
             guard var colour = stated, colour.needsConversion, !alpha else {
-                return try VipsImageHandle.fromPixels(plane, width: width, height: height, bands: alpha ? 4 : 3, stride: Int(stride))
+                return try VipsImageHandle.fromPixels(
+                    plane, width: width, height: height, bands: alpha ? 4 : 3, stride: Int(stride))
             }
             if heif_image_has_content_light_level(image) != 0 {
                 var light = heif_content_light_level()
@@ -112,14 +120,18 @@ final class LibheifDecoder {
                 if light.max_content_light_level > 0 { colour.maxContentLight = Double(light.max_content_light_level) }
             }
             if heif_image_has_mastering_display_colour_volume(image) != 0 {
-                var coded = heif_mastering_display_colour_volume(), decoded = heif_decoded_mastering_display_colour_volume()
+                var coded = heif_mastering_display_colour_volume()
+                var decoded = heif_decoded_mastering_display_colour_volume()
                 heif_image_get_mastering_display_colour_volume(image, &coded)
-                if heif_mastering_display_colour_volume_decode(&coded, &decoded).code == heif_error_Ok, decoded.max_display_mastering_luminance > 0 {
+                if heif_mastering_display_colour_volume_decode(&coded, &decoded).code == heif_error_Ok,
+                    decoded.max_display_mastering_luminance > 0
+                {
                     colour.masteringPeak = Double(decoded.max_display_mastering_luminance)
                 }
             }
             return try ColourConversion.convert(
-                plane, width: width, height: height, stride: Int(stride), bitsPerSample: deep ? bits : 8, colour: colour, targetSize: targetSize)
+                plane, width: width, height: height, stride: Int(stride), bitsPerSample: deep ? bits : 8,
+                colour: colour, targetSize: targetSize)
         } catch {
             throw MediaError(.memoryLimit, "\(error)")
         }
@@ -129,10 +141,13 @@ final class LibheifDecoder {
     var colour: ColourDescription? {
         guard let handle else { return nil }
         var profile: UnsafeMutablePointer<heif_color_profile_nclx>?
-        guard heif_image_handle_get_nclx_color_profile(handle, &profile).code == heif_error_Ok, let profile else { return nil }
+        guard heif_image_handle_get_nclx_color_profile(handle, &profile).code == heif_error_Ok, let profile else {
+            return nil
+        }
         defer { heif_nclx_color_profile_free(profile) }
         return ColourDescription(
-            transferCode: Int(profile.pointee.transfer_characteristics.rawValue), primariesCode: Int(profile.pointee.color_primaries.rawValue))
+            transferCode: Int(profile.pointee.transfer_characteristics.rawValue),
+            primariesCode: Int(profile.pointee.color_primaries.rawValue))
     }
 
     private static func check(_ error: heif_error) throws(Failure) {

@@ -26,7 +26,9 @@ enum CentreView {
     }
 
     /// The centre view of the `width`×`height` full-sphere picture `input`.
-    static func thumbnail(_ input: ImageInput, width: Int, height: Int, spec: ThumbnailSpec) throws(VipsError) -> Thumbnail {
+    static func thumbnail(_ input: ImageInput, width: Int, height: Int, spec: ThumbnailSpec) throws(VipsError)
+        -> Thumbnail
+    {
         try Vips.start()
         let regionLongest = max(Double(width) * region.width, Double(height) * region.height)
         let scale = min(1, Double(spec.decodeSize) / max(1, regionLongest))
@@ -36,12 +38,15 @@ enum CentreView {
                 let whole = try VipsImageHandle.make("vips_thumbnail_source") {
                     vips.thumbnail($0, size: size, jpegShrink: nil, failOn: spec.damageTolerance.vipsFailOn)
                 }
-                let w = whole.width, h = whole.height
-                let left = Int((Double(w) * region.left).rounded()), top = Int((Double(h) * region.top).rounded())
+                let w = whole.width
+                let h = whole.height
+                let left = Int((Double(w) * region.left).rounded())
+                let top = Int((Double(h) * region.top).rounded())
                 let cropWidth = max(1, min(w - left, Int((Double(w) * region.width).rounded())))
                 let cropHeight = max(1, min(h - top, Int((Double(h) * region.height).rounded())))
                 let view = try VipsImageHandle.make("vips_extract_area") {
-                    shim_vips_extract_area(whole.pointer, $0, Int32(left), Int32(top), Int32(cropWidth), Int32(cropHeight))
+                    shim_vips_extract_area(
+                        whole.pointer, $0, Int32(left), Int32(top), Int32(cropWidth), Int32(cropHeight))
                 }
                 return try view.thumbnail(spec: spec)
             }

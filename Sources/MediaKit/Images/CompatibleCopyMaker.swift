@@ -27,11 +27,14 @@ struct CompatibleCopyMaker {
         guard Self.makes(request.format) else {
             return DecodedMedia(
                 facts: try route.decode(withoutCopy, descriptor: descriptor).facts,
-                compatibleCopy: .failed(MediaError(.unsupported, "\(request.label): no compatible copy is made of \(request.format.name) files")))
+                compatibleCopy: .failed(
+                    MediaError(
+                        .unsupported, "\(request.label): no compatible copy is made of \(request.format.name) files")))
         }
         var inner = withoutCopy
         inner.thumbnail = ThumbnailSpec(
-            size: Self.unbounded, quality: spec.quality, damageTolerance: .truncated, timeLimit: spec.timeLimit ?? request.timeLimit, posterTime: 0)
+            size: Self.unbounded, quality: spec.quality, damageTolerance: .truncated,
+            timeLimit: spec.timeLimit ?? request.timeLimit, posterTime: 0)
         var decoded = try route.decode(inner, descriptor: descriptor)
         let picture = decoded.thumbnail
         decoded.thumbnail = nil
@@ -41,7 +44,8 @@ struct CompatibleCopyMaker {
         case .failed(let error)?:
             decoded.compatibleCopy = .failed(MediaError(error.kind, "no compatible copy: \(error.message)"))
         case nil:
-            decoded.compatibleCopy = .failed(MediaError(.damaged, "\(request.label): no picture to make a compatible copy of"))
+            decoded.compatibleCopy = .failed(
+                MediaError(.damaged, "\(request.label): no picture to make a compatible copy of"))
         }
         return decoded
     }
@@ -60,7 +64,9 @@ struct CompatibleCopyMaker {
         var notes: [String] = []
         var exif: [UInt8]?
         if let metadata = CaptureMetadata.read(file, format: request.format),
-            let segment = metadata.exifSegment(width: picture.width, height: picture.height, keepsLocation: spec.keepsLocation, colourSpace: icc == nil ? 1 : 0xFFFF)
+            let segment = metadata.exifSegment(
+                width: picture.width, height: picture.height, keepsLocation: spec.keepsLocation,
+                colourSpace: icc == nil ? 1 : 0xFFFF)
         {
             exif = segment.payload
             notes.append("EXIF: " + (segment.tags.isEmpty ? "Orientation" : segment.tags.joined(separator: ", ")))
@@ -69,7 +75,10 @@ struct CompatibleCopyMaker {
         let jpeg = JPEGMetadataSegments.inserting(exif: exif, icc: icc, into: picture.jpeg)
         guard jpeg.count <= spec.maximumBytes else {
             return .failed(
-                MediaError(.tooManyPixels, "\(request.label): its compatible copy is \(jpeg.count >> 20) MiB, over the \(spec.maximumBytes >> 20) MiB a decoder may send"))
+                MediaError(
+                    .tooManyPixels,
+                    "\(request.label): its compatible copy is \(jpeg.count >> 20) MiB, over the \(spec.maximumBytes >> 20) MiB a decoder may send"
+                ))
         }
         return .made(CompatibleCopy(jpeg: jpeg, width: picture.width, height: picture.height, metadata: notes))
     }
@@ -82,7 +91,8 @@ struct CompatibleCopyMaker {
         else { return nil }
         // A grid's colour is often its tiles' (iPhones until the 11 put it there).
         let tile = heif.references(from: primary.id, type: "dimg").first.flatMap { heif.items[$0] }
-        guard let profile = heif.iccProfile(of: primary) ?? tile.flatMap(heif.iccProfile(of:)), profile.count <= 1 << 20 else { return nil }
+        guard let profile = heif.iccProfile(of: primary) ?? tile.flatMap(heif.iccProfile(of:)), profile.count <= 1 << 20
+        else { return nil }
         if case .nclx(let primaries, let transfer, _, _)? = heif.colour(of: primary) ?? tile.flatMap(heif.colour(of:)),
             ColourDescription(transferCode: transfer, primariesCode: primaries).needsConversion
         {

@@ -12,7 +12,8 @@ extension ContactSheet {
     /// `total`: how many tiles there were in all, when the caller made only the
     /// first ones (the rest count as omitted).
     public static func render(
-        _ tiles: [ContactSheetTile], title: String? = nil, layout: ContactSheetLayout = ContactSheetLayout(), total: Int? = nil
+        _ tiles: [ContactSheetTile], title: String? = nil, layout: ContactSheetLayout = ContactSheetLayout(),
+        total: Int? = nil
     ) throws(VipsError) -> ContactSheet {
         try Vips.start()
         let shown = Array(tiles.prefix(max(1, layout.maximumTiles)))
@@ -23,20 +24,24 @@ extension ContactSheet {
         for tile in drawn { images.append(try renderer.tile(tile)) }
 
         let columns = layout.columns(for: drawn.count)
-        let grid = try VipsImageHandle.arrayJoined(images, across: columns, spacing: layout.spacing, background: TileRenderer.sheetBackground)
+        let grid = try VipsImageHandle.arrayJoined(
+            images, across: columns, spacing: layout.spacing, background: TileRenderer.sheetBackground)
         images.removeAll()
         let gridWidth = grid.width + 2 * layout.spacing
         var sheet = try grid.embedded(
             x: layout.spacing, y: layout.spacing, width: gridWidth, height: grid.height + 2 * layout.spacing,
             background: TileRenderer.sheetBackground)
         if let title {
-            let strip = try renderer.textStrip(title, width: gridWidth, height: layout.titleHeight, background: TileRenderer.sheetBackground, centred: false)
+            let strip = try renderer.textStrip(
+                title, width: gridWidth, height: layout.titleHeight, background: TileRenderer.sheetBackground,
+                centred: false)
             sheet = try strip.stacked(above: sheet)
         }
         let jpeg = try sheet.jpegData(quality: layout.quality)
         return ContactSheet(
             jpeg: jpeg, width: sheet.width, height: sheet.height, tileCount: shown.count,
-            omittedCount: max(total ?? 0, tiles.count) - shown.count, columns: columns, rows: layout.rows(for: drawn.count))
+            omittedCount: max(total ?? 0, tiles.count) - shown.count, columns: columns,
+            rows: layout.rows(for: drawn.count))
     }
 }
 
@@ -71,7 +76,8 @@ private struct TileRenderer {
         case .failed(let label):
             picture = try labelled(label, background: Self.failedBackground, ink: Self.failedInk)
         }
-        let caption = try textStrip(tile.caption, width: cell, height: layout.captionHeight, background: Self.tileBackground, centred: true)
+        let caption = try textStrip(
+            tile.caption, width: cell, height: layout.captionHeight, background: Self.tileBackground, centred: true)
         let joined = try picture.stacked(above: caption)
         return try joined.inMemory()
     }
@@ -81,20 +87,25 @@ private struct TileRenderer {
     /// guarantees their rows and length).
     private func fitted(_ pixels: DecodedPixels) throws(VipsError) -> VipsImageHandle {
         let made = pixels.bytes.withUnsafeBytes { buffer in
-            Result { () throws(VipsError) in try VipsImageHandle.fromRGB(buffer, width: pixels.width, height: pixels.height) }
+            Result { () throws(VipsError) in
+                try VipsImageHandle.fromRGB(buffer, width: pixels.width, height: pixels.height)
+            }
         }
         let image = try made.get()
         let box = layout.pictureBox
         guard pixels.width > box || pixels.height > box else { return image }
         let scale = Double(box) / Double(max(pixels.width, pixels.height))
         let shrunk = try VipsImageHandle.make("vips_resize") { shim_vips_resize(image.pointer, $0, scale) }
-        return try shrunk.embedded(x: 0, y: 0, width: min(box, shrunk.width), height: min(box, shrunk.height), background: Self.tileBackground)
+        return try shrunk.embedded(
+            x: 0, y: 0, width: min(box, shrunk.width), height: min(box, shrunk.height), background: Self.tileBackground)
     }
 
     /// A cell-sized square of `background` with `label` centred on it.
     private func labelled(_ label: String, background: RGB, ink: RGB) throws(VipsError) -> VipsImageHandle {
         let cell = layout.cellSize
-        let text = try rendered(Self.ellipsized(label, limit: Self.characters(fitting: layout.pictureBox) / 2), font: Self.labelFont, align: VIPS_ALIGN_CENTRE, ink: ink, background: background)
+        let text = try rendered(
+            Self.ellipsized(label, limit: Self.characters(fitting: layout.pictureBox) / 2), font: Self.labelFont,
+            align: VIPS_ALIGN_CENTRE, ink: ink, background: background)
         return try text.embedded(
             x: (cell - text.width) / 2, y: (cell - text.height) / 2, width: cell, height: cell,
             background: background)
@@ -103,14 +114,20 @@ private struct TileRenderer {
     /// `text` (plain, up to two lines) on a `width` × `height` strip of `background`,
     /// centred or left-aligned; lines are shortened to fit, never wrapped, and
     /// whatever still does not fit is cut off.
-    func textStrip(_ text: String, width: Int, height: Int, background: RGB, centred: Bool) throws(VipsError) -> VipsImageHandle {
+    func textStrip(_ text: String, width: Int, height: Int, background: RGB, centred: Bool) throws(VipsError)
+        -> VipsImageHandle
+    {
         let limit = Self.characters(fitting: width - 2 * layout.padding)
-        let lines = text.split(separator: "\n", omittingEmptySubsequences: false).prefix(2).map { Self.ellipsized(String($0), limit: limit) }
+        let lines = text.split(separator: "\n", omittingEmptySubsequences: false).prefix(2).map {
+            Self.ellipsized(String($0), limit: limit)
+        }
         let joined = lines.joined(separator: "\n")
         guard !joined.allSatisfy(\.isWhitespace) else {
             return try VipsImageHandle.filled(width: width, height: height, colour: background)
         }
-        let rendered = try rendered(joined, font: Self.captionFont, align: centred ? VIPS_ALIGN_CENTRE : VIPS_ALIGN_LOW, ink: Self.captionInk, background: background)
+        let rendered = try rendered(
+            joined, font: Self.captionFont, align: centred ? VIPS_ALIGN_CENTRE : VIPS_ALIGN_LOW, ink: Self.captionInk,
+            background: background)
         let x = centred ? (width - rendered.width) / 2 : 2 * layout.padding
         let y = (height - rendered.height) / 2
         return try rendered.embedded(x: x, y: y, width: width, height: height, background: background)
@@ -120,9 +137,13 @@ private struct TileRenderer {
     /// escaped first (`g_markup_escape_text`), so a file named `<b>` is drawn as is.
     /// The layout is wide enough that Pango never wraps a line; callers shorten
     /// lines and cut off the rest.
-    private func rendered(_ text: String, font: String, align: VipsAlign, ink: RGB, background: RGB) throws(VipsError) -> VipsImageHandle {
+    private func rendered(_ text: String, font: String, align: VipsAlign, ink: RGB, background: RGB) throws(VipsError)
+        -> VipsImageHandle
+    {
         let markup = Self.markupEscaped(text)
-        let mask = try VipsImageHandle.make("vips_text") { shim_vips_text_aligned($0, markup, 4096, Self.dpi, font, align) }
+        let mask = try VipsImageHandle.make("vips_text") {
+            shim_vips_text_aligned($0, markup, 4096, Self.dpi, font, align)
+        }
         return try VipsImageHandle.make("vips_linear") {
             shim_vips_ink_on_background(mask.pointer, $0, ink.r, ink.g, ink.b, background.r, background.g, background.b)
         }
@@ -130,7 +151,9 @@ private struct TileRenderer {
 
     private static func markupEscaped(_ text: String) -> String {
         // Control characters other than the line break are not allowed in Pango markup, even escaped.
-        let printable = String(String.UnicodeScalarView(text.unicodeScalars.map { ($0.value < 0x20 && $0 != "\n") || $0.value == 0x7F ? "\u{FFFD}" : $0 }))
+        let printable = String(
+            String.UnicodeScalarView(
+                text.unicodeScalars.map { ($0.value < 0x20 && $0 != "\n") || $0.value == 0x7F ? "\u{FFFD}" : $0 }))
         guard let escaped = g_markup_escape_text(printable, -1) else { return "" }
         defer { g_free(escaped) }
         return String(cString: escaped)
@@ -169,9 +192,12 @@ extension VipsImageHandle {
 
     /// Places the image at (`x`, `y`) on a `width` × `height` canvas of `background`
     /// (`vips_embed`); parts outside the canvas are cut off.
-    fileprivate func embedded(x: Int, y: Int, width: Int, height: Int, background: TileRenderer.RGB) throws(VipsError) -> VipsImageHandle {
+    fileprivate func embedded(x: Int, y: Int, width: Int, height: Int, background: TileRenderer.RGB) throws(VipsError)
+        -> VipsImageHandle
+    {
         try Self.make("vips_embed") {
-            shim_vips_embed(pointer, $0, Int32(x), Int32(y), Int32(width), Int32(height), background.r, background.g, background.b)
+            shim_vips_embed(
+                pointer, $0, Int32(x), Int32(y), Int32(width), Int32(height), background.r, background.g, background.b)
         }
     }
 
@@ -188,24 +214,32 @@ extension VipsImageHandle {
     }
 
     /// A `width` × `height` sRGB image of one colour.
-    fileprivate static func filled(width: Int, height: Int, colour: TileRenderer.RGB) throws(VipsError) -> VipsImageHandle {
+    fileprivate static func filled(width: Int, height: Int, colour: TileRenderer.RGB) throws(VipsError)
+        -> VipsImageHandle
+    {
         var pixels = [UInt8](repeating: 0, count: width * height * 3)
         for i in stride(from: 0, to: pixels.count, by: 3) {
             pixels[i] = UInt8(colour.r)
             pixels[i + 1] = UInt8(colour.g)
             pixels[i + 2] = UInt8(colour.b)
         }
-        let image = pixels.withUnsafeBytes { buffer in Result { () throws(VipsError) in try fromRGB(buffer, width: width, height: height) } }
+        let image = pixels.withUnsafeBytes { buffer in
+            Result { () throws(VipsError) in try fromRGB(buffer, width: width, height: height) }
+        }
         return try image.get()
     }
 
     /// `images` in a grid `across` wide, `spacing` apart, gaps filled with
     /// `background` (`vips_arrayjoin`).
-    fileprivate static func arrayJoined(_ images: [VipsImageHandle], across: Int, spacing: Int, background: TileRenderer.RGB) throws(VipsError) -> VipsImageHandle {
+    fileprivate static func arrayJoined(
+        _ images: [VipsImageHandle], across: Int, spacing: Int, background: TileRenderer.RGB
+    ) throws(VipsError) -> VipsImageHandle {
         var pointers: [UnsafeMutablePointer<VipsImage>?] = images.map(\.pointer)
         let joined = try pointers.withUnsafeMutableBufferPointer { buffer throws(VipsError) in
             try make("vips_arrayjoin") {
-                shim_vips_arrayjoin(buffer.baseAddress, $0, Int32(buffer.count), Int32(across), Int32(spacing), background.r, background.g, background.b)
+                shim_vips_arrayjoin(
+                    buffer.baseAddress, $0, Int32(buffer.count), Int32(across), Int32(spacing), background.r,
+                    background.g, background.b)
             }
         }
         withExtendedLifetime(images) {}

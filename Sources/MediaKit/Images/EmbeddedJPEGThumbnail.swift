@@ -1,8 +1,8 @@
-import SystemCalls
 import CShims
 import CVips
 import Glibc
 import MediaFormats
+import SystemCalls
 
 /// A JPEG's own EXIF thumbnail (IFD1), used instead of decoding the photo when it
 /// is at least as large as the thumbnail wanted and has the photo's shape: most
@@ -16,17 +16,21 @@ enum EmbeddedJPEGThumbnail {
     /// The thumbnail from the EXIF thumbnail of the JPEG behind `descriptor` (read
     /// with `pread` from its start), or nil when it has none that fits.
     /// `storedWidth`×`storedHeight` is the photo's coded size; `orientation` its EXIF Orientation.
-    static func thumbnail(descriptor: Int32, storedWidth: Int, storedHeight: Int, orientation: Int, spec: ThumbnailSpec) -> Thumbnail? {
+    static func thumbnail(descriptor: Int32, storedWidth: Int, storedHeight: Int, orientation: Int, spec: ThumbnailSpec)
+        -> Thumbnail?
+    {
         guard let head = readHead(descriptor), let info = EXIF.jpeg(head), let range = info.thumbnail,
             range.upperBound <= head.count, let size = EXIF.jpegSize(head[range])
         else { return nil }
-        guard isUsable(thumbnail: size, storedWidth: storedWidth, storedHeight: storedHeight, size: spec.decodeSize) else { return nil }
+        guard isUsable(thumbnail: size, storedWidth: storedWidth, storedHeight: storedHeight, size: spec.decodeSize)
+        else { return nil }
         let bytes = Array(head[range])
         do {
             try Vips.start()
             return try Vips.withExactErrors { () throws(VipsError) -> Thumbnail in
                 var image = try VipsImageHandle.make("vips_thumbnail_buffer") {
-                    shim_vips_thumbnail_buffer(bytes, bytes.count, $0, Int32(spec.decodeSize), Int32(spec.decodeSize), VIPS_FAIL_ON_ERROR)
+                    shim_vips_thumbnail_buffer(
+                        bytes, bytes.count, $0, Int32(spec.decodeSize), Int32(spec.decodeSize), VIPS_FAIL_ON_ERROR)
                 }
                 image = try image.oriented(exif: orientation)
                 return try image.thumbnail(spec: spec)

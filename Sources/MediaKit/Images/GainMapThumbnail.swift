@@ -26,15 +26,20 @@ enum GainMapThumbnail {
     /// A map larger than the photo's pixel limit, or than ``largestMapScale``
     /// times the photo on a side, is refused before any of it is decoded; one
     /// larger than the photo within that is made each picture's own size.
-    static func attach(to thumbnail: Thumbnail, source: any RandomAccessBytes, spec: ThumbnailSpec, pixelLimit: Int) throws(VipsError) -> Thumbnail {
+    static func attach(to thumbnail: Thumbnail, source: any RandomAccessBytes, spec: ThumbnailSpec, pixelLimit: Int)
+        throws(VipsError) -> Thumbnail
+    {
         guard let found = SpatialMetadata.ultraHDRGainMap(source), let bytes = source.read(found.range),
-            let map = JPEGFrameHeader(bytes[...]), let head = source.read(0..<min(source.count, 1 << 20)), let base = JPEGFrameHeader(head[...]),
+            let map = JPEGFrameHeader(bytes[...]), let head = source.read(0..<min(source.count, 1 << 20)),
+            let base = JPEGFrameHeader(head[...]),
             map.width > 0, map.height > 0, base.width > 0, base.height > 0
         else { return thumbnail }
-        guard map.width.multipliedReportingOverflow(by: map.height).partialValue <= pixelLimit, map.width <= largestMapScale * base.width,
+        guard map.width.multipliedReportingOverflow(by: map.height).partialValue <= pixelLimit,
+            map.width <= largestMapScale * base.width,
             map.height <= largestMapScale * base.height
         else {
-            throw VipsError("gain map", message: "a \(map.width)×\(map.height) gain map for a \(base.width)×\(base.height) photo")
+            throw VipsError(
+                "gain map", message: "a \(map.width)×\(map.height) gain map for a \(base.width)×\(base.height) photo")
         }
         // The map keeps its scale to the picture (phones store it at a quarter of the base's size on each side);
         // Apple's (half the photo's side) is kept at a quarter at most, as a HEIC's is.
@@ -48,15 +53,20 @@ enum GainMapThumbnail {
         guard let largest = stored.max(by: { $0.width * $0.height < $1.width * $1.height }) else { return thumbnail }
         try Vips.start()
         let maps = try Vips.withExactErrors { () throws(VipsError) -> [GainMapPicture] in
-            var decoded = try decode(bytes, width: largest.width, height: largest.height, failOn: spec.damageTolerance.vipsFailOn)
+            var decoded = try decode(
+                bytes, width: largest.width, height: largest.height, failOn: spec.damageTolerance.vipsFailOn)
             // Apple's map values re-encoded for the metadata (the HEIC's table), and a three-channel map's per channel,
             // before any resampling, as a HEIC's are.
             if let tables = found.values { decoded = try decoded.mapped(through: tables) }
             return try stored.map { (size) throws(VipsError) -> GainMapPicture in
                 var map = try decoded.scaled(toWidth: size.width, height: size.height).rotated(clockwise: rotation)
-                if mirrored { map = try VipsImageHandle.make("vips_flip") { shim_vips_flip_horizontal(map.pointer, $0) } }
+                if mirrored {
+                    map = try VipsImageHandle.make("vips_flip") { shim_vips_flip_horizontal(map.pointer, $0) }
+                }
                 map = try map.inMemory()
-                return GainMapPicture(jpeg: try map.jpegData(quality: quality), width: map.width, height: map.height, metadata: found.metadata)
+                return GainMapPicture(
+                    jpeg: try map.jpegData(quality: quality), width: map.width, height: map.height,
+                    metadata: found.metadata)
             }
         }
         return carry(maps, on: thumbnail)
@@ -69,7 +79,9 @@ enum GainMapThumbnail {
         let ratio = min(1, ratio)
         func scaled(_ side: Int) -> Int { max(1, Int((Double(side) * ratio).rounded())) }
         var sizes = [(width: scaled(thumbnail.width), height: scaled(thumbnail.height))]
-        for preview in thumbnail.previews ?? [] where preview.format == .jpeg { sizes.append((scaled(preview.width), scaled(preview.height))) }
+        for preview in thumbnail.previews ?? [] where preview.format == .jpeg {
+            sizes.append((scaled(preview.width), scaled(preview.height)))
+        }
         return sizes
     }
 
@@ -90,11 +102,14 @@ enum GainMapThumbnail {
 
     /// The gain map JPEG `bytes` decoded to fit `width`×`height` (shrink-on-load,
     /// never enlarged, no rotation), held in memory while `bytes` live.
-    static func decode(_ bytes: [UInt8], width: Int, height: Int, failOn: VipsFailOn) throws(VipsError) -> VipsImageHandle {
+    static func decode(_ bytes: [UInt8], width: Int, height: Int, failOn: VipsFailOn) throws(VipsError)
+        -> VipsImageHandle
+    {
         let result: Result<VipsImageHandle, VipsError> = bytes.withUnsafeBytes { buffer in
             Result { () throws(VipsError) in
                 let image = try VipsImageHandle.make("vips_thumbnail_buffer") {
-                    shim_vips_thumbnail_buffer(buffer.baseAddress, buffer.count, $0, Int32(width), Int32(height), failOn)
+                    shim_vips_thumbnail_buffer(
+                        buffer.baseAddress, buffer.count, $0, Int32(width), Int32(height), failOn)
                 }
                 return try image.inMemory()
             }
@@ -109,20 +124,28 @@ extension VipsImageHandle {
     /// (256 entries each): one for every band, or one per band (red, green,
     /// blue; a grey map is made three bands), in memory (``HEIFGainMapThumbnail/values(of:bands:tables:)``).
     func mapped(through tables: [[UInt8]]) throws(VipsError) -> VipsImageHandle {
-        let width = self.width, height = self.height, bands = self.bands
+        let width = self.width
+        let height = self.height
+        let bands = self.bands
         guard tables.count == 1 || tables.count == 3, tables.allSatisfy({ $0.count == 256 }), bands == 1 || bands == 3,
             vips_image_get_format(pointer) == VIPS_FORMAT_UCHAR, width > 0, height > 0
         else {
             throw VipsError("gain map", message: "a \(bands)-band gain map")
         }
         var size = 0
-        guard let memory = vips_image_write_to_memory(pointer, &size) else { throw VipsError("vips_image_write_to_memory") }
+        guard let memory = vips_image_write_to_memory(pointer, &size) else {
+            throw VipsError("vips_image_write_to_memory")
+        }
         defer { g_free(memory) }
         let count = width * height * bands
-        guard size == count else { throw VipsError("vips_image_write_to_memory", message: "\(size) bytes for a \(width)×\(height)×\(bands) map") }
+        guard size == count else {
+            throw VipsError(
+                "vips_image_write_to_memory", message: "\(size) bytes for a \(width)×\(height)×\(bands) map")
+        }
         let samples = Array(UnsafeRawBufferPointer(start: memory, count: count))
         return try Self.fromMap(
-            HEIFGainMapThumbnail.values(of: samples, bands: bands, tables: tables), width: width, height: height, bands: max(bands, tables.count))
+            HEIFGainMapThumbnail.values(of: samples, bands: bands, tables: tables), width: width, height: height,
+            bands: max(bands, tables.count))
     }
 
     /// This picture scaled to exactly `width`×`height` (each axis by its own factor).

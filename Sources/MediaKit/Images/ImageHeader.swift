@@ -27,7 +27,9 @@ public struct ImageHeader: Sendable, Hashable {
     public static func loader(of path: String) throws(VipsError) -> String {
         try Vips.start()
         return try Vips.withExactErrors { () throws(VipsError) in
-            guard let name = vips_foreign_find_load(path) else { throw VipsError("vips_foreign_find_load", about: path) }
+            guard let name = vips_foreign_find_load(path) else {
+                throw VipsError("vips_foreign_find_load", about: path)
+            }
             return String(cString: name)
         }
     }
@@ -35,7 +37,9 @@ public struct ImageHeader: Sendable, Hashable {
     /// Reads the header of the image at `path` with the loader ``loader(of:)`` named.
     public static func read(path: String, loader: String) throws(VipsError) -> ImageHeader {
         let file = try OpenedFile.forVips(path)
-        return try withExtendedLifetime(file) { () throws(VipsError) in try read(.descriptor(file.descriptor), loader: loader) }
+        return try withExtendedLifetime(file) { () throws(VipsError) in
+            try read(.descriptor(file.descriptor), loader: loader)
+        }
     }
 
     /// Reads the header of the image `input` holds; `loader` is the class that

@@ -1,7 +1,7 @@
 import CShims
-import SystemCalls
 import CVips
 import Glibc
+import SystemCalls
 
 /// Where libvips reads an image from: an open file descriptor (through a
 /// `VipsSource`, which is how every loader routed here reads, in this process or
@@ -22,12 +22,18 @@ public enum ImageInput: Sendable {
     public static func read(descriptor: Int32, limit: Int = memoryLimit) throws(VipsError) -> ImageInput {
         let file = FileDescriptor(borrowing: descriptor)
         let size: Int64
-        do throws(SystemError) { size = try file.status(path: "the file").size } catch { throw VipsError("fstat", message: error.message) }
+        do throws(SystemError) { size = try file.status(path: "the file").size } catch {
+            throw VipsError("fstat", message: error.message)
+        }
         guard size <= limit else {
-            throw VipsError("read", message: "the file is \(size) bytes, over the \(limit >> 20) MiB this loader may read into memory")
+            throw VipsError(
+                "read",
+                message: "the file is \(size) bytes, over the \(limit >> 20) MiB this loader may read into memory")
         }
         let bytes: [UInt8]
-        do throws(SystemError) { bytes = try file.read(count: Int(size), at: 0, path: "the file") } catch { throw VipsError("read", message: error.message) }
+        do throws(SystemError) { bytes = try file.read(count: Int(size), at: 0, path: "the file") } catch {
+            throw VipsError("read", message: error.message)
+        }
         guard bytes.count == Int(size) else { throw VipsError("read", message: "the file is shorter than its size") }
         return .memory(bytes)
     }
@@ -53,7 +59,9 @@ public enum ImageInput: Sendable {
         switch self {
         case .descriptor(let descriptor):
             try? FileDescriptor(borrowing: descriptor).rewind(path: "the file")
-            guard let source = vips_source_new_from_descriptor(descriptor) else { throw VipsError("vips_source_new_from_descriptor") }
+            guard let source = vips_source_new_from_descriptor(descriptor) else {
+                throw VipsError("vips_source_new_from_descriptor")
+            }
             defer { g_object_unref(source) }
             // A regular file is mapped, so the loaders' reads (libjpeg's are 4 KiB
             // each: about a thousand read calls for a 12 MP photo) come from
@@ -95,12 +103,18 @@ enum VipsInputPointer {
 
     /// `vips_thumbnail_source` / `vips_thumbnail_buffer`; with `jpegShrink`, a
     /// JPEG source decoded at 1/`jpegShrink` of its size (see ``JPEGScale``).
-    func thumbnail(_ out: UnsafeMutablePointer<UnsafeMutablePointer<VipsImage>?>, size: Int, jpegShrink: Int?, failOn: VipsFailOn) -> Int32 {
+    func thumbnail(
+        _ out: UnsafeMutablePointer<UnsafeMutablePointer<VipsImage>?>, size: Int, jpegShrink: Int?, failOn: VipsFailOn
+    ) -> Int32 {
         switch self {
         case .source(let source):
-            if let jpegShrink { return shim_vips_jpeg_thumbnail_source(source, out, Int32(size), Int32(jpegShrink), failOn) }
+            if let jpegShrink {
+                return shim_vips_jpeg_thumbnail_source(source, out, Int32(size), Int32(jpegShrink), failOn)
+            }
             return shim_vips_thumbnail_source(source, out, Int32(size), Int32(size), failOn)
-        case .memory(let buffer): return shim_vips_thumbnail_from_memory(buffer.baseAddress, buffer.count, out, Int32(size), Int32(size), failOn)
+        case .memory(let buffer):
+            return shim_vips_thumbnail_from_memory(
+                buffer.baseAddress, buffer.count, out, Int32(size), Int32(size), failOn)
         }
     }
 }

@@ -20,7 +20,9 @@ enum JPEGFrameSize {
     /// The same, from an open descriptor (read with `pread` from offset 0: its
     /// position is left alone).
     static func read(descriptor fd: Int32) -> (width: Int, height: Int)? {
-        guard let bytes = try? FileDescriptor(borrowing: fd).read(count: searchLimit, at: 0, path: "the JPEG") else { return nil }
+        guard let bytes = try? FileDescriptor(borrowing: fd).read(count: searchLimit, at: 0, path: "the JPEG") else {
+            return nil
+        }
         return parse(bytes[...])
     }
 

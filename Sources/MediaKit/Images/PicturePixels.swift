@@ -12,21 +12,33 @@ import MediaFormats
 /// applied, alpha flattened over white, as 8-bit sRGB.
 enum PicturePixels {
     static func decode(_ request: DecodeRequest, descriptor: Int32) throws(MediaError) -> DecodedMedia {
-        let label = request.label, name = request.format.name
-        guard let spec = request.thumbnail, spec.size >= 1 else { throw MediaError(.unsupported, "\(label): no size was asked for its pixels") }
+        let label = request.label
+        let name = request.format.name
+        guard let spec = request.thumbnail, spec.size >= 1 else {
+            throw MediaError(.unsupported, "\(label): no size was asked for its pixels")
+        }
         guard let loader = VipsImageStep.loaders[request.format.id]?.loader else {
             throw MediaError(.unsupported, "\(label): no libvips loader here decodes \(name) to pixels")
         }
         let input = ImageInput.descriptor(descriptor)
         Vips.loadModule(providing: loader)
         let chosen: String
-        do { chosen = try input.loader() } catch { throw MediaError(.damaged, "\(label): not a readable \(name) image: \(error)") }
-        guard chosen.hasPrefix(loader) else { throw MediaError(.contentMismatch, "\(label): looks like \(name) but libvips would read it with \(chosen); refused") }
+        do { chosen = try input.loader() } catch {
+            throw MediaError(.damaged, "\(label): not a readable \(name) image: \(error)")
+        }
+        guard chosen.hasPrefix(loader) else {
+            throw MediaError(
+                .contentMismatch, "\(label): looks like \(name) but libvips would read it with \(chosen); refused")
+        }
         let header: ImageHeader
-        do { header = try ImageHeader.read(input, loader: chosen) } catch { throw MediaError(.damaged, "\(label): not a readable \(name) image: \(error)") }
+        do { header = try ImageHeader.read(input, loader: chosen) } catch {
+            throw MediaError(.damaged, "\(label): not a readable \(name) image: \(error)")
+        }
         try PixelLimit(request.pixelLimit).check(header.storedWidth, header.storedHeight, label: label)
         do {
-            let pixels = try Thumbnailer.thumbnail(input, header: header, spec: spec) { (image) throws(VipsError) in try image.packedRGB() }
+            let pixels = try Thumbnailer.thumbnail(input, header: header, spec: spec) { (image) throws(VipsError) in
+                try image.packedRGB()
+            }
             var decoded = DecodedMedia(facts: MediaFacts(kind: .image))
             decoded.pixels = pixels
             return decoded
@@ -43,14 +55,19 @@ extension VipsImageHandle {
     /// packed), its size checked against what libvips wrote.
     func packedRGB() throws(VipsError) -> DecodedPixels {
         let image = try srgb8()
-        let width = image.width, height = image.height
+        let width = image.width
+        let height = image.height
         guard image.bands == 3, width > 0, height > 0, width <= 1 << 15, height <= 1 << 15 else {
             throw VipsError("pixels", message: "a \(width)×\(height) picture of \(image.bands) bands")
         }
         var size = 0
-        guard let memory = vips_image_write_to_memory(image.pointer, &size) else { throw VipsError("vips_image_write_to_memory") }
+        guard let memory = vips_image_write_to_memory(image.pointer, &size) else {
+            throw VipsError("vips_image_write_to_memory")
+        }
         defer { g_free(memory) }
-        guard size == width * height * 3 else { throw VipsError("vips_image_write_to_memory", message: "\(size) bytes for a \(width)×\(height) picture") }
+        guard size == width * height * 3 else {
+            throw VipsError("vips_image_write_to_memory", message: "\(size) bytes for a \(width)×\(height) picture")
+        }
         let bytes = [UInt8](UnsafeRawBufferPointer(start: memory, count: size))
         guard let pixels = DecodedPixels(width: width, height: height, stride: width * 3, bytes: bytes) else {
             throw VipsError("pixels", message: "a \(width)×\(height) picture")

@@ -8,14 +8,18 @@ extension Thumbnailer {
     /// shrink-on-load to the largest size (``thumbnail(path:spec:)``'s path,
     /// JPEG DCT scaling included), held in memory, and every smaller size
     /// downscaled from that picture (`vips_resize`), never from the file again.
-    public static func pictures(path: String, spec: ThumbnailSpec, sizes: [Int], format: PreviewFormat) throws(VipsError) -> [EncodedPicture] {
+    public static func pictures(path: String, spec: ThumbnailSpec, sizes: [Int], format: PreviewFormat)
+        throws(VipsError) -> [EncodedPicture]
+    {
         let wanted = Array(Set(sizes.filter { $0 > 0 })).sorted()
         guard let largest = wanted.last else { return [] }
         var decodeSpec = spec
         decodeSpec.size = largest
         let decoded = try thumbnailImage(path: path, spec: decodeSpec)
         return try Vips.withExactErrors { () throws(VipsError) in
-            try wanted.map { (size) throws(VipsError) in try decoded.scaled(toFit: size).encoded(as: format, quality: spec.quality) }
+            try wanted.map { (size) throws(VipsError) in
+                try decoded.scaled(toFit: size).encoded(as: format, quality: spec.quality)
+            }
         }
     }
 }
@@ -27,10 +31,14 @@ extension VipsImageHandle {
     /// once, the thumbnail (JPEG, ThumbHash) scaled from it to `spec.size`, and
     /// each preview scaled from it to its size and encoded as asked.
     public func thumbnail(spec: ThumbnailSpec, about path: String? = nil) throws(VipsError) -> Thumbnail {
-        guard let previews = spec.previews, !previews.sizes.isEmpty else { return try thumbnail(quality: spec.quality, about: path) }
+        guard let previews = spec.previews, !previews.sizes.isEmpty else {
+            return try thumbnail(quality: spec.quality, about: path)
+        }
         let image = try inMemory()
         var made = try image.scaled(toFit: spec.size).thumbnail(quality: spec.quality, about: path)
-        made.previews = try previews.sizes.map { (size) throws(VipsError) in try image.scaled(toFit: size).encoded(as: previews.format, quality: spec.quality) }
+        made.previews = try previews.sizes.map { (size) throws(VipsError) in
+            try image.scaled(toFit: size).encoded(as: previews.format, quality: spec.quality)
+        }
         return made
     }
 
@@ -56,7 +64,9 @@ extension VipsImageHandle {
                 throw VipsError("vips_webpsave_buffer")
             }
             defer { g_free(buffer) }
-            return EncodedPicture(bytes: Array(UnsafeRawBufferPointer(start: buffer, count: length)), width: image.width, height: image.height, format: .webp)
+            return EncodedPicture(
+                bytes: Array(UnsafeRawBufferPointer(start: buffer, count: length)), width: image.width,
+                height: image.height, format: .webp)
         }
     }
 }

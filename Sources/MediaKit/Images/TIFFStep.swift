@@ -16,7 +16,9 @@ struct TIFFStep: DecoderStep {
     func reads(_ format: MediaFormat) -> Bool { format.id == "tiff" }
 
     func decode(_ request: DecodeRequest, descriptor: Int32) throws(MediaError) -> DecodedMedia {
-        guard let handle = shim_tiff_open_descriptor(descriptor, request.path) else { throw MediaError(.unreadable, "\(request.label): out of memory") }
+        guard let handle = shim_tiff_open_descriptor(descriptor, request.path) else {
+            throw MediaError(.unreadable, "\(request.label): out of memory")
+        }
         defer { shim_tiff_close(handle) }
         guard let tiff = handle.pointee.tiff else {
             throw MediaError(.unsupported, Self.message(handle, or: "not a TIFF libtiff can open"))
@@ -25,13 +27,17 @@ struct TIFFStep: DecoderStep {
         try PixelLimit(request.pixelLimit).check(layout.width, layout.height, label: request.label)
         let sideways = layout.orientation.rotation % 180 != 0
         let facts = MediaFacts(
-            kind: .image, width: sideways ? layout.height : layout.width, height: sideways ? layout.width : layout.height,
+            kind: .image, width: sideways ? layout.height : layout.width,
+            height: sideways ? layout.width : layout.height,
             frameCount: layout.pages > 1 ? layout.pages : nil)
         guard let spec = request.thumbnail else { return DecodedMedia(facts: facts) }
         do {
             let deadline = spec.timeLimit.map { Deadline(seconds: $0) }
-            let picture = try layout.read(tiff, fitting: spec.decodeSize * 2, deadline: deadline, error: { Self.message(handle, or: "read failed") })
-            let thumbnail = try PosterFrame.encode(picture, rotation: layout.orientation.rotation, mirrored: layout.orientation.mirrored, spec: spec)
+            let picture = try layout.read(
+                tiff, fitting: spec.decodeSize * 2, deadline: deadline,
+                error: { Self.message(handle, or: "read failed") })
+            let thumbnail = try PosterFrame.encode(
+                picture, rotation: layout.orientation.rotation, mirrored: layout.orientation.mirrored, spec: spec)
             return DecodedMedia(facts: facts, thumbnail: .made(thumbnail))
         } catch let error as MediaError {
             return DecodedMedia(facts: facts, thumbnail: .failed(error))
@@ -63,7 +69,8 @@ struct TIFFStep: DecoderStep {
         init(_ tiff: OpaquePointer, label: String) throws(MediaError) {
             var width: UInt32 = 0
             var height: UInt32 = 0
-            guard shim_tiff_get_u32(tiff, UInt32(TIFFTAG_IMAGEWIDTH), &width) == 1, shim_tiff_get_u32(tiff, UInt32(TIFFTAG_IMAGELENGTH), &height) == 1,
+            guard shim_tiff_get_u32(tiff, UInt32(TIFFTAG_IMAGEWIDTH), &width) == 1,
+                shim_tiff_get_u32(tiff, UInt32(TIFFTAG_IMAGELENGTH), &height) == 1,
                 width > 0, height > 0
             else { throw MediaError(.damaged, "\(label): TIFF without a size") }
             func field(_ tag: Int32) -> Int {
@@ -90,7 +97,8 @@ struct TIFFStep: DecoderStep {
             guard supported else {
                 throw MediaError(
                     .unsupported,
-                    "\(TIFFIsTiled(tiff) != 0 ? "tiled, " : "")\(samplesPerPixel) samples of \(bitsPerSample) bits, sample format \(sampleFormat), photometric \(photometric): not read here")
+                    "\(TIFFIsTiled(tiff) != 0 ? "tiled, " : "")\(samplesPerPixel) samples of \(bitsPerSample) bits, sample format \(sampleFormat), photometric \(photometric): not read here"
+                )
             }
         }
 
@@ -112,7 +120,9 @@ struct TIFFStep: DecoderStep {
         /// fits `size` (or a little more), and returns 8-bit RGB (grey repeated,
         /// alpha flattened over white). Floating-point samples are shown as stored
         /// (0–1), scaled down when the image holds larger values.
-        func read(_ tiff: OpaquePointer, fitting size: Int, deadline: Deadline?, error: () -> String) throws -> RGBPicture {
+        func read(_ tiff: OpaquePointer, fitting size: Int, deadline: Deadline?, error: () -> String) throws
+            -> RGBPicture
+        {
             let factor = max(1, (max(width, height) + size - 1) / size)
             let outWidth = (width + factor - 1) / factor
             let outHeight = (height + factor - 1) / factor
@@ -123,15 +133,21 @@ struct TIFFStep: DecoderStep {
             let lineBytes = Int(TIFFScanlineSize64(tiff))
             let bytesPerSample = bitsPerSample / 8
             let samplesPerLine = planar ? width : width * channels
-            guard lineBytes >= samplesPerLine * bytesPerSample else { throw MediaError(.damaged, "scanline of \(lineBytes) bytes is too short") }
+            guard lineBytes >= samplesPerLine * bytesPerSample else {
+                throw MediaError(.damaged, "scanline of \(lineBytes) bytes is too short")
+            }
             let line = UnsafeMutableRawPointer.allocate(byteCount: lineBytes, alignment: 16)
             defer { line.deallocate() }
             let planes = planar ? channels : 1
             for row in 0..<height {
-                if row % 64 == 0, deadline?.hasPassed == true { throw MediaError(.timeLimit, "time limit exceeded reading TIFF scanlines") }
+                if row % 64 == 0, deadline?.hasPassed == true {
+                    throw MediaError(.timeLimit, "time limit exceeded reading TIFF scanlines")
+                }
                 let outRow = row / factor
                 for plane in 0..<planes {
-                    guard TIFFReadScanline(tiff, line, UInt32(row), UInt16(plane)) == 1 else { throw MediaError(.damaged, error()) }
+                    guard TIFFReadScanline(tiff, line, UInt32(row), UInt16(plane)) == 1 else {
+                        throw MediaError(.damaged, error())
+                    }
                     for x in 0..<width {
                         let cell = outRow * outWidth + x / factor
                         if plane == 0 { counts[cell] += 1 }
@@ -153,7 +169,9 @@ struct TIFFStep: DecoderStep {
                     return whiteIsZero ? 1 - v : v
                 }
                 let colour = channels >= 3 ? [value(0), value(1), value(2)] : [value(0), value(0), value(0)]
-                let alpha = channels == 2 || channels == 4 ? min(1, max(0, sums[cell * channels + channels - 1] / n * scale)) : 1
+                let alpha =
+                    channels == 2 || channels == 4
+                    ? min(1, max(0, sums[cell * channels + channels - 1] / n * scale)) : 1
                 for c in 0..<3 {
                     pixels[cell * 3 + c] = UInt8((255 * (colour[c] * alpha + (1 - alpha))).rounded())
                 }
@@ -166,7 +184,8 @@ struct TIFFStep: DecoderStep {
             switch (Int32(sampleFormat), bitsPerSample) {
             case (SAMPLEFORMAT_UINT, 8): Double(line.load(fromByteOffset: index, as: UInt8.self)) / 255
             case (SAMPLEFORMAT_UINT, 16): Double(line.loadUnaligned(fromByteOffset: index * 2, as: UInt16.self)) / 65535
-            case (_, 16): Self.finite(Double(Float16(bitPattern: line.loadUnaligned(fromByteOffset: index * 2, as: UInt16.self))))
+            case (_, 16):
+                Self.finite(Double(Float16(bitPattern: line.loadUnaligned(fromByteOffset: index * 2, as: UInt16.self))))
             case (_, 32): Self.finite(Double(line.loadUnaligned(fromByteOffset: index * 4, as: Float.self)))
             default: Self.finite(line.loadUnaligned(fromByteOffset: index * 8, as: Double.self))
             }

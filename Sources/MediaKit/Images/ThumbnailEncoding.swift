@@ -12,7 +12,9 @@ extension VipsImageHandle {
         let image = try inMemory()
         let jpeg = try image.jpegData(quality: quality, about: path)
         let pixels = try? image.rgbaPixels()
-        let fitted = pixels.flatMap { AreaAverage.fitting(width: $0.width, height: $0.height, rgba: $0.rgba, longestSide: ThumbHash.maximumSide) }
+        let fitted = pixels.flatMap {
+            AreaAverage.fitting(width: $0.width, height: $0.height, rgba: $0.rgba, longestSide: ThumbHash.maximumSide)
+        }
         let hash = fitted.flatMap { ThumbHash.encode(width: $0.width, height: $0.height, rgba: $0.rgba) }
         var made = Thumbnail(jpeg: jpeg, width: image.width, height: image.height, thumbHash: hash)
         made.perceptualHash = pixels.flatMap { PerceptualHash.hash(width: $0.width, height: $0.height, rgba: $0.rgba) }
@@ -25,7 +27,10 @@ extension VipsImageHandle {
     /// enlarged) as the reference's example scales it to fit.
     func thumbHashInput() throws(VipsError) -> (width: Int, height: Int, rgba: [UInt8]) {
         let (width, height, rgba) = try rgbaPixels()
-        guard let fitted = AreaAverage.fitting(width: width, height: height, rgba: rgba, longestSide: ThumbHash.maximumSide) else {
+        guard
+            let fitted = AreaAverage.fitting(
+                width: width, height: height, rgba: rgba, longestSide: ThumbHash.maximumSide)
+        else {
             throw VipsError("thumbhash", message: "a \(width)×\(height) picture")
         }
         return fitted
@@ -35,12 +40,16 @@ extension VipsImageHandle {
     /// has no alpha; grey repeated into red, green and blue).
     func rgbaPixels() throws(VipsError) -> (width: Int, height: Int, rgba: [UInt8]) {
         let image = try inSRGB8()
-        let width = image.width, height = image.height, bands = image.bands
+        let width = image.width
+        let height = image.height
+        let bands = image.bands
         guard width > 0, height > 0, (1...4).contains(bands), width * height <= 4096 * 4096 else {
             throw VipsError("thumbhash", message: "a \(width)×\(height) picture of \(bands) bands")
         }
         var size = 0
-        guard let memory = vips_image_write_to_memory(image.pointer, &size) else { throw VipsError("vips_image_write_to_memory") }
+        guard let memory = vips_image_write_to_memory(image.pointer, &size) else {
+            throw VipsError("vips_image_write_to_memory")
+        }
         defer { g_free(memory) }
         let count = width * height
         guard size >= count * bands else { throw VipsError("vips_image_write_to_memory", message: "short image") }

@@ -28,7 +28,9 @@ public enum Thumbnailer {
         try thumbnail(path: path, spec: spec) { (image) throws(VipsError) in try image.inMemory() }
     }
 
-    private static func thumbnail<T>(path: String, spec: ThumbnailSpec, finish: (VipsImageHandle) throws(VipsError) -> T) throws(VipsError) -> T {
+    private static func thumbnail<T>(
+        path: String, spec: ThumbnailSpec, finish: (VipsImageHandle) throws(VipsError) -> T
+    ) throws(VipsError) -> T {
         let file = try OpenedFile.forVips(path)
         return try withExtendedLifetime(file) { () throws(VipsError) in
             let input = ImageInput.descriptor(file.descriptor)
@@ -41,8 +43,11 @@ public enum Thumbnailer {
     /// Thumbnails the image (or first page) `input` holds. With its `header`, a
     /// JPEG is decoded at the smallest scale that still covers the thumbnail
     /// (``JPEGScale``).
-    public static func thumbnail(_ input: ImageInput, header: ImageHeader? = nil, spec: ThumbnailSpec) throws(VipsError) -> Thumbnail {
-        try thumbnail(input, header: header, spec: spec) { (image) throws(VipsError) in try image.thumbnail(spec: spec) }
+    public static func thumbnail(_ input: ImageInput, header: ImageHeader? = nil, spec: ThumbnailSpec) throws(VipsError)
+        -> Thumbnail
+    {
+        try thumbnail(input, header: header, spec: spec) { (image) throws(VipsError) in try image.thumbnail(spec: spec)
+        }
     }
 
     /// The picture `input` holds, shrunk on load to `spec`'s size and its time
@@ -54,12 +59,15 @@ public enum Thumbnailer {
         try Vips.start()
         let jpegShrink = header.flatMap { JPEGScale.shrink(for: $0, size: spec.decodeSize) }
         return try Vips.withExactErrors { () throws(VipsError) in
-            try input.withVips { (vips) throws(VipsError) in try makeThumbnail(vips, jpegShrink: jpegShrink, spec: spec, finish: finish) }
+            try input.withVips { (vips) throws(VipsError) in
+                try makeThumbnail(vips, jpegShrink: jpegShrink, spec: spec, finish: finish)
+            }
         }
     }
 
     private static func makeThumbnail<T>(
-        _ input: VipsInputPointer, jpegShrink: Int?, spec: ThumbnailSpec, finish: (VipsImageHandle) throws(VipsError) -> T
+        _ input: VipsInputPointer, jpegShrink: Int?, spec: ThumbnailSpec,
+        finish: (VipsImageHandle) throws(VipsError) -> T
     ) throws(VipsError) -> T {
         let image = try VipsImageHandle.make(jpegShrink == nil ? "vips_thumbnail_source" : "vips_jpegload_source") {
             input.thumbnail($0, size: spec.decodeSize, jpegShrink: jpegShrink, failOn: spec.damageTolerance.vipsFailOn)
@@ -80,7 +88,9 @@ public enum Thumbnailer {
     /// Scales an already decoded picture (a video frame) to fit `spec.size`, then
     /// rotates it clockwise, mirrors it left to right when asked (EXIF orientations
     /// 2, 4, 5 and 7), and encodes it.
-    public static func thumbnail(of image: VipsImageHandle, rotation: Int, mirrored: Bool = false, spec: ThumbnailSpec) throws(VipsError) -> Thumbnail {
+    public static func thumbnail(of image: VipsImageHandle, rotation: Int, mirrored: Bool = false, spec: ThumbnailSpec)
+        throws(VipsError) -> Thumbnail
+    {
         var image = image
         let longest = max(image.width, image.height)
         if longest > spec.decodeSize {
@@ -121,7 +131,8 @@ public enum JPEGScale {
     /// of 0: a 7x5000 JPEG at 1/8.)
     public static func shrink(for header: ImageHeader, size: Int) -> Int? {
         guard header.loader.hasPrefix(loader), header.pages == 1, size > 0 else { return nil }
-        let longest = max(header.storedWidth, header.storedHeight), shortest = min(header.storedWidth, header.storedHeight)
+        let longest = max(header.storedWidth, header.storedHeight)
+        let shortest = min(header.storedWidth, header.storedHeight)
         return factors.first { longest >= size * $0 && shortest >= $0 }
     }
 }

@@ -30,7 +30,8 @@ public struct VipsError: Error, Sendable, CustomStringConvertible {
 
     /// The same failure, marked as stopped by its deadline.
     func killed() -> VipsError {
-        VipsError(operation: operation, message: message.isEmpty ? "time limit exceeded (killed)" : message, wasKilled: true)
+        VipsError(
+            operation: operation, message: message.isEmpty ? "time limit exceeded (killed)" : message, wasKilled: true)
     }
 
     /// A failure described by `message` (not from libvips' error buffer).
@@ -208,7 +209,10 @@ public final class VipsImageHandle: @unchecked Sendable {
     deinit { g_object_unref(pointer) }
 
     /// Wraps the output of a libvips call that returns an image through an out-parameter.
-    static func make(_ operation: String, about path: String? = nil, _ call: (UnsafeMutablePointer<UnsafeMutablePointer<VipsImage>?>) -> Int32) throws(VipsError) -> VipsImageHandle {
+    static func make(
+        _ operation: String, about path: String? = nil,
+        _ call: (UnsafeMutablePointer<UnsafeMutablePointer<VipsImage>?>) -> Int32
+    ) throws(VipsError) -> VipsImageHandle {
         var out: UnsafeMutablePointer<VipsImage>?
         guard call(&out) == 0, let out else { throw VipsError(operation, about: path) }
         return VipsImageHandle(out)
@@ -274,8 +278,13 @@ public final class VipsImageHandle: @unchecked Sendable {
     }
 
     /// Wraps packed 8-bit RGB pixels (`vips_image_new_from_memory_copy`).
-    public static func fromRGB(_ pixels: UnsafeRawBufferPointer, width: Int, height: Int) throws(VipsError) -> VipsImageHandle {
-        guard let image = vips_image_new_from_memory_copy(pixels.baseAddress, pixels.count, Int32(width), Int32(height), 3, VIPS_FORMAT_UCHAR) else {
+    public static func fromRGB(_ pixels: UnsafeRawBufferPointer, width: Int, height: Int) throws(VipsError)
+        -> VipsImageHandle
+    {
+        guard
+            let image = vips_image_new_from_memory_copy(
+                pixels.baseAddress, pixels.count, Int32(width), Int32(height), 3, VIPS_FORMAT_UCHAR)
+        else {
             throw VipsError("vips_image_new_from_memory_copy")
         }
         vips_image_set_int(image, "interpretation", Int32(VIPS_INTERPRETATION_sRGB.rawValue))

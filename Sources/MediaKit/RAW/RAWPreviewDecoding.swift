@@ -35,7 +35,9 @@ struct RAWPreviewDecoding {
     static let headLength = 128 << 10
 
     func decode() throws(MediaError) -> DecodedMedia {
-        guard source.count > 0 else { throw MediaError(.damaged, "\(request.label): empty \(request.format.name) file") }
+        guard source.count > 0 else {
+            throw MediaError(.damaged, "\(request.label): empty \(request.format.name) file")
+        }
         let description: RAWDescription
         do {
             description = try RAWFile.describe(source, format: request.format)
@@ -45,7 +47,8 @@ struct RAWPreviewDecoding {
         let (usable, refused) = candidates(description.previews)
         guard !usable.isEmpty else {
             if let over = refused.first(where: { $0.kind == .tooManyPixels }) { throw over }
-            throw MediaError(.unsupported, "no embedded preview that can be shown (\(Self.summary(description.previews, refused)))")
+            throw MediaError(
+                .unsupported, "no embedded preview that can be shown (\(Self.summary(description.previews, refused)))")
         }
         let largest = usable.max { $0.pixels < $1.pixels }!
         let stored = storedSize(description, largest: largest)
@@ -55,7 +58,8 @@ struct RAWPreviewDecoding {
         guard !shaped.isEmpty else {
             throw MediaError(
                 .unsupported,
-                "no embedded preview that can be shown (none of the photo's \(stored.width)×\(stored.height) shape: \(usable.map { "\($0.preview.origin) \($0.width)×\($0.height)" }.joined(separator: ", ")))")
+                "no embedded preview that can be shown (none of the photo's \(stored.width)×\(stored.height) shape: \(usable.map { "\($0.preview.origin) \($0.width)×\($0.height)" }.joined(separator: ", ")))"
+            )
         }
         let size = description.orientation >= 5 ? (width: stored.height, height: stored.width) : stored
         let facts = MediaFacts(kind: .image, width: size.width, height: size.height)
@@ -65,9 +69,14 @@ struct RAWPreviewDecoding {
         var failures: [String] = []
         for candidate in order(shaped, spec: spec) {
             do {
-                return DecodedMedia(facts: facts, thumbnail: .made(try thumbnail(candidate, orientation: description.orientation, spec: spec)))
+                return DecodedMedia(
+                    facts: facts,
+                    thumbnail: .made(try thumbnail(candidate, orientation: description.orientation, spec: spec)))
             } catch {
-                if error.wasKilled { return DecodedMedia(facts: facts, thumbnail: .failed(MediaError(.timeLimit, "\(request.label): \(error)"))) }
+                if error.wasKilled {
+                    return DecodedMedia(
+                        facts: facts, thumbnail: .failed(MediaError(.timeLimit, "\(request.label): \(error)")))
+                }
                 failures.append("\(candidate.preview.origin) \(candidate.width)×\(candidate.height): \(error)")
             }
         }
@@ -80,10 +89,13 @@ struct RAWPreviewDecoding {
         var usable: [Candidate] = []
         var refused: [MediaError] = []
         for preview in previews {
-            let width: Int, height: Int
+            let width: Int
+            let height: Int
             switch preview.encoding {
             case .jpeg:
-                guard let range = preview.ranges.first, let head = source.read(range.lowerBound..<min(range.upperBound, range.lowerBound + Self.headLength)),
+                guard let range = preview.ranges.first,
+                    let head = source.read(
+                        range.lowerBound..<min(range.upperBound, range.lowerBound + Self.headLength)),
                     let frame = JPEGFrameHeader(head[...])
                 else {
                     refused.append(MediaError(.damaged, "\(preview.origin): not a JPEG (\(preview.byteCount) bytes)"))
@@ -122,7 +134,9 @@ struct RAWPreviewDecoding {
         let bySize = usable.sorted { $0.pixels > $1.pixels }
         guard let largest = bySize.first else { return [] }
         let aspect = Double(largest.width) / Double(largest.height)
-        let enough = bySize.filter { $0.longSide >= 2 * spec.decodeSize && abs(Double($0.width) / Double($0.height) / aspect - 1) <= 0.02 }
+        let enough = bySize.filter {
+            $0.longSide >= 2 * spec.decodeSize && abs(Double($0.width) / Double($0.height) / aspect - 1) <= 0.02
+        }
         guard let first = enough.last else { return bySize }
         return [first] + bySize.filter { $0.preview != first.preview }
     }
@@ -150,7 +164,9 @@ struct RAWPreviewDecoding {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(candidate.preview.byteCount)
         for range in candidate.preview.ranges {
-            guard let part = source.read(range) else { throw VipsError("read", message: "\(candidate.preview.origin) cannot be read") }
+            guard let part = source.read(range) else {
+                throw VipsError("read", message: "\(candidate.preview.origin) cannot be read")
+            }
             bytes += part
         }
         try Vips.start()
@@ -159,12 +175,16 @@ struct RAWPreviewDecoding {
             switch candidate.preview.encoding {
             case .jpeg:
                 image = try VipsImageHandle.make("vips_thumbnail_buffer") {
-                    shim_vips_thumbnail_buffer(bytes, bytes.count, $0, Int32(spec.decodeSize), Int32(spec.decodeSize), spec.damageTolerance.vipsFailOn)
+                    shim_vips_thumbnail_buffer(
+                        bytes, bytes.count, $0, Int32(spec.decodeSize), Int32(spec.decodeSize),
+                        spec.damageTolerance.vipsFailOn)
                 }
             case .rgb(let width, let height):
                 let wrapped: Result<VipsImageHandle, VipsError> = bytes.withUnsafeBytes { buffer in
                     do throws(VipsError) {
-                        return .success(try VipsImageHandle.fromPixels(buffer.baseAddress!, width: width, height: height, bands: 3, stride: width * 3))
+                        return .success(
+                            try VipsImageHandle.fromPixels(
+                                buffer.baseAddress!, width: width, height: height, bands: 3, stride: width * 3))
                     } catch {
                         return .failure(error)
                     }

@@ -101,7 +101,10 @@ final class KeyframeDecoder {
     /// by libavcodec (`max_pixels`); decoded frames are scaled to fit `targetSize`.
     /// `strict`: any error in the data fails the frame (`AV_EF_EXPLODE`), so a
     /// truncated still image is an error rather than a partial picture.
-    init(stream: UnsafeMutablePointer<AVStream>, pixelLimit: Int?, targetSize: Int, sampleAspect: Double = 1, strict: Bool = false) throws(AVError) {
+    init(
+        stream: UnsafeMutablePointer<AVStream>, pixelLimit: Int?, targetSize: Int, sampleAspect: Double = 1,
+        strict: Bool = false
+    ) throws(AVError) {
         streamIndex = stream.pointee.index
         self.targetSize = targetSize
         self.sampleAspect = sampleAspect
@@ -112,7 +115,9 @@ final class KeyframeDecoder {
         codec = avcodec_alloc_context3(decoder)
         frame = av_frame_alloc()
         packet = av_packet_alloc()
-        guard let codec, frame != nil, packet != nil else { throw AVError("avcodec_alloc_context3", message: "out of memory") }
+        guard let codec, frame != nil, packet != nil else {
+            throw AVError("avcodec_alloc_context3", message: "out of memory")
+        }
         var status = avcodec_parameters_to_context(codec, parameters)
         guard status >= 0 else { throw AVError("avcodec_parameters_to_context", code: status) }
         codec.pointee.thread_count = 1
@@ -158,7 +163,9 @@ final class KeyframeDecoder {
     /// one keyframe early). Nil at the end of the file or of the packet budget.
     /// `anyPacket`: the stream is a still picture (image demuxers such as ICO do
     /// not flag their packets as key): its first packet is taken.
-    func nextKeyPacket(in file: MediaFile, notBefore: Int64? = nil, anyPacket: Bool = false) throws(AVError) -> KeyPacket? {
+    func nextKeyPacket(in file: MediaFile, notBefore: Int64? = nil, anyPacket: Bool = false) throws(AVError)
+        -> KeyPacket?
+    {
         guard let packet else { return nil }
         file.atStart = false
         var packetsRead = 0
@@ -215,7 +222,9 @@ final class KeyframeDecoder {
     /// past `horizon`, after `maximumFrames` frames, or at the end of the file.
     /// Luma is read from the frame's own luma plane, so only the chosen frame is
     /// scaled.
-    func decodeForward(in file: MediaFile, target: Int64, horizon: Int64, threshold: Double, maximumFrames: Int) throws(AVError) -> (picture: RGBPicture, time: Int64, luma: Double)? {
+    func decodeForward(in file: MediaFile, target: Int64, horizon: Int64, threshold: Double, maximumFrames: Int)
+        throws(AVError) -> (picture: RGBPicture, time: Int64, luma: Double)?
+    {
         guard let packet else { return nil }
         let codec = try openForwardCodec(file)
         avcodec_flush_buffers(codec)
@@ -234,20 +243,34 @@ final class KeyframeDecoder {
             while true {
                 let received = avcodec_receive_frame(codec, frame)
                 if received == shim_averror_eagain() { return false }
-                if received == shim_averror_eof() { ended = true; return true }
+                if received == shim_averror_eof() {
+                    ended = true
+                    return true
+                }
                 guard received >= 0 else {
                     if received == shim_averror_exit() { throw AVError("avcodec_receive_frame", code: received) }
                     return false  // a damaged frame: go on to the next
                 }
                 defer { av_frame_unref(frame) }
                 framesDecodedForward += 1
-                let time = frame.pointee.best_effort_timestamp != Int64.min ? frame.pointee.best_effort_timestamp : frame.pointee.pts
+                let time =
+                    frame.pointee.best_effort_timestamp != Int64.min
+                    ? frame.pointee.best_effort_timestamp : frame.pointee.pts
                 let luma: Double
-                if let planeLuma = Self.lumaOfPlane(frame) { luma = planeLuma } else { luma = try scale(frame).meanLuma }
-                guard let reference = FrameReference(frame) else { throw AVError("av_frame_clone", message: "out of memory") }
+                if let planeLuma = Self.lumaOfPlane(frame) {
+                    luma = planeLuma
+                } else {
+                    luma = try scale(frame).meanLuma
+                }
+                guard let reference = FrameReference(frame) else {
+                    throw AVError("av_frame_clone", message: "out of memory")
+                }
                 if brightest == nil || luma > brightest!.luma { brightest = (reference, time, luma) }
                 if time == Int64.min || time >= target {
-                    if luma >= threshold { chosen = (reference, time, luma); return true }
+                    if luma >= threshold {
+                        chosen = (reference, time, luma)
+                        return true
+                    }
                     if time != Int64.min, time > horizon { return true }
                 } else if luma >= threshold {
                     before = (reference, time, luma)
@@ -306,25 +329,35 @@ final class KeyframeDecoder {
     /// plane on a grid of at most 64×64 samples; nil for other layouts.
     static func lumaOfPlane(_ frame: UnsafeMutablePointer<AVFrame>) -> Double? {
         guard let descriptor = av_pix_fmt_desc_get(AVPixelFormat(rawValue: frame.pointee.format)),
-            descriptor.pointee.flags & UInt64(AV_PIX_FMT_FLAG_RGB) == 0, descriptor.pointee.flags & UInt64(AV_PIX_FMT_FLAG_PAL) == 0,
+            descriptor.pointee.flags & UInt64(AV_PIX_FMT_FLAG_RGB) == 0,
+            descriptor.pointee.flags & UInt64(AV_PIX_FMT_FLAG_PAL) == 0,
             descriptor.pointee.flags & UInt64(AV_PIX_FMT_FLAG_BE) == 0,
-            descriptor.pointee.comp.0.plane == 0, descriptor.pointee.comp.0.offset == 0, descriptor.pointee.comp.0.shift == 0,
+            descriptor.pointee.comp.0.plane == 0, descriptor.pointee.comp.0.offset == 0,
+            descriptor.pointee.comp.0.shift == 0,
             let base = frame.pointee.data.0
         else { return nil }
-        let depth = Int(descriptor.pointee.comp.0.depth), step = Int(descriptor.pointee.comp.0.step)
-        let width = Int(frame.pointee.width), height = Int(frame.pointee.height), stride = Int(frame.pointee.linesize.0)
-        guard width > 0, height > 0, stride > 0, (1...16).contains(depth), step == (depth > 8 ? 2 : 1) else { return nil }
+        let depth = Int(descriptor.pointee.comp.0.depth)
+        let step = Int(descriptor.pointee.comp.0.step)
+        let width = Int(frame.pointee.width)
+        let height = Int(frame.pointee.height)
+        let stride = Int(frame.pointee.linesize.0)
+        guard width > 0, height > 0, stride > 0, (1...16).contains(depth), step == (depth > 8 ? 2 : 1) else {
+            return nil
+        }
         let name = av_get_pix_fmt_name(AVPixelFormat(rawValue: frame.pointee.format)).map { String(cString: $0) } ?? ""
         let full = frame.pointee.color_range == AVCOL_RANGE_JPEG || name.hasPrefix("yuvj") || name.hasPrefix("gray")
         let unit = Double(1 << (depth - 8 > 0 ? depth - 8 : 0))
-        let xs = max(1, width / 64), ys = max(1, height / 64)
-        var sum = 0.0, count = 0
+        let xs = max(1, width / 64)
+        let ys = max(1, height / 64)
+        var sum = 0.0
+        var count = 0
         var y = ys / 2
         while y < height {
             let row = base + y * stride
             var x = xs / 2
             while x < width {
-                let value = depth > 8 ? Double(UnsafeRawPointer(row + x * 2).loadUnaligned(as: UInt16.self)) : Double(row[x])
+                let value =
+                    depth > 8 ? Double(UnsafeRawPointer(row + x * 2).loadUnaligned(as: UInt16.self)) : Double(row[x])
                 sum += value / unit
                 count += 1
                 x += xs
@@ -345,7 +378,9 @@ final class KeyframeDecoder {
         let sourceHeight = Int(frame.pointee.height)
         guard sourceWidth > 0, sourceHeight > 0 else { throw AVError("avcodec_receive_frame", message: "empty frame") }
         var sourceFormat = AVPixelFormat(rawValue: frame.pointee.format)
-        guard let pixelDescriptor = av_pix_fmt_desc_get(sourceFormat) else { throw AVError("av_pix_fmt_desc_get", message: "unknown pixel format") }
+        guard let pixelDescriptor = av_pix_fmt_desc_get(sourceFormat) else {
+            throw AVError("av_pix_fmt_desc_get", message: "unknown pixel format")
+        }
         let flags = pixelDescriptor.pointee.flags
         let hasAlpha = flags & UInt64(AV_PIX_FMT_FLAG_ALPHA) != 0
         let isRGB = flags & UInt64(AV_PIX_FMT_FLAG_RGB) != 0
@@ -358,7 +393,10 @@ final class KeyframeDecoder {
         let intensityOnly = colour.dolbyVision?.hasNoCompatibleBase == true && !isRGB && converted
         if intensityOnly {
             let depth = Int(pixelDescriptor.pointee.comp.0.depth)
-            sourceFormat = depth <= 8 ? AV_PIX_FMT_GRAY8 : depth <= 10 ? AV_PIX_FMT_GRAY10LE : depth <= 12 ? AV_PIX_FMT_GRAY12LE : AV_PIX_FMT_GRAY16LE
+            sourceFormat =
+                depth <= 8
+                ? AV_PIX_FMT_GRAY8
+                : depth <= 10 ? AV_PIX_FMT_GRAY10LE : depth <= 12 ? AV_PIX_FMT_GRAY12LE : AV_PIX_FMT_GRAY16LE
         }
         let destinationFormat = hasAlpha ? AV_PIX_FMT_RGBA : converted ? AV_PIX_FMT_RGB48LE : AV_PIX_FMT_RGB24
         let channels = hasAlpha ? 4 : 3
@@ -367,19 +405,22 @@ final class KeyframeDecoder {
         let scale = min(1, Double(targetSize) / max(displayWidth, Double(sourceHeight)))
         let width = max(1, Int((displayWidth * scale).rounded()))
         let height = max(1, Int((Double(sourceHeight) * scale).rounded()))
-        guard let sws = sws_getContext(
-            Int32(sourceWidth), Int32(sourceHeight), sourceFormat,
-            Int32(width), Int32(height), destinationFormat, Int32(SWS_AREA), nil, nil, nil)
+        guard
+            let sws = sws_getContext(
+                Int32(sourceWidth), Int32(sourceHeight), sourceFormat,
+                Int32(width), Int32(height), destinationFormat, Int32(SWS_AREA), nil, nil, nil)
         else { throw AVError("sws_getContext", message: "cannot convert this pixel format") }
         defer { sws_freeContext(sws) }
         if !isRGB {
             // libswscale assumes BT.601 limited range unless told: the frame's matrix
             // (or, unstated, BT.2020 for HDR, BT.709 for HD, BT.601 below), its range.
             let matrix = Self.matrix(frame, colour: colour, height: sourceHeight)
-            let name = av_get_pix_fmt_name(AVPixelFormat(rawValue: frame.pointee.format)).map { String(cString: $0) } ?? ""
+            let name =
+                av_get_pix_fmt_name(AVPixelFormat(rawValue: frame.pointee.format)).map { String(cString: $0) } ?? ""
             let fullRange = frame.pointee.color_range == AVCOL_RANGE_JPEG || name.hasPrefix("yuvj")
             let coefficients = sws_getCoefficients(Int32(matrix))
-            sws_setColorspaceDetails(sws, coefficients, fullRange ? 1 : 0, sws_getCoefficients(Int32(SWS_CS_ITU709)), 1, 0, 1 << 16, 1 << 16)
+            sws_setColorspaceDetails(
+                sws, coefficients, fullRange ? 1 : 0, sws_getCoefficients(Int32(SWS_CS_ITU709)), 1, 0, 1 << 16, 1 << 16)
         }
         // libswscale's SIMD converters (the x86 YUV→RGB ones, used when a frame is
         // converted at its own size) store whole vectors: they round each line up
@@ -392,7 +433,8 @@ final class KeyframeDecoder {
         // visible bytes are handed on.
         var planes: [UnsafeMutablePointer<UInt8>?] = [nil, nil, nil, nil]
         var strides: [Int32] = [0, 0, 0, 0]
-        let allocated = av_image_alloc(&planes, &strides, Int32(width), Int32(height), destinationFormat, Self.destinationAlignment)
+        let allocated = av_image_alloc(
+            &planes, &strides, Int32(width), Int32(height), destinationFormat, Self.destinationAlignment)
         guard allocated >= 0, let destination = planes[0] else { throw AVError("av_image_alloc", code: allocated) }
         defer { av_free(destination) }
         // Zeroed, so that lines sws_scale did not write are black, never uninitialised bytes.
@@ -412,8 +454,11 @@ final class KeyframeDecoder {
         let rowBytes = width * 3
         let pixels: [UInt8]
         if converted {
-            pixels = UnsafeRawPointer(destination).withMemoryRebound(to: UInt16.self, capacity: Int(allocated) / 2) { samples in
-                ToneMapper(colour).convert(UnsafeBufferPointer(start: samples, count: Int(allocated) / 2), width: width, height: height, stride: stride / 2)
+            pixels = UnsafeRawPointer(destination).withMemoryRebound(to: UInt16.self, capacity: Int(allocated) / 2) {
+                samples in
+                ToneMapper(colour).convert(
+                    UnsafeBufferPointer(start: samples, count: Int(allocated) / 2), width: width, height: height,
+                    stride: stride / 2)
             }
         } else {
             pixels = [UInt8](unsafeUninitializedCapacity: rowBytes * height) { buffer, count in
@@ -425,7 +470,8 @@ final class KeyframeDecoder {
                         for x in 0..<width {
                             let alpha = Int(source[x * 4 + 3])
                             for c in 0..<3 {
-                                (target + x * 3 + c).initialize(to: UInt8((Int(source[x * 4 + c]) * alpha + 255 * (255 - alpha) + 127) / 255))
+                                (target + x * 3 + c).initialize(
+                                    to: UInt8((Int(source[x * 4 + c]) * alpha + 255 * (255 - alpha) + 127) / 255))
                             }
                         }
                     } else {
@@ -437,7 +483,8 @@ final class KeyframeDecoder {
         }
         let orientation = Self.orientation(of: frame)
         return RGBPicture(
-            pixels: pixels, width: width, height: height, rotation: orientation.rotation, mirrored: orientation.mirrored, colour: colour)
+            pixels: pixels, width: width, height: height, rotation: orientation.rotation,
+            mirrored: orientation.mirrored, colour: colour)
     }
 
     /// The Y'CbCr matrix to read `frame` with, as libswscale numbers them (the
@@ -456,7 +503,9 @@ final class KeyframeDecoder {
     /// after it. A mirrored matrix has a negative determinant; negating its first
     /// column (which is how `av_display_matrix_flip` mirrors) leaves the rotation.
     static func orientation(of frame: UnsafeMutablePointer<AVFrame>) -> (rotation: Int, mirrored: Bool) {
-        guard let side = av_frame_get_side_data(frame, AV_FRAME_DATA_DISPLAYMATRIX), side.pointee.size >= 36, let data = side.pointee.data else { return (0, false) }
+        guard let side = av_frame_get_side_data(frame, AV_FRAME_DATA_DISPLAYMATRIX), side.pointee.size >= 36,
+            let data = side.pointee.data
+        else { return (0, false) }
         var matrix = [Int32](repeating: 0, count: 9)
         for i in 0..<9 { matrix[i] = UnsafeRawPointer(data).loadUnaligned(fromByteOffset: i * 4, as: Int32.self) }
         let determinant = Int64(matrix[0]) * Int64(matrix[4]) - Int64(matrix[1]) * Int64(matrix[3])

@@ -1,8 +1,8 @@
-import SystemCalls
 import CFFmpeg
 import CShims
 import Glibc
 import MediaFormats
+import SystemCalls
 
 /// A video stream's facts, as displayed.
 public struct VideoStreamInfo: Sendable, Hashable {
@@ -62,7 +62,8 @@ public final class MediaFile {
     /// not say (libav's `max_pixels`), so opening a file cannot allocate a bomb.
     public convenience init(path: String, timeLimit: Double? = nil, pixelLimit: Int? = nil) throws(AVError) {
         let file = try OpenedFile.forAV(path)
-        try self.init(descriptor: file.descriptor, name: path, timeLimit: timeLimit, pixelLimit: pixelLimit, keeping: file)
+        try self.init(
+            descriptor: file.descriptor, name: path, timeLimit: timeLimit, pixelLimit: pixelLimit, keeping: file)
     }
 
     /// Reads the file behind `descriptor` (open, read from its start when seekable;
@@ -70,11 +71,15 @@ public final class MediaFile {
     /// stream information. `name` is only a hint for probing and messages:
     /// nothing is opened by name, and a file that refers to other files (a
     /// playlist, an external reference) cannot make libav open them.
-    public convenience init(descriptor: Int32, name: String, timeLimit: Double? = nil, pixelLimit: Int? = nil) throws(AVError) {
+    public convenience init(descriptor: Int32, name: String, timeLimit: Double? = nil, pixelLimit: Int? = nil)
+        throws(AVError)
+    {
         try self.init(descriptor: descriptor, name: name, timeLimit: timeLimit, pixelLimit: pixelLimit, keeping: nil)
     }
 
-    private init(descriptor: Int32, name: String, timeLimit: Double?, pixelLimit: Int?, keeping file: OpenedFile?) throws(AVError) {
+    private init(descriptor: Int32, name: String, timeLimit: Double?, pixelLimit: Int?, keeping file: OpenedFile?)
+        throws(AVError)
+    {
         LibAV.start()
         self.path = name
         self.file = file
@@ -85,7 +90,9 @@ public final class MediaFile {
             throw AVError("avio_alloc_context", message: "out of memory")
         }
         self.io = io
-        guard let context = avformat_alloc_context() else { throw AVError("avformat_alloc_context", message: "out of memory") }
+        guard let context = avformat_alloc_context() else {
+            throw AVError("avformat_alloc_context", message: "out of memory")
+        }
         context.pointee.interrupt_callback.callback = Self.interrupted
         context.pointee.interrupt_callback.opaque = opaque
         shim_avformat_use_descriptor_io(context, io)
@@ -141,7 +148,9 @@ public final class MediaFile {
             context.pointee.nb_streams > 0, context.pointee.duration != Int64.min
         else { return false }
         for i in 0..<Int(context.pointee.nb_streams) {
-            guard let parameters = context.pointee.streams[i]?.pointee.codecpar?.pointee, parameters.codec_id != AV_CODEC_ID_NONE else { return false }
+            guard let parameters = context.pointee.streams[i]?.pointee.codecpar?.pointee,
+                parameters.codec_id != AV_CODEC_ID_NONE
+            else { return false }
             switch parameters.codec_type {
             case AVMEDIA_TYPE_VIDEO: if parameters.width <= 0 || parameters.height <= 0 { return false }
             case AVMEDIA_TYPE_AUDIO: if parameters.sample_rate <= 0 { return false }
@@ -192,7 +201,8 @@ public final class MediaFile {
             let st = stream(i).pointee
             guard let par = st.codecpar?.pointee else { continue }
             if par.codec_type == AVMEDIA_TYPE_AUDIO { hasAudio = true }
-            guard par.codec_type == AVMEDIA_TYPE_VIDEO, par.width > 0, par.height > 0, avcodec_find_decoder(par.codec_id) != nil
+            guard par.codec_type == AVMEDIA_TYPE_VIDEO, par.width > 0, par.height > 0,
+                avcodec_find_decoder(par.codec_id) != nil
             else { continue }
             let sar = par.sample_aspect_ratio
             let info = VideoStreamInfo(
@@ -208,8 +218,10 @@ public final class MediaFile {
         }
         let container = ctx.iformat.map { String(cString: $0.pointee.name) } ?? "unknown"
         return MediaProbe(
-            container: container, durationMilliseconds: duration ? try durationSeconds().map { ($0 * 1000).rounded() } : nil,
-            video: pictures.first, hasAudio: hasAudio, streamCount: Int(ctx.nb_streams), pictures: pictures, coverArt: coverArt)
+            container: container,
+            durationMilliseconds: duration ? try durationSeconds().map { ($0 * 1000).rounded() } : nil,
+            video: pictures.first, hasAudio: hasAudio, streamCount: Int(ctx.nb_streams), pictures: pictures,
+            coverArt: coverArt)
     }
 
     private func durationSeconds() throws(AVError) -> Double? {
@@ -260,7 +272,9 @@ public final class MediaFile {
         if end == nil {
             if !wasAtStart || size > 1 << 20 {
                 // A stream without timestamps cannot be searched by time: back to its first byte.
-                if av_seek_frame(context, -1, 0, AVSEEK_FLAG_BACKWARD) < 0 || byteSeekable { av_seek_frame(context, -1, 0, AVSEEK_FLAG_BYTE) }
+                if av_seek_frame(context, -1, 0, AVSEEK_FLAG_BACKWARD) < 0 || byteSeekable {
+                    av_seek_frame(context, -1, 0, AVSEEK_FLAG_BYTE)
+                }
             }
             var frames = 0
             end = try readToEnd(countingFramesOf: firstVideoStream(), frames: &frames)
@@ -286,7 +300,8 @@ public final class MediaFile {
     private func firstVideoStream() -> Int? {
         (0..<Int(formatContext.pointee.nb_streams)).first {
             let st = stream($0).pointee
-            return st.codecpar.pointee.codec_type == AVMEDIA_TYPE_VIDEO && st.disposition & AV_DISPOSITION_ATTACHED_PIC == 0
+            return st.codecpar.pointee.codec_type == AVMEDIA_TYPE_VIDEO
+                && st.disposition & AV_DISPOSITION_ATTACHED_PIC == 0
         }
     }
 

@@ -41,7 +41,9 @@ public enum PosterFrame {
         at seconds: Double = 1, spec: ThumbnailSpec, pixelLimit: Int? = nil
     ) throws(MediaError) -> Thumbnail {
         do {
-            let choice = try choose(of: file, video: video, durationMilliseconds: durationMilliseconds, at: seconds, size: spec.decodeSize, pixelLimit: pixelLimit)
+            let choice = try choose(
+                of: file, video: video, durationMilliseconds: durationMilliseconds, at: seconds, size: spec.decodeSize,
+                pixelLimit: pixelLimit)
             return try encode(choice.picture, rotation: video.rotation, spec: spec)
         } catch {
             throw MediaError(typing: error)
@@ -56,12 +58,16 @@ public enum PosterFrame {
     ) throws(MediaError) -> Thumbnail {
         do {
             let stream = file.stream(video.index)
-            let decoder = try KeyframeDecoder(stream: stream, pixelLimit: pixelLimit, targetSize: spec.decodeSize, sampleAspect: video.sampleAspect)
+            let decoder = try KeyframeDecoder(
+                stream: stream, pixelLimit: pixelLimit, targetSize: spec.decodeSize, sampleAspect: video.sampleAspect)
             let timeBase = av_q2d(stream.pointee.time_base)
             let start = stream.pointee.start_time != Int64.min ? stream.pointee.start_time : 0
             let target = start + Int64(seconds / timeBase)
             if try !decoder.seek(in: file, to: target) { try rewind(file, decoder, start: start, timeBase: timeBase) }
-            guard let frame = try decoder.decodeForward(in: file, target: target, horizon: target + Int64(1 / timeBase), threshold: 0, maximumFrames: maximumForwardFrames)
+            guard
+                let frame = try decoder.decodeForward(
+                    in: file, target: target, horizon: target + Int64(1 / timeBase), threshold: 0,
+                    maximumFrames: maximumForwardFrames)
             else { throw AVError("avcodec_receive_frame", message: "no frame at \(seconds) s") }
             return try encode(frame.picture, rotation: video.rotation, spec: spec)
         } catch {
@@ -81,10 +87,12 @@ public enum PosterFrame {
 
     /// Finds and decodes the poster keyframe (see the type's description).
     static func choose(
-        of file: MediaFile, video: VideoStreamInfo, durationMilliseconds: Double?, at seconds: Double, size: Int, pixelLimit: Int?
+        of file: MediaFile, video: VideoStreamInfo, durationMilliseconds: Double?, at seconds: Double, size: Int,
+        pixelLimit: Int?
     ) throws -> Choice {
         let stream = file.stream(video.index)
-        let decoder = try KeyframeDecoder(stream: stream, pixelLimit: pixelLimit, targetSize: size, sampleAspect: video.sampleAspect)
+        let decoder = try KeyframeDecoder(
+            stream: stream, pixelLimit: pixelLimit, targetSize: size, sampleAspect: video.sampleAspect)
         let timeBase = av_q2d(stream.pointee.time_base)
         let start = stream.pointee.start_time != Int64.min ? stream.pointee.start_time : 0
         // Clamped into the video: a 0.4 s clip asks for 0.4 s and gets its first keyframe.
@@ -103,21 +111,27 @@ public enum PosterFrame {
             return luma >= blackThreshold
         }
         func choice() -> Choice? {
-            best.map { Choice(picture: $0.picture, time: $0.time, seeks: decoder.seeks, decodedTimes: decoder.decodedTimes) }
+            best.map {
+                Choice(picture: $0.picture, time: $0.time, seeks: decoder.seeks, decodedTimes: decoder.decodedTimes)
+            }
         }
 
         let keyframes = file.hasCompleteIndex ? indexedKeyframes(of: stream) : []
         if let nearest = keyframes.indices.min(by: { abs(keyframes[$0] - target) < abs(keyframes[$1] - target) }) {
             for (n, timestamp) in keyframes[nearest...].enumerated() where attempts < maximumAttempts {
                 if n > 0, timestamp > horizon { break }
-                guard try decoder.seek(in: file, to: timestamp), let key = try decoder.nextKeyPacket(in: file, notBefore: timestamp) else { continue }
+                guard try decoder.seek(in: file, to: timestamp),
+                    let key = try decoder.nextKeyPacket(in: file, notBefore: timestamp)
+                else { continue }
                 if try offer(key) { return choice()! }
             }
         } else {
             // Walk forward: the last key packet before the target and the first at or
             // after it are compared, the nearer decoded first, then the ones after.
             if target - start > Int64(readFromStartSeconds / timeBase) {
-                if try !decoder.seek(in: file, to: target) { try rewind(file, decoder, start: start, timeBase: timeBase) }
+                if try !decoder.seek(in: file, to: target) {
+                    try rewind(file, decoder, start: start, timeBase: timeBase)
+                }
             } else if !file.atStart {
                 try rewind(file, decoder, start: start, timeBase: timeBase)
             }
@@ -129,7 +143,11 @@ public enum PosterFrame {
                     break
                 }
                 if key.time >= target {
-                    if let previous, target - previous.time <= key.time - target { queue = [previous, key] } else { queue = [key] }
+                    if let previous, target - previous.time <= key.time - target {
+                        queue = [previous, key]
+                    } else {
+                        queue = [key]
+                    }
                     break
                 }
                 previous = key
@@ -153,12 +171,15 @@ public enum PosterFrame {
             // keyframe before the target as a player does (the decoder drops what
             // an edit list cuts), or from the start where there is no index.
             if file.hasCompleteIndex {
-                if try !decoder.seek(in: file, to: target) { try rewind(file, decoder, start: start, timeBase: timeBase) }
+                if try !decoder.seek(in: file, to: target) {
+                    try rewind(file, decoder, start: start, timeBase: timeBase)
+                }
             } else {
                 try rewind(file, decoder, start: start, timeBase: timeBase)
             }
             if let forward = try decoder.decodeForward(
-                in: file, target: target, horizon: horizon, threshold: blackThreshold, maximumFrames: maximumForwardFrames),
+                in: file, target: target, horizon: horizon, threshold: blackThreshold,
+                maximumFrames: maximumForwardFrames),
                 best == nil || forward.luma > best!.luma
             {
                 best = (forward.picture, forward.time, forward.luma)
@@ -186,7 +207,9 @@ public enum PosterFrame {
         try decoder.seekToFirstByte(in: file)
     }
 
-    static func encode(_ picture: RGBPicture, rotation: Int, mirrored: Bool = false, spec: ThumbnailSpec) throws -> Thumbnail {
+    static func encode(_ picture: RGBPicture, rotation: Int, mirrored: Bool = false, spec: ThumbnailSpec) throws
+        -> Thumbnail
+    {
         // The poster is made with libvips: a library caller may reach here first,
         // and libvips must not be used before (or while another thread is in) vips_init.
         try Vips.start()

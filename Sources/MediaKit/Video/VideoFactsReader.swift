@@ -18,8 +18,11 @@ enum VideoFactsReader {
         let stream = file.stream(video.index)
         var facts = VideoFacts(codec: video.codec, rotation: video.rotation)
         let context = file.formatContext
-        for i in 0..<Int(context.pointee.nb_streams) where file.stream(i).pointee.codecpar.pointee.codec_type == AVMEDIA_TYPE_AUDIO {
-            if let name = avcodec_get_name(file.stream(i).pointee.codecpar.pointee.codec_id) { facts.audio = String(cString: name) }
+        for i in 0..<Int(context.pointee.nb_streams)
+        where file.stream(i).pointee.codecpar.pointee.codec_type == AVMEDIA_TYPE_AUDIO {
+            if let name = avcodec_get_name(file.stream(i).pointee.codecpar.pointee.codec_id) {
+                facts.audio = String(cString: name)
+            }
             break
         }
         let hints = ColourDescription.StreamHints(stream)
@@ -37,15 +40,21 @@ enum VideoFactsReader {
         // Tags: the container's and the stream's (libavformat puts QuickTime `mdta` keys in the container's).
         func tag(_ key: String) -> String? {
             for dictionary in [context.pointee.metadata, stream.pointee.metadata] {
-                if let entry = av_dict_get(dictionary, key, nil, 0), let value = entry.pointee.value { return String(cString: value) }
+                if let entry = av_dict_get(dictionary, key, nil, 0), let value = entry.pointee.value {
+                    return String(cString: value)
+                }
             }
             return nil
         }
-        if let capture = tag("com.android.capture.fps").flatMap({ Double($0.filter { $0 != " " }) }), capture.isFinite, capture > 0, capture <= 10_000 {
+        if let capture = tag("com.android.capture.fps").flatMap({ Double($0.filter { $0 != " " }) }), capture.isFinite,
+            capture > 0, capture <= 10_000
+        {
             facts.captureFrameRate = capture
             if let rate { facts.slowMotion = capture > rate * 1.5 }
         }
-        if let intent = tag("com.apple.quicktime.full-frame-rate-playback-intent").flatMap({ Int($0.filter { $0 != " " }) }) {
+        if let intent = tag("com.apple.quicktime.full-frame-rate-playback-intent").flatMap({
+            Int($0.filter { $0 != " " })
+        }) {
             // 0: the movie is meant to play slowed down (a slow-motion capture at its own rate).
             facts.slowMotion = intent == 0
             if intent == 0, facts.captureFrameRate == nil { facts.captureFrameRate = facts.frameRate }
@@ -60,7 +69,9 @@ enum VideoFactsReader {
         var pointer: UnsafeMutablePointer<AVPacket>? = packet
         defer { av_packet_free(&pointer) }
         let context = file.formatContext
-        if !file.atStart, av_seek_frame(context, -1, 0, AVSEEK_FLAG_BACKWARD) < 0 { av_seek_frame(context, -1, 0, AVSEEK_FLAG_BYTE) }
+        if !file.atStart, av_seek_frame(context, -1, 0, AVSEEK_FLAG_BACKWARD) < 0 {
+            av_seek_frame(context, -1, 0, AVSEEK_FLAG_BYTE)
+        }
         file.atStart = false
         var times: [Int64] = []
         var read = 0

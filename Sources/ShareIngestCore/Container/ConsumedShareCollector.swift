@@ -75,7 +75,8 @@ public struct ConsumedShareCollector: Sendable {
         // Batches of `share ingest` that nobody finished: stopped (a signal, a
         // full disk, a crash) and left longer than the retention since their
         // last run let go of them. A watched drop's batch is the watcher's to finish.
-        for var batch in try journal.batches(in: BatchLifecycle.unfinished) where batch.dropName == nil && journal.isInterrupted(batch) {
+        for var batch in try journal.batches(in: BatchLifecycle.unfinished)
+        where batch.dropName == nil && journal.isInterrupted(batch) {
             let left = BatchLock.lastReleased(batch: batch.id, container: container) ?? batch.createdAt
             guard now.timeIntervalSince(left) >= retention else { continue }
             try removeFiles(ofItemsOf: batch)
@@ -162,7 +163,9 @@ public struct ConsumedShareCollector: Sendable {
     /// Parses a retention like `7d`, `12h`, `30m`, `45s` or `0`.
     public static func parseRetention(_ text: String) -> TimeInterval? {
         let units: [Character: Double] = ["s": 1, "m": 60, "h": 3600, "d": 86_400]
-        if let unit = text.last, let factor = units[unit], let value = Double(text.dropLast()), value >= 0 { return value * factor }
+        if let unit = text.last, let factor = units[unit], let value = Double(text.dropLast()), value >= 0 {
+            return value * factor
+        }
         if let value = Double(text), value >= 0 { return value }
         return nil
     }

@@ -39,10 +39,12 @@ public final class TemporaryContainer: Sendable {
     /// Removes the container and everything in it now (releasing the object does
     /// the same); later calls do nothing.
     public func remove() {
-        guard removed.withLock({ removed in
-            defer { removed = true }
-            return !removed
-        }) else { return }
+        guard
+            removed.withLock({ removed in
+                defer { removed = true }
+                return !removed
+            })
+        else { return }
         FileSystem.removeTree(directory.root)
     }
 

@@ -31,7 +31,8 @@ public struct DistributedIngestor: Sendable {
 
     /// A client of the database at `url` (a libpq URI), for batches into `container` (which every worker must see at the same path).
     public init(
-        url: String, container: ContainerDirectory, pipeline: PipelineDefinition = .standard, identifiers: IdentifierSource = .random,
+        url: String, container: ContainerDirectory, pipeline: PipelineDefinition = .standard,
+        identifiers: IdentifierSource = .random,
         now: @escaping @Sendable () -> Date = { Date() }
     ) {
         self.url = url
@@ -87,7 +88,8 @@ public struct DistributedIngestor: Sendable {
     /// drop keeps its journal's id): the batch row, its items a chunk at a time,
     /// then the batch running with its manifest job (``JobQueue``).
     public func enqueue(
-        _ inputs: [ShareInput], key: ShareKey? = nil, message: String? = nil, id: UUID? = nil, cancellation: CancellationFlag = CancellationFlag()
+        _ inputs: [ShareInput], key: ShareKey? = nil, message: String? = nil, id: UUID? = nil,
+        cancellation: CancellationFlag = CancellationFlag()
     ) throws -> Batch {
         try enqueue(inputs, key: key, message: message, id: id, shownRoot: nil, cancellation: cancellation)
     }
@@ -96,13 +98,15 @@ public struct DistributedIngestor: Sendable {
     /// files under `shownRoot.shown` instead of `shownRoot.actual` (a watched
     /// drop by its place in the inbox).
     func enqueue(
-        _ inputs: [ShareInput], key: ShareKey?, message: String?, id: UUID?, shownRoot: (actual: String, shown: String)?,
+        _ inputs: [ShareInput], key: ShareKey?, message: String?, id: UUID?,
+        shownRoot: (actual: String, shown: String)?,
         cancellation: CancellationFlag
     ) throws -> Batch {
         try BatchPlan.check(inputs)
         let queue = try Self.connect(url, role: "ingest", cancellation: cancellation)
         let plan = try BatchPlan(
-            pipeline: pipeline, key: key, message: message, container: container, store: queue, identifiers: identifiers, now: now(),
+            pipeline: pipeline, key: key, message: message, container: container, store: queue,
+            identifiers: identifiers, now: now(),
             maxAttempts: maxAttempts, id: id)
         let roots = BatchPlan.absolute(inputs).compactMap { input -> String? in
             guard case .path(let path) = input else { return nil }
@@ -110,9 +114,13 @@ public struct DistributedIngestor: Sendable {
         }
         let details = BatchPlan.Details(
             container: container, pipeline: pipeline, maxAttempts: maxAttempts,
-            token: try WorkerVisibility.writeToken(container: container, batch: plan.record.id), roots: roots, sizeLimits: sizeLimits, selection: selection)
-        _ = try BatchPlan.commit(plan.record, inputs: inputs, into: queue, plan: details, identifiers: identifiers, shownRoot: shownRoot)
-        guard let stored = try queue.batch(plan.record.id) else { throw ShareIngestError.unknownBatch(plan.record.id.uuidString) }
+            token: try WorkerVisibility.writeToken(container: container, batch: plan.record.id), roots: roots,
+            sizeLimits: sizeLimits, selection: selection)
+        _ = try BatchPlan.commit(
+            plan.record, inputs: inputs, into: queue, plan: details, identifiers: identifiers, shownRoot: shownRoot)
+        guard let stored = try queue.batch(plan.record.id) else {
+            throw ShareIngestError.unknownBatch(plan.record.id.uuidString)
+        }
         return Self.batch(stored)
     }
 
@@ -162,7 +170,8 @@ public struct DistributedIngestor: Sendable {
             case .noLiveWorker:
                 "no live worker is connected to the database; the batch stays queued until one starts (share worker --db URL); see share status --db"
             case .noWorkerCanWork(let reasons):
-                "no live worker can work on this batch: " + reasons.map { "\($0.worker): \($0.reason)" }.joined(separator: "; ")
+                "no live worker can work on this batch: "
+                    + reasons.map { "\($0.worker): \($0.reason)" }.joined(separator: "; ")
             case .stagesNotServed(let stages):
                 "no live worker serves \(stages.map(\.rawValue).joined(separator: ", ")) for this batch; start one with --stages including it"
             case .workersAvailable(let count): "\(count) live worker\(count == 1 ? "" : "s") can work on the batch now"
@@ -214,7 +223,8 @@ public struct DistributedIngestor: Sendable {
                         notices?(.workersAvailable(try liveWorkers(for: id, queue: queue).usable))
                     }
                 }
-                _ = try queue.connection.waitForNotification(seconds: min(1, max(0.01, deadline - MonotonicClock.now())))
+                _ = try queue.connection.waitForNotification(
+                    seconds: min(1, max(0.01, deadline - MonotonicClock.now())))
             } catch let error as PostgresError where error.connectionLost && !error.interrupted {
                 queue = nil
                 let end = MonotonicClock.now() + 0.5
@@ -244,8 +254,11 @@ public struct DistributedIngestor: Sendable {
         let usable = workers.filter { $0["reason"] == nil }
         if usable.isEmpty { return .noWorkerCanWork(workers.map { ($0["name"] ?? "", $0["reason"] ?? "") }) }
         let served = Set(usable.flatMap { ($0["stages"] ?? "").split(separator: ",").map(String.init) })
-        let pending = try queue.connection.query("SELECT DISTINCT stage FROM share_jobs WHERE batch_id = $1 AND state = '\(JobQueue.State.queued)'", [id.uuidString])
-            .compactMap { $0["stage"].map(StageName.init) }
+        let pending = try queue.connection.query(
+            "SELECT DISTINCT stage FROM share_jobs WHERE batch_id = $1 AND state = '\(JobQueue.State.queued)'",
+            [id.uuidString]
+        )
+        .compactMap { $0["stage"].map(StageName.init) }
         let missing = pending.filter { !served.contains($0.rawValue) }.sorted { $0.rawValue < $1.rawValue }
         return missing.isEmpty ? nil : .stagesNotServed(missing)
     }
@@ -255,12 +268,16 @@ public struct DistributedIngestor: Sendable {
     /// (a failed batch has no manifest). The same document as a local batch's;
     /// `events` hears what a local run tells (`batchStarted`, each item,
     /// `batchFinished`), so a progress printer shows both modes alike.
-    public func report(of batch: Batch, events: IngestEventSink? = nil, cancellation: CancellationFlag = CancellationFlag()) throws -> BatchReport {
+    public func report(
+        of batch: Batch, events: IngestEventSink? = nil, cancellation: CancellationFlag = CancellationFlag()
+    ) throws -> BatchReport {
         let queue = try Self.connect(url, role: "ingest", cancellation: cancellation)
         guard let stored = try queue.batch(batch.id) else { throw ShareIngestError.unknownBatch(batch.id.uuidString) }
         let record = stored.record
         let container = try ContainerDirectory(stored.container)
-        return ShareIngestor.replay(try ShareIngestor.finishedReport(of: record, store: queue, container: container, catalog: pipeline.catalog), to: events)
+        return ShareIngestor.replay(
+            try ShareIngestor.finishedReport(of: record, store: queue, container: container, catalog: pipeline.catalog),
+            to: events)
     }
 
     /// The final records of a batch's items (which the inbox splits its drop by).
@@ -271,7 +288,9 @@ public struct DistributedIngestor: Sendable {
     /// Every batch worth showing (running, failed and the latest finished ones)
     /// with its live progress, the workers live and gone, the queue per stage and
     /// the latest failures with their reasons.
-    public static func status(url: String, cancellation: CancellationFlag = CancellationFlag()) throws -> DistributedStatus {
+    public static func status(url: String, cancellation: CancellationFlag = CancellationFlag()) throws
+        -> DistributedStatus
+    {
         try connect(url, role: "status", cancellation: cancellation).status()
     }
 
@@ -279,7 +298,8 @@ public struct DistributedIngestor: Sendable {
     /// than `retention` seconds ago, and the workers gone as long; returns how
     /// many of each (with `dryRun`, how many it would delete, deleting nothing).
     public static func prune(
-        url: String, olderThan retention: Double, dryRun: Bool = false, cancellation: CancellationFlag = CancellationFlag()
+        url: String, olderThan retention: Double, dryRun: Bool = false,
+        cancellation: CancellationFlag = CancellationFlag()
     ) throws -> (batches: Int, jobs: Int, workers: Int) {
         let queue = try connect(url, role: "gc", cancellation: cancellation)
         guard dryRun else { return try queue.prune(olderThan: retention) }
@@ -291,8 +311,11 @@ public struct DistributedIngestor: Sendable {
     static func batch(_ stored: JobQueue.StoredBatch) -> Batch {
         let r = stored.record
         return Batch(
-            id: r.id, key: r.key, state: r.state, redirectURL: r.redirectURL, manifestPath: r.manifestPath, itemCount: r.itemCount,
-            finishedCount: max(0, r.itemCount - stored.remaining), ingestedCount: r.ingestedCount, failedCount: r.failedCount,
-            skippedCount: r.skippedCount, failure: stored.failure, createdAt: r.createdAt, finishedAt: r.finishedAt, container: stored.container)
+            id: r.id, key: r.key, state: r.state, redirectURL: r.redirectURL, manifestPath: r.manifestPath,
+            itemCount: r.itemCount,
+            finishedCount: max(0, r.itemCount - stored.remaining), ingestedCount: r.ingestedCount,
+            failedCount: r.failedCount,
+            skippedCount: r.skippedCount, failure: stored.failure, createdAt: r.createdAt, finishedAt: r.finishedAt,
+            container: stored.container)
     }
 }

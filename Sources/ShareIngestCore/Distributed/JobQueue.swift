@@ -119,7 +119,8 @@ final class JobQueue {
 
     // MARK: - Claim
 
-    private static let jobColumns = "j.id, j.batch_id, j.idx, j.stage, j.attempts, j.max_attempts, j.snapshot, j.\(ItemColumn.suspect)"
+    private static let jobColumns =
+        "j.id, j.batch_id, j.idx, j.stage, j.attempts, j.max_attempts, j.snapshot, j.\(ItemColumn.suspect)"
 
     static func job(_ row: [String: String]) -> Job? {
         guard let id = row["id"].flatMap(Int64.init), let batch = row["batch_id"].flatMap(UUID.init(uuidString:)),
@@ -127,7 +128,8 @@ final class JobQueue {
         else { return nil }
         return Job(
             id: id, batchID: batch, index: index, stage: stage, attempts: Int(row["attempts"] ?? "0") ?? 0,
-            maxAttempts: row["max_attempts"].flatMap(Int.init) ?? ItemLifecycle.defaultMaxAttempts, snapshot: row["snapshot"],
+            maxAttempts: row["max_attempts"].flatMap(Int.init) ?? ItemLifecycle.defaultMaxAttempts,
+            snapshot: row["snapshot"],
             mustRunAlone: row[ItemColumn.suspect.name] != nil)
     }
 
@@ -137,7 +139,9 @@ final class JobQueue {
     /// in the same statement, the running batches it has not checked yet (not in
     /// `batches` nor in `blocked`), to check before its next claim. So a worker
     /// never claims a job of a batch whose files it cannot see or write.
-    func claim(stages: [StageName], worker: Int, limit: Int, batches: Set<UUID>, blocked: Set<UUID>, alone: Bool = false) throws -> (jobs: [Job], unchecked: [UUID]) {
+    func claim(
+        stages: [StageName], worker: Int, limit: Int, batches: Set<UUID>, blocked: Set<UUID>, alone: Bool = false
+    ) throws -> (jobs: [Job], unchecked: [UUID]) {
         let rows = try query(
             """
             WITH picked AS (
@@ -156,10 +160,13 @@ final class JobQueue {
              WHERE b.state = '\(BatchState.running.rawValue)' AND NOT (b.id = ANY($4::uuid[])) AND NOT (b.id = ANY($6::uuid[])) ORDER BY b.created_at LIMIT 20)
             """,
             [
-                Self.array(stages.map(\.rawValue)), String(worker), String(leaseSeconds), Self.array(batches.map(\.uuidString)), String(alone ? 1 : limit),
+                Self.array(stages.map(\.rawValue)), String(worker), String(leaseSeconds),
+                Self.array(batches.map(\.uuidString)), String(alone ? 1 : limit),
                 Self.array(blocked.map(\.uuidString)), alone ? "true" : "false",
             ])
-        let jobs = rows.compactMap { row in Self.job(row).map { (job: $0, priority: Double(row["priority"] ?? "0") ?? 0) } }
+        let jobs = rows.compactMap { row in
+            Self.job(row).map { (job: $0, priority: Double(row["priority"] ?? "0") ?? 0) }
+        }
         return (
             jobs.sorted { ItemLifecycle.takenBefore(($0.priority, $0.job.id), ($1.priority, $1.job.id)) }.map(\.job),
             rows.compactMap { $0["unchecked"].flatMap(UUID.init(uuidString:)) }
@@ -275,7 +282,9 @@ final class JobQueue {
             FROM share_batches b WHERE b.state = '\(BatchState.running.rawValue)' AND b.remaining <> 0
             """
         ).compactMap { row in
-            guard let id = row["id"].flatMap(UUID.init(uuidString:)), let unfinished = row["unfinished"].flatMap(Int.init) else { return nil }
+            guard let id = row["id"].flatMap(UUID.init(uuidString:)),
+                let unfinished = row["unfinished"].flatMap(Int.init)
+            else { return nil }
             return (id, unfinished)
         }
     }
@@ -345,15 +354,20 @@ final class JobQueue {
 
     /// The batch with this id or key.
     func batch(idOrKey: String) throws -> StoredBatch? {
-        try query("SELECT * FROM share_batches WHERE id::text = lower($1) OR key = $1", [idOrKey]).first.flatMap(Self.storedBatch)
+        try query("SELECT * FROM share_batches WHERE id::text = lower($1) OR key = $1", [idOrKey]).first.flatMap(
+            Self.storedBatch)
     }
 
     static func storedBatch(_ row: [String: String]) -> StoredBatch? {
-        guard let record = BatchRecord(row: PostgresRow(values: row)), let container = row["container"] else { return nil }
+        guard let record = BatchRecord(row: PostgresRow(values: row)), let container = row["container"] else {
+            return nil
+        }
         let roots = row["roots"].flatMap { try? JSONDecoder().decode([String].self, from: Data($0.utf8)) } ?? []
         return StoredBatch(
-            record: record, container: container, token: row["token"], roots: roots, remaining: Int(row["remaining"] ?? "0") ?? 0,
-            maxAttempts: row["max_attempts"].flatMap(Int.init) ?? ItemLifecycle.defaultMaxAttempts, failure: row["failure"])
+            record: record, container: container, token: row["token"], roots: roots,
+            remaining: Int(row["remaining"] ?? "0") ?? 0,
+            maxAttempts: row["max_attempts"].flatMap(Int.init) ?? ItemLifecycle.defaultMaxAttempts,
+            failure: row["failure"])
     }
 }
 
@@ -391,8 +405,11 @@ extension JobQueue: JobStore {
         guard !items.isEmpty else { return }
         let rows = items.map { item in
             let next = plan.lifecycle.start(item, stopping: false)
-            let recorded = ItemLifecycle.recorded(next, at: next.stage ?? plan.lifecycle.lastStage ?? .manifest, holderKeeps: false)
-            return Row(idx: item.index, stage: recorded.stage, state: recorded.state.rawValue, priority: Self.priority(of: item), snapshot: item)
+            let recorded = ItemLifecycle.recorded(
+                next, at: next.stage ?? plan.lifecycle.lastStage ?? .manifest, holderKeeps: false)
+            return Row(
+                idx: item.index, stage: recorded.stage, state: recorded.state.rawValue,
+                priority: Self.priority(of: item), snapshot: item)
         }
         try query(
             """
@@ -458,7 +475,9 @@ extension JobQueue: JobStore {
             try c.encode(JobQueue.priority(of: item), forKey: Key("priority"))
             try c.encode(row.delay, forKey: Key("delay"))
             try c.encodeIfPresent(row.error, forKey: Key("error"))
-            for (name, value) in zip(JobQueue.columnNames, item.columnValues) { try c.encodeIfPresent(value, forKey: Key(name)) }
+            for (name, value) in zip(JobQueue.columnNames, item.columnValues) {
+                try c.encodeIfPresent(value, forKey: Key(name))
+            }
         }
     }
 
@@ -516,7 +535,8 @@ extension JobQueue: JobStore {
     }
 
     func counts(of batch: UUID) throws -> StoredCounts {
-        let skipped = ItemFailure.skipping.sorted { $0.rawValue < $1.rawValue }.map { "'\($0.rawValue)'" }.joined(separator: ", ")
+        let skipped = ItemFailure.skipping.sorted { $0.rawValue < $1.rawValue }.map { "'\($0.rawValue)'" }.joined(
+            separator: ", ")
         let finished = "state IN ('\(State.done)', '\(State.failed)')"
         let row = try query(
             """
@@ -528,7 +548,9 @@ extension JobQueue: JobStore {
             """, [batch.uuidString]
         ).first
         func count(_ name: String) -> Int { row?[name].flatMap(Int.init) ?? 0 }
-        return StoredCounts(items: count("items"), ingested: count("ingested"), failed: count("failed"), skipped: count("skipped"), unfinished: count("unfinished"))
+        return StoredCounts(
+            items: count("items"), ingested: count("ingested"), failed: count("failed"), skipped: count("skipped"),
+            unfinished: count("unfinished"))
     }
 
     func recordedItems(of batch: UUID) throws -> [RecordedItem] {
@@ -570,7 +592,8 @@ extension JobQueue: JobStore {
             """, [batch.uuidString])
         {
             guard let hash = row["hash"].flatMap(PerceptualHash.parse), let index = row["idx"].flatMap(Int.init),
-                let id = row["batch"].flatMap(UUID.init(uuidString:)), let key = row["key"].flatMap({ try? ShareKey($0) })
+                let id = row["batch"].flatMap(UUID.init(uuidString:)),
+                let key = row["key"].flatMap({ try? ShareKey($0) })
             else { continue }
             found.append(EarlierHash(hash: hash, batch: id, index: index, shareKey: key))
         }
@@ -601,7 +624,9 @@ extension JobQueue: JobStore {
                 ORDER BY f.first, d.idx
             """, [batch.uuidString])
         {
-            guard let index = row["idx"].flatMap(Int.init), let original = row["original"].flatMap(Int.init) else { continue }
+            guard let index = row["idx"].flatMap(Int.init), let original = row["original"].flatMap(Int.init) else {
+                continue
+            }
             found.addInBatch(item: index, original: original, snapshot: { row["snapshot"] }, cache: &originals)
         }
         // Other finished batches of the same container, oldest first: the first
@@ -621,7 +646,9 @@ extension JobQueue: JobStore {
             ORDER BY created, original
             """, [batch.uuidString])
         {
-            guard let sha256 = row[ItemColumn.sha256.name], let original = row["original"].flatMap(Int.init) else { continue }
+            guard let sha256 = row[ItemColumn.sha256.name], let original = row["original"].flatMap(Int.init) else {
+                continue
+            }
             found.addInOtherShare(sha256: sha256, original: original, snapshot: row["snapshot"], key: row["key"])
         }
         return found
@@ -643,7 +670,9 @@ extension JobQueue: JobStore {
     /// A page of the items the fan-in changed, before its end, while `lease`
     /// holds the manifest job (false when it no longer does: nothing changed).
     func record(_ changed: [ItemState], batch: BatchRecord, lease: Lease) throws -> Bool {
-        let changes = changed.map { Row(idx: $0.index, stage: .manifest, state: State.done.rawValue, priority: 0, snapshot: $0) }
+        let changes = changed.map {
+            Row(idx: $0.index, stage: .manifest, state: State.done.rawValue, priority: 0, snapshot: $0)
+        }
         let held = "SELECT 1 FROM share_jobs WHERE id = $1 AND worker_id = $2 AND state = '\(State.running)'"
         let rows = try query(
             """
@@ -664,7 +693,9 @@ extension JobQueue: JobStore {
         """
     }
 
-    func exportCandidates(for batch: UUID, after: (stem: String, index: Int), limit: Int) throws -> [(stem: String, item: ItemState)] {
+    func exportCandidates(for batch: UUID, after: (stem: String, index: Int), limit: Int) throws -> [(
+        stem: String, item: ItemState
+    )] {
         try query(
             """
             SELECT d.idx AS idx, d.snapshot AS snapshot, d.\(ItemColumn.exportStem) AS \(ItemColumn.exportStem) FROM share_jobs d WHERE d.batch_id = $1::uuid AND d.idx >= 0
@@ -674,11 +705,16 @@ extension JobQueue: JobStore {
             ORDER BY d.\(ItemColumn.exportStem) COLLATE "C", d.idx LIMIT $4::integer
             """, [batch.uuidString, after.stem, String(max(after.index, -1)), String(limit)]
         ).map { row in
-            (stem: row[ItemColumn.exportStem.name] ?? "", item: ItemState.decode(row["snapshot"] ?? "", index: row["idx"].flatMap(Int.init) ?? -1, id: nil))
+            (
+                stem: row[ItemColumn.exportStem.name] ?? "",
+                item: ItemState.decode(row["snapshot"] ?? "", index: row["idx"].flatMap(Int.init) ?? -1, id: nil)
+            )
         }
     }
 
-    func burstCandidates(for batch: UUID, after: (burst: String, index: Int), limit: Int) throws -> [(burst: String, item: ItemState)] {
+    func burstCandidates(for batch: UUID, after: (burst: String, index: Int), limit: Int) throws -> [(
+        burst: String, item: ItemState
+    )] {
         try query(
             """
             SELECT d.idx AS idx, d.snapshot AS snapshot, d.\(ItemColumn.burstID) AS \(ItemColumn.burstID) FROM share_jobs d WHERE d.batch_id = $1::uuid AND d.idx >= 0
@@ -688,7 +724,10 @@ extension JobQueue: JobStore {
             ORDER BY d.\(ItemColumn.burstID) COLLATE "C", d.idx LIMIT $4::integer
             """, [batch.uuidString, after.burst, String(max(after.index, -1)), String(limit)]
         ).map { row in
-            (burst: row[ItemColumn.burstID.name] ?? "", item: ItemState.decode(row["snapshot"] ?? "", index: row["idx"].flatMap(Int.init) ?? -1, id: nil))
+            (
+                burst: row[ItemColumn.burstID.name] ?? "",
+                item: ItemState.decode(row["snapshot"] ?? "", index: row["idx"].flatMap(Int.init) ?? -1, id: nil)
+            )
         }
     }
 
@@ -698,8 +737,15 @@ extension JobQueue: JobStore {
     /// batch was not running (done already: only the job is completed).
     func finish(_ batch: BatchRecord, changed: [ItemState], lease: Lease) throws -> Bool {
         var columns = batch.columns.filter { BatchRecord.mutableColumns.contains($0.key) }.map { ($0.key, $0.value) }
-        columns.append(("stage_seconds", .text(Self.json(Dictionary(uniqueKeysWithValues: batch.stageSeconds.map { ($0.key.rawValue, $0.value) })))))
-        let changes = changed.map { Row(idx: $0.index, stage: .manifest, state: State.done.rawValue, priority: 0, snapshot: $0) }
+        columns.append(
+            (
+                "stage_seconds",
+                .text(
+                    Self.json(Dictionary(uniqueKeysWithValues: batch.stageSeconds.map { ($0.key.rawValue, $0.value) })))
+            ))
+        let changes = changed.map {
+            Row(idx: $0.index, stage: .manifest, state: State.done.rawValue, priority: 0, snapshot: $0)
+        }
         let n = columns.count
         let row = try query(
             """
@@ -713,7 +759,9 @@ extension JobQueue: JobStore {
             SELECT (SELECT count(*) FROM job) AS owned, (SELECT count(*) FROM batch) AS finished,
                 pg_notify('share_batches', coalesce((SELECT batch_id::text FROM job), '')) AS notified
             """,
-            [String(lease.job), String(lease.worker), batch.id.uuidString] + columns.map(\.1.text) + [Self.json(changes)])
+            [String(lease.job), String(lease.worker), batch.id.uuidString] + columns.map(\.1.text) + [
+                Self.json(changes)
+            ])
         return row.first?["owned"] == "1" && row.first?["finished"] == "1"
     }
 }
@@ -721,7 +769,9 @@ extension JobQueue: JobStore {
 extension JobQueue {
     func listen() throws { try connection.query("LISTEN share_jobs") }
 
-    func waitForWork(seconds: Double, wake: Int32) throws -> Bool { try connection.waitForNotification(seconds: seconds, wake: wake) }
+    func waitForWork(seconds: Double, wake: Int32) throws -> Bool {
+        try connection.waitForNotification(seconds: seconds, wake: wake)
+    }
 
     var isConnected: Bool { connection.isConnected }
 

@@ -31,7 +31,8 @@ protocol JobStore: ItemStore {
     /// `alone`: only a job that must run alone (``ItemState/suspect``), for a
     /// worker that holds nothing else. Also returns running batches this worker
     /// has not checked yet.
-    func claim(stages: [StageName], worker: Int, limit: Int, batches: Set<UUID>, blocked: Set<UUID>, alone: Bool) throws -> (jobs: [Job], unchecked: [UUID])
+    func claim(stages: [StageName], worker: Int, limit: Int, batches: Set<UUID>, blocked: Set<UUID>, alone: Bool) throws
+        -> (jobs: [Job], unchecked: [UUID])
     /// Hands claimed jobs that were never started back.
     func release(_ jobs: [Int64], worker: Int) throws
     /// Running jobs whose worker is gone or stopped renewing its lease.

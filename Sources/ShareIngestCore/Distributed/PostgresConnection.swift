@@ -22,7 +22,9 @@ package enum DatabaseSecrets {
             defer { PQconninfoFree(options) }
             var option = options
             while let keyword = option.pointee.keyword {
-                if String(cString: keyword) == "password", let value = option.pointee.val, value.pointee != 0 { found.insert(String(cString: value)) }
+                if String(cString: keyword) == "password", let value = option.pointee.val, value.pointee != 0 {
+                    found.insert(String(cString: value))
+                }
                 option += 1
             }
         }
@@ -94,7 +96,10 @@ public enum DatabaseURL {
         if !isURI {
             let looksLikeSettings = url.contains("=") && !url.contains("://")
             guard looksLikeSettings else {
-                throw Refusal(description: "\(JSONText.string(shown)): not a PostgreSQL database: give a postgres:// or postgresql:// URL, or key=value settings (host=… dbname=…)")
+                throw Refusal(
+                    description:
+                        "\(JSONText.string(shown)): not a PostgreSQL database: give a postgres:// or postgresql:// URL, or key=value settings (host=… dbname=…)"
+                )
             }
         }
         var error: UnsafeMutablePointer<CChar>?
@@ -104,7 +109,8 @@ public enum DatabaseURL {
             let message = String(cString: error).trimmingCharacters(in: .whitespacesAndNewlines)
             PQfreemem(error)
             DatabaseSecrets.remember(url)
-            throw Refusal(description: "\(JSONText.string(shown)): libpq cannot read it: \(DatabaseSecrets.scrub(message))")
+            throw Refusal(
+                description: "\(JSONText.string(shown)): libpq cannot read it: \(DatabaseSecrets.scrub(message))")
         }
         if options == nil { throw Refusal(description: "\(JSONText.string(shown)): libpq cannot read it") }
     }
@@ -117,7 +123,8 @@ public enum DatabaseURL {
     static func maskedSettings(in text: String) -> String {
         var result = text
         for (pattern, template) in patterns {
-            result = pattern.stringByReplacingMatches(in: result, range: NSRange(result.startIndex..., in: result), withTemplate: template)
+            result = pattern.stringByReplacingMatches(
+                in: result, range: NSRange(result.startIndex..., in: result), withTemplate: template)
         }
         return result
     }
@@ -126,7 +133,10 @@ public enum DatabaseURL {
         // scheme://user:password@ — the user part holds no '/', '@' or ':'.
         (try! NSRegularExpression(pattern: #"(://[^/@:\s"']*:)[^@\s/"']*@"#), "$1****@"),
         // password='quoted \' value' or password=value (up to a separator).
-        (try! NSRegularExpression(pattern: #"(\bpassword\s*=\s*)('(?:[^'\\]|\\.)*'|[^\s&'"]+)"#, options: [.caseInsensitive]), "$1****"),
+        (
+            try! NSRegularExpression(
+                pattern: #"(\bpassword\s*=\s*)('(?:[^'\\]|\\.)*'|[^\s&'"]+)"#, options: [.caseInsensitive]), "$1****"
+        ),
     ]
 }
 
@@ -153,7 +163,9 @@ public struct PostgresError: Error, Sendable, CustomStringConvertible {
     /// as one sentence of parts: each trimmed, joined by `; `, so no tab or
     /// line break reaches a log line (where it would be shown escaped).
     static func oneLine(_ message: String) -> String {
-        message.split(whereSeparator: \.isNewline).map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }.joined(separator: "; ")
+        message.split(whereSeparator: \.isNewline).map { $0.trimmingCharacters(in: .whitespaces) }.filter {
+            !$0.isEmpty
+        }.joined(separator: "; ")
     }
 
     /// The message, prefixed with "PostgreSQL".
@@ -206,8 +218,10 @@ enum SQLState: Hashable, Sendable, CustomStringConvertible {
     case other(String)
 
     private static let named: [(SQLState, String)] = [
-        (.undefinedTable, "42P01"), (.insufficientPrivilege, "42501"), (.uniqueViolation, "23505"), (.untranslatableCharacter, "22P05"),
-        (.programLimitExceeded, "54000"), (.diskFull, "53100"), (.outOfMemory, "53200"), (.queryCanceled, "57014"), (.adminShutdown, "57P01"),
+        (.undefinedTable, "42P01"), (.insufficientPrivilege, "42501"), (.uniqueViolation, "23505"),
+        (.untranslatableCharacter, "22P05"),
+        (.programLimitExceeded, "54000"), (.diskFull, "53100"), (.outOfMemory, "53200"), (.queryCanceled, "57014"),
+        (.adminShutdown, "57P01"),
         (.serializationFailure, "40001"), (.deadlockDetected, "40P01"),
     ]
 
@@ -270,6 +284,8 @@ final class PostgresConnection {
     private let application: String
 
     /// Seconds a connection attempt may take unless the URL says otherwise (`?connect_timeout=N`).
+    /// `PG_DIAG_SQLSTATE`: the error field that holds the SQLSTATE code.
+    private static let sqlStateField: Int32 = 67
     static let defaultConnectTimeout = 10
     /// Seconds to wait for the answer to one statement before the connection is
     /// given up as dead (a hung server, a dropped route).
@@ -285,7 +301,9 @@ final class PostgresConnection {
     init(url: String, role: String, interruption: Interruption? = nil) throws(PostgresError) {
         DatabaseSecrets.remember(url)
         // Never a URL libpq would read as something else (a database name).
-        do { try DatabaseURL.check(url) } catch { throw PostgresError(message: error.description, connectionLost: false) }
+        do { try DatabaseURL.check(url) } catch {
+            throw PostgresError(message: error.description, connectionLost: false)
+        }
         self.url = url
         self.interruption = interruption
         self.application = "share-\(role)@\(FileSystem.hostTag)"
@@ -306,7 +324,7 @@ final class PostgresConnection {
         let pairs = Self.defaults + [("application_name", application), ("dbname", url)]
         let keywords = pairs.map { strdup($0.0) }
         let values = pairs.map { strdup($0.1) }
-        defer { (keywords + values).forEach { free($0) } }
+        defer { for copy in keywords + values { free(copy) } }
         connection = (keywords.map { UnsafePointer($0) } + [nil]).withUnsafeBufferPointer { keys in
             (values.map { UnsafePointer($0) } + [nil]).withUnsafeBufferPointer { vals in
                 PQconnectStartParams(keys.baseAddress, vals.baseAddress, 1)
@@ -323,13 +341,22 @@ final class PostgresConnection {
         while state != PGRES_POLLING_OK {
             switch state {
             case PGRES_POLLING_FAILED:
-                let message = String(cString: PQerrorMessage(connection)).trimmingCharacters(in: .whitespacesAndNewlines)
+                let message = String(cString: PQerrorMessage(connection)).trimmingCharacters(
+                    in: .whitespacesAndNewlines)
                 close()
                 throw PostgresError(message: message, connectionLost: true)
             case PGRES_POLLING_READING:
-                try waitForSocket(.readable, deadline: deadline, what: "no answer from \(endpoint) within \(Int(timeout)) s while connecting (connect_timeout; set ?connect_timeout=N in the URL to change it)")
+                try waitForSocket(
+                    .readable, deadline: deadline,
+                    what:
+                        "no answer from \(endpoint) within \(Int(timeout)) s while connecting (connect_timeout; set ?connect_timeout=N in the URL to change it)"
+                )
             default:
-                try waitForSocket(.writable, deadline: deadline, what: "could not reach \(endpoint) within \(Int(timeout)) s (connect_timeout; set ?connect_timeout=N in the URL to change it)")
+                try waitForSocket(
+                    .writable, deadline: deadline,
+                    what:
+                        "could not reach \(endpoint) within \(Int(timeout)) s (connect_timeout; set ?connect_timeout=N in the URL to change it)"
+                )
             }
             state = PQconnectPoll(connection)
         }
@@ -370,7 +397,8 @@ final class PostgresConnection {
             }
             if interruption?.isDue == true {
                 close()
-                throw PostgresError(message: "interrupted while waiting for the server", connectionLost: true, interrupted: true)
+                throw PostgresError(
+                    message: "interrupted while waiting for the server", connectionLost: true, interrupted: true)
             }
             if MonotonicClock.now() >= deadline { throw lost(what) }
         }
@@ -402,7 +430,7 @@ final class PostgresConnection {
             name = fresh
         }
         let cStrings = parameters.map { $0.map { strdup($0) } ?? nil }
-        defer { cStrings.forEach { free($0) } }
+        defer { for copy in cStrings { free(copy) } }
         let values = cStrings.map { UnsafePointer<CChar>($0) }
         let sent = values.withUnsafeBufferPointer { buffer in
             if let name {
@@ -469,9 +497,16 @@ final class PostgresConnection {
     }
 
     private func failure(_ result: OpaquePointer?) -> PostgresError {
-        let detail = result.map { String(cString: PQresultErrorMessage($0)) } ?? connection.map { String(cString: PQerrorMessage($0)) } ?? "not connected"
-        let state = result.flatMap { PQresultErrorField($0, 67 /* PG_DIAG_SQLSTATE */) }.map { SQLState(String(cString: $0)) }
-        return PostgresError(message: detail.trimmingCharacters(in: .whitespacesAndNewlines), connectionLost: !isConnected, sqlState: state)
+        let detail =
+            result.map { String(cString: PQresultErrorMessage($0)) } ?? connection.map {
+                String(cString: PQerrorMessage($0))
+            } ?? "not connected"
+        let state = result.flatMap { PQresultErrorField($0, Self.sqlStateField) }.map {
+            SQLState(String(cString: $0))
+        }
+        return PostgresError(
+            message: detail.trimmingCharacters(in: .whitespacesAndNewlines), connectionLost: !isConnected,
+            sqlState: state)
     }
 
     /// Runs `body` in a transaction, committing on success and rolling back on error.
@@ -495,7 +530,9 @@ final class PostgresConnection {
         let deadline = MonotonicClock.now() + seconds
         while MonotonicClock.now() < deadline && interruption?.flag.isCancelled != true {
             let milliseconds = Int32(min(100, max(1, (deadline - MonotonicClock.now()) * 1000)))
-            guard let ready = try? Polling.wait([PQsocket(connection), wake], milliseconds: milliseconds) else { continue }
+            guard let ready = try? Polling.wait([PQsocket(connection), wake], milliseconds: milliseconds) else {
+                continue
+            }
             if ready[0] {
                 guard PQconsumeInput(connection) == 1 else { throw failure(nil) }
                 if drainNotifications() { return true }

@@ -55,9 +55,13 @@ enum QueueSchema {
             try connection.query("SELECT pg_advisory_xact_lock(\(migrationLock))")
             try connection.query("CREATE TABLE IF NOT EXISTS share_schema (version integer NOT NULL)")
             let applied = try applied(connection)
-            try connection.query("CREATE TABLE IF NOT EXISTS share_migrations (name text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())")
+            try connection.query(
+                "CREATE TABLE IF NOT EXISTS share_migrations (name text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())"
+            )
             // A database migrated before names: its migrations are recorded by name now.
-            for name in applied.sorted() { try connection.query("INSERT INTO share_migrations (name) VALUES ($1) ON CONFLICT DO NOTHING", [name]) }
+            for name in applied.sorted() {
+                try connection.query("INSERT INTO share_migrations (name) VALUES ($1) ON CONFLICT DO NOTHING", [name])
+            }
             for migration in try migrations.pending(applied: applied) {
                 try connection.execute(migration.sql)
                 try connection.query("INSERT INTO share_migrations (name) VALUES ($1)", [migration.name])
@@ -74,11 +78,15 @@ enum QueueSchema {
     /// The migrations applied: recorded by name, or, in a database migrated
     /// before names (only `share_schema`), the first `version` of them.
     static func applied(_ connection: PostgresConnection) throws -> Set<String> {
-        let named = try connection.query("SELECT to_regclass('share_migrations') IS NOT NULL AS named").first?["named"] == "t"
+        let named =
+            try connection.query("SELECT to_regclass('share_migrations') IS NOT NULL AS named").first?["named"] == "t"
         if named { return Set(try connection.query("SELECT name FROM share_migrations").compactMap { $0["name"] }) }
         let legacy = Int(try connection.query("SELECT max(version) AS v FROM share_schema").first?["v"] ?? "0") ?? 0
         guard legacy <= version else {
-            throw SchemaMismatch(description: "the database's share-ingest schema is at version \(legacy), newer than this share understands (\(version)): upgrade share")
+            throw SchemaMismatch(
+                description:
+                    "the database's share-ingest schema is at version \(legacy), newer than this share understands (\(version)): upgrade share"
+            )
         }
         return Set(migrations.migrations.prefix(legacy).map(\.name))
     }
@@ -89,7 +97,10 @@ enum QueueSchema {
         do {
             applied = try Self.applied(connection)
         } catch let error as PostgresError where error.sqlState == .undefinedTable {
-            throw SchemaMismatch(description: "the database has no share-ingest schema yet: run  share db migrate --db URL  (as a role that may create tables)")
+            throw SchemaMismatch(
+                description:
+                    "the database has no share-ingest schema yet: run  share db migrate --db URL  (as a role that may create tables)"
+            )
         }
         let pending = try migrations.pending(applied: applied)
         if !pending.isEmpty {
@@ -209,11 +220,12 @@ enum QueueSchema {
     // batch's seconds per stage from `snapshot->'stageSeconds'`): the last stage completed and the
     // failure reason join the hash and the Live Photo keys. Rows recorded before
     // take theirs from their record.
-    private static let version8 = ItemColumn.additions(by: "8-item-columns", of: .queue, table: "share_jobs") + """
-        UPDATE share_jobs SET \(ItemColumn.completed) = snapshot->>'\(ItemState.CodingKeys.completed.rawValue)',
-            \(ItemColumn.reason) = snapshot->'\(ItemState.CodingKeys.failure.rawValue)'->>'reason' WHERE idx >= 0;
-        CREATE INDEX share_jobs_failures ON share_jobs (finished_at) WHERE \(ItemColumn.reason) IS NOT NULL;
-        """
+    private static let version8 =
+        ItemColumn.additions(by: "8-item-columns", of: .queue, table: "share_jobs") + """
+            UPDATE share_jobs SET \(ItemColumn.completed) = snapshot->>'\(ItemState.CodingKeys.completed.rawValue)',
+                \(ItemColumn.reason) = snapshot->'\(ItemState.CodingKeys.failure.rawValue)'->>'reason' WHERE idx >= 0;
+            CREATE INDEX share_jobs_failures ON share_jobs (finished_at) WHERE \(ItemColumn.reason) IS NOT NULL;
+            """
 
     // Export sidecars' kinds and the stems they and the media name, so the
     // fan-in found a batch's sidecars and their media without reading every

@@ -115,14 +115,18 @@ extension JobQueue {
             FROM share_jobs WHERE batch_id = ANY($1::uuid[]) GROUP BY batch_id, stage, state
             """, [ids])
         {
-            guard let batch = row["batch_id"].flatMap(UUID.init(uuidString:)), let stage = row["stage"].flatMap(StageName.init(rawValue:)) else { continue }
+            guard let batch = row["batch_id"].flatMap(UUID.init(uuidString:)),
+                let stage = row["stage"].flatMap(StageName.init(rawValue:))
+            else { continue }
             let n = Int(row["n"] ?? "0") ?? 0
             retried[batch, default: 0] += Int(row["retried"] ?? "0") ?? 0
             if stage == .manifest { manifest[batch] = row["state"] ?? "" }
             let old = stages[batch]?[stage] ?? DistributedStatus.StageCount(queued: 0, running: 0)
             switch row["state"] {
-            case JobQueue.State.queued.rawValue: stages[batch, default: [:]][stage] = .init(queued: old.queued + n, running: old.running)
-            case JobQueue.State.running.rawValue: stages[batch, default: [:]][stage] = .init(queued: old.queued, running: old.running + n)
+            case JobQueue.State.queued.rawValue:
+                stages[batch, default: [:]][stage] = .init(queued: old.queued + n, running: old.running)
+            case JobQueue.State.running.rawValue:
+                stages[batch, default: [:]][stage] = .init(queued: old.queued, running: old.running + n)
             default: break
             }
         }
@@ -139,18 +143,23 @@ extension JobQueue {
             WHERE j.batch_id = ANY($1::uuid[]) GROUP BY j.batch_id, s.key
             """, [ids])
         {
-            guard let batch = row["batch_id"].flatMap(UUID.init(uuidString:)), let stage = row["stage"].flatMap(StageName.init(rawValue:)) else { continue }
+            guard let batch = row["batch_id"].flatMap(UUID.init(uuidString:)),
+                let stage = row["stage"].flatMap(StageName.init(rawValue:))
+            else { continue }
             seconds[batch, default: [:]][stage] = Double(row["seconds"] ?? "0") ?? 0
         }
         let batches = stored.map { batch in
             DistributedStatus.BatchProgress(
-                batch: DistributedIngestor.batch(batch), stages: stages[batch.record.id] ?? [:], stageSeconds: seconds[batch.record.id] ?? [:],
+                batch: DistributedIngestor.batch(batch), stages: stages[batch.record.id] ?? [:],
+                stageSeconds: seconds[batch.record.id] ?? [:],
                 retried: retried[batch.record.id] ?? 0, manifest: manifest[batch.record.id] ?? "")
         }
 
         var blocks: [Int: [DistributedStatus.Block]] = [:]
         for row in try connection.query("SELECT worker_id, batch_id, reason FROM share_worker_blocks ORDER BY since") {
-            guard let worker = row["worker_id"].flatMap(Int.init), let batch = row["batch_id"].flatMap(UUID.init(uuidString:)) else { continue }
+            guard let worker = row["worker_id"].flatMap(Int.init),
+                let batch = row["batch_id"].flatMap(UUID.init(uuidString:))
+            else { continue }
             blocks[worker, default: []].append(.init(batch: batch, reason: row["reason"] ?? ""))
         }
         let workerRows = try connection.query(
@@ -167,21 +176,31 @@ extension JobQueue {
             let id = Int(row["id"] ?? "") ?? 0
             return DistributedStatus.Worker(
                 name: row["name"] ?? "", host: row["host"] ?? "", pid: Int(row["pid"] ?? "") ?? 0,
-                stages: (row["stages"] ?? "").split(separator: ",").map(String.init), concurrency: Int(row["concurrency"] ?? "") ?? 0,
+                stages: (row["stages"] ?? "").split(separator: ",").map(String.init),
+                concurrency: Int(row["concurrency"] ?? "") ?? 0,
                 live: row["live"] == "t", stopped: row["stopped_at"] != nil,
-                startedAt: Date(timeIntervalSince1970: Double(row["started"] ?? "") ?? 0), lastSeen: Date(timeIntervalSince1970: Double(row["seen"] ?? "") ?? 0),
-                stagesDone: Int(row["stages_done"] ?? "") ?? 0, failures: Int(row["failures"] ?? "") ?? 0, holding: Int(row["holding"] ?? "") ?? 0,
+                startedAt: Date(timeIntervalSince1970: Double(row["started"] ?? "") ?? 0),
+                lastSeen: Date(timeIntervalSince1970: Double(row["seen"] ?? "") ?? 0),
+                stagesDone: Int(row["stages_done"] ?? "") ?? 0, failures: Int(row["failures"] ?? "") ?? 0,
+                holding: Int(row["holding"] ?? "") ?? 0,
                 blocked: row["live"] == "t" ? blocks[id] ?? [] : [])
         }
 
         var queue: [StageName: DistributedStatus.StageCount] = [:]
-        for row in try connection.query("SELECT stage, state, count(*) AS n FROM share_jobs WHERE state IN ('\(JobQueue.State.queued)', '\(JobQueue.State.running)') GROUP BY stage, state") {
+        for row in try connection.query(
+            "SELECT stage, state, count(*) AS n FROM share_jobs WHERE state IN ('\(JobQueue.State.queued)', '\(JobQueue.State.running)') GROUP BY stage, state"
+        ) {
             guard let stage = row["stage"].flatMap(StageName.init(rawValue:)) else { continue }
             let n = Int(row["n"] ?? "0") ?? 0
             let old = queue[stage] ?? .init(queued: 0, running: 0)
-            queue[stage] = row["state"] == JobQueue.State.queued.rawValue ? .init(queued: old.queued + n, running: old.running) : .init(queued: old.queued, running: old.running + n)
+            queue[stage] =
+                row["state"] == JobQueue.State.queued.rawValue
+                ? .init(queued: old.queued + n, running: old.running)
+                : .init(queued: old.queued, running: old.running + n)
         }
-        return DistributedStatus(batches: batches, workers: workers, goneWorkers: gone.count, queue: queue, failures: try failures(limit: failureLimit))
+        return DistributedStatus(
+            batches: batches, workers: workers, goneWorkers: gone.count, queue: queue,
+            failures: try failures(limit: failureLimit))
     }
 
     /// The most recent failures: jobs retried or given up on (their last error),
@@ -200,12 +219,14 @@ extension JobQueue {
             """,
             [String(limit), batch?.uuidString])
         return rows.compactMap { row in
-            guard let batch = row["batch_id"].flatMap(UUID.init(uuidString:)), let index = row["idx"].flatMap(Int.init) else { return nil }
+            guard let batch = row["batch_id"].flatMap(UUID.init(uuidString:)), let index = row["idx"].flatMap(Int.init)
+            else { return nil }
             // An item that failed for a reason of its own: its failure is in its record.
             let item = row["snapshot"].map { ItemState.decode($0, index: index, id: nil) }
             let failure = row["stage"] == nil ? item?.failure : nil
             return DistributedStatus.Failure(
-                time: Date(timeIntervalSince1970: Double(row["at"] ?? "") ?? 0), batch: batch, index: index >= 0 ? index : nil,
+                time: Date(timeIntervalSince1970: Double(row["at"] ?? "") ?? 0), batch: batch,
+                index: index >= 0 ? index : nil,
                 source: item?.label, stage: row["stage"] ?? failure?.stage.rawValue ?? "",
                 error: row["error"] ?? failure.map { "\($0.reason.rawValue): \($0.message)" } ?? "")
         }
@@ -214,22 +235,23 @@ extension JobQueue {
     /// `share gc --db`: deletes finished (done or failed) batches, with their
     /// jobs, finished more than `retention` seconds ago, and workers gone as long.
     func prune(olderThan retention: Double) throws -> (batches: Int, jobs: Int, workers: Int) {
-        let row = try connection.query(
-            """
-            WITH old AS (
-                DELETE FROM share_batches WHERE state IN (\(BatchLifecycle.sql(BatchLifecycle.prunable))) AND finished_at < extract(epoch FROM now()) - $1::double precision
-                    OR state = '\(BatchState.claimed.rawValue)' AND created_at < extract(epoch FROM now()) - $1::double precision
-                RETURNING id),
-            live AS (\(Self.liveWorkers)),
-            workers AS (
-                DELETE FROM share_workers w WHERE w.id NOT IN (SELECT id FROM live) AND w.last_seen < now() - make_interval(secs => $1::double precision)
-                    AND NOT EXISTS (SELECT 1 FROM share_jobs j WHERE j.worker_id = w.id AND j.state = '\(JobQueue.State.running)')
-                RETURNING id)
-            SELECT (SELECT count(*) FROM old) AS batches, (SELECT count(*) FROM share_jobs WHERE batch_id IN (SELECT id FROM old)) AS jobs,
-                (SELECT count(*) FROM workers) AS workers
-            """,
-            [String(retention)]
-        ).first ?? [:]
+        let row =
+            try connection.query(
+                """
+                WITH old AS (
+                    DELETE FROM share_batches WHERE state IN (\(BatchLifecycle.sql(BatchLifecycle.prunable))) AND finished_at < extract(epoch FROM now()) - $1::double precision
+                        OR state = '\(BatchState.claimed.rawValue)' AND created_at < extract(epoch FROM now()) - $1::double precision
+                    RETURNING id),
+                live AS (\(Self.liveWorkers)),
+                workers AS (
+                    DELETE FROM share_workers w WHERE w.id NOT IN (SELECT id FROM live) AND w.last_seen < now() - make_interval(secs => $1::double precision)
+                        AND NOT EXISTS (SELECT 1 FROM share_jobs j WHERE j.worker_id = w.id AND j.state = '\(JobQueue.State.running)')
+                    RETURNING id)
+                SELECT (SELECT count(*) FROM old) AS batches, (SELECT count(*) FROM share_jobs WHERE batch_id IN (SELECT id FROM old)) AS jobs,
+                    (SELECT count(*) FROM workers) AS workers
+                """,
+                [String(retention)]
+            ).first ?? [:]
         return (Int(row["batches"] ?? "0") ?? 0, Int(row["jobs"] ?? "0") ?? 0, Int(row["workers"] ?? "0") ?? 0)
     }
 }

@@ -127,7 +127,9 @@ public final class StageWorker: Sendable {
             return try QueueSchema.migrate(queue.connection)
         } catch let error as PostgresError where error.sqlState == .insufficientPrivilege {
             throw SchemaMismatch(
-                description: "PostgreSQL: \(error.message): this role may not change the schema; run share db migrate as the owner role (docs/operating.md: Least privilege)")
+                description:
+                    "PostgreSQL: \(error.message): this role may not change the schema; run share db migrate as the owner role (docs/operating.md: Least privilege)"
+            )
         }
     }
 
@@ -141,9 +143,13 @@ public final class StageWorker: Sendable {
         decoder.prepare()
         let id = try queue.register(name: settings.name, stages: settings.stages, concurrency: settings.concurrency)
         let run = WorkerRun(worker: self, id: id, interruption: Interruption(cancellation, grace: Self.stopGrace))
-        emit(.started, "worker \(settings.name) (#\(id)) serving \(settings.stages.map(\.rawValue).joined(separator: ",")) with \(settings.concurrency) threads",
-             ["worker": settings.name, "id": String(id)])
-        let executors = WorkerThreads.start(name: "worker", count: settings.concurrency) { _ in WorkerExecutor(run).execute() }
+        emit(
+            .started,
+            "worker \(settings.name) (#\(id)) serving \(settings.stages.map(\.rawValue).joined(separator: ",")) with \(settings.concurrency) threads",
+            ["worker": settings.name, "id": String(id)])
+        let executors = WorkerThreads.start(name: "worker", count: settings.concurrency) { _ in
+            WorkerExecutor(run).execute()
+        }
         let reaper = WorkerThreads.start(name: "reaper", count: 1) { _ in WorkerReaper(run).reap() }
         let coordinator = WorkerCoordinator(run)
         let last = coordinator.coordinate(queue)
@@ -155,6 +161,9 @@ public final class StageWorker: Sendable {
     }
 
     func emit(_ kind: Event.Kind, _ message: String, _ fields: [String: String] = [:]) {
-        log?(Event(kind: kind, message: message, fields: fields.merging(["worker": settings.name]) { current, _ in current }))
+        log?(
+            Event(
+                kind: kind, message: message,
+                fields: fields.merging(["worker": settings.name]) { current, _ in current }))
     }
 }

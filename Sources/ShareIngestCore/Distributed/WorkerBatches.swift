@@ -10,11 +10,14 @@ final class PreparedBatch: Sendable {
     /// When its visibility was last checked (monotonic seconds).
     let checked: Double
 
-    init(_ stored: JobQueue.StoredBatch, decoder: any MediaDecoder, catalog: StageCatalog, cancellation: CancellationFlag) throws {
+    init(
+        _ stored: JobQueue.StoredBatch, decoder: any MediaDecoder, catalog: StageCatalog, cancellation: CancellationFlag
+    ) throws {
         // An item waiting for space is taken again later (``ItemLifecycle/SpaceWait/retryLater``):
         // a worker serves every batch and has nobody to tell.
         context = try BatchContext(
-            stored.record, container: try ContainerDirectory(stored.container), decoder: decoder, catalog: catalog, cancellation: cancellation,
+            stored.record, container: try ContainerDirectory(stored.container), decoder: decoder, catalog: catalog,
+            cancellation: cancellation,
             spaceWait: .retryLater)
         checked = MonotonicClock.now()
     }
@@ -75,7 +78,10 @@ final class WorkerBatches: Sendable {
         var reason = WorkerVisibility.problem(with: stored)
         var ready: PreparedBatch?
         if reason == nil {
-            do { ready = try PreparedBatch(stored, decoder: worker.decoder, catalog: worker.settings.catalog, cancellation: cancellation) } catch {
+            do {
+                ready = try PreparedBatch(
+                    stored, decoder: worker.decoder, catalog: worker.settings.catalog, cancellation: cancellation)
+            } catch {
                 reason = "cannot use batch \(batch): \(error)"
             }
         }
@@ -90,12 +96,18 @@ final class WorkerBatches: Sendable {
                 defer { reported[batch] = reason }
                 return reported[batch] == reason
             }
-            if !known { worker.emit(.blocked, "not taking the jobs of batch \(batch.uuidString): \(reason)", ["batch": batch.uuidString, "error": reason]) }
+            if !known {
+                worker.emit(
+                    .blocked, "not taking the jobs of batch \(batch.uuidString): \(reason)",
+                    ["batch": batch.uuidString, "error": reason])
+            }
             return false
         }
         if reported.withLock({ $0.removeValue(forKey: batch) != nil }) {
             try queue.unblock(worker: id, batch: batch)
-            worker.emit(.unblocked, "batch \(batch.uuidString) is usable here again; taking its jobs", ["batch": batch.uuidString])
+            worker.emit(
+                .unblocked, "batch \(batch.uuidString) is usable here again; taking its jobs",
+                ["batch": batch.uuidString])
         }
         return true
     }
@@ -104,9 +116,13 @@ final class WorkerBatches: Sendable {
     /// (its pipeline as it started), without touching its files.
     func rules(of batch: UUID, queue: any JobStore) throws -> BatchRules? {
         if let known = rules.withLock({ $0[batch] }) { return known }
-        guard let stored = try queue.batch(batch), let pipeline = try? stored.record.pipeline(catalog: worker.settings.catalog) else { return nil }
+        guard let stored = try queue.batch(batch),
+            let pipeline = try? stored.record.pipeline(catalog: worker.settings.catalog)
+        else { return nil }
         let found = BatchRules(
-            lifecycle: ItemLifecycle(pipeline: pipeline, maxAttempts: stored.record.maxAttempts, spaceWait: .retryLater), manifest: ManifestStage(settings: pipeline.manifest),
+            lifecycle: ItemLifecycle(
+                pipeline: pipeline, maxAttempts: stored.record.maxAttempts, spaceWait: .retryLater),
+            manifest: ManifestStage(settings: pipeline.manifest),
             message: stored.record.message)
         rules.withLock { rules in
             if rules.count > 512 { rules.removeAll() }

@@ -35,14 +35,21 @@ final class WorkerCoordinator {
         while !cancellation.isCancelled {
             do {
                 if queue == nil {
-                    let fresh = try JobQueue(url: run.worker.url, role: "worker", interruption: Interruption(cancellation))
+                    let fresh = try JobQueue(
+                        url: run.worker.url, role: "worker", interruption: Interruption(cancellation))
                     if !(try fresh.relock(worker: run.id)) {
-                        throw PostgresError(message: "this worker's registration is gone (share gc --db?) or its lock is held elsewhere; restart the worker", connectionLost: false)
+                        throw PostgresError(
+                            message:
+                                "this worker's registration is gone (share gc --db?) or its lock is held elsewhere; restart the worker",
+                            connectionLost: false)
                     }
                     queue = fresh
                     listening = false
                     if let since = lostSince {
-                        run.worker.emit(.reconnected, "reconnected to the database after \(String(format: "%.1f", MonotonicClock.now() - since)) s")
+                        run.worker.emit(
+                            .reconnected,
+                            "reconnected to the database after \(String(format: "%.1f", MonotonicClock.now() - since)) s"
+                        )
                         lostSince = nil
                     }
                 }
@@ -69,7 +76,9 @@ final class WorkerCoordinator {
                 if error.interrupted || cancellation.isCancelled { break }
                 if lostSince == nil {
                     lostSince = MonotonicClock.now()
-                    run.worker.emit(.disconnected, "lost the database connection: \(error.message); reconnecting", ["error": error.message])
+                    run.worker.emit(
+                        .disconnected, "lost the database connection: \(error.message); reconnecting",
+                        ["error": error.message])
                 }
                 queue = nil
                 run.pause(0.25)
@@ -91,7 +100,9 @@ final class WorkerCoordinator {
             return counters
         }
         do {
-            try queue.heartbeat(worker: run.id, held: run.held.withLock { $0 }, lease: settings.lease, stagesDone: done, failures: failures)
+            try queue.heartbeat(
+                worker: run.id, held: run.held.withLock { $0 }, lease: settings.lease, stagesDone: done,
+                failures: failures)
         } catch {
             run.counters.withLock { $0 = ($0.done + done, $0.failures + failures) }
             throw error
@@ -113,14 +124,16 @@ final class WorkerCoordinator {
         let refused = run.batches.refused(now: now)
         // Idle: a job that must run alone goes first, and alone.
         if waiting == 0, busy == 0, ItemLifecycle.takesAlone(holding: run.held.withLock { $0.count }) {
-            let (alone, _) = try queue.claim(stages: settings.stages, worker: run.id, limit: 1, batches: usable, blocked: refused, alone: true)
+            let (alone, _) = try queue.claim(
+                stages: settings.stages, worker: run.id, limit: 1, batches: usable, blocked: refused, alone: true)
             if let job = alone.first {
                 run.runningAlone.store(true, ordering: .releasing)
                 hand([job])
                 return false
             }
         }
-        let (jobs, unchecked) = try queue.claim(stages: settings.stages, worker: run.id, limit: room, batches: usable, blocked: refused, alone: false)
+        let (jobs, unchecked) = try queue.claim(
+            stages: settings.stages, worker: run.id, limit: room, batches: usable, blocked: refused, alone: false)
         hand(jobs)
         if !jobs.isEmpty || waiting > 0 || busy > 0 || !run.held.withLock({ $0.isEmpty }) {
             workedSinceRelease = workedSinceRelease || !jobs.isEmpty
@@ -150,11 +163,13 @@ final class WorkerCoordinator {
     /// recorded as stopped; bounded by the stop grace if the server hangs.
     func stop(_ queue: JobQueue?, unstarted: [Int64]) {
         let interruption = Interruption(cancellation, grace: 2)
-        guard let queue = queue ?? (try? JobQueue(url: run.worker.url, role: "worker", interruption: interruption)) else { return }
+        guard let queue = queue ?? (try? JobQueue(url: run.worker.url, role: "worker", interruption: interruption))
+        else { return }
         queue.interrupt(at: interruption)
         let (done, failures) = run.counters.withLock { $0 }
         run.held.withLock { $0.subtract(unstarted) }
-        _ = try? queue.heartbeat(worker: run.id, held: run.held.withLock { $0 }, lease: settings.lease, stagesDone: done, failures: failures)
+        _ = try? queue.heartbeat(
+            worker: run.id, held: run.held.withLock { $0 }, lease: settings.lease, stagesDone: done, failures: failures)
         try? queue.unregister(worker: run.id, unstarted: unstarted)
         queue.close()
     }

@@ -50,7 +50,9 @@ final class WorkerExecutor {
                 flushLeaving()
                 run.runningAlone.store(false, ordering: .releasing)
             }
-            if leaving.count >= Self.recordsPerStatement || run.handoff.count == 0 || MonotonicClock.now() - oldestLeaving > Self.recordDelay {
+            if leaving.count >= Self.recordsPerStatement || run.handoff.count == 0
+                || MonotonicClock.now() - oldestLeaving > Self.recordDelay
+            {
                 flushLeaving()
             }
             run.wake.signal()
@@ -91,7 +93,9 @@ final class WorkerExecutor {
             leaving.append((step, claimed, batch))
         }
         while true {
-            let step = run.execution.run(stage, on: &item, in: batch, steps: steps) { [settings] stage in settings.stages.contains(stage) }
+            let step = run.execution.run(stage, on: &item, in: batch, steps: steps) { [settings] stage in
+                settings.stages.contains(stage)
+            }
             run.counters.withLock { $0.done += 1 }
             switch step.recorded {
             case .queued: return  // it leaves: recorded with the others (``flushLeaving()``)
@@ -103,7 +107,9 @@ final class WorkerExecutor {
             // record has it (``JobQueue/handedBack``), if it is still recorded as ours.
             case .refused, .failed: return forget(claimed)
             }
-            guard case .run(let following) = step.next, settings.stages.contains(following) else { return forget(claimed) }
+            guard case .run(let following) = step.next, settings.stages.contains(following) else {
+                return forget(claimed)
+            }
             stage = following
         }
     }
@@ -120,9 +126,13 @@ final class WorkerExecutor {
                 run.logLoss(job, item: item, next: next, error: reason)
             } else {
                 run.worker.emit(
-                    .failed, "failed: batch \(job.batchID.uuidString) item \(job.index) (\(item.label)) at \(failure.stage.rawValue): \(failure.reason.rawValue): \(failure.message)",
-                    ["batch": job.batchID.uuidString, "item": String(job.index), "stage": failure.stage.rawValue, "reason": failure.reason.rawValue,
-                     "error": failure.message])
+                    .failed,
+                    "failed: batch \(job.batchID.uuidString) item \(job.index) (\(item.label)) at \(failure.stage.rawValue): \(failure.reason.rawValue): \(failure.message)",
+                    [
+                        "batch": job.batchID.uuidString, "item": String(job.index), "stage": failure.stage.rawValue,
+                        "reason": failure.reason.rawValue,
+                        "error": failure.message,
+                    ])
             }
         }
     }
@@ -143,14 +153,18 @@ final class WorkerExecutor {
         while owned == nil, let store = connected() {
             do {
                 owned = try store.record(batch.map(\.step), worker: run.id)
-            } catch where MonotonicClock.now() - started < ItemLifecycle.recordPatience(for: StoreFailure(error)) && !run.cancellation.isCancelled {
+            } catch
+                where MonotonicClock.now() - started < ItemLifecycle.recordPatience(for: StoreFailure(error))
+                && !run.cancellation.isCancelled
+            {
                 tries += 1
                 run.pause(ItemLifecycle.recordPause(attempt: tries))
             } catch {
                 for pending in batch {
                     var item = pending.step.item
                     let steps = LeasedSteps(store, batch: pending.job.batchID, lease: pending.step.lease)
-                    let step = run.execution.record(&item, next: pending.step.next, in: pending.batch, steps: steps, ran: pending.step.ran)
+                    let step = run.execution.record(
+                        &item, next: pending.step.next, in: pending.batch, steps: steps, ran: pending.step.ran)
                     if step.recorded == .saved { left(item, next: step.next, job: pending.job) }
                     forget(pending.job)
                 }
@@ -183,14 +197,20 @@ final class WorkerExecutor {
             // The batch's wall time, from its creation, on the wall clock (the
             // planner's and this machine's).
             outcome = try BatchCompletion.finish(
-                stored.record, context: batch, store: store, wallSeconds: max(0, Date().timeIntervalSince(stored.record.createdAt)), now: Date(),
-                events: run.worker.events, recordChanged: { changed in try store.record(changed, batch: stored.record, lease: lease) },
+                stored.record, context: batch, store: store,
+                wallSeconds: max(0, Date().timeIntervalSince(stored.record.createdAt)), now: Date(),
+                events: run.worker.events,
+                recordChanged: { changed in try store.record(changed, batch: stored.record, lease: lease) },
                 recordEnd: { record, changed in try store.finish(record, changed: changed, lease: lease) })
         } catch let wants as BatchCompletion.WantsSpace {
-            try? run.loseManifest(job, lease: lease, error: "\(wants)", lifecycle: batch.lifecycle, queue: store, forWantOfSpace: true)
+            try? run.loseManifest(
+                job, lease: lease, error: "\(wants)", lifecycle: batch.lifecycle, queue: store, forWantOfSpace: true)
             return
-        } catch let failure as BatchCompletion.NotRecorded where BatchLifecycle.decision(.failedEndRecord, for: .worker) == .fanInLosesAttempt {
-            try? run.loseManifest(job, lease: lease, error: "\(failure.error)", lifecycle: batch.lifecycle, queue: store)
+        } catch let failure as BatchCompletion.NotRecorded
+            where BatchLifecycle.decision(.failedEndRecord, for: .worker) == .fanInLosesAttempt
+        {
+            try? run.loseManifest(
+                job, lease: lease, error: "\(failure.error)", lifecycle: batch.lifecycle, queue: store)
             return
         } catch {
             try? run.loseManifest(job, lease: lease, error: "\(error)", lifecycle: batch.lifecycle, queue: store)
@@ -204,7 +224,10 @@ final class WorkerExecutor {
         run.worker.emit(
             .batchDone,
             "batch \(job.batchID.uuidString) done: \(record.ingestedCount) of \(record.itemCount) ingested\(record.failedCount > 0 ? ", \(record.failedCount) failed" : "") \(record.redirectURL ?? "(no manifest: nothing could be delivered)")",
-            ["batch": job.batchID.uuidString, "ingested": String(record.ingestedCount), "failed": String(record.failedCount), "redirectURL": record.redirectURL ?? ""])
+            [
+                "batch": job.batchID.uuidString, "ingested": String(record.ingestedCount),
+                "failed": String(record.failedCount), "redirectURL": record.redirectURL ?? "",
+            ])
         run.worker.events?(.batchFinished(outcome.report))
     }
 }

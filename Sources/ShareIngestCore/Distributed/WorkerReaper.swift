@@ -53,16 +53,22 @@ final class WorkerReaper {
             let items = lost.filter { !$0.job.isManifest }.map { (orphan: $0, item: $0.job.item) }
             for orphan in lost where orphan.job.isManifest {
                 guard let rules = try run.batches.rules(of: orphan.job.batchID, queue: queue) else { continue }
-                try run.loseManifest(orphan.job, lease: orphan.job.lease(worker: worker), error: orphan.reason, lifecycle: rules.lifecycle, queue: queue)
+                try run.loseManifest(
+                    orphan.job, lease: orphan.job.lease(worker: worker), error: orphan.reason,
+                    lifecycle: rules.lifecycle, queue: queue)
             }
             for (batch, jobs) in Dictionary(grouping: items, by: \.orphan.job.batchID) {
                 guard let rules = try run.batches.rules(of: batch, queue: queue) else { continue }
                 let beside = items.count { $0.orphan.job.batchID != batch && ItemLifecycle.wasInFlight($0.item) }
-                let fates = rules.lifecycle.lose(held: jobs.map(\.item), inFlightBeside: beside, reason: jobs[0].orphan.reason,
+                let fates = rules.lifecycle.lose(
+                    held: jobs.map(\.item), inFlightBeside: beside, reason: jobs[0].orphan.reason,
                     stopping: BatchLifecycle.stoppingWhenLost(.worker, cancelled: run.interruption.flag.isCancelled))
                 for ((orphan, _), (item, next)) in zip(jobs, fates) {
-                    guard try queue.record(item, next: next, batch: batch, lease: orphan.job.lease(worker: worker)) else { continue }
-                    if next.isFinished { run.execution.finished(item, manifest: rules.manifest, message: rules.message) }
+                    guard try queue.record(item, next: next, batch: batch, lease: orphan.job.lease(worker: worker))
+                    else { continue }
+                    if next.isFinished {
+                        run.execution.finished(item, manifest: rules.manifest, message: rules.message)
+                    }
                     run.logLoss(orphan.job, item: item, next: next, error: orphan.reason)
                 }
             }
@@ -72,6 +78,8 @@ final class WorkerReaper {
     /// Queues the fan-in of each running batch whose counter missed its last
     /// item, once the lifecycle says it is due (``ItemLifecycle/fanInDue(unfinished:)``).
     func repairCounters(_ queue: any JobStore) throws {
-        for (batch, unfinished) in try queue.stuckBatches() where ItemLifecycle.fanInDue(unfinished: unfinished) { try queue.queueFanIn(of: batch) }
+        for (batch, unfinished) in try queue.stuckBatches() where ItemLifecycle.fanInDue(unfinished: unfinished) {
+            try queue.queueFanIn(of: batch)
+        }
     }
 }

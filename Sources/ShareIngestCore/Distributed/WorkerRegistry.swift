@@ -13,9 +13,16 @@ extension JobQueue {
     func register(name: String, stages: [StageName], concurrency: Int) throws -> Int {
         let row = try connection.query(
             "INSERT INTO share_workers (name, host, pid, stages, concurrency) VALUES ($1, $2, $3, $4, $5) RETURNING id",
-            [name, FileSystem.hostTag, String(Processes.current), stages.map(\.rawValue).joined(separator: ","), String(concurrency)])
-        guard let id = row.first?["id"].flatMap(Int.init) else { throw PostgresError(message: "could not register the worker", connectionLost: false) }
-        guard try relock(worker: id) else { throw PostgresError(message: "worker id \(id) is locked by another session", connectionLost: false) }
+            [
+                name, FileSystem.hostTag, String(Processes.current), stages.map(\.rawValue).joined(separator: ","),
+                String(concurrency),
+            ])
+        guard let id = row.first?["id"].flatMap(Int.init) else {
+            throw PostgresError(message: "could not register the worker", connectionLost: false)
+        }
+        guard try relock(worker: id) else {
+            throw PostgresError(message: "worker id \(id) is locked by another session", connectionLost: false)
+        }
         return id
     }
 
@@ -72,14 +79,17 @@ extension JobQueue {
 
     /// The worker can work on the batch again.
     func unblock(worker: Int, batch: UUID) throws {
-        try connection.query("DELETE FROM share_worker_blocks WHERE worker_id = $1 AND batch_id = $2", [String(worker), batch.uuidString])
+        try connection.query(
+            "DELETE FROM share_worker_blocks WHERE worker_id = $1 AND batch_id = $2",
+            [String(worker), batch.uuidString])
     }
 
     /// A clean stop: the jobs claimed but never started are handed back, the
     /// worker is recorded as stopped (its lock goes with the session).
     func unregister(worker: Int, unstarted: [Int64]) throws {
         try release(unstarted, worker: worker)
-        try connection.query("UPDATE share_workers SET stopped_at = now(), last_seen = now() WHERE id = $1", [String(worker)])
+        try connection.query(
+            "UPDATE share_workers SET stopped_at = now(), last_seen = now() WHERE id = $1", [String(worker)])
         try connection.query("DELETE FROM share_worker_blocks WHERE worker_id = $1", [String(worker)])
     }
 }

@@ -110,7 +110,10 @@ final class WorkerRun: Sendable {
     /// attempt counted, or not: it died beside others, or was not in flight),
     /// or given up on. (Counting a give-up is ``leaving``'s business.)
     func logLoss(_ job: Job, item: ItemState, next: NextStep, error: String) {
-        var fields = ["batch": job.batchID.uuidString, "stage": job.stage.rawValue, "item": String(job.index), "attempt": String(item.lostAttempts), "error": error]
+        var fields = [
+            "batch": job.batchID.uuidString, "stage": job.stage.rawValue, "item": String(job.index),
+            "attempt": String(item.lostAttempts), "error": error,
+        ]
         switch next {
         case .retry(_, 0, _) where item.suspect:
             worker.emit(
@@ -129,7 +132,10 @@ final class WorkerRun: Sendable {
                 "retry: batch \(job.batchID.uuidString) item \(job.index) (\(item.label)) at \(job.stage.rawValue): attempt \(item.lostAttempts) of \(job.maxAttempts) lost: \(error); queued again in \(Self.seconds(after))",
                 fields)
         case .gaveUp:
-            worker.emit(.gaveUp, "gave up: batch \(job.batchID.uuidString) item \(job.index) (\(item.label)) at \(job.stage.rawValue) after \(item.lostAttempts) attempts: \(error)", fields)
+            worker.emit(
+                .gaveUp,
+                "gave up: batch \(job.batchID.uuidString) item \(job.index) (\(item.label)) at \(job.stage.rawValue) after \(item.lostAttempts) attempts: \(error)",
+                fields)
         default:
             break
         }
@@ -140,20 +146,31 @@ final class WorkerRun: Sendable {
     /// queued again after its backoff, or the batch fails.
     /// `forWantOfSpace`: the manifest could not be written for want of space,
     /// which costs no attempt (``ItemLifecycle/afterFanInWantsSpace(lostBefore:reason:)``).
-    func loseManifest(_ job: Job, lease: Lease, error: String, lifecycle: ItemLifecycle, queue: any JobStore, forWantOfSpace: Bool = false) throws {
+    func loseManifest(
+        _ job: Job, lease: Lease, error: String, lifecycle: ItemLifecycle, queue: any JobStore,
+        forWantOfSpace: Bool = false
+    ) throws {
         let (next, lost) =
             forWantOfSpace
-            ? lifecycle.afterFanInWantsSpace(lostBefore: job.attempts, reason: error) : lifecycle.afterLosingFanIn(lostBefore: job.attempts, reason: error)
+            ? lifecycle.afterFanInWantsSpace(lostBefore: job.attempts, reason: error)
+            : lifecycle.afterLosingFanIn(lostBefore: job.attempts, reason: error)
         try queue.loseFanIn(job, lease: lease, next: next, lost: lost)
-        let fields = ["batch": job.batchID.uuidString, "stage": job.stage.rawValue, "attempt": String(lost), "maxAttempts": String(lifecycle.maxAttempts), "error": error]
+        let fields = [
+            "batch": job.batchID.uuidString, "stage": job.stage.rawValue, "attempt": String(lost),
+            "maxAttempts": String(lifecycle.maxAttempts), "error": error,
+        ]
         switch next {
         case .retry(_, let after, _):
             worker.emit(
-                .retry, "retry: the manifest of batch \(job.batchID.uuidString): attempt \(lost) of \(lifecycle.maxAttempts) lost: \(error); queued again in \(Self.seconds(after))",
+                .retry,
+                "retry: the manifest of batch \(job.batchID.uuidString): attempt \(lost) of \(lifecycle.maxAttempts) lost: \(error); queued again in \(Self.seconds(after))",
                 fields)
         case .gaveUp(let reason):
             storeReport(of: job.batchID, queue: queue)
-            worker.emit(.batchFailed, "batch \(job.batchID.uuidString) failed: \(reason); share ingest --resume \(job.batchID.uuidString) --db URL retries it", fields)
+            worker.emit(
+                .batchFailed,
+                "batch \(job.batchID.uuidString) failed: \(reason); share ingest --resume \(job.batchID.uuidString) --db URL retries it",
+                fields)
         default:
             break
         }
@@ -164,7 +181,8 @@ final class WorkerRun: Sendable {
     private func storeReport(of batch: UUID, queue: any JobStore) {
         guard let stored = try? queue.batch(batch), WorkerVisibility.problem(with: stored) == nil,
             let container = try? ContainerDirectory(stored.container),
-            let report = try? ShareIngestor.finishedReport(of: stored.record, store: queue, container: container, catalog: settings.catalog)
+            let report = try? ShareIngestor.finishedReport(
+                of: stored.record, store: queue, container: container, catalog: settings.catalog)
         else { return }
         let path = container.reportPath(key: stored.record.key)
         FileSystem.remove(path)
@@ -176,5 +194,7 @@ final class WorkerRun: Sendable {
 final class WorkerCounters: Sendable {
     private let counts = Mutex<(done: Int, failures: Int)>((0, 0))
 
-    func withLock<Result>(_ body: (inout (done: Int, failures: Int)) -> Result) -> Result { counts.withLock { body(&$0) } }
+    func withLock<Result>(_ body: (inout (done: Int, failures: Int)) -> Result) -> Result {
+        counts.withLock { body(&$0) }
+    }
 }

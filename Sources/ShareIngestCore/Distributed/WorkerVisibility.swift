@@ -26,7 +26,8 @@ enum WorkerVisibility {
             FileSystem.remove(path)  // left by a plan that never committed
             try AtomicFile.create(path, bytes: Array(token.utf8), syncDirectory: true)
         } catch {
-            throw .containerUnusable(path: container.root, reason: "cannot write the batch's visibility token: \(error)")
+            throw .containerUnusable(
+                path: container.root, reason: "cannot write the batch's visibility token: \(error)")
         }
         return token
     }
@@ -42,7 +43,9 @@ enum WorkerVisibility {
         let root = batch.container
         let id = batch.record.id.uuidString
         do {
-            guard try FileStatus.of(root).type == .directory else { return "cannot use the container \(root): not a folder here" }
+            guard try FileStatus.of(root).type == .directory else {
+                return "cannot use the container \(root): not a folder here"
+            }
         } catch {
             return "cannot see the container \(root): \(error.message) (is it mounted here, at the same path?)"
         }
@@ -52,10 +55,12 @@ enum WorkerVisibility {
                 let fd = try FileDescriptor.open(path, O_RDONLY)
                 let found = try fd.read(count: 128, at: 0, path: path)
                 guard found == Array(token.utf8) else {
-                    return "the folder \(root) here is not the container batch \(id) was planned in (its visibility token differs)"
+                    return
+                        "the folder \(root) here is not the container batch \(id) was planned in (its visibility token differs)"
                 }
             } catch {
-                return "cannot see batch \(id)'s token in the container \(root): \(error.message) (is the same container mounted here, at the same path?)"
+                return
+                    "cannot see batch \(id)'s token in the container \(root): \(error.message) (is the same container mounted here, at the same path?)"
             }
         }
         for folder in [root, root + "/thumbnails", root + "/manifests"] {
@@ -70,7 +75,8 @@ enum WorkerVisibility {
         }
         for input in batch.roots {
             do { _ = try FileStatus.of(input) } catch {
-                return "cannot see the input \(input) of batch \(id): \(error.message) (is it mounted here, at the same path?)"
+                return
+                    "cannot see the input \(input) of batch \(id): \(error.message) (is it mounted here, at the same path?)"
             }
         }
         return nil

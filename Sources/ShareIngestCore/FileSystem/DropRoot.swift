@@ -31,7 +31,8 @@ final class DropRoot: @unchecked Sendable {
     /// or the user's, not the dropper's).
     init(opening path: SourcePath, followingFinalLink: Bool) throws(SystemError) {
         self.path = path
-        directory = try FileDescriptor.openDirectoryHandle(pathBytes: path.bytes, followingFinalLink: followingFinalLink, display: path.display)
+        directory = try FileDescriptor.openDirectoryHandle(
+            pathBytes: path.bytes, followingFinalLink: followingFinalLink, display: path.display)
         canonicalPath = path.resolved()?.bytes
     }
 
@@ -55,7 +56,8 @@ final class DropRoot: @unchecked Sendable {
     enum LinkTarget {
         /// A regular file inside the drop: its path there, with no link on it, and its status.
         case file(relative: [UInt8], status: FileStatus)
-        case outside, broken, notRegularFile(FileType)
+        case outside, broken
+        case notRegularFile(FileType)
     }
 
     /// At most this many links followed for one (the kernel's own limit).
@@ -87,7 +89,9 @@ final class DropRoot: @unchecked Sendable {
             switch status.type {
             case .symbolicLink:
                 links += 1
-                guard links <= Self.maximumLinks, let target = try? folder.linkTarget(ofEntry: component, display: display) else { return .broken }
+                guard links <= Self.maximumLinks,
+                    let target = try? folder.linkTarget(ofEntry: component, display: display)
+                else { return .broken }
                 var steps = target.split(separator: slash).map(Array.init)
                 if target.first == slash {
                     // Absolute: only back into the drop.
@@ -123,7 +127,9 @@ final class DropRoot: @unchecked Sendable {
         for base in [canonicalPath, path.bytes].compactMap({ $0 }).map(components) where steps.starts(with: base) {
             return Array(steps.dropFirst(base.count))
         }
-        if let canonical = canonicalPath.map(components), let real = FileSystem.resolved(pathBytes: target).map(components), real.starts(with: canonical) {
+        if let canonical = canonicalPath.map(components),
+            let real = FileSystem.resolved(pathBytes: target).map(components), real.starts(with: canonical)
+        {
             return Array(real.dropFirst(canonical.count))
         }
         return nil
@@ -160,7 +166,9 @@ final class DropRoots: Sendable {
         if let held = roots.withLock({ $0[path.bytes] }) { return held }
         let opened = try DropRoot(opening: path, followingFinalLink: true)
         let retained = Unmanaged.passRetained(opened)
-        if first.compareExchange(expected: nil, desired: retained, ordering: .acquiringAndReleasing).exchanged { return opened }
+        if first.compareExchange(expected: nil, desired: retained, ordering: .acquiringAndReleasing).exchanged {
+            return opened
+        }
         // There is a first one already (made meanwhile, or another root's): `opened` is kept below instead.
         retained.release()
         if let one = first.load(ordering: .acquiring)?.takeUnretainedValue(), file.isBeneath(one.path) { return one }

@@ -33,7 +33,8 @@ public struct DropSelection: Sendable, Hashable {
         guard !include.isEmpty || !exclude.isEmpty else { return nil }
         let path = String(decoding: relative, as: UTF8.self)
         if let pattern = exclude.first(where: { $0.matches(path) }) {
-            return ItemFailure(.copy, .filtered, "\(label): left out by --exclude \(JSONText.string(pattern.text)); not copied")
+            return ItemFailure(
+                .copy, .filtered, "\(label): left out by --exclude \(JSONText.string(pattern.text)); not copied")
         }
         if !include.isEmpty, !include.contains(where: { $0.matches(path) }) {
             let patterns = include.map { JSONText.string($0.text) }.joined(separator: ", ")
@@ -72,15 +73,21 @@ public struct PathPattern: Sendable, Hashable, CustomStringConvertible {
     /// inside a drop has one), an unclosed `[`, or a trailing `\`.
     public init(_ text: String) throws(PathPatternError) {
         self.text = text
-        guard !text.isEmpty else { throw PathPatternError(pattern: text, problem: "is empty; give a glob such as *.jpg") }
+        guard !text.isEmpty else {
+            throw PathPatternError(pattern: text, problem: "is empty; give a glob such as *.jpg")
+        }
         if text.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) {
             throw PathPatternError(pattern: text, problem: "holds a control character")
         }
-        if text.hasPrefix("/") { throw PathPatternError(pattern: text, problem: "starts with /; it is matched against paths inside the drop (2024/*.jpg)") }
+        if text.hasPrefix("/") {
+            throw PathPatternError(
+                pattern: text, problem: "starts with /; it is matched against paths inside the drop (2024/*.jpg)")
+        }
         let parts = text.split(separator: "/", omittingEmptySubsequences: false)
         if parts.contains(where: \.isEmpty) {
             if parts.last?.isEmpty == true, parts.dropLast().allSatisfy({ !$0.isEmpty }) {
-                throw PathPatternError(pattern: text, problem: "ends with /; files are matched (2024/** for everything in 2024)")
+                throw PathPatternError(
+                    pattern: text, problem: "ends with /; files are matched (2024/** for everything in 2024)")
             }
             throw PathPatternError(pattern: text, problem: "has an empty component (//)")
         }
@@ -112,7 +119,9 @@ public struct PathPattern: Sendable, Hashable, CustomStringConvertible {
             case "?":
                 elements.append(.any)
             case "\\":
-                guard index < characters.count else { throw PathPatternError(pattern: pattern, problem: "ends with a lone \\") }
+                guard index < characters.count else {
+                    throw PathPatternError(pattern: pattern, problem: "ends with a lone \\")
+                }
                 elements.append(.character(characters[index]))
                 index += 1
             case "[":
@@ -133,10 +142,13 @@ public struct PathPattern: Sendable, Hashable, CustomStringConvertible {
                         break
                     }
                     first = false
-                    if position + 2 < characters.count, characters[position + 1] == "-", characters[position + 2] != "]" {
+                    if position + 2 < characters.count, characters[position + 1] == "-", characters[position + 2] != "]"
+                    {
                         let upper = characters[position + 2]
                         guard member <= upper else {
-                            throw PathPatternError(pattern: pattern, problem: "has the range [\(member)-\(upper)], whose ends are in the wrong order")
+                            throw PathPatternError(
+                                pattern: pattern,
+                                problem: "has the range [\(member)-\(upper)], whose ends are in the wrong order")
                         }
                         members.append(member...upper)
                         position += 3
@@ -145,7 +157,10 @@ public struct PathPattern: Sendable, Hashable, CustomStringConvertible {
                         position += 1
                     }
                 }
-                guard closed else { throw PathPatternError(pattern: pattern, problem: "has a [ that is never closed (a literal [ is \\[)") }
+                guard closed else {
+                    throw PathPatternError(
+                        pattern: pattern, problem: "has a [ that is never closed (a literal [ is \\[)")
+                }
                 elements.append(.set(negated: negated, members: members))
                 index = position
             default:
@@ -174,7 +189,9 @@ public struct PathPattern: Sendable, Hashable, CustomStringConvertible {
                     break
                 }
             } else {
-                matched = part < parts.count && Self.match(components[component], parts[part]) && match(component + 1, part + 1)
+                matched =
+                    part < parts.count && Self.match(components[component], parts[part])
+                    && match(component + 1, part + 1)
             }
             if !matched { failed.insert(key) }
             return matched

@@ -51,7 +51,11 @@ struct DropWalker: Sequence, IteratorProtocol {
     /// The folder being walked: its sorted names (only they are held, however
     /// many: a flat drop of a million files is walked in bounded memory), the
     /// next one to look at, and its subfolders, walked after its files.
-    private var current: (folder: FileDescriptor, relative: [UInt8], depth: Int, names: SortedNames, position: Int, subdirectories: [[UInt8]])?
+    private var current:
+        (
+            folder: FileDescriptor, relative: [UInt8], depth: Int, names: SortedNames, position: Int,
+            subdirectories: [[UInt8]]
+        )?
 
     init(root: DropRoot, hidden: Bool = false, ignoringAtRoot ignored: [[UInt8]] = []) {
         self.root = root
@@ -66,13 +70,17 @@ struct DropWalker: Sequence, IteratorProtocol {
                 while folder.position < folder.names.count {
                     let name = folder.names[folder.position]
                     folder.position += 1
-                    if let entry = entry(name, in: &folder.subdirectories, of: folder.folder, at: folder.relative, depth: folder.depth) {
+                    if let entry = entry(
+                        name, in: &folder.subdirectories, of: folder.folder, at: folder.relative, depth: folder.depth)
+                    {
                         current = folder
                         return entry
                     }
                 }
                 // Depth-first, in name order: push in reverse so the first is popped first.
-                for subdirectory in folder.subdirectories.reversed() { pending.append((subdirectory, folder.depth + 1)) }
+                for subdirectory in folder.subdirectories.reversed() {
+                    pending.append((subdirectory, folder.depth + 1))
+                }
                 current = nil
             }
             guard let next = pending.popLast() else { return nil }
@@ -88,17 +96,24 @@ struct DropWalker: Sequence, IteratorProtocol {
                 current = (folder, next.relative, next.depth, names, 0, [])
                 CrashPoint.hit("listed:" + SourcePath.displayName(next.relative))
                 return .folder(names)
-            } catch where error.code == ELOOP || error.code == EXDEV {
-                return .skipped(path, ItemFailure(.copy, .symbolicLink, "\(path.display): became a symbolic link after it was listed; not followed"))
+            } catch  where error.code == ELOOP || error.code == EXDEV {
+                return .skipped(
+                    path,
+                    ItemFailure(
+                        .copy, .symbolicLink,
+                        "\(path.display): became a symbolic link after it was listed; not followed"))
             } catch {
-                return .skipped(path, ItemFailure(.copy, .unreadable, "\(path.display): cannot list folder: \(error.message)"))
+                return .skipped(
+                    path, ItemFailure(.copy, .unreadable, "\(path.display): cannot list folder: \(error.message)"))
             }
         }
     }
 
     /// What the entry `name` of the folder open as `folder` (at `relative`,
     /// `depth`) is; nil for a subfolder (added to `subdirectories`).
-    private func entry(_ name: [UInt8], in subdirectories: inout [[UInt8]], of folder: FileDescriptor, at relative: [UInt8], depth: Int) -> DropEntry? {
+    private func entry(
+        _ name: [UInt8], in subdirectories: inout [[UInt8]], of folder: FileDescriptor, at relative: [UInt8], depth: Int
+    ) -> DropEntry? {
         let entryRelative = relative.isEmpty ? name : relative + [UInt8(ascii: "/")] + name
         let path = root.path(of: entryRelative)
         guard let status = try? folder.status(ofEntry: name, display: path.display) else {
@@ -106,26 +121,46 @@ struct DropWalker: Sequence, IteratorProtocol {
         }
         switch status.type {
         case .regular:
-            return .file(DropFile(relative: entryRelative, shownAs: path, place: entryRelative, name: SourcePath.displayName(name), version: FileVersion(status)))
+            return .file(
+                DropFile(
+                    relative: entryRelative, shownAs: path, place: entryRelative, name: SourcePath.displayName(name),
+                    version: FileVersion(status)))
         case .directory:
             if depth + 1 >= Self.maximumDepth {
-                return .skipped(path, ItemFailure(.copy, .tooDeep, "\(path.display): folder nested deeper than \(Self.maximumDepth) levels, not walked"))
+                return .skipped(
+                    path,
+                    ItemFailure(
+                        .copy, .tooDeep,
+                        "\(path.display): folder nested deeper than \(Self.maximumDepth) levels, not walked"))
             }
             subdirectories.append(entryRelative)
             return nil
         case .symbolicLink:
             switch root.follow(link: entryRelative) {
             case .file(let target, let status):
-                return .file(DropFile(relative: target, shownAs: path, place: entryRelative, name: SourcePath.displayName(name), version: FileVersion(status)))
+                return .file(
+                    DropFile(
+                        relative: target, shownAs: path, place: entryRelative, name: SourcePath.displayName(name),
+                        version: FileVersion(status)))
             case .outside:
-                return .skipped(path, ItemFailure(.copy, .symbolicLink, "\(path.display) is a symbolic link pointing outside the drop; not followed"))
+                return .skipped(
+                    path,
+                    ItemFailure(
+                        .copy, .symbolicLink,
+                        "\(path.display) is a symbolic link pointing outside the drop; not followed"))
             case .broken:
-                return .skipped(path, ItemFailure(.copy, .symbolicLink, "\(path.display) is a broken symbolic link (or a loop)"))
+                return .skipped(
+                    path, ItemFailure(.copy, .symbolicLink, "\(path.display) is a broken symbolic link (or a loop)"))
             case .notRegularFile:
-                return .skipped(path, ItemFailure(.copy, .symbolicLink, "\(path.display) is a symbolic link to something that is not a regular file; not followed"))
+                return .skipped(
+                    path,
+                    ItemFailure(
+                        .copy, .symbolicLink,
+                        "\(path.display) is a symbolic link to something that is not a regular file; not followed"))
             }
         default:
-            return .skipped(path, ItemFailure(.copy, .notRegularFile, "\(path.display) \(status.type.phrase); not read"))
+            return .skipped(
+                path, ItemFailure(.copy, .notRegularFile, "\(path.display) \(status.type.phrase); not read"))
         }
     }
 }

@@ -38,17 +38,23 @@ extension FileVersion {
 
     init(from decoder: any Decoder) throws {
         if var c = try? decoder.unkeyedContainer() {
-            let device = try c.decode(Int64.self), inode = try c.decode(Int64.self), size = try c.decode(Int64.self)
-            let seconds = try c.decode(Int64.self), nanoseconds = try c.decode(Int64.self)
+            let device = try c.decode(Int64.self)
+            let inode = try c.decode(Int64.self)
+            let size = try c.decode(Int64.self)
+            let seconds = try c.decode(Int64.self)
+            let nanoseconds = try c.decode(Int64.self)
             self.init(
-                device: UInt64(bitPattern: device), inode: UInt64(bitPattern: inode), size: size, modifiedSeconds: Int(seconds),
+                device: UInt64(bitPattern: device), inode: UInt64(bitPattern: inode), size: size,
+                modifiedSeconds: Int(seconds),
                 modifiedNanoseconds: Int(nanoseconds))
             return
         }
         let c = try decoder.container(keyedBy: CodingKeys.self)
         self.init(
-            device: try c.decode(UInt64.self, forKey: .device), inode: try c.decode(UInt64.self, forKey: .inode), size: try c.decode(Int64.self, forKey: .size),
-            modifiedSeconds: try c.decode(Int.self, forKey: .modifiedSeconds), modifiedNanoseconds: try c.decode(Int.self, forKey: .modifiedNanoseconds))
+            device: try c.decode(UInt64.self, forKey: .device), inode: try c.decode(UInt64.self, forKey: .inode),
+            size: try c.decode(Int64.self, forKey: .size),
+            modifiedSeconds: try c.decode(Int.self, forKey: .modifiedSeconds),
+            modifiedNanoseconds: try c.decode(Int.self, forKey: .modifiedNanoseconds))
     }
 
     func encode(to encoder: any Encoder) throws {
@@ -112,14 +118,18 @@ enum FileCopier {
     /// without blocking on a FIFO that took a file's place, and only when it
     /// is the file the plan saw (``SourceFile/expected``, or `expected`: an
     /// item's recorded ``ItemState/sourceVersion``). Returns it with its version.
-    static func openSource(_ file: SourceFile, in roots: DropRoots, expected: FileVersion? = nil) throws(CopyError) -> (FileDescriptor, FileVersion) {
+    static func openSource(_ file: SourceFile, in roots: DropRoots, expected: FileVersion? = nil) throws(CopyError) -> (
+        FileDescriptor, FileVersion
+    ) {
         let fd: FileDescriptor
         do {
             fd = try roots.root(of: file).openFile(file.relative)
         } catch {
             switch error.code {
             case ELOOP, EXDEV:
-                throw .changed("a symbolic link took its place, or a folder's on its way, after the drop was listed (not followed)")
+                throw .changed(
+                    "a symbolic link took its place, or a folder's on its way, after the drop was listed (not followed)"
+                )
             case ENOTDIR: throw .changed("a folder on its way is no longer a folder")
             default: throw .reading(error)
             }
@@ -129,8 +139,10 @@ enum FileCopier {
         guard status.type == .regular else { throw .notRegularFile(status.type) }
         let version = FileVersion(status)
         if let seen = expected ?? file.expected, seen != version {
-            throw .changed(seen.inode != version.inode || seen.device != version.device
-                ? "another file took its place after the drop was listed (not read)" : "changed after the drop was listed")
+            throw .changed(
+                seen.inode != version.inode || seen.device != version.device
+                    ? "another file took its place after the drop was listed (not read)"
+                    : "changed after the drop was listed")
         }
         // Back to blocking reads now that it is known to be a regular file.
         fd.setBlocking(true)
@@ -140,7 +152,8 @@ enum FileCopier {
     /// Copies `source` (whose version was seen as `expected`) to `destination`,
     /// which must not exist. Returns its size and hash.
     static func copy(
-        from source: SourceFile, in roots: DropRoots, expected: FileVersion?, to destination: String, sync: Bool, guards: CopyGuards = .none
+        from source: SourceFile, in roots: DropRoots, expected: FileVersion?, to destination: String, sync: Bool,
+        guards: CopyGuards = .none
     ) throws(CopyError) -> Copied {
         let (input, before) = try openSource(source, in: roots, expected: expected)
         return try copy(input, version: before, of: source.path, to: destination, sync: sync, guards: guards)
@@ -151,14 +164,18 @@ enum FileCopier {
     /// exist; without `sync`, the copy is made durable later (a file system's
     /// sync), not here. Holes stay holes. Returns its size and hash.
     static func copy(
-        _ input: FileDescriptor, version before: FileVersion, of source: SourcePath, to destination: String, sync: Bool, guards: CopyGuards = .none
+        _ input: FileDescriptor, version before: FileVersion, of source: SourcePath, to destination: String, sync: Bool,
+        guards: CopyGuards = .none
     ) throws(CopyError) -> Copied {
         let temporary = FileSystem.temporaryName(for: destination)
         do {
             let output = try FileDescriptor.open(temporary, O_WRONLY | O_CREAT | O_EXCL, mode: 0o600)
-            if let reserve = guards.reserve { try checkRoom(for: input, size: before.size, in: output, destination: destination, reserve: reserve) }
+            if let reserve = guards.reserve {
+                try checkRoom(for: input, size: before.size, in: output, destination: destination, reserve: reserve)
+            }
             let copied = try transfer(
-                from: input, to: output, size: before.size, source: source.display, destination: destination, stop: guards.stop)
+                from: input, to: output, size: before.size, source: source.display, destination: destination,
+                stop: guards.stop)
             try checkUnchanged(input, since: before, copied: copied, source: source)
             if sync { try output.sync(path: destination) }
             try output.close(path: destination)
@@ -179,7 +196,8 @@ enum FileCopier {
     /// often all in `head`: then they are written from it. Returns the copy's
     /// size and hash.
     static func copyUnsynced(
-        _ input: FileDescriptor, version before: FileVersion, head: [UInt8], of source: SourcePath, to destination: String
+        _ input: FileDescriptor, version before: FileVersion, head: [UInt8], of source: SourcePath,
+        to destination: String
     ) throws(CopyError) -> Copied {
         do {
             let output = try FileDescriptor.open(destination, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW, mode: 0o600)
@@ -195,7 +213,9 @@ enum FileCopier {
                 copied = Copied(size: before.size, sha256: digest.finish())
             } else {
                 // `head` was read at an offset: the descriptor is still at the start.
-                copied = try transfer(from: input, to: output, size: before.size, source: source.display, destination: destination, stop: nil)
+                copied = try transfer(
+                    from: input, to: output, size: before.size, source: source.display, destination: destination,
+                    stop: nil)
             }
             try checkUnchanged(input, since: before, copied: copied, source: source)
             try output.close(path: destination)
@@ -210,7 +230,8 @@ enum FileCopier {
     /// system of `output` has room for `input` (its size, or what it takes on
     /// its disk when it has holes, which the copy keeps) and the reserve.
     private static func checkRoom(
-        for input: FileDescriptor, size: Int64, in output: FileDescriptor, destination: String, reserve: (DiskSpace) -> Int64
+        for input: FileDescriptor, size: Int64, in output: FileDescriptor, destination: String,
+        reserve: (DiskSpace) -> Int64
     ) throws(CopyError) {
         let space: DiskSpace
         do { space = try output.space(path: destination) } catch { throw .writing(error) }
@@ -224,7 +245,9 @@ enum FileCopier {
 
     /// Throws unless the source open as `input` is still the version it was
     /// when the copy began (`before`), and the copy holds all of it.
-    private static func checkUnchanged(_ input: FileDescriptor, since before: FileVersion, copied: Copied, source: SourcePath) throws(CopyError) {
+    private static func checkUnchanged(
+        _ input: FileDescriptor, since before: FileVersion, copied: Copied, source: SourcePath
+    ) throws(CopyError) {
         let after: FileStatus
         do { after = try input.status(path: source.display) } catch { throw .reading(error) }
         guard FileVersion(after) == before, copied.size == before.size else {
@@ -248,7 +271,9 @@ enum FileCopier {
     /// this process; read and write where the file system refuses it), to a
     /// unique temporary name, fsynced (`sync`), renamed into place without
     /// replacing. The bytes are not looked at.
-    static func copyRange(of source: String, _ range: Range<Int>, to destination: String, sync: Bool) throws(SystemError) {
+    static func copyRange(of source: String, _ range: Range<Int>, to destination: String, sync: Bool)
+        throws(SystemError)
+    {
         let input = try FileDescriptor.openForReading(source)
         let temporary = FileSystem.temporaryName(for: destination)
         do throws(SystemError) {
@@ -261,7 +286,7 @@ enum FileCopier {
                 if inKernel {
                     do {
                         n = try input.copyRange(to: output, from: offset, count: remaining, path: destination)
-                    } catch where [EXDEV, EINVAL, ENOSYS, EOPNOTSUPP].contains(error.code) {
+                    } catch  where [EXDEV, EINVAL, ENOSYS, EOPNOTSUPP].contains(error.code) {
                         inKernel = false
                         continue
                     }
@@ -269,7 +294,9 @@ enum FileCopier {
                     let bytes = try input.read(count: min(chunk, remaining), at: offset, path: source)
                     var writeError: SystemError?
                     bytes.withUnsafeBytes { raw in
-                        do throws(SystemError) { try output.writeAll(raw, path: destination) } catch { writeError = error }
+                        do throws(SystemError) { try output.writeAll(raw, path: destination) } catch {
+                            writeError = error
+                        }
                     }
                     if let writeError { throw writeError }
                     n = bytes.count
@@ -299,7 +326,10 @@ enum FileCopier {
         while true {
             var readError: SystemError?
             let n = buffer.withUnsafeMutableBytes { raw in
-                do throws(SystemError) { return try input.read(into: raw, at: offset, path: path) } catch { readError = error; return 0 }
+                do throws(SystemError) { return try input.read(into: raw, at: offset, path: path) } catch {
+                    readError = error
+                    return 0
+                }
             }
             if let readError { throw readError }
             if n == 0 { return digest.finish() }
@@ -315,13 +345,16 @@ enum FileCopier {
     /// the container what it costs its dropper. `stop` is looked at between
     /// chunks.
     private static func transfer(
-        from input: FileDescriptor, to output: FileDescriptor, size: Int64, source: String, destination: String, stop: CancellationFlag?
+        from input: FileDescriptor, to output: FileDescriptor, size: Int64, source: String, destination: String,
+        stop: CancellationFlag?
     ) throws(CopyError) -> Copied {
         do {
             if size > Int64(chunk), try input.status(path: source).isSparse {
-                return try transferKeepingHoles(from: input, to: output, size: size, source: source, destination: destination, stop: stop)
+                return try transferKeepingHoles(
+                    from: input, to: output, size: size, source: source, destination: destination, stop: stop)
             }
-            return try transferAll(from: input, to: output, size: size, source: source, destination: destination, stop: stop)
+            return try transferAll(
+                from: input, to: output, size: size, source: source, destination: destination, stop: stop)
         } catch let error as CopyError {
             throw error
         } catch let error as SystemError {
@@ -336,7 +369,8 @@ enum FileCopier {
     /// the copy's size set last, for a hole at the end. Reads past `size`
     /// (it grew) are left to ``checkUnchanged(_:since:copied:source:)``.
     private static func transferKeepingHoles(
-        from input: FileDescriptor, to output: FileDescriptor, size: Int64, source: String, destination: String, stop: CancellationFlag?
+        from input: FileDescriptor, to output: FileDescriptor, size: Int64, source: String, destination: String,
+        stop: CancellationFlag?
     ) throws -> Copied {
         let digest = SHA256()
         var buffer = [UInt8](repeating: 0, count: chunk)
@@ -359,7 +393,8 @@ enum FileCopier {
                 if stop?.isCancelled == true { throw CopyError.stopped }
                 let want = Int(min(Int64(chunk), hole - offset))
                 let n = try buffer.withUnsafeMutableBytes { raw in
-                    try input.read(into: UnsafeMutableRawBufferPointer(rebasing: raw[0..<want]), at: offset, path: source)
+                    try input.read(
+                        into: UnsafeMutableRawBufferPointer(rebasing: raw[0..<want]), at: offset, path: source)
                 }
                 guard n > 0 else { return Copied(size: offset, sha256: digest.finish()) }  // it shrank
                 try buffer.withUnsafeBytes { raw in
@@ -375,7 +410,8 @@ enum FileCopier {
     }
 
     private static func transferAll(
-        from input: FileDescriptor, to output: FileDescriptor, size: Int64, source: String, destination: String, stop: CancellationFlag?
+        from input: FileDescriptor, to output: FileDescriptor, size: Int64, source: String, destination: String,
+        stop: CancellationFlag?
     ) throws -> Copied {
         let digest = SHA256()
         // A one-line file needs no megabyte of buffer; one more byte sees the end.
@@ -385,7 +421,10 @@ enum FileCopier {
             if stop?.isCancelled == true { throw CopyError.stopped }
             var readError: SystemError?
             let n = buffer.withUnsafeMutableBytes { raw in
-                do throws(SystemError) { return try input.readAvailable(into: raw, path: source) } catch { readError = error; return 0 }
+                do throws(SystemError) { return try input.readAvailable(into: raw, path: source) } catch {
+                    readError = error
+                    return 0
+                }
             }
             if let readError { throw readError }
             if n == 0 { return Copied(size: total, sha256: digest.finish()) }

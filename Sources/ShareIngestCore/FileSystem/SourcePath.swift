@@ -78,7 +78,8 @@ public struct SourcePath: Sendable, Hashable, CustomStringConvertible {
     /// symbolic links and `..` stay as they are).
     var absolute: SourcePath {
         guard bytes.first != UInt8(ascii: "/") else { return self }
-        return SourcePath(bytes: FileSystem.currentDirectory()).appending(bytes.starts(with: Array("./".utf8)) ? Array(bytes.dropFirst(2)) : bytes)
+        return SourcePath(bytes: FileSystem.currentDirectory()).appending(
+            bytes.starts(with: Array("./".utf8)) ? Array(bytes.dropFirst(2)) : bytes)
     }
 
     /// The canonical absolute path (`realpath`), nil if it cannot be resolved.
@@ -88,7 +89,9 @@ public struct SourcePath: Sendable, Hashable, CustomStringConvertible {
 
     /// True if `self` is `root` or inside it (both resolved).
     func isInside(_ root: SourcePath) -> Bool {
-        bytes == root.bytes || (bytes.count > root.bytes.count && bytes.starts(with: root.bytes) && bytes[root.bytes.count] == UInt8(ascii: "/"))
+        bytes == root.bytes
+            || (bytes.count > root.bytes.count && bytes.starts(with: root.bytes)
+                && bytes[root.bytes.count] == UInt8(ascii: "/"))
             || (root.bytes == [UInt8(ascii: "/")])
     }
 }

@@ -76,26 +76,35 @@ public final class BatchJournal: Sendable {
                         """),
                 // Each copy's SHA-256, so the fan-in finds the same content
                 // delivered earlier (in the batch, or in a share not yet consumed).
-                Migration(name: "3-item-content-hash", sql: ItemColumn.additions(by: "3-item-content-hash", of: .journal, table: "items")),
+                Migration(
+                    name: "3-item-content-hash",
+                    sql: ItemColumn.additions(by: "3-item-content-hash", of: .journal, table: "items")),
                 // Each still's and movie's Live Photo keys (Apple's content
                 // identifier; the name a Live Photo's halves share), so the
                 // fan-in finds the halves without reading every item.
-                Migration(name: "4-item-live-photo-keys", sql: ItemColumn.additions(by: "4-item-live-photo-keys", of: .journal, table: "items")),
+                Migration(
+                    name: "4-item-live-photo-keys",
+                    sql: ItemColumn.additions(by: "4-item-live-photo-keys", of: .journal, table: "items")),
                 // Items to run alone (ItemState.suspect), and the attempts a
                 // batch's items may lose (`share ingest --max-attempts`, as the
                 // distributed mode records it).
                 Migration(
                     name: "5-suspects-and-attempts",
-                    sql: ItemColumn.additions(by: "5-suspects-and-attempts", of: .journal, table: "items") + "ALTER TABLE batches ADD COLUMN max_attempts INTEGER;"),
+                    sql: ItemColumn.additions(by: "5-suspects-and-attempts", of: .journal, table: "items")
+                        + "ALTER TABLE batches ADD COLUMN max_attempts INTEGER;"),
                 // Export sidecars' kinds and the stems they and the media name,
                 // so the fan-in found a batch's sidecars and their media without
                 // reading every item. Sidecars are matched when a batch is planned
                 // now: only `export_stem` is written (ItemState.exportStem), for
                 // the groups of shots; `sidecar_kind` stays empty.
-                Migration(name: "6-export-sidecar-keys", sql: ItemColumn.additions(by: "6-export-sidecar-keys", of: .journal, table: "items")),
+                Migration(
+                    name: "6-export-sidecar-keys",
+                    sql: ItemColumn.additions(by: "6-export-sidecar-keys", of: .journal, table: "items")),
                 // Each photo's Apple burst identifier (ItemState.burstKey), so
                 // the fan-in finds a burst's frames without reading every item.
-                Migration(name: "7-burst-identifier", sql: ItemColumn.additions(by: "7-burst-identifier", of: .journal, table: "items")),
+                Migration(
+                    name: "7-burst-identifier",
+                    sql: ItemColumn.additions(by: "7-burst-identifier", of: .journal, table: "items")),
                 // What the queue records of a retry and of the fan-in, kept
                 // alike: when an item may run again (a retry's backoff), the
                 // attempts the batch's fan-in lost and when it may run again, and
@@ -111,7 +120,9 @@ public final class BatchJournal: Sendable {
                 // Each delivered thumbnail's perceptual hash (ItemState.perceptualHash),
                 // so the fan-in reads earlier batches' hashes into its
                 // near-duplicate index without decoding every item.
-                Migration(name: "9-perceptual-hash", sql: ItemColumn.additions(by: "9-perceptual-hash", of: .journal, table: "items")),
+                Migration(
+                    name: "9-perceptual-hash",
+                    sql: ItemColumn.additions(by: "9-perceptual-hash", of: .journal, table: "items")),
             ])
     }
 
@@ -122,14 +133,17 @@ public final class BatchJournal: Sendable {
         // so `share status` and the other readers work on a full disk.
         if try isUpToDate(database, path: path) { return }
         try database.transaction(durable: true) {
-            try database.execute("CREATE TABLE IF NOT EXISTS migrations (name TEXT PRIMARY KEY, applied_at REAL NOT NULL)")
+            try database.execute(
+                "CREATE TABLE IF NOT EXISTS migrations (name TEXT PRIMARY KEY, applied_at REAL NOT NULL)")
             var applied = Set(try database.query("SELECT name FROM migrations").compactMap { $0.text("name") })
             let legacy = try database.query("PRAGMA user_version").first?.int("user_version") ?? 0
             if applied.isEmpty && legacy > 0 {
                 // Version 1 kept items in a form no later version reads: they are
                 // dropped and unfinished batches abandoned (as version 2 did).
                 if legacy == 1 {
-                    try database.execute("DROP TABLE items; UPDATE batches SET state = 'abandoned' WHERE state IN ('claimed', 'running', 'manifesting')")
+                    try database.execute(
+                        "DROP TABLE items; UPDATE batches SET state = 'abandoned' WHERE state IN ('claimed', 'running', 'manifesting')"
+                    )
                 } else {
                     applied.insert("1-batches-and-items")
                     try record("1-batches-and-items", in: database)
@@ -157,7 +171,8 @@ public final class BatchJournal: Sendable {
     }
 
     private static func record(_ name: String, in database: SQLiteDatabase) throws {
-        try database.query("INSERT INTO migrations (name, applied_at) VALUES (?, ?)", [.text(name), StoreValue(Date())])
+        try database.query(
+            "INSERT INTO migrations (name, applied_at) VALUES (?, ?)", [.text(name), StoreValue(Date())])
     }
 
     // MARK: - Batches
@@ -195,14 +210,18 @@ public final class BatchJournal: Sendable {
     }
 
     func delete(_ id: UUID) throws {
-        try database.transaction(durable: true) { try database.query("DELETE FROM batches WHERE id = ?", [.text(id.uuidString)]) }
+        try database.transaction(durable: true) {
+            try database.query("DELETE FROM batches WHERE id = ?", [.text(id.uuidString)])
+        }
     }
 
     /// Every batch, newest first (optionally only those in `states`).
     public func batches(in states: Set<BatchState>? = nil) throws(ShareIngestError) -> [BatchRecord] {
         do {
-            return try database.query("SELECT * FROM batches ORDER BY created_at DESC").compactMap { BatchRecord(row: $0) }
-                .filter { states?.contains($0.state) ?? true }
+            return try database.query("SELECT * FROM batches ORDER BY created_at DESC").compactMap {
+                BatchRecord(row: $0)
+            }
+            .filter { states?.contains($0.state) ?? true }
         } catch {
             throw .journal(error, container: container)
         }
@@ -211,7 +230,8 @@ public final class BatchJournal: Sendable {
     /// The batch with this id, or this key.
     public func batch(_ idOrKey: String) throws(ShareIngestError) -> BatchRecord? {
         do {
-            let rows = try database.query("SELECT * FROM batches WHERE id = ? OR key = ?", [.text(idOrKey.uppercased()), .text(idOrKey)])
+            let rows = try database.query(
+                "SELECT * FROM batches WHERE id = ? OR key = ?", [.text(idOrKey.uppercased()), .text(idOrKey)])
             return rows.lazy.compactMap { BatchRecord(row: $0) }.first
         } catch {
             throw .journal(error, container: container)
@@ -229,7 +249,10 @@ public final class BatchJournal: Sendable {
         let columns = ["batch_id", "idx", "uuid", "next", "snapshot"] + ItemState.columns.map(\.name)
         try database.query(
             "INSERT INTO items (\(columns.joined(separator: ", "))) VALUES (\(columns.map { _ in "?" }.joined(separator: ", ")))",
-            [.text(batch.uuidString), StoreValue(item.index), .text(item.id.uuidString), StoreValue(next.stage?.rawValue), .text(item.encoded())]
+            [
+                .text(batch.uuidString), StoreValue(item.index), .text(item.id.uuidString),
+                StoreValue(next.stage?.rawValue), .text(item.encoded()),
+            ]
                 + item.columnValues.map(StoreValue.init))
     }
 
@@ -255,7 +278,11 @@ public final class BatchJournal: Sendable {
         return try database.query(
             "SELECT idx, uuid, snapshot, next, not_before FROM items WHERE batch_id = ? \(unfinishedOnly ? "AND next IS NOT NULL " : "")AND idx > ? ORDER BY idx LIMIT ?",
             [.text(batch.uuidString), StoreValue(index), StoreValue(limit)]
-        ).map { row in RecordedItem(item: Self.item(row), stage: row.text("next").map(StageName.init), wait: max(0, (row.real("not_before") ?? now) - now)) }
+        ).map { row in
+            RecordedItem(
+                item: Self.item(row), stage: row.text("next").map(StageName.init),
+                wait: max(0, (row.real("not_before") ?? now) - now))
+        }
     }
 
     /// The UUIDs of a batch's items (what names their files in the container),
@@ -278,9 +305,11 @@ public final class BatchJournal: Sendable {
     /// without reading any item.
     public func finishedCount(of batch: BatchRecord) throws(ShareIngestError) -> Int {
         do {
-            let unfinished = try database.query(
-                "SELECT count(*) AS n FROM items WHERE batch_id = ? AND next IS NOT NULL", [.text(batch.id.uuidString)]
-            ).first?.int("n") ?? 0
+            let unfinished =
+                try database.query(
+                    "SELECT count(*) AS n FROM items WHERE batch_id = ? AND next IS NOT NULL",
+                    [.text(batch.id.uuidString)]
+                ).first?.int("n") ?? 0
             return max(0, batch.itemCount - unfinished)
         } catch {
             throw .journal(error, container: container)
@@ -290,7 +319,8 @@ public final class BatchJournal: Sendable {
     /// How a batch's items stand, from the recorded columns alone (no item is
     /// decoded).
     func counts(of batch: UUID) throws -> StoredCounts {
-        let skipped = ItemFailure.skipping.sorted { $0.rawValue < $1.rawValue }.map { "'\($0.rawValue)'" }.joined(separator: ", ")
+        let skipped = ItemFailure.skipping.sorted { $0.rawValue < $1.rawValue }.map { "'\($0.rawValue)'" }.joined(
+            separator: ", ")
         let row = try database.query(
             """
             SELECT count(*) AS items, count(*) FILTER (WHERE next IS NOT NULL) AS unfinished,
@@ -301,7 +331,8 @@ public final class BatchJournal: Sendable {
             """, [.text(batch.uuidString)]
         ).first
         return StoredCounts(
-            items: row?.int("items") ?? 0, ingested: row?.int("ingested") ?? 0, failed: row?.int("failed") ?? 0, skipped: row?.int("skipped") ?? 0,
+            items: row?.int("items") ?? 0, ingested: row?.int("ingested") ?? 0, failed: row?.int("failed") ?? 0,
+            skipped: row?.int("skipped") ?? 0,
             unfinished: row?.int("unfinished") ?? 0)
     }
 
@@ -311,7 +342,10 @@ public final class BatchJournal: Sendable {
 
     func recordedFanIn(of batch: UUID) throws -> RecordedFanIn? {
         let now = Date().timeIntervalSince1970
-        return try database.query("SELECT state, lost_fan_ins, fan_in_not_before, failure FROM batches WHERE id = ?", [.text(batch.uuidString)]).first.map { row in
+        return try database.query(
+            "SELECT state, lost_fan_ins, fan_in_not_before, failure FROM batches WHERE id = ?",
+            [.text(batch.uuidString)]
+        ).first.map { row in
             RecordedFanIn(
                 lost: row.int("lost_fan_ins") ?? 0, wait: max(0, (row.real("fan_in_not_before") ?? now) - now),
                 state: row.text("state").flatMap(BatchState.init(rawValue:)) ?? .running, failure: row.text("failure"))
@@ -320,7 +354,8 @@ public final class BatchJournal: Sendable {
 
     private static func item(_ row: SQLiteRow) -> ItemState {
         let index = row.int("idx") ?? -1
-        return ItemState.decode(row.text("snapshot") ?? "", index: index, id: row.text("uuid").flatMap(UUID.init(uuidString:)))
+        return ItemState.decode(
+            row.text("snapshot") ?? "", index: index, id: row.text("uuid").flatMap(UUID.init(uuidString:)))
     }
 }
 
@@ -328,7 +363,9 @@ extension BatchJournal: JournalStore {
     func batch(id: UUID) throws -> BatchRecord? { try batch(id.uuidString) }
 
     func batch(key: ShareKey) throws -> BatchRecord? {
-        try database.query("SELECT * FROM batches WHERE key = ?", [.text(key.rawValue)]).lazy.compactMap { BatchRecord(row: $0) }.first
+        try database.query("SELECT * FROM batches WHERE key = ?", [.text(key.rawValue)]).lazy.compactMap {
+            BatchRecord(row: $0)
+        }.first
     }
 
     func begin(_ batch: BatchRecord, plan: BatchPlan.Details) throws {
@@ -364,7 +401,8 @@ extension BatchJournal: JournalStore {
             "UPDATE items SET \(columns.map { "\($0) = ?" }.joined(separator: ", ")) WHERE batch_id = ? AND idx = ?",
             [
                 StoreValue(recorded.isFinished ? nil : recorded.stage.rawValue),
-                recorded.delay > 0 ? .real(Date().timeIntervalSince1970 + recorded.delay) : .null, .text(item.encoded()),
+                recorded.delay > 0 ? .real(Date().timeIntervalSince1970 + recorded.delay) : .null,
+                .text(item.encoded()),
             ] + item.columnValues.map(StoreValue.init) + [.text(batch.uuidString), StoreValue(item.index)])
     }
 
@@ -427,7 +465,8 @@ extension BatchJournal: JournalStore {
             """, [.text(batch.uuidString)]
         ) { row in
             guard let sha256 = row.text(ItemColumn.sha256.name), let original = row.int("original") else { return }
-            found.addInOtherShare(sha256: sha256, original: original, snapshot: row.text("snapshot"), key: row.text("key"))
+            found.addInOtherShare(
+                sha256: sha256, original: original, snapshot: row.text("snapshot"), key: row.text("key"))
         }
         return found
     }
@@ -442,7 +481,8 @@ extension BatchJournal: JournalStore {
                 ORDER BY b.created_at, o.idx
             """, [.text(batch.uuidString)]
         ) { row in
-            guard let hash = row.text("hash").flatMap(PerceptualHash.parse), let index = row.int("idx"), let id = row.text("batch").flatMap(UUID.init(uuidString:)),
+            guard let hash = row.text("hash").flatMap(PerceptualHash.parse), let index = row.int("idx"),
+                let id = row.text("batch").flatMap(UUID.init(uuidString:)),
                 let key = row.text("key").flatMap({ try? ShareKey($0) })
             else { return }
             found.append(EarlierHash(hash: hash, batch: id, index: index, shareKey: key))
@@ -463,25 +503,37 @@ extension BatchJournal: JournalStore {
         ).map(Self.item)
     }
 
-    func exportCandidates(for batch: UUID, after: (stem: String, index: Int), limit: Int) throws -> [(stem: String, item: ItemState)] {
+    func exportCandidates(for batch: UUID, after: (stem: String, index: Int), limit: Int) throws -> [(
+        stem: String, item: ItemState
+    )] {
         try database.query(
             """
             SELECT idx, uuid, snapshot, \(ItemColumn.exportStem) FROM items d WHERE d.batch_id = ?1 AND d.\(ItemColumn.reason) IS NULL AND d.\(ItemColumn.exportStem) IS NOT NULL
                 AND (d.\(ItemColumn.exportStem) > ?2 OR (d.\(ItemColumn.exportStem) = ?2 AND d.idx > ?3))
                 AND EXISTS (SELECT 1 FROM items o WHERE o.batch_id = d.batch_id AND o.\(ItemColumn.exportStem) = d.\(ItemColumn.exportStem) AND o.idx <> d.idx AND o.\(ItemColumn.reason) IS NULL)
             ORDER BY d.\(ItemColumn.exportStem), d.idx LIMIT ?4
-            """, [.text(batch.uuidString), .text(after.stem), .integer(Int64(max(after.index, Int(Int32.min)))), .integer(Int64(limit))]
+            """,
+            [
+                .text(batch.uuidString), .text(after.stem), .integer(Int64(max(after.index, Int(Int32.min)))),
+                .integer(Int64(limit)),
+            ]
         ).map { (stem: $0.text(ItemColumn.exportStem.name) ?? "", item: Self.item($0)) }
     }
 
-    func burstCandidates(for batch: UUID, after: (burst: String, index: Int), limit: Int) throws -> [(burst: String, item: ItemState)] {
+    func burstCandidates(for batch: UUID, after: (burst: String, index: Int), limit: Int) throws -> [(
+        burst: String, item: ItemState
+    )] {
         try database.query(
             """
             SELECT idx, uuid, snapshot, \(ItemColumn.burstID) FROM items d WHERE d.batch_id = ?1 AND d.\(ItemColumn.reason) IS NULL AND d.\(ItemColumn.burstID) IS NOT NULL
                 AND (d.\(ItemColumn.burstID) > ?2 OR (d.\(ItemColumn.burstID) = ?2 AND d.idx > ?3))
                 AND EXISTS (SELECT 1 FROM items o WHERE o.batch_id = d.batch_id AND o.\(ItemColumn.burstID) = d.\(ItemColumn.burstID) AND o.idx <> d.idx AND o.\(ItemColumn.reason) IS NULL)
             ORDER BY d.\(ItemColumn.burstID), d.idx LIMIT ?4
-            """, [.text(batch.uuidString), .text(after.burst), .integer(Int64(max(after.index, Int(Int32.min)))), .integer(Int64(limit))]
+            """,
+            [
+                .text(batch.uuidString), .text(after.burst), .integer(Int64(max(after.index, Int(Int32.min)))),
+                .integer(Int64(limit)),
+            ]
         ).map { (burst: $0.text(ItemColumn.burstID.name) ?? "", item: Self.item($0)) }
     }
 

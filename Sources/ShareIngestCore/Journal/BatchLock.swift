@@ -43,7 +43,9 @@ extension BatchJournal {
     /// finishes those) made of exactly `inputs` (``InputsSignature``) that
     /// are not finished, oldest first; `held` tells whether a process works on
     /// each now.
-    public func unfinishedBatches(of inputs: [ShareInput]) throws(ShareIngestError) -> [(batch: BatchRecord, held: Bool)] {
+    public func unfinishedBatches(of inputs: [ShareInput]) throws(ShareIngestError) -> [(
+        batch: BatchRecord, held: Bool
+    )] {
         let signature = InputsSignature.of(inputs)
         return try batches(in: BatchLifecycle.unfinished).reversed()
             .filter { $0.dropName == nil && $0.dropSignature == signature }

@@ -58,13 +58,17 @@ protocol ItemStore: AnyObject {
     /// videos whose stem (indexed, ``ItemState/exportStem``) another item
     /// shares, in the order of their stem and index, from after `after` (a stem
     /// and an index), at most `limit` of them, each with its stem.
-    func exportCandidates(for batch: UUID, after: (stem: String, index: Int), limit: Int) throws -> [(stem: String, item: ItemState)]
+    func exportCandidates(for batch: UUID, after: (stem: String, index: Int), limit: Int) throws -> [(
+        stem: String, item: ItemState
+    )]
 
     /// A page of the photos of `batch` (not failed) whose Apple burst
     /// identifier (indexed, ``ItemState/burstKey``) another item shares, in the
     /// order of their identifier and index, from after `after`, at most `limit`
     /// of them, each with its identifier.
-    func burstCandidates(for batch: UUID, after: (burst: String, index: Int), limit: Int) throws -> [(burst: String, item: ItemState)]
+    func burstCandidates(for batch: UUID, after: (burst: String, index: Int), limit: Int) throws -> [(
+        burst: String, item: ItemState
+    )]
 
     /// How the batch's items stand, counted from the columns alone.
     func counts(of batch: UUID) throws -> StoredCounts
@@ -80,7 +84,9 @@ extension ItemStore {
     /// stem together), read in pages of `pageSize`: the fan-in groups shots in
     /// bounded memory, however large the drop (the largest stem aside).
     func forEachExportStem(of batch: UUID, pageSize: Int, _ body: ([ItemState]) throws -> Void) throws {
-        try Self.forEachKey(pageSize: pageSize, page: { after, limit in try exportCandidates(for: batch, after: after, limit: limit) }, body)
+        try Self.forEachKey(
+            pageSize: pageSize, page: { after, limit in try exportCandidates(for: batch, after: after, limit: limit) },
+            body)
     }
 
     /// The photos of `batch` that share an Apple burst identifier, one burst at
@@ -88,12 +94,17 @@ extension ItemStore {
     func forEachBurst(of batch: UUID, pageSize: Int, _ body: ([ItemState]) throws -> Void) throws {
         try Self.forEachKey(
             pageSize: pageSize,
-            page: { after, limit in try burstCandidates(for: batch, after: (after.stem, after.index), limit: limit).map { ($0.burst, $0.item) } }, body)
+            page: { after, limit in
+                try burstCandidates(for: batch, after: (after.stem, after.index), limit: limit).map {
+                    ($0.burst, $0.item)
+                }
+            }, body)
     }
 
     /// Pages ordered by a key and an index, handed on one key at a time.
     private static func forEachKey(
-        pageSize: Int, page read: ((stem: String, index: Int), Int) throws -> [(stem: String, item: ItemState)], _ body: ([ItemState]) throws -> Void
+        pageSize: Int, page read: ((stem: String, index: Int), Int) throws -> [(stem: String, item: ItemState)],
+        _ body: ([ItemState]) throws -> Void
     ) throws {
         var after = (stem: "", index: Int.min)
         var current: (stem: String, items: [ItemState])?
@@ -208,7 +219,9 @@ struct EarlierCopies: Sendable {
     mutating func addInBatch(item: Int, original: Int, snapshot: () -> String?, cache: inout [Int: EarlierCopy?]) {
         if cache[original] == nil {
             let state = ItemState.decode(snapshot() ?? "", index: original, id: nil)
-            cache[original] = state.copyPath.map { EarlierCopy(index: original, path: $0, label: state.label, shareKey: nil) }
+            cache[original] = state.copyPath.map {
+                EarlierCopy(index: original, path: $0, label: state.label, shareKey: nil)
+            }
         }
         if let copy = cache[original] ?? nil { inBatch[item] = copy }
     }
@@ -216,7 +229,8 @@ struct EarlierCopies: Sendable {
     mutating func addInOtherShare(sha256: String, original: Int, snapshot: String?, key: String?) {
         let state = ItemState.decode(snapshot ?? "", index: original, id: nil)
         guard let path = state.copyPath, let key = key.flatMap({ try? ShareKey($0) }) else { return }
-        inOtherShares[sha256, default: []].append(EarlierCopy(index: original, path: path, label: state.label, shareKey: key))
+        inOtherShares[sha256, default: []].append(
+            EarlierCopy(index: original, path: path, label: state.label, shareKey: key))
     }
 }
 
@@ -360,7 +374,9 @@ struct SchemaMigrations: Sendable {
         let known = Set(migrations.map(\.name))
         if let newer = applied.subtracting(known).sorted().first {
             throw SchemaMismatch(
-                description: "\(store) was changed by a newer share (its migration \(newer) is unknown to this one, which knows \(migrations.count)): upgrade share")
+                description:
+                    "\(store) was changed by a newer share (its migration \(newer) is unknown to this one, which knows \(migrations.count)): upgrade share"
+            )
         }
         return migrations.filter { !applied.contains($0.name) }
     }

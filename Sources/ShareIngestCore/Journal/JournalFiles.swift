@@ -34,13 +34,18 @@ enum JournalFiles {
             }
             let status = FileStatus(st)
             if status.type != .regular {
-                throw .inputMissing(path: path, reason: "\(status.type.phrase), not the journal; refused: root would write through it (remove it)")
+                throw .inputMissing(
+                    path: path,
+                    reason: "\(status.type.phrase), not the journal; refused: root would write through it (remove it)")
             }
             if status.owner != UInt32(Credentials.effectiveUserID) {
-                throw .inputMissing(path: path, reason: "owned by user \(status.owner), not root; refused (remove it, or chown root: \(path))")
+                throw .inputMissing(
+                    path: path,
+                    reason: "owned by user \(status.owner), not root; refused (remove it, or chown root: \(path))")
             }
             if st.st_nlink != 1 {
-                throw .inputMissing(path: path, reason: "has \(st.st_nlink) names (a hard link to another file); refused (remove it)")
+                throw .inputMissing(
+                    path: path, reason: "has \(st.st_nlink) names (a hard link to another file); refused (remove it)")
             }
         }
     }
@@ -53,7 +58,8 @@ enum JournalFiles {
                 return try ContainerOwnership.openTop(container.stateDirectory, container: root)
             }
             guard let top = try ContainerOwnership.openTop(root, container: root) else { return nil }
-            return try ContainerOwnership.openBeneath(top, topPath: root, String(container.stateDirectory.dropFirst(root.count + 1)), container: root)
+            return try ContainerOwnership.openBeneath(
+                top, topPath: root, String(container.stateDirectory.dropFirst(root.count + 1)), container: root)
         } catch {
             throw .inputMissing(path: error.path, reason: error.reason)
         }

@@ -8,7 +8,9 @@ import SystemCalls
 /// other hosts sharing the container, are left alone.
 enum Recovery {
     static func sweep(_ container: ContainerDirectory) {
-        for directory in [container.root, container.thumbnailsDirectory, container.manifestsDirectory, container.reportsDirectory] {
+        for directory in [
+            container.root, container.thumbnailsDirectory, container.manifestsDirectory, container.reportsDirectory,
+        ] {
             for name in FileSystem.names(in: directory, endingWith: ".partial") where name.hasPrefix(".") {
                 if let owner = owner(of: name), owner.host == FileSystem.hostTag, !FileSystem.processExists(owner.pid) {
                     FileSystem.remove(directory + "/" + name)
@@ -24,7 +26,8 @@ enum Recovery {
     static func temporaries(in container: ContainerDirectory) -> [UUID: [String]] {
         var found: [UUID: [String]] = [:]
         for directory in [container.root, container.thumbnailsDirectory] {
-            for name in FileSystem.names(in: directory, endingWith: ".partial") where name.count > 38 && name.hasPrefix(".") {
+            for name in FileSystem.names(in: directory, endingWith: ".partial")
+            where name.count > 38 && name.hasPrefix(".") {
                 guard let id = UUID(uuidString: String(name.dropFirst().prefix(36))) else { continue }
                 found[id, default: []].append(directory + "/" + name)
             }

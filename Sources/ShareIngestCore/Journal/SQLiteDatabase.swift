@@ -60,10 +60,14 @@ public struct SQLiteError: Error, Sendable, CustomStringConvertible {
         static let constraintUnique = Code(SQLITE_CONSTRAINT, 8)
 
         private static let names: [Code: String] = [
-            busy: "SQLITE_BUSY", locked: "SQLITE_LOCKED", noMemory: "SQLITE_NOMEM", readOnly: "SQLITE_READONLY", ioError: "SQLITE_IOERR",
-            corrupt: "SQLITE_CORRUPT", full: "SQLITE_FULL", cannotOpen: "SQLITE_CANTOPEN", tooBig: "SQLITE_TOOBIG", constraint: "SQLITE_CONSTRAINT",
-            mismatch: "SQLITE_MISMATCH", ioErrorRead: "SQLITE_IOERR_READ", ioErrorShortRead: "SQLITE_IOERR_SHORT_READ", ioErrorWrite: "SQLITE_IOERR_WRITE",
-            ioErrorFsync: "SQLITE_IOERR_FSYNC", busySnapshot: "SQLITE_BUSY_SNAPSHOT", readOnlyMoved: "SQLITE_READONLY_DBMOVED",
+            busy: "SQLITE_BUSY", locked: "SQLITE_LOCKED", noMemory: "SQLITE_NOMEM", readOnly: "SQLITE_READONLY",
+            ioError: "SQLITE_IOERR",
+            corrupt: "SQLITE_CORRUPT", full: "SQLITE_FULL", cannotOpen: "SQLITE_CANTOPEN", tooBig: "SQLITE_TOOBIG",
+            constraint: "SQLITE_CONSTRAINT",
+            mismatch: "SQLITE_MISMATCH", ioErrorRead: "SQLITE_IOERR_READ", ioErrorShortRead: "SQLITE_IOERR_SHORT_READ",
+            ioErrorWrite: "SQLITE_IOERR_WRITE",
+            ioErrorFsync: "SQLITE_IOERR_FSYNC", busySnapshot: "SQLITE_BUSY_SNAPSHOT",
+            readOnlyMoved: "SQLITE_READONLY_DBMOVED",
             constraintForeignKey: "SQLITE_CONSTRAINT_FOREIGNKEY", constraintNotNull: "SQLITE_CONSTRAINT_NOTNULL",
             constraintPrimaryKey: "SQLITE_CONSTRAINT_PRIMARYKEY", constraintUnique: "SQLITE_CONSTRAINT_UNIQUE",
         ]
@@ -118,7 +122,8 @@ final class SQLiteDatabase: @unchecked Sendable {
         guard status == SQLITE_OK else {
             let message = handle.map { String(cString: sqlite3_errmsg($0)) } ?? "cannot open"
             sqlite3_close_v2(handle)
-            throw SQLiteError(code: handle.map { sqlite3_extended_errcode($0) } ?? status, message: "\(path): \(message)")
+            throw SQLiteError(
+                code: handle.map { sqlite3_extended_errcode($0) } ?? status, message: "\(path): \(message)")
         }
         sqlite3_busy_timeout(handle, busyTimeout)
         // Errors name what failed (SQLITE_IOERR_FSYNC, not SQLITE_IOERR).
@@ -131,7 +136,9 @@ final class SQLiteDatabase: @unchecked Sendable {
             do {
                 try execute("PRAGMA journal_mode=WAL")
                 break
-            } catch where [SQLiteError.Code.busy, .locked].contains(error.result.primary) && MonotonicClock.now() < deadline {
+            } catch
+                where [SQLiteError.Code.busy, .locked].contains(error.result.primary) && MonotonicClock.now() < deadline
+            {
                 MonotonicClock.sleep(0.005)
             }
         }
@@ -149,7 +156,9 @@ final class SQLiteDatabase: @unchecked Sendable {
     /// with the lock held; the caller resets a cached statement after use and
     /// finalizes one that is not (the same statement asked for again while
     /// it runs, from the body of its own scan, is prepared anew).
-    private func statement(_ sql: String) throws(SQLiteError) -> (statement: OpaquePointer, columns: [String], cached: Bool) {
+    private func statement(_ sql: String) throws(SQLiteError) -> (
+        statement: OpaquePointer, columns: [String], cached: Bool
+    ) {
         let cached = prepared[sql]
         if let cached, sqlite3_stmt_busy(cached.statement) == 0 { return (cached.statement, cached.columns, true) }
         var statement: OpaquePointer?

@@ -74,7 +74,8 @@ public struct BatchRecord: Sendable {
     public internal(set) var maxAttempts = ItemLifecycle.defaultMaxAttempts
 
     init(
-        id: UUID, key: ShareKey, state: BatchState, pipelineJSON: String, message: String?, dropName: String? = nil, dropSignature: String? = nil,
+        id: UUID, key: ShareKey, state: BatchState, pipelineJSON: String, message: String?, dropName: String? = nil,
+        dropSignature: String? = nil,
         dropPath: String? = nil, createdAt: Date
     ) {
         self.id = id
@@ -98,11 +99,16 @@ extension BatchRecord {
     /// The batch's row: every column, in the order both stores' tables declare them.
     var columns: KeyValuePairs<String, StoreValue> {
         [
-            "id": .text(id.uuidString), "key": .text(key.rawValue), "state": .text(state.rawValue), "pipeline": .text(pipelineJSON),
-            "message": StoreValue(message), "drop_name": StoreValue(dropName), "drop_signature": StoreValue(dropSignature),
-            "drop_path": StoreValue(dropPath), "created_at": StoreValue(createdAt), "finished_at": StoreValue(finishedAt),
-            "redirect_url": StoreValue(redirectURL), "manifest_path": StoreValue(manifestPath), "item_count": StoreValue(itemCount),
-            "ingested": StoreValue(ingestedCount), "failed": StoreValue(failedCount), "skipped": StoreValue(skippedCount),
+            "id": .text(id.uuidString), "key": .text(key.rawValue), "state": .text(state.rawValue),
+            "pipeline": .text(pipelineJSON),
+            "message": StoreValue(message), "drop_name": StoreValue(dropName),
+            "drop_signature": StoreValue(dropSignature),
+            "drop_path": StoreValue(dropPath), "created_at": StoreValue(createdAt),
+            "finished_at": StoreValue(finishedAt),
+            "redirect_url": StoreValue(redirectURL), "manifest_path": StoreValue(manifestPath),
+            "item_count": StoreValue(itemCount),
+            "ingested": StoreValue(ingestedCount), "failed": StoreValue(failedCount),
+            "skipped": StoreValue(skippedCount),
             "max_attempts": StoreValue(maxAttempts),
         ]
     }
@@ -110,22 +116,29 @@ extension BatchRecord {
     /// The pipeline the batch started with (a resumed batch keeps it).
     /// `catalog`: the stages the pipeline may name (the caller's own, when it added any).
     func pipeline(catalog: StageCatalog = .builtin) throws(ShareIngestError) -> PipelineDefinition {
-        do { return try PipelineDefinition.decode(Data(pipelineJSON.utf8), file: "pipeline of batch \(id)", catalog: catalog) } catch { throw .pipeline(error) }
+        do {
+            return try PipelineDefinition.decode(
+                Data(pipelineJSON.utf8), file: "pipeline of batch \(id)", catalog: catalog)
+        } catch { throw .pipeline(error) }
     }
 
     /// The columns an update may change (the rest are fixed when a batch is created).
     static let mutableColumns: Set<String> = [
-        "state", "drop_path", "finished_at", "redirect_url", "manifest_path", "item_count", "ingested", "failed", "skipped",
+        "state", "drop_path", "finished_at", "redirect_url", "manifest_path", "item_count", "ingested", "failed",
+        "skipped",
     ]
 
     /// A batch from its row; nil if the row is not a batch this version can read.
     init?(row: some StoreRow) {
-        guard let id = row.text("id").flatMap(UUID.init(uuidString:)), let key = row.text("key").flatMap({ try? ShareKey($0) }),
+        guard let id = row.text("id").flatMap(UUID.init(uuidString:)),
+            let key = row.text("key").flatMap({ try? ShareKey($0) }),
             let state = row.text("state").flatMap(BatchState.init(rawValue:)), let pipeline = row.text("pipeline")
         else { return nil }
         self.init(
-            id: id, key: key, state: state, pipelineJSON: pipeline, message: row.text("message"), dropName: row.text("drop_name"),
-            dropSignature: row.text("drop_signature"), dropPath: row.text("drop_path"), createdAt: row.date("created_at") ?? Date(timeIntervalSince1970: 0))
+            id: id, key: key, state: state, pipelineJSON: pipeline, message: row.text("message"),
+            dropName: row.text("drop_name"),
+            dropSignature: row.text("drop_signature"), dropPath: row.text("drop_path"),
+            createdAt: row.date("created_at") ?? Date(timeIntervalSince1970: 0))
         finishedAt = row.date("finished_at")
         redirectURL = row.text("redirect_url")
         manifestPath = row.text("manifest_path")

@@ -1,7 +1,7 @@
 import Foundation
 import ShareManifest
-import SystemCalls
 import Synchronization
+import SystemCalls
 
 /// The outcome of one input item.
 public enum ItemStatus: String, Sendable, Codable {
@@ -113,7 +113,9 @@ public struct ItemFailure: Error, Sendable, Hashable, Codable, CustomStringConve
     }
 
     /// The reasons that leave an item out deliberately (status `skipped`, not `failed`).
-    static let skipping: Set<Reason> = [.notRegularFile, .symbolicLink, .tooDeep, .unsupportedBySchema, .duplicate, .filtered, .outsideDateRange]
+    static let skipping: Set<Reason> = [
+        .notRegularFile, .symbolicLink, .tooDeep, .unsupportedBySchema, .duplicate, .filtered, .outsideDateRange,
+    ]
     /// The reasons that are no verdict on the item: it is finished when its batch resumes.
     public static let notFinal: Set<Reason> = [.diskFull, .cancelled]
 
@@ -161,7 +163,8 @@ public enum BatchStop: Sendable, Equatable, CustomStringConvertible {
         switch self {
         case .asked: "interrupted"
         case .diskFull(let path, let free):
-            "container disk full: \(path) could not be written" + (free.map { " (\(ReadableUnits.bytes($0)) free)" } ?? "")
+            "container disk full: \(path) could not be written"
+                + (free.map { " (\(ReadableUnits.bytes($0)) free)" } ?? "")
         case .storeFailed(let reason): "the journal could not record the batch's progress: \(reason)"
         }
     }
@@ -254,7 +257,8 @@ public struct BatchReport: Sendable {
     }
 
     init(
-        batchID: UUID, key: ShareKey, redirectURL: RedirectURL?, manifestPath: String?, schema: ManifestSchema, pipeline: String,
+        batchID: UUID, key: ShareKey, redirectURL: RedirectURL?, manifestPath: String?, schema: ManifestSchema,
+        pipeline: String,
         items: ItemReports, counts: Counts, stageSeconds: [StageName: Double], wallSeconds: Double
     ) {
         self.batchID = batchID
@@ -271,11 +275,13 @@ public struct BatchReport: Sendable {
 
     /// A report of items held in memory.
     init(
-        batchID: UUID, key: ShareKey, redirectURL: RedirectURL?, manifestPath: String?, schema: ManifestSchema, pipeline: String,
+        batchID: UUID, key: ShareKey, redirectURL: RedirectURL?, manifestPath: String?, schema: ManifestSchema,
+        pipeline: String,
         items: [ItemReport], stageSeconds: [StageName: Double], wallSeconds: Double
     ) {
         self.init(
-            batchID: batchID, key: key, redirectURL: redirectURL, manifestPath: manifestPath, schema: schema, pipeline: pipeline,
+            batchID: batchID, key: key, redirectURL: redirectURL, manifestPath: manifestPath, schema: schema,
+            pipeline: pipeline,
             items: ItemReports(items), counts: Counts(items), stageSeconds: stageSeconds, wallSeconds: wallSeconds)
     }
 
@@ -289,7 +295,9 @@ public struct BatchReport: Sendable {
     /// finished by the resume: counted in ``failedCount`` until then); 0 for a finished batch.
     public var unfinishedCount: Int {
         guard interrupted else { return 0 }
-        return items.filter { $0.status == .failed && ($0.failure.map { ItemFailure.notFinal.contains($0.reason) } ?? true) }.count
+        return items.filter {
+            $0.status == .failed && ($0.failure.map { ItemFailure.notFinal.contains($0.reason) } ?? true)
+        }.count
     }
     /// How many items were skipped.
     public var skippedCount: Int { counts.skipped }
@@ -302,7 +310,8 @@ public struct BatchReport: Sendable {
     /// each manifest): every input with its status (``BatchReportDocument``).
     /// Held in memory: ``write(to:container:)`` writes one of any size.
     public func json() -> Data {
-        BatchReportDocument.header(of: self).joined(items: items.map { BatchReportDocument.encode(BatchReportDocument.Item($0)) })
+        BatchReportDocument.header(of: self).joined(
+            items: items.map { BatchReportDocument.encode(BatchReportDocument.Item($0)) })
     }
 }
 
@@ -354,7 +363,10 @@ public struct ItemReports: RandomAccessCollection, Sendable {
             let missing = (items.count..<count).map { index in
                 ItemReport(
                     index: index, source: "item \(index)", status: .failed,
-                    failure: ItemFailure(.manifest, .unreadableState, "item \(index): its report is no longer stored (the batch's stored report and journal are gone)"),
+                    failure: ItemFailure(
+                        .manifest, .unreadableState,
+                        "item \(index): its report is no longer stored (the batch's stored report and journal are gone)"
+                    ),
                     warnings: [], entry: nil, id: nil, stageSeconds: [:])
             }
             loaded.withLock { $0 = items + missing }
@@ -403,7 +415,8 @@ public struct ItemReports: RandomAccessCollection, Sendable {
     }
 
     /// Goes through a stored report's items (see ``visit(whole:_:skimmed:)``).
-    typealias StoredVisit = @Sendable (_ whole: (ItemSkim) -> Bool, _ body: (ItemReport) -> Void, _ skimmed: (ItemSkim) -> Void) -> Void
+    typealias StoredVisit =
+        @Sendable (_ whole: (ItemSkim) -> Bool, _ body: (ItemReport) -> Void, _ skimmed: (ItemSkim) -> Void) -> Void
 
     /// 0.
     public var startIndex: Int { 0 }

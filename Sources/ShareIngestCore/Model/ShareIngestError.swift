@@ -38,16 +38,20 @@ public enum ShareIngestError: Error, Sendable, Equatable, CustomStringConvertibl
     public var description: String {
         switch self {
         case .containerUnusable(let path, let reason): "container \(path) is not usable: \(reason)"
-        case .diskFull(let path, let free): BatchStop.diskFull(path: path, freeBytes: free).description + "; nothing is lost: free some space and run it again"
+        case .diskFull(let path, let free):
+            BatchStop.diskFull(path: path, freeBytes: free).description
+                + "; nothing is lost: free some space and run it again"
         case .manifestExists(let key, let path):
             "a manifest for key \(key) already exists (\(path)) and has not been consumed; choose another --key or consume it first"
         case .noInputs: "nothing to ingest: give files, folders, --text or --url"
         case .inputMissing(let path, let reason): "\(path): \(reason)"
         case .pipeline(let error): error.description
-        case .badScheme(let scheme): "\(JSONText.string(scheme)) is not a valid URL scheme (a letter, then letters, digits, + - .)"
+        case .badScheme(let scheme):
+            "\(JSONText.string(scheme)) is not a valid URL scheme (a letter, then letters, digits, + - .)"
         case .keyTaken(let key, let batch): "the key \(key) was already used by batch \(batch); choose another --key"
         case .unknownBatch(let id): "no batch with id or key \(id) in this container (see share status)"
-        case .batchNotResumable(let id, let state): "batch \(id) is \(state.rawValue); only interrupted batches can be resumed"
+        case .batchNotResumable(let id, let state):
+            "batch \(id) is \(state.rawValue); only interrupted batches can be resumed"
         case .batchBusy(let id): "batch \(id) is being worked on by another process"
         case .storeUnavailable(let reason): "the batch store is not usable: \(reason)"
         case .planInterrupted(let id):
@@ -61,7 +65,9 @@ extension ShareIngestError {
     /// disk is said as such (the journal's folder, what is free); anything
     /// else leaves the container unusable, with what SQLite said.
     static func journal(_ error: any Error, container: ContainerDirectory) -> ShareIngestError {
-        guard StoreFailure(error) == .full else { return .containerUnusable(path: container.root, reason: "journal: \(error)") }
+        guard StoreFailure(error) == .full else {
+            return .containerUnusable(path: container.root, reason: "journal: \(error)")
+        }
         let folder = container.stateDirectory
         return .diskFull(path: folder, freeBytes: (try? FileSystem.space(of: folder))?.available)
     }

@@ -43,7 +43,9 @@ enum BatchCompletion {
     /// after page.
     static let exportPageSize: Int = {
         #if DEBUG
-        if let size = ProcessEnvironment.value("SHARE_TEST_EXPORT_PAGE_SIZE").flatMap(Int.init), size > 0 { return size }
+            if let size = ProcessEnvironment.value("SHARE_TEST_EXPORT_PAGE_SIZE").flatMap(Int.init), size > 0 {
+                return size
+            }
         #endif
         return pageSize
     }()
@@ -71,7 +73,8 @@ enum BatchCompletion {
     /// container's file system before the manifest names them; `events` hears
     /// each of their reports (their media's was heard when it finished).
     static func finish(
-        _ batch: BatchRecord, context: BatchContext, store: any ItemStore, wallSeconds: Double?, now: Date, events: IngestEventSink? = nil,
+        _ batch: BatchRecord, context: BatchContext, store: any ItemStore, wallSeconds: Double?, now: Date,
+        events: IngestEventSink? = nil,
         beforeRecording: (BatchRecord) -> Void = { _ in },
         recordChanged: ([ItemState]) throws -> Bool, recordEnd: (BatchRecord, [ItemState]) throws -> Bool
     ) throws -> Outcome? {
@@ -87,7 +90,8 @@ enum BatchCompletion {
             }
             CrashPoint.hit("after-manifest")
             TestThrottle.pause()
-            return try fanIn.recordEnd(wallSeconds: wallSeconds, now: now, beforeRecording: beforeRecording, recordEnd: recordEnd)
+            return try fanIn.recordEnd(
+                wallSeconds: wallSeconds, now: now, beforeRecording: beforeRecording, recordEnd: recordEnd)
         }
     }
 
@@ -140,9 +144,12 @@ enum BatchCompletion {
         /// entries or strings (which depends on every item), and the copies
         /// delivered before.
         init(
-            _ batch: BatchRecord, context: BatchContext, store: any ItemStore, events: IngestEventSink?, recordChanged: @escaping ([ItemState]) throws -> Bool
+            _ batch: BatchRecord, context: BatchContext, store: any ItemStore, events: IngestEventSink?,
+            recordChanged: @escaping ([ItemState]) throws -> Bool
         ) throws {
-            (self.batch, self.context, self.store, self.events, self.recordChanged) = (batch, context, store, events, recordChanged)
+            (self.batch, self.context, self.store, self.events, self.recordChanged) = (
+                batch, context, store, events, recordChanged
+            )
             stage = ManifestStage(settings: context.pipeline.manifest)
             temporaries = Recovery.temporaries(in: context.container)
             manifestPath = context.container.manifestPath(key: batch.key)
@@ -163,10 +170,15 @@ enum BatchCompletion {
                 // Without files, only text and links are delivered: an array of strings.
                 (self.hasFiles, textOnly) = (hasFiles, deliversAny && !hasFiles)
             }
-            duplicates = DuplicateContent(earlier: try store.earlierCopies(for: batch.id), container: context.container, policy: context.pipeline.manifest.duplicates)
-            let earlierHashes = context.pipeline.manifest.schema == .v2 ? try store.earlierPerceptualHashes(for: batch.id) : []
+            duplicates = DuplicateContent(
+                earlier: try store.earlierCopies(for: batch.id), container: context.container,
+                policy: context.pipeline.manifest.duplicates)
+            let earlierHashes =
+                context.pipeline.manifest.schema == .v2 ? try store.earlierPerceptualHashes(for: batch.id) : []
             similar = SimilarPictures(earlier: earlierHashes, container: context.container) { [store] batch, index in
-                (try? store.items(of: batch, after: index - 1, limit: 1))?.first.flatMap { $0.index == index && $0.failure == nil ? $0.copyPath : nil }
+                (try? store.items(of: batch, after: index - 1, limit: 1))?.first.flatMap {
+                    $0.index == index && $0.failure == nil ? $0.copyPath : nil
+                }
             }
         }
 
@@ -192,8 +204,12 @@ enum BatchCompletion {
             }
             if stage.settings.schema == .v2 {
                 var groups = ShotGrouping()
-                try store.forEachBurst(of: batch.id, pageSize: exportPageSize) { frames in groups.addBurst(frames, final: final) }
-                try store.forEachExportStem(of: batch.id, pageSize: exportPageSize) { stem in groups.add(stem, final: final) }
+                try store.forEachBurst(of: batch.id, pageSize: exportPageSize) { frames in
+                    groups.addBurst(frames, final: final)
+                }
+                try store.forEachExportStem(of: batch.id, pageSize: exportPageSize) { stem in
+                    groups.add(stem, final: final)
+                }
                 self.groups = groups
             }
         }
@@ -207,7 +223,9 @@ enum BatchCompletion {
                 var changes = [Bool](repeating: false, count: items.count)
                 for position in items.indices { changes[position] = fanIn.settle(&items[position]) }
                 // Their sidecars, now that they are final: copied two at a time.
-                for (position, settled) in SidecarDelivery.settle(&items, in: fanIn.context, writing: !fanIn.alreadyWritten) {
+                for (position, settled) in SidecarDelivery.settle(
+                    &items, in: fanIn.context, writing: !fanIn.alreadyWritten)
+                {
                     if settled.changed { changes[position] = true }
                     if settled.copied { fanIn.sidecarsCopied = true }
                 }
@@ -234,7 +252,9 @@ enum BatchCompletion {
         /// carry it, it was taken outside the capture-date range asked, or it is
         /// a duplicate the pipeline skips. True when it changed.
         private mutating func settle(_ item: inout ItemState) -> Bool {
-            for path in (temporaries[item.id] ?? []) + (temporaries[item.motionVideoID] ?? []) { FileSystem.remove(path) }
+            for path in (temporaries[item.id] ?? []) + (temporaries[item.motionVideoID] ?? []) {
+                FileSystem.remove(path)
+            }
             if item.failure != nil { item.removeFiles(in: container) }
             var changed = false
             if item.failure == nil, let group = groups.groups[item.index], item.group != group {
@@ -296,7 +316,8 @@ enum BatchCompletion {
                 }
                 if writer == nil {
                     CrashPoint.hit("before-manifest")
-                    writer = try ManifestStore(container: container).writer(key: batch.key, schema: context.pipeline.manifest.schema, textOnly: textOnly)
+                    writer = try ManifestStore(container: container).writer(
+                        key: batch.key, schema: context.pipeline.manifest.schema, textOnly: textOnly)
                 }
                 try writer?.append(entry)
             } catch {
@@ -308,7 +329,9 @@ enum BatchCompletion {
         /// file system), then the manifest, atomically.
         mutating func commitManifest() {
             if sidecarsCopied, writeError == nil {
-                do throws(SystemError) { try FileSystem.syncFileSystem(containing: container.root) } catch { writeError = error }
+                do throws(SystemError) { try FileSystem.syncFileSystem(containing: container.root) } catch {
+                    writeError = error
+                }
             }
             if let writer, writeError == nil {
                 do throws(SystemError) {
@@ -333,16 +356,22 @@ enum BatchCompletion {
                 var failed = false
                 for position in item.carriedSidecars.indices {
                     var sidecar = item.carriedSidecars[position]
-                    if let copy = sidecar.copyPath(carriedBy: item, n: position + 1, root: fanIn.container.root) { FileSystem.remove(copy) }
+                    if let copy = sidecar.copyPath(carriedBy: item, n: position + 1, root: fanIn.container.root) {
+                        FileSystem.remove(copy)
+                    }
                     if sidecar.failure == nil {
                         let label = sidecar.label(carriedBy: item)
-                        sidecar.failure = ItemFailure(.manifest, writing: writeError, "\(label): the manifest could not be written: \(writeError)")
+                        sidecar.failure = ItemFailure(
+                            .manifest, writing: writeError, "\(label): the manifest could not be written: \(writeError)"
+                        )
                     }
                     failed = failed || sidecar != item.carriedSidecars[position]
                     item.carriedSidecars[position] = sidecar
                 }
                 if item.failure == nil {
-                    let failure = ItemFailure(.manifest, writing: writeError, "\(item.label): the manifest could not be written: \(writeError)")
+                    let failure = ItemFailure(
+                        .manifest, writing: writeError,
+                        "\(item.label): the manifest could not be written: \(writeError)")
                     _ = fanIn.lifecycle.fail(&item, failure)
                     item.removeFiles(in: fanIn.container)
                     failed = true
@@ -358,7 +387,8 @@ enum BatchCompletion {
         /// redirect URL), its report stored beside the manifest, then recorded
         /// done with the last items it changed.
         func recordEnd(
-            wallSeconds: Double?, now: Date, beforeRecording: (BatchRecord) -> Void, recordEnd: (BatchRecord, [ItemState]) throws -> Bool
+            wallSeconds: Double?, now: Date, beforeRecording: (BatchRecord) -> Void,
+            recordEnd: (BatchRecord, [ItemState]) throws -> Bool
         ) throws -> Outcome? {
             var record = batch
             let delivered = counts.ingested > 0
@@ -393,8 +423,12 @@ enum BatchCompletion {
 
         /// The batch's report: its items held (a small batch), or read back from
         /// the stored report (else rebuilt from the store) when needed.
-        private func report(record: BatchRecord, redirect: RedirectURL?, totals: [StageName: Double], wallSeconds: Double?) -> BatchReport {
-            let (batchID, key, container, message, pipeline, reportPath) = (batch.id, batch.key, container, context.message, context.pipeline, reportPath)
+        private func report(
+            record: BatchRecord, redirect: RedirectURL?, totals: [StageName: Double], wallSeconds: Double?
+        ) -> BatchReport {
+            let (batchID, key, container, message, pipeline, reportPath) = (
+                batch.id, batch.key, container, context.message, context.pipeline, reportPath
+            )
             return BatchReport(
                 batchID: batch.id, key: batch.key, redirectURL: redirect, manifestPath: record.manifestPath,
                 schema: context.pipeline.manifest.schema, pipeline: context.pipeline.name,
@@ -402,10 +436,15 @@ enum BatchCompletion {
                     ?? ItemReports(
                         count: counts.items,
                         load: {
-                            (try? BatchReport.stored(key: key, in: container)).flatMap { $0.batchID == batchID ? Array($0.items) : nil }
-                                ?? ItemReports.rebuilt(batch: batchID, container: container, pipeline: pipeline, message: message)
+                            (try? BatchReport.stored(key: key, in: container)).flatMap {
+                                $0.batchID == batchID ? Array($0.items) : nil
+                            }
+                                ?? ItemReports.rebuilt(
+                                    batch: batchID, container: container, pipeline: pipeline, message: message)
                         },
-                        visit: { whole, body, skimmed in try? StoredReportReader.forEachItem(in: reportPath, whole: whole, body, skimmed: skimmed) }),
+                        visit: { whole, body, skimmed in
+                            try? StoredReportReader.forEachItem(in: reportPath, whole: whole, body, skimmed: skimmed)
+                        }),
                 counts: counts, stageSeconds: totals, wallSeconds: wallSeconds ?? totals.values.reduce(0, +))
         }
     }
@@ -415,12 +454,16 @@ extension ItemReports {
     /// The reports of a batch's items, rebuilt from the container's journal
     /// (when its stored report is gone): empty when the journal does not have
     /// it. The same in both modes (``BatchLifecycle/Difference/fallbackReport``).
-    static func rebuilt(batch: UUID, container: ContainerDirectory, pipeline: PipelineDefinition, message: String?) -> [ItemReport] {
+    static func rebuilt(batch: UUID, container: ContainerDirectory, pipeline: PipelineDefinition, message: String?)
+        -> [ItemReport]
+    {
         guard let journal = try? BatchJournal(container: container) else { return [] }
         let lifecycle = ItemLifecycle(pipeline: pipeline)
         let stage = ManifestStage(settings: pipeline.manifest)
         var reports: [ItemReport] = []
-        try? journal.forEachItem(of: batch) { reports += stage.reports(for: $0, finished: lifecycle.isFinished($0), message: message) }
+        try? journal.forEachItem(of: batch) {
+            reports += stage.reports(for: $0, finished: lifecycle.isFinished($0), message: message)
+        }
         return reports
     }
 }
@@ -451,7 +494,9 @@ struct DuplicateContent {
     /// `removingFiles` false: only work out what the item will become. A
     /// duplicate the pipeline skips is failed by `lifecycle` (its failure final).
     func resolve(_ item: inout ItemState, removingFiles: Bool = true, lifecycle: ItemLifecycle) -> Bool {
-        guard (item.size ?? 0) > 0, let original = original(of: item), original.path != item.copyPath else { return false }
+        guard (item.size ?? 0) > 0, let original = original(of: item), original.path != item.copyPath else {
+            return false
+        }
         let from = original.shareKey.map { "share \($0)" } ?? "this share"
         switch policy {
         case .keep:
@@ -462,7 +507,11 @@ struct DuplicateContent {
             item.copyPath = original.path
             item.duplicateOf = original.path
         case .skip:
-            _ = lifecycle.fail(&item, ItemFailure(.manifest, .duplicate, "\(item.label): the same content as \(original.label) was already delivered (in \(from)); skipped"))
+            _ = lifecycle.fail(
+                &item,
+                ItemFailure(
+                    .manifest, .duplicate,
+                    "\(item.label): the same content as \(original.label) was already delivered (in \(from)); skipped"))
             if removingFiles { item.removeFiles(in: container) }
         }
         return true

@@ -24,7 +24,8 @@ struct BatchContext: Sendable {
     let cancellation: CancellationFlag
 
     init(
-        batchID: UUID, container: ContainerDirectory, pipeline: PipelineDefinition, maxAttempts: Int, decoder: any MediaDecoder, message: String?,
+        batchID: UUID, container: ContainerDirectory, pipeline: PipelineDefinition, maxAttempts: Int,
+        decoder: any MediaDecoder, message: String?,
         cancellation: CancellationFlag = CancellationFlag(), spaceWait: ItemLifecycle.SpaceWait = .park
     ) {
         self.batchID = batchID
@@ -45,7 +46,8 @@ struct BatchContext: Sendable {
         cancellation: CancellationFlag = CancellationFlag(), spaceWait: ItemLifecycle.SpaceWait = .park
     ) throws(ShareIngestError) {
         self.init(
-            batchID: record.id, container: container, pipeline: try record.pipeline(catalog: catalog), maxAttempts: record.maxAttempts, decoder: decoder,
+            batchID: record.id, container: container, pipeline: try record.pipeline(catalog: catalog),
+            maxAttempts: record.maxAttempts, decoder: decoder,
             message: record.message, cancellation: cancellation, spaceWait: spaceWait)
     }
 }

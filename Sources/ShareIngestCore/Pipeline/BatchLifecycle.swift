@@ -76,7 +76,10 @@ struct BatchLifecycle: Sendable, Equatable {
         case .startFanIn: ([.running], .manifesting)
         case .fanInWaits: (nil, .running)
         case .loseFanIn(let next):
-            ([.running, .manifesting], ItemLifecycle.recorded(next, at: .manifest, holderKeeps: false).isFinished ? .failed : .running)
+            (
+                [.running, .manifesting],
+                ItemLifecycle.recorded(next, at: .manifest, holderKeeps: false).isFinished ? .failed : .running
+            )
         case .resume: (reopenable, .running)
         case .end: (nil, .done)
         case .endedElsewhere(let state): (nil, state)

@@ -39,14 +39,20 @@ extension ShareIngestor {
     /// written, copied or decoded, and no container is needed. In-memory
     /// inputs (`.data`) are refused: they exist only once written down. The
     /// files `selection` leaves out are planned as skipped (`filtered`).
-    public static func plan(_ inputs: [ShareInput], pipeline: PipelineDefinition, selection: DropSelection = .all) throws(ShareIngestError) -> PlannedBatch {
+    public static func plan(_ inputs: [ShareInput], pipeline: PipelineDefinition, selection: DropSelection = .all)
+        throws(ShareIngestError) -> PlannedBatch
+    {
         do { try pipeline.validate() } catch { throw .pipeline(error) }
         try BatchPlan.check(inputs)
-        for case .data(_, let name) in inputs { throw .inputMissing(path: "data:" + name, reason: "an in-memory input cannot be planned without being written") }
+        for case .data(_, let name) in inputs {
+            throw .inputMissing(
+                path: "data:" + name, reason: "an in-memory input cannot be planned without being written")
+        }
         var planned: [ItemState] = []
         // No in-memory input: the walk writes nothing, and the container is never touched.
         try BatchPlan.walk(
-            BatchPlan.absolute(inputs), batch: UUID(), container: ContainerDirectory(unopened: "/nonexistent"), identifiers: .random,
+            BatchPlan.absolute(inputs), batch: UUID(), container: ContainerDirectory(unopened: "/nonexistent"),
+            identifiers: .random,
             carriesSidecars: pipeline.manifest.schema == .v2, selection: selection
         ) { planned.append($0) }
         planned.sort { $0.index < $1.index }
@@ -73,7 +79,9 @@ extension ShareIngestor {
                 PlannedBatch.Item(
                     index: item.index, label: item.label, kind: kind, size: item.size,
                     sidecars: item.reportedSidecars.map(\.label), skipped: skipped))
-            if skipped == nil, item.isFileLike, let stem = ExportSidecars.reference(mediaLabel: item.label)?.stem { stems[stem, default: []].append(item.index) }
+            if skipped == nil, item.isFileLike, let stem = ExportSidecars.reference(mediaLabel: item.label)?.stem {
+                stems[stem, default: []].append(item.index)
+            }
         }
         let groups = stems.values.filter { $0.count > 1 }.sorted { $0[0] < $1[0] }
         return PlannedBatch(items: items, possibleGroups: groups)

@@ -35,7 +35,8 @@ struct BatchPlan {
         var selection = DropSelection.all
 
         init(
-            container: ContainerDirectory, pipeline: PipelineDefinition, maxAttempts: Int, token: String? = nil, roots: [String] = [],
+            container: ContainerDirectory, pipeline: PipelineDefinition, maxAttempts: Int, token: String? = nil,
+            roots: [String] = [],
             sizeLimits: SizeLimits = .none, selection: DropSelection = .all
         ) {
             self.sizeLimits = sizeLimits
@@ -52,17 +53,21 @@ struct BatchPlan {
     /// `ShareKey-<batch UUID>`; a key whose manifest exists or that another batch
     /// used is refused.
     init(
-        pipeline: PipelineDefinition, key: ShareKey?, message: String?, container: ContainerDirectory, store: any ItemStore,
+        pipeline: PipelineDefinition, key: ShareKey?, message: String?, container: ContainerDirectory,
+        store: any ItemStore,
         identifiers: IdentifierSource, now: Date, maxAttempts: Int, id: UUID? = nil
     ) throws(ShareIngestError) {
         do { try pipeline.validate() } catch { throw .pipeline(error) }
         let id = id ?? identifiers.next()
         let key = key ?? pipeline.manifest.key ?? ShareKey.unique(id: id)
-        if ManifestStore(container: container).exists(key) { throw .manifestExists(key: key, path: container.manifestPath(key: key)) }
+        if ManifestStore(container: container).exists(key) {
+            throw .manifestExists(key: key, path: container.manifestPath(key: key))
+        }
         let other: BatchRecord?
         do { other = try store.batch(key: key) } catch { throw .storeUnavailable("\(error)") }
         if let other, other.id != id { throw .keyTaken(key: key, batch: other.id) }
-        record = BatchRecord(id: id, key: key, state: .running, pipelineJSON: pipeline.encodedJSON(), message: message, createdAt: now)
+        record = BatchRecord(
+            id: id, key: key, state: .running, pipelineJSON: pipeline.encodedJSON(), message: message, createdAt: now)
         record.maxAttempts = ItemLifecycle.attempts(maxAttempts)
     }
 
@@ -101,7 +106,8 @@ struct BatchPlan {
     /// process's run of the batch (``HeldDropRoots``: the caller runs it here,
     /// and releases them if it does not).
     static func commit(
-        _ record: BatchRecord, inputs: [ShareInput], into store: any ItemStore, plan: Details, identifiers: IdentifierSource,
+        _ record: BatchRecord, inputs: [ShareInput], into store: any ItemStore, plan: Details,
+        identifiers: IdentifierSource,
         shownRoot: (actual: String, shown: String)? = nil, holdingRoots: Bool = false
     ) throws(ShareIngestError) -> BatchRecord {
         var batch = record
@@ -112,9 +118,11 @@ struct BatchPlan {
         do {
             try store.begin(batch, plan: plan)
             var failure: (any Error)?
-            let dropRefusal = plan.sizeLimits.drop == nil ? nil : plan.sizeLimits.refusal(ofDrop: SizeLimits.bytes(of: inputs))
+            let dropRefusal =
+                plan.sizeLimits.drop == nil ? nil : plan.sizeLimits.refusal(ofDrop: SizeLimits.bytes(of: inputs))
             let roots = try walk(
-                inputs, batch: batch.id, container: plan.container, identifiers: identifiers, shownRoot: shownRoot, carriesSidecars: plan.carriesSidecars,
+                inputs, batch: batch.id, container: plan.container, identifiers: identifiers, shownRoot: shownRoot,
+                carriesSidecars: plan.carriesSidecars,
                 sizeLimits: plan.sizeLimits, selection: plan.selection, refusingEveryFile: dropRefusal
             ) { item in
                 guard failure == nil else { return }
@@ -137,7 +145,7 @@ struct BatchPlan {
             throw error
         } catch let error as SchemaMismatch {
             throw .storeUnavailable(error.description)
-        } catch where store is BatchJournal && StoreFailure(error) == .full {
+        } catch  where store is BatchJournal && StoreFailure(error) == .full {
             // Said as a full disk: nothing was copied yet; the same command runs again once there is room.
             throw .journal(error, container: plan.container)
         } catch {
@@ -186,30 +194,39 @@ struct BatchPlan {
         }
         /// The file `name` in the folder `folder` (opened as a root), as the plan sees it now.
         func namedFile(_ folder: SourcePath, _ name: [UInt8], shownName: String) -> (file: SourceFile, size: Int64?) {
-            guard let root = root(folder) else { return (SourceFile(path: folder.appending(name), name: shownName), nil) }
+            guard let root = root(folder) else {
+                return (SourceFile(path: folder.appending(name), name: shownName), nil)
+            }
             let status = try? root.directory.status(ofEntry: name, display: folder.appending(name).display)
             let version = status.flatMap { $0.type == .regular ? FileVersion($0) : nil }
             return (SourceFile(root: folder, relative: name, name: shownName, expected: version), status?.size)
         }
         var count = 0
         // Files named one by one (and in-memory data) are matched among themselves, by label.
-        var named = SidecarAssembly(carriesSidecars ? FolderSidecars(names: namedLabels(inputs, shownRoot: shownRoot)) : FolderSidecars())
+        var named = SidecarAssembly(
+            carriesSidecars ? FolderSidecars(names: namedLabels(inputs, shownRoot: shownRoot)) : FolderSidecars())
         var folder = SidecarAssembly(FolderSidecars())
         func hand(_ items: [ItemState]) {
             for item in items { body(item) }
         }
         /// Plans the next input: a sidecar of `assembly` waits for its media
         /// (no UUID of its own), any other file is an item.
-        func add(_ source: ItemSource, label: String, key: String?, size: Int64? = nil, in assembly: inout SidecarAssembly, id: UUID? = nil) {
+        func add(
+            _ source: ItemSource, label: String, key: String?, size: Int64? = nil, in assembly: inout SidecarAssembly,
+            id: UUID? = nil
+        ) {
             defer {
                 count += 1
                 TestThrottle.pause()
             }
             // Over a size limit: refused before anything is copied (a sidecar too).
             if case .file(let file) = source,
-                let failure = dropRefusal.map({ ItemFailure($0.stage, $0.reason, "\(label): \($0.message)") }) ?? sizeLimits.refusal(ofFile: size, label: label)
+                let failure = dropRefusal.map({ ItemFailure($0.stage, $0.reason, "\(label): \($0.message)") })
+                    ?? sizeLimits.refusal(ofFile: size, label: label)
             {
-                return body(ItemState(index: count, id: id ?? identifiers.next(), source: .file(file.refused(failure)), label: label))
+                return body(
+                    ItemState(
+                        index: count, id: id ?? identifiers.next(), source: .file(file.refused(failure)), label: label))
             }
             if let key, case .file(let file) = source, assembly.isSidecar(key) {
                 hand(assembly.meetSidecar(key, index: count, file: file, label: label, size: size))
@@ -237,13 +254,17 @@ struct BatchPlan {
                 let id = identifiers.next()
                 let spooled: String
                 do { spooled = try Spool.write(data, batch: batch, item: id, container: container) } catch {
-                    throw .containerUnusable(path: container.root, reason: "cannot spool the in-memory input \(name): \(error)")
+                    throw .containerUnusable(
+                        path: container.root, reason: "cannot spool the in-memory input \(name): \(error)")
                 }
-                let file = namedFile(SourcePath(spooled.parentPath), Array(spooled.lastPathComponentOfPath.utf8), shownName: name).file
+                let file = namedFile(
+                    SourcePath(spooled.parentPath), Array(spooled.lastPathComponentOfPath.utf8), shownName: name
+                ).file
                 add(.file(file), label: label, key: label, size: Int64(data.count), in: &named, id: id)
             case .path(let source):
                 func skipInput(_ reason: ItemFailure.Reason, _ message: String) {
-                    skip(SourceFile(path: source, name: SourcePath.displayName(source.lastComponent)), label: label,
+                    skip(
+                        SourceFile(path: source, name: SourcePath.displayName(source.lastComponent)), label: label,
                         failure: ItemFailure(.copy, reason, message))
                 }
                 let type = (try? followsLinkedInputs ? source.status() : source.linkStatus())?.type
@@ -252,7 +273,9 @@ struct BatchPlan {
                     do { root = try DropRoot(opening: source, followingFinalLink: followsLinkedInputs) } catch {
                         skipInput(
                             error.code == ELOOP ? .symbolicLink : .unreadable,
-                            error.code == ELOOP ? "\(label): became a symbolic link before it could be opened; not followed" : "\(label): cannot open folder: \(error.message)")
+                            error.code == ELOOP
+                                ? "\(label): became a symbolic link before it could be opened; not followed"
+                                : "\(label): cannot open folder: \(error.message)")
                         continue
                     }
                     roots[source.bytes] = root
@@ -263,9 +286,11 @@ struct BatchPlan {
                         case .folder(let names):
                             // The last folder's files have all been met.
                             hand(folder.finish(identifiers: identifiers))
-                            folder = SidecarAssembly(carriesSidecars ? FolderSidecars(listing: names) : FolderSidecars())
+                            folder = SidecarAssembly(
+                                carriesSidecars ? FolderSidecars(listing: names) : FolderSidecars())
                         case .file(let found):
-                            let file = SourceFile(root: root.path, relative: found.relative, name: found.name, expected: found.version)
+                            let file = SourceFile(
+                                root: root.path, relative: found.relative, name: found.name, expected: found.version)
                             let shown = labels.shown(found.shownAs).display
                             if let left = selection.refusal(of: found.place, label: shown) {
                                 skip(file, label: shown, failure: left)
@@ -275,7 +300,8 @@ struct BatchPlan {
                         case .skipped(let file, let failure):
                             let shown = labels.shown(file).display
                             let message = failure.message.replacingOccurrences(of: file.display, with: shown)
-                            skip(SourceFile(path: file, name: SourcePath.displayName(file.lastComponent)), label: shown,
+                            skip(
+                                SourceFile(path: file, name: SourcePath.displayName(file.lastComponent)), label: shown,
                                 failure: ItemFailure(failure.stage, failure.reason, message))
                         }
                     }
@@ -287,7 +313,8 @@ struct BatchPlan {
                 } else {
                     // A file named by the user: a symbolic link is followed (not a dropped one).
                     let file = followsLinkedInputs ? (source.resolved() ?? source) : source
-                    let (found, size) = namedFile(file.parent, file.lastComponent,
+                    let (found, size) = namedFile(
+                        file.parent, file.lastComponent,
                         shownName: SourcePath.displayName(source.lastComponent))
                     // A file named on its own is matched by its name (its path inside its "drop").
                     if let left = selection.refusal(of: source.lastComponent, label: label) {
@@ -397,7 +424,8 @@ struct SidecarAssembly {
 
     /// The sidecar `name` (input `index`, `size` bytes when listed) is met:
     /// returns the media items that now have all their sidecars.
-    mutating func meetSidecar(_ name: String, index: Int, file: SourceFile, label: String, size: Int64?) -> [ItemState] {
+    mutating func meetSidecar(_ name: String, index: Int, file: SourceFile, label: String, size: Int64?) -> [ItemState]
+    {
         seen.insert(name)
         var sidecar = Sidecar(index: index, file: file, label: label, size: size)
         let media = folder.media[name] ?? []
@@ -443,7 +471,9 @@ struct SidecarAssembly {
     mutating func finish(identifiers: IdentifierSource) -> [ItemState] {
         var ready = held.values.map(carrying)
         for sidecar in met.values where !sidecar.reported {
-            ready.append(ItemState(index: sidecar.index, id: identifiers.next(), source: .file(sidecar.file), label: sidecar.label))
+            ready.append(
+                ItemState(
+                    index: sidecar.index, id: identifiers.next(), source: .file(sidecar.file), label: sidecar.label))
         }
         held = [:]
         met = [:]
@@ -462,10 +492,13 @@ struct SidecarAssembly {
         var item = waiting.item
         item.carriedSidecars = waiting.names.compactMap { name in
             guard let sidecar = waiting.found[name] else { return nil }
-            var carried = CarriedSidecar(index: sidecar.index, name: sidecar.file.name, ownPath: nil, ownLabel: nil, size: sidecar.size)
+            var carried = CarriedSidecar(
+                index: sidecar.index, name: sidecar.file.name, ownPath: nil, ownLabel: nil, size: sidecar.size)
             carried.expected = sidecar.file.expected
             if carried.source(carriedBy: item) != sidecar.file || carried.label(carriedBy: item) != sidecar.label {
-                carried = CarriedSidecar(index: sidecar.index, name: sidecar.file.name, ownPath: sidecar.file.path, ownLabel: sidecar.label, size: sidecar.size)
+                carried = CarriedSidecar(
+                    index: sidecar.index, name: sidecar.file.name, ownPath: sidecar.file.path, ownLabel: sidecar.label,
+                    size: sidecar.size)
                 carried.ownRootLength = sidecar.file.rootLength
                 carried.expected = sidecar.file.expected
             }
@@ -484,7 +517,9 @@ enum Spool {
     }
 
     /// Writes `data` for one item; returns its path.
-    static func write(_ data: Data, batch: UUID, item: UUID, container: ContainerDirectory) throws(SystemError) -> String {
+    static func write(_ data: Data, batch: UUID, item: UUID, container: ContainerDirectory) throws(SystemError)
+        -> String
+    {
         let folder = directory(of: batch, in: container)
         let fresh = !FileSystem.exists(folder)
         try FileSystem.makeDirectory(folder)

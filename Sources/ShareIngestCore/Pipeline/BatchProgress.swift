@@ -43,6 +43,8 @@ package struct BatchProgress: Sendable {
         let done = itemCount.map { "\(finished)/\($0) done" } ?? "\(finished) done"
         var eta = ""
         if let itemCount, rate > 0 { eta = String(format: " · ETA %.0fs", Double(max(0, itemCount - finished)) / rate) }
-        return String(format: "%@ · %@ · %.1f MB · %.1f items/s%@", done, StageName.progress(stages), Double(bytes) / 1e6, rate, eta)
+        return String(
+            format: "%@ · %@ · %.1f MB · %.1f items/s%@", done, StageName.progress(stages), Double(bytes) / 1e6, rate,
+            eta)
     }
 }

@@ -39,12 +39,14 @@ final class BatchRunner: Sendable {
     static let pageSize = 500
 
     init(
-        _ batch: BatchRecord, container: ContainerDirectory, journal: any JournalStore, decoder: any MediaDecoder, events: IngestEventSink?,
+        _ batch: BatchRecord, container: ContainerDirectory, journal: any JournalStore, decoder: any MediaDecoder,
+        events: IngestEventSink?,
         cancellation: CancellationFlag, now: @escaping @Sendable () -> Date, catalog: StageCatalog
     ) throws(ShareIngestError) {
         // The run's own flag: set by a stop from outside, or by the run itself.
         let cancellation = CancellationFlag(within: cancellation)
-        self.context = try BatchContext(batch, container: container, decoder: decoder, catalog: catalog, cancellation: cancellation)
+        self.context = try BatchContext(
+            batch, container: container, decoder: decoder, catalog: catalog, cancellation: cancellation)
         self.store = journal
         self.events = events
         self.cancellation = cancellation
@@ -60,9 +62,13 @@ final class BatchRunner: Sendable {
     /// Processes the batch's unfinished items, then finishes the batch. `dispose`
     /// runs after the manifest is written and before the batch is marked done (a
     /// watched drop is moved away there).
-    func run(_ batch: inout BatchRecord, dispose: ((BatchRecord) -> Void)? = nil) throws(ShareIngestError) -> BatchReport {
+    func run(_ batch: inout BatchRecord, dispose: ((BatchRecord) -> Void)? = nil) throws(ShareIngestError)
+        -> BatchReport
+    {
         let started = MonotonicClock.now()
-        if context.pipeline.probe != nil || context.pipeline.thumbnail != nil || context.pipeline.motion != nil { context.decoder.prepare() }
+        if context.pipeline.probe != nil || context.pipeline.thumbnail != nil || context.pipeline.motion != nil {
+            context.decoder.prepare()
+        }
         events?(.batchStarted(batchID: batch.id, key: batch.key, itemCount: batch.itemCount))
         var unfinished = 0
         do {
@@ -85,7 +91,9 @@ final class BatchRunner: Sendable {
     /// A stage's queue: bounded, handing out the item the lifecycle takes first.
     static func stageQueue(capacity: Int) -> BlockingQueue<InFlightItem> {
         BlockingQueue(capacity: capacity) { a, b in
-            ItemLifecycle.takenBefore((ItemLifecycle.priority(of: a.state), Int64(a.index)), (ItemLifecycle.priority(of: b.state), Int64(b.index)))
+            ItemLifecycle.takenBefore(
+                (ItemLifecycle.priority(of: a.state), Int64(a.index)),
+                (ItemLifecycle.priority(of: b.state), Int64(b.index)))
         }
     }
 
@@ -99,7 +107,8 @@ final class BatchRunner: Sendable {
             })
         // Items only move to later stages: a stage's queue is closed once the
         // feeder and every worker of the stages before it are done.
-        let producers = Producers(stages: stages, workers: { self.context.pipeline.workers(for: $0) }) { queues[$0]?.close() }
+        let producers = Producers(
+            stages: stages, workers: { self.context.pipeline.workers(for: $0) }, close: { queues[$0]?.close() })
         let unfinished = Counter()
         let feedError = Mutex<(any Error)?>(nil)
         var joins: [@Sendable () -> Void] = []
@@ -107,7 +116,11 @@ final class BatchRunner: Sendable {
             WorkerThreads.start(name: "feed", count: 1) { [self] _ in
                 do {
                     try feed { item, next in
-                        if case .run(let stage) = next { queues[stage]?.push(item) } else { settle(next, unfinished: unfinished) }
+                        if case .run(let stage) = next {
+                            queues[stage]?.push(item)
+                        } else {
+                            settle(next, unfinished: unfinished)
+                        }
                     }
                 } catch {
                     feedError.withLock { $0 = error }
@@ -124,7 +137,8 @@ final class BatchRunner: Sendable {
                         item.carried.wait = 0
                         var step = execution.run(stage, on: &item, in: context, steps: steps)
                         // A lost attempt is taken again here, after its backoff.
-                        while case .retry(let again, let after, _) = step.next, again == stage, step.recorded == .saved {
+                        while case .retry(let again, let after, _) = step.next, again == stage, step.recorded == .saved
+                        {
                             pause(after)
                             step = execution.run(stage, on: &item, in: context, steps: steps)
                         }
@@ -175,7 +189,9 @@ final class BatchRunner: Sendable {
     /// Sleeps up to `seconds`, waking early when cancelled.
     private func pause(_ seconds: Double) {
         let end = MonotonicClock.now() + seconds
-        while MonotonicClock.now() < end && !cancellation.isCancelled { MonotonicClock.sleep(min(0.05, max(0, end - MonotonicClock.now()))) }
+        while MonotonicClock.now() < end && !cancellation.isCancelled {
+            MonotonicClock.sleep(min(0.05, max(0, end - MonotonicClock.now())))
+        }
     }
 
     /// Reads the unfinished items a page at a time and hands each, with where
@@ -240,12 +256,17 @@ final class BatchRunner: Sendable {
             }
         }
         for (item, next) in lifecycle.lose(
-            held: lost, reason: "the process died while decoding it", stopping: BatchLifecycle.stoppingWhenLost(.localRun, cancelled: cancellation.isCancelled)) {
+            held: lost, reason: "the process died while decoding it",
+            stopping: BatchLifecycle.stoppingWhenLost(.localRun, cancelled: cancellation.isCancelled))
+        {
             var state = item
             let step = execution.record(&state, next: next, in: context, steps: steps)
             if step.stopsRun { stop(after: step) }
             if step.recorded == .saved, !next.isFinished, ItemLifecycle.mustRunAlone(state) {
-                alone.append(RecordedItem(item: state, stage: next.stage, wait: ItemLifecycle.recorded(next, at: .manifest, holderKeeps: false).delay))
+                alone.append(
+                    RecordedItem(
+                        item: state, stage: next.stage,
+                        wait: ItemLifecycle.recorded(next, at: .manifest, holderKeeps: false).delay))
             }
         }
         return alone.sorted { $0.item.index < $1.item.index }
@@ -275,7 +296,9 @@ final class BatchRunner: Sendable {
     /// it attempts (``ItemLifecycle/afterLosingFanIn(lostBefore:reason:)``),
     /// as a manifest job does, and after the last the batch fails (`--resume`
     /// reopens it).
-    private func finish(_ batch: inout BatchRecord, started: Double, dispose: ((BatchRecord) -> Void)?) throws(ShareIngestError) -> BatchReport {
+    private func finish(_ batch: inout BatchRecord, started: Double, dispose: ((BatchRecord) -> Void)?)
+        throws(ShareIngestError) -> BatchReport
+    {
         var outcome: BatchCompletion.Outcome?
         do {
             if batch.state == .manifesting { try loseFanIn(&batch, reason: "the process died while the fan-in ran") }
@@ -290,7 +313,8 @@ final class BatchRunner: Sendable {
                 try? store.update(batch, durable: true)
                 do {
                     outcome = try fanIn(batch, started: started, dispose: dispose)
-                    guard outcome != nil || BatchLifecycle.decision(.batchNoLongerRunning, for: .localRun) != .refuse else {
+                    guard outcome != nil || BatchLifecycle.decision(.batchNoLongerRunning, for: .localRun) != .refuse
+                    else {
                         throw ShareIngestError.batchNotResumable(batch.id, .done)
                     }
                 } catch let error as ShareIngestError {
@@ -303,7 +327,9 @@ final class BatchRunner: Sendable {
                     try? store.loseFanIn(batch.id, next: next, lost: kept)
                     batch.handle(.fanInWaits)
                     let folder = wants.error.path.parentPath
-                    stoppedBy.withLock { $0 = .diskFull(path: folder, freeBytes: (try? FileSystem.space(of: folder))?.available) }
+                    stoppedBy.withLock {
+                        $0 = .diskFull(path: folder, freeBytes: (try? FileSystem.space(of: folder))?.available)
+                    }
                     return try interruptedReport(batch, started: started)
                 } catch {
                     try loseFanIn(&batch, reason: "\(error)")
@@ -316,7 +342,9 @@ final class BatchRunner: Sendable {
         }
         guard let outcome else {
             let failure = (try? store.recordedFanIn(of: batch.id))?.failure ?? "the fan-in gave up"
-            throw .containerUnusable(path: context.container.root, reason: "\(failure); share ingest --resume \(batch.id.uuidString) retries it")
+            throw .containerUnusable(
+                path: context.container.root,
+                reason: "\(failure); share ingest --resume \(batch.id.uuidString) retries it")
         }
         batch = outcome.record
         TestThrottle.pause()
@@ -325,10 +353,13 @@ final class BatchRunner: Sendable {
     }
 
     /// The fan-in's one run; nil when the batch was not this run's to finish.
-    private func fanIn(_ batch: BatchRecord, started: Double, dispose: ((BatchRecord) -> Void)?) throws -> BatchCompletion.Outcome? {
+    private func fanIn(_ batch: BatchRecord, started: Double, dispose: ((BatchRecord) -> Void)?) throws
+        -> BatchCompletion.Outcome?
+    {
         do {
             return try BatchCompletion.finish(
-                batch, context: context, store: store, wallSeconds: MonotonicClock.now() - started, now: now(), events: events,
+                batch, context: context, store: store, wallSeconds: MonotonicClock.now() - started, now: now(),
+                events: events,
                 beforeRecording: { dispose?($0) },
                 recordChanged: { [store] changed in
                     try store.record(changed, batch: batch.id)
@@ -338,7 +369,9 @@ final class BatchRunner: Sendable {
                     try store.finish(record, changed: changed)
                     return true
                 })
-        } catch let failure as BatchCompletion.NotRecorded where BatchLifecycle.decision(.failedEndRecord, for: .localRun) == .outcomeStands {
+        } catch let failure as BatchCompletion.NotRecorded
+            where BatchLifecycle.decision(.failedEndRecord, for: .localRun) == .outcomeStands
+        {
             // The journal could not record the end: whatever was written stands (a
             // manifest is complete), and the next start finds the fan-in lost and
             // runs it again, which records the batch done.
@@ -349,7 +382,8 @@ final class BatchRunner: Sendable {
     /// The fan-in lost an attempt: recorded as the lifecycle decides, and
     /// `batch` as it now stands (running, its fan-in to run again; or failed).
     func loseFanIn(_ batch: inout BatchRecord, reason: String) throws {
-        let (next, lost) = lifecycle.afterLosingFanIn(lostBefore: try store.recordedFanIn(of: batch.id)?.lost ?? 0, reason: reason)
+        let (next, lost) = lifecycle.afterLosingFanIn(
+            lostBefore: try store.recordedFanIn(of: batch.id)?.lost ?? 0, reason: reason)
         try store.loseFanIn(batch.id, next: next, lost: lost)
         batch.handle(.loseFanIn(next: next))
     }
@@ -366,10 +400,14 @@ final class BatchRunner: Sendable {
         }
         let (container, pipeline, message) = (context.container, context.pipeline, batch.message)
         var interrupted = BatchReport(
-            batchID: batch.id, key: batch.key, redirectURL: nil, manifestPath: nil, schema: pipeline.manifest.schema, pipeline: pipeline.name,
+            batchID: batch.id, key: batch.key, redirectURL: nil, manifestPath: nil, schema: pipeline.manifest.schema,
+            pipeline: pipeline.name,
             items: counts.items <= BatchReport.itemsHeldInMemory
-                ? ItemReports(ItemReports.rebuilt(batch: batch.id, container: container, pipeline: pipeline, message: message))
-                : ItemReports(count: counts.items) { ItemReports.rebuilt(batch: batch.id, container: container, pipeline: pipeline, message: message) },
+                ? ItemReports(
+                    ItemReports.rebuilt(batch: batch.id, container: container, pipeline: pipeline, message: message))
+                : ItemReports(count: counts.items) {
+                    ItemReports.rebuilt(batch: batch.id, container: container, pipeline: pipeline, message: message)
+                },
             counts: counts, stageSeconds: [:], wallSeconds: MonotonicClock.now() - started)
         interrupted.interrupted = true
         interrupted.stop = stopCause()
@@ -385,7 +423,10 @@ final class Producers: Sendable {
     private let workers: @Sendable (StageName) -> Int
     private let close: @Sendable (StageName) -> Void
 
-    init(stages: [StageName], workers: @escaping @Sendable (StageName) -> Int, close: @escaping @Sendable (StageName) -> Void) {
+    init(
+        stages: [StageName], workers: @escaping @Sendable (StageName) -> Int,
+        close: @escaping @Sendable (StageName) -> Void
+    ) {
         self.stages = stages
         self.workers = workers
         self.close = close

@@ -24,9 +24,13 @@ struct CapturePlace: Sendable, Codable, Hashable {
 
     /// The place as the offset at the capture time alone, the zone's name forgotten
     /// (``CaptureDate/placeOffset(_:time:fileName:modified:takeout:)``); nil when there is no such time.
-    init?(offsetIn zone: String, time: CaptureTime?, fileName: String?, modified: FileVersion?, takeout: String? = nil, source: Source) {
+    init?(
+        offsetIn zone: String, time: CaptureTime?, fileName: String?, modified: FileVersion?, takeout: String? = nil,
+        source: Source
+    ) {
         guard let rules = ZoneRules.named(zone),
-            let offset = CaptureDate.placeOffset(rules, time: time, fileName: fileName, modified: modified, takeout: takeout)
+            let offset = CaptureDate.placeOffset(
+                rules, time: time, fileName: fileName, modified: modified, takeout: takeout)
         else { return nil }
         self.offset = offset
         self.source = source
@@ -83,7 +87,9 @@ struct CaptureDate: Equatable {
     /// by the probe), else the one a stage kept (the location stage, before it
     /// removed the position; the probe, from its Takeout JSON's `geoData`).
     static func place(of item: ItemState) -> CapturePlace? {
-        if let zone = CapturePlace.zone(at: item.moments?.position) { return CapturePlace(zone: zone, source: .position) }
+        if let zone = CapturePlace.zone(at: item.moments?.position) {
+            return CapturePlace(zone: zone, source: .position)
+        }
         return item.capturePlace
     }
 
@@ -106,18 +112,26 @@ struct CaptureDate: Equatable {
     }
 
     static func decide(
-        _ time: CaptureTime?, fileName: String?, modified: FileVersion?, takeout: String? = nil, place: CapturePlace? = nil
+        _ time: CaptureTime?, fileName: String?, modified: FileVersion?, takeout: String? = nil,
+        place: CapturePlace? = nil
     ) -> CaptureDate? {
         let zone = place.flatMap(\.rules).map { (rules: $0, source: place?.source.rawValue ?? "") }
         if let takeout, let instant = instant(takeout) {
             // The file's own offset for this moment, else its place's.
             let own = time.flatMap(fileOffset)
-            return placed(Reading(seconds: instant, clock: .instant(own?.offset, own?.source), source: TakeoutMetadata.capturedAtSource), zone: zone)
+            return placed(
+                Reading(
+                    seconds: instant, clock: .instant(own?.offset, own?.source),
+                    source: TakeoutMetadata.capturedAtSource), zone: zone)
                 ?? CaptureDate(text: takeout, source: TakeoutMetadata.capturedAtSource)
         }
         if let time, let found = fromMetadata(time) { return placed(found, zone: zone) }
         if let fileName, let found = fromName(fileName) { return placed(found, zone: zone) }
-        if let modified { return placed(Reading(seconds: Double(modified.modifiedSeconds), clock: .instant(nil, nil), source: "fileTime"), zone: zone) }
+        if let modified {
+            return placed(
+                Reading(seconds: Double(modified.modifiedSeconds), clock: .instant(nil, nil), source: "fileTime"),
+                zone: zone)
+        }
         return nil
     }
 
@@ -125,7 +139,9 @@ struct CaptureDate: Equatable {
     /// ``decide(_:fileName:modified:takeout:place:)`` reads (the Takeout
     /// instant, else the metadata's time, the name's, the file time); nil for a
     /// date alone or no time. What location privacy keeps of a place.
-    static func placeOffset(_ rules: ZoneRules, time: CaptureTime?, fileName: String?, modified: FileVersion?, takeout: String? = nil) -> Int? {
+    static func placeOffset(
+        _ rules: ZoneRules, time: CaptureTime?, fileName: String?, modified: FileVersion?, takeout: String? = nil
+    ) -> Int? {
         var reading: Reading?
         if let takeout, let instant = instant(takeout) {
             reading = Reading(seconds: instant, clock: .instant(nil, nil), source: TakeoutMetadata.capturedAtSource)
@@ -163,7 +179,9 @@ struct CaptureDate: Equatable {
     static func placed(_ reading: Reading, zone: (rules: ZoneRules, source: String)?) -> CaptureDate? {
         switch reading.clock {
         case .instant(let offset?, let offsetSource):
-            return rfc3339(reading.seconds, offset: offset).map { CaptureDate(text: $0, source: reading.source, offsetSource: offsetSource) }
+            return rfc3339(reading.seconds, offset: offset).map {
+                CaptureDate(text: $0, source: reading.source, offsetSource: offsetSource)
+            }
         case .instant(nil, _):
             if let zone, let offset = wholeMinutes(zone.rules.offset(at: Int64(reading.seconds.rounded(.down)))),
                 let text = rfc3339(reading.seconds, offset: offset)
@@ -177,9 +195,13 @@ struct CaptureDate: Equatable {
             {
                 return CaptureDate(text: text, source: reading.source, offsetSource: zone.source)
             }
-            return rfc3339(reading.seconds, offset: nil).map { CaptureDate(text: $0, source: reading.source, offsetKnown: false) }
+            return rfc3339(reading.seconds, offset: nil).map {
+                CaptureDate(text: $0, source: reading.source, offsetKnown: false)
+            }
         case .dateOnly:
-            return rfc3339(reading.seconds, offset: nil).map { CaptureDate(text: $0, source: reading.source, offsetKnown: false) }
+            return rfc3339(reading.seconds, offset: nil).map {
+                CaptureDate(text: $0, source: reading.source, offsetKnown: false)
+            }
         }
     }
 
@@ -199,7 +221,8 @@ struct CaptureDate: Equatable {
             }
             return value
         }
-        guard b.count >= 20, b.last == UInt8(ascii: "Z"), let y = number(0..<4), let mo = number(5..<7), let d = number(8..<10), let h = number(11..<13),
+        guard b.count >= 20, b.last == UInt8(ascii: "Z"), let y = number(0..<4), let mo = number(5..<7),
+            let d = number(8..<10), let h = number(11..<13),
             let mi = number(14..<16), let s = number(17..<19), let seconds = civil(y, mo, d, h, mi, s)
         else { return nil }
         if b.count == 24, b[19] == UInt8(ascii: "."), let ms = number(20..<23) { return seconds + Double(ms) / 1000 }
@@ -207,7 +230,9 @@ struct CaptureDate: Equatable {
     }
 
     static func usable(_ value: Double?) -> Double? {
-        guard let value, value.isFinite, CaptureTime.plausible.contains(value), !CaptureTime.isPlaceholder(value) else { return nil }
+        guard let value, value.isFinite, CaptureTime.plausible.contains(value), !CaptureTime.isPlaceholder(value) else {
+            return nil
+        }
         return value
     }
 
@@ -230,18 +255,24 @@ struct CaptureDate: Equatable {
 
     static func fromMetadata(_ time: CaptureTime) -> Reading? {
         let source = (time.source ?? .exif).rawValue
-        let local = usable(time.local), utc = usable(time.utc)
+        let local = usable(time.local)
+        let utc = usable(time.utc)
         if let local, let utc, let offset = gridOffset(local - utc, tolerance: 0.01) {
-            return Reading(seconds: utc, clock: .instant(offset, time.source == .quicktime ? "quicktime" : "exif"), source: source)
+            return Reading(
+                seconds: utc, clock: .instant(offset, time.source == .quicktime ? "quicktime" : "exif"), source: source)
         }
         if let local {
             // The GPS time stamp is whole seconds, taken a moment apart from the shutter.
-            if let gps = usable(time.gps), let offset = gridOffset(local - gps, tolerance: 120), rfc3339(local - Double(offset), offset: offset) != nil {
+            if let gps = usable(time.gps), let offset = gridOffset(local - gps, tolerance: 120),
+                rfc3339(local - Double(offset), offset: offset) != nil
+            {
                 return Reading(seconds: local - Double(offset), clock: .instant(offset, "exif"), source: "gps")
             }
             if rfc3339(local, offset: nil) != nil { return Reading(seconds: local, clock: .wallClock, source: source) }
         }
-        if let utc, rfc3339(utc, offset: 0) != nil { return Reading(seconds: utc, clock: .instant(nil, nil), source: source) }
+        if let utc, rfc3339(utc, offset: 0) != nil {
+            return Reading(seconds: utc, clock: .instant(nil, nil), source: source)
+        }
         return nil
     }
 
@@ -261,33 +292,42 @@ struct CaptureDate: Equatable {
         }
         func byte(_ at: Int) -> UInt8? { at < bytes.count ? bytes[at] : nil }
         func starts(_ prefix: String) -> Bool { bytes.starts(with: prefix.utf8) }
-        let underscore = UInt8(ascii: "_"), dash = UInt8(ascii: "-")
+        let underscore = UInt8(ascii: "_")
+        let dash = UInt8(ascii: "-")
         func stamp(_ at: Int, separator: UInt8) -> (date: (Int, Int, Int), time: (Int, Int, Int))? {
-            guard let y = digits(at, 4), let mo = digits(at + 4, 2), let d = digits(at + 6, 2), byte(at + 8) == separator,
+            guard let y = digits(at, 4), let mo = digits(at + 4, 2), let d = digits(at + 6, 2),
+                byte(at + 8) == separator,
                 let h = digits(at + 9, 2), let mi = digits(at + 11, 2), let s = digits(at + 13, 2)
             else { return nil }
             return ((y, mo, d), (h, mi, s))
         }
         func local(_ date: (Int, Int, Int), _ time: (Int, Int, Int), milliseconds: Int = 0) -> Double? {
-            guard years.contains(date.0), let seconds = civil(date.0, date.1, date.2, time.0, time.1, time.2) else { return nil }
+            guard years.contains(date.0), let seconds = civil(date.0, date.1, date.2, time.0, time.1, time.2) else {
+                return nil
+            }
             return usable(seconds + Double(milliseconds) / 1000)
         }
         // Pixel: PXL_YYYYMMDD_HHMMSSmmm, in UTC.
         if starts("PXL_"), let found = stamp(4, separator: underscore) {
             let ms = digits(19, 3) ?? 0
-            guard let seconds = local(found.date, found.time, milliseconds: ms), rfc3339(seconds, offset: 0) != nil else { return nil }
+            guard let seconds = local(found.date, found.time, milliseconds: ms), rfc3339(seconds, offset: 0) != nil
+            else { return nil }
             return Reading(seconds: seconds, clock: .instant(nil, nil), source: "fileName")
         }
         // Android cameras: IMG_YYYYMMDD_HHMMSS, VID_YYYYMMDD_HHMMSS (local time).
         for prefix in ["IMG_", "VID_"] where starts(prefix) {
-            if let found = stamp(4, separator: underscore), let seconds = local(found.date, found.time), rfc3339(seconds, offset: nil) != nil {
+            if let found = stamp(4, separator: underscore), let seconds = local(found.date, found.time),
+                rfc3339(seconds, offset: nil) != nil
+            {
                 return Reading(seconds: seconds, clock: .wallClock, source: "fileName")
             }
         }
         // WhatsApp: IMG-YYYYMMDD-WA0001, VID-YYYYMMDD-WA0001 (the date alone).
         for prefix in ["IMG-", "VID-"] where starts(prefix) {
-            if let y = digits(4, 4), let mo = digits(8, 2), let d = digits(10, 2), byte(12) == dash, byte(13) == UInt8(ascii: "W"),
-                byte(14) == UInt8(ascii: "A"), let seconds = local((y, mo, d), (0, 0, 0)), rfc3339(seconds, offset: nil) != nil
+            if let y = digits(4, 4), let mo = digits(8, 2), let d = digits(10, 2), byte(12) == dash,
+                byte(13) == UInt8(ascii: "W"),
+                byte(14) == UInt8(ascii: "A"), let seconds = local((y, mo, d), (0, 0, 0)),
+                rfc3339(seconds, offset: nil) != nil
             {
                 return Reading(seconds: seconds, clock: .dateOnly, source: "fileName")
             }
@@ -305,7 +345,8 @@ struct CaptureDate: Equatable {
 
     /// Seconds since 1970-01-01 00:00 for a civil date and time (proleptic Gregorian).
     static func civil(_ year: Int, _ month: Int, _ day: Int, _ hour: Int, _ minute: Int, _ second: Int) -> Double? {
-        guard (1...12).contains(month), (1...daysIn(year, month)).contains(day), (0...23).contains(hour), (0...59).contains(minute),
+        guard (1...12).contains(month), (1...daysIn(year, month)).contains(day), (0...23).contains(hour),
+            (0...59).contains(minute),
             (0...59).contains(second)
         else { return nil }
         let y = month <= 2 ? year - 1 : year
@@ -352,7 +393,8 @@ struct CaptureDate: Equatable {
             let text = String(value)
             return String(repeating: "0", count: max(0, width - text.count)) + text
         }
-        var text = "\(pad(year, 4))-\(pad(month, 2))-\(pad(day, 2))T\(pad(secondOfDay / 3600, 2)):\(pad(secondOfDay / 60 % 60, 2)):\(pad(secondOfDay % 60, 2))"
+        var text =
+            "\(pad(year, 4))-\(pad(month, 2))-\(pad(day, 2))T\(pad(secondOfDay / 3600, 2)):\(pad(secondOfDay / 60 % 60, 2)):\(pad(secondOfDay % 60, 2))"
         if milliseconds > 0 { text += "." + pad(milliseconds, 3) }
         if let offset {
             if offset == 0 {

@@ -22,7 +22,9 @@ public struct CaptureBound: Sendable, Hashable, CustomStringConvertible {
         guard let parsed = Self.parse(text) else {
             throw CaptureBoundError(
                 text: text,
-                problem: "is not a date: give YYYY-MM-DD or an ISO 8601 date and time (2024-05-01, 2024-05-01T12:00:00, 2024-05-01T12:00:00+02:00)")
+                problem:
+                    "is not a date: give YYYY-MM-DD or an ISO 8601 date and time (2024-05-01, 2024-05-01T12:00:00, 2024-05-01T12:00:00+02:00)"
+            )
         }
         self.text = text
         (wallClock, offset) = parsed
@@ -34,7 +36,9 @@ public struct CaptureBound: Sendable, Hashable, CustomStringConvertible {
     /// `self` compared with `other` (a capture time or another bound):
     /// negative when earlier, as instants when both state an offset.
     func compare(_ other: CaptureBound) -> Double {
-        if let own = offset, let theirs = other.offset { return (wallClock - Double(own)) - (other.wallClock - Double(theirs)) }
+        if let own = offset, let theirs = other.offset {
+            return (wallClock - Double(own)) - (other.wallClock - Double(theirs))
+        }
         return wallClock - other.wallClock
     }
 
@@ -139,15 +143,24 @@ struct CaptureRange {
     /// as `label`, is left out: taken before `after`, at or after `before`, or
     /// with no date to compare; nil when it is kept.
     func refusal(of captured: (text: String, source: String)?, label: String) -> ItemFailure? {
-        let asked = [after.map { "--taken-after \($0.text)" }, before.map { "--taken-before \($0.text)" }].compactMap { $0 }.joined(separator: ", ")
+        let asked = [after.map { "--taken-after \($0.text)" }, before.map { "--taken-before \($0.text)" }].compactMap {
+            $0
+        }.joined(separator: ", ")
         guard let captured, let time = try? CaptureBound(captured.text) else {
-            return ItemFailure(.manifest, .outsideDateRange, "\(label): no capture date to compare with \(asked); its copy removed")
+            return ItemFailure(
+                .manifest, .outsideDateRange, "\(label): no capture date to compare with \(asked); its copy removed")
         }
         if let after, time.compare(after) < 0 {
-            return ItemFailure(.manifest, .outsideDateRange, "\(label): taken \(captured.text) (\(captured.source)), before \(after.text) (--taken-after); its copy removed")
+            return ItemFailure(
+                .manifest, .outsideDateRange,
+                "\(label): taken \(captured.text) (\(captured.source)), before \(after.text) (--taken-after); its copy removed"
+            )
         }
         if let before, time.compare(before) >= 0 {
-            return ItemFailure(.manifest, .outsideDateRange, "\(label): taken \(captured.text) (\(captured.source)), not before \(before.text) (--taken-before); its copy removed")
+            return ItemFailure(
+                .manifest, .outsideDateRange,
+                "\(label): taken \(captured.text) (\(captured.source)), not before \(before.text) (--taken-before); its copy removed"
+            )
         }
         return nil
     }

@@ -103,12 +103,18 @@ struct CarriedSidecar: Sendable, Hashable {
     /// media's root, unless the plan found otherwise; and what the plan saw of it.
     func source(carriedBy media: ItemState) -> SourceFile {
         if let ownPath { return SourceFile(path: ownPath, name: name, rootLength: ownRootLength, expected: expected) }
-        guard case .file(let file) = media.source else { return SourceFile(path: SourcePath(name), name: name, expected: expected) }
-        return SourceFile(path: file.path.sibling(named: Array(name.utf8)), name: name, rootLength: file.rootLength, expected: expected)
+        guard case .file(let file) = media.source else {
+            return SourceFile(path: SourcePath(name), name: name, expected: expected)
+        }
+        return SourceFile(
+            path: file.path.sibling(named: Array(name.utf8)), name: name, rootLength: file.rootLength,
+            expected: expected)
     }
 
     /// How reports name it: its name in `media`'s folder as reports name it, unless the plan found otherwise.
-    func label(carriedBy media: ItemState) -> String { ownLabel ?? Self.label(of: name, besideMediaLabeled: media.label) }
+    func label(carriedBy media: ItemState) -> String {
+        ownLabel ?? Self.label(of: name, besideMediaLabeled: media.label)
+    }
 
     /// How reports name the file `name` beside the media labelled `media`.
     static func label(of name: String, besideMediaLabeled media: String) -> String {
@@ -136,7 +142,8 @@ struct CarriedSidecar: Sendable, Hashable {
     /// when it is delivered as a file.
     func item(carriedBy media: ItemState, n: Int) -> ItemState {
         var item = ItemState(
-            index: index, id: media.id, source: .file(source(carriedBy: media)), label: label(carriedBy: media), failure: failure)
+            index: index, id: media.id, source: .file(source(carriedBy: media)), label: label(carriedBy: media),
+            failure: failure)
         item.sidecarKind = kind
         item.attachedTo = released ? nil : media.label
         item.size = size
@@ -168,7 +175,9 @@ struct CarriedSidecar: Sendable, Hashable {
 extension CarriedSidecar: Codable {
     /// One flat object, only what is set: every record of its media carries it.
     private enum CodingKeys: String, CodingKey {
-        case index, name, path, label, root, version, file, borrowed, released, size, sniffed, copyPath = "copy", sha256, locationRemoved, warnings, failure
+        case index, name, path, label, root, version, file, borrowed, released, size, sniffed
+        case copyPath = "copy"
+        case sha256, locationRemoved, warnings, failure
     }
 
     init(from decoder: any Decoder) throws {
@@ -226,8 +235,11 @@ extension ItemState {
     var attachedSidecars: [SidecarRecord] {
         let root = copyPath?.parentPath
         return carriedSidecars.enumerated().compactMap { position, sidecar in
-            guard sidecar.isAttached, let kind = sidecar.kind, let path = sidecar.copyPath(carriedBy: self, n: position + 1, root: root) else { return nil }
-            return SidecarRecord(path: path, kind: kind, mimeType: ExportSidecars.mimeType(of: kind), size: sidecar.size)
+            guard sidecar.isAttached, let kind = sidecar.kind,
+                let path = sidecar.copyPath(carriedBy: self, n: position + 1, root: root)
+            else { return nil }
+            return SidecarRecord(
+                path: path, kind: kind, mimeType: ExportSidecars.mimeType(of: kind), size: sidecar.size)
         }
     }
 
@@ -235,7 +247,9 @@ extension ItemState {
     /// items: all but those it borrows (an edited copy's share of its
     /// original's JSON).
     var reportedSidecars: [ItemState] {
-        carriedSidecars.enumerated().compactMap { position, sidecar in sidecar.borrowed ? nil : sidecar.item(carriedBy: self, n: position + 1) }
+        carriedSidecars.enumerated().compactMap { position, sidecar in
+            sidecar.borrowed ? nil : sidecar.item(carriedBy: self, n: position + 1)
+        }
     }
 }
 
@@ -264,7 +278,9 @@ enum SidecarDelivery {
     /// Settles the sidecars of the `items` that carry any, two items at a time
     /// (copying is most of their cost, and the fan-in is one thread); returns
     /// what it did for each, by position.
-    static func settle(_ items: inout [ItemState], in context: BatchContext, writing: Bool) -> [(position: Int, settled: Settled)] {
+    static func settle(_ items: inout [ItemState], in context: BatchContext, writing: Bool) -> [(
+        position: Int, settled: Settled
+    )] {
         let carriers = items.indices.filter { !items[$0].carriedSidecars.isEmpty }
         guard !carriers.isEmpty else { return [] }
         let input = items
@@ -293,17 +309,20 @@ enum SidecarDelivery {
         var settled = Settled()
         if item.failure?.reason == .outsideDateRange {
             // Left out with its photo or video: the capture-date range asked for leaves out what describes it too.
-            for position in item.carriedSidecars.indices where item.carriedSidecars[position].failure == nil && !item.carriedSidecars[position].borrowed {
+            for position in item.carriedSidecars.indices
+            where item.carriedSidecars[position].failure == nil && !item.carriedSidecars[position].borrowed {
                 let label = item.carriedSidecars[position].label(carriedBy: item)
                 item.carriedSidecars[position].failure = ItemFailure(
-                    .manifest, .outsideDateRange, "\(label): describes \(item.label), which the capture-date range left out; not delivered")
+                    .manifest, .outsideDateRange,
+                    "\(label): describes \(item.label), which the capture-date range left out; not delivered")
             }
         }
         if item.failure != nil || !(item.type == .image || item.type == .video) {
             let reason = item.failure == nil ? "is not a photo or video" : "was not delivered"
             for position in item.carriedSidecars.indices where item.carriedSidecars[position].isAttached {
                 let kind = item.carriedSidecars[position].kind
-                item.carriedSidecars[position].release(warning: CarriedSidecar.mediaNotDelivered(kind, media: item.label, reason: reason))
+                item.carriedSidecars[position].release(
+                    warning: CarriedSidecar.mediaNotDelivered(kind, media: item.label, reason: reason))
             }
         }
         let privacy = context.pipeline.location
@@ -311,29 +330,39 @@ enum SidecarDelivery {
             var sidecar = item.carriedSidecars[position]
             let label = sidecar.label(carriedBy: item)
             do throws(ItemFailure) {
-                let copy = try deliver(&sidecar, n: position + 1, carriedBy: item, label: label, in: context, writing: writing)
+                let copy = try deliver(
+                    &sidecar, n: position + 1, carriedBy: item, label: label, in: context, writing: writing)
                 if writing { settled.copied = true }
                 // Location privacy: every position goes from its copy (synced
                 // with it), attached or delivered as a file: a JSON's (Takeout's
                 // or any), an XMP sidecar's; one that cannot be read is not delivered.
                 if let copy, let privacy, writing,
-                    let format = LocationStage.locationFormat(name: sidecar.name, kind: sidecar.kind, sniffed: sidecar.sniffed?.format)
+                    let format = LocationStage.locationFormat(
+                        name: sidecar.name, kind: sidecar.kind, sniffed: sidecar.sniffed?.format)
                 {
-                    let found = try LocationStage.removeLocation(from: copy, label: label, format: format, settings: privacy, in: context, sync: false)
+                    let found = try LocationStage.removeLocation(
+                        from: copy, label: label, format: format, settings: privacy, in: context, sync: false)
                     if !found.isEmpty {
-                        sidecar.locationRemoved = sidecar.kind == .takeout ? [LocationStage.takeoutLocationRemoved] : found.map(\.name)
+                        sidecar.locationRemoved =
+                            sidecar.kind == .takeout ? [LocationStage.takeoutLocationRemoved] : found.map(\.name)
                         if sidecar.sha256 != nil { sidecar.sha256 = try? FileCopier.hash(of: copy) }
                     }
                 }
             } catch {
-                if writing, let copy = sidecar.copyPath(carriedBy: item, n: position + 1, root: context.container.root) { FileSystem.remove(copy) }
+                if writing, let copy = sidecar.copyPath(carriedBy: item, n: position + 1, root: context.container.root)
+                {
+                    FileSystem.remove(copy)
+                }
                 sidecar.failure = error
             }
             item.carriedSidecars[position] = sidecar
         }
         // A borrowed share that is not attached goes (its original delivers the sidecar).
-        for (position, sidecar) in item.carriedSidecars.enumerated() where sidecar.borrowed && sidecar.released && writing {
-            if let copy = sidecar.copyPath(carriedBy: item, n: position + 1, root: context.container.root) { FileSystem.remove(copy) }
+        for (position, sidecar) in item.carriedSidecars.enumerated()
+        where sidecar.borrowed && sidecar.released && writing {
+            if let copy = sidecar.copyPath(carriedBy: item, n: position + 1, root: context.container.root) {
+                FileSystem.remove(copy)
+            }
         }
         // What went from its attached sidecars is said on it too.
         for sidecar in item.carriedSidecars where sidecar.isAttached {
@@ -351,7 +380,8 @@ enum SidecarDelivery {
     /// then copies it to its place (`writing`) or looks at the copy there.
     /// Returns its copy (none for an edited copy's share released).
     private static func deliver(
-        _ sidecar: inout CarriedSidecar, n: Int, carriedBy media: ItemState, label: String, in context: BatchContext, writing: Bool
+        _ sidecar: inout CarriedSidecar, n: Int, carriedBy media: ItemState, label: String, in context: BatchContext,
+        writing: Bool
     ) throws(ItemFailure) -> String? {
         let source = sidecar.source(carriedBy: media)
         let path = source.path
@@ -366,12 +396,15 @@ enum SidecarDelivery {
         } catch {
             throw SniffStage.failure(error, path: label, stage: .copy)
         }
-        if !sidecar.isFile, ExportSidecars.kind(name: sidecar.name, head: head) == nil || version.size > ExportSidecars.maximumSize {
+        if !sidecar.isFile,
+            ExportSidecars.kind(name: sidecar.name, head: head) == nil || version.size > ExportSidecars.maximumSize
+        {
             // No sidecar by its content: a file, identified as any other is.
             var read = InFlightItem(ItemState(index: sidecar.index, id: media.id, source: .file(source), label: label))
             read.size = version.size
             try SniffStage.identify(
-                &read, prefix: head, continuation: nil, name: sidecar.name, label: label, rejectContradictions: context.pipeline.sniff.rejectContradictions)
+                &read, prefix: head, continuation: nil, name: sidecar.name, label: label,
+                rejectContradictions: context.pipeline.sniff.rejectContradictions)
             sidecar.isFile = true
             sidecar.sniffed = read.sniffed
             sidecar.warnings += read.warnings.filter { !sidecar.warnings.contains($0) }

@@ -31,13 +31,16 @@ struct DecodeCost: Sendable, Hashable, Comparable {
         case "jpeg":
             // Shrink-on-load: entropy decoding, proportional to the bytes; a small
             // canvas at 1/8 scale.
-            return DecodeCost(milliseconds: 25 * megabytes + 5, bytes: (pixels ?? Int(megabytes * 3_000_000)) / 16 + (8 << 20))
+            return DecodeCost(
+                milliseconds: 25 * megabytes + 5, bytes: (pixels ?? Int(megabytes * 3_000_000)) / 16 + (8 << 20))
         case "heic", "heif", "heics", "heifs":
             // HEVC tiles, decoded in parallel with frame threading and shrunk one
             // by one (the libheif fallback holds the full picture).
-            return DecodeCost(milliseconds: 120 * megabytes + 20, bytes: (pixels ?? Int(megabytes * 5_000_000)) * 3 / 2 + (16 << 20))
+            return DecodeCost(
+                milliseconds: 120 * megabytes + 20, bytes: (pixels ?? Int(megabytes * 5_000_000)) * 3 / 2 + (16 << 20))
         case "avif", "avifs":
-            return DecodeCost(milliseconds: 200 * megabytes + 20, bytes: (pixels ?? Int(megabytes * 8_000_000)) * 4 + (16 << 20))
+            return DecodeCost(
+                milliseconds: 200 * megabytes + 20, bytes: (pixels ?? Int(megabytes * 8_000_000)) * 4 + (16 << 20))
         case "pdf":
             return DecodeCost(milliseconds: 60, bytes: 32 << 20)
         default:

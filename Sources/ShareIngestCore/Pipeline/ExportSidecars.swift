@@ -40,13 +40,17 @@ package enum ExportSidecars {
     }
 
     /// `kind` when `text` (a sidecar's head, from its first character) is that kind's.
-    private static func content(of kind: SharedMediaFile.Sidecar.Kind, _ text: UnsafeBufferPointer<UInt8>) -> SharedMediaFile.Sidecar.Kind? {
+    private static func content(of kind: SharedMediaFile.Sidecar.Kind, _ text: UnsafeBufferPointer<UInt8>)
+        -> SharedMediaFile.Sidecar.Kind?
+    {
         func opens(_ word: StaticString) -> Bool {
             word.withUTF8Buffer { text.count >= $0.count && memcmp(text.baseAddress!, $0.baseAddress!, $0.count) == 0 }
         }
         func has(_ word: StaticString) -> Bool {
             word.withUTF8Buffer { needle in
-                guard let base = text.baseAddress, let first = needle.first, text.count >= needle.count else { return false }
+                guard let base = text.baseAddress, let first = needle.first, text.count >= needle.count else {
+                    return false
+                }
                 // Each place its first byte is (memchr), compared whole (memcmp).
                 var at = base
                 let last = base + (text.count - needle.count)
@@ -60,7 +64,9 @@ package enum ExportSidecars {
         }
         switch kind {
         case .takeout:
-            return opens("{") && has("\"title\"") && (has("\"photoTakenTime\"") || has("\"imageViews\"") || has("\"googlePhotosOrigin\"")) ? .takeout : nil
+            return opens("{") && has("\"title\"")
+                && (has("\"photoTakenTime\"") || has("\"imageViews\"") || has("\"googlePhotosOrigin\""))
+                ? .takeout : nil
         case .xmp:
             return opens("<?xpacket") || opens("<x:xmpmeta") || (opens("<?xml") && has("x:xmpmeta")) ? .xmp : nil
         case .aae:
@@ -140,15 +146,22 @@ package enum ExportSidecars {
         name = String(name[..<dot])
         // Takeout's `(n)` behind the extension: `X.jpg(1)` names `X(1).jpg`.
         var number = ""
-        if name.hasSuffix(")"), let open = name.utf8.lastIndex(of: UInt8(ascii: "(")), name[name.index(after: open)..<name.index(before: name.endIndex)].allSatisfy(\.isNumber) {
+        if name.hasSuffix(")"), let open = name.utf8.lastIndex(of: UInt8(ascii: "(")),
+            name[name.index(after: open)..<name.index(before: name.endIndex)].allSatisfy(\.isNumber)
+        {
             number = String(name[open...])
             name = String(name[..<open])
         }
         let lower = name.lowercased()
         if let suffixDot = lower.utf8.lastIndex(of: UInt8(ascii: ".")), suffixDot != lower.startIndex {
             let suffix = lower[lower.index(after: suffixDot)...]
-            if !suffix.isEmpty, "supplemental-metadata".hasPrefix(suffix), suffix.first == "s", !isMediaExtension(String(suffix)) {
-                name = String(name[..<name.index(name.startIndex, offsetBy: lower.distance(from: lower.startIndex, to: suffixDot))])
+            if !suffix.isEmpty, "supplemental-metadata".hasPrefix(suffix), suffix.first == "s",
+                !isMediaExtension(String(suffix))
+            {
+                name = String(
+                    name[
+                        ..<name.index(name.startIndex, offsetBy: lower.distance(from: lower.startIndex, to: suffixDot))]
+                )
             }
         }
         var mediaExtension: String?
@@ -164,7 +177,8 @@ package enum ExportSidecars {
         guard !name.isEmpty else { return nil }
         let exact = (name + number).lowercased()
         return Reference(
-            stem: folder + shotStem(exact), mediaExtension: mediaExtension, shownName: name + number + "." + shownExtension, exact: folder + exact)
+            stem: folder + shotStem(exact), mediaExtension: mediaExtension,
+            shownName: name + number + "." + shownExtension, exact: folder + exact)
     }
 
     /// A media item's own reference: its stem and extension. Takeout's edited
@@ -249,7 +263,10 @@ package enum ExportSidecars {
     }
 
     /// Takeout's suffix for an edited copy, in the languages it is written in.
-    static let editedSuffixes = ["-edited", "-bearbeitet", "-modifié", "-editado", "-modificato", "-bewerkt", "-redigerad", "-muokattu", "-edytowane"]
+    static let editedSuffixes = [
+        "-edited", "-bearbeitet", "-modifié", "-editado", "-modificato", "-bewerkt", "-redigerad", "-muokattu",
+        "-edytowane",
+    ]
 
     /// True for an extension a photo or video has (so `IMG_1234.CR2` keeps
     /// `.CR2` as the media's and `X.supplemental-metadata` is not one).
@@ -263,14 +280,16 @@ package enum ExportSidecars {
     /// The MIME types of camera RAW formats (DNG, NEF, CR2, CR3, ARW, RAF,
     /// ORF, RW2 and their kin).
     static let rawMIMETypes: Set<String> = [
-        "image/x-adobe-dng", "image/x-nikon-nef", "image/x-canon-cr2", "image/x-canon-cr3", "image/x-sony-arw", "image/x-fuji-raf",
+        "image/x-adobe-dng", "image/x-nikon-nef", "image/x-canon-cr2", "image/x-canon-cr3", "image/x-sony-arw",
+        "image/x-fuji-raf",
         "image/x-olympus-orf", "image/x-panasonic-rw2",
     ]
 
     /// True for the extension of a camera RAW format (`cr2`, `dng`, …).
     static func isRAWExtension(_ ext: String) -> Bool { extensionsOfRAW.contains(ext) }
 
-    private static let extensionsOfRAW: Set<String> = Set(MediaFormat.all.filter { rawMIMETypes.contains($0.mimeType) }.flatMap(\.extensions))
+    private static let extensionsOfRAW: Set<String> = Set(
+        MediaFormat.all.filter { rawMIMETypes.contains($0.mimeType) }.flatMap(\.extensions))
 
     /// `IMG_1234.JPG` → `jpg`; nil without an extension.
     static func fileExtension(of name: String) -> String? {
@@ -289,7 +308,9 @@ package enum ExportSidecars {
 
     private static func split(_ label: String) -> (folder: String, file: String) {
         let slash = label.utf8.lastIndex(of: UInt8(ascii: "/"))
-        return (slash.map { String(label[...$0]) } ?? "", slash.map { String(label[label.index(after: $0)...]) } ?? label)
+        return (
+            slash.map { String(label[...$0]) } ?? "", slash.map { String(label[label.index(after: $0)...]) } ?? label
+        )
     }
 }
 
@@ -356,7 +377,9 @@ struct FolderSidecars: Sendable {
         var mediaNames: [String] = []
         for name in names {
             if let kind = ExportSidecars.kind(byName: name) {
-                if let reference = ExportSidecars.reference(sidecarLabel: name) { found.append((name, kind, reference)) }
+                if let reference = ExportSidecars.reference(sidecarLabel: name) {
+                    found.append((name, kind, reference))
+                }
             } else if let ext = ExportSidecars.fileExtension(of: name), ExportSidecars.isMediaExtension(ext) {
                 mediaNames.append(name)
             }
@@ -365,7 +388,9 @@ struct FolderSidecars: Sendable {
         let stems = Set(found.map(\.reference.stem))
         var mediaByStem: [String: [(name: String, reference: ExportSidecars.Reference)]] = [:]
         for name in mediaNames {
-            guard let reference = ExportSidecars.reference(mediaLabel: name), stems.contains(reference.stem) else { continue }
+            guard let reference = ExportSidecars.reference(mediaLabel: name), stems.contains(reference.stem) else {
+                continue
+            }
             mediaByStem[reference.stem, default: []].append((name, reference))
         }
         for (name, kind, reference) in found where media[name] == nil {
@@ -377,11 +402,19 @@ struct FolderSidecars: Sendable {
             if let ext = reference.mediaExtension {
                 // The photo of that name first; Takeout's JSON describes the
                 // edited copies of its photo too (whatever their extension).
-                chosen = Array(candidates.filter { !ExportSidecars.isEditedRender($0) && ExportSidecars.fileExtension(of: $0) == ext }.prefix(1))
+                chosen = Array(
+                    candidates.filter {
+                        !ExportSidecars.isEditedRender($0) && ExportSidecars.fileExtension(of: $0) == ext
+                    }.prefix(1))
                 if kind == .takeout { chosen += candidates.filter(ExportSidecars.isEditedCopy) }
             } else {
-                let raw = candidates.first { ExportSidecars.fileExtension(of: $0).map(ExportSidecars.isRAWExtension) ?? false }
-                if let one = raw ?? candidates.first(where: { !ExportSidecars.isEditedRender($0) }) ?? candidates.first { chosen = [one] }
+                let raw = candidates.first {
+                    ExportSidecars.fileExtension(of: $0).map(ExportSidecars.isRAWExtension) ?? false
+                }
+                if let one = raw ?? candidates.first(where: { !ExportSidecars.isEditedRender($0) }) ?? candidates.first
+                {
+                    chosen = [one]
+                }
             }
             guard !chosen.isEmpty else { continue }
             media[name] = chosen
@@ -430,7 +463,8 @@ struct ShotGrouping {
             }
         guard members.count >= 2, let cover = members.first else { return }
         for member in members {
-            groups[member.index] = SharedMediaFile.Group(id: cover.id.uuidString, kind: .burst, role: member.index == cover.index ? .cover : .frame)
+            groups[member.index] = SharedMediaFile.Group(
+                id: cover.id.uuidString, kind: .burst, role: member.index == cover.index ? .cover : .frame)
         }
     }
 
@@ -443,7 +477,9 @@ struct ShotGrouping {
     /// Groups `candidates`: every item of each stem among them.
     mutating func add(_ candidates: [ItemState], final: (ItemState) -> ItemState?) {
         let media = candidates.compactMap(final)
-            .filter { $0.failure == nil && $0.copyPath != nil && ($0.type == .image || $0.type == .video) }.sorted { $0.index < $1.index }
+            .filter { $0.failure == nil && $0.copyPath != nil && ($0.type == .image || $0.type == .video) }.sorted {
+                $0.index < $1.index
+            }
         let items = media.filter { $0.type == .image }
         var byStem: [String: [ItemState]] = [:]
         for item in items {
@@ -470,7 +506,8 @@ struct ShotGrouping {
         // Never by name alone when the frames carry Apple's `BurstUUID` (``addBurst(_:final:)``).
         for item in media where groups[item.index] == nil && item.burstKey == nil {
             let file = item.label.lastPathComponentOfPath.lowercased()
-            guard let dot = file.utf8.lastIndex(of: UInt8(ascii: ".")), ExportSidecars.burstFrame(String(file[..<dot])) != nil,
+            guard let dot = file.utf8.lastIndex(of: UInt8(ascii: ".")),
+                ExportSidecars.burstFrame(String(file[..<dot])) != nil,
                 let stem = ExportSidecars.reference(mediaLabel: item.label)?.stem
             else { continue }
             bursts[stem, default: []].append(item)
@@ -487,7 +524,8 @@ struct ShotGrouping {
             guard members.count >= 2 else { continue }
             let id = cover.id.uuidString
             for member in members {
-                groups[member.index] = SharedMediaFile.Group(id: id, kind: .burst, role: member.index == cover.index ? .cover : .frame)
+                groups[member.index] = SharedMediaFile.Group(
+                    id: id, kind: .burst, role: member.index == cover.index ? .cover : .frame)
             }
         }
         // `edit`: each edited render (`IMG_E1234.JPG`, `X-edited.jpg`) with the
@@ -504,7 +542,8 @@ struct ShotGrouping {
             let members = byExportStem[stem] ?? []
             let originals = members.filter { !ExportSidecars.isEditedRender($0.label) }
             for edited in members where ExportSidecars.isEditedRender(edited.label) && groups[edited.index] == nil {
-                guard let original = originals.first(where: { $0.type == edited.type && Self.sameShot($0, edited) }) else { continue }
+                guard let original = originals.first(where: { $0.type == edited.type && Self.sameShot($0, edited) })
+                else { continue }
                 if let existing = groups[original.index], existing.kind != .edit { continue }
                 let id = original.id.uuidString
                 groups[original.index] = SharedMediaFile.Group(id: id, kind: .edit, role: .original)
@@ -518,13 +557,17 @@ struct ShotGrouping {
 
     /// Capture times within ``burstMaximumGap`` when both have one.
     static func sameBurst(_ cover: ItemState, _ frame: ItemState) -> Bool {
-        guard let a = CaptureDate.comparableTime(of: cover), let b = CaptureDate.comparableTime(of: frame), let gap = a.distance(to: b) else { return true }
+        guard let a = CaptureDate.comparableTime(of: cover), let b = CaptureDate.comparableTime(of: frame),
+            let gap = a.distance(to: b)
+        else { return true }
         return gap <= burstMaximumGap
     }
 
     /// Capture times within 1 s when both have one (the metadata decides, not the name alone).
     static func sameShot(_ raw: ItemState, _ jpeg: ItemState) -> Bool {
-        guard let a = CaptureDate.comparableTime(of: raw), let b = CaptureDate.comparableTime(of: jpeg), let gap = a.distance(to: b) else { return true }
+        guard let a = CaptureDate.comparableTime(of: raw), let b = CaptureDate.comparableTime(of: jpeg),
+            let gap = a.distance(to: b)
+        else { return true }
         return gap <= rawJpegMaximumGap
     }
 

@@ -115,7 +115,8 @@ struct ItemLifecycle: Sendable {
     static func attempts(_ asked: Int) -> Int { max(1, asked) }
 
     init(
-        stages: [StageName], maxAttempts: Int = ItemLifecycle.defaultMaxAttempts, order: [StageName] = StageName.allCases,
+        stages: [StageName], maxAttempts: Int = ItemLifecycle.defaultMaxAttempts,
+        order: [StageName] = StageName.allCases,
         spaceWait: SpaceWait = .park
     ) {
         self.stages = stages
@@ -125,8 +126,11 @@ struct ItemLifecycle: Sendable {
     }
 
     /// The lifecycle of a batch of `pipeline`: its item stages, within its catalog's order.
-    init(pipeline: PipelineDefinition, maxAttempts: Int = ItemLifecycle.defaultMaxAttempts, spaceWait: SpaceWait = .park) {
-        self.init(stages: pipeline.itemStages, maxAttempts: maxAttempts, order: pipeline.catalog.names, spaceWait: spaceWait)
+    init(
+        pipeline: PipelineDefinition, maxAttempts: Int = ItemLifecycle.defaultMaxAttempts, spaceWait: SpaceWait = .park
+    ) {
+        self.init(
+            stages: pipeline.itemStages, maxAttempts: maxAttempts, order: pipeline.catalog.names, spaceWait: spaceWait)
     }
 
     // MARK: - Steps
@@ -144,7 +148,10 @@ struct ItemLifecycle: Sendable {
     func admit(_ item: inout ItemState, to stage: StageName, available: Bool, stopping: Bool) -> NextStep? {
         guard available else {
             return advance(
-                &item, after: .failed(ItemFailure(stage, .io, "\(item.label): stage \(stage.rawValue) is not in the batch's pipeline")), stopping: false)
+                &item,
+                after: .failed(
+                    ItemFailure(stage, .io, "\(item.label): stage \(stage.rawValue) is not in the batch's pipeline")),
+                stopping: false)
         }
         return stopping ? .park(stage) : nil
     }
@@ -186,8 +193,11 @@ struct ItemLifecycle: Sendable {
                     crashed
                     ? ItemFailure(
                         stage, .crashedRepeatedly,
-                        "\(item.label): the process died \(item.lostAttempts) times while decoding this file alone; not tried again (the last time: \(reason))")
-                    : ItemFailure(stage, .attemptsExhausted, "\(item.label): gave up after \(item.lostAttempts) attempts at \(stage.rawValue): \(reason)")
+                        "\(item.label): the process died \(item.lostAttempts) times while decoding this file alone; not tried again (the last time: \(reason))"
+                    )
+                    : ItemFailure(
+                        stage, .attemptsExhausted,
+                        "\(item.label): gave up after \(item.lostAttempts) attempts at \(stage.rawValue): \(reason)")
                 item.suspect = false
                 return .gaveUp(reason: item.failure?.message ?? reason)
             }
@@ -259,7 +269,9 @@ struct ItemLifecycle: Sendable {
     /// attempts are gone); one of several runs alone next. An item held but not
     /// in flight (claimed and not started, or in a stage that decodes nothing)
     /// is handed back as it was: ready at once, not counted.
-    func lose(held: [ItemState], inFlightBeside others: Int = 0, reason: String, stopping: Bool) -> [(item: ItemState, next: NextStep)] {
+    func lose(held: [ItemState], inFlightBeside others: Int = 0, reason: String, stopping: Bool) -> [(
+        item: ItemState, next: NextStep
+    )] {
         let alone = held.count(where: Self.wasInFlight) + others == 1
         return held.map { lost in
             var item = lost
@@ -267,7 +279,8 @@ struct ItemLifecycle: Sendable {
             item.decodingInFlight = false
             guard let stage = start(item, stopping: false).stage else { return (item, .finished) }
             guard inFlight else { return (item, stopping ? .park(stage) : .retry(stage, after: 0, reason: reason)) }
-            let next = advance(&item, after: .lost(at: stage, reason: reason, .died(alone: alone, decoding: true)), stopping: stopping)
+            let next = advance(
+                &item, after: .lost(at: stage, reason: reason, .died(alone: alone, decoding: true)), stopping: stopping)
             return (item, next)
         }
     }
@@ -313,12 +326,15 @@ struct ItemLifecycle: Sendable {
     /// stage is to run again after its backoff, which is recorded instead; a
     /// second refusal (`refusedBefore`) stops the holder too.
     func afterFailedRecord(
-        _ item: inout ItemState, next: NextStep, ran: RanStage?, error: String, failure: StoreFailure, refusedBefore: Bool
+        _ item: inout ItemState, next: NextStep, ran: RanStage?, error: String, failure: StoreFailure,
+        refusedBefore: Bool
     ) -> FailedRecord {
         let stage = ran?.stage ?? next.stage ?? self.stage(after: item.completed) ?? .manifest
         guard failure == .refused, !refusedBefore else { return FailedRecord(next: .park(stage), stopsRun: true) }
         if let before = ran?.before { item = before }
-        return FailedRecord(next: advance(&item, after: .lost(at: stage, reason: error, .recordRefused), stopping: false), stopsRun: false)
+        return FailedRecord(
+            next: advance(&item, after: .lost(at: stage, reason: error, .recordRefused), stopping: false),
+            stopsRun: false)
     }
 
     // MARK: - The fan-in
@@ -333,7 +349,9 @@ struct ItemLifecycle: Sendable {
     /// the fan-in's one counter.
     func afterLosingFanIn(lostBefore: Int, reason: String) -> (next: NextStep, lost: Int) {
         let lost = lostBefore + 1
-        guard lost >= maxAttempts else { return (.retry(.manifest, after: Self.backoff(after: lost), reason: reason), lost) }
+        guard lost >= maxAttempts else {
+            return (.retry(.manifest, after: Self.backoff(after: lost), reason: reason), lost)
+        }
         return (.gaveUp(reason: "the manifest job gave up after \(lost) attempts: \(reason)"), lost)
     }
 
@@ -395,7 +413,8 @@ struct ItemLifecycle: Sendable {
         switch next {
         case .run(let following) where holderKeeps: Recorded(stage: following, state: .running, delay: 0, error: nil)
         case .run(let following), .park(let following): Recorded(stage: following, state: .queued, delay: 0, error: nil)
-        case .retry(let following, let after, let reason): Recorded(stage: following, state: .queued, delay: after, error: reason)
+        case .retry(let following, let after, let reason):
+            Recorded(stage: following, state: .queued, delay: after, error: reason)
         case .finished: Recorded(stage: held, state: .done, delay: 0, error: nil)
         case .gaveUp(let reason): Recorded(stage: held, state: .failed, delay: 0, error: reason)
         }
@@ -414,7 +433,9 @@ struct ItemLifecycle: Sendable {
     /// interrupted batch's) was not delivered, and counts as failed, as its
     /// report shows it.
     static func reportCounts(_ stored: StoredCounts) -> BatchReport.Counts {
-        BatchReport.Counts(items: stored.items, ingested: stored.ingested, failed: stored.failed + stored.unfinished, skipped: stored.skipped)
+        BatchReport.Counts(
+            items: stored.items, ingested: stored.ingested, failed: stored.failed + stored.unfinished,
+            skipped: stored.skipped)
     }
 
     // MARK: - Recording before going on
@@ -427,7 +448,9 @@ struct ItemLifecycle: Sendable {
     /// record carries it. Stages are idempotent, so a holder that dies only
     /// costs their redoing; a step that finishes the item, or hands it to
     /// another holder, is always recorded.
-    static func recordsBeforeGoingOn(_ next: NextStep, holderKeeps: Bool, roundTrips: Bool, cheapToRedo: Bool = false) -> Bool {
+    static func recordsBeforeGoingOn(_ next: NextStep, holderKeeps: Bool, roundTrips: Bool, cheapToRedo: Bool = false)
+        -> Bool
+    {
         !((roundTrips || cheapToRedo) && holderKeeps && next.stage != nil)
     }
 
@@ -466,7 +489,9 @@ struct ItemLifecycle: Sendable {
     /// The stage after `stage` (the first one after nil), nil after the last.
     func stage(after stage: StageName?) -> StageName? {
         guard let stage else { return stages.first }
-        if let position = stages.firstIndex(of: stage) { return stages.indices.contains(position + 1) ? stages[position + 1] : nil }
+        if let position = stages.firstIndex(of: stage) {
+            return stages.indices.contains(position + 1) ? stages[position + 1] : nil
+        }
         // A stage this pipeline lacks (a record of another version): the first
         // of its stages that runs later in the catalog's order.
         guard let done = order.firstIndex(of: stage) else { return nil }

@@ -47,7 +47,10 @@ struct SourceFile: Sendable, Hashable {
         }
     }
 
-    init(path: SourcePath, name: String, rootLength: Int? = nil, expected: FileVersion? = nil, refused: ItemFailure? = nil) {
+    init(
+        path: SourcePath, name: String, rootLength: Int? = nil, expected: FileVersion? = nil,
+        refused: ItemFailure? = nil
+    ) {
         // Its own folder as its root is said by no length (as a record says it).
         let own = rootLength == path.parent.bytes.count
         (self.path, self.name, self.rootLength) = (path, name, own ? nil : rootLength)
@@ -66,16 +69,19 @@ struct SourceFile: Sendable, Hashable {
 
     /// The folder it is opened beneath.
     var root: SourcePath {
-        if let rootLength, rootLength <= path.bytes.count { return SourcePath(bytes: Array(path.bytes.prefix(rootLength))) }
+        if let rootLength, rootLength <= path.bytes.count {
+            return SourcePath(bytes: Array(path.bytes.prefix(rootLength)))
+        }
         return path.parent
     }
-
 
     /// True when `root` is the folder it is opened beneath (compared in place, nothing allocated).
     func isBeneath(_ root: SourcePath) -> Bool {
         let length = rootLength ?? path.bytes.lastIndex(of: UInt8(ascii: "/")).map { $0 == 0 ? 1 : $0 } ?? -1
         guard length > 0, length == root.bytes.count, length <= path.bytes.count else { return false }
-        return path.bytes.withUnsafeBufferPointer { own in root.bytes.withUnsafeBufferPointer { memcmp(own.baseAddress!, $0.baseAddress!, length) == 0 } }
+        return path.bytes.withUnsafeBufferPointer { own in
+            root.bytes.withUnsafeBufferPointer { memcmp(own.baseAddress!, $0.baseAddress!, length) == 0 }
+        }
     }
 
     /// Its path beneath ``root``.
@@ -243,9 +249,12 @@ struct ItemState: Sendable, Hashable, Codable {
     /// The record's keys: one per stored property (a property missing here is
     /// never recorded). Three keep the names older records used.
     enum CodingKeys: String, CodingKey, CaseIterable {
-        case index, id, source, label, completed, sniffed, headerPixels, copyPath, size, sha256, duplicateOf, type, mimeType, width, height
-        case thumbnailPath, moments, motionVideo, livePhoto, carriedSidecars, sidecarKind, attachedTo, capturedAt, capturedAtSource
-        case exportDescription, exportLocation, group, locationRemoved, compatible, stageRecords, warnings, failure, stageSeconds, lostAttempts
+        case index, id, source, label, completed, sniffed, headerPixels, copyPath, size, sha256, duplicateOf, type,
+            mimeType, width, height
+        case thumbnailPath, moments, motionVideo, livePhoto, carriedSidecars, sidecarKind, attachedTo, capturedAt,
+            capturedAtSource
+        case exportDescription, exportLocation, group, locationRemoved, compatible, stageRecords, warnings, failure,
+            stageSeconds, lostAttempts
         case suspect, video, projection, stereo, gainMap
         case capturePlace, thumbnailGainMap
         case previews, waitingForSpace
@@ -272,7 +281,9 @@ struct ItemState: Sendable, Hashable, Codable {
     static func unreadable(index: Int, id: UUID?, error: String) -> ItemState {
         ItemState(
             index: index, id: id ?? UUID(), source: .text(""), label: "item \(index)",
-            failure: ItemFailure(.sniff, .unreadableState, "item \(index): its recorded state cannot be read (\(error)); it was not delivered"))
+            failure: ItemFailure(
+                .sniff, .unreadableState,
+                "item \(index): its recorded state cannot be read (\(error)); it was not delivered"))
     }
 
     /// True when its record names a copy that is not there: a stage failed and
@@ -316,7 +327,9 @@ struct ItemState: Sendable, Hashable, Codable {
             files.insert(container.compatiblePath(id: id))
         }
         if moments?.embeddedVideo != nil || motionVideo != nil {
-            for ext in MotionVideo.extensions { files.insert(container.mediaPath(id: motionVideoID, fileExtension: ext)) }
+            for ext in MotionVideo.extensions {
+                files.insert(container.mediaPath(id: motionVideoID, fileExtension: ext))
+            }
             files.insert(container.thumbnailPath(id: motionVideoID))
         }
         return files
@@ -326,7 +339,8 @@ struct ItemState: Sendable, Hashable, Codable {
     /// compatible copy) and the ones its stages made for it. The copies of the
     /// sidecars it carries are theirs, not its own (``CarriedSidecar``).
     var deliveredFiles: [String] {
-        [copyPath, thumbnailPath, compatible?.path].compactMap { $0 } + stageRecords.values.flatMap(\.files) + previews.map(\.path)
+        [copyPath, thumbnailPath, compatible?.path].compactMap { $0 } + stageRecords.values.flatMap(\.files)
+            + previews.map(\.path)
     }
 
     /// Removes every file this item may own (a failed item leaves nothing behind).
@@ -453,38 +467,50 @@ struct ItemColumn: Sendable, CustomStringConvertible {
     var description: String { name }
 
     static let completed = ItemColumn(
-        name: "completed", value: { $0.completed?.rawValue }, index: nil, journalMigration: nil, queueMigration: "8-item-columns")
+        name: "completed", value: { $0.completed?.rawValue }, index: nil, journalMigration: nil,
+        queueMigration: "8-item-columns")
     static let reason = ItemColumn(
-        name: "reason", value: { $0.failure?.reason.rawValue }, index: nil, journalMigration: nil, queueMigration: "8-item-columns")
+        name: "reason", value: { $0.failure?.reason.rawValue }, index: nil, journalMigration: nil,
+        queueMigration: "8-item-columns")
     static let sha256 = ItemColumn(
-        name: "sha256", value: { $0.sha256 }, index: ["sha256"], journalMigration: "3-item-content-hash", queueMigration: "5-content-hash")
+        name: "sha256", value: { $0.sha256 }, index: ["sha256"], journalMigration: "3-item-content-hash",
+        queueMigration: "5-content-hash")
     static let contentIdentifier = ItemColumn(
         name: "content_identifier", value: { $0.livePhotoKeys.identifier }, index: ["batch_id", "content_identifier"],
         journalMigration: "4-item-live-photo-keys", queueMigration: "7-live-photo-keys")
     static let livePhotoName = ItemColumn(
-        name: "live_photo_name", value: { $0.livePhotoKeys.name }, index: ["batch_id", "live_photo_name"], journalMigration: "4-item-live-photo-keys",
+        name: "live_photo_name", value: { $0.livePhotoKeys.name }, index: ["batch_id", "live_photo_name"],
+        journalMigration: "4-item-live-photo-keys",
         queueMigration: "7-live-photo-keys")
     static let suspect = ItemColumn(
-        name: "suspect", value: { $0.suspect ? "alone" : nil }, index: nil, journalMigration: "5-suspects-and-attempts", queueMigration: "8-item-columns")
+        name: "suspect", value: { $0.suspect ? "alone" : nil }, index: nil, journalMigration: "5-suspects-and-attempts",
+        queueMigration: "8-item-columns")
     /// Kept empty since sidecars are matched when a batch is planned (its
     /// index, on the stems, is what older versions used).
     static let sidecarKind = ItemColumn(
-        name: "sidecar_kind", value: { _ in nil }, index: ["batch_id", "export_stem"], journalMigration: "6-export-sidecar-keys",
+        name: "sidecar_kind", value: { _ in nil }, index: ["batch_id", "export_stem"],
+        journalMigration: "6-export-sidecar-keys",
         queueMigration: "9-export-sidecar-keys")
     static let exportStem = ItemColumn(
-        name: "export_stem", value: { $0.exportStem }, index: ["batch_id", "export_stem"], journalMigration: "6-export-sidecar-keys",
+        name: "export_stem", value: { $0.exportStem }, index: ["batch_id", "export_stem"],
+        journalMigration: "6-export-sidecar-keys",
         queueMigration: "9-export-sidecar-keys")
     static let burstID = ItemColumn(
-        name: "burst_id", value: { $0.burstKey }, index: ["batch_id", "burst_id"], journalMigration: "7-burst-identifier", queueMigration: "10-burst-identifier")
+        name: "burst_id", value: { $0.burstKey }, index: ["batch_id", "burst_id"],
+        journalMigration: "7-burst-identifier", queueMigration: "10-burst-identifier")
     /// The perceptual hash of a delivered thumbnail: the fan-in reads the
     /// column of every earlier finished batch into its near-duplicate index
     /// (``SimilarPictures``), without decoding a record.
     static let perceptualHash = ItemColumn(
-        name: "phash", value: { $0.thumbnailPath == nil ? nil : $0.perceptualHash }, index: nil, journalMigration: "9-perceptual-hash",
+        name: "phash", value: { $0.thumbnailPath == nil ? nil : $0.perceptualHash }, index: nil,
+        journalMigration: "9-perceptual-hash",
         queueMigration: "11-perceptual-hash")
 
     /// Every item column, in the order the stores write them.
-    static let all: [ItemColumn] = [completed, reason, sha256, contentIdentifier, livePhotoName, suspect, sidecarKind, exportStem, burstID, perceptualHash]
+    static let all: [ItemColumn] = [
+        completed, reason, sha256, contentIdentifier, livePhotoName, suspect, sidecarKind, exportStem, burstID,
+        perceptualHash,
+    ]
 
     /// Which store a migration belongs to.
     enum Store { case journal, queue }
@@ -493,9 +519,13 @@ struct ItemColumn: Sendable, CustomStringConvertible {
     /// that add the columns it added, then their indexes.
     static func additions(by migration: String, of store: Store, table: String) -> String {
         let added = all.filter { (store == .journal ? $0.journalMigration : $0.queueMigration) == migration }
-        let columns = added.map { "ALTER TABLE \(table) ADD COLUMN \($0.name) \(store == .journal ? "TEXT" : "text");\n" }
+        let columns = added.map {
+            "ALTER TABLE \(table) ADD COLUMN \($0.name) \(store == .journal ? "TEXT" : "text");\n"
+        }
         let indexes = added.compactMap { column in
-            column.index.map { "CREATE INDEX IF NOT EXISTS \(table)_\(column.name) ON \(table) (\($0.joined(separator: ", "))) WHERE \(column.name) IS NOT NULL;\n" }
+            column.index.map {
+                "CREATE INDEX IF NOT EXISTS \(table)_\(column.name) ON \(table) (\($0.joined(separator: ", "))) WHERE \(column.name) IS NOT NULL;\n"
+            }
         }
         return (columns + indexes).joined()
     }
@@ -529,7 +559,11 @@ extension ItemState {
         do {
             return try JSONDecoder().decode(ItemState.self, from: data)
         } catch DecodingError.keyNotFound(CodingKeys.label, _) {
-            if let upgraded = upgradedFromBeforeLabels(data), let state = try? JSONDecoder().decode(ItemState.self, from: upgraded) { return state }
+            if let upgraded = upgradedFromBeforeLabels(data),
+                let state = try? JSONDecoder().decode(ItemState.self, from: upgraded)
+            {
+                return state
+            }
             return .unreadable(index: index, id: id, error: "its record has no label and cannot be upgraded")
         } catch {
             return .unreadable(index: index, id: id, error: "\(error)")
@@ -540,13 +574,17 @@ extension ItemState {
     /// from the source (a file's `shownAs`, else its path; text and links as
     /// they are labelled now), its `strikes` as lost attempts.
     static func upgradedFromBeforeLabels(_ data: Data) -> Data? {
-        guard var record = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any], let source = record["source"] as? [String: Any] else {
+        guard var record = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any],
+            let source = record["source"] as? [String: Any]
+        else {
             return nil
         }
         let text = source["text"] as? String ?? ""
         switch source["kind"] as? String {
         case "file":
-            let shown = (source["shownAs"] as? String ?? source["path"] as? String).flatMap { Data(base64Encoded: $0) } ?? Data()
+            let shown =
+                (source["shownAs"] as? String ?? source["path"] as? String).flatMap { Data(base64Encoded: $0) }
+                ?? Data()
             record["label"] = SourcePath(bytes: Array(shown)).display
         case "text": record["label"] = label(ofText: text)
         case "url": record["label"] = label(ofURL: text)
@@ -570,11 +608,14 @@ extension ItemSource: Codable {
             let path = SourcePath(bytes: Array(try c.decodeIfPresent(Data.self, forKey: .path) ?? Data()))
             self = .file(
                 SourceFile(
-                    path: path, name: try c.decodeIfPresent(String.self, forKey: .name) ?? "", rootLength: try c.decodeIfPresent(Int.self, forKey: .root),
+                    path: path, name: try c.decodeIfPresent(String.self, forKey: .name) ?? "",
+                    rootLength: try c.decodeIfPresent(Int.self, forKey: .root),
                     refused: try c.decodeIfPresent(ItemFailure.self, forKey: .refused)))
         case "text": self = .text(try c.decodeIfPresent(String.self, forKey: .text) ?? "")
         case "url": self = .url(try c.decodeIfPresent(String.self, forKey: .text) ?? "")
-        case let kind: throw DecodingError.dataCorruptedError(forKey: .kind, in: c, debugDescription: "unknown source kind \(kind)")
+        case let kind:
+            throw DecodingError.dataCorruptedError(
+                forKey: .kind, in: c, debugDescription: "unknown source kind \(kind)")
         }
     }
 
@@ -603,7 +644,6 @@ extension ItemSource: Codable {
 @propertyWrapper
 struct OmittedWhenDefault<Value: Codable & Hashable & Sendable & RecordDefault>: Hashable, Sendable {
     var wrappedValue: Value
-    init(wrappedValue: Value) { self.wrappedValue = wrappedValue }
 }
 
 extension OmittedWhenDefault: Codable {

@@ -28,7 +28,11 @@ extension ItemState {
         let movie = type == .video && ["mov", "mp4", "m4v"].contains(format.id)
         guard still || movie else { return (nil, nil) }
         var name: String?
-        if moments.captureTime != nil, still || (durationMilliseconds ?? .infinity) <= PipelineDefinition.MotionSettings.livePhotoMaximumSeconds * 1000 {
+        if moments.captureTime != nil,
+            still
+                || (durationMilliseconds ?? .infinity) <= PipelineDefinition.MotionSettings.livePhotoMaximumSeconds
+                    * 1000
+        {
             name = LivePhotoPairing.pairingName(label: label, isMovie: movie)
         }
         return (moments.contentIdentifier, name)
@@ -49,7 +53,9 @@ struct LivePhotoPairing {
     /// Pairs `candidates`, each as the fan-in will deliver it (`final`: nil for
     /// one that will not be delivered, e.g. a duplicate the pipeline skips).
     init(candidates: [ItemState], final: (ItemState) -> ItemState?) {
-        let items = candidates.compactMap(final).filter { $0.failure == nil && $0.copyPath != nil }.sorted { $0.index < $1.index }
+        let items = candidates.compactMap(final).filter { $0.failure == nil && $0.copyPath != nil }.sorted {
+            $0.index < $1.index
+        }
         let stills = items.filter { $0.type == .image }
         let movies = items.filter { $0.type == .video }
         var links: [Int: LivePhotoLink] = [:]
@@ -62,9 +68,12 @@ struct LivePhotoPairing {
         }
         // By content identifier: the first still with the first movie, and so on.
         var moviesByIdentifier: [String: [ItemState]] = [:]
-        for movie in movies { if let id = movie.moments?.contentIdentifier { moviesByIdentifier[id, default: []].append(movie) } }
+        for movie in movies {
+            if let id = movie.moments?.contentIdentifier { moviesByIdentifier[id, default: []].append(movie) }
+        }
         for still in stills {
-            guard let id = still.moments?.contentIdentifier, var waiting = moviesByIdentifier[id], !waiting.isEmpty else { continue }
+            guard let id = still.moments?.contentIdentifier, var waiting = moviesByIdentifier[id], !waiting.isEmpty
+            else { continue }
             pair(still, waiting.removeFirst(), by: .contentIdentifier)
             moviesByIdentifier[id] = waiting
         }
@@ -86,8 +95,10 @@ struct LivePhotoPairing {
     /// identifiers that differ, a movie of at most 3.2 s, capture times within 2 s.
     static func matchByNameAndTime(_ still: ItemState, _ movie: ItemState) -> Bool {
         if let a = still.moments?.contentIdentifier, let b = movie.moments?.contentIdentifier, a != b { return false }
-        guard let duration = movie.durationMilliseconds, duration <= PipelineDefinition.MotionSettings.livePhotoMaximumSeconds * 1000,
-            let stillTime = CaptureDate.comparableTime(of: still), let movieTime = CaptureDate.comparableTime(of: movie),
+        guard let duration = movie.durationMilliseconds,
+            duration <= PipelineDefinition.MotionSettings.livePhotoMaximumSeconds * 1000,
+            let stillTime = CaptureDate.comparableTime(of: still),
+            let movieTime = CaptureDate.comparableTime(of: movie),
             let gap = stillTime.distance(to: movieTime)
         else { return false }
         return gap <= PipelineDefinition.MotionSettings.livePhotoMaximumGap

@@ -80,7 +80,8 @@ public struct PipelineDefinition: Sendable, Hashable {
     /// default, so `PipelineDefinition(name: "mine")` has every stage of `default`.
     public init(
         name: String, description: String = "", sniff: SniffSettings = .init(), copy: CopySettings = .init(),
-        location: LocationSettings? = nil, probe: ProbeSettings? = .init(), thumbnail: ThumbnailSettings? = .init(), motion: MotionSettings? = .init(),
+        location: LocationSettings? = nil, probe: ProbeSettings? = .init(), thumbnail: ThumbnailSettings? = .init(),
+        motion: MotionSettings? = .init(),
         compatible: CompatibleSettings? = nil, manifest: ManifestSettings = .init()
     ) {
         self.name = name
@@ -162,14 +163,17 @@ extension PipelineDefinition {
     public static func load(_ nameOrPath: String) throws(PipelineError) -> PipelineDefinition {
         if nameOrPath.contains("/") || nameOrPath.hasSuffix(".json") {
             guard let data = try? Data(FileSystem.readWholeFile(nameOrPath)) else {
-                throw PipelineError(file: nameOrPath, field: "(file)", problem: "cannot be read (missing or not a file)")
+                throw PipelineError(
+                    file: nameOrPath, field: "(file)", problem: "cannot be read (missing or not a file)")
             }
             return try decode(data, file: nameOrPath)
         }
         guard let text = BuiltinPipelines.json[nameOrPath] else {
             throw PipelineError(
                 file: nameOrPath, field: "(name)",
-                problem: "no built-in pipeline has this name; built in: \(builtinNames.joined(separator: ", ")); or give a path to a .json file")
+                problem:
+                    "no built-in pipeline has this name; built in: \(builtinNames.joined(separator: ", ")); or give a path to a .json file"
+            )
         }
         return try decode(Data(text.utf8), file: "built-in pipeline \(nameOrPath)")
     }
@@ -194,5 +198,7 @@ extension PipelineDefinition {
     /// Checks every setting against what the document allows, for a definition
     /// built in code (a batch stores it as JSON, and a resumed batch must read it
     /// back): the same rules as a file, naming the same fields.
-    public func validate() throws(PipelineError) { try PipelineDocument(file: "pipeline \(name)", catalog: catalog).check(self) }
+    public func validate() throws(PipelineError) {
+        try PipelineDocument(file: "pipeline \(name)", catalog: catalog).check(self)
+    }
 }

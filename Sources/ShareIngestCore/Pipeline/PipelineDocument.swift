@@ -20,18 +20,28 @@ struct PipelineDocument {
     /// Where `data` has a comma followed (after white space) by `]` or `}`,
     /// outside strings: its line and column (1-based), if anywhere.
     static func trailingComma(in data: Data) -> (line: Int, column: Int)? {
-        var inString = false, escaped = false
-        var line = 1, column = 0
+        var inString = false
+        var escaped = false
+        var line = 1
+        var column = 0
         var comma: (line: Int, column: Int)?
         for byte in data {
             column += 1
             if byte == UInt8(ascii: "\n") { (line, column) = (line + 1, 0) }
             if inString {
-                if escaped { escaped = false } else if byte == UInt8(ascii: "\\") { escaped = true } else if byte == UInt8(ascii: "\"") { inString = false }
+                if escaped {
+                    escaped = false
+                } else if byte == UInt8(ascii: "\\") {
+                    escaped = true
+                } else if byte == UInt8(ascii: "\"") {
+                    inString = false
+                }
                 continue
             }
             switch byte {
-            case UInt8(ascii: "\""): inString = true; comma = nil
+            case UInt8(ascii: "\""):
+                inString = true
+                comma = nil
             case UInt8(ascii: ","): comma = (line, column)
             case UInt8(ascii: "]"), UInt8(ascii: "}"): if let comma { return comma }
             case UInt8(ascii: " "), UInt8(ascii: "\t"), UInt8(ascii: "\n"), UInt8(ascii: "\r"): break
@@ -50,7 +60,9 @@ struct PipelineDocument {
         // Foundation's parser accepts a trailing comma, which JSON does not:
         // such a file must be refused here, not read as something else.
         if let (line, column) = Self.trailingComma(in: data) {
-            throw fail("(document)", "not valid JSON: a comma before a closing bracket or brace at line \(line), column \(column)")
+            throw fail(
+                "(document)",
+                "not valid JSON: a comma before a closing bracket or brace at line \(line), column \(column)")
         }
         let root: Any
         do {
@@ -61,25 +73,35 @@ struct PipelineDocument {
         }
         guard let object = root as? [String: Any] else { throw fail("(document)", "must be a JSON object") }
         try allowOnly(object, ["name", "description", "stages"], at: "")
-        guard let name = object["name"] as? String, !name.isEmpty else { throw fail("name", "must be a non-empty string") }
+        guard let name = object["name"] as? String, !name.isEmpty else {
+            throw fail("name", "must be a non-empty string")
+        }
         if let description = object["description"], !(description is String || description is NSNull) {
             throw fail("description", "\(Self.show(description)) is not a string")
         }
         guard let stages = object["stages"] as? [Any], !stages.isEmpty else {
             throw fail("stages", "must be a non-empty array of stage objects")
         }
-        var pipeline = PipelineDefinition(name: name, description: object["description"] as? String ?? "", catalog: catalog)
+        var pipeline = PipelineDefinition(
+            name: name, description: object["description"] as? String ?? "", catalog: catalog)
         var seen: [StageName] = []
         for (index, element) in stages.enumerated() {
             let at = "stages[\(index)]"
-            guard let stage = element as? [String: Any] else { throw fail(at, "must be an object with a \"stage\" field") }
-            guard let stageName = stage["stage"] as? String else { throw fail("\(at).stage", "is missing; allowed: \(allStages)") }
+            guard let stage = element as? [String: Any] else {
+                throw fail(at, "must be an object with a \"stage\" field")
+            }
+            guard let stageName = stage["stage"] as? String else {
+                throw fail("\(at).stage", "is missing; allowed: \(allStages)")
+            }
             guard let definition = catalog.definition(named: stageName) else {
                 throw fail("\(at).stage", "unknown stage \"\(stageName)\"; allowed: \(allStages)")
             }
             if seen.contains(definition.name) { throw fail("\(at).stage", "stage \"\(stageName)\" appears twice") }
-            if let last = seen.last, let position = catalog.position(of: definition.name), position < catalog.position(of: last) ?? 0 {
-                throw fail("\(at).stage", "\"\(stageName)\" cannot come after \"\(last.rawValue)\"; the order is \(allStages)")
+            if let last = seen.last, let position = catalog.position(of: definition.name),
+                position < catalog.position(of: last) ?? 0
+            {
+                throw fail(
+                    "\(at).stage", "\"\(stageName)\" cannot come after \"\(last.rawValue)\"; the order is \(allStages)")
             }
             seen.append(definition.name)
             try allowOnly(stage, ["stage"] + definition.keys, at: at)
@@ -121,7 +143,8 @@ struct PipelineDocument {
                 throw fail("stages[\(index)].\(error.field ?? "")", error.problem)
             }
         }
-        for required in catalog.definitions where required.required && !pipeline.stages.contains(where: { $0.definition.name == required.name }) {
+        for required in catalog.definitions
+        where required.required && !pipeline.stages.contains(where: { $0.definition.name == required.name }) {
             throw fail("stages", "the \"\(required.name.rawValue)\" stage is required")
         }
     }
@@ -131,11 +154,16 @@ struct PipelineDocument {
     static func encode(_ pipeline: PipelineDefinition) -> String {
         let stageObjects: [[String: Any]] = pipeline.stages.map { stage in
             var object: [String: Any] = ["stage": stage.definition.name.rawValue]
-            for field in stage.definition.fields(stage.settings) { if let value = field.value { object[field.key] = value } }
+            for field in stage.definition.fields(stage.settings) {
+                if let value = field.value { object[field.key] = value }
+            }
             return object
         }
-        let document: [String: Any] = ["name": pipeline.name, "description": pipeline.description, "stages": stageObjects]
-        let data = try! JSONSerialization.data(withJSONObject: document, options: [.sortedKeys, .withoutEscapingSlashes])
+        let document: [String: Any] = [
+            "name": pipeline.name, "description": pipeline.description, "stages": stageObjects,
+        ]
+        let data = try! JSONSerialization.data(
+            withJSONObject: document, options: [.sortedKeys, .withoutEscapingSlashes])
         return String(decoding: data, as: UTF8.self)
     }
 }
@@ -162,19 +190,23 @@ struct Setting<Settings>: Sendable {
     let check: @Sendable (Settings) throws(SettingProblem) -> Void
 
     static func custom(
-        _ key: String, read: @escaping @Sendable (Any, inout Settings) throws(SettingProblem) -> Void, write: @escaping @Sendable (Settings) -> Any?,
+        _ key: String, read: @escaping @Sendable (Any, inout Settings) throws(SettingProblem) -> Void,
+        write: @escaping @Sendable (Settings) -> Any?,
         check: @escaping @Sendable (Settings) throws(SettingProblem) -> Void
     ) -> Setting {
         Setting(key: key, read: read, write: write, check: check)
     }
 
     /// An integer in `range`.
-    static func integer(_ key: String, _ path: WritableKeyPath<Settings, Int> & Sendable, in range: ClosedRange<Int>) -> Setting {
+    static func integer(_ key: String, _ path: WritableKeyPath<Settings, Int> & Sendable, in range: ClosedRange<Int>)
+        -> Setting
+    {
         let allowed = "allowed: \(range.lowerBound)...\(range.upperBound)"
         return Setting(
             key: key,
             read: { value, settings throws(SettingProblem) in
-                guard let number = value as? NSNumber, !JSONValue.isBoolean(number), number.doubleValue == number.doubleValue.rounded(),
+                guard let number = value as? NSNumber, !JSONValue.isBoolean(number),
+                    number.doubleValue == number.doubleValue.rounded(),
                     abs(number.doubleValue) < 1e15
                 else { throw SettingProblem("\(PipelineDocument.show(value)) is not an integer; \(allowed)") }
                 settings[keyPath: path] = number.intValue
@@ -187,7 +219,9 @@ struct Setting<Settings>: Sendable {
     }
 
     /// A number in `range`.
-    static func number(_ key: String, _ path: WritableKeyPath<Settings, Double> & Sendable, in range: ClosedRange<Double>) -> Setting {
+    static func number(
+        _ key: String, _ path: WritableKeyPath<Settings, Double> & Sendable, in range: ClosedRange<Double>
+    ) -> Setting {
         let allowed = "allowed: \(range.lowerBound)...\(range.upperBound)"
         return Setting(
             key: key,
@@ -218,7 +252,9 @@ struct Setting<Settings>: Sendable {
     }
 
     /// One of an enumeration's values, by name.
-    static func choice<Value: RawRepresentable & CaseIterable & Sendable>(_ key: String, _ path: WritableKeyPath<Settings, Value> & Sendable) -> Setting
+    static func choice<Value: RawRepresentable & CaseIterable & Sendable>(
+        _ key: String, _ path: WritableKeyPath<Settings, Value> & Sendable
+    ) -> Setting
     where Value.RawValue == String {
         let allowed = Value.allCases.map(\.rawValue).joined(separator: ", ")
         return Setting(
@@ -233,16 +269,22 @@ struct Setting<Settings>: Sendable {
     }
 
     /// A non-empty set of an enumeration's values, as an array of names.
-    static func choices<Value: RawRepresentable & CaseIterable & Hashable & Sendable>(_ key: String, _ path: WritableKeyPath<Settings, Set<Value>> & Sendable) -> Setting
+    static func choices<Value: RawRepresentable & CaseIterable & Hashable & Sendable>(
+        _ key: String, _ path: WritableKeyPath<Settings, Set<Value>> & Sendable
+    ) -> Setting
     where Value.RawValue == String {
         let allowed = "allowed values: " + Value.allCases.map(\.rawValue).joined(separator: ", ")
         return Setting(
             key: key,
             read: { value, settings throws(SettingProblem) in
-                guard let list = value as? [String], !list.isEmpty else { throw SettingProblem("must be a non-empty array; \(allowed)") }
+                guard let list = value as? [String], !list.isEmpty else {
+                    throw SettingProblem("must be a non-empty array; \(allowed)")
+                }
                 var set = Set<Value>()
                 for name in list {
-                    guard let parsed = Value(rawValue: name) else { throw SettingProblem("unknown kind \"\(name)\"; \(allowed)") }
+                    guard let parsed = Value(rawValue: name) else {
+                        throw SettingProblem("unknown kind \"\(name)\"; \(allowed)")
+                    }
                     set.insert(parsed)
                 }
                 settings[keyPath: path] = set
@@ -258,7 +300,9 @@ struct Setting<Settings>: Sendable {
         Setting(
             key: key,
             read: { value, _ throws(SettingProblem) in
-                guard value as? String == only else { throw SettingProblem("\(PipelineDocument.show(value)) is not supported; allowed: \"\(only)\"") }
+                guard value as? String == only else {
+                    throw SettingProblem("\(PipelineDocument.show(value)) is not supported; allowed: \"\(only)\"")
+                }
             },
             write: { _ in only }, check: { _ in })
     }

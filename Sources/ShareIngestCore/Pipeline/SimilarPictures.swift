@@ -49,7 +49,9 @@ struct HashIndex {
                         for id in bucket {
                             let distance = (hashes[Int(id)] ^ hash).nonzeroBitCount
                             // A hash near on several chunks is found once per chunk.
-                            if distance <= radius, !found.contains(where: { $0.id == Int(id) }) { found.append((Int(id), distance)) }
+                            if distance <= radius, !found.contains(where: { $0.id == Int(id) }) {
+                                found.append((Int(id), distance))
+                            }
                         }
                     }
                 }
@@ -58,7 +60,9 @@ struct HashIndex {
         return found.sorted { ($0.distance, $0.id) < ($1.distance, $1.id) }
     }
 
-    private static func chunk(_ hash: UInt64, _ chunk: Int) -> Int { Int(truncatingIfNeeded: hash >> UInt64(16 * chunk)) & 0xFFFF }
+    private static func chunk(_ hash: UInt64, _ chunk: Int) -> Int {
+        Int(truncatingIfNeeded: hash >> UInt64(16 * chunk)) & 0xFFFF
+    }
 }
 
 /// A perceptual hash of an item of an earlier finished batch (``ItemStore/earlierPerceptualHashes(for:)``).
@@ -108,7 +112,8 @@ struct SimilarPictures {
     /// hash), then adds it to the index; true when it changed.
     mutating func resolve(_ item: inout ItemState) -> Bool {
         var similar: SimilarRecord?
-        let hash = item.failure == nil && item.thumbnailPath != nil ? item.perceptualHash.flatMap(PerceptualHash.parse) : nil
+        let hash =
+            item.failure == nil && item.thumbnailPath != nil ? item.perceptualHash.flatMap(PerceptualHash.parse) : nil
         if let hash, item.duplicateOf == nil {
             let manifests = ManifestStore(container: container)
             for candidate in index.near(hash) {
@@ -116,7 +121,9 @@ struct SimilarPictures {
                 case .inBatch(let path):
                     similar = SimilarRecord(path: path, distance: candidate.distance)
                 case .earlier(let earlier):
-                    guard manifests.exists(earlier.shareKey), let path = copyOf(earlier.batch, earlier.index), FileSystem.exists(path) else { continue }
+                    guard manifests.exists(earlier.shareKey), let path = copyOf(earlier.batch, earlier.index),
+                        FileSystem.exists(path)
+                    else { continue }
                     similar = SimilarRecord(path: path, distance: candidate.distance)
                 }
                 break

@@ -25,13 +25,19 @@ public struct SizeLimits: Sendable, Hashable {
     /// Why the file `label` of `size` bytes is not copied, if it is over the limit.
     func refusal(ofFile size: Int64?, label: String) -> ItemFailure? {
         guard let limit = item, let size, size > limit else { return nil }
-        return ItemFailure(.copy, .tooLarge, "\(label): \(ReadableUnits.binaryBytes(size)), more than the limit of \(ReadableUnits.binaryBytes(limit)) a file (--max-item-size); not copied")
+        return ItemFailure(
+            .copy, .tooLarge,
+            "\(label): \(ReadableUnits.binaryBytes(size)), more than the limit of \(ReadableUnits.binaryBytes(limit)) a file (--max-item-size); not copied"
+        )
     }
 
     /// Why no file of a drop whose files hold `size` bytes is copied, if that is over the limit.
     func refusal(ofDrop size: Int64) -> ItemFailure? {
         guard let limit = drop, size > limit else { return nil }
-        return ItemFailure(.copy, .tooLarge, "the drop holds \(ReadableUnits.binaryBytes(size)), more than the limit of \(ReadableUnits.binaryBytes(limit)) (--max-drop-size); none of its files is copied")
+        return ItemFailure(
+            .copy, .tooLarge,
+            "the drop holds \(ReadableUnits.binaryBytes(size)), more than the limit of \(ReadableUnits.binaryBytes(limit)) (--max-drop-size); none of its files is copied"
+        )
     }
 
     /// The bytes the files of `inputs` hold (folders walked beneath their

@@ -37,7 +37,8 @@ struct StageDefinition: Sendable {
     let keys: [String]
     /// Its settings at their defaults.
     let defaults: AnyStageSettings
-    let read: @Sendable (_ object: [String: Any], _ field: (String) -> String) throws(SettingProblem) -> AnyStageSettings
+    let read:
+        @Sendable (_ object: [String: Any], _ field: (String) -> String) throws(SettingProblem) -> AnyStageSettings
     let fields: @Sendable (AnyStageSettings) -> [(key: String, value: Any?)]
     let check: @Sendable (AnyStageSettings) throws(SettingProblem) -> Void
     /// Worker threads its settings ask for (1 for the fan-in).
@@ -50,7 +51,8 @@ struct StageDefinition: Sendable {
     /// `document` (key, allowed values; the default is the type's own), run after
     /// `after`; `make` builds it for a pipeline from its settings.
     init<Settings: StageSettings>(
-        _ name: StageName, after: StageName?, required: Bool = false, settings: Settings.Type, document: [Setting<Settings>],
+        _ name: StageName, after: StageName?, required: Bool = false, settings: Settings.Type,
+        document: [Setting<Settings>],
         workers: (@Sendable (Settings) -> Int)?, records: [ItemState.CodingKeys],
         make: (@Sendable (Settings, PipelineDefinition) -> any PipelineStage)?
     ) {
@@ -83,7 +85,9 @@ struct StageDefinition: Sendable {
         check = { settings throws(SettingProblem) in
             guard let value = settings.value as? Settings else { throw SettingProblem("settings of another stage") }
             for setting in document {
-                do throws(SettingProblem) { try setting.check(value) } catch { throw SettingProblem(error.problem, field: setting.key) }
+                do throws(SettingProblem) { try setting.check(value) } catch {
+                    throw SettingProblem(error.problem, field: setting.key)
+                }
             }
         }
         self.workers = { settings in (settings.value as? Settings).flatMap { value in workers?(value) } ?? 1 }
@@ -123,7 +127,8 @@ struct StageCatalog: Sendable, Hashable {
     /// share-ingest's stages: sniff, copy, location, probe, thumbnail, motion,
     /// compatible, and the manifest's fan-in.
     static let builtin = try! StageCatalog([
-        SniffStage.definition, CopyStage.definition, LocationStage.definition, ProbeStage.definition, ThumbnailStage.definition,
+        SniffStage.definition, CopyStage.definition, LocationStage.definition, ProbeStage.definition,
+        ThumbnailStage.definition,
         MotionStage.definition, CompatibleStage.definition, ManifestStage.definition,
     ])
 
@@ -150,14 +155,20 @@ struct StageCatalog: Sendable, Hashable {
     private static func order(_ definitions: [StageDefinition]) throws(Conflict) -> [StageDefinition] {
         var byName: [StageName: StageDefinition] = [:]
         for definition in definitions {
-            guard byName[definition.name] == nil else { throw Conflict(description: "a stage named \(definition.name) exists already") }
+            guard byName[definition.name] == nil else {
+                throw Conflict(description: "a stage named \(definition.name) exists already")
+            }
             byName[definition.name] = definition
         }
         let fanIns = definitions.filter(\.isFanIn)
         guard fanIns.count == 1, let fanIn = fanIns.first else {
-            throw Conflict(description: "a catalog has one fan-in (a stage without a factory), not \(fanIns.map(\.name.rawValue))")
+            throw Conflict(
+                description: "a catalog has one fan-in (a stage without a factory), not \(fanIns.map(\.name.rawValue))")
         }
-        if let after = fanIn.after { throw Conflict(description: "the fan-in \(fanIn.name) runs last, after every item stage: it cannot name \(after)") }
+        if let after = fanIn.after {
+            throw Conflict(
+                description: "the fan-in \(fanIn.name) runs last, after every item stage: it cannot name \(after)")
+        }
         let stages = definitions.filter { !$0.isFanIn }
         var followers: [StageName: [StageDefinition]] = [:]
         var first: [StageDefinition] = []
@@ -167,26 +178,35 @@ struct StageCatalog: Sendable, Hashable {
                 continue
             }
             guard let named = byName[after], !named.isFanIn else {
-                throw Conflict(description: "stage \(stage.name) runs after \(after), which is not an item stage of this catalog")
+                throw Conflict(
+                    description: "stage \(stage.name) runs after \(after), which is not an item stage of this catalog")
             }
             followers[after, default: []].append(stage)
         }
         guard first.count == 1, let root = first.first else {
-            throw Conflict(description: "one item stage runs first (names no stage to run after), not \(first.map(\.name.rawValue).sorted())")
+            throw Conflict(
+                description:
+                    "one item stage runs first (names no stage to run after), not \(first.map(\.name.rawValue).sorted())"
+            )
         }
         func following(_ name: StageName) -> Int { (followers[name] ?? []).reduce(0) { $0 + 1 + following($1.name) } }
         var ordered: [StageDefinition] = []
         var visiting: [StageDefinition] = [root]
         while let stage = visiting.popLast() {
             ordered.append(stage)
-            let next = (followers[stage.name] ?? []).sorted { (following($0.name), $0.name.rawValue) < (following($1.name), $1.name.rawValue) }
+            let next = (followers[stage.name] ?? []).sorted {
+                (following($0.name), $0.name.rawValue) < (following($1.name), $1.name.rawValue)
+            }
             visiting.append(contentsOf: next.reversed())
         }
         guard ordered.count == stages.count else {
             // What the first stage does not lead to runs after itself, through others.
             let placed = Set(ordered.map(\.name))
-            let loop = stages.filter { !placed.contains($0.name) }.map { "\($0.name) after \($0.after?.rawValue ?? "")" }.sorted()
-            throw Conflict(description: "stages that run after one another in a circle: \(loop.joined(separator: ", "))")
+            let loop = stages.filter { !placed.contains($0.name) }.map {
+                "\($0.name) after \($0.after?.rawValue ?? "")"
+            }.sorted()
+            throw Conflict(
+                description: "stages that run after one another in a circle: \(loop.joined(separator: ", "))")
         }
         return ordered + [fanIn]
     }

@@ -70,13 +70,18 @@ final class StageExecution: Sendable {
     /// (``ItemLifecycle``) and records both through `steps`. `keeps` tells
     /// whether the holder goes on with a stage itself (a worker that serves it).
     func run(
-        _ stage: StageName, on item: inout InFlightItem, in batch: BatchContext, steps: any StepRecorder, keeps: (StageName) -> Bool = { _ in true }
+        _ stage: StageName, on item: inout InFlightItem, in batch: BatchContext, steps: any StepRecorder,
+        keeps: (StageName) -> Bool = { _ in true }
     ) -> Step {
         let implementation = batch.stages[stage]
-        if let instead = batch.lifecycle.admit(&item.state, to: stage, available: implementation != nil, stopping: cancellation.isCancelled) {
+        if let instead = batch.lifecycle.admit(
+            &item.state, to: stage, available: implementation != nil, stopping: cancellation.isCancelled)
+        {
             return record(&item.state, next: instead, in: batch, steps: steps)
         }
-        guard let implementation else { return Step(next: .finished, recorded: .failed("no stage \(stage)"), stopsRun: true) }
+        guard let implementation else {
+            return Step(next: .finished, recorded: .failed("no stage \(stage)"), stopsRun: true)
+        }
         let decodes = implementation.decodes(item)
         if ItemLifecycle.marksDecoding(decodes, containsCrashes: batch.decoder.containsCrashes) {
             // Recorded before the decode, so that a process that dies meanwhile
@@ -97,7 +102,9 @@ final class StageExecution: Sendable {
         let next = batch.lifecycle.advance(&item.state, after: outcome, stopping: cancellation.isCancelled)
         // Its last stage done, its capture date is known: outside the range asked, it is
         // skipped here (its event says so) and its copies removed before it is recorded.
-        if next == .finished, item.state.failure == nil, let outside = ManifestStage(settings: batch.pipeline.manifest).outsideDateRange(item.state) {
+        if next == .finished, item.state.failure == nil,
+            let outside = ManifestStage(settings: batch.pipeline.manifest).outsideDateRange(item.state)
+        {
             _ = batch.lifecycle.fail(&item.state, outside)
             item.state.removeFiles(in: batch.container)
         }
@@ -109,10 +116,15 @@ final class StageExecution: Sendable {
         // copy, which a resumed batch finds complete at its final name), or one
         // that changed nothing of the item.
         let cheapToRedo = outcome == .completed(stage) && (!decodes || item.state.isUnchanged(since: before, by: stage))
-        guard ItemLifecycle.recordsBeforeGoingOn(next, holderKeeps: holderKeeps, roundTrips: steps.roundTrips, cheapToRedo: cheapToRedo) else {
+        guard
+            ItemLifecycle.recordsBeforeGoingOn(
+                next, holderKeeps: holderKeeps, roundTrips: steps.roundTrips, cheapToRedo: cheapToRedo)
+        else {
             return Step(next: next, recorded: .deferred)
         }
-        return record(&item.state, next: next, in: batch, steps: steps, keeps: holderKeeps, ran: RanStage(stage: stage, before: before))
+        return record(
+            &item.state, next: next, in: batch, steps: steps, keeps: holderKeeps,
+            ran: RanStage(stage: stage, before: before))
     }
 
     /// Tells the events that `item` left the pipeline.
@@ -129,7 +141,8 @@ final class StageExecution: Sendable {
 
     /// The stage's own work: its outcome, its time, and a failed item's files removed
     /// (before its failure is recorded: a crash in between only redoes the item).
-    static func perform(_ stage: any PipelineStage, on item: inout InFlightItem, in batch: BatchContext) -> StageOutcome {
+    static func perform(_ stage: any PipelineStage, on item: inout InFlightItem, in batch: BatchContext) -> StageOutcome
+    {
         CrashPoint.hit("\(stage.name.rawValue):\(item.source.fileName ?? "")")
         let start = MonotonicClock.now()
         var outcome = StageOutcome.completed(stage.name)
@@ -158,7 +171,8 @@ final class StageExecution: Sendable {
     /// stops. Every finished item that is recorded is told to the events
     /// (`itemFinished`), whichever path finished it.
     func record(
-        _ item: inout ItemState, next: NextStep, in batch: BatchContext, steps: any StepRecorder, keeps: Bool = false, ran: RanStage? = nil
+        _ item: inout ItemState, next: NextStep, in batch: BatchContext, steps: any StepRecorder, keeps: Bool = false,
+        ran: RanStage? = nil
     ) -> Step {
         var next = next
         var ran = ran
@@ -174,8 +188,11 @@ final class StageExecution: Sendable {
             case .queued:
                 return Step(next: next, recorded: .queued)
             case .failed(let error, let failure):
-                let decision = batch.lifecycle.afterFailedRecord(&item, next: next, ran: ran, error: error, failure: failure, refusedBefore: refusedBefore)
-                if decision.stopsRun { return Step(next: decision.next, recorded: .failed(error), stopsRun: true, storeFailure: failure) }
+                let decision = batch.lifecycle.afterFailedRecord(
+                    &item, next: next, ran: ran, error: error, failure: failure, refusedBefore: refusedBefore)
+                if decision.stopsRun {
+                    return Step(next: decision.next, recorded: .failed(error), stopsRun: true, storeFailure: failure)
+                }
                 refusedBefore = true
                 next = decision.next
                 // The step recorded instead runs that stage again: nothing ran since.
@@ -190,7 +207,9 @@ final class StageExecution: Sendable {
         case failed(String, StoreFailure)
     }
 
-    private func attempt(_ item: ItemState, next: NextStep, steps: any StepRecorder, keeps: Bool, ran: RanStage?) -> Attempt {
+    private func attempt(_ item: ItemState, next: NextStep, steps: any StepRecorder, keeps: Bool, ran: RanStage?)
+        -> Attempt
+    {
         let started = MonotonicClock.now()
         var tries = 0
         while true {
@@ -205,7 +224,9 @@ final class StageExecution: Sendable {
                 // is due: then the item simply waits where it was, as after any stop.
                 let failure = StoreFailure(error)
                 tries += 1
-                guard MonotonicClock.now() - started < ItemLifecycle.recordPatience(for: failure), !cancellation.isCancelled else {
+                guard MonotonicClock.now() - started < ItemLifecycle.recordPatience(for: failure),
+                    !cancellation.isCancelled
+                else {
                     return .failed("\(error)", failure)
                 }
                 MonotonicClock.sleep(ItemLifecycle.recordPause(attempt: tries))

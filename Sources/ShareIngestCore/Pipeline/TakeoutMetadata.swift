@@ -47,9 +47,12 @@ enum TakeoutMetadata {
         var facts = TakeoutFacts()
         if let stamp = sidecar.photoTakenTime, takenAtRange.contains(stamp) { facts.takenAt = stamp }
         if let text = sidecar.description {
-            let kept = String(String.UnicodeScalarView(
-                text.unicodeScalars.filter { $0.properties.generalCategory != .control || $0 == "\n" || $0 == "\t" }.prefix(TakeoutJSON.maximumDescription)))
-                .trimmingCharacters(in: .whitespacesAndNewlines)
+            let kept = String(
+                String.UnicodeScalarView(
+                    text.unicodeScalars.filter { $0.properties.generalCategory != .control || $0 == "\n" || $0 == "\t" }
+                        .prefix(TakeoutJSON.maximumDescription))
+            )
+            .trimmingCharacters(in: .whitespacesAndNewlines)
             if !kept.isEmpty { facts.description = kept }
         }
         facts.location = location(sidecar.geoData) ?? location(sidecar.geoDataExif)
@@ -58,11 +61,13 @@ enum TakeoutMetadata {
 
     /// A `geoData` object's place; Takeout writes all zeros for "none".
     static func location(_ place: TakeoutPlace?) -> TakeoutLocation? {
-        guard let place, place.latitude.isFinite, place.longitude.isFinite, (-90...90).contains(place.latitude), (-180...180).contains(place.longitude),
+        guard let place, place.latitude.isFinite, place.longitude.isFinite, (-90...90).contains(place.latitude),
+            (-180...180).contains(place.longitude),
             place.latitude != 0 || place.longitude != 0
         else { return nil }
         let altitude = place.altitude.flatMap { $0.isFinite ? $0.clamped(to: -20_000...100_000) : nil }
-        return TakeoutLocation(latitude: place.latitude, longitude: place.longitude, altitude: altitude == 0 ? nil : altitude)
+        return TakeoutLocation(
+            latitude: place.latitude, longitude: place.longitude, altitude: altitude == 0 ? nil : altitude)
     }
 
     /// The `capturedAtSource` of a time a Takeout JSON gave.
@@ -83,5 +88,7 @@ enum TakeoutMetadata {
 }
 
 extension Double {
-    fileprivate func clamped(to range: ClosedRange<Double>) -> Double { Swift.min(Swift.max(self, range.lowerBound), range.upperBound) }
+    fileprivate func clamped(to range: ClosedRange<Double>) -> Double {
+        Swift.min(Swift.max(self, range.lowerBound), range.upperBound)
+    }
 }

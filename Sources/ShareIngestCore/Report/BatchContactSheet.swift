@@ -24,7 +24,9 @@ extension BatchReport {
         return try tiles.render()
     }
 
-    fileprivate func tile(for reported: ReportedItem, layout: ContactSheetLayout, decoder: any MediaDecoder) -> ContactSheetTile {
+    fileprivate func tile(for reported: ReportedItem, layout: ContactSheetLayout, decoder: any MediaDecoder)
+        -> ContactSheetTile
+    {
         let item = reported.item
         // A caption is one line of a name: nothing in it may reorder or break it.
         let name = DisplayText.escaped(reported.name)
@@ -35,11 +37,15 @@ extension BatchReport {
         // Videos and audio files show their duration (audio: duration and size).
         let measurement = [reported.duration, reported.dimensions, reported.size]
             .compactMap { $0 }.prefix(2).joined(separator: " · ")
-        let caption = name + "\n" + (reported.excerpt(limit: 60).map { DisplayText.escaped($0) } ?? (measurement.isEmpty ? reported.kind : measurement))
+        let caption =
+            name + "\n"
+            + (reported.excerpt(limit: 60).map { DisplayText.escaped($0) }
+                ?? (measurement.isEmpty ? reported.kind : measurement))
         if let thumbnail = reported.thumbnailPath {
             let request = DecodeRequest(
                 path: thumbnail, label: "\(reported.name)'s thumbnail", format: .jpeg, timeLimit: 10,
-                thumbnail: ThumbnailSpec(size: layout.pictureBox, damageTolerance: .error, timeLimit: 10), batch: batchID.uuidString, task: .pixels)
+                thumbnail: ThumbnailSpec(size: layout.pictureBox, damageTolerance: .error, timeLimit: 10),
+                batch: batchID.uuidString, task: .pixels)
             guard let pixels = try? decoder.decode(request).pixels else {
                 return ContactSheetTile(picture: .placeholder("no thumbnail"), caption: caption)
             }
@@ -90,7 +96,8 @@ struct ContactSheetTiles {
         if report.skippedCount > 0 { title += " · \(report.skippedCount) skipped" }
         if shown < total { title += " · first \(shown) shown" }
         let plan = ContactSheetPlan(tiles: tiles, title: title, layout: layout, total: total)
-        let folder = NSTemporaryDirectory().hasSuffix("/") ? String(NSTemporaryDirectory().dropLast()) : NSTemporaryDirectory()
+        let folder =
+            NSTemporaryDirectory().hasSuffix("/") ? String(NSTemporaryDirectory().dropLast()) : NSTemporaryDirectory()
         let path = FileSystem.temporaryName(for: folder + "/share-contact-sheet.plan")
         do throws(SystemError) {
             let file = try FileDescriptor.open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode: 0o600)
@@ -103,7 +110,8 @@ struct ContactSheetTiles {
         let size = plan.size
         let request = DecodeRequest(
             path: path, label: "the contact sheet of \(report.key.rawValue)", format: .jpeg, timeLimit: 120,
-            thumbnail: ThumbnailSpec(size: max(size.width, size.height), damageTolerance: .error, timeLimit: 120), batch: report.batchID.uuidString,
+            thumbnail: ThumbnailSpec(size: max(size.width, size.height), damageTolerance: .error, timeLimit: 120),
+            batch: report.batchID.uuidString,
             task: .contactSheet)
         return try ContactSheet(plan: plan, composed: decoder.decode(request))
     }

@@ -14,7 +14,9 @@ package enum DisplayText {
     /// (text of several lines written by `share` itself, such as a usage).
     /// (Emoji sequences joined by U+200D, a format character, show it escaped.)
     package static func escaped(_ text: String, keepingLineBreaks lineBreaks: Bool = false) -> String {
-        guard text.unicodeScalars.contains(where: { needsEscape($0) && !(lineBreaks && $0 == "\n") }) else { return text }
+        guard text.unicodeScalars.contains(where: { needsEscape($0) && !(lineBreaks && $0 == "\n") }) else {
+            return text
+        }
         var escaped = ""
         escaped.reserveCapacity(text.utf8.count + 16)
         for scalar in text.unicodeScalars {
@@ -28,7 +30,10 @@ package enum DisplayText {
             case "\r": escaped += "\\r"
             default:
                 let hex = String(scalar.value, radix: 16, uppercase: scalar.value >= 0x80)
-                escaped += scalar.value < 0x80 ? "\\x" + (hex.count < 2 ? "0" + hex : hex) : "\\u{" + (hex.count < 4 ? String(repeating: "0", count: 4 - hex.count) + hex : hex) + "}"
+                escaped +=
+                    scalar.value < 0x80
+                    ? "\\x" + (hex.count < 2 ? "0" + hex : hex)
+                    : "\\u{" + (hex.count < 4 ? String(repeating: "0", count: 4 - hex.count) + hex : hex) + "}"
             }
         }
         return escaped

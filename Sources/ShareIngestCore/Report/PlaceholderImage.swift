@@ -10,7 +10,9 @@ enum PlaceholderImage {
     /// The picture `thumbhash` (base64, as the manifest has it) stands for, as
     /// `data:image/png;base64,…` with its size; nil when it is not a ThumbHash.
     static func dataURI(thumbhash: String) -> (uri: String, width: Int, height: Int)? {
-        guard thumbhash.count <= 64, let hash = Data(base64Encoded: thumbhash), let image = ThumbHash.decode(Array(hash)) else { return nil }
+        guard thumbhash.count <= 64, let hash = Data(base64Encoded: thumbhash),
+            let image = ThumbHash.decode(Array(hash))
+        else { return nil }
         let png = png(width: image.width, height: image.height, rgba: image.rgba)
         return ("data:image/png;base64," + Data(png).base64EncodedString(), image.width, image.height)
     }
@@ -37,7 +39,8 @@ enum PlaceholderImage {
 
         var header = bigEndian(UInt32(width)) + bigEndian(UInt32(height))
         header += [8, 6, 0, 0, 0]  // 8 bits, RGBA, deflate, adaptive filtering, no interlace
-        return [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A] + chunk("IHDR", header) + chunk("IDAT", zlib) + chunk("IEND", [])
+        return [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A] + chunk("IHDR", header) + chunk("IDAT", zlib)
+            + chunk("IEND", [])
     }
 
     private static func chunk(_ type: String, _ data: [UInt8]) -> [UInt8] {
@@ -50,7 +53,8 @@ enum PlaceholderImage {
     }
 
     private static func adler32(_ bytes: [UInt8]) -> UInt32 {
-        var a: UInt32 = 1, b: UInt32 = 0
+        var a: UInt32 = 1
+        var b: UInt32 = 0
         for byte in bytes {
             a = (a + UInt32(byte)) % 65_521
             b = (b + a) % 65_521

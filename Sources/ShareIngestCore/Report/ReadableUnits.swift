@@ -8,7 +8,9 @@ enum ReadableUnits {
         var value = Double(count)
         for unit in ["kB", "MB", "GB", "TB"] {
             value /= 1000
-            if value < 999.95 || unit == "TB" { return String(format: value < 9.995 ? "%.2f" : "%.1f", value) + " " + unit }
+            if value < 999.95 || unit == "TB" {
+                return String(format: value < 9.995 ? "%.2f" : "%.1f", value) + " " + unit
+            }
         }
         return "\(count) B"
     }
@@ -33,7 +35,8 @@ enum ReadableUnits {
         if seconds < 60 { return String(format: "%.1f s", seconds) }
         let whole = Int(seconds.rounded())
         let (hours, minutes, rest) = (whole / 3600, whole / 60 % 60, whole % 60)
-        return hours > 0 ? String(format: "%d:%02d:%02d", hours, minutes, rest) : String(format: "%d:%02d", minutes, rest)
+        return hours > 0
+            ? String(format: "%d:%02d:%02d", hours, minutes, rest) : String(format: "%d:%02d", minutes, rest)
     }
 
     /// Processing time: `12 ms`, `1.35 s`.

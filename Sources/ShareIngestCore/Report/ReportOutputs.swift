@@ -35,11 +35,13 @@ extension BatchReport {
     /// pixels of its tile by `decoder` (see ``contactSheet(in:layout:decoder:)``:
     /// `share` passes sandboxed helpers, and then this process decodes nothing).
     public func writeOutputs(
-        in container: ContainerDirectory, html htmlPath: String?, sheet: Bool, layout: ContactSheetLayout = ContactSheetLayout(),
+        in container: ContainerDirectory, html htmlPath: String?, sheet: Bool,
+        layout: ContactSheetLayout = ContactSheetLayout(),
         decoder: any MediaDecoder
     ) -> ReportOutputs {
         var page = htmlPath.map { PageWriter(report: self, container: container, pagePath: $0) }
-        var tiles = sheet ? ContactSheetTiles(report: self, container: container, layout: layout, decoder: decoder) : nil
+        var tiles =
+            sheet ? ContactSheetTiles(report: self, container: container, layout: layout, decoder: decoder) : nil
         var cards: AtomicFileWriter?
         var cardsPath = ""
         var pageFailure: SystemError?
@@ -70,7 +72,8 @@ extension BatchReport {
                 try file.append(contentsOf: cardsPath)
                 try file.append(writer.closing())
                 try file.commit(syncDirectory: false, replacing: true)
-                return ReportOutputs.PageSummary(embeddedThumbnailCount: writer.embedded, missingThumbnails: writer.missing)
+                return ReportOutputs.PageSummary(
+                    embeddedThumbnailCount: writer.embedded, missingThumbnails: writer.missing)
             }
         }
         let sheetResult = tiles.map { tiles in Result { () throws(MediaError) in try tiles.render() } }
@@ -98,13 +101,18 @@ extension BatchReport {
         items.visit { item in
             if item.entry?.duplicateOf != nil { duplicates += 1 }
             guard item.status == .failed || item.status == .skipped else { return }
-            let why = item.failure.map { "\($0.reason.rawValue) (\($0.stage.rawValue)): \($0.message)" } ?? "no reason recorded"
+            let why =
+                item.failure.map { "\($0.reason.rawValue) (\($0.stage.rawValue)): \($0.message)" }
+                ?? "no reason recorded"
             undelivered.append("\(item.status.rawValue): \(item.source): \(why)")
         }
         var counts = "\(ingestedCount) ingested, \(failedCount) failed, \(skippedCount) skipped"
         if attachedCount > 0 { counts += ", \(attachedCount) sidecars attached to their media" }
         if duplicates > 0 {
-            counts += duplicates == 1 ? "; 1 a duplicate of an earlier copy (duplicateOf)" : "; \(duplicates) duplicates of earlier copies (duplicateOf)"
+            counts +=
+                duplicates == 1
+                ? "; 1 a duplicate of an earlier copy (duplicateOf)"
+                : "; \(duplicates) duplicates of earlier copies (duplicateOf)"
         }
         line(counts)
         for text in undelivered { line(text) }

@@ -79,7 +79,9 @@ struct PageWriter {
         var allowed = CharacterSet.urlPathAllowed
         allowed.remove(charactersIn: ":/")
         let target = URL(fileURLWithPath: path).standardizedFileURL.pathComponents.dropFirst()
-        let encoded = { (names: ArraySlice<String>) in names.map { $0.addingPercentEncoding(withAllowedCharacters: allowed) ?? $0 }.joined(separator: "/") }
+        let encoded = { (names: ArraySlice<String>) in
+            names.map { $0.addingPercentEncoding(withAllowedCharacters: allowed) ?? $0 }.joined(separator: "/")
+        }
         guard let pageFolder else { return "file:///" + encoded(target) }
         let folder = URL(fileURLWithPath: pageFolder).pathComponents.dropFirst()
         let shared = zip(folder, target).prefix { $0 == $1 }.count
@@ -106,7 +108,8 @@ struct PageWriter {
     /// True when the page shows more of an item than its status and size:
     /// while the grid has room, or it is one of the first not delivered.
     func wantsWhole(_ skim: ItemSkim) -> Bool {
-        shown < ReportPage.itemLimit || (skim.status != .ingested && skim.status != .attached && undelivered.count < ReportPage.itemLimit)
+        shown < ReportPage.itemLimit
+            || (skim.status != .ingested && skim.status != .attached && undelivered.count < ReportPage.itemLimit)
     }
 
     /// Takes the next item when ``wantsWhole(_:)`` did not: it counts in the totals alone.
@@ -145,7 +148,8 @@ struct PageWriter {
     func closing() -> String {
         var end = "</ol>\n"
         if report.items.count > shown {
-            end += "<p class=\"more\">The first \(shown) of \(report.items.count) items are shown: the batch's JSON report lists every item.</p>\n"
+            end +=
+                "<p class=\"more\">The first \(shown) of \(report.items.count) items are shown: the batch's JSON report lists every item.</p>\n"
         }
         return end + "</main>\n</body>\n</html>\n"
     }
@@ -161,14 +165,15 @@ struct PageWriter {
         out += "<p class=\"meta\">" + meta.joined(separator: " · ") + "</p>\n"
 
         out += "<dl class=\"totals\">\n"
-        let totals: [(String, String, String)] = [
-            ("items", "Items", "\(report.items.count)"),
-            ("ingested", "Ingested", "\(report.ingestedCount)"),
-            ("failed", "Failed", "\(report.failedCount)"),
-            ("skipped", "Skipped", "\(report.skippedCount)"),
-        ] + (report.attachedCount > 0 ? [("attached", "Sidecars attached", "\(report.attachedCount)")] : []) + [
-            ("wall", "Wall time", ReadableUnits.seconds(report.wallSeconds)),
-        ]
+        let totals: [(String, String, String)] =
+            [
+                ("items", "Items", "\(report.items.count)"),
+                ("ingested", "Ingested", "\(report.ingestedCount)"),
+                ("failed", "Failed", "\(report.failedCount)"),
+                ("skipped", "Skipped", "\(report.skippedCount)"),
+            ] + (report.attachedCount > 0 ? [("attached", "Sidecars attached", "\(report.attachedCount)")] : []) + [
+                ("wall", "Wall time", ReadableUnits.seconds(report.wallSeconds))
+            ]
         for (cssClass, label, value) in totals + [("bytes", "Delivered", ReadableUnits.bytes(deliveredBytes))] {
             let flagged = (cssClass == "failed" || cssClass == "skipped") && value != "0" ? " flagged" : ""
             out += "<div class=\"\(cssClass)\(flagged)\"><dt>\(label)</dt><dd>\(e(value))</dd></div>\n"
@@ -177,13 +182,17 @@ struct PageWriter {
 
         // Every stage that took time, in run order: one the built-in catalog
         // lacks (a stage of the caller's own) after those, by name.
-        let stages = StageCatalog.builtin.inRunOrder(report.stageSeconds.keys).compactMap { stage in report.stageSeconds[stage].map { (stage, $0) } }
+        let stages = StageCatalog.builtin.inRunOrder(report.stageSeconds.keys).compactMap { stage in
+            report.stageSeconds[stage].map { (stage, $0) }
+        }
         if !stages.isEmpty {
             let longest = max(stages.map(\.1).max() ?? 0, 1e-9)
-            out += "<table class=\"stages\">\n<caption>Time per stage, summed over items (stages overlap, so the sum can exceed the wall time)</caption>\n"
+            out +=
+                "<table class=\"stages\">\n<caption>Time per stage, summed over items (stages overlap, so the sum can exceed the wall time)</caption>\n"
             for (stage, seconds) in stages {
                 let percent = String(format: "%.1f", seconds / longest * 100)
-                out += "<tr><th scope=\"row\">\(e(stage.rawValue))</th><td class=\"seconds\">\(e(ReadableUnits.seconds(seconds)))</td>"
+                out +=
+                    "<tr><th scope=\"row\">\(e(stage.rawValue))</th><td class=\"seconds\">\(e(ReadableUnits.seconds(seconds)))</td>"
                 out += "<td class=\"bar\"><span style=\"width: \(percent)%\"></span></td></tr>\n"
             }
             out += "</table>\n"
@@ -204,25 +213,31 @@ struct PageWriter {
         out += "<section class=\"problems\">\n<h2>Not delivered (\(total))</h2>\n<ul>\n"
         for reported in undelivered {
             let failure = reported.item.failure
-            out += "<li class=\"\(reported.item.status.rawValue)\"><span class=\"status\">\(reported.item.status.rawValue)</span> "
+            out +=
+                "<li class=\"\(reported.item.status.rawValue)\"><span class=\"status\">\(reported.item.status.rawValue)</span> "
             out += "<b class=\"name\">\(e(reported.name))</b>"
             if let summary = reported.reasonSummary { out += " <span class=\"why\">\(e(summary))</span>" }
             if let failure { out += "<br><span class=\"message\">\(e(failure.message))</span>" }
             out += "</li>\n"
         }
         out += "</ul>\n"
-        if total > undelivered.count { out += "<p class=\"more\">… and \(total - undelivered.count) more: the batch's JSON report lists every item.</p>\n" }
+        if total > undelivered.count {
+            out +=
+                "<p class=\"more\">… and \(total - undelivered.count) more: the batch's JSON report lists every item.</p>\n"
+        }
         out += "</section>\n"
     }
 
     private mutating func card(_ reported: ReportedItem) {
         let item = reported.item
         let duplicateOf = item.entry?.duplicateOf
-        out += "<li class=\"item \(item.status.rawValue)\(duplicateOf != nil ? " duplicate" : "")\" id=\"item-\(item.index)\">\n"
+        out +=
+            "<li class=\"item \(item.status.rawValue)\(duplicateOf != nil ? " duplicate" : "")\" id=\"item-\(item.index)\">\n"
         picture(reported)
         out += "<div class=\"body\">\n"
         // The name opens the delivered copy.
-        let name = reported.copyPath.map { "<a href=\"\(e(link(to: $0)))\">\(e(reported.name))</a>" } ?? e(reported.name)
+        let name =
+            reported.copyPath.map { "<a href=\"\(e(link(to: $0)))\">\(e(reported.name))</a>" } ?? e(reported.name)
         out += "<h3 class=\"name\">\(name)</h3>\n"
         if item.status != .ingested { out += "<span class=\"status\">\(item.status.rawValue)</span>\n" }
         if duplicateOf != nil { out += "<span class=\"status duplicate\">duplicate</span>\n" }
@@ -257,7 +272,8 @@ struct PageWriter {
         if !reported.previews.isEmpty {
             // Each preview links to its file; one that is not there says so.
             let links = reported.previews.map { preview in
-                preview.path.map { "<a href=\"\(e(URL(fileURLWithPath: $0).absoluteString))\">\(e(preview.label))</a>" } ?? e(preview.label + " (missing)")
+                preview.path.map { "<a href=\"\(e(URL(fileURLWithPath: $0).absoluteString))\">\(e(preview.label))</a>" }
+                    ?? e(preview.label + " (missing)")
             }
             listed.append("<dt>Previews</dt><dd>" + links.joined(separator: "; ") + "</dd>")
         }
@@ -268,7 +284,8 @@ struct PageWriter {
             out += "<p class=\"excerpt\">\(e(excerpt))</p>\n"
         }
         if let failure = item.failure {
-            out += "<p class=\"reason\"><b>\(e(failure.reason.rawValue))</b> at \(e(failure.stage.rawValue)): \(e(failure.message))</p>\n"
+            out +=
+                "<p class=\"reason\"><b>\(e(failure.reason.rawValue))</b> at \(e(failure.stage.rawValue)): \(e(failure.message))</p>\n"
         }
         if !item.warnings.isEmpty {
             out += "<ul class=\"warnings\">" + item.warnings.map { "<li>\(e($0))</li>" }.joined() + "</ul>\n"
@@ -283,7 +300,8 @@ struct PageWriter {
         if let dataURI = thumbnailDataURI(reported) {
             // The ThumbHash rides along for a page script that draws placeholders (`data-thumbhash`).
             let hash = reported.item.entry?.thumbhash.map { " data-thumbhash=\"\(e($0))\"" } ?? ""
-            out += "<figure class=\"picture\"\(hash)><img src=\"\(dataURI)\" alt=\"\(e(reported.name))\" decoding=\"async\"></figure>\n"
+            out +=
+                "<figure class=\"picture\"\(hash)><img src=\"\(dataURI)\" alt=\"\(e(reported.name))\" decoding=\"async\"></figure>\n"
         } else {
             let label = reported.item.status == .ingested ? reported.placeholderLabel : reported.item.status.rawValue
             out += "<figure class=\"picture none\"><span>\(e(label))</span></figure>\n"

@@ -26,17 +26,24 @@ struct ReportedItem {
         switch entry?.type {
         case .text: name = "Shared text"
         case .url: name = "Shared link"
-        default: name = entry?.fileName ?? (item.source.hasPrefix("/") ? (item.source as NSString).lastPathComponent : item.source)
+        default:
+            name =
+                entry?.fileName
+                ?? (item.source.hasPrefix("/") ? (item.source as NSString).lastPathComponent : item.source)
         }
         let copyExtension = entry?.fileURL.map(\.pathExtension).flatMap { $0.isEmpty ? nil : $0.lowercased() }
         fileExtension = copyExtension
         let named = (name as NSString).pathExtension.lowercased()
-        originalExtension = entry?.fileURL != nil && !named.isEmpty && named != copyExtension && !Self.sameFormat(named, copyExtension) ? named : nil
+        originalExtension =
+            entry?.fileURL != nil && !named.isEmpty && named != copyExtension && !Self.sameFormat(named, copyExtension)
+            ? named : nil
         thumbnailPath = Self.file(entry?.thumbnail, in: container)
         copyPath = entry?.fileURL != nil ? Self.file(entry?.path, in: container) : nil
         previews = (entry?.previews ?? []).map { preview in
-            let format = preview.mimeType == "image/webp" ? "WebP" : preview.mimeType == "image/jpeg" ? "JPEG" : preview.mimeType
-            let label = ReadableUnits.dimensions(width: preview.width, height: preview.height) + " " + format
+            let format =
+                preview.mimeType == "image/webp" ? "WebP" : preview.mimeType == "image/jpeg" ? "JPEG" : preview.mimeType
+            let label =
+                ReadableUnits.dimensions(width: preview.width, height: preview.height) + " " + format
                 + (preview.size.map { ", " + ReadableUnits.bytes($0) } ?? "")
             return (label, Self.file(preview.path, in: container))
         }
@@ -44,7 +51,9 @@ struct ReportedItem {
 
     /// The file a manifest's `file://` URL names, when it is a regular file inside the container.
     private static func file(_ url: String?, in container: ContainerDirectory) -> String? {
-        guard let url, let path = ManifestCoder.filePath(fromURLString: url), case .success(let checked) = container.checkedFile(path) else { return nil }
+        guard let url, let path = ManifestCoder.filePath(fromURLString: url),
+            case .success(let checked) = container.checkedFile(path)
+        else { return nil }
         return checked
     }
 
@@ -75,12 +84,16 @@ struct ReportedItem {
         guard let entry = item.entry else { return nil }
         var parts: [String] = []
         if let p = entry.projection {
-            let full = p.cropLeft == 0 && p.cropTop == 0 && p.croppedWidth == p.fullWidth && p.croppedHeight == p.fullHeight
+            let full =
+                p.cropLeft == 0 && p.cropTop == 0 && p.croppedWidth == p.fullWidth && p.croppedHeight == p.fullHeight
             let crop = full ? "" : ", crop \(p.croppedWidth)×\(p.croppedHeight) at \(p.cropLeft),\(p.cropTop)"
-            parts.append("\(p.isFullSphere ? "360° panorama" : "panorama") (\(p.type) \(p.fullWidth)×\(p.fullHeight)\(crop))")
+            parts.append(
+                "\(p.isFullSphere ? "360° panorama" : "panorama") (\(p.type) \(p.fullWidth)×\(p.fullHeight)\(crop))")
         }
         if entry.stereo == true { parts.append("stereo pair") }
-        if entry.hdr == "gainMap" { parts.append(entry.thumbnailHdr == "gainMap" ? "HDR gain map (in its thumbnail too)" : "HDR gain map") }
+        if entry.hdr == "gainMap" {
+            parts.append(entry.thumbnailHdr == "gainMap" ? "HDR gain map (in its thumbnail too)" : "HDR gain map")
+        }
         return parts.isEmpty ? nil : parts.joined(separator: "; ")
     }
 
@@ -100,7 +113,9 @@ struct ReportedItem {
     var camera: String? {
         guard let camera = item.entry?.camera else { return nil }
         var name = [camera.make, camera.model].compactMap { $0 }
-        if let make = camera.make, let model = camera.model, model.lowercased().hasPrefix(make.lowercased()) { name = [model] }
+        if let make = camera.make, let model = camera.model, model.lowercased().hasPrefix(make.lowercased()) {
+            name = [model]
+        }
         let text = name.joined(separator: " ")
         guard let lens = camera.lens else { return text.isEmpty ? nil : text }
         return text.isEmpty ? lens : "\(text) (\(lens))"

@@ -29,7 +29,8 @@ public enum StoredReportError: Error, Sendable, CustomStringConvertible {
         switch self {
         case .badURL(let error): error.description
         case .badKey(let error): error.description
-        case .unknownKey(let key, let path): "no batch report for key \(key) (looked for \(path)); is this the container the batch ran in?"
+        case .unknownKey(let key, let path):
+            "no batch report for key \(key) (looked for \(path)); is this the container the batch ran in?"
         case .unreadable(let path, let reason): "\(path): cannot read the batch report: \(reason)"
         case .malformed(let path, let detail): "\(path): not a batch report: \(detail)"
         }
@@ -43,7 +44,9 @@ extension BatchReport {
 
     /// The report a batch left in `container` (`.share-ingest/reports/<key>.json`),
     /// found by redirect URL (`ShareMedia://dataUrl=<key>#media`) or by bare key.
-    public static func stored(_ redirectOrKey: String, in container: ContainerDirectory) throws(StoredReportError) -> BatchReport {
+    public static func stored(_ redirectOrKey: String, in container: ContainerDirectory) throws(StoredReportError)
+        -> BatchReport
+    {
         let key: ShareKey
         if redirectOrKey.contains("://") {
             do { key = try RedirectURL.parse(redirectOrKey).key } catch { throw .badURL(error) }
@@ -55,20 +58,26 @@ extension BatchReport {
 
     /// The report stored under `key` in `container`. Only its header (the
     /// batch's fields and counts) is read now; its items when first needed.
-    public static func stored(key: ShareKey, in container: ContainerDirectory) throws(StoredReportError) -> BatchReport {
+    public static func stored(key: ShareKey, in container: ContainerDirectory) throws(StoredReportError) -> BatchReport
+    {
         let path = container.reportPath(key: key)
         let status: FileStatus
         do { status = try FileStatus.of(path) } catch { throw .unknownKey(key, path: path) }
         guard status.type == .regular else { throw .unreadable(path: path, reason: "not a regular file") }
         let header: [UInt8]?
-        do { header = try BatchReportDocument.headerBytes(of: path) } catch { throw .unreadable(path: path, reason: error.message) }
-        if let header, let document = try? JSONDecoder().decode(BatchReportDocument.self, from: Data(header)), let counts = document.counts,
+        do { header = try BatchReportDocument.headerBytes(of: path) } catch {
+            throw .unreadable(path: path, reason: error.message)
+        }
+        if let header, let document = try? JSONDecoder().decode(BatchReportDocument.self, from: Data(header)),
+            let counts = document.counts,
             counts.items > BatchReport.itemsHeldInMemory
         {
             do {
                 let items = ItemReports(
                     count: counts.items, load: { (try? readItems(path, size: status.size)) ?? [] },
-                    visit: { whole, body, skimmed in try? StoredReportReader.forEachItem(in: path, whole: whole, body, skimmed: skimmed) })
+                    visit: { whole, body, skimmed in
+                        try? StoredReportReader.forEachItem(in: path, whole: whole, body, skimmed: skimmed)
+                    })
                 return try document.report(items: items)
             } catch {
                 throw .malformed(path: path, detail: error.description)
@@ -119,7 +128,8 @@ extension BatchReport {
         let stored = container.reportPath(key: key)
         let temporary = path + ".partial-\(UUID().uuidString)"
         let writer = try AtomicFileWriter(temporary)
-        if let header = try? BatchReportDocument.headerBytes(of: stored), let document = try? JSONDecoder().decode(BatchReportDocument.self, from: Data(header)),
+        if let header = try? BatchReportDocument.headerBytes(of: stored),
+            let document = try? JSONDecoder().decode(BatchReportDocument.self, from: Data(header)),
             document.batch == batchID.uuidString
         {
             try writer.append(contentsOf: stored)
@@ -137,12 +147,12 @@ extension BatchReport {
 /// time and each item decoded alone.
 enum StoredReportReader {
     #if DEBUG
-    /// How many items were decoded from each stored report, by path: what a
-    /// test reads to see that `share report` decodes each item once for both
-    /// of its outputs. Debug and test builds only.
-    static let decodedItems = Mutex<[String: Int]>([:])
-    /// How many items were read without being decoded (their ``ItemSkim`` alone), by path.
-    static let skimmedItems = Mutex<[String: Int]>([:])
+        /// How many items were decoded from each stored report, by path: what a
+        /// test reads to see that `share report` decodes each item once for both
+        /// of its outputs. Debug and test builds only.
+        static let decodedItems = Mutex<[String: Int]>([:])
+        /// How many items were read without being decoded (their ``ItemSkim`` alone), by path.
+        static let skimmedItems = Mutex<[String: Int]>([:])
     #endif
 
     /// Calls `body` with each item's report, in order.
@@ -156,7 +166,9 @@ enum StoredReportReader {
     /// when they cannot be read) is the item decoded for `body`, else the skim
     /// goes to `skimmed`. A million items' pass that shows a few thousand
     /// decodes those alone.
-    static func forEachItem(in path: String, whole: (ItemSkim) -> Bool, _ body: (ItemReport) -> Void, skimmed: (ItemSkim) -> Void) throws {
+    static func forEachItem(
+        in path: String, whole: (ItemSkim) -> Bool, _ body: (ItemReport) -> Void, skimmed: (ItemSkim) -> Void
+    ) throws {
         let fd = try FileDescriptor.open(path, O_RDONLY)
         var offset: Int64 = 0
         var pending: [UInt8] = []
@@ -182,7 +194,9 @@ enum StoredReportReader {
                 status = ItemStatus(rawValue: String(decoding: value, as: UTF8.self))
             } else if text.starts(with: sizeKey) {
                 let digits = text.dropFirst(sizeKey.count).prefix { $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }
-                size = digits.isEmpty || digits.count > 18 ? nil : digits.reduce(Int64(0)) { $0 * 10 + Int64($1 - UInt8(ascii: "0")) }
+                size =
+                    digits.isEmpty || digits.count > 18
+                    ? nil : digits.reduce(Int64(0)) { $0 * 10 + Int64($1 - UInt8(ascii: "0")) }
             }
             // "    }" or "    }," closes an item.
             if text.starts(with: closing), text.count <= closing.count + 1 {
@@ -192,12 +206,12 @@ enum StoredReportReader {
                 if let skim, !whole(skim) {
                     skimmed(skim)
                     #if DEBUG
-                    skimmedItems.withLock { $0[path, default: 0] += 1 }
+                        skimmedItems.withLock { $0[path, default: 0] += 1 }
                     #endif
                 } else {
                     body(try decoder.decode(BatchReportDocument.Item.self, from: Data(item)).report(index: index))
                     #if DEBUG
-                    decodedItems.withLock { $0[path, default: 0] += 1 }
+                        decodedItems.withLock { $0[path, default: 0] += 1 }
                     #endif
                 }
                 index += 1
@@ -270,15 +284,22 @@ public struct StoredReportDecodingError: Error, Sendable, CustomStringConvertibl
         func path(_ codingPath: [any CodingKey]) -> String {
             var text = ""
             for key in codingPath {
-                if let index = key.intValue { text += "[\(index)]" } else { text += (text.isEmpty ? "" : ".") + key.stringValue }
+                if let index = key.intValue {
+                    text += "[\(index)]"
+                } else {
+                    text += (text.isEmpty ? "" : ".") + key.stringValue
+                }
             }
             return text.isEmpty ? "(top level)" : text
         }
         switch error {
         case .keyNotFound(let key, let context): description = "field \(path(context.codingPath + [key])) is missing"
-        case .typeMismatch(_, let context), .valueNotFound(_, let context): description = "field \(path(context.codingPath)): \(context.debugDescription)"
+        case .typeMismatch(_, let context), .valueNotFound(_, let context):
+            description = "field \(path(context.codingPath)): \(context.debugDescription)"
         case .dataCorrupted(let context):
-            description = context.codingPath.isEmpty ? "malformed JSON" : "field \(path(context.codingPath)): \(context.debugDescription)"
+            description =
+                context.codingPath.isEmpty
+                ? "malformed JSON" : "field \(path(context.codingPath)): \(context.debugDescription)"
         @unknown default: description = "\(error)"
         }
     }
@@ -373,7 +394,9 @@ struct BatchReportDocument: Codable {
         func closing(empty: Bool) -> String { empty ? "\n  ]\n}" : "\n  ]\n}" }
 
         /// The whole document, with these items (each encoded by ``BatchReportDocument/encode(_:)``).
-        func joined(items: [String]) -> Data { Data((opening + items.joined(separator: ",\n") + closing(empty: items.isEmpty)).utf8) }
+        func joined(items: [String]) -> Data {
+            Data((opening + items.joined(separator: ",\n") + closing(empty: items.isEmpty)).utf8)
+        }
     }
 
     /// Where the items start: what a reader of the header alone looks for.
@@ -385,11 +408,15 @@ struct BatchReportDocument: Codable {
             Dictionary(uniqueKeysWithValues: timings.map { ($0.key.rawValue, ($0.value * 10_000).rounded() / 10_000) })
         }
         let document = BatchReportDocument(
-            batch: report.batchID.uuidString, key: report.key.rawValue, redirectURL: report.redirectURL?.description, manifest: report.manifestPath,
+            batch: report.batchID.uuidString, key: report.key.rawValue, redirectURL: report.redirectURL?.description,
+            manifest: report.manifestPath,
             schema: report.schema, pipeline: report.pipeline, interrupted: report.interrupted,
-            counts: Counts(items: report.counts.items, ingested: report.counts.ingested, failed: report.counts.failed, skipped: report.counts.skipped,
+            counts: Counts(
+                items: report.counts.items, ingested: report.counts.ingested, failed: report.counts.failed,
+                skipped: report.counts.skipped,
                 attached: report.counts.attached > 0 ? report.counts.attached : nil),
-            stageSeconds: seconds(report.stageSeconds), wallSeconds: (report.wallSeconds * 10_000).rounded() / 10_000, items: [])
+            stageSeconds: seconds(report.stageSeconds), wallSeconds: (report.wallSeconds * 10_000).rounded() / 10_000,
+            items: [])
         var encoded = String(decoding: (try? encoder.encode(HeaderFields(document))) ?? Data("{}".utf8), as: UTF8.self)
         // `{ … "wallSeconds" : 1.5\n}` → `{ … "wallSeconds" : 1.5,\n  "items" : [\n`
         if encoded.hasSuffix("\n}") { encoded.removeLast(2) }
@@ -476,13 +503,16 @@ struct BatchReportDocument: Codable {
         let all = lazy ?? ItemReports(reports)
         let counted =
             counts.map { stored in
-                var counts = BatchReport.Counts(items: stored.items, ingested: stored.ingested, failed: stored.failed, skipped: stored.skipped)
+                var counts = BatchReport.Counts(
+                    items: stored.items, ingested: stored.ingested, failed: stored.failed, skipped: stored.skipped)
                 counts.attached = stored.attached ?? 0
                 return counts
             } ?? BatchReport.Counts(reports)
         var report = BatchReport(
-            batchID: batchID, key: key, redirectURL: redirectURL.flatMap { try? RedirectURL.parse($0).url }, manifestPath: manifest,
-            schema: schema, pipeline: pipeline, items: all, counts: counted, stageSeconds: timings(stageSeconds), wallSeconds: wallSeconds)
+            batchID: batchID, key: key, redirectURL: redirectURL.flatMap { try? RedirectURL.parse($0).url },
+            manifestPath: manifest,
+            schema: schema, pipeline: pipeline, items: all, counts: counted, stageSeconds: timings(stageSeconds),
+            wallSeconds: wallSeconds)
         report.interrupted = interrupted ?? false
         return report
     }
@@ -497,23 +527,33 @@ extension BatchReportDocument.Item {
         }
         // Reports always name the stage and reason of a failure; an edited one
         // without them still shows its message.
-        let failure = status == .ingested || status == .attached ? nil : ItemFailure(stage ?? .sniff, reason ?? .io, error ?? "(no message recorded)")
+        let failure =
+            status == .ingested || status == .attached
+            ? nil : ItemFailure(stage ?? .sniff, reason ?? .io, error ?? "(no message recorded)")
         let entry = path.map {
             SharedMediaFile(
                 path: $0, thumbnail: thumbnail, duration: duration, type: type ?? .file, mimeType: mimeType,
                 fileName: fileName, size: size, width: width, height: height
             ).with(sha256: sha256, duplicateOf: duplicateOf, motionVideo: motionVideo, livePhoto: livePhoto).with(
-                compatible: compatible.map { SharedMediaFile.Compatible(path: $0.path, mimeType: $0.mimeType, size: $0.size, width: $0.width, height: $0.height) },
+                compatible: compatible.map {
+                    SharedMediaFile.Compatible(
+                        path: $0.path, mimeType: $0.mimeType, size: $0.size, width: $0.width, height: $0.height)
+                },
                 locationRemoved: locationRemoved
-            ).with(sidecars: sidecars).with(group: group).with(capturedAt: capturedAt, capturedAtSource: capturedAtSource, exportLocation: exportLocation)
-                .with(thumbhash: thumbhash).with(previews: previews)
-                .with(capturedAtOffsetKnown: capturedAtOffsetKnown, capturedAtOffsetSource: capturedAtOffsetSource).with(thumbnailHdr: thumbnailHdr).with(video: video).with(projection: projection, stereo: stereo, hdr: hdr)
-                .with(camera: camera).with(similarTo: similarTo)
+            ).with(sidecars: sidecars).with(group: group).with(
+                capturedAt: capturedAt, capturedAtSource: capturedAtSource, exportLocation: exportLocation
+            )
+            .with(thumbhash: thumbhash).with(previews: previews)
+            .with(capturedAtOffsetKnown: capturedAtOffsetKnown, capturedAtOffsetSource: capturedAtOffsetSource).with(
+                thumbnailHdr: thumbnailHdr
+            ).with(video: video).with(projection: projection, stereo: stereo, hdr: hdr)
+            .with(camera: camera).with(similarTo: similarTo)
         }
         // Copies are named <UUID>.<ext> in the container.
         let id = entry?.fileURL.flatMap { UUID(uuidString: $0.deletingPathExtension().lastPathComponent) }
         return ItemReport(
-            index: index, source: source, status: status, failure: failure, warnings: warnings ?? [], entry: entry, id: id,
+            index: index, source: source, status: status, failure: failure, warnings: warnings ?? [], entry: entry,
+            id: id,
             stageSeconds: timings(stageSeconds), attachedTo: attachedTo)
     }
 
@@ -524,13 +564,22 @@ extension BatchReportDocument.Item {
         }
         let entry = item.entry
         self.init(
-            source: item.source, status: item.status, error: item.failure?.message, stage: item.failure?.stage, reason: item.failure?.reason,
-            path: entry?.path, type: entry?.type, thumbnail: entry?.thumbnail, mimeType: entry?.mimeType, fileName: entry?.fileName,
-            size: entry?.size, width: entry?.width, height: entry?.height, duration: entry?.duration, sha256: entry?.sha256,
+            source: item.source, status: item.status, error: item.failure?.message, stage: item.failure?.stage,
+            reason: item.failure?.reason,
+            path: entry?.path, type: entry?.type, thumbnail: entry?.thumbnail, mimeType: entry?.mimeType,
+            fileName: entry?.fileName,
+            size: entry?.size, width: entry?.width, height: entry?.height, duration: entry?.duration,
+            sha256: entry?.sha256,
             duplicateOf: entry?.duplicateOf, motionVideo: entry?.motionVideo, livePhoto: entry?.livePhoto,
-            compatible: entry?.compatible.map { BatchReportDocument.Compatible(path: $0.path, mimeType: $0.mimeType, size: $0.size, width: $0.width, height: $0.height) },
-            locationRemoved: entry?.locationRemoved, sidecars: entry?.sidecars, group: entry?.group, capturedAt: entry?.capturedAt,
-            capturedAtSource: entry?.capturedAtSource, capturedAtOffsetKnown: entry?.capturedAtOffsetKnown, video: entry?.video, exportLocation: entry?.exportLocation, attachedTo: item.attachedTo, warnings: item.warnings,
+            compatible: entry?.compatible.map {
+                BatchReportDocument.Compatible(
+                    path: $0.path, mimeType: $0.mimeType, size: $0.size, width: $0.width, height: $0.height)
+            },
+            locationRemoved: entry?.locationRemoved, sidecars: entry?.sidecars, group: entry?.group,
+            capturedAt: entry?.capturedAt,
+            capturedAtSource: entry?.capturedAtSource, capturedAtOffsetKnown: entry?.capturedAtOffsetKnown,
+            video: entry?.video, exportLocation: entry?.exportLocation, attachedTo: item.attachedTo,
+            warnings: item.warnings,
             stageSeconds: seconds(item.stageSeconds))
         thumbhash = entry?.thumbhash
         previews = entry?.previews

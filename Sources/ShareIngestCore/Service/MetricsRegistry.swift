@@ -82,10 +82,12 @@ package final class MetricsRegistry: Sendable {
         state.withLock { state in
             guard var family = state.families[name], family.kind == .histogram else { return }
             let key = Self.key(family.labels, labels)
-            var histogram = family.histograms[key] ?? {
-                family.order.append(key)
-                return Histogram(counts: Array(repeating: 0, count: family.buckets.count))
-            }()
+            var histogram =
+                family.histograms[key]
+                ?? {
+                    family.order.append(key)
+                    return Histogram(counts: Array(repeating: 0, count: family.buckets.count))
+                }()
             for (index, bound) in family.buckets.enumerated() where value <= bound { histogram.counts[index] += 1 }
             histogram.sum += value
             histogram.count += 1
@@ -107,10 +109,12 @@ package final class MetricsRegistry: Sendable {
         state.withLock { state in
             guard var family = state.families[name], family.kind != .histogram else { return }
             let key = Self.key(family.labels, labels)
-            var value = family.values[key] ?? {
-                family.order.append(key)
-                return 0
-            }()
+            var value =
+                family.values[key]
+                ?? {
+                    family.order.append(key)
+                    return 0
+                }()
             change(&value)
             family.values[key] = value
             state.families[name] = family
@@ -132,10 +136,12 @@ package final class MetricsRegistry: Sendable {
                 for key in family.order {
                     if family.kind == .histogram, let histogram = family.histograms[key] {
                         for (index, bound) in family.buckets.enumerated() {
-                            text += "\(name)_bucket\(Self.with(key, "le", Self.number(bound))) \(histogram.counts[index])\n"
+                            text +=
+                                "\(name)_bucket\(Self.with(key, "le", Self.number(bound))) \(histogram.counts[index])\n"
                         }
                         text += "\(name)_bucket\(Self.with(key, "le", "+Inf")) \(histogram.count)\n"
-                        text += "\(name)_sum\(key) \(Self.number(histogram.sum))\n\(name)_count\(key) \(histogram.count)\n"
+                        text +=
+                            "\(name)_sum\(key) \(Self.number(histogram.sum))\n\(name)_count\(key) \(histogram.count)\n"
                     } else if let value = family.values[key] {
                         text += "\(name)\(key) \(Self.number(value))\n"
                     }
@@ -158,7 +164,8 @@ package final class MetricsRegistry: Sendable {
     }
 
     private static func escapeLabel(_ text: String) -> String {
-        text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"").replacingOccurrences(of: "\n", with: "\\n")
+        text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
+            .replacingOccurrences(of: "\n", with: "\\n")
     }
 
     private static func escapeHelp(_ text: String) -> String {

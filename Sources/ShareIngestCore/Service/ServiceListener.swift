@@ -14,14 +14,18 @@ package struct ServiceAddress: Sendable, Equatable, CustomStringConvertible {
         var host = "127.0.0.1"
         var portText = Substring(text)
         if text.hasPrefix("[") {
-            guard let close = text.firstIndex(of: "]"), text[text.index(after: close)...].hasPrefix(":") else { return .failure(ServiceAddressError(text)) }
+            guard let close = text.firstIndex(of: "]"), text[text.index(after: close)...].hasPrefix(":") else {
+                return .failure(ServiceAddressError(text))
+            }
             host = String(text[text.index(after: text.startIndex)..<close])
             portText = text[text.index(close, offsetBy: 2)...]
         } else if let colon = text.lastIndex(of: ":") {
             if colon != text.startIndex { host = String(text[..<colon]) }
             portText = text[text.index(after: colon)...]
         }
-        guard let port = Int(portText), (0...65_535).contains(port), !host.isEmpty else { return .failure(ServiceAddressError(text)) }
+        guard let port = Int(portText), (0...65_535).contains(port), !host.isEmpty else {
+            return .failure(ServiceAddressError(text))
+        }
         return .success(ServiceAddress(host: host, port: port))
     }
 
@@ -32,7 +36,9 @@ package struct ServiceAddress: Sendable, Equatable, CustomStringConvertible {
 package struct ServiceAddressError: Error, CustomStringConvertible {
     let text: String
     init(_ text: String) { self.text = text }
-    package var description: String { "--metrics must be HOST:PORT (HOST an IP address, loopback if left out; PORT 0-65535), not \"\(text)\"" }
+    package var description: String {
+        "--metrics must be HOST:PORT (HOST an IP address, loopback if left out; PORT 0-65535), not \"\(text)\""
+    }
 }
 
 /// A small HTTP/1.x server of its own thread, for `/metrics`, `/healthz` and
@@ -79,7 +85,9 @@ package final class ServiceListener: Sendable {
     private let route: @Sendable (String) -> Response?
 
     /// Binds `address`; `route` answers a GET of a path (nil: 404). Call ``start()`` to serve.
-    package init(_ address: ServiceAddress, limits: Limits = Limits(), route: @escaping @Sendable (String) -> Response?) throws(SystemError) {
+    package init(_ address: ServiceAddress, limits: Limits = Limits(), route: @escaping @Sendable (String) -> Response?)
+        throws(SystemError)
+    {
         socket = try TCPListener(host: address.host, port: address.port, backlog: Int32(limits.connections))
         port = socket.port
         self.address = ServiceAddress(host: address.host, port: socket.port)
@@ -108,7 +116,9 @@ package final class ServiceListener: Sendable {
         var request: [UInt8] = []
         var answer: [UInt8]?
         var sent = 0
-        init(_ socket: TCPConnection, at now: Double, deadline: Double) { (self.socket, self.lastActivity, self.deadline) = (socket, now, deadline) }
+        init(_ socket: TCPConnection, at now: Double, deadline: Double) {
+            (self.socket, self.lastActivity, self.deadline) = (socket, now, deadline)
+        }
         /// Answered in full, or the peer is gone.
         var finished: Bool { answer.map { sent >= $0.count } ?? false }
     }
@@ -118,7 +128,8 @@ package final class ServiceListener: Sendable {
         var buffer = [UInt8](repeating: 0, count: 4096)
         while !stopped.load(ordering: .relaxed) {
             let waits: [(descriptor: Int32, readiness: Polling.Readiness)] =
-                [(socket.raw, .readable), (wake.readEnd, .readable)] + connections.map { ($0.socket.raw, $0.answer == nil ? .readable : .writable) }
+                [(socket.raw, .readable), (wake.readEnd, .readable)]
+                + connections.map { ($0.socket.raw, $0.answer == nil ? .readable : .writable) }
             guard let ready = try? Polling.wait(waits, milliseconds: 250) else { continue }
             if ready[1] { wake.drain() }
             let now = MonotonicClock.now()
@@ -126,7 +137,10 @@ package final class ServiceListener: Sendable {
                 advance(connection, at: now, &buffer)
             }
             for connection in connections where connection.answer == nil && now >= connection.deadline {
-                connection.answer = Self.encode(Response(408, "the request was not complete within \(MetricsRegistry.number(limits.readSeconds)) s\n"), head: false)
+                connection.answer = Self.encode(
+                    Response(
+                        408, "the request was not complete within \(MetricsRegistry.number(limits.readSeconds)) s\n"),
+                    head: false)
                 write(connection)
             }
             // Answered (or the peer is gone), or not taking its answer in time either.
@@ -143,7 +157,10 @@ package final class ServiceListener: Sendable {
                         // makes room, so idle sockets cannot hold the listener shut.
                         // When every slot is sending an answer, the new one is closed.
                         let waiting = connections.indices.filter { connections[$0].answer == nil }
-                        guard let oldest = waiting.min(by: { connections[$0].lastActivity < connections[$1].lastActivity }) else { continue }
+                        guard
+                            let oldest = waiting.min(by: { connections[$0].lastActivity < connections[$1].lastActivity }
+                            )
+                        else { continue }
                         connections.remove(at: oldest)  // closed
                     }
                     connections.append(connection)
@@ -192,18 +209,28 @@ package final class ServiceListener: Sendable {
     func answer(to request: [UInt8]) -> [UInt8]? {
         let end = Self.headersEnd(request)
         guard let end else {
-            if request.count > limits.requestBytes { return Self.encode(Response(431, "the request is larger than \(limits.requestBytes) bytes\n"), head: false) }
+            if request.count > limits.requestBytes {
+                return Self.encode(
+                    Response(431, "the request is larger than \(limits.requestBytes) bytes\n"), head: false)
+            }
             return nil
         }
-        guard end <= limits.requestBytes else { return Self.encode(Response(431, "the request is larger than \(limits.requestBytes) bytes\n"), head: false) }
+        guard end <= limits.requestBytes else {
+            return Self.encode(Response(431, "the request is larger than \(limits.requestBytes) bytes\n"), head: false)
+        }
         let head = String(decoding: request[..<end], as: UTF8.self)
-        let line = head.split(separator: "\r\n", maxSplits: 1, omittingEmptySubsequences: false).first.map { $0.split(separator: "\n").first ?? "" } ?? ""
+        let line =
+            head.split(separator: "\r\n", maxSplits: 1, omittingEmptySubsequences: false).first.map {
+                $0.split(separator: "\n").first ?? ""
+            } ?? ""
         let parts = line.split(separator: " ", omittingEmptySubsequences: false)
         guard parts.count == 3, parts[2].hasPrefix("HTTP/1."), parts[1].hasPrefix("/"), !parts[0].isEmpty,
             parts[0].allSatisfy({ $0.isASCII && $0.isUppercase })
         else { return Self.encode(Response(400, "bad request\n"), head: false) }
         let method = parts[0]
-        guard method == "GET" || method == "HEAD" else { return Self.encode(Response(405, "only GET and HEAD\n"), head: false) }
+        guard method == "GET" || method == "HEAD" else {
+            return Self.encode(Response(405, "only GET and HEAD\n"), head: false)
+        }
         let path = String(parts[1].prefix { $0 != "?" })
         let response = route(path) ?? Response(404, "not found: this listener serves /metrics, /healthz and /readyz\n")
         return Self.encode(response, head: method == "HEAD")
@@ -222,7 +249,10 @@ package final class ServiceListener: Sendable {
         return nil
     }
 
-    private static let reasons = [200: "OK", 400: "Bad Request", 404: "Not Found", 405: "Method Not Allowed", 408: "Request Timeout", 431: "Request Header Fields Too Large", 503: "Service Unavailable"]
+    private static let reasons = [
+        200: "OK", 400: "Bad Request", 404: "Not Found", 405: "Method Not Allowed", 408: "Request Timeout",
+        431: "Request Header Fields Too Large", 503: "Service Unavailable",
+    ]
 
     private static func encode(_ response: Response, head: Bool) -> [UInt8] {
         let body = Array(response.body.utf8)

@@ -20,15 +20,21 @@ package struct ServiceLogLine: Sendable {
     package var reason: String?
     package var message: String
 
-    package init(level: Level, event: String, batch: String? = nil, item: String? = nil, stage: String? = nil, reason: String? = nil, message: String) {
-        (self.level, self.event, self.batch, self.item, self.stage, self.reason, self.message) = (level, event, batch, item, stage, reason, message)
+    package init(
+        level: Level, event: String, batch: String? = nil, item: String? = nil, stage: String? = nil,
+        reason: String? = nil, message: String
+    ) {
+        (self.level, self.event, self.batch, self.item, self.stage, self.reason, self.message) = (
+            level, event, batch, item, stage, reason, message
+        )
     }
 
     /// A plain line as a log line: its level read from its words (`warning:`, `failed`, `cannot`, `error`).
     package init(plain text: String) {
         let lower = text.lowercased()
         let level: Level =
-            lower.contains("warning:") ? .warning
+            lower.contains("warning:")
+            ? .warning
             : ["failed", "cannot", "error", "gave up"].contains(where: lower.contains) ? .error : .info
         self.init(level: level, event: "message", message: text.hasPrefix("share: ") ? String(text.dropFirst(7)) : text)
     }
@@ -40,17 +46,21 @@ package struct ServiceLogLine: Sendable {
     package func rendered(_ format: Format, plain: String? = nil, at date: Date = Date()) -> String {
         switch format {
         case .plain:
-            return DisplayText.escaped(DatabaseSecrets.scrub(plain ?? "share: \(message)"), keepingLineBreaks: event == "message")
+            return DisplayText.escaped(
+                DatabaseSecrets.scrub(plain ?? "share: \(message)"), keepingLineBreaks: event == "message")
         case .json:
             let formatter = ISO8601DateFormatter()
             formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
             let fields: [String: Any] = [
-                "time": formatter.string(from: date), "level": level.rawValue, "event": event, "batch": batch ?? NSNull(),
+                "time": formatter.string(from: date), "level": level.rawValue, "event": event,
+                "batch": batch ?? NSNull(),
                 // An item's index is a number, as in --json's item events.
                 "item": item.map { text in Int(text).map { $0 as Any } ?? text } ?? NSNull(),
                 "stage": stage ?? NSNull(), "reason": reason ?? NSNull(), "message": DatabaseSecrets.scrub(message),
             ]
-            let data = (try? JSONSerialization.data(withJSONObject: fields, options: [.sortedKeys, .withoutEscapingSlashes])) ?? Data("{}".utf8)
+            let data =
+                (try? JSONSerialization.data(withJSONObject: fields, options: [.sortedKeys, .withoutEscapingSlashes]))
+                ?? Data("{}".utf8)
             return DatabaseSecrets.scrub(String(decoding: data, as: UTF8.self))
         }
     }

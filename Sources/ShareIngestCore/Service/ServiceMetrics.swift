@@ -23,20 +23,37 @@ package final class ServiceMetrics: Sendable {
     package init(role: Role, stages: [StageName] = StageName.allCases) {
         self.stages = stages
         let r = registry
-        r.declare("share_build_info", .gauge, help: "Always 1; the labels name the version of share and what it runs as.", labels: ["version", "role"])
+        r.declare(
+            "share_build_info", .gauge, help: "Always 1; the labels name the version of share and what it runs as.",
+            labels: ["version", "role"])
         r.set("share_build_info", [Self.version, role.rawValue], to: 1)
-        r.declare("share_items_total", .counter, help: "Items that left the pipeline, by outcome (ingested, failed, skipped).", labels: ["outcome"])
+        r.declare(
+            "share_items_total", .counter,
+            help: "Items that left the pipeline, by outcome (ingested, failed, skipped).", labels: ["outcome"])
         for outcome in [ItemStatus.ingested, .failed, .skipped] { r.add("share_items_total", [outcome.rawValue], 0) }
-        r.declare("share_stage_items_total", .counter, help: "Items by stage and outcome: ran (the stage ran on the item, whatever came of it), failed and skipped (by the stage that stopped the item).", labels: ["stage", "outcome"])
+        r.declare(
+            "share_stage_items_total", .counter,
+            help:
+                "Items by stage and outcome: ran (the stage ran on the item, whatever came of it), failed and skipped (by the stage that stopped the item).",
+            labels: ["stage", "outcome"])
         for stage in stages { r.add("share_stage_items_total", [stage.rawValue, "ran"], 0) }
-        r.declare("share_item_failures_total", .counter, help: "Items failed or skipped, by reason.", labels: ["reason"])
+        r.declare(
+            "share_item_failures_total", .counter, help: "Items failed or skipped, by reason.", labels: ["reason"])
         r.declare("share_copied_bytes_total", .counter, help: "Bytes copied into the container.")
         r.add("share_copied_bytes_total", [], 0)
-        r.declare("share_decoder_misbehaved_total", .counter, help: "Items whose sandboxed decoder answered with something the checks refuse.")
+        r.declare(
+            "share_decoder_misbehaved_total", .counter,
+            help: "Items whose sandboxed decoder answered with something the checks refuse.")
         r.add("share_decoder_misbehaved_total", [], 0)
-        r.declare("share_batches_total", .counter, help: "Batches finished, by outcome (complete, partial, failed, empty, interrupted).", labels: ["outcome"])
-        for outcome in ["complete", "partial", "failed", "empty", "interrupted"] { r.add("share_batches_total", [outcome], 0) }
-        r.declare("share_stage_duration_seconds", .histogram, help: "Seconds each item spent in each stage.", labels: ["stage"], buckets: Self.secondsBuckets)
+        r.declare(
+            "share_batches_total", .counter,
+            help: "Batches finished, by outcome (complete, partial, failed, empty, interrupted).", labels: ["outcome"])
+        for outcome in ["complete", "partial", "failed", "empty", "interrupted"] {
+            r.add("share_batches_total", [outcome], 0)
+        }
+        r.declare(
+            "share_stage_duration_seconds", .histogram, help: "Seconds each item spent in each stage.",
+            labels: ["stage"], buckets: Self.secondsBuckets)
         r.declare("share_batches_in_flight", .gauge, help: "Batches started and not yet finished.")
         r.set("share_batches_in_flight", to: 0)
         switch role {
@@ -44,15 +61,22 @@ package final class ServiceMetrics: Sendable {
             r.declare("share_inbox_drops_waiting", .gauge, help: "Drops in the inbox not yet taken.")
             r.set("share_inbox_drops_waiting", to: 0)
         case .worker:
-            r.declare("share_jobs_ready", .gauge, help: "Jobs queued and ready to run, by stage (read from the database every few seconds).", labels: ["stage"])
+            r.declare(
+                "share_jobs_ready", .gauge,
+                help: "Jobs queued and ready to run, by stage (read from the database every few seconds).",
+                labels: ["stage"])
             r.replace("share_jobs_ready", with: Dictionary(uniqueKeysWithValues: stages.map { ([$0.rawValue], 0) }))
         }
     }
 
     /// Reads the decoder helpers' counters at each scrape (in-memory counters of the pool).
     package func readHelpers(started: @escaping @Sendable () -> Int, killed: @escaping @Sendable () -> Int) {
-        registry.declare("share_helper_starts_total", .counter, help: "Sandboxed decoder helpers started (replacements included).") { Double(started()) }
-        registry.declare("share_helper_kills_total", .counter, help: "Decoder helpers killed because they died, hung or misbehaved.") { Double(killed()) }
+        registry.declare(
+            "share_helper_starts_total", .counter, help: "Sandboxed decoder helpers started (replacements included)."
+        ) { Double(started()) }
+        registry.declare(
+            "share_helper_kills_total", .counter, help: "Decoder helpers killed because they died, hung or misbehaved."
+        ) { Double(killed()) }
     }
 
     /// Counts one event of a batch (the sink both `share watch` and `share worker` pass on).
@@ -76,10 +100,13 @@ package final class ServiceMetrics: Sendable {
             }
         case .batchFinished(let report):
             let outcome =
-                report.interrupted ? "interrupted"
-                : report.counts.items == 0 ? "empty"
-                : report.isComplete ? "complete"
-                : report.ingestedCount > 0 ? "partial" : "failed"
+                report.interrupted
+                ? "interrupted"
+                : report.counts.items == 0
+                    ? "empty"
+                    : report.isComplete
+                        ? "complete"
+                        : report.ingestedCount > 0 ? "partial" : "failed"
             r.add("share_batches_total", [outcome])
         }
     }

@@ -12,7 +12,9 @@ package final class ServiceMonitor: Sendable {
     package struct Check: Sendable {
         package let name: String
         package let run: @Sendable () throws -> Void
-        package init(_ name: String, _ run: @escaping @Sendable () throws -> Void) { (self.name, self.run) = (name, run) }
+        package init(_ name: String, _ run: @escaping @Sendable () throws -> Void) {
+            (self.name, self.run) = (name, run)
+        }
     }
 
     private struct State {
@@ -32,7 +34,10 @@ package final class ServiceMonitor: Sendable {
     private let wake = WakePipe()
 
     /// `checks` decide `/readyz`; `refresh` sets the gauges read from outside (it reports its own failures as 0s).
-    package init(metrics: ServiceMetrics, interval: Double = 5, checks: [Check], refresh: @escaping @Sendable (ServiceMetrics) -> Void = { _ in }) {
+    package init(
+        metrics: ServiceMetrics, interval: Double = 5, checks: [Check],
+        refresh: @escaping @Sendable (ServiceMetrics) -> Void = { _ in }
+    ) {
         (self.metrics, self.interval, self.checks, self.refresh) = (metrics, interval, checks, refresh)
     }
 
@@ -93,14 +98,20 @@ package final class ServiceMonitor: Sendable {
             if !state.checkedOnce { failing.append("checks: not run yet") }
             failing += state.results.compactMap { result in result.failure.map { "\(result.name): \($0)" } }
             if failing.isEmpty { return (true, "ready\n" + state.results.map { "ok \($0.name)\n" }.joined()) }
-            return (false, "not ready\n" + failing.map { "failing \($0)\n" }.joined() + state.results.filter { $0.failure == nil }.map { "ok \($0.name)\n" }.joined())
+            return (
+                false,
+                "not ready\n" + failing.map { "failing \($0)\n" }.joined()
+                    + state.results.filter { $0.failure == nil }.map { "ok \($0.name)\n" }.joined()
+            )
         }
     }
 
     /// What the listener serves: `/metrics`, `/healthz`, `/readyz`.
     package func route(_ path: String) -> ServiceListener.Response? {
         switch path {
-        case "/metrics": return ServiceListener.Response(200, metrics.registry.render(), contentType: "text/plain; version=0.0.4; charset=utf-8")
+        case "/metrics":
+            return ServiceListener.Response(
+                200, metrics.registry.render(), contentType: "text/plain; version=0.0.4; charset=utf-8")
         case "/healthz": return ServiceListener.Response(200, "alive\n")
         case "/readyz":
             let (ready, body) = readiness
@@ -152,12 +163,17 @@ package final class ServiceMonitor: Sendable {
         /// Jobs ready per stage and batches running, from the queue.
         package func refreshWorkerGauges(_ metrics: ServiceMetrics) {
             let counts = try? with { connection in
-                let ready = try connection.query("SELECT stage, count(*) AS n FROM share_jobs WHERE state = '\(JobQueue.State.queued)' AND not_before <= now() GROUP BY stage")
-                let running = try connection.query("SELECT count(*) AS n FROM share_batches WHERE state = '\(BatchState.running.rawValue)'")
+                let ready = try connection.query(
+                    "SELECT stage, count(*) AS n FROM share_jobs WHERE state = '\(JobQueue.State.queued)' AND not_before <= now() GROUP BY stage"
+                )
+                let running = try connection.query(
+                    "SELECT count(*) AS n FROM share_batches WHERE state = '\(BatchState.running.rawValue)'")
                 return (ready, Double(running.first?["n"] ?? "0") ?? 0)
             }
             var ready = Dictionary(uniqueKeysWithValues: metrics.stages.map { ([$0.rawValue], 0.0) })
-            for row in counts?.0 ?? [] { if let stage = row["stage"], let n = row["n"].flatMap(Double.init) { ready[[stage]] = n } }
+            for row in counts?.0 ?? [] {
+                if let stage = row["stage"], let n = row["n"].flatMap(Double.init) { ready[[stage]] = n }
+            }
             metrics.registry.replace("share_jobs_ready", with: ready)
             metrics.registry.set("share_batches_in_flight", to: counts?.1 ?? 0)
         }
@@ -166,7 +182,8 @@ package final class ServiceMonitor: Sendable {
     /// Drops waiting in the inbox and batches in flight in its journal.
     package static func refreshInboxGauges(_ inbox: Inbox, _ metrics: ServiceMetrics) {
         metrics.registry.set("share_inbox_drops_waiting", to: Double(inbox.drops().count))
-        let running = try? inbox.journal.database.query("SELECT count(*) AS n FROM batches WHERE state IN (\(BatchLifecycle.sql(BatchLifecycle.unfinished)))")
+        let running = try? inbox.journal.database.query(
+            "SELECT count(*) AS n FROM batches WHERE state IN (\(BatchLifecycle.sql(BatchLifecycle.unfinished)))")
         let count = running?.first?.columns["n"].flatMap { value -> Double? in
             if case .integer(let n) = value { return Double(n) }
             return value.text.flatMap(Double.init)
@@ -177,7 +194,9 @@ package final class ServiceMonitor: Sendable {
     /// The live counts for a service manager's status line.
     package var statusLine: String {
         let r = metrics.registry
-        let items = ["ingested", "failed", "skipped"].map { "\($0) \(MetricsRegistry.number(r.value("share_items_total", [$0])))" }.joined(separator: ", ")
+        let items = ["ingested", "failed", "skipped"].map {
+            "\($0) \(MetricsRegistry.number(r.value("share_items_total", [$0])))"
+        }.joined(separator: ", ")
         return "items \(items); batches in flight \(MetricsRegistry.number(r.value("share_batches_in_flight")))"
     }
 }

@@ -15,7 +15,8 @@ package final class ShareService: Sendable {
 
     /// Binds `address` (when given) and starts the monitor's checks; nothing is served before this returns.
     package init(
-        role: ServiceMetrics.Role, address: ServiceAddress?, checks: [ServiceMonitor.Check], stages: [StageName] = StageName.allCases,
+        role: ServiceMetrics.Role, address: ServiceAddress?, checks: [ServiceMonitor.Check],
+        stages: [StageName] = StageName.allCases,
         refresh: @escaping @Sendable (ServiceMetrics) -> Void = { _ in }, interval: Double = 5
     ) throws(SystemError) {
         let metrics = ServiceMetrics(role: role, stages: stages)
@@ -58,7 +59,9 @@ package final class ShareService: Sendable {
     /// A check that a decoder helper can be started: `start` is tried at the
     /// first check and then at most every `every` seconds (it may start a
     /// helper; the result is kept in between).
-    package static func helperCheck(every seconds: Double = 60, _ start: @escaping @Sendable () throws -> Void) -> ServiceMonitor.Check {
+    package static func helperCheck(every seconds: Double = 60, _ start: @escaping @Sendable () throws -> Void)
+        -> ServiceMonitor.Check
+    {
         let last = Mutex<(at: Double, failure: String?)?>(nil)
         return ServiceMonitor.Check("helper") {
             let now = MonotonicClock.now()
@@ -82,7 +85,8 @@ package final class ShareService: Sendable {
             let stopped = replace()
             guard !stopped.isEmpty else { return }
             throw CheckFailure(
-                description: stopped.map { "the decoder helper (pid \($0)) was stopped by a signal" }.joined(separator: "; ")
+                description: stopped.map { "the decoder helper (pid \($0)) was stopped by a signal" }.joined(
+                    separator: "; ")
                     + "; killed and replaced")
         }
     }
@@ -103,12 +107,20 @@ extension ShareService {
     /// capabilities (ambient: CAP_SYS_ADMIN, CAP_SYS_CHROOT) its helpers' mount
     /// namespace takes without a user namespace, and only the mount calls that takes. (Run `share doctor`
     /// outside the units: inside one, its own filter hides the namespaces.)
-    package static func systemdUnits(landlockABI: Int, unprivilegedNamespaces: Bool) -> (dropIn: String?, advice: String) {
+    package static func systemdUnits(landlockABI: Int, unprivilegedNamespaces: Bool) -> (
+        dropIn: String?, advice: String
+    ) {
         if landlockABI > 0 {
-            return (nil, "the defaults of deploy/systemd (an unprivileged user, no capability, no namespace): Landlock confines the helpers")
+            return (
+                nil,
+                "the defaults of deploy/systemd (an unprivileged user, no capability, no namespace): Landlock confines the helpers"
+            )
         }
         if unprivilegedNamespaces {
-            return ("no-landlock.conf", "no Landlock here: add deploy/systemd/no-landlock.conf (user and mount namespaces and the mount calls for the helpers; no capability)")
+            return (
+                "no-landlock.conf",
+                "no Landlock here: add deploy/systemd/no-landlock.conf (user and mount namespaces and the mount calls for the helpers; no capability)"
+            )
         }
         return (
             "mount-namespace.conf",

@@ -31,9 +31,11 @@ struct CompatibleStage: PipelineStage {
     func process(_ item: inout InFlightItem, in batch: BatchContext) throws(ItemFailure) {
         guard applies(item.state), let path = item.copyPath, let format = item.sniffed?.format else { return }
         let probe = batch.pipeline.probe ?? .init()
-        let spec = CompatibleCopySpec(quality: settings.quality, keepsLocation: batch.pipeline.location == nil, timeLimit: settings.timeLimit)
+        let spec = CompatibleCopySpec(
+            quality: settings.quality, keepsLocation: batch.pipeline.location == nil, timeLimit: settings.timeLimit)
         let request = DecodeRequest(
-            path: path, label: item.label, format: format, pixelLimit: probe.pixelLimit, timeLimit: probe.timeLimit, batch: batch.batchID.uuidString,
+            path: path, label: item.label, format: format, pixelLimit: probe.pixelLimit, timeLimit: probe.timeLimit,
+            batch: batch.batchID.uuidString,
             compatibleCopy: spec)
         let copy: CompatibleCopy
         do throws(MediaError) {
@@ -51,7 +53,9 @@ struct CompatibleStage: PipelineStage {
         if let width = item.width, let height = item.height,
             !copy.fits(width: width, height: height, preview: format.isCameraRAW)
         {
-            item.warnings.append("no compatible copy: the decoder made one of \(copy.width)×\(copy.height) for a \(width)×\(height) photo; not kept")
+            item.warnings.append(
+                "no compatible copy: the decoder made one of \(copy.width)×\(copy.height) for a \(width)×\(height) photo; not kept"
+            )
             return
         }
         let destination = batch.container.compatiblePath(id: item.id)
@@ -62,7 +66,8 @@ struct CompatibleStage: PipelineStage {
         } catch {
             throw ItemFailure(.compatible, writing: error, "\(item.label): cannot write its compatible copy: \(error)")
         }
-        item.compatible = CompatibleCopyRecord(path: destination, width: copy.width, height: copy.height, size: Int64(copy.jpeg.count))
+        item.compatible = CompatibleCopyRecord(
+            path: destination, width: copy.width, height: copy.height, size: Int64(copy.jpeg.count))
     }
 }
 

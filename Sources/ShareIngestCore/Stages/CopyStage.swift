@@ -31,7 +31,8 @@ struct CopyStage: PipelineStage {
         do {
             let guards = CopyGuards(reserve: { [settings] in settings.reserve(of: $0) }, stop: batch.cancellation)
             let copied = try FileCopier.copy(
-                from: file, in: batch.roots, expected: item.sourceVersion, to: destination, sync: settings.fsync, guards: guards)
+                from: file, in: batch.roots, expected: item.sourceVersion, to: destination, sync: settings.fsync,
+                guards: guards)
             item.size = copied.size
             item.sha256 = copied.sha256
             item.carried.copiedFromSource = true

@@ -43,7 +43,9 @@ struct LocationStage: PipelineStage {
     /// is text or unrecognised bytes (read to its end, or not delivered: a
     /// UTF-16 XMP, a JSON cut short); any other text as it is (JSON or XML by
     /// its first character). Nil: nothing to read (a PDF, an archive, …).
-    static func locationFormat(name: String, kind: SharedMediaFile.Sidecar.Kind?, sniffed format: MediaFormat?) -> MediaFormat? {
+    static func locationFormat(name: String, kind: SharedMediaFile.Sidecar.Kind?, sniffed format: MediaFormat?)
+        -> MediaFormat?
+    {
         if let format, LocationScanner.formats.contains(format.id) { return format }
         if let format, format.kind != .text, format.kind != .data { return nil }
         let ext = name.utf8.lastIndex(of: UInt8(ascii: ".")).map { name[name.index(after: $0)...].lowercased() }
@@ -64,10 +66,13 @@ struct LocationStage: PipelineStage {
     func process(_ item: inout InFlightItem, in batch: BatchContext) throws(ItemFailure) {
         guard let path = item.copyPath, let format = Self.locationFormat(of: item.state) else { return }
         var moments: MomentFacts?
-        let found = try Self.removeLocation(from: path, label: item.label, format: format, settings: settings, in: batch, moments: &moments)
+        let found = try Self.removeLocation(
+            from: path, label: item.label, format: format, settings: settings, in: batch, moments: &moments)
         // The place's offset at the capture time, found before the position is removed (issue 54); no zone name is kept (issue 58).
         if let zone = CapturePlace.zone(at: moments?.position),
-            let place = CapturePlace(offsetIn: zone, time: moments?.captureTime, fileName: item.source.fileName, modified: item.sourceVersion, source: .position)
+            let place = CapturePlace(
+                offsetIn: zone, time: moments?.captureTime, fileName: item.source.fileName,
+                modified: item.sourceVersion, source: .position)
         {
             item.capturePlace = place
         }
@@ -80,7 +85,9 @@ struct LocationStage: PipelineStage {
         // interrupted attempt whose findings are lost: its hash tells.
         guard !found.isEmpty || !item.carried.copiedFromSource else { return }
         let hash: String
-        do { hash = try FileCopier.hash(of: path) } catch { throw ItemFailure(.location, .io, "\(item.label): cannot read back its copy: \(error)") }
+        do { hash = try FileCopier.hash(of: path) } catch {
+            throw ItemFailure(.location, .io, "\(item.label): cannot read back its copy: \(error)")
+        }
         if found.isEmpty, let recorded = item.sha256, recorded != hash {
             item.locationRemoved = ["location metadata (removed by an earlier attempt that was interrupted)"]
         }
@@ -92,21 +99,27 @@ struct LocationStage: PipelineStage {
     /// copies are); returns what was found (nothing: nothing to remove). A
     /// location that cannot be removed in place fails with `locationNotRemovable`.
     static func removeLocation(
-        from path: String, label: String, format: MediaFormat, settings: PipelineDefinition.LocationSettings, in batch: BatchContext, sync: Bool? = nil
+        from path: String, label: String, format: MediaFormat, settings: PipelineDefinition.LocationSettings,
+        in batch: BatchContext, sync: Bool? = nil
     ) throws(ItemFailure) -> [LocationRecord] {
         var moments: MomentFacts?
-        return try removeLocation(from: path, label: label, format: format, settings: settings, in: batch, sync: sync, moments: &moments)
+        return try removeLocation(
+            from: path, label: label, format: format, settings: settings, in: batch, sync: sync, moments: &moments)
     }
 
     /// The same, also reading (for a v2 manifest's capture time) the position
     /// the copy records and its capture time, checked by the reply check, into `moments`.
     static func removeLocation(
-        from path: String, label: String, format: MediaFormat, settings: PipelineDefinition.LocationSettings, in batch: BatchContext, sync: Bool? = nil,
+        from path: String, label: String, format: MediaFormat, settings: PipelineDefinition.LocationSettings,
+        in batch: BatchContext, sync: Bool? = nil,
         moments: inout MomentFacts?
     ) throws(ItemFailure) -> [LocationRecord] {
         var request = DecodeRequest(
-            path: path, label: label, format: format, pixelLimit: (batch.pipeline.probe ?? .init()).pixelLimit, timeLimit: settings.timeLimit,
-            batch: batch.batchID.uuidString, moments: batch.pipeline.manifest.schema == .v2 && MomentReaderFormats.reads(format), task: .locationMetadata)
+            path: path, label: label, format: format, pixelLimit: (batch.pipeline.probe ?? .init()).pixelLimit,
+            timeLimit: settings.timeLimit,
+            batch: batch.batchID.uuidString,
+            moments: batch.pipeline.manifest.schema == .v2 && MomentReaderFormats.reads(format), task: .locationMetadata
+        )
         request.placeNames = settings.remove == .coordinatesAndPlaceNames
         let found: LocationMetadata
         do {
@@ -119,7 +132,8 @@ struct LocationStage: PipelineStage {
         guard found.unremovable.isEmpty else {
             throw ItemFailure(
                 .location, .locationNotRemovable,
-                "\(label): location privacy is on, and its location metadata cannot be removed in place (\(found.unremovable.joined(separator: "; "))); not delivered")
+                "\(label): location privacy is on, and its location metadata cannot be removed in place (\(found.unremovable.joined(separator: "; "))); not delivered"
+            )
         }
         do {
             try MetadataBlanker.apply(found.found.flatMap(\.edits), to: path, sync: sync ?? batch.pipeline.copy.fsync)
@@ -164,7 +178,9 @@ enum MetadataBlanker {
         func failure(_ label: String) -> ItemFailure {
             switch self {
             case .refused(let why):
-                ItemFailure(.location, .decoderMisbehaved, "\(label): the decoder's location metadata was refused (\(why)); nothing was changed")
+                ItemFailure(
+                    .location, .decoderMisbehaved,
+                    "\(label): the decoder's location metadata was refused (\(why)); nothing was changed")
             case .system(let error):
                 ItemFailure(.location, writing: error, "\(label): cannot blank its location metadata: \(error)")
             }
@@ -183,7 +199,8 @@ enum MetadataBlanker {
         let unique = Array(Set(edits)).sorted { ($0.step, $0.offset, $0.length) < ($1.step, $1.offset, $1.length) }
         // Every overwrite is checked before the first is made.
         for edit in unique {
-            guard edit.offset >= 0, edit.length >= 1, edit.offset <= size - edit.length, (0...3).contains(edit.step) else {
+            guard edit.offset >= 0, edit.length >= 1, edit.offset <= size - edit.length, (0...3).contains(edit.step)
+            else {
                 throw .refused("an overwrite of \(edit.length) bytes at \(edit.offset) of a \(size)-byte file")
             }
             switch edit.fill {
@@ -206,11 +223,16 @@ enum MetadataBlanker {
                 switch edit.fill {
                 case .zeros: try fill(file, 0, count: edit.length, at: edit.offset, path)
                 case .spaces: try fill(file, 0x20, count: edit.length, at: edit.offset, path)
-                case .freeBox: try write(file, Array("free".utf8) + [UInt8](repeating: 0, count: edit.length - 8), at: edit.offset + 4, path)
+                case .freeBox:
+                    try write(
+                        file, Array("free".utf8) + [UInt8](repeating: 0, count: edit.length - 8), at: edit.offset + 4,
+                        path)
                 case .pngCRC:
                     let chunk = try read(file, edit.offset + 4, edit.length - 8, path)
                     let crc = CRC32.checksum(chunk)
-                    try write(file, [UInt8(crc >> 24), UInt8(crc >> 16 & 0xFF), UInt8(crc >> 8 & 0xFF), UInt8(crc & 0xFF)], at: edit.offset + edit.length - 4, path)
+                    try write(
+                        file, [UInt8(crc >> 24), UInt8(crc >> 16 & 0xFF), UInt8(crc >> 8 & 0xFF), UInt8(crc & 0xFF)],
+                        at: edit.offset + edit.length - 4, path)
                 }
             }
             if sync {
@@ -219,7 +241,9 @@ enum MetadataBlanker {
         }
     }
 
-    private static func read(_ file: FileDescriptor, _ offset: Int, _ count: Int, _ path: String) throws(Failure) -> [UInt8] {
+    private static func read(_ file: FileDescriptor, _ offset: Int, _ count: Int, _ path: String) throws(Failure)
+        -> [UInt8]
+    {
         try Failure.from {
             let bytes = try file.read(count: count, at: Int64(offset), path: path)
             guard bytes.count == count else { throw Failure.refused("the copy ends before \(offset + count)") }
@@ -229,7 +253,9 @@ enum MetadataBlanker {
 
     /// `count` bytes of `byte` at `offset`, written in chunks of at most 64 KiB
     /// (however long the range a decoder named, never a buffer of its size).
-    private static func fill(_ file: FileDescriptor, _ byte: UInt8, count: Int, at offset: Int, _ path: String) throws(Failure) {
+    private static func fill(_ file: FileDescriptor, _ byte: UInt8, count: Int, at offset: Int, _ path: String)
+        throws(Failure)
+    {
         let chunk = [UInt8](repeating: byte, count: min(count, 64 << 10))
         var done = 0
         while done < count {
@@ -239,14 +265,17 @@ enum MetadataBlanker {
         }
     }
 
-    private static func write(_ file: FileDescriptor, _ bytes: [UInt8], at offset: Int, _ path: String) throws(Failure) {
+    private static func write(_ file: FileDescriptor, _ bytes: [UInt8], at offset: Int, _ path: String) throws(Failure)
+    {
         do { try file.write(bytes, at: Int64(offset), path: path) } catch { throw .system(error) }
     }
 }
 
 extension [UInt8] {
     /// The first four bytes as a big-endian unsigned integer.
-    fileprivate var bigEndian: Int { count >= 4 ? Int(self[0]) << 24 | Int(self[1]) << 16 | Int(self[2]) << 8 | Int(self[3]) : -1 }
+    fileprivate var bigEndian: Int {
+        count >= 4 ? Int(self[0]) << 24 | Int(self[1]) << 16 | Int(self[2]) << 8 | Int(self[3]) : -1
+    }
 }
 
 /// CRC-32 (ISO 3309, as PNG and zlib compute it).

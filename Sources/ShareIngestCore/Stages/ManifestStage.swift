@@ -22,17 +22,21 @@ struct ManifestStage {
             let captured = captureDate(of: item)
             return SharedMediaFile(
                 path: url(item.copyPath ?? ""), thumbnail: item.thumbnailPath.map(url),
-                duration: item.durationMilliseconds, type: item.type, mimeType: item.mimeType, message: message ?? item.exportDescription,
+                duration: item.durationMilliseconds, type: item.type, mimeType: item.mimeType,
+                message: message ?? item.exportDescription,
                 fileName: item.source.fileName, size: item.size, width: item.width, height: item.height
             ).with(
                 sha256: item.sha256, duplicateOf: item.duplicateOf.map(url),
                 motionVideo: item.motionVideo.map { video in
                     SharedMediaFile.MotionVideo(
-                        path: url(video.path), thumbnail: video.thumbnailPath.map(url), duration: video.durationMilliseconds, mimeType: video.mimeType,
+                        path: url(video.path), thumbnail: video.thumbnailPath.map(url),
+                        duration: video.durationMilliseconds, mimeType: video.mimeType,
                         size: video.size, width: video.width, height: video.height)
                 },
                 livePhoto: item.livePhoto.map {
-                    SharedMediaFile.LivePhoto(photo: url($0.photo), video: url($0.video), contentIdentifier: $0.contentIdentifier, pairedBy: $0.pairedBy)
+                    SharedMediaFile.LivePhoto(
+                        photo: url($0.photo), video: url($0.video), contentIdentifier: $0.contentIdentifier,
+                        pairedBy: $0.pairedBy)
                 }
             ).with(
                 compatible: item.compatible.map {
@@ -40,47 +44,77 @@ struct ManifestStage {
                 }, locationRemoved: item.locationRemoved
             ).with(
                 sidecars: item.attachedSidecars.isEmpty
-                    ? nil : item.attachedSidecars.map { SharedMediaFile.Sidecar(path: url($0.path), kind: $0.kind, mimeType: $0.mimeType, size: $0.size) }
-            ).with(
-                capturedAt: captured?.text ?? item.capturedAt, capturedAtSource: captured?.source ?? item.capturedAtSource,
-                exportLocation: item.exportLocation.map { SharedMediaFile.ExportLocation(latitude: $0.latitude, longitude: $0.longitude, altitude: $0.altitude) }
-            ).with(group: item.group).with(thumbhash: item.thumbnailPath == nil ? nil : item.thumbHash)
-            .with(similarTo: item.similarTo.map { SharedMediaFile.SimilarTo(path: url($0.path), distance: $0.distance) })
-            .with(previews: settings.schema != .v2 || item.thumbnailPath == nil ? nil : item.previews.map {
-                var preview = SharedMediaFile.Preview(path: url($0.path), width: $0.width, height: $0.height, mimeType: $0.format.mimeType, size: $0.size)
-                preview.hdr = $0.gainMap == true ? "gainMap" : nil
-                return preview
-            }).with(thumbnailHdr: settings.schema == .v2 && item.thumbnailPath != nil && item.thumbnailGainMap == true ? "gainMap" : nil).with(capturedAtOffsetKnown: captured?.offsetKnown, capturedAtOffsetSource: captured?.offsetSource).with(
-                video: settings.schema != .v2 || item.type != .video
                     ? nil
-                    : item.video.map {
-                        SharedMediaFile.Video(
-                            codec: $0.codec, frameRate: $0.frameRate, variableFrameRate: $0.variableFrameRate, captureFrameRate: $0.captureFrameRate,
-                            slowMotion: $0.slowMotion, hdr: $0.hdr, dolbyVisionProfile: $0.dolbyVisionProfile, rotation: $0.rotation, audio: $0.audio)
+                    : item.attachedSidecars.map {
+                        SharedMediaFile.Sidecar(path: url($0.path), kind: $0.kind, mimeType: $0.mimeType, size: $0.size)
                     }
             ).with(
-                projection: settings.schema != .v2 || item.type != .image
-                    ? nil
-                    : item.projection.map {
-                        SharedMediaFile.Projection(
-                            type: $0.type.rawValue, fullWidth: $0.fullWidth, fullHeight: $0.fullHeight, cropLeft: $0.cropLeft, cropTop: $0.cropTop,
-                            croppedWidth: $0.croppedWidth, croppedHeight: $0.croppedHeight)
-                    },
-                stereo: settings.schema == .v2 && item.stereo == true && item.type.isMedia ? true : nil,
-                hdr: settings.schema == .v2 && item.gainMap == true && item.type == .image ? "gainMap" : nil
-            ).with(
-                camera: settings.schema != .v2 || !item.type.isMedia
-                    ? nil : item.moments?.camera.map { SharedMediaFile.Camera(make: $0.make, model: $0.model, lens: $0.lens) })
+                capturedAt: captured?.text ?? item.capturedAt,
+                capturedAtSource: captured?.source ?? item.capturedAtSource,
+                exportLocation: item.exportLocation.map {
+                    SharedMediaFile.ExportLocation(
+                        latitude: $0.latitude, longitude: $0.longitude, altitude: $0.altitude)
+                }
+            ).with(group: item.group).with(thumbhash: item.thumbnailPath == nil ? nil : item.thumbHash)
+                .with(
+                    similarTo: item.similarTo.map {
+                        SharedMediaFile.SimilarTo(path: url($0.path), distance: $0.distance)
+                    }
+                )
+                .with(
+                    previews: settings.schema != .v2 || item.thumbnailPath == nil
+                        ? nil
+                        : item.previews.map {
+                            var preview = SharedMediaFile.Preview(
+                                path: url($0.path), width: $0.width, height: $0.height, mimeType: $0.format.mimeType,
+                                size: $0.size)
+                            preview.hdr = $0.gainMap == true ? "gainMap" : nil
+                            return preview
+                        }
+                ).with(
+                    thumbnailHdr: settings.schema == .v2 && item.thumbnailPath != nil && item.thumbnailGainMap == true
+                        ? "gainMap" : nil
+                ).with(capturedAtOffsetKnown: captured?.offsetKnown, capturedAtOffsetSource: captured?.offsetSource)
+                .with(
+                    video: settings.schema != .v2 || item.type != .video
+                        ? nil
+                        : item.video.map {
+                            SharedMediaFile.Video(
+                                codec: $0.codec, frameRate: $0.frameRate, variableFrameRate: $0.variableFrameRate,
+                                captureFrameRate: $0.captureFrameRate,
+                                slowMotion: $0.slowMotion, hdr: $0.hdr, dolbyVisionProfile: $0.dolbyVisionProfile,
+                                rotation: $0.rotation, audio: $0.audio)
+                        }
+                ).with(
+                    projection: settings.schema != .v2 || item.type != .image
+                        ? nil
+                        : item.projection.map {
+                            SharedMediaFile.Projection(
+                                type: $0.type.rawValue, fullWidth: $0.fullWidth, fullHeight: $0.fullHeight,
+                                cropLeft: $0.cropLeft, cropTop: $0.cropTop,
+                                croppedWidth: $0.croppedWidth, croppedHeight: $0.croppedHeight)
+                        },
+                    stereo: settings.schema == .v2 && item.stereo == true && item.type.isMedia ? true : nil,
+                    hdr: settings.schema == .v2 && item.gainMap == true && item.type == .image ? "gainMap" : nil
+                ).with(
+                    camera: settings.schema != .v2 || !item.type.isMedia
+                        ? nil
+                        : item.moments?.camera.map {
+                            SharedMediaFile.Camera(make: $0.make, model: $0.model, lens: $0.lens)
+                        })
         }
     }
 
     /// The capture date an entry states for `item` (v2, photos and videos),
     /// decided from its metadata, name and file time (``CaptureDate``).
     func captureDate(of item: ItemState) -> CaptureDate? {
-        guard case .file = item.source, settings.schema == .v2, item.type == .image || item.type == .video else { return nil }
+        guard case .file = item.source, settings.schema == .v2, item.type == .image || item.type == .video else {
+            return nil
+        }
         return CaptureDate.decide(
             item.moments?.captureTime, fileName: item.source.fileName, modified: item.sourceVersion,
-            takeout: item.capturedAtSource == TakeoutMetadata.capturedAtSource ? item.capturedAt : nil, place: CaptureDate.place(of: item))
+            takeout: item.capturedAtSource == TakeoutMetadata.capturedAtSource ? item.capturedAt : nil,
+            place: CaptureDate.place(of: item))
     }
 
     /// Why `item` is left out by the pipeline's capture-date range
@@ -89,7 +123,9 @@ struct ManifestStage {
     func outsideDateRange(_ item: ItemState) -> ItemFailure? {
         guard let range = CaptureRange(settings) else { return nil }
         let captured = captureDate(of: item)
-        let stated = captured.map { (text: $0.text, source: $0.source) } ?? item.capturedAt.map { (text: $0, source: item.capturedAtSource ?? "") }
+        let stated =
+            captured.map { (text: $0.text, source: $0.source) }
+            ?? item.capturedAt.map { (text: $0, source: item.capturedAtSource ?? "") }
         return range.refusal(of: stated, label: item.label)
     }
 
@@ -97,7 +133,10 @@ struct ManifestStage {
     /// batch with both, the text items cannot be carried and are reported.
     func unsupportedBySchema(_ item: ItemState, batchHasFiles: Bool) -> ItemFailure? {
         guard settings.schema == .legacy, batchHasFiles, !item.isFileLike else { return nil }
-        return ItemFailure(.manifest, .unsupportedBySchema, "\(item.label): the legacy manifest cannot hold text next to files; use the v2 schema (pipeline \"default\")")
+        return ItemFailure(
+            .manifest, .unsupportedBySchema,
+            "\(item.label): the legacy manifest cannot hold text next to files; use the v2 schema (pipeline \"default\")"
+        )
     }
 
     /// True when the schema's choice between entries and strings depends on the
@@ -108,7 +147,8 @@ struct ManifestStage {
     /// their own it reports: ``ItemState/reportedSidecars``), in that order;
     /// `finished` is false for an item an interruption parked.
     func reports(for item: ItemState, finished: Bool, message: String?) -> [ItemReport] {
-        [report(for: item, finished: finished, message: message)] + item.reportedSidecars.map { report(for: $0, finished: finished, message: message) }
+        [report(for: item, finished: finished, message: message)]
+            + item.reportedSidecars.map { report(for: $0, finished: finished, message: message) }
     }
 
     /// What an item's report says of it (``report(for:finished:message:)``),
@@ -126,9 +166,11 @@ struct ManifestStage {
     func report(for item: ItemState, finished: Bool, message: String?) -> ItemReport {
         let status = Self.status(of: item, finished: finished)
         return ItemReport(
-            index: item.index, source: item.label, status: status, failure: item.failure ?? (finished ? nil : item.waitingForSpace), warnings: item.warnings,
+            index: item.index, source: item.label, status: status,
+            failure: item.failure ?? (finished ? nil : item.waitingForSpace), warnings: item.warnings,
             entry: status == .ingested ? entry(for: item, message: message) : nil,
-            id: item.copyPath != nil ? item.id : nil, stageSeconds: item.stageSeconds, attachedTo: status == .attached ? item.attachedTo : nil)
+            id: item.copyPath != nil ? item.id : nil, stageSeconds: item.stageSeconds,
+            attachedTo: status == .attached ? item.attachedTo : nil)
     }
 
     /// The redirect URL for a batch whose entries are of these types.
@@ -153,21 +195,30 @@ extension ManifestStage {
         document: [
             .choice("schema", \.schema),
             .custom(
-                "scheme", read: { value, settings throws(SettingProblem) in
-                    guard let scheme = value as? String else { throw SettingProblem("\(PipelineDocument.show(value)) is not a string") }
+                "scheme",
+                read: { value, settings throws(SettingProblem) in
+                    guard let scheme = value as? String else {
+                        throw SettingProblem("\(PipelineDocument.show(value)) is not a string")
+                    }
                     settings.scheme = scheme
                 },
                 write: { $0.scheme },
                 check: { settings throws(SettingProblem) in
                     do throws(RedirectURLError) { try RedirectURL.validate(scheme: settings.scheme) } catch {
-                        throw SettingProblem("\"\(settings.scheme)\" is not a URL scheme (a letter, then letters, digits, + - .)")
+                        throw SettingProblem(
+                            "\"\(settings.scheme)\" is not a URL scheme (a letter, then letters, digits, + - .)")
                     }
                 }),
             .custom(
-                "key", read: { value, settings throws(SettingProblem) in
+                "key",
+                read: { value, settings throws(SettingProblem) in
                     if value is NSNull { return }
-                    guard let key = value as? String else { throw SettingProblem("\(PipelineDocument.show(value)) is not a string") }
-                    do throws(ShareKeyError) { settings.key = try ShareKey(key) } catch { throw SettingProblem(error.description) }
+                    guard let key = value as? String else {
+                        throw SettingProblem("\(PipelineDocument.show(value)) is not a string")
+                    }
+                    do throws(ShareKeyError) { settings.key = try ShareKey(key) } catch {
+                        throw SettingProblem(error.description)
+                    }
                 },
                 write: { $0.key?.rawValue }, check: { _ in }),
             .choice("pathSpelling", \.pathSpelling),
@@ -187,16 +238,23 @@ extension ManifestStage {
             key,
             read: { value, settings throws(SettingProblem) in
                 if value is NSNull { return }
-                guard let text = value as? String else { throw SettingProblem("\(PipelineDocument.show(value)) is not a string") }
-                do throws(CaptureBoundError) { settings[keyPath: path] = try CaptureBound(text) } catch { throw SettingProblem(error.description) }
+                guard let text = value as? String else {
+                    throw SettingProblem("\(PipelineDocument.show(value)) is not a string")
+                }
+                do throws(CaptureBoundError) { settings[keyPath: path] = try CaptureBound(text) } catch {
+                    throw SettingProblem(error.description)
+                }
             },
             write: { $0[keyPath: path]?.text },
             check: { settings throws(SettingProblem) in
                 if let bound = settings[keyPath: path], CaptureBound.parse(bound.text) == nil {
                     throw SettingProblem("\"\(bound.text)\" is not a date")
                 }
-                if key == "takenBefore", let after = settings.takenAfter, let before = settings.takenBefore, before.compare(after) <= 0 {
-                    throw SettingProblem("\(before.text) is not later than takenAfter \(after.text): no capture time lies between them")
+                if key == "takenBefore", let after = settings.takenAfter, let before = settings.takenBefore,
+                    before.compare(after) <= 0
+                {
+                    throw SettingProblem(
+                        "\(before.text) is not later than takenAfter \(after.text): no capture time lies between them")
                 }
             })
     }

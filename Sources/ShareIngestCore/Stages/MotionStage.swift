@@ -36,7 +36,9 @@ struct MotionStage: PipelineStage {
     /// probe stage, one whose moment facts are still to be read).
     func decodes(_ item: InFlightItem) -> Bool {
         guard linkable, item.failure == nil, item.motionVideo == nil else { return false }
-        if !momentsRead, item.moments == nil, let format = item.sniffed?.format { return MomentReaderFormats.reads(format) }
+        if !momentsRead, item.moments == nil, let format = item.sniffed?.format {
+            return MomentReaderFormats.reads(format)
+        }
         return settings.extract && item.type == .image && item.moments?.embeddedVideo != nil
     }
 
@@ -44,21 +46,26 @@ struct MotionStage: PipelineStage {
         guard linkable, item.failure == nil, let copy = item.copyPath, let sniffed = item.sniffed else { return }
         // Without a probe stage nothing read the moment facts yet.
         if !momentsRead, item.moments == nil, MomentReaderFormats.reads(sniffed.format) {
-            let request = DecodeRequest(path: copy, label: item.label, format: sniffed.format, batch: batch.batchID.uuidString, moments: true)
+            let request = DecodeRequest(
+                path: copy, label: item.label, format: sniffed.format, batch: batch.batchID.uuidString, moments: true)
             item.moments = try? batch.decoder.decode(request).moments
         }
-        guard settings.extract, item.type == .image, item.motionVideo == nil, let embedded = item.moments?.embeddedVideo else { return }
+        guard settings.extract, item.type == .image, item.motionVideo == nil, let embedded = item.moments?.embeddedVideo
+        else { return }
         let what = "its embedded video (\(embedded.length) bytes, \(embedded.layout.words))"
         // The decoder's range is a claim: it must lie inside the copy as it is on disk.
         let (end, overflow) = embedded.offset.addingReportingOverflow(embedded.length)
-        guard let status = try? FileStatus.ofLink(copy), status.type == .regular, embedded.offset >= 0, embedded.length >= 8, !overflow,
+        guard let status = try? FileStatus.ofLink(copy), status.type == .regular, embedded.offset >= 0,
+            embedded.length >= 8, !overflow,
             end <= Int(status.size)
         else {
             item.warnings.append("\(what) lies outside the file; not extracted")
             return
         }
         // Its extension and format from its first bytes, as for any file.
-        let prefix = (try? FileDescriptor.openForReading(copy).read(count: min(ContentSniffer.prefixLength, embedded.length), at: Int64(embedded.offset), path: copy)) ?? []
+        let prefix =
+            (try? FileDescriptor.openForReading(copy).read(
+                count: min(ContentSniffer.prefixLength, embedded.length), at: Int64(embedded.offset), path: copy)) ?? []
         let format = ContentSniffer.sniff(prefix, fileName: nil).format
         guard format.kind == .video, let fileExtension = MotionVideo.fileExtension(of: format) else {
             item.warnings.append("\(what) is not a video this pipeline reads (\(format.name)); not extracted")
@@ -76,25 +83,33 @@ struct MotionStage: PipelineStage {
         }
         let probe = batch.pipeline.probe ?? .init()
         let request = DecodeRequest(
-            path: destination, label: "\(item.label) (embedded video)", format: format, pixelLimit: probe.pixelLimit, timeLimit: probe.timeLimit,
-            thumbnail: batch.pipeline.thumbnail?.spec(for: format, type: .video).map(\.withoutPreviews), batch: batch.batchID.uuidString)
+            path: destination, label: "\(item.label) (embedded video)", format: format, pixelLimit: probe.pixelLimit,
+            timeLimit: probe.timeLimit,
+            thumbnail: batch.pipeline.thumbnail?.spec(for: format, type: .video).map(\.withoutPreviews),
+            batch: batch.batchID.uuidString)
         let decoded: DecodedMedia
         do {
             decoded = try batch.decoder.decode(request)
         } catch {
             FileSystem.remove(destination)
-            item.warnings.append("\(what) \(embedded.truncated ? "is cut short and " : "")does not play (\(error.message)); not extracted")
+            item.warnings.append(
+                "\(what) \(embedded.truncated ? "is cut short and " : "")does not play (\(error.message)); not extracted"
+            )
             return
         }
         guard decoded.facts.kind == .video else {
             FileSystem.remove(destination)
-            item.warnings.append("\(what) holds no video stream\(embedded.truncated ? " (it is cut short)" : ""); not extracted")
+            item.warnings.append(
+                "\(what) holds no video stream\(embedded.truncated ? " (it is cut short)" : ""); not extracted")
             return
         }
-        if embedded.truncated { item.warnings.append("\(what) is cut short (the file ends inside it): extracted as far as it goes") }
+        if embedded.truncated {
+            item.warnings.append("\(what) is cut short (the file ends inside it): extracted as far as it goes")
+        }
         var video = MotionVideo(
             path: destination, size: Int64(embedded.length), mimeType: decoded.facts.mimeType ?? format.mimeType,
-            durationMilliseconds: decoded.facts.durationMilliseconds, width: decoded.facts.width, height: decoded.facts.height, layout: embedded.layout)
+            durationMilliseconds: decoded.facts.durationMilliseconds, width: decoded.facts.width,
+            height: decoded.facts.height, layout: embedded.layout)
         switch decoded.thumbnail {
         case .made(let poster):
             let path = batch.container.thumbnailPath(id: item.state.motionVideoID)
@@ -103,7 +118,8 @@ struct MotionStage: PipelineStage {
                 try AtomicFile.create(path, bytes: poster.jpeg, syncDirectory: false)
                 video.thumbnailPath = path
             } catch {
-                throw ItemFailure(.motion, writing: error, "\(item.label): cannot write the poster of its embedded video: \(error)")
+                throw ItemFailure(
+                    .motion, writing: error, "\(item.label): cannot write the poster of its embedded video: \(error)")
             }
         case .failed(let error):
             item.warnings.append("no poster frame for its embedded video: \(error)")
@@ -120,7 +136,8 @@ struct MotionStage: PipelineStage {
 /// their camera (TIFF, camera RAW, JPEG XL, PNG, WebP: only that).
 enum MomentReaderFormats {
     static func reads(_ format: MediaFormat) -> Bool {
-        ["jpeg", "heic", "heif", "avif", "mov", "mp4", "m4v", "3gp"].contains(format.id) || MomentReader.cameraFormats.contains(format.id)
+        ["jpeg", "heic", "heif", "avif", "mov", "mp4", "m4v", "3gp"].contains(format.id)
+            || MomentReader.cameraFormats.contains(format.id)
     }
 }
 
@@ -166,9 +183,11 @@ extension ItemState {
         var bytes = digest.digest()
         bytes[6] = bytes[6] & 0x0F | 0x50
         bytes[8] = bytes[8] & 0x3F | 0x80
-        return UUID(uuid: (
-            bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7],
-            bytes[8], bytes[9], bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15]))
+        return UUID(
+            uuid: (
+                bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7],
+                bytes[8], bytes[9], bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15]
+            ))
     }
 }
 

@@ -26,7 +26,8 @@ struct ProbeStage: PipelineStage {
     func process(_ item: inout InFlightItem, in batch: BatchContext) throws(ItemFailure) {
         guard let sniffed = item.sniffed, let path = item.copyPath, sniffed.format.isDecodable else { return }
         var request = DecodeRequest(
-            path: path, label: item.label, format: sniffed.format, pixelLimit: settings.pixelLimit, timeLimit: settings.timeLimit,
+            path: path, label: item.label, format: sniffed.format, pixelLimit: settings.pixelLimit,
+            timeLimit: settings.timeLimit,
             thumbnail: thumbnail?.spec(for: sniffed.format, type: item.type), batch: batch.batchID.uuidString,
             moments: moments && MomentReaderFormats.reads(sniffed.format))
         let takeouts = Self.takeoutJSONs(of: &item.state, roots: batch.roots)
@@ -45,17 +46,22 @@ struct ProbeStage: PipelineStage {
         for (takeout, reading) in zip(takeouts, decoded.takeouts) {
             switch reading {
             case .read(let sidecar) where !factsGiven:
-                Self.give(TakeoutMetadata.facts(from: sidecar), to: &item.state, locationPrivacy: batch.pipeline.location != nil)
+                Self.give(
+                    TakeoutMetadata.facts(from: sidecar), to: &item.state,
+                    locationPrivacy: batch.pipeline.location != nil)
                 factsGiven = true
             case .read: break
-            case .refused(let reason): item.carriedSidecars[takeout.position].release(warning: TakeoutMetadata.notRead(reason))
+            case .refused(let reason):
+                item.carriedSidecars[takeout.position].release(warning: TakeoutMetadata.notRead(reason))
             }
         }
         if item.type != .image && item.type != .video {
             // Decoded as no photo or video after all (a RAW without a preview that shows).
             for position in item.carriedSidecars.indices where item.carriedSidecars[position].isAttached {
                 let kind = item.carriedSidecars[position].kind
-                item.carriedSidecars[position].release(warning: CarriedSidecar.mediaNotDelivered(kind, media: item.label, reason: "is not a photo or video"))
+                item.carriedSidecars[position].release(
+                    warning: CarriedSidecar.mediaNotDelivered(
+                        kind, media: item.label, reason: "is not a photo or video"))
             }
         }
     }
@@ -75,7 +81,8 @@ struct ProbeStage: PipelineStage {
             let label = sidecar.label(carriedBy: item)
             guard sidecar.isAttached, sidecar.kind == .takeout,
                 let (input, version) = try? FileCopier.openSource(sidecar.source(carriedBy: item), in: roots),
-                let head = try? input.read(count: Int(min(Int64(ContentSniffer.prefixLength), version.size)), at: 0, path: label),
+                let head = try? input.read(
+                    count: Int(min(Int64(ContentSniffer.prefixLength), version.size)), at: 0, path: label),
                 ExportSidecars.kind(name: sidecar.name, head: head) == .takeout
             else { continue }
             let reason: String
@@ -107,12 +114,16 @@ struct ProbeStage: PipelineStage {
         }
         item.exportDescription = facts.description
         // Its place's time zone (the capture time's offset: issue 54); under location privacy only the offset at the capture time (issue 58).
-        if item.capturePlace == nil, let place = facts.location, let zone = CapturePlace.zone(at: CapturePosition(latitude: place.latitude, longitude: place.longitude)) {
+        if item.capturePlace == nil, let place = facts.location,
+            let zone = CapturePlace.zone(at: CapturePosition(latitude: place.latitude, longitude: place.longitude))
+        {
             item.capturePlace =
                 locationPrivacy
                 ? CapturePlace(
-                    offsetIn: zone, time: item.moments?.captureTime, fileName: item.source.fileName, modified: item.sourceVersion,
-                    takeout: item.capturedAtSource == TakeoutMetadata.capturedAtSource ? item.capturedAt : nil, source: .takeout)
+                    offsetIn: zone, time: item.moments?.captureTime, fileName: item.source.fileName,
+                    modified: item.sourceVersion,
+                    takeout: item.capturedAtSource == TakeoutMetadata.capturedAtSource ? item.capturedAt : nil,
+                    source: .takeout)
                 : CapturePlace(zone: zone, source: .takeout)
         }
         item.exportLocation = locationPrivacy ? nil : facts.location
@@ -150,12 +161,13 @@ extension ProbeStage {
         ],
         workers: \.workers,
         records: [
-            .type, .mimeType, .width, .height, .durationMilliseconds, .video, .projection, .stereo, .gainMap, .moments, .carriedSidecars,
+            .type, .mimeType, .width, .height, .durationMilliseconds, .video, .projection, .stereo, .gainMap, .moments,
+            .carriedSidecars,
             .capturedAt, .capturedAtSource, .exportDescription, .exportLocation, .capturePlace,
         ],
         make: { settings, pipeline in
-                ProbeStage(settings: settings, thumbnail: pipeline.thumbnail, moments: pipeline.manifest.schema == .v2)
-            })
+            ProbeStage(settings: settings, thumbnail: pipeline.thumbnail, moments: pipeline.manifest.schema == .v2)
+        })
 }
 
 extension PipelineDefinition {

@@ -24,7 +24,9 @@ struct SniffStage: PipelineStage {
         case .url(let text):
             item.mimeType = "text/uri-list"
             guard ManifestCoder.looksLikeURL(text) else {
-                throw ItemFailure(.sniff, .notAURL, "\(JSONText.string(String(text.prefix(200)))) is not a URL (expected scheme://host…)")
+                throw ItemFailure(
+                    .sniff, .notAURL,
+                    "\(JSONText.string(String(text.prefix(200)))) is not a URL (expected scheme://host…)")
             }
         case .file(let file):
             // Refused by the walk (a FIFO, a link out of the drop, …): reported, never opened.
@@ -43,30 +45,37 @@ struct SniffStage: PipelineStage {
                     prefix = try fd.read(count: ContentSniffer.prefixLength, at: 0, path: item.label)
                     // An ID3v2 tag longer than the prefix (cover art): what follows it decides.
                     if let offset = ContentSniffer.continuationOffset(prefix) {
-                        continuation = try fd.read(count: ContentSniffer.prefixLength, at: Int64(offset), path: item.label)
+                        continuation = try fd.read(
+                            count: ContentSniffer.prefixLength, at: Int64(offset), path: item.label)
                     }
                 } catch { throw CopyError.reading(error) }
             } catch {
                 throw Self.failure(error, path: label, stage: .sniff)
             }
             try Self.identify(
-                &item, prefix: prefix, continuation: continuation, name: file.name, label: label, rejectContradictions: settings.rejectContradictions)
+                &item, prefix: prefix, continuation: continuation, name: file.name, label: label,
+                rejectContradictions: settings.rejectContradictions)
             if let kind = item.sidecarKind, batch.pipeline.manifest.schema == .v2 {
                 // A sidecar the plan found no photo or video for.
                 let media = ExportSidecars.reference(sidecarLabel: label)?.shownName ?? "media"
-                item.warnings.append(CarriedSidecar.mediaNotDelivered(kind, media: media, reason: "is not in this drop"))
+                item.warnings.append(
+                    CarriedSidecar.mediaNotDelivered(kind, media: media, reason: "is not in this drop"))
             }
             if let format = item.sniffed?.format {
                 var announced = HeaderDimensions.size(of: prefix, format: format)
                 if announced == nil, format.kind == .video, Array(prefix.dropFirst(4).prefix(4)) == Array("ftyp".utf8) {
                     // A phone video's `moov` (with the track sizes) is at its end.
-                    announced = Self.movieHeader(source, path: label).flatMap { HeaderDimensions.size(of: $0, format: format) }
+                    announced = Self.movieHeader(source, path: label).flatMap {
+                        HeaderDimensions.size(of: $0, format: format)
+                    }
                 }
                 item.headerPixels = announced.map { $0.width * $0.height }
             }
             // Media a stage will decode: a decoder that starts its helpers on
             // demand starts them now, while this item is copied (issue 59).
-            if item.sniffed?.format.isDecodable == true, batch.pipeline.probe != nil || batch.pipeline.thumbnail != nil || batch.pipeline.motion != nil {
+            if item.sniffed?.format.isDecodable == true,
+                batch.pipeline.probe != nil || batch.pipeline.thumbnail != nil || batch.pipeline.motion != nil
+            {
                 batch.decoder.willDecode()
             }
         }
@@ -93,12 +102,16 @@ struct SniffStage: PipelineStage {
     /// otherwise; a sidecar's kind (by name and content) when it is text.
     /// Throws for content that contradicts a media name, with `rejectContradictions`.
     static func identify(
-        _ item: inout InFlightItem, prefix: [UInt8], continuation: [UInt8]?, name: String, label: String, rejectContradictions: Bool
+        _ item: inout InFlightItem, prefix: [UInt8], continuation: [UInt8]?, name: String, label: String,
+        rejectContradictions: Bool
     ) throws(ItemFailure) {
         let sniffed = ContentSniffer.sniff(prefix, fileName: name, continuation: continuation)
         if rejectContradictions, let claimed = sniffed.contradictedFormat {
             let head = prefix.prefix(8).map { String(format: "%02X", $0) }.joined(separator: " ")
-            throw ItemFailure(.sniff, .contentMismatch, "\(label): named .\(sniffed.declaredExtension ?? "") but the content is not \(claimed.name) (nor any known format; first bytes \(head))")
+            throw ItemFailure(
+                .sniff, .contentMismatch,
+                "\(label): named .\(sniffed.declaredExtension ?? "") but the content is not \(claimed.name) (nor any known format; first bytes \(head))"
+            )
         }
         item.sniffed = sniffed
         item.mimeType = sniffed.mimeType
@@ -112,31 +125,46 @@ struct SniffStage: PipelineStage {
         if prefix.isEmpty {
             // Someone may share an empty file on purpose: it is delivered, as a file.
             item.warnings.append("is empty (0 bytes): delivered as a file")
-        } else if let declared = sniffed.declaredExtension, sniffed.recognised || sniffed.kind == .text, declared != sniffed.fileExtension {
-            item.warnings.append("named .\(declared) but the content is \(sniffed.format.name): stored as .\(sniffed.fileExtension)")
+        } else if let declared = sniffed.declaredExtension, sniffed.recognised || sniffed.kind == .text,
+            declared != sniffed.fileExtension
+        {
+            item.warnings.append(
+                "named .\(declared) but the content is \(sniffed.format.name): stored as .\(sniffed.fileExtension)")
         }
     }
 
     /// Maps a copy-layer error to the item failure a user reads.
     static func failure(_ error: CopyError, path: String, stage: StageName) -> ItemFailure {
         switch error {
-        case .notRegularFile(let type): ItemFailure(stage, type == .symbolicLink ? .symbolicLink : .notRegularFile, "\(path) \(type.phrase); not read")
+        case .notRegularFile(let type):
+            ItemFailure(
+                stage, type == .symbolicLink ? .symbolicLink : .notRegularFile, "\(path) \(type.phrase); not read")
         case .changed(let what): ItemFailure(stage, .changedWhileCopying, "\(path): \(what); not delivered")
-        case .reading(let e) where e.isMissing: ItemFailure(stage, .unreadable, "\(path): vanished before it could be read")
+        case .reading(let e) where e.isMissing:
+            ItemFailure(stage, .unreadable, "\(path): vanished before it could be read")
         // Said as a user would say it, not by the system call's name.
         case .reading(let e): ItemFailure(stage, .unreadable, "\(path): cannot read it: \(e.message.lowercasedFirst)")
         case .writing(let e) where e.isDiskFull:
-            ItemFailure(stage, .diskFull, "\(path): container disk full (\(e.message)) while writing \(e.path)\(freeSpace(at: e.path.parentPath))")
+            ItemFailure(
+                stage, .diskFull,
+                "\(path): container disk full (\(e.message)) while writing \(e.path)\(freeSpace(at: e.path.parentPath))"
+            )
         case .writing(let e) where e.kind == .tooLarge:
-            ItemFailure(stage, .tooLarge, "\(path): too large for the container (\(e.message)) while writing \(e.path); not delivered")
-        case .writing(let e): ItemFailure(stage, .io, "\(path): cannot write its copy \(e.path): \(e.message.lowercasedFirst)")
+            ItemFailure(
+                stage, .tooLarge,
+                "\(path): too large for the container (\(e.message)) while writing \(e.path); not delivered")
+        case .writing(let e):
+            ItemFailure(stage, .io, "\(path): cannot write its copy \(e.path): \(e.message.lowercasedFirst)")
         case .wouldNotFit(let size, let reserve, let available, let folder):
             ItemFailure(
                 stage, .diskFull,
                 "\(path): container disk full: it would not fit in \(folder)/ (\(ReadableUnits.bytes(size)) to copy"
                     + (reserve > 0 ? " and \(ReadableUnits.bytes(reserve)) kept free, the copy stage's reserve" : "")
                     + "; \(ReadableUnits.bytes(available)) free); not copied")
-        case .stopped: ItemFailure(stage, .cancelled, "\(path): stopped while it was copied (the partial copy removed); copied again when the batch resumes")
+        case .stopped:
+            ItemFailure(
+                stage, .cancelled,
+                "\(path): stopped while it was copied (the partial copy removed); copied again when the batch resumes")
         }
     }
 

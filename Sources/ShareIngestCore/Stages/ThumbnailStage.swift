@@ -15,7 +15,9 @@ struct ThumbnailStage: PipelineStage {
 
     /// It decodes when the probe made no thumbnail in its pass (a resumed item,
     /// a worker that did not probe it, a pipeline without a probe).
-    func decodes(_ item: InFlightItem) -> Bool { item.sniffed?.format.isDecodable == true && item.carried.thumbnail == nil }
+    func decodes(_ item: InFlightItem) -> Bool {
+        item.sniffed?.format.isDecodable == true && item.carried.thumbnail == nil
+    }
 
     func process(_ item: inout InFlightItem, in batch: BatchContext) throws(ItemFailure) {
         let carried = item.carried.thumbnail
@@ -23,13 +25,16 @@ struct ThumbnailStage: PipelineStage {
         item.carried.thumbnail = nil
         item.carried.probeDecodedThumbnail = false
         item.previews = []
-        guard let path = item.copyPath, let sniffed = item.sniffed, let spec = settings.spec(for: sniffed.format, type: item.type) else { return }
+        guard let path = item.copyPath, let sniffed = item.sniffed,
+            let spec = settings.spec(for: sniffed.format, type: item.type)
+        else { return }
         let isAudio = item.type == .file && !sniffed.format.isRenderableDocument
         var outcome = carried
         if outcome == nil, !decided {
             let probe = batch.pipeline.probe ?? .init()
             let request = DecodeRequest(
-                path: path, label: item.label, format: sniffed.format, pixelLimit: probe.pixelLimit, timeLimit: probe.timeLimit, thumbnail: spec,
+                path: path, label: item.label, format: sniffed.format, pixelLimit: probe.pixelLimit,
+                timeLimit: probe.timeLimit, thumbnail: spec,
                 batch: batch.batchID.uuidString)
             do {
                 outcome = try batch.decoder.decode(request).thumbnail
@@ -47,7 +52,9 @@ struct ThumbnailStage: PipelineStage {
             switch item.type {
             case .image: throw ItemFailure(.thumbnail, error)
             case .video: item.warnings.append("no poster frame: \(error)")
-            default: item.warnings.append(isAudio ? "no cover thumbnail: \(error)" : "no thumbnail of the first page: \(error)")
+            default:
+                item.warnings.append(
+                    isAudio ? "no cover thumbnail: \(error)" : "no thumbnail of the first page: \(error)")
             }
             return
         }
@@ -56,7 +63,8 @@ struct ThumbnailStage: PipelineStage {
         // own (named by its UUID): replace it.
         FileSystem.remove(destination)
         do {
-            try AtomicFile.create(destination, bytes: Self.bytes(thumbnail.jpeg, gainMap: thumbnail.gainMap), syncDirectory: false)
+            try AtomicFile.create(
+                destination, bytes: Self.bytes(thumbnail.jpeg, gainMap: thumbnail.gainMap), syncDirectory: false)
         } catch {
             throw ItemFailure(.thumbnail, writing: error, "\(item.label): cannot write thumbnail: \(error)")
         }
@@ -72,19 +80,27 @@ struct ThumbnailStage: PipelineStage {
     /// temporary file renamed; the folder is synced with the thumbnails',
     /// before the manifest names them). A preview that cannot be written fails
     /// the item, as its thumbnail would.
-    private func writePreviews(_ thumbnail: Thumbnail, spec: ThumbnailSpec, item: InFlightItem, in batch: BatchContext) throws(ItemFailure) -> [PreviewRecord] {
+    private func writePreviews(_ thumbnail: Thumbnail, spec: ThumbnailSpec, item: InFlightItem, in batch: BatchContext)
+        throws(ItemFailure) -> [PreviewRecord]
+    {
         guard let sizes = spec.previews?.sizes, let pictures = thumbnail.previews else { return [] }
         var written: [PreviewRecord] = []
         for (size, picture) in zip(sizes, pictures) {
             let destination = batch.container.previewPath(id: item.id, size: size, format: picture.format)
             FileSystem.remove(destination)
             do {
-                try AtomicFile.create(destination, bytes: Self.bytes(picture.bytes, gainMap: picture.format == .jpeg ? picture.gainMap : nil), syncDirectory: false)
+                try AtomicFile.create(
+                    destination,
+                    bytes: Self.bytes(picture.bytes, gainMap: picture.format == .jpeg ? picture.gainMap : nil),
+                    syncDirectory: false)
             } catch {
                 for record in written { FileSystem.remove(record.path) }
-                throw ItemFailure(.thumbnail, writing: error, "\(item.label): cannot write its \(size) px preview: \(error)")
+                throw ItemFailure(
+                    .thumbnail, writing: error, "\(item.label): cannot write its \(size) px preview: \(error)")
             }
-            var record = PreviewRecord(path: destination, width: picture.width, height: picture.height, format: picture.format, size: Int64(picture.bytes.count))
+            var record = PreviewRecord(
+                path: destination, width: picture.width, height: picture.height, format: picture.format,
+                size: Int64(picture.bytes.count))
             if picture.format == .jpeg, picture.gainMap != nil {
                 record.gainMap = true
                 record.size = Int64(Self.bytes(picture.bytes, gainMap: picture.gainMap).count)
@@ -164,11 +180,19 @@ extension ThumbnailStage {
         document: [
             .integer("workers", \.workers, in: 1...64),
             .custom(
-                "size", read: { value, settings throws(SettingProblem) in try PipelineDefinition.ThumbnailSizes.readSize(value, into: &settings) },
+                "size",
+                read: { value, settings throws(SettingProblem) in
+                    try PipelineDefinition.ThumbnailSizes.readSize(value, into: &settings)
+                },
                 write: { _ in nil }, check: { _ in }),
             .custom(
-                "sizes", read: { value, settings throws(SettingProblem) in try PipelineDefinition.ThumbnailSizes.readSizes(value, into: &settings) },
-                write: { $0.sizes }, check: { settings throws(SettingProblem) in try PipelineDefinition.ThumbnailSizes.check(settings.sizes) }),
+                "sizes",
+                read: { value, settings throws(SettingProblem) in
+                    try PipelineDefinition.ThumbnailSizes.readSizes(value, into: &settings)
+                },
+                write: { $0.sizes },
+                check: { settings throws(SettingProblem) in try PipelineDefinition.ThumbnailSizes.check(settings.sizes)
+                }),
             .choice("format", \.format),
             .integer("quality", \.quality, in: 1...100),
             .choices("for", \.kinds),
@@ -218,7 +242,9 @@ extension PipelineDefinition {
         public init() {}
 
         var spec: ThumbnailSpec {
-            var spec = ThumbnailSpec(size: size, quality: quality, damageTolerance: damageTolerance, timeLimit: timeLimit, posterTime: posterTime)
+            var spec = ThumbnailSpec(
+                size: size, quality: quality, damageTolerance: damageTolerance, timeLimit: timeLimit,
+                posterTime: posterTime)
             let larger = sizes.sorted().dropFirst()
             if !larger.isEmpty { spec.previews = PreviewSizes(sizes: Array(larger), format: format) }
             spec.gainMaps = gainMaps
@@ -227,49 +253,65 @@ extension PipelineDefinition {
     }
 
     /// Reading and checking the thumbnail stage's `size` (one integer, kept for
-/// older documents) and `sizes` (an array of integers).
-enum ThumbnailSizes {
-    static let range = 16...4096
-    static let maximumCount = 4
-    static let allowed = "allowed: an array of 1 to \(maximumCount) different integers in \(range.lowerBound)...\(range.upperBound)"
+    /// older documents) and `sizes` (an array of integers).
+    enum ThumbnailSizes {
+        static let range = 16...4096
+        static let maximumCount = 4
+        static let allowed =
+            "allowed: an array of 1 to \(maximumCount) different integers in \(range.lowerBound)...\(range.upperBound)"
 
-    static func integer(_ value: Any) -> Int? {
-        guard let number = value as? NSNumber, !JSONValue.isBoolean(number), number.doubleValue == number.doubleValue.rounded(),
-            abs(number.doubleValue) < 1e15
-        else { return nil }
-        return number.intValue
-    }
-
-    static func readSize(_ value: Any, into settings: inout PipelineDefinition.ThumbnailSettings) throws(SettingProblem) {
-        guard let size = integer(value) else {
-            throw SettingProblem("\(PipelineDocument.show(value)) is not an integer; allowed: \(range.lowerBound)...\(range.upperBound)")
+        static func integer(_ value: Any) -> Int? {
+            guard let number = value as? NSNumber, !JSONValue.isBoolean(number),
+                number.doubleValue == number.doubleValue.rounded(),
+                abs(number.doubleValue) < 1e15
+            else { return nil }
+            return number.intValue
         }
-        guard range.contains(size) else { throw SettingProblem("\(size) is out of range; allowed: \(range.lowerBound)...\(range.upperBound)") }
-        settings.sizes = [size]
-    }
 
-    static func readSizes(_ value: Any, into settings: inout PipelineDefinition.ThumbnailSettings) throws(SettingProblem) {
-        guard let list = value as? [Any] else { throw SettingProblem("\(PipelineDocument.show(value)) is not an array; \(allowed)") }
-        var sizes: [Int] = []
-        for element in list {
-            guard let size = integer(element) else { throw SettingProblem("\(PipelineDocument.show(element)) is not an integer; \(allowed)") }
-            sizes.append(size)
+        static func readSize(_ value: Any, into settings: inout PipelineDefinition.ThumbnailSettings)
+            throws(SettingProblem)
+        {
+            guard let size = integer(value) else {
+                throw SettingProblem(
+                    "\(PipelineDocument.show(value)) is not an integer; allowed: \(range.lowerBound)...\(range.upperBound)"
+                )
+            }
+            guard range.contains(size) else {
+                throw SettingProblem("\(size) is out of range; allowed: \(range.lowerBound)...\(range.upperBound)")
+            }
+            settings.sizes = [size]
         }
-        try check(sizes)
-        settings.sizes = sizes.sorted()
-    }
 
-    static func check(_ sizes: [Int]) throws(SettingProblem) {
-        if sizes.isEmpty { throw SettingProblem("must not be empty; \(allowed)") }
-        if sizes.count > maximumCount { throw SettingProblem("has \(sizes.count) sizes; \(allowed)") }
-        if let wrong = sizes.first(where: { !range.contains($0) }) { throw SettingProblem("\(wrong) is out of range; \(allowed)") }
-        if let twice = sizes.first(where: { size in sizes.filter { $0 == size }.count > 1 }) {
-            throw SettingProblem("\(twice) appears twice; \(allowed)")
+        static func readSizes(_ value: Any, into settings: inout PipelineDefinition.ThumbnailSettings)
+            throws(SettingProblem)
+        {
+            guard let list = value as? [Any] else {
+                throw SettingProblem("\(PipelineDocument.show(value)) is not an array; \(allowed)")
+            }
+            var sizes: [Int] = []
+            for element in list {
+                guard let size = integer(element) else {
+                    throw SettingProblem("\(PipelineDocument.show(element)) is not an integer; \(allowed)")
+                }
+                sizes.append(size)
+            }
+            try check(sizes)
+            settings.sizes = sizes.sorted()
+        }
+
+        static func check(_ sizes: [Int]) throws(SettingProblem) {
+            if sizes.isEmpty { throw SettingProblem("must not be empty; \(allowed)") }
+            if sizes.count > maximumCount { throw SettingProblem("has \(sizes.count) sizes; \(allowed)") }
+            if let wrong = sizes.first(where: { !range.contains($0) }) {
+                throw SettingProblem("\(wrong) is out of range; \(allowed)")
+            }
+            if let twice = sizes.first(where: { size in sizes.filter { $0 == size }.count > 1 }) {
+                throw SettingProblem("\(twice) appears twice; \(allowed)")
+            }
         }
     }
-}
 
-/// What a thumbnail stage makes thumbnails for.
+    /// What a thumbnail stage makes thumbnails for.
     public enum ThumbnailKind: String, Sendable, Hashable, CaseIterable {
         /// Still and animated images (the first frame).
         case image

@@ -21,15 +21,15 @@ import SystemCalls
 /// `manifest-temporary-written`, `after-manifest`, `manifest-job`.
 enum CrashPoint {
     #if DEBUG
-    private static let armed = ProcessEnvironment.value("SHARE_CRASH_POINT")
+        private static let armed = ProcessEnvironment.value("SHARE_CRASH_POINT")
     #endif
 
     @inline(__always)
     static func hit(_ name: @autoclosure () -> String) {
         #if DEBUG
-        let name = name()
-        if let armed, armed == name { Processes.raiseInSelf(SIGKILL) }
-        TestPause.hit(name)
+            let name = name()
+            if let armed, armed == name { Processes.raiseInSelf(SIGKILL) }
+            TestPause.hit(name)
         #endif
     }
 }
@@ -45,41 +45,43 @@ enum CrashPoint {
 /// of any speed, with no sleep.
 enum TestPause {
     #if DEBUG
-    private static let aim: (pattern: String, prefix: Bool, nth: Int)? = ProcessEnvironment.value("SHARE_TEST_PAUSE_AT").map { text in
-        let parts = text.split(separator: "#", maxSplits: 1)
-        let pattern = String(parts.first ?? "")
-        let nth = parts.count > 1 ? max(1, Int(parts[1]) ?? 1) : 1
-        return pattern.hasSuffix("*") ? (String(pattern.dropLast()), true, nth) : (pattern, false, nth)
-    }
-    private static let gate = ProcessEnvironment.value("SHARE_TEST_PAUSE_GATE")
-    private static let hits = Mutex(0)
-    private static let opened = NSCondition()
-    nonisolated(unsafe) private static var released = false
+        private static let aim: (pattern: String, prefix: Bool, nth: Int)? = ProcessEnvironment.value(
+            "SHARE_TEST_PAUSE_AT"
+        ).map { text in
+            let parts = text.split(separator: "#", maxSplits: 1)
+            let pattern = String(parts.first ?? "")
+            let nth = parts.count > 1 ? max(1, Int(parts[1]) ?? 1) : 1
+            return pattern.hasSuffix("*") ? (String(pattern.dropLast()), true, nth) : (pattern, false, nth)
+        }
+        private static let gate = ProcessEnvironment.value("SHARE_TEST_PAUSE_GATE")
+        private static let hits = Mutex(0)
+        private static let opened = NSCondition()
+        nonisolated(unsafe) private static var released = false
     #endif
 
     static func hit(_ name: String) {
         #if DEBUG
-        guard let aim, let gate, aim.prefix ? name.hasPrefix(aim.pattern) : name == aim.pattern else { return }
-        let n = hits.withLock { hits in
-            hits += 1
-            return hits
-        }
-        guard n >= aim.nth else { return }
-        if n == aim.nth {
-            // Blocks until the test opens the gate for writing, then until it writes (or closes).
-            if let fd = try? FileDescriptor.open(gate, O_RDONLY) {
-                var byte: UInt8 = 0
-                _ = withUnsafeMutableBytes(of: &byte) { try? fd.readAvailable(into: $0, path: gate) }
+            guard let aim, let gate, aim.prefix ? name.hasPrefix(aim.pattern) : name == aim.pattern else { return }
+            let n = hits.withLock { hits in
+                hits += 1
+                return hits
             }
-            opened.lock()
-            released = true
-            opened.broadcast()
-            opened.unlock()
-        } else {
-            opened.lock()
-            while !released { opened.wait() }
-            opened.unlock()
-        }
+            guard n >= aim.nth else { return }
+            if n == aim.nth {
+                // Blocks until the test opens the gate for writing, then until it writes (or closes).
+                if let fd = try? FileDescriptor.open(gate, O_RDONLY) {
+                    var byte: UInt8 = 0
+                    _ = withUnsafeMutableBytes(of: &byte) { try? fd.readAvailable(into: $0, path: gate) }
+                }
+                opened.lock()
+                released = true
+                opened.broadcast()
+                opened.unlock()
+            } else {
+                opened.lock()
+                while !released { opened.wait() }
+                opened.unlock()
+            }
         #endif
     }
 }
@@ -90,14 +92,14 @@ enum TestPause {
 /// machine of any speed.
 enum TestThrottle {
     #if DEBUG
-    private static let seconds: Double? = ProcessEnvironment.value("SHARE_TEST_THROTTLE_MS")
-        .flatMap(Double.init).map { max(0, $0) / 1000 }
+        private static let seconds: Double? = ProcessEnvironment.value("SHARE_TEST_THROTTLE_MS")
+            .flatMap(Double.init).map { max(0, $0) / 1000 }
     #endif
 
     @inline(__always)
     static func pause() {
         #if DEBUG
-        if let seconds { MonotonicClock.sleep(seconds) }
+            if let seconds { MonotonicClock.sleep(seconds) }
         #endif
     }
 }

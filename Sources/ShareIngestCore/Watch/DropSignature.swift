@@ -26,11 +26,14 @@ struct DropSignature: Equatable {
         guard let status = try? rootPath.linkStatus() else { return nil }
         hasher.add(status)
         guard status.type == .directory, let root = try? DropRoot(opening: rootPath, followingFinalLink: false) else {
-            return DropSignature(hash: hasher.value, ready: false, files: 1, bytes: status.type == .regular ? status.size : 0)
+            return DropSignature(
+                hash: hasher.value, ready: false, files: 1, bytes: status.type == .regular ? status.size : 0)
         }
         var pending: [[UInt8]] = [[]]
         while let relative = pending.popLast() {
-            guard let folder = try? root.openFolder(relative), let names = try? SortedNames(directory: folder, display: path) else { continue }
+            guard let folder = try? root.openFolder(relative),
+                let names = try? SortedNames(directory: folder, display: path)
+            else { continue }
             for name in names {
                 if relative.isEmpty && name == Array(".ready".utf8) { ready = true }
                 guard let status = try? folder.status(ofEntry: name, display: path) else { continue }
@@ -59,7 +62,10 @@ struct FNV1a {
     mutating func add(_ text: String) { add(text.utf8) }
 
     mutating func add(_ status: FileStatus) {
-        for number in [UInt64(status.mode), UInt64(bitPattern: status.size), UInt64(bitPattern: Int64(status.modifiedSeconds)), UInt64(bitPattern: Int64(status.modifiedNanoseconds))] {
+        for number in [
+            UInt64(status.mode), UInt64(bitPattern: status.size), UInt64(bitPattern: Int64(status.modifiedSeconds)),
+            UInt64(bitPattern: Int64(status.modifiedNanoseconds)),
+        ] {
             withUnsafeBytes(of: number) { add($0) }
         }
     }

@@ -15,18 +15,23 @@ struct DropSplit {
     init(items: [ItemState], holder: String) {
         let prefix = Array(holder.utf8) + [UInt8(ascii: "/")]
         func relative(_ path: SourcePath) -> [UInt8]? {
-            path.bytes.starts(with: prefix) && path.bytes.count > prefix.count ? Array(path.bytes.dropFirst(prefix.count)) : nil
+            path.bytes.starts(with: prefix) && path.bytes.count > prefix.count
+                ? Array(path.bytes.dropFirst(prefix.count)) : nil
         }
         let notDelivered = Set(items.filter { !Self.isDelivered($0) }.map(\.label))
         var undelivered: [[UInt8]] = []
         for item in items {
             // A sidecar attached to a media item goes where its media goes.
             let delivered = Self.isDelivered(item) && !(item.attachedTo.map(notDelivered.contains) ?? false)
-            if !delivered, case .file(let file) = item.source, let place = relative(file.path) { undelivered.append(place) }
+            if !delivered, case .file(let file) = item.source, let place = relative(file.path) {
+                undelivered.append(place)
+            }
             for sidecar in item.carriedSidecars where !sidecar.borrowed {
                 // With its media when that failed (even if delivered as a file
                 // of its own: the media is dropped again with it); alone when its own copy failed.
-                if !delivered || sidecar.failure != nil, let place = relative(sidecar.path(carriedBy: item)) { undelivered.append(place) }
+                if !delivered || sidecar.failure != nil, let place = relative(sidecar.path(carriedBy: item)) {
+                    undelivered.append(place)
+                }
             }
         }
         var seen = Set<[UInt8]>()
@@ -51,14 +56,16 @@ struct DropSplit {
         guard !undelivered.isEmpty else { return [] }
         do {
             try? FileSystem.makeDirectory(target)
-            let from = try FileDescriptor.openDirectoryHandle(pathBytes: Array(holder.utf8), followingFinalLink: false, display: holder)
-            let to = try FileDescriptor.openDirectoryHandle(pathBytes: Array(target.utf8), followingFinalLink: false, display: target)
+            let from = try FileDescriptor.openDirectoryHandle(
+                pathBytes: Array(holder.utf8), followingFinalLink: false, display: holder)
+            let to = try FileDescriptor.openDirectoryHandle(
+                pathBytes: Array(target.utf8), followingFinalLink: false, display: target)
             var left: [String] = []
             for place in undelivered {
                 let display = holder + "/" + String(decoding: place, as: UTF8.self)
                 do {
                     try from.move(beneath: place, to: to, display: display)
-                } catch where error.kind == .notFound {
+                } catch  where error.kind == .notFound {
                     // Moved already (a run stopped half-way through, then resumed) or gone.
                     continue
                 } catch {

@@ -51,7 +51,8 @@ public final class Inbox: Sendable {
     /// - Parameter notices: with `distributed`, hears while a batch is waited for
     ///   that no live worker can take it (and when workers come back).
     public init(
-        path: String, ingestor: ShareIngestor, settle: Double = 3, disposition: DropDisposition = .move, distributed: DistributedIngestor? = nil,
+        path: String, ingestor: ShareIngestor, settle: Double = 3, disposition: DropDisposition = .move,
+        distributed: DistributedIngestor? = nil,
         notices: (@Sendable (UUID, DistributedIngestor.WaitNotice) -> Void)? = nil
     ) throws(ShareIngestError) {
         guard (try? FileStatus.of(path))?.type == .directory else {
@@ -81,10 +82,18 @@ public final class Inbox: Sendable {
         guard let status = try? FileStatus.of(path) else { throw .inputMissing(path: path, reason: "not a folder") }
         let me = UInt32(Credentials.effectiveUserID)
         guard status.owner == me || status.owner == 0 else {
-            throw .inputMissing(path: path, reason: "the inbox is owned by user \(status.owner), who could replace the watcher's .processing folder; not watched (give it to the watcher's user, \(me))")
+            throw .inputMissing(
+                path: path,
+                reason:
+                    "the inbox is owned by user \(status.owner), who could replace the watcher's .processing folder; not watched (give it to the watcher's user, \(me))"
+            )
         }
         if status.mode & 0o022 != 0 && status.mode & UInt32(S_ISVTX) == 0 {
-            throw .inputMissing(path: path, reason: "others may write in the inbox and it has no sticky bit: a dropper could replace the watcher's .processing folder; not watched (chmod +t \(path))")
+            throw .inputMissing(
+                path: path,
+                reason:
+                    "others may write in the inbox and it has no sticky bit: a dropper could replace the watcher's .processing folder; not watched (chmod +t \(path))"
+            )
         }
         // A hard link passes every check of a drop (no link is followed: it is
         // the file itself). With fs.protected_hardlinks=1 (systemd's default)
@@ -92,7 +101,11 @@ public final class Inbox: Sendable {
         // a drop gives its dropper nothing they could not copy; at 0, anyone
         // could link /etc/shadow into a shared inbox for a root watcher to copy.
         if status.mode & 0o022 != 0, protectedHardLinks == false {
-            throw .inputMissing(path: path, reason: "others may write in the inbox and fs.protected_hardlinks is 0: a dropper could hard-link files only the watcher may read into it; not watched (sysctl fs.protected_hardlinks=1)")
+            throw .inputMissing(
+                path: path,
+                reason:
+                    "others may write in the inbox and fs.protected_hardlinks is 0: a dropper could hard-link files only the watcher may read into it; not watched (sysctl fs.protected_hardlinks=1)"
+            )
         }
     }
 
@@ -100,10 +113,11 @@ public final class Inbox: Sendable {
     /// the shipped units' ProcSubset=pid, whose systemd sets it to 1).
     static var protectedHardLinks: Bool? {
         #if DEBUG
-        // Test-only (debug builds): the setting as a test says it is.
-        if let forced = ProcessEnvironment.value("SHARE_TEST_PROTECTED_HARDLINKS") { return forced != "0" }
+            // Test-only (debug builds): the setting as a test says it is.
+            if let forced = ProcessEnvironment.value("SHARE_TEST_PROTECTED_HARDLINKS") { return forced != "0" }
         #endif
-        guard let bytes = try? FileSystem.readWholeFile("/proc/sys/fs/protected_hardlinks"), let first = bytes.first else { return nil }
+        guard let bytes = try? FileSystem.readWholeFile("/proc/sys/fs/protected_hardlinks"), let first = bytes.first
+        else { return nil }
         return first != UInt8(ascii: "0")
     }
 
@@ -111,15 +125,21 @@ public final class Inbox: Sendable {
     /// not a link, the watcher's own and written by nobody else.
     static func checkOwnFolder(_ path: String) throws(ShareIngestError) {
         if !FileSystem.exists(path) { try? FileSystem.makeDirectory(path) }
-        guard let status = try? FileStatus.ofLink(path) else { throw .inputMissing(path: path, reason: "cannot be made") }
+        guard let status = try? FileStatus.ofLink(path) else {
+            throw .inputMissing(path: path, reason: "cannot be made")
+        }
         let me = UInt32(Credentials.effectiveUserID)
         guard status.type == .directory else {
-            throw .inputMissing(path: path, reason: "\(status.type.phrase), not the watcher's own folder; not watched (remove it)")
+            throw .inputMissing(
+                path: path, reason: "\(status.type.phrase), not the watcher's own folder; not watched (remove it)")
         }
         guard status.owner == me, status.mode & 0o022 == 0 else {
-            throw .inputMissing(path: path, reason: status.owner == me
-                ? "others may write in it; not watched (chmod go-w it)"
-                : "owned by user \(status.owner), not the watcher (\(me)): whoever made it could swap the drops claimed into it; not watched (remove it)")
+            throw .inputMissing(
+                path: path,
+                reason: status.owner == me
+                    ? "others may write in it; not watched (chmod go-w it)"
+                    : "owned by user \(status.owner), not the watcher (\(me)): whoever made it could swap the drops claimed into it; not watched (remove it)"
+            )
         }
     }
 
@@ -133,7 +153,8 @@ public final class Inbox: Sendable {
     /// tried again once there is room. With `once`, the run ends there and
     /// throws ``ShareIngestError/diskFull(path:freeBytes:)``: the next run finishes it.
     public func run(
-        once: Bool, events: IngestEventSink?, cancellation: CancellationFlag, started: (() -> Void)? = nil, finished: (BatchReport) -> Void
+        once: Bool, events: IngestEventSink?, cancellation: CancellationFlag, started: (() -> Void)? = nil,
+        finished: (BatchReport) -> Void
     ) throws(ShareIngestError) {
         let watcher = DirectoryWatcher(path)
         var waitingFor = once ? Set(drops()) : []
@@ -183,7 +204,8 @@ public final class Inbox: Sendable {
     /// Finishes the batches an earlier run (or a full disk) left unfinished,
     /// oldest first; stops at the first that a full disk stops again.
     private func finishUnfinished(
-        events: IngestEventSink?, cancellation: CancellationFlag, pause: inout DiskFullPause?, finished: (BatchReport) -> Void
+        events: IngestEventSink?, cancellation: CancellationFlag, pause: inout DiskFullPause?,
+        finished: (BatchReport) -> Void
     ) throws(ShareIngestError) {
         let unfinished = try journal.batches(in: BatchLifecycle.unfinished).reversed()
         for batch in unfinished where !cancellation.isCancelled && pause == nil {
@@ -229,7 +251,9 @@ public final class Inbox: Sendable {
     }
 
     /// Claims and ingests one drop. Nil when another watcher has it.
-    private func take(_ name: String, events: IngestEventSink?, cancellation: CancellationFlag) throws(ShareIngestError) -> BatchReport? {
+    private func take(_ name: String, events: IngestEventSink?, cancellation: CancellationFlag) throws(ShareIngestError)
+        -> BatchReport?
+    {
         guard let signature = DropSignature.read(path + "/" + name) else { return nil }
         var record = try BatchPlan(
             pipeline: ingestor.pipeline, key: nil, message: nil, container: ingestor.container, store: journal,
@@ -248,7 +272,9 @@ public final class Inbox: Sendable {
     }
 
     /// Brings a batch of this inbox to done, in this process or through the workers.
-    private func resume(_ record: BatchRecord, events: IngestEventSink?, cancellation: CancellationFlag) throws(ShareIngestError) -> BatchReport? {
+    private func resume(_ record: BatchRecord, events: IngestEventSink?, cancellation: CancellationFlag)
+        throws(ShareIngestError) -> BatchReport?
+    {
         if let distributed {
             guard let lock = BatchLock(batch: record.id, container: ingestor.container) else { return nil }
             defer { withExtendedLifetime(lock) {} }
@@ -263,16 +289,20 @@ public final class Inbox: Sendable {
             CrashPoint.hit("after-claim")
             // The drop is walked through the folder held open, and stays held for the run here.
             batch = try BatchPlan.commit(
-                batch, inputs: [.path(dropPath)], into: journal, plan: BatchPlan.Details(
-                    container: ingestor.container, pipeline: try batch.pipeline(catalog: ingestor.pipeline.catalog), maxAttempts: batch.maxAttempts,
+                batch, inputs: [.path(dropPath)], into: journal,
+                plan: BatchPlan.Details(
+                    container: ingestor.container, pipeline: try batch.pipeline(catalog: ingestor.pipeline.catalog),
+                    maxAttempts: batch.maxAttempts,
                     sizeLimits: ingestor.sizeLimits, selection: ingestor.selection),
-                identifiers: ingestor.identifiers, shownRoot: (dropPath, path + "/" + (batch.dropName ?? "")), holdingRoots: true)
+                identifiers: ingestor.identifiers, shownRoot: (dropPath, path + "/" + (batch.dropName ?? "")),
+                holdingRoots: true)
             withExtendedLifetime(lock) {}
         }
         defer { HeldDropRoots.release(batch.id) }
         do {
             return try ShareIngestor.resume(
-                batch, journal: journal, decoder: ingestor.decoder, events: events, cancellation: cancellation, now: ingestor.now,
+                batch, journal: journal, decoder: ingestor.decoder, events: events, cancellation: cancellation,
+                now: ingestor.now,
                 catalog: ingestor.pipeline.catalog
             ) { [self] batch in
                 dispose(batch, items: try? journal.recordedItems(of: batch.id).map(\.item))
@@ -292,7 +322,8 @@ public final class Inbox: Sendable {
     /// batch as a local run tells it (each item, then the batch), as the
     /// workers finished it.
     private func enqueue(
-        _ record: BatchRecord, distributed: DistributedIngestor, events: IngestEventSink?, cancellation: CancellationFlag
+        _ record: BatchRecord, distributed: DistributedIngestor, events: IngestEventSink?,
+        cancellation: CancellationFlag
     ) throws(ShareIngestError) -> BatchReport? {
         var batch = record
         do {
@@ -302,14 +333,19 @@ public final class Inbox: Sendable {
                 // Reports name the drop's files by their place in the inbox, not
                 // where the workers read them (`.processing/<batch>/`).
                 _ = try distributed.enqueue(
-                    [.path(dropPath)], key: batch.key, message: batch.message, id: batch.id, shownRoot: (dropPath, path + "/" + (batch.dropName ?? "")),
+                    [.path(dropPath)], key: batch.key, message: batch.message, id: batch.id,
+                    shownRoot: (dropPath, path + "/" + (batch.dropName ?? "")),
                     cancellation: cancellation)
                 batch.handle(.seal)
                 try journal.update(batch)
             }
             let id = batch.id
-            let notices = notices.map { sink in { @Sendable (notice: DistributedIngestor.WaitNotice) in sink(id, notice) } }
-            guard let done = try distributed.wait(for: id, cancellation: cancellation, notices: notices) else { return nil }
+            let notices = notices.map { sink in
+                { @Sendable (notice: DistributedIngestor.WaitNotice) in sink(id, notice) }
+            }
+            guard let done = try distributed.wait(for: id, cancellation: cancellation, notices: notices) else {
+                return nil
+            }
             batch.manifestPath = done.manifestPath
             batch.redirectURL = done.redirectURL
             dispose(batch, items: try? distributed.recordedItems(of: batch.id, cancellation: cancellation))

@@ -14,7 +14,9 @@ enum ByteSize {
             shift = unit
             digits = digits.dropLast()
         }
-        guard !digits.isEmpty, digits.allSatisfy({ ("0"..."9").contains($0) }), let number = Int64(digits) else { return nil }
+        guard !digits.isEmpty, digits.allSatisfy({ ("0"..."9").contains($0) }), let number = Int64(digits) else {
+            return nil
+        }
         let (bytes, overflow) = number.multipliedReportingOverflow(by: 1 << shift)
         return overflow ? nil : bytes
     }

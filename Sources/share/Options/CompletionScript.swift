@@ -52,20 +52,30 @@ enum CompletionScript {
             "        \"\") COMPREPLY=($(compgen -W \"\(words(topWords))\" -- \"$cur\")) ;;",
         ]
         for word in CommandTable.commandWords where !subcommands(of: word).isEmpty {
-            lines.append("        \(word)) COMPREPLY=($(compgen -W \"\(words(subcommands(of: word).map { String($0.name.dropFirst(word.count + 1)) }))\" -- \"$cur\")) ;;")
+            lines.append(
+                "        \(word)) COMPREPLY=($(compgen -W \"\(words(subcommands(of: word).map { String($0.name.dropFirst(word.count + 1)) }))\" -- \"$cur\")) ;;"
+            )
         }
         for command in CommandTable.all {
             lines.append("        \"\(command.name)\")")
             lines.append("            case $prev in")
             for option in command.options where !option.isFlag {
                 let kind: String
-                if case .list(let items)? = option.kind { kind = "list \(words(items))" } else { kind = bashValue(option.completion) }
+                if case .list(let items)? = option.kind {
+                    kind = "list \(words(items))"
+                } else {
+                    kind = bashValue(option.completion)
+                }
                 lines.append("                --\(option.name)) _share_values \(kind); return ;;")
             }
             lines.append("            esac")
-            let optionWords = command.options.flatMap { option in ["--\(option.name)"] + (option.short.map { ["-\($0)"] } ?? []) }
+            let optionWords = command.options.flatMap { option in
+                ["--\(option.name)"] + (option.short.map { ["-\($0)"] } ?? [])
+            }
             let positional = command.positionals.first.map { bashValue($0.completion) } ?? "none"
-            lines.append("            if [[ $cur == -* ]]; then _share_values words \(words(optionWords)); else _share_values \(positional); fi ;;")
+            lines.append(
+                "            if [[ $cur == -* ]]; then _share_values words \(words(optionWords)); else _share_values \(positional); fi ;;"
+            )
         }
         lines += ["    esac", "}", "complete -F _share share"]
         return lines.joined(separator: "\n") + "\n"
@@ -93,7 +103,9 @@ enum CompletionScript {
             "    commands=(",
         ]
         for word in CommandTable.commandWords {
-            let summary = CommandTable.all.first { $0.name == word }?.summary ?? "commands: " + subcommands(of: word).map(\.name).joined(separator: ", ")
+            let summary =
+                CommandTable.all.first { $0.name == word }?.summary ?? "commands: "
+                + subcommands(of: word).map(\.name).joined(separator: ", ")
             lines.append("        \(zshQuote("\(word):\(summary)"))")
         }
         lines += [
@@ -119,10 +131,15 @@ enum CompletionScript {
             var specs: [String] = []
             for option in command.options {
                 let help = zshBracket(Help.line(of: option))
-                let action = option.isFlag ? "" : ":\(zshColon(option.placeholder ?? "VALUE")):\(zshAction(option.completion, list: option.kind))"
+                let action =
+                    option.isFlag
+                    ? ""
+                    : ":\(zshColon(option.placeholder ?? "VALUE")):\(zshAction(option.completion, list: option.kind))"
                 let repeats = option.repeatable ? "*" : ""
                 if let short = option.short {
-                    specs.append(zshQuote("(-\(short) --\(option.name))") + "{-\(short),--\(option.name)}" + zshQuote("[\(help)]\(action)"))
+                    specs.append(
+                        zshQuote("(-\(short) --\(option.name))") + "{-\(short),--\(option.name)}"
+                            + zshQuote("[\(help)]\(action)"))
                 } else {
                     specs.append(zshQuote("\(repeats)--\(option.name)\(option.isFlag ? "" : "=")[\(help)]\(action)"))
                 }
@@ -130,7 +147,8 @@ enum CompletionScript {
             for positional in command.positionals {
                 let position = positional.count == .any ? "*" : positional.count == .optional ? "::" : ":"
                 let head = position == "*" ? "*:" : position
-                specs.append(zshQuote("\(head)\(zshColon(positional.name)):\(zshAction(positional.completion, list: nil))"))
+                specs.append(
+                    zshQuote("\(head)\(zshColon(positional.name)):\(zshAction(positional.completion, list: nil))"))
             }
             lines.append("            _arguments -S \\")
             lines += specs.map { "                \($0) \\" }
@@ -153,10 +171,13 @@ enum CompletionScript {
     }
 
     /// `text` in single quotes for zsh.
-    private static func zshQuote(_ text: String) -> String { "'" + text.replacingOccurrences(of: "'", with: "'\\''") + "'" }
+    private static func zshQuote(_ text: String) -> String {
+        "'" + text.replacingOccurrences(of: "'", with: "'\\''") + "'"
+    }
     /// `text` safe inside an `_arguments` `[…]` description.
     private static func zshBracket(_ text: String) -> String {
-        text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "[", with: "(").replacingOccurrences(of: "]", with: ")")
+        text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "[", with: "(").replacingOccurrences(
+            of: "]", with: ")")
     }
     /// `text` safe between an `_arguments` spec's colons.
     private static func zshColon(_ text: String) -> String { text.replacingOccurrences(of: ":", with: "\\:") }
@@ -191,11 +212,14 @@ enum CompletionScript {
             "complete -c share -n 'test -z \"$(__share_command)\"' -l version -d 'print the version'",
         ]
         for word in CommandTable.commandWords {
-            let summary = CommandTable.all.first { $0.name == word }?.summary ?? "commands: " + subcommands(of: word).map(\.name).joined(separator: ", ")
+            let summary =
+                CommandTable.all.first { $0.name == word }?.summary ?? "commands: "
+                + subcommands(of: word).map(\.name).joined(separator: ", ")
             lines.append("complete -c share -n 'test -z \"$(__share_command)\"' -a \(word) -d \(fishQuote(summary))")
             for sub in subcommands(of: word) {
                 lines.append(
-                    "complete -c share -n 'test \"$(__share_command)\" = \(word)' -a \(sub.name.dropFirst(word.count + 1)) -d \(fishQuote(sub.summary))")
+                    "complete -c share -n 'test \"$(__share_command)\" = \(word)' -a \(sub.name.dropFirst(word.count + 1)) -d \(fishQuote(sub.summary))"
+                )
             }
         }
         for command in CommandTable.all {

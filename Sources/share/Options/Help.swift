@@ -11,10 +11,15 @@ enum Help {
 
     /// `share --help`: the commands and the exit statuses.
     static var general: String {
-        var lines = ["share \(version): \(description).", "", "usage: share <command> [options] [arguments]", "       share --version | --help", "", "commands:"]
+        var lines = [
+            "share \(version): \(description).", "", "usage: share <command> [options] [arguments]",
+            "       share --version | --help", "", "commands:",
+        ]
         let width = CommandTable.all.map(\.name.count).max()! + 2
         for command in CommandTable.all { lines.append("  " + pad(command.name, width) + command.summary) }
-        lines += ["", "Run `share help <command>` or `share <command> --help` for a command's options.", "", "exit status:"]
+        lines += [
+            "", "Run `share help <command>` or `share <command> --help` for a command's options.", "", "exit status:",
+        ]
         lines += exitLines(ExitStatus.allCases)
         return lines.joined(separator: "\n")
     }
@@ -22,11 +27,15 @@ enum Help {
     /// `share CMD --help`: what it does, its usage, every argument and option, its exit statuses.
     static func text(of command: CommandSpec) -> String {
         var lines = ["share \(command.name): \(command.summary).", ""]
-        for (number, usage) in command.usageLines.enumerated() { lines.append((number == 0 ? "usage: " : "       ") + usage) }
-        let rows = command.positionals.map { ($0.usage, $0.help) } + command.options.map { ($0.signature, line(of: $0)) }
+        for (number, usage) in command.usageLines.enumerated() {
+            lines.append((number == 0 ? "usage: " : "       ") + usage)
+        }
+        let rows =
+            command.positionals.map { ($0.usage, $0.help) } + command.options.map { ($0.signature, line(of: $0)) }
         let width = min(30, rows.map(\.0.count).max() ?? 0) + 2
         func render(_ row: (String, String)) -> String {
-            row.0.count + 2 > width ? "  \(row.0)\n  \(String(repeating: " ", count: width))\(row.1)" : "  " + pad(row.0, width) + row.1
+            row.0.count + 2 > width
+                ? "  \(row.0)\n  \(String(repeating: " ", count: width))\(row.1)" : "  " + pad(row.0, width) + row.1
         }
         if !command.positionals.isEmpty {
             lines += ["", "arguments:"] + command.positionals.map { render(($0.usage, $0.help)) }
@@ -45,16 +54,21 @@ enum Help {
     /// The Markdown table of a command's arguments and options (docs/using-share.md).
     static func markdown(of command: CommandSpec) -> String {
         var lines = ["| option | default | meaning |", "|---|---|---|"]
-        for positional in command.positionals { lines.append("| `\(cell(positional.usage))` | | \(cell(positional.help)) |") }
+        for positional in command.positionals {
+            lines.append("| `\(cell(positional.usage))` | | \(cell(positional.help)) |")
+        }
         for option in command.options {
-            lines.append("| `\(cell(option.signature))` | \(option.defaultValue.map { "`\(cell($0))`" } ?? "") | \(cell(option.help)) |")
+            lines.append(
+                "| `\(cell(option.signature))` | \(option.defaultValue.map { "`\(cell($0))`" } ?? "") | \(cell(option.help)) |"
+            )
         }
         return lines.joined(separator: "\n")
     }
 
     /// The Markdown table of exit statuses (docs/using-share.md).
     static var exitMarkdown: String {
-        (["| status | meaning |", "|---|---|"] + ExitStatus.allCases.map { "| `\($0.rawValue)` | \(cell($0.meaning)) |" }).joined(separator: "\n")
+        (["| status | meaning |", "|---|---|"]
+            + ExitStatus.allCases.map { "| `\($0.rawValue)` | \(cell($0.meaning)) |" }).joined(separator: "\n")
     }
 
     private static func exitLines(_ statuses: [ExitStatus]) -> [String] {

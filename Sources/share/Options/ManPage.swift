@@ -17,7 +17,8 @@ enum ManPage {
             ".BR \\-\\-version \" | \" \\-\\-help",
             ".SH DESCRIPTION",
             escape(
-                "share copies each shared item into a container under a UUID name, works out its type and extension from its content, makes a thumbnail, reads a video's duration, writes a SharedMediaFile JSON manifest under a key and prints the redirect URL a host app opens. Decoding runs in sandboxed helper processes. It runs on one machine (a SQLite journal in the container) or across many (PostgreSQL and share worker)."),
+                "share copies each shared item into a container under a UUID name, works out its type and extension from its content, makes a thumbnail, reads a video's duration, writes a SharedMediaFile JSON manifest under a key and prints the redirect URL a host app opens. Decoding runs in sandboxed helper processes. It runs on one machine (a SQLite journal in the container) or across many (PostgreSQL and share worker)."
+            ),
             ".SH COMMANDS",
         ]
         for command in CommandTable.all {
@@ -47,9 +48,13 @@ enum ManPage {
             ".SH FILES",
             ".TP",
             ".I $XDG_DATA_HOME/share\\-ingest/container",
-            escape("the default container: copies <UUID>.<ext>, thumbnails/, manifests/<key>.json, and .share-ingest/ (the journal and each batch's report)"),
+            escape(
+                "the default container: copies <UUID>.<ext>, thumbnails/, manifests/<key>.json, and .share-ingest/ (the journal and each batch's report)"
+            ),
             ".SH SEE ALSO",
-            escape("The README of share-ingest (how to install, a tour) and its docs/ pages: using share, operating it as a service, what it does to media (the container and the manifest, pipelines), security, the library, design, testing."),
+            escape(
+                "The README of share-ingest (how to install, a tour) and its docs/ pages: using share, operating it as a service, what it does to media (the container and the manifest, pipelines), security, the library, design, testing."
+            ),
         ]
         return lines.joined(separator: "\n") + "\n"
     }
@@ -59,9 +64,18 @@ enum ManPage {
         ("XDG_DATA_HOME", "else the container is $XDG_DATA_HOME/share-ingest/container"),
         ("HOME", "else the container is $HOME/.local/share/share-ingest/container"),
         ("SHARE_STATE_DIR", "where the journal and the reports go (default: the container's .share-ingest)"),
-        ("SHARE_HELPER_USER, SHARE_HELPER_GROUP", "an account for the decoder helpers of a root share (default: a uid and gid of their own, no account, that no other process has)"),
-        ("PGPASSWORD, PGPASSFILE, PGSERVICE, PGSERVICEFILE", "libpq's own: the database password, kept off the command line"),
-        ("NOTIFY_SOCKET, INVOCATION_ID", "set by systemd: watch and worker notify it, and exit 0 when it stops them with SIGTERM"),
+        (
+            "SHARE_HELPER_USER, SHARE_HELPER_GROUP",
+            "an account for the decoder helpers of a root share (default: a uid and gid of their own, no account, that no other process has)"
+        ),
+        (
+            "PGPASSWORD, PGPASSFILE, PGSERVICE, PGSERVICEFILE",
+            "libpq's own: the database password, kept off the command line"
+        ),
+        (
+            "NOTIFY_SOCKET, INVOCATION_ID",
+            "set by systemd: watch and worker notify it, and exit 0 when it stops them with SIGTERM"
+        ),
     ]
 
     /// `text` safe as roff text: backslashes, dashes, and a leading `.` or `'`.

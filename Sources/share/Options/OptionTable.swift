@@ -61,12 +61,15 @@ struct OptionSpec: Sendable {
 
     /// A flag: no value.
     static func flag(_ name: String, short: Character? = nil, _ help: String) -> OptionSpec {
-        OptionSpec(name: name, short: short, placeholder: nil, kind: nil, defaultValue: nil, help: help, completion: .none, repeatable: false)
+        OptionSpec(
+            name: name, short: short, placeholder: nil, kind: nil, defaultValue: nil, help: help, completion: .none,
+            repeatable: false)
     }
 
     /// An option with a value.
     static func value(
-        _ name: String, _ placeholder: String, _ kind: ValueKind, default defaultValue: String? = nil, repeatable: Bool = false,
+        _ name: String, _ placeholder: String, _ kind: ValueKind, default defaultValue: String? = nil,
+        repeatable: Bool = false,
         completion: CompletionKind? = nil, _ help: String
     ) -> OptionSpec {
         let completes: CompletionKind
@@ -77,17 +80,22 @@ struct OptionSpec: Sendable {
         default: completes = .none
         }
         return OptionSpec(
-            name: name, short: nil, placeholder: placeholder, kind: kind, defaultValue: defaultValue, help: help, completion: completes, repeatable: repeatable)
+            name: name, short: nil, placeholder: placeholder, kind: kind, defaultValue: defaultValue, help: help,
+            completion: completes, repeatable: repeatable)
     }
 
     /// The same option with another help line (a command that says more about it).
     func help(_ line: String) -> OptionSpec {
-        OptionSpec(name: name, short: short, placeholder: placeholder, kind: kind, defaultValue: defaultValue, help: line, completion: completion, repeatable: repeatable)
+        OptionSpec(
+            name: name, short: short, placeholder: placeholder, kind: kind, defaultValue: defaultValue, help: line,
+            completion: completion, repeatable: repeatable)
     }
 
     /// The same option with another default.
     func defaulting(_ value: String?) -> OptionSpec {
-        OptionSpec(name: name, short: short, placeholder: placeholder, kind: kind, defaultValue: value, help: help, completion: completion, repeatable: repeatable)
+        OptionSpec(
+            name: name, short: short, placeholder: placeholder, kind: kind, defaultValue: value, help: help,
+            completion: completion, repeatable: repeatable)
     }
 
     var isFlag: Bool { placeholder == nil }
@@ -135,7 +143,8 @@ struct CommandSpec: Sendable {
     let exits: [ExitStatus]
 
     init(
-        _ name: String, _ summary: String, usages: [String] = [], positionals: [PositionalSpec] = [], options: [OptionSpec], discussion: String? = nil,
+        _ name: String, _ summary: String, usages: [String] = [], positionals: [PositionalSpec] = [],
+        options: [OptionSpec], discussion: String? = nil,
         exits: [ExitStatus]
     ) {
         (self.name, self.summary, self.usages, self.positionals, self.ownOptions, self.discussion, self.exits) =

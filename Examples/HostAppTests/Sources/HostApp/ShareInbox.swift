@@ -20,7 +20,9 @@ public struct DisplayItem: Equatable, Sendable {
     public var durationSeconds: Double?
 
     /// A row.
-    public init(kind: Kind, title: String, fileURL: URL? = nil, thumbnailURL: URL? = nil, durationSeconds: Double? = nil) {
+    public init(
+        kind: Kind, title: String, fileURL: URL? = nil, thumbnailURL: URL? = nil, durationSeconds: Double? = nil
+    ) {
         self.kind = kind
         self.title = title
         self.fileURL = fileURL
@@ -57,7 +59,9 @@ public struct ShareInbox: Sendable {
         case .image:
             return DisplayItem(kind: .photo, title: title, fileURL: file, thumbnailURL: thumbnail ?? file)
         case .video:
-            return DisplayItem(kind: .video, title: title, fileURL: file, thumbnailURL: thumbnail, durationSeconds: entry.duration.map { $0 / 1000 })
+            return DisplayItem(
+                kind: .video, title: title, fileURL: file, thumbnailURL: thumbnail,
+                durationSeconds: entry.duration.map { $0 / 1000 })
         case .file:
             return DisplayItem(kind: .document, title: title, fileURL: file, thumbnailURL: thumbnail)
         case .text:

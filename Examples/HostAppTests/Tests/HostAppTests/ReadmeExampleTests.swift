@@ -14,7 +14,9 @@ import Testing
         identifiers: .sequential(), now: { Date(timeIntervalSince1970: 0) })
     let here = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
     let media = here.appendingPathComponent("../../../../testdata/media").standardizedFileURL.path
-    let report = try ingestor.ingest([.path(media + "/photo.jpg"), .path(media + "/clip-h264.mp4"), .text("See you at the beach")])
+    let report = try ingestor.ingest([
+        .path(media + "/photo.jpg"), .path(media + "/clip-h264.mp4"), .text("See you at the beach"),
+    ])
     #expect(report.isComplete, "\(report.items.compactMap(\.failure))")
 
     // The manifest, byte for byte, with the container's path normalised, and the
@@ -22,7 +24,9 @@ import Testing
     // checkout sets).
     let manifest = try String(contentsOfFile: try #require(report.manifestPath), encoding: .utf8)
         .replacingOccurrences(of: container.root, with: "<container>")
-        .replacing(/"capturedAt": "[^"]*", "capturedAtSource": "fileTime"/, with: #""capturedAt": "<mtime>", "capturedAtSource": "fileTime""#)
+        .replacing(
+            /"capturedAt": "[^"]*", "capturedAtSource": "fileTime"/,
+            with: #""capturedAt": "<mtime>", "capturedAtSource": "fileTime""#)
     let golden = try String(contentsOf: here.appendingPathComponent("Goldens/readme.v2.json"), encoding: .utf8)
     #expect(manifest == golden)
 

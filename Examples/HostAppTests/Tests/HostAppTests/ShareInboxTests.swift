@@ -11,7 +11,8 @@ import Testing
     /// `testdata/media/<name>` of share-ingest (this file is Examples/HostAppTests/Tests/HostAppTests/…).
     static func media(_ name: String) -> String {
         URL(fileURLWithPath: #filePath)
-            .deletingLastPathComponent().appendingPathComponent("../../../../testdata/media/\(name)").standardizedFileURL.path
+            .deletingLastPathComponent().appendingPathComponent("../../../../testdata/media/\(name)")
+            .standardizedFileURL.path
     }
 
     /// What a person shares: three photos, a video, a PDF and a line of text.
@@ -21,7 +22,9 @@ import Testing
     ]
 
     /// Runs the share extension's pipeline into `container`, reproducibly.
-    static func share(_ inputs: [ShareInput], into container: TemporaryContainer, pipeline: PipelineDefinition = .standard) throws -> BatchReport {
+    static func share(
+        _ inputs: [ShareInput], into container: TemporaryContainer, pipeline: PipelineDefinition = .standard
+    ) throws -> BatchReport {
         let ingestor = ShareIngestor(
             container: container.directory, pipeline: pipeline,
             identifiers: .sequential(), now: { Date(timeIntervalSince1970: 0) })
@@ -36,7 +39,9 @@ import Testing
         // A file without a capture time of its own is dated by its modification
         // time, which a checkout sets: normalised like the container's path.
         let normalised = manifest.replacingOccurrences(of: container.root, with: "<container>")
-            .replacing(/"capturedAt": "[^"]*", "capturedAtSource": "fileTime"/, with: #""capturedAt": "<mtime>", "capturedAtSource": "fileTime""#)
+            .replacing(
+                /"capturedAt": "[^"]*", "capturedAtSource": "fileTime"/,
+                with: #""capturedAt": "<mtime>", "capturedAtSource": "fileTime""#)
         try Golden.check(normalised, named: "share.v2.json")
     }
 
@@ -48,7 +53,10 @@ import Testing
 
         let items = try ShareInbox(container: container.directory).handle(url: redirect)
         #expect(items.map(\.kind) == [.photo, .photo, .photo, .video, .document, .text])
-        #expect(items.map(\.title) == ["photo.jpg", "portrait-exif6.jpg", "exif3.jpg", "clip-h264.mp4", "document.pdf", "See you at the beach"])
+        #expect(
+            items.map(\.title) == [
+                "photo.jpg", "portrait-exif6.jpg", "exif3.jpg", "clip-h264.mp4", "document.pdf", "See you at the beach",
+            ])
         for item in items where item.kind != .text {
             let file = try #require(item.fileURL)
             #expect(file.path.hasPrefix(container.root + "/"))
@@ -88,7 +96,8 @@ import Testing
         let report = try Self.share(
             [.path(Self.media("photo.jpg")), .path(Self.media("clip-h264.mp4")), .path(Self.media("document.pdf"))],
             into: container, pipeline: PipelineDefinition.standard.simulating(flavor))
-        let items = try ShareInbox(container: container.directory).handle(url: try #require(report.redirectURL).description)
+        let items = try ShareInbox(container: container.directory).handle(
+            url: try #require(report.redirectURL).description)
         #expect(items.map(\.kind) == [.photo, .video, .document])
         for item in items {
             let file = try #require(item.fileURL)
