@@ -50,149 +50,174 @@ public enum ManifestCoder: Sendable {
         case .legacy:
             fields.append(("type", String(entry.type.legacyValue ?? 2)))
         case .v2:
-            fields.append(("type", JSONText.string(entry.type.rawValue)))
-            fields.append(("mimeType", entry.mimeType.map(JSONText.string) ?? "null"))
-            fields.append(("message", entry.message.map(JSONText.string) ?? "null"))
-            fields.append(("fileName", entry.fileName.map(JSONText.string) ?? "null"))
-            fields.append(("size", entry.size.map { String($0) } ?? "null"))
-            fields.append(("width", entry.width.map { String($0) } ?? "null"))
-            fields.append(("height", entry.height.map { String($0) } ?? "null"))
-            // share-ingest's own fields: only when set.
-            if let hash = entry.thumbhash { fields.append(("thumbhash", JSONText.string(hash))) }
-            if let previews = entry.previews, !previews.isEmpty {
-                let objects = previews.map { preview in
-                    var object: [(String, String)] = [
-                        ("path", JSONText.string(preview.path)), ("width", String(preview.width)),
-                        ("height", String(preview.height)),
-                        ("mimeType", JSONText.string(preview.mimeType)),
-                    ]
-                    if let size = preview.size { object.append(("size", String(size))) }
-                    if let hdr = preview.hdr { object.append(("hdr", JSONText.string(hdr))) }
-                    return JSONText.object(object)
-                }
-                fields.append(("previews", "[" + objects.joined(separator: ", ") + "]"))
-            }
-            if let sha256 = entry.sha256 { fields.append(("sha256", JSONText.string(sha256))) }
-            if let original = entry.duplicateOf { fields.append(("duplicateOf", JSONText.string(original))) }
-            if let similar = entry.similarTo {
-                fields.append(
-                    (
-                        "similarTo",
-                        JSONText.object([
-                            ("path", JSONText.string(similar.path)), ("distance", String(similar.distance)),
-                        ])
-                    ))
-            }
-            if let video = entry.motionVideo {
-                var nested: [(String, String)] = [("path", JSONText.string(video.path))]
-                nested.append(("thumbnail", video.thumbnail.map(JSONText.string) ?? "null"))
-                nested.append(("duration", video.duration.map(JSONText.number) ?? "null"))
-                nested.append(("mimeType", video.mimeType.map(JSONText.string) ?? "null"))
-                nested.append(("size", video.size.map { String($0) } ?? "null"))
-                nested.append(("width", video.width.map { String($0) } ?? "null"))
-                nested.append(("height", video.height.map { String($0) } ?? "null"))
-                fields.append(("motionVideo", JSONText.object(nested)))
-            }
-            if let live = entry.livePhoto {
-                var nested: [(String, String)] = [
-                    ("photo", JSONText.string(live.photo)), ("video", JSONText.string(live.video)),
-                ]
-                if let identifier = live.contentIdentifier {
-                    nested.append(("contentIdentifier", JSONText.string(identifier)))
-                }
-                nested.append(("pairedBy", JSONText.string(live.pairedBy.rawValue)))
-                fields.append(("livePhoto", JSONText.object(nested)))
-            }
-            if let compatible = entry.compatible {
-                var object: [(String, String)] = [
-                    ("path", JSONText.string(compatible.path)), ("mimeType", JSONText.string(compatible.mimeType)),
-                ]
-                if let size = compatible.size { object.append(("size", String(size))) }
-                if let width = compatible.width { object.append(("width", String(width))) }
-                if let height = compatible.height { object.append(("height", String(height))) }
-                fields.append(("compatible", JSONText.object(object)))
-            }
-            if let removed = entry.locationRemoved, !removed.isEmpty {
-                fields.append(("locationRemoved", "[" + removed.map(JSONText.string).joined(separator: ", ") + "]"))
-            }
-            if let sidecars = entry.sidecars, !sidecars.isEmpty {
-                let objects = sidecars.map { sidecar in
-                    var object: [(String, String)] = [
-                        ("path", JSONText.string(sidecar.path)), ("kind", JSONText.string(sidecar.kind.rawValue)),
-                        ("mimeType", JSONText.string(sidecar.mimeType)),
-                    ]
-                    if let size = sidecar.size { object.append(("size", String(size))) }
-                    return JSONText.object(object)
-                }
-                fields.append(("sidecars", "[" + objects.joined(separator: ", ") + "]"))
-            }
-            if let group = entry.group {
-                fields.append(
-                    (
-                        "group",
-                        JSONText.object([
-                            ("id", JSONText.string(group.id)), ("kind", JSONText.string(group.kind.rawValue)),
-                            ("role", JSONText.string(group.role.rawValue)),
-                        ])
-                    ))
-            }
-            if let captured = entry.capturedAt {
-                fields.append(("capturedAt", JSONText.string(captured)))
-                if let source = entry.capturedAtSource { fields.append(("capturedAtSource", JSONText.string(source))) }
-                if let known = entry.capturedAtOffsetKnown {
-                    fields.append(("capturedAtOffsetKnown", known ? "true" : "false"))
-                }
-                if let source = entry.capturedAtOffsetSource {
-                    fields.append(("capturedAtOffsetSource", JSONText.string(source)))
-                }
-            }
-            if let camera = entry.camera {
-                var object: [(String, String)] = []
-                if let make = camera.make { object.append(("make", JSONText.string(make))) }
-                if let model = camera.model { object.append(("model", JSONText.string(model))) }
-                if let lens = camera.lens { object.append(("lens", JSONText.string(lens))) }
-                if !object.isEmpty { fields.append(("camera", JSONText.object(object))) }
-            }
-            if let video = entry.video {
-                var object: [(String, String)] = [("codec", JSONText.string(video.codec))]
-                if let rate = video.frameRate { object.append(("frameRate", JSONText.number(rate))) }
-                if let variable = video.variableFrameRate {
-                    object.append(("variableFrameRate", variable ? "true" : "false"))
-                }
-                if let rate = video.captureFrameRate { object.append(("captureFrameRate", JSONText.number(rate))) }
-                if let slow = video.slowMotion { object.append(("slowMotion", slow ? "true" : "false")) }
-                if let hdr = video.hdr { object.append(("hdr", JSONText.string(hdr))) }
-                if let profile = video.dolbyVisionProfile { object.append(("dolbyVisionProfile", String(profile))) }
-                object.append(("rotation", String(video.rotation)))
-                if let audio = video.audio { object.append(("audio", JSONText.string(audio))) }
-                fields.append(("video", JSONText.object(object)))
-            }
-            if let projection = entry.projection {
-                fields.append(
-                    (
-                        "projection",
-                        JSONText.object([
-                            ("type", JSONText.string(projection.type)), ("fullWidth", String(projection.fullWidth)),
-                            ("fullHeight", String(projection.fullHeight)),
-                            ("cropLeft", String(projection.cropLeft)), ("cropTop", String(projection.cropTop)),
-                            ("croppedWidth", String(projection.croppedWidth)),
-                            ("croppedHeight", String(projection.croppedHeight)),
-                        ])
-                    ))
-            }
-            if let stereo = entry.stereo { fields.append(("stereo", stereo ? "true" : "false")) }
-            if let hdr = entry.hdr { fields.append(("hdr", JSONText.string(hdr))) }
-            if let hdr = entry.thumbnailHdr { fields.append(("thumbnailHdr", JSONText.string(hdr))) }
-            if let place = entry.exportLocation {
-                var object: [(String, String)] = [
-                    ("latitude", JSONText.number(place.latitude)), ("longitude", JSONText.number(place.longitude)),
-                ]
-                if let altitude = place.altitude { object.append(("altitude", JSONText.number(altitude))) }
-                object.append(("source", JSONText.string(place.source)))
-                fields.append(("exportLocation", JSONText.object(object)))
-            }
+            fields += v2Fields.map { name, value in (name, value(entry) ?? "null") }
+            fields += ownFields.compactMap { name, value in value(entry).map { (name, $0) } }
         }
-        return "{" + fields.map { "\"\($0.0)\": \($0.1)" }.joined(separator: ", ") + "}"
+        return JSONText.object(fields)
+    }
+
+    /// A field of an entry: its name, and its value encoded (nil when unset).
+    private typealias EntryField = (name: String, value: @Sendable (SharedMediaFile) -> String?)
+
+    /// The plugins' v2 fields after `path`, `thumbnail` and `duration`, in their
+    /// order: always written, `null` when unset.
+    private static let v2Fields: [EntryField] = [
+        ("type", { JSONText.string($0.type.rawValue) }),
+        ("mimeType", { $0.mimeType.map(JSONText.string) }),
+        ("message", { $0.message.map(JSONText.string) }),
+        ("fileName", { $0.fileName.map(JSONText.string) }),
+        ("size", { $0.size.map { String($0) } }),
+        ("width", { $0.width.map { String($0) } }),
+        ("height", { $0.height.map { String($0) } }),
+    ]
+
+    /// share-ingest's own fields, in their order: each written only when set.
+    private static let ownFields: [EntryField] = [
+        ("thumbhash", { $0.thumbhash.map(JSONText.string) }),
+        ("previews", { $0.previews.flatMap(encodePreviews) }),
+        ("sha256", { $0.sha256.map(JSONText.string) }),
+        ("duplicateOf", { $0.duplicateOf.map(JSONText.string) }),
+        ("similarTo", { $0.similarTo.map(encodeSimilarTo) }),
+        ("motionVideo", { $0.motionVideo.map(encodeMotionVideo) }),
+        ("livePhoto", { $0.livePhoto.map(encodeLivePhoto) }),
+        ("compatible", { $0.compatible.map(encodeCompatible) }),
+        ("locationRemoved", { $0.locationRemoved.flatMap(encodeLocationRemoved) }),
+        ("sidecars", { $0.sidecars.flatMap(encodeSidecars) }),
+        ("group", { $0.group.map(encodeGroup) }),
+        ("capturedAt", { $0.capturedAt.map(JSONText.string) }),
+        // The capture time's source and offset: only beside a capture time.
+        ("capturedAtSource", { $0.capturedAt == nil ? nil : $0.capturedAtSource.map(JSONText.string) }),
+        ("capturedAtOffsetKnown", { $0.capturedAt == nil ? nil : $0.capturedAtOffsetKnown.map(JSONText.bool) }),
+        ("capturedAtOffsetSource", { $0.capturedAt == nil ? nil : $0.capturedAtOffsetSource.map(JSONText.string) }),
+        ("camera", { $0.camera.flatMap(encodeCamera) }),
+        ("video", { $0.video.map(encodeVideo) }),
+        ("projection", { $0.projection.map(encodeProjection) }),
+        ("stereo", { $0.stereo.map(JSONText.bool) }),
+        ("hdr", { $0.hdr.map(JSONText.string) }),
+        ("thumbnailHdr", { $0.thumbnailHdr.map(JSONText.string) }),
+        ("exportLocation", { $0.exportLocation.map(encodeExportLocation) }),
+    ]
+
+    /// An array of already encoded elements.
+    private static func array(_ elements: [String]) -> String {
+        "[" + elements.joined(separator: ", ") + "]"
+    }
+
+    private static func encodePreviews(_ previews: [SharedMediaFile.Preview]) -> String? {
+        guard !previews.isEmpty else { return nil }
+        return array(
+            previews.map { preview in
+                var object: [(String, String)] = [
+                    ("path", JSONText.string(preview.path)), ("width", String(preview.width)),
+                    ("height", String(preview.height)),
+                    ("mimeType", JSONText.string(preview.mimeType)),
+                ]
+                if let size = preview.size { object.append(("size", String(size))) }
+                if let hdr = preview.hdr { object.append(("hdr", JSONText.string(hdr))) }
+                return JSONText.object(object)
+            })
+    }
+
+    private static func encodeSimilarTo(_ similar: SharedMediaFile.SimilarTo) -> String {
+        JSONText.object([("path", JSONText.string(similar.path)), ("distance", String(similar.distance))])
+    }
+
+    private static func encodeMotionVideo(_ video: SharedMediaFile.MotionVideo) -> String {
+        JSONText.object([
+            ("path", JSONText.string(video.path)),
+            ("thumbnail", video.thumbnail.map(JSONText.string) ?? "null"),
+            ("duration", video.duration.map(JSONText.number) ?? "null"),
+            ("mimeType", video.mimeType.map(JSONText.string) ?? "null"),
+            ("size", video.size.map { String($0) } ?? "null"),
+            ("width", video.width.map { String($0) } ?? "null"),
+            ("height", video.height.map { String($0) } ?? "null"),
+        ])
+    }
+
+    private static func encodeLivePhoto(_ live: SharedMediaFile.LivePhoto) -> String {
+        var nested: [(String, String)] = [
+            ("photo", JSONText.string(live.photo)), ("video", JSONText.string(live.video)),
+        ]
+        if let identifier = live.contentIdentifier {
+            nested.append(("contentIdentifier", JSONText.string(identifier)))
+        }
+        nested.append(("pairedBy", JSONText.string(live.pairedBy.rawValue)))
+        return JSONText.object(nested)
+    }
+
+    private static func encodeCompatible(_ compatible: SharedMediaFile.Compatible) -> String {
+        var object: [(String, String)] = [
+            ("path", JSONText.string(compatible.path)), ("mimeType", JSONText.string(compatible.mimeType)),
+        ]
+        if let size = compatible.size { object.append(("size", String(size))) }
+        if let width = compatible.width { object.append(("width", String(width))) }
+        if let height = compatible.height { object.append(("height", String(height))) }
+        return JSONText.object(object)
+    }
+
+    private static func encodeLocationRemoved(_ removed: [String]) -> String? {
+        removed.isEmpty ? nil : array(removed.map(JSONText.string))
+    }
+
+    private static func encodeSidecars(_ sidecars: [SharedMediaFile.Sidecar]) -> String? {
+        guard !sidecars.isEmpty else { return nil }
+        return array(
+            sidecars.map { sidecar in
+                var object: [(String, String)] = [
+                    ("path", JSONText.string(sidecar.path)), ("kind", JSONText.string(sidecar.kind.rawValue)),
+                    ("mimeType", JSONText.string(sidecar.mimeType)),
+                ]
+                if let size = sidecar.size { object.append(("size", String(size))) }
+                return JSONText.object(object)
+            })
+    }
+
+    private static func encodeGroup(_ group: SharedMediaFile.Group) -> String {
+        JSONText.object([
+            ("id", JSONText.string(group.id)), ("kind", JSONText.string(group.kind.rawValue)),
+            ("role", JSONText.string(group.role.rawValue)),
+        ])
+    }
+
+    /// Nil when no camera fact is known (no empty object).
+    private static func encodeCamera(_ camera: SharedMediaFile.Camera) -> String? {
+        var object: [(String, String)] = []
+        if let make = camera.make { object.append(("make", JSONText.string(make))) }
+        if let model = camera.model { object.append(("model", JSONText.string(model))) }
+        if let lens = camera.lens { object.append(("lens", JSONText.string(lens))) }
+        return object.isEmpty ? nil : JSONText.object(object)
+    }
+
+    private static func encodeVideo(_ video: SharedMediaFile.Video) -> String {
+        var object: [(String, String)] = [("codec", JSONText.string(video.codec))]
+        if let rate = video.frameRate { object.append(("frameRate", JSONText.number(rate))) }
+        if let variable = video.variableFrameRate { object.append(("variableFrameRate", JSONText.bool(variable))) }
+        if let rate = video.captureFrameRate { object.append(("captureFrameRate", JSONText.number(rate))) }
+        if let slow = video.slowMotion { object.append(("slowMotion", JSONText.bool(slow))) }
+        if let hdr = video.hdr { object.append(("hdr", JSONText.string(hdr))) }
+        if let profile = video.dolbyVisionProfile { object.append(("dolbyVisionProfile", String(profile))) }
+        object.append(("rotation", String(video.rotation)))
+        if let audio = video.audio { object.append(("audio", JSONText.string(audio))) }
+        return JSONText.object(object)
+    }
+
+    private static func encodeProjection(_ projection: SharedMediaFile.Projection) -> String {
+        JSONText.object([
+            ("type", JSONText.string(projection.type)), ("fullWidth", String(projection.fullWidth)),
+            ("fullHeight", String(projection.fullHeight)),
+            ("cropLeft", String(projection.cropLeft)), ("cropTop", String(projection.cropTop)),
+            ("croppedWidth", String(projection.croppedWidth)),
+            ("croppedHeight", String(projection.croppedHeight)),
+        ])
+    }
+
+    private static func encodeExportLocation(_ place: SharedMediaFile.ExportLocation) -> String {
+        var object: [(String, String)] = [
+            ("latitude", JSONText.number(place.latitude)), ("longitude", JSONText.number(place.longitude)),
+        ]
+        if let altitude = place.altitude { object.append(("altitude", JSONText.number(altitude))) }
+        object.append(("source", JSONText.string(place.source)))
+        return JSONText.object(object)
     }
 
     /// The end of the array.
@@ -234,107 +259,114 @@ public enum ManifestCoder: Sendable {
     private static func decodeEntry(_ object: [String: Any], index: Int) throws(ManifestError) -> (
         SharedMediaFile, ManifestSchema
     ) {
-        func field<T>(_ name: String, as type: T.Type, expected: String) throws(ManifestError) -> T? {
-            guard let value = object[name], !(value is NSNull) else { return nil }
-            guard let typed = value as? T else { throw .wrongType(field: "[\(index)].\(name)", expected: expected) }
-            return typed
-        }
-        func number(_ name: String) throws(ManifestError) -> NSNumber? {
-            guard let value = try field(name, as: NSNumber.self, expected: "a number") else { return nil }
-            // JSONSerialization turns true/false into NSNumber too.
-            if JSONValue.isBoolean(value) { throw .wrongType(field: "[\(index)].\(name)", expected: "a number") }
-            return value
-        }
-        guard let path = try field("path", as: String.self, expected: "a string") else {
+        let n = Nested(object: object, at: "[\(index)]")
+        guard let path = try n.field("path", as: String.self, expected: "a string") else {
             throw .missingField("[\(index)].path")
         }
-        let type: SharedMediaType
-        let schema: ManifestSchema
-        if let raw = object["type"] as? String {
+        let (type, schema) = try entryType(n)
+        return (try withOwnFields(try pluginFields(n, path: path, type: type, index: index), n, index: index), schema)
+    }
+
+    /// An entry's type and the schema it is written in: v2's name, or legacy's number.
+    private static func entryType(_ n: Nested) throws(ManifestError) -> (SharedMediaType, ManifestSchema) {
+        if let raw = n.object["type"] as? String {
             guard let parsed = SharedMediaType(rawValue: raw) else {
-                throw .wrongType(field: "[\(index)].type", expected: "one of image, video, file, text, url")
+                throw .wrongType(field: "\(n.at).type", expected: "one of image, video, file, text, url")
             }
-            type = parsed
-            schema = .v2
-        } else if let raw = try number("type") {
+            return (parsed, .v2)
+        } else if let raw = try n.number("type") {
             guard raw.doubleValue == raw.doubleValue.rounded(), let parsed = SharedMediaType(legacyValue: raw.intValue)
             else {
-                throw .wrongType(field: "[\(index)].type", expected: "0 (image), 1 (video) or 2 (file)")
+                throw .wrongType(field: "\(n.at).type", expected: "0 (image), 1 (video) or 2 (file)")
             }
-            type = parsed
-            schema = .legacy
+            return (parsed, .legacy)
         } else {
-            throw .missingField("[\(index)].type")
+            throw .missingField("\(n.at).type")
         }
-        let entry = SharedMediaFile(
+    }
+
+    /// The fields the plugins write, then the first of share-ingest's own (up
+    /// to the sidecars), read in the order the checks have always named them.
+    private static func pluginFields(
+        _ n: Nested, path: String, type: SharedMediaType, index: Int
+    ) throws(ManifestError) -> SharedMediaFile {
+        SharedMediaFile(
             path: path,
-            thumbnail: try field("thumbnail", as: String.self, expected: "a string or null"),
-            duration: try number("duration")?.doubleValue,
+            thumbnail: try n.field("thumbnail", as: String.self, expected: "a string or null"),
+            duration: try n.number("duration")?.doubleValue,
             type: type,
-            mimeType: try field("mimeType", as: String.self, expected: "a string or null"),
-            message: try field("message", as: String.self, expected: "a string or null"),
-            fileName: try field("fileName", as: String.self, expected: "a string or null"),
-            size: try number("size")?.int64Value,
-            width: try number("width")?.intValue,
-            height: try number("height")?.intValue
+            mimeType: try n.field("mimeType", as: String.self, expected: "a string or null"),
+            message: try n.field("message", as: String.self, expected: "a string or null"),
+            fileName: try n.field("fileName", as: String.self, expected: "a string or null"),
+            size: try n.number("size")?.int64Value,
+            width: try n.number("width")?.intValue,
+            height: try n.number("height")?.intValue
         ).with(
-            sha256: try field("sha256", as: String.self, expected: "a string or null"),
-            duplicateOf: try field("duplicateOf", as: String.self, expected: "a string or null"),
+            sha256: try n.field("sha256", as: String.self, expected: "a string or null"),
+            duplicateOf: try n.field("duplicateOf", as: String.self, expected: "a string or null"),
             motionVideo: try motionVideo(
-                try field("motionVideo", as: [String: Any].self, expected: "an object or null"),
+                try n.field("motionVideo", as: [String: Any].self, expected: "an object or null"),
                 at: "[\(index)].motionVideo"),
             livePhoto: try livePhoto(
-                try field("livePhoto", as: [String: Any].self, expected: "an object or null"),
+                try n.field("livePhoto", as: [String: Any].self, expected: "an object or null"),
                 at: "[\(index)].livePhoto")
         ).with(
             compatible: try compatible(
-                try field("compatible", as: [String: Any].self, expected: "an object or null"),
+                try n.field("compatible", as: [String: Any].self, expected: "an object or null"),
                 at: "[\(index)].compatible"),
-            locationRemoved: try field("locationRemoved", as: [String].self, expected: "an array of strings or null")
+            locationRemoved: try n.field("locationRemoved", as: [String].self, expected: "an array of strings or null")
         ).with(
             sidecars: try sidecars(
-                try field("sidecars", as: [Any].self, expected: "an array of objects or null"),
+                try n.field("sidecars", as: [Any].self, expected: "an array of objects or null"),
                 at: "[\(index)].sidecars")
-        ).with(
-            capturedAt: try field("capturedAt", as: String.self, expected: "a string or null"),
-            capturedAtSource: try field("capturedAtSource", as: String.self, expected: "a string or null"),
+        )
+    }
+
+    /// `entry` with the rest of share-ingest's own fields (capture time,
+    /// place, group, video, camera, similar picture, projection, previews).
+    private static func withOwnFields(
+        _ entry: SharedMediaFile, _ n: Nested, index: Int
+    ) throws(ManifestError) -> SharedMediaFile {
+        var pictures = entry.with(
+            capturedAt: try n.field("capturedAt", as: String.self, expected: "a string or null"),
+            capturedAtSource: try n.field("capturedAtSource", as: String.self, expected: "a string or null"),
             exportLocation: try exportLocation(
-                try field("exportLocation", as: [String: Any].self, expected: "an object or null"),
+                try n.field("exportLocation", as: [String: Any].self, expected: "an object or null"),
                 at: "[\(index)].exportLocation")
         ).with(
             group: try group(
-                try field("group", as: [String: Any].self, expected: "an object or null"), at: "[\(index)].group")
+                try n.field("group", as: [String: Any].self, expected: "an object or null"), at: "[\(index)].group")
         )
         .with(
-            capturedAtOffsetKnown: try field("capturedAtOffsetKnown", as: Bool.self, expected: "a boolean or null"),
-            capturedAtOffsetSource: try field("capturedAtOffsetSource", as: String.self, expected: "a string or null")
+            capturedAtOffsetKnown: try n.field("capturedAtOffsetKnown", as: Bool.self, expected: "a boolean or null"),
+            capturedAtOffsetSource: try n.field("capturedAtOffsetSource", as: String.self, expected: "a string or null")
         )
         .with(
             video: try video(
-                try field("video", as: [String: Any].self, expected: "an object or null"), at: "[\(index)].video")
+                try n.field("video", as: [String: Any].self, expected: "an object or null"), at: "[\(index)].video")
         )
         .with(
             camera: try camera(
-                try field("camera", as: [String: Any].self, expected: "an object or null"), at: "[\(index)].camera")
+                try n.field("camera", as: [String: Any].self, expected: "an object or null"), at: "[\(index)].camera")
         )
         .with(
             similarTo: try similarTo(
-                try field("similarTo", as: [String: Any].self, expected: "an object or null"),
+                try n.field("similarTo", as: [String: Any].self, expected: "an object or null"),
                 at: "[\(index)].similarTo")
         )
         .with(
             projection: try projection(
-                try field("projection", as: [String: Any].self, expected: "an object or null"),
+                try n.field("projection", as: [String: Any].self, expected: "an object or null"),
                 at: "[\(index)].projection"),
-            stereo: try field("stereo", as: Bool.self, expected: "a boolean or null"),
-            hdr: try field("hdr", as: String.self, expected: "a string or null"))
-        var pictures = entry.with(thumbhash: try field("thumbhash", as: String.self, expected: "a string or null"))
+            stereo: try n.field("stereo", as: Bool.self, expected: "a boolean or null"),
+            hdr: try n.field("hdr", as: String.self, expected: "a string or null"))
+        pictures = pictures.with(thumbhash: try n.field("thumbhash", as: String.self, expected: "a string or null"))
             .with(
                 previews: try previews(
-                    try field("previews", as: [Any].self, expected: "an array of objects or null"),
+                    try n.field("previews", as: [Any].self, expected: "an array of objects or null"),
                     at: "[\(index)].previews"))
-        pictures.thumbnailHdr = try field("thumbnailHdr", as: String.self, expected: "a string or null")
-        return (pictures, schema)
+        pictures.thumbnailHdr = try n.field("thumbnailHdr", as: String.self, expected: "a string or null")
+        return pictures
     }
 
     /// Reads a nested object's fields with the same checks as an entry's, naming
@@ -583,6 +615,9 @@ package enum JSONText {
     package static func object(_ fields: [(String, String)]) -> String {
         "{" + fields.map { "\"\($0.0)\": \($0.1)" }.joined(separator: ", ") + "}"
     }
+
+    /// `true` or `false`.
+    package static func bool(_ value: Bool) -> String { value ? "true" : "false" }
 
     package static func string(_ value: String) -> String {
         var out = "\""
