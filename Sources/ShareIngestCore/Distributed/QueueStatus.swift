@@ -97,6 +97,16 @@ public struct DistributedStatus: Sendable {
 extension JobQueue {
     /// Reads the whole status in a handful of statements.
     func status(finishedBatches: Int = 10, workerLimit: Int = 20, failureLimit: Int = 10) throws -> DistributedStatus {
+        let batches = try statusBatches(finished: finishedBatches)
+        let (workers, gone) = try statusWorkers(limit: workerLimit)
+        return DistributedStatus(
+            batches: batches, workers: workers, goneWorkers: gone, queue: try statusQueue(),
+            failures: try failures(limit: failureLimit))
+    }
+
+    /// The batches not delivered yet and the last `finished` done ones, newest
+    /// first, each with its jobs per stage and its seconds per stage.
+    private func statusBatches(finished finishedBatches: Int) throws -> [DistributedStatus.BatchProgress] {
         let batchRows = try connection.query(
             """
             SELECT * FROM share_batches
@@ -106,6 +116,21 @@ extension JobQueue {
             [String(finishedBatches)])
         let stored = batchRows.compactMap(Self.storedBatch)
         let ids = Self.array(stored.map(\.record.id.uuidString))
+        let (stages, manifest, retried) = try statusStages(of: ids)
+        let seconds = try statusSeconds(of: ids)
+        return stored.map { batch in
+            DistributedStatus.BatchProgress(
+                batch: DistributedIngestor.batch(batch), stages: stages[batch.record.id] ?? [:],
+                stageSeconds: seconds[batch.record.id] ?? [:],
+                retried: retried[batch.record.id] ?? 0, manifest: manifest[batch.record.id] ?? "")
+        }
+    }
+
+    /// The batches' jobs per stage (queued and running), their manifest job's
+    /// state and how many of their jobs were retried.
+    private func statusStages(of ids: String) throws -> (
+        stages: [UUID: [StageName: DistributedStatus.StageCount]], manifest: [UUID: String], retried: [UUID: Int]
+    ) {
         var stages: [UUID: [StageName: DistributedStatus.StageCount]] = [:]
         var manifest: [UUID: String] = [:]
         var retried: [UUID: Int] = [:]
@@ -130,8 +155,12 @@ extension JobQueue {
             default: break
             }
         }
-        // Seconds per stage: a finished batch's, summed once by its fan-in; a
-        // running one's, summed over its items now.
+        return (stages, manifest, retried)
+    }
+
+    /// Seconds per stage: a finished batch's, summed once by its fan-in; a
+    /// running one's, summed over its items now.
+    private func statusSeconds(of ids: String) throws -> [UUID: [StageName: Double]] {
         var seconds: [UUID: [StageName: Double]] = [:]
         for row in try connection.query(
             """
@@ -148,13 +177,12 @@ extension JobQueue {
             else { continue }
             seconds[batch, default: [:]][stage] = Double(row["seconds"] ?? "0") ?? 0
         }
-        let batches = stored.map { batch in
-            DistributedStatus.BatchProgress(
-                batch: DistributedIngestor.batch(batch), stages: stages[batch.record.id] ?? [:],
-                stageSeconds: seconds[batch.record.id] ?? [:],
-                retried: retried[batch.record.id] ?? 0, manifest: manifest[batch.record.id] ?? "")
-        }
+        return seconds
+    }
 
+    /// The live workers, then at most `limit` gone ones, each with what it is
+    /// blocked on; and how many are gone.
+    private func statusWorkers(limit workerLimit: Int) throws -> (workers: [DistributedStatus.Worker], gone: Int) {
         var blocks: [Int: [DistributedStatus.Block]] = [:]
         for row in try connection.query("SELECT worker_id, batch_id, reason FROM share_worker_blocks ORDER BY since") {
             guard let worker = row["worker_id"].flatMap(Int.init),
@@ -185,7 +213,11 @@ extension JobQueue {
                 holding: Int(row["holding"] ?? "") ?? 0,
                 blocked: row["live"] == "t" ? blocks[id] ?? [] : [])
         }
+        return (workers, gone.count)
+    }
 
+    /// Jobs waiting and running per stage, over every batch.
+    private func statusQueue() throws -> [StageName: DistributedStatus.StageCount] {
         var queue: [StageName: DistributedStatus.StageCount] = [:]
         for row in try connection.query(
             "SELECT stage, state, count(*) AS n FROM share_jobs WHERE state IN ('\(JobQueue.State.queued)', '\(JobQueue.State.running)') GROUP BY stage, state"
@@ -198,9 +230,7 @@ extension JobQueue {
                 ? .init(queued: old.queued + n, running: old.running)
                 : .init(queued: old.queued, running: old.running + n)
         }
-        return DistributedStatus(
-            batches: batches, workers: workers, goneWorkers: gone.count, queue: queue,
-            failures: try failures(limit: failureLimit))
+        return queue
     }
 
     /// The most recent failures: jobs retried or given up on (their last error),

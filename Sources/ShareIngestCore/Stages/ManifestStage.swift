@@ -10,7 +10,6 @@ struct ManifestStage {
 
     /// The entry an ingested item contributes.
     func entry(for item: ItemState, message: String?) -> SharedMediaFile {
-        func url(_ path: String) -> String { ManifestCoder.fileURLString(path, spelling: settings.pathSpelling) }
         switch item.source {
         case .text(let text):
             return SharedMediaFile(path: text, type: .text, mimeType: item.mimeType, message: message)
@@ -20,89 +19,103 @@ struct ManifestStage {
             // A Takeout JSON's time (set by the probe) wins; otherwise the decoder's, the name's, the file's;
             // with the offset of the place's time zone where the time has none (``CaptureDate``).
             let captured = captureDate(of: item)
-            return SharedMediaFile(
-                path: url(item.copyPath ?? ""), thumbnail: item.thumbnailPath.map(url),
-                duration: item.durationMilliseconds, type: item.type, mimeType: item.mimeType,
-                message: message ?? item.exportDescription,
-                fileName: item.source.fileName, size: item.size, width: item.width, height: item.height
-            ).with(
-                sha256: item.sha256, duplicateOf: item.duplicateOf.map(url),
-                motionVideo: item.motionVideo.map { video in
-                    SharedMediaFile.MotionVideo(
-                        path: url(video.path), thumbnail: video.thumbnailPath.map(url),
-                        duration: video.durationMilliseconds, mimeType: video.mimeType,
-                        size: video.size, width: video.width, height: video.height)
-                },
-                livePhoto: item.livePhoto.map {
-                    SharedMediaFile.LivePhoto(
-                        photo: url($0.photo), video: url($0.video), contentIdentifier: $0.contentIdentifier,
-                        pairedBy: $0.pairedBy)
-                }
-            ).with(
-                compatible: item.compatible.map {
-                    SharedMediaFile.Compatible(path: url($0.path), size: $0.size, width: $0.width, height: $0.height)
-                }, locationRemoved: item.locationRemoved
-            ).with(
-                sidecars: item.attachedSidecars.isEmpty
-                    ? nil
-                    : item.attachedSidecars.map {
-                        SharedMediaFile.Sidecar(path: url($0.path), kind: $0.kind, mimeType: $0.mimeType, size: $0.size)
-                    }
-            ).with(
-                capturedAt: captured?.text ?? item.capturedAt,
-                capturedAtSource: captured?.source ?? item.capturedAtSource,
-                exportLocation: item.exportLocation.map {
-                    SharedMediaFile.ExportLocation(
-                        latitude: $0.latitude, longitude: $0.longitude, altitude: $0.altitude)
-                }
-            ).with(group: item.group).with(thumbhash: item.thumbnailPath == nil ? nil : item.thumbHash)
-                .with(
-                    similarTo: item.similarTo.map {
-                        SharedMediaFile.SimilarTo(path: url($0.path), distance: $0.distance)
-                    }
-                )
-                .with(
-                    previews: settings.schema != .v2 || item.thumbnailPath == nil
-                        ? nil
-                        : item.previews.map {
-                            var preview = SharedMediaFile.Preview(
-                                path: url($0.path), width: $0.width, height: $0.height, mimeType: $0.format.mimeType,
-                                size: $0.size)
-                            preview.hdr = $0.gainMap == true ? "gainMap" : nil
-                            return preview
-                        }
-                ).with(
-                    thumbnailHdr: settings.schema == .v2 && item.thumbnailPath != nil && item.thumbnailGainMap == true
-                        ? "gainMap" : nil
-                ).with(capturedAtOffsetKnown: captured?.offsetKnown, capturedAtOffsetSource: captured?.offsetSource)
-                .with(
-                    video: settings.schema != .v2 || item.type != .video
-                        ? nil
-                        : item.video.map {
-                            SharedMediaFile.Video(
-                                codec: $0.codec, frameRate: $0.frameRate, variableFrameRate: $0.variableFrameRate,
-                                captureFrameRate: $0.captureFrameRate,
-                                slowMotion: $0.slowMotion, hdr: $0.hdr, dolbyVisionProfile: $0.dolbyVisionProfile,
-                                rotation: $0.rotation, audio: $0.audio)
-                        }
-                ).with(
-                    projection: settings.schema != .v2 || item.type != .image
-                        ? nil
-                        : item.projection.map {
-                            SharedMediaFile.Projection(
-                                type: $0.type.rawValue, fullWidth: $0.fullWidth, fullHeight: $0.fullHeight,
-                                cropLeft: $0.cropLeft, cropTop: $0.cropTop,
-                                croppedWidth: $0.croppedWidth, croppedHeight: $0.croppedHeight)
-                        },
-                    stereo: settings.schema == .v2 && item.stereo == true && item.type.isMedia ? true : nil,
-                    hdr: settings.schema == .v2 && item.gainMap == true && item.type == .image ? "gainMap" : nil
-                ).with(
-                    camera: settings.schema != .v2 || !item.type.isMedia
-                        ? nil
-                        : item.moments?.camera.map {
-                            SharedMediaFile.Camera(make: $0.make, model: $0.model, lens: $0.lens)
-                        })
+            return withFacts(fileEntry(for: item, message: message, captured: captured), of: item, captured: captured)
         }
+    }
+
+    /// `path` as a `file://` URL, spelled as the settings say.
+    private func url(_ path: String) -> String { ManifestCoder.fileURLString(path, spelling: settings.pathSpelling) }
+
+    /// A file's entry: its copy and what was made or found beside it (motion
+    /// video, Live Photo, compatible copy, sidecars, group, similar picture).
+    private func fileEntry(for item: ItemState, message: String?, captured: CaptureDate?) -> SharedMediaFile {
+        SharedMediaFile(
+            path: url(item.copyPath ?? ""), thumbnail: item.thumbnailPath.map(url),
+            duration: item.durationMilliseconds, type: item.type, mimeType: item.mimeType,
+            message: message ?? item.exportDescription,
+            fileName: item.source.fileName, size: item.size, width: item.width, height: item.height
+        ).with(
+            sha256: item.sha256, duplicateOf: item.duplicateOf.map(url),
+            motionVideo: item.motionVideo.map { video in
+                SharedMediaFile.MotionVideo(
+                    path: url(video.path), thumbnail: video.thumbnailPath.map(url),
+                    duration: video.durationMilliseconds, mimeType: video.mimeType,
+                    size: video.size, width: video.width, height: video.height)
+            },
+            livePhoto: item.livePhoto.map {
+                SharedMediaFile.LivePhoto(
+                    photo: url($0.photo), video: url($0.video), contentIdentifier: $0.contentIdentifier,
+                    pairedBy: $0.pairedBy)
+            }
+        ).with(
+            compatible: item.compatible.map {
+                SharedMediaFile.Compatible(path: url($0.path), size: $0.size, width: $0.width, height: $0.height)
+            }, locationRemoved: item.locationRemoved
+        ).with(
+            sidecars: item.attachedSidecars.isEmpty
+                ? nil
+                : item.attachedSidecars.map {
+                    SharedMediaFile.Sidecar(path: url($0.path), kind: $0.kind, mimeType: $0.mimeType, size: $0.size)
+                }
+        ).with(
+            capturedAt: captured?.text ?? item.capturedAt,
+            capturedAtSource: captured?.source ?? item.capturedAtSource,
+            exportLocation: item.exportLocation.map {
+                SharedMediaFile.ExportLocation(
+                    latitude: $0.latitude, longitude: $0.longitude, altitude: $0.altitude)
+            }
+        ).with(group: item.group).with(thumbhash: item.thumbnailPath == nil ? nil : item.thumbHash)
+            .with(
+                similarTo: item.similarTo.map {
+                    SharedMediaFile.SimilarTo(path: url($0.path), distance: $0.distance)
+                }
+            )
+    }
+
+    /// `entry` with the facts a manifest states about a file's picture or
+    /// video (previews, HDR, the capture time's offset, video, projection, camera).
+    private func withFacts(_ entry: SharedMediaFile, of item: ItemState, captured: CaptureDate?) -> SharedMediaFile {
+        entry.with(
+            previews: settings.schema != .v2 || item.thumbnailPath == nil
+                ? nil
+                : item.previews.map {
+                    var preview = SharedMediaFile.Preview(
+                        path: url($0.path), width: $0.width, height: $0.height, mimeType: $0.format.mimeType,
+                        size: $0.size)
+                    preview.hdr = $0.gainMap == true ? "gainMap" : nil
+                    return preview
+                }
+        ).with(
+            thumbnailHdr: settings.schema == .v2 && item.thumbnailPath != nil && item.thumbnailGainMap == true
+                ? "gainMap" : nil
+        ).with(capturedAtOffsetKnown: captured?.offsetKnown, capturedAtOffsetSource: captured?.offsetSource)
+            .with(
+                video: settings.schema != .v2 || item.type != .video
+                    ? nil
+                    : item.video.map {
+                        SharedMediaFile.Video(
+                            codec: $0.codec, frameRate: $0.frameRate, variableFrameRate: $0.variableFrameRate,
+                            captureFrameRate: $0.captureFrameRate,
+                            slowMotion: $0.slowMotion, hdr: $0.hdr, dolbyVisionProfile: $0.dolbyVisionProfile,
+                            rotation: $0.rotation, audio: $0.audio)
+                    }
+            ).with(
+                projection: settings.schema != .v2 || item.type != .image
+                    ? nil
+                    : item.projection.map {
+                        SharedMediaFile.Projection(
+                            type: $0.type.rawValue, fullWidth: $0.fullWidth, fullHeight: $0.fullHeight,
+                            cropLeft: $0.cropLeft, cropTop: $0.cropTop,
+                            croppedWidth: $0.croppedWidth, croppedHeight: $0.croppedHeight)
+                    },
+                stereo: settings.schema == .v2 && item.stereo == true && item.type.isMedia ? true : nil,
+                hdr: settings.schema == .v2 && item.gainMap == true && item.type == .image ? "gainMap" : nil
+            ).with(
+                camera: settings.schema != .v2 || !item.type.isMedia
+                    ? nil
+                    : item.moments?.camera.map {
+                        SharedMediaFile.Camera(make: $0.make, model: $0.model, lens: $0.lens)
+                    })
     }
 
     /// The capture date an entry states for `item` (v2, photos and videos),

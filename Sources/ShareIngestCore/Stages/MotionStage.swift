@@ -53,24 +53,8 @@ struct MotionStage: PipelineStage {
         guard settings.extract, item.type == .image, item.motionVideo == nil, let embedded = item.moments?.embeddedVideo
         else { return }
         let what = "its embedded video (\(embedded.length) bytes, \(embedded.layout.words))"
-        // The decoder's range is a claim: it must lie inside the copy as it is on disk.
-        let (end, overflow) = embedded.offset.addingReportingOverflow(embedded.length)
-        guard let status = try? FileStatus.ofLink(copy), status.type == .regular, embedded.offset >= 0,
-            embedded.length >= 8, !overflow,
-            end <= Int(status.size)
-        else {
-            item.warnings.append("\(what) lies outside the file; not extracted")
-            return
-        }
-        // Its extension and format from its first bytes, as for any file.
-        let prefix =
-            (try? FileDescriptor.openForReading(copy).read(
-                count: min(ContentSniffer.prefixLength, embedded.length), at: Int64(embedded.offset), path: copy)) ?? []
-        let format = ContentSniffer.sniff(prefix, fileName: nil).format
-        guard format.kind == .video, let fileExtension = MotionVideo.fileExtension(of: format) else {
-            item.warnings.append("\(what) is not a video this pipeline reads (\(format.name)); not extracted")
-            return
-        }
+        guard let (format, fileExtension) = Self.format(of: embedded, in: copy, what: what, warnings: &item.warnings)
+        else { return }
         let destination = batch.container.mediaPath(id: item.state.motionVideoID, fileExtension: fileExtension)
         // A copy that reached its name before a crash is complete (fsynced before the rename).
         if (try? FileStatus.ofLink(destination))?.size != Int64(embedded.length) {
@@ -110,7 +94,45 @@ struct MotionStage: PipelineStage {
             path: destination, size: Int64(embedded.length), mimeType: decoded.facts.mimeType ?? format.mimeType,
             durationMilliseconds: decoded.facts.durationMilliseconds, width: decoded.facts.width,
             height: decoded.facts.height, layout: embedded.layout)
-        switch decoded.thumbnail {
+        try writePoster(decoded.thumbnail, of: &video, for: &item, in: batch)
+        item.motionVideo = video
+        item.warnings += decoded.facts.warnings.map { "embedded video: \($0)" }
+    }
+
+    /// The format and file extension of the video `embedded` claims to be in
+    /// `copy`; nil, with a warning naming it (`what`), when its range lies
+    /// outside the file or its first bytes are no video this pipeline reads.
+    private static func format(
+        of embedded: EmbeddedVideo, in copy: String, what: String, warnings: inout [String]
+    ) -> (MediaFormat, String)? {
+        // The decoder's range is a claim: it must lie inside the copy as it is on disk.
+        let (end, overflow) = embedded.offset.addingReportingOverflow(embedded.length)
+        guard let status = try? FileStatus.ofLink(copy), status.type == .regular, embedded.offset >= 0,
+            embedded.length >= 8, !overflow,
+            end <= Int(status.size)
+        else {
+            warnings.append("\(what) lies outside the file; not extracted")
+            return nil
+        }
+        // Its extension and format from its first bytes, as for any file.
+        let prefix =
+            (try? FileDescriptor.openForReading(copy).read(
+                count: min(ContentSniffer.prefixLength, embedded.length), at: Int64(embedded.offset), path: copy)) ?? []
+        let format = ContentSniffer.sniff(prefix, fileName: nil).format
+        guard format.kind == .video, let fileExtension = MotionVideo.fileExtension(of: format) else {
+            warnings.append("\(what) is not a video this pipeline reads (\(format.name)); not extracted")
+            return nil
+        }
+        return (format, fileExtension)
+    }
+
+    /// Writes the poster frame the decoder made of the embedded video beside
+    /// it (``MotionVideo/thumbnailPath``), or warns that there is none.
+    private func writePoster(
+        _ thumbnail: ThumbnailOutcome?, of video: inout MotionVideo, for item: inout InFlightItem,
+        in batch: BatchContext
+    ) throws(ItemFailure) {
+        switch thumbnail {
         case .made(let poster):
             let path = batch.container.thumbnailPath(id: item.state.motionVideoID)
             FileSystem.remove(path)
@@ -126,8 +148,6 @@ struct MotionStage: PipelineStage {
         case nil:
             break
         }
-        item.motionVideo = video
-        item.warnings += decoded.facts.warnings.map { "embedded video: \($0)" }
     }
 }
 
