@@ -119,93 +119,16 @@ package final class HelperPool: @unchecked Sendable {
         for label: String, batch: BatchBinding, kind: HelperKind, fresh: Bool = false, cpuSeconds: Double = 0
     ) throws(MediaError) -> HelperProcess {
         for _ in 0..<3 {
-            lock.lock()
-            let failure = startFailure
-            var helper = take(for: batch, kind: kind, fresh: fresh)
-            if let worn = helper, !Self.hasRoom(worn, for: cpuSeconds, limit: configuration.cpuLimit) {
-                // It could not finish this request under its hard CPU limit.
-                helper = nil
-                lock.unlock()
-                worn.stop()
-                lock.lock()
-            }
-            // No helper of this batch idle: make room by stopping the longest idle
-            // of another batch, if the pool already has a helper per caller (a
-            // privacy request's fresh helper never costs its own batch's helper).
-            var retired: HelperProcess?
-            if helper == nil, idle.count + busy.count >= max(configuration.prestartedHelpers, 1),
-                let oldest = idle.indices.filter({ idle[$0].batch != nil && !(fresh && idle[$0].batch == batch) }).min(
-                    by: { idle[$0].idleSince < idle[$1].idleSince })
-            {
-                retired = idle.remove(at: oldest)
-            }
-            lock.unlock()
-            retired?.stop()
+            let (idleHelper, failure) = takeIdle(for: batch, kind: kind, fresh: fresh, cpuSeconds: cpuSeconds)
             if let failure { throw MediaError(failure.kind, Self.prefixed(label, failure.message)) }
-            if helper == nil {
-                do throws(StartFailure) {
-                    helper = try start(kind)
-                } catch {
-                    // A missing or unrunnable executable stays so, as does a missing
-                    // account; a fork refused for lack of memory or processes may not.
-                    if error.permanent { throw remember(error.error, label: label) }
-                    throw MediaError(error.error.kind, Self.prefixed(label, error.error.message))
-                }
-            }
-            guard let helper else { continue }
+            let helper: HelperProcess
+            if let idleHelper { helper = idleHelper } else { helper = try startHelper(kind, for: label) }
             lock.lock()
             busy[ObjectIdentifier(helper)] = helper
             lock.unlock()
             // A helper's first checkout waits for its ready message and checks it
             // (one that fails is stopped at once, so a helper with a ready message passed).
-            if helper.ready == nil {
-                let ready: HelperReady
-                do throws(HelperFailure) {
-                    ready = try helper.awaitReady(deadline: MonotonicClock.now() + configuration.startupTimeLimit)
-                } catch {
-                    // Died or hung while starting (or killed from outside while idle).
-                    discard(helper)
-                    continue
-                }
-                if ready.modules {
-                    lock.lock()
-                    helper.kind = max(helper.kind, .modules)
-                    lock.unlock()
-                }
-                if let failure = ready.failure {
-                    discard(helper)
-                    throw remember(
-                        MediaError(
-                            .decoderCrashed,
-                            "the decoder helper could not sandbox itself (\(failure)); decode in-process with --isolation none if this system cannot sandbox"
-                        ),
-                        label: label)
-                }
-                guard let observed = Self.observe(ready) else {
-                    discard(helper)
-                    continue
-                }
-                // An unsandboxed helper (`--isolation none`) has no sandbox to check.
-                let shortfalls = configuration.unsandboxed ? [] : requirement.shortfalls(of: observed)
-                lock.lock()
-                lastChecked = (ready.pid, observed, shortfalls)
-                lock.unlock()
-                if !shortfalls.isEmpty {
-                    discard(helper)
-                    let message = Self.weakerSandboxMessage(pid: ready.pid, shortfalls: shortfalls)
-                    if let handler = configuration.onWeakerSandbox {
-                        // Once, before any item can fail with it (the CLI's handler exits):
-                        // other threads that find it too wait here.
-                        refusalLock.lock()
-                        if !refusalReported {
-                            refusalReported = true
-                            handler(message)
-                        }
-                        refusalLock.unlock()
-                    }
-                    throw remember(MediaError(.decoderMisbehaved, message), label: label)
-                }
-            }
+            if helper.ready == nil, try !checkFirstReady(helper, label: label) { continue }
             if helper.isIdleAndAlive {
                 lock.lock()
                 helper.batch = batch
@@ -222,6 +145,113 @@ package final class HelperPool: @unchecked Sendable {
                 "no decoder helper could be started from \(configuration.helperExecutable) (each died or hung while starting)"
             ),
             label: label)
+    }
+
+    /// ``checkout(for:batch:kind:fresh:cpuSeconds:)``'s first step: an idle
+    /// helper for `batch` that serves `kind` and has `cpuSeconds` left (nil
+    /// when there is none), and the pool's start failure if it has one. When
+    /// there is none and the pool already has a helper per caller, the longest
+    /// idle helper of another batch is stopped to make room.
+    private func takeIdle(
+        for batch: BatchBinding, kind: HelperKind, fresh: Bool, cpuSeconds: Double
+    ) -> (helper: HelperProcess?, failure: MediaError?) {
+        lock.lock()
+        let failure = startFailure
+        var helper = take(for: batch, kind: kind, fresh: fresh)
+        if let worn = helper, !Self.hasRoom(worn, for: cpuSeconds, limit: configuration.cpuLimit) {
+            // It could not finish this request under its hard CPU limit.
+            helper = nil
+            lock.unlock()
+            worn.stop()
+            lock.lock()
+        }
+        // No helper of this batch idle: make room by stopping the longest idle
+        // of another batch, if the pool already has a helper per caller (a
+        // privacy request's fresh helper never costs its own batch's helper).
+        var retired: HelperProcess?
+        if helper == nil, idle.count + busy.count >= max(configuration.prestartedHelpers, 1),
+            let oldest = idle.indices.filter({ idle[$0].batch != nil && !(fresh && idle[$0].batch == batch) }).min(
+                by: { idle[$0].idleSince < idle[$1].idleSince })
+        {
+            retired = idle.remove(at: oldest)
+        }
+        lock.unlock()
+        retired?.stop()
+        return (helper, failure)
+    }
+
+    /// A new helper serving `kind` (`label` names the item in the message
+    /// when it cannot be started).
+    private func startHelper(_ kind: HelperKind, for label: String) throws(MediaError) -> HelperProcess {
+        do throws(StartFailure) {
+            return try start(kind)
+        } catch {
+            // A missing or unrunnable executable stays so, as does a missing
+            // account; a fork refused for lack of memory or processes may not.
+            if error.permanent { throw remember(error.error, label: label) }
+            throw MediaError(error.error.kind, Self.prefixed(label, error.error.message))
+        }
+    }
+
+    /// Waits for a new helper's ready message and checks it: false when the
+    /// helper died or hung while starting, or its message could not be read
+    /// (it is discarded: try another); throws when it could not sandbox
+    /// itself or is sandboxed weaker than this machine allows.
+    private func checkFirstReady(_ helper: HelperProcess, label: String) throws(MediaError) -> Bool {
+        let ready: HelperReady
+        do throws(HelperFailure) {
+            ready = try helper.awaitReady(deadline: MonotonicClock.now() + configuration.startupTimeLimit)
+        } catch {
+            // Died or hung while starting (or killed from outside while idle).
+            discard(helper)
+            return false
+        }
+        if ready.modules {
+            lock.lock()
+            helper.kind = max(helper.kind, .modules)
+            lock.unlock()
+        }
+        if let failure = ready.failure {
+            discard(helper)
+            throw remember(
+                MediaError(
+                    .decoderCrashed,
+                    "the decoder helper could not sandbox itself (\(failure)); decode in-process with --isolation none if this system cannot sandbox"
+                ),
+                label: label)
+        }
+        guard let observed = Self.observe(ready) else {
+            discard(helper)
+            return false
+        }
+        try checkSandbox(helper, ready: ready, observed: observed, label: label)
+        return true
+    }
+
+    /// Refuses (discards, and throws) a helper sandboxed weaker than this
+    /// machine allows, after telling ``ProcessIsolatedDecoder/Configuration/onWeakerSandbox`` once.
+    private func checkSandbox(
+        _ helper: HelperProcess, ready: HelperReady, observed: SandboxStatus, label: String
+    ) throws(MediaError) {
+        // An unsandboxed helper (`--isolation none`) has no sandbox to check.
+        let shortfalls = configuration.unsandboxed ? [] : requirement.shortfalls(of: observed)
+        lock.lock()
+        lastChecked = (ready.pid, observed, shortfalls)
+        lock.unlock()
+        guard !shortfalls.isEmpty else { return }
+        discard(helper)
+        let message = Self.weakerSandboxMessage(pid: ready.pid, shortfalls: shortfalls)
+        if let handler = configuration.onWeakerSandbox {
+            // Once, before any item can fail with it (the CLI's handler exits):
+            // other threads that find it too wait here.
+            refusalLock.lock()
+            if !refusalReported {
+                refusalReported = true
+                handler(message)
+            }
+            refusalLock.unlock()
+        }
+        throw remember(MediaError(.decoderMisbehaved, message), label: label)
     }
 
     /// Under the lock: removes and returns an idle helper bound to `batch`,

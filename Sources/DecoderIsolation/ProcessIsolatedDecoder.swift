@@ -308,18 +308,7 @@ public final class ProcessIsolatedDecoder: MediaDecoder, @unchecked Sendable {
         let kind =
             configuration.unsandboxed
             ? min(HelperKind.needed(for: request.format), .modules) : HelperKind.needed(for: request.format)
-        var crashes: [HelperExit] = []
-        var undelivered = 0
-        // Helpers stopped by a signal from outside while they had this request
-        // (killed and replaced): not the file's doing, so the file is read again.
-        var stopped: [pid_t] = []
-        // Set once a helper died making the thumbnail too: the facts are then asked
-        // for alone, and the thumbnail reported as failed for this reason.
-        var thumbnailFailure: MediaError?
-        // Set once a helper died reading the file with the Takeout JSONs sent
-        // with it: the file is read again without them, and each is refused
-        // for this reason (a JSON that kills a helper never costs its photo).
-        var takeoutsDropped: (count: Int, reason: String)?
+        var attempts = DecodeAttempts()
         // A location scan and a compatible copy each get a helper that has seen
         // no other item (and serves none after): a helper taken over by an
         // earlier file cannot answer "no location here" for this one, nor put
@@ -337,64 +326,8 @@ public final class ProcessIsolatedDecoder: MediaDecoder, @unchecked Sendable {
                     request, descriptor: descriptor, deadline: MonotonicClock.now() + limit + configuration.gracePeriod)
             } catch {
                 pool.discard(helper)
-                switch error {
-                case .notDelivered:
-                    // The helper had gone before it got the request: nothing was decoded.
-                    undelivered += 1
-                    if undelivered <= 2 { continue }
-                    throw MediaError(
-                        .decoderCrashed,
-                        "\(request.label): the decoder helpers kept dying before they could take the request")
-                case .died(let exit):
-                    crashes.append(exit)
-                    if exit.isRetryable, crashes.count == 1 { continue }
-                    if !request.takeoutJSONs.isEmpty, exit != .signaled(SIGXCPU) {
-                        takeoutsDropped = (
-                            request.takeoutJSONs.count,
-                            "the decoder helper died (\(exit)) reading it with its photo or video"
-                        )
-                        request.takeoutJSONs = []
-                        continue
-                    }
-                    let failure =
-                        thumbnailFailure
-                        ?? exit.failure(
-                            label: request.label, attempts: crashes.count, memoryLimit: configuration.memoryLimit,
-                            cpuSeconds: Self.cpuBudget(for: request))
-                    // A video or document whose poster kills the decoder is still
-                    // delivered without one: its facts are read alone (never after a
-                    // CPU-time stop, which is a timed-out decode).
-                    if request.task == .media, request.thumbnail != nil, thumbnailFailure == nil,
-                        exit != .signaled(SIGXCPU), exit != .signaled(SIGSYS)
-                    {
-                        thumbnailFailure = failure
-                        request.thumbnail = nil
-                        continue
-                    }
-                    throw failure
-                case .stopped(let pid):
-                    stopped.append(pid)
-                    pool.recordStopped(pid)
-                    if stopped.count <= 2 { continue }
-                    throw MediaError(
-                        .decoderCrashed,
-                        "\(request.label): the decoder helpers (pids \(stopped.map(String.init).joined(separator: ", "))) kept being stopped by a signal from outside; each was killed"
-                    )
-                case .timedOut:
-                    throw MediaError(
-                        .timeLimit,
-                        "\(request.label): decoding took longer than \(Self.seconds(limit + configuration.gracePeriod)) s; the decoder helper was stopped"
-                    )
-                case .malformed(let problem):
-                    throw MediaError(
-                        .decoderMisbehaved,
-                        "\(request.label): the decoder helper broke the protocol (\(problem)); it was stopped")
-                case .forbiddenCall(let number, let pid):
-                    throw MediaError(
-                        .decoderMisbehaved,
-                        "\(request.label): the decoder helper (pid \(pid)) made the forbidden system call \(Self.callName(number)), which its sandbox does not allow; it was killed"
-                    )
-                }
+                try retryOrThrow(after: error, attempts: &attempts, request: &request, limit: limit)
+                continue
             }
             let outcome: Result<DecodedMedia, MediaError>
             do throws(ReplyViolation) {
@@ -412,22 +345,73 @@ public final class ProcessIsolatedDecoder: MediaDecoder, @unchecked Sendable {
             } else {
                 pool.checkin(helper)
             }
-            var decoded = try outcome.get()
-            if let takeoutsDropped {
-                decoded.takeouts = Array(repeating: .refused(takeoutsDropped.reason), count: takeoutsDropped.count)
-            }
-            if let thumbnailFailure {
-                decoded.thumbnail = .failed(thumbnailFailure)
-            } else if let crash = crashes.first {
-                decoded.facts.warnings.append(
-                    "the decoder helper died (\(crash)) while reading this file; it was read again in a fresh helper")
-            }
-            if let pid = stopped.first {
-                decoded.facts.warnings.append(
-                    "the decoder helper (pid \(pid)) was stopped by a signal from outside while reading this file; it was killed, and the file read again in a fresh helper"
+            return attempts.told(in: try outcome.get())
+        }
+    }
+
+    /// After a helper failed `request`: returns when it is to be tried again
+    /// (in a new helper, perhaps asking for less: the facts alone, or without
+    /// its Takeout JSONs), throws what the item fails with otherwise.
+    private func retryOrThrow(
+        after error: HelperFailure, attempts: inout DecodeAttempts, request: inout DecodeRequest, limit: Double
+    ) throws(MediaError) {
+        switch error {
+        case .notDelivered:
+            // The helper had gone before it got the request: nothing was decoded.
+            attempts.undelivered += 1
+            if attempts.undelivered <= 2 { return }
+            throw MediaError(
+                .decoderCrashed,
+                "\(request.label): the decoder helpers kept dying before they could take the request")
+        case .died(let exit):
+            attempts.crashes.append(exit)
+            if exit.isRetryable, attempts.crashes.count == 1 { return }
+            if !request.takeoutJSONs.isEmpty, exit != .signaled(SIGXCPU) {
+                attempts.takeoutsDropped = (
+                    request.takeoutJSONs.count,
+                    "the decoder helper died (\(exit)) reading it with its photo or video"
                 )
+                request.takeoutJSONs = []
+                return
             }
-            return decoded
+            let failure =
+                attempts.thumbnailFailure
+                ?? exit.failure(
+                    label: request.label, attempts: attempts.crashes.count, memoryLimit: configuration.memoryLimit,
+                    cpuSeconds: Self.cpuBudget(for: request))
+            // A video or document whose poster kills the decoder is still
+            // delivered without one: its facts are read alone (never after a
+            // CPU-time stop, which is a timed-out decode).
+            if request.task == .media, request.thumbnail != nil, attempts.thumbnailFailure == nil,
+                exit != .signaled(SIGXCPU), exit != .signaled(SIGSYS)
+            {
+                attempts.thumbnailFailure = failure
+                request.thumbnail = nil
+                return
+            }
+            throw failure
+        case .stopped(let pid):
+            attempts.stopped.append(pid)
+            pool.recordStopped(pid)
+            if attempts.stopped.count <= 2 { return }
+            throw MediaError(
+                .decoderCrashed,
+                "\(request.label): the decoder helpers (pids \(attempts.stopped.map(String.init).joined(separator: ", "))) kept being attempts.stopped by a signal from outside; each was killed"
+            )
+        case .timedOut:
+            throw MediaError(
+                .timeLimit,
+                "\(request.label): decoding took longer than \(Self.seconds(limit + configuration.gracePeriod)) s; the decoder helper was attempts.stopped"
+            )
+        case .malformed(let problem):
+            throw MediaError(
+                .decoderMisbehaved,
+                "\(request.label): the decoder helper broke the protocol (\(problem)); it was attempts.stopped")
+        case .forbiddenCall(let number, let pid):
+            throw MediaError(
+                .decoderMisbehaved,
+                "\(request.label): the decoder helper (pid \(pid)) made the forbidden system call \(Self.callName(number)), which its sandbox does not allow; it was killed"
+            )
         }
     }
 
@@ -545,5 +529,47 @@ public struct SandboxReport: Sendable {
             found.append("seccomp filters are not available: the helper has no system-call allowlist")
         }
         return found
+    }
+}
+
+/// What the helpers that failed a request came to, for
+/// ``ProcessIsolatedDecoder/decode(_:)``: what to try next and what the reply
+/// says of them.
+private struct DecodeAttempts {
+    /// How the helpers that died with it ended.
+    var crashes: [HelperExit] = []
+    /// Helpers gone before they got it.
+    var undelivered = 0
+    /// Helpers stopped by a signal from outside while they had this request
+    /// (killed and replaced): not the file's doing, so the file is read again.
+    var stopped: [pid_t] = []
+    /// Set once a helper died making the thumbnail too: the facts are then asked
+    /// for alone, and the thumbnail reported as failed for this reason.
+    var thumbnailFailure: MediaError?
+    /// Set once a helper died reading the file with the Takeout JSONs sent
+    /// with it: the file is read again without them, and each is refused
+    /// for this reason (a JSON that kills a helper never costs its photo).
+    var takeoutsDropped: (count: Int, reason: String)?
+
+    /// `decoded` with what the failed attempts leave on it: the refused
+    /// Takeout JSONs, the thumbnail's failure, a warning for a helper that died
+    /// or was stopped while reading the file.
+    func told(in decoded: DecodedMedia) -> DecodedMedia {
+        var decoded = decoded
+        if let takeoutsDropped {
+            decoded.takeouts = Array(repeating: .refused(takeoutsDropped.reason), count: takeoutsDropped.count)
+        }
+        if let thumbnailFailure {
+            decoded.thumbnail = .failed(thumbnailFailure)
+        } else if let crash = crashes.first {
+            decoded.facts.warnings.append(
+                "the decoder helper died (\(crash)) while reading this file; it was read again in a fresh helper")
+        }
+        if let pid = stopped.first {
+            decoded.facts.warnings.append(
+                "the decoder helper (pid \(pid)) was stopped by a signal from outside while reading this file; it was killed, and the file read again in a fresh helper"
+            )
+        }
+        return decoded
     }
 }
