@@ -89,11 +89,23 @@ enum HEIFGainMapThumbnail {
         let exif =
             file.transforms(of: primary).isEmpty && own.isEmpty
             ? file.exifOrientation(of: primary, in: bytes).flatMap { $0 == 1 ? nil : $0 } : nil
+        let maps = try mapPictures(
+            pixels, width: picture.width, height: picture.height, bands: bands, source: source,
+            transforms: transforms, exifOrientation: exif, sizes: sizes, metadata: found.metadata)
+        return GainMapThumbnail.carry(maps, on: thumbnail)
+    }
+
+    /// The map's pixels, turned as the photo is shown (`transforms`, else its
+    /// EXIF orientation) and scaled to each of `sizes`, as JPEGs.
+    private static func mapPictures(
+        _ pixels: [UInt8], width: Int, height: Int, bands: Int, source: (width: Int, height: Int),
+        transforms: [HEIFTransform], exifOrientation exif: Int?, sizes: [(width: Int, height: Int)],
+        metadata: GainMapMetadata
+    ) throws(MediaError) -> [GainMapPicture] {
         do throws(VipsError) {
             try Vips.start()
-            let maps = try Vips.withExactErrors { () throws(VipsError) -> [GainMapPicture] in
-                let decoded = try VipsImageHandle.fromMap(
-                    pixels, width: picture.width, height: picture.height, bands: bands)
+            return try Vips.withExactErrors { () throws(VipsError) -> [GainMapPicture] in
+                let decoded = try VipsImageHandle.fromMap(pixels, width: width, height: height, bands: bands)
                 let shown = try HEIFThumbnail.oriented(
                     decoded, sourceWidth: source.width, sourceHeight: source.height, transforms: transforms,
                     exifOrientation: exif
@@ -102,10 +114,9 @@ enum HEIFGainMapThumbnail {
                     let scaled = try shown.scaled(toWidth: size.width, height: size.height).inMemory()
                     return GainMapPicture(
                         jpeg: try scaled.jpegData(quality: GainMapThumbnail.quality), width: scaled.width,
-                        height: scaled.height, metadata: found.metadata)
+                        height: scaled.height, metadata: metadata)
                 }
             }
-            return GainMapThumbnail.carry(maps, on: thumbnail)
         } catch {
             throw MediaError(.damaged, "\(error)")
         }

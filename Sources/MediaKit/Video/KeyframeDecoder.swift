@@ -229,9 +229,7 @@ final class KeyframeDecoder {
         let codec = try openForwardCodec(file)
         avcodec_flush_buffers(codec)
         file.atStart = false
-        var before: (frame: FrameReference, time: Int64, luma: Double)?
-        var brightest: (frame: FrameReference, time: Int64, luma: Double)?
-        var chosen: (frame: FrameReference, time: Int64, luma: Double)?
+        var search = ForwardSearch(target: target, horizon: horizon, threshold: threshold)
         var ended = false
         var draining = false
         guard let frame = av_frame_alloc() else { throw AVError("av_frame_alloc", message: "out of memory") }
@@ -265,16 +263,7 @@ final class KeyframeDecoder {
                 guard let reference = FrameReference(frame) else {
                     throw AVError("av_frame_clone", message: "out of memory")
                 }
-                if brightest == nil || luma > brightest!.luma { brightest = (reference, time, luma) }
-                if time == Int64.min || time >= target {
-                    if luma >= threshold {
-                        chosen = (reference, time, luma)
-                        return true
-                    }
-                    if time != Int64.min, time > horizon { return true }
-                } else if luma >= threshold {
-                    before = (reference, time, luma)
-                }
+                if search.offer(reference, time: time, luma: luma) { return true }
                 if framesDecodedForward >= maximumFrames { return true }
             }
         }
@@ -304,7 +293,7 @@ final class KeyframeDecoder {
             if try receive() { break }
         }
         _ = ended
-        guard let pick = chosen ?? before ?? brightest else { return nil }
+        guard let pick = search.pick else { return nil }
         return (try scale(pick.frame.frame), pick.time, pick.luma)
     }
 
@@ -377,8 +366,7 @@ final class KeyframeDecoder {
         let sourceWidth = Int(frame.pointee.width)
         let sourceHeight = Int(frame.pointee.height)
         guard sourceWidth > 0, sourceHeight > 0 else { throw AVError("avcodec_receive_frame", message: "empty frame") }
-        var sourceFormat = AVPixelFormat(rawValue: frame.pointee.format)
-        guard let pixelDescriptor = av_pix_fmt_desc_get(sourceFormat) else {
+        guard let pixelDescriptor = av_pix_fmt_desc_get(AVPixelFormat(rawValue: frame.pointee.format)) else {
             throw AVError("av_pix_fmt_desc_get", message: "unknown pixel format")
         }
         let flags = pixelDescriptor.pointee.flags
@@ -386,21 +374,8 @@ final class KeyframeDecoder {
         let isRGB = flags & UInt64(AV_PIX_FMT_FLAG_RGB) != 0
         let colour = ColourDescription(frame: frame, stream: streamColour)
         let converted = colour.needsConversion && !hasAlpha
-        // Dolby Vision with no compatible base layer (profile 5) codes IPTPQc2,
-        // not Y'CbCr: read as Y'CbCr it is green and purple. Without applying
-        // its reshaping metadata, its intensity plane alone is the picture's
-        // light (PQ): shown in grey.
-        let intensityOnly = colour.dolbyVision?.hasNoCompatibleBase == true && !isRGB && converted
-        if intensityOnly {
-            let depth = Int(pixelDescriptor.pointee.comp.0.depth)
-            sourceFormat =
-                depth <= 8
-                ? AV_PIX_FMT_GRAY8
-                : depth <= 10 ? AV_PIX_FMT_GRAY10LE : depth <= 12 ? AV_PIX_FMT_GRAY12LE : AV_PIX_FMT_GRAY16LE
-        }
+        let sourceFormat = Self.sourceFormat(frame, pixelDescriptor, colour: colour, isRGB: isRGB, converted: converted)
         let destinationFormat = hasAlpha ? AV_PIX_FMT_RGBA : converted ? AV_PIX_FMT_RGB48LE : AV_PIX_FMT_RGB24
-        let channels = hasAlpha ? 4 : 3
-        let bytesPerSample = converted ? 2 : 1
         let displayWidth = Double(sourceWidth) * sampleAspect
         let scale = min(1, Double(targetSize) / max(displayWidth, Double(sourceHeight)))
         let width = max(1, Int((displayWidth * scale).rounded()))
@@ -411,80 +386,123 @@ final class KeyframeDecoder {
                 Int32(width), Int32(height), destinationFormat, Int32(SWS_AREA), nil, nil, nil)
         else { throw AVError("sws_getContext", message: "cannot convert this pixel format") }
         defer { sws_freeContext(sws) }
-        if !isRGB {
-            // libswscale assumes BT.601 limited range unless told: the frame's matrix
-            // (or, unstated, BT.2020 for HDR, BT.709 for HD, BT.601 below), its range.
-            let matrix = Self.matrix(frame, colour: colour, height: sourceHeight)
-            let name =
-                av_get_pix_fmt_name(AVPixelFormat(rawValue: frame.pointee.format)).map { String(cString: $0) } ?? ""
-            let fullRange = frame.pointee.color_range == AVCOL_RANGE_JPEG || name.hasPrefix("yuvj")
-            let coefficients = sws_getCoefficients(Int32(matrix))
-            sws_setColorspaceDetails(
-                sws, coefficients, fullRange ? 1 : 0, sws_getCoefficients(Int32(SWS_CS_ITU709)), 1, 0, 1 << 16, 1 << 16)
-        }
-        // libswscale's SIMD converters (the x86 YUV→RGB ones, used when a frame is
-        // converted at its own size) store whole vectors: they round each line up
-        // to 8 pixels when the stride leaves room, and write past the last visible
-        // byte of the last line. An exact `width × height × 3` array was overrun
-        // (valgrind: 8-byte writes ending past the block; glibc: "corrupted top
-        // size"). `av_image_alloc` with align 64 allocates what libswscale
-        // expects: lines of the width rounded up to 8 pixels, strides and planes
-        // aligned to 64 bytes, and 64 spare bytes after the last line. Only the
-        // visible bytes are handed on.
-        var planes: [UnsafeMutablePointer<UInt8>?] = [nil, nil, nil, nil]
-        var strides: [Int32] = [0, 0, 0, 0]
-        let allocated = av_image_alloc(
-            &planes, &strides, Int32(width), Int32(height), destinationFormat, Self.destinationAlignment)
-        guard allocated >= 0, let destination = planes[0] else { throw AVError("av_image_alloc", code: allocated) }
-        defer { av_free(destination) }
-        // Zeroed, so that lines sws_scale did not write are black, never uninitialised bytes.
-        destination.initialize(repeating: 0, count: Int(allocated))
-        let stride = Int(strides[0])
-        precondition(stride >= width * channels * bytesPerSample, "av_image_alloc gave a line shorter than the image")
-        let lines = withUnsafePointer(to: frame.pointee.data) { data in
-            withUnsafePointer(to: frame.pointee.linesize) { linesize in
-                data.withMemoryRebound(to: UnsafePointer<UInt8>?.self, capacity: 8) { sourcePlanes in
-                    linesize.withMemoryRebound(to: Int32.self, capacity: 8) { sizes in
-                        sws_scale(sws, sourcePlanes, sizes, 0, Int32(sourceHeight), planes, strides)
-                    }
-                }
+        if !isRGB { Self.describeYCbCr(of: frame, colour: colour, height: sourceHeight, to: sws) }
+        let pixels = try Self.convert(
+            frame, with: sws, width: width, height: height, format: destinationFormat,
+            lineBytes: width * (hasAlpha ? 4 : 3) * (converted ? 2 : 1)
+        ) { destination, stride, allocated in
+            guard converted else {
+                return Self.rgb24(destination, stride: stride, width: width, height: height, overWhite: hasAlpha)
             }
-        }
-        guard lines > 0 else { throw AVError("sws_scale", message: "conversion failed") }
-        let rowBytes = width * 3
-        let pixels: [UInt8]
-        if converted {
-            pixels = UnsafeRawPointer(destination).withMemoryRebound(to: UInt16.self, capacity: Int(allocated) / 2) {
+            return UnsafeRawPointer(destination).withMemoryRebound(to: UInt16.self, capacity: allocated / 2) {
                 samples in
                 ToneMapper(colour).convert(
-                    UnsafeBufferPointer(start: samples, count: Int(allocated) / 2), width: width, height: height,
+                    UnsafeBufferPointer(start: samples, count: allocated / 2), width: width, height: height,
                     stride: stride / 2)
-            }
-        } else {
-            pixels = [UInt8](unsafeUninitializedCapacity: rowBytes * height) { buffer, count in
-                for row in 0..<height {
-                    let source = destination + row * stride
-                    let target = buffer.baseAddress! + row * rowBytes
-                    if hasAlpha {
-                        // Over white, as libvips flattens images with alpha.
-                        for x in 0..<width {
-                            let alpha = Int(source[x * 4 + 3])
-                            for c in 0..<3 {
-                                (target + x * 3 + c).initialize(
-                                    to: UInt8((Int(source[x * 4 + c]) * alpha + 255 * (255 - alpha) + 127) / 255))
-                            }
-                        }
-                    } else {
-                        target.initialize(from: source, count: rowBytes)
-                    }
-                }
-                count = rowBytes * height
             }
         }
         let orientation = Self.orientation(of: frame)
         return RGBPicture(
             pixels: pixels, width: width, height: height, rotation: orientation.rotation,
             mirrored: orientation.mirrored, colour: colour)
+    }
+
+    /// The pixel format ``scale(_:)`` reads `frame` as: its own, but for
+    /// Dolby Vision with no compatible base layer (profile 5), which codes
+    /// IPTPQc2, not Y'CbCr: read as Y'CbCr it is green and purple. Without
+    /// applying its reshaping metadata, its intensity plane alone is the
+    /// picture's light (PQ): shown in grey.
+    private static func sourceFormat(
+        _ frame: UnsafeMutablePointer<AVFrame>, _ pixelDescriptor: UnsafePointer<AVPixFmtDescriptor>,
+        colour: ColourDescription, isRGB: Bool, converted: Bool
+    ) -> AVPixelFormat {
+        let intensityOnly = colour.dolbyVision?.hasNoCompatibleBase == true && !isRGB && converted
+        guard intensityOnly else { return AVPixelFormat(rawValue: frame.pointee.format) }
+        let depth = Int(pixelDescriptor.pointee.comp.0.depth)
+        return depth <= 8
+            ? AV_PIX_FMT_GRAY8
+            : depth <= 10 ? AV_PIX_FMT_GRAY10LE : depth <= 12 ? AV_PIX_FMT_GRAY12LE : AV_PIX_FMT_GRAY16LE
+    }
+
+    /// Tells `sws` how to read a Y'CbCr frame: libswscale assumes BT.601
+    /// limited range unless told, so the frame's matrix (or, unstated, BT.2020
+    /// for HDR, BT.709 for HD, BT.601 below) and its range.
+    private static func describeYCbCr(
+        of frame: UnsafeMutablePointer<AVFrame>, colour: ColourDescription, height: Int, to sws: OpaquePointer
+    ) {
+        let matrix = Self.matrix(frame, colour: colour, height: height)
+        let name = av_get_pix_fmt_name(AVPixelFormat(rawValue: frame.pointee.format)).map { String(cString: $0) } ?? ""
+        let fullRange = frame.pointee.color_range == AVCOL_RANGE_JPEG || name.hasPrefix("yuvj")
+        let coefficients = sws_getCoefficients(Int32(matrix))
+        sws_setColorspaceDetails(
+            sws, coefficients, fullRange ? 1 : 0, sws_getCoefficients(Int32(SWS_CS_ITU709)), 1, 0, 1 << 16, 1 << 16)
+    }
+
+    /// Converts `frame` with `sws` into a buffer of `width × height` in
+    /// `format`, and hands it (its first plane, its stride, its size in bytes)
+    /// to `pixels`, which takes the visible bytes out of it.
+    ///
+    /// libswscale's SIMD converters (the x86 YUV→RGB ones, used when a frame is
+    /// converted at its own size) store whole vectors: they round each line up
+    /// to 8 pixels when the stride leaves room, and write past the last visible
+    /// byte of the last line. An exact `width × height × 3` array was overrun
+    /// (valgrind: 8-byte writes ending past the block; glibc: "corrupted top
+    /// size"). `av_image_alloc` with align 64 allocates what libswscale
+    /// expects: lines of the width rounded up to 8 pixels, strides and planes
+    /// aligned to 64 bytes, and 64 spare bytes after the last line. Only the
+    /// visible bytes are handed on.
+    private static func convert(
+        _ frame: UnsafeMutablePointer<AVFrame>, with sws: OpaquePointer, width: Int, height: Int,
+        format: AVPixelFormat, lineBytes: Int,
+        pixels: (_ destination: UnsafeMutablePointer<UInt8>, _ stride: Int, _ allocated: Int) -> [UInt8]
+    ) throws(AVError) -> [UInt8] {
+        var planes: [UnsafeMutablePointer<UInt8>?] = [nil, nil, nil, nil]
+        var strides: [Int32] = [0, 0, 0, 0]
+        let allocated = av_image_alloc(
+            &planes, &strides, Int32(width), Int32(height), format, Self.destinationAlignment)
+        guard allocated >= 0, let destination = planes[0] else { throw AVError("av_image_alloc", code: allocated) }
+        defer { av_free(destination) }
+        // Zeroed, so that lines sws_scale did not write are black, never uninitialised bytes.
+        destination.initialize(repeating: 0, count: Int(allocated))
+        let stride = Int(strides[0])
+        precondition(stride >= lineBytes, "av_image_alloc gave a line shorter than the image")
+        let lines = withUnsafePointer(to: frame.pointee.data) { data in
+            withUnsafePointer(to: frame.pointee.linesize) { linesize in
+                data.withMemoryRebound(to: UnsafePointer<UInt8>?.self, capacity: 8) { sourcePlanes in
+                    linesize.withMemoryRebound(to: Int32.self, capacity: 8) { sizes in
+                        sws_scale(sws, sourcePlanes, sizes, 0, frame.pointee.height, planes, strides)
+                    }
+                }
+            }
+        }
+        guard lines > 0 else { throw AVError("sws_scale", message: "conversion failed") }
+        return pixels(destination, stride, Int(allocated))
+    }
+
+    /// The visible RGB24 bytes of a converted frame's lines (RGBA flattened
+    /// over white with `overWhite`, as libvips flattens images with alpha).
+    private static func rgb24(
+        _ destination: UnsafeMutablePointer<UInt8>, stride: Int, width: Int, height: Int, overWhite: Bool
+    ) -> [UInt8] {
+        let rowBytes = width * 3
+        return [UInt8](unsafeUninitializedCapacity: rowBytes * height) { buffer, count in
+            for row in 0..<height {
+                let source = destination + row * stride
+                let target = buffer.baseAddress! + row * rowBytes
+                if overWhite {
+                    for x in 0..<width {
+                        let alpha = Int(source[x * 4 + 3])
+                        for c in 0..<3 {
+                            (target + x * 3 + c).initialize(
+                                to: UInt8((Int(source[x * 4 + c]) * alpha + 255 * (255 - alpha) + 127) / 255))
+                        }
+                    }
+                } else {
+                    target.initialize(from: source, count: rowBytes)
+                }
+            }
+            count = rowBytes * height
+        }
     }
 
     /// The Y'CbCr matrix to read `frame` with, as libswscale numbers them (the
@@ -520,4 +538,35 @@ final class KeyframeDecoder {
         let clockwise = Int((-degrees / 90).rounded()) * 90
         return (((clockwise % 360) + 360) % 360, mirrored)
     }
+}
+
+/// The frames ``KeyframeDecoder/decodeForward(in:target:horizon:threshold:maximumFrames:)``
+/// has met: the first not black at or after `target`, the last not black
+/// before it, the brightest.
+private struct ForwardSearch {
+    let target: Int64
+    let horizon: Int64
+    let threshold: Double
+    var before: (frame: FrameReference, time: Int64, luma: Double)?
+    var brightest: (frame: FrameReference, time: Int64, luma: Double)?
+    var chosen: (frame: FrameReference, time: Int64, luma: Double)?
+
+    /// Notes a frame shown at `time`; true when the search is over (a frame
+    /// chosen, or `horizon` passed).
+    mutating func offer(_ reference: FrameReference, time: Int64, luma: Double) -> Bool {
+        if brightest == nil || luma > brightest!.luma { brightest = (reference, time, luma) }
+        if time == Int64.min || time >= target {
+            if luma >= threshold {
+                chosen = (reference, time, luma)
+                return true
+            }
+            if time != Int64.min, time > horizon { return true }
+        } else if luma >= threshold {
+            before = (reference, time, luma)
+        }
+        return false
+    }
+
+    /// The poster: the chosen frame, else the last not black before the target, else the brightest.
+    var pick: (frame: FrameReference, time: Int64, luma: Double)? { chosen ?? before ?? brightest }
 }

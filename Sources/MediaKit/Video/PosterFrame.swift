@@ -128,31 +128,7 @@ public enum PosterFrame {
         } else {
             // Walk forward: the last key packet before the target and the first at or
             // after it are compared, the nearer decoded first, then the ones after.
-            if target - start > Int64(readFromStartSeconds / timeBase) {
-                if try !decoder.seek(in: file, to: target) {
-                    try rewind(file, decoder, start: start, timeBase: timeBase)
-                }
-            } else if !file.atStart {
-                try rewind(file, decoder, start: start, timeBase: timeBase)
-            }
-            var previous: KeyPacket?
-            var queue: [KeyPacket] = []
-            while let key = try decoder.nextKeyPacket(in: file) {
-                if key.time == Int64.min {
-                    queue = [key]  // no timestamp to compare: take it
-                    break
-                }
-                if key.time >= target {
-                    if let previous, target - previous.time <= key.time - target {
-                        queue = [previous, key]
-                    } else {
-                        queue = [key]
-                    }
-                    break
-                }
-                previous = key
-            }
-            if queue.isEmpty, let previous { queue = [previous] }  // the clip ends before the target
+            var queue = try keyPacketsNear(target, in: file, decoder, start: start, timeBase: timeBase)
             while attempts < maximumAttempts {
                 let key: KeyPacket
                 if !queue.isEmpty {
@@ -170,16 +146,8 @@ public enum PosterFrame {
             // GOP shows nothing until it recovers): decode forward from the
             // keyframe before the target as a player does (the decoder drops what
             // an edit list cuts), or from the start where there is no index.
-            if file.hasCompleteIndex {
-                if try !decoder.seek(in: file, to: target) {
-                    try rewind(file, decoder, start: start, timeBase: timeBase)
-                }
-            } else {
-                try rewind(file, decoder, start: start, timeBase: timeBase)
-            }
-            if let forward = try decoder.decodeForward(
-                in: file, target: target, horizon: horizon, threshold: blackThreshold,
-                maximumFrames: maximumForwardFrames),
+            if let forward = try decodeForward(
+                in: file, decoder, target: target, horizon: horizon, start: start, timeBase: timeBase),
                 best == nil || forward.luma > best!.luma
             {
                 best = (forward.picture, forward.time, forward.luma)
@@ -195,6 +163,56 @@ public enum PosterFrame {
         }
         guard let chosen = choice() else { throw AVError("avcodec_receive_frame", message: "no decodable video frame") }
         return chosen
+    }
+
+    /// The key packets to decode first when there is no index: read forward
+    /// from the target (or from the start, when it is near it), the last one
+    /// before the target and the first at or after it, the nearer first.
+    private static func keyPacketsNear(
+        _ target: Int64, in file: MediaFile, _ decoder: KeyframeDecoder, start: Int64, timeBase: Double
+    ) throws -> [KeyPacket] {
+        if target - start > Int64(readFromStartSeconds / timeBase) {
+            if try !decoder.seek(in: file, to: target) {
+                try rewind(file, decoder, start: start, timeBase: timeBase)
+            }
+        } else if !file.atStart {
+            try rewind(file, decoder, start: start, timeBase: timeBase)
+        }
+        var previous: KeyPacket?
+        var queue: [KeyPacket] = []
+        while let key = try decoder.nextKeyPacket(in: file) {
+            if key.time == Int64.min {
+                queue = [key]  // no timestamp to compare: take it
+                break
+            }
+            if key.time >= target {
+                if let previous, target - previous.time <= key.time - target {
+                    queue = [previous, key]
+                } else {
+                    queue = [key]
+                }
+                break
+            }
+            previous = key
+        }
+        if queue.isEmpty, let previous { queue = [previous] }  // the clip ends before the target
+        return queue
+    }
+
+    /// Decodes forward from the keyframe before the target (from the start
+    /// where there is no index), as a player does.
+    private static func decodeForward(
+        in file: MediaFile, _ decoder: KeyframeDecoder, target: Int64, horizon: Int64, start: Int64, timeBase: Double
+    ) throws -> (picture: RGBPicture, time: Int64, luma: Double)? {
+        if file.hasCompleteIndex {
+            if try !decoder.seek(in: file, to: target) {
+                try rewind(file, decoder, start: start, timeBase: timeBase)
+            }
+        } else {
+            try rewind(file, decoder, start: start, timeBase: timeBase)
+        }
+        return try decoder.decodeForward(
+            in: file, target: target, horizon: horizon, threshold: blackThreshold, maximumFrames: maximumForwardFrames)
     }
 
     /// Back to the first keyframe, as near as the demuxer can: MPEG-PS/TS search
