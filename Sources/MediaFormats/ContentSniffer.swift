@@ -124,96 +124,8 @@ public enum ContentSniffer {
     // MARK: - Magic numbers
 
     static func recognise(_ b: [UInt8], continuation: [UInt8]? = nil) -> MediaFormat? {
-        func at(_ offset: Int, _ magic: [UInt8]) -> Bool {
-            b.count >= offset + magic.count && b[offset..<(offset + magic.count)].elementsEqual(magic)
-        }
-        func at(_ offset: Int, _ ascii: String) -> Bool { at(offset, Array(ascii.utf8)) }
-
-        if at(0, [0xFF, 0xD8, 0xFF]) { return .jpeg }
-        if at(0, [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]) { return .png }
-        if at(0, "GIF87a") || at(0, "GIF89a") { return .gif }
-        if at(4, "ftyp") { return isoBaseMediaFormat(b) }
-        if at(0, "RIFF"), b.count >= 12 {
-            if at(8, "WEBP") { return .webp }
-            if at(8, "WAVE") { return .wav }
-            if at(8, "AVI ") { return .avi }
-        }
-        if at(0, [0x1A, 0x45, 0xDF, 0xA3]) {
-            // The EBML header's DocType says which: `webm` or `matroska`.
-            if let docType = ebmlDocType(b) { return docType == "webm" ? .webm : .mkv }
-            return contains(b, Array("webm".utf8)) ? .webm : .mkv
-        }
-        // Camera RAW files, before TIFF: most are TIFF structures with a maker's mark.
-        if at(0, "FUJIFILMCCD-RAW ") { return .raf }
-        if at(0, "IIRO") || at(0, "IIRS") || at(0, "MMOR") { return .orf }
-        if at(0, [0x49, 0x49, 0x55, 0x00]) { return .rw2 }
-        if at(0, "II*\u{0}"), at(8, [0x43, 0x52, 0x02]) { return .cr2 }
-        if at(0, "II*\u{0}") || at(0, "MM\u{0}*"), let raw = TIFFMaker.rawFormat(b) { return raw }
-        // TIFF, and BigTIFF (version 43, 8-byte offsets; libvips reads both).
-        if at(0, "II*\u{0}") || at(0, "MM\u{0}*") || at(0, [0x49, 0x49, 0x2B, 0, 8, 0, 0, 0])
-            || at(0, [0x4D, 0x4D, 0, 0x2B, 0, 8, 0, 0])
-        {
-            return .tiff
-        }
-        if at(0, [0xFF, 0x0A]) || at(0, [0, 0, 0, 0x0C, 0x4A, 0x58, 0x4C, 0x20, 0x0D, 0x0A, 0x87, 0x0A]) {
-            return .jxl
-        }
-        if at(0, [0, 0, 0, 0x0C, 0x6A, 0x50, 0x20, 0x20, 0x0D, 0x0A, 0x87, 0x0A]) || at(0, [0xFF, 0x4F, 0xFF, 0x51]) {
-            return .jpeg2000
-        }
-        if at(0, "BM"), b.count >= 18, [12, 40, 52, 56, 64, 108, 124].contains(Int(b[14]) | Int(b[15]) << 8),
-            b[16] == 0, b[17] == 0
-        {
-            return .bmp
-        }
-        // PDF readers accept the header anywhere in the first KB (after junk), but a
-        // text file that merely mentions "%PDF-" is still text.
-        if at(0, "%PDF-") || (contains(b.prefix(1024), Array("%PDF-".utf8)) && !looksLikeText(b)) { return .pdf }
-        if at(0, "fLaC") { return .flac }
-        if at(0, "OggS") {
-            return contains(b, Array("theora".utf8)) || contains(b, [0x80, 0x74, 0x68]) ? .oggVideo : .ogg
-        }
-        if at(0, "ID3") {
-            if let audio = audioAfterID3(b, continuation: continuation) { return audio }
-            // Another audio format behind the tag (Musepack, Monkey's Audio, WavPack,
-            // TTA) is not MP3: unrecognised, it keeps its own name. Anything else is
-            // taken for MP3, as most tagged files are (libav finds the first frame).
-            if otherAudioAfterID3(b, continuation: continuation) { return nil }
-            return .mp3
-        }
-        if at(0, "FORM"), at(8, "AIFF") || at(8, "AIFC") { return .aiff }
-        if at(0, "#!AMR") { return .amr }
-        if at(0, "FLV"), b.count > 3, b[3] == 1 { return .flv }
-        if at(0, [0x30, 0x26, 0xB2, 0x75, 0x8E, 0x66, 0xCF, 0x11]) { return .asf }
-        if at(0, [0, 0, 1, 0xBA]) { return .mpegPS }
-        // An MPEG-1/2 video sequence header: horizontal and vertical size (12 bits
-        // each, not 0), aspect ratio and frame rate codes (4 bits each, 1–14 and 1–8).
-        if at(0, [0, 0, 1, 0xB3]), b.count >= 8, Int(b[4]) << 4 | Int(b[5]) >> 4 > 0,
-            (Int(b[5]) & 0x0F) << 8 | Int(b[6]) > 0,
-            (1...14).contains(b[7] >> 4), (1...8).contains(b[7] & 0x0F)
-        {
-            return .mpegVideo
-        }
-        if isTransportStream(b, packetSize: 188, syncOffset: 0) || isTransportStream(b, packetSize: 192, syncOffset: 4)
-        {
-            return .mpegTS
-        }
-        if isQuickTimeWithoutFtyp(b) { return .mov }
-        if at(0, "PK\u{03}\u{04}") || at(0, "PK\u{05}\u{06}") { return zipFormat(b) }
-        if at(0, [0x1F, 0x8B]) { return .gzip }
-        if at(0, "BZh"), b.count > 3, (0x31...0x39).contains(b[3]) { return .bzip2 }
-        if at(0, [0xFD, 0x37, 0x7A, 0x58, 0x5A, 0x00]) { return .xz }
-        if at(0, [0x28, 0xB5, 0x2F, 0xFD]) { return .zstd }
-        if at(0, [0x37, 0x7A, 0xBC, 0xAF, 0x27, 0x1C]) { return .sevenZip }
-        if at(0, "Rar!\u{1A}\u{07}") { return .rar }
-        if at(257, "ustar") { return .tar }
-        if at(0, "SQLite format 3\u{0}") { return .sqlite }
-        if at(0, [0x7F, 0x45, 0x4C, 0x46]) { return .elf }
-        if at(0, [0xD0, 0xCF, 0x11, 0xE0, 0xA1, 0xB1, 0x1A, 0xE1]) { return .oleCompound }
-        if at(0, "{\\rtf") { return .rtf }
-        if at(0, "8BPS") { return .psd }
-        if at(0, [0, 0, 1, 0]), b.count > 5, b[4] > 0, b[5] == 0 { return .ico }
-        if isNetpbm(b) { return .netpbm }
+        if let decided = pictureMagic(b) { return decided }
+        if let decided = otherMagic(b, continuation: continuation) { return decided }
         // MPEG audio frame sync: 11 set bits, then layer III (MP3) or layer 0 (ADTS AAC).
         if b.count >= 4, b[0] == 0xFF, b[1] & 0xE0 == 0xE0 {
             if b[1] & 0x06 == 0x02, b[2] & 0xF0 != 0xF0 { return .mp3 }
@@ -224,6 +136,114 @@ public enum ContentSniffer {
             if isHTML(b) { return .html }
             if isXML(b) { return .xml }
         }
+        return nil
+    }
+
+    /// True when `b` holds `magic` at `offset`.
+    private static func at(_ b: [UInt8], _ offset: Int, _ magic: [UInt8]) -> Bool {
+        b.count >= offset + magic.count && b[offset..<(offset + magic.count)].elementsEqual(magic)
+    }
+
+    private static func at(_ b: [UInt8], _ offset: Int, _ ascii: String) -> Bool { at(b, offset, Array(ascii.utf8)) }
+
+    /// ``recognise(_:continuation:)``'s pictures (and what comes before them:
+    /// ISO media, RIFF, Matroska) by their magic numbers: the format, or nil
+    /// (`.some(nil)`) when the magic says it is none this reads; nil when it is
+    /// not one of these.
+    private static func pictureMagic(_ b: [UInt8]) -> MediaFormat?? {
+        if at(b, 0, [0xFF, 0xD8, 0xFF]) { return .jpeg }
+        if at(b, 0, [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]) { return .png }
+        if at(b, 0, "GIF87a") || at(b, 0, "GIF89a") { return .gif }
+        if at(b, 4, "ftyp") { return isoBaseMediaFormat(b) }
+        if at(b, 0, "RIFF"), b.count >= 12 {
+            if at(b, 8, "WEBP") { return .webp }
+            if at(b, 8, "WAVE") { return .wav }
+            if at(b, 8, "AVI ") { return .avi }
+        }
+        if at(b, 0, [0x1A, 0x45, 0xDF, 0xA3]) {
+            // The EBML header's DocType says which: `webm` or `matroska`.
+            if let docType = ebmlDocType(b) { return docType == "webm" ? .webm : .mkv }
+            return contains(b, Array("webm".utf8)) ? .webm : .mkv
+        }
+        // Camera RAW files, before TIFF: most are TIFF structures with a maker's mark.
+        if at(b, 0, "FUJIFILMCCD-RAW ") { return .raf }
+        if at(b, 0, "IIRO") || at(b, 0, "IIRS") || at(b, 0, "MMOR") { return .orf }
+        if at(b, 0, [0x49, 0x49, 0x55, 0x00]) { return .rw2 }
+        if at(b, 0, "II*\u{0}"), at(b, 8, [0x43, 0x52, 0x02]) { return .cr2 }
+        if at(b, 0, "II*\u{0}") || at(b, 0, "MM\u{0}*"), let raw = TIFFMaker.rawFormat(b) { return raw }
+        // TIFF, and BigTIFF (version 43, 8-byte offsets; libvips reads both).
+        if at(b, 0, "II*\u{0}") || at(b, 0, "MM\u{0}*") || at(b, 0, [0x49, 0x49, 0x2B, 0, 8, 0, 0, 0])
+            || at(b, 0, [0x4D, 0x4D, 0, 0x2B, 0, 8, 0, 0])
+        {
+            return .tiff
+        }
+        if at(b, 0, [0xFF, 0x0A]) || at(b, 0, [0, 0, 0, 0x0C, 0x4A, 0x58, 0x4C, 0x20, 0x0D, 0x0A, 0x87, 0x0A]) {
+            return .jxl
+        }
+        if at(b, 0, [0, 0, 0, 0x0C, 0x6A, 0x50, 0x20, 0x20, 0x0D, 0x0A, 0x87, 0x0A])
+            || at(b, 0, [0xFF, 0x4F, 0xFF, 0x51])
+        {
+            return .jpeg2000
+        }
+        if at(b, 0, "BM"), b.count >= 18, [12, 40, 52, 56, 64, 108, 124].contains(Int(b[14]) | Int(b[15]) << 8),
+            b[16] == 0, b[17] == 0
+        {
+            return .bmp
+        }
+        return nil
+    }
+
+    /// ``recognise(_:continuation:)``'s documents, sound, video containers and
+    /// archives by their magic numbers, after the pictures (as ``pictureMagic(_:)``).
+    private static func otherMagic(_ b: [UInt8], continuation: [UInt8]?) -> MediaFormat?? {
+        // PDF readers accept the header anywhere in the first KB (after junk), but a
+        // text file that merely mentions "%PDF-" is still text.
+        if at(b, 0, "%PDF-") || (contains(b.prefix(1024), Array("%PDF-".utf8)) && !looksLikeText(b)) { return .pdf }
+        if at(b, 0, "fLaC") { return .flac }
+        if at(b, 0, "OggS") {
+            return contains(b, Array("theora".utf8)) || contains(b, [0x80, 0x74, 0x68]) ? .oggVideo : .ogg
+        }
+        if at(b, 0, "ID3") {
+            if let audio = audioAfterID3(b, continuation: continuation) { return audio }
+            // Another audio format behind the tag (Musepack, Monkey's Audio, WavPack,
+            // TTA) is not MP3: unrecognised, it keeps its own name. Anything else is
+            // taken for MP3, as most tagged files are (libav finds the first frame).
+            if otherAudioAfterID3(b, continuation: continuation) { return .some(nil) }
+            return .mp3
+        }
+        if at(b, 0, "FORM"), at(b, 8, "AIFF") || at(b, 8, "AIFC") { return .aiff }
+        if at(b, 0, "#!AMR") { return .amr }
+        if at(b, 0, "FLV"), b.count > 3, b[3] == 1 { return .flv }
+        if at(b, 0, [0x30, 0x26, 0xB2, 0x75, 0x8E, 0x66, 0xCF, 0x11]) { return .asf }
+        if at(b, 0, [0, 0, 1, 0xBA]) { return .mpegPS }
+        // An MPEG-1/2 video sequence header: horizontal and vertical size (12 bits
+        // each, not 0), aspect ratio and frame rate codes (4 bits each, 1–14 and 1–8).
+        if at(b, 0, [0, 0, 1, 0xB3]), b.count >= 8, Int(b[4]) << 4 | Int(b[5]) >> 4 > 0,
+            (Int(b[5]) & 0x0F) << 8 | Int(b[6]) > 0,
+            (1...14).contains(b[7] >> 4), (1...8).contains(b[7] & 0x0F)
+        {
+            return .mpegVideo
+        }
+        if isTransportStream(b, packetSize: 188, syncOffset: 0) || isTransportStream(b, packetSize: 192, syncOffset: 4)
+        {
+            return .mpegTS
+        }
+        if isQuickTimeWithoutFtyp(b) { return .mov }
+        if at(b, 0, "PK\u{03}\u{04}") || at(b, 0, "PK\u{05}\u{06}") { return zipFormat(b) }
+        if at(b, 0, [0x1F, 0x8B]) { return .gzip }
+        if at(b, 0, "BZh"), b.count > 3, (0x31...0x39).contains(b[3]) { return .bzip2 }
+        if at(b, 0, [0xFD, 0x37, 0x7A, 0x58, 0x5A, 0x00]) { return .xz }
+        if at(b, 0, [0x28, 0xB5, 0x2F, 0xFD]) { return .zstd }
+        if at(b, 0, [0x37, 0x7A, 0xBC, 0xAF, 0x27, 0x1C]) { return .sevenZip }
+        if at(b, 0, "Rar!\u{1A}\u{07}") { return .rar }
+        if at(b, 257, "ustar") { return .tar }
+        if at(b, 0, "SQLite format 3\u{0}") { return .sqlite }
+        if at(b, 0, [0x7F, 0x45, 0x4C, 0x46]) { return .elf }
+        if at(b, 0, [0xD0, 0xCF, 0x11, 0xE0, 0xA1, 0xB1, 0x1A, 0xE1]) { return .oleCompound }
+        if at(b, 0, "{\\rtf") { return .rtf }
+        if at(b, 0, "8BPS") { return .psd }
+        if at(b, 0, [0, 0, 1, 0]), b.count > 5, b[4] > 0, b[5] == 0 { return .ico }
+        if isNetpbm(b) { return .netpbm }
         return nil
     }
 

@@ -126,6 +126,22 @@ public enum ThumbHash {
         return (dc, ac, scale)
     }
 
+    /// Adds a channel's varying factors `ac` (`nx` × `ny`, the triangle the
+    /// encoder keeps) at a pixel whose cosines are `fx` and `fy` to `value`,
+    /// term by term.
+    private static func add(_ ac: [Double], nx: Int, ny: Int, fx: [Double], fy: [Double], to value: inout Double) {
+        var j = 0
+        for cy in 0..<ny {
+            var cx = cy > 0 ? 0 : 1
+            let fy2 = fy[cy] * 2
+            while cx * ny < nx * (ny - cy) {
+                value += ac[j] * fx[cx] * fy2
+                cx += 1
+                j += 1
+            }
+        }
+    }
+
     /// The placeholder a hash stands for (`thumbHashToRGBA` of the reference):
     /// at most 32×32 pixels in the hash's aspect ratio, row by row, 4 bytes each
     /// (red, green, blue, alpha; not premultiplied). Nil when `hash` is shorter
@@ -149,32 +165,12 @@ public enum ThumbHash {
         let aScale = hasAlpha ? Double(hash[5] >> 4) / 15 : 0
 
         // The varying factors, saturation boosted by 1.25 against quantisation.
-        let start = hasAlpha ? 6 : 5
-        var index = 0
-        var short = false
-        func channel(_ nx: Int, _ ny: Int, _ scale: Double) -> [Double] {
-            var ac: [Double] = []
-            for cy in 0..<ny {
-                var cx = cy > 0 ? 0 : 1
-                while cx * ny < nx * (ny - cy) {
-                    let byte = start + index >> 1
-                    guard byte < hash.count else {
-                        short = true
-                        return ac
-                    }
-                    let nibble = Int(hash[byte]) >> ((index & 1) << 2) & 15
-                    ac.append((Double(nibble) / 7.5 - 1) * scale)
-                    index += 1
-                    cx += 1
-                }
-            }
-            return ac
-        }
-        let lAC = channel(lx, ly, lScale)
-        let pAC = channel(3, 3, pScale * 1.25)
-        let qAC = channel(3, 3, qScale * 1.25)
-        let aAC = hasAlpha ? channel(5, 5, aScale) : []
-        guard !short else { return nil }
+        var factors = FactorReader(hash: hash, start: hasAlpha ? 6 : 5)
+        let lAC = factors.channel(lx, ly, lScale)
+        let pAC = factors.channel(3, 3, pScale * 1.25)
+        let qAC = factors.channel(3, 3, qScale * 1.25)
+        let aAC = hasAlpha ? factors.channel(5, 5, aScale) : []
+        guard !factors.short else { return nil }
 
         // The reference's approximate aspect ratio, from the header's unclamped counts.
         let ratioX = isLandscape ? (hasAlpha ? 5 : 7) : header16 & 7
@@ -195,17 +191,8 @@ public enum ThumbHash {
                 var a = aDC
                 for cx in fx.indices { fx[cx] = cos(Double.pi / Double(w) * (Double(x) + 0.5) * Double(cx)) }
                 for cy in fy.indices { fy[cy] = cos(Double.pi / Double(h) * (Double(y) + 0.5) * Double(cy)) }
+                add(lAC, nx: lx, ny: ly, fx: fx, fy: fy, to: &l)
                 var j = 0
-                for cy in 0..<ly {
-                    var cx = cy > 0 ? 0 : 1
-                    let fy2 = fy[cy] * 2
-                    while cx * ly < lx * (ly - cy) {
-                        l += lAC[j] * fx[cx] * fy2
-                        cx += 1
-                        j += 1
-                    }
-                }
-                j = 0
                 for cy in 0..<3 {
                     var cx = cy > 0 ? 0 : 1
                     let fy2 = fy[cy] * 2
@@ -217,18 +204,7 @@ public enum ThumbHash {
                         j += 1
                     }
                 }
-                if hasAlpha {
-                    j = 0
-                    for cy in 0..<5 {
-                        var cx = cy > 0 ? 0 : 1
-                        let fy2 = fy[cy] * 2
-                        while cx < 5 - cy {
-                            a += aAC[j] * fx[cx] * fy2
-                            cx += 1
-                            j += 1
-                        }
-                    }
-                }
+                if hasAlpha { add(aAC, nx: 5, ny: 5, fx: fx, fy: fy, to: &a) }
                 let b = l - 2 / 3 * p
                 let r = (3 * l - b + q) / 2
                 let g = r - q
@@ -246,5 +222,37 @@ public enum ThumbHash {
     static func jsRound(_ value: Double) -> Double {
         let floor = value.rounded(.down)
         return value - floor >= 0.5 ? floor + 1 : floor
+    }
+}
+
+/// Reads a hash's varying factors, a nibble each, channel after channel, for
+/// ``ThumbHash/decode(_:)``; `short` once the hash ended before them.
+private struct FactorReader {
+    let hash: [UInt8]
+    /// The byte of the first factor (after the header).
+    let start: Int
+    /// The next nibble's index.
+    var index = 0
+    var short = false
+
+    /// A channel's factors (`nx` × `ny`, the triangle the encoder keeps), each
+    /// scaled by `scale`.
+    mutating func channel(_ nx: Int, _ ny: Int, _ scale: Double) -> [Double] {
+        var ac: [Double] = []
+        for cy in 0..<ny {
+            var cx = cy > 0 ? 0 : 1
+            while cx * ny < nx * (ny - cy) {
+                let byte = start + index >> 1
+                guard byte < hash.count else {
+                    short = true
+                    return ac
+                }
+                let nibble = Int(hash[byte]) >> ((index & 1) << 2) & 15
+                ac.append((Double(nibble) / 7.5 - 1) * scale)
+                index += 1
+                cx += 1
+            }
+        }
+        return ac
     }
 }

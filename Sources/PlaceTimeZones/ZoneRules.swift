@@ -166,85 +166,32 @@ struct PosixRule: Sendable {
     }
 
     init?(_ text: String) {
-        var scanner = Array(text.utf8)[...]
-        func name() -> Bool {
-            if scanner.first == UInt8(ascii: "<") {
-                guard let close = scanner.firstIndex(of: UInt8(ascii: ">")) else { return false }
-                scanner = scanner[(close + 1)...]
-                return true
-            }
-            let letters = scanner.prefix { (0x41...0x5A).contains($0) || (0x61...0x7A).contains($0) }
-            guard letters.count >= 3 else { return false }
-            scanner = scanner.dropFirst(letters.count)
-            return true
-        }
-        func number() -> Int? {
-            let digits = scanner.prefix { (0x30...0x39).contains($0) }
-            guard !digits.isEmpty, digits.count <= 3 else { return nil }
-            scanner = scanner.dropFirst(digits.count)
-            return digits.reduce(0) { $0 * 10 + Int($1 - 0x30) }
-        }
-        /// `[+-]hh[:mm[:ss]]`, in seconds.
-        func time() -> Int? {
-            var sign = 1
-            if scanner.first == UInt8(ascii: "-") || scanner.first == UInt8(ascii: "+") {
-                sign = scanner.first == UInt8(ascii: "-") ? -1 : 1
-                scanner = scanner.dropFirst()
-            }
-            guard let hours = number(), hours <= 167 else { return nil }
-            var seconds = hours * 3600
-            for unit in [60, 1] where scanner.first == UInt8(ascii: ":") {
-                scanner = scanner.dropFirst()
-                guard let value = number(), value < 60 else { return nil }
-                seconds += value * unit
-            }
-            return sign * seconds
-        }
-        func date() -> DateRule? {
-            switch scanner.first {
-            case UInt8(ascii: "M"):
-                scanner = scanner.dropFirst()
-                guard let month = number(), scanner.popFirst() == UInt8(ascii: "."), let week = number(),
-                    scanner.popFirst() == UInt8(ascii: "."),
-                    let day = number(), (1...12).contains(month), (1...5).contains(week), (0...6).contains(day)
-                else { return nil }
-                return .month(month, week, day)
-            case UInt8(ascii: "J"):
-                scanner = scanner.dropFirst()
-                guard let day = number(), (1...365).contains(day) else { return nil }
-                return .julian(day)
-            default:
-                guard let day = number(), (0...365).contains(day) else { return nil }
-                return .zeroBased(day)
-            }
-        }
-        guard name(), let std = time() else { return nil }
+        var scanner = RuleScanner(text)
+        guard scanner.name(), let std = scanner.time() else { return nil }
         standard = Int32(-std)
-        guard !scanner.isEmpty else {
+        guard !scanner.isAtEnd else {
             daylight = nil
             return
         }
-        guard name() else { return nil }
+        guard scanner.name() else { return nil }
         var dst = std - 3600
-        if let first = scanner.first, first != UInt8(ascii: ",") {
-            guard let value = time() else { return nil }
+        if let first = scanner.rest.first, first != UInt8(ascii: ",") {
+            guard let value = scanner.time() else { return nil }
             dst = value
         }
-        guard scanner.popFirst() == UInt8(ascii: ","), let start = date() else { return nil }
+        guard scanner.take(","), let start = scanner.date() else { return nil }
         var startTime = 7200
         var endTime = 7200
-        if scanner.first == UInt8(ascii: "/") {
-            scanner = scanner.dropFirst()
-            guard let value = time() else { return nil }
+        if scanner.take("/") {
+            guard let value = scanner.time() else { return nil }
             startTime = value
         }
-        guard scanner.popFirst() == UInt8(ascii: ","), let end = date() else { return nil }
-        if scanner.first == UInt8(ascii: "/") {
-            scanner = scanner.dropFirst()
-            guard let value = time() else { return nil }
+        guard scanner.take(","), let end = scanner.date() else { return nil }
+        if scanner.take("/") {
+            guard let value = scanner.time() else { return nil }
             endTime = value
         }
-        guard scanner.isEmpty else { return nil }
+        guard scanner.isAtEnd else { return nil }
         daylight = (Int32(-dst), start, Int32(startTime), end, Int32(endTime))
     }
 
@@ -313,6 +260,83 @@ struct PosixRule: Sendable {
             let length = [31, isLeap(year) ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31][month - 1]
             while day >= first + length { day -= 7 }
             return day
+        }
+    }
+}
+
+/// Reads a POSIX TZ rule (`CET-1CEST,M3.5.0,M10.5.0/3`) piece by piece, for
+/// ``PosixRule/init(_:)``: each read takes what it read off ``rest``.
+private struct RuleScanner {
+    /// What is left to read.
+    var rest: ArraySlice<UInt8>
+
+    init(_ text: String) { rest = Array(text.utf8)[...] }
+
+    /// True when everything was read.
+    var isAtEnd: Bool { rest.isEmpty }
+
+    /// Takes `character` when it comes next.
+    mutating func take(_ character: Unicode.Scalar) -> Bool {
+        guard rest.first == UInt8(ascii: character) else { return false }
+        rest = rest.dropFirst()
+        return true
+    }
+
+    /// A zone's name: `<+03>`, or three letters or more.
+    mutating func name() -> Bool {
+        if rest.first == UInt8(ascii: "<") {
+            guard let close = rest.firstIndex(of: UInt8(ascii: ">")) else { return false }
+            rest = rest[(close + 1)...]
+            return true
+        }
+        let letters = rest.prefix { (0x41...0x5A).contains($0) || (0x61...0x7A).contains($0) }
+        guard letters.count >= 3 else { return false }
+        rest = rest.dropFirst(letters.count)
+        return true
+    }
+
+    /// One to three digits.
+    mutating func number() -> Int? {
+        let digits = rest.prefix { (0x30...0x39).contains($0) }
+        guard !digits.isEmpty, digits.count <= 3 else { return nil }
+        rest = rest.dropFirst(digits.count)
+        return digits.reduce(0) { $0 * 10 + Int($1 - 0x30) }
+    }
+
+    /// `[+-]hh[:mm[:ss]]`, in seconds.
+    mutating func time() -> Int? {
+        var sign = 1
+        if rest.first == UInt8(ascii: "-") || rest.first == UInt8(ascii: "+") {
+            sign = rest.first == UInt8(ascii: "-") ? -1 : 1
+            rest = rest.dropFirst()
+        }
+        guard let hours = number(), hours <= 167 else { return nil }
+        var seconds = hours * 3600
+        for unit in [60, 1] where rest.first == UInt8(ascii: ":") {
+            rest = rest.dropFirst()
+            guard let value = number(), value < 60 else { return nil }
+            seconds += value * unit
+        }
+        return sign * seconds
+    }
+
+    /// A day of the year: `Mm.w.d`, `Jn` or `n`.
+    mutating func date() -> PosixRule.DateRule? {
+        switch rest.first {
+        case UInt8(ascii: "M"):
+            rest = rest.dropFirst()
+            guard let month = number(), rest.popFirst() == UInt8(ascii: "."), let week = number(),
+                rest.popFirst() == UInt8(ascii: "."),
+                let day = number(), (1...12).contains(month), (1...5).contains(week), (0...6).contains(day)
+            else { return nil }
+            return .month(month, week, day)
+        case UInt8(ascii: "J"):
+            rest = rest.dropFirst()
+            guard let day = number(), (1...365).contains(day) else { return nil }
+            return .julian(day)
+        default:
+            guard let day = number(), (0...365).contains(day) else { return nil }
+            return .zeroBased(day)
         }
     }
 }

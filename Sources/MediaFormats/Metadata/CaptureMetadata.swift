@@ -46,103 +46,129 @@ package struct CaptureMetadata {
     package static func read(_ file: any RandomAccessBytes, format: MediaFormat) -> CaptureMetadata? {
         let stream = SegmentedBytes(file)
         switch format.id {
-        case "jxl":
-            guard stream.read(0..<12) == JXLLocation.containerSignature else { return nil }
-            for box in ISOBox.list(stream, in: 0..<stream.count, limit: 10_000) where box.type == "Exif" {
-                guard let prefix = stream.read(box.payload.lowerBound..<(box.payload.lowerBound + 4)) else { continue }
-                let offset = Int(prefix[0]) << 24 | Int(prefix[1]) << 16 | Int(prefix[2]) << 8 | Int(prefix[3])
-                guard offset >= 0, box.payload.lowerBound + 4 + offset < box.payload.upperBound else { continue }
-                return CaptureMetadata(
-                    tiff: stream.slice((box.payload.lowerBound + 4 + offset)..<box.payload.upperBound))
-            }
-            return nil
-        case "heic", "heif", "avif":
-            guard stream.count <= HEIFLocation.maximumSize, let bytes = stream.read(0..<stream.count),
-                let heif = try? HEIFFile.parse(bytes),
-                let primary = heif.primaryItem
-            else { return nil }
-            for item in heif.items(referring: primary.id, type: "cdsc") where item.type == "Exif" {
-                guard let data = HEIFLocation.segments(of: item, in: heif, stream: stream),
-                    let prefix = data.read(0..<4)
-                else { continue }
-                let offset = Int(prefix[0]) << 24 | Int(prefix[1]) << 16 | Int(prefix[2]) << 8 | Int(prefix[3])
-                guard offset >= 0, 4 + offset < data.count else { continue }
-                if let metadata = CaptureMetadata(tiff: data.slice((4 + offset)..<data.count)) { return metadata }
-            }
-            return nil
-        case "cr3":
-            var metadata = CaptureMetadata()
-            guard let moov = ISOBox.list(stream, in: 0..<stream.count, limit: 1000).first(where: { $0.type == "moov" })
-            else { return nil }
-            for box in ISOBox.list(stream, in: moov.payload, limit: 1000)
-            where box.type == "uuid" && box.uuid == ISOLocation.canonUUID {
-                for inner in ISOBox.list(stream, in: box.payload, limit: 64) {
-                    guard let reader = TIFFReader(stream.slice(inner.payload), base: 0),
-                        let ifd = reader.ifd(at: reader.firstIFD)
-                    else { continue }
-                    let directory = Directory(reader: reader, entries: ifd.entries)
-                    switch inner.type {
-                    case "CMT1": metadata.ifd0 = directory
-                    case "CMT2": metadata.exif = directory
-                    case "CMT4": metadata.gps = directory
-                    default: break
-                    }
-                }
-            }
-            return metadata.isEmpty ? nil : metadata
-        case "raf":
-            guard let header = stream.read(0..<92), header.starts(with: Array("FUJIFILMCCD-RAW".utf8)) else {
-                return nil
-            }
-            let bytes = BigEndianBytes(bytes: header)
-            guard let offset = bytes.u32(84), let length = bytes.u32(88) else { return nil }
-            return jpeg(stream.slice(offset..<min(stream.count, offset + length)))
-        case "rw2":
-            guard let own = CaptureMetadata(tiff: stream) else { return nil }
-            if let reader = own.ifd0?.reader, let entries = own.ifd0?.entries,
-                let jpeg = reader.blob(0x002E, in: entries),
-                let embedded = self.jpeg(stream.slice(jpeg))
-            {
-                return embedded
-            }
-            return own
+        case "jxl": return ofJXL(stream)
+        case "heic", "heif", "avif": return ofHEIF(stream)
+        case "cr3": return ofCR3(stream)
+        case "raf": return ofRAF(stream)
+        case "rw2": return ofRW2(stream)
         case "tiff", "dng", "nef", "cr2", "arw", "orf":
             return CaptureMetadata(tiff: stream)
-        case "png":
-            // The `eXIf` chunk (a TIFF structure; a few writers put `Exif\0\0` before it).
-            guard stream.read(0..<8) == PNGLocation.signature else { return nil }
-            var position = 8
-            for _ in 0..<100_000 {
-                guard position + 12 <= stream.count, let header = stream.read(position..<(position + 8)) else {
-                    return nil
-                }
-                let length = Int(header[0]) << 24 | Int(header[1]) << 16 | Int(header[2]) << 8 | Int(header[3])
-                let data = (position + 8)..<(position + 8 + length)
-                guard data.upperBound + 4 <= stream.count else { return nil }
-                if header[4..<8].elementsEqual("eXIf".utf8) { return exifChunk(stream, data) }
-                if header[4..<8].elementsEqual("IDAT".utf8) || header[4..<8].elementsEqual("IEND".utf8) { return nil }
-                position = data.upperBound + 4
-            }
-            return nil
-        case "webp":
-            // The `EXIF` chunk (RIFF, little-endian lengths, padded to even).
-            guard let header = stream.read(0..<12), header.starts(with: Array("RIFF".utf8)),
-                header[8..<12].elementsEqual("WEBP".utf8)
-            else { return nil }
-            var position = 12
-            for _ in 0..<100_000 {
-                guard position + 8 <= stream.count, let chunk = stream.read(position..<(position + 8)) else {
-                    return nil
-                }
-                let size = Int(chunk[4]) | Int(chunk[5]) << 8 | Int(chunk[6]) << 16 | Int(chunk[7]) << 24
-                let data = (position + 8)..<min(stream.count, position + 8 + size)
-                if chunk[0..<4].elementsEqual("EXIF".utf8) { return exifChunk(stream, data) }
-                position = data.upperBound + (size & 1)
-            }
-            return nil
+        case "png": return ofPNG(stream)
+        case "webp": return ofWebP(stream)
         default:
             return nil
         }
+    }
+
+    /// The metadata of a JPEG XL's `Exif` box.
+    private static func ofJXL(_ stream: SegmentedBytes) -> CaptureMetadata? {
+        guard stream.read(0..<12) == JXLLocation.containerSignature else { return nil }
+        for box in ISOBox.list(stream, in: 0..<stream.count, limit: 10_000) where box.type == "Exif" {
+            guard let prefix = stream.read(box.payload.lowerBound..<(box.payload.lowerBound + 4)) else { continue }
+            let offset = Int(prefix[0]) << 24 | Int(prefix[1]) << 16 | Int(prefix[2]) << 8 | Int(prefix[3])
+            guard offset >= 0, box.payload.lowerBound + 4 + offset < box.payload.upperBound else { continue }
+            return CaptureMetadata(
+                tiff: stream.slice((box.payload.lowerBound + 4 + offset)..<box.payload.upperBound))
+        }
+        return nil
+    }
+
+    /// The metadata of a HEIF's `Exif` item (the primary image's).
+    private static func ofHEIF(_ stream: SegmentedBytes) -> CaptureMetadata? {
+        guard stream.count <= HEIFLocation.maximumSize, let bytes = stream.read(0..<stream.count),
+            let heif = try? HEIFFile.parse(bytes),
+            let primary = heif.primaryItem
+        else { return nil }
+        for item in heif.items(referring: primary.id, type: "cdsc") where item.type == "Exif" {
+            guard let data = HEIFLocation.segments(of: item, in: heif, stream: stream),
+                let prefix = data.read(0..<4)
+            else { continue }
+            let offset = Int(prefix[0]) << 24 | Int(prefix[1]) << 16 | Int(prefix[2]) << 8 | Int(prefix[3])
+            guard offset >= 0, 4 + offset < data.count else { continue }
+            if let metadata = CaptureMetadata(tiff: data.slice((4 + offset)..<data.count)) { return metadata }
+        }
+        return nil
+    }
+
+    /// The metadata of a CR3's `CMT1`, `CMT2` and `CMT4`.
+    private static func ofCR3(_ stream: SegmentedBytes) -> CaptureMetadata? {
+        var metadata = CaptureMetadata()
+        guard let moov = ISOBox.list(stream, in: 0..<stream.count, limit: 1000).first(where: { $0.type == "moov" })
+        else { return nil }
+        for box in ISOBox.list(stream, in: moov.payload, limit: 1000)
+        where box.type == "uuid" && box.uuid == ISOLocation.canonUUID {
+            for inner in ISOBox.list(stream, in: box.payload, limit: 64) {
+                guard let reader = TIFFReader(stream.slice(inner.payload), base: 0),
+                    let ifd = reader.ifd(at: reader.firstIFD)
+                else { continue }
+                let directory = Directory(reader: reader, entries: ifd.entries)
+                switch inner.type {
+                case "CMT1": metadata.ifd0 = directory
+                case "CMT2": metadata.exif = directory
+                case "CMT4": metadata.gps = directory
+                default: break
+                }
+            }
+        }
+        return metadata.isEmpty ? nil : metadata
+    }
+
+    /// The metadata of a RAF: its embedded JPEG's.
+    private static func ofRAF(_ stream: SegmentedBytes) -> CaptureMetadata? {
+        guard let header = stream.read(0..<92), header.starts(with: Array("FUJIFILMCCD-RAW".utf8)) else {
+            return nil
+        }
+        let bytes = BigEndianBytes(bytes: header)
+        guard let offset = bytes.u32(84), let length = bytes.u32(88) else { return nil }
+        return jpeg(stream.slice(offset..<min(stream.count, offset + length)))
+    }
+
+    /// The metadata of a RW2: its embedded JPEG's EXIF, else its own directories.
+    private static func ofRW2(_ stream: SegmentedBytes) -> CaptureMetadata? {
+        guard let own = CaptureMetadata(tiff: stream) else { return nil }
+        if let reader = own.ifd0?.reader, let entries = own.ifd0?.entries,
+            let jpeg = reader.blob(0x002E, in: entries),
+            let embedded = self.jpeg(stream.slice(jpeg))
+        {
+            return embedded
+        }
+        return own
+    }
+
+    /// The metadata of a PNG: its `eXIf` chunk (a TIFF structure; a few writers put `Exif\0\0` before it).
+    private static func ofPNG(_ stream: SegmentedBytes) -> CaptureMetadata? {
+        guard stream.read(0..<8) == PNGLocation.signature else { return nil }
+        var position = 8
+        for _ in 0..<100_000 {
+            guard position + 12 <= stream.count, let header = stream.read(position..<(position + 8)) else {
+                return nil
+            }
+            let length = Int(header[0]) << 24 | Int(header[1]) << 16 | Int(header[2]) << 8 | Int(header[3])
+            let data = (position + 8)..<(position + 8 + length)
+            guard data.upperBound + 4 <= stream.count else { return nil }
+            if header[4..<8].elementsEqual("eXIf".utf8) { return exifChunk(stream, data) }
+            if header[4..<8].elementsEqual("IDAT".utf8) || header[4..<8].elementsEqual("IEND".utf8) { return nil }
+            position = data.upperBound + 4
+        }
+        return nil
+    }
+
+    /// The metadata of a WebP: its `EXIF` chunk (RIFF, little-endian lengths, padded to even).
+    private static func ofWebP(_ stream: SegmentedBytes) -> CaptureMetadata? {
+        guard let header = stream.read(0..<12), header.starts(with: Array("RIFF".utf8)),
+            header[8..<12].elementsEqual("WEBP".utf8)
+        else { return nil }
+        var position = 12
+        for _ in 0..<100_000 {
+            guard position + 8 <= stream.count, let chunk = stream.read(position..<(position + 8)) else {
+                return nil
+            }
+            let size = Int(chunk[4]) | Int(chunk[5]) << 8 | Int(chunk[6]) << 16 | Int(chunk[7]) << 24
+            let data = (position + 8)..<min(stream.count, position + 8 + size)
+            if chunk[0..<4].elementsEqual("EXIF".utf8) { return exifChunk(stream, data) }
+            position = data.upperBound + (size & 1)
+        }
+        return nil
     }
 
     /// The EXIF of a PNG's `eXIf` or a WebP's `EXIF` chunk: a TIFF structure,
