@@ -47,60 +47,75 @@ enum DoctorCommand {
         let units = ShareService.systemdUnits(
             landlockABI: report.landlockABI, unprivilegedNamespaces: report.unprivilegedNamespaces)
         if parsed.flag("json") {
-            Terminal.shared.out(
-                JSONLine.object([
-                    "seccomp": report.seccompAvailable, "landlockABI": report.landlockABI,
-                    "confinement": name(report.confinement), "runningAs": account,
-                    "helperAccount": [
-                        "uid": Int(report.uid), "gid": report.gid.map { Int($0) } ?? NSNull(),
-                        "ofTheirOwn": report.helperUIDOfTheirOwn,
-                        "fallback": report.helperAccountFallback ?? NSNull(),
-                    ] as [String: Any],
-                    "helper": [
-                        "pid": Int(report.helperProcessID), "uid": Int(report.helper.uid),
-                        "gid": Int(report.helper.gid),
-                        "capEffective": hex(report.helper.capEffective), "capBounding": hex(report.helper.capBounding),
-                        "noNewPrivs": report.helper.noNewPrivs, "seccomp": report.helper.seccompMode,
-                        "policy": report.helper.seccompPolicy.rawValue,
-                        "landlockABI": report.helper.landlockABI, "confinement": name(report.helper.confinement),
-                        "addressSpaceLimit": Int(report.helper.addressSpaceLimit),
-                        "cpuLimit": Int(report.helper.cpuLimit),
-                    ] as [String: Any],
-                    "helperExecutable": configuration.helperExecutable, "shortfalls": report.shortfalls,
-                    "weakerThanStrongest": weaker,
-                    "systemdUnits": ["dropIn": units.dropIn ?? NSNull(), "advice": units.advice] as [String: Any],
-                ]))
+            printJSON(report, account: account, units: units, helperExecutable: configuration.helperExecutable)
         } else {
-            Terminal.shared.out("This machine")
-            Terminal.shared.out("  seccomp filters:  \(report.seccompAvailable ? "available" : "not available")")
-            Terminal.shared.out(
-                "  Landlock:         \(report.landlockABI > 0 ? "ABI \(report.landlockABI)" : "not available")")
-            Terminal.shared.out("  confinement:      \(report.confinement)")
-            Terminal.shared.out("  running as:       \(account)")
-            Terminal.shared.out("  systemd units:    \(units.advice)")
-            Terminal.shared.out("  helper executable: \(configuration.helperExecutable)")
-            Terminal.shared.out(
-                "A decoder helper (pid \(report.helperProcessID)), from its /proc/\(report.helperProcessID)/status")
-            for line in report.statusLines { Terminal.shared.out("  \(line)") }
-            Terminal.shared.out("  seccomp policy:   \(report.helper.seccompPolicy.rawValue)")
-            Terminal.shared.out(
-                "  confinement:      \(report.helper.confinement)\(report.helper.landlockABI > 0 ? " (ABI \(report.helper.landlockABI))" : "")"
-            )
-            Terminal.shared.out("  address space:    \(report.helper.addressSpaceLimit >> 20) MiB")
-            Terminal.shared.out("  CPU time:         \(report.helper.cpuLimit) s in all (hard limit)")
-            if weaker.isEmpty {
-                Terminal.shared.out("The helper has the strongest sandbox: Landlock and the seccomp allowlist.")
-            } else {
-                if report.shortfalls.isEmpty {
-                    Terminal.shared.out(
-                        "The helper's sandbox is as strong as this machine allows, but weaker than the strongest:")
-                } else {
-                    Terminal.shared.out("WEAKER than this machine allows:")
-                }
-                for shortfall in weaker { Terminal.shared.out("  - \(shortfall)") }
-            }
+            printText(report, account: account, units: units, helperExecutable: configuration.helperExecutable)
         }
         return weaker.isEmpty ? .success : .partial
+    }
+
+    /// `--json`: the machine, the account, the helper's sandbox and what it falls short of, as one object.
+    private static func printJSON(
+        _ report: SandboxReport, account: String, units: (dropIn: String?, advice: String), helperExecutable: String
+    ) {
+        Terminal.shared.out(
+            JSONLine.object([
+                "seccomp": report.seccompAvailable, "landlockABI": report.landlockABI,
+                "confinement": name(report.confinement), "runningAs": account,
+                "helperAccount": [
+                    "uid": Int(report.uid), "gid": report.gid.map { Int($0) } ?? NSNull(),
+                    "ofTheirOwn": report.helperUIDOfTheirOwn,
+                    "fallback": report.helperAccountFallback ?? NSNull(),
+                ] as [String: Any],
+                "helper": [
+                    "pid": Int(report.helperProcessID), "uid": Int(report.helper.uid),
+                    "gid": Int(report.helper.gid),
+                    "capEffective": hex(report.helper.capEffective), "capBounding": hex(report.helper.capBounding),
+                    "noNewPrivs": report.helper.noNewPrivs, "seccomp": report.helper.seccompMode,
+                    "policy": report.helper.seccompPolicy.rawValue,
+                    "landlockABI": report.helper.landlockABI, "confinement": name(report.helper.confinement),
+                    "addressSpaceLimit": Int(report.helper.addressSpaceLimit),
+                    "cpuLimit": Int(report.helper.cpuLimit),
+                ] as [String: Any],
+                "helperExecutable": helperExecutable, "shortfalls": report.shortfalls,
+                "weakerThanStrongest": report.weakerThanStrongest,
+                "systemdUnits": ["dropIn": units.dropIn ?? NSNull(), "advice": units.advice] as [String: Any],
+            ]))
+    }
+
+    /// The machine, then the helper's sandbox and what it falls short of, for people.
+    private static func printText(
+        _ report: SandboxReport, account: String, units: (dropIn: String?, advice: String), helperExecutable: String
+    ) {
+        let weaker = report.weakerThanStrongest
+        Terminal.shared.out("This machine")
+        Terminal.shared.out("  seccomp filters:  \(report.seccompAvailable ? "available" : "not available")")
+        Terminal.shared.out(
+            "  Landlock:         \(report.landlockABI > 0 ? "ABI \(report.landlockABI)" : "not available")")
+        Terminal.shared.out("  confinement:      \(report.confinement)")
+        Terminal.shared.out("  running as:       \(account)")
+        Terminal.shared.out("  systemd units:    \(units.advice)")
+        Terminal.shared.out("  helper executable: \(helperExecutable)")
+        Terminal.shared.out(
+            "A decoder helper (pid \(report.helperProcessID)), from its /proc/\(report.helperProcessID)/status")
+        for line in report.statusLines { Terminal.shared.out("  \(line)") }
+        Terminal.shared.out("  seccomp policy:   \(report.helper.seccompPolicy.rawValue)")
+        Terminal.shared.out(
+            "  confinement:      \(report.helper.confinement)\(report.helper.landlockABI > 0 ? " (ABI \(report.helper.landlockABI))" : "")"
+        )
+        Terminal.shared.out("  address space:    \(report.helper.addressSpaceLimit >> 20) MiB")
+        Terminal.shared.out("  CPU time:         \(report.helper.cpuLimit) s in all (hard limit)")
+        if weaker.isEmpty {
+            Terminal.shared.out("The helper has the strongest sandbox: Landlock and the seccomp allowlist.")
+        } else {
+            if report.shortfalls.isEmpty {
+                Terminal.shared.out(
+                    "The helper's sandbox is as strong as this machine allows, but weaker than the strongest:")
+            } else {
+                Terminal.shared.out("WEAKER than this machine allows:")
+            }
+            for shortfall in weaker { Terminal.shared.out("  - \(shortfall)") }
+        }
     }
 
     /// The confinement's name in `--json`.

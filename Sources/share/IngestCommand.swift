@@ -16,23 +16,10 @@ enum IngestCommand {
         let inputs =
             parsed.positionalPaths.map(ShareInput.path) + parsed.all("text").map(ShareInput.text)
             + parsed.all("url").map(ShareInput.url)
-        if parsed.value("resume") != nil, !inputs.isEmpty {
-            return Command.usageFailure("--resume takes no PATH, --text or --url", spec)
-        }
-        if parsed.value("db") == nil,
-            let option = ["no-wait", "timeout"].first(where: { parsed.flag($0) || parsed.value($0) != nil })
-        {
-            return Command.usageFailure(
-                "--\(option) is for batches enqueued with --db; a local batch runs here until it ends", spec)
-        }
-        if parsed.flag("dry-run") {
-            guard parsed.value("resume") == nil, parsed.value("db") == nil else {
-                return Command.usageFailure("--dry-run plans new inputs: not with --resume or --db", spec)
-            }
-            return DryRun.run(inputs, parsed: parsed)
-        }
-        var pipeline: PipelineDefinition
-        var key: ShareKey?
+        if let refused = usageRefusal(parsed, inputs: inputs, spec) { return refused }
+        if parsed.flag("dry-run") { return DryRun.run(inputs, parsed: parsed) }
+        let pipeline: PipelineDefinition
+        let key: ShareKey?
         let container: ContainerDirectory
         let decoder: any MediaDecoder
         do {
@@ -40,23 +27,7 @@ enum IngestCommand {
         } catch {
             return Command.usageFailure(error.description, spec)
         }
-        do {
-            pipeline = try PipelineDefinition.load(parsed.value("pipeline") ?? "default")
-            if let scheme = parsed.value("scheme") {
-                try RedirectURL.validate(scheme: scheme)
-                pipeline.manifest.scheme = scheme
-            }
-            key = try parsed.value("key").map { try ShareKey($0) }
-        } catch {
-            return Command.failure(error)
-        }
-        if parsed.value("resume") != nil, let option = MediaChoices.given(parsed) {
-            return Command.usageFailure(
-                "--\(option) chooses for a new batch; a resumed batch keeps the choices it was started with", spec)
-        }
-        do { pipeline = try MediaChoices.apply(parsed, to: pipeline) } catch {
-            return Command.usageFailure(error.description, spec)
-        }
+        do throws(Exit) { (pipeline, key) = try loadPipeline(parsed, spec) } catch { return error.status }
         if parsed.value("db") == nil, parsed.value("resume") == nil, inputs.isEmpty {
             return Command.usageFailure(ShareIngestError.noInputs.description, spec)
         }
@@ -99,68 +70,151 @@ enum IngestCommand {
             return Command.failure("--isolation process: \(refusal)", .unavailable)
         }
         let report: BatchReport
+        switch ingestLocally(
+            inputs, parsed: parsed, container: container, pipeline: pipeline, decoder: decoder, key: key,
+            printer: printer, mode: mode, cancellation: cancellation)
+        {
+        case .ran(let ran): report = ran
+        case .exit(let status): return status
+        }
+        if report.interrupted { return stopped(report, mode: mode, container: container) }
+        let written = parsed.value("report").map { write(report, to: $0, container: container) } ?? true
+        if mode != .json { summarize(report, container: container, quiet: mode == .quiet) }
+        guard written else { return .cannotCreate }
+        return outcome(of: report)
+    }
+
+    /// The options that do not go together (`--resume` with inputs; `--no-wait`
+    /// or `--timeout` without `--db`; `--dry-run` with `--resume` or `--db`).
+    private static func usageRefusal(_ parsed: Arguments, inputs: [ShareInput], _ spec: CommandSpec) -> ExitStatus? {
+        if parsed.value("resume") != nil, !inputs.isEmpty {
+            return Command.usageFailure("--resume takes no PATH, --text or --url", spec)
+        }
+        if parsed.value("db") == nil,
+            let option = ["no-wait", "timeout"].first(where: { parsed.flag($0) || parsed.value($0) != nil })
+        {
+            return Command.usageFailure(
+                "--\(option) is for batches enqueued with --db; a local batch runs here until it ends", spec)
+        }
+        if parsed.flag("dry-run"), parsed.value("resume") != nil || parsed.value("db") != nil {
+            return Command.usageFailure("--dry-run plans new inputs: not with --resume or --db", spec)
+        }
+        return nil
+    }
+
+    /// Ends the command with `status` (the message already said).
+    private struct Exit: Error {
+        let status: ExitStatus
+    }
+
+    /// The pipeline (`--pipeline`, `--scheme`, the media choices) and the key
+    /// (`--key`) of a batch; the media choices are refused with `--resume`.
+    private static func loadPipeline(
+        _ parsed: Arguments, _ spec: CommandSpec
+    ) throws(Exit) -> (PipelineDefinition, ShareKey?) {
+        var pipeline: PipelineDefinition
+        let key: ShareKey?
+        do {
+            pipeline = try PipelineDefinition.load(parsed.value("pipeline") ?? "default")
+            if let scheme = parsed.value("scheme") {
+                try RedirectURL.validate(scheme: scheme)
+                pipeline.manifest.scheme = scheme
+            }
+            key = try parsed.value("key").map { try ShareKey($0) }
+        } catch {
+            throw Exit(status: Command.failure(error))
+        }
+        if parsed.value("resume") != nil, let option = MediaChoices.given(parsed) {
+            throw Exit(
+                status: Command.usageFailure(
+                    "--\(option) chooses for a new batch; a resumed batch keeps the choices it was started with", spec))
+        }
+        do { pipeline = try MediaChoices.apply(parsed, to: pipeline) } catch {
+            throw Exit(status: Command.usageFailure(error.description, spec))
+        }
+        return (pipeline, key)
+    }
+
+    /// What a local run came to: a report, or an exit status before one.
+    private enum LocalRun {
+        case ran(BatchReport)
+        case exit(ExitStatus)
+    }
+
+    /// The local batch: `--resume BATCH`, the unfinished batch of the same
+    /// inputs (`--resume-unfinished`; refused without it or while another
+    /// share holds it), or a new batch.
+    private static func ingestLocally(
+        _ inputs: [ShareInput], parsed: Arguments, container: ContainerDirectory, pipeline: PipelineDefinition,
+        decoder: any MediaDecoder, key: ShareKey?, printer: ProgressPrinter, mode: ProgressPrinter.Mode,
+        cancellation: CancellationFlag
+    ) -> LocalRun {
         do {
             var ingestor = ShareIngestor(container: container, pipeline: pipeline, decoder: decoder)
             if let attempts = parsed.integer("max-attempts") { ingestor.maxAttempts = attempts }
             ingestor.sizeLimits = sizeLimits(parsed, defaults: .none)
             ingestor.selection = MediaChoices.selection(parsed)
             if let batch = parsed.value("resume") {
-                report = try ingestor.resume(batch, events: printer.handle, cancellation: cancellation)
+                return .ran(try ingestor.resume(batch, events: printer.handle, cancellation: cancellation))
             } else if !parsed.flag("new-batch"), let unfinished = try ingestor.unfinishedBatches(of: inputs).last {
                 // The same command again after an interruption: finish that batch, never a second copy of everything.
                 let batch = unfinished.batch.id.uuidString
                 guard !unfinished.held else {
-                    return Command.failure(
-                        "another share is ingesting these inputs into \(container.root) now (batch \(batch)); wait for it to end, or start another beside it with --new-batch",
-                        .temporaryFailure)
+                    return .exit(
+                        Command.failure(
+                            "another share is ingesting these inputs into \(container.root) now (batch \(batch)); wait for it to end, or start another beside it with --new-batch",
+                            .temporaryFailure))
                 }
                 guard parsed.flag("resume-unfinished") else {
                     let started = ISO8601DateFormatter().string(from: unfinished.batch.createdAt)
-                    return Command.failure(
-                        "an unfinished batch of these inputs (started \(started)) is in \(container.root): finish it with  share ingest --resume \(batch) --container \(container.root)  (or run this again with --resume-unfinished; --new-batch starts another beside it)",
-                        .temporaryFailure)
+                    return .exit(
+                        Command.failure(
+                            "an unfinished batch of these inputs (started \(started)) is in \(container.root): finish it with  share ingest --resume \(batch) --container \(container.root)  (or run this again with --resume-unfinished; --new-batch starts another beside it)",
+                            .temporaryFailure))
                 }
                 if mode != .json {
                     Terminal.shared.err("share: finishing the unfinished batch \(batch) of these inputs")
                 }
-                report = try ingestor.resume(batch, events: printer.handle, cancellation: cancellation)
+                return .ran(try ingestor.resume(batch, events: printer.handle, cancellation: cancellation))
             } else {
-                report = try ingestor.ingest(
-                    inputs, key: key, message: parsed.value("message"), events: printer.handle,
-                    cancellation: cancellation)
+                return .ran(
+                    try ingestor.ingest(
+                        inputs, key: key, message: parsed.value("message"), events: printer.handle,
+                        cancellation: cancellation))
             }
         } catch {
-            return Command.failure(error)
+            return .exit(Command.failure(error))
         }
-        if report.interrupted {
-            let resume = "share ingest --resume \(report.batchID.uuidString) --container \(container.root)"
-            // --json's last line says how the batch ended, as batchFinished does for a finished one.
-            if mode == .json { Terminal.shared.out(JSONLine.stopped(report, resume: resume)) }
-            switch report.stop ?? .asked {
-            case .asked:
-                Terminal.shared.err("share: interrupted; nothing is lost: finish with  \(resume)")
-                return ExitStatus.after(signal: Signals.received ?? SIGINT)
-            case .diskFull:
-                let waiting = report.items.filter { $0.failure?.reason == .diskFull }
-                if mode != .json {
-                    for item in waiting { Terminal.shared.err("share: waits for space: \(item.failure!.message)") }
-                }
-                let items =
-                    waiting.isEmpty
-                    ? ""
-                    : "; \(waiting.count) item\(waiting.count == 1 ? "" : "s") wait\(waiting.count == 1 ? "s" : "") for space"
-                Terminal.shared.err(
-                    "share: \(report.stop!)\(items); nothing is lost: free some space, then finish with  \(resume)")
-                return .cannotCreate
-            case .storeFailed:
-                Terminal.shared.err("share: \(report.stop!); nothing is lost: finish with  \(resume)")
-                return .cannotCreate
+    }
+
+    /// The exit of a batch that stopped before its end (asked to, the disk
+    /// full, the store failing), with how to finish it.
+    private static func stopped(
+        _ report: BatchReport, mode: ProgressPrinter.Mode, container: ContainerDirectory
+    ) -> ExitStatus {
+        let resume = "share ingest --resume \(report.batchID.uuidString) --container \(container.root)"
+        // --json's last line says how the batch ended, as batchFinished does for a finished one.
+        if mode == .json { Terminal.shared.out(JSONLine.stopped(report, resume: resume)) }
+        switch report.stop ?? .asked {
+        case .asked:
+            Terminal.shared.err("share: interrupted; nothing is lost: finish with  \(resume)")
+            return ExitStatus.after(signal: Signals.received ?? SIGINT)
+        case .diskFull:
+            let waiting = report.items.filter { $0.failure?.reason == .diskFull }
+            if mode != .json {
+                for item in waiting { Terminal.shared.err("share: waits for space: \(item.failure!.message)") }
             }
+            let items =
+                waiting.isEmpty
+                ? ""
+                : "; \(waiting.count) item\(waiting.count == 1 ? "" : "s") wait\(waiting.count == 1 ? "s" : "") for space"
+            Terminal.shared.err(
+                "share: \(report.stop!)\(items); nothing is lost: free some space, then finish with  \(resume)")
+            return .cannotCreate
+        case .storeFailed:
+            Terminal.shared.err("share: \(report.stop!); nothing is lost: finish with  \(resume)")
+            return .cannotCreate
         }
-        let written = parsed.value("report").map { write(report, to: $0, container: container) } ?? true
-        if mode != .json { summarize(report, container: container, quiet: mode == .quiet) }
-        guard written else { return .cannotCreate }
-        return outcome(of: report)
     }
 
     /// `--db`: enqueue for the workers (or, with `--resume`, take up a batch
@@ -174,37 +228,13 @@ enum IngestCommand {
         var ingestor = DistributedIngestor(url: url, container: container, pipeline: pipeline)
         let quiet = parsed.flag("quiet") || parsed.flag("json")
         let batch: DistributedIngestor.Batch
-        let timeout: Double
-        do {
-            if let attempts = parsed.integer("max-attempts") { ingestor.maxAttempts = attempts }
-            ingestor.sizeLimits = sizeLimits(parsed, defaults: .none)
-            ingestor.selection = MediaChoices.selection(parsed)
-            timeout = parsed.seconds("timeout") ?? .infinity
-            if let idOrKey = parsed.value("resume") {
-                guard let found = try ingestor.resume(idOrKey, cancellation: cancellation) else {
-                    return Command.failure(
-                        "no batch with id or key \(idOrKey) in the database (see share status --db)", .noInput)
-                }
-                batch = found
-                if !quiet {
-                    Terminal.shared.err(
-                        "share: batch \(batch.id.uuidString) is \(batch.state.rawValue) (\(batch.finishedCount) of \(batch.itemCount) items finished)"
-                    )
-                }
-            } else {
-                batch = try ingestor.enqueue(
-                    inputs, key: key, message: parsed.value("message"), cancellation: cancellation)
-                if !quiet {
-                    Terminal.shared.err(
-                        "share: enqueued batch \(batch.id.uuidString) (\(batch.itemCount) items, key \(batch.key))")
-                }
-            }
+        do throws(Exit) {
+            batch = try enqueueOrResume(
+                inputs, with: &ingestor, parsed: parsed, key: key, quiet: quiet, cancellation: cancellation)
         } catch {
-            if cancellation.isCancelled {
-                return Command.failure("interrupted: \(error)", ExitStatus.after(signal: Signals.received ?? SIGINT))
-            }
-            return Command.failure(error, database: true)
+            return error.status
         }
+        let timeout = parsed.seconds("timeout") ?? .infinity
         if parsed.flag("no-wait") {
             Terminal.shared.out(batch.id.uuidString)
             return .success
@@ -248,6 +278,49 @@ enum IngestCommand {
         }
         guard written else { return .cannotCreate }
         return outcome(of: report)
+    }
+
+    /// `--db`'s batch: taken up again (`--resume`) or enqueued, with the
+    /// ingestor's limits and choices set from the options.
+    private static func enqueueOrResume(
+        _ inputs: [ShareInput], with ingestor: inout DistributedIngestor, parsed: Arguments, key: ShareKey?,
+        quiet: Bool, cancellation: CancellationFlag
+    ) throws(Exit) -> DistributedIngestor.Batch {
+        do {
+            if let attempts = parsed.integer("max-attempts") { ingestor.maxAttempts = attempts }
+            ingestor.sizeLimits = sizeLimits(parsed, defaults: .none)
+            ingestor.selection = MediaChoices.selection(parsed)
+            if let idOrKey = parsed.value("resume") {
+                guard let batch = try ingestor.resume(idOrKey, cancellation: cancellation) else {
+                    throw Exit(
+                        status: Command.failure(
+                            "no batch with id or key \(idOrKey) in the database (see share status --db)", .noInput))
+                }
+                if !quiet {
+                    Terminal.shared.err(
+                        "share: batch \(batch.id.uuidString) is \(batch.state.rawValue) (\(batch.finishedCount) of \(batch.itemCount) items finished)"
+                    )
+                }
+                return batch
+            } else {
+                let batch = try ingestor.enqueue(
+                    inputs, key: key, message: parsed.value("message"), cancellation: cancellation)
+                if !quiet {
+                    Terminal.shared.err(
+                        "share: enqueued batch \(batch.id.uuidString) (\(batch.itemCount) items, key \(batch.key))")
+                }
+                return batch
+            }
+        } catch let exit as Exit {
+            throw exit
+        } catch {
+            if cancellation.isCancelled {
+                throw Exit(
+                    status: Command.failure(
+                        "interrupted: \(error)", ExitStatus.after(signal: Signals.received ?? SIGINT)))
+            }
+            throw Exit(status: Command.failure(error, database: true))
+        }
     }
 
     /// `--report FILE`; false (and said on stderr) when it cannot be written: the batch is delivered all the same.

@@ -82,96 +82,77 @@ enum StatusCommand {
             }
             return Command.failure(error, database: true)
         }
-        let formatter = ISO8601DateFormatter()
-        func counts(_ stages: [StageName: DistributedStatus.StageCount]) -> [String: [String: Int]] {
-            Dictionary(
-                uniqueKeysWithValues: stages.map {
-                    ($0.key.rawValue, ["queued": $0.value.queued, "running": $0.value.running])
-                })
-        }
         if json {
-            for progress in status.batches {
-                let batch = progress.batch
-                Terminal.shared.out(
-                    JSONLine.object([
-                        "type": "batch", "batch": batch.id.uuidString, "key": batch.key.rawValue,
-                        "state": batch.state.rawValue,
-                        "items": batch.itemCount, "finished": batch.finishedCount, "ingested": batch.ingestedCount,
-                        "failed": batch.failedCount,
-                        "skipped": batch.skippedCount, "redirectURL": batch.redirectURL, "manifest": batch.manifestPath,
-                        "failure": batch.failure,
-                        "created": formatter.string(from: batch.createdAt),
-                        "finishedAt": batch.finishedAt.map(formatter.string(from:)),
-                        "stages": counts(progress.stages), "manifestJob": progress.manifest,
-                        "retried": progress.retried,
-                        "stageSeconds": Dictionary(
-                            uniqueKeysWithValues: progress.stageSeconds.map { ($0.key.rawValue, $0.value) }),
-                    ]))
-            }
-            for worker in status.workers {
-                Terminal.shared.out(
-                    JSONLine.object([
-                        "type": "worker", "name": worker.name, "host": worker.host, "pid": worker.pid,
-                        "live": worker.live, "stopped": worker.stopped,
-                        "stages": worker.stages, "concurrency": worker.concurrency,
-                        "started": formatter.string(from: worker.startedAt),
-                        "lastSeen": formatter.string(from: worker.lastSeen), "stagesDone": worker.stagesDone,
-                        "failures": worker.failures,
-                        "holding": worker.holding,
-                        "blocked": worker.blocked.map { ["batch": $0.batch.uuidString, "reason": $0.reason] },
-                    ]))
-            }
-            for failure in status.failures {
-                Terminal.shared.out(
-                    JSONLine.object([
-                        "type": "failure", "time": formatter.string(from: failure.time),
-                        "batch": failure.batch.uuidString, "item": failure.index,
-                        "source": failure.source, "stage": failure.stage, "error": failure.error,
-                    ]))
-            }
-            Terminal.shared.out(
-                JSONLine.object([
-                    "type": "summary", "queue": counts(status.queue), "liveWorkers": status.workers.count { $0.live },
-                    "goneWorkers": status.goneWorkers,
-                ]))
-            return .success
+            printJSON(status)
+        } else {
+            printText(status)
         }
-        let out: (String) -> Void = { Terminal.shared.text($0) }
-        if status.batches.isEmpty { out("no batches") }
+        return .success
+    }
+
+    /// The JSON key of each stage's queued and running jobs.
+    private static func counts(_ stages: [StageName: DistributedStatus.StageCount]) -> [String: [String: Int]] {
+        Dictionary(
+            uniqueKeysWithValues: stages.map {
+                ($0.key.rawValue, ["queued": $0.value.queued, "running": $0.value.running])
+            })
+    }
+
+    /// `--db --json`: a line per batch, worker and failure, then the summary.
+    private static func printJSON(_ status: DistributedStatus) {
+        let formatter = ISO8601DateFormatter()
         for progress in status.batches {
             let batch = progress.batch
-            var line =
-                "\(batch.id.uuidString)  \(batch.state.rawValue.padding(toLength: 8, withPad: " ", startingAt: 0)) "
-            if batch.state == .running {
-                line += "\(batch.finishedCount)/\(batch.itemCount) items finished"
-            } else {
-                line +=
-                    "\(batch.ingestedCount)/\(batch.itemCount) ingested"
-                    + (batch.failedCount > 0 ? ", \(batch.failedCount) failed" : "")
-                    + (batch.skippedCount > 0 ? ", \(batch.skippedCount) skipped" : "")
-            }
-            out(line + "  \(batch.redirectURL ?? "key \(batch.key)")")
-            if batch.state == .running {
-                let stages = StageName.allCases.compactMap { stage -> String? in
-                    guard let count = progress.stages[stage], count.queued + count.running > 0 else { return nil }
-                    return "\(stage.rawValue) \(count.queued) queued \(count.running) running"
-                }
-                out(
-                    "    stages: " + (stages.isEmpty ? "none pending" : stages.joined(separator: " · "))
-                        + " · manifest \(progress.manifest)")
-            }
-            if let failure = batch.failure {
-                out("    failed: \(failure); share ingest --resume \(batch.id.uuidString) --db URL retries it")
-            }
-            if !progress.stageSeconds.isEmpty {
-                let times = StageName.allCases.compactMap { stage in
-                    progress.stageSeconds[stage].map { "\(stage.rawValue) \(String(format: "%.2f", $0)) s" }
-                }
-                out(
-                    "    stage time (summed over items): " + times.joined(separator: ", ")
-                        + (progress.retried > 0 ? " · \(progress.retried) jobs retried" : ""))
-            }
+            Terminal.shared.out(
+                JSONLine.object([
+                    "type": "batch", "batch": batch.id.uuidString, "key": batch.key.rawValue,
+                    "state": batch.state.rawValue,
+                    "items": batch.itemCount, "finished": batch.finishedCount, "ingested": batch.ingestedCount,
+                    "failed": batch.failedCount,
+                    "skipped": batch.skippedCount, "redirectURL": batch.redirectURL, "manifest": batch.manifestPath,
+                    "failure": batch.failure,
+                    "created": formatter.string(from: batch.createdAt),
+                    "finishedAt": batch.finishedAt.map(formatter.string(from:)),
+                    "stages": counts(progress.stages), "manifestJob": progress.manifest,
+                    "retried": progress.retried,
+                    "stageSeconds": Dictionary(
+                        uniqueKeysWithValues: progress.stageSeconds.map { ($0.key.rawValue, $0.value) }),
+                ]))
         }
+        for worker in status.workers {
+            Terminal.shared.out(
+                JSONLine.object([
+                    "type": "worker", "name": worker.name, "host": worker.host, "pid": worker.pid,
+                    "live": worker.live, "stopped": worker.stopped,
+                    "stages": worker.stages, "concurrency": worker.concurrency,
+                    "started": formatter.string(from: worker.startedAt),
+                    "lastSeen": formatter.string(from: worker.lastSeen), "stagesDone": worker.stagesDone,
+                    "failures": worker.failures,
+                    "holding": worker.holding,
+                    "blocked": worker.blocked.map { ["batch": $0.batch.uuidString, "reason": $0.reason] },
+                ]))
+        }
+        for failure in status.failures {
+            Terminal.shared.out(
+                JSONLine.object([
+                    "type": "failure", "time": formatter.string(from: failure.time),
+                    "batch": failure.batch.uuidString, "item": failure.index,
+                    "source": failure.source, "stage": failure.stage, "error": failure.error,
+                ]))
+        }
+        Terminal.shared.out(
+            JSONLine.object([
+                "type": "summary", "queue": counts(status.queue), "liveWorkers": status.workers.count { $0.live },
+                "goneWorkers": status.goneWorkers,
+            ]))
+    }
+
+    /// `--db`: the batches, the workers, the queue and the recent failures, for people.
+    private static func printText(_ status: DistributedStatus) {
+        let formatter = ISO8601DateFormatter()
+        let out: (String) -> Void = { Terminal.shared.text($0) }
+        if status.batches.isEmpty { out("no batches") }
+        for progress in status.batches { printBatch(progress, out: out) }
         let live = status.workers.filter(\.live)
         out("workers: \(live.count) live, \(status.goneWorkers) gone")
         for worker in status.workers {
@@ -194,6 +175,41 @@ enum StatusCommand {
                 "  \(formatter.string(from: failure.time))  batch \(failure.batch.uuidString) \(what) \(failure.stage): \(failure.error)"
             )
         }
-        return .success
+    }
+
+    /// A batch's lines: its state and counts, its pending stages, its failure, its stage times.
+    private static func printBatch(_ progress: DistributedStatus.BatchProgress, out: (String) -> Void) {
+        let batch = progress.batch
+        var line =
+            "\(batch.id.uuidString)  \(batch.state.rawValue.padding(toLength: 8, withPad: " ", startingAt: 0)) "
+        if batch.state == .running {
+            line += "\(batch.finishedCount)/\(batch.itemCount) items finished"
+        } else {
+            line +=
+                "\(batch.ingestedCount)/\(batch.itemCount) ingested"
+                + (batch.failedCount > 0 ? ", \(batch.failedCount) failed" : "")
+                + (batch.skippedCount > 0 ? ", \(batch.skippedCount) skipped" : "")
+        }
+        out(line + "  \(batch.redirectURL ?? "key \(batch.key)")")
+        if batch.state == .running {
+            let stages = StageName.allCases.compactMap { stage -> String? in
+                guard let count = progress.stages[stage], count.queued + count.running > 0 else { return nil }
+                return "\(stage.rawValue) \(count.queued) queued \(count.running) running"
+            }
+            out(
+                "    stages: " + (stages.isEmpty ? "none pending" : stages.joined(separator: " · "))
+                    + " · manifest \(progress.manifest)")
+        }
+        if let failure = batch.failure {
+            out("    failed: \(failure); share ingest --resume \(batch.id.uuidString) --db URL retries it")
+        }
+        if !progress.stageSeconds.isEmpty {
+            let times = StageName.allCases.compactMap { stage in
+                progress.stageSeconds[stage].map { "\(stage.rawValue) \(String(format: "%.2f", $0)) s" }
+            }
+            out(
+                "    stage time (summed over items): " + times.joined(separator: ", ")
+                    + (progress.retried > 0 ? " · \(progress.retried) jobs retried" : ""))
+        }
     }
 }
