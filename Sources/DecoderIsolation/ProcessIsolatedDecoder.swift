@@ -396,17 +396,17 @@ public final class ProcessIsolatedDecoder: MediaDecoder, @unchecked Sendable {
             if attempts.stopped.count <= 2 { return }
             throw MediaError(
                 .decoderCrashed,
-                "\(request.label): the decoder helpers (pids \(attempts.stopped.map(String.init).joined(separator: ", "))) kept being attempts.stopped by a signal from outside; each was killed"
+                "\(request.label): the decoder helpers (pids \(attempts.stopped.map(String.init).joined(separator: ", "))) kept being stopped by a signal from outside; each was killed"
             )
         case .timedOut:
             throw MediaError(
                 .timeLimit,
-                "\(request.label): decoding took longer than \(Self.seconds(limit + configuration.gracePeriod)) s; the decoder helper was attempts.stopped"
+                "\(request.label): decoding took longer than \(Self.seconds(limit + configuration.gracePeriod)) s; the decoder helper was stopped"
             )
         case .malformed(let problem):
             throw MediaError(
                 .decoderMisbehaved,
-                "\(request.label): the decoder helper broke the protocol (\(problem)); it was attempts.stopped")
+                "\(request.label): the decoder helper broke the protocol (\(problem)); it was stopped")
         case .forbiddenCall(let number, let pid):
             throw MediaError(
                 .decoderMisbehaved,
