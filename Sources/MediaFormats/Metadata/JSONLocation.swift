@@ -154,8 +154,7 @@ private struct JSONScanner {
                 guard let byte = peek else {
                     return Fault(description: "it ends where a value should be, at byte \(position)")
                 }
-                switch byte {
-                case UInt8(ascii: "{"), UInt8(ascii: "["):
+                if byte == UInt8(ascii: "{") || byte == UInt8(ascii: "[") {
                     guard stack.count < JSONLocation.maximumDepth else {
                         return Fault(description: "nested deeper than \(JSONLocation.maximumDepth) levels")
                     }
@@ -164,45 +163,14 @@ private struct JSONScanner {
                     stack.append(Frame(isObject: isObject, lastEnd: position))
                     expect = isObject ? .firstKey : .firstElement
                     continue
-                case UInt8(ascii: "\""):
-                    // Under a key that names a coordinate, a number written as a text is one too.
-                    let coordinate = stack.last?.member?.coordinate == true
-                    let (text, fault) = string(keeping: coordinate)
-                    if let fault { return fault }
-                    if coordinate, let text, JSONLocation.isNumber(text) {
-                        stack[stack.count - 1].member?.position = true
-                    }
-                case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
-                    if let fault = number() { return fault }
-                    // A latitude or a longitude: the member is a position.
-                    if let member = stack.last?.member, member.coordinate {
-                        stack[stack.count - 1].member?.position = true
-                    }
-                case UInt8(ascii: "t"): if let fault = word("true") { return fault }
-                case UInt8(ascii: "f"): if let fault = word("false") { return fault }
-                case UInt8(ascii: "n"): if let fault = word("null") { return fault }
-                default: return Fault(description: "an unexpected byte 0x\(String(byte, radix: 16)) at \(position)")
                 }
+                if let fault = scalar(byte) { return fault }
             case .firstKey, .key:
                 if expect == .firstKey, peek == UInt8(ascii: "}") {
                     position += 1
                     stack.removeLast()
                 } else {
-                    let start = position
-                    guard peek == UInt8(ascii: "\"") else {
-                        return Fault(description: "a key expected at byte \(position)")
-                    }
-                    let (key, fault) = string(keeping: true)
-                    if let fault { return fault }
-                    skipSpace()
-                    guard peek == UInt8(ascii: ":") else {
-                        return Fault(description: "':' expected at byte \(position)")
-                    }
-                    position += 1
-                    let isPosition = removingDepth == nil && JSONLocation.isPositionKey(key ?? "")
-                    if isPosition { removingDepth = stack.count }
-                    let coordinate = removingDepth == nil && JSONLocation.namesCoordinate(key ?? "")
-                    stack[stack.count - 1].member = (start, key ?? "", isPosition, coordinate)
+                    if let fault = key() { return fault }
                     expect = .value
                     continue
                 }
@@ -215,34 +183,95 @@ private struct JSONScanner {
                     continue
                 }
             }
-            // A value ended at `position`: close what it completes, then see what follows.
-            while true {
-                guard !stack.isEmpty else {
-                    // A top-level value ended: the end, or the next value (JSON Lines).
-                    skipSpace()
-                    if peek == nil { return nil }
-                    expect = .value
-                    break
-                }
-                if stack[stack.count - 1].isObject { memberEnded() }
-                skipSpace()
-                let frame = stack[stack.count - 1]
-                let close = frame.isObject ? UInt8(ascii: "}") : UInt8(ascii: "]")
-                guard let byte = peek else {
-                    return Fault(description: "it ends inside \(frame.isObject ? "an object" : "an array")")
-                }
-                position += 1
-                if byte == UInt8(ascii: ",") {
-                    expect = frame.isObject ? .key : .value
-                    break
-                }
-                guard byte == close else {
-                    return Fault(
-                        description: "',' or '\(Character(Unicode.Scalar(close)))' expected at byte \(position - 1)")
-                }
-                if let pending = frame.pending { note(pending.key, pending.start..<pending.end) }
-                stack.removeLast()
+            switch afterValue() {
+            case .end: return nil
+            case .next(let next): expect = next
+            case .fault(let fault): return fault
             }
+        }
+    }
+
+    /// A string, a number, `true`, `false` or `null`, starting with `byte`:
+    /// nil, or what is wrong with it.
+    private mutating func scalar(_ byte: UInt8) -> Fault? {
+        switch byte {
+        case UInt8(ascii: "\""):
+            // Under a key that names a coordinate, a number written as a text is one too.
+            let coordinate = stack.last?.member?.coordinate == true
+            let (text, fault) = string(keeping: coordinate)
+            if let fault { return fault }
+            if coordinate, let text, JSONLocation.isNumber(text) {
+                stack[stack.count - 1].member?.position = true
+            }
+        case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
+            if let fault = number() { return fault }
+            // A latitude or a longitude: the member is a position.
+            if let member = stack.last?.member, member.coordinate {
+                stack[stack.count - 1].member?.position = true
+            }
+        case UInt8(ascii: "t"): if let fault = word("true") { return fault }
+        case UInt8(ascii: "f"): if let fault = word("false") { return fault }
+        case UInt8(ascii: "n"): if let fault = word("null") { return fault }
+        default: return Fault(description: "an unexpected byte 0x\(String(byte, radix: 16)) at \(position)")
+        }
+        return nil
+    }
+
+    /// A member's key and its `:`, noted as the innermost object's member
+    /// being read (a position's, a coordinate's): nil, or what is wrong with it.
+    private mutating func key() -> Fault? {
+        let start = position
+        guard peek == UInt8(ascii: "\"") else {
+            return Fault(description: "a key expected at byte \(position)")
+        }
+        let (key, fault) = string(keeping: true)
+        if let fault { return fault }
+        skipSpace()
+        guard peek == UInt8(ascii: ":") else {
+            return Fault(description: "':' expected at byte \(position)")
+        }
+        position += 1
+        let isPosition = removingDepth == nil && JSONLocation.isPositionKey(key ?? "")
+        if isPosition { removingDepth = stack.count }
+        let coordinate = removingDepth == nil && JSONLocation.namesCoordinate(key ?? "")
+        stack[stack.count - 1].member = (start, key ?? "", isPosition, coordinate)
+        return nil
+    }
+
+    /// What follows a value that ended at `position`.
+    private enum AfterValue {
+        /// The document ended.
+        case end
+        /// The next thing to read.
+        case next(Expect)
+        case fault(Fault)
+    }
+
+    /// Closes what a value that ended at `position` completes, then sees what
+    /// follows: the end, the next value (JSON Lines), key or element.
+    private mutating func afterValue() -> AfterValue {
+        while true {
+            guard !stack.isEmpty else {
+                // A top-level value ended: the end, or the next value (JSON Lines).
+                skipSpace()
+                return peek == nil ? .end : .next(.value)
+            }
+            if stack[stack.count - 1].isObject { memberEnded() }
+            skipSpace()
+            let frame = stack[stack.count - 1]
+            let close = frame.isObject ? UInt8(ascii: "}") : UInt8(ascii: "]")
+            guard let byte = peek else {
+                return .fault(Fault(description: "it ends inside \(frame.isObject ? "an object" : "an array")"))
+            }
+            position += 1
+            if byte == UInt8(ascii: ",") { return .next(frame.isObject ? .key : .value) }
+            guard byte == close else {
+                return .fault(
+                    Fault(
+                        description: "',' or '\(Character(Unicode.Scalar(close)))' expected at byte \(position - 1)"))
+            }
+            if let pending = frame.pending { note(pending.key, pending.start..<pending.end) }
+            stack.removeLast()
         }
     }
 
