@@ -6,7 +6,8 @@
 # install` into a scratch folder, the doc comments' symbol links
 # (scripts/check-doc-links.sh), the decisions taken outside the lifecycles
 # (scripts/lifecycle-decisions.sh), the formatter's lint (`swift format lint
-# --strict`), then the memory check (scripts/memcheck.sh: `share` under
+# --strict`), that every breakage still applies (`scripts/mutation-check.sh
+# --stale`), then the memory check (scripts/memcheck.sh: `share` under
 # valgrind on small, odd-size and committed media). Exits non-zero if any fails.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -26,6 +27,9 @@ bash scripts/lifecycle-decisions.sh || docs=$?
 # The formatter's lint (.swift-format: four-space indent, 120 columns; a few
 # seconds, before the build too; FormatTests runs it in the suite as well).
 swift format lint --strict --parallel --recursive Sources Tests Examples Plugins Fuzz Package.swift || docs=$?
+# Every breakage of scripts/mutations/ still applies (its code found once, on a
+# copy: a refactor that moves the code a breakage quotes is named here).
+bash scripts/mutation-check.sh --stale || docs=$?
 swift build --build-tests 2>&1 | grep -vE "$build_noise" | tail -n 3
 # The release binary, for the test that runs it with every test switch set and
 # sees them ignored (they exist only in debug builds). Only `share` (about 6
