@@ -151,7 +151,7 @@ enum BatchCompletion {
                 batch, context, store, events, recordChanged
             )
             stage = ManifestStage(settings: context.pipeline.manifest)
-            temporaries = Recovery.temporaries(in: context.container)
+            temporaries = context.container.temporaries()
             manifestPath = context.container.manifestPath(key: batch.key)
             alreadyWritten = FileSystem.exists(manifestPath)
             reportPath = context.container.reportPath(key: batch.key)
