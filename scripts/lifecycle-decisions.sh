@@ -9,7 +9,7 @@
 #    not an item's, are the transport's: they are not matched.) Any finding
 #    here is a failure.
 # 2. Batches (issue 60): every decision about a batch's state is
-#    BatchLifecycle's (Pipeline/BatchLifecycle.swift). Listed: a batch's state
+#    BatchLifecycle's (Core/BatchLifecycle.swift). Listed: a batch's state
 #    assigned outside it (in Swift, `x.state = .running`, which no longer
 #    compiles: BatchRecord.state has no setter; in SQL, `UPDATE … batches SET
 #    state` with a state that is not the lifecycle's, `\(BatchLifecycle.sql(…))`),
@@ -32,7 +32,7 @@ case "$mode" in ""|--items|--strict) ;; *) echo "usage: $0 [--items | --strict]"
 
 items=$(grep -rnE "'(waiting|queued|running|done|failed|claimed|manifesting|abandoned|collected)'|\"(waiting|queued|running)\":? |pow\(2|backoff\(|maxAttempts *[<>]|lostAttempts *\+=|attempts *= *0|restartGrace *=|\?\? *3\b|Attempts *= *3|\? *\.(failed|running) *: *\.(failed|running)|max\(1, *maxAttempts\)" \
     Sources/ShareIngestCore --include=*.swift \
-  | grep -v -e 'Pipeline/ItemLifecycle.swift:' -e 'Pipeline/BatchLifecycle.swift:' -e 'Distributed/QueueSchema.swift:' \
+  | grep -v -e 'Core/ItemLifecycle.swift:' -e 'Core/BatchLifecycle.swift:' -e 'Distributed/QueueSchema.swift:' \
       -e "UPDATE items SET next = '?'" -e 'DROP TABLE items; UPDATE batches' \
       -e "AND batch_id IN (SELECT id FROM batches WHERE state IN ('claimed', 'running', 'manifesting'))")
 if [ "$mode" = --items ]; then
@@ -43,7 +43,7 @@ fi
 batch_states='claimed|running|manifesting|done|failed|abandoned|collected'
 # Lines that are the lifecycle's or history's.
 outside() {
-  grep -v -e 'Pipeline/BatchLifecycle.swift:' -e 'Distributed/QueueSchema.swift:' \
+  grep -v -e 'Core/BatchLifecycle.swift:' -e 'Distributed/QueueSchema.swift:' \
     -e 'DROP TABLE items; UPDATE batches' \
     -e "AND batch_id IN (SELECT id FROM batches WHERE state IN ('claimed', 'running', 'manifesting'))"
 }

@@ -5,8 +5,9 @@
 # test suite would, a new package made of the README's library lines, `make
 # install` into a scratch folder, the doc comments' symbol links
 # (scripts/check-doc-links.sh), the decisions taken outside the lifecycles
-# (scripts/lifecycle-decisions.sh), the formatter's lint (`swift format lint
-# --strict`), that every breakage still applies (`scripts/mutation-check.sh
+# (scripts/lifecycle-decisions.sh), the folders' references without a cycle
+# (scripts/folder-references.sh --strict), the formatter's lint (`swift format
+# lint --strict`), that every breakage still applies (`scripts/mutation-check.sh
 # --stale`), then the memory check (scripts/memcheck.sh: `share` under
 # valgrind on small, odd-size and committed media). Exits non-zero if any fails.
 set -euo pipefail
@@ -24,6 +25,9 @@ bash scripts/check-doc-links.sh || docs=$?
 # Decisions about items and batches taken outside ItemLifecycle and BatchLifecycle
 # (a grep: before the build too; LifecycleTests runs it in the suite as well).
 bash scripts/lifecycle-decisions.sh || docs=$?
+# The folders of Sources/ShareIngestCore without a cycle between them (their
+# references only: before the build too; FolderReferenceTests runs it in the suite as well).
+folders=$(bash scripts/folder-references.sh --strict) || { docs=$?; echo "$folders" | sed -n '/^cycles/,$p'; }
 # The formatter's lint (.swift-format: four-space indent, 120 columns; a few
 # seconds, before the build too; FormatTests runs it in the suite as well).
 swift format lint --strict --parallel --recursive Sources Tests Examples Plugins Fuzz Package.swift || docs=$?
