@@ -17,7 +17,12 @@
 #    of states; an SQL `state IN (…)` / `NOT IN (…)` of literals instead of
 #    `\(BatchLifecycle.sql(…))`). Excluded: the lifecycle itself and the
 #    migrations (history: the schema as it was then; QueueSchema.swift and
-#    BatchJournal's migration statements). Any finding is a failure.
+#    BatchJournal's migration statements). Also listed: the fan-in's other
+#    decisions taken elsewhere, a failure set on an item or a carried sidecar
+#    (`x.failure = …`) outside the two lifecycles (ItemLifecycle.fail,
+#    BatchLifecycle.failCarriedSidecars / fail), and "cheap to redo"
+#    (`cheapToRedo = …`) computed other than by BatchLifecycle.cheapToRedo.
+#    Any finding is a failure.
 #
 # usage: scripts/lifecycle-decisions.sh [--items | --strict]
 #   --items   only part 1 (what LifecycleTests checks: prints nothing when clean)
@@ -61,16 +66,22 @@ sets=$(grep -rnE "\[\.($batch_states)(, *\.($batch_states))+\]|state (NOT )?IN \
     Sources/ShareIngestCore --include=*.swift \
   | grep -v -e "t\.state NOT IN ('done', 'failed')" | outside)
 
+# The fan-in's other decisions: a failure set on an item or a carried sidecar,
+# and "cheap to redo", outside the lifecycles.
+decided=$(grep -rnE "[]a-zA-Z0-9_]\.failure = |\bcheapToRedo = " Sources/ShareIngestCore --include=*.swift \
+  | grep -v -e 'Core/ItemLifecycle.swift:' -e '\bself\.failure = ' -e 'cheapToRedo = BatchLifecycle\.cheapToRedo(' | outside)
+
 status=0
 if [ -n "$items" ]; then
   echo "== item and job decisions outside ItemLifecycle (a failure):"
   echo "$items"
   status=1
 fi
-if [ -n "$assigned" ] || [ -n "$sets" ]; then
+if [ -n "$assigned" ] || [ -n "$sets" ] || [ -n "$decided" ]; then
   echo "== batch decisions outside BatchLifecycle (a failure):"
   if [ -n "$assigned" ]; then echo "-- a batch's state assigned:"; echo "$assigned"; fi
   if [ -n "$sets" ]; then echo "-- a set of batch states spelled as a literal:"; echo "$sets"; fi
+  if [ -n "$decided" ]; then echo "-- a failure or \"cheap to redo\" decided outside the lifecycles:"; echo "$decided"; fi
   status=1
 fi
 exit $status

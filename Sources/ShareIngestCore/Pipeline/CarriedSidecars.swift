@@ -61,13 +61,7 @@ enum SidecarDelivery {
         var settled = Settled()
         if item.failure?.reason == .outsideDateRange {
             // Left out with its photo or video: the capture-date range asked for leaves out what describes it too.
-            for position in item.carriedSidecars.indices
-            where item.carriedSidecars[position].failure == nil && !item.carriedSidecars[position].borrowed {
-                let label = item.carriedSidecars[position].label(carriedBy: item)
-                item.carriedSidecars[position].failure = ItemFailure(
-                    .manifest, .outsideDateRange,
-                    "\(label): describes \(item.label), which the capture-date range left out; not delivered")
-            }
+            BatchLifecycle.failCarriedSidecars(of: &item, .mediaOutsideDateRange)
         }
         if item.failure != nil || !(item.type == .image || item.type == .video) {
             let reason = item.failure == nil ? "is not a photo or video" : "was not delivered"
@@ -105,7 +99,7 @@ enum SidecarDelivery {
                 {
                     FileSystem.remove(copy)
                 }
-                sidecar.failure = error
+                BatchLifecycle.fail(&sidecar, error)
             }
             item.carriedSidecars[position] = sidecar
         }
