@@ -9,7 +9,7 @@
 #    not an item's, are the transport's: they are not matched.) Any finding
 #    here is a failure.
 # 2. Batches (issue 60): every decision about a batch's state is
-#    BatchLifecycle's (Pipeline/BatchLifecycle.swift). Listed: a batch's state
+#    BatchLifecycle's (Core/BatchLifecycle.swift). Listed: a batch's state
 #    assigned outside it (in Swift, `x.state = .running`, which no longer
 #    compiles: BatchRecord.state has no setter; in SQL, `UPDATE … batches SET
 #    state` with a state that is not the lifecycle's, `\(BatchLifecycle.sql(…))`),
@@ -17,7 +17,12 @@
 #    of states; an SQL `state IN (…)` / `NOT IN (…)` of literals instead of
 #    `\(BatchLifecycle.sql(…))`). Excluded: the lifecycle itself and the
 #    migrations (history: the schema as it was then; QueueSchema.swift and
-#    BatchJournal's migration statements). Any finding is a failure.
+#    BatchJournal's migration statements). Also listed: the fan-in's other
+#    decisions taken elsewhere, a failure set on an item or a carried sidecar
+#    (`x.failure = …`) outside the two lifecycles (ItemLifecycle.fail,
+#    BatchLifecycle.failCarriedSidecars / fail), and "cheap to redo"
+#    (`cheapToRedo = …`) computed other than by BatchLifecycle.cheapToRedo.
+#    Any finding is a failure.
 #
 # usage: scripts/lifecycle-decisions.sh [--items | --strict]
 #   --items   only part 1 (what LifecycleTests checks: prints nothing when clean)
@@ -32,7 +37,7 @@ case "$mode" in ""|--items|--strict) ;; *) echo "usage: $0 [--items | --strict]"
 
 items=$(grep -rnE "'(waiting|queued|running|done|failed|claimed|manifesting|abandoned|collected)'|\"(waiting|queued|running)\":? |pow\(2|backoff\(|maxAttempts *[<>]|lostAttempts *\+=|attempts *= *0|restartGrace *=|\?\? *3\b|Attempts *= *3|\? *\.(failed|running) *: *\.(failed|running)|max\(1, *maxAttempts\)" \
     Sources/ShareIngestCore --include=*.swift \
-  | grep -v -e 'Pipeline/ItemLifecycle.swift:' -e 'Pipeline/BatchLifecycle.swift:' -e 'Distributed/QueueSchema.swift:' \
+  | grep -v -e 'Core/ItemLifecycle.swift:' -e 'Core/BatchLifecycle.swift:' -e 'Distributed/QueueSchema.swift:' \
       -e "UPDATE items SET next = '?'" -e 'DROP TABLE items; UPDATE batches' \
       -e "AND batch_id IN (SELECT id FROM batches WHERE state IN ('claimed', 'running', 'manifesting'))")
 if [ "$mode" = --items ]; then
@@ -43,7 +48,7 @@ fi
 batch_states='claimed|running|manifesting|done|failed|abandoned|collected'
 # Lines that are the lifecycle's or history's.
 outside() {
-  grep -v -e 'Pipeline/BatchLifecycle.swift:' -e 'Distributed/QueueSchema.swift:' \
+  grep -v -e 'Core/BatchLifecycle.swift:' -e 'Distributed/QueueSchema.swift:' \
     -e 'DROP TABLE items; UPDATE batches' \
     -e "AND batch_id IN (SELECT id FROM batches WHERE state IN ('claimed', 'running', 'manifesting'))"
 }
@@ -61,16 +66,22 @@ sets=$(grep -rnE "\[\.($batch_states)(, *\.($batch_states))+\]|state (NOT )?IN \
     Sources/ShareIngestCore --include=*.swift \
   | grep -v -e "t\.state NOT IN ('done', 'failed')" | outside)
 
+# The fan-in's other decisions: a failure set on an item or a carried sidecar,
+# and "cheap to redo", outside the lifecycles.
+decided=$(grep -rnE "[]a-zA-Z0-9_]\.failure = |\bcheapToRedo = " Sources/ShareIngestCore --include=*.swift \
+  | grep -v -e 'Core/ItemLifecycle.swift:' -e '\bself\.failure = ' -e 'cheapToRedo = BatchLifecycle\.cheapToRedo(' | outside)
+
 status=0
 if [ -n "$items" ]; then
   echo "== item and job decisions outside ItemLifecycle (a failure):"
   echo "$items"
   status=1
 fi
-if [ -n "$assigned" ] || [ -n "$sets" ]; then
+if [ -n "$assigned" ] || [ -n "$sets" ] || [ -n "$decided" ]; then
   echo "== batch decisions outside BatchLifecycle (a failure):"
   if [ -n "$assigned" ]; then echo "-- a batch's state assigned:"; echo "$assigned"; fi
   if [ -n "$sets" ]; then echo "-- a set of batch states spelled as a literal:"; echo "$sets"; fi
+  if [ -n "$decided" ]; then echo "-- a failure or \"cheap to redo\" decided outside the lifecycles:"; echo "$decided"; fi
   status=1
 fi
 exit $status

@@ -24,7 +24,7 @@
 #     libavcodec (dav1d for AV1) and shrunk by libswscale;
 #   - a folder of 3,000 entries (text files and a few images);
 # and `share watch --once` on an inbox whose drop has long names (the watcher's
-# own folder walk, Watch/DropSignature.swift).
+# own folder walk, FileSystem/DropSignature.swift).
 #
 # Fails (exit 1, printing valgrind's report) on any error valgrind reports that
 # scripts/memcheck.supp does not suppress: invalid reads and writes, use of

@@ -5,9 +5,11 @@
 # test suite would, a new package made of the README's library lines, `make
 # install` into a scratch folder, the doc comments' symbol links
 # (scripts/check-doc-links.sh), the decisions taken outside the lifecycles
-# (scripts/lifecycle-decisions.sh), the sizes of functions and files
-# (scripts/code-sizes.sh), the formatter's lint (`swift format lint
-# --strict`), then the memory check (scripts/memcheck.sh: `share` under
+# (scripts/lifecycle-decisions.sh), the folders' references without a cycle
+# (scripts/folder-references.sh --strict), the sizes of functions and files
+# (scripts/code-sizes.sh), the formatter's lint (`swift format lint --strict`),
+# that every breakage still applies (`scripts/mutation-check.sh --stale`),
+# then the memory check (scripts/memcheck.sh: `share` under
 # valgrind on small, odd-size and committed media). Exits non-zero if any fails.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -24,6 +26,9 @@ bash scripts/check-doc-links.sh || docs=$?
 # Decisions about items and batches taken outside ItemLifecycle and BatchLifecycle
 # (a grep: before the build too; LifecycleTests runs it in the suite as well).
 bash scripts/lifecycle-decisions.sh || docs=$?
+# The folders of Sources/ShareIngestCore without a cycle between them (their
+# references only: before the build too; FolderReferenceTests runs it in the suite as well).
+folders=$(bash scripts/folder-references.sh --strict) || { docs=$?; echo "$folders" | sed -n '/^cycles/,$p'; }
 # Functions over 80 lines and files of ShareIngestCore over 500 (issue 60, size
 # and form: a read of the sources, before the build too; CodeSizeTests runs it
 # in the suite as well).
@@ -31,6 +36,9 @@ bash scripts/code-sizes.sh || docs=$?
 # The formatter's lint (.swift-format: four-space indent, 120 columns; a few
 # seconds, before the build too; FormatTests runs it in the suite as well).
 swift format lint --strict --parallel --recursive Sources Tests Examples Plugins Fuzz Package.swift || docs=$?
+# Every breakage of scripts/mutations/ still applies (its code found once, on a
+# copy: a refactor that moves the code a breakage quotes is named here).
+bash scripts/mutation-check.sh --stale || docs=$?
 swift build --build-tests 2>&1 | grep -vE "$build_noise" | tail -n 3
 # The release binary, for the test that runs it with every test switch set and
 # sees them ignored (they exist only in debug builds). Only `share` (about 6

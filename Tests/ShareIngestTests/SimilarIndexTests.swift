@@ -52,6 +52,16 @@ import Testing
         }
     }
 
+    /// An index with no hash yet (a first batch, a batch of text) holds no
+    /// bucket and finds nothing; its first hash is found as any other.
+    @Test func anEmptyIndexFindsNothingThenItsFirstHash() {
+        var index = HashIndex(radius: SimilarPictures.threshold)
+        #expect(index.near(0x0123_4567_89AB_CDEF).isEmpty)
+        index.insert(0x0123_4567_89AB_CDEF)
+        #expect(index.near(0x0123_4567_89AB_CDEE).map(\.id) == [0])
+        #expect(index.near(0x0123_4567_89AB_CDEE).map(\.distance) == [1])
+    }
+
     /// A benchmark driver (skipped unless `BENCH_SIMILAR` is set): lookups in
     /// an index of 100,000 and 1,000,000 random hashes, printed.
     @Test(

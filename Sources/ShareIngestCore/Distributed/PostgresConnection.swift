@@ -317,3 +317,6 @@ final class PostgresConnection {
         return notified
     }
 }
+
+/// The queue reads its own errors (``storeFailure``).
+extension PostgresError: StoreError {}

@@ -13,7 +13,9 @@ import Foundation
 /// - `share_batches`: one row per batch (the journal's row model,
 ///   ``BatchRecord/columns``) with the container every worker writes into, the
 ///   visibility token, the drop roots, `remaining` (items not yet finished: the
-///   fan-in counter) and, for a failed batch, why.
+///   fan-in counter) and, for a failed batch, why: the columns ``BatchColumn``
+///   declares for the queue (`BatchColumnTests` compares the table these
+///   migrations make with the declaration).
 /// - `share_jobs`: one row per item, which moves through the stages (`stage` is
 ///   the next one to run, `snapshot` the item's ``ItemState``, `priority` its
 ///   expected decode cost: the costliest is claimed first), plus one manifest

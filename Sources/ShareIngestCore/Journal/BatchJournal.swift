@@ -43,26 +43,28 @@ public final class BatchJournal: Sendable {
 
     // MARK: - Schema
 
+    /// The first migration's statements: the batch table and the item table,
+    /// as the journal's first version made them.
+    private static let version1 = """
+        CREATE TABLE IF NOT EXISTS batches (
+            id TEXT PRIMARY KEY, key TEXT NOT NULL UNIQUE, state TEXT NOT NULL, pipeline TEXT NOT NULL,
+            message TEXT, drop_name TEXT, drop_signature TEXT, drop_path TEXT,
+            created_at REAL NOT NULL, finished_at REAL, redirect_url TEXT, manifest_path TEXT,
+            item_count INTEGER DEFAULT 0, ingested INTEGER DEFAULT 0, failed INTEGER DEFAULT 0, skipped INTEGER DEFAULT 0);
+        CREATE INDEX IF NOT EXISTS batches_state ON batches(state);
+        CREATE INDEX IF NOT EXISTS batches_drop ON batches(drop_name);
+        CREATE TABLE IF NOT EXISTS items (
+            batch_id TEXT NOT NULL REFERENCES batches(id) ON DELETE CASCADE, idx INTEGER NOT NULL,
+            uuid TEXT NOT NULL, \(ItemColumn.all.filter { $0.journalMigration == nil }.map { "\($0) TEXT, " }.joined())snapshot TEXT NOT NULL,
+            PRIMARY KEY (batch_id, idx));
+        """
+
     /// The journal's migrations, in order, recorded by name in `migrations`.
     static func migrations(path: String) -> SchemaMigrations {
         SchemaMigrations(
             store: "the journal \(path)",
             migrations: [
-                Migration(
-                    name: "1-batches-and-items",
-                    sql: """
-                        CREATE TABLE IF NOT EXISTS batches (
-                            id TEXT PRIMARY KEY, key TEXT NOT NULL UNIQUE, state TEXT NOT NULL, pipeline TEXT NOT NULL,
-                            message TEXT, drop_name TEXT, drop_signature TEXT, drop_path TEXT,
-                            created_at REAL NOT NULL, finished_at REAL, redirect_url TEXT, manifest_path TEXT,
-                            item_count INTEGER DEFAULT 0, ingested INTEGER DEFAULT 0, failed INTEGER DEFAULT 0, skipped INTEGER DEFAULT 0);
-                        CREATE INDEX IF NOT EXISTS batches_state ON batches(state);
-                        CREATE INDEX IF NOT EXISTS batches_drop ON batches(drop_name);
-                        CREATE TABLE IF NOT EXISTS items (
-                            batch_id TEXT NOT NULL REFERENCES batches(id) ON DELETE CASCADE, idx INTEGER NOT NULL,
-                            uuid TEXT NOT NULL, \(ItemColumn.all.filter { $0.journalMigration == nil }.map { "\($0) TEXT, " }.joined())snapshot TEXT NOT NULL,
-                            PRIMARY KEY (batch_id, idx));
-                        """),
+                Migration(name: "1-batches-and-items", sql: version1),
                 // The stage each item waits for (NULL once finished), so a resumed
                 // batch reads only its unfinished items. Items recorded before it
                 // are marked as possibly unfinished ('?'): their record decides.
@@ -177,6 +179,9 @@ public final class BatchJournal: Sendable {
 
     // MARK: - Batches
 
+    /// The journal's batch columns, as a select list (``BatchColumn/selectList(_:table:)``).
+    static let batchColumns = BatchColumn.selectList(.journal)
+
     /// Claims a dropped folder for a new batch, unless a batch already has it:
     /// one that is not finished, or a finished one of the same content (a kept
     /// drop). Serialized across processes by SQLite's write lock.
@@ -202,8 +207,8 @@ public final class BatchJournal: Sendable {
         try database.transaction(durable: durable) { try updateRow(record) }
     }
 
-    private func updateRow(_ record: BatchRecord) throws {
-        let columns = record.columns.filter { BatchRecord.mutableColumns.contains($0.key) }
+    func updateRow(_ record: BatchRecord) throws {
+        let columns = record.mutableColumns
         try database.query(
             "UPDATE batches SET \(columns.map { "\($0.key) = ?" }.joined(separator: ", ")) WHERE id = ?",
             columns.map(\.value) + [.text(record.id.uuidString)])
@@ -218,10 +223,11 @@ public final class BatchJournal: Sendable {
     /// Every batch, newest first (optionally only those in `states`).
     public func batches(in states: Set<BatchState>? = nil) throws(ShareIngestError) -> [BatchRecord] {
         do {
-            return try database.query("SELECT * FROM batches ORDER BY created_at DESC").compactMap {
-                BatchRecord(row: $0)
-            }
-            .filter { states?.contains($0.state) ?? true }
+            return try database.query("SELECT \(Self.batchColumns) FROM batches ORDER BY \(BatchColumn.createdAt) DESC")
+                .compactMap {
+                    BatchRecord(row: $0)
+                }
+                .filter { states?.contains($0.state) ?? true }
         } catch {
             throw .journal(error, container: container)
         }
@@ -231,7 +237,8 @@ public final class BatchJournal: Sendable {
     public func batch(_ idOrKey: String) throws(ShareIngestError) -> BatchRecord? {
         do {
             let rows = try database.query(
-                "SELECT * FROM batches WHERE id = ? OR key = ?", [.text(idOrKey.uppercased()), .text(idOrKey)])
+                "SELECT \(Self.batchColumns) FROM batches WHERE \(BatchColumn.id) = ? OR \(BatchColumn.key) = ?",
+                [.text(idOrKey.uppercased()), .text(idOrKey)])
             return rows.lazy.compactMap { BatchRecord(row: $0) }.first
         } catch {
             throw .journal(error, container: container)
@@ -340,19 +347,7 @@ public final class BatchJournal: Sendable {
         try page(of: batch, after: -1, limit: Int(Int32.max), unfinishedOnly: false)
     }
 
-    func recordedFanIn(of batch: UUID) throws -> RecordedFanIn? {
-        let now = Date().timeIntervalSince1970
-        return try database.query(
-            "SELECT state, lost_fan_ins, fan_in_not_before, failure FROM batches WHERE id = ?",
-            [.text(batch.uuidString)]
-        ).first.map { row in
-            RecordedFanIn(
-                lost: row.int("lost_fan_ins") ?? 0, wait: max(0, (row.real("fan_in_not_before") ?? now) - now),
-                state: row.text("state").flatMap(BatchState.init(rawValue:)) ?? .running, failure: row.text("failure"))
-        }
-    }
-
-    private static func item(_ row: SQLiteRow) -> ItemState {
+    static func item(_ row: SQLiteRow) -> ItemState {
         let index = row.int("idx") ?? -1
         return ItemState.decode(
             row.text("snapshot") ?? "", index: index, id: row.text("uuid").flatMap(UUID.init(uuidString:)))
@@ -363,7 +358,9 @@ extension BatchJournal: JournalStore {
     func batch(id: UUID) throws -> BatchRecord? { try batch(id.uuidString) }
 
     func batch(key: ShareKey) throws -> BatchRecord? {
-        try database.query("SELECT * FROM batches WHERE key = ?", [.text(key.rawValue)]).lazy.compactMap {
+        try database.query(
+            "SELECT \(Self.batchColumns) FROM batches WHERE \(BatchColumn.key) = ?", [.text(key.rawValue)]
+        ).lazy.compactMap {
             BatchRecord(row: $0)
         }.first
     }
@@ -406,147 +403,8 @@ extension BatchJournal: JournalStore {
             ] + item.columnValues.map(StoreValue.init) + [.text(batch.uuidString), StoreValue(item.index)])
     }
 
-    func loseFanIn(_ batch: UUID, next: NextStep, lost: Int) throws {
-        let recorded = ItemLifecycle.recorded(next, at: .manifest, holderKeeps: false)
-        try database.transaction(durable: true) {
-            if recorded.isFinished {
-                try database.query(
-                    "UPDATE batches SET state = \(BatchLifecycle.sql(.loseFanIn(next: next))), lost_fan_ins = ?, failure = ?, finished_at = ? WHERE id = ?",
-                    [StoreValue(lost), StoreValue(recorded.error), StoreValue(Date()), .text(batch.uuidString)])
-            } else {
-                try database.query(
-                    "UPDATE batches SET state = \(BatchLifecycle.sql(.loseFanIn(next: next))), lost_fan_ins = ?, fan_in_not_before = ? WHERE id = ?",
-                    [StoreValue(lost), .real(Date().timeIntervalSince1970 + recorded.delay), .text(batch.uuidString)])
-            }
-        }
-    }
-
-    func reopen(_ batch: UUID) throws {
-        let from = BatchLifecycle.sql(BatchLifecycle.reopenable)
-        try database.transaction(durable: true) {
-            try database.query(
-                "UPDATE batches SET state = \(BatchLifecycle.sql(.resume)), lost_fan_ins = ?, fan_in_not_before = NULL, failure = NULL, finished_at = NULL WHERE id = ? AND state IN (\(from))",
-                [StoreValue(BatchLifecycle.reopened.lost), .text(batch.uuidString)])
-        }
-    }
-
     func items(of batch: UUID, after index: Int, limit: Int) throws -> [ItemState] {
         try page(of: batch, after: index, limit: limit, unfinishedOnly: false).map(\.item)
     }
 
-    func earlierCopies(for batch: UUID) throws -> EarlierCopies {
-        var found = EarlierCopies()
-        var originals: [Int: EarlierCopy?] = [:]
-        // The batch's first item of each content that repeats (one grouping of
-        // the batch), joined to the items after it.
-        try database.scan(
-            """
-            WITH firsts AS (SELECT \(ItemColumn.sha256), min(idx) AS first FROM items WHERE batch_id = ?1 AND \(ItemColumn.sha256) IS NOT NULL AND \(ItemColumn.reason) IS NULL
-                GROUP BY \(ItemColumn.sha256) HAVING count(*) > 1)
-            SELECT d.idx AS idx, f.first AS original, o.snapshot AS snapshot FROM firsts f
-                JOIN items d ON d.batch_id = ?1 AND d.\(ItemColumn.sha256) = f.\(ItemColumn.sha256) AND d.idx > f.first AND d.\(ItemColumn.reason) IS NULL
-                JOIN items o ON o.batch_id = ?1 AND o.idx = f.first
-            """, [.text(batch.uuidString)]
-        ) { row in
-            guard let index = row.int("idx"), let original = row.int("original") else { return }
-            found.addInBatch(item: index, original: original, snapshot: { row.text("snapshot") }, cache: &originals)
-        }
-        // Other finished batches, oldest first: the first copy of each of the
-        // batch's contents in each (SQLite takes the bare columns from the row of
-        // min(idx)); the unary `+` keeps the lookup on items_sha256.
-        try database.scan(
-            """
-            SELECT o.\(ItemColumn.sha256) AS \(ItemColumn.sha256), min(o.idx) AS original, o.snapshot AS snapshot, b.key AS key, b.created_at AS created
-                FROM (SELECT DISTINCT \(ItemColumn.sha256) FROM items WHERE batch_id = ?1 AND \(ItemColumn.sha256) IS NOT NULL AND \(ItemColumn.reason) IS NULL) d
-                JOIN items o ON o.\(ItemColumn.sha256) = d.\(ItemColumn.sha256) AND +o.batch_id <> ?1 AND o.\(ItemColumn.reason) IS NULL
-                JOIN batches b ON b.id = o.batch_id AND b.state = '\(BatchState.done.rawValue)'
-                GROUP BY o.\(ItemColumn.sha256), o.batch_id
-                ORDER BY created, original
-            """, [.text(batch.uuidString)]
-        ) { row in
-            guard let sha256 = row.text(ItemColumn.sha256.name), let original = row.int("original") else { return }
-            found.addInOtherShare(
-                sha256: sha256, original: original, snapshot: row.text("snapshot"), key: row.text("key"))
-        }
-        return found
-    }
-
-    func earlierPerceptualHashes(for batch: UUID) throws -> [EarlierHash] {
-        var found: [EarlierHash] = []
-        try database.scan(
-            """
-            SELECT o.\(ItemColumn.perceptualHash) AS hash, o.idx AS idx, o.batch_id AS batch, b.key AS key FROM items o
-                JOIN batches b ON b.id = o.batch_id AND b.state = '\(BatchState.done.rawValue)'
-                WHERE o.\(ItemColumn.perceptualHash) IS NOT NULL AND o.batch_id <> ?1 AND o.\(ItemColumn.reason) IS NULL
-                ORDER BY b.created_at, o.idx
-            """, [.text(batch.uuidString)]
-        ) { row in
-            guard let hash = row.text("hash").flatMap(PerceptualHash.parse), let index = row.int("idx"),
-                let id = row.text("batch").flatMap(UUID.init(uuidString:)),
-                let key = row.text("key").flatMap({ try? ShareKey($0) })
-            else { return }
-            found.append(EarlierHash(hash: hash, batch: id, index: index, shareKey: key))
-        }
-        return found
-    }
-
-    func livePhotoCandidates(for batch: UUID) throws -> [ItemState] {
-        try database.query(
-            """
-            SELECT idx, uuid, snapshot FROM items d WHERE d.batch_id = ?1 AND d.\(ItemColumn.reason) IS NULL AND (
-                (d.\(ItemColumn.contentIdentifier) IS NOT NULL AND EXISTS (SELECT 1 FROM items o WHERE o.batch_id = d.batch_id
-                    AND o.\(ItemColumn.contentIdentifier) = d.\(ItemColumn.contentIdentifier) AND o.idx <> d.idx AND o.\(ItemColumn.reason) IS NULL))
-                OR (d.\(ItemColumn.livePhotoName) IS NOT NULL AND EXISTS (SELECT 1 FROM items o WHERE o.batch_id = d.batch_id
-                    AND o.\(ItemColumn.livePhotoName) = d.\(ItemColumn.livePhotoName) AND o.idx <> d.idx AND o.\(ItemColumn.reason) IS NULL)))
-            ORDER BY idx
-            """, [.text(batch.uuidString)]
-        ).map(Self.item)
-    }
-
-    func exportCandidates(for batch: UUID, after: (stem: String, index: Int), limit: Int) throws -> [(
-        stem: String, item: ItemState
-    )] {
-        try database.query(
-            """
-            SELECT idx, uuid, snapshot, \(ItemColumn.exportStem) FROM items d WHERE d.batch_id = ?1 AND d.\(ItemColumn.reason) IS NULL AND d.\(ItemColumn.exportStem) IS NOT NULL
-                AND (d.\(ItemColumn.exportStem) > ?2 OR (d.\(ItemColumn.exportStem) = ?2 AND d.idx > ?3))
-                AND EXISTS (SELECT 1 FROM items o WHERE o.batch_id = d.batch_id AND o.\(ItemColumn.exportStem) = d.\(ItemColumn.exportStem) AND o.idx <> d.idx AND o.\(ItemColumn.reason) IS NULL)
-            ORDER BY d.\(ItemColumn.exportStem), d.idx LIMIT ?4
-            """,
-            [
-                .text(batch.uuidString), .text(after.stem), .integer(Int64(max(after.index, Int(Int32.min)))),
-                .integer(Int64(limit)),
-            ]
-        ).map { (stem: $0.text(ItemColumn.exportStem.name) ?? "", item: Self.item($0)) }
-    }
-
-    func burstCandidates(for batch: UUID, after: (burst: String, index: Int), limit: Int) throws -> [(
-        burst: String, item: ItemState
-    )] {
-        try database.query(
-            """
-            SELECT idx, uuid, snapshot, \(ItemColumn.burstID) FROM items d WHERE d.batch_id = ?1 AND d.\(ItemColumn.reason) IS NULL AND d.\(ItemColumn.burstID) IS NOT NULL
-                AND (d.\(ItemColumn.burstID) > ?2 OR (d.\(ItemColumn.burstID) = ?2 AND d.idx > ?3))
-                AND EXISTS (SELECT 1 FROM items o WHERE o.batch_id = d.batch_id AND o.\(ItemColumn.burstID) = d.\(ItemColumn.burstID) AND o.idx <> d.idx AND o.\(ItemColumn.reason) IS NULL)
-            ORDER BY d.\(ItemColumn.burstID), d.idx LIMIT ?4
-            """,
-            [
-                .text(batch.uuidString), .text(after.burst), .integer(Int64(max(after.index, Int(Int32.min)))),
-                .integer(Int64(limit)),
-            ]
-        ).map { (burst: $0.text(ItemColumn.burstID.name) ?? "", item: Self.item($0)) }
-    }
-
-    func finish(_ batch: BatchRecord, changed: [ItemState]) throws {
-        try database.transaction(durable: true) {
-            for item in changed { try record(item, next: .finished, batch: batch.id) }
-            try updateRow(batch)
-        }
-    }
-
-    func record(_ changed: [ItemState], batch: UUID) throws {
-        try database.transaction(durable: false) {
-            for item in changed { try record(item, next: .finished, batch: batch) }
-        }
-    }
 }

@@ -19,22 +19,6 @@ enum Recovery {
         }
     }
 
-    /// The temporary files of copies and thumbnails (`.<UUID>.<ext>.….partial`,
-    /// `.<UUID>.jpg.….partial`) in the container, by the UUID of the item they
-    /// belong to: once the items of a batch have all finished, nobody writes its
-    /// temporaries any more, and the fan-in removes them, whoever left them.
-    static func temporaries(in container: ContainerDirectory) -> [UUID: [String]] {
-        var found: [UUID: [String]] = [:]
-        for directory in [container.root, container.thumbnailsDirectory] {
-            for name in FileSystem.names(in: directory, endingWith: ".partial")
-            where name.count > 38 && name.hasPrefix(".") {
-                guard let id = UUID(uuidString: String(name.dropFirst().prefix(36))) else { continue }
-                found[id, default: []].append(directory + "/" + name)
-            }
-        }
-        return found
-    }
-
     /// `.<name>.<host>-<pid>-<random>.partial` → host and pid.
     static func owner(of name: String) -> (host: String, pid: pid_t)? {
         let stem = name.dropLast(".partial".count)

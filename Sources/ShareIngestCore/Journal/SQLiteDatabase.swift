@@ -283,3 +283,6 @@ struct SQLiteRow: StoreRow {
 
     func text(_ name: String) -> String? { columns[name]?.text }
 }
+
+/// The journal reads its own errors (``storeFailure``).
+extension SQLiteError: StoreError {}

@@ -33,8 +33,10 @@ enum BatchCompletion {
         }
     }
 
-    /// Items of a batch read per page.
-    static let pageSize = 1000
+    /// Items of a batch read per page, and changed items recorded per page: a
+    /// page, its settled copy and the changed ones are what the fan-in holds
+    /// (about 7 KB an item at the peak: 1000 of them were 7 MiB of heap).
+    static let pageSize = 250
 
     /// Export candidates (stems, bursts) and items with their sidecars read
     /// per page: ``pageSize``, or in debug and test builds
@@ -151,7 +153,7 @@ enum BatchCompletion {
                 batch, context, store, events, recordChanged
             )
             stage = ManifestStage(settings: context.pipeline.manifest)
-            temporaries = Recovery.temporaries(in: context.container)
+            temporaries = context.container.temporaries()
             manifestPath = context.container.manifestPath(key: batch.key)
             alreadyWritten = FileSystem.exists(manifestPath)
             reportPath = context.container.reportPath(key: batch.key)
@@ -353,21 +355,14 @@ enum BatchCompletion {
             var fanIn = self
             try store.forEachItem(of: batch.id, pageSize: pageSize) { stored in
                 var item = unsupported[stored.index] ?? stored
-                var failed = false
-                for position in item.carriedSidecars.indices {
-                    var sidecar = item.carriedSidecars[position]
+                for (position, sidecar) in item.carriedSidecars.enumerated() {
                     if let copy = sidecar.copyPath(carriedBy: item, n: position + 1, root: fanIn.container.root) {
                         FileSystem.remove(copy)
                     }
-                    if sidecar.failure == nil {
-                        let label = sidecar.label(carriedBy: item)
-                        sidecar.failure = ItemFailure(
-                            .manifest, writing: writeError, "\(label): the manifest could not be written: \(writeError)"
-                        )
-                    }
-                    failed = failed || sidecar != item.carriedSidecars[position]
-                    item.carriedSidecars[position] = sidecar
                 }
+                let sidecars = item.carriedSidecars
+                BatchLifecycle.failCarriedSidecars(of: &item, .manifestUnwritten(writeError))
+                var failed = item.carriedSidecars != sidecars
                 if item.failure == nil {
                     let failure = ItemFailure(
                         .manifest, writing: writeError,
@@ -447,73 +442,5 @@ enum BatchCompletion {
                         }),
                 counts: counts, stageSeconds: totals, wallSeconds: wallSeconds ?? totals.values.reduce(0, +))
         }
-    }
-}
-
-extension ItemReports {
-    /// The reports of a batch's items, rebuilt from the container's journal
-    /// (when its stored report is gone): empty when the journal does not have
-    /// it. The same in both modes (``BatchLifecycle/Difference/fallbackReport``).
-    static func rebuilt(batch: UUID, container: ContainerDirectory, pipeline: PipelineDefinition, message: String?)
-        -> [ItemReport]
-    {
-        guard let journal = try? BatchJournal(container: container) else { return [] }
-        let lifecycle = ItemLifecycle(pipeline: pipeline)
-        let stage = ManifestStage(settings: pipeline.manifest)
-        var reports: [ItemReport] = []
-        try? journal.forEachItem(of: batch) {
-            reports += stage.reports(for: $0, finished: lifecycle.isFinished($0), message: message)
-        }
-        return reports
-    }
-}
-
-/// Content already delivered: an item whose SHA-256 an earlier item of its
-/// batch has, or a copy in a share not yet consumed (then still in the
-/// container), is a duplicate, and the pipeline's policy decides what it becomes.
-struct DuplicateContent {
-    let earlier: EarlierCopies
-    let container: ContainerDirectory
-    let policy: PipelineDefinition.DuplicatePolicy
-
-    /// The copy `item` duplicates: one in an earlier share first (the first
-    /// delivery of the content, while that share is unconsumed and its copy is
-    /// there), else the earliest in its own batch.
-    func original(of item: ItemState) -> EarlierCopy? {
-        let manifests = ManifestStore(container: container)
-        let elsewhere = item.sha256.flatMap { earlier.inOtherShares[$0] } ?? []
-        let delivered = elsewhere.lazy.filter { copy in
-            guard let key = copy.shareKey else { return false }
-            return manifests.exists(key) && FileSystem.exists(copy.path)
-        }
-        return delivered.first ?? earlier.inBatch[item.index]
-    }
-
-    /// Applies the policy to `item` if it is a duplicate; true when it changed.
-    /// An empty file is no one's duplicate: all empty files have the same hash.
-    /// `removingFiles` false: only work out what the item will become. A
-    /// duplicate the pipeline skips is failed by `lifecycle` (its failure final).
-    func resolve(_ item: inout ItemState, removingFiles: Bool = true, lifecycle: ItemLifecycle) -> Bool {
-        guard (item.size ?? 0) > 0, let original = original(of: item), original.path != item.copyPath else {
-            return false
-        }
-        let from = original.shareKey.map { "share \($0)" } ?? "this share"
-        switch policy {
-        case .keep:
-            // Reported by its entry's `duplicateOf` (a fact, not something that went wrong).
-            item.duplicateOf = original.path
-        case .link:
-            if removingFiles, let own = item.copyPath, own != original.path { FileSystem.remove(own) }
-            item.copyPath = original.path
-            item.duplicateOf = original.path
-        case .skip:
-            _ = lifecycle.fail(
-                &item,
-                ItemFailure(
-                    .manifest, .duplicate,
-                    "\(item.label): the same content as \(original.label) was already delivered (in \(from)); skipped"))
-            if removingFiles { item.removeFiles(in: container) }
-        }
-        return true
     }
 }

@@ -83,6 +83,9 @@ final class BatchRunner: Sendable {
             // Interrupted: nothing is rolled back; the journal knows where each item is.
             return try interruptedReport(batch, started: started)
         }
+        // The stage threads are gone; what they freed stays in their malloc
+        // arenas unless given back, and the fan-in would add its pages on top.
+        FreedMemory.release()
         return try finish(&batch, started: started, dispose: dispose)
     }
 

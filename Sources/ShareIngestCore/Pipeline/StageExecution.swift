@@ -112,10 +112,8 @@ final class StageExecution: Sendable {
         events?(.stageFinished(stage, index: item.index, bytes: stage == .copy ? item.size ?? 0 : 0))
         var holderKeeps = false
         if case .run(let following) = next, keeps(following) { holderKeeps = true }
-        // Cheap to redo after a crash: a stage that decoded nothing (a sniff, a
-        // copy, which a resumed batch finds complete at its final name), or one
-        // that changed nothing of the item.
-        let cheapToRedo = outcome == .completed(stage) && (!decodes || item.state.isUnchanged(since: before, by: stage))
+        let cheapToRedo = BatchLifecycle.cheapToRedo(
+            outcome, of: stage, decodes: decodes, unchanged: item.state.isUnchanged(since: before, by: stage))
         guard
             ItemLifecycle.recordsBeforeGoingOn(
                 next, holderKeeps: holderKeeps, roundTrips: steps.roundTrips, cheapToRedo: cheapToRedo)

@@ -96,21 +96,16 @@ public struct BatchRecord: Sendable {
 }
 
 extension BatchRecord {
-    /// The batch's row: every column, in the order both stores' tables declare them.
-    var columns: KeyValuePairs<String, StoreValue> {
-        [
-            "id": .text(id.uuidString), "key": .text(key.rawValue), "state": .text(state.rawValue),
-            "pipeline": .text(pipelineJSON),
-            "message": StoreValue(message), "drop_name": StoreValue(dropName),
-            "drop_signature": StoreValue(dropSignature),
-            "drop_path": StoreValue(dropPath), "created_at": StoreValue(createdAt),
-            "finished_at": StoreValue(finishedAt),
-            "redirect_url": StoreValue(redirectURL), "manifest_path": StoreValue(manifestPath),
-            "item_count": StoreValue(itemCount),
-            "ingested": StoreValue(ingestedCount), "failed": StoreValue(failedCount),
-            "skipped": StoreValue(skippedCount),
-            "max_attempts": StoreValue(maxAttempts),
-        ]
+    /// The batch's row: the record's columns (``BatchColumn/recorded``), in
+    /// their declared order; what each store writes beside them is its own.
+    var columns: [(key: String, value: StoreValue)] {
+        BatchColumn.recorded.compactMap { column in column.value.map { (column.name, $0(self)) } }
+    }
+
+    /// The columns an update writes (``BatchColumn/mutable``; the rest are
+    /// fixed when a batch is created).
+    var mutableColumns: [(key: String, value: StoreValue)] {
+        BatchColumn.recorded.filter(\.mutable).compactMap { column in column.value.map { (column.name, $0(self)) } }
     }
 
     /// The pipeline the batch started with (a resumed batch keeps it).
@@ -122,30 +117,25 @@ extension BatchRecord {
         } catch { throw .pipeline(error) }
     }
 
-    /// The columns an update may change (the rest are fixed when a batch is created).
-    static let mutableColumns: Set<String> = [
-        "state", "drop_path", "finished_at", "redirect_url", "manifest_path", "item_count", "ingested", "failed",
-        "skipped",
-    ]
-
     /// A batch from its row; nil if the row is not a batch this version can read.
     init?(row: some StoreRow) {
-        guard let id = row.text("id").flatMap(UUID.init(uuidString:)),
-            let key = row.text("key").flatMap({ try? ShareKey($0) }),
-            let state = row.text("state").flatMap(BatchState.init(rawValue:)), let pipeline = row.text("pipeline")
+        guard let id = row.text(BatchColumn.id.name).flatMap(UUID.init(uuidString:)),
+            let key = row.text(BatchColumn.key.name).flatMap({ try? ShareKey($0) }),
+            let state = row.text(BatchColumn.state.name).flatMap(BatchState.init(rawValue:)),
+            let pipeline = row.text(BatchColumn.pipeline.name)
         else { return nil }
         self.init(
-            id: id, key: key, state: state, pipelineJSON: pipeline, message: row.text("message"),
-            dropName: row.text("drop_name"),
-            dropSignature: row.text("drop_signature"), dropPath: row.text("drop_path"),
-            createdAt: row.date("created_at") ?? Date(timeIntervalSince1970: 0))
-        finishedAt = row.date("finished_at")
-        redirectURL = row.text("redirect_url")
-        manifestPath = row.text("manifest_path")
-        itemCount = row.int("item_count") ?? 0
-        ingestedCount = row.int("ingested") ?? 0
-        failedCount = row.int("failed") ?? 0
-        skippedCount = row.int("skipped") ?? 0
-        maxAttempts = row.int("max_attempts") ?? ItemLifecycle.defaultMaxAttempts
+            id: id, key: key, state: state, pipelineJSON: pipeline, message: row.text(BatchColumn.message.name),
+            dropName: row.text(BatchColumn.dropName.name), dropSignature: row.text(BatchColumn.dropSignature.name),
+            dropPath: row.text(BatchColumn.dropPath.name),
+            createdAt: row.date(BatchColumn.createdAt.name) ?? Date(timeIntervalSince1970: 0))
+        finishedAt = row.date(BatchColumn.finishedAt.name)
+        redirectURL = row.text(BatchColumn.redirectURL.name)
+        manifestPath = row.text(BatchColumn.manifestPath.name)
+        itemCount = row.int(BatchColumn.itemCount.name) ?? 0
+        ingestedCount = row.int(BatchColumn.ingested.name) ?? 0
+        failedCount = row.int(BatchColumn.failed.name) ?? 0
+        skippedCount = row.int(BatchColumn.skipped.name) ?? 0
+        maxAttempts = row.int(BatchColumn.maxAttempts.name) ?? ItemLifecycle.defaultMaxAttempts
     }
 }

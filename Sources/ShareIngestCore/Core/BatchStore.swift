@@ -21,14 +21,14 @@ protocol ItemStore: AnyObject {
     /// Starts recording a planned batch: its row (inserted, or updated for a
     /// claimed drop), `claimed` until ``seal(_:plan:unfinished:)``, with no item
     /// (those a plan cut short left are removed).
-    func begin(_ batch: BatchRecord, plan: BatchPlan.Details) throws
+    func begin(_ batch: BatchRecord, plan: PlanDetails) throws
     /// Records some of its items (each with its UUID and label), in order, in
     /// one transaction. Each starts as ``ItemLifecycle/start(_:stopping:)``
     /// says (at the first stage, or finished when it failed while the drop was walked).
-    func append(_ items: [ItemState], to batch: BatchRecord, plan: BatchPlan.Details) throws
+    func append(_ items: [ItemState], to batch: BatchRecord, plan: PlanDetails) throws
     /// Ends the plan: the batch `running` with `batch.itemCount` items, of which
     /// `unfinished` have stages to run; durable before any copy starts.
-    func seal(_ batch: BatchRecord, plan: BatchPlan.Details, unfinished: Int) throws
+    func seal(_ batch: BatchRecord, plan: PlanDetails, unfinished: Int) throws
 
     /// Up to `limit` items of a batch with an index above `index`, in order, as
     /// last recorded: a cursor, so no caller holds a whole large batch. An item
@@ -155,29 +155,10 @@ protocol JournalStore: ItemStore, Sendable {
     func reopen(_ batch: UUID) throws
 }
 
-/// Records the steps of a batch's items into its journal (the batch's lock is
-/// the holder's lease).
-final class JournalSteps: StepRecorder {
-    let journal: any JournalStore
-    let batch: UUID
-
-    init(_ journal: any JournalStore, batch: UUID) {
-        self.journal = journal
-        self.batch = batch
-    }
-
-    func record(_ item: ItemState, next: NextStep, keeps: Bool, ran: RanStage?) throws -> StepRecord {
-        try journal.record(item, next: next, batch: batch)
-        return .saved
-    }
-
-    var roundTrips: Bool { false }
-}
-
 extension ItemStore {
     /// Records a planned batch and all its items at once (``begin(_:plan:)``,
     /// ``append(_:to:plan:)``, ``seal(_:plan:unfinished:)``).
-    func create(_ batch: BatchRecord, items: [ItemState], plan: BatchPlan.Details) throws {
+    func create(_ batch: BatchRecord, items: [ItemState], plan: PlanDetails) throws {
         try begin(batch, plan: plan)
         try append(items, to: batch, plan: plan)
         var sealed = batch
@@ -304,12 +285,20 @@ enum StoreFailure: Sendable, Equatable {
     /// The failure `error` means; an error of neither store is the store's trouble.
     init(_ error: any Error) {
         switch error {
-        case let error as SQLiteError: self = error.storeFailure
-        case let error as PostgresError: self = error.storeFailure
+        case let error as any StoreError: self = error.storeFailure
         case let error as SystemError where error.isDiskFull: self = .full
         default: self = .unavailable
         }
     }
+}
+
+/// A store's own typed error, which the store reads as a ``StoreFailure``
+/// itself: the SQLite journal's (``SQLiteError``) and the PostgreSQL
+/// queue's (``PostgresError``) conform beside their stores, so this core
+/// names neither.
+protocol StoreError: Error {
+    /// What the error means for the record that could not be made.
+    var storeFailure: StoreFailure { get }
 }
 
 /// A value bound to, or read from, a row of either store.

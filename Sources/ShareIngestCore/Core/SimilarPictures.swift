@@ -14,13 +14,14 @@ struct HashIndex {
     /// The largest distance looked up.
     let radius: Int
     private(set) var hashes: [UInt64] = []
-    private var tables: [[UInt32]]
+    /// Empty until the first hash is added: 2 MiB of bucket arrays, not made
+    /// for a batch without pictures, nor copied along with an empty index.
+    private var tables: [[UInt32]] = []
     /// The 16-bit masks of at most `radius / 4` bits.
     private let masks: [UInt16]
 
     init(radius: Int) {
         self.radius = radius
-        tables = Array(repeating: [], count: 4 << 16)
         let chunkRadius = radius / 4
         masks = (0...UInt16.max).filter { $0.nonzeroBitCount <= chunkRadius }
     }
@@ -31,6 +32,7 @@ struct HashIndex {
     @discardableResult
     mutating func insert(_ hash: UInt64) -> Int {
         let id = hashes.count
+        if tables.isEmpty { tables = Array(repeating: [], count: 4 << 16) }
         hashes.append(hash)
         for chunk in 0..<4 { tables[chunk << 16 | Self.chunk(hash, chunk)].append(UInt32(id)) }
         return id
@@ -40,6 +42,7 @@ struct HashIndex {
     /// (then the earliest added), each with its distance.
     func near(_ hash: UInt64) -> [(id: Int, distance: Int)] {
         var found: [(id: Int, distance: Int)] = []
+        guard !tables.isEmpty else { return found }
         let radius = radius
         hashes.withUnsafeBufferPointer { hashes in
             for chunk in 0..<4 {

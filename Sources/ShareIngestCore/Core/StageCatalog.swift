@@ -124,14 +124,6 @@ struct StageCatalog: Sendable, Hashable {
     /// Each stage's place in the run order.
     private let positions: [StageName: Int]
 
-    /// share-ingest's stages: sniff, copy, location, probe, thumbnail, motion,
-    /// compatible, and the manifest's fan-in.
-    static let builtin = try! StageCatalog([
-        SniffStage.definition, CopyStage.definition, LocationStage.definition, ProbeStage.definition,
-        ThumbnailStage.definition,
-        MotionStage.definition, CompatibleStage.definition, ManifestStage.definition,
-    ])
-
     /// Why a definition cannot join a catalog.
     struct Conflict: Error, CustomStringConvertible, Equatable {
         let description: String

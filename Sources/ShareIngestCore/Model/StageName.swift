@@ -6,12 +6,6 @@ public struct StageName: Hashable, Sendable, Codable, CodingKeyRepresentable, Cu
     /// The name as written.
     public let rawValue: String
 
-    /// The built-in stage of this name, if there is one.
-    public init?(rawValue: String) {
-        guard StageCatalog.builtin.definition(named: rawValue) != nil else { return nil }
-        self.rawValue = rawValue
-    }
-
     /// Any stage name: a stage's own definition names itself so (a stage that is
     /// not built in gets its name here too).
     init(_ rawValue: String) { self.rawValue = rawValue }
@@ -36,10 +30,6 @@ public struct StageName: Hashable, Sendable, Codable, CodingKeyRepresentable, Cu
     public static let compatible = StageName("compatible")
     /// Fan-in: writes the batch's manifest once every item has finished.
     public static let manifest = StageName("manifest")
-
-    /// The built-in stages, in the order they run: `sniff`, `copy`, `location`,
-    /// `probe`, `thumbnail`, `motion`, `compatible`, `manifest`.
-    public static var allCases: [StageName] { StageCatalog.builtin.names }
 
     /// The ``rawValue``.
     public var description: String { rawValue }

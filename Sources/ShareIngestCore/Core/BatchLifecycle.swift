@@ -1,4 +1,5 @@
 import Foundation
+import SystemCalls
 
 /// A batch's life: the one place its state changes, for the local runner,
 /// the watcher, `share gc` and the distributed queue alike. In the style of
@@ -11,7 +12,9 @@ import Foundation
 /// The table of transitions (``transition(_:)``) is what both stores' SQL
 /// reads too (the state a statement writes, the states it applies to), and
 /// the sets of states that callers and queries ask about (``unfinished``,
-/// ``resumable``…) are written here once.
+/// ``resumable``…) are written here once. So are the fan-in's decisions
+/// about the sidecars an item carries (``failCarriedSidecars(of:_:)``) and
+/// which steps are cheap to redo (``cheapToRedo(_:of:decodes:unchanged:)``).
 struct BatchLifecycle: Sendable, Equatable {
     /// Where the batch is in its life: changed only by ``handle(_:)``.
     private(set) var state: BatchState
@@ -151,6 +154,65 @@ struct BatchLifecycle: Sendable, Equatable {
     /// unfinished items, queued once its fan-in is due (by the statement that
     /// finishes the last item, or by the reaper: ``ItemLifecycle/fanInDue(unfinished:)``).
     static let fanInJob = (waiting: ItemLifecycle.RowState.waiting, due: ItemLifecycle.RowState.queued)
+
+    // MARK: - The carried sidecars' failures
+
+    /// Why the fan-in fails the sidecars an item carries with it (beside a
+    /// sidecar's own failure to be read or copied, ``fail(_:_:)``).
+    enum SidecarsFail: Sendable, Equatable {
+        /// The capture-date range asked for left their media out: what
+        /// describes it is left out too.
+        case mediaOutsideDateRange
+        /// The manifest could not be written (`error`): nothing is delivered.
+        case manifestUnwritten(SystemError)
+    }
+
+    /// Whether `sidecar` fails for `cause`: one already failed keeps its own
+    /// failure; a borrowed share (an edited copy's share of its original's
+    /// Takeout JSON) is left to its original when its media is left out, and
+    /// fails with everything else when the manifest is not written.
+    static func fails(_ sidecar: CarriedSidecar, _ cause: SidecarsFail) -> Bool {
+        guard sidecar.failure == nil else { return false }
+        switch cause {
+        case .mediaOutsideDateRange: return !sidecar.borrowed
+        case .manifestUnwritten: return true
+        }
+    }
+
+    /// Fails the sidecars `item` carries that fail for `cause` (``fails(_:_:)``),
+    /// each with why; the one place a carried sidecar's failure is set beside
+    /// ``fail(_:_:)``.
+    static func failCarriedSidecars(of item: inout ItemState, _ cause: SidecarsFail) {
+        for position in item.carriedSidecars.indices where fails(item.carriedSidecars[position], cause) {
+            let label = item.carriedSidecars[position].label(carriedBy: item)
+            item.carriedSidecars[position].failure =
+                switch cause {
+                case .mediaOutsideDateRange:
+                    ItemFailure(
+                        .manifest, .outsideDateRange,
+                        "\(label): describes \(item.label), which the capture-date range left out; not delivered")
+                case .manifestUnwritten(let error):
+                    ItemFailure(.manifest, writing: error, "\(label): the manifest could not be written: \(error)")
+                }
+        }
+    }
+
+    /// A carried sidecar could not be read or copied: it fails with `failure`.
+    static func fail(_ sidecar: inout CarriedSidecar, _ failure: ItemFailure) { sidecar.failure = failure }
+
+    // MARK: - Cheap to redo
+
+    /// Whether a stage's step is cheap to redo after a crash, so its record may
+    /// wait for the next one when its holder keeps the item
+    /// (``ItemLifecycle/recordsBeforeGoingOn(_:holderKeeps:roundTrips:cheapToRedo:)``):
+    /// the stage completed, and it decoded nothing (a sniff; a copy, which a
+    /// resumed batch finds complete at its final name) or it changed nothing of
+    /// the item (`unchanged`, as the probe of a JSON file).
+    static func cheapToRedo(
+        _ outcome: StageOutcome, of stage: StageName, decodes: Bool, unchanged: @autoclosure () -> Bool
+    ) -> Bool {
+        outcome == .completed(stage) && (!decodes || unchanged())
+    }
 
     // MARK: - Where the modes differ
 
