@@ -83,7 +83,7 @@ def main():
         with Image.open(source) as opened:
             picture = opened.convert("RGB")
         for number, (_, n, row, column, box) in entries:
-            tile_rng = random.Random(f"{source}/{n}/{row}/{column}")
+            tile_rng = random.Random(f"{os.path.basename(source)}/{n}/{row}/{column}")
             treated, treatment = treat(picture.crop(box), tile_rng)
             quality = tile_rng.randint(70, 95)
             name = f"{number:05d}.jpg"
