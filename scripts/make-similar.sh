@@ -14,7 +14,7 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 out="$here/testdata/similar"
-mkdir -p "$out"
+mkdir -p "$out" "$here/testdata/flat"
 cd "$out"
 vips jpegsave "$here/testdata/media/photo.jpg" original.jpg --Q 95 --strip
 vips jpegsave original.jpg copy-q40.jpg --Q 40 --strip
@@ -33,3 +33,8 @@ vips gaussnoise t.v 32 24 --mean 128 --sigma 60 --seed 7 && vips resize t.v t2.v
 rm -f t.v t2.v t3.v t4.v
 cp "$here/testdata/media/screenshot.png" distinct-screenshot.png
 python3 "$here/scripts/phash-oracle.py" "$out" > "$out/expected.json"
+# testdata/flat/: pictures without detail (issue 62: no perceptual hash, so no similarTo): two plain colours.
+cd "$here/testdata/flat"
+vips black t.v 640 480 --bands 3 && vips linear t.v t2.v 1 128 && vips cast t2.v t3.v uchar && vips jpegsave t3.v plain-grey.jpg --Q 90 --strip
+vips black t.v 480 640 --bands 3 && vips linear t.v t2.v "1 1 1" "40 90 200" && vips cast t2.v t3.v uchar && vips jpegsave t3.v plain-blue.jpg --Q 90 --strip
+rm -f t.v t2.v t3.v

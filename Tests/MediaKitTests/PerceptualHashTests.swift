@@ -68,6 +68,35 @@ import Testing
         }
     }
 
+    /// A picture without detail (plain after scaling to 32×32) gets no hash:
+    /// its AC terms are rounding noise, and every such picture hashed alike
+    /// (``PerceptualHash/flatNoise``). A faint gradient of a few grey levels
+    /// still gets one, as does a plain picture with a faint pattern on it.
+    @Test func aPictureWithoutDetailGetsNoHash() throws {
+        func picture(_ width: Int, _ height: Int, _ colour: (Int, Int) -> (UInt8, UInt8, UInt8)) -> [UInt8] {
+            var rgba: [UInt8] = []
+            for y in 0..<height {
+                for x in 0..<width {
+                    let (r, g, b) = colour(x, y)
+                    rgba += [r, g, b, 255]
+                }
+            }
+            return rgba
+        }
+        #expect(PerceptualHash.hash(width: 64, height: 48, rgba: picture(64, 48) { _, _ in (128, 128, 128) }) == nil)
+        #expect(PerceptualHash.hash(width: 48, height: 64, rgba: picture(48, 64) { _, _ in (40, 90, 200) }) == nil)
+        #expect(PerceptualHash.hash(width: 1, height: 1, rgba: [0, 0, 0, 255]) == nil)
+        // Four grey levels from left to right, and a one-level step: low contrast, but detail.
+        let faint = picture(64, 48) { x, _ in (UInt8(100 + x / 16), UInt8(100 + x / 16), UInt8(100 + x / 16)) }
+        #expect(PerceptualHash.hash(width: 64, height: 48, rgba: faint) != nil)
+        let step = picture(64, 48) { x, _ in x < 32 ? (100, 100, 100) : (101, 101, 101) }
+        #expect(PerceptualHash.hash(width: 64, height: 48, rgba: step) != nil)
+        for name in ["plain-grey.jpg", "plain-blue.jpg"] {
+            let thumbnail = try Thumbnailer.thumbnail(path: Fixtures.testdata("flat/" + name), spec: ThumbnailSpec())
+            #expect(thumbnail.perceptualHash == nil, "\(name)")
+        }
+    }
+
     @Test func hashesAreSixteenHexadecimalDigits() throws {
         #expect(PerceptualHash.hash(width: 0, height: 30, rgba: []) == nil)
         #expect(PerceptualHash.hash(width: 2, height: 2, rgba: [1, 2, 3]) == nil)

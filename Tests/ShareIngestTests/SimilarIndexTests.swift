@@ -1,5 +1,7 @@
 import Foundation
 import MediaFormats
+import ShareManifest
+import TestSupport
 import Testing
 
 @testable import ShareIngestCore
@@ -60,6 +62,30 @@ import Testing
         index.insert(0x0123_4567_89AB_CDEF)
         #expect(index.near(0x0123_4567_89AB_CDEE).map(\.id) == [0])
         #expect(index.near(0x0123_4567_89AB_CDEE).map(\.distance) == [1])
+    }
+
+    /// A record from before flat pictures went without a hash may carry the
+    /// one they all shared (``PerceptualHash/flatNoise``): such an item, of this
+    /// batch or of an earlier share, is neither similar nor anyone's original;
+    /// a real picture's copy still names its original.
+    @Test func theHashFlatPicturesSharedIsNoneInOldRecords() throws {
+        let folder = TemporaryDirectory("similar-old-flat")
+        let container = try ContainerDirectory(folder.path)
+        let flat = PerceptualHash.hex(PerceptualHash.flatNoise)
+        // An earlier share, still there, whose flat picture's copy is there too.
+        let key = try ShareKey("earlier-share")
+        try FileManager.default.createDirectory(atPath: container.manifestsDirectory, withIntermediateDirectories: true)
+        #expect(FileManager.default.createFile(atPath: container.manifestPath(key: key), contents: Data("[]".utf8)))
+        let earlier = EarlierHash(hash: PerceptualHash.flatNoise, batch: UUID(), index: 0, shareKey: key)
+        var similar = SimilarPictures(earlier: [earlier], container: container) { _, _ in folder.path }
+        func item(_ index: Int, _ hash: String) -> ItemState {
+            var item = ItemState(index: index, id: UUID(), source: .text(""), label: "drop/\(index).jpg")
+            (item.copyPath, item.thumbnailPath, item.perceptualHash) = ("/c/\(index).jpg", "/c/t/\(index).jpg", hash)
+            return item
+        }
+        var items = [item(0, flat), item(1, flat), item(2, "9696056bd8a2657b"), item(3, "9696056bd8a2657a")]
+        for i in items.indices { _ = similar.resolve(&items[i]) }
+        #expect(items.map(\.similarTo) == [nil, nil, nil, SimilarRecord(path: "/c/2.jpg", distance: 1)])
     }
 
     /// A benchmark driver (skipped unless `BENCH_SIMILAR` is set): lookups in

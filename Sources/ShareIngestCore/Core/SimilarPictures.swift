@@ -105,18 +105,24 @@ struct SimilarPictures {
     init(earlier: [EarlierHash], container: ContainerDirectory, copyOf: @escaping (UUID, Int) -> String?) {
         (self.container, self.copyOf) = (container, copyOf)
         owners.reserveCapacity(earlier.count)
-        for hash in earlier {
+        // A hash recorded before flat pictures went without one is no original either.
+        for hash in earlier where hash.hash != PerceptualHash.flatNoise {
             index.insert(hash.hash)
             owners.append(.earlier(hash))
         }
     }
 
     /// Sets `item`'s ``ItemState/similarTo`` (delivered, not a duplicate, with a
-    /// hash), then adds it to the index; true when it changed.
+    /// hash), then adds it to the index; true when it changed. A picture
+    /// without detail has no hash (``PerceptualHash/minimumDetail``; an older
+    /// record's ``PerceptualHash/flatNoise`` counts as none): it is neither
+    /// similar nor anyone's original.
     mutating func resolve(_ item: inout ItemState) -> Bool {
         var similar: SimilarRecord?
         let hash =
-            item.failure == nil && item.thumbnailPath != nil ? item.perceptualHash.flatMap(PerceptualHash.parse) : nil
+            item.failure == nil && item.thumbnailPath != nil
+            ? item.perceptualHash.flatMap(PerceptualHash.parse).flatMap { $0 == PerceptualHash.flatNoise ? nil : $0 }
+            : nil
         if let hash, item.duplicateOf == nil {
             let manifests = ManifestStore(container: container)
             for candidate in index.near(hash) {
