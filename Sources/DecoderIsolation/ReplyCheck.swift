@@ -20,7 +20,8 @@ import MediaFormats
 ///   asked for on its longer side, and of the facts' shape (within two pixels of
 ///   rounding; a 360° photo's may have its centre view's); its ThumbHash, if any, base64 of 5 to ``maximumThumbHash``
 ///   bytes (``checkThumbHash(_:)``); its perceptual hash, if any, exactly 16
-///   lowercase hexadecimal digits (``checkPerceptualHash(_:)``).
+///   lowercase hexadecimal digits (``checkPerceptualHash(_:)``); its colour
+///   cells, if any, only with a perceptual hash, exactly 24 (``checkColourCells(_:)``).
 /// - Panorama, stereo and gain map (``Projection``): a projection only for an
 ///   image, with sizes of 1 to ``Projection/maximumSide`` and its crop inside the
 ///   full panorama; `stereo` only for an image or a video, `gainMap` only for an image.
@@ -126,6 +127,10 @@ package enum ReplyCheck {
             made.perceptualHash = try result.thumbnailPerceptualHash.map { (text) throws(ReplyViolation) in
                 try checkPerceptualHash(text)
             }
+            made.colourCells = try result.thumbnailColourCells.map { (text) throws(ReplyViolation) in
+                guard made.perceptualHash != nil else { throw ReplyViolation("colour cells without a perceptual hash") }
+                return try checkColourCells(text)
+            }
             made.previews = try checkPreviews(reply, for: request, spec: spec, thumbnail: (width, height))
             try checkGainMaps(result, facts: facts, spec: spec, into: &made)  // GainMapReplyCheck.swift (issue 54)
             thumbnail = .made(made)
@@ -137,6 +142,7 @@ package enum ReplyCheck {
             guard result.thumbnailPerceptualHash == nil else {
                 throw ReplyViolation("a perceptual hash without a thumbnail")
             }
+            guard result.thumbnailColourCells == nil else { throw ReplyViolation("colour cells without a thumbnail") }
             guard result.previews == nil, reply.previews.isEmpty else {
                 throw ReplyViolation("previews without a thumbnail")
             }
@@ -178,7 +184,7 @@ package enum ReplyCheck {
     {
         let result = reply.result
         guard result.thumbnailWidth == nil, result.thumbnailHeight == nil, result.thumbnailThumbHash == nil,
-            result.thumbnailPerceptualHash == nil, result.thumbnailFailure == nil,
+            result.thumbnailPerceptualHash == nil, result.thumbnailColourCells == nil, result.thumbnailFailure == nil,
             result.previews == nil, reply.previews.isEmpty, reply.compatible.isEmpty, result.compatibleLength == nil,
             result.compatibleFailure == nil,
             result.moments == nil, result.location == nil, result.takeouts == nil
@@ -212,7 +218,8 @@ package enum ReplyCheck {
     {
         let result = reply.result
         guard result.pixelsWidth == nil, result.pixelsHeight == nil, result.pixelsStride == nil,
-            result.thumbnailThumbHash == nil, result.thumbnailPerceptualHash == nil, result.thumbnailFailure == nil,
+            result.thumbnailThumbHash == nil, result.thumbnailPerceptualHash == nil, result.thumbnailColourCells == nil,
+            result.thumbnailFailure == nil,
             result.previews == nil, reply.previews.isEmpty, reply.compatible.isEmpty, result.compatibleLength == nil,
             result.compatibleFailure == nil,
             result.moments == nil, result.location == nil, result.takeouts == nil
@@ -624,6 +631,16 @@ package enum ReplyCheck {
                 "a perceptual hash that is not 16 hexadecimal digits: \"\(printable(String(text.prefix(64))))\"")
         }
         return hash
+    }
+
+    /// A thumbnail's colour cells: exactly 24 lowercase hexadecimal digits
+    /// (``PerceptualHash/colourCells(width:height:rgba:)``, 12 bytes).
+    package static func checkColourCells(_ text: String) throws(ReplyViolation) -> [UInt8] {
+        guard let cells = PerceptualHash.parseColours(text) else {
+            throw ReplyViolation(
+                "colour cells that are not 24 hexadecimal digits: \"\(printable(String(text.prefix(64))))\"")
+        }
+        return cells
     }
 
     /// The bytes of a thumbnail's ThumbHash: base64 (standard alphabet, padded)

@@ -153,6 +153,28 @@ import Testing
         #expect(found.duplicates["e-plain-blue-again.jpg"] == "c-plain-blue.jpg", "\(found.duplicates)")
     }
 
+    /// Two smooth gradients whose hashes agree but whose colours (and shapes)
+    /// do not (testdata/flat: warm 4:3, cool 2:3) are not near-duplicates;
+    /// a copy of the photo in the same share still names it.
+    @Test func gradientsOfUnlikeColoursAreNoNearDuplicates() throws {
+        let work = TemporaryDirectory("similar-gradients")
+        let root = (work.path as NSString).standardizingPath
+        let drop = TemporaryDirectory("similar-gradients-drop")
+        try drop.add("a-gradient-warm.jpg", copying: Fixtures.testdata("flat/gradient-warm.jpg"))
+        try drop.add("b-gradient-cool.jpg", copying: Fixtures.testdata("flat/gradient-cool.jpg"))
+        try drop.add("c-original.jpg", copying: Self.similar("original.jpg"))
+        try drop.add("d-copy-half.jpg", copying: Self.similar("copy-half.jpg"))
+        let run = try ShareProcess.run(["ingest", "--container", root + "/c", "--report", root + "/r.json", drop.path])
+        #expect(run.status == 0, "\(run.stderr)")
+        var sourceOfCopy: [String: String] = [:]
+        let found = try Self.found(inReport: root + "/r.json", sourceOfCopy: &sourceOfCopy)
+        #expect(
+            found.similar == [
+                "a-gradient-warm.jpg": "-", "b-gradient-cool.jpg": "-", "c-original.jpg": "-",
+                "d-copy-half.jpg": "c-original.jpg",
+            ], "\(found.similar)")
+    }
+
     /// A legacy manifest (the share extension's) never carries it.
     @Test func aLegacyManifestHasNoSimilarTo() throws {
         let work = TemporaryDirectory("similar-legacy")

@@ -88,6 +88,30 @@ import Testing
         #expect(items.map(\.similarTo) == [nil, nil, nil, SimilarRecord(path: "/c/2.jpg", distance: 1)])
     }
 
+    /// The second check: pictures whose hashes are near but whose colour cells
+    /// differ by more than the tolerance (two smooth gradients, one warm, one
+    /// cool) are not called similar; within it they are; an older record
+    /// without cells is judged by its hash alone.
+    @Test func nearHashesOfUnlikeColoursAreNotSimilar() throws {
+        let folder = TemporaryDirectory("similar-colours")
+        var similar = SimilarPictures(earlier: [], container: try ContainerDirectory(folder.path)) { _, _ in nil }
+        func item(_ index: Int, _ record: String) -> ItemState {
+            var item = ItemState(index: index, id: UUID(), source: .text(""), label: "drop/\(index).jpg")
+            (item.copyPath, item.thumbnailPath, item.perceptualHash) = ("/c/\(index).jpg", "/c/t/\(index).jpg", record)
+            return item
+        }
+        let warm = "d5aa55aa55aa55aa-c86432c86432c86432c86432"
+        let cool = "d5aa55aa55aa55ab-3264c83264c83264c83264c8"
+        let warmer = "d5aa55aa55aa55a8-d06c3ad06c3ad06c3ad06c3a"
+        let old = "d5aa55aa55aa55bb"
+        var items = [item(0, warm), item(1, cool), item(2, warmer), item(3, old)]
+        for i in items.indices { _ = similar.resolve(&items[i]) }
+        #expect(
+            items.map(\.similarTo) == [
+                nil, nil, SimilarRecord(path: "/c/0.jpg", distance: 1), SimilarRecord(path: "/c/1.jpg", distance: 1),
+            ])
+    }
+
     /// A benchmark driver (skipped unless `BENCH_SIMILAR` is set): lookups in
     /// an index of 100,000 and 1,000,000 random hashes, printed.
     @Test(
