@@ -124,13 +124,7 @@ package enum ReplyCheck {
             try checkThumbnail(jpeg[...], width: width, height: height, spec: spec, facts: facts)
             let hash = try result.thumbnailThumbHash.map { (text) throws(ReplyViolation) in try checkThumbHash(text) }
             var made = Thumbnail(jpeg: jpeg, width: width, height: height, thumbHash: hash)
-            made.perceptualHash = try result.thumbnailPerceptualHash.map { (text) throws(ReplyViolation) in
-                try checkPerceptualHash(text)
-            }
-            made.colourCells = try result.thumbnailColourCells.map { (text) throws(ReplyViolation) in
-                guard made.perceptualHash != nil else { throw ReplyViolation("colour cells without a perceptual hash") }
-                return try checkColourCells(text)
-            }
+            try checkNearDuplicateHash(result, into: &made)
             made.previews = try checkPreviews(reply, for: request, spec: spec, thumbnail: (width, height))
             try checkGainMaps(result, facts: facts, spec: spec, into: &made)  // GainMapReplyCheck.swift (issue 54)
             thumbnail = .made(made)
@@ -619,6 +613,17 @@ package enum ReplyCheck {
                 EncodedPicture(bytes: Array(bytes), width: claim.width, height: claim.height, format: asked.format))
         }
         return pictures
+    }
+
+    /// A thumbnail's perceptual hash (``checkPerceptualHash(_:)``) and colour
+    /// cells (``checkColourCells(_:)``, only with a hash) into `made`.
+    static func checkNearDuplicateHash(_ result: WireResult, into made: inout Thumbnail) throws(ReplyViolation) {
+        made.perceptualHash = try result.thumbnailPerceptualHash.map { (text) throws(ReplyViolation) in
+            try checkPerceptualHash(text)
+        }
+        guard let cells = result.thumbnailColourCells else { return }
+        guard made.perceptualHash != nil else { throw ReplyViolation("colour cells without a perceptual hash") }
+        made.colourCells = try checkColourCells(cells)
     }
 
     /// A thumbnail's perceptual hash: exactly 16 lowercase hexadecimal digits
