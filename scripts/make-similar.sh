@@ -14,7 +14,7 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 out="$here/testdata/similar"
-mkdir -p "$out"
+mkdir -p "$out" "$here/testdata/flat"
 cd "$out"
 vips jpegsave "$here/testdata/media/photo.jpg" original.jpg --Q 95 --strip
 vips jpegsave original.jpg copy-q40.jpg --Q 40 --strip
@@ -33,3 +33,17 @@ vips gaussnoise t.v 32 24 --mean 128 --sigma 60 --seed 7 && vips resize t.v t2.v
 rm -f t.v t2.v t3.v t4.v
 cp "$here/testdata/media/screenshot.png" distinct-screenshot.png
 python3 "$here/scripts/phash-oracle.py" "$out" > "$out/expected.json"
+# testdata/flat/ (issue 62): two plain colours (no detail: no perceptual hash, so no similarTo), two gradients.
+cd "$here/testdata/flat"
+vips black t.v 640 480 --bands 3 && vips linear t.v t2.v 1 128 && vips cast t2.v t3.v uchar && vips jpegsave t3.v plain-grey.jpg --Q 90 --strip
+vips black t.v 480 640 --bands 3 && vips linear t.v t2.v "1 1 1" "40 90 200" && vips cast t2.v t3.v uchar && vips jpegsave t3.v plain-blue.jpg --Q 90 --strip
+rm -f t.v t2.v t3.v
+# Two smooth gradients (e^(2x/w + 2y/h), dark top left to light bottom right) of unlike colours and shapes: hashes alike, colours not.
+gradient() {
+  vips xyz t.v "$1" "$2" && vips extract_band t.v x.v 0 && vips extract_band t.v y.v 1
+  vips linear x.v a.v "$(echo "2 / $1" | bc -l)" 0 && vips linear y.v b.v "$(echo "2 / $2" | bc -l)" 0 && vips add a.v b.v s.v && vips math s.v e.v exp
+  vips linear e.v r.v $3 && vips linear e.v g.v $4 && vips linear e.v b.v $5 && vips bandjoin "r.v g.v b.v" j.v && vips cast j.v c.v uchar && vips jpegsave c.v "$6" --Q 90 --strip
+  rm -f t.v x.v y.v a.v s.v e.v r.v g.v b.v j.v c.v
+}
+gradient 640 480 "3 90" "2.5 40" "0.8 10" gradient-warm.jpg
+gradient 400 600 "0.8 10" "2 30" "3 90" gradient-cool.jpg

@@ -183,6 +183,8 @@ package struct WireResult: Codable, Sendable {
     package var thumbnailThumbHash: String?
     /// The thumbnail's perceptual hash, 16 lowercase hexadecimal digits, when one was made.
     package var thumbnailPerceptualHash: String?
+    /// The thumbnail's colour cells, 24 lowercase hexadecimal digits, sent with its perceptual hash.
+    package var thumbnailColourCells: String?
     /// Why no thumbnail was made, when one was asked for.
     package var thumbnailFailure: MediaError?
     /// The previews made with the thumbnail, smallest first (their bytes follow the thumbnail's).
@@ -231,6 +233,7 @@ package struct WireResult: Codable, Sendable {
                 thumbnailHeight = thumbnail.height
                 thumbnailThumbHash = thumbnail.thumbHash.map { Data($0).base64EncodedString() }
                 thumbnailPerceptualHash = thumbnail.perceptualHash.map(PerceptualHash.hex)
+                thumbnailColourCells = thumbnail.colourCells.map { PerceptualHash.hex(colours: $0) }
                 previews = thumbnail.previews?.map {
                     WirePicture(
                         width: $0.width, height: $0.height, format: $0.format, length: $0.bytes.count,

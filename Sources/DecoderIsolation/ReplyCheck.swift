@@ -20,7 +20,8 @@ import MediaFormats
 ///   asked for on its longer side, and of the facts' shape (within two pixels of
 ///   rounding; a 360° photo's may have its centre view's); its ThumbHash, if any, base64 of 5 to ``maximumThumbHash``
 ///   bytes (``checkThumbHash(_:)``); its perceptual hash, if any, exactly 16
-///   lowercase hexadecimal digits (``checkPerceptualHash(_:)``).
+///   lowercase hexadecimal digits (``checkPerceptualHash(_:)``); its colour
+///   cells, if any, only with a perceptual hash, exactly 24 (``checkColourCells(_:)``).
 /// - Panorama, stereo and gain map (``Projection``): a projection only for an
 ///   image, with sizes of 1 to ``Projection/maximumSide`` and its crop inside the
 ///   full panorama; `stereo` only for an image or a video, `gainMap` only for an image.
@@ -123,9 +124,7 @@ package enum ReplyCheck {
             try checkThumbnail(jpeg[...], width: width, height: height, spec: spec, facts: facts)
             let hash = try result.thumbnailThumbHash.map { (text) throws(ReplyViolation) in try checkThumbHash(text) }
             var made = Thumbnail(jpeg: jpeg, width: width, height: height, thumbHash: hash)
-            made.perceptualHash = try result.thumbnailPerceptualHash.map { (text) throws(ReplyViolation) in
-                try checkPerceptualHash(text)
-            }
+            try checkNearDuplicateHash(result, into: &made)
             made.previews = try checkPreviews(reply, for: request, spec: spec, thumbnail: (width, height))
             try checkGainMaps(result, facts: facts, spec: spec, into: &made)  // GainMapReplyCheck.swift (issue 54)
             thumbnail = .made(made)
@@ -137,6 +136,7 @@ package enum ReplyCheck {
             guard result.thumbnailPerceptualHash == nil else {
                 throw ReplyViolation("a perceptual hash without a thumbnail")
             }
+            guard result.thumbnailColourCells == nil else { throw ReplyViolation("colour cells without a thumbnail") }
             guard result.previews == nil, reply.previews.isEmpty else {
                 throw ReplyViolation("previews without a thumbnail")
             }
@@ -178,7 +178,7 @@ package enum ReplyCheck {
     {
         let result = reply.result
         guard result.thumbnailWidth == nil, result.thumbnailHeight == nil, result.thumbnailThumbHash == nil,
-            result.thumbnailPerceptualHash == nil, result.thumbnailFailure == nil,
+            result.thumbnailPerceptualHash == nil, result.thumbnailColourCells == nil, result.thumbnailFailure == nil,
             result.previews == nil, reply.previews.isEmpty, reply.compatible.isEmpty, result.compatibleLength == nil,
             result.compatibleFailure == nil,
             result.moments == nil, result.location == nil, result.takeouts == nil
@@ -212,7 +212,8 @@ package enum ReplyCheck {
     {
         let result = reply.result
         guard result.pixelsWidth == nil, result.pixelsHeight == nil, result.pixelsStride == nil,
-            result.thumbnailThumbHash == nil, result.thumbnailPerceptualHash == nil, result.thumbnailFailure == nil,
+            result.thumbnailThumbHash == nil, result.thumbnailPerceptualHash == nil, result.thumbnailColourCells == nil,
+            result.thumbnailFailure == nil,
             result.previews == nil, reply.previews.isEmpty, reply.compatible.isEmpty, result.compatibleLength == nil,
             result.compatibleFailure == nil,
             result.moments == nil, result.location == nil, result.takeouts == nil
@@ -614,6 +615,17 @@ package enum ReplyCheck {
         return pictures
     }
 
+    /// A thumbnail's perceptual hash (``checkPerceptualHash(_:)``) and colour
+    /// cells (``checkColourCells(_:)``, only with a hash) into `made`.
+    static func checkNearDuplicateHash(_ result: WireResult, into made: inout Thumbnail) throws(ReplyViolation) {
+        made.perceptualHash = try result.thumbnailPerceptualHash.map { (text) throws(ReplyViolation) in
+            try checkPerceptualHash(text)
+        }
+        guard let cells = result.thumbnailColourCells else { return }
+        guard made.perceptualHash != nil else { throw ReplyViolation("colour cells without a perceptual hash") }
+        made.colourCells = try checkColourCells(cells)
+    }
+
     /// A thumbnail's perceptual hash: exactly 16 lowercase hexadecimal digits
     /// (``PerceptualHash/hex(_:)``).
     package static func checkPerceptualHash(_ text: String) throws(ReplyViolation) -> UInt64 {
@@ -624,6 +636,16 @@ package enum ReplyCheck {
                 "a perceptual hash that is not 16 hexadecimal digits: \"\(printable(String(text.prefix(64))))\"")
         }
         return hash
+    }
+
+    /// A thumbnail's colour cells: exactly 24 lowercase hexadecimal digits
+    /// (``PerceptualHash/colourCells(width:height:rgba:)``, 12 bytes).
+    package static func checkColourCells(_ text: String) throws(ReplyViolation) -> [UInt8] {
+        guard let cells = PerceptualHash.parseColours(text) else {
+            throw ReplyViolation(
+                "colour cells that are not 24 hexadecimal digits: \"\(printable(String(text.prefix(64))))\"")
+        }
+        return cells
     }
 
     /// The bytes of a thumbnail's ThumbHash: base64 (standard alphabet, padded)

@@ -127,6 +127,54 @@ import Testing
         }
     }
 
+    /// Pictures without detail (issue 62: every plain picture hashed alike)
+    /// get no hash: two plain colours of one share, and a plain one beside the
+    /// photo, name nothing and are named by nothing; the photo's copy still
+    /// names it.
+    @Test func plainPicturesAreNoNearDuplicates() throws {
+        let work = TemporaryDirectory("similar-flat")
+        let root = (work.path as NSString).standardizingPath
+        let drop = TemporaryDirectory("similar-flat-drop")
+        try drop.add("a-plain-grey.jpg", copying: Fixtures.testdata("flat/plain-grey.jpg"))
+        try drop.add("b-original.jpg", copying: Self.similar("original.jpg"))
+        try drop.add("c-plain-blue.jpg", copying: Fixtures.testdata("flat/plain-blue.jpg"))
+        try drop.add("d-copy-q40.jpg", copying: Self.similar("copy-q40.jpg"))
+        try drop.add("e-plain-blue-again.jpg", copying: Fixtures.testdata("flat/plain-blue.jpg"))
+        let run = try ShareProcess.run(["ingest", "--container", root + "/c", "--report", root + "/r.json", drop.path])
+        #expect(run.status == 0, "\(run.stderr)")
+        var sourceOfCopy: [String: String] = [:]
+        let found = try Self.found(inReport: root + "/r.json", sourceOfCopy: &sourceOfCopy)
+        #expect(
+            found.similar == [
+                "a-plain-grey.jpg": "-", "b-original.jpg": "-", "c-plain-blue.jpg": "-",
+                "d-copy-q40.jpg": "b-original.jpg", "e-plain-blue-again.jpg": "-",
+            ], "\(found.similar)")
+        // The same bytes are still a duplicate.
+        #expect(found.duplicates["e-plain-blue-again.jpg"] == "c-plain-blue.jpg", "\(found.duplicates)")
+    }
+
+    /// Two smooth gradients whose hashes agree but whose colours (and shapes)
+    /// do not (testdata/flat: warm 4:3, cool 2:3) are not near-duplicates;
+    /// a copy of the photo in the same share still names it.
+    @Test func gradientsOfUnlikeColoursAreNoNearDuplicates() throws {
+        let work = TemporaryDirectory("similar-gradients")
+        let root = (work.path as NSString).standardizingPath
+        let drop = TemporaryDirectory("similar-gradients-drop")
+        try drop.add("a-gradient-warm.jpg", copying: Fixtures.testdata("flat/gradient-warm.jpg"))
+        try drop.add("b-gradient-cool.jpg", copying: Fixtures.testdata("flat/gradient-cool.jpg"))
+        try drop.add("c-original.jpg", copying: Self.similar("original.jpg"))
+        try drop.add("d-copy-half.jpg", copying: Self.similar("copy-half.jpg"))
+        let run = try ShareProcess.run(["ingest", "--container", root + "/c", "--report", root + "/r.json", drop.path])
+        #expect(run.status == 0, "\(run.stderr)")
+        var sourceOfCopy: [String: String] = [:]
+        let found = try Self.found(inReport: root + "/r.json", sourceOfCopy: &sourceOfCopy)
+        #expect(
+            found.similar == [
+                "a-gradient-warm.jpg": "-", "b-gradient-cool.jpg": "-", "c-original.jpg": "-",
+                "d-copy-half.jpg": "c-original.jpg",
+            ], "\(found.similar)")
+    }
+
     /// A legacy manifest (the share extension's) never carries it.
     @Test func aLegacyManifestHasNoSimilarTo() throws {
         let work = TemporaryDirectory("similar-legacy")

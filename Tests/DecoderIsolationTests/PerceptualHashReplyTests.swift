@@ -36,11 +36,52 @@ import Testing
             ReplyCheckTests.refusal(HelperReply(result: without, jpeg: [])) == "a perceptual hash without a thumbnail")
     }
 
+    /// Its colour cells (the second check before naming a near-duplicate):
+    /// exactly 24 lowercase hexadecimal digits, reaching the parent as 12 bytes,
+    /// only with a perceptual hash and a thumbnail.
+    @Test func colourCellsMustBeTwentyFourDigitsWithAHash() throws {
+        try #require(!ReplyCheckTests.thumbnail.isEmpty)
+        let reply = ReplyCheckTests.reply(ReplyCheckTests.photo)
+        var result = reply.result
+        result.thumbnailPerceptualHash = "9696056bd8a2657b"
+        result.thumbnailColourCells = "0102030405060708090a0bff"
+        let decoded = try ReplyCheck.validate(
+            HelperReply(result: result, jpeg: reply.jpeg), for: ReplyCheckTests.request()
+        )
+        .get()
+        guard case .made(let thumbnail) = decoded.thumbnail else {
+            Issue.record("no thumbnail")
+            return
+        }
+        #expect(thumbnail.colourCells == [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 255])
+        for cells in [
+            "0102030405060708090a0b", "0102030405060708090a0bff00", "0102030405060708090A0BFF", "",
+            "zz02030405060708090a0bff",
+        ] {
+            result.thumbnailColourCells = cells
+            #expect(
+                ReplyCheckTests.refusal(HelperReply(result: result, jpeg: reply.jpeg))?.hasPrefix(
+                    "colour cells that are not 24 hexadecimal digits") == true,
+                "\(cells)")
+        }
+        result.thumbnailPerceptualHash = nil
+        result.thumbnailColourCells = "0102030405060708090a0bff"
+        #expect(
+            ReplyCheckTests.refusal(HelperReply(result: result, jpeg: reply.jpeg))
+                == "colour cells without a perceptual hash")
+        var without = ReplyCheckTests.reply(ReplyCheckTests.photo, width: nil, height: nil, jpeg: []).result
+        without.thumbnailColourCells = "0102030405060708090a0bff"
+        #expect(ReplyCheckTests.refusal(HelperReply(result: without, jpeg: [])) == "colour cells without a thumbnail")
+    }
+
     /// The helper's side: what it sends is what the parent accepts.
     @Test func theHelperSendsSixteenLowercaseDigits() {
         var thumbnail = Thumbnail(jpeg: [1], width: 1, height: 1)
         thumbnail.perceptualHash = 0xAB
         let result = WireResult(.success(DecodedMedia(facts: ReplyCheckTests.photo, thumbnail: .made(thumbnail))))
         #expect(result.thumbnailPerceptualHash == "00000000000000ab")
+        thumbnail.colourCells = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 255]
+        let cells = WireResult(.success(DecodedMedia(facts: ReplyCheckTests.photo, thumbnail: .made(thumbnail))))
+        #expect(cells.thumbnailColourCells == "000102030405060708090aff")
     }
 }

@@ -1,5 +1,7 @@
 import Foundation
 import MediaFormats
+import ShareManifest
+import TestSupport
 import Testing
 
 @testable import ShareIngestCore
@@ -60,6 +62,58 @@ import Testing
         index.insert(0x0123_4567_89AB_CDEF)
         #expect(index.near(0x0123_4567_89AB_CDEE).map(\.id) == [0])
         #expect(index.near(0x0123_4567_89AB_CDEE).map(\.distance) == [1])
+    }
+
+    /// A record from before flat pictures went without a hash may carry the
+    /// one they all shared (``PerceptualHash/flatNoise``): such an item, of this
+    /// batch or of an earlier share, is neither similar nor anyone's original;
+    /// a real picture's copy still names its original.
+    @Test func theHashFlatPicturesSharedIsNoneInOldRecords() throws {
+        let folder = TemporaryDirectory("similar-old-flat")
+        let container = try ContainerDirectory(folder.path)
+        let flat = PerceptualHash.hex(PerceptualHash.flatNoise)
+        // An earlier share, still there, whose flat picture's copy is there too.
+        let key = try ShareKey("earlier-share")
+        try FileManager.default.createDirectory(atPath: container.manifestsDirectory, withIntermediateDirectories: true)
+        #expect(FileManager.default.createFile(atPath: container.manifestPath(key: key), contents: Data("[]".utf8)))
+        let earlier = EarlierHash(hash: PerceptualHash.flatNoise, batch: UUID(), index: 0, shareKey: key)
+        var similar = SimilarPictures(earlier: [earlier], container: container) { _, _ in folder.path }
+        func item(_ index: Int, _ hash: String) -> ItemState {
+            var item = ItemState(index: index, id: UUID(), source: .text(""), label: "drop/\(index).jpg")
+            (item.copyPath, item.thumbnailPath, item.perceptualHash) = ("/c/\(index).jpg", "/c/t/\(index).jpg", hash)
+            return item
+        }
+        // A picture with detail whose hash happens to be 1 bit from the flat one names nothing.
+        let nearFlat = PerceptualHash.hex(PerceptualHash.flatNoise ^ 1)
+        var items = [
+            item(0, flat), item(1, flat), item(2, "9696056bd8a2657b"), item(3, "9696056bd8a2657a"), item(4, nearFlat),
+        ]
+        for i in items.indices { _ = similar.resolve(&items[i]) }
+        #expect(items.map(\.similarTo) == [nil, nil, nil, SimilarRecord(path: "/c/2.jpg", distance: 1), nil])
+    }
+
+    /// The second check: pictures whose hashes are near but whose colour cells
+    /// differ by more than the tolerance (two smooth gradients, one warm, one
+    /// cool) are not called similar; within it they are; an older record
+    /// without cells is judged by its hash alone.
+    @Test func nearHashesOfUnlikeColoursAreNotSimilar() throws {
+        let folder = TemporaryDirectory("similar-colours")
+        var similar = SimilarPictures(earlier: [], container: try ContainerDirectory(folder.path)) { _, _ in nil }
+        func item(_ index: Int, _ record: String) -> ItemState {
+            var item = ItemState(index: index, id: UUID(), source: .text(""), label: "drop/\(index).jpg")
+            (item.copyPath, item.thumbnailPath, item.perceptualHash) = ("/c/\(index).jpg", "/c/t/\(index).jpg", record)
+            return item
+        }
+        let warm = "d5aa55aa55aa55aa-c86432c86432c86432c86432"
+        let cool = "d5aa55aa55aa55ab-3264c83264c83264c83264c8"
+        let warmer = "d5aa55aa55aa55a8-d06c3ad06c3ad06c3ad06c3a"
+        let old = "d5aa55aa55aa55bb"
+        var items = [item(0, warm), item(1, cool), item(2, warmer), item(3, old)]
+        for i in items.indices { _ = similar.resolve(&items[i]) }
+        #expect(
+            items.map(\.similarTo) == [
+                nil, nil, SimilarRecord(path: "/c/0.jpg", distance: 1), SimilarRecord(path: "/c/1.jpg", distance: 1),
+            ])
     }
 
     /// A benchmark driver (skipped unless `BENCH_SIMILAR` is set): lookups in

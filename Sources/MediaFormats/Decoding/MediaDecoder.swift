@@ -313,6 +313,10 @@ public struct Thumbnail: Sendable, Codable, Hashable {
     /// The 64-bit perceptual hash of the thumbnail's pixels (``PerceptualHash``),
     /// when one was made: what near-duplicates are found by.
     public var perceptualHash: UInt64?
+    /// The mean colours of the thumbnail's quarters
+    /// (``PerceptualHash/colourCells(width:height:rgba:)``), made with its
+    /// perceptual hash: the second check before naming a near-duplicate.
+    public var colourCells: [UInt8]?
     /// The previews the spec asked for (``ThumbnailSpec/previews``), smallest
     /// first, made from the same decode; nil when none were asked for.
     public var previews: [EncodedPicture]?

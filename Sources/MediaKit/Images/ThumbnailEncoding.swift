@@ -18,6 +18,11 @@ extension VipsImageHandle {
         let hash = fitted.flatMap { ThumbHash.encode(width: $0.width, height: $0.height, rgba: $0.rgba) }
         var made = Thumbnail(jpeg: jpeg, width: image.width, height: image.height, thumbHash: hash)
         made.perceptualHash = pixels.flatMap { PerceptualHash.hash(width: $0.width, height: $0.height, rgba: $0.rgba) }
+        if made.perceptualHash != nil {
+            made.colourCells = pixels.flatMap {
+                PerceptualHash.colourCells(width: $0.width, height: $0.height, rgba: $0.rgba)
+            }
+        }
         return made
     }
 

@@ -78,8 +78,10 @@ struct ItemState: Sendable, Hashable, Codable {
     var thumbnailPath: String?
     /// The thumbnail's ThumbHash, base64 (v2 `thumbhash`).
     var thumbHash: String?
-    /// The thumbnail's perceptual hash (``PerceptualHash``), 16 hexadecimal
-    /// digits: what the fan-in finds near-duplicates by (v2 `similarTo`).
+    /// The thumbnail's perceptual hash (``PerceptualHash``) and its colour
+    /// cells, as ``PerceptualHash/record(_:colours:)`` writes them (16
+    /// hexadecimal digits, then `-` and 24 more; older records: the 16 alone):
+    /// what the fan-in finds near-duplicates by (v2 `similarTo`).
     var perceptualHash: String?
     /// The larger pictures made with the thumbnail (v2 `previews`), smallest first.
     @OmittedWhenDefault var previews: [PreviewRecord] = []

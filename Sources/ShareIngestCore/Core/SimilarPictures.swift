@@ -71,6 +71,8 @@ struct HashIndex {
 /// A perceptual hash of an item of an earlier finished batch (``ItemStore/earlierPerceptualHashes(for:)``).
 struct EarlierHash: Sendable, Hashable {
     let hash: UInt64
+    /// Its colour cells (nil in a record written before they were carried).
+    var colours: [UInt8]? = nil
     let batch: UUID
     let index: Int
     let shareKey: ShareKey
@@ -81,7 +83,10 @@ struct EarlierHash: Sendable, Hashable {
 /// in its batch (an item the fan-in settled before it) or in a share not yet
 /// consumed whose copy is still there (as ``DuplicateContent`` counts them),
 /// and that is not its duplicate, looks like it: the nearest one (the
-/// earliest of those as near) is named. Every hash is held in one
+/// earliest of those as near) is named, unless a second check tells them
+/// apart: both carry colour cells and some cell's colour differs by more than
+/// ``PerceptualHash/colourTolerance`` (a smooth gradient's hash matches many
+/// unlike it). Every hash is held in one
 /// ``HashIndex``: the earlier batches' read once from their column, the
 /// batch's own added as the fan-in settles its items.
 struct SimilarPictures {
@@ -99,29 +104,50 @@ struct SimilarPictures {
 
     private enum Owner {
         case earlier(EarlierHash)
-        case inBatch(String)
+        case inBatch(String, colours: [UInt8]?)
+
+        var colours: [UInt8]? {
+            switch self {
+            case .earlier(let hash): hash.colours
+            case .inBatch(_, let colours): colours
+            }
+        }
     }
 
     init(earlier: [EarlierHash], container: ContainerDirectory, copyOf: @escaping (UUID, Int) -> String?) {
         (self.container, self.copyOf) = (container, copyOf)
         owners.reserveCapacity(earlier.count)
-        for hash in earlier {
+        // A hash recorded before flat pictures went without one is no original either.
+        for hash in earlier where hash.hash != PerceptualHash.flatNoise {
             index.insert(hash.hash)
             owners.append(.earlier(hash))
         }
     }
 
     /// Sets `item`'s ``ItemState/similarTo`` (delivered, not a duplicate, with a
-    /// hash), then adds it to the index; true when it changed.
+    /// hash), then adds it to the index; true when it changed. A picture
+    /// without detail has no hash (``PerceptualHash/minimumDetail``; an older
+    /// record's ``PerceptualHash/flatNoise`` counts as none): it is neither
+    /// similar nor anyone's original.
     mutating func resolve(_ item: inout ItemState) -> Bool {
         var similar: SimilarRecord?
-        let hash =
-            item.failure == nil && item.thumbnailPath != nil ? item.perceptualHash.flatMap(PerceptualHash.parse) : nil
+        let record =
+            item.failure == nil && item.thumbnailPath != nil
+            ? item.perceptualHash.flatMap(PerceptualHash.parseRecord).flatMap {
+                $0.hash == PerceptualHash.flatNoise ? nil : $0
+            }
+            : nil
+        let hash = record?.hash
         if let hash, item.duplicateOf == nil {
             let manifests = ManifestStore(container: container)
             for candidate in index.near(hash) {
+                if let mine = record?.colours, let theirs = owners[candidate.id].colours,
+                    !PerceptualHash.coloursAlike(mine, theirs)
+                {
+                    continue
+                }
                 switch owners[candidate.id] {
-                case .inBatch(let path):
+                case .inBatch(let path, _):
                     similar = SimilarRecord(path: path, distance: candidate.distance)
                 case .earlier(let earlier):
                     guard manifests.exists(earlier.shareKey), let path = copyOf(earlier.batch, earlier.index),
@@ -134,7 +160,7 @@ struct SimilarPictures {
         }
         if let hash, item.duplicateOf == nil, let path = item.copyPath {
             index.insert(hash)
-            owners.append(.inBatch(path))
+            owners.append(.inBatch(path, colours: record?.colours))
         }
         guard item.similarTo != similar else { return false }
         item.similarTo = similar

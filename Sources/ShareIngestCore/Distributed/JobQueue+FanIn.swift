@@ -89,11 +89,11 @@ extension JobQueue {
                 ORDER BY b.created_at, o.idx
             """, [batch.uuidString])
         {
-            guard let hash = row["hash"].flatMap(PerceptualHash.parse), let index = row["idx"].flatMap(Int.init),
+            guard let hash = row["hash"].flatMap(PerceptualHash.parseRecord), let index = row["idx"].flatMap(Int.init),
                 let id = row["batch"].flatMap(UUID.init(uuidString:)),
                 let key = row["key"].flatMap({ try? ShareKey($0) })
             else { continue }
-            found.append(EarlierHash(hash: hash, batch: id, index: index, shareKey: key))
+            found.append(EarlierHash(hash: hash.hash, colours: hash.colours, batch: id, index: index, shareKey: key))
         }
         return found
     }

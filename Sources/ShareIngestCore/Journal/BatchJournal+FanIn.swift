@@ -90,11 +90,11 @@ extension BatchJournal {
                 ORDER BY b.created_at, o.idx
             """, [.text(batch.uuidString)]
         ) { row in
-            guard let hash = row.text("hash").flatMap(PerceptualHash.parse), let index = row.int("idx"),
+            guard let hash = row.text("hash").flatMap(PerceptualHash.parseRecord), let index = row.int("idx"),
                 let id = row.text("batch").flatMap(UUID.init(uuidString:)),
                 let key = row.text("key").flatMap({ try? ShareKey($0) })
             else { return }
-            found.append(EarlierHash(hash: hash, batch: id, index: index, shareKey: key))
+            found.append(EarlierHash(hash: hash.hash, colours: hash.colours, batch: id, index: index, shareKey: key))
         }
         return found
     }

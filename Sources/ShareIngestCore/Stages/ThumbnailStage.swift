@@ -71,7 +71,7 @@ struct ThumbnailStage: PipelineStage {
         item.thumbnailPath = destination
         item.thumbnailGainMap = thumbnail.gainMap != nil ? true : nil
         item.thumbHash = thumbnail.thumbHash.map { Data($0).base64EncodedString() }
-        item.perceptualHash = thumbnail.perceptualHash.map(PerceptualHash.hex)
+        item.perceptualHash = thumbnail.perceptualHash.map { PerceptualHash.record($0, colours: thumbnail.colourCells) }
         item.previews = try writePreviews(thumbnail, spec: spec, item: item, in: batch)
     }
 
