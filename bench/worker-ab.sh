@@ -9,6 +9,11 @@
 #   bash bench/worker-ab.sh DROP ROUNDS SHARE_BIN...
 #   THREADS=2 bash bench/worker-ab.sh /tmp/share-scale/text-20000 7 /tmp/a/share /tmp/b/share
 #
+# LOCAL=1 also runs each build's local `share ingest` of the drop (no
+# database) in every round, right after its worker run, and prints each
+# build's worker wall over local wall per round and their median (issue 59's
+# "one worker ≤ 1.0× local").
+#
 # (bench/scale.sh makes the drops: SIZES=20000 MODES=1 bash bench/scale.sh.)
 set -euo pipefail
 [ $# -ge 3 ] || { sed -n 2,12p "$0" >&2; exit 2; }
@@ -52,6 +57,13 @@ for ((r = 1; r <= rounds; r++)); do
     read -r user system < <(tail -n 1 "$work/worker.time")
     echo "$r $b $(cat "$work/ingest.time") $user $system" | tee -a "$work/runs"
     rm -rf "$work/c$n"
+    if [ "${LOCAL:-0}" = 1 ]; then
+      /usr/bin/time -f "%e" -o "$work/local.time" "$b" ingest --quiet --container "$work/l$n" "$drop" >"$work/out" 2>"$work/ingest.err" || {
+        status=$?; [ "$status" -eq 1 ] || { cat "$work/ingest.err" >&2; exit 1; }
+      }
+      echo "$r $b $(cat "$work/local.time")" | tee -a "$work/local"
+      rm -rf "$work/l$n"
+    fi
   done
 done
 for b in "$@"; do
@@ -59,6 +71,14 @@ for b in "$@"; do
     "worker user $(awk -v b="$b" '$2 == b { print $4 }' "$work/runs" | median) s," \
     "worker system $(awk -v b="$b" '$2 == b { print $5 }' "$work/runs" | median) s"
 done
+if [ "${LOCAL:-0}" = 1 ]; then
+  for b in "$@"; do
+    awk -v b="$b" 'FILENAME ~ /runs$/ && $2 == b { w[$1] = $3 } FILENAME ~ /local$/ && $2 == b { l[$1] = $3 }
+      END { for (r = 1; r in w; r++) if (r in l) printf "%s round %d: worker %s s, local %s s, worker/local %.3f\n", b, r, w[r], l[r], w[r] / l[r] }' \
+      "$work/runs" "$work/local" | tee -a "$work/ratios"
+    echo "$b: median worker/local $(awk -v b="$b" '$1 == b { print $NF }' "$work/ratios" | median), median local wall $(awk -v b="$b" '$2 == b { print $3 }' "$work/local" | median) s"
+  done
+fi
 if [ $# -eq 2 ]; then
   # Per round: B's worker user CPU over A's (the same round, the same load).
   awk -v a="$1" -v b="$2" '$2 == a { ua[$1] = $4 } $2 == b { ub[$1] = $4 }
