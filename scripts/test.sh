@@ -9,14 +9,19 @@
 # (scripts/folder-references.sh --strict), the sizes of functions and files
 # (scripts/code-sizes.sh), the formatter's lint (`swift format lint --strict`),
 # that every breakage still applies (`scripts/mutation-check.sh --stale`),
-# then the memory check (scripts/memcheck.sh: `share` under
-# valgrind on small, odd-size and committed media). Exits non-zero if any fails.
+# and the memory check (scripts/memcheck.sh: `share` under valgrind on small,
+# odd-size and committed media), which runs beside everything after the debug
+# build at the lowest CPU priority (`nice -n 19`: it takes the cycles the
+# suite and the builds leave idle; TEST_MEMCHECK=after runs it alone at the
+# end instead). Each part prints what it took. Exits non-zero if any fails.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # Passing tests are summarised; failures, issues and the closing line are kept.
 summarise() { awk '!/^(◇|↳)/ && !(/^✔ (Test|Suite) / && !/^✔ Test run with/)'; }
 build_noise='warning: (prohibited flag|'"'"'main'"'"': Source files)'
+started=$SECONDS
+took() { echo "test.sh: $1 took $((SECONDS - started)) s (at $SECONDS s)"; started=$SECONDS; }
 
 bash scripts/setup.sh
 # The doc comments' ``symbol`` links, each naming a declaration (a second: before
@@ -39,16 +44,34 @@ swift format lint --strict --parallel --recursive Sources Tests Examples Plugins
 # Every breakage of scripts/mutations/ still applies (its code found once, on a
 # copy: a refactor that moves the code a breakage quotes is named here).
 bash scripts/mutation-check.sh --stale || docs=$?
+took "set-up and the source checks"
 swift build --build-tests 2>&1 | grep -vE "$build_noise" | tail -n 3
+took "the debug build"
+
+# The debug `share` built above, with debug info, under valgrind: started now,
+# beside the rest, at the lowest priority (valgrind runs one thread at a time,
+# and the suite and the links leave a core idle for much of their time).
+memcheck=0
+memcheck_log="$(mktemp /tmp/share-memcheck.XXXXXX)"
+memcheck_pid=""
+if [ "${TEST_MEMCHECK:-beside}" != after ]; then
+    # Starved for a while by the suite, a decode may take far longer than its
+    # usual valgrind time: the stages' time limits are raised further.
+    MEMCHECK_TIME_LIMIT=3600 nice -n 19 bash scripts/memcheck.sh >"$memcheck_log" 2>&1 &
+    memcheck_pid=$!
+    trap 'kill -- "$memcheck_pid" 2>/dev/null || true; exit 130' INT TERM
+fi
 # The release binary, for the test that runs it with every test switch set and
 # sees them ignored (they exist only in debug builds). Only `share` (about 6
 # minutes on 2 cores, before the suite: the suite's own processes would slow it).
 swift build -c release --product share 2>&1 | grep -vE "$build_noise" | tail -n 1
 # and share-helper, which the release share starts its helpers from (beside itself).
 swift build -c release --product share-helper 2>&1 | grep -vE "$build_noise" | tail -n 1
+took "the release build"
 export SHARE_RELEASE_BINARY="$PWD/.build/release/share"
 main=0
 swift test --skip-build 2>&1 | summarise || main=$?
+took "the suite"
 
 # The example package builds share-ingest again in its own .build (slow the first time).
 # Its lines are prefixed, so the main suite's closing "Test run with N tests" line
@@ -58,6 +81,7 @@ echo "Examples/HostAppTests: building"
 { swift build --build-tests --package-path Examples/HostAppTests 2>&1 | grep -vE "$build_noise" | tail -n 3 \
     && swift test --skip-build --package-path Examples/HostAppTests 2>&1 | summarise; } \
   | sed -u 's/^/HostAppTests: /' || example=$?
+took "Examples/HostAppTests"
 
 # The README's library lines, exactly, as a new package (about 2 minutes: it builds
 # ShareIngest in its own .build), and `make install` into a scratch folder: the man
@@ -76,10 +100,18 @@ else
     readme=1
 fi
 rm -rf "$installed"
+took "the README's package and make install"
 
-# The debug `share` built above, with debug info, under valgrind (a few minutes).
-memcheck=0
-bash scripts/memcheck.sh || memcheck=$?
+if [ -n "$memcheck_pid" ]; then
+    echo "test.sh: waiting for the memory check"
+    wait "$memcheck_pid" || memcheck=$?
+    cat "$memcheck_log"
+else
+    bash scripts/memcheck.sh || memcheck=$?
+fi
+rm -f "$memcheck_log"
+took "the memory check (after the rest)"
+echo "test.sh: $SECONDS s in all"
 
 if [ "$main" -ne 0 ]; then exit "$main"; fi
 if [ "$docs" -ne 0 ]; then exit "$docs"; fi
