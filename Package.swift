@@ -41,9 +41,9 @@ let package = Package(
         .systemLibrary(
             name: "CSQLite", pkgConfig: "sqlite3",
             providers: [.apt(["libsqlite3-dev"])]),
-        .systemLibrary(
-            name: "CPostgres", pkgConfig: "libpq",
-            providers: [.apt(["libpq-dev"])]),
+        // libpq's API (libpq-dev's header), loaded at run time by the commands
+        // that name a database: `share` links no libpq (issue 59).
+        .target(name: "CPostgres", linkerSettings: [.linkedLibrary("dl")]),
         .systemLibrary(
             name: "CCrypto", pkgConfig: "libcrypto",
             providers: [.apt(["libssl-dev"])]),

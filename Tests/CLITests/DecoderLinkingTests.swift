@@ -41,6 +41,42 @@ import Testing
         #expect(linked.isEmpty, "share links \(linked)")
     }
 
+    /// libpq and what it needs (Kerberos, LDAP, GnuTLS …) are loaded by the
+    /// commands that name a database, not linked (issue 59).
+    static let postgresClientLibraries = ["libpq", "libkrb5", "libldap", "libgssapi_krb5", "libsasl2"]
+
+    @Test func shareLinksNoPostgreSQLClient() throws {
+        let linked = try Self.linked(Fixtures.shareBinary).filter { library in
+            Self.postgresClientLibraries.contains { library.hasPrefix($0 + ".") }
+        }
+        #expect(linked.isEmpty, "share links \(linked)")
+    }
+
+    /// A `--db` command without its client library says which package gives
+    /// it, exits 69 (unavailable), and records nothing in the container.
+    @Test func aDatabaseCommandWithoutLibpqNamesIt() throws {
+        let work = TemporaryDirectory("no-libpq")
+        let environment = ["SHARE_TEST_LIBPQ": "libpq-missing.so.5"]
+        let url = "postgresql://share@127.0.0.1:1/share"
+        for arguments in [
+            ["ingest", "--db", url, "--container", work.file("container"), Fixtures.testdata("media/photo.jpg")],
+            ["worker", "--db", url], ["status", "--db", url],
+        ] {
+            let run = try ShareProcess.run(arguments, environment: environment)
+            #expect(run.status == 69, "share \(arguments[0]): \(run.status) \(run.stderr)")
+            #expect(
+                run.stderr.contains("libpq, cannot be loaded (install the libpq5 package)")
+                    && run.stderr.contains("libpq-missing.so.5"), "share \(arguments[0]): \(run.stderr)")
+        }
+        let files = (FileManager.default.enumerator(atPath: work.file("container"))?.allObjects as? [String] ?? [])
+            .filter { name in
+                var isFolder: ObjCBool = false
+                return FileManager.default.fileExists(atPath: work.file("container/" + name), isDirectory: &isFolder)
+                    && !isFolder.boolValue
+            }
+        #expect(files.isEmpty, "the container holds \(files)")
+    }
+
     /// The same, from a running `share watch`'s /proc/PID/maps.
     @Test func aRunningWatcherMapsNoDecoder() throws {
         let work = TemporaryDirectory("linking")
@@ -69,5 +105,8 @@ import Testing
         let mapped = Set(maps.split(separator: "\n").compactMap { $0.split(separator: "/").last.map(String.init) })
         let decoders = Self.decoders(in: Array(mapped))
         #expect(decoders.isEmpty, "share watch maps \(decoders.sorted())")
+        let postgres = mapped.filter { library in Self.postgresClientLibraries.contains { library.hasPrefix($0 + ".") }
+        }
+        #expect(postgres.isEmpty, "share watch without --db maps \(postgres.sorted())")
     }
 }

@@ -18,7 +18,8 @@ package enum DatabaseSecrets {
     package static func passwords(in url: String) -> Set<String> {
         var found: Set<String> = []
         var error: UnsafeMutablePointer<CChar>?
-        if let options = PQconninfoParse(url, &error) {
+        // (Without libpq, only the URL as written below.)
+        if PostgresClientLibrary.unavailable == nil, let options = PQconninfoParse(url, &error) {
             defer { PQconninfoFree(options) }
             var option = options
             while let keyword = option.pointee.keyword {
@@ -102,6 +103,9 @@ public enum DatabaseURL {
                 )
             }
         }
+        // Without libpq what it would read cannot be checked here: the
+        // connection says why it cannot be made (PostgresClientLibrary).
+        guard PostgresClientLibrary.unavailable == nil else { return }
         var error: UnsafeMutablePointer<CChar>?
         let options = PQconninfoParse(url, &error)
         if let options { PQconninfoFree(options) }

@@ -63,6 +63,8 @@ final class PostgresConnection {
     /// Connects to `url` (a libpq URI such as `postgresql://user@host:5432/db`, or
     /// `key=value` settings) as `share-<role>@<host>`.
     init(url: String, role: String, interruption: Interruption? = nil) throws(PostgresError) {
+        // libpq itself first: without it nothing below can be read or tried.
+        if let why = PostgresClientLibrary.unavailable { throw PostgresError(message: why, connectionLost: false) }
         DatabaseSecrets.remember(url)
         // Never a URL libpq would read as something else (a database name).
         do { try DatabaseURL.check(url) } catch {
