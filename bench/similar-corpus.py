@@ -9,10 +9,11 @@ PNG by bench/similar-false-matches.sh first). Every source is cut into grids
 of n × n tiles for several n (1, 2, 3, 4, 6, 8, 12, 16, 24, as far as a tile
 keeps 120 px on its shorter side), and each grid again shifted by half a tile
 both ways. Tiles of one grid do not overlap; one of the shifted grid shares a
-quarter of its area (a corner) with each of four of the grid's; a tile shares
-at most 4/9 of its area with a tile of another grid (1/3 of the side against
-1/2), and a tile inside a larger one covers at most 1/4 of it: a zoomed-in
-part, not a copy (issue 62's near-duplicates are crops of ≤ 5 %).
+quarter of its area (a corner) with each of four of the grid's. A tile of one
+grid may lie inside a tile of a coarser grid and cover up to 9/16 of it (a
+16-grid tile in a 12-grid one, a 4-grid tile in a 3-grid one; 4/9 or 1/4 for
+the other pairs of grids): a zoomed-in part, cropped to 56 % of the area or
+less, not a copy (issue 62's near-duplicates are crops of ≤ 5 %).
 Each tile gets its own exposure (±0.7 EV), gamma (0.8–1.25), saturation
 (0.5–1.5) and white balance (±10 % a channel), a scale (0.5–1, never under
 64 px), and a JPEG quality (70–95). COUNT of them are drawn at random (seed

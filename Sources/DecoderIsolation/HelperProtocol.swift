@@ -183,7 +183,7 @@ package struct WireResult: Codable, Sendable {
     package var thumbnailThumbHash: String?
     /// The thumbnail's perceptual hash, 16 lowercase hexadecimal digits, when one was made.
     package var thumbnailPerceptualHash: String?
-    /// The thumbnail's colour cells, 24 lowercase hexadecimal digits, sent with its perceptual hash.
+    /// The thumbnail's colour cells (4×4), 96 lowercase hexadecimal digits, sent with its perceptual hash.
     package var thumbnailColourCells: String?
     /// Why no thumbnail was made, when one was asked for.
     package var thumbnailFailure: MediaError?

@@ -21,7 +21,7 @@ import MediaFormats
 ///   rounding; a 360° photo's may have its centre view's); its ThumbHash, if any, base64 of 5 to ``maximumThumbHash``
 ///   bytes (``checkThumbHash(_:)``); its perceptual hash, if any, exactly 16
 ///   lowercase hexadecimal digits (``checkPerceptualHash(_:)``); its colour
-///   cells, if any, only with a perceptual hash, exactly 24 (``checkColourCells(_:)``).
+///   cells, if any, only with a perceptual hash, exactly 96 (``checkColourCells(_:)``).
 /// - Panorama, stereo and gain map (``Projection``): a projection only for an
 ///   image, with sizes of 1 to ``Projection/maximumSide`` and its crop inside the
 ///   full panorama; `stereo` only for an image or a video, `gainMap` only for an image.
@@ -638,12 +638,13 @@ package enum ReplyCheck {
         return hash
     }
 
-    /// A thumbnail's colour cells: exactly 24 lowercase hexadecimal digits
-    /// (``PerceptualHash/colourCells(width:height:rgba:)``, 12 bytes).
+    /// A thumbnail's colour cells: exactly 96 lowercase hexadecimal digits
+    /// (``PerceptualHash/colourCells(width:height:rgba:)``, 48 bytes: 4×4
+    /// cells; a helper of the same build never sends the older 24).
     package static func checkColourCells(_ text: String) throws(ReplyViolation) -> [UInt8] {
         guard let cells = PerceptualHash.parseColours(text) else {
             throw ReplyViolation(
-                "colour cells that are not 24 hexadecimal digits: \"\(printable(String(text.prefix(64))))\"")
+                "colour cells that are not 96 hexadecimal digits: \"\(printable(String(text.prefix(64))))\"")
         }
         return cells
     }

@@ -128,27 +128,50 @@ public enum PerceptualHash {
         return out
     }
 
-    /// The largest difference, in 8-bit levels of any channel of any cell,
-    /// between the colour cells (``colourCells(width:height:rgba:)``) of two
-    /// pictures that may be near-duplicates: the second check, after the hash.
-    /// Measured: the tests' recompressed, resized, re-encoded and cropped
-    /// copies are at most 3 levels from their original, their distinct
-    /// pictures at least 65; on bench/similar-corpus.py's 10,000 distinct
-    /// tiles it leaves 88 of the 201 pictures the hash alone calls similar
-    /// (most of them smooth gradients whose hashes agree).
+    /// The largest difference, in 8-bit levels of any channel of any quarter,
+    /// between the quarters' mean colours of two pictures that may be
+    /// near-duplicates, when either record holds quarters only (12 bytes, as
+    /// records were written before the 4×4 cells, ``quarters(_:)``): the rule
+    /// of those records. Measured: the tests' recompressed, resized,
+    /// re-encoded and cropped copies are at most 3 levels from their original,
+    /// their distinct pictures at least 65; on bench/similar-corpus.py's 10,000
+    /// distinct tiles it leaves 74 of the 182 pictures the hash alone calls
+    /// similar (most of them smooth walls and skies whose hashes agree).
     public static let colourTolerance = 40
 
-    /// The mean colour (red, green, blue, rounded) of each quarter of the
-    /// picture, the top left first, row by row: 12 bytes, a coarse colour
-    /// signature carried with the hash. Nil when a side is 0 or `rgba` has not
-    /// `width * height * 4` bytes.
+    /// The side of the grid of colour cells (``colourCells(width:height:rgba:)``): 4×4.
+    public static let cellGrid = 4
+
+    /// The bytes of a picture's colour cells: 3 a cell (48).
+    public static let cellBytes = 3 * cellGrid * cellGrid
+
+    /// How far apart, in 8-bit levels of any channel, a cell of two
+    /// near-duplicates may be, beyond a third of the largest step between that
+    /// cell and a cell beside, above or below it in either picture
+    /// (``cellsAlike(_:_:)``): a crop of a few per cent shifts each cell's
+    /// content by a tenth of a cell, which moves its mean by a fraction of the
+    /// steps around it, while a smooth picture's cells barely move. Measured
+    /// (BENCHMARKS.md, "False near-duplicates to 0.1 %"): of 1,591 copies
+    /// (recompressed, resized, re-encoded, cropped to 95 %) of 43 photos and
+    /// 240 tiles of bench/similar-corpus.py within 8 bits of their original,
+    /// the rule, computed in NumPy on their libvips thumbnails, keeps all (the
+    /// nearest to the limit: a corner crop, 8 thirds of a level inside); on
+    /// that script's 10,000 distinct tiles `share` names 5 (74 with quarters
+    /// alone).
+    public static let cellTolerance = 8
+
+    /// The mean colour (red, green, blue, rounded) of each cell of a
+    /// ``cellGrid``×``cellGrid`` grid over the picture, the top left first, row
+    /// by row: ``cellBytes`` bytes, a coarse colour signature carried with the
+    /// hash. Nil when a side is 0 or `rgba` has not `width * height * 4` bytes.
     public static func colourCells(width: Int, height: Int, rgba: [UInt8]) -> [UInt8]? {
         guard width > 0, height > 0, rgba.count == width * height * 4 else { return nil }
+        let n = cellGrid
         var cells: [UInt8] = []
-        for row in 0..<2 {
-            let (top, bottom) = (row * height / 2, max(row * height / 2 + 1, (row + 1) * height / 2))
-            for column in 0..<2 {
-                let (left, right) = (column * width / 2, max(column * width / 2 + 1, (column + 1) * width / 2))
+        for row in 0..<n {
+            let (top, bottom) = (row * height / n, max(row * height / n + 1, (row + 1) * height / n))
+            for column in 0..<n {
+                let (left, right) = (column * width / n, max(column * width / n + 1, (column + 1) * width / n))
                 var sums = [0, 0, 0]
                 for y in top..<bottom {
                     for x in left..<right {
@@ -162,22 +185,78 @@ public enum PerceptualHash {
         return cells
     }
 
-    /// True when no channel of any cell of `a` and `b` differs by more than
-    /// ``colourTolerance`` (either of another length: false).
+    /// The mean colour of each quarter (12 bytes: the top left first, row by
+    /// row) of ``cellBytes`` colour cells, each the rounded mean of its four
+    /// cells; anything else is returned as it is.
+    public static func quarters(_ cells: [UInt8]) -> [UInt8] {
+        guard cells.count == cellBytes else { return cells }
+        var out: [UInt8] = []
+        for quarter in 0..<4 {
+            let (top, left) = (quarter / 2 * 2, quarter % 2 * 2)
+            for c in 0..<3 {
+                var sum = 0
+                for (row, column) in [(top, left), (top, left + 1), (top + 1, left), (top + 1, left + 1)] {
+                    sum += Int(cells[3 * (row * cellGrid + column) + c])
+                }
+                out.append(UInt8((sum + 2) / 4))
+            }
+        }
+        return out
+    }
+
+    /// True when the colour cells of two pictures agree: both of
+    /// ``cellBytes``, by ``cellsAlike(_:_:)``; when either is 12 bytes of
+    /// quarters (a record written before the 4×4 cells), when no channel of any
+    /// quarter differs by more than ``colourTolerance``; any other length: false.
     public static func coloursAlike(_ a: [UInt8], _ b: [UInt8]) -> Bool {
-        a.count == b.count && zip(a, b).allSatisfy { abs(Int($0) - Int($1)) <= colourTolerance }
+        if a.count == cellBytes, b.count == cellBytes { return cellsAlike(a, b) }
+        let (a, b) = (quarters(a), quarters(b))
+        return a.count == 12 && b.count == 12 && zip(a, b).allSatisfy { abs(Int($0) - Int($1)) <= colourTolerance }
+    }
+
+    /// True when no channel of any cell of `a` and `b` (``cellBytes`` each)
+    /// differs by more than ``cellTolerance`` plus a third of the cell's
+    /// largest step (``steps(_:)``) in either picture.
+    static func cellsAlike(_ a: [UInt8], _ b: [UInt8]) -> Bool {
+        let (stepsOfA, stepsOfB) = (steps(a), steps(b))
+        for cell in 0..<(cellGrid * cellGrid) {
+            var difference = 0
+            for channel in 3 * cell..<3 * cell + 3 {
+                difference = max(difference, abs(Int(a[channel]) - Int(b[channel])))
+            }
+            guard 3 * difference <= 3 * cellTolerance + max(stepsOfA[cell], stepsOfB[cell]) else { return false }
+        }
+        return true
+    }
+
+    /// For each of ``cellBytes`` colour cells, the largest difference in any
+    /// channel between it and a cell beside, above or below it.
+    static func steps(_ cells: [UInt8]) -> [Int] {
+        let n = cellGrid
+        return (0..<(n * n)).map { cell in
+            let (row, column) = (cell / n, cell % n)
+            var step = 0
+            for (r, c) in [(row - 1, column), (row + 1, column), (row, column - 1), (row, column + 1)]
+            where (0..<n).contains(r) && (0..<n).contains(c) {
+                for channel in 0..<3 {
+                    step = max(step, abs(Int(cells[3 * cell + channel]) - Int(cells[3 * (r * n + c) + channel])))
+                }
+            }
+            return step
+        }
     }
 
     /// How an item's record keeps a hash and its colour cells: the hash's 16
-    /// digits (``hex(_:)``), then, when there are cells, `-` and their 24
+    /// digits (``hex(_:)``), then, when there are cells, `-` and their 96
     /// lowercase hexadecimal digits. A record of the hash alone (written before
-    /// the cells were carried) stays readable (``parseRecord(_:)``).
+    /// the cells were carried) or of the hash and 24 digits of quarters (before
+    /// the 4×4 cells) stays readable (``parseRecord(_:)``).
     public static func record(_ hash: UInt64, colours: [UInt8]?) -> String {
         guard let colours else { return hex(hash) }
         return hex(hash) + "-" + hex(colours: colours)
     }
 
-    /// `colours` as two lowercase hexadecimal digits a byte (24 for colour cells).
+    /// `colours` as two lowercase hexadecimal digits a byte (96 for colour cells).
     public static func hex(colours: [UInt8]) -> String {
         colours.map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined()
     }
@@ -187,17 +266,21 @@ public enum PerceptualHash {
         let parts = text.split(separator: "-", omittingEmptySubsequences: false)
         guard parts.count <= 2, let hash = parse(String(parts[0])) else { return nil }
         guard parts.count == 2 else { return (hash, nil) }
-        guard let colours = parseColours(String(parts[1])) else { return nil }
+        guard let colours = parseColours(String(parts[1])) ?? parseColours(String(parts[1]), bytes: 12) else {
+            return nil
+        }
         return (hash, colours)
     }
 
-    /// The 12 colour-cell bytes 24 lowercase hexadecimal digits spell; nil for anything else.
-    public static func parseColours(_ text: String) -> [UInt8]? {
+    /// The `bytes` colour-cell bytes (``cellBytes`` unless told) twice as many
+    /// lowercase hexadecimal digits spell; nil for anything else.
+    public static func parseColours(_ text: String, bytes: Int = cellBytes) -> [UInt8]? {
         let digits = Array(text.utf8)
-        guard digits.count == 24, digits.allSatisfy({ (48...57).contains($0) || (97...102).contains($0) }) else {
+        guard digits.count == 2 * bytes, digits.allSatisfy({ (48...57).contains($0) || (97...102).contains($0) })
+        else {
             return nil
         }
-        return stride(from: 0, to: 24, by: 2).compactMap {
+        return stride(from: 0, to: 2 * bytes, by: 2).compactMap {
             UInt8(String(decoding: digits[$0..<$0 + 2], as: UTF8.self), radix: 16)
         }
     }

@@ -12,7 +12,7 @@ import Testing
 @Suite(.serialized) struct SimilarToTests {
     static func similar(_ name: String) -> String { Fixtures.testdata("similar/" + name) }
     static let copies = [
-        "copy-q40.jpg", "copy-half.jpg", "copy-quarter.jpg", "copy.webp", "copy.png", "copy-crop.jpg",
+        "copy-q40.jpg", "copy-half.jpg", "copy-quarter.jpg", "copy.webp", "copy.png", "copy.heic", "copy-crop.jpg",
         "copy-crop-centre.jpg",
     ]
     static func inDrop(_ name: String) -> String { name == "copy-crop-centre.jpg" ? "copy-z-crop-centre.jpg" : name }
@@ -172,6 +172,32 @@ import Testing
             found.similar == [
                 "a-gradient-warm.jpg": "-", "b-gradient-cool.jpg": "-", "c-original.jpg": "-",
                 "d-copy-half.jpg": "c-original.jpg",
+            ], "\(found.similar)")
+    }
+
+    /// Issue 62's 0.1 %: two pictures of one smooth shape in two lights (30
+    /// levels apart in red, 20 in blue; testdata/flat/near-colour-*), whose
+    /// hashes and quarters agree (the older rule named the second), are not
+    /// near-duplicates: their 4×4 colour cells differ. A half-size copy of the
+    /// first still names it, as the photo's HEIC re-encode names the photo.
+    @Test func picturesOfOneShapeInTwoLightsAreNoNearDuplicates() throws {
+        let work = TemporaryDirectory("similar-lights")
+        let root = (work.path as NSString).standardizingPath
+        let drop = TemporaryDirectory("similar-lights-drop")
+        try drop.add("a-near-colour-a.jpg", copying: Fixtures.testdata("flat/near-colour-a.jpg"))
+        try drop.add("b-near-colour-b.jpg", copying: Fixtures.testdata("flat/near-colour-b.jpg"))
+        try drop.add("c-near-colour-a-half.jpg", copying: Fixtures.testdata("flat/near-colour-a-half.jpg"))
+        try drop.add("d-original.jpg", copying: Self.similar("original.jpg"))
+        try drop.add("e-copy.heic", copying: Self.similar("copy.heic"))
+        let run = try ShareProcess.run(["ingest", "--container", root + "/c", "--report", root + "/r.json", drop.path])
+        #expect(run.status == 0, "\(run.stderr)")
+        var sourceOfCopy: [String: String] = [:]
+        let found = try Self.found(inReport: root + "/r.json", sourceOfCopy: &sourceOfCopy)
+        #expect(
+            found.similar == [
+                "a-near-colour-a.jpg": "-", "b-near-colour-b.jpg": "-",
+                "c-near-colour-a-half.jpg": "a-near-colour-a.jpg",
+                "d-original.jpg": "-", "e-copy.heic": "d-original.jpg",
             ], "\(found.similar)")
     }
 

@@ -37,14 +37,16 @@ import Testing
     }
 
     /// Its colour cells (the second check before naming a near-duplicate):
-    /// exactly 24 lowercase hexadecimal digits, reaching the parent as 12 bytes,
-    /// only with a perceptual hash and a thumbnail.
-    @Test func colourCellsMustBeTwentyFourDigitsWithAHash() throws {
+    /// exactly 96 lowercase hexadecimal digits, reaching the parent as 48 bytes
+    /// (4×4 cells), only with a perceptual hash and a thumbnail; the 24 digits of
+    /// quarters older records hold are refused from a helper.
+    @Test func colourCellsMustBeNinetySixDigitsWithAHash() throws {
+        let good = "0102030405060708090a0bff" + String(repeating: "00", count: 36)
         try #require(!ReplyCheckTests.thumbnail.isEmpty)
         let reply = ReplyCheckTests.reply(ReplyCheckTests.photo)
         var result = reply.result
         result.thumbnailPerceptualHash = "9696056bd8a2657b"
-        result.thumbnailColourCells = "0102030405060708090a0bff"
+        result.thumbnailColourCells = good
         let decoded = try ReplyCheck.validate(
             HelperReply(result: result, jpeg: reply.jpeg), for: ReplyCheckTests.request()
         )
@@ -53,24 +55,24 @@ import Testing
             Issue.record("no thumbnail")
             return
         }
-        #expect(thumbnail.colourCells == [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 255])
+        #expect(thumbnail.colourCells == [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 255] + Array(repeating: 0, count: 36))
         for cells in [
-            "0102030405060708090a0b", "0102030405060708090a0bff00", "0102030405060708090A0BFF", "",
-            "zz02030405060708090a0bff",
+            "0102030405060708090a0bff", String(good.dropLast(2)), good + "00", good.uppercased(), "",
+            "zz" + good.dropFirst(2),
         ] {
             result.thumbnailColourCells = cells
             #expect(
                 ReplyCheckTests.refusal(HelperReply(result: result, jpeg: reply.jpeg))?.hasPrefix(
-                    "colour cells that are not 24 hexadecimal digits") == true,
+                    "colour cells that are not 96 hexadecimal digits") == true,
                 "\(cells)")
         }
         result.thumbnailPerceptualHash = nil
-        result.thumbnailColourCells = "0102030405060708090a0bff"
+        result.thumbnailColourCells = good
         #expect(
             ReplyCheckTests.refusal(HelperReply(result: result, jpeg: reply.jpeg))
                 == "colour cells without a perceptual hash")
         var without = ReplyCheckTests.reply(ReplyCheckTests.photo, width: nil, height: nil, jpeg: []).result
-        without.thumbnailColourCells = "0102030405060708090a0bff"
+        without.thumbnailColourCells = good
         #expect(ReplyCheckTests.refusal(HelperReply(result: without, jpeg: [])) == "colour cells without a thumbnail")
     }
 
@@ -80,8 +82,8 @@ import Testing
         thumbnail.perceptualHash = 0xAB
         let result = WireResult(.success(DecodedMedia(facts: ReplyCheckTests.photo, thumbnail: .made(thumbnail))))
         #expect(result.thumbnailPerceptualHash == "00000000000000ab")
-        thumbnail.colourCells = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 255]
+        thumbnail.colourCells = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 255] + Array(repeating: 16, count: 36)
         let cells = WireResult(.success(DecodedMedia(facts: ReplyCheckTests.photo, thumbnail: .made(thumbnail))))
-        #expect(cells.thumbnailColourCells == "000102030405060708090aff")
+        #expect(cells.thumbnailColourCells == "000102030405060708090aff" + String(repeating: "10", count: 36))
     }
 }

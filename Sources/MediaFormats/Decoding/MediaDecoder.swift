@@ -313,7 +313,7 @@ public struct Thumbnail: Sendable, Codable, Hashable {
     /// The 64-bit perceptual hash of the thumbnail's pixels (``PerceptualHash``),
     /// when one was made: what near-duplicates are found by.
     public var perceptualHash: UInt64?
-    /// The mean colours of the thumbnail's quarters
+    /// The mean colours of a 4×4 grid of cells over the thumbnail
     /// (``PerceptualHash/colourCells(width:height:rgba:)``), made with its
     /// perceptual hash: the second check before naming a near-duplicate.
     public var colourCells: [UInt8]?

@@ -80,7 +80,7 @@ struct ItemState: Sendable, Hashable, Codable {
     var thumbHash: String?
     /// The thumbnail's perceptual hash (``PerceptualHash``) and its colour
     /// cells, as ``PerceptualHash/record(_:colours:)`` writes them (16
-    /// hexadecimal digits, then `-` and 24 more; older records: the 16 alone):
+    /// hexadecimal digits, then `-` and 96 more; older records: 24 more, or the 16 alone):
     /// what the fan-in finds near-duplicates by (v2 `similarTo`).
     var perceptualHash: String?
     /// The larger pictures made with the thumbnail (v2 `previews`), smallest first.

@@ -84,9 +84,12 @@ struct EarlierHash: Sendable, Hashable {
 /// consumed whose copy is still there (as ``DuplicateContent`` counts them),
 /// and that is not its duplicate, looks like it: the nearest one (the
 /// earliest of those as near) is named, unless a second check tells them
-/// apart: both carry colour cells and some cell's colour differs by more than
-/// ``PerceptualHash/colourTolerance`` (a smooth gradient's hash matches many
-/// unlike it). Every hash is held in one
+/// apart: both carry colour cells and they are not alike
+/// (``PerceptualHash/coloursAlike(_:_:)``: some of the 4×4 cells differs by more
+/// than ``PerceptualHash/cellTolerance`` plus a third of the steps around it;
+/// against a record of quarters only, some quarter by more than
+/// ``PerceptualHash/colourTolerance``). A smooth wall's or gradient's hash
+/// matches many unlike it. Every hash is held in one
 /// ``HashIndex``: the earlier batches' read once from their column, the
 /// batch's own added as the fan-in settles its items.
 struct SimilarPictures {
