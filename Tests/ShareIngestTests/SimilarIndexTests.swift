@@ -6,8 +6,9 @@ import Testing
 
 @testable import ShareIngestCore
 
-/// The near-duplicate index (``HashIndex``, multi-index hashing over four
-/// 16-bit chunks): it finds exactly what a scan of every hash finds.
+/// The near-duplicate index (``HashIndex``, multi-index hashing whose
+/// substrings follow the number of hashes): it finds exactly what a scan of
+/// every hash finds, at every count, through each re-indexing.
 @Suite struct SimilarIndexTests {
     /// A deterministic generator (SplitMix64), so a failure can be replayed.
     struct SplitMix: RandomNumberGenerator {
@@ -55,13 +56,161 @@ import Testing
     }
 
     /// An index with no hash yet (a first batch, a batch of text) holds no
-    /// bucket and finds nothing; its first hash is found as any other.
+    /// bucket and finds nothing; its first hash is found as any other; a batch
+    /// of ten pictures is scanned, with no table.
     @Test func anEmptyIndexFindsNothingThenItsFirstHash() {
         var index = HashIndex(radius: SimilarPictures.threshold)
         #expect(index.near(0x0123_4567_89AB_CDEF).isEmpty)
+        #expect(index.bytesHeld == 0)
         index.insert(0x0123_4567_89AB_CDEF)
         #expect(index.near(0x0123_4567_89AB_CDEE).map(\.id) == [0])
         #expect(index.near(0x0123_4567_89AB_CDEE).map(\.distance) == [1])
+        var random = SplitMix(state: 10)
+        for _ in 1..<10 { index.insert(random.next()) }
+        #expect(index.substringCount == 0)
+        #expect(index.bytesHeld <= 8 * 32)
+    }
+
+    /// The hashes within `radius` of `query`, by a scan of all of them, in the index's order.
+    static func scan(_ hashes: [UInt64], _ query: UInt64, radius: Int) -> [Pair] {
+        hashes.withUnsafeBufferPointer { hashes in
+            var found: [Pair] = []
+            for (id, hash) in hashes.enumerated() {
+                let distance = (hash ^ query).nonzeroBitCount
+                if distance <= radius { found.append(Pair(id: id, distance: distance)) }
+            }
+            return found.sorted { ($0.distance, $0.id) < ($1.distance, $1.id) }
+        }
+    }
+
+    struct Pair: Equatable, CustomStringConvertible {
+        let id: Int
+        let distance: Int
+        var description: String { "\(id)@\(distance)" }
+    }
+
+    /// `hash` with `bits` bits flipped spread evenly over the 64 (from a random
+    /// start): every substring gets its share, the case the pigeonhole bound is tight for.
+    static func spreading(_ hash: UInt64, bits: Int, using random: inout SplitMix) -> UInt64 {
+        guard bits > 0 else { return hash }
+        let start = Int(random.next() % 64)
+        return (0..<bits).reduce(hash) { $0 ^ (1 << UInt64((start + $1 * 64 / bits) % 64)) }
+    }
+
+    /// Queries near `hashes`: for each of `sources` (ids), one 0 to radius + 1
+    /// bits away at random positions, one exactly `radius` bits away spread
+    /// evenly, one `radius` + 1 away spread evenly; and a few random ones.
+    static func queries(near hashes: [UInt64], sources: [Int], radius: Int, using random: inout SplitMix) -> [UInt64] {
+        sources.flatMap { id in
+            [
+                flipping(hashes[id], bits: Int(random.next() % UInt64(radius + 2)), using: &random),
+                spreading(hashes[id], bits: radius, using: &random),
+                spreading(hashes[id], bits: min(radius + 1, 64), using: &random),
+            ]
+        } + (0..<4).map { _ in random.next() }
+    }
+
+    /// Checks `index` against a scan for `queries`; true when all agree (the first disagreement is recorded).
+    @discardableResult
+    static func agrees(_ index: HashIndex, _ hashes: [UInt64], _ queries: [UInt64], _ context: String) -> Bool {
+        for query in queries {
+            let found = index.near(query).map { Pair(id: $0.id, distance: $0.distance) }
+            let scanned = scan(hashes, query, radius: index.radius)
+            if found != scanned {
+                Issue.record(
+                    "\(context), radius \(index.radius), \(index.substringCount) substrings, query \(String(query, radix: 16)): found \(found.prefix(8)), a scan \(scanned.prefix(8))"
+                )
+                return false
+            }
+        }
+        return true
+    }
+
+    /// Hashes added one at a time, checked against a scan just before and just
+    /// after each re-indexing (each power of two from 32), with queries near the
+    /// newest hashes (which a re-indexing must not drop) and near random ones;
+    /// half of the hashes are near an earlier one. For several radii: 0 (exact),
+    /// not divisible by the substring count (3, 7), the threshold (8), and 12.
+    @Test(arguments: [(0, 1 << 13), (3, 1 << 13), (7, 1 << 14), (8, (1 << 18) + 1), (12, 1 << 13)])
+    func agreesWithAScanThroughItsReindexing(radius: Int, size: Int) {
+        var random = SplitMix(state: UInt64(62 + radius))
+        var index = HashIndex(radius: radius)
+        var hashes: [UInt64] = []
+        var layouts: Set<Int> = []
+        var idsInOrder = true
+        while hashes.count < size {
+            let hash =
+                hashes.isEmpty || random.next() % 2 == 0
+                ? random.next()
+                : Self.flipping(
+                    hashes[Int(random.next() % UInt64(hashes.count))], bits: Int(random.next() % UInt64(radius + 3)),
+                    using: &random)
+            hashes.append(hash)
+            idsInOrder = idsInOrder && index.insert(hash) == hashes.count - 1
+            let count = hashes.count
+            guard count >= 31, (count + 1) & count == 0 || count & (count - 1) == 0 || count == size else { continue }
+            layouts.insert(index.substringCount)
+            let sources =
+                Array(count - min(count, 6)..<count) + (0..<12).map { _ in Int(random.next() % UInt64(count)) }
+            let queries = Self.queries(near: hashes, sources: sources, radius: radius, using: &random)
+            guard Self.agrees(index, hashes, queries, "\(count) hashes") else { return }
+        }
+        #expect(idsInOrder)
+        // It went from a scan to tables, and re-indexed into other layouts on the way.
+        #expect(layouts.count >= (radius == 8 ? 6 : 2), "layouts: \(layouts.sorted())")
+    }
+
+    /// Adversarial sets: thousands of hashes that share all but their top 16
+    /// bits (so every substring below them holds one long bucket), the same
+    /// hash added again and again (found once per id, in the order added),
+    /// hashes exactly at the radius, spread over every substring, and one bit
+    /// beyond it.
+    @Test(arguments: [7, 8])
+    func hashesSharingSubstringsAndRepeated(radius: Int) {
+        var random = SplitMix(state: 620 + UInt64(radius))
+        let base: UInt64 = 0x9696_056B_D8A2_657B
+        var index = HashIndex(radius: radius)
+        var hashes: [UInt64] = []
+        for n in 0..<6000 {
+            let hash: UInt64
+            switch n % 4 {
+            case 0: hash = base ^ (random.next() << 48)
+            case 1: hash = n % 40 == 1 ? base : base ^ (random.next() & 0xFFFF)
+            case 2: hash = Self.spreading(base, bits: radius + Int(random.next() % 2), using: &random)
+            default: hash = random.next()
+            }
+            hashes.append(hash)
+            index.insert(hash)
+        }
+        let repeats = hashes.indices.filter { hashes[$0] == base }
+        #expect(repeats.count >= 150)
+        #expect(Array(index.near(base).prefix(repeats.count).map(\.id)) == repeats)
+        var queries = [base, base ^ 1, base ^ 0xFF00_0000_0000_0000, base ^ 0x8000_0001]
+        queries += Self.queries(
+            near: hashes, sources: (0..<60).map { _ in Int(random.next() % UInt64(hashes.count)) }, radius: radius,
+            using: &random)
+        #expect(index.substringCount > 1)
+        Self.agrees(index, hashes, queries, "shared substrings")
+    }
+
+    /// The layouts of radius 8, the threshold, up to a million: a scan below 64
+    /// hashes, then fewer and longer substrings as the count grows (three at a
+    /// million); in each, every bit in one substring, and radii the pigeonhole
+    /// bound needs (their sums plus one reach the radius plus one), so no hash
+    /// within the radius can differ by more on every substring.
+    @Test func theThresholdsLayoutsFollowTheCount() {
+        var seen: [Int: Int] = [:]
+        for power in 5...20 {
+            let layout = HashIndex.layout(capacity: 1 << power, radius: SimilarPictures.threshold)
+            seen[1 << power] = layout?.substrings.count ?? 0
+            guard let layout else { continue }
+            #expect(layout.substrings.map(\.bits).reduce(0, +) == 64)
+            let radii = layout.substrings.map(\.radius)
+            #expect(radii.map { $0 + 1 }.reduce(0, +) >= SimilarPictures.threshold + 1, "\(radii)")
+        }
+        let counts = seen.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value)" }
+        #expect(seen[32] == 0 && seen[1 << 20] == 3, "\(counts)")
+        #expect(Set(seen.values).count >= 4, "\(counts)")
     }
 
     /// A record from before flat pictures went without a hash may carry the
