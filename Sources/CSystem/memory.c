@@ -7,4 +7,10 @@ int shim_release_free_memory(void) {
     return malloc_trim(0);
 }
 
+int shim_keep_freed_memory(size_t mmap_threshold, size_t trim_threshold) {
+    int mapped = mallopt(M_MMAP_THRESHOLD, (int)mmap_threshold);
+    int trimmed = mallopt(M_TRIM_THRESHOLD, (int)trim_threshold);
+    return mapped == 1 && trimmed == 1;
+}
+
 #endif  // __linux__

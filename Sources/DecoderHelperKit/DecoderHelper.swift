@@ -44,6 +44,7 @@ public enum DecoderHelper {
         // A template is named as the one `share` used to fork from itself (ps,
         // the tests); the helpers it forks are `share-decoder` (shim_fork_helper).
         if settings.isTemplate { nameThisProcess("share-template") }
+        keepFreedMemory()
         prepareLibraries(sandboxOnlyLoaders: settings.sandboxOnlyLoaders)
         // A template loads the modules when a helper first needs them. A helper
         // started on its own (for SVG and PSD, or once the template is gone) may
@@ -54,6 +55,24 @@ public enum DecoderHelper {
         // The socket is never closed before the exit: a template or helper holds it all its life.
         _ = control.release()
         return status
+    }
+
+    /// Below this many bytes, what a helper frees stays in its allocator for the
+    /// next item (``keepFreedMemory()``): glibc's own largest threshold for a
+    /// block of its own mapping.
+    static let mappedAbove = 32 << 20
+    /// An arena's free pages at its top beyond this many bytes are given back (glibc's own rule: twice the above).
+    static let trimmedAbove = 64 << 20
+
+    /// Keeps what a helper frees for its next item (``FreedMemory/keepForReuse(mappedAbove:trimmedAbove:)``,
+    /// before any library allocates; a template's helpers inherit it). A
+    /// helper decodes one picture after another, each allocating the same
+    /// buffers (a file read whole, decoder frames, libvips' regions, the
+    /// thumbnail's pixels): given back to the kernel after each, every page of
+    /// them faulted in and zeroed again for the next, about 380 page faults a
+    /// 12 MP photo, 1,400 a 12 MP HEIC (BENCHMARKS.md, "Photos and iPhone HEIC after the split").
+    static func keepFreedMemory() {
+        FreedMemory.keepForReuse(mappedAbove: mappedAbove, trimmedAbove: trimmedAbove)
     }
 
     /// Sets this process's name (`/proc/self/comm`, as `PR_SET_NAME` does).

@@ -18,4 +18,22 @@ package enum FreedMemory {
             return false
         #endif
     }
+
+    /// Keeps freed memory in the allocator for the next allocations instead of
+    /// giving it back to the kernel at once (`mallopt`: blocks below
+    /// `mappedAbove` bytes come from the arenas, not from a mapping of their own
+    /// that is unmapped when freed; an arena gives back the pages at its top only
+    /// past `trimmedAbove` bytes). For a process that does the same work again
+    /// and again (a decoder helper, one picture after another): each page given
+    /// back is a page fault, zeroed by the kernel, the next time it is used.
+    /// Allocations of `mappedAbove` bytes or more are still mapped and given back
+    /// when freed. True when both were set; a no-op (false) elsewhere.
+    @discardableResult
+    package static func keepForReuse(mappedAbove: Int, trimmedAbove: Int) -> Bool {
+        #if os(Linux)
+            return shim_keep_freed_memory(mappedAbove, trimmedAbove) == 1
+        #else
+            return false
+        #endif
+    }
 }

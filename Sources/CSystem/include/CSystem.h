@@ -49,6 +49,12 @@ int shim_accept_nonblocking(int fd);
 /// 1 when some were given back. In <malloc.h>, which Swift's Glibc module does not import.
 int shim_release_free_memory(void);
 
+/// mallopt(M_MMAP_THRESHOLD) and mallopt(M_TRIM_THRESHOLD): allocations below
+/// `mmap_threshold` bytes come from the arenas, and an arena gives the pages at
+/// its top back to the kernel only past `trim_threshold` bytes (both fixed:
+/// glibc no longer adjusts them); 1 when both were set. In <malloc.h>.
+int shim_keep_freed_memory(size_t mmap_threshold, size_t trim_threshold);
+
 #include "shim_fd_passing.h"
 #include "shim_spawn.h"
 #include "shim_sandbox.h"
