@@ -171,7 +171,7 @@ struct HashIndex {
         for m in 1...min(radius + 1, 64) {
             let cost = zip(lengths(m), radii(m, radius)).reduce(0.0) { total, substring in
                 let buckets = (0...substring.1).reduce(0.0) { $0 + binomial(substring.0, $1) }
-                return total + buckets * (1 + candidateCost * held / pow(2, Double(min(substring.0, tableBits))))
+                return total + buckets * (1 + candidateCost * held / exp2(Double(min(substring.0, tableBits))))
             }
             if cost < best?.cost ?? .infinity { best = (cost, m) }
         }
