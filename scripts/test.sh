@@ -9,11 +9,10 @@
 # (scripts/folder-references.sh --strict), the sizes of functions and files
 # (scripts/code-sizes.sh), the formatter's lint (`swift format lint --strict`),
 # that every breakage still applies (`scripts/mutation-check.sh --stale`),
-# and the memory check (scripts/memcheck.sh: `share` under valgrind on small,
-# odd-size and committed media), which runs beside everything after the debug
-# build at the lowest CPU priority (`nice -n 19`: it takes the cycles the
-# suite and the builds leave idle; TEST_MEMCHECK=after runs it alone at the
-# end instead). Each part prints what it took. Exits non-zero if any fails.
+# then the memory check (scripts/memcheck.sh: `share` under valgrind on small,
+# odd-size and committed media). Each part prints what it took. Exits non-zero
+# if any fails. (The memory check once ran beside the suite at the lowest
+# priority: the suite keeps both cores busy, so it finished no sooner.)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -48,19 +47,6 @@ took "set-up and the source checks"
 swift build --build-tests 2>&1 | grep -vE "$build_noise" | tail -n 3
 took "the debug build"
 
-# The debug `share` built above, with debug info, under valgrind: started now,
-# beside the rest, at the lowest priority (valgrind runs one thread at a time,
-# and the suite and the links leave a core idle for much of their time).
-memcheck=0
-memcheck_log="$(mktemp /tmp/share-memcheck.XXXXXX)"
-memcheck_pid=""
-if [ "${TEST_MEMCHECK:-beside}" != after ]; then
-    # Starved for a while by the suite, a decode may take far longer than its
-    # usual valgrind time: the stages' time limits are raised further.
-    MEMCHECK_TIME_LIMIT=3600 nice -n 19 bash scripts/memcheck.sh >"$memcheck_log" 2>&1 &
-    memcheck_pid=$!
-    trap 'kill -- "$memcheck_pid" 2>/dev/null || true; exit 130' INT TERM
-fi
 # The release binary, for the test that runs it with every test switch set and
 # sees them ignored (they exist only in debug builds). Only `share` (about 6
 # minutes on 2 cores, before the suite: the suite's own processes would slow it).
@@ -102,15 +88,10 @@ fi
 rm -rf "$installed"
 took "the README's package and make install"
 
-if [ -n "$memcheck_pid" ]; then
-    echo "test.sh: waiting for the memory check"
-    wait "$memcheck_pid" || memcheck=$?
-    cat "$memcheck_log"
-else
-    bash scripts/memcheck.sh || memcheck=$?
-fi
-rm -f "$memcheck_log"
-took "the memory check (after the rest)"
+# The debug `share` built above, with debug info, under valgrind.
+memcheck=0
+bash scripts/memcheck.sh || memcheck=$?
+took "the memory check"
 echo "test.sh: $SECONDS s in all"
 
 if [ "$main" -ne 0 ]; then exit "$main"; fi
