@@ -100,6 +100,15 @@ package final class HelperPool: @unchecked Sendable {
         if count > 0 { prepareReplacements(count) }
     }
 
+    /// Starts the template, if it is not running and helpers are forked from it,
+    /// without waiting for it (it loads its libraries meanwhile) and without a
+    /// helper. A template that cannot start is noted, as on first use.
+    package func startTemplate() {
+        // Not before the helpers' account is known: the template runs as it.
+        guard case .success = resolvedSetUp() else { return }
+        _ = liveTemplate(environment: HelperEnvironment.forHelpers(adding: configuration.environment))
+    }
+
     /// Throws what looking up the helpers' account fails with (a named user
     /// or group that does not exist), without starting a helper.
     package func checkAccount() throws(MediaError) {

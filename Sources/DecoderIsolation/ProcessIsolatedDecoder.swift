@@ -218,6 +218,14 @@ public final class ProcessIsolatedDecoder: MediaDecoder, @unchecked Sendable {
         pool.startPrepared()
     }
 
+    /// Starts the helper template (``HelperPool/startTemplate()``) when the
+    /// batch's inputs are named like media: it loads the decoding libraries
+    /// while the journal is written and the first item copied, and the first
+    /// helper is forked from it ready. No helper is started here.
+    public func mayDecode() {
+        pool.startTemplate()
+    }
+
     /// What can be checked of the helpers without starting one, for a caller
     /// whose helpers start on demand: before it records a batch, so that a
     /// refusal never leaves an unfinished one behind. The helper executable must

@@ -573,6 +573,14 @@ public enum ContentSniffer {
         return false
     }
 
+    /// Whether a file's name ends in the extension of an image, video, audio,
+    /// PDF or RAW format (any case): a hint from the name alone, for starting
+    /// decoders early; what a file is, the content decides.
+    public static func nameSaysMedia(_ name: some Collection<UInt8>) -> Bool {
+        guard let ext = fileExtension(of: String(decoding: name, as: UTF8.self)) else { return false }
+        return mediaFormatsByExtension[ext] != nil
+    }
+
     /// Extensions that name an image, video or audio format: a file carrying one of
     /// these whose content matches no format at all is treated as damaged.
     static let mediaFormatsByExtension: [String: MediaFormat] = {

@@ -76,6 +76,7 @@ public struct ShareIngestor: Sendable {
         events: IngestEventSink? = nil, cancellation: CancellationFlag = CancellationFlag()
     ) throws(ShareIngestError) -> BatchReport {
         try BatchPlan.check(inputs)
+        if pipeline.decodes, MediaNameHint.namesMedia(inputs) { decoder.mayDecode() }
         let journal = try BatchJournal(container: container)
         Recovery.sweep(container)
         let plan = try BatchPlan(

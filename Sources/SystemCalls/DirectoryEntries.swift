@@ -28,6 +28,18 @@ package struct DirectoryEntries: Sequence {
     package static func forEach(pathBytes: [UInt8], display: String, _ body: (UnsafeRawBufferPointer) -> Void)
         throws(SystemError)
     {
+        try scan(
+            pathBytes: pathBytes, display: display,
+            while: { name in
+                body(name)
+                return true
+            })
+    }
+
+    /// The same, stopping once `body` returns false (the rest of the folder is not read).
+    package static func scan(pathBytes: [UInt8], display: String, while body: (UnsafeRawBufferPointer) -> Bool)
+        throws(SystemError)
+    {
         guard let stream = withCPath(pathBytes, { opendir($0) }) else { throw SystemError("opendir", path: display) }
         defer { closedir(stream) }
         while let entry = readdir(stream) {
@@ -39,7 +51,7 @@ package struct DirectoryEntries: Sequence {
             if name.elementsEqual([UInt8(ascii: ".")]) || name.elementsEqual([UInt8(ascii: "."), UInt8(ascii: ".")]) {
                 continue
             }
-            body(name)
+            if !body(name) { return }
         }
     }
 

@@ -50,6 +50,25 @@ import Testing
         #expect(Self.starts(log).isEmpty, "the helper was started: \(Self.starts(log))")
     }
 
+    /// Names are a hint, the content decides: a drop whose files are named like
+    /// photos starts the template before it is planned (so that it loads its
+    /// libraries meanwhile), but the text in them is not decoded: no thumbnail,
+    /// and the template is the helper executable's one start.
+    @Test func namesThatSayMediaStartOnlyTheTemplateAndTheContentDecides() throws {
+        let (work, helper, log) = try Self.loggingHelper()
+        try work.add("drop/IMG_0001.JPG", bytes: Array("not a photo\n".utf8))
+        try work.add("drop/clip.MOV", bytes: Array("not a film either\n".utf8))
+        let reportPath = work.file("report.json")
+        let result = try ShareProcess.run(
+            ["ingest", "--quiet", "--container", work.file("container"), "--report", reportPath, work.file("drop")],
+            environment: ["SHARE_HELPER_PATH": helper])
+        let items = try Self.items(reportPath)
+        #expect(items.count == 2 && items.allSatisfy { $0["thumbnail"] == nil }, "\(items)")
+        let starts = Self.starts(log)
+        #expect(starts.count == 1 && starts.first?.hasSuffix("--template") == true, "helper starts: \(starts)")
+        #expect(result.status != 0 || items.allSatisfy { $0["status"] as? String == "ingested" }, "\(result.stderr)")
+    }
+
     /// The same with photos in it: the template is started once, and every
     /// photo gets its thumbnail (the other items as before).
     @Test func aMixedBatchStartsTheTemplateOnceAndEveryPhotoGetsItsThumbnail() throws {

@@ -70,6 +70,17 @@ import Testing
         #expect(ContentSniffer.fileExtension(of: "weird.ext with space") == nil)
     }
 
+    /// The hint that starts the helper template early (names only, any case).
+    @Test func namesThatSayMedia() {
+        for name in ["IMG_0001.JPG", "clip.mov", "a.b.HEIC", "scan.pdf", "raw.dng", "x.webm"] {
+            #expect(ContentSniffer.nameSaysMedia(Array(name.utf8)), "\(name)")
+        }
+        for name in ["note.txt", "README", ".jpg", "jpg", "photo.jpg.txt", "table.csv", "archive.zip"] {
+            #expect(!ContentSniffer.nameSaysMedia(Array(name.utf8)), "\(name)")
+        }
+        #expect(ContentSniffer.nameSaysMedia([0xFF, 0xFE, 0x2E, 0x6A, 0x70, 0x67]), "a name not in UTF-8")
+    }
+
     @Test func unknownBinaryWithoutAMediaNameIsKeptAsData() {
         let bytes: [UInt8] = [0x00, 0x01, 0x02, 0x03, 0xFE, 0x00, 0x10]
         let named = ContentSniffer.sniff(bytes, fileName: "save.dat")

@@ -32,11 +32,22 @@ public protocol MediaDecoder: Sendable {
     /// waiting for them, so that they load while the item is copied. Never
     /// needed for correctness: ``decode(_:)`` starts what it needs.
     func willDecode()
+
+    /// Told, before a batch is planned, that its inputs' names say media (a
+    /// hint: the sniff decides what is decoded). A decoder whose processes are
+    /// slow to start may start the slow part now (the helper template loading
+    /// its libraries), without waiting for it, so that it loads while the
+    /// journal is written and the first item copied. Never needed for
+    /// correctness, and never a decode: a wrong hint costs one start.
+    func mayDecode()
 }
 
 extension MediaDecoder {
     /// Nothing to start ahead (an in-process decoder is set up by ``prepare()``).
     public func willDecode() {}
+
+    /// Nothing to start ahead.
+    public func mayDecode() {}
 }
 
 /// What to decode and how.

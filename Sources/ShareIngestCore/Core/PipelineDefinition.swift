@@ -65,6 +65,9 @@ public struct PipelineDefinition: Sendable, Hashable {
         get { settings(MotionSettings.self, of: .motion) }
         set { set(newValue, for: .motion) }
     }
+    /// Whether a stage decodes media (probe, thumbnail or motion): the decoder
+    /// is prepared for the batch, and told of items to decode, only then.
+    var decodes: Bool { probe != nil || thumbnail != nil || motion != nil }
     /// Nil (the default) when the pipeline makes no compatible copies.
     public var compatible: CompatibleSettings? {
         get { settings(CompatibleSettings.self, of: .compatible) }

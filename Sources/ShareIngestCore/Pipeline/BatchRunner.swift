@@ -66,9 +66,7 @@ final class BatchRunner: Sendable {
         -> BatchReport
     {
         let started = MonotonicClock.now()
-        if context.pipeline.probe != nil || context.pipeline.thumbnail != nil || context.pipeline.motion != nil {
-            context.decoder.prepare()
-        }
+        if context.pipeline.decodes { context.decoder.prepare() }
         events?(.batchStarted(batchID: batch.id, key: batch.key, itemCount: batch.itemCount))
         var unfinished = 0
         do {

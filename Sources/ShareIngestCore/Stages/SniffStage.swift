@@ -73,11 +73,7 @@ struct SniffStage: PipelineStage {
             }
             // Media a stage will decode: a decoder that starts its helpers on
             // demand starts them now, while this item is copied (issue 59).
-            if item.sniffed?.format.isDecodable == true,
-                batch.pipeline.probe != nil || batch.pipeline.thumbnail != nil || batch.pipeline.motion != nil
-            {
-                batch.decoder.willDecode()
-            }
+            if item.sniffed?.format.isDecodable == true, batch.pipeline.decodes { batch.decoder.willDecode() }
         }
     }
 
