@@ -13,4 +13,8 @@ int shim_keep_freed_memory(size_t mmap_threshold, size_t trim_threshold) {
     return mapped == 1 && trimmed == 1;
 }
 
+int shim_limit_arenas(int count) {
+    return mallopt(M_ARENA_MAX, count);
+}
+
 #endif  // __linux__

@@ -19,6 +19,21 @@ package enum FreedMemory {
         #endif
     }
 
+    /// At most `count` malloc arenas for the whole process (`mallopt(M_ARENA_MAX)`;
+    /// glibc's default is eight a core). A thread that allocates while another
+    /// holds its arena is given an arena of its own, and what it frees stays
+    /// there: `share`'s stage threads (a dozen on two cores, most of them
+    /// waiting on a disk or a helper) each kept some that way. Called before any
+    /// thread starts. True when set; a no-op (false) elsewhere.
+    @discardableResult
+    package static func limitArenas(_ count: Int) -> Bool {
+        #if os(Linux)
+            return shim_limit_arenas(Int32(count)) == 1
+        #else
+            return false
+        #endif
+    }
+
     /// Keeps freed memory in the allocator for the next allocations instead of
     /// giving it back to the kernel at once (`mallopt`: blocks below
     /// `mappedAbove` bytes come from the arenas, not from a mapping of their own

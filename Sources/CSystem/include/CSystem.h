@@ -54,6 +54,8 @@ int shim_release_free_memory(void);
 /// its top back to the kernel only past `trim_threshold` bytes (both fixed:
 /// glibc no longer adjusts them); 1 when both were set. In <malloc.h>.
 int shim_keep_freed_memory(size_t mmap_threshold, size_t trim_threshold);
+// mallopt(M_ARENA_MAX, count): at most `count` malloc arenas. Returns 1 on success.
+int shim_limit_arenas(int count);
 
 #include "shim_fd_passing.h"
 #include "shim_spawn.h"
