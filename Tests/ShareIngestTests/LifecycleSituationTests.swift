@@ -134,6 +134,7 @@ final class FaultyJournal: JournalStore, @unchecked Sendable {
     func counts(of batch: UUID) throws -> StoredCounts { try journal.counts(of: batch) }
     func recordedItems(of batch: UUID) throws -> [RecordedItem] { try journal.recordedItems(of: batch) }
     func recordedFanIn(of batch: UUID) throws -> RecordedFanIn? { try journal.recordedFanIn(of: batch) }
+    var opener: StoreOpener { journal.opener }
 }
 
 /// The queue, as it is, but for the faults it is given: PostgreSQL's own errors.
@@ -241,6 +242,7 @@ final class FaultyQueue: JobStore {
     func counts(of batch: UUID) throws -> StoredCounts { try queue.counts(of: batch) }
     func recordedItems(of batch: UUID) throws -> [RecordedItem] { try queue.recordedItems(of: batch) }
     func recordedFanIn(of batch: UUID) throws -> RecordedFanIn? { try queue.recordedFanIn(of: batch) }
+    var opener: StoreOpener { queue.opener }
 }
 
 /// Items finished as the events heard them.
