@@ -785,7 +785,6 @@ final class DistributedHolder: Holder {
             after: ((.manifesting, 0), (.running, 1))),
         ModeRow(difference: .batchNoLongerRunning, local: .refuse, distributed: .completeJob),
         ModeRow(difference: .stoppingWhenLost, local: .cancellationFlag, distributed: .never),
-        ModeRow(difference: .fallbackReport, local: .containerJournal, distributed: .containerJournal),
     ]
 
     /// Every mode difference has its row here and in docs/design.md's decision
