@@ -248,10 +248,19 @@ final class FaultyQueue: JobStore {
 /// Items finished as the events heard them.
 final class Told: Sendable {
     private let items = Mutex<[ItemReport]>([])
+    private let batches = Mutex<[BatchReport]>([])
     var events: IngestEventSink {
-        { [self] event in if case .itemFinished(let item) = event { items.withLock { $0.append(item) } } }
+        { [self] event in
+            switch event {
+            case .itemFinished(let item): items.withLock { $0.append(item) }
+            case .batchFinished(let report): batches.withLock { $0.append(report) }
+            default: break
+            }
+        }
     }
     var all: [ItemReport] { items.withLock { $0 } }
+    /// The reports of the batches told finished.
+    var finished: [BatchReport] { batches.withLock { $0 } }
 }
 
 /// One mode's holder of a batch of `settle` items, over its real store: the
@@ -259,6 +268,8 @@ final class Told: Sendable {
 /// reaper and executor, each run by its own code.
 protocol Holder: AnyObject {
     var mode: String { get }
+    /// The batch's container (its manifest and stored report).
+    var directory: ContainerDirectory { get }
     /// The items as the store recorded them.
     func recorded() throws -> [RecordedItem]
     func fanIn() throws -> RecordedFanIn?
@@ -313,6 +324,7 @@ final class LocalHolder: Holder {
     let pipeline: PipelineDefinition
     let catalog: StageCatalog
     let told = Told()
+    var directory: ContainerDirectory { container.directory }
 
     init(items: [ItemState], maxAttempts: Int) throws {
         container = try TemporaryContainer()
@@ -386,6 +398,7 @@ final class DistributedHolder: Holder {
     let told = Told()
     let run: WorkerRun
     let worker: StageWorker
+    var directory: ContainerDirectory { container.directory }
 
     init(items: [ItemState], maxAttempts: Int) throws {
         server = try PostgresServer()
