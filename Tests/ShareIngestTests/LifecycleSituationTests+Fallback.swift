@@ -31,12 +31,18 @@ extension LifecycleSituationTests {
         let path = holder.directory.reportPath(key: report.key)
         let stored = Array(try BatchReport.stored(key: report.key, in: holder.directory).items)
         try FileManager.default.removeItem(atPath: path)
+        // Gone through one at a time (as events are replayed), then read whole.
+        let visited = Thread.result {
+            var visited: [Outcome] = []
+            report.items.visit { visited.append(Outcome($0)) }
+            return visited
+        }
+        let expected = stored.map(Outcome.init)
+        #expect(Self.difference(visited, expected) == nil, "\(mode): gone through")
         let rebuilt = Thread.result { Array(report.items) }
 
-        #expect(rebuilt.count == count && stored.count == count, "\(mode)")
-        #expect(
-            rebuilt.map(Outcome.init) == stored.map(Outcome.init),
-            "\(mode): \(rebuilt.first.map(Outcome.init).map(String.init(describing:)) ?? "none")")
+        try #require(rebuilt.count == count && stored.count == count, "\(mode)")
+        #expect(Self.difference(rebuilt.map(Outcome.init), expected) == nil, "\(mode): read whole")
         #expect(
             rebuilt[3].status == .failed && rebuilt[3].failure?.message.contains("item-3 is empty") == true, "\(mode)")
         #expect(rebuilt[4].status == .ingested && rebuilt[4].entry != nil, "\(mode)")
@@ -57,15 +63,29 @@ extension LifecycleSituationTests {
         #expect(report.interrupted && report.counts.items == count && !report.items.areHeld)
 
         let items = Thread.result { Array(report.items) }
-        #expect(items.map(\.index) == Array(0..<count))
-        #expect(items.map(\.source) == (0..<count).map { "item-\($0)" }, "\(items.first.map(Outcome.init)!)")
+        let labels = (0..<count).map { "item-\($0)" }
+        let wrong = items.indices.first { items[$0].index != $0 || items[$0].source != labels[$0] }
+        let first = wrong.map { "\(Outcome(items[$0]))" } ?? "none"
+        #expect(items.count == count && wrong == nil, "\(items.count) reports; the first wrong: \(first)")
         // Not delivered yet: reported failed, and counted unfinished (the resume finishes them).
-        #expect(items.allSatisfy { $0.status == .failed && $0.entry == nil }, "\(items.first.map(Outcome.init)!)")
+        #expect(
+            items.allSatisfy { $0.status == .failed && $0.entry == nil },
+            "\(items.first.map { "\(Outcome($0))" } ?? "none")")
         #expect(report.unfinishedCount == count)
     }
 
+    /// Nil when `reports` are `expected`, else where they first differ (not the
+    /// whole of either: ten thousand of them).
+    static func difference(_ reports: [Outcome], _ expected: [Outcome]) -> String? {
+        guard reports != expected else { return nil }
+        guard let first = reports.indices.first(where: { $0 < expected.count && reports[$0] != expected[$0] }) else {
+            return "\(reports.count) reports, \(expected.count) expected"
+        }
+        return "#\(first): \(reports[first]), expected \(expected[first]) (\(reports.count) of \(expected.count))"
+    }
+
     /// What a user reads of an item's report: its place, its label, its outcome and why, what was delivered.
-    struct Outcome: Equatable, CustomStringConvertible {
+    struct Outcome: Equatable, Sendable, CustomStringConvertible {
         let index: Int
         let source: String
         let status: ItemStatus

@@ -416,9 +416,9 @@ enum BatchCompletion {
             return outcome
         }
 
-        /// The batch's report: its items held (a small batch), or read back from
-        /// the stored report (else rebuilt from the batch's store, opened again:
-        /// ``StoreOpener``) when needed.
+        /// The batch's report: its items held (a small batch), or read back
+        /// (or gone through) from the stored report, else rebuilt from the
+        /// batch's store, opened again (``StoreOpener``), when needed.
         private func report(
             record: BatchRecord, redirect: RedirectURL?, totals: [StageName: Double], wallSeconds: Double?
         ) -> BatchReport {
@@ -441,6 +441,13 @@ enum BatchCompletion {
                                     batch: batchID, opening: opener, pipeline: pipeline, message: message)
                         },
                         visit: { whole, body, skimmed in
+                            // Its stored report gone (or another batch's): as `load`, from the batch's store.
+                            guard (try? BatchReport.stored(key: key, in: container))?.batchID == batchID else {
+                                let items = ItemReports.rebuilt(
+                                    batch: batchID, opening: opener, pipeline: pipeline, message: message)
+                                for item in items { body(item) }
+                                return
+                            }
                             try? StoredReportReader.forEachItem(in: reportPath, whole: whole, body, skimmed: skimmed)
                         }),
                 counts: counts, stageSeconds: totals, wallSeconds: wallSeconds ?? totals.values.reduce(0, +))
