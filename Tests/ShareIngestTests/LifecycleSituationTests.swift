@@ -134,6 +134,7 @@ final class FaultyJournal: JournalStore, @unchecked Sendable {
     func counts(of batch: UUID) throws -> StoredCounts { try journal.counts(of: batch) }
     func recordedItems(of batch: UUID) throws -> [RecordedItem] { try journal.recordedItems(of: batch) }
     func recordedFanIn(of batch: UUID) throws -> RecordedFanIn? { try journal.recordedFanIn(of: batch) }
+    var opener: StoreOpener { journal.opener }
 }
 
 /// The queue, as it is, but for the faults it is given: PostgreSQL's own errors.
@@ -241,15 +242,25 @@ final class FaultyQueue: JobStore {
     func counts(of batch: UUID) throws -> StoredCounts { try queue.counts(of: batch) }
     func recordedItems(of batch: UUID) throws -> [RecordedItem] { try queue.recordedItems(of: batch) }
     func recordedFanIn(of batch: UUID) throws -> RecordedFanIn? { try queue.recordedFanIn(of: batch) }
+    var opener: StoreOpener { queue.opener }
 }
 
 /// Items finished as the events heard them.
 final class Told: Sendable {
     private let items = Mutex<[ItemReport]>([])
+    private let batches = Mutex<[BatchReport]>([])
     var events: IngestEventSink {
-        { [self] event in if case .itemFinished(let item) = event { items.withLock { $0.append(item) } } }
+        { [self] event in
+            switch event {
+            case .itemFinished(let item): items.withLock { $0.append(item) }
+            case .batchFinished(let report): batches.withLock { $0.append(report) }
+            default: break
+            }
+        }
     }
     var all: [ItemReport] { items.withLock { $0 } }
+    /// The reports of the batches told finished.
+    var finished: [BatchReport] { batches.withLock { $0 } }
 }
 
 /// One mode's holder of a batch of `settle` items, over its real store: the
@@ -257,6 +268,8 @@ final class Told: Sendable {
 /// reaper and executor, each run by its own code.
 protocol Holder: AnyObject {
     var mode: String { get }
+    /// The batch's container (its manifest and stored report).
+    var directory: ContainerDirectory { get }
     /// The items as the store recorded them.
     func recorded() throws -> [RecordedItem]
     func fanIn() throws -> RecordedFanIn?
@@ -311,6 +324,7 @@ final class LocalHolder: Holder {
     let pipeline: PipelineDefinition
     let catalog: StageCatalog
     let told = Told()
+    var directory: ContainerDirectory { container.directory }
 
     init(items: [ItemState], maxAttempts: Int) throws {
         container = try TemporaryContainer()
@@ -384,6 +398,7 @@ final class DistributedHolder: Holder {
     let told = Told()
     let run: WorkerRun
     let worker: StageWorker
+    var directory: ContainerDirectory { container.directory }
 
     init(items: [ItemState], maxAttempts: Int) throws {
         server = try PostgresServer()
@@ -783,7 +798,6 @@ final class DistributedHolder: Holder {
             after: ((.manifesting, 0), (.running, 1))),
         ModeRow(difference: .batchNoLongerRunning, local: .refuse, distributed: .completeJob),
         ModeRow(difference: .stoppingWhenLost, local: .cancellationFlag, distributed: .never),
-        ModeRow(difference: .fallbackReport, local: .containerJournal, distributed: .containerJournal),
     ]
 
     /// Every mode difference has its row here and in docs/design.md's decision

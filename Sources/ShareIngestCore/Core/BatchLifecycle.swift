@@ -233,8 +233,6 @@ struct BatchLifecycle: Sendable, Equatable {
         /// Whether the items lost with their holder are parked (a stop was
         /// asked) rather than taken again.
         case stoppingWhenLost
-        /// Where a batch's item reports come from when its stored report is gone.
-        case fallbackReport
     }
 
     /// What a holder does in one of the ``Difference``s.
@@ -253,9 +251,6 @@ struct BatchLifecycle: Sendable, Equatable {
         case cancellationFlag
         /// Never: another worker goes on with them at once, whatever this one does.
         case never
-        /// Rebuilt from the container's SQLite journal, in `--db` mode too
-        /// (where the journal has only a watched drop's batches).
-        case containerJournal
     }
 
     /// What `holder` does in `difference`: the one place each is decided.
@@ -267,7 +262,6 @@ struct BatchLifecycle: Sendable, Equatable {
         case (.batchNoLongerRunning, .worker): .completeJob
         case (.stoppingWhenLost, .localRun): .cancellationFlag
         case (.stoppingWhenLost, .worker): .never
-        case (.fallbackReport, _): .containerJournal
         }
     }
 

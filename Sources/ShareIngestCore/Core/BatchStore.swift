@@ -77,6 +77,18 @@ protocol ItemStore: AnyObject {
     func recordedItems(of batch: UUID) throws -> [RecordedItem]
     /// The batch's fan-in as recorded; nil when the batch is unknown.
     func recordedFanIn(of batch: UUID) throws -> RecordedFanIn?
+
+    /// How to open this store again (``StoreOpener``): what a batch's item
+    /// reports are read back from, later, when its stored report is gone.
+    var opener: StoreOpener { get }
+}
+
+/// A way to open a batch's store again, on whichever thread and however late:
+/// a store of its own each time (the journal opened again, a new connection to
+/// the queue), since the store at hand may hold a connection that is not to be
+/// shared between threads (the queue's). The same in both modes.
+struct StoreOpener: Sendable {
+    let open: @Sendable () throws -> any ItemStore
 }
 
 extension ItemStore {

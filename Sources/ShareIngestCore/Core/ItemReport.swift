@@ -252,7 +252,7 @@ public struct ItemReports: RandomAccessCollection, Sendable {
                     index: index, source: "item \(index)", status: .failed,
                     failure: ItemFailure(
                         .manifest, .unreadableState,
-                        "item \(index): its report is no longer stored (the batch's stored report and journal are gone)"
+                        "item \(index): its report is no longer stored (nor readable from its batch's store)"
                     ),
                     warnings: [], entry: nil, id: nil, stageSeconds: [:])
             }

@@ -134,6 +134,10 @@ extension JobQueue {
     func interrupt(at interruption: Interruption) { connection.interruption = interruption }
 
     func close() { connection.close() }
+
+    /// A new connection to the same queue, as the same role (without this
+    /// one's interruption: what it reads may be read after its holder stopped).
+    var opener: StoreOpener { StoreOpener { [url, role] in try JobQueue(url: url, role: role) } }
 }
 
 /// A PostgreSQL result row (text format), read by column name.

@@ -357,6 +357,9 @@ public final class BatchJournal: Sendable {
 extension BatchJournal: JournalStore {
     func batch(id: UUID) throws -> BatchRecord? { try batch(id.uuidString) }
 
+    /// The container's journal, opened again.
+    var opener: StoreOpener { StoreOpener { [container] in try BatchJournal(container: container) } }
+
     func batch(key: ShareKey) throws -> BatchRecord? {
         try database.query(
             "SELECT \(Self.batchColumns) FROM batches WHERE \(BatchColumn.key) = ?", [.text(key.rawValue)]

@@ -416,13 +416,16 @@ enum BatchCompletion {
             return outcome
         }
 
-        /// The batch's report: its items held (a small batch), or read back from
-        /// the stored report (else rebuilt from the store) when needed.
+        /// The batch's report: its items held (a small batch), or read back
+        /// (or gone through) from the stored report, else rebuilt from the
+        /// batch's store, opened again (``StoreOpener``), when needed.
         private func report(
             record: BatchRecord, redirect: RedirectURL?, totals: [StageName: Double], wallSeconds: Double?
         ) -> BatchReport {
-            let (batchID, key, container, message, pipeline, reportPath) = (
-                batch.id, batch.key, container, context.message, context.pipeline, reportPath
+            // Read later, on whichever thread: the store opened again (its own
+            // connection), not the one at hand.
+            let (batchID, key, container, message, pipeline, reportPath, opener) = (
+                batch.id, batch.key, container, context.message, context.pipeline, reportPath, store.opener
             )
             return BatchReport(
                 batchID: batch.id, key: batch.key, redirectURL: redirect, manifestPath: record.manifestPath,
@@ -435,9 +438,16 @@ enum BatchCompletion {
                                 $0.batchID == batchID ? Array($0.items) : nil
                             }
                                 ?? ItemReports.rebuilt(
-                                    batch: batchID, container: container, pipeline: pipeline, message: message)
+                                    batch: batchID, opening: opener, pipeline: pipeline, message: message)
                         },
                         visit: { whole, body, skimmed in
+                            // Its stored report gone (or another batch's): as `load`, from the batch's store.
+                            guard (try? BatchReport.stored(key: key, in: container))?.batchID == batchID else {
+                                let items = ItemReports.rebuilt(
+                                    batch: batchID, opening: opener, pipeline: pipeline, message: message)
+                                for item in items { body(item) }
+                                return
+                            }
                             try? StoredReportReader.forEachItem(in: reportPath, whole: whole, body, skimmed: skimmed)
                         }),
                 counts: counts, stageSeconds: totals, wallSeconds: wallSeconds ?? totals.values.reduce(0, +))

@@ -391,7 +391,7 @@ final class BatchRunner: Sendable {
 
     /// The report of a batch that stopped before all its items finished: its
     /// counts from the journal, as the lifecycle counts them, its items read
-    /// from it when needed.
+    /// from it (``ItemReports/rebuilt(batch:store:pipeline:message:)``).
     private func interruptedReport(_ batch: BatchRecord, started: Double) throws(ShareIngestError) -> BatchReport {
         let counts: BatchReport.Counts
         do {
@@ -399,15 +399,16 @@ final class BatchRunner: Sendable {
         } catch {
             throw .journal(error, container: context.container)
         }
-        let (container, pipeline, message) = (context.container, context.pipeline, batch.message)
+        let (pipeline, message, opener) = (context.pipeline, batch.message, store.opener)
+        // A batch small enough to hold is read now, from the store at hand; a
+        // larger one from its store opened again when its items are read.
         var interrupted = BatchReport(
             batchID: batch.id, key: batch.key, redirectURL: nil, manifestPath: nil, schema: pipeline.manifest.schema,
             pipeline: pipeline.name,
             items: counts.items <= BatchReport.itemsHeldInMemory
-                ? ItemReports(
-                    ItemReports.rebuilt(batch: batch.id, container: container, pipeline: pipeline, message: message))
+                ? ItemReports(ItemReports.rebuilt(batch: batch.id, store: store, pipeline: pipeline, message: message))
                 : ItemReports(count: counts.items) {
-                    ItemReports.rebuilt(batch: batch.id, container: container, pipeline: pipeline, message: message)
+                    ItemReports.rebuilt(batch: batch.id, opening: opener, pipeline: pipeline, message: message)
                 },
             counts: counts, stageSeconds: [:], wallSeconds: MonotonicClock.now() - started)
         interrupted.interrupted = true
