@@ -12,8 +12,10 @@ import ShareManifest
 /// print(report.redirectURL!)   // ShareMedia://dataUrl=ShareKey-…#media
 /// ```
 ///
-/// Every batch is journaled in the container: an interrupted one (a signal, a
-/// crash, a power cut) is finished by ``resume(_:events:cancellation:)``.
+/// Every batch is journaled in the container's state directory (inside it
+/// unless ``ContainerDirectory/init(_:stateDirectory:)`` puts it
+/// elsewhere): an interrupted one (a signal, a crash, a power cut) is finished
+/// by ``resume(_:events:cancellation:)``.
 public struct ShareIngestor: Sendable {
     /// The container batches are written into.
     public var container: ContainerDirectory
