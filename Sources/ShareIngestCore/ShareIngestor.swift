@@ -78,7 +78,7 @@ public struct ShareIngestor: Sendable {
         events: IngestEventSink? = nil, cancellation: CancellationFlag = CancellationFlag()
     ) throws(ShareIngestError) -> BatchReport {
         try BatchPlan.check(inputs)
-        if pipeline.decodes, MediaNameHint.namesMedia(inputs) { decoder.mayDecode() }
+        prepareDecoder(for: inputs)
         let journal = try BatchJournal(container: container)
         Recovery.sweep(container)
         let plan = try BatchPlan(
@@ -105,6 +105,17 @@ public struct ShareIngestor: Sendable {
             batch, container: container, journal: journal, decoder: decoder, events: events, cancellation: cancellation,
             now: now, catalog: pipeline.catalog)
         return try runner.run(&batch)
+    }
+
+    /// Starts the decoder's slow part ahead (``MediaDecoder/mayDecode()``: the
+    /// helper template loading its libraries) when the pipeline decodes and the
+    /// inputs are named like media (``MediaNameHint``), without waiting for it.
+    /// ``ingest(_:key:message:events:cancellation:)`` calls it; a caller with
+    /// work of its own before that (`share ingest` looks for an unfinished batch
+    /// of the same inputs, which opens the journal) calls it sooner. A hint:
+    /// what is decoded, each item's content decides.
+    public func prepareDecoder(for inputs: [ShareInput]) {
+        if pipeline.decodes, MediaNameHint.namesMedia(inputs) { decoder.mayDecode() }
     }
 
     /// Refuses inputs that cannot make a batch before anything is made: none

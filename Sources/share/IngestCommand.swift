@@ -154,6 +154,8 @@ enum IngestCommand {
             if let attempts = parsed.integer("max-attempts") { ingestor.maxAttempts = attempts }
             ingestor.sizeLimits = sizeLimits(parsed, defaults: .none)
             ingestor.selection = MediaChoices.selection(parsed)
+            // Before the journal is opened (a look for an unfinished batch of these inputs).
+            if parsed.value("resume") == nil { ingestor.prepareDecoder(for: inputs) }
             if let batch = parsed.value("resume") {
                 return .ran(try ingestor.resume(batch, events: printer.handle, cancellation: cancellation))
             } else if !parsed.flag("new-batch"), let unfinished = try ingestor.unfinishedBatches(of: inputs).last {
