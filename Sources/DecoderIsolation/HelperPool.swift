@@ -13,8 +13,9 @@ import SystemCalls
 /// Helpers never outlive their batch: a helper is bound to the batch of its
 /// first request (``DecodeRequest/batch``) and is never given a request of
 /// another batch. A caller of another batch gets a fresh helper; when the pool
-/// already has as many helpers as callers, the one idle the longest of another
-/// batch is stopped to make room. ``prepare()`` (called at the start of each
+/// already has as many helpers as callers, the one idle the longest among those
+/// that have served a batch (another, or this one when it cannot serve the
+/// request: another kind, or too little CPU left) is stopped to make room. ``prepare()`` (called at the start of each
 /// batch) stops every idle helper that has served a batch. So in `share watch`
 /// each drop gets fresh helpers, and in `share worker`, whose jobs of several
 /// batches interleave, a helper taken over by one user's file never sees
@@ -160,7 +161,8 @@ package final class HelperPool: @unchecked Sendable {
     /// helper for `batch` that serves `kind` and has `cpuSeconds` left (nil
     /// when there is none), and the pool's start failure if it has one. When
     /// there is none and the pool already has a helper per caller, the longest
-    /// idle helper of another batch is stopped to make room.
+    /// idle helper that has served a batch is stopped to make room (of any
+    /// batch, this one included, except this batch's for a privacy request).
     private func takeIdle(
         for batch: BatchBinding, kind: HelperKind, fresh: Bool, cpuSeconds: Double
     ) -> (helper: HelperProcess?, failure: MediaError?) {
