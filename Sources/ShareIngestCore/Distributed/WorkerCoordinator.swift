@@ -111,7 +111,7 @@ final class WorkerCoordinator {
 
     /// Claims what the executors have room for; true when it should claim again
     /// at once (it filled the room, or checked new batches).
-    private func claim(_ queue: any JobClaims) throws -> Bool {
+    private func claim(_ queue: any JobClaims & WorkerRoster) throws -> Bool {
         guard ItemLifecycle.takesOthers(whileAlone: run.runningAlone.load(ordering: .acquiring)) else { return false }
         let now = MonotonicClock.now()
         let waiting = run.handoff.count

@@ -45,7 +45,7 @@ final class WorkerReaper {
     }
 
     /// Takes back the orphaned jobs, each dead worker's together.
-    func takeBack(_ queue: any JobClaims & LeasedRecords) throws {
+    func takeBack(_ queue: any JobStore) throws {
         let orphans = try queue.orphans()
         for (worker, lost) in Dictionary(grouping: orphans, by: \.worker) {
             // The fan-in loses its attempt on its own; it is never in flight
