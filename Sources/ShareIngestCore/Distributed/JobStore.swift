@@ -5,13 +5,18 @@ import ShareManifest
 /// are jobs that workers claim and lease, a record is guarded by the job's
 /// lease, and workers register, renew their leases and take back the jobs of
 /// workers that are gone. What the worker (``StageWorker``: coordinator,
-/// reaper, executors) uses.
-protocol JobStore: ItemStore {
+/// reaper, executors) uses, in four parts by who uses them: ``LeasedRecords``
+/// (the executors and the reaper), ``JobClaims`` (the coordinator, the reaper,
+/// the batches' checks), ``WorkerRoster`` (the worker's registration and
+/// heartbeat) and ``QueueConnection`` (the worker's connection).
+protocol JobStore: ItemStore, LeasedRecords, JobClaims, WorkerRoster, QueueConnection {
     /// Seconds a claimed job stays its holder's without a heartbeat.
     var leaseSeconds: Double { get set }
+}
 
-    // MARK: Steps and ends, guarded by a lease
-
+/// Steps and ends, each guarded by a lease: what an executor records of the
+/// jobs it holds (and the reaper of a job it takes back).
+protocol LeasedRecords: AnyObject {
     /// Records an item's state and where it goes next, if `lease` still holds
     /// its job at that stage (false otherwise: the record changes nothing).
     func record(_ item: ItemState, next: NextStep, batch: UUID, lease: Lease) throws -> Bool
@@ -24,9 +29,11 @@ protocol JobStore: ItemStore {
     /// Records the fan-in's end with its manifest job, if `lease` still holds
     /// it and the batch is still running.
     func finish(_ batch: BatchRecord, changed: [ItemState], lease: Lease) throws -> Bool
+}
 
-    // MARK: Jobs
-
+/// The queue's jobs: claimed and released by the coordinator, taken back and
+/// repaired by the reaper, and the batch rows their checks read.
+protocol JobClaims: AnyObject {
     /// Claims up to `limit` ready jobs of `stages` of the batches in `batches`;
     /// `alone`: only a job that must run alone (``ItemState/suspect``), for a
     /// worker that holds nothing else. Also returns running batches this worker
@@ -46,19 +53,28 @@ protocol JobStore: ItemStore {
     func queueFanIn(of batch: UUID) throws
     /// The batch's row with what only the distributed mode records.
     func batch(_ id: UUID) throws -> JobQueue.StoredBatch?
+}
 
-    // MARK: Workers
-
+/// The workers' registry: a worker registers, renews its leases with its
+/// heartbeat, blocks the batches it refuses, and leaves.
+protocol WorkerRoster: AnyObject {
+    /// Registers a worker and takes its lock on this connection; returns its id.
     func register(name: String, stages: [StageName], concurrency: Int) throws -> Int
+    /// Takes the worker's lock again after a reconnect; false if its row is gone or another session holds it.
     func relock(worker: Int) throws -> Bool
+    /// Renews the leases of the jobs `worker` holds, adds its counters; returns the leases renewed.
     @discardableResult
     func heartbeat(worker: Int, held: Set<Int64>, lease: Double, stagesDone: Int, failures: Int) throws -> Int
+    /// Records that `worker` will not take the jobs of `batch`, and why.
     func block(worker: Int, batch: UUID, reason: String) throws
+    /// Lifts a refusal of ``block(worker:batch:reason:)``.
     func unblock(worker: Int, batch: UUID) throws
+    /// A clean stop: the jobs claimed but never started are handed back, `worker` recorded as stopped.
     func unregister(worker: Int, unstarted: [Int64]) throws
+}
 
-    // MARK: The connection
-
+/// A worker's connection to the queue: notifications of new jobs, and its end.
+protocol QueueConnection: AnyObject {
     /// Starts listening for new jobs.
     func listen() throws
     /// Waits up to `seconds` for a new job's notification, or for `wake` to be readable.
@@ -92,12 +108,12 @@ struct Lease: Sendable, Hashable {
 /// the item leaves its holder is handed to it instead, to be made with other
 /// items' in one statement.
 final class LeasedSteps: StepRecorder {
-    let store: any JobStore
+    let store: any LeasedRecords
     let batch: UUID
     private(set) var lease: Lease
     private let leaving: ((JobQueue.LeasedStep) -> Void)?
 
-    init(_ store: any JobStore, batch: UUID, lease: Lease, leaving: ((JobQueue.LeasedStep) -> Void)? = nil) {
+    init(_ store: any LeasedRecords, batch: UUID, lease: Lease, leaving: ((JobQueue.LeasedStep) -> Void)? = nil) {
         self.store = store
         self.batch = batch
         self.lease = lease

@@ -73,7 +73,7 @@ final class WorkerBatches: Sendable {
 
     /// Checks a batch this worker has not checked yet (or not for a while): true
     /// when its jobs can run here; else why not is recorded and logged (once).
-    func check(_ batch: UUID, queue: any JobStore) throws -> Bool {
+    func check(_ batch: UUID, queue: any JobClaims & WorkerRoster) throws -> Bool {
         guard let stored = try queue.batch(batch) else { return false }
         var reason = WorkerVisibility.problem(with: stored)
         var ready: PreparedBatch?
@@ -114,7 +114,7 @@ final class WorkerBatches: Sendable {
 
     /// A batch's lifecycle and how its items are reported, read from its row
     /// (its pipeline as it started), without touching its files.
-    func rules(of batch: UUID, queue: any JobStore) throws -> BatchRules? {
+    func rules(of batch: UUID, queue: any JobClaims) throws -> BatchRules? {
         if let known = rules.withLock({ $0[batch] }) { return known }
         guard let stored = try queue.batch(batch),
             let pipeline = try? stored.record.pipeline(catalog: worker.settings.catalog)

@@ -94,7 +94,7 @@ final class WorkerCoordinator {
     private var isIdle: Bool { run.handoff.count == 0 && run.busy.load(ordering: .relaxed) == 0 }
 
     /// Renews the leases of the jobs held, and sends the counters.
-    private func heartbeat(_ queue: any JobStore) throws {
+    private func heartbeat(_ queue: any WorkerRoster) throws {
         let (done, failures) = run.counters.withLock { counters in
             defer { counters = (0, 0) }
             return counters
@@ -111,7 +111,7 @@ final class WorkerCoordinator {
 
     /// Claims what the executors have room for; true when it should claim again
     /// at once (it filled the room, or checked new batches).
-    private func claim(_ queue: any JobStore) throws -> Bool {
+    private func claim(_ queue: any JobClaims & WorkerRoster) throws -> Bool {
         guard ItemLifecycle.takesOthers(whileAlone: run.runningAlone.load(ordering: .acquiring)) else { return false }
         let now = MonotonicClock.now()
         let waiting = run.handoff.count

@@ -77,7 +77,7 @@ final class WorkerReaper {
 
     /// Queues the fan-in of each running batch whose counter missed its last
     /// item, once the lifecycle says it is due (``ItemLifecycle/fanInDue(unfinished:)``).
-    func repairCounters(_ queue: any JobStore) throws {
+    func repairCounters(_ queue: any JobClaims) throws {
         for (batch, unfinished) in try queue.stuckBatches() where ItemLifecycle.fanInDue(unfinished: unfinished) {
             try queue.queueFanIn(of: batch)
         }
