@@ -89,7 +89,7 @@ protocol QueueConnection: AnyObject {
 }
 
 /// A distributed job held by a worker: what a record of its item must match to
-/// change anything (``JobStore/record(_:next:batch:lease:)``).
+/// change anything (``LeasedRecords/record(_:next:batch:lease:)``).
 struct Lease: Sendable, Hashable {
     /// The job's row.
     let job: Int64
