@@ -45,8 +45,8 @@ let package = Package(
         // that name a database: `share` links no libpq (issue 59).
         .target(name: "CPostgres", linkerSettings: [.linkedLibrary("dl")]),
         .systemLibrary(
-            name: "CCrypto", pkgConfig: "libcrypto",
-            providers: [.apt(["libssl-dev"])]),
+            name: "CNettle", pkgConfig: "nettle",
+            providers: [.apt(["nettle-dev"])]),
         // Fixed-arity wrappers for libvips' varargs functions and libav's
         // function-like macros.
         .target(
@@ -62,8 +62,8 @@ let package = Package(
         .target(name: "CTimeZoneGrid", exclude: ["time_zone_grid.c.bin"]),
         // The IANA zone at a position (the grid) and a zone's offsets (the system's tzdata).
         .target(name: "PlaceTimeZones", dependencies: ["CTimeZoneGrid", "SystemCalls"]),
-        // SHA-256 over libcrypto: content identity, computed while copying.
-        .target(name: "ContentHash", dependencies: ["CCrypto"]),
+        // SHA-256 over Nettle: content identity, computed while copying.
+        .target(name: "ContentHash", dependencies: ["CNettle"]),
 
         // Pure Swift, no C: the manifest a host app reads (model, both schemas,
         // redirect URL, container layout, RedirectHandler).

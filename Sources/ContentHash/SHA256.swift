@@ -1,35 +1,31 @@
-import CCrypto
+import CNettle
 
-/// SHA-256 of bytes fed a piece at a time (OpenSSL's EVP digest: `EVP_MD_CTX`,
-/// `EVP_DigestInit_ex(EVP_sha256())`, `EVP_DigestUpdate`, `EVP_DigestFinal_ex`),
-/// so a copy hashes what it copies in the same pass. One value per stream; not
-/// shared between threads.
+/// SHA-256 of bytes fed a piece at a time (Nettle's `sha256_ctx`: `nettle_sha256_init`,
+/// `nettle_sha256_update`, `nettle_sha256_digest`), so a copy hashes what it copies in
+/// the same pass. One value per stream; not shared between threads.
 package final class SHA256 {
-    private let context: OpaquePointer
+    private let context: UnsafeMutablePointer<sha256_ctx>
 
     /// A fresh digest.
     package init() {
-        // Allocation failure of a few hundred bytes: nothing sensible is left to do.
-        guard let context = EVP_MD_CTX_new(), EVP_DigestInit_ex(context, EVP_sha256(), nil) == 1 else {
-            fatalError("OpenSSL cannot start a SHA-256 digest")
-        }
-        self.context = context
+        context = .allocate(capacity: 1)
+        nettle_sha256_init(context)
     }
 
-    deinit { EVP_MD_CTX_free(context) }
+    deinit { context.deallocate() }
 
     /// Feeds `bytes`.
     package func update(_ bytes: UnsafeRawBufferPointer) {
         guard let base = bytes.baseAddress, bytes.count > 0 else { return }
-        EVP_DigestUpdate(context, base, bytes.count)
+        nettle_sha256_update(context, bytes.count, base.assumingMemoryBound(to: UInt8.self))
     }
 
-    /// The digest of everything fed: 32 bytes.
+    /// The digest of everything fed: 32 bytes. Nettle starts the digest afresh after it,
+    /// as OpenSSL's `EVP_DigestFinal_ex` ended it: call it once.
     package func digest() -> [UInt8] {
-        var digest = [UInt8](repeating: 0, count: Int(EVP_MAX_MD_SIZE))
-        var length: UInt32 = 0
-        EVP_DigestFinal_ex(context, &digest, &length)
-        return Array(digest.prefix(Int(length)))
+        var digest = [UInt8](repeating: 0, count: Int(SHA256_DIGEST_SIZE))
+        nettle_sha256_digest(context, digest.count, &digest)
+        return digest
     }
 
     /// The digest of everything fed, as 64 lower-case hexadecimal digits.
