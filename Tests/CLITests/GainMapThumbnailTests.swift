@@ -359,7 +359,7 @@ import Testing
     /// which shrink-on-load's rounding left a row short, was 5.1 away when that
     /// row was made by a second resize that moved the map half a pixel), and far
     /// from it mirrored (a real scene's sides are more alike than a chart's: the
-    /// iPhone 13 mini's map is 10 from its mirror image, 0.9 from itself).
+    /// iPhone 13 mini's map is 10 from its mirror image, 0.7–0.9 from itself).
     @Test func realIPhoneJPEGsCarryTheirAppleGainMapsInPlace() throws {
         let drop = TemporaryDirectory("real-iphone-jpeg-drop")
         let files = ["iphone13mini-apple-gainmap-old.jpg", "iphone16pro-apple-gainmap.jpg"]
