@@ -86,6 +86,12 @@ int shim_vips_thumbnail_buffer(const void *buf, size_t len, VipsImage **out, int
                                  "no_rotate", TRUE, "fail_on", fail_on, NULL);
 }
 
+int shim_vips_thumbnail_buffer_exact(const void *buf, size_t len, VipsImage **out, int width, int height,
+                                     VipsFailOn fail_on) {
+    return vips_thumbnail_buffer((void *)buf, len, out, width, "height", height, "size", VIPS_SIZE_FORCE,
+                                 "no_rotate", TRUE, "fail_on", fail_on, NULL);
+}
+
 int shim_vips_embed(VipsImage *in, VipsImage **out, int x, int y, int width, int height,
                     double r, double g, double b) {
     VipsArrayDouble *bg = rgb(r, g, b);

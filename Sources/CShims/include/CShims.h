@@ -65,6 +65,14 @@ int shim_vips_flip(VipsImage *in, VipsImage **out, VipsDirection direction);
 int shim_vips_thumbnail_buffer(const void *buf, size_t len, VipsImage **out, int width, int height,
                                VipsFailOn fail_on);
 
+/// vips_thumbnail_buffer(buf, len, out, width, "height", height, "size", VIPS_SIZE_FORCE,
+/// "no_rotate", TRUE, "fail_on", fail_on, NULL): an in-memory image (a gain map)
+/// decoded to exactly width x height, each axis scaled on its own, in one resampling
+/// after shrink-on-load (a second resize to fix a pixel that shrink-on-load's
+/// rounding lost would move the picture by half a pixel).
+int shim_vips_thumbnail_buffer_exact(const void *buf, size_t len, VipsImage **out, int width, int height,
+                                     VipsFailOn fail_on);
+
 /// vips_embed(in, out, x, y, width, height, "extend", VIPS_EXTEND_BACKGROUND,
 /// "background", [r, g, b], NULL): places an image on a larger canvas.
 int shim_vips_embed(VipsImage *in, VipsImage **out, int x, int y, int width, int height,

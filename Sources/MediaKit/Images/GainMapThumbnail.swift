@@ -100,15 +100,21 @@ enum GainMapThumbnail {
         return carried
     }
 
-    /// The gain map JPEG `bytes` decoded to fit `width`×`height` (shrink-on-load,
-    /// never enlarged, no rotation), held in memory while `bytes` live.
+    /// The gain map JPEG `bytes` decoded to exactly `width`×`height`, the largest
+    /// picture's map (shrink-on-load, then each axis scaled on its own; no
+    /// rotation), held in memory while `bytes` live. Exactly, not to fit: an
+    /// iPhone's 2856×2142 map shrinks on load to 357×267 (the last partial
+    /// block row dropped), which fits 90×68 as 90×67, and the resize of that
+    /// one row more moved the whole map half a pixel right and down from its
+    /// picture (issue 62's real iPhone JPEG). The sizes asked are the map's own
+    /// scale of each picture, so no larger than the map but by rounding.
     static func decode(_ bytes: [UInt8], width: Int, height: Int, failOn: VipsFailOn) throws(VipsError)
         -> VipsImageHandle
     {
         let result: Result<VipsImageHandle, VipsError> = bytes.withUnsafeBytes { buffer in
             Result { () throws(VipsError) in
                 let image = try VipsImageHandle.make("vips_thumbnail_buffer") {
-                    shim_vips_thumbnail_buffer(
+                    shim_vips_thumbnail_buffer_exact(
                         buffer.baseAddress, buffer.count, $0, Int32(width), Int32(height), failOn)
                 }
                 return try image.inMemory()
