@@ -55,11 +55,14 @@ struct SimilarPictures {
     init(earlier: [EarlierHash], container: ContainerDirectory, copyOf: @escaping (UUID, Int) -> String?) {
         (self.container, self.copyOf) = (container, copyOf)
         owners.reserveCapacity(earlier.count)
+        var hashes: [UInt64] = []
         // A hash recorded before flat pictures went without one is no original either.
         for hash in earlier where hash.hash != PerceptualHash.flatNoise {
-            index.insert(hash.hash)
+            hashes.append(hash.hash)
             owners.append(.earlier(hash))
         }
+        // At once, so the index lays its tables out once, not as it grows.
+        index.insert(contentsOf: hashes)
     }
 
     /// Sets `item`'s ``ItemState/similarTo`` (delivered, not a duplicate, with a
