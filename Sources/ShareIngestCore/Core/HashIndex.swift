@@ -113,42 +113,51 @@ struct HashIndex {
         /// moved), then the added are put after them. Only the added are
         /// scattered; the rest is read and written in order.
         mutating func add(_ hashes: [UInt64], _ layout: Layout) {
-            let (old, new, tableBits) = (count, hashes.count, layout.tableBits)
-            fingerprints.append(contentsOf: repeatElement(0, count: layout.substrings.count * (new - old)))
-            ids.append(contentsOf: repeatElement(0, count: layout.substrings.count * (new - old)))
+            let grown = layout.substrings.count * (hashes.count - count)
+            fingerprints.append(contentsOf: repeatElement(0, count: grown))
+            ids.append(contentsOf: repeatElement(0, count: grown))
+            Self.add(hashes, to: count, layout, &starts, &fingerprints, &ids)
+            count = hashes.count
+        }
+
+        /// ``add(_:_:)`` on the arrays themselves, each written through a span of its own.
+        private static func add(
+            _ hashes: [UInt64], to old: Int, _ layout: Layout, _ starts: inout [UInt32],
+            _ fingerprints: inout [UInt32], _ ids: inout [UInt32]
+        ) {
+            let (new, tableBits) = (hashes.count, layout.tableBits)
+            var starts = starts.mutableSpan
+            var fingerprints = fingerprints.mutableSpan
+            var ids = ids.mutableSpan
             // For each bucket b: how many added hashes are in the buckets below
             // it, then where its next added one goes.
-            var next = [Int](repeating: 0, count: (layout.substrings.map { $0.buckets(tableBits) }.max() ?? 0) + 1)
+            var counts = [Int](repeating: 0, count: (layout.substrings.map { $0.buckets(tableBits) }.max() ?? 0) + 1)
+            var next = counts.mutableSpan
             var base = starts.count
             for (s, substring) in layout.substrings.enumerated().reversed() {
                 let buckets = substring.buckets(tableBits)
                 base -= buckets + 1
-                next.withUnsafeMutableBufferPointer { $0.update(repeating: 0) }
+                for bucket in 0...buckets { next[bucket] = 0 }
                 for hash in hashes[old...] { next[substring.bucket(substring.value(hash), tableBits) + 1] += 1 }
                 for bucket in 0..<buckets { next[bucket + 1] += next[bucket] }
-                fingerprints.withUnsafeMutableBufferPointer { fingerprints in
-                    ids.withUnsafeMutableBufferPointer { ids in
-                        var oldEnd = old
-                        for bucket in (0..<buckets).reversed() {
-                            let (oldStart, added) = (Int(starts[base + bucket]), next[bucket])
-                            let (from, to, length) = (s * old + oldStart, s * new + oldStart + added, oldEnd - oldStart)
-                            (fingerprints.baseAddress! + to).update(
-                                from: fingerprints.baseAddress! + from, count: length)
-                            (ids.baseAddress! + to).update(from: ids.baseAddress! + from, count: length)
-                            starts[base + bucket] = UInt32(oldStart + added)
-                            (next[bucket], oldEnd) = (to + length, oldStart)
-                        }
-                        for (id, hash) in zip(old..<new, hashes[old...]) {
-                            let at = substring.bucket(substring.value(hash), tableBits)
-                            (fingerprints[next[at]], ids[next[at]], next[at]) = (
-                                substring.fingerprint(hash), UInt32(id), next[at] + 1
-                            )
-                        }
+                var oldEnd = old
+                for bucket in (0..<buckets).reversed() {
+                    let (oldStart, added) = (Int(starts[base + bucket]), next[bucket])
+                    let (from, to, length) = (s * old + oldStart, s * new + oldStart + added, oldEnd - oldStart)
+                    // From the end, as the two may overlap (`to` is never below `from`).
+                    for k in (0..<length).reversed() {
+                        (fingerprints[to + k], ids[to + k]) = (fingerprints[from + k], ids[from + k])
                     }
+                    starts[base + bucket] = UInt32(oldStart + added)
+                    (next[bucket], oldEnd) = (to + length, oldStart)
+                }
+                for (id, hash) in zip(old..<new, hashes[old...]) {
+                    let at = substring.bucket(substring.value(hash), tableBits)
+                    (fingerprints[next[at]], ids[next[at]]) = (substring.fingerprint(hash), UInt32(id))
+                    next[at] += 1
                 }
                 starts[base + buckets] = UInt32(new)
             }
-            count = new
         }
     }
 
