@@ -7,7 +7,10 @@
 # in a process of its own, which reports its resident memory (VmRSS, and its
 # peak VmHWM, while building included) over what it held before the hashes.
 # With --before REV, the `HashIndex` of that revision (found the same way in
-# its tree) is built too, and each size runs before then after, in turn.
+# its tree) is built too, and each size runs before then after, in turn. A
+# side whose `HashIndex` adds a run of hashes at once (`insert(contentsOf:)`,
+# as the fan-in adds the earlier shares') is also run so, in a process of its
+# own, on the same hashes and queries: its line is named `at-once`.
 # Prints one line per size (and side).
 #
 #   bash bench/similar-index.sh [--before REV] [LOOKUPS]     (default 20000)
@@ -35,6 +38,11 @@ if [ -n "$before" ]; then
 fi
 for side in $sides; do
   [ "$(wc -l <"$work/$side.swift")" -gt 2 ] || { echo "HashIndex not found ($side)" >&2; exit 1; }
+  if grep -q 'func insert(contentsOf' "$work/$side.swift"; then
+    echo 'func addAtOnce(_ index: inout HashIndex, _ hashes: [UInt64]) -> Bool { index.insert(contentsOf: hashes); return true }'
+  else
+    echo 'func addAtOnce(_ index: inout HashIndex, _ hashes: [UInt64]) -> Bool { false }'
+  fi >>"$work/$side.swift"
 done
 
 cat >"$work/main.swift" <<EOF
@@ -52,6 +60,7 @@ func status(_ field: String) -> Int {
 }
 let arguments = CommandLine.arguments
 let (side, size, lookups) = (arguments[1], Int(arguments[2])!, Int(arguments[3])!)
+let atOnce = side == "at-once"
 var random = SplitMix(state: UInt64(size))
 let stored = (0..<size).map { _ in random.next() }
 var queries: [UInt64] = []
@@ -67,7 +76,7 @@ for q in 0..<lookups {
 let (rssBefore, peakBefore) = (status("VmRSS"), status("VmHWM"))
 var index = HashIndex(radius: 8)
 let built = ContinuousClock.now
-for h in stored { index.insert(h) }
+if !atOnce || !addAtOnce(&index, stored) { for h in stored { index.insert(h) } }
 let buildTime = seconds(ContinuousClock.now - built)
 var found = 0
 let started = ContinuousClock.now
@@ -89,5 +98,8 @@ for side in $sides; do
   swiftc -O -o "$work/$side" "$work/$side.swift" "$work/main.swift"
 done
 for size in $sizes; do
-  for side in $sides; do "$work/$side" "$side" "$size" "$lookups"; done
+  for side in $sides; do
+    "$work/$side" "$side" "$size" "$lookups"
+    if grep -q 'index.insert(contentsOf' "$work/$side.swift"; then "$work/$side" at-once "$size" "$lookups"; fi
+  done
 done

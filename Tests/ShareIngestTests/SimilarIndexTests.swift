@@ -127,17 +127,18 @@ import Testing
     }
 
     /// Hashes added one at a time, checked against a scan just before and just
-    /// after each re-indexing (each power of two from 32), with queries near the
-    /// newest hashes (which a re-indexing must not drop) and near random ones;
-    /// half of the hashes are near an earlier one. For several radii: 0 (exact),
-    /// not divisible by the substring count (3, 7), the threshold (8), and 12.
+    /// after each re-indexing (each power of two from 32) and just after each
+    /// packing of the recent hashes in between, with queries near the newest
+    /// hashes (which a re-indexing or a packing must not drop) and near random
+    /// ones; half of the hashes are near an earlier one. For several radii: 0
+    /// (exact), not divisible by the substring count (3, 7), the threshold (8), and 12.
     @Test(arguments: [(0, 1 << 13), (3, 1 << 13), (7, 1 << 14), (8, (1 << 18) + 1), (12, 1 << 13)])
     func agreesWithAScanThroughItsReindexing(radius: Int, size: Int) {
         var random = SplitMix(state: UInt64(62 + radius))
         var index = HashIndex(radius: radius)
         var hashes: [UInt64] = []
         var layouts: Set<Int> = []
-        var idsInOrder = true
+        var (idsInOrder, packings, packed) = (true, 0, 0)
         while hashes.count < size {
             let hash =
                 hashes.isEmpty || random.next() % 2 == 0
@@ -148,7 +149,11 @@ import Testing
             hashes.append(hash)
             idsInOrder = idsInOrder && index.insert(hash) == hashes.count - 1
             let count = hashes.count
-            guard count >= 31, (count + 1) & count == 0 || count & (count - 1) == 0 || count == size else { continue }
+            let packing = index.packedCount != packed && count & (count - 1) != 0
+            (packings, packed) = (packings + (packing ? 1 : 0), index.packedCount)
+            guard count >= 31, (count + 1) & count == 0 || count & (count - 1) == 0 || count == size || packing else {
+                continue
+            }
             layouts.insert(index.substringCount)
             let sources =
                 Array(count - min(count, 6)..<count) + (0..<12).map { _ in Int(random.next() % UInt64(count)) }
@@ -156,8 +161,82 @@ import Testing
             guard Self.agrees(index, hashes, queries, "\(count) hashes") else { return }
         }
         #expect(idsInOrder)
-        // It went from a scan to tables, and re-indexed into other layouts on the way.
-        #expect(layouts.count >= (radius == 8 ? 6 : 2), "layouts: \(layouts.sorted())")
+        // It went from a scan to tables, re-indexed into other layouts on the
+        // way, and packed its recent hashes between re-indexings.
+        #expect(layouts.count >= (radius == 8 ? 4 : 2), "layouts: \(layouts.sorted())")
+        #expect(packings >= (radius == 8 ? 40 : 20), "packings between re-indexings: \(packings)")
+    }
+
+    /// Hashes added many at a time (as the fan-in adds the earlier shares'),
+    /// in runs of 1 to 20,000 that cross powers of two, stay within one layout,
+    /// or fill the recent part past an eighth: the index finds what a scan
+    /// finds after each run, with queries near its newest and near random
+    /// hashes, and gives each run the ids that follow.
+    @Test(arguments: [3, 8])
+    func addsRunsOfHashesAsOneAtATime(radius: Int) {
+        var random = SplitMix(state: 6200 + UInt64(radius))
+        var index = HashIndex(radius: radius)
+        var hashes: [UInt64] = []
+        var runs = [1, 40, 1, 1, 100, 3000, 1, 20_000, 2, 500, 2500, 1, 7, 9000, 1, 1, 3, 12_000]
+        runs += (0..<20).map { _ in 1 + Int(random.next() % 300) }
+        for run in runs {
+            let added = (0..<run).map { n in
+                hashes.isEmpty || random.next() % 2 == 0
+                    ? random.next()
+                    : Self.flipping(
+                        hashes[Int(random.next() % UInt64(hashes.count))],
+                        bits: Int(random.next() % UInt64(radius + 3)),
+                        using: &random)
+            }
+            let first = index.count
+            index.insert(contentsOf: added)
+            hashes += added
+            #expect(first == hashes.count - run && index.count == hashes.count)
+            let count = hashes.count
+            let sources = Array(count - min(count, 4)..<count) + (0..<8).map { _ in Int(random.next() % UInt64(count)) }
+            let queries = Self.queries(near: hashes, sources: sources, radius: radius, using: &random)
+            guard Self.agrees(index, hashes, queries, "\(count) hashes after a run of \(run)") else { return }
+        }
+        #expect(index.substringCount > 1)
+    }
+
+    /// The packed and the recent tables at their limits: a stored hash and a
+    /// query that differ by k bits in one substring (k up to its radius) and
+    /// by the rest of the radius just above it, in the bits its fingerprints
+    /// hold, are exactly the radius apart and found, once, whichever substring
+    /// holds the k (a fingerprint that counted a bit twice would turn them
+    /// away); and one hash added 50 times since the packing, a chain of 50 in
+    /// each recent table, is found 50 times.
+    @Test func findsHashesAtTheFingerprintsLimitAndLongRecentChains() {
+        var random = SplitMix(state: 6208)
+        let radius = SimilarPictures.threshold
+        var index = HashIndex(radius: radius)
+        var hashes = (0..<20_000).map { _ in random.next() }
+        index.insert(contentsOf: hashes)
+        let base = random.next()
+        for n in 0..<150 {
+            hashes.append(n % 3 == 0 ? base : random.next())
+            index.insert(hashes[hashes.count - 1])
+        }
+        #expect(index.packedCount == 20_000)
+        let repeats = hashes.indices.filter { hashes[$0] == base }
+        #expect(index.near(base).map(\.id) == repeats)
+        let layout = HashIndex.layout(capacity: 2 * 16_384, radius: radius)
+        #expect(layout != nil && index.substringCount == layout?.substrings.count)
+        for id in [0, 1, 19_999, 20_001, 20_149] {
+            for substring in layout?.substrings ?? [] {
+                for k in 0...substring.radius {
+                    var query = hashes[id]
+                    for bit in 0..<k { query ^= 1 << UInt64(substring.shift + bit) }
+                    for bit in 0..<radius - k { query ^= 1 << UInt64((substring.shift + substring.bits + bit) % 64) }
+                    let found = index.near(query).map { Pair(id: $0.id, distance: $0.distance) }
+                    #expect(
+                        found.contains(Pair(id: id, distance: radius)), "id \(id), bits from \(substring.shift), k \(k)"
+                    )
+                    Self.agrees(index, hashes, [query], "the fingerprints' limit")
+                }
+            }
+        }
     }
 
     /// Adversarial sets: thousands of hashes that share all but their top 16
@@ -193,9 +272,9 @@ import Testing
         Self.agrees(index, hashes, queries, "shared substrings")
     }
 
-    /// The layouts of radius 8, the threshold, up to a million: a scan below 64
-    /// hashes, then fewer and longer substrings as the count grows (three at a
-    /// million); in each, every bit in one substring, and radii the pigeonhole
+    /// The layouts of radius 8, the threshold, up to a million: a scan below 32
+    /// hashes, then fewer and longer substrings as the count grows (four of 16
+    /// bits at a million); in each, every bit in one substring, and radii the pigeonhole
     /// bound needs (their sums plus one reach the radius plus one), so no hash
     /// within the radius can differ by more on every substring.
     @Test func theThresholdsLayoutsFollowTheCount() {
@@ -209,7 +288,11 @@ import Testing
             #expect(radii.map { $0 + 1 }.reduce(0, +) >= SimilarPictures.threshold + 1, "\(radii)")
         }
         let counts = seen.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value)" }
-        #expect(seen[32] == 0 && seen[1 << 20] == 3, "\(counts)")
+        #expect(seen[32] == 0 && seen[1 << 20] == 4, "\(counts)")
+        #expect(
+            HashIndex.layout(capacity: 1 << 20, radius: SimilarPictures.threshold)?.substrings.map(\.bits) == [
+                16, 16, 16, 16,
+            ])
         #expect(Set(seen.values).count >= 4, "\(counts)")
     }
 
