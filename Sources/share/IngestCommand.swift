@@ -375,14 +375,12 @@ enum IngestCommand {
         }
         // Nothing delivered because no input could be read is not "partly done".
         if report.ingestedCount + report.attachedCount == 0,
-            report.items.allSatisfy({ $0.failure?.reason == .unreadable })
+            report.undelivered(for: [.unreadable]) == report.counts.items
         {
             return .noInput
         }
         // What --include, --exclude and --taken-after/-before left out was asked for: not "partly done".
-        let chosen = report.items.reduce(0) {
-            $0 + ($1.failure.map { leftOutByChoice.contains($0.reason) } == true ? 1 : 0)
-        }
+        let chosen = report.undelivered(for: leftOutByChoice)
         if chosen > 0, report.ingestedCount + report.attachedCount == 0, chosen == report.counts.items {
             Terminal.shared.err(
                 "share: nothing to ingest: every file was left out by --include, --exclude, --taken-after or --taken-before; no manifest, no redirect URL"

@@ -200,6 +200,22 @@ public struct BatchReport: Sendable {
     public var isComplete: Bool { counts.ingested + counts.attached == counts.items }
     /// How many sidecars were attached to their media.
     public var attachedCount: Int { counts.attached }
+
+    /// How many items were not delivered for one of `reasons`. Only the items
+    /// not delivered are decoded, one at a time, from a stored report: a large
+    /// batch's reports are not all held to count a few (what `share ingest`'s
+    /// exit status asks, at its end, of every batch).
+    package func undelivered(for reasons: Set<ItemFailure.Reason>) -> Int {
+        guard counts.ingested + counts.attached < counts.items else { return 0 }
+        var found = 0
+        items.visit(
+            whole: { $0.status == .failed || $0.status == .skipped },
+            { item in
+                if let reason = item.failure?.reason, reasons.contains(reason) { found += 1 }
+            },
+            skimmed: { _ in })
+        return found
+    }
 }
 
 /// What a pass over a stored report learns of an item without decoding it.
