@@ -332,12 +332,7 @@ import Testing
         // HDRHeadroom 1.01, HDRGain 0.6: Apple's formula, 2.303 − 0.303 · 0.6 stops; the current layout's XMP says 3.
         let older = 2.303 - 0.303 * 0.6
         for (name, stops) in [("gainmap-apple.jpg", older), ("gainmap-apple-current.jpg", log2(3.0))] {
-            let item = try #require(
-                items.first { ($0["source"] as? String ?? "").hasSuffix("/" + name) }, "\(name) is not in the report")
-            #expect(item["hdr"] as? String == "gainMap", "\(name): \(item)")
-            #expect((item["warnings"] as? [String] ?? []).isEmpty, "\(name): \(item["warnings"] ?? [])")
-            let entry = try #require(byName[name])
-            #expect(entry["hdr"] as? String == "gainMap", "\(name): \(entry)")
+            let entry = try Self.reportedHDRWithoutWarning(name, items: items, entries: byName)
             try Self.expectCarried(
                 entry, source: Fixtures.testdata("spatial/" + name), name: name, headroom: pow(2, stops),
                 values: [
@@ -382,12 +377,7 @@ import Testing
             ("iphone16pro-apple-gainmap.jpg", (4284, 5712), log2(3.237871), "d90"),
         ]
         for (name, shown, stops, rotate) in cases {
-            let item = try #require(
-                items.first { ($0["source"] as? String ?? "").hasSuffix("/" + name) }, "\(name) is not in the report")
-            #expect(item["hdr"] as? String == "gainMap", "\(name): \(item)")
-            #expect((item["warnings"] as? [String] ?? []).isEmpty, "\(name): \(item["warnings"] ?? [])")
-            let entry = try #require(byName[name])
-            #expect(entry["hdr"] as? String == "gainMap", "\(name): \(entry)")
+            let entry = try Self.reportedHDRWithoutWarning(name, items: items, entries: byName)
             #expect(
                 entry["width"] as? Int == shown.0 && entry["height"] as? Int == shown.1,
                 "\(name): \(entry["width"] ?? "-")×\(entry["height"] ?? "-")")
@@ -935,5 +925,19 @@ import Testing
                 #expect(far > 5 * near + 10, "\(name) \(index): flipped it differs by only \(far) (\(near) unflipped)")
             }
         }
+    }
+
+    /// The manifest entry of `name`, after checking that its report item and its
+    /// entry both say `hdr: "gainMap"` and that the item has no warning.
+    static func reportedHDRWithoutWarning(
+        _ name: String, items: [[String: Any]], entries: [String: [String: Any]]
+    ) throws -> [String: Any] {
+        let item = try #require(
+            items.first { ($0["source"] as? String ?? "").hasSuffix("/" + name) }, "\(name) is not in the report")
+        #expect(item["hdr"] as? String == "gainMap", "\(name): \(item)")
+        #expect((item["warnings"] as? [String] ?? []).isEmpty, "\(name): \(item["warnings"] ?? [])")
+        let entry = try #require(entries[name])
+        #expect(entry["hdr"] as? String == "gainMap", "\(name): \(entry)")
+        return entry
     }
 }
