@@ -12,7 +12,7 @@
 #   SEED=7 bash bench/similar-real-corpus.sh    (another sample of the scenes; 62 if unset)
 #
 # The datasets, none committed (their sizes and licences), none in a package
-# registry (Debian's and PyPI's hold no photo set of this size: the packages
+# registry (Debian's and pip's hold no photo set of this size: the packages
 # named for CIFAR, STL-10 or Tiny ImageNet download them at run time, and the
 # wallpaper packages hold ~100 pictures in several sizes each). They are public
 # GitHub repositories, brought here as git snapshots (a session's `fetch`); each
