@@ -2,8 +2,10 @@
 # False near-duplicates on REAL photos (issue 62, `similarTo`): COUNT distinct
 # real photographs from public photo datasets (bench/similar-real-corpus.py:
 # copies within the datasets dropped, each written as a phone-quality JPEG at
-# its own size), ingested by `share ingest` in one share; every item that
-# carries `similarTo` is a false match. Python's imagehash.phash at the same
+# its own size), ingested by `share ingest` in one share; an item that
+# carries `similarTo` is a false match unless the two are one scene that the
+# corpus's same-scene check missed (open share-similar.tsv's pairs side by
+# side to tell). Python's imagehash.phash at the same
 # threshold is the independent check (bench/similar-count.py, as in
 # bench/similar-false-matches.sh, whose corpus is tiles of ~40 photos).
 #
