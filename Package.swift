@@ -39,6 +39,9 @@ let package = Package(
             name: "CTIFF", pkgConfig: "libtiff-4",
             providers: [.apt(["libtiff-dev"])]),
         .systemLibrary(
+            name: "CLcms2", pkgConfig: "lcms2",
+            providers: [.apt(["liblcms2-dev"])]),
+        .systemLibrary(
             name: "CSQLite", pkgConfig: "sqlite3",
             providers: [.apt(["libsqlite3-dev"])]),
         // libpq's API (libpq-dev's header), loaded at run time by the commands
@@ -48,9 +51,10 @@ let package = Package(
             name: "CNettle", pkgConfig: "nettle",
             providers: [.apt(["nettle-dev"])]),
         // Fixed-arity wrappers for libvips' varargs functions and libav's
-        // function-like macros.
+        // function-like macros, and LittleCMS's sRGB conversion with its transforms kept.
         .target(
-            name: "CShims", dependencies: ["CVips", "CFFmpeg", "CTIFF"], linkerSettings: [.linkedLibrary("gmodule-2.0")]
+            name: "CShims", dependencies: ["CVips", "CFFmpeg", "CTIFF", "CLcms2"],
+            linkerSettings: [.linkedLibrary("gmodule-2.0")]
         ),
         // Linux calls glibc hides from Swift (copy_file_range, renameat2,
         // SCM_RIGHTS, seccomp and Landlock, spawning helpers).

@@ -24,8 +24,10 @@ ISO 21496-1's formula with its `tmap` item's numbers when it has one (unless
 --apple), else Apple's ("Applying Apple HDR effect to your photos"):
 HDR = SDR x (1 + (H - 1) g), g the map through the sRGB curve, H the headroom
 (the map's XMP HDRGainMapHeadroom, else the maker note's tags 0x21 and 0x30).
-An iPhone's pictures are Display P3, and so are its thumbnails' values (they
-are not converted): both are read as P3 for ICtCp.
+Each picture is read in the primaries its ICC profile names (Display P3 for an
+iPhone's photos; BT.709/sRGB without one, as thumbnails are since issue 62's
+colour fix converts them): before that fix a thumbnail held its source's P3
+values untagged, which a screen shows as sRGB, and this script read them as P3.
 
 Needs numpy, Pillow and exiftool (which extracts each file's second MPF image).
 """
@@ -189,12 +191,19 @@ def shrink(rgb, width, height):
 
 TO2020 = {"bt709": np.array([[0.6274, 0.3293, 0.0433], [0.0691, 0.9195, 0.0114], [0.0164, 0.0880, 0.8956]]),
           "p3": np.array([[0.7539, 0.1986, 0.0476], [0.0457, 0.9418, 0.0125], [-0.0012, 0.0176, 0.9836]])}
-PRIMARIES = ["bt709"]
 
 
-def ictcp(nits):
+def primaries_of(path):
+    """The primaries a file's pixels are in, as a screen shows them: Display P3
+    when its ICC profile says so (an iPhone's photos), else BT.709/sRGB (a
+    picture with no profile, as every thumbnail since issue 62's colour fix)."""
+    described = subprocess.run(["exiftool", "-s3", "-ProfileDescription", path], capture_output=True, text=True).stdout
+    return "p3" if "P3" in described else "bt709"
+
+
+def ictcp(nits, primaries):
     """BT.709 (or Display P3) linear RGB in cd/m2 -> BT.2100 ICtCp (PQ)."""
-    to2020 = TO2020[PRIMARIES[0]]
+    to2020 = TO2020[primaries]
     rgb = nits @ to2020.T
     lms = rgb @ (np.array([[1688, 2146, 262], [683, 2951, 462], [99, 309, 3688]]) / 4096).T
     y = np.clip(lms / 10000, 0, 1)
@@ -203,16 +212,18 @@ def ictcp(nits):
     return pq @ (np.array([[2048, 2048, 0], [6610, -13613, 7003], [17933, -17390, -543]]) / 4096).T
 
 
-def delta(a, b):
-    d = ictcp(a) - ictcp(b)
+def delta(a, b, primaries):
+    """Mean and 99th percentile of Delta E ITP between `a` and `b`, each in its
+    own primaries (`primaries`: a pair)."""
+    d = ictcp(a, primaries[0]) - ictcp(b, primaries[1])
     e = 720 * np.sqrt(d[..., 0] ** 2 + (0.5 * d[..., 1]) ** 2 + d[..., 2] ** 2)
     return float(e.mean()), float(np.percentile(e, 99))
 
 
 def main():
     source, thumbnail = sys.argv[1], sys.argv[2]
+    pair = (primaries_of(thumbnail), primaries_of(source))
     if source.lower().endswith((".heic", ".heif", ".avif")):
-        PRIMARIES[0] = "p3"
         linear, reference_full = heif_source(source, apple="--apple" in sys.argv)
         g, meta = None, {}
     elif "--apple" in sys.argv:
@@ -228,16 +239,16 @@ def main():
     rows = [("thumbnail's HDR rendition", hdr(t_linear, t_g, t_meta or meta) if t_g is not None else None),
             ("gain map dropped (SDR base only)", hdr(t_linear, None, meta)),
             ("gain map flipped left to right", hdr(t_linear, t_g[:, ::-1] if t_g is not None else None, t_meta or meta))]
-    print("%s -> %s (%dx%d), gain map %s" % (source, thumbnail, width, height, "present" if t_g is not None else "MISSING"))
+    print("%s -> %s (%dx%d), gain map %s, primaries %s -> %s" % (source, thumbnail, width, height, "present" if t_g is not None else "MISSING", pair[1], pair[0]))
     # The floor: the SDR base against the source's SDR picture shrunk the same way (the thumbnail's own
     # resampling, done by libvips in the JPEG's gamma, and its JPEG encoding).
-    mean, p99 = delta(hdr(t_linear, None, meta), shrink(hdr(linear, None, meta), width, height))
+    mean, p99 = delta(hdr(t_linear, None, meta), shrink(hdr(linear, None, meta), width, height), pair)
     print("  %-36s mean dE ITP %6.2f   99th percentile %6.2f" % ("(SDR base against the source's SDR)", mean, p99))
     for name, rendition in rows:
         if rendition is None:
             print("  %-36s none" % name)
             continue
-        mean, p99 = delta(rendition, reference)
+        mean, p99 = delta(rendition, reference, pair)
         print("  %-36s mean dE ITP %6.2f   99th percentile %6.2f" % (name, mean, p99))
 
 

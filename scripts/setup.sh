@@ -5,7 +5,7 @@ set -euo pipefail
 
 packages=(
   # build: C libraries and pkg-config
-  pkg-config libvips-dev libavformat-dev libavcodec-dev libswscale-dev libavutil-dev libheif-dev libtiff-dev libsqlite3-dev libpq-dev nettle-dev
+  pkg-config libvips-dev libavformat-dev libavcodec-dev libswscale-dev libavutil-dev libheif-dev libtiff-dev libsqlite3-dev libpq-dev nettle-dev liblcms2-dev
   # tests: inspect images (vipsheader, vips avg) and make media on the fly
   libvips-tools ffmpeg
   # fixtures (testdata/make-*.sh, bench/make-heic.py): HEIF inspection and EXIF

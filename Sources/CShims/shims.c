@@ -56,6 +56,10 @@ int shim_vips_to_srgb(VipsImage *in, VipsImage **out) {
     return vips_colourspace(in, out, VIPS_INTERPRETATION_sRGB, NULL);
 }
 
+int shim_vips_icc_to_srgb(VipsImage *in, VipsImage **out) {
+    return vips_icc_transform(in, out, "srgb", "embedded", TRUE, "intent", VIPS_INTENT_RELATIVE, "depth", 8, NULL);
+}
+
 int shim_vips_cast_uchar(VipsImage *in, VipsImage **out) {
     return vips_cast(in, out, VIPS_FORMAT_UCHAR, "shift", TRUE, NULL);
 }

@@ -40,6 +40,10 @@ public struct ThumbnailSpec: Sendable, Codable, Hashable {
     /// (issue 54; the default). False: they stay SDR, as a photo without one gets,
     /// and no time is spent on the map.
     public var gainMaps = true
+    /// A picture with an ICC profile is converted from it to sRGB (the default:
+    /// a thumbnail or preview carries no profile). False: its values are kept
+    /// in the profile's colours (a compatible copy, which carries the profile).
+    public var convertsToSRGB = true
 
     /// A spec with the `default` pipeline's values unless given.
     public init(

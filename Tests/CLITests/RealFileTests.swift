@@ -105,4 +105,42 @@ import Testing
             (other["path"] as? String)?.hasSuffix(".mkv") == true && other["mimeType"] as? String == "video/x-matroska",
             "\(other)")
     }
+
+    /// Real iPhone photos (Display P3, an iPhone 7 HEIC and an iPhone 16 Pro
+    /// JPEG; issue 62): each thumbnail's mean colour is the photo's as
+    /// LittleCMS shows it in sRGB (`vips thumbnail --export-profile srgb`),
+    /// not its Display P3 values read as sRGB (duller: the iPhone 7's red 3.7
+    /// levels lower on average before the fix).
+    @Test(arguments: ["privacy/iphone7-gps.heic", "real/iphone16pro-apple-gainmap.jpg"])
+    func anIPhonePhotosThumbnailShowsItsColoursInSRGB(photo: String) throws {
+        let source = Fixtures.testdata(photo)
+        let name = (photo as NSString).lastPathComponent
+        let container = TemporaryDirectory()
+        let (entries, _) = try Self.ingest([name: source], into: container)
+        let entry = try #require(entries[name])
+        let thumbnailURL = try #require(entry["thumbnail"] as? String)
+        let thumbnail = try #require(URL(string: thumbnailURL)?.path)
+        let work = TemporaryDirectory()
+        func means(_ path: String) throws -> [Double] {
+            try (0..<3).map { band in
+                let extracted = work.file("band-\(band)-\(UUID().uuidString).v")
+                #expect(try MediaTools.run("/usr/bin/vips", ["extract_band", path, extracted, "\(band)"]).status == 0)
+                return Double(
+                    try MediaTools.run("/usr/bin/vips", ["avg", extracted]).output.trimmingCharacters(
+                        in: .whitespacesAndNewlines)) ?? .nan
+            }
+        }
+        let shown = work.file("shown.png")
+        let unconverted = work.file("unconverted.png")
+        #expect(
+            try MediaTools.run("/usr/bin/vips", ["thumbnail", source, shown, "360", "--export-profile", "srgb"]).status
+                == 0)
+        #expect(try MediaTools.run("/usr/bin/vips", ["thumbnail", source, unconverted, "360"]).status == 0)
+        let (ours, expected, dull) = (try means(thumbnail), try means(shown), try means(unconverted))
+        // The photo tells the two apart, and ours is LittleCMS's within resampling's and JPEG's change of a mean.
+        #expect(
+            zip(dull, expected).map { abs($0 - $1) }.max() ?? 0 >= 2,
+            "Display P3 read as sRGB: \(dull), shown: \(expected)")
+        #expect(zip(ours, expected).allSatisfy { abs($0 - $1) <= 1 }, "ours \(ours), LittleCMS's \(expected)")
+    }
 }

@@ -37,6 +37,18 @@ int shim_vips_flatten(VipsImage *in, VipsImage **out, double r, double g, double
 /// vips_colourspace(in, out, VIPS_INTERPRETATION_sRGB, NULL).
 int shim_vips_to_srgb(VipsImage *in, VipsImage **out);
 
+/// vips_icc_transform(in, out, "srgb", "embedded", TRUE, "intent", VIPS_INTENT_RELATIVE, "depth", 8,
+/// NULL): the picture from its embedded ICC profile ("icc-profile-data") to libvips' built-in sRGB
+/// profile, 8 bits a sample, alpha kept (LittleCMS; no file is read).
+int shim_vips_icc_to_srgb(VipsImage *in, VipsImage **out);
+
+/// `pixels` 8-bit RGB (`bands` 3) or RGBA (4, alpha copied) pixels from `in` to `out` (as many),
+/// converted from the RGB ICC profile `profile` to sRGB by LittleCMS (relative colorimetric; sRGB
+/// LittleCMS's own). The transforms of the first four profiles (up to 64 KiB each) a process
+/// converts from are kept (icc_srgb.c). 0, or -1 when LittleCMS refuses the profile or it is not an RGB one.
+int shim_icc_to_srgb_rgb8(const void *profile, size_t length, const unsigned char *in, unsigned char *out,
+                          size_t pixels, int bands);
+
 /// vips_cast(in, out, VIPS_FORMAT_UCHAR, "shift", TRUE, NULL): 16-bit to 8-bit.
 int shim_vips_cast_uchar(VipsImage *in, VipsImage **out);
 

@@ -184,6 +184,9 @@ struct CodedItemDecoder {
         var pixels: [UInt8]
         let width: Int
         let height: Int
+        /// Converted to sRGB from the colour its stream or `nclx` box states
+        /// (``ToneMapper``): an ICC profile of the file no longer describes it.
+        var inSRGB = false
     }
 
     /// The reduction from which the in-loop filters (deblocking, SAO) are
@@ -273,10 +276,11 @@ struct CodedItemDecoder {
                 .damaged, "\(received) of \(layout.tiles.count) \(layout.coding.codec.rawValue) tiles decoded")
         }
         guard deep else { return Picture(pixels: canvas.bytes, width: width, height: height) }
+        let shown = colour ?? .standard
         let pixels = canvas.words.withUnsafeBufferPointer {
-            ToneMapper(colour ?? .standard).convert($0, width: width, height: height, stride: width * 3)
+            ToneMapper(shown).convert($0, width: width, height: height, stride: width * 3)
         }
-        return Picture(pixels: pixels, width: width, height: height)
+        return Picture(pixels: pixels, width: width, height: height, inSRGB: shown.needsConversion)
     }
 
     /// The reduced picture being assembled: RGB24, one grey band, or 16-bit RGB for a deep one.

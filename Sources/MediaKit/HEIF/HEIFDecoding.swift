@@ -187,8 +187,11 @@ struct HEIFDecoding {
             try Vips.start()
             return .success(
                 try Vips.withExactErrors { () throws(VipsError) -> Thumbnail in
-                    let image = try VipsImageHandle.fromRGB(
+                    var image = try VipsImageHandle.fromRGB(
                         picture.pixels, width: picture.width, height: picture.height)
+                    if !picture.inSRGB, let profile = file.iccProfileKept(for: item) {
+                        image = image.tagged(iccProfile: Array(bytes[profile]))
+                    }
                     return try HEIFThumbnail.finish(
                         image, sourceWidth: layout.outputWidth, sourceHeight: layout.outputHeight,
                         transforms: file.transforms(of: item),

@@ -111,8 +111,9 @@ final class LibheifDecoder {
         else { throw MediaError(.unsupported, "libheif gave no \(deep ? bits : 8)-bit RGB picture") }
         do {
             guard var colour = stated, colour.needsConversion, !alpha else {
-                return try VipsImageHandle.fromPixels(
+                let picture = try VipsImageHandle.fromPixels(
                     plane, width: width, height: height, bands: alpha ? 4 : 3, stride: Int(stride))
+                return iccProfile.map { picture.tagged(iccProfile: $0) } ?? picture
             }
             if heif_image_has_content_light_level(image) != 0 {
                 var light = heif_content_light_level()
@@ -135,6 +136,19 @@ final class LibheifDecoder {
         } catch {
             throw MediaError(.memoryLimit, "\(error)")
         }
+    }
+
+    /// The primary image's ICC profile (a `prof` or `rICC` colour box), nil when
+    /// it has none or one larger than ``ICCProfile/largestSize``.
+    var iccProfile: [UInt8]? {
+        guard let handle else { return nil }
+        let type = heif_image_handle_get_color_profile_type(handle)
+        guard type == heif_color_profile_type_prof || type == heif_color_profile_type_rICC else { return nil }
+        let size = heif_image_handle_get_raw_color_profile_size(handle)
+        guard size > 0, size <= ICCProfile.largestSize else { return nil }
+        var profile = [UInt8](repeating: 0, count: size)
+        let error = profile.withUnsafeMutableBytes { heif_image_handle_get_raw_color_profile(handle, $0.baseAddress) }
+        return error.code == heif_error_Ok ? profile : nil
     }
 
     /// The colour the primary image's `nclx` box states (nil for an ICC profile or none).

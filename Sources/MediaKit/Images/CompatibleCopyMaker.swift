@@ -35,6 +35,7 @@ struct CompatibleCopyMaker {
         inner.thumbnail = ThumbnailSpec(
             size: Self.unbounded, quality: spec.quality, damageTolerance: .truncated,
             timeLimit: spec.timeLimit ?? request.timeLimit, posterTime: 0)
+        inner.thumbnail?.convertsToSRGB = false  // the copy carries the source's profile
         var decoded = try route.decode(inner, descriptor: descriptor)
         let picture = decoded.thumbnail
         decoded.thumbnail = nil
@@ -89,15 +90,7 @@ struct CompatibleCopyMaker {
         guard ["heic", "heif", "avif"].contains(request.format.id), file.count <= HEIFDecoding.maximumFileSize,
             let bytes = file.read(0..<file.count), let heif = try? HEIFFile.parse(bytes), let primary = heif.primaryItem
         else { return nil }
-        // A grid's colour is often its tiles' (iPhones until the 11 put it there).
-        let tile = heif.references(from: primary.id, type: "dimg").first.flatMap { heif.items[$0] }
-        guard let profile = heif.iccProfile(of: primary) ?? tile.flatMap(heif.iccProfile(of:)), profile.count <= 1 << 20
-        else { return nil }
-        if case .nclx(let primaries, let transfer, _, _)? = heif.colour(of: primary) ?? tile.flatMap(heif.colour(of:)),
-            ColourDescription(transferCode: transfer, primariesCode: primaries).needsConversion
-        {
-            return nil
-        }
+        guard let profile = heif.iccProfileKept(for: primary), profile.count <= 1 << 20 else { return nil }
         return Array(bytes[profile])
     }
 }

@@ -50,11 +50,12 @@ enum PicturePixels {
 }
 
 extension VipsImageHandle {
-    /// The picture as ``DecodedPixels``: three-band sRGB uchar (``srgb8()``),
+    /// The picture as ``DecodedPixels``: three-band sRGB uchar (``srgb8()``;
+    /// from its ICC profile's colours, ``inSRGBColours()``),
     /// computed and copied out of libvips (`vips_image_write_to_memory`, rows
     /// packed), its size checked against what libvips wrote.
     func packedRGB() throws(VipsError) -> DecodedPixels {
-        let image = try srgb8()
+        let image = try inSRGBColours().srgb8()
         let width = image.width
         let height = image.height
         guard image.bands == 3, width > 0, height > 0, width <= 1 << 15, height <= 1 << 15 else {

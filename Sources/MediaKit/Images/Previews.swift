@@ -15,7 +15,8 @@ extension Thumbnailer {
         guard let largest = wanted.last else { return [] }
         var decodeSpec = spec
         decodeSpec.size = largest
-        let decoded = try thumbnailImage(path: path, spec: decodeSpec)
+        var decoded = try thumbnailImage(path: path, spec: decodeSpec)
+        if spec.convertsToSRGB { decoded = try decoded.inSRGBColours().inMemory() }
         return try Vips.withExactErrors { () throws(VipsError) in
             try wanted.map { (size) throws(VipsError) in
                 try decoded.scaled(toFit: size).encoded(as: format, quality: spec.quality)
@@ -27,14 +28,17 @@ extension Thumbnailer {
 extension VipsImageHandle {
     /// The thumbnail `spec` asks for, made from this picture (decoded at
     /// ``ThumbnailSpec/decodeSize``): without previews exactly
-    /// ``thumbnail(quality:about:)``; with them the picture is held in memory
+    /// ``thumbnail(quality:about:)``, in sRGB's colours unless `spec` keeps its
+    /// ICC profile's (``inSRGBColours()``, converted once, before any scaling
+    /// from it); with previews the picture is held in memory
     /// once, the thumbnail (JPEG, ThumbHash) scaled from it to `spec.size`, and
     /// each preview scaled from it to its size and encoded as asked.
     public func thumbnail(spec: ThumbnailSpec, about path: String? = nil) throws(VipsError) -> Thumbnail {
+        let picture = spec.convertsToSRGB ? inSRGBColours() : self
         guard let previews = spec.previews, !previews.sizes.isEmpty else {
-            return try thumbnail(quality: spec.quality, about: path)
+            return try picture.thumbnail(quality: spec.quality, about: path)
         }
-        let image = try inMemory()
+        let image = try picture.inMemory()
         var made = try image.scaled(toFit: spec.size).thumbnail(quality: spec.quality, about: path)
         made.previews = try previews.sizes.map { (size) throws(VipsError) in
             try image.scaled(toFit: size).encoded(as: previews.format, quality: spec.quality)
