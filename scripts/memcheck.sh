@@ -23,6 +23,9 @@
 #     HEICs' HEVC maps and AVIFs' AV1 maps (testdata/spatial's, and that real
 #     photo made an AVIF with a `tmap` by bench/make-gainmap-avif.py) decoded by
 #     libavcodec (dav1d for AV1) and shrunk by libswscale;
+#   - Display P3 photos (testdata/real's Vision Pro HEIC and iPhone 13 mini
+#     JPEG; issue 62): each thumbnail converted to sRGB by LittleCMS with the
+#     transforms kept (Sources/CShims/icc_srgb.c);
 #   - a folder of 3,000 entries (text files and a few images);
 # and `share watch --once` on an inbox whose drop has long names (the watcher's
 # own folder walk, FileSystem/DropSignature.swift).
@@ -204,7 +207,7 @@ run_batch() {
         motion) memcheck motion ingest --report "$work/reports/motion.json" testdata/motion ;;
         # images also has issue 33 item 5's panoramas (a 360° photo's centre view), gain maps and stereo pairs,
         # and issue 54's AVIFs whose AV1 map is damaged, larger than it says, or 10-bit (delivered SDR).
-        images) memcheck images ingest --report "$work/reports/images.json" "$work"/images/* testdata/spatial/*.jpg testdata/spatial/*.heic testdata/spatial/*.avif testdata/real/vision-pro.HEIC ;;
+        images) memcheck images ingest --report "$work/reports/images.json" "$work"/images/* testdata/spatial/*.jpg testdata/spatial/*.heic testdata/spatial/*.avif testdata/real/vision-pro.HEIC testdata/real/iphone13mini-apple-gainmap-old.jpg ;;
         # Gain maps carried into the thumbnail and JPEG previews (issue 54): Ultra HDR JPEGs, iPhone HEICs (Apple's map, a tmap), AVIFs (an AV1 map).
         gainmaps) memcheck gainmaps ingest --report "$work/reports/gainmaps.json" testdata/spatial/ultrahdr*.jpg testdata/spatial/apple-hdr*.heic testdata/spatial/sdr-tmap.avif "$work/gainmaps" ;;
         # --report-dir: the contact sheet, its tiles decoded to pixels (PicturePixels) and composed.
