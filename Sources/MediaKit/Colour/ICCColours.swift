@@ -28,7 +28,7 @@ enum ICCProfile {
     /// gamma of 2.0–2.6; a linear "sRGB" is not): the colours of a picture with
     /// no profile, left as they are.
     static func describesSRGB(_ profile: [UInt8]) -> Bool {
-        guard profile.count >= 132, word(profile, at: 16) == tag("RGB "), let count = word(profile, at: 128),
+        guard profile.count >= 132, isRGB(profile), let count = word(profile, at: 128),
             count <= 1024
         else { return false }
         var tags: [UInt32: Range<Int>] = [:]
@@ -45,8 +45,8 @@ enum ICCProfile {
                 abs(xyz.z - expected.z) <= colorantTolerance
             else { return false }
         }
-        guard let curve = tags[tag("rTRC")], let gamma = gamma(profile, in: curve) else { return false }
-        return gamma.map { (2.0...2.6).contains($0) } ?? true
+        guard let curve = tags[tag("rTRC")] else { return false }
+        return curveIsAboutSRGBs(profile, in: curve)
     }
 
     /// True when `profile` is for RGB pictures (its header's colour space).
@@ -62,21 +62,23 @@ enum ICCProfile {
         return (fixed(x), fixed(y), fixed(z))
     }
 
-    /// A tone curve's single gamma: `.some(nil)` for a table or a parametric
-    /// curve with more than a gamma (taken as sRGB's shape), nil when unreadable.
-    private static func gamma(_ profile: [UInt8], in range: Range<Int>) -> Double?? {
-        guard range.count >= 12, let type = word(profile, at: range.lowerBound) else { return nil }
+    /// True when the tone curve in `range` is a table or a parametric curve of
+    /// more than a gamma (taken as sRGB's shape), or a single gamma of 2.0–2.6;
+    /// false for any other gamma and for a curve this cannot read.
+    private static func curveIsAboutSRGBs(_ profile: [UInt8], in range: Range<Int>) -> Bool {
+        guard range.count >= 12, let type = word(profile, at: range.lowerBound) else { return false }
+        let sRGBLike = 2.0...2.6
         if type == tag("curv"), let entries = word(profile, at: range.lowerBound + 8) {
-            guard entries == 1 else { return .some(nil) }
-            guard range.count >= 14 else { return nil }
+            guard entries == 1 else { return true }
+            guard range.count >= 14 else { return false }
             let value = UInt16(profile[range.lowerBound + 12]) << 8 | UInt16(profile[range.lowerBound + 13])
-            return .some(Double(value) / 256)
+            return sRGBLike.contains(Double(value) / 256)
         }
         if type == tag("para"), range.count >= 16, let g = word(profile, at: range.lowerBound + 12) {
             let function = UInt16(profile[range.lowerBound + 8]) << 8 | UInt16(profile[range.lowerBound + 9])
-            return function == 0 ? .some(Double(Int32(bitPattern: g)) / 65536) : .some(nil)
+            return function != 0 || sRGBLike.contains(Double(Int32(bitPattern: g)) / 65536)
         }
-        return nil
+        return false
     }
 
     private static func word(_ bytes: [UInt8], at offset: Int) -> UInt32? {
@@ -142,7 +144,7 @@ extension VipsImageHandle {
     /// This 8-bit RGB or RGBA picture's pixels, computed, converted from
     /// `profile` to sRGB with LittleCMS directly (`shim_icc_to_srgb_rgb8`: its
     /// own sRGB, the transform of each profile built once per process, where
-    /// libvips' `icc_transform` builds one per picture for about 8 ms), as a
+    /// libvips' `icc_transform` builds one per picture for about 6 ms), as a
     /// new picture in memory with no profile.
     func rgb8InSRGB(from profile: [UInt8]) throws(VipsError) -> VipsImageHandle {
         let (width, height, bands) = (self.width, self.height, self.bands)
@@ -155,22 +157,13 @@ extension VipsImageHandle {
             throw VipsError(
                 "vips_image_write_to_memory", message: "\(size) bytes for a \(width)×\(height)×\(bands) picture")
         }
-        var converted = [UInt8](repeating: 0, count: size)
+        // Converted in place (LittleCMS takes the same buffer as input and output), then copied into the picture.
+        let pixels = memory.assumingMemoryBound(to: UInt8.self)
         let status = profile.withUnsafeBytes { icc in
-            converted.withUnsafeMutableBytes { out in
-                shim_icc_to_srgb_rgb8(
-                    icc.baseAddress, icc.count, memory.assumingMemoryBound(to: UInt8.self),
-                    out.baseAddress?.assumingMemoryBound(to: UInt8.self), width * height, Int32(bands))
-            }
+            shim_icc_to_srgb_rgb8(icc.baseAddress, icc.count, pixels, pixels, width * height, Int32(bands))
         }
         guard status == 0 else { throw VipsError("LittleCMS", message: "an ICC profile it cannot use") }
-        let result: Result<VipsImageHandle, VipsError> = converted.withUnsafeBytes { bytes in
-            Result { () throws(VipsError) in
-                try Self.fromPixels(
-                    bytes.baseAddress!, width: width, height: height, bands: bands, stride: width * bands)
-            }
-        }
-        return try result.get()
+        return try Self.fromPixels(memory, width: width, height: height, bands: bands, stride: width * bands)
     }
 }
 
